@@ -1,0 +1,200 @@
+use super::hook::{AgentHook, HookStack};
+use super::prompt::PromptRequest;
+use super::routing::ModelRegistry;
+use crate::completion::{CompletionModel, SharedModel};
+use crate::message::{Document, Message, ToolChoice};
+use crate::tool::{Tool, ToolDefinition, ToolSet};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The configuration every run of an agent starts from.
+pub(crate) struct AgentConfig {
+    pub name: Option<String>,
+    pub preamble: Option<String>,
+    pub tools: ToolSet,
+    pub tool_definitions: Arc<[ToolDefinition]>,
+    pub hooks: HookStack,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u64>,
+    pub additional_params: Option<Value>,
+    pub documents: Vec<Document>,
+    pub tool_choice: Option<ToolChoice>,
+    pub models: ModelRegistry,
+    pub max_turns: usize,
+}
+
+/// A model with tools, hooks and settings, ready to run prompts. Cheap to clone: clones share
+/// one configuration.
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) config: Arc<AgentConfig>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("name", &self.config.name)
+            .field("tools", &self.config.tools)
+            .field("hooks", &self.config.hooks)
+            .field("models", &self.config.models.labels)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// Starts a run with `prompt` as the user's message. Configure the run on the returned
+    /// request, then await it (or call [`PromptRequest::stream`]).
+    pub fn prompt(&self, prompt: impl Into<Message>) -> PromptRequest {
+        PromptRequest::new(self.clone(), prompt.into())
+    }
+
+    /// The agent's name, if it has one.
+    pub fn name(&self) -> Option<&str> {
+        self.config.name.as_deref()
+    }
+
+    /// The agent's tools.
+    pub fn tools(&self) -> &ToolSet {
+        &self.config.tools
+    }
+
+    /// The labels of the agent's models, the default's first.
+    pub fn model_labels(&self) -> &[String] {
+        &self.config.models.labels
+    }
+}
+
+/// Builds an [`Agent`].
+pub struct AgentBuilder {
+    name: Option<String>,
+    preamble: Option<String>,
+    tools: ToolSet,
+    hooks: HookStack,
+    temperature: Option<f64>,
+    max_tokens: Option<u64>,
+    additional_params: Option<Value>,
+    documents: Vec<Document>,
+    tool_choice: Option<ToolChoice>,
+    models: ModelRegistry,
+    max_turns: usize,
+}
+
+/// How many model calls a run may make unless `max_turns` says otherwise.
+pub const DEFAULT_MAX_TURNS: usize = 10;
+
+impl AgentBuilder {
+    /// A builder whose default model is `model`, registered under the label `"default"`.
+    pub fn new<M: CompletionModel>(model: M) -> Self {
+        AgentBuilder {
+            name: None,
+            preamble: None,
+            tools: ToolSet::new(),
+            hooks: HookStack::new(),
+            temperature: None,
+            max_tokens: None,
+            additional_params: None,
+            documents: Vec::new(),
+            tool_choice: None,
+            models: ModelRegistry::new(Arc::new(model) as SharedModel),
+            max_turns: DEFAULT_MAX_TURNS,
+        }
+    }
+
+    /// Names the agent; hooks read it from [`HookContext::agent_name`](super::HookContext::agent_name).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Sets the system instructions.
+    pub fn preamble(mut self, preamble: impl Into<String>) -> Self {
+        self.preamble = Some(preamble.into());
+        self
+    }
+
+    /// Adds a tool (any [`Tool`], including what [`tool_fn`](crate::tool::tool_fn) returns).
+    pub fn tool<T: Tool>(mut self, tool: T) -> Self {
+        self.tools.add(tool);
+        self
+    }
+
+    /// Adds a hook to every run of the agent. Agent hooks run before a run's own hooks.
+    pub fn add_hook<H: AgentHook>(mut self, hook: H) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    /// Sets the sampling temperature.
+    pub fn temperature(mut self, temperature: f64) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets the output token limit of each model call.
+    pub fn max_tokens(mut self, max_tokens: u64) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Provider-specific parameters, shallow-merged into every request body.
+    pub fn additional_params(mut self, params: Value) -> Self {
+        self.additional_params = Some(params);
+        self
+    }
+
+    /// Adds a context document sent with every request.
+    pub fn context(mut self, document: Document) -> Self {
+        self.documents.push(document);
+        self
+    }
+
+    /// Sets the tool choice of every request (hooks can patch it per turn).
+    pub fn tool_choice(mut self, tool_choice: ToolChoice) -> Self {
+        self.tool_choice = Some(tool_choice);
+        self
+    }
+
+    /// The default `max_turns` of the agent's runs (10 unless set).
+    pub fn default_max_turns(mut self, max_turns: usize) -> Self {
+        self.max_turns = max_turns;
+        self
+    }
+
+    /// Registers another model under `label`, for `on_model_select` to choose. Registering
+    /// `"default"` replaces the default model.
+    pub fn named_model<M: CompletionModel>(mut self, label: impl Into<String>, model: M) -> Self {
+        self.models.insert(label.into(), Arc::new(model));
+        self
+    }
+
+    /// Registers `model` under `label` and routes calls to it by default: it becomes the
+    /// `default_model` of `on_model_select`. The model given to [`AgentBuilder::new`] stays
+    /// registered as `"default"`.
+    pub fn model_route<M: CompletionModel>(mut self, label: impl Into<String>, model: M) -> Self {
+        let label = label.into();
+        self.models.insert(label.clone(), Arc::new(model));
+        self.models.default_label = label;
+        self
+    }
+
+    /// Builds the agent.
+    pub fn build(self) -> Agent {
+        let tool_definitions = Arc::from(self.tools.definitions().to_vec());
+        Agent {
+            config: Arc::new(AgentConfig {
+                name: self.name,
+                preamble: self.preamble,
+                tools: self.tools,
+                tool_definitions,
+                hooks: self.hooks,
+                temperature: self.temperature,
+                max_tokens: self.max_tokens,
+                additional_params: self.additional_params,
+                documents: self.documents,
+                tool_choice: self.tool_choice,
+                models: self.models,
+                max_turns: self.max_turns,
+            }),
+        }
+    }
+}

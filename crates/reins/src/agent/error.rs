@@ -1,0 +1,136 @@
+use super::hook::{InvalidToolCallReason, StepEventKind};
+use crate::completion::CompletionError;
+use crate::message::Message;
+use crate::tool::ToolFailure;
+
+/// Why a run ended without an answer. Every variant that can happen mid-run carries the
+/// history so far, so nothing the model or the tools produced is lost.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PromptError {
+    /// A hook stopped the run.
+    #[error("the run was stopped by a hook: {reason}")]
+    Cancelled {
+        /// The reason the hook gave.
+        reason: String,
+        /// The history when the run stopped.
+        history: Vec<Message>,
+        /// The run's id.
+        run_id: String,
+    },
+    /// The run used all its model calls (`max_turns`) without a final answer.
+    #[error("the run reached its limit of {max_turns} model calls without a final answer")]
+    MaxTurns {
+        /// The limit.
+        max_turns: usize,
+        /// The history at the limit.
+        history: Vec<Message>,
+        /// The run's id.
+        run_id: String,
+    },
+    /// The model called a tool it may not call (or sent arguments that are not a JSON object)
+    /// and no hook recovered the call.
+    #[error("the model made an invalid call to tool `{tool_name}` ({reason:?})")]
+    UnknownToolCall {
+        /// The tool name the model emitted.
+        tool_name: String,
+        /// Why the call is invalid.
+        reason: InvalidToolCallReason,
+        /// The history before the invalid turn.
+        history: Vec<Message>,
+        /// The run's id.
+        run_id: String,
+    },
+    /// A model call failed.
+    #[error("the model call failed: {source}")]
+    Completion {
+        /// What went wrong.
+        #[source]
+        source: CompletionError,
+        /// The history before the failed call.
+        history: Vec<Message>,
+        /// The run's id.
+        run_id: String,
+    },
+    /// A tool failed and the run was configured to end on tool failures.
+    #[error("tool `{tool_name}` failed: {failure}")]
+    Tool {
+        /// The tool that failed.
+        tool_name: String,
+        /// How it failed.
+        failure: ToolFailure,
+        /// The history when it failed.
+        history: Vec<Message>,
+        /// The run's id.
+        run_id: String,
+    },
+    /// A hook panicked; the run ended and the process went on.
+    #[error("a hook panicked during {event:?}: {message}")]
+    HookPanicked {
+        /// The event the hook was handling.
+        event: StepEventKind,
+        /// The panic message.
+        message: String,
+        /// The history when it panicked.
+        history: Vec<Message>,
+        /// The run's id.
+        run_id: String,
+    },
+    /// A hook answered with an action the run cannot carry out (e.g. retrying a turn that
+    /// called tools, or selecting a model label that is not registered).
+    #[error("a hook's action was rejected: {reason}")]
+    RejectedAction {
+        /// Why it was rejected.
+        reason: String,
+        /// The history when it was rejected.
+        history: Vec<Message>,
+        /// The run's id.
+        run_id: String,
+    },
+    /// The model's structured answer could not be read as the requested type.
+    #[error("the structured answer could not be read: {message}")]
+    StructuredOutput {
+        /// What was wrong with it.
+        message: String,
+        /// The history of the run.
+        history: Vec<Message>,
+        /// The run's id.
+        run_id: String,
+    },
+    /// The run was configured in a way it cannot run (e.g. native structured output on a
+    /// model without it).
+    #[error("the run cannot start: {0}")]
+    InvalidConfiguration(String),
+}
+
+impl PromptError {
+    /// The history the run had when it ended, if the error carries one.
+    pub fn history(&self) -> Option<&[Message]> {
+        match self {
+            PromptError::Cancelled { history, .. }
+            | PromptError::MaxTurns { history, .. }
+            | PromptError::UnknownToolCall { history, .. }
+            | PromptError::Completion { history, .. }
+            | PromptError::Tool { history, .. }
+            | PromptError::HookPanicked { history, .. }
+            | PromptError::RejectedAction { history, .. }
+            | PromptError::StructuredOutput { history, .. } => Some(history),
+            PromptError::InvalidConfiguration(_) => None,
+        }
+    }
+
+    /// The id of the run that failed, if it had started.
+    pub fn run_id(&self) -> Option<&str> {
+        match self {
+            PromptError::Cancelled { run_id, .. }
+            | PromptError::MaxTurns { run_id, .. }
+            | PromptError::UnknownToolCall { run_id, .. }
+            | PromptError::Completion { run_id, .. }
+            | PromptError::Tool { run_id, .. }
+            | PromptError::HookPanicked { run_id, .. }
+            | PromptError::RejectedAction { run_id, .. }
+            | PromptError::StructuredOutput { run_id, .. } => Some(run_id),
+            PromptError::InvalidConfiguration(_) => None,
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! What a hook method answers. Each action type has constructors named as in the hooks guide.
+
+use super::events::{DispatchKind, OutcomeEvent};
+use super::patch::RequestPatch;
+use crate::completion::CompletionResponse;
+use crate::tool::ToolOutput;
+use serde_json::Value;
+
+/// The answer to `on_run_start`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum RunStartAction {
+    /// Start the run as it is.
+    Continue,
+    /// Replace the prompt; later hooks see the new one.
+    Rewrite(String),
+    /// End the run with [`PromptError::Cancelled`](crate::agent::PromptError::Cancelled).
+    Stop(String),
+}
+
+impl RunStartAction {
+    /// Start the run as it is.
+    pub fn continue_run() -> Self {
+        RunStartAction::Continue
+    }
+    /// Replace the prompt.
+    pub fn rewrite(prompt: impl Into<String>) -> Self {
+        RunStartAction::Rewrite(prompt.into())
+    }
+    /// End the run.
+    pub fn stop(reason: impl Into<String>) -> Self {
+        RunStartAction::Stop(reason.into())
+    }
+}
+
+/// The answer to `on_completion_call`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CompletionCallAction {
+    /// Send the request as it is.
+    Continue,
+    /// Change this turn's request only.
+    Patch(RequestPatch),
+    /// End the run.
+    Stop(String),
+}
+
+impl CompletionCallAction {
+    /// Send the request as it is.
+    pub fn continue_run() -> Self {
+        CompletionCallAction::Continue
+    }
+    /// Change this turn's request only; the patch is not sticky.
+    pub fn patch(patch: RequestPatch) -> Self {
+        CompletionCallAction::Patch(patch)
+    }
+    /// End the run.
+    pub fn stop(reason: impl Into<String>) -> Self {
+        CompletionCallAction::Stop(reason.into())
+    }
+}
+
+/// The answer to `on_model_select`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ModelSelectionAction {
+    /// Keep the model selected so far.
+    Continue,
+    /// Serve the next call with the model registered under this label.
+    Select(String),
+    /// End the run.
+    Stop(String),
+}
+
+impl ModelSelectionAction {
+    /// Keep the model selected so far.
+    pub fn continue_run() -> Self {
+        ModelSelectionAction::Continue
+    }
+    /// Serve the next call with the model registered under `label`.
+    pub fn select(label: impl Into<String>) -> Self {
+        ModelSelectionAction::Select(label.into())
+    }
+    /// End the run.
+    pub fn stop(reason: impl Into<String>) -> Self {
+        ModelSelectionAction::Stop(reason.into())
+    }
+}
+
+/// The answer to `on_model_turn_finished`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ModelTurnAction {
+    /// Accept the turn.
+    Continue,
+    /// Discard the response and ask again with the same prompt and history.
+    Repeat,
+    /// Keep the response, add this feedback as a user message, and ask again.
+    RetryWithFeedback(String),
+    /// End the run.
+    Stop(String),
+}
+
+impl ModelTurnAction {
+    /// Accept the turn.
+    pub fn continue_run() -> Self {
+        ModelTurnAction::Continue
+    }
+    /// Discard the response and ask again. Counts against `max_turns`.
+    pub fn repeat() -> Self {
+        ModelTurnAction::Repeat
+    }
+    /// Keep the response and ask again with `feedback` as a user message. Counts against
+    /// `max_turns`.
+    pub fn retry_with_feedback(feedback: impl Into<String>) -> Self {
+        ModelTurnAction::RetryWithFeedback(feedback.into())
+    }
+    /// End the run.
+    pub fn stop(reason: impl Into<String>) -> Self {
+        ModelTurnAction::Stop(reason.into())
+    }
+}
+
+/// A decision about an invalid tool call.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum InvalidToolCallAction {
+    /// Fail the run with [`PromptError::UnknownToolCall`](crate::agent::PromptError::UnknownToolCall).
+    Fail,
+    /// Drop the turn, add `feedback` as a user message and ask the model again.
+    Retry(String),
+    /// Use this tool name instead, checked again against the allowed tools.
+    Repair(String),
+    /// Answer the call with `reason` and answer the turn's other calls as not executed.
+    Skip(String),
+    /// End the run.
+    Stop(String),
+}
+
+impl InvalidToolCallAction {
+    /// Fail the run.
+    pub fn fail() -> Self {
+        InvalidToolCallAction::Fail
+    }
+    /// Ask the model again with corrective feedback (needs `max_invalid_tool_call_retries`).
+    pub fn retry(feedback: impl Into<String>) -> Self {
+        InvalidToolCallAction::Retry(feedback.into())
+    }
+    /// Rename the called tool.
+    pub fn repair(tool_name: impl Into<String>) -> Self {
+        InvalidToolCallAction::Repair(tool_name.into())
+    }
+    /// Answer the call with `reason` without running anything.
+    pub fn skip(reason: impl Into<String>) -> Self {
+        InvalidToolCallAction::Skip(reason.into())
+    }
+    /// End the run.
+    pub fn stop(reason: impl Into<String>) -> Self {
+        InvalidToolCallAction::Stop(reason.into())
+    }
+}
+
+/// Replacement tool arguments: a JSON value, or JSON text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolArgs(pub(crate) Value);
+
+impl From<Value> for ToolArgs {
+    fn from(value: Value) -> Self {
+        ToolArgs(value)
+    }
+}
+
+impl From<&str> for ToolArgs {
+    /// Parses JSON text; text that is not JSON is kept as a string, which the tool then
+    /// rejects as invalid arguments.
+    fn from(text: &str) -> Self {
+        ToolArgs(crate::completion::parse_arguments(text))
+    }
+}
+
+impl From<String> for ToolArgs {
+    fn from(text: String) -> Self {
+        ToolArgs::from(text.as_str())
+    }
+}
+
+impl From<&String> for ToolArgs {
+    fn from(text: &String) -> Self {
+        ToolArgs::from(text.as_str())
+    }
+}
+
+/// The answer to `on_dispatch`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum DispatchAction {
+    /// Execute the effect.
+    Proceed,
+    /// Don't run the tool; the model receives the reason as its result.
+    Skip(String),
+    /// Refuse the tool call; the model receives the report as its result, and the outcome is
+    /// recorded as denied.
+    Deny(String),
+    /// End the run.
+    Stop(String),
+    /// Run the tool with these arguments instead; later hooks see them.
+    RewriteToolArgs(Value),
+    /// Change the model request about to be sent (model calls only).
+    Patch(RequestPatch),
+}
+
+impl DispatchAction {
+    /// Execute the effect.
+    pub fn proceed() -> Self {
+        DispatchAction::Proceed
+    }
+    /// Don't run the tool; the model receives `reason` as the tool result and can adapt.
+    pub fn skip(reason: impl Into<String>) -> Self {
+        DispatchAction::Skip(reason.into())
+    }
+    /// Refuse the tool call with `report`, which the model receives as the tool result.
+    pub fn deny(report: impl Into<String>) -> Self {
+        DispatchAction::Deny(report.into())
+    }
+    /// End the run.
+    pub fn stop(reason: impl Into<String>) -> Self {
+        DispatchAction::Stop(reason.into())
+    }
+    /// Run the tool with replacement arguments. `kind` is the event's
+    /// [`kind`](super::DispatchEvent::kind); for a dispatch that is not a tool call the
+    /// action is [`proceed`](Self::proceed).
+    pub fn rewrite_tool_args(kind: DispatchKind, args: impl Into<ToolArgs>) -> Self {
+        match kind {
+            DispatchKind::Tool => DispatchAction::RewriteToolArgs(args.into().0),
+            _ => DispatchAction::Proceed,
+        }
+    }
+    /// Change the model request about to be sent (ignored for other dispatches).
+    pub fn patch(patch: RequestPatch) -> Self {
+        DispatchAction::Patch(patch)
+    }
+}
+
+/// The answer to `on_outcome`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum OutcomeAction {
+    /// Keep the outcome.
+    Proceed,
+    /// Replace the text the model sees for this tool result; later hooks see it.
+    RewriteToolResult(String),
+    /// Replace the output the model sees for this tool result; later hooks see it.
+    RewriteToolOutput(ToolOutput),
+    /// Replace the model's response (model calls only).
+    Replace(Box<CompletionResponse>),
+    /// End the run.
+    Stop(String),
+}
+
+impl OutcomeAction {
+    /// Keep the outcome.
+    pub fn proceed() -> Self {
+        OutcomeAction::Proceed
+    }
+    /// Replace the text the model sees for the tool result of `event`. For an event that is
+    /// not a tool result the action is [`proceed`](Self::proceed).
+    pub fn rewrite_tool_result(event: &OutcomeEvent<'_>, text: impl Into<String>) -> Self {
+        match event.kind {
+            DispatchKind::Tool => OutcomeAction::RewriteToolResult(text.into()),
+            _ => OutcomeAction::Proceed,
+        }
+    }
+    /// Replace the output the model sees for the tool result of `event`. For an event that
+    /// is not a tool result the action is [`proceed`](Self::proceed).
+    pub fn rewrite_tool_output(event: &OutcomeEvent<'_>, output: impl Into<ToolOutput>) -> Self {
+        match event.kind {
+            DispatchKind::Tool => OutcomeAction::RewriteToolOutput(output.into()),
+            _ => OutcomeAction::Proceed,
+        }
+    }
+    /// Replace the model's response with `response` (ignored for tool calls).
+    pub fn replace(response: CompletionResponse) -> Self {
+        OutcomeAction::Replace(Box::new(response))
+    }
+    /// End the run.
+    pub fn stop(reason: impl Into<String>) -> Self {
+        OutcomeAction::Stop(reason.into())
+    }
+}
+
+/// The answer to the streaming delta events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ObservationAction {
+    /// Go on.
+    Continue,
+    /// End the run.
+    Stop(String),
+}
+
+impl ObservationAction {
+    /// Go on.
+    pub fn continue_run() -> Self {
+        ObservationAction::Continue
+    }
+    /// End the run.
+    pub fn stop(reason: impl Into<String>) -> Self {
+        ObservationAction::Stop(reason.into())
+    }
+}

@@ -1,0 +1,398 @@
+//! The events hook methods receive. Each borrows from the run, so building one costs nothing.
+
+use super::StepEventKind;
+use crate::agent::PromptError;
+use crate::completion::{CompletionRequest, CompletionResponse, FinishReason, RawResponse, Usage};
+use crate::message::{AssistantContent, Message, OneOrMany};
+use crate::tool::{ToolOutcome, ToolOutput, ToolResultExtensions};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `on_run_start`: the run is about to make its first model call.
+#[derive(Debug, Clone, Copy)]
+pub struct RunStartEvent<'a> {
+    /// The user's prompt (as rewritten by earlier hooks).
+    pub prompt: &'a Message,
+    /// The chat history the run starts from, before the prompt.
+    pub history: &'a [Message],
+}
+
+/// `on_completion_call`: a model request is about to be built for this turn.
+#[derive(Debug, Clone, Copy)]
+pub struct CompletionCallEvent<'a> {
+    /// The prompt of this turn: the last message of the history sent.
+    pub prompt: &'a Message,
+    /// The history preceding `prompt`.
+    pub history: &'a [Message],
+    /// The one-based index of this model call.
+    pub turn: usize,
+    /// The request as the agent would send it, before any patch.
+    pub request: &'a CompletionRequest,
+}
+
+/// `on_model_select`: which registered model serves the next call.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelSelectEvent<'a> {
+    /// The one-based index of the coming model call.
+    pub turn: usize,
+    /// The label of the agent's default model.
+    pub default_model: &'a str,
+    /// The label selected so far (the default, or an earlier hook's choice).
+    pub selected_model: &'a str,
+    /// The label of the model that served the previous call, if any.
+    pub previous_model: Option<&'a str>,
+    /// Every registered label.
+    pub available_models: &'a [String],
+}
+
+/// `on_model_turn_finished`: a model turn was received, before tools run or the run ends.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelTurnFinished<'a> {
+    /// The one-based index of this model call.
+    pub turn: usize,
+    /// What the model produced.
+    pub content: &'a OneOrMany<AssistantContent>,
+    /// Tokens used by this call (zero where the provider reported none).
+    pub usage: Usage,
+    /// Why the model stopped, when the provider said.
+    pub finish_reason: Option<&'a FinishReason>,
+    /// The provider's id for the response.
+    pub response_id: Option<&'a str>,
+    /// The provider's raw response.
+    pub raw: &'a RawResponse,
+}
+
+impl ModelTurnFinished<'_> {
+    /// Whether the turn calls any tool.
+    pub fn has_tool_calls(&self) -> bool {
+        self.content
+            .iter()
+            .any(|part| matches!(part, AssistantContent::ToolCall(_)))
+    }
+}
+
+/// Why a tool call is invalid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InvalidToolCallReason {
+    /// No tool of that name is registered.
+    UnknownTool,
+    /// The tool exists but is not allowed this turn (outside `active_tools`, or excluded by
+    /// the turn's `tool_choice`).
+    NotAllowed,
+    /// The arguments are not a JSON object.
+    MalformedArguments,
+}
+
+/// `on_invalid_tool_call`: the model called a tool it may not call, or sent arguments that are
+/// not a JSON object.
+#[derive(Debug, Clone)]
+pub struct InvalidToolCallContext {
+    /// The tool name the model emitted.
+    pub tool_name: String,
+    /// The provider's id of the call.
+    pub tool_call_id: String,
+    /// The arguments as the model sent them (JSON text, or the raw text when it is not JSON).
+    pub args: String,
+    /// The tools the model may call this turn.
+    pub available_tools: Vec<String>,
+    /// Why the call is invalid.
+    pub reason: InvalidToolCallReason,
+    /// The history before the model's turn.
+    pub history: Vec<Message>,
+}
+
+/// What kind of effect a dispatch executes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DispatchKind {
+    /// A model call.
+    Completion,
+    /// A tool call.
+    Tool,
+    /// An embedding request.
+    Embedding,
+    /// A reranking request.
+    Rerank,
+    /// A memory read or write.
+    Memory,
+    /// A retrieval query.
+    Retrieval,
+    /// An application-defined effect.
+    Custom,
+}
+
+impl DispatchKind {
+    /// The event kind of dispatching this effect.
+    pub fn dispatch_event_kind(self) -> StepEventKind {
+        match self {
+            DispatchKind::Completion => StepEventKind::CompletionDispatch,
+            DispatchKind::Tool => StepEventKind::ToolDispatch,
+            DispatchKind::Embedding => StepEventKind::EmbeddingDispatch,
+            DispatchKind::Rerank => StepEventKind::RerankDispatch,
+            DispatchKind::Memory => StepEventKind::MemoryDispatch,
+            DispatchKind::Retrieval => StepEventKind::RetrievalDispatch,
+            DispatchKind::Custom => StepEventKind::CustomDispatch,
+        }
+    }
+
+    /// The event kind of this effect's outcome.
+    pub fn outcome_event_kind(self) -> StepEventKind {
+        match self {
+            DispatchKind::Completion => StepEventKind::CompletionOutcome,
+            DispatchKind::Tool => StepEventKind::ToolOutcome,
+            DispatchKind::Embedding => StepEventKind::EmbeddingOutcome,
+            DispatchKind::Rerank => StepEventKind::RerankOutcome,
+            DispatchKind::Memory => StepEventKind::MemoryOutcome,
+            DispatchKind::Retrieval => StepEventKind::RetrievalOutcome,
+            DispatchKind::Custom => StepEventKind::CustomOutcome,
+        }
+    }
+}
+
+/// `on_dispatch`: an effect (model call, tool call, …) is about to be executed.
+#[derive(Debug, Clone, Copy)]
+pub struct DispatchEvent<'a> {
+    /// What kind of effect this is; pass it to
+    /// [`DispatchAction::rewrite_tool_args`](super::DispatchAction::rewrite_tool_args).
+    pub kind: DispatchKind,
+    pub(crate) target: DispatchTarget<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum DispatchTarget<'a> {
+    Completion {
+        turn: usize,
+        model: &'a str,
+        request: &'a CompletionRequest,
+    },
+    Tool(ToolCallView<'a>),
+    Effect {
+        name: &'a str,
+        payload: &'a Value,
+    },
+}
+
+/// A tool call as hooks see it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ToolCallView<'a> {
+    pub name: &'a str,
+    pub tool_call_id: &'a str,
+    pub internal_call_id: &'a str,
+    pub args: &'a str,
+}
+
+impl<'a> DispatchEvent<'a> {
+    /// A dispatch of an application-defined effect (`kind` other than completion or tool),
+    /// for effects an application routes through [`HookStack::dispatch`](super::HookStack).
+    pub fn effect(kind: DispatchKind, name: &'a str, payload: &'a Value) -> Self {
+        DispatchEvent {
+            kind,
+            target: DispatchTarget::Effect { name, payload },
+        }
+    }
+
+    /// The tool's name, for a tool call.
+    pub fn tool_name(&self) -> Option<&'a str> {
+        match self.target {
+            DispatchTarget::Tool(call) => Some(call.name),
+            _ => None,
+        }
+    }
+
+    /// The call's arguments as JSON text (with earlier hooks' rewrites), for a tool call.
+    pub fn tool_args(&self) -> Option<&'a str> {
+        match self.target {
+            DispatchTarget::Tool(call) => Some(call.args),
+            _ => None,
+        }
+    }
+
+    /// The provider's id of the call, for a tool call.
+    pub fn tool_call_id(&self) -> Option<&'a str> {
+        match self.target {
+            DispatchTarget::Tool(call) => Some(call.tool_call_id),
+            _ => None,
+        }
+    }
+
+    /// reins' id of the call, unique in the run, for a tool call.
+    pub fn internal_call_id(&self) -> Option<&'a str> {
+        match self.target {
+            DispatchTarget::Tool(call) => Some(call.internal_call_id),
+            _ => None,
+        }
+    }
+
+    /// The request about to be sent, for a model call.
+    pub fn request(&self) -> Option<&'a CompletionRequest> {
+        match self.target {
+            DispatchTarget::Completion { request, .. } => Some(request),
+            _ => None,
+        }
+    }
+
+    /// The label of the model about to be called, for a model call.
+    pub fn model(&self) -> Option<&'a str> {
+        match self.target {
+            DispatchTarget::Completion { model, .. } => Some(model),
+            _ => None,
+        }
+    }
+
+    /// The effect's name and payload, for effects other than model and tool calls.
+    pub fn effect_payload(&self) -> Option<(&'a str, &'a Value)> {
+        match self.target {
+            DispatchTarget::Effect { name, payload } => Some((name, payload)),
+            _ => None,
+        }
+    }
+}
+
+/// A finished tool call as hooks see it: the model-visible output (with earlier hooks'
+/// rewrites) and the raw structured outcome.
+#[derive(Debug, Clone)]
+pub struct ToolResult {
+    pub(crate) tool_name: String,
+    pub(crate) tool_call_id: String,
+    pub(crate) internal_call_id: String,
+    pub(crate) args: String,
+    pub(crate) output: ToolOutput,
+    pub(crate) outcome: ToolOutcome,
+    pub(crate) extensions: ToolResultExtensions,
+}
+
+impl ToolResult {
+    /// The tool that was called.
+    pub fn tool_name(&self) -> &str {
+        &self.tool_name
+    }
+    /// The provider's id of the call.
+    pub fn tool_call_id(&self) -> &str {
+        &self.tool_call_id
+    }
+    /// reins' id of the call.
+    pub fn internal_call_id(&self) -> &str {
+        &self.internal_call_id
+    }
+    /// The arguments the tool ran with, as JSON text.
+    pub fn args(&self) -> &str {
+        &self.args
+    }
+    /// The model-visible output; `output().render()` is the text the model will see.
+    pub fn output(&self) -> &ToolOutput {
+        &self.output
+    }
+    /// The raw structured outcome, unaffected by rewrites.
+    pub fn outcome(&self) -> &ToolOutcome {
+        &self.outcome
+    }
+    /// Metadata the tool attached, never sent to the model.
+    pub fn extensions(&self) -> &ToolResultExtensions {
+        &self.extensions
+    }
+}
+
+/// `on_outcome`: an effect returned.
+#[derive(Debug, Clone, Copy)]
+pub struct OutcomeEvent<'a> {
+    /// What kind of effect this was.
+    pub kind: DispatchKind,
+    pub(crate) target: OutcomeTarget<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum OutcomeTarget<'a> {
+    Completion(&'a CompletionResponse),
+    Tool(&'a ToolResult),
+    Effect { name: &'a str, output: &'a Value },
+}
+
+impl<'a> OutcomeEvent<'a> {
+    /// The outcome of an application-defined effect.
+    pub fn effect(kind: DispatchKind, name: &'a str, output: &'a Value) -> Self {
+        OutcomeEvent {
+            kind,
+            target: OutcomeTarget::Effect { name, output },
+        }
+    }
+
+    /// The result of a tool call that succeeded; `None` for a model response, or a tool call
+    /// that failed, was skipped or was denied (see [`tool_outcome`](Self::tool_outcome)).
+    pub fn tool_result(&self) -> Option<&'a ToolResult> {
+        match self.target {
+            OutcomeTarget::Tool(result) if result.outcome.is_success() => Some(result),
+            _ => None,
+        }
+    }
+
+    /// The result of any tool call, whatever its outcome.
+    pub fn tool_outcome(&self) -> Option<&'a ToolResult> {
+        match self.target {
+            OutcomeTarget::Tool(result) => Some(result),
+            _ => None,
+        }
+    }
+
+    /// The provider's response, for a model call.
+    pub fn completion(&self) -> Option<&'a CompletionResponse> {
+        match self.target {
+            OutcomeTarget::Completion(response) => Some(response),
+            _ => None,
+        }
+    }
+
+    /// The effect's name and output, for effects other than model and tool calls.
+    pub fn effect_output(&self) -> Option<(&'a str, &'a Value)> {
+        match self.target {
+            OutcomeTarget::Effect { name, output } => Some((name, output)),
+            _ => None,
+        }
+    }
+}
+
+/// `on_text_delta`: a fragment of streamed answer text.
+#[derive(Debug, Clone, Copy)]
+pub struct TextDeltaEvent<'a> {
+    /// The new fragment.
+    pub delta: &'a str,
+    /// All text of this turn so far, the fragment included.
+    pub aggregated: &'a str,
+}
+
+/// `on_reasoning_delta`: a fragment of streamed reasoning.
+#[derive(Debug, Clone, Copy)]
+pub struct ReasoningDeltaEvent<'a> {
+    /// The new fragment.
+    pub delta: &'a str,
+    /// All reasoning of this turn so far, the fragment included.
+    pub aggregated: &'a str,
+}
+
+/// `on_tool_call_delta`: a fragment of a streamed tool call's arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolCallDeltaEvent<'a> {
+    /// The provider's id of the call.
+    pub tool_call_id: &'a str,
+    /// reins' id of the call; the same id appears on the call's dispatch and outcome.
+    pub internal_call_id: &'a str,
+    /// The tool's name, on the call's first fragment only.
+    pub tool_name: Option<&'a str>,
+    /// The new fragment of the arguments text.
+    pub delta: &'a str,
+    /// The call's arguments text so far, the fragment included.
+    pub aggregated: &'a str,
+}
+
+/// `on_run_settled`: the run ended.
+#[derive(Debug, Clone, Copy)]
+pub struct RunSettledEvent<'a> {
+    /// The final answer, or the error the run ended with.
+    pub result: Result<&'a str, &'a PromptError>,
+    /// The history at the end of the run.
+    pub history: &'a [Message],
+    /// Tokens used by the whole run.
+    pub usage: Usage,
+    /// How many model calls the run made.
+    pub turns: usize,
+}

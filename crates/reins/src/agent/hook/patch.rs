@@ -1,0 +1,240 @@
+use crate::completion::CompletionRequest;
+use crate::message::{Document, Message, ToolChoice};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Changes to one turn's model request, returned from `on_completion_call` (or `on_dispatch`
+/// for a model call). A patch applies to that turn only.
+///
+/// # Merging
+///
+/// When several hooks patch the same turn, their patches merge in registration order:
+///
+/// - `preamble`, `temperature`, `max_tokens`, `tool_choice` and `history`: the later hook's
+///   value wins.
+/// - `active_tools`: the allow-lists intersect, so no hook can re-advertise a tool that an
+///   earlier hook withheld.
+/// - `additional_params`: shallow-merged, the later hook's keys winning.
+/// - `context` and `extra_context`: documents accumulate in order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestPatch {
+    /// Replaces the system instructions.
+    pub preamble: Option<String>,
+    /// Replaces the sampling temperature.
+    pub temperature: Option<f64>,
+    /// Replaces the output token limit.
+    pub max_tokens: Option<u64>,
+    /// Replaces the tool choice.
+    pub tool_choice: Option<ToolChoice>,
+    /// Advertises only these tools (an allow-list of tool names).
+    pub active_tools: Option<Vec<String>>,
+    /// Shallow-merged into the agent's additional parameters.
+    pub additional_params: Option<Value>,
+    /// Documents added for the turn.
+    pub context: Vec<Document>,
+    /// Replaces the history sent for the turn (the run's own history is unchanged).
+    pub history: Option<Vec<Message>>,
+}
+
+impl RequestPatch {
+    /// An empty patch.
+    pub fn new() -> Self {
+        RequestPatch::default()
+    }
+
+    /// Replaces the system instructions for the turn.
+    pub fn preamble(mut self, preamble: impl Into<String>) -> Self {
+        self.preamble = Some(preamble.into());
+        self
+    }
+
+    /// Sets the temperature for the turn.
+    pub fn temperature(mut self, temperature: f64) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets the output token limit for the turn.
+    pub fn max_tokens(mut self, max_tokens: u64) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Sets the tool choice for the turn.
+    pub fn tool_choice(mut self, tool_choice: ToolChoice) -> Self {
+        self.tool_choice = Some(tool_choice);
+        self
+    }
+
+    /// Advertises only the named tools for the turn.
+    pub fn active_tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.active_tools = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Merges `params` (a JSON object) into the agent's additional parameters for the turn.
+    pub fn additional_params(mut self, params: Value) -> Self {
+        self.additional_params = Some(params);
+        self
+    }
+
+    /// Adds a context document for the turn.
+    pub fn context(mut self, document: Document) -> Self {
+        self.context.push(document);
+        self
+    }
+
+    /// Adds several context documents for the turn.
+    pub fn extra_context(mut self, documents: impl IntoIterator<Item = Document>) -> Self {
+        self.context.extend(documents);
+        self
+    }
+
+    /// Replaces the history sent for the turn.
+    pub fn history(mut self, history: Vec<Message>) -> Self {
+        self.history = Some(history);
+        self
+    }
+
+    /// Whether the patch changes nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == RequestPatch::default()
+    }
+
+    /// Merges a later hook's patch into this one (see the type's docs for the rules).
+    pub fn merge(&mut self, later: RequestPatch) {
+        let RequestPatch {
+            preamble,
+            temperature,
+            max_tokens,
+            tool_choice,
+            active_tools,
+            additional_params,
+            context,
+            history,
+        } = later;
+        if preamble.is_some() {
+            self.preamble = preamble;
+        }
+        if temperature.is_some() {
+            self.temperature = temperature;
+        }
+        if max_tokens.is_some() {
+            self.max_tokens = max_tokens;
+        }
+        if tool_choice.is_some() {
+            self.tool_choice = tool_choice;
+        }
+        if let Some(later) = active_tools {
+            self.active_tools = Some(match self.active_tools.take() {
+                Some(earlier) => earlier.into_iter().filter(|n| later.contains(n)).collect(),
+                None => later,
+            });
+        }
+        if let Some(later) = additional_params {
+            self.additional_params = Some(match self.additional_params.take() {
+                Some(earlier) => shallow_merge(earlier, later),
+                None => later,
+            });
+        }
+        self.context.extend(context);
+        if history.is_some() {
+            self.history = history;
+        }
+    }
+
+    /// Applies the patch to a turn's request whose history is the run's own: a replaced
+    /// history is moved into `saved` (once), so the run keeps its history.
+    pub(crate) fn apply_keeping_history(
+        mut self,
+        request: &mut CompletionRequest,
+        saved: &mut Option<Vec<Message>>,
+    ) {
+        if let Some(history) = self.history.take() {
+            let original = std::mem::replace(&mut request.history, history);
+            if saved.is_none() {
+                *saved = Some(original);
+            }
+        }
+        self.apply(request);
+    }
+
+    /// Applies the patch to a request.
+    pub fn apply(self, request: &mut CompletionRequest) {
+        if let Some(preamble) = self.preamble {
+            request.preamble = Some(preamble);
+        }
+        if let Some(temperature) = self.temperature {
+            request.temperature = Some(temperature);
+        }
+        if let Some(max_tokens) = self.max_tokens {
+            request.max_tokens = Some(max_tokens);
+        }
+        if let Some(tool_choice) = self.tool_choice {
+            request.tool_choice = Some(tool_choice);
+        }
+        if let Some(active) = self.active_tools {
+            let tools: Vec<_> = request
+                .tools
+                .iter()
+                .filter(|tool| active.contains(&tool.name))
+                .cloned()
+                .collect();
+            request.tools = Arc::from(tools);
+        }
+        if let Some(params) = self.additional_params {
+            request.additional_params = Some(match request.additional_params.take() {
+                Some(base) => shallow_merge(base, params),
+                None => params,
+            });
+        }
+        request.documents.extend(self.context);
+        if let Some(history) = self.history {
+            request.history = history;
+        }
+    }
+}
+
+/// Merges the keys of `later` into `base` when both are objects; otherwise `later` wins.
+pub(crate) fn shallow_merge(base: Value, later: Value) -> Value {
+    match (base, later) {
+        (Value::Object(mut base), Value::Object(later)) => {
+            base.extend(later);
+            Value::Object(base)
+        }
+        (_, later) => later,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn later_scalars_win_and_allow_lists_intersect() {
+        let mut merged = RequestPatch::new()
+            .temperature(0.0)
+            .active_tools(["a", "b"])
+            .additional_params(json!({"x": 1, "y": 1}))
+            .context(Document::new("1", "one"));
+        merged.merge(
+            RequestPatch::new()
+                .temperature(0.5)
+                .max_tokens(10)
+                .active_tools(["b", "c"])
+                .additional_params(json!({"y": 2}))
+                .context(Document::new("2", "two")),
+        );
+        assert_eq!(merged.temperature, Some(0.5));
+        assert_eq!(merged.max_tokens, Some(10));
+        assert_eq!(merged.active_tools, Some(vec!["b".to_string()]));
+        assert_eq!(merged.additional_params, Some(json!({"x": 1, "y": 2})));
+        assert_eq!(merged.context.len(), 2);
+    }
+}

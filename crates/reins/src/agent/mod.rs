@@ -1,0 +1,32 @@
+//! The agent: a model, tools and hooks, and the run loop that drives them.
+//!
+//! Build an [`Agent`] with [`AgentBuilder`], then run it with [`Agent::prompt`]. Awaiting the
+//! returned [`PromptRequest`] gives the final answer; [`PromptRequest::stream`] gives the same
+//! run as a stream; [`PromptRequest::extended_details`] also returns usage, history and the
+//! run's id.
+
+mod builder;
+mod driver;
+mod error;
+pub mod hook;
+mod output;
+mod prompt;
+mod routing;
+mod run;
+mod stream;
+
+pub use builder::{Agent, AgentBuilder};
+pub use error::PromptError;
+pub use hook::{
+    AgentHook, CompletionCallAction, CompletionCallEvent, DispatchAction, DispatchEvent,
+    DispatchKind, Entry, EntryError, Flow, HookContext, HookStack, InvalidToolCallAction,
+    InvalidToolCallContext, InvalidToolCallReason, ModelSelectEvent, ModelSelectionAction,
+    ModelTurnAction, ModelTurnFinished, ObservationAction, OutcomeAction, OutcomeEvent,
+    ReasoningDeltaEvent, RequestPatch, RunSettledEvent, RunStartAction, RunStartEvent,
+    Scratchpad, StepEvent, StepEventKind, TextDeltaEvent, ToolArgs, ToolCallDeltaEvent,
+    ToolResult,
+};
+pub use output::{OUTPUT_TOOL_NAME, OutputMode, TypedPromptRequest, TypedPromptResponse};
+pub use prompt::{DetailedPromptRequest, PromptRequest, PromptResponse, ToolErrorPolicy, UnhandledInvalidToolCall};
+pub use run::{RUN_STATE_VERSION, RunState};
+pub use stream::{PromptStream, StreamItem};

@@ -1,0 +1,207 @@
+use super::builder::Agent;
+use super::driver::{self, RunOptions};
+use super::error::PromptError;
+use super::hook::{AgentHook, Entry, HookStack};
+use super::output::{OutputMode, TypedPromptRequest};
+use super::run::RunState;
+use super::stream::{PromptStream, StreamSink};
+use crate::completion::Usage;
+use crate::message::Message;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use std::future::IntoFuture;
+
+/// What happens to an unknown or disallowed tool call that no hook decided about.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum UnhandledInvalidToolCall {
+    /// Fail the run with [`PromptError::UnknownToolCall`] (the default).
+    #[default]
+    Fail,
+    /// Drop the call from the turn, as if the model had not made it.
+    Ignore,
+}
+
+/// What a tool's failure (error, timeout, panic, bad arguments) does to the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolErrorPolicy {
+    /// Tell the model what went wrong, as the tool's result, and go on (the default).
+    #[default]
+    ReportToModel,
+    /// End the run with [`PromptError::Tool`].
+    Fail,
+}
+
+/// One run of an agent, being configured. Await it for the answer, call
+/// [`stream`](Self::stream) to stream it, or [`extended_details`](Self::extended_details)
+/// for usage, history and run id too.
+#[must_use = "a prompt request does nothing until awaited or streamed"]
+pub struct PromptRequest {
+    pub(crate) agent: Agent,
+    pub(crate) prompt: Message,
+    pub(crate) history: Vec<Message>,
+    pub(crate) hooks: HookStack,
+    pub(crate) options: RunOptions,
+}
+
+impl std::fmt::Debug for PromptRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PromptRequest")
+            .field("prompt", &self.prompt)
+            .field("history", &self.history.len())
+            .field("hooks", &self.hooks)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl PromptRequest {
+    pub(crate) fn new(agent: Agent, prompt: Message) -> Self {
+        let max_turns = agent.config.max_turns;
+        PromptRequest {
+            agent,
+            prompt,
+            history: Vec::new(),
+            hooks: HookStack::new(),
+            options: RunOptions {
+                max_turns,
+                ..RunOptions::default()
+            },
+        }
+    }
+
+    /// At most `n` model calls in the run, retries included.
+    pub fn max_turns(mut self, n: usize) -> Self {
+        self.options.max_turns = n;
+        self
+    }
+
+    /// Adds a hook to this run only; it runs after the agent's hooks.
+    pub fn add_hook<H: AgentHook>(mut self, hook: H) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    /// Runs up to `n` of a turn's tool calls at once (1, the default, runs them in order).
+    /// Results keep the calls' order whatever the concurrency.
+    pub fn tool_concurrency(mut self, n: usize) -> Self {
+        self.options.tool_concurrency = n.max(1);
+        self
+    }
+
+    /// Allows `n` invalid tool-call retries ([`InvalidToolCallAction::retry`](super::InvalidToolCallAction::retry))
+    /// in the run (0 by default).
+    pub fn max_invalid_tool_call_retries(mut self, n: usize) -> Self {
+        self.options.max_invalid_tool_call_retries = n;
+        self
+    }
+
+    /// What an unknown or disallowed tool call no hook decided about does.
+    pub fn unhandled_invalid_tool_call(mut self, policy: UnhandledInvalidToolCall) -> Self {
+        self.options.unhandled_invalid_tool_call = policy;
+        self
+    }
+
+    /// What a tool failure does to the run.
+    pub fn tool_errors(mut self, policy: ToolErrorPolicy) -> Self {
+        self.options.tool_errors = policy;
+        self
+    }
+
+    /// Starts from an earlier conversation; the prompt follows it.
+    pub fn with_history(mut self, history: Vec<Message>) -> Self {
+        self.history = history;
+        self
+    }
+
+    /// Uses `run_id` instead of a fresh one (e.g. to correlate with an external id).
+    pub fn run_id(mut self, run_id: impl Into<String>) -> Self {
+        self.options.run_id = Some(run_id.into());
+        self
+    }
+
+    /// Returns usage, history and the run's id along with the answer.
+    pub fn extended_details(self) -> DetailedPromptRequest {
+        DetailedPromptRequest(self)
+    }
+
+    /// Asks for a typed answer: the schema comes from `T`, and the answer is parsed into it.
+    /// The mode defaults to [`OutputMode::Auto`].
+    pub fn output<T: DeserializeOwned + JsonSchema + Send + 'static>(
+        self,
+    ) -> TypedPromptRequest<T> {
+        TypedPromptRequest::new(self, OutputMode::Auto)
+    }
+
+    /// Streams the run: text, reasoning and tool-call deltas, tool results, and the final
+    /// response. The run fires the same hook events as an awaited one, plus the delta events.
+    pub fn stream(self) -> PromptStream {
+        let sink = StreamSink::default();
+        let driver = driver::run(self, Some(sink.clone())).boxed();
+        PromptStream::new(sink, driver)
+    }
+
+    pub(crate) async fn send(self) -> Result<PromptResponse, PromptError> {
+        driver::run(self, None).await
+    }
+}
+
+impl IntoFuture for PromptRequest {
+    type Output = Result<String, PromptError>;
+    type IntoFuture = BoxFuture<'static, Result<String, PromptError>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        async move { self.send().await.map(|response| response.output) }.boxed()
+    }
+}
+
+/// A [`PromptRequest`] that returns a [`PromptResponse`] when awaited.
+#[must_use = "a prompt request does nothing until awaited"]
+#[derive(Debug)]
+pub struct DetailedPromptRequest(PromptRequest);
+
+impl IntoFuture for DetailedPromptRequest {
+    type Output = Result<PromptResponse, PromptError>;
+    type IntoFuture = BoxFuture<'static, Result<PromptResponse, PromptError>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        self.0.send().boxed()
+    }
+}
+
+/// A finished run: the answer, and the run's final state.
+#[derive(Debug, Clone)]
+pub struct PromptResponse {
+    /// The final answer text.
+    pub output: String,
+    /// The run's final state: history, usage, turns, entries and id.
+    pub state: RunState,
+}
+
+impl PromptResponse {
+    /// The run's id.
+    pub fn run_id(&self) -> &str {
+        &self.state.run_id
+    }
+
+    /// The whole conversation, prompt and final answer included.
+    pub fn history(&self) -> &[Message] {
+        &self.state.history
+    }
+
+    /// Tokens used by the run.
+    pub fn usage(&self) -> Usage {
+        self.state.usage
+    }
+
+    /// The number of model calls the run made.
+    pub fn turns(&self) -> usize {
+        self.state.turn
+    }
+
+    /// Entries hooks recorded during the run.
+    pub fn entries(&self) -> &[Entry] {
+        &self.state.entries
+    }
+}

@@ -1,0 +1,133 @@
+use super::error::PromptError;
+use super::prompt::PromptResponse;
+use crate::tool::ToolOutcome;
+use futures::Stream;
+use futures::future::BoxFuture;
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+/// One item of a streamed run.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum StreamItem {
+    /// A fragment of answer text (provisional until the turn is accepted).
+    Text(String),
+    /// A fragment of reasoning.
+    Reasoning(String),
+    /// A fragment of a tool call's arguments.
+    ToolCallDelta {
+        /// The provider's id of the call.
+        tool_call_id: String,
+        /// reins' id of the call.
+        internal_call_id: String,
+        /// The tool's name, on the first fragment of the call.
+        tool_name: Option<String>,
+        /// The new fragment.
+        delta: String,
+    },
+    /// A hook or the run discarded the turn streamed so far (a repeat or an invalid
+    /// tool-call retry): text streamed for that turn is withdrawn.
+    TurnDiscarded {
+        /// The one-based index of the discarded model call.
+        turn: usize,
+    },
+    /// A tool call finished and the model will see `result`.
+    ToolResult {
+        /// The provider's id of the call.
+        tool_call_id: String,
+        /// The tool that was called.
+        tool_name: String,
+        /// The model-visible result.
+        result: String,
+        /// The structured outcome.
+        outcome: ToolOutcome,
+    },
+    /// The run finished; always the last item of a successful run.
+    Final(PromptResponse),
+}
+
+/// Where a streamed run's driver puts items for the stream to hand out.
+#[derive(Clone, Default)]
+pub(crate) struct StreamSink {
+    queue: Arc<Mutex<VecDeque<StreamItem>>>,
+}
+
+impl StreamSink {
+    pub fn push(&self, item: StreamItem) {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push_back(item);
+    }
+
+    fn pop(&self) -> Option<StreamItem> {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front()
+    }
+}
+
+/// A streamed run: `Result<StreamItem, PromptError>` items, ending with
+/// [`StreamItem::Final`] or an error. The run advances only while the stream is polled, and
+/// dropping the stream cancels it.
+pub struct PromptStream {
+    sink: StreamSink,
+    driver: Option<BoxFuture<'static, Result<PromptResponse, PromptError>>>,
+    /// The run's error, handed out after the items produced before it.
+    error: Option<PromptError>,
+}
+
+impl PromptStream {
+    pub(crate) fn new(
+        sink: StreamSink,
+        driver: BoxFuture<'static, Result<PromptResponse, PromptError>>,
+    ) -> Self {
+        PromptStream {
+            sink,
+            driver: Some(driver),
+            error: None,
+        }
+    }
+}
+
+impl Stream for PromptStream {
+    type Item = Result<StreamItem, PromptError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if let Some(item) = this.sink.pop() {
+            return Poll::Ready(Some(Ok(item)));
+        }
+        let Some(driver) = this.driver.as_mut() else {
+            return Poll::Ready(this.error.take().map(Err));
+        };
+        match driver.as_mut().poll(cx) {
+            Poll::Pending => match this.sink.pop() {
+                Some(item) => Poll::Ready(Some(Ok(item))),
+                None => Poll::Pending,
+            },
+            Poll::Ready(result) => {
+                this.driver = None;
+                match result {
+                    Ok(response) => this.sink.push(StreamItem::Final(response)),
+                    Err(error) => this.error = Some(error),
+                }
+                match this.sink.pop() {
+                    Some(item) => Poll::Ready(Some(Ok(item))),
+                    None => Poll::Ready(this.error.take().map(Err)),
+                }
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for PromptStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PromptStream")
+            .field("finished", &self.driver.is_none())
+            .finish()
+    }
+}

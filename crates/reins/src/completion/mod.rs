@@ -1,0 +1,116 @@
+//! The model side of a run: the [`CompletionModel`] trait, the request reins sends on each
+//! turn, and the response it gets back.
+
+mod request;
+mod response;
+mod stream;
+
+pub use request::CompletionRequest;
+pub use response::{CompletionResponse, FinishReason, RawResponse, Usage};
+pub use stream::{CompletionStream, StreamAssembler, StreamChunk, parse_arguments};
+
+use futures::future::BoxFuture;
+use std::future::Future;
+use std::sync::Arc;
+
+/// A chat model reins can call: once per turn, either for a whole response or as a stream.
+///
+/// Implement [`completion`](CompletionModel::completion); [`stream`](CompletionModel::stream)
+/// defaults to one chunk per content part of the blocking response, so a model without a
+/// streaming API still works in streamed runs.
+pub trait CompletionModel: Send + Sync + 'static {
+    /// Sends one request and waits for the whole response.
+    fn completion(
+        &self,
+        request: &CompletionRequest,
+    ) -> impl Future<Output = Result<CompletionResponse, CompletionError>> + Send;
+
+    /// Sends one request and returns the response as a stream of chunks. The stream must end
+    /// with [`StreamChunk::Done`] carrying the assembled response; a stream that ends without
+    /// it is reported as an error, never as a shorter answer.
+    fn stream(
+        &self,
+        request: &CompletionRequest,
+    ) -> impl Future<Output = Result<CompletionStream, CompletionError>> + Send {
+        async move {
+            let response = self.completion(request).await?;
+            Ok(stream::replay_response(response))
+        }
+    }
+
+    /// Whether the model can be asked for JSON matching a schema
+    /// ([`CompletionRequest::output_schema`]). Structured output uses an output tool otherwise.
+    fn supports_native_output(&self) -> bool {
+        false
+    }
+}
+
+/// Object-safe form of [`CompletionModel`], so models of different types can be registered on
+/// one agent.
+pub(crate) trait DynCompletionModel: Send + Sync {
+    fn completion<'a>(
+        &'a self,
+        request: &'a CompletionRequest,
+    ) -> BoxFuture<'a, Result<CompletionResponse, CompletionError>>;
+    fn stream<'a>(
+        &'a self,
+        request: &'a CompletionRequest,
+    ) -> BoxFuture<'a, Result<CompletionStream, CompletionError>>;
+    fn supports_native_output(&self) -> bool;
+}
+
+impl<M: CompletionModel> DynCompletionModel for M {
+    fn completion<'a>(
+        &'a self,
+        request: &'a CompletionRequest,
+    ) -> BoxFuture<'a, Result<CompletionResponse, CompletionError>> {
+        Box::pin(CompletionModel::completion(self, request))
+    }
+    fn stream<'a>(
+        &'a self,
+        request: &'a CompletionRequest,
+    ) -> BoxFuture<'a, Result<CompletionStream, CompletionError>> {
+        Box::pin(CompletionModel::stream(self, request))
+    }
+    fn supports_native_output(&self) -> bool {
+        CompletionModel::supports_native_output(self)
+    }
+}
+
+/// A shared, type-erased model.
+pub(crate) type SharedModel = Arc<dyn DynCompletionModel>;
+
+/// Why a model call failed.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompletionError {
+    /// The provider answered with an error status; `body` is what it said.
+    #[error("the provider answered HTTP {status}: {body}")]
+    Http {
+        /// The HTTP status code.
+        status: u16,
+        /// The provider's error body, as received.
+        body: String,
+    },
+    /// The request could not be sent or the connection failed.
+    #[error("the request to the provider failed: {0}")]
+    Transport(String),
+    /// The call took longer than its limit.
+    #[error("the model call timed out: {0}")]
+    Timeout(String),
+    /// The provider sent something reins could not read; the message says what was received.
+    #[error("could not read the provider's response: {0}")]
+    Decode(String),
+    /// The request cannot be expressed for this model (e.g. an unsupported option).
+    #[error("the request is not valid for this model: {0}")]
+    InvalidRequest(String),
+    /// A [`ScriptedModel`](crate::testing::ScriptedModel) was asked for more turns than it has.
+    #[error("the scripted model has no turn left (it was asked for turn {requested})")]
+    ScriptExhausted {
+        /// The one-based number of the call that found the script empty.
+        requested: usize,
+    },
+    /// Any other failure reported by the model implementation.
+    #[error("{0}")]
+    Other(String),
+}

@@ -1,0 +1,55 @@
+use crate::message::{Document, Message, ToolChoice};
+use crate::tool::ToolDefinition;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Everything a model is sent for one turn.
+///
+/// `history` ends with the turn's prompt. `tools` lists only the tools advertised on this turn
+/// (after any [`RequestPatch`](crate::agent::RequestPatch) narrowed them).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CompletionRequest {
+    /// System instructions for the model.
+    pub preamble: Option<String>,
+    /// The conversation so far, ending with the prompt of this turn.
+    pub history: Vec<Message>,
+    /// Context documents for this turn.
+    #[serde(default)]
+    pub documents: Vec<Document>,
+    /// The tools the model may call on this turn. Shared between turns, so it is cheap to clone.
+    #[serde(default)]
+    pub tools: Arc<[ToolDefinition]>,
+    /// Whether and which tool the model must call.
+    pub tool_choice: Option<ToolChoice>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// The most output tokens the model may produce.
+    pub max_tokens: Option<u64>,
+    /// Provider-specific parameters, shallow-merged into the provider's request body.
+    pub additional_params: Option<Value>,
+    /// When set, the model is asked for a JSON answer matching this schema (native structured
+    /// output). Only models whose `supports_native_output` is true receive it.
+    #[serde(default)]
+    pub output_schema: Option<Value>,
+}
+
+impl CompletionRequest {
+    /// A request holding only a history.
+    pub fn new(history: Vec<Message>) -> Self {
+        CompletionRequest {
+            history,
+            ..Default::default()
+        }
+    }
+
+    /// The last message of the history: the prompt of this turn.
+    pub fn prompt(&self) -> Option<&Message> {
+        self.history.last()
+    }
+
+    /// The names of the advertised tools, in order.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|tool| tool.name.as_str())
+    }
+}

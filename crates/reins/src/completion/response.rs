@@ -1,0 +1,138 @@
+use crate::message::{AssistantContent, OneOrMany, ToolCall, assistant_text};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::any::Any;
+use std::fmt;
+use std::ops::AddAssign;
+use std::sync::Arc;
+
+/// One model turn as the provider returned it.
+#[derive(Debug, Clone)]
+pub struct CompletionResponse {
+    /// The assistant's content: text, tool calls and reasoning, in order.
+    pub content: OneOrMany<AssistantContent>,
+    /// Tokens used by this call (zero where the provider reported none).
+    pub usage: Usage,
+    /// Why the model stopped, when the provider said.
+    pub finish_reason: Option<FinishReason>,
+    /// The provider's id for this response, when it has one.
+    pub response_id: Option<String>,
+    /// The provider's own response, for logging and metering.
+    pub raw: RawResponse,
+}
+
+impl CompletionResponse {
+    /// A response holding the given content and nothing else.
+    pub fn new(content: OneOrMany<AssistantContent>) -> Self {
+        CompletionResponse {
+            content,
+            usage: Usage::default(),
+            finish_reason: None,
+            response_id: None,
+            raw: RawResponse::none(),
+        }
+    }
+
+    /// The concatenated text parts.
+    pub fn text(&self) -> String {
+        assistant_text(self.content.iter())
+    }
+
+    /// The tool calls, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|part| match part {
+            AssistantContent::ToolCall(call) => Some(call),
+            _ => None,
+        })
+    }
+}
+
+/// Token counts of one call, or summed over a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens read.
+    pub input_tokens: u64,
+    /// Tokens generated.
+    pub output_tokens: u64,
+    /// Input plus output, as the provider counted it.
+    pub total_tokens: u64,
+}
+
+impl Usage {
+    /// Usage with the given input and output counts.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Usage {
+            input_tokens,
+            output_tokens,
+            total_tokens: input_tokens + output_tokens,
+        }
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.total_tokens += other.total_tokens;
+    }
+}
+
+/// Why a model stopped generating.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// It finished its answer.
+    Stop,
+    /// It ran out of output tokens: the answer is truncated.
+    Length,
+    /// It stopped to call tools.
+    ToolCalls,
+    /// A content filter cut the answer.
+    ContentFilter,
+    /// Any other reason, as the provider named it.
+    Other(String),
+}
+
+/// The provider's own response object, carried type-erased so hooks work for every model.
+///
+/// Providers that speak JSON store a [`serde_json::Value`]; read it with [`RawResponse::json`],
+/// or any other type with [`RawResponse::downcast_ref`].
+#[derive(Clone, Default)]
+pub struct RawResponse(Option<Arc<dyn Any + Send + Sync>>);
+
+impl RawResponse {
+    /// No raw response (e.g. a scripted model).
+    pub fn none() -> Self {
+        RawResponse(None)
+    }
+
+    /// Wraps a provider's response value.
+    pub fn new<T: Any + Send + Sync>(value: T) -> Self {
+        RawResponse(Some(Arc::new(value)))
+    }
+
+    /// Whether there is no raw response.
+    pub fn is_none(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The raw response as `T`, if it is one.
+    pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
+        self.0.as_deref().and_then(|value| value.downcast_ref())
+    }
+
+    /// The raw response as JSON, for providers that store it that way.
+    pub fn json(&self) -> Option<&Value> {
+        self.downcast_ref()
+    }
+}
+
+impl fmt::Debug for RawResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.0, self.json()) {
+            (None, _) => f.write_str("RawResponse(None)"),
+            (Some(_), Some(json)) => write!(f, "RawResponse({json})"),
+            (Some(_), None) => f.write_str("RawResponse(..)"),
+        }
+    }
+}

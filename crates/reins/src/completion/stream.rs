@@ -1,0 +1,197 @@
+use super::{CompletionError, CompletionResponse, FinishReason, RawResponse, Usage};
+use crate::message::{AssistantContent, OneOrMany, Reasoning};
+use futures::stream::BoxStream;
+use serde_json::Value;
+
+/// A streamed model turn: chunks, ending with [`StreamChunk::Done`].
+pub type CompletionStream = BoxStream<'static, Result<StreamChunk, CompletionError>>;
+
+/// One piece of a streamed model turn.
+#[derive(Debug, Clone)]
+pub enum StreamChunk {
+    /// A fragment of answer text.
+    Text(String),
+    /// A fragment of reasoning.
+    Reasoning(String),
+    /// A fragment of a tool call's arguments. `name` is set on the first fragment of a call.
+    ToolCall {
+        /// The provider's id of the call.
+        id: String,
+        /// The tool's name, on the call's first fragment only.
+        name: Option<String>,
+        /// The new fragment of the JSON arguments text.
+        delta: String,
+    },
+    /// The end of the turn, with the whole response assembled.
+    Done(CompletionResponse),
+}
+
+/// Assembles streamed fragments into the [`CompletionResponse`] a blocking call would return.
+///
+/// Providers feed it every fragment in order and call [`finish`](StreamAssembler::finish) at
+/// the end of the stream; consecutive fragments of one kind join into one content part, and
+/// tool-call arguments are parsed once complete (text that is not JSON is kept as a JSON
+/// string, so the run can report it as malformed).
+#[derive(Debug, Default)]
+pub struct StreamAssembler {
+    parts: Vec<PartBuilder>,
+}
+
+#[derive(Debug)]
+enum PartBuilder {
+    Text(String),
+    Reasoning(String),
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+    },
+}
+
+impl StreamAssembler {
+    /// An empty assembler.
+    pub fn new() -> Self {
+        StreamAssembler::default()
+    }
+
+    /// Adds a text fragment.
+    pub fn text(&mut self, delta: &str) {
+        if let Some(PartBuilder::Text(text)) = self.parts.last_mut() {
+            text.push_str(delta);
+        } else {
+            self.parts.push(PartBuilder::Text(delta.to_owned()));
+        }
+    }
+
+    /// Adds a reasoning fragment.
+    pub fn reasoning(&mut self, delta: &str) {
+        if let Some(PartBuilder::Reasoning(text)) = self.parts.last_mut() {
+            text.push_str(delta);
+        } else {
+            self.parts.push(PartBuilder::Reasoning(delta.to_owned()));
+        }
+    }
+
+    /// Adds a fragment of the tool call `id`; a new id starts a new call.
+    pub fn tool_call(&mut self, id: &str, name: Option<&str>, delta: &str) {
+        let existing = self.parts.iter_mut().rev().find_map(|part| match part {
+            PartBuilder::ToolCall {
+                id: part_id,
+                name: part_name,
+                arguments,
+            } if part_id == id => Some((part_name, arguments)),
+            _ => None,
+        });
+        match existing {
+            Some((part_name, arguments)) => {
+                if let Some(name) = name.filter(|_| part_name.is_empty()) {
+                    name.clone_into(part_name);
+                }
+                arguments.push_str(delta);
+            }
+            None => self.parts.push(PartBuilder::ToolCall {
+                id: id.to_owned(),
+                name: name.unwrap_or_default().to_owned(),
+                arguments: delta.to_owned(),
+            }),
+        }
+    }
+
+    /// The assembled response. A turn with no content at all becomes one empty text part.
+    pub fn finish(
+        self,
+        usage: Usage,
+        finish_reason: Option<FinishReason>,
+        response_id: Option<String>,
+        raw: RawResponse,
+    ) -> CompletionResponse {
+        let parts = self.parts.into_iter().map(|part| match part {
+            PartBuilder::Text(text) => AssistantContent::text(text),
+            PartBuilder::Reasoning(text) => AssistantContent::Reasoning(Reasoning {
+                text,
+                signature: None,
+            }),
+            PartBuilder::ToolCall {
+                id,
+                name,
+                arguments,
+            } => AssistantContent::tool_call(id, name, parse_arguments(&arguments)),
+        });
+        let content =
+            OneOrMany::many(parts).unwrap_or_else(|| OneOrMany::one(AssistantContent::text("")));
+        CompletionResponse {
+            content,
+            usage,
+            finish_reason,
+            response_id,
+            raw,
+        }
+    }
+}
+
+/// Parses tool-call arguments text. Empty text means no arguments (`{}`); text that is not
+/// JSON is kept verbatim as a JSON string so the run can report it as malformed.
+pub fn parse_arguments(text: &str) -> Value {
+    if text.trim().is_empty() {
+        return Value::Object(Default::default());
+    }
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+/// Streams a complete response as chunks: the default streaming of a model without its own.
+pub(crate) fn replay_response(response: CompletionResponse) -> CompletionStream {
+    let mut chunks = Vec::with_capacity(response.content.len() + 1);
+    for part in response.content.iter() {
+        match part {
+            AssistantContent::Text(text) if !text.text.is_empty() => {
+                chunks.push(Ok(StreamChunk::Text(text.text.clone())));
+            }
+            AssistantContent::Text(_) => {}
+            AssistantContent::Reasoning(reasoning) => {
+                chunks.push(Ok(StreamChunk::Reasoning(reasoning.text.clone())));
+            }
+            AssistantContent::ToolCall(call) => chunks.push(Ok(StreamChunk::ToolCall {
+                id: call.id.clone(),
+                name: Some(call.name.clone()),
+                delta: call.arguments.to_string(),
+            })),
+        }
+    }
+    chunks.push(Ok(StreamChunk::Done(response)));
+    Box::pin(futures::stream::iter(chunks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fragments_assemble_into_the_blocking_shape() {
+        let mut assembler = StreamAssembler::new();
+        assembler.reasoning("thin");
+        assembler.reasoning("king");
+        assembler.text("Hel");
+        assembler.text("lo");
+        assembler.tool_call("c1", Some("add"), "{\"a\":");
+        assembler.tool_call("c2", Some("sub"), "{}");
+        assembler.tool_call("c1", None, "1}");
+        let response = assembler.finish(Usage::new(3, 4), Some(FinishReason::ToolCalls), None, RawResponse::none());
+        let parts: Vec<_> = response.content.iter().cloned().collect();
+        assert_eq!(
+            parts,
+            vec![
+                AssistantContent::reasoning("thinking"),
+                AssistantContent::text("Hello"),
+                AssistantContent::tool_call("c1", "add", json!({"a": 1})),
+                AssistantContent::tool_call("c2", "sub", json!({})),
+            ]
+        );
+    }
+
+    #[test]
+    fn arguments_that_are_not_json_are_kept_as_text() {
+        assert_eq!(parse_arguments("{oops"), json!("{oops"));
+        assert_eq!(parse_arguments(""), json!({}));
+    }
+}

@@ -1,0 +1,18 @@
+//! reins runs LLM agents — model call, tool calls, model call again — and lets your code
+//! observe and steer every step through hooks.
+//!
+//! - [`agent`]: [`Agent`](agent::Agent), [`AgentBuilder`](agent::AgentBuilder), the run loop
+//!   and the hook API ([`AgentHook`](agent::AgentHook), [`HookStack`](agent::HookStack),
+//!   [`StepEvent`](agent::StepEvent)).
+//! - [`completion`]: the [`CompletionModel`](completion::CompletionModel) trait and its
+//!   request and response.
+//! - [`message`]: chat messages and [`ToolChoice`](message::ToolChoice).
+//! - [`tool`]: the [`Tool`](tool::Tool) trait, [`tool_fn`](tool::tool_fn) and tool outcomes.
+//! - [`testing`]: [`ScriptedModel`](testing::ScriptedModel) for offline tests and examples.
+#![deny(missing_docs)]
+
+pub mod agent;
+pub mod completion;
+pub mod message;
+pub mod testing;
+pub mod tool;

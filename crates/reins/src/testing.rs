@@ -1,0 +1,381 @@
+//! Offline models for tests and examples: [`ScriptedModel`] replays scripted [`Turn`]s.
+//!
+//! ```
+//! use reins::agent::AgentBuilder;
+//! use reins::testing::{ScriptedModel, Turn};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), reins::agent::PromptError> {
+//! let model = ScriptedModel::new([Turn::text("Hello!")]);
+//! let agent = AgentBuilder::new(model.clone()).build();
+//! assert_eq!(agent.prompt("Hi").await?, "Hello!");
+//! assert_eq!(model.requests().len(), 1);
+//! # Ok(())
+//! # }
+//! ```
+
+use crate::completion::{
+    CompletionError, CompletionModel, CompletionRequest, CompletionResponse, CompletionStream,
+    FinishReason, RawResponse, StreamChunk, Usage,
+};
+use crate::message::{AssistantContent, OneOrMany, Reasoning, ToolCall};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+/// One scripted model turn: what the model "answers" to the next request.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    content: Vec<ScriptedPart>,
+    finish_reason: Option<FinishReason>,
+    usage: Usage,
+    delay: Option<Duration>,
+    error: Option<CompletionError>,
+}
+
+#[derive(Debug, Clone)]
+enum ScriptedPart {
+    Text(String),
+    Reasoning(String),
+    ToolCall {
+        id: Option<String>,
+        name: String,
+        arguments: Value,
+    },
+}
+
+impl Turn {
+    fn with_part(part: ScriptedPart) -> Self {
+        Turn {
+            content: vec![part],
+            finish_reason: None,
+            usage: Usage::default(),
+            delay: None,
+            error: None,
+        }
+    }
+
+    /// A turn answering `text`.
+    pub fn text(text: impl Into<String>) -> Self {
+        Turn::with_part(ScriptedPart::Text(text.into()))
+    }
+
+    /// A turn calling one tool. The call's id is `call_<turn>_<index>` unless set with
+    /// [`Turn::tool_call_with_id`].
+    pub fn tool_call(name: impl Into<String>, arguments: Value) -> Self {
+        Turn::with_part(ScriptedPart::ToolCall {
+            id: None,
+            name: name.into(),
+            arguments,
+        })
+    }
+
+    /// A turn calling one tool with the given call id.
+    pub fn tool_call_with_id(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Turn::with_part(ScriptedPart::ToolCall {
+            id: Some(id.into()),
+            name: name.into(),
+            arguments,
+        })
+    }
+
+    /// A turn calling several tools, in order.
+    pub fn tool_calls<N: Into<String>>(calls: impl IntoIterator<Item = (N, Value)>) -> Self {
+        Turn {
+            content: calls
+                .into_iter()
+                .map(|(name, arguments)| ScriptedPart::ToolCall {
+                    id: None,
+                    name: name.into(),
+                    arguments,
+                })
+                .collect(),
+            ..Turn::text("")
+        }
+    }
+
+    /// A turn holding only reasoning; add more with [`Turn::then_text`] or
+    /// [`Turn::then_tool_call`].
+    pub fn reasoning(text: impl Into<String>) -> Self {
+        Turn::with_part(ScriptedPart::Reasoning(text.into()))
+    }
+
+    /// A model call that fails with `error`.
+    pub fn error(error: CompletionError) -> Self {
+        Turn {
+            error: Some(error),
+            ..Turn::text("")
+        }
+    }
+
+    /// Appends answer text to the turn.
+    pub fn then_text(mut self, text: impl Into<String>) -> Self {
+        self.content.push(ScriptedPart::Text(text.into()));
+        self
+    }
+
+    /// Appends reasoning to the turn.
+    pub fn then_reasoning(mut self, text: impl Into<String>) -> Self {
+        self.content.push(ScriptedPart::Reasoning(text.into()));
+        self
+    }
+
+    /// Appends a tool call to the turn.
+    pub fn then_tool_call(mut self, name: impl Into<String>, arguments: Value) -> Self {
+        self.content.push(ScriptedPart::ToolCall {
+            id: None,
+            name: name.into(),
+            arguments,
+        });
+        self
+    }
+
+    /// Sets the finish reason (by default `ToolCalls` for a turn with tool calls, else `Stop`).
+    pub fn finish_reason(mut self, reason: FinishReason) -> Self {
+        self.finish_reason = Some(reason);
+        self
+    }
+
+    /// Sets the usage the turn reports.
+    pub fn usage(mut self, usage: Usage) -> Self {
+        self.usage = usage;
+        self
+    }
+
+    /// Makes the call take `delay` (on the tokio timer) before it answers.
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.delay = Some(delay);
+        self
+    }
+
+    fn into_response(self, turn: usize) -> Result<CompletionResponse, CompletionError> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        let mut calls = 0;
+        let parts: Vec<AssistantContent> = self
+            .content
+            .into_iter()
+            .filter(|part| !matches!(part, ScriptedPart::Text(text) if text.is_empty()))
+            .map(|part| match part {
+                ScriptedPart::Text(text) => AssistantContent::text(text),
+                ScriptedPart::Reasoning(text) => AssistantContent::Reasoning(Reasoning {
+                    text,
+                    signature: None,
+                }),
+                ScriptedPart::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => {
+                    let id = id.unwrap_or_else(|| format!("call_{turn}_{calls}"));
+                    calls += 1;
+                    AssistantContent::ToolCall(ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    })
+                }
+            })
+            .collect();
+        let finish_reason = self.finish_reason.unwrap_or(if calls > 0 {
+            FinishReason::ToolCalls
+        } else {
+            FinishReason::Stop
+        });
+        let content =
+            OneOrMany::many(parts).unwrap_or_else(|| OneOrMany::one(AssistantContent::text("")));
+        Ok(CompletionResponse {
+            content,
+            usage: self.usage,
+            finish_reason: Some(finish_reason),
+            response_id: Some(format!("scripted-{turn}")),
+            raw: RawResponse::none(),
+        })
+    }
+}
+
+/// A [`CompletionModel`] that answers each request with the next scripted [`Turn`].
+///
+/// Clones share one script and one request log. Streamed text and reasoning arrive in
+/// several deltas (one per word), tool-call arguments in two fragments. Asking for more turns
+/// than the script holds is a [`CompletionError::ScriptExhausted`], never a panic.
+#[derive(Clone)]
+pub struct ScriptedModel {
+    script: Arc<Mutex<Script>>,
+    native_output: bool,
+}
+
+struct Script {
+    turns: VecDeque<Turn>,
+    served: usize,
+    record: bool,
+    requests: Vec<CompletionRequest>,
+}
+
+impl std::fmt::Debug for ScriptedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let script = self.lock();
+        f.debug_struct("ScriptedModel")
+            .field("remaining", &script.turns.len())
+            .field("served", &script.served)
+            .finish()
+    }
+}
+
+impl ScriptedModel {
+    /// A model that answers with `turns`, in order.
+    pub fn new(turns: impl IntoIterator<Item = Turn>) -> Self {
+        ScriptedModel {
+            script: Arc::new(Mutex::new(Script {
+                turns: turns.into_iter().collect(),
+                served: 0,
+                record: true,
+                requests: Vec::new(),
+            })),
+            native_output: false,
+        }
+    }
+
+    /// Reports support for native structured output; the turn's text is the JSON answer.
+    pub fn with_native_output(mut self) -> Self {
+        self.native_output = true;
+        self
+    }
+
+    /// Stops recording requests (for benchmarks, where the log would dominate).
+    pub fn without_request_log(self) -> Self {
+        self.lock().record = false;
+        self
+    }
+
+    /// Adds turns at the end of the script.
+    pub fn push(&self, turns: impl IntoIterator<Item = Turn>) {
+        self.lock().turns.extend(turns);
+    }
+
+    /// Every request received so far, exactly as sent.
+    pub fn requests(&self) -> Vec<CompletionRequest> {
+        self.lock().requests.clone()
+    }
+
+    /// How many turns are left.
+    pub fn remaining(&self) -> usize {
+        self.lock().turns.len()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Script> {
+        self.script.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn next_turn(&self, request: &CompletionRequest) -> Result<(Turn, usize), CompletionError> {
+        let mut script = self.lock();
+        script.served += 1;
+        let served = script.served;
+        if script.record {
+            script.requests.push(request.clone());
+        }
+        script
+            .turns
+            .pop_front()
+            .map(|turn| (turn, served))
+            .ok_or(CompletionError::ScriptExhausted { requested: served })
+    }
+}
+
+impl CompletionModel for ScriptedModel {
+    async fn completion(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<CompletionResponse, CompletionError> {
+        let (turn, served) = self.next_turn(request)?;
+        if let Some(delay) = turn.delay {
+            tokio::time::sleep(delay).await;
+        }
+        turn.into_response(served)
+    }
+
+    async fn stream(&self, request: &CompletionRequest) -> Result<CompletionStream, CompletionError> {
+        let (turn, served) = self.next_turn(request)?;
+        if let Some(delay) = turn.delay {
+            tokio::time::sleep(delay).await;
+        }
+        let response = turn.into_response(served)?;
+        let mut chunks = Vec::new();
+        for part in response.content.iter() {
+            match part {
+                AssistantContent::Text(text) => {
+                    chunks.extend(split_words(&text.text).map(|w| Ok(StreamChunk::Text(w.to_owned()))));
+                }
+                AssistantContent::Reasoning(reasoning) => {
+                    chunks.extend(
+                        split_words(&reasoning.text).map(|w| Ok(StreamChunk::Reasoning(w.to_owned()))),
+                    );
+                }
+                AssistantContent::ToolCall(call) => {
+                    let arguments = match &call.arguments {
+                        Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    };
+                    let middle = arguments.len() / 2;
+                    let middle = (middle..=arguments.len())
+                        .find(|&i| arguments.is_char_boundary(i))
+                        .unwrap_or(arguments.len());
+                    let (first, second) = arguments.split_at(middle);
+                    chunks.push(Ok(StreamChunk::ToolCall {
+                        id: call.id.clone(),
+                        name: Some(call.name.clone()),
+                        delta: first.to_owned(),
+                    }));
+                    chunks.push(Ok(StreamChunk::ToolCall {
+                        id: call.id.clone(),
+                        name: None,
+                        delta: second.to_owned(),
+                    }));
+                }
+            }
+        }
+        chunks.push(Ok(StreamChunk::Done(response)));
+        Ok(Box::pin(futures::stream::iter(chunks)))
+    }
+
+    fn supports_native_output(&self) -> bool {
+        self.native_output
+    }
+}
+
+/// Splits text into words, each keeping the whitespace that follows it.
+fn split_words(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = rest
+            .char_indices()
+            .skip_while(|(_, c)| c.is_whitespace())
+            .find(|(_, c)| c.is_whitespace())
+            .map(|(i, _)| i)
+            .unwrap_or(rest.len());
+        let end = rest[end..]
+            .char_indices()
+            .find(|(_, c)| !c.is_whitespace())
+            .map_or(rest.len(), |(i, _)| end + i);
+        let (word, tail) = rest.split_at(end);
+        rest = tail;
+        Some(word)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_keep_their_spacing() {
+        let words: Vec<_> = split_words("Hello  big world").collect();
+        assert_eq!(words, vec!["Hello  ", "big ", "world"]);
+        assert_eq!(split_words("").count(), 0);
+    }
+}

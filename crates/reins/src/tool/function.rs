@@ -1,0 +1,90 @@
+use super::Tool;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::fmt::Display;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+/// A [`Tool`] made from an async closure by [`tool_fn`].
+pub struct FnTool<F, Args, Output, Error> {
+    name: String,
+    description: String,
+    timeout: Option<Duration>,
+    function: F,
+    types: PhantomData<fn(Args) -> (Output, Error)>,
+}
+
+/// Makes a tool from an async closure taking the arguments type.
+///
+/// ```
+/// use reins::tool::tool_fn;
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct AddArgs { a: i64, b: i64 }
+///
+/// let add = tool_fn("add", "Adds two integers.", |args: AddArgs| async move {
+///     Ok::<_, std::convert::Infallible>(args.a + args.b)
+/// });
+/// # let _ = add;
+/// ```
+pub fn tool_fn<F, Fut, Args, Output, Error>(
+    name: impl Into<String>,
+    description: impl Into<String>,
+    function: F,
+) -> FnTool<F, Args, Output, Error>
+where
+    F: Fn(Args) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Output, Error>> + Send,
+    Args: DeserializeOwned + JsonSchema + Send + 'static,
+    Output: Serialize + 'static,
+    Error: Display + 'static,
+{
+    FnTool {
+        name: name.into(),
+        description: description.into(),
+        timeout: None,
+        function,
+        types: PhantomData,
+    }
+}
+
+impl<F, Args, Output, Error> FnTool<F, Args, Output, Error> {
+    /// Fails a call that takes longer than `limit` with a timeout.
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+}
+
+impl<F, Fut, Args, Output, Error> Tool for FnTool<F, Args, Output, Error>
+where
+    F: Fn(Args) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Output, Error>> + Send,
+    Args: DeserializeOwned + JsonSchema + Send + 'static,
+    Output: Serialize + 'static,
+    Error: Display + 'static,
+{
+    type Args = Args;
+    type Output = Output;
+    type Error = Error;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    fn call(&self, args: Args) -> impl Future<Output = Result<Output, Error>> + Send {
+        (self.function)(args)
+    }
+}

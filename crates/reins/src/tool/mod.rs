@@ -1,0 +1,252 @@
+//! Tools the model can call: the [`Tool`] trait, [`tool_fn`] for closures, the [`ToolSet`] an
+//! agent holds, and the structured result of a call ([`ToolOutcome`], [`ToolFailure`],
+//! [`ToolResultExtensions`]).
+
+mod context;
+mod function;
+mod outcome;
+
+pub use context::ToolCallContext;
+pub use function::{FnTool, tool_fn};
+pub use outcome::{ToolFailure, ToolOutcome, ToolOutput, ToolResultExtensions};
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt::Display;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A tool the model can call.
+///
+/// The parameters schema is derived from [`Tool::Args`] with schemars; the model's arguments
+/// are deserialized into it before [`call`](Tool::call) runs, and arguments that do not fit are
+/// reported to the model as [`ToolFailure::InvalidArguments`] without calling the tool.
+pub trait Tool: Send + Sync + 'static {
+    /// The arguments the model must send.
+    type Args: DeserializeOwned + JsonSchema + Send;
+    /// What the tool returns; serialized to JSON for the model.
+    type Output: Serialize;
+    /// The tool's error; its text is what the model sees.
+    type Error: Display;
+
+    /// The name the model calls the tool by.
+    fn name(&self) -> &str;
+
+    /// What the tool does, for the model.
+    fn description(&self) -> &str;
+
+    /// The JSON schema of the arguments. Defaults to the schema of [`Tool::Args`].
+    fn parameters(&self) -> Value {
+        schema_of::<Self::Args>()
+    }
+
+    /// How long one call may take before it fails with [`ToolFailure::Timeout`]; `None` (the
+    /// default) means no limit.
+    fn timeout(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Runs the tool.
+    fn call(
+        &self,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<Self::Output, Self::Error>> + Send;
+}
+
+/// The JSON schema of `T`, as advertised to models (without the `$schema` key).
+pub fn schema_of<T: JsonSchema>() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+    }
+    schema
+}
+
+/// How a tool is described to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The JSON schema of its arguments.
+    pub parameters: Value,
+}
+
+/// Object-safe form of [`Tool`]: arguments and output as JSON.
+trait DynTool: Send + Sync {
+    fn definition(&self) -> ToolDefinition;
+    fn timeout(&self) -> Option<Duration>;
+    fn call_json<'a>(&'a self, args: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
+}
+
+impl<T: Tool> DynTool for T {
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: self.name().to_owned(),
+            description: self.description().to_owned(),
+            parameters: self.parameters(),
+        }
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        Tool::timeout(self)
+    }
+
+    fn call_json<'a>(&'a self, args: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
+        Box::pin(async move {
+            let args = T::Args::deserialize(args).map_err(|error| ToolFailure::InvalidArguments {
+                message: error.to_string(),
+            })?;
+            let output = self
+                .call(args)
+                .await
+                .map_err(|error| ToolFailure::Execution {
+                    message: error.to_string(),
+                })?;
+            match serde_json::to_value(output) {
+                Ok(Value::String(text)) => Ok(ToolOutput::Text(text)),
+                Ok(value) => Ok(ToolOutput::Json(value)),
+                Err(error) => Err(ToolFailure::Execution {
+                    message: format!("the tool's output could not be serialized: {error}"),
+                }),
+            }
+        })
+    }
+}
+
+/// What executing one call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolExecution {
+    /// The model-visible output (for a failure, the failure's text).
+    pub output: ToolOutput,
+    /// The structured outcome.
+    pub outcome: ToolOutcome,
+    /// Metadata the tool attached, never sent to the model.
+    pub extensions: ToolResultExtensions,
+}
+
+impl ToolExecution {
+    fn failed(failure: ToolFailure, extensions: ToolResultExtensions) -> Self {
+        ToolExecution {
+            output: ToolOutput::Text(failure.to_string()),
+            outcome: ToolOutcome::Failed(failure),
+            extensions,
+        }
+    }
+}
+
+/// The tools an agent can call, by name, in the order they were added.
+#[derive(Clone, Default)]
+pub struct ToolSet {
+    tools: HashMap<String, Arc<dyn DynTool>>,
+    definitions: Vec<ToolDefinition>,
+}
+
+impl std::fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.definitions.iter().map(|d| &d.name))
+            .finish()
+    }
+}
+
+impl ToolSet {
+    /// An empty set.
+    pub fn new() -> Self {
+        ToolSet::default()
+    }
+
+    /// Adds a tool; a tool of the same name is replaced.
+    pub fn add<T: Tool>(&mut self, tool: T) {
+        let definition = DynTool::definition(&tool);
+        match self.definitions.iter_mut().find(|d| d.name == definition.name) {
+            Some(existing) => *existing = definition.clone(),
+            None => self.definitions.push(definition.clone()),
+        }
+        self.tools.insert(definition.name, Arc::new(tool));
+    }
+
+    /// Whether a tool of that name exists.
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// The tools' definitions, in the order they were added.
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    /// The tools' names, in the order they were added.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.definitions.iter().map(|d| d.name.as_str())
+    }
+
+    /// The number of tools.
+    pub fn len(&self) -> usize {
+        self.definitions.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.definitions.is_empty()
+    }
+
+    /// Calls the tool `name` with JSON arguments: never fails and never panics. A missing
+    /// tool, bad arguments, an error, a timeout or a panic become a classified
+    /// [`ToolFailure`] in the outcome, and the failure's text is the output.
+    pub async fn call(&self, name: &str, args: &Value, context: ToolCallContext) -> ToolExecution {
+        let Some(tool) = self.tools.get(name) else {
+            return ToolExecution::failed(
+                ToolFailure::NotFound {
+                    name: name.to_owned(),
+                },
+                ToolResultExtensions::new(),
+            );
+        };
+        let timeout = tool.timeout();
+        let scoped = context.clone().scope(async move {
+            let call = AssertUnwindSafe(tool.call_json(args)).catch_unwind();
+            match timeout {
+                Some(limit) => tokio::time::timeout(limit, call)
+                    .await
+                    .unwrap_or(Ok(Err(ToolFailure::Timeout { after: limit }))),
+                None => call.await,
+            }
+        });
+        let result = scoped.await;
+        let extensions = context.take_extensions();
+        match result {
+            Ok(Ok(output)) => ToolExecution {
+                output,
+                outcome: ToolOutcome::Success,
+                extensions,
+            },
+            Ok(Err(failure)) => ToolExecution::failed(failure, extensions),
+            Err(panic) => ToolExecution::failed(
+                ToolFailure::Panicked {
+                    message: panic_message(panic.as_ref()),
+                },
+                extensions,
+            ),
+        }
+    }
+}
+
+/// The message of a caught panic.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic with a non-text payload".to_owned()
+    }
+}

@@ -1,0 +1,141 @@
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// What a tool returned, before it is rendered as text for the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "value", rename_all = "snake_case")]
+pub enum ToolOutput {
+    /// Plain text, sent to the model as is.
+    Text(String),
+    /// A JSON value, sent to the model as compact JSON text (a JSON string is sent unquoted).
+    Json(Value),
+}
+
+impl ToolOutput {
+    /// The text the model sees.
+    pub fn render(&self) -> String {
+        match self {
+            ToolOutput::Text(text) => text.clone(),
+            ToolOutput::Json(Value::String(text)) => text.clone(),
+            ToolOutput::Json(value) => value.to_string(),
+        }
+    }
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> Self {
+        ToolOutput::Text(text)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(text: &str) -> Self {
+        ToolOutput::Text(text.to_owned())
+    }
+}
+
+impl From<Value> for ToolOutput {
+    fn from(value: Value) -> Self {
+        ToolOutput::Json(value)
+    }
+}
+
+/// The structured result of one tool call: the machine-visible half that hooks inspect
+/// without parsing the model-visible text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum ToolOutcome {
+    /// The tool ran and returned its output.
+    Success,
+    /// The tool was called but failed; the failure is classified.
+    Failed(ToolFailure),
+    /// A hook skipped the call; the model was told `reason`.
+    Skipped {
+        /// What the model was told.
+        reason: String,
+    },
+    /// A hook denied the call; the model was told `report`.
+    Denied {
+        /// What the model was told.
+        report: String,
+    },
+}
+
+impl ToolOutcome {
+    /// Whether the tool ran and succeeded.
+    pub fn is_success(&self) -> bool {
+        matches!(self, ToolOutcome::Success)
+    }
+}
+
+/// Why a tool call failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolFailure {
+    /// The tool did not finish within its timeout.
+    #[error("the tool timed out after {} ms", after.as_millis())]
+    Timeout {
+        /// The limit that was exceeded.
+        after: Duration,
+    },
+    /// No tool of that name is registered.
+    #[error("no tool named `{name}` exists")]
+    NotFound {
+        /// The name that was called.
+        name: String,
+    },
+    /// The arguments did not match the tool's parameters.
+    #[error("invalid arguments: {message}")]
+    InvalidArguments {
+        /// What was wrong with them.
+        message: String,
+    },
+    /// The tool ran and returned an error.
+    #[error("the tool failed: {message}")]
+    Execution {
+        /// The tool's error, as text.
+        message: String,
+    },
+    /// The tool panicked; the run went on.
+    #[error("the tool panicked: {message}")]
+    Panicked {
+        /// The panic message.
+        message: String,
+    },
+}
+
+/// Metadata a tool attaches to its result that is never sent to the model: timings, cost,
+/// provider ids, anything an application or a hook wants to read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolResultExtensions {
+    entries: BTreeMap<String, Value>,
+}
+
+impl ToolResultExtensions {
+    /// No metadata.
+    pub fn new() -> Self {
+        ToolResultExtensions::default()
+    }
+
+    /// Sets `key` to `value`, returning the previous value.
+    pub fn insert(&mut self, key: impl Into<String>, value: Value) -> Option<Value> {
+        self.entries.insert(key.into(), value)
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries.get(key)
+    }
+
+    /// Whether there is no metadata.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// All entries, ordered by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.entries.iter().map(|(key, value)| (key.as_str(), value))
+    }
+}
