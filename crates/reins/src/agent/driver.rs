@@ -898,7 +898,7 @@ impl Driver<'_> {
                 if !calls.is_empty() {
                     return StructuredStep::NotFinal;
                 }
-                match spec.from_text(&response.text()) {
+                match spec.read_text(&response.text()) {
                     Ok(value) => StructuredStep::Done(value.to_string()),
                     Err(problem) => StructuredStep::Feedback(format!(
                         "Your answer must be JSON matching the required schema: {problem}. \
@@ -909,7 +909,7 @@ impl Driver<'_> {
             _ => {
                 let output_call = calls.iter().find(|p| p.call.name == OUTPUT_TOOL_NAME);
                 match output_call {
-                    Some(planned) => match spec.from_tool_args(&planned.call.arguments) {
+                    Some(planned) => match spec.read_tool_args(&planned.call.arguments) {
                         Ok(value) => StructuredStep::Done(value.to_string()),
                         Err(problem) => StructuredStep::AnswerCalls(problem),
                     },

@@ -34,6 +34,9 @@ pub enum OutputMode {
     Native,
 }
 
+/// Checks that a JSON value reads as the output type.
+type Validator = dyn Fn(&Value) -> Result<(), String> + Send + Sync;
+
 /// What the run needs to know about the expected answer, without its Rust type.
 #[derive(Clone)]
 pub(crate) struct OutputSpec {
@@ -41,7 +44,7 @@ pub(crate) struct OutputSpec {
     pub schema: Value,
     /// Whether a non-object schema was wrapped under [`WRAPPED_KEY`] for the output tool.
     pub wrapped: bool,
-    pub validate: Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>,
+    pub validate: Arc<Validator>,
 }
 
 impl std::fmt::Debug for OutputSpec {
@@ -87,7 +90,7 @@ impl OutputSpec {
     }
 
     /// Reads the answer out of the output tool's arguments, checked against the type.
-    pub fn from_tool_args(&self, args: &Value) -> Result<Value, String> {
+    pub fn read_tool_args(&self, args: &Value) -> Result<Value, String> {
         let value = if self.wrapped {
             args.get(WRAPPED_KEY)
                 .cloned()
@@ -100,7 +103,7 @@ impl OutputSpec {
     }
 
     /// Reads the answer out of native JSON text, checked against the type.
-    pub fn from_text(&self, text: &str) -> Result<Value, String> {
+    pub fn read_text(&self, text: &str) -> Result<Value, String> {
         let trimmed = strip_code_fence(text.trim());
         let value: Value = serde_json::from_str(trimmed)
             .map_err(|error| format!("the answer is not JSON: {error}"))?;
