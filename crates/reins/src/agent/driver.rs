@@ -293,13 +293,22 @@ impl Driver<'_> {
 
     async fn drive(&mut self, prompt: Message) -> Result<String, Halt> {
         let prompt = if self.observes(StepEventKind::RunStart) {
-            match self
+            let original = prompt.clone();
+            let answer = self
                 .hooks
                 .run_start(self.ctx, prompt, &self.state.history)
-                .await?
-            {
-                Stacked::Go(prompt) => prompt,
-                Stacked::Stop(reason) => return Err(Halt::Stop(reason)),
+                .await;
+            match answer {
+                Ok(Stacked::Go(prompt)) => prompt,
+                // Nothing is lost: a run ended here keeps the prompt in its history.
+                Ok(Stacked::Stop(reason)) => {
+                    self.state.history.push(original);
+                    return Err(Halt::Stop(reason));
+                }
+                Err(failure) => {
+                    self.state.history.push(original);
+                    return Err(failure.into());
+                }
             }
         } else {
             prompt
