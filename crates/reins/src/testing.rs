@@ -72,7 +72,11 @@ impl Turn {
     }
 
     /// A turn calling one tool with the given call id.
-    pub fn tool_call_with_id(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+    pub fn tool_call_with_id(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: Value,
+    ) -> Self {
         Turn::with_part(ScriptedPart::ToolCall {
             id: Some(id.into()),
             name: name.into(),
@@ -296,7 +300,10 @@ impl CompletionModel for ScriptedModel {
         turn.into_response(served)
     }
 
-    async fn stream(&self, request: &CompletionRequest) -> Result<CompletionStream, CompletionError> {
+    async fn stream(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<CompletionStream, CompletionError> {
         let (turn, served) = self.next_turn(request)?;
         if let Some(delay) = turn.delay {
             tokio::time::sleep(delay).await;
@@ -306,11 +313,14 @@ impl CompletionModel for ScriptedModel {
         for part in response.content.iter() {
             match part {
                 AssistantContent::Text(text) => {
-                    chunks.extend(split_words(&text.text).map(|w| Ok(StreamChunk::Text(w.to_owned()))));
+                    chunks.extend(
+                        split_words(&text.text).map(|w| Ok(StreamChunk::Text(w.to_owned()))),
+                    );
                 }
                 AssistantContent::Reasoning(reasoning) => {
                     chunks.extend(
-                        split_words(&reasoning.text).map(|w| Ok(StreamChunk::Reasoning(w.to_owned()))),
+                        split_words(&reasoning.text)
+                            .map(|w| Ok(StreamChunk::Reasoning(w.to_owned()))),
                     );
                 }
                 AssistantContent::ToolCall(call) => {

@@ -26,7 +26,10 @@ impl AgentHook for Named {
         ModelTurnAction::continue_run()
     }
     async fn on_run_settled(&self, _ctx: &HookContext, _event: RunSettledEvent<'_>) {
-        self.log.lock().unwrap().push(format!("{} settled", self.name));
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{} settled", self.name));
     }
 }
 
@@ -84,12 +87,18 @@ async fn completion_call_patches_from_all_hooks_merge_in_order() {
                 .temperature(0.9)
                 .active_tools(["add", "other"]),
         ))
-        .add_hook(Patch(RequestPatch::new().temperature(0.1).active_tools(["add"])))
+        .add_hook(Patch(
+            RequestPatch::new().temperature(0.1).active_tools(["add"]),
+        ))
         .build();
     agent.prompt("x").await.unwrap();
     let request = &model.requests()[0];
     assert_eq!(request.documents.len(), 1, "the context hook applied");
-    assert_eq!(request.temperature, Some(0.1), "the later sampling hook won");
+    assert_eq!(
+        request.temperature,
+        Some(0.1),
+        "the later sampling hook won"
+    );
     assert_eq!(request.tool_names().collect::<Vec<_>>(), vec!["add"]);
 }
 
@@ -125,7 +134,10 @@ async fn a_stop_ends_the_merge() {
         .add_hook(StopTurn)
         .add_hook(later.clone())
         .build();
-    assert!(matches!(agent.prompt("x").await, Err(PromptError::Cancelled { .. })));
+    assert!(matches!(
+        agent.prompt("x").await,
+        Err(PromptError::Cancelled { .. })
+    ));
     assert_eq!(later.0.load(Ordering::SeqCst), 0);
     assert!(model.requests().is_empty(), "the model was never called");
 }
@@ -155,8 +167,14 @@ async fn the_first_decision_wins_for_turn_finished() {
         })
         .build();
     let error = agent.prompt("x").await.unwrap_err();
-    assert!(matches!(error, PromptError::Cancelled { ref reason, .. } if reason == "first decision"));
-    assert_eq!(*log.lock().unwrap(), vec!["after settled"], "later hooks are not called");
+    assert!(
+        matches!(error, PromptError::Cancelled { ref reason, .. } if reason == "first decision")
+    );
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec!["after settled"],
+        "later hooks are not called"
+    );
 }
 
 /// Observes only tool dispatches.
@@ -174,7 +192,10 @@ impl AgentHook for ToolOnlyHook {
         DispatchAction::proceed()
     }
     async fn on_event(&self, _ctx: &HookContext, event: StepEvent<'_>) -> Flow {
-        self.0.lock().unwrap().push(format!("event {:?}", event.kind()));
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("event {:?}", event.kind()));
         Flow::Continue
     }
 }
@@ -186,7 +207,10 @@ async fn a_hook_is_called_only_for_the_kinds_it_observes() {
         Turn::tool_call("add", json!({"a": 1, "b": 1})),
         Turn::text("2"),
     ]);
-    let agent = AgentBuilder::new(model).tool(add_tool()).add_hook(hook.clone()).build();
+    let agent = AgentBuilder::new(model)
+        .tool(add_tool())
+        .add_hook(hook.clone())
+        .build();
     agent.prompt("x").await.unwrap();
     assert_eq!(*hook.0.lock().unwrap(), vec!["add"]);
 }
@@ -221,7 +245,10 @@ struct EffectLog(Arc<Mutex<Vec<String>>>);
 impl AgentHook for EffectLog {
     async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
         let (name, _) = event.effect_payload().unwrap();
-        self.0.lock().unwrap().push(format!("{:?} {name}", event.kind));
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("{:?} {name}", event.kind));
         if name == "forbidden" {
             DispatchAction::skip("not this one")
         } else {
@@ -282,9 +309,16 @@ async fn a_stack_registered_as_one_hook_composes_like_its_members() {
         Turn::tool_call("add", json!({"a": 1, "b": 2})),
         Turn::text("3"),
     ]);
-    let agent = AgentBuilder::new(model.clone()).tool(add_tool()).add_hook(inner).build();
+    let agent = AgentBuilder::new(model.clone())
+        .tool(add_tool())
+        .add_hook(inner)
+        .build();
     agent.prompt("x").await.unwrap();
     assert_eq!(model.requests()[0].temperature, Some(0.2));
     assert!(recorder.lines().contains(&"tool_result add 3".to_string()));
-    assert!(recorder.lines().contains(&"completion_response 1".to_string()));
+    assert!(
+        recorder
+            .lines()
+            .contains(&"completion_response 1".to_string())
+    );
 }

@@ -24,7 +24,11 @@ async fn run_start_rewrites_chain_and_reach_the_model() {
     let agent = AgentBuilder::new(model.clone())
         .add_hook(RewritePrompt("[agent]"))
         .build();
-    agent.prompt("hi").add_hook(RewritePrompt("[run]")).await.unwrap();
+    agent
+        .prompt("hi")
+        .add_hook(RewritePrompt("[run]"))
+        .await
+        .unwrap();
     assert_eq!(
         model.requests()[0].history,
         vec![Message::user("hi [agent] [run]")]
@@ -141,7 +145,10 @@ async fn a_patch_applies_to_one_turn_only() {
     assert_eq!(first.temperature, Some(0.0));
     assert_eq!(first.max_tokens, Some(5));
     assert_eq!(first.preamble.as_deref(), Some("patched"));
-    assert_eq!(first.additional_params, Some(json!({"seed": 1, "top_p": 0.5})));
+    assert_eq!(
+        first.additional_params,
+        Some(json!({"seed": 1, "top_p": 0.5}))
+    );
     assert_eq!(first.documents, vec![Document::new("p", "patched doc")]);
     let second = &requests[1];
     assert_eq!(second.tool_names().collect::<Vec<_>>(), vec!["add", "echo"]);
@@ -167,7 +174,9 @@ impl AgentHook for ReplaceHistory {
 #[tokio::test]
 async fn a_history_patch_changes_what_is_sent_not_the_run() {
     let model = ScriptedModel::new([Turn::text("ok")]);
-    let agent = AgentBuilder::new(model.clone()).add_hook(ReplaceHistory).build();
+    let agent = AgentBuilder::new(model.clone())
+        .add_hook(ReplaceHistory)
+        .build();
     let response = agent
         .prompt("long question")
         .with_history(vec![Message::user("a"), Message::assistant("b")])
@@ -197,13 +206,18 @@ impl AgentHook for RepeatOnce {
 #[tokio::test]
 async fn repeat_discards_the_response_and_asks_again() {
     let model = ScriptedModel::new([Turn::text("bad"), Turn::text("good")]);
-    let agent = AgentBuilder::new(model.clone()).add_hook(RepeatOnce).build();
+    let agent = AgentBuilder::new(model.clone())
+        .add_hook(RepeatOnce)
+        .build();
     let response = agent.prompt("q").extended_details().await.unwrap();
     assert_eq!(response.output, "good");
     assert_eq!(response.turns(), 2);
     let requests = model.requests();
     assert_eq!(requests[0].history, requests[1].history);
-    assert_eq!(response.history(), &[Message::user("q"), Message::assistant("good")]);
+    assert_eq!(
+        response.history(),
+        &[Message::user("q"), Message::assistant("good")]
+    );
 }
 
 #[tokio::test]
@@ -244,7 +258,9 @@ async fn retry_with_feedback_keeps_the_response_and_adds_the_feedback() {
         Turn::text("a very long").finish_reason(FinishReason::Length),
         Turn::text("short"),
     ]);
-    let agent = AgentBuilder::new(model.clone()).add_hook(RetryTruncated).build();
+    let agent = AgentBuilder::new(model.clone())
+        .add_hook(RetryTruncated)
+        .build();
     let response = agent.prompt("q").extended_details().await.unwrap();
     assert_eq!(response.output, "short");
     assert_eq!(
@@ -263,7 +279,10 @@ async fn a_scratchpad_counter_bounds_the_retries() {
     let model = ScriptedModel::new([truncated(), truncated(), truncated(), Turn::text("x")]);
     let agent = AgentBuilder::new(model).add_hook(RetryTruncated).build();
     let error = agent.prompt("q").await.unwrap_err();
-    let PromptError::Cancelled { reason, history, .. } = error else {
+    let PromptError::Cancelled {
+        reason, history, ..
+    } = error
+    else {
         panic!("expected Cancelled");
     };
     assert_eq!(reason, "response kept getting truncated");
@@ -284,7 +303,10 @@ impl AgentHook for AlwaysRetry {
 #[tokio::test]
 async fn retrying_a_turn_with_tool_calls_is_rejected() {
     let model = ScriptedModel::new([Turn::tool_call("add", json!({"a": 1, "b": 1}))]);
-    let agent = AgentBuilder::new(model).tool(add_tool()).add_hook(AlwaysRetry).build();
+    let agent = AgentBuilder::new(model)
+        .tool(add_tool())
+        .add_hook(AlwaysRetry)
+        .build();
     let error = agent.prompt("q").await.unwrap_err();
     assert!(
         matches!(&error, PromptError::RejectedAction { reason, .. } if reason.contains("tool calls")),
@@ -295,7 +317,9 @@ async fn retrying_a_turn_with_tool_calls_is_rejected() {
 #[tokio::test]
 async fn retry_with_feedback_counts_against_max_turns() {
     let model = ScriptedModel::new([Turn::text("1"), Turn::text("2"), Turn::text("3")]);
-    let agent = AgentBuilder::new(model.clone()).add_hook(AlwaysRetry).build();
+    let agent = AgentBuilder::new(model.clone())
+        .add_hook(AlwaysRetry)
+        .build();
     let error = agent.prompt("q").max_turns(3).await.unwrap_err();
     assert!(matches!(error, PromptError::MaxTurns { max_turns: 3, .. }));
     assert_eq!(model.requests().len(), 3);
@@ -344,7 +368,9 @@ async fn skip_answers_the_call_with_the_reason_and_the_model_goes_on() {
     let outcomes = Outcomes::default();
     let agent = AgentBuilder::new(model.clone())
         .tool(echo_tool("echo", calls.clone()))
-        .add_hook(TransferPolicy { max_auto_transfer: 100 })
+        .add_hook(TransferPolicy {
+            max_auto_transfer: 100,
+        })
         .add_hook(outcomes.clone())
         .build();
     let answer = agent.prompt("pay").await.unwrap();
@@ -352,7 +378,11 @@ async fn skip_answers_the_call_with_the_reason_and_the_model_goes_on() {
     assert!(calls.lock().unwrap().is_empty(), "the tool must not run");
     assert_eq!(
         model.requests()[1].history.last(),
-        Some(&Message::tool_result("call_1_0", "echo", "denied by policy: $5000 is over the limit"))
+        Some(&Message::tool_result(
+            "call_1_0",
+            "echo",
+            "denied by policy: $5000 is over the limit"
+        ))
     );
     assert_eq!(
         *outcomes.0.lock().unwrap(),
@@ -394,7 +424,10 @@ async fn deny_reports_to_the_model_and_records_a_denial() {
             report: "not allowed for this user".into()
         }]
     );
-    assert_eq!(model.requests()[1].history.last().unwrap().text(), "not allowed for this user");
+    assert_eq!(
+        model.requests()[1].history.last().unwrap().text(),
+        "not allowed for this user"
+    );
 }
 
 struct Shout;
@@ -427,7 +460,11 @@ async fn rewritten_arguments_chain_and_reach_the_tool() {
     agent.prompt("x").await.unwrap();
     assert_eq!(*calls.lock().unwrap(), vec!["HI!!"]);
     // A later hook sees the earlier rewrites.
-    assert!(recorder.lines().contains(&"tool_call echo {\"text\":\"HI!!\"}".to_string()));
+    assert!(
+        recorder
+            .lines()
+            .contains(&"tool_call echo {\"text\":\"HI!!\"}".to_string())
+    );
 }
 
 struct PatchAtDispatch;
@@ -445,7 +482,9 @@ impl AgentHook for PatchAtDispatch {
 #[tokio::test]
 async fn a_model_dispatch_can_patch_the_request() {
     let model = ScriptedModel::new([Turn::text("ok")]);
-    let agent = AgentBuilder::new(model.clone()).add_hook(PatchAtDispatch).build();
+    let agent = AgentBuilder::new(model.clone())
+        .add_hook(PatchAtDispatch)
+        .build();
     agent.prompt("x").await.unwrap();
     assert_eq!(model.requests()[0].temperature, Some(0.1));
 }
@@ -468,7 +507,10 @@ impl AgentHook for SeeOutcome {
             result, outcome, ..
         } = event
         {
-            self.0.lock().unwrap().push((result.to_string(), outcome.clone()));
+            self.0
+                .lock()
+                .unwrap()
+                .push((result.to_string(), outcome.clone()));
         }
         Flow::Continue
     }
@@ -541,7 +583,9 @@ impl AgentHook for ReplaceModelAnswer {
 #[tokio::test]
 async fn a_model_response_can_be_replaced() {
     let model = ScriptedModel::new([Turn::text("rude words")]);
-    let agent = AgentBuilder::new(model).add_hook(ReplaceModelAnswer).build();
+    let agent = AgentBuilder::new(model)
+        .add_hook(ReplaceModelAnswer)
+        .build();
     assert_eq!(agent.prompt("x").await.unwrap(), "polite");
 }
 

@@ -99,7 +99,11 @@ async fn an_unhandled_unknown_tool_can_be_ignored() {
     assert_eq!(*log.lock().unwrap(), vec!["real"]);
     let assistant = &response.history()[1];
     let names: Vec<_> = assistant.tool_calls().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, vec!["echo"], "the ignored call is dropped from the turn");
+    assert_eq!(
+        names,
+        vec!["echo"],
+        "the ignored call is dropped from the turn"
+    );
 }
 
 #[tokio::test]
@@ -117,11 +121,17 @@ async fn repair_renames_the_tool_and_suppresses_the_turn_events() {
         .build();
     let response = agent.prompt("x").extended_details().await.unwrap();
     assert_eq!(*log.lock().unwrap(), vec!["hello"]);
-    let names: Vec<_> = response.history()[1].tool_calls().map(|c| c.name.clone()).collect();
+    let names: Vec<_> = response.history()[1]
+        .tool_calls()
+        .map(|c| c.name.clone())
+        .collect();
     assert_eq!(names, vec!["echo"]);
     let lines = recorder.lines();
     assert!(!lines.contains(&"turn_finished 1".to_string()), "{lines:?}");
-    assert!(!lines.contains(&"completion_response 1".to_string()), "{lines:?}");
+    assert!(
+        !lines.contains(&"completion_response 1".to_string()),
+        "{lines:?}"
+    );
     assert!(lines.contains(&"turn_finished 2".to_string()));
     // The recorder comes after the deciding hook: first decision wins.
     assert!(!lines.iter().any(|l| l.starts_with("invalid")), "{lines:?}");
@@ -136,9 +146,20 @@ async fn a_repaired_name_is_checked_again() {
         .add_hook(hook.clone())
         .build();
     let error = agent.prompt("x").await.unwrap_err();
-    assert!(matches!(error, PromptError::UnknownToolCall { ref tool_name, .. } if tool_name == "still_unknown"));
-    let seen: Vec<_> = hook.seen.lock().unwrap().iter().map(|c| c.tool_name.clone()).collect();
-    assert_eq!(seen, vec!["a", "still_unknown", "still_unknown", "still_unknown"]);
+    assert!(
+        matches!(error, PromptError::UnknownToolCall { ref tool_name, .. } if tool_name == "still_unknown")
+    );
+    let seen: Vec<_> = hook
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|c| c.tool_name.clone())
+        .collect();
+    assert_eq!(
+        seen,
+        vec!["a", "still_unknown", "still_unknown", "still_unknown"]
+    );
 }
 
 #[tokio::test]
@@ -221,7 +242,10 @@ async fn skip_answers_every_call_of_the_turn_without_running_any() {
     let history = &model.requests()[1].history;
     assert_eq!(history.len(), 5);
     assert!(history[2].text().starts_with("Not executed"));
-    assert_eq!(history[3], Message::tool_result("call_1_1", "bogus", "no such tool"));
+    assert_eq!(
+        history[3],
+        Message::tool_result("call_1_1", "bogus", "no such tool")
+    );
     assert!(history[4].text().starts_with("Not executed"));
 }
 
@@ -287,7 +311,10 @@ async fn a_tool_outside_active_tools_or_tool_choice_is_not_allowed() {
                 ..
             }
         ));
-        assert_eq!(hook.seen.lock().unwrap()[0].reason, InvalidToolCallReason::NotAllowed);
+        assert_eq!(
+            hook.seen.lock().unwrap()[0].reason,
+            InvalidToolCallReason::NotAllowed
+        );
     }
 }
 
@@ -316,7 +343,10 @@ async fn malformed_arguments_are_answered_with_feedback_by_default() {
 async fn malformed_arguments_cannot_be_repaired() {
     let model = ScriptedModel::new([Turn::tool_call("add", json!([1, 2]))]);
     let hook = Always::new(InvalidToolCallAction::repair("add"));
-    let agent = AgentBuilder::new(model).tool(add_tool()).add_hook(hook.clone()).build();
+    let agent = AgentBuilder::new(model)
+        .tool(add_tool())
+        .add_hook(hook.clone())
+        .build();
     let error = agent.prompt("x").await.unwrap_err();
     assert!(matches!(
         error,

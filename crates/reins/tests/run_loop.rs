@@ -80,7 +80,12 @@ async fn each_run_gets_its_own_id_unless_given_one() {
     let first = agent.prompt("x").extended_details().await.unwrap();
     let second = agent.prompt("x").extended_details().await.unwrap();
     assert_ne!(first.run_id(), second.run_id());
-    let named = agent.prompt("x").run_id("order-42").extended_details().await.unwrap();
+    let named = agent
+        .prompt("x")
+        .run_id("order-42")
+        .extended_details()
+        .await
+        .unwrap();
     assert_eq!(named.run_id(), "order-42");
 }
 
@@ -117,7 +122,10 @@ async fn a_model_error_ends_the_run_with_the_history() {
     ]);
     let agent = AgentBuilder::new(model).tool(add_tool()).build();
     let error = agent.prompt("x").await.unwrap_err();
-    let PromptError::Completion { source, history, .. } = &error else {
+    let PromptError::Completion {
+        source, history, ..
+    } = &error
+    else {
         panic!("expected a completion error, got {error:?}");
     };
     assert!(matches!(source, CompletionError::Http { status: 500, .. }));
@@ -178,7 +186,10 @@ async fn the_request_carries_the_agent_settings() {
     assert_eq!(request.additional_params, Some(json!({"seed": 7})));
     assert_eq!(request.documents.len(), 1);
     assert_eq!(request.tool_names().collect::<Vec<_>>(), vec!["add"]);
-    assert_eq!(request.tools[0].parameters["properties"]["a"]["type"], "integer");
+    assert_eq!(
+        request.tools[0].parameters["properties"]["a"]["type"],
+        "integer"
+    );
 }
 
 use std::future::IntoFuture;

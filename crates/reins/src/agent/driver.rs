@@ -446,7 +446,9 @@ impl Driver<'_> {
                     result: text.clone(),
                     outcome,
                 });
-                self.state.history.push(Message::tool_result(tool_call_id, tool_name, text));
+                self.state
+                    .history
+                    .push(Message::tool_result(tool_call_id, tool_name, text));
             }
         }
     }
@@ -470,9 +472,11 @@ impl Driver<'_> {
             result: text.clone(),
             outcome,
         });
-        self.state
-            .history
-            .push(Message::tool_result(call.id.clone(), call.name.clone(), text));
+        self.state.history.push(Message::tool_result(
+            call.id.clone(),
+            call.name.clone(),
+            text,
+        ));
     }
 
     fn request_template(&self) -> CompletionRequest {
@@ -593,7 +597,11 @@ impl Driver<'_> {
         };
 
         if self.observes(StepEventKind::CompletionOutcome) {
-            if let Stacked::Stop(reason) = self.hooks.completion_outcome(self.ctx, &mut response).await? {
+            if let Stacked::Stop(reason) = self
+                .hooks
+                .completion_outcome(self.ctx, &mut response)
+                .await?
+            {
                 return Err(Halt::Stop(reason));
             }
         }
@@ -697,7 +705,9 @@ impl Driver<'_> {
         tool_choice: Option<&ToolChoice>,
     ) -> Option<InvalidToolCallReason> {
         let is_output_tool = call.name == OUTPUT_TOOL_NAME
-            && self.output.is_some_and(|spec| spec.mode == OutputMode::Tool);
+            && self
+                .output
+                .is_some_and(|spec| spec.mode == OutputMode::Tool);
         if !is_output_tool && !self.config.tools.contains(&call.name) {
             return Some(InvalidToolCallReason::UnknownTool);
         }
@@ -817,7 +827,9 @@ impl Driver<'_> {
             });
         }
         let content = if changed {
-            Some(OneOrMany::many(kept).unwrap_or_else(|| OneOrMany::one(AssistantContent::text(""))))
+            Some(
+                OneOrMany::many(kept).unwrap_or_else(|| OneOrMany::one(AssistantContent::text(""))),
+            )
         } else {
             None
         };
@@ -829,7 +841,12 @@ impl Driver<'_> {
     }
 
     /// Answers the skipped call with `reason` and every other call as not executed.
-    fn skip_turn(&self, response: &CompletionResponse, skipped: &ToolCall, reason: String) -> CheckedCalls {
+    fn skip_turn(
+        &self,
+        response: &CompletionResponse,
+        skipped: &ToolCall,
+        reason: String,
+    ) -> CheckedCalls {
         let mut answers = Vec::new();
         let mut content = Vec::with_capacity(response.content.len());
         for part in response.content.iter() {
@@ -837,11 +854,18 @@ impl Driver<'_> {
                 content.push(part.clone());
                 continue;
             };
-            let call = if call.id == skipped.id { skipped.clone() } else { call.clone() };
+            let call = if call.id == skipped.id {
+                skipped.clone()
+            } else {
+                call.clone()
+            };
             let text = if call.id == skipped.id {
                 reason.clone()
             } else {
-                format!("Not executed: the call to `{}` in the same turn was skipped.", skipped.name)
+                format!(
+                    "Not executed: the call to `{}` in the same turn was skipped.",
+                    skipped.name
+                )
             };
             content.push(AssistantContent::ToolCall(call.clone()));
             answers.push((
@@ -966,8 +990,8 @@ impl Driver<'_> {
                 extensions: ToolResultExtensions::new(),
             });
         }
-        let observed = self.observes(StepEventKind::ToolDispatch)
-            || self.observes(StepEventKind::ToolOutcome);
+        let observed =
+            self.observes(StepEventKind::ToolDispatch) || self.observes(StepEventKind::ToolOutcome);
         let args_text = if observed {
             render_args(&call.arguments)
         } else {

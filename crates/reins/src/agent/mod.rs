@@ -22,11 +22,12 @@ pub use hook::{
     DispatchKind, Entry, EntryError, Flow, HookContext, HookStack, InvalidToolCallAction,
     InvalidToolCallContext, InvalidToolCallReason, ModelSelectEvent, ModelSelectionAction,
     ModelTurnAction, ModelTurnFinished, ObservationAction, OutcomeAction, OutcomeEvent,
-    ReasoningDeltaEvent, RequestPatch, RunSettledEvent, RunStartAction, RunStartEvent,
-    Scratchpad, StepEvent, StepEventKind, TextDeltaEvent, ToolArgs, ToolCallDeltaEvent,
-    ToolResult,
+    ReasoningDeltaEvent, RequestPatch, RunSettledEvent, RunStartAction, RunStartEvent, Scratchpad,
+    StepEvent, StepEventKind, TextDeltaEvent, ToolArgs, ToolCallDeltaEvent, ToolResult,
 };
 pub use output::{OUTPUT_TOOL_NAME, OutputMode, TypedPromptRequest, TypedPromptResponse};
-pub use prompt::{DetailedPromptRequest, PromptRequest, PromptResponse, ToolErrorPolicy, UnhandledInvalidToolCall};
+pub use prompt::{
+    DetailedPromptRequest, PromptRequest, PromptResponse, ToolErrorPolicy, UnhandledInvalidToolCall,
+};
 pub use run::{RUN_STATE_VERSION, RunState};
 pub use stream::{PromptStream, StreamItem};

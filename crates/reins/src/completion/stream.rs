@@ -176,7 +176,12 @@ mod tests {
         assembler.tool_call("c1", Some("add"), "{\"a\":");
         assembler.tool_call("c2", Some("sub"), "{}");
         assembler.tool_call("c1", None, "1}");
-        let response = assembler.finish(Usage::new(3, 4), Some(FinishReason::ToolCalls), None, RawResponse::none());
+        let response = assembler.finish(
+            Usage::new(3, 4),
+            Some(FinishReason::ToolCalls),
+            None,
+            RawResponse::none(),
+        );
         let parts: Vec<_> = response.content.iter().cloned().collect();
         assert_eq!(
             parts,

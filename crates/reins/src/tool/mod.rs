@@ -102,9 +102,10 @@ impl<T: Tool> DynTool for T {
 
     fn call_json<'a>(&'a self, args: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
         Box::pin(async move {
-            let args = T::Args::deserialize(args).map_err(|error| ToolFailure::InvalidArguments {
-                message: error.to_string(),
-            })?;
+            let args =
+                T::Args::deserialize(args).map_err(|error| ToolFailure::InvalidArguments {
+                    message: error.to_string(),
+                })?;
             let output = self
                 .call(args)
                 .await
@@ -167,7 +168,11 @@ impl ToolSet {
     /// Adds a tool; a tool of the same name is replaced.
     pub fn add<T: Tool>(&mut self, tool: T) {
         let definition = DynTool::definition(&tool);
-        match self.definitions.iter_mut().find(|d| d.name == definition.name) {
+        match self
+            .definitions
+            .iter_mut()
+            .find(|d| d.name == definition.name)
+        {
             Some(existing) => *existing = definition.clone(),
             None => self.definitions.push(definition.clone()),
         }

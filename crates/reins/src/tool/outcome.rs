@@ -136,6 +136,8 @@ impl ToolResultExtensions {
 
     /// All entries, ordered by key.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.entries.iter().map(|(key, value)| (key.as_str(), value))
+        self.entries
+            .iter()
+            .map(|(key, value)| (key.as_str(), value))
     }
 }

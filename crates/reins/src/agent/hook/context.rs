@@ -229,8 +229,20 @@ mod tests {
     #[test]
     fn scratchpad_keeps_one_value_per_type() {
         let pad = Scratchpad::default();
-        assert_eq!(pad.update(|c: &mut Counter| { c.0 += 1; c.0 }), 1);
-        assert_eq!(pad.update(|c: &mut Counter| { c.0 += 1; c.0 }), 2);
+        assert_eq!(
+            pad.update(|c: &mut Counter| {
+                c.0 += 1;
+                c.0
+            }),
+            1
+        );
+        assert_eq!(
+            pad.update(|c: &mut Counter| {
+                c.0 += 1;
+                c.0
+            }),
+            2
+        );
         assert_eq!(pad.get::<Counter>(), Some(Counter(2)));
         assert_eq!(pad.set(Counter(9)), Some(Counter(2)));
         assert_eq!(pad.remove::<Counter>(), Some(Counter(9)));
@@ -244,7 +256,10 @@ mod tests {
         ctx.append_entry("other", &1).unwrap();
         ctx.append_entry("audit", &"b").unwrap();
         assert_eq!(ctx.entries::<String>("audit").unwrap(), vec!["a", "b"]);
-        assert_eq!(ctx.last_entry::<String>("audit").unwrap().as_deref(), Some("b"));
+        assert_eq!(
+            ctx.last_entry::<String>("audit").unwrap().as_deref(),
+            Some("b")
+        );
         assert_eq!(ctx.last_entry::<String>("none").unwrap(), None);
         let err = ctx.entries::<u32>("audit").unwrap_err();
         assert_eq!(err.kind, "audit");

@@ -20,9 +20,8 @@ pub use actions::{
 pub use context::{Entry, EntryError, HookContext, Scratchpad};
 pub use events::{
     CompletionCallEvent, DispatchEvent, DispatchKind, InvalidToolCallContext,
-    InvalidToolCallReason, ModelSelectEvent, ModelTurnFinished, OutcomeEvent,
-    ReasoningDeltaEvent, RunSettledEvent, RunStartEvent, TextDeltaEvent, ToolCallDeltaEvent,
-    ToolResult,
+    InvalidToolCallReason, ModelSelectEvent, ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent,
+    RunSettledEvent, RunStartEvent, TextDeltaEvent, ToolCallDeltaEvent, ToolResult,
 };
 pub(crate) use events::{DispatchTarget, OutcomeTarget, ToolCallView};
 pub use patch::RequestPatch;

@@ -3,8 +3,7 @@
 use super::events::{
     CompletionCallEvent, DispatchEvent, DispatchKind, DispatchTarget, InvalidToolCallContext,
     ModelSelectEvent, ModelTurnFinished, OutcomeEvent, OutcomeTarget, ReasoningDeltaEvent,
-    RunSettledEvent, RunStartEvent, TextDeltaEvent, ToolCallDeltaEvent, ToolCallView,
-    ToolResult,
+    RunSettledEvent, RunStartEvent, TextDeltaEvent, ToolCallDeltaEvent, ToolCallView, ToolResult,
 };
 use super::step::{Flow, StepEvent, StepEventKind};
 use super::{
@@ -35,8 +34,11 @@ trait ErasedHook: Send + Sync {
         ctx: &'a HookContext,
         event: CompletionCallEvent<'a>,
     ) -> BoxFuture<'a, CompletionCallAction>;
-    fn on_model_select(&self, ctx: &HookContext, event: ModelSelectEvent<'_>)
-    -> ModelSelectionAction;
+    fn on_model_select(
+        &self,
+        ctx: &HookContext,
+        event: ModelSelectEvent<'_>,
+    ) -> ModelSelectionAction;
     fn on_model_turn_finished<'a>(
         &'a self,
         ctx: &'a HookContext,
@@ -362,13 +364,12 @@ impl HookStack {
                 previous_model,
                 available_models,
             };
-            let answer = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                hook.on_model_select(ctx, event)
-            }))
-            .map_err(|panic| HookFailure {
-                kind: KIND,
-                message: panic_message(panic.as_ref()),
-            })?;
+            let answer =
+                std::panic::catch_unwind(AssertUnwindSafe(|| hook.on_model_select(ctx, event)))
+                    .map_err(|panic| HookFailure {
+                        kind: KIND,
+                        message: panic_message(panic.as_ref()),
+                    })?;
             match answer {
                 ModelSelectionAction::Continue => {}
                 ModelSelectionAction::Select(label) => selected = Some(label),
@@ -613,7 +614,10 @@ impl AgentHook for HookStack {
 
     async fn on_run_start(&self, ctx: &HookContext, event: RunStartEvent<'_>) -> RunStartAction {
         let original = event.prompt.text();
-        match reraise(self.run_start(ctx, event.prompt.clone(), event.history).await) {
+        match reraise(
+            self.run_start(ctx, event.prompt.clone(), event.history)
+                .await,
+        ) {
             Stacked::Go(prompt) if prompt.text() == original => RunStartAction::Continue,
             Stacked::Go(prompt) => RunStartAction::Rewrite(prompt.text()),
             Stacked::Stop(reason) => RunStartAction::Stop(reason),
@@ -697,10 +701,12 @@ impl AgentHook for HookStack {
                 // Effects have no rewrite: the chain ends at the first skip, denial or stop.
                 let kind = event.kind.dispatch_event_kind();
                 for hook in self.observers(kind) {
-                    let answer = reraise(async {
-                        Ok::<_, HookFailure>(guarded!(kind, hook.on_dispatch(ctx, event)))
-                    }
-                    .await);
+                    let answer = reraise(
+                        async {
+                            Ok::<_, HookFailure>(guarded!(kind, hook.on_dispatch(ctx, event)))
+                        }
+                        .await,
+                    );
                     match answer {
                         DispatchAction::Proceed
                         | DispatchAction::RewriteToolArgs(_)
@@ -735,10 +741,10 @@ impl AgentHook for HookStack {
             OutcomeTarget::Effect { .. } => {
                 let kind = event.kind.outcome_event_kind();
                 for hook in self.observers(kind) {
-                    let answer = reraise(async {
-                        Ok::<_, HookFailure>(guarded!(kind, hook.on_outcome(ctx, event)))
-                    }
-                    .await);
+                    let answer = reraise(
+                        async { Ok::<_, HookFailure>(guarded!(kind, hook.on_outcome(ctx, event))) }
+                            .await,
+                    );
                     if let OutcomeAction::Stop(reason) = answer {
                         return OutcomeAction::Stop(reason);
                     }
@@ -748,7 +754,11 @@ impl AgentHook for HookStack {
         }
     }
 
-    async fn on_text_delta(&self, ctx: &HookContext, event: TextDeltaEvent<'_>) -> ObservationAction {
+    async fn on_text_delta(
+        &self,
+        ctx: &HookContext,
+        event: TextDeltaEvent<'_>,
+    ) -> ObservationAction {
         reraise(self.text_delta(ctx, event).await)
     }
 

@@ -1,0 +1,170 @@
+//! Typed answers, through an output tool or the model's native JSON mode.
+
+use reins::agent::*;
+use reins::message::{Message, ToolChoice};
+use reins::testing::{ScriptedModel, Turn};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+struct Weather {
+    city: String,
+    celsius: f64,
+}
+
+#[tokio::test]
+async fn tool_mode_reads_the_output_tool_and_persists_the_answer_as_text() {
+    let model = ScriptedModel::new([Turn::tool_call(
+        OUTPUT_TOOL_NAME,
+        json!({"city": "Oslo", "celsius": -3.5}),
+    )]);
+    let agent = AgentBuilder::new(model.clone()).build();
+    let typed = agent
+        .prompt("Weather in Oslo?")
+        .output::<Weather>()
+        .mode(OutputMode::Tool)
+        .extended_details()
+        .await
+        .unwrap();
+    assert_eq!(
+        typed.value,
+        Weather {
+            city: "Oslo".into(),
+            celsius: -3.5
+        }
+    );
+    let request = &model.requests()[0];
+    assert_eq!(
+        request.tool_names().collect::<Vec<_>>(),
+        vec![OUTPUT_TOOL_NAME]
+    );
+    assert_eq!(
+        request.tools[0].parameters["properties"]["celsius"]["type"],
+        "number"
+    );
+    assert_eq!(request.tool_choice, Some(ToolChoice::Required));
+    // Persisted as assistant text, with the output-tool call dropped.
+    let last = typed.response.history().last().unwrap();
+    assert_eq!(last.tool_calls().count(), 0);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&last.text()).unwrap(),
+        json!({"city": "Oslo", "celsius": -3.5})
+    );
+}
+
+#[tokio::test]
+async fn the_turn_event_shows_the_output_tool_call() {
+    struct Check;
+    impl AgentHook for Check {
+        async fn on_model_turn_finished(
+            &self,
+            _ctx: &HookContext,
+            event: ModelTurnFinished<'_>,
+        ) -> ModelTurnAction {
+            assert!(event.has_tool_calls());
+            ModelTurnAction::continue_run()
+        }
+    }
+    let model = ScriptedModel::new([Turn::tool_call(
+        OUTPUT_TOOL_NAME,
+        json!({"city": "Rome", "celsius": 20}),
+    )]);
+    let agent = AgentBuilder::new(model).add_hook(Check).build();
+    let weather: Weather = agent
+        .prompt("x")
+        .output()
+        .mode(OutputMode::Tool)
+        .await
+        .unwrap();
+    assert_eq!(weather.city, "Rome");
+}
+
+#[tokio::test]
+async fn a_bad_answer_is_sent_back_and_the_model_tries_again() {
+    let model = ScriptedModel::new([
+        Turn::text("It is cold."),
+        Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo"})),
+        Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo", "celsius": 1})),
+    ]);
+    let agent = AgentBuilder::new(model.clone()).build();
+    let weather: Weather = agent.prompt("x").output().await.unwrap();
+    assert_eq!(weather.celsius, 1.0);
+    let requests = model.requests();
+    assert!(
+        requests[1]
+            .history
+            .last()
+            .unwrap()
+            .text()
+            .contains(OUTPUT_TOOL_NAME)
+    );
+    let feedback = requests[2].history.last().unwrap().text();
+    assert!(feedback.contains("celsius"), "{feedback}");
+}
+
+#[tokio::test]
+async fn tools_still_run_before_the_final_answer() {
+    #[derive(Deserialize, JsonSchema)]
+    struct CityArgs {
+        city: String,
+    }
+    let lookup = reins::tool::tool_fn(
+        "lookup",
+        "Temperature of a city.",
+        |args: CityArgs| async move { Ok::<_, std::convert::Infallible>(format!("{}: 12", args.city)) },
+    );
+    let model = ScriptedModel::new([
+        Turn::tool_call("lookup", json!({"city": "Paris"})),
+        Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Paris", "celsius": 12})),
+    ]);
+    let agent = AgentBuilder::new(model.clone()).tool(lookup).build();
+    let weather: Weather = agent.prompt("x").output().await.unwrap();
+    assert_eq!(weather.celsius, 12.0);
+    assert_eq!(
+        model.requests()[1].history.last(),
+        Some(&Message::tool_result("call_1_0", "lookup", "Paris: 12"))
+    );
+}
+
+#[tokio::test]
+async fn a_non_object_type_is_wrapped_for_the_output_tool() {
+    let model = ScriptedModel::new([Turn::tool_call(
+        OUTPUT_TOOL_NAME,
+        json!({"response": ["a", "b"]}),
+    )]);
+    let agent = AgentBuilder::new(model).build();
+    let list: Vec<String> = agent.prompt("x").output().await.unwrap();
+    assert_eq!(list, vec!["a", "b"]);
+}
+
+#[tokio::test]
+async fn native_mode_sends_the_schema_and_parses_the_text() {
+    let model = ScriptedModel::new([
+        Turn::text("not json"),
+        Turn::text("```json\n{\"city\": \"Lima\", \"celsius\": 18}\n```"),
+    ])
+    .with_native_output();
+    let agent = AgentBuilder::new(model.clone()).build();
+    let weather: Weather = agent.prompt("x").output().await.unwrap();
+    assert_eq!(weather.city, "Lima");
+    let requests = model.requests();
+    assert!(
+        requests[0].output_schema.is_some(),
+        "auto picks native mode"
+    );
+    assert!(requests[0].tools.is_empty());
+    assert!(requests[1].history.last().unwrap().text().contains("JSON"));
+}
+
+#[tokio::test]
+async fn native_mode_on_a_model_without_it_is_a_clear_error() {
+    let agent = AgentBuilder::new(ScriptedModel::new([])).build();
+    let error = agent
+        .prompt("x")
+        .output::<Weather>()
+        .mode(OutputMode::Native)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, PromptError::InvalidConfiguration(ref m) if m.contains("native")));
+}
