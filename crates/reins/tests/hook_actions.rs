@@ -286,7 +286,9 @@ async fn a_scratchpad_counter_bounds_the_retries() {
         panic!("expected Cancelled");
     };
     assert_eq!(reason, "response kept getting truncated");
-    assert_eq!(history.len(), 5);
+    // prompt, 3 × (truncated answer), 2 × feedback: the stopped turn is kept too.
+    assert_eq!(history.len(), 6);
+    assert_eq!(history.last(), Some(&Message::assistant("cut")));
 }
 
 struct AlwaysRetry;

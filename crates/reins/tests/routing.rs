@@ -9,9 +9,12 @@ use reins::testing::{ScriptedModel, Turn};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 
+/// (default, selected, previous) labels of one selection.
+type Seen = (String, String, Option<String>);
+
 /// Escalates to "smart" once a tool result is in the history; records every event it sees.
 #[derive(Clone, Default)]
-struct Escalate(Arc<Mutex<Vec<(String, String, Option<String>)>>>);
+struct Escalate(Arc<Mutex<Vec<Seen>>>);
 impl AgentHook for Escalate {
     fn on_model_select(
         &self,
@@ -23,7 +26,9 @@ impl AgentHook for Escalate {
             event.selected_model.to_string(),
             event.previous_model.map(str::to_string),
         ));
-        if ctx.turn() > 1 {
+        let has_tool_results = event.history.iter().any(|m| matches!(m, Message::Tool(_)));
+        assert_eq!(has_tool_results, ctx.turn() > 1);
+        if has_tool_results {
             ModelSelectionAction::select("smart")
         } else {
             ModelSelectionAction::continue_run()

@@ -255,3 +255,30 @@ async fn a_repeated_turn_is_withdrawn_from_the_stream() {
         vec!["text draft", "discarded 1", "text final", "final final"]
     );
 }
+
+#[tokio::test]
+async fn items_reach_the_consumer_as_they_are_produced() {
+    let recorder = Recorder::default();
+    let agent = AgentBuilder::new(ScriptedModel::new(script()))
+        .tool(add_tool())
+        .add_hook(recorder.clone())
+        .build();
+    let mut stream = agent.prompt("20 + 22?").stream();
+    let first = stream.next().await.unwrap().unwrap();
+    assert!(matches!(first, StreamItem::Reasoning(_)), "{first:?}");
+    let lines = recorder.lines();
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.starts_with("tool_result") || l.starts_with("settled")),
+        "the run must not race ahead of its consumer: {lines:?}"
+    );
+    // Dropping the stream cancels the run: the tool never runs.
+    drop(stream);
+    assert!(
+        !recorder
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("tool_result"))
+    );
+}

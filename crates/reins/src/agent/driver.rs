@@ -285,9 +285,9 @@ impl Driver<'_> {
         self.hooks.observes(kind)
     }
 
-    fn emit(&self, item: impl FnOnce() -> StreamItem) {
+    async fn emit(&self, item: impl FnOnce() -> StreamItem) {
         if let Some(sink) = self.sink {
-            sink.push(item());
+            sink.send(item()).await;
         }
     }
 
@@ -337,7 +337,7 @@ impl Driver<'_> {
                 .await?;
             let (recovered, calls) = match checked {
                 CheckedCalls::Retry(feedback) => {
-                    self.emit(|| StreamItem::TurnDiscarded { turn });
+                    self.emit(|| StreamItem::TurnDiscarded { turn }).await;
                     self.state.history.push(Message::user(feedback));
                     continue;
                 }
@@ -349,7 +349,8 @@ impl Driver<'_> {
                         content: recovered_content,
                     });
                     for (call, answer) in answers {
-                        self.push_tool_result(&call, answer.text, answer.outcome);
+                        self.push_tool_result(&call, answer.text, answer.outcome)
+                            .await;
                     }
                     continue;
                 }
@@ -370,7 +371,7 @@ impl Driver<'_> {
                     ModelTurnAction::Continue => {}
                     ModelTurnAction::Repeat => {
                         self.reject_retry_with_calls(&calls, "repeat")?;
-                        self.emit(|| StreamItem::TurnDiscarded { turn });
+                        self.emit(|| StreamItem::TurnDiscarded { turn }).await;
                         continue;
                     }
                     ModelTurnAction::RetryWithFeedback(feedback) => {
@@ -381,7 +382,13 @@ impl Driver<'_> {
                         self.state.history.push(Message::user(feedback));
                         continue;
                     }
-                    ModelTurnAction::Stop(reason) => return Err(Halt::Stop(reason)),
+                    ModelTurnAction::Stop(reason) => {
+                        // Nothing is lost: the stopped turn stays in the error's history.
+                        self.state.history.push(Message::Assistant {
+                            content: response.content,
+                        });
+                        return Err(Halt::Stop(reason));
+                    }
                 }
             }
 
@@ -411,7 +418,7 @@ impl Driver<'_> {
                             let outcome = ToolOutcome::Skipped {
                                 reason: text.clone(),
                             };
-                            self.push_tool_result(&planned.call, text, outcome);
+                            self.push_tool_result(&planned.call, text, outcome).await;
                         }
                         continue;
                     }
@@ -445,7 +452,8 @@ impl Driver<'_> {
                     tool_name: tool_name.clone(),
                     result: text.clone(),
                     outcome,
-                });
+                })
+                .await;
                 self.state
                     .history
                     .push(Message::tool_result(tool_call_id, tool_name, text));
@@ -465,13 +473,14 @@ impl Driver<'_> {
         }
     }
 
-    fn push_tool_result(&mut self, call: &ToolCall, text: String, outcome: ToolOutcome) {
+    async fn push_tool_result(&mut self, call: &ToolCall, text: String, outcome: ToolOutcome) {
         self.emit(|| StreamItem::ToolResult {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             result: text.clone(),
             outcome,
-        });
+        })
+        .await;
         self.state.history.push(Message::tool_result(
             call.id.clone(),
             call.name.clone(),
@@ -557,6 +566,7 @@ impl Driver<'_> {
                 &models.default_label,
                 self.state.last_model.as_deref(),
                 &models.labels,
+                saved_history.as_deref().unwrap_or(&request.history),
             )? {
                 Stacked::Go(Some(label)) => label,
                 Stacked::Go(None) => models.default_label.clone(),
@@ -636,7 +646,7 @@ impl Driver<'_> {
                             return Err(Halt::Stop(reason));
                         }
                     }
-                    sink.push(StreamItem::Text(delta));
+                    sink.send(StreamItem::Text(delta)).await;
                 }
                 StreamChunk::Reasoning(delta) => {
                     reasoning.push_str(&delta);
@@ -651,7 +661,7 @@ impl Driver<'_> {
                             return Err(Halt::Stop(reason));
                         }
                     }
-                    sink.push(StreamItem::Reasoning(delta));
+                    sink.send(StreamItem::Reasoning(delta)).await;
                 }
                 StreamChunk::ToolCall { id, name, delta } => {
                     let index = match calls.iter().position(|(call_id, ..)| *call_id == id) {
@@ -679,12 +689,13 @@ impl Driver<'_> {
                             return Err(Halt::Stop(reason));
                         }
                     }
-                    sink.push(StreamItem::ToolCallDelta {
+                    sink.send(StreamItem::ToolCallDelta {
                         tool_call_id: call_id.clone(),
                         internal_call_id: internal_id.clone(),
                         tool_name: name,
                         delta,
-                    });
+                    })
+                    .await;
                 }
                 StreamChunk::Done(response) => return Ok((response, !text.is_empty())),
             }
@@ -903,7 +914,7 @@ impl Driver<'_> {
         };
         if let Some(event) = raw_event {
             if let Stacked::Stop(reason) = self.hooks.step_event(self.ctx, event).await? {
-                return Err(Halt::Stop(reason));
+                return Ok(ModelTurnAction::Stop(reason));
             }
         }
         if !self.observes(StepEventKind::ModelTurnFinished) {

@@ -55,6 +55,12 @@ pub(crate) struct StreamSink {
 }
 
 impl StreamSink {
+    /// Queues an item, then yields once so the stream hands it out before the run goes on.
+    pub async fn send(&self, item: StreamItem) {
+        self.push(item);
+        YieldOnce(false).await;
+    }
+
     pub fn push(&self, item: StreamItem) {
         self.queue
             .lock()
@@ -67,6 +73,23 @@ impl StreamSink {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop_front()
+    }
+}
+
+/// Returns `Pending` once. Only awaited right after an item was queued: `PromptStream` then
+/// hands the item out and polls the driver again on the consumer's next `poll_next`, so no
+/// wake-up is needed and none is lost.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            Poll::Pending
+        }
     }
 }
 

@@ -43,6 +43,9 @@ pub struct ModelSelectEvent<'a> {
     pub previous_model: Option<&'a str>,
     /// Every registered label.
     pub available_models: &'a [String],
+    /// The run's history so far (ending with this turn's prompt or tool results), so a hook
+    /// can escalate once tool results arrive.
+    pub history: &'a [Message],
 }
 
 /// `on_model_turn_finished`: a model turn was received, before tools run or the run ends.

@@ -353,6 +353,7 @@ impl HookStack {
         default_model: &str,
         previous_model: Option<&str>,
         available_models: &[String],
+        history: &[Message],
     ) -> Result<Stacked<Option<String>>, HookFailure> {
         const KIND: StepEventKind = StepEventKind::ModelSelect;
         let mut selected: Option<String> = None;
@@ -363,6 +364,7 @@ impl HookStack {
                 selected_model: selected.as_deref().unwrap_or(default_model),
                 previous_model,
                 available_models,
+                history,
             };
             let answer =
                 std::panic::catch_unwind(AssertUnwindSafe(|| hook.on_model_select(ctx, event)))
@@ -648,6 +650,7 @@ impl AgentHook for HookStack {
             event.selected_model,
             event.previous_model,
             event.available_models,
+            event.history,
         ));
         match selected {
             Stacked::Go(Some(label)) => ModelSelectionAction::Select(label),
