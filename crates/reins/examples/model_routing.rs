@@ -5,10 +5,8 @@
 //! tool to call) to `"fast"`, and escalates to `"smart"` once tool results are in the history,
 //! when there is real material to reason about.
 //!
-//! `on_model_select` is synchronous and gets no history — it decides from the event, the
-//! context and the scratchpad, without I/O. So the same hook's `on_completion_call`, which
-//! fires just before it on every turn and does see the history, records in the scratchpad
-//! whether tool results have arrived.
+//! `on_model_select` is synchronous: it decides from the event (default, selected and
+//! previous labels, and the history so far), the context and the scratchpad, without I/O.
 //!
 //! The example prints which label served each turn (from `on_dispatch`, which names the model
 //! about to be called) and how many requests each `ScriptedModel` received. Runs offline:
@@ -18,8 +16,8 @@
 //! ```
 
 use reins::agent::{
-    AgentBuilder, AgentHook, CompletionCallAction, CompletionCallEvent, DispatchAction,
-    DispatchEvent, HookContext, ModelSelectEvent, ModelSelectionAction,
+    AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, ModelSelectEvent,
+    ModelSelectionAction,
 };
 use reins::message::Message;
 use reins::testing::{ScriptedModel, Turn};
@@ -34,36 +32,19 @@ struct OrderArgs {
     order_id: String,
 }
 
-/// Whether the history sent this turn holds tool results; written by `on_completion_call`,
-/// read by `on_model_select`.
-#[derive(Clone, Default)]
-struct HasToolResults(bool);
-
 /// Serves tool-free turns with `"fast"`, and turns with tool results in view with `"smart"`.
 struct EscalateAfterTools;
 
 impl AgentHook for EscalateAfterTools {
-    async fn on_completion_call(
-        &self,
-        ctx: &HookContext,
-        event: CompletionCallEvent<'_>,
-    ) -> CompletionCallAction {
-        let has_results = std::iter::once(event.prompt)
-            .chain(event.history)
-            .any(|message| matches!(message, Message::Tool(_)));
-        ctx.scratchpad().set(HasToolResults(has_results));
-        CompletionCallAction::continue_run()
-    }
-
     fn on_model_select(
         &self,
-        ctx: &HookContext,
+        _ctx: &HookContext,
         event: ModelSelectEvent<'_>,
     ) -> ModelSelectionAction {
-        let escalate = ctx
-            .scratchpad()
-            .get::<HasToolResults>()
-            .is_some_and(|seen| seen.0);
+        let escalate = event
+            .history
+            .iter()
+            .any(|message| matches!(message, Message::Tool(_)));
         let label = if escalate { "smart" } else { "fast" };
         println!(
             "[select] turn {}: previous {:?}, tool results in history: {escalate} -> {label:?}",

@@ -14,11 +14,9 @@
 //!   don't reach `on_event`.
 //!
 //! Meanwhile `main` consumes the stream with `futures::StreamExt` and prints every item.
-//! Hooks run inside the run, before the item they observe is handed to the stream.
-//! `ScriptedModel` streams text one word per fragment, and its fragments are all ready at
-//! once: with nothing to wait for, the whole run completes within the first poll of the
-//! stream, so offline all hook lines print before the first stream item. With a network model
-//! the two interleave wherever the run waits for the provider.
+//! Hooks run inside the run, before the item they observe is handed to the stream, and the
+//! run pauses after each item until the consumer asks for the next one: hook lines and stream
+//! items interleave, and dropping the stream stops the run where it is.
 //!
 //! Runs offline on `ScriptedModel`:
 //!
