@@ -14,5 +14,6 @@
 pub mod agent;
 pub mod completion;
 pub mod message;
+pub mod providers;
 pub mod testing;
 pub mod tool;

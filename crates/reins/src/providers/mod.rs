@@ -1,0 +1,13 @@
+//! Real model providers: OpenAI (Chat Completions and Responses), Anthropic, Gemini, and any
+//! server that speaks Chat Completions.
+//!
+//! Every provider has the same shape: `Provider::from_env()?` (or `Provider::builder()`),
+//! then `.completion(model)` gives a [`CompletionModel`](crate::completion::CompletionModel).
+//! API keys are held as [`ApiKey`], which never shows in `Debug` output, logs or errors.
+
+pub mod http;
+pub mod openai;
+pub mod openai_compatible;
+pub mod sse;
+
+pub use http::{ApiKey, ProviderError, RetryPolicy, Timeouts};

@@ -1,0 +1,203 @@
+//! An incremental Server-Sent Events decoder: bytes in, events out, in one pass.
+//!
+//! It follows the WHATWG event-stream rules that matter for model APIs: lines end in `\n`,
+//! `\r\n` or `\r`; `data:` lines of one event join with `\n`; a blank line ends the event;
+//! lines starting with `:` are comments; one space after the colon is dropped; `event:` names
+//! the event. `id:` and `retry:` are read and ignored. Input may be split anywhere, even inside
+//! a UTF-8 sequence or between `\r` and `\n`.
+
+use memchr::memchr2;
+
+/// One decoded event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SseEvent {
+    /// The `event:` name, if the event had one.
+    pub event: Option<String>,
+    /// The `data:` lines, joined with `\n`.
+    pub data: String,
+}
+
+/// Why the byte stream is not a valid event stream.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid server-sent events: {0}")]
+pub struct SseError(String);
+
+/// Decodes an event stream incrementally. Feed chunks with [`SseDecoder::feed`]; call
+/// [`SseDecoder::finish`] at the end of the stream to learn whether it ended mid-event.
+#[derive(Debug, Default)]
+pub struct SseDecoder {
+    /// Bytes of an unfinished line.
+    partial: Vec<u8>,
+    /// The last chunk ended with `\r`: a `\n` starting the next chunk belongs to it.
+    after_cr: bool,
+    event: Option<String>,
+    data: String,
+    has_data: bool,
+}
+
+impl SseDecoder {
+    /// A decoder at the start of a stream.
+    pub fn new() -> Self {
+        SseDecoder::default()
+    }
+
+    /// Decodes `chunk`, calling `emit` for every event it completes.
+    pub fn feed(&mut self, chunk: &[u8], mut emit: impl FnMut(SseEvent)) -> Result<(), SseError> {
+        let mut rest = chunk;
+        if self.after_cr {
+            self.after_cr = false;
+            if let Some(stripped) = rest.strip_prefix(b"\n") {
+                rest = stripped;
+            }
+        }
+        while let Some(end) = memchr2(b'\n', b'\r', rest) {
+            let line_end = end;
+            let mut next = end + 1;
+            if rest[end] == b'\r' {
+                if end + 1 < rest.len() {
+                    if rest[end + 1] == b'\n' {
+                        next = end + 2;
+                    }
+                } else {
+                    self.after_cr = true;
+                }
+            }
+            if self.partial.is_empty() {
+                self.line(&rest[..line_end], &mut emit)?;
+            } else {
+                self.partial.extend_from_slice(&rest[..line_end]);
+                let line = std::mem::take(&mut self.partial);
+                self.line(&line, &mut emit)?;
+                self.partial = line;
+                self.partial.clear();
+            }
+            rest = &rest[next..];
+        }
+        self.partial.extend_from_slice(rest);
+        Ok(())
+    }
+
+    /// Ends the stream. A final event without its closing blank line is still delivered
+    /// (servers often omit it).
+    pub fn finish(&mut self, mut emit: impl FnMut(SseEvent)) -> Result<(), SseError> {
+        if !self.partial.is_empty() {
+            let line = std::mem::take(&mut self.partial);
+            self.line(&line, &mut emit)?;
+        }
+        self.dispatch(&mut emit);
+        Ok(())
+    }
+
+    fn line(&mut self, line: &[u8], emit: &mut impl FnMut(SseEvent)) -> Result<(), SseError> {
+        if line.is_empty() {
+            self.dispatch(emit);
+            return Ok(());
+        }
+        if line[0] == b':' {
+            return Ok(());
+        }
+        let (field, value) = match memchr::memchr(b':', line) {
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &b""[..]),
+        };
+        match field {
+            b"data" => {
+                let value = std::str::from_utf8(value).map_err(|_| {
+                    SseError(format!(
+                        "a data line is not UTF-8: {}",
+                        String::from_utf8_lossy(line)
+                    ))
+                })?;
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
+            b"event" => {
+                let value = std::str::from_utf8(value)
+                    .map_err(|_| SseError("an event name is not UTF-8".to_owned()))?;
+                self.event = Some(value.to_owned());
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, emit: &mut impl FnMut(SseEvent)) {
+        if self.has_data {
+            emit(SseEvent {
+                event: self.event.take(),
+                data: std::mem::take(&mut self.data),
+            });
+        }
+        self.event = None;
+        self.has_data = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_in_pieces(input: &[u8], piece: usize) -> Vec<SseEvent> {
+        let mut decoder = SseDecoder::new();
+        let mut events = Vec::new();
+        for chunk in input.chunks(piece.max(1)) {
+            decoder.feed(chunk, |e| events.push(e)).unwrap();
+        }
+        decoder.finish(|e| events.push(e)).unwrap();
+        events
+    }
+
+    #[test]
+    fn events_decode_the_same_however_the_input_is_split() {
+        let input = "event: message_start\ndata: {\"a\":1}\n\n: keep-alive\n\ndata: line one\r\ndata:line two\r\n\r\ndata: é ü\r\rdata: [DONE]\n\n".as_bytes();
+        let expected = vec![
+            SseEvent {
+                event: Some("message_start".into()),
+                data: "{\"a\":1}".into(),
+            },
+            SseEvent {
+                event: None,
+                data: "line one\nline two".into(),
+            },
+            SseEvent {
+                event: None,
+                data: "é ü".into(),
+            },
+            SseEvent {
+                event: None,
+                data: "[DONE]".into(),
+            },
+        ];
+        for piece in 1..input.len() {
+            assert_eq!(
+                decode_in_pieces(input, piece),
+                expected,
+                "piece size {piece}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_last_event_without_a_blank_line_is_delivered() {
+        assert_eq!(
+            decode_in_pieces(b"data: tail", 3),
+            vec![SseEvent {
+                event: None,
+                data: "tail".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_is_an_error_naming_the_line() {
+        let mut decoder = SseDecoder::new();
+        let error = decoder.feed(b"data: \xff\xfe\n\n", |_| {}).unwrap_err();
+        assert!(error.to_string().contains("not UTF-8"));
+    }
+}
