@@ -5,6 +5,8 @@
 //! then `.completion(model)` gives a [`CompletionModel`](crate::completion::CompletionModel).
 //! API keys are held as [`ApiKey`], which never shows in `Debug` output, logs or errors.
 
+pub mod anthropic;
+pub mod gemini;
 pub mod http;
 pub mod openai;
 pub mod openai_compatible;

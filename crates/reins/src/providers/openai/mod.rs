@@ -2,6 +2,7 @@
 //! ([`OpenAI::responses`]).
 
 mod chat;
+pub mod responses;
 
 pub use chat::ChatCompletionsModel;
 pub(crate) use chat::ChatDialect;

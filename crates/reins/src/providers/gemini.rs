@@ -1,0 +1,1 @@
+//! Google's Gemini API (being written).
