@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the tests talk to, then runs every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# fakellm: an independent OpenAI/Anthropic-compatible mock server, started by the tests.
+if ! command -v fakellm >/dev/null 2>&1; then
+  echo "== installing fakellm (python3 -m pip)"
+  python3 -m pip install --quiet --disable-pip-version-check fakellm
+  hash -r
+fi
+if ! command -v fakellm >/dev/null 2>&1; then
+  # pip may install scripts outside PATH (e.g. ~/.local/bin): point the tests at it.
+  FAKELLM="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/fakellm"
+  if [[ ! -x "$FAKELLM" ]]; then
+    FAKELLM="$(python3 -m site --user-base)/bin/fakellm"
+  fi
+  export FAKELLM
+fi
+
+cargo test --workspace "$@"
