@@ -1,6 +1,7 @@
 use super::hook::{AgentHook, HookStack};
-use super::prompt::PromptRequest;
+use super::prompt::{PromptRequest, RunStart};
 use super::routing::ModelRegistry;
+use super::run::RunState;
 use crate::completion::{CompletionModel, SharedModel};
 use crate::message::{Document, Message, ToolChoice};
 use crate::tool::{Tool, ToolDefinition, ToolSet};
@@ -45,7 +46,20 @@ impl Agent {
     /// Starts a run with `prompt` as the user's message. Configure the run on the returned
     /// request, then await it (or call [`PromptRequest::stream`]).
     pub fn prompt(&self, prompt: impl Into<Message>) -> PromptRequest {
-        PromptRequest::new(self.clone(), prompt.into())
+        PromptRequest::new(
+            self.clone(),
+            RunStart::New {
+                prompt: prompt.into(),
+                history: Vec::new(),
+            },
+        )
+    }
+
+    /// Continues a saved run — a [`SuspendedRun`](super::SuspendedRun) or any [`RunState`] — in this process or
+    /// another. Give a decision per suspended call with [`PromptRequest::decide`]; the run
+    /// keeps its id, and its hooks see the entries saved before the pause.
+    pub fn resume(&self, run: impl Into<RunState>) -> PromptRequest {
+        PromptRequest::new(self.clone(), RunStart::Resume(Box::new(run.into())))
     }
 
     /// The agent's name, if it has one.

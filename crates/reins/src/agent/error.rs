@@ -1,4 +1,5 @@
 use super::hook::{InvalidToolCallReason, StepEventKind};
+use super::run::SuspendedRun;
 use crate::completion::CompletionError;
 use crate::message::Message;
 use crate::tool::ToolFailure;
@@ -97,6 +98,13 @@ pub enum PromptError {
         /// The run's id.
         run_id: String,
     },
+    /// A hook suspended one or more tool calls: the run waits for decisions. Resume it with
+    /// [`Agent::resume`](super::Agent::resume); nothing was executed for the pending calls.
+    #[error("the run is suspended, waiting for decisions on {} tool call(s)", run.pending().count())]
+    Suspended {
+        /// The run, ready to be persisted and resumed.
+        run: Box<SuspendedRun>,
+    },
     /// The run was configured in a way it cannot run (e.g. native structured output on a
     /// model without it).
     #[error("the run cannot start: {0}")]
@@ -115,6 +123,7 @@ impl PromptError {
             | PromptError::HookPanicked { history, .. }
             | PromptError::RejectedAction { history, .. }
             | PromptError::StructuredOutput { history, .. } => Some(history),
+            PromptError::Suspended { run } => Some(&run.state.history),
             PromptError::InvalidConfiguration(_) => None,
         }
     }
@@ -130,6 +139,7 @@ impl PromptError {
             | PromptError::HookPanicked { run_id, .. }
             | PromptError::RejectedAction { run_id, .. }
             | PromptError::StructuredOutput { run_id, .. } => Some(run_id),
+            PromptError::Suspended { run } => Some(&run.state.run_id),
             PromptError::InvalidConfiguration(_) => None,
         }
     }

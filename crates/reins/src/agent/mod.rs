@@ -29,5 +29,7 @@ pub use output::{OUTPUT_TOOL_NAME, OutputMode, TypedPromptRequest, TypedPromptRe
 pub use prompt::{
     DetailedPromptRequest, PromptRequest, PromptResponse, ToolErrorPolicy, UnhandledInvalidToolCall,
 };
-pub use run::{RUN_STATE_VERSION, RunState};
+pub use run::{
+    CallRecord, PendingCall, RUN_STATE_VERSION, RunState, RunStatus, SuspendedRun, ToolDecision,
+};
 pub use stream::{PromptStream, StreamItem};

@@ -3,7 +3,7 @@ use super::driver::{self, RunOptions};
 use super::error::PromptError;
 use super::hook::{AgentHook, Entry, HookStack};
 use super::output::{OutputMode, TypedPromptRequest};
-use super::run::RunState;
+use super::run::{RunState, ToolDecision};
 use super::stream::{PromptStream, StreamSink};
 use crate::completion::Usage;
 use crate::message::Message;
@@ -39,17 +39,27 @@ pub enum ToolErrorPolicy {
 #[must_use = "a prompt request does nothing until awaited or streamed"]
 pub struct PromptRequest {
     pub(crate) agent: Agent,
-    pub(crate) prompt: Message,
-    pub(crate) history: Vec<Message>,
+    pub(crate) start: RunStart,
     pub(crate) hooks: HookStack,
     pub(crate) options: RunOptions,
+}
+
+/// Where a run starts from.
+#[derive(Debug)]
+pub(crate) enum RunStart {
+    /// A new run: a prompt after an optional earlier conversation.
+    New {
+        prompt: Message,
+        history: Vec<Message>,
+    },
+    /// A saved run, continued.
+    Resume(Box<RunState>),
 }
 
 impl std::fmt::Debug for PromptRequest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PromptRequest")
-            .field("prompt", &self.prompt)
-            .field("history", &self.history.len())
+            .field("start", &self.start)
             .field("hooks", &self.hooks)
             .field("options", &self.options)
             .finish()
@@ -57,12 +67,11 @@ impl std::fmt::Debug for PromptRequest {
 }
 
 impl PromptRequest {
-    pub(crate) fn new(agent: Agent, prompt: Message) -> Self {
+    pub(crate) fn new(agent: Agent, start: RunStart) -> Self {
         let max_turns = agent.config.max_turns;
         PromptRequest {
             agent,
-            prompt,
-            history: Vec::new(),
+            start,
             hooks: HookStack::new(),
             options: RunOptions {
                 max_turns,
@@ -109,9 +118,22 @@ impl PromptRequest {
         self
     }
 
-    /// Starts from an earlier conversation; the prompt follows it.
-    pub fn with_history(mut self, history: Vec<Message>) -> Self {
-        self.history = history;
+    /// Starts from an earlier conversation; the prompt follows it. (Ignored when resuming a
+    /// saved run, which has its own history.)
+    pub fn with_history(mut self, earlier: Vec<Message>) -> Self {
+        if let RunStart::New { history, .. } = &mut self.start {
+            *history = earlier;
+        }
+        self
+    }
+
+    /// Decides about a suspended tool call of a resumed run, by its internal call id
+    /// ([`PendingCall::internal_call_id`](super::PendingCall::internal_call_id)). Calls left
+    /// without a decision stay suspended.
+    pub fn decide(mut self, internal_call_id: impl Into<String>, decision: ToolDecision) -> Self {
+        self.options
+            .decisions
+            .push((internal_call_id.into(), decision));
         self
     }
 

@@ -1,7 +1,9 @@
 use super::hook::Entry;
 use crate::completion::Usage;
-use crate::message::Message;
+use crate::message::{Message, ToolCall};
+use crate::tool::{ToolOutcome, ToolResultExtensions};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The version of the [`RunState`] format written by this release.
 pub const RUN_STATE_VERSION: u32 = 1;
@@ -29,6 +31,128 @@ pub struct RunState {
     pub last_model: Option<String>,
     /// Invalid tool-call retries used so far.
     pub invalid_tool_call_retries: usize,
+    /// The tool calls of the last model turn while they are being answered: each carries its
+    /// result once it has one, so a resumed run never runs a finished call again.
+    #[serde(default)]
+    pub pending_calls: Vec<PendingCall>,
+    /// Where the run is.
+    #[serde(default)]
+    pub status: RunStatus,
+}
+
+/// Where a run is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Started and not finished.
+    #[default]
+    Running,
+    /// Waiting for a decision on one or more tool calls.
+    Suspended,
+    /// Finished with an answer.
+    Completed,
+    /// Ended with an error.
+    Failed,
+}
+
+/// One tool call of the turn being answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingCall {
+    /// reins' id of the call, unique in the run (`t<turn>c<index>`).
+    pub internal_call_id: String,
+    /// The call as the model made it (with a repaired name, if a hook repaired it).
+    pub call: ToolCall,
+    /// The call's result, once it has one.
+    #[serde(default)]
+    pub result: Option<CallRecord>,
+    /// Why a hook suspended the call, while it waits for a decision.
+    #[serde(default)]
+    pub suspended: Option<String>,
+}
+
+impl PendingCall {
+    /// Whether the call waits for a decision.
+    pub fn awaits_decision(&self) -> bool {
+        self.result.is_none() && self.suspended.is_some()
+    }
+
+    /// The stable id of this call's effect: the same on every execution of this call, for
+    /// tools to use as an idempotency key.
+    pub fn effect_id(&self, run_id: &str) -> String {
+        format!("{run_id}/{}", self.internal_call_id)
+    }
+}
+
+/// The finished result of one tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// What the model sees.
+    pub output: String,
+    /// The structured outcome.
+    pub outcome: ToolOutcome,
+    /// Metadata the tool attached (never sent to the model; persisted with the run).
+    #[serde(default)]
+    pub extensions: ToolResultExtensions,
+}
+
+/// A decision about a suspended tool call, given when the run is resumed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum ToolDecision {
+    /// Run the call as the model made it.
+    Approve,
+    /// Run the call with these arguments instead.
+    ApproveWithArgs {
+        /// The replacement arguments (a JSON object).
+        args: Value,
+    },
+    /// Don't run the call; the model sees `message` as its result.
+    Deny {
+        /// What the model is told.
+        message: String,
+    },
+}
+
+impl ToolDecision {
+    /// Run the call as the model made it.
+    pub fn approve() -> Self {
+        ToolDecision::Approve
+    }
+
+    /// Run the call with edited arguments.
+    pub fn approve_with_args(args: Value) -> Self {
+        ToolDecision::ApproveWithArgs { args }
+    }
+
+    /// Refuse the call; the model sees `message`.
+    pub fn deny(message: impl Into<String>) -> Self {
+        ToolDecision::Deny {
+            message: message.into(),
+        }
+    }
+}
+
+/// A run that stopped to wait for decisions on tool calls: its whole state, ready to be
+/// resumed here or in another process with [`Agent::resume`](super::Agent::resume).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuspendedRun {
+    /// The run's state, pending calls included.
+    pub state: RunState,
+}
+
+impl SuspendedRun {
+    /// The run's id.
+    pub fn run_id(&self) -> &str {
+        &self.state.run_id
+    }
+
+    /// The calls that wait for a decision.
+    pub fn pending(&self) -> impl Iterator<Item = &PendingCall> {
+        self.state
+            .pending_calls
+            .iter()
+            .filter(|call| call.awaits_decision())
+    }
 }
 
 impl RunState {
@@ -43,6 +167,14 @@ impl RunState {
             entries: Vec::new(),
             last_model: None,
             invalid_tool_call_retries: 0,
+            pending_calls: Vec::new(),
+            status: RunStatus::Running,
         }
+    }
+}
+
+impl From<SuspendedRun> for RunState {
+    fn from(run: SuspendedRun) -> Self {
+        run.state
     }
 }

@@ -203,6 +203,10 @@ pub enum DispatchAction {
     Deny(String),
     /// End the run.
     Stop(String),
+    /// Don't run the tool now: the run ends with
+    /// [`PromptError::Suspended`](crate::agent::PromptError::Suspended), holding this call as
+    /// pending, to be approved, edited or denied when the run is resumed.
+    Suspend(String),
     /// Run the tool with these arguments instead; later hooks see them.
     RewriteToolArgs(Value),
     /// Change the model request about to be sent (model calls only).
@@ -225,6 +229,13 @@ impl DispatchAction {
     /// End the run.
     pub fn stop(reason: impl Into<String>) -> Self {
         DispatchAction::Stop(reason.into())
+    }
+    /// Pause the run until a person (or another process) decides about this tool call: the
+    /// run ends with a [`SuspendedRun`](crate::agent::SuspendedRun) that can be persisted and
+    /// resumed hours later with [`Agent::resume`](crate::agent::Agent::resume). For a model
+    /// call, it ends the run like [`stop`](Self::stop).
+    pub fn suspend(reason: impl Into<String>) -> Self {
+        DispatchAction::Suspend(reason.into())
     }
     /// Run the tool with replacement arguments. `kind` is the event's
     /// [`kind`](super::DispatchEvent::kind); for a dispatch that is not a tool call the

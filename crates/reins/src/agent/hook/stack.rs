@@ -191,6 +191,7 @@ pub(crate) enum ToolDispatchDecision {
     Skip(String),
     Deny(String),
     Stop(String),
+    Suspend(String),
 }
 
 /// Hooks in registration order, composed as the hooks guide says. Build one to register
@@ -435,6 +436,7 @@ impl HookStack {
                 DispatchAction::Patch(patch) => patch.apply_keeping_history(request, saved_history),
                 DispatchAction::Skip(reason)
                 | DispatchAction::Deny(reason)
+                | DispatchAction::Suspend(reason)
                 | DispatchAction::Stop(reason) => return Ok(Stacked::Stop(reason)),
             }
         }
@@ -463,6 +465,9 @@ impl HookStack {
                 DispatchAction::Skip(reason) => return Ok(ToolDispatchDecision::Skip(reason)),
                 DispatchAction::Deny(report) => return Ok(ToolDispatchDecision::Deny(report)),
                 DispatchAction::Stop(reason) => return Ok(ToolDispatchDecision::Stop(reason)),
+                DispatchAction::Suspend(reason) => {
+                    return Ok(ToolDispatchDecision::Suspend(reason));
+                }
             }
         }
         Ok(ToolDispatchDecision::Proceed(
@@ -683,6 +688,7 @@ impl AgentHook for HookStack {
                 ToolDispatchDecision::Skip(reason) => DispatchAction::Skip(reason),
                 ToolDispatchDecision::Deny(report) => DispatchAction::Deny(report),
                 ToolDispatchDecision::Stop(reason) => DispatchAction::Stop(reason),
+                ToolDispatchDecision::Suspend(reason) => DispatchAction::Suspend(reason),
             },
             DispatchTarget::Completion {
                 turn,

@@ -1,0 +1,443 @@
+//! The run loop: one driver for awaited and streamed runs. Streaming only adds the delta
+//! events while a model turn is assembled; every other event fires from the same code.
+//!
+//! The loop is split along its phases: `model_turn` (request, hooks, model call, deltas),
+//! `validation` (invalid tool calls), `structured` (typed answers) and `tool_calls`
+//! (dispatch → execute → outcome of a turn's calls). All state lives in [`RunState`], which
+//! is complete at every checkpoint, so a run can stop and be resumed between phases.
+
+mod model_turn;
+mod structured;
+mod tool_calls;
+mod validation;
+
+use super::builder::{AgentConfig, DEFAULT_MAX_TURNS};
+use super::error::PromptError;
+use super::hook::{
+    HookContext, HookFailure, HookStack, InvalidToolCallReason, ModelTurnAction, RunSettledEvent,
+    Stacked, StepEventKind,
+};
+use super::output::{OutputMode, OutputSpec};
+use super::prompt::{
+    PromptRequest, PromptResponse, RunStart, ToolErrorPolicy, UnhandledInvalidToolCall,
+};
+use super::run::{PendingCall, RunState, RunStatus, SuspendedRun, ToolDecision};
+use super::stream::{StreamItem, StreamSink};
+use crate::completion::CompletionError;
+use crate::message::Message;
+use crate::tool::ToolFailure;
+use serde_json::Value;
+use std::borrow::Cow;
+use structured::StructuredStep;
+use validation::CheckedCalls;
+
+/// How often `repair` may rename one call before the run gives up on it.
+const MAX_REPAIRS_PER_CALL: usize = 3;
+
+/// What a run was asked to do, beyond the agent's configuration.
+#[derive(Debug, Clone)]
+pub(crate) struct RunOptions {
+    pub max_turns: usize,
+    pub tool_concurrency: usize,
+    pub max_invalid_tool_call_retries: usize,
+    pub unhandled_invalid_tool_call: UnhandledInvalidToolCall,
+    pub tool_errors: ToolErrorPolicy,
+    pub run_id: Option<String>,
+    pub output: Option<OutputSpec>,
+    /// Decisions about suspended calls, by internal call id.
+    pub decisions: Vec<(String, ToolDecision)>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            max_turns: DEFAULT_MAX_TURNS,
+            tool_concurrency: 1,
+            max_invalid_tool_call_retries: 0,
+            unhandled_invalid_tool_call: UnhandledInvalidToolCall::Fail,
+            tool_errors: ToolErrorPolicy::ReportToModel,
+            run_id: None,
+            output: None,
+            decisions: Vec::new(),
+        }
+    }
+}
+
+/// Why the loop stopped without an answer; turned into a [`PromptError`] with the history.
+pub(crate) enum Halt {
+    Stop(String),
+    Panic(HookFailure),
+    MaxTurns,
+    InvalidCall {
+        tool_name: String,
+        reason: InvalidToolCallReason,
+    },
+    Completion(CompletionError),
+    Tool {
+        tool_name: String,
+        failure: ToolFailure,
+    },
+    Rejected(String),
+    Suspended,
+}
+
+impl From<HookFailure> for Halt {
+    fn from(failure: HookFailure) -> Self {
+        Halt::Panic(failure)
+    }
+}
+
+impl Halt {
+    fn into_error(self, mut state: RunState, max_turns: usize) -> PromptError {
+        let run_id = state.run_id.clone();
+        state.status = RunStatus::Failed;
+        match self {
+            Halt::Suspended => {
+                state.status = RunStatus::Suspended;
+                PromptError::Suspended {
+                    run: Box::new(SuspendedRun { state }),
+                }
+            }
+            Halt::Stop(reason) => PromptError::Cancelled {
+                reason,
+                history: state.history,
+                run_id,
+            },
+            Halt::Panic(failure) => PromptError::HookPanicked {
+                event: failure.kind,
+                message: failure.message,
+                history: state.history,
+                run_id,
+            },
+            Halt::MaxTurns => PromptError::MaxTurns {
+                max_turns,
+                history: state.history,
+                run_id,
+            },
+            Halt::InvalidCall { tool_name, reason } => PromptError::UnknownToolCall {
+                tool_name,
+                reason,
+                history: state.history,
+                run_id,
+            },
+            Halt::Completion(source) => PromptError::Completion {
+                source,
+                history: state.history,
+                run_id,
+            },
+            Halt::Tool { tool_name, failure } => PromptError::Tool {
+                tool_name,
+                failure,
+                history: state.history,
+                run_id,
+            },
+            Halt::Rejected(reason) => PromptError::RejectedAction {
+                reason,
+                history: state.history,
+                run_id,
+            },
+        }
+    }
+}
+
+/// Runs a prompt request to its end, firing `on_run_settled` last.
+pub(crate) async fn run(
+    request: PromptRequest,
+    sink: Option<StreamSink>,
+) -> Result<PromptResponse, PromptError> {
+    let PromptRequest {
+        agent,
+        start,
+        hooks: run_hooks,
+        options,
+    } = request;
+    let config = &*agent.config;
+    let hooks: Cow<'_, HookStack> = if run_hooks.is_empty() {
+        Cow::Borrowed(&config.hooks)
+    } else {
+        let mut combined = config.hooks.clone();
+        combined.extend(&run_hooks);
+        Cow::Owned(combined)
+    };
+    let output = resolve_output(config, options.output.clone())?;
+    let (state, prompt) = match start {
+        RunStart::New { prompt, history } => {
+            let run_id = options
+                .run_id
+                .clone()
+                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            let state = RunState::new(run_id, config.name.clone(), history);
+            (state, Some(prompt))
+        }
+        RunStart::Resume(state) => {
+            let mut state = *state;
+            state.status = RunStatus::Running;
+            (state, None)
+        }
+    };
+    let ctx = HookContext::for_run(
+        state.run_id.clone(),
+        config.name.clone(),
+        sink.is_some(),
+        state.turn,
+        state.entries.clone(),
+    );
+    let mut driver = Driver {
+        config,
+        hooks: &hooks,
+        ctx: &ctx,
+        options: &options,
+        output: output.as_ref(),
+        sink: sink.as_ref(),
+        state,
+    };
+    let outcome = driver.drive(prompt).await;
+    let mut state = driver.state;
+    state.entries = ctx.snapshot_entries();
+    let (usage, turns) = (state.usage, state.turn);
+    let result = match outcome {
+        Ok(output) => {
+            state.status = RunStatus::Completed;
+            Ok(PromptResponse { output, state })
+        }
+        Err(halt) => Err(halt.into_error(state, options.max_turns)),
+    };
+    if hooks.observes(StepEventKind::RunSettled) {
+        let event = match &result {
+            Ok(response) => RunSettledEvent {
+                result: Ok(&response.output),
+                history: &response.state.history,
+                usage,
+                turns,
+            },
+            Err(error) => RunSettledEvent {
+                result: Err(error),
+                history: error.history().unwrap_or_default(),
+                usage,
+                turns,
+            },
+        };
+        hooks.run_settled(&ctx, event).await;
+    }
+    result
+}
+
+/// Decides the structured-output mode from the default model's abilities.
+fn resolve_output(
+    config: &AgentConfig,
+    output: Option<OutputSpec>,
+) -> Result<Option<OutputSpec>, PromptError> {
+    let Some(mut spec) = output else {
+        return Ok(None);
+    };
+    let native = config
+        .models
+        .default_model()
+        .is_some_and(|model| model.supports_native_output());
+    spec.mode = match (spec.mode, native) {
+        (OutputMode::Auto, true) => OutputMode::Native,
+        (OutputMode::Auto, false) => OutputMode::Tool,
+        (OutputMode::Native, false) => {
+            return Err(PromptError::InvalidConfiguration(
+                "native structured output was requested, but the default model does not \
+                 support it; use OutputMode::Tool or OutputMode::Auto"
+                    .to_owned(),
+            ));
+        }
+        (mode, _) => mode,
+    };
+    Ok(Some(spec))
+}
+
+/// The run in progress: the references it works with, and its state.
+pub(crate) struct Driver<'a> {
+    config: &'a AgentConfig,
+    hooks: &'a HookStack,
+    ctx: &'a HookContext,
+    options: &'a RunOptions,
+    output: Option<&'a OutputSpec>,
+    sink: Option<&'a StreamSink>,
+    state: RunState,
+}
+
+/// reins' id of the `ordinal`-th tool call of `turn`.
+fn internal_call_id(turn: usize, ordinal: usize) -> String {
+    format!("t{turn}c{ordinal}")
+}
+
+/// Arguments as JSON text; arguments kept as a string (not JSON) are shown as received.
+fn render_args(args: &Value) -> String {
+    match args {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Driver<'_> {
+    fn observes(&self, kind: StepEventKind) -> bool {
+        self.hooks.observes(kind)
+    }
+
+    async fn emit(&self, item: impl FnOnce() -> StreamItem) {
+        if let Some(sink) = self.sink {
+            sink.send(item()).await;
+        }
+    }
+
+    /// Fires `on_run_start` and records the prompt; nothing is lost if a hook ends the run.
+    async fn start(&mut self, prompt: Message) -> Result<(), Halt> {
+        let prompt = if self.observes(StepEventKind::RunStart) {
+            let original = prompt.clone();
+            let answer = self
+                .hooks
+                .run_start(self.ctx, prompt, &self.state.history)
+                .await;
+            match answer {
+                Ok(Stacked::Go(prompt)) => prompt,
+                Ok(Stacked::Stop(reason)) => {
+                    self.state.history.push(original);
+                    return Err(Halt::Stop(reason));
+                }
+                Err(failure) => {
+                    self.state.history.push(original);
+                    return Err(failure.into());
+                }
+            }
+        } else {
+            prompt
+        };
+        self.state.history.push(prompt);
+        Ok(())
+    }
+
+    async fn drive(&mut self, prompt: Option<Message>) -> Result<String, Halt> {
+        if let Some(prompt) = prompt {
+            self.start(prompt).await?;
+        }
+        let template = self.request_template();
+
+        loop {
+            // A turn's calls are answered before the next model call, also when a resumed
+            // run starts with calls that were pending when it stopped.
+            if !self.state.pending_calls.is_empty() {
+                self.answer_pending_calls().await?;
+            }
+            if self.state.turn >= self.options.max_turns {
+                return Err(Halt::MaxTurns);
+            }
+            self.state.turn += 1;
+            let turn = self.state.turn;
+            self.ctx.set_turn(turn);
+
+            let received = self.call_model(&template).await?;
+            let mut response = received.response;
+            self.state.usage += response.usage;
+
+            let checked = self
+                .check_tool_calls(&response, &received.tools, received.tool_choice.as_ref())
+                .await?;
+            let (recovered, calls) = match checked {
+                CheckedCalls::Retry(feedback) => {
+                    self.emit(|| StreamItem::TurnDiscarded { turn }).await;
+                    self.state.history.push(Message::user(feedback));
+                    continue;
+                }
+                CheckedCalls::SkipTurn {
+                    recovered_content,
+                    answered,
+                } => {
+                    self.state.history.push(Message::Assistant {
+                        content: recovered_content,
+                    });
+                    self.state.pending_calls = answered;
+                    continue;
+                }
+                CheckedCalls::Run {
+                    recovered,
+                    content,
+                    calls,
+                } => {
+                    if let Some(content) = content {
+                        response.content = content;
+                    }
+                    (recovered, calls)
+                }
+            };
+
+            if !recovered {
+                match self.accept_turn(&response, received.streamed_text).await? {
+                    ModelTurnAction::Continue => {}
+                    ModelTurnAction::Repeat => {
+                        self.reject_retry_with_calls(&calls, "repeat")?;
+                        self.emit(|| StreamItem::TurnDiscarded { turn }).await;
+                        continue;
+                    }
+                    ModelTurnAction::RetryWithFeedback(feedback) => {
+                        self.reject_retry_with_calls(&calls, "retry_with_feedback")?;
+                        self.state.history.push(Message::Assistant {
+                            content: response.content,
+                        });
+                        self.state.history.push(Message::user(feedback));
+                        continue;
+                    }
+                    ModelTurnAction::Stop(reason) => {
+                        // Nothing is lost: the stopped turn stays in the error's history.
+                        self.state.history.push(Message::Assistant {
+                            content: response.content,
+                        });
+                        return Err(Halt::Stop(reason));
+                    }
+                }
+            }
+
+            if let Some(spec) = self.output {
+                match self.structured_answer(spec, &response, &calls) {
+                    StructuredStep::Done(answer) => {
+                        self.state.history.push(Message::assistant(answer.clone()));
+                        return Ok(answer);
+                    }
+                    StructuredStep::Feedback(feedback) => {
+                        self.state.history.push(Message::Assistant {
+                            content: response.content,
+                        });
+                        self.state.history.push(Message::user(feedback));
+                        continue;
+                    }
+                    StructuredStep::AnswerCalls(answered) => {
+                        self.state.history.push(Message::Assistant {
+                            content: response.content,
+                        });
+                        self.state.pending_calls = answered;
+                        continue;
+                    }
+                    StructuredStep::NotFinal => {}
+                }
+            }
+
+            let answer = response.text();
+            self.state.history.push(Message::Assistant {
+                content: response.content,
+            });
+            if calls.is_empty() {
+                return Ok(answer);
+            }
+            if self.state.turn >= self.options.max_turns {
+                // No model call is left to read the results: leave the calls unexecuted.
+                return Err(Halt::MaxTurns);
+            }
+            self.state.pending_calls = calls;
+        }
+    }
+
+    fn reject_retry_with_calls(&self, calls: &[PendingCall], action: &str) -> Result<(), Halt> {
+        if calls.is_empty() {
+            Ok(())
+        } else {
+            Err(Halt::Rejected(format!(
+                "`{action}` was returned for turn {} which calls tools; retrying a turn with \
+                 tool calls is rejected (steer the calls with on_dispatch instead)",
+                self.state.turn
+            )))
+        }
+    }
+}

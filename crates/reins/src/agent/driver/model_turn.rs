@@ -1,0 +1,288 @@
+//! One model turn: the request, the completion-call, model-select and dispatch hooks, the
+//! call itself (blocking, or streamed with the delta hooks), and the turn's raw events.
+
+use super::{Driver, Halt, internal_call_id};
+use crate::agent::hook::{
+    CompletionCallEvent, ModelTurnAction, ModelTurnFinished, ObservationAction,
+    ReasoningDeltaEvent, Stacked, StepEvent, StepEventKind, TextDeltaEvent, ToolCallDeltaEvent,
+};
+use crate::agent::output::OutputMode;
+use crate::agent::stream::{StreamItem, StreamSink};
+use crate::completion::{
+    CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, StreamChunk,
+};
+use crate::message::{Message, ToolChoice};
+use crate::tool::{ToolDefinition, panic_message};
+use futures::{FutureExt, StreamExt};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+/// One model turn as received, with what the request advertised.
+pub(super) struct ReceivedTurn {
+    pub response: CompletionResponse,
+    pub tools: Arc<[ToolDefinition]>,
+    pub tool_choice: Option<ToolChoice>,
+    pub streamed_text: bool,
+}
+
+impl Driver<'_> {
+    pub(super) fn request_template(&self) -> CompletionRequest {
+        let config = self.config;
+        let mut tools = Arc::clone(&config.tool_definitions);
+        let mut tool_choice = config.tool_choice.clone();
+        let mut output_schema = None;
+        if let Some(spec) = self.output {
+            match spec.mode {
+                OutputMode::Native => output_schema = Some(spec.schema.clone()),
+                _ => {
+                    let mut with_output: Vec<ToolDefinition> = tools.to_vec();
+                    with_output.push(spec.tool_definition());
+                    tools = Arc::from(with_output);
+                    tool_choice.get_or_insert(ToolChoice::Required);
+                }
+            }
+        }
+        CompletionRequest {
+            preamble: config.preamble.clone(),
+            history: Vec::new(),
+            documents: config.documents.clone(),
+            tools,
+            tool_choice,
+            temperature: config.temperature,
+            max_tokens: config.max_tokens,
+            additional_params: config.additional_params.clone(),
+            output_schema,
+        }
+    }
+
+    /// Builds this turn's request, runs the completion-call, model-select and dispatch hooks,
+    /// calls the model and runs the outcome hooks. The run's history is lent to the request
+    /// and always given back, whatever happens.
+    pub(super) async fn call_model(
+        &mut self,
+        template: &CompletionRequest,
+    ) -> Result<ReceivedTurn, Halt> {
+        let mut request = template.clone();
+        request.history = std::mem::take(&mut self.state.history);
+        let mut saved_history = None;
+        let result = self.call_model_with(&mut request, &mut saved_history).await;
+        self.state.history = saved_history.unwrap_or_else(|| std::mem::take(&mut request.history));
+        let (response, streamed_text, label) = result?;
+        self.state.last_model = Some(label);
+        Ok(ReceivedTurn {
+            response,
+            tools: request.tools,
+            tool_choice: request.tool_choice,
+            streamed_text,
+        })
+    }
+
+    async fn call_model_with(
+        &self,
+        request: &mut CompletionRequest,
+        saved_history: &mut Option<Vec<Message>>,
+    ) -> Result<(CompletionResponse, bool, String), Halt> {
+        let turn = self.state.turn;
+        if self.observes(StepEventKind::CompletionCall) {
+            if let Some((prompt, history)) = request.history.split_last() {
+                let event = CompletionCallEvent {
+                    prompt,
+                    history,
+                    turn,
+                    request,
+                };
+                match self.hooks.completion_call(self.ctx, event).await? {
+                    Stacked::Go(Some(patch)) => patch.apply_keeping_history(request, saved_history),
+                    Stacked::Go(None) => {}
+                    Stacked::Stop(reason) => return Err(Halt::Stop(reason)),
+                }
+            }
+        }
+
+        let models = &self.config.models;
+        let label = if self.observes(StepEventKind::ModelSelect) {
+            match self.hooks.model_select(
+                self.ctx,
+                turn,
+                &models.default_label,
+                self.state.last_model.as_deref(),
+                &models.labels,
+                saved_history.as_deref().unwrap_or(&request.history),
+            )? {
+                Stacked::Go(Some(label)) => label,
+                Stacked::Go(None) => models.default_label.clone(),
+                Stacked::Stop(reason) => return Err(Halt::Stop(reason)),
+            }
+        } else {
+            models.default_label.clone()
+        };
+        let Some(model) = models.get(&label) else {
+            return Err(Halt::Rejected(format!(
+                "no model is registered under the label `{label}` (registered: {})",
+                models.labels.join(", ")
+            )));
+        };
+
+        if self.observes(StepEventKind::CompletionDispatch) {
+            let dispatched = self
+                .hooks
+                .dispatch_completion(self.ctx, turn, &label, request, saved_history)
+                .await?;
+            if let Stacked::Stop(reason) = dispatched {
+                return Err(Halt::Stop(reason));
+            }
+        }
+
+        let (mut response, streamed_text) = match self.sink {
+            None => {
+                let call = AssertUnwindSafe(model.completion(request)).catch_unwind();
+                let response = call.await.unwrap_or_else(|panic| {
+                    Err(CompletionError::Other(format!(
+                        "the model panicked: {}",
+                        panic_message(panic.as_ref())
+                    )))
+                });
+                (response.map_err(Halt::Completion)?, false)
+            }
+            Some(sink) => self.stream_turn(&**model, request, sink).await?,
+        };
+
+        if self.observes(StepEventKind::CompletionOutcome) {
+            if let Stacked::Stop(reason) = self
+                .hooks
+                .completion_outcome(self.ctx, &mut response)
+                .await?
+            {
+                return Err(Halt::Stop(reason));
+            }
+        }
+        Ok((response, streamed_text, label))
+    }
+
+    /// Streams one model turn, firing the delta hooks and feeding the stream's items.
+    async fn stream_turn(
+        &self,
+        model: &dyn DynCompletionModel,
+        request: &CompletionRequest,
+        sink: &StreamSink,
+    ) -> Result<(CompletionResponse, bool), Halt> {
+        let turn = self.state.turn;
+        let mut stream = model.stream(request).await.map_err(Halt::Completion)?;
+        let mut text = String::new();
+        let mut reasoning = String::new();
+        // (provider id, internal id, arguments so far), in order of first appearance.
+        let mut calls: Vec<(String, String, String)> = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            match chunk.map_err(Halt::Completion)? {
+                StreamChunk::Text(delta) => {
+                    text.push_str(&delta);
+                    if self.observes(StepEventKind::TextDelta) {
+                        let event = TextDeltaEvent {
+                            delta: &delta,
+                            aggregated: &text,
+                        };
+                        if let ObservationAction::Stop(reason) =
+                            self.hooks.text_delta(self.ctx, event).await?
+                        {
+                            return Err(Halt::Stop(reason));
+                        }
+                    }
+                    sink.send(StreamItem::Text(delta)).await;
+                }
+                StreamChunk::Reasoning(delta) => {
+                    reasoning.push_str(&delta);
+                    if self.observes(StepEventKind::ReasoningDelta) {
+                        let event = ReasoningDeltaEvent {
+                            delta: &delta,
+                            aggregated: &reasoning,
+                        };
+                        if let ObservationAction::Stop(reason) =
+                            self.hooks.reasoning_delta(self.ctx, event).await?
+                        {
+                            return Err(Halt::Stop(reason));
+                        }
+                    }
+                    sink.send(StreamItem::Reasoning(delta)).await;
+                }
+                StreamChunk::ToolCall { id, name, delta } => {
+                    let index = match calls.iter().position(|(call_id, ..)| *call_id == id) {
+                        Some(index) => index,
+                        None => {
+                            calls.push((id, internal_call_id(turn, calls.len()), String::new()));
+                            calls.len() - 1
+                        }
+                    };
+                    let Some((call_id, internal_id, arguments)) = calls.get_mut(index) else {
+                        continue;
+                    };
+                    arguments.push_str(&delta);
+                    if self.observes(StepEventKind::ToolCallDelta) {
+                        let event = ToolCallDeltaEvent {
+                            tool_call_id: call_id,
+                            internal_call_id: internal_id,
+                            tool_name: name.as_deref(),
+                            delta: &delta,
+                            aggregated: arguments,
+                        };
+                        if let ObservationAction::Stop(reason) =
+                            self.hooks.tool_call_delta(self.ctx, event).await?
+                        {
+                            return Err(Halt::Stop(reason));
+                        }
+                    }
+                    sink.send(StreamItem::ToolCallDelta {
+                        tool_call_id: call_id.clone(),
+                        internal_call_id: internal_id.clone(),
+                        tool_name: name,
+                        delta,
+                    })
+                    .await;
+                }
+                StreamChunk::Done(response) => return Ok((response, !text.is_empty())),
+            }
+        }
+        Err(Halt::Completion(CompletionError::Decode(format!(
+            "the stream ended before the model finished its turn (received {} bytes of text \
+             and {} tool-call fragments so far)",
+            text.len(),
+            calls.len()
+        ))))
+    }
+
+    /// Fires the turn's raw event and `on_model_turn_finished`.
+    pub(super) async fn accept_turn(
+        &self,
+        response: &CompletionResponse,
+        streamed_text: bool,
+    ) -> Result<ModelTurnAction, Halt> {
+        let prompt = self.state.history.last();
+        let raw_event = match (self.sink.is_some(), prompt) {
+            (false, Some(prompt)) if self.observes(StepEventKind::CompletionResponse) => {
+                Some(StepEvent::CompletionResponse { prompt, response })
+            }
+            (true, Some(prompt))
+                if streamed_text && self.observes(StepEventKind::StreamResponseFinish) =>
+            {
+                Some(StepEvent::StreamResponseFinish { prompt, response })
+            }
+            _ => None,
+        };
+        if let Some(event) = raw_event {
+            if let Stacked::Stop(reason) = self.hooks.step_event(self.ctx, event).await? {
+                return Ok(ModelTurnAction::Stop(reason));
+            }
+        }
+        if !self.observes(StepEventKind::ModelTurnFinished) {
+            return Ok(ModelTurnAction::Continue);
+        }
+        let event = ModelTurnFinished {
+            turn: self.state.turn,
+            content: &response.content,
+            usage: response.usage,
+            finish_reason: response.finish_reason.as_ref(),
+            response_id: response.response_id.as_deref(),
+            raw: &response.raw,
+        };
+        Ok(self.hooks.model_turn_finished(self.ctx, event).await?)
+    }
+}

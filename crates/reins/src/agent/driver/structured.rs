@@ -1,0 +1,80 @@
+//! Reading a typed answer out of an accepted turn.
+
+use super::Driver;
+use super::validation::answered;
+use crate::agent::output::{OUTPUT_TOOL_NAME, OutputMode, OutputSpec};
+use crate::agent::run::PendingCall;
+use crate::completion::CompletionResponse;
+use crate::tool::ToolOutcome;
+
+impl Driver<'_> {
+    pub(super) fn structured_answer(
+        &self,
+        spec: &OutputSpec,
+        response: &CompletionResponse,
+        calls: &[PendingCall],
+    ) -> StructuredStep {
+        match spec.mode {
+            OutputMode::Native => {
+                if !calls.is_empty() {
+                    return StructuredStep::NotFinal;
+                }
+                match spec.read_text(&response.text()) {
+                    Ok(value) => StructuredStep::Done(value.to_string()),
+                    Err(problem) => StructuredStep::Feedback(format!(
+                        "Your answer must be JSON matching the required schema: {problem}. \
+                         Answer again with only the JSON."
+                    )),
+                }
+            }
+            _ => {
+                let output_call = calls.iter().find(|p| p.call.name == OUTPUT_TOOL_NAME);
+                match output_call {
+                    Some(planned) => match spec.read_tool_args(&planned.call.arguments) {
+                        Ok(value) => StructuredStep::Done(value.to_string()),
+                        Err(problem) => StructuredStep::AnswerCalls(answer_calls(calls, &problem)),
+                    },
+                    None if calls.is_empty() => StructuredStep::Feedback(format!(
+                        "Give your final answer by calling the `{OUTPUT_TOOL_NAME}` tool."
+                    )),
+                    None => StructuredStep::NotFinal,
+                }
+            }
+        }
+    }
+}
+
+/// Answers the output-tool call with what was wrong, and the turn's other calls as not run.
+fn answer_calls(calls: &[PendingCall], problem: &str) -> Vec<PendingCall> {
+    calls
+        .iter()
+        .map(|pending| {
+            let text = if pending.call.name == OUTPUT_TOOL_NAME {
+                format!("The answer does not match the required schema: {problem}")
+            } else {
+                "Not executed: the final answer was invalid.".to_owned()
+            };
+            let outcome = ToolOutcome::Skipped {
+                reason: text.clone(),
+            };
+            answered(
+                pending.call.clone(),
+                pending.internal_call_id.clone(),
+                text,
+                outcome,
+            )
+        })
+        .collect()
+}
+
+/// What structured output makes of an accepted turn.
+pub(super) enum StructuredStep {
+    /// The typed answer, as JSON text.
+    Done(String),
+    /// Tell the model how to answer, as a user message, and ask again.
+    Feedback(String),
+    /// The output tool was called with a bad answer: the turn's calls, answered with it.
+    AnswerCalls(Vec<PendingCall>),
+    /// The turn is not the final answer: run its tools.
+    NotFinal,
+}

@@ -1,0 +1,236 @@
+//! Checking a turn's tool calls and asking `on_invalid_tool_call` about invalid ones.
+
+use super::{Driver, Halt, MAX_REPAIRS_PER_CALL, internal_call_id, render_args};
+use crate::agent::hook::{
+    InvalidToolCallAction, InvalidToolCallContext, InvalidToolCallReason, StepEventKind,
+};
+use crate::agent::output::{OUTPUT_TOOL_NAME, OutputMode};
+use crate::agent::prompt::UnhandledInvalidToolCall;
+use crate::agent::run::{CallRecord, PendingCall};
+use crate::completion::CompletionResponse;
+use crate::message::{AssistantContent, OneOrMany, ToolCall, ToolChoice};
+use crate::tool::{ToolDefinition, ToolFailure, ToolOutcome, ToolResultExtensions};
+
+/// The tool calls of a received turn, after validation.
+pub(super) enum CheckedCalls {
+    /// Drop the turn and ask again with this feedback.
+    Retry(String),
+    /// A call was skipped: every call of the turn is answered without running any.
+    SkipTurn {
+        recovered_content: OneOrMany<AssistantContent>,
+        answered: Vec<PendingCall>,
+    },
+    /// The calls to run (some already answered, e.g. malformed arguments).
+    Run {
+        recovered: bool,
+        content: Option<OneOrMany<AssistantContent>>,
+        calls: Vec<PendingCall>,
+    },
+}
+
+/// A call answered without running it.
+pub(super) fn answered(
+    call: ToolCall,
+    internal_call_id: String,
+    text: String,
+    outcome: ToolOutcome,
+) -> PendingCall {
+    PendingCall {
+        internal_call_id,
+        call,
+        result: Some(CallRecord {
+            output: text,
+            outcome,
+            extensions: ToolResultExtensions::new(),
+        }),
+        suspended: None,
+    }
+}
+
+impl Driver<'_> {
+    /// Why `call` is invalid this turn, if it is.
+    pub(super) fn invalid_reason(
+        &self,
+        call: &ToolCall,
+        advertised: &[ToolDefinition],
+        tool_choice: Option<&ToolChoice>,
+    ) -> Option<InvalidToolCallReason> {
+        let is_output_tool = call.name == OUTPUT_TOOL_NAME
+            && self
+                .output
+                .is_some_and(|spec| spec.mode == OutputMode::Tool);
+        if !is_output_tool && !self.config.tools.contains(&call.name) {
+            return Some(InvalidToolCallReason::UnknownTool);
+        }
+        let advertised_now = advertised.iter().any(|tool| tool.name == call.name);
+        if !advertised_now || !tool_choice.is_none_or(|choice| choice.allows(&call.name)) {
+            return Some(InvalidToolCallReason::NotAllowed);
+        }
+        if !call.arguments.is_object() {
+            return Some(InvalidToolCallReason::MalformedArguments);
+        }
+        None
+    }
+
+    /// Checks every tool call of the turn, asking `on_invalid_tool_call` about invalid ones.
+    pub(super) async fn check_tool_calls(
+        &mut self,
+        response: &CompletionResponse,
+        advertised: &[ToolDefinition],
+        tool_choice: Option<&ToolChoice>,
+    ) -> Result<CheckedCalls, Halt> {
+        let turn = self.state.turn;
+        let mut changed = false;
+        let mut recovered = false;
+        let mut kept: Vec<AssistantContent> = Vec::with_capacity(response.content.len());
+        let mut calls: Vec<PendingCall> = Vec::new();
+        let mut ordinal = 0;
+        for part in response.content.iter() {
+            let AssistantContent::ToolCall(call) = part else {
+                kept.push(part.clone());
+                continue;
+            };
+            let internal_id = internal_call_id(turn, ordinal);
+            ordinal += 1;
+            let mut call = call.clone();
+            let mut preset = None;
+            let mut repairs = 0;
+            let mut dropped = false;
+            while let Some(reason) = self.invalid_reason(&call, advertised, tool_choice) {
+                let decision = if self.observes(StepEventKind::InvalidToolCall) {
+                    let context = InvalidToolCallContext {
+                        tool_name: call.name.clone(),
+                        tool_call_id: call.id.clone(),
+                        args: render_args(&call.arguments),
+                        available_tools: advertised
+                            .iter()
+                            .filter(|tool| tool_choice.is_none_or(|c| c.allows(&tool.name)))
+                            .map(|tool| tool.name.clone())
+                            .collect(),
+                        reason,
+                        history: self.state.history.clone(),
+                    };
+                    self.hooks.invalid_tool_call(self.ctx, &context).await?
+                } else {
+                    None
+                };
+                let invalid = || Halt::InvalidCall {
+                    tool_name: call.name.clone(),
+                    reason,
+                };
+                match decision {
+                    None if reason == InvalidToolCallReason::MalformedArguments => {
+                        let failure = ToolFailure::InvalidArguments {
+                            message: format!(
+                                "the arguments must be a JSON object; received: {}",
+                                render_args(&call.arguments)
+                            ),
+                        };
+                        preset = Some((failure.to_string(), ToolOutcome::Failed(failure)));
+                        break;
+                    }
+                    None if self.options.unhandled_invalid_tool_call
+                        == UnhandledInvalidToolCall::Ignore =>
+                    {
+                        dropped = true;
+                        break;
+                    }
+                    None | Some(InvalidToolCallAction::Fail) => return Err(invalid()),
+                    Some(InvalidToolCallAction::Stop(reason)) => return Err(Halt::Stop(reason)),
+                    Some(InvalidToolCallAction::Retry(feedback)) => {
+                        if self.state.invalid_tool_call_retries
+                            >= self.options.max_invalid_tool_call_retries
+                        {
+                            return Err(invalid());
+                        }
+                        self.state.invalid_tool_call_retries += 1;
+                        return Ok(CheckedCalls::Retry(feedback));
+                    }
+                    Some(InvalidToolCallAction::Repair(name)) => {
+                        // Renaming cannot fix arguments, and a chain of renames must end.
+                        if reason == InvalidToolCallReason::MalformedArguments
+                            || repairs >= MAX_REPAIRS_PER_CALL
+                        {
+                            return Err(invalid());
+                        }
+                        repairs += 1;
+                        call.name = name;
+                        changed = true;
+                        recovered = true;
+                    }
+                    Some(InvalidToolCallAction::Skip(reason)) => {
+                        return Ok(self.skip_turn(response, &call, reason));
+                    }
+                }
+            }
+            if dropped {
+                changed = true;
+                continue;
+            }
+            kept.push(AssistantContent::ToolCall(call.clone()));
+            calls.push(match preset {
+                Some((text, outcome)) => answered(call, internal_id, text, outcome),
+                None => PendingCall {
+                    internal_call_id: internal_id,
+                    call,
+                    result: None,
+                    suspended: None,
+                },
+            });
+        }
+        let content = if changed {
+            Some(
+                OneOrMany::many(kept).unwrap_or_else(|| OneOrMany::one(AssistantContent::text(""))),
+            )
+        } else {
+            None
+        };
+        Ok(CheckedCalls::Run {
+            recovered,
+            content,
+            calls,
+        })
+    }
+
+    /// Answers the skipped call with `reason` and every other call as not executed.
+    fn skip_turn(
+        &self,
+        response: &CompletionResponse,
+        skipped: &ToolCall,
+        reason: String,
+    ) -> CheckedCalls {
+        let turn = self.state.turn;
+        let mut answers = Vec::new();
+        let mut content = Vec::with_capacity(response.content.len());
+        for part in response.content.iter() {
+            let AssistantContent::ToolCall(call) = part else {
+                content.push(part.clone());
+                continue;
+            };
+            let call = if call.id == skipped.id {
+                skipped.clone()
+            } else {
+                call.clone()
+            };
+            let text = if call.id == skipped.id {
+                reason.clone()
+            } else {
+                format!(
+                    "Not executed: the call to `{}` in the same turn was skipped.",
+                    skipped.name
+                )
+            };
+            content.push(AssistantContent::ToolCall(call.clone()));
+            let internal_id = internal_call_id(turn, answers.len());
+            let outcome = ToolOutcome::Skipped {
+                reason: text.clone(),
+            };
+            answers.push(answered(call, internal_id, text, outcome));
+        }
+        CheckedCalls::SkipTurn {
+            recovered_content: OneOrMany::many(content)
+                .unwrap_or_else(|| OneOrMany::one(AssistantContent::text(""))),
+            answered: answers,
+        }
+    }
+}
