@@ -15,5 +15,6 @@ pub mod agent;
 pub mod completion;
 pub mod message;
 pub mod providers;
+pub mod store;
 pub mod testing;
 pub mod tool;

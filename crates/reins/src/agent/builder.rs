@@ -2,6 +2,7 @@ use super::hook::{AgentHook, HookStack};
 use super::prompt::{PromptRequest, RunStart};
 use super::routing::ModelRegistry;
 use super::run::RunState;
+use crate::store::RunStore;
 use crate::completion::{CompletionModel, SharedModel};
 use crate::message::{Document, Message, ToolChoice};
 use crate::tool::{Tool, ToolDefinition, ToolSet};
@@ -60,6 +61,15 @@ impl Agent {
     /// keeps its id, and its hooks see the entries saved before the pause.
     pub fn resume(&self, run: impl Into<RunState>) -> PromptRequest {
         PromptRequest::new(self.clone(), RunStart::Resume(Box::new(run.into())))
+    }
+
+    /// Continues the run `run_id` stored in `store`: the run is claimed (of two workers
+    /// resuming it, one proceeds and the other gets
+    /// [`StoreError::Busy`](crate::store::StoreError::Busy)), decisions recorded with
+    /// [`RunStore::decide`](crate::store::RunStore::decide) are applied, finished effects are
+    /// replayed from the journal, and the run goes on, checkpointing into the same store.
+    pub fn resume_stored<S: RunStore>(&self, store: S, run_id: impl Into<String>) -> PromptRequest {
+        PromptRequest::new(self.clone(), RunStart::Stored(run_id.into())).durable(store)
     }
 
     /// The agent's name, if it has one.

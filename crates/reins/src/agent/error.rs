@@ -105,6 +105,17 @@ pub enum PromptError {
         /// The run, ready to be persisted and resumed.
         run: Box<SuspendedRun>,
     },
+    /// A durable run's store failed, or another worker holds or took over the run.
+    #[error("the run store failed: {source}")]
+    Store {
+        /// What went wrong.
+        #[source]
+        source: crate::store::StoreError,
+        /// The history when it happened (empty if the run could not be loaded).
+        history: Vec<Message>,
+        /// The run's id.
+        run_id: String,
+    },
     /// The run was configured in a way it cannot run (e.g. native structured output on a
     /// model without it).
     #[error("the run cannot start: {0}")]
@@ -122,7 +133,8 @@ impl PromptError {
             | PromptError::Tool { history, .. }
             | PromptError::HookPanicked { history, .. }
             | PromptError::RejectedAction { history, .. }
-            | PromptError::StructuredOutput { history, .. } => Some(history),
+            | PromptError::StructuredOutput { history, .. }
+            | PromptError::Store { history, .. } => Some(history),
             PromptError::Suspended { run } => Some(&run.state.history),
             PromptError::InvalidConfiguration(_) => None,
         }
@@ -138,7 +150,8 @@ impl PromptError {
             | PromptError::Tool { run_id, .. }
             | PromptError::HookPanicked { run_id, .. }
             | PromptError::RejectedAction { run_id, .. }
-            | PromptError::StructuredOutput { run_id, .. } => Some(run_id),
+            | PromptError::StructuredOutput { run_id, .. }
+            | PromptError::Store { run_id, .. } => Some(run_id),
             PromptError::Suspended { run } => Some(&run.state.run_id),
             PromptError::InvalidConfiguration(_) => None,
         }

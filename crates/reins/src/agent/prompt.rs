@@ -12,6 +12,8 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use std::future::IntoFuture;
+use std::sync::Arc;
+use crate::store::RunStore;
 
 /// What happens to an unknown or disallowed tool call that no hook decided about.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -54,6 +56,8 @@ pub(crate) enum RunStart {
     },
     /// A saved run, continued.
     Resume(Box<RunState>),
+    /// A run stored in the request's store, continued by id.
+    Stored(String),
 }
 
 impl std::fmt::Debug for PromptRequest {
@@ -140,6 +144,20 @@ impl PromptRequest {
     /// Uses `run_id` instead of a fresh one (e.g. to correlate with an external id).
     pub fn run_id(mut self, run_id: impl Into<String>) -> Self {
         self.options.run_id = Some(run_id.into());
+        self
+    }
+
+    /// Makes the run durable: its state and effect journal are checkpointed into `store` after
+    /// every model turn and tool call, so it can pause for a decision, survive a crash, and be
+    /// resumed in another process (see [`crate::store`] for the exact guarantee).
+    pub fn durable<S: RunStore>(mut self, store: S) -> Self {
+        self.options.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Names the worker that holds the run's lease in the store (a fresh id by default).
+    pub fn worker(mut self, worker: impl Into<String>) -> Self {
+        self.options.worker = Some(worker.into());
         self
     }
 

@@ -22,6 +22,8 @@ use super::prompt::{
     PromptRequest, PromptResponse, RunStart, ToolErrorPolicy, UnhandledInvalidToolCall,
 };
 use super::run::{PendingCall, RunState, RunStatus, SuspendedRun, ToolDecision};
+use crate::store::{ClaimedRun, JournalEntry, Lease, RunStore, StoreError};
+use std::sync::Arc;
 use super::stream::{StreamItem, StreamSink};
 use crate::completion::CompletionError;
 use crate::message::Message;
@@ -46,6 +48,10 @@ pub(crate) struct RunOptions {
     pub output: Option<OutputSpec>,
     /// Decisions about suspended calls, by internal call id.
     pub decisions: Vec<(String, ToolDecision)>,
+    /// Where a durable run checkpoints.
+    pub store: Option<Arc<dyn RunStore>>,
+    /// The worker name holding a durable run's lease.
+    pub worker: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -59,7 +65,15 @@ impl Default for RunOptions {
             run_id: None,
             output: None,
             decisions: Vec::new(),
+            store: None,
+            worker: None,
         }
+    }
+}
+
+impl std::fmt::Debug for dyn RunStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RunStore")
     }
 }
 
@@ -79,6 +93,7 @@ pub(crate) enum Halt {
     },
     Rejected(String),
     Suspended,
+    Store(StoreError),
 }
 
 impl From<HookFailure> for Halt {
@@ -136,6 +151,11 @@ impl Halt {
                 history: state.history,
                 run_id,
             },
+            Halt::Store(source) => PromptError::Store {
+                source,
+                history: state.history,
+                run_id,
+            },
         }
     }
 }
@@ -160,6 +180,12 @@ pub(crate) async fn run(
         Cow::Owned(combined)
     };
     let output = resolve_output(config, options.output.clone())?;
+    let worker = options
+        .worker
+        .clone()
+        .unwrap_or_else(|| format!("worker-{}", uuid::Uuid::new_v4()));
+    let mut decisions = options.decisions.clone();
+    let mut durable = None;
     let (state, prompt) = match start {
         RunStart::New { prompt, history } => {
             let run_id = options
@@ -171,7 +197,28 @@ pub(crate) async fn run(
         }
         RunStart::Resume(state) => {
             let mut state = *state;
+            if let Some(store) = &options.store {
+                let claimed = claim(store, &state.run_id, &worker).await?;
+                decisions.extend(claimed.decisions);
+                durable = Some(Durable::new(Arc::clone(store), claimed.lease));
+                state = claimed.state;
+            }
             state.status = RunStatus::Running;
+            (state, None)
+        }
+        RunStart::Stored(run_id) => {
+            let Some(store) = &options.store else {
+                return Err(PromptError::InvalidConfiguration(
+                    "resuming a stored run needs a store".to_owned(),
+                ));
+            };
+            let claimed = claim(store, &run_id, &worker).await?;
+            decisions.extend(claimed.decisions);
+            durable = Some(Durable::new(Arc::clone(store), claimed.lease));
+            let mut state = claimed.state;
+            if state.status != RunStatus::Completed {
+                state.status = RunStatus::Running;
+            }
             (state, None)
         }
     };
@@ -189,17 +236,32 @@ pub(crate) async fn run(
         options: &options,
         output: output.as_ref(),
         sink: sink.as_ref(),
+        decisions,
+        durable,
+        worker,
         state,
     };
-    let outcome = driver.drive(prompt).await;
-    let mut state = driver.state;
-    state.entries = ctx.snapshot_entries();
+    let mut outcome = driver.drive(prompt).await;
+    driver.state.entries = ctx.snapshot_entries();
+    driver.state.status = match &outcome {
+        Ok(_) => RunStatus::Completed,
+        Err(Halt::Suspended) => RunStatus::Suspended,
+        Err(_) => RunStatus::Failed,
+    };
+    // The last checkpoint records how the run ended and releases its lease. A run whose
+    // lease was lost must not overwrite the new owner's state.
+    let lost_lease = matches!(&outcome, Err(Halt::Store(StoreError::Conflict { .. })));
+    if !lost_lease {
+        if let Err(error) = driver.checkpoint(true).await {
+            if outcome.is_ok() || matches!(outcome, Err(Halt::Suspended)) {
+                outcome = Err(error);
+            }
+        }
+    }
+    let state = driver.state;
     let (usage, turns) = (state.usage, state.turn);
     let result = match outcome {
-        Ok(output) => {
-            state.status = RunStatus::Completed;
-            Ok(PromptResponse { output, state })
-        }
+        Ok(output) => Ok(PromptResponse { output, state }),
         Err(halt) => Err(halt.into_error(state, options.max_turns)),
     };
     if hooks.observes(StepEventKind::RunSettled) {
@@ -249,6 +311,41 @@ fn resolve_output(
     Ok(Some(spec))
 }
 
+/// Claims a stored run for this worker.
+async fn claim(
+    store: &Arc<dyn RunStore>,
+    run_id: &str,
+    worker: &str,
+) -> Result<ClaimedRun, PromptError> {
+    store
+        .claim(run_id, worker)
+        .await
+        .map_err(|source| PromptError::Store {
+            source,
+            history: Vec::new(),
+            run_id: run_id.to_owned(),
+        })
+}
+
+/// A durable run's link to its store.
+struct Durable {
+    store: Arc<dyn RunStore>,
+    /// `None` until the run is created in the store.
+    lease: Option<Lease>,
+    /// Effects completed since the last checkpoint.
+    journal: Vec<JournalEntry>,
+}
+
+impl Durable {
+    fn new(store: Arc<dyn RunStore>, lease: Lease) -> Self {
+        Durable {
+            store,
+            lease: Some(lease),
+            journal: Vec::new(),
+        }
+    }
+}
+
 /// The run in progress: the references it works with, and its state.
 pub(crate) struct Driver<'a> {
     config: &'a AgentConfig,
@@ -257,6 +354,10 @@ pub(crate) struct Driver<'a> {
     options: &'a RunOptions,
     output: Option<&'a OutputSpec>,
     sink: Option<&'a StreamSink>,
+    /// Decisions about suspended calls, by internal call id.
+    decisions: Vec<(String, ToolDecision)>,
+    durable: Option<Durable>,
+    worker: String,
     state: RunState,
 }
 
@@ -310,13 +411,66 @@ impl Driver<'_> {
         Ok(())
     }
 
+    /// Journals an effect, to be written with the next checkpoint.
+    fn journal(&mut self, effect_id: String, kind: &str, payload: Value) {
+        if let Some(durable) = &mut self.durable {
+            durable.journal.push(JournalEntry {
+                effect_id,
+                kind: kind.to_owned(),
+                payload,
+            });
+        }
+    }
+
+    /// Writes the run's state and the effects journaled since the last checkpoint, in one
+    /// transaction (a no-op for a run without a store).
+    async fn checkpoint(&mut self, release: bool) -> Result<(), Halt> {
+        let Some(durable) = &mut self.durable else {
+            return Ok(());
+        };
+        self.state.entries = self.ctx.snapshot_entries();
+        let lease = match &durable.lease {
+            Some(lease) => {
+                durable
+                    .store
+                    .checkpoint(lease, &self.state, &durable.journal, release)
+                    .await
+            }
+            None => durable.store.create(&self.state, &self.worker).await,
+        }
+        .map_err(Halt::Store)?;
+        durable.lease = Some(lease);
+        durable.journal.clear();
+        Ok(())
+    }
+
     async fn drive(&mut self, prompt: Option<Message>) -> Result<String, Halt> {
+        if let Some(store) = self.options.store.as_ref().filter(|_| self.durable.is_none()) {
+            self.durable = Some(Durable {
+                store: Arc::clone(store),
+                lease: None,
+                journal: Vec::new(),
+            });
+        }
         if let Some(prompt) = prompt {
             self.start(prompt).await?;
+        }
+        if self.state.status == RunStatus::Completed {
+            // A finished run is not run again: its answer is its last assistant message.
+            return Ok(self
+                .state
+                .history
+                .iter()
+                .rev()
+                .find(|m| matches!(m, Message::Assistant { .. }))
+                .map(Message::text)
+                .unwrap_or_default());
         }
         let template = self.request_template();
 
         loop {
+            // Every effect completed so far is journaled before the run advances.
+            self.checkpoint(false).await?;
             // A turn's calls are answered before the next model call, also when a resumed
             // run starts with calls that were pending when it stopped.
             if !self.state.pending_calls.is_empty() {
@@ -332,6 +486,9 @@ impl Driver<'_> {
             let received = self.call_model(&template).await?;
             let mut response = received.response;
             self.state.usage += response.usage;
+            let effect_id = format!("{}/t{turn}", self.state.run_id);
+            let payload = serde_json::to_value(&response.content).unwrap_or(Value::Null);
+            self.journal(effect_id, "model_turn", payload);
 
             let checked = self
                 .check_tool_calls(&response, &received.tools, received.tool_choice.as_ref())

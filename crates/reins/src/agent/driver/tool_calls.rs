@@ -53,7 +53,6 @@ impl Driver<'_> {
             .filter(|(_, pending)| pending.result.is_none())
             .filter_map(|(index, pending)| {
                 let decision = self
-                    .options
                     .decisions
                     .iter()
                     .rev()
@@ -78,8 +77,14 @@ impl Driver<'_> {
                 };
                 match outcome {
                     CallOutcome::Done(record) => {
+                        let effect_id = pending.effect_id(&run_id);
+                        let payload = serde_json::to_value(&record).unwrap_or_default();
                         pending.result = Some(record);
                         pending.suspended = None;
+                        // The result is checkpointed before anything else happens, so a
+                        // resumed run replays it instead of calling the tool again.
+                        self.journal(effect_id, "tool_call", payload);
+                        self.checkpoint(false).await?;
                     }
                     CallOutcome::Suspend(reason) => pending.suspended = Some(reason),
                 }

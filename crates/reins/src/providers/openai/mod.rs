@@ -6,6 +6,7 @@ pub mod responses;
 
 pub use chat::ChatCompletionsModel;
 pub(crate) use chat::ChatDialect;
+pub use responses::ResponsesModel;
 
 use super::http::{
     ApiKey, HttpSettings, ProviderError, RetryPolicy, Timeouts, optional_env, required_env,
@@ -67,6 +68,11 @@ impl OpenAI {
     /// A model speaking the Chat Completions API.
     pub fn completion(&self, model: impl Into<String>) -> ChatCompletionsModel {
         ChatCompletionsModel::new(Arc::clone(&self.inner), model.into(), ChatDialect::OpenAI)
+    }
+
+    /// A model speaking the Responses API.
+    pub fn responses(&self, model: impl Into<String>) -> ResponsesModel {
+        ResponsesModel::new(Arc::clone(&self.inner), model.into())
     }
 }
 

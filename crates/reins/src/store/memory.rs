@@ -1,0 +1,252 @@
+use super::{
+    ClaimedRun, DEFAULT_LEASE, JournalEntry, Lease, PendingApproval, RunStore, RunSummary,
+    StoreError, check_pending, decode_state, encode_state, now_millis, pending_of,
+};
+use crate::agent::{RunState, ToolDecision};
+use futures::future::BoxFuture;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+/// A [`RunStore`] in this process's memory: for tests, and for runs that only need to pause
+/// within one process. Clones share the same runs.
+///
+/// It keeps runs exactly as the database stores do (encoded JSON, versions, leases), so code
+/// tested against it behaves the same on SQLite or PostgreSQL.
+#[derive(Clone, Default)]
+pub struct MemoryStore {
+    runs: Arc<Mutex<BTreeMap<String, Record>>>,
+    lease: Option<Duration>,
+}
+
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MemoryStore({} runs)", self.lock().len())
+    }
+}
+
+#[derive(Clone)]
+struct Record {
+    version: i64,
+    format: i64,
+    status: String,
+    state: String,
+    owner: Option<String>,
+    lease_until: i64,
+    journal: Vec<JournalEntry>,
+    decisions: Vec<(String, ToolDecision)>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        MemoryStore::default()
+    }
+
+    /// Sets how long a claim lasts without a checkpoint (default [`DEFAULT_LEASE`]).
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = Some(lease);
+        self
+    }
+
+    fn lease_millis(&self) -> i64 {
+        i64::try_from(self.lease.unwrap_or(DEFAULT_LEASE).as_millis()).unwrap_or(i64::MAX)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Record>> {
+        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Overwrites a run's stored record verbatim: for tests of corrupt or foreign records.
+    #[doc(hidden)]
+    pub fn put_raw(&self, run_id: &str, format: i64, json: &str) {
+        self.lock().insert(
+            run_id.to_owned(),
+            Record {
+                version: 1,
+                format,
+                status: "suspended".to_owned(),
+                state: json.to_owned(),
+                owner: None,
+                lease_until: 0,
+                journal: Vec::new(),
+                decisions: Vec::new(),
+            },
+        );
+    }
+}
+
+impl RunStore for MemoryStore {
+    fn create<'a>(
+        &'a self,
+        state: &'a RunState,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
+        Box::pin(async move {
+            let encoded = encode_state(state)?;
+            let mut runs = self.lock();
+            if runs.contains_key(&state.run_id) {
+                return Err(StoreError::AlreadyExists(state.run_id.clone()));
+            }
+            runs.insert(
+                state.run_id.clone(),
+                Record {
+                    version: 1,
+                    format: i64::from(super::FORMAT_VERSION),
+                    status: super::status_name(state.status).to_owned(),
+                    state: encoded,
+                    owner: Some(owner.to_owned()),
+                    lease_until: now_millis() + self.lease_millis(),
+                    journal: Vec::new(),
+                    decisions: Vec::new(),
+                },
+            );
+            Ok(Lease {
+                run_id: state.run_id.clone(),
+                owner: owner.to_owned(),
+                version: 1,
+            })
+        })
+    }
+
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
+        Box::pin(async move {
+            let mut runs = self.lock();
+            let record = runs
+                .get_mut(run_id)
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let state = decode_state(run_id, record.format, &record.state)?;
+            let now = now_millis();
+            if let Some(holder) = &record.owner {
+                if record.lease_until > now && holder != owner {
+                    return Err(StoreError::Busy {
+                        run_id: run_id.to_owned(),
+                        owner: holder.clone(),
+                        remaining: Duration::from_millis((record.lease_until - now) as u64),
+                    });
+                }
+            }
+            record.version += 1;
+            record.owner = Some(owner.to_owned());
+            record.lease_until = now + self.lease_millis();
+            Ok(ClaimedRun {
+                state,
+                decisions: record.decisions.clone(),
+                lease: Lease {
+                    run_id: run_id.to_owned(),
+                    owner: owner.to_owned(),
+                    version: record.version,
+                },
+            })
+        })
+    }
+
+    fn checkpoint<'a>(
+        &'a self,
+        lease: &'a Lease,
+        state: &'a RunState,
+        journal: &'a [JournalEntry],
+        release: bool,
+    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
+        Box::pin(async move {
+            let encoded = encode_state(state)?;
+            let mut runs = self.lock();
+            let record = runs
+                .get_mut(&lease.run_id)
+                .ok_or_else(|| StoreError::NotFound(lease.run_id.clone()))?;
+            if record.version != lease.version || record.owner.as_deref() != Some(&lease.owner) {
+                return Err(StoreError::Conflict {
+                    run_id: lease.run_id.clone(),
+                    expected: lease.version,
+                });
+            }
+            record.version += 1;
+            record.state = encoded;
+            record.status = super::status_name(state.status).to_owned();
+            record.journal.extend_from_slice(journal);
+            if release {
+                record.owner = None;
+                record.lease_until = 0;
+            } else {
+                record.lease_until = now_millis() + self.lease_millis();
+            }
+            Ok(Lease {
+                version: record.version,
+                ..lease.clone()
+            })
+        })
+    }
+
+    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
+        Box::pin(async move {
+            let runs = self.lock();
+            let record = runs
+                .get(run_id)
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            decode_state(run_id, record.format, &record.state)
+        })
+    }
+
+    fn journal<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
+        Box::pin(async move {
+            let runs = self.lock();
+            let record = runs
+                .get(run_id)
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            Ok(record.journal.clone())
+        })
+    }
+
+    fn decide<'a>(
+        &'a self,
+        run_id: &'a str,
+        internal_call_id: &'a str,
+        decision: &'a ToolDecision,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut runs = self.lock();
+            let record = runs
+                .get_mut(run_id)
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let state = decode_state(run_id, record.format, &record.state)?;
+            check_pending(&state, internal_call_id)?;
+            record
+                .decisions
+                .push((internal_call_id.to_owned(), decision.clone()));
+            Ok(())
+        })
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
+        Box::pin(async move {
+            Ok(self
+                .lock()
+                .iter()
+                .map(|(run_id, record)| RunSummary {
+                    run_id: run_id.clone(),
+                    status: super::status_from_name(&record.status),
+                    version: record.version,
+                })
+                .collect())
+        })
+    }
+
+    fn pending_approvals(&self) -> BoxFuture<'_, Result<Vec<PendingApproval>, StoreError>> {
+        Box::pin(async move {
+            let runs = self.lock();
+            let mut pending = Vec::new();
+            for (run_id, record) in runs.iter().filter(|(_, r)| r.status == "suspended") {
+                let state = decode_state(run_id, record.format, &record.state)?;
+                pending.extend(pending_of(&state, &record.decisions));
+            }
+            Ok(pending)
+        })
+    }
+}

@@ -1,0 +1,312 @@
+//! Durable runs: where a run's state and its effect journal are kept, so a run can pause for a
+//! person, survive a crash, and be resumed in another process without doing anything twice.
+//!
+//! # The guarantee
+//!
+//! A run attached to a [`RunStore`] (see
+//! [`PromptRequest::durable`](crate::agent::PromptRequest::durable)) writes a checkpoint — its
+//! whole [`RunState`] plus the journal entries of the effects completed since the last one, in
+//! one transaction — after every model turn and after every tool call, before the run
+//! advances. Resuming a run therefore never repeats a journaled effect: finished tool calls
+//! are replayed from the state, not called again, and a journaled model turn is not requested
+//! again.
+//!
+//! One window remains, as in every system that calls the outside world: a crash after a tool's
+//! external side effect but before its checkpoint. The call is then executed again on resume.
+//! Every execution of a call carries the same effect id
+//! ([`ToolCallContext::effect_id`](crate::tool::ToolCallContext::effect_id):
+//! `<run id>/<internal call id>`), so a tool that passes it to the service it calls as an
+//! idempotency key gets exactly-once side effects end to end. A model turn that was received
+//! but not yet checkpointed is requested again (model calls have no side effects).
+//!
+//! # Concurrency
+//!
+//! Workers take a lease on a run before working on it ([`RunStore::claim`]); a run whose lease
+//! is held by a live worker cannot be claimed, and every checkpoint is a compare-and-swap on the
+//! run's version, so of two workers racing to resume one run exactly one proceeds and the other
+//! gets [`StoreError::Busy`] (or [`StoreError::Conflict`] if it lost the race mid-step). A
+//! crashed worker's lease expires after the store's lease duration; make it longer than the
+//! longest single step (model call or tool call) of your runs.
+//!
+//! # Format
+//!
+//! Runs are stored as JSON documents of [`RunState`], tagged with [`FORMAT_VERSION`]. A record
+//! with another format version, or one that is not valid JSON, is reported as
+//! [`StoreError::UnsupportedFormat`] or [`StoreError::Corrupt`] and left untouched.
+
+mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
+
+use crate::agent::{RunState, RunStatus, ToolDecision};
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::time::Duration;
+
+/// The version of the stored record format written by this release.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// How long a claim lasts without a checkpoint, unless a store is configured otherwise.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
+
+/// A worker's right to advance a run: the run's version it last wrote, and who it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The run.
+    pub run_id: String,
+    /// The worker holding the lease.
+    pub owner: String,
+    /// The version of the run as this worker last wrote it.
+    pub version: i64,
+}
+
+/// A run loaded from a store for a worker to continue.
+#[derive(Debug, Clone)]
+pub struct ClaimedRun {
+    /// The run's state.
+    pub state: RunState,
+    /// Decisions recorded for its suspended calls, by internal call id.
+    pub decisions: Vec<(String, ToolDecision)>,
+    /// The lease to write checkpoints with.
+    pub lease: Lease,
+}
+
+/// One completed effect, journaled with the checkpoint that follows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    /// The effect's stable id: `<run id>/t<turn>` for a model turn, `<run id>/<internal call
+    /// id>` for a tool call.
+    pub effect_id: String,
+    /// `model_turn` or `tool_call`.
+    pub kind: String,
+    /// What the effect produced (the assistant content, or the call's result).
+    pub payload: Value,
+}
+
+/// A stored run, as listed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// The run's id.
+    pub run_id: String,
+    /// Where it is.
+    pub status: RunStatus,
+    /// Its stored version.
+    pub version: i64,
+}
+
+/// A suspended tool call waiting for a decision, as listed by [`RunStore::pending_approvals`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingApproval {
+    /// The run.
+    pub run_id: String,
+    /// The call's internal id, to pass to [`RunStore::decide`].
+    pub internal_call_id: String,
+    /// The tool.
+    pub tool_name: String,
+    /// The arguments the model sent.
+    pub arguments: Value,
+    /// Why the call was suspended.
+    pub reason: String,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No run with that id is stored.
+    #[error("no run `{0}` is stored")]
+    NotFound(String),
+    /// A run with that id already exists.
+    #[error("a run `{0}` already exists")]
+    AlreadyExists(String),
+    /// Another worker holds the run's lease.
+    #[error("run `{run_id}` is being worked on by `{owner}`; its lease expires in {} ms", remaining.as_millis())]
+    Busy {
+        /// The run.
+        run_id: String,
+        /// The worker holding it.
+        owner: String,
+        /// How long until its lease expires.
+        remaining: Duration,
+    },
+    /// The run changed since this worker's last checkpoint: another worker took it over.
+    #[error("run `{run_id}` was changed by another worker (expected version {expected})")]
+    Conflict {
+        /// The run.
+        run_id: String,
+        /// The version this worker expected.
+        expected: i64,
+    },
+    /// The record was written in a format this release cannot read; it was left untouched.
+    #[error("run `{run_id}` is stored in format {found}, this release reads format {supported}")]
+    UnsupportedFormat {
+        /// The run.
+        run_id: String,
+        /// The record's format version.
+        found: i64,
+        /// The format this release reads.
+        supported: u32,
+    },
+    /// The record cannot be read; it was left untouched.
+    #[error("run `{run_id}` is corrupt: {message}")]
+    Corrupt {
+        /// The run.
+        run_id: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The call has no pending decision to make (unknown id, or already answered).
+    #[error("run `{run_id}` has no suspended call `{internal_call_id}`")]
+    NoSuchPendingCall {
+        /// The run.
+        run_id: String,
+        /// The call id given.
+        internal_call_id: String,
+    },
+    /// The database failed.
+    #[error("the run store failed: {0}")]
+    Backend(String),
+}
+
+/// Where durable runs live. Implementations: [`MemoryStore`] (tests, one process),
+/// `SqliteStore` (feature `sqlite`, the embedded default: one file) and `PostgresStore`
+/// (feature `postgres`: many workers on many machines).
+///
+/// Every method is one transaction.
+pub trait RunStore: Send + Sync + 'static {
+    /// Stores a new run and leases it to `owner`.
+    fn create<'a>(
+        &'a self,
+        state: &'a RunState,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<Lease, StoreError>>;
+
+    /// Leases a stored run to `owner` and returns it with the decisions recorded for it.
+    /// Fails with [`StoreError::Busy`] while another worker's lease is live.
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>>;
+
+    /// Writes the run's state and `journal` in one transaction, if `lease` is still current;
+    /// returns the renewed lease. With `release`, the lease ends (the run finished or paused).
+    fn checkpoint<'a>(
+        &'a self,
+        lease: &'a Lease,
+        state: &'a RunState,
+        journal: &'a [JournalEntry],
+        release: bool,
+    ) -> BoxFuture<'a, Result<Lease, StoreError>>;
+
+    /// The stored state of a run, without leasing it.
+    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>>;
+
+    /// The journal of a run, oldest first.
+    fn journal<'a>(&'a self, run_id: &'a str)
+    -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>>;
+
+    /// Records a decision about a suspended call, for the worker that resumes the run.
+    fn decide<'a>(
+        &'a self,
+        run_id: &'a str,
+        internal_call_id: &'a str,
+        decision: &'a ToolDecision,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Every stored run.
+    fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>>;
+
+    /// Every suspended call of every suspended run that has no decision yet.
+    fn pending_approvals(&self) -> BoxFuture<'_, Result<Vec<PendingApproval>, StoreError>>;
+}
+
+/// Reads a stored record, checking its format version.
+pub(crate) fn decode_state(run_id: &str, format: i64, json: &str) -> Result<RunState, StoreError> {
+    if format != i64::from(FORMAT_VERSION) {
+        return Err(StoreError::UnsupportedFormat {
+            run_id: run_id.to_owned(),
+            found: format,
+            supported: FORMAT_VERSION,
+        });
+    }
+    serde_json::from_str(json).map_err(|error| StoreError::Corrupt {
+        run_id: run_id.to_owned(),
+        message: error.to_string(),
+    })
+}
+
+pub(crate) fn encode_state(state: &RunState) -> Result<String, StoreError> {
+    serde_json::to_string(state).map_err(|error| StoreError::Backend(error.to_string()))
+}
+
+pub(crate) fn status_name(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Running => "running",
+        RunStatus::Suspended => "suspended",
+        RunStatus::Completed => "completed",
+        RunStatus::Failed => "failed",
+    }
+}
+
+pub(crate) fn status_from_name(name: &str) -> RunStatus {
+    match name {
+        "suspended" => RunStatus::Suspended,
+        "completed" => RunStatus::Completed,
+        "failed" => RunStatus::Failed,
+        _ => RunStatus::Running,
+    }
+}
+
+/// The suspended calls of a run that no decision covers yet.
+pub(crate) fn pending_of(
+    state: &RunState,
+    decided: &[(String, ToolDecision)],
+) -> Vec<PendingApproval> {
+    state
+        .pending_calls
+        .iter()
+        .filter(|call| call.awaits_decision())
+        .filter(|call| !decided.iter().any(|(id, _)| *id == call.internal_call_id))
+        .map(|call| PendingApproval {
+            run_id: state.run_id.clone(),
+            internal_call_id: call.internal_call_id.clone(),
+            tool_name: call.call.name.clone(),
+            arguments: call.call.arguments.clone(),
+            reason: call.suspended.clone().unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// Whether `internal_call_id` is a call of `state` that waits for a decision.
+pub(crate) fn check_pending(state: &RunState, internal_call_id: &str) -> Result<(), StoreError> {
+    if state
+        .pending_calls
+        .iter()
+        .any(|call| call.internal_call_id == internal_call_id && call.awaits_decision())
+    {
+        Ok(())
+    } else {
+        Err(StoreError::NoSuchPendingCall {
+            run_id: state.run_id.clone(),
+            internal_call_id: internal_call_id.to_owned(),
+        })
+    }
+}
+
+/// Milliseconds since the Unix epoch, the stores' clock for leases.
+pub(crate) fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

@@ -1,0 +1,456 @@
+use super::{
+    ClaimedRun, DEFAULT_LEASE, FORMAT_VERSION, JournalEntry, Lease, PendingApproval, RunStore,
+    RunSummary, StoreError, check_pending, decode_state, encode_state, now_millis, pending_of,
+    status_from_name, status_name,
+};
+use crate::agent::{RunState, ToolDecision};
+use futures::future::BoxFuture;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// The embedded [`RunStore`]: one SQLite file in WAL mode, shared safely by the processes of
+/// one machine. Cheap to clone.
+#[derive(Clone)]
+pub struct SqliteStore {
+    connection: Arc<Mutex<Connection>>,
+    path: PathBuf,
+    lease: Duration,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS reins_runs (
+    run_id TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    format INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    state TEXT NOT NULL,
+    lease_owner TEXT,
+    lease_until INTEGER NOT NULL DEFAULT 0,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reins_runs_status ON reins_runs (status);
+CREATE TABLE IF NOT EXISTS reins_journal (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    effect_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS reins_decisions (
+    run_id TEXT NOT NULL,
+    internal_call_id TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    decided_at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, internal_call_id)
+);
+";
+
+fn backend(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(error.to_string())
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the store in the file at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let connection = Connection::open(&path)
+            .map_err(|error| StoreError::Backend(format!("{}: {error}", path.display())))?;
+        Self::prepare(connection, path)
+    }
+
+    /// A store in memory (lost when dropped), e.g. for tests.
+    pub fn in_memory() -> Result<Self, StoreError> {
+        Self::prepare(Connection::open_in_memory().map_err(backend)?, PathBuf::from(":memory:"))
+    }
+
+    fn prepare(connection: Connection, path: PathBuf) -> Result<Self, StoreError> {
+        // WAL lets readers work while a writer commits; the busy timeout makes concurrent
+        // writers from other processes wait for the lock instead of failing.
+        connection
+            .pragma_update(None, "journal_mode", "WAL")
+            .map_err(backend)?;
+        connection
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(backend)?;
+        connection
+            .busy_timeout(Duration::from_secs(10))
+            .map_err(backend)?;
+        connection.execute_batch(SCHEMA).map_err(backend)?;
+        Ok(SqliteStore {
+            connection: Arc::new(Mutex::new(connection)),
+            path,
+            lease: DEFAULT_LEASE,
+        })
+    }
+
+    /// Sets how long a claim lasts without a checkpoint (default [`DEFAULT_LEASE`]).
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The file the store lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `work` on the connection on a blocking thread.
+    async fn with<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let connection = Arc::clone(&self.connection);
+        tokio::task::spawn_blocking(move || {
+            let mut connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
+            work(&mut connection)
+        })
+        .await
+        .map_err(|error| StoreError::Backend(format!("the store's worker thread failed: {error}")))?
+    }
+
+    fn lease_millis(&self) -> i64 {
+        i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
+/// The stored row of one run.
+struct Row {
+    version: i64,
+    format: i64,
+    state: String,
+    owner: Option<String>,
+    lease_until: i64,
+}
+
+fn read_row(connection: &Connection, run_id: &str) -> Result<Option<Row>, StoreError> {
+    connection
+        .query_row(
+            "SELECT version, format, state, lease_owner, lease_until FROM reins_runs WHERE run_id = ?1",
+            params![run_id],
+            |row| {
+                Ok(Row {
+                    version: row.get(0)?,
+                    format: row.get(1)?,
+                    state: row.get(2)?,
+                    owner: row.get(3)?,
+                    lease_until: row.get(4)?,
+                })
+            },
+        )
+        .optional()
+        .map_err(backend)
+}
+
+fn read_decisions(
+    connection: &Connection,
+    run_id: &str,
+) -> Result<Vec<(String, ToolDecision)>, StoreError> {
+    let mut statement = connection
+        .prepare("SELECT internal_call_id, decision FROM reins_decisions WHERE run_id = ?1 ORDER BY decided_at")
+        .map_err(backend)?;
+    let rows = statement
+        .query_map(params![run_id], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+        })
+        .map_err(backend)?;
+    let mut decisions = Vec::new();
+    for row in rows {
+        let (call_id, json) = row.map_err(backend)?;
+        let decision = serde_json::from_str(&json).map_err(|error| StoreError::Corrupt {
+            run_id: run_id.to_owned(),
+            message: format!("decision for `{call_id}`: {error}"),
+        })?;
+        decisions.push((call_id, decision));
+    }
+    Ok(decisions)
+}
+
+impl RunStore for SqliteStore {
+    fn create<'a>(
+        &'a self,
+        state: &'a RunState,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
+        Box::pin(async move {
+            let encoded = encode_state(state)?;
+            let (run_id, owner) = (state.run_id.clone(), owner.to_owned());
+            let status = status_name(state.status);
+            let lease = self.lease_millis();
+            self.with(move |connection| {
+                let now = now_millis();
+                let inserted = connection
+                    .execute(
+                        "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_until, updated_at)
+                         VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run_id) DO NOTHING",
+                        params![run_id, FORMAT_VERSION, status, encoded, owner, now + lease, now],
+                    )
+                    .map_err(backend)?;
+                if inserted == 0 {
+                    return Err(StoreError::AlreadyExists(run_id));
+                }
+                Ok(Lease {
+                    run_id,
+                    owner,
+                    version: 1,
+                })
+            })
+            .await
+        })
+    }
+
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
+        let (run_id, owner) = (run_id.to_owned(), owner.to_owned());
+        let lease = self.lease_millis();
+        Box::pin(self.with(move |connection| {
+            // IMMEDIATE takes the write lock first, so two claims cannot both read the old
+            // version and both succeed.
+            let transaction = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            let row = read_row(&transaction, &run_id)?
+                .ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
+            let state = decode_state(&run_id, row.format, &row.state)?;
+            let now = now_millis();
+            if let Some(holder) = row.owner.filter(|holder| *holder != owner) {
+                if row.lease_until > now {
+                    return Err(StoreError::Busy {
+                        run_id,
+                        owner: holder,
+                        remaining: Duration::from_millis((row.lease_until - now) as u64),
+                    });
+                }
+            }
+            let version = row.version + 1;
+            transaction
+                .execute(
+                    "UPDATE reins_runs SET version = ?2, lease_owner = ?3, lease_until = ?4, updated_at = ?5
+                     WHERE run_id = ?1",
+                    params![run_id, version, owner, now + lease, now],
+                )
+                .map_err(backend)?;
+            let decisions = read_decisions(&transaction, &run_id)?;
+            transaction.commit().map_err(backend)?;
+            Ok(ClaimedRun {
+                state,
+                decisions,
+                lease: Lease {
+                    run_id,
+                    owner,
+                    version,
+                },
+            })
+        }))
+    }
+
+    fn checkpoint<'a>(
+        &'a self,
+        lease: &'a Lease,
+        state: &'a RunState,
+        journal: &'a [JournalEntry],
+        release: bool,
+    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
+        let lease = lease.clone();
+        let journal = journal.to_vec();
+        let lease_millis = self.lease_millis();
+        Box::pin(async move {
+            let encoded = encode_state(state)?;
+            let status = status_name(state.status);
+            self.with(move |connection| {
+                let transaction = connection
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(backend)?;
+                let now = now_millis();
+                let (owner, until) = if release {
+                    (None, 0)
+                } else {
+                    (Some(lease.owner.as_str()), now + lease_millis)
+                };
+                let updated = transaction
+                    .execute(
+                        "UPDATE reins_runs SET version = version + 1, status = ?4, state = ?5,
+                         lease_owner = ?6, lease_until = ?7, updated_at = ?8
+                         WHERE run_id = ?1 AND version = ?2 AND lease_owner = ?3",
+                        params![
+                            lease.run_id,
+                            lease.version,
+                            lease.owner,
+                            status,
+                            encoded,
+                            owner,
+                            until,
+                            now
+                        ],
+                    )
+                    .map_err(backend)?;
+                if updated == 0 {
+                    return Err(StoreError::Conflict {
+                        run_id: lease.run_id,
+                        expected: lease.version,
+                    });
+                }
+                if !journal.is_empty() {
+                    let next: i64 = transaction
+                        .query_row(
+                            "SELECT COALESCE(MAX(seq), 0) + 1 FROM reins_journal WHERE run_id = ?1",
+                            params![lease.run_id],
+                            |row| row.get(0),
+                        )
+                        .map_err(backend)?;
+                    let mut insert = transaction
+                        .prepare(
+                            "INSERT INTO reins_journal (run_id, seq, effect_id, kind, payload)
+                             VALUES (?1, ?2, ?3, ?4, ?5)",
+                        )
+                        .map_err(backend)?;
+                    for (offset, entry) in journal.iter().enumerate() {
+                        insert
+                            .execute(params![
+                                lease.run_id,
+                                next + offset as i64,
+                                entry.effect_id,
+                                entry.kind,
+                                entry.payload.to_string()
+                            ])
+                            .map_err(backend)?;
+                    }
+                }
+                transaction.commit().map_err(backend)?;
+                Ok(Lease {
+                    version: lease.version + 1,
+                    ..lease
+                })
+            })
+            .await
+        })
+    }
+
+    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
+        let run_id = run_id.to_owned();
+        Box::pin(self.with(move |connection| {
+            let row = read_row(connection, &run_id)?
+                .ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
+            decode_state(&run_id, row.format, &row.state)
+        }))
+    }
+
+    fn journal<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
+        let run_id = run_id.to_owned();
+        Box::pin(self.with(move |connection| {
+            let mut statement = connection
+                .prepare(
+                    "SELECT effect_id, kind, payload FROM reins_journal WHERE run_id = ?1 ORDER BY seq",
+                )
+                .map_err(backend)?;
+            let rows = statement
+                .query_map(params![run_id], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?))
+                })
+                .map_err(backend)?;
+            let mut entries = Vec::new();
+            for row in rows {
+                let (effect_id, kind, payload) = row.map_err(backend)?;
+                let payload = serde_json::from_str(&payload).map_err(|error| StoreError::Corrupt {
+                    run_id: run_id.clone(),
+                    message: format!("journal entry `{effect_id}`: {error}"),
+                })?;
+                entries.push(JournalEntry {
+                    effect_id,
+                    kind,
+                    payload,
+                });
+            }
+            Ok(entries)
+        }))
+    }
+
+    fn decide<'a>(
+        &'a self,
+        run_id: &'a str,
+        internal_call_id: &'a str,
+        decision: &'a ToolDecision,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let (run_id, call_id) = (run_id.to_owned(), internal_call_id.to_owned());
+        let decision = serde_json::to_string(decision).map_err(backend);
+        Box::pin(self.with(move |connection| {
+            let decision = decision?;
+            let transaction = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            let row = read_row(&transaction, &run_id)?
+                .ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
+            let state = decode_state(&run_id, row.format, &row.state)?;
+            check_pending(&state, &call_id)?;
+            transaction
+                .execute(
+                    "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
+                     VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (run_id, internal_call_id) DO UPDATE SET decision = ?3, decided_at = ?4",
+                    params![run_id, call_id, decision, now_millis()],
+                )
+                .map_err(backend)?;
+            transaction.commit().map_err(backend)
+        }))
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
+        Box::pin(self.with(|connection| {
+            let mut statement = connection
+                .prepare("SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id")
+                .map_err(backend)?;
+            let rows = statement
+                .query_map([], |row| {
+                    Ok(RunSummary {
+                        run_id: row.get(0)?,
+                        status: status_from_name(&row.get::<_, String>(1)?),
+                        version: row.get(2)?,
+                    })
+                })
+                .map_err(backend)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+        }))
+    }
+
+    fn pending_approvals(&self) -> BoxFuture<'_, Result<Vec<PendingApproval>, StoreError>> {
+        Box::pin(self.with(|connection| {
+            let mut statement = connection
+                .prepare("SELECT run_id, format, state FROM reins_runs WHERE status = 'suspended' ORDER BY updated_at, run_id")
+                .map_err(backend)?;
+            let rows = statement
+                .query_map([], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?, row.get::<_, String>(2)?))
+                })
+                .map_err(backend)?;
+            let mut pending = Vec::new();
+            for row in rows {
+                let (run_id, format, json) = row.map_err(backend)?;
+                match decode_state(&run_id, format, &json) {
+                    Ok(state) => {
+                        let decided = read_decisions(connection, &run_id)?;
+                        pending.extend(pending_of(&state, &decided));
+                    }
+                    // One unreadable run must not hide every other approval.
+                    Err(error) => tracing::warn!(%error, "skipping a stored run that cannot be read"),
+                }
+            }
+            Ok(pending)
+        }))
+    }
+}
