@@ -7,13 +7,13 @@ use super::run::{RunState, ToolDecision};
 use super::stream::{PromptStream, StreamSink};
 use crate::completion::Usage;
 use crate::message::Message;
+use crate::store::RunStore;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use std::future::IntoFuture;
 use std::sync::Arc;
-use crate::store::RunStore;
 
 /// What happens to an unknown or disallowed tool call that no hook decided about.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -212,8 +212,10 @@ pub trait RunStore: Send + Sync + 'static {
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>>;
 
     /// The journal of a run, oldest first.
-    fn journal<'a>(&'a self, run_id: &'a str)
-    -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>>;
+    fn journal<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>>;
 
     /// Records a decision about a suspended call, for the worker that resumes the run.
     fn decide<'a>(

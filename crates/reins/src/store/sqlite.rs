@@ -71,7 +71,10 @@ impl SqliteStore {
 
     /// A store in memory (lost when dropped), e.g. for tests.
     pub fn in_memory() -> Result<Self, StoreError> {
-        Self::prepare(Connection::open_in_memory().map_err(backend)?, PathBuf::from(":memory:"))
+        Self::prepare(
+            Connection::open_in_memory().map_err(backend)?,
+            PathBuf::from(":memory:"),
+        )
     }
 
     fn prepare(connection: Connection, path: PathBuf) -> Result<Self, StoreError> {
@@ -116,7 +119,9 @@ impl SqliteStore {
             work(&mut connection)
         })
         .await
-        .map_err(|error| StoreError::Backend(format!("the store's worker thread failed: {error}")))?
+        .map_err(|error| {
+            StoreError::Backend(format!("the store's worker thread failed: {error}"))
+        })?
     }
 
     fn lease_millis(&self) -> i64 {
@@ -413,7 +418,9 @@ impl RunStore for SqliteStore {
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
         Box::pin(self.with(|connection| {
             let mut statement = connection
-                .prepare("SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id")
+                .prepare(
+                    "SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id",
+                )
                 .map_err(backend)?;
             let rows = statement
                 .query_map([], |row| {

@@ -22,14 +22,14 @@ use super::prompt::{
     PromptRequest, PromptResponse, RunStart, ToolErrorPolicy, UnhandledInvalidToolCall,
 };
 use super::run::{PendingCall, RunState, RunStatus, SuspendedRun, ToolDecision};
-use crate::store::{ClaimedRun, JournalEntry, Lease, RunStore, StoreError};
-use std::sync::Arc;
 use super::stream::{StreamItem, StreamSink};
 use crate::completion::CompletionError;
 use crate::message::Message;
+use crate::store::{ClaimedRun, JournalEntry, Lease, RunStore, StoreError};
 use crate::tool::ToolFailure;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::sync::Arc;
 use structured::StructuredStep;
 use validation::CheckedCalls;
 
@@ -445,7 +445,12 @@ impl Driver<'_> {
     }
 
     async fn drive(&mut self, prompt: Option<Message>) -> Result<String, Halt> {
-        if let Some(store) = self.options.store.as_ref().filter(|_| self.durable.is_none()) {
+        if let Some(store) = self
+            .options
+            .store
+            .as_ref()
+            .filter(|_| self.durable.is_none())
+        {
             self.durable = Some(Durable {
                 store: Arc::clone(store),
                 lease: None,

@@ -1,0 +1,442 @@
+use super::{
+    ClaimedRun, DEFAULT_LEASE, FORMAT_VERSION, JournalEntry, Lease, PendingApproval, RunStore,
+    RunSummary, StoreError, check_pending, decode_state, encode_state, now_millis, pending_of,
+    status_from_name, status_name,
+};
+use crate::agent::{RunState, ToolDecision};
+use futures::future::BoxFuture;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+use tokio_postgres::{Client, GenericClient, NoTls, Row};
+
+/// The [`RunStore`] for many workers on many machines: runs, their journals and decisions in
+/// PostgreSQL. Cheap to clone; clones share one connection.
+#[derive(Clone)]
+pub struct PostgresStore {
+    client: Arc<Mutex<Client>>,
+    lease: Duration,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The connection string may hold a password: never show it.
+        f.debug_struct("PostgresStore").finish_non_exhaustive()
+    }
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS reins_runs (
+    run_id TEXT PRIMARY KEY,
+    version BIGINT NOT NULL,
+    format BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    state TEXT NOT NULL,
+    lease_owner TEXT,
+    lease_until BIGINT NOT NULL DEFAULT 0,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reins_runs_status ON reins_runs (status);
+CREATE TABLE IF NOT EXISTS reins_journal (
+    run_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    effect_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS reins_decisions (
+    run_id TEXT NOT NULL,
+    internal_call_id TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    decided_at BIGINT NOT NULL,
+    PRIMARY KEY (run_id, internal_call_id)
+);
+";
+
+fn backend(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(error.to_string())
+}
+
+fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
+    row: &'a Row,
+    index: usize,
+) -> Result<T, StoreError> {
+    row.try_get(index).map_err(backend)
+}
+
+impl PostgresStore {
+    /// Connects with a libpq-style connection string (`host=… user=… dbname=…` or a
+    /// `postgresql://` URL) and creates the tables if they do not exist.
+    pub async fn connect(config: &str) -> Result<Self, StoreError> {
+        let (client, connection) = tokio_postgres::connect(config, NoTls)
+            .await
+            .map_err(|error| StoreError::Backend(format!("connecting to PostgreSQL: {error}")))?;
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::error!(%error, "the PostgreSQL connection failed");
+            }
+        });
+        // Workers starting together may race to create the schema; the advisory lock makes
+        // them take turns.
+        client
+            .batch_execute(&format!(
+                "SELECT pg_advisory_lock(7351); {SCHEMA} SELECT pg_advisory_unlock(7351);"
+            ))
+            .await
+            .map_err(backend)?;
+        Ok(PostgresStore {
+            client: Arc::new(Mutex::new(client)),
+            lease: DEFAULT_LEASE,
+        })
+    }
+
+    /// Sets how long a claim lasts without a checkpoint (default [`DEFAULT_LEASE`]).
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    fn lease_millis(&self) -> i64 {
+        i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
+/// The stored row of one run.
+struct RunRow {
+    version: i64,
+    format: i64,
+    state: String,
+    owner: Option<String>,
+    lease_until: i64,
+}
+
+async fn read_run(
+    client: &impl GenericClient,
+    run_id: &str,
+    for_update: bool,
+) -> Result<Option<RunRow>, StoreError> {
+    let query = if for_update {
+        "SELECT version, format, state, lease_owner, lease_until FROM reins_runs WHERE run_id = $1 FOR UPDATE"
+    } else {
+        "SELECT version, format, state, lease_owner, lease_until FROM reins_runs WHERE run_id = $1"
+    };
+    let row = client.query_opt(query, &[&run_id]).await.map_err(backend)?;
+    row.map(|row| {
+        Ok(RunRow {
+            version: column(&row, 0)?,
+            format: column(&row, 1)?,
+            state: column(&row, 2)?,
+            owner: column(&row, 3)?,
+            lease_until: column(&row, 4)?,
+        })
+    })
+    .transpose()
+}
+
+async fn read_decisions(
+    client: &impl GenericClient,
+    run_id: &str,
+) -> Result<Vec<(String, ToolDecision)>, StoreError> {
+    let rows = client
+        .query(
+            "SELECT internal_call_id, decision FROM reins_decisions WHERE run_id = $1 ORDER BY decided_at",
+            &[&run_id],
+        )
+        .await
+        .map_err(backend)?;
+    rows.iter()
+        .map(|row| {
+            let call_id: String = column(row, 0)?;
+            let json: String = column(row, 1)?;
+            let decision = serde_json::from_str(&json).map_err(|error| StoreError::Corrupt {
+                run_id: run_id.to_owned(),
+                message: format!("decision for `{call_id}`: {error}"),
+            })?;
+            Ok((call_id, decision))
+        })
+        .collect()
+}
+
+impl RunStore for PostgresStore {
+    fn create<'a>(
+        &'a self,
+        state: &'a RunState,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
+        Box::pin(async move {
+            let encoded = encode_state(state)?;
+            let now = now_millis();
+            let client = self.client.lock().await;
+            let inserted = client
+                .execute(
+                    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_until, updated_at)
+                     VALUES ($1, 1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id) DO NOTHING",
+                    &[
+                        &state.run_id,
+                        &i64::from(FORMAT_VERSION),
+                        &status_name(state.status),
+                        &encoded,
+                        &owner,
+                        &(now + self.lease_millis()),
+                        &now,
+                    ],
+                )
+                .await
+                .map_err(backend)?;
+            if inserted == 0 {
+                return Err(StoreError::AlreadyExists(state.run_id.clone()));
+            }
+            Ok(Lease {
+                run_id: state.run_id.clone(),
+                owner: owner.to_owned(),
+                version: 1,
+            })
+        })
+    }
+
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
+        Box::pin(async move {
+            let mut client = self.client.lock().await;
+            let transaction = client.transaction().await.map_err(backend)?;
+            // FOR UPDATE makes a concurrent claim wait for this one, then see its lease.
+            let row = read_run(&transaction, run_id, true)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let state = decode_state(run_id, row.format, &row.state)?;
+            let now = now_millis();
+            if let Some(holder) = row.owner.filter(|holder| holder != owner) {
+                if row.lease_until > now {
+                    return Err(StoreError::Busy {
+                        run_id: run_id.to_owned(),
+                        owner: holder,
+                        remaining: Duration::from_millis((row.lease_until - now) as u64),
+                    });
+                }
+            }
+            let version = row.version + 1;
+            transaction
+                .execute(
+                    "UPDATE reins_runs SET version = $2, lease_owner = $3, lease_until = $4, updated_at = $5
+                     WHERE run_id = $1",
+                    &[&run_id, &version, &owner, &(now + self.lease_millis()), &now],
+                )
+                .await
+                .map_err(backend)?;
+            let decisions = read_decisions(&transaction, run_id).await?;
+            transaction.commit().await.map_err(backend)?;
+            Ok(ClaimedRun {
+                state,
+                decisions,
+                lease: Lease {
+                    run_id: run_id.to_owned(),
+                    owner: owner.to_owned(),
+                    version,
+                },
+            })
+        })
+    }
+
+    fn checkpoint<'a>(
+        &'a self,
+        lease: &'a Lease,
+        state: &'a RunState,
+        journal: &'a [JournalEntry],
+        release: bool,
+    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
+        Box::pin(async move {
+            let encoded = encode_state(state)?;
+            let now = now_millis();
+            let (owner, until) = if release {
+                (None, 0)
+            } else {
+                (Some(lease.owner.as_str()), now + self.lease_millis())
+            };
+            let mut client = self.client.lock().await;
+            let transaction = client.transaction().await.map_err(backend)?;
+            let updated = transaction
+                .execute(
+                    "UPDATE reins_runs SET version = version + 1, status = $4, state = $5,
+                     lease_owner = $6, lease_until = $7, updated_at = $8
+                     WHERE run_id = $1 AND version = $2 AND lease_owner = $3",
+                    &[
+                        &lease.run_id,
+                        &lease.version,
+                        &lease.owner,
+                        &status_name(state.status),
+                        &encoded,
+                        &owner,
+                        &until,
+                        &now,
+                    ],
+                )
+                .await
+                .map_err(backend)?;
+            if updated == 0 {
+                return Err(StoreError::Conflict {
+                    run_id: lease.run_id.clone(),
+                    expected: lease.version,
+                });
+            }
+            if !journal.is_empty() {
+                let row = transaction
+                    .query_one(
+                        "SELECT COALESCE(MAX(seq), 0) + 1 FROM reins_journal WHERE run_id = $1",
+                        &[&lease.run_id],
+                    )
+                    .await
+                    .map_err(backend)?;
+                let next: i64 = column(&row, 0)?;
+                for (offset, entry) in journal.iter().enumerate() {
+                    transaction
+                        .execute(
+                            "INSERT INTO reins_journal (run_id, seq, effect_id, kind, payload)
+                             VALUES ($1, $2, $3, $4, $5)",
+                            &[
+                                &lease.run_id,
+                                &(next + offset as i64),
+                                &entry.effect_id,
+                                &entry.kind,
+                                &entry.payload.to_string(),
+                            ],
+                        )
+                        .await
+                        .map_err(backend)?;
+                }
+            }
+            transaction.commit().await.map_err(backend)?;
+            Ok(Lease {
+                version: lease.version + 1,
+                ..lease.clone()
+            })
+        })
+    }
+
+    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
+        Box::pin(async move {
+            let client = self.client.lock().await;
+            let row = read_run(&*client, run_id, false)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            decode_state(run_id, row.format, &row.state)
+        })
+    }
+
+    fn journal<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
+        Box::pin(async move {
+            let client = self.client.lock().await;
+            let rows = client
+                .query(
+                    "SELECT effect_id, kind, payload FROM reins_journal WHERE run_id = $1 ORDER BY seq",
+                    &[&run_id],
+                )
+                .await
+                .map_err(backend)?;
+            rows.iter()
+                .map(|row| {
+                    let effect_id: String = column(row, 0)?;
+                    let payload: String = column(row, 2)?;
+                    let payload =
+                        serde_json::from_str(&payload).map_err(|error| StoreError::Corrupt {
+                            run_id: run_id.to_owned(),
+                            message: format!("journal entry `{effect_id}`: {error}"),
+                        })?;
+                    Ok(JournalEntry {
+                        effect_id,
+                        kind: column(row, 1)?,
+                        payload,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn decide<'a>(
+        &'a self,
+        run_id: &'a str,
+        internal_call_id: &'a str,
+        decision: &'a ToolDecision,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let decision = serde_json::to_string(decision).map_err(backend)?;
+            let mut client = self.client.lock().await;
+            let transaction = client.transaction().await.map_err(backend)?;
+            let row = read_run(&transaction, run_id, true)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let state = decode_state(run_id, row.format, &row.state)?;
+            check_pending(&state, internal_call_id)?;
+            transaction
+                .execute(
+                    "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
+                     VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (run_id, internal_call_id) DO UPDATE SET decision = $3, decided_at = $4",
+                    &[&run_id, &internal_call_id, &decision, &now_millis()],
+                )
+                .await
+                .map_err(backend)?;
+            transaction.commit().await.map_err(backend)
+        })
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
+        Box::pin(async move {
+            let client = self.client.lock().await;
+            let rows = client
+                .query(
+                    "SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id",
+                    &[],
+                )
+                .await
+                .map_err(backend)?;
+            rows.iter()
+                .map(|row| {
+                    let status: String = column(row, 1)?;
+                    Ok(RunSummary {
+                        run_id: column(row, 0)?,
+                        status: status_from_name(&status),
+                        version: column(row, 2)?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn pending_approvals(&self) -> BoxFuture<'_, Result<Vec<PendingApproval>, StoreError>> {
+        Box::pin(async move {
+            let client = self.client.lock().await;
+            let rows = client
+                .query(
+                    "SELECT run_id, format, state FROM reins_runs WHERE status = 'suspended'
+                     ORDER BY updated_at, run_id",
+                    &[],
+                )
+                .await
+                .map_err(backend)?;
+            let mut pending = Vec::new();
+            for row in &rows {
+                let run_id: String = column(row, 0)?;
+                let format: i64 = column(row, 1)?;
+                let json: String = column(row, 2)?;
+                match decode_state(&run_id, format, &json) {
+                    Ok(state) => {
+                        let decided = read_decisions(&*client, &run_id).await?;
+                        pending.extend(pending_of(&state, &decided));
+                    }
+                    // One unreadable run must not hide every other approval.
+                    Err(error) => {
+                        tracing::warn!(%error, "skipping a stored run that cannot be read");
+                    }
+                }
+            }
+            Ok(pending)
+        })
+    }
+}
