@@ -60,10 +60,17 @@ fn agent(server: &FakeLlm, conversation: &str, audit: Audit) -> Agent {
         .build()
         .unwrap()
         .completion("gpt-5.5");
-    let weather = tool_fn("get_weather", "Weather of a city.", |args: City| async move {
-        Ok::<_, std::convert::Infallible>(format!("{}: sunny, 21 C", args.city))
-    });
-    AgentBuilder::new(model).tool(weather).add_hook(audit).build()
+    let weather = tool_fn(
+        "get_weather",
+        "Weather of a city.",
+        |args: City| async move {
+            Ok::<_, std::convert::Infallible>(format!("{}: sunny, 21 C", args.city))
+        },
+    );
+    AgentBuilder::new(model)
+        .tool(weather)
+        .add_hook(audit)
+        .build()
 }
 
 #[tokio::test]
@@ -78,7 +85,10 @@ async fn a_tool_loop_runs_against_fakellm_blocking_and_streaming() {
         .unwrap();
     assert_eq!(response.output, "It is sunny in Paris today.");
     assert_eq!(response.turns(), 2);
-    assert_eq!(*audit.0.lock().unwrap(), vec!["turn 1 get_weather {\"city\":\"Paris\"}"]);
+    assert_eq!(
+        *audit.0.lock().unwrap(),
+        vec!["turn 1 get_weather {\"city\":\"Paris\"}"]
+    );
 
     let audit = Audit::default();
     let mut stream = agent(&server, "streaming", audit.clone())
@@ -96,5 +106,8 @@ async fn a_tool_loop_runs_against_fakellm_blocking_and_streaming() {
     assert_eq!(text, "It is sunny in Paris today.");
     assert_eq!(tool_results, vec!["Paris: sunny, 21 C"]);
     assert_eq!(output.as_deref(), Some("It is sunny in Paris today."));
-    assert_eq!(*audit.0.lock().unwrap(), vec!["turn 1 get_weather {\"city\":\"Paris\"}"]);
+    assert_eq!(
+        *audit.0.lock().unwrap(),
+        vec!["turn 1 get_weather {\"city\":\"Paris\"}"]
+    );
 }

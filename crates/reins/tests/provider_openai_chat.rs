@@ -153,8 +153,14 @@ async fn parallel_tool_calls_are_read_in_order() {
         .mount(&server)
         .await;
     let model = client(&server).completion("gpt-5.5");
-    let response = model.completion(&CompletionRequest::new(vec![Message::user("x")])).await.unwrap();
-    let calls: Vec<_> = response.tool_calls().map(|c| (c.id.clone(), c.arguments.clone())).collect();
+    let response = model
+        .completion(&CompletionRequest::new(vec![Message::user("x")]))
+        .await
+        .unwrap();
+    let calls: Vec<_> = response
+        .tool_calls()
+        .map(|c| (c.id.clone(), c.arguments.clone()))
+        .collect();
     assert_eq!(
         calls,
         vec![
@@ -176,8 +182,14 @@ async fn reasoning_content_is_read_as_reasoning() {
         .mount(&server)
         .await;
     let model = client(&server).completion("deepseek-reasoner");
-    let response = model.completion(&CompletionRequest::new(vec![Message::user("x")])).await.unwrap();
-    assert_eq!(response.content.first(), &AssistantContent::reasoning("6 times 7"));
+    let response = model
+        .completion(&CompletionRequest::new(vec![Message::user("x")]))
+        .await
+        .unwrap();
+    assert_eq!(
+        response.content.first(),
+        &AssistantContent::reasoning("6 times 7")
+    );
     assert_eq!(response.text(), "42");
 }
 
@@ -190,7 +202,10 @@ async fn client_errors_are_not_retried_and_keep_the_provider_body() {
         .mount(&server)
         .await;
     let model = client(&server).completion("gpt-5.5");
-    let error = model.completion(&CompletionRequest::new(vec![Message::user("x")])).await.unwrap_err();
+    let error = model
+        .completion(&CompletionRequest::new(vec![Message::user("x")]))
+        .await
+        .unwrap_err();
     let CompletionError::Http { status, body } = &error else {
         panic!("expected an HTTP error, got {error:?}");
     };
@@ -218,7 +233,10 @@ async fn rate_limits_and_server_errors_are_retried() {
         .mount(&server)
         .await;
     let model = client(&server).completion("gpt-5.5");
-    let response = model.completion(&CompletionRequest::new(vec![Message::user("x")])).await.unwrap();
+    let response = model
+        .completion(&CompletionRequest::new(vec![Message::user("x")]))
+        .await
+        .unwrap();
     assert_eq!(response.text(), "finally");
     assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
@@ -231,9 +249,16 @@ async fn retries_are_bounded() {
         .mount(&server)
         .await;
     let model = client(&server).completion("gpt-5.5");
-    let error = model.completion(&CompletionRequest::new(vec![Message::user("x")])).await.unwrap_err();
+    let error = model
+        .completion(&CompletionRequest::new(vec![Message::user("x")]))
+        .await
+        .unwrap_err();
     assert!(matches!(error, CompletionError::Http { status: 500, ref body } if body == "boom"));
-    assert_eq!(server.received_requests().await.unwrap().len(), 3, "1 try + 2 retries");
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        3,
+        "1 try + 2 retries"
+    );
 }
 
 #[tokio::test]
@@ -244,7 +269,10 @@ async fn a_body_that_is_not_json_is_a_decode_error_quoting_it() {
         .mount(&server)
         .await;
     let model = client(&server).completion("gpt-5.5");
-    let error = model.completion(&CompletionRequest::new(vec![Message::user("x")])).await.unwrap_err();
+    let error = model
+        .completion(&CompletionRequest::new(vec![Message::user("x")]))
+        .await
+        .unwrap_err();
     assert!(matches!(&error, CompletionError::Decode(m) if m.contains("<html>gateway</html>")));
 }
 
@@ -258,18 +286,28 @@ fn sse(events: &[Value]) -> String {
 }
 
 fn stream_events() -> Vec<Value> {
-    let chunk = |delta: Value, finish: Value| {
-        json!({"id": "chatcmpl-s", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
+    let chunk = |delta: Value, finish: Value| json!({"id": "chatcmpl-s", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
     vec![
         chunk(json!({"role": "assistant", "content": ""}), Value::Null),
         chunk(json!({"reasoning_content": "Let me add."}), Value::Null),
         chunk(json!({"content": "Adding "}), Value::Null),
         chunk(json!({"content": "now."}), Value::Null),
-        chunk(json!({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "add", "arguments": ""}}]}), Value::Null),
-        chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"a\":1,"}}]}), Value::Null),
-        chunk(json!({"tool_calls": [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "add", "arguments": "{\"a\":3,\"b\":4}"}}]}), Value::Null),
-        chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"b\":2}"}}]}), Value::Null),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "add", "arguments": ""}}]}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"a\":1,"}}]}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "add", "arguments": "{\"a\":3,\"b\":4}"}}]}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"b\":2}"}}]}),
+            Value::Null,
+        ),
         chunk(json!({}), json!("tool_calls")),
         json!({"id": "chatcmpl-s", "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12}}),
     ]
@@ -293,7 +331,9 @@ fn blocking_equivalent() -> Value {
 async fn a_stream_assembles_into_what_the_blocking_call_returns() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(sse(&stream_events()), "text/event-stream"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(sse(&stream_events()), "text/event-stream"),
+        )
         .up_to_n_times(1)
         .mount(&server)
         .await;
@@ -316,7 +356,10 @@ async fn a_stream_assembles_into_what_the_blocking_call_returns() {
         }
     }
     assert_eq!(text, "Adding now.");
-    assert_eq!(fragments[0], ("call_a".into(), Some("add".into()), String::new()));
+    assert_eq!(
+        fragments[0],
+        ("call_a".into(), Some("add".into()), String::new())
+    );
     assert_eq!(fragments[1], ("call_a".into(), None, "{\"a\":1,".into()));
     let streamed = done.expect("the stream ends with Done");
     let blocking = model.completion(&request).await.unwrap();
@@ -332,13 +375,17 @@ async fn a_stream_assembles_into_what_the_blocking_call_returns() {
 #[tokio::test]
 async fn a_cut_stream_is_an_error_not_a_shorter_answer() {
     let server = MockServer::start().await;
-    let cut = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half an\"}}]}\n\n";
+    let cut =
+        "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half an\"}}]}\n\n";
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(200).set_body_raw(cut, "text/event-stream"))
         .mount(&server)
         .await;
     let model = client(&server).completion("gpt-5.5");
-    let mut stream = model.stream(&CompletionRequest::new(vec![Message::user("x")])).await.unwrap();
+    let mut stream = model
+        .stream(&CompletionRequest::new(vec![Message::user("x")]))
+        .await
+        .unwrap();
     let mut last = None;
     while let Some(chunk) = stream.next().await {
         last = Some(chunk);
@@ -351,13 +398,21 @@ async fn a_cut_stream_is_an_error_not_a_shorter_answer() {
 async fn malformed_stream_json_is_an_error_quoting_it() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw("data: {not json\n\n", "text/event-stream"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw("data: {not json\n\n", "text/event-stream"),
+        )
         .mount(&server)
         .await;
     let model = client(&server).completion("gpt-5.5");
-    let mut stream = model.stream(&CompletionRequest::new(vec![Message::user("x")])).await.unwrap();
+    let mut stream = model
+        .stream(&CompletionRequest::new(vec![Message::user("x")]))
+        .await
+        .unwrap();
     let error = stream.next().await.unwrap().unwrap_err();
-    assert!(matches!(&error, CompletionError::Decode(m) if m.contains("{not json")), "{error}");
+    assert!(
+        matches!(&error, CompletionError::Decode(m) if m.contains("{not json")),
+        "{error}"
+    );
 }
 
 #[tokio::test]
@@ -418,7 +473,10 @@ async fn compatible_servers_get_max_tokens_and_empty_content() {
     let body = body_of(&server, 0).await;
     assert_eq!(body["max_tokens"], 100);
     assert!(body.get("max_completion_tokens").is_none());
-    assert_eq!(body["messages"][3]["content"], "", "llama.cpp rejects a null content");
+    assert_eq!(
+        body["messages"][3]["content"], "",
+        "llama.cpp rejects a null content"
+    );
     let requests = server.received_requests().await.unwrap();
     assert!(requests[0].headers.get("authorization").is_none());
 }
@@ -437,7 +495,11 @@ async fn an_agent_runs_a_tool_loop_over_the_wire_blocking_and_streaming() {
         } else {
             ResponseTemplate::new(200).set_body_json(tool_reply())
         };
-        Mock::given(method("POST")).respond_with(first).up_to_n_times(1).mount(&server).await;
+        Mock::given(method("POST"))
+            .respond_with(first)
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
         let final_events = vec![
             json!({"id": "f", "choices": [{"index": 0, "delta": {"content": "3 and 7"}, "finish_reason": "stop"}]}),
         ];
@@ -446,12 +508,17 @@ async fn an_agent_runs_a_tool_loop_over_the_wire_blocking_and_streaming() {
         } else {
             ResponseTemplate::new(200).set_body_json(text_reply("3 and 7"))
         };
-        Mock::given(method("POST")).respond_with(second).mount(&server).await;
+        Mock::given(method("POST"))
+            .respond_with(second)
+            .mount(&server)
+            .await;
 
         let add = tool_fn("add", "Adds.", |args: AddArgs| async move {
             Ok::<_, std::convert::Infallible>(args.a + args.b)
         });
-        let agent = AgentBuilder::new(client(&server).completion("gpt-5.5")).tool(add).build();
+        let agent = AgentBuilder::new(client(&server).completion("gpt-5.5"))
+            .tool(add)
+            .build();
         let answer = if streaming {
             let mut stream = agent.prompt("add twice").stream();
             let mut answer = None;
@@ -467,8 +534,14 @@ async fn an_agent_runs_a_tool_loop_over_the_wire_blocking_and_streaming() {
         assert_eq!(answer, "3 and 7");
         let second_body = body_of(&server, 1).await;
         let messages = second_body["messages"].as_array().unwrap();
-        assert_eq!(messages[2], json!({"role": "tool", "tool_call_id": "call_a", "content": "3"}));
-        assert_eq!(messages[3], json!({"role": "tool", "tool_call_id": "call_b", "content": "7"}));
+        assert_eq!(
+            messages[2],
+            json!({"role": "tool", "tool_call_id": "call_a", "content": "3"})
+        );
+        assert_eq!(
+            messages[3],
+            json!({"role": "tool", "tool_call_id": "call_b", "content": "7"})
+        );
     }
 }
 
@@ -476,12 +549,20 @@ async fn an_agent_runs_a_tool_loop_over_the_wire_blocking_and_streaming() {
 async fn a_model_error_reaches_the_agent_as_a_completion_error() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(401).set_body_string("{\"error\":{\"message\":\"bad key\"}}"))
+        .respond_with(
+            ResponseTemplate::new(401).set_body_string("{\"error\":{\"message\":\"bad key\"}}"),
+        )
         .mount(&server)
         .await;
     let agent = AgentBuilder::new(client(&server).completion("gpt-5.5")).build();
     let error = agent.prompt("x").await.unwrap_err();
-    assert!(matches!(&error, PromptError::Completion { source: CompletionError::Http { status: 401, .. }, .. }));
+    assert!(matches!(
+        &error,
+        PromptError::Completion {
+            source: CompletionError::Http { status: 401, .. },
+            ..
+        }
+    ));
     assert!(!error.to_string().contains(KEY));
 }
 

@@ -16,7 +16,8 @@ impl AgentHook for NeedsApproval {
     async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
         match event.tool_name() {
             Some("pay") => {
-                ctx.append_entry("asked", &event.internal_call_id()).unwrap();
+                ctx.append_entry("asked", &event.internal_call_id())
+                    .unwrap();
                 DispatchAction::suspend("payments need a person's approval")
             }
             _ => DispatchAction::proceed(),
@@ -77,14 +78,25 @@ async fn suspend() -> (SuspendedRun, ScriptedModel, Arc<Mutex<Vec<String>>>) {
 #[tokio::test]
 async fn a_suspended_call_is_not_executed_and_the_run_holds_it() {
     let (run, model, log) = suspend().await;
-    assert_eq!(*log.lock().unwrap(), vec!["lookup"], "only the approved call ran");
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec!["lookup"],
+        "only the approved call ran"
+    );
     let pending: Vec<_> = run.pending().collect();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].call.name, "pay");
     assert_eq!(pending[0].internal_call_id, "t1c1");
-    assert_eq!(pending[0].suspended.as_deref(), Some("payments need a person's approval"));
+    assert_eq!(
+        pending[0].suspended.as_deref(),
+        Some("payments need a person's approval")
+    );
     assert_eq!(run.state.status, RunStatus::Suspended);
-    assert_eq!(model.remaining(), 1, "the model is not asked again while suspended");
+    assert_eq!(
+        model.remaining(),
+        1,
+        "the model is not asked again while suspended"
+    );
     // The finished call's result is kept.
     assert!(run.state.pending_calls[0].result.is_some());
     // The run survives a round trip through JSON (another process).
@@ -106,15 +118,25 @@ async fn resuming_with_approval_runs_the_call_and_finishes() {
         .unwrap();
     assert_eq!(response.output, "Paid.");
     assert_eq!(response.run_id(), run_id);
-    assert_eq!(*log.lock().unwrap(), vec!["lookup", "100 to bob"], "lookup ran once");
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec!["lookup", "100 to bob"],
+        "lookup ran once"
+    );
     assert_eq!(
         *seen.0.lock().unwrap(),
         vec![format!("{run_id} pay Success asked=[Some(\"t1c1\")]")],
         "resumed hooks see the entries saved before the pause"
     );
     let history = &model.requests()[1].history;
-    assert_eq!(history[2], Message::tool_result("call_1_0", "echo", "lookup"));
-    assert_eq!(history[3], Message::tool_result("call_1_1", "pay", "100 to bob"));
+    assert_eq!(
+        history[2],
+        Message::tool_result("call_1_0", "echo", "lookup")
+    );
+    assert_eq!(
+        history[3],
+        Message::tool_result("call_1_1", "pay", "100 to bob")
+    );
     assert_eq!(response.state.status, RunStatus::Completed);
 }
 
@@ -171,6 +193,11 @@ async fn a_denied_outcome_is_reported_to_outcome_hooks() {
         .await
         .unwrap();
     let line = seen.0.lock().unwrap()[0].clone();
-    let expected = format!("{:?}", ToolOutcome::Denied { report: "no".into() });
+    let expected = format!(
+        "{:?}",
+        ToolOutcome::Denied {
+            report: "no".into()
+        }
+    );
     assert!(line.contains(&expected), "{line}");
 }

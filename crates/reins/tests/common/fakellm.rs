@@ -21,14 +21,19 @@ impl FakeLlm {
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
             .expect("a free loopback port");
-        let config = std::env::temp_dir().join(format!(
-            "reins-fakellm-{}-{port}.yaml",
-            std::process::id()
-        ));
+        let config =
+            std::env::temp_dir().join(format!("reins-fakellm-{}-{port}.yaml", std::process::id()));
         std::fs::write(&config, yaml).expect("write the fakellm config");
         let command = std::env::var("FAKELLM").unwrap_or_else(|_| "fakellm".to_owned());
         let child = Command::new(&command)
-            .args(["serve", "--host", "127.0.0.1", "--port", &port.to_string(), "--config"])
+            .args([
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--config",
+            ])
             .arg(&config)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -56,7 +61,8 @@ impl FakeLlm {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) {
-                let request = "GET /_fakellm/stats HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+                let request =
+                    "GET /_fakellm/stats HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
                 if stream.write_all(request.as_bytes()).is_ok() {
                     let mut response = String::new();
                     let _ = stream.read_to_string(&mut response);
