@@ -321,3 +321,36 @@ async fn a_sqlite_record_in_an_unknown_format_is_left_untouched() {
 fn rusqlite_connection(path: &std::path::Path) -> rusqlite::Connection {
     rusqlite::Connection::open(path).unwrap()
 }
+
+/// A store in a fresh PostgreSQL database on the server `scripts/test.sh` starts.
+#[cfg(feature = "postgres")]
+async fn postgres_store() -> reins::store::PostgresStore {
+    let url = std::env::var("REINS_POSTGRES_URL").expect(
+        "REINS_POSTGRES_URL must name a PostgreSQL server for the postgres tests; \
+         scripts/test.sh starts one",
+    );
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .expect("connect to PostgreSQL");
+    tokio::spawn(connection);
+    let database = format!("reins_test_{}", uuid_like().replace('-', "_"));
+    client
+        .batch_execute(&format!("CREATE DATABASE {database}"))
+        .await
+        .unwrap();
+    reins::store::PostgresStore::connect(&format!("{url} dbname={database}"))
+        .await
+        .unwrap()
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn approval_round_trip_in_postgres() {
+    approval_round_trip(postgres_store().await).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn racing_workers_in_postgres() {
+    racing_workers(postgres_store().await).await;
+}
