@@ -400,16 +400,7 @@ fn system_text(request: &CompletionRequest) -> Option<String> {
         }
     }
     if !request.documents.is_empty() {
-        let mut text = String::from("Context documents:\n");
-        for document in &request.documents {
-            // Writing to a String cannot fail.
-            let _ = writeln!(
-                text,
-                "<document id=\"{}\">\n{}\n</document>",
-                document.id, document.text
-            );
-        }
-        parts.push(text);
+        parts.push(super::render_documents(request));
     }
     parts.retain(|part| !part.trim().is_empty());
     (!parts.is_empty()).then(|| parts.join("\n\n"))

@@ -389,7 +389,7 @@ impl GeminiModel {
             }
         }
         if !request.documents.is_empty() {
-            system.push(json!({ "text": render_documents(request) }));
+            system.push(json!({ "text": super::render_documents(request) }));
         }
         (system, contents)
     }
@@ -530,18 +530,6 @@ fn requires_signatures(model: &str) -> bool {
     };
     let major: String = version.chars().take_while(char::is_ascii_digit).collect();
     major.parse::<u32>().is_ok_and(|major| major >= 3)
-}
-
-/// Context documents as one system-instruction part.
-fn render_documents(request: &CompletionRequest) -> String {
-    let mut text = String::from("Context documents:\n");
-    for document in &request.documents {
-        text.push_str(&format!(
-            "<document id=\"{}\">\n{}\n</document>\n",
-            document.id, document.text
-        ));
-    }
-    text
 }
 
 /// A JSON schema adjusted to what Gemini's `parametersJsonSchema` and `responseJsonSchema`

@@ -148,8 +148,16 @@ impl HttpSettings {
     pub(crate) fn add_header(&mut self, name: &str, value: &str) -> Result<(), ProviderError> {
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| ProviderError::InvalidHeader(name.to_owned()))?;
-        let value = HeaderValue::from_str(value)
+        let mut value = HeaderValue::from_str(value)
             .map_err(|_| ProviderError::InvalidHeader(name.to_string()))?;
+        // Credentials passed as plain headers must not show in `Debug` output either.
+        let lower = name.as_str();
+        if ["authorization", "key", "token", "secret", "cookie"]
+            .iter()
+            .any(|word| lower.contains(word))
+        {
+            value.set_sensitive(true);
+        }
         self.headers.insert(name, value);
         Ok(())
     }

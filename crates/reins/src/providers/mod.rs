@@ -13,3 +13,15 @@ pub mod openai_compatible;
 pub mod sse;
 
 pub use http::{ApiKey, ProviderError, RetryPolicy, Timeouts};
+
+/// Context documents as one block of text, the same for every provider.
+pub(crate) fn render_documents(request: &crate::completion::CompletionRequest) -> String {
+    let mut text = String::from("Context documents:\n");
+    for document in &request.documents {
+        text.push_str(&format!(
+            "<document id=\"{}\">\n{}\n</document>\n",
+            document.id, document.text
+        ));
+    }
+    text
+}

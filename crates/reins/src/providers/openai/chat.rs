@@ -125,7 +125,9 @@ impl ChatCompletionsModel {
             messages.push(json!({"role": "system", "content": preamble}));
         }
         if !request.documents.is_empty() {
-            messages.push(json!({"role": "user", "content": render_documents(request)}));
+            messages.push(
+                json!({"role": "user", "content": crate::providers::render_documents(request)}),
+            );
         }
         for message in &request.history {
             match message {
@@ -193,18 +195,6 @@ impl ChatCompletionsModel {
         })
         .await
     }
-}
-
-/// Context documents as one user message.
-pub(crate) fn render_documents(request: &CompletionRequest) -> String {
-    let mut text = String::from("Context documents:\n");
-    for document in &request.documents {
-        text.push_str(&format!(
-            "<document id=\"{}\">\n{}\n</document>\n",
-            document.id, document.text
-        ));
-    }
-    text
 }
 
 pub(crate) fn finish_reason(reason: &str) -> FinishReason {

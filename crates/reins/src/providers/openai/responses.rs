@@ -44,7 +44,6 @@
 //! [`FinishReason::Stop`]. A `failed` response is a [`CompletionError`].
 
 use super::Shared;
-use super::chat::render_documents;
 use crate::agent::hook::shallow_merge;
 use crate::completion::{
     CompletionError, CompletionModel, CompletionRequest, CompletionResponse, CompletionStream,
@@ -52,6 +51,7 @@ use crate::completion::{
 };
 use crate::message::{AssistantContent, Message, OneOrMany, Reasoning, ToolChoice};
 use crate::providers::http;
+use crate::providers::render_documents;
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
