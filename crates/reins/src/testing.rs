@@ -209,6 +209,7 @@ impl Turn {
 pub struct ScriptedModel {
     script: Arc<Mutex<Script>>,
     native_output: bool,
+    by_history: bool,
 }
 
 struct Script {
@@ -239,7 +240,17 @@ impl ScriptedModel {
                 requests: Vec::new(),
             })),
             native_output: false,
+            by_history: false,
         }
+    }
+
+    /// A model whose answer to a request is turn N of `turns`, where N is the number of
+    /// assistant messages already in the request's history plus one. A durable run resumed in
+    /// a fresh process therefore continues the same script.
+    pub fn resumable(turns: impl IntoIterator<Item = Turn>) -> Self {
+        let mut model = ScriptedModel::new(turns);
+        model.by_history = true;
+        model
     }
 
     /// Reports support for native structured output; the turn's text is the JSON answer.
@@ -279,6 +290,21 @@ impl ScriptedModel {
         let served = script.served;
         if script.record {
             script.requests.push(request.clone());
+        }
+        if self.by_history {
+            let position = request
+                .history
+                .iter()
+                .filter(|m| matches!(m, crate::message::Message::Assistant { .. }))
+                .count();
+            return script
+                .turns
+                .get(position)
+                .cloned()
+                .map(|turn| (turn, position + 1))
+                .ok_or(CompletionError::ScriptExhausted {
+                    requested: position + 1,
+                });
         }
         script
             .turns
