@@ -15,6 +15,8 @@ use tokio_postgres::{Client, GenericClient, NoTls, Row};
 #[derive(Clone)]
 pub struct PostgresStore {
     client: Arc<Mutex<Client>>,
+    /// [`CHECKPOINT`], prepared once on the connection.
+    checkpoint: tokio_postgres::Statement,
     lease: Duration,
 }
 
@@ -85,8 +87,10 @@ impl PostgresStore {
             ))
             .await
             .map_err(backend)?;
+        let checkpoint = client.prepare(CHECKPOINT).await.map_err(backend)?;
         Ok(PostgresStore {
             client: Arc::new(Mutex::new(client)),
+            checkpoint,
             lease: DEFAULT_LEASE,
         })
     }
@@ -101,6 +105,25 @@ impl PostgresStore {
         i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
     }
 }
+
+/// Advances a run's version, writes its state and appends its journal entries, in one
+/// statement; returns how many runs it updated (0 when the lease is no longer current).
+const CHECKPOINT: &str = "
+WITH updated AS (
+    UPDATE reins_runs SET version = version + 1, status = $4, state = $5,
+        lease_owner = $6, lease_until = $7, updated_at = $8
+    WHERE run_id = $1 AND version = $2 AND lease_owner = $3
+    RETURNING run_id
+), base AS (
+    SELECT COALESCE(MAX(seq), 0) AS seq FROM reins_journal WHERE run_id = $1
+), appended AS (
+    INSERT INTO reins_journal (run_id, seq, effect_id, kind, payload)
+    SELECT updated.run_id, base.seq + entry.ord, entry.effect_id, entry.kind, entry.payload
+    FROM updated, base,
+        unnest($9::text[], $10::text[], $11::text[]) WITH ORDINALITY
+            AS entry(effect_id, kind, payload, ord)
+)
+SELECT count(*) FROM updated";
 
 /// The stored row of one run.
 struct RunRow {
@@ -256,13 +279,15 @@ impl RunStore for PostgresStore {
             } else {
                 (Some(lease.owner.as_str()), now + self.lease_millis())
             };
-            let mut client = self.client.lock().await;
-            let transaction = client.transaction().await.map_err(backend)?;
-            let updated = transaction
-                .execute(
-                    "UPDATE reins_runs SET version = version + 1, status = $4, state = $5,
-                     lease_owner = $6, lease_until = $7, updated_at = $8
-                     WHERE run_id = $1 AND version = $2 AND lease_owner = $3",
+            let effect_ids: Vec<&str> = journal.iter().map(|e| e.effect_id.as_str()).collect();
+            let kinds: Vec<&str> = journal.iter().map(|e| e.kind.as_str()).collect();
+            let payloads: Vec<String> = journal.iter().map(|e| e.payload.to_string()).collect();
+            let client = self.client.lock().await;
+            // One statement, so one round trip and one implicit transaction: the state is
+            // written and the journal appended together, or neither when the version moved.
+            let row = client
+                .query_one(
+                    &self.checkpoint,
                     &[
                         &lease.run_id,
                         &lease.version,
@@ -272,43 +297,20 @@ impl RunStore for PostgresStore {
                         &owner,
                         &until,
                         &now,
+                        &effect_ids,
+                        &kinds,
+                        &payloads,
                     ],
                 )
                 .await
                 .map_err(backend)?;
+            let updated: i64 = column(&row, 0)?;
             if updated == 0 {
                 return Err(StoreError::Conflict {
                     run_id: lease.run_id.clone(),
                     expected: lease.version,
                 });
             }
-            if !journal.is_empty() {
-                let row = transaction
-                    .query_one(
-                        "SELECT COALESCE(MAX(seq), 0) + 1 FROM reins_journal WHERE run_id = $1",
-                        &[&lease.run_id],
-                    )
-                    .await
-                    .map_err(backend)?;
-                let next: i64 = column(&row, 0)?;
-                for (offset, entry) in journal.iter().enumerate() {
-                    transaction
-                        .execute(
-                            "INSERT INTO reins_journal (run_id, seq, effect_id, kind, payload)
-                             VALUES ($1, $2, $3, $4, $5)",
-                            &[
-                                &lease.run_id,
-                                &(next + offset as i64),
-                                &entry.effect_id,
-                                &entry.kind,
-                                &entry.payload.to_string(),
-                            ],
-                        )
-                        .await
-                        .map_err(backend)?;
-                }
-            }
-            transaction.commit().await.map_err(backend)?;
             Ok(Lease {
                 version: lease.version + 1,
                 ..lease.clone()
