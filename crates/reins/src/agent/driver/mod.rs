@@ -491,9 +491,11 @@ impl Driver<'_> {
             let received = self.call_model(&template).await?;
             let mut response = received.response;
             self.state.usage += response.usage;
-            let effect_id = format!("{}/t{turn}", self.state.run_id);
-            let payload = serde_json::to_value(&response.content).unwrap_or(Value::Null);
-            self.journal(effect_id, "model_turn", payload);
+            if self.durable.is_some() {
+                let effect_id = format!("{}/t{turn}", self.state.run_id);
+                let payload = serde_json::to_value(&response.content).unwrap_or(Value::Null);
+                self.journal(effect_id, "model_turn", payload);
+            }
 
             let checked = self
                 .check_tool_calls(&response, &received.tools, received.tool_choice.as_ref())

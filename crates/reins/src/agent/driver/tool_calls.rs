@@ -77,14 +77,18 @@ impl Driver<'_> {
                 };
                 match outcome {
                     CallOutcome::Done(record) => {
-                        let effect_id = pending.effect_id(&run_id);
-                        let payload = serde_json::to_value(&record).unwrap_or_default();
+                        let journaled = self.durable.is_some().then(|| {
+                            let payload = serde_json::to_value(&record).unwrap_or_default();
+                            (pending.effect_id(&run_id), payload)
+                        });
                         pending.result = Some(record);
                         pending.suspended = None;
                         // The result is checkpointed before anything else happens, so a
                         // resumed run replays it instead of calling the tool again.
-                        self.journal(effect_id, "tool_call", payload);
-                        self.checkpoint(false).await?;
+                        if let Some((effect_id, payload)) = journaled {
+                            self.journal(effect_id, "tool_call", payload);
+                            self.checkpoint(false).await?;
+                        }
                     }
                     CallOutcome::Suspend(reason) => pending.suspended = Some(reason),
                 }
