@@ -46,7 +46,6 @@ use crate::message::{AssistantContent, Message, OneOrMany, Reasoning, ToolChoice
 use crate::providers::http::{
     self, ApiKey, HttpSettings, ProviderError, RetryPolicy, Timeouts, optional_env, required_env,
 };
-use futures::StreamExt;
 use reqwest::header::HeaderValue;
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
@@ -340,47 +339,7 @@ impl CompletionModel for AnthropicModel {
         let body = self.request_body(request, true)?;
         let response = self.post(&body).await?;
         let events = http::sse_events(response, self.shared.settings.timeouts.idle);
-        let state = (
-            Box::pin(events),
-            Some(StreamDecoder::default()),
-            VecDeque::<StreamChunk>::new(),
-        );
-        let chunks =
-            futures::stream::unfold(state, |(mut events, mut decoder, mut pending)| async move {
-                loop {
-                    if let Some(chunk) = pending.pop_front() {
-                        return Some((Ok(chunk), (events, decoder, pending)));
-                    }
-                    let active = decoder.as_mut()?;
-                    let failure = match events.next().await {
-                        Some(Ok(event)) => {
-                            match active.event(event.event.as_deref(), &event.data, &mut pending) {
-                                Ok(false) => continue,
-                                Ok(true) => match decoder.take().map(StreamDecoder::finish) {
-                                    Some(Ok(response)) => {
-                                        pending.push_back(StreamChunk::Done(response));
-                                        continue;
-                                    }
-                                    Some(Err(error)) => error,
-                                    None => return None,
-                                },
-                                Err(error) => error,
-                            }
-                        }
-                        Some(Err(error)) => error,
-                        // The connection closed before `message_stop`: a cut stream, not an
-                        // answer.
-                        None => CompletionError::Decode(format!(
-                            "the stream ended before `message_stop`; received {}",
-                            active.summary()
-                        )),
-                    };
-                    decoder = None;
-                    pending.clear();
-                    return Some((Err(failure), (events, decoder, pending)));
-                }
-            });
-        Ok(Box::pin(chunks))
+        Ok(http::chunk_stream(events, StreamDecoder::default()))
     }
 
     fn supports_native_output(&self) -> bool {
@@ -946,5 +905,27 @@ mod tests {
     fn malformed_arguments_are_sent_as_an_object() {
         assert_eq!(tool_input(&json!("{oops")), json!({}));
         assert_eq!(tool_input(&json!("{\"a\":1}")), json!({"a": 1}));
+    }
+}
+
+impl http::TurnDecoder for StreamDecoder {
+    fn event(
+        &mut self,
+        event: &crate::providers::sse::SseEvent,
+        out: &mut VecDeque<StreamChunk>,
+    ) -> Result<Option<CompletionResponse>, CompletionError> {
+        if StreamDecoder::event(self, event.event.as_deref(), &event.data, out)? {
+            std::mem::take(self).finish().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn closed(self) -> Result<CompletionResponse, CompletionError> {
+        // The connection closed before `message_stop`: a cut stream, not an answer.
+        Err(CompletionError::Decode(format!(
+            "the stream ended before `message_stop`; received {}",
+            self.summary()
+        )))
     }
 }

@@ -100,7 +100,6 @@ use crate::completion::{
     FinishReason, RawResponse, StreamChunk, Usage,
 };
 use crate::message::{AssistantContent, Message, OneOrMany, Reasoning, ToolChoice};
-use futures::StreamExt;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
@@ -929,44 +928,31 @@ impl CompletionModel for GeminiModel {
         let path = format!("{}?alt=sse", self.method_path("streamGenerateContent"));
         let response = self.post(&path, &body).await?;
         let events = http::sse_events(response, self.shared.settings.timeouts.idle);
-        let state = (
-            Box::pin(events),
-            Some(StreamDecoder::default()),
-            VecDeque::<StreamChunk>::new(),
-        );
-        let chunks =
-            futures::stream::unfold(state, |(mut events, mut decoder, mut pending)| async move {
-                loop {
-                    if let Some(chunk) = pending.pop_front() {
-                        return Some((Ok(chunk), (events, decoder, pending)));
-                    }
-                    let active = decoder.as_mut()?;
-                    match events.next().await {
-                        Some(Ok(event)) => {
-                            if let Err(error) = active.event(&event.data, &mut pending) {
-                                decoder = None;
-                                pending.clear();
-                                return Some((Err(error), (events, decoder, pending)));
-                            }
-                        }
-                        Some(Err(error)) => {
-                            let error = active.cut(Some(error));
-                            decoder = None;
-                            return Some((Err(error), (events, decoder, pending)));
-                        }
-                        None => {
-                            // Gemini ends a stream by closing it: the turn is complete only if
-                            // some event said why the model stopped.
-                            let result = decoder.take()?.finish().map(StreamChunk::Done);
-                            return Some((result, (events, None, pending)));
-                        }
-                    }
-                }
-            });
-        Ok(Box::pin(chunks))
+        Ok(http::chunk_stream(events, StreamDecoder::default()))
     }
 
     fn supports_native_output(&self) -> bool {
         self.native_output
+    }
+}
+
+impl http::TurnDecoder for StreamDecoder {
+    fn event(
+        &mut self,
+        event: &crate::providers::sse::SseEvent,
+        out: &mut VecDeque<StreamChunk>,
+    ) -> Result<Option<CompletionResponse>, CompletionError> {
+        StreamDecoder::event(self, &event.data, out)?;
+        Ok(None)
+    }
+
+    fn closed(self) -> Result<CompletionResponse, CompletionError> {
+        // Gemini ends a stream by closing it: the turn is complete only if some event said
+        // why the model stopped.
+        self.finish()
+    }
+
+    fn failed(&self, error: CompletionError) -> CompletionError {
+        self.cut(Some(error))
     }
 }

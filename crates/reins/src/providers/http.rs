@@ -2,7 +2,7 @@
 //! backoff, typed errors, and streaming of server-sent events with an idle timeout.
 
 use super::sse::{SseDecoder, SseEvent};
-use crate::completion::CompletionError;
+use crate::completion::{CompletionError, CompletionResponse, CompletionStream, StreamChunk};
 use futures::{Stream, StreamExt};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use reqwest::{RequestBuilder, Response, StatusCode};
@@ -469,4 +469,61 @@ mod tests {
             "a date in the past means no wait"
         );
     }
+}
+
+/// Reads one provider's streamed turn out of its server-sent events.
+pub(crate) trait TurnDecoder: Send + 'static {
+    /// Reads one event, queueing the chunks it carries; returns the assembled response when
+    /// the event ends the turn.
+    fn event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut VecDeque<StreamChunk>,
+    ) -> Result<Option<CompletionResponse>, CompletionError>;
+
+    /// The connection closed before an event ended the turn: the response, for an API that
+    /// ends a turn by closing the stream, or an error saying what was received.
+    fn closed(self) -> Result<CompletionResponse, CompletionError>;
+
+    /// The connection failed mid-stream: the error to report.
+    fn failed(&self, error: CompletionError) -> CompletionError {
+        error
+    }
+}
+
+/// The chunks of a streamed turn: every event's chunks in order, then `Done` with the
+/// assembled response — or an error, after which the stream ends.
+pub(crate) fn chunk_stream<D: TurnDecoder>(
+    events: impl Stream<Item = Result<SseEvent, CompletionError>> + Send + 'static,
+    decoder: D,
+) -> CompletionStream {
+    let state = (Box::pin(events), Some(decoder), VecDeque::new());
+    Box::pin(futures::stream::unfold(
+        state,
+        |(mut events, mut decoder, mut pending)| async move {
+            loop {
+                if let Some(chunk) = pending.pop_front() {
+                    return Some((Ok(chunk), (events, decoder, pending)));
+                }
+                let active = decoder.as_mut()?;
+                let finished = match events.next().await {
+                    Some(Ok(event)) => match active.event(&event, &mut pending) {
+                        Ok(None) => continue,
+                        Ok(Some(response)) => Ok(response),
+                        Err(error) => Err(error),
+                    },
+                    Some(Err(error)) => Err(active.failed(error)),
+                    None => decoder.take()?.closed(),
+                };
+                decoder = None;
+                match finished {
+                    Ok(response) => pending.push_back(StreamChunk::Done(response)),
+                    Err(error) => {
+                        pending.clear();
+                        return Some((Err(error), (events, decoder, pending)));
+                    }
+                }
+            }
+        },
+    ))
 }

@@ -8,7 +8,6 @@ use crate::completion::{
 };
 use crate::message::{AssistantContent, Message, OneOrMany, Reasoning, ToolChoice};
 use crate::providers::http;
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -413,49 +412,7 @@ impl CompletionModel for ChatCompletionsModel {
         let body = self.request_body(request, true);
         let response = self.post(&body).await?;
         let events = http::sse_events(response, self.shared.settings.timeouts.idle);
-        let state = (
-            Box::pin(events),
-            Some(ChatStreamDecoder::new()),
-            VecDeque::<StreamChunk>::new(),
-        );
-        let chunks =
-            futures::stream::unfold(state, |(mut events, mut decoder, mut pending)| async move {
-                loop {
-                    if let Some(chunk) = pending.pop_front() {
-                        return Some((Ok(chunk), (events, decoder, pending)));
-                    }
-                    let active = decoder.as_mut()?;
-                    match events.next().await {
-                        Some(Ok(event)) => {
-                            if let Err(error) = active.event(&event.data, &mut pending) {
-                                decoder = None;
-                                return Some((Err(error), (events, decoder, pending)));
-                            }
-                            if active.done {
-                                if let Some(finished) = decoder.take() {
-                                    pending.push_back(StreamChunk::Done(finished.finish()));
-                                }
-                            }
-                        }
-                        Some(Err(error)) => {
-                            decoder = None;
-                            return Some((Err(error), (events, decoder, pending)));
-                        }
-                        None => {
-                            // The connection closed without `[DONE]`: a cut stream, not an answer.
-                            let received = active.assembler_summary();
-                            decoder = None;
-                            return Some((
-                                Err(CompletionError::Decode(format!(
-                                    "the stream ended without [DONE] after {received}"
-                                ))),
-                                (events, decoder, pending),
-                            ));
-                        }
-                    }
-                }
-            });
-        Ok(Box::pin(chunks))
+        Ok(http::chunk_stream(events, ChatStreamDecoder::new()))
     }
 
     fn supports_native_output(&self) -> bool {
@@ -470,5 +427,26 @@ impl ChatStreamDecoder {
             self.call_ids.len(),
             self.last
         )
+    }
+}
+
+impl http::TurnDecoder for ChatStreamDecoder {
+    fn event(
+        &mut self,
+        event: &crate::providers::sse::SseEvent,
+        out: &mut VecDeque<StreamChunk>,
+    ) -> Result<Option<CompletionResponse>, CompletionError> {
+        ChatStreamDecoder::event(self, &event.data, out)?;
+        Ok(self
+            .done
+            .then(|| std::mem::replace(self, ChatStreamDecoder::new()).finish()))
+    }
+
+    fn closed(self) -> Result<CompletionResponse, CompletionError> {
+        // The connection closed without `[DONE]`: a cut stream, not an answer.
+        Err(CompletionError::Decode(format!(
+            "the stream ended without [DONE] after {}",
+            self.assembler_summary()
+        )))
     }
 }

@@ -52,7 +52,6 @@ use crate::completion::{
 use crate::message::{AssistantContent, Message, OneOrMany, Reasoning, ToolChoice};
 use crate::providers::http;
 use crate::providers::render_documents;
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -869,55 +868,28 @@ impl CompletionModel for ResponsesModel {
         let body = self.request_body(request, true);
         let response = self.post(&body).await?;
         let events = http::sse_events(response, self.shared.settings.timeouts.idle);
-        let state = (
-            Box::pin(events),
-            Some(ResponsesStreamDecoder::new()),
-            VecDeque::<StreamChunk>::new(),
-        );
-        let chunks =
-            futures::stream::unfold(state, |(mut events, mut decoder, mut pending)| async move {
-                loop {
-                    if let Some(chunk) = pending.pop_front() {
-                        return Some((Ok(chunk), (events, decoder, pending)));
-                    }
-                    let active = decoder.as_mut()?;
-                    match events.next().await {
-                        Some(Ok(event)) => {
-                            match active.event(event.event.as_deref(), &event.data, &mut pending) {
-                                Ok(None) => {}
-                                Ok(Some(response)) => {
-                                    decoder = None;
-                                    pending.push_back(StreamChunk::Done(response));
-                                }
-                                Err(error) => {
-                                    decoder = None;
-                                    return Some((Err(error), (events, decoder, pending)));
-                                }
-                            }
-                        }
-                        Some(Err(error)) => {
-                            decoder = None;
-                            return Some((Err(error), (events, decoder, pending)));
-                        }
-                        None => {
-                            // The connection closed before the final event: a cut stream.
-                            let received = active.summary();
-                            decoder = None;
-                            return Some((
-                                Err(CompletionError::Decode(format!(
-                                    "the stream ended before response.completed after \
-                                     {received}"
-                                ))),
-                                (events, decoder, pending),
-                            ));
-                        }
-                    }
-                }
-            });
-        Ok(Box::pin(chunks))
+        Ok(http::chunk_stream(events, ResponsesStreamDecoder::new()))
     }
 
     fn supports_native_output(&self) -> bool {
         self.native_output
+    }
+}
+
+impl http::TurnDecoder for ResponsesStreamDecoder {
+    fn event(
+        &mut self,
+        event: &crate::providers::sse::SseEvent,
+        out: &mut VecDeque<StreamChunk>,
+    ) -> Result<Option<CompletionResponse>, CompletionError> {
+        ResponsesStreamDecoder::event(self, event.event.as_deref(), &event.data, out)
+    }
+
+    fn closed(self) -> Result<CompletionResponse, CompletionError> {
+        // The connection closed before the final event: a cut stream.
+        Err(CompletionError::Decode(format!(
+            "the stream ended before response.completed after {}",
+            self.summary()
+        )))
     }
 }
