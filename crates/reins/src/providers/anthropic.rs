@@ -851,6 +851,28 @@ impl StreamDecoder {
     }
 }
 
+impl http::TurnDecoder for StreamDecoder {
+    fn event(
+        &mut self,
+        event: &crate::providers::sse::SseEvent,
+        out: &mut VecDeque<StreamChunk>,
+    ) -> Result<Option<CompletionResponse>, CompletionError> {
+        if StreamDecoder::event(self, event.event.as_deref(), &event.data, out)? {
+            std::mem::take(self).finish().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn closed(self) -> Result<CompletionResponse, CompletionError> {
+        // The connection closed before `message_stop`: a cut stream, not an answer.
+        Err(CompletionError::Decode(format!(
+            "the stream ended before `message_stop`; received {}",
+            self.summary()
+        )))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -905,27 +927,5 @@ mod tests {
     fn malformed_arguments_are_sent_as_an_object() {
         assert_eq!(tool_input(&json!("{oops")), json!({}));
         assert_eq!(tool_input(&json!("{\"a\":1}")), json!({"a": 1}));
-    }
-}
-
-impl http::TurnDecoder for StreamDecoder {
-    fn event(
-        &mut self,
-        event: &crate::providers::sse::SseEvent,
-        out: &mut VecDeque<StreamChunk>,
-    ) -> Result<Option<CompletionResponse>, CompletionError> {
-        if StreamDecoder::event(self, event.event.as_deref(), &event.data, out)? {
-            std::mem::take(self).finish().map(Some)
-        } else {
-            Ok(None)
-        }
-    }
-
-    fn closed(self) -> Result<CompletionResponse, CompletionError> {
-        // The connection closed before `message_stop`: a cut stream, not an answer.
-        Err(CompletionError::Decode(format!(
-            "the stream ended before `message_stop`; received {}",
-            self.summary()
-        )))
     }
 }

@@ -419,58 +419,6 @@ pub(crate) fn sse_events(
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_never_show() {
-        let key = ApiKey::new("sk-secret-123");
-        assert!(!format!("{key:?} {key}").contains("secret"));
-    }
-
-    #[test]
-    fn backoff_grows_is_capped_and_honors_retry_after() {
-        let policy = RetryPolicy {
-            max_retries: 5,
-            initial_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(1),
-        };
-        let first = policy.delay(1, None);
-        assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));
-        let fifth = policy.delay(5, None);
-        assert!(fifth >= Duration::from_millis(500) && fifth <= Duration::from_secs(1));
-        assert_eq!(
-            policy.delay(1, Some(Duration::from_secs(60))),
-            Duration::from_secs(1)
-        );
-        assert_eq!(
-            policy.delay(1, Some(Duration::from_millis(7))),
-            Duration::from_millis(7)
-        );
-    }
-
-    #[test]
-    fn retry_after_reads_seconds_and_dates() {
-        let mut headers = HeaderMap::new();
-        headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
-        assert_eq!(
-            httpdate_to_system_time("Sun, 06 Nov 1994 08:49:37 GMT"),
-            Some(std::time::UNIX_EPOCH + Duration::from_secs(784_111_777))
-        );
-        headers.insert(
-            RETRY_AFTER,
-            HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"),
-        );
-        assert_eq!(
-            retry_after(&headers),
-            None,
-            "a date in the past means no wait"
-        );
-    }
-}
-
 /// Reads one provider's streamed turn out of its server-sent events.
 pub(crate) trait TurnDecoder: Send + 'static {
     /// Reads one event, queueing the chunks it carries; returns the assembled response when
@@ -526,4 +474,56 @@ pub(crate) fn chunk_stream<D: TurnDecoder>(
             }
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_never_show() {
+        let key = ApiKey::new("sk-secret-123");
+        assert!(!format!("{key:?} {key}").contains("secret"));
+    }
+
+    #[test]
+    fn backoff_grows_is_capped_and_honors_retry_after() {
+        let policy = RetryPolicy {
+            max_retries: 5,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(1),
+        };
+        let first = policy.delay(1, None);
+        assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));
+        let fifth = policy.delay(5, None);
+        assert!(fifth >= Duration::from_millis(500) && fifth <= Duration::from_secs(1));
+        assert_eq!(
+            policy.delay(1, Some(Duration::from_secs(60))),
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            policy.delay(1, Some(Duration::from_millis(7))),
+            Duration::from_millis(7)
+        );
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        assert_eq!(
+            httpdate_to_system_time("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(std::time::UNIX_EPOCH + Duration::from_secs(784_111_777))
+        );
+        headers.insert(
+            RETRY_AFTER,
+            HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"),
+        );
+        assert_eq!(
+            retry_after(&headers),
+            None,
+            "a date in the past means no wait"
+        );
+    }
 }

