@@ -14,9 +14,10 @@
 //!   don't reach `on_event`.
 //!
 //! Meanwhile `main` consumes the stream with `futures::StreamExt` and prints every item.
-//! Hooks run inside the run, before the item they observe is handed to the stream, and the
-//! run pauses after each item until the consumer asks for the next one: hook lines and stream
-//! items interleave, and dropping the stream stops the run where it is.
+//! Hooks run inside the run, before the item they observe is handed to the stream. Items
+//! reach the consumer whenever the run waits for the model, and at the latest before tools run
+//! or the next model call starts; dropping the stream stops the run there. (`ScriptedModel`
+//! never makes the run wait, so here a turn's deltas arrive together after its hook lines.)
 //!
 //! Runs offline on `ScriptedModel`:
 //!

@@ -55,30 +55,33 @@ pub(crate) struct StreamSink {
 }
 
 impl StreamSink {
-    /// Queues an item, then yields once so the stream hands it out before the run goes on.
-    pub async fn send(&self, item: StreamItem) {
-        self.push(item);
-        YieldOnce(false).await;
+    /// Queues an item for the stream to hand out.
+    pub fn push(&self, item: StreamItem) {
+        self.lock().push_back(item);
     }
 
-    pub fn push(&self, item: StreamItem) {
-        self.queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push_back(item);
+    /// Lets the consumer take what is queued before the run goes on: the run pauses here
+    /// until the consumer asks for more than the queue holds. The driver calls it before every
+    /// model call and before running tools, so a consumer sees a turn's output before its
+    /// tools run, and dropping the stream stops the run there.
+    pub async fn flush(&self) {
+        if !self.lock().is_empty() {
+            YieldOnce(false).await;
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<StreamItem>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn pop(&self) -> Option<StreamItem> {
-        self.queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front()
+        self.lock().pop_front()
     }
 }
 
-/// Returns `Pending` once. Only awaited right after an item was queued: `PromptStream` then
-/// hands the item out and polls the driver again on the consumer's next `poll_next`, so no
-/// wake-up is needed and none is lost.
+/// Returns `Pending` once. Only awaited while items are queued: `PromptStream` then hands
+/// them out and polls the driver again on the consumer's next `poll_next`, so no wake-up is
+/// needed and none is lost.
 struct YieldOnce(bool);
 
 impl std::future::Future for YieldOnce {

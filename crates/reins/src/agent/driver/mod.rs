@@ -379,9 +379,16 @@ impl Driver<'_> {
         self.hooks.observes(kind)
     }
 
-    async fn emit(&self, item: impl FnOnce() -> StreamItem) {
+    fn emit(&self, item: impl FnOnce() -> StreamItem) {
         if let Some(sink) = self.sink {
-            sink.send(item()).await;
+            sink.push(item());
+        }
+    }
+
+    /// Hands what a streamed run has queued to its consumer before the run goes on.
+    async fn flush_stream(&self) {
+        if let Some(sink) = self.sink {
+            sink.flush().await;
         }
     }
 
@@ -476,6 +483,9 @@ impl Driver<'_> {
         loop {
             // Every effect completed so far is journaled before the run advances.
             self.checkpoint(false).await?;
+            // A streamed turn's output reaches the consumer before its tools run or the next
+            // model call starts.
+            self.flush_stream().await;
             // A turn's calls are answered before the next model call, also when a resumed
             // run starts with calls that were pending when it stopped.
             if !self.state.pending_calls.is_empty() {
@@ -502,7 +512,7 @@ impl Driver<'_> {
                 .await?;
             let (recovered, calls) = match checked {
                 CheckedCalls::Retry(feedback) => {
-                    self.emit(|| StreamItem::TurnDiscarded { turn }).await;
+                    self.emit(|| StreamItem::TurnDiscarded { turn });
                     self.state.history.push(Message::user(feedback));
                     continue;
                 }
@@ -533,7 +543,7 @@ impl Driver<'_> {
                     ModelTurnAction::Continue => {}
                     ModelTurnAction::Repeat => {
                         self.reject_retry_with_calls(&calls, "repeat")?;
-                        self.emit(|| StreamItem::TurnDiscarded { turn }).await;
+                        self.emit(|| StreamItem::TurnDiscarded { turn });
                         continue;
                     }
                     ModelTurnAction::RetryWithFeedback(feedback) => {

@@ -187,7 +187,7 @@ impl Driver<'_> {
                             return Err(Halt::Stop(reason));
                         }
                     }
-                    sink.send(StreamItem::Text(delta)).await;
+                    sink.push(StreamItem::Text(delta));
                 }
                 StreamChunk::Reasoning(delta) => {
                     reasoning.push_str(&delta);
@@ -202,7 +202,7 @@ impl Driver<'_> {
                             return Err(Halt::Stop(reason));
                         }
                     }
-                    sink.send(StreamItem::Reasoning(delta)).await;
+                    sink.push(StreamItem::Reasoning(delta));
                 }
                 StreamChunk::ToolCall { id, name, delta } => {
                     let index = match calls.iter().position(|(call_id, ..)| *call_id == id) {
@@ -230,13 +230,12 @@ impl Driver<'_> {
                             return Err(Halt::Stop(reason));
                         }
                     }
-                    sink.send(StreamItem::ToolCallDelta {
+                    sink.push(StreamItem::ToolCallDelta {
                         tool_call_id: call_id.clone(),
                         internal_call_id: internal_id.clone(),
                         tool_name: name,
                         delta,
-                    })
-                    .await;
+                    });
                 }
                 StreamChunk::Done(response) => return Ok((response, !text.is_empty())),
             }

@@ -113,8 +113,7 @@ impl Driver<'_> {
                 tool_name: call.name.clone(),
                 result: text.clone(),
                 outcome: record.outcome,
-            })
-            .await;
+            });
             self.state
                 .history
                 .push(Message::tool_result(call.id, call.name, text));
