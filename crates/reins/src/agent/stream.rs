@@ -44,8 +44,9 @@ pub enum StreamItem {
         /// The structured outcome.
         outcome: ToolOutcome,
     },
-    /// The run finished; always the last item of a successful run.
-    Final(PromptResponse),
+    /// The run finished; always the last item of a successful run. (Boxed: the response is
+    /// large and every other item is small.)
+    Final(Box<PromptResponse>),
 }
 
 /// Where a streamed run's driver puts items for the stream to hand out.
@@ -74,8 +75,14 @@ impl StreamSink {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn pop(&self) -> Option<StreamItem> {
-        self.lock().pop_front()
+    /// Moves every queued item into `ready` (one lock for the whole batch).
+    fn drain_into(&self, ready: &mut VecDeque<StreamItem>) {
+        let mut queue = self.lock();
+        if ready.is_empty() {
+            std::mem::swap(&mut *queue, ready);
+        } else {
+            ready.extend(queue.drain(..));
+        }
     }
 }
 
@@ -101,6 +108,8 @@ impl std::future::Future for YieldOnce {
 /// dropping the stream cancels it.
 pub struct PromptStream {
     sink: StreamSink,
+    /// Items taken from the sink, handed out one by one without locking it again.
+    ready: VecDeque<StreamItem>,
     driver: Option<BoxFuture<'static, Result<PromptResponse, PromptError>>>,
     /// The run's error, handed out after the items produced before it.
     error: Option<PromptError>,
@@ -113,9 +122,19 @@ impl PromptStream {
     ) -> Self {
         PromptStream {
             sink,
+            ready: VecDeque::new(),
             driver: Some(driver),
             error: None,
         }
+    }
+}
+
+impl PromptStream {
+    fn next_ready(&mut self) -> Option<StreamItem> {
+        if self.ready.is_empty() {
+            self.sink.drain_into(&mut self.ready);
+        }
+        self.ready.pop_front()
     }
 }
 
@@ -124,24 +143,24 @@ impl Stream for PromptStream {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if let Some(item) = this.sink.pop() {
+        if let Some(item) = this.next_ready() {
             return Poll::Ready(Some(Ok(item)));
         }
         let Some(driver) = this.driver.as_mut() else {
             return Poll::Ready(this.error.take().map(Err));
         };
         match driver.as_mut().poll(cx) {
-            Poll::Pending => match this.sink.pop() {
+            Poll::Pending => match this.next_ready() {
                 Some(item) => Poll::Ready(Some(Ok(item))),
                 None => Poll::Pending,
             },
             Poll::Ready(result) => {
                 this.driver = None;
                 match result {
-                    Ok(response) => this.sink.push(StreamItem::Final(response)),
+                    Ok(response) => this.sink.push(StreamItem::Final(Box::new(response))),
                     Err(error) => this.error = Some(error),
                 }
-                match this.sink.pop() {
+                match this.next_ready() {
                     Some(item) => Poll::Ready(Some(Ok(item))),
                     None => Poll::Ready(this.error.take().map(Err)),
                 }
