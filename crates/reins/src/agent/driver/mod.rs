@@ -180,10 +180,12 @@ pub(crate) async fn run(
         Cow::Owned(combined)
     };
     let output = resolve_output(config, options.output.clone())?;
-    let worker = options
-        .worker
-        .clone()
-        .unwrap_or_else(|| format!("worker-{}", uuid::Uuid::new_v4()));
+    // A worker name only matters for a store's lease: no random id for runs without one.
+    let worker = match (&options.worker, &options.store) {
+        (Some(worker), _) => worker.clone(),
+        (None, Some(_)) => format!("worker-{}", uuid::Uuid::new_v4()),
+        (None, None) => String::new(),
+    };
     let mut decisions = options.decisions.clone();
     let mut durable = None;
     let (state, prompt) = match start {
