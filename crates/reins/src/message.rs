@@ -177,6 +177,22 @@ pub struct ToolCall {
     pub arguments: Value,
 }
 
+impl ToolCall {
+    /// The arguments as JSON text, as a provider sends them back: arguments the model sent as
+    /// text that is not JSON are returned as it wrote them.
+    pub fn arguments_text(&self) -> String {
+        arguments_text(&self.arguments)
+    }
+}
+
+/// Tool-call arguments as JSON text; arguments kept as a string (not JSON) as received.
+pub(crate) fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// The model's reasoning, as far as the provider exposes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reasoning {

@@ -350,10 +350,7 @@ impl CompletionModel for ScriptedModel {
                     );
                 }
                 AssistantContent::ToolCall(call) => {
-                    let arguments = match &call.arguments {
-                        Value::String(text) => text.clone(),
-                        other => other.to_string(),
-                    };
+                    let arguments = call.arguments_text();
                     let middle = arguments.len() / 2;
                     let middle = (middle..=arguments.len())
                         .find(|&i| arguments.is_char_boundary(i))

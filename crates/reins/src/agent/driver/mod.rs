@@ -25,6 +25,7 @@ use super::run::{PendingCall, RunState, RunStatus, SuspendedRun, ToolDecision};
 use super::stream::{StreamItem, StreamSink};
 use crate::completion::CompletionError;
 use crate::message::Message;
+use crate::message::arguments_text as render_args;
 use crate::store::{ClaimedRun, JournalEntry, Lease, RunStore, StoreError};
 use crate::tool::ToolFailure;
 use serde_json::Value;
@@ -366,14 +367,6 @@ pub(crate) struct Driver<'a> {
 /// reins' id of the `ordinal`-th tool call of `turn`.
 fn internal_call_id(turn: usize, ordinal: usize) -> String {
     format!("t{turn}c{ordinal}")
-}
-
-/// Arguments as JSON text; arguments kept as a string (not JSON) are shown as received.
-fn render_args(args: &Value) -> String {
-    match args {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    }
 }
 
 impl Driver<'_> {

@@ -128,11 +128,8 @@ fn assistant_text(content: &OneOrMany<AssistantContent>) -> String {
 
 /// One call in the model's output format.
 pub(super) fn render_call(name: &str, arguments: &Value) -> String {
-    let arguments = match arguments {
-        // Arguments kept as text because they were not JSON go back as the model wrote them.
-        Value::String(raw) => raw.clone(),
-        other => other.to_string(),
-    };
+    // Arguments kept as text because they were not JSON go back as the model wrote them.
+    let arguments = crate::message::arguments_text(arguments);
     format!(
         "{CALL_OPEN}\n{{\"name\": {}, \"arguments\": {arguments}}}\n{CALL_CLOSE}",
         json!(name)

@@ -158,10 +158,7 @@ impl ChatCompletionsModel {
                     "type": "function",
                     "function": {
                         "name": call.name,
-                        "arguments": match &call.arguments {
-                            Value::String(raw) => raw.clone(),
-                            other => other.to_string(),
-                        },
+                        "arguments": call.arguments_text(),
                     },
                 })),
                 // Chat Completions has no way to send reasoning back.

@@ -204,10 +204,7 @@ impl ResponsesModel {
                         "type": "function_call",
                         "call_id": call.id,
                         "name": call.name,
-                        "arguments": match &call.arguments {
-                            Value::String(raw) => raw.clone(),
-                            other => other.to_string(),
-                        },
+                        "arguments": call.arguments_text(),
                     }));
                 }
                 AssistantContent::Reasoning(reasoning) => {
