@@ -19,7 +19,7 @@ use reins::completion::{
     CompletionError, CompletionModel, CompletionRequest, CompletionResponse, CompletionStream,
     RawResponse, StreamAssembler, StreamChunk, Usage,
 };
-use reins::providers::sse::SseDecoder;
+use reins::providers::__private::SseDecoder;
 use serde_json::Value;
 use std::hint::black_box;
 

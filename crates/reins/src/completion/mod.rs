@@ -6,6 +6,7 @@ mod response;
 mod stream;
 
 pub use request::CompletionRequest;
+pub(crate) use request::shallow_merge;
 pub use response::{CompletionResponse, FinishReason, RawResponse, Usage};
 pub use stream::{CompletionStream, StreamAssembler, StreamChunk, parse_arguments};
 
@@ -101,6 +102,27 @@ pub enum CompletionError {
     /// The provider sent something reins could not read; the message says what was received.
     #[error("could not read the provider's response: {0}")]
     Decode(String),
+    /// The server answered with a redirect, which reins does not follow to another origin
+    /// (nor at all, by default): a credential must never travel to a server it was not meant
+    /// for. `location` is where the server tried to send the request.
+    #[error(
+        "the provider answered HTTP {status}, a redirect to `{location}`, which was not followed"
+    )]
+    Redirected {
+        /// The HTTP status code (301, 302, 303, 307 or 308).
+        status: u16,
+        /// The `Location` the server gave.
+        location: String,
+    },
+    /// The server sent more than a limit allows (a body, an event or a line of a stream);
+    /// reading stopped there, so memory stays bounded.
+    #[error("{what} is larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// What was too large.
+        what: String,
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// The request cannot be expressed for this model (e.g. an unsupported option).
     #[error("the request is not valid for this model: {0}")]
     InvalidRequest(String),

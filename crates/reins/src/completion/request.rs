@@ -53,3 +53,19 @@ impl CompletionRequest {
         self.tools.iter().map(|tool| tool.name.as_str())
     }
 }
+
+/// Merges the keys of `later` into `base`. Additional parameters are a JSON object of
+/// top-level keys; anything else (e.g. `null`) adds nothing rather than replacing the base.
+pub(crate) fn shallow_merge(base: Value, later: Value) -> Value {
+    match (base, later) {
+        (Value::Object(mut base), Value::Object(later)) => {
+            base.extend(later);
+            Value::Object(base)
+        }
+        (base @ Value::Object(_), other) => {
+            tracing::warn!(ignored = %other, "additional params must be a JSON object; ignored");
+            base
+        }
+        (_, later) => later,
+    }
+}

@@ -1,5 +1,6 @@
-//! Any server that speaks the Chat Completions API: Ollama's `/v1`, vLLM, llama.cpp's server,
-//! LM Studio, OpenRouter, Groq, DeepSeek, Together, Mistral.
+//! Any server that speaks the Chat Completions API, with presets for the services users run:
+//! Ollama, vLLM, llama.cpp's server, LM Studio, OpenRouter, Groq, DeepSeek, Mistral, Together,
+//! Fireworks, xAI, and Azure OpenAI. Switching service is one line:
 //!
 //! ```no_run
 //! use reins::providers::openai_compatible::OpenAICompatible;
@@ -7,159 +8,296 @@
 //! # fn main() -> Result<(), reins::providers::ProviderError> {
 //! let local = OpenAICompatible::ollama()?.completion("qwen3:0.6b");
 //! let hosted = OpenAICompatible::groq_from_env()?.completion("llama-3.3-70b-versatile");
-//! # let _ = (local, hosted);
+//! let azure = OpenAICompatible::azure_from_env("my-gpt-deployment")?.completion("gpt-4.1");
+//! # let _ = (local, hosted, azure);
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Each preset is a [`Service`]: its base URL, key variable and [`ChatQuirks`]. A preset's
+//! builder ([`OpenAICompatible::service`]) can still change anything, e.g. point at a proxy.
 
-use super::http::{ApiKey, HttpSettings, ProviderError, RetryPolicy, Timeouts, required_env};
-use super::openai::{ChatCompletionsModel, ChatDialect, Shared};
+use super::openai::{Chat, ChatCompletionsModel, ChatQuirks};
+use super::transport::{HttpClient, Provider, ProviderDefaults, required_env, sealed::Sealed};
+use super::{Auth, HttpModel, ProviderBuilder, ProviderError};
 use std::sync::Arc;
 
+/// A service that speaks Chat Completions: where it is, how it is keyed, what it does
+/// differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Service {
+    /// Its name, for messages.
+    pub name: &'static str,
+    /// The base URL (requests go to `{base_url}/chat/completions`).
+    pub base_url: &'static str,
+    /// The environment variable holding its key, for services that need one.
+    pub key_env: Option<&'static str>,
+    /// What it does differently from OpenAI.
+    pub quirks: ChatQuirks,
+}
+
+/// Ollama on this machine.
+pub const OLLAMA: Service = local("Ollama", "http://localhost:11434/v1", true);
+/// llama.cpp's `llama-server` on this machine.
+pub const LLAMA_CPP: Service = local("llama.cpp", "http://localhost:8080/v1", false);
+/// LM Studio on this machine.
+pub const LM_STUDIO: Service = local("LM Studio", "http://localhost:1234/v1", true);
+/// vLLM's OpenAI-compatible server on this machine (structured output natively).
+pub const VLLM: Service = local("vLLM", "http://localhost:8000/v1", true);
+/// OpenRouter.
+pub const OPENROUTER: Service = hosted(
+    "OpenRouter",
+    "https://openrouter.ai/api/v1",
+    "OPENROUTER_API_KEY",
+    ChatQuirks::COMPATIBLE.with_native_output(true),
+);
+/// Groq (`max_completion_tokens`, as OpenAI).
+pub const GROQ: Service = hosted(
+    "Groq",
+    "https://api.groq.com/openai/v1",
+    "GROQ_API_KEY",
+    ChatQuirks::COMPATIBLE.with_max_tokens_field("max_completion_tokens"),
+);
+/// DeepSeek (JSON mode only, no JSON schema: structured output uses an output tool).
+pub const DEEPSEEK: Service = hosted(
+    "DeepSeek",
+    "https://api.deepseek.com/v1",
+    "DEEPSEEK_API_KEY",
+    ChatQuirks::COMPATIBLE,
+);
+/// Mistral (it rejects `stream_options`, and reports usage in the last chunk anyway).
+pub const MISTRAL: Service = hosted(
+    "Mistral",
+    "https://api.mistral.ai/v1",
+    "MISTRAL_API_KEY",
+    ChatQuirks::COMPATIBLE
+        .with_native_output(true)
+        .with_stream_usage_option(false),
+);
+/// Together AI.
+pub const TOGETHER: Service = hosted(
+    "Together",
+    "https://api.together.xyz/v1",
+    "TOGETHER_API_KEY",
+    ChatQuirks::COMPATIBLE.with_native_output(true),
+);
+/// Fireworks AI.
+pub const FIREWORKS: Service = hosted(
+    "Fireworks",
+    "https://api.fireworks.ai/inference/v1",
+    "FIREWORKS_API_KEY",
+    ChatQuirks::COMPATIBLE.with_native_output(true),
+);
+/// xAI (Grok).
+pub const XAI: Service = hosted(
+    "xAI",
+    "https://api.x.ai/v1",
+    "XAI_API_KEY",
+    ChatQuirks::COMPATIBLE.with_native_output(true),
+);
+
+/// The Azure OpenAI `api-version` sent when none is chosen.
+pub const AZURE_API_VERSION: &str = "2024-10-21";
+
+const fn local(name: &'static str, base_url: &'static str, native_output: bool) -> Service {
+    Service {
+        name,
+        base_url,
+        key_env: None,
+        quirks: ChatQuirks::COMPATIBLE.with_native_output(native_output),
+    }
+}
+
+const fn hosted(
+    name: &'static str,
+    base_url: &'static str,
+    key_env: &'static str,
+    quirks: ChatQuirks,
+) -> Service {
+    Service {
+        name,
+        base_url,
+        key_env: Some(key_env),
+        quirks,
+    }
+}
+
 /// A client for a server that speaks Chat Completions. Cheap to clone.
-///
-/// Differences from OpenAI handled for every such server: the output limit is sent as
-/// `max_tokens`, and an assistant message without text carries `content: ""` instead of
-/// null (llama.cpp's server rejects null).
 #[derive(Clone, Debug)]
 pub struct OpenAICompatible {
-    inner: Arc<Shared>,
-    native_output: bool,
+    client: Arc<HttpClient>,
+    quirks: ChatQuirks,
+}
+
+/// Builds an [`OpenAICompatible`] client: [`ProviderBuilder`] plus the server's quirks.
+pub type OpenAICompatibleBuilder = ProviderBuilder<OpenAICompatible>;
+
+/// The options of an [`OpenAICompatibleBuilder`].
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct CompatibleOptions {
+    quirks: ChatQuirks,
+}
+
+impl Default for CompatibleOptions {
+    fn default() -> Self {
+        CompatibleOptions {
+            quirks: ChatQuirks::COMPATIBLE,
+        }
+    }
 }
 
 impl OpenAICompatible {
-    /// A builder for a server at `base_url` (e.g. `http://localhost:8000/v1`).
+    /// A builder for a server at `base_url` (e.g. `http://localhost:8000/v1`), with the quirks
+    /// of an unknown server ([`ChatQuirks::COMPATIBLE`]).
     pub fn builder(base_url: impl Into<String>) -> OpenAICompatibleBuilder {
-        OpenAICompatibleBuilder {
-            base_url: base_url.into(),
-            api_key: None,
-            headers: Vec::new(),
-            timeouts: None,
-            retry: None,
-            native_output: false,
+        ProviderBuilder::new().base_url(base_url)
+    }
+
+    /// A builder for `service`: its base URL and quirks (its key is not read; see
+    /// [`from_service`](Self::from_service)).
+    pub fn service(service: &Service) -> OpenAICompatibleBuilder {
+        ProviderBuilder::new()
+            .base_url(service.base_url)
+            .quirks(service.quirks)
+    }
+
+    /// A client for `service`, keyed from its key variable when it has one.
+    pub fn from_service(service: &Service) -> Result<Self, ProviderError> {
+        let builder = Self::service(service);
+        match service.key_env {
+            Some(variable) => builder.api_key(required_env(variable)?).build(),
+            None => builder.build(),
         }
     }
 
-    /// Ollama on this machine (`http://localhost:11434/v1`).
+    /// Ollama on this machine ([`OLLAMA`]).
     pub fn ollama() -> Result<Self, ProviderError> {
-        Self::builder("http://localhost:11434/v1").build()
+        Self::from_service(&OLLAMA)
     }
 
-    /// llama.cpp's server on this machine (`http://localhost:8080/v1`).
+    /// llama.cpp's server on this machine ([`LLAMA_CPP`]).
     pub fn llama_cpp() -> Result<Self, ProviderError> {
-        Self::builder("http://localhost:8080/v1").build()
+        Self::from_service(&LLAMA_CPP)
     }
 
-    /// LM Studio on this machine (`http://localhost:1234/v1`).
+    /// LM Studio on this machine ([`LM_STUDIO`]).
     pub fn lm_studio() -> Result<Self, ProviderError> {
-        Self::builder("http://localhost:1234/v1").build()
+        Self::from_service(&LM_STUDIO)
     }
 
-    /// vLLM's OpenAI-compatible server at `base_url`.
+    /// vLLM's server at `base_url` ([`VLLM`]'s quirks).
     pub fn vllm(base_url: impl Into<String>) -> Result<Self, ProviderError> {
-        Self::builder(base_url).with_native_output(true).build()
+        Self::service(&VLLM).base_url(base_url).build()
     }
 
     /// OpenRouter, keyed by `OPENROUTER_API_KEY`.
     pub fn openrouter_from_env() -> Result<Self, ProviderError> {
-        Self::hosted("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY")
+        Self::from_service(&OPENROUTER)
     }
 
     /// Groq, keyed by `GROQ_API_KEY`.
     pub fn groq_from_env() -> Result<Self, ProviderError> {
-        Self::hosted("https://api.groq.com/openai/v1", "GROQ_API_KEY")
+        Self::from_service(&GROQ)
     }
 
     /// DeepSeek, keyed by `DEEPSEEK_API_KEY`.
     pub fn deepseek_from_env() -> Result<Self, ProviderError> {
-        Self::hosted("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY")
-    }
-
-    /// Together, keyed by `TOGETHER_API_KEY`.
-    pub fn together_from_env() -> Result<Self, ProviderError> {
-        Self::hosted("https://api.together.xyz/v1", "TOGETHER_API_KEY")
+        Self::from_service(&DEEPSEEK)
     }
 
     /// Mistral, keyed by `MISTRAL_API_KEY`.
     pub fn mistral_from_env() -> Result<Self, ProviderError> {
-        Self::hosted("https://api.mistral.ai/v1", "MISTRAL_API_KEY")
+        Self::from_service(&MISTRAL)
     }
 
-    fn hosted(base_url: &str, key_variable: &'static str) -> Result<Self, ProviderError> {
-        Self::builder(base_url)
-            .api_key(required_env(key_variable)?)
-            .build()
+    /// Together, keyed by `TOGETHER_API_KEY`.
+    pub fn together_from_env() -> Result<Self, ProviderError> {
+        Self::from_service(&TOGETHER)
+    }
+
+    /// Fireworks, keyed by `FIREWORKS_API_KEY`.
+    pub fn fireworks_from_env() -> Result<Self, ProviderError> {
+        Self::from_service(&FIREWORKS)
+    }
+
+    /// xAI, keyed by `XAI_API_KEY`.
+    pub fn xai_from_env() -> Result<Self, ProviderError> {
+        Self::from_service(&XAI)
+    }
+
+    /// Azure OpenAI: a deployment of the resource at `endpoint`
+    /// (`https://{resource}.openai.azure.com`). Requests go to
+    /// `{endpoint}/openai/deployments/{deployment}/chat/completions?api-version=…`
+    /// ([`AZURE_API_VERSION`] unless `.query("api-version", …)` says otherwise) with the key
+    /// in the `api-key` header, and OpenAI's own quirks.
+    pub fn azure(endpoint: &str, deployment: &str) -> OpenAICompatibleBuilder {
+        let base_url = format!(
+            "{}/openai/deployments/{}",
+            endpoint.trim_end_matches('/'),
+            deployment
+        );
+        ProviderBuilder::new()
+            .base_url(base_url)
+            .auth(Auth::header("api-key"))
+            .query("api-version", AZURE_API_VERSION)
+            .quirks(ChatQuirks::OPENAI)
+    }
+
+    /// Azure OpenAI from `AZURE_OPENAI_ENDPOINT` and `AZURE_OPENAI_API_KEY` (and
+    /// `OPENAI_API_VERSION` when set): the deployment named `deployment`.
+    pub fn azure_from_env(deployment: &str) -> Result<Self, ProviderError> {
+        let endpoint = required_env("AZURE_OPENAI_ENDPOINT")?;
+        let mut builder =
+            Self::azure(&endpoint, deployment).api_key(required_env("AZURE_OPENAI_API_KEY")?);
+        if let Some(version) = super::transport::optional_env("OPENAI_API_VERSION") {
+            builder = builder.query("api-version", version);
+        }
+        builder.build()
     }
 
     /// A model served by this server.
     pub fn completion(&self, model: impl Into<String>) -> ChatCompletionsModel {
-        ChatCompletionsModel::new(
-            Arc::clone(&self.inner),
-            model.into(),
-            ChatDialect::Compatible,
+        HttpModel::new(
+            Arc::clone(&self.client),
+            Chat::new(model.into(), self.quirks),
         )
-        .with_native_output(self.native_output)
     }
 }
 
-/// Builds an [`OpenAICompatible`] client.
-#[derive(Debug)]
-pub struct OpenAICompatibleBuilder {
-    base_url: String,
-    api_key: Option<ApiKey>,
-    headers: Vec<(String, String)>,
-    timeouts: Option<Timeouts>,
-    retry: Option<RetryPolicy>,
-    native_output: bool,
-}
-
-impl OpenAICompatibleBuilder {
-    /// The API key, when the server needs one (sent as a bearer token).
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(ApiKey::new(key));
+impl ProviderBuilder<OpenAICompatible> {
+    /// The server's quirks (default [`ChatQuirks::COMPATIBLE`], or the preset's).
+    pub fn quirks(mut self, quirks: ChatQuirks) -> Self {
+        self.options.quirks = quirks;
         self
     }
 
-    /// A header sent with every request.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// Connect, first-byte and idle-stream timeouts.
-    pub fn timeouts(mut self, timeouts: Timeouts) -> Self {
-        self.timeouts = Some(timeouts);
-        self
-    }
-
-    /// How failed calls are retried.
-    pub fn retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = Some(retry);
-        self
-    }
-
-    /// Whether the server supports `response_format: json_schema` (false by default).
+    /// Whether the server supports `response_format: json_schema`.
     pub fn with_native_output(mut self, supported: bool) -> Self {
-        self.native_output = supported;
+        self.options.quirks.native_output = supported;
         self
     }
+}
 
-    /// Builds the client.
-    pub fn build(self) -> Result<OpenAICompatible, ProviderError> {
-        let mut settings = HttpSettings::new(self.base_url, self.api_key);
-        for (name, value) in &self.headers {
-            settings.add_header(name, value)?;
+impl Sealed for OpenAICompatible {}
+
+impl Provider for OpenAICompatible {
+    type Options = CompatibleOptions;
+    const DEFAULTS: ProviderDefaults = ProviderDefaults {
+        base_url: None,
+        auth: || Auth::Bearer,
+        key_env: "OPENAI_API_KEY",
+        base_url_env: "OPENAI_BASE_URL",
+    };
+
+    fn headers(_: &CompatibleOptions) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
+    fn from_client(client: Arc<HttpClient>, options: CompatibleOptions) -> Self {
+        OpenAICompatible {
+            client,
+            quirks: options.quirks,
         }
-        if let Some(timeouts) = self.timeouts {
-            settings.timeouts = timeouts;
-        }
-        if let Some(retry) = self.retry {
-            settings.retry = retry;
-        }
-        let client = settings.client()?;
-        Ok(OpenAICompatible {
-            inner: Arc::new(Shared { settings, client }),
-            native_output: self.native_output,
-        })
     }
 }

@@ -136,12 +136,9 @@ impl Driver<'_> {
         let (mut response, streamed_text) = match self.sink {
             None => {
                 let call = AssertUnwindSafe(model.completion(request)).catch_unwind();
-                let response = call.await.unwrap_or_else(|panic| {
-                    Err(CompletionError::Other(format!(
-                        "the model panicked: {}",
-                        panic_message(panic.as_ref())
-                    )))
-                });
+                let response = call
+                    .await
+                    .unwrap_or_else(|panic| Err(model_panicked(panic)));
                 (response.map_err(Halt::Completion)?, false)
             }
             Some(sink) => self.stream_turn(&**model, request, sink).await?,
@@ -167,12 +164,22 @@ impl Driver<'_> {
         sink: &StreamSink,
     ) -> Result<(CompletionResponse, bool), Halt> {
         let turn = self.state.turn;
-        let mut stream = model.stream(request).await.map_err(Halt::Completion)?;
+        // A model's panic, whether opening the stream or producing an item, fails the turn
+        // as it does on the blocking path; it never unwinds into the caller's task.
+        let opened = AssertUnwindSafe(model.stream(request)).catch_unwind().await;
+        let mut stream = opened
+            .unwrap_or_else(|panic| Err(model_panicked(panic)))
+            .map_err(Halt::Completion)?;
         let mut text = String::new();
         let mut reasoning = String::new();
         // (provider id, internal id, arguments so far), in order of first appearance.
         let mut calls: Vec<(String, String, String)> = Vec::new();
-        while let Some(chunk) = stream.next().await {
+        loop {
+            let chunk = match AssertUnwindSafe(stream.next()).catch_unwind().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(panic) => return Err(Halt::Completion(model_panicked(panic))),
+            };
             match chunk.map_err(Halt::Completion)? {
                 StreamChunk::Text(delta) => {
                     text.push_str(&delta);
@@ -284,4 +291,12 @@ impl Driver<'_> {
         };
         Ok(self.hooks.model_turn_finished(self.ctx, event).await?)
     }
+}
+
+/// A model implementation's panic, as the error of its call.
+fn model_panicked(panic: Box<dyn std::any::Any + Send>) -> CompletionError {
+    CompletionError::Other(format!(
+        "the model panicked: {}",
+        panic_message(panic.as_ref())
+    ))
 }

@@ -25,7 +25,6 @@ pub use events::{
 };
 pub(crate) use events::{DispatchTarget, OutcomeTarget, ToolCallView};
 pub use patch::RequestPatch;
-pub(crate) use patch::shallow_merge;
 pub use stack::HookStack;
 pub(crate) use stack::{HookFailure, Stacked, ToolDispatchDecision};
 pub use step::{Flow, StepEvent, StepEventKind};

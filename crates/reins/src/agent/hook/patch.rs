@@ -1,4 +1,4 @@
-use crate::completion::CompletionRequest;
+use crate::completion::{CompletionRequest, shallow_merge};
 use crate::message::{Document, Message, ToolChoice};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -197,22 +197,6 @@ impl RequestPatch {
         if let Some(history) = self.history {
             request.history = history;
         }
-    }
-}
-
-/// Merges the keys of `later` into `base`. Additional parameters are a JSON object of
-/// top-level keys; anything else (e.g. `null`) adds nothing rather than replacing the base.
-pub(crate) fn shallow_merge(base: Value, later: Value) -> Value {
-    match (base, later) {
-        (Value::Object(mut base), Value::Object(later)) => {
-            base.extend(later);
-            Value::Object(base)
-        }
-        (base @ Value::Object(_), other) => {
-            tracing::warn!(ignored = %other, "additional params must be a JSON object; ignored");
-            base
-        }
-        (_, later) => later,
     }
 }
 

@@ -4,13 +4,12 @@
 mod chat;
 pub mod responses;
 
-pub use chat::ChatCompletionsModel;
-pub(crate) use chat::ChatDialect;
+pub(crate) use chat::finish_reason;
+pub use chat::{Chat, ChatCompletionsModel, ChatQuirks};
 pub use responses::ResponsesModel;
 
-use super::http::{
-    ApiKey, HttpSettings, ProviderError, RetryPolicy, Timeouts, optional_env, required_env,
-};
+use super::transport::{HttpClient, Provider, ProviderBuilder, sealed::Sealed};
+use super::{Auth, HttpModel, client_constructors};
 use std::sync::Arc;
 
 /// `gpt-5.5`.
@@ -40,119 +39,61 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// A client for the OpenAI API. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct OpenAI {
-    pub(crate) inner: Arc<Shared>,
+    client: Arc<HttpClient>,
 }
 
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub settings: HttpSettings,
-    pub client: reqwest::Client,
-}
+/// Builds an [`OpenAI`] client: [`ProviderBuilder`] plus the organization and project
+/// headers.
+pub type OpenAIBuilder = ProviderBuilder<OpenAI>;
+
+client_constructors!(OpenAI, "OPENAI_API_KEY", "OPENAI_BASE_URL");
 
 impl OpenAI {
-    /// A client configured from `OPENAI_API_KEY` and, when set, `OPENAI_BASE_URL`.
-    pub fn from_env() -> Result<Self, ProviderError> {
-        let mut builder = OpenAI::builder().api_key(required_env("OPENAI_API_KEY")?);
-        if let Some(base_url) = optional_env("OPENAI_BASE_URL") {
-            builder = builder.base_url(base_url);
-        }
-        builder.build()
-    }
-
-    /// A builder, for an explicit key, base URL, headers, organization, project, timeouts and
-    /// retries.
-    pub fn builder() -> OpenAIBuilder {
-        OpenAIBuilder::default()
-    }
-
     /// A model speaking the Chat Completions API.
     pub fn completion(&self, model: impl Into<String>) -> ChatCompletionsModel {
-        ChatCompletionsModel::new(Arc::clone(&self.inner), model.into(), ChatDialect::OpenAI)
+        HttpModel::new(
+            Arc::clone(&self.client),
+            Chat::new(model.into(), ChatQuirks::OPENAI),
+        )
     }
 
     /// A model speaking the Responses API.
     pub fn responses(&self, model: impl Into<String>) -> ResponsesModel {
-        ResponsesModel::new(Arc::clone(&self.inner), model.into())
+        HttpModel::new(
+            Arc::clone(&self.client),
+            responses::Responses::new(model.into()),
+        )
     }
 }
 
-/// Builds an [`OpenAI`] client.
-#[derive(Debug, Default)]
-pub struct OpenAIBuilder {
-    api_key: Option<ApiKey>,
-    base_url: Option<String>,
-    headers: Vec<(String, String)>,
-    organization: Option<String>,
-    project: Option<String>,
-    timeouts: Option<Timeouts>,
-    retry: Option<RetryPolicy>,
-}
-
-impl OpenAIBuilder {
-    /// The API key.
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(ApiKey::new(key));
-        self
-    }
-
-    /// The base URL (default [`DEFAULT_BASE_URL`]).
-    pub fn base_url(mut self, url: impl Into<String>) -> Self {
-        self.base_url = Some(url.into());
-        self
-    }
-
-    /// A header sent with every request.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
+impl ProviderBuilder<OpenAI> {
     /// The `OpenAI-Organization` header.
-    pub fn organization(mut self, organization: impl Into<String>) -> Self {
-        self.organization = Some(organization.into());
-        self
+    pub fn organization(self, organization: impl Into<String>) -> Self {
+        self.header("OpenAI-Organization", organization)
     }
 
     /// The `OpenAI-Project` header.
-    pub fn project(mut self, project: impl Into<String>) -> Self {
-        self.project = Some(project.into());
-        self
+    pub fn project(self, project: impl Into<String>) -> Self {
+        self.header("OpenAI-Project", project)
+    }
+}
+
+impl Sealed for OpenAI {}
+
+impl Provider for OpenAI {
+    type Options = ();
+    const DEFAULTS: super::transport::ProviderDefaults = super::transport::ProviderDefaults {
+        base_url: Some(DEFAULT_BASE_URL),
+        auth: || Auth::Bearer,
+        key_env: "OPENAI_API_KEY",
+        base_url_env: "OPENAI_BASE_URL",
+    };
+
+    fn headers(_: &()) -> Vec<(&'static str, String)> {
+        Vec::new()
     }
 
-    /// Connect, first-byte and idle-stream timeouts.
-    pub fn timeouts(mut self, timeouts: Timeouts) -> Self {
-        self.timeouts = Some(timeouts);
-        self
-    }
-
-    /// How failed calls are retried.
-    pub fn retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = Some(retry);
-        self
-    }
-
-    /// Builds the client. Without a key, requests are sent without authorization.
-    pub fn build(self) -> Result<OpenAI, ProviderError> {
-        let base_url = self.base_url.unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
-        let mut settings = HttpSettings::new(base_url, self.api_key);
-        if let Some(organization) = &self.organization {
-            settings.add_header("OpenAI-Organization", organization)?;
-        }
-        if let Some(project) = &self.project {
-            settings.add_header("OpenAI-Project", project)?;
-        }
-        for (name, value) in &self.headers {
-            settings.add_header(name, value)?;
-        }
-        if let Some(timeouts) = self.timeouts {
-            settings.timeouts = timeouts;
-        }
-        if let Some(retry) = self.retry {
-            settings.retry = retry;
-        }
-        let client = settings.client()?;
-        Ok(OpenAI {
-            inner: Arc::new(Shared { settings, client }),
-        })
+    fn from_client(client: Arc<HttpClient>, _: ()) -> Self {
+        OpenAI { client }
     }
 }

@@ -5,6 +5,10 @@
 //! lines starting with `:` are comments; one space after the colon is dropped; `event:` names
 //! the event. `id:` and `retry:` are read and ignored. Input may be split anywhere, even inside
 //! a UTF-8 sequence or between `\r` and `\n`.
+//!
+//! Memory is bounded: a line longer than the line limit, or an event whose data grows past
+//! the event limit, is an error as soon as the limit is crossed (a server that never sends a
+//! newline cannot make the decoder buffer without end).
 
 use memchr::memchr2;
 
@@ -17,15 +21,32 @@ pub struct SseEvent {
     pub data: String,
 }
 
-/// Why the byte stream is not a valid event stream.
+/// Why the byte stream cannot be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid server-sent events: {0}")]
-pub struct SseError(String);
+pub enum SseError {
+    /// The bytes are not a valid event stream.
+    #[error("invalid server-sent events: {0}")]
+    Invalid(String),
+    /// A line grew past the line limit without ending.
+    #[error("a line of the event stream is longer than {limit} bytes")]
+    LineTooLong {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// An event's data grew past the event limit.
+    #[error("an event of the stream is larger than {limit} bytes")]
+    EventTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+}
 
 /// Decodes an event stream incrementally. Feed chunks with [`SseDecoder::feed`]; call
 /// [`SseDecoder::finish`] at the end of the stream to learn whether it ended mid-event.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseDecoder {
+    max_line: usize,
+    max_event: usize,
     /// Bytes of an unfinished line.
     partial: Vec<u8>,
     /// The last chunk ended with `\r`: a `\n` starting the next chunk belongs to it.
@@ -35,10 +56,30 @@ pub struct SseDecoder {
     has_data: bool,
 }
 
+impl Default for SseDecoder {
+    fn default() -> Self {
+        SseDecoder::with_limits(usize::MAX, usize::MAX)
+    }
+}
+
 impl SseDecoder {
-    /// A decoder at the start of a stream.
+    /// A decoder at the start of a stream, without limits.
     pub fn new() -> Self {
         SseDecoder::default()
+    }
+
+    /// A decoder that fails on a line longer than `max_line` bytes or an event whose data is
+    /// larger than `max_event` bytes.
+    pub fn with_limits(max_line: usize, max_event: usize) -> Self {
+        SseDecoder {
+            max_line,
+            max_event,
+            partial: Vec::new(),
+            after_cr: false,
+            event: None,
+            data: String::new(),
+            has_data: false,
+        }
     }
 
     /// Decodes `chunk`, calling `emit` for every event it completes.
@@ -62,6 +103,11 @@ impl SseDecoder {
                     self.after_cr = true;
                 }
             }
+            if self.partial.len() + line_end > self.max_line {
+                return Err(SseError::LineTooLong {
+                    limit: self.max_line,
+                });
+            }
             if self.partial.is_empty() {
                 self.line(&rest[..line_end], &mut emit)?;
             } else {
@@ -72,6 +118,11 @@ impl SseDecoder {
                 self.partial.clear();
             }
             rest = &rest[next..];
+        }
+        if self.partial.len() + rest.len() > self.max_line {
+            return Err(SseError::LineTooLong {
+                limit: self.max_line,
+            });
         }
         self.partial.extend_from_slice(rest);
         Ok(())
@@ -106,11 +157,16 @@ impl SseDecoder {
         match field {
             b"data" => {
                 let value = std::str::from_utf8(value).map_err(|_| {
-                    SseError(format!(
+                    SseError::Invalid(format!(
                         "a data line is not UTF-8: {}",
-                        String::from_utf8_lossy(line)
+                        super::excerpt(&String::from_utf8_lossy(line))
                     ))
                 })?;
+                if self.data.len() + value.len() + 1 > self.max_event {
+                    return Err(SseError::EventTooLarge {
+                        limit: self.max_event,
+                    });
+                }
                 if self.has_data {
                     self.data.push('\n');
                 }
@@ -119,7 +175,7 @@ impl SseDecoder {
             }
             b"event" => {
                 let value = std::str::from_utf8(value)
-                    .map_err(|_| SseError("an event name is not UTF-8".to_owned()))?;
+                    .map_err(|_| SseError::Invalid("an event name is not UTF-8".to_owned()))?;
                 self.event = Some(value.to_owned());
             }
             _ => {}
@@ -192,6 +248,28 @@ mod tests {
                 data: "tail".into()
             }]
         );
+    }
+
+    #[test]
+    fn a_line_that_never_ends_fails_at_the_limit() {
+        let mut decoder = SseDecoder::with_limits(64, 1024);
+        assert_eq!(decoder.feed(&[b'x'; 40], |_| {}), Ok(()));
+        assert_eq!(
+            decoder.feed(&[b'x'; 40], |_| {}),
+            Err(SseError::LineTooLong { limit: 64 })
+        );
+        let mut decoder = SseDecoder::with_limits(64, 1024);
+        assert_eq!(
+            decoder.feed(&[b'x'; 100], |_| {}),
+            Err(SseError::LineTooLong { limit: 64 })
+        );
+    }
+
+    #[test]
+    fn an_event_of_many_lines_fails_at_the_event_limit() {
+        let mut decoder = SseDecoder::with_limits(64, 100);
+        let error = decoder.feed(&b"data: 0123456789\n".repeat(20), |_| {});
+        assert_eq!(error, Err(SseError::EventTooLarge { limit: 100 }));
     }
 
     #[test]

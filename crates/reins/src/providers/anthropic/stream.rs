@@ -1,0 +1,320 @@
+//! A streamed Messages answer: typed events (`message_start`, `content_block_start`,
+//! `content_block_delta`, `message_delta`, …) ended by `message_stop`.
+
+use super::response::{describe_error, parse};
+use crate::completion::{CompletionError, CompletionResponse, StreamChunk, parse_arguments};
+use crate::providers::transport::{StreamDecoder, excerpt, excerpt_json, sealed::Sealed};
+use serde_json::{Map, Value, json};
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+
+/// One content block of a streamed message, as far as it has arrived.
+#[derive(Debug)]
+struct BlockBuilder {
+    index: u64,
+    /// The block as `content_block_start` gave it.
+    start: Value,
+    text: String,
+    thinking: String,
+    signature: String,
+    /// The tool input's JSON text, from `input_json_delta`s.
+    input_json: Option<String>,
+    /// The provider's id of a `tool_use` block.
+    tool_id: Option<String>,
+}
+
+impl BlockBuilder {
+    fn kind(&self) -> &str {
+        self.start
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+    }
+
+    /// The block in the shape a blocking response would carry.
+    fn build(self) -> Value {
+        let mut block = match self.start {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                block.insert("text".into(), json!(self.text));
+            }
+            Some("thinking") => {
+                block.insert("thinking".into(), json!(self.thinking));
+                block.insert("signature".into(), json!(self.signature));
+            }
+            _ => {}
+        }
+        if let Some(input) = self.input_json {
+            block.insert("input".into(), parse_arguments(&input));
+        }
+        Value::Object(block)
+    }
+}
+
+/// Decodes the typed events of a streamed Messages response into chunks, and assembles the
+/// message a blocking call would have returned.
+#[derive(Debug, Default)]
+pub struct MessagesStreamDecoder {
+    /// The message from `message_start`, updated by `message_delta`s.
+    message: Map<String, Value>,
+    blocks: Vec<BlockBuilder>,
+    /// How many events were read, and the type of the last one (for error messages).
+    events: usize,
+    last_event: String,
+}
+
+impl MessagesStreamDecoder {
+    /// Reads one event, queueing the chunks it carries. Returns true at `message_stop`. An
+    /// error leaves `out` as it was.
+    fn read_event(
+        &mut self,
+        name: Option<&str>,
+        data: &str,
+        out: &mut VecDeque<StreamChunk>,
+    ) -> Result<bool, CompletionError> {
+        let event: Value = serde_json::from_str(data).map_err(|error| {
+            CompletionError::Decode(format!(
+                "a stream event{} is not JSON ({error}): {}",
+                name.map(|name| format!(" `{}`", excerpt(name)))
+                    .unwrap_or_default(),
+                excerpt(data)
+            ))
+        })?;
+        let kind = event
+            .get("type")
+            .and_then(Value::as_str)
+            .or(name)
+            .unwrap_or_default()
+            .to_owned();
+        self.events += 1;
+        self.last_event.clone_from(&kind);
+        match kind.as_str() {
+            "message_start" => {
+                if let Some(Value::Object(message)) = event.get("message") {
+                    self.message = message.clone();
+                }
+            }
+            "content_block_start" => self.block_start(&event, out)?,
+            "content_block_delta" => self.block_delta(&event, out)?,
+            "message_delta" => self.message_delta(&event),
+            "message_stop" => return Ok(true),
+            "error" => {
+                return Err(CompletionError::Other(format!(
+                    "Anthropic sent an `error` event mid-stream: {}",
+                    describe_error(&event)
+                )));
+            }
+            // `ping`, `content_block_stop`, and event types added to the API later.
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn index(event: &Value) -> Result<u64, CompletionError> {
+        event.get("index").and_then(Value::as_u64).ok_or_else(|| {
+            CompletionError::Decode(format!(
+                "a stream event has no block index: {}",
+                excerpt_json(event)
+            ))
+        })
+    }
+
+    fn block_start(
+        &mut self,
+        event: &Value,
+        out: &mut VecDeque<StreamChunk>,
+    ) -> Result<(), CompletionError> {
+        let index = Self::index(event)?;
+        let start = event.get("content_block").cloned().unwrap_or(Value::Null);
+        let text_field = |key: &str| {
+            start
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let mut block = BlockBuilder {
+            index,
+            text: text_field("text"),
+            thinking: text_field("thinking"),
+            signature: text_field("signature"),
+            input_json: None,
+            tool_id: None,
+            start: Value::Null,
+        };
+        match start.get("type").and_then(Value::as_str) {
+            Some("text") if !block.text.is_empty() => {
+                out.push_back(StreamChunk::Text(block.text.clone()));
+            }
+            Some("thinking") if !block.thinking.is_empty() => {
+                out.push_back(StreamChunk::Reasoning(block.thinking.clone()));
+            }
+            Some("tool_use") => {
+                let id = start.get("id").and_then(Value::as_str);
+                let name = start.get("name").and_then(Value::as_str);
+                let (Some(id), Some(name)) = (id, name) else {
+                    return Err(CompletionError::Decode(format!(
+                        "a tool_use block starts without an id or name: {}",
+                        excerpt_json(event)
+                    )));
+                };
+                block.tool_id = Some(id.to_owned());
+                out.push_back(StreamChunk::ToolCall {
+                    id: id.to_owned(),
+                    name: Some(name.to_owned()),
+                    delta: String::new(),
+                });
+            }
+            _ => {}
+        }
+        block.start = start;
+        self.blocks.push(block);
+        Ok(())
+    }
+
+    fn block_delta(
+        &mut self,
+        event: &Value,
+        out: &mut VecDeque<StreamChunk>,
+    ) -> Result<(), CompletionError> {
+        let index = Self::index(event)?;
+        let Some(block) = self.blocks.iter_mut().rev().find(|b| b.index == index) else {
+            return Err(CompletionError::Decode(format!(
+                "a content_block_delta for block {index}, which never started: {}",
+                excerpt_json(event)
+            )));
+        };
+        let delta = event.get("delta").unwrap_or(&Value::Null);
+        let field = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
+        match delta.get("type").and_then(Value::as_str) {
+            Some("text_delta") => {
+                let text = field("text");
+                if !text.is_empty() {
+                    block.text.push_str(text);
+                    out.push_back(StreamChunk::Text(text.to_owned()));
+                }
+            }
+            Some("thinking_delta") => {
+                let text = field("thinking");
+                if !text.is_empty() {
+                    block.thinking.push_str(text);
+                    out.push_back(StreamChunk::Reasoning(text.to_owned()));
+                }
+            }
+            Some("signature_delta") => block.signature.push_str(field("signature")),
+            Some("input_json_delta") => {
+                let fragment = field("partial_json");
+                block
+                    .input_json
+                    .get_or_insert_with(String::new)
+                    .push_str(fragment);
+                if let (Some(id), false) = (&block.tool_id, fragment.is_empty()) {
+                    out.push_back(StreamChunk::ToolCall {
+                        id: id.clone(),
+                        name: None,
+                        delta: fragment.to_owned(),
+                    });
+                }
+            }
+            // `citations_delta` and delta types added later change no content reins reads.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn message_delta(&mut self, event: &Value) {
+        if let Some(Value::Object(delta)) = event.get("delta") {
+            for (key, value) in delta {
+                if !value.is_null() {
+                    self.message.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        // Usage in `message_delta` is cumulative: its counts replace those of `message_start`.
+        if let Some(Value::Object(update)) = event.get("usage") {
+            let usage = self
+                .message
+                .entry("usage")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !usage.is_object() {
+                *usage = Value::Object(Map::new());
+            }
+            if let Value::Object(usage) = usage {
+                for (key, value) in update {
+                    if !value.is_null() {
+                        usage.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The assembled message, read as a blocking response would be.
+    fn finish(mut self) -> Result<CompletionResponse, CompletionError> {
+        self.blocks.sort_by_key(|block| block.index);
+        let content: Vec<Value> = self.blocks.into_iter().map(BlockBuilder::build).collect();
+        self.message.insert("content".into(), Value::Array(content));
+        parse(Value::Object(self.message))
+    }
+}
+
+impl Sealed for MessagesStreamDecoder {}
+
+impl StreamDecoder for MessagesStreamDecoder {
+    fn event(
+        &mut self,
+        name: Option<&str>,
+        data: &str,
+        out: &mut VecDeque<StreamChunk>,
+    ) -> Result<Option<CompletionResponse>, CompletionError> {
+        if self.read_event(name, data, out)? {
+            std::mem::take(self).finish().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn closed(self) -> Result<CompletionResponse, CompletionError> {
+        // The connection closed before `message_stop`: a cut stream, not an answer.
+        Err(CompletionError::Decode(format!(
+            "the stream ended before `message_stop`; received {}",
+            self.received()
+        )))
+    }
+
+    /// What was received, for the error of a cut stream.
+    fn received(&self) -> String {
+        let mut text = format!("{} event(s)", self.events);
+        if !self.last_event.is_empty() {
+            let _ = write!(text, ", the last a `{}`", excerpt(&self.last_event));
+        }
+        if self.blocks.is_empty() {
+            text.push_str(", and no content block");
+        } else {
+            let kinds: Vec<String> = self
+                .blocks
+                .iter()
+                .map(|block| match block.kind() {
+                    "text" => format!("text ({} bytes)", block.text.len()),
+                    "thinking" => format!("thinking ({} bytes)", block.thinking.len()),
+                    "tool_use" => format!(
+                        "tool_use `{}`",
+                        excerpt(
+                            block
+                                .start
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                        )
+                    ),
+                    other => excerpt(other),
+                })
+                .collect();
+            let _ = write!(text, "; content blocks: {}", kinds.join(", "));
+        }
+        text
+    }
+}

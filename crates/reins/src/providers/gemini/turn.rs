@@ -1,0 +1,134 @@
+//! A turn's content built from Gemini parts, shared by blocking and streamed answers.
+
+use crate::completion::{CompletionError, StreamChunk};
+use crate::message::{AssistantContent, OneOrMany, Reasoning};
+use crate::providers::transport::excerpt_json;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+
+/// Builds a turn's content from Gemini parts, whether they come in one response or spread
+/// over a stream's events: consecutive text joins into one part, and so do consecutive
+/// thought fragments until one carries a signature. Where it streams, it also says what
+/// each part adds. (Not [`StreamAssembler`](crate::completion::StreamAssembler): that has no
+/// place for signatures.)
+#[derive(Debug, Default)]
+pub(super) struct TurnBuilder {
+    parts: Vec<AssistantContent>,
+    calls: usize,
+    text_len: usize,
+    reasoning_len: usize,
+}
+
+impl TurnBuilder {
+    pub(super) fn part(
+        &mut self,
+        part: &Value,
+        mut out: Option<&mut VecDeque<StreamChunk>>,
+    ) -> Result<(), CompletionError> {
+        let signature = part
+            .get("thoughtSignature")
+            .and_then(Value::as_str)
+            .filter(|signature| !signature.is_empty());
+        if let Some(call) = part.get("functionCall") {
+            let name = call.get("name").and_then(Value::as_str).ok_or_else(|| {
+                CompletionError::Decode(format!(
+                    "a functionCall part has no name: {}",
+                    excerpt_json(part)
+                ))
+            })?;
+            let id = call
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|id| !id.is_empty())
+                .map_or_else(|| format!("call_{}", self.calls), str::to_owned);
+            self.calls += 1;
+            let arguments = match call.get("args") {
+                Some(Value::Object(args)) => Value::Object(args.clone()),
+                None | Some(Value::Null) => json!({}),
+                Some(other) => other.clone(),
+            };
+            if let Some(out) = out.as_deref_mut() {
+                out.push_back(StreamChunk::ToolCall {
+                    id: id.clone(),
+                    name: Some(name.to_owned()),
+                    delta: arguments.to_string(),
+                });
+            }
+            self.parts
+                .push(AssistantContent::tool_call(id, name, arguments));
+            if let Some(signature) = signature {
+                self.signature_after(signature);
+            }
+            return Ok(());
+        }
+        let text = part.get("text").and_then(Value::as_str);
+        if part.get("thought").and_then(Value::as_bool) == Some(true) {
+            let text = text.unwrap_or_default();
+            if !text.is_empty() {
+                self.reasoning_len += text.len();
+                if let Some(out) = out {
+                    out.push_back(StreamChunk::Reasoning(text.to_owned()));
+                }
+            }
+            match self.parts.last_mut() {
+                Some(AssistantContent::Reasoning(reasoning)) if reasoning.signature.is_none() => {
+                    reasoning.text.push_str(text);
+                    reasoning.signature = signature.map(str::to_owned);
+                }
+                _ if text.is_empty() && signature.is_none() => {}
+                _ => self.parts.push(AssistantContent::Reasoning(Reasoning {
+                    text: text.to_owned(),
+                    signature: signature.map(str::to_owned),
+                })),
+            }
+            return Ok(());
+        }
+        if let Some(text) = text.filter(|text| !text.is_empty()) {
+            self.text_len += text.len();
+            if let Some(out) = out {
+                out.push_back(StreamChunk::Text(text.to_owned()));
+            }
+            match self.parts.last_mut() {
+                Some(AssistantContent::Text(existing)) => existing.text.push_str(text),
+                _ => self.parts.push(AssistantContent::text(text)),
+            }
+        }
+        // Other kinds of parts (inline data, code execution) stay in the raw response.
+        if let Some(signature) = signature {
+            self.signature_after(signature);
+        }
+        Ok(())
+    }
+
+    /// Keeps a signature carried by a non-thought part, right after that part.
+    fn signature_after(&mut self, signature: &str) {
+        self.parts.push(AssistantContent::Reasoning(Reasoning {
+            text: String::new(),
+            signature: Some(signature.to_owned()),
+        }));
+    }
+
+    pub(super) fn has_calls(&self) -> bool {
+        self.calls > 0
+    }
+
+    pub(super) fn summary(&self) -> String {
+        format!(
+            "{} characters of text, {} of thoughts and {} function call(s)",
+            self.text_len, self.reasoning_len, self.calls
+        )
+    }
+
+    pub(super) fn content(self) -> OneOrMany<AssistantContent> {
+        OneOrMany::many(self.parts).unwrap_or_else(|| OneOrMany::one(AssistantContent::text("")))
+    }
+}
+
+/// The parts of a response's first candidate.
+pub(super) fn candidate_parts(candidate: &Value) -> &[Value] {
+    candidate
+        .get("content")
+        .and_then(|content| content.get("parts"))
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}

@@ -1,0 +1,126 @@
+//! The Chat Completions protocol (`POST {base}/chat/completions`), spoken by OpenAI and by
+//! every compatible server; the differences between servers are [`ChatQuirks`].
+
+mod request;
+mod response;
+mod stream;
+
+use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
+use crate::providers::transport::{HttpModel, Protocol, sealed::Sealed};
+use serde_json::Value;
+
+pub(crate) use response::finish_reason;
+
+/// A model served through the Chat Completions API.
+pub type ChatCompletionsModel = HttpModel<Chat>;
+
+/// What servers that speak Chat Completions do differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChatQuirks {
+    /// The body field of the output limit: `max_completion_tokens` (OpenAI, Azure) or
+    /// `max_tokens` (most other servers).
+    pub max_tokens_field: &'static str,
+    /// An assistant message with tool calls and no text carries `content: ""` instead of
+    /// `null` (llama.cpp's server rejects null).
+    pub empty_content_as_text: bool,
+    /// Whether `response_format: json_schema` is understood (structured output falls back to
+    /// an output tool when not).
+    pub native_output: bool,
+    /// Whether a streamed request asks for usage with `stream_options.include_usage` (servers
+    /// that reject unknown fields, or report usage anyway, are not sent it).
+    pub stream_usage_option: bool,
+}
+
+impl ChatQuirks {
+    /// OpenAI's own API (and Azure OpenAI).
+    pub const OPENAI: ChatQuirks = ChatQuirks {
+        max_tokens_field: "max_completion_tokens",
+        empty_content_as_text: false,
+        native_output: true,
+        stream_usage_option: true,
+    };
+
+    /// A server that speaks Chat Completions and nothing more is known of it.
+    pub const COMPATIBLE: ChatQuirks = ChatQuirks {
+        max_tokens_field: "max_tokens",
+        empty_content_as_text: true,
+        native_output: false,
+        stream_usage_option: true,
+    };
+
+    /// These quirks with native structured output on or off.
+    pub const fn with_native_output(mut self, supported: bool) -> Self {
+        self.native_output = supported;
+        self
+    }
+
+    /// These quirks with the stream usage option on or off.
+    pub const fn with_stream_usage_option(mut self, sent: bool) -> Self {
+        self.stream_usage_option = sent;
+        self
+    }
+
+    /// These quirks with another output-limit field.
+    pub const fn with_max_tokens_field(mut self, field: &'static str) -> Self {
+        self.max_tokens_field = field;
+        self
+    }
+}
+
+/// The Chat Completions protocol for one model (see [`ChatCompletionsModel`]).
+#[derive(Debug, Clone)]
+pub struct Chat {
+    model: String,
+    quirks: ChatQuirks,
+}
+
+impl Chat {
+    pub(crate) fn new(model: String, quirks: ChatQuirks) -> Self {
+        Chat { model, quirks }
+    }
+}
+
+impl HttpModel<Chat> {
+    /// Declares whether the server supports `response_format: json_schema` (true by default
+    /// for OpenAI; structured output falls back to an output tool when false).
+    pub fn with_native_output(mut self, supported: bool) -> Self {
+        self.protocol_mut().quirks.native_output = supported;
+        self
+    }
+
+    /// The server's quirks this model is sent with.
+    pub fn quirks(&self) -> ChatQuirks {
+        self.protocol().quirks
+    }
+}
+
+impl Sealed for Chat {}
+
+impl Protocol for Chat {
+    type Decoder = stream::ChatStreamDecoder;
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn path(&self, _stream: bool) -> String {
+        "chat/completions".to_owned()
+    }
+
+    fn encode(&self, request: &CompletionRequest, stream: bool) -> Result<Value, CompletionError> {
+        request::body(&self.model, self.quirks, request, stream)
+    }
+
+    fn decode(&self, body: Value) -> Result<CompletionResponse, CompletionError> {
+        response::parse(body)
+    }
+
+    fn decoder(&self) -> Self::Decoder {
+        stream::ChatStreamDecoder::default()
+    }
+
+    fn supports_native_output(&self) -> bool {
+        self.quirks.native_output
+    }
+}

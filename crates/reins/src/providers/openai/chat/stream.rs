@@ -1,0 +1,140 @@
+//! A streamed Chat Completions answer: `data:` chunks with deltas, ended by `data: [DONE]`.
+
+use super::response::{finish_reason, reasoning_text, usage};
+use crate::completion::{
+    CompletionError, CompletionResponse, FinishReason, RawResponse, StreamAssembler, StreamChunk,
+    Usage,
+};
+use crate::providers::transport::{StreamDecoder, excerpt, excerpt_json, sealed::Sealed};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+/// Decodes a streamed Chat Completions answer into chunks.
+#[derive(Debug, Default)]
+pub struct ChatStreamDecoder {
+    assembler: StreamAssembler,
+    /// Tool-call ids by the stream's `index`.
+    call_ids: Vec<(u64, String)>,
+    usage: Usage,
+    finish_reason: Option<FinishReason>,
+    response_id: Option<String>,
+    /// The last chunk received, as the raw response.
+    last: Value,
+    events: usize,
+    text_bytes: usize,
+}
+
+impl ChatStreamDecoder {
+    fn tool_call_delta(&mut self, call: &Value, out: &mut VecDeque<StreamChunk>) {
+        let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let function = call.get("function").unwrap_or(&Value::Null);
+        let name = function.get("name").and_then(Value::as_str);
+        let arguments = function
+            .get("arguments")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let id = match self.call_ids.iter().find(|(i, _)| *i == index) {
+            Some((_, id)) => id.clone(),
+            None => {
+                let id = call
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("call_{index}"), str::to_owned);
+                self.call_ids.push((index, id.clone()));
+                id
+            }
+        };
+        self.assembler.tool_call(&id, name, arguments);
+        out.push_back(StreamChunk::ToolCall {
+            id,
+            name: name.map(str::to_owned),
+            delta: arguments.to_owned(),
+        });
+    }
+
+    fn finish(&mut self) -> CompletionResponse {
+        let decoder = std::mem::take(self);
+        decoder.assembler.finish(
+            decoder.usage,
+            decoder.finish_reason,
+            decoder.response_id,
+            RawResponse::new(decoder.last),
+        )
+    }
+}
+
+impl Sealed for ChatStreamDecoder {}
+
+impl StreamDecoder for ChatStreamDecoder {
+    fn event(
+        &mut self,
+        _name: Option<&str>,
+        data: &str,
+        out: &mut VecDeque<StreamChunk>,
+    ) -> Result<Option<CompletionResponse>, CompletionError> {
+        self.events += 1;
+        if data == "[DONE]" {
+            return Ok(Some(self.finish()));
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|error| {
+            CompletionError::Decode(format!(
+                "a stream event is not JSON ({error}): {}",
+                excerpt(data)
+            ))
+        })?;
+        if let Some(error) = chunk.get("error") {
+            return Err(CompletionError::Other(format!(
+                "the provider reported an error mid-stream: {}",
+                excerpt_json(error)
+            )));
+        }
+        if let Some(id) = chunk.get("id").and_then(Value::as_str) {
+            self.response_id.get_or_insert_with(|| id.to_owned());
+        }
+        if let Some(usage_value) = chunk.get("usage").filter(|u| !u.is_null()) {
+            self.usage = usage(usage_value);
+        }
+        if let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) {
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish_reason = Some(finish_reason(reason));
+            }
+            let delta = choice.get("delta").unwrap_or(&Value::Null);
+            if let Some(text) = reasoning_text(delta) {
+                self.assembler.reasoning(text);
+                out.push_back(StreamChunk::Reasoning(text.to_owned()));
+            }
+            if let Some(text) = delta.get("content").and_then(Value::as_str) {
+                if !text.is_empty() {
+                    self.text_bytes += text.len();
+                    self.assembler.text(text);
+                    out.push_back(StreamChunk::Text(text.to_owned()));
+                }
+            }
+            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+                for call in calls {
+                    self.tool_call_delta(call, out);
+                }
+            }
+        }
+        self.last = chunk;
+        Ok(None)
+    }
+
+    fn closed(self) -> Result<CompletionResponse, CompletionError> {
+        // The connection closed without `[DONE]`: a cut stream, not an answer.
+        Err(CompletionError::Decode(format!(
+            "the stream ended without [DONE] after {}",
+            self.received()
+        )))
+    }
+
+    fn received(&self) -> String {
+        format!(
+            "{} event(s), {} bytes of text and {} tool call(s); the last event: {}",
+            self.events,
+            self.text_bytes,
+            self.call_ids.len(),
+            excerpt_json(&self.last)
+        )
+    }
+}

@@ -1,0 +1,154 @@
+//! The output items of a streamed response: which item each event refers to, and what a
+//! finished item holds that its deltas did not carry.
+
+use super::{ItemKind, ResponsesStreamDecoder, StreamedItem};
+use crate::completion::StreamChunk;
+use crate::providers::openai::responses::response::{call_id, message_text, reasoning_text};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+impl ResponsesStreamDecoder {
+    /// The streamed item an event refers to (by `item_id`, else `output_index`), created when
+    /// the stream did not announce it.
+    pub(super) fn item(&mut self, event: &Value, kind: ItemKind) -> &mut StreamedItem {
+        let id = event.get("item_id").and_then(Value::as_str);
+        let index = event.get("output_index").and_then(Value::as_u64);
+        self.item_at(id, index, kind)
+    }
+
+    /// The position of the streamed item with id `id` (else at `index`).
+    fn find(&self, id: Option<&str>, index: Option<u64>) -> Option<usize> {
+        self.items.iter().position(|item| match (id, &item.id) {
+            (Some(id), Some(item_id)) => id == item_id,
+            _ => index.is_some() && item.index == index,
+        })
+    }
+
+    fn item_at(
+        &mut self,
+        id: Option<&str>,
+        index: Option<u64>,
+        kind: ItemKind,
+    ) -> &mut StreamedItem {
+        let position = match self.find(id, index) {
+            Some(position) => position,
+            None => {
+                let call_id = id.map_or_else(
+                    || format!("call_{}", index.unwrap_or(self.items.len() as u64)),
+                    str::to_owned,
+                );
+                self.items.push(StreamedItem {
+                    id: id.map(str::to_owned),
+                    index,
+                    kind,
+                    call_id,
+                    text: String::new(),
+                    part: None,
+                });
+                self.items.len() - 1
+            }
+        };
+        &mut self.items[position]
+    }
+
+    /// Records an announced item; a function call is streamed with its name at once.
+    pub(super) fn item_added(&mut self, event: &Value, out: &mut VecDeque<StreamChunk>) {
+        let Some(item) = event.get("item") else {
+            return;
+        };
+        let index = event.get("output_index").and_then(Value::as_u64);
+        let kind = match item.get("type").and_then(Value::as_str) {
+            Some("message") => ItemKind::Message,
+            Some("function_call") => ItemKind::FunctionCall,
+            Some("reasoning") => ItemKind::Reasoning,
+            _ => return,
+        };
+        let call_id = call_id(item, index.unwrap_or(self.items.len() as u64));
+        self.items.push(StreamedItem {
+            id: item.get("id").and_then(Value::as_str).map(str::to_owned),
+            index,
+            kind,
+            call_id: call_id.clone(),
+            text: String::new(),
+            part: None,
+        });
+        if kind == ItemKind::FunctionCall {
+            let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
+            self.assembler.tool_call(&call_id, Some(name), "");
+            out.push_back(StreamChunk::ToolCall {
+                id: call_id,
+                name: Some(name.to_owned()),
+                delta: String::new(),
+            });
+        }
+    }
+
+    /// Records a finished item, and streams whatever of it no delta carried (some servers send
+    /// whole items and no deltas).
+    pub(super) fn item_done(&mut self, event: &Value, out: &mut VecDeque<StreamChunk>) {
+        let Some(item) = event.get("item") else {
+            return;
+        };
+        let index = event
+            .get("output_index")
+            .and_then(Value::as_u64)
+            .unwrap_or(self.done_items.len() as u64);
+        self.done_items.push((index, item.clone()));
+        let id = item.get("id").and_then(Value::as_str);
+        match item.get("type").and_then(Value::as_str) {
+            Some("message") => {
+                let (full, _) = message_text(item);
+                let streamed = self.item_at(id, Some(index), ItemKind::Message);
+                if let Some(rest) = remainder(&full, &mut streamed.text) {
+                    self.assembler.text(&rest);
+                    out.push_back(StreamChunk::Text(rest));
+                }
+            }
+            Some("reasoning") => {
+                let full = reasoning_text(item);
+                let streamed = self.item_at(id, Some(index), ItemKind::Reasoning);
+                if let Some(rest) = remainder(&full, &mut streamed.text) {
+                    self.assembler.reasoning(&rest);
+                    out.push_back(StreamChunk::Reasoning(rest));
+                }
+            }
+            Some("function_call") => {
+                let known = self.find(id, Some(index)).is_some();
+                let full = item
+                    .get("arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let streamed = self.item_at(id, Some(index), ItemKind::FunctionCall);
+                if !known {
+                    streamed.call_id = call_id(item, index);
+                }
+                let call = streamed.call_id.clone();
+                let rest = remainder(full, &mut streamed.text);
+                // A call the stream never announced is streamed whole, with its name.
+                let name = item.get("name").and_then(Value::as_str).filter(|_| !known);
+                if name.is_some() || rest.is_some() {
+                    let delta = rest.unwrap_or_default();
+                    self.assembler.tool_call(&call, name, &delta);
+                    out.push_back(StreamChunk::ToolCall {
+                        id: call,
+                        name: name.map(str::to_owned),
+                        delta,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The part of `full` not streamed yet, when what was streamed is its beginning; `streamed`
+/// becomes `full`.
+fn remainder(full: &str, streamed: &mut String) -> Option<String> {
+    let rest = full.strip_prefix(streamed.as_str())?;
+    if rest.is_empty() {
+        return None;
+    }
+    let rest = rest.to_owned();
+    streamed.push_str(&rest);
+    Some(rest)
+}

@@ -1,0 +1,327 @@
+//! One builder for every provider: base URL, key and how it is sent, headers, timeouts,
+//! retries, limits and redirects; each provider adds only its own options.
+
+use super::client::HttpClient;
+use super::protocol::sealed::Sealed;
+use super::retry::RetryPolicy;
+use super::settings::{ApiKey, Auth, Limits, ProviderError, Redirects, Timeouts};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use reqwest::redirect;
+use std::fmt;
+use std::sync::Arc;
+
+/// Where a provider's settings come from when nothing else is said.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct ProviderDefaults {
+    /// The base URL, when the service has one.
+    pub base_url: Option<&'static str>,
+    /// How the key is sent.
+    pub auth: fn() -> Auth,
+    /// The variable `from_env` reads the key from.
+    pub key_env: &'static str,
+    /// The variable `from_env` reads a base URL from, when set.
+    pub base_url_env: &'static str,
+}
+
+/// A hosted service reins builds a client for ([`OpenAI`](crate::providers::openai::OpenAI),
+/// [`Anthropic`](crate::providers::anthropic::Anthropic),
+/// [`Gemini`](crate::providers::gemini::Gemini),
+/// [`OpenAICompatible`](crate::providers::openai_compatible::OpenAICompatible)). Sealed.
+pub trait Provider: Sealed + Sized {
+    /// The provider's own builder options.
+    #[doc(hidden)]
+    type Options: Default + fmt::Debug;
+    /// Its defaults.
+    #[doc(hidden)]
+    const DEFAULTS: ProviderDefaults;
+    /// Headers the provider sends on every request (before the user's own, which win).
+    #[doc(hidden)]
+    fn headers(options: &Self::Options) -> Vec<(&'static str, String)>;
+    /// The client, from its connection and options.
+    #[doc(hidden)]
+    fn from_client(client: Arc<HttpClient>, options: Self::Options) -> Self;
+}
+
+/// Builds a provider's client: `OpenAI::builder()`, `Anthropic::builder()`, … Every setting
+/// has a default; [`build`](ProviderBuilder::build) checks them all and never panics.
+pub struct ProviderBuilder<P: Provider> {
+    base_url: Option<String>,
+    api_key: Option<ApiKey>,
+    auth: Option<Auth>,
+    headers: Vec<(String, String)>,
+    query: Vec<(String, String)>,
+    timeouts: Timeouts,
+    retry: RetryPolicy,
+    limits: Limits,
+    redirects: Redirects,
+    pub(crate) options: P::Options,
+}
+
+impl<P: Provider> Default for ProviderBuilder<P> {
+    fn default() -> Self {
+        ProviderBuilder {
+            base_url: None,
+            api_key: None,
+            auth: None,
+            headers: Vec::new(),
+            query: Vec::new(),
+            timeouts: Timeouts::default(),
+            retry: RetryPolicy::default(),
+            limits: Limits::default(),
+            redirects: Redirects::default(),
+            options: P::Options::default(),
+        }
+    }
+}
+
+impl<P: Provider> fmt::Debug for ProviderBuilder<P> {
+    /// Header names only: values may be credentials.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let header_names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("ProviderBuilder")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key)
+            .field("auth", &self.auth)
+            .field("headers", &header_names)
+            .field("query", &self.query)
+            .field("timeouts", &self.timeouts)
+            .field("retry", &self.retry)
+            .field("limits", &self.limits)
+            .field("redirects", &self.redirects)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl<P: Provider> ProviderBuilder<P> {
+    /// A builder with the provider's defaults.
+    pub fn new() -> Self {
+        ProviderBuilder::default()
+    }
+
+    /// A builder keyed from the provider's key variable, with its base-URL variable when set.
+    pub fn from_env() -> Result<Self, ProviderError> {
+        let defaults = P::DEFAULTS;
+        let mut builder = Self::new().api_key(required_env(defaults.key_env)?);
+        if let Some(base_url) = optional_env(defaults.base_url_env) {
+            builder = builder.base_url(base_url);
+        }
+        Ok(builder)
+    }
+
+    /// The API key.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(ApiKey::new(key));
+        self
+    }
+
+    /// How the key is sent (each provider has its default: a bearer token, `x-api-key`, …).
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// The base URL, e.g. a proxy's.
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// A header sent with every request; it replaces a header of the same name set by the
+    /// provider. A value that looks like a credential is kept out of `Debug` output.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// A query parameter added to every request's URL (e.g. Azure's `api-version`).
+    pub fn query(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let name = name.into();
+        self.query.retain(|(existing, _)| *existing != name);
+        self.query.push((name, value.into()));
+        self
+    }
+
+    /// Connect, first-byte, idle and total timeouts.
+    pub fn timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
+    }
+
+    /// How failed calls are retried (HTTP 429, 5xx and connection failures).
+    pub fn retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Size limits on bodies, events and lines.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Whether redirects are followed (never, by default).
+    pub fn redirects(mut self, redirects: Redirects) -> Self {
+        self.redirects = redirects;
+        self
+    }
+
+    /// Builds the client. Without a key, requests carry no credential (e.g. for a gateway that
+    /// adds its own). A header, key or base URL that is not valid is an error naming it.
+    pub fn build(self) -> Result<P, ProviderError> {
+        let defaults = P::DEFAULTS;
+        let base_url = self
+            .base_url
+            .or_else(|| defaults.base_url.map(str::to_owned))
+            .ok_or_else(|| ProviderError::InvalidBaseUrl("(none given)".to_owned()))?;
+        let base_url = base_url.trim_end_matches('/').to_owned();
+        match reqwest::Url::parse(&base_url) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => {}
+            _ => return Err(ProviderError::InvalidBaseUrl(base_url)),
+        }
+        let key = self.api_key.as_ref();
+        let mut headers = HeaderMap::new();
+        let provider_headers = P::headers(&self.options);
+        let provider_headers = provider_headers.iter().map(|(n, v)| (*n, v.as_str()));
+        let user_headers = self.headers.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+        for (name, value) in provider_headers.chain(user_headers) {
+            insert_header(&mut headers, name, value, key)?;
+        }
+        let auth = self.auth.unwrap_or_else(defaults.auth);
+        let credential = match (key, auth) {
+            (Some(key), Auth::Bearer) => Some((
+                AUTHORIZATION,
+                sensitive_value(AUTHORIZATION.as_str(), &format!("Bearer {}", key.expose()))?,
+            )),
+            (Some(key), Auth::Header(name)) => {
+                Some((header_name(&name)?, sensitive_value(&name, key.expose())?))
+            }
+            (None, _) | (Some(_), Auth::None) => None,
+        };
+        let http = reqwest::Client::builder()
+            .connect_timeout(self.timeouts.connect)
+            .default_headers(headers)
+            .redirect(redirect_policy(self.redirects))
+            .build()
+            .map_err(|error| ProviderError::Client(error.to_string()))?;
+        let client = HttpClient {
+            http,
+            base_url,
+            query: self.query,
+            credential,
+            api_key: self.api_key,
+            timeouts: self.timeouts,
+            retry: self.retry,
+            limits: self.limits,
+        };
+        Ok(P::from_client(Arc::new(client), self.options))
+    }
+}
+
+/// Same-origin redirects within the count are followed; anything else stops at the redirect,
+/// which the client reports as an error. reqwest drops `Authorization` on a cross-origin
+/// redirect but not `x-api-key` and the like, so cross-origin ones are never followed.
+fn redirect_policy(redirects: Redirects) -> redirect::Policy {
+    match redirects {
+        Redirects::None => redirect::Policy::none(),
+        Redirects::SameOrigin { max } => redirect::Policy::custom(move |attempt| {
+            let same_origin = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() == attempt.url().origin());
+            if same_origin && attempt.previous().len() <= max {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        }),
+    }
+}
+
+fn header_name(name: &str) -> Result<HeaderName, ProviderError> {
+    HeaderName::from_bytes(name.as_bytes()).map_err(|_| ProviderError::InvalidHeader(name.into()))
+}
+
+fn sensitive_value(name: &str, value: &str) -> Result<HeaderValue, ProviderError> {
+    let mut value =
+        HeaderValue::from_str(value).map_err(|_| ProviderError::InvalidHeader(name.into()))?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// Adds a header, marked sensitive when its name or value looks like a credential.
+fn insert_header(
+    headers: &mut HeaderMap,
+    name: &str,
+    value: &str,
+    key: Option<&ApiKey>,
+) -> Result<(), ProviderError> {
+    let name = header_name(name)?;
+    let mut header =
+        HeaderValue::from_str(value).map_err(|_| ProviderError::InvalidHeader(name.to_string()))?;
+    if looks_like_credential(name.as_str(), value, key) {
+        header.set_sensitive(true);
+    }
+    headers.insert(name, header);
+    Ok(())
+}
+
+/// Whether a header is probably a secret: by its name, by the shape of its value (`Bearer …`,
+/// `sk-…`), or because it holds the key.
+fn looks_like_credential(name: &str, value: &str, key: Option<&ApiKey>) -> bool {
+    const NAME_WORDS: [&str; 8] = [
+        "auth",
+        "key",
+        "token",
+        "secret",
+        "cookie",
+        "password",
+        "session",
+        "signature",
+    ];
+    const VALUE_PREFIXES: [&str; 8] = [
+        "bearer ", "basic ", "token ", "sk-", "sk_", "pk-", "key-", "ghp_",
+    ];
+    let lower_value = value.trim().to_ascii_lowercase();
+    NAME_WORDS.iter().any(|word| name.contains(word))
+        || VALUE_PREFIXES
+            .iter()
+            .any(|prefix| lower_value.starts_with(prefix))
+        || key.is_some_and(|key| !key.expose().is_empty() && value.contains(key.expose()))
+}
+
+/// Reads a required environment variable.
+pub(crate) fn required_env(name: &'static str) -> Result<String, ProviderError> {
+    match std::env::var(name) {
+        Ok(value) if !value.trim().is_empty() => Ok(value),
+        Ok(_) | Err(std::env::VarError::NotUnicode(_)) => Err(ProviderError::InvalidEnv(name)),
+        Err(std::env::VarError::NotPresent) => Err(ProviderError::MissingEnv(name)),
+    }
+}
+
+/// Reads an optional environment variable (unset or empty means absent).
+pub(crate) fn optional_env(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|value| !value.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_recognised_by_name_value_or_key() {
+        let key = ApiKey::new("k-123456");
+        assert!(looks_like_credential("x-api-key", "abc", None));
+        assert!(looks_like_credential("x-weird", "Bearer abc", None));
+        assert!(looks_like_credential("x-weird", "sk-live-1", None));
+        assert!(looks_like_credential(
+            "x-weird",
+            "prefix k-123456",
+            Some(&key)
+        ));
+        assert!(!looks_like_credential("x-title", "my app", Some(&key)));
+    }
+}

@@ -1,0 +1,63 @@
+//! The one HTTP path every protocol shares: credentials, retries, timeouts and a total
+//! deadline, size limits, redirects, streaming, and how failures become errors.
+//!
+//! A protocol ([`Protocol`]) only turns requests into JSON and JSON (or server-sent events)
+//! back into responses; everything that touches the network is here, written once, so a fault
+//! found against one provider is fixed for all of them.
+
+mod body;
+mod builder;
+mod client;
+mod model;
+mod protocol;
+mod retry;
+mod settings;
+mod sse;
+mod stream;
+
+pub use builder::{Provider, ProviderBuilder, ProviderDefaults};
+pub(crate) use builder::{optional_env, required_env};
+pub use model::HttpModel;
+pub(crate) use protocol::sealed;
+pub use protocol::{Protocol, StreamDecoder};
+pub use retry::RetryPolicy;
+pub use settings::{ApiKey, Auth, Limits, ProviderError, Redirects, Timeouts};
+
+pub(crate) use client::HttpClient;
+pub use sse::{SseDecoder, SseError, SseEvent};
+
+/// The most bytes of a server's text quoted in an error: enough to read what went wrong, never
+/// a multi-megabyte message.
+pub(crate) const EXCERPT_BYTES: usize = 2_048;
+
+/// The start of `text`, at most [`EXCERPT_BYTES`] long (cut on a character boundary), marked
+/// when cut.
+pub(crate) fn excerpt(text: &str) -> String {
+    if text.len() <= EXCERPT_BYTES {
+        return text.to_owned();
+    }
+    let mut end = EXCERPT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… [{} more bytes]", &text[..end], text.len() - end)
+}
+
+/// A JSON value as an excerpt of its text, for error messages that quote what was received.
+pub(crate) fn excerpt_json(value: &serde_json::Value) -> String {
+    excerpt(&value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_are_bounded_and_cut_on_a_character() {
+        assert_eq!(excerpt("short"), "short");
+        let long = "é".repeat(EXCERPT_BYTES);
+        let cut = excerpt(&long);
+        assert!(cut.len() < EXCERPT_BYTES + 40, "{}", cut.len());
+        assert!(cut.ends_with("more bytes]"));
+    }
+}

@@ -1,0 +1,96 @@
+//! [`HttpModel`]: any protocol over the one HTTP path.
+
+use super::body::{content_type, not_an_event_stream, read_json};
+use super::client::HttpClient;
+use super::protocol::Protocol;
+use super::stream::chunk_stream;
+use crate::completion::{
+    CompletionError, CompletionModel, CompletionRequest, CompletionResponse, CompletionStream,
+};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// A model reached over HTTP, speaking protocol `P`: what every hosted provider's
+/// `.completion(model)` returns (e.g. [`ChatCompletionsModel`](crate::providers::openai::ChatCompletionsModel)
+/// is `HttpModel<Chat>`). Cheap to clone; clones share the connection pool.
+#[derive(Debug, Clone)]
+pub struct HttpModel<P> {
+    client: Arc<HttpClient>,
+    protocol: P,
+}
+
+impl<P: Protocol> HttpModel<P> {
+    pub(crate) fn new(client: Arc<HttpClient>, protocol: P) -> Self {
+        HttpModel { client, protocol }
+    }
+
+    /// The model name sent with each request.
+    pub fn model(&self) -> &str {
+        self.protocol.model()
+    }
+
+    /// The JSON body sent for `request` (`stream` selects the streamed form); an error when
+    /// the request cannot be expressed in this protocol.
+    pub fn request_body(
+        &self,
+        request: &CompletionRequest,
+        stream: bool,
+    ) -> Result<Value, CompletionError> {
+        self.protocol.encode(request, stream)
+    }
+
+    pub(crate) fn protocol(&self) -> &P {
+        &self.protocol
+    }
+
+    /// The protocol's settings, for the model options of each protocol.
+    pub(crate) fn protocol_mut(&mut self) -> &mut P {
+        &mut self.protocol
+    }
+}
+
+impl<P: Protocol> CompletionModel for HttpModel<P> {
+    async fn completion(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<CompletionResponse, CompletionError> {
+        let body = self.protocol.encode(request, false)?;
+        let client = &self.client;
+        let deadline = client.deadline();
+        let response = client
+            .post(&self.protocol.path(false), &body, false, deadline)
+            .await?;
+        let raw = read_json(client, response, deadline).await?;
+        self.protocol
+            .decode(raw)
+            .map_err(|error| client.scrub_error(error))
+    }
+
+    async fn stream(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<CompletionStream, CompletionError> {
+        let body = self.protocol.encode(request, true)?;
+        let client = &self.client;
+        let deadline = client.deadline();
+        let response = client
+            .post(&self.protocol.path(true), &body, true, deadline)
+            .await?;
+        let kind = content_type(&response);
+        // A 200 that is not an event stream (a gateway's JSON error, a login page) is said
+        // to be one, with what it is; a missing content type is given the benefit of the doubt.
+        if kind != "(none)" && !kind.to_ascii_lowercase().starts_with("`text/event-stream") {
+            return Err(not_an_event_stream(client, response, &kind, deadline).await);
+        }
+        Ok(chunk_stream(
+            Arc::clone(client),
+            response,
+            self.protocol.decoder(),
+            deadline,
+        ))
+    }
+
+    fn supports_native_output(&self) -> bool {
+        self.protocol.supports_native_output()
+    }
+}

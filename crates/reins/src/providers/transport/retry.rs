@@ -1,0 +1,157 @@
+//! When a failed request is tried again, and how long to wait first.
+
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, RETRY_AFTER};
+use std::time::Duration;
+
+/// When and how often a failed request is tried again: HTTP 429 and 5xx, and connection
+/// failures, with exponential backoff and jitter, honoring `Retry-After`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts after the first (0 disables retries).
+    pub max_retries: u32,
+    /// The wait before the first retry; it doubles each time.
+    pub initial_backoff: Duration,
+    /// The longest wait between attempts (a longer `Retry-After` is capped to it).
+    pub max_backoff: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// No retries.
+    pub fn none() -> Self {
+        RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        }
+    }
+
+    /// The wait before retry number `attempt` (1-based): the server's `Retry-After` when it
+    /// gave one, else exponential backoff with full jitter.
+    pub(crate) fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(wait) = retry_after {
+            return wait.min(self.max_backoff);
+        }
+        let exponential = self
+            .initial_backoff
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(16))
+            .min(self.max_backoff);
+        // Full jitter keeps many clients that failed together from retrying together.
+        let jitter = fastrand_fraction();
+        exponential.mul_f64(0.5 + jitter / 2.0)
+    }
+}
+
+/// A number in [0, 1) from the clock's sub-second noise: enough to spread retries, and no
+/// extra dependency.
+fn fastrand_fraction() -> f64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let mixed = (u64::from(nanos)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
+    mixed as f64 / (1u64 << 53) as f64
+}
+
+/// Whether an answer with this status is worth another attempt: rate limits and server
+/// errors (Anthropic's 529 "overloaded" included).
+pub(crate) fn retryable_status(status: StatusCode) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
+}
+
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+    }
+    // An HTTP date: wait until then.
+    let when = httpdate_to_system_time(value)?;
+    when.duration_since(std::time::SystemTime::now()).ok()
+}
+
+/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form `Retry-After` uses.
+fn httpdate_to_system_time(value: &str) -> Option<std::time::SystemTime> {
+    let parts: Vec<&str> = value.split_whitespace().collect();
+    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    let day: u64 = day.parse().ok()?;
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    .iter()
+    .position(|m| m == month)? as u64
+        + 1;
+    let year: u64 = year.parse().ok()?;
+    let mut hms = time.split(':').map(|p| p.parse::<u64>().ok());
+    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let (y, mo) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let doy = (153 * mo + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = (era * 146_097 + doe).checked_sub(719_468)?;
+    let secs = days * 86_400 + h * 3600 + m * 60 + s;
+    Some(std::time::UNIX_EPOCH + Duration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    #[test]
+    fn backoff_grows_is_capped_and_honors_retry_after() {
+        let policy = RetryPolicy {
+            max_retries: 5,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(1),
+        };
+        let first = policy.delay(1, None);
+        assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));
+        let fifth = policy.delay(5, None);
+        assert!(fifth >= Duration::from_millis(500) && fifth <= Duration::from_secs(1));
+        assert_eq!(
+            policy.delay(1, Some(Duration::from_secs(60))),
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            policy.delay(1, Some(Duration::from_millis(7))),
+            Duration::from_millis(7)
+        );
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        assert_eq!(
+            httpdate_to_system_time("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(std::time::UNIX_EPOCH + Duration::from_secs(784_111_777))
+        );
+        headers.insert(
+            RETRY_AFTER,
+            HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"),
+        );
+        assert_eq!(
+            retry_after(&headers),
+            None,
+            "a date in the past means no wait"
+        );
+    }
+}

@@ -1,0 +1,143 @@
+//! What a client is configured with: the key that never shows, how it is sent, timeouts,
+//! size limits and redirects.
+
+use std::fmt;
+use std::time::Duration;
+
+/// An API key. Its `Debug` and `Display` never show it, and errors that echo it back have it
+/// replaced.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        ApiKey(key.into())
+    }
+
+    /// The key itself, for building a request header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// How the API key travels with each request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Auth {
+    /// `Authorization: Bearer <key>` (OpenAI and most servers speaking its API).
+    Bearer,
+    /// The key as the whole value of a header: `x-api-key` (Anthropic), `x-goog-api-key`
+    /// (Gemini), `api-key` (Azure OpenAI).
+    Header(String),
+    /// No credential is sent, even when a key is set (e.g. a gateway that adds its own).
+    None,
+}
+
+impl Auth {
+    /// The key in the header `name`.
+    pub fn header(name: impl Into<String>) -> Self {
+        Auth::Header(name.into())
+    }
+}
+
+/// Timeouts of one model call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Establishing the connection.
+    pub connect: Duration,
+    /// From sending the request to the response's headers (the first byte).
+    pub first_byte: Duration,
+    /// The longest silence between two reads of a response body, streamed or not.
+    pub idle: Duration,
+    /// The whole call: every attempt, the waits between them and the whole body or stream.
+    /// A server that keeps a stream alive with comments cannot hold a call past it.
+    pub total: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            first_byte: Duration::from_secs(120),
+            idle: Duration::from_secs(120),
+            total: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Size limits on what a server may send; each one crossed is a
+/// [`CompletionError::TooLarge`](crate::completion::CompletionError::TooLarge), and memory
+/// stays bounded by them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A whole (non-streamed) response body, in bytes.
+    pub body: usize,
+    /// One server-sent event's data, in bytes.
+    pub event: usize,
+    /// One line of an event stream, in bytes.
+    pub line: usize,
+}
+
+impl Default for Limits {
+    /// 32 MiB for a body, 16 MiB for an event or a line: far above any model's answer (images
+    /// included), far below what would hurt a server.
+    fn default() -> Self {
+        Limits {
+            body: 32 << 20,
+            event: 16 << 20,
+            line: 16 << 20,
+        }
+    }
+}
+
+/// Whether HTTP redirects are followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Redirects {
+    /// Never (the default): a redirect is a
+    /// [`CompletionError::Redirected`](crate::completion::CompletionError::Redirected) naming
+    /// where the server tried to send the request.
+    #[default]
+    None,
+    /// Up to `max` redirects to the same origin (scheme, host and port) are followed, with
+    /// the credential; a redirect to another origin is an error, and the credential never
+    /// leaves for it.
+    SameOrigin {
+        /// The most redirects followed for one request.
+        max: usize,
+    },
+}
+
+/// Why a provider could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// An environment variable the provider needs is not set.
+    #[error("{0} is not set")]
+    MissingEnv(&'static str),
+    /// An environment variable is set but empty or not Unicode.
+    #[error("{0} is set but empty or not valid Unicode")]
+    InvalidEnv(&'static str),
+    /// A header name or value is not valid in HTTP.
+    #[error("invalid header `{0}`")]
+    InvalidHeader(String),
+    /// The base URL is not a valid absolute URL.
+    #[error("invalid base URL `{0}`")]
+    InvalidBaseUrl(String),
+    /// The HTTP client could not be built.
+    #[error("the HTTP client could not be built: {0}")]
+    Client(String),
+}

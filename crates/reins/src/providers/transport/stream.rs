@@ -1,0 +1,143 @@
+//! A streamed answer: bytes → server-sent events (within the line and event limits) → the
+//! protocol's decoder → chunks, each read within the idle timeout and the call's deadline.
+
+use super::client::{HttpClient, Wait};
+use super::protocol::StreamDecoder;
+use super::sse::{SseDecoder, SseError, SseEvent};
+use crate::completion::{CompletionError, CompletionStream, StreamChunk};
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use reqwest::Response;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use tokio::time::Instant;
+
+/// Everything one streamed answer holds between two items.
+struct ChunkStream<D> {
+    client: Arc<HttpClient>,
+    deadline: Instant,
+    bytes: BoxStream<'static, reqwest::Result<Bytes>>,
+    sse: SseDecoder,
+    events: VecDeque<SseEvent>,
+    chunks: VecDeque<StreamChunk>,
+    /// `None` once the answer is complete or has failed.
+    decoder: Option<D>,
+    /// The connection has closed and its last event is in `events`.
+    closed: bool,
+}
+
+/// The chunks of a streamed answer: every event's chunks in order, then `Done` with the
+/// assembled response, or one error, after which the stream ends.
+pub(crate) fn chunk_stream<D: StreamDecoder>(
+    client: Arc<HttpClient>,
+    response: Response,
+    decoder: D,
+    deadline: Instant,
+) -> CompletionStream {
+    let limits = client.limits;
+    let state = ChunkStream {
+        client,
+        deadline,
+        bytes: response.bytes_stream().boxed(),
+        sse: SseDecoder::with_limits(limits.line, limits.event),
+        events: VecDeque::new(),
+        chunks: VecDeque::new(),
+        decoder: Some(decoder),
+        closed: false,
+    };
+    Box::pin(futures::stream::unfold(state, |mut state| async move {
+        let item = state.next().await?;
+        Some((item, state))
+    }))
+}
+
+impl<D: StreamDecoder> ChunkStream<D> {
+    async fn next(&mut self) -> Option<Result<StreamChunk, CompletionError>> {
+        loop {
+            if let Some(chunk) = self.chunks.pop_front() {
+                return Some(Ok(chunk));
+            }
+            let decoder = self.decoder.as_mut()?;
+            if let Some(event) = self.events.pop_front() {
+                match decoder.event(event.event.as_deref(), &event.data, &mut self.chunks) {
+                    Ok(None) => {}
+                    Ok(Some(response)) => {
+                        self.decoder = None;
+                        self.chunks.push_back(StreamChunk::Done(response));
+                    }
+                    Err(error) => return Some(Err(self.fail(error))),
+                }
+                continue;
+            }
+            if self.closed {
+                let decoder = self.decoder.take()?;
+                match decoder.closed() {
+                    Ok(response) => self.chunks.push_back(StreamChunk::Done(response)),
+                    Err(error) => return Some(Err(self.fail(error))),
+                }
+                continue;
+            }
+            let read = self
+                .client
+                .within(self.deadline, Wait::Idle, self.bytes.next())
+                .await;
+            let events = &mut self.events;
+            let decoded = match read {
+                Ok(Some(Ok(bytes))) => self.sse.feed(&bytes, |event| events.push_back(event)),
+                Ok(None) => {
+                    self.closed = true;
+                    self.sse.finish(|event| events.push_back(event))
+                }
+                Ok(Some(Err(error))) => {
+                    let error = self.client.transport_error(&error);
+                    return Some(Err(self.broken(error)));
+                }
+                Err(timeout) => return Some(Err(self.broken(timeout))),
+            };
+            if let Err(error) = decoded {
+                let error = match error {
+                    SseError::LineTooLong { limit } => CompletionError::TooLarge {
+                        what: "a line of the event stream".to_owned(),
+                        limit,
+                    },
+                    SseError::EventTooLarge { limit } => CompletionError::TooLarge {
+                        what: "an event of the stream".to_owned(),
+                        limit,
+                    },
+                    SseError::Invalid(message) => CompletionError::Decode(message),
+                };
+                return Some(Err(self.broken(error)));
+            }
+        }
+    }
+
+    /// Ends the stream with `error`, scrubbed of the key.
+    fn fail(&mut self, error: CompletionError) -> CompletionError {
+        self.decoder = None;
+        self.chunks.clear();
+        self.client.scrub_error(error)
+    }
+
+    /// Ends a stream that broke, stalled or overflowed, saying what had arrived.
+    fn broken(&mut self, error: CompletionError) -> CompletionError {
+        let received = self
+            .decoder
+            .as_ref()
+            .map(|decoder| decoder.received())
+            .unwrap_or_default();
+        let error = match error {
+            CompletionError::Transport(message) => CompletionError::Transport(format!(
+                "{message}; the stream broke after receiving {received}"
+            )),
+            CompletionError::Timeout(message) => {
+                CompletionError::Timeout(format!("{message}; the stream had sent {received}"))
+            }
+            CompletionError::Decode(message) => {
+                CompletionError::Decode(format!("{message}; after receiving {received}"))
+            }
+            other => other,
+        };
+        self.fail(error)
+    }
+}
