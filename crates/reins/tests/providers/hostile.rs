@@ -65,7 +65,11 @@ impl Reply {
 
     /// A 200 with JSON.
     pub fn json(body: &serde_json::Value) -> Reply {
-        Reply::fixed(200, &[("content-type", "application/json")], body.to_string())
+        Reply::fixed(
+            200,
+            &[("content-type", "application/json")],
+            body.to_string(),
+        )
     }
 
     /// A redirect to `location`.

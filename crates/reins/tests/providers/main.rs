@@ -7,5 +7,13 @@ mod common;
 
 mod contract;
 mod fixtures;
+// Some of its scripts serve only the hardening tests, which are compiled in once the API
+// they test exists.
+#[allow(dead_code)]
 mod hostile;
 mod support;
+
+mod anthropic;
+mod chat;
+mod gemini;
+mod responses;

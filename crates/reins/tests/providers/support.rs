@@ -25,6 +25,7 @@ pub fn fast_retries() -> RetryPolicy {
 
 /// Timeouts short enough for tests, long enough for a loaded CI machine. Built by mutation,
 /// not a struct literal, so fields added to `Timeouts` keep their defaults.
+#[allow(clippy::field_reassign_with_default)]
 pub fn timeouts(first_byte: Duration, idle: Duration) -> Timeouts {
     let mut timeouts = Timeouts::default();
     timeouts.connect = Duration::from_secs(2);

@@ -5,8 +5,8 @@
 use crate::fixtures::{Fixture, Settings, model_at, model_of};
 use crate::hostile::{Hostile, Reply};
 use crate::support::{
-    KEY, answering, call, drain, json_response, prompt, sse_response, timeouts,
-    unreachable_root, within,
+    KEY, answering, call, drain, json_response, prompt, sse_response, timeouts, unreachable_root,
+    within,
 };
 use reins::completion::{CompletionError, CompletionModel};
 use reins::providers::RetryPolicy;
@@ -89,7 +89,10 @@ pub async fn a_server_silent_before_the_first_byte_times_out<F: Fixture>() {
     let server = Hostile::always(Reply::silent()).await;
     let settings = Settings::default()
         .retry(RetryPolicy::none())
-        .timeouts(timeouts(Duration::from_millis(100), Duration::from_secs(10)));
+        .timeouts(timeouts(
+            Duration::from_millis(100),
+            Duration::from_secs(10),
+        ));
     let model = model_at::<F>(&server.url(), &settings);
     for stream in [false, true] {
         let error = within(10, call(&model, &prompt("hi"), stream))
@@ -108,7 +111,10 @@ pub async fn a_stream_silent_after_its_first_event_times_out<F: Fixture>() {
     let server = Hostile::always(reply).await;
     let settings = Settings::default()
         .retry(RetryPolicy::none())
-        .timeouts(timeouts(Duration::from_secs(10), Duration::from_millis(200)));
+        .timeouts(timeouts(
+            Duration::from_secs(10),
+            Duration::from_millis(200),
+        ));
     let model = model_at::<F>(&server.url(), &settings);
     let (_, end) = within(10, drain(&model, &prompt("hi"))).await;
     let error = end.unwrap_err();

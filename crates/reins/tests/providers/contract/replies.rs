@@ -3,8 +3,8 @@
 
 use crate::fixtures::{Fixture, REASONED_ANSWER, REASONING, model_of};
 use crate::support::{
-    KEY, answering, drain, json_response, parts, prompt, sse_body, sse_response, streamed_reasoning,
-    streamed_text,
+    KEY, answering, drain, json_response, parts, prompt, sse_body, sse_response,
+    streamed_reasoning, streamed_text,
 };
 use reins::completion::{
     CompletionError, CompletionModel, CompletionResponse, FinishReason, StreamChunk,
@@ -35,7 +35,10 @@ async fn streamed<F: Fixture>(
 
 pub async fn text_reply_blocking_and_streamed_agree<F: Fixture>() {
     let blocking = blocking::<F>(F::text_reply("Hello there.")).await;
-    assert_eq!(parts(&blocking), vec![AssistantContent::text("Hello there.")]);
+    assert_eq!(
+        parts(&blocking),
+        vec![AssistantContent::text("Hello there.")]
+    );
     assert_eq!(blocking.finish_reason, Some(FinishReason::Stop));
     assert!(blocking.response_id.is_some());
     assert!(blocking.raw.json().is_some(), "the provider's JSON is kept");
@@ -88,7 +91,11 @@ pub async fn requests_reach_the_protocol_paths_with_the_auth_header<F: Fixture>(
                 .map(str::to_owned)
         };
         assert_eq!(sent(name), Some(value.clone()), "the key arrives in {name}");
-        assert_eq!(sent("x-extra").as_deref(), Some("1"), "builder headers arrive");
+        assert_eq!(
+            sent("x-extra").as_deref(),
+            Some("1"),
+            "builder headers arrive"
+        );
         assert!(
             sent("content-type").is_some_and(|v| v.starts_with("application/json")),
             "the body is declared JSON"
@@ -161,7 +168,11 @@ pub async fn reasoning_is_read_blocking_and_streamed<F: Fixture>() {
         "{:?}",
         blocking.content
     );
-    assert_eq!(blocking.text(), REASONED_ANSWER, "reasoning is not answer text");
+    assert_eq!(
+        blocking.text(),
+        REASONED_ANSWER,
+        "reasoning is not answer text"
+    );
 
     let (chunks, done) = streamed::<F>(&F::reasoning_stream()).await;
     let streamed = done.expect("the stream ends with Done");
@@ -185,10 +196,9 @@ pub async fn usage_is_reported_for_every_reply<F: Fixture>() {
 }
 
 pub async fn a_body_that_is_not_json_is_a_decode_error_quoting_it<F: Fixture>() {
-    let server = answering(
-        ResponseTemplate::new(200).set_body_raw("<html>gateway</html>", "text/html"),
-    )
-    .await;
+    let server =
+        answering(ResponseTemplate::new(200).set_body_raw("<html>gateway</html>", "text/html"))
+            .await;
     let error = model_of::<F>(&server.uri())
         .completion(&prompt("hi"))
         .await
@@ -203,10 +213,9 @@ pub async fn a_malformed_stream_event_is_a_decode_error_quoting_it<F: Fixture>()
     let mut events = F::text_stream(&["Hello ", "there."]);
     events.truncate(1);
     events.push("data: {not json\n\n".to_owned());
-    let server = answering(
-        ResponseTemplate::new(200).set_body_raw(sse_body(&events), "text/event-stream"),
-    )
-    .await;
+    let server =
+        answering(ResponseTemplate::new(200).set_body_raw(sse_body(&events), "text/event-stream"))
+            .await;
     let (_, end) = drain(&model_of::<F>(&server.uri()), &prompt("hi")).await;
     let error = end.unwrap_err();
     assert!(
