@@ -167,9 +167,15 @@ pub struct Hostile {
 
 impl Hostile {
     pub async fn start(script: Vec<Reply>) -> Hostile {
-        assert!(!script.is_empty(), "a script of at least one reply");
+        Hostile::start_with(|_| script).await
+    }
+
+    /// A server whose script is written knowing its own URL (e.g. to redirect to itself).
+    pub async fn start_with(script: impl FnOnce(&str) -> Vec<Reply>) -> Hostile {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
+        let script = script(&format!("http://{address}"));
+        assert!(!script.is_empty(), "a script of at least one reply");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&requests);
         let task = tokio::spawn(async move {

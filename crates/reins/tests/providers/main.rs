@@ -16,4 +16,6 @@ mod support;
 mod anthropic;
 mod chat;
 mod gemini;
+// The hardening tests use API that is not in `src/` yet; enable once it is.
+// mod hardening;
 mod responses;
