@@ -9,7 +9,7 @@ pub mod responses;
 
 use crate::support::{KEY, fast_retries, test_timeouts};
 use reins::completion::{CompletionModel, Usage};
-use reins::providers::{ProviderError, RetryPolicy, Timeouts};
+use reins::providers::{Limits, ProviderError, Redirects, RetryPolicy, Timeouts};
 use serde_json::Value;
 use std::fmt::Debug;
 
@@ -20,6 +20,8 @@ pub struct Settings {
     pub headers: Vec<(String, String)>,
     pub timeouts: Timeouts,
     pub retry: RetryPolicy,
+    pub limits: Limits,
+    pub redirects: Redirects,
 }
 
 impl Default for Settings {
@@ -29,6 +31,8 @@ impl Default for Settings {
             headers: Vec::new(),
             timeouts: test_timeouts(),
             retry: fast_retries(),
+            limits: Limits::default(),
+            redirects: Redirects::default(),
         }
     }
 }
@@ -44,9 +48,18 @@ impl Settings {
         self
     }
 
-    #[allow(dead_code)] // used by the hardening tests, not yet compiled in
     pub fn key(mut self, key: &str) -> Self {
         self.key = Some(key.to_owned());
+        self
+    }
+
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    pub fn redirects(mut self, redirects: Redirects) -> Self {
+        self.redirects = redirects;
         self
     }
 

@@ -184,7 +184,7 @@ async fn the_request_body_follows_the_gemini_format() {
             "safetySettings": [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}]
         })
     );
-    assert_eq!(body, model.request_body(&full_request()));
+    assert_eq!(body, model.request_body(&full_request(), false).unwrap());
     assert_key_not_in_urls(&requests(&server).await);
 }
 
@@ -197,7 +197,7 @@ async fn additional_params_replace_top_level_keys() {
         "toolConfig": {"functionCallingConfig": {"mode": "VALIDATED"}},
         "cachedContent": "cachedContents/abc"
     }));
-    let body = model.request_body(&request);
+    let body = model.request_body(&request, false).unwrap();
     assert_eq!(
         body["toolConfig"],
         json!({"functionCallingConfig": {"mode": "VALIDATED"}})
@@ -226,7 +226,7 @@ async fn tool_choice_maps_to_function_calling_modes() {
             ..prompt("x")
         };
         assert_eq!(
-            model.request_body(&request)["toolConfig"],
+            model.request_body(&request, false).unwrap()["toolConfig"],
             json!({ "functionCallingConfig": expected })
         );
     }
@@ -235,7 +235,7 @@ async fn tool_choice_maps_to_function_calling_modes() {
         tool_choice: Some(ToolChoice::Required),
         ..prompt("x")
     };
-    let body = model.request_body(&request);
+    let body = model.request_body(&request, false).unwrap();
     assert!(body.get("toolConfig").is_none() && body.get("tools").is_none());
 }
 
@@ -251,12 +251,13 @@ async fn native_output_can_be_turned_off() {
         ..prompt("x")
     };
     assert_eq!(
-        native.request_body(&request)["generationConfig"],
+        native.request_body(&request, false).unwrap()["generationConfig"],
         json!({"responseMimeType": "application/json", "responseJsonSchema": {"type": "string"}})
     );
     assert!(
         plain
-            .request_body(&request)
+            .request_body(&request, false)
+            .unwrap()
             .get("generationConfig")
             .is_none()
     );

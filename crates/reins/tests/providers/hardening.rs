@@ -8,45 +8,6 @@ mod panics;
 mod redirects;
 mod secrets;
 
-use crate::fixtures::{Fixture, Settings};
-use reins::providers::anthropic::AnthropicBuilder;
-use reins::providers::gemini::GeminiBuilder;
-use reins::providers::openai::OpenAIBuilder;
-use reins::providers::{Limits, Redirects};
-
-/// The builder settings the hardening adds, on every protocol's builder.
-pub trait Hardened: Sized {
-    fn limits(self, limits: Limits) -> Self;
-    fn redirects(self, redirects: Redirects) -> Self;
-}
-
-macro_rules! hardened {
-    ($($builder:ty),*) => {
-        $(
-            impl Hardened for $builder {
-                fn limits(self, limits: Limits) -> Self {
-                    <$builder>::limits(self, limits)
-                }
-                fn redirects(self, redirects: Redirects) -> Self {
-                    <$builder>::redirects(self, redirects)
-                }
-            }
-        )*
-    };
-}
-
-hardened!(OpenAIBuilder, AnthropicBuilder, GeminiBuilder);
-
-/// A model of protocol `F` at `root`, its builder adjusted by `adjust`.
-pub fn model_with<F: Fixture>(
-    root: &str,
-    settings: &Settings,
-    adjust: impl FnOnce(F::Builder) -> F::Builder,
-) -> F::Model {
-    let builder = adjust(F::builder(root, settings));
-    F::model(&F::build(builder).expect("the test client builds"))
-}
-
 /// One `#[tokio::test]` per listed hardening test, for protocol `$fixture`.
 macro_rules! hardening_tests {
     ($fixture:ty: $($group:ident::$test:ident),* $(,)?) => {

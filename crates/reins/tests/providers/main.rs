@@ -7,15 +7,11 @@ mod common;
 
 mod contract;
 mod fixtures;
-// Some of its scripts serve only the hardening tests, which are compiled in once the API
-// they test exists.
-#[allow(dead_code)]
 mod hostile;
 mod support;
 
 mod anthropic;
 mod chat;
 mod gemini;
-// The hardening tests use API that is not in `src/` yet; enable once it is.
-// mod hardening;
+mod hardening;
 mod responses;

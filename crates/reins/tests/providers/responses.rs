@@ -160,7 +160,10 @@ async fn tool_choice_and_native_output_are_written_as_the_api_expects() {
             tool_choice: Some(choice),
             ..prompt("x")
         };
-        assert_eq!(model.request_body(&request, false)["tool_choice"], expected);
+        assert_eq!(
+            model.request_body(&request, false).unwrap()["tool_choice"],
+            expected
+        );
     }
 
     let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
@@ -175,7 +178,10 @@ async fn tool_choice_and_native_output_are_written_as_the_api_expects() {
         json!({"format": {"type": "json_schema", "name": "output", "schema": schema}})
     );
     assert_eq!(body.get("stream"), None);
-    assert_eq!(model.request_body(&request, true)["stream"], json!(true));
+    assert_eq!(
+        model.request_body(&request, true).unwrap()["stream"],
+        json!(true)
+    );
 }
 
 #[tokio::test]
@@ -253,7 +259,7 @@ async fn reasoning_is_sent_back_only_with_encrypted_reasoning() {
     ];
     let request = CompletionRequest::new(history);
     let model = model_of::<Responses>("http://127.0.0.1:9");
-    let plain = model.request_body(&request, false);
+    let plain = model.request_body(&request, false).unwrap();
     assert_eq!(plain.get("include"), None);
     assert_eq!(plain.get("store"), None);
     let call = json!({"type": "function_call", "call_id": "call_1", "name": "add", "arguments": "{\"a\":1,\"b\":1}"});
@@ -265,7 +271,8 @@ async fn reasoning_is_sent_back_only_with_encrypted_reasoning() {
 
     let encrypted = model
         .with_encrypted_reasoning(true)
-        .request_body(&request, false);
+        .request_body(&request, false)
+        .unwrap();
     assert_eq!(encrypted["include"], json!(["reasoning.encrypted_content"]));
     assert_eq!(encrypted["store"], json!(false));
     assert_eq!(

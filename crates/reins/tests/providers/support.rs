@@ -23,15 +23,14 @@ pub fn fast_retries() -> RetryPolicy {
     }
 }
 
-/// Timeouts short enough for tests, long enough for a loaded CI machine. Built by mutation,
-/// not a struct literal, so fields added to `Timeouts` keep their defaults.
-#[allow(clippy::field_reassign_with_default)]
+/// Timeouts short enough for tests, long enough for a loaded CI machine.
 pub fn timeouts(first_byte: Duration, idle: Duration) -> Timeouts {
-    let mut timeouts = Timeouts::default();
-    timeouts.connect = Duration::from_secs(2);
-    timeouts.first_byte = first_byte;
-    timeouts.idle = idle;
-    timeouts
+    Timeouts {
+        connect: Duration::from_secs(2),
+        first_byte,
+        idle,
+        ..Timeouts::default()
+    }
 }
 
 /// The timeouts of tests that do not test timeouts.

@@ -66,7 +66,7 @@ async fn schemas_are_adjusted_to_what_gemini_accepts() {
         output_schema: Some(schema.clone()),
         ..prompt("route?")
     };
-    let body = model.request_body(&request);
+    let body = model.request_body(&request, false).unwrap();
     let parameters = &body["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"];
     let output = &body["generationConfig"]["responseJsonSchema"];
     assert_eq!(
@@ -120,7 +120,7 @@ async fn schemas_are_adjusted_to_what_gemini_accepts() {
         ..prompt("x")
     };
     assert_eq!(
-        model.request_body(&request)["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"],
+        model.request_body(&request, false).unwrap()["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"],
         json!({
             "type": "object",
             "properties": {"p": {"$ref": "#/$defs/P"}},

@@ -54,7 +54,7 @@ async fn parallel_function_calls_are_read_in_order_with_their_signature() {
         Message::tool_result("call_0", "add", "3"),
         Message::tool_result("call_1", "add", "7"),
     ]);
-    let body = model.request_body(&next);
+    let body = model.request_body(&next, false).unwrap();
     assert_eq!(
         body["contents"][1]["parts"],
         calls_reply()["candidates"][0]["content"]["parts"]
@@ -91,13 +91,18 @@ async fn function_call_ids_from_gemini_are_kept_and_sent_back() {
             signature("sig-9"),
         ]
     );
-    let body = model.request_body(&CompletionRequest::new(vec![
-        Message::user("look it up"),
-        Message::Assistant {
-            content: response.content,
-        },
-        Message::tool_result("fc-9", "lookup", "found"),
-    ]));
+    let body = model
+        .request_body(
+            &CompletionRequest::new(vec![
+                Message::user("look it up"),
+                Message::Assistant {
+                    content: response.content,
+                },
+                Message::tool_result("fc-9", "lookup", "found"),
+            ]),
+            false,
+        )
+        .unwrap();
     assert_eq!(
         body["contents"][1]["parts"],
         json!([
@@ -179,7 +184,7 @@ async fn thought_parts_are_reasoning_and_only_signed_ones_go_back() {
         Message::user("Thanks"),
     ]);
     assert_eq!(
-        model.request_body(&history)["contents"][1]["parts"],
+        model.request_body(&history, false).unwrap()["contents"][1]["parts"],
         json!([
             {"text": "**Planning** the sum of six and seven.Checked twice.", "thought": true, "thoughtSignature": "sig-T"},
             {"text": "It is 42.", "thoughtSignature": "sig-E"}
@@ -202,8 +207,9 @@ async fn gemini_3_gets_the_documented_signature_for_calls_that_have_none() {
         Message::tool_result("call_x1", "add", "3"),
         Message::tool_result("call_x2", "add", "7"),
     ]);
-    let parts =
-        &model(&server, GEMINI_3_PRO_PREVIEW).request_body(&request)["contents"][1]["parts"];
+    let parts = &model(&server, GEMINI_3_PRO_PREVIEW)
+        .request_body(&request, false)
+        .unwrap()["contents"][1]["parts"];
     assert_eq!(
         parts,
         &json!([
@@ -212,6 +218,8 @@ async fn gemini_3_gets_the_documented_signature_for_calls_that_have_none() {
             {"functionCall": {"id": "call_x2", "name": "add", "args": {"a": 3, "b": 4}}}
         ])
     );
-    let parts = &model(&server, GEMINI_2_5_FLASH).request_body(&request)["contents"][1]["parts"];
+    let parts = &model(&server, GEMINI_2_5_FLASH)
+        .request_body(&request, false)
+        .unwrap()["contents"][1]["parts"];
     assert!(parts[0].get("thoughtSignature").is_none(), "{parts}");
 }

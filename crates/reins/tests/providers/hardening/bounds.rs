@@ -2,7 +2,6 @@
 //! how much of a bad reply an error quotes, how long a call may take in all; and errors that
 //! say what arrived when the reply was not an event stream or broke off.
 
-use super::{Hardened, model_with};
 use crate::fixtures::{Fixture, Settings, model_at};
 use crate::hostile::{Hostile, Reply};
 use crate::support::{call, drain, prompt, test_timeouts, within};
@@ -23,14 +22,11 @@ fn small_limits() -> Limits {
     }
 }
 
-fn limited<F: Fixture>(server: &Hostile) -> F::Model
-where
-    F::Builder: Hardened,
-{
-    let settings = Settings::default().retry(RetryPolicy::none());
-    model_with::<F>(&server.url(), &settings, |builder| {
-        builder.limits(small_limits())
-    })
+fn limited<F: Fixture>(server: &Hostile) -> F::Model {
+    let settings = Settings::default()
+        .retry(RetryPolicy::none())
+        .limits(small_limits());
+    model_at::<F>(&server.url(), &settings)
 }
 
 fn assert_too_large(error: &CompletionError, expected_limit: usize) {
@@ -82,10 +78,7 @@ pub async fn a_huge_reply_without_newline_gives_a_bounded_error<F: Fixture>() {
     assert!(shown <= MAX_ERROR_TEXT, "{shown} bytes of error text");
 }
 
-pub async fn a_blocking_body_over_the_limit_is_too_large<F: Fixture>()
-where
-    F::Builder: Hardened,
-{
+pub async fn a_blocking_body_over_the_limit_is_too_large<F: Fixture>() {
     let big = Hostile::always(Reply::json(&F::text_reply(&"a".repeat(2 * MIB)))).await;
     let error = within(30, limited::<F>(&big).completion(&prompt("hi")))
         .await
@@ -98,10 +91,7 @@ where
     assert_eq!(response.unwrap().text(), "fits");
 }
 
-pub async fn a_streamed_line_over_the_limit_is_too_large<F: Fixture>()
-where
-    F::Builder: Hardened,
-{
+pub async fn a_streamed_line_over_the_limit_is_too_large<F: Fixture>() {
     // One `data:` line of 1 MiB, never ended by a newline.
     let reply = Reply::chunked(200, "text/event-stream")
         .chunk(b"data: ")
@@ -112,10 +102,7 @@ where
     assert_too_large(&end.unwrap_err(), 64 * 1024);
 }
 
-pub async fn an_event_over_the_limit_is_too_large<F: Fixture>()
-where
-    F::Builder: Hardened,
-{
+pub async fn an_event_over_the_limit_is_too_large<F: Fixture>() {
     // One event of 200 short `data:` lines: every line fits, the event does not.
     let line = format!("data: {}\n", "x".repeat(1000));
     let reply = Reply::chunked(200, "text/event-stream")
@@ -154,11 +141,8 @@ pub async fn the_total_deadline_ends_a_call_that_never_finishes<F: Fixture>() {
     assert!(matches!(error, CompletionError::Timeout(_)), "{error:?}");
 
     // A blocking body trickling in (JSON whitespace) the same way.
-    let trickle = Reply::chunked(200, "application/json").repeat(
-        b" ",
-        Duration::from_millis(100),
-        600,
-    );
+    let trickle =
+        Reply::chunked(200, "application/json").repeat(b" ", Duration::from_millis(100), 600);
     let server = Hostile::always(trickle).await;
     let model = model_at::<F>(&server.url(), &settings);
     let error = within(10, model.completion(&prompt("hi")))
@@ -180,7 +164,11 @@ pub async fn the_total_deadline_ends_a_call_that_never_finishes<F: Fixture>() {
 
 pub async fn a_page_that_is_not_an_event_stream_is_a_decode_error_quoting_it<F: Fixture>() {
     let pages = [
-        ("text/html", "<html><body>502 Bad Gateway</body></html>", "<html>"),
+        (
+            "text/html",
+            "<html><body>502 Bad Gateway</body></html>",
+            "<html>",
+        ),
         (
             "application/json",
             r#"{"error": {"message": "streaming is off"}}"#,
@@ -188,12 +176,8 @@ pub async fn a_page_that_is_not_an_event_stream_is_a_decode_error_quoting_it<F: 
         ),
     ];
     for (content_type, body, start) in pages {
-        let server = Hostile::always(Reply::fixed(
-            200,
-            &[("content-type", content_type)],
-            body,
-        ))
-        .await;
+        let server =
+            Hostile::always(Reply::fixed(200, &[("content-type", content_type)], body)).await;
         let (_, end) = within(10, drain(&model_of_hostile::<F>(&server), &prompt("hi"))).await;
         match end {
             Err(CompletionError::Decode(message)) => {

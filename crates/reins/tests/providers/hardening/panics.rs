@@ -8,7 +8,6 @@ use reins::completion::{
     StreamChunk,
 };
 use reins::message::{AssistantContent, OneOrMany};
-use std::future::Future;
 
 /// A model whose `stream()` panics.
 struct PanicsOnStream;
@@ -23,11 +22,11 @@ impl CompletionModel for PanicsOnStream {
         )))
     }
 
-    fn stream(
+    async fn stream(
         &self,
         _request: &CompletionRequest,
-    ) -> impl Future<Output = Result<CompletionStream, CompletionError>> + Send {
-        async { panic!("the model's stream() panicked") }
+    ) -> Result<CompletionStream, CompletionError> {
+        panic!("the model's stream() panicked")
     }
 }
 
@@ -44,19 +43,17 @@ impl CompletionModel for PanicsMidStream {
         )))
     }
 
-    fn stream(
+    async fn stream(
         &self,
         _request: &CompletionRequest,
-    ) -> impl Future<Output = Result<CompletionStream, CompletionError>> + Send {
-        async {
-            let chunks = futures::stream::iter(0..2).map(|index| {
-                if index == 1 {
-                    panic!("the model's stream panicked mid-item");
-                }
-                Ok(StreamChunk::Text("Hel".to_owned()))
-            });
-            Ok(Box::pin(chunks) as CompletionStream)
-        }
+    ) -> Result<CompletionStream, CompletionError> {
+        let chunks = futures::stream::iter(0..2).map(|index| {
+            if index == 1 {
+                panic!("the model's stream panicked mid-item");
+            }
+            Ok(StreamChunk::Text("Hel".to_owned()))
+        });
+        Ok(Box::pin(chunks) as CompletionStream)
     }
 }
 

@@ -1,7 +1,6 @@
 //! Redirects: a credential sent to another origin is a leaked credential, so reins follows
 //! no redirect by default, and at most same-origin ones when asked to.
 
-use super::{Hardened, model_with};
 use crate::fixtures::{Fixture, Settings, model_at};
 use crate::hostile::{Hostile, Recorded, Reply};
 use crate::support::{KEY, call, prompt, sse_body, within};
@@ -21,6 +20,10 @@ const CREDENTIAL_HEADERS: [&str; 5] = [
 
 fn settings() -> Settings {
     Settings::default().header("x-custom-token", CUSTOM_TOKEN)
+}
+
+fn following_same_origin() -> Settings {
+    settings().redirects(Redirects::SameOrigin { max: 3 })
 }
 
 fn path_of<F: Fixture>(stream: bool) -> &'static str {
@@ -85,17 +88,12 @@ pub async fn a_cross_origin_redirect_fails_and_carries_no_credentials<F: Fixture
     }
 }
 
-pub async fn a_cross_origin_redirect_fails_even_when_redirects_are_allowed<F: Fixture>()
-where
-    F::Builder: Hardened,
-{
+pub async fn a_cross_origin_redirect_fails_even_when_redirects_are_allowed<F: Fixture>() {
     for stream in [false, true] {
         let other = Hostile::always(success::<F>(stream, "stolen")).await;
         let target = format!("{}{}", other.url(), path_of::<F>(stream));
         let origin = Hostile::always(Reply::redirect(307, &target)).await;
-        let model = model_with::<F>(&origin.url(), &settings(), |builder| {
-            builder.redirects(Redirects::SameOrigin { max: 3 })
-        });
+        let model = model_at::<F>(&origin.url(), &following_same_origin());
         let error = within(10, call(&model, &prompt("hi"), stream))
             .await
             .unwrap_err();
@@ -104,10 +102,7 @@ where
     }
 }
 
-pub async fn a_same_origin_redirect_is_followed_only_when_allowed<F: Fixture>()
-where
-    F::Builder: Hardened,
-{
+pub async fn a_same_origin_redirect_is_followed_only_when_allowed<F: Fixture>() {
     for stream in [false, true] {
         let script = |url: &str| {
             vec![
@@ -122,12 +117,14 @@ where
             .await
             .unwrap_err();
         assert_redirected(&error, "/moved/here");
-        assert_eq!(refusing.requests().len(), 1, "a default client does not follow");
+        assert_eq!(
+            refusing.requests().len(),
+            1,
+            "a default client does not follow"
+        );
 
         let following = Hostile::start_with(script).await;
-        let model = model_with::<F>(&following.url(), &settings(), |builder| {
-            builder.redirects(Redirects::SameOrigin { max: 3 })
-        });
+        let model = model_at::<F>(&following.url(), &following_same_origin());
         let response = within(10, call(&model, &prompt("hi"), stream))
             .await
             .unwrap_or_else(|error| panic!("stream: {stream}: {error:?}"));

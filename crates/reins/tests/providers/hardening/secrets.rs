@@ -47,9 +47,7 @@ pub async fn an_error_body_echoing_the_key_does_not_show_it<F: Fixture>() {
         body,
     ))
     .await;
-    let settings = Settings::default()
-        .key(LIVE_KEY)
-        .retry(RetryPolicy::none());
+    let settings = Settings::default().key(LIVE_KEY).retry(RetryPolicy::none());
     let model = model_at::<F>(&server.url(), &settings);
     for stream in [false, true] {
         let error = call(&model, &prompt("hi"), stream).await.unwrap_err();
