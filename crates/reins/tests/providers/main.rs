@@ -14,4 +14,5 @@ mod anthropic;
 mod chat;
 mod gemini;
 mod hardening;
+mod presets;
 mod responses;

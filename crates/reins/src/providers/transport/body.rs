@@ -75,7 +75,7 @@ pub(crate) async fn read_json(
     serde_json::from_slice(&bytes).map_err(|error| {
         let text = String::from_utf8_lossy(&bytes);
         CompletionError::Decode(client.scrub(&format!(
-            "the response is not JSON ({error}); content type {content_type}; received: {}",
+            "the response is not JSON ({error}); content type `{content_type}`; received: {}",
             excerpt(&text)
         )))
     })
@@ -120,7 +120,7 @@ pub(crate) fn content_type(response: &Response) -> String {
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
-        .map_or_else(|| "(none)".to_owned(), |value| format!("`{value}`"))
+        .map_or_else(|| "(none)".to_owned(), str::to_owned)
 }
 
 pub(crate) fn too_large(what: &str, limit: usize) -> CompletionError {

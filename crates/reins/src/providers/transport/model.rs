@@ -79,7 +79,7 @@ impl<P: Protocol> CompletionModel for HttpModel<P> {
         let kind = content_type(&response);
         // A 200 that is not an event stream (a gateway's JSON error, a login page) is said
         // to be one, with what it is; a missing content type is given the benefit of the doubt.
-        if kind != "(none)" && !kind.to_ascii_lowercase().starts_with("`text/event-stream") {
+        if kind != "(none)" && !kind.to_ascii_lowercase().starts_with("text/event-stream") {
             return Err(not_an_event_stream(client, response, &kind, deadline).await);
         }
         Ok(chunk_stream(
