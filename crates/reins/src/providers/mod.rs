@@ -22,8 +22,12 @@
 //!   [`CompletionError::TooLarge`].
 //! - **Errors** quote at most 2 KiB of what the server sent; a streamed answer that is not an
 //!   event stream, or that breaks, says what was received.
+//!
+//! [`CompletionError::Redirected`]: crate::completion::CompletionError::Redirected
+//! [`CompletionError::TooLarge`]: crate::completion::CompletionError::TooLarge
 
 pub mod anthropic;
+mod codec;
 pub mod gemini;
 #[cfg(feature = "local")]
 pub mod local;
@@ -36,8 +40,9 @@ pub use transport::{
     RetryPolicy, StreamDecoder, Timeouts,
 };
 
-use crate::completion::{CompletionError, CompletionRequest};
-use serde_json::{Map, Value};
+/// The embedded model renders context documents as every hosted protocol does.
+#[cfg(feature = "local")]
+pub(crate) use codec::render_documents;
 
 /// Internals reachable for the crate's benchmarks only; not part of the API.
 #[doc(hidden)]
@@ -45,43 +50,28 @@ pub mod __private {
     pub use super::transport::{SseDecoder, SseError, SseEvent};
 }
 
-/// Context documents as one block of text, the same for every provider.
-pub(crate) fn render_documents(request: &CompletionRequest) -> String {
-    let mut text = String::from("Context documents:\n");
-    for document in &request.documents {
-        text.push_str(&format!(
-            "<document id=\"{}\">\n{}\n</document>\n",
-            document.id, document.text
-        ));
-    }
-    text
-}
-
-/// `body` with the request's `additional_params` merged in last (they win, key by key). They
-/// must be a JSON object (or null): anything else cannot be merged and is an error, never
-/// silently dropped.
-pub(crate) fn merge_additional_params(
-    mut body: Map<String, Value>,
-    request: &CompletionRequest,
-) -> Result<Value, CompletionError> {
-    match &request.additional_params {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(params)) => {
-            body.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+/// Defines a hosted service's client: the struct (a connection shared by its models), its
+/// [`Provider`] implementation from the service's defaults, and its `builder()` and
+/// `from_env()`; the same for every service but for these settings. `headers`, when given,
+/// writes the headers the service's options add to every request.
+macro_rules! hosted_client {
+    (
+        $(#[$doc:meta])*
+        $client:ident {
+            options: $options:ty,
+            base_url: $base_url:expr,
+            auth: $auth:expr,
+            key_env: $key_env:literal,
+            base_url_env: $base_url_env:literal,
+            $(headers: $headers:expr,)?
         }
-        Some(other) => {
-            return Err(CompletionError::InvalidRequest(format!(
-                "additional_params must be a JSON object to merge into the request body, got: {}",
-                transport::excerpt_json(other)
-            )));
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        pub struct $client {
+            client: std::sync::Arc<$crate::providers::transport::HttpClient>,
         }
-    }
-    Ok(Value::Object(body))
-}
 
-/// Defines a provider client's `builder()` and `from_env()`, the same for every provider.
-macro_rules! client_constructors {
-    ($client:ident, $key_env:literal, $base_url_env:literal) => {
         impl $client {
             #[doc = concat!("A client configured from `", $key_env, "` and, when set, `", $base_url_env, "`.")]
             pub fn from_env() -> Result<Self, $crate::providers::ProviderError> {
@@ -93,7 +83,41 @@ macro_rules! client_constructors {
             pub fn builder() -> $crate::providers::ProviderBuilder<$client> {
                 $crate::providers::ProviderBuilder::new()
             }
+
+            /// A model of this service speaking `protocol`, over this client's connection.
+            fn model<P: $crate::providers::Protocol>(
+                &self,
+                protocol: P,
+            ) -> $crate::providers::HttpModel<P> {
+                $crate::providers::HttpModel::new(std::sync::Arc::clone(&self.client), protocol)
+            }
+        }
+
+        impl $crate::providers::transport::sealed::Sealed for $client {}
+
+        impl $crate::providers::Provider for $client {
+            type Options = $options;
+            const DEFAULTS: $crate::providers::transport::ProviderDefaults =
+                $crate::providers::transport::ProviderDefaults {
+                    base_url: Some($base_url),
+                    auth: || $auth,
+                    key_env: $key_env,
+                    base_url_env: $base_url_env,
+                };
+
+            $(
+                fn headers(options: &$options) -> Vec<(&'static str, String)> {
+                    ($headers)(options)
+                }
+            )?
+
+            fn from_client(
+                client: std::sync::Arc<$crate::providers::transport::HttpClient>,
+                _: $options,
+            ) -> Self {
+                $client { client }
+            }
         }
     };
 }
-pub(crate) use client_constructors;
+pub(crate) use hosted_client;

@@ -267,15 +267,13 @@ impl OpenAICompatible {
 
 impl ProviderBuilder<OpenAICompatible> {
     /// The server's quirks (default [`ChatQuirks::COMPATIBLE`], or the preset's).
-    pub fn quirks(mut self, quirks: ChatQuirks) -> Self {
-        self.options.quirks = quirks;
-        self
+    pub fn quirks(self, quirks: ChatQuirks) -> Self {
+        self.with_options(|options| options.quirks = quirks)
     }
 
     /// Whether the server supports `response_format: json_schema`.
-    pub fn with_native_output(mut self, supported: bool) -> Self {
-        self.options.quirks.native_output = supported;
-        self
+    pub fn with_native_output(self, supported: bool) -> Self {
+        self.with_options(|options| options.quirks.native_output = supported)
     }
 }
 
@@ -289,10 +287,6 @@ impl Provider for OpenAICompatible {
         key_env: "OPENAI_API_KEY",
         base_url_env: "OPENAI_BASE_URL",
     };
-
-    fn headers(_: &CompatibleOptions) -> Vec<(&'static str, String)> {
-        Vec::new()
-    }
 
     fn from_client(client: Arc<HttpClient>, options: CompatibleOptions) -> Self {
         OpenAICompatible {

@@ -37,6 +37,8 @@
 //! Usage: `input_tokens` counts every token read, cache reads and cache writes included
 //! (Anthropic reports those separately); the provider's own numbers stay in the raw response.
 //!
+//! [`CompletionRequest`]: crate::completion::CompletionRequest
+//! [`CompletionRequest::additional_params`]: crate::completion::CompletionRequest::additional_params
 //! [`Message::System`]: crate::message::Message::System
 //! [`AssistantContent::Reasoning`]: crate::message::AssistantContent::Reasoning
 //! [`CompletionModel::supports_native_output`]: crate::completion::CompletionModel::supports_native_output
@@ -45,11 +47,8 @@ mod request;
 mod response;
 mod stream;
 
-use super::transport::{HttpClient, Provider, ProviderDefaults, sealed::Sealed};
-use super::{Auth, HttpModel, Protocol, ProviderBuilder, client_constructors};
-use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
-use serde_json::Value;
-use std::sync::Arc;
+use super::codec;
+use super::{Auth, HttpModel, ProviderBuilder, hosted_client};
 
 /// `claude-opus-4-6`.
 pub const CLAUDE_OPUS_4_6: &str = "claude-opus-4-6";
@@ -79,10 +78,16 @@ pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 /// the two cannot be confused.
 pub const REDACTED_THINKING_PREFIX: &str = "redacted_thinking:";
 
-/// A client for the Anthropic API. Cheap to clone.
-#[derive(Clone, Debug)]
-pub struct Anthropic {
-    client: Arc<HttpClient>,
+hosted_client! {
+    /// A client for the Anthropic API. Cheap to clone.
+    Anthropic {
+        options: AnthropicOptions,
+        base_url: DEFAULT_BASE_URL,
+        auth: Auth::header("x-api-key"),
+        key_env: "ANTHROPIC_API_KEY",
+        base_url_env: "ANTHROPIC_BASE_URL",
+        headers: AnthropicOptions::headers,
+    }
 }
 
 /// Builds an [`Anthropic`] client: [`ProviderBuilder`] plus the API version and beta
@@ -97,58 +102,38 @@ pub struct AnthropicOptions {
     betas: Vec<String>,
 }
 
-client_constructors!(Anthropic, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL");
+impl AnthropicOptions {
+    /// The `anthropic-version` header, and `anthropic-beta` when features are enabled.
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        let version = self.version.as_deref().unwrap_or(DEFAULT_VERSION);
+        let mut headers = vec![("anthropic-version", version.to_owned())];
+        if !self.betas.is_empty() {
+            headers.push(("anthropic-beta", self.betas.join(",")));
+        }
+        headers
+    }
+}
 
 impl Anthropic {
     /// A model served through the Messages API, e.g. [`CLAUDE_SONNET_4_5`].
     pub fn completion(&self, model: impl Into<String>) -> AnthropicModel {
-        HttpModel::new(
-            Arc::clone(&self.client),
-            Messages {
-                model: model.into(),
-                default_max_tokens: DEFAULT_MAX_TOKENS,
-            },
-        )
+        self.model(Messages {
+            model: model.into(),
+            default_max_tokens: DEFAULT_MAX_TOKENS,
+        })
     }
 }
 
 impl ProviderBuilder<Anthropic> {
     /// The `anthropic-version` header (default [`DEFAULT_VERSION`]).
-    pub fn version(mut self, version: impl Into<String>) -> Self {
-        self.options.version = Some(version.into());
-        self
+    pub fn version(self, version: impl Into<String>) -> Self {
+        self.with_options(|options| options.version = Some(version.into()))
     }
 
     /// Enables a beta feature: the names given are sent, comma-separated, in the
     /// `anthropic-beta` header.
-    pub fn beta(mut self, feature: impl Into<String>) -> Self {
-        self.options.betas.push(feature.into());
-        self
-    }
-}
-
-impl Sealed for Anthropic {}
-
-impl Provider for Anthropic {
-    type Options = AnthropicOptions;
-    const DEFAULTS: ProviderDefaults = ProviderDefaults {
-        base_url: Some(DEFAULT_BASE_URL),
-        auth: || Auth::header("x-api-key"),
-        key_env: "ANTHROPIC_API_KEY",
-        base_url_env: "ANTHROPIC_BASE_URL",
-    };
-
-    fn headers(options: &AnthropicOptions) -> Vec<(&'static str, String)> {
-        let version = options.version.as_deref().unwrap_or(DEFAULT_VERSION);
-        let mut headers = vec![("anthropic-version", version.to_owned())];
-        if !options.betas.is_empty() {
-            headers.push(("anthropic-beta", options.betas.join(",")));
-        }
-        headers
-    }
-
-    fn from_client(client: Arc<HttpClient>, _: AnthropicOptions) -> Self {
-        Anthropic { client }
+    pub fn beta(self, feature: impl Into<String>) -> Self {
+        self.with_options(|options| options.betas.push(feature.into()))
     }
 }
 
@@ -162,44 +147,18 @@ pub struct Messages {
     default_max_tokens: u64,
 }
 
+// Native structured output is never asked for: agents use an output tool (see the module
+// docs), and `request::body` refuses a request with an output schema.
+codec::protocol! {
+    Messages => request::body, response::parse, stream::MessagesStreamDecoder;
+    path(_messages, _stream) => "v1/messages".to_owned(),
+    native_output(_messages) => false,
+}
+
 impl HttpModel<Messages> {
     /// The `max_tokens` sent when a request sets none (default [`DEFAULT_MAX_TOKENS`]; the API
     /// requires a limit on every request).
-    pub fn with_default_max_tokens(mut self, max_tokens: u64) -> Self {
-        self.protocol_mut().default_max_tokens = max_tokens;
-        self
-    }
-}
-
-impl Sealed for Messages {}
-
-impl Protocol for Messages {
-    type Decoder = stream::MessagesStreamDecoder;
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn path(&self, _stream: bool) -> String {
-        "v1/messages".to_owned()
-    }
-
-    /// Fails with [`CompletionError::InvalidRequest`] when the request asks for native
-    /// structured output (this model uses an output tool instead) or when its
-    /// `additional_params` are not a JSON object.
-    fn encode(&self, request: &CompletionRequest, stream: bool) -> Result<Value, CompletionError> {
-        request::body(&self.model, self.default_max_tokens, request, stream)
-    }
-
-    fn decode(&self, body: Value) -> Result<CompletionResponse, CompletionError> {
-        response::parse(body)
-    }
-
-    fn decoder(&self) -> Self::Decoder {
-        stream::MessagesStreamDecoder::default()
-    }
-
-    fn supports_native_output(&self) -> bool {
-        false
+    pub fn with_default_max_tokens(self, max_tokens: u64) -> Self {
+        self.with_protocol(|messages| messages.default_max_tokens = max_tokens)
     }
 }

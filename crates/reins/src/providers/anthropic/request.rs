@@ -1,9 +1,9 @@
 //! A [`CompletionRequest`] as a Messages API body.
 
-use super::REDACTED_THINKING_PREFIX;
+use super::{Messages, REDACTED_THINKING_PREFIX};
 use crate::completion::{CompletionError, CompletionRequest};
 use crate::message::{AssistantContent, Message, OneOrMany, ToolChoice};
-use crate::providers::{merge_additional_params, render_documents};
+use crate::providers::codec;
 use serde_json::{Map, Value, json};
 
 /// The JSON body sent for `request` (`stream` selects the streamed form).
@@ -12,8 +12,7 @@ use serde_json::{Map, Value, json};
 /// output (this model uses an output tool instead) or when its `additional_params` are not a
 /// JSON object.
 pub(super) fn body(
-    model: &str,
-    default_max_tokens: u64,
+    protocol: &Messages,
     request: &CompletionRequest,
     stream: bool,
 ) -> Result<Value, CompletionError> {
@@ -25,65 +24,41 @@ pub(super) fn body(
         ));
     }
     let mut body = Map::new();
-    body.insert("model".into(), json!(model));
+    body.insert("model".into(), json!(protocol.model));
     body.insert(
         "max_tokens".into(),
-        json!(request.max_tokens.unwrap_or(default_max_tokens)),
+        json!(request.max_tokens.unwrap_or(protocol.default_max_tokens)),
     );
-    if let Some(system) = system_text(request) {
-        body.insert("system".into(), json!(system));
-    }
+    let system = codec::system_text(request, |text| !text.trim().is_empty());
+    codec::insert_some(&mut body, "system", system);
     body.insert("messages".into(), Value::Array(messages(&request.history)));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": tool.parameters,
-                })
-            })
-            .collect();
+    let tools = codec::tool_list(request, |tool| {
+        json!({
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": tool.parameters,
+        })
+    });
+    if let Some(tools) = tools {
         body.insert("tools".into(), Value::Array(tools));
-        if let Some(choice) = &request.tool_choice {
-            body.insert(
-                "tool_choice".into(),
-                match choice {
-                    ToolChoice::Auto => json!({"type": "auto"}),
-                    ToolChoice::Required => json!({"type": "any"}),
-                    ToolChoice::Specific(name) => json!({"type": "tool", "name": name}),
-                    ToolChoice::None => json!({"type": "none"}),
-                },
-            );
-        }
+        let choice = request.tool_choice.as_ref().map(tool_choice);
+        codec::insert_some(&mut body, "tool_choice", choice);
     }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
+    codec::insert_some(&mut body, "temperature", request.temperature);
     if stream {
         body.insert("stream".into(), json!(true));
     }
-    merge_additional_params(body, request)
+    codec::merge_additional_params(body, request)
 }
 
-/// The `system` text: preamble, system messages of the history, then context documents.
-fn system_text(request: &CompletionRequest) -> Option<String> {
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(preamble) = &request.preamble {
-        parts.push(preamble.clone());
+/// A tool choice as the API writes it (sent only with tools).
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!({"type": "auto"}),
+        ToolChoice::Required => json!({"type": "any"}),
+        ToolChoice::Specific(name) => json!({"type": "tool", "name": name}),
+        ToolChoice::None => json!({"type": "none"}),
     }
-    for message in &request.history {
-        if let Message::System { content } = message {
-            parts.push(content.clone());
-        }
-    }
-    if !request.documents.is_empty() {
-        parts.push(render_documents(request));
-    }
-    parts.retain(|part| !part.trim().is_empty());
-    (!parts.is_empty()).then(|| parts.join("\n\n"))
 }
 
 /// The history as alternating user and assistant messages of content blocks.

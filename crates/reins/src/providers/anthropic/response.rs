@@ -1,10 +1,11 @@
 //! A Messages API answer read into a [`CompletionResponse`].
 
 use super::REDACTED_THINKING_PREFIX;
-use crate::completion::{CompletionError, CompletionResponse, FinishReason, RawResponse, Usage};
-use crate::message::{AssistantContent, OneOrMany, Reasoning};
+use crate::completion::{CompletionError, CompletionResponse, FinishReason};
+use crate::message::{AssistantContent, Reasoning};
+use crate::providers::codec::{self, AnswerKeys};
 use crate::providers::transport::{excerpt, excerpt_json};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 fn finish_reason(reason: &str) -> FinishReason {
     match reason {
@@ -16,15 +17,19 @@ fn finish_reason(reason: &str) -> FinishReason {
     }
 }
 
-fn usage(value: &Value) -> Usage {
-    let read = |key: &str| value.get(key).and_then(Value::as_u64).unwrap_or(0);
-    Usage::new(
-        read("input_tokens")
-            + read("cache_creation_input_tokens")
-            + read("cache_read_input_tokens"),
-        read("output_tokens"),
-    )
-}
+/// Where a Messages answer keeps its id and token counts: `input_tokens` leaves out cache
+/// reads and writes, which reins counts as input too; no total is reported.
+const ANSWER: AnswerKeys = AnswerKeys {
+    id: "id",
+    usage: "usage",
+    input_tokens: &[
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ],
+    output_tokens: &["output_tokens"],
+    total_tokens: None,
+};
 
 /// Reads a Messages API response (also used for the message a stream assembles, so both
 /// forms give the same [`CompletionResponse`]).
@@ -50,18 +55,9 @@ pub(super) fn parse(raw: Value) -> Result<CompletionResponse, CompletionError> {
             parts.push(part);
         }
     }
-    let content =
-        OneOrMany::many(parts).unwrap_or_else(|| OneOrMany::one(AssistantContent::text("")));
-    Ok(CompletionResponse {
-        content,
-        usage: raw.get("usage").map(usage).unwrap_or_default(),
-        finish_reason: raw
-            .get("stop_reason")
-            .and_then(Value::as_str)
-            .map(finish_reason),
-        response_id: raw.get("id").and_then(Value::as_str).map(str::to_owned),
-        raw: RawResponse::new(raw),
-    })
+    let finish = raw.get("stop_reason").and_then(Value::as_str);
+    let finish = finish.map(finish_reason);
+    Ok(ANSWER.response(raw, parts, finish))
 }
 
 /// One content block as a content part; `None` for blocks reins does not model (server
@@ -74,18 +70,8 @@ fn content_part(block: &Value) -> Result<Option<AssistantContent>, CompletionErr
             (!text.is_empty()).then(|| AssistantContent::text(text))
         }
         Some("tool_use") => {
-            let id = block.get("id").and_then(Value::as_str);
-            let name = block.get("name").and_then(Value::as_str);
-            let (Some(id), Some(name)) = (id, name) else {
-                return Err(CompletionError::Decode(format!(
-                    "a tool_use block has no id or name: {}",
-                    excerpt_json(block)
-                )));
-            };
-            let input = match block.get("input") {
-                None | Some(Value::Null) => json!({}),
-                Some(input) => input.clone(),
-            };
+            let (id, name) = tool_use(block, "a tool_use block has no id or name", block)?;
+            let input = codec::arguments_from_object(block.get("input"));
             Some(AssistantContent::tool_call(id, name, input))
         }
         Some("thinking") => {
@@ -104,6 +90,19 @@ fn content_part(block: &Value) -> Result<Option<AssistantContent>, CompletionErr
     Ok(part)
 }
 
+/// The `id` and `name` of a `tool_use` block; a call without both cannot be answered, so
+/// their absence is an error, `missing` followed by a quote of `quoted`.
+pub(super) fn tool_use<'a>(
+    block: &'a Value,
+    missing: &str,
+    quoted: &Value,
+) -> Result<(&'a str, &'a str), CompletionError> {
+    let id = block.get("id").and_then(Value::as_str);
+    let name = block.get("name").and_then(Value::as_str);
+    id.zip(name)
+        .ok_or_else(|| CompletionError::Decode(format!("{missing}: {}", excerpt_json(quoted))))
+}
+
 /// `error_type: message` of an Anthropic error object (`{"type": "error", "error": {..}}`),
 /// bounded like every quote of what the server sent.
 pub(super) fn describe_error(value: &Value) -> String {
@@ -120,6 +119,8 @@ pub(super) fn describe_error(value: &Value) -> String {
 mod tests {
     use super::super::request::assistant_blocks;
     use super::*;
+    use crate::message::OneOrMany;
+    use serde_json::json;
 
     #[test]
     fn redacted_thinking_round_trips() {

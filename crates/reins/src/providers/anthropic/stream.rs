@@ -1,11 +1,11 @@
 //! A streamed Messages answer: typed events (`message_start`, `content_block_start`,
 //! `content_block_delta`, `message_delta`, …) ended by `message_stop`.
 
-use super::response::{describe_error, parse};
+use super::response::{describe_error, parse, tool_use};
 use crate::completion::{CompletionError, CompletionResponse, StreamChunk, parse_arguments};
+use crate::providers::codec::{self, Chunks, Step};
 use crate::providers::transport::{StreamDecoder, excerpt, excerpt_json, sealed::Sealed};
 use serde_json::{Map, Value, json};
-use std::collections::VecDeque;
 use std::fmt::Write as _;
 
 /// One content block of a streamed message, as far as it has arrived.
@@ -73,22 +73,10 @@ impl MessagesStreamDecoder {
         &mut self,
         name: Option<&str>,
         data: &str,
-        out: &mut VecDeque<StreamChunk>,
+        out: &mut Chunks,
     ) -> Result<bool, CompletionError> {
-        let event: Value = serde_json::from_str(data).map_err(|error| {
-            CompletionError::Decode(format!(
-                "a stream event{} is not JSON ({error}): {}",
-                name.map(|name| format!(" `{}`", excerpt(name)))
-                    .unwrap_or_default(),
-                excerpt(data)
-            ))
-        })?;
-        let kind = event
-            .get("type")
-            .and_then(Value::as_str)
-            .or(name)
-            .unwrap_or_default()
-            .to_owned();
+        let event = codec::event_json(data, name)?;
+        let kind = codec::event_type(&event, name);
         self.events += 1;
         self.last_event.clone_from(&kind);
         match kind.as_str() {
@@ -122,11 +110,7 @@ impl MessagesStreamDecoder {
         })
     }
 
-    fn block_start(
-        &mut self,
-        event: &Value,
-        out: &mut VecDeque<StreamChunk>,
-    ) -> Result<(), CompletionError> {
+    fn block_start(&mut self, event: &Value, out: &mut Chunks) -> Result<(), CompletionError> {
         let index = Self::index(event)?;
         let start = event.get("content_block").cloned().unwrap_or(Value::Null);
         let text_field = |key: &str| {
@@ -153,20 +137,10 @@ impl MessagesStreamDecoder {
                 out.push_back(StreamChunk::Reasoning(block.thinking.clone()));
             }
             Some("tool_use") => {
-                let id = start.get("id").and_then(Value::as_str);
-                let name = start.get("name").and_then(Value::as_str);
-                let (Some(id), Some(name)) = (id, name) else {
-                    return Err(CompletionError::Decode(format!(
-                        "a tool_use block starts without an id or name: {}",
-                        excerpt_json(event)
-                    )));
-                };
+                let missing = "a tool_use block starts without an id or name";
+                let (id, name) = tool_use(&start, missing, event)?;
                 block.tool_id = Some(id.to_owned());
-                out.push_back(StreamChunk::ToolCall {
-                    id: id.to_owned(),
-                    name: Some(name.to_owned()),
-                    delta: String::new(),
-                });
+                out.push_back(codec::tool_call_chunk(id, Some(name), ""));
             }
             _ => {}
         }
@@ -175,11 +149,7 @@ impl MessagesStreamDecoder {
         Ok(())
     }
 
-    fn block_delta(
-        &mut self,
-        event: &Value,
-        out: &mut VecDeque<StreamChunk>,
-    ) -> Result<(), CompletionError> {
+    fn block_delta(&mut self, event: &Value, out: &mut Chunks) -> Result<(), CompletionError> {
         let index = Self::index(event)?;
         let Some(block) = self.blocks.iter_mut().rev().find(|b| b.index == index) else {
             return Err(CompletionError::Decode(format!(
@@ -212,11 +182,7 @@ impl MessagesStreamDecoder {
                     .get_or_insert_with(String::new)
                     .push_str(fragment);
                 if let (Some(id), false) = (&block.tool_id, fragment.is_empty()) {
-                    out.push_back(StreamChunk::ToolCall {
-                        id: id.clone(),
-                        name: None,
-                        delta: fragment.to_owned(),
-                    });
+                    out.push_back(codec::tool_call_chunk(id.as_str(), None, fragment));
                 }
             }
             // `citations_delta` and delta types added later change no content reins reads.
@@ -264,12 +230,7 @@ impl MessagesStreamDecoder {
 impl Sealed for MessagesStreamDecoder {}
 
 impl StreamDecoder for MessagesStreamDecoder {
-    fn event(
-        &mut self,
-        name: Option<&str>,
-        data: &str,
-        out: &mut VecDeque<StreamChunk>,
-    ) -> Result<Option<CompletionResponse>, CompletionError> {
+    fn event(&mut self, name: Option<&str>, data: &str, out: &mut Chunks) -> Step {
         if self.read_event(name, data, out)? {
             std::mem::take(self).finish().map(Some)
         } else {
@@ -278,11 +239,7 @@ impl StreamDecoder for MessagesStreamDecoder {
     }
 
     fn closed(self) -> Result<CompletionResponse, CompletionError> {
-        // The connection closed before `message_stop`: a cut stream, not an answer.
-        Err(CompletionError::Decode(format!(
-            "the stream ended before `message_stop`; received {}",
-            self.received()
-        )))
+        Err(codec::cut_stream("before `message_stop`; received ", &self))
     }
 
     /// What was received, for the error of a cut stream.

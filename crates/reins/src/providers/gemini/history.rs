@@ -3,7 +3,7 @@
 
 use crate::completion::CompletionRequest;
 use crate::message::{AssistantContent, Message, OneOrMany, Reasoning};
-use crate::providers::render_documents;
+use crate::providers::codec;
 use serde_json::{Map, Value, json};
 
 /// The signature Google documents for function calls that have none of their own (a history
@@ -12,15 +12,16 @@ const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 
 /// The parts of `systemInstruction` and the `contents`, for `model`.
 pub(super) fn contents(model: &str, request: &CompletionRequest) -> (Vec<Value>, Vec<Value>) {
-    let mut system = Vec::new();
-    if let Some(preamble) = &request.preamble {
-        system.push(json!({ "text": preamble }));
-    }
+    let system = codec::system_texts(request)
+        .into_iter()
+        .map(|text| json!({ "text": text }))
+        .collect();
     let mut contents: Vec<Value> = Vec::with_capacity(request.history.len());
     let needs_signatures = requires_signatures(model);
     for message in &request.history {
         match message {
-            Message::System { content } => system.push(json!({ "text": content })),
+            // Sent as `systemInstruction`.
+            Message::System { .. } => {}
             Message::User { content } => {
                 push_content(&mut contents, "user", vec![json!({ "text": content })]);
             }
@@ -42,9 +43,6 @@ pub(super) fn contents(model: &str, request: &CompletionRequest) -> (Vec<Value>,
                 );
             }
         }
-    }
-    if !request.documents.is_empty() {
-        system.push(json!({ "text": render_documents(request) }));
     }
     (system, contents)
 }

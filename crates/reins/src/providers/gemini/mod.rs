@@ -111,13 +111,9 @@ mod schema;
 mod stream;
 mod turn;
 
-use super::transport::{
-    HttpClient, Protocol, Provider, ProviderBuilder, ProviderDefaults, sealed::Sealed,
-};
-use super::{Auth, HttpModel, client_constructors};
-use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
+use super::codec;
+use super::{Auth, HttpModel, ProviderBuilder, hosted_client};
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 /// `gemini-3-pro-preview`.
 pub const GEMINI_3_PRO_PREVIEW: &str = "gemini-3-pro-preview";
@@ -138,51 +134,31 @@ pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1
 /// The header that carries the key.
 const KEY_HEADER: &str = "x-goog-api-key";
 
-/// A client for the Gemini API. Cheap to clone.
-#[derive(Clone, Debug)]
-pub struct Gemini {
-    client: Arc<HttpClient>,
+hosted_client! {
+    /// A client for the Gemini API. Cheap to clone.
+    Gemini {
+        options: (),
+        base_url: DEFAULT_BASE_URL,
+        auth: Auth::header(KEY_HEADER),
+        key_env: "GEMINI_API_KEY",
+        base_url_env: "GEMINI_BASE_URL",
+    }
 }
 
 /// Builds a [`Gemini`] client: [`ProviderBuilder`], with the key sent in the
 /// `x-goog-api-key` header.
 pub type GeminiBuilder = ProviderBuilder<Gemini>;
 
-client_constructors!(Gemini, "GEMINI_API_KEY", "GEMINI_BASE_URL");
-
 impl Gemini {
     /// A model served by the Gemini API, e.g. [`GEMINI_2_5_FLASH`]. A name without a `/` is
     /// addressed as `models/{name}`; a full resource name (`models/…`, `tunedModels/…`) is
     /// used as given.
     pub fn completion(&self, model: impl Into<String>) -> GeminiModel {
-        HttpModel::new(
-            Arc::clone(&self.client),
-            GenerateContent {
-                model: model.into(),
-                native_output: true,
-                generation_config: Map::new(),
-            },
-        )
-    }
-}
-
-impl Sealed for Gemini {}
-
-impl Provider for Gemini {
-    type Options = ();
-    const DEFAULTS: ProviderDefaults = ProviderDefaults {
-        base_url: Some(DEFAULT_BASE_URL),
-        auth: || Auth::header(KEY_HEADER),
-        key_env: "GEMINI_API_KEY",
-        base_url_env: "GEMINI_BASE_URL",
-    };
-
-    fn headers(_: &()) -> Vec<(&'static str, String)> {
-        Vec::new()
-    }
-
-    fn from_client(client: Arc<HttpClient>, _: ()) -> Self {
-        Gemini { client }
+        self.model(GenerateContent {
+            model: model.into(),
+            native_output: true,
+            generation_config: Map::new(),
+        })
     }
 }
 
@@ -209,66 +185,44 @@ impl GenerateContent {
     }
 }
 
+// The body is the same for blocking and streamed calls; only the path differs.
+codec::protocol! {
+    GenerateContent => request::body, response::parse, stream::GeminiStreamDecoder;
+    path(gemini, stream) => if stream {
+        format!("{}?alt=sse", gemini.method_path("streamGenerateContent"))
+    } else {
+        gemini.method_path("generateContent")
+    },
+    native_output(gemini) => gemini.native_output,
+}
+
 impl HttpModel<GenerateContent> {
     /// Declares whether this model is asked for JSON natively (`responseMimeType` and
     /// `responseJsonSchema`; true by default). With false, structured output falls back to an
     /// output tool — what Gemini 2.x needs when the agent also has tools.
-    pub fn with_native_output(mut self, supported: bool) -> Self {
-        self.protocol_mut().native_output = supported;
-        self
+    pub fn with_native_output(self, supported: bool) -> Self {
+        self.with_protocol(|gemini| gemini.native_output = supported)
     }
 
     /// Generation settings added to every request's `generationConfig`, e.g.
     /// `json!({"thinkingConfig": {"includeThoughts": true}})`. Keys of the request itself
     /// (temperature, output limit, output schema) take precedence; a value that is not a JSON
     /// object is ignored.
-    pub fn with_generation_config(mut self, config: Value) -> Self {
-        if let Value::Object(config) = config {
-            self.protocol_mut().generation_config.extend(config);
-        }
-        self
-    }
-}
-
-impl Sealed for GenerateContent {}
-
-impl Protocol for GenerateContent {
-    type Decoder = stream::GeminiStreamDecoder;
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn path(&self, stream: bool) -> String {
-        if stream {
-            format!("{}?alt=sse", self.method_path("streamGenerateContent"))
-        } else {
-            self.method_path("generateContent")
-        }
-    }
-
-    /// The body is the same for blocking and streamed calls.
-    fn encode(&self, request: &CompletionRequest, _stream: bool) -> Result<Value, CompletionError> {
-        request::body(self, request)
-    }
-
-    fn decode(&self, body: Value) -> Result<CompletionResponse, CompletionError> {
-        response::parse(body)
-    }
-
-    fn decoder(&self) -> Self::Decoder {
-        stream::GeminiStreamDecoder::default()
-    }
-
-    fn supports_native_output(&self) -> bool {
-        self.native_output
+    pub fn with_generation_config(self, config: Value) -> Self {
+        self.with_protocol(|gemini| {
+            if let Value::Object(config) = config {
+                gemini.generation_config.extend(config);
+            }
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::completion::CompletionRequest;
     use crate::message::Message;
+    use crate::providers::Protocol;
     use serde_json::json;
 
     fn model(name: &str) -> GeminiModel {

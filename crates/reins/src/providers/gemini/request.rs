@@ -5,37 +5,35 @@ use super::history::contents;
 use super::schema::gemini_schema;
 use crate::completion::{CompletionError, CompletionRequest};
 use crate::message::ToolChoice;
-use crate::providers::merge_additional_params;
+use crate::providers::codec;
 use serde_json::{Map, Value, json};
 
-/// The JSON body sent for `request` (the same for blocking and streamed calls).
+/// The JSON body sent for `request`: the same for blocking and streamed calls, which differ
+/// only in their path.
 pub(super) fn body(
     protocol: &GenerateContent,
     request: &CompletionRequest,
+    _stream: bool,
 ) -> Result<Value, CompletionError> {
-    let mut body = Map::new();
     let (system, contents) = contents(&protocol.model, request);
+    let mut body = Map::new();
     if !system.is_empty() {
         body.insert("systemInstruction".into(), json!({ "parts": system }));
     }
     body.insert("contents".into(), Value::Array(contents));
-    if !request.tools.is_empty() {
-        let declarations: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                let mut declaration = Map::new();
-                declaration.insert("name".into(), json!(tool.name));
-                declaration.insert("description".into(), json!(tool.description));
-                if !tool.parameters.is_null() {
-                    declaration.insert(
-                        "parametersJsonSchema".into(),
-                        gemini_schema(&tool.parameters),
-                    );
-                }
-                Value::Object(declaration)
-            })
-            .collect();
+    let declarations = codec::tool_list(request, |tool| {
+        let mut declaration = Map::new();
+        declaration.insert("name".into(), json!(tool.name));
+        declaration.insert("description".into(), json!(tool.description));
+        if !tool.parameters.is_null() {
+            declaration.insert(
+                "parametersJsonSchema".into(),
+                gemini_schema(&tool.parameters),
+            );
+        }
+        Value::Object(declaration)
+    });
+    if let Some(declarations) = declarations {
         body.insert(
             "tools".into(),
             json!([{ "functionDeclarations": declarations }]),
@@ -48,12 +46,8 @@ pub(super) fn body(
         }
     }
     let mut generation = protocol.generation_config.clone();
-    if let Some(temperature) = request.temperature {
-        generation.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(max_tokens) = request.max_tokens {
-        generation.insert("maxOutputTokens".into(), json!(max_tokens));
-    }
+    codec::insert_some(&mut generation, "temperature", request.temperature);
+    codec::insert_some(&mut generation, "maxOutputTokens", request.max_tokens);
     if let Some(schema) = request
         .output_schema
         .as_ref()
@@ -65,7 +59,7 @@ pub(super) fn body(
     if !generation.is_empty() {
         body.insert("generationConfig".into(), Value::Object(generation));
     }
-    merge_additional_params(body, request)
+    codec::merge_additional_params(body, request)
 }
 
 /// A tool choice as a `functionCallingConfig`.
@@ -99,11 +93,11 @@ mod tests {
         let mut request = CompletionRequest::new(vec![Message::user("hi")]);
         request.temperature = Some(0.2);
         request.additional_params = Some(json!({"generationConfig": {"topK": 3}}));
-        let body = body(&protocol(), &request).expect("a body");
+        let body = body(&protocol(), &request, false).expect("a body");
         assert_eq!(body["generationConfig"], json!({"topK": 3}));
         request.additional_params = Some(json!([1, 2]));
         assert!(matches!(
-            super::body(&protocol(), &request),
+            super::body(&protocol(), &request, false),
             Err(CompletionError::InvalidRequest(_))
         ));
     }
@@ -112,7 +106,7 @@ mod tests {
     fn tool_choice_is_sent_only_with_tools() {
         let mut request = CompletionRequest::new(vec![Message::user("hi")]);
         request.tool_choice = Some(ToolChoice::Specific("add".into()));
-        let body_without = body(&protocol(), &request).expect("a body");
+        let body_without = body(&protocol(), &request, false).expect("a body");
         assert!(body_without.get("toolConfig").is_none());
         request.tools = vec![ToolDefinition {
             name: "add".into(),
@@ -120,7 +114,7 @@ mod tests {
             parameters: json!({"type": "object"}),
         }]
         .into();
-        let body = body(&protocol(), &request).expect("a body");
+        let body = body(&protocol(), &request, false).expect("a body");
         assert_eq!(
             body["toolConfig"],
             json!({"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["add"]}})

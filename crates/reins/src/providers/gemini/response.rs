@@ -2,7 +2,8 @@
 //! the errors Gemini reports in a response body.
 
 use super::turn::{TurnBuilder, candidate_parts};
-use crate::completion::{CompletionError, CompletionResponse, FinishReason, RawResponse, Usage};
+use crate::completion::{CompletionError, CompletionResponse, FinishReason};
+use crate::providers::codec::AnswerKeys;
 use crate::providers::transport::{excerpt, excerpt_json};
 use serde_json::Value;
 
@@ -25,20 +26,14 @@ pub(super) fn finish_reason(reason: &str, has_calls: bool) -> FinishReason {
     }
 }
 
-/// Token counts from `usageMetadata`: thoughts count as output.
-pub(super) fn usage(metadata: &Value) -> Usage {
-    let read = |key: &str| metadata.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let input = read("promptTokenCount");
-    let output = read("candidatesTokenCount") + read("thoughtsTokenCount");
-    Usage {
-        input_tokens: input,
-        output_tokens: output,
-        total_tokens: metadata
-            .get("totalTokenCount")
-            .and_then(Value::as_u64)
-            .unwrap_or(input + output),
-    }
-}
+/// Where a Gemini answer keeps its id and token counts: thoughts count as output.
+pub(super) const ANSWER: AnswerKeys = AnswerKeys {
+    id: "responseId",
+    usage: "usageMetadata",
+    input_tokens: &["promptTokenCount"],
+    output_tokens: &["candidatesTokenCount", "thoughtsTokenCount"],
+    total_tokens: Some("totalTokenCount"),
+};
 
 /// The error for a response that says Gemini refused the prompt or failed, if it is one.
 pub(super) fn refusal(response: &Value) -> Option<CompletionError> {
@@ -85,21 +80,13 @@ pub(super) fn parse(raw: Value) -> Result<CompletionResponse, CompletionError> {
         .get("finishReason")
         .and_then(Value::as_str)
         .map(|reason| finish_reason(reason, turn.has_calls()));
-    Ok(CompletionResponse {
-        content: turn.content(),
-        usage: raw.get("usageMetadata").map(usage).unwrap_or_default(),
-        finish_reason: finish,
-        response_id: raw
-            .get("responseId")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        raw: RawResponse::new(raw),
-    })
+    Ok(ANSWER.response(raw, turn.into_parts(), finish))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::completion::Usage;
     use crate::message::{AssistantContent, Reasoning};
     use serde_json::json;
 

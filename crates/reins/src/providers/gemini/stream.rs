@@ -1,12 +1,12 @@
 //! A streamed `streamGenerateContent?alt=sse` answer: one `GenerateContentResponse` per event,
 //! ended by the server closing the stream.
 
-use super::response::{finish_reason, refusal, usage};
+use super::response::{ANSWER, finish_reason, refusal};
 use super::turn::{TurnBuilder, candidate_parts};
-use crate::completion::{CompletionError, CompletionResponse, RawResponse, StreamChunk, Usage};
+use crate::completion::{CompletionError, CompletionResponse, Usage};
+use crate::providers::codec::{self, Chunks, Step};
 use crate::providers::transport::{StreamDecoder, excerpt, excerpt_json, sealed::Sealed};
 use serde_json::Value;
-use std::collections::VecDeque;
 
 /// Decodes the events of a `streamGenerateContent` response.
 #[derive(Debug, Default)]
@@ -30,12 +30,7 @@ impl GeminiStreamDecoder {
 impl Sealed for GeminiStreamDecoder {}
 
 impl StreamDecoder for GeminiStreamDecoder {
-    fn event(
-        &mut self,
-        _name: Option<&str>,
-        data: &str,
-        out: &mut VecDeque<StreamChunk>,
-    ) -> Result<Option<CompletionResponse>, CompletionError> {
+    fn event(&mut self, _name: Option<&str>, data: &str, out: &mut Chunks) -> Step {
         let event: Value = serde_json::from_str(data).map_err(|error| {
             CompletionError::Decode(format!(
                 "a stream event is not JSON ({error}) after {}: {}",
@@ -51,7 +46,7 @@ impl StreamDecoder for GeminiStreamDecoder {
             self.response_id.get_or_insert_with(|| id.to_owned());
         }
         if let Some(metadata) = event.get("usageMetadata") {
-            self.usage = usage(metadata);
+            self.usage = ANSWER.read_usage(metadata);
         }
         if let Some(candidate) = event.get("candidates").and_then(|c| c.get(0)) {
             for part in candidate_parts(candidate) {
@@ -76,14 +71,15 @@ impl StreamDecoder for GeminiStreamDecoder {
                 self.received()
             )));
         };
-        let finish_reason = finish_reason(reason, self.turn.has_calls());
-        Ok(CompletionResponse {
-            content: self.turn.content(),
-            usage: self.usage,
-            finish_reason: Some(finish_reason),
-            response_id: self.response_id,
-            raw: RawResponse::new(self.last),
-        })
+        let finish = Some(finish_reason(reason, self.turn.has_calls()));
+        let parts = self.turn.into_parts();
+        Ok(codec::response(
+            parts,
+            self.usage,
+            finish,
+            self.response_id,
+            self.last,
+        ))
     }
 
     fn received(&self) -> String {
@@ -98,8 +94,9 @@ impl StreamDecoder for GeminiStreamDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::completion::FinishReason;
+    use crate::completion::{FinishReason, StreamChunk};
     use serde_json::json;
+    use std::collections::VecDeque;
 
     fn feed(decoder: &mut GeminiStreamDecoder, event: Value) -> Vec<StreamChunk> {
         let mut out = VecDeque::new();

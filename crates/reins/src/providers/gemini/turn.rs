@@ -1,10 +1,9 @@
 //! A turn's content built from Gemini parts, shared by blocking and streamed answers.
 
 use crate::completion::{CompletionError, StreamChunk};
-use crate::message::{AssistantContent, OneOrMany, Reasoning};
-use crate::providers::transport::excerpt_json;
-use serde_json::{Value, json};
-use std::collections::VecDeque;
+use crate::message::{AssistantContent, Reasoning};
+use crate::providers::codec::{self, Chunks};
+use serde_json::Value;
 
 /// Builds a turn's content from Gemini parts, whether they come in one response or spread
 /// over a stream's events: consecutive text joins into one part, and so do consecutive
@@ -23,36 +22,24 @@ impl TurnBuilder {
     pub(super) fn part(
         &mut self,
         part: &Value,
-        mut out: Option<&mut VecDeque<StreamChunk>>,
+        mut out: Option<&mut Chunks>,
     ) -> Result<(), CompletionError> {
         let signature = part
             .get("thoughtSignature")
             .and_then(Value::as_str)
             .filter(|signature| !signature.is_empty());
         if let Some(call) = part.get("functionCall") {
-            let name = call.get("name").and_then(Value::as_str).ok_or_else(|| {
-                CompletionError::Decode(format!(
-                    "a functionCall part has no name: {}",
-                    excerpt_json(part)
-                ))
-            })?;
-            let id = call
-                .get("id")
-                .and_then(Value::as_str)
-                .filter(|id| !id.is_empty())
-                .map_or_else(|| format!("call_{}", self.calls), str::to_owned);
+            let name = codec::call_name(call, "functionCall part", part)?;
+            let given = call.get("id").and_then(Value::as_str);
+            let id = codec::call_id(given.filter(|id| !id.is_empty()), self.calls);
             self.calls += 1;
-            let arguments = match call.get("args") {
-                Some(Value::Object(args)) => Value::Object(args.clone()),
-                None | Some(Value::Null) => json!({}),
-                Some(other) => other.clone(),
-            };
+            let arguments = codec::arguments_from_object(call.get("args"));
             if let Some(out) = out.as_deref_mut() {
-                out.push_back(StreamChunk::ToolCall {
-                    id: id.clone(),
-                    name: Some(name.to_owned()),
-                    delta: arguments.to_string(),
-                });
+                out.push_back(codec::tool_call_chunk(
+                    id.as_str(),
+                    Some(name),
+                    arguments.to_string(),
+                ));
             }
             self.parts
                 .push(AssistantContent::tool_call(id, name, arguments));
@@ -119,8 +106,9 @@ impl TurnBuilder {
         )
     }
 
-    pub(super) fn content(self) -> OneOrMany<AssistantContent> {
-        OneOrMany::many(self.parts).unwrap_or_else(|| OneOrMany::one(AssistantContent::text("")))
+    /// The turn's parts, in order.
+    pub(super) fn into_parts(self) -> Vec<AssistantContent> {
+        self.parts
     }
 }
 

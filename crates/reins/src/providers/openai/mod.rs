@@ -4,13 +4,11 @@
 mod chat;
 pub mod responses;
 
-pub(crate) use chat::finish_reason;
 pub use chat::{Chat, ChatCompletionsModel, ChatQuirks};
+pub(crate) use chat::{finish_reason, tool_choice};
 pub use responses::ResponsesModel;
 
-use super::transport::{HttpClient, Provider, ProviderBuilder, sealed::Sealed};
-use super::{Auth, HttpModel, client_constructors};
-use std::sync::Arc;
+use super::{Auth, ProviderBuilder, hosted_client};
 
 /// `gpt-5.5`.
 pub const GPT_5_5: &str = "gpt-5.5";
@@ -36,33 +34,30 @@ pub const O4_MINI: &str = "o4-mini";
 /// The default base URL of the OpenAI API.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// A client for the OpenAI API. Cheap to clone.
-#[derive(Clone, Debug)]
-pub struct OpenAI {
-    client: Arc<HttpClient>,
+hosted_client! {
+    /// A client for the OpenAI API. Cheap to clone.
+    OpenAI {
+        options: (),
+        base_url: DEFAULT_BASE_URL,
+        auth: Auth::Bearer,
+        key_env: "OPENAI_API_KEY",
+        base_url_env: "OPENAI_BASE_URL",
+    }
 }
 
 /// Builds an [`OpenAI`] client: [`ProviderBuilder`] plus the organization and project
 /// headers.
 pub type OpenAIBuilder = ProviderBuilder<OpenAI>;
 
-client_constructors!(OpenAI, "OPENAI_API_KEY", "OPENAI_BASE_URL");
-
 impl OpenAI {
     /// A model speaking the Chat Completions API.
     pub fn completion(&self, model: impl Into<String>) -> ChatCompletionsModel {
-        HttpModel::new(
-            Arc::clone(&self.client),
-            Chat::new(model.into(), ChatQuirks::OPENAI),
-        )
+        self.model(Chat::new(model.into(), ChatQuirks::OPENAI))
     }
 
     /// A model speaking the Responses API.
     pub fn responses(&self, model: impl Into<String>) -> ResponsesModel {
-        HttpModel::new(
-            Arc::clone(&self.client),
-            responses::Responses::new(model.into()),
-        )
+        self.model(responses::Responses::new(model.into()))
     }
 }
 
@@ -75,25 +70,5 @@ impl ProviderBuilder<OpenAI> {
     /// The `OpenAI-Project` header.
     pub fn project(self, project: impl Into<String>) -> Self {
         self.header("OpenAI-Project", project)
-    }
-}
-
-impl Sealed for OpenAI {}
-
-impl Provider for OpenAI {
-    type Options = ();
-    const DEFAULTS: super::transport::ProviderDefaults = super::transport::ProviderDefaults {
-        base_url: Some(DEFAULT_BASE_URL),
-        auth: || Auth::Bearer,
-        key_env: "OPENAI_API_KEY",
-        base_url_env: "OPENAI_BASE_URL",
-    };
-
-    fn headers(_: &()) -> Vec<(&'static str, String)> {
-        Vec::new()
-    }
-
-    fn from_client(client: Arc<HttpClient>, _: ()) -> Self {
-        OpenAI { client }
     }
 }

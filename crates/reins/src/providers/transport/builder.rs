@@ -35,9 +35,12 @@ pub trait Provider: Sealed + Sized {
     /// Its defaults.
     #[doc(hidden)]
     const DEFAULTS: ProviderDefaults;
-    /// Headers the provider sends on every request (before the user's own, which win).
+    /// Headers the provider sends on every request (before the user's own, which win); none
+    /// unless its options add some.
     #[doc(hidden)]
-    fn headers(options: &Self::Options) -> Vec<(&'static str, String)>;
+    fn headers(_options: &Self::Options) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
     /// The client, from its connection and options.
     #[doc(hidden)]
     fn from_client(client: Arc<HttpClient>, options: Self::Options) -> Self;
@@ -55,7 +58,7 @@ pub struct ProviderBuilder<P: Provider> {
     retry: RetryPolicy,
     limits: Limits,
     redirects: Redirects,
-    pub(crate) options: P::Options,
+    options: P::Options,
 }
 
 impl<P: Provider> Default for ProviderBuilder<P> {
@@ -98,6 +101,13 @@ impl<P: Provider> ProviderBuilder<P> {
     /// A builder with the provider's defaults.
     pub fn new() -> Self {
         ProviderBuilder::default()
+    }
+
+    /// This builder with its provider's own options changed by `change`: how each provider's
+    /// option setters are written.
+    pub(crate) fn with_options(mut self, change: impl FnOnce(&mut P::Options)) -> Self {
+        change(&mut self.options);
+        self
     }
 
     /// A builder keyed from the provider's key variable, with its base-URL variable when set.

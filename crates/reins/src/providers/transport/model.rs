@@ -7,8 +7,10 @@ use super::stream::chunk_stream;
 use crate::completion::{
     CompletionError, CompletionModel, CompletionRequest, CompletionResponse, CompletionStream,
 };
+use reqwest::Response;
 use serde_json::Value;
 use std::sync::Arc;
+use tokio::time::Instant;
 
 /// A model reached over HTTP, speaking protocol `P`: what every hosted provider's
 /// `.completion(model)` returns (e.g. [`ChatCompletionsModel`](crate::providers::openai::ChatCompletionsModel)
@@ -39,13 +41,29 @@ impl<P: Protocol> HttpModel<P> {
         self.protocol.encode(request, stream)
     }
 
+    /// Encodes `request` and posts it (`stream` selects the streamed form); the response,
+    /// and the call's total deadline, which reading the answer must keep too.
+    async fn send(
+        &self,
+        request: &CompletionRequest,
+        stream: bool,
+    ) -> Result<(Response, Instant), CompletionError> {
+        let body = self.protocol.encode(request, stream)?;
+        let deadline = self.client.deadline();
+        let path = self.protocol.path(stream);
+        let response = self.client.post(&path, &body, stream, deadline).await?;
+        Ok((response, deadline))
+    }
+
     pub(crate) fn protocol(&self) -> &P {
         &self.protocol
     }
 
-    /// The protocol's settings, for the model options of each protocol.
-    pub(crate) fn protocol_mut(&mut self) -> &mut P {
-        &mut self.protocol
+    /// This model with its protocol's settings changed by `change`: how each protocol's model
+    /// options are written.
+    pub(crate) fn with_protocol(mut self, change: impl FnOnce(&mut P)) -> Self {
+        change(&mut self.protocol);
+        self
     }
 }
 
@@ -54,28 +72,19 @@ impl<P: Protocol> CompletionModel for HttpModel<P> {
         &self,
         request: &CompletionRequest,
     ) -> Result<CompletionResponse, CompletionError> {
-        let body = self.protocol.encode(request, false)?;
-        let client = &self.client;
-        let deadline = client.deadline();
-        let response = client
-            .post(&self.protocol.path(false), &body, false, deadline)
-            .await?;
-        let raw = read_json(client, response, deadline).await?;
+        let (response, deadline) = self.send(request, false).await?;
+        let raw = read_json(&self.client, response, deadline).await?;
         self.protocol
             .decode(raw)
-            .map_err(|error| client.scrub_error(error))
+            .map_err(|error| self.client.scrub_error(error))
     }
 
     async fn stream(
         &self,
         request: &CompletionRequest,
     ) -> Result<CompletionStream, CompletionError> {
-        let body = self.protocol.encode(request, true)?;
+        let (response, deadline) = self.send(request, true).await?;
         let client = &self.client;
-        let deadline = client.deadline();
-        let response = client
-            .post(&self.protocol.path(true), &body, true, deadline)
-            .await?;
         let kind = content_type(&response);
         // A 200 that is not an event stream (a gateway's JSON error, a login page) is said
         // to be one, with what it is; a missing content type is given the benefit of the doubt.

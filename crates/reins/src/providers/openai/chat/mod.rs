@@ -5,10 +5,10 @@ mod request;
 mod response;
 mod stream;
 
-use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
-use crate::providers::transport::{HttpModel, Protocol, sealed::Sealed};
-use serde_json::Value;
+use crate::providers::codec;
+use crate::providers::transport::HttpModel;
 
+pub(crate) use request::tool_choice;
 pub(crate) use response::finish_reason;
 
 /// A model served through the Chat Completions API.
@@ -81,46 +81,21 @@ impl Chat {
     }
 }
 
+codec::protocol! {
+    Chat => request::body, response::parse, stream::ChatStreamDecoder;
+    path(_chat, _stream) => "chat/completions".to_owned(),
+    native_output(chat) => chat.quirks.native_output,
+}
+
 impl HttpModel<Chat> {
     /// Declares whether the server supports `response_format: json_schema` (true by default
     /// for OpenAI; structured output falls back to an output tool when false).
-    pub fn with_native_output(mut self, supported: bool) -> Self {
-        self.protocol_mut().quirks.native_output = supported;
-        self
+    pub fn with_native_output(self, supported: bool) -> Self {
+        self.with_protocol(|chat| chat.quirks.native_output = supported)
     }
 
     /// The server's quirks this model is sent with.
     pub fn quirks(&self) -> ChatQuirks {
         self.protocol().quirks
-    }
-}
-
-impl Sealed for Chat {}
-
-impl Protocol for Chat {
-    type Decoder = stream::ChatStreamDecoder;
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn path(&self, _stream: bool) -> String {
-        "chat/completions".to_owned()
-    }
-
-    fn encode(&self, request: &CompletionRequest, stream: bool) -> Result<Value, CompletionError> {
-        request::body(&self.model, self.quirks, request, stream)
-    }
-
-    fn decode(&self, body: Value) -> Result<CompletionResponse, CompletionError> {
-        response::parse(body)
-    }
-
-    fn decoder(&self) -> Self::Decoder {
-        stream::ChatStreamDecoder::default()
-    }
-
-    fn supports_native_output(&self) -> bool {
-        self.quirks.native_output
     }
 }

@@ -1,57 +1,39 @@
 //! A [`CompletionRequest`] as a Chat Completions body.
 
-use super::ChatQuirks;
+use super::{Chat, ChatQuirks};
 use crate::completion::{CompletionError, CompletionRequest};
 use crate::message::{AssistantContent, Message, OneOrMany, ToolChoice};
-use crate::providers::{merge_additional_params, render_documents};
+use crate::providers::codec;
 use serde_json::{Map, Value, json};
 
 /// The JSON body sent for `request` (`stream` selects the streamed form).
 pub(super) fn body(
-    model: &str,
-    quirks: ChatQuirks,
+    chat: &Chat,
     request: &CompletionRequest,
     stream: bool,
 ) -> Result<Value, CompletionError> {
     let mut body = Map::new();
-    body.insert("model".into(), json!(model));
+    body.insert("model".into(), json!(chat.model));
+    let quirks = chat.quirks;
     body.insert("messages".into(), Value::Array(messages(quirks, request)));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    }
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(choice) = &request.tool_choice {
-        body.insert(
-            "tool_choice".into(),
-            match choice {
-                ToolChoice::Auto => json!("auto"),
-                ToolChoice::None => json!("none"),
-                ToolChoice::Required => json!("required"),
-                ToolChoice::Specific(name) => {
-                    json!({"type": "function", "function": {"name": name}})
-                }
-            },
-        );
-    }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(max_tokens) = request.max_tokens {
-        body.insert(quirks.max_tokens_field.into(), json!(max_tokens));
-    }
+    let tools = codec::tool_list(request, |tool| {
+        json!({
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+            }
+        })
+    });
+    codec::insert_some(&mut body, "tools", tools);
+    let choice = tool_choice(
+        request,
+        |name| json!({"type": "function", "function": {"name": name}}),
+    );
+    codec::insert_some(&mut body, "tool_choice", choice);
+    codec::insert_some(&mut body, "temperature", request.temperature);
+    codec::insert_some(&mut body, quirks.max_tokens_field, request.max_tokens);
     if let Some(schema) = &request.output_schema {
         body.insert(
             "response_format".into(),
@@ -67,7 +49,23 @@ pub(super) fn body(
             body.insert("stream_options".into(), json!({"include_usage": true}));
         }
     }
-    merge_additional_params(body, request)
+    codec::merge_additional_params(body, request)
+}
+
+/// The request's tool choice, if it makes one, as OpenAI's protocols write it: a word, or for
+/// one tool the object `tool` writes (Chat Completions and the Responses API shape it
+/// differently).
+pub(crate) fn tool_choice(
+    request: &CompletionRequest,
+    tool: impl FnOnce(&str) -> Value,
+) -> Option<Value> {
+    let choice = match request.tool_choice.as_ref()? {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Specific(name) => tool(name),
+    };
+    Some(choice)
 }
 
 fn messages(quirks: ChatQuirks, request: &CompletionRequest) -> Vec<Value> {
@@ -76,7 +74,7 @@ fn messages(quirks: ChatQuirks, request: &CompletionRequest) -> Vec<Value> {
         messages.push(json!({"role": "system", "content": preamble}));
     }
     if !request.documents.is_empty() {
-        messages.push(json!({"role": "user", "content": render_documents(request)}));
+        messages.push(json!({"role": "user", "content": codec::render_documents(request)}));
     }
     for message in &request.history {
         match message {

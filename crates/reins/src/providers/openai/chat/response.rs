@@ -1,11 +1,10 @@
 //! A Chat Completions answer read into a [`CompletionResponse`].
 
-use crate::completion::{
-    CompletionError, CompletionResponse, FinishReason, RawResponse, Usage, parse_arguments,
-};
-use crate::message::{AssistantContent, OneOrMany, Reasoning};
+use crate::completion::{CompletionError, CompletionResponse, FinishReason};
+use crate::message::{AssistantContent, Reasoning};
+use crate::providers::codec::{self, AnswerKeys};
 use crate::providers::transport::excerpt_json;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The finish reasons of Chat Completions (and of the Responses API's incomplete reasons).
 pub(crate) fn finish_reason(reason: &str) -> FinishReason {
@@ -18,19 +17,14 @@ pub(crate) fn finish_reason(reason: &str) -> FinishReason {
     }
 }
 
-/// Token counts from a `usage` object.
-pub(super) fn usage(value: &Value) -> Usage {
-    let read = |key: &str| value.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let (input, output) = (read("prompt_tokens"), read("completion_tokens"));
-    Usage {
-        input_tokens: input,
-        output_tokens: output,
-        total_tokens: value
-            .get("total_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(input + output),
-    }
-}
+/// Where a Chat Completions answer keeps its id and token counts.
+pub(super) const ANSWER: AnswerKeys = AnswerKeys {
+    id: "id",
+    usage: "usage",
+    input_tokens: &["prompt_tokens"],
+    output_tokens: &["completion_tokens"],
+    total_tokens: Some("total_tokens"),
+};
 
 /// The reasoning text some servers add to a message or delta (`reasoning_content`, or
 /// `reasoning`), when not empty.
@@ -67,37 +61,13 @@ pub(super) fn parse(raw: Value) -> Result<CompletionResponse, CompletionError> {
     if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
         for (index, call) in calls.iter().enumerate() {
             let function = call.get("function").unwrap_or(&Value::Null);
-            let name = function
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| {
-                    CompletionError::Decode(format!(
-                        "a tool call has no name: {}",
-                        excerpt_json(call)
-                    ))
-                })?;
-            let id = call
-                .get("id")
-                .and_then(Value::as_str)
-                .map_or_else(|| format!("call_{index}"), str::to_owned);
-            let arguments = match function.get("arguments") {
-                Some(Value::String(text)) => parse_arguments(text),
-                Some(Value::Object(map)) => Value::Object(map.clone()),
-                _ => json!({}),
-            };
+            let name = codec::call_name(function, "tool call", call)?;
+            let id = codec::call_id(call.get("id").and_then(Value::as_str), index);
+            let arguments = codec::arguments_from_text(function.get("arguments"));
             parts.push(AssistantContent::tool_call(id, name, arguments));
         }
     }
-    let content =
-        OneOrMany::many(parts).unwrap_or_else(|| OneOrMany::one(AssistantContent::text("")));
-    Ok(CompletionResponse {
-        content,
-        usage: raw.get("usage").map(usage).unwrap_or_default(),
-        finish_reason: choice
-            .get("finish_reason")
-            .and_then(Value::as_str)
-            .map(finish_reason),
-        response_id: raw.get("id").and_then(Value::as_str).map(str::to_owned),
-        raw: RawResponse::new(raw),
-    })
+    let finish = choice.get("finish_reason").and_then(Value::as_str);
+    let finish = finish.map(finish_reason);
+    Ok(ANSWER.response(raw, parts, finish))
 }

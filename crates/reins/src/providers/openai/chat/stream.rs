@@ -1,13 +1,13 @@
 //! A streamed Chat Completions answer: `data:` chunks with deltas, ended by `data: [DONE]`.
 
-use super::response::{finish_reason, reasoning_text, usage};
+use super::response::{ANSWER, finish_reason, reasoning_text};
 use crate::completion::{
     CompletionError, CompletionResponse, FinishReason, RawResponse, StreamAssembler, StreamChunk,
     Usage,
 };
-use crate::providers::transport::{StreamDecoder, excerpt, excerpt_json, sealed::Sealed};
+use crate::providers::codec::{self, Chunks, Step};
+use crate::providers::transport::{StreamDecoder, excerpt_json, sealed::Sealed};
 use serde_json::Value;
-use std::collections::VecDeque;
 
 /// Decodes a streamed Chat Completions answer into chunks.
 #[derive(Debug, Default)]
@@ -25,7 +25,7 @@ pub struct ChatStreamDecoder {
 }
 
 impl ChatStreamDecoder {
-    fn tool_call_delta(&mut self, call: &Value, out: &mut VecDeque<StreamChunk>) {
+    fn tool_call_delta(&mut self, call: &Value, out: &mut Chunks) {
         let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
         let function = call.get("function").unwrap_or(&Value::Null);
         let name = function.get("name").and_then(Value::as_str);
@@ -36,20 +36,13 @@ impl ChatStreamDecoder {
         let id = match self.call_ids.iter().find(|(i, _)| *i == index) {
             Some((_, id)) => id.clone(),
             None => {
-                let id = call
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| format!("call_{index}"), str::to_owned);
+                let id = codec::call_id(call.get("id").and_then(Value::as_str), index);
                 self.call_ids.push((index, id.clone()));
                 id
             }
         };
         self.assembler.tool_call(&id, name, arguments);
-        out.push_back(StreamChunk::ToolCall {
-            id,
-            name: name.map(str::to_owned),
-            delta: arguments.to_owned(),
-        });
+        out.push_back(codec::tool_call_chunk(id, name, arguments));
     }
 
     fn finish(&mut self) -> CompletionResponse {
@@ -66,22 +59,12 @@ impl ChatStreamDecoder {
 impl Sealed for ChatStreamDecoder {}
 
 impl StreamDecoder for ChatStreamDecoder {
-    fn event(
-        &mut self,
-        _name: Option<&str>,
-        data: &str,
-        out: &mut VecDeque<StreamChunk>,
-    ) -> Result<Option<CompletionResponse>, CompletionError> {
+    fn event(&mut self, _name: Option<&str>, data: &str, out: &mut Chunks) -> Step {
         self.events += 1;
         if data == "[DONE]" {
             return Ok(Some(self.finish()));
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|error| {
-            CompletionError::Decode(format!(
-                "a stream event is not JSON ({error}): {}",
-                excerpt(data)
-            ))
-        })?;
+        let chunk = codec::event_json(data, None)?;
         if let Some(error) = chunk.get("error") {
             return Err(CompletionError::Other(format!(
                 "the provider reported an error mid-stream: {}",
@@ -92,7 +75,7 @@ impl StreamDecoder for ChatStreamDecoder {
             self.response_id.get_or_insert_with(|| id.to_owned());
         }
         if let Some(usage_value) = chunk.get("usage").filter(|u| !u.is_null()) {
-            self.usage = usage(usage_value);
+            self.usage = ANSWER.read_usage(usage_value);
         }
         if let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) {
             if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
@@ -121,11 +104,7 @@ impl StreamDecoder for ChatStreamDecoder {
     }
 
     fn closed(self) -> Result<CompletionResponse, CompletionError> {
-        // The connection closed without `[DONE]`: a cut stream, not an answer.
-        Err(CompletionError::Decode(format!(
-            "the stream ended without [DONE] after {}",
-            self.received()
-        )))
+        Err(codec::cut_stream("without [DONE] after ", &self))
     }
 
     fn received(&self) -> String {

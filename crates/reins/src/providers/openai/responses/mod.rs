@@ -44,6 +44,7 @@
 //! as its text and finishes with [`FinishReason::ContentFilter`]; other completed turns are
 //! [`FinishReason::Stop`]. A `failed` response is a [`CompletionError`].
 //!
+//! [`CompletionError`]: crate::completion::CompletionError
 //! [`Reasoning`]: crate::message::Reasoning
 //! [`Reasoning::text`]: crate::message::Reasoning::text
 //! [`Reasoning::signature`]: crate::message::Reasoning::signature
@@ -56,9 +57,8 @@ mod request;
 mod response;
 mod stream;
 
-use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
-use crate::providers::transport::{HttpModel, Protocol, sealed::Sealed};
-use serde_json::Value;
+use crate::providers::codec;
+use crate::providers::transport::HttpModel;
 
 /// A model served through the OpenAI Responses API. Build it with
 /// [`OpenAI::responses`](super::OpenAI::responses).
@@ -82,50 +82,24 @@ impl Responses {
     }
 }
 
+codec::protocol! {
+    Responses => request::body, response::parse, stream::ResponsesStreamDecoder;
+    path(_responses, _stream) => "responses".to_owned(),
+    native_output(responses) => responses.native_output,
+}
+
 impl HttpModel<Responses> {
     /// Declares whether the server supports `text.format: json_schema` (true by default;
     /// structured output falls back to an output tool when false).
-    pub fn with_native_output(mut self, supported: bool) -> Self {
-        self.protocol_mut().native_output = supported;
-        self
+    pub fn with_native_output(self, supported: bool) -> Self {
+        self.with_protocol(|responses| responses.native_output = supported)
     }
 
     /// Asks for reasoning as encrypted content (`include: ["reasoning.encrypted_content"]`,
     /// `store: false`) and sends the reasoning parts of the history back with it, so a
     /// reasoning model keeps its reasoning across the turns of a run (off by default; see the
     /// [module documentation](self)).
-    pub fn with_encrypted_reasoning(mut self, enabled: bool) -> Self {
-        self.protocol_mut().encrypted_reasoning = enabled;
-        self
-    }
-}
-
-impl Sealed for Responses {}
-
-impl Protocol for Responses {
-    type Decoder = stream::ResponsesStreamDecoder;
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn path(&self, _stream: bool) -> String {
-        "responses".to_owned()
-    }
-
-    fn encode(&self, request: &CompletionRequest, stream: bool) -> Result<Value, CompletionError> {
-        request::body(&self.model, self.encrypted_reasoning, request, stream)
-    }
-
-    fn decode(&self, body: Value) -> Result<CompletionResponse, CompletionError> {
-        response::parse(body)
-    }
-
-    fn decoder(&self) -> Self::Decoder {
-        stream::ResponsesStreamDecoder::default()
-    }
-
-    fn supports_native_output(&self) -> bool {
-        self.native_output
+    pub fn with_encrypted_reasoning(self, enabled: bool) -> Self {
+        self.with_protocol(|responses| responses.encrypted_reasoning = enabled)
     }
 }

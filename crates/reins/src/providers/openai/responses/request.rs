@@ -1,60 +1,42 @@
 //! A [`CompletionRequest`] as a Responses API body.
 
+use super::Responses;
 use crate::completion::{CompletionError, CompletionRequest};
-use crate::message::{AssistantContent, Message, OneOrMany, Reasoning, ToolChoice};
-use crate::providers::{merge_additional_params, render_documents};
+use crate::message::{AssistantContent, Message, OneOrMany, Reasoning};
+use crate::providers::codec;
+use crate::providers::openai::tool_choice;
 use serde_json::{Map, Value, json};
 
 /// The JSON body sent for `request` (`stream` selects the streamed form); with
 /// `encrypted_reasoning`, reasoning is asked for encrypted and sent back.
 pub(super) fn body(
-    model: &str,
-    encrypted_reasoning: bool,
+    responses: &Responses,
     request: &CompletionRequest,
     stream: bool,
 ) -> Result<Value, CompletionError> {
+    let encrypted_reasoning = responses.encrypted_reasoning;
     let mut body = Map::new();
-    body.insert("model".into(), json!(model));
-    if let Some(instructions) = instructions(request) {
-        body.insert("instructions".into(), json!(instructions));
-    }
+    body.insert("model".into(), json!(responses.model));
+    let instructions = codec::system_text(request, |text| !text.is_empty());
+    codec::insert_some(&mut body, "instructions", instructions);
     body.insert(
         "input".into(),
         Value::Array(input(encrypted_reasoning, request)),
     );
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.parameters,
-                    "strict": false,
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(choice) = &request.tool_choice {
-        body.insert(
-            "tool_choice".into(),
-            match choice {
-                ToolChoice::Auto => json!("auto"),
-                ToolChoice::None => json!("none"),
-                ToolChoice::Required => json!("required"),
-                ToolChoice::Specific(name) => json!({"type": "function", "name": name}),
-            },
-        );
-    }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(max_tokens) = request.max_tokens {
-        body.insert("max_output_tokens".into(), json!(max_tokens));
-    }
+    let tools = codec::tool_list(request, |tool| {
+        json!({
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+            "strict": false,
+        })
+    });
+    codec::insert_some(&mut body, "tools", tools);
+    let choice = tool_choice(request, |name| json!({"type": "function", "name": name}));
+    codec::insert_some(&mut body, "tool_choice", choice);
+    codec::insert_some(&mut body, "temperature", request.temperature);
+    codec::insert_some(&mut body, "max_output_tokens", request.max_tokens);
     if let Some(schema) = &request.output_schema {
         body.insert(
             "text".into(),
@@ -70,26 +52,7 @@ pub(super) fn body(
     if stream {
         body.insert("stream".into(), json!(true));
     }
-    merge_additional_params(body, request)
-}
-
-/// The preamble, the system messages and the context documents, as one text.
-fn instructions(request: &CompletionRequest) -> Option<String> {
-    let mut sections: Vec<String> = Vec::new();
-    if let Some(preamble) = request.preamble.as_ref().filter(|p| !p.is_empty()) {
-        sections.push(preamble.clone());
-    }
-    for message in &request.history {
-        if let Message::System { content } = message {
-            if !content.is_empty() {
-                sections.push(content.clone());
-            }
-        }
-    }
-    if !request.documents.is_empty() {
-        sections.push(render_documents(request));
-    }
-    (!sections.is_empty()).then(|| sections.join("\n\n"))
+    codec::merge_additional_params(body, request)
 }
 
 /// The history as input items.
@@ -182,6 +145,13 @@ fn reasoning_item(encrypted_reasoning: bool, reasoning: &Reasoning) -> Option<Va
 mod tests {
     use super::*;
 
+    /// The codec for model `m`, with encrypted reasoning when `encrypted`.
+    fn responses(encrypted: bool) -> Responses {
+        let mut responses = Responses::new("m".into());
+        responses.encrypted_reasoning = encrypted;
+        responses
+    }
+
     fn with_reasoning() -> CompletionRequest {
         let reasoning = AssistantContent::Reasoning(Reasoning {
             text: "thought".into(),
@@ -203,7 +173,7 @@ mod tests {
     #[test]
     fn system_text_goes_to_instructions_and_reasoning_only_with_encryption() {
         let request = with_reasoning();
-        let plain = body("m", false, &request, false).unwrap();
+        let plain = body(&responses(false), &request, false).unwrap();
         assert_eq!(plain["instructions"], json!("you help\n\nbe brief"));
         assert_eq!(
             plain["input"],
@@ -214,7 +184,7 @@ mod tests {
         );
         assert!(plain.get("include").is_none() && plain.get("stream").is_none());
 
-        let encrypted = body("m", true, &request, true).unwrap();
+        let encrypted = body(&responses(true), &request, true).unwrap();
         assert_eq!(encrypted["store"], json!(false));
         assert_eq!(encrypted["stream"], json!(true));
         // The reasoning-only message is dropped; the other keeps its reasoning item first.
@@ -228,12 +198,12 @@ mod tests {
     fn additional_params_win_and_must_be_an_object() {
         let mut request = CompletionRequest::new(vec![Message::user("hi")]);
         request.additional_params = Some(json!({"model": "other", "reasoning": {"effort": "low"}}));
-        let merged = body("m", false, &request, false).unwrap();
+        let merged = body(&responses(false), &request, false).unwrap();
         assert_eq!(merged["model"], json!("other"));
         assert_eq!(merged["reasoning"]["effort"], json!("low"));
 
         request.additional_params = Some(json!([1, 2]));
-        let error = body("m", false, &request, false).unwrap_err();
+        let error = body(&responses(false), &request, false).unwrap_err();
         assert!(
             matches!(error, CompletionError::InvalidRequest(_)),
             "{error:?}"

@@ -1,12 +1,11 @@
 //! A Responses API response object read into a [`CompletionResponse`].
 
-use crate::completion::{
-    CompletionError, CompletionResponse, FinishReason, RawResponse, Usage, parse_arguments,
-};
-use crate::message::{AssistantContent, OneOrMany, Reasoning};
+use crate::completion::{CompletionError, CompletionResponse, FinishReason};
+use crate::message::{AssistantContent, Reasoning};
+use crate::providers::codec::{self, AnswerKeys};
 use crate::providers::openai::finish_reason as chat_finish_reason;
 use crate::providers::transport::{excerpt, excerpt_json};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Reads a whole Responses API response object.
 pub(super) fn parse(raw: Value) -> Result<CompletionResponse, CompletionError> {
@@ -23,19 +22,14 @@ pub(super) fn parse(raw: Value) -> Result<CompletionResponse, CompletionError> {
     Ok(build_response(raw, output))
 }
 
-/// Token counts from a `usage` object.
-pub(super) fn usage(value: &Value) -> Usage {
-    let read = |key: &str| value.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let (input, output) = (read("input_tokens"), read("output_tokens"));
-    Usage {
-        input_tokens: input,
-        output_tokens: output,
-        total_tokens: value
-            .get("total_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(input + output),
-    }
-}
+/// Where a Responses API response object keeps its id and token counts.
+pub(super) const ANSWER: AnswerKeys = AnswerKeys {
+    id: "id",
+    usage: "usage",
+    input_tokens: &["input_tokens"],
+    output_tokens: &["output_tokens"],
+    total_tokens: Some("total_tokens"),
+};
 
 /// The error a failed response reports, naming its code and message.
 pub(super) fn failure(error: Option<&Value>, context: &str) -> CompletionError {
@@ -90,18 +84,9 @@ pub(super) fn read_output(items: &[Value]) -> Result<Output, CompletionError> {
                 }
             }
             Some("function_call") => {
-                let name = item.get("name").and_then(Value::as_str).ok_or_else(|| {
-                    CompletionError::Decode(format!(
-                        "a function call has no name: {}",
-                        excerpt_json(item)
-                    ))
-                })?;
+                let name = codec::call_name(item, "function call", item)?;
                 let id = call_id(item, index as u64);
-                let arguments = match item.get("arguments") {
-                    Some(Value::String(text)) => parse_arguments(text),
-                    Some(Value::Object(map)) => Value::Object(map.clone()),
-                    _ => json!({}),
-                };
+                let arguments = codec::arguments_from_text(item.get("arguments"));
                 output.has_calls = true;
                 output
                     .parts
@@ -171,10 +156,8 @@ pub(super) fn reasoning_text(item: &Value) -> String {
 
 /// The id a function-call item is answered by: `call_id`, else the item's id.
 pub(super) fn call_id(item: &Value, index: u64) -> String {
-    item.get("call_id")
-        .or_else(|| item.get("id"))
-        .and_then(Value::as_str)
-        .map_or_else(|| format!("call_{index}"), str::to_owned)
+    let given = item.get("call_id").or_else(|| item.get("id"));
+    codec::call_id(given.and_then(Value::as_str), index)
 }
 
 /// The finish reason of a response object (`status`, `incomplete_details`), given whether
@@ -203,20 +186,13 @@ pub(super) fn finish_reason(raw: &Value, has_calls: bool, refused: bool) -> Fini
 /// Builds the response from `raw` (the response object) and its output items.
 pub(super) fn build_response(raw: Value, output: Output) -> CompletionResponse {
     let finish = finish_reason(&raw, output.has_calls, output.refused);
-    let content =
-        OneOrMany::many(output.parts).unwrap_or_else(|| OneOrMany::one(AssistantContent::text("")));
-    CompletionResponse {
-        content,
-        usage: raw.get("usage").map(usage).unwrap_or_default(),
-        finish_reason: Some(finish),
-        response_id: raw.get("id").and_then(Value::as_str).map(str::to_owned),
-        raw: RawResponse::new(raw),
-    }
+    ANSWER.response(raw, output.parts, Some(finish))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn output_items_become_parts_with_usage_and_finish_reason() {

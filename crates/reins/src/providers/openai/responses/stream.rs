@@ -4,14 +4,14 @@
 mod items;
 
 use super::response::{
-    build_response, failure, finish_reason, parse, read_output, response_failure, usage,
+    ANSWER, build_response, failure, finish_reason, parse, read_output, response_failure,
 };
 use crate::completion::{
     CompletionError, CompletionResponse, RawResponse, StreamAssembler, StreamChunk,
 };
+use crate::providers::codec::{self, Chunks, Step};
 use crate::providers::transport::{StreamDecoder, excerpt, sealed::Sealed};
 use serde_json::{Value, json};
-use std::collections::VecDeque;
 
 /// What kind of output item a streamed item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +61,7 @@ impl Default for ResponsesStreamDecoder {
 }
 
 impl ResponsesStreamDecoder {
-    fn text_delta(&mut self, event: &Value, out: &mut VecDeque<StreamChunk>) {
+    fn text_delta(&mut self, event: &Value, out: &mut Chunks) {
         let delta = delta(event);
         if !delta.is_empty() {
             let item = self.item(event, ItemKind::Message);
@@ -71,22 +71,18 @@ impl ResponsesStreamDecoder {
         }
     }
 
-    fn arguments_delta(&mut self, event: &Value, out: &mut VecDeque<StreamChunk>) {
+    fn arguments_delta(&mut self, event: &Value, out: &mut Chunks) {
         let delta = delta(event);
         if !delta.is_empty() {
             let item = self.item(event, ItemKind::FunctionCall);
             item.text.push_str(delta);
             let id = item.call_id.clone();
             self.assembler.tool_call(&id, None, delta);
-            out.push_back(StreamChunk::ToolCall {
-                id,
-                name: None,
-                delta: delta.to_owned(),
-            });
+            out.push_back(codec::tool_call_chunk(id, None, delta));
         }
     }
 
-    fn reasoning_delta(&mut self, event: &Value, out: &mut VecDeque<StreamChunk>) {
+    fn reasoning_delta(&mut self, event: &Value, out: &mut Chunks) {
         let delta = delta(event);
         if !delta.is_empty() {
             let part = event
@@ -140,11 +136,7 @@ impl ResponsesStreamDecoder {
             .iter()
             .any(|item| item.kind == ItemKind::FunctionCall);
         let finish = finish_reason(&response, has_calls, false);
-        let usage = response.get("usage").map(usage).unwrap_or_default();
-        let id = response
-            .get("id")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let (usage, id) = (ANSWER.usage_of(&response), ANSWER.id_of(&response));
         let assembler = std::mem::take(&mut self.assembler);
         Ok(assembler.finish(usage, Some(finish), id, RawResponse::new(response)))
     }
@@ -153,27 +145,12 @@ impl ResponsesStreamDecoder {
 impl Sealed for ResponsesStreamDecoder {}
 
 impl StreamDecoder for ResponsesStreamDecoder {
-    fn event(
-        &mut self,
-        name: Option<&str>,
-        data: &str,
-        out: &mut VecDeque<StreamChunk>,
-    ) -> Result<Option<CompletionResponse>, CompletionError> {
+    fn event(&mut self, name: Option<&str>, data: &str, out: &mut Chunks) -> Step {
         if data.trim() == "[DONE]" {
             return Ok(None);
         }
-        let event: Value = serde_json::from_str(data).map_err(|error| {
-            CompletionError::Decode(format!(
-                "a stream event is not JSON ({error}): {}",
-                excerpt(data)
-            ))
-        })?;
-        let kind = event
-            .get("type")
-            .and_then(Value::as_str)
-            .or(name)
-            .unwrap_or_default()
-            .to_owned();
+        let event = codec::event_json(data, None)?;
+        let kind = codec::event_type(&event, name);
         self.events += 1;
         self.last_type.clone_from(&kind);
         match kind.as_str() {
@@ -224,11 +201,7 @@ impl StreamDecoder for ResponsesStreamDecoder {
     }
 
     fn closed(self) -> Result<CompletionResponse, CompletionError> {
-        // The connection closed before the final event: a cut stream, not an answer.
-        Err(CompletionError::Decode(format!(
-            "the stream ended before response.completed after {}",
-            self.received()
-        )))
+        Err(codec::cut_stream("before response.completed after ", &self))
     }
 
     fn received(&self) -> String {
@@ -264,38 +237,32 @@ mod tests {
     use super::*;
     use crate::completion::FinishReason;
 
-    fn feed(
-        decoder: &mut ResponsesStreamDecoder,
-        events: &[Value],
-        out: &mut VecDeque<StreamChunk>,
-    ) -> Option<CompletionResponse> {
+    /// A new decoder fed `events`: the decoder, the chunks queued, and the response of the
+    /// last event.
+    fn feed(events: &[Value]) -> (ResponsesStreamDecoder, Chunks, Option<CompletionResponse>) {
+        let mut decoder = ResponsesStreamDecoder::default();
+        let mut out = Chunks::new();
         let mut done = None;
         for event in events {
-            done = decoder.event(None, &event.to_string(), out).unwrap();
+            done = decoder.event(None, &event.to_string(), &mut out).unwrap();
         }
-        done
+        (decoder, out, done)
     }
 
     #[test]
     fn deltas_stream_and_the_final_object_is_the_response() {
-        let mut decoder = ResponsesStreamDecoder::default();
-        let mut out = VecDeque::new();
-        let done = feed(
-            &mut decoder,
-            &[
-                json!({"type": "response.created", "response": {"id": "r1"}}),
-                json!({"type": "response.output_item.added", "output_index": 0,
-                       "item": {"type": "function_call", "id": "fc", "call_id": "c1", "name": "add"}}),
-                json!({"type": "response.function_call_arguments.delta", "item_id": "fc",
-                       "output_index": 0, "delta": "{}"}),
-                json!({"type": "response.output_text.delta", "item_id": "m", "output_index": 1,
-                       "delta": "hi"}),
-                json!({"type": "response.completed", "response": {"status": "completed",
-                       "usage": {"input_tokens": 1, "output_tokens": 2}}}),
-            ],
-            &mut out,
-        )
-        .unwrap();
+        let (_, out, done) = feed(&[
+            json!({"type": "response.created", "response": {"id": "r1"}}),
+            json!({"type": "response.output_item.added", "output_index": 0,
+                   "item": {"type": "function_call", "id": "fc", "call_id": "c1", "name": "add"}}),
+            json!({"type": "response.function_call_arguments.delta", "item_id": "fc",
+                   "output_index": 0, "delta": "{}"}),
+            json!({"type": "response.output_text.delta", "item_id": "m", "output_index": 1,
+                   "delta": "hi"}),
+            json!({"type": "response.completed", "response": {"status": "completed",
+                   "usage": {"input_tokens": 1, "output_tokens": 2}}}),
+        ]);
+        let done = done.unwrap();
         assert_eq!(out.len(), 3);
         assert!(
             matches!(&out[0], StreamChunk::ToolCall { id, name: Some(n), .. }
@@ -309,20 +276,14 @@ mod tests {
 
     #[test]
     fn whole_items_without_deltas_still_stream() {
-        let mut decoder = ResponsesStreamDecoder::default();
-        let mut out = VecDeque::new();
-        let done = feed(
-            &mut decoder,
-            &[
-                json!({"type": "response.output_item.done", "output_index": 0,
-                       "item": {"type": "message", "id": "m",
-                                "content": [{"type": "output_text", "text": "whole"}]}}),
-                json!({"type": "response.incomplete", "response": {"status": "incomplete",
-                       "incomplete_details": {"reason": "max_output_tokens"}}}),
-            ],
-            &mut out,
-        )
-        .unwrap();
+        let (_, out, done) = feed(&[
+            json!({"type": "response.output_item.done", "output_index": 0,
+                   "item": {"type": "message", "id": "m",
+                            "content": [{"type": "output_text", "text": "whole"}]}}),
+            json!({"type": "response.incomplete", "response": {"status": "incomplete",
+                   "incomplete_details": {"reason": "max_output_tokens"}}}),
+        ]);
+        let done = done.unwrap();
         assert!(matches!(&out[0], StreamChunk::Text(text) if text == "whole"));
         assert_eq!(done.text(), "whole");
         assert_eq!(done.finish_reason, Some(FinishReason::Length));
@@ -330,10 +291,8 @@ mod tests {
 
     #[test]
     fn cut_failed_and_malformed_streams_are_errors_with_excerpts() {
-        let mut decoder = ResponsesStreamDecoder::default();
-        let mut out = VecDeque::new();
         let delta = json!({"type": "response.output_text.delta", "output_index": 0, "delta": "ab"});
-        feed(&mut decoder, &[delta], &mut out);
+        let (decoder, mut out, _) = feed(&[delta]);
         let error = decoder.closed().unwrap_err().to_string();
         assert!(
             error.contains("1 event(s)") && error.contains("2 bytes of text"),

@@ -3,9 +3,9 @@
 
 use super::{ItemKind, ResponsesStreamDecoder, StreamedItem};
 use crate::completion::StreamChunk;
+use crate::providers::codec::{self, Chunks};
 use crate::providers::openai::responses::response::{call_id, message_text, reasoning_text};
 use serde_json::Value;
-use std::collections::VecDeque;
 
 impl ResponsesStreamDecoder {
     /// The streamed item an event refers to (by `item_id`, else `output_index`), created when
@@ -33,10 +33,7 @@ impl ResponsesStreamDecoder {
         let position = match self.find(id, index) {
             Some(position) => position,
             None => {
-                let call_id = id.map_or_else(
-                    || format!("call_{}", index.unwrap_or(self.items.len() as u64)),
-                    str::to_owned,
-                );
+                let call_id = codec::call_id(id, index.unwrap_or(self.items.len() as u64));
                 self.items.push(StreamedItem {
                     id: id.map(str::to_owned),
                     index,
@@ -52,7 +49,7 @@ impl ResponsesStreamDecoder {
     }
 
     /// Records an announced item; a function call is streamed with its name at once.
-    pub(super) fn item_added(&mut self, event: &Value, out: &mut VecDeque<StreamChunk>) {
+    pub(super) fn item_added(&mut self, event: &Value, out: &mut Chunks) {
         let Some(item) = event.get("item") else {
             return;
         };
@@ -75,17 +72,13 @@ impl ResponsesStreamDecoder {
         if kind == ItemKind::FunctionCall {
             let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
             self.assembler.tool_call(&call_id, Some(name), "");
-            out.push_back(StreamChunk::ToolCall {
-                id: call_id,
-                name: Some(name.to_owned()),
-                delta: String::new(),
-            });
+            out.push_back(codec::tool_call_chunk(call_id, Some(name), ""));
         }
     }
 
     /// Records a finished item, and streams whatever of it no delta carried (some servers send
     /// whole items and no deltas).
-    pub(super) fn item_done(&mut self, event: &Value, out: &mut VecDeque<StreamChunk>) {
+    pub(super) fn item_done(&mut self, event: &Value, out: &mut Chunks) {
         let Some(item) = event.get("item") else {
             return;
         };
@@ -129,11 +122,7 @@ impl ResponsesStreamDecoder {
                 if name.is_some() || rest.is_some() {
                     let delta = rest.unwrap_or_default();
                     self.assembler.tool_call(&call, name, &delta);
-                    out.push_back(StreamChunk::ToolCall {
-                        id: call,
-                        name: name.map(str::to_owned),
-                        delta,
-                    });
+                    out.push_back(codec::tool_call_chunk(call, name, delta));
                 }
             }
             _ => {}

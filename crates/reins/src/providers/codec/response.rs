@@ -1,0 +1,187 @@
+//! What the protocols read alike from an answer: token counts, tool calls, and the response
+//! a turn's parts make.
+
+use crate::completion::{
+    CompletionError, CompletionResponse, FinishReason, RawResponse, Usage, parse_arguments,
+};
+use crate::message::{AssistantContent, OneOrMany};
+use crate::providers::transport::excerpt_json;
+use serde_json::{Value, json};
+use std::fmt::Display;
+
+/// Where an API's answer keeps what reins reads besides the content: the response id, and
+/// the token counts (each API names them its own way, and some split a count in parts, such
+/// as cache reads or thoughts, that reins adds up).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AnswerKeys {
+    /// The key of the response id.
+    pub(crate) id: &'static str,
+    /// The key of the usage object.
+    pub(crate) usage: &'static str,
+    /// The counts of the usage object that add up to the input tokens.
+    pub(crate) input_tokens: &'static [&'static str],
+    /// The counts that add up to the output tokens.
+    pub(crate) output_tokens: &'static [&'static str],
+    /// The total the API reports, if it reports one; else (or when it is missing) the total
+    /// is input plus output.
+    pub(crate) total_tokens: Option<&'static str>,
+}
+
+impl AnswerKeys {
+    /// The token counts of a usage object; a count that is missing is zero.
+    pub(crate) fn read_usage(&self, usage: &Value) -> Usage {
+        let sum = |keys: &[&str]| -> u64 { keys.iter().map(|key| count(usage, key)).sum() };
+        let (input, output) = (sum(self.input_tokens), sum(self.output_tokens));
+        let total = self
+            .total_tokens
+            .and_then(|key| usage.get(key))
+            .and_then(Value::as_u64);
+        Usage {
+            input_tokens: input,
+            output_tokens: output,
+            total_tokens: total.unwrap_or(input + output),
+        }
+    }
+
+    /// The token counts of an answer; zero when it has no usage object.
+    pub(crate) fn usage_of(&self, answer: &Value) -> Usage {
+        answer
+            .get(self.usage)
+            .map(|usage| self.read_usage(usage))
+            .unwrap_or_default()
+    }
+
+    /// The response id of an answer, when it has one.
+    pub(crate) fn id_of(&self, answer: &Value) -> Option<String> {
+        answer
+            .get(self.id)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }
+
+    /// The response of an answer read whole: `parts`, the content read from it, and
+    /// `finish_reason`, with its usage and id read here and itself kept as the raw response.
+    pub(crate) fn response(
+        &self,
+        answer: Value,
+        parts: Vec<AssistantContent>,
+        finish_reason: Option<FinishReason>,
+    ) -> CompletionResponse {
+        let (usage, id) = (self.usage_of(&answer), self.id_of(&answer));
+        response(parts, usage, finish_reason, id, answer)
+    }
+}
+
+/// A count of a usage object; zero when missing.
+fn count(usage: &Value, key: &str) -> u64 {
+    usage.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// A tool call's arguments where the API sends them as JSON text (OpenAI's protocols; some
+/// compatible servers send an object instead): text is parsed as
+/// [`parse_arguments`] does, an object is kept, and anything else is no arguments (`{}`).
+pub(crate) fn arguments_from_text(arguments: Option<&Value>) -> Value {
+    match arguments {
+        Some(Value::String(text)) => parse_arguments(text),
+        Some(Value::Object(map)) => Value::Object(map.clone()),
+        _ => json!({}),
+    }
+}
+
+/// A tool call's arguments where the API sends them as a JSON object (Anthropic, Gemini):
+/// missing or null is no arguments (`{}`); anything else is kept as sent, so a malformed call
+/// is reported as such rather than run with no arguments.
+pub(crate) fn arguments_from_object(arguments: Option<&Value>) -> Value {
+    match arguments {
+        None | Some(Value::Null) => json!({}),
+        Some(arguments) => arguments.clone(),
+    }
+}
+
+/// A tool call's id: the one the API gave, else `call_{index}`. Gemini's codec recognises
+/// these synthesized ids and does not send them back.
+pub(crate) fn call_id(given: Option<&str>, index: impl Display) -> String {
+    given.map_or_else(|| format!("call_{index}"), str::to_owned)
+}
+
+/// The `name` of a tool call `call`; a call without one cannot be run, so its absence is an
+/// error naming `what` the call is in the API's terms and quoting `quoted`.
+pub(crate) fn call_name<'a>(
+    call: &'a Value,
+    what: &str,
+    quoted: &Value,
+) -> Result<&'a str, CompletionError> {
+    call.get("name").and_then(Value::as_str).ok_or_else(|| {
+        CompletionError::Decode(format!("a {what} has no name: {}", excerpt_json(quoted)))
+    })
+}
+
+/// A turn's parts as its content: a turn with no content at all becomes one empty text part,
+/// as [`StreamAssembler::finish`](crate::completion::StreamAssembler::finish) makes it.
+fn content(parts: Vec<AssistantContent>) -> OneOrMany<AssistantContent> {
+    OneOrMany::many(parts).unwrap_or_else(|| OneOrMany::one(AssistantContent::text("")))
+}
+
+/// The response of a turn from its parts (see [`content`]) and what the answer said of it,
+/// with `raw` kept as the raw response: the counterpart of
+/// [`StreamAssembler::finish`](crate::completion::StreamAssembler::finish) for parts that
+/// need no assembling.
+pub(crate) fn response(
+    parts: Vec<AssistantContent>,
+    usage: Usage,
+    finish_reason: Option<FinishReason>,
+    response_id: Option<String>,
+    raw: Value,
+) -> CompletionResponse {
+    CompletionResponse {
+        content: content(parts),
+        usage,
+        finish_reason,
+        response_id,
+        raw: RawResponse::new(raw),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPLIT: AnswerKeys = AnswerKeys {
+        id: "key",
+        usage: "usage",
+        input_tokens: &["in", "cached"],
+        output_tokens: &["out"],
+        total_tokens: Some("all"),
+    };
+
+    #[test]
+    fn usage_adds_up_its_parts_and_prefers_the_reported_total() {
+        let usage = SPLIT.usage_of(&json!({"usage": {"in": 1, "cached": 2, "out": 3}}));
+        assert_eq!(usage, Usage::new(3, 3));
+        let reported = SPLIT.read_usage(&json!({"in": 1, "out": 1, "all": 9}));
+        assert_eq!(reported.total_tokens, 9);
+        assert_eq!(SPLIT.usage_of(&json!({})), Usage::default());
+    }
+
+    #[test]
+    fn a_whole_answer_keeps_its_id_usage_and_raw_form() {
+        let answer = json!({"key": "r1", "usage": {"in": 1, "out": 2}});
+        let response = SPLIT.response(answer.clone(), Vec::new(), Some(FinishReason::Stop));
+        assert_eq!(response.response_id.as_deref(), Some("r1"));
+        assert_eq!(response.usage.total_tokens, 3);
+        assert_eq!(response.content.len(), 1, "one empty text part");
+        assert_eq!(response.text(), "");
+        assert_eq!(response.raw.json(), Some(&answer));
+    }
+
+    #[test]
+    fn arguments_are_read_by_how_the_api_sends_them() {
+        let text = json!("{\"a\":1}");
+        assert_eq!(arguments_from_text(Some(&text)), json!({"a": 1}));
+        assert_eq!(arguments_from_text(Some(&json!(3))), json!({}));
+        assert_eq!(arguments_from_object(Some(&text)), text);
+        assert_eq!(arguments_from_object(Some(&Value::Null)), json!({}));
+        assert_eq!(call_id(None, 2), "call_2");
+        assert_eq!(call_id(Some("c"), 2), "c");
+    }
+}
