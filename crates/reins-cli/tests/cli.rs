@@ -16,12 +16,33 @@ fn the_offline_demo_calls_a_tool_and_answers() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    // Turn 1 is forced to call a tool, every dispatch is audited, turn 2 answers.
-    let turn_one = stderr.find("[audit] turn 1: model call").expect(&stderr);
-    let call = stderr.find("[audit] turn 1: tool call ").expect(&stderr);
-    let turn_two = stderr.find("[audit] turn 2: model call").expect(&stderr);
+    // Turn 1 is forced to call a tool, every dispatch is audited (a JSON line on stderr, which
+    // may follow other text on its line), turn 2 answers.
+    let audit: Vec<serde_json::Value> = stderr
+        .lines()
+        .filter_map(|line| {
+            let start = line.find(r#"{"ts":"#)?;
+            serde_json::from_str(&line[start..]).ok()
+        })
+        .collect();
+    let position = |kind: &str, turn: u64| {
+        audit
+            .iter()
+            .position(|line| {
+                line["event"] == "dispatch" && line["kind"] == kind && line["turn"] == turn
+            })
+            .expect(&stderr)
+    };
+    let (turn_one, call, turn_two) = (
+        position("model", 1),
+        position("tool", 1),
+        position("model", 2),
+    );
     assert!(turn_one < call && call < turn_two, "{stderr}");
-    assert!(stderr.contains("tool_choice: Required"), "{stderr}");
+    assert_eq!(
+        audit[turn_one]["tool_choice"]["type"], "required",
+        "{stderr}"
+    );
     assert!(stderr.contains("[done] 2 model call(s)"), "{stderr}");
 }
 

@@ -13,6 +13,7 @@
 
 pub mod agent;
 pub mod completion;
+pub mod hooks;
 pub mod message;
 pub mod providers;
 pub mod store;

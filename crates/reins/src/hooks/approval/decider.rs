@@ -1,0 +1,323 @@
+//! Who answers [`RuleOutcome::Ask`](super::RuleOutcome::Ask): the [`ApprovalDecider`] trait
+//! and three ready deciders.
+
+use super::ToolTraits;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::future::Future;
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::{Arc, OnceLock};
+use tokio::sync::{Mutex, mpsc, oneshot};
+
+/// A tool call waiting for a decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// The run's id.
+    pub run_id: String,
+    /// The one-based index of the model call that made the tool call.
+    pub turn: usize,
+    /// The tool called.
+    pub tool_name: String,
+    /// The provider's id of the call.
+    pub tool_call_id: String,
+    /// reins' id of the call, unique in the run (also the key of a suspended call).
+    pub internal_call_id: String,
+    /// The arguments (with earlier hooks' rewrites); a JSON string holding the raw text when
+    /// they are not JSON.
+    pub args: Value,
+    /// The description of the rule that asked; `None` when the policy's default asked.
+    pub rule: Option<String>,
+    /// What the tool says about itself, if the policy was told.
+    pub traits: Option<ToolTraits>,
+}
+
+/// A decider's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Run the call as it is.
+    Approve,
+    /// Run the call with these arguments instead (later hooks see them).
+    ApproveWithArgs(Value),
+    /// Don't run the call; the model receives this message as its result.
+    Deny(String),
+    /// End the run as suspended, holding the call for a durable decision.
+    Suspend(String),
+}
+
+impl Decision {
+    /// Run the call as it is.
+    pub fn approve() -> Self {
+        Decision::Approve
+    }
+    /// Run the call with `args` instead.
+    pub fn approve_with_args(args: Value) -> Self {
+        Decision::ApproveWithArgs(args)
+    }
+    /// Don't run the call; the model receives `message`.
+    pub fn deny(message: impl Into<String>) -> Self {
+        Decision::Deny(message.into())
+    }
+    /// Suspend the run for a decision that may come from another process, hours later.
+    pub fn suspend(reason: impl Into<String>) -> Self {
+        Decision::Suspend(reason.into())
+    }
+}
+
+/// Decides about tool calls a policy rule asks about. Implement it as an `async fn`:
+///
+/// ```
+/// use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, Decision};
+///
+/// struct OnlyOnWeekdays;
+///
+/// impl ApprovalDecider for OnlyOnWeekdays {
+///     async fn decide(&self, request: &ApprovalRequest) -> Decision {
+///         Decision::deny(format!("{} waits until Monday", request.tool_name))
+///     }
+/// }
+/// ```
+///
+/// A decider that panics, or takes longer than the policy's timeout, denies the call. It
+/// must answer something: fail closed, and treat an unclear answer as a denial.
+pub trait ApprovalDecider: Send + Sync + 'static {
+    /// The decision about `request`.
+    fn decide(&self, request: &ApprovalRequest) -> impl Future<Output = Decision> + Send;
+}
+
+impl<D: ApprovalDecider> ApprovalDecider for Arc<D> {
+    fn decide(&self, request: &ApprovalRequest) -> impl Future<Output = Decision> + Send {
+        (**self).decide(request)
+    }
+}
+
+/// A decider made of an async closure; see [`decider_fn`].
+#[derive(Clone)]
+pub struct DeciderFn<F>(F);
+
+impl<F> std::fmt::Debug for DeciderFn<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeciderFn")
+    }
+}
+
+/// A decider from an async closure that receives a copy of the request.
+pub fn decider_fn<F, Fut>(decide: F) -> DeciderFn<F>
+where
+    F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Decision> + Send + 'static,
+{
+    DeciderFn(decide)
+}
+
+impl<F, Fut> ApprovalDecider for DeciderFn<F>
+where
+    F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Decision> + Send + 'static,
+{
+    fn decide(&self, request: &ApprovalRequest) -> impl Future<Output = Decision> + Send {
+        (self.0)(request.clone())
+    }
+}
+
+/// Sends each request over a tokio channel, to be answered elsewhere (a UI, a chat bot, a
+/// test) through [`PendingApproval::respond`].
+///
+/// A closed channel, or a request dropped without an answer, denies the call.
+#[derive(Debug, Clone)]
+pub struct ChannelDecider {
+    sender: mpsc::Sender<PendingApproval>,
+}
+
+impl ChannelDecider {
+    /// A decider and the receiver its requests arrive on; `buffer` requests may wait
+    /// unreceived (at least one).
+    pub fn new(buffer: usize) -> (Self, mpsc::Receiver<PendingApproval>) {
+        let (sender, receiver) = mpsc::channel(buffer.max(1));
+        (ChannelDecider { sender }, receiver)
+    }
+
+    /// A decider sending on an existing channel.
+    pub fn from_sender(sender: mpsc::Sender<PendingApproval>) -> Self {
+        ChannelDecider { sender }
+    }
+}
+
+impl ApprovalDecider for ChannelDecider {
+    async fn decide(&self, request: &ApprovalRequest) -> Decision {
+        let name = request.tool_name.clone();
+        let (reply, answer) = oneshot::channel();
+        let pending = PendingApproval {
+            request: request.clone(),
+            reply,
+        };
+        if self.sender.send(pending).await.is_err() {
+            return Decision::deny(format!(
+                "`{name}` was not run: no approver is listening for requests"
+            ));
+        }
+        answer.await.unwrap_or_else(|_| {
+            Decision::deny(format!(
+                "`{name}` was not run: the approver dropped the request without answering"
+            ))
+        })
+    }
+}
+
+/// A request received from a [`ChannelDecider`], to be answered once.
+#[derive(Debug)]
+pub struct PendingApproval {
+    request: ApprovalRequest,
+    reply: oneshot::Sender<Decision>,
+}
+
+impl PendingApproval {
+    /// The call to decide about.
+    pub fn request(&self) -> &ApprovalRequest {
+        &self.request
+    }
+
+    /// Answers the request. Returns `false` when nobody waits for the answer any more (the
+    /// policy timed out, or the run ended).
+    pub fn respond(self, decision: Decision) -> bool {
+        self.reply.send(decision).is_ok()
+    }
+}
+
+/// Asks on the terminal: prints the call to stderr and reads the answer from stdin. Only `y`
+/// or `yes` approves; any other answer, end of input, or no terminal on stdin denies.
+///
+/// Prompts of concurrent calls are asked one after the other. Stdin is read by one
+/// background thread for the whole process, started on the first question; don't read stdin
+/// elsewhere while a terminal decider is in use. Lines typed before a question is shown are
+/// not taken as its answer.
+#[derive(Debug, Clone, Default)]
+pub struct TerminalDecider {
+    input: Input,
+}
+
+/// Where answers come from.
+#[derive(Debug, Clone, Default)]
+enum Input {
+    /// The process's stdin, if it is a terminal.
+    #[default]
+    Stdin,
+    /// Scripted answers, for tests; `None` as if there were no terminal.
+    #[cfg(test)]
+    Scripted(Option<&'static str>),
+}
+
+impl TerminalDecider {
+    /// A decider asking on this process's terminal.
+    pub fn new() -> Self {
+        TerminalDecider::default()
+    }
+
+    #[cfg(test)]
+    pub(super) fn scripted(answer: Option<&'static str>) -> Self {
+        TerminalDecider {
+            input: Input::Scripted(answer),
+        }
+    }
+
+    fn has_terminal(&self) -> bool {
+        match self.input {
+            Input::Stdin => std::io::stdin().is_terminal(),
+            #[cfg(test)]
+            Input::Scripted(answer) => answer.is_some(),
+        }
+    }
+
+    /// The next line typed after the question, or `None` at end of input.
+    async fn read_answer(&self) -> Option<String> {
+        match self.input {
+            Input::Stdin => {
+                let mut lines = stdin_lines().lock().await;
+                // Lines typed before the question are not answers to it.
+                while lines.try_recv().is_ok() {}
+                eprint!("[approval] allow it? [y/N] ");
+                let _ = std::io::stderr().flush();
+                lines.recv().await
+            }
+            #[cfg(test)]
+            Input::Scripted(answer) => answer.map(str::to_owned),
+        }
+    }
+}
+
+impl ApprovalDecider for TerminalDecider {
+    async fn decide(&self, request: &ApprovalRequest) -> Decision {
+        // One question at a time: concurrent calls would interleave their prompts.
+        let _turn = asking().lock().await;
+        let name = &request.tool_name;
+        eprintln!(
+            "\n[approval] the model wants to run {name} {}",
+            request.args
+        );
+        if let Some(rule) = &request.rule {
+            eprintln!("[approval] because of the rule: {rule}");
+        }
+        if !self.has_terminal() {
+            eprintln!("[approval] no terminal to ask on: denied");
+            return Decision::deny(format!("{name} was not run: nobody could approve it"));
+        }
+        // Tells the person when the policy gave up waiting (the future is dropped then).
+        let mut pending = Unanswered(true);
+        let answer = self.read_answer().await;
+        pending.0 = false;
+        let approved = answer
+            .is_some_and(|line| matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"));
+        if approved {
+            eprintln!("[approval] approved");
+            Decision::approve()
+        } else {
+            eprintln!("[approval] denied");
+            Decision::deny(format!("the user did not approve {name}; it was not run"))
+        }
+    }
+}
+
+/// Prints a notice if the question is abandoned (the policy's timeout dropped the future).
+struct Unanswered(bool);
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        if self.0 {
+            eprintln!("\n[approval] no answer in time: denied");
+        }
+    }
+}
+
+/// Serializes terminal questions across every terminal decider of the process.
+fn asking() -> &'static Mutex<()> {
+    static ASKING: Mutex<()> = Mutex::const_new(());
+    &ASKING
+}
+
+/// Lines read from stdin by one background thread, started on first use. A blocking read
+/// cannot be cancelled, so one thread owns stdin for the process: a question abandoned on
+/// timeout does not leave a reader that would swallow the next answer.
+fn stdin_lines() -> &'static Mutex<mpsc::UnboundedReceiver<String>> {
+    static LINES: OnceLock<Mutex<mpsc::UnboundedReceiver<String>>> = OnceLock::new();
+    LINES.get_or_init(|| {
+        let (send, receive) = mpsc::unbounded_channel();
+        let spawned = std::thread::Builder::new()
+            .name("reins-approval-stdin".to_owned())
+            .spawn(move || {
+                let stdin = std::io::stdin();
+                loop {
+                    let mut line = String::new();
+                    match stdin.lock().read_line(&mut line) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) if send.send(line).is_err() => break,
+                        Ok(_) => {}
+                    }
+                }
+            });
+        if let Err(error) = spawned {
+            // The sender was dropped with the closure: every question reads end of input and
+            // is denied.
+            tracing::warn!(%error, "cannot read stdin for approvals; every call will be denied");
+        }
+        Mutex::new(receive)
+    })
+}

@@ -1,0 +1,379 @@
+//! An approval policy for tool calls: ordered rules decide whether each call runs, is refused,
+//! waits for a person (or any async [`ApprovalDecider`]) or suspends the run durably.
+//!
+//! A [`Rule`] matches a call by the tool's name (a glob: `*` is any text, `?` one character),
+//! optionally by its parsed JSON arguments and by what the tool says about itself
+//! ([`ToolTraits`]). The first matching rule wins; when none matches, the policy's default
+//! applies: [`RuleOutcome::Ask`] when a decider is set, else [`RuleOutcome::Deny`].
+//!
+//! The policy fails closed: arguments that cannot be read (or an argument or traits check that
+//! panics) never match an allow rule but do match a rule that denies, asks or suspends; a
+//! decider that panics, or does not answer within the timeout (5 minutes by default), denies
+//! the call with a message saying why; `Ask` with no decider denies.
+//!
+//! Model calls are not gated: the policy observes tool dispatches only. A denial ends the
+//! dispatch chain, so hooks registered after the policy never see a refused call's dispatch
+//! (they still see its outcome, recorded as denied). The policy also notes how it decided each
+//! call in the run's scratchpad; read it with [`approval_record`] (the
+//! [`audit`](crate::hooks::audit) log writes it on the call's outcome line).
+
+mod decider;
+mod rule;
+#[cfg(test)]
+mod tests;
+mod traits;
+
+pub use decider::{
+    ApprovalDecider, ApprovalRequest, ChannelDecider, DeciderFn, Decision, PendingApproval,
+    TerminalDecider, decider_fn,
+};
+pub use rule::{Rule, RuleOutcome};
+pub use traits::ToolTraits;
+
+use crate::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext, StepEventKind};
+use crate::tool::panic_message;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The default time a decider has to answer before the call is denied.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// Gates tool calls by ordered [`Rule`]s; see the [module docs](self).
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::hooks::approval::{ApprovalPolicy, Decision, Rule, ToolTraits, decider_fn};
+/// use reins::message::Message;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::tool_fn;
+/// use serde_json::{Value, json};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), reins::agent::PromptError> {
+/// let read = tool_fn("read_file", "Reads a file.", |_: Value| async {
+///     Ok::<_, std::convert::Infallible>("contents")
+/// });
+/// let delete = tool_fn("delete_file", "Deletes a file.", |_: Value| async {
+///     Ok::<_, std::convert::Infallible>("deleted")
+/// });
+/// let model = ScriptedModel::new([
+///     Turn::tool_calls([
+///         ("read_file", json!({"path": "notes.txt"})),
+///         ("delete_file", json!({"path": "/etc/passwd"})),
+///         ("delete_file", json!({"path": "tmp/cache"})),
+///     ]),
+///     Turn::text("Done."),
+/// ]);
+/// let policy = ApprovalPolicy::new()
+///     .tool_traits("read_file", ToolTraits::read_only())
+///     .tool_traits("delete_file", ToolTraits::destructive())
+///     .rule(Rule::allow("*").when_traits(|traits| traits.read_only))
+///     .rule(
+///         Rule::deny("delete_*", "system files are off limits")
+///             .when_args(|args| args["path"].as_str().is_some_and(|p| p.starts_with("/etc"))),
+///     )
+///     .rule(Rule::ask("*").when_traits(|traits| traits.destructive))
+///     // A person would answer here; this decider approves everything under `tmp/`.
+///     .decider(decider_fn(|request| async move {
+///         match request.args["path"].as_str() {
+///             Some(path) if path.starts_with("tmp/") => Decision::approve(),
+///             _ => Decision::deny("not approved"),
+///         }
+///     }));
+///
+/// let agent = AgentBuilder::new(model.clone())
+///     .tool(read)
+///     .tool(delete)
+///     .add_hook(policy)
+///     .build();
+/// agent.prompt("Tidy up.").await?;
+///
+/// let results: Vec<String> = model.requests()[1]
+///     .history
+///     .iter()
+///     .filter(|message| matches!(message, Message::Tool(_)))
+///     .map(Message::text)
+///     .collect();
+/// assert_eq!(results, ["contents", "system files are off limits", "deleted"]);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct ApprovalPolicy {
+    rules: Vec<Rule>,
+    traits: HashMap<String, ToolTraits>,
+    unknown_traits: ToolTraits,
+    default: Option<RuleOutcome>,
+    decider: Option<Arc<dyn ErasedDecider>>,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for ApprovalPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalPolicy")
+            .field("rules", &self.rules)
+            .field("traits", &self.traits)
+            .field("unknown_traits", &self.unknown_traits)
+            .field("default", &self.default_outcome_now())
+            .field("decider", &self.decider.is_some())
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl Default for ApprovalPolicy {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ApprovalPolicy {
+    /// A policy with no rules, no decider and no known tool traits: every tool call is denied
+    /// until rules allow some.
+    pub fn new() -> Self {
+        ApprovalPolicy {
+            rules: Vec::new(),
+            traits: HashMap::new(),
+            unknown_traits: ToolTraits::default(),
+            default: None,
+            decider: None,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// Adds a rule after the ones already there; the first rule that matches a call decides.
+    pub fn rule(mut self, rule: Rule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// Tells the policy what the tool `tool_name` says about itself (e.g. from MCP tool
+    /// annotations). Rules' [`when_traits`](Rule::when_traits) checks see it.
+    pub fn tool_traits(mut self, tool_name: impl Into<String>, traits: ToolTraits) -> Self {
+        self.traits.insert(tool_name.into(), traits);
+        self
+    }
+
+    /// The traits assumed for a tool the policy was told nothing about. By default
+    /// [`ToolTraits::default`]: not read-only, possibly destructive, not idempotent — so an
+    /// unknown tool never passes as harmless.
+    pub fn unknown_traits(mut self, traits: ToolTraits) -> Self {
+        self.unknown_traits = traits;
+        self
+    }
+
+    /// What happens to a call no rule matches. Unset, it is [`RuleOutcome::Ask`] when a
+    /// decider is set, else a [`RuleOutcome::Deny`] naming the tool.
+    pub fn default_outcome(mut self, outcome: RuleOutcome) -> Self {
+        self.default = Some(outcome);
+        self
+    }
+
+    /// Who answers [`RuleOutcome::Ask`]: a person at a [`TerminalDecider`], a UI behind a
+    /// [`ChannelDecider`], or any [`ApprovalDecider`].
+    pub fn decider(mut self, decider: impl ApprovalDecider) -> Self {
+        self.decider = Some(Arc::new(decider));
+        self
+    }
+
+    /// How long the decider may take before the call is denied ([`DEFAULT_TIMEOUT`] unless
+    /// set). The run waits that long at most for each asked call.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    fn default_outcome_now(&self) -> Option<RuleOutcome> {
+        match (&self.default, &self.decider) {
+            (Some(outcome), _) => Some(outcome.clone()),
+            (None, Some(_)) => Some(RuleOutcome::Ask),
+            (None, None) => None,
+        }
+    }
+
+    /// The first matching rule's outcome and description, or the default outcome.
+    fn evaluate(&self, tool_name: &str, args: Option<&Value>) -> (RuleOutcome, Option<String>) {
+        let traits = self
+            .traits
+            .get(tool_name)
+            .copied()
+            .unwrap_or(self.unknown_traits);
+        match self
+            .rules
+            .iter()
+            .find(|rule| rule.matches(tool_name, args, &traits))
+        {
+            Some(rule) => (rule.outcome().clone(), Some(rule.description())),
+            None => {
+                let outcome = self.default_outcome_now().unwrap_or_else(|| {
+                    RuleOutcome::Deny(format!(
+                        "`{tool_name}` is not allowed by the approval policy; it was not run"
+                    ))
+                });
+                (outcome, None)
+            }
+        }
+    }
+
+    /// Asks the decider, failing closed on a missing decider, a panic or a timeout.
+    async fn ask(&self, ctx: &HookContext, request: ApprovalRequest) -> (Decision, bool) {
+        let name = request.tool_name.clone();
+        let Some(decider) = &self.decider else {
+            return (
+                Decision::deny(format!(
+                    "`{name}` needs approval but no approver is configured; it was not run"
+                )),
+                false,
+            );
+        };
+        // The call to `decide` itself is inside the guarded future, so a decider that panics
+        // before returning its future is caught too.
+        let asked = AssertUnwindSafe(async { decider.decide(&request).await }).catch_unwind();
+        let decision = match tokio::time::timeout(self.timeout, asked).await {
+            Ok(Ok(decision)) => decision,
+            Ok(Err(panic)) => {
+                tracing::warn!(
+                    run_id = ctx.run_id(),
+                    tool = %name,
+                    message = %panic_message(panic.as_ref()),
+                    "the approval decider panicked; the call is denied"
+                );
+                Decision::deny(format!(
+                    "`{name}` was not run: the approval failed (the approver panicked)"
+                ))
+            }
+            Err(_) => {
+                tracing::warn!(run_id = ctx.run_id(), tool = %name, "no approval decision in time");
+                Decision::deny(format!(
+                    "`{name}` was not run: nobody approved it within {}",
+                    describe(self.timeout)
+                ))
+            }
+        };
+        (decision, true)
+    }
+}
+
+/// `5 min`, `90 s`, `250 ms`: a timeout as a person reads it.
+fn describe(duration: Duration) -> String {
+    let secs = duration.as_secs();
+    if secs == 0 {
+        format!("{} ms", duration.as_millis())
+    } else if secs % 60 == 0 {
+        format!("{} min", secs / 60)
+    } else {
+        format!("{secs} s")
+    }
+}
+
+impl AgentHook for ApprovalPolicy {
+    fn observes(&self, kind: StepEventKind) -> bool {
+        kind == StepEventKind::ToolDispatch
+    }
+
+    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        let (Some(name), Some(args_text)) = (event.tool_name(), event.tool_args()) else {
+            return DispatchAction::proceed();
+        };
+        let args = serde_json::from_str::<Value>(args_text).ok();
+        let (outcome, rule) = self.evaluate(name, args.as_ref());
+        let call_id = event.internal_call_id().unwrap_or_default();
+        let (action, asked) = match outcome {
+            RuleOutcome::Allow => (DispatchAction::proceed(), false),
+            RuleOutcome::Deny(message) => (DispatchAction::deny(message), false),
+            RuleOutcome::Suspend(reason) => (DispatchAction::suspend(reason), false),
+            RuleOutcome::Ask => {
+                let request = ApprovalRequest {
+                    run_id: ctx.run_id().to_owned(),
+                    turn: ctx.turn(),
+                    tool_name: name.to_owned(),
+                    tool_call_id: event.tool_call_id().unwrap_or_default().to_owned(),
+                    internal_call_id: call_id.to_owned(),
+                    // Unreadable arguments reach the person as the text the model sent.
+                    args: args.unwrap_or_else(|| Value::String(args_text.to_owned())),
+                    rule: rule.clone(),
+                    traits: self.traits.get(name).copied(),
+                };
+                let (decision, asked) = self.ask(ctx, request).await;
+                let action = match decision {
+                    Decision::Approve => DispatchAction::proceed(),
+                    Decision::ApproveWithArgs(args) => {
+                        DispatchAction::rewrite_tool_args(event.kind, args)
+                    }
+                    Decision::Deny(message) => DispatchAction::deny(message),
+                    Decision::Suspend(reason) => DispatchAction::suspend(reason),
+                };
+                (action, asked)
+            }
+        };
+        let verdict = match &action {
+            DispatchAction::RewriteToolArgs(_) => Verdict::AllowWithArgs,
+            DispatchAction::Deny(_) => Verdict::Deny,
+            DispatchAction::Suspend(_) => Verdict::Suspend,
+            _ => Verdict::Allow,
+        };
+        let record = ApprovalRecord {
+            rule,
+            asked,
+            verdict,
+        };
+        ctx.scratchpad().update(|records: &mut Records| {
+            records.0.insert(call_id.to_owned(), record);
+        });
+        action
+    }
+}
+
+/// How the policy decided one tool call, kept in the run's scratchpad.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalRecord {
+    /// The description of the rule that matched; `None` when the default outcome applied.
+    pub rule: Option<String>,
+    /// Whether the decider was consulted (and answered, failed or timed out).
+    pub asked: bool,
+    /// What the policy answered.
+    pub verdict: Verdict,
+}
+
+/// What the policy answered for a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The call ran as the model made it (as far as this policy is concerned).
+    Allow,
+    /// The decider approved it with replacement arguments.
+    AllowWithArgs,
+    /// The call was refused.
+    Deny,
+    /// The run was suspended for a durable decision.
+    Suspend,
+}
+
+/// The policy's records of the run, by reins' call id.
+#[derive(Default)]
+struct Records(HashMap<String, ApprovalRecord>);
+
+/// How an [`ApprovalPolicy`] decided the call `internal_call_id` of this run, if a policy saw
+/// it. The records live in the run's memory only: a run resumed in another process has none
+/// for the calls decided before the pause.
+pub fn approval_record(ctx: &HookContext, internal_call_id: &str) -> Option<ApprovalRecord> {
+    ctx.scratchpad()
+        .update(|records: &mut Records| records.0.get(internal_call_id).cloned())
+}
+
+/// Object-safe form of [`ApprovalDecider`], so the policy stores any decider.
+trait ErasedDecider: Send + Sync {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision>;
+}
+
+impl<D: ApprovalDecider> ErasedDecider for D {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        Box::pin(ApprovalDecider::decide(self, request))
+    }
+}

@@ -1,0 +1,343 @@
+//! An audit log: one JSON line per dispatch (model call or tool call) and per outcome.
+//!
+//! Every line has `ts` (RFC 3339, UTC, milliseconds), `run_id`, `turn`, `event`
+//! (`"dispatch"` or `"outcome"`) and `kind` (`"model"` or `"tool"`). Tool lines add `tool`,
+//! `call_id` (reins' call id, the same on a call's dispatch and outcome) and `effect_id`
+//! (the call's idempotency key, as
+//! [`ToolCallContext::effect_id`](crate::tool::ToolCallContext::effect_id) gives it to the
+//! tool); model lines add `model` (the label called) and the request's `tool_choice` when
+//! set. Dispatch lines say `"decision": "proceed"`. Outcome lines say `outcome` — `"success"`,
+//! `"failed"`, `"skipped"`, `"denied"` or `"suspended"` (a failed model call's line is written
+//! when the run ends, as are suspended calls') — with a `message` for all but success (the
+//! failure, or what the model was told), a model's `usage`, and `approval` when
+//! an [`ApprovalPolicy`](crate::hooks::approval::ApprovalPolicy) decided the call (see
+//! [`ApprovalRecord`]). With [`with_args`](AuditLog::with_args), tool lines also carry `args`,
+//! through the [`redact_args`](AuditLog::redact_args) closure if one is set. Fields without a
+//! value are left out.
+//!
+//! # Where to register it
+//!
+//! **Last.** A skip, denial or suspension ends the dispatch chain, so a hook after the one
+//! that refused never sees that dispatch. Registered last, the log's dispatch line means
+//! "every other hook let this run, with these arguments"; a refused call has no dispatch line
+//! but always an outcome line, which records the final outcome (`"denied"` with the message,
+//! and the approval record). Suspended calls get their outcome line when the run ends.
+//! Registered first instead, the log records every call as the model made it, before any
+//! policy saw it, and the outcome lines still record what was decided.
+//!
+//! The log only observes: it answers proceed to everything, and a failed write is reported
+//! with `tracing::warn!` and never stops the run. Lines are written (and flushed) while the
+//! run waits, behind a mutex shared by every clone; hand it a fast writer.
+
+#[cfg(test)]
+mod tests;
+mod time;
+
+use crate::agent::{
+    AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
+    PromptError, RunSettledEvent, StepEventKind,
+};
+use crate::completion::Usage;
+use crate::hooks::approval::{ApprovalRecord, approval_record};
+use crate::message::ToolChoice;
+use crate::tool::ToolOutcome;
+use serde::Serialize;
+use serde_json::Value;
+use std::io::Write;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+type Redactor = Arc<dyn Fn(&str, Value) -> Value + Send + Sync>;
+
+/// Writes one JSON line per dispatch and outcome; see the [module docs](self).
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::hooks::audit::AuditLog;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::tool_fn;
+/// use serde_json::{Value, json};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let path = std::env::temp_dir().join(format!("reins-audit-doc-{}.jsonl", std::process::id()));
+/// let login = tool_fn("login", "Logs in.", |_: Value| async {
+///     Ok::<_, std::convert::Infallible>("welcome")
+/// });
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("login", json!({"user": "ada", "password": "hunter2"})),
+///     Turn::text("Logged in."),
+/// ]);
+/// let audit = AuditLog::append_to(&path)?
+///     .redact_args(|_tool, mut args| {
+///         args["password"] = json!("***");
+///         args
+///     });
+/// let agent = AgentBuilder::new(model).tool(login).add_hook(audit).build();
+/// agent.prompt("Log me in.").await?;
+///
+/// let text = std::fs::read_to_string(&path)?;
+/// std::fs::remove_file(&path)?;
+/// let lines: Vec<Value> = text.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+/// let events: Vec<(&str, &str)> = lines
+///     .iter()
+///     .map(|line| (line["event"].as_str().unwrap(), line["kind"].as_str().unwrap()))
+///     .collect();
+/// assert_eq!(
+///     events,
+///     [
+///         ("dispatch", "model"), ("outcome", "model"),
+///         ("dispatch", "tool"), ("outcome", "tool"),
+///         ("dispatch", "model"), ("outcome", "model"),
+///     ]
+/// );
+/// assert_eq!(lines[2]["args"], json!({"user": "ada", "password": "***"}));
+/// assert_eq!(lines[3]["outcome"], "success");
+/// assert!(!text.contains("hunter2"));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct AuditLog {
+    sink: Arc<Mutex<Box<dyn Write + Send>>>,
+    args: bool,
+    redact: Option<Redactor>,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog")
+            .field("args", &self.args)
+            .field("redact", &self.redact.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AuditLog {
+    /// A log writing to `writer` (a file, a socket, a buffer …), flushed after each line.
+    pub fn new(writer: impl Write + Send + 'static) -> Self {
+        AuditLog {
+            sink: Arc::new(Mutex::new(Box::new(writer))),
+            args: false,
+            redact: None,
+        }
+    }
+
+    /// A log writing to the process's stderr.
+    pub fn stderr() -> Self {
+        AuditLog::new(std::io::stderr())
+    }
+
+    /// A log appending to the file at `path`, created if missing.
+    pub fn append_to(path: impl AsRef<Path>) -> std::io::Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(AuditLog::new(file))
+    }
+
+    /// Writes tool calls' arguments too (off by default: arguments may hold secrets).
+    pub fn with_args(mut self) -> Self {
+        self.args = true;
+        self
+    }
+
+    /// Writes tool calls' arguments as `redact(tool_name, args)` returns them (and turns
+    /// [`with_args`](Self::with_args) on). Arguments that are not JSON reach it as a JSON
+    /// string; if it panics, `"[redaction failed]"` is written instead, never the original.
+    pub fn redact_args(
+        mut self,
+        redact: impl Fn(&str, Value) -> Value + Send + Sync + 'static,
+    ) -> Self {
+        self.args = true;
+        self.redact = Some(Arc::new(redact));
+        self
+    }
+
+    /// The arguments to write for a call of `tool`, given as JSON text, if arguments are
+    /// written.
+    fn args(&self, tool: &str, text: &str) -> Option<Value> {
+        if !self.args {
+            return None;
+        }
+        let args = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()));
+        self.redacted(tool, args)
+    }
+
+    /// `args` as written for a call of `tool`, if arguments are written.
+    fn redacted(&self, tool: &str, args: Value) -> Option<Value> {
+        if !self.args {
+            return None;
+        }
+        Some(match &self.redact {
+            None => args,
+            Some(redact) => catch_unwind(AssertUnwindSafe(|| redact(tool, args)))
+                .unwrap_or_else(|_| Value::String("[redaction failed]".to_owned())),
+        })
+    }
+
+    fn write(&self, line: &Line<'_>) {
+        let mut text = match serde_json::to_string(line) {
+            Ok(text) => text,
+            Err(error) => {
+                tracing::warn!(%error, "an audit line could not be written as JSON");
+                return;
+            }
+        };
+        text.push('\n');
+        // A writer that panicked mid-line leaves at worst a torn line; later lines still go.
+        let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Err(error) = sink.write_all(text.as_bytes()).and_then(|()| sink.flush()) {
+            tracing::warn!(%error, run_id = line.run_id, "the audit log could not be written");
+        }
+    }
+}
+
+/// One line of the log. Field order is the order written.
+#[derive(Serialize)]
+struct Line<'a> {
+    ts: String,
+    run_id: &'a str,
+    turn: usize,
+    event: &'static str,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effect_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'a ToolChoice>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decision: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outcome: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<Usage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    approval: Option<ApprovalRecord>,
+}
+
+impl<'a> Line<'a> {
+    fn new(ctx: &'a HookContext, event: &'static str, kind: &'static str) -> Self {
+        Line {
+            ts: time::rfc3339(SystemTime::now()),
+            run_id: ctx.run_id(),
+            turn: ctx.turn(),
+            event,
+            kind,
+            tool: None,
+            call_id: None,
+            effect_id: None,
+            model: None,
+            tool_choice: None,
+            args: None,
+            decision: None,
+            outcome: None,
+            message: None,
+            usage: None,
+            approval: None,
+        }
+    }
+
+    fn call(mut self, ctx: &HookContext, tool: &'a str, call_id: &'a str) -> Self {
+        self.tool = Some(tool);
+        self.call_id = Some(call_id);
+        self.effect_id = Some(format!("{}/{call_id}", ctx.run_id()));
+        self
+    }
+}
+
+/// The `outcome` and `message` of a tool outcome.
+fn describe(outcome: &ToolOutcome) -> (&'static str, Option<String>) {
+    match outcome {
+        ToolOutcome::Success => ("success", None),
+        ToolOutcome::Failed(failure) => ("failed", Some(failure.to_string())),
+        ToolOutcome::Skipped { reason } => ("skipped", Some(reason.clone())),
+        ToolOutcome::Denied { report } => ("denied", Some(report.clone())),
+    }
+}
+
+impl AgentHook for AuditLog {
+    fn observes(&self, kind: StepEventKind) -> bool {
+        matches!(
+            kind,
+            StepEventKind::CompletionDispatch
+                | StepEventKind::ToolDispatch
+                | StepEventKind::CompletionOutcome
+                | StepEventKind::ToolOutcome
+                | StepEventKind::RunSettled
+        )
+    }
+
+    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        if let (Some(tool), Some(call_id)) = (event.tool_name(), event.internal_call_id()) {
+            let mut line = Line::new(ctx, "dispatch", "tool").call(ctx, tool, call_id);
+            line.args = self.args(tool, event.tool_args().unwrap_or_default());
+            line.decision = Some("proceed");
+            self.write(&line);
+        } else if let Some(request) = event.request() {
+            let mut line = Line::new(ctx, "dispatch", "model");
+            line.model = event.model();
+            line.tool_choice = request.tool_choice.as_ref();
+            line.decision = Some("proceed");
+            self.write(&line);
+        }
+        DispatchAction::proceed()
+    }
+
+    async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        if let Some(result) = event.tool_outcome() {
+            let call_id = result.internal_call_id();
+            let mut line = Line::new(ctx, "outcome", "tool").call(ctx, result.tool_name(), call_id);
+            line.args = self.args(result.tool_name(), result.args());
+            let (outcome, message) = describe(result.outcome());
+            line.outcome = Some(outcome);
+            line.message = message;
+            line.approval = approval_record(ctx, call_id);
+            self.write(&line);
+        } else if let Some(response) = event.completion() {
+            let mut line = Line::new(ctx, "outcome", "model");
+            line.outcome = Some("success");
+            line.usage = Some(response.usage);
+            self.write(&line);
+        }
+        OutcomeAction::proceed()
+    }
+
+    async fn on_run_settled(&self, ctx: &HookContext, event: RunSettledEvent<'_>) {
+        // A failed model call and suspended tool calls never reach `on_outcome`: the run
+        // ends with them.
+        let run = match event.result {
+            Err(PromptError::Suspended { run }) => run,
+            Err(PromptError::Completion { source, .. }) => {
+                let mut line = Line::new(ctx, "outcome", "model");
+                line.outcome = Some("failed");
+                line.message = Some(source.to_string());
+                self.write(&line);
+                return;
+            }
+            _ => return,
+        };
+        for pending in run.pending() {
+            let call_id = pending.internal_call_id.as_str();
+            let tool = pending.call.name.as_str();
+            let mut line = Line::new(ctx, "outcome", "tool").call(ctx, tool, call_id);
+            line.args = self.redacted(tool, pending.call.arguments.clone());
+            line.outcome = Some("suspended");
+            line.message = pending.suspended.clone();
+            line.approval = approval_record(ctx, call_id);
+            self.write(&line);
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! The budget's [`AgentHook`] implementation: when each check runs, and where usage is
+//! added.
+
+use super::Budget;
+use super::check::Tier;
+use super::ledger::{CountedCall, add_usage, with_ledger};
+use crate::agent::{
+    AgentHook, DispatchAction, DispatchEvent, DispatchKind, HookContext, ModelSelectEvent,
+    ModelSelectionAction, OutcomeAction, OutcomeEvent, RunStartAction, RunStartEvent,
+    StepEventKind,
+};
+use crate::tool::ToolOutcome;
+
+/// The label usage is filed under when no model dispatch was seen for a turn (it has no
+/// price, so a cost limit fails closed on it).
+pub(super) const UNKNOWN_MODEL: &str = "(unknown)";
+
+impl AgentHook for Budget {
+    fn observes(&self, kind: StepEventKind) -> bool {
+        match kind {
+            StepEventKind::RunStart
+            | StepEventKind::CompletionDispatch
+            | StepEventKind::CompletionOutcome
+            | StepEventKind::ToolDispatch
+            | StepEventKind::ToolOutcome => true,
+            StepEventKind::ModelSelect => self.switch_to.is_some(),
+            _ => false,
+        }
+    }
+
+    async fn on_run_start(&self, ctx: &HookContext, _event: RunStartEvent<'_>) -> RunStartAction {
+        // Records the start time now, so hooks and prompts before the first model call
+        // count against the wall time.
+        match with_ledger(ctx, |_| ((), false)) {
+            Ok(()) => RunStartAction::continue_run(),
+            Err(error) => RunStartAction::stop(error.0),
+        }
+    }
+
+    fn on_model_select(
+        &self,
+        ctx: &HookContext,
+        _event: ModelSelectEvent<'_>,
+    ) -> ModelSelectionAction {
+        let Some(cheaper) = &self.switch_to else {
+            return ModelSelectionAction::continue_run();
+        };
+        let past_soft_limit = with_ledger(ctx, |ledger| {
+            let usage = self.usage_from(ledger);
+            let tool_calls = Some(ledger.tool_calls_in_flight());
+            let soft = self.exceeded(&usage, Tier::Soft, tool_calls);
+            (soft.is_some(), false)
+        });
+        match past_soft_limit {
+            Ok(true) => ModelSelectionAction::select(cheaper.clone()),
+            Ok(false) => ModelSelectionAction::continue_run(),
+            Err(error) => ModelSelectionAction::stop(error.0),
+        }
+    }
+
+    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        match event.kind {
+            DispatchKind::Completion => {
+                self.before_model_call(ctx, event.model().unwrap_or(UNKNOWN_MODEL))
+            }
+            DispatchKind::Tool => match event.internal_call_id() {
+                Some(call_id) => self.before_tool_call(ctx, call_id),
+                None => DispatchAction::proceed(),
+            },
+            _ => DispatchAction::proceed(),
+        }
+    }
+
+    async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        let turn = ctx.turn();
+        let recorded = if let Some(response) = event.completion() {
+            let usage = response.usage;
+            with_ledger(ctx, |ledger| {
+                // Once per model call, however many budgets see it.
+                if turn <= ledger.accounted_turn {
+                    return ((), false);
+                }
+                let model = match &ledger.dispatched {
+                    Some((dispatched, model)) if *dispatched == turn => model.clone(),
+                    _ => UNKNOWN_MODEL.to_owned(),
+                };
+                add_usage(ledger.by_model.entry(model).or_default(), usage);
+                ledger.model_calls = ledger.model_calls.saturating_add(1);
+                ledger.accounted_turn = turn;
+                ((), true)
+            })
+        } else if let Some(result) = event.tool_outcome() {
+            // A call a later hook skipped or denied did not run: it gives its slot back.
+            let ran = !matches!(
+                result.outcome(),
+                ToolOutcome::Skipped { .. } | ToolOutcome::Denied { .. }
+            );
+            let call_id = result.internal_call_id();
+            with_ledger(ctx, |ledger| {
+                ledger.enter_turn(turn);
+                let position = ledger.calls.iter().position(|call| call.id == call_id);
+                let changed = match position {
+                    Some(index) if ledger.calls[index].ran => false,
+                    Some(index) if ran => {
+                        ledger.calls[index].ran = true;
+                        ledger.tool_calls = ledger.tool_calls.saturating_add(1);
+                        true
+                    }
+                    Some(index) => {
+                        ledger.calls.remove(index);
+                        true
+                    }
+                    // It ran without a budget letting it through (a decision on a resumed
+                    // run replaces the dispatch hooks).
+                    None if ran => {
+                        ledger.calls.push(CountedCall {
+                            id: call_id.to_owned(),
+                            ran: true,
+                        });
+                        ledger.tool_calls = ledger.tool_calls.saturating_add(1);
+                        true
+                    }
+                    None => false,
+                };
+                ((), changed)
+            })
+        } else {
+            return OutcomeAction::proceed();
+        };
+        match recorded {
+            Ok(()) => OutcomeAction::proceed(),
+            Err(error) => OutcomeAction::stop(error.0),
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! What a run has used, kept in the run: cached in the scratchpad for speed, and appended as
+//! an entry after every change so a durable run resumed elsewhere keeps its counts and its
+//! start time.
+
+use crate::agent::{HookContext, RunState};
+use crate::completion::Usage;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The entry kind the ledger is recorded under. Every budget of a run shares the one ledger:
+/// each model turn and tool call is counted once (by turn index and call id), however many
+/// budgets observe it, and each budget prices the per-model token counts itself.
+pub(super) const ENTRY_KIND: &str = "reins.budget";
+
+/// The run's consumption, as recorded in its entries.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(super) struct Ledger {
+    /// When the run started, in milliseconds since the Unix epoch: a wall-clock time, since
+    /// the run may be resumed in another process.
+    pub started_at_ms: u64,
+    /// Tokens per model label, so each budget applies its own prices.
+    #[serde(default)]
+    pub by_model: BTreeMap<String, Usage>,
+    #[serde(default)]
+    pub model_calls: u64,
+    /// Tool calls that ran (succeeded or failed).
+    #[serde(default)]
+    pub tool_calls: u64,
+    /// The last model turn whose usage is counted.
+    #[serde(default)]
+    pub accounted_turn: usize,
+    /// The turn `calls` belongs to; the list is reset when the turn changes (a turn's calls
+    /// all have their outcome before the next model call).
+    #[serde(default)]
+    pub calls_turn: usize,
+    /// The tool calls of `calls_turn` a budget let through, by internal call id: each is
+    /// counted once however many budgets see it.
+    #[serde(default)]
+    pub calls: Vec<CountedCall>,
+    /// The model label dispatched for a turn, read back when that turn's usage arrives.
+    #[serde(default)]
+    pub dispatched: Option<(usize, String)>,
+}
+
+/// A tool call of the current turn, let through by a budget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct CountedCall {
+    pub id: String,
+    /// Whether it ran (and is in `tool_calls`); until then it holds a slot, so concurrent
+    /// calls cannot all take the last one.
+    pub ran: bool,
+}
+
+/// Adds `usage` to `total`, saturating: token counts come from providers, and an absurd
+/// count must not overflow.
+pub(super) fn add_usage(total: &mut Usage, usage: Usage) {
+    total.input_tokens = total.input_tokens.saturating_add(usage.input_tokens);
+    total.output_tokens = total.output_tokens.saturating_add(usage.output_tokens);
+    total.total_tokens = total.total_tokens.saturating_add(usage.total_tokens);
+}
+
+/// The scratchpad's copy of the ledger (`None` until first read in this process).
+#[derive(Default)]
+struct Cached(Option<Ledger>);
+
+/// Why the ledger could not be used. The budget then stops the run: it guards spending, so
+/// not knowing what was spent denies.
+pub(super) struct LedgerError(pub String);
+
+pub(super) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        })
+}
+
+impl Ledger {
+    fn starting_now() -> Self {
+        Ledger {
+            started_at_ms: now_ms(),
+            ..Ledger::default()
+        }
+    }
+
+    /// Tokens over every model.
+    pub fn tokens(&self) -> Usage {
+        let mut total = Usage::default();
+        for usage in self.by_model.values() {
+            add_usage(&mut total, *usage);
+        }
+        total
+    }
+
+    pub fn started_at(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(self.started_at_ms)
+    }
+
+    /// Time since the run started; zero if the clock moved backwards.
+    pub fn elapsed(&self) -> Duration {
+        Duration::from_millis(now_ms().saturating_sub(self.started_at_ms))
+    }
+
+    /// Forgets the calls of earlier turns, so the list stays as short as one turn. A call
+    /// left without an outcome there was stopped with the run, and never ran.
+    pub fn enter_turn(&mut self, turn: usize) {
+        if self.calls_turn != turn {
+            self.calls_turn = turn;
+            self.calls.clear();
+        }
+    }
+
+    /// Tool calls that ran, plus the ones let through that are still running.
+    pub fn tool_calls_in_flight(&self) -> u64 {
+        let running = self.calls.iter().filter(|call| !call.ran).count();
+        self.tool_calls
+            .saturating_add(u64::try_from(running).unwrap_or(u64::MAX))
+    }
+}
+
+/// Runs `f` on the run's ledger (created, and recorded, on first use in a new run) and
+/// records it again if `f` says it changed. The scratchpad's lock is held throughout, so
+/// concurrent tool calls check and count atomically.
+pub(super) fn with_ledger<R>(
+    ctx: &HookContext,
+    f: impl FnOnce(&mut Ledger) -> (R, bool),
+) -> Result<R, LedgerError> {
+    ctx.scratchpad().update(|cached: &mut Cached| {
+        let (ledger, created) = match &mut cached.0 {
+            Some(ledger) => (ledger, false),
+            None => match ctx.last_entry::<Ledger>(ENTRY_KIND) {
+                Ok(Some(ledger)) => (cached.0.insert(ledger), false),
+                Ok(None) => (cached.0.insert(Ledger::starting_now()), true),
+                Err(error) => {
+                    return Err(LedgerError(format!(
+                        "budget: the run's budget record could not be read ({error}), so \
+                         its spending cannot be checked"
+                    )));
+                }
+            },
+        };
+        let (result, changed) = f(ledger);
+        if changed || created {
+            ctx.append_entry(ENTRY_KIND, &*ledger).map_err(|error| {
+                LedgerError(format!(
+                    "budget: the run's budget record could not be written ({error})"
+                ))
+            })?;
+        }
+        Ok(result)
+    })
+}
+
+/// The ledger as it stands, without creating one: the scratchpad's copy, else the newest
+/// entry.
+pub(super) fn read(ctx: &HookContext) -> Option<Ledger> {
+    ctx.scratchpad()
+        .update(|cached: &mut Cached| match &cached.0 {
+            Some(ledger) => Some(ledger.clone()),
+            None => ctx.last_entry::<Ledger>(ENTRY_KIND).ok().flatten(),
+        })
+}
+
+/// The newest ledger recorded in a run's state.
+pub(super) fn read_state(state: &RunState) -> Option<Ledger> {
+    let entry = state
+        .entries
+        .iter()
+        .rev()
+        .find(|entry| entry.kind == ENTRY_KIND)?;
+    Ledger::deserialize(&entry.value).ok()
+}
+
+/// What a run has used so far, as one [`Budget`](super::Budget) sees it (the cost is priced
+/// with that budget's price table). Read it with [`Budget::usage`](super::Budget::usage)
+/// from a hook, or [`Budget::usage_in`](super::Budget::usage_in) from a finished or
+/// suspended run's state.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BudgetUsage {
+    /// Input tokens over the run.
+    pub input_tokens: u64,
+    /// Output tokens over the run.
+    pub output_tokens: u64,
+    /// Input plus output tokens, as the providers counted them.
+    pub total_tokens: u64,
+    /// The cost of the models that have a price.
+    pub cost: f64,
+    /// Models that were called but have no price (their tokens are not in `cost`).
+    pub unpriced_models: Vec<String>,
+    /// Tokens per model label.
+    pub by_model: BTreeMap<String, Usage>,
+    /// Model calls made.
+    pub model_calls: u64,
+    /// Tool calls that ran, successfully or not (calls that were skipped, denied or stopped
+    /// are not counted).
+    pub tool_calls: u64,
+    /// When the run started (its first start, for a resumed run).
+    pub started_at: SystemTime,
+    /// Time from the start to the moment this was read.
+    pub elapsed: Duration,
+}
+
+impl BudgetUsage {
+    /// What `limit` has used: a count, tokens, cost, or seconds for the wall time.
+    pub fn used(&self, limit: super::BudgetLimit) -> f64 {
+        use super::BudgetLimit::*;
+        // Token and call counts stay far below 2^53, where an f64 is exact.
+        match limit {
+            InputTokens => self.input_tokens as f64,
+            OutputTokens => self.output_tokens as f64,
+            TotalTokens => self.total_tokens as f64,
+            Cost => self.cost,
+            ModelCalls => self.model_calls as f64,
+            ToolCalls => self.tool_calls as f64,
+            WallTime => self.elapsed.as_secs_f64(),
+        }
+    }
+}
+
+/// Builds the public view; `price` gives a model's (input, output) price per million
+/// tokens, or `None` when it has none.
+pub(super) fn usage_of(ledger: &Ledger, price: impl Fn(&str) -> Option<(f64, f64)>) -> BudgetUsage {
+    let tokens = ledger.tokens();
+    let mut cost = 0.0;
+    let mut unpriced_models = Vec::new();
+    for (model, usage) in &ledger.by_model {
+        match price(model) {
+            Some((input, output)) => {
+                cost += usage.input_tokens as f64 / 1e6 * input
+                    + usage.output_tokens as f64 / 1e6 * output;
+            }
+            None => unpriced_models.push(model.clone()),
+        }
+    }
+    BudgetUsage {
+        input_tokens: tokens.input_tokens,
+        output_tokens: tokens.output_tokens,
+        total_tokens: tokens.total_tokens,
+        cost,
+        unpriced_models,
+        by_model: ledger.by_model.clone(),
+        model_calls: ledger.model_calls,
+        tool_calls: ledger.tool_calls,
+        started_at: ledger.started_at(),
+        elapsed: ledger.elapsed(),
+    }
+}

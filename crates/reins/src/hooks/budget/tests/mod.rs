@@ -1,0 +1,263 @@
+use super::*;
+mod composition;
+mod resume;
+
+use crate::agent::{
+    Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, ModelSelectEvent,
+    ModelSelectionAction, PromptError, RunSettledEvent, RunStartAction, RunStartEvent, StreamItem,
+    SuspendedRun, ToolDecision,
+};
+use crate::completion::Usage;
+use crate::testing::{ScriptedModel, Turn};
+use crate::tool::{Tool, tool_fn};
+use futures::StreamExt;
+use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Args {
+    #[allow(dead_code)]
+    q: String,
+}
+
+/// A tool that counts its executions.
+fn counting_tool(name: &str, runs: Arc<AtomicUsize>) -> impl Tool {
+    tool_fn(name, "Looks something up.", move |_: Args| {
+        let runs = Arc::clone(&runs);
+        async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, std::convert::Infallible>("found")
+        }
+    })
+}
+
+/// Three tool-calling turns, each reading 500k and writing 250k tokens, then an answer.
+fn script() -> Vec<Turn> {
+    let call =
+        |q: &str| Turn::tool_call("lookup", json!({ "q": q })).usage(Usage::new(500_000, 250_000));
+    vec![call("a"), call("b"), call("c"), Turn::text("done")]
+}
+
+fn agent_with(model: &ScriptedModel, runs: &Arc<AtomicUsize>, budget: Budget) -> Agent {
+    AgentBuilder::new(model.clone())
+        .tool(counting_tool("lookup", Arc::clone(runs)))
+        .add_hook(budget)
+        .build()
+}
+
+fn cancelled_reason(error: &PromptError) -> &str {
+    match error {
+        PromptError::Cancelled { reason, .. } => reason,
+        other => panic!("expected a hook's stop, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn each_limit_stops_the_run_before_the_call_that_would_go_past_it() {
+    // (budget, limit, used, max, model calls made, tool calls run)
+    let cases = [
+        (
+            Budget::new().max_input_tokens(600_000),
+            BudgetLimit::InputTokens,
+            1e6,
+            6e5,
+            2,
+            1,
+        ),
+        (
+            Budget::new().max_output_tokens(400_000),
+            BudgetLimit::OutputTokens,
+            5e5,
+            4e5,
+            2,
+            1,
+        ),
+        (
+            Budget::new().max_total_tokens(1_000_000),
+            BudgetLimit::TotalTokens,
+            1.5e6,
+            1e6,
+            2,
+            1,
+        ),
+        // 500k input at 2.0 plus 250k output at 4.0 per million: 2.0 per turn.
+        (
+            Budget::new().max_cost(3.0).price("default", 2.0, 4.0),
+            BudgetLimit::Cost,
+            4.0,
+            3.0,
+            2,
+            1,
+        ),
+        // No model call would be left to read the second turn's tool result.
+        (
+            Budget::new().max_model_calls(2),
+            BudgetLimit::ModelCalls,
+            2.0,
+            2.0,
+            2,
+            1,
+        ),
+        (
+            Budget::new().max_tool_calls(2),
+            BudgetLimit::ToolCalls,
+            2.0,
+            2.0,
+            3,
+            2,
+        ),
+    ];
+    for (budget, limit, used, max, model_calls, tool_runs) in cases {
+        let model = ScriptedModel::new(script());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let error = agent_with(&model, &runs, budget)
+            .prompt("go")
+            .await
+            .unwrap_err();
+        let stop = BudgetExceeded::from_error(&error).expect("a budget stop");
+        assert_eq!(stop, BudgetExceeded { limit, used, max }, "{limit}");
+        assert_eq!(model.requests().len(), model_calls, "{limit}: model calls");
+        assert_eq!(runs.load(Ordering::SeqCst), tool_runs, "{limit}: tool runs");
+    }
+}
+
+#[tokio::test]
+async fn a_used_up_wall_time_stops_before_the_first_model_call() {
+    let model = ScriptedModel::new(script());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let budget = Budget::new().max_wall_time(Duration::ZERO);
+    let error = agent_with(&model, &runs, budget)
+        .prompt("go")
+        .await
+        .unwrap_err();
+    let stop = BudgetExceeded::from_error(&error).expect("a budget stop");
+    assert_eq!((stop.limit, stop.max), (BudgetLimit::WallTime, 0.0));
+    assert!(model.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_run_within_its_limits_finishes_and_reports_what_it_used() {
+    let model = ScriptedModel::new(script());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let budget = Budget::new()
+        .max_model_calls(4)
+        .max_tool_calls(3)
+        .max_cost(10.0)
+        .price("default", 2.0, 4.0);
+    let response = agent_with(&model, &runs, budget.clone())
+        .prompt("go")
+        .extended_details()
+        .await
+        .unwrap();
+    assert_eq!(response.output, "done");
+    let used = budget.usage_in(&response.state).expect("a recorded budget");
+    assert_eq!((used.model_calls, used.tool_calls), (4, 3));
+    assert_eq!(
+        (used.input_tokens, used.output_tokens),
+        (1_500_000, 750_000)
+    );
+    assert_eq!(used.total_tokens, 2_250_000);
+    assert_eq!(used.cost, 6.0);
+    assert_eq!(used.by_model.len(), 1);
+    assert!(used.unpriced_models.is_empty());
+    // Another budget's prices apply to the same counts.
+    let dearer = Budget::new().price("default", 4.0, 8.0);
+    assert_eq!(dearer.usage_in(&response.state).unwrap().cost, 12.0);
+}
+
+#[test]
+fn the_stop_reason_round_trips_for_every_limit() {
+    for limit in BudgetLimit::ALL {
+        for (used, max) in [
+            (3.0, 3.0),
+            (1234567.0, 1000000.0),
+            (0.012345678901234, 0.01),
+        ] {
+            let stop = BudgetExceeded { limit, used, max };
+            let error = PromptError::Cancelled {
+                reason: stop.to_string(),
+                history: Vec::new(),
+                run_id: "r".into(),
+            };
+            assert_eq!(BudgetExceeded::from_error(&error), Some(stop));
+        }
+    }
+    assert_eq!(
+        BudgetExceeded {
+            limit: BudgetLimit::Cost,
+            used: 4.5,
+            max: 3.0
+        }
+        .to_string(),
+        "budget exceeded: cost used 4.5 of 3"
+    );
+    for other in [
+        "stopped",
+        "budget exceeded: fuel used 1 of 2",
+        "budget exceeded: cost used x of 2",
+    ] {
+        assert_eq!(other.parse::<BudgetExceeded>(), Err(()), "{other}");
+    }
+    assert_eq!(
+        BudgetExceeded::from_error(&PromptError::InvalidConfiguration("x".into())),
+        None
+    );
+}
+
+#[tokio::test]
+async fn a_cost_limit_fails_closed_on_a_model_without_a_price() {
+    let model = ScriptedModel::new(script());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let budget = Budget::new().max_cost(100.0).price("other", 1.0, 1.0);
+    let error = agent_with(&model, &runs, budget)
+        .prompt("go")
+        .await
+        .unwrap_err();
+    assert!(cancelled_reason(&error).contains("no price is set for model `default`"));
+    assert_eq!(
+        BudgetExceeded::from_error(&error),
+        None,
+        "not a reached limit"
+    );
+    assert!(
+        model.requests().is_empty(),
+        "the unpriced model is never called"
+    );
+    // A default price covers it; an invalid price counts as no price.
+    for (budget, ok) in [
+        (Budget::new().max_cost(100.0).default_price(1.0, 1.0), true),
+        (
+            Budget::new()
+                .max_cost(100.0)
+                .price("default", f64::NAN, 1.0),
+            false,
+        ),
+    ] {
+        let model = ScriptedModel::new(script());
+        let result = agent_with(&model, &runs, budget).prompt("go").await;
+        assert_eq!(result.is_ok(), ok);
+    }
+}
+
+#[tokio::test]
+async fn an_unreadable_budget_record_stops_the_run() {
+    /// Writes a corrupt budget record before the budget reads it.
+    struct Corrupt;
+    impl AgentHook for Corrupt {
+        async fn on_run_start(&self, ctx: &HookContext, _: RunStartEvent<'_>) -> RunStartAction {
+            ctx.append_entry(ledger::ENTRY_KIND, &"not a ledger")
+                .unwrap();
+            RunStartAction::continue_run()
+        }
+    }
+    let model = ScriptedModel::new(script());
+    let agent = AgentBuilder::new(model.clone())
+        .add_hook(Corrupt)
+        .add_hook(Budget::new().max_model_calls(5))
+        .build();
+    let error = agent.prompt("go").await.unwrap_err();
+    assert!(cancelled_reason(&error).contains("budget record could not be read"));
+    assert!(model.requests().is_empty());
+}

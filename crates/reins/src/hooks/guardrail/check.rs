@@ -1,0 +1,166 @@
+//! What a check answers ([`Verdict`]), the [`Check`] trait, and the erased form the hook stores.
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::future::Future;
+
+/// Where a check runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// The user's prompt, once, before the first model call (`on_run_start`).
+    Input,
+    /// Each final answer: a model turn without tool calls (`on_model_turn_finished`).
+    Answer,
+    /// The JSON arguments of each tool call, before the tool runs (`on_dispatch`).
+    ToolArgs,
+}
+
+impl Stage {
+    /// The stage's name in a trip reason: `input`, `answer` or `tool_args`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Input => "input",
+            Stage::Answer => "answer",
+            Stage::ToolArgs => "tool_args",
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A check's answer. What each verdict does depends on the stage:
+///
+/// - `Pass`: the next check runs.
+/// - `Rewrite(text)`: on the [input](Stage::Input) the prompt becomes `text`, on
+///   [tool arguments](Stage::ToolArgs) the arguments do (as JSON); later checks see the new
+///   text. On an [answer](Stage::Answer) it trips: an answer cannot be rewritten.
+/// - `Reject(message)`: on an answer, the model is asked again with `message` as feedback, at
+///   most [`max_retries`](super::Guardrails::max_retries) times per run, then the run trips;
+///   on tool arguments, the call is skipped and the model receives `message` as its result;
+///   on the input it trips, as there is no model to tell yet.
+/// - `Trip(message)`: the run stops.
+///
+/// A trip ends the run with a [`GuardrailTripped`](super::GuardrailTripped) reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// The text is fine.
+    Pass,
+    /// Replace the text (input and tool arguments only).
+    Rewrite(String),
+    /// Tell the model what is wrong so it can do better: retry feedback for an answer, the
+    /// result of a skipped tool call.
+    Reject(String),
+    /// Stop the run.
+    Trip(String),
+}
+
+impl Verdict {
+    /// The text is fine.
+    pub fn pass() -> Self {
+        Verdict::Pass
+    }
+    /// Replace the text.
+    pub fn rewrite(text: impl Into<String>) -> Self {
+        Verdict::Rewrite(text.into())
+    }
+    /// Tell the model `message` and let it try again.
+    pub fn reject(message: impl Into<String>) -> Self {
+        Verdict::Reject(message.into())
+    }
+    /// Stop the run with `message`.
+    pub fn trip(message: impl Into<String>) -> Self {
+        Verdict::Trip(message.into())
+    }
+    /// The verdict of a check that can fail (a classifier behind a network call): an error
+    /// trips, so a check that cannot decide never lets the text through.
+    pub fn from_result<E: fmt::Display>(result: Result<Verdict, E>) -> Self {
+        match result {
+            Ok(verdict) => verdict,
+            Err(error) => Verdict::Trip(format!("the check failed: {error}")),
+        }
+    }
+}
+
+/// A check on a piece of text, possibly asynchronous, e.g. a call to a classifier model.
+///
+/// Implement it with an `async fn`. A check that panics trips, and so does one that errors
+/// (map errors with [`Verdict::from_result`]) or outlives the guardrails'
+/// [`timeout`](super::Guardrails::timeout). For a synchronous rule, a closure is simpler: see
+/// [`Guardrails::input_fn`](super::Guardrails::input_fn) and its siblings.
+///
+/// ```
+/// use reins::hooks::guardrail::{Check, Verdict};
+///
+/// /// Stands in for a moderation model behind an HTTP API.
+/// struct Moderation;
+///
+/// impl Moderation {
+///     async fn flagged(&self, text: &str) -> Result<bool, std::io::Error> {
+///         Ok(text.contains("attack"))
+///     }
+/// }
+///
+/// impl Check for Moderation {
+///     async fn check(&self, text: &str) -> Verdict {
+///         Verdict::from_result(self.flagged(text).await.map(|flagged| {
+///             if flagged { Verdict::trip("flagged by moderation") } else { Verdict::Pass }
+///         }))
+///     }
+/// }
+/// ```
+pub trait Check: Send + Sync + 'static {
+    /// Judges `text`.
+    fn check(&self, text: &str) -> impl Future<Output = Verdict> + Send;
+
+    /// This check, with its rejections turned into trips: the run stops instead of the model
+    /// getting another chance.
+    fn tripping(self) -> Tripping<Self>
+    where
+        Self: Sized,
+    {
+        Tripping(self)
+    }
+}
+
+/// A check whose rejections trip; see [`Check::tripping`].
+#[derive(Debug, Clone)]
+pub struct Tripping<C>(C);
+
+impl<C: Check> Check for Tripping<C> {
+    async fn check(&self, text: &str) -> Verdict {
+        match self.0.check(text).await {
+            Verdict::Reject(message) => Verdict::Trip(message),
+            verdict => verdict,
+        }
+    }
+}
+
+/// A synchronous closure as a check.
+pub(super) struct FnCheck<F>(pub F);
+
+impl<F> Check for FnCheck<F>
+where
+    F: Fn(&str) -> Verdict + Send + Sync + 'static,
+{
+    async fn check(&self, text: &str) -> Verdict {
+        (self.0)(text)
+    }
+}
+
+/// Object-safe form of [`Check`], so checks of any type are stored together.
+pub(super) trait ErasedCheck: Send + Sync {
+    fn check_erased<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Verdict>;
+}
+
+impl<C: Check> ErasedCheck for C {
+    fn check_erased<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Verdict> {
+        Box::pin(Check::check(self, text))
+    }
+}

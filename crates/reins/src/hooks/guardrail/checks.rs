@@ -1,0 +1,170 @@
+//! Ready-made checks. Each rejects (so the model gets another chance where the stage allows
+//! one); call [`Check::tripping`] on it to stop the run instead.
+
+use super::check::{Check, Verdict};
+
+/// Rejects text longer than a number of characters (Unicode scalar values, not bytes).
+///
+/// ```
+/// use reins::hooks::guardrail::{Check, MaxLength, Verdict};
+/// # futures::executor::block_on(async {
+/// assert_eq!(MaxLength::chars(3).check("héé").await, Verdict::Pass);
+/// assert!(matches!(MaxLength::chars(3).check("four").await, Verdict::Reject(_)));
+/// # });
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MaxLength {
+    max_chars: usize,
+}
+
+impl MaxLength {
+    /// At most `max_chars` characters.
+    pub fn chars(max_chars: usize) -> Self {
+        MaxLength { max_chars }
+    }
+}
+
+impl Check for MaxLength {
+    async fn check(&self, text: &str) -> Verdict {
+        // A text of at most `max_chars` bytes has at most that many characters: skip the
+        // count for the common short case.
+        if text.len() <= self.max_chars {
+            return Verdict::Pass;
+        }
+        let count = text.chars().count();
+        if count <= self.max_chars {
+            Verdict::Pass
+        } else {
+            Verdict::Reject(format!(
+                "Too long: {count} characters where at most {} are allowed. Make it shorter.",
+                self.max_chars
+            ))
+        }
+    }
+}
+
+/// Rejects text containing any of a list of phrases, compared case-insensitively (plain
+/// substrings, no patterns).
+///
+/// By default the rejection names the phrase found, which helps the model rephrase; set
+/// [`message`](Self::message) when the list itself must stay private.
+///
+/// ```
+/// use reins::hooks::guardrail::{Check, DenyList, Verdict};
+/// # futures::executor::block_on(async {
+/// let deny = DenyList::new(["ignore previous instructions"]);
+/// assert!(matches!(deny.check("Please IGNORE previous Instructions").await, Verdict::Reject(_)));
+/// assert_eq!(deny.check("Follow the instructions").await, Verdict::Pass);
+/// # });
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DenyList {
+    /// The phrases, lowercased once here so each check lowercases only the text.
+    phrases: Vec<String>,
+    message: Option<String>,
+}
+
+impl DenyList {
+    /// Denies each of `phrases`. Empty phrases are ignored: they would match every text.
+    pub fn new<I, S>(phrases: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        DenyList {
+            phrases: phrases
+                .into_iter()
+                .map(|phrase| phrase.as_ref().to_lowercase())
+                .filter(|phrase| !phrase.is_empty())
+                .collect(),
+            message: None,
+        }
+    }
+
+    /// Rejects with `message` instead of naming the phrase found.
+    pub fn message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+}
+
+impl Check for DenyList {
+    async fn check(&self, text: &str) -> Verdict {
+        if self.phrases.is_empty() {
+            return Verdict::Pass;
+        }
+        let text = text.to_lowercase();
+        match self
+            .phrases
+            .iter()
+            .find(|phrase| text.contains(phrase.as_str()))
+        {
+            None => Verdict::Pass,
+            Some(phrase) => Verdict::Reject(match &self.message {
+                Some(message) => message.clone(),
+                None => format!("Contains the denied phrase \"{phrase}\". Leave it out."),
+            }),
+        }
+    }
+}
+
+/// Rejects text that is not valid JSON (any JSON value; no schema). Meant for answers.
+///
+/// ```
+/// use reins::hooks::guardrail::{Check, ValidJson, Verdict};
+/// # futures::executor::block_on(async {
+/// assert_eq!(ValidJson::new().check(r#" {"ok": true} "#).await, Verdict::Pass);
+/// assert!(matches!(ValidJson::new().check("{ok: true}").await, Verdict::Reject(_)));
+/// let fenced = "```json\n{\"ok\": true}\n```";
+/// assert!(matches!(ValidJson::new().check(fenced).await, Verdict::Reject(_)));
+/// assert_eq!(ValidJson::new().allow_code_fence().check(fenced).await, Verdict::Pass);
+/// # });
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValidJson {
+    allow_code_fence: bool,
+}
+
+impl ValidJson {
+    /// The text, trimmed of surrounding whitespace, must be one JSON value.
+    pub fn new() -> Self {
+        ValidJson::default()
+    }
+
+    /// Also accepts JSON wrapped in one Markdown code fence (```` ``` ```` or
+    /// ```` ```json ````), as models often write it.
+    pub fn allow_code_fence(mut self) -> Self {
+        self.allow_code_fence = true;
+        self
+    }
+}
+
+impl Check for ValidJson {
+    async fn check(&self, text: &str) -> Verdict {
+        let mut body = text.trim();
+        if self.allow_code_fence {
+            body = strip_code_fence(body);
+        }
+        match serde_json::from_str::<serde::de::IgnoredAny>(body) {
+            Ok(_) => Verdict::Pass,
+            Err(error) => Verdict::Reject(format!(
+                "Not valid JSON ({error}). Answer with the JSON value only."
+            )),
+        }
+    }
+}
+
+/// The inside of a Markdown code fence around the whole of `text`, or `text` itself.
+fn strip_code_fence(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("```") else {
+        return text;
+    };
+    let Some(inner) = rest.strip_suffix("```") else {
+        return text;
+    };
+    // Drop the info string (`json`) up to the end of the opening line.
+    match inner.split_once('\n') {
+        Some((info, body)) if !info.trim().contains(char::is_whitespace) => body.trim(),
+        _ => inner.trim(),
+    }
+}

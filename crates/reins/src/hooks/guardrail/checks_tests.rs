@@ -1,0 +1,83 @@
+//! The ready checks, the trip reason format and what the hook observes.
+
+use super::*;
+use crate::agent::PromptError;
+
+#[test]
+fn reasons_round_trip_and_other_text_is_not_read() {
+    let trip = GuardrailTripped::new(Stage::Answer, "a \"b\": c", "line 1\nline 2: {\"x\"}");
+    assert_eq!(
+        GuardrailTripped::from_reason(&trip.to_reason()),
+        Some(trip.clone())
+    );
+    assert_eq!(
+        trip.to_reason(),
+        r#"guardrail tripped: {"stage":"answer","check":"a \"b\": c","message":"line 1\nline 2: {\"x\"}"}"#
+    );
+    assert_eq!(
+        trip.to_string(),
+        "guardrail `a \"b\": c` tripped on the answer: line 1\nline 2: {\"x\"}"
+    );
+    assert_eq!(GuardrailTripped::from_reason("budget exceeded"), None);
+    assert_eq!(
+        GuardrailTripped::from_reason("guardrail tripped: not json"),
+        None
+    );
+    let other = PromptError::InvalidConfiguration("x".into());
+    assert_eq!(GuardrailTripped::from_error(&other), None);
+}
+
+#[test]
+fn only_stages_with_checks_are_observed() {
+    let guard = Guardrails::new().answer("len", MaxLength::chars(1));
+    let observed: Vec<_> = StepEventKind::ALL
+        .into_iter()
+        .filter(|&k| guard.observes(k))
+        .collect();
+    assert_eq!(observed, vec![StepEventKind::ModelTurnFinished]);
+    assert!(
+        StepEventKind::ALL
+            .into_iter()
+            .all(|k| !Guardrails::new().observes(k))
+    );
+}
+
+#[tokio::test]
+async fn ready_checks() {
+    assert_eq!(MaxLength::chars(2).check("éé").await, Verdict::Pass);
+    let long = MaxLength::chars(2).check("ééé").await;
+    assert_eq!(
+        long,
+        Verdict::reject("Too long: 3 characters where at most 2 are allowed. Make it shorter.")
+    );
+    let Verdict::Reject(message) = long else {
+        panic!("over the limit must reject");
+    };
+    assert_eq!(
+        MaxLength::chars(2).tripping().check("ééé").await,
+        Verdict::Trip(message)
+    );
+    let deny = DenyList::new(["", "Secret Plan"]);
+    assert_eq!(deny.check("no match").await, Verdict::Pass);
+    assert_eq!(
+        deny.check("the SECRET plan").await,
+        Verdict::reject("Contains the denied phrase \"secret plan\". Leave it out.")
+    );
+    assert_eq!(DenyList::new([""]).check("anything").await, Verdict::Pass);
+    for ok in ["1", " [1, 2] ", "\"s\"", "null"] {
+        assert_eq!(ValidJson::new().check(ok).await, Verdict::Pass, "{ok}");
+    }
+    for bad in ["", "{", "{} {}", "```{}```"] {
+        assert!(
+            matches!(ValidJson::new().check(bad).await, Verdict::Reject(_)),
+            "{bad}"
+        );
+    }
+    for fenced in ["```{}```", "```\n{}\n```", "```json\n[1]\n```"] {
+        assert_eq!(
+            ValidJson::new().allow_code_fence().check(fenced).await,
+            Verdict::Pass,
+            "{fenced}"
+        );
+    }
+}

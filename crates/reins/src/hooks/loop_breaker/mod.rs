@@ -1,0 +1,325 @@
+//! [`LoopBreaker`]: the same tool called with the same arguments too many times in a row is
+//! answered with feedback instead of running, and then stops the run with a typed
+//! [`LoopDetected`].
+
+#[cfg(test)]
+mod tests;
+
+use crate::agent::{
+    AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError, StepEventKind,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+use std::str::FromStr;
+
+/// The entry kind the streak is recorded under.
+const ENTRY_KIND: &str = "reins.loop_breaker";
+
+/// Catches a model that calls the same tool with the same arguments over and over.
+///
+/// Calls are compared by tool name and parsed JSON arguments, so key order and whitespace do
+/// not matter. Counting consecutive identical calls (across turns; any other call the
+/// breaker sees in between starts the count again):
+///
+/// - the `feedback_after`-th identical call in a row (3 by default) does not run: the model
+///   gets a tool result saying it is repeating itself and should change its approach
+///   ([`DispatchAction::skip`], which ends the dispatch chain, so later hooks and the tool
+///   are not called);
+/// - the `stop_after`-th (5 by default) stops the run with [`PromptError::Cancelled`] whose
+///   reason is a [`LoopDetected`]; read it back with [`LoopDetected::from_error`].
+///
+/// The count lives in the run (its scratchpad, and an entry, `reins.loop_breaker`, appended
+/// per call), so one breaker serves concurrent runs and a durable run resumed elsewhere
+/// keeps its streak. Several breakers in one run count each call once. If the record cannot
+/// be read the run stops. Calls an earlier hook skipped, denied or suspended are not seen,
+/// and neither are calls a resumed run runs on a person's decision. With
+/// `tool_concurrency > 1`, the calls of one turn count in the order their dispatches run.
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::hooks::loop_breaker::{LoopBreaker, LoopDetected};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::tool_fn;
+/// use serde_json::json;
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Query {
+///     q: String,
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let runs = Arc::new(AtomicUsize::new(0));
+/// let counter = Arc::clone(&runs);
+/// let search = tool_fn("search", "Searches the web.", move |args: Query| {
+///     counter.fetch_add(1, Ordering::SeqCst);
+///     async move { Ok::<_, std::convert::Infallible>(format!("no results for {}", args.q)) }
+/// });
+/// // A model stuck on one search.
+/// let stuck = || Turn::tool_call("search", json!({"q": "reins"}));
+/// let model = ScriptedModel::new([stuck(), stuck(), stuck(), stuck(), stuck()]);
+/// let agent = AgentBuilder::new(model.clone())
+///     .tool(search)
+///     .add_hook(LoopBreaker::new()) // feedback at 3 in a row, stop at 5
+///     .build();
+///
+/// let error = agent.prompt("Find reins").await.unwrap_err();
+/// let stop = LoopDetected::from_error(&error).expect("the loop breaker stopped the run");
+/// assert_eq!((stop.tool.as_str(), stop.repeats), ("search", 5));
+/// // Only the first two searches ran; the 3rd and 4th were answered with feedback.
+/// assert_eq!(runs.load(Ordering::SeqCst), 2);
+/// let seen = model.requests()[3].history.last().unwrap().text();
+/// assert!(seen.contains("change your approach"), "{seen}");
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct LoopBreaker {
+    feedback_after: u32,
+    stop_after: u32,
+    feedback: Option<String>,
+}
+
+impl Default for LoopBreaker {
+    fn default() -> Self {
+        LoopBreaker::new()
+    }
+}
+
+impl LoopBreaker {
+    /// Feedback at the 3rd identical call in a row, stop at the 5th.
+    pub fn new() -> Self {
+        LoopBreaker {
+            feedback_after: 3,
+            stop_after: 5,
+            feedback: None,
+        }
+    }
+
+    /// The `n`-th identical call in a row, and every one after it, is answered with feedback
+    /// instead of running (at least 2: a first call is no repeat). At or above
+    /// [`stop_after`](Self::stop_after) the run stops instead.
+    pub fn feedback_after(mut self, n: u32) -> Self {
+        self.feedback_after = n.max(2);
+        self
+    }
+
+    /// The `m`-th identical call in a row stops the run (at least 2).
+    pub fn stop_after(mut self, m: u32) -> Self {
+        self.stop_after = m.max(2);
+        self
+    }
+
+    /// What the model is told instead of the default feedback when it repeats a call.
+    pub fn feedback_message(mut self, text: impl Into<String>) -> Self {
+        self.feedback = Some(text.into());
+        self
+    }
+
+    fn feedback_for(&self, tool: &str, repeats: u32) -> String {
+        match &self.feedback {
+            Some(text) => text.clone(),
+            None => format!(
+                "Not run: you called `{tool}` with exactly these arguments {repeats} times in a \
+                 row, and repeating the call will not give a different result. You are \
+                 repeating yourself: change your approach (different arguments, another tool, \
+                 or answer with what you have)."
+            ),
+        }
+    }
+}
+
+/// The run's streak of identical calls.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct Streak {
+    tool: String,
+    /// A stable hash of the canonical arguments (the arguments themselves may be large).
+    fingerprint: u64,
+    repeats: u32,
+    /// The turn `seen` belongs to; the list is reset when the turn changes.
+    turn: usize,
+    /// The calls of `turn` already counted, with their place in the streak, so a call seen
+    /// by several breakers (or again after a resume) is counted once.
+    seen: Vec<(String, u32)>,
+}
+
+/// The scratchpad's copy of the streak (`None` until first read in this process).
+#[derive(Default)]
+struct Cached(Option<Streak>);
+
+/// Counts `call_id` into the run's streak and returns its place in it.
+fn count(ctx: &HookContext, tool: &str, fingerprint: u64, call_id: &str) -> Result<u32, String> {
+    let turn = ctx.turn();
+    ctx.scratchpad().update(|cached: &mut Cached| {
+        let streak = match &mut cached.0 {
+            Some(streak) => streak,
+            None => {
+                let stored = ctx.last_entry::<Streak>(ENTRY_KIND).map_err(|error| {
+                    format!(
+                        "loop breaker: the run's record could not be read ({error}), so \
+                         repeated calls cannot be told apart"
+                    )
+                })?;
+                cached.0.insert(stored.unwrap_or_default())
+            }
+        };
+        if streak.turn != turn {
+            streak.turn = turn;
+            streak.seen.clear();
+        }
+        if let Some((_, place)) = streak.seen.iter().find(|(id, _)| id == call_id) {
+            return Ok(*place);
+        }
+        if streak.repeats > 0 && streak.fingerprint == fingerprint && streak.tool == tool {
+            streak.repeats = streak.repeats.saturating_add(1);
+        } else {
+            streak.tool = tool.to_owned();
+            streak.fingerprint = fingerprint;
+            streak.repeats = 1;
+        }
+        streak.seen.push((call_id.to_owned(), streak.repeats));
+        ctx.append_entry(ENTRY_KIND, &*streak).map_err(|error| {
+            format!("loop breaker: the run's record could not be written ({error})")
+        })?;
+        Ok(streak.repeats)
+    })
+}
+
+impl AgentHook for LoopBreaker {
+    fn observes(&self, kind: StepEventKind) -> bool {
+        kind == StepEventKind::ToolDispatch
+    }
+
+    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        let (Some(tool), Some(args), Some(call_id)) = (
+            event.tool_name(),
+            event.tool_args(),
+            event.internal_call_id(),
+        ) else {
+            return DispatchAction::proceed();
+        };
+        match count(ctx, tool, fingerprint(tool, args), call_id) {
+            Ok(repeats) if repeats >= self.stop_after => DispatchAction::stop(
+                LoopDetected {
+                    tool: tool.to_owned(),
+                    repeats,
+                }
+                .to_string(),
+            ),
+            Ok(repeats) if repeats >= self.feedback_after => {
+                DispatchAction::skip(self.feedback_for(tool, repeats))
+            }
+            Ok(_) => DispatchAction::proceed(),
+            Err(reason) => DispatchAction::stop(reason),
+        }
+    }
+}
+
+/// A stable 64-bit FNV-1a hash of the tool name and the arguments with their object keys
+/// sorted and no whitespace; arguments that are not JSON are hashed as they are. (Stable
+/// across processes and releases, unlike `std`'s hasher, since it is stored with the run.)
+fn fingerprint(tool: &str, args: &str) -> u64 {
+    let mut canonical = String::with_capacity(args.len());
+    match serde_json::from_str::<Value>(args) {
+        Ok(value) => write_canonical(&value, &mut canonical),
+        Err(_) => {
+            canonical.push('\u{0}');
+            canonical.push_str(args);
+        }
+    }
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in tool.bytes().chain([0]).chain(canonical.bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (index, (key, value)) in entries.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(value, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// A [`LoopBreaker`] stopped the run: `tool` was called with the same arguments `repeats`
+/// times in a row.
+///
+/// The reason text is stable and documented, so the value survives the trip through
+/// [`PromptError::Cancelled`]:
+///
+/// ```text
+/// loop detected: `<tool>` was called <repeats> times in a row with the same arguments
+/// ```
+///
+/// Read it back with [`LoopDetected::from_error`] rather than by matching the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopDetected {
+    /// The tool the model kept calling.
+    pub tool: String,
+    /// How many identical calls in a row it made, the stopped one included.
+    pub repeats: u32,
+}
+
+const PREFIX: &str = "loop detected: `";
+const MIDDLE: &str = "` was called ";
+const SUFFIX: &str = " times in a row with the same arguments";
+
+impl LoopDetected {
+    /// The loop stop carried by `error`, if a [`LoopBreaker`] stopped the run; `None` for any
+    /// other error (including the breaker's fail-closed stop on an unreadable record).
+    pub fn from_error(error: &PromptError) -> Option<Self> {
+        crate::hooks::cancelled_reason(error)?.parse().ok()
+    }
+}
+
+impl fmt::Display for LoopDetected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{PREFIX}{}{MIDDLE}{}{SUFFIX}", self.tool, self.repeats)
+    }
+}
+
+impl std::error::Error for LoopDetected {}
+
+impl FromStr for LoopDetected {
+    type Err = ();
+
+    /// Reads the exact reason text [`Display`](fmt::Display) writes; anything else is an
+    /// error.
+    fn from_str(reason: &str) -> Result<Self, ()> {
+        let rest = reason.strip_prefix(PREFIX).ok_or(())?;
+        let rest = rest.strip_suffix(SUFFIX).ok_or(())?;
+        // The tool name comes first and may hold anything; the count is after the last
+        // separator.
+        let (tool, repeats) = rest.rsplit_once(MIDDLE).ok_or(())?;
+        Ok(LoopDetected {
+            tool: tool.to_owned(),
+            repeats: repeats.parse().map_err(|_| ())?,
+        })
+    }
+}

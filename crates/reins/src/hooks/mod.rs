@@ -1,0 +1,50 @@
+//! Ready-made hooks: the policies users would otherwise write by hand, each configurable and
+//! composing with the others and with your own hooks under the usual rules (register several
+//! with [`AgentBuilder::add_hook`](crate::agent::AgentBuilder::add_hook); agent hooks run
+//! before a run's own, in order).
+//!
+//! - [`approval`]: allow, deny, ask a person (or any async decider) or suspend a tool call, by
+//!   tool name, arguments or what the tool says about itself; fail closed.
+//! - [`audit`]: one JSON line per dispatch and outcome, to any writer or an appended file.
+//! - [`budget`]: tokens, cost, model calls, tool calls and wall time, checked before each call;
+//!   past a limit, a typed stop or a switch to a cheaper model.
+//! - [`loop_breaker`]: the same tool with the same arguments too many times in a row gets
+//!   feedback instead of running, then a typed stop.
+//! - [`guardrail`]: checks (closures or async classifiers) on the input, each answer and tool
+//!   arguments: rewrite, retry with feedback, skip, or trip with a typed reason.
+//! - [`redaction`]: API keys, tokens, emails, card numbers and your own secrets masked in tool
+//!   results and in every request sent to the model.
+
+pub mod approval;
+pub mod audit;
+pub mod budget;
+pub mod guardrail;
+pub mod loop_breaker;
+pub mod redaction;
+
+/// The reason of a run a hook stopped (`PromptError::Cancelled`), which the typed stops of
+/// these hooks (`BudgetExceeded`, `LoopDetected`, `GuardrailTripped`) are read back from.
+fn cancelled_reason(error: &crate::agent::PromptError) -> Option<&str> {
+    match error {
+        crate::agent::PromptError::Cancelled { reason, .. } => Some(reason),
+        _ => None,
+    }
+}
+
+/// Hooks the tests of several ready-made hooks share.
+#[cfg(test)]
+mod test_support {
+    use crate::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext};
+
+    /// Suspends every call to `pay`.
+    pub(crate) struct NeedsApproval;
+
+    impl AgentHook for NeedsApproval {
+        async fn on_dispatch(&self, _: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+            match event.tool_name() {
+                Some("pay") => DispatchAction::suspend("needs a person"),
+                _ => DispatchAction::proceed(),
+            }
+        }
+    }
+}

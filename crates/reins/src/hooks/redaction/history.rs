@@ -1,0 +1,133 @@
+//! Masking a history: a copy is made only from the first message that needs masking, and
+//! every message before it is cloned, never rescanned.
+
+use super::Redaction;
+use crate::message::{AssistantContent, Message, OneOrMany, Reasoning, Text, ToolCall};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// Numbers below this have fewer than 13 digits, so cannot be card numbers: they are not
+/// formatted for scanning.
+const SMALLEST_CARD_NUMBER: u64 = 1_000_000_000_000;
+
+/// A masked copy of `history`, or `None` when nothing in it needs masking.
+pub(super) fn redact_history(redaction: &Redaction, history: &[Message]) -> Option<Vec<Message>> {
+    redact_all(history, |message| redact_message(redaction, message))
+}
+
+/// `items` with `redact` applied, or `None` when it changes none: the copy starts at the
+/// first changed item, and the items before it are cloned, never redacted twice.
+fn redact_all<T: Clone>(items: &[T], mut redact: impl FnMut(&T) -> Option<T>) -> Option<Vec<T>> {
+    let mut masked: Option<Vec<T>> = None;
+    for (index, item) in items.iter().enumerate() {
+        match (redact(item), &mut masked) {
+            (Some(changed), Some(masked)) => masked.push(changed),
+            (Some(changed), None) => {
+                let mut copy = Vec::with_capacity(items.len());
+                copy.extend_from_slice(&items[..index]);
+                copy.push(changed);
+                masked = Some(copy);
+            }
+            (None, Some(masked)) => masked.push(item.clone()),
+            (None, None) => {}
+        }
+    }
+    masked
+}
+
+fn owned(text: Cow<'_, str>) -> Option<String> {
+    match text {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(text) => Some(text),
+    }
+}
+
+fn redact_message(redaction: &Redaction, message: &Message) -> Option<Message> {
+    match message {
+        Message::System { content } => {
+            owned(redaction.redact(content)).map(|content| Message::System { content })
+        }
+        Message::User { content } => {
+            owned(redaction.redact(content)).map(|content| Message::User { content })
+        }
+        Message::Tool(result) => owned(redaction.redact(&result.content)).map(|content| {
+            let mut result = result.clone();
+            result.content = content;
+            Message::Tool(result)
+        }),
+        Message::Assistant { content } => {
+            let masked = redact_all(content.as_slice(), |part| redact_part(redaction, part))?;
+            // `masked` has as many parts as `content`, which is never empty.
+            OneOrMany::many(masked).map(|content| Message::Assistant { content })
+        }
+    }
+}
+
+fn redact_part(redaction: &Redaction, part: &AssistantContent) -> Option<AssistantContent> {
+    match part {
+        AssistantContent::Text(text) => {
+            owned(redaction.redact(&text.text)).map(|text| AssistantContent::Text(Text { text }))
+        }
+        AssistantContent::ToolCall(call) => {
+            redact_json(redaction, &call.arguments).map(|arguments| {
+                AssistantContent::ToolCall(ToolCall {
+                    arguments,
+                    ..call.clone()
+                })
+            })
+        }
+        // A provider verifies signed reasoning when it is sent back: leave it as it was.
+        AssistantContent::Reasoning(reasoning) if reasoning.signature.is_some() => None,
+        AssistantContent::Reasoning(reasoning) => {
+            owned(redaction.redact(&reasoning.text)).map(|text| {
+                AssistantContent::Reasoning(Reasoning {
+                    text,
+                    signature: None,
+                })
+            })
+        }
+    }
+}
+
+/// `value` with its strings (and long numbers) masked, or `None` when nothing matches.
+pub(super) fn redact_json(redaction: &Redaction, value: &Value) -> Option<Value> {
+    match value {
+        Value::String(text) => owned(redaction.redact(text)).map(Value::String),
+        Value::Number(number) => {
+            let long = number.as_u64().is_some_and(|n| n >= SMALLEST_CARD_NUMBER);
+            if !long {
+                return None;
+            }
+            // A masked number can only be written back as a string.
+            owned(redaction.redact(&number.to_string())).map(Value::String)
+        }
+        Value::Array(items) => {
+            redact_all(items, |item| redact_json(redaction, item)).map(Value::Array)
+        }
+        Value::Object(fields) => {
+            let mut masked: Option<Map<String, Value>> = None;
+            for (index, (key, field)) in fields.iter().enumerate() {
+                match (redact_json(redaction, field), &mut masked) {
+                    (Some(changed), Some(masked)) => {
+                        masked.insert(key.clone(), changed);
+                    }
+                    (Some(changed), None) => {
+                        let mut copy: Map<String, Value> = fields
+                            .iter()
+                            .take(index)
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect();
+                        copy.insert(key.clone(), changed);
+                        masked = Some(copy);
+                    }
+                    (None, Some(masked)) => {
+                        masked.insert(key.clone(), field.clone());
+                    }
+                    (None, None) => {}
+                }
+            }
+            masked.map(Value::Object)
+        }
+        Value::Null | Value::Bool(_) => None,
+    }
+}

@@ -1,0 +1,375 @@
+//! [`Redaction`]: secrets and personal data masked in tool results before the model sees
+//! them, and in every request sent to the model.
+//!
+//! The built-in [`Pattern`]s are written by hand (no regular expressions): API keys, bearer
+//! tokens, email addresses, payment card numbers (Luhn-checked), US social security numbers
+//! and, when enabled, IPv4 addresses. Add literal secrets (such as the values of environment
+//! variables) with [`Redaction::secret`] and your own matchers with [`Redaction::matcher`].
+//! Each match becomes `[REDACTED:<kind>]` unless [`Redaction::replacement`] says otherwise.
+//!
+//! Each pattern family is one pass over the text, and a text with nothing to mask is scanned
+//! without allocating.
+//!
+//! Redaction is a best-effort filter, not a data-loss-prevention guarantee: patterns miss
+//! secrets they do not know and can mask look-alikes.
+
+mod history;
+mod pattern;
+mod scan;
+
+#[cfg(test)]
+mod scan_tests;
+#[cfg(test)]
+mod tests;
+
+pub use pattern::{Match, Pattern};
+
+use crate::agent::{
+    AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
+    RequestPatch, StepEventKind,
+};
+use crate::tool::ToolOutput;
+use memchr::memmem::Finder;
+use pattern::merge;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// The kind reported for literal secrets added with [`Redaction::secret`].
+pub const SECRET_KIND: &str = "secret";
+
+/// Literal secrets shorter than this, read from the environment, are not masked: a value
+/// such as `8080` or `true` would mask ordinary text everywhere.
+pub const MIN_ENV_SECRET_LEN: usize = 6;
+
+/// A user-supplied matcher: the byte ranges of `text` to mask.
+type MatcherFn = dyn Fn(&str) -> Vec<Range<usize>> + Send + Sync;
+
+#[derive(Clone)]
+struct Matcher {
+    kind: Arc<str>,
+    find: Arc<MatcherFn>,
+}
+
+/// Masks secrets and personal data in tool results and outgoing model requests; see the
+/// [module docs](self).
+///
+/// - **Tool results** (`on_outcome`): the text the model will see for each tool call, whatever
+///   its outcome, is masked with [`OutcomeAction::rewrite_tool_result`]. The raw outcome is
+///   untouched, and hooks registered after this one see the masked text; register it before
+///   audit or logging hooks that should not see the secrets either.
+/// - **Requests** (`on_dispatch` of each model call): when anything in the history about to
+///   be sent (the user's prompt included) needs masking, the call is sent with a masked copy
+///   through a [`RequestPatch`]; the run's own history keeps the original. Register it last
+///   among hooks that change the request, so it sees their changes. Reasoning that carries a
+///   provider signature is sent unchanged, as changing it would invalidate the signature.
+///
+/// It keeps no state, so one instance serves any number of concurrent runs.
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::hooks::redaction::Redaction;
+/// use reins::message::Message;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::tool_fn;
+/// use serde_json::{Value, json};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let lookup = tool_fn("lookup", "Looks up a customer.", |_: Value| async {
+///     Ok::<_, std::convert::Infallible>(json!({"email": "ada@example.com", "plan": "pro"}))
+/// });
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("lookup", json!({})),
+///     Turn::text("Ada is on the pro plan."),
+/// ]);
+/// let agent = AgentBuilder::new(model.clone())
+///     .tool(lookup)
+///     .add_hook(Redaction::new().secret("hunter2-staging"))
+///     .build();
+///
+/// let response = agent
+///     .prompt("My card is 4111 1111 1111 1111 and the password is hunter2-staging.")
+///     .extended_details()
+///     .await
+///     .unwrap();
+///
+/// let requests = model.requests();
+/// // The model never saw the card number or the password...
+/// assert_eq!(
+///     requests[0].history[0].text(),
+///     "My card is [REDACTED:credit_card] and the password is [REDACTED:secret]."
+/// );
+/// // ...nor the email address in the tool's result.
+/// let tool_message = requests[1].history.last().unwrap();
+/// assert_eq!(tool_message.text(), r#"{"email":"[REDACTED:email]","plan":"pro"}"#);
+/// // The run's own history keeps the prompt as the user wrote it.
+/// assert!(response.history()[0].text().contains("4111 1111 1111 1111"));
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Redaction {
+    patterns: u8,
+    secrets: Vec<Finder<'static>>,
+    matchers: Vec<Matcher>,
+    /// The replacement text before and after the kind; no kind when `after` is `None`.
+    before: String,
+    after: Option<String>,
+    tool_results: bool,
+    requests: bool,
+}
+
+impl Default for Redaction {
+    fn default() -> Self {
+        Redaction::new()
+    }
+}
+
+impl fmt::Debug for Redaction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let patterns: Vec<_> = self.enabled().map(Pattern::kind).collect();
+        let matchers: Vec<_> = self.matchers.iter().map(|m| &*m.kind).collect();
+        // The secrets themselves are never printed.
+        f.debug_struct("Redaction")
+            .field("patterns", &patterns)
+            .field("secrets", &self.secrets.len())
+            .field("matchers", &matchers)
+            .field("tool_results", &self.tool_results)
+            .field("requests", &self.requests)
+            .finish()
+    }
+}
+
+impl Redaction {
+    /// Every built-in pattern but [`Pattern::Ipv4`], on tool results and requests, replaced
+    /// with `[REDACTED:<kind>]`.
+    pub fn new() -> Self {
+        Redaction::empty()
+            .enable(Pattern::ApiKey)
+            .enable(Pattern::BearerToken)
+            .enable(Pattern::Email)
+            .enable(Pattern::CreditCard)
+            .enable(Pattern::Ssn)
+    }
+
+    /// No pattern at all: enable the ones you want, add secrets or matchers.
+    pub fn empty() -> Self {
+        Redaction {
+            patterns: 0,
+            secrets: Vec::new(),
+            matchers: Vec::new(),
+            before: "[REDACTED:".to_owned(),
+            after: Some("]".to_owned()),
+            tool_results: true,
+            requests: true,
+        }
+    }
+
+    /// Masks matches of `pattern`.
+    pub fn enable(mut self, pattern: Pattern) -> Self {
+        self.patterns |= pattern.bit();
+        self
+    }
+
+    /// Stops masking matches of `pattern`.
+    pub fn disable(mut self, pattern: Pattern) -> Self {
+        self.patterns &= !pattern.bit();
+        self
+    }
+
+    /// Masks every occurrence of `secret` (case-sensitive), reported as [`SECRET_KIND`]. An
+    /// empty secret is ignored. Its JSON-escaped form is masked too, for secrets with quotes
+    /// or backslashes inside tool results rendered as JSON.
+    pub fn secret(mut self, secret: impl AsRef<str>) -> Self {
+        let secret = secret.as_ref();
+        if secret.is_empty() {
+            return self;
+        }
+        self.secrets
+            .push(Finder::new(secret.as_bytes()).into_owned());
+        if let Ok(quoted) = serde_json::to_string(secret) {
+            let escaped = &quoted[1..quoted.len() - 1];
+            if escaped != secret {
+                self.secrets
+                    .push(Finder::new(escaped.as_bytes()).into_owned());
+            }
+        }
+        self
+    }
+
+    /// Masks each of `secrets`; see [`secret`](Self::secret).
+    pub fn secrets<I, S>(self, secrets: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        secrets.into_iter().fold(self, Redaction::secret)
+    }
+
+    /// Masks the value of the environment variable `name`, read now. Nothing is added when it
+    /// is unset, not Unicode, or shorter than [`MIN_ENV_SECRET_LEN`].
+    pub fn secret_from_env(self, name: &str) -> Self {
+        match std::env::var(name) {
+            Ok(value) if value.len() >= MIN_ENV_SECRET_LEN => self.secret(value),
+            _ => self,
+        }
+    }
+
+    /// Masks what `find` reports, as `kind`: the byte ranges of the text to mask. Ranges that
+    /// are empty, out of bounds or not on character boundaries are ignored.
+    pub fn matcher<F>(mut self, kind: impl Into<String>, find: F) -> Self
+    where
+        F: Fn(&str) -> Vec<Range<usize>> + Send + Sync + 'static,
+    {
+        self.matchers.push(Matcher {
+            kind: Arc::from(kind.into()),
+            find: Arc::new(find),
+        });
+        self
+    }
+
+    /// The text each match becomes; `{kind}` in it is replaced by the match's kind
+    /// (default `[REDACTED:{kind}]`).
+    pub fn replacement(mut self, template: impl Into<String>) -> Self {
+        let template = template.into();
+        match template.split_once("{kind}") {
+            Some((before, after)) => {
+                self.before = before.to_owned();
+                self.after = Some(after.to_owned());
+            }
+            None => {
+                self.before = template;
+                self.after = None;
+            }
+        }
+        self
+    }
+
+    /// Whether tool results are masked (default true).
+    pub fn tool_results(mut self, on: bool) -> Self {
+        self.tool_results = on;
+        self
+    }
+
+    /// Whether the history sent with each model request is masked (default true).
+    pub fn requests(mut self, on: bool) -> Self {
+        self.requests = on;
+        self
+    }
+
+    fn enabled(&self) -> impl Iterator<Item = Pattern> + '_ {
+        Pattern::ALL
+            .into_iter()
+            .filter(|pattern| self.patterns & pattern.bit() != 0)
+    }
+
+    /// What would be masked in `text`: sorted, with overlapping matches merged into one (of
+    /// the kind of the one that starts first).
+    pub fn find<'r>(&'r self, text: &str) -> Vec<Match<'r>> {
+        let mut found: Vec<Match<'r>> = Vec::new();
+        for pattern in self.enabled() {
+            pattern.scan(text, &mut |start, end| {
+                found.push(Match {
+                    range: start..end,
+                    kind: pattern.kind(),
+                });
+            });
+        }
+        for secret in &self.secrets {
+            let len = secret.needle().len();
+            for start in secret.find_iter(text.as_bytes()) {
+                // A secret that is not valid UTF-8 on its own cannot occur in a `&str` other
+                // than on boundaries, but check rather than risk slicing inside a character.
+                if text.is_char_boundary(start) && text.is_char_boundary(start + len) {
+                    found.push(Match {
+                        range: start..start + len,
+                        kind: SECRET_KIND,
+                    });
+                }
+            }
+        }
+        for matcher in &self.matchers {
+            for range in (matcher.find)(text) {
+                let valid = range.start < range.end
+                    && range.end <= text.len()
+                    && text.is_char_boundary(range.start)
+                    && text.is_char_boundary(range.end);
+                if valid {
+                    found.push(Match {
+                        range,
+                        kind: &matcher.kind,
+                    });
+                }
+            }
+        }
+        merge(found)
+    }
+
+    /// `text` with every match replaced; borrowed, without allocating, when nothing matches.
+    pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let found = self.find(text);
+        if found.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut masked = String::with_capacity(text.len());
+        let mut copied = 0;
+        for found in &found {
+            masked.push_str(&text[copied..found.range.start]);
+            masked.push_str(&self.before);
+            if let Some(after) = &self.after {
+                masked.push_str(found.kind);
+                masked.push_str(after);
+            }
+            copied = found.range.end;
+        }
+        masked.push_str(&text[copied..]);
+        Cow::Owned(masked)
+    }
+
+    /// `value` with every string (and every number long enough to be a card number) masked,
+    /// or `None` when nothing in it matches.
+    pub fn redact_json(&self, value: &Value) -> Option<Value> {
+        history::redact_json(self, value)
+    }
+}
+
+impl AgentHook for Redaction {
+    fn observes(&self, kind: StepEventKind) -> bool {
+        match kind {
+            StepEventKind::ToolOutcome => self.tool_results,
+            StepEventKind::CompletionDispatch => self.requests,
+            _ => false,
+        }
+    }
+
+    async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        // Failed, skipped and denied calls too: an error message can quote a secret.
+        let Some(result) = event.tool_outcome() else {
+            return OutcomeAction::proceed();
+        };
+        let rendered;
+        let text = match result.output() {
+            ToolOutput::Text(text) | ToolOutput::Json(Value::String(text)) => text.as_str(),
+            output => {
+                rendered = output.render();
+                rendered.as_str()
+            }
+        };
+        match self.redact(text) {
+            Cow::Borrowed(_) => OutcomeAction::proceed(),
+            Cow::Owned(masked) => OutcomeAction::rewrite_tool_result(&event, masked),
+        }
+    }
+
+    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        let Some(request) = event.request() else {
+            return DispatchAction::proceed();
+        };
+        match history::redact_history(self, &request.history) {
+            Some(masked) => DispatchAction::patch(RequestPatch::new().history(masked)),
+            None => DispatchAction::proceed(),
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! The built-in patterns, written by hand: each family is one pass over the bytes of the text
+//! and reports matches through a callback, so a text without matches costs no allocation.
+//!
+//! Every pattern is ASCII, so each match starts and ends on a character boundary.
+
+use memchr::{memchr_iter, memchr2_iter};
+
+/// Reports one match as a byte range.
+pub(super) type Emit<'e> = &'e mut dyn FnMut(usize, usize);
+
+/// A character of an API key: `[A-Za-z0-9_-]`.
+fn is_key_char(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-'
+}
+
+/// A character of a word: `[A-Za-z0-9_]`.
+fn is_word(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_'
+}
+
+/// The byte at `index`, or 0 past the end (0 is no character class's member).
+fn at(bytes: &[u8], index: usize) -> u8 {
+    bytes.get(index).copied().unwrap_or(0)
+}
+
+/// How many bytes from `from` on satisfy `class`.
+fn run_len(bytes: &[u8], from: usize, class: impl Fn(u8) -> bool) -> usize {
+    bytes
+        .get(from..)
+        .map_or(0, |rest| rest.iter().take_while(|&&b| class(b)).count())
+}
+
+/// API keys, each starting at a word boundary:
+///
+/// - `sk-…` with at least 20 key characters (OpenAI; Anthropic's `sk-ant-…`);
+/// - `AKIA` or `ASIA` and exactly 16 upper-case letters or digits (AWS);
+/// - `ghp_`, `gho_`, `ghu_`, `ghs_` or `ghr_` and at least 30 letters or digits, and
+///   `github_pat_…` (GitHub);
+/// - `xoxb-`, `xoxp-`, `xoxa-`, `xoxr-` or `xoxs-` and at least 10 more (Slack);
+/// - `AIza` and exactly 35 key characters (Google).
+pub(super) fn api_keys(text: &str, emit: Emit<'_>) {
+    let bytes = text.as_bytes();
+    let mut index = 0;
+    while index < bytes.len() {
+        let starts_word = index == 0 || !is_key_char(bytes[index - 1]);
+        if starts_word && matches!(bytes[index], b's' | b'A' | b'g' | b'x') {
+            if let Some(end) = key_at(bytes, index) {
+                emit(index, end);
+                index = end;
+                continue;
+            }
+        }
+        index += 1;
+    }
+}
+
+fn key_at(bytes: &[u8], start: usize) -> Option<usize> {
+    let rest = &bytes[start..];
+    let alnum = |b: u8| b.is_ascii_alphanumeric();
+    let at_least = |prefix: usize, min: usize, class: &dyn Fn(u8) -> bool| {
+        let len = run_len(bytes, start + prefix, class);
+        (len >= min).then_some(start + prefix + len)
+    };
+    let exactly = |prefix: usize, len: usize, class: &dyn Fn(u8) -> bool| {
+        let end = start + prefix + len;
+        let fits = run_len(bytes, start + prefix, class) >= len && !is_key_char(at(bytes, end));
+        fits.then_some(end)
+    };
+    if rest.starts_with(b"sk-") {
+        at_least(3, 20, &is_key_char)
+    } else if rest.starts_with(b"AKIA") || rest.starts_with(b"ASIA") {
+        exactly(4, 16, &|b: u8| b.is_ascii_uppercase() || b.is_ascii_digit())
+    } else if rest.starts_with(b"AIza") {
+        exactly(4, 35, &is_key_char)
+    } else if rest.starts_with(b"github_pat_") {
+        at_least(11, 22, &|b: u8| alnum(b) || b == b'_')
+    } else if rest.starts_with(b"gh") && matches!(at(rest, 2), b'p' | b'o' | b'u' | b's' | b'r') {
+        if at(rest, 3) == b'_' {
+            at_least(4, 30, &alnum)
+        } else {
+            None
+        }
+    } else if rest.starts_with(b"xox") && matches!(at(rest, 3), b'a' | b'b' | b'p' | b'r' | b's') {
+        if at(rest, 4) == b'-' {
+            at_least(5, 10, &|b: u8| alnum(b) || b == b'-')
+        } else {
+            None
+        }
+    } else {
+        None
+    }
+}
+
+/// The token after `Bearer` (any case) and one or more spaces: at least 8 characters of
+/// `[A-Za-z0-9-._~+/_]` (then any `=` padding) including a digit, so prose such as "bearer of
+/// news" is left alone. Only the token is masked.
+pub(super) fn bearer_tokens(text: &str, emit: Emit<'_>) {
+    let bytes = text.as_bytes();
+    let token_char = |b: u8| b.is_ascii_alphanumeric() || b"-._~+/_".contains(&b);
+    let mut resume = 0;
+    for start in memchr2_iter(b'b', b'B', bytes) {
+        if start < resume || (start > 0 && bytes[start - 1].is_ascii_alphanumeric()) {
+            continue;
+        }
+        let word = bytes.get(start..start + 6);
+        if !word.is_some_and(|word| word.eq_ignore_ascii_case(b"bearer")) {
+            continue;
+        }
+        let spaces = run_len(bytes, start + 6, |b| b == b' ');
+        if spaces == 0 {
+            continue;
+        }
+        let token = start + 6 + spaces;
+        let len = run_len(bytes, token, token_char);
+        let has_digit = bytes[token..token + len].iter().any(u8::is_ascii_digit);
+        if len >= 8 && has_digit {
+            let end = token + len + run_len(bytes, token + len, |b| b == b'=');
+            emit(token, end);
+            resume = end;
+        }
+    }
+}
+
+/// `local@domain.tld`: a local part of `[A-Za-z0-9._%+_-]`, and a domain of dot-separated
+/// labels of `[A-Za-z0-9-]` ending in a top-level domain of two or more letters.
+pub(super) fn emails(text: &str, emit: Emit<'_>) {
+    let bytes = text.as_bytes();
+    let is_local = |b: u8| b.is_ascii_alphanumeric() || b"._%+-_".contains(&b);
+    let is_domain = |b: u8| b.is_ascii_alphanumeric() || b == b'.' || b == b'-';
+    let mut resume = 0;
+    for at_sign in memchr_iter(b'@', bytes) {
+        if at_sign < resume {
+            continue;
+        }
+        let mut start = at_sign;
+        while start > resume && is_local(bytes[start - 1]) {
+            start -= 1;
+        }
+        while start < at_sign && bytes[start] == b'.' {
+            start += 1;
+        }
+        if start == at_sign {
+            continue;
+        }
+        let domain_start = at_sign + 1;
+        let mut end = domain_start + run_len(bytes, domain_start, is_domain);
+        // A sentence's full stop or a dash after the address is not part of it.
+        while end > domain_start && matches!(bytes[end - 1], b'.' | b'-') {
+            end -= 1;
+        }
+        if valid_domain(&bytes[domain_start..end]) {
+            emit(start, end);
+            resume = end;
+        }
+    }
+}
+
+fn valid_domain(domain: &[u8]) -> bool {
+    let mut labels = domain.split(|&b| b == b'.');
+    let Some(tld) = domain.rsplit(|&b| b == b'.').next() else {
+        return false;
+    };
+    domain.contains(&b'.')
+        && labels.all(|label| !label.is_empty() && label[0] != b'-')
+        && tld.len() >= 2
+        && tld.iter().all(u8::is_ascii_alphabetic)
+}
+
+/// Payment card numbers: 13 to 19 digits, optionally in groups separated by single spaces or
+/// dashes, starting with 2 to 6 (the card networks' ranges, which also leaves millisecond
+/// timestamps alone) and passing the Luhn check.
+pub(super) fn credit_cards(text: &str, emit: Emit<'_>) {
+    let bytes = text.as_bytes();
+    let mut index = 0;
+    while index < bytes.len() {
+        if !bytes[index].is_ascii_digit()
+            || (index > 0 && (bytes[index - 1].is_ascii_alphanumeric() || bytes[index - 1] == b'_'))
+        {
+            index += 1;
+            continue;
+        }
+        // The run: digits, with single separators between digits.
+        let mut end = index;
+        while end < bytes.len() {
+            let byte = bytes[end];
+            let separator = (byte == b' ' || byte == b'-')
+                && at(bytes, end + 1).is_ascii_digit()
+                && end > index;
+            if byte.is_ascii_digit() || separator {
+                end += 1;
+            } else {
+                break;
+            }
+        }
+        let next = at(bytes, end);
+        if !(next.is_ascii_alphanumeric() || next == b'_') {
+            cards_in_run(bytes, index, end, emit);
+        }
+        index = end.max(index + 1);
+    }
+}
+
+/// Finds cards in one run of digit groups: from each group start, the longest candidate
+/// ending at a group end that is a valid card number.
+fn cards_in_run(bytes: &[u8], run_start: usize, run_end: usize, emit: Emit<'_>) {
+    let mut start = run_start;
+    while start < run_end {
+        let mut digits = [0u8; 19];
+        let mut count = 0;
+        let mut found = None;
+        let mut position = start;
+        while position < run_end && count < 19 {
+            let byte = bytes[position];
+            if byte.is_ascii_digit() {
+                digits[count] = byte - b'0';
+                count += 1;
+                let group_end = position + 1 == run_end || !bytes[position + 1].is_ascii_digit();
+                if group_end
+                    && count >= 13
+                    && (2..=6).contains(&digits[0])
+                    && luhn(&digits[..count])
+                {
+                    found = Some(position + 1);
+                }
+            }
+            position += 1;
+        }
+        if let Some(end) = found {
+            emit(start, end);
+            start = end;
+        }
+        // On to the next group start.
+        start += run_len(bytes, start, |b| b.is_ascii_digit());
+        start += run_len(bytes, start, |b| !b.is_ascii_digit()).min(run_end - start);
+    }
+}
+
+/// The Luhn checksum of payment card numbers.
+pub(super) fn luhn(digits: &[u8]) -> bool {
+    let sum: u32 = digits
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(position, &digit)| {
+            let digit = u32::from(digit);
+            if position % 2 == 1 {
+                let doubled = digit * 2;
+                if doubled > 9 { doubled - 9 } else { doubled }
+            } else {
+                digit
+            }
+        })
+        .sum();
+    sum % 10 == 0
+}
+
+/// US social security numbers `ddd-dd-dddd`, leaving out numbers never issued (area 000,
+/// 666 or 900–999, group 00, serial 0000).
+pub(super) fn ssns(text: &str, emit: Emit<'_>) {
+    let bytes = text.as_bytes();
+    for dash in memchr_iter(b'-', bytes) {
+        let Some(start) = dash.checked_sub(3) else {
+            continue;
+        };
+        let Some(candidate) = bytes.get(start..start + 11) else {
+            break;
+        };
+        let digit_at = |i: usize| candidate[i].is_ascii_digit();
+        let shape = (0..11).all(|i| {
+            if i == 3 || i == 6 {
+                candidate[i] == b'-'
+            } else {
+                digit_at(i)
+            }
+        });
+        let before = if start == 0 { 0 } else { bytes[start - 1] };
+        let after = at(bytes, start + 11);
+        let joined_before = is_word(before) || before == b'-';
+        let joined_after =
+            is_word(after) || (after == b'-' && at(bytes, start + 12).is_ascii_digit());
+        let bounded = !joined_before && !joined_after;
+        if shape && bounded {
+            let area = &candidate[0..3];
+            let issued = area != b"000"
+                && area != b"666"
+                && area[0] != b'9'
+                && &candidate[4..6] != b"00"
+                && &candidate[7..11] != b"0000";
+            if issued {
+                emit(start, start + 11);
+            }
+        }
+    }
+}
+
+/// IPv4 addresses: four decimal octets 0–255 without leading zeros, not part of a longer
+/// dotted number (a version such as `1.2.3.4.5`).
+pub(super) fn ipv4s(text: &str, emit: Emit<'_>) {
+    let bytes = text.as_bytes();
+    let mut index = 0;
+    while index < bytes.len() {
+        let before = if index == 0 { 0 } else { bytes[index - 1] };
+        let bounded = !(before.is_ascii_alphanumeric() || before == b'.' || before == b'_');
+        if bytes[index].is_ascii_digit() && bounded {
+            if let Some(end) = ipv4_at(bytes, index) {
+                emit(index, end);
+                index = end;
+                continue;
+            }
+            index += run_len(bytes, index, |b| b.is_ascii_digit());
+            continue;
+        }
+        index += 1;
+    }
+}
+
+fn ipv4_at(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut position = start;
+    for octet in 0..4 {
+        if octet > 0 {
+            if at(bytes, position) != b'.' {
+                return None;
+            }
+            position += 1;
+        }
+        let len = run_len(bytes, position, |b| b.is_ascii_digit());
+        let digits = bytes.get(position..position + len)?;
+        let value = digits
+            .iter()
+            .fold(0u32, |value, d| value * 10 + u32::from(d - b'0'));
+        if len == 0 || len > 3 || (len > 1 && digits[0] == b'0') || value > 255 {
+            return None;
+        }
+        position += len;
+    }
+    let after = at(bytes, position);
+    let continues = after.is_ascii_alphanumeric()
+        || after == b'_'
+        || (after == b'.' && at(bytes, position + 1).is_ascii_digit());
+    (!continues).then_some(position)
+}
