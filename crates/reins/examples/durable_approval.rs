@@ -131,10 +131,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         ["pending"] => {
             let pending = store.pending_approvals().await?;
-            if pending.is_empty() {
+            if pending.approvals.is_empty() && pending.unreadable.is_empty() {
                 println!("nothing waits for approval in {path}");
             }
-            for approval in pending {
+            // A run that cannot be read may wait for a decision too: never hide it.
+            for run in &pending.unreadable {
+                eprintln!("run {} cannot be read: {}", run.run_id, run.error);
+            }
+            for approval in pending.approvals {
                 println!(
                     "{} {} {} {} ({})",
                     approval.run_id,
@@ -169,6 +173,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Err(PromptError::Suspended { run }) => {
                 println!("run {} still waits for a decision", run.run_id());
             }
+            // Resumed before (perhaps by another process): nothing ran or changed now.
+            Err(PromptError::AlreadyFinished { run_id, answer, .. }) => match answer {
+                Some(answer) => println!("run {run_id} had already finished: {answer}"),
+                None => println!("run {run_id} had already failed"),
+            },
             Err(error) => return Err(error.into()),
         },
         _ => {

@@ -19,3 +19,8 @@ pub mod providers;
 pub mod store;
 pub mod testing;
 pub mod tool;
+
+// The README's Rust examples, compiled and run by `cargo test --doc` like any doc example.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

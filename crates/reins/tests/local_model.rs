@@ -3,6 +3,8 @@
 //!
 //! Assertions are on structure (a valid call of the right tool, a non-empty answer, events in
 //! order), never on the wording of a 135M model's text.
+// llama.cpp keeps both cores busy while it decodes: its own binary, so it never runs beside
+// the timing-bound tests of `tests/it`.
 #![cfg(feature = "local")]
 
 use futures::StreamExt;

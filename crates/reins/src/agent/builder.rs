@@ -64,10 +64,14 @@ impl Agent {
     }
 
     /// Continues the run `run_id` stored in `store`: the run is claimed (of two workers
-    /// resuming it, one proceeds and the other gets
+    /// resuming it, whatever their names, one proceeds and the other gets
     /// [`StoreError::Busy`](crate::store::StoreError::Busy)), decisions recorded with
     /// [`RunStore::decide`](crate::store::RunStore::decide) are applied, finished effects are
     /// replayed from the journal, and the run goes on, checkpointing into the same store.
+    ///
+    /// A run that had already finished is not claimed and nothing is written: the request
+    /// ends with [`PromptError::AlreadyFinished`](super::PromptError::AlreadyFinished), which
+    /// carries a completed run's answer.
     pub fn resume_stored<S: RunStore>(&self, store: S, run_id: impl Into<String>) -> PromptRequest {
         PromptRequest::new(self.clone(), RunStart::Stored(run_id.into())).durable(store)
     }

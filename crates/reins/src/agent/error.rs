@@ -1,5 +1,5 @@
 use super::hook::{InvalidToolCallReason, StepEventKind};
-use super::run::SuspendedRun;
+use super::run::{RunStatus, SuspendedRun};
 use crate::completion::CompletionError;
 use crate::message::Message;
 use crate::tool::ToolFailure;
@@ -116,6 +116,25 @@ pub enum PromptError {
         /// The run's id.
         run_id: String,
     },
+    /// The stored run to resume had already finished (completed, or failed: cancelled by a
+    /// hook, ended by an error or by `max_turns`). Nothing ran and nothing was written: the
+    /// store's record, its version included, is unchanged. A completed run's answer is here,
+    /// so a caller that may have resumed it twice can tell "was already finished" from
+    /// "finished just now" and act once.
+    #[error(
+        "run `{run_id}` had already {} before this resume; nothing was run again",
+        if *status == RunStatus::Completed { "completed" } else { "failed" }
+    )]
+    AlreadyFinished {
+        /// The run's id.
+        run_id: String,
+        /// How it finished: [`RunStatus::Completed`] or [`RunStatus::Failed`].
+        status: RunStatus,
+        /// A completed run's answer (its last assistant message); `None` for a failed run.
+        answer: Option<String>,
+        /// The run's history as stored.
+        history: Vec<Message>,
+    },
     /// The run was configured in a way it cannot run (e.g. native structured output on a
     /// model without it).
     #[error("the run cannot start: {0}")]
@@ -134,7 +153,8 @@ impl PromptError {
             | PromptError::HookPanicked { history, .. }
             | PromptError::RejectedAction { history, .. }
             | PromptError::StructuredOutput { history, .. }
-            | PromptError::Store { history, .. } => Some(history),
+            | PromptError::Store { history, .. }
+            | PromptError::AlreadyFinished { history, .. } => Some(history),
             PromptError::Suspended { run } => Some(&run.state.history),
             PromptError::InvalidConfiguration(_) => None,
         }
@@ -151,7 +171,8 @@ impl PromptError {
             | PromptError::HookPanicked { run_id, .. }
             | PromptError::RejectedAction { run_id, .. }
             | PromptError::StructuredOutput { run_id, .. }
-            | PromptError::Store { run_id, .. } => Some(run_id),
+            | PromptError::Store { run_id, .. }
+            | PromptError::AlreadyFinished { run_id, .. } => Some(run_id),
             PromptError::Suspended { run } => Some(&run.state.run_id),
             PromptError::InvalidConfiguration(_) => None,
         }

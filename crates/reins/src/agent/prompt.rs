@@ -155,7 +155,10 @@ impl PromptRequest {
         self
     }
 
-    /// Names the worker that holds the run's lease in the store (a fresh id by default).
+    /// Names the worker that claims the run in the store (a fresh id by default). The name is
+    /// a label (shown in [`StoreError::Busy`](crate::store::StoreError::Busy)), not an
+    /// identity: each claim holds the lease with its own token, so two workers with the same
+    /// name never hold one run together.
     pub fn worker(mut self, worker: impl Into<String>) -> Self {
         self.options.worker = Some(worker.into());
         self

@@ -1,6 +1,7 @@
 use super::{
-    ClaimedRun, DEFAULT_LEASE, JournalEntry, Lease, PendingApproval, RunStore, RunSummary,
-    StoreError, check_pending, decode_state, encode_state, now_millis, pending_of,
+    ClaimedRun, DEFAULT_LEASE, JournalEntry, Lease, PendingApprovals, RunStore, RunSummary,
+    StoreError, check_claimable, check_pending, collect_pending, decode_state, encode_state,
+    new_token, now_millis,
 };
 use crate::agent::{RunState, ToolDecision};
 use futures::future::BoxFuture;
@@ -32,6 +33,7 @@ struct Record {
     status: String,
     state: String,
     owner: Option<String>,
+    token: Option<String>,
     lease_until: i64,
     journal: Vec<JournalEntry>,
     decisions: Vec<(String, ToolDecision)>,
@@ -68,6 +70,7 @@ impl MemoryStore {
                 status: "suspended".to_owned(),
                 state: json.to_owned(),
                 owner: None,
+                token: None,
                 lease_until: 0,
                 journal: Vec::new(),
                 decisions: Vec::new(),
@@ -84,6 +87,7 @@ impl RunStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Lease, StoreError>> {
         Box::pin(async move {
             let encoded = encode_state(state)?;
+            let token = new_token();
             let mut runs = self.lock();
             if runs.contains_key(&state.run_id) {
                 return Err(StoreError::AlreadyExists(state.run_id.clone()));
@@ -96,6 +100,7 @@ impl RunStore for MemoryStore {
                     status: super::status_name(state.status).to_owned(),
                     state: encoded,
                     owner: Some(owner.to_owned()),
+                    token: Some(token.clone()),
                     lease_until: now_millis() + self.lease_millis(),
                     journal: Vec::new(),
                     decisions: Vec::new(),
@@ -103,6 +108,7 @@ impl RunStore for MemoryStore {
             );
             Ok(Lease {
                 run_id: state.run_id.clone(),
+                token,
                 owner: owner.to_owned(),
                 version: 1,
             })
@@ -121,23 +127,24 @@ impl RunStore for MemoryStore {
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             let state = decode_state(run_id, record.format, &record.state)?;
             let now = now_millis();
-            if let Some(holder) = &record.owner {
-                if record.lease_until > now && holder != owner {
-                    return Err(StoreError::Busy {
-                        run_id: run_id.to_owned(),
-                        owner: holder.clone(),
-                        remaining: Duration::from_millis((record.lease_until - now) as u64),
-                    });
-                }
-            }
+            check_claimable(
+                run_id,
+                &state,
+                record.owner.as_deref(),
+                record.lease_until,
+                now,
+            )?;
+            let token = new_token();
             record.version += 1;
             record.owner = Some(owner.to_owned());
+            record.token = Some(token.clone());
             record.lease_until = now + self.lease_millis();
             Ok(ClaimedRun {
                 state,
                 decisions: record.decisions.clone(),
                 lease: Lease {
                     run_id: run_id.to_owned(),
+                    token,
                     owner: owner.to_owned(),
                     version: record.version,
                 },
@@ -158,7 +165,7 @@ impl RunStore for MemoryStore {
             let record = runs
                 .get_mut(&lease.run_id)
                 .ok_or_else(|| StoreError::NotFound(lease.run_id.clone()))?;
-            if record.version != lease.version || record.owner.as_deref() != Some(&lease.owner) {
+            if record.version != lease.version || record.token.as_deref() != Some(&lease.token) {
                 return Err(StoreError::Conflict {
                     run_id: lease.run_id.clone(),
                     expected: lease.version,
@@ -170,6 +177,7 @@ impl RunStore for MemoryStore {
             record.journal.extend_from_slice(journal);
             if release {
                 record.owner = None;
+                record.token = None;
                 record.lease_until = 0;
             } else {
                 record.lease_until = now_millis() + self.lease_millis();
@@ -238,15 +246,16 @@ impl RunStore for MemoryStore {
         })
     }
 
-    fn pending_approvals(&self) -> BoxFuture<'_, Result<Vec<PendingApproval>, StoreError>> {
+    fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {
         Box::pin(async move {
             let runs = self.lock();
-            let mut pending = Vec::new();
+            let mut listing = PendingApprovals::default();
             for (run_id, record) in runs.iter().filter(|(_, r)| r.status == "suspended") {
-                let state = decode_state(run_id, record.format, &record.state)?;
-                pending.extend(pending_of(&state, &record.decisions));
+                let read = decode_state(run_id, record.format, &record.state)
+                    .map(|state| (state, record.decisions.clone()));
+                collect_pending(&mut listing, run_id, read)?;
             }
-            Ok(pending)
+            Ok(listing)
         })
     }
 }

@@ -21,12 +21,34 @@
 //!
 //! # Concurrency
 //!
-//! Workers take a lease on a run before working on it ([`RunStore::claim`]); a run whose lease
-//! is held by a live worker cannot be claimed, and every checkpoint is a compare-and-swap on the
-//! run's version, so of two workers racing to resume one run exactly one proceeds and the other
-//! gets [`StoreError::Busy`] (or [`StoreError::Conflict`] if it lost the race mid-step). A
-//! crashed worker's lease expires after the store's lease duration; make it longer than the
-//! longest single step (model call or tool call) of your runs.
+//! Workers take a lease on a run before working on it ([`RunStore::claim`]). Every claim gets
+//! its own random token ([`Lease::token`]); the token, not the worker's name, holds the lease.
+//! A run whose lease is live cannot be claimed by any other claim — also not by a worker with
+//! the same name ([`PromptRequest::worker`](crate::agent::PromptRequest::worker) is a label
+//! for people, shown in [`StoreError::Busy`]) — and every checkpoint is a compare-and-swap on
+//! the run's version and the claim's token. So of two workers racing to resume one run,
+//! whatever their names, exactly one proceeds and the other gets [`StoreError::Busy`] before
+//! it runs anything (or [`StoreError::Conflict`] if its lease expired and was taken over
+//! mid-step). A crashed worker's lease expires after the store's lease duration, also when
+//! it restarts under the same name; make the lease longer than the longest single step
+//! (model call or tool call) of your runs.
+//!
+//! # Finished runs
+//!
+//! A run that completed or failed (a hook cancelled it, a model or tool error ended it, it hit
+//! `max_turns`) is final: [`RunStore::claim`] refuses it with [`StoreError::Finished`] and
+//! writes nothing, so
+//! [`Agent::resume_stored`](crate::agent::Agent::resume_stored) on it ends with
+//! [`PromptError::AlreadyFinished`](crate::agent::PromptError::AlreadyFinished) (which carries
+//! a completed run's answer) instead of an answer: a caller cannot mistake "was already
+//! finished" for "finished just now". The stored record, its version included, is unchanged.
+//!
+//! # Listing approvals
+//!
+//! [`RunStore::pending_approvals`] returns [`PendingApprovals`]: every waiting call of every
+//! suspended run the store can read, and every suspended run it cannot read (a corrupt record,
+//! an unknown format, an unreadable decision) by id with the reason, so no approval disappears
+//! silently. Only a failure of the store itself fails the whole listing.
 //!
 //! # Format
 //!
@@ -58,12 +80,18 @@ pub const FORMAT_VERSION: u32 = 1;
 /// How long a claim lasts without a checkpoint, unless a store is configured otherwise.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
 
-/// A worker's right to advance a run: the run's version it last wrote, and who it is.
+/// A worker's right to advance a run: the claim that holds it, and the run's version it last
+/// wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
     /// The run.
     pub run_id: String,
-    /// The worker holding the lease.
+    /// The claim's token: a fresh random id for every [`RunStore::create`] and
+    /// [`RunStore::claim`], checked by every checkpoint. It alone holds the lease, so two
+    /// claims never share one, whatever their workers are called.
+    pub token: String,
+    /// The name of the worker that claimed the run: a label for people (shown in
+    /// [`StoreError::Busy`]), not an identity.
     pub owner: String,
     /// The version of the run as this worker last wrote it.
     pub version: i64,
@@ -118,6 +146,27 @@ pub struct PendingApproval {
     pub reason: String,
 }
 
+/// What waits for a decision, as listed by [`RunStore::pending_approvals`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PendingApprovals {
+    /// Every suspended call without a decision, of every suspended run the store could read.
+    pub approvals: Vec<PendingApproval>,
+    /// Every suspended run the store could not read (its state or one of its decisions): it
+    /// may wait for decisions nobody sees until it is repaired. Its record was left untouched.
+    pub unreadable: Vec<UnreadableRun>,
+}
+
+/// A suspended run whose record cannot be read, as reported by
+/// [`RunStore::pending_approvals`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableRun {
+    /// The run.
+    pub run_id: String,
+    /// Why it cannot be read (e.g. [`StoreError::Corrupt`] or
+    /// [`StoreError::UnsupportedFormat`]).
+    pub error: StoreError,
+}
+
 /// Why a store operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -128,15 +177,24 @@ pub enum StoreError {
     /// A run with that id already exists.
     #[error("a run `{0}` already exists")]
     AlreadyExists(String),
-    /// Another worker holds the run's lease.
+    /// Another claim holds the run's lease (whatever its worker is called).
     #[error("run `{run_id}` is being worked on by `{owner}`; its lease expires in {} ms", remaining.as_millis())]
     Busy {
         /// The run.
         run_id: String,
-        /// The worker holding it.
+        /// The name of the worker holding it (a label: another worker may have the same).
         owner: String,
         /// How long until its lease expires.
         remaining: Duration,
+    },
+    /// The run has already finished (completed or failed) and cannot be claimed; nothing was
+    /// written.
+    #[error("run `{run_id}` has already finished ({})", status_name(*status))]
+    Finished {
+        /// The run.
+        run_id: String,
+        /// How it finished: [`RunStatus::Completed`] or [`RunStatus::Failed`].
+        status: RunStatus,
     },
     /// The run changed since this worker's last checkpoint: another worker took it over.
     #[error("run `{run_id}` was changed by another worker (expected version {expected})")]
@@ -183,22 +241,26 @@ pub enum StoreError {
 ///
 /// Every method is one transaction.
 pub trait RunStore: Send + Sync + 'static {
-    /// Stores a new run and leases it to `owner`.
+    /// Stores a new run and leases it to a new claim by the worker named `owner`.
     fn create<'a>(
         &'a self,
         state: &'a RunState,
         owner: &'a str,
     ) -> BoxFuture<'a, Result<Lease, StoreError>>;
 
-    /// Leases a stored run to `owner` and returns it with the decisions recorded for it.
-    /// Fails with [`StoreError::Busy`] while another worker's lease is live.
+    /// Leases a stored run to a new claim (a fresh [`Lease::token`]) by the worker named
+    /// `owner`, and returns it with the decisions recorded for it. Fails with
+    /// [`StoreError::Busy`] while any other claim's lease is live, also one by a worker with
+    /// the same name, and with [`StoreError::Finished`] for a run that completed or failed;
+    /// a refused claim writes nothing.
     fn claim<'a>(
         &'a self,
         run_id: &'a str,
         owner: &'a str,
     ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>>;
 
-    /// Writes the run's state and `journal` in one transaction, if `lease` is still current;
+    /// Writes the run's state and `journal` in one transaction, if `lease` is still current
+    /// (the run's version and the claim's token both match, else [`StoreError::Conflict`]);
     /// returns the renewed lease. With `release`, the lease ends (the run finished or paused).
     fn checkpoint<'a>(
         &'a self,
@@ -228,8 +290,10 @@ pub trait RunStore: Send + Sync + 'static {
     /// Every stored run.
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>>;
 
-    /// Every suspended call of every suspended run that has no decision yet.
-    fn pending_approvals(&self) -> BoxFuture<'_, Result<Vec<PendingApproval>, StoreError>>;
+    /// Every suspended call of every suspended run that has no decision yet, and every
+    /// suspended run whose record cannot be read (reported by id, never skipped). Fails as a
+    /// whole only when the store itself fails ([`StoreError::Backend`]).
+    fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>>;
 }
 
 /// Reads a stored record, checking its format version.
@@ -287,6 +351,54 @@ pub(crate) fn pending_of(
             reason: call.suspended.clone().unwrap_or_default(),
         })
         .collect()
+}
+
+/// Adds what one suspended run waits for to `listing`, or the run to its unreadable ones; only
+/// a failure of the store itself ([`StoreError::Backend`]) is passed on.
+pub(crate) fn collect_pending(
+    listing: &mut PendingApprovals,
+    run_id: &str,
+    read: Result<(RunState, Vec<(String, ToolDecision)>), StoreError>,
+) -> Result<(), StoreError> {
+    match read {
+        Ok((state, decided)) => listing.approvals.extend(pending_of(&state, &decided)),
+        Err(error @ StoreError::Backend(_)) => return Err(error),
+        Err(error) => listing.unreadable.push(UnreadableRun {
+            run_id: run_id.to_owned(),
+            error,
+        }),
+    }
+    Ok(())
+}
+
+/// A fresh token for a claim.
+pub(crate) fn new_token() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Whether a claim of `state` may proceed: not when the run has finished, nor while a claim's
+/// lease (`holder` until `lease_until`) is live, whoever asks.
+pub(crate) fn check_claimable(
+    run_id: &str,
+    state: &RunState,
+    holder: Option<&str>,
+    lease_until: i64,
+    now: i64,
+) -> Result<(), StoreError> {
+    if matches!(state.status, RunStatus::Completed | RunStatus::Failed) {
+        return Err(StoreError::Finished {
+            run_id: run_id.to_owned(),
+            status: state.status,
+        });
+    }
+    match holder {
+        Some(holder) if lease_until > now => Err(StoreError::Busy {
+            run_id: run_id.to_owned(),
+            owner: holder.to_owned(),
+            remaining: Duration::from_millis(u64::try_from(lease_until - now).unwrap_or(0)),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Whether `internal_call_id` is a call of `state` that waits for a decision.

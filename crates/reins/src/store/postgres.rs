@@ -1,7 +1,7 @@
 use super::{
-    ClaimedRun, DEFAULT_LEASE, FORMAT_VERSION, JournalEntry, Lease, PendingApproval, RunStore,
-    RunSummary, StoreError, check_pending, decode_state, encode_state, now_millis, pending_of,
-    status_from_name, status_name,
+    ClaimedRun, DEFAULT_LEASE, FORMAT_VERSION, JournalEntry, Lease, PendingApprovals, RunStore,
+    RunSummary, StoreError, check_claimable, check_pending, collect_pending, decode_state,
+    encode_state, new_token, now_millis, status_from_name, status_name,
 };
 use crate::agent::{RunState, ToolDecision};
 use futures::future::BoxFuture;
@@ -35,9 +35,17 @@ CREATE TABLE IF NOT EXISTS reins_runs (
     status TEXT NOT NULL,
     state TEXT NOT NULL,
     lease_owner TEXT,
+    lease_token TEXT,
     lease_until BIGINT NOT NULL DEFAULT 0,
     updated_at BIGINT NOT NULL
 );
+-- Tables created before leases had tokens (checked first: ALTER TABLE would lock the table).
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                   AND table_name = 'reins_runs' AND column_name = 'lease_token') THEN
+        ALTER TABLE reins_runs ADD COLUMN lease_token TEXT;
+    END IF;
+END $$;
 CREATE INDEX IF NOT EXISTS reins_runs_status ON reins_runs (status);
 CREATE TABLE IF NOT EXISTS reins_journal (
     run_id TEXT NOT NULL,
@@ -108,11 +116,14 @@ impl PostgresStore {
 
 /// Advances a run's version, writes its state and appends its journal entries, in one
 /// statement; returns how many runs it updated (0 when the lease is no longer current).
+/// Releasing (`$6`) clears the lease's holder; otherwise it stays with this claim.
 const CHECKPOINT: &str = "
 WITH updated AS (
     UPDATE reins_runs SET version = version + 1, status = $4, state = $5,
-        lease_owner = $6, lease_until = $7, updated_at = $8
-    WHERE run_id = $1 AND version = $2 AND lease_owner = $3
+        lease_owner = CASE WHEN $6 THEN NULL ELSE lease_owner END,
+        lease_token = CASE WHEN $6 THEN NULL ELSE lease_token END,
+        lease_until = $7, updated_at = $8
+    WHERE run_id = $1 AND version = $2 AND lease_token = $3
     RETURNING run_id
 ), base AS (
     SELECT COALESCE(MAX(seq), 0) AS seq FROM reins_journal WHERE run_id = $1
@@ -189,18 +200,20 @@ impl RunStore for PostgresStore {
     ) -> BoxFuture<'a, Result<Lease, StoreError>> {
         Box::pin(async move {
             let encoded = encode_state(state)?;
+            let token = new_token();
             let now = now_millis();
             let client = self.client.lock().await;
             let inserted = client
                 .execute(
-                    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_until, updated_at)
-                     VALUES ($1, 1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id) DO NOTHING",
+                    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
+                     VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING",
                     &[
                         &state.run_id,
                         &i64::from(FORMAT_VERSION),
                         &status_name(state.status),
                         &encoded,
                         &owner,
+                        &token,
                         &(now + self.lease_millis()),
                         &now,
                     ],
@@ -212,6 +225,7 @@ impl RunStore for PostgresStore {
             }
             Ok(Lease {
                 run_id: state.run_id.clone(),
+                token,
                 owner: owner.to_owned(),
                 version: 1,
             })
@@ -232,21 +246,20 @@ impl RunStore for PostgresStore {
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             let state = decode_state(run_id, row.format, &row.state)?;
             let now = now_millis();
-            if let Some(holder) = row.owner.filter(|holder| holder != owner) {
-                if row.lease_until > now {
-                    return Err(StoreError::Busy {
-                        run_id: run_id.to_owned(),
-                        owner: holder,
-                        remaining: Duration::from_millis((row.lease_until - now) as u64),
-                    });
-                }
-            }
-            let version = row.version + 1;
+            check_claimable(run_id, &state, row.owner.as_deref(), row.lease_until, now)?;
+            let (version, token) = (row.version + 1, new_token());
             transaction
                 .execute(
-                    "UPDATE reins_runs SET version = $2, lease_owner = $3, lease_until = $4, updated_at = $5
-                     WHERE run_id = $1",
-                    &[&run_id, &version, &owner, &(now + self.lease_millis()), &now],
+                    "UPDATE reins_runs SET version = $2, lease_owner = $3, lease_token = $4,
+                     lease_until = $5, updated_at = $6 WHERE run_id = $1",
+                    &[
+                        &run_id,
+                        &version,
+                        &owner,
+                        &token,
+                        &(now + self.lease_millis()),
+                        &now,
+                    ],
                 )
                 .await
                 .map_err(backend)?;
@@ -257,6 +270,7 @@ impl RunStore for PostgresStore {
                 decisions,
                 lease: Lease {
                     run_id: run_id.to_owned(),
+                    token,
                     owner: owner.to_owned(),
                     version,
                 },
@@ -274,10 +288,10 @@ impl RunStore for PostgresStore {
         Box::pin(async move {
             let encoded = encode_state(state)?;
             let now = now_millis();
-            let (owner, until) = if release {
-                (None, 0)
+            let until = if release {
+                0
             } else {
-                (Some(lease.owner.as_str()), now + self.lease_millis())
+                now + self.lease_millis()
             };
             let effect_ids: Vec<&str> = journal.iter().map(|e| e.effect_id.as_str()).collect();
             let kinds: Vec<&str> = journal.iter().map(|e| e.kind.as_str()).collect();
@@ -291,10 +305,10 @@ impl RunStore for PostgresStore {
                     &[
                         &lease.run_id,
                         &lease.version,
-                        &lease.owner,
+                        &lease.token,
                         &status_name(state.status),
                         &encoded,
-                        &owner,
+                        &release,
                         &until,
                         &now,
                         &effect_ids,
@@ -411,7 +425,7 @@ impl RunStore for PostgresStore {
         })
     }
 
-    fn pending_approvals(&self) -> BoxFuture<'_, Result<Vec<PendingApproval>, StoreError>> {
+    fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {
         Box::pin(async move {
             let client = self.client.lock().await;
             let rows = client
@@ -422,23 +436,21 @@ impl RunStore for PostgresStore {
                 )
                 .await
                 .map_err(backend)?;
-            let mut pending = Vec::new();
+            let mut listing = PendingApprovals::default();
             for row in &rows {
                 let run_id: String = column(row, 0)?;
                 let format: i64 = column(row, 1)?;
                 let json: String = column(row, 2)?;
-                match decode_state(&run_id, format, &json) {
-                    Ok(state) => {
-                        let decided = read_decisions(&*client, &run_id).await?;
-                        pending.extend(pending_of(&state, &decided));
-                    }
-                    // One unreadable run must not hide every other approval.
-                    Err(error) => {
-                        tracing::warn!(%error, "skipping a stored run that cannot be read");
-                    }
-                }
+                // One unreadable run neither hides the other approvals nor disappears.
+                let read = match decode_state(&run_id, format, &json) {
+                    Ok(state) => read_decisions(&*client, &run_id)
+                        .await
+                        .map(|decided| (state, decided)),
+                    Err(error) => Err(error),
+                };
+                collect_pending(&mut listing, &run_id, read)?;
             }
-            Ok(pending)
+            Ok(listing)
         })
     }
 }

@@ -1,7 +1,7 @@
 use super::{
-    ClaimedRun, DEFAULT_LEASE, FORMAT_VERSION, JournalEntry, Lease, PendingApproval, RunStore,
-    RunSummary, StoreError, check_pending, decode_state, encode_state, now_millis, pending_of,
-    status_from_name, status_name,
+    ClaimedRun, DEFAULT_LEASE, FORMAT_VERSION, JournalEntry, Lease, PendingApprovals, RunStore,
+    RunSummary, StoreError, check_claimable, check_pending, collect_pending, decode_state,
+    encode_state, new_token, now_millis, status_from_name, status_name,
 };
 use crate::agent::{RunState, ToolDecision};
 use futures::future::BoxFuture;
@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS reins_runs (
     status TEXT NOT NULL,
     state TEXT NOT NULL,
     lease_owner TEXT,
+    lease_token TEXT,
     lease_until INTEGER NOT NULL DEFAULT 0,
     updated_at INTEGER NOT NULL
 );
@@ -77,7 +78,7 @@ impl SqliteStore {
         )
     }
 
-    fn prepare(connection: Connection, path: PathBuf) -> Result<Self, StoreError> {
+    fn prepare(mut connection: Connection, path: PathBuf) -> Result<Self, StoreError> {
         // WAL lets readers work while a writer commits; the busy timeout makes concurrent
         // writers from other processes wait for the lock instead of failing.
         connection
@@ -90,6 +91,7 @@ impl SqliteStore {
             .busy_timeout(Duration::from_secs(10))
             .map_err(backend)?;
         connection.execute_batch(SCHEMA).map_err(backend)?;
+        add_lease_token(&mut connection)?;
         Ok(SqliteStore {
             connection: Arc::new(Mutex::new(connection)),
             path,
@@ -127,6 +129,27 @@ impl SqliteStore {
     fn lease_millis(&self) -> i64 {
         i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
     }
+}
+
+/// Adds the `lease_token` column to a table created before leases had tokens. In one
+/// `IMMEDIATE` transaction, so processes opening the file together do not both add it.
+fn add_lease_token(connection: &mut Connection) -> Result<(), StoreError> {
+    let transaction = connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    let present: i64 = transaction
+        .query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('reins_runs') WHERE name = 'lease_token'",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(backend)?;
+    if present == 0 {
+        transaction
+            .execute_batch("ALTER TABLE reins_runs ADD COLUMN lease_token TEXT")
+            .map_err(backend)?;
+    }
+    transaction.commit().map_err(backend)
 }
 
 /// The stored row of one run.
@@ -189,16 +212,16 @@ impl RunStore for SqliteStore {
     ) -> BoxFuture<'a, Result<Lease, StoreError>> {
         Box::pin(async move {
             let encoded = encode_state(state)?;
-            let (run_id, owner) = (state.run_id.clone(), owner.to_owned());
+            let (run_id, owner, token) = (state.run_id.clone(), owner.to_owned(), new_token());
             let status = status_name(state.status);
             let lease = self.lease_millis();
             self.with(move |connection| {
                 let now = now_millis();
                 let inserted = connection
                     .execute(
-                        "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_until, updated_at)
-                         VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run_id) DO NOTHING",
-                        params![run_id, FORMAT_VERSION, status, encoded, owner, now + lease, now],
+                        "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
+                         VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (run_id) DO NOTHING",
+                        params![run_id, FORMAT_VERSION, status, encoded, owner, token, now + lease, now],
                     )
                     .map_err(backend)?;
                 if inserted == 0 {
@@ -206,6 +229,7 @@ impl RunStore for SqliteStore {
                 }
                 Ok(Lease {
                     run_id,
+                    token,
                     owner,
                     version: 1,
                 })
@@ -231,21 +255,13 @@ impl RunStore for SqliteStore {
                 .ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
             let state = decode_state(&run_id, row.format, &row.state)?;
             let now = now_millis();
-            if let Some(holder) = row.owner.filter(|holder| *holder != owner) {
-                if row.lease_until > now {
-                    return Err(StoreError::Busy {
-                        run_id,
-                        owner: holder,
-                        remaining: Duration::from_millis((row.lease_until - now) as u64),
-                    });
-                }
-            }
-            let version = row.version + 1;
+            check_claimable(&run_id, &state, row.owner.as_deref(), row.lease_until, now)?;
+            let (version, token) = (row.version + 1, new_token());
             transaction
                 .execute(
-                    "UPDATE reins_runs SET version = ?2, lease_owner = ?3, lease_until = ?4, updated_at = ?5
-                     WHERE run_id = ?1",
-                    params![run_id, version, owner, now + lease, now],
+                    "UPDATE reins_runs SET version = ?2, lease_owner = ?3, lease_token = ?4,
+                     lease_until = ?5, updated_at = ?6 WHERE run_id = ?1",
+                    params![run_id, version, owner, token, now + lease, now],
                 )
                 .map_err(backend)?;
             let decisions = read_decisions(&transaction, &run_id)?;
@@ -255,6 +271,7 @@ impl RunStore for SqliteStore {
                 decisions,
                 lease: Lease {
                     run_id,
+                    token,
                     owner,
                     version,
                 },
@@ -280,23 +297,22 @@ impl RunStore for SqliteStore {
                     .transaction_with_behavior(TransactionBehavior::Immediate)
                     .map_err(backend)?;
                 let now = now_millis();
-                let (owner, until) = if release {
-                    (None, 0)
-                } else {
-                    (Some(lease.owner.as_str()), now + lease_millis)
-                };
+                let until = if release { 0 } else { now + lease_millis };
+                // Releasing clears the lease's holder; otherwise it stays with this claim.
                 let updated = transaction
                     .execute(
                         "UPDATE reins_runs SET version = version + 1, status = ?4, state = ?5,
-                         lease_owner = ?6, lease_until = ?7, updated_at = ?8
-                         WHERE run_id = ?1 AND version = ?2 AND lease_owner = ?3",
+                         lease_owner = CASE WHEN ?6 THEN NULL ELSE lease_owner END,
+                         lease_token = CASE WHEN ?6 THEN NULL ELSE lease_token END,
+                         lease_until = ?7, updated_at = ?8
+                         WHERE run_id = ?1 AND version = ?2 AND lease_token = ?3",
                         params![
                             lease.run_id,
                             lease.version,
-                            lease.owner,
+                            lease.token,
                             status,
                             encoded,
-                            owner,
+                            release,
                             until,
                             now
                         ],
@@ -435,29 +451,35 @@ impl RunStore for SqliteStore {
         }))
     }
 
-    fn pending_approvals(&self) -> BoxFuture<'_, Result<Vec<PendingApproval>, StoreError>> {
+    fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {
         Box::pin(self.with(|connection| {
             let mut statement = connection
                 .prepare("SELECT run_id, format, state FROM reins_runs WHERE status = 'suspended' ORDER BY updated_at, run_id")
                 .map_err(backend)?;
             let rows = statement
                 .query_map([], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?, row.get::<_, String>(2)?))
+                    // SQLite does not enforce column types: a record of the wrong type is
+                    // that run's problem, not the listing's.
+                    let record = row
+                        .get::<_, i64>(1)
+                        .and_then(|format| Ok((format, row.get::<_, String>(2)?)));
+                    Ok((row.get::<_, String>(0)?, record))
                 })
                 .map_err(backend)?;
-            let mut pending = Vec::new();
+            let mut listing = PendingApprovals::default();
             for row in rows {
-                let (run_id, format, json) = row.map_err(backend)?;
-                match decode_state(&run_id, format, &json) {
-                    Ok(state) => {
-                        let decided = read_decisions(connection, &run_id)?;
-                        pending.extend(pending_of(&state, &decided));
-                    }
-                    // One unreadable run must not hide every other approval.
-                    Err(error) => tracing::warn!(%error, "skipping a stored run that cannot be read"),
-                }
+                let (run_id, record) = row.map_err(backend)?;
+                // One unreadable run neither hides the other approvals nor disappears.
+                let read = record
+                    .map_err(|error| StoreError::Corrupt {
+                        run_id: run_id.clone(),
+                        message: error.to_string(),
+                    })
+                    .and_then(|(format, json)| decode_state(&run_id, format, &json))
+                    .and_then(|state| Ok((state, read_decisions(connection, &run_id)?)));
+                collect_pending(&mut listing, &run_id, read)?;
             }
-            Ok(pending)
+            Ok(listing)
         }))
     }
 }

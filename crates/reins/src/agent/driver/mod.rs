@@ -215,13 +215,12 @@ pub(crate) async fn run(
                     "resuming a stored run needs a store".to_owned(),
                 ));
             };
+            // A finished run is refused by the claim, which writes nothing.
             let claimed = claim(store, &run_id, &worker).await?;
             decisions.extend(claimed.decisions);
             durable = Some(Durable::new(Arc::clone(store), claimed.lease));
             let mut state = claimed.state;
-            if state.status != RunStatus::Completed {
-                state.status = RunStatus::Running;
-            }
+            state.status = RunStatus::Running;
             (state, None)
         }
     };
@@ -314,20 +313,41 @@ fn resolve_output(
     Ok(Some(spec))
 }
 
-/// Claims a stored run for this worker.
+/// Claims a stored run for this worker. A run that had already finished is reported as
+/// [`PromptError::AlreadyFinished`], with what it stored (a finished run no longer changes).
 async fn claim(
     store: &Arc<dyn RunStore>,
     run_id: &str,
     worker: &str,
 ) -> Result<ClaimedRun, PromptError> {
-    store
-        .claim(run_id, worker)
-        .await
-        .map_err(|source| PromptError::Store {
-            source,
-            history: Vec::new(),
-            run_id: run_id.to_owned(),
-        })
+    let store_error = |source| PromptError::Store {
+        source,
+        history: Vec::new(),
+        run_id: run_id.to_owned(),
+    };
+    match store.claim(run_id, worker).await {
+        Ok(claimed) => Ok(claimed),
+        Err(StoreError::Finished { status, .. }) => {
+            let state = store.load(run_id).await.map_err(store_error)?;
+            Err(PromptError::AlreadyFinished {
+                run_id: run_id.to_owned(),
+                status,
+                answer: (status == RunStatus::Completed).then(|| final_answer(&state.history)),
+                history: state.history,
+            })
+        }
+        Err(source) => Err(store_error(source)),
+    }
+}
+
+/// A finished run's answer: its last assistant message.
+fn final_answer(history: &[Message]) -> String {
+    history
+        .iter()
+        .rev()
+        .find(|m| matches!(m, Message::Assistant { .. }))
+        .map(Message::text)
+        .unwrap_or_default()
 }
 
 /// A durable run's link to its store.
@@ -464,14 +484,7 @@ impl Driver<'_> {
         }
         if self.state.status == RunStatus::Completed {
             // A finished run is not run again: its answer is its last assistant message.
-            return Ok(self
-                .state
-                .history
-                .iter()
-                .rev()
-                .find(|m| matches!(m, Message::Assistant { .. }))
-                .map(Message::text)
-                .unwrap_or_default());
+            return Ok(final_answer(&self.state.history));
         }
         let template = self.request_template();
 

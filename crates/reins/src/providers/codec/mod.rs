@@ -24,7 +24,7 @@ pub(crate) use stream::{Chunks, Step, cut_stream, event_json, event_type, tool_c
 /// over the names they bind, for the request's path and whether the model takes an output
 /// schema natively:
 ///
-/// ```ignore
+/// ```text
 /// protocol! {
 ///     Chat => request::body, response::parse, stream::ChatStreamDecoder;
 ///     path(_chat, _stream) => "chat/completions".to_owned(),

@@ -1,0 +1,231 @@
+//! Who holds a run: racing workers, workers with the same name, lease tokens, a lost lease.
+
+use super::{NeedsApproval, RunStateBuilder, Seen, agent, uuid_like};
+use crate::common::EchoArgs;
+use reins::agent::*;
+use reins::store::{Lease, MemoryStore, RunStore, SqliteStore, StoreError};
+use reins::testing::{ScriptedModel, Turn};
+use reins::tool::tool_fn;
+use serde_json::json;
+use std::future::IntoFuture;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[cfg(feature = "postgres")]
+use super::postgres_store;
+
+/// Two workers resume the same run at once: exactly one proceeds.
+async fn racing_workers(store: impl RunStore + Clone) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::new([
+        Turn::tool_call("pay", json!({"text": "pay 5"})),
+        Turn::text("done").delay(Duration::from_millis(100)),
+    ]);
+    let error = agent(model.clone(), log.clone(), Seen::default())
+        .prompt("pay")
+        .durable(store.clone())
+        .await
+        .unwrap_err();
+    let PromptError::Suspended { run } = error else {
+        panic!("expected a suspension");
+    };
+    let run_id = run.run_id().to_string();
+    store
+        .decide(&run_id, "t1c0", &ToolDecision::approve())
+        .await
+        .unwrap();
+
+    let first = agent(model.clone(), log.clone(), Seen::default())
+        .resume_stored(store.clone(), &run_id)
+        .worker("worker-a");
+    let second = agent(model.clone(), log.clone(), Seen::default())
+        .resume_stored(store.clone(), &run_id)
+        .worker("worker-b");
+    let (a, b) = tokio::join!(tokio::spawn(first.into_future()), async {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        second.await
+    });
+    let a = a.unwrap();
+    assert_eq!(a.unwrap(), "done");
+    let error = b.unwrap_err();
+    assert!(
+        matches!(&error, PromptError::Store { source: StoreError::Busy { owner, .. }, .. } if owner == "worker-a"),
+        "{error:?}"
+    );
+    assert_eq!(*log.lock().unwrap(), vec!["pay 5"], "the tool ran once");
+}
+
+#[tokio::test]
+async fn racing_workers_in_memory() {
+    racing_workers(MemoryStore::new()).await;
+}
+
+#[tokio::test]
+async fn racing_workers_in_sqlite() {
+    let path = std::env::temp_dir().join(format!("reins-race-{}.sqlite", uuid_like()));
+    racing_workers(SqliteStore::open(&path).unwrap()).await;
+    let _ = std::fs::remove_file(&path);
+}
+
+/// An agent whose `pay` tool takes a while and counts its executions; payments need approval.
+fn slow_pay_agent(model: ScriptedModel, payments: Arc<AtomicUsize>) -> Agent {
+    let pay = tool_fn("pay", "Pays.", move |args: EchoArgs| {
+        let payments = payments.clone();
+        async move {
+            payments.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Ok::<_, std::convert::Infallible>(args.text)
+        }
+    });
+    AgentBuilder::new(model)
+        .tool(pay)
+        .add_hook(NeedsApproval)
+        .build()
+}
+
+/// Two workers with the same name resume the same run at once: exactly one of them holds
+/// it, and the payment runs once.
+async fn same_name_workers(store: impl RunStore + Clone) {
+    let payments = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        Turn::tool_call("pay", json!({"text": "pay 5"})),
+        Turn::text("done"),
+    ]);
+    let agent = slow_pay_agent(model, payments.clone());
+    let error = agent
+        .prompt("pay")
+        .durable(store.clone())
+        .await
+        .unwrap_err();
+    let PromptError::Suspended { run } = error else {
+        panic!("expected a suspension, got {error:?}");
+    };
+    let run_id = run.run_id().to_string();
+    store
+        .decide(&run_id, "t1c0", &ToolDecision::approve())
+        .await
+        .unwrap();
+
+    let first = agent
+        .resume_stored(store.clone(), &run_id)
+        .worker("twin")
+        .into_future();
+    let second = agent
+        .resume_stored(store.clone(), &run_id)
+        .worker("twin")
+        .into_future();
+    let (a, b) = tokio::join!(first, second);
+    let (finished, refused) = match (a, b) {
+        (Ok(answer), Err(error)) | (Err(error), Ok(answer)) => (answer, error),
+        other => panic!("expected one answer and one refusal, got {other:?}"),
+    };
+    assert_eq!(finished, "done");
+    assert!(
+        matches!(&refused, PromptError::Store { source: StoreError::Busy { owner, .. }, .. } if owner == "twin"),
+        "{refused:?}"
+    );
+    assert_eq!(payments.load(Ordering::SeqCst), 1, "the payment ran once");
+    assert_eq!(
+        store.load(&run_id).await.unwrap().status,
+        RunStatus::Completed
+    );
+}
+
+#[tokio::test]
+async fn same_name_workers_in_memory() {
+    same_name_workers(MemoryStore::new()).await;
+}
+
+#[tokio::test]
+async fn same_name_workers_in_sqlite() {
+    let path = std::env::temp_dir().join(format!("reins-twins-{}.sqlite", uuid_like()));
+    same_name_workers(SqliteStore::open(&path).unwrap()).await;
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A lease is held by its claim's token: a second claim under the same name is refused, and
+/// a lease with another token (forged, or from an earlier claim) cannot checkpoint.
+async fn claims_are_held_by_their_token(store: impl RunStore) {
+    let state = RunStateBuilder::suspended_example();
+    let created = store.create(&state, "w").await.unwrap();
+    let error = store.claim(&state.run_id, "w").await.unwrap_err();
+    assert!(
+        matches!(&error, StoreError::Busy { owner, .. } if owner == "w"),
+        "{error:?}"
+    );
+    let forged = Lease {
+        token: "forged".into(),
+        ..created.clone()
+    };
+    let error = store
+        .checkpoint(&forged, &state, &[], false)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Conflict { .. }), "{error:?}");
+    let released = store.checkpoint(&created, &state, &[], true).await.unwrap();
+    assert_eq!(released.token, created.token);
+
+    let claimed = store.claim(&state.run_id, "w").await.unwrap();
+    assert_eq!(claimed.lease.owner, "w");
+    assert_ne!(
+        claimed.lease.token, created.token,
+        "every claim has its own token"
+    );
+    let stale = Lease {
+        version: claimed.lease.version,
+        ..created
+    };
+    let error = store
+        .checkpoint(&stale, &state, &[], false)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Conflict { .. }), "{error:?}");
+    store
+        .checkpoint(&claimed.lease, &state, &[], true)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn claims_are_held_by_their_token_in_memory() {
+    claims_are_held_by_their_token(MemoryStore::new()).await;
+}
+
+#[tokio::test]
+async fn claims_are_held_by_their_token_in_sqlite() {
+    claims_are_held_by_their_token(SqliteStore::in_memory().unwrap()).await;
+}
+
+#[tokio::test]
+async fn a_worker_that_lost_its_lease_cannot_overwrite_the_run() {
+    let store = MemoryStore::new().with_lease(Duration::from_millis(20));
+    let state = RunStateBuilder::suspended_example();
+    let lease = store.create(&state, "old").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    let claimed = store.claim(&state.run_id, "new").await.unwrap();
+    assert_eq!(claimed.lease.owner, "new");
+    let error = store
+        .checkpoint(&lease, &state, &[], false)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Conflict { .. }));
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn racing_workers_in_postgres() {
+    racing_workers(postgres_store().await).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn same_name_workers_in_postgres() {
+    same_name_workers(postgres_store().await).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn claims_are_held_by_their_token_in_postgres() {
+    claims_are_held_by_their_token(postgres_store().await).await;
+}

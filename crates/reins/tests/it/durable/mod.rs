@@ -1,0 +1,245 @@
+//! Durable runs on every store: pause for a decision, resume by id, race, journal, bad records.
+//!
+//! This module holds the shared hooks, agents and store helpers, and the approval round trip;
+//! [`claims`] races workers and checks leases, [`finished`] resumes finished runs, [`records`]
+//! reads unreadable, upgraded, corrupt and foreign records.
+
+mod claims;
+mod finished;
+mod records;
+
+use crate::common::echo_tool;
+use reins::agent::*;
+use reins::store::{MemoryStore, PendingApprovals, RunStore, SqliteStore, StoreError};
+use reins::testing::{ScriptedModel, Turn};
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+
+struct NeedsApproval;
+impl AgentHook for NeedsApproval {
+    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        if event.tool_name() == Some("pay") {
+            ctx.append_entry("asked", &event.tool_args()).unwrap();
+            DispatchAction::suspend("a person must approve payments")
+        } else {
+            DispatchAction::proceed()
+        }
+    }
+}
+
+#[derive(Clone, Default)]
+struct Seen(Arc<Mutex<Vec<usize>>>);
+impl AgentHook for Seen {
+    async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        if event.tool_outcome().is_some() {
+            let asked: Vec<Option<String>> = ctx.entries("asked").unwrap();
+            self.0.lock().unwrap().push(asked.len());
+        }
+        OutcomeAction::proceed()
+    }
+}
+
+fn agent(model: ScriptedModel, log: Arc<Mutex<Vec<String>>>, seen: Seen) -> Agent {
+    AgentBuilder::new(model)
+        .tool(echo_tool("lookup", log.clone()))
+        .tool(echo_tool("pay", log))
+        .add_hook(NeedsApproval)
+        .add_hook(seen)
+        .build()
+}
+
+fn script() -> ScriptedModel {
+    ScriptedModel::new([
+        Turn::tool_calls([
+            ("lookup", json!({"text": "balance"})),
+            ("pay", json!({"text": "pay 100"})),
+        ]),
+        Turn::text("Paid 100."),
+    ])
+}
+
+async fn approval_round_trip(store: impl RunStore + Clone) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let model = script();
+    let error = agent(model.clone(), log.clone(), Seen::default())
+        .prompt("pay the bill")
+        .durable(store.clone())
+        .await
+        .unwrap_err();
+    let PromptError::Suspended { run } = error else {
+        panic!("expected a suspension, got {error:?}");
+    };
+    let run_id = run.run_id().to_string();
+
+    // Another process would see this in the store.
+    let stored = store.load(&run_id).await.unwrap();
+    assert_eq!(stored.status, RunStatus::Suspended);
+    assert_eq!(stored, run.state);
+    let listing = store.pending_approvals().await.unwrap();
+    assert!(listing.unreadable.is_empty());
+    let pending = listing.approvals;
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].run_id, run_id);
+    assert_eq!(pending[0].tool_name, "pay");
+    assert_eq!(pending[0].reason, "a person must approve payments");
+    let summaries = store.list().await.unwrap();
+    assert_eq!(summaries.len(), 1);
+    assert_eq!(summaries[0].status, RunStatus::Suspended);
+
+    // A decision about an unknown call is refused.
+    let refused = store
+        .decide(&run_id, "t9c9", &ToolDecision::approve())
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, StoreError::NoSuchPendingCall { .. }));
+
+    store
+        .decide(
+            &run_id,
+            &pending[0].internal_call_id,
+            &ToolDecision::approve(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.pending_approvals().await.unwrap(),
+        PendingApprovals::default()
+    );
+
+    let seen = Seen::default();
+    let response = agent(model.clone(), log.clone(), seen.clone())
+        .resume_stored(store.clone(), &run_id)
+        .extended_details()
+        .await
+        .unwrap();
+    assert_eq!(response.output, "Paid 100.");
+    assert_eq!(response.run_id(), run_id);
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec!["balance", "pay 100"],
+        "each tool ran once"
+    );
+    assert_eq!(
+        *seen.0.lock().unwrap(),
+        vec![1],
+        "resumed hooks see the saved entries"
+    );
+
+    let journal = store.journal(&run_id).await.unwrap();
+    let effects: Vec<_> = journal
+        .iter()
+        .map(|e| (e.kind.as_str(), e.effect_id.clone()))
+        .collect();
+    assert_eq!(
+        effects,
+        vec![
+            ("model_turn", format!("{run_id}/t1")),
+            ("tool_call", format!("{run_id}/t1c0")),
+            ("tool_call", format!("{run_id}/t1c1")),
+            ("model_turn", format!("{run_id}/t2")),
+        ]
+    );
+    let finished = store.load(&run_id).await.unwrap();
+    assert_eq!(finished.status, RunStatus::Completed);
+
+    // Resuming a finished run does nothing again, writes nothing, and says so.
+    let version = version_of(&store, &run_id).await;
+    let again = agent(model, log.clone(), Seen::default())
+        .resume_stored(store.clone(), &run_id)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&again, PromptError::AlreadyFinished { status: RunStatus::Completed, answer: Some(answer), .. } if answer == "Paid 100."),
+        "{again:?}"
+    );
+    assert_eq!(log.lock().unwrap().len(), 2);
+    assert_eq!(version_of(&store, &run_id).await, version);
+}
+
+/// The stored version of a run.
+async fn version_of(store: &impl RunStore, run_id: &str) -> i64 {
+    let runs = store.list().await.unwrap();
+    let run = runs.iter().find(|run| run.run_id == run_id);
+    run.unwrap_or_else(|| panic!("no run {run_id}")).version
+}
+
+#[tokio::test]
+async fn approval_round_trip_in_memory() {
+    approval_round_trip(MemoryStore::new()).await;
+}
+
+#[tokio::test]
+async fn approval_round_trip_in_sqlite() {
+    let path = std::env::temp_dir().join(format!("reins-durable-{}.sqlite", uuid_like()));
+    approval_round_trip(SqliteStore::open(&path).unwrap()).await;
+    // A second handle on the same file (another process would open its own) sees the run.
+    let reopened = SqliteStore::open(&path).unwrap();
+    assert_eq!(reopened.list().await.unwrap().len(), 1);
+    let _ = std::fs::remove_file(&path);
+}
+
+fn uuid_like() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+/// Builds a minimal state through a real run.
+struct RunStateBuilder;
+impl RunStateBuilder {
+    fn suspended_example() -> RunState {
+        let mut state: RunState = serde_json::from_value(json!({
+            "version": 1, "run_id": "r-lease", "agent_name": null, "turn": 0,
+            "history": [], "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+            "entries": [], "last_model": null, "invalid_tool_call_retries": 0
+        }))
+        .unwrap();
+        state.status = RunStatus::Running;
+        state
+    }
+}
+
+/// A fresh PostgreSQL database on the server `scripts/with-postgres.sh` starts: its
+/// connection string.
+#[cfg(feature = "postgres")]
+async fn postgres_database() -> String {
+    let url = std::env::var("REINS_POSTGRES_URL").expect(
+        "REINS_POSTGRES_URL must name a PostgreSQL server for the postgres tests; \
+         scripts/with-postgres.sh starts one",
+    );
+    let client = postgres_client(&url).await;
+    let database = format!("reins_test_{}", uuid_like().replace('-', "_"));
+    client
+        .batch_execute(&format!("CREATE DATABASE {database}"))
+        .await
+        .unwrap();
+    format!("{url} dbname={database}")
+}
+
+#[cfg(feature = "postgres")]
+async fn postgres_client(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connect to PostgreSQL");
+    tokio::spawn(connection);
+    client
+}
+
+/// A store in a fresh PostgreSQL database.
+#[cfg(feature = "postgres")]
+async fn postgres_store() -> reins::store::PostgresStore {
+    reins::store::PostgresStore::connect(&postgres_database().await)
+        .await
+        .unwrap()
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn approval_round_trip_in_postgres() {
+    approval_round_trip(postgres_store().await).await;
+}

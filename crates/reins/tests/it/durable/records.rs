@@ -1,0 +1,233 @@
+//! Records a store cannot simply read: unreadable runs, older schemas, corrupt or foreign records.
+
+use super::{RunStateBuilder, Seen, agent, approval_round_trip, script, uuid_like};
+use reins::agent::*;
+use reins::store::{MemoryStore, RunStore, SqliteStore, StoreError, UnreadableRun};
+use reins::testing::ScriptedModel;
+use std::sync::{Arc, Mutex};
+
+#[cfg(feature = "postgres")]
+use super::{postgres_client, postgres_database};
+
+/// Three runs wait for a payment approval; `corrupt` makes some of them unreadable and
+/// returns their ids. The listing shows the others' approvals and reports those by id.
+async fn unreadable_runs_are_reported<F, Fut>(store: impl RunStore + Clone, corrupt: F)
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Vec<&'static str>>,
+{
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let waiting = ["wait-a", "wait-b", "wait-c"];
+    for run_id in waiting {
+        let error = agent(script(), log.clone(), Seen::default())
+            .prompt("pay the bill")
+            .run_id(run_id)
+            .durable(store.clone())
+            .await
+            .unwrap_err();
+        assert!(matches!(error, PromptError::Suspended { .. }), "{error:?}");
+    }
+    let mut unreadable = corrupt().await;
+    unreadable.sort_unstable();
+
+    let listing = store.pending_approvals().await.unwrap();
+    let mut listed: Vec<&str> = listing
+        .approvals
+        .iter()
+        .map(|approval| approval.run_id.as_str())
+        .collect();
+    listed.sort_unstable();
+    let readable: Vec<&str> = waiting
+        .into_iter()
+        .filter(|run_id| !unreadable.contains(run_id))
+        .collect();
+    assert_eq!(listed, readable, "every readable run's approval is listed");
+    assert!(listing.approvals.iter().all(|a| a.tool_name == "pay"));
+    let mut reported: Vec<&str> = listing
+        .unreadable
+        .iter()
+        .map(|run| run.run_id.as_str())
+        .collect();
+    reported.sort_unstable();
+    assert_eq!(reported, unreadable, "every unreadable run is reported");
+    for UnreadableRun { run_id, error } in &listing.unreadable {
+        assert!(
+            matches!(error, StoreError::Corrupt { run_id: id, .. } if id == run_id),
+            "{error:?}"
+        );
+    }
+    // Reported, not repaired or removed: the same listing again.
+    assert_eq!(store.pending_approvals().await.unwrap(), listing);
+}
+
+#[tokio::test]
+async fn unreadable_runs_are_reported_in_memory() {
+    let store = MemoryStore::new();
+    let handle = store.clone();
+    unreadable_runs_are_reported(store, || async move {
+        handle.put_raw("wait-b", 1, "{not json");
+        vec!["wait-b"]
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn unreadable_runs_are_reported_in_sqlite() {
+    let path = std::env::temp_dir().join(format!("reins-unreadable-{}.sqlite", uuid_like()));
+    let store = SqliteStore::open(&path).unwrap();
+    let file = path.clone();
+    unreadable_runs_are_reported(store, || async move {
+        let connection = rusqlite_connection(&file);
+        // wait-b's state is not JSON; wait-c has a decision that is not JSON.
+        connection
+            .execute_batch(
+                "UPDATE reins_runs SET state = '{not json' WHERE run_id = 'wait-b';
+                 INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
+                 VALUES ('wait-c', 't9c9', '{not json', 0);",
+            )
+            .unwrap();
+        vec!["wait-b", "wait-c"]
+    })
+    .await;
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A file written before leases had tokens is upgraded when opened, and works.
+#[tokio::test]
+async fn a_sqlite_file_from_before_lease_tokens_is_upgraded() {
+    let path = std::env::temp_dir().join(format!("reins-old-schema-{}.sqlite", uuid_like()));
+    rusqlite_connection(&path)
+        .execute_batch(
+            "CREATE TABLE reins_runs (
+                run_id TEXT PRIMARY KEY, version INTEGER NOT NULL, format INTEGER NOT NULL,
+                status TEXT NOT NULL, state TEXT NOT NULL, lease_owner TEXT,
+                lease_until INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL
+            );",
+        )
+        .unwrap();
+    approval_round_trip(SqliteStore::open(&path).unwrap()).await;
+    // Opening it again finds the column there.
+    assert_eq!(
+        SqliteStore::open(&path)
+            .unwrap()
+            .list()
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn corrupt_or_foreign_records_are_reported_and_left_untouched() {
+    let store = MemoryStore::new();
+    store.put_raw("bad-json", 1, "{not json");
+    store.put_raw("future", 99, "{}");
+    let agent = AgentBuilder::new(ScriptedModel::new([])).build();
+    let error = agent
+        .resume_stored(store.clone(), "bad-json")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, PromptError::Store { source: StoreError::Corrupt { run_id, .. }, .. } if run_id == "bad-json"),
+        "{error:?}"
+    );
+    let error = store.load("future").await.unwrap_err();
+    assert_eq!(
+        error,
+        StoreError::UnsupportedFormat {
+            run_id: "future".into(),
+            found: 99,
+            supported: reins::store::FORMAT_VERSION
+        }
+    );
+    // Untouched: the same error again.
+    assert!(matches!(
+        store.load("bad-json").await,
+        Err(StoreError::Corrupt { .. })
+    ));
+    let error = agent.resume_stored(store, "missing").await.unwrap_err();
+    assert!(matches!(
+        error,
+        PromptError::Store {
+            source: StoreError::NotFound(_),
+            ..
+        }
+    ));
+}
+
+#[tokio::test]
+async fn a_sqlite_record_in_an_unknown_format_is_left_untouched() {
+    let path = std::env::temp_dir().join(format!("reins-format-{}.sqlite", uuid_like()));
+    let store = SqliteStore::open(&path).unwrap();
+    let state = RunStateBuilder::suspended_example();
+    store.create(&state, "w").await.unwrap();
+    {
+        let connection = rusqlite_connection(&path);
+        connection
+            .execute(
+                "UPDATE reins_runs SET format = 7 WHERE run_id = 'r-lease'",
+                [],
+            )
+            .unwrap();
+    }
+    let error = store.claim("r-lease", "w2").await.unwrap_err();
+    assert!(
+        matches!(error, StoreError::UnsupportedFormat { found: 7, .. }),
+        "{error:?}"
+    );
+    let error = store.load("r-lease").await.unwrap_err();
+    assert!(matches!(
+        error,
+        StoreError::UnsupportedFormat { found: 7, .. }
+    ));
+    let _ = std::fs::remove_file(&path);
+}
+
+fn rusqlite_connection(path: &std::path::Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(path).unwrap()
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn unreadable_runs_are_reported_in_postgres() {
+    let url = postgres_database().await;
+    let store = reins::store::PostgresStore::connect(&url).await.unwrap();
+    unreadable_runs_are_reported(store, || async move {
+        // wait-b's state is not JSON; wait-c has a decision that is not JSON.
+        postgres_client(&url)
+            .await
+            .batch_execute(
+                "UPDATE reins_runs SET state = '{not json' WHERE run_id = 'wait-b';
+                 INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
+                 VALUES ('wait-c', 't9c9', '{not json', 0);",
+            )
+            .await
+            .unwrap();
+        vec!["wait-b", "wait-c"]
+    })
+    .await;
+}
+
+/// A database created before leases had tokens is upgraded on connect, and works.
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn a_postgres_database_from_before_lease_tokens_is_upgraded() {
+    let url = postgres_database().await;
+    postgres_client(&url)
+        .await
+        .batch_execute(
+            "CREATE TABLE reins_runs (
+                run_id TEXT PRIMARY KEY, version BIGINT NOT NULL, format BIGINT NOT NULL,
+                status TEXT NOT NULL, state TEXT NOT NULL, lease_owner TEXT,
+                lease_until BIGINT NOT NULL DEFAULT 0, updated_at BIGINT NOT NULL
+            );",
+        )
+        .await
+        .unwrap();
+    let store = reins::store::PostgresStore::connect(&url).await.unwrap();
+    approval_round_trip(store).await;
+    let again = reins::store::PostgresStore::connect(&url).await.unwrap();
+    assert_eq!(again.list().await.unwrap().len(), 1);
+}

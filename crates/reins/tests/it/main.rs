@@ -1,0 +1,23 @@
+//! reins's integration tests, in one binary so the crate is linked once: a module per area.
+//! `cargo test -p reins --test it durable::` runs one area's tests,
+//! `cargo test -p reins --test it providers::contract::anthropic::` one protocol's contract.
+//!
+//! Every test shares this process: a test never changes the environment or installs
+//! process-wide state (see [`common::without_env_var`]).
+
+mod common;
+
+mod composition;
+mod durable;
+mod fakellm_anthropic;
+mod fakellm_openai;
+mod hook_actions;
+mod invalid_tool_calls;
+mod providers;
+mod routing;
+mod run_loop;
+mod run_state;
+mod streaming;
+mod structured_output;
+mod suspend_resume;
+mod tools;

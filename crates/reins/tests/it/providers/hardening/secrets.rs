@@ -1,0 +1,61 @@
+//! Secrets in logs: whatever the header is called, a credential does not show in `Debug`
+//! output, and a provider echoing the key back does not put it in an error.
+
+use crate::providers::fixtures::{Fixture, Settings, model_at};
+use crate::providers::hostile::{Hostile, Reply};
+use crate::providers::support::{call, prompt};
+use reins::completion::CompletionError;
+use reins::providers::RetryPolicy;
+
+const LIVE_KEY: &str = "sk-live-XYZ0123456789abcdef";
+
+pub async fn credentials_never_show_in_debug_output<F: Fixture>() {
+    let secrets = [
+        LIVE_KEY,
+        "sekrit-value",
+        "abc123secret",
+        "sk-proj-otherkey987",
+    ];
+    let settings = Settings::default()
+        .key(LIVE_KEY)
+        // A name reins knows is a credential,
+        .header("x-custom-token", "sekrit-value")
+        // and names it cannot know, with values that look like credentials.
+        .header("x-weird", "Bearer abc123secret")
+        .header("x-other", "sk-proj-otherkey987");
+    let builder = F::builder("http://127.0.0.1:9", &settings);
+    let mut shown = vec![format!("{builder:?}"), format!("{builder:#?}")];
+    let client = F::build(builder).unwrap();
+    let model = F::model(&client);
+    shown.extend([
+        format!("{client:?}"),
+        format!("{client:#?}"),
+        format!("{model:?}"),
+    ]);
+    for text in &shown {
+        for secret in secrets {
+            assert!(!text.contains(secret), "`{secret}` shows in {text}");
+        }
+    }
+}
+
+pub async fn an_error_body_echoing_the_key_does_not_show_it<F: Fixture>() {
+    let body = format!(r#"{{"error": "bad key {LIVE_KEY}"}}"#);
+    let server = Hostile::always(Reply::fixed(
+        401,
+        &[("content-type", "application/json")],
+        body,
+    ))
+    .await;
+    let settings = Settings::default().key(LIVE_KEY).retry(RetryPolicy::none());
+    let model = model_at::<F>(&server.url(), &settings);
+    for stream in [false, true] {
+        let error = call(&model, &prompt("hi"), stream).await.unwrap_err();
+        assert!(
+            matches!(error, CompletionError::Http { status: 401, .. }),
+            "{error:?}"
+        );
+        let shown = format!("{error} {error:?}");
+        assert!(!shown.contains(LIVE_KEY), "{shown}");
+    }
+}

@@ -1,0 +1,15 @@
+//! Every model provider against local servers: one contract all protocols keep (`contract`),
+//! each protocol's own wire format (`chat`, `responses`, `anthropic`, `gemini`), and what a
+//! hostile server can do to a client (`hostile`, `hardening`).
+
+mod contract;
+mod fixtures;
+mod hostile;
+mod support;
+
+mod anthropic;
+mod chat;
+mod gemini;
+mod hardening;
+mod presets;
+mod responses;

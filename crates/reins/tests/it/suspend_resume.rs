@@ -1,0 +1,201 @@
+//! Suspending a run for a person's decision and resuming it, in memory.
+
+use crate::common::echo_tool;
+use reins::agent::*;
+use reins::message::Message;
+use reins::testing::{ScriptedModel, Turn};
+use reins::tool::ToolOutcome;
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+
+/// Suspends every call to `pay`; records entries so resumed hooks can see them.
+struct NeedsApproval;
+impl AgentHook for NeedsApproval {
+    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        match event.tool_name() {
+            Some("pay") => {
+                ctx.append_entry("asked", &event.internal_call_id())
+                    .unwrap();
+                DispatchAction::suspend("payments need a person's approval")
+            }
+            _ => DispatchAction::proceed(),
+        }
+    }
+}
+
+/// Records what resumed hooks see.
+#[derive(Clone, Default)]
+struct SeenOnResume(Arc<Mutex<Vec<String>>>);
+impl AgentHook for SeenOnResume {
+    async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        if let Some(result) = event.tool_outcome() {
+            let asked: Vec<Option<String>> = ctx.entries("asked").unwrap();
+            self.0.lock().unwrap().push(format!(
+                "{} {} {:?} asked={asked:?}",
+                ctx.run_id(),
+                result.tool_name(),
+                result.outcome()
+            ));
+        }
+        OutcomeAction::proceed()
+    }
+}
+
+fn script() -> Vec<Turn> {
+    vec![
+        Turn::tool_calls([
+            ("echo", json!({"text": "lookup"})),
+            ("pay", json!({"text": "100 to bob"})),
+        ]),
+        Turn::text("Paid."),
+    ]
+}
+
+fn agent(model: ScriptedModel, log: Arc<Mutex<Vec<String>>>, seen: SeenOnResume) -> Agent {
+    AgentBuilder::new(model)
+        .tool(echo_tool("echo", log.clone()))
+        .tool(echo_tool("pay", log))
+        .add_hook(NeedsApproval)
+        .add_hook(seen)
+        .build()
+}
+
+async fn suspend() -> (SuspendedRun, ScriptedModel, Arc<Mutex<Vec<String>>>) {
+    let model = ScriptedModel::new(script());
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let error = agent(model.clone(), log.clone(), SeenOnResume::default())
+        .prompt("look up and pay")
+        .await
+        .unwrap_err();
+    let PromptError::Suspended { run } = error else {
+        panic!("expected a suspended run, got {error:?}");
+    };
+    (*run, model, log)
+}
+
+#[tokio::test]
+async fn a_suspended_call_is_not_executed_and_the_run_holds_it() {
+    let (run, model, log) = suspend().await;
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec!["lookup"],
+        "only the approved call ran"
+    );
+    let pending: Vec<_> = run.pending().collect();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].call.name, "pay");
+    assert_eq!(pending[0].internal_call_id, "t1c1");
+    assert_eq!(
+        pending[0].suspended.as_deref(),
+        Some("payments need a person's approval")
+    );
+    assert_eq!(run.state.status, RunStatus::Suspended);
+    assert_eq!(
+        model.remaining(),
+        1,
+        "the model is not asked again while suspended"
+    );
+    // The finished call's result is kept.
+    assert!(run.state.pending_calls[0].result.is_some());
+    // The run survives a round trip through JSON (another process).
+    let text = serde_json::to_string(&run).unwrap();
+    let back: SuspendedRun = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, run);
+}
+
+#[tokio::test]
+async fn resuming_with_approval_runs_the_call_and_finishes() {
+    let (run, model, log) = suspend().await;
+    let run_id = run.run_id().to_string();
+    let seen = SeenOnResume::default();
+    let response = agent(model.clone(), log.clone(), seen.clone())
+        .resume(run)
+        .decide("t1c1", ToolDecision::approve())
+        .extended_details()
+        .await
+        .unwrap();
+    assert_eq!(response.output, "Paid.");
+    assert_eq!(response.run_id(), run_id);
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec!["lookup", "100 to bob"],
+        "lookup ran once"
+    );
+    assert_eq!(
+        *seen.0.lock().unwrap(),
+        vec![format!("{run_id} pay Success asked=[Some(\"t1c1\")]")],
+        "resumed hooks see the entries saved before the pause"
+    );
+    let history = &model.requests()[1].history;
+    assert_eq!(
+        history[2],
+        Message::tool_result("call_1_0", "echo", "lookup")
+    );
+    assert_eq!(
+        history[3],
+        Message::tool_result("call_1_1", "pay", "100 to bob")
+    );
+    assert_eq!(response.state.status, RunStatus::Completed);
+}
+
+#[tokio::test]
+async fn a_call_can_be_denied_or_approved_with_edited_arguments() {
+    let (run, model, log) = suspend().await;
+    agent(model.clone(), log.clone(), SeenOnResume::default())
+        .resume(run)
+        .decide("t1c1", ToolDecision::deny("The user declined the payment."))
+        .await
+        .unwrap();
+    assert_eq!(*log.lock().unwrap(), vec!["lookup"]);
+    assert_eq!(
+        model.requests()[1].history[3],
+        Message::tool_result("call_1_1", "pay", "The user declined the payment.")
+    );
+
+    let (run, model, log) = suspend().await;
+    let seen = SeenOnResume::default();
+    agent(model, log.clone(), seen.clone())
+        .resume(run)
+        .decide(
+            "t1c1",
+            ToolDecision::approve_with_args(json!({"text": "50 to bob"})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(*log.lock().unwrap(), vec!["lookup", "50 to bob"]);
+    assert!(seen.0.lock().unwrap()[0].contains("Success"));
+}
+
+#[tokio::test]
+async fn without_a_decision_the_run_stays_suspended() {
+    let (run, model, log) = suspend().await;
+    let error = agent(model.clone(), log.clone(), SeenOnResume::default())
+        .resume(run.clone())
+        .await
+        .unwrap_err();
+    let PromptError::Suspended { run: again } = error else {
+        panic!("expected the run to stay suspended");
+    };
+    assert_eq!(again.pending().count(), 1);
+    assert_eq!(*log.lock().unwrap(), vec!["lookup"]);
+    assert_eq!(model.remaining(), 1);
+}
+
+#[tokio::test]
+async fn a_denied_outcome_is_reported_to_outcome_hooks() {
+    let (run, model, log) = suspend().await;
+    let seen = SeenOnResume::default();
+    agent(model, log, seen.clone())
+        .resume(run)
+        .decide("t1c1", ToolDecision::deny("no"))
+        .await
+        .unwrap();
+    let line = seen.0.lock().unwrap()[0].clone();
+    let expected = format!(
+        "{:?}",
+        ToolOutcome::Denied {
+            report: "no".into()
+        }
+    );
+    assert!(line.contains(&expected), "{line}");
+}
