@@ -8,6 +8,12 @@
 //!   request and response.
 //! - [`message`]: chat messages and [`ToolChoice`](message::ToolChoice).
 //! - [`tool`]: the [`Tool`](tool::Tool) trait, [`tool_fn`](tool::tool_fn) and tool outcomes.
+//! - [`hooks`]: ready-made hooks (approval policy, audit log, budget, loop breaker,
+//!   guardrails, redaction).
+//! - [`providers`]: OpenAI, Anthropic, Gemini, OpenAI-compatible services, and (feature
+//!   `local`) an in-process GGUF model.
+//! - [`store`]: run stores for durable runs (memory, SQLite, PostgreSQL).
+//! - [`prelude`]: the names most programs need, in one import.
 //! - [`testing`]: [`ScriptedModel`](testing::ScriptedModel) for offline tests and examples.
 #![deny(missing_docs)]
 
@@ -15,6 +21,7 @@ pub mod agent;
 pub mod completion;
 pub mod hooks;
 pub mod message;
+pub mod prelude;
 pub mod providers;
 pub mod store;
 pub mod testing;

@@ -204,7 +204,7 @@ impl Turn {
 ///
 /// Clones share one script and one request log. Streamed text and reasoning arrive in
 /// several deltas (one per word), tool-call arguments in two fragments. Asking for more turns
-/// than the script holds is a [`CompletionError::ScriptExhausted`], never a panic.
+/// than the script holds is a [`CompletionError::Other`] saying so, never a panic.
 #[derive(Clone)]
 pub struct ScriptedModel {
     script: Arc<Mutex<Script>>,
@@ -302,15 +302,13 @@ impl ScriptedModel {
                 .get(position)
                 .cloned()
                 .map(|turn| (turn, position + 1))
-                .ok_or(CompletionError::ScriptExhausted {
-                    requested: position + 1,
-                });
+                .ok_or_else(|| script_exhausted(position + 1));
         }
         script
             .turns
             .pop_front()
             .map(|turn| (turn, served))
-            .ok_or(CompletionError::ScriptExhausted { requested: served })
+            .ok_or_else(|| script_exhausted(served))
     }
 }
 
@@ -399,6 +397,13 @@ fn split_words(text: &str) -> impl Iterator<Item = &str> {
         rest = tail;
         Some(word)
     })
+}
+
+/// The error of a call past the end of the script (`requested` is one-based).
+fn script_exhausted(requested: usize) -> CompletionError {
+    CompletionError::Other(format!(
+        "the scripted model has no turn left (it was asked for turn {requested})"
+    ))
 }
 
 #[cfg(test)]

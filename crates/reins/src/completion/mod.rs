@@ -1,10 +1,12 @@
 //! The model side of a run: the [`CompletionModel`] trait, the request reins sends on each
 //! turn, and the response it gets back.
 
+mod boxed;
 mod request;
 mod response;
 mod stream;
 
+pub use boxed::BoxedModel;
 pub use request::CompletionRequest;
 pub(crate) use request::shallow_merge;
 pub use response::{CompletionResponse, FinishReason, RawResponse, Usage};
@@ -126,12 +128,6 @@ pub enum CompletionError {
     /// The request cannot be expressed for this model (e.g. an unsupported option).
     #[error("the request is not valid for this model: {0}")]
     InvalidRequest(String),
-    /// A [`ScriptedModel`](crate::testing::ScriptedModel) was asked for more turns than it has.
-    #[error("the scripted model has no turn left (it was asked for turn {requested})")]
-    ScriptExhausted {
-        /// The one-based number of the call that found the script empty.
-        requested: usize,
-    },
     /// Any other failure reported by the model implementation.
     #[error("{0}")]
     Other(String),

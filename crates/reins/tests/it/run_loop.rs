@@ -136,13 +136,17 @@ async fn an_exhausted_script_is_an_error_not_a_panic() {
     let model = ScriptedModel::new([]);
     let agent = AgentBuilder::new(model).build();
     let error = agent.prompt("x").await.unwrap_err();
-    assert!(matches!(
-        error,
-        PromptError::Completion {
-            source: CompletionError::ScriptExhausted { requested: 1 },
-            ..
-        }
-    ));
+    let PromptError::Completion {
+        source: CompletionError::Other(message),
+        ..
+    } = error
+    else {
+        panic!("expected a completion error, got {error:?}");
+    };
+    assert!(
+        message.contains("no turn left") && message.contains("turn 1"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
