@@ -146,6 +146,15 @@ impl AgentBuilder {
         self
     }
 
+    /// Adds several tools of one type (the tools of an MCP server, say); a tool of the same
+    /// name as one already added replaces it.
+    pub fn tools<T: Tool>(mut self, tools: impl IntoIterator<Item = T>) -> Self {
+        for tool in tools {
+            self.tools.add(tool);
+        }
+        self
+    }
+
     /// Adds a hook to every run of the agent. Agent hooks run before a run's own hooks.
     pub fn add_hook<H: AgentHook>(mut self, hook: H) -> Self {
         self.hooks.push(hook);

@@ -1,0 +1,196 @@
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use serde_json::Value;
+
+/// What an MCP tool call returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpToolResult {
+    /// The content blocks, in order.
+    pub content: Vec<McpContent>,
+    /// The structured result (`structuredContent`), when the tool gave one.
+    pub structured_content: Option<Value>,
+    /// Whether the tool reported an error (`isError: true`).
+    pub is_error: bool,
+}
+
+impl McpToolResult {
+    pub(crate) fn from_rmcp(result: CallToolResult) -> Self {
+        McpToolResult {
+            content: result.content.iter().map(McpContent::from_rmcp).collect(),
+            structured_content: result.structured_content,
+            is_error: result.is_error.unwrap_or(false),
+        }
+    }
+
+    /// The content as text: each block rendered by [`McpContent::render`], joined by newlines.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .map(McpContent::render)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// What the model is shown: the structured content as JSON when there is one (servers
+    /// send the same JSON as text for older clients), else [`text`](McpToolResult::text).
+    pub fn to_model_value(&self) -> Value {
+        match &self.structured_content {
+            Some(structured) => structured.clone(),
+            None => Value::String(self.text()),
+        }
+    }
+}
+
+/// One content block of a tool result. Binary data is not kept: the model is shown a text
+/// stand-in saying what it was.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum McpContent {
+    /// Text.
+    Text(String),
+    /// An image.
+    Image {
+        /// Its MIME type.
+        mime_type: String,
+        /// Its size, decoded.
+        bytes: usize,
+    },
+    /// Audio.
+    Audio {
+        /// Its MIME type.
+        mime_type: String,
+        /// Its size, decoded.
+        bytes: usize,
+    },
+    /// An embedded resource.
+    Resource {
+        /// Its URI.
+        uri: String,
+        /// Its MIME type, if given.
+        mime_type: Option<String>,
+        /// Its text, for a text resource.
+        text: Option<String>,
+        /// Its size decoded, for a binary resource.
+        bytes: Option<usize>,
+    },
+    /// A link to a resource the server can read.
+    ResourceLink {
+        /// Its URI.
+        uri: String,
+        /// Its name.
+        name: String,
+    },
+    /// A kind of content this version does not know.
+    Other,
+}
+
+impl McpContent {
+    fn from_rmcp(block: &ContentBlock) -> Self {
+        match block {
+            ContentBlock::Text(text) => McpContent::Text(text.text.clone()),
+            ContentBlock::Image(image) => McpContent::Image {
+                mime_type: image.mime_type.clone(),
+                bytes: base64_decoded_len(&image.data),
+            },
+            ContentBlock::Audio(audio) => McpContent::Audio {
+                mime_type: audio.mime_type.clone(),
+                bytes: base64_decoded_len(&audio.data),
+            },
+            ContentBlock::Resource(embedded) => match &embedded.resource {
+                ResourceContents::TextResourceContents {
+                    uri,
+                    mime_type,
+                    text,
+                    ..
+                } => McpContent::Resource {
+                    uri: uri.clone(),
+                    mime_type: mime_type.clone(),
+                    text: Some(text.clone()),
+                    bytes: None,
+                },
+                ResourceContents::BlobResourceContents {
+                    uri,
+                    mime_type,
+                    blob,
+                    ..
+                } => McpContent::Resource {
+                    uri: uri.clone(),
+                    mime_type: mime_type.clone(),
+                    text: None,
+                    bytes: Some(base64_decoded_len(blob)),
+                },
+                _ => McpContent::Other,
+            },
+            ContentBlock::ResourceLink(link) => McpContent::ResourceLink {
+                uri: link.uri.clone(),
+                name: link.name.clone(),
+            },
+            _ => McpContent::Other,
+        }
+    }
+
+    /// The block as the model sees it: text as is; `[image: image/png, 1234 bytes]`,
+    /// `[audio: audio/wav, 1234 bytes]`; `[resource: uri]` followed by a text resource's text;
+    /// `[resource: uri, mime, N bytes]` for a binary one; `[resource link: name, uri]`.
+    pub fn render(&self) -> String {
+        match self {
+            McpContent::Text(text) => text.clone(),
+            McpContent::Image { mime_type, bytes } => format!("[image: {mime_type}, {bytes} bytes]"),
+            McpContent::Audio { mime_type, bytes } => format!("[audio: {mime_type}, {bytes} bytes]"),
+            McpContent::Resource {
+                uri,
+                text: Some(text),
+                ..
+            } => format!("[resource: {uri}]\n{text}"),
+            McpContent::Resource {
+                uri,
+                mime_type,
+                bytes,
+                ..
+            } => {
+                let mime = mime_type.as_deref().unwrap_or("application/octet-stream");
+                format!("[resource: {uri}, {mime}, {} bytes]", bytes.unwrap_or(0))
+            }
+            McpContent::ResourceLink { uri, name } => format!("[resource link: {name}, {uri}]"),
+            McpContent::Other => "[content of a kind reins does not know]".to_owned(),
+        }
+    }
+}
+
+/// The length of base64 `data` once decoded, without decoding it.
+fn base64_decoded_len(data: &str) -> usize {
+    let significant = data
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
+        .count();
+    significant * 3 / 4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decoded_length_of_base64() {
+        assert_eq!(base64_decoded_len(""), 0);
+        assert_eq!(base64_decoded_len("YQ=="), 1);
+        assert_eq!(base64_decoded_len("YWI="), 2);
+        assert_eq!(base64_decoded_len("YWJj"), 3);
+        assert_eq!(base64_decoded_len("YWJjZA=="), 4);
+    }
+
+    #[test]
+    fn stand_ins() {
+        let image = McpContent::Image {
+            mime_type: "image/png".into(),
+            bytes: 10,
+        };
+        assert_eq!(image.render(), "[image: image/png, 10 bytes]");
+        let resource = McpContent::Resource {
+            uri: "test://1".into(),
+            mime_type: Some("text/plain".into()),
+            text: Some("hello".into()),
+            bytes: None,
+        };
+        assert_eq!(resource.render(), "[resource: test://1]\nhello");
+    }
+}

@@ -1,0 +1,108 @@
+use std::time::Duration;
+
+/// What went wrong talking to an MCP server. Every error names the server (see
+/// [`McpServer::name`](crate::McpServer::name)); [`server`](McpError::server) returns it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The server's process could not be started (e.g. the command does not exist).
+    #[error("MCP server `{server}`: could not start `{command}`: {source}")]
+    Spawn {
+        /// The server's name.
+        server: String,
+        /// The command that was run.
+        command: String,
+        /// Why it could not be started.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The process started but the MCP handshake failed (it exited at once, or did not speak
+    /// MCP on its standard output).
+    #[error("MCP server `{server}` failed to start: {message}{}", stderr_suffix(stderr))]
+    Handshake {
+        /// The server's name.
+        server: String,
+        /// What the handshake ended with.
+        message: String,
+        /// The last lines the server wrote to its standard error, if any.
+        stderr: String,
+    },
+    /// The connection to the server is gone: its process exited (or was killed) or the client
+    /// was closed.
+    #[error(
+        "MCP server `{server}` is no longer running: `{operation}` could not be sent or was not answered{}",
+        stderr_suffix(stderr)
+    )]
+    Disconnected {
+        /// The server's name.
+        server: String,
+        /// What was being done (`tools/list`, `tools/call weather`, ...).
+        operation: String,
+        /// The last lines the server wrote to its standard error, if any.
+        stderr: String,
+    },
+    /// The server did not answer within the limit.
+    #[error("MCP server `{server}`: `{operation}` timed out after {} ms", after.as_millis())]
+    Timeout {
+        /// The server's name.
+        server: String,
+        /// What was being done.
+        operation: String,
+        /// The limit that was exceeded.
+        after: Duration,
+    },
+    /// The server answered a request with a protocol error (unknown tool, invalid parameters,
+    /// an internal error) or with something that is not the expected answer.
+    #[error("MCP server `{server}`: `{operation}` failed: {message}")]
+    Protocol {
+        /// The server's name.
+        server: String,
+        /// What was being done.
+        operation: String,
+        /// The server's error message.
+        message: String,
+    },
+    /// The tool ran and reported an error (`isError: true`); `message` is what it said.
+    #[error("MCP server `{server}`: tool `{tool}` reported an error: {message}")]
+    Tool {
+        /// The server's name.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The tool's error content, as text.
+        message: String,
+    },
+    /// The arguments are not a JSON object, as MCP requires.
+    #[error("MCP server `{server}`: the arguments of `{tool}` must be a JSON object, not {found}")]
+    InvalidArguments {
+        /// The server's name.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// What kind of JSON value was given.
+        found: &'static str,
+    },
+}
+
+impl McpError {
+    /// The name of the server the error is about.
+    pub fn server(&self) -> &str {
+        match self {
+            McpError::Spawn { server, .. }
+            | McpError::Handshake { server, .. }
+            | McpError::Disconnected { server, .. }
+            | McpError::Timeout { server, .. }
+            | McpError::Protocol { server, .. }
+            | McpError::Tool { server, .. }
+            | McpError::InvalidArguments { server, .. } => server,
+        }
+    }
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr ended with:\n{stderr}")
+    }
+}

@@ -1,0 +1,66 @@
+//! [Model Context Protocol](https://modelcontextprotocol.io) servers' tools as reins tools.
+//!
+//! [`McpServer::stdio`] says how to start a server (a command speaking MCP over its standard
+//! input and output, with its environment, working directory and timeouts);
+//! [`connect`](McpServer::connect) starts it and performs the handshake, giving an
+//! [`McpClient`]. [`McpClient::tools`] lists every tool of the server (all pages) as
+//! [`McpTool`]s — reins [`Tool`](reins::tool::Tool)s whose parameters are the server's
+//! `inputSchema` — which an agent takes like any other tool, so hooks, approvals and
+//! durable runs apply to them unchanged. The protocol is [`rmcp`]'s, the official Rust SDK.
+//!
+//! What MCP says about each tool is kept: its server's name, and its annotations
+//! ([`McpToolAnnotations`]: `readOnlyHint`, `destructiveHint`, `idempotentHint`,
+//! `openWorldHint`), which [`McpTools::register_traits`] hands to an
+//! [`ApprovalPolicy`](reins::hooks::approval::ApprovalPolicy) so that one rule can say "ask
+//! before any destructive tool". Each call carries its effect id in the request's `_meta`
+//! (under [`EFFECT_ID_META_KEY`]), so a server that deduplicates can make a resumed run's
+//! calls exactly-once.
+//!
+//! Faults name the server ([`McpError`]): a command that cannot start or exits at once (with
+//! the end of its standard error), a server that dies mid-run, a call past its timeout (the
+//! server is sent `notifications/cancelled`). The server's process is killed when the client
+//! and its tools are dropped.
+//!
+//! ```no_run
+//! use reins::agent::AgentBuilder;
+//! use reins::hooks::approval::{ApprovalPolicy, Rule};
+//! use reins::testing::{ScriptedModel, Turn};
+//! use reins_mcp::McpServer;
+//! use serde_json::json;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // `python3 -m pip install mcp-server-time` provides this server.
+//! let time = McpServer::stdio("python3", ["-m", "mcp_server_time"])
+//!     .name("time")
+//!     .connect()
+//!     .await?;
+//! let tools = time.tools().await?.prefix("time_");
+//!
+//! // Allow what the server declares read-only; refuse the rest.
+//! let policy = tools
+//!     .register_traits(ApprovalPolicy::new())
+//!     .rule(Rule::allow("*").when_traits(|traits| traits.read_only));
+//!
+//! let model = ScriptedModel::new([
+//!     Turn::tool_call("time_get_current_time", json!({"timezone": "Europe/Paris"})),
+//!     Turn::text("Done."),
+//! ]);
+//! let agent = AgentBuilder::new(model).tools(tools).add_hook(policy).build();
+//! println!("{}", agent.prompt("What time is it in Paris?").await?);
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+mod client;
+mod content;
+mod error;
+mod tool;
+
+pub use client::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, EFFECT_ID_META_KEY, McpClient, McpServer,
+};
+pub use content::{McpContent, McpToolResult};
+pub use error::McpError;
+pub use tool::{McpTool, McpToolAnnotations, McpTools};

@@ -1,0 +1,341 @@
+use crate::McpError;
+use crate::client::ClientInner;
+use reins::hooks::approval::{ApprovalPolicy, ToolTraits};
+use reins::tool::{Tool, ToolCallContext};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What an MCP server says about a tool's behaviour (its `annotations`). Each hint is `None`
+/// when the server did not say; [`traits`](McpToolAnnotations::traits) applies MCP's defaults.
+///
+/// These are claims by the server, not guarantees.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct McpToolAnnotations {
+    /// `readOnlyHint`: the tool changes nothing (MCP's default: `false`).
+    pub read_only_hint: Option<bool>,
+    /// `destructiveHint`: the tool may delete or overwrite (MCP's default: `true`; meaningful
+    /// only when not read-only).
+    pub destructive_hint: Option<bool>,
+    /// `idempotentHint`: calling it again with the same arguments has no further effect
+    /// (MCP's default: `false`; meaningful only when not read-only).
+    pub idempotent_hint: Option<bool>,
+    /// `openWorldHint`: the tool reaches outside systems (MCP's default: `true`).
+    pub open_world_hint: Option<bool>,
+}
+
+impl McpToolAnnotations {
+    /// The hints as reins [`ToolTraits`], with MCP's defaults for the missing ones: a
+    /// read-only tool is idempotent and not destructive; otherwise destructive unless the
+    /// server says not, idempotent only if it says so.
+    pub fn traits(&self) -> ToolTraits {
+        if self.read_only_hint == Some(true) {
+            return ToolTraits::read_only();
+        }
+        ToolTraits {
+            read_only: false,
+            destructive: self.destructive_hint.unwrap_or(true),
+            idempotent: self.idempotent_hint.unwrap_or(false),
+        }
+    }
+
+    /// Whether the tool may reach outside systems (`openWorldHint`, `true` by default).
+    pub fn open_world(&self) -> bool {
+        self.open_world_hint.unwrap_or(true)
+    }
+}
+
+/// One tool of an MCP server, usable as a reins [`Tool`]: add it to an agent with
+/// [`AgentBuilder::tool`](reins::agent::AgentBuilder::tool).
+///
+/// Its parameters are the server's `inputSchema`. A call sends the model's arguments as they
+/// are, with the call's effect id in `_meta` (under
+/// [`EFFECT_ID_META_KEY`](crate::EFFECT_ID_META_KEY)); the model sees the result's
+/// structured content as JSON when there is one, else its content blocks as text (binary
+/// content as a stand-in, see [`McpContent::render`](crate::McpContent::render)). A result
+/// with `isError: true` is a [`ToolFailure::Execution`](reins::tool::ToolFailure::Execution)
+/// carrying the tool's message; a call past the server's call timeout is a
+/// [`ToolFailure::Timeout`](reins::tool::ToolFailure::Timeout). A successful or failed call
+/// attaches an `mcp` extension (`{"server": .., "tool": ..}`) hooks can read.
+#[derive(Clone)]
+pub struct McpTool {
+    client: Arc<ClientInner>,
+    name: String,
+    remote_name: String,
+    title: Option<String>,
+    description: String,
+    input_schema: Value,
+    output_schema: Option<Value>,
+    annotations: McpToolAnnotations,
+}
+
+impl std::fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTool")
+            .field("server", &self.client.name)
+            .field("name", &self.name)
+            .field("remote_name", &self.remote_name)
+            .field("annotations", &self.annotations)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpTool {
+    pub(crate) fn new(client: Arc<ClientInner>, tool: rmcp::model::Tool) -> Self {
+        let hints = tool.annotations.as_ref();
+        let annotations = McpToolAnnotations {
+            read_only_hint: hints.and_then(|a| a.read_only_hint),
+            destructive_hint: hints.and_then(|a| a.destructive_hint),
+            idempotent_hint: hints.and_then(|a| a.idempotent_hint),
+            open_world_hint: hints.and_then(|a| a.open_world_hint),
+        };
+        let title = tool
+            .title
+            .clone()
+            .or_else(|| hints.and_then(|a| a.title.clone()));
+        let description = tool
+            .description
+            .as_deref()
+            .map(str::to_owned)
+            .or_else(|| title.clone())
+            .unwrap_or_default();
+        McpTool {
+            client,
+            name: tool.name.to_string(),
+            remote_name: tool.name.to_string(),
+            title,
+            description,
+            input_schema: Value::Object((*tool.input_schema).clone()),
+            output_schema: tool
+                .output_schema
+                .as_ref()
+                .map(|schema| Value::Object((**schema).clone())),
+            annotations,
+        }
+    }
+
+    /// The name the model calls the tool by (the server's name with any prefix).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tool's name on the server.
+    pub fn remote_name(&self) -> &str {
+        &self.remote_name
+    }
+
+    /// The name of the server the tool belongs to.
+    pub fn server_name(&self) -> &str {
+        &self.client.name
+    }
+
+    /// The tool's human-readable title, if the server gave one.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The server's `inputSchema` for the arguments.
+    pub fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// The server's `outputSchema` for the structured result, if it gave one.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
+    }
+
+    /// What the server says about the tool's behaviour.
+    pub fn annotations(&self) -> &McpToolAnnotations {
+        &self.annotations
+    }
+
+    /// The annotations as reins [`ToolTraits`] (MCP's defaults for missing hints), for an
+    /// [`ApprovalPolicy`].
+    pub fn traits(&self) -> ToolTraits {
+        self.annotations.traits()
+    }
+
+    /// The same tool, called by the model as `prefix` + its server name.
+    pub fn with_prefix(mut self, prefix: &str) -> Self {
+        self.name = format!("{prefix}{}", self.remote_name);
+        self
+    }
+}
+
+impl Tool for McpTool {
+    type Args = Value;
+    type Output = Value;
+    type Error = McpError;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> Value {
+        self.input_schema.clone()
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        self.client.call_timeout
+    }
+
+    async fn call(&self, args: Value) -> Result<Value, McpError> {
+        let context = ToolCallContext::current();
+        if let Some(context) = &context {
+            context.set_extension(
+                "mcp",
+                json!({"server": self.client.name, "tool": self.remote_name}),
+            );
+        }
+        let effect_id = context.as_ref().map(ToolCallContext::effect_id);
+        let result = self
+            .client
+            .call_tool(&self.remote_name, args, effect_id.as_deref())
+            .await?;
+        if result.is_error {
+            let message = match &result.structured_content {
+                Some(structured) if result.content.is_empty() => structured.to_string(),
+                _ => result.text(),
+            };
+            return Err(McpError::Tool {
+                server: self.client.name.clone(),
+                tool: self.remote_name.clone(),
+                message,
+            });
+        }
+        Ok(result.to_model_value())
+    }
+}
+
+/// The tools of one MCP server, as [`McpClient::tools`](crate::McpClient::tools) listed them:
+/// narrow them, prefix their names, feed their annotations to an approval policy, then add
+/// them to an agent (they iterate as [`McpTool`]s).
+///
+/// ```no_run
+/// use reins::agent::AgentBuilder;
+/// use reins::hooks::approval::{ApprovalPolicy, Rule};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins_mcp::McpServer;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let client = McpServer::stdio("mcp-server-time", Vec::<String>::new())
+///     .name("time")
+///     .connect()
+///     .await?;
+/// let tools = client
+///     .tools()
+///     .await?
+///     .filter(|name| name != "convert_time")
+///     .prefix("time_");
+/// let policy = tools
+///     .register_traits(ApprovalPolicy::new())
+///     .rule(Rule::allow("*").when_traits(|traits| traits.read_only));
+/// let agent = AgentBuilder::new(ScriptedModel::new([Turn::text("hi")]))
+///     .tools(tools)
+///     .add_hook(policy)
+///     .build();
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct McpTools {
+    tools: Vec<McpTool>,
+}
+
+impl McpTools {
+    pub(crate) fn new(tools: Vec<McpTool>) -> Self {
+        McpTools { tools }
+    }
+
+    /// Keeps the tools whose name on the server passes `keep`.
+    pub fn filter(mut self, mut keep: impl FnMut(&str) -> bool) -> Self {
+        self.tools.retain(|tool| keep(tool.remote_name()));
+        self
+    }
+
+    /// Keeps only the tools of these names on the server.
+    pub fn only<I, S>(self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let names: Vec<String> = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
+        self.filter(|name| names.iter().any(|n| n == name))
+    }
+
+    /// Drops the tools of these names on the server.
+    pub fn except<I, S>(self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let names: Vec<String> = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
+        self.filter(|name| names.iter().all(|n| n != name))
+    }
+
+    /// Names every tool `prefix` + its name on the server, so that tools of several servers
+    /// do not clash (`time_` gives `time_get_current_time`).
+    pub fn prefix(self, prefix: &str) -> Self {
+        McpTools {
+            tools: self
+                .tools
+                .into_iter()
+                .map(|tool| tool.with_prefix(prefix))
+                .collect(),
+        }
+    }
+
+    /// Tells `policy` the [`ToolTraits`] of every tool (by the name the model calls it by),
+    /// from its annotations with MCP's defaults.
+    pub fn register_traits(&self, policy: ApprovalPolicy) -> ApprovalPolicy {
+        self.tools
+            .iter()
+            .fold(policy, |policy, tool| policy.tool_traits(tool.name(), tool.traits()))
+    }
+
+    /// The tool the model calls `name`.
+    pub fn get(&self, name: &str) -> Option<&McpTool> {
+        self.tools.iter().find(|tool| tool.name() == name)
+    }
+
+    /// The names the model calls the tools by.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(McpTool::name)
+    }
+
+    /// The tools.
+    pub fn iter(&self) -> std::slice::Iter<'_, McpTool> {
+        self.tools.iter()
+    }
+
+    /// How many tools there are.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+impl IntoIterator for McpTools {
+    type Item = McpTool;
+    type IntoIter = std::vec::IntoIter<McpTool>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.tools.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a McpTools {
+    type Item = &'a McpTool;
+    type IntoIter = std::slice::Iter<'a, McpTool>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.tools.iter()
+    }
+}
