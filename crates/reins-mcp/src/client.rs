@@ -266,7 +266,11 @@ impl McpClient {
         let operation = "tools/list";
         let listed = self
             .inner
-            .with_timeout(operation, self.inner.service.list_all_tools())
+            .with_limit(
+                operation,
+                self.inner.call_timeout,
+                self.inner.service.list_all_tools(),
+            )
             .await?;
         let tools = listed
             .into_iter()
@@ -285,7 +289,9 @@ impl McpClient {
         arguments: Value,
         effect_id: Option<&str>,
     ) -> Result<McpToolResult, McpError> {
-        self.inner.call_tool(name, arguments, effect_id).await
+        self.inner
+            .call_tool(name, arguments, effect_id, self.inner.call_timeout)
+            .await
     }
 
     /// Shuts the connection down and kills the server's process now; every clone and tool of
@@ -301,6 +307,7 @@ impl ClientInner {
         name: &str,
         arguments: Value,
         effect_id: Option<&str>,
+        timeout: Option<Duration>,
     ) -> Result<McpToolResult, McpError> {
         let arguments = match arguments {
             Value::Object(map) => Some(map),
@@ -323,22 +330,23 @@ impl ClientInner {
         }
         let operation = format!("tools/call {name}");
         let result = self
-            .with_timeout(&operation, self.service.call_tool(params))
+            .with_limit(&operation, timeout, self.service.call_tool(params))
             .await?;
         Ok(McpToolResult::from_rmcp(result))
     }
 
-    /// Runs one request within the call timeout, mapping rmcp's errors to ones naming the
-    /// server. Dropping the request (the timeout) makes rmcp send `notifications/cancelled`.
-    async fn with_timeout<T>(
+    /// Runs one request within `limit`, mapping rmcp's errors to ones naming the server.
+    /// Dropping the request (the timeout) makes rmcp send `notifications/cancelled`.
+    async fn with_limit<T>(
         &self,
         operation: &str,
+        limit: Option<Duration>,
         request: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, McpError> {
         if self.service.is_closed() {
             return Err(self.disconnected(operation).await);
         }
-        let result = match self.call_timeout {
+        let result = match limit {
             Some(limit) => match tokio::time::timeout(limit, request).await {
                 Ok(result) => result,
                 Err(_) => {

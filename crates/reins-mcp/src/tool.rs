@@ -194,7 +194,9 @@ impl Tool for McpTool {
         let effect_id = context.as_ref().map(ToolCallContext::effect_id);
         let result = self
             .client
-            .call_tool(&self.remote_name, args, effect_id.as_deref())
+            // No limit here: `Tool::timeout` reports it and the tool set enforces it, as a
+            // classified `ToolFailure::Timeout`.
+            .call_tool(&self.remote_name, args, effect_id.as_deref(), None)
             .await?;
         if result.is_error {
             let message = match &result.structured_content {

@@ -1,0 +1,10 @@
+//! reins-mcp against MCP servers nobody here wrote: `mcp-server-time` (PyPI) and
+//! `@modelcontextprotocol/server-everything` (npm), both started over stdio.
+//! `scripts/test.sh` installs them; a test whose server is missing fails saying how to
+//! install it.
+
+mod agent;
+mod everything;
+mod faults;
+mod servers;
+mod time;

@@ -1,0 +1,58 @@
+//! Where the test servers are, and how to start them.
+
+use reins_mcp::{McpClient, McpServer};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The Python interpreter that has `mcp-server-time` (`$PYTHON`, else `python3`).
+pub fn python() -> String {
+    std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned())
+}
+
+/// `python3 -m mcp_server_time`, after checking the package is installed.
+pub fn time_server() -> McpServer {
+    let python = python();
+    let installed = Command::new(&python)
+        .args(["-c", "import mcp_server_time"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    assert!(
+        installed,
+        "mcp-server-time is not installed for `{python}`: run \
+         `{python} -m pip install mcp-server-time` (scripts/test.sh does)"
+    );
+    McpServer::stdio(python, ["-m", "mcp_server_time", "--local-timezone", "UTC"]).name("time")
+}
+
+/// The entry point of `@modelcontextprotocol/server-everything` in the workspace's `.tools`.
+pub fn everything_script() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script =
+        root.join(".tools/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        script.is_file(),
+        "@modelcontextprotocol/server-everything is not installed: run \
+         `npm install --prefix .tools/npm @modelcontextprotocol/server-everything` at the \
+         workspace root (scripts/test.sh does)"
+    );
+    let node = Command::new("node").arg("--version").output();
+    assert!(
+        node.is_ok_and(|out| out.status.success()),
+        "node is not installed: install Node.js (apt-get install nodejs npm) to run \
+         @modelcontextprotocol/server-everything"
+    );
+    script
+}
+
+/// `node .../server-everything/dist/index.js stdio`.
+pub fn everything_server() -> McpServer {
+    McpServer::stdio("node", [everything_script().into_os_string(), "stdio".into()])
+        .name("everything")
+}
+
+pub async fn connect(server: McpServer) -> McpClient {
+    match server.connect().await {
+        Ok(client) => client,
+        Err(error) => panic!("could not connect: {error}"),
+    }
+}
