@@ -179,24 +179,24 @@ impl McpServer {
             ClientCapabilities::default(),
             Implementation::new("reins", env!("CARGO_PKG_VERSION")),
         );
-        let service = match tokio::time::timeout(self.connect_timeout, config.serve(transport)).await
-        {
-            Ok(Ok(service)) => service,
-            Ok(Err(error)) => {
-                return Err(McpError::Handshake {
-                    server: self.name,
-                    message: error.to_string(),
-                    stderr: stderr_tail.settled().await,
-                });
-            }
-            Err(_) => {
-                return Err(McpError::Timeout {
-                    server: self.name,
-                    operation: "initialize".to_owned(),
-                    after: self.connect_timeout,
-                });
-            }
-        };
+        let service =
+            match tokio::time::timeout(self.connect_timeout, config.serve(transport)).await {
+                Ok(Ok(service)) => service,
+                Ok(Err(error)) => {
+                    return Err(McpError::Handshake {
+                        server: self.name,
+                        message: error.to_string(),
+                        stderr: stderr_tail.settled().await,
+                    });
+                }
+                Err(_) => {
+                    return Err(McpError::Timeout {
+                        server: self.name,
+                        operation: "initialize".to_owned(),
+                        after: self.connect_timeout,
+                    });
+                }
+            };
         Ok(McpClient {
             inner: Arc::new(ClientInner {
                 name: self.name,

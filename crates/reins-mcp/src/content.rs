@@ -134,8 +134,12 @@ impl McpContent {
     pub fn render(&self) -> String {
         match self {
             McpContent::Text(text) => text.clone(),
-            McpContent::Image { mime_type, bytes } => format!("[image: {mime_type}, {bytes} bytes]"),
-            McpContent::Audio { mime_type, bytes } => format!("[audio: {mime_type}, {bytes} bytes]"),
+            McpContent::Image { mime_type, bytes } => {
+                format!("[image: {mime_type}, {bytes} bytes]")
+            }
+            McpContent::Audio { mime_type, bytes } => {
+                format!("[audio: {mime_type}, {bytes} bytes]")
+            }
             McpContent::Resource {
                 uri,
                 text: Some(text),

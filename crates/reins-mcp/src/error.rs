@@ -18,7 +18,10 @@ pub enum McpError {
     },
     /// The process started but the MCP handshake failed (it exited at once, or did not speak
     /// MCP on its standard output).
-    #[error("MCP server `{server}` failed to start: {message}{}", stderr_suffix(stderr))]
+    #[error(
+        "MCP server `{server}` failed to start: {message}{}",
+        stderr_suffix(stderr)
+    )]
     Handshake {
         /// The server's name.
         server: String,

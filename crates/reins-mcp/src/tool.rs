@@ -293,9 +293,9 @@ impl McpTools {
     /// Tells `policy` the [`ToolTraits`] of every tool (by the name the model calls it by),
     /// from its annotations with MCP's defaults.
     pub fn register_traits(&self, policy: ApprovalPolicy) -> ApprovalPolicy {
-        self.tools
-            .iter()
-            .fold(policy, |policy, tool| policy.tool_traits(tool.name(), tool.traits()))
+        self.tools.iter().fold(policy, |policy, tool| {
+            policy.tool_traits(tool.name(), tool.traits())
+        })
     }
 
     /// The tool the model calls `name`.

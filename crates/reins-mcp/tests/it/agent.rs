@@ -25,7 +25,10 @@ impl AgentHook for Observer {
     async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
         if let (Some(name), Some(args)) = (event.tool_name(), event.tool_args()) {
             let traits = self.tools.get(name).map(|tool| tool.traits());
-            let server = self.tools.get(name).map(|tool| tool.server_name().to_owned());
+            let server = self
+                .tools
+                .get(name)
+                .map(|tool| tool.server_name().to_owned());
             self.seen.lock().unwrap().push(format!(
                 "dispatch {name} {args} read_only={:?} server={server:?}",
                 traits.map(|t| t.read_only)
@@ -44,7 +47,11 @@ impl AgentHook for Observer {
             self.seen.lock().unwrap().push(format!(
                 "outcome {} {outcome} mcp={}",
                 result.tool_name(),
-                result.extensions().get("mcp").cloned().unwrap_or(Value::Null)
+                result
+                    .extensions()
+                    .get("mcp")
+                    .cloned()
+                    .unwrap_or(Value::Null)
             ));
         }
         OutcomeAction::proceed()
@@ -60,8 +67,17 @@ async fn an_agent_calls_mcp_tools_through_hooks_and_annotation_approvals() {
         .unwrap()
         .only(["echo", "toggle-simulated-logging"])
         .prefix("ev_");
-    assert_eq!(tools.get("ev_echo").unwrap().traits(), ToolTraits::read_only());
-    assert!(!tools.get("ev_toggle-simulated-logging").unwrap().traits().read_only);
+    assert_eq!(
+        tools.get("ev_echo").unwrap().traits(),
+        ToolTraits::read_only()
+    );
+    assert!(
+        !tools
+            .get("ev_toggle-simulated-logging")
+            .unwrap()
+            .traits()
+            .read_only
+    );
 
     let policy = tools
         .register_traits(ApprovalPolicy::new())
@@ -107,12 +123,16 @@ async fn an_agent_calls_mcp_tools_through_hooks_and_annotation_approvals() {
         "{seen:#?}"
     );
     assert!(
-        seen.contains(&r#"outcome ev_echo success mcp={"server":"everything","tool":"echo"}"#.to_owned()),
+        seen.contains(
+            &r#"outcome ev_echo success mcp={"server":"everything","tool":"echo"}"#.to_owned()
+        ),
         "{seen:#?}"
     );
     // The refused call never reached the server.
     assert!(
-        !seen.iter().any(|line| line.starts_with("outcome ev_toggle-simulated-logging success")),
+        !seen
+            .iter()
+            .any(|line| line.starts_with("outcome ev_toggle-simulated-logging success")),
         "{seen:#?}"
     );
 }

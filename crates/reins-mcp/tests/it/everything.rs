@@ -12,8 +12,16 @@ async fn lists_every_tool_with_annotations() {
     let client = connect(everything_server()).await;
     let tools = client.tools().await.unwrap();
     let names: Vec<&str> = tools.names().collect();
-    for expected in ["echo", "get-sum", "get-tiny-image", "get-structured-content"] {
-        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    for expected in [
+        "echo",
+        "get-sum",
+        "get-tiny-image",
+        "get-structured-content",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
     }
 
     let echo = tools.get("echo").unwrap();
@@ -59,7 +67,8 @@ fn missing_hints_take_mcps_defaults() {
 }
 
 async fn call(set: &ToolSet, name: &str, args: Value) -> reins::tool::ToolExecution {
-    set.call(name, &args, ToolCallContext::new("run", name, "p")).await
+    set.call(name, &args, ToolCallContext::new("run", name, "p"))
+        .await
 }
 
 async fn everything_set() -> ToolSet {
@@ -86,7 +95,12 @@ async fn content_maps_to_text_the_model_can_read() {
     assert!(text.contains("[image: image/png, "), "{text}");
     assert!(text.contains(" bytes]"), "{text}");
 
-    let structured = call(&set, "get-structured-content", json!({"location": "Chicago"})).await;
+    let structured = call(
+        &set,
+        "get-structured-content",
+        json!({"location": "Chicago"}),
+    )
+    .await;
     assert_eq!(structured.outcome, ToolOutcome::Success);
     let value: Value = serde_json::from_str(&structured.output.render()).unwrap();
     assert!(value["temperature"].is_number(), "{value}");
@@ -134,7 +148,10 @@ async fn invalid_arguments_come_back_as_a_failure_naming_the_server() {
 
     let not_an_object = call(&set, "echo", json!(["hi"])).await;
     let ToolOutcome::Failed(ToolFailure::Execution { message }) = &not_an_object.outcome else {
-        panic!("expected an execution failure, got {:?}", not_an_object.outcome);
+        panic!(
+            "expected an execution failure, got {:?}",
+            not_an_object.outcome
+        );
     };
     assert!(message.contains("must be a JSON object"), "{message}");
 }
@@ -162,12 +179,19 @@ async fn a_call_past_its_timeout_fails_and_the_client_goes_on() {
 
     // Called directly, the timeout names the server.
     let error = client
-        .call_tool("trigger-long-running-operation", json!({"duration": 10, "steps": 2}), None)
+        .call_tool(
+            "trigger-long-running-operation",
+            json!({"duration": 10, "steps": 2}),
+            None,
+        )
         .await
         .unwrap_err();
     assert!(matches!(error, McpError::Timeout { .. }), "{error:?}");
     assert!(error.to_string().contains("`everything`"), "{error}");
-    assert!(error.to_string().contains("timed out after 500 ms"), "{error}");
+    assert!(
+        error.to_string().contains("timed out after 500 ms"),
+        "{error}"
+    );
 
     // The server still answers.
     let echo = call(&set, "echo", json!({"message": "still here"})).await;
@@ -206,7 +230,11 @@ async fn the_effect_id_travels_in_meta() {
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .find(|message| message["method"] == "tools/call")
         .unwrap_or_else(|| panic!("no tools/call in {sent}"));
-    assert_eq!(call["params"]["_meta"][EFFECT_ID_META_KEY], json!(effect_id), "{call}");
+    assert_eq!(
+        call["params"]["_meta"][EFFECT_ID_META_KEY],
+        json!(effect_id),
+        "{call}"
+    );
     assert_eq!(call["params"]["arguments"], json!({"message": "once"}));
     drop(client);
     drop(set);

@@ -24,7 +24,10 @@ async fn a_missing_command_is_a_spawn_error_naming_the_server() {
 async fn a_server_that_exits_at_once_fails_the_handshake_with_its_stderr() {
     let error = McpServer::stdio(
         python(),
-        ["-c", "import sys; sys.stderr.write('no config found\\n'); sys.exit(3)"],
+        [
+            "-c",
+            "import sys; sys.stderr.write('no config found\\n'); sys.exit(3)",
+        ],
     )
     .name("broken")
     .connect()
@@ -32,7 +35,10 @@ async fn a_server_that_exits_at_once_fails_the_handshake_with_its_stderr() {
     .unwrap_err();
     assert!(matches!(error, McpError::Handshake { .. }), "{error:?}");
     let text = error.to_string();
-    assert!(text.contains("MCP server `broken` failed to start"), "{text}");
+    assert!(
+        text.contains("MCP server `broken` failed to start"),
+        "{text}"
+    );
     assert!(text.contains("no config found"), "{text}");
 }
 
@@ -95,7 +101,11 @@ async fn a_server_killed_mid_run_fails_the_next_call_clearly() {
     }
     let args = json!({"timezone": "UTC"});
     let first = set
-        .call("get_current_time", &args, ToolCallContext::new("r", "1", "p"))
+        .call(
+            "get_current_time",
+            &args,
+            ToolCallContext::new("r", "1", "p"),
+        )
         .await;
     assert!(first.outcome.is_success(), "{:?}", first.output);
 
@@ -104,7 +114,11 @@ async fn a_server_killed_mid_run_fails_the_next_call_clearly() {
     assert!(wait_gone(pid).await);
 
     let second = set
-        .call("get_current_time", &args, ToolCallContext::new("r", "2", "p"))
+        .call(
+            "get_current_time",
+            &args,
+            ToolCallContext::new("r", "2", "p"),
+        )
         .await;
     let ToolOutcome::Failed(ToolFailure::Execution { message }) = &second.outcome else {
         panic!("expected an execution failure, got {:?}", second.outcome);
@@ -142,7 +156,11 @@ async fn close_kills_the_process_and_later_calls_fail() {
     let mut set = ToolSet::new();
     set.add(tools.get("echo").unwrap().clone());
     let execution = set
-        .call("echo", &json!({"message": "x"}), ToolCallContext::new("r", "1", "p"))
+        .call(
+            "echo",
+            &json!({"message": "x"}),
+            ToolCallContext::new("r", "1", "p"),
+        )
         .await;
     assert!(
         execution.output.render().contains("is no longer running"),

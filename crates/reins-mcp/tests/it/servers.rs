@@ -46,8 +46,11 @@ pub fn everything_script() -> PathBuf {
 
 /// `node .../server-everything/dist/index.js stdio`.
 pub fn everything_server() -> McpServer {
-    McpServer::stdio("node", [everything_script().into_os_string(), "stdio".into()])
-        .name("everything")
+    McpServer::stdio(
+        "node",
+        [everything_script().into_os_string(), "stdio".into()],
+    )
+    .name("everything")
 }
 
 pub async fn connect(server: McpServer) -> McpClient {

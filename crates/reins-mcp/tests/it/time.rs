@@ -41,11 +41,21 @@ async fn calls_get_current_time_and_reads_the_answer() {
             ToolCallContext::new("run-1", "call-1", "provider-1"),
         )
         .await;
-    assert_eq!(execution.outcome, ToolOutcome::Success, "{:?}", execution.output);
+    assert_eq!(
+        execution.outcome,
+        ToolOutcome::Success,
+        "{:?}",
+        execution.output
+    );
     let text = execution.output.render();
     let answer: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(answer["timezone"], "Europe/Warsaw", "{text}");
-    assert!(answer["datetime"].as_str().is_some_and(|d| d.starts_with("20")), "{text}");
+    assert!(
+        answer["datetime"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("20")),
+        "{text}"
+    );
     assert_eq!(
         execution.extensions.get("mcp"),
         Some(&json!({"server": "time", "tool": "get_current_time"}))
@@ -60,7 +70,13 @@ async fn calls_get_current_time_and_reads_the_answer() {
         .await;
     let text = converted.output.render();
     let answer: Value = serde_json::from_str(&text).unwrap();
-    assert!(answer["target"]["datetime"].as_str().unwrap().contains("21:00"), "{text}");
+    assert!(
+        answer["target"]["datetime"]
+            .as_str()
+            .unwrap()
+            .contains("21:00"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -85,7 +101,11 @@ async fn an_is_error_result_is_a_tool_failure_the_model_reads() {
 
     // The raw result says isError.
     let raw = client
-        .call_tool("get_current_time", json!({"timezone": "Mars/Olympus_Mons"}), None)
+        .call_tool(
+            "get_current_time",
+            json!({"timezone": "Mars/Olympus_Mons"}),
+            None,
+        )
         .await
         .unwrap();
     assert!(raw.is_error);
