@@ -5,6 +5,11 @@
 //! `validation` (invalid tool calls), `structured` (typed answers) and `tool_calls`
 //! (dispatch → execute → outcome of a turn's calls). All state lives in [`RunState`], which
 //! is complete at every checkpoint, so a run can stop and be resumed between phases.
+//!
+//! This file is over 500 lines because it holds the loop itself together with how a run ends
+//! and is checkpointed (claim, checkpoint, release, the finished-run refusal): those steps share
+//! the loop's locals at every exit. The seam to split next is the durable part (checkpoints and
+//! the store's lease) into `driver/durable.rs`.
 
 mod model_turn;
 mod structured;
