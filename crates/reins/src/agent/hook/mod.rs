@@ -7,29 +7,38 @@
 //! policy hook writes the typed method it needs.
 
 mod actions;
+mod as_hook;
+mod compose;
 mod context;
+mod erased;
 mod events;
+mod links;
 mod patch;
 mod stack;
 mod step;
+mod table;
+#[cfg(test)]
+mod tests;
 
 pub use actions::{
     CompletionCallAction, DispatchAction, InvalidToolCallAction, ModelSelectionAction,
     ModelTurnAction, ObservationAction, OutcomeAction, RunStartAction, ToolArgs,
 };
 pub use context::{Entry, EntryError, HookContext, Scratchpad};
+pub(crate) use erased::HookFailure;
 pub use events::{
     CompletionCallEvent, DispatchEvent, DispatchKind, InvalidToolCallContext,
     InvalidToolCallReason, ModelSelectEvent, ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent,
     RunSettledEvent, RunStartEvent, TextDeltaEvent, ToolCallDeltaEvent, ToolResult,
 };
 pub(crate) use events::{DispatchTarget, OutcomeTarget, ToolCallView};
+pub(crate) use links::{Stacked, ToolDispatchDecision};
 pub use patch::RequestPatch;
 pub use stack::HookStack;
-pub(crate) use stack::{HookFailure, Stacked, ToolDispatchDecision};
 pub use step::{Flow, StepEvent, StepEventKind};
 
 use std::future::Future;
+use table::via_on_event;
 
 /// Observes and steers a run. Implement the methods of the events you care about, as plain
 /// `async fn`s; every other event continues.
@@ -63,16 +72,7 @@ pub trait AgentHook: Send + Sync + 'static {
         ctx: &HookContext,
         event: RunStartEvent<'_>,
     ) -> impl Future<Output = RunStartAction> + Send {
-        async move {
-            let step = StepEvent::RunStart {
-                prompt: event.prompt,
-                history: event.history,
-            };
-            match self.on_event(ctx, step).await {
-                Flow::Terminate(reason) => RunStartAction::Stop(reason),
-                _ => RunStartAction::Continue,
-            }
-        }
+        via_on_event::<table::on_run_start, _>(self, ctx, event)
     }
 
     /// Before each model request: continue, patch this turn's request, or stop.
@@ -81,18 +81,7 @@ pub trait AgentHook: Send + Sync + 'static {
         ctx: &HookContext,
         event: CompletionCallEvent<'_>,
     ) -> impl Future<Output = CompletionCallAction> + Send {
-        async move {
-            let step = StepEvent::CompletionCall {
-                prompt: event.prompt,
-                history: event.history,
-                turn: event.turn,
-            };
-            match self.on_event(ctx, step).await {
-                Flow::Terminate(reason) => CompletionCallAction::Stop(reason),
-                Flow::PatchRequest(patch) => CompletionCallAction::Patch(patch),
-                _ => CompletionCallAction::Continue,
-            }
-        }
+        via_on_event::<table::on_completion_call, _>(self, ctx, event)
     }
 
     /// After the completion-call hooks, before each model request (synchronous: decide from
@@ -114,17 +103,7 @@ pub trait AgentHook: Send + Sync + 'static {
         ctx: &HookContext,
         event: ModelTurnFinished<'_>,
     ) -> impl Future<Output = ModelTurnAction> + Send {
-        async move {
-            let step = StepEvent::ModelTurnFinished {
-                turn: event.turn,
-                content: event.content,
-                usage: event.usage,
-            };
-            match self.on_event(ctx, step).await {
-                Flow::Terminate(reason) => ModelTurnAction::Stop(reason),
-                _ => ModelTurnAction::Continue,
-            }
-        }
+        via_on_event::<table::on_model_turn_finished, _>(self, ctx, event)
     }
 
     /// The model called an unknown or disallowed tool, or sent arguments that are not a JSON
@@ -134,16 +113,7 @@ pub trait AgentHook: Send + Sync + 'static {
         ctx: &HookContext,
         event: &InvalidToolCallContext,
     ) -> impl Future<Output = Option<InvalidToolCallAction>> + Send {
-        async move {
-            match self.on_event(ctx, StepEvent::InvalidToolCall(event)).await {
-                Flow::Fail => Some(InvalidToolCallAction::Fail),
-                Flow::Retry(feedback) => Some(InvalidToolCallAction::Retry(feedback)),
-                Flow::Repair(name) => Some(InvalidToolCallAction::Repair(name)),
-                Flow::Skip(reason) => Some(InvalidToolCallAction::Skip(reason)),
-                Flow::Terminate(reason) => Some(InvalidToolCallAction::Stop(reason)),
-                _ => None,
-            }
-        }
+        via_on_event::<table::on_invalid_tool_call, _>(self, ctx, event)
     }
 
     /// Before a model call or tool call is executed: proceed, skip or deny a tool call,
@@ -153,39 +123,7 @@ pub trait AgentHook: Send + Sync + 'static {
         ctx: &HookContext,
         event: DispatchEvent<'_>,
     ) -> impl Future<Output = DispatchAction> + Send {
-        async move {
-            let step = match event.target {
-                DispatchTarget::Completion {
-                    turn,
-                    model,
-                    request,
-                } => StepEvent::CompletionDispatch {
-                    turn,
-                    model,
-                    request,
-                },
-                DispatchTarget::Tool(call) => StepEvent::ToolCall {
-                    tool_name: call.name,
-                    tool_call_id: Some(call.tool_call_id),
-                    internal_call_id: call.internal_call_id,
-                    args: call.args,
-                },
-                DispatchTarget::Effect { name, payload } => StepEvent::EffectDispatch {
-                    kind: event.kind,
-                    name,
-                    payload,
-                },
-            };
-            match self.on_event(ctx, step).await {
-                Flow::Terminate(reason) => DispatchAction::Stop(reason),
-                Flow::Skip(reason) => DispatchAction::Skip(reason),
-                Flow::RewriteArgs(args) => DispatchAction::rewrite_tool_args(event.kind, args),
-                Flow::PatchRequest(patch) if event.kind == DispatchKind::Completion => {
-                    DispatchAction::Patch(patch)
-                }
-                _ => DispatchAction::Proceed,
-            }
-        }
+        via_on_event::<table::on_dispatch, _>(self, ctx, event)
     }
 
     /// After a model call or tool call returns: proceed, rewrite the tool result the model
@@ -195,36 +133,7 @@ pub trait AgentHook: Send + Sync + 'static {
         ctx: &HookContext,
         event: OutcomeEvent<'_>,
     ) -> impl Future<Output = OutcomeAction> + Send {
-        async move {
-            let rendered = match event.target {
-                OutcomeTarget::Tool(result) => result.output.render(),
-                _ => String::new(),
-            };
-            let step = match event.target {
-                // A model call's outcome is seen in the step view as `CompletionResponse` /
-                // `StreamResponseFinish`, which the run delivers to `on_event` itself.
-                OutcomeTarget::Completion(_) => return OutcomeAction::Proceed,
-                OutcomeTarget::Tool(result) => StepEvent::ToolResult {
-                    tool_name: &result.tool_name,
-                    tool_call_id: Some(&result.tool_call_id),
-                    internal_call_id: &result.internal_call_id,
-                    args: &result.args,
-                    result: &rendered,
-                    outcome: &result.outcome,
-                    extensions: &result.extensions,
-                },
-                OutcomeTarget::Effect { name, output } => StepEvent::EffectOutcome {
-                    kind: event.kind,
-                    name,
-                    output,
-                },
-            };
-            match self.on_event(ctx, step).await {
-                Flow::Terminate(reason) => OutcomeAction::Stop(reason),
-                Flow::RewriteResult(text) => OutcomeAction::rewrite_tool_result(&event, text),
-                _ => OutcomeAction::Proceed,
-            }
-        }
+        via_on_event::<table::on_outcome, _>(self, ctx, event)
     }
 
     /// Streaming only: each text fragment.
@@ -233,13 +142,7 @@ pub trait AgentHook: Send + Sync + 'static {
         ctx: &HookContext,
         event: TextDeltaEvent<'_>,
     ) -> impl Future<Output = ObservationAction> + Send {
-        async move {
-            let step = StepEvent::TextDelta {
-                delta: event.delta,
-                aggregated: event.aggregated,
-            };
-            observation(self.on_event(ctx, step).await)
-        }
+        via_on_event::<table::on_text_delta, _>(self, ctx, event)
     }
 
     /// Streaming only: each reasoning fragment.
@@ -248,13 +151,7 @@ pub trait AgentHook: Send + Sync + 'static {
         ctx: &HookContext,
         event: ReasoningDeltaEvent<'_>,
     ) -> impl Future<Output = ObservationAction> + Send {
-        async move {
-            let step = StepEvent::ReasoningDelta {
-                delta: event.delta,
-                aggregated: event.aggregated,
-            };
-            observation(self.on_event(ctx, step).await)
-        }
+        via_on_event::<table::on_reasoning_delta, _>(self, ctx, event)
     }
 
     /// Streaming only: each tool-call argument fragment.
@@ -263,15 +160,7 @@ pub trait AgentHook: Send + Sync + 'static {
         ctx: &HookContext,
         event: ToolCallDeltaEvent<'_>,
     ) -> impl Future<Output = ObservationAction> + Send {
-        async move {
-            let step = StepEvent::ToolCallDelta {
-                tool_call_id: event.tool_call_id,
-                internal_call_id: event.internal_call_id,
-                tool_name: event.tool_name,
-                delta: event.delta,
-            };
-            observation(self.on_event(ctx, step).await)
-        }
+        via_on_event::<table::on_tool_call_delta, _>(self, ctx, event)
     }
 
     /// Once, when the run ends with a response or an error. Observe only.
@@ -280,15 +169,6 @@ pub trait AgentHook: Send + Sync + 'static {
         ctx: &HookContext,
         event: RunSettledEvent<'_>,
     ) -> impl Future<Output = ()> + Send {
-        async move {
-            self.on_event(ctx, StepEvent::RunSettled(event)).await;
-        }
-    }
-}
-
-fn observation(flow: Flow) -> ObservationAction {
-    match flow {
-        Flow::Terminate(reason) => ObservationAction::Stop(reason),
-        _ => ObservationAction::Continue,
+        via_on_event::<table::on_run_settled, _>(self, ctx, event)
     }
 }

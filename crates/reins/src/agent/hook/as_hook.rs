@@ -1,0 +1,301 @@
+//! A [`HookStack`] as one [`AgentHook`]: what the stack answers for the chained and merged
+//! methods, in either [`Mode`] (the first-decision and everyone-observes methods answer with
+//! their rule directly, see `erased.rs`).
+//!
+//! Registered as a hook (in an agent, a run or another stack), a stack is held as itself and
+//! answers in [`Caught`](super::erased::Caught) mode, so a member's panic reaches the run as a
+//! value, classified as if the member had been registered directly. Its own `AgentHook`
+//! methods, which only code calling a stack directly uses, answer in
+//! [`Direct`](super::erased::Direct) mode: a member's panic unwinds to that caller, as it was
+//! raised.
+
+use super::compose;
+use super::erased::{AsyncMethod, Direct, Mode, SyncMethod};
+use super::events::{
+    CompletionCallEvent, DispatchEvent, InvalidToolCallContext, ModelSelectEvent,
+    ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent, RunSettledEvent, RunStartEvent,
+    TextDeltaEvent, ToolCallDeltaEvent,
+};
+use super::links::{
+    EffectDispatch, EffectOutcome, PromptChain, RequestChain, ResponseChain, SelectionChain,
+    Stacked, ToolCallChain, ToolDispatchDecision, ToolResultChain,
+};
+use super::stack::HookStack;
+use super::step::{Flow, StepEvent, StepEventKind};
+use super::table;
+use super::{
+    AgentHook, CompletionCallAction, DispatchAction, DispatchTarget, HookContext,
+    InvalidToolCallAction, ModelSelectionAction, ModelTurnAction, ObservationAction, OutcomeAction,
+    OutcomeTarget, RequestPatch, RunStartAction,
+};
+use crate::completion::CompletionRequest;
+
+impl AgentHook for HookStack {
+    fn observes(&self, kind: StepEventKind) -> bool {
+        HookStack::observes(self, kind)
+    }
+
+    async fn on_event(&self, ctx: &HookContext, event: StepEvent<'_>) -> Flow {
+        self.direct::<table::on_event>(ctx, event).await
+    }
+
+    async fn on_run_start(&self, ctx: &HookContext, event: RunStartEvent<'_>) -> RunStartAction {
+        self.direct::<table::on_run_start>(ctx, event).await
+    }
+
+    async fn on_completion_call(
+        &self,
+        ctx: &HookContext,
+        event: CompletionCallEvent<'_>,
+    ) -> CompletionCallAction {
+        self.direct::<table::on_completion_call>(ctx, event).await
+    }
+
+    fn on_model_select(
+        &self,
+        ctx: &HookContext,
+        event: ModelSelectEvent<'_>,
+    ) -> ModelSelectionAction {
+        let Ok(action) = <table::on_model_select as SyncMethod>::stack::<Direct>(self, ctx, event);
+        action
+    }
+
+    async fn on_model_turn_finished(
+        &self,
+        ctx: &HookContext,
+        event: ModelTurnFinished<'_>,
+    ) -> ModelTurnAction {
+        self.direct::<table::on_model_turn_finished>(ctx, event)
+            .await
+    }
+
+    async fn on_invalid_tool_call(
+        &self,
+        ctx: &HookContext,
+        event: &InvalidToolCallContext,
+    ) -> Option<InvalidToolCallAction> {
+        self.direct::<table::on_invalid_tool_call>(ctx, event).await
+    }
+
+    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        self.direct::<table::on_dispatch>(ctx, event).await
+    }
+
+    async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        self.direct::<table::on_outcome>(ctx, event).await
+    }
+
+    async fn on_text_delta(
+        &self,
+        ctx: &HookContext,
+        event: TextDeltaEvent<'_>,
+    ) -> ObservationAction {
+        self.direct::<table::on_text_delta>(ctx, event).await
+    }
+
+    async fn on_reasoning_delta(
+        &self,
+        ctx: &HookContext,
+        event: ReasoningDeltaEvent<'_>,
+    ) -> ObservationAction {
+        self.direct::<table::on_reasoning_delta>(ctx, event).await
+    }
+
+    async fn on_tool_call_delta(
+        &self,
+        ctx: &HookContext,
+        event: ToolCallDeltaEvent<'_>,
+    ) -> ObservationAction {
+        self.direct::<table::on_tool_call_delta>(ctx, event).await
+    }
+
+    async fn on_run_settled(&self, ctx: &HookContext, event: RunSettledEvent<'_>) {
+        self.direct::<table::on_run_settled>(ctx, event).await;
+    }
+}
+
+impl HookStack {
+    /// The stack's answer to `M`, its members called in
+    /// [`Direct`](super::erased::Direct) mode.
+    async fn direct<'e, M: AsyncMethod>(
+        &'e self,
+        ctx: &'e HookContext,
+        event: M::Event<'e>,
+    ) -> M::Action {
+        let Ok(action) = M::stack::<Direct>(self, ctx, event).await;
+        action
+    }
+}
+
+pub(super) async fn on_run_start<G: Mode>(
+    stack: &HookStack,
+    ctx: &HookContext,
+    event: RunStartEvent<'_>,
+) -> Result<RunStartAction, G::Error> {
+    let original = event.prompt.text();
+    let hooks = stack.observers(StepEventKind::RunStart);
+    let chain = PromptChain {
+        prompt: event.prompt.clone(),
+        history: event.history,
+    };
+    Ok(
+        match compose::chained::<table::on_run_start, G, _>(hooks, ctx, chain).await? {
+            Stacked::Go(prompt) if prompt.text() == original => RunStartAction::Continue,
+            Stacked::Go(prompt) => RunStartAction::Rewrite(prompt.text()),
+            Stacked::Stop(reason) => RunStartAction::Stop(reason),
+        },
+    )
+}
+
+pub(super) async fn on_completion_call<G: Mode>(
+    stack: &HookStack,
+    ctx: &HookContext,
+    event: CompletionCallEvent<'_>,
+) -> Result<CompletionCallAction, G::Error> {
+    let hooks = stack.observers(StepEventKind::CompletionCall);
+    Ok(
+        match compose::merged::<table::on_completion_call, G>(hooks, ctx, event).await? {
+            Stacked::Go(Some(patch)) => CompletionCallAction::Patch(patch),
+            Stacked::Go(None) => CompletionCallAction::Continue,
+            Stacked::Stop(reason) => CompletionCallAction::Stop(reason),
+        },
+    )
+}
+
+/// Members start from the selection the enclosing stack has made so far.
+pub(super) fn on_model_select<G: Mode>(
+    stack: &HookStack,
+    ctx: &HookContext,
+    event: ModelSelectEvent<'_>,
+) -> Result<ModelSelectionAction, G::Error> {
+    let hooks = stack.observers(StepEventKind::ModelSelect);
+    let chain = SelectionChain {
+        event: ModelSelectEvent {
+            default_model: event.selected_model,
+            ..event
+        },
+        selected: None,
+    };
+    Ok(
+        match compose::chained_now::<table::on_model_select, G, _>(hooks, ctx, chain)? {
+            Stacked::Go(Some(label)) => ModelSelectionAction::Select(label),
+            Stacked::Go(None) => ModelSelectionAction::Continue,
+            Stacked::Stop(reason) => ModelSelectionAction::Stop(reason),
+        },
+    )
+}
+
+pub(super) async fn on_dispatch<G: Mode>(
+    stack: &HookStack,
+    ctx: &HookContext,
+    event: DispatchEvent<'_>,
+) -> Result<DispatchAction, G::Error> {
+    let hooks = stack.observers(event.kind.dispatch_event_kind());
+    Ok(match event.target {
+        DispatchTarget::Tool(call) => {
+            let chain = ToolCallChain {
+                call,
+                rewritten: None,
+            };
+            match compose::chained::<table::on_dispatch, G, _>(hooks, ctx, chain).await? {
+                ToolDispatchDecision::Proceed(Some(args)) => DispatchAction::RewriteToolArgs(args),
+                ToolDispatchDecision::Proceed(None) => DispatchAction::Proceed,
+                ToolDispatchDecision::Skip(reason) => DispatchAction::Skip(reason),
+                ToolDispatchDecision::Deny(report) => DispatchAction::Deny(report),
+                ToolDispatchDecision::Stop(reason) => DispatchAction::Stop(reason),
+                ToolDispatchDecision::Suspend(reason) => DispatchAction::Suspend(reason),
+            }
+        }
+        DispatchTarget::Completion {
+            turn,
+            model,
+            request,
+        } => {
+            let mut patched = request.clone();
+            let mut saved_history = None;
+            let chain = RequestChain {
+                turn,
+                model,
+                request: &mut patched,
+                saved_history: &mut saved_history,
+            };
+            match compose::chained::<table::on_dispatch, G, _>(hooks, ctx, chain).await? {
+                Stacked::Stop(reason) => DispatchAction::Stop(reason),
+                Stacked::Go(()) if patched == *request => DispatchAction::Proceed,
+                Stacked::Go(()) => DispatchAction::Patch(patch_between(request, patched)),
+            }
+        }
+        DispatchTarget::Effect { .. } => {
+            let chain = EffectDispatch(event);
+            compose::chained::<table::on_dispatch, G, _>(hooks, ctx, chain).await?
+        }
+    })
+}
+
+pub(super) async fn on_outcome<G: Mode>(
+    stack: &HookStack,
+    ctx: &HookContext,
+    event: OutcomeEvent<'_>,
+) -> Result<OutcomeAction, G::Error> {
+    let hooks = stack.observers(event.kind.outcome_event_kind());
+    Ok(match event.target {
+        OutcomeTarget::Tool(result) => {
+            let mut result = result.clone();
+            let original = result.output.clone();
+            let chain = ToolResultChain {
+                result: &mut result,
+            };
+            match compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await? {
+                Stacked::Stop(reason) => OutcomeAction::Stop(reason),
+                Stacked::Go(()) if result.output == original => OutcomeAction::Proceed,
+                Stacked::Go(()) => OutcomeAction::RewriteToolOutput(result.output),
+            }
+        }
+        OutcomeTarget::Completion(response) => {
+            let mut response = response.clone();
+            let chain = ResponseChain {
+                response: &mut response,
+                replaced: false,
+            };
+            match compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await? {
+                Stacked::Stop(reason) => OutcomeAction::Stop(reason),
+                Stacked::Go(false) => OutcomeAction::Proceed,
+                Stacked::Go(true) => OutcomeAction::Replace(Box::new(response)),
+            }
+        }
+        OutcomeTarget::Effect { .. } => {
+            let chain = EffectOutcome(event);
+            compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await?
+        }
+    })
+}
+
+/// The patch that turns `before` into `after` for the fields a dispatch patch can change.
+fn patch_between(before: &CompletionRequest, after: CompletionRequest) -> RequestPatch {
+    let mut patch = RequestPatch::new();
+    if after.preamble != before.preamble {
+        patch.preamble = after.preamble;
+    }
+    if after.temperature != before.temperature {
+        patch.temperature = after.temperature;
+    }
+    if after.max_tokens != before.max_tokens {
+        patch.max_tokens = after.max_tokens;
+    }
+    if after.tool_choice != before.tool_choice {
+        patch.tool_choice = after.tool_choice;
+    }
+    if after.tools != before.tools {
+        patch.active_tools = Some(after.tools.iter().map(|t| t.name.clone()).collect());
+    }
+    if after.additional_params != before.additional_params {
+        patch.additional_params = after.additional_params;
+    }
+    if after.documents.len() > before.documents.len() {
+        patch.context = after.documents[before.documents.len()..].to_vec();
+    }
+    if after.history != before.history {
+        patch.history = Some(after.history);
+    }
+    patch
+}

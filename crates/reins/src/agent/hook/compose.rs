@@ -1,0 +1,240 @@
+//! The four composition rules of the hooks guide, as functions every event shares.
+//!
+//! Each rule calls the members that observe an event in registration order, in a [`Mode`]:
+//! [`Caught`] for a run, where a member's panic ends the rule with a
+//! [`HookFailure`](super::erased::HookFailure) value, or [`Direct`](super::erased::Direct) for
+//! a stack's own `AgentHook` methods. How a chained event passes one hook's answer to the next
+//! is its [`Link`] (in `links.rs`); how answers merge or decide is the action type's [`Merge`]
+//! or [`Decision`].
+
+use super::erased::{AsyncMethod, Caught, Mode, SyncMethod};
+use super::links::Stacked;
+use super::stack::Observers;
+use super::step::Flow;
+use super::table::Method;
+use super::{
+    CompletionCallAction, HookContext, InvalidToolCallAction, ModelTurnAction, ObservationAction,
+    RequestPatch,
+};
+use std::future::Future;
+use std::ops::ControlFlow;
+
+// The awaited rules are plain functions returning an `async move` block over their
+// arguments, rather than `async fn`s (hence `allow(clippy::manual_async_fn)`): an `async fn`
+// keeps each argument twice in its state machine (the argument, and the binding its body
+// uses), and a run's futures hold these.
+
+/// **Chained**: each hook sees the value the earlier ones left in `link`; an answer may end
+/// the chain.
+#[allow(clippy::manual_async_fn)]
+#[inline]
+pub(crate) fn chained<M, G, L>(
+    mut hooks: Observers<'_>,
+    ctx: &HookContext,
+    mut link: L,
+) -> impl Future<Output = Result<L::Done, G::Error>>
+where
+    M: AsyncMethod,
+    G: Mode,
+    L: Link<M>,
+{
+    async move {
+        for hook in &mut hooks {
+            // The answer is matched where it lands: an action can be large (a `RequestPatch`).
+            match G::call::<M>(hook, ctx, link.event()).await {
+                Ok(action) => {
+                    if let ControlFlow::Break(done) = link.take(action) {
+                        return Ok(done);
+                    }
+                }
+                Err(panic) => return Err(G::failure(M::kind(&link.event()), panic)),
+            }
+        }
+        Ok(link.finish())
+    }
+}
+
+/// **Chained**, for the synchronous `on_model_select`.
+pub(crate) fn chained_now<M: SyncMethod, G: Mode, L: Link<M>>(
+    hooks: Observers<'_>,
+    ctx: &HookContext,
+    mut link: L,
+) -> Result<L::Done, G::Error> {
+    for hook in hooks {
+        match G::call_now::<M>(hook, ctx, link.event()) {
+            Ok(action) => {
+                if let ControlFlow::Break(done) = link.take(action) {
+                    return Ok(done);
+                }
+            }
+            Err(panic) => return Err(G::failure(M::kind(&link.event()), panic)),
+        }
+    }
+    Ok(link.finish())
+}
+
+/// **Merged**: every hook sees the same event and their changes merge in order; an answer
+/// may end it with a stop.
+#[allow(clippy::manual_async_fn)]
+#[inline]
+pub(crate) fn merged<'e, M, G>(
+    mut hooks: Observers<'e>,
+    ctx: &'e HookContext,
+    event: M::Event<'e>,
+) -> impl Future<Output = Result<Merged<M::Action>, G::Error>>
+where
+    M: AsyncMethod,
+    M::Action: Merge,
+    G: Mode,
+{
+    async move {
+        let mut merged = None;
+        for hook in &mut hooks {
+            match G::call::<M>(hook, ctx, event).await {
+                Ok(action) => {
+                    if let ControlFlow::Break(reason) = action.merge(&mut merged) {
+                        return Ok(Stacked::Stop(reason));
+                    }
+                }
+                Err(panic) => return Err(G::failure(M::kind(&event), panic)),
+            }
+        }
+        Ok(Stacked::Go(merged))
+    }
+}
+
+/// **First decision wins**: the first hook that decides answers for all, and later hooks are
+/// not called.
+#[allow(clippy::manual_async_fn)]
+#[inline]
+pub(crate) fn first_decision<'e, M, G>(
+    mut hooks: Observers<'e>,
+    ctx: &'e HookContext,
+    event: M::Event<'e>,
+) -> impl Future<Output = Result<M::Action, G::Error>>
+where
+    M: AsyncMethod,
+    M::Action: Decision,
+    G: Mode,
+{
+    async move {
+        for hook in &mut hooks {
+            match G::call::<M>(hook, ctx, event).await {
+                Ok(action) if action.decides() => return Ok(action),
+                Ok(_) => {}
+                Err(panic) => return Err(G::failure(M::kind(&event), panic)),
+            }
+        }
+        Ok(M::Action::undecided())
+    }
+}
+
+/// **Everyone observes**: every hook is called; a panic is logged and the others still run.
+#[allow(clippy::manual_async_fn)]
+#[inline]
+pub(crate) fn everyone_observes<'e, M: AsyncMethod<Action = ()>>(
+    mut hooks: Observers<'e>,
+    ctx: &'e HookContext,
+    event: M::Event<'e>,
+) -> impl Future<Output = ()> {
+    async move {
+        for hook in &mut hooks {
+            if let Err(panic) = Caught::call::<M>(hook, ctx, event).await {
+                let failure = Caught::failure(M::kind(&event), panic);
+                tracing::error!(message = %failure.message, "a hook panicked in {}", M::NAME);
+            }
+        }
+    }
+}
+
+/// What a chained event passes from hook to hook.
+pub(crate) trait Link<M: Method> {
+    /// What the chain ends with.
+    type Done;
+    /// The event the next hook sees.
+    fn event(&self) -> M::Event<'_>;
+    /// Takes a hook's answer: go on to the next hook, or end the chain.
+    fn take(&mut self, action: M::Action) -> ControlFlow<Self::Done>;
+    /// Every hook answered without ending the chain.
+    fn finish(self) -> Self::Done;
+}
+
+/// What a merged event's answers merge into: `None` when no hook changed anything.
+pub(crate) type Merged<A> = Stacked<Option<<A as Merge>::Change>>;
+
+/// An answer to a merged event.
+pub(crate) trait Merge {
+    /// What the hooks' answers merge into.
+    type Change;
+    /// Merges this answer into `merged`, or stops with a reason.
+    fn merge(self, merged: &mut Option<Self::Change>) -> ControlFlow<String>;
+}
+
+impl Merge for CompletionCallAction {
+    type Change = RequestPatch;
+    #[inline]
+    fn merge(self, merged: &mut Option<RequestPatch>) -> ControlFlow<String> {
+        match self {
+            CompletionCallAction::Continue => {}
+            CompletionCallAction::Patch(patch) => match merged {
+                Some(merged) => merged.merge(patch),
+                None => *merged = Some(patch),
+            },
+            CompletionCallAction::Stop(reason) => return ControlFlow::Break(reason),
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// An answer to a first-decision event.
+pub(crate) trait Decision {
+    /// The answer when no hook decides.
+    fn undecided() -> Self;
+    /// Whether this answer decides (later hooks are then not called).
+    fn decides(&self) -> bool;
+}
+
+impl Decision for ModelTurnAction {
+    #[inline]
+    fn undecided() -> Self {
+        ModelTurnAction::Continue
+    }
+    #[inline]
+    fn decides(&self) -> bool {
+        !matches!(self, ModelTurnAction::Continue)
+    }
+}
+
+impl Decision for Option<InvalidToolCallAction> {
+    #[inline]
+    fn undecided() -> Self {
+        None
+    }
+    #[inline]
+    fn decides(&self) -> bool {
+        self.is_some()
+    }
+}
+
+impl Decision for ObservationAction {
+    #[inline]
+    fn undecided() -> Self {
+        ObservationAction::Continue
+    }
+    #[inline]
+    fn decides(&self) -> bool {
+        matches!(self, ObservationAction::Stop(_))
+    }
+}
+
+/// In the step view, only `Terminate` decides: it is all the step-view-only events honor.
+impl Decision for Flow {
+    #[inline]
+    fn undecided() -> Self {
+        Flow::Continue
+    }
+    #[inline]
+    fn decides(&self) -> bool {
+        matches!(self, Flow::Terminate(_))
+    }
+}

@@ -1,0 +1,291 @@
+//! What a chained event passes from hook to hook: one [`Link`] per chain, and what a stack
+//! answers a run with.
+
+use super::compose::Link;
+use super::events::{
+    DispatchEvent, DispatchKind, DispatchTarget, ModelSelectEvent, OutcomeEvent, OutcomeTarget,
+    RunStartEvent, ToolCallView, ToolResult,
+};
+use super::table;
+use super::{DispatchAction, ModelSelectionAction, OutcomeAction, RunStartAction};
+use crate::completion::{CompletionRequest, CompletionResponse};
+use crate::message::Message;
+use crate::tool::ToolOutput;
+use serde_json::Value;
+use std::ops::ControlFlow;
+
+/// The combined answer of a stack to a chained or merged event.
+#[derive(Debug)]
+pub(crate) enum Stacked<T> {
+    /// Go on with this (possibly updated) value.
+    Go(T),
+    /// A hook ended the run.
+    Stop(String),
+}
+
+/// The combined answer of a stack to a tool dispatch.
+#[derive(Debug)]
+pub(crate) enum ToolDispatchDecision {
+    Proceed(Option<Value>),
+    Skip(String),
+    Deny(String),
+    Stop(String),
+    Suspend(String),
+}
+
+/// `on_run_start`: the prompt, rewritten by each hook in turn.
+pub(crate) struct PromptChain<'h> {
+    pub prompt: Message,
+    pub history: &'h [Message],
+}
+
+impl Link<table::on_run_start> for PromptChain<'_> {
+    type Done = Stacked<Message>;
+    #[inline]
+    fn event(&self) -> RunStartEvent<'_> {
+        RunStartEvent {
+            prompt: &self.prompt,
+            history: self.history,
+        }
+    }
+    #[inline]
+    fn take(&mut self, action: RunStartAction) -> ControlFlow<Self::Done> {
+        match action {
+            RunStartAction::Continue => {}
+            RunStartAction::Rewrite(text) => self.prompt = Message::user(text),
+            RunStartAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
+        }
+        ControlFlow::Continue(())
+    }
+    #[inline]
+    fn finish(self) -> Self::Done {
+        Stacked::Go(self.prompt)
+    }
+}
+
+/// `on_model_select`: the label selected so far (`None`: the default model).
+pub(crate) struct SelectionChain<'h> {
+    pub event: ModelSelectEvent<'h>,
+    pub selected: Option<String>,
+}
+
+impl Link<table::on_model_select> for SelectionChain<'_> {
+    type Done = Stacked<Option<String>>;
+    #[inline]
+    fn event(&self) -> ModelSelectEvent<'_> {
+        ModelSelectEvent {
+            selected_model: self.selected.as_deref().unwrap_or(self.event.default_model),
+            ..self.event
+        }
+    }
+    #[inline]
+    fn take(&mut self, action: ModelSelectionAction) -> ControlFlow<Self::Done> {
+        match action {
+            ModelSelectionAction::Continue => {}
+            ModelSelectionAction::Select(label) => self.selected = Some(label),
+            ModelSelectionAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
+        }
+        ControlFlow::Continue(())
+    }
+    #[inline]
+    fn finish(self) -> Self::Done {
+        Stacked::Go(self.selected)
+    }
+}
+
+/// A tool call's dispatch: the arguments, rewritten by each hook in turn (as a value for the
+/// tool, and as the text later hooks see).
+pub(crate) struct ToolCallChain<'h> {
+    pub call: ToolCallView<'h>,
+    pub rewritten: Option<(Value, String)>,
+}
+
+impl Link<table::on_dispatch> for ToolCallChain<'_> {
+    type Done = ToolDispatchDecision;
+    #[inline]
+    fn event(&self) -> DispatchEvent<'_> {
+        let args = self
+            .rewritten
+            .as_ref()
+            .map_or(self.call.args, |(_, text)| text);
+        DispatchEvent {
+            kind: DispatchKind::Tool,
+            target: DispatchTarget::Tool(ToolCallView { args, ..self.call }),
+        }
+    }
+    #[inline]
+    fn take(&mut self, action: DispatchAction) -> ControlFlow<Self::Done> {
+        let decision = match action {
+            DispatchAction::Proceed | DispatchAction::Patch(_) => return ControlFlow::Continue(()),
+            DispatchAction::RewriteToolArgs(value) => {
+                let text = value.to_string();
+                self.rewritten = Some((value, text));
+                return ControlFlow::Continue(());
+            }
+            DispatchAction::Skip(reason) => ToolDispatchDecision::Skip(reason),
+            DispatchAction::Deny(report) => ToolDispatchDecision::Deny(report),
+            DispatchAction::Stop(reason) => ToolDispatchDecision::Stop(reason),
+            DispatchAction::Suspend(reason) => ToolDispatchDecision::Suspend(reason),
+        };
+        ControlFlow::Break(decision)
+    }
+    #[inline]
+    fn finish(self) -> Self::Done {
+        ToolDispatchDecision::Proceed(self.rewritten.map(|(value, _)| value))
+    }
+}
+
+/// A model call's dispatch: patches apply to the request as they come, so later hooks see
+/// the patched request; a patched history is kept aside in `saved_history` (see
+/// [`RequestPatch::apply_keeping_history`](super::RequestPatch::apply_keeping_history)).
+pub(crate) struct RequestChain<'h> {
+    pub turn: usize,
+    pub model: &'h str,
+    pub request: &'h mut CompletionRequest,
+    pub saved_history: &'h mut Option<Vec<Message>>,
+}
+
+impl Link<table::on_dispatch> for RequestChain<'_> {
+    type Done = Stacked<()>;
+    #[inline]
+    fn event(&self) -> DispatchEvent<'_> {
+        DispatchEvent {
+            kind: DispatchKind::Completion,
+            target: DispatchTarget::Completion {
+                turn: self.turn,
+                model: self.model,
+                request: self.request,
+            },
+        }
+    }
+    #[inline]
+    fn take(&mut self, action: DispatchAction) -> ControlFlow<Self::Done> {
+        match action {
+            DispatchAction::Proceed | DispatchAction::RewriteToolArgs(_) => {}
+            DispatchAction::Patch(patch) => {
+                patch.apply_keeping_history(self.request, self.saved_history);
+            }
+            DispatchAction::Skip(reason)
+            | DispatchAction::Deny(reason)
+            | DispatchAction::Suspend(reason)
+            | DispatchAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
+        }
+        ControlFlow::Continue(())
+    }
+    #[inline]
+    fn finish(self) -> Self::Done {
+        Stacked::Go(())
+    }
+}
+
+/// An effect's dispatch: effects have no rewrite, so nothing passes on; the chain ends at the
+/// first skip, denial or stop.
+pub(crate) struct EffectDispatch<'h>(pub DispatchEvent<'h>);
+
+impl Link<table::on_dispatch> for EffectDispatch<'_> {
+    type Done = DispatchAction;
+    #[inline]
+    fn event(&self) -> DispatchEvent<'_> {
+        self.0
+    }
+    #[inline]
+    fn take(&mut self, action: DispatchAction) -> ControlFlow<Self::Done> {
+        match action {
+            DispatchAction::Proceed
+            | DispatchAction::RewriteToolArgs(_)
+            | DispatchAction::Patch(_) => ControlFlow::Continue(()),
+            decision => ControlFlow::Break(decision),
+        }
+    }
+    #[inline]
+    fn finish(self) -> Self::Done {
+        DispatchAction::Proceed
+    }
+}
+
+/// An effect's outcome: nothing passes on; the chain ends at the first stop.
+pub(crate) struct EffectOutcome<'h>(pub OutcomeEvent<'h>);
+
+impl Link<table::on_outcome> for EffectOutcome<'_> {
+    type Done = OutcomeAction;
+    #[inline]
+    fn event(&self) -> OutcomeEvent<'_> {
+        self.0
+    }
+    #[inline]
+    fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
+        match action {
+            OutcomeAction::Stop(reason) => ControlFlow::Break(OutcomeAction::Stop(reason)),
+            _ => ControlFlow::Continue(()),
+        }
+    }
+    #[inline]
+    fn finish(self) -> Self::Done {
+        OutcomeAction::Proceed
+    }
+}
+
+/// A model call's outcome: a hook may replace the response; later hooks see the replacement.
+/// `Done` says whether it was replaced.
+pub(crate) struct ResponseChain<'h> {
+    pub response: &'h mut CompletionResponse,
+    pub replaced: bool,
+}
+
+impl Link<table::on_outcome> for ResponseChain<'_> {
+    type Done = Stacked<bool>;
+    #[inline]
+    fn event(&self) -> OutcomeEvent<'_> {
+        OutcomeEvent {
+            kind: DispatchKind::Completion,
+            target: OutcomeTarget::Completion(self.response),
+        }
+    }
+    #[inline]
+    fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
+        match action {
+            OutcomeAction::Replace(replacement) => {
+                *self.response = *replacement;
+                self.replaced = true;
+            }
+            OutcomeAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+    #[inline]
+    fn finish(self) -> Self::Done {
+        Stacked::Go(self.replaced)
+    }
+}
+
+/// A tool call's outcome: a hook may rewrite the output the model sees; later hooks see the
+/// rewrite, while the structured outcome stays the tool's own.
+pub(crate) struct ToolResultChain<'h> {
+    pub result: &'h mut ToolResult,
+}
+
+impl Link<table::on_outcome> for ToolResultChain<'_> {
+    type Done = Stacked<()>;
+    #[inline]
+    fn event(&self) -> OutcomeEvent<'_> {
+        OutcomeEvent {
+            kind: DispatchKind::Tool,
+            target: OutcomeTarget::Tool(self.result),
+        }
+    }
+    #[inline]
+    fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
+        match action {
+            OutcomeAction::RewriteToolResult(text) => self.result.output = ToolOutput::Text(text),
+            OutcomeAction::RewriteToolOutput(output) => self.result.output = output,
+            OutcomeAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
+            OutcomeAction::Proceed | OutcomeAction::Replace(_) => {}
+        }
+        ControlFlow::Continue(())
+    }
+    #[inline]
+    fn finish(self) -> Self::Done {
+        Stacked::Go(())
+    }
+}
