@@ -32,6 +32,8 @@ pub struct Turn {
     usage: Usage,
     delay: Option<Duration>,
     error: Option<CompletionError>,
+    /// Fails the call after its content: streamed, the content arrives first.
+    fails_after: Option<CompletionError>,
 }
 
 #[derive(Debug, Clone)]
@@ -53,6 +55,7 @@ impl Turn {
             usage: Usage::default(),
             delay: None,
             error: None,
+            fails_after: None,
         }
     }
 
@@ -113,6 +116,14 @@ impl Turn {
         }
     }
 
+    /// Makes the call fail with `error` after its content: a blocking call fails outright,
+    /// a stream delivers the content's deltas and then the error (a connection dropped
+    /// mid-answer).
+    pub fn then_fail(mut self, error: CompletionError) -> Self {
+        self.fails_after = Some(error);
+        self
+    }
+
     /// Appends answer text to the turn.
     pub fn then_text(mut self, text: impl Into<String>) -> Self {
         self.content.push(ScriptedPart::Text(text.into()));
@@ -154,7 +165,7 @@ impl Turn {
     }
 
     fn into_response(self, turn: usize) -> Result<CompletionResponse, CompletionError> {
-        if let Some(error) = self.error {
+        if let Some(error) = self.error.or(self.fails_after) {
             return Err(error);
         }
         let mut calls = 0;
@@ -332,7 +343,12 @@ impl CompletionModel for ScriptedModel {
         if let Some(delay) = turn.delay {
             tokio::time::sleep(delay).await;
         }
-        let response = turn.into_response(served)?;
+        let fails_after = turn.fails_after.clone();
+        let response = Turn {
+            fails_after: None,
+            ..turn
+        }
+        .into_response(served)?;
         let mut chunks = Vec::new();
         for part in response.content.iter() {
             match part {
@@ -367,7 +383,10 @@ impl CompletionModel for ScriptedModel {
                 }
             }
         }
-        chunks.push(Ok(StreamChunk::Done(response)));
+        chunks.push(match fails_after {
+            Some(error) => Err(error),
+            None => Ok(StreamChunk::Done(response)),
+        });
         Ok(Box::pin(futures::stream::iter(chunks)))
     }
 

@@ -16,6 +16,7 @@ mod run;
 mod stream;
 
 pub use builder::{Agent, AgentBuilder};
+pub use driver::MAX_MODEL_CALLS_PER_TURN;
 pub use error::PromptError;
 pub use hook::{
     AgentHook, CompletionCallAction, CompletionCallEvent, DispatchAction, DispatchEvent,

@@ -8,6 +8,10 @@
 //! - [`audit`]: one JSON line per dispatch and outcome, to any writer or an appended file.
 //! - [`budget`]: tokens, cost, model calls, tool calls and wall time, checked before each call;
 //!   past a limit, a typed stop or a switch to a cheaper model.
+//! - [`fallback`]: a turn whose model call failed (or answered nothing) is served by the
+//!   next model of a chain.
+//! - [`cache`]: model turns served from a cache keyed by the request, without calling the
+//!   model; recorded to a file and replayed for deterministic runs.
 //! - [`loop_breaker`]: the same tool with the same arguments too many times in a row gets
 //!   feedback instead of running, then a typed stop.
 //! - [`guardrail`]: checks (closures or async classifiers) on the input, each answer and tool
@@ -18,6 +22,8 @@
 pub mod approval;
 pub mod audit;
 pub mod budget;
+pub mod cache;
+pub mod fallback;
 pub mod guardrail;
 pub mod loop_breaker;
 pub mod redaction;

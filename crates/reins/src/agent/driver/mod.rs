@@ -16,6 +16,8 @@ mod structured;
 mod tool_calls;
 mod validation;
 
+pub use model_turn::MAX_MODEL_CALLS_PER_TURN;
+
 use super::builder::{AgentConfig, DEFAULT_MAX_TURNS};
 use super::error::PromptError;
 use super::hook::{

@@ -3,7 +3,7 @@
 
 use super::{Driver, Halt, internal_call_id};
 use crate::agent::hook::{
-    CompletionCallEvent, ModelTurnAction, ModelTurnFinished, ObservationAction,
+    CompletionCallEvent, ModelOutcome, ModelTurnAction, ModelTurnFinished, ObservationAction,
     ReasoningDeltaEvent, Stacked, StepEvent, StepEventKind, TextDeltaEvent, ToolCallDeltaEvent,
 };
 use crate::agent::output::OutputMode;
@@ -16,6 +16,11 @@ use crate::tool::{ToolDefinition, panic_message};
 use futures::{FutureExt, StreamExt};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+
+/// The most model calls one turn makes: the first, and the retries hooks ask for with
+/// [`OutcomeAction::retry_on`](crate::agent::OutcomeAction::retry_on). Past it, the run fails
+/// with [`PromptError::Rejected`](crate::agent::PromptError::RejectedAction) rather than loop.
+pub const MAX_MODEL_CALLS_PER_TURN: usize = 8;
 
 /// One model turn as received, with what the request advertised.
 pub(super) struct ReceivedTurn {
@@ -116,44 +121,124 @@ impl Driver<'_> {
         } else {
             models.default_label.clone()
         };
-        let Some(model) = models.get(&label) else {
-            return Err(Halt::Rejected(format!(
-                "no model is registered under the label `{label}` (registered: {})",
-                models.labels.join(", ")
-            )));
-        };
-
-        if self.observes(StepEventKind::CompletionDispatch) {
-            let dispatched = self
-                .hooks
-                .dispatch_completion(self.ctx, turn, &label, request, saved_history)
-                .await?;
-            if let Stacked::Stop(reason) = dispatched {
-                return Err(Halt::Stop(reason));
+        let mut label = label;
+        let mut calls = 0;
+        loop {
+            calls += 1;
+            let Some(model) = models.get(&label) else {
+                return Err(Halt::Rejected(format!(
+                    "no model is registered under the label `{label}` (registered: {})",
+                    models.labels.join(", ")
+                )));
+            };
+            let mut served = None;
+            if self.observes(StepEventKind::CompletionDispatch) {
+                match self
+                    .hooks
+                    .dispatch_completion(self.ctx, turn, &label, request, saved_history)
+                    .await?
+                {
+                    Stacked::Go(response) => served = response,
+                    Stacked::Stop(reason) => return Err(Halt::Stop(reason)),
+                }
             }
+            let called = match served {
+                Some(response) => self.serve(*response).await,
+                None => self.call_once(&**model, request).await,
+            };
+            if !self.observes(StepEventKind::CompletionOutcome) {
+                let (response, streamed_text) = called?;
+                return Ok((response, streamed_text, label));
+            }
+            let next = match called {
+                Ok((mut response, streamed_text)) => {
+                    match self
+                        .hooks
+                        .completion_outcome(self.ctx, &label, &mut response)
+                        .await?
+                    {
+                        ModelOutcome::RetryOn(next) => next,
+                        ModelOutcome::Stop(reason) => return Err(Halt::Stop(reason)),
+                        ModelOutcome::Served(replacement) => {
+                            return Ok((*replacement, streamed_text, label));
+                        }
+                        ModelOutcome::Keep(_) | ModelOutcome::Fail => {
+                            return Ok((response, streamed_text, label));
+                        }
+                    }
+                }
+                Err(Halt::Completion(error)) => {
+                    match self
+                        .hooks
+                        .completion_failure(self.ctx, &label, &error)
+                        .await?
+                    {
+                        ModelOutcome::RetryOn(next) => next,
+                        ModelOutcome::Stop(reason) => return Err(Halt::Stop(reason)),
+                        ModelOutcome::Served(response) => return Ok((*response, false, label)),
+                        ModelOutcome::Keep(_) | ModelOutcome::Fail => {
+                            return Err(Halt::Completion(error));
+                        }
+                    }
+                }
+                Err(halt) => return Err(halt),
+            };
+            if calls >= MAX_MODEL_CALLS_PER_TURN {
+                return Err(Halt::Rejected(format!(
+                    "turn {turn} made {calls} model calls, the most a turn may make; a hook \
+                     asked for another on `{next}`"
+                )));
+            }
+            // Text already streamed for the call being retried is withdrawn.
+            if let Some(sink) = self.sink {
+                sink.push(StreamItem::TurnDiscarded { turn });
+            }
+            label = next;
         }
+    }
 
-        let (mut response, streamed_text) = match self.sink {
+    /// One call of `model`: blocking, or streamed with the delta hooks.
+    async fn call_once(
+        &self,
+        model: &dyn DynCompletionModel,
+        request: &CompletionRequest,
+    ) -> Result<(CompletionResponse, bool), Halt> {
+        match self.sink {
             None => {
                 let call = AssertUnwindSafe(model.completion(request)).catch_unwind();
                 let response = call
                     .await
                     .unwrap_or_else(|panic| Err(model_panicked(panic)));
-                (response.map_err(Halt::Completion)?, false)
+                Ok((response.map_err(Halt::Completion)?, false))
             }
-            Some(sink) => self.stream_turn(&**model, request, sink).await?,
-        };
+            Some(sink) => self.stream_turn(model, request, sink).await,
+        }
+    }
 
-        if self.observes(StepEventKind::CompletionOutcome) {
-            if let Stacked::Stop(reason) = self
-                .hooks
-                .completion_outcome(self.ctx, &mut response)
-                .await?
-            {
+    /// A response a dispatch hook answered the call with. A streaming run streams its text
+    /// as one delta, so the caller's stream holds the turn as if the model had sent it.
+    async fn serve(
+        &self,
+        response: CompletionResponse,
+    ) -> Result<(CompletionResponse, bool), Halt> {
+        let Some(sink) = self.sink else {
+            return Ok((response, false));
+        };
+        let text = response.text();
+        if text.is_empty() {
+            return Ok((response, false));
+        }
+        if self.observes(StepEventKind::TextDelta) {
+            let event = TextDeltaEvent {
+                delta: &text,
+                aggregated: &text,
+            };
+            if let ObservationAction::Stop(reason) = self.hooks.text_delta(self.ctx, event).await? {
                 return Err(Halt::Stop(reason));
             }
         }
-        Ok((response, streamed_text, label))
+        sink.push(StreamItem::Text(text));
+        Ok((response, true))
     }
 
     /// Streams one model turn, firing the delta hooks and feeding the stream's items.

@@ -191,7 +191,7 @@ impl From<&String> for ToolArgs {
 }
 
 /// The answer to `on_dispatch`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum DispatchAction {
     /// Execute the effect.
@@ -211,6 +211,9 @@ pub enum DispatchAction {
     RewriteToolArgs(Value),
     /// Change the model request about to be sent (model calls only).
     Patch(RequestPatch),
+    /// Serve this model call with a response instead of calling the model (model calls only;
+    /// a tool call proceeds). The outcome hooks then see it as the model's response.
+    Respond(Box<CompletionResponse>),
 }
 
 impl DispatchAction {
@@ -250,6 +253,56 @@ impl DispatchAction {
     pub fn patch(patch: RequestPatch) -> Self {
         DispatchAction::Patch(patch)
     }
+    /// Answer this model call with `response` without calling the model — a cache hit, a
+    /// recorded run replayed, a canned answer in a test. The outcome hooks see the response as
+    /// the model's. For a tool call the action is [`proceed`](Self::proceed).
+    ///
+    /// ```
+    /// use reins::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext};
+    /// use reins::completion::CompletionResponse;
+    /// use reins::message::{AssistantContent, OneOrMany};
+    ///
+    /// /// Answers every model call itself: the model is never called.
+    /// struct Canned;
+    ///
+    /// impl AgentHook for Canned {
+    ///     async fn on_dispatch(&self, _: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+    ///         match event.request() {
+    ///             Some(_) => DispatchAction::respond(CompletionResponse::new(OneOrMany::one(
+    ///                 AssistantContent::text("served from the cache"),
+    ///             ))),
+    ///             None => DispatchAction::proceed(),
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub fn respond(response: CompletionResponse) -> Self {
+        DispatchAction::Respond(Box::new(response))
+    }
+}
+
+/// Equal actions do the same thing: a [`Respond`](DispatchAction::Respond) compares the
+/// responses' content, usage, finish reason and id, not the provider's raw response.
+impl PartialEq for DispatchAction {
+    fn eq(&self, other: &Self) -> bool {
+        use DispatchAction::*;
+        match (self, other) {
+            (Proceed, Proceed) => true,
+            (Skip(a), Skip(b))
+            | (Deny(a), Deny(b))
+            | (Stop(a), Stop(b))
+            | (Suspend(a), Suspend(b)) => a == b,
+            (RewriteToolArgs(a), RewriteToolArgs(b)) => a == b,
+            (Patch(a), Patch(b)) => a == b,
+            (Respond(a), Respond(b)) => {
+                a.content == b.content
+                    && a.usage == b.usage
+                    && a.finish_reason == b.finish_reason
+                    && a.response_id == b.response_id
+            }
+            _ => false,
+        }
+    }
 }
 
 /// The answer to `on_outcome`.
@@ -262,8 +315,12 @@ pub enum OutcomeAction {
     RewriteToolResult(String),
     /// Replace the output the model sees for this tool result; later hooks see it.
     RewriteToolOutput(ToolOutput),
-    /// Replace the model's response (model calls only).
+    /// Replace the model's response (model calls only); for a failed model call, serve the
+    /// turn with this response instead of failing.
     Replace(Box<CompletionResponse>),
+    /// Call the model again for this turn, on the model registered under this label (model
+    /// calls only, failed or not). See [`OutcomeAction::retry_on`].
+    RetryOn(String),
     /// End the run.
     Stop(String),
 }
@@ -292,6 +349,32 @@ impl OutcomeAction {
     /// Replace the model's response with `response` (ignored for tool calls).
     pub fn replace(response: CompletionResponse) -> Self {
         OutcomeAction::Replace(Box::new(response))
+    }
+    /// Call the model again for this turn on the model registered under `label` (the same
+    /// label retries the same model): how a hook falls back after a failed call
+    /// ([`OutcomeEvent::completion_error`](super::OutcomeEvent::completion_error)) or a
+    /// response it cannot use. The new call is dispatched and its outcome observed like any
+    /// other model call; a turn makes at most
+    /// [`MAX_MODEL_CALLS_PER_TURN`](crate::agent::MAX_MODEL_CALLS_PER_TURN) calls. For a tool
+    /// call the action is [`proceed`](Self::proceed).
+    ///
+    /// ```
+    /// use reins::agent::{AgentHook, HookContext, OutcomeAction, OutcomeEvent};
+    ///
+    /// /// Sends a turn the primary model failed to the backup model.
+    /// struct ToBackup;
+    ///
+    /// impl AgentHook for ToBackup {
+    ///     async fn on_outcome(&self, _: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+    ///         match (event.completion_error(), event.model()) {
+    ///             (Some(_), Some("primary")) => OutcomeAction::retry_on("backup"),
+    ///             _ => OutcomeAction::proceed(),
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub fn retry_on(label: impl Into<String>) -> Self {
+        OutcomeAction::RetryOn(label.into())
     }
     /// End the run.
     pub fn stop(reason: impl Into<String>) -> Self {

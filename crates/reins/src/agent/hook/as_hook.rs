@@ -17,8 +17,8 @@ use super::events::{
     TextDeltaEvent, ToolCallDeltaEvent,
 };
 use super::links::{
-    EffectDispatch, EffectOutcome, PromptChain, RequestChain, ResponseChain, SelectionChain,
-    Stacked, ToolCallChain, ToolDispatchDecision, ToolResultChain,
+    EffectDispatch, EffectOutcome, FailureChain, ModelOutcome, PromptChain, RequestChain,
+    ResponseChain, SelectionChain, Stacked, ToolCallChain, ToolDispatchDecision, ToolResultChain,
 };
 use super::stack::HookStack;
 use super::step::{Flow, StepEvent, StepEventKind};
@@ -221,8 +221,9 @@ pub(super) async fn on_dispatch<G: Mode>(
             };
             match compose::chained::<table::on_dispatch, G, _>(hooks, ctx, chain).await? {
                 Stacked::Stop(reason) => DispatchAction::Stop(reason),
-                Stacked::Go(()) if patched == *request => DispatchAction::Proceed,
-                Stacked::Go(()) => DispatchAction::Patch(patch_between(request, patched)),
+                Stacked::Go(Some(response)) => DispatchAction::Respond(response),
+                Stacked::Go(None) if patched == *request => DispatchAction::Proceed,
+                Stacked::Go(None) => DispatchAction::Patch(patch_between(request, patched)),
             }
         }
         DispatchTarget::Effect { .. } => {
@@ -251,23 +252,39 @@ pub(super) async fn on_outcome<G: Mode>(
                 Stacked::Go(()) => OutcomeAction::RewriteToolOutput(result.output),
             }
         }
-        OutcomeTarget::Completion(response) => {
+        OutcomeTarget::Completion { model, response } => {
             let mut response = response.clone();
             let chain = ResponseChain {
+                model,
                 response: &mut response,
                 replaced: false,
             };
             match compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await? {
-                Stacked::Stop(reason) => OutcomeAction::Stop(reason),
-                Stacked::Go(false) => OutcomeAction::Proceed,
-                Stacked::Go(true) => OutcomeAction::Replace(Box::new(response)),
+                ModelOutcome::Keep(true) => OutcomeAction::Replace(Box::new(response)),
+                decision => model_outcome_action(decision),
             }
+        }
+        OutcomeTarget::CompletionFailed { model, error } => {
+            let chain = FailureChain { model, error };
+            model_outcome_action(
+                compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await?,
+            )
         }
         OutcomeTarget::Effect { .. } => {
             let chain = EffectOutcome(event);
             compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await?
         }
     })
+}
+
+/// What a stack answers for its members' decision about a model call's outcome.
+fn model_outcome_action(decision: ModelOutcome) -> OutcomeAction {
+    match decision {
+        ModelOutcome::Stop(reason) => OutcomeAction::Stop(reason),
+        ModelOutcome::RetryOn(label) => OutcomeAction::RetryOn(label),
+        ModelOutcome::Served(response) => OutcomeAction::Replace(response),
+        ModelOutcome::Keep(_) | ModelOutcome::Fail => OutcomeAction::Proceed,
+    }
 }
 
 /// The patch that turns `before` into `after` for the fields a dispatch patch can change.

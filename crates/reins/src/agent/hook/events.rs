@@ -2,7 +2,9 @@
 
 use super::StepEventKind;
 use crate::agent::PromptError;
-use crate::completion::{CompletionRequest, CompletionResponse, FinishReason, RawResponse, Usage};
+use crate::completion::{
+    CompletionError, CompletionRequest, CompletionResponse, FinishReason, RawResponse, Usage,
+};
 use crate::message::{AssistantContent, Message, OneOrMany};
 use crate::tool::{ToolOutcome, ToolOutput, ToolResultExtensions};
 use serde::{Deserialize, Serialize};
@@ -306,9 +308,19 @@ pub struct OutcomeEvent<'a> {
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum OutcomeTarget<'a> {
-    Completion(&'a CompletionResponse),
+    Completion {
+        model: &'a str,
+        response: &'a CompletionResponse,
+    },
+    CompletionFailed {
+        model: &'a str,
+        error: &'a CompletionError,
+    },
     Tool(&'a ToolResult),
-    Effect { name: &'a str, output: &'a Value },
+    Effect {
+        name: &'a str,
+        output: &'a Value,
+    },
 }
 
 impl<'a> OutcomeEvent<'a> {
@@ -337,10 +349,30 @@ impl<'a> OutcomeEvent<'a> {
         }
     }
 
-    /// The provider's response, for a model call.
+    /// The provider's response, for a model call that returned one.
     pub fn completion(&self) -> Option<&'a CompletionResponse> {
         match self.target {
-            OutcomeTarget::Completion(response) => Some(response),
+            OutcomeTarget::Completion { response, .. } => Some(response),
+            _ => None,
+        }
+    }
+
+    /// Why a model call failed, after the provider's own retries: the run fails with it
+    /// unless a hook answers [`OutcomeAction::replace`](super::OutcomeAction::replace) (serve
+    /// the turn with a response) or [`OutcomeAction::retry_on`](super::OutcomeAction::retry_on)
+    /// (call a model again). `None` for a response or a tool call.
+    pub fn completion_error(&self) -> Option<&'a CompletionError> {
+        match self.target {
+            OutcomeTarget::CompletionFailed { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The label of the model that served (or failed) a model call; `None` for other effects.
+    pub fn model(&self) -> Option<&'a str> {
+        match self.target {
+            OutcomeTarget::Completion { model, .. }
+            | OutcomeTarget::CompletionFailed { model, .. } => Some(model),
             _ => None,
         }
     }

@@ -8,7 +8,7 @@ use super::events::{
 };
 use super::table;
 use super::{DispatchAction, ModelSelectionAction, OutcomeAction, RunStartAction};
-use crate::completion::{CompletionRequest, CompletionResponse};
+use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
 use crate::message::Message;
 use crate::tool::ToolOutput;
 use serde_json::Value;
@@ -116,7 +116,9 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
     #[inline]
     fn take(&mut self, action: DispatchAction) -> ControlFlow<Self::Done> {
         let decision = match action {
-            DispatchAction::Proceed | DispatchAction::Patch(_) => return ControlFlow::Continue(()),
+            DispatchAction::Proceed | DispatchAction::Patch(_) | DispatchAction::Respond(_) => {
+                return ControlFlow::Continue(());
+            }
             DispatchAction::RewriteToolArgs(value) => {
                 let text = value.to_string();
                 self.rewritten = Some((value, text));
@@ -146,7 +148,8 @@ pub(crate) struct RequestChain<'h> {
 }
 
 impl Link<table::on_dispatch> for RequestChain<'_> {
-    type Done = Stacked<()>;
+    /// `Some`: a hook answered the call itself; the model is not called.
+    type Done = Stacked<Option<Box<CompletionResponse>>>;
     #[inline]
     fn event(&self) -> DispatchEvent<'_> {
         DispatchEvent {
@@ -165,6 +168,9 @@ impl Link<table::on_dispatch> for RequestChain<'_> {
             DispatchAction::Patch(patch) => {
                 patch.apply_keeping_history(self.request, self.saved_history);
             }
+            DispatchAction::Respond(response) => {
+                return ControlFlow::Break(Stacked::Go(Some(response)));
+            }
             DispatchAction::Skip(reason)
             | DispatchAction::Deny(reason)
             | DispatchAction::Suspend(reason)
@@ -174,7 +180,7 @@ impl Link<table::on_dispatch> for RequestChain<'_> {
     }
     #[inline]
     fn finish(self) -> Self::Done {
-        Stacked::Go(())
+        Stacked::Go(None)
     }
 }
 
@@ -193,7 +199,8 @@ impl Link<table::on_dispatch> for EffectDispatch<'_> {
         match action {
             DispatchAction::Proceed
             | DispatchAction::RewriteToolArgs(_)
-            | DispatchAction::Patch(_) => ControlFlow::Continue(()),
+            | DispatchAction::Patch(_)
+            | DispatchAction::Respond(_) => ControlFlow::Continue(()),
             decision => ControlFlow::Break(decision),
         }
     }
@@ -225,20 +232,39 @@ impl Link<table::on_outcome> for EffectOutcome<'_> {
     }
 }
 
-/// A model call's outcome: a hook may replace the response; later hooks see the replacement.
-/// `Done` says whether it was replaced.
+/// What a stack decided about a model call's outcome.
+#[derive(Debug)]
+pub(crate) enum ModelOutcome {
+    /// Keep the response (`true`: a hook replaced it).
+    Keep(bool),
+    /// A failed call stays failed: the run fails with its error.
+    Fail,
+    /// A failed call's turn is served with this response instead.
+    Served(Box<CompletionResponse>),
+    /// Call the model registered under this label again for the turn.
+    RetryOn(String),
+    /// A hook ended the run.
+    Stop(String),
+}
+
+/// A model call's outcome: a hook may replace the response (later hooks see the
+/// replacement), or send the turn to a model again.
 pub(crate) struct ResponseChain<'h> {
+    pub model: &'h str,
     pub response: &'h mut CompletionResponse,
     pub replaced: bool,
 }
 
 impl Link<table::on_outcome> for ResponseChain<'_> {
-    type Done = Stacked<bool>;
+    type Done = ModelOutcome;
     #[inline]
     fn event(&self) -> OutcomeEvent<'_> {
         OutcomeEvent {
             kind: DispatchKind::Completion,
-            target: OutcomeTarget::Completion(self.response),
+            target: OutcomeTarget::Completion {
+                model: self.model,
+                response: self.response,
+            },
         }
     }
     #[inline]
@@ -248,14 +274,51 @@ impl Link<table::on_outcome> for ResponseChain<'_> {
                 *self.response = *replacement;
                 self.replaced = true;
             }
-            OutcomeAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
+            OutcomeAction::RetryOn(label) => {
+                return ControlFlow::Break(ModelOutcome::RetryOn(label));
+            }
+            OutcomeAction::Stop(reason) => return ControlFlow::Break(ModelOutcome::Stop(reason)),
             _ => {}
         }
         ControlFlow::Continue(())
     }
     #[inline]
     fn finish(self) -> Self::Done {
-        Stacked::Go(self.replaced)
+        ModelOutcome::Keep(self.replaced)
+    }
+}
+
+/// A failed model call's outcome: the first hook that replaces the response (serving the
+/// turn with it), retries on a model or stops the run decides; otherwise the call fails.
+pub(crate) struct FailureChain<'h> {
+    pub model: &'h str,
+    pub error: &'h CompletionError,
+}
+
+impl Link<table::on_outcome> for FailureChain<'_> {
+    type Done = ModelOutcome;
+    #[inline]
+    fn event(&self) -> OutcomeEvent<'_> {
+        OutcomeEvent {
+            kind: DispatchKind::Completion,
+            target: OutcomeTarget::CompletionFailed {
+                model: self.model,
+                error: self.error,
+            },
+        }
+    }
+    #[inline]
+    fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
+        ControlFlow::Break(match action {
+            OutcomeAction::Replace(response) => ModelOutcome::Served(response),
+            OutcomeAction::RetryOn(label) => ModelOutcome::RetryOn(label),
+            OutcomeAction::Stop(reason) => ModelOutcome::Stop(reason),
+            _ => return ControlFlow::Continue(()),
+        })
+    }
+    #[inline]
+    fn finish(self) -> Self::Done {
+        ModelOutcome::Fail
     }
 }
 
@@ -280,7 +343,7 @@ impl Link<table::on_outcome> for ToolResultChain<'_> {
             OutcomeAction::RewriteToolResult(text) => self.result.output = ToolOutput::Text(text),
             OutcomeAction::RewriteToolOutput(output) => self.result.output = output,
             OutcomeAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
-            OutcomeAction::Proceed | OutcomeAction::Replace(_) => {}
+            OutcomeAction::Proceed | OutcomeAction::Replace(_) | OutcomeAction::RetryOn(_) => {}
         }
         ControlFlow::Continue(())
     }

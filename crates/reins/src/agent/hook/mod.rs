@@ -32,7 +32,7 @@ pub use events::{
     RunSettledEvent, RunStartEvent, TextDeltaEvent, ToolCallDeltaEvent, ToolResult,
 };
 pub(crate) use events::{DispatchTarget, OutcomeTarget, ToolCallView};
-pub(crate) use links::{Stacked, ToolDispatchDecision};
+pub(crate) use links::{ModelOutcome, Stacked, ToolDispatchDecision};
 pub use patch::RequestPatch;
 pub use stack::HookStack;
 pub use step::{Flow, StepEvent, StepEventKind};

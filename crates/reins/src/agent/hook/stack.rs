@@ -8,15 +8,15 @@ use super::events::{
     ToolResult,
 };
 use super::links::{
-    PromptChain, RequestChain, ResponseChain, SelectionChain, Stacked, ToolCallChain,
-    ToolDispatchDecision, ToolResultChain,
+    FailureChain, ModelOutcome, PromptChain, RequestChain, ResponseChain, SelectionChain, Stacked,
+    ToolCallChain, ToolDispatchDecision, ToolResultChain,
 };
 use super::step::{Flow, StepEvent, StepEventKind};
 use super::table;
 use super::{
     AgentHook, HookContext, InvalidToolCallAction, ModelTurnAction, ObservationAction, RequestPatch,
 };
-use crate::completion::{CompletionRequest, CompletionResponse};
+use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
 use crate::message::Message;
 use futures::FutureExt;
 use std::future::Future;
@@ -229,7 +229,7 @@ impl HookStack {
         model: &'e str,
         request: &'e mut CompletionRequest,
         saved_history: &'e mut Option<Vec<Message>>,
-    ) -> impl Future<Output = Result<Stacked<()>, HookFailure>> {
+    ) -> impl Future<Output = Result<Stacked<Option<Box<CompletionResponse>>>, HookFailure>> {
         let hooks = self.observers(StepEventKind::CompletionDispatch);
         let chain = RequestChain {
             turn,
@@ -258,14 +258,28 @@ impl HookStack {
     pub(crate) fn completion_outcome<'e>(
         &'e self,
         ctx: &'e HookContext,
+        model: &'e str,
         response: &'e mut CompletionResponse,
-    ) -> impl Future<Output = Result<Stacked<bool>, HookFailure>> {
+    ) -> impl Future<Output = Result<ModelOutcome, HookFailure>> {
         let hooks = self.observers(StepEventKind::CompletionOutcome);
         let chain = ResponseChain {
+            model,
             response,
             replaced: false,
         };
         compose::chained::<table::on_outcome, Caught, _>(hooks, ctx, chain)
+    }
+
+    /// A failed model call's outcome: replaced, retried, stopped, or left failed.
+    #[inline]
+    pub(crate) fn completion_failure<'e>(
+        &'e self,
+        ctx: &'e HookContext,
+        model: &'e str,
+        error: &'e CompletionError,
+    ) -> impl Future<Output = Result<ModelOutcome, HookFailure>> {
+        let hooks = self.observers(StepEventKind::CompletionOutcome);
+        compose::chained::<table::on_outcome, Caught, _>(hooks, ctx, FailureChain { model, error })
     }
 
     #[inline]

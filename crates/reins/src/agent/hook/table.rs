@@ -279,7 +279,7 @@ fn outcome_step<'s>(
     rendered: &'s mut String,
 ) -> Option<StepEvent<'s>> {
     match event.target {
-        OutcomeTarget::Completion(_) => None,
+        OutcomeTarget::Completion { .. } | OutcomeTarget::CompletionFailed { .. } => None,
         OutcomeTarget::Tool(result) => {
             *rendered = result.output.render();
             Some(StepEvent::ToolResult {

@@ -1,0 +1,251 @@
+//! Response cache and replay: model turns served from responses already seen for the same
+//! request, without calling the model — to save cost, to test offline, or to replay a recorded
+//! run exactly.
+
+mod recording;
+#[cfg(test)]
+mod tests;
+
+pub use recording::{CacheError, CachedResponse};
+
+use crate::agent::{
+    AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
+    PromptError, StepEventKind,
+};
+use crate::completion::CompletionRequest;
+use recording::Recording;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Serves a model turn from a cache keyed by the request (and the model's label) instead of
+/// calling the model.
+///
+/// - [`ResponseCache::in_memory`]: a hit is served, a miss calls the model and keeps its
+///   response for the next identical request.
+/// - [`ResponseCache::record_to`]: the same, and every response is appended to a JSON Lines
+///   file (responses already in it are served, so a recording can be extended).
+/// - [`ResponseCache::replay`]: serves only the responses of a recording; a request it does
+///   not hold stops the run with a [`CacheMiss`] instead of calling the model — a recorded
+///   run replays deterministically, in tests or to reproduce a production run.
+///
+/// The key is a SHA-256 digest of the model label and the request as this hook sees it at
+/// dispatch: register the cache after hooks that patch requests (redaction, for one), so it
+/// keys what is sent. A served turn reports zero usage (no tokens were spent), and the outcome
+/// hooks see it like any response. Shared between runs and agents by cloning.
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::hooks::cache::ResponseCache;
+/// use reins::testing::{ScriptedModel, Turn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let cache = ResponseCache::in_memory();
+/// let model = ScriptedModel::new([Turn::text("4")]);
+/// let agent = AgentBuilder::new(model.clone()).add_hook(cache.clone()).build();
+/// assert_eq!(agent.prompt("2 + 2?").await.unwrap(), "4");
+/// // The same request again is served from the cache: the model is not called.
+/// assert_eq!(agent.prompt("2 + 2?").await.unwrap(), "4");
+/// assert_eq!((model.requests().len(), cache.len()), (1, 1));
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct ResponseCache {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    replay_only: bool,
+    entries: Mutex<HashMap<[u8; 32], CachedResponse>>,
+    recording: Option<Recording>,
+}
+
+/// The key of the request a run dispatched and the cache missed, kept in the run's
+/// scratchpad until its response arrives.
+#[derive(Clone, Copy)]
+struct PendingKey([u8; 32]);
+
+impl ResponseCache {
+    /// An empty cache in memory: misses call the model, and their responses are kept.
+    pub fn in_memory() -> Self {
+        ResponseCache::with(false, HashMap::new(), None)
+    }
+
+    /// A cache recorded to `path`, a JSON Lines file created when missing: the responses
+    /// already in it are served, and every new response is appended as one line.
+    pub fn record_to(path: impl AsRef<Path>) -> Result<Self, CacheError> {
+        let (entries, recording) = Recording::open(path.as_ref())?;
+        Ok(ResponseCache::with(false, entries, Some(recording)))
+    }
+
+    /// Serves only the responses recorded in `path`: the model is never called, and a
+    /// request the recording does not hold stops the run with a [`CacheMiss`].
+    pub fn replay(path: impl AsRef<Path>) -> Result<Self, CacheError> {
+        let entries = Recording::read(path.as_ref())?;
+        Ok(ResponseCache::with(true, entries, None))
+    }
+
+    fn with(
+        replay_only: bool,
+        entries: HashMap<[u8; 32], CachedResponse>,
+        recording: Option<Recording>,
+    ) -> Self {
+        ResponseCache {
+            inner: Arc::new(Inner {
+                replay_only,
+                entries: Mutex::new(entries),
+                recording,
+            }),
+        }
+    }
+
+    /// How many responses the cache holds.
+    pub fn len(&self) -> usize {
+        self.entries().len()
+    }
+
+    /// Whether the cache holds no response.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], CachedResponse>> {
+        // The map is only read or inserted into under the lock: never left half-changed.
+        self.inner
+            .entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The cache key of `request` sent to the model registered under `model`.
+fn key(model: &str, request: &CompletionRequest) -> Result<[u8; 32], serde_json::Error> {
+    let mut digest = Sha256::new();
+    digest.update(model.as_bytes());
+    digest.update([0]);
+    serde_json::to_writer(DigestWriter(&mut digest), request)?;
+    Ok(digest.finalize().into())
+}
+
+/// Feeds serialized JSON straight into the digest, without building the text.
+struct DigestWriter<'d>(&'d mut Sha256);
+
+impl std::io::Write for DigestWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl fmt::Debug for ResponseCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponseCache")
+            .field("responses", &self.len())
+            .field("replay_only", &self.inner.replay_only)
+            .field("recording", &self.inner.recording)
+            .finish()
+    }
+}
+
+impl AgentHook for ResponseCache {
+    fn observes(&self, kind: StepEventKind) -> bool {
+        matches!(
+            kind,
+            StepEventKind::CompletionDispatch | StepEventKind::CompletionOutcome
+        )
+    }
+
+    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        let (Some(model), Some(request)) = (event.model(), event.request()) else {
+            return DispatchAction::proceed();
+        };
+        let key = match key(model, request) {
+            Ok(key) => key,
+            Err(error) if self.inner.replay_only => {
+                return DispatchAction::stop(format!("response cache: {error}"));
+            }
+            Err(_) => return DispatchAction::proceed(),
+        };
+        if let Some(cached) = self.entries().get(&key) {
+            ctx.scratchpad().remove::<PendingKey>();
+            return DispatchAction::respond(cached.to_response());
+        }
+        if self.inner.replay_only {
+            return DispatchAction::stop(
+                CacheMiss {
+                    model: model.to_owned(),
+                    turn: ctx.turn(),
+                }
+                .to_string(),
+            );
+        }
+        ctx.scratchpad().set(PendingKey(key));
+        DispatchAction::proceed()
+    }
+
+    async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        // Only a response to the request this hook missed on is kept: not a served one, and
+        // not one after a failed call.
+        let Some(PendingKey(key)) = ctx.scratchpad().remove::<PendingKey>() else {
+            return OutcomeAction::proceed();
+        };
+        let Some(response) = event.completion() else {
+            return OutcomeAction::proceed();
+        };
+        let cached = CachedResponse::of(response);
+        if let Some(recording) = &self.inner.recording {
+            if let Err(error) = recording.append(&key, &cached) {
+                tracing::warn!(%error, "response cache: could not record a response");
+            }
+        }
+        self.entries().insert(key, cached);
+        OutcomeAction::proceed()
+    }
+}
+
+/// A replaying [`ResponseCache`] stopped a run: the recording holds no response for a request
+/// the run made (the agent, its tools or the prompt changed since the recording).
+///
+/// Its text is the run's stop reason:
+///
+/// ```text
+/// response cache miss: no recorded response for turn <turn> on model `<model>`
+/// ```
+///
+/// Read it back with [`CacheMiss::from_error`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheMiss {
+    /// The label of the model the request was for.
+    pub model: String,
+    /// The turn that missed.
+    pub turn: usize,
+}
+
+const MISS_PREFIX: &str = "response cache miss: no recorded response for turn ";
+const MISS_MIDDLE: &str = " on model `";
+
+impl CacheMiss {
+    /// The miss carried by `error`, if a replaying cache stopped the run.
+    pub fn from_error(error: &PromptError) -> Option<Self> {
+        let rest = crate::hooks::cancelled_reason(error)?.strip_prefix(MISS_PREFIX)?;
+        let (turn, model) = rest.split_once(MISS_MIDDLE)?;
+        Some(CacheMiss {
+            model: model.strip_suffix('`')?.to_owned(),
+            turn: turn.parse().ok()?,
+        })
+    }
+}
+
+impl fmt::Display for CacheMiss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{MISS_PREFIX}{}{MISS_MIDDLE}{}`", self.turn, self.model)
+    }
+}
+
+impl std::error::Error for CacheMiss {}

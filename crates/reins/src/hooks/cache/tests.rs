@@ -1,0 +1,166 @@
+use super::{CacheError, CacheMiss, ResponseCache};
+use crate::agent::{AgentBuilder, AgentHook, HookContext, OutcomeAction, OutcomeEvent};
+use crate::testing::{ScriptedModel, Turn};
+use crate::tool::tool_fn;
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+
+fn add_tool() -> impl crate::tool::Tool {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Add {
+        a: i64,
+        b: i64,
+    }
+    tool_fn("add", "Adds two numbers.", |args: Add| async move {
+        Ok::<_, std::io::Error>((args.a + args.b).to_string())
+    })
+}
+
+fn two_turn_script() -> ScriptedModel {
+    ScriptedModel::new([
+        Turn::tool_call("add", json!({"a": 2, "b": 3})),
+        Turn::text("2 + 3 = 5"),
+    ])
+}
+
+#[tokio::test]
+async fn a_recorded_run_replays_without_the_model_and_a_changed_prompt_misses() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+
+    let recorder = ResponseCache::record_to(&path).unwrap();
+    let agent = AgentBuilder::new(two_turn_script())
+        .tool(add_tool())
+        .add_hook(recorder)
+        .build();
+    assert_eq!(agent.prompt("add 2 and 3").await.unwrap(), "2 + 3 = 5");
+    let lines = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(lines.lines().count(), 2, "{lines}");
+
+    // A model with nothing scripted would fail any call: the replay never calls it.
+    let silent = ScriptedModel::new([]);
+    let replay = ResponseCache::replay(&path).unwrap();
+    let agent = AgentBuilder::new(silent.clone())
+        .tool(add_tool())
+        .add_hook(replay.clone())
+        .build();
+    assert_eq!(agent.prompt("add 2 and 3").await.unwrap(), "2 + 3 = 5");
+    assert!(silent.requests().is_empty());
+
+    let error = agent.prompt("add 4 and 5").await.unwrap_err();
+    let miss = CacheMiss::from_error(&error).expect("a typed cache miss");
+    assert_eq!(
+        miss,
+        CacheMiss {
+            model: "default".into(),
+            turn: 1
+        }
+    );
+    assert!(silent.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_recording_is_extended_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    let first = AgentBuilder::new(ScriptedModel::new([Turn::text("one")]))
+        .add_hook(ResponseCache::record_to(&path).unwrap())
+        .build();
+    first.prompt("first").await.unwrap();
+
+    let model = ScriptedModel::new([Turn::text("two")]);
+    let cache = ResponseCache::record_to(&path).unwrap();
+    let second = AgentBuilder::new(model.clone())
+        .add_hook(cache.clone())
+        .build();
+    assert_eq!(second.prompt("first").await.unwrap(), "one");
+    assert_eq!(second.prompt("second").await.unwrap(), "two");
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(cache.len(), 2);
+    assert_eq!(ResponseCache::replay(&path).unwrap().len(), 2);
+}
+
+/// Sums the input tokens every outcome reports.
+#[derive(Clone, Default)]
+struct Tokens(Arc<Mutex<u64>>);
+
+impl AgentHook for Tokens {
+    async fn on_outcome(&self, _: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        if let Some(response) = event.completion() {
+            *self.0.lock().unwrap() += response.usage.input_tokens;
+        }
+        OutcomeAction::proceed()
+    }
+}
+
+#[tokio::test]
+async fn a_served_turn_costs_nothing_and_outcome_hooks_see_it() {
+    let usage = crate::completion::Usage {
+        input_tokens: 100,
+        ..Default::default()
+    };
+    let model = ScriptedModel::new([Turn::text("hello").usage(usage)]);
+    let tokens = Tokens::default();
+    let agent = AgentBuilder::new(model)
+        .add_hook(ResponseCache::in_memory())
+        .add_hook(tokens.clone())
+        .build();
+    agent.prompt("hi").await.unwrap();
+    agent.prompt("hi").await.unwrap();
+    assert_eq!(
+        *tokens.0.lock().unwrap(),
+        100,
+        "only the real call used tokens"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_call_is_not_cached() {
+    let model = ScriptedModel::new([
+        Turn::error(crate::completion::CompletionError::Timeout("slow".into())),
+        Turn::text("second try"),
+    ]);
+    let cache = ResponseCache::in_memory();
+    let agent = AgentBuilder::new(model).add_hook(cache.clone()).build();
+    assert!(agent.prompt("hi").await.is_err());
+    assert!(cache.is_empty());
+    assert_eq!(agent.prompt("hi").await.unwrap(), "second try");
+    assert_eq!(cache.len(), 1);
+}
+
+#[tokio::test]
+async fn a_streamed_run_streams_a_served_turn() {
+    use futures::StreamExt;
+    let cache = ResponseCache::in_memory();
+    let agent = AgentBuilder::new(ScriptedModel::new([Turn::text("cached answer")]))
+        .add_hook(cache)
+        .build();
+    agent.prompt("hi").await.unwrap();
+    let mut stream = agent.prompt("hi").stream();
+    let mut text = String::new();
+    while let Some(item) = stream.next().await {
+        if let crate::agent::StreamItem::Text(delta) = item.unwrap() {
+            text.push_str(&delta);
+        }
+    }
+    assert_eq!(text, "cached answer");
+}
+
+#[test]
+fn a_malformed_recording_names_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &path,
+        "\n{\"key\": \"00\", \"response\": {\"content\": []}}\n",
+    )
+    .unwrap();
+    match ResponseCache::replay(&path) {
+        Err(CacheError::Malformed { line, .. }) => assert_eq!(line, 2),
+        other => panic!("expected a malformed line, got {other:?}"),
+    }
+    assert!(matches!(
+        ResponseCache::replay(dir.path().join("missing.jsonl")),
+        Err(CacheError::Io { .. })
+    ));
+}

@@ -1,0 +1,159 @@
+//! Model fallback: a turn whose model call failed (after the provider's own retries), or came
+//! back with nothing usable, is served by the next model of a chain of labels.
+
+#[cfg(test)]
+mod tests;
+
+use crate::agent::{AgentHook, HookContext, OutcomeAction, OutcomeEvent, StepEventKind};
+use crate::completion::{CompletionError, CompletionResponse};
+use crate::message::AssistantContent;
+use std::fmt;
+use std::sync::Arc;
+
+/// Serves a turn from the next model of a chain when a model call fails or answers with
+/// nothing usable.
+///
+/// Register the models under labels ([`AgentBuilder::named_model`]) and give the chain in
+/// order: when the call on one label fails, the turn is sent to the label after it
+/// ([`OutcomeAction::retry_on`]); when the last one fails, the run fails with that call's
+/// error. A label that is not in the chain (a model a hook selected) falls back to the chain's
+/// first label. Every call is dispatched and observed like any other, so budgets, audit logs
+/// and approvals see the fallback calls too; a streaming run withdraws the text of a failed
+/// call ([`StreamItem::TurnDiscarded`](crate::agent::StreamItem::TurnDiscarded)).
+///
+/// By default every [`CompletionError`] falls back (narrow it with [`when`](Self::when)), and
+/// so does a response with no answer text and no tool call
+/// ([`keep_empty_responses`](Self::keep_empty_responses) turns that off). The next turn starts
+/// on the selected model again: a primary model that recovers serves the rest of the run.
+///
+/// [`AgentBuilder::named_model`]: crate::agent::AgentBuilder::named_model
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::completion::CompletionError;
+/// use reins::hooks::fallback::ModelFallback;
+/// use reins::testing::{ScriptedModel, Turn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let primary = ScriptedModel::new([Turn::error(CompletionError::Timeout("no answer".into()))]);
+/// let backup = ScriptedModel::new([Turn::text("the backup answered")]);
+/// let agent = AgentBuilder::new(primary)
+///     .named_model("backup", backup)
+///     .add_hook(ModelFallback::new(["default", "backup"]))
+///     .build();
+/// assert_eq!(agent.prompt("hello").await.unwrap(), "the backup answered");
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct ModelFallback {
+    chain: Arc<[String]>,
+    falls_back_on: Option<Arc<ErrorPredicate>>,
+    empty_falls_back: bool,
+}
+
+type ErrorPredicate = dyn Fn(&CompletionError) -> bool + Send + Sync;
+
+impl ModelFallback {
+    /// A chain of model labels, tried in order (the agent's own model is registered under
+    /// `"default"`).
+    pub fn new<I, S>(labels: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        ModelFallback {
+            chain: labels.into_iter().map(Into::into).collect(),
+            falls_back_on: None,
+            empty_falls_back: true,
+        }
+    }
+
+    /// Falls back only on the errors `predicate` accepts (say, timeouts and 5xx, but not a
+    /// request the provider rejected as invalid, which the next model would reject too).
+    pub fn when(
+        mut self,
+        predicate: impl Fn(&CompletionError) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.falls_back_on = Some(Arc::new(predicate));
+        self
+    }
+
+    /// Keeps responses with no content instead of sending their turn to the next model.
+    pub fn keep_empty_responses(mut self) -> Self {
+        self.empty_falls_back = false;
+        self
+    }
+
+    /// The label after `label` in the chain; the chain's first for a label not in it.
+    fn next_after(&self, label: &str) -> Option<&str> {
+        match self.chain.iter().position(|l| l == label) {
+            Some(index) => self.chain.get(index + 1),
+            None => self.chain.first(),
+        }
+        .map(String::as_str)
+        .filter(|next| *next != label)
+    }
+
+    fn falls_back(&self, event: &OutcomeEvent<'_>) -> bool {
+        match (event.completion_error(), event.completion()) {
+            (Some(error), _) => self
+                .falls_back_on
+                .as_ref()
+                .is_none_or(|accepts| accepts(error)),
+            (None, Some(response)) => self.empty_falls_back && is_empty(response),
+            (None, None) => false,
+        }
+    }
+}
+
+/// A response the run cannot use: no answer text and no tool call (reasoning alone
+/// answers nothing).
+fn is_empty(response: &CompletionResponse) -> bool {
+    response.content.iter().all(|part| match part {
+        AssistantContent::Text(text) => text.text.trim().is_empty(),
+        AssistantContent::Reasoning(_) => true,
+        AssistantContent::ToolCall(_) => false,
+    })
+}
+
+impl fmt::Debug for ModelFallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelFallback")
+            .field("chain", &self.chain)
+            .field("filtered", &self.falls_back_on.is_some())
+            .field("empty_falls_back", &self.empty_falls_back)
+            .finish()
+    }
+}
+
+impl AgentHook for ModelFallback {
+    fn observes(&self, kind: StepEventKind) -> bool {
+        kind == StepEventKind::CompletionOutcome
+    }
+
+    async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        let Some(model) = event.model() else {
+            return OutcomeAction::proceed();
+        };
+        if !self.falls_back(&event) {
+            return OutcomeAction::proceed();
+        }
+        match self.next_after(model) {
+            Some(next) => {
+                match event.completion_error() {
+                    Some(error) => {
+                        tracing::warn!(from = model, to = next, %error, "model call failed; falling back")
+                    }
+                    None => tracing::warn!(
+                        from = model,
+                        to = next,
+                        "empty model response; falling back"
+                    ),
+                }
+                OutcomeAction::retry_on(next)
+            }
+            None => OutcomeAction::proceed(),
+        }
+    }
+}
