@@ -311,23 +311,20 @@ impl AgentHook for AuditLog {
             line.outcome = Some("success");
             line.usage = Some(response.usage);
             self.write(&line);
+        } else if let Some(error) = event.completion_error() {
+            // Each failed call gets its line, the ones a fallback hook retried included.
+            let mut line = Line::new(ctx, "outcome", "model");
+            line.outcome = Some("failed");
+            line.message = Some(error.to_string());
+            self.write(&line);
         }
         OutcomeAction::proceed()
     }
 
     async fn on_run_settled(&self, ctx: &HookContext, event: RunSettledEvent<'_>) {
-        // A failed model call and suspended tool calls never reach `on_outcome`: the run
-        // ends with them.
-        let run = match event.result {
-            Err(PromptError::Suspended { run }) => run,
-            Err(PromptError::Completion { source, .. }) => {
-                let mut line = Line::new(ctx, "outcome", "model");
-                line.outcome = Some("failed");
-                line.message = Some(source.to_string());
-                self.write(&line);
-                return;
-            }
-            _ => return,
+        // Suspended tool calls never reach `on_outcome`: the run ends with them.
+        let Err(PromptError::Suspended { run }) = event.result else {
+            return;
         };
         for pending in run.pending() {
             let call_id = pending.internal_call_id.as_str();
