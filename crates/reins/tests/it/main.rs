@@ -21,3 +21,4 @@ mod streaming;
 mod structured_output;
 mod suspend_resume;
 mod tools;
+mod typed_args;

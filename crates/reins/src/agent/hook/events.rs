@@ -213,6 +213,36 @@ impl<'a> DispatchEvent<'a> {
         }
     }
 
+    /// The call's arguments (with earlier hooks' rewrites) read as `T`, for a tool call:
+    /// `None` for other dispatches, `Some(Err(..))` for arguments that are not a `T` (which a
+    /// policy should treat as a refusal, never as approval).
+    ///
+    /// ```
+    /// use reins::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext};
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Transfer {
+    ///     amount: u64,
+    /// }
+    ///
+    /// struct SmallTransfersOnly;
+    ///
+    /// impl AgentHook for SmallTransfersOnly {
+    ///     async fn on_dispatch(&self, _: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+    ///         match event.tool_args_as::<Transfer>() {
+    ///             Some(Ok(transfer)) if transfer.amount > 100 => DispatchAction::deny("too large"),
+    ///             Some(Err(_)) => DispatchAction::deny("unreadable transfer"),
+    ///             _ => DispatchAction::proceed(),
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub fn tool_args_as<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Option<Result<T, serde_json::Error>> {
+        self.tool_args().map(serde_json::from_str)
+    }
+
     /// The provider's id of the call, for a tool call.
     pub fn tool_call_id(&self) -> Option<&'a str> {
         match self.target {
@@ -283,6 +313,10 @@ impl ToolResult {
     /// The arguments the tool ran with, as JSON text.
     pub fn args(&self) -> &str {
         &self.args
+    }
+    /// The arguments the tool ran with, read as `T`.
+    pub fn args_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(&self.args)
     }
     /// The model-visible output; `output().render()` is the text the model will see.
     pub fn output(&self) -> &ToolOutput {
