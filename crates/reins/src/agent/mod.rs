@@ -8,7 +8,7 @@
 mod builder;
 mod driver;
 mod error;
-pub mod hook;
+pub(crate) mod hook;
 mod output;
 mod prompt;
 mod routing;
