@@ -21,6 +21,45 @@ use std::sync::Arc;
 /// Implement [`completion`](CompletionModel::completion); [`stream`](CompletionModel::stream)
 /// defaults to one chunk per content part of the blocking response, so a model without a
 /// streaming API still works in streamed runs.
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::completion::{CompletionError, CompletionModel, CompletionRequest, CompletionResponse};
+/// use reins::message::{AssistantContent, OneOrMany};
+///
+/// /// Answers every prompt by shouting it back: a stand-in for a model behind your own API.
+/// struct Shout;
+///
+/// impl CompletionModel for Shout {
+///     async fn completion(
+///         &self,
+///         request: &CompletionRequest,
+///     ) -> Result<CompletionResponse, CompletionError> {
+///         let prompt = request
+///             .history
+///             .last()
+///             .ok_or_else(|| CompletionError::Other("empty history".into()))?;
+///         let answer = AssistantContent::text(prompt.text().to_uppercase());
+///         Ok(CompletionResponse::new(OneOrMany::one(answer)))
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let agent = AgentBuilder::new(Shout).build();
+/// assert_eq!(agent.prompt("hello").await.unwrap(), "HELLO");
+/// // Streaming works too: the default `stream` replays the whole response.
+/// let mut stream = agent.prompt("again").stream();
+/// # use futures::StreamExt;
+/// let mut text = String::new();
+/// while let Some(item) = stream.next().await {
+///     if let reins::agent::StreamItem::Text(delta) = item.unwrap() {
+///         text.push_str(&delta);
+///     }
+/// }
+/// assert_eq!(text, "AGAIN");
+/// # }
+/// ```
 pub trait CompletionModel: Send + Sync + 'static {
     /// Sends one request and waits for the whole response.
     fn completion(

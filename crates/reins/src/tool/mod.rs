@@ -28,6 +28,55 @@ use std::time::Duration;
 /// The parameters schema is derived from [`Tool::Args`] with schemars; the model's arguments
 /// are deserialized into it before [`call`](Tool::call) runs, and arguments that do not fit are
 /// reported to the model as [`ToolFailure::InvalidArguments`] without calling the tool.
+/// ([`tool_fn`] makes a tool of a closure, for the common case.)
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::Tool;
+/// use serde_json::json;
+///
+/// /// Looks a word up in a fixed glossary.
+/// struct Glossary;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Lookup {
+///     /// The word to define.
+///     word: String,
+/// }
+///
+/// impl Tool for Glossary {
+///     type Args = Lookup;
+///     type Output = String;
+///     type Error = String;
+///
+///     fn name(&self) -> &str {
+///         "define"
+///     }
+///     fn description(&self) -> &str {
+///         "Defines a word from the team glossary."
+///     }
+///     async fn call(&self, args: Lookup) -> Result<String, String> {
+///         match args.word.as_str() {
+///             "hook" => Ok("code that observes and steers a run".into()),
+///             other => Err(format!("`{other}` is not in the glossary")),
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("define", json!({"word": "hook"})),
+///     Turn::text("A hook observes and steers a run."),
+/// ]);
+/// let agent = AgentBuilder::new(model.clone()).tool(Glossary).build();
+/// agent.prompt("What is a hook?").await.unwrap();
+/// // The model saw the tool's output as the call's result.
+/// let result = model.requests()[1].history.last().unwrap().text();
+/// assert_eq!(result, "code that observes and steers a run");
+/// # }
+/// ```
 pub trait Tool: Send + Sync + 'static {
     /// The arguments the model must send.
     type Args: DeserializeOwned + JsonSchema + Send;

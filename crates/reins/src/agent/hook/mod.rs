@@ -46,6 +46,57 @@ use table::via_on_event;
 /// Hooks run in registration order (the agent's, then the run's) and their answers combine as
 /// [`HookStack`] documents. A hook must be `Send + Sync`: with `tool_concurrency > 1` its
 /// methods run concurrently for the calls of one turn.
+///
+/// ```
+/// use reins::agent::{AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext};
+/// use reins::agent::{OutcomeAction, OutcomeEvent};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::tool_fn;
+/// use serde_json::json;
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// /// Refuses `delete` and counts the tool calls that ran.
+/// struct NoDeletes {
+///     ran: Arc<AtomicUsize>,
+/// }
+///
+/// impl AgentHook for NoDeletes {
+///     async fn on_dispatch(&self, _: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+///         match event.tool_name() {
+///             Some("delete") => DispatchAction::deny("deleting is not allowed here"),
+///             _ => DispatchAction::proceed(),
+///         }
+///     }
+///     async fn on_outcome(&self, _: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+///         if event.tool_result().is_some() {
+///             self.ran.fetch_add(1, Ordering::Relaxed);
+///         }
+///         OutcomeAction::proceed()
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("delete", json!({"path": "/"})),
+///     Turn::text("I may not delete it."),
+/// ]);
+/// let delete = tool_fn("delete", "Deletes a path.", |_: serde_json::Value| async move {
+///     Ok::<_, std::io::Error>("deleted")
+/// });
+/// let ran = Arc::new(AtomicUsize::new(0));
+/// let agent = AgentBuilder::new(model.clone())
+///     .tool(delete)
+///     .add_hook(NoDeletes { ran: ran.clone() })
+///     .build();
+/// agent.prompt("Delete everything").await.unwrap();
+/// // The model was told why, and the tool never ran.
+/// let told = model.requests()[1].history.last().unwrap().text();
+/// assert_eq!(told, "deleting is not allowed here");
+/// assert_eq!(ran.load(Ordering::Relaxed), 0);
+/// # }
+/// ```
 pub trait AgentHook: Send + Sync + 'static {
     /// Whether this hook wants events of `kind`. Read once, when the hook is registered; a hook
     /// is never called for a kind it does not observe. By default everything is observed
