@@ -1,0 +1,170 @@
+//! The seam between the run loop and the engine: a [`Steps`] handle that wrapped models and
+//! tools hand their work to. Embedded, the work simply runs. On Restate, each piece of work
+//! becomes one journaled step (`ctx.run`) executed by the invocation's step port, so a replayed
+//! invocation gets the recorded result back instead of running the work again.
+//!
+//! Why a channel and not the Restate context itself: the context borrows the invocation and
+//! cannot live inside an [`Agent`](reins::agent::Agent)'s `'static` model and tools. The port
+//! owns the context; the work itself still runs on the caller's task (inside the driver's tool
+//! scope, so [`ToolCallContext::current`](reins::tool::ToolCallContext::current) works), and
+//! the port only records its result.
+
+use restate_sdk::prelude::*;
+use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::{mpsc, oneshot};
+
+/// Where a wrapped model or tool sends its work: straight through (embedded) or into a Restate
+/// invocation's journal.
+///
+/// Build an agent from a function taking `&Steps`, wrapping its model with
+/// [`Steps::model`](crate::Steps::model) and its tools with [`Steps::tool`](crate::Steps::tool);
+/// the same function serves embedded runs ([`Steps::embedded`]) and Restate runs (the
+/// [`AgentService`](crate::AgentService) passes its own).
+#[derive(Clone, Debug)]
+pub struct Steps {
+    inner: Arc<StepsInner>,
+}
+
+#[derive(Debug)]
+struct StepsInner {
+    /// `None` when embedded.
+    port: Option<mpsc::UnboundedSender<StepRequest>>,
+    run_id: String,
+    /// Model calls made so far in this invocation attempt, to name model steps.
+    model_calls: AtomicUsize,
+}
+
+/// One piece of work for the step port.
+pub(crate) struct StepRequest {
+    /// The step's name in the journal (the effect id for tool calls).
+    pub name: String,
+    /// Asks the caller to run the work now (only on first execution): the caller sends the
+    /// work's result back on the enclosed sender.
+    pub execute: oneshot::Sender<oneshot::Sender<Value>>,
+    /// The recorded result (fresh or replayed), or why the engine refused the step.
+    pub result: oneshot::Sender<Result<Value, String>>,
+}
+
+/// Why a journaled step has no result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the Restate step `{step}` failed: {message}")]
+pub struct StepError {
+    /// The step's name.
+    pub step: String,
+    /// What the engine said.
+    pub message: String,
+}
+
+impl Steps {
+    /// Steps for an embedded run (memory, SQLite or PostgreSQL store, or none): work runs
+    /// directly, durability comes from the run's store.
+    pub fn embedded() -> Self {
+        Steps {
+            inner: Arc::new(StepsInner {
+                port: None,
+                run_id: String::new(),
+                model_calls: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// Steps journaled through `port` for the run `run_id`.
+    pub(crate) fn journaled(run_id: String, port: mpsc::UnboundedSender<StepRequest>) -> Self {
+        Steps {
+            inner: Arc::new(StepsInner {
+                port: Some(port),
+                run_id,
+                model_calls: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// Whether steps are journaled by Restate (false when embedded).
+    pub fn is_journaled(&self) -> bool {
+        self.inner.port.is_some()
+    }
+
+    /// The name of the next model step: `<run id>/model/<n>`, counted from 1 in call order,
+    /// the same on every replay.
+    pub(crate) fn next_model_step(&self) -> String {
+        let n = self.inner.model_calls.fetch_add(1, Ordering::SeqCst) + 1;
+        format!("{}/model/{n}", self.inner.run_id)
+    }
+
+    /// Runs `work` as the journaled step `name` and returns its recorded result: the work's
+    /// own result on first execution, the journaled one on replay (then `work` is not run).
+    /// Embedded, `work` just runs.
+    pub(crate) async fn step<F, Fut>(&self, name: String, work: F) -> Result<Value, StepError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Value>,
+    {
+        let Some(port) = &self.inner.port else {
+            return Ok(work().await);
+        };
+        let gone = |name: &str| StepError {
+            step: name.to_owned(),
+            message: "the invocation's step port has stopped".to_owned(),
+        };
+        let (execute, execute_rx) = oneshot::channel();
+        let (result, result_rx) = oneshot::channel();
+        port.send(StepRequest {
+            name: name.clone(),
+            execute,
+            result,
+        })
+        .map_err(|_| gone(&name))?;
+        // On replay the port drops `execute` unused; then only the recorded result comes.
+        if let Ok(done) = execute_rx.await {
+            let _ = done.send(work().await);
+        }
+        match result_rx.await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(message)) => Err(StepError {
+                step: name,
+                message,
+            }),
+            Err(_) => Err(gone(&name)),
+        }
+    }
+}
+
+/// Serves the steps of one invocation in the order they arrive, each as one `ctx.run`, until
+/// the driver stops sending. Every recorded step's name is appended to `progress` and stored
+/// as the run's `steps` state (read by the `status` handler).
+pub(crate) async fn serve_steps(
+    ctx: &WorkflowContext<'_>,
+    port: &mut mpsc::UnboundedReceiver<StepRequest>,
+    progress: &mut Vec<String>,
+) {
+    while let Some(StepRequest {
+        name,
+        execute,
+        result,
+    }) = port.recv().await
+    {
+        let recorded = ctx
+            .run(move || async move {
+                let (done, done_rx) = oneshot::channel();
+                execute
+                    .send(done)
+                    .map_err(|_| TerminalError::new("the step's caller has stopped"))?;
+                let value = done_rx
+                    .await
+                    .map_err(|_| TerminalError::new("the step's work was abandoned"))?;
+                Ok(Json(value))
+            })
+            .name(name.clone())
+            .await;
+        progress.push(name);
+        ctx.set(crate::service::STEPS_STATE, Json(progress.clone()));
+        let _ = result.send(
+            recorded
+                .map(Json::into_inner)
+                .map_err(|error| error.message().to_owned()),
+        );
+    }
+}
