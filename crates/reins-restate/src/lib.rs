@@ -78,4 +78,4 @@ pub use service::{AgentService, SERVICE_NAME};
 pub use steps::{StepError, Steps};
 pub use tool::JournaledTool;
 pub use wire::{DecisionRequest, PendingDecision, RunInput, RunOutput, RunProgress};
-pub use worker::{listener, serve};
+pub use worker::{listener, serve, serve_on};

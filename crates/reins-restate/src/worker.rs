@@ -11,11 +11,15 @@ use std::net::SocketAddr;
 /// and when one dies the others receive its new connections. Workers on other machines sit
 /// behind any HTTP/2 load balancer instead.
 pub async fn serve(addr: SocketAddr, service: AgentService) -> std::io::Result<()> {
-    let listener = listener(addr)?;
+    serve_on(listener(addr)?, service).await;
+    Ok(())
+}
+
+/// Serves `service` on an open listener (e.g. one from [`listener`]) until the process ends.
+pub async fn serve_on(listener: tokio::net::TcpListener, service: AgentService) {
     HttpServer::new(Endpoint::builder().bind(service).build())
         .serve(listener)
         .await;
-    Ok(())
 }
 
 /// A listener on `addr` that other workers may share.

@@ -148,6 +148,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = DemoModel::new();
     let effects = Arc::new(PathBuf::from(effects));
     let service = AgentService::new(move |steps| agent(steps, &model, &effects));
-    reins_restate::serve(listen.parse()?, service).await?;
+    let listener = reins_restate::listener(listen.parse()?)?;
+    // The tests wait for this line before they count on the worker.
+    println!("listening on {listen}");
+    reins_restate::serve_on(listener, service).await;
     Ok(())
 }
