@@ -53,13 +53,23 @@
 //!   tool results, usage): those are the same on replay, since every model response and tool
 //!   result comes from the journal.
 //! - A hook **must not** decide from the outside world directly — a clock, a random number,
-//!   a file, an HTTP call, a person. Put such a decision inside a tool (a journaled step), or
-//!   ask the person through `DispatchAction::suspend` (journaled as an awakeable). A budget
-//!   hook counting tokens is fine (usage is journaled); one reading the wall clock is not.
+//!   a file, an HTTP call, a person. Read such a value through [`Steps::record`] (a hook
+//!   built in the same function as the agent can hold the `Steps`), which journals it as a
+//!   step, put the decision inside a tool (also a journaled step), or ask the person through
+//!   `DispatchAction::suspend` (journaled as an awakeable). A budget hook counting tokens is
+//!   fine (usage is journaled); one reading the wall clock directly is not.
 //! - Tools run concurrently ([`PromptRequest::tool_concurrency`] above 1) reach the journal
 //!   in completion order, which a replay need not repeat: keep the default of 1 on Restate.
 //! - A hook's own side effects (logs, metrics) happen again on replay; make them idempotent
 //!   or tolerant of repeats.
+//!
+//!
+//! # Long steps
+//!
+//! Restate asks an invocation that sends nothing for its inactivity timeout (1 minute by
+//! default) to suspend, and aborts it after the abort timeout (10 minutes); a step cannot
+//! suspend halfway, so a model or tool call longer than that is aborted and executed again.
+//! Raise both for the `ReinsAgent` service through Restate's admin API when steps are long.
 //!
 //! [`PromptRequest::tool_concurrency`]: reins::agent::PromptRequest::tool_concurrency
 #![deny(missing_docs)]

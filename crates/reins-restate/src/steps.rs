@@ -10,6 +10,8 @@
 //! the port only records its result.
 
 use restate_sdk::prelude::*;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
@@ -92,6 +94,49 @@ impl Steps {
     pub(crate) fn next_model_step(&self) -> String {
         let n = self.inner.model_calls.fetch_add(1, Ordering::SeqCst) + 1;
         format!("{}/model/{n}", self.inner.run_id)
+    }
+
+    /// Journals what a hook (or any code the run loop calls) learns from the outside world —
+    /// the time, a random number, a lookup — so that a replay takes the same path: on first
+    /// execution `work` runs and its result is journaled as the step `<run id>/<name>`; on
+    /// replay the journaled result is returned and `work` does not run. Embedded, `work` just
+    /// runs.
+    ///
+    /// Call it from the run's own task (a hook, a tool), in an order that depends only on the
+    /// run, like every other step.
+    ///
+    /// ```
+    /// # async fn demo(steps: reins_restate::Steps) -> Result<(), reins_restate::StepError> {
+    /// let now_ms: u128 = steps
+    ///     .record("clock", || async {
+    ///         std::time::SystemTime::now()
+    ///             .duration_since(std::time::UNIX_EPOCH)
+    ///             .map(|elapsed| elapsed.as_millis())
+    ///             .unwrap_or(0)
+    ///     })
+    ///     .await?;
+    /// # let _ = now_ms; Ok(()) }
+    /// ```
+    pub async fn record<T, F, Fut>(&self, name: &str, work: F) -> Result<T, StepError>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let step = format!("{}/{name}", self.inner.run_id);
+        let unreadable = |step: &str, error: serde_json::Error| StepError {
+            step: step.to_owned(),
+            message: format!("the journaled value cannot be read: {error}"),
+        };
+        if !self.is_journaled() {
+            return Ok(work().await);
+        }
+        let recorded = self
+            .step(step.clone(), || async {
+                serde_json::to_value(work().await).unwrap_or(Value::Null)
+            })
+            .await?;
+        serde_json::from_value(recorded).map_err(|error| unreadable(&step, error))
     }
 
     /// Runs `work` as the journaled step `name` and returns its recorded result: the work's

@@ -7,7 +7,8 @@
 //! The agent's model is `ScriptedModel::resumable`, its script chosen by the prompt's first
 //! word: `crash` (records `one`, then, after a slow model turn, `two`, then answers), `approve`
 //! (calls `transfer`, which the approval policy suspends; the answer quotes the transfer's
-//! result) and anything else (records `only`, then answers). Both tools append one line per
+//! result), `loop` (a ten-turn tool loop: nine `record` calls, then an answer; the benchmark's
+//! workload) and anything else (records `only`, then answers). Both tools append one line per
 //! execution to the effects file: `<tool> <effect id> <argument> <worker pid>`.
 
 use reins::agent::{Agent, AgentBuilder};
@@ -44,6 +45,7 @@ struct TransferArgs {
 struct DemoModel {
     crash: ScriptedModel,
     approve: ScriptedModel,
+    tool_loop: ScriptedModel,
     quick: ScriptedModel,
 }
 
@@ -60,6 +62,12 @@ impl DemoModel {
                 "transfer",
                 json!({"amount": 100}),
             )])
+            .without_request_log(),
+            tool_loop: ScriptedModel::resumable(
+                (1..=9)
+                    .map(|n| Turn::tool_call("record", json!({"item": n.to_string()})))
+                    .chain([Turn::text("done")]),
+            )
             .without_request_log(),
             quick: ScriptedModel::resumable([
                 Turn::tool_call("record", json!({"item": "only"})),
@@ -96,6 +104,7 @@ impl CompletionModel for DemoModel {
                     None => self.approve.completion(request).await,
                 }
             }
+            Some("loop") => self.tool_loop.completion(request).await,
             _ => self.quick.completion(request).await,
         }
     }

@@ -60,3 +60,21 @@ async fn the_same_agent_runs_embedded_on_a_store() {
         ]
     );
 }
+
+#[tokio::test]
+async fn recording_a_value_embedded_runs_the_work_each_time() {
+    let steps = Steps::embedded();
+    assert!(!steps.is_journaled());
+    let mut calls = 0;
+    for expected in [1, 2] {
+        let value: u32 = steps
+            .record("counter", || {
+                calls += 1;
+                let value = calls;
+                async move { value }
+            })
+            .await
+            .expect("an embedded record never fails");
+        assert_eq!(value, expected);
+    }
+}
