@@ -8,7 +8,7 @@
 //! word: `crash` (records `one`, then, after a slow model turn, `two`, then answers), `approve`
 //! (calls `transfer`, which the approval policy suspends; the answer quotes the transfer's
 //! result), `loop` (a ten-turn tool loop: nine `record` calls, then an answer; the benchmark's
-//! workload) and anything else (records `only`, then answers). Both tools append one line per
+//! workload), `fail` (the model call fails with HTTP 503) and anything else (records `only`, then answers). Both tools append one line per
 //! execution to the effects file: `<tool> <effect id> <argument> <worker pid>`.
 
 use reins::agent::{Agent, AgentBuilder};
@@ -46,6 +46,7 @@ struct DemoModel {
     crash: ScriptedModel,
     approve: ScriptedModel,
     tool_loop: ScriptedModel,
+    failing: ScriptedModel,
     quick: ScriptedModel,
 }
 
@@ -69,6 +70,10 @@ impl DemoModel {
                     .chain([Turn::text("done")]),
             )
             .without_request_log(),
+            failing: ScriptedModel::resumable([Turn::error(CompletionError::Http {
+                status: 503,
+                body: "model unavailable".to_owned(),
+            })]),
             quick: ScriptedModel::resumable([
                 Turn::tool_call("record", json!({"item": "only"})),
                 Turn::text("done"),
@@ -105,6 +110,7 @@ impl CompletionModel for DemoModel {
                 }
             }
             Some("loop") => self.tool_loop.completion(request).await,
+            Some("fail") => self.failing.completion(request).await,
             _ => self.quick.completion(request).await,
         }
     }

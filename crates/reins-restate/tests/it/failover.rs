@@ -2,6 +2,7 @@
 //! the other worker, which replays the journal and does not execute a finished step again.
 
 use crate::harness::{Cluster, wait_for};
+use reins_restate::ClientError;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigkill_mid_run_fails_over_and_runs_each_tool_call_once() {
@@ -56,4 +57,29 @@ async fn sigkill_mid_run_fails_over_and_runs_each_tool_call_once() {
             "crash-1/model/3"
         ]
     );
+
+    // A run id runs once: starting it again runs nothing and the output stays the same.
+    runs.start(run, "crash")
+        .await
+        .expect("starting a finished run id again is accepted");
+    assert_eq!(runs.output(run).await.expect("the output").answer, "done");
+    assert_eq!(cluster.effects().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_model_call_fails_the_run_once_without_retries() {
+    let mut cluster = Cluster::start("failed").await;
+    cluster.spawn_worker();
+    cluster.register().await;
+    let runs = cluster.runs();
+    runs.start("fail-1", "fail").await.expect("the run starts");
+    match runs.output("fail-1").await {
+        Err(ClientError::Http { body, .. }) => {
+            assert!(body.contains("HTTP 503"), "{body}");
+            assert!(body.contains("model unavailable"), "{body}");
+        }
+        other => panic!("expected the run to fail, got {other:?}"),
+    }
+    let progress = runs.status("fail-1").await.expect("the run's status");
+    assert_eq!(progress.steps, ["fail-1/model/1"]);
 }
