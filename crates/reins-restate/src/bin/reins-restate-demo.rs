@@ -9,9 +9,11 @@
 //! (calls `transfer`, which the approval policy suspends; the answer quotes the transfer's
 //! result), `loop` (a ten-turn tool loop: nine `record` calls, then an answer; the benchmark's
 //! workload), `fail` (the model call fails with HTTP 503) and anything else (records `only`, then answers). Both tools append one line per
-//! execution to the effects file: `<tool> <effect id> <argument> <worker pid>`.
+//! execution to the effects file: `<tool> <effect id> <argument> <worker pid>`. A hook stamps
+//! the item of every `record` call made with `"stamp": true` (the `crash` script's) with the
+//! wall clock, read through `Steps::record` so that a replay sees the same time.
 
-use reins::agent::{Agent, AgentBuilder};
+use reins::agent::{Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext};
 use reins::completion::{CompletionError, CompletionModel, CompletionRequest, CompletionResponse};
 use reins::hooks::approval::{ApprovalPolicy, Rule};
 use reins::message::{AssistantContent, Message, OneOrMany};
@@ -19,7 +21,7 @@ use reins::testing::{ScriptedModel, Turn};
 use reins::tool::{ToolCallContext, tool_fn};
 use reins_restate::{AgentService, Steps};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -54,8 +56,8 @@ impl DemoModel {
     fn new() -> Self {
         DemoModel {
             crash: ScriptedModel::resumable([
-                Turn::tool_call("record", json!({"item": "one"})),
-                Turn::tool_call("record", json!({"item": "two"})).delay(SLOW_TURN),
+                Turn::tool_call("record", json!({"item": "one", "stamp": true})),
+                Turn::tool_call("record", json!({"item": "two", "stamp": true})).delay(SLOW_TURN),
                 Turn::text("done"),
             ])
             .without_request_log(),
@@ -116,6 +118,47 @@ impl CompletionModel for DemoModel {
     }
 }
 
+/// Stamps a `record` call's item with the time, read from the outside world through
+/// [`Steps::record`]: journaled on Restate, so a replayed dispatch gets the same stamp.
+struct StampRecords {
+    steps: Steps,
+}
+
+impl AgentHook for StampRecords {
+    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        let (Some("record"), Some(call), Some(args)) = (
+            event.tool_name(),
+            event.internal_call_id(),
+            event.tool_args(),
+        ) else {
+            return DispatchAction::proceed();
+        };
+        let Ok(mut args) = serde_json::from_str::<Value>(args) else {
+            return DispatchAction::proceed();
+        };
+        if args["stamp"] != Value::Bool(true) {
+            return DispatchAction::proceed();
+        }
+        let now = self
+            .steps
+            .record(&format!("clock/{call}"), || async {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|elapsed| elapsed.as_nanos())
+                    .unwrap_or(0)
+            })
+            .await;
+        match now {
+            Ok(now) => {
+                let item = args["item"].as_str().unwrap_or_default().to_owned();
+                args["item"] = Value::String(format!("{item}@{now}"));
+                DispatchAction::rewrite_tool_args(event.kind, args)
+            }
+            Err(error) => DispatchAction::stop(error.to_string()),
+        }
+    }
+}
+
 /// Appends one line to the effects file (one write, so lines of concurrent workers never mix).
 fn record_effect(effects: &PathBuf, tool: &str, argument: &str) -> Result<(), std::io::Error> {
     let effect_id = ToolCallContext::current()
@@ -151,6 +194,9 @@ fn agent(steps: &Steps, model: &DemoModel, effects: &Arc<PathBuf>) -> Agent {
                 .rule(Rule::suspend("transfer", "transfers need a person"))
                 .rule(Rule::allow("*")),
         )
+        .add_hook(StampRecords {
+            steps: steps.clone(),
+        })
         .build()
 }
 
