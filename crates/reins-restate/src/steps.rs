@@ -102,8 +102,9 @@ impl Steps {
     /// replay the journaled result is returned and `work` does not run. Embedded, `work` just
     /// runs.
     ///
-    /// Call it from the run's own task (a hook, a tool), in an order that depends only on the
-    /// run, like every other step.
+    /// Call it from a hook, in an order that depends only on the run, like every other step —
+    /// never from inside a tool: a tool call already is one step, and the invocation journals
+    /// one step at a time, so a step nested in it would wait for it forever.
     ///
     /// ```
     /// # async fn demo(steps: reins_restate::Steps) -> Result<(), reins_restate::StepError> {
