@@ -58,8 +58,8 @@
 //!   step, put the decision inside a tool (also a journaled step), or ask the person through
 //!   `DispatchAction::suspend` (journaled as an awakeable). A budget hook counting tokens is
 //!   fine (usage is journaled); one reading the wall clock directly is not.
-//! - [`Steps::record`] is for hooks; a tool must not call it (a tool call already is one
-//!   step, and steps are journaled one at a time).
+//! - [`Steps::record`] is for hooks; inside a tool it is refused with a [`StepError`] (a tool
+//!   call already is one step, and steps are journaled one at a time).
 //! - Tools run concurrently ([`PromptRequest::tool_concurrency`] above 1) reach the journal
 //!   in completion order, which a replay need not repeat: keep the default of 1 on Restate.
 //! - A hook's own side effects (logs, metrics) happen again on replay; make them idempotent

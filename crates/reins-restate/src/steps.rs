@@ -18,6 +18,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::{mpsc, oneshot};
 
+tokio::task_local! {
+    /// Set while a step's work runs, to refuse a step nested in it.
+    static INSIDE_STEP: ();
+}
+
 /// Where a wrapped model or tool sends its work: straight through (embedded) or into a Restate
 /// invocation's journal.
 ///
@@ -104,7 +109,7 @@ impl Steps {
     ///
     /// Call it from a hook, in an order that depends only on the run, like every other step —
     /// never from inside a tool: a tool call already is one step, and the invocation journals
-    /// one step at a time, so a step nested in it would wait for it forever.
+    /// one step at a time, so a step nested in it is refused with a [`StepError`].
     ///
     /// ```
     /// # async fn demo(steps: reins_restate::Steps) -> Result<(), reins_restate::StepError> {
@@ -151,6 +156,15 @@ impl Steps {
         let Some(port) = &self.inner.port else {
             return Ok(work().await);
         };
+        if INSIDE_STEP.try_with(|_| ()).is_ok() {
+            // The port is busy with the enclosing step: waiting would never end.
+            return Err(StepError {
+                step: name,
+                message: "a step cannot run inside another step (e.g. Steps::record inside \
+                          a tool call)"
+                    .to_owned(),
+            });
+        }
         let gone = |name: &str| StepError {
             step: name.to_owned(),
             message: "the invocation's step port has stopped".to_owned(),
@@ -165,7 +179,7 @@ impl Steps {
         .map_err(|_| gone(&name))?;
         // On replay the port drops `execute` unused; then only the recorded result comes.
         if let Ok(done) = execute_rx.await {
-            let _ = done.send(work().await);
+            let _ = done.send(INSIDE_STEP.scope((), work()).await);
         }
         match result_rx.await {
             Ok(Ok(value)) => Ok(value),
@@ -211,6 +225,56 @@ pub(crate) async fn serve_steps(
             recorded
                 .map(Json::into_inner)
                 .map_err(|error| error.message().to_owned()),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in for the invocation's port that runs every step (no journal).
+    fn port() -> Steps {
+        let (sender, mut receiver) = mpsc::unbounded_channel::<StepRequest>();
+        tokio::spawn(async move {
+            while let Some(request) = receiver.recv().await {
+                let (done, done_rx) = oneshot::channel();
+                let _ = request.execute.send(done);
+                let value = done_rx.await.map_err(|_| "abandoned".to_owned());
+                let _ = request.result.send(value);
+            }
+        });
+        Steps::journaled("run".to_owned(), sender)
+    }
+
+    #[tokio::test]
+    async fn a_step_returns_what_its_work_produced() {
+        let steps = port();
+        let value = steps
+            .step("run/a".to_owned(), || async { Value::from(7) })
+            .await;
+        assert_eq!(value, Ok(Value::from(7)));
+    }
+
+    #[tokio::test]
+    async fn a_step_inside_a_step_is_refused_instead_of_waiting_forever() {
+        let steps = port();
+        let inner = steps.clone();
+        let outer = steps
+            .step("run/outer".to_owned(), || async move {
+                match inner.record("inner", || async { 1 }).await {
+                    Ok(value) => Value::from(value),
+                    Err(error) => Value::String(error.message),
+                }
+            })
+            .await
+            .expect("the outer step");
+        assert_eq!(
+            outer,
+            Value::String(
+                "a step cannot run inside another step (e.g. Steps::record inside a tool call)"
+                    .to_owned()
+            )
         );
     }
 }
