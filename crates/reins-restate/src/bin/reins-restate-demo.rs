@@ -1,0 +1,217 @@
+//! A demo worker serving one reins agent as the Restate workflow `ReinsAgent`; the README's
+//! cluster commands and the crate's tests run it.
+//!
+//! Usage: `reins-restate-demo <listen address> <effects file>` (e.g. `127.0.0.1:9080
+//! /tmp/effects.log`). Run several on the same address: they share the port.
+//!
+//! The agent's model is `ScriptedModel::resumable`, its script chosen by the prompt's first
+//! word: `crash` (records `one`, then, after a slow model turn, `two`, then answers), `approve`
+//! (calls `transfer`, which the approval policy suspends; the answer quotes the transfer's
+//! result), `loop` (a ten-turn tool loop: nine `record` calls, then an answer; the benchmark's
+//! workload), `fail` (the model call fails with HTTP 503) and anything else (records `only`, then answers). Both tools append one line per
+//! execution to the effects file: `<tool> <effect id> <argument> <worker pid>`. A hook stamps
+//! the item of every `record` call made with `"stamp": true` (the `crash` script's) with the
+//! wall clock, read through `Steps::record` so that a replay sees the same time.
+
+use reins::agent::{Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext};
+use reins::completion::{CompletionError, CompletionModel, CompletionRequest, CompletionResponse};
+use reins::hooks::approval::{ApprovalPolicy, Rule};
+use reins::message::{AssistantContent, Message, OneOrMany};
+use reins::testing::{ScriptedModel, Turn};
+use reins::tool::{ToolCallContext, tool_fn};
+use reins_restate::{AgentService, Steps};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long the `crash` script's second model turn takes: the window in which the tests kill
+/// the worker.
+const SLOW_TURN: Duration = Duration::from_millis(1500);
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct RecordArgs {
+    item: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct TransferArgs {
+    amount: u64,
+}
+
+/// Picks a script by the prompt's first word; past the `approve` script, answers with the
+/// last tool result.
+#[derive(Clone)]
+struct DemoModel {
+    crash: ScriptedModel,
+    approve: ScriptedModel,
+    tool_loop: ScriptedModel,
+    failing: ScriptedModel,
+    quick: ScriptedModel,
+}
+
+impl DemoModel {
+    fn new() -> Self {
+        DemoModel {
+            crash: ScriptedModel::resumable([
+                Turn::tool_call("record", json!({"item": "one", "stamp": true})),
+                Turn::tool_call("record", json!({"item": "two", "stamp": true})).delay(SLOW_TURN),
+                Turn::text("done"),
+            ])
+            .without_request_log(),
+            approve: ScriptedModel::resumable([Turn::tool_call(
+                "transfer",
+                json!({"amount": 100}),
+            )])
+            .without_request_log(),
+            tool_loop: ScriptedModel::resumable(
+                (1..=9)
+                    .map(|n| Turn::tool_call("record", json!({"item": n.to_string()})))
+                    .chain([Turn::text("done")]),
+            )
+            .without_request_log(),
+            failing: ScriptedModel::resumable([Turn::error(CompletionError::Http {
+                status: 503,
+                body: "model unavailable".to_owned(),
+            })]),
+            quick: ScriptedModel::resumable([
+                Turn::tool_call("record", json!({"item": "only"})),
+                Turn::text("done"),
+            ])
+            .without_request_log(),
+        }
+    }
+}
+
+impl CompletionModel for DemoModel {
+    async fn completion(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<CompletionResponse, CompletionError> {
+        let prompt = request
+            .history
+            .iter()
+            .find(|message| matches!(message, Message::User { .. }))
+            .map(Message::text)
+            .unwrap_or_default();
+        match prompt.split_whitespace().next() {
+            Some("crash") => self.crash.completion(request).await,
+            Some("approve") => {
+                let answered = request
+                    .history
+                    .iter()
+                    .rev()
+                    .find(|message| matches!(message, Message::Tool(_)));
+                match answered {
+                    Some(result) => Ok(CompletionResponse::new(OneOrMany::one(
+                        AssistantContent::text(format!("result: {}", result.text())),
+                    ))),
+                    None => self.approve.completion(request).await,
+                }
+            }
+            Some("loop") => self.tool_loop.completion(request).await,
+            Some("fail") => self.failing.completion(request).await,
+            _ => self.quick.completion(request).await,
+        }
+    }
+}
+
+/// Stamps a `record` call's item with the time, read from the outside world through
+/// [`Steps::record`]: journaled on Restate, so a replayed dispatch gets the same stamp.
+struct StampRecords {
+    steps: Steps,
+}
+
+impl AgentHook for StampRecords {
+    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        let (Some("record"), Some(call), Some(args)) = (
+            event.tool_name(),
+            event.internal_call_id(),
+            event.tool_args(),
+        ) else {
+            return DispatchAction::proceed();
+        };
+        let Ok(mut args) = serde_json::from_str::<Value>(args) else {
+            return DispatchAction::proceed();
+        };
+        if args["stamp"] != Value::Bool(true) {
+            return DispatchAction::proceed();
+        }
+        let now = self
+            .steps
+            .record(&format!("clock/{call}"), || async {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|elapsed| elapsed.as_nanos())
+                    .unwrap_or(0)
+            })
+            .await;
+        match now {
+            Ok(now) => {
+                let item = args["item"].as_str().unwrap_or_default().to_owned();
+                args["item"] = Value::String(format!("{item}@{now}"));
+                DispatchAction::rewrite_tool_args(event.kind, args)
+            }
+            Err(error) => DispatchAction::stop(error.to_string()),
+        }
+    }
+}
+
+/// Appends one line to the effects file (one write, so lines of concurrent workers never mix).
+fn record_effect(effects: &PathBuf, tool: &str, argument: &str) -> Result<(), std::io::Error> {
+    let effect_id = ToolCallContext::current()
+        .map(|call| call.effect_id())
+        .unwrap_or_default();
+    let line = format!("{tool} {effect_id} {argument} {}\n", std::process::id());
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(effects)?
+        .write_all(line.as_bytes())
+}
+
+fn agent(steps: &Steps, model: &DemoModel, effects: &Arc<PathBuf>) -> Agent {
+    let record_file = Arc::clone(effects);
+    let record = tool_fn("record", "Records an item.", move |args: RecordArgs| {
+        let file = Arc::clone(&record_file);
+        async move { record_effect(&file, "record", &args.item).map(|()| "recorded") }
+    });
+    let transfer_file = Arc::clone(effects);
+    let transfer = tool_fn("transfer", "Transfers money.", move |args: TransferArgs| {
+        let file = Arc::clone(&transfer_file);
+        async move {
+            record_effect(&file, "transfer", &args.amount.to_string())
+                .map(|()| format!("transferred {}", args.amount))
+        }
+    });
+    AgentBuilder::new(steps.model(model.clone()))
+        .tool(steps.tool(record))
+        .tool(steps.tool(transfer))
+        .add_hook(
+            ApprovalPolicy::new()
+                .rule(Rule::suspend("transfer", "transfers need a person"))
+                .rule(Rule::allow("*")),
+        )
+        .add_hook(StampRecords {
+            steps: steps.clone(),
+        })
+        .build()
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let (Some(listen), Some(effects)) = (args.next(), args.next()) else {
+        return Err("usage: reins-restate-demo <listen address> <effects file>".into());
+    };
+    let model = DemoModel::new();
+    let effects = Arc::new(PathBuf::from(effects));
+    let service = AgentService::new(move |steps| agent(steps, &model, &effects));
+    let listener = reins_restate::listener(listen.parse()?)?;
+    // The tests wait for this line before they count on the worker.
+    println!("listening on {listen}");
+    reins_restate::serve_on(listener, service).await;
+    Ok(())
+}

@@ -1,0 +1,179 @@
+//! [`RestateRuns`]: start, follow and decide runs through Restate's HTTP ingress.
+
+use crate::service::SERVICE_NAME;
+use crate::wire::{DecisionRequest, RunInput, RunOutput, RunProgress};
+use reins::agent::ToolDecision;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// Why an ingress call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The ingress could not be reached or the connection failed.
+    #[error("the Restate ingress could not be reached: {0}")]
+    Transport(String),
+    /// The ingress answered with an error status (for `output`, a failed run: the body says
+    /// why).
+    #[error("the Restate ingress answered HTTP {status}: {body}")]
+    Http {
+        /// The HTTP status.
+        status: u16,
+        /// What the ingress said.
+        body: String,
+    },
+    /// The answer could not be read.
+    #[error("the Restate ingress answered something unreadable: {0}")]
+    Decode(String),
+    /// The ingress address or the run id does not make a valid URL.
+    #[error("invalid ingress URL: {0}")]
+    Url(String),
+}
+
+/// Starts, follows and decides the runs of the `ReinsAgent` workflow through Restate's HTTP
+/// ingress (the same calls as the `curl` commands in the README).
+///
+/// ```no_run
+/// use reins_restate::RestateRuns;
+/// # async fn demo() -> Result<(), reins_restate::ClientError> {
+/// let runs = RestateRuns::new("http://127.0.0.1:8080")?;
+/// runs.start("order-42", "Refund order 42.").await?;
+/// let progress = runs.status("order-42").await?;
+/// if let Some(waiting) = progress.pending.first() {
+///     runs.approve("order-42", &waiting.call).await?;
+/// }
+/// let output = runs.output("order-42").await?;
+/// println!("{}", output.answer);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct RestateRuns {
+    ingress: reqwest::Url,
+    http: reqwest::Client,
+}
+
+impl RestateRuns {
+    /// A client of the ingress at `ingress` (e.g. `http://127.0.0.1:8080`).
+    pub fn new(ingress: &str) -> Result<Self, ClientError> {
+        let ingress =
+            reqwest::Url::parse(ingress).map_err(|error| ClientError::Url(error.to_string()))?;
+        Ok(RestateRuns {
+            ingress,
+            http: reqwest::Client::new(),
+        })
+    }
+
+    fn url(&self, segments: &[&str]) -> Result<reqwest::Url, ClientError> {
+        let mut url = self.ingress.clone();
+        url.path_segments_mut()
+            .map_err(|()| ClientError::Url(format!("`{}` cannot be a base", self.ingress)))?
+            .pop_if_empty()
+            .extend(segments);
+        Ok(url)
+    }
+
+    async fn send<T: DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<T, ClientError> {
+        let response = request
+            .send()
+            .await
+            .map_err(|error| ClientError::Transport(error.to_string()))?;
+        let status = response.status();
+        let body = response
+            .text()
+            .await
+            .map_err(|error| ClientError::Transport(error.to_string()))?;
+        if !status.is_success() {
+            return Err(ClientError::Http {
+                status: status.as_u16(),
+                body,
+            });
+        }
+        // Handlers without output answer with an empty body.
+        let body = if body.is_empty() { "null" } else { &body };
+        serde_json::from_str(body).map_err(|error| ClientError::Decode(error.to_string()))
+    }
+
+    async fn post<B: Serialize, T: DeserializeOwned>(
+        &self,
+        segments: &[&str],
+        body: &B,
+    ) -> Result<T, ClientError> {
+        let url = self.url(segments)?;
+        self.send(self.http.post(url).json(body)).await
+    }
+
+    /// Starts the run `run_id` with `prompt` without waiting for it. Starting a run id that
+    /// already ran does not run it again.
+    pub async fn start(&self, run_id: &str, prompt: &str) -> Result<(), ClientError> {
+        let input = RunInput {
+            prompt: prompt.to_owned(),
+        };
+        let _: Value = self
+            .post(&[SERVICE_NAME, run_id, "run", "send"], &input)
+            .await?;
+        Ok(())
+    }
+
+    /// Waits for the run `run_id` to end and returns its output; a failed run is
+    /// [`ClientError::Http`] with the reason.
+    pub async fn output(&self, run_id: &str) -> Result<RunOutput, ClientError> {
+        let url = self.url(&["restate", "workflow", SERVICE_NAME, run_id, "attach"])?;
+        self.send(self.http.get(url)).await
+    }
+
+    /// The run's journaled steps and the calls it is suspended on.
+    pub async fn status(&self, run_id: &str) -> Result<RunProgress, ClientError> {
+        // The handler takes no input: the body must be empty.
+        let url = self.url(&[SERVICE_NAME, run_id, "status"])?;
+        self.send(self.http.post(url)).await
+    }
+
+    /// Decides about the suspended call `call` of the run `run_id`.
+    pub async fn decide(
+        &self,
+        run_id: &str,
+        call: &str,
+        decision: ToolDecision,
+    ) -> Result<(), ClientError> {
+        let request = DecisionRequest {
+            call: call.to_owned(),
+            decision,
+        };
+        let _: Value = self
+            .post(&[SERVICE_NAME, run_id, "decide"], &request)
+            .await?;
+        Ok(())
+    }
+
+    /// Approves the suspended call `call` as the model made it.
+    pub async fn approve(&self, run_id: &str, call: &str) -> Result<(), ClientError> {
+        self.decide(run_id, call, ToolDecision::approve()).await
+    }
+
+    /// Denies the suspended call `call`; the model sees `message` as its result.
+    pub async fn deny(&self, run_id: &str, call: &str, message: &str) -> Result<(), ClientError> {
+        self.decide(
+            run_id,
+            call,
+            ToolDecision::Deny {
+                message: message.to_owned(),
+            },
+        )
+        .await
+    }
+
+    /// Approves the suspended call `call` with edited arguments.
+    pub async fn approve_with_args(
+        &self,
+        run_id: &str,
+        call: &str,
+        args: Value,
+    ) -> Result<(), ClientError> {
+        self.decide(run_id, call, ToolDecision::approve_with_args(args))
+            .await
+    }
+}

@@ -1,0 +1,93 @@
+//! reins agents as durable services on [Restate](https://restate.dev): a run is a Restate
+//! workflow invocation keyed by the run id, and every model call and tool call is one
+//! journaled step (`ctx.run`). A retried or failed-over invocation is replayed from its
+//! journal: finished steps are not executed again, and the run continues on whichever worker
+//! Restate chooses.
+//!
+//! # The engine boundary
+//!
+//! The run loop is reins' own, unchanged. The boundary sits where the embedded stores' journal
+//! sits — at the model call and the tool call: [`Steps::model`] and [`Steps::tool`] wrap them,
+//! and on Restate each becomes a journaled step (embedded, they pass through and the run's
+//! store checkpoints as usual). So the same function builds the agent for both:
+//!
+//! ```no_run
+//! use reins::agent::{Agent, AgentBuilder};
+//! use reins::testing::{ScriptedModel, Turn};
+//! use reins_restate::{AgentService, Steps};
+//!
+//! fn agent(steps: &Steps) -> Agent {
+//!     AgentBuilder::new(steps.model(ScriptedModel::resumable([Turn::text("Hello.")]))).build()
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // Embedded (with any store):
+//! let answer = agent(&Steps::embedded()).prompt("Hi").await?;
+//! // On Restate (the one line that differs):
+//! reins_restate::serve("127.0.0.1:9080".parse()?, AgentService::new(agent)).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Effect ids
+//!
+//! A tool call's step is named by its effect id, `<run id>/t<turn>c<ordinal>`
+//! ([`ToolCallContext::effect_id`](reins::tool::ToolCallContext::effect_id)), the same on
+//! every replay; tools still read it from the call context as an idempotency key. A model
+//! call's step is `<run id>/model/<n>`.
+//!
+//! # Approvals
+//!
+//! A hook that answers a dispatch with
+//! [`DispatchAction::suspend`](reins::agent::DispatchAction::suspend) ends the loop as usual;
+//! the workflow then creates one Restate awakeable per suspended call, lists them in the
+//! run's `status`, and waits — suspended in Restate, holding no worker. The `decide` handler
+//! (or [`RestateRuns::decide`]) resolves one, and the run resumes on whichever worker Restate
+//! picks, replaying its journal up to the decision.
+//!
+//! # Deterministic replay: what hooks may and may not do
+//!
+//! A replay must take the same path as the first execution, because Restate matches the
+//! steps of a replay to its journal by their order. Hooks run on every replay, so:
+//!
+//! - A hook **may** decide from the event and the run's state (history, entries, arguments,
+//!   tool results, usage): those are the same on replay, since every model response and tool
+//!   result comes from the journal.
+//! - A hook **must not** decide from the outside world directly — a clock, a random number,
+//!   a file, an HTTP call, a person. Read such a value through [`Steps::record`] (a hook
+//!   built in the same function as the agent can hold the `Steps`), which journals it as a
+//!   step, put the decision inside a tool (also a journaled step), or ask the person through
+//!   `DispatchAction::suspend` (journaled as an awakeable). A budget hook counting tokens is
+//!   fine (usage is journaled); one reading the wall clock directly is not.
+//! - [`Steps::record`] is for hooks; inside a tool it is refused with a [`StepError`] (a tool
+//!   call already is one step, and steps are journaled one at a time).
+//! - Tools run concurrently ([`PromptRequest::tool_concurrency`] above 1) reach the journal
+//!   in completion order, which a replay need not repeat: keep the default of 1 on Restate.
+//! - A hook's own side effects (logs, metrics) happen again on replay; make them idempotent
+//!   or tolerant of repeats.
+//!
+//!
+//! # Long steps
+//!
+//! Restate asks an invocation that sends nothing for its inactivity timeout (1 minute by
+//! default) to suspend, and aborts it after the abort timeout (10 minutes); a step cannot
+//! suspend halfway, so a model or tool call longer than that is aborted and executed again.
+//! Raise both for the `ReinsAgent` service through Restate's admin API when steps are long.
+//!
+//! [`PromptRequest::tool_concurrency`]: reins::agent::PromptRequest::tool_concurrency
+#![deny(missing_docs)]
+
+mod client;
+mod model;
+mod service;
+mod steps;
+mod tool;
+mod wire;
+mod worker;
+
+pub use client::{ClientError, RestateRuns};
+pub use model::JournaledModel;
+pub use service::{AgentService, SERVICE_NAME};
+pub use steps::{StepError, Steps};
+pub use tool::JournaledTool;
+pub use wire::{DecisionRequest, PendingDecision, RunInput, RunOutput, RunProgress};
+pub use worker::{listener, serve, serve_on};

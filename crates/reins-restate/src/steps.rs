@@ -1,0 +1,280 @@
+//! The seam between the run loop and the engine: a [`Steps`] handle that wrapped models and
+//! tools hand their work to. Embedded, the work simply runs. On Restate, each piece of work
+//! becomes one journaled step (`ctx.run`) executed by the invocation's step port, so a replayed
+//! invocation gets the recorded result back instead of running the work again.
+//!
+//! Why a channel and not the Restate context itself: the context borrows the invocation and
+//! cannot live inside an [`Agent`](reins::agent::Agent)'s `'static` model and tools. The port
+//! owns the context; the work itself still runs on the caller's task (inside the driver's tool
+//! scope, so [`ToolCallContext::current`](reins::tool::ToolCallContext::current) works), and
+//! the port only records its result.
+
+use restate_sdk::prelude::*;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::{mpsc, oneshot};
+
+tokio::task_local! {
+    /// Set while a step's work runs, to refuse a step nested in it.
+    static INSIDE_STEP: ();
+}
+
+/// Where a wrapped model or tool sends its work: straight through (embedded) or into a Restate
+/// invocation's journal.
+///
+/// Build an agent from a function taking `&Steps`, wrapping its model with
+/// [`Steps::model`](crate::Steps::model) and its tools with [`Steps::tool`](crate::Steps::tool);
+/// the same function serves embedded runs ([`Steps::embedded`]) and Restate runs (the
+/// [`AgentService`](crate::AgentService) passes its own).
+#[derive(Clone, Debug)]
+pub struct Steps {
+    inner: Arc<StepsInner>,
+}
+
+#[derive(Debug)]
+struct StepsInner {
+    /// `None` when embedded.
+    port: Option<mpsc::UnboundedSender<StepRequest>>,
+    run_id: String,
+    /// Model calls made so far in this invocation attempt, to name model steps.
+    model_calls: AtomicUsize,
+}
+
+/// One piece of work for the step port.
+pub(crate) struct StepRequest {
+    /// The step's name in the journal (the effect id for tool calls).
+    pub name: String,
+    /// Asks the caller to run the work now (only on first execution): the caller sends the
+    /// work's result back on the enclosed sender.
+    pub execute: oneshot::Sender<oneshot::Sender<Value>>,
+    /// The recorded result (fresh or replayed), or why the engine refused the step.
+    pub result: oneshot::Sender<Result<Value, String>>,
+}
+
+/// Why a journaled step has no result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the Restate step `{step}` failed: {message}")]
+pub struct StepError {
+    /// The step's name.
+    pub step: String,
+    /// What the engine said.
+    pub message: String,
+}
+
+impl Steps {
+    /// Steps for an embedded run (memory, SQLite or PostgreSQL store, or none): work runs
+    /// directly, durability comes from the run's store.
+    pub fn embedded() -> Self {
+        Steps {
+            inner: Arc::new(StepsInner {
+                port: None,
+                run_id: String::new(),
+                model_calls: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// Steps journaled through `port` for the run `run_id`.
+    pub(crate) fn journaled(run_id: String, port: mpsc::UnboundedSender<StepRequest>) -> Self {
+        Steps {
+            inner: Arc::new(StepsInner {
+                port: Some(port),
+                run_id,
+                model_calls: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// Whether steps are journaled by Restate (false when embedded).
+    pub fn is_journaled(&self) -> bool {
+        self.inner.port.is_some()
+    }
+
+    /// The name of the next model step: `<run id>/model/<n>`, counted from 1 in call order,
+    /// the same on every replay.
+    pub(crate) fn next_model_step(&self) -> String {
+        let n = self.inner.model_calls.fetch_add(1, Ordering::SeqCst) + 1;
+        format!("{}/model/{n}", self.inner.run_id)
+    }
+
+    /// Journals what a hook (or any code the run loop calls) learns from the outside world —
+    /// the time, a random number, a lookup — so that a replay takes the same path: on first
+    /// execution `work` runs and its result is journaled as the step `<run id>/<name>`; on
+    /// replay the journaled result is returned and `work` does not run. Embedded, `work` just
+    /// runs.
+    ///
+    /// Call it from a hook, in an order that depends only on the run, like every other step —
+    /// never from inside a tool: a tool call already is one step, and the invocation journals
+    /// one step at a time, so a step nested in it is refused with a [`StepError`].
+    ///
+    /// ```
+    /// # async fn demo(steps: reins_restate::Steps) -> Result<(), reins_restate::StepError> {
+    /// let now_ms: u128 = steps
+    ///     .record("clock", || async {
+    ///         std::time::SystemTime::now()
+    ///             .duration_since(std::time::UNIX_EPOCH)
+    ///             .map(|elapsed| elapsed.as_millis())
+    ///             .unwrap_or(0)
+    ///     })
+    ///     .await?;
+    /// # let _ = now_ms; Ok(()) }
+    /// ```
+    pub async fn record<T, F, Fut>(&self, name: &str, work: F) -> Result<T, StepError>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let step = format!("{}/{name}", self.inner.run_id);
+        let unreadable = |step: &str, error: serde_json::Error| StepError {
+            step: step.to_owned(),
+            message: format!("the journaled value cannot be read: {error}"),
+        };
+        if !self.is_journaled() {
+            return Ok(work().await);
+        }
+        let recorded = self
+            .step(step.clone(), || async {
+                serde_json::to_value(work().await).unwrap_or(Value::Null)
+            })
+            .await?;
+        serde_json::from_value(recorded).map_err(|error| unreadable(&step, error))
+    }
+
+    /// Runs `work` as the journaled step `name` and returns its recorded result: the work's
+    /// own result on first execution, the journaled one on replay (then `work` is not run).
+    /// Embedded, `work` just runs.
+    pub(crate) async fn step<F, Fut>(&self, name: String, work: F) -> Result<Value, StepError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Value>,
+    {
+        let Some(port) = &self.inner.port else {
+            return Ok(work().await);
+        };
+        if INSIDE_STEP.try_with(|_| ()).is_ok() {
+            // The port is busy with the enclosing step: waiting would never end.
+            return Err(StepError {
+                step: name,
+                message: "a step cannot run inside another step (e.g. Steps::record inside \
+                          a tool call)"
+                    .to_owned(),
+            });
+        }
+        let gone = |name: &str| StepError {
+            step: name.to_owned(),
+            message: "the invocation's step port has stopped".to_owned(),
+        };
+        let (execute, execute_rx) = oneshot::channel();
+        let (result, result_rx) = oneshot::channel();
+        port.send(StepRequest {
+            name: name.clone(),
+            execute,
+            result,
+        })
+        .map_err(|_| gone(&name))?;
+        // On replay the port drops `execute` unused; then only the recorded result comes.
+        if let Ok(done) = execute_rx.await {
+            let _ = done.send(INSIDE_STEP.scope((), work()).await);
+        }
+        match result_rx.await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(message)) => Err(StepError {
+                step: name,
+                message,
+            }),
+            Err(_) => Err(gone(&name)),
+        }
+    }
+}
+
+/// Serves the steps of one invocation in the order they arrive, each as one `ctx.run`, until
+/// the driver stops sending. Every recorded step's name is appended to `progress` and stored
+/// as the run's `steps` state (read by the `status` handler).
+pub(crate) async fn serve_steps(
+    ctx: &WorkflowContext<'_>,
+    port: &mut mpsc::UnboundedReceiver<StepRequest>,
+    progress: &mut Vec<String>,
+) {
+    while let Some(StepRequest {
+        name,
+        execute,
+        result,
+    }) = port.recv().await
+    {
+        let recorded = ctx
+            .run(move || async move {
+                let (done, done_rx) = oneshot::channel();
+                execute
+                    .send(done)
+                    .map_err(|_| TerminalError::new("the step's caller has stopped"))?;
+                let value = done_rx
+                    .await
+                    .map_err(|_| TerminalError::new("the step's work was abandoned"))?;
+                Ok(Json(value))
+            })
+            .name(name.clone())
+            .await;
+        progress.push(name);
+        ctx.set(crate::service::STEPS_STATE, Json(progress.clone()));
+        let _ = result.send(
+            recorded
+                .map(Json::into_inner)
+                .map_err(|error| error.message().to_owned()),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in for the invocation's port that runs every step (no journal).
+    fn port() -> Steps {
+        let (sender, mut receiver) = mpsc::unbounded_channel::<StepRequest>();
+        tokio::spawn(async move {
+            while let Some(request) = receiver.recv().await {
+                let (done, done_rx) = oneshot::channel();
+                let _ = request.execute.send(done);
+                let value = done_rx.await.map_err(|_| "abandoned".to_owned());
+                let _ = request.result.send(value);
+            }
+        });
+        Steps::journaled("run".to_owned(), sender)
+    }
+
+    #[tokio::test]
+    async fn a_step_returns_what_its_work_produced() {
+        let steps = port();
+        let value = steps
+            .step("run/a".to_owned(), || async { Value::from(7) })
+            .await;
+        assert_eq!(value, Ok(Value::from(7)));
+    }
+
+    #[tokio::test]
+    async fn a_step_inside_a_step_is_refused_instead_of_waiting_forever() {
+        let steps = port();
+        let inner = steps.clone();
+        let outer = steps
+            .step("run/outer".to_owned(), || async move {
+                match inner.record("inner", || async { 1 }).await {
+                    Ok(value) => Value::from(value),
+                    Err(error) => Value::String(error.message),
+                }
+            })
+            .await
+            .expect("the outer step");
+        assert_eq!(
+            outer,
+            Value::String(
+                "a step cannot run inside another step (e.g. Steps::record inside a tool call)"
+                    .to_owned()
+            )
+        );
+    }
+}

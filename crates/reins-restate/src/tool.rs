@@ -1,0 +1,159 @@
+//! [`JournaledTool`]: a tool whose every call is one journaled step, named by its effect id.
+
+use crate::steps::Steps;
+use futures::FutureExt;
+use reins::tool::{Tool, ToolCallContext};
+use serde::de::Deserialize;
+use serde::{Deserialize as DeserializeDerive, Serialize};
+use serde_json::Value;
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+/// A tool whose calls are journaled steps on Restate (and plain calls when embedded).
+///
+/// The step is named by the call's effect id
+/// ([`ToolCallContext::effect_id`](reins::tool::ToolCallContext::effect_id),
+/// `<run id>/<internal call id>`), which is the same on every replay; the tool still reads it
+/// from [`ToolCallContext::current`] as an idempotency key. A journaled call's output, error,
+/// timeout or panic is replayed as recorded. Metadata the tool attaches with
+/// [`ToolCallContext::set_extension`] is seen on first execution only.
+///
+/// On Restate the tool's [`timeout`](Tool::timeout) is applied inside the step (so a timeout
+/// is journaled like any failure); it reaches the model as the tool's error text.
+#[derive(Debug, Clone)]
+pub struct JournaledTool<T> {
+    inner: T,
+    steps: Steps,
+}
+
+impl<T> JournaledTool<T> {
+    /// Wraps `inner`; prefer [`Steps::tool`].
+    pub fn new(inner: T, steps: Steps) -> Self {
+        JournaledTool { inner, steps }
+    }
+}
+
+impl Steps {
+    /// Wraps a tool so that each of its calls is one journaled step.
+    pub fn tool<T: Tool>(&self, tool: T) -> JournaledTool<T> {
+        JournaledTool::new(tool, self.clone())
+    }
+}
+
+/// One tool call as journaled.
+#[derive(Debug, Serialize, DeserializeDerive)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+enum RecordedCall {
+    Output { value: Value },
+    Error { message: String },
+    Panicked { message: String },
+}
+
+impl<T: Tool> JournaledTool<T> {
+    /// Runs the inner tool once, turning every way it can end into data.
+    async fn execute(&self, args: Value) -> RecordedCall {
+        let args = match T::Args::deserialize(args) {
+            Ok(args) => args,
+            Err(error) => {
+                return RecordedCall::Error {
+                    message: format!("invalid arguments: {error}"),
+                };
+            }
+        };
+        let call = AssertUnwindSafe(self.inner.call(args)).catch_unwind();
+        let finished = match self.inner.timeout() {
+            Some(limit) => match tokio::time::timeout(limit, call).await {
+                Ok(finished) => finished,
+                Err(_) => return timed_out(limit),
+            },
+            None => call.await,
+        };
+        match finished {
+            Ok(Ok(output)) => match serde_json::to_value(output) {
+                Ok(value) => RecordedCall::Output { value },
+                Err(error) => RecordedCall::Error {
+                    message: format!("the tool's output could not be serialized: {error}"),
+                },
+            },
+            Ok(Err(error)) => RecordedCall::Error {
+                message: error.to_string(),
+            },
+            Err(panic) => RecordedCall::Panicked {
+                message: panic_message(&*panic),
+            },
+        }
+    }
+}
+
+fn timed_out(limit: Duration) -> RecordedCall {
+    RecordedCall::Error {
+        message: format!("the tool timed out after {} ms", limit.as_millis()),
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+impl<T: Tool> Tool for JournaledTool<T> {
+    type Args = Value;
+    type Output = Value;
+    type Error = String;
+
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+
+    fn parameters(&self) -> Value {
+        self.inner.parameters()
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        // Embedded, the run loop applies it as usual; journaled, it is applied in the step.
+        if self.steps.is_journaled() {
+            None
+        } else {
+            self.inner.timeout()
+        }
+    }
+
+    async fn call(&self, args: Value) -> Result<Value, String> {
+        if !self.steps.is_journaled() {
+            let args = T::Args::deserialize(args).map_err(|error| error.to_string())?;
+            let output = self
+                .inner
+                .call(args)
+                .await
+                .map_err(|error| error.to_string())?;
+            return serde_json::to_value(output).map_err(|error| error.to_string());
+        }
+        let name = match ToolCallContext::current() {
+            Some(call) => call.effect_id(),
+            None => format!("tool/{}", self.inner.name()),
+        };
+        let recorded = self
+            .steps
+            .step(name, || async {
+                serde_json::to_value(self.execute(args).await).unwrap_or_else(
+                    |error| serde_json::json!({"outcome": "error", "message": error.to_string()}),
+                )
+            })
+            .await
+            .map_err(|error| error.to_string())?;
+        match serde_json::from_value::<RecordedCall>(recorded) {
+            Ok(RecordedCall::Output { value }) => Ok(value),
+            Ok(RecordedCall::Error { message }) => Err(message),
+            // A panic is replayed as a panic, so the run loop reports it the same way.
+            Ok(RecordedCall::Panicked { message }) => std::panic::panic_any(message),
+            Err(error) => Err(format!("the journaled tool call cannot be read: {error}")),
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! What goes over Restate's ingress: a run's input and output, its progress, and a decision.
+
+use reins::agent::ToolDecision;
+use reins::completion::Usage;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The input of a run (the body of `POST /ReinsAgent/<run id>/run`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInput {
+    /// The user's message.
+    pub prompt: String,
+}
+
+/// What a completed run returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOutput {
+    /// The run's id (the workflow key).
+    pub run_id: String,
+    /// The final answer.
+    pub answer: String,
+    /// Model turns taken.
+    pub turns: usize,
+    /// Tokens used over the run.
+    pub usage: Usage,
+}
+
+/// A tool call waiting for a decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingDecision {
+    /// The call's internal id (`t<turn>c<ordinal>`), to name in a decision.
+    pub call: String,
+    /// The tool.
+    pub tool: String,
+    /// The arguments the model sent.
+    pub arguments: Value,
+    /// Why the call was suspended.
+    pub reason: String,
+    /// The Restate awakeable the run waits on; a decision may also resolve it directly through
+    /// `POST /restate/awakeables/<id>/resolve`.
+    pub awakeable: String,
+}
+
+/// Where a run is, as returned by the `status` handler.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunProgress {
+    /// Every journaled step so far, oldest first: `<run id>/model/<n>` for a model call, the
+    /// effect id `<run id>/t<turn>c<ordinal>` for a tool call.
+    pub steps: Vec<String>,
+    /// The calls the run is suspended on, waiting for a decision (empty while it runs).
+    pub pending: Vec<PendingDecision>,
+}
+
+/// A decision about one suspended call (the body of `POST /ReinsAgent/<run id>/decide`), e.g.
+/// `{"call": "t1c0", "decision": "approve"}`,
+/// `{"call": "t1c0", "decision": "deny", "message": "not today"}` or
+/// `{"call": "t1c0", "decision": "approve_with_args", "args": {"amount": 5}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecisionRequest {
+    /// The call's internal id, as listed in [`RunProgress::pending`].
+    pub call: String,
+    /// The decision.
+    #[serde(flatten)]
+    pub decision: ToolDecision,
+}

@@ -1,0 +1,8 @@
+//! reins-restate against a real Restate server (installed by scripts/install/restate.sh) and
+//! demo worker processes, all started on loopback by the tests.
+
+mod approvals;
+mod embedded;
+mod failover;
+mod harness;
+mod many_runs;
