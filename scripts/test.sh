@@ -2,7 +2,7 @@
 # The README's test command: installs what the tests need (the fakellm mock server's package;
 # the MCP servers reins-mcp's tests start: mcp-server-time, @modelcontextprotocol/server-everything;
 # cmake, clang and libclang-dev for llama.cpp; PostgreSQL, started on loopback by
-# scripts/with-postgres.sh), then runs every test.
+# scripts/with-postgres.sh; the servers of scripts/install/), then runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,5 +45,8 @@ if ! dpkg -s cmake clang libclang-dev >/dev/null 2>&1; then
   "${SUDO[@]}" apt-get update -qq
   "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake clang libclang-dev >/dev/null
 fi
+
+# --- Engines and servers other crates' tests start, each installed once by its own script.
+scripts/install/restate.sh   # @restatedev/restate-server (npm) into .tools/npm: reins-restate
 
 scripts/with-postgres.sh cargo test --workspace --features reins/postgres,reins/local "$@"
