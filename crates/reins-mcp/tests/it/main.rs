@@ -6,5 +6,6 @@
 mod agent;
 mod everything;
 mod faults;
+mod http;
 mod servers;
 mod time;

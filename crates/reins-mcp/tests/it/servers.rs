@@ -59,3 +59,61 @@ pub async fn connect(server: McpServer) -> McpClient {
         Err(error) => panic!("could not connect: {error}"),
     }
 }
+
+/// `server-everything` in its streamable HTTP mode on a free loopback port, killed on drop.
+pub struct EverythingHttp {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl EverythingHttp {
+    pub async fn start() -> Self {
+        let script = everything_script();
+        let port = free_port();
+        let child = Command::new("node")
+            .arg(script)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("could not start node");
+        let server = EverythingHttp { child, port };
+        wait_listening(port).await;
+        server
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for EverythingHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loopback port nothing listens on right now.
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("no free loopback port");
+    listener
+        .local_addr()
+        .expect("bound listener has an address")
+        .port()
+}
+
+/// Waits until something accepts connections on the loopback `port` (at most 30 s).
+pub async fn wait_listening(port: u16) {
+    for _ in 0..600 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("nothing listens on 127.0.0.1:{port} after 30 s");
+}
