@@ -61,6 +61,7 @@ mod client;
 mod content;
 mod error;
 mod handler;
+mod serve;
 mod server;
 mod stderr;
 mod tool;
@@ -68,6 +69,7 @@ mod tool;
 pub use client::McpClient;
 pub use content::{McpContent, McpToolResult};
 pub use error::McpError;
+pub use serve::{AgentTool, AgentToolArgs, McpHttpServer, McpService};
 pub use server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESTARTS, EFFECT_ID_META_KEY,
     McpServer,

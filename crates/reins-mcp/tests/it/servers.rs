@@ -117,3 +117,31 @@ pub async fn wait_listening(port: u16) {
     }
     panic!("nothing listens on 127.0.0.1:{port} after 30 s");
 }
+
+/// Runs the MCP Inspector in CLI mode (`@modelcontextprotocol/inspector` in `.tools/npm`)
+/// with `args`, and returns the JSON it prints.
+pub async fn inspector(args: &[&str]) -> serde_json::Value {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let cli = root.join(".tools/npm/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js");
+    assert!(
+        cli.is_file(),
+        "@modelcontextprotocol/inspector is not installed: run scripts/install/mcp.sh at the \
+         workspace root"
+    );
+    let output = tokio::process::Command::new("node")
+        .arg(cli)
+        .arg("--cli")
+        .args(args)
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("could not run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the Inspector failed ({}): {stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("not JSON ({error}): {stdout}"))
+}
