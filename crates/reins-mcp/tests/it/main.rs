@@ -7,6 +7,7 @@
 mod agent;
 mod everything;
 mod faults;
+mod filesystem;
 mod http;
 mod serve;
 mod servers;

@@ -145,3 +145,25 @@ pub async fn inspector(args: &[&str]) -> serde_json::Value {
     );
     serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("not JSON ({error}): {stdout}"))
 }
+
+/// `node .../server-filesystem/dist/index.js <allowed>`: the server may touch `allowed`.
+pub fn filesystem_server(allowed: &std::path::Path) -> McpServer {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script =
+        root.join(".tools/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    assert!(
+        script.is_file(),
+        "@modelcontextprotocol/server-filesystem is not installed: run \
+         scripts/install/mcp.sh at the workspace root"
+    );
+    McpServer::stdio("node", [script.into_os_string(), allowed.into()]).name("filesystem")
+}
+
+/// A fresh, empty directory under the test target's temporary directory.
+pub fn fresh_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("reins-mcp-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("could not create a temporary directory");
+    dir
+}
