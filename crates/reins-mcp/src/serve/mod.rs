@@ -49,6 +49,7 @@ pub struct McpService {
     name: String,
     version: String,
     instructions: Option<String>,
+    page_size: Option<usize>,
 }
 
 impl McpService {
@@ -59,6 +60,7 @@ impl McpService {
             name: "reins".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             instructions: None,
+            page_size: None,
         }
     }
 
@@ -77,6 +79,13 @@ impl McpService {
     /// Instructions for the client's model on using the server.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Lists at most `size` tools per `tools/list` page (the cursor of the next page is the
+    /// index of its first tool); by default every tool is on one page.
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = Some(size.max(1));
         self
     }
 
@@ -186,12 +195,28 @@ impl ServerHandler for McpService {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.tools.definitions().iter().map(mcp_tool).collect(),
-        ))
+        let definitions = self.tools.definitions();
+        let start = match request.and_then(|request| request.cursor) {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|start| *start <= definitions.len())
+                .ok_or_else(|| ErrorData::invalid_params("unknown cursor", None))?,
+        };
+        let end = match self.page_size {
+            Some(size) => definitions.len().min(start.saturating_add(size)),
+            None => definitions.len(),
+        };
+        let mut result =
+            ListToolsResult::with_all_items(definitions[start..end].iter().map(mcp_tool).collect());
+        if end < definitions.len() {
+            result.next_cursor = Some(end.to_string());
+        }
+        Ok(result)
     }
 
     fn get_tool(&self, name: &str) -> Option<RmcpTool> {

@@ -217,3 +217,71 @@ fn text_tools_vec() -> Vec<impl reins::tool::Tool> {
         |args: TextArgs| async move { Ok::<_, String>(args.text.to_uppercase()) },
     )]
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listing_follows_every_page() {
+    let served = McpService::new(text_tools())
+        .page_size(1)
+        .serve_http(loopback().await)
+        .unwrap();
+    // The Inspector sees the first page only, with a cursor for the next.
+    let first_page = inspector(&[
+        &served.url(),
+        "--transport",
+        "http",
+        "--method",
+        "tools/list",
+    ])
+    .await;
+    assert_eq!(names(&first_page), ["shout"]);
+    assert_eq!(first_page["nextCursor"], "1");
+    // reins-mcp's client follows the cursors to the end.
+    let client = connect(McpServer::http(served.url())).await;
+    let tools = client.tools().await.unwrap();
+    assert_eq!(
+        tools.names().collect::<Vec<_>>(),
+        ["shout", "refuse", "measure"]
+    );
+}
+
+/// Sets its flag when dropped: whether a served call's future was dropped.
+struct DropFlag(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_dropped_by_the_client_is_cancelled_on_the_server() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut tools = ToolSet::new();
+    let (started_in, dropped_in) = (started.clone(), dropped.clone());
+    tools.add(tool_fn("hang", "Never returns.", move |_: TextArgs| {
+        let (started, dropped) = (started_in.clone(), dropped_in.clone());
+        async move {
+            let _flag = DropFlag(dropped);
+            started.notify_one();
+            std::future::pending::<()>().await;
+            Ok::<String, String>("unreachable".to_owned())
+        }
+    }));
+    let served = McpService::new(tools).serve_http(loopback().await).unwrap();
+    let client = connect(McpServer::http(served.url())).await;
+
+    let call = client.call_tool("hang", json!({"text": "x"}), None);
+    tokio::select! {
+        result = call => panic!("the hanging call returned: {result:?}"),
+        () = started.notified() => {}
+    }
+    // The call's future is dropped here: rmcp sends `notifications/cancelled`.
+    for _ in 0..200 {
+        if dropped.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("the server never dropped the cancelled call");
+}
