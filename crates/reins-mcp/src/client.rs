@@ -125,7 +125,8 @@ impl McpClient {
     }
 
     /// Whether the server sent `notifications/tools/list_changed` since the last
-    /// [`tools`](McpClient::tools) (or was started again): its tools should be listed again.
+    /// [`tools`](McpClient::tools) (or was started again): its tools should be listed again,
+    /// with [`McpTools::refresh`].
     pub fn tools_changed(&self) -> bool {
         self.inner.events.tools_changed.load(Ordering::Acquire)
     }
@@ -138,7 +139,7 @@ impl McpClient {
             .into_iter()
             .map(|tool| McpTool::new(self.inner.clone(), tool))
             .collect();
-        Ok(McpTools::new(tools))
+        Ok(McpTools::new(self.clone(), tools))
     }
 
     /// Calls the tool `name` with `arguments` (a JSON object, or `null` for none), within the

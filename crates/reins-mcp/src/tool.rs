@@ -1,3 +1,4 @@
+use crate::McpClient;
 use crate::McpError;
 use crate::client::ClientInner;
 use reins::hooks::approval::{ApprovalPolicy, ToolTraits};
@@ -242,19 +243,41 @@ impl Tool for McpTool {
 ///     .build();
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct McpTools {
     tools: Vec<McpTool>,
+    /// What [`refresh`](McpTools::refresh) applies again to a new listing.
+    client: Option<McpClient>,
+    keep: Vec<NameFilter>,
+    prefix: String,
+}
+
+type NameFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+impl std::fmt::Debug for McpTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTools")
+            .field("tools", &self.tools)
+            .field("prefix", &self.prefix)
+            .field("filters", &self.keep.len())
+            .finish()
+    }
 }
 
 impl McpTools {
-    pub(crate) fn new(tools: Vec<McpTool>) -> Self {
-        McpTools { tools }
+    pub(crate) fn new(client: McpClient, tools: Vec<McpTool>) -> Self {
+        McpTools {
+            tools,
+            client: Some(client),
+            keep: Vec::new(),
+            prefix: String::new(),
+        }
     }
 
     /// Keeps the tools whose name on the server passes `keep`.
-    pub fn filter(mut self, mut keep: impl FnMut(&str) -> bool) -> Self {
+    pub fn filter(mut self, keep: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
         self.tools.retain(|tool| keep(tool.remote_name()));
+        self.keep.push(Arc::new(keep));
         self
     }
 
@@ -265,7 +288,7 @@ impl McpTools {
         S: AsRef<str>,
     {
         let names: Vec<String> = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
-        self.filter(|name| names.iter().any(|n| n == name))
+        self.filter(move |name| names.iter().any(|n| n == name))
     }
 
     /// Drops the tools of these names on the server.
@@ -275,7 +298,7 @@ impl McpTools {
         S: AsRef<str>,
     {
         let names: Vec<String> = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
-        self.filter(|name| names.iter().all(|n| n != name))
+        self.filter(move |name| names.iter().all(|n| n != name))
     }
 
     /// Names every tool `prefix` + its name on the server, so that tools of several servers
@@ -287,7 +310,25 @@ impl McpTools {
                 .into_iter()
                 .map(|tool| tool.with_prefix(prefix))
                 .collect(),
+            prefix: prefix.to_owned(),
+            ..self
         }
+    }
+
+    /// Lists the server's tools again, narrowed and named as these were: call it when
+    /// [`McpClient::tools_changed`] says the server announced a new list
+    /// (`notifications/tools/list_changed`), between turns or runs, and give the agent the
+    /// new set. An empty set not listed from a server stays empty.
+    pub async fn refresh(&self) -> Result<McpTools, McpError> {
+        let Some(client) = &self.client else {
+            return Ok(self.clone());
+        };
+        let mut listed = client.tools().await?;
+        for keep in &self.keep {
+            listed.tools.retain(|tool| keep(tool.remote_name()));
+        }
+        listed.keep = self.keep.clone();
+        Ok(listed.prefix(&self.prefix))
     }
 
     /// Tells `policy` the [`ToolTraits`] of every tool (by the name the model calls it by),
