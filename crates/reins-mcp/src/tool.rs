@@ -55,7 +55,9 @@ impl McpToolAnnotations {
 /// structured content as JSON when there is one, else its content blocks as text (binary
 /// content as a stand-in, see [`McpContent::render`](crate::McpContent::render)). A result
 /// with `isError: true` is a [`ToolFailure::Execution`](reins::tool::ToolFailure::Execution)
-/// carrying the tool's message; a call past the server's call timeout is a
+/// carrying the tool's message, and so is `structuredContent` that does not match the tool's
+/// `outputSchema` ([`McpError::InvalidStructuredContent`]; a result without structured content
+/// is shown as its text); a call past the server's call timeout is a
 /// [`ToolFailure::Timeout`](reins::tool::ToolFailure::Timeout). A successful or failed call
 /// attaches an `mcp` extension (`{"server": .., "tool": ..}`) hooks can read.
 #[derive(Clone)]
@@ -67,6 +69,8 @@ pub struct McpTool {
     description: String,
     input_schema: Value,
     output_schema: Option<Value>,
+    /// `output_schema` compiled; `None` without a schema or when it does not compile.
+    output_validator: Option<Arc<jsonschema::Validator>>,
     annotations: McpToolAnnotations,
 }
 
@@ -100,6 +104,26 @@ impl McpTool {
             .map(str::to_owned)
             .or_else(|| title.clone())
             .unwrap_or_default();
+        let output_schema = tool
+            .output_schema
+            .as_ref()
+            .map(|schema| Value::Object((**schema).clone()));
+        let output_validator =
+            output_schema
+                .as_ref()
+                .and_then(|schema| match jsonschema::validator_for(schema) {
+                    Ok(validator) => Some(Arc::new(validator)),
+                    Err(error) => {
+                        tracing::warn!(
+                            target: "reins_mcp",
+                            server = %client.name,
+                            tool = %tool.name,
+                            %error,
+                            "the tool's outputSchema does not compile; its results are not checked"
+                        );
+                        None
+                    }
+                });
         McpTool {
             client,
             name: tool.name.to_string(),
@@ -107,10 +131,8 @@ impl McpTool {
             title,
             description,
             input_schema: Value::Object((*tool.input_schema).clone()),
-            output_schema: tool
-                .output_schema
-                .as_ref()
-                .map(|schema| Value::Object((**schema).clone())),
+            output_schema,
+            output_validator,
             annotations,
         }
     }
@@ -210,7 +232,40 @@ impl Tool for McpTool {
                 message,
             });
         }
+        if let (Some(validator), Some(structured)) =
+            (&self.output_validator, &result.structured_content)
+        {
+            check_structured(validator, structured).map_err(|message| {
+                McpError::InvalidStructuredContent {
+                    server: self.client.name.clone(),
+                    tool: self.remote_name.clone(),
+                    message,
+                }
+            })?;
+        }
         Ok(result.to_model_value())
+    }
+}
+
+/// Whether `structured` fits the tool's `outputSchema`; else the first few mismatches, each
+/// with where in the value it is.
+pub(crate) fn check_structured(
+    validator: &jsonschema::Validator,
+    structured: &Value,
+) -> Result<(), String> {
+    let problems: Vec<String> = validator
+        .iter_errors(structured)
+        .take(3)
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            let at = if at.is_empty() { "/".to_owned() } else { at };
+            format!("at {at}: {error}")
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
     }
 }
 
@@ -380,5 +435,31 @@ impl<'a> IntoIterator for &'a McpTools {
 
     fn into_iter(self) -> Self::IntoIter {
         self.tools.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_structured;
+    use serde_json::json;
+
+    #[test]
+    fn structured_content_is_checked_against_the_output_schema() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"temperature": {"type": "number"}, "city": {"type": "string"}},
+            "required": ["temperature", "city"]
+        });
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert_eq!(
+            check_structured(&validator, &json!({"temperature": 21.5, "city": "Paris"})),
+            Ok(())
+        );
+        let problems =
+            check_structured(&validator, &json!({"temperature": "warm", "city": "Paris"}))
+                .unwrap_err();
+        assert!(problems.contains("at /temperature"), "{problems}");
+        let problems = check_structured(&validator, &json!({"city": "Paris"})).unwrap_err();
+        assert!(problems.contains("temperature"), "{problems}");
     }
 }
