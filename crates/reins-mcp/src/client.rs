@@ -8,7 +8,7 @@ use crate::server::{EFFECT_ID_META_KEY, McpServer, scrub};
 use crate::stderr::StderrTail;
 use crate::tool::{McpTool, McpTools};
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
+use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 use rmcp::service::{RunningService, ServiceError};
 use serde_json::Value;
 use std::future::Future;
@@ -233,11 +233,13 @@ impl ClientInner {
         };
         let mut params = CallToolRequestParams::new(name.to_owned());
         params.arguments = arguments;
+        // rmcp gives every request its own progress token, which invites the server to report
+        // progress (to `tracing`, by the handler).
         if let Some(effect_id) = effect_id {
-            let mut meta = MetaObject::new();
+            let mut meta = RequestMetaObject::default();
             meta.0
                 .insert(EFFECT_ID_META_KEY.to_owned(), Value::from(effect_id));
-            params.meta = Some(RequestMetaObject(meta));
+            params.meta = Some(meta);
         }
         let operation = format!("tools/call {name}");
         let connection = self.live(&operation).await?;

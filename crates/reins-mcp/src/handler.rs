@@ -49,6 +49,7 @@ impl ClientHandler for ClientEvents {
         tracing::info!(
             target: "reins_mcp::progress",
             server = %self.server,
+            token = %params.progress_token.0,
             progress = params.progress,
             total = params.total,
             message = params.message.as_deref().unwrap_or(""),

@@ -9,6 +9,7 @@ mod everything;
 mod faults;
 mod filesystem;
 mod http;
+mod notifications;
 mod serve;
 mod servers;
 mod time;
