@@ -23,7 +23,13 @@
 //! server is sent `notifications/cancelled`). A stdio server that died is started again on
 //! the next request, a bounded number of times ([`McpServer::max_restarts`]); its process is
 //! killed when the client and its tools are dropped. Progress notifications and the server's
-//! log messages go to `tracing` (targets `reins_mcp::progress`, `reins_mcp::server_log`).
+//! log messages go to `tracing` (targets `reins_mcp::progress`, `reins_mcp::server_log`);
+//! after `notifications/tools/list_changed`, [`McpClient::tools_changed`] is true and
+//! [`McpTools::refresh`] lists the tools again. A tool's `structuredContent` is checked against
+//! its `outputSchema`.
+//!
+//! The other way round, [`McpService`] serves a reins [`ToolSet`](reins::tool::ToolSet) —
+//! including whole agents as [`AgentTool`]s — to MCP clients over stdio or streamable HTTP.
 //!
 //! ```no_run
 //! use reins::agent::AgentBuilder;
