@@ -1,218 +1,56 @@
+//! A live connection to an MCP server ([`McpClient`]): listing and calling its tools, mapping
+//! rmcp's errors to ones naming the server, and starting a crashed stdio server again.
+
 use crate::McpError;
 use crate::content::McpToolResult;
+use crate::handler::ClientEvents;
+use crate::server::{EFFECT_ID_META_KEY, McpServer, scrub};
+use crate::stderr::StderrTail;
 use crate::tool::{McpTool, McpTools};
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, MetaObject,
-    RequestMetaObject,
-};
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 use rmcp::service::{RunningService, ServiceError};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
-use std::collections::VecDeque;
-use std::ffi::OsString;
 use std::future::Future;
-use std::path::PathBuf;
-use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::ChildStderr;
 
-/// The `_meta` key under which a call's effect id is sent to the server.
-pub const EFFECT_ID_META_KEY: &str = "reins/effectId";
-
-/// How long [`McpServer::connect`] waits for the handshake unless told otherwise.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long one request may take unless told otherwise.
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How many of the server's last standard-error lines are kept for error messages.
-const STDERR_LINES: usize = 20;
-
-/// How an MCP server is started: a command run as a child process that speaks MCP over its
-/// standard input and output. [`connect`](McpServer::connect) starts it.
-///
-/// ```no_run
-/// use reins_mcp::McpServer;
-/// use std::time::Duration;
-///
-/// # async fn run() -> Result<(), reins_mcp::McpError> {
-/// let time = McpServer::stdio("python3", ["-m", "mcp_server_time"])
-///     .name("time")
-///     .env("TZ", "UTC")
-///     .call_timeout(Duration::from_secs(10))
-///     .connect()
-///     .await?;
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone)]
-pub struct McpServer {
-    name: String,
-    command: OsString,
-    args: Vec<OsString>,
-    env: Vec<(OsString, OsString)>,
-    env_removed: Vec<OsString>,
-    current_dir: Option<PathBuf>,
-    connect_timeout: Duration,
-    call_timeout: Option<Duration>,
+/// One opened connection: the rmcp service and what is known about the peer.
+pub(crate) struct Connection {
+    service: RunningService<RoleClient, ClientEvents>,
+    process_id: Option<u32>,
+    stderr_tail: Option<StderrTail>,
+    /// Values that must not appear in errors (HTTP header values).
+    secrets: Vec<(String, String)>,
 }
 
-impl McpServer {
-    /// A server started as `command args...`, speaking MCP over stdio. Its name (used in
-    /// errors and available to hooks) defaults to the command line; set it with
-    /// [`name`](McpServer::name).
-    pub fn stdio<I, S>(command: impl Into<OsString>, args: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<OsString>,
-    {
-        let command = command.into();
-        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-        let name = std::iter::once(&command)
-            .chain(&args)
-            .map(|part| part.to_string_lossy())
-            .collect::<Vec<_>>()
-            .join(" ");
-        McpServer {
-            name,
-            command,
-            args,
-            env: Vec::new(),
-            env_removed: Vec::new(),
-            current_dir: None,
-            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-            call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+impl Connection {
+    pub(crate) fn new(
+        service: RunningService<RoleClient, ClientEvents>,
+        process_id: Option<u32>,
+        stderr_tail: Option<StderrTail>,
+        secrets: Vec<(String, String)>,
+    ) -> Self {
+        Connection {
+            service,
+            process_id,
+            stderr_tail,
+            secrets,
         }
     }
 
-    /// Names the server: errors say which server failed by this name.
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = name.into();
-        self
-    }
-
-    /// Sets an environment variable of the server's process (it inherits the rest).
-    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
-        self.env.push((key.into(), value.into()));
-        self
-    }
-
-    /// Sets several environment variables of the server's process.
-    pub fn envs<I, K, V>(mut self, vars: I) -> Self
-    where
-        I: IntoIterator<Item = (K, V)>,
-        K: Into<OsString>,
-        V: Into<OsString>,
-    {
-        self.env
-            .extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
-        self
-    }
-
-    /// Removes an inherited environment variable from the server's process (a secret it
-    /// should not see, say).
-    pub fn env_remove(mut self, key: impl Into<OsString>) -> Self {
-        self.env_removed.push(key.into());
-        self
-    }
-
-    /// The working directory of the server's process (by default, this process's).
-    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.current_dir = Some(dir.into());
-        self
-    }
-
-    /// How long the start and the MCP handshake may take ([`DEFAULT_CONNECT_TIMEOUT`]).
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
-        self
-    }
-
-    /// How long one request (a tool call, a page of the tool list) may take
-    /// ([`DEFAULT_CALL_TIMEOUT`]). A tool call past it fails with
-    /// [`ToolFailure::Timeout`](reins::tool::ToolFailure::Timeout) and the server is sent
-    /// `notifications/cancelled`.
-    pub fn call_timeout(mut self, timeout: Duration) -> Self {
-        self.call_timeout = Some(timeout);
-        self
-    }
-
-    /// Lets requests take as long as the server needs.
-    pub fn no_call_timeout(mut self) -> Self {
-        self.call_timeout = None;
-        self
-    }
-
-    /// Starts the server's process and performs the MCP handshake.
-    ///
-    /// Fails with [`McpError::Spawn`] when the command cannot be started,
-    /// [`McpError::Handshake`] when the process exits or does not speak MCP (with the end of
-    /// its standard error), and [`McpError::Timeout`] past the connect timeout; the process is
-    /// killed in the last two cases.
-    pub async fn connect(self) -> Result<McpClient, McpError> {
-        let mut command = tokio::process::Command::new(&self.command);
-        command.args(&self.args).kill_on_drop(true);
-        for key in &self.env_removed {
-            command.env_remove(key);
-        }
-        command.envs(self.env.iter().map(|(k, v)| (k, v)));
-        if let Some(dir) = &self.current_dir {
-            command.current_dir(dir);
-        }
-        let (transport, stderr) = TokioChildProcess::builder(command)
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| McpError::Spawn {
-                server: self.name.clone(),
-                command: self.command.to_string_lossy().into_owned(),
-                source,
-            })?;
-        let process_id = transport.id();
-        let stderr_tail = StderrTail::default();
-        match stderr {
-            Some(stderr) => stderr_tail.follow(self.name.clone(), stderr),
-            None => stderr_tail.lock().closed = true,
-        }
-        let config = ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("reins", env!("CARGO_PKG_VERSION")),
-        );
-        let service =
-            match tokio::time::timeout(self.connect_timeout, config.serve(transport)).await {
-                Ok(Ok(service)) => service,
-                Ok(Err(error)) => {
-                    return Err(McpError::Handshake {
-                        server: self.name,
-                        message: error.to_string(),
-                        stderr: stderr_tail.settled().await,
-                    });
-                }
-                Err(_) => {
-                    return Err(McpError::Timeout {
-                        server: self.name,
-                        operation: "initialize".to_owned(),
-                        after: self.connect_timeout,
-                    });
-                }
-            };
-        Ok(McpClient {
-            inner: Arc::new(ClientInner {
-                name: self.name,
-                service,
-                call_timeout: self.call_timeout,
-                process_id,
-                stderr_tail,
-            }),
-        })
+    /// Whether the connection is over: closed by the client, or its service loop ended (the
+    /// process exited, the transport failed).
+    fn is_dead(&self) -> bool {
+        self.service.is_closed() || self.service.peer().is_transport_closed()
     }
 }
 
 /// A connection to a running MCP server.
 ///
-/// Cloning it is cheap and shares the connection; the server's process is killed when the
-/// last clone and the last of its [`McpTool`]s are dropped, or at once by
+/// Cloning it is cheap and shares the connection; a stdio server's process is killed when
+/// the last clone and the last of its [`McpTool`]s are dropped, or at once by
 /// [`close`](McpClient::close).
 #[derive(Clone)]
 pub struct McpClient {
@@ -223,60 +61,85 @@ impl std::fmt::Debug for McpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpClient")
             .field("name", &self.inner.name)
-            .field("process_id", &self.inner.process_id)
+            .field("process_id", &self.process_id())
             .finish_non_exhaustive()
     }
 }
 
 pub(crate) struct ClientInner {
     pub(crate) name: String,
-    service: RunningService<RoleClient, ClientConfig>,
     pub(crate) call_timeout: Option<Duration>,
-    process_id: Option<u32>,
-    stderr_tail: StderrTail,
+    server: McpServer,
+    events: ClientEvents,
+    /// The current connection; replaced when a crashed stdio server is started again.
+    connection: tokio::sync::Mutex<Arc<Connection>>,
+    restarts: AtomicU32,
+    closed: AtomicBool,
 }
 
 impl McpClient {
+    pub(crate) fn new(server: McpServer, events: ClientEvents, connection: Connection) -> Self {
+        McpClient {
+            inner: Arc::new(ClientInner {
+                name: server.name.clone(),
+                call_timeout: server.call_timeout,
+                server,
+                events,
+                connection: tokio::sync::Mutex::new(Arc::new(connection)),
+                restarts: AtomicU32::new(0),
+                closed: AtomicBool::new(false),
+            }),
+        }
+    }
+
     /// The server's name, as errors and hooks see it.
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
-    /// The id of the server's process (while the operating system reports one).
+    /// The id of a stdio server's current process (while the operating system reports one).
     pub fn process_id(&self) -> Option<u32> {
-        self.inner.process_id
+        self.inner.current().and_then(|c| c.process_id)
     }
 
     /// The name and version the server gave in the handshake.
     pub fn server_version(&self) -> Option<(String, String)> {
-        let info = self.inner.service.peer_info()?;
+        let connection = self.inner.current()?;
+        let info = connection.service.peer_info()?;
         let implementation = info.server_info.as_ref()?;
         Some((implementation.name.clone(), implementation.version.clone()))
     }
 
     /// Whether the connection is closed (the process exited, or [`close`](McpClient::close)
-    /// was called).
+    /// was called). A closed stdio connection is opened again on the next request, within
+    /// [`McpServer::max_restarts`], unless it was closed by [`close`](McpClient::close).
     pub fn is_closed(&self) -> bool {
-        self.inner.service.is_closed()
+        self.inner
+            .current()
+            .is_none_or(|connection| connection.is_dead())
+    }
+
+    /// How many times the server was started again after it died.
+    pub fn restarts(&self) -> u32 {
+        self.inner.restarts.load(Ordering::Acquire)
+    }
+
+    /// Whether the server sent `notifications/tools/list_changed` since the last
+    /// [`tools`](McpClient::tools) (or was started again): its tools should be listed again,
+    /// with [`McpTools::refresh`].
+    pub fn tools_changed(&self) -> bool {
+        self.inner.events.tools_changed.load(Ordering::Acquire)
     }
 
     /// Every tool of the server (following `nextCursor` through all pages), as reins tools.
     /// Narrow them with [`McpTools::filter`] and name them with [`McpTools::prefix`].
     pub async fn tools(&self) -> Result<McpTools, McpError> {
-        let operation = "tools/list";
-        let listed = self
-            .inner
-            .with_limit(
-                operation,
-                self.inner.call_timeout,
-                self.inner.service.list_all_tools(),
-            )
-            .await?;
+        let listed = self.inner.list_tools().await?;
         let tools = listed
             .into_iter()
             .map(|tool| McpTool::new(self.inner.clone(), tool))
             .collect();
-        Ok(McpTools::new(tools))
+        Ok(McpTools::new(self.clone(), tools))
     }
 
     /// Calls the tool `name` with `arguments` (a JSON object, or `null` for none), within the
@@ -294,14 +157,62 @@ impl McpClient {
             .await
     }
 
-    /// Shuts the connection down and kills the server's process now; every clone and tool of
-    /// this client fails with [`McpError::Disconnected`] afterwards.
+    /// Shuts the connection down and kills a stdio server's process now; every clone and tool
+    /// of this client fails with [`McpError::Disconnected`] afterwards.
     pub fn close(&self) {
-        self.inner.service.cancellation_token().cancel();
+        self.inner.closed.store(true, Ordering::Release);
+        if let Some(connection) = self.inner.current() {
+            connection.service.cancellation_token().cancel();
+        }
     }
 }
 
 impl ClientInner {
+    /// The current connection, unless another task is replacing it right now.
+    fn current(&self) -> Option<Arc<Connection>> {
+        self.connection.try_lock().ok().map(|guard| guard.clone())
+    }
+
+    /// The connection to send a request on: the current one, or, when a stdio server died
+    /// and restarts are left, a new one.
+    async fn live(&self, operation: &str) -> Result<Arc<Connection>, McpError> {
+        let mut current = self.connection.lock().await;
+        if !current.is_dead() {
+            return Ok(current.clone());
+        }
+        let restartable = self.server.is_stdio()
+            && !self.closed.load(Ordering::Acquire)
+            && self.restarts.load(Ordering::Acquire) < self.server.max_restarts;
+        if !restartable {
+            return Err(self.disconnected(&current, operation).await);
+        }
+        self.restarts.fetch_add(1, Ordering::AcqRel);
+        tracing::warn!(
+            target: "reins_mcp",
+            server = %self.name,
+            restart = self.restarts.load(Ordering::Acquire),
+            "MCP server exited; starting it again"
+        );
+        let connection = Arc::new(self.server.open(self.events.clone()).await?);
+        // The new process may have other tools; the caller should list them again.
+        self.events.tools_changed.store(true, Ordering::Release);
+        *current = connection.clone();
+        Ok(connection)
+    }
+
+    pub(crate) async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+        let operation = "tools/list";
+        let connection = self.live(operation).await?;
+        self.events.take_tools_changed();
+        self.with_limit(
+            &connection,
+            operation,
+            self.call_timeout,
+            connection.service.list_all_tools(),
+        )
+        .await
+    }
+
     pub(crate) async fn call_tool(
         &self,
         name: &str,
@@ -322,30 +233,37 @@ impl ClientInner {
         };
         let mut params = CallToolRequestParams::new(name.to_owned());
         params.arguments = arguments;
+        // rmcp gives every request its own progress token, which invites the server to report
+        // progress (to `tracing`, by the handler).
         if let Some(effect_id) = effect_id {
-            let mut meta = MetaObject::new();
+            let mut meta = RequestMetaObject::default();
             meta.0
                 .insert(EFFECT_ID_META_KEY.to_owned(), Value::from(effect_id));
-            params.meta = Some(RequestMetaObject(meta));
+            params.meta = Some(meta);
         }
         let operation = format!("tools/call {name}");
+        let connection = self.live(&operation).await?;
         let result = self
-            .with_limit(&operation, timeout, self.service.call_tool(params))
+            .with_limit(
+                &connection,
+                &operation,
+                timeout,
+                connection.service.call_tool(params),
+            )
             .await?;
         Ok(McpToolResult::from_rmcp(result))
     }
 
     /// Runs one request within `limit`, mapping rmcp's errors to ones naming the server.
-    /// Dropping the request (the timeout) makes rmcp send `notifications/cancelled`.
+    /// Dropping the request (the timeout, or the caller dropping this future) makes rmcp
+    /// send `notifications/cancelled`.
     async fn with_limit<T>(
         &self,
+        connection: &Connection,
         operation: &str,
         limit: Option<Duration>,
         request: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, McpError> {
-        if self.service.is_closed() {
-            return Err(self.disconnected(operation).await);
-        }
         let result = match limit {
             Some(limit) => match tokio::time::timeout(limit, request).await {
                 Ok(result) => result,
@@ -361,17 +279,22 @@ impl ClientInner {
         };
         match result {
             Ok(value) => Ok(value),
-            Err(error) => Err(self.service_error(operation, error).await),
+            Err(error) => Err(self.service_error(connection, operation, error).await),
         }
     }
 
-    async fn service_error(&self, operation: &str, error: ServiceError) -> McpError {
+    async fn service_error(
+        &self,
+        connection: &Connection,
+        operation: &str,
+        error: ServiceError,
+    ) -> McpError {
         match error {
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                self.disconnected(operation).await
+                self.disconnected(connection, operation).await
             }
-            ServiceError::Cancelled { .. } if self.service.is_closed() => {
-                self.disconnected(operation).await
+            ServiceError::Cancelled { .. } if connection.is_dead() => {
+                self.disconnected(connection, operation).await
             }
             ServiceError::Timeout { timeout } => McpError::Timeout {
                 server: self.name.clone(),
@@ -381,21 +304,25 @@ impl ClientInner {
             ServiceError::McpError(data) => McpError::Protocol {
                 server: self.name.clone(),
                 operation: operation.to_owned(),
-                message: data.message.into_owned(),
+                message: scrub(&data.message, &connection.secrets),
             },
             other => McpError::Protocol {
                 server: self.name.clone(),
                 operation: operation.to_owned(),
-                message: other.to_string(),
+                message: scrub(&other.to_string(), &connection.secrets),
             },
         }
     }
 
-    async fn disconnected(&self, operation: &str) -> McpError {
+    async fn disconnected(&self, connection: &Connection, operation: &str) -> McpError {
+        let stderr = match &connection.stderr_tail {
+            Some(tail) => tail.settled().await,
+            None => String::new(),
+        };
         McpError::Disconnected {
             server: self.name.clone(),
             operation: operation.to_owned(),
-            stderr: self.stderr_tail.settled().await,
+            stderr,
         }
     }
 }
@@ -408,53 +335,5 @@ fn json_kind(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
-    }
-}
-
-/// The last lines the server wrote to its standard error; each line also goes to `tracing`
-/// (debug level, target `reins_mcp::stderr`).
-#[derive(Clone, Default)]
-struct StderrTail {
-    state: Arc<Mutex<TailState>>,
-}
-
-#[derive(Default)]
-struct TailState {
-    lines: VecDeque<String>,
-    closed: bool,
-}
-
-impl StderrTail {
-    fn follow(&self, server: String, stderr: ChildStderr) {
-        let state = self.state.clone();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::debug!(target: "reins_mcp::stderr", server = %server, "{line}");
-                let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
-                if state.lines.len() == STDERR_LINES {
-                    state.lines.pop_front();
-                }
-                state.lines.push_back(line);
-            }
-            state.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
-        });
-    }
-
-    /// The kept lines, once the stream has ended (or after a short wait: a server that is
-    /// still running may never close it).
-    async fn settled(&self) -> String {
-        for _ in 0..50 {
-            if self.lock().closed {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        let state = self.lock();
-        state.lines.iter().cloned().collect::<Vec<_>>().join("\n")
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, TailState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

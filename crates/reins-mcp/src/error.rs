@@ -75,6 +75,26 @@ pub enum McpError {
         /// The tool's error content, as text.
         message: String,
     },
+    /// The tool's `structuredContent` does not match its `outputSchema`.
+    #[error(
+        "MCP server `{server}`: the structured result of tool `{tool}` does not match its outputSchema: {message}"
+    )]
+    InvalidStructuredContent {
+        /// The server's name.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// Where and how it does not match.
+        message: String,
+    },
+    /// The server's description cannot be used (a header HTTP cannot carry, say).
+    #[error("MCP server `{server}`: {message}")]
+    Config {
+        /// The server's name.
+        server: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The arguments are not a JSON object, as MCP requires.
     #[error("MCP server `{server}`: the arguments of `{tool}` must be a JSON object, not {found}")]
     InvalidArguments {
@@ -97,6 +117,8 @@ impl McpError {
             | McpError::Timeout { server, .. }
             | McpError::Protocol { server, .. }
             | McpError::Tool { server, .. }
+            | McpError::InvalidStructuredContent { server, .. }
+            | McpError::Config { server, .. }
             | McpError::InvalidArguments { server, .. } => server,
         }
     }

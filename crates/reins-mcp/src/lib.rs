@@ -1,8 +1,10 @@
 //! [Model Context Protocol](https://modelcontextprotocol.io) servers' tools as reins tools.
 //!
 //! [`McpServer::stdio`] says how to start a server (a command speaking MCP over its standard
-//! input and output, with its environment, working directory and timeouts);
-//! [`connect`](McpServer::connect) starts it and performs the handshake, giving an
+//! input and output, with its environment, working directory and timeouts), and
+//! [`McpServer::http`] how to reach one over streamable HTTP (a URL, with a bearer token or
+//! other headers that never show in `Debug` output or errors);
+//! [`connect`](McpServer::connect) starts or reaches it and performs the handshake, giving an
 //! [`McpClient`]. [`McpClient::tools`] lists every tool of the server (all pages) as
 //! [`McpTool`]s — reins [`Tool`](reins::tool::Tool)s whose parameters are the server's
 //! `inputSchema` — which an agent takes like any other tool, so hooks, approvals and
@@ -18,8 +20,16 @@
 //!
 //! Faults name the server ([`McpError`]): a command that cannot start or exits at once (with
 //! the end of its standard error), a server that dies mid-run, a call past its timeout (the
-//! server is sent `notifications/cancelled`). The server's process is killed when the client
-//! and its tools are dropped.
+//! server is sent `notifications/cancelled`). A stdio server that died is started again on
+//! the next request, a bounded number of times ([`McpServer::max_restarts`]); its process is
+//! killed when the client and its tools are dropped. Progress notifications and the server's
+//! log messages go to `tracing` (targets `reins_mcp::progress`, `reins_mcp::server_log`);
+//! after `notifications/tools/list_changed`, [`McpClient::tools_changed`] is true and
+//! [`McpTools::refresh`] lists the tools again. A tool's `structuredContent` is checked against
+//! its `outputSchema`.
+//!
+//! The other way round, [`McpService`] serves a reins [`ToolSet`](reins::tool::ToolSet) —
+//! including whole agents as [`AgentTool`]s — to MCP clients over stdio or streamable HTTP.
 //!
 //! ```no_run
 //! use reins::agent::AgentBuilder;
@@ -56,11 +66,18 @@
 mod client;
 mod content;
 mod error;
+mod handler;
+mod serve;
+mod server;
+mod stderr;
 mod tool;
 
-pub use client::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, EFFECT_ID_META_KEY, McpClient, McpServer,
-};
+pub use client::McpClient;
 pub use content::{McpContent, McpToolResult};
 pub use error::McpError;
+pub use serve::{AgentTool, AgentToolArgs, McpHttpServer, McpService};
+pub use server::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESTARTS, EFFECT_ID_META_KEY,
+    McpServer,
+};
 pub use tool::{McpTool, McpToolAnnotations, McpTools};

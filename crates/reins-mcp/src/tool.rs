@@ -1,3 +1,4 @@
+use crate::McpClient;
 use crate::McpError;
 use crate::client::ClientInner;
 use reins::hooks::approval::{ApprovalPolicy, ToolTraits};
@@ -54,7 +55,9 @@ impl McpToolAnnotations {
 /// structured content as JSON when there is one, else its content blocks as text (binary
 /// content as a stand-in, see [`McpContent::render`](crate::McpContent::render)). A result
 /// with `isError: true` is a [`ToolFailure::Execution`](reins::tool::ToolFailure::Execution)
-/// carrying the tool's message; a call past the server's call timeout is a
+/// carrying the tool's message, and so is `structuredContent` that does not match the tool's
+/// `outputSchema` ([`McpError::InvalidStructuredContent`]; a result without structured content
+/// is shown as its text); a call past the server's call timeout is a
 /// [`ToolFailure::Timeout`](reins::tool::ToolFailure::Timeout). A successful or failed call
 /// attaches an `mcp` extension (`{"server": .., "tool": ..}`) hooks can read.
 #[derive(Clone)]
@@ -66,6 +69,8 @@ pub struct McpTool {
     description: String,
     input_schema: Value,
     output_schema: Option<Value>,
+    /// `output_schema` compiled; `None` without a schema or when it does not compile.
+    output_validator: Option<Arc<jsonschema::Validator>>,
     annotations: McpToolAnnotations,
 }
 
@@ -99,6 +104,26 @@ impl McpTool {
             .map(str::to_owned)
             .or_else(|| title.clone())
             .unwrap_or_default();
+        let output_schema = tool
+            .output_schema
+            .as_ref()
+            .map(|schema| Value::Object((**schema).clone()));
+        let output_validator =
+            output_schema
+                .as_ref()
+                .and_then(|schema| match jsonschema::validator_for(schema) {
+                    Ok(validator) => Some(Arc::new(validator)),
+                    Err(error) => {
+                        tracing::warn!(
+                            target: "reins_mcp",
+                            server = %client.name,
+                            tool = %tool.name,
+                            %error,
+                            "the tool's outputSchema does not compile; its results are not checked"
+                        );
+                        None
+                    }
+                });
         McpTool {
             client,
             name: tool.name.to_string(),
@@ -106,10 +131,8 @@ impl McpTool {
             title,
             description,
             input_schema: Value::Object((*tool.input_schema).clone()),
-            output_schema: tool
-                .output_schema
-                .as_ref()
-                .map(|schema| Value::Object((**schema).clone())),
+            output_schema,
+            output_validator,
             annotations,
         }
     }
@@ -209,7 +232,40 @@ impl Tool for McpTool {
                 message,
             });
         }
+        if let (Some(validator), Some(structured)) =
+            (&self.output_validator, &result.structured_content)
+        {
+            check_structured(validator, structured).map_err(|message| {
+                McpError::InvalidStructuredContent {
+                    server: self.client.name.clone(),
+                    tool: self.remote_name.clone(),
+                    message,
+                }
+            })?;
+        }
         Ok(result.to_model_value())
+    }
+}
+
+/// Whether `structured` fits the tool's `outputSchema`; else the first few mismatches, each
+/// with where in the value it is.
+pub(crate) fn check_structured(
+    validator: &jsonschema::Validator,
+    structured: &Value,
+) -> Result<(), String> {
+    let problems: Vec<String> = validator
+        .iter_errors(structured)
+        .take(3)
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            let at = if at.is_empty() { "/".to_owned() } else { at };
+            format!("at {at}: {error}")
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
     }
 }
 
@@ -242,19 +298,41 @@ impl Tool for McpTool {
 ///     .build();
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct McpTools {
     tools: Vec<McpTool>,
+    /// What [`refresh`](McpTools::refresh) applies again to a new listing.
+    client: Option<McpClient>,
+    keep: Vec<NameFilter>,
+    prefix: String,
+}
+
+type NameFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+impl std::fmt::Debug for McpTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTools")
+            .field("tools", &self.tools)
+            .field("prefix", &self.prefix)
+            .field("filters", &self.keep.len())
+            .finish()
+    }
 }
 
 impl McpTools {
-    pub(crate) fn new(tools: Vec<McpTool>) -> Self {
-        McpTools { tools }
+    pub(crate) fn new(client: McpClient, tools: Vec<McpTool>) -> Self {
+        McpTools {
+            tools,
+            client: Some(client),
+            keep: Vec::new(),
+            prefix: String::new(),
+        }
     }
 
     /// Keeps the tools whose name on the server passes `keep`.
-    pub fn filter(mut self, mut keep: impl FnMut(&str) -> bool) -> Self {
+    pub fn filter(mut self, keep: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
         self.tools.retain(|tool| keep(tool.remote_name()));
+        self.keep.push(Arc::new(keep));
         self
     }
 
@@ -265,7 +343,7 @@ impl McpTools {
         S: AsRef<str>,
     {
         let names: Vec<String> = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
-        self.filter(|name| names.iter().any(|n| n == name))
+        self.filter(move |name| names.iter().any(|n| n == name))
     }
 
     /// Drops the tools of these names on the server.
@@ -275,7 +353,7 @@ impl McpTools {
         S: AsRef<str>,
     {
         let names: Vec<String> = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
-        self.filter(|name| names.iter().all(|n| n != name))
+        self.filter(move |name| names.iter().all(|n| n != name))
     }
 
     /// Names every tool `prefix` + its name on the server, so that tools of several servers
@@ -287,7 +365,25 @@ impl McpTools {
                 .into_iter()
                 .map(|tool| tool.with_prefix(prefix))
                 .collect(),
+            prefix: prefix.to_owned(),
+            ..self
         }
+    }
+
+    /// Lists the server's tools again, narrowed and named as these were: call it when
+    /// [`McpClient::tools_changed`] says the server announced a new list
+    /// (`notifications/tools/list_changed`), between turns or runs, and give the agent the
+    /// new set. An empty set not listed from a server stays empty.
+    pub async fn refresh(&self) -> Result<McpTools, McpError> {
+        let Some(client) = &self.client else {
+            return Ok(self.clone());
+        };
+        let mut listed = client.tools().await?;
+        for keep in &self.keep {
+            listed.tools.retain(|tool| keep(tool.remote_name()));
+        }
+        listed.keep = self.keep.clone();
+        Ok(listed.prefix(&self.prefix))
     }
 
     /// Tells `policy` the [`ToolTraits`] of every tool (by the name the model calls it by),
@@ -339,5 +435,31 @@ impl<'a> IntoIterator for &'a McpTools {
 
     fn into_iter(self) -> Self::IntoIter {
         self.tools.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_structured;
+    use serde_json::json;
+
+    #[test]
+    fn structured_content_is_checked_against_the_output_schema() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"temperature": {"type": "number"}, "city": {"type": "string"}},
+            "required": ["temperature", "city"]
+        });
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert_eq!(
+            check_structured(&validator, &json!({"temperature": 21.5, "city": "Paris"})),
+            Ok(())
+        );
+        let problems =
+            check_structured(&validator, &json!({"temperature": "warm", "city": "Paris"}))
+                .unwrap_err();
+        assert!(problems.contains("at /temperature"), "{problems}");
+        let problems = check_structured(&validator, &json!({"city": "Paris"})).unwrap_err();
+        assert!(problems.contains("temperature"), "{problems}");
     }
 }

@@ -240,3 +240,37 @@ async fn the_effect_id_travels_in_meta() {
     drop(set);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn a_list_changed_notification_marks_the_tools_for_a_refresh() {
+    let client = connect(everything_server()).await;
+    // server-everything registers more tools once initialized, and announces it with
+    // `notifications/tools/list_changed`.
+    let mut announced = false;
+    for _ in 0..200 {
+        if client.tools_changed() {
+            announced = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(announced, "no notifications/tools/list_changed arrived");
+
+    let narrowed = client
+        .tools()
+        .await
+        .unwrap()
+        .filter(|name| name.starts_with("get-"))
+        .except(["get-env"])
+        .prefix("ev_");
+    assert!(!client.tools_changed(), "listing again clears the mark");
+    let refreshed = narrowed.refresh().await.unwrap();
+    let names: Vec<&str> = refreshed.names().collect();
+    assert_eq!(names, narrowed.names().collect::<Vec<_>>());
+    assert!(names.contains(&"ev_get-sum"), "{names:?}");
+    assert!(!names.contains(&"ev_get-env"), "{names:?}");
+    assert!(
+        names.iter().all(|name| name.starts_with("ev_get-")),
+        "{names:?}"
+    );
+}

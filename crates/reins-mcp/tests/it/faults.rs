@@ -94,7 +94,7 @@ async fn wait_gone(pid: u32) -> bool {
 
 #[tokio::test]
 async fn a_server_killed_mid_run_fails_the_next_call_clearly() {
-    let client = connect(time_server()).await;
+    let client = connect(time_server().max_restarts(0)).await;
     let mut set = ToolSet::new();
     for tool in client.tools().await.unwrap() {
         set.add(tool);
@@ -167,4 +167,43 @@ async fn close_kills_the_process_and_later_calls_fail() {
         "{:?}",
         execution.output
     );
+}
+
+#[tokio::test]
+async fn a_crashed_server_is_started_again_on_the_next_call_within_the_bound() {
+    let client = connect(time_server().max_restarts(1)).await;
+    let args = json!({"timezone": "UTC"});
+    let first_pid = client.process_id().unwrap();
+    kill(first_pid);
+    assert!(wait_gone(first_pid).await);
+    // The call that finds it dead may fail or restart it, depending on whether the client
+    // saw the exit yet; the one after it runs on a new process.
+    let _ = client
+        .call_tool("get_current_time", args.clone(), None)
+        .await;
+    let answer = client
+        .call_tool("get_current_time", args.clone(), None)
+        .await
+        .unwrap();
+    assert!(answer.text().contains("UTC"), "{answer:?}");
+    assert_eq!(client.restarts(), 1);
+    let second_pid = client.process_id().unwrap();
+    assert_ne!(first_pid, second_pid);
+    assert!(
+        client.tools_changed(),
+        "a restarted server's tools should be listed again"
+    );
+
+    // The bound is reached: the next crash is final.
+    kill(second_pid);
+    assert!(wait_gone(second_pid).await);
+    let _ = client
+        .call_tool("get_current_time", args.clone(), None)
+        .await;
+    let error = client
+        .call_tool("get_current_time", args, None)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, McpError::Disconnected { .. }), "{error:?}");
+    assert_eq!(client.restarts(), 1);
 }

@@ -1,10 +1,15 @@
-//! reins-mcp against MCP servers nobody here wrote: `mcp-server-time` (PyPI) and
-//! `@modelcontextprotocol/server-everything` (npm), both started over stdio.
-//! `scripts/test.sh` installs them; a test whose server is missing fails saying how to
-//! install it.
+//! reins-mcp against MCP programs nobody here wrote: `mcp-server-time` (PyPI) and
+//! `@modelcontextprotocol/server-everything` (npm, over stdio and streamable HTTP) as servers,
+//! `@modelcontextprotocol/server-filesystem` (npm) behind an approval hook, and the MCP
+//! Inspector's CLI mode (npm) as a client of reins-served tools. `scripts/install/mcp.sh`
+//! installs them; a test whose program is missing fails saying how to install it.
 
 mod agent;
 mod everything;
 mod faults;
+mod filesystem;
+mod http;
+mod notifications;
+mod serve;
 mod servers;
 mod time;

@@ -1,0 +1,151 @@
+//! Serving an [`McpService`] over streamable HTTP: rmcp's tower service on a hyper HTTP/1
+//! server, one task per connection, with an optional bearer token checked first.
+
+use super::McpService;
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower_service::Service;
+
+/// An [`McpService`] served over streamable HTTP, from
+/// [`McpService::serve_http`]. It serves until [`shutdown`](McpHttpServer::shutdown) or
+/// until dropped.
+///
+/// ```no_run
+/// use reins::tool::ToolSet;
+/// use reins_mcp::{McpServer, McpService};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let served = McpService::new(ToolSet::new()).serve_http_with_bearer_token(listener, "s3cret")?;
+/// let client = McpServer::http(served.url()).bearer_token("s3cret").connect().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct McpHttpServer {
+    address: SocketAddr,
+    stop: CancellationToken,
+}
+
+impl McpHttpServer {
+    pub(crate) fn start(
+        service: McpService,
+        listener: TcpListener,
+        bearer_token: Option<String>,
+    ) -> std::io::Result<Self> {
+        let address = listener.local_addr()?;
+        let stop = CancellationToken::new();
+        let mut config = StreamableHttpServerConfig::default();
+        config.cancellation_token = stop.child_token();
+        let rmcp_service = StreamableHttpService::new(
+            move || Ok(service.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let expected = bearer_token.map(|token| Arc::<str>::from(format!("Bearer {token}")));
+        tokio::spawn(accept_loop(listener, rmcp_service, expected, stop.clone()));
+        Ok(McpHttpServer { address, stop })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The URL clients connect to (`http://<address>/mcp`).
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.address)
+    }
+
+    /// Stops accepting connections and ends every session.
+    pub fn shutdown(&self) {
+        self.stop.cancel();
+    }
+}
+
+impl Drop for McpHttpServer {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+type RmcpService = StreamableHttpService<McpService, LocalSessionManager>;
+
+async fn accept_loop(
+    listener: TcpListener,
+    service: RmcpService,
+    expected: Option<Arc<str>>,
+    stop: CancellationToken,
+) {
+    loop {
+        let accepted = tokio::select! {
+            () = stop.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, _) = match accepted {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                tracing::warn!(target: "reins_mcp::serve", %error, "accept failed");
+                continue;
+            }
+        };
+        let service = service.clone();
+        let expected = expected.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let handler = hyper::service::service_fn(move |request| {
+                let mut service = service.clone();
+                let expected = expected.clone();
+                async move {
+                    if !authorized(&request, expected.as_deref()) {
+                        return Ok(unauthorized());
+                    }
+                    service.call(request).await
+                }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), handler);
+            tokio::select! {
+                () = stop.cancelled() => {}
+                result = connection => {
+                    if let Err(error) = result {
+                        tracing::debug!(target: "reins_mcp::serve", %error, "connection ended");
+                    }
+                }
+            }
+        });
+    }
+}
+
+fn authorized(request: &http::Request<Incoming>, expected: Option<&str>) -> bool {
+    let Some(expected) = expected else {
+        return true;
+    };
+    request
+        .headers()
+        .get(http::header::AUTHORIZATION)
+        .is_some_and(|value| value.as_bytes() == expected.as_bytes())
+}
+
+fn unauthorized() -> http::Response<BoxBody<Bytes, Infallible>> {
+    let mut response = http::Response::new(
+        Full::new(Bytes::from_static(b"missing or wrong bearer token"))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *response.status_mut() = http::StatusCode::UNAUTHORIZED;
+    response.headers_mut().insert(
+        http::header::WWW_AUTHENTICATE,
+        http::HeaderValue::from_static("Bearer"),
+    );
+    response
+}

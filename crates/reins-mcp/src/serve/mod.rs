@@ -1,0 +1,239 @@
+//! The server side: a reins [`ToolSet`] (tools, or whole agents as [`AgentTool`]s) served to
+//! MCP clients over stdio or streamable HTTP, with rmcp's server API.
+
+mod agent_tool;
+mod http;
+
+pub use agent_tool::{AgentTool, AgentToolArgs};
+pub use http::McpHttpServer;
+
+use crate::server::EFFECT_ID_META_KEY;
+use reins::tool::{ToolCallContext, ToolDefinition, ToolOutcome, ToolOutput, ToolSet};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool as RmcpTool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// A reins [`ToolSet`] as an MCP server: `tools/list` lists the set's tools with their
+/// schemas (the same `schemars` types the agent's model sees), `tools/call` runs one.
+///
+/// A tool's output is a text block (JSON output as its text, and, when it is an object, as
+/// `structuredContent` too); a failed call is a result with `isError: true` carrying the
+/// failure's text, so the client's model reads it; an unknown tool is a protocol error. A
+/// call's `_meta` effect id (under [`EFFECT_ID_META_KEY`]) becomes the id of the call its
+/// tool sees in [`ToolCallContext`], so a reins client's resumed run reaches the served tool
+/// with the same id (without one, the id is `mcp-<request id>`). A client's
+/// `notifications/cancelled` drops the running call.
+///
+/// ```no_run
+/// use reins::tool::{ToolSet, tool_fn};
+/// use reins_mcp::McpService;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut tools = ToolSet::new();
+/// tools.add(tool_fn("shout", "Upper-cases a text.", |text: String| async move {
+///     Ok::<_, std::convert::Infallible>(text.to_uppercase())
+/// }));
+/// // For an MCP client that starts this program:
+/// McpService::new(tools).name("shouter").serve_stdio().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct McpService {
+    tools: Arc<ToolSet>,
+    name: String,
+    version: String,
+    instructions: Option<String>,
+    page_size: Option<usize>,
+}
+
+impl McpService {
+    /// Serves `tools`. The server calls itself `reins` (see [`name`](McpService::name)).
+    pub fn new(tools: ToolSet) -> Self {
+        McpService {
+            tools: Arc::new(tools),
+            name: "reins".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            instructions: None,
+            page_size: None,
+        }
+    }
+
+    /// The name the server gives clients in the handshake.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The version the server gives clients in the handshake (reins-mcp's by default).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// Instructions for the client's model on using the server.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Lists at most `size` tools per `tools/list` page (the cursor of the next page is the
+    /// index of its first tool); by default every tool is on one page.
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = Some(size.max(1));
+        self
+    }
+
+    /// The served tools.
+    pub fn tools(&self) -> &ToolSet {
+        &self.tools
+    }
+
+    /// Serves one client on this process's standard input and output until it disconnects.
+    pub async fn serve_stdio(self) -> std::io::Result<()> {
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(std::io::Error::other)?;
+        running.waiting().await.map_err(std::io::Error::other)?;
+        Ok(())
+    }
+
+    /// Serves any number of clients over streamable HTTP on `listener`, at the path `/mcp`,
+    /// until the returned server is shut down or dropped. Only loopback `Host` headers are
+    /// accepted (against DNS rebinding); see [`McpHttpServer`] for a bearer token.
+    pub fn serve_http(self, listener: tokio::net::TcpListener) -> std::io::Result<McpHttpServer> {
+        McpHttpServer::start(self, listener, None)
+    }
+
+    /// Like [`serve_http`](McpService::serve_http), answering `401` to any request without
+    /// `Authorization: Bearer <token>`.
+    pub fn serve_http_with_bearer_token(
+        self,
+        listener: tokio::net::TcpListener,
+        token: impl Into<String>,
+    ) -> std::io::Result<McpHttpServer> {
+        McpHttpServer::start(self, listener, Some(token.into()))
+    }
+
+    async fn run_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let name = request.name.to_string();
+        if !self.tools.contains(&name) {
+            return Err(ErrorData::invalid_params(
+                format!("no tool named `{name}`"),
+                None,
+            ));
+        }
+        // rmcp hands the request's `_meta` over in the context.
+        let effect_id = std::iter::once(&context.meta)
+            .chain(request.meta.as_ref())
+            .find_map(|meta| meta.0.get(EFFECT_ID_META_KEY))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let call_id = effect_id.unwrap_or_else(|| format!("mcp-{}", context.id));
+        let call_context = ToolCallContext::new("mcp", call_id.clone(), call_id);
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        // A client's `notifications/cancelled` cancels the token: the call is dropped.
+        let execution = tokio::select! {
+            execution = self.tools.call(&name, &arguments, call_context) => execution,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+        };
+        let text = execution.output.render();
+        Ok(match execution.outcome {
+            ToolOutcome::Success => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+                if let ToolOutput::Json(value @ Value::Object(_)) = execution.output {
+                    result.structured_content = Some(value);
+                }
+                result
+            }
+            _ => CallToolResult::error(vec![ContentBlock::text(text)]),
+        })
+    }
+}
+
+/// A reins tool definition as an MCP tool: the parameters schema is the `inputSchema` (MCP
+/// requires an object schema; anything else is wrapped as an object without properties).
+fn mcp_tool(definition: &ToolDefinition) -> RmcpTool {
+    let schema = match &definition.parameters {
+        Value::Object(schema) if schema.get("type") == Some(&Value::from("object")) => {
+            schema.clone()
+        }
+        _ => {
+            let mut schema = Map::new();
+            schema.insert("type".to_owned(), Value::from("object"));
+            schema
+        }
+    };
+    RmcpTool::new(
+        definition.name.clone(),
+        definition.description.clone(),
+        Arc::new(schema),
+    )
+}
+
+impl ServerHandler for McpService {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(self.name.clone(), self.version.clone()));
+        if let Some(instructions) = &self.instructions {
+            info = info.with_instructions(instructions.clone());
+        }
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let definitions = self.tools.definitions();
+        let start = match request.and_then(|request| request.cursor) {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|start| *start <= definitions.len())
+                .ok_or_else(|| ErrorData::invalid_params("unknown cursor", None))?,
+        };
+        let end = match self.page_size {
+            Some(size) => definitions.len().min(start.saturating_add(size)),
+            None => definitions.len(),
+        };
+        let mut result =
+            ListToolsResult::with_all_items(definitions[start..end].iter().map(mcp_tool).collect());
+        if end < definitions.len() {
+            result.next_cursor = Some(end.to_string());
+        }
+        Ok(result)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<RmcpTool> {
+        self.tools
+            .definitions()
+            .iter()
+            .find(|definition| definition.name == name)
+            .map(mcp_tool)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.run_tool(request, context)
+            .await
+            .map(CallToolResponse::from)
+    }
+}

@@ -1,0 +1,457 @@
+//! How to reach an MCP server ([`McpServer`]): a child process over stdio, or a URL over
+//! streamable HTTP; and opening one connection to it.
+
+use crate::McpError;
+use crate::client::{Connection, McpClient};
+use crate::handler::ClientEvents;
+use crate::stderr::StderrTail;
+use rmcp::ServiceExt;
+use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+};
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// The `_meta` key under which a call's effect id is sent to the server.
+pub const EFFECT_ID_META_KEY: &str = "reins/effectId";
+
+/// How long [`McpServer::connect`] waits for the handshake unless told otherwise.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long one request may take unless told otherwise.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How many times a crashed stdio server is restarted unless told otherwise.
+pub const DEFAULT_MAX_RESTARTS: u32 = 3;
+
+/// How an MCP server is reached: a command run as a child process speaking MCP over its
+/// standard input and output ([`stdio`](McpServer::stdio)), or a URL speaking streamable
+/// HTTP ([`http`](McpServer::http)). [`connect`](McpServer::connect) opens the connection.
+///
+/// Its `Debug` output shows no environment value and no header value: they often hold
+/// secrets.
+///
+/// ```no_run
+/// use reins_mcp::McpServer;
+/// use std::time::Duration;
+///
+/// # async fn run() -> Result<(), reins_mcp::McpError> {
+/// let time = McpServer::stdio("python3", ["-m", "mcp_server_time"])
+///     .name("time")
+///     .env("TZ", "UTC")
+///     .call_timeout(Duration::from_secs(10))
+///     .connect()
+///     .await?;
+/// let remote = McpServer::http("http://127.0.0.1:3001/mcp")
+///     .bearer_token(std::env::var("MCP_TOKEN").unwrap_or_default())
+///     .header("x-tenant", "acme")
+///     .connect()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct McpServer {
+    pub(crate) name: String,
+    pub(crate) transport: Transport,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) call_timeout: Option<Duration>,
+    pub(crate) max_restarts: u32,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Transport {
+    Stdio(StdioCommand),
+    Http(HttpEndpoint),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct StdioCommand {
+    command: OsString,
+    args: Vec<OsString>,
+    env: Vec<(OsString, Redacted<OsString>)>,
+    env_removed: Vec<OsString>,
+    current_dir: Option<PathBuf>,
+}
+
+#[derive(Clone)]
+pub(crate) struct HttpEndpoint {
+    /// The URL as given; its query and user information may hold secrets.
+    url: String,
+    /// The URL without query, fragment or user information: what errors and `Debug` show.
+    shown_url: String,
+    headers: Vec<(String, Redacted<String>)>,
+    bearer_token: Option<Redacted<String>>,
+}
+
+impl std::fmt::Debug for HttpEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpEndpoint")
+            .field("url", &self.shown_url)
+            .field("headers", &self.headers)
+            .field("bearer_token", &self.bearer_token)
+            .finish()
+    }
+}
+
+impl HttpEndpoint {
+    fn new(url: String) -> Self {
+        HttpEndpoint {
+            shown_url: shown_url(&url),
+            url,
+            headers: Vec::new(),
+            bearer_token: None,
+        }
+    }
+
+    /// What must not appear in error messages, each with what to show instead: the full URL
+    /// (an HTTP library's error quotes it), header values and the token.
+    fn secrets(&self) -> Vec<(String, String)> {
+        let mut secrets = Vec::new();
+        if self.url != self.shown_url {
+            secrets.push((self.url.clone(), self.shown_url.clone()));
+        }
+        let values = self
+            .headers
+            .iter()
+            .map(|(_, value)| value.0.as_str())
+            .chain(self.bearer_token.as_ref().map(|token| token.0.as_str()))
+            .filter(|secret| !secret.is_empty());
+        secrets.extend(values.map(|secret| (secret.to_owned(), "[redacted]".to_owned())));
+        secrets
+    }
+}
+
+/// `url` without its query, fragment and user information.
+fn shown_url(url: &str) -> String {
+    let base = url.split(['?', '#']).next().unwrap_or_default();
+    match base.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let host = authority.rsplit('@').next().unwrap_or(authority);
+            format!("{scheme}://{host}{path}")
+        }
+        None => base.to_owned(),
+    }
+}
+
+/// A value whose `Debug` output is hidden.
+#[derive(Clone)]
+pub(crate) struct Redacted<T>(T);
+
+impl<T> std::fmt::Debug for Redacted<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl McpServer {
+    fn new(name: String, transport: Transport) -> Self {
+        McpServer {
+            name,
+            transport,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+            max_restarts: DEFAULT_MAX_RESTARTS,
+        }
+    }
+
+    /// A server started as `command args...`, speaking MCP over stdio. Its name (used in
+    /// errors and available to hooks) defaults to the command line; set it with
+    /// [`name`](McpServer::name).
+    pub fn stdio<I, S>(command: impl Into<OsString>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        let command = command.into();
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let name = std::iter::once(&command)
+            .chain(&args)
+            .map(|part| part.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ");
+        McpServer::new(
+            name,
+            Transport::Stdio(StdioCommand {
+                command,
+                args,
+                env: Vec::new(),
+                env_removed: Vec::new(),
+                current_dir: None,
+            }),
+        )
+    }
+
+    /// A server at `url` speaking MCP over streamable HTTP (`http://` or `https://`). Its
+    /// name defaults to the URL without its query and user information; set it with [`name`](McpServer::name).
+    /// Authenticate with [`bearer_token`](McpServer::bearer_token) or
+    /// [`header`](McpServer::header).
+    pub fn http(url: impl Into<String>) -> Self {
+        let endpoint = HttpEndpoint::new(url.into());
+        McpServer::new(endpoint.shown_url.clone(), Transport::Http(endpoint))
+    }
+
+    /// Names the server: errors say which server failed by this name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Sets an environment variable of the server's process (it inherits the rest). No
+    /// effect on an HTTP server.
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        if let Transport::Stdio(command) = &mut self.transport {
+            command.env.push((key.into(), Redacted(value.into())));
+        }
+        self
+    }
+
+    /// Sets several environment variables of the server's process. No effect on an HTTP
+    /// server.
+    pub fn envs<I, K, V>(self, vars: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        vars.into_iter()
+            .fold(self, |server, (key, value)| server.env(key, value))
+    }
+
+    /// Removes an inherited environment variable from the server's process (a secret it
+    /// should not see, say). No effect on an HTTP server.
+    pub fn env_remove(mut self, key: impl Into<OsString>) -> Self {
+        if let Transport::Stdio(command) = &mut self.transport {
+            command.env_removed.push(key.into());
+        }
+        self
+    }
+
+    /// The working directory of the server's process (by default, this process's). No
+    /// effect on an HTTP server.
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        if let Transport::Stdio(command) = &mut self.transport {
+            command.current_dir = Some(dir.into());
+        }
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every request to an HTTP server. The token
+    /// never appears in `Debug` output or errors. No effect on a stdio server.
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        if let Transport::Http(endpoint) = &mut self.transport {
+            endpoint.bearer_token = Some(Redacted(token.into()));
+        }
+        self
+    }
+
+    /// Sends the header `name: value` with every request to an HTTP server (an API key,
+    /// say). Its value never appears in `Debug` output or errors. No effect on a stdio
+    /// server.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Transport::Http(endpoint) = &mut self.transport {
+            endpoint.headers.push((name.into(), Redacted(value.into())));
+        }
+        self
+    }
+
+    /// How long the start and the MCP handshake may take ([`DEFAULT_CONNECT_TIMEOUT`]).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long one request (a tool call, a page of the tool list) may take
+    /// ([`DEFAULT_CALL_TIMEOUT`]). A tool call past it fails with
+    /// [`ToolFailure::Timeout`](reins::tool::ToolFailure::Timeout) and the server is sent
+    /// `notifications/cancelled`.
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = Some(timeout);
+        self
+    }
+
+    /// Lets requests take as long as the server needs.
+    pub fn no_call_timeout(mut self) -> Self {
+        self.call_timeout = None;
+        self
+    }
+
+    /// How many times in the client's life a stdio server that exited is started again, on
+    /// the next request after it died ([`DEFAULT_MAX_RESTARTS`]; 0 never restarts). The
+    /// request that found it dead fails with [`McpError::Disconnected`].
+    pub fn max_restarts(mut self, restarts: u32) -> Self {
+        self.max_restarts = restarts;
+        self
+    }
+
+    /// Starts the server's process (stdio) or reaches its URL (HTTP), and performs the MCP
+    /// handshake.
+    ///
+    /// Fails with [`McpError::Spawn`] when the command cannot be started,
+    /// [`McpError::Handshake`] when the process exits, the URL does not answer, or the peer
+    /// does not speak MCP (with the end of a process's standard error), [`McpError::Config`]
+    /// for a header that HTTP cannot carry, and [`McpError::Timeout`] past the connect
+    /// timeout; a started process is killed in the failing cases.
+    pub async fn connect(self) -> Result<McpClient, McpError> {
+        let events = ClientEvents::new(&self.name);
+        let connection = self.open(events.clone()).await?;
+        Ok(McpClient::new(self, events, connection))
+    }
+
+    /// Opens one connection, whose notifications go to `events`.
+    pub(crate) async fn open(&self, events: ClientEvents) -> Result<Connection, McpError> {
+        match &self.transport {
+            Transport::Stdio(command) => self.open_stdio(command, events).await,
+            Transport::Http(endpoint) => self.open_http(endpoint, events).await,
+        }
+    }
+
+    async fn open_stdio(
+        &self,
+        stdio: &StdioCommand,
+        events: ClientEvents,
+    ) -> Result<Connection, McpError> {
+        let mut command = tokio::process::Command::new(&stdio.command);
+        command.args(&stdio.args).kill_on_drop(true);
+        for key in &stdio.env_removed {
+            command.env_remove(key);
+        }
+        command.envs(stdio.env.iter().map(|(k, v)| (k, &v.0)));
+        if let Some(dir) = &stdio.current_dir {
+            command.current_dir(dir);
+        }
+        let (transport, stderr) = TokioChildProcess::builder(command)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| McpError::Spawn {
+                server: self.name.clone(),
+                command: stdio.command.to_string_lossy().into_owned(),
+                source,
+            })?;
+        let process_id = transport.id();
+        let stderr_tail = StderrTail::default();
+        match stderr {
+            Some(stderr) => stderr_tail.follow(self.name.clone(), stderr),
+            None => stderr_tail.lock().closed = true,
+        }
+        match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
+            Ok(Ok(service)) => Ok(Connection::new(
+                service,
+                process_id,
+                Some(stderr_tail),
+                Vec::new(),
+            )),
+            Ok(Err(error)) => Err(McpError::Handshake {
+                server: self.name.clone(),
+                message: error.to_string(),
+                stderr: stderr_tail.settled().await,
+            }),
+            Err(_) => Err(self.connect_timed_out()),
+        }
+    }
+
+    async fn open_http(
+        &self,
+        endpoint: &HttpEndpoint,
+        events: ClientEvents,
+    ) -> Result<Connection, McpError> {
+        let mut headers = HashMap::new();
+        for (name, value) in &endpoint.headers {
+            let header_name =
+                http::HeaderName::try_from(name.as_str()).map_err(|_| McpError::Config {
+                    server: self.name.clone(),
+                    message: format!("`{name}` is not a valid HTTP header name"),
+                })?;
+            let mut header_value =
+                http::HeaderValue::try_from(value.0.as_str()).map_err(|_| McpError::Config {
+                    server: self.name.clone(),
+                    message: format!("the value of header `{name}` is not valid in HTTP"),
+                })?;
+            header_value.set_sensitive(true);
+            headers.insert(header_name, header_value);
+        }
+        let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
+            .custom_headers(headers);
+        if let Some(token) = &endpoint.bearer_token {
+            config = config.auth_header(token.0.clone());
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let secrets = endpoint.secrets();
+        match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
+            Ok(Ok(service)) => Ok(Connection::new(service, None, None, secrets)),
+            Ok(Err(error)) => Err(McpError::Handshake {
+                server: self.name.clone(),
+                message: scrub(&error.to_string(), &secrets),
+                stderr: String::new(),
+            }),
+            Err(_) => Err(self.connect_timed_out()),
+        }
+    }
+
+    fn connect_timed_out(&self) -> McpError {
+        McpError::Timeout {
+            server: self.name.clone(),
+            operation: "initialize".to_owned(),
+            after: self.connect_timeout,
+        }
+    }
+
+    pub(crate) fn is_stdio(&self) -> bool {
+        matches!(self.transport, Transport::Stdio(_))
+    }
+}
+
+/// `message` with every secret replaced by what may be shown instead: an HTTP library's
+/// error may quote what it sent.
+pub(crate) fn scrub(message: &str, secrets: &[(String, String)]) -> String {
+    secrets
+        .iter()
+        .fold(message.to_owned(), |message, (secret, shown)| {
+            message.replace(secret.as_str(), shown)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_no_secret() {
+        let server = McpServer::http("http://127.0.0.1:1/mcp?key=abc")
+            .bearer_token("token-123")
+            .header("x-api-key", "key-456");
+        let debug = format!("{server:?}");
+        assert!(!debug.contains("token-123"), "{debug}");
+        assert!(!debug.contains("key-456"), "{debug}");
+        assert!(debug.contains("x-api-key"), "{debug}");
+        assert!(!debug.contains("key=abc"), "{debug}");
+        assert_eq!(server.name, "http://127.0.0.1:1/mcp");
+
+        let stdio = McpServer::stdio("server", ["--flag"]).env("API_KEY", "env-secret-789");
+        let debug = format!("{stdio:?}");
+        assert!(!debug.contains("env-secret-789"), "{debug}");
+        assert!(debug.contains("API_KEY"), "{debug}");
+    }
+
+    #[test]
+    fn scrub_replaces_every_secret() {
+        let endpoint = HttpEndpoint {
+            headers: vec![("a".into(), Redacted("s3cr3t".into()))],
+            bearer_token: Some(Redacted("k3y".into())),
+            ..HttpEndpoint::new("https://u:pw@host:8/mcp?t=q".into())
+        };
+        assert_eq!(
+            scrub(
+                "sent s3cr3t and k3y and s3cr3t to https://u:pw@host:8/mcp?t=q",
+                &endpoint.secrets()
+            ),
+            "sent [redacted] and [redacted] and [redacted] to https://host:8/mcp"
+        );
+        assert_eq!(shown_url("http://h/p#f"), "http://h/p");
+        assert_eq!(shown_url("http://u@h"), "http://h");
+    }
+}
