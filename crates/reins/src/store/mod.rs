@@ -11,14 +11,32 @@
 //! are replayed from the state, not called again, and a journaled model turn is not requested
 //! again.
 //!
-//! One window remains, as in every system that calls the outside world: a crash after a tool's
-//! external side effect but before its checkpoint. The call is then executed again on resume.
-//! Every execution of a call carries the same effect id
-//! ([`ToolCallContext::effect_id`](crate::tool::ToolCallContext::effect_id):
-//! `<run id>/<internal call id>`), so a tool that passes it to the service it calls as an
-//! idempotency key gets exactly-once side effects end to end. A model turn that was received
-//! but not yet checkpointed is requested again (model calls have no side effects).
+//! # Nothing in doubt is run again
 //!
+//! Before a tool executes, the run checkpoints that the call starts, with the arguments it
+//! executes with (after every hook's rewrite and any decision; journal kind
+//! `tool_call_started`). After a crash, a call that started and has no result is *in doubt*:
+//! its side effect may or may not have happened. The resumed run then
+//!
+//! - executes it again, with the arguments it started with and without asking the dispatch
+//!   hooks again, only when its tool declares that safe
+//!   ([`Tool::retry_safety`](crate::tool::Tool::retry_safety):
+//!   [`RetrySafety::Idempotent`](crate::tool::RetrySafety::Idempotent), or
+//!   [`RetrySafety::DeduplicatesByEffectId`](crate::tool::RetrySafety::DeduplicatesByEffectId)
+//!   for a tool that passes [`ToolCallContext::effect_id`](crate::tool::ToolCallContext::effect_id)
+//!   — `<run id>/<internal call id>`, the same on every execution — to its service as an
+//!   idempotency key);
+//! - otherwise suspends with the call in doubt
+//!   ([`PendingCall::is_in_doubt`](crate::agent::PendingCall::is_in_doubt),
+//!   [`PendingApproval::in_doubt`]) and executes nothing until a decision says what to do:
+//!   [`ToolDecision::Rerun`], [`ToolDecision::Skip`] (the model sees a message) or
+//!   [`ToolDecision::SupplyResult`] (the model sees the result the call really had).
+//!
+//! So a tool that declares nothing runs at most once per call, crashes included; one that
+//! declares itself safe to repeat runs at least once. A model turn that was received but not
+//! yet checkpointed is requested again (model calls have no side effects). Each execution costs
+//! one more checkpoint (its start) in a durable run.
+
 //! # Concurrency
 //!
 //! Workers take a lease on a run before working on it ([`RunStore::claim`]). Every claim gets
@@ -140,10 +158,15 @@ pub struct PendingApproval {
     pub internal_call_id: String,
     /// The tool.
     pub tool_name: String,
-    /// The arguments the model sent.
+    /// The arguments the call would execute with: the model's (as hooks repaired them), or,
+    /// for a call in doubt, those it started with.
     pub arguments: Value,
     /// Why the call was suspended.
     pub reason: String,
+    /// Whether the call is in doubt: it started before a crash and no result was recorded,
+    /// so its side effect may have happened. Decide with [`ToolDecision::Rerun`],
+    /// [`ToolDecision::Skip`] or [`ToolDecision::SupplyResult`].
+    pub in_doubt: bool,
 }
 
 /// What waits for a decision, as listed by [`RunStore::pending_approvals`].
@@ -347,8 +370,9 @@ pub(crate) fn pending_of(
             run_id: state.run_id.clone(),
             internal_call_id: call.internal_call_id.clone(),
             tool_name: call.call.name.clone(),
-            arguments: call.call.arguments.clone(),
+            arguments: call.arguments().clone(),
             reason: call.suspended.clone().unwrap_or_default(),
+            in_doubt: call.is_in_doubt(),
         })
         .collect()
 }

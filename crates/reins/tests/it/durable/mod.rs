@@ -6,6 +6,7 @@
 
 mod claims;
 mod finished;
+mod in_doubt;
 mod records;
 
 use crate::common::echo_tool;
@@ -134,7 +135,9 @@ async fn approval_round_trip(store: impl RunStore + Clone) {
         effects,
         vec![
             ("model_turn", format!("{run_id}/t1")),
+            ("tool_call_started", format!("{run_id}/t1c0")),
             ("tool_call", format!("{run_id}/t1c0")),
+            ("tool_call_started", format!("{run_id}/t1c1")),
             ("tool_call", format!("{run_id}/t1c1")),
             ("model_turn", format!("{run_id}/t2")),
         ]
