@@ -263,8 +263,12 @@ fn check_in_doubt_calls_wait(store_for: impl Fn(&str) -> String) {
             assert_eq!(waiting.len(), 1, "killed at {point}");
             assert!(waiting[0].in_doubt, "killed at {point}");
             assert_eq!(waiting[0].arguments, serde_json::json!({ "city": city }));
-            let decision = reins::agent::ToolDecision::supply_result(format!("booked {city}"));
-            store.decide(&case.run_id, call, &decision).await.unwrap();
+            let decision = reins::store::Decision::new(
+                waiting[0],
+                reins::agent::ToolDecision::supply_result(format!("booked {city}")),
+                "crash-test",
+            );
+            store.decide(&case.run_id, &decision).await.unwrap();
         });
         let answer = run_to_end(&case, "resume");
         assert_eq!(answer, "Booked Oslo, Rome and Lima.", "killed at {point}");

@@ -1,9 +1,9 @@
 use super::{
-    ClaimedRun, DEFAULT_LEASE, JournalEntry, Lease, PendingApprovals, RunStore, RunSummary,
-    StoreError, check_claimable, check_pending, collect_pending, decode_state, encode_state,
-    new_token, now_millis,
+    ClaimedRun, DEFAULT_LEASE, Decision, JournalEntry, Lease, PendingApprovals, RecordedDecision,
+    RunStore, RunSummary, StoreError, check_claimable, check_decision, collect_pending,
+    decode_state, encode_state, new_token, now_millis,
 };
-use crate::agent::{RunState, ToolDecision};
+use crate::agent::RunState;
 use futures::future::BoxFuture;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -36,7 +36,10 @@ struct Record {
     token: Option<String>,
     lease_until: i64,
     journal: Vec<JournalEntry>,
-    decisions: Vec<(String, ToolDecision)>,
+    /// The latest decision per call.
+    decisions: Vec<RecordedDecision>,
+    /// Every decision recorded, oldest first.
+    audit: Vec<RecordedDecision>,
 }
 
 impl MemoryStore {
@@ -74,8 +77,20 @@ impl MemoryStore {
                 lease_until: 0,
                 journal: Vec::new(),
                 decisions: Vec::new(),
+                audit: Vec::new(),
             },
         );
+    }
+}
+
+impl MemoryStore {
+    /// Overwrites a run's stored state verbatim, keeping its version, lease, journal and
+    /// decisions: for tests of records changed behind the store's back.
+    #[doc(hidden)]
+    pub fn put_raw_state(&self, run_id: &str, json: &str) {
+        if let Some(record) = self.lock().get_mut(run_id) {
+            record.state = json.to_owned();
+        }
     }
 }
 
@@ -104,6 +119,7 @@ impl RunStore for MemoryStore {
                     lease_until: now_millis() + self.lease_millis(),
                     journal: Vec::new(),
                     decisions: Vec::new(),
+                    audit: Vec::new(),
                 },
             );
             Ok(Lease {
@@ -215,20 +231,39 @@ impl RunStore for MemoryStore {
     fn decide<'a>(
         &'a self,
         run_id: &'a str,
-        internal_call_id: &'a str,
-        decision: &'a ToolDecision,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        decision: &'a Decision,
+    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
         Box::pin(async move {
             let mut runs = self.lock();
             let record = runs
                 .get_mut(run_id)
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             let state = decode_state(run_id, record.format, &record.state)?;
-            check_pending(&state, internal_call_id)?;
+            check_decision(&state, decision)?;
+            let recorded = RecordedDecision {
+                run_id: run_id.to_owned(),
+                decision: decision.clone(),
+                decided_at_ms: now_millis(),
+            };
             record
                 .decisions
-                .push((internal_call_id.to_owned(), decision.clone()));
-            Ok(())
+                .retain(|d| d.decision.internal_call_id != decision.internal_call_id);
+            record.decisions.push(recorded.clone());
+            record.audit.push(recorded.clone());
+            Ok(recorded)
+        })
+    }
+
+    fn decisions<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
+        Box::pin(async move {
+            let runs = self.lock();
+            let record = runs
+                .get(run_id)
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            Ok(record.audit.clone())
         })
     }
 

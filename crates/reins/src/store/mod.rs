@@ -61,6 +61,22 @@
 //! a completed run's answer) instead of an answer: a caller cannot mistake "was already
 //! finished" for "finished just now". The stored record, its version included, is unchanged.
 //!
+//! # Decisions bound to what runs
+//!
+//! Every call waiting for a decision is listed with a [`PendingApproval::binding`]: the
+//! SHA-256 digest ([`call_binding`]) of the run id, the call's internal id, the tool's name and
+//! the arguments the call executes with if approved ([`PendingCall::arguments`]: the model's
+//! as hooks repaired them, or those a call in doubt started with). A [`Decision`] carries that
+//! binding along with who decided and why; [`RunStore::decide`] records it with the time
+//! ([`RecordedDecision`]) only if the stored call still has that binding, else it refuses with
+//! [`StoreError::StaleDecision`]. A resumed run checks every recorded decision again: a stale
+//! one is refused the same way (the claim is released, the record unchanged, nothing runs),
+//! and the call is listed as waiting again, for a decision about what it is now. A decision
+//! is never applied to another run, call, tool or arguments, and a call without a decision
+//! never runs. [`RunStore::decisions`] lists every decision of a run, replaced ones included:
+//! the audit trail. Decisions recorded by a release before bindings carry none and bind
+//! nothing: such a call must be decided again.
+//!
 //! # Listing approvals
 //!
 //! [`RunStore::pending_approvals`] returns [`PendingApprovals`]: every waiting call of every
@@ -74,19 +90,24 @@
 //! with another format version, or one that is not valid JSON, is reported as
 //! [`StoreError::UnsupportedFormat`] or [`StoreError::Corrupt`] and left untouched.
 
+mod decision;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+pub use decision::{Decision, RecordedDecision, call_binding};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
-use crate::agent::{RunState, RunStatus, ToolDecision};
+#[cfg(doc)]
+use crate::agent::{PendingCall, ToolDecision};
+use crate::agent::{RunState, RunStatus};
+pub(crate) use decision::{check_decision, decode_decision, encode_decision};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -120,8 +141,9 @@ pub struct Lease {
 pub struct ClaimedRun {
     /// The run's state.
     pub state: RunState,
-    /// Decisions recorded for its suspended calls, by internal call id.
-    pub decisions: Vec<(String, ToolDecision)>,
+    /// The decisions recorded for its suspended calls (the latest per call). Resume applies
+    /// only those bound to their call as it stands ([`RecordedDecision::binds`]).
+    pub decisions: Vec<RecordedDecision>,
     /// The lease to write checkpoints with.
     pub lease: Lease,
 }
@@ -163,6 +185,9 @@ pub struct PendingApproval {
     pub arguments: Value,
     /// Why the call was suspended.
     pub reason: String,
+    /// The digest a decision about this call must carry ([`Decision::binding`], made by
+    /// [`Decision::new`]): over the run, the call, the tool and [`arguments`](Self::arguments).
+    pub binding: String,
     /// Whether the call is in doubt: it started before a crash and no result was recorded,
     /// so its side effect may have happened. Decide with [`ToolDecision::Rerun`],
     /// [`ToolDecision::Skip`] or [`ToolDecision::SupplyResult`].
@@ -245,6 +270,20 @@ pub enum StoreError {
         /// What is wrong with it.
         message: String,
     },
+    /// The decision is bound to the call as it was, not as it is now: its tool or its
+    /// arguments changed since. It was not recorded (or, on resume, not applied); the call
+    /// still waits for a decision about what it is now.
+    /// The call's current binding is in the pending listing ([`PendingApproval::binding`]).
+    #[error(
+        "the decision about call `{internal_call_id}` of run `{run_id}` was made for another \
+         tool or other arguments than the call has now"
+    )]
+    StaleDecision {
+        /// The run.
+        run_id: String,
+        /// The call.
+        internal_call_id: String,
+    },
     /// The call has no pending decision to make (unknown id, or already answered).
     #[error("run `{run_id}` has no suspended call `{internal_call_id}`")]
     NoSuchPendingCall {
@@ -302,13 +341,23 @@ pub trait RunStore: Send + Sync + 'static {
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>>;
 
-    /// Records a decision about a suspended call, for the worker that resumes the run.
+    /// Records a decision about a waiting call, for the worker that resumes the run, and
+    /// appends it to the run's audit trail; a later decision about the same call replaces it.
+    /// Refused with [`StoreError::NoSuchPendingCall`] when the call does not wait for a
+    /// decision, and with [`StoreError::StaleDecision`] when the decision's binding is not the
+    /// call's as it stands (its arguments changed since it was listed).
     fn decide<'a>(
         &'a self,
         run_id: &'a str,
-        internal_call_id: &'a str,
-        decision: &'a ToolDecision,
-    ) -> BoxFuture<'a, Result<(), StoreError>>;
+        decision: &'a Decision,
+    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>>;
+
+    /// Every decision recorded about a run, oldest first: the audit trail (who decided what,
+    /// when, why, and about which arguments), replaced decisions included.
+    fn decisions<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>>;
 
     /// Every stored run.
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>>;
@@ -356,17 +405,15 @@ pub(crate) fn status_from_name(name: &str) -> RunStatus {
     }
 }
 
-/// The suspended calls of a run that no decision covers yet.
-pub(crate) fn pending_of(
-    state: &RunState,
-    decided: &[(String, ToolDecision)],
-) -> Vec<PendingApproval> {
+/// The suspended calls of a run that no decision bound to them covers yet.
+pub(crate) fn pending_of(state: &RunState, decided: &[RecordedDecision]) -> Vec<PendingApproval> {
     state
         .pending_calls
         .iter()
         .filter(|call| call.awaits_decision())
-        .filter(|call| !decided.iter().any(|(id, _)| *id == call.internal_call_id))
+        .filter(|call| !decided.iter().any(|d| d.binds(&state.run_id, call)))
         .map(|call| PendingApproval {
+            binding: decision::binding_of(&state.run_id, call),
             run_id: state.run_id.clone(),
             internal_call_id: call.internal_call_id.clone(),
             tool_name: call.call.name.clone(),
@@ -382,7 +429,7 @@ pub(crate) fn pending_of(
 pub(crate) fn collect_pending(
     listing: &mut PendingApprovals,
     run_id: &str,
-    read: Result<(RunState, Vec<(String, ToolDecision)>), StoreError>,
+    read: Result<(RunState, Vec<RecordedDecision>), StoreError>,
 ) -> Result<(), StoreError> {
     match read {
         Ok((state, decided)) => listing.approvals.extend(pending_of(&state, &decided)),
@@ -422,22 +469,6 @@ pub(crate) fn check_claimable(
             remaining: Duration::from_millis(u64::try_from(lease_until - now).unwrap_or(0)),
         }),
         _ => Ok(()),
-    }
-}
-
-/// Whether `internal_call_id` is a call of `state` that waits for a decision.
-pub(crate) fn check_pending(state: &RunState, internal_call_id: &str) -> Result<(), StoreError> {
-    if state
-        .pending_calls
-        .iter()
-        .any(|call| call.internal_call_id == internal_call_id && call.awaits_decision())
-    {
-        Ok(())
-    } else {
-        Err(StoreError::NoSuchPendingCall {
-            run_id: state.run_id.clone(),
-            internal_call_id: internal_call_id.to_owned(),
-        })
     }
 }
 

@@ -1,9 +1,10 @@
 use super::{
-    ClaimedRun, DEFAULT_LEASE, FORMAT_VERSION, JournalEntry, Lease, PendingApprovals, RunStore,
-    RunSummary, StoreError, check_claimable, check_pending, collect_pending, decode_state,
-    encode_state, new_token, now_millis, status_from_name, status_name,
+    ClaimedRun, DEFAULT_LEASE, Decision, FORMAT_VERSION, JournalEntry, Lease, PendingApprovals,
+    RecordedDecision, RunStore, RunSummary, StoreError, check_claimable, check_decision,
+    collect_pending, decode_decision, decode_state, encode_decision, encode_state, new_token,
+    now_millis, status_from_name, status_name,
 };
-use crate::agent::{RunState, ToolDecision};
+use crate::agent::RunState;
 use futures::future::BoxFuture;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,6 +62,14 @@ CREATE TABLE IF NOT EXISTS reins_decisions (
     decision TEXT NOT NULL,
     decided_at BIGINT NOT NULL,
     PRIMARY KEY (run_id, internal_call_id)
+);
+CREATE TABLE IF NOT EXISTS reins_decision_log (
+    run_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    internal_call_id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    decided_at BIGINT NOT NULL,
+    PRIMARY KEY (run_id, seq)
 );
 ";
 
@@ -171,23 +180,27 @@ async fn read_run(
 async fn read_decisions(
     client: &impl GenericClient,
     run_id: &str,
-) -> Result<Vec<(String, ToolDecision)>, StoreError> {
-    let rows = client
-        .query(
-            "SELECT internal_call_id, decision FROM reins_decisions WHERE run_id = $1 ORDER BY decided_at",
-            &[&run_id],
-        )
-        .await
-        .map_err(backend)?;
+) -> Result<Vec<RecordedDecision>, StoreError> {
+    read_decision_rows(
+        client,
+        "SELECT internal_call_id, decision, decided_at FROM reins_decisions WHERE run_id = $1 ORDER BY decided_at",
+        run_id,
+    )
+    .await
+}
+
+/// Reads `(internal_call_id, decision JSON, decided_at)` rows of `run_id` with `query`.
+async fn read_decision_rows(
+    client: &impl GenericClient,
+    query: &str,
+    run_id: &str,
+) -> Result<Vec<RecordedDecision>, StoreError> {
+    let rows = client.query(query, &[&run_id]).await.map_err(backend)?;
     rows.iter()
         .map(|row| {
             let call_id: String = column(row, 0)?;
             let json: String = column(row, 1)?;
-            let decision = serde_json::from_str(&json).map_err(|error| StoreError::Corrupt {
-                run_id: run_id.to_owned(),
-                message: format!("decision for `{call_id}`: {error}"),
-            })?;
-            Ok((call_id, decision))
+            decode_decision(run_id, &call_id, column(row, 2)?, &json)
         })
         .collect()
 }
@@ -377,28 +390,62 @@ impl RunStore for PostgresStore {
     fn decide<'a>(
         &'a self,
         run_id: &'a str,
-        internal_call_id: &'a str,
-        decision: &'a ToolDecision,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        decision: &'a Decision,
+    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
         Box::pin(async move {
-            let decision = serde_json::to_string(decision).map_err(backend)?;
             let mut client = self.client.lock().await;
             let transaction = client.transaction().await.map_err(backend)?;
+            // The run's row stays locked until commit, so decisions of one run get their
+            // audit sequence numbers one at a time.
             let row = read_run(&transaction, run_id, true)
                 .await?
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             let state = decode_state(run_id, row.format, &row.state)?;
-            check_pending(&state, internal_call_id)?;
+            check_decision(&state, decision)?;
+            let recorded = RecordedDecision {
+                run_id: run_id.to_owned(),
+                decision: decision.clone(),
+                decided_at_ms: now_millis(),
+            };
+            let json = encode_decision(&recorded)?;
+            let call_id = &recorded.decision.internal_call_id;
             transaction
                 .execute(
                     "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
                      VALUES ($1, $2, $3, $4)
                      ON CONFLICT (run_id, internal_call_id) DO UPDATE SET decision = $3, decided_at = $4",
-                    &[&run_id, &internal_call_id, &decision, &now_millis()],
+                    &[&run_id, call_id, &json, &recorded.decided_at_ms],
                 )
                 .await
                 .map_err(backend)?;
-            transaction.commit().await.map_err(backend)
+            transaction
+                .execute(
+                    "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
+                     SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4 FROM reins_decision_log WHERE run_id = $1",
+                    &[&run_id, call_id, &json, &recorded.decided_at_ms],
+                )
+                .await
+                .map_err(backend)?;
+            transaction.commit().await.map_err(backend)?;
+            Ok(recorded)
+        })
+    }
+
+    fn decisions<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
+        Box::pin(async move {
+            let client = self.client.lock().await;
+            if read_run(&*client, run_id, false).await?.is_none() {
+                return Err(StoreError::NotFound(run_id.to_owned()));
+            }
+            read_decision_rows(
+                &*client,
+                "SELECT internal_call_id, record, decided_at FROM reins_decision_log WHERE run_id = $1 ORDER BY seq",
+                run_id,
+            )
+            .await
         })
     }
 

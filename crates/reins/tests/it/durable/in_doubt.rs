@@ -5,7 +5,7 @@
 //! call's start is checkpointed, its result is not, and the dropped claim's lease stays until
 //! it expires, as after a SIGKILL (reins-crash-test does the same with real processes).
 
-use super::uuid_like;
+use super::{decide, uuid_like};
 use crate::common::EchoArgs;
 use reins::agent::*;
 use reins::store::{MemoryStore, RunStore, SqliteStore, StoreError};
@@ -148,14 +148,14 @@ async fn undeclared_call_waits_in_doubt(store: impl RunStore + Clone) {
     assert!(matches!(again, PromptError::Suspended { .. }), "{again:?}");
     assert_eq!(charge.effects(), vec!["100"]);
 
-    store
-        .decide(
-            &run_id,
-            &pending.internal_call_id,
-            &ToolDecision::supply_result("charged 100 (checked with the bank)"),
-        )
-        .await
-        .unwrap();
+    decide(
+        &store,
+        &run_id,
+        &pending.internal_call_id,
+        ToolDecision::supply_result("charged 100 (checked with the bank)"),
+    )
+    .await
+    .unwrap();
     assert!(
         store
             .pending_approvals()
@@ -187,8 +187,7 @@ async fn in_doubt_call_rerun_or_skipped(store: impl RunStore + Clone) {
         resume(&agent, &store, &run_id).await,
         Err(PromptError::Suspended { .. })
     ));
-    store
-        .decide(&run_id, "t1c0", &ToolDecision::rerun())
+    decide(&store, &run_id, "t1c0", ToolDecision::rerun())
         .await
         .unwrap();
     assert_eq!(resume(&agent, &store, &run_id).await.unwrap(), "Charged.");
@@ -203,10 +202,14 @@ async fn in_doubt_call_rerun_or_skipped(store: impl RunStore + Clone) {
         resume(&agent, &store, &run_id).await,
         Err(PromptError::Suspended { .. })
     ));
-    store
-        .decide(&run_id, "t1c0", &ToolDecision::skip("not charged again"))
-        .await
-        .unwrap();
+    decide(
+        &store,
+        &run_id,
+        "t1c0",
+        ToolDecision::skip("not charged again"),
+    )
+    .await
+    .unwrap();
     assert_eq!(resume(&agent, &store, &run_id).await.unwrap(), "Charged.");
     assert_eq!(charge.effects(), vec!["100"]);
     let finished = store.load(&run_id).await.unwrap();

@@ -4,6 +4,7 @@
 //! [`claims`] races workers and checks leases, [`finished`] resumes finished runs, [`records`]
 //! reads unreadable, upgraded, corrupt and foreign records.
 
+mod bindings;
 mod claims;
 mod finished;
 mod in_doubt;
@@ -11,7 +12,9 @@ mod records;
 
 use crate::common::echo_tool;
 use reins::agent::*;
-use reins::store::{MemoryStore, PendingApprovals, RunStore, SqliteStore, StoreError};
+use reins::store::{
+    Decision, MemoryStore, PendingApprovals, RecordedDecision, RunStore, SqliteStore, StoreError,
+};
 use reins::testing::{ScriptedModel, Turn};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -88,20 +91,19 @@ async fn approval_round_trip(store: impl RunStore + Clone) {
     assert_eq!(summaries[0].status, RunStatus::Suspended);
 
     // A decision about an unknown call is refused.
-    let refused = store
-        .decide(&run_id, "t9c9", &ToolDecision::approve())
+    let refused = decide(&store, &run_id, "t9c9", ToolDecision::approve())
         .await
         .unwrap_err();
     assert!(matches!(refused, StoreError::NoSuchPendingCall { .. }));
 
-    store
-        .decide(
-            &run_id,
-            &pending[0].internal_call_id,
-            &ToolDecision::approve(),
-        )
-        .await
-        .unwrap();
+    decide(
+        &store,
+        &run_id,
+        &pending[0].internal_call_id,
+        ToolDecision::approve(),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         store.pending_approvals().await.unwrap(),
         PendingApprovals::default()
@@ -157,6 +159,32 @@ async fn approval_round_trip(store: impl RunStore + Clone) {
     );
     assert_eq!(log.lock().unwrap().len(), 2);
     assert_eq!(version_of(&store, &run_id).await, version);
+}
+
+/// Decides about a call of a stored run as a person would: bound to the call as the pending
+/// listing shows it (an unlisted call gets an empty binding).
+async fn decide(
+    store: &impl RunStore,
+    run_id: &str,
+    internal_call_id: &str,
+    decision: ToolDecision,
+) -> Result<RecordedDecision, StoreError> {
+    let listing = store.pending_approvals().await?;
+    let listed = listing
+        .approvals
+        .iter()
+        .find(|p| p.run_id == run_id && p.internal_call_id == internal_call_id);
+    let decision = match listed {
+        Some(pending) => Decision::new(pending, decision, "tester"),
+        None => Decision {
+            internal_call_id: internal_call_id.to_owned(),
+            decision,
+            binding: String::new(),
+            decided_by: "tester".to_owned(),
+            reason: None,
+        },
+    };
+    store.decide(run_id, &decision).await
 }
 
 /// The stored version of a run.
