@@ -1,7 +1,7 @@
 use super::{
-    ClaimedRun, DEFAULT_LEASE, Decision, JournalEntry, Lease, PendingApprovals, RecordedDecision,
-    RunStore, RunSummary, StoreError, check_claimable, check_decision, collect_pending,
-    decode_state, encode_state, new_token, now_millis,
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, JournalEntry, Lease, PendingApprovals,
+    RecordedDecision, RunStore, RunSummary, StoreError, check_claimable, check_decision,
+    collect_pending, decode_state, encode_state, new_token, now_millis,
 };
 use crate::agent::RunState;
 use futures::future::BoxFuture;
@@ -40,6 +40,31 @@ struct Record {
     decisions: Vec<RecordedDecision>,
     /// Every decision recorded, oldest first.
     audit: Vec<RecordedDecision>,
+    /// Every write of the state, oldest first.
+    snapshots: Vec<Snapshot>,
+}
+
+/// One checkpoint: the listed facts and the encoded state.
+#[derive(Clone)]
+struct Snapshot {
+    checkpoint: Checkpoint,
+    format: i64,
+    state: String,
+}
+
+impl Record {
+    fn snapshot(&mut self) {
+        self.snapshots.push(Snapshot {
+            checkpoint: Checkpoint {
+                version: self.version,
+                status: super::status_from_name(&self.status),
+                journal_len: self.journal.len(),
+                created_at_ms: now_millis(),
+            },
+            format: self.format,
+            state: self.state.clone(),
+        });
+    }
 }
 
 impl MemoryStore {
@@ -78,6 +103,7 @@ impl MemoryStore {
                 journal: Vec::new(),
                 decisions: Vec::new(),
                 audit: Vec::new(),
+                snapshots: Vec::new(),
             },
         );
     }
@@ -120,8 +146,12 @@ impl RunStore for MemoryStore {
                     journal: Vec::new(),
                     decisions: Vec::new(),
                     audit: Vec::new(),
+                    snapshots: Vec::new(),
                 },
             );
+            if let Some(record) = runs.get_mut(&state.run_id) {
+                record.snapshot();
+            }
             Ok(Lease {
                 run_id: state.run_id.clone(),
                 token,
@@ -191,6 +221,7 @@ impl RunStore for MemoryStore {
             record.state = encoded;
             record.status = super::status_name(state.status).to_owned();
             record.journal.extend_from_slice(journal);
+            record.snapshot();
             if release {
                 record.owner = None;
                 record.token = None;
@@ -264,6 +295,46 @@ impl RunStore for MemoryStore {
                 .get(run_id)
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             Ok(record.audit.clone())
+        })
+    }
+
+    fn checkpoints<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
+        Box::pin(async move {
+            let runs = self.lock();
+            let record = runs
+                .get(run_id)
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            Ok(record
+                .snapshots
+                .iter()
+                .map(|snapshot| snapshot.checkpoint.clone())
+                .collect())
+        })
+    }
+
+    fn load_checkpoint<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: i64,
+    ) -> BoxFuture<'a, Result<RunState, StoreError>> {
+        Box::pin(async move {
+            let runs = self.lock();
+            let snapshot = runs.get(run_id).and_then(|record| {
+                record
+                    .snapshots
+                    .iter()
+                    .find(|snapshot| snapshot.checkpoint.version == version)
+            });
+            match snapshot {
+                Some(snapshot) => decode_state(run_id, snapshot.format, &snapshot.state),
+                None => Err(StoreError::NoSuchCheckpoint {
+                    run_id: run_id.to_owned(),
+                    version,
+                }),
+            }
         })
     }
 

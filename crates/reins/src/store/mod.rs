@@ -77,6 +77,13 @@
 //! the audit trail. Decisions recorded by a release before bindings carry none and bind
 //! nothing: such a call must be decided again.
 //!
+//! # Time travel
+//!
+//! Every write of a run's state is kept as a checkpoint: [`RunStore::checkpoints`] lists them,
+//! [`RunStore::load_checkpoint`] reads one, and [`fork`] starts a new run from any of them,
+//! optionally edited, with the parent's journal up to that point. Nothing the checkpoint holds
+//! is executed again; the parent stays as it was.
+//!
 //! # Listing approvals
 //!
 //! [`RunStore::pending_approvals`] returns [`PendingApprovals`]: every waiting call of every
@@ -91,6 +98,7 @@
 //! [`StoreError::UnsupportedFormat`] or [`StoreError::Corrupt`] and left untouched.
 
 mod decision;
+mod fork;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -98,6 +106,7 @@ mod postgres;
 mod sqlite;
 
 pub use decision::{Decision, RecordedDecision, call_binding};
+pub use fork::{Checkpoint, fork};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
@@ -284,6 +293,15 @@ pub enum StoreError {
         /// The call.
         internal_call_id: String,
     },
+    /// The run has no checkpoint of that version (checkpoints are kept from the release that
+    /// introduced them on).
+    #[error("run `{run_id}` has no checkpoint of version {version}")]
+    NoSuchCheckpoint {
+        /// The run.
+        run_id: String,
+        /// The version asked for.
+        version: i64,
+    },
     /// The call has no pending decision to make (unknown id, or already answered).
     #[error("run `{run_id}` has no suspended call `{internal_call_id}`")]
     NoSuchPendingCall {
@@ -358,6 +376,21 @@ pub trait RunStore: Send + Sync + 'static {
         &'a self,
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>>;
+
+    /// Every checkpoint of a run that the store keeps, oldest first: one per write of its
+    /// state ([`create`](Self::create) and every [`checkpoint`](Self::checkpoint)).
+    fn checkpoints<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>>;
+
+    /// The state of a run as the checkpoint `version` wrote it
+    /// ([`StoreError::NoSuchCheckpoint`] when there is none).
+    fn load_checkpoint<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: i64,
+    ) -> BoxFuture<'a, Result<RunState, StoreError>>;
 
     /// Every stored run.
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>>;

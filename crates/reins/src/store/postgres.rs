@@ -1,8 +1,8 @@
 use super::{
-    ClaimedRun, DEFAULT_LEASE, Decision, FORMAT_VERSION, JournalEntry, Lease, PendingApprovals,
-    RecordedDecision, RunStore, RunSummary, StoreError, check_claimable, check_decision,
-    collect_pending, decode_decision, decode_state, encode_decision, encode_state, new_token,
-    now_millis, status_from_name, status_name,
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FORMAT_VERSION, JournalEntry, Lease,
+    PendingApprovals, RecordedDecision, RunStore, RunSummary, StoreError, check_claimable,
+    check_decision, collect_pending, decode_decision, decode_state, encode_decision, encode_state,
+    new_token, now_millis, status_from_name, status_name,
 };
 use crate::agent::RunState;
 use futures::future::BoxFuture;
@@ -71,6 +71,16 @@ CREATE TABLE IF NOT EXISTS reins_decision_log (
     decided_at BIGINT NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
+CREATE TABLE IF NOT EXISTS reins_checkpoints (
+    run_id TEXT NOT NULL,
+    version BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    format BIGINT NOT NULL,
+    state TEXT NOT NULL,
+    journal_len BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (run_id, version)
+);
 ";
 
 fn backend(error: impl std::fmt::Display) -> StoreError {
@@ -125,7 +135,8 @@ impl PostgresStore {
 
 /// Advances a run's version, writes its state and appends its journal entries, in one
 /// statement; returns how many runs it updated (0 when the lease is no longer current).
-/// Releasing (`$6`) clears the lease's holder; otherwise it stays with this claim.
+/// Releasing (`$6`) clears the lease's holder; otherwise it stays with this claim. The state
+/// is also kept as the checkpoint of the new version (`$12`: the record format).
 const CHECKPOINT: &str = "
 WITH updated AS (
     UPDATE reins_runs SET version = version + 1, status = $4, state = $5,
@@ -142,6 +153,10 @@ WITH updated AS (
     FROM updated, base,
         unnest($9::text[], $10::text[], $11::text[]) WITH ORDINALITY
             AS entry(effect_id, kind, payload, ord)
+), snapshot AS (
+    INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
+    SELECT updated.run_id, $2 + 1, $4, $12, $5, base.seq + cardinality($9::text[]), $8
+    FROM updated, base
 )
 SELECT count(*) FROM updated";
 
@@ -215,8 +230,9 @@ impl RunStore for PostgresStore {
             let encoded = encode_state(state)?;
             let token = new_token();
             let now = now_millis();
-            let client = self.client.lock().await;
-            let inserted = client
+            let mut client = self.client.lock().await;
+            let transaction = client.transaction().await.map_err(backend)?;
+            let inserted = transaction
                 .execute(
                     "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
                      VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING",
@@ -236,6 +252,21 @@ impl RunStore for PostgresStore {
             if inserted == 0 {
                 return Err(StoreError::AlreadyExists(state.run_id.clone()));
             }
+            transaction
+                .execute(
+                    "INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
+                     VALUES ($1, 1, $2, $3, $4, 0, $5)",
+                    &[
+                        &state.run_id,
+                        &status_name(state.status),
+                        &i64::from(FORMAT_VERSION),
+                        &encoded,
+                        &now,
+                    ],
+                )
+                .await
+                .map_err(backend)?;
+            transaction.commit().await.map_err(backend)?;
             Ok(Lease {
                 run_id: state.run_id.clone(),
                 token,
@@ -327,6 +358,7 @@ impl RunStore for PostgresStore {
                         &effect_ids,
                         &kinds,
                         &payloads,
+                        &i64::from(FORMAT_VERSION),
                     ],
                 )
                 .await
@@ -446,6 +478,60 @@ impl RunStore for PostgresStore {
                 run_id,
             )
             .await
+        })
+    }
+
+    fn checkpoints<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
+        Box::pin(async move {
+            let client = self.client.lock().await;
+            if read_run(&*client, run_id, false).await?.is_none() {
+                return Err(StoreError::NotFound(run_id.to_owned()));
+            }
+            let rows = client
+                .query(
+                    "SELECT version, status, journal_len, created_at FROM reins_checkpoints
+                     WHERE run_id = $1 ORDER BY version",
+                    &[&run_id],
+                )
+                .await
+                .map_err(backend)?;
+            rows.iter()
+                .map(|row| {
+                    Ok(Checkpoint {
+                        version: column(row, 0)?,
+                        status: status_from_name(&column::<String>(row, 1)?),
+                        journal_len: usize::try_from(column::<i64>(row, 2)?).unwrap_or(0),
+                        created_at_ms: column(row, 3)?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn load_checkpoint<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: i64,
+    ) -> BoxFuture<'a, Result<RunState, StoreError>> {
+        Box::pin(async move {
+            let client = self.client.lock().await;
+            let row = client
+                .query_opt(
+                    "SELECT format, state FROM reins_checkpoints WHERE run_id = $1 AND version = $2",
+                    &[&run_id, &version],
+                )
+                .await
+                .map_err(backend)?;
+            match row {
+                Some(row) => decode_state(run_id, column(&row, 0)?, &column::<String>(&row, 1)?),
+                None => Err(StoreError::NoSuchCheckpoint {
+                    run_id: run_id.to_owned(),
+                    version,
+                }),
+            }
         })
     }
 

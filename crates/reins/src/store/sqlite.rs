@@ -1,8 +1,8 @@
 use super::{
-    ClaimedRun, DEFAULT_LEASE, Decision, FORMAT_VERSION, JournalEntry, Lease, PendingApprovals,
-    RecordedDecision, RunStore, RunSummary, StoreError, check_claimable, check_decision,
-    collect_pending, decode_decision, decode_state, encode_decision, encode_state, new_token,
-    now_millis, status_from_name, status_name,
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FORMAT_VERSION, JournalEntry, Lease,
+    PendingApprovals, RecordedDecision, RunStore, RunSummary, StoreError, check_claimable,
+    check_decision, collect_pending, decode_decision, decode_state, encode_decision, encode_state,
+    new_token, now_millis, status_from_name, status_name,
 };
 use crate::agent::RunState;
 use futures::future::BoxFuture;
@@ -64,7 +64,21 @@ CREATE TABLE IF NOT EXISTS reins_decision_log (
     decided_at INTEGER NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
+CREATE TABLE IF NOT EXISTS reins_checkpoints (
+    run_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    format INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    journal_len INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, version)
+);
 ";
+
+/// Keeps the state just written at `version` as a checkpoint, with the journal's length.
+const SNAPSHOT: &str = "INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
+     SELECT ?1, ?2, ?3, ?4, ?5, (SELECT COUNT(*) FROM reins_journal WHERE run_id = ?1), ?6";
 
 fn backend(error: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(error.to_string())
@@ -237,7 +251,10 @@ impl RunStore for SqliteStore {
             let lease = self.lease_millis();
             self.with(move |connection| {
                 let now = now_millis();
-                let inserted = connection
+                let transaction = connection
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(backend)?;
+                let inserted = transaction
                     .execute(
                         "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
                          VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (run_id) DO NOTHING",
@@ -247,6 +264,10 @@ impl RunStore for SqliteStore {
                 if inserted == 0 {
                     return Err(StoreError::AlreadyExists(run_id));
                 }
+                transaction
+                    .execute(SNAPSHOT, params![run_id, 1, status, FORMAT_VERSION, encoded, now])
+                    .map_err(backend)?;
+                transaction.commit().map_err(backend)?;
                 Ok(Lease {
                     run_id,
                     token,
@@ -370,6 +391,19 @@ impl RunStore for SqliteStore {
                             .map_err(backend)?;
                     }
                 }
+                transaction
+                    .execute(
+                        SNAPSHOT,
+                        params![
+                            lease.run_id,
+                            lease.version + 1,
+                            status,
+                            FORMAT_VERSION,
+                            encoded,
+                            now
+                        ],
+                    )
+                    .map_err(backend)?;
                 transaction.commit().map_err(backend)?;
                 Ok(Lease {
                     version: lease.version + 1,
@@ -477,6 +511,57 @@ impl RunStore for SqliteStore {
                 "SELECT internal_call_id, record, decided_at FROM reins_decision_log WHERE run_id = ?1 ORDER BY seq",
                 &run_id,
             )
+        }))
+    }
+
+    fn checkpoints<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
+        let run_id = run_id.to_owned();
+        Box::pin(self.with(move |connection| {
+            if read_row(connection, &run_id)?.is_none() {
+                return Err(StoreError::NotFound(run_id));
+            }
+            let mut statement = connection
+                .prepare(
+                    "SELECT version, status, journal_len, created_at FROM reins_checkpoints
+                     WHERE run_id = ?1 ORDER BY version",
+                )
+                .map_err(backend)?;
+            let rows = statement
+                .query_map(params![run_id], |row| {
+                    Ok(Checkpoint {
+                        version: row.get(0)?,
+                        status: status_from_name(&row.get::<_, String>(1)?),
+                        journal_len: usize::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
+                        created_at_ms: row.get(3)?,
+                    })
+                })
+                .map_err(backend)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+        }))
+    }
+
+    fn load_checkpoint<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: i64,
+    ) -> BoxFuture<'a, Result<RunState, StoreError>> {
+        let run_id = run_id.to_owned();
+        Box::pin(self.with(move |connection| {
+            let row: Option<(i64, String)> = connection
+                .query_row(
+                    "SELECT format, state FROM reins_checkpoints WHERE run_id = ?1 AND version = ?2",
+                    params![run_id, version],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .optional()
+                .map_err(backend)?;
+            match row {
+                Some((format, json)) => decode_state(&run_id, format, &json),
+                None => Err(StoreError::NoSuchCheckpoint { run_id, version }),
+            }
         }))
     }
 

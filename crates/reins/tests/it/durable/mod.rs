@@ -7,6 +7,7 @@
 mod bindings;
 mod claims;
 mod finished;
+mod fork;
 mod in_doubt;
 mod records;
 
