@@ -180,6 +180,7 @@ pub(crate) fn check_decision(state: &RunState, decision: &Decision) -> Result<()
 /// Reads a stored decision. A decision stored by a release before bindings (a bare
 /// [`ToolDecision`]) is read with an empty binding, which binds to nothing: it never runs a
 /// tool, and its call is listed as waiting again.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn decode_decision(
     run_id: &str,
     internal_call_id: &str,
@@ -207,6 +208,7 @@ pub(crate) fn decode_decision(
     })
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn encode_decision(recorded: &RecordedDecision) -> Result<String, StoreError> {
     serde_json::to_string(recorded).map_err(|error| StoreError::Backend(error.to_string()))
 }

@@ -116,7 +116,9 @@ pub use sqlite::SqliteStore;
 #[cfg(doc)]
 use crate::agent::{PendingCall, ToolDecision};
 use crate::agent::{RunState, RunStatus};
-pub(crate) use decision::{check_decision, decode_decision, encode_decision};
+pub(crate) use decision::check_decision;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use decision::{decode_decision, encode_decision};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
