@@ -2,12 +2,15 @@
 //!
 //! This module holds the shared hooks, agents and store helpers, and the approval round trip;
 //! [`claims`] races workers and checks leases, [`finished`] resumes finished runs, [`records`]
-//! reads unreadable, upgraded, corrupt and foreign records.
+//! reads unreadable, upgraded, corrupt and foreign records, [`in_doubt`] cuts calls off between
+//! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`fork`]
+//! lists checkpoints and forks from them, [`format`] resumes a record of the previous release.
 
 mod bindings;
 mod claims;
 mod finished;
 mod fork;
+mod format;
 mod in_doubt;
 mod records;
 
