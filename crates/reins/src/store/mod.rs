@@ -32,6 +32,10 @@
 //!   [`ToolDecision::Rerun`], [`ToolDecision::Skip`] (the model sees a message) or
 //!   [`ToolDecision::SupplyResult`] (the model sees the result the call really had).
 //!
+//! A run cut off by a crash is still `Running` in the store: its calls in doubt are found, and
+//! listed by [`RunStore::pending_approvals`], once a worker resumes it after the dead worker's
+//! lease has expired.
+//!
 //! So a tool that declares nothing runs at most once per call, crashes included; one that
 //! declares itself safe to repeat runs at least once. A model turn that was received but not
 //! yet checkpointed is requested again (model calls have no side effects). Each execution costs
