@@ -1,3 +1,7 @@
+// This file is over 500 lines because most of it is the module's and the trait's
+// documentation, which state the guarantee in one place; the helpers shared by the stores
+// follow it.
+
 //! Durable runs: where a run's state and its effect journal are kept, so a run can pause for a
 //! person, survive a crash, and be resumed in another process without doing anything twice.
 //!

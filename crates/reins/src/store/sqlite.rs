@@ -1,3 +1,9 @@
+//! The SQLite run store.
+//!
+//! Over 500 lines because it is one implementation of the `RunStore` trait whose methods (each
+//! one transaction) share the schema and the row readers. The seam to split next is the
+//! decision and checkpoint methods (with their readers) into a submodule.
+
 use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FORMAT_VERSION, JournalEntry, Lease,
     PendingApprovals, RecordedDecision, RunStore, RunSummary, StoreError, check_claimable,
