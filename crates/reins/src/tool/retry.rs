@@ -8,6 +8,23 @@ use serde::{Deserialize, Serialize};
 /// declares here that a second execution is harmless; otherwise the run suspends with the
 /// call in doubt until a person (through [`RunStore::decide`](crate::store::RunStore::decide))
 /// chooses to re-run it, skip it, or supply its result.
+///
+/// ```
+/// use reins::tool::{RetrySafety, ToolCallContext, tool_fn};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Charge { cents: u64 }
+///
+/// // The payment service keeps one charge per idempotency key, so a call in doubt may run again.
+/// let charge = tool_fn("charge", "Charges the card.", |args: Charge| async move {
+///     let key = ToolCallContext::current().map(|call| call.effect_id());
+///     Ok::<_, String>(format!("charged {} cents (key {key:?})", args.cents))
+/// })
+/// .retry_safety(RetrySafety::DeduplicatesByEffectId);
+/// # let _ = charge;
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RetrySafety {
