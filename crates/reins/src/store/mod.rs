@@ -352,6 +352,8 @@ pub trait RunStore: Send + Sync + 'static {
     /// Writes the run's state and `journal` in one transaction, if `lease` is still current
     /// (the run's version and the claim's token both match, else [`StoreError::Conflict`]);
     /// returns the renewed lease. With `release`, the lease ends (the run finished or paused).
+    /// The state is also kept as the checkpoint of the new version
+    /// ([`checkpoints`](Self::checkpoints)), as [`create`](Self::create) keeps version 1.
     fn checkpoint<'a>(
         &'a self,
         lease: &'a Lease,
