@@ -6,13 +6,19 @@
 //! - `RUN_ID`: the run to start or resume
 //! - `MODE`: `start` or `resume`
 //! - `EFFECTS`: a file where tools record their side effects, one effect id per line
+//! - `EXECUTIONS`: a file where the tool records every execution, one effect id per line
+//! - `RETRY`: `dedup` (the tool declares it deduplicates by effect id, so a call in doubt runs
+//!   again) or `undeclared` (it declares nothing, so a call in doubt waits for a decision)
 //! - `KILL_AT` (optional): where to stop and wait for SIGKILL
+//!
+//! Prints `ANSWER <answer>` when the run completes, `SUSPENDED <call ids>` when it waits for
+//! decisions.
 
 use reins::agent::*;
 use reins::completion::{CompletionError, CompletionModel, CompletionRequest, CompletionResponse};
 use reins::message::{AssistantContent, Message, OneOrMany};
 use reins::store::{PostgresStore, RunStore, SqliteStore, StoreError};
-use reins::tool::{ToolCallContext, tool_fn};
+use reins::tool::{RetrySafety, ToolCallContext, tool_fn};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -121,28 +127,30 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let store = open_store(&var("STORE")?).await?;
     let run_id = var("RUN_ID")?;
     let effects = var("EFFECTS")?;
+    let executions = var("EXECUTIONS")?;
+    let retry = match var("RETRY")?.as_str() {
+        "dedup" => RetrySafety::DeduplicatesByEffectId,
+        "undeclared" => RetrySafety::Undeclared,
+        other => return Err(format!("unknown RETRY `{other}`").into()),
+    };
 
     let book = tool_fn("book", "Books a trip.", move |args: Booking| {
-        let effects = effects.clone();
+        let (effects, executions) = (effects.clone(), executions.clone());
         async move {
             let context = ToolCallContext::current().ok_or("no call context")?;
             let effect_id = context.effect_id();
+            append_line(&executions, &effect_id)?;
             // The side effect, made idempotent by the effect id.
             let done = std::fs::read_to_string(&effects).unwrap_or_default();
             if !done.lines().any(|line| line == effect_id) {
-                let mut file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&effects)
-                    .map_err(|e| e.to_string())?;
-                writeln!(file, "{effect_id}").map_err(|e| e.to_string())?;
-                file.sync_all().map_err(|e| e.to_string())?;
+                append_line(&effects, &effect_id)?;
             }
             // The side effect happened; its result is not journaled yet.
             kill_point(&format!("{}_effect", context.internal_call_id()));
             Ok::<_, String>(format!("booked {}", args.city))
         }
-    });
+    })
+    .retry_safety(retry);
     let agent = AgentBuilder::new(ReplayModel)
         .tool(book)
         .add_hook(KillPoints)
@@ -156,7 +164,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ),
         _ => store.resume(&agent, &run_id),
     };
-    let answer = request.await?;
-    println!("ANSWER {answer}");
+    match request.await {
+        Ok(answer) => println!("ANSWER {answer}"),
+        Err(PromptError::Suspended { run }) => {
+            let waiting: Vec<&str> = run
+                .pending()
+                .map(|call| call.internal_call_id.as_str())
+                .collect();
+            println!("SUSPENDED {}", waiting.join(","));
+        }
+        Err(error) => return Err(error.into()),
+    }
     Ok(())
+}
+
+/// Appends `line` to the file at `path` and syncs it, so a SIGKILL right after keeps it.
+fn append_line(path: &str, line: &str) -> Result<(), String> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    writeln!(file, "{line}").map_err(|e| e.to_string())?;
+    file.sync_all().map_err(|e| e.to_string())
 }

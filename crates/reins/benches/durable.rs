@@ -12,7 +12,7 @@ use reins::agent::{
     Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError,
     RunState, ToolDecision,
 };
-use reins::store::{JournalEntry, MemoryStore, RunStore, SqliteStore};
+use reins::store::{Decision, JournalEntry, MemoryStore, RunStore, SqliteStore};
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::tool_fn;
 use serde_json::json;
@@ -139,10 +139,11 @@ fn bench_store<S: RunStore + Clone>(c: &mut Criterion, name: &str, store: S) {
                         Err(PromptError::Suspended { run }) => run.run_id().to_owned(),
                         other => panic!("expected a suspension, got {other:?}"),
                     };
-                    store
-                        .decide(&run_id, "t1c0", &ToolDecision::approve())
-                        .await
-                        .unwrap();
+                    let listing = store.pending_approvals().await.unwrap();
+                    let pending = listing.approvals.iter().find(|p| p.run_id == run_id);
+                    let decision =
+                        Decision::new(pending.unwrap(), ToolDecision::approve(), "bench");
+                    store.decide(&run_id, &decision).await.unwrap();
                     let started = Instant::now();
                     let answer = agent.resume_stored(store.clone(), &run_id).await.unwrap();
                     total += started.elapsed();

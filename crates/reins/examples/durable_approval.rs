@@ -8,7 +8,7 @@
 //! ```text
 //! cargo run -p reins --example durable_approval -- start
 //! cargo run -p reins --example durable_approval -- pending
-//! cargo run -p reins --example durable_approval -- approve <run-id> <call-id>
+//! cargo run -p reins --example durable_approval -- approve <run-id> <call-id> <binding>
 //! cargo run -p reins --example durable_approval -- resume <run-id>
 //! ```
 //!
@@ -19,7 +19,7 @@ use reins::agent::{
     Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError,
     ToolDecision,
 };
-use reins::store::{RunStore, SqliteStore};
+use reins::store::{Decision, RunStore, SqliteStore};
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::{ToolCallContext, tool_fn};
 use schemars::JsonSchema;
@@ -122,7 +122,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         );
                     }
                     println!(
-                        "approve with: durable_approval approve {} <call-id>",
+                        "approve with: durable_approval approve {} <call-id> <binding> (see `pending`)",
                         run.run_id()
                     );
                 }
@@ -140,32 +140,38 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             for approval in pending.approvals {
                 println!(
-                    "{} {} {} {} ({})",
+                    "{} {} {} {} ({}) {}",
                     approval.run_id,
                     approval.internal_call_id,
                     approval.tool_name,
                     approval.arguments,
-                    approval.reason
+                    approval.reason,
+                    approval.binding
                 );
             }
         }
-        ["approve", run_id, call_id] => {
-            store
-                .decide(run_id, call_id, &ToolDecision::approve())
-                .await?;
+        // The binding printed by `pending` ties the decision to the arguments shown: if they
+        // changed since, the store refuses it.
+        ["approve", run_id, call_id, binding] => {
+            let decision = decided(call_id, binding, ToolDecision::approve(), None);
+            store.decide(run_id, &decision).await?;
             println!(
                 "approved {call_id} of run {run_id}; resume it with: durable_approval resume {run_id}"
             );
         }
-        ["deny", run_id, call_id, reason @ ..] => {
+        ["deny", run_id, call_id, binding, reason @ ..] => {
             let message = if reason.is_empty() {
                 "A person declined this.".to_owned()
             } else {
                 reason.join(" ")
             };
-            store
-                .decide(run_id, call_id, &ToolDecision::deny(message))
-                .await?;
+            let decision = decided(
+                call_id,
+                binding,
+                ToolDecision::deny(message.clone()),
+                Some(message),
+            );
+            store.decide(run_id, &decision).await?;
             println!("denied {call_id} of run {run_id}");
         }
         ["resume", run_id] => match agent().resume_stored(store, *run_id).await {
@@ -188,4 +194,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// A decision by the user running this program, bound to `binding`.
+fn decided(
+    call_id: &str,
+    binding: &str,
+    decision: ToolDecision,
+    reason: Option<String>,
+) -> Decision {
+    Decision {
+        internal_call_id: call_id.to_owned(),
+        decision,
+        binding: binding.to_owned(),
+        decided_by: std::env::var("USER").unwrap_or_else(|_| "someone".to_owned()),
+        reason,
+    }
 }

@@ -98,14 +98,20 @@ pub enum PromptError {
         /// The run's id.
         run_id: String,
     },
-    /// A hook suspended one or more tool calls: the run waits for decisions. Resume it with
-    /// [`Agent::resume`](super::Agent::resume); nothing was executed for the pending calls.
+    /// A hook suspended one or more tool calls, or a durable run found calls in doubt (started
+    /// before a crash, no result recorded, not declared safe to run again): the run waits for
+    /// decisions. Resume it with [`Agent::resume`](super::Agent::resume) or
+    /// [`Agent::resume_stored`](super::Agent::resume_stored); nothing was executed for the
+    /// pending calls.
     #[error("the run is suspended, waiting for decisions on {} tool call(s)", run.pending().count())]
     Suspended {
         /// The run, ready to be persisted and resumed.
         run: Box<SuspendedRun>,
     },
-    /// A durable run's store failed, or another worker holds or took over the run.
+    /// A durable run's store failed, another worker holds or took over the run, or a recorded
+    /// decision is bound to other arguments than its call has now
+    /// ([`StoreError::StaleDecision`](crate::store::StoreError::StaleDecision): the run was
+    /// given back unchanged, nothing ran, and the call waits for a new decision).
     #[error("the run store failed: {source}")]
     Store {
         /// What went wrong.

@@ -68,12 +68,34 @@ pub struct PendingCall {
     /// Why a hook suspended the call, while it waits for a decision.
     #[serde(default)]
     pub suspended: Option<String>,
+    /// The arguments the call executes with (after every hook's rewrite and any decision),
+    /// journaled before the tool runs. A call with `started` and no `result` in a stored run
+    /// was cut off by a crash: its side effect may or may not have happened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<Value>,
+    /// The call started before a crash and has no result, and its tool does not declare that
+    /// running it again is safe ([`RetrySafety`](crate::tool::RetrySafety)): it waits for a
+    /// decision ([`ToolDecision::Rerun`], [`ToolDecision::Skip`] or
+    /// [`ToolDecision::SupplyResult`]) instead of being executed again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_doubt: bool,
 }
 
 impl PendingCall {
-    /// Whether the call waits for a decision.
+    /// Whether the call waits for a decision (a hook suspended it, or it is in doubt).
     pub fn awaits_decision(&self) -> bool {
         self.result.is_none() && self.suspended.is_some()
+    }
+
+    /// Whether the call started before a crash and waits for a decision about it.
+    pub fn is_in_doubt(&self) -> bool {
+        self.in_doubt && self.awaits_decision()
+    }
+
+    /// The arguments the call would execute with if approved: those it started with when it
+    /// is in doubt, else the model's (as a hook may have repaired them).
+    pub fn arguments(&self) -> &Value {
+        self.started.as_ref().unwrap_or(&self.call.arguments)
     }
 
     /// The stable id of this call's effect: the same on every execution of this call, for
@@ -96,6 +118,9 @@ pub struct CallRecord {
 }
 
 /// A decision about a suspended tool call, given when the run is resumed.
+///
+/// Every decision fits every waiting call: for a call in doubt ([`PendingCall::in_doubt`]),
+/// `Approve` is the same as `Rerun`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum ToolDecision {
@@ -110,6 +135,20 @@ pub enum ToolDecision {
     Deny {
         /// What the model is told.
         message: String,
+    },
+    /// Execute the call (again, for a call in doubt) with the arguments it started with.
+    Rerun,
+    /// Don't execute the call (again); the model sees `message` as its result, recorded as
+    /// skipped.
+    Skip {
+        /// What the model is told.
+        message: String,
+    },
+    /// Don't execute the call (again): it is known to have run, and `output` is what it
+    /// returned (e.g. read from the service it called). Recorded as a success.
+    SupplyResult {
+        /// The call's result, as the model sees it.
+        output: String,
     },
 }
 
@@ -128,6 +167,25 @@ impl ToolDecision {
     pub fn deny(message: impl Into<String>) -> Self {
         ToolDecision::Deny {
             message: message.into(),
+        }
+    }
+
+    /// Execute a call in doubt again.
+    pub fn rerun() -> Self {
+        ToolDecision::Rerun
+    }
+
+    /// Skip the call; the model sees `message`.
+    pub fn skip(message: impl Into<String>) -> Self {
+        ToolDecision::Skip {
+            message: message.into(),
+        }
+    }
+
+    /// Record `output` as the call's result without executing it.
+    pub fn supply_result(output: impl Into<String>) -> Self {
+        ToolDecision::SupplyResult {
+            output: output.into(),
         }
     }
 }

@@ -1,9 +1,9 @@
 use super::{
-    ClaimedRun, DEFAULT_LEASE, JournalEntry, Lease, PendingApprovals, RunStore, RunSummary,
-    StoreError, check_claimable, check_pending, collect_pending, decode_state, encode_state,
-    new_token, now_millis,
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, JournalEntry, Lease, PendingApprovals,
+    RecordedDecision, RunStore, RunSummary, StoreError, check_claimable, check_decision,
+    collect_pending, decode_state, encode_state, new_token, now_millis,
 };
-use crate::agent::{RunState, ToolDecision};
+use crate::agent::RunState;
 use futures::future::BoxFuture;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -36,7 +36,35 @@ struct Record {
     token: Option<String>,
     lease_until: i64,
     journal: Vec<JournalEntry>,
-    decisions: Vec<(String, ToolDecision)>,
+    /// The latest decision per call.
+    decisions: Vec<RecordedDecision>,
+    /// Every decision recorded, oldest first.
+    audit: Vec<RecordedDecision>,
+    /// Every write of the state, oldest first.
+    snapshots: Vec<Snapshot>,
+}
+
+/// One checkpoint: the listed facts and the encoded state.
+#[derive(Clone)]
+struct Snapshot {
+    checkpoint: Checkpoint,
+    format: i64,
+    state: String,
+}
+
+impl Record {
+    fn snapshot(&mut self) {
+        self.snapshots.push(Snapshot {
+            checkpoint: Checkpoint {
+                version: self.version,
+                status: super::status_from_name(&self.status),
+                journal_len: self.journal.len(),
+                created_at_ms: now_millis(),
+            },
+            format: self.format,
+            state: self.state.clone(),
+        });
+    }
 }
 
 impl MemoryStore {
@@ -74,8 +102,21 @@ impl MemoryStore {
                 lease_until: 0,
                 journal: Vec::new(),
                 decisions: Vec::new(),
+                audit: Vec::new(),
+                snapshots: Vec::new(),
             },
         );
+    }
+}
+
+impl MemoryStore {
+    /// Overwrites a run's stored state verbatim, keeping its version, lease, journal and
+    /// decisions: for tests of records changed behind the store's back.
+    #[doc(hidden)]
+    pub fn put_raw_state(&self, run_id: &str, json: &str) {
+        if let Some(record) = self.lock().get_mut(run_id) {
+            record.state = json.to_owned();
+        }
     }
 }
 
@@ -104,8 +145,13 @@ impl RunStore for MemoryStore {
                     lease_until: now_millis() + self.lease_millis(),
                     journal: Vec::new(),
                     decisions: Vec::new(),
+                    audit: Vec::new(),
+                    snapshots: Vec::new(),
                 },
             );
+            if let Some(record) = runs.get_mut(&state.run_id) {
+                record.snapshot();
+            }
             Ok(Lease {
                 run_id: state.run_id.clone(),
                 token,
@@ -175,6 +221,7 @@ impl RunStore for MemoryStore {
             record.state = encoded;
             record.status = super::status_name(state.status).to_owned();
             record.journal.extend_from_slice(journal);
+            record.snapshot();
             if release {
                 record.owner = None;
                 record.token = None;
@@ -215,20 +262,79 @@ impl RunStore for MemoryStore {
     fn decide<'a>(
         &'a self,
         run_id: &'a str,
-        internal_call_id: &'a str,
-        decision: &'a ToolDecision,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        decision: &'a Decision,
+    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
         Box::pin(async move {
             let mut runs = self.lock();
             let record = runs
                 .get_mut(run_id)
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             let state = decode_state(run_id, record.format, &record.state)?;
-            check_pending(&state, internal_call_id)?;
+            check_decision(&state, decision)?;
+            let recorded = RecordedDecision {
+                run_id: run_id.to_owned(),
+                decision: decision.clone(),
+                decided_at_ms: now_millis(),
+            };
             record
                 .decisions
-                .push((internal_call_id.to_owned(), decision.clone()));
-            Ok(())
+                .retain(|d| d.decision.internal_call_id != decision.internal_call_id);
+            record.decisions.push(recorded.clone());
+            record.audit.push(recorded.clone());
+            Ok(recorded)
+        })
+    }
+
+    fn decisions<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
+        Box::pin(async move {
+            let runs = self.lock();
+            let record = runs
+                .get(run_id)
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            Ok(record.audit.clone())
+        })
+    }
+
+    fn checkpoints<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
+        Box::pin(async move {
+            let runs = self.lock();
+            let record = runs
+                .get(run_id)
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            Ok(record
+                .snapshots
+                .iter()
+                .map(|snapshot| snapshot.checkpoint.clone())
+                .collect())
+        })
+    }
+
+    fn load_checkpoint<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: i64,
+    ) -> BoxFuture<'a, Result<RunState, StoreError>> {
+        Box::pin(async move {
+            let runs = self.lock();
+            let snapshot = runs.get(run_id).and_then(|record| {
+                record
+                    .snapshots
+                    .iter()
+                    .find(|snapshot| snapshot.checkpoint.version == version)
+            });
+            match snapshot {
+                Some(snapshot) => decode_state(run_id, snapshot.format, &snapshot.state),
+                None => Err(StoreError::NoSuchCheckpoint {
+                    run_id: run_id.to_owned(),
+                    version,
+                }),
+            }
         })
     }
 

@@ -1,3 +1,7 @@
+// This file is over 500 lines because most of it is the module's and the trait's
+// documentation, which state the guarantee in one place; the helpers shared by the stores
+// follow it.
+
 //! Durable runs: where a run's state and its effect journal are kept, so a run can pause for a
 //! person, survive a crash, and be resumed in another process without doing anything twice.
 //!
@@ -11,14 +15,36 @@
 //! are replayed from the state, not called again, and a journaled model turn is not requested
 //! again.
 //!
-//! One window remains, as in every system that calls the outside world: a crash after a tool's
-//! external side effect but before its checkpoint. The call is then executed again on resume.
-//! Every execution of a call carries the same effect id
-//! ([`ToolCallContext::effect_id`](crate::tool::ToolCallContext::effect_id):
-//! `<run id>/<internal call id>`), so a tool that passes it to the service it calls as an
-//! idempotency key gets exactly-once side effects end to end. A model turn that was received
-//! but not yet checkpointed is requested again (model calls have no side effects).
+//! # Nothing in doubt is run again
 //!
+//! Before a tool executes, the run checkpoints that the call starts, with the arguments it
+//! executes with (after every hook's rewrite and any decision; journal kind
+//! `tool_call_started`). After a crash, a call that started and has no result is *in doubt*:
+//! its side effect may or may not have happened. The resumed run then
+//!
+//! - executes it again, with the arguments it started with and without asking the dispatch
+//!   hooks again, only when its tool declares that safe
+//!   ([`Tool::retry_safety`](crate::tool::Tool::retry_safety):
+//!   [`RetrySafety::Idempotent`](crate::tool::RetrySafety::Idempotent), or
+//!   [`RetrySafety::DeduplicatesByEffectId`](crate::tool::RetrySafety::DeduplicatesByEffectId)
+//!   for a tool that passes [`ToolCallContext::effect_id`](crate::tool::ToolCallContext::effect_id)
+//!   — `<run id>/<internal call id>`, the same on every execution — to its service as an
+//!   idempotency key);
+//! - otherwise suspends with the call in doubt
+//!   ([`PendingCall::is_in_doubt`](crate::agent::PendingCall::is_in_doubt),
+//!   [`PendingApproval::in_doubt`]) and executes nothing until a decision says what to do:
+//!   [`ToolDecision::Rerun`], [`ToolDecision::Skip`] (the model sees a message) or
+//!   [`ToolDecision::SupplyResult`] (the model sees the result the call really had).
+//!
+//! A run cut off by a crash is still `Running` in the store: its calls in doubt are found, and
+//! listed by [`RunStore::pending_approvals`], once a worker resumes it after the dead worker's
+//! lease has expired.
+//!
+//! So a tool that declares nothing runs at most once per call, crashes included; one that
+//! declares itself safe to repeat runs at least once. A model turn that was received but not
+//! yet checkpointed is requested again (model calls have no side effects). Each execution costs
+//! one more checkpoint (its start) in a durable run.
+
 //! # Concurrency
 //!
 //! Workers take a lease on a run before working on it ([`RunStore::claim`]). Every claim gets
@@ -43,6 +69,29 @@
 //! a completed run's answer) instead of an answer: a caller cannot mistake "was already
 //! finished" for "finished just now". The stored record, its version included, is unchanged.
 //!
+//! # Decisions bound to what runs
+//!
+//! Every call waiting for a decision is listed with a [`PendingApproval::binding`]: the
+//! SHA-256 digest ([`call_binding`]) of the run id, the call's internal id, the tool's name and
+//! the arguments the call executes with if approved ([`PendingCall::arguments`]: the model's
+//! as hooks repaired them, or those a call in doubt started with). A [`Decision`] carries that
+//! binding along with who decided and why; [`RunStore::decide`] records it with the time
+//! ([`RecordedDecision`]) only if the stored call still has that binding, else it refuses with
+//! [`StoreError::StaleDecision`]. A resumed run checks every recorded decision again: a stale
+//! one is refused the same way (the claim is released, the record unchanged, nothing runs),
+//! and the call is listed as waiting again, for a decision about what it is now. A decision
+//! is never applied to another run, call, tool or arguments, and a call without a decision
+//! never runs. [`RunStore::decisions`] lists every decision of a run, replaced ones included:
+//! the audit trail. Decisions recorded by a release before bindings carry none and bind
+//! nothing: such a call must be decided again.
+//!
+//! # Time travel
+//!
+//! Every write of a run's state is kept as a checkpoint: [`RunStore::checkpoints`] lists them,
+//! [`RunStore::load_checkpoint`] reads one, and [`fork`] starts a new run from any of them,
+//! optionally edited, with the parent's journal up to that point. Nothing the checkpoint holds
+//! is executed again; the parent stays as it was.
+//!
 //! # Listing approvals
 //!
 //! [`RunStore::pending_approvals`] returns [`PendingApprovals`]: every waiting call of every
@@ -56,19 +105,28 @@
 //! with another format version, or one that is not valid JSON, is reported as
 //! [`StoreError::UnsupportedFormat`] or [`StoreError::Corrupt`] and left untouched.
 
+mod decision;
+mod fork;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+pub use decision::{Decision, RecordedDecision, call_binding};
+pub use fork::{Checkpoint, fork};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
-use crate::agent::{RunState, RunStatus, ToolDecision};
+#[cfg(doc)]
+use crate::agent::{PendingCall, ToolDecision};
+use crate::agent::{RunState, RunStatus};
+pub(crate) use decision::check_decision;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use decision::{decode_decision, encode_decision};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -102,8 +160,9 @@ pub struct Lease {
 pub struct ClaimedRun {
     /// The run's state.
     pub state: RunState,
-    /// Decisions recorded for its suspended calls, by internal call id.
-    pub decisions: Vec<(String, ToolDecision)>,
+    /// The decisions recorded for its suspended calls (the latest per call). Resume applies
+    /// only those bound to their call as it stands ([`RecordedDecision::binds`]).
+    pub decisions: Vec<RecordedDecision>,
     /// The lease to write checkpoints with.
     pub lease: Lease,
 }
@@ -140,10 +199,18 @@ pub struct PendingApproval {
     pub internal_call_id: String,
     /// The tool.
     pub tool_name: String,
-    /// The arguments the model sent.
+    /// The arguments the call would execute with: the model's (as hooks repaired them), or,
+    /// for a call in doubt, those it started with.
     pub arguments: Value,
     /// Why the call was suspended.
     pub reason: String,
+    /// The digest a decision about this call must carry ([`Decision::binding`], made by
+    /// [`Decision::new`]): over the run, the call, the tool and [`arguments`](Self::arguments).
+    pub binding: String,
+    /// Whether the call is in doubt: it started before a crash and no result was recorded,
+    /// so its side effect may have happened. Decide with [`ToolDecision::Rerun`],
+    /// [`ToolDecision::Skip`] or [`ToolDecision::SupplyResult`].
+    pub in_doubt: bool,
 }
 
 /// What waits for a decision, as listed by [`RunStore::pending_approvals`].
@@ -222,6 +289,29 @@ pub enum StoreError {
         /// What is wrong with it.
         message: String,
     },
+    /// The decision is bound to the call as it was, not as it is now: its tool or its
+    /// arguments changed since. It was not recorded (or, on resume, not applied); the call
+    /// still waits for a decision about what it is now.
+    /// The call's current binding is in the pending listing ([`PendingApproval::binding`]).
+    #[error(
+        "the decision about call `{internal_call_id}` of run `{run_id}` was made for another \
+         tool or other arguments than the call has now"
+    )]
+    StaleDecision {
+        /// The run.
+        run_id: String,
+        /// The call.
+        internal_call_id: String,
+    },
+    /// The run has no checkpoint of that version (checkpoints are kept from the release that
+    /// introduced them on).
+    #[error("run `{run_id}` has no checkpoint of version {version}")]
+    NoSuchCheckpoint {
+        /// The run.
+        run_id: String,
+        /// The version asked for.
+        version: i64,
+    },
     /// The call has no pending decision to make (unknown id, or already answered).
     #[error("run `{run_id}` has no suspended call `{internal_call_id}`")]
     NoSuchPendingCall {
@@ -262,6 +352,8 @@ pub trait RunStore: Send + Sync + 'static {
     /// Writes the run's state and `journal` in one transaction, if `lease` is still current
     /// (the run's version and the claim's token both match, else [`StoreError::Conflict`]);
     /// returns the renewed lease. With `release`, the lease ends (the run finished or paused).
+    /// The state is also kept as the checkpoint of the new version
+    /// ([`checkpoints`](Self::checkpoints)), as [`create`](Self::create) keeps version 1.
     fn checkpoint<'a>(
         &'a self,
         lease: &'a Lease,
@@ -279,13 +371,38 @@ pub trait RunStore: Send + Sync + 'static {
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>>;
 
-    /// Records a decision about a suspended call, for the worker that resumes the run.
+    /// Records a decision about a waiting call, for the worker that resumes the run, and
+    /// appends it to the run's audit trail; a later decision about the same call replaces it.
+    /// Refused with [`StoreError::NoSuchPendingCall`] when the call does not wait for a
+    /// decision, and with [`StoreError::StaleDecision`] when the decision's binding is not the
+    /// call's as it stands (its arguments changed since it was listed).
     fn decide<'a>(
         &'a self,
         run_id: &'a str,
-        internal_call_id: &'a str,
-        decision: &'a ToolDecision,
-    ) -> BoxFuture<'a, Result<(), StoreError>>;
+        decision: &'a Decision,
+    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>>;
+
+    /// Every decision recorded about a run, oldest first: the audit trail (who decided what,
+    /// when, why, and about which arguments), replaced decisions included.
+    fn decisions<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>>;
+
+    /// Every checkpoint of a run that the store keeps, oldest first: one per write of its
+    /// state ([`create`](Self::create) and every [`checkpoint`](Self::checkpoint)).
+    fn checkpoints<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>>;
+
+    /// The state of a run as the checkpoint `version` wrote it
+    /// ([`StoreError::NoSuchCheckpoint`] when there is none).
+    fn load_checkpoint<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: i64,
+    ) -> BoxFuture<'a, Result<RunState, StoreError>>;
 
     /// Every stored run.
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>>;
@@ -333,22 +450,21 @@ pub(crate) fn status_from_name(name: &str) -> RunStatus {
     }
 }
 
-/// The suspended calls of a run that no decision covers yet.
-pub(crate) fn pending_of(
-    state: &RunState,
-    decided: &[(String, ToolDecision)],
-) -> Vec<PendingApproval> {
+/// The suspended calls of a run that no decision bound to them covers yet.
+pub(crate) fn pending_of(state: &RunState, decided: &[RecordedDecision]) -> Vec<PendingApproval> {
     state
         .pending_calls
         .iter()
         .filter(|call| call.awaits_decision())
-        .filter(|call| !decided.iter().any(|(id, _)| *id == call.internal_call_id))
+        .filter(|call| !decided.iter().any(|d| d.binds(&state.run_id, call)))
         .map(|call| PendingApproval {
+            binding: decision::binding_of(&state.run_id, call),
             run_id: state.run_id.clone(),
             internal_call_id: call.internal_call_id.clone(),
             tool_name: call.call.name.clone(),
-            arguments: call.call.arguments.clone(),
+            arguments: call.arguments().clone(),
             reason: call.suspended.clone().unwrap_or_default(),
+            in_doubt: call.is_in_doubt(),
         })
         .collect()
 }
@@ -358,7 +474,7 @@ pub(crate) fn pending_of(
 pub(crate) fn collect_pending(
     listing: &mut PendingApprovals,
     run_id: &str,
-    read: Result<(RunState, Vec<(String, ToolDecision)>), StoreError>,
+    read: Result<(RunState, Vec<RecordedDecision>), StoreError>,
 ) -> Result<(), StoreError> {
     match read {
         Ok((state, decided)) => listing.approvals.extend(pending_of(&state, &decided)),
@@ -398,22 +514,6 @@ pub(crate) fn check_claimable(
             remaining: Duration::from_millis(u64::try_from(lease_until - now).unwrap_or(0)),
         }),
         _ => Ok(()),
-    }
-}
-
-/// Whether `internal_call_id` is a call of `state` that waits for a decision.
-pub(crate) fn check_pending(state: &RunState, internal_call_id: &str) -> Result<(), StoreError> {
-    if state
-        .pending_calls
-        .iter()
-        .any(|call| call.internal_call_id == internal_call_id && call.awaits_decision())
-    {
-        Ok(())
-    } else {
-        Err(StoreError::NoSuchPendingCall {
-            run_id: state.run_id.clone(),
-            internal_call_id: internal_call_id.to_owned(),
-        })
     }
 }
 

@@ -1,9 +1,16 @@
+//! The PostgreSQL run store.
+//!
+//! Over 500 lines because it is one implementation of the `RunStore` trait whose methods (each
+//! one transaction) share the schema and the row readers. The seam to split next is the
+//! decision and checkpoint methods (with their readers) into a submodule.
+
 use super::{
-    ClaimedRun, DEFAULT_LEASE, FORMAT_VERSION, JournalEntry, Lease, PendingApprovals, RunStore,
-    RunSummary, StoreError, check_claimable, check_pending, collect_pending, decode_state,
-    encode_state, new_token, now_millis, status_from_name, status_name,
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FORMAT_VERSION, JournalEntry, Lease,
+    PendingApprovals, RecordedDecision, RunStore, RunSummary, StoreError, check_claimable,
+    check_decision, collect_pending, decode_decision, decode_state, encode_decision, encode_state,
+    new_token, now_millis, status_from_name, status_name,
 };
-use crate::agent::{RunState, ToolDecision};
+use crate::agent::RunState;
 use futures::future::BoxFuture;
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,6 +69,24 @@ CREATE TABLE IF NOT EXISTS reins_decisions (
     decided_at BIGINT NOT NULL,
     PRIMARY KEY (run_id, internal_call_id)
 );
+CREATE TABLE IF NOT EXISTS reins_decision_log (
+    run_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    internal_call_id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    decided_at BIGINT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS reins_checkpoints (
+    run_id TEXT NOT NULL,
+    version BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    format BIGINT NOT NULL,
+    state TEXT NOT NULL,
+    journal_len BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (run_id, version)
+);
 ";
 
 fn backend(error: impl std::fmt::Display) -> StoreError {
@@ -116,7 +141,8 @@ impl PostgresStore {
 
 /// Advances a run's version, writes its state and appends its journal entries, in one
 /// statement; returns how many runs it updated (0 when the lease is no longer current).
-/// Releasing (`$6`) clears the lease's holder; otherwise it stays with this claim.
+/// Releasing (`$6`) clears the lease's holder; otherwise it stays with this claim. The state
+/// is also kept as the checkpoint of the new version (`$12`: the record format).
 const CHECKPOINT: &str = "
 WITH updated AS (
     UPDATE reins_runs SET version = version + 1, status = $4, state = $5,
@@ -133,6 +159,10 @@ WITH updated AS (
     FROM updated, base,
         unnest($9::text[], $10::text[], $11::text[]) WITH ORDINALITY
             AS entry(effect_id, kind, payload, ord)
+), snapshot AS (
+    INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
+    SELECT updated.run_id, $2 + 1, $4, $12, $5, base.seq + cardinality($9::text[]), $8
+    FROM updated, base
 )
 SELECT count(*) FROM updated";
 
@@ -171,23 +201,27 @@ async fn read_run(
 async fn read_decisions(
     client: &impl GenericClient,
     run_id: &str,
-) -> Result<Vec<(String, ToolDecision)>, StoreError> {
-    let rows = client
-        .query(
-            "SELECT internal_call_id, decision FROM reins_decisions WHERE run_id = $1 ORDER BY decided_at",
-            &[&run_id],
-        )
-        .await
-        .map_err(backend)?;
+) -> Result<Vec<RecordedDecision>, StoreError> {
+    read_decision_rows(
+        client,
+        "SELECT internal_call_id, decision, decided_at FROM reins_decisions WHERE run_id = $1 ORDER BY decided_at",
+        run_id,
+    )
+    .await
+}
+
+/// Reads `(internal_call_id, decision JSON, decided_at)` rows of `run_id` with `query`.
+async fn read_decision_rows(
+    client: &impl GenericClient,
+    query: &str,
+    run_id: &str,
+) -> Result<Vec<RecordedDecision>, StoreError> {
+    let rows = client.query(query, &[&run_id]).await.map_err(backend)?;
     rows.iter()
         .map(|row| {
             let call_id: String = column(row, 0)?;
             let json: String = column(row, 1)?;
-            let decision = serde_json::from_str(&json).map_err(|error| StoreError::Corrupt {
-                run_id: run_id.to_owned(),
-                message: format!("decision for `{call_id}`: {error}"),
-            })?;
-            Ok((call_id, decision))
+            decode_decision(run_id, &call_id, column(row, 2)?, &json)
         })
         .collect()
 }
@@ -202,8 +236,9 @@ impl RunStore for PostgresStore {
             let encoded = encode_state(state)?;
             let token = new_token();
             let now = now_millis();
-            let client = self.client.lock().await;
-            let inserted = client
+            let mut client = self.client.lock().await;
+            let transaction = client.transaction().await.map_err(backend)?;
+            let inserted = transaction
                 .execute(
                     "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
                      VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING",
@@ -223,6 +258,21 @@ impl RunStore for PostgresStore {
             if inserted == 0 {
                 return Err(StoreError::AlreadyExists(state.run_id.clone()));
             }
+            transaction
+                .execute(
+                    "INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
+                     VALUES ($1, 1, $2, $3, $4, 0, $5)",
+                    &[
+                        &state.run_id,
+                        &status_name(state.status),
+                        &i64::from(FORMAT_VERSION),
+                        &encoded,
+                        &now,
+                    ],
+                )
+                .await
+                .map_err(backend)?;
+            transaction.commit().await.map_err(backend)?;
             Ok(Lease {
                 run_id: state.run_id.clone(),
                 token,
@@ -314,6 +364,7 @@ impl RunStore for PostgresStore {
                         &effect_ids,
                         &kinds,
                         &payloads,
+                        &i64::from(FORMAT_VERSION),
                     ],
                 )
                 .await
@@ -377,28 +428,116 @@ impl RunStore for PostgresStore {
     fn decide<'a>(
         &'a self,
         run_id: &'a str,
-        internal_call_id: &'a str,
-        decision: &'a ToolDecision,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        decision: &'a Decision,
+    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
         Box::pin(async move {
-            let decision = serde_json::to_string(decision).map_err(backend)?;
             let mut client = self.client.lock().await;
             let transaction = client.transaction().await.map_err(backend)?;
+            // The run's row stays locked until commit, so decisions of one run get their
+            // audit sequence numbers one at a time.
             let row = read_run(&transaction, run_id, true)
                 .await?
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             let state = decode_state(run_id, row.format, &row.state)?;
-            check_pending(&state, internal_call_id)?;
+            check_decision(&state, decision)?;
+            let recorded = RecordedDecision {
+                run_id: run_id.to_owned(),
+                decision: decision.clone(),
+                decided_at_ms: now_millis(),
+            };
+            let json = encode_decision(&recorded)?;
+            let call_id = &recorded.decision.internal_call_id;
             transaction
                 .execute(
                     "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
                      VALUES ($1, $2, $3, $4)
                      ON CONFLICT (run_id, internal_call_id) DO UPDATE SET decision = $3, decided_at = $4",
-                    &[&run_id, &internal_call_id, &decision, &now_millis()],
+                    &[&run_id, call_id, &json, &recorded.decided_at_ms],
                 )
                 .await
                 .map_err(backend)?;
-            transaction.commit().await.map_err(backend)
+            transaction
+                .execute(
+                    "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
+                     SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4 FROM reins_decision_log WHERE run_id = $1",
+                    &[&run_id, call_id, &json, &recorded.decided_at_ms],
+                )
+                .await
+                .map_err(backend)?;
+            transaction.commit().await.map_err(backend)?;
+            Ok(recorded)
+        })
+    }
+
+    fn decisions<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
+        Box::pin(async move {
+            let client = self.client.lock().await;
+            if read_run(&*client, run_id, false).await?.is_none() {
+                return Err(StoreError::NotFound(run_id.to_owned()));
+            }
+            read_decision_rows(
+                &*client,
+                "SELECT internal_call_id, record, decided_at FROM reins_decision_log WHERE run_id = $1 ORDER BY seq",
+                run_id,
+            )
+            .await
+        })
+    }
+
+    fn checkpoints<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
+        Box::pin(async move {
+            let client = self.client.lock().await;
+            if read_run(&*client, run_id, false).await?.is_none() {
+                return Err(StoreError::NotFound(run_id.to_owned()));
+            }
+            let rows = client
+                .query(
+                    "SELECT version, status, journal_len, created_at FROM reins_checkpoints
+                     WHERE run_id = $1 ORDER BY version",
+                    &[&run_id],
+                )
+                .await
+                .map_err(backend)?;
+            rows.iter()
+                .map(|row| {
+                    Ok(Checkpoint {
+                        version: column(row, 0)?,
+                        status: status_from_name(&column::<String>(row, 1)?),
+                        journal_len: usize::try_from(column::<i64>(row, 2)?).unwrap_or(0),
+                        created_at_ms: column(row, 3)?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn load_checkpoint<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: i64,
+    ) -> BoxFuture<'a, Result<RunState, StoreError>> {
+        Box::pin(async move {
+            let client = self.client.lock().await;
+            let row = client
+                .query_opt(
+                    "SELECT format, state FROM reins_checkpoints WHERE run_id = $1 AND version = $2",
+                    &[&run_id, &version],
+                )
+                .await
+                .map_err(backend)?;
+            match row {
+                Some(row) => decode_state(run_id, column(&row, 0)?, &column::<String>(&row, 1)?),
+                None => Err(StoreError::NoSuchCheckpoint {
+                    run_id: run_id.to_owned(),
+                    version,
+                }),
+            }
         })
     }
 

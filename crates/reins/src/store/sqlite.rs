@@ -1,9 +1,16 @@
+//! The SQLite run store.
+//!
+//! Over 500 lines because it is one implementation of the `RunStore` trait whose methods (each
+//! one transaction) share the schema and the row readers. The seam to split next is the
+//! decision and checkpoint methods (with their readers) into a submodule.
+
 use super::{
-    ClaimedRun, DEFAULT_LEASE, FORMAT_VERSION, JournalEntry, Lease, PendingApprovals, RunStore,
-    RunSummary, StoreError, check_claimable, check_pending, collect_pending, decode_state,
-    encode_state, new_token, now_millis, status_from_name, status_name,
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FORMAT_VERSION, JournalEntry, Lease,
+    PendingApprovals, RecordedDecision, RunStore, RunSummary, StoreError, check_claimable,
+    check_decision, collect_pending, decode_decision, decode_state, encode_decision, encode_state,
+    new_token, now_millis, status_from_name, status_name,
 };
-use crate::agent::{RunState, ToolDecision};
+use crate::agent::RunState;
 use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
@@ -55,7 +62,29 @@ CREATE TABLE IF NOT EXISTS reins_decisions (
     decided_at INTEGER NOT NULL,
     PRIMARY KEY (run_id, internal_call_id)
 );
+CREATE TABLE IF NOT EXISTS reins_decision_log (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    internal_call_id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    decided_at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS reins_checkpoints (
+    run_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    format INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    journal_len INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, version)
+);
 ";
+
+/// Keeps the state just written at `version` as a checkpoint, with the journal's length.
+const SNAPSHOT: &str = "INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
+     SELECT ?1, ?2, ?3, ?4, ?5, (SELECT COUNT(*) FROM reins_journal WHERE run_id = ?1), ?6";
 
 fn backend(error: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(error.to_string())
@@ -183,23 +212,34 @@ fn read_row(connection: &Connection, run_id: &str) -> Result<Option<Row>, StoreE
 fn read_decisions(
     connection: &Connection,
     run_id: &str,
-) -> Result<Vec<(String, ToolDecision)>, StoreError> {
-    let mut statement = connection
-        .prepare("SELECT internal_call_id, decision FROM reins_decisions WHERE run_id = ?1 ORDER BY decided_at")
-        .map_err(backend)?;
+) -> Result<Vec<RecordedDecision>, StoreError> {
+    read_decision_rows(
+        connection,
+        "SELECT internal_call_id, decision, decided_at FROM reins_decisions WHERE run_id = ?1 ORDER BY decided_at",
+        run_id,
+    )
+}
+
+/// Reads `(internal_call_id, decision JSON, decided_at)` rows of `run_id` with `query`.
+fn read_decision_rows(
+    connection: &Connection,
+    query: &str,
+    run_id: &str,
+) -> Result<Vec<RecordedDecision>, StoreError> {
+    let mut statement = connection.prepare(query).map_err(backend)?;
     let rows = statement
         .query_map(params![run_id], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, i64>(2)?,
+            ))
         })
         .map_err(backend)?;
     let mut decisions = Vec::new();
     for row in rows {
-        let (call_id, json) = row.map_err(backend)?;
-        let decision = serde_json::from_str(&json).map_err(|error| StoreError::Corrupt {
-            run_id: run_id.to_owned(),
-            message: format!("decision for `{call_id}`: {error}"),
-        })?;
-        decisions.push((call_id, decision));
+        let (call_id, json, decided_at) = row.map_err(backend)?;
+        decisions.push(decode_decision(run_id, &call_id, decided_at, &json)?);
     }
     Ok(decisions)
 }
@@ -217,7 +257,10 @@ impl RunStore for SqliteStore {
             let lease = self.lease_millis();
             self.with(move |connection| {
                 let now = now_millis();
-                let inserted = connection
+                let transaction = connection
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(backend)?;
+                let inserted = transaction
                     .execute(
                         "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
                          VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (run_id) DO NOTHING",
@@ -227,6 +270,10 @@ impl RunStore for SqliteStore {
                 if inserted == 0 {
                     return Err(StoreError::AlreadyExists(run_id));
                 }
+                transaction
+                    .execute(SNAPSHOT, params![run_id, 1, status, FORMAT_VERSION, encoded, now])
+                    .map_err(backend)?;
+                transaction.commit().map_err(backend)?;
                 Ok(Lease {
                     run_id,
                     token,
@@ -350,6 +397,19 @@ impl RunStore for SqliteStore {
                             .map_err(backend)?;
                     }
                 }
+                transaction
+                    .execute(
+                        SNAPSHOT,
+                        params![
+                            lease.run_id,
+                            lease.version + 1,
+                            status,
+                            FORMAT_VERSION,
+                            encoded,
+                            now
+                        ],
+                    )
+                    .map_err(backend)?;
                 transaction.commit().map_err(backend)?;
                 Ok(Lease {
                     version: lease.version + 1,
@@ -405,29 +465,109 @@ impl RunStore for SqliteStore {
     fn decide<'a>(
         &'a self,
         run_id: &'a str,
-        internal_call_id: &'a str,
-        decision: &'a ToolDecision,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        let (run_id, call_id) = (run_id.to_owned(), internal_call_id.to_owned());
-        let decision = serde_json::to_string(decision).map_err(backend);
+        decision: &'a Decision,
+    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
+        let (run_id, decision) = (run_id.to_owned(), decision.clone());
         Box::pin(self.with(move |connection| {
-            let decision = decision?;
             let transaction = connection
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
             let row = read_row(&transaction, &run_id)?
                 .ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
             let state = decode_state(&run_id, row.format, &row.state)?;
-            check_pending(&state, &call_id)?;
+            check_decision(&state, &decision)?;
+            let recorded = RecordedDecision {
+                run_id: run_id.clone(),
+                decision,
+                decided_at_ms: now_millis(),
+            };
+            let json = encode_decision(&recorded)?;
+            let call_id = &recorded.decision.internal_call_id;
             transaction
                 .execute(
                     "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
                      VALUES (?1, ?2, ?3, ?4)
                      ON CONFLICT (run_id, internal_call_id) DO UPDATE SET decision = ?3, decided_at = ?4",
-                    params![run_id, call_id, decision, now_millis()],
+                    params![run_id, call_id, json, recorded.decided_at_ms],
                 )
                 .map_err(backend)?;
-            transaction.commit().map_err(backend)
+            transaction
+                .execute(
+                    "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
+                     SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ?4 FROM reins_decision_log WHERE run_id = ?1",
+                    params![run_id, call_id, json, recorded.decided_at_ms],
+                )
+                .map_err(backend)?;
+            transaction.commit().map_err(backend)?;
+            Ok(recorded)
+        }))
+    }
+
+    fn decisions<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
+        let run_id = run_id.to_owned();
+        Box::pin(self.with(move |connection| {
+            if read_row(connection, &run_id)?.is_none() {
+                return Err(StoreError::NotFound(run_id));
+            }
+            read_decision_rows(
+                connection,
+                "SELECT internal_call_id, record, decided_at FROM reins_decision_log WHERE run_id = ?1 ORDER BY seq",
+                &run_id,
+            )
+        }))
+    }
+
+    fn checkpoints<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
+        let run_id = run_id.to_owned();
+        Box::pin(self.with(move |connection| {
+            if read_row(connection, &run_id)?.is_none() {
+                return Err(StoreError::NotFound(run_id));
+            }
+            let mut statement = connection
+                .prepare(
+                    "SELECT version, status, journal_len, created_at FROM reins_checkpoints
+                     WHERE run_id = ?1 ORDER BY version",
+                )
+                .map_err(backend)?;
+            let rows = statement
+                .query_map(params![run_id], |row| {
+                    Ok(Checkpoint {
+                        version: row.get(0)?,
+                        status: status_from_name(&row.get::<_, String>(1)?),
+                        journal_len: usize::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
+                        created_at_ms: row.get(3)?,
+                    })
+                })
+                .map_err(backend)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+        }))
+    }
+
+    fn load_checkpoint<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: i64,
+    ) -> BoxFuture<'a, Result<RunState, StoreError>> {
+        let run_id = run_id.to_owned();
+        Box::pin(self.with(move |connection| {
+            let row: Option<(i64, String)> = connection
+                .query_row(
+                    "SELECT format, state FROM reins_checkpoints WHERE run_id = ?1 AND version = ?2",
+                    params![run_id, version],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .optional()
+                .map_err(backend)?;
+            match row {
+                Some((format, json)) => decode_state(&run_id, format, &json),
+                None => Err(StoreError::NoSuchCheckpoint { run_id, version }),
+            }
         }))
     }
 

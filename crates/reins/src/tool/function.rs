@@ -1,4 +1,4 @@
-use super::Tool;
+use super::{RetrySafety, Tool};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -12,6 +12,7 @@ pub struct FnTool<F, Args, Output, Error> {
     name: String,
     description: String,
     timeout: Option<Duration>,
+    retry_safety: RetrySafety,
     function: F,
     types: PhantomData<fn(Args) -> (Output, Error)>,
 }
@@ -47,6 +48,7 @@ where
         name: name.into(),
         description: description.into(),
         timeout: None,
+        retry_safety: RetrySafety::Undeclared,
         function,
         types: PhantomData,
     }
@@ -56,6 +58,13 @@ impl<F, Args, Output, Error> FnTool<F, Args, Output, Error> {
     /// Fails a call that takes longer than `limit` with a timeout.
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.timeout = Some(limit);
+        self
+    }
+
+    /// Declares whether a call left in doubt by a crash may be executed again (see
+    /// [`RetrySafety`]).
+    pub fn retry_safety(mut self, safety: RetrySafety) -> Self {
+        self.retry_safety = safety;
         self
     }
 }
@@ -82,6 +91,10 @@ where
 
     fn timeout(&self) -> Option<Duration> {
         self.timeout
+    }
+
+    fn retry_safety(&self) -> RetrySafety {
+        self.retry_safety
     }
 
     fn call(&self, args: Args) -> impl Future<Output = Result<Output, Error>> + Send {

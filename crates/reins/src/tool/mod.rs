@@ -5,10 +5,12 @@
 mod context;
 mod function;
 mod outcome;
+mod retry;
 
 pub use context::ToolCallContext;
 pub use function::{FnTool, tool_fn};
 pub use outcome::{ToolFailure, ToolOutcome, ToolOutput, ToolResultExtensions};
+pub use retry::RetrySafety;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -102,6 +104,13 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// Whether a call may be executed again after a crash left it in doubt (started, no
+    /// result recorded). Defaults to [`RetrySafety::Undeclared`]: a durable run then suspends
+    /// with the call in doubt instead of repeating it.
+    fn retry_safety(&self) -> RetrySafety {
+        RetrySafety::Undeclared
+    }
+
     /// Runs the tool.
     fn call(
         &self,
@@ -133,6 +142,7 @@ pub struct ToolDefinition {
 trait DynTool: Send + Sync {
     fn definition(&self) -> ToolDefinition;
     fn timeout(&self) -> Option<Duration>;
+    fn retry_safety(&self) -> RetrySafety;
     fn call_json<'a>(&'a self, args: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
 }
 
@@ -147,6 +157,10 @@ impl<T: Tool> DynTool for T {
 
     fn timeout(&self) -> Option<Duration> {
         Tool::timeout(self)
+    }
+
+    fn retry_safety(&self) -> RetrySafety {
+        Tool::retry_safety(self)
     }
 
     fn call_json<'a>(&'a self, args: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
@@ -231,6 +245,14 @@ impl ToolSet {
     /// Whether a tool of that name exists.
     pub fn contains(&self, name: &str) -> bool {
         self.tools.contains_key(name)
+    }
+
+    /// What the tool `name` declares about executing a call again; an unknown tool declares
+    /// nothing.
+    pub fn retry_safety(&self, name: &str) -> RetrySafety {
+        self.tools
+            .get(name)
+            .map_or(RetrySafety::Undeclared, |tool| tool.retry_safety())
     }
 
     /// The tools' definitions, in the order they were added.

@@ -7,10 +7,11 @@
 //! is complete at every checkpoint, so a run can stop and be resumed between phases.
 //!
 //! This file is over 500 lines because it holds the loop itself together with how a run ends
-//! and is checkpointed (claim, checkpoint, release, the finished-run refusal): those steps share
-//! the loop's locals at every exit. The seam to split next is the durable part (checkpoints and
-//! the store's lease) into `driver/durable.rs`.
+//! and is checkpointed (checkpoint, release): those steps share the loop's locals at every
+//! exit. Taking a stored run (claim, finished-run refusal, bound decisions) is in `durable`;
+//! the checkpoint itself is the next to move there.
 
+mod durable;
 mod model_turn;
 mod structured;
 mod tool_calls;
@@ -33,7 +34,7 @@ use super::stream::{StreamItem, StreamSink};
 use crate::completion::CompletionError;
 use crate::message::Message;
 use crate::message::arguments_text as render_args;
-use crate::store::{ClaimedRun, JournalEntry, Lease, RunStore, StoreError};
+use crate::store::{JournalEntry, Lease, RunStore, StoreError};
 use crate::tool::ToolFailure;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -208,7 +209,7 @@ pub(crate) async fn run(
         RunStart::Resume(state) => {
             let mut state = *state;
             if let Some(store) = &options.store {
-                let claimed = claim(store, &state.run_id, &worker).await?;
+                let claimed = durable::claim(store, &state.run_id, &worker).await?;
                 decisions.extend(claimed.decisions);
                 durable = Some(Durable::new(Arc::clone(store), claimed.lease));
                 state = claimed.state;
@@ -223,7 +224,7 @@ pub(crate) async fn run(
                 ));
             };
             // A finished run is refused by the claim, which writes nothing.
-            let claimed = claim(store, &run_id, &worker).await?;
+            let claimed = durable::claim(store, &run_id, &worker).await?;
             decisions.extend(claimed.decisions);
             durable = Some(Durable::new(Arc::clone(store), claimed.lease));
             let mut state = claimed.state;
@@ -318,33 +319,6 @@ fn resolve_output(
         (mode, _) => mode,
     };
     Ok(Some(spec))
-}
-
-/// Claims a stored run for this worker. A run that had already finished is reported as
-/// [`PromptError::AlreadyFinished`], with what it stored (a finished run no longer changes).
-async fn claim(
-    store: &Arc<dyn RunStore>,
-    run_id: &str,
-    worker: &str,
-) -> Result<ClaimedRun, PromptError> {
-    let store_error = |source| PromptError::Store {
-        source,
-        history: Vec::new(),
-        run_id: run_id.to_owned(),
-    };
-    match store.claim(run_id, worker).await {
-        Ok(claimed) => Ok(claimed),
-        Err(StoreError::Finished { status, .. }) => {
-            let state = store.load(run_id).await.map_err(store_error)?;
-            Err(PromptError::AlreadyFinished {
-                run_id: run_id.to_owned(),
-                status,
-                answer: (status == RunStatus::Completed).then(|| final_answer(&state.history)),
-                history: state.history,
-            })
-        }
-        Err(source) => Err(store_error(source)),
-    }
 }
 
 /// A finished run's answer: its last assistant message.

@@ -1,5 +1,9 @@
 //! Answering a turn's tool calls: dispatch → execute → outcome for each, up to
 //! `tool_concurrency` at once, each result recorded in the run's state as it arrives.
+//!
+//! In a durable run the start of every execution is checkpointed before the tool runs (with
+//! the arguments it runs with), so a crash between the tool's side effect and its result's
+//! checkpoint leaves the call *in doubt* instead of silently executing it twice on resume.
 
 use super::{Driver, Halt, RunOptions, render_args};
 use crate::agent::builder::AgentConfig;
@@ -10,8 +14,15 @@ use crate::agent::prompt::ToolErrorPolicy;
 use crate::agent::run::{CallRecord, PendingCall, ToolDecision};
 use crate::agent::stream::StreamItem;
 use crate::message::Message;
+use crate::store::StoreError;
 use crate::tool::{ToolCallContext, ToolExecution, ToolOutcome, ToolOutput, ToolResultExtensions};
 use futures::StreamExt;
+use futures::channel::{mpsc, oneshot};
+use serde_json::{Value, json};
+
+/// Why a call in doubt waits, as shown in the pending listing.
+pub(crate) const IN_DOUBT_REASON: &str = "in doubt: the call started before the run stopped \
+     and no result was recorded, and its tool does not declare that running it again is safe";
 
 /// What answering one call gave.
 enum CallOutcome {
@@ -19,6 +30,14 @@ enum CallOutcome {
     Done(CallRecord),
     /// A hook suspended the call.
     Suspend(String),
+}
+
+/// A call about to execute asks the driver to journal its start; the tool runs once the
+/// driver's checkpoint has committed and `committed` fires.
+struct StartRequest {
+    index: usize,
+    arguments: Value,
+    committed: oneshot::Sender<()>,
 }
 
 /// What executing a call needs; copied into each call's future so the run's state stays free
@@ -30,6 +49,19 @@ struct CallEnv<'a> {
     ctx: &'a HookContext,
     options: &'a RunOptions,
     run_id: &'a str,
+    /// Where a durable run's calls ask for their start to be journaled; `None` without a
+    /// store.
+    starts: Option<&'a mpsc::UnboundedSender<StartRequest>>,
+}
+
+/// What one call does instead of, or before, the outcome hooks.
+enum Step {
+    /// Execute the tool with these arguments (`None`: the model's).
+    Run(Option<Value>),
+    /// Record this result without executing the tool.
+    Answer(String, ToolOutcome),
+    Stop(String),
+    Suspend(String),
 }
 
 impl Driver<'_> {
@@ -37,13 +69,16 @@ impl Driver<'_> {
     /// decision now), then commits the results to the history in call order. Ends the run as
     /// suspended when a call waits for a decision.
     pub(super) async fn answer_pending_calls(&mut self) -> Result<(), Halt> {
+        self.mark_calls_in_doubt();
         let run_id = self.state.run_id.clone();
+        let (start_sender, mut start_requests) = mpsc::unbounded();
         let env = CallEnv {
             config: self.config,
             hooks: self.hooks,
             ctx: self.ctx,
             options: self.options,
             run_id: &run_id,
+            starts: self.durable.is_some().then_some(&start_sender),
         };
         let work: Vec<(usize, PendingCall, Option<ToolDecision>)> = self
             .state
@@ -66,11 +101,23 @@ impl Driver<'_> {
         if !work.is_empty() {
             let mut running = futures::stream::iter(work.into_iter().map(
                 |(index, pending, decision)| async move {
-                    (index, env.answer(&pending, decision.as_ref()).await)
+                    (index, env.answer(index, &pending, decision.as_ref()).await)
                 },
             ))
             .buffer_unordered(self.options.tool_concurrency.max(1));
-            while let Some((index, outcome)) = running.next().await {
+            loop {
+                // A start request is served first: its call is waiting for it.
+                let (index, outcome) = tokio::select! {
+                    biased;
+                    Some(request) = start_requests.next() => {
+                        self.journal_start(request).await?;
+                        continue;
+                    }
+                    next = running.next() => match next {
+                        Some(next) => next,
+                        None => break,
+                    },
+                };
                 let outcome = outcome?;
                 let Some(pending) = self.state.pending_calls.get_mut(index) else {
                     continue;
@@ -120,6 +167,43 @@ impl Driver<'_> {
         }
         Ok(())
     }
+
+    /// Classifies the calls a previous worker started and never finished (it crashed between
+    /// the start's checkpoint and the result's): a tool that declares re-execution safe runs
+    /// again, any other call waits for a decision, in doubt.
+    fn mark_calls_in_doubt(&mut self) {
+        let tools = &self.config.tools;
+        let decisions = &self.decisions;
+        for pending in &mut self.state.pending_calls {
+            let cut_off =
+                pending.started.is_some() && pending.result.is_none() && !pending.in_doubt;
+            let decided = decisions
+                .iter()
+                .any(|(id, _)| *id == pending.internal_call_id);
+            if cut_off && !decided && !tools.retry_safety(&pending.call.name).allows_reexecution() {
+                pending.in_doubt = true;
+                pending.suspended = Some(IN_DOUBT_REASON.to_owned());
+            }
+        }
+    }
+
+    /// Journals that a call starts executing with `arguments` and checkpoints it, then lets
+    /// the call go on.
+    async fn journal_start(&mut self, request: StartRequest) -> Result<(), Halt> {
+        let Some(pending) = self.state.pending_calls.get_mut(request.index) else {
+            return Err(Halt::Store(StoreError::Backend(
+                "a started call is not among the pending calls".to_owned(),
+            )));
+        };
+        pending.started = Some(request.arguments.clone());
+        let effect_id = pending.effect_id(&self.state.run_id);
+        let payload = json!({ "tool": pending.call.name, "arguments": request.arguments });
+        self.journal(effect_id, "tool_call_started", payload);
+        self.checkpoint(false).await?;
+        // The call may have been dropped meanwhile (the run is ending); nothing waits then.
+        let _ = request.committed.send(());
+        Ok(())
+    }
 }
 
 impl CallEnv<'_> {
@@ -128,9 +212,12 @@ impl CallEnv<'_> {
     }
 
     /// One call's dispatch → execute → outcome path. A decision given on resume replaces the
-    /// dispatch hooks for that call.
+    /// dispatch hooks for that call; a call that started before a crash and is executed
+    /// again (its tool declares that safe, or a decision said so) runs with the arguments it
+    /// started with, without asking the dispatch hooks again.
     async fn answer(
         &self,
+        index: usize,
         pending: &PendingCall,
         decision: Option<&ToolDecision>,
     ) -> Result<CallOutcome, Halt> {
@@ -143,12 +230,26 @@ impl CallEnv<'_> {
         } else {
             String::new()
         };
-        let dispatch = match decision {
-            Some(ToolDecision::Approve) => ToolDispatchDecision::Proceed(None),
-            Some(ToolDecision::ApproveWithArgs { args }) => {
-                ToolDispatchDecision::Proceed(Some(args.clone()))
+        let step = match decision {
+            Some(ToolDecision::Approve | ToolDecision::Rerun) => Step::Run(pending.started.clone()),
+            Some(ToolDecision::ApproveWithArgs { args }) => Step::Run(Some(args.clone())),
+            Some(ToolDecision::Deny { message }) => Step::Answer(
+                message.clone(),
+                ToolOutcome::Denied {
+                    report: message.clone(),
+                },
+            ),
+            Some(ToolDecision::Skip { message }) => Step::Answer(
+                message.clone(),
+                ToolOutcome::Skipped {
+                    reason: message.clone(),
+                },
+            ),
+            Some(ToolDecision::SupplyResult { output }) => {
+                Step::Answer(output.clone(), ToolOutcome::Success)
             }
-            Some(ToolDecision::Deny { message }) => ToolDispatchDecision::Deny(message.clone()),
+            // Started before a crash, and its tool declares a second execution safe.
+            None if pending.started.is_some() => Step::Run(pending.started.clone()),
             None if self.observes(StepEventKind::ToolDispatch) => {
                 let view = ToolCallView {
                     name: &call.name,
@@ -156,18 +257,24 @@ impl CallEnv<'_> {
                     internal_call_id: internal_id,
                     args: &args_text,
                 };
-                self.hooks.dispatch_tool(self.ctx, view).await?
+                match self.hooks.dispatch_tool(self.ctx, view).await? {
+                    ToolDispatchDecision::Proceed(rewritten) => Step::Run(rewritten),
+                    ToolDispatchDecision::Skip(reason) => {
+                        Step::Answer(reason.clone(), ToolOutcome::Skipped { reason })
+                    }
+                    ToolDispatchDecision::Deny(report) => {
+                        Step::Answer(report.clone(), ToolOutcome::Denied { report })
+                    }
+                    ToolDispatchDecision::Stop(reason) => Step::Stop(reason),
+                    ToolDispatchDecision::Suspend(reason) => Step::Suspend(reason),
+                }
             }
-            None => ToolDispatchDecision::Proceed(None),
+            None => Step::Run(None),
         };
-        let preset = |text: String, outcome: ToolOutcome| ToolExecution {
-            output: ToolOutput::Text(text),
-            outcome,
-            extensions: ToolResultExtensions::new(),
-        };
-        let (execution, args_text) = match dispatch {
-            ToolDispatchDecision::Proceed(rewritten) => {
+        let (execution, args_text) = match step {
+            Step::Run(rewritten) => {
                 let args = rewritten.as_ref().unwrap_or(&call.arguments);
+                self.journal_start(index, args).await?;
                 let context = ToolCallContext::new(self.run_id, internal_id, &call.id);
                 let execution = self.config.tools.call(&call.name, args, context).await;
                 let args_text = match rewritten {
@@ -176,16 +283,16 @@ impl CallEnv<'_> {
                 };
                 (execution, args_text)
             }
-            ToolDispatchDecision::Skip(reason) => (
-                preset(reason.clone(), ToolOutcome::Skipped { reason }),
+            Step::Answer(text, outcome) => (
+                ToolExecution {
+                    output: ToolOutput::Text(text),
+                    outcome,
+                    extensions: ToolResultExtensions::new(),
+                },
                 args_text,
             ),
-            ToolDispatchDecision::Deny(report) => (
-                preset(report.clone(), ToolOutcome::Denied { report }),
-                args_text,
-            ),
-            ToolDispatchDecision::Stop(reason) => return Err(Halt::Stop(reason)),
-            ToolDispatchDecision::Suspend(reason) => return Ok(CallOutcome::Suspend(reason)),
+            Step::Stop(reason) => return Err(Halt::Stop(reason)),
+            Step::Suspend(reason) => return Ok(CallOutcome::Suspend(reason)),
         };
         let mut result = ToolResult {
             tool_name: call.name.clone(),
@@ -214,5 +321,26 @@ impl CallEnv<'_> {
             outcome: result.outcome,
             extensions: result.extensions,
         }))
+    }
+
+    /// In a durable run, waits until the driver has checkpointed that the call at `index`
+    /// starts executing with `arguments`.
+    async fn journal_start(&self, index: usize, arguments: &Value) -> Result<(), Halt> {
+        let Some(starts) = self.starts else {
+            return Ok(());
+        };
+        let (committed, is_committed) = oneshot::channel();
+        let request = StartRequest {
+            index,
+            arguments: arguments.clone(),
+            committed,
+        };
+        let gone = || {
+            Halt::Store(StoreError::Backend(
+                "the run stopped before the call's start was journaled".to_owned(),
+            ))
+        };
+        starts.unbounded_send(request).map_err(|_| gone())?;
+        is_committed.await.map_err(|_| gone())
     }
 }

@@ -44,6 +44,8 @@ pub(super) fn answered(
             extensions: ToolResultExtensions::new(),
         }),
         suspended: None,
+        started: None,
+        in_doubt: false,
     }
 }
 
@@ -175,6 +177,8 @@ impl Driver<'_> {
                     call,
                     result: None,
                     suspended: None,
+                    started: None,
+                    in_doubt: false,
                 },
             });
         }

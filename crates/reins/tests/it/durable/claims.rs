@@ -1,6 +1,6 @@
 //! Who holds a run: racing workers, workers with the same name, lease tokens, a lost lease.
 
-use super::{NeedsApproval, RunStateBuilder, Seen, agent, uuid_like};
+use super::{NeedsApproval, RunStateBuilder, Seen, agent, decide, uuid_like};
 use crate::common::EchoArgs;
 use reins::agent::*;
 use reins::store::{Lease, MemoryStore, RunStore, SqliteStore, StoreError};
@@ -31,8 +31,7 @@ async fn racing_workers(store: impl RunStore + Clone) {
         panic!("expected a suspension");
     };
     let run_id = run.run_id().to_string();
-    store
-        .decide(&run_id, "t1c0", &ToolDecision::approve())
+    decide(&store, &run_id, "t1c0", ToolDecision::approve())
         .await
         .unwrap();
 
@@ -102,8 +101,7 @@ async fn same_name_workers(store: impl RunStore + Clone) {
         panic!("expected a suspension, got {error:?}");
     };
     let run_id = run.run_id().to_string();
-    store
-        .decide(&run_id, "t1c0", &ToolDecision::approve())
+    decide(&store, &run_id, "t1c0", ToolDecision::approve())
         .await
         .unwrap();
 

@@ -2,15 +2,23 @@
 //!
 //! This module holds the shared hooks, agents and store helpers, and the approval round trip;
 //! [`claims`] races workers and checks leases, [`finished`] resumes finished runs, [`records`]
-//! reads unreadable, upgraded, corrupt and foreign records.
+//! reads unreadable, upgraded, corrupt and foreign records, [`in_doubt`] cuts calls off between
+//! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`fork`]
+//! lists checkpoints and forks from them, [`format`] resumes a record of the previous release.
 
+mod bindings;
 mod claims;
 mod finished;
+mod fork;
+mod format;
+mod in_doubt;
 mod records;
 
 use crate::common::echo_tool;
 use reins::agent::*;
-use reins::store::{MemoryStore, PendingApprovals, RunStore, SqliteStore, StoreError};
+use reins::store::{
+    Decision, MemoryStore, PendingApprovals, RecordedDecision, RunStore, SqliteStore, StoreError,
+};
 use reins::testing::{ScriptedModel, Turn};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -87,20 +95,19 @@ async fn approval_round_trip(store: impl RunStore + Clone) {
     assert_eq!(summaries[0].status, RunStatus::Suspended);
 
     // A decision about an unknown call is refused.
-    let refused = store
-        .decide(&run_id, "t9c9", &ToolDecision::approve())
+    let refused = decide(&store, &run_id, "t9c9", ToolDecision::approve())
         .await
         .unwrap_err();
     assert!(matches!(refused, StoreError::NoSuchPendingCall { .. }));
 
-    store
-        .decide(
-            &run_id,
-            &pending[0].internal_call_id,
-            &ToolDecision::approve(),
-        )
-        .await
-        .unwrap();
+    decide(
+        &store,
+        &run_id,
+        &pending[0].internal_call_id,
+        ToolDecision::approve(),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         store.pending_approvals().await.unwrap(),
         PendingApprovals::default()
@@ -134,7 +141,9 @@ async fn approval_round_trip(store: impl RunStore + Clone) {
         effects,
         vec![
             ("model_turn", format!("{run_id}/t1")),
+            ("tool_call_started", format!("{run_id}/t1c0")),
             ("tool_call", format!("{run_id}/t1c0")),
+            ("tool_call_started", format!("{run_id}/t1c1")),
             ("tool_call", format!("{run_id}/t1c1")),
             ("model_turn", format!("{run_id}/t2")),
         ]
@@ -154,6 +163,32 @@ async fn approval_round_trip(store: impl RunStore + Clone) {
     );
     assert_eq!(log.lock().unwrap().len(), 2);
     assert_eq!(version_of(&store, &run_id).await, version);
+}
+
+/// Decides about a call of a stored run as a person would: bound to the call as the pending
+/// listing shows it (an unlisted call gets an empty binding).
+async fn decide(
+    store: &impl RunStore,
+    run_id: &str,
+    internal_call_id: &str,
+    decision: ToolDecision,
+) -> Result<RecordedDecision, StoreError> {
+    let listing = store.pending_approvals().await?;
+    let listed = listing
+        .approvals
+        .iter()
+        .find(|p| p.run_id == run_id && p.internal_call_id == internal_call_id);
+    let decision = match listed {
+        Some(pending) => Decision::new(pending, decision, "tester"),
+        None => Decision {
+            internal_call_id: internal_call_id.to_owned(),
+            decision,
+            binding: String::new(),
+            decided_by: "tester".to_owned(),
+            reason: None,
+        },
+    };
+    store.decide(run_id, &decision).await
 }
 
 /// The stored version of a run.

@@ -1,0 +1,214 @@
+//! Decisions bound to what runs: who decided what about which call, and a digest of the call
+//! as it will execute, so a decision is never applied to anything else.
+
+use super::{PendingApproval, StoreError};
+use crate::agent::{PendingCall, RunState, ToolDecision};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// A decision about one waiting call, as a person (or a program acting for one) makes it: what
+/// to do, who decided and why, bound to the call as it was shown
+/// ([`PendingApproval::binding`]).
+///
+/// ```
+/// use reins::agent::ToolDecision;
+/// use reins::store::{Decision, PendingApproval};
+///
+/// # fn decide(pending: &PendingApproval) -> Decision {
+/// Decision::new(pending, ToolDecision::approve(), "alice@example.com")
+///     .because("the invoice matches the order")
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The call's internal id.
+    pub internal_call_id: String,
+    /// What to do with it.
+    pub decision: ToolDecision,
+    /// The digest of the run, the call, the tool and the arguments the call executes with if
+    /// approved, as [`call_binding`] computes it. The store refuses the decision, and resume
+    /// ignores it, when the call no longer has this digest.
+    pub binding: String,
+    /// Who decided.
+    pub decided_by: String,
+    /// Why, if they said.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl Decision {
+    /// `decision` about the waiting call `pending`, by `decided_by`, bound to the call as it
+    /// was listed.
+    pub fn new(
+        pending: &PendingApproval,
+        decision: ToolDecision,
+        decided_by: impl Into<String>,
+    ) -> Self {
+        Decision {
+            internal_call_id: pending.internal_call_id.clone(),
+            decision,
+            binding: pending.binding.clone(),
+            decided_by: decided_by.into(),
+            reason: None,
+        }
+    }
+
+    /// Records why.
+    pub fn because(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+}
+
+/// A decision as a store recorded it: one entry of a run's audit trail
+/// ([`RunStore::decisions`](super::RunStore::decisions)).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedDecision {
+    /// The run.
+    pub run_id: String,
+    /// The decision, with who made it and its binding.
+    #[serde(flatten)]
+    pub decision: Decision,
+    /// When the store recorded it, in milliseconds since the Unix epoch.
+    pub decided_at_ms: i64,
+}
+
+impl RecordedDecision {
+    /// Whether this decision is bound to `call` of `run_id` as it stands.
+    pub fn binds(&self, run_id: &str, call: &PendingCall) -> bool {
+        self.decision.internal_call_id == call.internal_call_id
+            && !self.decision.binding.is_empty()
+            && self.decision.binding == binding_of(run_id, call)
+    }
+}
+
+/// The digest a decision about a call is bound to: SHA-256 over the canonical JSON (keys
+/// sorted, no whitespace) of the run id, the call's internal id, the tool's name and the
+/// arguments, as `sha256:<hex>`.
+pub fn call_binding(
+    run_id: &str,
+    internal_call_id: &str,
+    tool_name: &str,
+    arguments: &Value,
+) -> String {
+    let mut text = String::new();
+    canonical_json(
+        &serde_json::json!({
+            "run_id": run_id,
+            "internal_call_id": internal_call_id,
+            "tool": tool_name,
+            "arguments": arguments,
+        }),
+        &mut text,
+    );
+    let digest = Sha256::digest(text.as_bytes());
+    let mut hex = String::with_capacity(7 + digest.len() * 2);
+    hex.push_str("sha256:");
+    for byte in digest {
+        hex.push_str(&format!("{byte:02x}"));
+    }
+    hex
+}
+
+/// The binding of a waiting call of `run_id`: over the arguments it executes with if approved.
+pub(crate) fn binding_of(run_id: &str, call: &PendingCall) -> String {
+    call_binding(
+        run_id,
+        &call.internal_call_id,
+        &call.call.name,
+        call.arguments(),
+    )
+}
+
+/// Writes `value` as JSON with object keys sorted, whatever order the map keeps them in.
+fn canonical_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (position, key) in keys.into_iter().enumerate() {
+                if position > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                if let Some(item) = map.get(key) {
+                    canonical_json(item, out);
+                }
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (position, item) in items.iter().enumerate() {
+                if position > 0 {
+                    out.push(',');
+                }
+                canonical_json(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// Checks that `decision` is about a call of `state` that waits for one, and is bound to it as
+/// it stands.
+pub(crate) fn check_decision(state: &RunState, decision: &Decision) -> Result<(), StoreError> {
+    let id = decision.internal_call_id.as_str();
+    let Some(call) = state
+        .pending_calls
+        .iter()
+        .find(|call| call.internal_call_id == id && call.awaits_decision())
+    else {
+        return Err(StoreError::NoSuchPendingCall {
+            run_id: state.run_id.clone(),
+            internal_call_id: id.to_owned(),
+        });
+    };
+    if decision.binding != binding_of(&state.run_id, call) {
+        return Err(StoreError::StaleDecision {
+            run_id: state.run_id.clone(),
+            internal_call_id: id.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Reads a stored decision. A decision stored by a release before bindings (a bare
+/// [`ToolDecision`]) is read with an empty binding, which binds to nothing: it never runs a
+/// tool, and its call is listed as waiting again.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn decode_decision(
+    run_id: &str,
+    internal_call_id: &str,
+    decided_at_ms: i64,
+    json: &str,
+) -> Result<RecordedDecision, StoreError> {
+    if let Ok(recorded) = serde_json::from_str::<RecordedDecision>(json) {
+        return Ok(recorded);
+    }
+    let decision: ToolDecision =
+        serde_json::from_str(json).map_err(|error| StoreError::Corrupt {
+            run_id: run_id.to_owned(),
+            message: format!("decision for `{internal_call_id}`: {error}"),
+        })?;
+    Ok(RecordedDecision {
+        run_id: run_id.to_owned(),
+        decision: Decision {
+            internal_call_id: internal_call_id.to_owned(),
+            decision,
+            binding: String::new(),
+            decided_by: String::new(),
+            reason: None,
+        },
+        decided_at_ms,
+    })
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn encode_decision(recorded: &RecordedDecision) -> Result<String, StoreError> {
+    serde_json::to_string(recorded).map_err(|error| StoreError::Backend(error.to_string()))
+}

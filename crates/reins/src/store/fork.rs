@@ -1,0 +1,73 @@
+//! Time travel: a run's checkpoints, and forking a new run from any of them without running
+//! again what the checkpoint already holds.
+
+use super::{JournalEntry, RunStore, StoreError};
+use crate::agent::{RunState, RunStatus};
+use serde_json::json;
+
+/// One checkpoint of a run, as listed by [`RunStore::checkpoints`]: the run's whole state as
+/// it was written at that version (read it with [`RunStore::load_checkpoint`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checkpoint {
+    /// The run's version the checkpoint wrote.
+    pub version: i64,
+    /// Where the run was.
+    pub status: RunStatus,
+    /// How many journal entries the run had then (a fork keeps that many).
+    pub journal_len: usize,
+    /// When it was written, in milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+}
+
+/// Forks a new run `new_run_id` from the checkpoint `version` of `run_id`, after `edit`
+/// changed its state (e.g. a message of the history, or the arguments of a waiting call), and
+/// returns the fork's state. The parent is not changed.
+///
+/// The fork starts with the checkpoint's state — every model turn and tool result it holds is
+/// kept, not requested or executed again — and with the parent's journal up to that
+/// checkpoint, followed by a `forked_from` entry naming the parent and version. Resume it with
+/// [`Agent::resume_stored`](crate::agent::Agent::resume_stored): it waits for decisions
+/// (status `Suspended`) when one of its calls does — decisions are bound to the fork's own
+/// run id, so none of the parent's carries over — and otherwise continues from the
+/// checkpoint. A call the parent had started without a result at that checkpoint is in doubt
+/// in the fork, as after a crash.
+pub async fn fork(
+    store: &dyn RunStore,
+    run_id: &str,
+    version: i64,
+    new_run_id: &str,
+    edit: impl FnOnce(&mut RunState),
+) -> Result<RunState, StoreError> {
+    let no_such = || StoreError::NoSuchCheckpoint {
+        run_id: run_id.to_owned(),
+        version,
+    };
+    let checkpoint = store
+        .checkpoints(run_id)
+        .await?
+        .into_iter()
+        .find(|checkpoint| checkpoint.version == version)
+        .ok_or_else(no_such)?;
+    let mut state = store.load_checkpoint(run_id, version).await?;
+    let mut journal: Vec<JournalEntry> = store.journal(run_id).await?;
+    journal.truncate(checkpoint.journal_len);
+    journal.push(JournalEntry {
+        effect_id: format!("{new_run_id}/fork"),
+        kind: "forked_from".to_owned(),
+        payload: json!({ "run_id": run_id, "version": version }),
+    });
+    state.run_id = new_run_id.to_owned();
+    edit(&mut state);
+    state.status = if state
+        .pending_calls
+        .iter()
+        .any(|call| call.awaits_decision())
+    {
+        RunStatus::Suspended
+    } else {
+        RunStatus::Running
+    };
+    let lease = store.create(&state, "fork").await?;
+    store.checkpoint(&lease, &state, &journal, true).await?;
+    Ok(state)
+}
