@@ -1,7 +1,7 @@
 //! Answering a turn's tool calls: dispatch → execute → outcome for each, up to
 //! `tool_concurrency` at once, each result recorded in the run's state as it arrives.
 
-use super::{Driver, Halt, RunOptions, render_args};
+use super::{Driver, Halt, RunOptions, render_args, trace};
 use crate::agent::builder::AgentConfig;
 use crate::agent::hook::{
     HookContext, HookStack, Stacked, StepEventKind, ToolCallView, ToolDispatchDecision, ToolResult,
@@ -12,6 +12,7 @@ use crate::agent::stream::StreamItem;
 use crate::message::Message;
 use crate::tool::{ToolCallContext, ToolExecution, ToolOutcome, ToolOutput, ToolResultExtensions};
 use futures::StreamExt;
+use tracing::Instrument;
 
 /// What answering one call gave.
 enum CallOutcome {
@@ -66,7 +67,9 @@ impl Driver<'_> {
         if !work.is_empty() {
             let mut running = futures::stream::iter(work.into_iter().map(
                 |(index, pending, decision)| async move {
-                    (index, env.answer(&pending, decision.as_ref()).await)
+                    let span = trace::tool_span(&pending, env.run_id);
+                    let answer = env.answer(&pending, decision.as_ref());
+                    (index, answer.instrument(span).await)
                 },
             ))
             .buffer_unordered(self.options.tool_concurrency.max(1));
@@ -160,6 +163,7 @@ impl CallEnv<'_> {
             }
             None => ToolDispatchDecision::Proceed(None),
         };
+        trace::record_dispatch(&dispatch, decision.is_some());
         let preset = |text: String, outcome: ToolOutcome| ToolExecution {
             output: ToolOutput::Text(text),
             outcome,
@@ -201,6 +205,7 @@ impl CallEnv<'_> {
                 return Err(Halt::Stop(reason));
             }
         }
+        trace::record_tool_result(&result);
         if self.options.tool_errors == ToolErrorPolicy::Fail {
             if let ToolOutcome::Failed(failure) = &result.outcome {
                 return Err(Halt::Tool {
