@@ -55,6 +55,10 @@ pub trait SpanBridge: Send + Sync + 'static {
     /// another process), so a resumed run continues the same trace.
     fn continue_from(&self, span: &Span, captured: &str);
 
+    /// Renames a span that may already have started (its `otel.name` field is read only
+    /// until then): a `chat` span learns its model after the hooks that choose it ran in it.
+    fn rename(&self, span: &Span, name: String);
+
     /// Records a string-array attribute (`tracing` fields hold one value each).
     fn record_strings(&self, span: &Span, key: &'static str, values: Vec<String>);
 }

@@ -32,8 +32,8 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
         gen_ai.conversation.id = state.run_id.as_str(),
         gen_ai.provider.name = Empty,
         gen_ai.request.model = Empty,
-        gen_ai.request.temperature = config.temperature,
-        gen_ai.request.max_tokens = config.max_tokens,
+        gen_ai.request.temperature = Empty,
+        gen_ai.request.max_tokens = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
         reins.turn = Empty,
@@ -55,6 +55,12 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
     }
     if let Some(model) = config.models.default_model() {
         record_model_identity(&span, &**model);
+    }
+    if let Some(temperature) = config.temperature {
+        span.record("gen_ai.request.temperature", temperature);
+    }
+    if let Some(max_tokens) = config.max_tokens {
+        span.record("gen_ai.request.max_tokens", int(max_tokens));
     }
     Telemetry::of(&span, |telemetry| {
         let bridge = telemetry.bridge()?;
@@ -87,9 +93,9 @@ pub(super) fn record_run_outcome(span: &Span, result: &Result<PromptResponse, Pr
     };
     span.record("reins.run.status", status_name(status));
     if let Some(state) = state {
-        span.record("gen_ai.usage.input_tokens", state.usage.input_tokens);
-        span.record("gen_ai.usage.output_tokens", state.usage.output_tokens);
-        span.record("reins.turn", state.turn);
+        span.record("gen_ai.usage.input_tokens", int(state.usage.input_tokens));
+        span.record("gen_ai.usage.output_tokens", int(state.usage.output_tokens));
+        span.record("reins.turn", int(state.turn as u64));
     }
 }
 
@@ -111,7 +117,7 @@ pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
         gen_ai.usage.output_tokens = Empty,
         gen_ai.input.messages = Empty,
         gen_ai.output.messages = Empty,
-        reins.turn = turn,
+        reins.turn = int(turn as u64),
         reins.model.label = Empty,
         reins.effect_id = Empty,
         error.type = Empty,
@@ -135,16 +141,19 @@ pub(super) fn record_chat_request(
         return;
     }
     record_model_identity(&span, model);
-    span.record(
-        "otel.name",
-        format!("chat {}", model.model_name().unwrap_or(label)),
-    );
+    let name = format!("chat {}", model.model_name().unwrap_or(label));
+    span.record("otel.name", name.as_str());
+    Telemetry::of(&span, |telemetry| {
+        if let Some(bridge) = telemetry.bridge() {
+            bridge.rename(&span, name);
+        }
+    });
     span.record("reins.model.label", label);
     if let Some(temperature) = request.temperature {
         span.record("gen_ai.request.temperature", temperature);
     }
     if let Some(max_tokens) = request.max_tokens {
-        span.record("gen_ai.request.max_tokens", max_tokens);
+        span.record("gen_ai.request.max_tokens", int(max_tokens));
     }
     if label != default_label {
         hook_decision("model_switch", "on_model_select");
@@ -170,8 +179,8 @@ pub(super) fn record_chat_outcome(
         }
     };
     let usage = response.usage;
-    span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-    span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+    span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
+    span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
     if let Some(id) = &response.response_id {
         span.record("gen_ai.response.id", id.as_str());
     }
@@ -284,6 +293,12 @@ pub(super) fn hook_decision(action: &'static str, hook: &'static str) {
         { reins.hook.action = action, reins.hook.name = hook },
         "reins.hook.decision"
     );
+}
+
+/// An integer attribute: OpenTelemetry's are signed, and `tracing-opentelemetry` records
+/// unsigned fields as text.
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
 }
 
 fn record_model_identity(span: &Span, model: &dyn DynCompletionModel) {

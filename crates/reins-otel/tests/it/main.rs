@@ -1,0 +1,6 @@
+//! reins-otel's integration tests: one binary, modules by subject.
+
+mod harness;
+mod metrics;
+mod resume;
+mod spans;
