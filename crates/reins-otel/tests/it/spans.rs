@@ -221,8 +221,11 @@ async fn a_failed_tool_sets_error_type_on_its_span() {
     );
 }
 
-/// Answers every tool dispatch with `action`.
-struct OnDispatch(fn(&DispatchEvent<'_>) -> DispatchAction);
+/// How a test hook answers a tool dispatch.
+type DispatchAnswer = fn(&DispatchEvent<'_>) -> DispatchAction;
+
+/// Answers every tool dispatch with its function.
+struct OnDispatch(DispatchAnswer);
 impl AgentHook for OnDispatch {
     async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
         if event.tool_name().is_some() {
@@ -252,7 +255,7 @@ fn decision(action: &str, hook: &str) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn skip_deny_rewrite_and_suspend_of_a_tool_call_are_events_on_its_span() {
-    let cases: [(&str, fn(&DispatchEvent<'_>) -> DispatchAction); 4] = [
+    let cases: [(&str, DispatchAnswer); 4] = [
         ("skip", |_| DispatchAction::skip("not today")),
         ("deny", |_| DispatchAction::deny("not allowed")),
         ("rewrite", |event| {
