@@ -149,7 +149,7 @@ impl Config {
 
     /// Builds OTLP exporters from the `OTEL_*` environment variables
     /// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `..._HEADERS`, `..._TIMEOUT`, `OTEL_SERVICE_NAME`,
-    /// `OTEL_RESOURCE_ATTRIBUTES`, ...), installs them and the W3C trace-context propagator
+    /// `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_METRICS_EXPORTER=none` for a traces-only backend), installs them and the W3C trace-context propagator
     /// globally, and sets a global `tracing` subscriber exporting reins's spans (filtered by
     /// `RUST_LOG`, default `info`).
     pub fn init(self) -> Result<Otel, InitError> {
@@ -157,17 +157,20 @@ impl Config {
         let span_exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .build()?;
-        let metric_exporter = opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .build()?;
         let tracer_provider = SdkTracerProvider::builder()
             .with_batch_exporter(span_exporter)
             .with_resource(resource.clone())
             .build();
-        let meter_provider = SdkMeterProvider::builder()
-            .with_periodic_exporter(metric_exporter)
-            .with_resource(resource)
-            .build();
+        let mut meter_provider = SdkMeterProvider::builder().with_resource(resource);
+        // A backend that takes traces only (e.g. Phoenix) is set up with the standard
+        // OTEL_METRICS_EXPORTER=none; metrics are then recorded nowhere.
+        if !exporter_disabled("OTEL_METRICS_EXPORTER") {
+            let metric_exporter = opentelemetry_otlp::MetricExporter::builder()
+                .with_http()
+                .build()?;
+            meter_provider = meter_provider.with_periodic_exporter(metric_exporter);
+        }
+        let meter_provider = meter_provider.build();
         let otel = Otel {
             tracer_provider,
             meter_provider,
@@ -203,6 +206,11 @@ where
     tracing_opentelemetry::layer()
         .with_tracer(tracer)
         .and_then(reins)
+}
+
+/// Whether the exporter variable `name` (e.g. `OTEL_METRICS_EXPORTER`) says `none`.
+fn exporter_disabled(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| value.trim().eq_ignore_ascii_case("none"))
 }
 
 /// The resource from the environment, named [`DEFAULT_SERVICE_NAME`] unless

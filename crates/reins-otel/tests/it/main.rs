@@ -2,5 +2,6 @@
 
 mod harness;
 mod metrics;
+mod phoenix;
 mod resume;
 mod spans;
