@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -104,7 +104,7 @@ impl Drop for Phoenix {
 }
 
 /// Runs one half of the demo run, exporting to Phoenix; returns its answer.
-fn demo(phoenix: &Phoenix, mode: &str, db: &PathBuf, run_id: &str) -> String {
+fn demo(phoenix: &Phoenix, mode: &str, db: &Path, run_id: &str) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_reins-otel-demo"))
         .args([mode, &db.to_string_lossy(), run_id])
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &phoenix.base)
