@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Installs Arize Phoenix (an OTLP trace viewer for LLM apps) into a venv under .tools/phoenix,
-# for the reins-otel tests. Idempotent: a no-op when the venv already has the `phoenix` module.
-# The tests find it through REINS_PHOENIX_PYTHON (set it to another interpreter to reuse an
-# install) or at .tools/phoenix/bin/python.
+# Installs Arize Phoenix (an OTLP trace viewer for LLM apps, PyPI `arize-phoenix`) into a venv
+# under .tools/phoenix, for the reins-otel tests. Idempotent and fast when already there: a
+# marker file is written only after a complete install. The tests find the `phoenix`
+# executable at .tools/phoenix/bin/phoenix, or wherever REINS_PHOENIX points.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 venv=.tools/phoenix
-if [[ -x "$venv/bin/python" ]] && "$venv/bin/python" -c "import phoenix.server.main" 2>/dev/null; then
+marker="$venv/.installed-arize-phoenix"
+if [[ -f "$marker" && -x "$venv/bin/phoenix" ]]; then
   exit 0
 fi
 echo "== installing arize-phoenix (python3 -m pip, into $venv)"
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check arize-phoenix
+touch "$marker"
