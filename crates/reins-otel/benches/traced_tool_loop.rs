@@ -29,12 +29,14 @@ const TOOL_TURNS: usize = 9;
 
 fn agent() -> Agent {
     let calls = (0..TOOL_TURNS).map(|_| Turn::tool_call("increment", json!({ "x": 1 })));
-    let model = ScriptedModel::new(calls.chain([Turn::text("The answer is 2.")]))
-        .without_request_log();
+    let model =
+        ScriptedModel::new(calls.chain([Turn::text("The answer is 2.")])).without_request_log();
     AgentBuilder::new(model)
-        .tool(tool_fn("increment", "Adds one to x.", |args: Value| async move {
-            Ok::<_, Infallible>(args["x"].as_i64().unwrap_or(0) + 1)
-        }))
+        .tool(tool_fn(
+            "increment",
+            "Adds one to x.",
+            |args: Value| async move { Ok::<_, Infallible>(args["x"].as_i64().unwrap_or(0) + 1) },
+        ))
         .default_max_turns(20)
         .build()
 }
@@ -54,7 +56,10 @@ fn bench(c: &mut Criterion) {
     });
     for (name, telemetry) in [
         ("traced", Telemetry::new()),
-        ("traced/content", Telemetry::new().capture_content(|_, text| Some(text))),
+        (
+            "traced/content",
+            Telemetry::new().capture_content(|_, text| Some(text)),
+        ),
     ] {
         let spans = InMemorySpanExporter::default();
         let tracer_provider = SdkTracerProvider::builder()
