@@ -21,6 +21,7 @@ pub mod agent;
 pub mod completion;
 pub mod hooks;
 pub mod message;
+pub mod observe;
 pub mod prelude;
 pub mod providers;
 pub mod store;

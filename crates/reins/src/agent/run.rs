@@ -38,6 +38,10 @@ pub struct RunState {
     /// Where the run is.
     #[serde(default)]
     pub status: RunStatus,
+    /// The trace context (W3C `traceparent`) of the run's first `invoke_agent` span, when a
+    /// subscriber exported it: a resumed run's span continues that trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_context: Option<String>,
 }
 
 /// Where a run is.
@@ -227,6 +231,7 @@ impl RunState {
             invalid_tool_call_retries: 0,
             pending_calls: Vec::new(),
             status: RunStatus::Running,
+            trace_context: None,
         }
     }
 }

@@ -66,4 +66,12 @@ impl CompletionModel for BoxedModel {
     fn supports_native_output(&self) -> bool {
         self.0.supports_native_output()
     }
+
+    fn model_name(&self) -> Option<&str> {
+        self.0.model_name()
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        self.0.provider_name()
+    }
 }

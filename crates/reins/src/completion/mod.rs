@@ -85,6 +85,18 @@ pub trait CompletionModel: Send + Sync + 'static {
     fn supports_native_output(&self) -> bool {
         false
     }
+
+    /// The model's name as the provider knows it, for telemetry (`gen_ai.request.model`);
+    /// `None` where the model has no such name.
+    fn model_name(&self) -> Option<&str> {
+        None
+    }
+
+    /// The provider's name for telemetry (`gen_ai.provider.name`, e.g. `openai`,
+    /// `anthropic`, `gcp.gemini`); `None` where unknown.
+    fn provider_name(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Object-safe form of [`CompletionModel`], so models of different types can be registered on
@@ -99,6 +111,8 @@ pub(crate) trait DynCompletionModel: Send + Sync {
         request: &'a CompletionRequest,
     ) -> BoxFuture<'a, Result<CompletionStream, CompletionError>>;
     fn supports_native_output(&self) -> bool;
+    fn model_name(&self) -> Option<&str>;
+    fn provider_name(&self) -> Option<&str>;
 }
 
 impl<M: CompletionModel> DynCompletionModel for M {
@@ -116,6 +130,12 @@ impl<M: CompletionModel> DynCompletionModel for M {
     }
     fn supports_native_output(&self) -> bool {
         CompletionModel::supports_native_output(self)
+    }
+    fn model_name(&self) -> Option<&str> {
+        CompletionModel::model_name(self)
+    }
+    fn provider_name(&self) -> Option<&str> {
+        CompletionModel::provider_name(self)
     }
 }
 

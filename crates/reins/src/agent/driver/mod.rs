@@ -15,6 +15,7 @@ mod durable;
 mod model_turn;
 mod structured;
 mod tool_calls;
+mod trace;
 mod validation;
 
 pub use model_turn::MAX_MODEL_CALLS_PER_TURN;
@@ -40,6 +41,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::Arc;
 use structured::StructuredStep;
+use tracing::Instrument;
 use validation::CheckedCalls;
 
 /// How often `repair` may rename one call before the run gives up on it.
@@ -197,7 +199,7 @@ pub(crate) async fn run(
     };
     let mut decisions = options.decisions.clone();
     let mut durable = None;
-    let (state, prompt) = match start {
+    let (mut state, prompt) = match start {
         RunStart::New { prompt, history } => {
             let run_id = options
                 .run_id
@@ -232,6 +234,7 @@ pub(crate) async fn run(
             (state, None)
         }
     };
+    let span = trace::run_span(config, &mut state);
     let ctx = HookContext::for_run(
         state.run_id.clone(),
         config.name.clone(),
@@ -251,7 +254,7 @@ pub(crate) async fn run(
         worker,
         state,
     };
-    let mut outcome = driver.drive(prompt).await;
+    let mut outcome = driver.drive(prompt).instrument(span.clone()).await;
     driver.state.entries = ctx.snapshot_entries();
     driver.state.status = match &outcome {
         Ok(_) => RunStatus::Completed,
@@ -262,7 +265,7 @@ pub(crate) async fn run(
     // lease was lost must not overwrite the new owner's state.
     let lost_lease = matches!(&outcome, Err(Halt::Store(StoreError::Conflict { .. })));
     if !lost_lease {
-        if let Err(error) = driver.checkpoint(true).await {
+        if let Err(error) = driver.checkpoint(true).instrument(span.clone()).await {
             if outcome.is_ok() || matches!(outcome, Err(Halt::Suspended)) {
                 outcome = Err(error);
             }
@@ -274,6 +277,7 @@ pub(crate) async fn run(
         Ok(output) => Ok(PromptResponse { output, state }),
         Err(halt) => Err(halt.into_error(state, options.max_turns)),
     };
+    trace::record_run_outcome(&span, &result);
     if hooks.observes(StepEventKind::RunSettled) {
         let event = match &result {
             Ok(response) => RunSettledEvent {
@@ -531,11 +535,13 @@ impl Driver<'_> {
                 match self.accept_turn(&response, received.streamed_text).await? {
                     ModelTurnAction::Continue => {}
                     ModelTurnAction::Repeat => {
+                        trace::hook_decision("retry", "on_model_turn_finished");
                         self.reject_retry_with_calls(&calls, "repeat")?;
                         self.emit(|| StreamItem::TurnDiscarded { turn });
                         continue;
                     }
                     ModelTurnAction::RetryWithFeedback(feedback) => {
+                        trace::hook_decision("retry", "on_model_turn_finished");
                         self.reject_retry_with_calls(&calls, "retry_with_feedback")?;
                         self.state.history.push(Message::Assistant {
                             content: response.content,

@@ -1,7 +1,7 @@
 //! One model turn: the request, the completion-call, model-select and dispatch hooks, the
 //! call itself (blocking, or streamed with the delta hooks), and the turn's raw events.
 
-use super::{Driver, Halt, internal_call_id};
+use super::{Driver, Halt, internal_call_id, trace};
 use crate::agent::hook::{
     CompletionCallEvent, ModelOutcome, ModelTurnAction, ModelTurnFinished, ObservationAction,
     ReasoningDeltaEvent, Stacked, StepEvent, StepEventKind, TextDeltaEvent, ToolCallDeltaEvent,
@@ -16,6 +16,7 @@ use crate::tool::{ToolDefinition, panic_message};
 use futures::{FutureExt, StreamExt};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// The most model calls one turn makes: the first, and the retries hooks ask for with
 /// [`OutcomeAction::retry_on`](crate::agent::OutcomeAction::retry_on). Past it, the run fails
@@ -70,7 +71,11 @@ impl Driver<'_> {
         let mut request = template.clone();
         request.history = std::mem::take(&mut self.state.history);
         let mut saved_history = None;
-        let result = self.call_model_with(&mut request, &mut saved_history).await;
+        let chat = trace::chat_span(&self.state.run_id, self.state.turn);
+        let result = (self.call_model_with(&mut request, &mut saved_history))
+            .instrument(chat.clone())
+            .await;
+        trace::record_chat_outcome(&chat, &result);
         self.state.history = saved_history.unwrap_or_else(|| std::mem::take(&mut request.history));
         let (response, streamed_text, label) = result?;
         self.state.last_model = Some(label);
@@ -97,7 +102,10 @@ impl Driver<'_> {
                     request,
                 };
                 match self.hooks.completion_call(self.ctx, event).await? {
-                    Stacked::Go(Some(patch)) => patch.apply_keeping_history(request, saved_history),
+                    Stacked::Go(Some(patch)) => {
+                        trace::hook_decision("rewrite", "on_completion_call");
+                        patch.apply_keeping_history(request, saved_history)
+                    }
                     Stacked::Go(None) => {}
                     Stacked::Stop(reason) => return Err(Halt::Stop(reason)),
                 }
@@ -131,6 +139,7 @@ impl Driver<'_> {
                     models.labels.join(", ")
                 )));
             };
+            trace::record_chat_request(&**model, &label, &models.default_label, request);
             let mut served = None;
             if self.observes(StepEventKind::CompletionDispatch) {
                 match self
@@ -157,7 +166,10 @@ impl Driver<'_> {
                         .completion_outcome(self.ctx, &label, &mut response)
                         .await?
                     {
-                        ModelOutcome::RetryOn(next) => next,
+                        ModelOutcome::RetryOn(next) => {
+                            trace::hook_decision("retry", "on_outcome");
+                            next
+                        }
                         ModelOutcome::Stop(reason) => return Err(Halt::Stop(reason)),
                         ModelOutcome::Served(replacement) => {
                             return Ok((*replacement, streamed_text, label));
@@ -173,9 +185,15 @@ impl Driver<'_> {
                         .completion_failure(self.ctx, &label, &error)
                         .await?
                     {
-                        ModelOutcome::RetryOn(next) => next,
+                        ModelOutcome::RetryOn(next) => {
+                            trace::hook_decision("retry", "on_outcome");
+                            next
+                        }
                         ModelOutcome::Stop(reason) => return Err(Halt::Stop(reason)),
-                        ModelOutcome::Served(response) => return Ok((*response, false, label)),
+                        ModelOutcome::Served(response) => {
+                            trace::hook_decision("replace", "on_outcome");
+                            return Ok((*response, false, label));
+                        }
                         ModelOutcome::Keep(_) | ModelOutcome::Fail => {
                             return Err(Halt::Completion(error));
                         }

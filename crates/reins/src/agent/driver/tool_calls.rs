@@ -5,7 +5,7 @@
 //! the arguments it runs with), so a crash between the tool's side effect and its result's
 //! checkpoint leaves the call *in doubt* instead of silently executing it twice on resume.
 
-use super::{Driver, Halt, RunOptions, render_args};
+use super::{Driver, Halt, RunOptions, render_args, trace};
 use crate::agent::builder::AgentConfig;
 use crate::agent::hook::{
     HookContext, HookStack, Stacked, StepEventKind, ToolCallView, ToolDispatchDecision, ToolResult,
@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 /// Why a call in doubt waits, as shown in the pending listing.
 pub(crate) const IN_DOUBT_REASON: &str = "in doubt: the call started before the run stopped \
      and no result was recorded, and its tool does not declare that running it again is safe";
+use tracing::Instrument;
 
 /// What answering one call gave.
 enum CallOutcome {
@@ -101,7 +102,9 @@ impl Driver<'_> {
         if !work.is_empty() {
             let mut running = futures::stream::iter(work.into_iter().map(
                 |(index, pending, decision)| async move {
-                    (index, env.answer(index, &pending, decision.as_ref()).await)
+                    let span = trace::tool_span(&pending, env.run_id);
+                    let answer = env.answer(index, &pending, decision.as_ref());
+                    (index, answer.instrument(span).await)
                 },
             ))
             .buffer_unordered(self.options.tool_concurrency.max(1));
@@ -230,6 +233,9 @@ impl CallEnv<'_> {
         } else {
             String::new()
         };
+        if let Some(decision) = decision {
+            trace::record_resume_decision(decision);
+        }
         let step = match decision {
             Some(ToolDecision::Approve | ToolDecision::Rerun) => Step::Run(pending.started.clone()),
             Some(ToolDecision::ApproveWithArgs { args }) => Step::Run(Some(args.clone())),
@@ -257,7 +263,9 @@ impl CallEnv<'_> {
                     internal_call_id: internal_id,
                     args: &args_text,
                 };
-                match self.hooks.dispatch_tool(self.ctx, view).await? {
+                let dispatched = self.hooks.dispatch_tool(self.ctx, view).await?;
+                trace::record_dispatch(&dispatched);
+                match dispatched {
                     ToolDispatchDecision::Proceed(rewritten) => Step::Run(rewritten),
                     ToolDispatchDecision::Skip(reason) => {
                         Step::Answer(reason.clone(), ToolOutcome::Skipped { reason })
@@ -308,6 +316,7 @@ impl CallEnv<'_> {
                 return Err(Halt::Stop(reason));
             }
         }
+        trace::record_tool_result(&result);
         if self.options.tool_errors == ToolErrorPolicy::Fail {
             if let ToolOutcome::Failed(failure) = &result.outcome {
                 return Err(Halt::Tool {

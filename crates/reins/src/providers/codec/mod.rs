@@ -27,6 +27,7 @@ pub(crate) use stream::{Chunks, Step, cut_stream, event_json, event_type, tool_c
 /// ```text
 /// protocol! {
 ///     Chat => request::body, response::parse, stream::ChatStreamDecoder;
+///     provider => "openai",
 ///     path(_chat, _stream) => "chat/completions".to_owned(),
 ///     native_output(chat) => chat.quirks.native_output,
 /// }
@@ -34,6 +35,7 @@ pub(crate) use stream::{Chunks, Step, cut_stream, event_json, event_type, tool_c
 macro_rules! protocol {
     (
         $codec:ty => $encode:path, $decode:path, $decoder:ty;
+        provider => $provider:expr,
         path($path_codec:ident, $stream:ident) => $path:expr,
         native_output($native_codec:ident) => $native:expr $(,)?
     ) => {
@@ -41,6 +43,8 @@ macro_rules! protocol {
 
         impl $crate::providers::Protocol for $codec {
             type Decoder = $decoder;
+
+            const PROVIDER: &'static str = $provider;
 
             fn model(&self) -> &str {
                 &self.model

@@ -102,4 +102,12 @@ impl<P: Protocol> CompletionModel for HttpModel<P> {
     fn supports_native_output(&self) -> bool {
         self.protocol.supports_native_output()
     }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(self.protocol.model())
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        Some(P::PROVIDER)
+    }
 }

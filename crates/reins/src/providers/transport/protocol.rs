@@ -20,6 +20,9 @@ pub trait Protocol: sealed::Sealed + Debug + Clone + Send + Sync + 'static {
     /// Reads a streamed answer.
     type Decoder: StreamDecoder;
 
+    /// The provider's name in telemetry (`gen_ai.provider.name`).
+    const PROVIDER: &'static str;
+
     /// The model name sent with each request.
     fn model(&self) -> &str;
 

@@ -83,6 +83,7 @@ impl Chat {
 
 codec::protocol! {
     Chat => request::body, response::parse, stream::ChatStreamDecoder;
+    provider => "openai",
     path(_chat, _stream) => "chat/completions".to_owned(),
     native_output(chat) => chat.quirks.native_output,
 }

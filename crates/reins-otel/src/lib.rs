@@ -1,0 +1,230 @@
+//! OpenTelemetry export of reins runs: the GenAI traces and metrics reins records, sent over
+//! OTLP in one call.
+//!
+//! reins traces every run with `tracing` spans named after the OpenTelemetry GenAI semantic
+//! conventions (`invoke_agent`, `chat {model}`, `execute_tool {tool}`, a `reins.hook.decision`
+//! event per hook decision that changes the run). This crate installs a subscriber that
+//! exports them, derives the GenAI metrics from them, and keeps a durable run's trace whole: a
+//! run resumed in another process continues the trace it started in.
+//!
+//! ```no_run
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // Exports to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318), honouring the
+//! // other OTEL_* variables (headers, service name, resource attributes, timeouts).
+//! let otel = reins_otel::init()?;
+//! // ... run agents ...
+//! otel.shutdown()?; // flushes what is still buffered
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! For a subscriber of your own, add [`layers`] to it.
+#![deny(missing_docs)]
+
+mod bridge;
+mod layer;
+mod metrics;
+
+pub use bridge::OtelBridge;
+pub use layer::ReinsLayer;
+pub use reins::observe::{ContentKind, Telemetry};
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing::Subscriber;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::{EnvFilter, Layer};
+
+/// The instrumentation scope reins's spans and metrics are reported under.
+pub const SCOPE: &str = "reins";
+
+/// The service name used when `OTEL_SERVICE_NAME` does not set one.
+pub const DEFAULT_SERVICE_NAME: &str = "reins";
+
+/// Why export could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InitError {
+    /// An OTLP exporter could not be built (e.g. an invalid endpoint).
+    #[error("the OTLP exporter could not be built: {0}")]
+    Exporter(#[from] opentelemetry_otlp::ExporterBuildError),
+    /// Another global `tracing` subscriber is already installed.
+    #[error("a global tracing subscriber is already installed: {0}")]
+    SubscriberTaken(#[from] tracing::subscriber::SetGlobalDefaultError),
+    /// Flushing or shutting the exporters down failed.
+    #[error("flushing the exporters failed: {0}")]
+    Shutdown(#[from] opentelemetry_sdk::error::OTelSdkError),
+}
+
+/// The installed exporters. Dropping it shuts them down, flushing what is buffered;
+/// [`Otel::shutdown`] does the same and reports failures.
+#[derive(Debug)]
+pub struct Otel {
+    tracer_provider: SdkTracerProvider,
+    meter_provider: SdkMeterProvider,
+    shut_down: bool,
+}
+
+impl Otel {
+    /// The tracer provider spans are exported through.
+    pub fn tracer_provider(&self) -> &SdkTracerProvider {
+        &self.tracer_provider
+    }
+
+    /// The meter provider metrics are exported through.
+    pub fn meter_provider(&self) -> &SdkMeterProvider {
+        &self.meter_provider
+    }
+
+    /// Exports everything recorded so far.
+    pub fn flush(&self) -> Result<(), InitError> {
+        self.tracer_provider.force_flush()?;
+        self.meter_provider.force_flush()?;
+        Ok(())
+    }
+
+    /// Flushes and shuts the exporters down.
+    pub fn shutdown(mut self) -> Result<(), InitError> {
+        self.shut_down = true;
+        let traces = self.tracer_provider.shutdown();
+        let metrics = self.meter_provider.shutdown();
+        traces?;
+        metrics?;
+        Ok(())
+    }
+}
+
+impl Drop for Otel {
+    fn drop(&mut self) {
+        if !self.shut_down {
+            let _ = self.tracer_provider.shutdown();
+            let _ = self.meter_provider.shutdown();
+        }
+    }
+}
+
+/// Sets up OTLP export (HTTP/protobuf) of traces and metrics with the defaults: see
+/// [`Config::init`].
+pub fn init() -> Result<Otel, InitError> {
+    Config::new().init()
+}
+
+/// How [`Config::init`] sets export up.
+///
+/// ```
+/// use reins_otel::{Config, ContentKind};
+///
+/// // Record prompts and answers, with e-mail addresses masked; never tool results.
+/// let config = Config::new().capture_content(|kind, text| match kind {
+///     ContentKind::ToolResult => None,
+///     _ => Some(text.replace('@', "(at)")),
+/// });
+/// # let _ = config;
+/// ```
+#[derive(Debug, Default)]
+pub struct Config {
+    telemetry: Telemetry,
+}
+
+impl Config {
+    /// Defaults: no message content recorded.
+    pub fn new() -> Self {
+        Config::default()
+    }
+
+    /// Records message content (prompts, completions, tool arguments and results) as
+    /// `redact` returns it; `None` drops a piece. Off by default.
+    pub fn capture_content(
+        mut self,
+        redact: impl Fn(ContentKind, String) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.telemetry = self.telemetry.capture_content(redact);
+        self
+    }
+
+    /// Builds OTLP exporters from the `OTEL_*` environment variables
+    /// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `..._HEADERS`, `..._TIMEOUT`, `OTEL_SERVICE_NAME`,
+    /// `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_METRICS_EXPORTER=none` for a traces-only backend), installs them and the W3C trace-context propagator
+    /// globally, and sets a global `tracing` subscriber exporting reins's spans (filtered by
+    /// `RUST_LOG`, default `info`).
+    pub fn init(self) -> Result<Otel, InitError> {
+        let resource = resource();
+        let span_exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .build()?;
+        let tracer_provider = SdkTracerProvider::builder()
+            .with_batch_exporter(span_exporter)
+            .with_resource(resource.clone())
+            .build();
+        let mut meter_provider = SdkMeterProvider::builder().with_resource(resource);
+        // A backend that takes traces only (e.g. Phoenix) is set up with the standard
+        // OTEL_METRICS_EXPORTER=none; metrics are then recorded nowhere.
+        if !exporter_disabled("OTEL_METRICS_EXPORTER") {
+            let metric_exporter = opentelemetry_otlp::MetricExporter::builder()
+                .with_http()
+                .build()?;
+            meter_provider = meter_provider.with_periodic_exporter(metric_exporter);
+        }
+        let meter_provider = meter_provider.build();
+        let otel = Otel {
+            tracer_provider,
+            meter_provider,
+            shut_down: false,
+        };
+        let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+        let subscriber = tracing_subscriber::registry().with(
+            layers(&otel.tracer_provider, &otel.meter_provider, self.telemetry).with_filter(filter),
+        );
+        tracing::subscriber::set_global_default(subscriber)?;
+        opentelemetry::global::set_tracer_provider(otel.tracer_provider.clone());
+        opentelemetry::global::set_meter_provider(otel.meter_provider.clone());
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+        Ok(otel)
+    }
+}
+
+/// The layers that export reins's spans through `tracer_provider` and record its metrics
+/// through `meter_provider`, for a subscriber of your own. `telemetry` says whether content
+/// is recorded; the bridge that keeps resumed runs in their trace is added here.
+pub fn layers<S>(
+    tracer_provider: &SdkTracerProvider,
+    meter_provider: &SdkMeterProvider,
+    telemetry: Telemetry,
+) -> impl Layer<S> + Send + Sync + 'static
+where
+    S: Subscriber + for<'lookup> LookupSpan<'lookup> + Send + Sync,
+{
+    use opentelemetry::metrics::MeterProvider as _;
+    let tracer = tracer_provider.tracer(SCOPE);
+    let meter = meter_provider.meter(SCOPE);
+    let reins = ReinsLayer::new(telemetry.with_bridge(OtelBridge), &meter);
+    tracing_opentelemetry::layer()
+        .with_tracer(tracer)
+        .and_then(reins)
+}
+
+/// Whether the exporter variable `name` (e.g. `OTEL_METRICS_EXPORTER`) says `none`.
+fn exporter_disabled(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| value.trim().eq_ignore_ascii_case("none"))
+}
+
+/// The resource from the environment, named [`DEFAULT_SERVICE_NAME`] unless
+/// `OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES` names the service.
+fn resource() -> Resource {
+    let detected = Resource::builder().build();
+    let named = std::env::var_os("OTEL_SERVICE_NAME").is_some()
+        || std::env::var("OTEL_RESOURCE_ATTRIBUTES")
+            .is_ok_and(|attrs| attrs.contains("service.name="));
+    if named {
+        detected
+    } else {
+        Resource::builder()
+            .with_service_name(DEFAULT_SERVICE_NAME)
+            .build()
+    }
+}

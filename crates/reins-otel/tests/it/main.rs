@@ -1,0 +1,7 @@
+//! reins-otel's integration tests: one binary, modules by subject.
+
+mod harness;
+mod metrics;
+mod phoenix;
+mod resume;
+mod spans;

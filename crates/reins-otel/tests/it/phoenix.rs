@@ -1,0 +1,250 @@
+//! Export to a real trace backend: Arize Phoenix (installed by scripts/install/phoenix.sh),
+//! started on loopback by the test. A durable run suspends in one process and is resumed in
+//! another (the `reins-otel-demo` binary, twice); Phoenix's REST API must then show one trace.
+
+use serde_json::Value;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The `phoenix` executable: `REINS_PHOENIX`, or the venv the install script makes.
+fn phoenix_executable() -> PathBuf {
+    if let Some(path) = std::env::var_os("REINS_PHOENIX") {
+        return PathBuf::from(path);
+    }
+    let installed =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools/phoenix/bin/phoenix");
+    assert!(
+        installed.exists(),
+        "Arize Phoenix is not installed at {}: run scripts/install/phoenix.sh (or set \
+         REINS_PHOENIX to a `phoenix` executable)",
+        installed.display()
+    );
+    installed
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// A Phoenix server on loopback with its own working directory; stopped when dropped.
+struct Phoenix {
+    child: Child,
+    base: String,
+    dir: PathBuf,
+}
+
+impl Phoenix {
+    fn start() -> Phoenix {
+        let dir = std::env::temp_dir().join(format!("reins-otel-phoenix-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let log = std::fs::File::create(dir.join("phoenix.log")).expect("a log file");
+        let port = free_port();
+        let child = Command::new(phoenix_executable())
+            .arg("serve")
+            .env("PHOENIX_WORKING_DIR", &dir)
+            .env("PHOENIX_HOST", "127.0.0.1")
+            .env("PHOENIX_PORT", port.to_string())
+            .env("PHOENIX_GRPC_PORT", free_port().to_string())
+            .env("PHOENIX_TELEMETRY_ENABLED", "false")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("Phoenix starts");
+        Phoenix {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            dir,
+        }
+    }
+
+    fn log(&self) -> String {
+        let log = std::fs::read_to_string(self.dir.join("phoenix.log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(30).collect();
+        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Waits (bounded) until Phoenix answers its health check.
+    async fn wait_ready(&mut self, client: &reqwest::Client) {
+        let deadline = Instant::now() + Duration::from_secs(240);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "Phoenix exited ({status}) before it was ready:\n{}",
+                    self.log()
+                );
+            }
+            let health = client.get(format!("{}/healthz", self.base)).send().await;
+            if health.is_ok_and(|response| response.status().is_success()) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        panic!("Phoenix was not ready in time:\n{}", self.log());
+    }
+
+    /// The spans of the default project.
+    async fn spans(&self, client: &reqwest::Client) -> Vec<Value> {
+        let url = format!("{}/v1/projects/default/spans?limit=1000", self.base);
+        let response = client.get(url).send().await.expect("Phoenix answers");
+        let body: Value = response.json().await.expect("a JSON span list");
+        body["data"].as_array().cloned().unwrap_or_default()
+    }
+}
+
+impl Drop for Phoenix {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Runs one half of the demo run, exporting to Phoenix; returns its answer.
+fn demo(phoenix: &Phoenix, mode: &str, db: &Path, run_id: &str) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_reins-otel-demo"))
+        .args([mode, &db.to_string_lossy(), run_id])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &phoenix.base)
+        .env("OTEL_METRICS_EXPORTER", "none")
+        .env("OTEL_SERVICE_NAME", "reins-otel-test")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the demo runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    assert!(
+        output.status.success(),
+        "demo {mode} failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+fn attr<'a>(span: &'a Value, key: &str) -> &'a Value {
+    &span["attributes"][key]
+}
+
+fn named<'a>(spans: &'a [Value], name: &str) -> Vec<&'a Value> {
+    spans.iter().filter(|s| s["name"] == name).collect()
+}
+
+#[tokio::test]
+async fn a_run_suspended_in_one_process_and_resumed_in_another_is_one_trace_in_phoenix() {
+    let client = reqwest::Client::new();
+    let mut phoenix = Phoenix::start();
+    phoenix.wait_ready(&client).await;
+    let db = phoenix.dir.join("runs.sqlite");
+    let run_id = "trip-1";
+
+    assert_eq!(
+        demo(&phoenix, "start", &db, run_id),
+        "suspended: the booking awaits approval"
+    );
+    assert_eq!(
+        demo(&phoenix, "resume", &db, run_id),
+        "Sunny in Lisbon; the Alfama room is booked."
+    );
+
+    // Both processes flushed on exit; Phoenix ingests asynchronously.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let spans = loop {
+        let spans = phoenix.spans(&client).await;
+        if spans.len() >= 7 || Instant::now() > deadline {
+            break spans;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    let names: Vec<&str> = spans.iter().filter_map(|s| s["name"].as_str()).collect();
+    assert_eq!(
+        spans.len(),
+        7,
+        "spans in Phoenix: {names:?}\n{}",
+        phoenix.log()
+    );
+
+    let trace_id = &spans[0]["context"]["trace_id"];
+    assert!(
+        spans.iter().all(|s| &s["context"]["trace_id"] == trace_id),
+        "both halves are one trace: {spans:#?}"
+    );
+
+    let runs = named(&spans, "invoke_agent travel-agent");
+    assert_eq!(runs.len(), 2, "{names:?}");
+    let (first, resumed): (Vec<&Value>, Vec<&Value>) =
+        runs.into_iter().partition(|s| s["parent_id"].is_null());
+    let (first, resumed) = (first[0], resumed[0]);
+    let first_id = &first["context"]["span_id"];
+    let resumed_id = &resumed["context"]["span_id"];
+    assert_eq!(
+        &resumed["parent_id"], first_id,
+        "the resumed half hangs under the first"
+    );
+    for run in [first, resumed] {
+        assert_eq!(attr(run, "gen_ai.operation.name"), "invoke_agent");
+        assert_eq!(attr(run, "gen_ai.agent.name"), "travel-agent");
+        assert_eq!(attr(run, "gen_ai.conversation.id"), run_id);
+        assert_eq!(attr(run, "gen_ai.provider.name"), "reins.demo");
+        assert_eq!(attr(run, "gen_ai.request.model"), "demo-model");
+    }
+    assert_eq!(attr(first, "reins.run.status"), "suspended");
+    assert_eq!(attr(first, "reins.resumed"), false);
+    assert_eq!(attr(resumed, "reins.run.status"), "completed");
+    assert_eq!(attr(resumed, "reins.resumed"), true);
+    assert_eq!(attr(resumed, "gen_ai.usage.input_tokens"), 300);
+    assert_eq!(attr(resumed, "gen_ai.usage.output_tokens"), 42);
+
+    let chats = named(&spans, "chat demo-model");
+    assert_eq!(chats.len(), 2, "{names:?}");
+    for chat in &chats {
+        assert_eq!(attr(chat, "gen_ai.operation.name"), "chat");
+        assert_eq!(attr(chat, "gen_ai.response.model"), "demo-model-2026-01-01");
+        let turn = attr(chat, "reins.turn").as_i64().expect("a turn");
+        let parent = if turn == 1 { first_id } else { resumed_id };
+        assert_eq!(&chat["parent_id"], parent, "turn {turn}");
+        assert_eq!(
+            attr(chat, "gen_ai.response.id"),
+            format!("scripted-{turn}").as_str()
+        );
+        assert_eq!(
+            attr(chat, "reins.effect_id"),
+            format!("{run_id}/t{turn}").as_str()
+        );
+    }
+
+    let weather = named(&spans, "execute_tool weather");
+    assert_eq!(weather.len(), 1);
+    assert_eq!(&weather[0]["parent_id"], first_id);
+    assert_eq!(attr(weather[0], "gen_ai.tool.name"), "weather");
+    assert_eq!(attr(weather[0], "gen_ai.tool.type"), "function");
+    assert_eq!(attr(weather[0], "gen_ai.tool.call.id"), "call_1_0");
+    assert_eq!(attr(weather[0], "reins.tool.outcome"), "success");
+
+    let bookings = named(&spans, "execute_tool book");
+    assert_eq!(bookings.len(), 2);
+    let (asked, approved): (Vec<&Value>, Vec<&Value>) = bookings
+        .into_iter()
+        .partition(|s| &s["parent_id"] == first_id);
+    assert_eq!(attr(asked[0], "reins.hook.action"), "suspend");
+    let events = asked[0]["events"].as_array().expect("events");
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["name"], "reins.hook.decision");
+    assert_eq!(events[0]["attributes"]["reins.hook.action"], "suspend");
+    assert_eq!(
+        events[0]["attributes"]["reins.hook.name"],
+        "on_tool_dispatch"
+    );
+    assert_eq!(&approved[0]["parent_id"], resumed_id);
+    assert_eq!(attr(approved[0], "reins.tool.outcome"), "success");
+    assert_eq!(
+        attr(approved[0], "reins.effect_id"),
+        format!("{run_id}/t1c1").as_str()
+    );
+    assert!(
+        spans
+            .iter()
+            .all(|s| s["attributes"].get("gen_ai.input.messages").is_none()),
+        "no content without opting in"
+    );
+}

@@ -1,0 +1,398 @@
+//! The run's spans and their attributes, named after the OpenTelemetry GenAI semantic
+//! conventions: `invoke_agent` per run, `chat {model}` per model call, `execute_tool {tool}`
+//! per tool call, and a `reins.hook.decision` event per hook decision that changes the run.
+//!
+//! Every function returns at once when its span is disabled (no subscriber, or one that
+//! filters reins out): attribute values are computed only for a span that records them, and
+//! content only when a subscriber's [`Telemetry`] opts in.
+
+use super::Halt;
+use crate::agent::builder::AgentConfig;
+use crate::agent::error::PromptError;
+use crate::agent::hook::{ToolDispatchDecision, ToolResult};
+use crate::agent::prompt::PromptResponse;
+use crate::agent::run::{PendingCall, RunState, RunStatus, ToolDecision};
+use crate::completion::{
+    CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, FinishReason,
+};
+use crate::observe::{ContentKind, Telemetry};
+use crate::tool::{ToolFailure, ToolOutcome};
+use tracing::Span;
+use tracing::field::Empty;
+
+/// The `invoke_agent` span of a run. A new run stores the span's trace context in `state`; a
+/// resumed one (its state carries a context) continues that trace.
+pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
+    let span = tracing::info_span!(
+        target: "reins",
+        "invoke_agent",
+        otel.name = Empty,
+        gen_ai.operation.name = "invoke_agent",
+        gen_ai.agent.name = Empty,
+        gen_ai.conversation.id = state.run_id.as_str(),
+        gen_ai.provider.name = Empty,
+        gen_ai.request.model = Empty,
+        gen_ai.request.temperature = Empty,
+        gen_ai.request.max_tokens = Empty,
+        gen_ai.usage.input_tokens = Empty,
+        gen_ai.usage.output_tokens = Empty,
+        reins.turn = Empty,
+        reins.resumed = state.trace_context.is_some(),
+        reins.run.status = Empty,
+        error.type = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    match &config.name {
+        Some(name) => {
+            span.record("otel.name", format!("invoke_agent {name}"));
+            span.record("gen_ai.agent.name", name.as_str());
+        }
+        None => {
+            span.record("otel.name", "invoke_agent");
+        }
+    }
+    if let Some(model) = config.models.default_model() {
+        record_model_identity(&span, &**model);
+    }
+    if let Some(temperature) = config.temperature {
+        span.record("gen_ai.request.temperature", temperature);
+    }
+    if let Some(max_tokens) = config.max_tokens {
+        span.record("gen_ai.request.max_tokens", int(max_tokens));
+    }
+    Telemetry::of(&span, |telemetry| {
+        let bridge = telemetry.bridge()?;
+        match &state.trace_context {
+            Some(stored) => bridge.continue_from(&span, stored),
+            None => state.trace_context = bridge.capture(&span),
+        }
+        Some(())
+    });
+    span
+}
+
+/// Records how a run ended on its span.
+pub(super) fn record_run_outcome(span: &Span, result: &Result<PromptResponse, PromptError>) {
+    if span.is_disabled() {
+        return;
+    }
+    let (state, status) = match result {
+        Ok(response) => (Some(&response.state), RunStatus::Completed),
+        Err(PromptError::Suspended { run }) => (Some(&run.state), RunStatus::Suspended),
+        Err(error) => {
+            span.record("error.type", prompt_error_type(error));
+            if let PromptError::Cancelled { .. } = error {
+                // Every hook's stop ends the run here: one event per stop, whichever hook.
+                let _entered = span.enter();
+                hook_decision("stop", "hook");
+            }
+            (None, RunStatus::Failed)
+        }
+    };
+    span.record("reins.run.status", status_name(status));
+    if let Some(state) = state {
+        span.record("gen_ai.usage.input_tokens", int(state.usage.input_tokens));
+        span.record("gen_ai.usage.output_tokens", int(state.usage.output_tokens));
+        span.record("reins.turn", int(state.turn as u64));
+    }
+}
+
+/// The span of one model call (the hooks around it included), named once the model is known.
+pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
+    let span = tracing::info_span!(
+        target: "reins",
+        "chat",
+        otel.name = "chat",
+        otel.kind = "client",
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = Empty,
+        gen_ai.request.model = Empty,
+        gen_ai.request.temperature = Empty,
+        gen_ai.request.max_tokens = Empty,
+        gen_ai.response.model = Empty,
+        gen_ai.response.id = Empty,
+        gen_ai.usage.input_tokens = Empty,
+        gen_ai.usage.output_tokens = Empty,
+        gen_ai.input.messages = Empty,
+        gen_ai.output.messages = Empty,
+        reins.turn = int(turn as u64),
+        reins.model.label = Empty,
+        reins.effect_id = Empty,
+        error.type = Empty,
+    );
+    if !span.is_disabled() {
+        span.record("reins.effect_id", format!("{run_id}/t{turn}"));
+    }
+    span
+}
+
+/// Records the model chosen for the current `chat` span and the request sent to it; a label
+/// other than the default is a hook's model switch.
+pub(super) fn record_chat_request(
+    model: &dyn DynCompletionModel,
+    label: &str,
+    default_label: &str,
+    request: &CompletionRequest,
+) {
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    record_model_identity(&span, model);
+    let name = format!("chat {}", model.model_name().unwrap_or(label));
+    span.record("otel.name", name.as_str());
+    Telemetry::of(&span, |telemetry| {
+        if let Some(bridge) = telemetry.bridge() {
+            bridge.rename(&span, name);
+        }
+    });
+    span.record("reins.model.label", label);
+    if let Some(temperature) = request.temperature {
+        span.record("gen_ai.request.temperature", temperature);
+    }
+    if let Some(max_tokens) = request.max_tokens {
+        span.record("gen_ai.request.max_tokens", int(max_tokens));
+    }
+    if label != default_label {
+        hook_decision("model_switch", "on_model_select");
+    }
+    Telemetry::record_content(&span, ContentKind::InputMessages, || {
+        serde_json::to_string(&request.history).ok()
+    });
+}
+
+/// Records what a model call gave on its `chat` span.
+pub(super) fn record_chat_outcome(
+    span: &Span,
+    result: &Result<(CompletionResponse, bool, String), Halt>,
+) {
+    if span.is_disabled() {
+        return;
+    }
+    let response = match result {
+        Ok((response, ..)) => response,
+        Err(halt) => {
+            span.record("error.type", halt_error_type(halt));
+            return;
+        }
+    };
+    let usage = response.usage;
+    span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
+    span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
+    if let Some(id) = &response.response_id {
+        span.record("gen_ai.response.id", id.as_str());
+    }
+    // The model that answered, where the provider's JSON says (it may differ from the one
+    // asked for, e.g. a dated snapshot behind an alias).
+    let answered = response
+        .raw
+        .json()
+        .and_then(|raw| raw.get("model").or_else(|| raw.get("modelVersion")))
+        .and_then(|model| model.as_str());
+    if let Some(model) = answered {
+        span.record("gen_ai.response.model", model);
+    }
+    if let Some(reason) = &response.finish_reason {
+        let reason = finish_reason_name(reason).to_owned();
+        Telemetry::of(span, |telemetry| {
+            if let Some(bridge) = telemetry.bridge() {
+                bridge.record_strings(span, "gen_ai.response.finish_reasons", vec![reason]);
+            }
+        });
+    }
+    Telemetry::record_content(span, ContentKind::OutputMessages, || {
+        serde_json::to_string(&response.content).ok()
+    });
+}
+
+/// The span of one tool call: dispatch hooks, execution and outcome hooks.
+pub(super) fn tool_span(pending: &PendingCall, run_id: &str) -> Span {
+    let span = tracing::info_span!(
+        target: "reins",
+        "execute_tool",
+        otel.name = Empty,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = pending.call.name.as_str(),
+        gen_ai.tool.call.id = pending.call.id.as_str(),
+        gen_ai.tool.type = "function",
+        gen_ai.tool.call.arguments = Empty,
+        gen_ai.tool.call.result = Empty,
+        reins.internal_call_id = pending.internal_call_id.as_str(),
+        reins.effect_id = Empty,
+        reins.hook.action = Empty,
+        reins.tool.outcome = Empty,
+        error.type = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    span.record("otel.name", format!("execute_tool {}", pending.call.name));
+    span.record("reins.effect_id", pending.effect_id(run_id));
+    Telemetry::record_content(&span, ContentKind::ToolArguments, || {
+        serde_json::to_string(&pending.call.arguments).ok()
+    });
+    span
+}
+
+/// Records a hook's dispatch decision that changes the call on the current `execute_tool`
+/// span, with its event.
+pub(super) fn record_dispatch(decision: &ToolDispatchDecision) {
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    let action = match decision {
+        ToolDispatchDecision::Proceed(None) => return,
+        ToolDispatchDecision::Proceed(Some(_)) => "rewrite",
+        ToolDispatchDecision::Skip(_) => "skip",
+        ToolDispatchDecision::Deny(_) => "deny",
+        // A stop ends the run; its event is recorded once, on the run's span.
+        ToolDispatchDecision::Stop(_) => {
+            span.record("reins.hook.action", "stop");
+            return;
+        }
+        ToolDispatchDecision::Suspend(_) => "suspend",
+    };
+    span.record("reins.hook.action", action);
+    hook_decision(action, "on_tool_dispatch");
+}
+
+/// Records a tool call's result on the current `execute_tool` span.
+pub(super) fn record_tool_result(result: &ToolResult) {
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    let outcome = match &result.outcome {
+        ToolOutcome::Success => "success",
+        ToolOutcome::Failed(failure) => {
+            span.record("error.type", tool_failure_type(failure));
+            "failed"
+        }
+        ToolOutcome::Skipped { .. } => "skipped",
+        ToolOutcome::Denied { .. } => "denied",
+    };
+    span.record("reins.tool.outcome", outcome);
+    Telemetry::record_content(&span, ContentKind::ToolResult, || {
+        Some(result.output.render())
+    });
+}
+
+/// The action of a person's (or program's) stored decision a resumed call runs under.
+pub(super) fn record_resume_decision(decision: &ToolDecision) {
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    let action = match decision {
+        ToolDecision::Approve | ToolDecision::Rerun => return,
+        ToolDecision::ApproveWithArgs { .. } => "rewrite",
+        ToolDecision::Deny { .. } => "deny",
+        ToolDecision::Skip { .. } => "skip",
+        ToolDecision::SupplyResult { .. } => "supply_result",
+    };
+    span.record("reins.hook.action", action);
+    hook_decision(action, "resume_decision");
+}
+
+/// An event on the current span for a hook decision that changes the run (`rewrite`, `skip`,
+/// `deny`, `stop`, `suspend`, `retry`, `model_switch`); `hook` names where it was made.
+pub(super) fn hook_decision(action: &'static str, hook: &'static str) {
+    tracing::info!(
+        target: "reins",
+        { reins.hook.action = action, reins.hook.name = hook },
+        "reins.hook.decision"
+    );
+}
+
+/// An integer attribute: OpenTelemetry's are signed, and `tracing-opentelemetry` records
+/// unsigned fields as text.
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn record_model_identity(span: &Span, model: &dyn DynCompletionModel) {
+    if let Some(provider) = model.provider_name() {
+        span.record("gen_ai.provider.name", provider);
+    }
+    if let Some(name) = model.model_name() {
+        span.record("gen_ai.request.model", name);
+    }
+}
+
+fn status_name(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Running => "running",
+        RunStatus::Suspended => "suspended",
+        RunStatus::Completed => "completed",
+        RunStatus::Failed => "failed",
+    }
+}
+
+fn finish_reason_name(reason: &FinishReason) -> &str {
+    match reason {
+        FinishReason::Stop => "stop",
+        FinishReason::Length => "length",
+        FinishReason::ToolCalls => "tool_calls",
+        FinishReason::ContentFilter => "content_filter",
+        FinishReason::Other(other) => other,
+    }
+}
+
+/// `error.type` of a failed model call or a run that stopped: a low-cardinality name.
+fn halt_error_type(halt: &Halt) -> &'static str {
+    match halt {
+        Halt::Stop(_) => "stopped_by_hook",
+        Halt::Panic(_) => "hook_panicked",
+        Halt::MaxTurns => "max_turns",
+        Halt::InvalidCall { .. } => "invalid_tool_call",
+        Halt::Completion(error) => completion_error_type(error),
+        Halt::Tool { failure, .. } => tool_failure_type(failure),
+        Halt::Rejected(_) => "rejected_action",
+        Halt::Suspended => "suspended",
+        Halt::Store(_) => "store",
+    }
+}
+
+fn completion_error_type(error: &CompletionError) -> &'static str {
+    match error {
+        CompletionError::Http { .. } => "http",
+        CompletionError::Transport(_) => "transport",
+        CompletionError::Timeout(_) => "timeout",
+        CompletionError::Decode(_) => "decode",
+        CompletionError::Redirected { .. } => "redirected",
+        CompletionError::TooLarge { .. } => "too_large",
+        CompletionError::InvalidRequest(_) => "invalid_request",
+        CompletionError::Other(_) => "_OTHER",
+    }
+}
+
+fn tool_failure_type(failure: &ToolFailure) -> &'static str {
+    match failure {
+        ToolFailure::Timeout { .. } => "tool_timeout",
+        ToolFailure::NotFound { .. } => "tool_not_found",
+        ToolFailure::InvalidArguments { .. } => "tool_invalid_arguments",
+        ToolFailure::Execution { .. } => "tool_execution",
+        #[allow(unreachable_patterns)]
+        _ => "tool_failed",
+    }
+}
+
+fn prompt_error_type(error: &PromptError) -> &'static str {
+    match error {
+        PromptError::Cancelled { .. } => "stopped_by_hook",
+        PromptError::MaxTurns { .. } => "max_turns",
+        PromptError::UnknownToolCall { .. } => "invalid_tool_call",
+        PromptError::Completion { source, .. } => completion_error_type(source),
+        PromptError::Tool { failure, .. } => tool_failure_type(failure),
+        PromptError::HookPanicked { .. } => "hook_panicked",
+        PromptError::RejectedAction { .. } => "rejected_action",
+        PromptError::StructuredOutput { .. } => "structured_output",
+        PromptError::Suspended { .. } => "suspended",
+        PromptError::Store { .. } => "store",
+        PromptError::AlreadyFinished { .. } => "already_finished",
+        _ => "_OTHER",
+    }
+}

@@ -1,0 +1,148 @@
+//! What reins's built-in spans need from the tracing subscriber that records them.
+//!
+//! Every run is traced with `tracing` spans named after the OpenTelemetry GenAI semantic
+//! conventions (`invoke_agent`, `chat {model}`, `execute_tool {tool}`), whatever subscriber is
+//! installed; with none, the spans cost a disabled-callsite check. Two things need more than
+//! `tracing` can say, and a subscriber provides them through a [`Telemetry`] value that it
+//! exposes from `Subscriber::downcast_raw` (the `reins-otel` crate's layer does):
+//!
+//! - a [`SpanBridge`], which reads a span's trace context so a durable run stores it, sets a
+//!   resumed run's span under the stored context, and records string-array attributes;
+//! - a content [`Redactor`]: prompts, completions, tool arguments and results are recorded
+//!   only when one is set, and only as it returns them.
+
+use std::fmt;
+use std::sync::Arc;
+use tracing::Span;
+
+/// A piece of run content that may be recorded on a span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ContentKind {
+    /// The messages sent to the model (`gen_ai.input.messages`), as JSON.
+    InputMessages,
+    /// The model's answer (`gen_ai.output.messages`), as JSON.
+    OutputMessages,
+    /// A tool call's arguments (`gen_ai.tool.call.arguments`), as JSON.
+    ToolArguments,
+    /// A tool call's result (`gen_ai.tool.call.result`), as text.
+    ToolResult,
+}
+
+impl ContentKind {
+    /// The span attribute the content is recorded under.
+    pub fn attribute(self) -> &'static str {
+        match self {
+            ContentKind::InputMessages => "gen_ai.input.messages",
+            ContentKind::OutputMessages => "gen_ai.output.messages",
+            ContentKind::ToolArguments => "gen_ai.tool.call.arguments",
+            ContentKind::ToolResult => "gen_ai.tool.call.result",
+        }
+    }
+}
+
+/// Decides what of a piece of content is recorded: the text to record, or `None` to record
+/// nothing. Called only when a subscriber records the span.
+pub type Redactor = Arc<dyn Fn(ContentKind, String) -> Option<String> + Send + Sync>;
+
+/// The link between reins's spans and the trace they are exported in.
+pub trait SpanBridge: Send + Sync + 'static {
+    /// The span's trace context in a form that survives a restart (W3C `traceparent`), or
+    /// `None` when the span is not exported.
+    fn capture(&self, span: &Span) -> Option<String>;
+
+    /// Makes `span`, not yet entered, a child of the context `capture` returned (possibly in
+    /// another process), so a resumed run continues the same trace.
+    fn continue_from(&self, span: &Span, captured: &str);
+
+    /// Renames a span that may already have started (its `otel.name` field is read only
+    /// until then): a `chat` span learns its model after the hooks that choose it ran in it.
+    fn rename(&self, span: &Span, name: String);
+
+    /// Records a string-array attribute (`tracing` fields hold one value each).
+    fn record_strings(&self, span: &Span, key: &'static str, values: Vec<String>);
+}
+
+/// What a subscriber tells reins's spans; see the [module docs](self).
+///
+/// ```
+/// use reins::observe::{ContentKind, Telemetry};
+///
+/// // Record prompts and answers, but never tool results.
+/// let telemetry = Telemetry::new().capture_content(|kind, text| {
+///     (kind != ContentKind::ToolResult).then_some(text)
+/// });
+/// assert!(telemetry.captures_content());
+/// ```
+#[derive(Clone, Default)]
+pub struct Telemetry {
+    bridge: Option<Arc<dyn SpanBridge>>,
+    redactor: Option<Redactor>,
+}
+
+impl fmt::Debug for Telemetry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Telemetry")
+            .field("bridge", &self.bridge.is_some())
+            .field("captures_content", &self.redactor.is_some())
+            .finish()
+    }
+}
+
+impl Telemetry {
+    /// Telemetry with no bridge and no content capture.
+    pub fn new() -> Self {
+        Telemetry::default()
+    }
+
+    /// Sets the bridge to the exported trace.
+    pub fn with_bridge(mut self, bridge: impl SpanBridge) -> Self {
+        self.bridge = Some(Arc::new(bridge));
+        self
+    }
+
+    /// Records message content, as `redact` returns it (return `None` to drop a piece).
+    pub fn capture_content(
+        mut self,
+        redact: impl Fn(ContentKind, String) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.redactor = Some(Arc::new(redact));
+        self
+    }
+
+    /// Whether content is recorded.
+    pub fn captures_content(&self) -> bool {
+        self.redactor.is_some()
+    }
+
+    /// The bridge, when one is set.
+    pub fn bridge(&self) -> Option<&dyn SpanBridge> {
+        self.bridge.as_deref()
+    }
+
+    /// Runs `f` with the telemetry of the subscriber that records `span`; `None` when the
+    /// span is disabled or its subscriber exposes no telemetry.
+    pub(crate) fn of<R>(span: &Span, f: impl FnOnce(&Telemetry) -> R) -> Option<R> {
+        span.with_subscriber(|(_, dispatch)| dispatch.downcast_ref::<Telemetry>().map(f))
+            .flatten()
+    }
+
+    /// Records `kind` on `span` when content capture is on; `content` is built only then.
+    pub(crate) fn record_content(
+        span: &Span,
+        kind: ContentKind,
+        content: impl FnOnce() -> Option<String>,
+    ) {
+        if span.is_disabled() {
+            return;
+        }
+        let recorded = Telemetry::of(span, |telemetry| {
+            let redact = telemetry.redactor.as_ref()?;
+            redact(kind, content()?)
+        })
+        .flatten();
+        if let Some(text) = recorded {
+            span.record(kind.attribute(), text.as_str());
+        }
+    }
+}
