@@ -1,0 +1,2 @@
+#[cfg(feature = "local")]
+mod demo;
