@@ -74,13 +74,8 @@ async fn ask(request: &ApprovalRequest) -> Decision {
             "d" | "deny" | "n" | "no" => {
                 eprint!("[approval] message for the model (empty for none): ");
                 let _ = std::io::stderr().flush();
-                let message = lines.recv().await.unwrap_or_default();
-                let message = message.trim();
-                return Decision::deny(if message.is_empty() {
-                    "denied by the user".to_owned()
-                } else {
-                    format!("denied by the user: {message}")
-                });
+                let message = lines.recv().await;
+                return Decision::deny(crate::runs::denial(message.as_deref()));
             }
             "e" | "edit" => {
                 return match edit_in_editor(&request.args) {

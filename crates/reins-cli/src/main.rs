@@ -149,8 +149,8 @@ async fn main() -> ExitCode {
 }
 
 /// Reads and checks an agent file, printing every mistake.
-fn load(path: &Path) -> Result<config::LoadedAgent, ExitCode> {
-    config::load(path).map_err(|problems| {
+fn load(path: &Path, for_running: bool) -> Result<config::LoadedAgent, ExitCode> {
+    config::load(path, for_running).map_err(|problems| {
         for problem in &problems {
             eprintln!("{problem}");
         }
@@ -166,7 +166,7 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 
 async fn command_main(command: Command) -> ExitCode {
     match command {
-        Command::Check { agent } => match load(&agent) {
+        Command::Check { agent } => match load(&agent, true) {
             Ok(loaded) => {
                 println!("{}: ok (agent `{}`)", agent.display(), loaded.name());
                 ExitCode::SUCCESS
@@ -178,7 +178,7 @@ async fn command_main(command: Command) -> ExitCode {
             prompt,
             json,
         } => {
-            let loaded = match load(&agent) {
+            let loaded = match load(&agent, true) {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };
@@ -190,7 +190,7 @@ async fn command_main(command: Command) -> ExitCode {
         }
         Command::Runs { command } => runs_main(command).await,
         Command::Ui { agent, bind, token } => {
-            let loaded = match load(&agent) {
+            let loaded = match load(&agent, true) {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };
@@ -232,7 +232,8 @@ async fn runs_main(command: RunsCommand) -> ExitCode {
         | RunsCommand::Deny { agent, .. }
         | RunsCommand::Resume { agent, .. } => agent.clone(),
     };
-    let loaded = match load(&agent) {
+    let for_running = matches!(command, RunsCommand::Resume { .. });
+    let loaded = match load(&agent, for_running) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };

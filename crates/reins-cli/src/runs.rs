@@ -253,9 +253,17 @@ pub async fn deny(
     message: Option<String>,
 ) -> Result<(), String> {
     let target = target_call(store, run_id, call).await?;
-    let decision = ToolDecision::deny(message.unwrap_or_else(|| "denied by the user".to_owned()));
+    let decision = ToolDecision::deny(denial(message.as_deref()));
     store
         .decide(run_id, &target.internal_call_id, &decision)
         .await
         .map_err(|error| error.to_string())
+}
+
+/// What the model is told about a denied call: that a person denied it, and their message.
+pub fn denial(message: Option<&str>) -> String {
+    match message.map(str::trim).filter(|m| !m.is_empty()) {
+        Some(message) => format!("denied by the user: {message}"),
+        None => "denied by the user".to_owned(),
+    }
 }

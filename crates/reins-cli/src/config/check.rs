@@ -12,14 +12,17 @@ const JSON_TYPES: [&str; 7] = [
     "string", "number", "integer", "boolean", "object", "array", "null",
 ];
 
-/// Every problem of `agent`, in file order.
-pub fn check(agent: &LoadedAgent) -> Vec<Diagnostic> {
+/// Every problem of `agent`, in file order. Without `for_running`, the variables only a run
+/// needs (API keys, secrets to redact) are not required: the store's commands work without
+/// them.
+pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
+    let mut secrets = Vec::new();
     let file = &agent.file;
-    check_model(agent, &file.model, &mut problems);
+    check_model(agent, &file.model, &mut problems, &mut secrets);
     if let Some(fallback) = &file.hooks.fallback {
         for model in &fallback.models {
-            check_model(agent, model, &mut problems);
+            check_model(agent, model, &mut problems, &mut secrets);
         }
     }
     if let Some(cost) = &file.limits.max_cost
@@ -73,8 +76,11 @@ pub fn check(agent: &LoadedAgent) -> Vec<Diagnostic> {
     }
     if let Some(redaction) = &file.hooks.redaction {
         for variable in &redaction.secrets_from_env {
-            check_env(agent, variable, "a secret to redact", &mut problems);
+            check_env(agent, variable, "a secret to redact", &mut secrets);
         }
+    }
+    if for_running {
+        problems.append(&mut secrets);
     }
     if let Some(store) = &file.store {
         check_store(agent, store, &mut problems);
@@ -119,7 +125,13 @@ fn check_store(
     }
 }
 
-fn check_model(agent: &LoadedAgent, model: &Spanned<ModelConfig>, problems: &mut Vec<Diagnostic>) {
+/// Checks a model; missing keys go to `secrets`.
+fn check_model(
+    agent: &LoadedAgent,
+    model: &Spanned<ModelConfig>,
+    problems: &mut Vec<Diagnostic>,
+    secrets: &mut Vec<Diagnostic>,
+) {
     let config = model.get_ref();
     let provider = &config.provider;
     let default_key = match provider.get_ref().as_str() {
@@ -175,10 +187,10 @@ fn check_model(agent: &LoadedAgent, model: &Spanned<ModelConfig>, problems: &mut
         ));
     }
     match (&config.api_key_env, default_key) {
-        (Some(variable), _) => check_env(agent, variable, "the API key", problems),
+        (Some(variable), _) => check_env(agent, variable, "the API key", secrets),
         (None, Some(variable)) => {
             if std::env::var_os(variable).is_none_or(|value| value.is_empty()) {
-                problems.push(agent.error_at(
+                secrets.push(agent.error_at(
                     provider.span(),
                     format!(
                         "{variable} is not set (the API key for `{}`)",

@@ -303,8 +303,9 @@ impl LoadedAgent {
     }
 }
 
-/// Reads `path`, parses it and checks it. Every error is a [`Diagnostic`] naming the line.
-pub fn load(path: &Path) -> Result<LoadedAgent, Vec<Diagnostic>> {
+/// Reads `path`, parses it and checks it (with the variables a run needs when
+/// `for_running`). Every error is a [`Diagnostic`] naming the line.
+pub fn load(path: &Path, for_running: bool) -> Result<LoadedAgent, Vec<Diagnostic>> {
     let source = std::fs::read_to_string(path).map_err(|error| {
         vec![Diagnostic::new(
             path,
@@ -326,7 +327,7 @@ pub fn load(path: &Path) -> Result<LoadedAgent, Vec<Diagnostic>> {
         file,
         source,
     };
-    let problems = check::check(&agent);
+    let problems = check::check(&agent, for_running);
     if problems.is_empty() {
         Ok(agent)
     } else {

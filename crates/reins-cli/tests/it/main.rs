@@ -1,2 +1,5 @@
+mod check;
+mod common;
 #[cfg(feature = "local")]
 mod demo;
+mod run;
