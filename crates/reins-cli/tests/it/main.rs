@@ -3,3 +3,4 @@ mod common;
 #[cfg(feature = "local")]
 mod demo;
 mod run;
+mod terminal;
