@@ -4,3 +4,4 @@ mod common;
 mod demo;
 mod run;
 mod terminal;
+mod ui;

@@ -2,6 +2,7 @@
 //! the fakellm mock server.
 
 pub mod fakellm;
+pub mod webdriver;
 
 use assert_cmd::Command;
 use std::path::PathBuf;
