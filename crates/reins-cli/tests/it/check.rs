@@ -200,3 +200,24 @@ fn a_missing_agent_file_is_a_clear_error() {
     assert_eq!(code, 2);
     assert!(stderr.contains("cannot read the agent file"), "{stderr}");
 }
+
+/// The example agents in crates/reins-cli/agents are valid (with placeholder keys).
+#[test]
+fn the_example_agents_are_valid() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("agents");
+    let mut names = vec!["coding-helper.toml", "hosted-assistant.toml"];
+    if cfg!(feature = "local") {
+        names.push("offline-assistant.toml");
+    }
+    for name in names {
+        let agent = AgentDir::new("");
+        let (code, stdout, stderr) = outcome(
+            agent
+                .reins(&["check", &dir.join(name).to_string_lossy()])
+                .env("OPENAI_API_KEY", "placeholder")
+                .env("ANTHROPIC_API_KEY", "placeholder"),
+        );
+        assert_eq!(code, 0, "{name}: {stderr}");
+        assert!(stdout.contains(": ok"), "{stdout}");
+    }
+}
