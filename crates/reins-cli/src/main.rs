@@ -241,9 +241,10 @@ async fn runs_main(command: RunsCommand) -> ExitCode {
         Ok(store) => store,
         Err(error) => return fail(error),
     };
+    let own_model = assemble::model_label(loaded.file.model.get_ref());
     let result = match command {
-        RunsCommand::List { json, .. } => runs::list(&store, json).await,
-        RunsCommand::Show { run, json, .. } => runs::show(&store, &run, json).await,
+        RunsCommand::List { json, .. } => runs::list(&store, json, &own_model).await,
+        RunsCommand::Show { run, json, .. } => runs::show(&store, &run, json, &own_model).await,
         RunsCommand::Approve {
             run,
             call,

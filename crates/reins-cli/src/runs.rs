@@ -9,13 +9,23 @@ use reins::message::{AssistantContent, Message};
 use reins::store::{PendingApproval, RunStore};
 use serde_json::{Value, json};
 
+/// The model a run used: its last model's label, with the agent's own model (registered as
+/// `default`) shown as `provider/name`.
+pub fn model_shown(state: &RunState, own_model: &str) -> String {
+    match state.last_model.as_deref() {
+        None => "-".to_owned(),
+        Some("default") => own_model.to_owned(),
+        Some(label) => label.to_owned(),
+    }
+}
+
 /// A run as listed: what people look at first.
-pub fn summary(state: &RunState) -> Value {
+pub fn summary(state: &RunState, own_model: &str) -> Value {
     json!({
         "run": state.run_id,
         "status": status_name(state.status),
         "agent": state.agent_name,
-        "model": state.last_model,
+        "model": model_shown(state, own_model),
         "turns": state.turn,
         "input_tokens": state.usage.input_tokens,
         "output_tokens": state.usage.output_tokens,
@@ -48,7 +58,7 @@ pub async fn states(store: &AnyStore) -> Result<Vec<Result<RunState, String>>, S
 }
 
 /// `reins runs list`.
-pub async fn list(store: &AnyStore, json_lines: bool) -> Result<(), String> {
+pub async fn list(store: &AnyStore, json_lines: bool, own_model: &str) -> Result<(), String> {
     let states = states(store).await?;
     if !json_lines {
         println!(
@@ -58,7 +68,7 @@ pub async fn list(store: &AnyStore, json_lines: bool) -> Result<(), String> {
     }
     for state in states {
         match state {
-            Ok(state) if json_lines => println!("{}", summary(&state)),
+            Ok(state) if json_lines => println!("{}", summary(&state, own_model)),
             Ok(state) => println!(
                 "{:<18} {:<10} {:<16} {:>5} {:>8}  {}",
                 state.run_id,
@@ -66,7 +76,7 @@ pub async fn list(store: &AnyStore, json_lines: bool) -> Result<(), String> {
                 state.agent_name.as_deref().unwrap_or("-"),
                 state.turn,
                 state.usage.input_tokens + state.usage.output_tokens,
-                state.last_model.as_deref().unwrap_or("-"),
+                model_shown(&state, own_model),
             ),
             Err(error) => eprintln!("reins: cannot read run {error}"),
         }
@@ -128,14 +138,19 @@ pub fn timeline(state: &RunState) -> Vec<Step> {
 }
 
 /// `reins runs show`.
-pub async fn show(store: &AnyStore, run_id: &str, json_out: bool) -> Result<(), String> {
+pub async fn show(
+    store: &AnyStore,
+    run_id: &str,
+    json_out: bool,
+    own_model: &str,
+) -> Result<(), String> {
     let state = store
         .load(run_id)
         .await
         .map_err(|error| error.to_string())?;
     let pending = pending_of(store, run_id).await?;
     if json_out {
-        let mut value = summary(&state);
+        let mut value = summary(&state, own_model);
         value["history"] = serde_json::to_value(&state.history).unwrap_or(Value::Null);
         value["pending"] = pending
             .iter()
@@ -144,13 +159,13 @@ pub async fn show(store: &AnyStore, run_id: &str, json_out: bool) -> Result<(), 
         println!("{value}");
         return Ok(());
     }
-    let summary = summary(&state);
+    let summary = summary(&state, own_model);
     println!(
         "run {} — {}, {} turn(s), model {}",
         state.run_id,
         summary["status"].as_str().unwrap_or_default(),
         state.turn,
-        state.last_model.as_deref().unwrap_or("-")
+        model_shown(&state, own_model)
     );
     for step in timeline(&state) {
         match step {

@@ -2,7 +2,7 @@
 //! results, ids — goes through [`escape`]: nothing a model or a tool wrote is rendered as HTML.
 
 use crate::approve::pretty;
-use crate::runs::{Step, status_name, timeline};
+use crate::runs::{Step, model_shown, status_name, timeline};
 use reins::agent::RunState;
 use reins::store::PendingApproval;
 use std::fmt::Write;
@@ -51,7 +51,7 @@ fn js_string(text: &str) -> String {
 }
 
 /// The runs table.
-pub fn runs_table(states: &[RunState], waiting: &[PendingApproval]) -> String {
+pub fn runs_table(states: &[RunState], waiting: &[PendingApproval], own_model: &str) -> String {
     let mut html = String::from(
         "<table id=\"runs\"><tr><th>run</th><th>status</th><th>agent</th><th>model</th>\
          <th>turns</th><th>tokens</th><th>waiting</th></tr>",
@@ -61,13 +61,13 @@ pub fn runs_table(states: &[RunState], waiting: &[PendingApproval]) -> String {
         let _ = write!(
             html,
             "<tr class=\"run\" data-status=\"{status}\"><td><a href=\"/runs/{id_url}\">{id}</a></td>\
-             <td class=\"status\">{status}</td><td>{agent}</td><td>{model}</td><td>{turns}</td>\
+             <td class=\"status\">{status}</td><td>{agent}</td><td class=\"model\">{model}</td><td>{turns}</td>\
              <td>{tokens}</td><td>{count}</td></tr>",
             id_url = escape(&url_segment(&state.run_id)),
             id = escape(&state.run_id),
             status = status_name(state.status),
             agent = escape(state.agent_name.as_deref().unwrap_or("-")),
-            model = escape(state.last_model.as_deref().unwrap_or("-")),
+            model = escape(&model_shown(state, own_model)),
             turns = state.turn,
             tokens = state.usage.input_tokens + state.usage.output_tokens,
         );
@@ -77,12 +77,12 @@ pub fn runs_table(states: &[RunState], waiting: &[PendingApproval]) -> String {
 }
 
 /// A run's status and timeline (the live part of its page).
-pub fn run_timeline(state: &RunState) -> String {
+pub fn run_timeline(state: &RunState, own_model: &str) -> String {
     let mut html = format!(
         "<p>status: <b id=\"status\">{}</b> — {} turn(s), model {}, {} tokens</p><div id=\"timeline\">",
         status_name(state.status),
         state.turn,
-        escape(state.last_model.as_deref().unwrap_or("-")),
+        escape(&model_shown(state, own_model)),
         state.usage.input_tokens + state.usage.output_tokens,
     );
     for step in timeline(state) {

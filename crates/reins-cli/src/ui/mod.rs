@@ -29,6 +29,8 @@ use std::sync::Arc;
 
 struct App {
     agent: LoadedAgent,
+    /// The agent's own model as `provider/name`.
+    model: String,
     store: AnyStore,
     token: Option<String>,
     csrf: String,
@@ -47,6 +49,7 @@ pub async fn serve(
     }
     let store = crate::store::open(&agent).await?;
     let app = Arc::new(App {
+        model: crate::assemble::model_label(agent.file.model.get_ref()),
         agent,
         store,
         token: token.filter(|t| !t.is_empty()),
@@ -174,7 +177,7 @@ async fn runs_html(app: &App) -> Result<String, Response> {
         .await
         .map_err(server_error)?
         .approvals;
-    Ok(html::runs_table(&states, &waiting))
+    Ok(html::runs_table(&states, &waiting, &app.model))
 }
 
 async fn index(State(app): State<Arc<App>>) -> Response {
@@ -204,7 +207,7 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
         .await
         .map_err(server_error)?;
     Ok((
-        html::run_timeline(&state),
+        html::run_timeline(&state, &app.model),
         html::waiting_forms(&pending, &app.csrf),
     ))
 }

@@ -138,6 +138,7 @@ fn without_a_terminal_a_call_suspends_and_is_approved_with_edited_arguments() {
     assert_eq!(listed[0]["run"], run.as_str());
     assert_eq!(listed[0]["status"], "suspended");
     assert_eq!(listed[0]["agent"], "notes");
+    assert_eq!(listed[0]["model"], "openai/gpt-5-mini");
 
     let (code, _, stderr) = outcome(agent.reins(&[
         "runs",

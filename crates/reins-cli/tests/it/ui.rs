@@ -118,6 +118,7 @@ fn in_a_browser_a_suspended_run_is_approved_with_edited_arguments_and_finishes()
     let link = browser.find("tr.run a");
     assert_eq!(browser.text(&link), run);
     browser.wait_for_text("tr.run .status", "suspended");
+    browser.wait_for_text("tr.run .model", "openai/gpt-5-mini");
     if let Ok(dir) = std::env::var("REINS_SCREENSHOTS") {
         std::fs::write(format!("{dir}/inbox.png"), browser.screenshot()).expect("screenshot");
     }
@@ -138,6 +139,9 @@ fn in_a_browser_a_suspended_run_is_approved_with_edited_arguments_and_finishes()
 
     browser.clear(&args);
     browser.type_text(&args, r#"{"text": "edited"}"#);
+    if let Ok(dir) = std::env::var("REINS_SCREENSHOTS") {
+        std::fs::write(format!("{dir}/approval.png"), browser.screenshot()).expect("screenshot");
+    }
     browser.click(&browser.find("button[name=approve]"));
 
     // Live updates: the page follows the run to its end without a reload.
