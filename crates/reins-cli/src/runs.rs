@@ -98,6 +98,13 @@ pub enum Step {
         /// Its arguments.
         args: Value,
     },
+    /// A record a hook kept (an approval verdict, the budget's counts, ...).
+    Hook {
+        /// The record's kind.
+        kind: String,
+        /// Its value.
+        value: Value,
+    },
     /// A tool's result.
     Result {
         /// The tool.
@@ -134,6 +141,11 @@ pub fn timeline(state: &RunState) -> Vec<Step> {
             }),
         }
     }
+    // Entries carry no position in the history: they follow it, oldest first.
+    steps.extend(state.entries.iter().map(|entry| Step::Hook {
+        kind: entry.kind.clone(),
+        value: entry.value.clone(),
+    }));
     steps
 }
 
@@ -173,6 +185,7 @@ pub async fn show(
             Step::Assistant(text) => println!("assistant: {text}"),
             Step::Call { tool, args } => println!("call: {tool} {args}"),
             Step::Result { tool, output } => println!("result of {tool}: {output}"),
+            Step::Hook { kind, value } => println!("hook record {kind}: {value}"),
         }
     }
     for call in &pending {

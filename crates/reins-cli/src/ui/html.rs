@@ -103,6 +103,12 @@ pub fn run_timeline(state: &RunState, own_model: &str) -> String {
                 escape(&tool),
                 escape(&pretty(&args))
             ),
+            Step::Hook { kind, value } => write!(
+                html,
+                "<div class=\"step hook\"><b>hook record</b> {}<pre>{}</pre></div>",
+                escape(&kind),
+                escape(&value.to_string())
+            ),
             Step::Result { tool, output } => write!(
                 html,
                 "<div class=\"step result\"><b>result of</b> {}<pre>{}</pre></div>",

@@ -97,6 +97,11 @@ rules:
       tool_result_contains: "denied"
     respond:
       content: "I did not save it."
+  - name: unanswered
+    when:
+      tool_result_contains: "nobody approved it"
+    respond:
+      content: "Nobody approved the note."
   - name: save
     when:
       messages_contain: "note"
@@ -106,7 +111,7 @@ rules:
           arguments: {text: "draft"}
 "#;
 
-fn agent(server: &FakeLlm) -> AgentDir {
+fn agent(server: &FakeLlm, timeout_secs: u64) -> AgentDir {
     AgentDir::new(&format!(
         r#"[model]
 provider = "openai"
@@ -121,6 +126,7 @@ command = ["printf", "note: %s", "{{text}}"]
 schema = {{ type = "object", properties = {{ text = {{ type = "string" }} }}, required = ["text"] }}
 
 [hooks.approval]
+timeout_secs = {timeout_secs}
 rules = [{{ tool = "save_note", action = "ask", message = "notes need your approval" }}]
 "#,
         url = server.openai_url()
@@ -141,7 +147,7 @@ fn run_in_terminal(agent: &AgentDir, editor: &str) -> Tmux {
 #[test]
 fn a_call_is_approved_with_arguments_edited_in_the_editor() {
     let server = FakeLlm::start(RULES);
-    let agent = agent(&server);
+    let agent = agent(&server, 300);
     // An "editor" that changes the note, as a person would.
     let editor = agent.dir.path().join("edit.sh");
     std::fs::write(&editor, "#!/bin/sh\nsed -i 's/draft/edited/' \"$1\"\n").expect("write");
@@ -172,7 +178,7 @@ fn a_call_is_approved_with_arguments_edited_in_the_editor() {
 #[test]
 fn a_call_is_denied_with_a_message_in_the_terminal() {
     let server = FakeLlm::start(RULES);
-    let agent = agent(&server);
+    let agent = agent(&server, 300);
     let tmux = run_in_terminal(&agent, "false");
     tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
     tmux.type_line("d");
@@ -183,4 +189,19 @@ fn a_call_is_denied_with_a_message_in_the_terminal() {
     assert!(screen.contains("I did not save it."), "{screen}");
     assert!(!screen.contains("note: draft"), "{screen}");
     assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
+#[test]
+fn a_call_nobody_answers_in_time_is_denied() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server, 2);
+    let tmux = run_in_terminal(&agent, "false");
+    tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("nobody approved it"), "{screen}");
+    assert!(screen.contains("Nobody approved the note."), "{screen}");
+    assert!(
+        !screen.contains("note: draft"),
+        "fail closed: the call did not run\n{screen}"
+    );
 }
