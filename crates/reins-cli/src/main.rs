@@ -36,7 +36,8 @@ use std::process::ExitCode;
 
 /// Run, watch and approve LLM agents defined in a TOML file. With no subcommand: the
 /// built-in offline demo.
-#[derive(Parser, Debug)]
+// No `Debug`: `--token` is a secret.
+#[derive(Parser)]
 #[command(name = "reins", version, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
@@ -45,7 +46,7 @@ struct Cli {
     demo: demo::Args,
 }
 
-#[derive(Subcommand, Debug)]
+#[derive(Subcommand)]
 enum Command {
     /// Validate an agent file; every mistake is shown at its line.
     Check {

@@ -209,13 +209,19 @@ fn check_env(
     what: &str,
     problems: &mut Vec<Diagnostic>,
 ) {
-    if std::env::var_os(variable.get_ref()).is_none_or(|value| value.is_empty()) {
+    let name = variable.get_ref();
+    let looks_like_a_name =
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !looks_like_a_name {
+        // Not echoed: a value pasted here instead of a variable's name may be the secret.
         problems.push(agent.error_at(
             variable.span(),
-            format!(
-                "environment variable {} is not set ({what})",
-                variable.get_ref()
-            ),
+            format!("this must name an environment variable ({what}), not hold a value"),
+        ));
+    } else if std::env::var_os(name).is_none_or(|value| value.is_empty()) {
+        problems.push(agent.error_at(
+            variable.span(),
+            format!("environment variable {name} is not set ({what})"),
         ));
     }
 }

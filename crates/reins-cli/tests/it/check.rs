@@ -221,3 +221,18 @@ fn the_example_agents_are_valid() {
         assert!(stdout.contains(": ok"), "{stdout}");
     }
 }
+
+#[test]
+fn a_key_pasted_where_a_variable_name_belongs_is_not_echoed() {
+    let toml = VALID.replace("REINS_TEST_KEY", "sk-live-abc123/xyz");
+    let (code, stderr) = check(&toml);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("agent.toml:7:"), "{stderr}");
+    assert!(
+        stderr.contains("must name an environment variable"),
+        "{stderr}"
+    );
+    // The file's line is quoted under the message; the message does not repeat the value.
+    let message_line = stderr.lines().next().unwrap_or_default();
+    assert!(!message_line.contains("sk-live"), "{stderr}");
+}

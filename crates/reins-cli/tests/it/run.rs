@@ -272,3 +272,34 @@ fn run_without_a_prompt_or_a_default_prompt_exits_2() {
     assert_eq!(code, 2);
     assert!(stderr.contains("give a prompt"), "{stderr}");
 }
+
+#[test]
+fn runs_kept_in_postgresql_suspend_and_resume() {
+    assert!(
+        std::env::var_os("REINS_POSTGRES_URL").is_some(),
+        "REINS_POSTGRES_URL is not set: run the tests under scripts/with-postgres.sh \
+         (scripts/test.sh does)"
+    );
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(
+        &server,
+        &format!("{ASK}\n[store]\npostgres_url_env = \"REINS_POSTGRES_URL\"\n"),
+    );
+    let (run, _) = suspend(&agent);
+    assert!(
+        !agent.dir.path().join(".reins").exists(),
+        "no SQLite file when the store is PostgreSQL"
+    );
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", "AGENT", &run])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.");
+    let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+    assert_eq!(shown["status"], "completed");
+}
