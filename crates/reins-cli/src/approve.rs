@@ -138,6 +138,11 @@ pub fn parse_args(text: &str) -> Result<Value, String> {
     }
 }
 
+/// The next line of stdin (shared with the approval prompts), or `None` at end of input.
+pub async fn read_line() -> Option<String> {
+    stdin_lines().lock().await.recv().await
+}
+
 fn asking() -> &'static Mutex<()> {
     static ASKING: OnceLock<Mutex<()>> = OnceLock::new();
     ASKING.get_or_init(|| Mutex::new(()))

@@ -5,6 +5,7 @@
 //! reins check agent.toml                 # validate, pointing at the line of any mistake
 //! reins run agent.toml "prompt"          # stream the answer; approvals in the terminal
 //! reins run agent.toml "prompt" --json   # one JSON event per line
+//! reins chat agent.toml                  # a conversation, kept in the store
 //! reins runs list agent.toml             # the runs in the agent's store
 //! reins runs approve agent.toml RUN      # decide a waiting call, then `runs resume`
 //! reins ui agent.toml                    # the web inbox on http://127.0.0.1:7878
@@ -16,6 +17,7 @@
 
 mod approve;
 mod assemble;
+mod chat;
 mod config;
 mod demo;
 mod demo_hooks;
@@ -62,6 +64,14 @@ enum Command {
         /// One JSON event per line on stdout.
         #[arg(long)]
         json: bool,
+    },
+    /// A conversation in the terminal; every message is a run kept in the store.
+    Chat {
+        /// The agent file.
+        agent: PathBuf,
+        /// Continue the conversation of this run.
+        #[arg(long)]
+        resume: Option<String>,
     },
     /// The runs in an agent's store.
     Runs {
@@ -190,6 +200,24 @@ async fn command_main(command: Command) -> ExitCode {
             run_new(&loaded, &prompt, json).await
         }
         Command::Runs { command } => runs_main(command).await,
+        Command::Chat { agent, resume } => {
+            let loaded = match load(&agent, true) {
+                Ok(loaded) => loaded,
+                Err(code) => return code,
+            };
+            let store = match store::open(&loaded).await {
+                Ok(store) => store,
+                Err(error) => return fail(error),
+            };
+            let assembled = match assemble::assemble(&loaded, approve::CliDecider::detect()).await {
+                Ok(assembled) => assembled,
+                Err(error) => return fail(error),
+            };
+            match chat::chat(&assembled, &loaded.name(), store, resume).await {
+                Ok(ending) => ending.exit_code(),
+                Err(error) => fail(error),
+            }
+        }
         Command::Ui { agent, bind, token } => {
             let loaded = match load(&agent, true) {
                 Ok(loaded) => loaded,

@@ -303,3 +303,61 @@ fn runs_kept_in_postgresql_suspend_and_resume() {
     let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
     assert_eq!(shown["status"], "completed");
 }
+
+#[test]
+fn a_chat_keeps_the_conversation_in_the_store_and_resumes_it() {
+    let server = FakeLlm::start(
+        r#"
+version: 1
+rules:
+  - name: second
+    when:
+      messages_contain: "and the second"
+    respond:
+      content: "Second answer."
+  - name: first
+    when:
+      messages_contain: "first question"
+    respond:
+      content: "First answer."
+"#,
+    );
+    let agent = agent_file(&server, "");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["chat", "AGENT"])
+            .env("REINS_TEST_KEY", "k")
+            .write_stdin("The first question.\n"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "First answer.");
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    let first = events(&listed).pop().expect("a run")["run"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["chat", "AGENT", "--resume", &first])
+            .env("REINS_TEST_KEY", "k")
+            .write_stdin("And the second?\n/quit\n"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Second answer.");
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    let runs = events(&listed);
+    assert_eq!(runs.len(), 2);
+    let second = runs
+        .iter()
+        .find(|r| r["run"] != first.as_str())
+        .and_then(|r| r["run"].as_str())
+        .expect("the second run")
+        .to_owned();
+    let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &second]));
+    // The second run starts from the first one's history.
+    let first_at = shown.find("The first question.").expect(&shown);
+    let second_at = shown.find("And the second?").expect(&shown);
+    assert!(first_at < second_at, "{shown}");
+    assert!(shown.contains("First answer."), "{shown}");
+}
