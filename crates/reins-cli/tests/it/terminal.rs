@@ -7,12 +7,12 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// A tmux server of its own (its own socket), killed when dropped.
-struct Tmux {
+pub struct Tmux {
     socket: String,
 }
 
 impl Tmux {
-    fn start(command: &str) -> Tmux {
+    pub fn start(command: &str) -> Tmux {
         let socket = format!("reins-cli-test-{}-{}", std::process::id(), rand_suffix());
         let status = Command::new("tmux")
             .args([
@@ -32,7 +32,7 @@ impl Tmux {
         Tmux { socket }
     }
 
-    fn screen(&self) -> String {
+    pub fn screen(&self) -> String {
         let output = Command::new("tmux")
             .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-S", "-200"])
             .output()
@@ -40,9 +40,10 @@ impl Tmux {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    /// Waits (up to a minute) until the screen shows `text`; the screen then.
-    fn wait_for(&self, text: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
+    /// Waits until the screen shows `text` (failing after five minutes: a hang, not a slow
+    /// machine); the screen then.
+    pub fn wait_for(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(300);
         loop {
             let screen = self.screen();
             if screen.contains(text) {
@@ -56,7 +57,7 @@ impl Tmux {
         }
     }
 
-    fn type_line(&self, line: &str) {
+    pub fn type_line(&self, line: &str) {
         let status = Command::new("tmux")
             .args(["-L", &self.socket, "send-keys", "-t", "0", "-l", line])
             .status()
