@@ -244,7 +244,9 @@ impl Output {
     }
 }
 
+/// The first line of `text`, at most `max_chars` long, with `…` when something was cut.
 fn first_line(text: &str, max_chars: usize) -> String {
+    let text = text.trim();
     let line = text.lines().next().unwrap_or_default();
     let mut short: String = line.chars().take(max_chars).collect();
     if short.len() < text.len() {
@@ -274,4 +276,16 @@ pub async fn drive(mut stream: PromptStream, output: &mut Output) -> Ending {
 pub fn new_run_id() -> String {
     let id = uuid::Uuid::new_v4().simple().to_string();
     format!("run-{}", &id[..12])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_line;
+
+    #[test]
+    fn a_tool_result_is_shown_on_one_line_marked_when_cut() {
+        assert_eq!(first_line("saved: a note\n", 200), "saved: a note");
+        assert_eq!(first_line("one\ntwo", 200), "one…");
+        assert_eq!(first_line("abcdef", 3), "abc…");
+    }
 }

@@ -85,6 +85,17 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
     if let Some(store) = &file.store {
         check_store(agent, store, &mut problems);
     }
+    if let Some(link) = &file.ui.trace_link {
+        let url = link.get_ref();
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            problems.push(agent.error_at(
+                link.span(),
+                "`trace_link` must be an http:// or https:// URL",
+            ));
+        } else if !url.contains("{run}") {
+            problems.push(agent.error_at(link.span(), "`trace_link` must contain `{run}`"));
+        }
+    }
     problems.sort_by_key(Diagnostic::line);
     problems
 }

@@ -37,6 +37,18 @@ pub struct AgentFile {
     pub hooks: Hooks,
     /// Where runs are kept.
     pub store: Option<Spanned<StoreConfig>>,
+    /// The web inbox.
+    #[serde(default)]
+    pub ui: UiConfig,
+}
+
+/// `reins ui` settings.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiConfig {
+    /// A link to a run's trace in your tracing UI; `{run}` is replaced by the run's id
+    /// (URL-encoded). An `http://` or `https://` URL.
+    pub trace_link: Option<Spanned<String>>,
 }
 
 /// A model: a hosted provider and a model name, or the embedded local model.

@@ -121,6 +121,17 @@ pub fn run_timeline(state: &RunState, own_model: &str) -> String {
     html
 }
 
+/// A link to the run's trace, from the agent file's `[ui] trace_link` template.
+pub fn trace_link(template: Option<&str>, run: &str) -> String {
+    match template {
+        Some(template) => format!(
+            "<p><a id=\"trace\" href=\"{}\">trace of this run</a></p>",
+            escape(&template.replace("{run}", &url_segment(run)))
+        ),
+        None => String::new(),
+    }
+}
+
 /// The forms for the calls waiting for a decision.
 pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
     let mut html = String::new();

@@ -216,7 +216,18 @@ async fn run_page(State(app): State<Arc<App>>, Path(run): Path<String>) -> Respo
     match run_parts(&app, &run).await {
         Ok((timeline, forms)) => Html(html::page(
             &format!("run {run}"),
-            &format!("<div id=\"live\">{timeline}</div><div id=\"decisions\">{forms}</div>"),
+            &format!(
+                "{}<div id=\"live\">{timeline}</div><div id=\"decisions\">{forms}</div>",
+                html::trace_link(
+                    app.agent
+                        .file
+                        .ui
+                        .trace_link
+                        .as_ref()
+                        .map(|l| l.get_ref().as_str()),
+                    &run
+                )
+            ),
             &format!("/live/runs/{}", html::url_segment(&run)),
         ))
         .into_response(),

@@ -236,3 +236,17 @@ fn a_key_pasted_where_a_variable_name_belongs_is_not_echoed() {
     let message_line = stderr.lines().next().unwrap_or_default();
     assert!(!message_line.contains("sk-live"), "{stderr}");
 }
+
+#[test]
+fn a_trace_link_must_be_a_web_url_with_the_run() {
+    assert_error_at(
+        &format!("{VALID}\n[ui]\ntrace_link = \"javascript:alert(1)//{{run}}\"\n"),
+        22,
+        "`trace_link` must be an http:// or https:// URL",
+    );
+    assert_error_at(
+        &format!("{VALID}\n[ui]\ntrace_link = \"http://127.0.0.1:16686/search\"\n"),
+        22,
+        "`trace_link` must contain `{run}`",
+    );
+}

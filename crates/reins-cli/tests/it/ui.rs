@@ -45,6 +45,9 @@ schema = {{ type = "object", properties = {{ text = {{ type = "string" }} }}, re
 
 [hooks.approval]
 rules = [{{ tool = "save_note", action = "ask" }}]
+
+[ui]
+trace_link = "http://127.0.0.1:16686/trace?run={{run}}&x=<b>"
 "#,
         url = server.openai_url()
     ))
@@ -182,6 +185,12 @@ fn a_decision_without_the_anti_forgery_token_or_from_another_site_is_refused() {
         .send()
         .and_then(|r| r.text())
         .expect("page");
+    assert!(
+        page.contains(&format!(
+            "<a id=\"trace\" href=\"http://127.0.0.1:16686/trace?run={run}&amp;x=&lt;b&gt;\">"
+        )),
+        "the run links to its trace, escaped\n{page}"
+    );
     let csrf = page
         .split("name=\"csrf\" value=\"")
         .nth(1)
