@@ -241,7 +241,7 @@ async fn run_new(loaded: &config::LoadedAgent, prompt: &str, json: bool) -> Exit
         Err(error) => return fail(error),
     };
     let run_id = run::new_run_id();
-    let mut output = Output::new(json);
+    let mut output = Output::new(json).agent_file(&loaded.path);
     output.started(&run_id, &loaded.name(), &assembled.model_label);
     let stream = assembled
         .agent
@@ -300,7 +300,7 @@ async fn runs_main(command: RunsCommand) -> ExitCode {
                 Ok(assembled) => assembled,
                 Err(error) => return fail(error),
             };
-            let mut output = Output::new(json);
+            let mut output = Output::new(json).agent_file(&loaded.path);
             output.started(&run, &loaded.name(), &assembled.model_label);
             let stream = assembled
                 .agent

@@ -44,6 +44,8 @@ pub const EXIT_INVALID: u8 = 2;
 pub struct Output {
     json: bool,
     quiet: bool,
+    /// The agent file, for the commands suggested to people.
+    agent_file: String,
     spinner: Option<ProgressBar>,
     answering: bool,
     announced_calls: HashSet<String>,
@@ -55,6 +57,7 @@ impl Output {
         Output {
             json,
             quiet: false,
+            agent_file: "AGENT".to_owned(),
             spinner: None,
             answering: false,
             announced_calls: HashSet::new(),
@@ -97,6 +100,12 @@ impl Output {
         if let Some(spinner) = self.spinner.take() {
             spinner.finish_and_clear();
         }
+    }
+
+    /// Names the agent file in the commands suggested to people.
+    pub fn agent_file(mut self, path: &std::path::Path) -> Self {
+        self.agent_file = path.display().to_string();
+        self
     }
 
     /// Says which run started.
@@ -220,9 +229,11 @@ impl Output {
             if self.json {
                 self.event(json!({"event": "suspended", "run": run, "pending": pending}));
             } else {
+                let agent = &self.agent_file;
                 eprintln!(
-                    "[suspended] run {run} waits for {} decision(s): `reins runs show AGENT \
-                     {run}`, then `reins runs approve|deny`, or `reins ui AGENT`",
+                    "[suspended] run {run} waits for {} decision(s): `reins runs show {agent} \
+                     {run}`, then `reins runs approve|deny` and `reins runs resume`, or \
+                     `reins ui {agent}`",
                     pending.len()
                 );
             }

@@ -132,6 +132,18 @@ pub fn trace_link(template: Option<&str>, run: &str) -> String {
     }
 }
 
+/// The button that resumes a suspended run whose calls were all decided.
+pub fn resume_form(run: &str, csrf: &str) -> String {
+    format!(
+        "<form method=\"post\" action=\"/runs/{run}/resume\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <p>Every waiting call is decided. \
+         <button type=\"submit\" name=\"resume\">resume the run</button></p></form>",
+        run = escape(&url_segment(run)),
+        csrf = escape(csrf),
+    )
+}
+
 /// The forms for the calls waiting for a decision.
 pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
     let mut html = String::new();

@@ -20,7 +20,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
-use reins::agent::ToolDecision;
+use reins::agent::{RunStatus, ToolDecision};
 use reins::store::RunStore;
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -62,6 +62,7 @@ pub async fn serve(
         .route("/live/runs/{run}", get(live_run))
         .route("/runs/{run}/calls/{call}/approve", post(approve))
         .route("/runs/{run}/calls/{call}/deny", post(deny))
+        .route("/runs/{run}/resume", post(resume))
         .layer(middleware::from_fn_with_state(app.clone(), guard))
         .with_state(app);
     let listener = tokio::net::TcpListener::bind(bind)
@@ -206,10 +207,13 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
     let pending = runs::pending_of(&app.store, run)
         .await
         .map_err(server_error)?;
-    Ok((
-        html::run_timeline(&state, &app.model),
-        html::waiting_forms(&pending, &app.csrf),
-    ))
+    let forms = if pending.is_empty() && state.status == RunStatus::Suspended {
+        // Decided elsewhere (`reins runs approve`) but not resumed yet.
+        html::resume_form(run, &app.csrf)
+    } else {
+        html::waiting_forms(&pending, &app.csrf)
+    };
+    Ok((html::run_timeline(&state, &app.model), forms))
 }
 
 async fn run_page(State(app): State<Arc<App>>, Path(run): Path<String>) -> Response {
@@ -314,22 +318,47 @@ async fn decide(app: Arc<App>, run: String, call: String, decision: ToolDecision
         .await
         .map(|p| !p.is_empty());
     if still_waiting == Ok(false) {
-        let app = app.clone();
-        let run = run.clone();
-        tokio::spawn(async move {
-            match crate::assemble::assemble(&app.agent, CliDecider::suspend_only()).await {
-                Ok(assembled) => {
-                    let stream = assembled
-                        .agent
-                        .resume_stored(app.store.clone(), run)
-                        .max_turns(assembled.max_turns)
-                        .stream();
-                    let mut quiet = Output::quiet();
-                    drive(stream, &mut quiet).await;
-                }
-                Err(error) => eprintln!("reins: cannot resume run {run}: {error}"),
-            }
-        });
+        spawn_resume(app, run.clone());
     }
     Redirect::to(&format!("/runs/{}", html::url_segment(&run))).into_response()
+}
+
+#[derive(Deserialize)]
+struct ResumeForm {
+    csrf: String,
+}
+
+async fn resume(
+    State(app): State<Arc<App>>,
+    Path(run): Path<String>,
+    Form(form): Form<ResumeForm>,
+) -> Response {
+    if !constant_eq(&form.csrf, &app.csrf) {
+        return (
+            StatusCode::FORBIDDEN,
+            "the form's anti-forgery token is wrong",
+        )
+            .into_response();
+    }
+    spawn_resume(app, run.clone());
+    Redirect::to(&format!("/runs/{}", html::url_segment(&run))).into_response()
+}
+
+/// Resumes `run` in the background with the decisions recorded for it; nothing is printed
+/// (the page follows the run). A later `ask` suspends it again.
+fn spawn_resume(app: Arc<App>, run: String) {
+    tokio::spawn(async move {
+        match crate::assemble::assemble(&app.agent, CliDecider::suspend_only()).await {
+            Ok(assembled) => {
+                let stream = assembled
+                    .agent
+                    .resume_stored(app.store.clone(), run)
+                    .max_turns(assembled.max_turns)
+                    .stream();
+                let mut quiet = Output::quiet();
+                drive(stream, &mut quiet).await;
+            }
+            Err(error) => eprintln!("reins: cannot resume run {run}: {error}"),
+        }
+    });
 }

@@ -258,3 +258,59 @@ fn binding_off_loopback_without_a_token_is_refused() {
     assert_eq!(code, 1);
     assert!(stderr.contains("not a loopback address"), "{stderr}");
 }
+
+#[test]
+fn a_run_decided_on_the_command_line_is_resumed_from_the_inbox() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let run = suspended_run(&agent);
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "approve",
+        "AGENT",
+        &run,
+        "--args",
+        r#"{"text": "from the shell"}"#,
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let inbox = Inbox::start(&agent, &[]);
+    let page = http()
+        .get(format!("{}/runs/{run}", inbox.url))
+        .send()
+        .and_then(|r| r.text())
+        .expect("page");
+    assert!(page.contains("name=\"resume\""), "{page}");
+    let csrf = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the form carries a token")
+        .to_owned();
+    let resumed = http()
+        .post(format!("{}/runs/{run}/resume", inbox.url))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!("csrf={csrf}"))
+        .send()
+        .expect("post");
+    assert_eq!(resumed.status(), 303);
+    // The run finishes in the inbox's process; the store says so.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+        let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+        if shown["status"] == "completed" {
+            assert!(
+                shown["history"]
+                    .to_string()
+                    .contains("note: from the shell"),
+                "{stdout}"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never finished: {stdout}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
