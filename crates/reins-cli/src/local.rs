@@ -76,3 +76,12 @@ pub fn load(path: PathBuf) -> Result<LocalModel, LocalModelError> {
     bar.finish_and_clear();
     model
 }
+
+/// The model of `[model] provider = "local"`: `path`, else `REINS_MODEL`, else the default
+/// model (fetched on first use, with progress on the terminal); loaded off the async runtime.
+pub async fn load_blocking(path: Option<PathBuf>) -> Result<LocalModel, String> {
+    tokio::task::spawn_blocking(move || load(model_path(path)?))
+        .await
+        .map_err(|error| format!("loading the model failed: {error}"))?
+        .map_err(|error| error.to_string())
+}

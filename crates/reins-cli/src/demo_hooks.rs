@@ -1,7 +1,7 @@
 //! The demo's hooks: force a tool on turn 1 (hand-written: no ready-made hook does it), ask
 //! before side effects and audit every dispatch (`reins::hooks`).
 
-use crate::tools::SIDE_EFFECT_TOOLS;
+use crate::demo_tools::SIDE_EFFECT_TOOLS;
 use reins::agent::{
     AgentHook, CompletionCallAction, CompletionCallEvent, HookContext, RequestPatch,
 };
@@ -60,7 +60,7 @@ pub fn ask_before_side_effects(timeout: Duration) -> ApprovalPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools;
+    use crate::demo_tools as tools;
     use reins::agent::AgentBuilder;
     use reins::testing::{ScriptedModel, Turn};
     use serde_json::json;

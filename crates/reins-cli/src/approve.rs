@@ -1,0 +1,167 @@
+//! Who answers an approval rule's `ask`: a person at the terminal (approve, deny with a
+//! message, or edit the arguments in `$EDITOR`), or — with no terminal — nobody now: the run
+//! suspends and the call waits in the store for `reins runs approve` or the web inbox.
+//!
+//! Fail closed: end of input, an answer that is not understood twice, or edited arguments
+//! that are not a JSON object deny the call; the policy's timeout denies a call nobody
+//! answers.
+
+use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, Decision};
+use serde_json::Value;
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::OnceLock;
+use tokio::sync::{Mutex, mpsc};
+
+/// The reason stored with a call that waits for a person.
+pub const SUSPEND_REASON: &str = "waiting for a person: `reins runs approve` or `reins ui`";
+
+/// Asks at the terminal when there is one, else suspends the run.
+#[derive(Debug, Clone, Copy)]
+pub struct CliDecider {
+    interactive: bool,
+}
+
+impl CliDecider {
+    /// Asks on the terminal if stdin and stderr are terminals, else suspends.
+    pub fn detect() -> Self {
+        CliDecider {
+            interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Never asks: every call a rule asks about suspends the run (the web inbox's runs).
+    pub fn suspend_only() -> Self {
+        CliDecider { interactive: false }
+    }
+}
+
+impl ApprovalDecider for CliDecider {
+    async fn decide(&self, request: &ApprovalRequest) -> Decision {
+        if !self.interactive {
+            eprintln!(
+                "[approval] {} waits for a decision (run {}, call {})",
+                request.tool_name, request.run_id, request.internal_call_id
+            );
+            return Decision::suspend(SUSPEND_REASON);
+        }
+        // One question at a time: concurrent calls would interleave their prompts.
+        let _asking = asking().lock().await;
+        ask(request).await
+    }
+}
+
+async fn ask(request: &ApprovalRequest) -> Decision {
+    eprintln!(
+        "\n[approval] the model wants to run `{}` with:",
+        request.tool_name
+    );
+    eprintln!("{}", pretty(&request.args));
+    if let Some(rule) = &request.rule {
+        eprintln!("[approval] the policy asks because: {rule}");
+    }
+    let mut lines = stdin_lines().lock().await;
+    // Lines typed before the question are not answers to it.
+    while lines.try_recv().is_ok() {}
+    for _ in 0..2 {
+        eprint!("[approval] (a)pprove, (d)eny, (e)dit arguments? ");
+        let _ = std::io::stderr().flush();
+        let Some(answer) = lines.recv().await else {
+            eprintln!("\n[approval] end of input: denied");
+            return Decision::deny("denied: no answer");
+        };
+        match answer.trim().to_ascii_lowercase().as_str() {
+            "a" | "approve" | "y" | "yes" => return Decision::approve(),
+            "d" | "deny" | "n" | "no" => {
+                eprint!("[approval] message for the model (empty for none): ");
+                let _ = std::io::stderr().flush();
+                let message = lines.recv().await;
+                return Decision::deny(crate::runs::denial(message.as_deref()));
+            }
+            "e" | "edit" => {
+                return match edit_in_editor(&request.args) {
+                    Ok(args) => {
+                        eprintln!("[approval] approved with {args}");
+                        Decision::approve_with_args(args)
+                    }
+                    Err(error) => {
+                        eprintln!("[approval] {error}: denied");
+                        Decision::deny(format!("denied: {error}"))
+                    }
+                };
+            }
+            _ => eprintln!("[approval] please answer a, d or e"),
+        }
+    }
+    Decision::deny("denied: no clear answer")
+}
+
+/// Pretty JSON, or the raw value when it cannot be pretty-printed.
+pub fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+/// Opens the arguments in `$VISUAL`/`$EDITOR` (default `vi`) and reads them back.
+pub fn edit_in_editor(args: &Value) -> Result<Value, String> {
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".to_owned());
+    let mut file = tempfile::Builder::new()
+        .prefix("reins-args-")
+        .suffix(".json")
+        .tempfile()
+        .map_err(|error| format!("cannot create a file to edit: {error}"))?;
+    file.write_all(pretty(args).as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(|error| format!("cannot write the arguments: {error}"))?;
+    // `$EDITOR` may carry flags (`code --wait`): split on whitespace, no shell.
+    let mut words = editor.split_whitespace();
+    let program = words.next().ok_or("$EDITOR is empty")?;
+    let status = std::process::Command::new(program)
+        .args(words)
+        .arg(file.path())
+        .status()
+        .map_err(|error| format!("cannot start the editor `{program}`: {error}"))?;
+    if !status.success() {
+        return Err(format!("the editor exited with {status}"));
+    }
+    let text = std::fs::read_to_string(file.path())
+        .map_err(|error| format!("cannot read the edited arguments: {error}"))?;
+    parse_args(&text)
+}
+
+/// Edited arguments: a JSON object, else an error.
+pub fn parse_args(text: &str) -> Result<Value, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(_) => Err("the arguments must be a JSON object".to_owned()),
+        Err(error) => Err(format!("the arguments are not valid JSON: {error}")),
+    }
+}
+
+/// The next line of stdin (shared with the approval prompts), or `None` at end of input.
+pub async fn read_line() -> Option<String> {
+    stdin_lines().lock().await.recv().await
+}
+
+fn asking() -> &'static Mutex<()> {
+    static ASKING: OnceLock<Mutex<()>> = OnceLock::new();
+    ASKING.get_or_init(|| Mutex::new(()))
+}
+
+/// Lines of stdin, read by one background thread for the whole process (a blocking read
+/// cannot be cancelled, so it must not hold up a run that timed out).
+fn stdin_lines() -> &'static Mutex<mpsc::UnboundedReceiver<String>> {
+    static LINES: OnceLock<Mutex<mpsc::UnboundedReceiver<String>>> = OnceLock::new();
+    LINES.get_or_init(|| {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Mutex::new(receiver)
+    })
+}

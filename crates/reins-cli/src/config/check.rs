@@ -1,0 +1,343 @@
+//! Checks an agent file beyond its shape: known providers and actions, tool schemas that are
+//! JSON object schemas, templates that name only declared arguments, and environment variables
+//! that are set. Every problem is reported (not only the first), each at its line.
+
+use super::diagnostic::Diagnostic;
+use super::{LoadedAgent, ModelConfig, ShellToolConfig};
+use std::collections::BTreeSet;
+use toml::Spanned;
+
+/// The JSON schema types a property may have.
+const JSON_TYPES: [&str; 7] = [
+    "string", "number", "integer", "boolean", "object", "array", "null",
+];
+
+/// Every problem of `agent`, in file order. Without `for_running`, the variables only a run
+/// needs (API keys, secrets to redact) are not required: the store's commands work without
+/// them.
+pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    let mut secrets = Vec::new();
+    let file = &agent.file;
+    check_model(agent, &file.model, &mut problems, &mut secrets);
+    if let Some(fallback) = &file.hooks.fallback {
+        for model in &fallback.models {
+            check_model(agent, model, &mut problems, &mut secrets);
+        }
+    }
+    if let Some(cost) = &file.limits.max_cost
+        && file.limits.price_per_million.is_none()
+    {
+        problems.push(agent.error_at(
+            cost.span(),
+            "`max_cost` needs `price_per_million = [input, output]` to price tokens",
+        ));
+    }
+    let mut names = BTreeSet::new();
+    for tool in &file.tools.shell {
+        if !names.insert(tool.get_ref().name.get_ref().clone()) {
+            problems.push(agent.error_at(
+                tool.get_ref().name.span(),
+                format!(
+                    "a tool named `{}` is already defined",
+                    tool.get_ref().name.get_ref()
+                ),
+            ));
+        }
+        check_shell_tool(agent, tool.get_ref(), &mut problems);
+    }
+    for server in &file.tools.mcp {
+        if let Some(url) = &server.get_ref().url {
+            problems.push(agent.error_at(
+                url.span(),
+                "MCP servers over HTTP are not supported yet: give `command` (stdio)",
+            ));
+        }
+        if server.get_ref().command.get_ref().trim().is_empty() {
+            problems.push(agent.error_at(server.get_ref().command.span(), "`command` is empty"));
+        }
+    }
+    if let Some(approval) = &file.hooks.approval {
+        if let Some(default) = &approval.default {
+            check_one_of(agent, default, &["allow", "ask", "deny"], &mut problems);
+        }
+        for rule in &approval.rules {
+            let rule = rule.get_ref();
+            check_one_of(
+                agent,
+                &rule.action,
+                &["allow", "ask", "deny"],
+                &mut problems,
+            );
+            if let Some(when) = &rule.when {
+                check_one_of(agent, when, &["read_only", "writes"], &mut problems);
+            }
+        }
+    }
+    if let Some(redaction) = &file.hooks.redaction {
+        for variable in &redaction.secrets_from_env {
+            check_env(agent, variable, "a secret to redact", &mut secrets);
+        }
+    }
+    if for_running {
+        problems.append(&mut secrets);
+    }
+    if let Some(store) = &file.store {
+        check_store(agent, store, &mut problems);
+    }
+    if let Some(link) = &file.ui.trace_link {
+        let url = link.get_ref();
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            problems.push(agent.error_at(
+                link.span(),
+                "`trace_link` must be an http:// or https:// URL",
+            ));
+        } else if !url.contains("{run}") {
+            problems.push(agent.error_at(link.span(), "`trace_link` must contain `{run}`"));
+        }
+    }
+    problems.sort_by_key(Diagnostic::line);
+    problems
+}
+
+fn check_store(
+    agent: &LoadedAgent,
+    spanned: &Spanned<super::StoreConfig>,
+    problems: &mut Vec<Diagnostic>,
+) {
+    let store = spanned.get_ref();
+    if let Some(restate) = &store.restate {
+        problems.push(agent.error_at(
+            restate.span(),
+            "the Restate store is not available in this release; use `sqlite` or \
+             `postgres_url_env`",
+        ));
+    }
+    if let Some(variable) = &store.postgres_url_env {
+        if store.sqlite.is_some() {
+            problems.push(agent.error_at(
+                spanned.span(),
+                "give either `sqlite` or `postgres_url_env`, not both",
+            ));
+        }
+        if cfg!(feature = "postgres") {
+            check_env(
+                agent,
+                variable,
+                "the PostgreSQL connection string",
+                problems,
+            );
+        } else {
+            problems.push(agent.error_at(
+                variable.span(),
+                "this `reins` was built without PostgreSQL (feature `postgres`)",
+            ));
+        }
+    }
+}
+
+/// Checks a model; missing keys go to `secrets`.
+fn check_model(
+    agent: &LoadedAgent,
+    model: &Spanned<ModelConfig>,
+    problems: &mut Vec<Diagnostic>,
+    secrets: &mut Vec<Diagnostic>,
+) {
+    let config = model.get_ref();
+    let provider = &config.provider;
+    let default_key = match provider.get_ref().as_str() {
+        "local" => {
+            if !cfg!(feature = "local") {
+                problems.push(agent.error_at(
+                    provider.span(),
+                    "this `reins` was built without the local model (feature `local`)",
+                ));
+            }
+            if let Some(path) = &config.path
+                && !agent.resolve(path.get_ref()).is_file()
+            {
+                problems.push(agent.error_at(
+                    path.span(),
+                    format!(
+                        "model file {} does not exist",
+                        agent.resolve(path.get_ref()).display()
+                    ),
+                ));
+            }
+            return;
+        }
+        "openai" => Some("OPENAI_API_KEY"),
+        "anthropic" => Some("ANTHROPIC_API_KEY"),
+        "openai-compatible" => {
+            if config.base_url.is_none() {
+                problems.push(agent.error_at(
+                    model.span(),
+                    "provider `openai-compatible` needs `base_url`",
+                ));
+            }
+            None
+        }
+        other => {
+            problems.push(agent.error_at(
+                provider.span(),
+                format!(
+                    "unknown provider `{other}`: expected `local`, `openai`, `anthropic` or \
+                     `openai-compatible`"
+                ),
+            ));
+            return;
+        }
+    };
+    if let Some(path) = &config.path {
+        problems.push(agent.error_at(path.span(), "`path` is for `provider = \"local\"` only"));
+    }
+    if config.name.is_none() {
+        problems.push(agent.error_at(
+            model.span(),
+            format!("provider `{}` needs the model's `name`", provider.get_ref()),
+        ));
+    }
+    match (&config.api_key_env, default_key) {
+        (Some(variable), _) => check_env(agent, variable, "the API key", secrets),
+        (None, Some(variable)) => {
+            if std::env::var_os(variable).is_none_or(|value| value.is_empty()) {
+                secrets.push(agent.error_at(
+                    provider.span(),
+                    format!(
+                        "{variable} is not set (the API key for `{}`)",
+                        provider.get_ref()
+                    ),
+                ));
+            }
+        }
+        (None, None) => {}
+    }
+}
+
+fn check_env(
+    agent: &LoadedAgent,
+    variable: &Spanned<String>,
+    what: &str,
+    problems: &mut Vec<Diagnostic>,
+) {
+    let name = variable.get_ref();
+    let looks_like_a_name =
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !looks_like_a_name {
+        // Not echoed: a value pasted here instead of a variable's name may be the secret.
+        problems.push(agent.error_at(
+            variable.span(),
+            format!("this must name an environment variable ({what}), not hold a value"),
+        ));
+    } else if std::env::var_os(name).is_none_or(|value| value.is_empty()) {
+        problems.push(agent.error_at(
+            variable.span(),
+            format!("environment variable {name} is not set ({what})"),
+        ));
+    }
+}
+
+fn check_one_of(
+    agent: &LoadedAgent,
+    value: &Spanned<String>,
+    allowed: &[&str],
+    problems: &mut Vec<Diagnostic>,
+) {
+    if !allowed.contains(&value.get_ref().as_str()) {
+        let list = allowed
+            .iter()
+            .map(|a| format!("`{a}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        problems.push(agent.error_at(
+            value.span(),
+            format!("`{}` is not one of {list}", value.get_ref()),
+        ));
+    }
+}
+
+fn check_shell_tool(agent: &LoadedAgent, tool: &ShellToolConfig, problems: &mut Vec<Diagnostic>) {
+    let schema_span = tool.schema.span();
+    let properties = match schema_properties(tool.schema.get_ref()) {
+        Ok(properties) => properties,
+        Err(message) => {
+            problems.push(agent.error_at(schema_span, message));
+            BTreeSet::new()
+        }
+    };
+    let command = tool.command.get_ref();
+    if command.is_empty() {
+        problems.push(agent.error_at(tool.command.span(), "`command` is empty"));
+    }
+    for element in command {
+        for name in placeholders(element) {
+            if !properties.contains(&name) {
+                problems.push(agent.error_at(
+                    tool.command.span(),
+                    format!("`{{{name}}}` is not a property of the tool's `schema`"),
+                ));
+            }
+        }
+    }
+}
+
+/// The property names of an object schema, or why it is not one.
+fn schema_properties(schema: &toml::Value) -> Result<BTreeSet<String>, String> {
+    let table = schema
+        .as_table()
+        .ok_or("`schema` must be a table (a JSON object schema)")?;
+    if table.get("type").and_then(toml::Value::as_str) != Some("object") {
+        return Err("`schema` must have `type = \"object\"`".to_owned());
+    }
+    let mut names = BTreeSet::new();
+    if let Some(properties) = table.get("properties") {
+        let properties = properties
+            .as_table()
+            .ok_or("`schema.properties` must be a table")?;
+        for (name, property) in properties {
+            let kind = property
+                .as_table()
+                .and_then(|p| p.get("type"))
+                .and_then(toml::Value::as_str)
+                .ok_or(format!("property `{name}` needs a `type`"))?;
+            if !JSON_TYPES.contains(&kind) {
+                return Err(format!("property `{name}` has unknown type `{kind}`"));
+            }
+            names.insert(name.clone());
+        }
+    }
+    if let Some(required) = table.get("required") {
+        let required = required
+            .as_array()
+            .ok_or("`schema.required` must be a list of property names")?;
+        for name in required {
+            let name = name
+                .as_str()
+                .ok_or("`schema.required` must be a list of property names")?;
+            if !names.contains(name) {
+                return Err(format!("required property `{name}` is not in `properties`"));
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// The `{name}` placeholders of one command element.
+pub fn placeholders(element: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = element;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) => {
+                let name = &after[..close];
+                if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    names.push(name.to_owned());
+                }
+                rest = &after[close + 1..];
+            }
+            None => break,
+        }
+    }
+    names
+}

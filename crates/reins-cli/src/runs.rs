@@ -1,0 +1,311 @@
+//! `reins runs list|show|approve|deny|resume`: the runs in an agent's store, and decisions
+//! about the calls that wait for a person. Decisions go through
+//! [`RunStore::decide`](reins::store::RunStore::decide), as the web inbox's do.
+
+use crate::approve::{edit_in_editor, parse_args, pretty};
+use crate::store::AnyStore;
+use reins::agent::{RunState, RunStatus, ToolDecision};
+use reins::message::{AssistantContent, Message};
+use reins::store::{Decision, PendingApproval, RunStore};
+use serde_json::{Value, json};
+
+/// The model a run used: its last model's label, with the agent's own model (registered as
+/// `default`) shown as `provider/name`.
+pub fn model_shown(state: &RunState, own_model: &str) -> String {
+    match state.last_model.as_deref() {
+        None => "-".to_owned(),
+        Some("default") => own_model.to_owned(),
+        Some(label) => label.to_owned(),
+    }
+}
+
+/// A run as listed: what people look at first.
+pub fn summary(state: &RunState, own_model: &str) -> Value {
+    json!({
+        "run": state.run_id,
+        "status": status_name(state.status),
+        "agent": state.agent_name,
+        "model": model_shown(state, own_model),
+        "turns": state.turn,
+        "input_tokens": state.usage.input_tokens,
+        "output_tokens": state.usage.output_tokens,
+    })
+}
+
+/// The word for a status.
+pub fn status_name(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Running => "running",
+        RunStatus::Suspended => "suspended",
+        RunStatus::Completed => "completed",
+        RunStatus::Failed => "failed",
+    }
+}
+
+/// Every run of the store, newest last, with the runs that cannot be read reported.
+pub async fn states(store: &AnyStore) -> Result<Vec<Result<RunState, String>>, String> {
+    let runs = store.list().await.map_err(|error| error.to_string())?;
+    let mut states = Vec::with_capacity(runs.len());
+    for run in runs {
+        states.push(
+            store
+                .load(&run.run_id)
+                .await
+                .map_err(|error| format!("{}: {error}", run.run_id)),
+        );
+    }
+    Ok(states)
+}
+
+/// `reins runs list`.
+pub async fn list(store: &AnyStore, json_lines: bool, own_model: &str) -> Result<(), String> {
+    let states = states(store).await?;
+    if !json_lines {
+        println!(
+            "{:<18} {:<10} {:<16} {:>5} {:>8}  MODEL",
+            "RUN", "STATUS", "AGENT", "TURNS", "TOKENS"
+        );
+    }
+    for state in states {
+        match state {
+            Ok(state) if json_lines => println!("{}", summary(&state, own_model)),
+            Ok(state) => println!(
+                "{:<18} {:<10} {:<16} {:>5} {:>8}  {}",
+                state.run_id,
+                status_name(state.status),
+                state.agent_name.as_deref().unwrap_or("-"),
+                state.turn,
+                state.usage.input_tokens + state.usage.output_tokens,
+                model_shown(&state, own_model),
+            ),
+            Err(error) => eprintln!("reins: cannot read run {error}"),
+        }
+    }
+    Ok(())
+}
+
+/// One step of a run's timeline, for `runs show` and the web inbox.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// A message from the user (or the system prompt).
+    User(String),
+    /// The model's text.
+    Assistant(String),
+    /// A tool call the model made.
+    Call {
+        /// The tool.
+        tool: String,
+        /// Its arguments.
+        args: Value,
+    },
+    /// A record a hook kept (an approval verdict, the budget's counts, ...).
+    Hook {
+        /// The record's kind.
+        kind: String,
+        /// Its value.
+        value: Value,
+    },
+    /// A tool's result.
+    Result {
+        /// The tool.
+        tool: String,
+        /// What the model saw.
+        output: String,
+    },
+}
+
+/// The history of a run as timeline steps (the system prompt left out).
+pub fn timeline(state: &RunState) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for message in &state.history {
+        match message {
+            Message::System { .. } => {}
+            Message::User { content } => steps.push(Step::User(content.clone())),
+            Message::Assistant { content } => {
+                for part in content.iter() {
+                    match part {
+                        AssistantContent::Text(text) if !text.text.is_empty() => {
+                            steps.push(Step::Assistant(text.text.clone()));
+                        }
+                        AssistantContent::ToolCall(call) => steps.push(Step::Call {
+                            tool: call.name.clone(),
+                            args: call.arguments.clone(),
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+            Message::Tool(result) => steps.push(Step::Result {
+                tool: result.tool_name.clone(),
+                output: result.content.clone(),
+            }),
+        }
+    }
+    // Entries carry no position in the history: they follow it, oldest first.
+    steps.extend(state.entries.iter().map(|entry| Step::Hook {
+        kind: entry.kind.clone(),
+        value: entry.value.clone(),
+    }));
+    steps
+}
+
+/// `reins runs show`.
+pub async fn show(
+    store: &AnyStore,
+    run_id: &str,
+    json_out: bool,
+    own_model: &str,
+) -> Result<(), String> {
+    let state = store
+        .load(run_id)
+        .await
+        .map_err(|error| error.to_string())?;
+    let pending = pending_of(store, run_id).await?;
+    if json_out {
+        let mut value = summary(&state, own_model);
+        value["history"] = serde_json::to_value(&state.history).unwrap_or(Value::Null);
+        value["pending"] = pending
+            .iter()
+            .map(|p| json!({"call": p.internal_call_id, "tool": p.tool_name, "args": p.arguments, "reason": p.reason}))
+            .collect();
+        println!("{value}");
+        return Ok(());
+    }
+    let summary = summary(&state, own_model);
+    println!(
+        "run {} — {}, {} turn(s), model {}",
+        state.run_id,
+        summary["status"].as_str().unwrap_or_default(),
+        state.turn,
+        model_shown(&state, own_model)
+    );
+    for step in timeline(&state) {
+        match step {
+            Step::User(text) => println!("user: {text}"),
+            Step::Assistant(text) => println!("assistant: {text}"),
+            Step::Call { tool, args } => println!("call: {tool} {args}"),
+            Step::Result { tool, output } => println!("result of {tool}: {output}"),
+            Step::Hook { kind, value } => println!("hook record {kind}: {value}"),
+        }
+    }
+    for call in &pending {
+        println!(
+            "waiting: call {} — {} with\n{}\n  ({})",
+            call.internal_call_id,
+            call.tool_name,
+            pretty(&call.arguments),
+            call.reason
+        );
+    }
+    Ok(())
+}
+
+/// The calls of `run_id` that wait for a decision.
+pub async fn pending_of(store: &AnyStore, run_id: &str) -> Result<Vec<PendingApproval>, String> {
+    let listing = store
+        .pending_approvals()
+        .await
+        .map_err(|error| error.to_string())?;
+    Ok(listing
+        .approvals
+        .into_iter()
+        .filter(|call| call.run_id == run_id)
+        .collect())
+}
+
+/// The call a decision is about: `call` if given, else the run's only waiting call.
+pub async fn target_call(
+    store: &AnyStore,
+    run_id: &str,
+    call: Option<String>,
+) -> Result<PendingApproval, String> {
+    let pending = pending_of(store, run_id).await?;
+    match call {
+        Some(id) => pending
+            .into_iter()
+            .find(|p| p.internal_call_id == id)
+            .ok_or_else(|| format!("run `{run_id}` has no call `{id}` waiting for a decision")),
+        None => match pending.len() {
+            0 => Err(format!("run `{run_id}` has no call waiting for a decision")),
+            1 => pending
+                .into_iter()
+                .next()
+                .ok_or_else(|| "no waiting call".to_owned()),
+            n => Err(format!(
+                "run `{run_id}` has {n} calls waiting: name one ({})",
+                pending
+                    .iter()
+                    .map(|p| p.internal_call_id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        },
+    }
+}
+
+/// How `reins runs approve` changes the arguments, if at all.
+pub enum ArgsChange {
+    /// Run the call as the model made it.
+    None,
+    /// These arguments (JSON text).
+    Given(String),
+    /// Edit them in `$EDITOR`.
+    Editor,
+}
+
+/// `reins runs approve`: records the decision (run it with `runs resume`).
+pub async fn approve(
+    store: &AnyStore,
+    run_id: &str,
+    call: Option<String>,
+    change: ArgsChange,
+) -> Result<ToolDecision, String> {
+    let target = target_call(store, run_id, call).await?;
+    let decision = match change {
+        ArgsChange::None => ToolDecision::approve(),
+        ArgsChange::Given(text) => ToolDecision::approve_with_args(parse_args(&text)?),
+        ArgsChange::Editor => ToolDecision::approve_with_args(edit_in_editor(&target.arguments)?),
+    };
+    let bound = Decision::new(&target, decision.clone(), decided_by("reins runs approve"));
+    store
+        .decide(run_id, &bound)
+        .await
+        .map_err(|error| error.to_string())?;
+    Ok(decision)
+}
+
+/// `reins runs deny`.
+pub async fn deny(
+    store: &AnyStore,
+    run_id: &str,
+    call: Option<String>,
+    message: Option<String>,
+) -> Result<(), String> {
+    let target = target_call(store, run_id, call).await?;
+    let decision = ToolDecision::deny(denial(message.as_deref()));
+    let bound = Decision::new(&target, decision, decided_by("reins runs deny"));
+    store
+        .decide(run_id, &bound)
+        .await
+        .map(drop)
+        .map_err(|error| error.to_string())
+}
+
+/// Who a decision is recorded as made by: the operating-system user, and the command or page
+/// that made it (`alice via reins runs approve`).
+pub fn decided_by(via: &str) -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .ok()
+        .filter(|user| !user.trim().is_empty())
+        .unwrap_or_else(|| "an unnamed user".to_owned());
+    format!("{user} via {via}")
+}
+
+/// What the model is told about a denied call: that a person denied it, and their message.
+pub fn denial(message: Option<&str>) -> String {
+    match message.map(str::trim).filter(|m| !m.is_empty()) {
+        Some(message) => format!("denied by the user: {message}"),
+        None => "denied by the user".to_owned(),
+    }
+}

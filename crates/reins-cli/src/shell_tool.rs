@@ -1,0 +1,129 @@
+//! A tool that runs a program: `command = ["grep", "-rn", "{pattern}", "."]` with the model's
+//! arguments put in the `{placeholders}`. No shell is involved, so an argument is always one
+//! argument of the program whatever it contains.
+
+use crate::config::ShellToolConfig;
+use crate::config::check::placeholders;
+use reins::tool::Tool;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// The most bytes of a program's output handed to the model.
+const MAX_OUTPUT: usize = 16 * 1024;
+
+/// A program run with the model's arguments.
+#[derive(Debug, Clone)]
+pub struct ShellTool {
+    name: String,
+    description: String,
+    command: Vec<String>,
+    schema: Value,
+    timeout: Duration,
+    cwd: Option<PathBuf>,
+}
+
+impl ShellTool {
+    /// The tool of a checked `[[tools.shell]]` entry; relative paths are resolved by `resolve`.
+    pub fn new(config: &ShellToolConfig, resolve: impl Fn(&str) -> PathBuf) -> Self {
+        ShellTool {
+            name: config.name.get_ref().clone(),
+            description: config.description.clone(),
+            command: config.command.get_ref().clone(),
+            schema: serde_json::to_value(config.schema.get_ref()).unwrap_or(Value::Null),
+            timeout: Duration::from_secs(config.timeout_secs.unwrap_or(60)),
+            cwd: config.cwd.as_deref().map(resolve),
+        }
+    }
+
+    /// The program's argv with `args` filled in.
+    pub fn argv(&self, args: &Value) -> Result<Vec<String>, String> {
+        self.command
+            .iter()
+            .map(|element| {
+                let mut filled = element.clone();
+                for name in placeholders(element) {
+                    let value = match args.get(&name) {
+                        Some(Value::String(text)) => text.clone(),
+                        Some(Value::Null) | None => {
+                            return Err(format!("missing argument `{name}`"));
+                        }
+                        Some(other) => other.to_string(),
+                    };
+                    filled = filled.replace(&format!("{{{name}}}"), &value);
+                }
+                Ok(filled)
+            })
+            .collect()
+    }
+}
+
+impl Tool for ShellTool {
+    type Args = Value;
+    type Output = String;
+    type Error = String;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        Some(self.timeout)
+    }
+
+    async fn call(&self, args: Value) -> Result<String, String> {
+        let argv = self.argv(&args)?;
+        let (program, rest) = argv.split_first().ok_or("the command is empty")?;
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(rest)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
+        let output = command
+            .output()
+            .await
+            .map_err(|error| format!("cannot run `{program}`: {error}"))?;
+        let stdout = truncate(String::from_utf8_lossy(&output.stdout).into_owned());
+        if output.status.success() {
+            Ok(stdout)
+        } else {
+            let stderr = truncate(String::from_utf8_lossy(&output.stderr).into_owned());
+            Err(format!(
+                "`{program}` failed ({}): {}{}",
+                output.status,
+                stderr.trim(),
+                if stdout.is_empty() {
+                    String::new()
+                } else {
+                    format!("\n{stdout}")
+                }
+            ))
+        }
+    }
+}
+
+fn truncate(mut text: String) -> String {
+    if text.len() > MAX_OUTPUT {
+        let mut end = MAX_OUTPUT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("\n[output truncated]");
+    }
+    text
+}

@@ -1,0 +1,209 @@
+//! The inbox's pages. Everything that comes from a run — the model's text, tool arguments and
+//! results, ids — goes through [`escape`]: nothing a model or a tool wrote is rendered as HTML.
+
+use crate::approve::pretty;
+use crate::runs::{Step, model_shown, status_name, timeline};
+use reins::agent::RunState;
+use reins::store::PendingApproval;
+use std::fmt::Write;
+
+/// `text` with `& < > " '` escaped, safe in element content and quoted attributes.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:60em}\
+table{border-collapse:collapse}td,th{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}\
+pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap}.step{margin:.5em 0}\
+.waiting{border:2px solid #c80;padding:1em;margin:1em 0}textarea{width:100%;font-family:monospace}";
+
+/// A whole page: `body`, and a script that refreshes the element `#live` from `live_url`
+/// every two seconds (the forms outside it are left alone while someone types).
+pub fn page(title: &str, body: &str, live_url: &str) -> String {
+    format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title>\
+         <style>{STYLE}</style></head><body><p><a href=\"/\">runs</a></p><h1>{title}</h1>{body}\
+         <script>setInterval(async()=>{{try{{const r=await fetch({url});\
+         if(r.ok){{const live=document.getElementById('live');const html=await r.text();\
+         if(live.innerHTML!==html){{live.innerHTML=html;}}}}}}catch(e){{}}}},2000);</script>\
+         </body></html>",
+        title = escape(title),
+        url = js_string(live_url),
+    )
+}
+
+/// A JavaScript string literal of `text` (JSON's rules, with `<` escaped for `<script>`).
+fn js_string(text: &str) -> String {
+    serde_json::to_string(text)
+        .unwrap_or_else(|_| "\"\"".to_owned())
+        .replace('<', "\\u003c")
+}
+
+/// The runs table.
+pub fn runs_table(states: &[RunState], waiting: &[PendingApproval], own_model: &str) -> String {
+    let mut html = String::from(
+        "<table id=\"runs\"><tr><th>run</th><th>status</th><th>agent</th><th>model</th>\
+         <th>turns</th><th>tokens</th><th>waiting</th></tr>",
+    );
+    for state in states.iter().rev() {
+        let count = waiting.iter().filter(|p| p.run_id == state.run_id).count();
+        let _ = write!(
+            html,
+            "<tr class=\"run\" data-status=\"{status}\"><td><a href=\"/runs/{id_url}\">{id}</a></td>\
+             <td class=\"status\">{status}</td><td>{agent}</td><td class=\"model\">{model}</td><td>{turns}</td>\
+             <td>{tokens}</td><td>{count}</td></tr>",
+            id_url = escape(&url_segment(&state.run_id)),
+            id = escape(&state.run_id),
+            status = status_name(state.status),
+            agent = escape(state.agent_name.as_deref().unwrap_or("-")),
+            model = escape(&model_shown(state, own_model)),
+            turns = state.turn,
+            tokens = state.usage.input_tokens + state.usage.output_tokens,
+        );
+    }
+    html.push_str("</table>");
+    html
+}
+
+/// A run's status and timeline (the live part of its page).
+pub fn run_timeline(state: &RunState, own_model: &str) -> String {
+    let mut html = format!(
+        "<p>status: <b id=\"status\">{}</b> — {} turn(s), model {}, {} tokens</p><div id=\"timeline\">",
+        status_name(state.status),
+        state.turn,
+        escape(&model_shown(state, own_model)),
+        state.usage.input_tokens + state.usage.output_tokens,
+    );
+    for step in timeline(state) {
+        let _ = match step {
+            Step::User(text) => write!(
+                html,
+                "<div class=\"step user\"><b>user</b><pre>{}</pre></div>",
+                escape(&text)
+            ),
+            Step::Assistant(text) => write!(
+                html,
+                "<div class=\"step assistant\"><b>assistant</b><pre>{}</pre></div>",
+                escape(&text)
+            ),
+            Step::Call { tool, args } => write!(
+                html,
+                "<div class=\"step call\"><b>tool call</b> {}<pre>{}</pre></div>",
+                escape(&tool),
+                escape(&pretty(&args))
+            ),
+            Step::Hook { kind, value } => write!(
+                html,
+                "<div class=\"step hook\"><b>hook record</b> {}<pre>{}</pre></div>",
+                escape(&kind),
+                escape(&value.to_string())
+            ),
+            Step::Result { tool, output } => write!(
+                html,
+                "<div class=\"step result\"><b>result of</b> {}<pre>{}</pre></div>",
+                escape(&tool),
+                escape(&output)
+            ),
+        };
+    }
+    html.push_str("</div>");
+    html
+}
+
+/// A link to the run's trace, from the agent file's `[ui] trace_link` template.
+pub fn trace_link(template: Option<&str>, run: &str) -> String {
+    match template {
+        Some(template) => format!(
+            "<p><a id=\"trace\" href=\"{}\">trace of this run</a></p>",
+            escape(&template.replace("{run}", &url_segment(run)))
+        ),
+        None => String::new(),
+    }
+}
+
+/// The button that resumes a suspended run whose calls were all decided.
+pub fn resume_form(run: &str, csrf: &str) -> String {
+    format!(
+        "<form method=\"post\" action=\"/runs/{run}/resume\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <p>Every waiting call is decided. \
+         <button type=\"submit\" name=\"resume\">resume the run</button></p></form>",
+        run = escape(&url_segment(run)),
+        csrf = escape(csrf),
+    )
+}
+
+/// The forms for the calls waiting for a decision.
+pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
+    let mut html = String::new();
+    for call in pending {
+        let base = format!(
+            "/runs/{}/calls/{}",
+            url_segment(&call.run_id),
+            url_segment(&call.internal_call_id)
+        );
+        let _ = write!(
+            html,
+            "<div class=\"waiting\" data-call=\"{call_id}\"><p><b>{tool}</b> waits for a decision \
+             ({reason})</p>\
+             <form method=\"post\" action=\"{base}/approve\">\
+             <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+             <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
+             <label>arguments (edit before approving)<br>\
+             <textarea name=\"args\" rows=\"8\">{args}</textarea></label><br>\
+             <button type=\"submit\" name=\"approve\">approve</button></form>\
+             <form method=\"post\" action=\"{base}/deny\">\
+             <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+             <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
+             <input type=\"text\" name=\"message\" placeholder=\"message for the model\">\
+             <button type=\"submit\" name=\"deny\">deny</button></form></div>",
+            call_id = escape(&call.internal_call_id),
+            tool = escape(&call.tool_name),
+            reason = escape(&call.reason),
+            base = escape(&base),
+            csrf = escape(csrf),
+            binding = escape(&call.binding),
+            args = escape(&pretty(&call.arguments)),
+        );
+    }
+    html
+}
+
+/// `text` percent-encoded for one URL path segment.
+pub fn url_segment(text: &str) -> String {
+    let mut out = String::new();
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            let _ = write!(out, "%{byte:02X}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_from_a_model_is_escaped() {
+        assert_eq!(
+            escape("<script>alert('x') & \"y\"</script>"),
+            "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
+        );
+        assert_eq!(js_string("</script>"), "\"\\u003c/script>\"");
+        assert_eq!(url_segment("run 1/x"), "run%201%2Fx");
+    }
+}

@@ -1,0 +1,388 @@
+//! `reins ui`: the web inbox. Runs, a run's timeline, and the calls waiting for a person with
+//! approve / deny-with-message / edit-arguments; pages refresh their live part every two
+//! seconds. Decisions go through [`RunStore::decide`] like `reins runs approve`; the run is
+//! then resumed in this process (a later `ask` suspends it again: nobody is at a terminal).
+//!
+//! Security: loopback by default; any other address needs a token (sent once as `?token=`,
+//! then kept in an `HttpOnly`, `SameSite=Strict` cookie). Every state-changing request is a
+//! POST that must carry the page's anti-forgery token and, when the browser sends one, an
+//! `Origin` matching the `Host`. Everything from a run is HTML-escaped ([`html::escape`]).
+
+mod html;
+
+use crate::approve::{CliDecider, parse_args};
+use crate::config::LoadedAgent;
+use crate::run::{Output, drive};
+use crate::runs;
+use crate::store::AnyStore;
+use axum::extract::{Form, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Router, middleware};
+use reins::agent::{RunStatus, ToolDecision};
+use reins::store::{Decision, PendingApproval, RunStore};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+struct App {
+    agent: LoadedAgent,
+    /// The agent's own model as `provider/name`.
+    model: String,
+    store: AnyStore,
+    token: Option<String>,
+    csrf: String,
+}
+
+/// Serves the inbox for `agent` on `bind` until the process is stopped.
+pub async fn serve(
+    agent: LoadedAgent,
+    bind: SocketAddr,
+    token: Option<String>,
+) -> Result<(), String> {
+    if !bind.ip().is_loopback() && token.as_deref().is_none_or(str::is_empty) {
+        return Err(format!(
+            "{bind} is not a loopback address: set a token with --token or REINS_UI_TOKEN"
+        ));
+    }
+    let store = crate::store::open(&agent).await?;
+    let app = Arc::new(App {
+        model: crate::assemble::model_label(agent.file.model.get_ref()),
+        agent,
+        store,
+        token: token.filter(|t| !t.is_empty()),
+        csrf: uuid::Uuid::new_v4().simple().to_string(),
+    });
+    let router = Router::new()
+        .route("/", get(index))
+        .route("/live/runs", get(live_runs))
+        .route("/runs/{run}", get(run_page))
+        .route("/live/runs/{run}", get(live_run))
+        .route("/runs/{run}/calls/{call}/approve", post(approve))
+        .route("/runs/{run}/calls/{call}/deny", post(deny))
+        .route("/runs/{run}/resume", post(resume))
+        .layer(middleware::from_fn_with_state(app.clone(), guard))
+        .with_state(app);
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|error| format!("cannot listen on {bind}: {error}"))?;
+    let address = listener.local_addr().map_err(|error| error.to_string())?;
+    // Tests and scripts read this line to find the port (`--bind 127.0.0.1:0`).
+    eprintln!("reins: inbox on http://{address}/");
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|error| error.to_string())
+}
+
+/// The token check (when one is set) and the cross-site checks of state-changing requests.
+async fn guard(
+    State(app): State<Arc<App>>,
+    Query(query): Query<HashMap<String, String>>,
+    request: axum::extract::Request,
+    next: middleware::Next,
+) -> Response {
+    let headers = request.headers().clone();
+    let mut set_cookie = None;
+    if let Some(token) = &app.token {
+        let from_query = query
+            .get("token")
+            .is_some_and(|given| constant_eq(given, token));
+        let from_cookie =
+            cookie(&headers, "reins_token").is_some_and(|given| constant_eq(&given, token));
+        if !from_query && !from_cookie {
+            return (StatusCode::UNAUTHORIZED, "a token is required").into_response();
+        }
+        if from_query {
+            set_cookie = Some(format!(
+                "reins_token={token}; HttpOnly; SameSite=Strict; Path=/"
+            ));
+        }
+    }
+    if request.method() == axum::http::Method::POST && !same_origin(&headers) {
+        return (StatusCode::FORBIDDEN, "cross-site request refused").into_response();
+    }
+    let mut response = next.run(request).await;
+    if let Some(cookie) = set_cookie.and_then(|c| c.parse().ok()) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    let headers = response.headers_mut();
+    headers.insert("x-frame-options", header::HeaderValue::from_static("DENY"));
+    headers.insert(
+        "content-security-policy",
+        header::HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; \
+             connect-src 'self'; form-action 'self'; frame-ancestors 'none'",
+        ),
+    );
+    response
+}
+
+/// Whether a request's `Origin` (if the browser sent one) is this server.
+fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) else {
+        return true;
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .is_some_and(|origin_host| origin_host == host)
+}
+
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.to_owned())
+}
+
+/// Compares secrets without stopping at the first difference.
+fn constant_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+fn server_error(error: impl std::fmt::Display) -> Response {
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        html::escape(&error.to_string()),
+    )
+        .into_response()
+}
+
+async fn runs_html(app: &App) -> Result<String, Response> {
+    let states: Vec<_> = runs::states(&app.store)
+        .await
+        .map_err(server_error)?
+        .into_iter()
+        .filter_map(Result::ok)
+        .collect();
+    let waiting = app
+        .store
+        .pending_approvals()
+        .await
+        .map_err(server_error)?
+        .approvals;
+    Ok(html::runs_table(&states, &waiting, &app.model))
+}
+
+async fn index(State(app): State<Arc<App>>) -> Response {
+    match runs_html(&app).await {
+        Ok(table) => Html(html::page(
+            &format!("runs of {}", app.agent.name()),
+            &format!("<div id=\"live\">{table}</div>"),
+            "/live/runs",
+        ))
+        .into_response(),
+        Err(response) => response,
+    }
+}
+
+async fn live_runs(State(app): State<Arc<App>>) -> Response {
+    match runs_html(&app).await {
+        Ok(table) => Html(table).into_response(),
+        Err(response) => response,
+    }
+}
+
+async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
+    let state = app.store.load(run).await.map_err(|error| {
+        (StatusCode::NOT_FOUND, html::escape(&error.to_string())).into_response()
+    })?;
+    let pending = runs::pending_of(&app.store, run)
+        .await
+        .map_err(server_error)?;
+    let forms = if pending.is_empty() && state.status == RunStatus::Suspended {
+        // Decided elsewhere (`reins runs approve`) but not resumed yet.
+        html::resume_form(run, &app.csrf)
+    } else {
+        html::waiting_forms(&pending, &app.csrf)
+    };
+    Ok((html::run_timeline(&state, &app.model), forms))
+}
+
+async fn run_page(State(app): State<Arc<App>>, Path(run): Path<String>) -> Response {
+    match run_parts(&app, &run).await {
+        Ok((timeline, forms)) => Html(html::page(
+            &format!("run {run}"),
+            &format!(
+                "{}<div id=\"live\">{timeline}</div><div id=\"decisions\">{forms}</div>",
+                html::trace_link(
+                    app.agent
+                        .file
+                        .ui
+                        .trace_link
+                        .as_ref()
+                        .map(|l| l.get_ref().as_str()),
+                    &run
+                )
+            ),
+            &format!("/live/runs/{}", html::url_segment(&run)),
+        ))
+        .into_response(),
+        Err(response) => response,
+    }
+}
+
+async fn live_run(State(app): State<Arc<App>>, Path(run): Path<String>) -> Response {
+    match run_parts(&app, &run).await {
+        Ok((timeline, _)) => Html(timeline).into_response(),
+        Err(response) => response,
+    }
+}
+
+#[derive(Deserialize)]
+struct ApproveForm {
+    csrf: String,
+    /// The call's binding as the page showed it: a decision for a call that changed since is
+    /// refused by the store, never applied to the changed call.
+    binding: Option<String>,
+    args: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct DenyForm {
+    csrf: String,
+    binding: Option<String>,
+    message: Option<String>,
+}
+
+async fn approve(
+    State(app): State<Arc<App>>,
+    Path((run, call)): Path<(String, String)>,
+    Form(form): Form<ApproveForm>,
+) -> Response {
+    if !constant_eq(&form.csrf, &app.csrf) {
+        return (
+            StatusCode::FORBIDDEN,
+            "the form's anti-forgery token is wrong",
+        )
+            .into_response();
+    }
+    let target = match runs::target_call(&app.store, &run, Some(call)).await {
+        Ok(target) => target,
+        Err(error) => return (StatusCode::CONFLICT, html::escape(&error)).into_response(),
+    };
+    let decision = match form
+        .args
+        .as_deref()
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+    {
+        None => ToolDecision::approve(),
+        Some(text) => match parse_args(text) {
+            Ok(args) if args == target.arguments => ToolDecision::approve(),
+            Ok(args) => ToolDecision::approve_with_args(args),
+            Err(error) => return (StatusCode::BAD_REQUEST, html::escape(&error)).into_response(),
+        },
+    };
+    decide(app, run, &target, form.binding, decision).await
+}
+
+async fn deny(
+    State(app): State<Arc<App>>,
+    Path((run, call)): Path<(String, String)>,
+    Form(form): Form<DenyForm>,
+) -> Response {
+    if !constant_eq(&form.csrf, &app.csrf) {
+        return (
+            StatusCode::FORBIDDEN,
+            "the form's anti-forgery token is wrong",
+        )
+            .into_response();
+    }
+    let message = form.message.filter(|m| !m.trim().is_empty()).map_or_else(
+        || "denied by the user".to_owned(),
+        |m| format!("denied by the user: {m}"),
+    );
+    let target = match runs::target_call(&app.store, &run, Some(call)).await {
+        Ok(target) => target,
+        Err(error) => return (StatusCode::CONFLICT, html::escape(&error)).into_response(),
+    };
+    decide(app, run, &target, form.binding, ToolDecision::deny(message)).await
+}
+
+/// Records the decision, bound to the call as the page showed it, then resumes the run in the
+/// background once it waits for nothing.
+async fn decide(
+    app: Arc<App>,
+    run: String,
+    target: &PendingApproval,
+    shown_binding: Option<String>,
+    decision: ToolDecision,
+) -> Response {
+    let Some(shown_binding) = shown_binding else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "the form does not say which version of the call it decides",
+        )
+            .into_response();
+    };
+    let mut bound = Decision::new(target, decision, runs::decided_by("the reins web inbox"));
+    bound.binding = shown_binding;
+    if let Err(error) = app.store.decide(&run, &bound).await {
+        return (StatusCode::CONFLICT, html::escape(&error.to_string())).into_response();
+    }
+    let still_waiting = runs::pending_of(&app.store, &run)
+        .await
+        .map(|p| !p.is_empty());
+    if still_waiting == Ok(false) {
+        spawn_resume(app, run.clone());
+    }
+    Redirect::to(&format!("/runs/{}", html::url_segment(&run))).into_response()
+}
+
+#[derive(Deserialize)]
+struct ResumeForm {
+    csrf: String,
+}
+
+async fn resume(
+    State(app): State<Arc<App>>,
+    Path(run): Path<String>,
+    Form(form): Form<ResumeForm>,
+) -> Response {
+    if !constant_eq(&form.csrf, &app.csrf) {
+        return (
+            StatusCode::FORBIDDEN,
+            "the form's anti-forgery token is wrong",
+        )
+            .into_response();
+    }
+    spawn_resume(app, run.clone());
+    Redirect::to(&format!("/runs/{}", html::url_segment(&run))).into_response()
+}
+
+/// Resumes `run` in the background with the decisions recorded for it; nothing is printed
+/// (the page follows the run). A later `ask` suspends it again.
+fn spawn_resume(app: Arc<App>, run: String) {
+    tokio::spawn(async move {
+        match crate::assemble::assemble(&app.agent, CliDecider::suspend_only()).await {
+            Ok(assembled) => {
+                let stream = assembled
+                    .agent
+                    .resume_stored(app.store.clone(), run)
+                    .max_turns(assembled.max_turns)
+                    .stream();
+                let mut quiet = Output::quiet();
+                drive(stream, &mut quiet).await;
+            }
+            Err(error) => eprintln!("reins: cannot resume run {run}: {error}"),
+        }
+    });
+}

@@ -1,0 +1,252 @@
+//! `reins check`: every bad-input case of an agent file is a clear error at its line (exit 2),
+//! never a panic or a half-started agent.
+
+use crate::common::{AgentDir, outcome};
+
+/// A valid hosted agent, with its key taken from a variable the test sets.
+const VALID: &str = r#"name = "helper"
+preamble = "You help."
+
+[model]
+provider = "openai"
+name = "gpt-5-mini"
+api_key_env = "REINS_TEST_KEY"
+
+[limits]
+max_turns = 4
+
+[[tools.shell]]
+name = "echo_text"
+description = "Echoes text."
+command = ["echo", "{text}"]
+schema = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
+
+[hooks.approval]
+rules = [{ tool = "echo_*", action = "ask" }]
+"#;
+
+/// `reins check` on `toml` (with REINS_TEST_KEY set): exit code and stderr.
+fn check(toml: &str) -> (i32, String) {
+    let agent = AgentDir::new(toml);
+    let (code, _, stderr) = outcome(agent.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
+    (code, stderr)
+}
+
+/// Asserts exit 2 and a message at `line` containing `needle`.
+fn assert_error_at(toml: &str, line: usize, needle: &str) {
+    let (code, stderr) = check(toml);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!("agent.toml:{line}:")) && stderr.contains(needle),
+        "expected `{needle}` at line {line}, got:\n{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_valid_agent_file_passes() {
+    let agent = AgentDir::new(VALID);
+    let (code, stdout, stderr) =
+        outcome(agent.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("ok (agent `helper`)"), "{stdout}");
+}
+
+#[test]
+fn an_unknown_top_level_key_is_shown_at_its_line() {
+    assert_error_at(
+        &format!("{VALID}\nmax_turn = 3\n"),
+        21,
+        "unknown field `max_turn`",
+    );
+}
+
+#[test]
+fn a_misspelt_key_in_a_table_is_shown_at_its_line() {
+    let toml = VALID.replace("name = \"gpt-5-mini\"", "nmae = \"gpt-5-mini\"");
+    assert_error_at(&toml, 6, "unknown field `nmae`");
+}
+
+#[test]
+fn a_value_of_the_wrong_type_is_shown_at_its_line() {
+    let toml = VALID.replace("max_turns = 4", "max_turns = \"four\"");
+    assert_error_at(&toml, 10, "invalid type");
+}
+
+#[test]
+fn a_toml_syntax_error_is_shown_at_its_line() {
+    let toml = VALID.replace("preamble = \"You help.\"", "preamble = \"You help.");
+    assert_error_at(&toml, 2, "");
+}
+
+#[test]
+fn an_unknown_provider_is_named() {
+    let toml = VALID.replace("provider = \"openai\"", "provider = \"opnai\"");
+    assert_error_at(&toml, 5, "unknown provider `opnai`");
+}
+
+#[test]
+fn a_missing_api_key_variable_is_named_at_its_line() {
+    let toml = VALID.replace("REINS_TEST_KEY", "REINS_TEST_UNSET_KEY");
+    assert_error_at(
+        &toml,
+        7,
+        "environment variable REINS_TEST_UNSET_KEY is not set",
+    );
+}
+
+#[test]
+fn a_hosted_provider_without_its_default_key_says_which_variable() {
+    let toml = VALID.replace("api_key_env = \"REINS_TEST_KEY\"\n", "");
+    assert_error_at(&toml, 5, "OPENAI_API_KEY is not set");
+}
+
+#[test]
+fn a_schema_that_is_not_an_object_schema_is_refused() {
+    let toml = VALID.replace(
+        "schema = { type = \"object\"",
+        "schema = { type = \"array\"",
+    );
+    assert_error_at(&toml, 16, "`schema` must have `type = \"object\"`");
+}
+
+#[test]
+fn a_property_without_a_known_type_is_refused() {
+    let toml = VALID.replace("text = { type = \"string\" }", "text = { type = \"text\" }");
+    assert_error_at(&toml, 16, "property `text` has unknown type `text`");
+}
+
+#[test]
+fn a_required_property_must_be_declared() {
+    let toml = VALID.replace("required = [\"text\"]", "required = [\"body\"]");
+    assert_error_at(&toml, 16, "required property `body` is not in `properties`");
+}
+
+#[test]
+fn a_template_placeholder_must_be_a_schema_property() {
+    let toml = VALID.replace("[\"echo\", \"{text}\"]", "[\"echo\", \"{message}\"]");
+    assert_error_at(
+        &toml,
+        15,
+        "`{message}` is not a property of the tool's `schema`",
+    );
+}
+
+#[test]
+fn an_unknown_approval_action_is_refused() {
+    let toml = VALID.replace("action = \"ask\"", "action = \"maybe\"");
+    assert_error_at(&toml, 19, "`maybe` is not one of `allow`, `ask`, `deny`");
+}
+
+#[test]
+fn a_cost_limit_needs_prices() {
+    let toml = VALID.replace("max_turns = 4", "max_turns = 4\nmax_cost = 0.5");
+    assert_error_at(&toml, 11, "`max_cost` needs `price_per_million");
+}
+
+#[test]
+fn the_restate_store_is_reported_as_not_available_yet() {
+    assert_error_at(
+        &format!("{VALID}\n[store]\nrestate = \"http://127.0.0.1:8080\"\n"),
+        22,
+        "the Restate store is not available",
+    );
+}
+
+#[test]
+fn an_unset_postgres_variable_is_named() {
+    assert_error_at(
+        &format!("{VALID}\n[store]\npostgres_url_env = \"REINS_TEST_UNSET_DB\"\n"),
+        22,
+        "REINS_TEST_UNSET_DB is not set",
+    );
+}
+
+#[test]
+fn an_mcp_server_by_url_is_reported_as_unsupported() {
+    assert_error_at(
+        &format!(
+            "{VALID}\n[[tools.mcp]]\nname = \"x\"\ncommand = \"x\"\nurl = \"http://127.0.0.1:1/mcp\"\n"
+        ),
+        24,
+        "MCP servers over HTTP are not supported yet",
+    );
+}
+
+#[test]
+fn a_missing_local_model_file_is_named() {
+    let toml = "[model]\nprovider = \"local\"\npath = \"missing.gguf\"\n";
+    assert_error_at(toml, 3, "missing.gguf does not exist");
+}
+
+#[test]
+fn several_mistakes_are_all_reported() {
+    let toml = VALID
+        .replace("provider = \"openai\"", "provider = \"opnai\"")
+        .replace("action = \"ask\"", "action = \"maybe\"");
+    let (code, stderr) = check(&toml);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("agent.toml:5:") && stderr.contains("agent.toml:19:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("has 2 error(s)"), "{stderr}");
+}
+
+#[test]
+fn a_missing_agent_file_is_a_clear_error() {
+    let agent = AgentDir::new(VALID);
+    let (code, _, stderr) = outcome(agent.reins(&["check", "nowhere.toml"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cannot read the agent file"), "{stderr}");
+}
+
+/// The example agents in crates/reins-cli/agents are valid (with placeholder keys).
+#[test]
+fn the_example_agents_are_valid() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("agents");
+    let mut names = vec!["coding-helper.toml", "hosted-assistant.toml"];
+    if cfg!(feature = "local") {
+        names.push("offline-assistant.toml");
+    }
+    for name in names {
+        let agent = AgentDir::new("");
+        let (code, stdout, stderr) = outcome(
+            agent
+                .reins(&["check", &dir.join(name).to_string_lossy()])
+                .env("OPENAI_API_KEY", "placeholder")
+                .env("ANTHROPIC_API_KEY", "placeholder"),
+        );
+        assert_eq!(code, 0, "{name}: {stderr}");
+        assert!(stdout.contains(": ok"), "{stdout}");
+    }
+}
+
+#[test]
+fn a_key_pasted_where_a_variable_name_belongs_is_not_echoed() {
+    let toml = VALID.replace("REINS_TEST_KEY", "sk-live-abc123/xyz");
+    let (code, stderr) = check(&toml);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("agent.toml:7:"), "{stderr}");
+    assert!(
+        stderr.contains("must name an environment variable"),
+        "{stderr}"
+    );
+    // The file's line is quoted under the message; the message does not repeat the value.
+    let message_line = stderr.lines().next().unwrap_or_default();
+    assert!(!message_line.contains("sk-live"), "{stderr}");
+}
+
+#[test]
+fn a_trace_link_must_be_a_web_url_with_the_run() {
+    assert_error_at(
+        &format!("{VALID}\n[ui]\ntrace_link = \"javascript:alert(1)//{{run}}\"\n"),
+        22,
+        "`trace_link` must be an http:// or https:// URL",
+    );
+    assert_error_at(
+        &format!("{VALID}\n[ui]\ntrace_link = \"http://127.0.0.1:16686/search\"\n"),
+        22,
+        "`trace_link` must contain `{run}`",
+    );
+}

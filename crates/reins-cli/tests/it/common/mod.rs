@@ -1,0 +1,54 @@
+//! What the CLI's tests share: an agent file in a fresh directory, the `reins` command, and
+//! the fakellm mock server.
+
+pub mod fakellm;
+pub mod webdriver;
+
+use assert_cmd::Command;
+use std::path::PathBuf;
+use tempfile::TempDir;
+
+/// An agent file written into its own temporary directory (its store lands there too).
+pub struct AgentDir {
+    pub dir: TempDir,
+    pub file: PathBuf,
+}
+
+impl AgentDir {
+    pub fn new(toml: &str) -> AgentDir {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let file = dir.path().join("agent.toml");
+        std::fs::write(&file, toml).expect("write the agent file");
+        AgentDir { dir, file }
+    }
+
+    /// `reins ARGS...` with the agent file's path substituted for `AGENT`, no terminal, no
+    /// provider keys from the environment.
+    pub fn reins(&self, args: &[&str]) -> Command {
+        let mut command = Command::cargo_bin("reins").expect("the reins binary");
+        command
+            .args(args.iter().map(|arg| {
+                if *arg == "AGENT" {
+                    self.file.to_string_lossy().into_owned()
+                } else {
+                    (*arg).to_owned()
+                }
+            }))
+            .current_dir(self.dir.path())
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("REINS_UI_TOKEN")
+            .write_stdin("");
+        command
+    }
+}
+
+/// Exit code, stdout and stderr of a finished command.
+pub fn outcome(mut command: impl std::borrow::BorrowMut<Command>) -> (i32, String, String) {
+    let output = command.borrow_mut().output().expect("run reins");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}

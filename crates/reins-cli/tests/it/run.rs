@@ -1,0 +1,363 @@
+//! `reins run` and `reins runs` without a terminal, against the fakellm mock server: the
+//! answer streams, a call that needs a person suspends the run (exit 3), decisions recorded
+//! with `runs approve|deny` are applied by `runs resume`, and limits and failures have their
+//! own exit codes.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, outcome};
+use serde_json::Value;
+
+const RULES: &str = r#"
+version: 1
+rules:
+  - name: answer
+    when:
+      tool_result_contains: "note:"
+    respond:
+      content: "Done: the note is saved."
+  - name: refused
+    when:
+      tool_result_contains: "denied"
+    respond:
+      content: "I did not save it."
+  - name: save
+    when:
+      messages_contain: "note"
+    respond:
+      tool_calls:
+        - name: save_note
+          arguments: {text: "draft"}
+"#;
+
+/// An agent on fakellm with one shell tool; `extra` is appended (hooks, limits).
+fn agent_file(server: &FakeLlm, extra: &str) -> AgentDir {
+    AgentDir::new(&format!(
+        r#"name = "notes"
+default_prompt = "Save a note."
+
+[model]
+provider = "openai"
+name = "gpt-5-mini"
+base_url = "{url}"
+api_key_env = "REINS_TEST_KEY"
+
+[[tools.shell]]
+name = "save_note"
+description = "Saves a note."
+command = ["printf", "note: %s", "{{text}}"]
+schema = {{ type = "object", properties = {{ text = {{ type = "string" }} }}, required = ["text"] }}
+{extra}
+"#,
+        url = server.openai_url()
+    ))
+}
+
+const ASK: &str = "[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\" }]\n";
+
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+#[test]
+fn a_run_streams_its_answer_and_shows_the_tool_call() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, "");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "Save a note."])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.", "{stderr}");
+    assert!(
+        stderr.contains("[tool] save_note -> note: draft"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn json_mode_prints_one_event_per_line() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, "");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let events = events(&stdout);
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"started"));
+    assert!(kinds.contains(&"tool_call"), "{stdout}");
+    let result = events
+        .iter()
+        .find(|e| e["event"] == "tool_result")
+        .expect(&stdout);
+    assert_eq!(result["result"], "note: draft");
+    let done = events.last().expect("events");
+    assert_eq!(done["event"], "done");
+    assert_eq!(done["answer"], "Done: the note is saved.");
+    assert_eq!(done["turns"], 2);
+}
+
+/// Runs until suspended; returns the run's id and its waiting call.
+fn suspend(agent: &AgentDir) -> (String, Value) {
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(
+        code, 3,
+        "a call waiting for a person exits 3\n{stdout}\n{stderr}"
+    );
+    let events = events(&stdout);
+    let suspended = events.last().expect("events").clone();
+    assert_eq!(suspended["event"], "suspended", "{stdout}");
+    assert_eq!(suspended["pending"][0]["tool"], "save_note");
+    assert_eq!(suspended["pending"][0]["args"]["text"], "draft");
+    (
+        suspended["run"].as_str().expect("run id").to_owned(),
+        suspended["pending"][0].clone(),
+    )
+}
+
+#[test]
+fn without_a_terminal_a_call_suspends_and_is_approved_with_edited_arguments() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, ASK);
+    let (run, _) = suspend(&agent);
+
+    let (code, stdout, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    assert_eq!(code, 0);
+    let listed = events(&stdout);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["run"], run.as_str());
+    assert_eq!(listed[0]["status"], "suspended");
+    assert_eq!(listed[0]["agent"], "notes");
+    assert_eq!(listed[0]["model"], "openai/gpt-5-mini");
+
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "approve",
+        "AGENT",
+        &run,
+        "--args",
+        r#"{"text": "edited"}"#,
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", "AGENT", &run])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.");
+    assert!(
+        stderr.contains("note: edited"),
+        "the edited arguments ran\n{stderr}"
+    );
+
+    let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+    assert_eq!(shown["status"], "completed");
+    assert_eq!(shown["pending"], Value::Array(vec![]));
+    assert!(
+        shown["history"].to_string().contains("note: edited"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_denied_call_tells_the_model_the_message() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, ASK);
+    let (run, call) = suspend(&agent);
+    let call = call["call"].as_str().expect("call id");
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "deny",
+        "AGENT",
+        &run,
+        call,
+        "--message",
+        "not today",
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", "AGENT", &run])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "I did not save it.");
+    let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
+    assert!(shown.contains("not today"), "{shown}");
+    assert!(
+        !shown.contains("note: draft"),
+        "the denied call did not run\n{shown}"
+    );
+}
+
+#[test]
+fn a_decision_for_a_call_that_does_not_wait_is_refused() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, ASK);
+    let (run, _) = suspend(&agent);
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run, "t9c9"]));
+    assert_eq!(code, 1);
+    assert!(stderr.contains("has no call `t9c9` waiting"), "{stderr}");
+    let (code, _, stderr) =
+        outcome(agent.reins(&["runs", "approve", "AGENT", &run, "--args", "[1]"]));
+    assert_eq!(code, 1);
+    assert!(stderr.contains("must be a JSON object"), "{stderr}");
+}
+
+#[test]
+fn a_budget_stop_exits_4() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, "[limits]\nmax_model_calls = 1\n");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 4, "{stdout}\n{stderr}");
+    let last = events(&stdout).pop().expect("events");
+    assert_eq!(last["event"], "budget", "{stdout}");
+}
+
+#[test]
+fn the_turn_limit_exits_4() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, "[limits]\nmax_turns = 1\n");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 4, "{stdout}\n{stderr}");
+    assert_eq!(events(&stdout).pop().expect("events")["event"], "max_turns");
+}
+
+#[test]
+fn a_model_that_cannot_be_reached_exits_1() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, "");
+    drop(server);
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "Save a note."])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("the model call failed"), "{stderr}");
+    assert!(!stderr.contains("REINS_TEST_KEY=k"), "{stderr}");
+}
+
+#[test]
+fn run_without_a_prompt_or_a_default_prompt_exits_2() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, "");
+    let text = std::fs::read_to_string(&agent.file).expect("read");
+    std::fs::write(
+        &agent.file,
+        text.replace("default_prompt = \"Save a note.\"\n", ""),
+    )
+    .expect("write");
+    let (code, _, stderr) = outcome(agent.reins(&["run", "AGENT"]).env("REINS_TEST_KEY", "k"));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("give a prompt"), "{stderr}");
+}
+
+#[test]
+fn runs_kept_in_postgresql_suspend_and_resume() {
+    assert!(
+        std::env::var_os("REINS_POSTGRES_URL").is_some(),
+        "REINS_POSTGRES_URL is not set: run the tests under scripts/with-postgres.sh \
+         (scripts/test.sh does)"
+    );
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(
+        &server,
+        &format!("{ASK}\n[store]\npostgres_url_env = \"REINS_POSTGRES_URL\"\n"),
+    );
+    let (run, _) = suspend(&agent);
+    assert!(
+        !agent.dir.path().join(".reins").exists(),
+        "no SQLite file when the store is PostgreSQL"
+    );
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", "AGENT", &run])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.");
+    let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+    assert_eq!(shown["status"], "completed");
+}
+
+#[test]
+fn a_chat_keeps_the_conversation_in_the_store_and_resumes_it() {
+    let server = FakeLlm::start(
+        r#"
+version: 1
+rules:
+  - name: second
+    when:
+      messages_contain: "and the second"
+    respond:
+      content: "Second answer."
+  - name: first
+    when:
+      messages_contain: "first question"
+    respond:
+      content: "First answer."
+"#,
+    );
+    let agent = agent_file(&server, "");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["chat", "AGENT"])
+            .env("REINS_TEST_KEY", "k")
+            .write_stdin("The first question.\n"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "First answer.");
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    let first = events(&listed).pop().expect("a run")["run"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["chat", "AGENT", "--resume", &first])
+            .env("REINS_TEST_KEY", "k")
+            .write_stdin("And the second?\n/quit\n"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Second answer.");
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    let runs = events(&listed);
+    assert_eq!(runs.len(), 2);
+    let second = runs
+        .iter()
+        .find(|r| r["run"] != first.as_str())
+        .and_then(|r| r["run"].as_str())
+        .expect("the second run")
+        .to_owned();
+    let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &second]));
+    // The second run starts from the first one's history.
+    let first_at = shown.find("The first question.").expect(&shown);
+    let second_at = shown.find("And the second?").expect(&shown);
+    assert!(first_at < second_at, "{shown}");
+    assert!(shown.contains("First answer."), "{shown}");
+}

@@ -1,0 +1,208 @@
+//! Approvals in a real terminal: tmux runs `reins run` in a pseudo-terminal, the test reads
+//! the screen and types the answers (edit the arguments in `$EDITOR`, or deny with a message).
+
+use crate::common::AgentDir;
+use crate::common::fakellm::FakeLlm;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A tmux server of its own (its own socket), killed when dropped.
+pub struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    pub fn start(command: &str) -> Tmux {
+        let socket = format!("reins-cli-test-{}-{}", std::process::id(), rand_suffix());
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "new-session",
+                "-d",
+                "-x",
+                "200",
+                "-y",
+                "50",
+                command,
+            ])
+            .status()
+            .unwrap_or_else(|error| panic!("cannot start tmux ({error}): apt-get install tmux"));
+        assert!(status.success(), "tmux new-session failed");
+        Tmux { socket }
+    }
+
+    pub fn screen(&self) -> String {
+        let output = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-S", "-200"])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Waits until the screen shows `text` (failing after five minutes: a hang, not a slow
+    /// machine); the screen then.
+    pub fn wait_for(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "`{text}` never appeared:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    pub fn type_line(&self, line: &str) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "0", "-l", line])
+            .status()
+            .expect("tmux send-keys");
+        assert!(status.success());
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "0", "Enter"])
+            .status()
+            .expect("tmux send-keys");
+        assert!(status.success());
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+const RULES: &str = r#"
+version: 1
+rules:
+  - name: answer
+    when:
+      tool_result_contains: "note:"
+    respond:
+      content: "Done: the note is saved."
+  - name: refused
+    when:
+      tool_result_contains: "denied"
+    respond:
+      content: "I did not save it."
+  - name: unanswered
+    when:
+      tool_result_contains: "nobody approved it"
+    respond:
+      content: "Nobody approved the note."
+  - name: save
+    when:
+      messages_contain: "note"
+    respond:
+      tool_calls:
+        - name: save_note
+          arguments: {text: "draft"}
+"#;
+
+fn agent(server: &FakeLlm, timeout_secs: u64) -> AgentDir {
+    AgentDir::new(&format!(
+        r#"[model]
+provider = "openai"
+name = "gpt-5-mini"
+base_url = "{url}"
+api_key_env = "REINS_TEST_KEY"
+
+[[tools.shell]]
+name = "save_note"
+description = "Saves a note."
+command = ["printf", "note: %s", "{{text}}"]
+schema = {{ type = "object", properties = {{ text = {{ type = "string" }} }}, required = ["text"] }}
+
+[hooks.approval]
+timeout_secs = {timeout_secs}
+rules = [{{ tool = "save_note", action = "ask", message = "notes need your approval" }}]
+"#,
+        url = server.openai_url()
+    ))
+}
+
+/// `reins run` in tmux with `editor` as $EDITOR; prints its exit code when it ends.
+fn run_in_terminal(agent: &AgentDir, editor: &str) -> Tmux {
+    let reins = env!("CARGO_BIN_EXE_reins");
+    Tmux::start(&format!(
+        "cd '{dir}' && env REINS_TEST_KEY=k EDITOR='{editor}' '{reins}' run '{file}' 'Save a note.'; \
+         echo EXIT=$?; sleep 600",
+        dir = agent.dir.path().display(),
+        file = agent.file.display(),
+    ))
+}
+
+#[test]
+fn a_call_is_approved_with_arguments_edited_in_the_editor() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server, 300);
+    // An "editor" that changes the note, as a person would.
+    let editor = agent.dir.path().join("edit.sh");
+    std::fs::write(&editor, "#!/bin/sh\nsed -i 's/draft/edited/' \"$1\"\n").expect("write");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&editor)
+        .status()
+        .expect("chmod");
+
+    let tmux = run_in_terminal(&agent, &editor.to_string_lossy());
+    let screen = tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
+    assert!(
+        screen.contains("the model wants to run `save_note`"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("\"text\": \"draft\""),
+        "arguments are shown pretty\n{screen}"
+    );
+    assert!(screen.contains("notes need your approval"), "{screen}");
+    tmux.type_line("e");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("note: edited"), "{screen}");
+    assert!(screen.contains("Done: the note is saved."), "{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
+#[test]
+fn a_call_is_denied_with_a_message_in_the_terminal() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server, 300);
+    let tmux = run_in_terminal(&agent, "false");
+    tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
+    tmux.type_line("d");
+    tmux.wait_for("message for the model");
+    tmux.type_line("not now");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("denied by the user: not now"), "{screen}");
+    assert!(screen.contains("I did not save it."), "{screen}");
+    assert!(!screen.contains("note: draft"), "{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
+#[test]
+fn a_call_nobody_answers_in_time_is_denied() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server, 2);
+    let tmux = run_in_terminal(&agent, "false");
+    tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("nobody approved it"), "{screen}");
+    assert!(screen.contains("Nobody approved the note."), "{screen}");
+    assert!(
+        !screen.contains("note: draft"),
+        "fail closed: the call did not run\n{screen}"
+    );
+}

@@ -1,0 +1,316 @@
+//! `reins ui`, the web inbox: in headless Chromium a suspended run appears, is approved with
+//! edited arguments and finishes; and its guards (token off loopback, anti-forgery, HTML
+//! escaping) hold against plain HTTP requests.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::webdriver::Browser;
+use crate::common::{AgentDir, outcome};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+const RULES: &str = r#"
+version: 1
+rules:
+  - name: answer
+    when:
+      tool_result_contains: "note:"
+    respond:
+      content: "Done: the note is saved."
+  - name: save
+    when:
+      messages_contain: "note"
+    respond:
+      tool_calls:
+        - name: save_note
+          arguments: {text: "draft <img src=x onerror=alert(1)>"}
+"#;
+
+fn agent(server: &FakeLlm) -> AgentDir {
+    AgentDir::new(&format!(
+        r#"name = "notes"
+default_prompt = "Save a note."
+
+[model]
+provider = "openai"
+name = "gpt-5-mini"
+base_url = "{url}"
+api_key_env = "REINS_TEST_KEY"
+
+[[tools.shell]]
+name = "save_note"
+description = "Saves a note."
+command = ["printf", "note: %s", "{{text}}"]
+schema = {{ type = "object", properties = {{ text = {{ type = "string" }} }}, required = ["text"] }}
+
+[hooks.approval]
+rules = [{{ tool = "save_note", action = "ask" }}]
+
+[ui]
+trace_link = "http://127.0.0.1:16686/trace?run={{run}}&x=<b>"
+"#,
+        url = server.openai_url()
+    ))
+}
+
+/// Runs the agent until it suspends; the run's id.
+fn suspended_run(agent: &AgentDir) -> String {
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    let last: Value = serde_json::from_str(stdout.lines().last().expect("events")).expect("json");
+    last["run"].as_str().expect("run id").to_owned()
+}
+
+/// `reins ui` on a free loopback port; stopped when dropped.
+struct Inbox {
+    child: Child,
+    url: String,
+}
+
+impl Inbox {
+    fn start(agent: &AgentDir, extra: &[&str]) -> Inbox {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_reins"))
+            .args(["ui"])
+            .arg(&agent.file)
+            .args(["--bind", "127.0.0.1:0"])
+            .args(extra)
+            .env("REINS_TEST_KEY", "k")
+            .env_remove("REINS_UI_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start reins ui");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .and_then(Result::ok)
+                .expect("reins ui ended before it listened");
+            if let Some(url) = line.strip_prefix("reins: inbox on ") {
+                break url.trim_end_matches('/').to_owned();
+            }
+        };
+        // Keep draining its stderr so that it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Inbox { child, url }
+    }
+}
+
+impl Drop for Inbox {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn in_a_browser_a_suspended_run_is_approved_with_edited_arguments_and_finishes() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let run = suspended_run(&agent);
+    let inbox = Inbox::start(&agent, &[]);
+    let browser = Browser::start();
+
+    browser.goto(&format!("{}/", inbox.url));
+    let link = browser.find("tr.run a");
+    assert_eq!(browser.text(&link), run);
+    browser.wait_for_text("tr.run .status", "suspended");
+    browser.wait_for_text("tr.run .model", "openai/gpt-5-mini");
+    if let Ok(dir) = std::env::var("REINS_SCREENSHOTS") {
+        std::fs::write(format!("{dir}/inbox.png"), browser.screenshot()).expect("screenshot");
+    }
+    browser.click(&link);
+
+    // The model's arguments are shown as text, never as markup.
+    let args = browser.find("textarea[name=args]");
+    let images = browser.script(
+        "return document.querySelectorAll('img').length;",
+        serde_json::json!([]),
+    );
+    assert_eq!(images, 0, "nothing from the model is rendered as HTML");
+    let timeline = browser.text(&browser.find("#timeline"));
+    assert!(
+        timeline.contains("<img src=x onerror=alert(1)>"),
+        "{timeline}"
+    );
+
+    browser.clear(&args);
+    browser.type_text(&args, r#"{"text": "edited"}"#);
+    if let Ok(dir) = std::env::var("REINS_SCREENSHOTS") {
+        std::fs::write(format!("{dir}/approval.png"), browser.screenshot()).expect("screenshot");
+    }
+    browser.click(&browser.find("button[name=approve]"));
+
+    // Live updates: the page follows the run to its end without a reload.
+    browser.wait_for_text("#status", "completed");
+    let timeline = browser.text(&browser.find("#timeline"));
+    assert!(timeline.contains("note: edited"), "{timeline}");
+    assert!(timeline.contains("Done: the note is saved."), "{timeline}");
+    if let Ok(dir) = std::env::var("REINS_SCREENSHOTS") {
+        std::fs::write(format!("{dir}/run.png"), browser.screenshot()).expect("screenshot");
+    }
+}
+
+fn http() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+#[test]
+fn a_decision_without_the_anti_forgery_token_or_from_another_site_is_refused() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let run = suspended_run(&agent);
+    let inbox = Inbox::start(&agent, &[]);
+    let approve = format!("{}/runs/{run}/calls/t1c0/approve", inbox.url);
+
+    let forged = http()
+        .post(&approve)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body("csrf=guess&args=")
+        .send()
+        .expect("post");
+    assert_eq!(forged.status(), 403);
+
+    let page = http()
+        .get(format!("{}/runs/{run}", inbox.url))
+        .send()
+        .and_then(|r| r.text())
+        .expect("page");
+    assert!(
+        page.contains(&format!(
+            "<a id=\"trace\" href=\"http://127.0.0.1:16686/trace?run={run}&amp;x=&lt;b&gt;\">"
+        )),
+        "the run links to its trace, escaped\n{page}"
+    );
+    let csrf = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the form carries a token")
+        .to_owned();
+    let cross_site = http()
+        .post(&approve)
+        .header("Origin", "http://evil.example")
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!("csrf={csrf}&args="))
+        .send()
+        .expect("post");
+    assert_eq!(cross_site.status(), 403);
+
+    // Nothing was decided: the call still waits.
+    let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+    assert_eq!(
+        shown["pending"].as_array().map(Vec::len),
+        Some(1),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn with_a_token_every_request_must_carry_it() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let inbox = Inbox::start(&agent, &["--token", "s3cret-token"]);
+    let refused = http().get(format!("{}/", inbox.url)).send().expect("get");
+    assert_eq!(refused.status(), 401);
+    let allowed = http()
+        .get(format!("{}/?token=s3cret-token", inbox.url))
+        .send()
+        .expect("get");
+    assert_eq!(allowed.status(), 200);
+    let cookie = allowed
+        .headers()
+        .get("set-cookie")
+        .and_then(|c| c.to_str().ok())
+        .expect("a cookie")
+        .to_owned();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let with_cookie = http()
+        .get(format!("{}/", inbox.url))
+        .header("Cookie", cookie.split(';').next().unwrap_or_default())
+        .send()
+        .expect("get");
+    assert_eq!(with_cookie.status(), 200);
+}
+
+#[test]
+fn binding_off_loopback_without_a_token_is_refused() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&["ui", "AGENT", "--bind", "0.0.0.0:0"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 1);
+    assert!(stderr.contains("not a loopback address"), "{stderr}");
+}
+
+#[test]
+fn a_run_decided_on_the_command_line_is_resumed_from_the_inbox() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let run = suspended_run(&agent);
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "approve",
+        "AGENT",
+        &run,
+        "--args",
+        r#"{"text": "from the shell"}"#,
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let inbox = Inbox::start(&agent, &[]);
+    let page = http()
+        .get(format!("{}/runs/{run}", inbox.url))
+        .send()
+        .and_then(|r| r.text())
+        .expect("page");
+    assert!(page.contains("name=\"resume\""), "{page}");
+    let csrf = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the form carries a token")
+        .to_owned();
+    let resumed = http()
+        .post(format!("{}/runs/{run}/resume", inbox.url))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!("csrf={csrf}"))
+        .send()
+        .expect("post");
+    assert_eq!(resumed.status(), 303);
+    // The run finishes in the inbox's process; the store says so.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+        let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+        if shown["status"] == "completed" {
+            assert!(
+                shown["history"]
+                    .to_string()
+                    .contains("note: from the shell"),
+                "{stdout}"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never finished: {stdout}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
