@@ -55,6 +55,7 @@ async fn the_same_agent_runs_embedded_on_a_store() {
         kinds,
         [
             "model_turn embedded-1/t1",
+            "tool_call_started embedded-1/t1c0",
             "tool_call embedded-1/t1c0",
             "model_turn embedded-1/t2"
         ]
