@@ -16,11 +16,14 @@ pub struct ToolCallContext {
     inner: Arc<CallInfo>,
 }
 
+/// The call's three ids in one string (`run id`, then `internal call id`, then `tool call
+/// id`), so a context costs two allocations whatever the ids' lengths.
 #[derive(Debug)]
 struct CallInfo {
-    run_id: String,
-    internal_call_id: String,
-    tool_call_id: String,
+    ids: String,
+    /// Where the internal call id starts and ends in `ids`.
+    internal_start: usize,
+    internal_end: usize,
     extensions: Mutex<ToolResultExtensions>,
 }
 
@@ -28,15 +31,25 @@ impl ToolCallContext {
     /// A context for the call `internal_call_id` (answering the provider's `tool_call_id`)
     /// of the run `run_id`.
     pub fn new(
-        run_id: impl Into<String>,
-        internal_call_id: impl Into<String>,
-        tool_call_id: impl Into<String>,
+        run_id: impl AsRef<str>,
+        internal_call_id: impl AsRef<str>,
+        tool_call_id: impl AsRef<str>,
     ) -> Self {
+        let (run_id, internal_call_id, tool_call_id) = (
+            run_id.as_ref(),
+            internal_call_id.as_ref(),
+            tool_call_id.as_ref(),
+        );
+        let mut ids =
+            String::with_capacity(run_id.len() + internal_call_id.len() + tool_call_id.len());
+        ids.push_str(run_id);
+        ids.push_str(internal_call_id);
+        ids.push_str(tool_call_id);
         ToolCallContext {
             inner: Arc::new(CallInfo {
-                run_id: run_id.into(),
-                internal_call_id: internal_call_id.into(),
-                tool_call_id: tool_call_id.into(),
+                internal_start: run_id.len(),
+                internal_end: run_id.len() + internal_call_id.len(),
+                ids,
                 extensions: Mutex::new(ToolResultExtensions::new()),
             }),
         }
@@ -49,23 +62,32 @@ impl ToolCallContext {
 
     /// The id of the run the call belongs to.
     pub fn run_id(&self) -> &str {
-        &self.inner.run_id
+        self.inner
+            .ids
+            .get(..self.inner.internal_start)
+            .unwrap_or_default()
     }
 
     /// reins' id of this call, unique within the run and stable across re-executions.
     pub fn internal_call_id(&self) -> &str {
-        &self.inner.internal_call_id
+        let info = &*self.inner;
+        info.ids
+            .get(info.internal_start..info.internal_end)
+            .unwrap_or_default()
     }
 
     /// The provider's id of this call.
     pub fn tool_call_id(&self) -> &str {
-        &self.inner.tool_call_id
+        self.inner
+            .ids
+            .get(self.inner.internal_end..)
+            .unwrap_or_default()
     }
 
     /// A stable id of this call's effect, the same on every re-execution of the same call of
     /// the same run: use it as an idempotency key for side effects.
     pub fn effect_id(&self) -> String {
-        format!("{}/{}", self.inner.run_id, self.inner.internal_call_id)
+        format!("{}/{}", self.run_id(), self.internal_call_id())
     }
 
     /// Attaches metadata to the call's result; hooks see it, the model never does.
@@ -89,5 +111,31 @@ impl ToolCallContext {
 
     pub(crate) fn scope<F: Future>(self, future: F) -> impl Future<Output = F::Output> {
         CURRENT_CALL.scope(self, future)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ToolCallContext;
+
+    #[test]
+    fn each_id_reads_back_as_given() {
+        for (run, internal, call) in [
+            ("run-1", "t1c0", "call_abc"),
+            ("", "", ""),
+            ("rün", "", "ça"),
+            ("r", "t2c1", ""),
+        ] {
+            let context = ToolCallContext::new(run, internal, call);
+            assert_eq!(
+                (
+                    context.run_id(),
+                    context.internal_call_id(),
+                    context.tool_call_id()
+                ),
+                (run, internal, call)
+            );
+            assert_eq!(context.effect_id(), format!("{run}/{internal}"));
+        }
     }
 }

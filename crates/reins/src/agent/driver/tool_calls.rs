@@ -72,16 +72,7 @@ impl Driver<'_> {
     pub(super) async fn answer_pending_calls(&mut self) -> Result<(), Halt> {
         self.mark_calls_in_doubt();
         let run_id = self.state.run_id.clone();
-        let (start_sender, mut start_requests) = mpsc::unbounded();
-        let env = CallEnv {
-            config: self.config,
-            hooks: self.hooks,
-            ctx: self.ctx,
-            options: self.options,
-            run_id: &run_id,
-            starts: self.durable.is_some().then_some(&start_sender),
-        };
-        let work: Vec<(usize, PendingCall, Option<ToolDecision>)> = self
+        let work: Vec<(usize, Option<ToolDecision>)> = self
             .state
             .pending_calls
             .iter()
@@ -95,54 +86,33 @@ impl Driver<'_> {
                     .find(|(id, _)| *id == pending.internal_call_id)
                     .map(|(_, decision)| decision.clone());
                 // A suspended call waits until a decision arrives.
-                (pending.suspended.is_none() || decision.is_some())
-                    .then(|| (index, pending.clone(), decision))
+                (pending.suspended.is_none() || decision.is_some()).then_some((index, decision))
             })
             .collect();
-        if !work.is_empty() {
-            let mut running = futures::stream::iter(work.into_iter().map(
-                |(index, pending, decision)| async move {
-                    let span = trace::tool_span(&pending, env.run_id);
-                    let answer = env.answer(index, &pending, decision.as_ref());
-                    (index, answer.instrument(span).await)
-                },
-            ))
-            .buffer_unordered(self.options.tool_concurrency.max(1));
-            loop {
-                // A start request is served first: its call is waiting for it.
-                let (index, outcome) = tokio::select! {
-                    biased;
-                    Some(request) = start_requests.next() => {
-                        self.journal_start(request).await?;
-                        continue;
-                    }
-                    next = running.next() => match next {
-                        Some(next) => next,
-                        None => break,
-                    },
-                };
-                let outcome = outcome?;
-                let Some(pending) = self.state.pending_calls.get_mut(index) else {
+        let env = CallEnv {
+            config: self.config,
+            hooks: self.hooks,
+            ctx: self.ctx,
+            options: self.options,
+            run_id: &run_id,
+            starts: None,
+        };
+        if self.durable.is_none() && (work.len() == 1 || self.options.tool_concurrency <= 1) {
+            // One call at a time and nothing to journal: each call borrows its pending call,
+            // and its result is recorded before the next one starts.
+            for (index, decision) in work {
+                let Some(pending) = self.state.pending_calls.get(index) else {
                     continue;
                 };
-                match outcome {
-                    CallOutcome::Done(record) => {
-                        let journaled = self.durable.is_some().then(|| {
-                            let payload = serde_json::to_value(&record).unwrap_or_default();
-                            (pending.effect_id(&run_id), payload)
-                        });
-                        pending.result = Some(record);
-                        pending.suspended = None;
-                        // The result is checkpointed before anything else happens, so a
-                        // resumed run replays it instead of calling the tool again.
-                        if let Some((effect_id, payload)) = journaled {
-                            self.journal(effect_id, "tool_call", payload);
-                            self.checkpoint(false).await?;
-                        }
-                    }
-                    CallOutcome::Suspend(reason) => pending.suspended = Some(reason),
-                }
+                let span = trace::tool_span(pending, env.run_id);
+                let outcome = env
+                    .answer(index, pending, decision.as_ref())
+                    .instrument(span)
+                    .await?;
+                self.record_outcome(index, outcome, &run_id).await?;
             }
+        } else if !work.is_empty() {
+            self.answer_concurrently(env, work).await?;
         }
         if self
             .state
@@ -167,6 +137,83 @@ impl Driver<'_> {
             self.state
                 .history
                 .push(Message::tool_result(call.id, call.name, text));
+        }
+        Ok(())
+    }
+
+    /// Answers `work` up to `tool_concurrency` calls at once; in a durable run, serves each
+    /// call's request to journal its start while the others run.
+    async fn answer_concurrently(
+        &mut self,
+        env: CallEnv<'_>,
+        work: Vec<(usize, Option<ToolDecision>)>,
+    ) -> Result<(), Halt> {
+        let run_id = env.run_id;
+        let (start_sender, mut start_requests) = mpsc::unbounded();
+        let env = CallEnv {
+            starts: self.durable.is_some().then_some(&start_sender),
+            ..env
+        };
+        let work: Vec<(usize, PendingCall, Option<ToolDecision>)> = work
+            .into_iter()
+            .filter_map(|(index, decision)| {
+                let pending = self.state.pending_calls.get(index)?.clone();
+                Some((index, pending, decision))
+            })
+            .collect();
+        let mut running = futures::stream::iter(work.into_iter().map(
+            |(index, pending, decision)| async move {
+                let span = trace::tool_span(&pending, env.run_id);
+                let answer = env.answer(index, &pending, decision.as_ref());
+                (index, answer.instrument(span).await)
+            },
+        ))
+        .buffer_unordered(self.options.tool_concurrency.max(1));
+        loop {
+            // A start request is served first: its call is waiting for it.
+            let (index, outcome) = tokio::select! {
+                biased;
+                Some(request) = start_requests.next() => {
+                    self.journal_start(request).await?;
+                    continue;
+                }
+                next = running.next() => match next {
+                    Some(next) => next,
+                    None => break,
+                },
+            };
+            self.record_outcome(index, outcome?, run_id).await?;
+        }
+        Ok(())
+    }
+
+    /// Records what answering the pending call at `index` gave; a durable run checkpoints a
+    /// result before anything else happens, so a resumed run replays it instead of calling
+    /// the tool again.
+    async fn record_outcome(
+        &mut self,
+        index: usize,
+        outcome: CallOutcome,
+        run_id: &str,
+    ) -> Result<(), Halt> {
+        let durable = self.durable.is_some();
+        let Some(pending) = self.state.pending_calls.get_mut(index) else {
+            return Ok(());
+        };
+        match outcome {
+            CallOutcome::Done(record) => {
+                let journaled = durable.then(|| {
+                    let payload = serde_json::to_value(&record).unwrap_or_default();
+                    (pending.effect_id(run_id), payload)
+                });
+                pending.result = Some(record);
+                pending.suspended = None;
+                if let Some((effect_id, payload)) = journaled {
+                    self.journal(effect_id, "tool_call", payload);
+                    self.checkpoint(false).await?;
+                }
+            }
+            CallOutcome::Suspend(reason) => pending.suspended = Some(reason),
         }
         Ok(())
     }

@@ -82,6 +82,30 @@ impl Driver<'_> {
         tool_choice: Option<&ToolChoice>,
     ) -> Result<CheckedCalls, Halt> {
         let turn = self.state.turn;
+        // The usual turn: every call valid. Each call is copied once, into its pending call,
+        // and the turn's content is kept as received.
+        let all_valid = response
+            .tool_calls()
+            .all(|call| self.invalid_reason(call, advertised, tool_choice).is_none());
+        if all_valid {
+            let calls = response
+                .tool_calls()
+                .enumerate()
+                .map(|(ordinal, call)| PendingCall {
+                    internal_call_id: internal_call_id(turn, ordinal),
+                    call: call.clone(),
+                    result: None,
+                    suspended: None,
+                    started: None,
+                    in_doubt: false,
+                })
+                .collect();
+            return Ok(CheckedCalls::Run {
+                recovered: false,
+                content: None,
+                calls,
+            });
+        }
         let mut changed = false;
         let mut recovered = false;
         let mut kept: Vec<AssistantContent> = Vec::with_capacity(response.content.len());

@@ -1,6 +1,9 @@
 //! How a [`HookStack`] holds hooks of any type, generated from the table: [`ErasedHook`], the
-//! object-safe form of the hook methods (one boxed future per awaited call), and how a stack
-//! calls a member in either [`Mode`].
+//! object-safe form of the hook methods, and how a stack calls a member in either [`Mode`].
+//!
+//! An awaited method's answer is a [`HookFuture`]: the hook's future stored inline, in
+//! [`HOOK_FUTURE_BYTES`] returned by value, so a hook that fits (every hook that does little
+//! before it answers) costs no allocation per call; a larger future is boxed.
 //!
 //! A stack's member is a [`Member`]: a hook of a user's type, or a stack registered as a hook,
 //! held as itself. In [`Caught`] mode (a run's calls) a hook's panic is caught around its
@@ -29,6 +32,8 @@ use super::{
 use crate::tool::panic_message;
 use futures::FutureExt;
 use futures::future::{BoxFuture, CatchUnwind};
+use pin_project_lite::pin_project;
+use stackfuture::StackFuture;
 use std::any::Any;
 use std::convert::Infallible;
 use std::future::Future;
@@ -36,6 +41,14 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+
+/// The room a hook's future gets inline in a [`HookFuture`]; a larger one is boxed. Large
+/// enough for a typed method's future that awaits little (the event, the hook and the context
+/// are borrowed), small enough that moving the answer stays cheap.
+pub(crate) const HOOK_FUTURE_BYTES: usize = 192;
+
+/// A hook's answer to an awaited method, its future held inline when it fits.
+pub(crate) type HookFuture<'e, A> = StackFuture<'e, A, HOOK_FUTURE_BYTES>;
 
 /// A hook panicked; the run ends with
 /// [`PromptError::HookPanicked`](crate::agent::PromptError::HookPanicked).
@@ -124,10 +137,12 @@ impl Mode for Caught {
         event: M::Event<'e>,
     ) -> CaughtAnswer<'e, M::Action> {
         match member {
-            Member::Hook(hook) => {
-                CaughtAnswer::Hook(AssertUnwindSafe(M::call(&**hook, ctx, event)).catch_unwind())
-            }
-            Member::Stack(stack) => CaughtAnswer::Stack(M::stack::<Caught>(stack, ctx, event)),
+            Member::Hook(hook) => CaughtAnswer::Hook {
+                answer: AssertUnwindSafe(M::call(&**hook, ctx, event)).catch_unwind(),
+            },
+            Member::Stack(stack) => CaughtAnswer::Stack {
+                answer: M::stack::<Caught>(stack, ctx, event),
+            },
         }
     }
     #[inline(always)]
@@ -170,8 +185,12 @@ impl Mode for Direct {
         event: M::Event<'e>,
     ) -> DirectAnswer<'e, M::Action> {
         match member {
-            Member::Hook(hook) => DirectAnswer::Hook(M::call(&**hook, ctx, event)),
-            Member::Stack(stack) => DirectAnswer::Stack(M::stack::<Direct>(stack, ctx, event)),
+            Member::Hook(hook) => DirectAnswer::Hook {
+                answer: M::call(&**hook, ctx, event),
+            },
+            Member::Stack(stack) => DirectAnswer::Stack {
+                answer: M::stack::<Direct>(stack, ctx, event),
+            },
         }
     }
     #[inline(always)]
@@ -193,37 +212,43 @@ impl Mode for Direct {
     }
 }
 
-/// A member's answer in [`Caught`] mode: a hook's future, its panic caught, or a nested
-/// stack's.
-pub(crate) enum CaughtAnswer<'e, A> {
-    Hook(CatchUnwind<AssertUnwindSafe<BoxFuture<'e, A>>>),
-    Stack(BoxFuture<'e, Result<A, Box<dyn Any + Send>>>),
+pin_project! {
+    /// A member's answer in [`Caught`] mode: a hook's future, its panic caught, or a nested
+    /// stack's.
+    #[project = CaughtAnswerProjection]
+    pub(crate) enum CaughtAnswer<'e, A> {
+        Hook { #[pin] answer: CatchUnwind<AssertUnwindSafe<HookFuture<'e, A>>> },
+        Stack { answer: BoxFuture<'e, Result<A, Box<dyn Any + Send>>> },
+    }
 }
 
 impl<A> Future for CaughtAnswer<'_, A> {
     type Output = Result<A, Box<dyn Any + Send>>;
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            CaughtAnswer::Hook(answer) => answer.poll_unpin(cx),
-            CaughtAnswer::Stack(answer) => answer.poll_unpin(cx),
+        match self.project() {
+            CaughtAnswerProjection::Hook { answer } => answer.poll(cx),
+            CaughtAnswerProjection::Stack { answer } => answer.poll_unpin(cx),
         }
     }
 }
 
-/// A member's answer in [`Direct`] mode.
-pub(crate) enum DirectAnswer<'e, A> {
-    Hook(BoxFuture<'e, A>),
-    Stack(BoxFuture<'e, Result<A, Infallible>>),
+pin_project! {
+    /// A member's answer in [`Direct`] mode.
+    #[project = DirectAnswerProjection]
+    pub(crate) enum DirectAnswer<'e, A> {
+        Hook { #[pin] answer: HookFuture<'e, A> },
+        Stack { answer: BoxFuture<'e, Result<A, Infallible>> },
+    }
 }
 
 impl<A> Future for DirectAnswer<'_, A> {
     type Output = Result<A, Infallible>;
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            DirectAnswer::Hook(answer) => answer.poll_unpin(cx).map(Ok),
-            DirectAnswer::Stack(answer) => answer.poll_unpin(cx),
+        match self.project() {
+            DirectAnswerProjection::Hook { answer } => answer.poll(cx).map(Ok),
+            DirectAnswerProjection::Stack { answer } => answer.poll_unpin(cx),
         }
     }
 }
@@ -235,7 +260,7 @@ pub(crate) trait AsyncMethod: Method {
         hook: &'e dyn ErasedHook,
         ctx: &'e HookContext,
         event: Self::Event<'e>,
-    ) -> BoxFuture<'e, Self::Action>;
+    ) -> HookFuture<'e, Self::Action>;
     /// A stack's answer as one hook: its rule over its members, called in mode `G`; a
     /// failure is carried as a member's panic, to the enclosing stack.
     fn stack<'e, G: Mode>(
@@ -260,14 +285,14 @@ pub(crate) trait SyncMethod: Method {
 
 /// The answer type of a row's object-safe form.
 macro_rules! answer {
-    (async, $lifetime:lifetime, $output:ty) => { BoxFuture<$lifetime, $output> };
+    (async, $lifetime:lifetime, $output:ty) => { HookFuture<$lifetime, $output> };
     (sync, $lifetime:lifetime, $output:ty) => { $output };
 }
 
 /// A typed hook's answer in its object-safe form.
 macro_rules! boxed {
     (async, $answer:expr) => {
-        Box::pin($answer)
+        StackFuture::from_or_box($answer)
     };
     (sync, $answer:expr) => {
         $answer
@@ -323,7 +348,7 @@ macro_rules! method {
                 hook: &'e dyn ErasedHook,
                 ctx: &'e HookContext,
                 event: $event,
-            ) -> BoxFuture<'e, $action> {
+            ) -> HookFuture<'e, $action> {
                 hook.$method(ctx, event)
             }
             fn stack<'e, G: Mode>(
