@@ -349,50 +349,84 @@ impl CompletionModel for ScriptedModel {
             ..turn
         }
         .into_response(served)?;
-        let mut chunks = Vec::new();
-        for part in response.content.iter() {
-            match part {
-                AssistantContent::Text(text) => {
-                    chunks.extend(
-                        split_words(&text.text).map(|w| Ok(StreamChunk::Text(w.to_owned()))),
-                    );
-                }
-                AssistantContent::Reasoning(reasoning) => {
-                    chunks.extend(
-                        split_words(&reasoning.text)
-                            .map(|w| Ok(StreamChunk::Reasoning(w.to_owned()))),
-                    );
-                }
-                AssistantContent::ToolCall(call) => {
-                    let arguments = call.arguments_text();
-                    let middle = arguments.len() / 2;
-                    let middle = (middle..=arguments.len())
-                        .find(|&i| arguments.is_char_boundary(i))
-                        .unwrap_or(arguments.len());
-                    let (first, second) = arguments.split_at(middle);
-                    chunks.push(Ok(StreamChunk::ToolCall {
-                        id: call.id.clone(),
-                        name: Some(call.name.clone()),
-                        delta: first.to_owned(),
-                    }));
-                    chunks.push(Ok(StreamChunk::ToolCall {
-                        id: call.id.clone(),
-                        name: None,
-                        delta: second.to_owned(),
-                    }));
-                }
-            }
-        }
-        chunks.push(match fails_after {
-            Some(error) => Err(error),
-            None => Ok(StreamChunk::Done(response)),
-        });
+        let chunks = Chunks {
+            response: Some(response),
+            part: 0,
+            offset: 0,
+            fails_after,
+        };
         Ok(Box::pin(futures::stream::iter(chunks)))
     }
 
     fn supports_native_output(&self) -> bool {
         self.native_output
     }
+}
+
+/// A scripted turn's stream, cut as it is read (no chunk is built before it is asked for):
+/// text and reasoning one word at a time, each tool call's arguments in two fragments, then
+/// the whole response (or the turn's scripted failure).
+struct Chunks {
+    /// `None` once the last item was handed out.
+    response: Option<CompletionResponse>,
+    /// The content part being streamed, and how far into it (bytes of text; fragments of a
+    /// tool call's arguments).
+    part: usize,
+    offset: usize,
+    fails_after: Option<CompletionError>,
+}
+
+impl Iterator for Chunks {
+    type Item = Result<StreamChunk, CompletionError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let response = self.response.as_ref()?;
+        while let Some(part) = response.content.iter().nth(self.part) {
+            let chunk = match part {
+                AssistantContent::Text(text) => {
+                    next_word(&text.text, &mut self.offset).map(|w| StreamChunk::Text(w.to_owned()))
+                }
+                AssistantContent::Reasoning(reasoning) => {
+                    next_word(&reasoning.text, &mut self.offset)
+                        .map(|w| StreamChunk::Reasoning(w.to_owned()))
+                }
+                AssistantContent::ToolCall(call) if self.offset < 2 => {
+                    let arguments = call.arguments_text();
+                    let middle = (arguments.len() / 2..=arguments.len())
+                        .find(|&i| arguments.is_char_boundary(i))
+                        .unwrap_or(arguments.len());
+                    let (first, second) = arguments.split_at(middle);
+                    self.offset += 1;
+                    Some(StreamChunk::ToolCall {
+                        id: call.id.clone(),
+                        name: (self.offset == 1).then(|| call.name.clone()),
+                        delta: if self.offset == 1 { first } else { second }.to_owned(),
+                    })
+                }
+                AssistantContent::ToolCall(_) => None,
+            };
+            match chunk {
+                Some(chunk) => return Some(Ok(chunk)),
+                None => {
+                    self.part += 1;
+                    self.offset = 0;
+                }
+            }
+        }
+        let response = self.response.take()?;
+        Some(match self.fails_after.take() {
+            Some(error) => Err(error),
+            None => Ok(StreamChunk::Done(response)),
+        })
+    }
+}
+
+/// The word of `text` at `offset` with the whitespace that follows it, moving `offset` past
+/// it; `None` at the end.
+fn next_word<'t>(text: &'t str, offset: &mut usize) -> Option<&'t str> {
+    let word = split_words(text.get(*offset..)?).next()?;
+    *offset += word.len();
+    Some(word)
 }
 
 /// Splits text into words, each keeping the whitespace that follows it.

@@ -45,7 +45,7 @@ use std::task::{Context, Poll};
 /// The room a hook's future gets inline in a [`HookFuture`]; a larger one is boxed. Large
 /// enough for a typed method's future that awaits little (the event, the hook and the context
 /// are borrowed), small enough that moving the answer stays cheap.
-pub(crate) const HOOK_FUTURE_BYTES: usize = 192;
+pub(crate) const HOOK_FUTURE_BYTES: usize = 128;
 
 /// A hook's answer to an awaited method, its future held inline when it fits.
 pub(crate) type HookFuture<'e, A> = StackFuture<'e, A, HOOK_FUTURE_BYTES>;
