@@ -11,19 +11,24 @@ use super::{
     new_token, now_millis, status_from_name, status_name,
 };
 use crate::agent::RunState;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures::future::BoxFuture;
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Mutex;
-use tokio_postgres::{Client, GenericClient, NoTls, Row};
+use tokio_postgres::{GenericClient, NoTls, Row};
+
+/// How many connections a [`PostgresStore`] opens at most, unless
+/// [`with_pool_size`](PostgresStore::with_pool_size) says otherwise: each operation takes one
+/// for its transaction, so up to this many worker tasks of a process talk to the database at
+/// once, and the others wait for a free connection. Keep the sum over every process below the
+/// server's `max_connections` (100 by default).
+pub const DEFAULT_POOL_SIZE: usize = 16;
 
 /// The [`RunStore`] for many workers on many machines: runs, their journals and decisions in
-/// PostgreSQL. Cheap to clone; clones share one connection.
+/// PostgreSQL. Cheap to clone; clones share one pool of connections
+/// ([`DEFAULT_POOL_SIZE`]), opened as they are needed.
 #[derive(Clone)]
 pub struct PostgresStore {
-    client: Arc<Mutex<Client>>,
-    /// [`CHECKPOINT`], prepared once on the connection.
-    checkpoint: tokio_postgres::Statement,
+    pool: Pool,
     lease: Duration,
 }
 
@@ -102,16 +107,28 @@ fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
 
 impl PostgresStore {
     /// Connects with a libpq-style connection string (`host=… user=… dbname=…` or a
-    /// `postgresql://` URL) and creates the tables if they do not exist.
+    /// `postgresql://` URL) and creates the tables if they do not exist. The store keeps a
+    /// pool of up to [`DEFAULT_POOL_SIZE`] connections; this opens the first one.
     pub async fn connect(config: &str) -> Result<Self, StoreError> {
-        let (client, connection) = tokio_postgres::connect(config, NoTls)
-            .await
-            .map_err(|error| StoreError::Backend(format!("connecting to PostgreSQL: {error}")))?;
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::error!(%error, "the PostgreSQL connection failed");
-            }
-        });
+        let config: tokio_postgres::Config = config.parse().map_err(|error| {
+            StoreError::Backend(format!("reading the PostgreSQL connection string: {error}"))
+        })?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(DEFAULT_POOL_SIZE)
+            .build()
+            .map_err(backend)?;
+        let store = PostgresStore {
+            pool,
+            lease: DEFAULT_LEASE,
+        };
+        let client = store.client().await?;
         // Workers starting together may race to create the schema; the advisory lock makes
         // them take turns.
         client
@@ -120,12 +137,24 @@ impl PostgresStore {
             ))
             .await
             .map_err(backend)?;
-        let checkpoint = client.prepare(CHECKPOINT).await.map_err(backend)?;
-        Ok(PostgresStore {
-            client: Arc::new(Mutex::new(client)),
-            checkpoint,
-            lease: DEFAULT_LEASE,
-        })
+        drop(client);
+        Ok(store)
+    }
+
+    /// Sets how many connections the store (and its clones) opens at most (default
+    /// [`DEFAULT_POOL_SIZE`], at least 1). Connections beyond a smaller size are closed as
+    /// they are returned.
+    pub fn with_pool_size(self, size: usize) -> Self {
+        self.pool.resize(size.max(1));
+        self
+    }
+
+    /// A connection from the pool, waiting for one to be free.
+    async fn client(&self) -> Result<deadpool_postgres::Client, StoreError> {
+        self.pool
+            .get()
+            .await
+            .map_err(|error| StoreError::Backend(format!("connecting to PostgreSQL: {error}")))
     }
 
     /// Sets how long a claim lasts without a checkpoint (default [`DEFAULT_LEASE`]).
@@ -236,7 +265,7 @@ impl RunStore for PostgresStore {
             let encoded = encode_state(state)?;
             let token = new_token();
             let now = now_millis();
-            let mut client = self.client.lock().await;
+            let mut client = self.client().await?;
             let transaction = client.transaction().await.map_err(backend)?;
             let inserted = transaction
                 .execute(
@@ -288,10 +317,10 @@ impl RunStore for PostgresStore {
         owner: &'a str,
     ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
         Box::pin(async move {
-            let mut client = self.client.lock().await;
+            let mut client = self.client().await?;
             let transaction = client.transaction().await.map_err(backend)?;
             // FOR UPDATE makes a concurrent claim wait for this one, then see its lease.
-            let row = read_run(&transaction, run_id, true)
+            let row = read_run(&*transaction, run_id, true)
                 .await?
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             let state = decode_state(run_id, row.format, &row.state)?;
@@ -313,7 +342,7 @@ impl RunStore for PostgresStore {
                 )
                 .await
                 .map_err(backend)?;
-            let decisions = read_decisions(&transaction, run_id).await?;
+            let decisions = read_decisions(&*transaction, run_id).await?;
             transaction.commit().await.map_err(backend)?;
             Ok(ClaimedRun {
                 state,
@@ -346,12 +375,13 @@ impl RunStore for PostgresStore {
             let effect_ids: Vec<&str> = journal.iter().map(|e| e.effect_id.as_str()).collect();
             let kinds: Vec<&str> = journal.iter().map(|e| e.kind.as_str()).collect();
             let payloads: Vec<String> = journal.iter().map(|e| e.payload.to_string()).collect();
-            let client = self.client.lock().await;
+            let client = self.client().await?;
+            let statement = client.prepare_cached(CHECKPOINT).await.map_err(backend)?;
             // One statement, so one round trip and one implicit transaction: the state is
             // written and the journal appended together, or neither when the version moved.
             let row = client
                 .query_one(
-                    &self.checkpoint,
+                    &statement,
                     &[
                         &lease.run_id,
                         &lease.version,
@@ -385,8 +415,8 @@ impl RunStore for PostgresStore {
 
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
-            let row = read_run(&*client, run_id, false)
+            let client = self.client().await?;
+            let row = read_run(&**client, run_id, false)
                 .await?
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             decode_state(run_id, row.format, &row.state)
@@ -398,7 +428,7 @@ impl RunStore for PostgresStore {
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
+            let client = self.client().await?;
             let rows = client
                 .query(
                     "SELECT effect_id, kind, payload FROM reins_journal WHERE run_id = $1 ORDER BY seq",
@@ -431,11 +461,11 @@ impl RunStore for PostgresStore {
         decision: &'a Decision,
     ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
         Box::pin(async move {
-            let mut client = self.client.lock().await;
+            let mut client = self.client().await?;
             let transaction = client.transaction().await.map_err(backend)?;
             // The run's row stays locked until commit, so decisions of one run get their
             // audit sequence numbers one at a time.
-            let row = read_run(&transaction, run_id, true)
+            let row = read_run(&*transaction, run_id, true)
                 .await?
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             let state = decode_state(run_id, row.format, &row.state)?;
@@ -474,12 +504,12 @@ impl RunStore for PostgresStore {
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
-            if read_run(&*client, run_id, false).await?.is_none() {
+            let client = self.client().await?;
+            if read_run(&**client, run_id, false).await?.is_none() {
                 return Err(StoreError::NotFound(run_id.to_owned()));
             }
             read_decision_rows(
-                &*client,
+                &**client,
                 "SELECT internal_call_id, record, decided_at FROM reins_decision_log WHERE run_id = $1 ORDER BY seq",
                 run_id,
             )
@@ -492,8 +522,8 @@ impl RunStore for PostgresStore {
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
-            if read_run(&*client, run_id, false).await?.is_none() {
+            let client = self.client().await?;
+            if read_run(&**client, run_id, false).await?.is_none() {
                 return Err(StoreError::NotFound(run_id.to_owned()));
             }
             let rows = client
@@ -523,7 +553,7 @@ impl RunStore for PostgresStore {
         version: i64,
     ) -> BoxFuture<'a, Result<RunState, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
+            let client = self.client().await?;
             let row = client
                 .query_opt(
                     "SELECT format, state FROM reins_checkpoints WHERE run_id = $1 AND version = $2",
@@ -543,7 +573,7 @@ impl RunStore for PostgresStore {
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
+            let client = self.client().await?;
             let rows = client
                 .query(
                     "SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id",
@@ -566,7 +596,7 @@ impl RunStore for PostgresStore {
 
     fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
+            let client = self.client().await?;
             let rows = client
                 .query(
                     "SELECT run_id, format, state FROM reins_runs WHERE status = 'suspended'
@@ -582,7 +612,7 @@ impl RunStore for PostgresStore {
                 let json: String = column(row, 2)?;
                 // One unreadable run neither hides the other approvals nor disappears.
                 let read = match decode_state(&run_id, format, &json) {
-                    Ok(state) => read_decisions(&*client, &run_id)
+                    Ok(state) => read_decisions(&**client, &run_id)
                         .await
                         .map(|decided| (state, decided)),
                     Err(error) => Err(error),

@@ -278,3 +278,12 @@ async fn postgres_store() -> reins::store::PostgresStore {
 async fn approval_round_trip_in_postgres() {
     approval_round_trip(postgres_store().await).await;
 }
+
+/// Every operation takes one pooled connection and needs no second one: a pool of one
+/// connection serves a whole run.
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn approval_round_trip_in_postgres_on_one_pooled_connection() {
+    let store = postgres_store().await.with_pool_size(1);
+    approval_round_trip(store).await;
+}
