@@ -1,7 +1,10 @@
+use super::DecisionWatch;
+use super::notify::DecisionSignals;
 use super::{
-    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, JournalEntry, Lease, PendingApprovals,
-    RecordedDecision, RunStore, RunSummary, StoreError, check_claimable, check_decision,
-    collect_pending, decode_state, encode_state, new_token, now_millis,
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry, Lease,
+    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    check_claimable, check_decision, check_deletable, collect_pending, decode_state, encode_state,
+    expiry_cutoff, new_token, now_millis, page_of, status_name,
 };
 use crate::agent::RunState;
 use futures::future::BoxFuture;
@@ -18,6 +21,7 @@ use std::time::Duration;
 pub struct MemoryStore {
     runs: Arc<Mutex<BTreeMap<String, Record>>>,
     lease: Option<Duration>,
+    signals: DecisionSignals,
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -35,6 +39,8 @@ struct Record {
     owner: Option<String>,
     token: Option<String>,
     lease_until: i64,
+    /// When the record was last written (milliseconds since the Unix epoch).
+    updated_at: i64,
     journal: Vec<JournalEntry>,
     /// The latest decision per call.
     decisions: Vec<RecordedDecision>,
@@ -100,6 +106,7 @@ impl MemoryStore {
                 owner: None,
                 token: None,
                 lease_until: 0,
+                updated_at: now_millis(),
                 journal: Vec::new(),
                 decisions: Vec::new(),
                 audit: Vec::new(),
@@ -143,6 +150,7 @@ impl RunStore for MemoryStore {
                     owner: Some(owner.to_owned()),
                     token: Some(token.clone()),
                     lease_until: now_millis() + self.lease_millis(),
+                    updated_at: now_millis(),
                     journal: Vec::new(),
                     decisions: Vec::new(),
                     audit: Vec::new(),
@@ -185,6 +193,7 @@ impl RunStore for MemoryStore {
             record.owner = Some(owner.to_owned());
             record.token = Some(token.clone());
             record.lease_until = now + self.lease_millis();
+            record.updated_at = now;
             Ok(ClaimedRun {
                 state,
                 decisions: record.decisions.clone(),
@@ -221,6 +230,7 @@ impl RunStore for MemoryStore {
             record.state = encoded;
             record.status = super::status_name(state.status).to_owned();
             record.journal.extend_from_slice(journal);
+            record.updated_at = now_millis();
             record.snapshot();
             if release {
                 record.owner = None;
@@ -281,6 +291,8 @@ impl RunStore for MemoryStore {
                 .retain(|d| d.decision.internal_call_id != decision.internal_call_id);
             record.decisions.push(recorded.clone());
             record.audit.push(recorded.clone());
+            drop(runs);
+            self.signals.recorded(run_id);
             Ok(recorded)
         })
     }
@@ -363,5 +375,52 @@ impl RunStore for MemoryStore {
             }
             Ok(listing)
         })
+    }
+
+    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
+        Box::pin(async move {
+            let wanted = query.status.map(status_name);
+            let runs = self
+                .lock()
+                .iter()
+                .filter(|(run_id, _)| query.after_id().is_none_or(|after| run_id.as_str() > after))
+                .filter(|(_, record)| wanted.is_none_or(|status| record.status == status))
+                .take(query.limit() + 1)
+                .map(|(run_id, record)| RunSummary {
+                    run_id: run_id.clone(),
+                    status: super::status_from_name(&record.status),
+                    version: record.version,
+                })
+                .collect();
+            Ok(page_of(runs, query))
+        })
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut runs = self.lock();
+            let record = runs
+                .get(run_id)
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            check_deletable(run_id, &record.status)?;
+            runs.remove(run_id);
+            Ok(())
+        })
+    }
+
+    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let cutoff = expiry_cutoff(older_than);
+            let mut runs = self.lock();
+            let before = runs.len();
+            runs.retain(|_, record| {
+                !(FINISHED.contains(&record.status.as_str()) && record.updated_at <= cutoff)
+            });
+            Ok(u64::try_from(before - runs.len()).unwrap_or(u64::MAX))
+        })
+    }
+
+    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>> {
+        Box::pin(async move { Ok(DecisionWatch::new(&self.signals, None)) })
     }
 }

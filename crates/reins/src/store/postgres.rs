@@ -4,11 +4,15 @@
 //! one transaction) share the schema and the row readers. The seam to split next is the
 //! decision and checkpoint methods (with their readers) into a submodule.
 
+use super::DecisionWatch;
+use super::notify::{DecisionSignals, FeedSlot};
+use super::pg_listen;
 use super::{
-    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FORMAT_VERSION, JournalEntry, Lease,
-    PendingApprovals, RecordedDecision, RunStore, RunSummary, StoreError, check_claimable,
-    check_decision, collect_pending, decode_decision, decode_state, encode_decision, encode_state,
-    new_token, now_millis, status_from_name, status_name,
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, FORMAT_VERSION, JournalEntry, Lease,
+    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    check_claimable, check_decision, check_deletable, collect_pending, decode_decision,
+    decode_state, encode_decision, encode_state, expiry_cutoff, new_token, now_millis, page_of,
+    status_from_name, status_name,
 };
 use crate::agent::RunState;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -30,6 +34,10 @@ pub const DEFAULT_POOL_SIZE: usize = 16;
 pub struct PostgresStore {
     pool: Pool,
     lease: Duration,
+    /// For the decision listener's own connection.
+    config: tokio_postgres::Config,
+    signals: DecisionSignals,
+    feed: FeedSlot,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -114,7 +122,7 @@ impl PostgresStore {
             StoreError::Backend(format!("reading the PostgreSQL connection string: {error}"))
         })?;
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -127,6 +135,9 @@ impl PostgresStore {
         let store = PostgresStore {
             pool,
             lease: DEFAULT_LEASE,
+            config,
+            signals: DecisionSignals::new(),
+            feed: FeedSlot::default(),
         };
         let client = store.client().await?;
         // Workers starting together may race to create the schema; the advisory lock makes
@@ -237,6 +248,27 @@ async fn read_decisions(
         run_id,
     )
     .await
+}
+
+/// Deletes the runs `run_ids` and everything kept about them, inside the caller's
+/// transaction.
+async fn delete_runs(client: &impl GenericClient, run_ids: &[String]) -> Result<(), StoreError> {
+    for table in [
+        "reins_journal",
+        "reins_decisions",
+        "reins_decision_log",
+        "reins_checkpoints",
+        "reins_runs",
+    ] {
+        client
+            .execute(
+                &format!("DELETE FROM {table} WHERE run_id = ANY($1)"),
+                &[&run_ids],
+            )
+            .await
+            .map_err(backend)?;
+    }
+    Ok(())
 }
 
 /// Reads `(internal_call_id, decision JSON, decided_at)` rows of `run_id` with `query`.
@@ -494,6 +526,11 @@ impl RunStore for PostgresStore {
                 )
                 .await
                 .map_err(backend)?;
+            // Delivered to every listener when the transaction commits.
+            transaction
+                .execute("SELECT pg_notify($1, $2)", &[&pg_listen::CHANNEL, &run_id])
+                .await
+                .map_err(backend)?;
             transaction.commit().await.map_err(backend)?;
             Ok(recorded)
         })
@@ -620,6 +657,90 @@ impl RunStore for PostgresStore {
                 collect_pending(&mut listing, &run_id, read)?;
             }
             Ok(listing)
+        })
+    }
+
+    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let limit = i64::try_from(query.limit() + 1).unwrap_or(i64::MAX);
+            // COLLATE "C" compares ids as bytes, as the other stores do, whatever the
+            // database's collation.
+            let rows = client
+                .query(
+                    r#"SELECT run_id, status, version FROM reins_runs
+                       WHERE ($1::text IS NULL OR status = $1)
+                         AND ($2::text IS NULL OR run_id COLLATE "C" > $2)
+                       ORDER BY run_id COLLATE "C" LIMIT $3"#,
+                    &[&query.status.map(status_name), &query.after_id(), &limit],
+                )
+                .await
+                .map_err(backend)?;
+            let runs = rows
+                .iter()
+                .map(|row| {
+                    Ok(RunSummary {
+                        run_id: column(row, 0)?,
+                        status: status_from_name(&column::<String>(row, 1)?),
+                        version: column(row, 2)?,
+                    })
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            Ok(page_of(runs, query))
+        })
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(backend)?;
+            let row = transaction
+                .query_opt(
+                    "SELECT status FROM reins_runs WHERE run_id = $1 FOR UPDATE",
+                    &[&run_id],
+                )
+                .await
+                .map_err(backend)?
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            check_deletable(run_id, &column::<String>(&row, 0)?)?;
+            delete_runs(&*transaction, &[run_id.to_owned()]).await?;
+            transaction.commit().await.map_err(backend)
+        })
+    }
+
+    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let cutoff = expiry_cutoff(older_than);
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(backend)?;
+            // FOR UPDATE: a concurrent `delete` or `expire` of the same runs waits for this one.
+            let rows = transaction
+                .query(
+                    "SELECT run_id FROM reins_runs WHERE status = ANY($1) AND updated_at <= $2
+                     FOR UPDATE",
+                    &[&FINISHED.as_slice(), &cutoff],
+                )
+                .await
+                .map_err(backend)?;
+            let expired = rows
+                .iter()
+                .map(|row| column::<String>(row, 0))
+                .collect::<Result<Vec<_>, _>>()?;
+            delete_runs(&*transaction, &expired).await?;
+            transaction.commit().await.map_err(backend)?;
+            Ok(u64::try_from(expired.len()).unwrap_or(u64::MAX))
+        })
+    }
+
+    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>> {
+        Box::pin(async move {
+            // Subscribed before the listener starts: nothing between the two is missed.
+            let watch = DecisionWatch::new(&self.signals, None);
+            let feed = self
+                .feed
+                .get_or_start(pg_listen::start(self.config.clone(), self.signals.clone()))
+                .await?;
+            Ok(watch.with_feed(feed))
         })
     }
 }

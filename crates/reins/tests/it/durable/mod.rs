@@ -4,15 +4,19 @@
 //! [`claims`] races workers and checks leases, [`finished`] resumes finished runs, [`records`]
 //! reads unreadable, upgraded, corrupt and foreign records, [`in_doubt`] cuts calls off between
 //! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`fork`]
-//! lists checkpoints and forks from them, [`format`] resumes a record of the previous release.
+//! lists checkpoints and forks from them, [`format`] resumes a record of the previous release,
+//! [`housekeeping`] lists runs a page at a time and deletes and expires finished ones, [`watch`]
+//! waits for decisions.
 
 mod bindings;
 mod claims;
 mod finished;
 mod fork;
 mod format;
+mod housekeeping;
 mod in_doubt;
 mod records;
+mod watch;
 
 use crate::common::echo_tool;
 use reins::agent::*;
