@@ -73,6 +73,21 @@ impl Record {
     }
 }
 
+/// The stored record of `run_id`, or [`StoreError::NotFound`].
+fn record<'r>(runs: &'r BTreeMap<String, Record>, run_id: &str) -> Result<&'r Record, StoreError> {
+    runs.get(run_id)
+        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))
+}
+
+/// The stored record of `run_id` to change, or [`StoreError::NotFound`].
+fn record_mut<'r>(
+    runs: &'r mut BTreeMap<String, Record>,
+    run_id: &str,
+) -> Result<&'r mut Record, StoreError> {
+    runs.get_mut(run_id)
+        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))
+}
+
 impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
@@ -176,9 +191,7 @@ impl RunStore for MemoryStore {
     ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
         Box::pin(async move {
             let mut runs = self.lock();
-            let record = runs
-                .get_mut(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record_mut(&mut runs, run_id)?;
             let state = decode_state(run_id, record.format, &record.state)?;
             let now = now_millis();
             check_claimable(
@@ -217,9 +230,7 @@ impl RunStore for MemoryStore {
         Box::pin(async move {
             let encoded = encode_state(state)?;
             let mut runs = self.lock();
-            let record = runs
-                .get_mut(&lease.run_id)
-                .ok_or_else(|| StoreError::NotFound(lease.run_id.clone()))?;
+            let record = record_mut(&mut runs, &lease.run_id)?;
             if record.version != lease.version || record.token.as_deref() != Some(&lease.token) {
                 return Err(StoreError::Conflict {
                     run_id: lease.run_id.clone(),
@@ -249,9 +260,7 @@ impl RunStore for MemoryStore {
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
         Box::pin(async move {
             let runs = self.lock();
-            let record = runs
-                .get(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record(&runs, run_id)?;
             decode_state(run_id, record.format, &record.state)
         })
     }
@@ -262,9 +271,7 @@ impl RunStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
         Box::pin(async move {
             let runs = self.lock();
-            let record = runs
-                .get(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record(&runs, run_id)?;
             Ok(record.journal.clone())
         })
     }
@@ -276,9 +283,7 @@ impl RunStore for MemoryStore {
     ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
         Box::pin(async move {
             let mut runs = self.lock();
-            let record = runs
-                .get_mut(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record_mut(&mut runs, run_id)?;
             let state = decode_state(run_id, record.format, &record.state)?;
             check_decision(&state, decision)?;
             let recorded = RecordedDecision {
@@ -303,9 +308,7 @@ impl RunStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
         Box::pin(async move {
             let runs = self.lock();
-            let record = runs
-                .get(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record(&runs, run_id)?;
             Ok(record.audit.clone())
         })
     }
@@ -316,9 +319,7 @@ impl RunStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
         Box::pin(async move {
             let runs = self.lock();
-            let record = runs
-                .get(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record(&runs, run_id)?;
             Ok(record
                 .snapshots
                 .iter()
@@ -399,9 +400,7 @@ impl RunStore for MemoryStore {
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let mut runs = self.lock();
-            let record = runs
-                .get(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record(&runs, run_id)?;
             check_deletable(run_id, &record.status)?;
             runs.remove(run_id);
             Ok(())
