@@ -34,8 +34,8 @@ pub const DEFAULT_POOL_SIZE: usize = 16;
 pub struct PostgresStore {
     pool: Pool,
     lease: Duration,
-    /// For the decision listener's own connection.
-    config: tokio_postgres::Config,
+    /// For the decision listener's own connection (boxed: the store stays small to move).
+    config: std::sync::Arc<tokio_postgres::Config>,
     signals: DecisionSignals,
     feed: FeedSlot,
 }
@@ -135,7 +135,7 @@ impl PostgresStore {
         let store = PostgresStore {
             pool,
             lease: DEFAULT_LEASE,
-            config,
+            config: std::sync::Arc::new(config),
             signals: DecisionSignals::new(),
             feed: FeedSlot::default(),
         };
@@ -738,7 +738,10 @@ impl RunStore for PostgresStore {
             let watch = DecisionWatch::new(&self.signals, None);
             let feed = self
                 .feed
-                .get_or_start(pg_listen::start(self.config.clone(), self.signals.clone()))
+                .get_or_start(pg_listen::start(
+                    (*self.config).clone(),
+                    self.signals.clone(),
+                ))
                 .await?;
             Ok(watch.with_feed(feed))
         })
