@@ -4,8 +4,8 @@ use crate::config::LoadedAgent;
 use futures::future::BoxFuture;
 use reins::agent::RunState;
 use reins::store::{
-    Checkpoint, ClaimedRun, Decision, JournalEntry, Lease, PendingApprovals, RecordedDecision,
-    RunStore, RunSummary, SqliteStore, StoreError,
+    Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, PendingApprovals,
+    RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, SqliteStore, StoreError,
 };
 
 /// Where the SQLite store is when the agent file names none (beside the agent file).
@@ -130,6 +130,22 @@ impl RunStore for AnyStore {
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
         delegate!(self, store => store.list())
+    }
+
+    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
+        delegate!(self, store => store.list_runs(query))
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        delegate!(self, store => store.delete(run_id))
+    }
+
+    fn expire(&self, older_than: std::time::Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
+        delegate!(self, store => store.expire(older_than))
+    }
+
+    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>> {
+        delegate!(self, store => store.watch_decisions())
     }
 
     fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {

@@ -1,7 +1,10 @@
+use super::DecisionWatch;
+use super::notify::DecisionSignals;
 use super::{
-    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, JournalEntry, Lease, PendingApprovals,
-    RecordedDecision, RunStore, RunSummary, StoreError, check_claimable, check_decision,
-    collect_pending, decode_state, encode_state, new_token, now_millis,
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry, Lease,
+    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    check_claimable, check_decision, check_deletable, collect_pending, decode_state, encode_state,
+    expiry_cutoff, new_token, now_millis, page_of, status_name,
 };
 use crate::agent::RunState;
 use futures::future::BoxFuture;
@@ -18,6 +21,7 @@ use std::time::Duration;
 pub struct MemoryStore {
     runs: Arc<Mutex<BTreeMap<String, Record>>>,
     lease: Option<Duration>,
+    signals: DecisionSignals,
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -35,6 +39,8 @@ struct Record {
     owner: Option<String>,
     token: Option<String>,
     lease_until: i64,
+    /// When the record was last written (milliseconds since the Unix epoch).
+    updated_at: i64,
     journal: Vec<JournalEntry>,
     /// The latest decision per call.
     decisions: Vec<RecordedDecision>,
@@ -65,6 +71,21 @@ impl Record {
             state: self.state.clone(),
         });
     }
+}
+
+/// The stored record of `run_id`, or [`StoreError::NotFound`].
+fn record<'r>(runs: &'r BTreeMap<String, Record>, run_id: &str) -> Result<&'r Record, StoreError> {
+    runs.get(run_id)
+        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))
+}
+
+/// The stored record of `run_id` to change, or [`StoreError::NotFound`].
+fn record_mut<'r>(
+    runs: &'r mut BTreeMap<String, Record>,
+    run_id: &str,
+) -> Result<&'r mut Record, StoreError> {
+    runs.get_mut(run_id)
+        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))
 }
 
 impl MemoryStore {
@@ -100,6 +121,7 @@ impl MemoryStore {
                 owner: None,
                 token: None,
                 lease_until: 0,
+                updated_at: now_millis(),
                 journal: Vec::new(),
                 decisions: Vec::new(),
                 audit: Vec::new(),
@@ -143,6 +165,7 @@ impl RunStore for MemoryStore {
                     owner: Some(owner.to_owned()),
                     token: Some(token.clone()),
                     lease_until: now_millis() + self.lease_millis(),
+                    updated_at: now_millis(),
                     journal: Vec::new(),
                     decisions: Vec::new(),
                     audit: Vec::new(),
@@ -168,9 +191,7 @@ impl RunStore for MemoryStore {
     ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
         Box::pin(async move {
             let mut runs = self.lock();
-            let record = runs
-                .get_mut(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record_mut(&mut runs, run_id)?;
             let state = decode_state(run_id, record.format, &record.state)?;
             let now = now_millis();
             check_claimable(
@@ -185,6 +206,7 @@ impl RunStore for MemoryStore {
             record.owner = Some(owner.to_owned());
             record.token = Some(token.clone());
             record.lease_until = now + self.lease_millis();
+            record.updated_at = now;
             Ok(ClaimedRun {
                 state,
                 decisions: record.decisions.clone(),
@@ -208,9 +230,7 @@ impl RunStore for MemoryStore {
         Box::pin(async move {
             let encoded = encode_state(state)?;
             let mut runs = self.lock();
-            let record = runs
-                .get_mut(&lease.run_id)
-                .ok_or_else(|| StoreError::NotFound(lease.run_id.clone()))?;
+            let record = record_mut(&mut runs, &lease.run_id)?;
             if record.version != lease.version || record.token.as_deref() != Some(&lease.token) {
                 return Err(StoreError::Conflict {
                     run_id: lease.run_id.clone(),
@@ -221,6 +241,7 @@ impl RunStore for MemoryStore {
             record.state = encoded;
             record.status = super::status_name(state.status).to_owned();
             record.journal.extend_from_slice(journal);
+            record.updated_at = now_millis();
             record.snapshot();
             if release {
                 record.owner = None;
@@ -239,9 +260,7 @@ impl RunStore for MemoryStore {
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
         Box::pin(async move {
             let runs = self.lock();
-            let record = runs
-                .get(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record(&runs, run_id)?;
             decode_state(run_id, record.format, &record.state)
         })
     }
@@ -252,9 +271,7 @@ impl RunStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
         Box::pin(async move {
             let runs = self.lock();
-            let record = runs
-                .get(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record(&runs, run_id)?;
             Ok(record.journal.clone())
         })
     }
@@ -266,9 +283,7 @@ impl RunStore for MemoryStore {
     ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
         Box::pin(async move {
             let mut runs = self.lock();
-            let record = runs
-                .get_mut(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record_mut(&mut runs, run_id)?;
             let state = decode_state(run_id, record.format, &record.state)?;
             check_decision(&state, decision)?;
             let recorded = RecordedDecision {
@@ -281,6 +296,8 @@ impl RunStore for MemoryStore {
                 .retain(|d| d.decision.internal_call_id != decision.internal_call_id);
             record.decisions.push(recorded.clone());
             record.audit.push(recorded.clone());
+            drop(runs);
+            self.signals.recorded(run_id);
             Ok(recorded)
         })
     }
@@ -291,9 +308,7 @@ impl RunStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
         Box::pin(async move {
             let runs = self.lock();
-            let record = runs
-                .get(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record(&runs, run_id)?;
             Ok(record.audit.clone())
         })
     }
@@ -304,9 +319,7 @@ impl RunStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
         Box::pin(async move {
             let runs = self.lock();
-            let record = runs
-                .get(run_id)
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            let record = record(&runs, run_id)?;
             Ok(record
                 .snapshots
                 .iter()
@@ -363,5 +376,50 @@ impl RunStore for MemoryStore {
             }
             Ok(listing)
         })
+    }
+
+    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
+        Box::pin(async move {
+            let wanted = query.status.map(status_name);
+            let runs = self
+                .lock()
+                .iter()
+                .filter(|(run_id, _)| query.after_id().is_none_or(|after| run_id.as_str() > after))
+                .filter(|(_, record)| wanted.is_none_or(|status| record.status == status))
+                .take(query.limit() + 1)
+                .map(|(run_id, record)| RunSummary {
+                    run_id: run_id.clone(),
+                    status: super::status_from_name(&record.status),
+                    version: record.version,
+                })
+                .collect();
+            Ok(page_of(runs, query))
+        })
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut runs = self.lock();
+            let record = record(&runs, run_id)?;
+            check_deletable(run_id, &record.status)?;
+            runs.remove(run_id);
+            Ok(())
+        })
+    }
+
+    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let cutoff = expiry_cutoff(older_than);
+            let mut runs = self.lock();
+            let before = runs.len();
+            runs.retain(|_, record| {
+                !(FINISHED.contains(&record.status.as_str()) && record.updated_at <= cutoff)
+            });
+            Ok(u64::try_from(before - runs.len()).unwrap_or(u64::MAX))
+        })
+    }
+
+    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>> {
+        Box::pin(async move { Ok(DecisionWatch::new(&self.signals, None)) })
     }
 }

@@ -107,7 +107,11 @@
 
 mod decision;
 mod fork;
+mod listing;
 mod memory;
+mod notify;
+#[cfg(feature = "postgres")]
+mod pg_listen;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]
@@ -115,7 +119,9 @@ mod sqlite;
 
 pub use decision::{Decision, RecordedDecision, call_binding};
 pub use fork::{Checkpoint, fork};
+pub use listing::{RunCursor, RunPage, RunQuery};
 pub use memory::MemoryStore;
+pub use notify::{DecisionSignal, DecisionWatch};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
@@ -128,6 +134,7 @@ pub(crate) use decision::check_decision;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use decision::{decode_decision, encode_decision};
 use futures::future::BoxFuture;
+pub(crate) use listing::{FINISHED, check_deletable, page_of};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;
@@ -261,6 +268,15 @@ pub enum StoreError {
         /// The run.
         run_id: String,
         /// How it finished: [`RunStatus::Completed`] or [`RunStatus::Failed`].
+        status: RunStatus,
+    },
+    /// The run has not finished (it runs or waits for a decision), so it cannot be deleted;
+    /// nothing was deleted.
+    #[error("run `{run_id}` has not finished ({}): only a finished run can be deleted", status_name(*status))]
+    NotFinished {
+        /// The run.
+        run_id: String,
+        /// Where it is: [`RunStatus::Running`] or [`RunStatus::Suspended`].
         status: RunStatus,
     },
     /// The run changed since this worker's last checkpoint: another worker took it over.
@@ -407,6 +423,28 @@ pub trait RunStore: Send + Sync + 'static {
     /// Every stored run.
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>>;
 
+    /// One page of the stored runs that `query` selects (by status), in the byte order of
+    /// their ids, and where the next page starts.
+    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>>;
+
+    /// Deletes a finished run with its journal, checkpoints and decisions. Refused with
+    /// [`StoreError::NotFinished`] for a run that is running or suspended (nothing is
+    /// deleted), and with [`StoreError::NotFound`] for an unknown run.
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Deletes every finished run (completed or failed) last written at least `older_than`
+    /// ago, as [`delete`](Self::delete) does, and returns how many it deleted. Runs that have
+    /// not finished are kept, however old.
+    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>>;
+
+    /// Starts watching for decisions: the watch is told of every decision recorded from now
+    /// on, by this process or another one, so a worker awaits it instead of polling (see
+    /// [`DecisionWatch`]). [`MemoryStore`] signals the decisions of its clones;
+    /// `SqliteStore` those of every handle on the same file in this process at once, and those
+    /// of other processes within `SqliteStore::CROSS_PROCESS_CHECK`; `PostgresStore` every
+    /// decision, through `LISTEN`/`NOTIFY`.
+    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>>;
+
     /// Every suspended call of every suspended run that has no decision yet, and every
     /// suspended run whose record cannot be read (reported by id, never skipped). Fails as a
     /// whole only when the store itself fails ([`StoreError::Backend`]).
@@ -515,6 +553,12 @@ pub(crate) fn check_claimable(
         }),
         _ => Ok(()),
     }
+}
+
+/// The time (milliseconds since the Unix epoch) before which a finished run is expired by
+/// [`RunStore::expire`]`(older_than)`: runs written at or before it go.
+pub(crate) fn expiry_cutoff(older_than: Duration) -> i64 {
+    now_millis().saturating_sub(i64::try_from(older_than.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Milliseconds since the Unix epoch, the stores' clock for leases.

@@ -4,27 +4,40 @@
 //! one transaction) share the schema and the row readers. The seam to split next is the
 //! decision and checkpoint methods (with their readers) into a submodule.
 
+use super::DecisionWatch;
+use super::notify::{DecisionSignals, FeedSlot};
+use super::pg_listen;
 use super::{
-    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FORMAT_VERSION, JournalEntry, Lease,
-    PendingApprovals, RecordedDecision, RunStore, RunSummary, StoreError, check_claimable,
-    check_decision, collect_pending, decode_decision, decode_state, encode_decision, encode_state,
-    new_token, now_millis, status_from_name, status_name,
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, FORMAT_VERSION, JournalEntry, Lease,
+    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    check_claimable, check_decision, check_deletable, collect_pending, decode_decision,
+    decode_state, encode_decision, encode_state, expiry_cutoff, new_token, now_millis, page_of,
+    status_from_name, status_name,
 };
 use crate::agent::RunState;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures::future::BoxFuture;
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Mutex;
-use tokio_postgres::{Client, GenericClient, NoTls, Row};
+use tokio_postgres::{GenericClient, NoTls, Row};
+
+/// How many connections a [`PostgresStore`] opens at most, unless
+/// [`with_pool_size`](PostgresStore::with_pool_size) says otherwise: each operation takes one
+/// for its transaction, so up to this many worker tasks of a process talk to the database at
+/// once, and the others wait for a free connection. Keep the sum over every process below the
+/// server's `max_connections` (100 by default).
+pub const DEFAULT_POOL_SIZE: usize = 16;
 
 /// The [`RunStore`] for many workers on many machines: runs, their journals and decisions in
-/// PostgreSQL. Cheap to clone; clones share one connection.
+/// PostgreSQL. Cheap to clone; clones share one pool of connections
+/// ([`DEFAULT_POOL_SIZE`]), opened as they are needed.
 #[derive(Clone)]
 pub struct PostgresStore {
-    client: Arc<Mutex<Client>>,
-    /// [`CHECKPOINT`], prepared once on the connection.
-    checkpoint: tokio_postgres::Statement,
+    pool: Pool,
     lease: Duration,
+    /// For the decision listener's own connection (boxed: the store stays small to move).
+    config: std::sync::Arc<tokio_postgres::Config>,
+    signals: DecisionSignals,
+    feed: FeedSlot,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -102,16 +115,31 @@ fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
 
 impl PostgresStore {
     /// Connects with a libpq-style connection string (`host=… user=… dbname=…` or a
-    /// `postgresql://` URL) and creates the tables if they do not exist.
+    /// `postgresql://` URL) and creates the tables if they do not exist. The store keeps a
+    /// pool of up to [`DEFAULT_POOL_SIZE`] connections; this opens the first one.
     pub async fn connect(config: &str) -> Result<Self, StoreError> {
-        let (client, connection) = tokio_postgres::connect(config, NoTls)
-            .await
-            .map_err(|error| StoreError::Backend(format!("connecting to PostgreSQL: {error}")))?;
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::error!(%error, "the PostgreSQL connection failed");
-            }
-        });
+        let config: tokio_postgres::Config = config.parse().map_err(|error| {
+            StoreError::Backend(format!("reading the PostgreSQL connection string: {error}"))
+        })?;
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(DEFAULT_POOL_SIZE)
+            .build()
+            .map_err(backend)?;
+        let store = PostgresStore {
+            pool,
+            lease: DEFAULT_LEASE,
+            config: std::sync::Arc::new(config),
+            signals: DecisionSignals::new(),
+            feed: FeedSlot::default(),
+        };
+        let client = store.client().await?;
         // Workers starting together may race to create the schema; the advisory lock makes
         // them take turns.
         client
@@ -120,12 +148,24 @@ impl PostgresStore {
             ))
             .await
             .map_err(backend)?;
-        let checkpoint = client.prepare(CHECKPOINT).await.map_err(backend)?;
-        Ok(PostgresStore {
-            client: Arc::new(Mutex::new(client)),
-            checkpoint,
-            lease: DEFAULT_LEASE,
-        })
+        drop(client);
+        Ok(store)
+    }
+
+    /// Sets how many connections the store (and its clones) opens at most (default
+    /// [`DEFAULT_POOL_SIZE`], at least 1). Connections beyond a smaller size are closed as
+    /// they are returned.
+    pub fn with_pool_size(self, size: usize) -> Self {
+        self.pool.resize(size.max(1));
+        self
+    }
+
+    /// A connection from the pool, waiting for one to be free.
+    async fn client(&self) -> Result<deadpool_postgres::Client, StoreError> {
+        self.pool
+            .get()
+            .await
+            .map_err(|error| StoreError::Backend(format!("connecting to PostgreSQL: {error}")))
     }
 
     /// Sets how long a claim lasts without a checkpoint (default [`DEFAULT_LEASE`]).
@@ -210,6 +250,27 @@ async fn read_decisions(
     .await
 }
 
+/// Deletes the runs `run_ids` and everything kept about them, inside the caller's
+/// transaction.
+async fn delete_runs(client: &impl GenericClient, run_ids: &[String]) -> Result<(), StoreError> {
+    for table in [
+        "reins_journal",
+        "reins_decisions",
+        "reins_decision_log",
+        "reins_checkpoints",
+        "reins_runs",
+    ] {
+        client
+            .execute(
+                &format!("DELETE FROM {table} WHERE run_id = ANY($1)"),
+                &[&run_ids],
+            )
+            .await
+            .map_err(backend)?;
+    }
+    Ok(())
+}
+
 /// Reads `(internal_call_id, decision JSON, decided_at)` rows of `run_id` with `query`.
 async fn read_decision_rows(
     client: &impl GenericClient,
@@ -236,7 +297,7 @@ impl RunStore for PostgresStore {
             let encoded = encode_state(state)?;
             let token = new_token();
             let now = now_millis();
-            let mut client = self.client.lock().await;
+            let mut client = self.client().await?;
             let transaction = client.transaction().await.map_err(backend)?;
             let inserted = transaction
                 .execute(
@@ -288,10 +349,10 @@ impl RunStore for PostgresStore {
         owner: &'a str,
     ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
         Box::pin(async move {
-            let mut client = self.client.lock().await;
+            let mut client = self.client().await?;
             let transaction = client.transaction().await.map_err(backend)?;
             // FOR UPDATE makes a concurrent claim wait for this one, then see its lease.
-            let row = read_run(&transaction, run_id, true)
+            let row = read_run(&*transaction, run_id, true)
                 .await?
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             let state = decode_state(run_id, row.format, &row.state)?;
@@ -313,7 +374,7 @@ impl RunStore for PostgresStore {
                 )
                 .await
                 .map_err(backend)?;
-            let decisions = read_decisions(&transaction, run_id).await?;
+            let decisions = read_decisions(&*transaction, run_id).await?;
             transaction.commit().await.map_err(backend)?;
             Ok(ClaimedRun {
                 state,
@@ -346,12 +407,13 @@ impl RunStore for PostgresStore {
             let effect_ids: Vec<&str> = journal.iter().map(|e| e.effect_id.as_str()).collect();
             let kinds: Vec<&str> = journal.iter().map(|e| e.kind.as_str()).collect();
             let payloads: Vec<String> = journal.iter().map(|e| e.payload.to_string()).collect();
-            let client = self.client.lock().await;
+            let client = self.client().await?;
+            let statement = client.prepare_cached(CHECKPOINT).await.map_err(backend)?;
             // One statement, so one round trip and one implicit transaction: the state is
             // written and the journal appended together, or neither when the version moved.
             let row = client
                 .query_one(
-                    &self.checkpoint,
+                    &statement,
                     &[
                         &lease.run_id,
                         &lease.version,
@@ -385,8 +447,8 @@ impl RunStore for PostgresStore {
 
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
-            let row = read_run(&*client, run_id, false)
+            let client = self.client().await?;
+            let row = read_run(&**client, run_id, false)
                 .await?
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             decode_state(run_id, row.format, &row.state)
@@ -398,7 +460,7 @@ impl RunStore for PostgresStore {
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
+            let client = self.client().await?;
             let rows = client
                 .query(
                     "SELECT effect_id, kind, payload FROM reins_journal WHERE run_id = $1 ORDER BY seq",
@@ -431,11 +493,11 @@ impl RunStore for PostgresStore {
         decision: &'a Decision,
     ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
         Box::pin(async move {
-            let mut client = self.client.lock().await;
+            let mut client = self.client().await?;
             let transaction = client.transaction().await.map_err(backend)?;
             // The run's row stays locked until commit, so decisions of one run get their
             // audit sequence numbers one at a time.
-            let row = read_run(&transaction, run_id, true)
+            let row = read_run(&*transaction, run_id, true)
                 .await?
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
             let state = decode_state(run_id, row.format, &row.state)?;
@@ -464,6 +526,11 @@ impl RunStore for PostgresStore {
                 )
                 .await
                 .map_err(backend)?;
+            // Delivered to every listener when the transaction commits.
+            transaction
+                .execute("SELECT pg_notify($1, $2)", &[&pg_listen::CHANNEL, &run_id])
+                .await
+                .map_err(backend)?;
             transaction.commit().await.map_err(backend)?;
             Ok(recorded)
         })
@@ -474,12 +541,12 @@ impl RunStore for PostgresStore {
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
-            if read_run(&*client, run_id, false).await?.is_none() {
+            let client = self.client().await?;
+            if read_run(&**client, run_id, false).await?.is_none() {
                 return Err(StoreError::NotFound(run_id.to_owned()));
             }
             read_decision_rows(
-                &*client,
+                &**client,
                 "SELECT internal_call_id, record, decided_at FROM reins_decision_log WHERE run_id = $1 ORDER BY seq",
                 run_id,
             )
@@ -492,8 +559,8 @@ impl RunStore for PostgresStore {
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
-            if read_run(&*client, run_id, false).await?.is_none() {
+            let client = self.client().await?;
+            if read_run(&**client, run_id, false).await?.is_none() {
                 return Err(StoreError::NotFound(run_id.to_owned()));
             }
             let rows = client
@@ -523,7 +590,7 @@ impl RunStore for PostgresStore {
         version: i64,
     ) -> BoxFuture<'a, Result<RunState, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
+            let client = self.client().await?;
             let row = client
                 .query_opt(
                     "SELECT format, state FROM reins_checkpoints WHERE run_id = $1 AND version = $2",
@@ -543,7 +610,7 @@ impl RunStore for PostgresStore {
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
+            let client = self.client().await?;
             let rows = client
                 .query(
                     "SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id",
@@ -566,7 +633,7 @@ impl RunStore for PostgresStore {
 
     fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {
         Box::pin(async move {
-            let client = self.client.lock().await;
+            let client = self.client().await?;
             let rows = client
                 .query(
                     "SELECT run_id, format, state FROM reins_runs WHERE status = 'suspended'
@@ -582,7 +649,7 @@ impl RunStore for PostgresStore {
                 let json: String = column(row, 2)?;
                 // One unreadable run neither hides the other approvals nor disappears.
                 let read = match decode_state(&run_id, format, &json) {
-                    Ok(state) => read_decisions(&*client, &run_id)
+                    Ok(state) => read_decisions(&**client, &run_id)
                         .await
                         .map(|decided| (state, decided)),
                     Err(error) => Err(error),
@@ -590,6 +657,93 @@ impl RunStore for PostgresStore {
                 collect_pending(&mut listing, &run_id, read)?;
             }
             Ok(listing)
+        })
+    }
+
+    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let limit = i64::try_from(query.limit() + 1).unwrap_or(i64::MAX);
+            // COLLATE "C" compares ids as bytes, as the other stores do, whatever the
+            // database's collation.
+            let rows = client
+                .query(
+                    r#"SELECT run_id, status, version FROM reins_runs
+                       WHERE ($1::text IS NULL OR status = $1)
+                         AND ($2::text IS NULL OR run_id COLLATE "C" > $2)
+                       ORDER BY run_id COLLATE "C" LIMIT $3"#,
+                    &[&query.status.map(status_name), &query.after_id(), &limit],
+                )
+                .await
+                .map_err(backend)?;
+            let runs = rows
+                .iter()
+                .map(|row| {
+                    Ok(RunSummary {
+                        run_id: column(row, 0)?,
+                        status: status_from_name(&column::<String>(row, 1)?),
+                        version: column(row, 2)?,
+                    })
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            Ok(page_of(runs, query))
+        })
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(backend)?;
+            let row = transaction
+                .query_opt(
+                    "SELECT status FROM reins_runs WHERE run_id = $1 FOR UPDATE",
+                    &[&run_id],
+                )
+                .await
+                .map_err(backend)?
+                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+            check_deletable(run_id, &column::<String>(&row, 0)?)?;
+            delete_runs(&*transaction, &[run_id.to_owned()]).await?;
+            transaction.commit().await.map_err(backend)
+        })
+    }
+
+    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let cutoff = expiry_cutoff(older_than);
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(backend)?;
+            // FOR UPDATE: a concurrent `delete` or `expire` of the same runs waits for this one.
+            let rows = transaction
+                .query(
+                    "SELECT run_id FROM reins_runs WHERE status = ANY($1) AND updated_at <= $2
+                     FOR UPDATE",
+                    &[&FINISHED.as_slice(), &cutoff],
+                )
+                .await
+                .map_err(backend)?;
+            let expired = rows
+                .iter()
+                .map(|row| column::<String>(row, 0))
+                .collect::<Result<Vec<_>, _>>()?;
+            delete_runs(&*transaction, &expired).await?;
+            transaction.commit().await.map_err(backend)?;
+            Ok(u64::try_from(expired.len()).unwrap_or(u64::MAX))
+        })
+    }
+
+    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>> {
+        Box::pin(async move {
+            // Subscribed before the listener starts: nothing between the two is missed.
+            let watch = DecisionWatch::new(&self.signals, None);
+            let feed = self
+                .feed
+                .get_or_start(pg_listen::start(
+                    (*self.config).clone(),
+                    self.signals.clone(),
+                ))
+                .await?;
+            Ok(watch.with_feed(feed))
         })
     }
 }

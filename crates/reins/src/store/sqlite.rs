@@ -4,17 +4,21 @@
 //! one transaction) share the schema and the row readers. The seam to split next is the
 //! decision and checkpoint methods (with their readers) into a submodule.
 
+use super::DecisionWatch;
+use super::notify::{DecisionSignals, Feed, FeedSlot};
 use super::{
-    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FORMAT_VERSION, JournalEntry, Lease,
-    PendingApprovals, RecordedDecision, RunStore, RunSummary, StoreError, check_claimable,
-    check_decision, collect_pending, decode_decision, decode_state, encode_decision, encode_state,
-    new_token, now_millis, status_from_name, status_name,
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, FORMAT_VERSION, JournalEntry, Lease,
+    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    check_claimable, check_decision, check_deletable, collect_pending, decode_decision,
+    decode_state, encode_decision, encode_state, expiry_cutoff, new_token, now_millis, page_of,
+    status_from_name, status_name,
 };
 use crate::agent::RunState;
 use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::Duration;
 
 /// The embedded [`RunStore`]: one SQLite file in WAL mode, shared safely by the processes of
@@ -24,7 +28,16 @@ pub struct SqliteStore {
     connection: Arc<Mutex<Connection>>,
     path: PathBuf,
     lease: Duration,
+    /// Shared by every handle on the same file in this process.
+    signals: DecisionSignals,
+    /// The check for decisions written by other processes, while anyone watches.
+    feed: FeedSlot,
 }
+
+/// The decision signals of every file opened in this process, so that every handle on one
+/// file (whoever opened it) tells the others' watches at once.
+static FILES: LazyLock<Mutex<HashMap<PathBuf, (DecisionSignals, FeedSlot)>>> =
+    LazyLock::new(Mutex::default);
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -121,12 +134,33 @@ impl SqliteStore {
             .map_err(backend)?;
         connection.execute_batch(SCHEMA).map_err(backend)?;
         add_lease_token(&mut connection)?;
+        let (signals, feed) = if path.as_os_str() == ":memory:" {
+            (DecisionSignals::new(), FeedSlot::default())
+        } else {
+            // One file may be named by many paths: the canonical one is its key.
+            let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            FILES
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(key)
+                .or_insert_with(|| (DecisionSignals::new(), FeedSlot::default()))
+                .clone()
+        };
         Ok(SqliteStore {
             connection: Arc::new(Mutex::new(connection)),
             path,
             lease: DEFAULT_LEASE,
+            signals,
+            feed,
         })
     }
+
+    /// How often a [`DecisionWatch`] on a file checks whether another process wrote to it
+    /// (SQLite's `PRAGMA data_version`, one cheap query on a connection of its own), and if
+    /// so reads the decisions recorded since: a decision made by another process is signalled
+    /// within this time. Decisions made through any handle on the file in this process are
+    /// signalled at once. The check runs only while a watch is alive.
+    pub const CROSS_PROCESS_CHECK: Duration = Duration::from_secs(1);
 
     /// Sets how long a claim lasts without a checkpoint (default [`DEFAULT_LEASE`]).
     pub fn with_lease(mut self, lease: Duration) -> Self {
@@ -157,6 +191,103 @@ impl SqliteStore {
 
     fn lease_millis(&self) -> i64 {
         i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
+/// Starts checking the file at `path` for decisions written by other processes, every
+/// [`SqliteStore::CROSS_PROCESS_CHECK`], on a connection of its own. It reads where the
+/// decision log ends before it returns, so no decision after that is missed.
+async fn check_other_processes(
+    path: PathBuf,
+    signals: DecisionSignals,
+) -> Result<Feed, StoreError> {
+    let (connection, mut seen) = tokio::task::spawn_blocking(move || {
+        let connection = Connection::open(&path).map_err(backend)?;
+        connection
+            .busy_timeout(Duration::from_secs(10))
+            .map_err(backend)?;
+        let seen = LogPosition::read(&connection)?;
+        Ok::<_, StoreError>((Arc::new(Mutex::new(connection)), seen))
+    })
+    .await
+    .map_err(backend)??;
+    let task = tokio::spawn(async move {
+        let mut interval = tokio::time::interval(SqliteStore::CROSS_PROCESS_CHECK);
+        loop {
+            interval.tick().await;
+            let connection = Arc::clone(&connection);
+            let checked = tokio::task::spawn_blocking(move || {
+                let connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
+                seen.advance(&connection).map(|decided| (seen, decided))
+            })
+            .await;
+            match checked {
+                Ok(Ok((position, decided))) => {
+                    seen = position;
+                    for run_id in decided {
+                        signals.recorded(&run_id);
+                    }
+                }
+                Ok(Err(error)) => {
+                    // Whatever was missed, the watches look at the store; the next check
+                    // tries again.
+                    tracing::warn!(%error, "checking the run store for other processes' decisions failed");
+                    signals.recheck();
+                }
+                Err(_) => return,
+            }
+        }
+    });
+    Ok(Feed::new(task.abort_handle()))
+}
+
+/// How far the decision log has been read: the file's `data_version` and the last row.
+#[derive(Clone, Copy)]
+struct LogPosition {
+    data_version: i64,
+    rowid: i64,
+}
+
+impl LogPosition {
+    fn read(connection: &Connection) -> Result<Self, StoreError> {
+        Ok(LogPosition {
+            data_version: connection
+                .query_row("PRAGMA data_version", [], |row| row.get(0))
+                .map_err(backend)?,
+            rowid: connection
+                .query_row(
+                    "SELECT COALESCE(MAX(rowid), 0) FROM reins_decision_log",
+                    [],
+                    |row| row.get(0),
+                )
+                .map_err(backend)?,
+        })
+    }
+
+    /// The runs of the decisions logged since the last read, if the file changed at all.
+    fn advance(&mut self, connection: &Connection) -> Result<Vec<String>, StoreError> {
+        let data_version: i64 = connection
+            .query_row("PRAGMA data_version", [], |row| row.get(0))
+            .map_err(backend)?;
+        if data_version == self.data_version {
+            return Ok(Vec::new());
+        }
+        self.data_version = data_version;
+        let mut statement = connection
+            .prepare("SELECT rowid, run_id FROM reins_decision_log WHERE rowid > ?1 ORDER BY rowid")
+            .map_err(backend)?;
+        let rows = statement
+            .query_map(params![self.rowid], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(backend)?;
+        let mut decided = Vec::new();
+        for row in rows {
+            let (rowid, run_id) = row.map_err(backend)?;
+            self.rowid = rowid;
+            decided.push(run_id);
+        }
+        Ok(decided)
     }
 }
 
@@ -218,6 +349,25 @@ fn read_decisions(
         "SELECT internal_call_id, decision, decided_at FROM reins_decisions WHERE run_id = ?1 ORDER BY decided_at",
         run_id,
     )
+}
+
+/// Deletes a run and everything kept about it, inside the caller's transaction.
+fn delete_run(connection: &Connection, run_id: &str) -> Result<(), StoreError> {
+    for table in [
+        "reins_journal",
+        "reins_decisions",
+        "reins_decision_log",
+        "reins_checkpoints",
+        "reins_runs",
+    ] {
+        connection
+            .execute(
+                &format!("DELETE FROM {table} WHERE run_id = ?1"),
+                params![run_id],
+            )
+            .map_err(backend)?;
+    }
+    Ok(())
 }
 
 /// Reads `(internal_call_id, decision JSON, decided_at)` rows of `run_id` with `query`.
@@ -467,8 +617,9 @@ impl RunStore for SqliteStore {
         run_id: &'a str,
         decision: &'a Decision,
     ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
+        let signalled = run_id;
         let (run_id, decision) = (run_id.to_owned(), decision.clone());
-        Box::pin(self.with(move |connection| {
+        let recorded = self.with(move |connection| {
             let transaction = connection
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
@@ -500,7 +651,12 @@ impl RunStore for SqliteStore {
                 .map_err(backend)?;
             transaction.commit().map_err(backend)?;
             Ok(recorded)
-        }))
+        });
+        Box::pin(async move {
+            let recorded = recorded.await?;
+            self.signals.recorded(signalled);
+            Ok(recorded)
+        })
     }
 
     fn decisions<'a>(
@@ -621,5 +777,98 @@ impl RunStore for SqliteStore {
             }
             Ok(listing)
         }))
+    }
+
+    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
+        let query = query.clone();
+        Box::pin(self.with(move |connection| {
+            // Ids compare as bytes (SQLite's BINARY collation), as in the other stores.
+            let mut statement = connection
+                .prepare(
+                    "SELECT run_id, status, version FROM reins_runs
+                     WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR run_id > ?2)
+                     ORDER BY run_id LIMIT ?3",
+                )
+                .map_err(backend)?;
+            let limit = i64::try_from(query.limit() + 1).unwrap_or(i64::MAX);
+            let rows = statement
+                .query_map(
+                    params![query.status.map(status_name), query.after_id(), limit],
+                    |row| {
+                        Ok(RunSummary {
+                            run_id: row.get(0)?,
+                            status: status_from_name(&row.get::<_, String>(1)?),
+                            version: row.get(2)?,
+                        })
+                    },
+                )
+                .map_err(backend)?;
+            let runs = rows.collect::<Result<Vec<_>, _>>().map_err(backend)?;
+            Ok(page_of(runs, &query))
+        }))
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        let run_id = run_id.to_owned();
+        Box::pin(self.with(move |connection| {
+            let transaction = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            let status: Option<String> = transaction
+                .query_row(
+                    "SELECT status FROM reins_runs WHERE run_id = ?1",
+                    params![run_id],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(backend)?;
+            let status = status.ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
+            check_deletable(&run_id, &status)?;
+            delete_run(&transaction, &run_id)?;
+            transaction.commit().map_err(backend)
+        }))
+    }
+
+    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
+        let cutoff = expiry_cutoff(older_than);
+        Box::pin(self.with(move |connection| {
+            let transaction = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            let expired = {
+                let mut statement = transaction
+                    .prepare(
+                        "SELECT run_id FROM reins_runs
+                         WHERE status IN (?1, ?2) AND updated_at <= ?3",
+                    )
+                    .map_err(backend)?;
+                let rows = statement
+                    .query_map(params![FINISHED[0], FINISHED[1], cutoff], |row| {
+                        row.get::<_, String>(0)
+                    })
+                    .map_err(backend)?;
+                rows.collect::<Result<Vec<_>, _>>().map_err(backend)?
+            };
+            for run_id in &expired {
+                delete_run(&transaction, run_id)?;
+            }
+            transaction.commit().map_err(backend)?;
+            Ok(u64::try_from(expired.len()).unwrap_or(u64::MAX))
+        }))
+    }
+
+    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>> {
+        Box::pin(async move {
+            if self.path.as_os_str() == ":memory:" {
+                return Ok(DecisionWatch::new(&self.signals, None));
+            }
+            // Subscribed before the check starts: nothing between the two is missed.
+            let feed = self.feed.get_or_start(check_other_processes(
+                self.path.clone(),
+                self.signals.clone(),
+            ));
+            let watch = DecisionWatch::new(&self.signals, None);
+            Ok(watch.with_feed(feed.await?))
+        })
     }
 }

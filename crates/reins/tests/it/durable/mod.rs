@@ -4,15 +4,19 @@
 //! [`claims`] races workers and checks leases, [`finished`] resumes finished runs, [`records`]
 //! reads unreadable, upgraded, corrupt and foreign records, [`in_doubt`] cuts calls off between
 //! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`fork`]
-//! lists checkpoints and forks from them, [`format`] resumes a record of the previous release.
+//! lists checkpoints and forks from them, [`format`] resumes a record of the previous release,
+//! [`housekeeping`] lists runs a page at a time and deletes and expires finished ones, [`watch`]
+//! waits for decisions.
 
 mod bindings;
 mod claims;
 mod finished;
 mod fork;
 mod format;
+mod housekeeping;
 mod in_doubt;
 mod records;
+mod watch;
 
 use crate::common::echo_tool;
 use reins::agent::*;
@@ -277,4 +281,13 @@ async fn postgres_store() -> reins::store::PostgresStore {
 #[tokio::test]
 async fn approval_round_trip_in_postgres() {
     approval_round_trip(postgres_store().await).await;
+}
+
+/// Every operation takes one pooled connection and needs no second one: a pool of one
+/// connection serves a whole run.
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn approval_round_trip_in_postgres_on_one_pooled_connection() {
+    let store = postgres_store().await.with_pool_size(1);
+    approval_round_trip(store).await;
 }

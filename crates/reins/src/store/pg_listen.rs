@@ -1,0 +1,112 @@
+//! The PostgreSQL store's decision listener: `LISTEN` on a dedicated connection that is
+//! opened again when it drops, reading the decision log after every reconnection so that no
+//! decision made while it was away goes unsignalled.
+
+use super::notify::{DecisionSignals, Feed};
+use super::{StoreError, now_millis};
+use futures::StreamExt;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
+
+/// The channel `decide` notifies, with the run's id as payload.
+pub(crate) const CHANNEL: &str = "reins_decisions";
+
+/// How far before the connection was lost the log is read again after a reconnection: covers
+/// the clocks of the deciding workers being behind this one's, and decisions whose time was
+/// taken before they committed. A decision in that window is signalled twice, which watches
+/// allow.
+const CLOCK_MARGIN_MS: i64 = 60_000;
+
+/// The longest wait between two attempts to reconnect.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+/// What the listener's connection is called in `pg_stat_activity`.
+pub(crate) const APPLICATION_NAME: &str = "reins-decision-listener";
+
+/// Starts listening; returns once `LISTEN` is in effect, so no decision committed after that
+/// is missed.
+pub(crate) async fn start(
+    mut config: Config,
+    signals: DecisionSignals,
+) -> Result<Feed, StoreError> {
+    config.application_name(APPLICATION_NAME);
+    let mut listening = listen(&config)
+        .await
+        .map_err(|error| StoreError::Backend(format!("listening for decisions: {error}")))?;
+    let task = tokio::spawn(async move {
+        loop {
+            while let Some(run_id) = listening.notifications.recv().await {
+                signals.recorded(&run_id);
+            }
+            let lost_at = now_millis();
+            tracing::warn!("the PostgreSQL decision listener lost its connection; reconnecting");
+            listening = reconnect(&config).await;
+            let since = lost_at - CLOCK_MARGIN_MS;
+            match listening
+                .client
+                .query(
+                    "SELECT DISTINCT run_id FROM reins_decision_log WHERE decided_at >= $1",
+                    &[&since],
+                )
+                .await
+            {
+                Ok(rows) => {
+                    for row in rows {
+                        if let Ok(run_id) = row.try_get::<_, String>(0) {
+                            signals.recorded(&run_id);
+                        }
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "reading the decisions made while disconnected failed");
+                    signals.recheck();
+                }
+            }
+        }
+    });
+    Ok(Feed::new(task.abort_handle()))
+}
+
+/// A connection that listens, and the payloads of its notifications; the receiver ends when
+/// the connection does.
+struct Listening {
+    /// Kept: dropping it closes the connection.
+    client: Client,
+    notifications: mpsc::UnboundedReceiver<String>,
+}
+
+async fn listen(config: &Config) -> Result<Listening, tokio_postgres::Error> {
+    let (client, mut connection) = config.connect(NoTls).await?;
+    let (sender, notifications) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(Ok(message)) = messages.next().await {
+            if let AsyncMessage::Notification(notification) = message
+                && sender.send(notification.payload().to_owned()).is_err()
+            {
+                return;
+            }
+        }
+    });
+    client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
+    Ok(Listening {
+        client,
+        notifications,
+    })
+}
+
+/// Connects and listens again, waiting longer after each failure (up to [`MAX_BACKOFF`]).
+async fn reconnect(config: &Config) -> Listening {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        match listen(config).await {
+            Ok(listening) => return listening,
+            Err(error) => {
+                tracing::warn!(%error, "reconnecting the PostgreSQL decision listener failed");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}

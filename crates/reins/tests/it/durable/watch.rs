@@ -1,0 +1,139 @@
+//! Waiting for decisions without polling: a watch wakes when a person decides, in this
+//! process, in another process on the same SQLite file, or on PostgreSQL across a lost
+//! connection.
+
+use super::{Seen, agent, decide, script, uuid_like};
+use reins::agent::{PromptError, ToolDecision};
+use reins::store::{DecisionWatch, MemoryStore, RunStore, SqliteStore};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[cfg(feature = "postgres")]
+use super::postgres_store;
+
+/// Generous: the signal normally arrives in milliseconds (SQLite from another process: within
+/// `SqliteStore::CROSS_PROCESS_CHECK`).
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// A run suspended on its `pay` call (`t1c1`); its id.
+async fn suspended_run(store: &(impl RunStore + Clone)) -> String {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let error = agent(script(), log, Seen::default())
+        .prompt("pay the bill")
+        .durable(store.clone())
+        .await
+        .unwrap_err();
+    let PromptError::Suspended { run } = error else {
+        panic!("expected a suspension, got {error:?}");
+    };
+    run.run_id().to_string()
+}
+
+/// Waits (with [`PATIENCE`]) until `watch` sees a decision about `run_id`.
+async fn signalled(watch: &mut DecisionWatch, run_id: &str) {
+    tokio::time::timeout(PATIENCE, watch.for_run(run_id))
+        .await
+        .unwrap_or_else(|_| panic!("no decision about {run_id} was signalled"))
+        .unwrap();
+}
+
+/// A worker waiting on the watch wakes when another handle of the store records a decision,
+/// and the run it wakes for resumes.
+async fn wakes_on_decision(waiting: impl RunStore + Clone, deciding: impl RunStore + Clone) {
+    let other = suspended_run(&waiting).await;
+    let run_id = suspended_run(&waiting).await;
+    let mut watch = waiting.watch_decisions().await.unwrap();
+    let awaited = run_id.clone();
+    let worker = tokio::spawn(async move {
+        signalled(&mut watch, &awaited).await;
+        awaited
+    });
+    // A decision about another run does not wake it.
+    decide(&deciding, &other, "t1c1", ToolDecision::deny("no"))
+        .await
+        .unwrap();
+    decide(&deciding, &run_id, "t1c1", ToolDecision::approve())
+        .await
+        .unwrap();
+    let woken = tokio::time::timeout(PATIENCE, worker)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(woken, run_id);
+}
+
+#[tokio::test]
+async fn a_decision_wakes_a_watch_in_memory() {
+    let store = MemoryStore::new();
+    wakes_on_decision(store.clone(), store).await;
+}
+
+#[tokio::test]
+async fn a_decision_wakes_a_watch_in_sqlite() {
+    let path = std::env::temp_dir().join(format!("reins-watch-{}.sqlite", uuid_like()));
+    // Two handles on one file, as two parts of a program would open it.
+    wakes_on_decision(
+        SqliteStore::open(&path).unwrap(),
+        SqliteStore::open(&path).unwrap(),
+    )
+    .await;
+    let _ = std::fs::remove_file(&path);
+}
+
+/// Another process writing to the file is noticed through `PRAGMA data_version`.
+#[tokio::test]
+async fn a_decision_by_another_process_wakes_a_sqlite_watch() {
+    let path = std::env::temp_dir().join(format!("reins-watch-ext-{}.sqlite", uuid_like()));
+    let store = SqliteStore::open(&path).unwrap();
+    let mut watch = store.watch_decisions().await.unwrap();
+    // What another process's `decide` leaves in the file, written by a connection that this
+    // process's handles know nothing of.
+    let elsewhere = rusqlite::Connection::open(&path).unwrap();
+    elsewhere
+        .execute(
+            "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
+             VALUES ('decided-elsewhere', 1, 't1c0', '{}', 0)",
+            [],
+        )
+        .unwrap();
+    signalled(&mut watch, "decided-elsewhere").await;
+    let _ = std::fs::remove_file(&path);
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn a_decision_wakes_a_watch_in_postgres() {
+    let store = postgres_store().await;
+    wakes_on_decision(store.clone(), store).await;
+}
+
+/// The listener's connection is cut: it reconnects, and the decisions made meanwhile are
+/// signalled (read back from the log), as are those made after.
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn the_postgres_watch_survives_a_lost_connection() {
+    let store = postgres_store().await;
+    let during = suspended_run(&store).await;
+    let after = suspended_run(&store).await;
+    let mut watch = store.watch_decisions().await.unwrap();
+
+    let url = std::env::var("REINS_POSTGRES_URL").unwrap();
+    let admin = super::postgres_client(&url).await;
+    let cut = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE application_name = 'reins-decision-listener'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(!cut.is_empty(), "the listener has its own connection");
+    decide(&store, &during, "t1c1", ToolDecision::approve())
+        .await
+        .unwrap();
+    signalled(&mut watch, &during).await;
+    decide(&store, &after, "t1c1", ToolDecision::approve())
+        .await
+        .unwrap();
+    signalled(&mut watch, &after).await;
+}
