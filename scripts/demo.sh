@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The README's main job: a real LLM agent, offline. Installs what llama.cpp's build needs
-# (cmake, clang, libclang-dev) when missing, then runs the `reins` demo; arguments are passed
-# on (e.g. a prompt, or `--provider openai`).
+# The README's main job: `reins run` on the offline example agent
+# (crates/reins-cli/agents/offline-assistant.toml — the local model, an MCP server's tools, a
+# note written only after you approve it in the terminal). Installs what is missing first:
+# cmake, clang and libclang-dev (llama.cpp's build) with apt-get, mcp-server-time with pip.
+# Arguments are passed on to `reins run`: a prompt, `--model path/to/model.gguf`, `--json`.
+# The note lands in notes.txt in the directory you run this from.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+repo=$(cd "$(dirname "$0")/.." && pwd)
 
 as_root() {
   if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo -n "$@"; fi
@@ -15,4 +18,10 @@ if ! dpkg -s cmake clang libclang-dev >/dev/null 2>&1; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake clang libclang-dev >/dev/null
 fi
 
-cargo run --release -p reins-cli -- "$@"
+if ! python3 -c 'import mcp_server_time' >/dev/null 2>&1; then
+  echo "== installing mcp-server-time (python3 -m pip)"
+  python3 -m pip install --quiet --disable-pip-version-check mcp-server-time
+fi
+
+(cd "$repo" && cargo build --release --quiet -p reins-cli)
+exec "$repo/target/release/reins" run "$repo/crates/reins-cli/agents/offline-assistant.toml" "$@"

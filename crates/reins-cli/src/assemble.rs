@@ -3,7 +3,7 @@
 //! may go.
 
 use crate::approve::CliDecider;
-use crate::config::{ApprovalConfig, LoadedAgent, ModelConfig};
+use crate::config::{ApprovalConfig, LoadedAgent, McpConfig, ModelConfig};
 use crate::shell_tool::ShellTool;
 use crate::tool_choice::ToolChoiceHook;
 use reins::agent::{Agent, AgentBuilder};
@@ -70,9 +70,13 @@ pub async fn assemble(agent: &LoadedAgent, decider: CliDecider) -> Result<Assemb
     let mut servers = Vec::new();
     for config in &file.tools.mcp {
         let config = config.get_ref();
-        let mut server = McpServer::stdio(config.command.get_ref(), &config.args)
-            .name(config.name.clone())
-            .envs(config.env.clone());
+        let mut server = match (&config.command, &config.url) {
+            (Some(command), _) => McpServer::stdio(command.get_ref(), &config.args),
+            (None, Some(url)) => http_server(config, url.get_ref())?,
+            (None, None) => return Err(format!("MCP server `{}` has no command", config.name)),
+        }
+        .name(config.name.clone())
+        .envs(config.env.clone());
         if let Some(cwd) = &config.cwd {
             server = server.current_dir(agent.resolve(cwd));
         }
@@ -150,6 +154,25 @@ pub async fn assemble(agent: &LoadedAgent, decider: CliDecider) -> Result<Assemb
         model_label: model_label(model),
         _servers: servers,
     })
+}
+
+/// An MCP server over streamable HTTP, its credentials read from the variables the file
+/// names. `reins check` reports unset ones; here they are only named, never shown.
+fn http_server(config: &McpConfig, url: &str) -> Result<McpServer, String> {
+    let read = |variable: &str| {
+        std::env::var(variable)
+            .ok()
+            .filter(|value| !value.is_empty())
+            .ok_or_else(|| format!("{variable} is not set (MCP server `{}`)", config.name))
+    };
+    let mut server = McpServer::http(url);
+    if let Some(variable) = &config.bearer_token_env {
+        server = server.bearer_token(read(variable.get_ref())?);
+    }
+    for (header, variable) in &config.headers_from_env {
+        server = server.header(header.clone(), read(variable.get_ref())?);
+    }
+    Ok(server)
 }
 
 /// `provider/name` (or the GGUF file for the local model).

@@ -5,9 +5,11 @@
 //! reins check agent.toml                 # validate, pointing at the line of any mistake
 //! reins run agent.toml "prompt"          # stream the answer; approvals in the terminal
 //! reins run agent.toml "prompt" --json   # one JSON event per line
+//! reins run agent.toml --model big.gguf  # a local agent on any GGUF chat model
 //! reins chat agent.toml                  # a conversation, kept in the store
 //! reins runs list agent.toml             # the runs in the agent's store
 //! reins runs approve agent.toml RUN      # decide a waiting call, then `runs resume`
+//! reins runs fork agent.toml RUN --at 3  # a new run from a checkpoint (`runs checkpoints`)
 //! reins ui agent.toml                    # the web inbox on http://127.0.0.1:7878
 //! reins                                  # the built-in offline demo
 //! ```
@@ -22,6 +24,7 @@ mod config;
 mod demo;
 mod demo_hooks;
 mod demo_tools;
+mod fork;
 #[cfg(feature = "local")]
 mod local;
 mod run;
@@ -29,6 +32,7 @@ mod runs;
 mod shell_tool;
 mod store;
 mod tool_choice;
+mod trail;
 mod ui;
 
 use clap::{Parser, Subcommand};
@@ -64,6 +68,9 @@ enum Command {
         /// One JSON event per line on stdout.
         #[arg(long)]
         json: bool,
+        /// Run a `provider = "local"` agent on this GGUF chat model instead of the file's.
+        #[arg(long, value_name = "GGUF")]
+        model: Option<PathBuf>,
     },
     /// A conversation in the terminal; every message is a run kept in the store.
     Chat {
@@ -72,6 +79,9 @@ enum Command {
         /// Continue the conversation of this run.
         #[arg(long)]
         resume: Option<String>,
+        /// Run a `provider = "local"` agent on this GGUF chat model instead of the file's.
+        #[arg(long, value_name = "GGUF")]
+        model: Option<PathBuf>,
     },
     /// The runs in an agent's store.
     Runs {
@@ -125,6 +135,12 @@ enum RunsCommand {
         /// Edit the arguments in $EDITOR first.
         #[arg(long)]
         edit: bool,
+        /// Who decides (default: your user name).
+        #[arg(long = "as", value_name = "NAME")]
+        who: Option<String>,
+        /// Why, kept in the run's decision trail.
+        #[arg(long)]
+        reason: Option<String>,
     },
     /// Deny a waiting call; the model is told `--message`.
     Deny {
@@ -137,6 +153,41 @@ enum RunsCommand {
         /// What the model is told.
         #[arg(long)]
         message: Option<String>,
+        /// Who decides (default: your user name).
+        #[arg(long = "as", value_name = "NAME")]
+        who: Option<String>,
+        /// Why, kept in the run's decision trail (the model is told `--message` only).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// The run's checkpoints (one per write of its state), oldest first.
+    Checkpoints {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// One JSON object per checkpoint.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A new run from one of the run's checkpoints (the run itself is kept); prints its id.
+    Fork {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// The checkpoint's version (default: the latest; see `runs checkpoints`).
+        #[arg(long, value_name = "VERSION")]
+        at: Option<i64>,
+        /// The waiting call whose arguments change (default: the checkpoint's only one).
+        #[arg(long)]
+        call: Option<String>,
+        /// The waiting call's new arguments (a JSON object).
+        #[arg(long, conflicts_with = "edit")]
+        args: Option<String>,
+        /// Edit the waiting call's arguments in $EDITOR.
+        #[arg(long)]
+        edit: bool,
     },
     /// Continue a suspended run with the decisions recorded for it.
     Resume {
@@ -170,6 +221,36 @@ fn load(path: &Path, for_running: bool) -> Result<config::LoadedAgent, ExitCode>
     })
 }
 
+/// `--model`: the local model's GGUF file, replacing the agent file's `path` (a relative
+/// `--model` is relative to the current directory, as a command-line path is).
+fn with_model(
+    mut loaded: config::LoadedAgent,
+    model: Option<PathBuf>,
+) -> Result<config::LoadedAgent, ExitCode> {
+    let Some(model) = model else {
+        return Ok(loaded);
+    };
+    let config = loaded.file.model.get_mut();
+    if config.provider.get_ref() != "local" {
+        eprintln!(
+            "reins: --model takes a GGUF file for `provider = \"local\"`; {} uses `{}`",
+            loaded.path.display(),
+            config.provider.get_ref()
+        );
+        return Err(ExitCode::from(EXIT_INVALID));
+    }
+    let model = std::path::absolute(&model).unwrap_or(model);
+    if !model.is_file() {
+        eprintln!("reins: --model {}: no such file", model.display());
+        return Err(ExitCode::from(EXIT_INVALID));
+    }
+    config.path = Some(toml::Spanned::new(
+        0..0,
+        model.to_string_lossy().into_owned(),
+    ));
+    Ok(loaded)
+}
+
 fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("reins: {message}");
     ExitCode::FAILURE
@@ -188,8 +269,9 @@ async fn command_main(command: Command) -> ExitCode {
             agent,
             prompt,
             json,
+            model,
         } => {
-            let loaded = match load(&agent, true) {
+            let loaded = match load(&agent, true).and_then(|loaded| with_model(loaded, model)) {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };
@@ -200,8 +282,12 @@ async fn command_main(command: Command) -> ExitCode {
             run_new(&loaded, &prompt, json).await
         }
         Command::Runs { command } => runs_main(command).await,
-        Command::Chat { agent, resume } => {
-            let loaded = match load(&agent, true) {
+        Command::Chat {
+            agent,
+            resume,
+            model,
+        } => {
+            let loaded = match load(&agent, true).and_then(|loaded| with_model(loaded, model)) {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };
@@ -259,6 +345,8 @@ async fn runs_main(command: RunsCommand) -> ExitCode {
         | RunsCommand::Show { agent, .. }
         | RunsCommand::Approve { agent, .. }
         | RunsCommand::Deny { agent, .. }
+        | RunsCommand::Checkpoints { agent, .. }
+        | RunsCommand::Fork { agent, .. }
         | RunsCommand::Resume { agent, .. } => agent.clone(),
     };
     let for_running = matches!(command, RunsCommand::Resume { .. });
@@ -279,22 +367,53 @@ async fn runs_main(command: RunsCommand) -> ExitCode {
             call,
             args,
             edit,
+            who,
+            reason,
             ..
         } => {
-            let change = match (args, edit) {
-                (Some(args), _) => runs::ArgsChange::Given(args),
-                (None, true) => runs::ArgsChange::Editor,
-                (None, false) => runs::ArgsChange::None,
-            };
-            runs::approve(&store, &run, call, change).await.map(|_| {
-                eprintln!("reins: approved; continue the run with `reins runs resume`");
-            })
+            let change = runs::ArgsChange::from_flags(args, edit);
+            let who = runs::Who { name: who, reason };
+            runs::approve(&store, &run, call, change, &who)
+                .await
+                .map(|_| {
+                    eprintln!("reins: approved; continue the run with `reins runs resume`");
+                })
         }
         RunsCommand::Deny {
-            run, call, message, ..
-        } => runs::deny(&store, &run, call, message).await.map(|()| {
-            eprintln!("reins: denied; continue the run with `reins runs resume`");
-        }),
+            run,
+            call,
+            message,
+            who,
+            reason,
+            ..
+        } => {
+            let who = runs::Who { name: who, reason };
+            runs::deny(&store, &run, call, message, &who)
+                .await
+                .map(|()| {
+                    eprintln!("reins: denied; continue the run with `reins runs resume`");
+                })
+        }
+        RunsCommand::Checkpoints { run, json, .. } => fork::checkpoints(&store, &run, json).await,
+        RunsCommand::Fork {
+            run,
+            at,
+            call,
+            args,
+            edit,
+            ..
+        } => {
+            let change = runs::ArgsChange::from_flags(args, edit);
+            let edit = fork::ForkEdit { call, change };
+            fork::fork_run(&store, &run, at, edit).await.map(|state| {
+                println!("{}", state.run_id);
+                eprintln!(
+                    "reins: forked {run} into {} ({}); continue it with `reins runs resume`",
+                    state.run_id,
+                    runs::status_name(state.status)
+                );
+            })
+        }
         RunsCommand::Resume { run, json, .. } => {
             let assembled = match assemble::assemble(&loaded, approve::CliDecider::detect()).await {
                 Ok(assembled) => assembled,

@@ -1,4 +1,4 @@
-//! `reins runs list|show|approve|deny|resume`: the runs in an agent's store, and decisions
+//! `reins runs list|show|approve|deny|resume` (`checkpoints|fork` are in [`crate::fork`]): the runs in an agent's store, and decisions
 //! about the calls that wait for a person. Decisions go through
 //! [`RunStore::decide`](reins::store::RunStore::decide), as the web inbox's do.
 
@@ -161,12 +161,21 @@ pub async fn show(
         .await
         .map_err(|error| error.to_string())?;
     let pending = pending_of(store, run_id).await?;
+    let decisions = store
+        .decisions(run_id)
+        .await
+        .map_err(|error| error.to_string())?;
+    let trail = crate::trail::views(&state, &decisions);
     if json_out {
         let mut value = summary(&state, own_model);
         value["history"] = serde_json::to_value(&state.history).unwrap_or(Value::Null);
         value["pending"] = pending
             .iter()
             .map(|p| json!({"call": p.internal_call_id, "tool": p.tool_name, "args": p.arguments, "reason": p.reason}))
+            .collect();
+        value["decisions"] = trail
+            .iter()
+            .map(crate::trail::DecisionView::to_json)
             .collect();
         println!("{value}");
         return Ok(());
@@ -186,6 +195,26 @@ pub async fn show(
             Step::Call { tool, args } => println!("call: {tool} {args}"),
             Step::Result { tool, output } => println!("result of {tool}: {output}"),
             Step::Hook { kind, value } => println!("hook record {kind}: {value}"),
+        }
+    }
+    for decision in &trail {
+        println!(
+            "decision: call {} {} by {} at {}{}",
+            decision.call,
+            decision.verdict,
+            decision.decided_by,
+            decision.decided_at,
+            decision
+                .reason
+                .as_deref()
+                .map_or_else(String::new, |reason| format!(" — because {reason}")),
+        );
+        match (&decision.bound_arguments, &decision.new_arguments) {
+            (Some(bound), _) => println!("  bound to the arguments {bound}"),
+            (None, _) => println!("  bound to {}", decision.binding),
+        }
+        if let Some(new) = &decision.new_arguments {
+            println!("  ran with {new}");
         }
     }
     for call in &pending {
@@ -253,12 +282,24 @@ pub enum ArgsChange {
     Editor,
 }
 
+impl ArgsChange {
+    /// From `--args JSON` and `--edit` (clap makes them exclusive).
+    pub fn from_flags(args: Option<String>, edit: bool) -> ArgsChange {
+        match (args, edit) {
+            (Some(args), _) => ArgsChange::Given(args),
+            (None, true) => ArgsChange::Editor,
+            (None, false) => ArgsChange::None,
+        }
+    }
+}
+
 /// `reins runs approve`: records the decision (run it with `runs resume`).
 pub async fn approve(
     store: &AnyStore,
     run_id: &str,
     call: Option<String>,
     change: ArgsChange,
+    who: &Who,
 ) -> Result<ToolDecision, String> {
     let target = target_call(store, run_id, call).await?;
     let decision = match change {
@@ -266,7 +307,7 @@ pub async fn approve(
         ArgsChange::Given(text) => ToolDecision::approve_with_args(parse_args(&text)?),
         ArgsChange::Editor => ToolDecision::approve_with_args(edit_in_editor(&target.arguments)?),
     };
-    let bound = Decision::new(&target, decision.clone(), decided_by("reins runs approve"));
+    let bound = who.decision(&target, decision.clone(), "reins runs approve");
     store
         .decide(run_id, &bound)
         .await
@@ -280,15 +321,55 @@ pub async fn deny(
     run_id: &str,
     call: Option<String>,
     message: Option<String>,
+    who: &Who,
 ) -> Result<(), String> {
     let target = target_call(store, run_id, call).await?;
     let decision = ToolDecision::deny(denial(message.as_deref()));
-    let bound = Decision::new(&target, decision, decided_by("reins runs deny"));
+    let bound = who.decision(&target, decision, "reins runs deny");
     store
         .decide(run_id, &bound)
         .await
         .map(drop)
         .map_err(|error| error.to_string())
+}
+
+/// Who makes a decision and why: `--as NAME` (default: the user, see [`decided_by`]) and
+/// `--reason TEXT`.
+pub struct Who {
+    /// `--as`.
+    pub name: Option<String>,
+    /// `--reason`.
+    pub reason: Option<String>,
+}
+
+impl Who {
+    /// `decision` about `target` bound to it as listed, by this person, made `via` a command.
+    pub fn decision(
+        &self,
+        target: &PendingApproval,
+        decision: ToolDecision,
+        via: &str,
+    ) -> Decision {
+        let by = match self
+            .name
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
+            Some(name) => format!("{name} via {via}"),
+            None => decided_by(via),
+        };
+        let bound = Decision::new(target, decision, by);
+        match self
+            .reason
+            .as_deref()
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+        {
+            Some(reason) => bound.because(reason),
+            None => bound,
+        }
+    }
 }
 
 /// Who a decision is recorded as made by: the operating-system user, and the command or page

@@ -3,7 +3,7 @@
 //! that are set. Every problem is reported (not only the first), each at its line.
 
 use super::diagnostic::Diagnostic;
-use super::{LoadedAgent, ModelConfig, ShellToolConfig};
+use super::{LoadedAgent, McpConfig, ModelConfig, ShellToolConfig};
 use std::collections::BTreeSet;
 use toml::Spanned;
 
@@ -47,15 +47,7 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
         check_shell_tool(agent, tool.get_ref(), &mut problems);
     }
     for server in &file.tools.mcp {
-        if let Some(url) = &server.get_ref().url {
-            problems.push(agent.error_at(
-                url.span(),
-                "MCP servers over HTTP are not supported yet: give `command` (stdio)",
-            ));
-        }
-        if server.get_ref().command.get_ref().trim().is_empty() {
-            problems.push(agent.error_at(server.get_ref().command.span(), "`command` is empty"));
-        }
+        check_mcp(agent, server, &mut problems, &mut secrets);
     }
     if let Some(approval) = &file.hooks.approval {
         if let Some(default) = &approval.default {
@@ -211,6 +203,60 @@ fn check_model(
             }
         }
         (None, None) => {}
+    }
+}
+
+/// An MCP server: a `command` (stdio) or a `url` (streamable HTTP), and the variables an HTTP
+/// server's credentials come from (named, never written in the file).
+fn check_mcp(
+    agent: &LoadedAgent,
+    server: &Spanned<McpConfig>,
+    problems: &mut Vec<Diagnostic>,
+    secrets: &mut Vec<Diagnostic>,
+) {
+    let config = server.get_ref();
+    match (&config.command, &config.url) {
+        (Some(_), Some(url)) => problems.push(agent.error_at(
+            url.span(),
+            "give either `command` (stdio) or `url` (HTTP), not both",
+        )),
+        (None, None) => problems.push(agent.error_at(
+            server.span(),
+            format!(
+                "MCP server `{}` needs `command` (stdio) or `url` (HTTP)",
+                config.name
+            ),
+        )),
+        (Some(command), None) => {
+            if command.get_ref().trim().is_empty() {
+                problems.push(agent.error_at(command.span(), "`command` is empty"));
+            }
+        }
+        (None, Some(url)) => {
+            let text = url.get_ref();
+            if !(text.starts_with("http://") || text.starts_with("https://")) {
+                problems
+                    .push(agent.error_at(url.span(), "`url` must be an http:// or https:// URL"));
+            }
+        }
+    }
+    let http_only = config.bearer_token_env.is_some() || !config.headers_from_env.is_empty();
+    if http_only && config.url.is_none() {
+        problems.push(agent.error_at(
+            server.span(),
+            "`bearer_token_env` and `headers_from_env` are for a server reached by `url`",
+        ));
+    }
+    if let Some(variable) = &config.bearer_token_env {
+        check_env(agent, variable, "the MCP server's bearer token", secrets);
+    }
+    for (header, variable) in &config.headers_from_env {
+        check_env(
+            agent,
+            variable,
+            &format!("the MCP server's `{header}` header"),
+            secrets,
+        );
     }
 }
 

@@ -113,8 +113,8 @@ pub struct Tools {
 pub struct McpConfig {
     /// The server's name (in errors and logs).
     pub name: String,
-    /// The program to start.
-    pub command: Spanned<String>,
+    /// The program to start (a server speaking MCP on stdio); or give `url`.
+    pub command: Option<Spanned<String>>,
     /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
@@ -132,8 +132,14 @@ pub struct McpConfig {
     pub prefix: Option<String>,
     /// Seconds one call may take.
     pub call_timeout_secs: Option<u64>,
-    /// Reserved for MCP servers reached over HTTP (not yet supported by reins-mcp).
+    /// The URL of a server speaking MCP over streamable HTTP; or give `command`.
     pub url: Option<Spanned<String>>,
+    /// The environment variable holding a bearer token for the `url` server (its value is
+    /// sent as `Authorization: Bearer ...`, never printed).
+    pub bearer_token_env: Option<Spanned<String>>,
+    /// Headers for the `url` server, each naming the environment variable holding its value.
+    #[serde(default)]
+    pub headers_from_env: BTreeMap<String, Spanned<String>>,
 }
 
 /// A tool that runs a program: the model's arguments fill the `{placeholders}` of `command`.

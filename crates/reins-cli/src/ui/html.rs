@@ -3,8 +3,10 @@
 
 use crate::approve::pretty;
 use crate::runs::{Step, model_shown, status_name, timeline};
+use crate::trail::DecisionView;
 use reins::agent::RunState;
 use reins::store::PendingApproval;
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// `text` with `& < > " '` escaped, safe in element content and quoted attributes.
@@ -50,26 +52,59 @@ fn js_string(text: &str) -> String {
         .replace('<', "\\u003c")
 }
 
-/// The runs table.
-pub fn runs_table(states: &[RunState], waiting: &[PendingApproval], own_model: &str) -> String {
+/// What the runs table shows beyond the runs' states.
+pub struct RunsTable<'a> {
+    /// The calls waiting for a decision.
+    pub waiting: &'a [PendingApproval],
+    /// The agent's own model as `provider/name`.
+    pub own_model: &'a str,
+    /// The agent file's `[input, output]` price per million tokens, if any.
+    pub prices: Option<[f64; 2]>,
+    /// When each run started (its first checkpoint), in milliseconds since the Unix epoch.
+    pub started_ms: &'a HashMap<String, i64>,
+}
+
+/// A run's cost from the price table, or blank without one.
+pub fn cost(state: &RunState, prices: Option<[f64; 2]>) -> String {
+    prices.map_or_else(String::new, |[input, output]| {
+        let cost = (state.usage.input_tokens as f64 * input
+            + state.usage.output_tokens as f64 * output)
+            / 1_000_000.0;
+        format!("{cost:.4}")
+    })
+}
+
+/// The runs table, newest first: agent, model, status, turns, tokens, cost, age.
+pub fn runs_table(states: &[RunState], table: &RunsTable<'_>) -> String {
     let mut html = String::from(
-        "<table id=\"runs\"><tr><th>run</th><th>status</th><th>agent</th><th>model</th>\
-         <th>turns</th><th>tokens</th><th>waiting</th></tr>",
+        "<table id=\"runs\"><tr><th>run</th><th>agent</th><th>model</th><th>status</th>\
+         <th>turns</th><th>tokens</th><th>cost</th><th>age</th><th>waiting</th></tr>",
     );
     for state in states.iter().rev() {
-        let count = waiting.iter().filter(|p| p.run_id == state.run_id).count();
+        let count = table
+            .waiting
+            .iter()
+            .filter(|p| p.run_id == state.run_id)
+            .count();
         let _ = write!(
             html,
             "<tr class=\"run\" data-status=\"{status}\"><td><a href=\"/runs/{id_url}\">{id}</a></td>\
-             <td class=\"status\">{status}</td><td>{agent}</td><td class=\"model\">{model}</td><td>{turns}</td>\
-             <td>{tokens}</td><td>{count}</td></tr>",
+             <td class=\"agent\">{agent}</td><td class=\"model\">{model}</td>\
+             <td class=\"status\">{status}</td><td class=\"turns\">{turns}</td>\
+             <td class=\"tokens\">{tokens}</td><td class=\"cost\">{cost}</td>\
+             <td class=\"age\">{age}</td><td>{count}</td></tr>",
             id_url = escape(&url_segment(&state.run_id)),
             id = escape(&state.run_id),
             status = status_name(state.status),
             agent = escape(state.agent_name.as_deref().unwrap_or("-")),
-            model = escape(&model_shown(state, own_model)),
+            model = escape(&model_shown(state, table.own_model)),
             turns = state.turn,
             tokens = state.usage.input_tokens + state.usage.output_tokens,
+            cost = cost(state, table.prices),
+            age = table
+                .started_ms
+                .get(&state.run_id)
+                .map_or_else(|| "-".to_owned(), |ms| crate::fork::age(*ms)),
         );
     }
     html.push_str("</table>");
@@ -121,6 +156,44 @@ pub fn run_timeline(state: &RunState, own_model: &str) -> String {
     html
 }
 
+/// The run's decision trail: who decided what about which call, when, why, and the
+/// arguments the decision was bound to.
+pub fn decision_trail(trail: &[DecisionView]) -> String {
+    if trail.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from("<h2>decisions</h2><div id=\"decisions-trail\">");
+    for decision in trail {
+        let bound = decision
+            .bound_arguments
+            .as_ref()
+            .map_or_else(|| decision.binding.clone(), pretty);
+        let _ = write!(
+            html,
+            "<div class=\"step decision\" data-call=\"{call}\"><b>decision</b> call {call}: \
+             {verdict} by <span class=\"decided-by\">{by}</span> at {at}{reason}\
+             <br>bound to<pre>{bound}</pre>{new}</div>",
+            call = escape(&decision.call),
+            verdict = escape(&decision.verdict),
+            by = escape(&decision.decided_by),
+            at = escape(&decision.decided_at),
+            reason = decision
+                .reason
+                .as_deref()
+                .map_or_else(String::new, |r| format!(" — because {}", escape(r))),
+            bound = escape(&bound),
+            new = decision
+                .new_arguments
+                .as_ref()
+                .map_or_else(String::new, |a| {
+                    format!("ran with<pre>{}</pre>", escape(&pretty(a)))
+                }),
+        );
+    }
+    html.push_str("</div>");
+    html
+}
+
 /// A link to the run's trace, from the agent file's `[ui] trace_link` template.
 pub fn trace_link(template: Option<&str>, run: &str) -> String {
     match template {
@@ -139,6 +212,23 @@ pub fn resume_form(run: &str, csrf: &str) -> String {
          <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
          <p>Every waiting call is decided. \
          <button type=\"submit\" name=\"resume\">resume the run</button></p></form>",
+        run = escape(&url_segment(run)),
+        csrf = escape(csrf),
+    )
+}
+
+/// The button that forks the run from one of its checkpoints (the latest by default) into a
+/// new run, whose page it then opens.
+pub fn fork_form(run: &str, latest_version: Option<i64>, csrf: &str) -> String {
+    let Some(latest) = latest_version else {
+        return String::new();
+    };
+    format!(
+        "<form id=\"fork\" method=\"post\" action=\"/runs/{run}/fork\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <label>fork from checkpoint <input type=\"number\" name=\"at\" min=\"1\" \
+         max=\"{latest}\" value=\"{latest}\"></label> \
+         <button type=\"submit\" name=\"fork\">fork</button></form>",
         run = escape(&url_segment(run)),
         csrf = escape(csrf),
     )

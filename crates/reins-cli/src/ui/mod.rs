@@ -63,6 +63,7 @@ pub async fn serve(
         .route("/runs/{run}/calls/{call}/approve", post(approve))
         .route("/runs/{run}/calls/{call}/deny", post(deny))
         .route("/runs/{run}/resume", post(resume))
+        .route("/runs/{run}/fork", post(fork))
         .layer(middleware::from_fn_with_state(app.clone(), guard))
         .with_state(app);
     let listener = tokio::net::TcpListener::bind(bind)
@@ -178,7 +179,25 @@ async fn runs_html(app: &App) -> Result<String, Response> {
         .await
         .map_err(server_error)?
         .approvals;
-    Ok(html::runs_table(&states, &waiting, &app.model))
+    let mut started_ms = HashMap::new();
+    for state in &states {
+        if let Some(first) = app
+            .store
+            .checkpoints(&state.run_id)
+            .await
+            .map_err(server_error)?
+            .first()
+        {
+            started_ms.insert(state.run_id.clone(), first.created_at_ms);
+        }
+    }
+    let table = html::RunsTable {
+        waiting: &waiting,
+        own_model: &app.model,
+        prices: app.agent.file.limits.price_per_million,
+        started_ms: &started_ms,
+    };
+    Ok(html::runs_table(&states, &table))
 }
 
 async fn index(State(app): State<Arc<App>>) -> Response {
@@ -213,7 +232,20 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
     } else {
         html::waiting_forms(&pending, &app.csrf)
     };
-    Ok((html::run_timeline(&state, &app.model), forms))
+    let latest = app
+        .store
+        .checkpoints(run)
+        .await
+        .map_err(server_error)?
+        .last()
+        .map(|checkpoint| checkpoint.version);
+    let forms = forms + &html::fork_form(run, latest, &app.csrf);
+    let decisions = app.store.decisions(run).await.map_err(server_error)?;
+    let trail = crate::trail::views(&state, &decisions);
+    Ok((
+        html::run_timeline(&state, &app.model) + &html::decision_trail(&trail),
+        forms,
+    ))
 }
 
 async fn run_page(State(app): State<Arc<App>>, Path(run): Path<String>) -> Response {
@@ -267,16 +299,9 @@ async fn approve(
     Path((run, call)): Path<(String, String)>,
     Form(form): Form<ApproveForm>,
 ) -> Response {
-    if !constant_eq(&form.csrf, &app.csrf) {
-        return (
-            StatusCode::FORBIDDEN,
-            "the form's anti-forgery token is wrong",
-        )
-            .into_response();
-    }
-    let target = match runs::target_call(&app.store, &run, Some(call)).await {
+    let target = match checked_target(&app, &form.csrf, &run, call).await {
         Ok(target) => target,
-        Err(error) => return (StatusCode::CONFLICT, html::escape(&error)).into_response(),
+        Err(refused) => return refused,
     };
     let decision = match form
         .args
@@ -299,22 +324,42 @@ async fn deny(
     Path((run, call)): Path<(String, String)>,
     Form(form): Form<DenyForm>,
 ) -> Response {
-    if !constant_eq(&form.csrf, &app.csrf) {
-        return (
-            StatusCode::FORBIDDEN,
-            "the form's anti-forgery token is wrong",
-        )
-            .into_response();
-    }
+    let target = match checked_target(&app, &form.csrf, &run, call).await {
+        Ok(target) => target,
+        Err(refused) => return refused,
+    };
     let message = form.message.filter(|m| !m.trim().is_empty()).map_or_else(
         || "denied by the user".to_owned(),
         |m| format!("denied by the user: {m}"),
     );
-    let target = match runs::target_call(&app.store, &run, Some(call)).await {
-        Ok(target) => target,
-        Err(error) => return (StatusCode::CONFLICT, html::escape(&error)).into_response(),
-    };
     decide(app, run, &target, form.binding, ToolDecision::deny(message)).await
+}
+
+/// The anti-forgery check of a state-changing form: the refusal when its token is wrong.
+fn forged(app: &App, csrf: &str) -> Option<Response> {
+    (!constant_eq(csrf, &app.csrf)).then(|| {
+        (
+            StatusCode::FORBIDDEN,
+            "the form's anti-forgery token is wrong",
+        )
+            .into_response()
+    })
+}
+
+/// A decision form's checks, shared by approve and deny: its anti-forgery token, then the
+/// call it decides, which must wait for a decision.
+async fn checked_target(
+    app: &App,
+    csrf: &str,
+    run: &str,
+    call: String,
+) -> Result<PendingApproval, Response> {
+    if let Some(refused) = forged(app, csrf) {
+        return Err(refused);
+    }
+    runs::target_call(&app.store, run, Some(call))
+        .await
+        .map_err(|error| (StatusCode::CONFLICT, html::escape(&error)).into_response())
 }
 
 /// Records the decision, bound to the call as the page showed it, then resumes the run in the
@@ -357,15 +402,51 @@ async fn resume(
     Path(run): Path<String>,
     Form(form): Form<ResumeForm>,
 ) -> Response {
-    if !constant_eq(&form.csrf, &app.csrf) {
-        return (
-            StatusCode::FORBIDDEN,
-            "the form's anti-forgery token is wrong",
-        )
-            .into_response();
+    if let Some(refused) = forged(&app, &form.csrf) {
+        return refused;
     }
     spawn_resume(app, run.clone());
     Redirect::to(&format!("/runs/{}", html::url_segment(&run))).into_response()
+}
+
+#[derive(Deserialize)]
+struct ForkForm {
+    csrf: String,
+    /// The checkpoint's version (default: the latest).
+    at: Option<String>,
+}
+
+async fn fork(
+    State(app): State<Arc<App>>,
+    Path(run): Path<String>,
+    Form(form): Form<ForkForm>,
+) -> Response {
+    if let Some(refused) = forged(&app, &form.csrf) {
+        return refused;
+    }
+    let at = match form.at.as_deref().map(str::trim).filter(|a| !a.is_empty()) {
+        None => None,
+        Some(text) => match text.parse::<i64>() {
+            Ok(version) => Some(version),
+            Err(_) => {
+                return (StatusCode::BAD_REQUEST, "the checkpoint is not a number").into_response();
+            }
+        },
+    };
+    let edit = crate::fork::ForkEdit {
+        call: None,
+        change: runs::ArgsChange::None,
+    };
+    match crate::fork::fork_run(&app.store, &run, at, edit).await {
+        Ok(state) => {
+            // A fork that waits for nothing continues at once; one that waits shows its forms.
+            if state.status == RunStatus::Running {
+                spawn_resume(app, state.run_id.clone());
+            }
+            Redirect::to(&format!("/runs/{}", html::url_segment(&state.run_id))).into_response()
+        }
+        Err(error) => (StatusCode::CONFLICT, html::escape(&error)).into_response(),
+    }
 }
 
 /// Resumes `run` in the background with the decisions recorded for it; nothing is printed

@@ -2,6 +2,7 @@ mod check;
 mod common;
 #[cfg(feature = "local")]
 mod demo;
+mod mcp_http;
 #[cfg(feature = "local")]
 mod offline;
 mod run;

@@ -1,5 +1,5 @@
-//! The offline example agent on the embedded local model (SmolLM2-135M by default, or
-//! REINS_MODEL): its first turn is made to call `write_note`, the approval shows in the
+//! The README's main job, `scripts/demo.sh`: `reins run` on the offline example agent on the
+//! embedded local model (SmolLM2-135M by default; `--model` another GGUF): its first turn is made to call `write_note`, the approval shows in the
 //! terminal, and the note is written only after it is approved.
 
 use crate::common::AgentDir;
@@ -15,7 +15,7 @@ fn the_offline_example_writes_a_note_after_approval_in_the_terminal() {
     let agent = AgentDir::new(&std::fs::read_to_string(example).expect("the example agent"));
     let reins = env!("CARGO_BIN_EXE_reins");
     let tmux = Tmux::start(&format!(
-        "cd '{dir}' && env REINS_MODEL='{model}' '{reins}' run '{file}'; echo EXIT=$?; sleep 600",
+        "cd '{dir}' && '{reins}' run '{file}' --model '{model}'; echo EXIT=$?; sleep 600",
         dir = agent.dir.path().display(),
         model = model.display(),
         file = agent.file.display(),

@@ -361,3 +361,135 @@ rules:
     assert!(first_at < second_at, "{shown}");
     assert!(shown.contains("First answer."), "{shown}");
 }
+
+#[test]
+fn model_takes_a_gguf_only_for_a_local_agent_and_only_an_existing_file() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, "");
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "Save a note.", "--model", "AGENT"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("provider = \"local\""), "{stderr}");
+
+    let local = AgentDir::new("[model]\nprovider = \"local\"\n");
+    let (code, _, stderr) =
+        outcome(local.reins(&["run", "AGENT", "Hi.", "--model", "missing.gguf"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("missing.gguf: no such file"), "{stderr}");
+}
+
+#[test]
+fn a_finished_run_is_forked_at_its_suspended_checkpoint_with_other_arguments() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, ASK);
+    let (run, _) = suspend(&agent);
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", "AGENT", &run])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+
+    let (code, stdout, stderr) =
+        outcome(agent.reins(&["runs", "checkpoints", "AGENT", &run, "--json"]));
+    assert_eq!(code, 0, "{stderr}");
+    let checkpoints = events(&stdout);
+    assert_eq!(
+        checkpoints.last().expect("checkpoints")["status"],
+        "completed"
+    );
+    let suspended = checkpoints
+        .iter()
+        .find(|c| c["status"] == "suspended")
+        .unwrap_or_else(|| panic!("a suspended checkpoint\n{stdout}"));
+    let version = suspended["version"].to_string();
+
+    // The latest checkpoint waits for nothing: there are no arguments to change.
+    let (code, _, stderr) =
+        outcome(agent.reins(&["runs", "fork", "AGENT", &run, "--args", r#"{"text": "x"}"#]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("no call waiting"), "{stderr}");
+
+    let (code, stdout, stderr) = outcome(agent.reins(&[
+        "runs",
+        "fork",
+        "AGENT",
+        &run,
+        "--at",
+        &version,
+        "--args",
+        r#"{"text": "forked"}"#,
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let fork = stdout.trim().to_owned();
+    assert_ne!(fork, run);
+
+    let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &fork, "--json"]));
+    let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+    assert_eq!(shown["status"], "suspended", "{stdout}");
+    assert_eq!(shown["pending"][0]["args"]["text"], "forked", "{stdout}");
+    let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let parent: Value = serde_json::from_str(stdout.trim()).expect("json");
+    assert_eq!(parent["status"], "completed", "the parent is kept");
+
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &fork]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", "AGENT", &fork])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.");
+    assert!(stderr.contains("note: forked"), "{stderr}");
+}
+
+#[test]
+fn the_decision_trail_shows_who_decided_why_and_the_arguments_it_was_bound_to() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, ASK);
+    let (run, _) = suspend(&agent);
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "approve",
+        "AGENT",
+        &run,
+        "--args",
+        r#"{"text": "edited"}"#,
+        "--as",
+        "carol",
+        "--reason",
+        "the draft was wrong",
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+
+    let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+    let decision = &shown["decisions"][0];
+    assert_eq!(decision["decided_by"], "carol via reins runs approve");
+    assert_eq!(decision["reason"], "the draft was wrong");
+    assert_eq!(decision["verdict"], "approved with edited arguments");
+    assert_eq!(decision["bound_arguments"]["text"], "draft", "{stdout}");
+    assert_eq!(decision["new_arguments"]["text"], "edited");
+    assert!(
+        decision["binding"]
+            .as_str()
+            .is_some_and(|b| b.starts_with("sha256:"))
+    );
+
+    let (_, text, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
+    assert!(
+        text.contains("approved with edited arguments by carol via reins runs approve at "),
+        "{text}"
+    );
+    assert!(text.contains("because the draft was wrong"), "{text}");
+    assert!(
+        text.contains(r#"bound to the arguments {"text":"draft"}"#),
+        "{text}"
+    );
+}

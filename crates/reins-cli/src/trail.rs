@@ -1,0 +1,142 @@
+//! A run's decision trail, for `reins runs show` and the inbox's timeline: every decision
+//! recorded about its calls (replaced ones included), who made it, when, why, and the
+//! arguments it was bound to.
+
+use reins::agent::{RunState, ToolDecision};
+use reins::store::{RecordedDecision, call_binding};
+use serde_json::{Value, json};
+
+/// One decision as shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionView {
+    /// The call's internal id.
+    pub call: String,
+    /// What was decided, in words (`approved`, `approved with edited arguments`, `denied: ...`).
+    pub verdict: String,
+    /// Who decided.
+    pub decided_by: String,
+    /// When, as `YYYY-MM-DD HH:MM:SS UTC`.
+    pub decided_at: String,
+    /// When, in milliseconds since the Unix epoch.
+    pub decided_at_ms: i64,
+    /// Why, if they said.
+    pub reason: Option<String>,
+    /// The digest the decision is bound to.
+    pub binding: String,
+    /// The arguments that digest is of, when the run still holds the call they belong to.
+    pub bound_arguments: Option<Value>,
+    /// The arguments the decision replaced them with, if any.
+    pub new_arguments: Option<Value>,
+}
+
+impl DecisionView {
+    /// As JSON for `runs show --json`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "call": self.call,
+            "verdict": self.verdict,
+            "decided_by": self.decided_by,
+            "decided_at": self.decided_at,
+            "decided_at_ms": self.decided_at_ms,
+            "reason": self.reason,
+            "binding": self.binding,
+            "bound_arguments": self.bound_arguments,
+            "new_arguments": self.new_arguments,
+        })
+    }
+}
+
+/// The decisions about `state`'s calls, oldest first, as shown.
+pub fn views(state: &RunState, decisions: &[RecordedDecision]) -> Vec<DecisionView> {
+    decisions
+        .iter()
+        .map(|recorded| {
+            let decision = &recorded.decision;
+            let (verdict, new_arguments) = match &decision.decision {
+                ToolDecision::Approve => ("approved".to_owned(), None),
+                ToolDecision::ApproveWithArgs { args } => (
+                    "approved with edited arguments".to_owned(),
+                    Some(args.clone()),
+                ),
+                ToolDecision::Deny { message } => (format!("denied: {message}"), None),
+                ToolDecision::Rerun => ("run again".to_owned(), None),
+                ToolDecision::Skip { message } => (format!("skipped: {message}"), None),
+                ToolDecision::SupplyResult { output } => {
+                    (format!("result supplied: {output}"), None)
+                }
+            };
+            DecisionView {
+                call: decision.internal_call_id.clone(),
+                verdict,
+                decided_by: decision.decided_by.clone(),
+                decided_at: utc_time(recorded.decided_at_ms),
+                decided_at_ms: recorded.decided_at_ms,
+                reason: decision.reason.clone(),
+                binding: decision.binding.clone(),
+                bound_arguments: bound_arguments(state, recorded),
+                new_arguments,
+            }
+        })
+        .collect()
+}
+
+/// The arguments `recorded` is bound to: those of its call in the run (as the model made
+/// them, or as the call started) whose digest is the decision's binding.
+fn bound_arguments(state: &RunState, recorded: &RecordedDecision) -> Option<Value> {
+    let call = state
+        .pending_calls
+        .iter()
+        .find(|pending| pending.internal_call_id == recorded.decision.internal_call_id)?;
+    [Some(&call.call.arguments), call.started.as_ref()]
+        .into_iter()
+        .flatten()
+        .find(|arguments| {
+            call_binding(
+                &recorded.run_id,
+                &call.internal_call_id,
+                &call.call.name,
+                arguments,
+            ) == recorded.decision.binding
+        })
+        .cloned()
+}
+
+/// `ms` since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC` (the proleptic Gregorian calendar).
+pub fn utc_time(ms: i64) -> String {
+    let seconds = ms.div_euclid(1000);
+    let days = seconds.div_euclid(86_400);
+    let of_day = seconds.rem_euclid(86_400);
+    // Days to a civil date, after Howard Hinnant's `civil_from_days`.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_time;
+
+    #[test]
+    fn times_are_shown_as_utc_dates() {
+        assert_eq!(utc_time(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc_time(951_782_400_000), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc_time(1_796_113_245_000), "2026-12-01 08:20:45 UTC");
+    }
+}

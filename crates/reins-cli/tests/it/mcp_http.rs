@@ -1,0 +1,126 @@
+//! An MCP server reached by `url` (streamable HTTP): `@modelcontextprotocol/server-everything`
+//! started on loopback as crates/reins-mcp's tests start it, its credentials named by
+//! environment variables whose values never show in the output.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, outcome};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `server-everything` in its streamable HTTP mode on a free loopback port, killed on drop.
+struct EverythingHttp {
+    child: Child,
+    port: u16,
+}
+
+impl EverythingHttp {
+    fn start() -> EverythingHttp {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+            "../../.tools/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        );
+        assert!(
+            script.is_file(),
+            "@modelcontextprotocol/server-everything is not installed: run scripts/install/mcp.sh"
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map(|address| address.port())
+            .expect("a free loopback port");
+        let child = Command::new("node")
+            .arg(script)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node (apt-get install nodejs)");
+        let server = EverythingHttp { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "server-everything never listened"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+}
+
+impl Drop for EverythingHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const RULES: &str = r#"
+version: 1
+rules:
+  - name: answer
+    when:
+      tool_result_contains: "Echo:"
+    respond:
+      content: "The server echoed it."
+  - name: echo
+    when:
+      messages_contain: "echo"
+    respond:
+      tool_calls:
+        - name: echo
+          arguments: {message: "over http"}
+"#;
+
+#[test]
+fn a_run_calls_a_tool_of_an_mcp_server_reached_by_url_without_showing_its_credentials() {
+    let everything = EverythingHttp::start();
+    let llm = FakeLlm::start(RULES);
+    let agent = AgentDir::new(&format!(
+        r#"[model]
+provider = "openai"
+name = "gpt-5-mini"
+base_url = "{llm}"
+api_key_env = "REINS_TEST_KEY"
+
+[[tools.mcp]]
+name = "everything"
+url = "http://127.0.0.1:{port}/mcp"
+include = ["echo"]
+bearer_token_env = "REINS_TEST_MCP_TOKEN"
+headers_from_env = {{ "X-Api-Key" = "REINS_TEST_MCP_KEY" }}
+"#,
+        llm = llm.openai_url(),
+        port = everything.port,
+    ));
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "Please echo something."])
+            .env("REINS_TEST_KEY", "k")
+            .env("REINS_TEST_MCP_TOKEN", "token-value-7f3a")
+            .env("REINS_TEST_MCP_KEY", "key-value-91c2"),
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stderr.contains("Echo: over http"), "{stderr}");
+    assert_eq!(stdout.trim(), "The server echoed it.");
+    for secret in ["token-value-7f3a", "key-value-91c2"] {
+        assert!(!stdout.contains(secret) && !stderr.contains(secret));
+    }
+
+    // A server that cannot be reached: the error names the server, not the credentials.
+    drop(everything);
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "Please echo something."])
+            .env("REINS_TEST_KEY", "k")
+            .env("REINS_TEST_MCP_TOKEN", "token-value-7f3a")
+            .env("REINS_TEST_MCP_KEY", "key-value-91c2"),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    for secret in ["token-value-7f3a", "key-value-91c2"] {
+        assert!(
+            !stdout.contains(secret) && !stderr.contains(secret),
+            "{stderr}"
+        );
+    }
+}
