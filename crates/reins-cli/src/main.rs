@@ -204,9 +204,32 @@ enum RunsCommand {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let export = start_export();
+    let code = match cli.command {
         None => demo::main(cli.demo).await,
         Some(command) => command_main(command).await,
+    };
+    if let Some(otel) = export {
+        // The OTLP exporter blocks while it flushes: off the async runtime.
+        match tokio::task::spawn_blocking(move || otel.shutdown()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => eprintln!("reins: exporting the trace failed: {error}"),
+            Err(error) => eprintln!("reins: exporting the trace failed: {error}"),
+        }
+    }
+    code
+}
+
+/// OTLP export of the runs' traces and metrics (through reins-otel) when
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` is set; flushed before the command exits.
+fn start_export() -> Option<reins_otel::Otel> {
+    std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").filter(|endpoint| !endpoint.is_empty())?;
+    match reins_otel::init() {
+        Ok(otel) => Some(otel),
+        Err(error) => {
+            eprintln!("reins: traces are not exported: {error}");
+            None
+        }
     }
 }
 

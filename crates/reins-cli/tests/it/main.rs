@@ -5,6 +5,7 @@ mod demo;
 mod mcp_http;
 #[cfg(feature = "local")]
 mod offline;
+mod otlp;
 mod run;
 mod terminal;
 mod ui;
