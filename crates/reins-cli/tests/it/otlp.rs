@@ -92,7 +92,10 @@ fn a_run_exports_its_trace_before_the_command_exits() {
         agent
             .reins(&["run", "AGENT", "Hello."])
             .env("REINS_TEST_KEY", "k")
-            .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://127.0.0.1:{port}"))
+            .env(
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                format!("http://127.0.0.1:{port}"),
+            )
             .env("OTEL_SERVICE_NAME", "reins-cli-test"),
     );
     assert_eq!(code, 0, "{stderr}");
