@@ -2,10 +2,11 @@ use super::hook::{AgentHook, HookStack};
 use super::prompt::{PromptRequest, RunStart};
 use super::routing::ModelRegistry;
 use super::run::RunState;
+use super::tools::{AvailableTools, LiveTools};
 use crate::completion::{CompletionModel, SharedModel};
 use crate::message::{Document, Message, ToolChoice};
 use crate::store::RunStore;
-use crate::tool::{Tool, ToolDefinition, ToolSet};
+use crate::tool::{Tool, ToolSet, ToolSource};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -13,8 +14,10 @@ use std::sync::Arc;
 pub(crate) struct AgentConfig {
     pub name: Option<String>,
     pub preamble: Option<String>,
-    pub tools: ToolSet,
-    pub tool_definitions: Arc<[ToolDefinition]>,
+    /// The tools as built: the fixed tools and each source's list at build time.
+    pub tools: Arc<AvailableTools>,
+    /// The tool sources, when there are any: runs take their tools from here, turn by turn.
+    pub live: Option<LiveTools>,
     pub hooks: HookStack,
     pub temperature: Option<f64>,
     pub max_tokens: Option<u64>,
@@ -36,7 +39,7 @@ impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")
             .field("name", &self.config.name)
-            .field("tools", &self.config.tools)
+            .field("tools", &self.config.tools.set)
             .field("hooks", &self.config.hooks)
             .field("models", &self.config.models.labels)
             .finish_non_exhaustive()
@@ -81,9 +84,11 @@ impl Agent {
         self.config.name.as_deref()
     }
 
-    /// The agent's tools.
+    /// The agent's tools as it was built: its own and, for each
+    /// [`tool_source`](AgentBuilder::tool_source), the list the source gave then (runs see
+    /// the sources' later lists turn by turn).
     pub fn tools(&self) -> &ToolSet {
-        &self.config.tools
+        &self.config.tools.set
     }
 
     /// The labels of the agent's models, the default's first.
@@ -97,6 +102,7 @@ pub struct AgentBuilder {
     name: Option<String>,
     preamble: Option<String>,
     tools: ToolSet,
+    sources: Vec<Arc<dyn ToolSource>>,
     hooks: HookStack,
     temperature: Option<f64>,
     max_tokens: Option<u64>,
@@ -117,6 +123,7 @@ impl AgentBuilder {
             name: None,
             preamble: None,
             tools: ToolSet::new(),
+            sources: Vec::new(),
             hooks: HookStack::new(),
             temperature: None,
             max_tokens: None,
@@ -152,6 +159,15 @@ impl AgentBuilder {
         for tool in tools {
             self.tools.add(tool);
         }
+        self
+    }
+
+    /// Adds tools whose list can change while the agent lives (an MCP server's, say): every
+    /// run starts from the source's latest list and takes a new one between model turns when
+    /// the source says it changed (see [`ToolSource`]). A source's tool replaces a tool of the
+    /// same name added with [`tool`](AgentBuilder::tool), and a later source's an earlier one's.
+    pub fn tool_source<S: ToolSource>(mut self, source: S) -> Self {
+        self.sources.push(Arc::new(source));
         self
     }
 
@@ -216,13 +232,18 @@ impl AgentBuilder {
 
     /// Builds the agent.
     pub fn build(self) -> Agent {
-        let tool_definitions = Arc::from(self.tools.definitions().to_vec());
+        let (tools, live) = if self.sources.is_empty() {
+            (AvailableTools::new(self.tools), None)
+        } else {
+            let live = LiveTools::new(self.tools, self.sources);
+            (live.current(), Some(live))
+        };
         Agent {
             config: Arc::new(AgentConfig {
                 name: self.name,
                 preamble: self.preamble,
-                tools: self.tools,
-                tool_definitions,
+                tools,
+                live,
                 hooks: self.hooks,
                 temperature: self.temperature,
                 max_tokens: self.max_tokens,

@@ -14,6 +14,7 @@ mod prompt;
 mod routing;
 mod run;
 mod stream;
+mod tools;
 
 pub use builder::{Agent, AgentBuilder};
 pub use driver::MAX_MODEL_CALLS_PER_TURN;

@@ -1,16 +1,18 @@
 //! Tools the model can call: the [`Tool`] trait, [`tool_fn`] for closures, the [`ToolSet`] an
-//! agent holds, and the structured result of a call ([`ToolOutcome`], [`ToolFailure`],
-//! [`ToolResultExtensions`]).
+//! agent holds, [`ToolSource`] for a list that changes while the agent lives, and the
+//! structured result of a call ([`ToolOutcome`], [`ToolFailure`], [`ToolResultExtensions`]).
 
 mod context;
 mod function;
 mod outcome;
 mod retry;
+mod source;
 
 pub use context::ToolCallContext;
 pub use function::{FnTool, tool_fn};
 pub use outcome::{ToolFailure, ToolOutcome, ToolOutput, ToolResultExtensions};
 pub use retry::RetrySafety;
+pub use source::ToolSource;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -231,6 +233,19 @@ impl ToolSet {
     /// Adds a tool; a tool of the same name is replaced.
     pub fn add<T: Tool>(&mut self, tool: T) {
         let definition = DynTool::definition(&tool);
+        self.add_shared(definition, Arc::new(tool));
+    }
+
+    /// Adds every tool of `other`, in its order; a tool of the same name is replaced.
+    pub fn extend_from(&mut self, other: &ToolSet) {
+        for definition in &other.definitions {
+            if let Some(tool) = other.tools.get(&definition.name) {
+                self.add_shared(definition.clone(), Arc::clone(tool));
+            }
+        }
+    }
+
+    fn add_shared(&mut self, definition: ToolDefinition, tool: Arc<dyn DynTool>) {
         match self
             .definitions
             .iter_mut()
@@ -239,7 +254,7 @@ impl ToolSet {
             Some(existing) => *existing = definition.clone(),
             None => self.definitions.push(definition.clone()),
         }
-        self.tools.insert(definition.name, Arc::new(tool));
+        self.tools.insert(definition.name, tool);
     }
 
     /// Whether a tool of that name exists.

@@ -20,5 +20,6 @@ mod run_state;
 mod streaming;
 mod structured_output;
 mod suspend_resume;
+mod tool_sources;
 mod tools;
 mod typed_args;

@@ -32,6 +32,7 @@ use super::prompt::{
 };
 use super::run::{PendingCall, RunState, RunStatus, SuspendedRun, ToolDecision};
 use super::stream::{StreamItem, StreamSink};
+use super::tools::AvailableTools;
 use crate::completion::CompletionError;
 use crate::message::Message;
 use crate::message::arguments_text as render_args;
@@ -242,8 +243,13 @@ pub(crate) async fn run(
         state.turn,
         state.entries.clone(),
     );
+    let tools = match &config.live {
+        Some(live) => live.current(),
+        None => Arc::clone(&config.tools),
+    };
     let mut driver = Driver {
         config,
+        tools,
         hooks: &hooks,
         ctx: &ctx,
         options: &options,
@@ -357,6 +363,8 @@ impl Durable {
 /// The run in progress: the references it works with, and its state.
 pub(crate) struct Driver<'a> {
     config: &'a AgentConfig,
+    /// The tools of the current turn (see `refresh_tools`).
+    tools: Arc<AvailableTools>,
     hooks: &'a HookStack,
     ctx: &'a HookContext,
     options: &'a RunOptions,
@@ -492,7 +500,7 @@ impl Driver<'_> {
             // A finished run is not run again: its answer is its last assistant message.
             return Ok(final_answer(&self.state.history));
         }
-        let template = self.request_template();
+        let mut template = self.request_template();
 
         loop {
             // Every effect completed so far is journaled before the run advances.
@@ -511,6 +519,9 @@ impl Driver<'_> {
             self.state.turn += 1;
             let turn = self.state.turn;
             self.ctx.set_turn(turn);
+            if self.refresh_tools().await {
+                template = self.request_template();
+            }
 
             let received = self.call_model(&template).await?;
             let mut response = received.response;
@@ -617,6 +628,20 @@ impl Driver<'_> {
             }
             self.state.pending_calls = calls;
         }
+    }
+
+    /// Takes the tool sources' latest lists before a model turn; true when the tools changed,
+    /// so the request advertises the new ones and the turn's calls run against them.
+    async fn refresh_tools(&mut self) -> bool {
+        let Some(live) = &self.config.live else {
+            return false;
+        };
+        let latest = live.refresh().await;
+        if Arc::ptr_eq(&latest, &self.tools) {
+            return false;
+        }
+        self.tools = latest;
+        true
     }
 
     fn reject_retry_with_calls(&self, calls: &[PendingCall], action: &str) -> Result<(), Halt> {

@@ -34,7 +34,7 @@ pub(super) struct ReceivedTurn {
 impl Driver<'_> {
     pub(super) fn request_template(&self) -> CompletionRequest {
         let config = self.config;
-        let mut tools = Arc::clone(&config.tool_definitions);
+        let mut tools = Arc::clone(&self.tools.definitions);
         let mut tool_choice = config.tool_choice.clone();
         let mut output_schema = None;
         if let Some(spec) = self.output {

@@ -6,7 +6,6 @@
 //! checkpoint leaves the call *in doubt* instead of silently executing it twice on resume.
 
 use super::{Driver, Halt, RunOptions, render_args, trace};
-use crate::agent::builder::AgentConfig;
 use crate::agent::hook::{
     HookContext, HookStack, Stacked, StepEventKind, ToolCallView, ToolDispatchDecision, ToolResult,
 };
@@ -15,10 +14,13 @@ use crate::agent::run::{CallRecord, PendingCall, ToolDecision};
 use crate::agent::stream::StreamItem;
 use crate::message::Message;
 use crate::store::StoreError;
-use crate::tool::{ToolCallContext, ToolExecution, ToolOutcome, ToolOutput, ToolResultExtensions};
+use crate::tool::{
+    ToolCallContext, ToolExecution, ToolOutcome, ToolOutput, ToolResultExtensions, ToolSet,
+};
 use futures::StreamExt;
 use futures::channel::{mpsc, oneshot};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// Why a call in doubt waits, as shown in the pending listing.
 pub(crate) const IN_DOUBT_REASON: &str = "in doubt: the call started before the run stopped \
@@ -45,7 +47,8 @@ struct StartRequest {
 /// to record results while other calls still run.
 #[derive(Clone, Copy)]
 struct CallEnv<'a> {
-    config: &'a AgentConfig,
+    /// The tools of the turn whose calls these are.
+    tools: &'a ToolSet,
     hooks: &'a HookStack,
     ctx: &'a HookContext,
     options: &'a RunOptions,
@@ -89,8 +92,10 @@ impl Driver<'_> {
                 (pending.suspended.is_none() || decision.is_some()).then_some((index, decision))
             })
             .collect();
+        // The turn's tools stay alive while its calls run, whatever a refresh does meanwhile.
+        let tools = Arc::clone(&self.tools);
         let env = CallEnv {
-            config: self.config,
+            tools: &tools.set,
             hooks: self.hooks,
             ctx: self.ctx,
             options: self.options,
@@ -222,7 +227,7 @@ impl Driver<'_> {
     /// the start's checkpoint and the result's): a tool that declares re-execution safe runs
     /// again, any other call waits for a decision, in doubt.
     fn mark_calls_in_doubt(&mut self) {
-        let tools = &self.config.tools;
+        let tools = &self.tools.set;
         let decisions = &self.decisions;
         for pending in &mut self.state.pending_calls {
             let cut_off =
@@ -331,7 +336,7 @@ impl CallEnv<'_> {
                 let args = rewritten.as_ref().unwrap_or(&call.arguments);
                 self.journal_start(index, args).await?;
                 let context = ToolCallContext::new(self.run_id, internal_id, &call.id);
-                let execution = self.config.tools.call(&call.name, args, context).await;
+                let execution = self.tools.call(&call.name, args, context).await;
                 let args_text = match rewritten {
                     Some(args) if observed => args.to_string(),
                     _ => args_text,

@@ -61,7 +61,7 @@ impl Driver<'_> {
             && self
                 .output
                 .is_some_and(|spec| spec.mode == OutputMode::Tool);
-        if !is_output_tool && !self.config.tools.contains(&call.name) {
+        if !is_output_tool && !self.tools.set.contains(&call.name) {
             return Some(InvalidToolCallReason::UnknownTool);
         }
         let advertised_now = advertised.iter().any(|tool| tool.name == call.name);

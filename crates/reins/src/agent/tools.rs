@@ -1,0 +1,88 @@
+//! The tools a run sees: the agent's fixed tools, plus the latest list of each
+//! [`ToolSource`], refreshed between model turns.
+
+use crate::tool::{ToolDefinition, ToolSet, ToolSource};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// One consistent list of tools and the definitions advertised for them.
+pub(crate) struct AvailableTools {
+    pub set: ToolSet,
+    pub definitions: Arc<[ToolDefinition]>,
+}
+
+impl AvailableTools {
+    pub fn new(set: ToolSet) -> Arc<Self> {
+        let definitions = Arc::from(set.definitions().to_vec());
+        Arc::new(AvailableTools { set, definitions })
+    }
+}
+
+/// The agent's tool sources and the list they last gave, shared by every run of the agent.
+pub(crate) struct LiveTools {
+    fixed: ToolSet,
+    sources: Vec<Arc<dyn ToolSource>>,
+    /// Each source's latest list, in the order of `sources`. Held across a refresh so that
+    /// concurrent runs do not list the same source twice.
+    latest: tokio::sync::Mutex<Vec<ToolSet>>,
+    current: Mutex<Arc<AvailableTools>>,
+}
+
+impl LiveTools {
+    /// The tools of `fixed` followed by each source's current list (a later tool of the same
+    /// name replaces an earlier one).
+    pub fn new(fixed: ToolSet, sources: Vec<Arc<dyn ToolSource>>) -> Self {
+        let latest: Vec<ToolSet> = sources.iter().map(|source| source.current()).collect();
+        let current = Mutex::new(AvailableTools::new(combine(&fixed, &latest)));
+        LiveTools {
+            fixed,
+            sources,
+            latest: tokio::sync::Mutex::new(latest),
+            current,
+        }
+    }
+
+    /// The tools as of the last refresh.
+    pub fn current(&self) -> Arc<AvailableTools> {
+        Arc::clone(&self.current.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Refreshes the sources that say they changed and returns the tools to use from now on.
+    pub async fn refresh(&self) -> Arc<AvailableTools> {
+        if !self.sources.iter().any(|source| source.changed()) {
+            return self.current();
+        }
+        let mut latest = self.latest.lock().await;
+        let mut refreshed = false;
+        for (source, list) in self.sources.iter().zip(latest.iter_mut()) {
+            // Another run may have refreshed it while this one waited for the lock.
+            if !source.changed() {
+                continue;
+            }
+            match source.refresh().await {
+                Ok(tools) => {
+                    *list = tools;
+                    refreshed = true;
+                }
+                Err(error) => {
+                    tracing::warn!(target: "reins::tools", %error, "a tool source failed to refresh; its previous tools stay");
+                }
+            }
+        }
+        if refreshed {
+            let tools = AvailableTools::new(combine(&self.fixed, &latest));
+            tracing::debug!(target: "reins::tools", tools = ?tools.set, "tools refreshed");
+            *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Arc::clone(&tools);
+            tools
+        } else {
+            self.current()
+        }
+    }
+}
+
+fn combine(fixed: &ToolSet, lists: &[ToolSet]) -> ToolSet {
+    let mut all = fixed.clone();
+    for list in lists {
+        all.extend_from(list);
+    }
+    all
+}
