@@ -134,12 +134,20 @@ impl McpClient {
     /// Every tool of the server (following `nextCursor` through all pages), as reins tools.
     /// Narrow them with [`McpTools::filter`] and name them with [`McpTools::prefix`].
     pub async fn tools(&self) -> Result<McpTools, McpError> {
+        // Read before listing: a change announced while the list is in flight makes this
+        // listing stale, not lost.
+        let generation = self.inner.events.tools_generation();
         let listed = self.inner.list_tools().await?;
         let tools = listed
             .into_iter()
             .map(|tool| McpTool::new(self.inner.clone(), tool))
             .collect();
-        Ok(McpTools::new(self.clone(), tools))
+        Ok(McpTools::new(self.clone(), tools, generation))
+    }
+
+    /// Whether the tool list changed since a listing that saw `generation`.
+    pub(crate) fn tools_changed_since(&self, generation: u64) -> bool {
+        self.inner.events.tools_generation() != generation
     }
 
     /// Calls the tool `name` with `arguments` (a JSON object, or `null` for none), within the
@@ -195,7 +203,7 @@ impl ClientInner {
         );
         let connection = Arc::new(self.server.open(self.events.clone()).await?);
         // The new process may have other tools; the caller should list them again.
-        self.events.tools_changed.store(true, Ordering::Release);
+        self.events.mark_tools_changed();
         *current = connection.clone();
         Ok(connection)
     }

@@ -9,7 +9,7 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The client side of one connection. Cloned into rmcp's service; the flag is shared with
 /// the [`McpClient`](crate::McpClient).
@@ -17,6 +17,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub(crate) struct ClientEvents {
     pub(crate) server: Arc<str>,
     pub(crate) tools_changed: Arc<AtomicBool>,
+    /// How many times the tool list changed (announced, or the server started again): a
+    /// listing remembers the count it saw, so each holder of a listing learns of a change.
+    pub(crate) tools_generation: Arc<AtomicU64>,
 }
 
 impl ClientEvents {
@@ -24,7 +27,19 @@ impl ClientEvents {
         ClientEvents {
             server: Arc::from(server),
             tools_changed: Arc::new(AtomicBool::new(false)),
+            tools_generation: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Marks the tool list stale.
+    pub(crate) fn mark_tools_changed(&self) {
+        self.tools_generation.fetch_add(1, Ordering::AcqRel);
+        self.tools_changed.store(true, Ordering::Release);
+    }
+
+    /// The number of changes so far.
+    pub(crate) fn tools_generation(&self) -> u64 {
+        self.tools_generation.load(Ordering::Acquire)
     }
 
     /// Whether the server said its tools changed since the last call; clears the mark.
@@ -87,6 +102,6 @@ impl ClientHandler for ClientEvents {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(target: "reins_mcp", server = %self.server, "tool list changed");
-        self.tools_changed.store(true, Ordering::Release);
+        self.mark_tools_changed();
     }
 }

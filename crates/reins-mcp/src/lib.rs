@@ -23,10 +23,13 @@
 //! server is sent `notifications/cancelled`). A stdio server that died is started again on
 //! the next request, a bounded number of times ([`McpServer::max_restarts`]); its process is
 //! killed when the client and its tools are dropped. Progress notifications and the server's
-//! log messages go to `tracing` (targets `reins_mcp::progress`, `reins_mcp::server_log`);
-//! after `notifications/tools/list_changed`, [`McpClient::tools_changed`] is true and
-//! [`McpTools::refresh`] lists the tools again. A tool's `structuredContent` is checked against
-//! its `outputSchema`.
+//! log messages go to `tracing` (targets `reins_mcp::progress`, `reins_mcp::server_log`).
+//! Given to an agent as a source ([`McpTools::into_source`], see [`McpToolSource`]), a
+//! server's tools follow `notifications/tools/list_changed`: the agent lists them again
+//! before its next model turn. A tool's `structuredContent` is checked against its
+//! `outputSchema`. A tool the server declares read-only or idempotent is re-executed when a
+//! crash left its call in doubt; any other waits for a decision
+//! ([`McpToolAnnotations::retry_safety`]).
 //!
 //! The other way round, [`McpService`] serves a reins [`ToolSet`](reins::tool::ToolSet) —
 //! including whole agents as [`AgentTool`]s — to MCP clients over stdio or streamable HTTP.
@@ -69,6 +72,7 @@ mod error;
 mod handler;
 mod serve;
 mod server;
+mod source;
 mod stderr;
 mod tool;
 
@@ -80,4 +84,5 @@ pub use server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESTARTS, EFFECT_ID_META_KEY,
     McpServer,
 };
+pub use source::McpToolSource;
 pub use tool::{McpTool, McpToolAnnotations, McpTools};

@@ -2,7 +2,7 @@ use crate::McpClient;
 use crate::McpError;
 use crate::client::ClientInner;
 use reins::hooks::approval::{ApprovalPolicy, ToolTraits};
-use reins::tool::{Tool, ToolCallContext};
+use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolSet};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,6 +37,17 @@ impl McpToolAnnotations {
             read_only: false,
             destructive: self.destructive_hint.unwrap_or(true),
             idempotent: self.idempotent_hint.unwrap_or(false),
+        }
+    }
+
+    /// What a durable run may do with a call of this tool that was cut off by a crash: a
+    /// tool the server declares read-only or idempotent runs again
+    /// ([`RetrySafety::Idempotent`]); any other waits for a decision, in doubt.
+    pub fn retry_safety(&self) -> RetrySafety {
+        if self.traits().idempotent {
+            RetrySafety::Idempotent
+        } else {
+            RetrySafety::Undeclared
         }
     }
 
@@ -206,6 +217,10 @@ impl Tool for McpTool {
         self.client.call_timeout
     }
 
+    fn retry_safety(&self) -> RetrySafety {
+        self.annotations.retry_safety()
+    }
+
     async fn call(&self, args: Value) -> Result<Value, McpError> {
         let context = ToolCallContext::current();
         if let Some(context) = &context {
@@ -305,6 +320,8 @@ pub struct McpTools {
     client: Option<McpClient>,
     keep: Vec<NameFilter>,
     prefix: String,
+    /// The client's count of tool-list changes when these were listed.
+    generation: u64,
 }
 
 type NameFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
@@ -320,13 +337,31 @@ impl std::fmt::Debug for McpTools {
 }
 
 impl McpTools {
-    pub(crate) fn new(client: McpClient, tools: Vec<McpTool>) -> Self {
+    pub(crate) fn new(client: McpClient, tools: Vec<McpTool>, generation: u64) -> Self {
         McpTools {
             tools,
             client: Some(client),
             keep: Vec::new(),
             prefix: String::new(),
+            generation,
         }
+    }
+
+    /// Whether the server's tool list changed since these were listed (it announced
+    /// `notifications/tools/list_changed`, or it was started again).
+    pub fn is_stale(&self) -> bool {
+        self.client
+            .as_ref()
+            .is_some_and(|client| client.tools_changed_since(self.generation))
+    }
+
+    /// The tools as a reins [`ToolSet`].
+    pub fn to_tool_set(&self) -> ToolSet {
+        let mut set = ToolSet::new();
+        for tool in &self.tools {
+            set.add(tool.clone());
+        }
+        set
     }
 
     /// Keeps the tools whose name on the server passes `keep`.
@@ -371,9 +406,10 @@ impl McpTools {
     }
 
     /// Lists the server's tools again, narrowed and named as these were: call it when
-    /// [`McpClient::tools_changed`] says the server announced a new list
-    /// (`notifications/tools/list_changed`), between turns or runs, and give the agent the
-    /// new set. An empty set not listed from a server stays empty.
+    /// [`is_stale`](McpTools::is_stale) says the server announced a new list
+    /// (`notifications/tools/list_changed`). An agent given the tools through
+    /// [`into_source`](McpTools::into_source) does this on its own between turns. An empty
+    /// set not listed from a server stays empty.
     pub async fn refresh(&self) -> Result<McpTools, McpError> {
         let Some(client) = &self.client else {
             return Ok(self.clone());

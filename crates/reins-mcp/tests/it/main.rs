@@ -12,4 +12,5 @@ mod http;
 mod notifications;
 mod serve;
 mod servers;
+mod sources;
 mod time;

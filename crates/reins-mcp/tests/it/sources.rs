@@ -1,0 +1,79 @@
+//! A server's tool list that changes mid-run: an agent given the tools as a source lists them
+//! again after `notifications/tools/list_changed` and advertises the new tool from the next
+//! turn. The server is built on the official TypeScript SDK (`fixtures/growing_server.cjs`),
+//! which sends the notification itself when a tool is registered.
+
+use crate::servers::{connect, everything_script};
+use reins::agent::AgentBuilder;
+use reins::message::Message;
+use reins::testing::{ScriptedModel, Turn};
+use reins::tool::RetrySafety;
+use reins_mcp::McpServer;
+use serde_json::json;
+use std::path::PathBuf;
+
+/// The fixture server, with `NODE_PATH` at the workspace's `.tools/npm` (where the SDK is
+/// installed beside server-everything).
+fn growing_server() -> McpServer {
+    let node_modules = everything_script()
+        .ancestors()
+        .find(|dir| dir.ends_with("node_modules"))
+        .map(PathBuf::from)
+        .expect("server-everything lives under node_modules");
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/growing_server.cjs");
+    McpServer::stdio("node", [script.into_os_string()])
+        .env("NODE_PATH", node_modules)
+        .name("growing")
+}
+
+#[tokio::test]
+async fn an_agent_takes_a_new_tool_list_between_turns() {
+    let client = connect(growing_server()).await;
+    let tools = client.tools().await.unwrap().prefix("door_");
+    assert_eq!(tools.names().collect::<Vec<_>>(), ["door_unlock"]);
+    assert!(!tools.is_stale());
+    let source = tools.into_source();
+
+    let model = ScriptedModel::new([
+        Turn::tool_call("door_unlock", json!({})),
+        Turn::tool_call("door_open", json!({"how": "wide"})),
+        Turn::text("The door is open."),
+    ]);
+    let agent = AgentBuilder::new(model.clone()).tool_source(source).build();
+    let run = agent
+        .prompt("Open the door.")
+        .extended_details()
+        .await
+        .unwrap();
+    assert_eq!(run.output, "The door is open.");
+
+    let advertised: Vec<Vec<String>> = model
+        .requests()
+        .iter()
+        .map(|request| request.tools.iter().map(|tool| tool.name.clone()).collect())
+        .collect();
+    assert_eq!(advertised[0], ["door_unlock"]);
+    assert_eq!(advertised[1], ["door_unlock", "door_open"]);
+    let results: Vec<&str> = run
+        .history()
+        .iter()
+        .filter_map(|message| match message {
+            Message::Tool(result) => Some(result.content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, ["unlocked", "opened wide (1)"]);
+
+    // What the new tool says about itself reaches the durable runtime: the server declares it
+    // idempotent, so a call cut off by a crash may run again; `unlock` declares nothing.
+    let listed = client.tools().await.unwrap();
+    assert_eq!(
+        listed.get("open").unwrap().annotations().retry_safety(),
+        RetrySafety::Idempotent
+    );
+    assert_eq!(
+        listed.get("unlock").unwrap().annotations().retry_safety(),
+        RetrySafety::Undeclared
+    );
+}
