@@ -93,7 +93,8 @@ pub async fn assemble(agent: &LoadedAgent, decider: CliDecider) -> Result<Assemb
             tools = tools.prefix(prefix);
         }
         policy = tools.register_traits(policy);
-        builder = builder.tools(tools);
+        // The server's later lists (tools/list_changed) are taken between turns.
+        builder = builder.tool_source(tools.into_source());
         servers.push(client);
     }
 
