@@ -107,6 +107,7 @@
 
 mod decision;
 mod fork;
+mod format;
 mod listing;
 mod memory;
 mod notify;
@@ -119,6 +120,7 @@ mod sqlite;
 
 pub use decision::{Decision, RecordedDecision, call_binding};
 pub use fork::{Checkpoint, fork};
+pub use format::FORMAT_VERSION;
 pub use listing::{RunCursor, RunPage, RunQuery};
 pub use memory::MemoryStore;
 pub use notify::{DecisionSignal, DecisionWatch};
@@ -133,14 +135,12 @@ use crate::agent::{RunState, RunStatus};
 pub(crate) use decision::check_decision;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use decision::{decode_decision, encode_decision};
+pub(crate) use format::{check_readable, decode_state, oldest_readable};
 use futures::future::BoxFuture;
-pub(crate) use listing::{FINISHED, check_deletable, page_of};
+pub(crate) use listing::{FINISHED, check_deletable, listed, page_of};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;
-
-/// The version of the stored record format written by this release.
-pub const FORMAT_VERSION: u32 = 1;
 
 /// How long a claim lasts without a checkpoint, unless a store is configured otherwise.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
@@ -230,8 +230,8 @@ pub struct PendingApprovals {
     pub unreadable: Vec<UnreadableRun>,
 }
 
-/// A suspended run whose record cannot be read, as reported by
-/// [`RunStore::pending_approvals`].
+/// A run whose record cannot be read, as reported by [`RunStore::pending_approvals`] (a
+/// suspended run) and [`RunStore::list_runs`] ([`RunPage::unreadable`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnreadableRun {
     /// The run.
@@ -287,8 +287,10 @@ pub enum StoreError {
         /// The version this worker expected.
         expected: i64,
     },
-    /// The record was written in a format this release cannot read; it was left untouched.
-    #[error("run `{run_id}` is stored in format {found}, this release reads format {supported}")]
+    /// The record was written in a format this release cannot read: by a newer release
+    /// (`found` above `supported`), or by one so old that no upgrade reaches it. It was left
+    /// untouched: not read, changed, deleted or expired.
+    #[error("run `{run_id}` is stored in format {found}, {}", unsupported_why(*found, *supported))]
     UnsupportedFormat {
         /// The run.
         run_id: String,
@@ -451,19 +453,19 @@ pub trait RunStore: Send + Sync + 'static {
     fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>>;
 }
 
-/// Reads a stored record, checking its format version.
-pub(crate) fn decode_state(run_id: &str, format: i64, json: &str) -> Result<RunState, StoreError> {
-    if format != i64::from(FORMAT_VERSION) {
-        return Err(StoreError::UnsupportedFormat {
-            run_id: run_id.to_owned(),
-            found: format,
-            supported: FORMAT_VERSION,
-        });
+/// Why a record's format cannot be read, for [`StoreError::UnsupportedFormat`]'s message.
+fn unsupported_why(found: i64, supported: u32) -> String {
+    if found > i64::from(supported) {
+        format!(
+            "written by a newer release: this release reads formats up to {supported}; \
+             the record is left as it is for that release"
+        )
+    } else {
+        format!(
+            "which this release no longer upgrades (it reads formats {} to {supported})",
+            format::oldest_readable()
+        )
     }
-    serde_json::from_str(json).map_err(|error| StoreError::Corrupt {
-        run_id: run_id.to_owned(),
-        message: error.to_string(),
-    })
 }
 
 pub(crate) fn encode_state(state: &RunState) -> Result<String, StoreError> {
