@@ -101,9 +101,28 @@
 //!
 //! # Format
 //!
-//! Runs are stored as JSON documents of [`RunState`], tagged with [`FORMAT_VERSION`]. A record
-//! with another format version, or one that is not valid JSON, is reported as
-//! [`StoreError::UnsupportedFormat`] or [`StoreError::Corrupt`] and left untouched.
+//! Runs are stored as JSON documents of [`RunState`], each tagged with the number of the format
+//! it was written in; this release writes [`FORMAT_VERSION`], and every write of a run's state
+//! ([`RunStore::create`], [`RunStore::checkpoint`]) tags it so. Records outlive releases:
+//!
+//! - **Older records are upgraded when read.** A record of an older format is turned into the
+//!   current one in memory, one version at a time, whenever it is loaded, claimed, listed for
+//!   approval or decided about; the store keeps it as it was until the run's next checkpoint
+//!   writes it in the current format. A record an upgrade step fails on is
+//!   [`StoreError::Corrupt`] (naming the run), and left untouched.
+//! - **Newer records are refused and left untouched.** A record written by a newer release (a
+//!   format above [`FORMAT_VERSION`]) is never read, changed or deleted by this one:
+//!   [`load`](RunStore::load), [`claim`](RunStore::claim) (so
+//!   [`Agent::resume_stored`](crate::agent::Agent::resume_stored)) and
+//!   [`decide`](RunStore::decide) refuse it with [`StoreError::UnsupportedFormat`], and so does
+//!   [`delete`](RunStore::delete), which deletes nothing; [`expire`](RunStore::expire) skips it,
+//!   however old. The same holds for an older format this release no longer upgrades.
+//! - **Listings report them.** [`RunStore::list_runs`] lists such a record in
+//!   [`RunPage::unreadable`] and [`RunStore::pending_approvals`] in
+//!   [`PendingApprovals::unreadable`], by id with the reason, instead of failing or skipping it.
+//!
+//! A record that is not valid JSON of its format is [`StoreError::Corrupt`], also left
+//! untouched. Every store behaves the same.
 
 mod decision;
 mod fork;
@@ -383,7 +402,7 @@ pub trait RunStore: Send + Sync + 'static {
     /// The stored state of a run, without leasing it.
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>>;
 
-    /// The journal of a run, oldest first.
+    /// The journal of a run, oldest first (empty for a run the store does not have).
     fn journal<'a>(
         &'a self,
         run_id: &'a str,
@@ -426,17 +445,20 @@ pub trait RunStore: Send + Sync + 'static {
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>>;
 
     /// One page of the stored runs that `query` selects (by status), in the byte order of
-    /// their ids, and where the next page starts.
+    /// their ids, and where the next page starts. A selected run whose record is in a format
+    /// this release cannot read is reported in [`RunPage::unreadable`], not left out.
     fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>>;
 
     /// Deletes a finished run with its journal, checkpoints and decisions. Refused with
-    /// [`StoreError::NotFinished`] for a run that is running or suspended (nothing is
-    /// deleted), and with [`StoreError::NotFound`] for an unknown run.
+    /// [`StoreError::NotFinished`] for a run that is running or suspended, with
+    /// [`StoreError::UnsupportedFormat`] for a record this release cannot read (e.g. written
+    /// by a newer release) — nothing is deleted — and with [`StoreError::NotFound`] for an
+    /// unknown run.
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// Deletes every finished run (completed or failed) last written at least `older_than`
     /// ago, as [`delete`](Self::delete) does, and returns how many it deleted. Runs that have
-    /// not finished are kept, however old.
+    /// not finished, and records this release cannot read, are kept, however old.
     fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>>;
 
     /// Starts watching for decisions: the watch is told of every decision recorded from now
