@@ -5,8 +5,9 @@ use crate::tool::{ToolOutcome, ToolResultExtensions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The version of the [`RunState`] format written by this release.
-pub const RUN_STATE_VERSION: u32 = 1;
+/// The version of the [`RunState`] format written by this release: the stored record format
+/// ([`FORMAT_VERSION`](crate::store::FORMAT_VERSION)), of which the state is the document.
+pub const RUN_STATE_VERSION: u32 = crate::store::FORMAT_VERSION;
 
 /// Everything a run knows, as one serializable value: its id, history, turn counter, budgets
 /// used, token usage and the entries hooks recorded. It never holds secrets (API keys live in

@@ -1,6 +1,6 @@
 //! Listing stored runs a page at a time, and the rules for deleting finished ones.
 
-use super::{RunSummary, StoreError, status_from_name};
+use super::{RunSummary, StoreError, UnreadableRun, check_readable, status_from_name};
 use crate::agent::RunStatus;
 
 /// Which stored runs to list, a page at a time ([`RunStore::list_runs`](super::RunStore::list_runs)).
@@ -94,29 +94,71 @@ impl RunCursor {
 
 /// One page of stored runs, as listed by
 /// [`RunStore::list_runs`](super::RunStore::list_runs).
-#[derive(Debug, Clone, PartialEq)]
+///
+/// A selected run whose record this release cannot read — written in a newer release's
+/// format, or one no upgrade reaches — is not left out: it is in
+/// [`unreadable`](Self::unreadable), by id with the reason, and counts towards the page size
+/// like the others. The listing reads the record's format, not its whole state, so a record
+/// whose state is corrupt is listed in [`runs`](Self::runs) and reported when it is loaded.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunPage {
-    /// The runs, in the byte order of their ids.
+    /// The runs this release can read, in the byte order of their ids.
     pub runs: Vec<RunSummary>,
+    /// The runs of the page this release cannot read, in the byte order of their ids, each
+    /// with why (e.g. [`StoreError::UnsupportedFormat`]). Their records were left untouched.
+    pub unreadable: Vec<UnreadableRun>,
     /// Where the next page starts, or `None` when this is the last one.
     pub next: Option<RunCursor>,
 }
 
-/// Makes a page of the runs a store read with a limit one larger than the page size: the
-/// extra run only tells that there is a next page.
-pub(crate) fn page_of(mut runs: Vec<RunSummary>, query: &RunQuery) -> RunPage {
-    let more = runs.len() > query.limit();
-    runs.truncate(query.limit());
+/// One run as a listing read it: its summary, or why this release cannot read its record.
+pub(crate) type Listed = Result<RunSummary, UnreadableRun>;
+
+/// A listed run whose stored record is in `format`: unreadable when this release cannot read
+/// that format.
+pub(crate) fn listed(summary: RunSummary, format: i64) -> Listed {
+    match check_readable(&summary.run_id, format) {
+        Ok(()) => Ok(summary),
+        Err(error) => Err(UnreadableRun {
+            run_id: summary.run_id,
+            error,
+        }),
+    }
+}
+
+/// Makes a page of the runs a store read, in id order, with a limit one larger than the page
+/// size: the extra run only tells that there is a next page.
+pub(crate) fn page_of(mut rows: Vec<Listed>, query: &RunQuery) -> RunPage {
+    let more = rows.len() > query.limit();
+    rows.truncate(query.limit());
     let next = if more {
-        runs.last().map(|run| RunCursor(run.run_id.clone()))
+        rows.last().map(|row| {
+            let run_id = match row {
+                Ok(run) => &run.run_id,
+                Err(run) => &run.run_id,
+            };
+            RunCursor(run_id.clone())
+        })
     } else {
         None
     };
-    RunPage { runs, next }
+    let mut page = RunPage {
+        next,
+        ..RunPage::default()
+    };
+    for row in rows {
+        match row {
+            Ok(run) => page.runs.push(run),
+            Err(run) => page.unreadable.push(run),
+        }
+    }
+    page
 }
 
-/// Whether a run with the stored `status` may be deleted: only a finished one.
-pub(crate) fn check_deletable(run_id: &str, status: &str) -> Result<(), StoreError> {
+/// Whether a run stored in `format` with `status` may be deleted: only a finished one whose
+/// record this release can read (a newer release's record is left to it).
+pub(crate) fn check_deletable(run_id: &str, format: i64, status: &str) -> Result<(), StoreError> {
+    check_readable(run_id, format)?;
     match status_from_name(status) {
         RunStatus::Completed | RunStatus::Failed => Ok(()),
         status => Err(StoreError::NotFinished {

@@ -3,8 +3,8 @@ use super::notify::DecisionSignals;
 use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry, Lease,
     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
-    check_claimable, check_decision, check_deletable, collect_pending, decode_state, encode_state,
-    expiry_cutoff, new_token, now_millis, page_of, status_name,
+    check_claimable, check_decision, check_deletable, check_readable, collect_pending,
+    decode_state, encode_state, expiry_cutoff, listed, new_token, now_millis, page_of, status_name,
 };
 use crate::agent::RunState;
 use futures::future::BoxFuture;
@@ -140,6 +140,30 @@ impl MemoryStore {
             record.state = json.to_owned();
         }
     }
+
+    /// Overwrites the format a run's record is tagged with, keeping everything else: for
+    /// tests of records written by another release (as the database tests change the
+    /// `format` column).
+    #[doc(hidden)]
+    pub fn put_raw_format(&self, run_id: &str, format: i64) {
+        if let Some(record) = self.lock().get_mut(run_id) {
+            record.format = format;
+        }
+    }
+
+    /// A run's stored record as it is: `(version, format, status, state)`, for tests that
+    /// check a record was left untouched.
+    #[doc(hidden)]
+    pub fn raw_record(&self, run_id: &str) -> Option<(i64, i64, String, String)> {
+        self.lock().get(run_id).map(|record| {
+            (
+                record.version,
+                record.format,
+                record.status.clone(),
+                record.state.clone(),
+            )
+        })
+    }
 }
 
 impl RunStore for MemoryStore {
@@ -239,6 +263,8 @@ impl RunStore for MemoryStore {
             }
             record.version += 1;
             record.state = encoded;
+            // Rewritten in this release's format, whichever it was read from.
+            record.format = i64::from(super::FORMAT_VERSION);
             record.status = super::status_name(state.status).to_owned();
             record.journal.extend_from_slice(journal);
             record.updated_at = now_millis();
@@ -270,9 +296,12 @@ impl RunStore for MemoryStore {
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
         Box::pin(async move {
+            // An unknown run has no journal, as in the database stores.
             let runs = self.lock();
-            let record = record(&runs, run_id)?;
-            Ok(record.journal.clone())
+            Ok(runs
+                .get(run_id)
+                .map(|record| record.journal.clone())
+                .unwrap_or_default())
         })
     }
 
@@ -387,10 +416,13 @@ impl RunStore for MemoryStore {
                 .filter(|(run_id, _)| query.after_id().is_none_or(|after| run_id.as_str() > after))
                 .filter(|(_, record)| wanted.is_none_or(|status| record.status == status))
                 .take(query.limit() + 1)
-                .map(|(run_id, record)| RunSummary {
-                    run_id: run_id.clone(),
-                    status: super::status_from_name(&record.status),
-                    version: record.version,
+                .map(|(run_id, record)| {
+                    let summary = RunSummary {
+                        run_id: run_id.clone(),
+                        status: super::status_from_name(&record.status),
+                        version: record.version,
+                    };
+                    listed(summary, record.format)
                 })
                 .collect();
             Ok(page_of(runs, query))
@@ -401,7 +433,7 @@ impl RunStore for MemoryStore {
         Box::pin(async move {
             let mut runs = self.lock();
             let record = record(&runs, run_id)?;
-            check_deletable(run_id, &record.status)?;
+            check_deletable(run_id, record.format, &record.status)?;
             runs.remove(run_id);
             Ok(())
         })
@@ -412,8 +444,11 @@ impl RunStore for MemoryStore {
             let cutoff = expiry_cutoff(older_than);
             let mut runs = self.lock();
             let before = runs.len();
-            runs.retain(|_, record| {
-                !(FINISHED.contains(&record.status.as_str()) && record.updated_at <= cutoff)
+            // A record this release cannot read is another release's to expire.
+            runs.retain(|run_id, record| {
+                !(FINISHED.contains(&record.status.as_str())
+                    && record.updated_at <= cutoff
+                    && check_readable(run_id, record.format).is_ok())
             });
             Ok(u64::try_from(before - runs.len()).unwrap_or(u64::MAX))
         })

@@ -101,12 +101,32 @@
 //!
 //! # Format
 //!
-//! Runs are stored as JSON documents of [`RunState`], tagged with [`FORMAT_VERSION`]. A record
-//! with another format version, or one that is not valid JSON, is reported as
-//! [`StoreError::UnsupportedFormat`] or [`StoreError::Corrupt`] and left untouched.
+//! Runs are stored as JSON documents of [`RunState`], each tagged with the number of the format
+//! it was written in; this release writes [`FORMAT_VERSION`], and every write of a run's state
+//! ([`RunStore::create`], [`RunStore::checkpoint`]) tags it so. Records outlive releases:
+//!
+//! - **Older records are upgraded when read.** A record of an older format is turned into the
+//!   current one in memory, one version at a time, whenever it is loaded, claimed, listed for
+//!   approval or decided about; the store keeps it as it was until the run's next checkpoint
+//!   writes it in the current format. A record an upgrade step fails on is
+//!   [`StoreError::Corrupt`] (naming the run), and left untouched.
+//! - **Newer records are refused and left untouched.** A record written by a newer release (a
+//!   format above [`FORMAT_VERSION`]) is never read, changed or deleted by this one:
+//!   [`load`](RunStore::load), [`claim`](RunStore::claim) (so
+//!   [`Agent::resume_stored`](crate::agent::Agent::resume_stored)) and
+//!   [`decide`](RunStore::decide) refuse it with [`StoreError::UnsupportedFormat`], and so does
+//!   [`delete`](RunStore::delete), which deletes nothing; [`expire`](RunStore::expire) skips it,
+//!   however old. The same holds for an older format this release no longer upgrades.
+//! - **Listings report them.** [`RunStore::list_runs`] lists such a record in
+//!   [`RunPage::unreadable`] and [`RunStore::pending_approvals`] in
+//!   [`PendingApprovals::unreadable`], by id with the reason, instead of failing or skipping it.
+//!
+//! A record that is not valid JSON of its format is [`StoreError::Corrupt`], also left
+//! untouched. Every store behaves the same.
 
 mod decision;
 mod fork;
+mod format;
 mod listing;
 mod memory;
 mod notify;
@@ -119,6 +139,7 @@ mod sqlite;
 
 pub use decision::{Decision, RecordedDecision, call_binding};
 pub use fork::{Checkpoint, fork};
+pub use format::FORMAT_VERSION;
 pub use listing::{RunCursor, RunPage, RunQuery};
 pub use memory::MemoryStore;
 pub use notify::{DecisionSignal, DecisionWatch};
@@ -133,14 +154,12 @@ use crate::agent::{RunState, RunStatus};
 pub(crate) use decision::check_decision;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use decision::{decode_decision, encode_decision};
+pub(crate) use format::{check_readable, decode_state, oldest_readable};
 use futures::future::BoxFuture;
-pub(crate) use listing::{FINISHED, check_deletable, page_of};
+pub(crate) use listing::{FINISHED, check_deletable, listed, page_of};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;
-
-/// The version of the stored record format written by this release.
-pub const FORMAT_VERSION: u32 = 1;
 
 /// How long a claim lasts without a checkpoint, unless a store is configured otherwise.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
@@ -230,8 +249,8 @@ pub struct PendingApprovals {
     pub unreadable: Vec<UnreadableRun>,
 }
 
-/// A suspended run whose record cannot be read, as reported by
-/// [`RunStore::pending_approvals`].
+/// A run whose record cannot be read, as reported by [`RunStore::pending_approvals`] (a
+/// suspended run) and [`RunStore::list_runs`] ([`RunPage::unreadable`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnreadableRun {
     /// The run.
@@ -287,8 +306,10 @@ pub enum StoreError {
         /// The version this worker expected.
         expected: i64,
     },
-    /// The record was written in a format this release cannot read; it was left untouched.
-    #[error("run `{run_id}` is stored in format {found}, this release reads format {supported}")]
+    /// The record was written in a format this release cannot read: by a newer release
+    /// (`found` above `supported`), or by one so old that no upgrade reaches it. It was left
+    /// untouched: not read, changed, deleted or expired.
+    #[error("run `{run_id}` is stored in format {found}, {}", unsupported_why(*found, *supported))]
     UnsupportedFormat {
         /// The run.
         run_id: String,
@@ -381,7 +402,7 @@ pub trait RunStore: Send + Sync + 'static {
     /// The stored state of a run, without leasing it.
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>>;
 
-    /// The journal of a run, oldest first.
+    /// The journal of a run, oldest first (empty for a run the store does not have).
     fn journal<'a>(
         &'a self,
         run_id: &'a str,
@@ -424,17 +445,20 @@ pub trait RunStore: Send + Sync + 'static {
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>>;
 
     /// One page of the stored runs that `query` selects (by status), in the byte order of
-    /// their ids, and where the next page starts.
+    /// their ids, and where the next page starts. A selected run whose record is in a format
+    /// this release cannot read is reported in [`RunPage::unreadable`], not left out.
     fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>>;
 
     /// Deletes a finished run with its journal, checkpoints and decisions. Refused with
-    /// [`StoreError::NotFinished`] for a run that is running or suspended (nothing is
-    /// deleted), and with [`StoreError::NotFound`] for an unknown run.
+    /// [`StoreError::NotFinished`] for a run that is running or suspended, with
+    /// [`StoreError::UnsupportedFormat`] for a record this release cannot read (e.g. written
+    /// by a newer release) — nothing is deleted — and with [`StoreError::NotFound`] for an
+    /// unknown run.
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// Deletes every finished run (completed or failed) last written at least `older_than`
     /// ago, as [`delete`](Self::delete) does, and returns how many it deleted. Runs that have
-    /// not finished are kept, however old.
+    /// not finished, and records this release cannot read, are kept, however old.
     fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>>;
 
     /// Starts watching for decisions: the watch is told of every decision recorded from now
@@ -451,19 +475,19 @@ pub trait RunStore: Send + Sync + 'static {
     fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>>;
 }
 
-/// Reads a stored record, checking its format version.
-pub(crate) fn decode_state(run_id: &str, format: i64, json: &str) -> Result<RunState, StoreError> {
-    if format != i64::from(FORMAT_VERSION) {
-        return Err(StoreError::UnsupportedFormat {
-            run_id: run_id.to_owned(),
-            found: format,
-            supported: FORMAT_VERSION,
-        });
+/// Why a record's format cannot be read, for [`StoreError::UnsupportedFormat`]'s message.
+fn unsupported_why(found: i64, supported: u32) -> String {
+    if found > i64::from(supported) {
+        format!(
+            "written by a newer release: this release reads formats up to {supported}; \
+             the record is left as it is for that release"
+        )
+    } else {
+        format!(
+            "which this release no longer upgrades (it reads formats {} to {supported})",
+            format::oldest_readable()
+        )
     }
-    serde_json::from_str(json).map_err(|error| StoreError::Corrupt {
-        run_id: run_id.to_owned(),
-        message: error.to_string(),
-    })
 }
 
 pub(crate) fn encode_state(state: &RunState) -> Result<String, StoreError> {

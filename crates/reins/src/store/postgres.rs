@@ -11,8 +11,8 @@ use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, FORMAT_VERSION, JournalEntry, Lease,
     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
     check_claimable, check_decision, check_deletable, collect_pending, decode_decision,
-    decode_state, encode_decision, encode_state, expiry_cutoff, new_token, now_millis, page_of,
-    status_from_name, status_name,
+    decode_state, encode_decision, encode_state, expiry_cutoff, listed, new_token, now_millis,
+    oldest_readable, page_of, status_from_name, status_name,
 };
 use crate::agent::RunState;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -182,13 +182,14 @@ impl PostgresStore {
 /// Advances a run's version, writes its state and appends its journal entries, in one
 /// statement; returns how many runs it updated (0 when the lease is no longer current).
 /// Releasing (`$6`) clears the lease's holder; otherwise it stays with this claim. The state
-/// is also kept as the checkpoint of the new version (`$12`: the record format).
+/// is written in this release's format (`$12`), whichever it was read from, and also kept as
+/// the checkpoint of the new version.
 const CHECKPOINT: &str = "
 WITH updated AS (
     UPDATE reins_runs SET version = version + 1, status = $4, state = $5,
         lease_owner = CASE WHEN $6 THEN NULL ELSE lease_owner END,
         lease_token = CASE WHEN $6 THEN NULL ELSE lease_token END,
-        lease_until = $7, updated_at = $8
+        lease_until = $7, updated_at = $8, format = $12
     WHERE run_id = $1 AND version = $2 AND lease_token = $3
     RETURNING run_id
 ), base AS (
@@ -668,7 +669,7 @@ impl RunStore for PostgresStore {
             // database's collation.
             let rows = client
                 .query(
-                    r#"SELECT run_id, status, version FROM reins_runs
+                    r#"SELECT run_id, status, version, format FROM reins_runs
                        WHERE ($1::text IS NULL OR status = $1)
                          AND ($2::text IS NULL OR run_id COLLATE "C" > $2)
                        ORDER BY run_id COLLATE "C" LIMIT $3"#,
@@ -679,11 +680,12 @@ impl RunStore for PostgresStore {
             let runs = rows
                 .iter()
                 .map(|row| {
-                    Ok(RunSummary {
+                    let summary = RunSummary {
                         run_id: column(row, 0)?,
                         status: status_from_name(&column::<String>(row, 1)?),
                         version: column(row, 2)?,
-                    })
+                    };
+                    Ok(listed(summary, column(row, 3)?))
                 })
                 .collect::<Result<Vec<_>, StoreError>>()?;
             Ok(page_of(runs, query))
@@ -696,13 +698,13 @@ impl RunStore for PostgresStore {
             let transaction = client.transaction().await.map_err(backend)?;
             let row = transaction
                 .query_opt(
-                    "SELECT status FROM reins_runs WHERE run_id = $1 FOR UPDATE",
+                    "SELECT format, status FROM reins_runs WHERE run_id = $1 FOR UPDATE",
                     &[&run_id],
                 )
                 .await
                 .map_err(backend)?
                 .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
-            check_deletable(run_id, &column::<String>(&row, 0)?)?;
+            check_deletable(run_id, column(&row, 0)?, &column::<String>(&row, 1)?)?;
             delete_runs(&*transaction, &[run_id.to_owned()]).await?;
             transaction.commit().await.map_err(backend)
         })
@@ -714,11 +716,17 @@ impl RunStore for PostgresStore {
             let mut client = self.client().await?;
             let transaction = client.transaction().await.map_err(backend)?;
             // FOR UPDATE: a concurrent `delete` or `expire` of the same runs waits for this one.
+            // A record this release cannot read is another release's to expire.
             let rows = transaction
                 .query(
                     "SELECT run_id FROM reins_runs WHERE status = ANY($1) AND updated_at <= $2
-                     FOR UPDATE",
-                    &[&FINISHED.as_slice(), &cutoff],
+                     AND format BETWEEN $3 AND $4 FOR UPDATE",
+                    &[
+                        &FINISHED.as_slice(),
+                        &cutoff,
+                        &i64::from(oldest_readable()),
+                        &i64::from(FORMAT_VERSION),
+                    ],
                 )
                 .await
                 .map_err(backend)?;

@@ -9,9 +9,9 @@ use super::notify::{DecisionSignals, Feed, FeedSlot};
 use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, FORMAT_VERSION, JournalEntry, Lease,
     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
-    check_claimable, check_decision, check_deletable, collect_pending, decode_decision,
-    decode_state, encode_decision, encode_state, expiry_cutoff, new_token, now_millis, page_of,
-    status_from_name, status_name,
+    UnreadableRun, check_claimable, check_decision, check_deletable, collect_pending,
+    decode_decision, decode_state, encode_decision, encode_state, expiry_cutoff, listed, new_token,
+    now_millis, oldest_readable, page_of, status_from_name, status_name,
 };
 use crate::agent::RunState;
 use futures::future::BoxFuture;
@@ -495,13 +495,14 @@ impl RunStore for SqliteStore {
                     .map_err(backend)?;
                 let now = now_millis();
                 let until = if release { 0 } else { now + lease_millis };
-                // Releasing clears the lease's holder; otherwise it stays with this claim.
+                // Releasing clears the lease's holder; otherwise it stays with this claim. The
+                // state is written in this release's format, whichever it was read from.
                 let updated = transaction
                     .execute(
                         "UPDATE reins_runs SET version = version + 1, status = ?4, state = ?5,
                          lease_owner = CASE WHEN ?6 THEN NULL ELSE lease_owner END,
                          lease_token = CASE WHEN ?6 THEN NULL ELSE lease_token END,
-                         lease_until = ?7, updated_at = ?8
+                         lease_until = ?7, updated_at = ?8, format = ?9
                          WHERE run_id = ?1 AND version = ?2 AND lease_token = ?3",
                         params![
                             lease.run_id,
@@ -511,7 +512,8 @@ impl RunStore for SqliteStore {
                             encoded,
                             release,
                             until,
-                            now
+                            now,
+                            FORMAT_VERSION
                         ],
                     )
                     .map_err(backend)?;
@@ -785,7 +787,7 @@ impl RunStore for SqliteStore {
             // Ids compare as bytes (SQLite's BINARY collation), as in the other stores.
             let mut statement = connection
                 .prepare(
-                    "SELECT run_id, status, version FROM reins_runs
+                    "SELECT run_id, status, version, format FROM reins_runs
                      WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR run_id > ?2)
                      ORDER BY run_id LIMIT ?3",
                 )
@@ -795,15 +797,36 @@ impl RunStore for SqliteStore {
                 .query_map(
                     params![query.status.map(status_name), query.after_id(), limit],
                     |row| {
-                        Ok(RunSummary {
-                            run_id: row.get(0)?,
-                            status: status_from_name(&row.get::<_, String>(1)?),
-                            version: row.get(2)?,
-                        })
+                        // SQLite does not enforce column types: a column of the wrong type is
+                        // that run's problem, not the page's.
+                        let fields = row.get::<_, String>(1).and_then(|status| {
+                            Ok((status, row.get::<_, i64>(2)?, row.get::<_, i64>(3)?))
+                        });
+                        Ok((row.get::<_, String>(0)?, fields))
                     },
                 )
                 .map_err(backend)?;
-            let runs = rows.collect::<Result<Vec<_>, _>>().map_err(backend)?;
+            let mut runs = Vec::new();
+            for row in rows {
+                let (run_id, fields) = row.map_err(backend)?;
+                runs.push(match fields {
+                    Ok((status, version, format)) => listed(
+                        RunSummary {
+                            run_id,
+                            status: status_from_name(&status),
+                            version,
+                        },
+                        format,
+                    ),
+                    Err(error) => Err(UnreadableRun {
+                        error: StoreError::Corrupt {
+                            run_id: run_id.clone(),
+                            message: error.to_string(),
+                        },
+                        run_id,
+                    }),
+                });
+            }
             Ok(page_of(runs, &query))
         }))
     }
@@ -814,16 +837,16 @@ impl RunStore for SqliteStore {
             let transaction = connection
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
-            let status: Option<String> = transaction
+            let record: Option<(i64, String)> = transaction
                 .query_row(
-                    "SELECT status FROM reins_runs WHERE run_id = ?1",
+                    "SELECT format, status FROM reins_runs WHERE run_id = ?1",
                     params![run_id],
-                    |row| row.get(0),
+                    |row| Ok((row.get(0)?, row.get(1)?)),
                 )
                 .optional()
                 .map_err(backend)?;
-            let status = status.ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
-            check_deletable(&run_id, &status)?;
+            let (format, status) = record.ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
+            check_deletable(&run_id, format, &status)?;
             delete_run(&transaction, &run_id)?;
             transaction.commit().map_err(backend)
         }))
@@ -838,14 +861,17 @@ impl RunStore for SqliteStore {
             let expired = {
                 let mut statement = transaction
                     .prepare(
+                        // A record this release cannot read is another release's to expire.
                         "SELECT run_id FROM reins_runs
-                         WHERE status IN (?1, ?2) AND updated_at <= ?3",
+                         WHERE status IN (?1, ?2) AND updated_at <= ?3 AND format BETWEEN ?4 AND ?5",
                     )
                     .map_err(backend)?;
+                let readable = (oldest_readable(), FORMAT_VERSION);
                 let rows = statement
-                    .query_map(params![FINISHED[0], FINISHED[1], cutoff], |row| {
-                        row.get::<_, String>(0)
-                    })
+                    .query_map(
+                        params![FINISHED[0], FINISHED[1], cutoff, readable.0, readable.1],
+                        |row| row.get::<_, String>(0),
+                    )
                     .map_err(backend)?;
                 rows.collect::<Result<Vec<_>, _>>().map_err(backend)?
             };

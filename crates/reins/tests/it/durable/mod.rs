@@ -4,7 +4,7 @@
 //! [`claims`] races workers and checks leases, [`finished`] resumes finished runs, [`records`]
 //! reads unreadable, upgraded, corrupt and foreign records, [`in_doubt`] cuts calls off between
 //! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`fork`]
-//! lists checkpoints and forks from them, [`format`] resumes a record of the previous release,
+//! lists checkpoints and forks from them, [`format`] resumes a record of the previous release and leaves a newer release's alone,
 //! [`housekeeping`] lists runs a page at a time and deletes and expires finished ones, [`watch`]
 //! waits for decisions.
 
