@@ -261,6 +261,20 @@ pub struct ToolChoiceConfig {
     pub first_turn: Option<Spanned<String>>,
     /// The same, for every later turn.
     pub later_turns: Option<Spanned<String>>,
+    /// Turn 1's choice by what the prompt mentions, first match wins; a prompt no route
+    /// matches takes `first_turn`.
+    #[serde(default)]
+    pub routes: Vec<ToolChoiceRoute>,
+}
+
+/// A first-turn tool choice for prompts that mention certain words.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolChoiceRoute {
+    /// Words (or phrases) of which the prompt must contain one, ignoring case.
+    pub prompt_mentions: Vec<String>,
+    /// `auto`, `required`, `none`, or a tool's name, for turn 1 of such a prompt.
+    pub first_turn: Spanned<String>,
 }
 
 /// Where runs are kept: SQLite by default.

@@ -3,6 +3,7 @@ mod common;
 #[cfg(feature = "local")]
 mod demo;
 mod mcp_http;
+mod mcp_resume;
 #[cfg(feature = "local")]
 mod offline;
 mod otlp;
