@@ -4,8 +4,8 @@
 
 use crate::assemble::Assembled;
 use crate::run::{Ending, Output, drive, new_run_id};
-use crate::store::AnyStore;
 use reins::message::Message;
+use reins::store::BoxedStore;
 use reins::store::RunStore;
 use std::io::Write;
 
@@ -13,7 +13,7 @@ use std::io::Write;
 pub async fn chat(
     assembled: &Assembled,
     agent_name: &str,
-    store: AnyStore,
+    store: BoxedStore,
     resume: Option<String>,
 ) -> Result<Ending, String> {
     let mut history = match &resume {

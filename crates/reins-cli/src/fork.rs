@@ -4,9 +4,9 @@
 
 use crate::approve::{edit_in_editor, parse_args};
 use crate::runs::{ArgsChange, status_name};
-use crate::store::AnyStore;
 use reins::agent::RunState;
 use reins::message::{AssistantContent, Message, OneOrMany};
+use reins::store::BoxedStore;
 use reins::store::{Checkpoint, RunStore};
 use serde_json::{Value, json};
 
@@ -36,7 +36,7 @@ pub fn checkpoint_json(checkpoint: &Checkpoint) -> Value {
 }
 
 /// `reins runs checkpoints`: every checkpoint of the run, oldest first.
-pub async fn checkpoints(store: &AnyStore, run_id: &str, json_lines: bool) -> Result<(), String> {
+pub async fn checkpoints(store: &BoxedStore, run_id: &str, json_lines: bool) -> Result<(), String> {
     let checkpoints = store
         .checkpoints(run_id)
         .await
@@ -75,7 +75,7 @@ pub struct ForkEdit {
 /// new run's state. With an edit, the waiting call runs with the new arguments, and the
 /// model's call in the history shows them too, so the two never disagree.
 pub async fn fork_run(
-    store: &AnyStore,
+    store: &BoxedStore,
     run_id: &str,
     at: Option<i64>,
     edit: ForkEdit,

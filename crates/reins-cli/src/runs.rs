@@ -3,9 +3,9 @@
 //! [`RunStore::decide`](reins::store::RunStore::decide), as the web inbox's do.
 
 use crate::approve::{edit_in_editor, parse_args, pretty};
-use crate::store::AnyStore;
 use reins::agent::{RunState, RunStatus, ToolDecision};
 use reins::message::{AssistantContent, Message};
+use reins::store::BoxedStore;
 use reins::store::{Decision, PendingApproval, RunStore};
 use serde_json::{Value, json};
 
@@ -43,7 +43,7 @@ pub fn status_name(status: RunStatus) -> &'static str {
 }
 
 /// Every run of the store, newest last, with the runs that cannot be read reported.
-pub async fn states(store: &AnyStore) -> Result<Vec<Result<RunState, String>>, String> {
+pub async fn states(store: &BoxedStore) -> Result<Vec<Result<RunState, String>>, String> {
     let runs = store.list().await.map_err(|error| error.to_string())?;
     let mut states = Vec::with_capacity(runs.len());
     for run in runs {
@@ -58,7 +58,7 @@ pub async fn states(store: &AnyStore) -> Result<Vec<Result<RunState, String>>, S
 }
 
 /// `reins runs list`.
-pub async fn list(store: &AnyStore, json_lines: bool, own_model: &str) -> Result<(), String> {
+pub async fn list(store: &BoxedStore, json_lines: bool, own_model: &str) -> Result<(), String> {
     let states = states(store).await?;
     if !json_lines {
         println!(
@@ -151,7 +151,7 @@ pub fn timeline(state: &RunState) -> Vec<Step> {
 
 /// `reins runs show`.
 pub async fn show(
-    store: &AnyStore,
+    store: &BoxedStore,
     run_id: &str,
     json_out: bool,
     own_model: &str,
@@ -230,7 +230,7 @@ pub async fn show(
 }
 
 /// The calls of `run_id` that wait for a decision.
-pub async fn pending_of(store: &AnyStore, run_id: &str) -> Result<Vec<PendingApproval>, String> {
+pub async fn pending_of(store: &BoxedStore, run_id: &str) -> Result<Vec<PendingApproval>, String> {
     let listing = store
         .pending_approvals()
         .await
@@ -244,7 +244,7 @@ pub async fn pending_of(store: &AnyStore, run_id: &str) -> Result<Vec<PendingApp
 
 /// The call a decision is about: `call` if given, else the run's only waiting call.
 pub async fn target_call(
-    store: &AnyStore,
+    store: &BoxedStore,
     run_id: &str,
     call: Option<String>,
 ) -> Result<PendingApproval, String> {
@@ -295,7 +295,7 @@ impl ArgsChange {
 
 /// `reins runs approve`: records the decision (run it with `runs resume`).
 pub async fn approve(
-    store: &AnyStore,
+    store: &BoxedStore,
     run_id: &str,
     call: Option<String>,
     change: ArgsChange,
@@ -317,7 +317,7 @@ pub async fn approve(
 
 /// `reins runs deny`.
 pub async fn deny(
-    store: &AnyStore,
+    store: &BoxedStore,
     run_id: &str,
     call: Option<String>,
     message: Option<String>,

@@ -14,13 +14,13 @@ use crate::approve::{CliDecider, parse_args};
 use crate::config::LoadedAgent;
 use crate::run::{Output, drive};
 use crate::runs;
-use crate::store::AnyStore;
 use axum::extract::{Form, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
 use reins::agent::{RunStatus, ToolDecision};
+use reins::store::BoxedStore;
 use reins::store::{Decision, PendingApproval, RunStore};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -31,7 +31,7 @@ struct App {
     agent: LoadedAgent,
     /// The agent's own model as `provider/name`.
     model: String,
-    store: AnyStore,
+    store: BoxedStore,
     token: Option<String>,
     csrf: String,
 }

@@ -124,6 +124,7 @@
 //! A record that is not valid JSON of its format is [`StoreError::Corrupt`], also left
 //! untouched. Every store behaves the same.
 
+mod boxed;
 mod decision;
 mod fork;
 mod format;
@@ -137,6 +138,7 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+pub use boxed::BoxedStore;
 pub use decision::{Decision, RecordedDecision, call_binding};
 pub use fork::{Checkpoint, fork};
 pub use format::FORMAT_VERSION;
