@@ -4,56 +4,7 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, outcome};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// `server-everything` in its streamable HTTP mode on a free loopback port, killed on drop.
-struct EverythingHttp {
-    child: Child,
-    port: u16,
-}
-
-impl EverythingHttp {
-    fn start() -> EverythingHttp {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
-            "../../.tools/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-        );
-        assert!(
-            script.is_file(),
-            "@modelcontextprotocol/server-everything is not installed: run scripts/install/mcp.sh"
-        );
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .map(|address| address.port())
-            .expect("a free loopback port");
-        let child = Command::new("node")
-            .arg(script)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("node (apt-get install nodejs)");
-        let server = EverythingHttp { child, port };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "server-everything never listened"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        server
-    }
-}
-
-impl Drop for EverythingHttp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use reins_test_servers::EverythingHttp;
 
 const RULES: &str = r#"
 version: 1

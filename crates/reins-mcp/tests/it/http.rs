@@ -8,7 +8,7 @@ use std::time::Duration;
 
 #[tokio::test]
 async fn lists_and_calls_tools_over_streamable_http() {
-    let server = EverythingHttp::start().await;
+    let server = EverythingHttp::start();
     let client = connect(
         McpServer::http(server.url())
             .name("everything-http")

@@ -3,7 +3,7 @@
 //! turn. The server is built on the official TypeScript SDK (`fixtures/growing_server.cjs`),
 //! which sends the notification itself when a tool is registered.
 
-use crate::servers::{connect, everything_script};
+use crate::servers::{connect, npm_modules};
 use reins::agent::AgentBuilder;
 use reins::message::Message;
 use reins::testing::{ScriptedModel, Turn};
@@ -15,11 +15,12 @@ use std::path::PathBuf;
 /// The fixture server, with `NODE_PATH` at the workspace's `.tools/npm` (where the SDK is
 /// installed beside server-everything).
 fn growing_server() -> McpServer {
-    let node_modules = everything_script()
-        .ancestors()
-        .find(|dir| dir.ends_with("node_modules"))
-        .map(PathBuf::from)
-        .expect("server-everything lives under node_modules");
+    let node_modules = npm_modules();
+    assert!(
+        node_modules.join("@modelcontextprotocol/sdk").is_dir(),
+        "the MCP TypeScript SDK is not installed: run scripts/install/mcp.sh (it comes with \
+         @modelcontextprotocol/server-everything)"
+    );
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/growing_server.cjs");
     McpServer::stdio("node", [script.into_os_string()])
