@@ -7,7 +7,7 @@ use crate::config::{ApprovalConfig, LoadedAgent, McpConfig, ModelConfig};
 use crate::shell_tool::ShellTool;
 use crate::tool_choice::ToolChoiceHook;
 use reins::agent::{Agent, AgentBuilder};
-use reins::hooks::approval::{ApprovalPolicy, Rule, RuleOutcome, ToolTraits};
+use reins::hooks::approval::{ApprovalPolicy, Rule, RuleOutcome};
 use reins::hooks::audit::AuditLog;
 use reins::hooks::budget::Budget;
 use reins::hooks::fallback::ModelFallback;
@@ -16,6 +16,7 @@ use reins::hooks::redaction::Redaction;
 use reins::providers::anthropic::Anthropic;
 use reins::providers::openai::OpenAI;
 use reins::providers::openai_compatible::OpenAICompatible;
+use reins::tool::ToolTraits;
 use reins_mcp::{McpClient, McpServer};
 use std::time::Duration;
 

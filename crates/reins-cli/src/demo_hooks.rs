@@ -5,9 +5,10 @@ use crate::demo_tools::SIDE_EFFECT_TOOLS;
 use reins::agent::{
     AgentHook, CompletionCallAction, CompletionCallEvent, HookContext, RequestPatch,
 };
-use reins::hooks::approval::{ApprovalPolicy, Rule, TerminalDecider, ToolTraits};
+use reins::hooks::approval::{ApprovalPolicy, Rule, TerminalDecider};
 use reins::hooks::audit::AuditLog;
 use reins::message::ToolChoice;
+use reins::tool::ToolTraits;
 use std::time::Duration;
 
 /// Requires a tool call on turn 1. Later turns get `later` (`None` lets a small model answer

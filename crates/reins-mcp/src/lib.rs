@@ -12,9 +12,12 @@
 //!
 //! What MCP says about each tool is kept: its server's name, and its annotations
 //! ([`McpToolAnnotations`]: `readOnlyHint`, `destructiveHint`, `idempotentHint`,
-//! `openWorldHint`), which [`McpTools::register_traits`] hands to an
-//! [`ApprovalPolicy`](reins::hooks::approval::ApprovalPolicy) so that one rule can say "ask
-//! before any destructive tool". Each call carries its effect id in the request's `_meta`
+//! `openWorldHint`), which each tool declares as its
+//! [`ToolTraits`](reins::tool::ToolTraits): hooks read them at dispatch
+//! ([`DispatchEvent::tool_traits`](reins::agent::DispatchEvent::tool_traits)) and an
+//! [`ApprovalPolicy`](reins::hooks::approval::ApprovalPolicy)'s rules use them, so that one
+//! rule can say "ask before any destructive tool" ([`McpTools::register_traits`] tells a
+//! policy them by name as well, for a policy that outlives the tools). Each call carries its effect id in the request's `_meta`
 //! (under [`EFFECT_ID_META_KEY`]), so a server that deduplicates can make a resumed run's
 //! calls exactly-once.
 //!

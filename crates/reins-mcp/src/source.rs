@@ -12,10 +12,9 @@ use std::sync::{Mutex, PoisonError};
 /// lists the tools again before its next model turn — narrowed and named as the
 /// [`McpTools`] this came from — and advertises the new list from that turn on.
 ///
-/// An [`ApprovalPolicy`](reins::hooks::approval::ApprovalPolicy) told the tools' traits with
-/// [`McpTools::register_traits`] knows the tools listed then; a tool that appears later is
-/// judged with the policy's traits for unknown tools (destructive, not idempotent, unless
-/// configured otherwise), so a new tool is never trusted more than the server's first list.
+/// Each tool carries what its annotations say ([`Tool::traits`](reins::tool::Tool::traits)),
+/// so hooks and an [`ApprovalPolicy`](reins::hooks::approval::ApprovalPolicy)'s trait rules
+/// judge a tool that appears later by its own annotations, like the first ones.
 ///
 /// ```no_run
 /// use reins::agent::AgentBuilder;

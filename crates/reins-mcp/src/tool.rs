@@ -1,8 +1,8 @@
 use crate::McpClient;
 use crate::McpError;
 use crate::client::ClientInner;
-use reins::hooks::approval::{ApprovalPolicy, ToolTraits};
-use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolSet};
+use reins::hooks::approval::ApprovalPolicy;
+use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolSet, ToolTraits};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -221,6 +221,10 @@ impl Tool for McpTool {
         self.annotations.retry_safety()
     }
 
+    fn traits(&self) -> Option<ToolTraits> {
+        Some(self.annotations.traits())
+    }
+
     async fn call(&self, args: Value) -> Result<Value, McpError> {
         let context = ToolCallContext::current();
         if let Some(context) = &context {
@@ -423,7 +427,9 @@ impl McpTools {
     }
 
     /// Tells `policy` the [`ToolTraits`] of every tool (by the name the model calls it by),
-    /// from its annotations with MCP's defaults.
+    /// from its annotations with MCP's defaults. Not needed for a policy on the same agent as
+    /// the tools (each tool declares its traits itself); useful where the policy judges calls
+    /// of tools it never sees, or to pin the traits of this listing.
     pub fn register_traits(&self, policy: ApprovalPolicy) -> ApprovalPolicy {
         self.tools.iter().fold(policy, |policy, tool| {
             policy.tool_traits(tool.name(), tool.traits())

@@ -6,10 +6,11 @@ use reins::agent::{
     AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction,
     OutcomeEvent,
 };
-use reins::hooks::approval::{ApprovalPolicy, Rule, ToolTraits};
+use reins::hooks::approval::{ApprovalPolicy, Rule};
 use reins::message::Message;
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::ToolOutcome;
+use reins::tool::ToolTraits;
 use reins_mcp::McpTools;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};

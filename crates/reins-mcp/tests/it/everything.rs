@@ -1,7 +1,7 @@
 //! `@modelcontextprotocol/server-everything` (npm), over stdio.
 
 use crate::servers::{connect, everything_script, everything_server};
-use reins::hooks::approval::ToolTraits;
+use reins::tool::ToolTraits;
 use reins::tool::{Tool, ToolCallContext, ToolFailure, ToolOutcome, ToolSet};
 use reins_mcp::{EFFECT_ID_META_KEY, McpContent, McpError, McpServer, McpToolAnnotations};
 use serde_json::{Value, json};

@@ -5,6 +5,7 @@
 
 use crate::servers::{connect, npm_modules};
 use reins::agent::AgentBuilder;
+use reins::hooks::approval::{ApprovalPolicy, Rule};
 use reins::message::Message;
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::RetrySafety;
@@ -41,7 +42,15 @@ async fn an_agent_takes_a_new_tool_list_between_turns() {
         Turn::tool_call("door_open", json!({"how": "wide"})),
         Turn::text("The door is open."),
     ]);
-    let agent = AgentBuilder::new(model.clone()).tool_source(source).build();
+    // The policy is told nothing about the tools: `door_open`, unknown when the agent was
+    // built, is allowed because the server declares it not destructive.
+    let policy = ApprovalPolicy::new()
+        .rule(Rule::allow("door_unlock"))
+        .rule(Rule::allow("*").when_traits(|traits| !traits.destructive));
+    let agent = AgentBuilder::new(model.clone())
+        .tool_source(source)
+        .add_hook(policy)
+        .build();
     let run = agent
         .prompt("Open the door.")
         .extended_details()

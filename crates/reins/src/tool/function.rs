@@ -1,4 +1,4 @@
-use super::{RetrySafety, Tool};
+use super::{RetrySafety, Tool, ToolTraits};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -13,6 +13,7 @@ pub struct FnTool<F, Args, Output, Error> {
     description: String,
     timeout: Option<Duration>,
     retry_safety: RetrySafety,
+    traits: Option<ToolTraits>,
     function: F,
     types: PhantomData<fn(Args) -> (Output, Error)>,
 }
@@ -49,12 +50,20 @@ where
         description: description.into(),
         timeout: None,
         retry_safety: RetrySafety::Undeclared,
+        traits: None,
         function,
         types: PhantomData,
     }
 }
 
 impl<F, Args, Output, Error> FnTool<F, Args, Output, Error> {
+    /// Declares what the tool is (read-only, destructive, idempotent), for hooks and approval
+    /// rules (see [`ToolTraits`]).
+    pub fn traits(mut self, traits: ToolTraits) -> Self {
+        self.traits = Some(traits);
+        self
+    }
+
     /// Fails a call that takes longer than `limit` with a timeout.
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.timeout = Some(limit);
@@ -95,6 +104,10 @@ where
 
     fn retry_safety(&self) -> RetrySafety {
         self.retry_safety
+    }
+
+    fn traits(&self) -> Option<ToolTraits> {
+        self.traits
     }
 
     fn call(&self, args: Args) -> impl Future<Output = Result<Output, Error>> + Send {

@@ -7,12 +7,14 @@ mod function;
 mod outcome;
 mod retry;
 mod source;
+mod traits;
 
 pub use context::ToolCallContext;
 pub use function::{FnTool, tool_fn};
 pub use outcome::{ToolFailure, ToolOutcome, ToolOutput, ToolResultExtensions};
 pub use retry::RetrySafety;
 pub use source::ToolSource;
+pub use traits::ToolTraits;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -113,6 +115,13 @@ pub trait Tool: Send + Sync + 'static {
         RetrySafety::Undeclared
     }
 
+    /// What the tool says about itself (read-only, destructive, idempotent), for hooks
+    /// ([`DispatchEvent::tool_traits`](crate::agent::DispatchEvent::tool_traits)) and approval
+    /// rules. `None` (the default): nothing is declared, and a policy assumes the worst.
+    fn traits(&self) -> Option<ToolTraits> {
+        None
+    }
+
     /// Runs the tool.
     fn call(
         &self,
@@ -145,6 +154,7 @@ trait DynTool: Send + Sync {
     fn definition(&self) -> ToolDefinition;
     fn timeout(&self) -> Option<Duration>;
     fn retry_safety(&self) -> RetrySafety;
+    fn traits(&self) -> Option<ToolTraits>;
     fn call_json<'a>(&'a self, args: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
 }
 
@@ -163,6 +173,10 @@ impl<T: Tool> DynTool for T {
 
     fn retry_safety(&self) -> RetrySafety {
         Tool::retry_safety(self)
+    }
+
+    fn traits(&self) -> Option<ToolTraits> {
+        Tool::traits(self)
     }
 
     fn call_json<'a>(&'a self, args: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
@@ -268,6 +282,12 @@ impl ToolSet {
         self.tools
             .get(name)
             .map_or(RetrySafety::Undeclared, |tool| tool.retry_safety())
+    }
+
+    /// What the tool `name` says about itself; `None` for an unknown tool or one that declares
+    /// nothing.
+    pub fn traits(&self, name: &str) -> Option<ToolTraits> {
+        self.tools.get(name).and_then(|tool| tool.traits())
     }
 
     /// The tools' definitions, in the order they were added.

@@ -21,5 +21,6 @@ mod streaming;
 mod structured_output;
 mod suspend_resume;
 mod tool_sources;
+mod tool_traits;
 mod tools;
 mod typed_args;

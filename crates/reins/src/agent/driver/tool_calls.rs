@@ -314,6 +314,7 @@ impl CallEnv<'_> {
                     tool_call_id: &call.id,
                     internal_call_id: internal_id,
                     args: &args_text,
+                    traits: self.tools.traits(&call.name),
                 };
                 let dispatched = self.hooks.dispatch_tool(self.ctx, view).await?;
                 trace::record_dispatch(&dispatched);

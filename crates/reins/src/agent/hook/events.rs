@@ -6,7 +6,7 @@ use crate::completion::{
     CompletionError, CompletionRequest, CompletionResponse, FinishReason, RawResponse, Usage,
 };
 use crate::message::{AssistantContent, Message, OneOrMany};
-use crate::tool::{ToolOutcome, ToolOutput, ToolResultExtensions};
+use crate::tool::{ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -185,6 +185,8 @@ pub(crate) struct ToolCallView<'a> {
     pub tool_call_id: &'a str,
     pub internal_call_id: &'a str,
     pub args: &'a str,
+    /// What the tool declares about itself.
+    pub traits: Option<ToolTraits>,
 }
 
 impl<'a> DispatchEvent<'a> {
@@ -194,6 +196,16 @@ impl<'a> DispatchEvent<'a> {
         DispatchEvent {
             kind,
             target: DispatchTarget::Effect { name, payload },
+        }
+    }
+
+    /// What the called tool declares about itself ([`Tool::traits`](crate::tool::Tool::traits):
+    /// an MCP tool's annotations, or what a [`tool_fn`](crate::tool::tool_fn) was given), for a
+    /// tool call; `None` when it declares nothing, or for another effect.
+    pub fn tool_traits(&self) -> Option<ToolTraits> {
+        match &self.target {
+            DispatchTarget::Tool(call) => call.traits,
+            _ => None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! Who answers [`RuleOutcome::Ask`](super::RuleOutcome::Ask): the [`ApprovalDecider`] trait
 //! and three ready deciders.
 
-use super::ToolTraits;
+use crate::tool::ToolTraits;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::future::Future;

@@ -21,17 +21,15 @@ mod decider;
 mod rule;
 #[cfg(test)]
 mod tests;
-mod traits;
 
 pub use decider::{
     ApprovalDecider, ApprovalRequest, ChannelDecider, DeciderFn, Decision, PendingApproval,
     TerminalDecider, decider_fn,
 };
 pub use rule::{Rule, RuleOutcome};
-pub use traits::ToolTraits;
 
 use crate::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext, StepEventKind};
-use crate::tool::panic_message;
+use crate::tool::{ToolTraits, panic_message};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -48,7 +46,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 ///
 /// ```
 /// use reins::agent::AgentBuilder;
-/// use reins::hooks::approval::{ApprovalPolicy, Decision, Rule, ToolTraits, decider_fn};
+/// use reins::hooks::approval::{ApprovalPolicy, Decision, Rule, decider_fn};
+/// use reins::tool::ToolTraits;
 /// use reins::message::Message;
 /// use reins::testing::{ScriptedModel, Turn};
 /// use reins::tool::tool_fn;
@@ -153,8 +152,9 @@ impl ApprovalPolicy {
         self
     }
 
-    /// Tells the policy what the tool `tool_name` says about itself (e.g. from MCP tool
-    /// annotations). Rules' [`when_traits`](Rule::when_traits) checks see it.
+    /// Tells the policy what the tool `tool_name` is, overriding what the tool declares about
+    /// itself ([`Tool::traits`](crate::tool::Tool::traits), which the policy uses otherwise).
+    /// Rules' [`when_traits`](Rule::when_traits) checks see it.
     pub fn tool_traits(mut self, tool_name: impl Into<String>, traits: ToolTraits) -> Self {
         self.traits.insert(tool_name.into(), traits);
         self
@@ -198,12 +198,12 @@ impl ApprovalPolicy {
     }
 
     /// The first matching rule's outcome and description, or the default outcome.
-    fn evaluate(&self, tool_name: &str, args: Option<&Value>) -> (RuleOutcome, Option<String>) {
-        let traits = self
-            .traits
-            .get(tool_name)
-            .copied()
-            .unwrap_or(self.unknown_traits);
+    fn evaluate(
+        &self,
+        tool_name: &str,
+        args: Option<&Value>,
+        traits: ToolTraits,
+    ) -> (RuleOutcome, Option<String>) {
         match self
             .rules
             .iter()
@@ -282,7 +282,10 @@ impl AgentHook for ApprovalPolicy {
             return DispatchAction::proceed();
         };
         let args = serde_json::from_str::<Value>(args_text).ok();
-        let (outcome, rule) = self.evaluate(name, args.as_ref());
+        // What the policy was told about the tool wins over what the tool claims.
+        let known = self.traits.get(name).copied().or(event.tool_traits());
+        let traits = known.unwrap_or(self.unknown_traits);
+        let (outcome, rule) = self.evaluate(name, args.as_ref(), traits);
         let call_id = event.internal_call_id().unwrap_or_default();
         let (action, asked) = match outcome {
             RuleOutcome::Allow => (DispatchAction::proceed(), false),
@@ -298,7 +301,7 @@ impl AgentHook for ApprovalPolicy {
                     // Unreadable arguments reach the person as the text the model sent.
                     args: args.unwrap_or_else(|| Value::String(args_text.to_owned())),
                     rule: rule.clone(),
-                    traits: self.traits.get(name).copied(),
+                    traits: known,
                 };
                 let (decision, asked) = self.ask(ctx, request).await;
                 let action = match decision {

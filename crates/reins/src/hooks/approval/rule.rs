@@ -1,4 +1,4 @@
-use super::ToolTraits;
+use crate::tool::ToolTraits;
 use serde_json::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;

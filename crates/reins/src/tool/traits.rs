@@ -1,9 +1,14 @@
 use serde::{Deserialize, Serialize};
 
 /// What a tool says about itself, as MCP tool annotations do (`readOnlyHint`,
-/// `destructiveHint`, `idempotentHint`). Tell an [`ApprovalPolicy`](super::ApprovalPolicy)
-/// per tool name with [`tool_traits`](super::ApprovalPolicy::tool_traits); rules read it
-/// with [`Rule::when_traits`](super::Rule::when_traits).
+/// `destructiveHint`, `idempotentHint`). A tool declares them with [`Tool::traits`](super::Tool::traits) (an
+/// MCP server's tools from their annotations; [`FnTool::traits`](super::FnTool::traits) for a
+/// closure); hooks read them
+/// from [`DispatchEvent::tool_traits`](crate::agent::DispatchEvent::tool_traits), and an
+/// [`ApprovalPolicy`](crate::hooks::approval::ApprovalPolicy)'s rules with
+/// [`Rule::when_traits`](crate::hooks::approval::Rule::when_traits). A policy can also be told
+/// them per tool name ([`tool_traits`](crate::hooks::approval::ApprovalPolicy::tool_traits)),
+/// which overrides the tool's own claim.
 ///
 /// These are claims, not guarantees: a rule that allows read-only tools trusts whoever
 /// declared them.
