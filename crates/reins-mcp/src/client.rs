@@ -2,11 +2,12 @@
 //! rmcp's errors to ones naming the server, and starting a crashed stdio server again.
 
 use crate::McpError;
+use crate::McpTools;
 use crate::content::McpToolResult;
 use crate::handler::ClientEvents;
 use crate::server::{EFFECT_ID_META_KEY, McpServer, scrub};
 use crate::stderr::StderrTail;
-use crate::tool::{McpTool, McpTools};
+use crate::tool::McpTool;
 use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 use rmcp::service::{RunningService, ServiceError};

@@ -78,6 +78,7 @@ mod server;
 mod source;
 mod stderr;
 mod tool;
+mod tools;
 
 pub use client::McpClient;
 pub use content::{McpContent, McpToolResult};
@@ -88,4 +89,5 @@ pub use server::{
     McpServer,
 };
 pub use source::McpToolSource;
-pub use tool::{McpTool, McpToolAnnotations, McpTools};
+pub use tool::{McpTool, McpToolAnnotations};
+pub use tools::McpTools;
