@@ -1,5 +1,6 @@
 use super::hook::{InvalidToolCallReason, StepEventKind};
 use super::run::{RunStatus, SuspendedRun};
+use super::stop::StopReason;
 use crate::completion::CompletionError;
 use crate::message::Message;
 use crate::tool::ToolFailure;
@@ -12,8 +13,9 @@ pub enum PromptError {
     /// A hook stopped the run.
     #[error("the run was stopped by a hook: {reason}")]
     Cancelled {
-        /// The reason the hook gave.
-        reason: String,
+        /// The reason the hook gave: its text, and the typed value behind it when the hook
+        /// gave one ([`StopReason::because`]).
+        reason: StopReason,
         /// The history when the run stopped.
         history: Vec<Message>,
         /// The run's id.
@@ -148,6 +150,21 @@ pub enum PromptError {
 }
 
 impl PromptError {
+    /// Why a hook stopped the run, for [`PromptError::Cancelled`]; `None` for every other
+    /// error.
+    pub fn stop_reason(&self) -> Option<&StopReason> {
+        match self {
+            PromptError::Cancelled { reason, .. } => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// The typed value a hook stopped the run with ([`StopReason::because`]), if it is an
+    /// `E`: how code tells a budget stop from a guardrail trip without reading text.
+    pub fn stopped_by<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.stop_reason()?.cause::<E>()
+    }
+
     /// The history the run had when it ended, if the error carries one.
     pub fn history(&self) -> Option<&[Message]> {
         match self {

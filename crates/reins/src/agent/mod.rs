@@ -13,6 +13,7 @@ mod output;
 mod prompt;
 mod routing;
 mod run;
+mod stop;
 mod stream;
 mod tools;
 
@@ -34,4 +35,5 @@ pub use prompt::{
 pub use run::{
     CallRecord, PendingCall, RUN_STATE_VERSION, RunState, RunStatus, SuspendedRun, ToolDecision,
 };
+pub use stop::StopReason;
 pub use stream::{PromptStream, StreamItem};

@@ -28,13 +28,14 @@ pub mod guardrail;
 pub mod loop_breaker;
 pub mod redaction;
 
-/// The reason of a run a hook stopped (`PromptError::Cancelled`), which the typed stops of
-/// these hooks (`BudgetExceeded`, `LoopDetected`, `GuardrailTripped`) are read back from.
-fn cancelled_reason(error: &crate::agent::PromptError) -> Option<&str> {
-    match error {
-        crate::agent::PromptError::Cancelled { reason, .. } => Some(reason),
-        _ => None,
-    }
+/// The typed stop a ready-made hook ended a run with (`BudgetExceeded`, `LoopDetected`,
+/// `GuardrailTripped`, `CacheMiss`), read back from the error's [`StopReason`] cause.
+///
+/// [`StopReason`]: crate::agent::StopReason
+fn stopped_by<E: std::error::Error + Clone + 'static>(
+    error: &crate::agent::PromptError,
+) -> Option<E> {
+    error.stopped_by::<E>().cloned()
 }
 
 /// Hooks the tests of several ready-made hooks share.

@@ -31,6 +31,7 @@ use super::prompt::{
     PromptRequest, PromptResponse, RunStart, ToolErrorPolicy, UnhandledInvalidToolCall,
 };
 use super::run::{PendingCall, RunState, RunStatus, SuspendedRun, ToolDecision};
+use super::stop::StopReason;
 use super::stream::{StreamItem, StreamSink};
 use super::tools::AvailableTools;
 use crate::completion::CompletionError;
@@ -91,7 +92,7 @@ impl std::fmt::Debug for dyn RunStore {
 
 /// Why the loop stopped without an answer; turned into a [`PromptError`] with the history.
 pub(crate) enum Halt {
-    Stop(String),
+    Stop(StopReason),
     Panic(HookFailure),
     MaxTurns,
     InvalidCall {

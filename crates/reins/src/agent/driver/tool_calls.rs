@@ -6,6 +6,7 @@
 //! checkpoint leaves the call *in doubt* instead of silently executing it twice on resume.
 
 use super::{Driver, Halt, RunOptions, render_args, trace};
+use crate::agent::StopReason;
 use crate::agent::hook::{
     HookContext, HookStack, Stacked, StepEventKind, ToolCallView, ToolDispatchDecision, ToolResult,
 };
@@ -64,7 +65,7 @@ enum Step {
     Run(Option<Value>),
     /// Record this result without executing the tool.
     Answer(String, ToolOutcome),
-    Stop(String),
+    Stop(StopReason),
     Suspend(String),
 }
 

@@ -2,6 +2,7 @@
 
 use super::events::{DispatchKind, OutcomeEvent};
 use super::patch::RequestPatch;
+use crate::agent::StopReason;
 use crate::completion::CompletionResponse;
 use crate::tool::ToolOutput;
 use serde_json::Value;
@@ -15,7 +16,7 @@ pub enum RunStartAction {
     /// Replace the prompt; later hooks see the new one.
     Rewrite(String),
     /// End the run with [`PromptError::Cancelled`](crate::agent::PromptError::Cancelled).
-    Stop(String),
+    Stop(StopReason),
 }
 
 impl RunStartAction {
@@ -28,7 +29,9 @@ impl RunStartAction {
         RunStartAction::Rewrite(prompt.into())
     }
     /// End the run.
-    pub fn stop(reason: impl Into<String>) -> Self {
+    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
+    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
+    pub fn stop(reason: impl Into<StopReason>) -> Self {
         RunStartAction::Stop(reason.into())
     }
 }
@@ -42,7 +45,7 @@ pub enum CompletionCallAction {
     /// Change this turn's request only.
     Patch(RequestPatch),
     /// End the run.
-    Stop(String),
+    Stop(StopReason),
 }
 
 impl CompletionCallAction {
@@ -55,7 +58,9 @@ impl CompletionCallAction {
         CompletionCallAction::Patch(patch)
     }
     /// End the run.
-    pub fn stop(reason: impl Into<String>) -> Self {
+    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
+    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
+    pub fn stop(reason: impl Into<StopReason>) -> Self {
         CompletionCallAction::Stop(reason.into())
     }
 }
@@ -69,7 +74,7 @@ pub enum ModelSelectionAction {
     /// Serve the next call with the model registered under this label.
     Select(String),
     /// End the run.
-    Stop(String),
+    Stop(StopReason),
 }
 
 impl ModelSelectionAction {
@@ -82,7 +87,9 @@ impl ModelSelectionAction {
         ModelSelectionAction::Select(label.into())
     }
     /// End the run.
-    pub fn stop(reason: impl Into<String>) -> Self {
+    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
+    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
+    pub fn stop(reason: impl Into<StopReason>) -> Self {
         ModelSelectionAction::Stop(reason.into())
     }
 }
@@ -98,7 +105,7 @@ pub enum ModelTurnAction {
     /// Keep the response, add this feedback as a user message, and ask again.
     RetryWithFeedback(String),
     /// End the run.
-    Stop(String),
+    Stop(StopReason),
 }
 
 impl ModelTurnAction {
@@ -116,7 +123,9 @@ impl ModelTurnAction {
         ModelTurnAction::RetryWithFeedback(feedback.into())
     }
     /// End the run.
-    pub fn stop(reason: impl Into<String>) -> Self {
+    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
+    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
+    pub fn stop(reason: impl Into<StopReason>) -> Self {
         ModelTurnAction::Stop(reason.into())
     }
 }
@@ -134,7 +143,7 @@ pub enum InvalidToolCallAction {
     /// Answer the call with `reason` and answer the turn's other calls as not executed.
     Skip(String),
     /// End the run.
-    Stop(String),
+    Stop(StopReason),
 }
 
 impl InvalidToolCallAction {
@@ -155,7 +164,9 @@ impl InvalidToolCallAction {
         InvalidToolCallAction::Skip(reason.into())
     }
     /// End the run.
-    pub fn stop(reason: impl Into<String>) -> Self {
+    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
+    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
+    pub fn stop(reason: impl Into<StopReason>) -> Self {
         InvalidToolCallAction::Stop(reason.into())
     }
 }
@@ -202,7 +213,7 @@ pub enum DispatchAction {
     /// recorded as denied.
     Deny(String),
     /// End the run.
-    Stop(String),
+    Stop(StopReason),
     /// Don't run the tool now: the run ends with
     /// [`PromptError::Suspended`](crate::agent::PromptError::Suspended), holding this call as
     /// pending, to be approved, edited or denied when the run is resumed.
@@ -230,7 +241,9 @@ impl DispatchAction {
         DispatchAction::Deny(report.into())
     }
     /// End the run.
-    pub fn stop(reason: impl Into<String>) -> Self {
+    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
+    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
+    pub fn stop(reason: impl Into<StopReason>) -> Self {
         DispatchAction::Stop(reason.into())
     }
     /// Pause the run until a person (or another process) decides about this tool call: the
@@ -288,10 +301,8 @@ impl PartialEq for DispatchAction {
         use DispatchAction::*;
         match (self, other) {
             (Proceed, Proceed) => true,
-            (Skip(a), Skip(b))
-            | (Deny(a), Deny(b))
-            | (Stop(a), Stop(b))
-            | (Suspend(a), Suspend(b)) => a == b,
+            (Skip(a), Skip(b)) | (Deny(a), Deny(b)) | (Suspend(a), Suspend(b)) => a == b,
+            (Stop(a), Stop(b)) => a == b,
             (RewriteToolArgs(a), RewriteToolArgs(b)) => a == b,
             (Patch(a), Patch(b)) => a == b,
             (Respond(a), Respond(b)) => {
@@ -322,7 +333,7 @@ pub enum OutcomeAction {
     /// calls only, failed or not). See [`OutcomeAction::retry_on`].
     RetryOn(String),
     /// End the run.
-    Stop(String),
+    Stop(StopReason),
 }
 
 impl OutcomeAction {
@@ -377,7 +388,9 @@ impl OutcomeAction {
         OutcomeAction::RetryOn(label.into())
     }
     /// End the run.
-    pub fn stop(reason: impl Into<String>) -> Self {
+    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
+    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
+    pub fn stop(reason: impl Into<StopReason>) -> Self {
         OutcomeAction::Stop(reason.into())
     }
 }
@@ -389,7 +402,7 @@ pub enum ObservationAction {
     /// Go on.
     Continue,
     /// End the run.
-    Stop(String),
+    Stop(StopReason),
 }
 
 impl ObservationAction {
@@ -398,7 +411,9 @@ impl ObservationAction {
         ObservationAction::Continue
     }
     /// End the run.
-    pub fn stop(reason: impl Into<String>) -> Self {
+    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
+    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
+    pub fn stop(reason: impl Into<StopReason>) -> Self {
         ObservationAction::Stop(reason.into())
     }
 }

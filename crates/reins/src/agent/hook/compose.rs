@@ -16,6 +16,7 @@ use super::{
     CompletionCallAction, HookContext, InvalidToolCallAction, ModelTurnAction, ObservationAction,
     RequestPatch,
 };
+use crate::agent::StopReason;
 use std::future::Future;
 use std::ops::ControlFlow;
 
@@ -167,13 +168,13 @@ pub(crate) trait Merge {
     /// What the hooks' answers merge into.
     type Change;
     /// Merges this answer into `merged`, or stops with a reason.
-    fn merge(self, merged: &mut Option<Self::Change>) -> ControlFlow<String>;
+    fn merge(self, merged: &mut Option<Self::Change>) -> ControlFlow<StopReason>;
 }
 
 impl Merge for CompletionCallAction {
     type Change = RequestPatch;
     #[inline]
-    fn merge(self, merged: &mut Option<RequestPatch>) -> ControlFlow<String> {
+    fn merge(self, merged: &mut Option<RequestPatch>) -> ControlFlow<StopReason> {
         match self {
             CompletionCallAction::Continue => {}
             CompletionCallAction::Patch(patch) => match merged {

@@ -8,6 +8,7 @@ use super::events::{
 };
 use super::table;
 use super::{DispatchAction, ModelSelectionAction, OutcomeAction, RunStartAction};
+use crate::agent::StopReason;
 use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
 use crate::message::Message;
 use crate::tool::ToolOutput;
@@ -20,7 +21,7 @@ pub(crate) enum Stacked<T> {
     /// Go on with this (possibly updated) value.
     Go(T),
     /// A hook ended the run.
-    Stop(String),
+    Stop(StopReason),
 }
 
 /// The combined answer of a stack to a tool dispatch.
@@ -29,7 +30,7 @@ pub(crate) enum ToolDispatchDecision {
     Proceed(Option<Value>),
     Skip(String),
     Deny(String),
-    Stop(String),
+    Stop(StopReason),
     Suspend(String),
 }
 
@@ -173,8 +174,10 @@ impl Link<table::on_dispatch> for RequestChain<'_> {
             }
             DispatchAction::Skip(reason)
             | DispatchAction::Deny(reason)
-            | DispatchAction::Suspend(reason)
-            | DispatchAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
+            | DispatchAction::Suspend(reason) => {
+                return ControlFlow::Break(Stacked::Stop(reason.into()));
+            }
+            DispatchAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
         }
         ControlFlow::Continue(())
     }
@@ -244,7 +247,7 @@ pub(crate) enum ModelOutcome {
     /// Call the model registered under this label again for the turn.
     RetryOn(String),
     /// A hook ended the run.
-    Stop(String),
+    Stop(StopReason),
 }
 
 /// A model call's outcome: a hook may replace the response (later hooks see the

@@ -330,7 +330,7 @@ impl HookStack {
     ) -> impl Future<Output = Result<Stacked<()>, HookFailure>> {
         self.decide::<table::on_event>(ctx, event).map(|answer| {
             answer.map(|flow| match flow {
-                Flow::Terminate(reason) => Stacked::Stop(reason),
+                Flow::Terminate(reason) => Stacked::Stop(reason.into()),
                 _ => Stacked::Go(()),
             })
         })

@@ -58,7 +58,7 @@ macro_rules! hook_methods {
                     history: event.history,
                 }),
                 flow |flow, _| match flow {
-                    Flow::Terminate(reason) => RunStartAction::Stop(reason),
+                    Flow::Terminate(reason) => RunStartAction::Stop(reason.into()),
                     _ => RunStartAction::Continue,
                 };
 
@@ -70,7 +70,7 @@ macro_rules! hook_methods {
                     turn: event.turn,
                 }),
                 flow |flow, _| match flow {
-                    Flow::Terminate(reason) => CompletionCallAction::Stop(reason),
+                    Flow::Terminate(reason) => CompletionCallAction::Stop(reason.into()),
                     Flow::PatchRequest(patch) => CompletionCallAction::Patch(patch),
                     _ => CompletionCallAction::Continue,
                 };
@@ -86,7 +86,7 @@ macro_rules! hook_methods {
                     usage: event.usage,
                 }),
                 flow |flow, _| match flow {
-                    Flow::Terminate(reason) => ModelTurnAction::Stop(reason),
+                    Flow::Terminate(reason) => ModelTurnAction::Stop(reason.into()),
                     _ => ModelTurnAction::Continue,
                 };
 
@@ -99,7 +99,7 @@ macro_rules! hook_methods {
                     Flow::Retry(feedback) => Some(InvalidToolCallAction::Retry(feedback)),
                     Flow::Repair(name) => Some(InvalidToolCallAction::Repair(name)),
                     Flow::Skip(reason) => Some(InvalidToolCallAction::Skip(reason)),
-                    Flow::Terminate(reason) => Some(InvalidToolCallAction::Stop(reason)),
+                    Flow::Terminate(reason) => Some(InvalidToolCallAction::Stop(reason.into())),
                     _ => None,
                 };
 
@@ -107,7 +107,7 @@ macro_rules! hook_methods {
                 kind |event| event.kind.dispatch_event_kind(),
                 step |event, _| Some(dispatch_step(event)),
                 flow |flow, event| match flow {
-                    Flow::Terminate(reason) => DispatchAction::Stop(reason),
+                    Flow::Terminate(reason) => DispatchAction::Stop(reason.into()),
                     Flow::Skip(reason) => DispatchAction::Skip(reason),
                     Flow::RewriteArgs(args) => DispatchAction::rewrite_tool_args(event.kind, args),
                     Flow::PatchRequest(patch) if event.kind == DispatchKind::Completion => {
@@ -120,7 +120,7 @@ macro_rules! hook_methods {
                 kind |event| event.kind.outcome_event_kind(),
                 step |event, rendered| outcome_step(event, rendered),
                 flow |flow, event| match flow {
-                    Flow::Terminate(reason) => OutcomeAction::Stop(reason),
+                    Flow::Terminate(reason) => OutcomeAction::Stop(reason.into()),
                     Flow::RewriteResult(text) => OutcomeAction::rewrite_tool_result(event, text),
                     _ => OutcomeAction::Proceed,
                 };
@@ -303,7 +303,7 @@ fn outcome_step<'s>(
 #[inline]
 fn observation(flow: Flow) -> ObservationAction {
     match flow {
-        Flow::Terminate(reason) => ObservationAction::Stop(reason),
+        Flow::Terminate(reason) => ObservationAction::Stop(reason.into()),
         _ => ObservationAction::Continue,
     }
 }

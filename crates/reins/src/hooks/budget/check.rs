@@ -2,7 +2,7 @@
 
 use super::ledger::{CountedCall, with_ledger};
 use super::{Budget, BudgetExceeded, BudgetLimit, BudgetUsage};
-use crate::agent::{DispatchAction, HookContext};
+use crate::agent::{DispatchAction, HookContext, StopReason};
 
 /// Which limits a check compares against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,11 +73,11 @@ impl Budget {
         let verdict = with_ledger(ctx, |ledger| {
             ledger.dispatched = Some((turn, model.to_owned()));
             let usage = self.usage_from(ledger);
-            if let Some(reason) = self.unpriced(&usage, Some(model)) {
+            if let Some(reason) = self.unpriced(&usage, Some(model)).map(StopReason::from) {
                 return (Some(reason), false);
             }
             if let Some(stop) = self.exceeded(&usage, Tier::Stop, None) {
-                return (Some(stop.to_string()), false);
+                return (Some(StopReason::because(stop)), false);
             }
             // Past a soft limit only the cheaper model may be called, whatever later hooks
             // selected.
@@ -85,7 +85,7 @@ impl Budget {
                 let tool_calls = Some(ledger.tool_calls_in_flight());
                 if let Some(soft) = self.exceeded(&usage, Tier::Soft, tool_calls) {
                     if model != cheaper {
-                        return (Some(soft.to_string()), false);
+                        return (Some(StopReason::because(soft)), false);
                     }
                 }
             }
@@ -110,11 +110,11 @@ impl Budget {
                 tool_calls = tool_calls.saturating_sub(1);
             }
             let usage = self.usage_from(ledger);
-            if let Some(reason) = self.unpriced(&usage, None) {
+            if let Some(reason) = self.unpriced(&usage, None).map(StopReason::from) {
                 return (Some(reason), false);
             }
             if let Some(stop) = self.exceeded(&usage, Tier::Stop, Some(tool_calls)) {
-                return (Some(stop.to_string()), false);
+                return (Some(StopReason::because(stop)), false);
             }
             if known {
                 return (None, false);

@@ -70,19 +70,18 @@ impl FromStr for BudgetLimit {
     }
 }
 
-/// A run went past a [`Budget`](super::Budget) limit: the run was stopped with this as its
-/// reason.
+/// A run went past a [`Budget`](super::Budget) limit: the run was stopped with this as the
+/// typed cause of its [`StopReason`](crate::agent::StopReason).
 ///
-/// The reason text is stable and documented, so the value survives the trip through
-/// [`PromptError::Cancelled`]:
+/// The reason's text is this value's `Display`:
 ///
 /// ```text
 /// budget exceeded: <limit> used <used> of <max>
 /// ```
 ///
-/// where `<limit>` is a [`BudgetLimit::name`] and the numbers are written as Rust writes an
-/// `f64` (`1500`, `0.0123`), which reads back exactly. Read it back with
-/// [`BudgetExceeded::from_error`] rather than by matching the text.
+/// where `<limit>` is a [`BudgetLimit::name`]. Read the value back with
+/// [`BudgetExceeded::from_error`] (or `PromptError::stopped_by`) rather than by matching the
+/// text.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BudgetExceeded {
     /// The limit that was reached.
@@ -103,7 +102,7 @@ impl BudgetExceeded {
     /// budget record, a model without a price), whose reasons do not claim a limit was
     /// reached.
     pub fn from_error(error: &PromptError) -> Option<Self> {
-        crate::hooks::cancelled_reason(error)?.parse().ok()
+        crate::hooks::stopped_by(error)
     }
 }
 
@@ -118,20 +117,3 @@ impl fmt::Display for BudgetExceeded {
 }
 
 impl std::error::Error for BudgetExceeded {}
-
-impl FromStr for BudgetExceeded {
-    type Err = ();
-
-    /// Reads the exact reason text [`Display`](fmt::Display) writes; anything else is an
-    /// error.
-    fn from_str(reason: &str) -> Result<Self, ()> {
-        let rest = reason.strip_prefix(PREFIX).ok_or(())?;
-        let (limit, rest) = rest.split_once(" used ").ok_or(())?;
-        let (used, max) = rest.split_once(" of ").ok_or(())?;
-        Ok(BudgetExceeded {
-            limit: limit.parse()?,
-            used: used.parse().map_err(|_| ())?,
-            max: max.parse().map_err(|_| ())?,
-        })
-    }
-}

@@ -10,7 +10,7 @@ pub use recording::{CacheError, CachedResponse};
 
 use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
-    PromptError, StepEventKind,
+    PromptError, StepEventKind, StopReason,
 };
 use crate::completion::CompletionRequest;
 use recording::Recording;
@@ -177,13 +177,10 @@ impl AgentHook for ResponseCache {
             return DispatchAction::respond(cached.to_response());
         }
         if self.inner.replay_only {
-            return DispatchAction::stop(
-                CacheMiss {
-                    model: model.to_owned(),
-                    turn: ctx.turn(),
-                }
-                .to_string(),
-            );
+            return DispatchAction::stop(StopReason::because(CacheMiss {
+                model: model.to_owned(),
+                turn: ctx.turn(),
+            }));
         }
         ctx.scratchpad().set(PendingKey(key));
         DispatchAction::proceed()
@@ -212,7 +209,7 @@ impl AgentHook for ResponseCache {
 /// A replaying [`ResponseCache`] stopped a run: the recording holds no response for a request
 /// the run made (the agent, its tools or the prompt changed since the recording).
 ///
-/// Its text is the run's stop reason:
+/// It is the typed cause of the run's [`StopReason`]; the reason's text is its `Display`:
 ///
 /// ```text
 /// response cache miss: no recorded response for turn <turn> on model `<model>`
@@ -233,12 +230,7 @@ const MISS_MIDDLE: &str = " on model `";
 impl CacheMiss {
     /// The miss carried by `error`, if a replaying cache stopped the run.
     pub fn from_error(error: &PromptError) -> Option<Self> {
-        let rest = crate::hooks::cancelled_reason(error)?.strip_prefix(MISS_PREFIX)?;
-        let (turn, model) = rest.split_once(MISS_MIDDLE)?;
-        Some(CacheMiss {
-            model: model.strip_suffix('`')?.to_owned(),
-            turn: turn.parse().ok()?,
-        })
+        crate::hooks::stopped_by(error)
     }
 }
 

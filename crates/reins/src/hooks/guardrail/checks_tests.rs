@@ -1,26 +1,28 @@
 //! The ready checks, the trip reason format and what the hook observes.
 
 use super::*;
-use crate::agent::PromptError;
+use crate::agent::{PromptError, StopReason};
 
 #[test]
-fn reasons_round_trip_and_other_text_is_not_read() {
+fn the_reason_carries_the_trip_and_other_text_is_not_read() {
     let trip = GuardrailTripped::new(Stage::Answer, "a \"b\": c", "line 1\nline 2: {\"x\"}");
+    let cancelled = |reason: StopReason| PromptError::Cancelled {
+        reason,
+        history: Vec::new(),
+        run_id: "r".into(),
+    };
+    let reason = trip.clone().into_reason();
     assert_eq!(
-        GuardrailTripped::from_reason(&trip.to_reason()),
-        Some(trip.clone())
-    );
-    assert_eq!(
-        trip.to_reason(),
-        r#"guardrail tripped: {"stage":"answer","check":"a \"b\": c","message":"line 1\nline 2: {\"x\"}"}"#
-    );
-    assert_eq!(
-        trip.to_string(),
+        reason,
         "guardrail `a \"b\": c` tripped on the answer: line 1\nline 2: {\"x\"}"
     );
-    assert_eq!(GuardrailTripped::from_reason("budget exceeded"), None);
     assert_eq!(
-        GuardrailTripped::from_reason("guardrail tripped: not json"),
+        GuardrailTripped::from_error(&cancelled(reason)),
+        Some(trip.clone())
+    );
+    // The same text from another hook is not taken for a trip.
+    assert_eq!(
+        GuardrailTripped::from_error(&cancelled(trip.to_string().into())),
         None
     );
     let other = PromptError::InvalidConfiguration("x".into());

@@ -288,7 +288,7 @@ fn named(name: impl Into<String>, check: impl Check, tool: Option<Arc<str>>) -> 
 }
 
 fn stop_turn(check: &str, message: String) -> ModelTurnAction {
-    ModelTurnAction::stop(GuardrailTripped::new(Stage::Answer, check, message).to_reason())
+    ModelTurnAction::stop(GuardrailTripped::new(Stage::Answer, check, message).into_reason())
 }
 
 impl AgentHook for Guardrails {
@@ -313,7 +313,7 @@ impl AgentHook for Guardrails {
                 }
                 Verdict::Reject(message) | Verdict::Trip(message) => {
                     let tripped = GuardrailTripped::new(Stage::Input, &*named.name, message);
-                    return RunStartAction::stop(tripped.to_reason());
+                    return RunStartAction::stop(tripped.into_reason());
                 }
             }
         }
@@ -366,7 +366,7 @@ impl AgentHook for Guardrails {
                 Verdict::Reject(message) => return DispatchAction::skip(message),
                 Verdict::Trip(message) => {
                     let tripped = GuardrailTripped::new(Stage::ToolArgs, &*named.name, message);
-                    return DispatchAction::stop(tripped.to_reason());
+                    return DispatchAction::stop(tripped.into_reason());
                 }
             }
         }

@@ -172,10 +172,7 @@ async fn the_retry_count_is_read_from_the_runs_entries() {
     let ModelTurnAction::Stop(reason) = guard.on_model_turn_finished(&ctx, event).await else {
         panic!("the third rejection must trip");
     };
-    assert_eq!(
-        GuardrailTripped::from_reason(&reason).unwrap().check,
-        "never"
-    );
+    assert_eq!(reason.cause::<GuardrailTripped>().unwrap().check, "never");
     // An entry of that kind that cannot be read fails closed.
     let ctx = HookContext::new("corrupt");
     ctx.append_entry(RETRY_ENTRY, &"garbage").unwrap();

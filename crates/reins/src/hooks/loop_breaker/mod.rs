@@ -6,12 +6,11 @@
 mod tests;
 
 use crate::agent::{
-    AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError, StepEventKind,
+    AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError, StepEventKind, StopReason,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
-use std::str::FromStr;
 
 /// The entry kind the streak is recorded under.
 const ENTRY_KIND: &str = "reins.loop_breaker";
@@ -201,13 +200,12 @@ impl AgentHook for LoopBreaker {
             return DispatchAction::proceed();
         };
         match count(ctx, tool, fingerprint(tool, args), call_id) {
-            Ok(repeats) if repeats >= self.stop_after => DispatchAction::stop(
-                LoopDetected {
+            Ok(repeats) if repeats >= self.stop_after => {
+                DispatchAction::stop(StopReason::because(LoopDetected {
                     tool: tool.to_owned(),
                     repeats,
-                }
-                .to_string(),
-            ),
+                }))
+            }
             Ok(repeats) if repeats >= self.feedback_after => {
                 DispatchAction::skip(self.feedback_for(tool, repeats))
             }
@@ -270,8 +268,7 @@ fn write_canonical(value: &Value, out: &mut String) {
 /// A [`LoopBreaker`] stopped the run: `tool` was called with the same arguments `repeats`
 /// times in a row.
 ///
-/// The reason text is stable and documented, so the value survives the trip through
-/// [`PromptError::Cancelled`]:
+/// It is the typed cause of the run's [`StopReason`]; the reason's text is its `Display`:
 ///
 /// ```text
 /// loop detected: `<tool>` was called <repeats> times in a row with the same arguments
@@ -294,7 +291,7 @@ impl LoopDetected {
     /// The loop stop carried by `error`, if a [`LoopBreaker`] stopped the run; `None` for any
     /// other error (including the breaker's fail-closed stop on an unreadable record).
     pub fn from_error(error: &PromptError) -> Option<Self> {
-        crate::hooks::cancelled_reason(error)?.parse().ok()
+        crate::hooks::stopped_by(error)
     }
 }
 
@@ -305,21 +302,3 @@ impl fmt::Display for LoopDetected {
 }
 
 impl std::error::Error for LoopDetected {}
-
-impl FromStr for LoopDetected {
-    type Err = ();
-
-    /// Reads the exact reason text [`Display`](fmt::Display) writes; anything else is an
-    /// error.
-    fn from_str(reason: &str) -> Result<Self, ()> {
-        let rest = reason.strip_prefix(PREFIX).ok_or(())?;
-        let rest = rest.strip_suffix(SUFFIX).ok_or(())?;
-        // The tool name comes first and may hold anything; the count is after the last
-        // separator.
-        let (tool, repeats) = rest.rsplit_once(MIDDLE).ok_or(())?;
-        Ok(LoopDetected {
-            tool: tool.to_owned(),
-            repeats: repeats.parse().map_err(|_| ())?,
-        })
-    }
-}
