@@ -29,12 +29,13 @@ impl McpToolAnnotations {
     /// server says not, idempotent only if it says so.
     pub fn traits(&self) -> ToolTraits {
         if self.read_only_hint == Some(true) {
-            return ToolTraits::read_only();
+            return ToolTraits::read_only().with_open_world(self.open_world());
         }
         ToolTraits {
             read_only: false,
             destructive: self.destructive_hint.unwrap_or(true),
             idempotent: self.idempotent_hint.unwrap_or(false),
+            open_world: self.open_world(),
         }
     }
 
@@ -221,6 +222,10 @@ impl Tool for McpTool {
 
     fn traits(&self) -> Option<ToolTraits> {
         Some(self.annotations.traits())
+    }
+
+    fn origin(&self) -> Option<&str> {
+        Some(self.server_name())
     }
 
     async fn call(&self, args: Value) -> Result<Value, McpError> {

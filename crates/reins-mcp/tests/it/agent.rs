@@ -11,43 +11,40 @@ use reins::message::Message;
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::ToolOutcome;
 use reins::tool::ToolTraits;
-use reins_mcp::McpTools;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
-/// Records what it sees of each tool call: at dispatch, the name, arguments and the MCP
-/// traits of the tool; at outcome, the `mcp` extension and the outcome.
+/// Records what it sees of each tool call, from the events alone: at dispatch, the name,
+/// arguments, the tool's MCP traits and its server; at outcome, the same traits and server,
+/// the `mcp` extension and the outcome.
 struct Observer {
-    tools: McpTools,
     seen: Arc<Mutex<Vec<String>>>,
 }
 
 impl AgentHook for Observer {
     async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
         if let (Some(name), Some(args)) = (event.tool_name(), event.tool_args()) {
-            let traits = self.tools.get(name).map(|tool| tool.traits());
-            let server = self
-                .tools
-                .get(name)
-                .map(|tool| tool.server_name().to_owned());
             self.seen.lock().unwrap().push(format!(
-                "dispatch {name} {args} read_only={:?} server={server:?}",
-                traits.map(|t| t.read_only)
+                "dispatch {name} {args} read_only={:?} server={:?}",
+                event.tool_traits().map(|t| t.read_only),
+                event.tool_origin(),
             ));
         }
         DispatchAction::proceed()
     }
 
     async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
-        if let Some(result) = event.tool_result() {
+        if let Some(result) = event.tool_outcome() {
             let outcome = match result.outcome() {
                 ToolOutcome::Success => "success".to_owned(),
                 ToolOutcome::Denied { .. } => "denied".to_owned(),
                 other => format!("{other:?}"),
             };
             self.seen.lock().unwrap().push(format!(
-                "outcome {} {outcome} mcp={}",
+                "outcome {} {outcome} read_only={:?} server={:?} mcp={}",
                 result.tool_name(),
+                event.tool_traits().map(|t| t.read_only),
+                event.tool_origin(),
                 result
                     .extensions()
                     .get("mcp")
@@ -85,10 +82,7 @@ async fn an_agent_calls_mcp_tools_through_hooks_and_annotation_approvals() {
         .rule(Rule::allow("*").when_traits(|traits| traits.read_only))
         .rule(Rule::deny("*", "only read-only MCP tools may run"));
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let observer = Observer {
-        tools: tools.clone(),
-        seen: seen.clone(),
-    };
+    let observer = Observer { seen: seen.clone() };
     let model = ScriptedModel::new([
         Turn::tool_calls([
             ("ev_echo", json!({"message": "from the agent"})),
@@ -125,15 +119,15 @@ async fn an_agent_calls_mcp_tools_through_hooks_and_annotation_approvals() {
     );
     assert!(
         seen.contains(
-            &r#"outcome ev_echo success mcp={"server":"everything","tool":"echo"}"#.to_owned()
+            &r#"outcome ev_echo success read_only=Some(true) server=Some("everything") mcp={"server":"everything","tool":"echo"}"#.to_owned()
         ),
         "{seen:#?}"
     );
-    // The refused call never reached the server.
+    // The refused call never reached the server, and its outcome still says whose it was.
     assert!(
-        !seen
-            .iter()
-            .any(|line| line.starts_with("outcome ev_toggle-simulated-logging success")),
+        seen.contains(
+            &r#"outcome ev_toggle-simulated-logging denied read_only=Some(false) server=Some("everything") mcp=null"#.to_owned()
+        ),
         "{seen:#?}"
     );
 }

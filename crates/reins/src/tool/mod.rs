@@ -122,6 +122,15 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// Where the tool comes from, when that matters to hooks: an MCP tool answers with its
+    /// server's name. Hooks read it from
+    /// [`DispatchEvent::tool_origin`](crate::agent::DispatchEvent::tool_origin) and
+    /// [`OutcomeEvent::tool_origin`](crate::agent::OutcomeEvent::tool_origin). `None` (the
+    /// default) for a tool of the application's own.
+    fn origin(&self) -> Option<&str> {
+        None
+    }
+
     /// Runs the tool.
     fn call(
         &self,
@@ -155,6 +164,7 @@ trait DynTool: Send + Sync {
     fn timeout(&self) -> Option<Duration>;
     fn retry_safety(&self) -> RetrySafety;
     fn traits(&self) -> Option<ToolTraits>;
+    fn origin(&self) -> Option<&str>;
     fn call_json<'a>(&'a self, args: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
 }
 
@@ -177,6 +187,10 @@ impl<T: Tool> DynTool for T {
 
     fn traits(&self) -> Option<ToolTraits> {
         Tool::traits(self)
+    }
+
+    fn origin(&self) -> Option<&str> {
+        Tool::origin(self)
     }
 
     fn call_json<'a>(&'a self, args: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
@@ -288,6 +302,12 @@ impl ToolSet {
     /// nothing.
     pub fn traits(&self, name: &str) -> Option<ToolTraits> {
         self.tools.get(name).and_then(|tool| tool.traits())
+    }
+
+    /// Where the tool named `name` comes from ([`Tool::origin`]); `None` for a tool that does
+    /// not say, or a name the set does not have.
+    pub fn origin(&self, name: &str) -> Option<&str> {
+        self.tools.get(name).and_then(|tool| tool.origin())
     }
 
     /// The tools' definitions, in the order they were added.

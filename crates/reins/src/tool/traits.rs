@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What a tool says about itself, as MCP tool annotations do (`readOnlyHint`,
-/// `destructiveHint`, `idempotentHint`). A tool declares them with [`Tool::traits`](super::Tool::traits) (an
+/// `destructiveHint`, `idempotentHint`, `openWorldHint`). A tool declares them with [`Tool::traits`](super::Tool::traits) (an
 /// MCP server's tools from their annotations; [`FnTool::traits`](super::FnTool::traits) for a
 /// closure); hooks read them
 /// from [`DispatchEvent::tool_traits`](crate::agent::DispatchEvent::tool_traits), and an
@@ -20,6 +20,18 @@ pub struct ToolTraits {
     pub destructive: bool,
     /// Calling the tool twice with the same arguments has no further effect.
     pub idempotent: bool,
+    /// The tool may reach outside systems (the web, another service), not only the
+    /// application's own data. `true` unless declared otherwise ([`with_open_world`]), as in
+    /// MCP.
+    ///
+    /// [`with_open_world`]: ToolTraits::with_open_world
+    #[serde(default = "open_world_by_default")]
+    pub open_world: bool,
+}
+
+/// MCP's default for a tool that does not say whether it reaches outside systems.
+fn open_world_by_default() -> bool {
+    true
 }
 
 impl Default for ToolTraits {
@@ -30,6 +42,7 @@ impl Default for ToolTraits {
             read_only: false,
             destructive: true,
             idempotent: false,
+            open_world: true,
         }
     }
 }
@@ -41,6 +54,7 @@ impl ToolTraits {
             read_only: true,
             destructive: false,
             idempotent: true,
+            open_world: true,
         }
     }
 
@@ -50,6 +64,7 @@ impl ToolTraits {
             read_only: false,
             destructive: true,
             idempotent: false,
+            open_world: true,
         }
     }
 
@@ -60,12 +75,20 @@ impl ToolTraits {
             read_only: false,
             destructive: false,
             idempotent: false,
+            open_world: true,
         }
     }
 
     /// These traits with `idempotent` set as given.
     pub const fn with_idempotent(mut self, idempotent: bool) -> Self {
         self.idempotent = idempotent;
+        self
+    }
+
+    /// These traits with `open_world` set as given (`false`: the tool touches only the
+    /// application's own data).
+    pub const fn with_open_world(mut self, open_world: bool) -> Self {
+        self.open_world = open_world;
         self
     }
 }

@@ -19,16 +19,28 @@ struct Path {
 /// A tool's name and the traits its call carried at dispatch.
 type Seen = Vec<(String, Option<ToolTraits>)>;
 
-/// Records the traits each dispatched tool call carries.
-struct TraitsSeen(Arc<Mutex<Seen>>);
+/// Records the traits each tool call carries at dispatch, and then at its outcome.
+struct TraitsSeen {
+    dispatched: Arc<Mutex<Seen>>,
+    answered: Arc<Mutex<Seen>>,
+}
 
 impl AgentHook for TraitsSeen {
     async fn on_dispatch(&self, _: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
         if let Some(name) = event.tool_name() {
             let seen = (name.to_owned(), event.tool_traits());
-            self.0.lock().unwrap().push(seen);
+            self.dispatched.lock().unwrap().push(seen);
         }
         DispatchAction::proceed()
+    }
+
+    async fn on_outcome(&self, _: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        if let Some(result) = event.tool_outcome() {
+            assert_eq!(event.tool_traits(), result.tool_traits());
+            let seen = (result.tool_name().to_owned(), event.tool_traits());
+            self.answered.lock().unwrap().push(seen);
+        }
+        OutcomeAction::proceed()
     }
 }
 
@@ -48,6 +60,7 @@ async fn declared_traits_reach_hooks_and_the_policy() {
         })
     };
     let seen = Arc::new(Mutex::new(Vec::new()));
+    let answered = Arc::new(Mutex::new(Vec::new()));
     let policy = ApprovalPolicy::new()
         // What the policy is told wins over what the tool claims.
         .tool_traits("append", ToolTraits::destructive())
@@ -56,7 +69,10 @@ async fn declared_traits_reach_hooks_and_the_policy() {
         .tool(tool("read").traits(ToolTraits::read_only()))
         .tool(tool("wipe"))
         .tool(tool("append").traits(ToolTraits::additive()))
-        .add_hook(TraitsSeen(seen.clone()))
+        .add_hook(TraitsSeen {
+            dispatched: seen.clone(),
+            answered: answered.clone(),
+        })
         .add_hook(policy)
         .build();
     let run = agent.prompt("go").extended_details().await.unwrap();
@@ -69,6 +85,9 @@ async fn declared_traits_reach_hooks_and_the_policy() {
             ("append".to_owned(), Some(ToolTraits::additive())),
         ]
     );
+    // The outcome of every call carries the same traits, whether the call ran or was denied
+    // ("wipe" and "append" were), so an outcome hook judges it as the dispatch hook did.
+    assert_eq!(*answered.lock().unwrap(), *seen.lock().unwrap());
     let results: Vec<&str> = run
         .history()
         .iter()

@@ -289,6 +289,7 @@ impl CallEnv<'_> {
         if let Some(decision) = decision {
             trace::record_resume_decision(decision);
         }
+        let (traits, origin) = (self.tools.traits(&call.name), self.tools.origin(&call.name));
         let step = match decision {
             Some(ToolDecision::Approve | ToolDecision::Rerun) => Step::Run(pending.started.clone()),
             Some(ToolDecision::ApproveWithArgs { args }) => Step::Run(Some(args.clone())),
@@ -315,7 +316,8 @@ impl CallEnv<'_> {
                     tool_call_id: &call.id,
                     internal_call_id: internal_id,
                     args: &args_text,
-                    traits: self.tools.traits(&call.name),
+                    traits,
+                    origin,
                 };
                 let dispatched = self.hooks.dispatch_tool(self.ctx, view).await?;
                 trace::record_dispatch(&dispatched);
@@ -364,6 +366,8 @@ impl CallEnv<'_> {
             output: execution.output,
             outcome: execution.outcome,
             extensions: execution.extensions,
+            traits,
+            origin: origin.map(Arc::from),
         };
         if self.observes(StepEventKind::ToolOutcome) {
             if let Stacked::Stop(reason) = self.hooks.tool_outcome(self.ctx, &mut result).await? {

@@ -9,6 +9,7 @@ use crate::message::{AssistantContent, Message, OneOrMany};
 use crate::tool::{ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// `on_run_start`: the run is about to make its first model call.
 #[derive(Debug, Clone, Copy)]
@@ -187,6 +188,8 @@ pub(crate) struct ToolCallView<'a> {
     pub args: &'a str,
     /// What the tool declares about itself.
     pub traits: Option<ToolTraits>,
+    /// Where the tool comes from (an MCP server's name).
+    pub origin: Option<&'a str>,
 }
 
 impl<'a> DispatchEvent<'a> {
@@ -205,6 +208,16 @@ impl<'a> DispatchEvent<'a> {
     pub fn tool_traits(&self) -> Option<ToolTraits> {
         match &self.target {
             DispatchTarget::Tool(call) => call.traits,
+            _ => None,
+        }
+    }
+
+    /// Where the called tool comes from ([`Tool::origin`](crate::tool::Tool::origin): an MCP
+    /// tool's server name), for a tool call; `None` for a tool of the application's own, or
+    /// for another effect.
+    pub fn tool_origin(&self) -> Option<&'a str> {
+        match self.target {
+            DispatchTarget::Tool(call) => call.origin,
             _ => None,
         }
     }
@@ -307,9 +320,23 @@ pub struct ToolResult {
     pub(crate) output: ToolOutput,
     pub(crate) outcome: ToolOutcome,
     pub(crate) extensions: ToolResultExtensions,
+    pub(crate) traits: Option<ToolTraits>,
+    pub(crate) origin: Option<Arc<str>>,
 }
 
 impl ToolResult {
+    /// Where the called tool comes from ([`Tool::origin`](crate::tool::Tool::origin): an MCP
+    /// tool's server name); `None` for a tool of the application's own.
+    pub fn tool_origin(&self) -> Option<&str> {
+        self.origin.as_deref()
+    }
+
+    /// What the called tool declares about itself ([`Tool::traits`](crate::tool::Tool::traits):
+    /// an MCP tool's annotations, or what a [`tool_fn`](crate::tool::tool_fn) was given);
+    /// `None` when it declares nothing or the model called a tool the agent does not have.
+    pub fn tool_traits(&self) -> Option<ToolTraits> {
+        self.traits
+    }
     /// The tool that was called.
     pub fn tool_name(&self) -> &str {
         &self.tool_name
@@ -393,6 +420,20 @@ impl<'a> OutcomeEvent<'a> {
             OutcomeTarget::Tool(result) => Some(result),
             _ => None,
         }
+    }
+
+    /// What the called tool declares about itself, for a tool call's outcome (whether it
+    /// succeeded, failed, or was skipped or denied), as [`DispatchEvent::tool_traits`] gave it
+    /// at dispatch; `None` when it declares nothing, or for another outcome.
+    pub fn tool_traits(&self) -> Option<ToolTraits> {
+        self.tool_outcome().and_then(ToolResult::tool_traits)
+    }
+
+    /// Where the called tool comes from, for a tool call's outcome, as
+    /// [`DispatchEvent::tool_origin`] gave it at dispatch; `None` for a tool of the
+    /// application's own, or for another outcome.
+    pub fn tool_origin(&self) -> Option<&'a str> {
+        self.tool_outcome().and_then(ToolResult::tool_origin)
     }
 
     /// The provider's response, for a model call that returned one.
