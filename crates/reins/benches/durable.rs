@@ -18,16 +18,9 @@ use reins::tool::tool_fn;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-fn unique(name: &str) -> String {
-    format!(
-        "{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    )
-}
+mod common;
+
+use common::unique;
 
 /// A ten-turn tool loop: nine `increment` calls, then an answer.
 fn tool_loop_agent() -> Agent {

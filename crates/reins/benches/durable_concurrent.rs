@@ -46,6 +46,10 @@ use reins::tool::tool_fn;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::unique;
+
 /// Concurrent runs per batch, unless `REINS_BENCH_RUNS` says otherwise.
 const RUNS: usize = 1_000;
 /// How long each tool call waits before it answers.
@@ -64,17 +68,6 @@ fn runs() -> usize {
         .and_then(|runs| runs.parse().ok())
         .filter(|&runs| runs > 0)
         .unwrap_or(RUNS)
-}
-
-fn unique(name: &str) -> String {
-    format!(
-        "{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    )
 }
 
 /// One run's agent: nine `increment` calls, each waiting `TOOL_WAIT`, then an answer.

@@ -2,7 +2,8 @@
 //! `@modelcontextprotocol/server-everything` (npm, over stdio and streamable HTTP) as servers,
 //! `@modelcontextprotocol/server-filesystem` (npm) behind an approval hook, and the MCP
 //! Inspector's CLI mode (npm) as a client of reins-served tools. `scripts/install/mcp.sh`
-//! installs them; a test whose program is missing fails saying how to install it.
+//! installs them; a test whose program is missing fails saying how to install it. Servers that
+//! must misbehave on purpose are small fixtures on the MCP TypeScript SDK (`fixtures/`).
 
 mod agent;
 mod everything;
@@ -10,6 +11,7 @@ mod faults;
 mod filesystem;
 mod http;
 mod notifications;
+mod output_schema;
 mod serve;
 mod servers;
 mod sources;

@@ -79,6 +79,24 @@ pub fn filesystem_server(allowed: &std::path::Path) -> McpServer {
     McpServer::stdio("node", [script.into_os_string(), allowed.into()]).name("filesystem")
 }
 
+/// `node tests/it/fixtures/<script>`: a fixture server written on the MCP TypeScript SDK,
+/// with `NODE_PATH` at the workspace's `.tools/npm` (where the SDK is installed beside
+/// server-everything), named `name`.
+pub fn sdk_fixture_server(script: &str, name: &str) -> McpServer {
+    let node_modules = npm_modules();
+    assert!(
+        node_modules.join("@modelcontextprotocol/sdk").is_dir(),
+        "the MCP TypeScript SDK is not installed: run scripts/install/mcp.sh (it comes with \
+         @modelcontextprotocol/server-everything)"
+    );
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/fixtures")
+        .join(script);
+    McpServer::stdio("node", [script.into_os_string()])
+        .env("NODE_PATH", node_modules)
+        .name(name)
+}
+
 /// A fresh, empty directory under the test target's temporary directory.
 pub fn fresh_dir(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))

@@ -3,35 +3,17 @@
 //! turn. The server is built on the official TypeScript SDK (`fixtures/growing_server.cjs`),
 //! which sends the notification itself when a tool is registered.
 
-use crate::servers::{connect, npm_modules};
+use crate::servers::{connect, sdk_fixture_server};
 use reins::agent::AgentBuilder;
 use reins::hooks::approval::{ApprovalPolicy, Rule};
 use reins::message::Message;
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::RetrySafety;
-use reins_mcp::McpServer;
 use serde_json::json;
-use std::path::PathBuf;
-
-/// The fixture server, with `NODE_PATH` at the workspace's `.tools/npm` (where the SDK is
-/// installed beside server-everything).
-fn growing_server() -> McpServer {
-    let node_modules = npm_modules();
-    assert!(
-        node_modules.join("@modelcontextprotocol/sdk").is_dir(),
-        "the MCP TypeScript SDK is not installed: run scripts/install/mcp.sh (it comes with \
-         @modelcontextprotocol/server-everything)"
-    );
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/growing_server.cjs");
-    McpServer::stdio("node", [script.into_os_string()])
-        .env("NODE_PATH", node_modules)
-        .name("growing")
-}
 
 #[tokio::test]
 async fn an_agent_takes_a_new_tool_list_between_turns() {
-    let client = connect(growing_server()).await;
+    let client = connect(sdk_fixture_server("growing_server.cjs", "growing")).await;
     let tools = client.tools().await.unwrap().prefix("door_");
     assert_eq!(tools.names().collect::<Vec<_>>(), ["door_unlock"]);
     assert!(!tools.is_stale());

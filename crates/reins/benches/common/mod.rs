@@ -1,8 +1,10 @@
-//! A counting global allocator shared by the benchmarks.
+//! What the benchmarks share: a counting global allocator, and [`unique`] names for the runs
+//! and files a benchmark creates.
 //!
-//! Each benchmark installs [`CountingAllocator`] as its global allocator. It counts only
-//! between [`CountingAllocator::start`] and [`CountingAllocator::stop`]; the rest of the time
-//! it costs one relaxed atomic load per allocation, so timed code is not slowed measurably.
+//! A benchmark that measures memory installs [`CountingAllocator`] as its global allocator.
+//! It counts only between [`CountingAllocator::start`] and [`CountingAllocator::stop`]; the
+//! rest of the time it costs one relaxed atomic load per allocation, so timed code is not
+//! slowed measurably.
 // Each benchmark uses only part of this module.
 #![allow(dead_code)]
 
@@ -110,4 +112,17 @@ unsafe impl GlobalAlloc for CountingAllocator {
 /// Bytes as MiB.
 pub fn mib(bytes: isize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
+}
+
+/// `name` made unique to this process and moment (its pid and the time in nanoseconds): a
+/// run id or file name that no earlier benchmark run left behind in a store.
+pub fn unique(name: &str) -> String {
+    format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    )
 }

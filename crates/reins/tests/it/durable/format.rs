@@ -2,7 +2,8 @@
 //! calls, bound decisions and checkpoints (format 1, `fixtures/suspended_run_format_1.json`,
 //! as that release wrote it) is listed, decided and resumed by this one on every store; a
 //! record written by a newer release (format [`FORMAT_VERSION`] + 1) is refused, reported and
-//! never changed or deleted by any store.
+//! never changed or deleted by any store. How a stored record is put in each store
+//! ([`StoredRecord`]) is shared with [`format_kinds`](super::format_kinds).
 
 use super::{RunStateBuilder, Seen, agent, decide, uuid_like};
 use reins::agent::*;
@@ -13,27 +14,74 @@ use reins::store::{
 use reins::testing::{ScriptedModel, Turn};
 use serde_json::json;
 use std::future::Future;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 #[cfg(feature = "postgres")]
 use super::{postgres_client, postgres_database};
 
-/// The stored record.
-const FIXTURE: &str = include_str!("fixtures/suspended_run_format_1.json");
-const RUN_ID: &str = "fixture-format-1";
+/// A run's record as the format-1 release stored it: the run's id, the status it is listed
+/// under and its state, as that release wrote it (`fixtures/`). [`format_kinds`] reads the
+/// other kinds of record.
+///
+/// [`format_kinds`]: super::format_kinds
+pub(super) struct StoredRecord {
+    pub(super) run_id: &'static str,
+    pub(super) status: &'static str,
+    pub(super) state: &'static str,
+}
 
-/// The insert of the record as the previous release's stores wrote it (parameters: run id,
-/// state).
+/// A run suspended for an approval, with one call of its turn done and one waiting.
+const SUSPENDED: StoredRecord = StoredRecord {
+    run_id: "fixture-format-1",
+    status: "suspended",
+    state: include_str!("fixtures/suspended_run_format_1.json"),
+};
+
+/// The insert of a record as the format-1 release's stores wrote it (parameters: run id,
+/// status, state), its lease long expired.
 const INSERT: &str = "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
-     VALUES ($1, 3, 1, 'suspended', $2, NULL, NULL, 0, 0)";
+     VALUES ($1, 3, 1, $2, $3, NULL, NULL, 0, 0)";
 
-async fn a_format_1_record_is_resumed<F, Fut>(store: impl RunStore + Clone, insert: F)
-where
-    F: FnOnce() -> Fut,
-    Fut: Future<Output = ()>,
-{
-    insert().await;
+impl StoredRecord {
+    /// A memory store holding the record.
+    pub(super) fn in_memory(&self) -> MemoryStore {
+        let store = MemoryStore::new();
+        store.put_raw(self.run_id, 1, self.state);
+        store.put_raw_status(self.run_id, self.status);
+        store
+    }
+
+    /// An SQLite store in a new file in `dir` holding the record.
+    pub(super) fn in_sqlite(&self, dir: &Path) -> SqliteStore {
+        let path = dir.join(format!("{}-{}.sqlite", self.run_id, uuid_like()));
+        let store = SqliteStore::open(&path).unwrap();
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute(
+                &INSERT.replace('$', "?"),
+                [self.run_id, self.status, self.state],
+            )
+            .unwrap();
+        store
+    }
+
+    /// A PostgreSQL store in a fresh database holding the record.
+    #[cfg(feature = "postgres")]
+    pub(super) async fn in_postgres(&self) -> reins::store::PostgresStore {
+        let url = postgres_database().await;
+        let store = reins::store::PostgresStore::connect(&url).await.unwrap();
+        postgres_client(&url)
+            .await
+            .execute(INSERT, &[&self.run_id, &self.status, &self.state])
+            .await
+            .unwrap();
+        store
+    }
+}
+
+async fn a_format_1_record_is_resumed(store: impl RunStore + Clone) {
     let listing = store.pending_approvals().await.unwrap();
     assert!(listing.unreadable.is_empty(), "{:?}", listing.unreadable);
     assert_eq!(listing.approvals.len(), 1);
@@ -43,10 +91,10 @@ where
     assert!(!pending.in_doubt);
     assert_eq!(
         pending.binding,
-        call_binding(RUN_ID, "t1c1", "pay", &json!({"text": "pay 100"}))
+        call_binding(SUSPENDED.run_id, "t1c1", "pay", &json!({"text": "pay 100"}))
     );
 
-    decide(&store, RUN_ID, "t1c1", ToolDecision::approve())
+    decide(&store, SUSPENDED.run_id, "t1c1", ToolDecision::approve())
         .await
         .unwrap();
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -58,57 +106,37 @@ where
         Turn::text("Paid 100."),
     ]);
     let answer = agent(model, log.clone(), Seen::default())
-        .resume_stored(store.clone(), RUN_ID)
+        .resume_stored(store.clone(), SUSPENDED.run_id)
         .await
         .unwrap();
     assert_eq!(answer, "Paid 100.");
     assert_eq!(*log.lock().unwrap(), vec!["pay 100"], "the lookup was done");
-    let finished = store.load(RUN_ID).await.unwrap();
+    let finished = store.load(SUSPENDED.run_id).await.unwrap();
     assert_eq!(finished.status, RunStatus::Completed);
-    assert!(!store.checkpoints(RUN_ID).await.unwrap().is_empty());
+    assert!(
+        !store
+            .checkpoints(SUSPENDED.run_id)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
 async fn a_format_1_record_is_resumed_in_memory() {
-    let store = MemoryStore::new();
-    let raw = store.clone();
-    a_format_1_record_is_resumed(store, || async move {
-        raw.put_raw(RUN_ID, 1, FIXTURE);
-    })
-    .await;
+    a_format_1_record_is_resumed(SUSPENDED.in_memory()).await;
 }
 
 #[tokio::test]
 async fn a_format_1_record_is_resumed_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-format-1-{}.sqlite", uuid_like()));
-    let store = SqliteStore::open(&path).unwrap();
-    let file = path.clone();
-    a_format_1_record_is_resumed(store, || async move {
-        rusqlite::Connection::open(&file)
-            .unwrap()
-            .execute(
-                &INSERT.replace("$1", "?1").replace("$2", "?2"),
-                [RUN_ID, FIXTURE],
-            )
-            .unwrap();
-    })
-    .await;
-    let _ = std::fs::remove_file(&path);
+    let dir = tempfile::tempdir().unwrap();
+    a_format_1_record_is_resumed(SUSPENDED.in_sqlite(dir.path())).await;
 }
 
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn a_format_1_record_is_resumed_in_postgres() {
-    let url = postgres_database().await;
-    let store = reins::store::PostgresStore::connect(&url).await.unwrap();
-    a_format_1_record_is_resumed(store, || async move {
-        postgres_client(&url)
-            .await
-            .execute(INSERT, &[&RUN_ID, &FIXTURE])
-            .await
-            .unwrap();
-    })
-    .await;
+    a_format_1_record_is_resumed(SUSPENDED.in_postgres().await).await;
 }
 
 /// The run a newer release stored, finished long ago.

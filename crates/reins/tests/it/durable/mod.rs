@@ -4,15 +4,17 @@
 //! [`claims`] races workers and checks leases, [`finished`] resumes finished runs, [`records`]
 //! reads unreadable, upgraded, corrupt and foreign records, [`in_doubt`] cuts calls off between
 //! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`fork`]
-//! lists checkpoints and forks from them, [`format`] resumes a record of the previous release and leaves a newer release's alone,
-//! [`housekeeping`] lists runs a page at a time and deletes and expires finished ones, [`watch`]
-//! waits for decisions.
+//! lists checkpoints and forks from them, [`format`] resumes a stored format-1 record of a
+//! suspended run and leaves a newer release's alone, [`format_kinds`] reads stored format-1
+//! records of a call in doubt and of a completed run, [`housekeeping`] lists runs a page at a
+//! time and deletes and expires finished ones, [`watch`] waits for decisions.
 
 mod bindings;
 mod claims;
 mod finished;
 mod fork;
 mod format;
+mod format_kinds;
 mod housekeeping;
 mod in_doubt;
 mod records;
