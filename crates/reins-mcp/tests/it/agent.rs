@@ -67,7 +67,7 @@ async fn an_agent_calls_mcp_tools_through_hooks_and_annotation_approvals() {
         .prefix("ev_");
     assert_eq!(
         tools.get("ev_echo").unwrap().traits(),
-        ToolTraits::read_only()
+        ToolTraits::read_only().with_open_world(false)
     );
     assert!(
         !tools

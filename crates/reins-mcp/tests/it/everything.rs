@@ -34,7 +34,10 @@ async fn lists_every_tool_with_annotations() {
             open_world_hint: Some(false),
         }
     );
-    assert_eq!(echo.traits(), ToolTraits::read_only());
+    assert_eq!(
+        echo.traits(),
+        ToolTraits::read_only().with_open_world(false)
+    );
     assert!(!echo.annotations().open_world());
     assert_eq!(echo.parameters()["properties"]["message"]["type"], "string");
 
