@@ -2,7 +2,7 @@
 //! checks the routed tools after connecting, before the first model call.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, outcome};
+use crate::common::{AgentDir, model_table, outcome};
 
 const RULES: &str = r#"
 version: 1
@@ -24,12 +24,7 @@ rules:
 /// An agent on `llm` whose route sends prompts about the time to `routed`.
 fn agent(llm: &str, routed: &str) -> AgentDir {
     AgentDir::new(&format!(
-        r#"[model]
-provider = "openai"
-name = "gpt-5-mini"
-base_url = "{llm}"
-api_key_env = "REINS_TEST_KEY"
-
+        r#"{model}
 [[tools.mcp]]
 name = "time"
 command = "python3"
@@ -43,7 +38,8 @@ later_turns = "none"
 [[hooks.tool_choice.routes]]
 prompt_mentions = ["time"]
 first_turn = "{routed}"
-"#
+"#,
+        model = model_table(llm)
     ))
 }
 
