@@ -3,9 +3,8 @@
 //! may go.
 
 use crate::approve::CliDecider;
-use crate::config::{ApprovalConfig, LoadedAgent, McpConfig, ModelConfig};
+use crate::config::{ApprovalConfig, LoadedAgent, McpConfig, ModelConfig, tool_choice};
 use crate::shell_tool::ShellTool;
-use crate::tool_choice::ToolChoiceHook;
 use reins::agent::{Agent, AgentBuilder};
 use reins::hooks::approval::{ApprovalPolicy, Rule, RuleOutcome};
 use reins::hooks::audit::AuditLog;
@@ -18,6 +17,7 @@ use reins::providers::openai::OpenAI;
 use reins::providers::openai_compatible::OpenAICompatible;
 use reins::tool::ToolTraits;
 use reins_mcp::{McpClient, McpServer};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// The default most model calls of one run.
@@ -68,6 +68,12 @@ pub async fn assemble(agent: &LoadedAgent, decider: CliDecider) -> Result<Assemb
         }
         builder = builder.tool(tool);
     }
+    let mut tool_names: BTreeSet<String> = file
+        .tools
+        .shell
+        .iter()
+        .map(|config| config.get_ref().name.get_ref().clone())
+        .collect();
     let mut servers = Vec::new();
     for config in &file.tools.mcp {
         let config = config.get_ref();
@@ -93,10 +99,20 @@ pub async fn assemble(agent: &LoadedAgent, decider: CliDecider) -> Result<Assemb
         if let Some(prefix) = &config.prefix {
             tools = tools.prefix(prefix);
         }
+        tool_names.extend(tools.names().map(str::to_owned));
         policy = tools.register_traits(policy);
         // The server's later lists (tools/list_changed) are taken between turns.
         builder = builder.tool_source(tools.into_source());
         servers.push(client);
+    }
+    if !file.tools.mcp.is_empty() {
+        // `reins check` could not know these tools; a choice naming none of them is an error
+        // before the first model call, not a model refusing a request.
+        let unknown = tool_choice::unknown_tools(agent, &tool_names);
+        if !unknown.is_empty() {
+            let messages: Vec<String> = unknown.iter().map(ToString::to_string).collect();
+            return Err(messages.join("\n"));
+        }
     }
 
     // Hooks, in this order: the tool choice shapes the request; guardrails and redaction see
@@ -105,7 +121,7 @@ pub async fn assemble(agent: &LoadedAgent, decider: CliDecider) -> Result<Assemb
     // others decided.
     let hooks = &file.hooks;
     if let Some(choice) = &hooks.tool_choice {
-        builder = builder.add_hook(ToolChoiceHook::new(choice));
+        builder = builder.add_hook(choice.hook());
     }
     if let Some(config) = &hooks.guardrails {
         let mut guardrails = Guardrails::new();

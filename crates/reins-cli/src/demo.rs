@@ -159,7 +159,7 @@ async fn run<M: CompletionModel>(
         .tool(tools::calculator())
         .tool(tools::list_files(root.clone()))
         .tool(tools::write_note(root))
-        .add_hook(hooks::ForceToolFirst { later })
+        .add_hook(hooks::tool_first(later))
         .add_hook(hooks::ask_before_side_effects(Duration::from_secs(
             args.approval_timeout,
         )))

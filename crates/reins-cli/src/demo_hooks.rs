@@ -1,37 +1,21 @@
-//! The demo's hooks: force a tool on turn 1 (hand-written: no ready-made hook does it), ask
-//! before side effects and audit every dispatch (`reins::hooks`).
+//! The demo's hooks, all ready-made (`reins::hooks`): force a tool on turn 1, ask before side
+//! effects and audit every dispatch.
 
 use crate::demo_tools::SIDE_EFFECT_TOOLS;
-use reins::agent::{
-    AgentHook, CompletionCallAction, CompletionCallEvent, HookContext, RequestPatch,
-};
 use reins::hooks::approval::{ApprovalPolicy, Rule, TerminalDecider};
 use reins::hooks::audit::AuditLog;
+use reins::hooks::tool_choice::ToolChoiceByTurn;
 use reins::message::ToolChoice;
 use reins::tool::ToolTraits;
 use std::time::Duration;
 
 /// Requires a tool call on turn 1. Later turns get `later` (`None` lets a small model answer
 /// instead of calling tools again), or the agent's own setting when `later` is unset.
-pub struct ForceToolFirst {
-    pub later: Option<ToolChoice>,
-}
-
-impl AgentHook for ForceToolFirst {
-    async fn on_completion_call(
-        &self,
-        ctx: &HookContext,
-        _event: CompletionCallEvent<'_>,
-    ) -> CompletionCallAction {
-        match (ctx.turn(), &self.later) {
-            (1, _) => {
-                CompletionCallAction::patch(RequestPatch::new().tool_choice(ToolChoice::Required))
-            }
-            (_, Some(choice)) => {
-                CompletionCallAction::patch(RequestPatch::new().tool_choice(choice.clone()))
-            }
-            (_, None) => CompletionCallAction::continue_run(),
-        }
+pub fn tool_first(later: Option<ToolChoice>) -> ToolChoiceByTurn {
+    let hook = ToolChoiceByTurn::new().first_turn(ToolChoice::Required);
+    match later {
+        Some(choice) => hook.later_turns(choice),
+        None => hook,
     }
 }
 
@@ -65,30 +49,6 @@ mod tests {
     use reins::agent::AgentBuilder;
     use reins::testing::{ScriptedModel, Turn};
     use serde_json::json;
-
-    #[tokio::test]
-    async fn turn_one_requires_a_tool_and_later_turns_get_the_later_choice() {
-        let model = ScriptedModel::new([
-            Turn::tool_call("calculator", json!({"expression": "2 + 3"})),
-            Turn::text("5"),
-        ]);
-        let agent = AgentBuilder::new(model.clone())
-            .tool(tools::calculator())
-            .add_hook(ForceToolFirst {
-                later: Some(ToolChoice::None),
-            })
-            .build();
-        agent.prompt("2 + 3?").await.unwrap();
-        let choices: Vec<_> = model
-            .requests()
-            .iter()
-            .map(|r| r.tool_choice.clone())
-            .collect();
-        assert_eq!(
-            choices,
-            [Some(ToolChoice::Required), Some(ToolChoice::None)]
-        );
-    }
 
     #[tokio::test]
     async fn a_side_effect_nobody_approves_is_denied_and_not_run() {

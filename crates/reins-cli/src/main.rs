@@ -31,7 +31,6 @@ mod run;
 mod runs;
 mod shell_tool;
 mod store;
-mod tool_choice;
 mod trail;
 mod ui;
 

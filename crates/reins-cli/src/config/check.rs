@@ -1,6 +1,6 @@
 //! Checks an agent file beyond its shape: known providers and actions, tool schemas that are
-//! JSON object schemas, templates that name only declared arguments, and environment variables
-//! that are set. Every problem is reported (not only the first), each at its line.
+//! JSON object schemas, templates that name only declared arguments, tool choices that name
+//! defined tools, and environment variables that are set. Every problem is reported (not only the first), each at its line.
 
 use super::diagnostic::Diagnostic;
 use super::{LoadedAgent, McpConfig, ModelConfig, ShellToolConfig};
@@ -48,6 +48,10 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
     }
     for server in &file.tools.mcp {
         check_mcp(agent, server, &mut problems, &mut secrets);
+    }
+    // With MCP servers, the tools are only known after connecting: `reins run` checks then.
+    if file.tools.mcp.is_empty() {
+        problems.extend(super::tool_choice::unknown_tools(agent, &names));
     }
     if let Some(approval) = &file.hooks.approval {
         if let Some(default) = &approval.default {

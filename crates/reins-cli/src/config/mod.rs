@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod diagnostic;
+pub mod tool_choice;
 
 use diagnostic::Diagnostic;
 use serde::Deserialize;

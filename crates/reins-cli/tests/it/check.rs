@@ -273,3 +273,45 @@ fn a_trace_link_must_be_a_web_url_with_the_run() {
         "`trace_link` must contain `{run}`",
     );
 }
+
+#[test]
+fn a_tool_choice_naming_no_defined_tool_is_shown_at_its_line() {
+    let toml = format!(
+        "{VALID}\n[hooks.tool_choice]\nfirst_turn = \"required\"\nlater_turns = \"echo_txt\"\n\n\
+         [[hooks.tool_choice.routes]]\nprompt_mentions = [\"time\"]\nfirst_turn = \"now\"\n"
+    );
+    let (code, stderr) = check(&toml);
+    assert_eq!(code, 2, "{stderr}");
+    for (line, needle) in [
+        (23, "`later_turns` names the tool `echo_txt`"),
+        (
+            27,
+            "route 1 (prompt mentions \"time\") names the tool `now`",
+        ),
+    ] {
+        assert!(
+            stderr.contains(&format!("agent.toml:{line}:")) && stderr.contains(needle),
+            "expected `{needle}` at line {line}, got:\n{stderr}"
+        );
+    }
+    assert!(stderr.contains("its tools are `echo_text`"), "{stderr}");
+    // `required` is a choice, not a tool.
+    assert!(!stderr.contains("agent.toml:22:"), "{stderr}");
+
+    let defined = toml
+        .replace("\"echo_txt\"", "\"none\"")
+        .replace("\"now\"", "\"echo_text\"");
+    let (code, stderr) = check(&defined);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn tool_choices_of_an_agent_with_mcp_servers_are_left_to_the_run() {
+    // The server's tools are only known after connecting: `reins check` cannot judge them.
+    let toml = format!(
+        "{VALID}\n[[tools.mcp]]\nname = \"time\"\ncommand = \"python3\"\n\n\
+         [hooks.tool_choice]\nfirst_turn = \"time_get_current_time\"\n"
+    );
+    let (code, stderr) = check(&toml);
+    assert_eq!(code, 0, "{stderr}");
+}

@@ -9,4 +9,5 @@ mod offline;
 mod otlp;
 mod run;
 mod terminal;
+mod tool_choice;
 mod ui;

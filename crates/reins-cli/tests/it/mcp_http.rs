@@ -3,7 +3,7 @@
 //! environment variables whose values never show in the output.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, outcome};
+use crate::common::{AgentDir, model_table, outcome};
 use reins_test_servers::EverythingHttp;
 
 const RULES: &str = r#"
@@ -28,12 +28,7 @@ fn a_run_calls_a_tool_of_an_mcp_server_reached_by_url_without_showing_its_creden
     let everything = EverythingHttp::start();
     let llm = FakeLlm::start(RULES);
     let agent = AgentDir::new(&format!(
-        r#"[model]
-provider = "openai"
-name = "gpt-5-mini"
-base_url = "{llm}"
-api_key_env = "REINS_TEST_KEY"
-
+        r#"{model}
 [[tools.mcp]]
 name = "everything"
 url = "http://127.0.0.1:{port}/mcp"
@@ -41,7 +36,7 @@ include = ["echo"]
 bearer_token_env = "REINS_TEST_MCP_TOKEN"
 headers_from_env = {{ "X-Api-Key" = "REINS_TEST_MCP_KEY" }}
 "#,
-        llm = llm.openai_url(),
+        model = model_table(&llm.openai_url()),
         port = everything.port,
     ));
     let (code, stdout, stderr) = outcome(

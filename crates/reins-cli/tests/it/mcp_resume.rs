@@ -4,7 +4,7 @@
 //! new server.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, outcome};
+use crate::common::{AgentDir, model_table, outcome};
 use serde_json::Value;
 
 const RULES: &str = r#"
@@ -28,12 +28,7 @@ rules:
 fn a_suspended_mcp_call_resumes_in_another_process_with_the_server_started_again() {
     let llm = FakeLlm::start(RULES);
     let agent = AgentDir::new(&format!(
-        r#"[model]
-provider = "openai"
-name = "gpt-5-mini"
-base_url = "{llm}"
-api_key_env = "REINS_TEST_KEY"
-
+        r#"{model}
 [[tools.mcp]]
 name = "time"
 command = "python3"
@@ -44,7 +39,7 @@ prefix = "time_"
 [hooks.approval]
 rules = [{{ tool = "time_*", action = "ask" }}]
 "#,
-        llm = llm.openai_url(),
+        model = model_table(&llm.openai_url()),
     ));
 
     let (code, stdout, stderr) = outcome(

@@ -4,7 +4,7 @@
 //! own exit codes.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, outcome};
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table, outcome};
 use serde_json::Value;
 
 const RULES: &str = r#"
@@ -35,20 +35,10 @@ fn agent_file(server: &FakeLlm, extra: &str) -> AgentDir {
         r#"name = "notes"
 default_prompt = "Save a note."
 
-[model]
-provider = "openai"
-name = "gpt-5-mini"
-base_url = "{url}"
-api_key_env = "REINS_TEST_KEY"
-
-[[tools.shell]]
-name = "save_note"
-description = "Saves a note."
-command = ["printf", "note: %s", "{{text}}"]
-schema = {{ type = "object", properties = {{ text = {{ type = "string" }} }}, required = ["text"] }}
-{extra}
+{model}
+{SAVE_NOTE_TOOL}{extra}
 "#,
-        url = server.openai_url()
+        model = model_table(&server.openai_url())
     ))
 }
 

@@ -1,8 +1,8 @@
 //! Approvals in a real terminal: tmux runs `reins run` in a pseudo-terminal, the test reads
 //! the screen and types the answers (edit the arguments in `$EDITOR`, or deny with a message).
 
-use crate::common::AgentDir;
 use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -114,23 +114,13 @@ rules:
 
 fn agent(server: &FakeLlm, timeout_secs: u64) -> AgentDir {
     AgentDir::new(&format!(
-        r#"[model]
-provider = "openai"
-name = "gpt-5-mini"
-base_url = "{url}"
-api_key_env = "REINS_TEST_KEY"
-
-[[tools.shell]]
-name = "save_note"
-description = "Saves a note."
-command = ["printf", "note: %s", "{{text}}"]
-schema = {{ type = "object", properties = {{ text = {{ type = "string" }} }}, required = ["text"] }}
-
+        r#"{model}
+{SAVE_NOTE_TOOL}
 [hooks.approval]
 timeout_secs = {timeout_secs}
 rules = [{{ tool = "save_note", action = "ask", message = "notes need your approval" }}]
 "#,
-        url = server.openai_url()
+        model = model_table(&server.openai_url())
     ))
 }
 

@@ -4,7 +4,7 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::webdriver::Browser;
-use crate::common::{AgentDir, outcome};
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table, outcome};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -31,25 +31,15 @@ fn agent(server: &FakeLlm) -> AgentDir {
         r#"name = "notes"
 default_prompt = "Save a note."
 
-[model]
-provider = "openai"
-name = "gpt-5-mini"
-base_url = "{url}"
-api_key_env = "REINS_TEST_KEY"
-
-[[tools.shell]]
-name = "save_note"
-description = "Saves a note."
-command = ["printf", "note: %s", "{{text}}"]
-schema = {{ type = "object", properties = {{ text = {{ type = "string" }} }}, required = ["text"] }}
-
+{model}
+{SAVE_NOTE_TOOL}
 [hooks.approval]
 rules = [{{ tool = "save_note", action = "ask" }}]
 
 [ui]
 trace_link = "http://127.0.0.1:16686/trace?run={{run}}&x=<b>"
 "#,
-        url = server.openai_url()
+        model = model_table(&server.openai_url())
     ))
 }
 

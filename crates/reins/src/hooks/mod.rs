@@ -18,6 +18,8 @@
 //!   arguments: rewrite, retry with feedback, skip, or trip with a typed reason.
 //! - [`redaction`]: API keys, tokens, emails, card numbers and your own secrets masked in tool
 //!   results and in every request sent to the model.
+//! - [`tool_choice`]: the tool choice of the first turn and of later turns, the first turn's
+//!   tool picked by the words the prompt mentions (for small models).
 
 pub mod approval;
 pub mod audit;
@@ -27,6 +29,7 @@ pub mod fallback;
 pub mod guardrail;
 pub mod loop_breaker;
 pub mod redaction;
+pub mod tool_choice;
 
 /// The typed stop a ready-made hook ended a run with (`BudgetExceeded`, `LoopDetected`,
 /// `GuardrailTripped`, `CacheMiss`), read back from the error's [`StopReason`] cause.

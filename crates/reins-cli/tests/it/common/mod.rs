@@ -43,6 +43,23 @@ impl AgentDir {
     }
 }
 
+/// The `[model]` table of an agent on an OpenAI-compatible server at `url` (fakellm's
+/// `openai_url()`), its key read from `REINS_TEST_KEY`.
+pub fn model_table(url: &str) -> String {
+    format!(
+        "[model]\nprovider = \"openai\"\nname = \"gpt-5-mini\"\nbase_url = \"{url}\"\n\
+         api_key_env = \"REINS_TEST_KEY\"\n"
+    )
+}
+
+/// The `save_note` shell tool the fakellm rules of several tests call.
+pub const SAVE_NOTE_TOOL: &str = r#"[[tools.shell]]
+name = "save_note"
+description = "Saves a note."
+command = ["printf", "note: %s", "{text}"]
+schema = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
+"#;
+
 /// Exit code, stdout and stderr of a finished command.
 pub fn outcome(mut command: impl std::borrow::BorrowMut<Command>) -> (i32, String, String) {
     let output = command.borrow_mut().output().expect("run reins");

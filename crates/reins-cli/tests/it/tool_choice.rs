@@ -1,0 +1,76 @@
+//! `[hooks.tool_choice]` with an MCP server, whose tools `reins check` cannot know: `reins run`
+//! checks the routed tools after connecting, before the first model call.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, model_table, outcome};
+
+const RULES: &str = r#"
+version: 1
+rules:
+  - name: answer
+    when:
+      tool_result_contains: "datetime"
+    respond:
+      content: "The time server answered."
+  - name: ask_the_time
+    when:
+      messages_contain: "time"
+    respond:
+      tool_calls:
+        - name: time_get_current_time
+          arguments: {timezone: "Europe/Paris"}
+"#;
+
+/// An agent on `llm` whose route sends prompts about the time to `routed`.
+fn agent(llm: &str, routed: &str) -> AgentDir {
+    AgentDir::new(&format!(
+        r#"{model}
+[[tools.mcp]]
+name = "time"
+command = "python3"
+args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
+include = ["get_current_time"]
+prefix = "time_"
+
+[hooks.tool_choice]
+later_turns = "none"
+
+[[hooks.tool_choice.routes]]
+prompt_mentions = ["time"]
+first_turn = "{routed}"
+"#,
+        model = model_table(llm)
+    ))
+}
+
+#[test]
+fn a_route_to_a_tool_the_mcp_server_lacks_fails_the_run_before_any_model_call() {
+    // Nothing listens on the model's port: a model call would fail with a connection error.
+    let agent = agent("http://127.0.0.1:9/v1", "get_time");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "What time is it?"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("agent.toml:19:")
+            && stderr.contains("route 1 (prompt mentions \"time\") names the tool `get_time`")
+            && stderr.contains("its tools are `time_get_current_time`"),
+        "{stderr}"
+    );
+    assert!(!stderr.to_lowercase().contains("connect"), "{stderr}");
+}
+
+#[test]
+fn a_route_to_a_tool_of_the_mcp_server_runs() {
+    let llm = FakeLlm::start(RULES);
+    let agent = agent(&llm.openai_url(), "time_get_current_time");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "What time is it in Paris?"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(stdout.trim(), "The time server answered.");
+}

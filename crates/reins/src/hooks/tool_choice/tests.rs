@@ -1,0 +1,168 @@
+use super::*;
+use crate::agent::{Agent, AgentBuilder};
+use crate::testing::{ScriptedModel, Turn};
+use crate::tool::tool_fn;
+use serde_json::json;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct NoArgs {}
+
+fn named(tool: &str) -> ToolChoice {
+    ToolChoice::Specific(tool.to_owned())
+}
+
+/// A model that calls `now` once and then answers.
+fn model() -> ScriptedModel {
+    ScriptedModel::new([Turn::tool_call("now", json!({})), Turn::text("Noon.")])
+}
+
+/// An agent with a `now` tool, built by `configure`.
+fn agent(model: &ScriptedModel, configure: impl FnOnce(AgentBuilder) -> AgentBuilder) -> Agent {
+    let now = tool_fn("now", "The current time.", |_: NoArgs| async {
+        Ok::<_, std::convert::Infallible>("12:00".to_owned())
+    });
+    configure(AgentBuilder::new(model.clone()).tool(now)).build()
+}
+
+/// The tool choice of every request the model received.
+fn choices(model: &ScriptedModel) -> Vec<Option<ToolChoice>> {
+    model
+        .requests()
+        .iter()
+        .map(|request| request.tool_choice.clone())
+        .collect()
+}
+
+/// Sets `patch` on every turn.
+struct Patches(RequestPatch);
+
+impl AgentHook for Patches {
+    async fn on_completion_call(
+        &self,
+        _: &HookContext,
+        _: CompletionCallEvent<'_>,
+    ) -> CompletionCallAction {
+        CompletionCallAction::patch(self.0.clone())
+    }
+}
+
+fn small_model_hook() -> ToolChoiceByTurn {
+    ToolChoiceByTurn::new()
+        .first_turn(ToolChoice::Required)
+        .later_turns(ToolChoice::None)
+}
+
+#[tokio::test]
+async fn turn_one_and_later_turns_get_their_own_choice() {
+    let model = model();
+    agent(&model, |b| b.add_hook(small_model_hook()))
+        .prompt("what now?")
+        .await
+        .unwrap();
+    assert_eq!(
+        choices(&model),
+        [Some(ToolChoice::Required), Some(ToolChoice::None)]
+    );
+}
+
+#[test]
+fn the_first_route_whose_word_the_prompt_mentions_wins_ignoring_case() {
+    let hook = small_model_hook()
+        .route(["weather", "rain"], named("forecast"))
+        .route(["Time", "clock"], named("now"))
+        .route(["time"], named("never_reached"));
+    assert_eq!(
+        hook.choice_for(1, "Will it RAIN?"),
+        Some(&named("forecast"))
+    );
+    assert_eq!(hook.choice_for(1, "what TIME is it"), Some(&named("now")));
+    // No route matches: the first-turn choice.
+    assert_eq!(hook.choice_for(1, "hello"), Some(&ToolChoice::Required));
+    // Routes pick the first turn only.
+    assert_eq!(
+        hook.choice_for(2, "what time is it"),
+        Some(&ToolChoice::None)
+    );
+}
+
+#[test]
+fn a_route_with_no_words_matches_nothing() {
+    let hook = ToolChoiceByTurn::new().route([""], named("now"));
+    assert_eq!(hook.choice_for(1, "anything"), None);
+}
+
+#[tokio::test]
+async fn a_turn_with_nothing_configured_keeps_the_agent_choice() {
+    let model = model();
+    let hook = ToolChoiceByTurn::new().later_turns(ToolChoice::None);
+    agent(&model, |b| b.tool_choice(ToolChoice::Auto).add_hook(hook))
+        .prompt("what time is it?")
+        .await
+        .unwrap();
+    assert_eq!(
+        choices(&model),
+        [Some(ToolChoice::Auto), Some(ToolChoice::None)]
+    );
+}
+
+#[tokio::test]
+async fn routes_send_turn_one_to_the_tool_the_prompt_mentions() {
+    let model = model();
+    let hook = small_model_hook().route(["clock"], named("now"));
+    agent(&model, |b| b.add_hook(hook))
+        .prompt("Check the Clock")
+        .await
+        .unwrap();
+    assert_eq!(
+        choices(&model),
+        [Some(named("now")), Some(ToolChoice::None)]
+    );
+}
+
+#[tokio::test]
+async fn a_later_hook_choice_wins_and_other_fields_of_both_patches_apply() {
+    let model = model();
+    let later = Patches(
+        RequestPatch::new()
+            .tool_choice(ToolChoice::Auto)
+            .temperature(0.5),
+    );
+    agent(&model, |b| b.add_hook(small_model_hook()).add_hook(later))
+        .prompt("what time is it?")
+        .await
+        .unwrap();
+    assert_eq!(
+        choices(&model),
+        [Some(ToolChoice::Auto), Some(ToolChoice::Auto)]
+    );
+    assert!(
+        model
+            .requests()
+            .iter()
+            .all(|request| request.temperature == Some(0.5))
+    );
+}
+
+#[tokio::test]
+async fn registered_after_another_hook_its_choice_wins() {
+    let model = model();
+    let earlier = Patches(
+        RequestPatch::new()
+            .tool_choice(ToolChoice::Auto)
+            .max_tokens(64),
+    );
+    agent(&model, |b| b.add_hook(earlier).add_hook(small_model_hook()))
+        .prompt("what time is it?")
+        .await
+        .unwrap();
+    assert_eq!(
+        choices(&model),
+        [Some(ToolChoice::Required), Some(ToolChoice::None)]
+    );
+    assert!(
+        model
+            .requests()
+            .iter()
+            .all(|request| request.max_tokens == Some(64))
+    );
+}
