@@ -6,7 +6,6 @@
 use crate::servers::{connect, sdk_fixture_server};
 use reins::agent::AgentBuilder;
 use reins::hooks::approval::{ApprovalPolicy, Rule};
-use reins::message::Message;
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::RetrySafety;
 use serde_json::json;
@@ -48,12 +47,8 @@ async fn an_agent_takes_a_new_tool_list_between_turns() {
     assert_eq!(advertised[0], ["door_unlock"]);
     assert_eq!(advertised[1], ["door_unlock", "door_open"]);
     let results: Vec<&str> = run
-        .history()
-        .iter()
-        .filter_map(|message| match message {
-            Message::Tool(result) => Some(result.content.as_str()),
-            _ => None,
-        })
+        .tool_results()
+        .map(|result| result.content.as_str())
         .collect();
     assert_eq!(results, ["unlocked", "opened wide (1)"]);
 

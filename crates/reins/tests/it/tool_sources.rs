@@ -104,12 +104,8 @@ async fn a_new_list_is_advertised_and_callable_from_the_next_turn() {
     assert_eq!(advertised(&requests[1]), ["fixed", "new", "other"]);
     assert_eq!(board.refreshes.load(Ordering::SeqCst), 1);
     let results: Vec<String> = run
-        .history()
-        .iter()
-        .filter_map(|message| match message {
-            reins::message::Message::Tool(result) => Some(result.content.clone()),
-            _ => None,
-        })
+        .tool_results()
+        .map(|result| result.content.clone())
         .collect();
     assert_eq!(results, ["old: one", "new: two"]);
 

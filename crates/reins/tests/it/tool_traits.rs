@@ -3,7 +3,6 @@
 
 use reins::agent::*;
 use reins::hooks::approval::{ApprovalPolicy, Rule};
-use reins::message::Message;
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::{ToolTraits, tool_fn};
 use schemars::JsonSchema;
@@ -89,12 +88,8 @@ async fn declared_traits_reach_hooks_and_the_policy() {
     // ("wipe" and "append" were), so an outcome hook judges it as the dispatch hook did.
     assert_eq!(*answered.lock().unwrap(), *seen.lock().unwrap());
     let results: Vec<&str> = run
-        .history()
-        .iter()
-        .filter_map(|message| match message {
-            Message::Tool(result) => Some(result.content.as_str()),
-            _ => None,
-        })
+        .tool_results()
+        .map(|result| result.content.as_str())
         .collect();
     assert_eq!(results[0], "read a.txt", "a read-only tool is allowed");
     assert!(
