@@ -24,6 +24,9 @@ pub mod message;
 pub mod observe;
 pub mod prelude;
 pub mod providers;
+/// Run state, beneath the agent (which runs it) and the stores (which keep it); its types are
+/// public at `reins::agent`.
+mod run;
 pub mod store;
 pub mod testing;
 pub mod tool;

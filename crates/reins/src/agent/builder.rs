@@ -1,10 +1,10 @@
 use super::hook::{AgentHook, HookStack};
 use super::prompt::{PromptRequest, RunStart};
 use super::routing::ModelRegistry;
-use super::run::RunState;
 use super::tools::{AvailableTools, LiveTools};
 use crate::completion::{CompletionModel, SharedModel};
 use crate::message::{Document, Message, ToolChoice};
+use crate::run::RunState;
 use crate::store::RunStore;
 use crate::tool::{Tool, ToolSet, ToolSource};
 use serde_json::Value;

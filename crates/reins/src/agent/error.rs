@@ -1,8 +1,8 @@
-use super::hook::{InvalidToolCallReason, StepEventKind};
-use super::run::{RunStatus, SuspendedRun};
+use super::event_kind::{InvalidToolCallReason, StepEventKind};
 use super::stop::StopReason;
 use crate::completion::CompletionError;
 use crate::message::Message;
+use crate::run::{RunStatus, SuspendedRun};
 use crate::tool::ToolFailure;
 
 /// Why a run ended without an answer. Every variant that can happen mid-run carries the

@@ -8,15 +8,18 @@
 mod builder;
 mod driver;
 mod error;
+mod event_kind;
 pub(crate) mod hook;
 mod output;
 mod prompt;
 mod routing;
-mod run;
 mod stop;
 mod stream;
 mod tools;
 
+pub use crate::run::{
+    CallRecord, PendingCall, RUN_STATE_VERSION, RunState, RunStatus, SuspendedRun, ToolDecision,
+};
 pub use builder::{Agent, AgentBuilder};
 pub use driver::MAX_MODEL_CALLS_PER_TURN;
 pub use error::PromptError;
@@ -31,9 +34,6 @@ pub use hook::{
 pub use output::{OUTPUT_TOOL_NAME, OutputMode, TypedPromptRequest, TypedPromptResponse};
 pub use prompt::{
     DetailedPromptRequest, PromptRequest, PromptResponse, ToolErrorPolicy, UnhandledInvalidToolCall,
-};
-pub use run::{
-    CallRecord, PendingCall, RUN_STATE_VERSION, RunState, RunStatus, SuspendedRun, ToolDecision,
 };
 pub use stop::StopReason;
 pub use stream::{PromptStream, StreamItem};

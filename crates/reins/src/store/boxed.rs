@@ -4,7 +4,7 @@ use super::{
     Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, PendingApprovals,
     RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
 };
-use crate::agent::RunState;
+use crate::run::RunState;
 use futures::future::BoxFuture;
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! as it will execute, so a decision is never applied to anything else.
 
 use super::{PendingApproval, StoreError};
-use crate::agent::{PendingCall, RunState, ToolDecision};
+use crate::run::{PendingCall, RunState, ToolDecision};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};

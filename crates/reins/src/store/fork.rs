@@ -2,7 +2,7 @@
 //! again what the checkpoint already holds.
 
 use super::{JournalEntry, RunStore, StoreError};
-use crate::agent::{RunState, RunStatus};
+use crate::run::{RunState, RunStatus};
 use serde_json::json;
 
 /// One checkpoint of a run, as listed by [`RunStore::checkpoints`]: the run's whole state as

@@ -17,11 +17,11 @@
 //! `Migration { from: 1, upgrade: v1_to_v2 }` to [`MIGRATIONS`].
 
 use super::StoreError;
-use crate::agent::RunState;
+use crate::run::RunState;
 use serde_json::Value;
 
 /// The version of the stored record format written by this release.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = crate::run::RUN_STATE_VERSION;
 
 /// One step of the upgrade path: turns a document of format `from` into one of format
 /// `from + 1`, or says why it cannot.
@@ -137,7 +137,7 @@ fn decode_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::RunStatus;
+    use crate::run::RunStatus;
     use serde_json::json;
 
     /// A format-1 document as this release writes it.

@@ -1,7 +1,7 @@
 //! Listing stored runs a page at a time, and the rules for deleting finished ones.
 
 use super::{RunSummary, StoreError, UnreadableRun, check_readable, status_from_name};
-use crate::agent::RunStatus;
+use crate::run::RunStatus;
 
 /// Which stored runs to list, a page at a time ([`RunStore::list_runs`](super::RunStore::list_runs)).
 ///

@@ -6,7 +6,7 @@ use super::{
     check_claimable, check_decision, check_deletable, check_readable, collect_pending,
     decode_state, encode_state, expiry_cutoff, listed, new_token, now_millis, page_of, status_name,
 };
-use crate::agent::RunState;
+use crate::run::RunState;
 use futures::future::BoxFuture;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -151,8 +151,8 @@ pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 #[cfg(doc)]
-use crate::agent::{PendingCall, ToolDecision};
-use crate::agent::{RunState, RunStatus};
+use crate::run::{PendingCall, ToolDecision};
+use crate::run::{RunState, RunStatus};
 pub(crate) use decision::check_decision;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use decision::{decode_decision, encode_decision};

@@ -14,7 +14,7 @@ use super::{
     decode_state, encode_decision, encode_state, expiry_cutoff, listed, new_token, now_millis,
     oldest_readable, page_of, status_from_name, status_name,
 };
-use crate::agent::RunState;
+use crate::run::RunState;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures::future::BoxFuture;
 use std::time::Duration;

@@ -13,7 +13,7 @@ use super::{
     decode_decision, decode_state, encode_decision, encode_state, expiry_cutoff, listed, new_token,
     now_millis, oldest_readable, page_of, status_from_name, status_name,
 };
-use crate::agent::RunState;
+use crate::run::RunState;
 use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 
 use super::final_answer;
 use crate::agent::error::PromptError;
-use crate::agent::run::{RunState, RunStatus, ToolDecision};
+use crate::run::{RunState, RunStatus, ToolDecision};
 use crate::store::{Lease, RecordedDecision, RunStore, StoreError};
 use std::sync::Arc;
 

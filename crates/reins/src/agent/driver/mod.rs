@@ -30,13 +30,13 @@ use super::output::{OutputMode, OutputSpec};
 use super::prompt::{
     PromptRequest, PromptResponse, RunStart, ToolErrorPolicy, UnhandledInvalidToolCall,
 };
-use super::run::{PendingCall, RunState, RunStatus, SuspendedRun, ToolDecision};
 use super::stop::StopReason;
 use super::stream::{StreamItem, StreamSink};
 use super::tools::AvailableTools;
 use crate::completion::CompletionError;
 use crate::message::Message;
 use crate::message::arguments_text as render_args;
+use crate::run::{PendingCall, RunState, RunStatus, SuspendedRun, ToolDecision};
 use crate::store::{JournalEntry, Lease, RunStore, StoreError};
 use crate::tool::ToolFailure;
 use serde_json::Value;

@@ -3,8 +3,8 @@
 use super::Driver;
 use super::validation::answered;
 use crate::agent::output::{OUTPUT_TOOL_NAME, OutputMode, OutputSpec};
-use crate::agent::run::PendingCall;
 use crate::completion::CompletionResponse;
+use crate::run::PendingCall;
 use crate::tool::ToolOutcome;
 
 impl Driver<'_> {

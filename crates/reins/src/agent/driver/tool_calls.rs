@@ -11,9 +11,9 @@ use crate::agent::hook::{
     HookContext, HookStack, Stacked, StepEventKind, ToolCallView, ToolDispatchDecision, ToolResult,
 };
 use crate::agent::prompt::ToolErrorPolicy;
-use crate::agent::run::{CallRecord, PendingCall, ToolDecision};
 use crate::agent::stream::StreamItem;
 use crate::message::Message;
+use crate::run::{CallRecord, PendingCall, ToolDecision};
 use crate::store::StoreError;
 use crate::tool::{
     ToolCallContext, ToolExecution, ToolOutcome, ToolOutput, ToolResultExtensions, ToolSet,

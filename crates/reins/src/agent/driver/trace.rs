@@ -11,11 +11,11 @@ use crate::agent::builder::AgentConfig;
 use crate::agent::error::PromptError;
 use crate::agent::hook::{ToolDispatchDecision, ToolResult};
 use crate::agent::prompt::PromptResponse;
-use crate::agent::run::{PendingCall, RunState, RunStatus, ToolDecision};
 use crate::completion::{
     CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, FinishReason,
 };
 use crate::observe::{ContentKind, Telemetry};
+use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
 use crate::tool::{ToolFailure, ToolOutcome};
 use tracing::Span;
 use tracing::field::Empty;

@@ -6,9 +6,9 @@ use crate::agent::hook::{
 };
 use crate::agent::output::{OUTPUT_TOOL_NAME, OutputMode};
 use crate::agent::prompt::UnhandledInvalidToolCall;
-use crate::agent::run::{CallRecord, PendingCall};
 use crate::completion::CompletionResponse;
 use crate::message::{AssistantContent, OneOrMany, ToolCall, ToolChoice};
+use crate::run::{CallRecord, PendingCall};
 use crate::tool::{ToolDefinition, ToolFailure, ToolOutcome, ToolResultExtensions};
 
 /// The tool calls of a received turn, after validation.

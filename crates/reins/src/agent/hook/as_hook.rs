@@ -9,6 +9,7 @@
 //! [`Direct`](super::erased::Direct) mode: a member's panic unwinds to that caller, as it was
 //! raised.
 
+use super::StepEventKind;
 use super::compose;
 use super::erased::{AsyncMethod, Direct, Mode, SyncMethod};
 use super::events::{
@@ -21,7 +22,7 @@ use super::links::{
     ResponseChain, SelectionChain, Stacked, ToolCallChain, ToolDispatchDecision, ToolResultChain,
 };
 use super::stack::HookStack;
-use super::step::{Flow, StepEvent, StepEventKind};
+use super::step::{Flow, StepEvent};
 use super::table;
 use super::{
     AgentHook, CompletionCallAction, DispatchAction, DispatchTarget, HookContext,

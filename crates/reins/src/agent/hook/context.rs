@@ -1,7 +1,6 @@
+use crate::run::{Entry, EntryError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize as SerializeDerive};
-use serde_json::Value;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -124,34 +123,6 @@ impl HookContext {
         // push is the only mutation), so a poisoned lock is still consistent.
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-/// One record of the run's serializable state, written by a hook.
-#[derive(Debug, Clone, PartialEq, SerializeDerive, Deserialize)]
-pub struct Entry {
-    /// The kind it was recorded under.
-    pub kind: String,
-    /// The recorded value.
-    pub value: Value,
-}
-
-impl Entry {
-    fn read<T: DeserializeOwned>(&self) -> Result<T, EntryError> {
-        T::deserialize(&self.value).map_err(|source| EntryError {
-            kind: self.kind.clone(),
-            message: source.to_string(),
-        })
-    }
-}
-
-/// An entry could not be written as JSON, or read back as the requested type.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("entry `{kind}`: {message}")]
-pub struct EntryError {
-    /// The entry kind.
-    pub kind: String,
-    /// What went wrong.
-    pub message: String,
 }
 
 /// Typed state shared by the hooks of one run: one value per type, created with `Default` on

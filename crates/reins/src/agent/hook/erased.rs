@@ -15,6 +15,7 @@
 //! [`AgentHook`] methods) nothing is caught: a member's panic unwinds to whoever called the
 //! stack.
 
+use super::StepEventKind;
 use super::as_hook;
 use super::compose;
 use super::events::{
@@ -23,7 +24,7 @@ use super::events::{
     TextDeltaEvent, ToolCallDeltaEvent,
 };
 use super::stack::HookStack;
-use super::step::{Flow, StepEvent, StepEventKind};
+use super::step::{Flow, StepEvent};
 use super::table::{self, Method, hook_methods};
 use super::{
     AgentHook, CompletionCallAction, DispatchAction, HookContext, InvalidToolCallAction,

@@ -1,6 +1,6 @@
 //! The events hook methods receive. Each borrows from the run, so building one costs nothing.
 
-use super::StepEventKind;
+use super::{InvalidToolCallReason, StepEventKind};
 use crate::agent::PromptError;
 use crate::completion::{
     CompletionError, CompletionRequest, CompletionResponse, FinishReason, RawResponse, Usage,
@@ -75,19 +75,6 @@ impl ModelTurnFinished<'_> {
             .iter()
             .any(|part| matches!(part, AssistantContent::ToolCall(_)))
     }
-}
-
-/// Why a tool call is invalid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InvalidToolCallReason {
-    /// No tool of that name is registered.
-    UnknownTool,
-    /// The tool exists but is not allowed this turn (outside `active_tools`, or excluded by
-    /// the turn's `tool_choice`).
-    NotAllowed,
-    /// The arguments are not a JSON object.
-    MalformedArguments,
 }
 
 /// `on_invalid_tool_call`: the model called a tool it may not call, or sent arguments that are

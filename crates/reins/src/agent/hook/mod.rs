@@ -20,22 +20,24 @@ mod table;
 #[cfg(test)]
 mod tests;
 
+pub use crate::agent::event_kind::{InvalidToolCallReason, StepEventKind};
+pub use crate::run::{Entry, EntryError};
 pub use actions::{
     CompletionCallAction, DispatchAction, InvalidToolCallAction, ModelSelectionAction,
     ModelTurnAction, ObservationAction, OutcomeAction, RunStartAction, ToolArgs,
 };
-pub use context::{Entry, EntryError, HookContext, Scratchpad};
+pub use context::{HookContext, Scratchpad};
 pub(crate) use erased::HookFailure;
 pub use events::{
-    CompletionCallEvent, DispatchEvent, DispatchKind, InvalidToolCallContext,
-    InvalidToolCallReason, ModelSelectEvent, ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent,
-    RunSettledEvent, RunStartEvent, TextDeltaEvent, ToolCallDeltaEvent, ToolResult,
+    CompletionCallEvent, DispatchEvent, DispatchKind, InvalidToolCallContext, ModelSelectEvent,
+    ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent, RunSettledEvent, RunStartEvent,
+    TextDeltaEvent, ToolCallDeltaEvent, ToolResult,
 };
 pub(crate) use events::{DispatchTarget, OutcomeTarget, ToolCallView};
 pub(crate) use links::{ModelOutcome, Stacked, ToolDispatchDecision};
 pub use patch::RequestPatch;
 pub use stack::HookStack;
-pub use step::{Flow, StepEvent, StepEventKind};
+pub use step::{Flow, StepEvent};
 
 use std::future::Future;
 use table::via_on_event;

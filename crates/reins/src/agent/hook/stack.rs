@@ -1,5 +1,6 @@
 //! [`HookStack`]: hooks in registration order, and what a run asks of them.
 
+use super::StepEventKind;
 use super::compose::{self, Decision};
 use super::erased::{AsyncMethod, Caught, HookFailure, Member};
 use super::events::{
@@ -11,7 +12,7 @@ use super::links::{
     FailureChain, ModelOutcome, PromptChain, RequestChain, ResponseChain, SelectionChain, Stacked,
     ToolCallChain, ToolDispatchDecision, ToolResultChain,
 };
-use super::step::{Flow, StepEvent, StepEventKind};
+use super::step::{Flow, StepEvent};
 use super::table;
 use super::{
     AgentHook, HookContext, InvalidToolCallAction, ModelTurnAction, ObservationAction, RequestPatch,

@@ -1,130 +1,13 @@
 //! The uniform event view: one [`StepEvent`] type for every observable point of a run, and the
 //! [`Flow`] answers a hook gives through [`AgentHook::on_event`](super::AgentHook::on_event).
 
+use super::StepEventKind;
 use super::events::{DispatchKind, InvalidToolCallContext, RunSettledEvent};
 use super::patch::RequestPatch;
 use crate::completion::{CompletionRequest, CompletionResponse, Usage};
 use crate::message::{AssistantContent, Message, OneOrMany};
 use crate::tool::{ToolOutcome, ToolResultExtensions};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-/// Every kind of event a hook can observe. [`AgentHook::observes`](super::AgentHook::observes)
-/// answers per kind; the answers are read once, when the hook is registered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[non_exhaustive]
-pub enum StepEventKind {
-    /// `on_run_start`.
-    RunStart,
-    /// `on_completion_call`.
-    CompletionCall,
-    /// `on_model_select`.
-    ModelSelect,
-    /// `on_dispatch` for a model call.
-    CompletionDispatch,
-    /// `on_dispatch` for a tool call (the step view's `ToolCall`).
-    ToolDispatch,
-    /// `on_dispatch` for an embedding request (not observed by default).
-    EmbeddingDispatch,
-    /// `on_dispatch` for a reranking request (not observed by default).
-    RerankDispatch,
-    /// `on_dispatch` for a memory operation (not observed by default).
-    MemoryDispatch,
-    /// `on_dispatch` for a retrieval query (not observed by default).
-    RetrievalDispatch,
-    /// `on_dispatch` for an application-defined effect (not observed by default).
-    CustomDispatch,
-    /// `on_outcome` for a model call.
-    CompletionOutcome,
-    /// `on_outcome` for a tool call (the step view's `ToolResult`).
-    ToolOutcome,
-    /// `on_outcome` for an embedding request (not observed by default).
-    EmbeddingOutcome,
-    /// `on_outcome` for a reranking request (not observed by default).
-    RerankOutcome,
-    /// `on_outcome` for a memory operation (not observed by default).
-    MemoryOutcome,
-    /// `on_outcome` for a retrieval query (not observed by default).
-    RetrievalOutcome,
-    /// `on_outcome` for an application-defined effect (not observed by default).
-    CustomOutcome,
-    /// [`StepEvent::CompletionResponse`]: a blocking model response was received.
-    CompletionResponse,
-    /// [`StepEvent::StreamResponseFinish`]: a streamed response with text finished.
-    StreamResponseFinish,
-    /// `on_model_turn_finished`.
-    ModelTurnFinished,
-    /// `on_invalid_tool_call`.
-    InvalidToolCall,
-    /// `on_text_delta`.
-    TextDelta,
-    /// `on_reasoning_delta`.
-    ReasoningDelta,
-    /// `on_tool_call_delta`.
-    ToolCallDelta,
-    /// `on_run_settled`.
-    RunSettled,
-}
-
-impl StepEventKind {
-    /// The step view's name for [`StepEventKind::ToolDispatch`].
-    #[allow(non_upper_case_globals)]
-    pub const ToolCall: StepEventKind = StepEventKind::ToolDispatch;
-    /// The step view's name for [`StepEventKind::ToolOutcome`].
-    #[allow(non_upper_case_globals)]
-    pub const ToolResult: StepEventKind = StepEventKind::ToolOutcome;
-
-    /// Every kind, in declaration order.
-    pub const ALL: [StepEventKind; 25] = [
-        StepEventKind::RunStart,
-        StepEventKind::CompletionCall,
-        StepEventKind::ModelSelect,
-        StepEventKind::CompletionDispatch,
-        StepEventKind::ToolDispatch,
-        StepEventKind::EmbeddingDispatch,
-        StepEventKind::RerankDispatch,
-        StepEventKind::MemoryDispatch,
-        StepEventKind::RetrievalDispatch,
-        StepEventKind::CustomDispatch,
-        StepEventKind::CompletionOutcome,
-        StepEventKind::ToolOutcome,
-        StepEventKind::EmbeddingOutcome,
-        StepEventKind::RerankOutcome,
-        StepEventKind::MemoryOutcome,
-        StepEventKind::RetrievalOutcome,
-        StepEventKind::CustomOutcome,
-        StepEventKind::CompletionResponse,
-        StepEventKind::StreamResponseFinish,
-        StepEventKind::ModelTurnFinished,
-        StepEventKind::InvalidToolCall,
-        StepEventKind::TextDelta,
-        StepEventKind::ReasoningDelta,
-        StepEventKind::ToolCallDelta,
-        StepEventKind::RunSettled,
-    ];
-
-    /// Whether a hook observes this kind unless it overrides `observes`: everything but the
-    /// dispatches and outcomes of embeddings, reranking, memory, retrieval and custom effects.
-    pub fn observed_by_default(self) -> bool {
-        !matches!(
-            self,
-            StepEventKind::EmbeddingDispatch
-                | StepEventKind::RerankDispatch
-                | StepEventKind::MemoryDispatch
-                | StepEventKind::RetrievalDispatch
-                | StepEventKind::CustomDispatch
-                | StepEventKind::EmbeddingOutcome
-                | StepEventKind::RerankOutcome
-                | StepEventKind::MemoryOutcome
-                | StepEventKind::RetrievalOutcome
-                | StepEventKind::CustomOutcome
-        )
-    }
-
-    pub(crate) fn index(self) -> usize {
-        self as usize
-    }
-}
 
 /// An observable point in a run, passed to
 /// [`AgentHook::on_event`](super::AgentHook::on_event).

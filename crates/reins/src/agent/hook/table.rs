@@ -19,12 +19,13 @@
 //!
 //! [`HookStack`]: super::HookStack
 
+use super::StepEventKind;
 use super::events::{
     CompletionCallEvent, DispatchEvent, DispatchTarget, InvalidToolCallContext, ModelSelectEvent,
     ModelTurnFinished, OutcomeEvent, OutcomeTarget, ReasoningDeltaEvent, RunSettledEvent,
     RunStartEvent, TextDeltaEvent, ToolCallDeltaEvent,
 };
-use super::step::{Flow, StepEvent, StepEventKind};
+use super::step::{Flow, StepEvent};
 use super::{
     AgentHook, CompletionCallAction, DispatchAction, DispatchKind, HookContext,
     InvalidToolCallAction, ModelSelectionAction, ModelTurnAction, ObservationAction, OutcomeAction,

@@ -1,4 +1,3 @@
-use super::hook::Entry;
 use crate::completion::Usage;
 use crate::message::{Message, ToolCall};
 use crate::tool::{ToolOutcome, ToolResultExtensions};
@@ -6,8 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The version of the [`RunState`] format written by this release: the stored record format
-/// ([`FORMAT_VERSION`](crate::store::FORMAT_VERSION)), of which the state is the document.
-pub const RUN_STATE_VERSION: u32 = crate::store::FORMAT_VERSION;
+/// ([`FORMAT_VERSION`](crate::store::FORMAT_VERSION) is this value), of which the state is the
+/// document. Raising it means adding a migration to `store/format.rs`.
+pub const RUN_STATE_VERSION: u32 = 1;
 
 /// Everything a run knows, as one serializable value: its id, history, turn counter, budgets
 /// used, token usage and the entries hooks recorded. It never holds secrets (API keys live in
@@ -196,7 +196,7 @@ impl ToolDecision {
 }
 
 /// A run that stopped to wait for decisions on tool calls: its whole state, ready to be
-/// resumed here or in another process with [`Agent::resume`](super::Agent::resume).
+/// resumed here or in another process with [`Agent::resume`](crate::agent::Agent::resume).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuspendedRun {
     /// The run's state, pending calls included.
@@ -241,4 +241,32 @@ impl From<SuspendedRun> for RunState {
     fn from(run: SuspendedRun) -> Self {
         run.state
     }
+}
+
+/// One record of the run's serializable state, written by a hook.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The kind it was recorded under.
+    pub kind: String,
+    /// The recorded value.
+    pub value: Value,
+}
+
+impl Entry {
+    pub(crate) fn read<T: serde::de::DeserializeOwned>(&self) -> Result<T, EntryError> {
+        T::deserialize(&self.value).map_err(|source| EntryError {
+            kind: self.kind.clone(),
+            message: source.to_string(),
+        })
+    }
+}
+
+/// An entry could not be written as JSON, or read back as the requested type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("entry `{kind}`: {message}")]
+pub struct EntryError {
+    /// The entry kind.
+    pub kind: String,
+    /// What went wrong.
+    pub message: String,
 }
