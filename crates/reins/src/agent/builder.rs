@@ -1,11 +1,9 @@
 use super::hook::{AgentHook, HookStack};
-use super::prompt::{PromptRequest, RunStart};
+use super::options::DEFAULT_MAX_TURNS;
 use super::routing::ModelRegistry;
 use super::tools::{AvailableTools, LiveTools};
 use crate::completion::{CompletionModel, SharedModel};
-use crate::message::{Document, Message, ToolChoice};
-use crate::run::RunState;
-use crate::store::RunStore;
+use crate::message::{Document, ToolChoice};
 use crate::tool::{Tool, ToolSet, ToolSource};
 use serde_json::Value;
 use std::sync::Arc;
@@ -47,38 +45,6 @@ impl std::fmt::Debug for Agent {
 }
 
 impl Agent {
-    /// Starts a run with `prompt` as the user's message. Configure the run on the returned
-    /// request, then await it (or call [`PromptRequest::stream`]).
-    pub fn prompt(&self, prompt: impl Into<Message>) -> PromptRequest {
-        PromptRequest::new(
-            self.clone(),
-            RunStart::New {
-                prompt: prompt.into(),
-                history: Vec::new(),
-            },
-        )
-    }
-
-    /// Continues a saved run — a [`SuspendedRun`](super::SuspendedRun) or any [`RunState`] — in this process or
-    /// another. Give a decision per suspended call with [`PromptRequest::decide`]; the run
-    /// keeps its id, and its hooks see the entries saved before the pause.
-    pub fn resume(&self, run: impl Into<RunState>) -> PromptRequest {
-        PromptRequest::new(self.clone(), RunStart::Resume(Box::new(run.into())))
-    }
-
-    /// Continues the run `run_id` stored in `store`: the run is claimed (of two workers
-    /// resuming it, whatever their names, one proceeds and the other gets
-    /// [`StoreError::Busy`](crate::store::StoreError::Busy)), decisions recorded with
-    /// [`RunStore::decide`](crate::store::RunStore::decide) are applied, finished effects are
-    /// replayed from the journal, and the run goes on, checkpointing into the same store.
-    ///
-    /// A run that had already finished is not claimed and nothing is written: the request
-    /// ends with [`PromptError::AlreadyFinished`](super::PromptError::AlreadyFinished), which
-    /// carries a completed run's answer.
-    pub fn resume_stored<S: RunStore>(&self, store: S, run_id: impl Into<String>) -> PromptRequest {
-        PromptRequest::new(self.clone(), RunStart::Stored(run_id.into())).durable(store)
-    }
-
     /// The agent's name, if it has one.
     pub fn name(&self) -> Option<&str> {
         self.config.name.as_deref()
@@ -112,9 +78,6 @@ pub struct AgentBuilder {
     models: ModelRegistry,
     max_turns: usize,
 }
-
-/// How many model calls a run may make unless `max_turns` says otherwise.
-pub const DEFAULT_MAX_TURNS: usize = 10;
 
 impl AgentBuilder {
     /// A builder whose default model is `model`, registered under the label `"default"`.

@@ -10,8 +10,11 @@ mod driver;
 mod error;
 mod event_kind;
 pub(crate) mod hook;
+mod options;
 mod output;
+mod output_spec;
 mod prompt;
+mod response;
 mod routing;
 mod stop;
 mod stream;
@@ -31,9 +34,10 @@ pub use hook::{
     ReasoningDeltaEvent, RequestPatch, RunSettledEvent, RunStartAction, RunStartEvent, Scratchpad,
     StepEvent, StepEventKind, TextDeltaEvent, ToolArgs, ToolCallDeltaEvent, ToolResult,
 };
-pub use output::{OUTPUT_TOOL_NAME, OutputMode, TypedPromptRequest, TypedPromptResponse};
-pub use prompt::{
-    DetailedPromptRequest, PromptRequest, PromptResponse, ToolErrorPolicy, UnhandledInvalidToolCall,
-};
+pub use options::{ToolErrorPolicy, UnhandledInvalidToolCall};
+pub use output::{TypedPromptRequest, TypedPromptResponse};
+pub use output_spec::{OUTPUT_TOOL_NAME, OutputMode};
+pub use prompt::{DetailedPromptRequest, PromptRequest};
+pub use response::PromptResponse;
 pub use stop::StopReason;
 pub use stream::{PromptStream, StreamItem};

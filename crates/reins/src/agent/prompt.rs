@@ -1,39 +1,17 @@
 use super::builder::Agent;
-use super::driver::{self, RunOptions};
+use super::driver;
 use super::error::PromptError;
-use super::hook::{AgentHook, Entry, HookStack};
-use super::output::{OutputMode, TypedPromptRequest};
+use super::hook::{AgentHook, HookStack};
+use super::options::{RunOptions, RunStart, ToolErrorPolicy, UnhandledInvalidToolCall};
+use super::response::PromptResponse;
 use super::stream::{PromptStream, StreamSink};
-use crate::completion::Usage;
-use crate::message::{Message, ToolResultMessage};
+use crate::message::Message;
 use crate::run::{RunState, ToolDecision};
 use crate::store::RunStore;
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use std::future::IntoFuture;
 use std::sync::Arc;
-
-/// What happens to an unknown or disallowed tool call that no hook decided about.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum UnhandledInvalidToolCall {
-    /// Fail the run with [`PromptError::UnknownToolCall`] (the default).
-    #[default]
-    Fail,
-    /// Drop the call from the turn, as if the model had not made it.
-    Ignore,
-}
-
-/// What a tool's failure (error, timeout, panic, bad arguments) does to the run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ToolErrorPolicy {
-    /// Tell the model what went wrong, as the tool's result, and go on (the default).
-    #[default]
-    ReportToModel,
-    /// End the run with [`PromptError::Tool`].
-    Fail,
-}
 
 /// One run of an agent, being configured. Await it for the answer, call
 /// [`stream`](Self::stream) to stream it, or [`extended_details`](Self::extended_details)
@@ -44,20 +22,6 @@ pub struct PromptRequest {
     pub(crate) start: RunStart,
     pub(crate) hooks: HookStack,
     pub(crate) options: RunOptions,
-}
-
-/// Where a run starts from.
-#[derive(Debug)]
-pub(crate) enum RunStart {
-    /// A new run: a prompt after an optional earlier conversation.
-    New {
-        prompt: Message,
-        history: Vec<Message>,
-    },
-    /// A saved run, continued.
-    Resume(Box<RunState>),
-    /// A run stored in the request's store, continued by id.
-    Stored(String),
 }
 
 impl std::fmt::Debug for PromptRequest {
@@ -169,24 +133,28 @@ impl PromptRequest {
         DetailedPromptRequest(self)
     }
 
-    /// Asks for a typed answer: the schema comes from `T`, and the answer is parsed into it.
-    /// The mode defaults to [`OutputMode::Auto`].
-    pub fn output<T: DeserializeOwned + JsonSchema + Send + 'static>(
-        self,
-    ) -> TypedPromptRequest<T> {
-        TypedPromptRequest::new(self, OutputMode::Auto)
-    }
-
     /// Streams the run: text, reasoning and tool-call deltas, tool results, and the final
     /// response. The run fires the same hook events as an awaited one, plus the delta events.
     pub fn stream(self) -> PromptStream {
         let sink = StreamSink::default();
-        let driver = driver::run(self, Some(sink.clone())).boxed();
+        let PromptRequest {
+            agent,
+            start,
+            hooks,
+            options,
+        } = self;
+        let driver = driver::run(agent, start, hooks, options, Some(sink.clone())).boxed();
         PromptStream::new(sink, driver)
     }
 
     pub(crate) async fn send(self) -> Result<PromptResponse, PromptError> {
-        driver::run(self, None).await
+        let PromptRequest {
+            agent,
+            start,
+            hooks,
+            options,
+        } = self;
+        driver::run(agent, start, hooks, options, None).await
     }
 }
 
@@ -213,74 +181,36 @@ impl IntoFuture for DetailedPromptRequest {
     }
 }
 
-/// A finished run: the answer, and the run's final state.
-#[derive(Debug, Clone)]
-pub struct PromptResponse {
-    /// The final answer text.
-    pub output: String,
-    /// The run's final state: history, usage, turns, entries and id.
-    pub state: RunState,
-}
-
-impl PromptResponse {
-    /// The run's id.
-    pub fn run_id(&self) -> &str {
-        &self.state.run_id
+impl Agent {
+    /// Starts a run with `prompt` as the user's message. Configure the run on the returned
+    /// request, then await it (or call [`PromptRequest::stream`]).
+    pub fn prompt(&self, prompt: impl Into<Message>) -> PromptRequest {
+        PromptRequest::new(
+            self.clone(),
+            RunStart::New {
+                prompt: prompt.into(),
+                history: Vec::new(),
+            },
+        )
     }
 
-    /// The whole conversation, prompt and final answer included.
-    pub fn history(&self) -> &[Message] {
-        &self.state.history
+    /// Continues a saved run — a [`SuspendedRun`](super::SuspendedRun) or any [`RunState`] — in this process or
+    /// another. Give a decision per suspended call with [`PromptRequest::decide`]; the run
+    /// keeps its id, and its hooks see the entries saved before the pause.
+    pub fn resume(&self, run: impl Into<RunState>) -> PromptRequest {
+        PromptRequest::new(self.clone(), RunStart::Resume(Box::new(run.into())))
     }
 
-    /// Every tool result the model was given during the run, in order: what each call
-    /// answered (after hooks' rewrites), skipped and denied calls included.
+    /// Continues the run `run_id` stored in `store`: the run is claimed (of two workers
+    /// resuming it, whatever their names, one proceeds and the other gets
+    /// [`StoreError::Busy`](crate::store::StoreError::Busy)), decisions recorded with
+    /// [`RunStore::decide`](crate::store::RunStore::decide) are applied, finished effects are
+    /// replayed from the journal, and the run goes on, checkpointing into the same store.
     ///
-    /// ```
-    /// use reins::agent::AgentBuilder;
-    /// use reins::testing::{ScriptedModel, Turn};
-    /// use reins::tool::tool_fn;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
-    /// struct Number { n: i64 }
-    ///
-    /// let model = ScriptedModel::new([
-    ///     Turn::tool_call("double", serde_json::json!({"n": 21})),
-    ///     Turn::text("42"),
-    /// ]);
-    /// let double = tool_fn("double", "Doubles a number.", |x: Number| async move {
-    ///     Ok::<_, std::convert::Infallible>(x.n * 2)
-    /// });
-    /// let agent = AgentBuilder::new(model).tool(double).build();
-    /// let run = agent.prompt("Double 21.").extended_details().await.unwrap();
-    /// let results: Vec<_> = run.tool_results().map(|r| (r.tool_name.as_str(), r.content.as_str())).collect();
-    /// assert_eq!(results, [("double", "42")]);
-    /// # }
-    /// ```
-    pub fn tool_results(&self) -> impl Iterator<Item = &ToolResultMessage> {
-        self.state
-            .history
-            .iter()
-            .filter_map(|message| match message {
-                Message::Tool(result) => Some(result),
-                _ => None,
-            })
-    }
-
-    /// Tokens used by the run.
-    pub fn usage(&self) -> Usage {
-        self.state.usage
-    }
-
-    /// The number of model calls the run made.
-    pub fn turns(&self) -> usize {
-        self.state.turn
-    }
-
-    /// Entries hooks recorded during the run.
-    pub fn entries(&self) -> &[Entry] {
-        &self.state.entries
+    /// A run that had already finished is not claimed and nothing is written: the request
+    /// ends with [`PromptError::AlreadyFinished`](super::PromptError::AlreadyFinished), which
+    /// carries a completed run's answer.
+    pub fn resume_stored<S: RunStore>(&self, store: S, run_id: impl Into<String>) -> PromptRequest {
+        PromptRequest::new(self.clone(), RunStart::Stored(run_id.into())).durable(store)
     }
 }

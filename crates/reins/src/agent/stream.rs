@@ -1,5 +1,5 @@
 use super::error::PromptError;
-use super::prompt::PromptResponse;
+use super::response::PromptResponse;
 use crate::tool::ToolOutcome;
 use futures::Stream;
 use futures::future::BoxFuture;

@@ -20,16 +20,15 @@ mod validation;
 
 pub use model_turn::MAX_MODEL_CALLS_PER_TURN;
 
-use super::builder::{AgentConfig, DEFAULT_MAX_TURNS};
+use super::builder::{Agent, AgentConfig};
 use super::error::PromptError;
 use super::hook::{
     HookContext, HookFailure, HookStack, InvalidToolCallReason, ModelTurnAction, RunSettledEvent,
     Stacked, StepEventKind,
 };
-use super::output::{OutputMode, OutputSpec};
-use super::prompt::{
-    PromptRequest, PromptResponse, RunStart, ToolErrorPolicy, UnhandledInvalidToolCall,
-};
+use super::options::{RunOptions, RunStart};
+use super::output_spec::{OutputMode, OutputSpec};
+use super::response::PromptResponse;
 use super::stop::StopReason;
 use super::stream::{StreamItem, StreamSink};
 use super::tools::AvailableTools;
@@ -48,41 +47,6 @@ use validation::CheckedCalls;
 
 /// How often `repair` may rename one call before the run gives up on it.
 const MAX_REPAIRS_PER_CALL: usize = 3;
-
-/// What a run was asked to do, beyond the agent's configuration.
-#[derive(Debug, Clone)]
-pub(crate) struct RunOptions {
-    pub max_turns: usize,
-    pub tool_concurrency: usize,
-    pub max_invalid_tool_call_retries: usize,
-    pub unhandled_invalid_tool_call: UnhandledInvalidToolCall,
-    pub tool_errors: ToolErrorPolicy,
-    pub run_id: Option<String>,
-    pub output: Option<OutputSpec>,
-    /// Decisions about suspended calls, by internal call id.
-    pub decisions: Vec<(String, ToolDecision)>,
-    /// Where a durable run checkpoints.
-    pub store: Option<Arc<dyn RunStore>>,
-    /// The worker name holding a durable run's lease.
-    pub worker: Option<String>,
-}
-
-impl Default for RunOptions {
-    fn default() -> Self {
-        RunOptions {
-            max_turns: DEFAULT_MAX_TURNS,
-            tool_concurrency: 1,
-            max_invalid_tool_call_retries: 0,
-            unhandled_invalid_tool_call: UnhandledInvalidToolCall::Fail,
-            tool_errors: ToolErrorPolicy::ReportToModel,
-            run_id: None,
-            output: None,
-            decisions: Vec::new(),
-            store: None,
-            worker: None,
-        }
-    }
-}
 
 impl std::fmt::Debug for dyn RunStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -175,15 +139,12 @@ impl Halt {
 
 /// Runs a prompt request to its end, firing `on_run_settled` last.
 pub(crate) async fn run(
-    request: PromptRequest,
+    agent: Agent,
+    start: RunStart,
+    run_hooks: HookStack,
+    options: RunOptions,
     sink: Option<StreamSink>,
 ) -> Result<PromptResponse, PromptError> {
-    let PromptRequest {
-        agent,
-        start,
-        hooks: run_hooks,
-        options,
-    } = request;
     let config = &*agent.config;
     let hooks: Cow<'_, HookStack> = if run_hooks.is_empty() {
         Cow::Borrowed(&config.hooks)

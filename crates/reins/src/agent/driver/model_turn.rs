@@ -6,7 +6,7 @@ use crate::agent::hook::{
     CompletionCallEvent, ModelOutcome, ModelTurnAction, ModelTurnFinished, ObservationAction,
     ReasoningDeltaEvent, Stacked, StepEvent, StepEventKind, TextDeltaEvent, ToolCallDeltaEvent,
 };
-use crate::agent::output::OutputMode;
+use crate::agent::output_spec::OutputMode;
 use crate::agent::stream::{StreamItem, StreamSink};
 use crate::completion::{
     CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, StreamChunk,

@@ -2,7 +2,7 @@
 
 use super::Driver;
 use super::validation::answered;
-use crate::agent::output::{OUTPUT_TOOL_NAME, OutputMode, OutputSpec};
+use crate::agent::output_spec::{OUTPUT_TOOL_NAME, OutputMode, OutputSpec};
 use crate::completion::CompletionResponse;
 use crate::run::PendingCall;
 use crate::tool::ToolOutcome;

@@ -5,12 +5,13 @@
 //! the arguments it runs with), so a crash between the tool's side effect and its result's
 //! checkpoint leaves the call *in doubt* instead of silently executing it twice on resume.
 
-use super::{Driver, Halt, RunOptions, render_args, trace};
+use super::{Driver, Halt, render_args, trace};
 use crate::agent::StopReason;
 use crate::agent::hook::{
     HookContext, HookStack, Stacked, StepEventKind, ToolCallView, ToolDispatchDecision, ToolResult,
 };
-use crate::agent::prompt::ToolErrorPolicy;
+use crate::agent::options::RunOptions;
+use crate::agent::options::ToolErrorPolicy;
 use crate::agent::stream::StreamItem;
 use crate::message::Message;
 use crate::run::{CallRecord, PendingCall, ToolDecision};

@@ -10,7 +10,7 @@ use super::Halt;
 use crate::agent::builder::AgentConfig;
 use crate::agent::error::PromptError;
 use crate::agent::hook::{ToolDispatchDecision, ToolResult};
-use crate::agent::prompt::PromptResponse;
+use crate::agent::response::PromptResponse;
 use crate::completion::{
     CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, FinishReason,
 };

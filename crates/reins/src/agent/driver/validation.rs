@@ -4,8 +4,8 @@ use super::{Driver, Halt, MAX_REPAIRS_PER_CALL, internal_call_id, render_args};
 use crate::agent::hook::{
     InvalidToolCallAction, InvalidToolCallContext, InvalidToolCallReason, StepEventKind,
 };
-use crate::agent::output::{OUTPUT_TOOL_NAME, OutputMode};
-use crate::agent::prompt::UnhandledInvalidToolCall;
+use crate::agent::options::UnhandledInvalidToolCall;
+use crate::agent::output_spec::{OUTPUT_TOOL_NAME, OutputMode};
 use crate::completion::CompletionResponse;
 use crate::message::{AssistantContent, OneOrMany, ToolCall, ToolChoice};
 use crate::run::{CallRecord, PendingCall};
