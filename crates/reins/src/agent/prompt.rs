@@ -13,7 +13,6 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use std::future::IntoFuture;
-use std::sync::Arc;
 
 /// What happens to an unknown or disallowed tool call that no hook decided about.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -151,7 +150,7 @@ impl PromptRequest {
     /// every model turn and tool call, so it can pause for a decision, survive a crash, and be
     /// resumed in another process (see [`crate::store`] for the exact guarantee).
     pub fn durable<S: RunStore>(mut self, store: S) -> Self {
-        self.options.store = Some(Arc::new(store));
+        self.options.store = Some(crate::store::share(store));
         self
     }
 

@@ -37,7 +37,7 @@ use crate::completion::CompletionError;
 use crate::message::Message;
 use crate::message::arguments_text as render_args;
 use crate::run::{PendingCall, RunState, RunStatus, SuspendedRun, ToolDecision};
-use crate::store::{JournalEntry, Lease, RunStore, StoreError};
+use crate::store::{JournalEntry, Lease, SharedStore, StoreError};
 use crate::tool::ToolFailure;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -62,7 +62,7 @@ pub(crate) struct RunOptions {
     /// Decisions about suspended calls, by internal call id.
     pub decisions: Vec<(String, ToolDecision)>,
     /// Where a durable run checkpoints.
-    pub store: Option<Arc<dyn RunStore>>,
+    pub store: Option<SharedStore>,
     /// The worker name holding a durable run's lease.
     pub worker: Option<String>,
 }
@@ -81,12 +81,6 @@ impl Default for RunOptions {
             store: None,
             worker: None,
         }
-    }
-}
-
-impl std::fmt::Debug for dyn RunStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RunStore")
     }
 }
 
@@ -344,7 +338,7 @@ fn final_answer(history: &[Message]) -> String {
 
 /// A durable run's link to its store.
 struct Durable {
-    store: Arc<dyn RunStore>,
+    store: SharedStore,
     /// `None` until the run is created in the store.
     lease: Option<Lease>,
     /// Effects completed since the last checkpoint.
@@ -352,7 +346,7 @@ struct Durable {
 }
 
 impl Durable {
-    fn new(store: Arc<dyn RunStore>, lease: Lease) -> Self {
+    fn new(store: SharedStore, lease: Lease) -> Self {
         Durable {
             store,
             lease: Some(lease),
