@@ -178,3 +178,26 @@ pub(crate) fn share<S: RunStore>(store: S) -> SharedStore {
         None => Arc::new(store),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    #[test]
+    fn a_boxed_store_is_shared_without_another_layer() {
+        let boxed = BoxedStore::new(MemoryStore::new());
+        assert!(Arc::ptr_eq(&share(boxed.clone()), boxed.shared()));
+        let reboxed = BoxedStore::new(boxed.clone());
+        assert!(Arc::ptr_eq(reboxed.shared(), boxed.shared()));
+    }
+
+    #[test]
+    fn debug_output_names_the_store_type() {
+        let shown = format!("{:?}", share(MemoryStore::new()));
+        assert!(
+            shown.starts_with("RunStore(") && shown.contains("MemoryStore"),
+            "{shown}"
+        );
+    }
+}
