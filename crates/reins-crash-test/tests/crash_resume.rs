@@ -5,6 +5,7 @@
 //! declares nothing is not executed again until a person decides.
 //! On SQLite, and on PostgreSQL when `REINS_POSTGRES_URL` is set (scripts/test.sh sets it).
 
+use reins::store::{BoxedStore, PostgresStore, RunStore, SqliteStore};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -170,16 +171,15 @@ fn lines_of(path: &std::path::Path) -> Vec<String> {
 }
 
 /// Opens the case's store in this process and works with it.
-fn with_store<T>(case: &Case, work: impl AsyncFnOnce(Box<dyn reins::store::RunStore>) -> T) -> T {
+fn with_store<T>(case: &Case, work: impl AsyncFnOnce(BoxedStore) -> T) -> T {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let store: Box<dyn reins::store::RunStore> =
-            if let Some(path) = case.store.strip_prefix("sqlite:") {
-                Box::new(reins::store::SqliteStore::open(path).unwrap())
-            } else {
-                let url = case.store.trim_start_matches("postgres:");
-                Box::new(reins::store::PostgresStore::connect(url).await.unwrap())
-            };
+        let store = if let Some(path) = case.store.strip_prefix("sqlite:") {
+            BoxedStore::new(SqliteStore::open(path).unwrap())
+        } else {
+            let url = case.store.trim_start_matches("postgres:");
+            BoxedStore::new(PostgresStore::connect(url).await.unwrap())
+        };
         work(store).await
     })
 }

@@ -5,8 +5,7 @@
 use super::output_spec::OutputSpec;
 use crate::message::Message;
 use crate::run::{RunState, ToolDecision};
-use crate::store::RunStore;
-use std::sync::Arc;
+use crate::store::SharedStore;
 
 /// How many model calls a run may make unless `max_turns` says otherwise.
 pub(crate) const DEFAULT_MAX_TURNS: usize = 10;
@@ -58,7 +57,7 @@ pub(crate) struct RunOptions {
     /// Decisions about suspended calls, by internal call id.
     pub decisions: Vec<(String, ToolDecision)>,
     /// Where a durable run checkpoints.
-    pub store: Option<Arc<dyn RunStore>>,
+    pub store: Option<SharedStore>,
     /// The worker name holding a durable run's lease.
     pub worker: Option<String>,
 }

@@ -11,7 +11,6 @@ use crate::store::RunStore;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use std::future::IntoFuture;
-use std::sync::Arc;
 
 /// One run of an agent, being configured. Await it for the answer, call
 /// [`stream`](Self::stream) to stream it, or [`extended_details`](Self::extended_details)
@@ -115,7 +114,7 @@ impl PromptRequest {
     /// every model turn and tool call, so it can pause for a decision, survive a crash, and be
     /// resumed in another process (see [`crate::store`] for the exact guarantee).
     pub fn durable<S: RunStore>(mut self, store: S) -> Self {
-        self.options.store = Some(Arc::new(store));
+        self.options.store = Some(crate::store::share(store));
         self
     }
 

@@ -1,12 +1,11 @@
 //! [`BoxedStore`]: some store, chosen at run time, behind one type.
 
+use super::erased::{self, SharedStore};
 use super::{
     Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, PendingApprovals,
     RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
 };
 use crate::run::RunState;
-use futures::future::BoxFuture;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Any [`RunStore`] behind one type, for a program that picks its store at run time (a
@@ -27,110 +26,95 @@ use std::time::Duration;
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
-pub struct BoxedStore(Arc<dyn RunStore>);
+pub struct BoxedStore(SharedStore);
 
 impl BoxedStore {
     /// Boxes `store`.
     pub fn new<S: RunStore>(store: S) -> Self {
-        BoxedStore(Arc::new(store))
+        BoxedStore(erased::share(store))
+    }
+
+    /// The erased store inside.
+    pub(crate) fn shared(&self) -> &SharedStore {
+        &self.0
     }
 }
 
 impl std::fmt::Debug for BoxedStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("BoxedStore")
+        f.debug_tuple("BoxedStore").field(&self.0).finish()
     }
 }
 
 impl RunStore for BoxedStore {
-    fn create<'a>(
-        &'a self,
-        state: &'a RunState,
-        owner: &'a str,
-    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
-        self.0.create(state, owner)
+    // Awaiting the erased store's boxed future allocates nothing more: one box per call.
+    async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
+        self.0.create(state, owner).await
     }
 
-    fn claim<'a>(
-        &'a self,
-        run_id: &'a str,
-        owner: &'a str,
-    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
-        self.0.claim(run_id, owner)
+    async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
+        self.0.claim(run_id, owner).await
     }
 
-    fn checkpoint<'a>(
-        &'a self,
-        lease: &'a Lease,
-        state: &'a RunState,
-        journal: &'a [JournalEntry],
+    async fn checkpoint(
+        &self,
+        lease: &Lease,
+        state: &RunState,
+        journal: &[JournalEntry],
         release: bool,
-    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
-        self.0.checkpoint(lease, state, journal, release)
+    ) -> Result<Lease, StoreError> {
+        self.0.checkpoint(lease, state, journal, release).await
     }
 
-    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
-        self.0.load(run_id)
+    async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
+        self.0.load(run_id).await
     }
 
-    fn journal<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
-        self.0.journal(run_id)
+    async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        self.0.journal(run_id).await
     }
 
-    fn decide<'a>(
-        &'a self,
-        run_id: &'a str,
-        decision: &'a Decision,
-    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
-        self.0.decide(run_id, decision)
+    async fn decide(
+        &self,
+        run_id: &str,
+        decision: &Decision,
+    ) -> Result<RecordedDecision, StoreError> {
+        self.0.decide(run_id, decision).await
     }
 
-    fn decisions<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
-        self.0.decisions(run_id)
+    async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
+        self.0.decisions(run_id).await
     }
 
-    fn checkpoints<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
-        self.0.checkpoints(run_id)
+    async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
+        self.0.checkpoints(run_id).await
     }
 
-    fn load_checkpoint<'a>(
-        &'a self,
-        run_id: &'a str,
-        version: i64,
-    ) -> BoxFuture<'a, Result<RunState, StoreError>> {
-        self.0.load_checkpoint(run_id, version)
+    async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
+        self.0.load_checkpoint(run_id, version).await
     }
 
-    fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
-        self.0.list()
+    async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
+        self.0.list().await
     }
 
-    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
-        self.0.list_runs(query)
+    async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
+        self.0.list_runs(query).await
     }
 
-    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.0.delete(run_id)
+    async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
+        self.0.delete(run_id).await
     }
 
-    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
-        self.0.expire(older_than)
+    async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
+        self.0.expire(older_than).await
     }
 
-    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>> {
-        self.0.watch_decisions()
+    async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
+        self.0.watch_decisions().await
     }
 
-    fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {
-        self.0.pending_approvals()
+    async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
+        self.0.pending_approvals().await
     }
 }

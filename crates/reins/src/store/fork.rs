@@ -32,7 +32,7 @@ pub struct Checkpoint {
 /// checkpoint. A call the parent had started without a result at that checkpoint is in doubt
 /// in the fork, as after a crash.
 pub async fn fork(
-    store: &dyn RunStore,
+    store: &impl RunStore,
     run_id: &str,
     version: i64,
     new_run_id: &str,

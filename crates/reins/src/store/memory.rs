@@ -7,7 +7,6 @@ use super::{
     decode_state, encode_state, expiry_cutoff, listed, new_token, now_millis, page_of, status_name,
 };
 use crate::run::RunState;
-use futures::future::BoxFuture;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -177,294 +176,245 @@ impl MemoryStore {
 }
 
 impl RunStore for MemoryStore {
-    fn create<'a>(
-        &'a self,
-        state: &'a RunState,
-        owner: &'a str,
-    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
-        Box::pin(async move {
-            let encoded = encode_state(state)?;
-            let token = new_token();
-            let mut runs = self.lock();
-            if runs.contains_key(&state.run_id) {
-                return Err(StoreError::AlreadyExists(state.run_id.clone()));
-            }
-            runs.insert(
-                state.run_id.clone(),
-                Record {
-                    version: 1,
-                    format: i64::from(super::FORMAT_VERSION),
-                    status: super::status_name(state.status).to_owned(),
-                    state: encoded,
-                    owner: Some(owner.to_owned()),
-                    token: Some(token.clone()),
-                    lease_until: now_millis() + self.lease_millis(),
-                    updated_at: now_millis(),
-                    journal: Vec::new(),
-                    decisions: Vec::new(),
-                    audit: Vec::new(),
-                    snapshots: Vec::new(),
-                },
-            );
-            if let Some(record) = runs.get_mut(&state.run_id) {
-                record.snapshot();
-            }
-            Ok(Lease {
-                run_id: state.run_id.clone(),
+    async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
+        let encoded = encode_state(state)?;
+        let token = new_token();
+        let mut runs = self.lock();
+        if runs.contains_key(&state.run_id) {
+            return Err(StoreError::AlreadyExists(state.run_id.clone()));
+        }
+        runs.insert(
+            state.run_id.clone(),
+            Record {
+                version: 1,
+                format: i64::from(super::FORMAT_VERSION),
+                status: super::status_name(state.status).to_owned(),
+                state: encoded,
+                owner: Some(owner.to_owned()),
+                token: Some(token.clone()),
+                lease_until: now_millis() + self.lease_millis(),
+                updated_at: now_millis(),
+                journal: Vec::new(),
+                decisions: Vec::new(),
+                audit: Vec::new(),
+                snapshots: Vec::new(),
+            },
+        );
+        if let Some(record) = runs.get_mut(&state.run_id) {
+            record.snapshot();
+        }
+        Ok(Lease {
+            run_id: state.run_id.clone(),
+            token,
+            owner: owner.to_owned(),
+            version: 1,
+        })
+    }
+
+    async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
+        let mut runs = self.lock();
+        let record = record_mut(&mut runs, run_id)?;
+        let state = decode_state(run_id, record.format, &record.state)?;
+        let now = now_millis();
+        check_claimable(
+            run_id,
+            &state,
+            record.owner.as_deref(),
+            record.lease_until,
+            now,
+        )?;
+        let token = new_token();
+        record.version += 1;
+        record.owner = Some(owner.to_owned());
+        record.token = Some(token.clone());
+        record.lease_until = now + self.lease_millis();
+        record.updated_at = now;
+        Ok(ClaimedRun {
+            state,
+            decisions: record.decisions.clone(),
+            lease: Lease {
+                run_id: run_id.to_owned(),
                 token,
                 owner: owner.to_owned(),
-                version: 1,
-            })
-        })
-    }
-
-    fn claim<'a>(
-        &'a self,
-        run_id: &'a str,
-        owner: &'a str,
-    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
-        Box::pin(async move {
-            let mut runs = self.lock();
-            let record = record_mut(&mut runs, run_id)?;
-            let state = decode_state(run_id, record.format, &record.state)?;
-            let now = now_millis();
-            check_claimable(
-                run_id,
-                &state,
-                record.owner.as_deref(),
-                record.lease_until,
-                now,
-            )?;
-            let token = new_token();
-            record.version += 1;
-            record.owner = Some(owner.to_owned());
-            record.token = Some(token.clone());
-            record.lease_until = now + self.lease_millis();
-            record.updated_at = now;
-            Ok(ClaimedRun {
-                state,
-                decisions: record.decisions.clone(),
-                lease: Lease {
-                    run_id: run_id.to_owned(),
-                    token,
-                    owner: owner.to_owned(),
-                    version: record.version,
-                },
-            })
-        })
-    }
-
-    fn checkpoint<'a>(
-        &'a self,
-        lease: &'a Lease,
-        state: &'a RunState,
-        journal: &'a [JournalEntry],
-        release: bool,
-    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
-        Box::pin(async move {
-            let encoded = encode_state(state)?;
-            let mut runs = self.lock();
-            let record = record_mut(&mut runs, &lease.run_id)?;
-            if record.version != lease.version || record.token.as_deref() != Some(&lease.token) {
-                return Err(StoreError::Conflict {
-                    run_id: lease.run_id.clone(),
-                    expected: lease.version,
-                });
-            }
-            record.version += 1;
-            record.state = encoded;
-            // Rewritten in this release's format, whichever it was read from.
-            record.format = i64::from(super::FORMAT_VERSION);
-            record.status = super::status_name(state.status).to_owned();
-            record.journal.extend_from_slice(journal);
-            record.updated_at = now_millis();
-            record.snapshot();
-            if release {
-                record.owner = None;
-                record.token = None;
-                record.lease_until = 0;
-            } else {
-                record.lease_until = now_millis() + self.lease_millis();
-            }
-            Ok(Lease {
                 version: record.version,
-                ..lease.clone()
-            })
+            },
         })
     }
 
-    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
-        Box::pin(async move {
-            let runs = self.lock();
-            let record = record(&runs, run_id)?;
-            decode_state(run_id, record.format, &record.state)
+    async fn checkpoint(
+        &self,
+        lease: &Lease,
+        state: &RunState,
+        journal: &[JournalEntry],
+        release: bool,
+    ) -> Result<Lease, StoreError> {
+        let encoded = encode_state(state)?;
+        let mut runs = self.lock();
+        let record = record_mut(&mut runs, &lease.run_id)?;
+        if record.version != lease.version || record.token.as_deref() != Some(&lease.token) {
+            return Err(StoreError::Conflict {
+                run_id: lease.run_id.clone(),
+                expected: lease.version,
+            });
+        }
+        record.version += 1;
+        record.state = encoded;
+        // Rewritten in this release's format, whichever it was read from.
+        record.format = i64::from(super::FORMAT_VERSION);
+        record.status = super::status_name(state.status).to_owned();
+        record.journal.extend_from_slice(journal);
+        record.updated_at = now_millis();
+        record.snapshot();
+        if release {
+            record.owner = None;
+            record.token = None;
+            record.lease_until = 0;
+        } else {
+            record.lease_until = now_millis() + self.lease_millis();
+        }
+        Ok(Lease {
+            version: record.version,
+            ..lease.clone()
         })
     }
 
-    fn journal<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
-        Box::pin(async move {
-            // An unknown run has no journal, as in the database stores.
-            let runs = self.lock();
-            Ok(runs
-                .get(run_id)
-                .map(|record| record.journal.clone())
-                .unwrap_or_default())
-        })
+    async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
+        let runs = self.lock();
+        let record = record(&runs, run_id)?;
+        decode_state(run_id, record.format, &record.state)
     }
 
-    fn decide<'a>(
-        &'a self,
-        run_id: &'a str,
-        decision: &'a Decision,
-    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
-        Box::pin(async move {
-            let mut runs = self.lock();
-            let record = record_mut(&mut runs, run_id)?;
-            let state = decode_state(run_id, record.format, &record.state)?;
-            check_decision(&state, decision)?;
-            let recorded = RecordedDecision {
-                run_id: run_id.to_owned(),
-                decision: decision.clone(),
-                decided_at_ms: now_millis(),
-            };
+    async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        // An unknown run has no journal, as in the database stores.
+        let runs = self.lock();
+        Ok(runs
+            .get(run_id)
+            .map(|record| record.journal.clone())
+            .unwrap_or_default())
+    }
+
+    async fn decide(
+        &self,
+        run_id: &str,
+        decision: &Decision,
+    ) -> Result<RecordedDecision, StoreError> {
+        let mut runs = self.lock();
+        let record = record_mut(&mut runs, run_id)?;
+        let state = decode_state(run_id, record.format, &record.state)?;
+        check_decision(&state, decision)?;
+        let recorded = RecordedDecision {
+            run_id: run_id.to_owned(),
+            decision: decision.clone(),
+            decided_at_ms: now_millis(),
+        };
+        record
+            .decisions
+            .retain(|d| d.decision.internal_call_id != decision.internal_call_id);
+        record.decisions.push(recorded.clone());
+        record.audit.push(recorded.clone());
+        drop(runs);
+        self.signals.recorded(run_id);
+        Ok(recorded)
+    }
+
+    async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
+        let runs = self.lock();
+        let record = record(&runs, run_id)?;
+        Ok(record.audit.clone())
+    }
+
+    async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
+        let runs = self.lock();
+        let record = record(&runs, run_id)?;
+        Ok(record
+            .snapshots
+            .iter()
+            .map(|snapshot| snapshot.checkpoint.clone())
+            .collect())
+    }
+
+    async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
+        let runs = self.lock();
+        let snapshot = runs.get(run_id).and_then(|record| {
             record
-                .decisions
-                .retain(|d| d.decision.internal_call_id != decision.internal_call_id);
-            record.decisions.push(recorded.clone());
-            record.audit.push(recorded.clone());
-            drop(runs);
-            self.signals.recorded(run_id);
-            Ok(recorded)
-        })
-    }
-
-    fn decisions<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
-        Box::pin(async move {
-            let runs = self.lock();
-            let record = record(&runs, run_id)?;
-            Ok(record.audit.clone())
-        })
-    }
-
-    fn checkpoints<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
-        Box::pin(async move {
-            let runs = self.lock();
-            let record = record(&runs, run_id)?;
-            Ok(record
                 .snapshots
                 .iter()
-                .map(|snapshot| snapshot.checkpoint.clone())
-                .collect())
-        })
+                .find(|snapshot| snapshot.checkpoint.version == version)
+        });
+        match snapshot {
+            Some(snapshot) => decode_state(run_id, snapshot.format, &snapshot.state),
+            None => Err(StoreError::NoSuchCheckpoint {
+                run_id: run_id.to_owned(),
+                version,
+            }),
+        }
     }
 
-    fn load_checkpoint<'a>(
-        &'a self,
-        run_id: &'a str,
-        version: i64,
-    ) -> BoxFuture<'a, Result<RunState, StoreError>> {
-        Box::pin(async move {
-            let runs = self.lock();
-            let snapshot = runs.get(run_id).and_then(|record| {
-                record
-                    .snapshots
-                    .iter()
-                    .find(|snapshot| snapshot.checkpoint.version == version)
-            });
-            match snapshot {
-                Some(snapshot) => decode_state(run_id, snapshot.format, &snapshot.state),
-                None => Err(StoreError::NoSuchCheckpoint {
-                    run_id: run_id.to_owned(),
-                    version,
-                }),
-            }
-        })
+    async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
+        Ok(self
+            .lock()
+            .iter()
+            .map(|(run_id, record)| RunSummary {
+                run_id: run_id.clone(),
+                status: super::status_from_name(&record.status),
+                version: record.version,
+            })
+            .collect())
     }
 
-    fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
-        Box::pin(async move {
-            Ok(self
-                .lock()
-                .iter()
-                .map(|(run_id, record)| RunSummary {
+    async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
+        let runs = self.lock();
+        let mut listing = PendingApprovals::default();
+        for (run_id, record) in runs.iter().filter(|(_, r)| r.status == "suspended") {
+            let read = decode_state(run_id, record.format, &record.state)
+                .map(|state| (state, record.decisions.clone()));
+            collect_pending(&mut listing, run_id, read)?;
+        }
+        Ok(listing)
+    }
+
+    async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
+        let wanted = query.status.map(status_name);
+        let runs = self
+            .lock()
+            .iter()
+            .filter(|(run_id, _)| query.after_id().is_none_or(|after| run_id.as_str() > after))
+            .filter(|(_, record)| wanted.is_none_or(|status| record.status == status))
+            .take(query.limit() + 1)
+            .map(|(run_id, record)| {
+                let summary = RunSummary {
                     run_id: run_id.clone(),
                     status: super::status_from_name(&record.status),
                     version: record.version,
-                })
-                .collect())
-        })
+                };
+                listed(summary, record.format)
+            })
+            .collect();
+        Ok(page_of(runs, query))
     }
 
-    fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {
-        Box::pin(async move {
-            let runs = self.lock();
-            let mut listing = PendingApprovals::default();
-            for (run_id, record) in runs.iter().filter(|(_, r)| r.status == "suspended") {
-                let read = decode_state(run_id, record.format, &record.state)
-                    .map(|state| (state, record.decisions.clone()));
-                collect_pending(&mut listing, run_id, read)?;
-            }
-            Ok(listing)
-        })
+    async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
+        let mut runs = self.lock();
+        let record = record(&runs, run_id)?;
+        check_deletable(run_id, record.format, &record.status)?;
+        runs.remove(run_id);
+        Ok(())
     }
 
-    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
-        Box::pin(async move {
-            let wanted = query.status.map(status_name);
-            let runs = self
-                .lock()
-                .iter()
-                .filter(|(run_id, _)| query.after_id().is_none_or(|after| run_id.as_str() > after))
-                .filter(|(_, record)| wanted.is_none_or(|status| record.status == status))
-                .take(query.limit() + 1)
-                .map(|(run_id, record)| {
-                    let summary = RunSummary {
-                        run_id: run_id.clone(),
-                        status: super::status_from_name(&record.status),
-                        version: record.version,
-                    };
-                    listed(summary, record.format)
-                })
-                .collect();
-            Ok(page_of(runs, query))
-        })
+    async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
+        let cutoff = expiry_cutoff(older_than);
+        let mut runs = self.lock();
+        let before = runs.len();
+        // A record this release cannot read is another release's to expire.
+        runs.retain(|run_id, record| {
+            !(FINISHED.contains(&record.status.as_str())
+                && record.updated_at <= cutoff
+                && check_readable(run_id, record.format).is_ok())
+        });
+        Ok(u64::try_from(before - runs.len()).unwrap_or(u64::MAX))
     }
 
-    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            let mut runs = self.lock();
-            let record = record(&runs, run_id)?;
-            check_deletable(run_id, record.format, &record.status)?;
-            runs.remove(run_id);
-            Ok(())
-        })
-    }
-
-    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
-        Box::pin(async move {
-            let cutoff = expiry_cutoff(older_than);
-            let mut runs = self.lock();
-            let before = runs.len();
-            // A record this release cannot read is another release's to expire.
-            runs.retain(|run_id, record| {
-                !(FINISHED.contains(&record.status.as_str())
-                    && record.updated_at <= cutoff
-                    && check_readable(run_id, record.format).is_ok())
-            });
-            Ok(u64::try_from(before - runs.len()).unwrap_or(u64::MAX))
-        })
-    }
-
-    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>> {
-        Box::pin(async move { Ok(DecisionWatch::new(&self.signals, None)) })
+    async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
+        Ok(DecisionWatch::new(&self.signals, None))
     }
 }

@@ -126,6 +126,7 @@
 
 mod boxed;
 mod decision;
+mod erased;
 mod fork;
 mod format;
 mod listing;
@@ -156,11 +157,12 @@ use crate::run::{RunState, RunStatus};
 pub(crate) use decision::check_decision;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use decision::{decode_decision, encode_decision};
+pub(crate) use erased::{SharedStore, share};
 pub(crate) use format::{check_readable, decode_state, oldest_readable};
-use futures::future::BoxFuture;
 pub(crate) use listing::{FINISHED, check_deletable, listed, page_of};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::future::Future;
 use std::time::Duration;
 
 /// How long a claim lasts without a checkpoint, unless a store is configured otherwise.
@@ -369,99 +371,207 @@ pub enum StoreError {
 /// (feature `postgres`: many workers on many machines).
 ///
 /// Every method is one transaction.
+///
+/// Your own store implements it with `async fn`, as [`Tool`](crate::tool::Tool) and
+/// [`CompletionModel`](crate::completion::CompletionModel) are implemented; a run takes it
+/// like any other ([`PromptRequest::durable`](crate::agent::PromptRequest::durable),
+/// [`Agent::resume_stored`](crate::agent::Agent::resume_stored)), and [`BoxedStore`] holds it
+/// when the store is chosen at run time. Here, a store that counts the checkpoints written
+/// to the [`MemoryStore`] it wraps:
+///
+/// ```
+/// use reins::agent::{AgentBuilder, RunState};
+/// use reins::store::{
+///     Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, MemoryStore,
+///     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+/// };
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::time::Duration;
+///
+/// /// A [`MemoryStore`] that counts the checkpoints written to it.
+/// #[derive(Clone, Default)]
+/// struct CountingStore {
+///     inner: MemoryStore,
+///     checkpoints: Arc<AtomicUsize>,
+/// }
+///
+/// impl RunStore for CountingStore {
+///     async fn checkpoint(
+///         &self,
+///         lease: &Lease,
+///         state: &RunState,
+///         journal: &[JournalEntry],
+///         release: bool,
+///     ) -> Result<Lease, StoreError> {
+///         let lease = self.inner.checkpoint(lease, state, journal, release).await?;
+///         self.checkpoints.fetch_add(1, Ordering::Relaxed);
+///         Ok(lease)
+///     }
+///
+///     // Everything else is the inner store's.
+///     async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
+///         self.inner.create(state, owner).await
+///     }
+///     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
+///         self.inner.claim(run_id, owner).await
+///     }
+///     async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
+///         self.inner.load(run_id).await
+///     }
+///     async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+///         self.inner.journal(run_id).await
+///     }
+///     async fn decide(&self, run_id: &str, decision: &Decision) -> Result<RecordedDecision, StoreError> {
+///         self.inner.decide(run_id, decision).await
+///     }
+///     async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
+///         self.inner.decisions(run_id).await
+///     }
+///     async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
+///         self.inner.checkpoints(run_id).await
+///     }
+///     async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
+///         self.inner.load_checkpoint(run_id, version).await
+///     }
+///     async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
+///         self.inner.list().await
+///     }
+///     async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
+///         self.inner.list_runs(query).await
+///     }
+///     async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
+///         self.inner.delete(run_id).await
+///     }
+///     async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
+///         self.inner.expire(older_than).await
+///     }
+///     async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
+///         self.inner.watch_decisions().await
+///     }
+///     async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
+///         self.inner.pending_approvals().await
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("add", json!({"a": 2, "b": 3})),
+///     Turn::text("5"),
+/// ]);
+/// let add = reins::tool::tool_fn("add", "Adds two numbers.", |args: serde_json::Value| async move {
+///     Ok::<_, String>(args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0))
+/// });
+/// let agent = AgentBuilder::new(model).tool(add).build();
+/// let store = CountingStore::default();
+/// let answer = agent.prompt("2 + 3?").run_id("sum").durable(store.clone()).await?;
+/// assert_eq!(answer, "5");
+/// // Every write after the first (`create`) went through the counting store.
+/// let written = store.inner.checkpoints("sum").await?;
+/// assert!(written.len() > 1);
+/// assert_eq!(store.checkpoints.load(Ordering::Relaxed), written.len() - 1);
+/// # Ok(())
+/// # }
+/// ```
 pub trait RunStore: Send + Sync + 'static {
     /// Stores a new run and leases it to a new claim by the worker named `owner`.
-    fn create<'a>(
-        &'a self,
-        state: &'a RunState,
-        owner: &'a str,
-    ) -> BoxFuture<'a, Result<Lease, StoreError>>;
+    fn create(
+        &self,
+        state: &RunState,
+        owner: &str,
+    ) -> impl Future<Output = Result<Lease, StoreError>> + Send;
 
     /// Leases a stored run to a new claim (a fresh [`Lease::token`]) by the worker named
     /// `owner`, and returns it with the decisions recorded for it. Fails with
     /// [`StoreError::Busy`] while any other claim's lease is live, also one by a worker with
     /// the same name, and with [`StoreError::Finished`] for a run that completed or failed;
     /// a refused claim writes nothing.
-    fn claim<'a>(
-        &'a self,
-        run_id: &'a str,
-        owner: &'a str,
-    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>>;
+    fn claim(
+        &self,
+        run_id: &str,
+        owner: &str,
+    ) -> impl Future<Output = Result<ClaimedRun, StoreError>> + Send;
 
     /// Writes the run's state and `journal` in one transaction, if `lease` is still current
     /// (the run's version and the claim's token both match, else [`StoreError::Conflict`]);
     /// returns the renewed lease. With `release`, the lease ends (the run finished or paused).
     /// The state is also kept as the checkpoint of the new version
     /// ([`checkpoints`](Self::checkpoints)), as [`create`](Self::create) keeps version 1.
-    fn checkpoint<'a>(
-        &'a self,
-        lease: &'a Lease,
-        state: &'a RunState,
-        journal: &'a [JournalEntry],
+    fn checkpoint(
+        &self,
+        lease: &Lease,
+        state: &RunState,
+        journal: &[JournalEntry],
         release: bool,
-    ) -> BoxFuture<'a, Result<Lease, StoreError>>;
+    ) -> impl Future<Output = Result<Lease, StoreError>> + Send;
 
     /// The stored state of a run, without leasing it.
-    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>>;
+    fn load(&self, run_id: &str) -> impl Future<Output = Result<RunState, StoreError>> + Send;
 
     /// The journal of a run, oldest first (empty for a run the store does not have).
-    fn journal<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>>;
+    fn journal(
+        &self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<Vec<JournalEntry>, StoreError>> + Send;
 
     /// Records a decision about a waiting call, for the worker that resumes the run, and
     /// appends it to the run's audit trail; a later decision about the same call replaces it.
     /// Refused with [`StoreError::NoSuchPendingCall`] when the call does not wait for a
     /// decision, and with [`StoreError::StaleDecision`] when the decision's binding is not the
     /// call's as it stands (its arguments changed since it was listed).
-    fn decide<'a>(
-        &'a self,
-        run_id: &'a str,
-        decision: &'a Decision,
-    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>>;
+    fn decide(
+        &self,
+        run_id: &str,
+        decision: &Decision,
+    ) -> impl Future<Output = Result<RecordedDecision, StoreError>> + Send;
 
     /// Every decision recorded about a run, oldest first: the audit trail (who decided what,
     /// when, why, and about which arguments), replaced decisions included.
-    fn decisions<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>>;
+    fn decisions(
+        &self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<Vec<RecordedDecision>, StoreError>> + Send;
 
     /// Every checkpoint of a run that the store keeps, oldest first: one per write of its
     /// state ([`create`](Self::create) and every [`checkpoint`](Self::checkpoint)).
-    fn checkpoints<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>>;
+    fn checkpoints(
+        &self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<Vec<Checkpoint>, StoreError>> + Send;
 
     /// The state of a run as the checkpoint `version` wrote it
     /// ([`StoreError::NoSuchCheckpoint`] when there is none).
-    fn load_checkpoint<'a>(
-        &'a self,
-        run_id: &'a str,
+    fn load_checkpoint(
+        &self,
+        run_id: &str,
         version: i64,
-    ) -> BoxFuture<'a, Result<RunState, StoreError>>;
+    ) -> impl Future<Output = Result<RunState, StoreError>> + Send;
 
     /// Every stored run.
-    fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>>;
+    fn list(&self) -> impl Future<Output = Result<Vec<RunSummary>, StoreError>> + Send;
 
     /// One page of the stored runs that `query` selects (by status), in the byte order of
     /// their ids, and where the next page starts. A selected run whose record is in a format
     /// this release cannot read is reported in [`RunPage::unreadable`], not left out.
-    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>>;
+    fn list_runs(
+        &self,
+        query: &RunQuery,
+    ) -> impl Future<Output = Result<RunPage, StoreError>> + Send;
 
     /// Deletes a finished run with its journal, checkpoints and decisions. Refused with
     /// [`StoreError::NotFinished`] for a run that is running or suspended, with
     /// [`StoreError::UnsupportedFormat`] for a record this release cannot read (e.g. written
     /// by a newer release) — nothing is deleted — and with [`StoreError::NotFound`] for an
     /// unknown run.
-    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    fn delete(&self, run_id: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Deletes every finished run (completed or failed) last written at least `older_than`
     /// ago, as [`delete`](Self::delete) does, and returns how many it deleted. Runs that have
     /// not finished, and records this release cannot read, are kept, however old.
-    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>>;
+    fn expire(&self, older_than: Duration) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
     /// Starts watching for decisions: the watch is told of every decision recorded from now
     /// on, by this process or another one, so a worker awaits it instead of polling (see
@@ -469,12 +579,14 @@ pub trait RunStore: Send + Sync + 'static {
     /// `SqliteStore` those of every handle on the same file in this process at once, and those
     /// of other processes within `SqliteStore::CROSS_PROCESS_CHECK`; `PostgresStore` every
     /// decision, through `LISTEN`/`NOTIFY`.
-    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>>;
+    fn watch_decisions(&self) -> impl Future<Output = Result<DecisionWatch, StoreError>> + Send;
 
     /// Every suspended call of every suspended run that has no decision yet, and every
     /// suspended run whose record cannot be read (reported by id, never skipped). Fails as a
     /// whole only when the store itself fails ([`StoreError::Backend`]).
-    fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>>;
+    fn pending_approvals(
+        &self,
+    ) -> impl Future<Output = Result<PendingApprovals, StoreError>> + Send;
 }
 
 /// Why a record's format cannot be read, for [`StoreError::UnsupportedFormat`]'s message.

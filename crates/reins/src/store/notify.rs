@@ -19,7 +19,8 @@ pub enum DecisionSignal {
         run_id: String,
     },
     /// Decisions may have been recorded that the watch could not be told about one by one (it
-    /// fell more than a thousand signals behind): look at the store again
+    /// fell more than a thousand signals behind, or `PostgresStore`'s listener was
+    /// reconnected after losing its connection): look at the store again
     /// ([`RunStore::pending_approvals`](super::RunStore::pending_approvals),
     /// [`RunStore::list_runs`](super::RunStore::list_runs)).
     Recheck,

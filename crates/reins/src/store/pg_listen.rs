@@ -1,9 +1,9 @@
 //! The PostgreSQL store's decision listener: `LISTEN` on a dedicated connection that is
-//! opened again when it drops, reading the decision log after every reconnection so that no
-//! decision made while it was away goes unsignalled.
+//! opened again when it drops (with a bounded backoff); after every reconnection every watch
+//! is told to look at the store again, so no decision made while it was away is missed.
 
+use super::StoreError;
 use super::notify::{DecisionSignals, Feed};
-use super::{StoreError, now_millis};
 use futures::StreamExt;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -11,12 +11,6 @@ use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
 
 /// The channel `decide` notifies, with the run's id as payload.
 pub(crate) const CHANNEL: &str = "reins_decisions";
-
-/// How far before the connection was lost the log is read again after a reconnection: covers
-/// the clocks of the deciding workers being behind this one's, and decisions whose time was
-/// taken before they committed. A decision in that window is signalled twice, which watches
-/// allow.
-const CLOCK_MARGIN_MS: i64 = 60_000;
 
 /// The longest wait between two attempts to reconnect.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
@@ -39,30 +33,12 @@ pub(crate) async fn start(
             while let Some(run_id) = listening.notifications.recv().await {
                 signals.recorded(&run_id);
             }
-            let lost_at = now_millis();
             tracing::warn!("the PostgreSQL decision listener lost its connection; reconnecting");
             listening = reconnect(&config).await;
-            let since = lost_at - CLOCK_MARGIN_MS;
-            match listening
-                .client
-                .query(
-                    "SELECT DISTINCT run_id FROM reins_decision_log WHERE decided_at >= $1",
-                    &[&since],
-                )
-                .await
-            {
-                Ok(rows) => {
-                    for row in rows {
-                        if let Ok(run_id) = row.try_get::<_, String>(0) {
-                            signals.recorded(&run_id);
-                        }
-                    }
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "reading the decisions made while disconnected failed");
-                    signals.recheck();
-                }
-            }
+            // Decisions committed while no connection listened were not notified. Which they
+            // are cannot be told from the log without trusting the deciding workers' clocks,
+            // so every watch looks at the store again, once.
+            signals.recheck();
         }
     });
     Ok(Feed::new(task.abort_handle()))
@@ -71,8 +47,8 @@ pub(crate) async fn start(
 /// A connection that listens, and the payloads of its notifications; the receiver ends when
 /// the connection does.
 struct Listening {
-    /// Kept: dropping it closes the connection.
-    client: Client,
+    /// Held, never read: dropping it would close the connection.
+    _client: Client,
     notifications: mpsc::UnboundedReceiver<String>,
 }
 
@@ -91,7 +67,7 @@ async fn listen(config: &Config) -> Result<Listening, tokio_postgres::Error> {
     });
     client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
     Ok(Listening {
-        client,
+        _client: client,
         notifications,
     })
 }

@@ -16,7 +16,6 @@ use super::{
 };
 use crate::run::RunState;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use futures::future::BoxFuture;
 use std::time::Duration;
 use tokio_postgres::{GenericClient, NoTls, Row};
 
@@ -289,469 +288,418 @@ async fn read_decision_rows(
 }
 
 impl RunStore for PostgresStore {
-    fn create<'a>(
-        &'a self,
-        state: &'a RunState,
-        owner: &'a str,
-    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
-        Box::pin(async move {
-            let encoded = encode_state(state)?;
-            let token = new_token();
-            let now = now_millis();
-            let mut client = self.client().await?;
-            let transaction = client.transaction().await.map_err(backend)?;
-            let inserted = transaction
-                .execute(
-                    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
-                     VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING",
-                    &[
-                        &state.run_id,
-                        &i64::from(FORMAT_VERSION),
-                        &status_name(state.status),
-                        &encoded,
-                        &owner,
-                        &token,
-                        &(now + self.lease_millis()),
-                        &now,
-                    ],
-                )
-                .await
-                .map_err(backend)?;
-            if inserted == 0 {
-                return Err(StoreError::AlreadyExists(state.run_id.clone()));
-            }
-            transaction
-                .execute(
-                    "INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
-                     VALUES ($1, 1, $2, $3, $4, 0, $5)",
-                    &[
-                        &state.run_id,
-                        &status_name(state.status),
-                        &i64::from(FORMAT_VERSION),
-                        &encoded,
-                        &now,
-                    ],
-                )
-                .await
-                .map_err(backend)?;
-            transaction.commit().await.map_err(backend)?;
-            Ok(Lease {
-                run_id: state.run_id.clone(),
-                token,
-                owner: owner.to_owned(),
-                version: 1,
-            })
-        })
-    }
-
-    fn claim<'a>(
-        &'a self,
-        run_id: &'a str,
-        owner: &'a str,
-    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
-        Box::pin(async move {
-            let mut client = self.client().await?;
-            let transaction = client.transaction().await.map_err(backend)?;
-            // FOR UPDATE makes a concurrent claim wait for this one, then see its lease.
-            let row = read_run(&*transaction, run_id, true)
-                .await?
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
-            let state = decode_state(run_id, row.format, &row.state)?;
-            let now = now_millis();
-            check_claimable(run_id, &state, row.owner.as_deref(), row.lease_until, now)?;
-            let (version, token) = (row.version + 1, new_token());
-            transaction
-                .execute(
-                    "UPDATE reins_runs SET version = $2, lease_owner = $3, lease_token = $4,
-                     lease_until = $5, updated_at = $6 WHERE run_id = $1",
-                    &[
-                        &run_id,
-                        &version,
-                        &owner,
-                        &token,
-                        &(now + self.lease_millis()),
-                        &now,
-                    ],
-                )
-                .await
-                .map_err(backend)?;
-            let decisions = read_decisions(&*transaction, run_id).await?;
-            transaction.commit().await.map_err(backend)?;
-            Ok(ClaimedRun {
-                state,
-                decisions,
-                lease: Lease {
-                    run_id: run_id.to_owned(),
-                    token,
-                    owner: owner.to_owned(),
-                    version,
-                },
-            })
-        })
-    }
-
-    fn checkpoint<'a>(
-        &'a self,
-        lease: &'a Lease,
-        state: &'a RunState,
-        journal: &'a [JournalEntry],
-        release: bool,
-    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
-        Box::pin(async move {
-            let encoded = encode_state(state)?;
-            let now = now_millis();
-            let until = if release {
-                0
-            } else {
-                now + self.lease_millis()
-            };
-            let effect_ids: Vec<&str> = journal.iter().map(|e| e.effect_id.as_str()).collect();
-            let kinds: Vec<&str> = journal.iter().map(|e| e.kind.as_str()).collect();
-            let payloads: Vec<String> = journal.iter().map(|e| e.payload.to_string()).collect();
-            let client = self.client().await?;
-            let statement = client.prepare_cached(CHECKPOINT).await.map_err(backend)?;
-            // One statement, so one round trip and one implicit transaction: the state is
-            // written and the journal appended together, or neither when the version moved.
-            let row = client
-                .query_one(
-                    &statement,
-                    &[
-                        &lease.run_id,
-                        &lease.version,
-                        &lease.token,
-                        &status_name(state.status),
-                        &encoded,
-                        &release,
-                        &until,
-                        &now,
-                        &effect_ids,
-                        &kinds,
-                        &payloads,
-                        &i64::from(FORMAT_VERSION),
-                    ],
-                )
-                .await
-                .map_err(backend)?;
-            let updated: i64 = column(&row, 0)?;
-            if updated == 0 {
-                return Err(StoreError::Conflict {
-                    run_id: lease.run_id.clone(),
-                    expected: lease.version,
-                });
-            }
-            Ok(Lease {
-                version: lease.version + 1,
-                ..lease.clone()
-            })
-        })
-    }
-
-    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            let row = read_run(&**client, run_id, false)
-                .await?
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
-            decode_state(run_id, row.format, &row.state)
-        })
-    }
-
-    fn journal<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            let rows = client
-                .query(
-                    "SELECT effect_id, kind, payload FROM reins_journal WHERE run_id = $1 ORDER BY seq",
-                    &[&run_id],
-                )
-                .await
-                .map_err(backend)?;
-            rows.iter()
-                .map(|row| {
-                    let effect_id: String = column(row, 0)?;
-                    let payload: String = column(row, 2)?;
-                    let payload =
-                        serde_json::from_str(&payload).map_err(|error| StoreError::Corrupt {
-                            run_id: run_id.to_owned(),
-                            message: format!("journal entry `{effect_id}`: {error}"),
-                        })?;
-                    Ok(JournalEntry {
-                        effect_id,
-                        kind: column(row, 1)?,
-                        payload,
-                    })
-                })
-                .collect()
-        })
-    }
-
-    fn decide<'a>(
-        &'a self,
-        run_id: &'a str,
-        decision: &'a Decision,
-    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
-        Box::pin(async move {
-            let mut client = self.client().await?;
-            let transaction = client.transaction().await.map_err(backend)?;
-            // The run's row stays locked until commit, so decisions of one run get their
-            // audit sequence numbers one at a time.
-            let row = read_run(&*transaction, run_id, true)
-                .await?
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
-            let state = decode_state(run_id, row.format, &row.state)?;
-            check_decision(&state, decision)?;
-            let recorded = RecordedDecision {
-                run_id: run_id.to_owned(),
-                decision: decision.clone(),
-                decided_at_ms: now_millis(),
-            };
-            let json = encode_decision(&recorded)?;
-            let call_id = &recorded.decision.internal_call_id;
-            transaction
-                .execute(
-                    "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
-                     VALUES ($1, $2, $3, $4)
-                     ON CONFLICT (run_id, internal_call_id) DO UPDATE SET decision = $3, decided_at = $4",
-                    &[&run_id, call_id, &json, &recorded.decided_at_ms],
-                )
-                .await
-                .map_err(backend)?;
-            transaction
-                .execute(
-                    "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
-                     SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4 FROM reins_decision_log WHERE run_id = $1",
-                    &[&run_id, call_id, &json, &recorded.decided_at_ms],
-                )
-                .await
-                .map_err(backend)?;
-            // Delivered to every listener when the transaction commits.
-            transaction
-                .execute("SELECT pg_notify($1, $2)", &[&pg_listen::CHANNEL, &run_id])
-                .await
-                .map_err(backend)?;
-            transaction.commit().await.map_err(backend)?;
-            Ok(recorded)
-        })
-    }
-
-    fn decisions<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            if read_run(&**client, run_id, false).await?.is_none() {
-                return Err(StoreError::NotFound(run_id.to_owned()));
-            }
-            read_decision_rows(
-                &**client,
-                "SELECT internal_call_id, record, decided_at FROM reins_decision_log WHERE run_id = $1 ORDER BY seq",
-                run_id,
+    async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
+        let encoded = encode_state(state)?;
+        let token = new_token();
+        let now = now_millis();
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(backend)?;
+        let inserted = transaction
+            .execute(
+                "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
+                 VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING",
+                &[
+                    &state.run_id,
+                    &i64::from(FORMAT_VERSION),
+                    &status_name(state.status),
+                    &encoded,
+                    &owner,
+                    &token,
+                    &(now + self.lease_millis()),
+                    &now,
+                ],
             )
             .await
+            .map_err(backend)?;
+        if inserted == 0 {
+            return Err(StoreError::AlreadyExists(state.run_id.clone()));
+        }
+        transaction
+            .execute(
+                "INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
+                 VALUES ($1, 1, $2, $3, $4, 0, $5)",
+                &[
+                    &state.run_id,
+                    &status_name(state.status),
+                    &i64::from(FORMAT_VERSION),
+                    &encoded,
+                    &now,
+                ],
+            )
+            .await
+            .map_err(backend)?;
+        transaction.commit().await.map_err(backend)?;
+        Ok(Lease {
+            run_id: state.run_id.clone(),
+            token,
+            owner: owner.to_owned(),
+            version: 1,
         })
     }
 
-    fn checkpoints<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            if read_run(&**client, run_id, false).await?.is_none() {
-                return Err(StoreError::NotFound(run_id.to_owned()));
-            }
-            let rows = client
-                .query(
-                    "SELECT version, status, journal_len, created_at FROM reins_checkpoints
-                     WHERE run_id = $1 ORDER BY version",
-                    &[&run_id],
-                )
-                .await
-                .map_err(backend)?;
-            rows.iter()
-                .map(|row| {
-                    Ok(Checkpoint {
-                        version: column(row, 0)?,
-                        status: status_from_name(&column::<String>(row, 1)?),
-                        journal_len: usize::try_from(column::<i64>(row, 2)?).unwrap_or(0),
-                        created_at_ms: column(row, 3)?,
-                    })
+    async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(backend)?;
+        // FOR UPDATE makes a concurrent claim wait for this one, then see its lease.
+        let row = read_run(&*transaction, run_id, true)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+        let state = decode_state(run_id, row.format, &row.state)?;
+        let now = now_millis();
+        check_claimable(run_id, &state, row.owner.as_deref(), row.lease_until, now)?;
+        let (version, token) = (row.version + 1, new_token());
+        transaction
+            .execute(
+                "UPDATE reins_runs SET version = $2, lease_owner = $3, lease_token = $4,
+                 lease_until = $5, updated_at = $6 WHERE run_id = $1",
+                &[
+                    &run_id,
+                    &version,
+                    &owner,
+                    &token,
+                    &(now + self.lease_millis()),
+                    &now,
+                ],
+            )
+            .await
+            .map_err(backend)?;
+        let decisions = read_decisions(&*transaction, run_id).await?;
+        transaction.commit().await.map_err(backend)?;
+        Ok(ClaimedRun {
+            state,
+            decisions,
+            lease: Lease {
+                run_id: run_id.to_owned(),
+                token,
+                owner: owner.to_owned(),
+                version,
+            },
+        })
+    }
+
+    async fn checkpoint(
+        &self,
+        lease: &Lease,
+        state: &RunState,
+        journal: &[JournalEntry],
+        release: bool,
+    ) -> Result<Lease, StoreError> {
+        let encoded = encode_state(state)?;
+        let now = now_millis();
+        let until = if release {
+            0
+        } else {
+            now + self.lease_millis()
+        };
+        let effect_ids: Vec<&str> = journal.iter().map(|e| e.effect_id.as_str()).collect();
+        let kinds: Vec<&str> = journal.iter().map(|e| e.kind.as_str()).collect();
+        let payloads: Vec<String> = journal.iter().map(|e| e.payload.to_string()).collect();
+        let client = self.client().await?;
+        let statement = client.prepare_cached(CHECKPOINT).await.map_err(backend)?;
+        // One statement, so one round trip and one implicit transaction: the state is
+        // written and the journal appended together, or neither when the version moved.
+        let row = client
+            .query_one(
+                &statement,
+                &[
+                    &lease.run_id,
+                    &lease.version,
+                    &lease.token,
+                    &status_name(state.status),
+                    &encoded,
+                    &release,
+                    &until,
+                    &now,
+                    &effect_ids,
+                    &kinds,
+                    &payloads,
+                    &i64::from(FORMAT_VERSION),
+                ],
+            )
+            .await
+            .map_err(backend)?;
+        let updated: i64 = column(&row, 0)?;
+        if updated == 0 {
+            return Err(StoreError::Conflict {
+                run_id: lease.run_id.clone(),
+                expected: lease.version,
+            });
+        }
+        Ok(Lease {
+            version: lease.version + 1,
+            ..lease.clone()
+        })
+    }
+
+    async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
+        let client = self.client().await?;
+        let row = read_run(&**client, run_id, false)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+        decode_state(run_id, row.format, &row.state)
+    }
+
+    async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT effect_id, kind, payload FROM reins_journal WHERE run_id = $1 ORDER BY seq",
+                &[&run_id],
+            )
+            .await
+            .map_err(backend)?;
+        rows.iter()
+            .map(|row| {
+                let effect_id: String = column(row, 0)?;
+                let payload: String = column(row, 2)?;
+                let payload =
+                    serde_json::from_str(&payload).map_err(|error| StoreError::Corrupt {
+                        run_id: run_id.to_owned(),
+                        message: format!("journal entry `{effect_id}`: {error}"),
+                    })?;
+                Ok(JournalEntry {
+                    effect_id,
+                    kind: column(row, 1)?,
+                    payload,
                 })
-                .collect()
-        })
+            })
+            .collect()
     }
 
-    fn load_checkpoint<'a>(
-        &'a self,
-        run_id: &'a str,
-        version: i64,
-    ) -> BoxFuture<'a, Result<RunState, StoreError>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            let row = client
-                .query_opt(
-                    "SELECT format, state FROM reins_checkpoints WHERE run_id = $1 AND version = $2",
-                    &[&run_id, &version],
-                )
-                .await
-                .map_err(backend)?;
-            match row {
-                Some(row) => decode_state(run_id, column(&row, 0)?, &column::<String>(&row, 1)?),
-                None => Err(StoreError::NoSuchCheckpoint {
-                    run_id: run_id.to_owned(),
-                    version,
-                }),
-            }
-        })
+    async fn decide(
+        &self,
+        run_id: &str,
+        decision: &Decision,
+    ) -> Result<RecordedDecision, StoreError> {
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(backend)?;
+        // The run's row stays locked until commit, so decisions of one run get their
+        // audit sequence numbers one at a time.
+        let row = read_run(&*transaction, run_id, true)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+        let state = decode_state(run_id, row.format, &row.state)?;
+        check_decision(&state, decision)?;
+        let recorded = RecordedDecision {
+            run_id: run_id.to_owned(),
+            decision: decision.clone(),
+            decided_at_ms: now_millis(),
+        };
+        let json = encode_decision(&recorded)?;
+        let call_id = &recorded.decision.internal_call_id;
+        transaction
+            .execute(
+                "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
+                 VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (run_id, internal_call_id) DO UPDATE SET decision = $3, decided_at = $4",
+                &[&run_id, call_id, &json, &recorded.decided_at_ms],
+            )
+            .await
+            .map_err(backend)?;
+        transaction
+            .execute(
+                "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
+                 SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4 FROM reins_decision_log WHERE run_id = $1",
+                &[&run_id, call_id, &json, &recorded.decided_at_ms],
+            )
+            .await
+            .map_err(backend)?;
+        // Delivered to every listener when the transaction commits.
+        transaction
+            .execute("SELECT pg_notify($1, $2)", &[&pg_listen::CHANNEL, &run_id])
+            .await
+            .map_err(backend)?;
+        transaction.commit().await.map_err(backend)?;
+        Ok(recorded)
     }
 
-    fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            let rows = client
-                .query(
-                    "SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id",
-                    &[],
-                )
-                .await
-                .map_err(backend)?;
-            rows.iter()
-                .map(|row| {
-                    let status: String = column(row, 1)?;
-                    Ok(RunSummary {
-                        run_id: column(row, 0)?,
-                        status: status_from_name(&status),
-                        version: column(row, 2)?,
-                    })
+    async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
+        let client = self.client().await?;
+        if read_run(&**client, run_id, false).await?.is_none() {
+            return Err(StoreError::NotFound(run_id.to_owned()));
+        }
+        read_decision_rows(
+            &**client,
+            "SELECT internal_call_id, record, decided_at FROM reins_decision_log WHERE run_id = $1 ORDER BY seq",
+            run_id,
+        )
+        .await
+    }
+
+    async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
+        let client = self.client().await?;
+        if read_run(&**client, run_id, false).await?.is_none() {
+            return Err(StoreError::NotFound(run_id.to_owned()));
+        }
+        let rows = client
+            .query(
+                "SELECT version, status, journal_len, created_at FROM reins_checkpoints
+                 WHERE run_id = $1 ORDER BY version",
+                &[&run_id],
+            )
+            .await
+            .map_err(backend)?;
+        rows.iter()
+            .map(|row| {
+                Ok(Checkpoint {
+                    version: column(row, 0)?,
+                    status: status_from_name(&column::<String>(row, 1)?),
+                    journal_len: usize::try_from(column::<i64>(row, 2)?).unwrap_or(0),
+                    created_at_ms: column(row, 3)?,
                 })
-                .collect()
-        })
+            })
+            .collect()
     }
 
-    fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            let rows = client
-                .query(
-                    "SELECT run_id, format, state FROM reins_runs WHERE status = 'suspended'
-                     ORDER BY updated_at, run_id",
-                    &[],
-                )
-                .await
-                .map_err(backend)?;
-            let mut listing = PendingApprovals::default();
-            for row in &rows {
-                let run_id: String = column(row, 0)?;
-                let format: i64 = column(row, 1)?;
-                let json: String = column(row, 2)?;
-                // One unreadable run neither hides the other approvals nor disappears.
-                let read = match decode_state(&run_id, format, &json) {
-                    Ok(state) => read_decisions(&**client, &run_id)
-                        .await
-                        .map(|decided| (state, decided)),
-                    Err(error) => Err(error),
+    async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT format, state FROM reins_checkpoints WHERE run_id = $1 AND version = $2",
+                &[&run_id, &version],
+            )
+            .await
+            .map_err(backend)?;
+        match row {
+            Some(row) => decode_state(run_id, column(&row, 0)?, &column::<String>(&row, 1)?),
+            None => Err(StoreError::NoSuchCheckpoint {
+                run_id: run_id.to_owned(),
+                version,
+            }),
+        }
+    }
+
+    async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id",
+                &[],
+            )
+            .await
+            .map_err(backend)?;
+        rows.iter()
+            .map(|row| {
+                let status: String = column(row, 1)?;
+                Ok(RunSummary {
+                    run_id: column(row, 0)?,
+                    status: status_from_name(&status),
+                    version: column(row, 2)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT run_id, format, state FROM reins_runs WHERE status = 'suspended'
+                 ORDER BY updated_at, run_id",
+                &[],
+            )
+            .await
+            .map_err(backend)?;
+        let mut listing = PendingApprovals::default();
+        for row in &rows {
+            let run_id: String = column(row, 0)?;
+            let format: i64 = column(row, 1)?;
+            let json: String = column(row, 2)?;
+            // One unreadable run neither hides the other approvals nor disappears.
+            let read = match decode_state(&run_id, format, &json) {
+                Ok(state) => read_decisions(&**client, &run_id)
+                    .await
+                    .map(|decided| (state, decided)),
+                Err(error) => Err(error),
+            };
+            collect_pending(&mut listing, &run_id, read)?;
+        }
+        Ok(listing)
+    }
+
+    async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
+        let client = self.client().await?;
+        let limit = i64::try_from(query.limit() + 1).unwrap_or(i64::MAX);
+        // COLLATE "C" compares ids as bytes, as the other stores do, whatever the
+        // database's collation.
+        let rows = client
+            .query(
+                r#"SELECT run_id, status, version, format FROM reins_runs
+                   WHERE ($1::text IS NULL OR status = $1)
+                     AND ($2::text IS NULL OR run_id COLLATE "C" > $2)
+                   ORDER BY run_id COLLATE "C" LIMIT $3"#,
+                &[&query.status.map(status_name), &query.after_id(), &limit],
+            )
+            .await
+            .map_err(backend)?;
+        let runs = rows
+            .iter()
+            .map(|row| {
+                let summary = RunSummary {
+                    run_id: column(row, 0)?,
+                    status: status_from_name(&column::<String>(row, 1)?),
+                    version: column(row, 2)?,
                 };
-                collect_pending(&mut listing, &run_id, read)?;
-            }
-            Ok(listing)
-        })
+                Ok(listed(summary, column(row, 3)?))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(page_of(runs, query))
     }
 
-    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            let limit = i64::try_from(query.limit() + 1).unwrap_or(i64::MAX);
-            // COLLATE "C" compares ids as bytes, as the other stores do, whatever the
-            // database's collation.
-            let rows = client
-                .query(
-                    r#"SELECT run_id, status, version, format FROM reins_runs
-                       WHERE ($1::text IS NULL OR status = $1)
-                         AND ($2::text IS NULL OR run_id COLLATE "C" > $2)
-                       ORDER BY run_id COLLATE "C" LIMIT $3"#,
-                    &[&query.status.map(status_name), &query.after_id(), &limit],
-                )
-                .await
-                .map_err(backend)?;
-            let runs = rows
-                .iter()
-                .map(|row| {
-                    let summary = RunSummary {
-                        run_id: column(row, 0)?,
-                        status: status_from_name(&column::<String>(row, 1)?),
-                        version: column(row, 2)?,
-                    };
-                    Ok(listed(summary, column(row, 3)?))
-                })
-                .collect::<Result<Vec<_>, StoreError>>()?;
-            Ok(page_of(runs, query))
-        })
+    async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(backend)?;
+        let row = transaction
+            .query_opt(
+                "SELECT format, status FROM reins_runs WHERE run_id = $1 FOR UPDATE",
+                &[&run_id],
+            )
+            .await
+            .map_err(backend)?
+            .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+        check_deletable(run_id, column(&row, 0)?, &column::<String>(&row, 1)?)?;
+        delete_runs(&*transaction, &[run_id.to_owned()]).await?;
+        transaction.commit().await.map_err(backend)
     }
 
-    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            let mut client = self.client().await?;
-            let transaction = client.transaction().await.map_err(backend)?;
-            let row = transaction
-                .query_opt(
-                    "SELECT format, status FROM reins_runs WHERE run_id = $1 FOR UPDATE",
-                    &[&run_id],
-                )
-                .await
-                .map_err(backend)?
-                .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
-            check_deletable(run_id, column(&row, 0)?, &column::<String>(&row, 1)?)?;
-            delete_runs(&*transaction, &[run_id.to_owned()]).await?;
-            transaction.commit().await.map_err(backend)
-        })
+    async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
+        let cutoff = expiry_cutoff(older_than);
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(backend)?;
+        // FOR UPDATE: a concurrent `delete` or `expire` of the same runs waits for this one.
+        // A record this release cannot read is another release's to expire.
+        let rows = transaction
+            .query(
+                "SELECT run_id FROM reins_runs WHERE status = ANY($1) AND updated_at <= $2
+                 AND format BETWEEN $3 AND $4 FOR UPDATE",
+                &[
+                    &FINISHED.as_slice(),
+                    &cutoff,
+                    &i64::from(oldest_readable()),
+                    &i64::from(FORMAT_VERSION),
+                ],
+            )
+            .await
+            .map_err(backend)?;
+        let expired = rows
+            .iter()
+            .map(|row| column::<String>(row, 0))
+            .collect::<Result<Vec<_>, _>>()?;
+        delete_runs(&*transaction, &expired).await?;
+        transaction.commit().await.map_err(backend)?;
+        Ok(u64::try_from(expired.len()).unwrap_or(u64::MAX))
     }
 
-    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
-        Box::pin(async move {
-            let cutoff = expiry_cutoff(older_than);
-            let mut client = self.client().await?;
-            let transaction = client.transaction().await.map_err(backend)?;
-            // FOR UPDATE: a concurrent `delete` or `expire` of the same runs waits for this one.
-            // A record this release cannot read is another release's to expire.
-            let rows = transaction
-                .query(
-                    "SELECT run_id FROM reins_runs WHERE status = ANY($1) AND updated_at <= $2
-                     AND format BETWEEN $3 AND $4 FOR UPDATE",
-                    &[
-                        &FINISHED.as_slice(),
-                        &cutoff,
-                        &i64::from(oldest_readable()),
-                        &i64::from(FORMAT_VERSION),
-                    ],
-                )
-                .await
-                .map_err(backend)?;
-            let expired = rows
-                .iter()
-                .map(|row| column::<String>(row, 0))
-                .collect::<Result<Vec<_>, _>>()?;
-            delete_runs(&*transaction, &expired).await?;
-            transaction.commit().await.map_err(backend)?;
-            Ok(u64::try_from(expired.len()).unwrap_or(u64::MAX))
-        })
-    }
-
-    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>> {
-        Box::pin(async move {
-            // Subscribed before the listener starts: nothing between the two is missed.
-            let watch = DecisionWatch::new(&self.signals, None);
-            let feed = self
-                .feed
-                .get_or_start(pg_listen::start(
-                    (*self.config).clone(),
-                    self.signals.clone(),
-                ))
-                .await?;
-            Ok(watch.with_feed(feed))
-        })
+    async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
+        // Subscribed before the listener starts: nothing between the two is missed.
+        let watch = DecisionWatch::new(&self.signals, None);
+        let feed = self
+            .feed
+            .get_or_start(pg_listen::start(
+                (*self.config).clone(),
+                self.signals.clone(),
+            ))
+            .await?;
+        Ok(watch.with_feed(feed))
     }
 }

@@ -14,7 +14,6 @@ use super::{
     now_millis, oldest_readable, page_of, status_from_name, status_name,
 };
 use crate::run::RunState;
-use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -395,54 +394,44 @@ fn read_decision_rows(
 }
 
 impl RunStore for SqliteStore {
-    fn create<'a>(
-        &'a self,
-        state: &'a RunState,
-        owner: &'a str,
-    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
-        Box::pin(async move {
-            let encoded = encode_state(state)?;
-            let (run_id, owner, token) = (state.run_id.clone(), owner.to_owned(), new_token());
-            let status = status_name(state.status);
-            let lease = self.lease_millis();
-            self.with(move |connection| {
-                let now = now_millis();
-                let transaction = connection
-                    .transaction_with_behavior(TransactionBehavior::Immediate)
-                    .map_err(backend)?;
-                let inserted = transaction
-                    .execute(
-                        "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
-                         VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (run_id) DO NOTHING",
-                        params![run_id, FORMAT_VERSION, status, encoded, owner, token, now + lease, now],
-                    )
-                    .map_err(backend)?;
-                if inserted == 0 {
-                    return Err(StoreError::AlreadyExists(run_id));
-                }
-                transaction
-                    .execute(SNAPSHOT, params![run_id, 1, status, FORMAT_VERSION, encoded, now])
-                    .map_err(backend)?;
-                transaction.commit().map_err(backend)?;
-                Ok(Lease {
-                    run_id,
-                    token,
-                    owner,
-                    version: 1,
-                })
+    async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
+        let encoded = encode_state(state)?;
+        let (run_id, owner, token) = (state.run_id.clone(), owner.to_owned(), new_token());
+        let status = status_name(state.status);
+        let lease = self.lease_millis();
+        self.with(move |connection| {
+            let now = now_millis();
+            let transaction = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            let inserted = transaction
+                .execute(
+                    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
+                     VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (run_id) DO NOTHING",
+                    params![run_id, FORMAT_VERSION, status, encoded, owner, token, now + lease, now],
+                )
+                .map_err(backend)?;
+            if inserted == 0 {
+                return Err(StoreError::AlreadyExists(run_id));
+            }
+            transaction
+                .execute(SNAPSHOT, params![run_id, 1, status, FORMAT_VERSION, encoded, now])
+                .map_err(backend)?;
+            transaction.commit().map_err(backend)?;
+            Ok(Lease {
+                run_id,
+                token,
+                owner,
+                version: 1,
             })
-            .await
         })
+        .await
     }
 
-    fn claim<'a>(
-        &'a self,
-        run_id: &'a str,
-        owner: &'a str,
-    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
+    async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
         let (run_id, owner) = (run_id.to_owned(), owner.to_owned());
         let lease = self.lease_millis();
-        Box::pin(self.with(move |connection| {
+        self.with(move |connection| {
             // IMMEDIATE takes the write lock first, so two claims cannot both read the old
             // version and both succeed.
             let transaction = connection
@@ -473,120 +462,117 @@ impl RunStore for SqliteStore {
                     version,
                 },
             })
-        }))
+        })
+        .await
     }
 
-    fn checkpoint<'a>(
-        &'a self,
-        lease: &'a Lease,
-        state: &'a RunState,
-        journal: &'a [JournalEntry],
+    async fn checkpoint(
+        &self,
+        lease: &Lease,
+        state: &RunState,
+        journal: &[JournalEntry],
         release: bool,
-    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
+    ) -> Result<Lease, StoreError> {
         let lease = lease.clone();
         let journal = journal.to_vec();
         let lease_millis = self.lease_millis();
-        Box::pin(async move {
-            let encoded = encode_state(state)?;
-            let status = status_name(state.status);
-            self.with(move |connection| {
-                let transaction = connection
-                    .transaction_with_behavior(TransactionBehavior::Immediate)
-                    .map_err(backend)?;
-                let now = now_millis();
-                let until = if release { 0 } else { now + lease_millis };
-                // Releasing clears the lease's holder; otherwise it stays with this claim. The
-                // state is written in this release's format, whichever it was read from.
-                let updated = transaction
-                    .execute(
-                        "UPDATE reins_runs SET version = version + 1, status = ?4, state = ?5,
-                         lease_owner = CASE WHEN ?6 THEN NULL ELSE lease_owner END,
-                         lease_token = CASE WHEN ?6 THEN NULL ELSE lease_token END,
-                         lease_until = ?7, updated_at = ?8, format = ?9
-                         WHERE run_id = ?1 AND version = ?2 AND lease_token = ?3",
-                        params![
-                            lease.run_id,
-                            lease.version,
-                            lease.token,
-                            status,
-                            encoded,
-                            release,
-                            until,
-                            now,
-                            FORMAT_VERSION
-                        ],
+        let encoded = encode_state(state)?;
+        let status = status_name(state.status);
+        self.with(move |connection| {
+            let transaction = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            let now = now_millis();
+            let until = if release { 0 } else { now + lease_millis };
+            // Releasing clears the lease's holder; otherwise it stays with this claim. The
+            // state is written in this release's format, whichever it was read from.
+            let updated = transaction
+                .execute(
+                    "UPDATE reins_runs SET version = version + 1, status = ?4, state = ?5,
+                     lease_owner = CASE WHEN ?6 THEN NULL ELSE lease_owner END,
+                     lease_token = CASE WHEN ?6 THEN NULL ELSE lease_token END,
+                     lease_until = ?7, updated_at = ?8, format = ?9
+                     WHERE run_id = ?1 AND version = ?2 AND lease_token = ?3",
+                    params![
+                        lease.run_id,
+                        lease.version,
+                        lease.token,
+                        status,
+                        encoded,
+                        release,
+                        until,
+                        now,
+                        FORMAT_VERSION
+                    ],
+                )
+                .map_err(backend)?;
+            if updated == 0 {
+                return Err(StoreError::Conflict {
+                    run_id: lease.run_id,
+                    expected: lease.version,
+                });
+            }
+            if !journal.is_empty() {
+                let next: i64 = transaction
+                    .query_row(
+                        "SELECT COALESCE(MAX(seq), 0) + 1 FROM reins_journal WHERE run_id = ?1",
+                        params![lease.run_id],
+                        |row| row.get(0),
                     )
                     .map_err(backend)?;
-                if updated == 0 {
-                    return Err(StoreError::Conflict {
-                        run_id: lease.run_id,
-                        expected: lease.version,
-                    });
-                }
-                if !journal.is_empty() {
-                    let next: i64 = transaction
-                        .query_row(
-                            "SELECT COALESCE(MAX(seq), 0) + 1 FROM reins_journal WHERE run_id = ?1",
-                            params![lease.run_id],
-                            |row| row.get(0),
-                        )
-                        .map_err(backend)?;
-                    let mut insert = transaction
-                        .prepare(
-                            "INSERT INTO reins_journal (run_id, seq, effect_id, kind, payload)
-                             VALUES (?1, ?2, ?3, ?4, ?5)",
-                        )
-                        .map_err(backend)?;
-                    for (offset, entry) in journal.iter().enumerate() {
-                        insert
-                            .execute(params![
-                                lease.run_id,
-                                next + offset as i64,
-                                entry.effect_id,
-                                entry.kind,
-                                entry.payload.to_string()
-                            ])
-                            .map_err(backend)?;
-                    }
-                }
-                transaction
-                    .execute(
-                        SNAPSHOT,
-                        params![
-                            lease.run_id,
-                            lease.version + 1,
-                            status,
-                            FORMAT_VERSION,
-                            encoded,
-                            now
-                        ],
+                let mut insert = transaction
+                    .prepare(
+                        "INSERT INTO reins_journal (run_id, seq, effect_id, kind, payload)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
                     )
                     .map_err(backend)?;
-                transaction.commit().map_err(backend)?;
-                Ok(Lease {
-                    version: lease.version + 1,
-                    ..lease
-                })
+                for (offset, entry) in journal.iter().enumerate() {
+                    insert
+                        .execute(params![
+                            lease.run_id,
+                            next + offset as i64,
+                            entry.effect_id,
+                            entry.kind,
+                            entry.payload.to_string()
+                        ])
+                        .map_err(backend)?;
+                }
+            }
+            transaction
+                .execute(
+                    SNAPSHOT,
+                    params![
+                        lease.run_id,
+                        lease.version + 1,
+                        status,
+                        FORMAT_VERSION,
+                        encoded,
+                        now
+                    ],
+                )
+                .map_err(backend)?;
+            transaction.commit().map_err(backend)?;
+            Ok(Lease {
+                version: lease.version + 1,
+                ..lease
             })
-            .await
         })
+        .await
     }
 
-    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
+    async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
         let run_id = run_id.to_owned();
-        Box::pin(self.with(move |connection| {
+        self.with(move |connection| {
             let row = read_row(connection, &run_id)?
                 .ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
             decode_state(&run_id, row.format, &row.state)
-        }))
+        })
+        .await
     }
 
-    fn journal<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
+    async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
         let run_id = run_id.to_owned();
-        Box::pin(self.with(move |connection| {
+        self.with(move |connection| {
             let mut statement = connection
                 .prepare(
                     "SELECT effect_id, kind, payload FROM reins_journal WHERE run_id = ?1 ORDER BY seq",
@@ -611,14 +597,14 @@ impl RunStore for SqliteStore {
                 });
             }
             Ok(entries)
-        }))
+        }).await
     }
 
-    fn decide<'a>(
-        &'a self,
-        run_id: &'a str,
-        decision: &'a Decision,
-    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
+    async fn decide(
+        &self,
+        run_id: &str,
+        decision: &Decision,
+    ) -> Result<RecordedDecision, StoreError> {
         let signalled = run_id;
         let (run_id, decision) = (run_id.to_owned(), decision.clone());
         let recorded = self.with(move |connection| {
@@ -654,19 +640,14 @@ impl RunStore for SqliteStore {
             transaction.commit().map_err(backend)?;
             Ok(recorded)
         });
-        Box::pin(async move {
-            let recorded = recorded.await?;
-            self.signals.recorded(signalled);
-            Ok(recorded)
-        })
+        let recorded = recorded.await?;
+        self.signals.recorded(signalled);
+        Ok(recorded)
     }
 
-    fn decisions<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
+    async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
         let run_id = run_id.to_owned();
-        Box::pin(self.with(move |connection| {
+        self.with(move |connection| {
             if read_row(connection, &run_id)?.is_none() {
                 return Err(StoreError::NotFound(run_id));
             }
@@ -675,15 +656,12 @@ impl RunStore for SqliteStore {
                 "SELECT internal_call_id, record, decided_at FROM reins_decision_log WHERE run_id = ?1 ORDER BY seq",
                 &run_id,
             )
-        }))
+        }).await
     }
 
-    fn checkpoints<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
+    async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
         let run_id = run_id.to_owned();
-        Box::pin(self.with(move |connection| {
+        self.with(move |connection| {
             if read_row(connection, &run_id)?.is_none() {
                 return Err(StoreError::NotFound(run_id));
             }
@@ -704,16 +682,13 @@ impl RunStore for SqliteStore {
                 })
                 .map_err(backend)?;
             rows.collect::<Result<Vec<_>, _>>().map_err(backend)
-        }))
+        })
+        .await
     }
 
-    fn load_checkpoint<'a>(
-        &'a self,
-        run_id: &'a str,
-        version: i64,
-    ) -> BoxFuture<'a, Result<RunState, StoreError>> {
+    async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
         let run_id = run_id.to_owned();
-        Box::pin(self.with(move |connection| {
+        self.with(move |connection| {
             let row: Option<(i64, String)> = connection
                 .query_row(
                     "SELECT format, state FROM reins_checkpoints WHERE run_id = ?1 AND version = ?2",
@@ -726,11 +701,11 @@ impl RunStore for SqliteStore {
                 Some((format, json)) => decode_state(&run_id, format, &json),
                 None => Err(StoreError::NoSuchCheckpoint { run_id, version }),
             }
-        }))
+        }).await
     }
 
-    fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
-        Box::pin(self.with(|connection| {
+    async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
+        self.with(|connection| {
             let mut statement = connection
                 .prepare(
                     "SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id",
@@ -746,11 +721,12 @@ impl RunStore for SqliteStore {
                 })
                 .map_err(backend)?;
             rows.collect::<Result<Vec<_>, _>>().map_err(backend)
-        }))
+        })
+        .await
     }
 
-    fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {
-        Box::pin(self.with(|connection| {
+    async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
+        self.with(|connection| {
             let mut statement = connection
                 .prepare("SELECT run_id, format, state FROM reins_runs WHERE status = 'suspended' ORDER BY updated_at, run_id")
                 .map_err(backend)?;
@@ -778,12 +754,12 @@ impl RunStore for SqliteStore {
                 collect_pending(&mut listing, &run_id, read)?;
             }
             Ok(listing)
-        }))
+        }).await
     }
 
-    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
+    async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
         let query = query.clone();
-        Box::pin(self.with(move |connection| {
+        self.with(move |connection| {
             // Ids compare as bytes (SQLite's BINARY collation), as in the other stores.
             let mut statement = connection
                 .prepare(
@@ -828,12 +804,13 @@ impl RunStore for SqliteStore {
                 });
             }
             Ok(page_of(runs, &query))
-        }))
+        })
+        .await
     }
 
-    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+    async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
         let run_id = run_id.to_owned();
-        Box::pin(self.with(move |connection| {
+        self.with(move |connection| {
             let transaction = connection
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
@@ -849,12 +826,13 @@ impl RunStore for SqliteStore {
             check_deletable(&run_id, format, &status)?;
             delete_run(&transaction, &run_id)?;
             transaction.commit().map_err(backend)
-        }))
+        })
+        .await
     }
 
-    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
+    async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
         let cutoff = expiry_cutoff(older_than);
-        Box::pin(self.with(move |connection| {
+        self.with(move |connection| {
             let transaction = connection
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
@@ -880,21 +858,19 @@ impl RunStore for SqliteStore {
             }
             transaction.commit().map_err(backend)?;
             Ok(u64::try_from(expired.len()).unwrap_or(u64::MAX))
-        }))
+        }).await
     }
 
-    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>> {
-        Box::pin(async move {
-            if self.path.as_os_str() == ":memory:" {
-                return Ok(DecisionWatch::new(&self.signals, None));
-            }
-            // Subscribed before the check starts: nothing between the two is missed.
-            let feed = self.feed.get_or_start(check_other_processes(
-                self.path.clone(),
-                self.signals.clone(),
-            ));
-            let watch = DecisionWatch::new(&self.signals, None);
-            Ok(watch.with_feed(feed.await?))
-        })
+    async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
+        if self.path.as_os_str() == ":memory:" {
+            return Ok(DecisionWatch::new(&self.signals, None));
+        }
+        // Subscribed before the check starts: nothing between the two is missed.
+        let feed = self.feed.get_or_start(check_other_processes(
+            self.path.clone(),
+            self.signals.clone(),
+        ));
+        let watch = DecisionWatch::new(&self.signals, None);
+        Ok(watch.with_feed(feed.await?))
     }
 }

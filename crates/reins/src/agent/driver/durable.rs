@@ -4,8 +4,7 @@
 use super::final_answer;
 use crate::agent::error::PromptError;
 use crate::run::{RunState, RunStatus, ToolDecision};
-use crate::store::{Lease, RecordedDecision, RunStore, StoreError};
-use std::sync::Arc;
+use crate::store::{Lease, RecordedDecision, SharedStore, StoreError};
 
 /// A stored run claimed by this worker, with the decisions it may apply.
 pub(super) struct Claimed {
@@ -20,7 +19,7 @@ pub(super) struct Claimed {
 /// A recorded decision whose binding is not its call's as it stands is refused with
 /// [`StoreError::StaleDecision`]: the claim is released unchanged and nothing runs.
 pub(super) async fn claim(
-    store: &Arc<dyn RunStore>,
+    store: &SharedStore,
     run_id: &str,
     worker: &str,
 ) -> Result<Claimed, PromptError> {

@@ -36,7 +36,7 @@ use crate::completion::CompletionError;
 use crate::message::Message;
 use crate::message::arguments_text as render_args;
 use crate::run::{PendingCall, RunState, RunStatus, SuspendedRun, ToolDecision};
-use crate::store::{JournalEntry, Lease, RunStore, StoreError};
+use crate::store::{JournalEntry, Lease, SharedStore, StoreError};
 use crate::tool::ToolFailure;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -47,12 +47,6 @@ use validation::CheckedCalls;
 
 /// How often `repair` may rename one call before the run gives up on it.
 const MAX_REPAIRS_PER_CALL: usize = 3;
-
-impl std::fmt::Debug for dyn RunStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RunStore")
-    }
-}
 
 /// Why the loop stopped without an answer; turned into a [`PromptError`] with the history.
 pub(crate) enum Halt {
@@ -305,7 +299,7 @@ fn final_answer(history: &[Message]) -> String {
 
 /// A durable run's link to its store.
 struct Durable {
-    store: Arc<dyn RunStore>,
+    store: SharedStore,
     /// `None` until the run is created in the store.
     lease: Option<Lease>,
     /// Effects completed since the last checkpoint.
@@ -313,7 +307,7 @@ struct Durable {
 }
 
 impl Durable {
-    fn new(store: Arc<dyn RunStore>, lease: Lease) -> Self {
+    fn new(store: SharedStore, lease: Lease) -> Self {
         Durable {
             store,
             lease: Some(lease),

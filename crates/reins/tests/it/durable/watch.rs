@@ -4,6 +4,8 @@
 
 use super::{Seen, agent, decide, script, uuid_like};
 use reins::agent::{PromptError, ToolDecision};
+#[cfg(feature = "postgres")]
+use reins::store::DecisionSignal;
 use reins::store::{DecisionWatch, MemoryStore, RunStore, SqliteStore};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -107,33 +109,65 @@ async fn a_decision_wakes_a_watch_in_postgres() {
     wakes_on_decision(store.clone(), store).await;
 }
 
-/// The listener's connection is cut: it reconnects, and the decisions made meanwhile are
-/// signalled (read back from the log), as are those made after.
+/// The listener's connection is cut and cannot come back at once: a decision made while no
+/// connection listens still wakes the watch (every watch is told to recheck once the listener
+/// is back), and the decisions made after are notified over the new connection.
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn the_postgres_watch_survives_a_lost_connection() {
-    let store = postgres_store().await;
+    let url = super::postgres_database().await;
+    let database = url.rsplit("dbname=").next().unwrap().to_owned();
+    let store = reins::store::PostgresStore::connect(&url).await.unwrap();
     let during = suspended_run(&store).await;
     let after = suspended_run(&store).await;
     let mut watch = store.watch_decisions().await.unwrap();
 
-    let url = std::env::var("REINS_POSTGRES_URL").unwrap();
-    let admin = super::postgres_client(&url).await;
+    let admin = super::postgres_client(&std::env::var("REINS_POSTGRES_URL").unwrap()).await;
+    // No new connection to the run's database until allowed again: the listener cannot
+    // reconnect, while the store's pooled connections go on working.
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {database} ALLOW_CONNECTIONS false"
+        ))
+        .await
+        .unwrap();
+    // Waits (up to 5 s) until the listener's backend has exited.
     let cut = admin
         .query(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-             WHERE application_name = 'reins-decision-listener'",
-            &[],
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
+             WHERE application_name = 'reins-decision-listener' AND datname = $1",
+            &[&database],
         )
         .await
         .unwrap();
     assert!(!cut.is_empty(), "the listener has its own connection");
+    assert!(
+        cut.iter().all(|row| row.get::<_, bool>(0)),
+        "the listener's backend exited"
+    );
+    // Nobody listens while this decision commits: its notification is lost.
     decide(&store, &during, "t1c1", ToolDecision::approve())
         .await
         .unwrap();
+    admin
+        .batch_execute(&format!("ALTER DATABASE {database} ALLOW_CONNECTIONS true"))
+        .await
+        .unwrap();
     signalled(&mut watch, &during).await;
+    // Woken, the listener listens again: a new decision arrives as a notification.
     decide(&store, &after, "t1c1", ToolDecision::approve())
         .await
         .unwrap();
-    signalled(&mut watch, &after).await;
+    let notified = async {
+        loop {
+            if let DecisionSignal::Recorded { run_id } = watch.next().await.unwrap()
+                && run_id == after
+            {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, notified)
+        .await
+        .unwrap_or_else(|_| panic!("the decision about {after} was not notified"));
 }

@@ -1,0 +1,203 @@
+//! The object-safe form of [`RunStore`], for code that holds "some store" without a type
+//! parameter: a durable run's driver, and [`BoxedStore`].
+
+use super::{
+    BoxedStore, Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease,
+    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+};
+use crate::run::RunState;
+use futures::future::BoxFuture;
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// [`RunStore`] with every future boxed, so stores of different types fit behind `dyn`. Every
+/// [`RunStore`] is one (blanket impl); each call costs one box.
+pub(crate) trait DynRunStore: Send + Sync + 'static {
+    fn create<'a>(
+        &'a self,
+        state: &'a RunState,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<Lease, StoreError>>;
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>>;
+    fn checkpoint<'a>(
+        &'a self,
+        lease: &'a Lease,
+        state: &'a RunState,
+        journal: &'a [JournalEntry],
+        release: bool,
+    ) -> BoxFuture<'a, Result<Lease, StoreError>>;
+    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>>;
+    fn journal<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>>;
+    fn decide<'a>(
+        &'a self,
+        run_id: &'a str,
+        decision: &'a Decision,
+    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>>;
+    fn decisions<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>>;
+    fn checkpoints<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>>;
+    fn load_checkpoint<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: i64,
+    ) -> BoxFuture<'a, Result<RunState, StoreError>>;
+    fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>>;
+    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>>;
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>>;
+    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>>;
+    fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>>;
+    /// The store's type, for `Debug` output.
+    fn type_name(&self) -> &'static str;
+}
+
+impl<S: RunStore> DynRunStore for S {
+    fn create<'a>(
+        &'a self,
+        state: &'a RunState,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
+        Box::pin(RunStore::create(self, state, owner))
+    }
+
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
+        Box::pin(RunStore::claim(self, run_id, owner))
+    }
+
+    fn checkpoint<'a>(
+        &'a self,
+        lease: &'a Lease,
+        state: &'a RunState,
+        journal: &'a [JournalEntry],
+        release: bool,
+    ) -> BoxFuture<'a, Result<Lease, StoreError>> {
+        Box::pin(RunStore::checkpoint(self, lease, state, journal, release))
+    }
+
+    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
+        Box::pin(RunStore::load(self, run_id))
+    }
+
+    fn journal<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
+        Box::pin(RunStore::journal(self, run_id))
+    }
+
+    fn decide<'a>(
+        &'a self,
+        run_id: &'a str,
+        decision: &'a Decision,
+    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
+        Box::pin(RunStore::decide(self, run_id, decision))
+    }
+
+    fn decisions<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
+        Box::pin(RunStore::decisions(self, run_id))
+    }
+
+    fn checkpoints<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
+        Box::pin(RunStore::checkpoints(self, run_id))
+    }
+
+    fn load_checkpoint<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: i64,
+    ) -> BoxFuture<'a, Result<RunState, StoreError>> {
+        Box::pin(RunStore::load_checkpoint(self, run_id, version))
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
+        Box::pin(RunStore::list(self))
+    }
+
+    fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
+        Box::pin(RunStore::list_runs(self, query))
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(RunStore::delete(self, run_id))
+    }
+
+    fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
+        Box::pin(RunStore::expire(self, older_than))
+    }
+
+    fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>> {
+        Box::pin(RunStore::watch_decisions(self))
+    }
+
+    fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {
+        Box::pin(RunStore::pending_approvals(self))
+    }
+
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<S>()
+    }
+}
+
+impl std::fmt::Debug for dyn DynRunStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("RunStore").field(&self.type_name()).finish()
+    }
+}
+
+/// A shared, type-erased store.
+pub(crate) type SharedStore = Arc<dyn DynRunStore>;
+
+/// Erases `store`. A [`BoxedStore`] already holds an erased store, which is shared as it is:
+/// wrapping it again would box every call twice.
+pub(crate) fn share<S: RunStore>(store: S) -> SharedStore {
+    match (&store as &dyn Any).downcast_ref::<BoxedStore>() {
+        Some(boxed) => boxed.shared().clone(),
+        None => Arc::new(store),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    #[test]
+    fn a_boxed_store_is_shared_without_another_layer() {
+        let boxed = BoxedStore::new(MemoryStore::new());
+        assert!(Arc::ptr_eq(&share(boxed.clone()), boxed.shared()));
+        let reboxed = BoxedStore::new(boxed.clone());
+        assert!(Arc::ptr_eq(reboxed.shared(), boxed.shared()));
+    }
+
+    #[test]
+    fn debug_output_names_the_store_type() {
+        let shown = format!("{:?}", share(MemoryStore::new()));
+        assert!(
+            shown.starts_with("RunStore(") && shown.contains("MemoryStore"),
+            "{shown}"
+        );
+    }
+}
