@@ -13,7 +13,7 @@ pub(crate) const DEFAULT_MAX_TURNS: usize = 10;
 /// What happens to an unknown or disallowed tool call that no hook decided about.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum UnhandledInvalidToolCall {
-    /// Fail the run with [`PromptError::UnknownToolCall`] (the default).
+    /// Fail the run with [`PromptError::UnknownToolCall`](crate::agent::PromptError::UnknownToolCall) (the default).
     #[default]
     Fail,
     /// Drop the call from the turn, as if the model had not made it.
@@ -26,7 +26,7 @@ pub enum ToolErrorPolicy {
     /// Tell the model what went wrong, as the tool's result, and go on (the default).
     #[default]
     ReportToModel,
-    /// End the run with [`PromptError::Tool`].
+    /// End the run with [`PromptError::Tool`](crate::agent::PromptError::Tool).
     Fail,
 }
 

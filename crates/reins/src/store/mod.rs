@@ -147,7 +147,7 @@ pub use listing::{RunCursor, RunPage, RunQuery};
 pub use memory::MemoryStore;
 pub use notify::{DecisionSignal, DecisionWatch};
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresStore;
+pub use postgres::{DEFAULT_POOL_SIZE, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
