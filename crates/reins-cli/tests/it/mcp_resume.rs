@@ -4,29 +4,12 @@
 //! new server.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, model_table, outcome};
+use crate::common::{AgentDir, TIME_RULES, model_table, outcome};
 use serde_json::Value;
-
-const RULES: &str = r#"
-version: 1
-rules:
-  - name: answer
-    when:
-      tool_result_contains: "datetime"
-    respond:
-      content: "The time server answered."
-  - name: ask_the_time
-    when:
-      messages_contain: "time"
-    respond:
-      tool_calls:
-        - name: time_get_current_time
-          arguments: {timezone: "Europe/Paris"}
-"#;
 
 #[test]
 fn a_suspended_mcp_call_resumes_in_another_process_with_the_server_started_again() {
-    let llm = FakeLlm::start(RULES);
+    let llm = FakeLlm::start(TIME_RULES);
     let agent = AgentDir::new(&format!(
         r#"{model}
 [[tools.mcp]]

@@ -2,24 +2,7 @@
 //! checks the routed tools after connecting, before the first model call.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, model_table, outcome};
-
-const RULES: &str = r#"
-version: 1
-rules:
-  - name: answer
-    when:
-      tool_result_contains: "datetime"
-    respond:
-      content: "The time server answered."
-  - name: ask_the_time
-    when:
-      messages_contain: "time"
-    respond:
-      tool_calls:
-        - name: time_get_current_time
-          arguments: {timezone: "Europe/Paris"}
-"#;
+use crate::common::{AgentDir, TIME_RULES, model_table, outcome};
 
 /// An agent on `llm` whose route sends prompts about the time to `routed`.
 fn agent(llm: &str, routed: &str) -> AgentDir {
@@ -64,7 +47,7 @@ fn a_route_to_a_tool_the_mcp_server_lacks_fails_the_run_before_any_model_call() 
 
 #[test]
 fn a_route_to_a_tool_of_the_mcp_server_runs() {
-    let llm = FakeLlm::start(RULES);
+    let llm = FakeLlm::start(TIME_RULES);
     let agent = agent(&llm.openai_url(), "time_get_current_time");
     let (code, stdout, stderr) = outcome(
         agent

@@ -136,24 +136,23 @@ impl PromptRequest {
     /// response. The run fires the same hook events as an awaited one, plus the delta events.
     pub fn stream(self) -> PromptStream {
         let sink = StreamSink::default();
-        let PromptRequest {
-            agent,
-            start,
-            hooks,
-            options,
-        } = self;
-        let driver = driver::run(agent, start, hooks, options, Some(sink.clone())).boxed();
+        let driver = self.run(Some(sink.clone())).boxed();
         PromptStream::new(sink, driver)
     }
 
     pub(crate) async fn send(self) -> Result<PromptResponse, PromptError> {
+        self.run(None).await
+    }
+
+    /// Hands the request's parts to the driver, which does not know the request type.
+    async fn run(self, sink: Option<StreamSink>) -> Result<PromptResponse, PromptError> {
         let PromptRequest {
             agent,
             start,
             hooks,
             options,
         } = self;
-        driver::run(agent, start, hooks, options, None).await
+        driver::run(agent, start, hooks, options, sink).await
     }
 }
 

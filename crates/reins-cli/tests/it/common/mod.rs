@@ -69,3 +69,22 @@ pub fn outcome(mut command: impl std::borrow::BorrowMut<Command>) -> (i32, Strin
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
+
+/// fakellm rules for an agent with `mcp-server-time` as its `time` server: a prompt that
+/// mentions the time calls `time_get_current_time`, and the server's answer ends the run.
+pub const TIME_RULES: &str = r#"
+version: 1
+rules:
+  - name: answer
+    when:
+      tool_result_contains: "datetime"
+    respond:
+      content: "The time server answered."
+  - name: ask_the_time
+    when:
+      messages_contain: "time"
+    respond:
+      tool_calls:
+        - name: time_get_current_time
+          arguments: {timezone: "Europe/Paris"}
+"#;
