@@ -45,7 +45,34 @@ impl ContentKind {
 /// nothing. Called only when a subscriber records the span.
 pub type Redactor = Arc<dyn Fn(ContentKind, String) -> Option<String> + Send + Sync>;
 
-/// The link between reins's spans and the trace they are exported in.
+/// The link between reins's spans and the trace they are exported in. A subscriber that
+/// exports spans implements it (the `reins-otel` crate does, over OpenTelemetry) and hands it
+/// to reins in its [`Telemetry`].
+///
+/// ```
+/// use reins::observe::{SpanBridge, Telemetry};
+/// use tracing::Span;
+///
+/// /// A bridge for a backend that keeps one fixed trace: every run joins it.
+/// struct OneTrace;
+///
+/// impl SpanBridge for OneTrace {
+///     fn capture(&self, _span: &Span) -> Option<String> {
+///         Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned())
+///     }
+///     fn continue_from(&self, _span: &Span, _captured: &str) {}
+///     fn rename(&self, span: &Span, name: String) {
+///         span.record("otel.name", name.as_str());
+///     }
+///     fn record_strings(&self, span: &Span, key: &'static str, values: Vec<String>) {
+///         span.record(key, values.join(",").as_str());
+///     }
+/// }
+///
+/// let telemetry = Telemetry::new().with_bridge(OneTrace);
+/// let bridge = telemetry.bridge().expect("the bridge just set");
+/// assert!(bridge.capture(&Span::none()).unwrap().starts_with("00-"));
+/// ```
 pub trait SpanBridge: Send + Sync + 'static {
     /// The span's trace context in a form that survives a restart (W3C `traceparent`), or
     /// `None` when the span is not exported.
