@@ -24,3 +24,4 @@ mod tool_sources;
 mod tool_traits;
 mod tools;
 mod typed_args;
+mod typed_stops;
