@@ -158,7 +158,9 @@ pub(crate) use decision::check_decision;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use decision::{decode_decision, encode_decision};
 pub(crate) use erased::{SharedStore, share};
-pub(crate) use format::{check_readable, decode_state, oldest_readable};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use format::oldest_readable;
+pub(crate) use format::{check_readable, decode_state};
 pub(crate) use listing::{FINISHED, check_deletable, listed, page_of};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -1,9 +1,8 @@
 //! Waiting for decisions without polling: the signal every store sends when it records one.
 
 use super::StoreError;
-use std::future::Future;
-use std::sync::{Arc, Weak};
-use tokio::sync::{Mutex, broadcast};
+use std::sync::Arc;
+use tokio::sync::broadcast;
 
 /// How many signals a [`DecisionWatch`] may fall behind before it is told to look at the store
 /// again ([`DecisionSignal::Recheck`]) instead.
@@ -62,6 +61,7 @@ impl DecisionWatch {
         }
     }
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     /// The watch, keeping `feed` running while it lives.
     pub(crate) fn with_feed(mut self, feed: Arc<Feed>) -> Self {
         self._feed = Some(feed);
@@ -108,6 +108,7 @@ impl DecisionSignals {
         });
     }
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     /// Tells every watch to look at the store again.
     pub(crate) fn recheck(&self) {
         self.send(DecisionSignal::Recheck);
@@ -131,6 +132,7 @@ impl Default for DecisionSignals {
 pub(crate) struct Feed(tokio::task::AbortHandle);
 
 impl Feed {
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn new(task: tokio::task::AbortHandle) -> Self {
         Feed(task)
     }
@@ -142,22 +144,37 @@ impl Drop for Feed {
     }
 }
 
-/// The one [`Feed`] of a store and its clones, started by the first watch that needs it.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct FeedSlot(Arc<Mutex<Weak<Feed>>>);
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use feed_slot::FeedSlot;
 
-impl FeedSlot {
-    /// The running feed, or a new one from `start`.
-    pub(crate) async fn get_or_start<Start>(&self, start: Start) -> Result<Arc<Feed>, StoreError>
-    where
-        Start: Future<Output = Result<Feed, StoreError>>,
-    {
-        let mut slot = self.0.lock().await;
-        if let Some(feed) = slot.upgrade() {
-            return Ok(feed);
+/// The feed slot, for the stores that feed signals from outside the process.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod feed_slot {
+    use super::{Feed, StoreError};
+    use std::future::Future;
+    use std::sync::{Arc, Weak};
+    use tokio::sync::Mutex;
+
+    /// The one [`Feed`] of a store and its clones, started by the first watch that needs it.
+    #[derive(Debug, Clone, Default)]
+    pub(crate) struct FeedSlot(Arc<Mutex<Weak<Feed>>>);
+
+    impl FeedSlot {
+        /// The running feed, or a new one from `start`.
+        pub(crate) async fn get_or_start<Start>(
+            &self,
+            start: Start,
+        ) -> Result<Arc<Feed>, StoreError>
+        where
+            Start: Future<Output = Result<Feed, StoreError>>,
+        {
+            let mut slot = self.0.lock().await;
+            if let Some(feed) = slot.upgrade() {
+                return Ok(feed);
+            }
+            let feed = Arc::new(start.await?);
+            *slot = Arc::downgrade(&feed);
+            Ok(feed)
         }
-        let feed = Arc::new(start.await?);
-        *slot = Arc::downgrade(&feed);
-        Ok(feed)
     }
 }
