@@ -1,4 +1,7 @@
 //! The events hook methods receive. Each borrows from the run, so building one costs nothing.
+//!
+//! Over 500 lines because every event of the hook API is here with its accessors, side by
+//! side, so the views of one call (dispatch, outcome) read the same way; each event is short.
 
 use super::{InvalidToolCallReason, StepEventKind};
 use crate::agent::PromptError;
