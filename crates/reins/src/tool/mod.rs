@@ -310,6 +310,15 @@ impl ToolSet {
         self.tools.get(name).and_then(|tool| tool.origin())
     }
 
+    /// [`traits`](Self::traits) and [`origin`](Self::origin) with one lookup, for a run's
+    /// tool call.
+    pub(crate) fn traits_and_origin(&self, name: &str) -> (Option<ToolTraits>, Option<&str>) {
+        match self.tools.get(name) {
+            Some(tool) => (tool.traits(), tool.origin()),
+            None => (None, None),
+        }
+    }
+
     /// The tools' definitions, in the order they were added.
     pub fn definitions(&self) -> &[ToolDefinition] {
         &self.definitions

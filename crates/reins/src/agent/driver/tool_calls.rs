@@ -290,7 +290,14 @@ impl CallEnv<'_> {
         if let Some(decision) = decision {
             trace::record_resume_decision(decision);
         }
-        let (traits, origin) = (self.tools.traits(&call.name), self.tools.origin(&call.name));
+        // What the tool says about itself is for hooks only: no lookup when none listens.
+        let (traits, origin) = if self.observes(StepEventKind::ToolDispatch)
+            || self.observes(StepEventKind::ToolOutcome)
+        {
+            self.tools.traits_and_origin(&call.name)
+        } else {
+            (None, None)
+        };
         let step = match decision {
             Some(ToolDecision::Approve | ToolDecision::Rerun) => Step::Run(pending.started.clone()),
             Some(ToolDecision::ApproveWithArgs { args }) => Step::Run(Some(args.clone())),
