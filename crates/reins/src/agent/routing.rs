@@ -11,7 +11,8 @@ pub(crate) struct ModelRegistry {
     pub default_label: String,
     /// Labels in registration order, for `ModelSelectEvent::available_models`.
     pub labels: Vec<String>,
-    models: HashMap<String, SharedModel>,
+    /// Looked up on every model call: foldhash, as the tool map.
+    models: HashMap<String, SharedModel, foldhash::fast::RandomState>,
 }
 
 impl ModelRegistry {
@@ -19,7 +20,7 @@ impl ModelRegistry {
         let mut registry = ModelRegistry {
             default_label: DEFAULT_MODEL_LABEL.to_owned(),
             labels: Vec::new(),
-            models: HashMap::new(),
+            models: HashMap::default(),
         };
         registry.insert(DEFAULT_MODEL_LABEL.to_owned(), default);
         registry

@@ -51,7 +51,12 @@ use std::sync::Arc;
 /// # }
 /// ```
 #[derive(Clone)]
-pub struct StopReason {
+pub struct StopReason(Box<Reason>);
+
+/// Boxed so that every hook action stays as small as the common answer ("go on") needs: a
+/// streamed run moves one per delta, and a stop happens once.
+#[derive(Clone)]
+struct Reason {
     text: String,
     cause: Option<Arc<dyn Error + Send + Sync>>,
 }
@@ -59,51 +64,51 @@ pub struct StopReason {
 impl StopReason {
     /// A reason given as text only.
     pub fn new(text: impl Into<String>) -> Self {
-        StopReason {
+        StopReason(Box::new(Reason {
             text: text.into(),
             cause: None,
-        }
+        }))
     }
 
     /// A reason carrying `cause`, a typed value the caller can read back with
     /// [`cause`](Self::cause); its `Display` is the reason's text.
     pub fn because<E: Error + Send + Sync + 'static>(cause: E) -> Self {
-        StopReason {
+        StopReason(Box::new(Reason {
             text: cause.to_string(),
             cause: Some(Arc::new(cause)),
-        }
+        }))
     }
 
     /// The reason's text.
     pub fn as_str(&self) -> &str {
-        &self.text
+        &self.0.text
     }
 
     /// The typed cause, if the hook gave one of type `E`
     /// ([`because`](Self::because)); `None` for a text-only reason or a cause of another type.
     pub fn cause<E: Error + 'static>(&self) -> Option<&E> {
-        self.cause.as_deref()?.downcast_ref::<E>()
+        self.0.cause.as_deref()?.downcast_ref::<E>()
     }
 
     /// The typed cause, whatever its type, for error reports that walk causes.
     pub fn source(&self) -> Option<&(dyn Error + Send + Sync + 'static)> {
-        self.cause.as_deref()
+        self.0.cause.as_deref()
     }
 }
 
 impl fmt::Display for StopReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(&self.0.text)
     }
 }
 
 impl fmt::Debug for StopReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.cause {
-            None => fmt::Debug::fmt(&self.text, f),
+        match &self.0.cause {
+            None => fmt::Debug::fmt(&self.0.text, f),
             Some(cause) => f
                 .debug_struct("StopReason")
-                .field("text", &self.text)
+                .field("text", &self.0.text)
                 .field("cause", cause)
                 .finish(),
         }
@@ -114,20 +119,20 @@ impl Deref for StopReason {
     type Target = str;
 
     fn deref(&self) -> &str {
-        &self.text
+        &self.0.text
     }
 }
 
 impl AsRef<str> for StopReason {
     fn as_ref(&self) -> &str {
-        &self.text
+        &self.0.text
     }
 }
 
 /// Two reasons are equal when their texts are: a cause is read back by type, not compared.
 impl PartialEq for StopReason {
     fn eq(&self, other: &Self) -> bool {
-        self.text == other.text
+        self.0.text == other.0.text
     }
 }
 
@@ -135,19 +140,19 @@ impl Eq for StopReason {}
 
 impl PartialEq<str> for StopReason {
     fn eq(&self, other: &str) -> bool {
-        self.text == other
+        self.0.text == other
     }
 }
 
 impl PartialEq<&str> for StopReason {
     fn eq(&self, other: &&str) -> bool {
-        self.text == **other
+        self.0.text == **other
     }
 }
 
 impl PartialEq<String> for StopReason {
     fn eq(&self, other: &String) -> bool {
-        self.text == *other
+        self.0.text == *other
     }
 }
 
@@ -195,6 +200,6 @@ impl From<Cow<'_, str>> for StopReason {
 
 impl From<StopReason> for String {
     fn from(reason: StopReason) -> Self {
-        reason.text
+        reason.0.text
     }
 }

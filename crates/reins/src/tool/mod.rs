@@ -240,7 +240,9 @@ impl ToolExecution {
 /// The tools an agent can call, by name, in the order they were added.
 #[derive(Clone, Default)]
 pub struct ToolSet {
-    tools: HashMap<String, Arc<dyn DynTool>>,
+    /// Looked up on every tool call: foldhash instead of SipHash (the names are the
+    /// application's, fixed when the set is built; a lookup never inserts).
+    tools: HashMap<String, Arc<dyn DynTool>, foldhash::fast::RandomState>,
     definitions: Vec<ToolDefinition>,
 }
 
