@@ -4,7 +4,7 @@
 //! new server.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, TIME_RULES, model_table, outcome};
+use crate::common::{AgentDir, TIME_RULES, TIME_SERVER_TOOLS, model_table, outcome};
 use serde_json::Value;
 
 #[test]
@@ -12,17 +12,12 @@ fn a_suspended_mcp_call_resumes_in_another_process_with_the_server_started_again
     let llm = FakeLlm::start(TIME_RULES);
     let agent = AgentDir::new(&format!(
         r#"{model}
-[[tools.mcp]]
-name = "time"
-command = "python3"
-args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
-include = ["get_current_time"]
-prefix = "time_"
-
+{time_server}
 [hooks.approval]
 rules = [{{ tool = "time_*", action = "ask" }}]
 "#,
         model = model_table(&llm.openai_url()),
+        time_server = TIME_SERVER_TOOLS,
     ));
 
     let (code, stdout, stderr) = outcome(

@@ -2,19 +2,13 @@
 //! checks the routed tools after connecting, before the first model call.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, TIME_RULES, model_table, outcome};
+use crate::common::{AgentDir, TIME_RULES, TIME_SERVER_TOOLS, model_table, outcome};
 
 /// An agent on `llm` whose route sends prompts about the time to `routed`.
 fn agent(llm: &str, routed: &str) -> AgentDir {
     AgentDir::new(&format!(
         r#"{model}
-[[tools.mcp]]
-name = "time"
-command = "python3"
-args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
-include = ["get_current_time"]
-prefix = "time_"
-
+{time_server}
 [hooks.tool_choice]
 later_turns = "none"
 
@@ -22,7 +16,8 @@ later_turns = "none"
 prompt_mentions = ["time"]
 first_turn = "{routed}"
 "#,
-        model = model_table(llm)
+        model = model_table(llm),
+        time_server = TIME_SERVER_TOOLS,
     ))
 }
 

@@ -60,6 +60,16 @@ command = ["printf", "note: %s", "{text}"]
 schema = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
 "#;
 
+/// `mcp-server-time` as the agent's `time` server, its `get_current_time` tool called
+/// `time_get_current_time` (what [`TIME_RULES`] calls).
+pub const TIME_SERVER_TOOLS: &str = r#"[[tools.mcp]]
+name = "time"
+command = "python3"
+args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
+include = ["get_current_time"]
+prefix = "time_"
+"#;
+
 /// Exit code, stdout and stderr of a finished command.
 pub fn outcome(mut command: impl std::borrow::BorrowMut<Command>) -> (i32, String, String) {
     let output = command.borrow_mut().output().expect("run reins");

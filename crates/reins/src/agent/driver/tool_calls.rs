@@ -10,8 +10,7 @@ use crate::agent::StopReason;
 use crate::agent::hook::{
     HookContext, HookStack, Stacked, StepEventKind, ToolCallView, ToolDispatchDecision, ToolResult,
 };
-use crate::agent::options::RunOptions;
-use crate::agent::options::ToolErrorPolicy;
+use crate::agent::options::{RunOptions, ToolErrorPolicy};
 use crate::agent::stream::StreamItem;
 use crate::message::Message;
 use crate::run::{CallRecord, PendingCall, ToolDecision};
