@@ -18,11 +18,29 @@ pub struct FakeLlm {
 impl FakeLlm {
     /// Starts fakellm with `yaml` as its rules; fails the test with the install command when
     /// the `fakellm` command (or `$FAKELLM`) is missing.
+    ///
+    /// A port picked free can be taken by another test's connection before fakellm binds it,
+    /// and a loaded machine can take many seconds to start Python: a server that exits before
+    /// it is ready is started again on another port (three attempts), and the panic quotes
+    /// what it printed.
     pub fn start(yaml: &str) -> FakeLlm {
+        let mut failures = Vec::new();
+        for _attempt in 0..3 {
+            match Self::try_start(yaml) {
+                Ok(server) => return server,
+                Err(failure) => failures.push(failure),
+            }
+        }
+        panic!("fakellm did not start:\n{}", failures.join("\n"));
+    }
+
+    fn try_start(yaml: &str) -> Result<FakeLlm, String> {
         let port = free_port();
-        let config =
-            std::env::temp_dir().join(format!("reins-fakellm-{}-{port}.yaml", std::process::id()));
+        let stem = format!("reins-fakellm-{}-{port}", std::process::id());
+        let config = std::env::temp_dir().join(format!("{stem}.yaml"));
+        let log = std::env::temp_dir().join(format!("{stem}.log"));
         std::fs::write(&config, yaml).expect("write the fakellm config");
+        let log_file = std::fs::File::create(&log).expect("create the fakellm log");
         let command = std::env::var("FAKELLM").unwrap_or_else(|_| "fakellm".to_owned());
         let child = Command::new(&command)
             .args([
@@ -35,7 +53,7 @@ impl FakeLlm {
             ])
             .arg(&config)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log_file)
             .spawn()
             .unwrap_or_else(|error| {
                 panic!(
@@ -43,13 +61,18 @@ impl FakeLlm {
                      `python3 -m pip install fakellm` (scripts/test.sh does)"
                 )
             });
-        let server = FakeLlm {
+        let mut server = FakeLlm {
             child,
             config,
             port,
         };
-        server.wait_until_ready();
-        server
+        let outcome = server.wait_until_ready();
+        let printed = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        match outcome {
+            Ok(()) => Ok(server),
+            Err(why) => Err(format!("port {port}: {why}; it printed:\n{printed}")),
+        }
     }
 
     /// Its root URL (an Anthropic client's base URL).
@@ -62,11 +85,14 @@ impl FakeLlm {
         format!("{}/v1", self.base_url())
     }
 
-    /// Waits for its stats endpoint to answer (at most 30 s): listening is not enough, the
-    /// rules must be loaded.
-    fn wait_until_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(30);
+    /// Waits for its stats endpoint to answer (at most 60 s): listening is not enough, the
+    /// rules must be loaded. Fails early when the server exits.
+    fn wait_until_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("exited ({status}) before it was ready"));
+            }
             if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) {
                 let request =
                     "GET /_fakellm/stats HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
@@ -74,13 +100,13 @@ impl FakeLlm {
                     let mut response = String::new();
                     let _ = stream.read_to_string(&mut response);
                     if response.starts_with("HTTP/1.1 200") {
-                        return;
+                        return Ok(());
                     }
                 }
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        panic!("fakellm did not start on port {} within 30 s", self.port);
+        Err("not ready within 60 s".to_owned())
     }
 }
 
