@@ -49,6 +49,9 @@ pub enum StreamItem {
     Final(Box<PromptResponse>),
 }
 
+/// How many deltas a streamed run queues before it pauses for the consumer to take them.
+const HANDOVER_BATCH: usize = 32;
+
 /// Where a streamed run's driver puts items for the stream to hand out.
 #[derive(Clone, Default)]
 pub(crate) struct StreamSink {
@@ -59,6 +62,22 @@ impl StreamSink {
     /// Queues an item for the stream to hand out.
     pub fn push(&self, item: StreamItem) {
         self.lock().push_back(item);
+    }
+
+    /// Queues a delta; true when the queue holds a batch the consumer should take before the
+    /// run goes on ([`StreamSink::hand_over`]).
+    pub fn push_delta(&self, item: StreamItem) -> bool {
+        let mut queue = self.lock();
+        queue.push_back(item);
+        queue.len() >= HANDOVER_BATCH
+    }
+
+    /// Pauses the run once so the consumer takes the queued batch. A model that streams
+    /// faster than the consumer reads (a local model, a replay, a fast network) would
+    /// otherwise queue its whole turn: the queue stays bounded, and each delta is dropped by
+    /// the consumer soon after it was made, while the allocator still has it at hand.
+    pub async fn hand_over(&self) {
+        YieldOnce(false).await;
     }
 
     /// Lets the consumer take what is queued before the run goes on: the run pauses here

@@ -280,3 +280,48 @@ async fn items_reach_the_consumer_as_they_are_produced() {
             .any(|l| l.starts_with("tool_result"))
     );
 }
+
+/// Counts the text deltas the run has produced (its hook sees each one as it is made).
+#[derive(Clone, Default)]
+struct DeltaCounter(Arc<Mutex<usize>>);
+
+impl AgentHook for DeltaCounter {
+    async fn on_text_delta(
+        &self,
+        _ctx: &HookContext,
+        _event: TextDeltaEvent<'_>,
+    ) -> ObservationAction {
+        *self.0.lock().unwrap() += 1;
+        ObservationAction::continue_run()
+    }
+}
+
+#[tokio::test]
+async fn a_model_faster_than_its_consumer_does_not_queue_its_whole_turn() {
+    // A scripted model streams one delta per word and never waits, like a fast local model.
+    let answer: String = (0..1_000).map(|i| format!("w{i} ")).collect();
+    let produced = DeltaCounter::default();
+    let agent = AgentBuilder::new(ScriptedModel::new([Turn::text(&answer)]))
+        .add_hook(produced.clone())
+        .build();
+    let mut stream = agent.prompt("Talk.").stream();
+    let first = stream.next().await.unwrap().unwrap();
+    assert!(matches!(first, StreamItem::Text(_)), "{first:?}");
+    let ahead = *produced.0.lock().unwrap();
+    assert!(
+        ahead < 100,
+        "the run made {ahead} of 1,000 deltas before the consumer got the first"
+    );
+    // Nothing is lost on the way: the consumer reads the whole answer, in order.
+    let mut text = match first {
+        StreamItem::Text(delta) => delta,
+        _ => unreachable!(),
+    };
+    while let Some(item) = stream.next().await {
+        if let Ok(StreamItem::Text(delta)) = item {
+            text.push_str(&delta);
+        }
+    }
+    assert_eq!(text, answer);
+    assert_eq!(*produced.0.lock().unwrap(), 1_000);
+}

@@ -2,6 +2,7 @@
 //! call itself (blocking, or streamed with the delta hooks), and the turn's raw events.
 
 use super::{Driver, Halt, internal_call_id, trace};
+use crate::agent::builder::AgentConfig;
 use crate::agent::hook::{
     CompletionCallEvent, ModelOutcome, ModelTurnAction, ModelTurnFinished, ObservationAction,
     ReasoningDeltaEvent, Stacked, StepEvent, StepEventKind, TextDeltaEvent, ToolCallDeltaEvent,
@@ -14,6 +15,7 @@ use crate::completion::{
 use crate::message::{Message, ToolChoice};
 use crate::tool::{ToolDefinition, panic_message};
 use futures::{FutureExt, StreamExt};
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -31,7 +33,7 @@ pub(super) struct ReceivedTurn {
     pub streamed_text: bool,
 }
 
-impl Driver<'_> {
+impl<'a> Driver<'a> {
     pub(super) fn request_template(&self) -> CompletionRequest {
         let config = self.config;
         let mut tools = Arc::clone(&self.tools.definitions);
@@ -78,7 +80,10 @@ impl Driver<'_> {
         trace::record_chat_outcome(&chat, &result);
         self.state.history = saved_history.unwrap_or_else(|| std::mem::take(&mut request.history));
         let (response, streamed_text, label) = result?;
-        self.state.last_model = Some(label);
+        // Usually the same model as last turn: no new copy of its label.
+        if self.state.last_model.as_deref() != Some(&*label) {
+            self.state.last_model = Some(label.into_owned());
+        }
         Ok(ReceivedTurn {
             response,
             tools: request.tools,
@@ -91,7 +96,7 @@ impl Driver<'_> {
         &self,
         request: &mut CompletionRequest,
         saved_history: &mut Option<Vec<Message>>,
-    ) -> Result<(CompletionResponse, bool, String), Halt> {
+    ) -> Result<(CompletionResponse, bool, Cow<'a, str>), Halt> {
         let turn = self.state.turn;
         if self.observes(StepEventKind::CompletionCall) {
             if let Some((prompt, history)) = request.history.split_last() {
@@ -112,8 +117,9 @@ impl Driver<'_> {
             }
         }
 
-        let models = &self.config.models;
-        let label = if self.observes(StepEventKind::ModelSelect) {
+        let config: &'a AgentConfig = self.config;
+        let models = &config.models;
+        let label: Cow<'a, str> = if self.observes(StepEventKind::ModelSelect) {
             match self.hooks.model_select(
                 self.ctx,
                 turn,
@@ -122,12 +128,12 @@ impl Driver<'_> {
                 &models.labels,
                 saved_history.as_deref().unwrap_or(&request.history),
             )? {
-                Stacked::Go(Some(label)) => label,
-                Stacked::Go(None) => models.default_label.clone(),
+                Stacked::Go(Some(label)) => Cow::Owned(label),
+                Stacked::Go(None) => Cow::Borrowed(&models.default_label),
                 Stacked::Stop(reason) => return Err(Halt::Stop(reason)),
             }
         } else {
-            models.default_label.clone()
+            Cow::Borrowed(&models.default_label)
         };
         let mut label = label;
         let mut calls = 0;
@@ -211,7 +217,7 @@ impl Driver<'_> {
             if let Some(sink) = self.sink {
                 sink.push(StreamItem::TurnDiscarded { turn });
             }
-            label = next;
+            label = Cow::Owned(next);
         }
     }
 
@@ -297,7 +303,9 @@ impl Driver<'_> {
                             return Err(Halt::Stop(reason));
                         }
                     }
-                    sink.push(StreamItem::Text(delta));
+                    if sink.push_delta(StreamItem::Text(delta)) {
+                        sink.hand_over().await;
+                    }
                 }
                 StreamChunk::Reasoning(delta) => {
                     reasoning.push_str(&delta);
@@ -312,7 +320,9 @@ impl Driver<'_> {
                             return Err(Halt::Stop(reason));
                         }
                     }
-                    sink.push(StreamItem::Reasoning(delta));
+                    if sink.push_delta(StreamItem::Reasoning(delta)) {
+                        sink.hand_over().await;
+                    }
                 }
                 StreamChunk::ToolCall { id, name, delta } => {
                     let index = match calls.iter().position(|(call_id, ..)| *call_id == id) {
@@ -340,12 +350,15 @@ impl Driver<'_> {
                             return Err(Halt::Stop(reason));
                         }
                     }
-                    sink.push(StreamItem::ToolCallDelta {
+                    let item = StreamItem::ToolCallDelta {
                         tool_call_id: call_id.clone(),
                         internal_call_id: internal_id.clone(),
                         tool_name: name,
                         delta,
-                    });
+                    };
+                    if sink.push_delta(item) {
+                        sink.hand_over().await;
+                    }
                 }
                 StreamChunk::Done(response) => return Ok((response, !text.is_empty())),
             }

@@ -12,7 +12,7 @@ use crate::agent::hook::{
 };
 use crate::agent::options::{RunOptions, ToolErrorPolicy};
 use crate::agent::stream::StreamItem;
-use crate::message::Message;
+use crate::message::{Message, ToolCall};
 use crate::run::{CallRecord, PendingCall, ToolDecision};
 use crate::store::StoreError;
 use crate::tool::{
@@ -75,38 +75,27 @@ impl Driver<'_> {
     /// suspended when a call waits for a decision.
     pub(super) async fn answer_pending_calls(&mut self) -> Result<(), Halt> {
         self.mark_calls_in_doubt();
-        let run_id = self.state.run_id.clone();
-        let work: Vec<(usize, Option<ToolDecision>)> = self
-            .state
-            .pending_calls
-            .iter()
-            .enumerate()
-            .filter(|(_, pending)| pending.result.is_none())
-            .filter_map(|(index, pending)| {
-                let decision = self
-                    .decisions
-                    .iter()
-                    .rev()
-                    .find(|(id, _)| *id == pending.internal_call_id)
-                    .map(|(_, decision)| decision.clone());
-                // A suspended call waits until a decision arrives.
-                (pending.suspended.is_none() || decision.is_some()).then_some((index, decision))
-            })
-            .collect();
+        // The context outlives the driver's borrow of itself: no copy of the run id per turn.
+        let ctx = self.ctx;
+        let run_id = ctx.run_id();
         // The turn's tools stay alive while its calls run, whatever a refresh does meanwhile.
         let tools = Arc::clone(&self.tools);
         let env = CallEnv {
             tools: &tools.set,
             hooks: self.hooks,
-            ctx: self.ctx,
+            ctx,
             options: self.options,
-            run_id: &run_id,
+            run_id,
             starts: None,
         };
-        if self.durable.is_none() && (work.len() == 1 || self.options.tool_concurrency <= 1) {
+        let calls = self.state.pending_calls.len();
+        if self.durable.is_none() && (calls == 1 || self.options.tool_concurrency <= 1) {
             // One call at a time and nothing to journal: each call borrows its pending call,
             // and its result is recorded before the next one starts.
-            for (index, decision) in work {
+            for index in 0..calls {
+                let Some(decision) = self.work_at(index) else {
+                    continue;
+                };
                 let Some(pending) = self.state.pending_calls.get(index) else {
                     continue;
                 };
@@ -115,10 +104,15 @@ impl Driver<'_> {
                     .answer(index, pending, decision.as_ref())
                     .instrument(span)
                     .await?;
-                self.record_outcome(index, outcome, &run_id).await?;
+                self.record_outcome(index, outcome, run_id).await?;
             }
-        } else if !work.is_empty() {
-            self.answer_concurrently(env, work).await?;
+        } else {
+            let work: Vec<(usize, Option<ToolDecision>)> = (0..calls)
+                .filter_map(|index| Some((index, self.work_at(index)?)))
+                .collect();
+            if !work.is_empty() {
+                self.answer_concurrently(env, work).await?;
+            }
         }
         if self
             .state
@@ -145,6 +139,22 @@ impl Driver<'_> {
                 .push(Message::tool_result(call.id, call.name, text));
         }
         Ok(())
+    }
+
+    /// Whether the pending call at `index` is answered now, and under which decision: a call
+    /// with a result is done, and a suspended call waits until a decision arrives.
+    fn work_at(&self, index: usize) -> Option<Option<ToolDecision>> {
+        let pending = self.state.pending_calls.get(index)?;
+        if pending.result.is_some() {
+            return None;
+        }
+        let decision = self
+            .decisions
+            .iter()
+            .rev()
+            .find(|(id, _)| *id == pending.internal_call_id)
+            .map(|(_, decision)| decision.clone());
+        (pending.suspended.is_none() || decision.is_some()).then_some(decision)
     }
 
     /// Answers `work` up to `tool_concurrency` calls at once; in a durable run, serves each
@@ -365,6 +375,16 @@ impl CallEnv<'_> {
             Step::Stop(reason) => return Err(Halt::Stop(reason)),
             Step::Suspend(reason) => return Ok(CallOutcome::Suspend(reason)),
         };
+        if !self.observes(StepEventKind::ToolOutcome) {
+            // Nobody looks at the result: no copy of the call's names for a hook.
+            trace::record_tool_result(&execution.output, &execution.outcome);
+            return self.finish(
+                call,
+                execution.output,
+                execution.outcome,
+                execution.extensions,
+            );
+        }
         let mut result = ToolResult {
             tool_name: call.name.clone(),
             tool_call_id: call.id.clone(),
@@ -376,14 +396,23 @@ impl CallEnv<'_> {
             traits,
             origin: origin.map(Arc::from),
         };
-        if self.observes(StepEventKind::ToolOutcome) {
-            if let Stacked::Stop(reason) = self.hooks.tool_outcome(self.ctx, &mut result).await? {
-                return Err(Halt::Stop(reason));
-            }
+        if let Stacked::Stop(reason) = self.hooks.tool_outcome(self.ctx, &mut result).await? {
+            return Err(Halt::Stop(reason));
         }
-        trace::record_tool_result(&result);
+        trace::record_tool_result(&result.output, &result.outcome);
+        self.finish(call, result.output, result.outcome, result.extensions)
+    }
+
+    /// The call's record, or the run's failure when tool errors fail the run.
+    fn finish(
+        &self,
+        call: &ToolCall,
+        output: ToolOutput,
+        outcome: ToolOutcome,
+        extensions: ToolResultExtensions,
+    ) -> Result<CallOutcome, Halt> {
         if self.options.tool_errors == ToolErrorPolicy::Fail {
-            if let ToolOutcome::Failed(failure) = &result.outcome {
+            if let ToolOutcome::Failed(failure) = &outcome {
                 return Err(Halt::Tool {
                     tool_name: call.name.clone(),
                     failure: failure.clone(),
@@ -391,9 +420,9 @@ impl CallEnv<'_> {
             }
         }
         Ok(CallOutcome::Done(CallRecord {
-            output: result.output.render(),
-            outcome: result.outcome,
-            extensions: result.extensions,
+            output: output.render(),
+            outcome,
+            extensions,
         }))
     }
 

@@ -9,14 +9,14 @@
 use super::Halt;
 use crate::agent::builder::AgentConfig;
 use crate::agent::error::PromptError;
-use crate::agent::hook::{ToolDispatchDecision, ToolResult};
+use crate::agent::hook::ToolDispatchDecision;
 use crate::agent::response::PromptResponse;
 use crate::completion::{
     CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, FinishReason,
 };
 use crate::observe::{ContentKind, Telemetry};
 use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
-use crate::tool::{ToolFailure, ToolOutcome};
+use crate::tool::{ToolFailure, ToolOutcome, ToolOutput};
 use tracing::Span;
 use tracing::field::Empty;
 
@@ -166,7 +166,7 @@ pub(super) fn record_chat_request(
 /// Records what a model call gave on its `chat` span.
 pub(super) fn record_chat_outcome(
     span: &Span,
-    result: &Result<(CompletionResponse, bool, String), Halt>,
+    result: &Result<(CompletionResponse, bool, std::borrow::Cow<'_, str>), Halt>,
 ) {
     if span.is_disabled() {
         return;
@@ -260,12 +260,12 @@ pub(super) fn record_dispatch(decision: &ToolDispatchDecision) {
 }
 
 /// Records a tool call's result on the current `execute_tool` span.
-pub(super) fn record_tool_result(result: &ToolResult) {
+pub(super) fn record_tool_result(output: &ToolOutput, outcome: &ToolOutcome) {
     let span = Span::current();
     if span.is_disabled() {
         return;
     }
-    let outcome = match &result.outcome {
+    let outcome = match outcome {
         ToolOutcome::Success => "success",
         ToolOutcome::Failed(failure) => {
             span.record("error.type", tool_failure_type(failure));
@@ -275,9 +275,7 @@ pub(super) fn record_tool_result(result: &ToolResult) {
         ToolOutcome::Denied { .. } => "denied",
     };
     span.record("reins.tool.outcome", outcome);
-    Telemetry::record_content(&span, ContentKind::ToolResult, || {
-        Some(result.output.render())
-    });
+    Telemetry::record_content(&span, ContentKind::ToolResult, || Some(output.render()));
 }
 
 /// The action of a person's (or program's) stored decision a resumed call runs under.
