@@ -153,6 +153,17 @@ fn check_restate(
             ),
         )),
     }
+    let authority = text.split_once("://").map_or("", |(_, rest)| {
+        rest.split(['/', '?', '#']).next().unwrap_or_default()
+    });
+    if authority.contains('@') {
+        // The message does not repeat the URL: the part before `@` is a credential.
+        problems.push(agent.error_at(
+            url.span(),
+            "`restate` must not hold credentials (`user:password@`): reins sends none to the \
+             ingress",
+        ));
+    }
     if store.sqlite.is_some() || store.postgres_url_env.is_some() {
         problems.push(agent.error_at(
             url.span(),

@@ -54,10 +54,12 @@ pub(crate) fn explain(agent: &LoadedAgent, url: &str, error: &ClientError) -> St
         ClientError::Transport(_) => format!(
             "cannot reach the Restate ingress at {url} (is restate-server running?): {error}"
         ),
-        ClientError::Http { status: 404, body } if body.contains("service") => format!(
-            "the Restate server at {url} does not know the agent's service: start its worker \
+        ClientError::Http { status: 404, body } if body.to_lowercase().contains("service") => {
+            format!(
+                "the Restate server at {url} does not know the agent's service: start its worker \
              with `reins serve {file} --register <admin URL>` ({body})"
-        ),
+            )
+        }
         other => other.to_string(),
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, model_table, outcome};
-use reins_test_servers::RestateServer;
+use reins_test_servers::{RestateServer, free_port};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -61,15 +61,16 @@ restate = "{ingress}"
     ))
 }
 
-/// `reins serve` of an agent, registered with the server's admin API; killed on drop.
+/// `reins serve` of an agent on `listen`, registered with the server's admin API; killed on
+/// drop.
 struct Worker(Child);
 
 impl Worker {
-    fn start(agent: &AgentDir, server: &RestateServer) -> Worker {
+    fn start(agent: &AgentDir, server: &RestateServer, listen: &str) -> Worker {
         let mut child = Command::new(env!("CARGO_BIN_EXE_reins"))
             .arg("serve")
             .arg(&agent.file)
-            .args(["--listen", "127.0.0.1:0", "--register", &server.admin_url()])
+            .args(["--listen", listen, "--register", &server.admin_url()])
             .current_dir(agent.dir.path())
             .env("REINS_TEST_KEY", "k")
             .stdin(Stdio::null())
@@ -148,13 +149,20 @@ fn a_call_suspended_on_restate_is_approved_and_the_run_finishes_on_the_worker() 
     let server = RestateServer::start("cli-approve");
     let llm = FakeLlm::start(RULES);
     let agent = restate_agent(&llm, &server.ingress_url());
-    let _worker = Worker::start(&agent, &server);
+    // Restate calls a suspended run back at the address it started on.
+    let listen = format!("127.0.0.1:{}", free_port());
+    let worker = Worker::start(&agent, &server, &listen);
 
     let (run, call) = suspend(&agent, "Save a note.");
     assert!(notes(&agent).is_empty(), "nothing ran before the decision");
     let shown = show(&agent, &run);
     assert_eq!(shown["status"], "suspended", "{shown}");
     assert_eq!(shown["pending"][0]["call"], call["call"]);
+
+    // The waiting run holds no worker: it survives the worker's death and finishes on the
+    // next one.
+    drop(worker);
+    let _worker = Worker::start(&agent, &server, &listen);
 
     let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
@@ -177,7 +185,7 @@ fn a_denied_call_never_runs_and_an_edited_one_runs_with_its_new_arguments() {
     let server = RestateServer::start("cli-decide");
     let llm = FakeLlm::start(RULES);
     let agent = restate_agent(&llm, &server.ingress_url());
-    let _worker = Worker::start(&agent, &server);
+    let _worker = Worker::start(&agent, &server, "127.0.0.1:0");
 
     let (denied, call) = suspend(&agent, "Save a note.");
     let call = call["call"].as_str().expect("call id");
@@ -236,6 +244,14 @@ fn check_accepts_a_restate_ingress_url_and_points_at_a_bad_one() {
             "restate = \"http://127.0.0.1:8080\"\nsqlite = \"runs.sqlite\"",
             "give one store",
         ),
+        (
+            "restate = \"http://admin:hunter2@127.0.0.1:8080\"",
+            "must not hold credentials",
+        ),
+        (
+            "restate = \"http://127.0.0.1:8080\"\n\n[limits]\nmax_wall_time_secs = 60",
+            "`limits.max_wall_time_secs` reads the clock",
+        ),
     ] {
         let agent = AgentDir::new(&file(store));
         let (code, _, stderr) =
@@ -290,4 +306,27 @@ fn the_example_restate_agent_passes_check() {
         stdout.contains("ok (agent `restate-assistant`)"),
         "{stdout}"
     );
+}
+
+#[test]
+fn a_run_without_a_registered_worker_names_the_command_that_serves_one() {
+    let server = RestateServer::start("cli-unregistered");
+    let llm = FakeLlm::start(RULES);
+    let agent = restate_agent(&llm, &server.ingress_url());
+    let (code, _, stderr) = outcome(agent.reins(&["run", "AGENT", "Save a note."]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("reins serve"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn serve_refuses_an_agent_whose_store_is_not_restate() {
+    let agent = AgentDir::new(&model_table("http://127.0.0.1:9/v1"));
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&["serve", "AGENT", "--listen", "127.0.0.1:0"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("needs `[store] restate"), "{stderr}");
 }
