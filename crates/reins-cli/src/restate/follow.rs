@@ -15,8 +15,14 @@ use std::time::Duration;
 /// How often a followed run's status is read.
 const POLL: Duration = Duration::from_millis(100);
 
+/// How long a run id may stay unknown to the ingress while it is followed: the first reads
+/// after a start may come before Restate has recorded the invocation.
+const UNKNOWN_GRACE: Duration = Duration::from_secs(5);
+
 /// Where a run is, read from the ingress.
 enum Where {
+    /// No invocation under this id (yet).
+    Unknown,
     Running(Vec<String>),
     Waiting(Vec<String>, Vec<PendingDecision>),
     Done(Vec<String>, RunOutput),
@@ -40,6 +46,9 @@ async fn locate(runs: &RestateRuns, run: &str) -> Result<Where, ClientError> {
         Ok(Some(output)) => Ok(Where::Done(progress.steps, output)),
         Ok(None) => Ok(Where::Running(progress.steps)),
         // No invocation under this key (yet): a run being started, or an unknown id.
+        Err(ClientError::Http { status: 404, .. }) if progress.steps.is_empty() => {
+            Ok(Where::Unknown)
+        }
         Err(ClientError::Http { status: 404, .. }) => Ok(Where::Running(progress.steps)),
         Err(ClientError::Http { status, body }) if status >= 500 || status == 400 => {
             Ok(Where::Failed(progress.steps, failure_message(&body)))
@@ -97,12 +106,21 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
         Err(error) => return report_error(run_id, &error, json_out),
     };
     let mut shown = 0;
+    let started = std::time::Instant::now();
     loop {
         let place = match locate(&runs, run_id).await {
             Ok(place) => place,
             Err(error) => return report_error(run_id, &explain(agent, url, &error), json_out),
         };
+        if matches!(place, Where::Unknown) {
+            if started.elapsed() > UNKNOWN_GRACE {
+                return report_error(run_id, &unknown(run_id, url), json_out);
+            }
+            tokio::time::sleep(POLL).await;
+            continue;
+        }
         let steps = match &place {
+            Where::Unknown => &Vec::new(),
             Where::Running(steps)
             | Where::Waiting(steps, _)
             | Where::Done(steps, _)
@@ -117,7 +135,7 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
         }
         shown = shown.max(steps.len());
         match place {
-            Where::Running(_) => tokio::time::sleep(POLL).await,
+            Where::Unknown | Where::Running(_) => tokio::time::sleep(POLL).await,
             Where::Waiting(_, pending) => {
                 if json_out {
                     let pending = pending_json(&pending);
@@ -166,6 +184,10 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
     }
 }
 
+fn unknown(run_id: &str, url: &str) -> String {
+    format!("run `{run_id}` is not known to the Restate server at {url}")
+}
+
 fn report_error(run_id: &str, message: &str, json_out: bool) -> Ending {
     if json_out {
         println!(
@@ -190,12 +212,7 @@ pub async fn show(
         .await
         .map_err(|error| explain(agent, url, &error))?;
     let (status, steps, pending, answer, error) = match place {
-        Where::Running(steps) if steps.is_empty() => {
-            return Err(format!(
-                "run `{run_id}` is not known to the Restate server at {url} (or has not \
-                 started yet)"
-            ));
-        }
+        Where::Unknown => return Err(unknown(run_id, url)),
         Where::Running(steps) => ("running", steps, Vec::new(), None, None),
         Where::Waiting(steps, pending) => ("suspended", steps, pending, None, None),
         Where::Done(steps, output) => ("completed", steps, Vec::new(), Some(output), None),

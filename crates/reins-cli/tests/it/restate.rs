@@ -178,6 +178,15 @@ fn a_call_suspended_on_restate_is_approved_and_the_run_finishes_on_the_worker() 
     assert_eq!(shown["pending"], Value::Array(vec![]));
     // Two model calls and the tool call, each one journaled step.
     assert_eq!(shown["steps"].as_array().map(Vec::len), Some(3), "{shown}");
+
+    for command in ["show", "resume"] {
+        let (code, _, stderr) = outcome(agent.reins(&["runs", command, "AGENT", "run-unknown"]));
+        assert_eq!(code, 1, "{command}: {stderr}");
+        assert!(
+            stderr.contains("run `run-unknown` is not known"),
+            "{command}: {stderr}"
+        );
+    }
 }
 
 #[test]
@@ -329,4 +338,24 @@ fn serve_refuses_an_agent_whose_store_is_not_restate() {
     );
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("needs `[store] restate"), "{stderr}");
+}
+
+#[test]
+fn a_run_that_fails_on_the_worker_exits_1_with_the_reason() {
+    let server = RestateServer::start("cli-failed");
+    // A model server that answers every request with an error.
+    let llm = FakeLlm::start(
+        "version: 1\nrules:\n  - name: broken\n    when: {messages_contain: \"note\"}\n    respond:\n      status: 400\n      error: \"no such model\"\n",
+    );
+    let agent = restate_agent(&llm, &server.ingress_url());
+    let _worker = Worker::start(&agent, &server, "127.0.0.1:0");
+    let (code, stdout, stderr) = outcome(agent.reins(&["run", "AGENT", "Save a note.", "--json"]));
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let failed = events(&stdout).pop().expect("events");
+    assert_eq!(failed["event"], "error", "{stdout}");
+    let message = failed["message"].as_str().unwrap_or_default();
+    assert!(message.contains("the run failed"), "{stdout}");
+    assert!(message.contains("400"), "{stdout}");
+    let shown = show(&agent, failed["run"].as_str().expect("run id"));
+    assert_eq!(shown["status"], "failed", "{shown}");
 }
