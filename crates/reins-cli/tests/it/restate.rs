@@ -100,6 +100,18 @@ impl Worker {
     }
 }
 
+impl Worker {
+    /// Sends SIGTERM (what a service manager sends) and returns the exit code.
+    fn terminate(mut self) -> Option<i32> {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIGTERM reaches the worker");
+        self.0.wait().expect("the worker exits").code()
+    }
+}
+
 impl Drop for Worker {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -194,7 +206,7 @@ fn a_denied_call_never_runs_and_an_edited_one_runs_with_its_new_arguments() {
     let server = RestateServer::start("cli-decide");
     let llm = FakeLlm::start(RULES);
     let agent = restate_agent(&llm, &server.ingress_url());
-    let _worker = Worker::start(&agent, &server, "127.0.0.1:0");
+    let worker = Worker::start(&agent, &server, "127.0.0.1:0");
 
     let (denied, call) = suspend(&agent, "Save a note.");
     let call = call["call"].as_str().expect("call id");
@@ -233,6 +245,12 @@ fn a_denied_call_never_runs_and_an_edited_one_runs_with_its_new_arguments() {
     assert_eq!(done["event"], "done", "{stdout}");
     assert_eq!(done["answer"], "Saved the edited note.");
     assert_eq!(notes(&agent), "note: edited\n");
+
+    assert_eq!(
+        worker.terminate(),
+        Some(0),
+        "SIGTERM stops the worker cleanly"
+    );
 }
 
 #[test]
