@@ -96,7 +96,8 @@ pub enum RunsCommand {
         #[arg(long)]
         edit: bool,
     },
-    /// Continue a suspended run with the decisions recorded for it.
+    /// Continue a suspended run with the decisions recorded for it (on the Restate store, the
+    /// run continues by itself once decided: follow it until it ends or waits again).
     Resume {
         /// The agent file.
         agent: PathBuf,
