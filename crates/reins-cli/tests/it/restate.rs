@@ -5,7 +5,7 @@
 //! commands that need an embedded store's records say they are not available.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, model_table, outcome};
+use crate::common::{AgentDir, TIME_RULES, TIME_SERVER_TOOLS, model_table, outcome};
 use reins_test_servers::{RestateServer, free_port};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -376,4 +376,31 @@ fn a_run_that_fails_on_the_worker_exits_1_with_the_reason() {
     assert!(message.contains("400"), "{stdout}");
     let shown = show(&agent, failed["run"].as_str().expect("run id"));
     assert_eq!(shown["status"], "failed", "{shown}");
+}
+
+#[test]
+fn an_mcp_servers_tool_runs_on_the_worker_as_a_journaled_step() {
+    let server = RestateServer::start("cli-mcp");
+    let llm = FakeLlm::start(TIME_RULES);
+    let agent = AgentDir::new(&format!(
+        r#"{model}
+{time_server}
+[store]
+restate = "{ingress}"
+"#,
+        model = model_table(&llm.openai_url()),
+        time_server = TIME_SERVER_TOOLS,
+        ingress = server.ingress_url(),
+    ));
+    let _worker = Worker::start(&agent, &server, "127.0.0.1:0");
+    let (code, stdout, stderr) = outcome(agent.reins(&["run", "AGENT", "What time is it?"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(stdout.trim(), "The time server answered.", "{stderr}");
+    // The model call, the MCP tool call (named by its effect id), the final model call.
+    let steps: Vec<&str> = stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("[step] "))
+        .collect();
+    assert_eq!(steps.len(), 3, "{stderr}");
+    assert!(steps[1].ends_with("/t1c0"), "{stderr}");
 }
