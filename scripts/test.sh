@@ -29,7 +29,7 @@ fi
 
 # --- Engines and servers other crates' tests start, each installed once by its own script.
 scripts/install/mcp.sh       # mcp-server-time (pip); MCP servers and the Inspector (npm): reins-mcp
-scripts/install/restate.sh   # @restatedev/restate-server (npm) into .tools/npm: reins-restate
+scripts/install/restate.sh   # @restatedev/restate-server (npm) into .tools/npm: reins-restate, reins-cli
 scripts/install/phoenix.sh   # arize-phoenix (pip, a venv in .tools/phoenix): reins-otel
 scripts/install/chromium.sh  # chromium, chromium-driver, tmux (apt-get): reins-cli
 

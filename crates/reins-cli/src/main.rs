@@ -11,6 +11,7 @@
 //! reins runs approve agent.toml RUN      # decide a waiting call, then `runs resume`
 //! reins runs fork agent.toml RUN --at 3  # a new run from a checkpoint (`runs checkpoints`)
 //! reins ui agent.toml                    # the web inbox on http://127.0.0.1:7878
+//! reins serve agent.toml --register URL  # the Restate worker of a `[store] restate` agent
 //! reins                                  # the built-in offline demo
 //! ```
 //!
@@ -27,15 +28,18 @@ mod demo_tools;
 mod fork;
 #[cfg(feature = "local")]
 mod local;
+mod restate;
 mod run;
 mod runs;
+mod runs_command;
 mod shell_tool;
 mod store;
 mod trail;
 mod ui;
 
 use clap::{Parser, Subcommand};
-use run::{EXIT_INVALID, Ending, Output};
+use run::{EXIT_INVALID, Output};
+use runs_command::{RunsCommand, runs_main};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -87,6 +91,23 @@ enum Command {
         #[command(subcommand)]
         command: RunsCommand,
     },
+    /// Run the agent's Restate worker (its store is `[store] restate`) until Ctrl-C or
+    /// SIGTERM.
+    Serve {
+        /// The agent file.
+        agent: PathBuf,
+        /// The address the worker listens on (Restate's deployment endpoint).
+        #[arg(long, default_value = "127.0.0.1:9080")]
+        listen: std::net::SocketAddr,
+        /// Register the deployment with this Restate admin API (e.g. http://127.0.0.1:9070)
+        /// once the worker listens.
+        #[arg(long, value_name = "ADMIN_URL")]
+        register: Option<String>,
+        /// The URL Restate reaches the worker at, when it is not http://<listen address>
+        /// (behind a proxy, or listening on 0.0.0.0).
+        #[arg(long, value_name = "URL", requires = "register")]
+        deployment_url: Option<String>,
+    },
     /// The web inbox: runs, timelines and approvals in a browser.
     Ui {
         /// The agent file.
@@ -97,106 +118,6 @@ enum Command {
         /// A token every request must carry (`?token=` once, then a cookie).
         #[arg(long, env = "REINS_UI_TOKEN", hide_env_values = true)]
         token: Option<String>,
-    },
-}
-
-#[derive(Subcommand, Debug)]
-enum RunsCommand {
-    /// List the runs.
-    List {
-        /// The agent file.
-        agent: PathBuf,
-        /// One JSON object per run.
-        #[arg(long)]
-        json: bool,
-    },
-    /// A run's timeline and the calls waiting for a decision.
-    Show {
-        /// The agent file.
-        agent: PathBuf,
-        /// The run.
-        run: String,
-        /// As one JSON object.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Approve a waiting call (then `runs resume`).
-    Approve {
-        /// The agent file.
-        agent: PathBuf,
-        /// The run.
-        run: String,
-        /// The call (default: the run's only waiting call).
-        call: Option<String>,
-        /// Run it with these arguments (a JSON object) instead.
-        #[arg(long, conflicts_with = "edit")]
-        args: Option<String>,
-        /// Edit the arguments in $EDITOR first.
-        #[arg(long)]
-        edit: bool,
-        /// Who decides (default: your user name).
-        #[arg(long = "as", value_name = "NAME")]
-        who: Option<String>,
-        /// Why, kept in the run's decision trail.
-        #[arg(long)]
-        reason: Option<String>,
-    },
-    /// Deny a waiting call; the model is told `--message`.
-    Deny {
-        /// The agent file.
-        agent: PathBuf,
-        /// The run.
-        run: String,
-        /// The call (default: the run's only waiting call).
-        call: Option<String>,
-        /// What the model is told.
-        #[arg(long)]
-        message: Option<String>,
-        /// Who decides (default: your user name).
-        #[arg(long = "as", value_name = "NAME")]
-        who: Option<String>,
-        /// Why, kept in the run's decision trail (the model is told `--message` only).
-        #[arg(long)]
-        reason: Option<String>,
-    },
-    /// The run's checkpoints (one per write of its state), oldest first.
-    Checkpoints {
-        /// The agent file.
-        agent: PathBuf,
-        /// The run.
-        run: String,
-        /// One JSON object per checkpoint.
-        #[arg(long)]
-        json: bool,
-    },
-    /// A new run from one of the run's checkpoints (the run itself is kept); prints its id.
-    Fork {
-        /// The agent file.
-        agent: PathBuf,
-        /// The run.
-        run: String,
-        /// The checkpoint's version (default: the latest; see `runs checkpoints`).
-        #[arg(long, value_name = "VERSION")]
-        at: Option<i64>,
-        /// The waiting call whose arguments change (default: the checkpoint's only one).
-        #[arg(long)]
-        call: Option<String>,
-        /// The waiting call's new arguments (a JSON object).
-        #[arg(long, conflicts_with = "edit")]
-        args: Option<String>,
-        /// Edit the waiting call's arguments in $EDITOR.
-        #[arg(long)]
-        edit: bool,
-    },
-    /// Continue a suspended run with the decisions recorded for it.
-    Resume {
-        /// The agent file.
-        agent: PathBuf,
-        /// The run.
-        run: String,
-        /// One JSON event per line on stdout.
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -233,7 +154,7 @@ fn start_export() -> Option<reins_otel::Otel> {
 }
 
 /// Reads and checks an agent file, printing every mistake.
-fn load(path: &Path, for_running: bool) -> Result<config::LoadedAgent, ExitCode> {
+pub(crate) fn load(path: &Path, for_running: bool) -> Result<config::LoadedAgent, ExitCode> {
     config::load(path, for_running).map_err(|problems| {
         for problem in &problems {
             eprintln!("{problem}");
@@ -273,7 +194,7 @@ fn with_model(
     Ok(loaded)
 }
 
-fn fail(message: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("reins: {message}");
     ExitCode::FAILURE
 }
@@ -293,6 +214,30 @@ async fn command_main(command: Command) -> ExitCode {
             json,
             model,
         } => {
+            // Without the variables only a model call needs: on Restate the worker calls it.
+            let loaded = match load(&agent, false) {
+                Ok(loaded) => loaded,
+                Err(code) => return code,
+            };
+            if let Some(url) = restate::ingress(&loaded) {
+                if model.is_some() {
+                    return fail(
+                        "--model is not available on the Restate store: the worker \
+                         (`reins serve`) runs the agent's model",
+                    );
+                }
+                let Some(prompt) = prompt.or_else(|| loaded.file.default_prompt.clone()) else {
+                    eprintln!("reins: give a prompt (the agent file has no `default_prompt`)");
+                    return ExitCode::from(EXIT_INVALID);
+                };
+                let run_id = run::new_run_id();
+                if let Err(error) = restate::start(&loaded, url, &run_id, &prompt, json).await {
+                    return fail(error);
+                }
+                return restate::follow(&loaded, url, &run_id, json)
+                    .await
+                    .exit_code();
+            }
             let loaded = match load(&agent, true).and_then(|loaded| with_model(loaded, model)) {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
@@ -304,6 +249,21 @@ async fn command_main(command: Command) -> ExitCode {
             run_new(&loaded, &prompt, json).await
         }
         Command::Runs { command } => runs_main(command).await,
+        Command::Serve {
+            agent,
+            listen,
+            register,
+            deployment_url,
+        } => {
+            let loaded = match load(&agent, true) {
+                Ok(loaded) => loaded,
+                Err(code) => return code,
+            };
+            match restate::serve(&loaded, listen, register, deployment_url).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => fail(error),
+            }
+        }
         Command::Chat {
             agent,
             resume,
@@ -313,6 +273,9 @@ async fn command_main(command: Command) -> ExitCode {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };
+            if let Some(error) = restate::unsupported(&loaded, "chat") {
+                return fail(error);
+            }
             let store = match store::open(&loaded).await {
                 Ok(store) => store,
                 Err(error) => return fail(error),
@@ -331,6 +294,9 @@ async fn command_main(command: Command) -> ExitCode {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };
+            if let Some(error) = restate::unsupported(&loaded, "ui") {
+                return fail(error);
+            }
             match ui::serve(loaded, bind, token).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => fail(error),
@@ -359,101 +325,4 @@ async fn run_new(loaded: &config::LoadedAgent, prompt: &str, json: bool) -> Exit
         .durable(store)
         .stream();
     run::drive(stream, &mut output).await.exit_code()
-}
-
-async fn runs_main(command: RunsCommand) -> ExitCode {
-    let agent = match &command {
-        RunsCommand::List { agent, .. }
-        | RunsCommand::Show { agent, .. }
-        | RunsCommand::Approve { agent, .. }
-        | RunsCommand::Deny { agent, .. }
-        | RunsCommand::Checkpoints { agent, .. }
-        | RunsCommand::Fork { agent, .. }
-        | RunsCommand::Resume { agent, .. } => agent.clone(),
-    };
-    let for_running = matches!(command, RunsCommand::Resume { .. });
-    let loaded = match load(&agent, for_running) {
-        Ok(loaded) => loaded,
-        Err(code) => return code,
-    };
-    let store = match store::open(&loaded).await {
-        Ok(store) => store,
-        Err(error) => return fail(error),
-    };
-    let own_model = assemble::model_label(loaded.file.model.get_ref());
-    let result = match command {
-        RunsCommand::List { json, .. } => runs::list(&store, json, &own_model).await,
-        RunsCommand::Show { run, json, .. } => runs::show(&store, &run, json, &own_model).await,
-        RunsCommand::Approve {
-            run,
-            call,
-            args,
-            edit,
-            who,
-            reason,
-            ..
-        } => {
-            let change = runs::ArgsChange::from_flags(args, edit);
-            let who = runs::Who { name: who, reason };
-            runs::approve(&store, &run, call, change, &who)
-                .await
-                .map(|_| {
-                    eprintln!("reins: approved; continue the run with `reins runs resume`");
-                })
-        }
-        RunsCommand::Deny {
-            run,
-            call,
-            message,
-            who,
-            reason,
-            ..
-        } => {
-            let who = runs::Who { name: who, reason };
-            runs::deny(&store, &run, call, message, &who)
-                .await
-                .map(|()| {
-                    eprintln!("reins: denied; continue the run with `reins runs resume`");
-                })
-        }
-        RunsCommand::Checkpoints { run, json, .. } => fork::checkpoints(&store, &run, json).await,
-        RunsCommand::Fork {
-            run,
-            at,
-            call,
-            args,
-            edit,
-            ..
-        } => {
-            let change = runs::ArgsChange::from_flags(args, edit);
-            let edit = fork::ForkEdit { call, change };
-            fork::fork_run(&store, &run, at, edit).await.map(|state| {
-                println!("{}", state.run_id);
-                eprintln!(
-                    "reins: forked {run} into {} ({}); continue it with `reins runs resume`",
-                    state.run_id,
-                    runs::status_name(state.status)
-                );
-            })
-        }
-        RunsCommand::Resume { run, json, .. } => {
-            let assembled = match assemble::assemble(&loaded, approve::CliDecider::detect()).await {
-                Ok(assembled) => assembled,
-                Err(error) => return fail(error),
-            };
-            let mut output = Output::new(json).agent_file(&loaded.path);
-            output.started(&run, &loaded.name(), &assembled.model_label);
-            let stream = assembled
-                .agent
-                .resume_stored(store, run)
-                .max_turns(assembled.max_turns)
-                .stream();
-            let ending: Ending = run::drive(stream, &mut output).await;
-            return ending.exit_code();
-        }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => fail(error),
-    }
 }

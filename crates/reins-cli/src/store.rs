@@ -1,5 +1,5 @@
 //! The run store an agent file names: SQLite (the default) or PostgreSQL, as one
-//! [`BoxedStore`].
+//! [`BoxedStore`] (a Restate agent's runs are reached through [`crate::restate`] instead).
 
 use crate::config::LoadedAgent;
 use reins::store::{BoxedStore, SqliteStore};
@@ -11,6 +11,13 @@ pub const DEFAULT_SQLITE: &str = ".reins/runs.sqlite";
 pub async fn open(agent: &LoadedAgent) -> Result<BoxedStore, String> {
     let default = crate::config::StoreConfig::default();
     let config = agent.file.store.as_ref().map_or(&default, |s| s.get_ref());
+    if config.restate.is_some() {
+        // The commands route Restate agents to the ingress first; never fall back to SQLite.
+        return Err(format!(
+            "{} keeps its runs on Restate, not in a store this command can open",
+            agent.path.display()
+        ));
+    }
     #[cfg(feature = "postgres")]
     if let Some(variable) = &config.postgres_url_env {
         let url = std::env::var(variable.get_ref())

@@ -125,6 +125,18 @@ impl RestateRuns {
         self.send(self.http.get(url)).await
     }
 
+    /// The run's output if it has ended, without waiting: `None` while it runs or waits for
+    /// a decision; a failed run is [`ClientError::Http`] with the reason.
+    pub async fn finished_output(&self, run_id: &str) -> Result<Option<RunOutput>, ClientError> {
+        let url = self.url(&["restate", "workflow", SERVICE_NAME, run_id, "output"])?;
+        match self.send(self.http.get(url)).await {
+            Ok(output) => Ok(Some(output)),
+            // Restate answers 470 for an invocation that has not completed yet.
+            Err(ClientError::Http { status: 470, .. }) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
     /// The run's journaled steps and the calls it is suspended on.
     pub async fn status(&self, run_id: &str) -> Result<RunProgress, ClientError> {
         // The handler takes no input: the body must be empty.
@@ -176,4 +188,33 @@ impl RestateRuns {
         self.decide(run_id, call, ToolDecision::approve_with_args(args))
             .await
     }
+}
+
+/// Registers the deployment at `deployment` (a worker's endpoint, e.g.
+/// `http://127.0.0.1:9080`) with the Restate admin API at `admin` (e.g.
+/// `http://127.0.0.1:9070`): Restate discovers the `ReinsAgent` service there and sends it
+/// invocations. Registering the same endpoint again updates it (`force`), so a worker
+/// restarted after an upgrade can register on every start.
+pub async fn register_deployment(admin: &str, deployment: &str) -> Result<(), ClientError> {
+    let mut url =
+        reqwest::Url::parse(admin).map_err(|error| ClientError::Url(error.to_string()))?;
+    url.path_segments_mut()
+        .map_err(|()| ClientError::Url(format!("`{admin}` cannot be a base")))?
+        .pop_if_empty()
+        .push("deployments");
+    let response = reqwest::Client::new()
+        .post(url)
+        .json(&serde_json::json!({"uri": deployment, "force": true}))
+        .send()
+        .await
+        .map_err(|error| ClientError::Transport(error.to_string()))?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    let body = response.text().await.unwrap_or_default();
+    Err(ClientError::Http {
+        status: status.as_u16(),
+        body,
+    })
 }

@@ -84,7 +84,7 @@ mod tool;
 mod wire;
 mod worker;
 
-pub use client::{ClientError, RestateRuns};
+pub use client::{ClientError, RestateRuns, register_deployment};
 pub use model::JournaledModel;
 pub use service::{AgentService, SERVICE_NAME};
 pub use steps::{StepError, Steps};

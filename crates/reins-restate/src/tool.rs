@@ -2,7 +2,7 @@
 
 use crate::steps::Steps;
 use futures::FutureExt;
-use reins::tool::{Tool, ToolCallContext};
+use reins::tool::{Tool, ToolCallContext, ToolTraits};
 use serde::de::Deserialize;
 use serde::{Deserialize as DeserializeDerive, Serialize};
 use serde_json::Value;
@@ -114,6 +114,14 @@ impl<T: Tool> Tool for JournaledTool<T> {
 
     fn parameters(&self) -> Value {
         self.inner.parameters()
+    }
+
+    fn traits(&self) -> Option<ToolTraits> {
+        self.inner.traits()
+    }
+
+    fn origin(&self) -> Option<&str> {
+        self.inner.origin()
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -103,11 +103,7 @@ fn check_store(
 ) {
     let store = spanned.get_ref();
     if let Some(restate) = &store.restate {
-        problems.push(agent.error_at(
-            restate.span(),
-            "the Restate store is not available in this release; use `sqlite` or \
-             `postgres_url_env`",
-        ));
+        check_restate(agent, store, restate, problems);
     }
     if let Some(variable) = &store.postgres_url_env {
         if store.sqlite.is_some() {
@@ -129,6 +125,57 @@ fn check_store(
                 "this `reins` was built without PostgreSQL (feature `postgres`)",
             ));
         }
+    }
+}
+
+/// The Restate store: a valid http(s) ingress URL, no other store beside it, and no setting
+/// a replayed run could not repeat.
+fn check_restate(
+    agent: &LoadedAgent,
+    store: &super::StoreConfig,
+    url: &Spanned<String>,
+    problems: &mut Vec<Diagnostic>,
+) {
+    let text = url.get_ref();
+    let is_http = text.starts_with("http://") || text.starts_with("https://");
+    match reins_restate::RestateRuns::new(text) {
+        Ok(_) if is_http => {}
+        Ok(_) => problems.push(agent.error_at(
+            url.span(),
+            "`restate` must be the http:// or https:// URL of a Restate ingress (e.g. \
+             \"http://127.0.0.1:8080\")",
+        )),
+        Err(error) => problems.push(agent.error_at(
+            url.span(),
+            format!(
+                "`restate` is not a valid URL ({error}): give the http:// or https:// URL of a \
+                 Restate ingress, e.g. \"http://127.0.0.1:8080\""
+            ),
+        )),
+    }
+    let authority = text.split_once("://").map_or("", |(_, rest)| {
+        rest.split(['/', '?', '#']).next().unwrap_or_default()
+    });
+    if authority.contains('@') {
+        // The message does not repeat the URL: the part before `@` is a credential.
+        problems.push(agent.error_at(
+            url.span(),
+            "`restate` must not hold credentials (`user:password@`): reins sends none to the \
+             ingress",
+        ));
+    }
+    if store.sqlite.is_some() || store.postgres_url_env.is_some() {
+        problems.push(agent.error_at(
+            url.span(),
+            "give one store: `restate`, `sqlite` or `postgres_url_env`",
+        ));
+    }
+    if agent.file.limits.max_wall_time_secs.is_some() {
+        problems.push(agent.error_at(
+            url.span(),
+            "`limits.max_wall_time_secs` reads the clock, which a run replayed by Restate \
+             cannot repeat: remove it, or use `sqlite` or `postgres_url_env`",
+        ));
     }
 }
 

@@ -286,8 +286,9 @@ pub struct StoreConfig {
     pub sqlite: Option<String>,
     /// The environment variable holding a PostgreSQL connection string.
     pub postgres_url_env: Option<Spanned<String>>,
-    /// Reserved: a Restate ingress URL (durable execution by Restate, once reins-restate is
-    /// released). `reins check` reports it as not supported yet.
+    /// The ingress URL of a Restate server (e.g. `http://127.0.0.1:8080`): runs execute on
+    /// the workers `reins serve` starts, every model and tool call a journaled step, and
+    /// `reins run` and `reins runs show|approve|deny|resume` go through the ingress.
     pub restate: Option<Spanned<String>>,
 }
 

@@ -145,15 +145,6 @@ fn a_cost_limit_needs_prices() {
 }
 
 #[test]
-fn the_restate_store_is_reported_as_not_available_yet() {
-    assert_error_at(
-        &format!("{VALID}\n[store]\nrestate = \"http://127.0.0.1:8080\"\n"),
-        22,
-        "the Restate store is not available",
-    );
-}
-
-#[test]
 fn an_unset_postgres_variable_is_named() {
     assert_error_at(
         &format!("{VALID}\n[store]\npostgres_url_env = \"REINS_TEST_UNSET_DB\"\n"),

@@ -7,6 +7,7 @@ mod mcp_resume;
 #[cfg(feature = "local")]
 mod offline;
 mod otlp;
+mod restate;
 mod run;
 mod terminal;
 mod tool_choice;

@@ -2,66 +2,18 @@
 //! started by a test and stopped when dropped.
 
 use reins_restate::RestateRuns;
+use reins_test_servers::{RestateServer, free_port};
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long a test waits for something to happen before it reports a hang.
 pub const PATIENCE: Duration = Duration::from_secs(90);
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|addr| addr.port())
-        .expect("a free loopback port")
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The `restate-server` binary: `$RESTATE_SERVER`, or the one scripts/install/restate.sh put
-/// under .tools/npm.
-fn server_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("RESTATE_SERVER") {
-        return PathBuf::from(path);
-    }
-    let scope = workspace().join(".tools/npm/node_modules/@restatedev");
-    let found = std::fs::read_dir(&scope).ok().and_then(|entries| {
-        entries
-            .filter_map(Result::ok)
-            .map(|entry| entry.path().join("bin/restate-server"))
-            .find(|path| path.is_file())
-    });
-    found.unwrap_or_else(|| {
-        panic!(
-            "restate-server is not installed (looked in {}): run scripts/install/restate.sh \
-             or set RESTATE_SERVER",
-            scope.display()
-        )
-    })
-}
-
-fn unique_dir(label: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!(
-        "reins-restate-{label}-{}-{nanos}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    dir
-}
-
-/// A Restate server with a fresh data directory, and the address its workers listen on.
+/// A Restate server (from reins-test-servers) and the demo workers serving its deployment.
 pub struct Cluster {
-    server: Child,
-    dir: PathBuf,
-    admin: String,
+    server: RestateServer,
     /// The ingress, e.g. `http://127.0.0.1:12345`.
     pub ingress: String,
     /// Where the workers listen (they share it).
@@ -74,79 +26,16 @@ pub struct Cluster {
 impl Cluster {
     /// Starts the server and waits until its admin API and ingress answer.
     pub async fn start(label: &str) -> Cluster {
-        let dir = unique_dir(label);
-        let (node, admin, ingress, worker) = (free_port(), free_port(), free_port(), free_port());
-        let config = format!(
-            r#"cluster-name = "reins-{label}"
-default-num-partitions = 2
-disable-telemetry = true
-bind-address = "127.0.0.1:{node}"
-advertised-address = "http://127.0.0.1:{node}/"
-rocksdb-total-memory-size = "128 MiB"
-log-filter = "warn"
-
-[default-retry-policy]
-initial-interval = "50ms"
-exponentiation-factor = 2.0
-max-attempts = 10000
-max-interval = "500ms"
-
-[admin]
-bind-address = "127.0.0.1:{admin}"
-
-[ingress]
-bind-address = "127.0.0.1:{ingress}"
-"#
-        );
-        let config_path = dir.join("restate.toml");
-        std::fs::write(&config_path, config).expect("the server's config file");
-        let log = std::fs::File::create(dir.join("server.log")).expect("the server's log file");
-        let server = Command::new(server_binary())
-            .arg("--config-file")
-            .arg(&config_path)
-            .arg("--base-dir")
-            .arg(dir.join("data"))
-            .args(["--listen-mode", "tcp", "--no-logo"])
-            .stdout(Stdio::from(log.try_clone().expect("a log handle")))
-            .stderr(Stdio::from(log))
-            .spawn()
+        let label = label.to_owned();
+        let server = tokio::task::spawn_blocking(move || RestateServer::start(&label))
+            .await
             .expect("restate-server starts");
-        let cluster = Cluster {
+        Cluster {
+            ingress: server.ingress_url(),
+            worker_addr: format!("127.0.0.1:{}", free_port()),
+            effects: server.dir().join("effects.log"),
             server,
-            effects: dir.join("effects.log"),
-            dir,
-            admin: format!("http://127.0.0.1:{admin}"),
-            ingress: format!("http://127.0.0.1:{ingress}"),
-            worker_addr: format!("127.0.0.1:{worker}"),
             workers: Vec::new(),
-        };
-        cluster.wait_healthy().await;
-        cluster
-    }
-
-    async fn wait_healthy(&self) {
-        let http = reqwest::Client::new();
-        let deadline = Instant::now() + PATIENCE;
-        for url in [
-            format!("{}/health", self.admin),
-            format!("{}/restate/health", self.ingress),
-        ] {
-            loop {
-                let ok = http
-                    .get(&url)
-                    .send()
-                    .await
-                    .is_ok_and(|response| response.status().is_success());
-                if ok {
-                    break;
-                }
-                assert!(
-                    Instant::now() < deadline,
-                    "restate-server did not become healthy at {url}; see {}",
-                    self.dir.join("server.log").display()
-                );
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
         }
     }
 
@@ -200,18 +89,9 @@ bind-address = "127.0.0.1:{ingress}"
 
     /// Registers the workers' deployment through the admin API.
     pub async fn register(&self) {
-        let response = reqwest::Client::new()
-            .post(format!("{}/deployments", self.admin))
-            .json(&serde_json::json!({"uri": format!("http://{}", self.worker_addr)}))
-            .send()
-            .await
-            .expect("the admin API answers");
-        let status = response.status();
-        let body = response.text().await.unwrap_or_default();
-        assert!(
-            status.is_success(),
-            "registering the deployment failed: {status} {body}"
-        );
+        let deployment = format!("http://{}", self.worker_addr);
+        // A short blocking call: the admin API answers once it has discovered the worker.
+        self.server.register(&deployment);
     }
 
     /// A client of this cluster's ingress.
@@ -244,11 +124,7 @@ impl Drop for Cluster {
             let _ = worker.kill();
             let _ = worker.wait();
         }
-        let _ = self.server.kill();
-        let _ = self.server.wait();
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
+        // The server stops (and its directory goes) when its field drops.
     }
 }
 

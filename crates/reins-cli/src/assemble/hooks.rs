@@ -1,0 +1,223 @@
+//! The ready-made hooks an agent file turns on, built once per process and cloned into every
+//! agent built from them (each keeps its per-run state in the run, not in the hook).
+
+use crate::approve::CliDecider;
+use crate::config::{ApprovalConfig, LoadedAgent};
+use reins::agent::AgentBuilder;
+use reins::hooks::approval::{ApprovalPolicy, Rule, RuleOutcome};
+use reins::hooks::audit::AuditLog;
+use reins::hooks::budget::Budget;
+use reins::hooks::fallback::ModelFallback;
+use reins::hooks::guardrail::{DenyList, Guardrails, MaxLength};
+use reins::hooks::redaction::Redaction;
+use reins::hooks::tool_choice::ToolChoiceByTurn;
+use std::time::Duration;
+
+/// The reason a Restate run's call waits with (there is no terminal to ask on).
+pub const RESTATE_SUSPEND_REASON: &str =
+    "waiting for a person: `reins runs approve` or `reins runs deny`";
+
+/// Who answers an approval rule's `ask`.
+#[derive(Debug, Clone, Copy)]
+pub enum Approvals {
+    /// The CLI's decider: the terminal when there is one, else the run suspends in its store.
+    Decider(CliDecider),
+    /// Nobody now: the call suspends (on Restate, an awakeable until `reins runs
+    /// approve|deny`). No decider and no timeout, so a replay takes the same path.
+    Suspend,
+}
+
+/// The file's hooks, in the order they are added to an agent.
+#[derive(Clone, Default)]
+pub struct FileHooks {
+    tool_choice: Option<ToolChoiceByTurn>,
+    guardrails: Option<Guardrails>,
+    redaction: Option<Redaction>,
+    budget: Option<Budget>,
+    approval: Option<ApprovalPolicy>,
+    fallback: Option<ModelFallback>,
+    audit: Option<AuditLog>,
+}
+
+impl FileHooks {
+    /// The hooks of `agent`; `policy` carries the tools' traits, `labels` the models' labels
+    /// (a fallback hook only when there is more than one).
+    pub fn new(
+        agent: &LoadedAgent,
+        policy: ApprovalPolicy,
+        labels: Vec<String>,
+        approvals: Approvals,
+    ) -> Result<FileHooks, String> {
+        let hooks = &agent.file.hooks;
+        let guardrails = hooks.guardrails.as_ref().map(|config| {
+            let mut guardrails = Guardrails::new();
+            if !config.deny_input.is_empty() {
+                guardrails =
+                    guardrails.input("deny_input", DenyList::new(config.deny_input.clone()));
+            }
+            if let Some(max) = config.max_input_chars {
+                guardrails = guardrails.input("max_input_chars", MaxLength::chars(max));
+            }
+            if !config.deny_answer.is_empty() {
+                guardrails =
+                    guardrails.answer("deny_answer", DenyList::new(config.deny_answer.clone()));
+            }
+            guardrails
+        });
+        let redaction = hooks.redaction.as_ref().map(|config| {
+            let mut redaction = Redaction::new().tool_results(config.tool_results.unwrap_or(true));
+            for variable in &config.secrets_from_env {
+                redaction = redaction.secret_from_env(variable.get_ref());
+            }
+            redaction
+        });
+        let audit = match &hooks.audit {
+            Some(config) => {
+                let mut audit = if config.path == "stderr" {
+                    AuditLog::stderr()
+                } else {
+                    let path = agent.resolve(&config.path);
+                    AuditLog::append_to(&path).map_err(|error| {
+                        format!("cannot open the audit log {}: {error}", path.display())
+                    })?
+                };
+                if config.with_args {
+                    audit = audit.with_args();
+                }
+                Some(audit)
+            }
+            None => None,
+        };
+        Ok(FileHooks {
+            tool_choice: hooks.tool_choice.as_ref().map(|choice| choice.hook()),
+            guardrails,
+            redaction,
+            budget: budget(agent),
+            approval: hooks
+                .approval
+                .as_ref()
+                .map(|config| approval(policy, config, approvals)),
+            fallback: (labels.len() > 1).then(|| ModelFallback::new(labels)),
+            audit,
+        })
+    }
+
+    /// Adds the hooks to `builder`, in this order: the tool choice shapes the request;
+    /// guardrails and redaction see the text; the budget refuses calls before the approval
+    /// policy asks a person about them; the fallback retries failed model calls; the audit
+    /// log, last, records what the others decided.
+    pub fn add_to(&self, mut builder: AgentBuilder) -> AgentBuilder {
+        if let Some(hook) = &self.tool_choice {
+            builder = builder.add_hook(hook.clone());
+        }
+        if let Some(hook) = &self.guardrails {
+            builder = builder.add_hook(hook.clone());
+        }
+        if let Some(hook) = &self.redaction {
+            builder = builder.add_hook(hook.clone());
+        }
+        if let Some(hook) = &self.budget {
+            builder = builder.add_hook(hook.clone());
+        }
+        if let Some(hook) = &self.approval {
+            builder = builder.add_hook(hook.clone());
+        }
+        if let Some(hook) = &self.fallback {
+            builder = builder.add_hook(hook.clone());
+        }
+        if let Some(hook) = &self.audit {
+            builder = builder.add_hook(hook.clone());
+        }
+        builder
+    }
+}
+
+fn budget(agent: &LoadedAgent) -> Option<Budget> {
+    let limits = &agent.file.limits;
+    let mut budget = Budget::new();
+    let mut any = false;
+    let mut set = |present: bool| any |= present;
+    if let Some(max) = limits.max_input_tokens {
+        budget = budget.max_input_tokens(max);
+        set(true);
+    }
+    if let Some(max) = limits.max_output_tokens {
+        budget = budget.max_output_tokens(max);
+        set(true);
+    }
+    if let Some(max) = limits.max_total_tokens {
+        budget = budget.max_total_tokens(max);
+        set(true);
+    }
+    if let Some(max) = limits.max_model_calls {
+        budget = budget.max_model_calls(max);
+        set(true);
+    }
+    if let Some(max) = limits.max_tool_calls {
+        budget = budget.max_tool_calls(max);
+        set(true);
+    }
+    if let Some(secs) = limits.max_wall_time_secs {
+        budget = budget.max_wall_time(Duration::from_secs(secs));
+        set(true);
+    }
+    if let Some(max) = &limits.max_cost {
+        budget = budget.max_cost(*max.get_ref());
+        set(true);
+    }
+    if let Some([input, output]) = limits.price_per_million {
+        budget = budget.default_price(input, output);
+    }
+    any.then_some(budget)
+}
+
+fn approval(
+    mut policy: ApprovalPolicy,
+    config: &ApprovalConfig,
+    approvals: Approvals,
+) -> ApprovalPolicy {
+    for rule in &config.rules {
+        let rule = rule.get_ref();
+        let message = rule.message.clone();
+        let mut built = match (rule.action.get_ref().as_str(), approvals) {
+            ("allow", _) => Rule::allow(rule.tool.clone()),
+            ("deny", _) => Rule::deny(
+                rule.tool.clone(),
+                message
+                    .clone()
+                    .unwrap_or_else(|| "this tool is not allowed".to_owned()),
+            ),
+            (_, Approvals::Decider(_)) => Rule::ask(rule.tool.clone()),
+            (_, Approvals::Suspend) => Rule::suspend(
+                rule.tool.clone(),
+                message
+                    .clone()
+                    .unwrap_or_else(|| RESTATE_SUSPEND_REASON.to_owned()),
+            ),
+        };
+        match rule.when.as_ref().map(|when| when.get_ref().as_str()) {
+            Some("read_only") => built = built.when_traits(|traits| traits.read_only),
+            Some("writes") => built = built.when_traits(|traits| !traits.read_only),
+            _ => {}
+        }
+        if let Some(message) = message {
+            built = built.describe(message);
+        }
+        policy = policy.rule(built);
+    }
+    let default = match config.default.as_ref().map(|d| d.get_ref().as_str()) {
+        Some("allow") => RuleOutcome::Allow,
+        Some("deny") => RuleOutcome::Deny("no approval rule allows this tool".to_owned()),
+        _ => match approvals {
+            Approvals::Decider(_) => RuleOutcome::Ask,
+            Approvals::Suspend => RuleOutcome::Suspend(RESTATE_SUSPEND_REASON.to_owned()),
+        },
+    };
+    policy = policy.default_outcome(default);
+    match approvals {
+        Approvals::Decider(decider) => policy
+            .decider(decider)
+            .timeout(Duration::from_secs(config.timeout_secs.unwrap_or(300))),
+        Approvals::Suspend => policy,
+    }
+}

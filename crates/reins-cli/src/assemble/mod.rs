@@ -1,0 +1,239 @@
+//! A checked agent file made into running [`Agent`]s, in two parts:
+//!
+//! - [`connect`] (async, once per process): the models are built (the local one loaded), the
+//!   MCP servers started and listed, the shell tools made, the hooks' settings resolved (the
+//!   audit log opened, secrets read).
+//! - [`Connected::build`] (synchronous, as often as needed): an [`Agent`] from those parts,
+//!   cheap (everything is shared or cloned), its model(s) and every tool optionally wrapped
+//!   through a [`reins_restate::Steps`] so that on Restate each call is one journaled step.
+//!
+//! [`assemble`] does both for the commands that run one agent on a store.
+
+mod hooks;
+mod models;
+
+pub use hooks::Approvals;
+pub use models::model_label;
+
+use crate::config::{LoadedAgent, McpConfig, tool_choice};
+use crate::shell_tool::ShellTool;
+use hooks::FileHooks;
+use reins::agent::{Agent, AgentBuilder};
+use reins::completion::BoxedModel;
+use reins::hooks::approval::ApprovalPolicy;
+use reins::tool::ToolTraits;
+use reins_mcp::{McpClient, McpServer, McpTools};
+use reins_restate::Steps;
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// The default most model calls of one run.
+pub const DEFAULT_MAX_TURNS: usize = 8;
+
+/// An agent ready to run, and what keeps its tools alive.
+pub struct Assembled {
+    /// The agent.
+    pub agent: Agent,
+    /// The most model calls of one run.
+    pub max_turns: usize,
+    /// `provider/model`, for people.
+    pub model_label: String,
+    /// The parts the agent was built from (its MCP servers stop when this drops).
+    _connected: Connected,
+}
+
+/// Connects and builds the agent of a checked file for runs on its embedded store. `decider`
+/// answers the approval rules' `ask`.
+pub async fn assemble(
+    agent: &LoadedAgent,
+    decider: crate::approve::CliDecider,
+) -> Result<Assembled, String> {
+    let connected = connect(agent, Approvals::Decider(decider)).await?;
+    Ok(Assembled {
+        agent: connected.build(None),
+        max_turns: connected.max_turns,
+        model_label: connected.model_label.clone(),
+        _connected: connected,
+    })
+}
+
+/// What every agent of one file is built from: models, tools, hooks and settings.
+pub struct Connected {
+    /// The agent's own model.
+    model: BoxedModel,
+    /// The fallback models, each with its label (`fallback-1`, ...).
+    fallbacks: Vec<(String, BoxedModel)>,
+    shell_tools: Vec<ShellTool>,
+    /// Each MCP server's tools, filtered and prefixed as the file says.
+    mcp_tools: Vec<McpTools>,
+    hooks: FileHooks,
+    name: String,
+    preamble: String,
+    max_tokens: Option<u64>,
+    temperature: Option<f64>,
+    /// The most model calls of one run.
+    pub max_turns: usize,
+    /// `provider/model`, for people.
+    pub model_label: String,
+    /// The MCP servers the tools call (stopped when dropped).
+    _servers: Vec<McpClient>,
+}
+
+/// Builds the models, starts the MCP servers and resolves the hooks of a checked file.
+/// `approvals` says who answers the approval rules' `ask`.
+pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connected, String> {
+    let file = &agent.file;
+    let model = file.model.get_ref();
+    let own_model = models::build_model(agent, model).await?;
+    let mut fallbacks = Vec::new();
+    if let Some(fallback) = &file.hooks.fallback {
+        for (index, config) in fallback.models.iter().enumerate() {
+            let label = format!("fallback-{}", index + 1);
+            fallbacks.push((label, models::build_model(agent, config.get_ref()).await?));
+        }
+    }
+
+    let mut policy = ApprovalPolicy::new();
+    let mut shell_tools = Vec::new();
+    for config in &file.tools.shell {
+        if config.get_ref().read_only {
+            policy = policy.tool_traits(config.get_ref().name.get_ref(), ToolTraits::read_only());
+        }
+        shell_tools.push(ShellTool::new(config.get_ref(), |p| agent.resolve(p)));
+    }
+    let mut tool_names: BTreeSet<String> = file
+        .tools
+        .shell
+        .iter()
+        .map(|config| config.get_ref().name.get_ref().clone())
+        .collect();
+    let mut servers = Vec::new();
+    let mut mcp_tools = Vec::new();
+    for config in &file.tools.mcp {
+        let (client, tools) = connect_mcp(agent, config.get_ref()).await?;
+        tool_names.extend(tools.names().map(str::to_owned));
+        policy = tools.register_traits(policy);
+        mcp_tools.push(tools);
+        servers.push(client);
+    }
+    if !file.tools.mcp.is_empty() {
+        // `reins check` could not know these tools; a choice naming none of them is an error
+        // before the first model call, not a model refusing a request.
+        let unknown = tool_choice::unknown_tools(agent, &tool_names);
+        if !unknown.is_empty() {
+            let messages: Vec<String> = unknown.iter().map(ToString::to_string).collect();
+            return Err(messages.join("\n"));
+        }
+    }
+
+    let labels = std::iter::once("default".to_owned())
+        .chain(fallbacks.iter().map(|(label, _)| label.clone()))
+        .collect();
+    Ok(Connected {
+        hooks: FileHooks::new(agent, policy, labels, approvals)?,
+        model: own_model,
+        fallbacks,
+        shell_tools,
+        mcp_tools,
+        name: agent.name(),
+        preamble: file.preamble.clone(),
+        max_tokens: model.max_tokens,
+        temperature: model.temperature,
+        max_turns: file.limits.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+        model_label: model_label(model),
+        _servers: servers,
+    })
+}
+
+/// Starts one MCP server and lists its tools, filtered and prefixed.
+async fn connect_mcp(
+    agent: &LoadedAgent,
+    config: &McpConfig,
+) -> Result<(McpClient, McpTools), String> {
+    let mut server = match (&config.command, &config.url) {
+        (Some(command), _) => McpServer::stdio(command.get_ref(), &config.args),
+        (None, Some(url)) => http_server(config, url.get_ref())?,
+        (None, None) => return Err(format!("MCP server `{}` has no command", config.name)),
+    }
+    .name(config.name.clone())
+    .envs(config.env.clone());
+    if let Some(cwd) = &config.cwd {
+        server = server.current_dir(agent.resolve(cwd));
+    }
+    if let Some(secs) = config.call_timeout_secs {
+        server = server.call_timeout(Duration::from_secs(secs));
+    }
+    let client = server.connect().await.map_err(|error| error.to_string())?;
+    let mut tools = client.tools().await.map_err(|error| error.to_string())?;
+    if let Some(include) = &config.include {
+        tools = tools.only(include);
+    }
+    tools = tools.except(&config.exclude);
+    if let Some(prefix) = &config.prefix {
+        tools = tools.prefix(prefix);
+    }
+    Ok((client, tools))
+}
+
+impl Connected {
+    /// An agent from the connected parts. With `steps`, its models and every tool are
+    /// wrapped so that each call is one step of `steps` (journaled on Restate), and each MCP
+    /// server's tools are the list taken at [`connect`] (a replay must see the tools the
+    /// first execution saw); without, the MCP tools follow the servers' later lists.
+    pub fn build(&self, steps: Option<&Steps>) -> Agent {
+        let mut builder = match steps {
+            Some(steps) => AgentBuilder::new(steps.model(self.model.clone())),
+            None => AgentBuilder::new(self.model.clone()),
+        };
+        for (label, model) in &self.fallbacks {
+            builder = match steps {
+                Some(steps) => builder.named_model(label, steps.model(model.clone())),
+                None => builder.named_model(label, model.clone()),
+            };
+        }
+        builder = builder.name(self.name.clone());
+        if !self.preamble.is_empty() {
+            builder = builder.preamble(self.preamble.clone());
+        }
+        if let Some(max_tokens) = self.max_tokens {
+            builder = builder.max_tokens(max_tokens);
+        }
+        if let Some(temperature) = self.temperature {
+            builder = builder.temperature(temperature);
+        }
+        builder = builder.default_max_turns(self.max_turns);
+        for tool in &self.shell_tools {
+            builder = match steps {
+                Some(steps) => builder.tool(steps.tool(tool.clone())),
+                None => builder.tool(tool.clone()),
+            };
+        }
+        for tools in &self.mcp_tools {
+            builder = match steps {
+                Some(steps) => builder.tools(tools.iter().map(|tool| steps.tool(tool.clone()))),
+                // The server's later lists (tools/list_changed) are taken between turns.
+                None => builder.tool_source(tools.clone().into_source()),
+            };
+        }
+        self.hooks.add_to(builder).build()
+    }
+}
+
+/// An MCP server over streamable HTTP, its credentials read from the variables the file
+/// names. `reins check` reports unset ones; here they are only named, never shown.
+fn http_server(config: &McpConfig, url: &str) -> Result<McpServer, String> {
+    let read = |variable: &str| {
+        std::env::var(variable)
+            .ok()
+            .filter(|value| !value.is_empty())
+            .ok_or_else(|| format!("{variable} is not set (MCP server `{}`)", config.name))
+    };
+    let mut server = McpServer::http(url);
+    if let Some(variable) = &config.bearer_token_env {
+        server = server.bearer_token(read(variable.get_ref())?);
+    }
+    for (header, variable) in &config.headers_from_env {
+        server = server.header(header.clone(), read(variable.get_ref())?);
+    }
+    Ok(server)
+}

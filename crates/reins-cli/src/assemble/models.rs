@@ -1,0 +1,77 @@
+//! The agent file's models, built once and shared by every agent built from them.
+
+use crate::config::{LoadedAgent, ModelConfig};
+use reins::completion::BoxedModel;
+use reins::providers::anthropic::Anthropic;
+use reins::providers::openai::OpenAI;
+use reins::providers::openai_compatible::OpenAICompatible;
+
+/// `provider/name` (or the GGUF file for the local model).
+pub fn model_label(model: &ModelConfig) -> String {
+    let name = model
+        .name
+        .as_ref()
+        .or(model.path.as_ref())
+        .map_or("default", |name| name.get_ref().as_str());
+    format!("{}/{name}", model.provider.get_ref())
+}
+
+/// Builds the model `config` names (loading the local model's weights, so async).
+#[cfg_attr(not(feature = "local"), allow(unused_variables))]
+pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<BoxedModel, String> {
+    let name = config
+        .name
+        .as_ref()
+        .map(|n| n.get_ref().clone())
+        .unwrap_or_default();
+    let provider_error = |error: reins::providers::ProviderError| error.to_string();
+    match config.provider.get_ref().as_str() {
+        "openai" => {
+            let mut client = OpenAI::builder().api_key(api_key(config, "OPENAI_API_KEY")?);
+            if let Some(url) = &config.base_url {
+                client = client.base_url(url.get_ref());
+            }
+            let client = client.build().map_err(provider_error)?;
+            Ok(BoxedModel::new(client.completion(name)))
+        }
+        "anthropic" => {
+            let mut client = Anthropic::builder().api_key(api_key(config, "ANTHROPIC_API_KEY")?);
+            if let Some(url) = &config.base_url {
+                client = client.base_url(url.get_ref());
+            }
+            let client = client.build().map_err(provider_error)?;
+            Ok(BoxedModel::new(client.completion(name)))
+        }
+        "openai-compatible" => {
+            let url = config
+                .base_url
+                .as_ref()
+                .map(|u| u.get_ref().clone())
+                .unwrap_or_default();
+            let mut client = OpenAICompatible::builder(url);
+            if config.api_key_env.is_some() {
+                client = client.api_key(api_key(config, "")?);
+            }
+            let client = client.build().map_err(provider_error)?;
+            Ok(BoxedModel::new(client.completion(name)))
+        }
+        #[cfg(feature = "local")]
+        "local" => {
+            let path = config.path.as_ref().map(|p| agent.resolve(p.get_ref()));
+            Ok(BoxedModel::new(crate::local::load_blocking(path).await?))
+        }
+        other => Err(format!("the model provider `{other}` is not available")),
+    }
+}
+
+/// The API key of a hosted model, from its environment variable.
+pub fn api_key(model: &ModelConfig, default_env: &str) -> Result<String, String> {
+    let variable = model
+        .api_key_env
+        .as_ref()
+        .map_or(default_env, |v| v.get_ref().as_str());
+    std::env::var(variable)
+        .ok()
+        .filter(|key| !key.is_empty())
+        .ok_or_else(|| format!("{variable} is not set"))
+}

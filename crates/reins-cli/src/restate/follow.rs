@@ -1,0 +1,322 @@
+//! Runs on Restate from the terminal: start one, follow it until it answers or waits for a
+//! person, show where it is, and decide about a waiting call. The same exit codes and JSON
+//! events as runs on an embedded store.
+
+use super::{client, explain};
+use crate::approve::{edit_in_editor, parse_args, pretty};
+use crate::config::LoadedAgent;
+use crate::run::Ending;
+use crate::runs::ArgsChange;
+use reins::agent::ToolDecision;
+use reins_restate::{ClientError, PendingDecision, RestateRuns, RunOutput};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// How often a followed run's status is read.
+const POLL: Duration = Duration::from_millis(100);
+
+/// How long a run id may stay unknown to the ingress while it is followed: the first reads
+/// after a start may come before Restate has recorded the invocation.
+const UNKNOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Where a run is, read from the ingress.
+enum Where {
+    /// No invocation under this id (yet).
+    Unknown,
+    Running(Vec<String>),
+    Waiting(Vec<String>, Vec<PendingDecision>),
+    Done(Vec<String>, RunOutput),
+    Failed(Vec<String>, String),
+}
+
+/// The message of a failed run's terminal error (the ingress answers with a JSON body).
+fn failure_message(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|value| value["message"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| body.to_owned())
+}
+
+async fn locate(runs: &RestateRuns, run: &str) -> Result<Where, ClientError> {
+    let progress = runs.status(run).await?;
+    if !progress.pending.is_empty() {
+        return Ok(Where::Waiting(progress.steps, progress.pending));
+    }
+    match runs.finished_output(run).await {
+        Ok(Some(output)) => Ok(Where::Done(progress.steps, output)),
+        Ok(None) => Ok(Where::Running(progress.steps)),
+        // No invocation under this key (yet): a run being started, or an unknown id.
+        Err(ClientError::Http { status: 404, .. }) if progress.steps.is_empty() => {
+            Ok(Where::Unknown)
+        }
+        Err(ClientError::Http { status: 404, .. }) => Ok(Where::Running(progress.steps)),
+        Err(ClientError::Http { status, body }) if status >= 500 || status == 400 => {
+            Ok(Where::Failed(progress.steps, failure_message(&body)))
+        }
+        Err(error) => Err(error),
+    }
+}
+
+fn pending_json(pending: &[PendingDecision]) -> Vec<Value> {
+    pending
+        .iter()
+        .map(|call| {
+            json!({
+                "call": call.call,
+                "tool": call.tool,
+                "args": call.arguments,
+                "reason": call.reason,
+            })
+        })
+        .collect()
+}
+
+/// Starts a run of `prompt` under `run_id`; says so like an embedded run does.
+pub async fn start(
+    agent: &LoadedAgent,
+    url: &str,
+    run_id: &str,
+    prompt: &str,
+    json_out: bool,
+) -> Result<(), String> {
+    let runs = client(agent, url)?;
+    runs.start(run_id, prompt)
+        .await
+        .map_err(|error| explain(agent, url, &error))?;
+    let model = crate::assemble::model_label(agent.file.model.get_ref());
+    if json_out {
+        println!(
+            "{}",
+            json!({"event": "started", "run": run_id, "agent": agent.name(), "model": model})
+        );
+    } else {
+        eprintln!(
+            "reins: {run_id} ({}, {model}, on Restate at {url})",
+            agent.name()
+        );
+    }
+    Ok(())
+}
+
+/// Follows `run_id` until it answers (exit 0), fails (1) or waits for a decision (3), printing
+/// each journaled step as it appears.
+pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool) -> Ending {
+    let runs = match client(agent, url) {
+        Ok(runs) => runs,
+        Err(error) => return report_error(run_id, &error, json_out),
+    };
+    let mut shown = 0;
+    let started = std::time::Instant::now();
+    loop {
+        let place = match locate(&runs, run_id).await {
+            Ok(place) => place,
+            Err(error) => return report_error(run_id, &explain(agent, url, &error), json_out),
+        };
+        if matches!(place, Where::Unknown) {
+            if started.elapsed() > UNKNOWN_GRACE {
+                return report_error(run_id, &unknown(run_id, url), json_out);
+            }
+            tokio::time::sleep(POLL).await;
+            continue;
+        }
+        let steps = match &place {
+            Where::Unknown => &Vec::new(),
+            Where::Running(steps)
+            | Where::Waiting(steps, _)
+            | Where::Done(steps, _)
+            | Where::Failed(steps, _) => steps,
+        };
+        for step in steps.iter().skip(shown) {
+            if json_out {
+                println!("{}", json!({"event": "step", "run": run_id, "step": step}));
+            } else {
+                eprintln!("[step] {step}");
+            }
+        }
+        shown = shown.max(steps.len());
+        match place {
+            Where::Unknown | Where::Running(_) => tokio::time::sleep(POLL).await,
+            Where::Waiting(_, pending) => {
+                if json_out {
+                    let pending = pending_json(&pending);
+                    println!(
+                        "{}",
+                        json!({"event": "suspended", "run": run_id, "pending": pending})
+                    );
+                } else {
+                    let file = agent.path.display();
+                    eprintln!(
+                        "[suspended] run {run_id} waits for {} decision(s): `reins runs show \
+                         {file} {run_id}`, then `reins runs approve|deny {file} {run_id}`; the \
+                         run continues on its worker (`reins runs resume` follows it)",
+                        pending.len()
+                    );
+                }
+                return Ending::Suspended;
+            }
+            Where::Done(_, output) => {
+                if json_out {
+                    println!(
+                        "{}",
+                        json!({
+                            "event": "done",
+                            "run": output.run_id,
+                            "answer": output.answer,
+                            "turns": output.turns,
+                            "input_tokens": output.usage.input_tokens,
+                            "output_tokens": output.usage.output_tokens,
+                        })
+                    );
+                } else {
+                    println!("{}", output.answer);
+                    eprintln!(
+                        "[done] run {}: {} model call(s), {} prompt + {} generated tokens",
+                        output.run_id,
+                        output.turns,
+                        output.usage.input_tokens,
+                        output.usage.output_tokens
+                    );
+                }
+                return Ending::Done;
+            }
+            Where::Failed(_, message) => return report_error(run_id, &message, json_out),
+        }
+    }
+}
+
+fn unknown(run_id: &str, url: &str) -> String {
+    format!("run `{run_id}` is not known to the Restate server at {url}")
+}
+
+fn report_error(run_id: &str, message: &str, json_out: bool) -> Ending {
+    if json_out {
+        println!(
+            "{}",
+            json!({"event": "error", "run": run_id, "message": message})
+        );
+    } else {
+        eprintln!("reins: {message}");
+    }
+    Ending::Error
+}
+
+/// `reins runs show` on Restate: the run's state, journaled steps, waiting calls and answer.
+pub async fn show(
+    agent: &LoadedAgent,
+    url: &str,
+    run_id: &str,
+    json_out: bool,
+) -> Result<(), String> {
+    let runs = client(agent, url)?;
+    let place = locate(&runs, run_id)
+        .await
+        .map_err(|error| explain(agent, url, &error))?;
+    let (status, steps, pending, answer, error) = match place {
+        Where::Unknown => return Err(unknown(run_id, url)),
+        Where::Running(steps) => ("running", steps, Vec::new(), None, None),
+        Where::Waiting(steps, pending) => ("suspended", steps, pending, None, None),
+        Where::Done(steps, output) => ("completed", steps, Vec::new(), Some(output), None),
+        Where::Failed(steps, message) => ("failed", steps, Vec::new(), None, Some(message)),
+    };
+    if json_out {
+        let mut value = json!({
+            "run": run_id,
+            "status": status,
+            "agent": agent.name(),
+            "steps": steps,
+            "pending": pending_json(&pending),
+        });
+        if let Some(output) = &answer {
+            value["answer"] = json!(output.answer);
+            value["turns"] = json!(output.turns);
+            value["input_tokens"] = json!(output.usage.input_tokens);
+            value["output_tokens"] = json!(output.usage.output_tokens);
+        }
+        if let Some(message) = &error {
+            value["error"] = json!(message);
+        }
+        println!("{value}");
+        return Ok(());
+    }
+    println!(
+        "run {run_id} — {status} on Restate, {} journaled step(s)",
+        steps.len()
+    );
+    for step in &steps {
+        println!("step: {step}");
+    }
+    for call in &pending {
+        println!(
+            "waiting: call {} — {} with\n{}\n  ({})",
+            call.call,
+            call.tool,
+            pretty(&call.arguments),
+            call.reason
+        );
+    }
+    if let Some(output) = answer {
+        println!("answer: {}", output.answer);
+    }
+    if let Some(message) = error {
+        println!("error: {message}");
+    }
+    Ok(())
+}
+
+/// What `reins runs approve|deny` decides on Restate.
+pub enum Verdict {
+    /// Approve, with the arguments as the model made them or changed.
+    Approve(ArgsChange),
+    /// Deny; the model is told this message.
+    Deny(Option<String>),
+}
+
+/// Decides about `call` (default: the run's only waiting call); the run then continues on
+/// its worker by itself.
+pub async fn decide(
+    agent: &LoadedAgent,
+    url: &str,
+    run_id: &str,
+    call: Option<String>,
+    verdict: Verdict,
+) -> Result<(), String> {
+    let runs = client(agent, url)?;
+    let pending = runs
+        .status(run_id)
+        .await
+        .map_err(|error| explain(agent, url, &error))?
+        .pending;
+    let target = match call {
+        Some(id) => pending
+            .into_iter()
+            .find(|waiting| waiting.call == id)
+            .ok_or_else(|| format!("run `{run_id}` has no call `{id}` waiting for a decision"))?,
+        None => match pending.len() {
+            0 => return Err(format!("run `{run_id}` has no call waiting for a decision")),
+            1 => pending
+                .into_iter()
+                .next()
+                .ok_or_else(|| "no waiting call".to_owned())?,
+            n => {
+                let ids: Vec<&str> = pending.iter().map(|p| p.call.as_str()).collect();
+                return Err(format!(
+                    "run `{run_id}` has {n} calls waiting: name one ({})",
+                    ids.join(", ")
+                ));
+            }
+        },
+    };
+    let decision = match verdict {
+        Verdict::Approve(ArgsChange::None) => ToolDecision::approve(),
+        Verdict::Approve(ArgsChange::Given(text)) => {
+            ToolDecision::approve_with_args(parse_args(&text)?)
+        }
+        Verdict::Approve(ArgsChange::Editor) => {
+            ToolDecision::approve_with_args(edit_in_editor(&target.arguments)?)
+        }
+        Verdict::Deny(message) => ToolDecision::deny(crate::runs::denial(message.as_deref())),
+    };
+    runs.decide(run_id, &target.call, decision)
+        .await
+        .map_err(|error| explain(agent, url, &error))
+}

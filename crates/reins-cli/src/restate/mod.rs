@@ -1,0 +1,65 @@
+//! Agents whose store is Restate (`[store] restate = "<ingress URL>"`): `reins serve` runs the
+//! agent's worker (the Restate deployment), and `reins run`, `reins runs show|approve|deny|
+//! resume` go through the ingress with [`RestateRuns`]. The run loop itself executes in the
+//! worker; this process only starts, follows and decides runs.
+//!
+//! The commands that read an embedded store's run records (`runs list`, `runs checkpoints`,
+//! `runs fork`, `chat`, `ui`) have no Restate counterpart and say so.
+
+mod follow;
+mod serve;
+
+pub use follow::{Verdict, decide, follow, show, start};
+pub use serve::serve;
+
+use crate::config::LoadedAgent;
+use reins_restate::{ClientError, RestateRuns};
+
+/// The agent's Restate ingress URL, when its store is Restate.
+pub fn ingress(agent: &LoadedAgent) -> Option<&str> {
+    agent
+        .file
+        .store
+        .as_ref()
+        .and_then(|store| store.get_ref().restate.as_ref())
+        .map(|url| url.get_ref().as_str())
+}
+
+/// Why `command` cannot run on the agent's store, when that store is Restate.
+pub fn unsupported(agent: &LoadedAgent, command: &str) -> Option<String> {
+    let url = ingress(agent)?;
+    Some(format!(
+        "`reins {command}` is not available for agents on the Restate store (`[store] restate = \
+         \"{url}\"` in {}): Restate keeps no run records to read; use `reins runs show` on a \
+         run id",
+        agent.path.display()
+    ))
+}
+
+/// A client of the agent's ingress.
+pub(crate) fn client(agent: &LoadedAgent, url: &str) -> Result<RestateRuns, String> {
+    RestateRuns::new(url).map_err(|error| {
+        format!(
+            "the Restate ingress URL of {} is not valid: {error}",
+            agent.path.display()
+        )
+    })
+}
+
+/// An ingress failure, said for people: an unreachable server or an unregistered worker gets
+/// the command that fixes it.
+pub(crate) fn explain(agent: &LoadedAgent, url: &str, error: &ClientError) -> String {
+    let file = agent.path.display();
+    match error {
+        ClientError::Transport(_) => format!(
+            "cannot reach the Restate ingress at {url} (is restate-server running?): {error}"
+        ),
+        ClientError::Http { status: 404, body } if body.to_lowercase().contains("service") => {
+            format!(
+                "the Restate server at {url} does not know the agent's service: start its worker \
+             with `reins serve {file} --register <admin URL>` ({body})"
+            )
+        }
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,92 @@
+//! `reins serve`: the agent's Restate worker, until Ctrl-C or SIGTERM.
+
+use crate::assemble::{Approvals, connect};
+use crate::config::LoadedAgent;
+use reins_restate::{AgentService, SERVICE_NAME};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Serves the agent as the Restate deployment on `listen`; registers it with the admin API at
+/// `register` (as `deployment`, default `http://<listen address>`) once it listens. Returns
+/// when the process is told to stop.
+pub async fn serve(
+    agent: &LoadedAgent,
+    listen: SocketAddr,
+    register: Option<String>,
+    deployment: Option<String>,
+) -> Result<(), String> {
+    if super::ingress(agent).is_none() {
+        return Err(format!(
+            "`reins serve` runs a Restate worker: {} needs `[store] restate = \"<ingress URL>\"`",
+            agent.path.display()
+        ));
+    }
+    // A call an approval rule asks about suspends: nobody is at this worker's terminal, and a
+    // replay must decide the same way.
+    let connected = Arc::new(connect(agent, Approvals::Suspend).await?);
+    let service = {
+        let connected = Arc::clone(&connected);
+        AgentService::new(move |steps| connected.build(Some(steps)))
+    };
+    let listener = reins_restate::listener(listen)
+        .map_err(|error| format!("cannot listen on {listen}: {error}"))?;
+    let local = listener
+        .local_addr()
+        .map_err(|error| format!("cannot listen on {listen}: {error}"))?;
+    let deployment = deployment.unwrap_or_else(|| format!("http://{local}"));
+    let worker = tokio::spawn(reins_restate::serve_on(listener, service));
+    eprintln!(
+        "reins: serving agent `{}` ({}) as the Restate service {SERVICE_NAME} on {local}",
+        agent.name(),
+        connected.model_label
+    );
+    if let Some(admin) = register {
+        if let Err(error) = reins_restate::register_deployment(&admin, &deployment).await {
+            worker.abort();
+            return Err(format!(
+                "registering the deployment {deployment} with the Restate admin API at {admin} \
+                 failed: {error}"
+            ));
+        }
+        eprintln!("reins: registered {deployment} with {admin}");
+    } else {
+        eprintln!(
+            "reins: register it once with `restate deployments register {deployment}` or \
+             `reins serve --register <admin URL>`"
+        );
+    }
+    tokio::select! {
+        () = stopped() => {}
+        finished = worker => {
+            return Err(match finished {
+                Ok(()) => "the worker stopped".to_owned(),
+                Err(error) => format!("the worker stopped: {error}"),
+            });
+        }
+    }
+    eprintln!("reins: stopped");
+    Ok(())
+}
+
+/// Ctrl-C, or SIGTERM (what service managers send).
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

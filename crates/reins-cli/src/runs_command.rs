@@ -1,0 +1,289 @@
+//! `reins runs ...`: the runs of an agent's store, and decisions about their waiting calls.
+//! On the Restate store, `show`, `approve`, `deny` and `resume` go through its ingress; the
+//! others read an embedded store's records and say they are not available there.
+
+use crate::run::{Ending, Output};
+use crate::{approve, assemble, fail, fork, load, restate, run, runs, store};
+use clap::Subcommand;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Subcommand, Debug)]
+pub enum RunsCommand {
+    /// List the runs.
+    List {
+        /// The agent file.
+        agent: PathBuf,
+        /// One JSON object per run.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A run's timeline and the calls waiting for a decision.
+    Show {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// As one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a waiting call (then `runs resume`).
+    Approve {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// The call (default: the run's only waiting call).
+        call: Option<String>,
+        /// Run it with these arguments (a JSON object) instead.
+        #[arg(long, conflicts_with = "edit")]
+        args: Option<String>,
+        /// Edit the arguments in $EDITOR first.
+        #[arg(long)]
+        edit: bool,
+        /// Who decides (default: your user name).
+        #[arg(long = "as", value_name = "NAME")]
+        who: Option<String>,
+        /// Why, kept in the run's decision trail.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Deny a waiting call; the model is told `--message`.
+    Deny {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// The call (default: the run's only waiting call).
+        call: Option<String>,
+        /// What the model is told.
+        #[arg(long)]
+        message: Option<String>,
+        /// Who decides (default: your user name).
+        #[arg(long = "as", value_name = "NAME")]
+        who: Option<String>,
+        /// Why, kept in the run's decision trail (the model is told `--message` only).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// The run's checkpoints (one per write of its state), oldest first.
+    Checkpoints {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// One JSON object per checkpoint.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A new run from one of the run's checkpoints (the run itself is kept); prints its id.
+    Fork {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// The checkpoint's version (default: the latest; see `runs checkpoints`).
+        #[arg(long, value_name = "VERSION")]
+        at: Option<i64>,
+        /// The waiting call whose arguments change (default: the checkpoint's only one).
+        #[arg(long)]
+        call: Option<String>,
+        /// The waiting call's new arguments (a JSON object).
+        #[arg(long, conflicts_with = "edit")]
+        args: Option<String>,
+        /// Edit the waiting call's arguments in $EDITOR.
+        #[arg(long)]
+        edit: bool,
+    },
+    /// Continue a suspended run with the decisions recorded for it (on the Restate store, the
+    /// run continues by itself once decided: follow it until it ends or waits again).
+    Resume {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// One JSON event per line on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn runs_main(command: RunsCommand) -> ExitCode {
+    let agent = match &command {
+        RunsCommand::List { agent, .. }
+        | RunsCommand::Show { agent, .. }
+        | RunsCommand::Approve { agent, .. }
+        | RunsCommand::Deny { agent, .. }
+        | RunsCommand::Checkpoints { agent, .. }
+        | RunsCommand::Fork { agent, .. }
+        | RunsCommand::Resume { agent, .. } => agent.clone(),
+    };
+    let loaded = match load(&agent, false) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    if let Some(url) = restate::ingress(&loaded) {
+        // The worker runs the model: this process needs none of its variables.
+        let url = url.to_owned();
+        return on_restate(&loaded, &url, command).await;
+    }
+    // `resume` runs the agent here: the variables a run needs must be set.
+    let loaded = if matches!(command, RunsCommand::Resume { .. }) {
+        match load(&agent, true) {
+            Ok(loaded) => loaded,
+            Err(code) => return code,
+        }
+    } else {
+        loaded
+    };
+    let store = match store::open(&loaded).await {
+        Ok(store) => store,
+        Err(error) => return fail(error),
+    };
+    let own_model = assemble::model_label(loaded.file.model.get_ref());
+    let result = match command {
+        RunsCommand::List { json, .. } => runs::list(&store, json, &own_model).await,
+        RunsCommand::Show { run, json, .. } => runs::show(&store, &run, json, &own_model).await,
+        RunsCommand::Approve {
+            run,
+            call,
+            args,
+            edit,
+            who,
+            reason,
+            ..
+        } => {
+            let change = runs::ArgsChange::from_flags(args, edit);
+            let who = runs::Who { name: who, reason };
+            runs::approve(&store, &run, call, change, &who)
+                .await
+                .map(|_| {
+                    eprintln!("reins: approved; continue the run with `reins runs resume`");
+                })
+        }
+        RunsCommand::Deny {
+            run,
+            call,
+            message,
+            who,
+            reason,
+            ..
+        } => {
+            let who = runs::Who { name: who, reason };
+            runs::deny(&store, &run, call, message, &who)
+                .await
+                .map(|()| {
+                    eprintln!("reins: denied; continue the run with `reins runs resume`");
+                })
+        }
+        RunsCommand::Checkpoints { run, json, .. } => fork::checkpoints(&store, &run, json).await,
+        RunsCommand::Fork {
+            run,
+            at,
+            call,
+            args,
+            edit,
+            ..
+        } => {
+            let change = runs::ArgsChange::from_flags(args, edit);
+            let edit = fork::ForkEdit { call, change };
+            fork::fork_run(&store, &run, at, edit).await.map(|state| {
+                println!("{}", state.run_id);
+                eprintln!(
+                    "reins: forked {run} into {} ({}); continue it with `reins runs resume`",
+                    state.run_id,
+                    runs::status_name(state.status)
+                );
+            })
+        }
+        RunsCommand::Resume { run, json, .. } => {
+            let assembled = match assemble::assemble(&loaded, approve::CliDecider::detect()).await {
+                Ok(assembled) => assembled,
+                Err(error) => return fail(error),
+            };
+            let mut output = Output::new(json).agent_file(&loaded.path);
+            output.started(&run, &loaded.name(), &assembled.model_label);
+            let stream = assembled
+                .agent
+                .resume_stored(store, run)
+                .max_turns(assembled.max_turns)
+                .stream();
+            let ending: Ending = run::drive(stream, &mut output).await;
+            return ending.exit_code();
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => fail(error),
+    }
+}
+
+/// `reins runs ...` for an agent on the Restate store.
+async fn on_restate(
+    loaded: &crate::config::LoadedAgent,
+    url: &str,
+    command: RunsCommand,
+) -> ExitCode {
+    let result = match command {
+        RunsCommand::Show { run, json, .. } => restate::show(loaded, url, &run, json).await,
+        RunsCommand::Approve {
+            run,
+            call,
+            args,
+            edit,
+            who,
+            reason,
+            ..
+        } => match no_trail(who.as_ref(), reason.as_ref()) {
+            Err(error) => Err(error),
+            Ok(()) => {
+                let verdict = restate::Verdict::Approve(runs::ArgsChange::from_flags(args, edit));
+                restate::decide(loaded, url, &run, call, verdict)
+                    .await
+                    .map(|()| eprintln!("reins: approved; the run continues on its worker"))
+            }
+        },
+        RunsCommand::Deny {
+            run,
+            call,
+            message,
+            who,
+            reason,
+            ..
+        } => match no_trail(who.as_ref(), reason.as_ref()) {
+            Err(error) => Err(error),
+            Ok(()) => restate::decide(loaded, url, &run, call, restate::Verdict::Deny(message))
+                .await
+                .map(|()| eprintln!("reins: denied; the run continues on its worker")),
+        },
+        RunsCommand::Resume { run, json, .. } => {
+            // The run continues on its worker once decided: resuming is following it.
+            return restate::follow(loaded, url, &run, json).await.exit_code();
+        }
+        RunsCommand::List { .. } => Err(unsupported(loaded, "runs list")),
+        RunsCommand::Checkpoints { .. } => Err(unsupported(loaded, "runs checkpoints")),
+        RunsCommand::Fork { .. } => Err(unsupported(loaded, "runs fork")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => fail(error),
+    }
+}
+
+fn unsupported(loaded: &crate::config::LoadedAgent, command: &str) -> String {
+    restate::unsupported(loaded, command).unwrap_or_default()
+}
+
+/// `--as` and `--reason` go into an embedded store's decision trail; Restate keeps none, and
+/// dropping them silently would lose what the person meant to record.
+fn no_trail(who: Option<&String>, reason: Option<&String>) -> Result<(), String> {
+    if who.is_some() || reason.is_some() {
+        return Err(
+            "`--as` and `--reason` are kept in an embedded store's decision trail; the Restate \
+             store keeps none: decide without them"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,406 @@
+//! Agents on the Restate store, against a real `restate-server` and fakellm: `reins serve`
+//! runs the worker and registers it, `reins run` suspends on a call an approval rule asks
+//! about (exit 3), `reins runs approve|deny` decide it through the ingress, and the run
+//! finishes on the worker with the tool executed once (or not at all when denied). The
+//! commands that need an embedded store's records say they are not available.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, TIME_RULES, TIME_SERVER_TOOLS, model_table, outcome};
+use reins_test_servers::{RestateServer, free_port};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+const RULES: &str = r#"
+version: 1
+rules:
+  - name: edited
+    when:
+      tool_result_contains: "note: edited"
+    respond:
+      content: "Saved the edited note."
+  - name: answer
+    when:
+      tool_result_contains: "note:"
+    respond:
+      content: "Done: the note is saved."
+  - name: refused
+    when:
+      tool_result_contains: "denied"
+    respond:
+      content: "I did not save it."
+  - name: save
+    when:
+      messages_contain: "note"
+    respond:
+      tool_calls:
+        - name: save_note
+          arguments: {text: "draft"}
+"#;
+
+/// An agent on fakellm and the Restate server at `ingress`, whose `save_note` tool appends
+/// each note it saves to `notes.log` beside the agent file, and waits for a person.
+fn restate_agent(llm: &FakeLlm, ingress: &str) -> AgentDir {
+    AgentDir::new(&format!(
+        r#"name = "notes"
+
+{model}
+[[tools.shell]]
+name = "save_note"
+description = "Saves a note."
+command = ["sh", "-c", "printf 'note: %s\n' \"$0\" | tee -a notes.log", "{{text}}"]
+schema = {{ type = "object", properties = {{ text = {{ type = "string" }} }}, required = ["text"] }}
+
+[hooks.approval]
+rules = [{{ tool = "save_note", action = "ask" }}]
+
+[store]
+restate = "{ingress}"
+"#,
+        model = model_table(&llm.openai_url())
+    ))
+}
+
+/// `reins serve` of an agent on `listen`, registered with the server's admin API; killed on
+/// drop.
+struct Worker(Child);
+
+impl Worker {
+    fn start(agent: &AgentDir, server: &RestateServer, listen: &str) -> Worker {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_reins"))
+            .arg("serve")
+            .arg(&agent.file)
+            .args(["--listen", listen, "--register", &server.admin_url()])
+            .current_dir(agent.dir.path())
+            .env("REINS_TEST_KEY", "k")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("reins serve starts");
+        let stderr = child.stderr.take().expect("the worker's stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let mut printed = Vec::new();
+        // The worker says it registered, or exits (ending its stderr) saying why not.
+        loop {
+            match lines.next() {
+                Some(Ok(line)) => {
+                    let registered = line.starts_with("reins: registered");
+                    printed.push(line);
+                    if registered {
+                        break;
+                    }
+                }
+                _ => panic!("reins serve did not register:\n{}", printed.join("\n")),
+            }
+        }
+        // Keep reading, so that the worker never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Worker(child)
+    }
+}
+
+impl Worker {
+    /// Sends SIGTERM (what a service manager sends) and returns the exit code.
+    fn terminate(mut self) -> Option<i32> {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIGTERM reaches the worker");
+        self.0.wait().expect("the worker exits").code()
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+/// `reins run --json` of `prompt` until the call waits; returns the run id and the waiting
+/// call. (fakellm tells conversations apart by their first message: one prompt per run.)
+fn suspend(agent: &AgentDir, prompt: &str) -> (String, Value) {
+    let (code, stdout, stderr) = outcome(agent.reins(&["run", "AGENT", prompt, "--json"]));
+    assert_eq!(
+        code, 3,
+        "a call waiting for a person exits 3\n{stdout}\n{stderr}"
+    );
+    let events = events(&stdout);
+    assert_eq!(events[0]["event"], "started", "{stdout}");
+    let suspended = events.last().expect("events").clone();
+    assert_eq!(suspended["event"], "suspended", "{stdout}");
+    assert_eq!(suspended["pending"][0]["tool"], "save_note");
+    assert_eq!(suspended["pending"][0]["args"]["text"], "draft");
+    (
+        suspended["run"].as_str().expect("run id").to_owned(),
+        suspended["pending"][0].clone(),
+    )
+}
+
+fn notes(agent: &AgentDir) -> String {
+    std::fs::read_to_string(agent.dir.path().join("notes.log")).unwrap_or_default()
+}
+
+fn show(agent: &AgentDir, run: &str) -> Value {
+    let (code, stdout, stderr) = outcome(agent.reins(&["runs", "show", "AGENT", run, "--json"]));
+    assert_eq!(code, 0, "{stderr}");
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+#[test]
+fn a_call_suspended_on_restate_is_approved_and_the_run_finishes_on_the_worker() {
+    let server = RestateServer::start("cli-approve");
+    let llm = FakeLlm::start(RULES);
+    let agent = restate_agent(&llm, &server.ingress_url());
+    // Restate calls a suspended run back at the address it started on.
+    let listen = format!("127.0.0.1:{}", free_port());
+    let worker = Worker::start(&agent, &server, &listen);
+
+    let (run, call) = suspend(&agent, "Save a note.");
+    assert!(notes(&agent).is_empty(), "nothing ran before the decision");
+    let shown = show(&agent, &run);
+    assert_eq!(shown["status"], "suspended", "{shown}");
+    assert_eq!(shown["pending"][0]["call"], call["call"]);
+
+    // The waiting run holds no worker: it survives the worker's death and finishes on the
+    // next one.
+    drop(worker);
+    let _worker = Worker::start(&agent, &server, &listen);
+
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(agent.reins(&["runs", "resume", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.", "{stderr}");
+    assert_eq!(notes(&agent), "note: draft\n", "the tool ran once");
+
+    let shown = show(&agent, &run);
+    assert_eq!(shown["status"], "completed", "{shown}");
+    assert_eq!(shown["answer"], "Done: the note is saved.");
+    assert_eq!(shown["turns"], 2);
+    assert_eq!(shown["pending"], Value::Array(vec![]));
+    // Two model calls and the tool call, each one journaled step.
+    assert_eq!(shown["steps"].as_array().map(Vec::len), Some(3), "{shown}");
+
+    for command in ["show", "resume"] {
+        let (code, _, stderr) = outcome(agent.reins(&["runs", command, "AGENT", "run-unknown"]));
+        assert_eq!(code, 1, "{command}: {stderr}");
+        assert!(
+            stderr.contains("run `run-unknown` is not known"),
+            "{command}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_denied_call_never_runs_and_an_edited_one_runs_with_its_new_arguments() {
+    let server = RestateServer::start("cli-decide");
+    let llm = FakeLlm::start(RULES);
+    let agent = restate_agent(&llm, &server.ingress_url());
+    let worker = Worker::start(&agent, &server, "127.0.0.1:0");
+
+    let (denied, call) = suspend(&agent, "Save a note.");
+    let call = call["call"].as_str().expect("call id");
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &denied, "t9c9"]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("no call `t9c9` waiting"), "{stderr}");
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "deny",
+        "AGENT",
+        &denied,
+        call,
+        "--message",
+        "not today",
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(agent.reins(&["runs", "resume", "AGENT", &denied]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "I did not save it.");
+    assert!(notes(&agent).is_empty(), "the denied call did not run");
+
+    let (edited, _) = suspend(&agent, "Save another note.");
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "approve",
+        "AGENT",
+        &edited,
+        "--args",
+        r#"{"text": "edited"}"#,
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) =
+        outcome(agent.reins(&["runs", "resume", "AGENT", &edited, "--json"]));
+    assert_eq!(code, 0, "{stderr}");
+    let done = events(&stdout).pop().expect("events");
+    assert_eq!(done["event"], "done", "{stdout}");
+    assert_eq!(done["answer"], "Saved the edited note.");
+    assert_eq!(notes(&agent), "note: edited\n");
+
+    assert_eq!(
+        worker.terminate(),
+        Some(0),
+        "SIGTERM stops the worker cleanly"
+    );
+}
+
+#[test]
+fn check_accepts_a_restate_ingress_url_and_points_at_a_bad_one() {
+    let llm_url = "http://127.0.0.1:9/v1";
+    let file = |store: &str| format!("{}\n[store]\n{store}\n", model_table(llm_url).trim_end());
+    let agent = AgentDir::new(&file("restate = \"http://127.0.0.1:8080\""));
+    let (code, stdout, stderr) =
+        outcome(agent.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("ok"), "{stdout}");
+
+    for (store, needle) in [
+        ("restate = \"127.0.0.1:8080\"", "http:// or https://"),
+        ("restate = \"ftp://127.0.0.1:8080\"", "http:// or https://"),
+        ("restate = \"http://\"", "is not a valid URL"),
+        (
+            "restate = \"http://127.0.0.1:8080\"\nsqlite = \"runs.sqlite\"",
+            "give one store",
+        ),
+        (
+            "restate = \"http://admin:hunter2@127.0.0.1:8080\"",
+            "must not hold credentials",
+        ),
+        (
+            "restate = \"http://127.0.0.1:8080\"\n\n[limits]\nmax_wall_time_secs = 60",
+            "`limits.max_wall_time_secs` reads the clock",
+        ),
+    ] {
+        let agent = AgentDir::new(&file(store));
+        let (code, _, stderr) =
+            outcome(agent.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
+        assert_eq!(code, 2, "{store}: {stderr}");
+        assert!(
+            stderr.contains("agent.toml:7:") && stderr.contains(needle),
+            "{store}: expected `{needle}` at line 7, got\n{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn commands_that_need_run_records_say_the_restate_store_has_none() {
+    let agent = AgentDir::new(&format!(
+        "{}\n[store]\nrestate = \"http://127.0.0.1:9\"\n",
+        model_table("http://127.0.0.1:9/v1")
+    ));
+    for args in [
+        &["runs", "list", "AGENT"][..],
+        &["runs", "checkpoints", "AGENT", "run-1"],
+        &["runs", "fork", "AGENT", "run-1"],
+        &["chat", "AGENT"],
+        &["ui", "AGENT"],
+    ] {
+        let (code, _, stderr) = outcome(agent.reins(args).env("REINS_TEST_KEY", "k"));
+        assert_eq!(code, 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("not available for agents on the Restate store"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    }
+    // Nothing listens on the ingress: `reins run` says so instead of hanging.
+    let (code, _, stderr) = outcome(agent.reins(&["run", "AGENT", "hello"]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("cannot reach the Restate ingress"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_example_restate_agent_passes_check() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/agents/restate-assistant.toml");
+    let agent = AgentDir::new("");
+    let (code, stdout, stderr) =
+        outcome(agent.reins(&["check", example]).env("OPENAI_API_KEY", "k"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("ok (agent `restate-assistant`)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_run_without_a_registered_worker_names_the_command_that_serves_one() {
+    let server = RestateServer::start("cli-unregistered");
+    let llm = FakeLlm::start(RULES);
+    let agent = restate_agent(&llm, &server.ingress_url());
+    let (code, _, stderr) = outcome(agent.reins(&["run", "AGENT", "Save a note."]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("reins serve"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn serve_refuses_an_agent_whose_store_is_not_restate() {
+    let agent = AgentDir::new(&model_table("http://127.0.0.1:9/v1"));
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&["serve", "AGENT", "--listen", "127.0.0.1:0"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("needs `[store] restate"), "{stderr}");
+}
+
+#[test]
+fn a_run_that_fails_on_the_worker_exits_1_with_the_reason() {
+    let server = RestateServer::start("cli-failed");
+    // A model server that answers every request with an error.
+    let llm = FakeLlm::start(
+        "version: 1\nrules:\n  - name: broken\n    when: {messages_contain: \"note\"}\n    respond:\n      status: 400\n      error: \"no such model\"\n",
+    );
+    let agent = restate_agent(&llm, &server.ingress_url());
+    let _worker = Worker::start(&agent, &server, "127.0.0.1:0");
+    let (code, stdout, stderr) = outcome(agent.reins(&["run", "AGENT", "Save a note.", "--json"]));
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let failed = events(&stdout).pop().expect("events");
+    assert_eq!(failed["event"], "error", "{stdout}");
+    let message = failed["message"].as_str().unwrap_or_default();
+    assert!(message.contains("the run failed"), "{stdout}");
+    assert!(message.contains("400"), "{stdout}");
+    let shown = show(&agent, failed["run"].as_str().expect("run id"));
+    assert_eq!(shown["status"], "failed", "{shown}");
+}
+
+#[test]
+fn an_mcp_servers_tool_runs_on_the_worker_as_a_journaled_step() {
+    let server = RestateServer::start("cli-mcp");
+    let llm = FakeLlm::start(TIME_RULES);
+    let agent = AgentDir::new(&format!(
+        r#"{model}
+{time_server}
+[store]
+restate = "{ingress}"
+"#,
+        model = model_table(&llm.openai_url()),
+        time_server = TIME_SERVER_TOOLS,
+        ingress = server.ingress_url(),
+    ));
+    let _worker = Worker::start(&agent, &server, "127.0.0.1:0");
+    let (code, stdout, stderr) = outcome(agent.reins(&["run", "AGENT", "What time is it?"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(stdout.trim(), "The time server answered.", "{stderr}");
+    // The model call, the MCP tool call (named by its effect id), the final model call.
+    let steps: Vec<&str> = stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("[step] "))
+        .collect();
+    assert_eq!(steps.len(), 3, "{stderr}");
+    assert!(steps[1].ends_with("/t1c0"), "{stderr}");
+}

@@ -1,0 +1,209 @@
+//! `restate-server`, installed by scripts/install/restate.sh into the workspace's
+//! `.tools/npm`, on free loopback ports with a temporary data directory.
+
+use crate::free_port;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long the server may take to answer its health checks, and a registration to succeed.
+const PATIENCE: Duration = Duration::from_secs(90);
+
+/// The `restate-server` binary: `$RESTATE_SERVER`, or the one scripts/install/restate.sh put
+/// under `.tools/npm`; fails the test with the install command when there is none.
+pub fn restate_server_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("RESTATE_SERVER") {
+        return PathBuf::from(path);
+    }
+    let scope = crate::npm_modules().join("@restatedev");
+    let found = std::fs::read_dir(&scope).ok().and_then(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path().join("bin/restate-server"))
+            .find(|path| path.is_file())
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "restate-server is not installed (looked in {}): run scripts/install/restate.sh \
+             at the workspace root (scripts/test.sh does) or set RESTATE_SERVER",
+            scope.display()
+        )
+    })
+}
+
+/// A fresh directory under the system's temporary directory.
+fn unique_dir(label: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!(
+        "reins-restate-{label}-{}-{nanos}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
+
+/// A `restate-server` on free loopback ports with a fresh data directory, killed on drop (its
+/// directory is removed unless the test panicked: the log stays for reading).
+pub struct RestateServer {
+    child: Child,
+    dir: PathBuf,
+    admin_port: u16,
+    ingress_port: u16,
+}
+
+impl RestateServer {
+    /// Starts the server and waits until its admin API and its ingress answer (at most 90 s).
+    /// `label` names its cluster and its temporary directory.
+    pub fn start(label: &str) -> RestateServer {
+        let dir = unique_dir(label);
+        let (node, admin_port, ingress_port) = (free_port(), free_port(), free_port());
+        // Quick retries: a test's worker may come up a moment after an invocation is sent.
+        let config = format!(
+            r#"cluster-name = "reins-{label}"
+default-num-partitions = 2
+disable-telemetry = true
+bind-address = "127.0.0.1:{node}"
+advertised-address = "http://127.0.0.1:{node}/"
+rocksdb-total-memory-size = "128 MiB"
+log-filter = "warn"
+
+[default-retry-policy]
+initial-interval = "50ms"
+exponentiation-factor = 2.0
+max-attempts = 10000
+max-interval = "500ms"
+
+[admin]
+bind-address = "127.0.0.1:{admin_port}"
+
+[ingress]
+bind-address = "127.0.0.1:{ingress_port}"
+"#
+        );
+        let config_path = dir.join("restate.toml");
+        std::fs::write(&config_path, config).expect("the server's config file");
+        let log = std::fs::File::create(dir.join("server.log")).expect("the server's log file");
+        let binary = restate_server_binary();
+        let child = Command::new(&binary)
+            .arg("--config-file")
+            .arg(&config_path)
+            .arg("--base-dir")
+            .arg(dir.join("data"))
+            .args(["--listen-mode", "tcp", "--no-logo"])
+            .stdout(Stdio::from(log.try_clone().expect("a log handle")))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .unwrap_or_else(|error| {
+                panic!(
+                    "could not start {} ({error}); run scripts/install/restate.sh",
+                    binary.display()
+                )
+            });
+        let server = RestateServer {
+            child,
+            dir,
+            admin_port,
+            ingress_port,
+        };
+        server.wait_healthy();
+        server
+    }
+
+    /// The ingress, e.g. `http://127.0.0.1:12345` (where runs are started and decided).
+    pub fn ingress_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.ingress_port)
+    }
+
+    /// The admin API, e.g. `http://127.0.0.1:12346` (where deployments are registered).
+    pub fn admin_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.admin_port)
+    }
+
+    /// The server's temporary directory, removed on drop; tests may keep files there.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.join("server.log")
+    }
+
+    fn wait_healthy(&self) {
+        let deadline = Instant::now() + PATIENCE;
+        for (port, path) in [
+            (self.admin_port, "/health"),
+            (self.ingress_port, "/restate/health"),
+        ] {
+            while !matches!(http(port, "GET", path, None), Ok((200..=299, _))) {
+                assert!(
+                    Instant::now() < deadline,
+                    "restate-server did not become healthy at 127.0.0.1:{port}{path}; see {}",
+                    self.log_path().display()
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+
+    /// Registers the deployment (a worker's endpoint, e.g. `http://127.0.0.1:9080`) through
+    /// the admin API; fails the test with the server's answer when it is refused.
+    pub fn register(&self, deployment: &str) {
+        let body = format!("{{\"uri\": \"{deployment}\"}}");
+        match http(self.admin_port, "POST", "/deployments", Some(&body)) {
+            Ok((200..=299, _)) => {}
+            Ok((status, answer)) => {
+                panic!("registering {deployment} failed: HTTP {status} {answer}")
+            }
+            Err(error) => panic!(
+                "the admin API did not answer ({error}); see {}",
+                self.log_path().display()
+            ),
+        }
+    }
+}
+
+impl Drop for RestateServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// One HTTP/1.1 request to the loopback `port`: the status and the body (with `Connection:
+/// close`, the body is the rest of the stream).
+fn http(port: u16, method: &str, path: &str, json: Option<&str>) -> std::io::Result<(u16, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(PATIENCE))?;
+    let body = json.unwrap_or_default();
+    let content_type = if json.is_some() {
+        "Content-Type: application/json\r\n"
+    } else {
+        ""
+    };
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{content_type}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let answer = response
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, rest)| rest)
+        .to_owned();
+    Ok((status, answer))
+}
