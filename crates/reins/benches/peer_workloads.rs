@@ -481,6 +481,21 @@ fn repeat(case: &str, runs: usize) {
                     .build();
                 measured(&mut || drop(rt.block_on(reins_streamed(&agent))));
             }
+            // One run of the concurrent workload (its 10 ms waits included) on this thread:
+            // what each of the 10,000 runs costs the processor.
+            "concurrent/hand_loop" => {
+                let model = shared_tool_loop_model();
+                measured(&mut || {
+                    drop(rt.block_on(hand_tool_loop(&model, &add(), &tools, true)));
+                });
+            }
+            "concurrent/reins" => {
+                let agent = concurrent_agent();
+                measured(&mut || {
+                    let run = agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future();
+                    drop(rt.block_on(run));
+                });
+            }
             _ => panic!("unknown case {case}"),
         }
     }

@@ -189,8 +189,16 @@ impl ToolCall {
 pub(crate) fn arguments_text(arguments: &Value) -> String {
     match arguments {
         Value::String(raw) => raw.clone(),
-        other => other.to_string(),
+        other => json_text(other),
     }
+}
+
+/// `value` as compact JSON text. Written straight into the string's buffer: `Display`
+/// (`value.to_string()`) goes through the formatting machinery and costs several times as
+/// much, on a path every tool call takes.
+pub(crate) fn json_text(value: &Value) -> String {
+    // Serializing a `Value` cannot fail: its map keys are strings.
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// The model's reasoning, as far as the provider exposes it.

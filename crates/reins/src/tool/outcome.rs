@@ -19,7 +19,7 @@ impl ToolOutput {
         match self {
             ToolOutput::Text(text) => text.clone(),
             ToolOutput::Json(Value::String(text)) => text.clone(),
-            ToolOutput::Json(value) => value.to_string(),
+            ToolOutput::Json(value) => crate::message::json_text(value),
         }
     }
 }

@@ -284,12 +284,14 @@ impl<'a> Driver<'a> {
         // (provider id, internal id, arguments so far), in order of first appearance.
         let mut calls: Vec<(String, String, String)> = Vec::new();
         loop {
+            // Matched where it lands: a chunk is not moved into a larger `Result<_, Halt>`.
             let chunk = match AssertUnwindSafe(stream.next()).catch_unwind().await {
-                Ok(Some(chunk)) => chunk,
+                Ok(Some(Ok(chunk))) => chunk,
+                Ok(Some(Err(error))) => return Err(Halt::Completion(error)),
                 Ok(None) => break,
                 Err(panic) => return Err(Halt::Completion(model_panicked(panic))),
             };
-            match chunk.map_err(Halt::Completion)? {
+            match chunk {
                 StreamChunk::Text(delta) => {
                     text.push_str(&delta);
                     if self.observes(StepEventKind::TextDelta) {

@@ -359,7 +359,7 @@ impl CallEnv<'_> {
                 let context = ToolCallContext::new(self.run_id, internal_id, &call.id);
                 let execution = self.tools.call(&call.name, args, context).await;
                 let args_text = match rewritten {
-                    Some(args) if observed => args.to_string(),
+                    Some(args) if observed => crate::message::json_text(&args),
                     _ => args_text,
                 };
                 (execution, args_text)

@@ -121,7 +121,7 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
                 return ControlFlow::Continue(());
             }
             DispatchAction::RewriteToolArgs(value) => {
-                let text = value.to_string();
+                let text = crate::message::json_text(&value);
                 self.rewritten = Some((value, text));
                 return ControlFlow::Continue(());
             }
