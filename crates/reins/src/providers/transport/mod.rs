@@ -11,6 +11,7 @@ mod client;
 mod model;
 mod protocol;
 mod retry;
+mod send;
 mod settings;
 mod sse;
 mod stream;

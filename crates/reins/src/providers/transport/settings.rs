@@ -141,3 +141,13 @@ pub enum ProviderError {
     #[error("the HTTP client could not be built: {0}")]
     Client(String),
 }
+
+/// Replaces every occurrence of the key in `text`.
+pub(crate) fn scrub_key(text: &str, key: Option<&ApiKey>) -> String {
+    match key {
+        Some(key) if !key.expose().is_empty() && text.contains(key.expose()) => {
+            text.replace(key.expose(), "<redacted>")
+        }
+        _ => text.to_owned(),
+    }
+}
