@@ -1,17 +1,17 @@
 //! A [`HookStack`] as one [`AgentHook`]: what the stack answers for the chained and merged
 //! methods, in either [`Mode`] (the first-decision and everyone-observes methods answer with
-//! their rule directly, see `erased.rs`).
+//! their rule directly, see `nested.rs`).
 //!
 //! Registered as a hook (in an agent, a run or another stack), a stack is held as itself and
-//! answers in [`Caught`](super::erased::Caught) mode, so a member's panic reaches the run as a
+//! answers in [`Caught`](super::mode::Caught) mode, so a member's panic reaches the run as a
 //! value, classified as if the member had been registered directly. Its own `AgentHook`
 //! methods, which only code calling a stack directly uses, answer in
-//! [`Direct`](super::erased::Direct) mode: a member's panic unwinds to that caller, as it was
+//! [`Direct`](super::mode::Direct) mode: a member's panic unwinds to that caller, as it was
 //! raised.
 
 use super::StepEventKind;
 use super::compose;
-use super::erased::{AsyncMethod, Direct, Mode, SyncMethod};
+use super::compose::Stacked;
 use super::events::{
     CompletionCallEvent, DispatchEvent, InvalidToolCallContext, ModelSelectEvent,
     ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent, RunSettledEvent, RunStartEvent,
@@ -19,8 +19,9 @@ use super::events::{
 };
 use super::links::{
     EffectDispatch, EffectOutcome, FailureChain, ModelOutcome, PromptChain, RequestChain,
-    ResponseChain, SelectionChain, Stacked, ToolCallChain, ToolDispatchDecision, ToolResultChain,
+    ResponseChain, SelectionChain, ToolCallChain, ToolDispatchDecision, ToolResultChain,
 };
+use super::mode::{AsyncMethod, Direct, Mode, SyncMethod};
 use super::stack::HookStack;
 use super::step::{Flow, StepEvent};
 use super::table;
@@ -117,7 +118,7 @@ impl AgentHook for HookStack {
 
 impl HookStack {
     /// The stack's answer to `M`, its members called in
-    /// [`Direct`](super::erased::Direct) mode.
+    /// [`Direct`](super::mode::Direct) mode.
     async fn direct<'e, M: AsyncMethod>(
         &'e self,
         ctx: &'e HookContext,

@@ -2,13 +2,12 @@
 //!
 //! Each rule calls the members that observe an event in registration order, in a [`Mode`]:
 //! [`Caught`] for a run, where a member's panic ends the rule with a
-//! [`HookFailure`](super::erased::HookFailure) value, or [`Direct`](super::erased::Direct) for
+//! [`HookFailure`](super::mode::HookFailure) value, or [`Direct`](super::mode::Direct) for
 //! a stack's own `AgentHook` methods. How a chained event passes one hook's answer to the next
 //! is its [`Link`] (in `links.rs`); how answers merge or decide is the action type's [`Merge`]
 //! or [`Decision`].
 
-use super::erased::{AsyncMethod, Caught, Mode, SyncMethod};
-use super::links::Stacked;
+use super::mode::{AsyncMethod, Caught, Mode, SyncMethod};
 use super::stack::Observers;
 use super::step::Flow;
 use super::table::Method;
@@ -146,6 +145,15 @@ pub(crate) fn everyone_observes<'e, M: AsyncMethod<Action = ()>>(
             }
         }
     }
+}
+
+/// The combined answer of a stack to a chained or merged event.
+#[derive(Debug)]
+pub(crate) enum Stacked<T> {
+    /// Go on with this (possibly updated) value.
+    Go(T),
+    /// A hook ended the run.
+    Stop(StopReason),
 }
 
 /// What a chained event passes from hook to hook.

@@ -1,7 +1,7 @@
 //! What a chained event passes from hook to hook: one [`Link`] per chain, and what a stack
 //! answers a run with.
 
-use super::compose::Link;
+use super::compose::{Link, Stacked};
 use super::events::{
     DispatchEvent, DispatchKind, DispatchTarget, ModelSelectEvent, OutcomeEvent, OutcomeTarget,
     RunStartEvent, ToolCallView, ToolResult,
@@ -14,15 +14,6 @@ use crate::message::Message;
 use crate::tool::ToolOutput;
 use serde_json::Value;
 use std::ops::ControlFlow;
-
-/// The combined answer of a stack to a chained or merged event.
-#[derive(Debug)]
-pub(crate) enum Stacked<T> {
-    /// Go on with this (possibly updated) value.
-    Go(T),
-    /// A hook ended the run.
-    Stop(StopReason),
-}
 
 /// The combined answer of a stack to a tool dispatch.
 #[derive(Debug)]

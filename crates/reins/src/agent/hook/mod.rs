@@ -13,7 +13,10 @@ mod context;
 mod erased;
 mod events;
 mod links;
+mod mode;
+mod nested;
 mod patch;
+mod run_calls;
 mod stack;
 mod step;
 mod table;
@@ -26,15 +29,16 @@ pub use actions::{
     CompletionCallAction, DispatchAction, InvalidToolCallAction, ModelSelectionAction,
     ModelTurnAction, ObservationAction, OutcomeAction, RunStartAction, ToolArgs,
 };
+pub(crate) use compose::Stacked;
 pub use context::{HookContext, Scratchpad};
-pub(crate) use erased::HookFailure;
 pub use events::{
     CompletionCallEvent, DispatchEvent, DispatchKind, InvalidToolCallContext, ModelSelectEvent,
     ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent, RunSettledEvent, RunStartEvent,
     TextDeltaEvent, ToolCallDeltaEvent, ToolResult,
 };
 pub(crate) use events::{DispatchTarget, OutcomeTarget, ToolCallView};
-pub(crate) use links::{ModelOutcome, Stacked, ToolDispatchDecision};
+pub(crate) use links::{ModelOutcome, ToolDispatchDecision};
+pub(crate) use mode::HookFailure;
 pub use patch::RequestPatch;
 pub use stack::HookStack;
 pub use step::{Flow, StepEvent};
