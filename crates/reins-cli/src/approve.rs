@@ -75,7 +75,7 @@ async fn ask(request: &ApprovalRequest) -> Decision {
                 eprint!("[approval] message for the model (empty for none): ");
                 let _ = std::io::stderr().flush();
                 let message = lines.recv().await;
-                return Decision::deny(crate::runs::denial(message.as_deref()));
+                return Decision::deny(denial(message.as_deref()));
             }
             "e" | "edit" => {
                 return match edit_in_editor(&request.args) {
@@ -164,4 +164,12 @@ fn stdin_lines() -> &'static Mutex<mpsc::UnboundedReceiver<String>> {
         });
         Mutex::new(receiver)
     })
+}
+
+/// What the model is told about a denied call: that a person denied it, and their message.
+pub fn denial(message: Option<&str>) -> String {
+    match message.map(str::trim).filter(|m| !m.is_empty()) {
+        Some(message) => format!("denied by the user: {message}"),
+        None => "denied by the user".to_owned(),
+    }
 }

@@ -2,7 +2,7 @@
 //! about the calls that wait for a person. Decisions go through
 //! [`RunStore::decide`](reins::store::RunStore::decide), as the web inbox's do.
 
-use crate::approve::{edit_in_editor, parse_args, pretty};
+use crate::approve::{denial, edit_in_editor, parse_args, pretty};
 use reins::agent::{RunState, RunStatus, ToolDecision};
 use reins::message::{AssistantContent, Message};
 use reins::store::BoxedStore;
@@ -381,12 +381,4 @@ pub fn decided_by(via: &str) -> String {
         .filter(|user| !user.trim().is_empty())
         .unwrap_or_else(|| "an unnamed user".to_owned());
     format!("{user} via {via}")
-}
-
-/// What the model is told about a denied call: that a person denied it, and their message.
-pub fn denial(message: Option<&str>) -> String {
-    match message.map(str::trim).filter(|m| !m.is_empty()) {
-        Some(message) => format!("denied by the user: {message}"),
-        None => "denied by the user".to_owned(),
-    }
 }

@@ -2,12 +2,10 @@
 //! rmcp's errors to ones naming the server, and starting a crashed stdio server again.
 
 use crate::McpError;
-use crate::McpTools;
 use crate::content::McpToolResult;
 use crate::handler::ClientEvents;
 use crate::server::{EFFECT_ID_META_KEY, McpServer, scrub};
 use crate::stderr::StderrTail;
-use crate::tool::McpTool;
 use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 use rmcp::service::{RunningService, ServiceError};
@@ -71,7 +69,7 @@ pub(crate) struct ClientInner {
     pub(crate) name: String,
     pub(crate) call_timeout: Option<Duration>,
     server: McpServer,
-    events: ClientEvents,
+    pub(crate) events: ClientEvents,
     /// The current connection; replaced when a crashed stdio server is started again.
     connection: tokio::sync::Mutex<Arc<Connection>>,
     restarts: AtomicU32,
@@ -130,20 +128,6 @@ impl McpClient {
     /// with [`McpTools::refresh`].
     pub fn tools_changed(&self) -> bool {
         self.inner.events.tools_changed.load(Ordering::Acquire)
-    }
-
-    /// Every tool of the server (following `nextCursor` through all pages), as reins tools.
-    /// Narrow them with [`McpTools::filter`] and name them with [`McpTools::prefix`].
-    pub async fn tools(&self) -> Result<McpTools, McpError> {
-        // Read before listing: a change announced while the list is in flight makes this
-        // listing stale, not lost.
-        let generation = self.inner.events.tools_generation();
-        let listed = self.inner.list_tools().await?;
-        let tools = listed
-            .into_iter()
-            .map(|tool| McpTool::new(self.inner.clone(), tool))
-            .collect();
-        Ok(McpTools::new(self.clone(), tools, generation))
     }
 
     /// Whether the tool list changed since a listing that saw `generation`.

@@ -70,6 +70,7 @@
 #![deny(missing_docs)]
 
 mod client;
+mod connect;
 mod content;
 mod error;
 mod handler;

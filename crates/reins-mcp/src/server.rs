@@ -1,19 +1,8 @@
 //! How to reach an MCP server ([`McpServer`]): a child process over stdio, or a URL over
-//! streamable HTTP; and opening one connection to it.
+//! streamable HTTP. Opening a connection to it is in `connect.rs`.
 
-use crate::McpError;
-use crate::client::{Connection, McpClient};
-use crate::handler::ClientEvents;
-use crate::stderr::StderrTail;
-use rmcp::ServiceExt;
-use rmcp::transport::TokioChildProcess;
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
-};
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 /// The `_meta` key under which a call's effect id is sent to the server.
@@ -70,21 +59,21 @@ pub(crate) enum Transport {
 
 #[derive(Debug, Clone)]
 pub(crate) struct StdioCommand {
-    command: OsString,
-    args: Vec<OsString>,
-    env: Vec<(OsString, Redacted<OsString>)>,
-    env_removed: Vec<OsString>,
-    current_dir: Option<PathBuf>,
+    pub(crate) command: OsString,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: Vec<(OsString, Redacted<OsString>)>,
+    pub(crate) env_removed: Vec<OsString>,
+    pub(crate) current_dir: Option<PathBuf>,
 }
 
 #[derive(Clone)]
 pub(crate) struct HttpEndpoint {
     /// The URL as given; its query and user information may hold secrets.
-    url: String,
+    pub(crate) url: String,
     /// The URL without query, fragment or user information: what errors and `Debug` show.
     shown_url: String,
-    headers: Vec<(String, Redacted<String>)>,
-    bearer_token: Option<Redacted<String>>,
+    pub(crate) headers: Vec<(String, Redacted<String>)>,
+    pub(crate) bearer_token: Option<Redacted<String>>,
 }
 
 impl std::fmt::Debug for HttpEndpoint {
@@ -109,7 +98,7 @@ impl HttpEndpoint {
 
     /// What must not appear in error messages, each with what to show instead: the full URL
     /// (an HTTP library's error quotes it), header values and the token.
-    fn secrets(&self) -> Vec<(String, String)> {
+    pub(crate) fn secrets(&self) -> Vec<(String, String)> {
         let mut secrets = Vec::new();
         if self.url != self.shown_url {
             secrets.push((self.url.clone(), self.shown_url.clone()));
@@ -140,7 +129,7 @@ fn shown_url(url: &str) -> String {
 
 /// A value whose `Debug` output is hidden.
 #[derive(Clone)]
-pub(crate) struct Redacted<T>(T);
+pub(crate) struct Redacted<T>(pub(crate) T);
 
 impl<T> std::fmt::Debug for Redacted<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -282,122 +271,10 @@ impl McpServer {
 
     /// How many times in the client's life a stdio server that exited is started again, on
     /// the next request after it died ([`DEFAULT_MAX_RESTARTS`]; 0 never restarts). The
-    /// request that found it dead fails with [`McpError::Disconnected`].
+    /// request that found it dead fails with [`McpError::Disconnected`](crate::McpError::Disconnected).
     pub fn max_restarts(mut self, restarts: u32) -> Self {
         self.max_restarts = restarts;
         self
-    }
-
-    /// Starts the server's process (stdio) or reaches its URL (HTTP), and performs the MCP
-    /// handshake.
-    ///
-    /// Fails with [`McpError::Spawn`] when the command cannot be started,
-    /// [`McpError::Handshake`] when the process exits, the URL does not answer, or the peer
-    /// does not speak MCP (with the end of a process's standard error), [`McpError::Config`]
-    /// for a header that HTTP cannot carry, and [`McpError::Timeout`] past the connect
-    /// timeout; a started process is killed in the failing cases.
-    pub async fn connect(self) -> Result<McpClient, McpError> {
-        let events = ClientEvents::new(&self.name);
-        let connection = self.open(events.clone()).await?;
-        Ok(McpClient::new(self, events, connection))
-    }
-
-    /// Opens one connection, whose notifications go to `events`.
-    pub(crate) async fn open(&self, events: ClientEvents) -> Result<Connection, McpError> {
-        match &self.transport {
-            Transport::Stdio(command) => self.open_stdio(command, events).await,
-            Transport::Http(endpoint) => self.open_http(endpoint, events).await,
-        }
-    }
-
-    async fn open_stdio(
-        &self,
-        stdio: &StdioCommand,
-        events: ClientEvents,
-    ) -> Result<Connection, McpError> {
-        let mut command = tokio::process::Command::new(&stdio.command);
-        command.args(&stdio.args).kill_on_drop(true);
-        for key in &stdio.env_removed {
-            command.env_remove(key);
-        }
-        command.envs(stdio.env.iter().map(|(k, v)| (k, &v.0)));
-        if let Some(dir) = &stdio.current_dir {
-            command.current_dir(dir);
-        }
-        let (transport, stderr) = TokioChildProcess::builder(command)
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| McpError::Spawn {
-                server: self.name.clone(),
-                command: stdio.command.to_string_lossy().into_owned(),
-                source,
-            })?;
-        let process_id = transport.id();
-        let stderr_tail = StderrTail::default();
-        match stderr {
-            Some(stderr) => stderr_tail.follow(self.name.clone(), stderr),
-            None => stderr_tail.lock().closed = true,
-        }
-        match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
-            Ok(Ok(service)) => Ok(Connection::new(
-                service,
-                process_id,
-                Some(stderr_tail),
-                Vec::new(),
-            )),
-            Ok(Err(error)) => Err(McpError::Handshake {
-                server: self.name.clone(),
-                message: error.to_string(),
-                stderr: stderr_tail.settled().await,
-            }),
-            Err(_) => Err(self.connect_timed_out()),
-        }
-    }
-
-    async fn open_http(
-        &self,
-        endpoint: &HttpEndpoint,
-        events: ClientEvents,
-    ) -> Result<Connection, McpError> {
-        let mut headers = HashMap::new();
-        for (name, value) in &endpoint.headers {
-            let header_name =
-                http::HeaderName::try_from(name.as_str()).map_err(|_| McpError::Config {
-                    server: self.name.clone(),
-                    message: format!("`{name}` is not a valid HTTP header name"),
-                })?;
-            let mut header_value =
-                http::HeaderValue::try_from(value.0.as_str()).map_err(|_| McpError::Config {
-                    server: self.name.clone(),
-                    message: format!("the value of header `{name}` is not valid in HTTP"),
-                })?;
-            header_value.set_sensitive(true);
-            headers.insert(header_name, header_value);
-        }
-        let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
-            .custom_headers(headers);
-        if let Some(token) = &endpoint.bearer_token {
-            config = config.auth_header(token.0.clone());
-        }
-        let transport = StreamableHttpClientTransport::from_config(config);
-        let secrets = endpoint.secrets();
-        match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
-            Ok(Ok(service)) => Ok(Connection::new(service, None, None, secrets)),
-            Ok(Err(error)) => Err(McpError::Handshake {
-                server: self.name.clone(),
-                message: scrub(&error.to_string(), &secrets),
-                stderr: String::new(),
-            }),
-            Err(_) => Err(self.connect_timed_out()),
-        }
-    }
-
-    fn connect_timed_out(&self) -> McpError {
-        McpError::Timeout {
-            server: self.name.clone(),
-            operation: "initialize".to_owned(),
-            after: self.connect_timeout,
-        }
     }
 
     pub(crate) fn is_stdio(&self) -> bool {

@@ -1,6 +1,8 @@
 //! [`McpTools`]: the tools one listing of a server gave, narrowed and named, as a group.
 
-use crate::{McpClient, McpError, McpTool};
+use crate::McpError;
+use crate::client::McpClient;
+use crate::tool::McpTool;
 use reins::hooks::approval::ApprovalPolicy;
 use reins::tool::ToolSet;
 use std::sync::Arc;
@@ -194,5 +196,21 @@ impl<'a> IntoIterator for &'a McpTools {
 
     fn into_iter(self) -> Self::IntoIter {
         self.tools.iter()
+    }
+}
+
+impl McpClient {
+    /// Every tool of the server (following `nextCursor` through all pages), as reins tools.
+    /// Narrow them with [`McpTools::filter`] and name them with [`McpTools::prefix`].
+    pub async fn tools(&self) -> Result<McpTools, McpError> {
+        // Read before listing: a change announced while the list is in flight makes this
+        // listing stale, not lost.
+        let generation = self.inner.events.tools_generation();
+        let listed = self.inner.list_tools().await?;
+        let tools = listed
+            .into_iter()
+            .map(|tool| McpTool::new(self.inner.clone(), tool))
+            .collect();
+        Ok(McpTools::new(self.clone(), tools, generation))
     }
 }

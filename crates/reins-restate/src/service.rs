@@ -2,15 +2,13 @@
 //! workflow invocation keyed by the run id; its `run` handler drives the agent with the
 //! ordinary run loop while the invocation's step port journals every model and tool call.
 
-use crate::steps::{Steps, serve_steps};
+use crate::steps::{STEPS_STATE, Steps, serve_steps};
 use crate::wire::{DecisionRequest, PendingDecision, RunInput, RunOutput, RunProgress};
 use reins::agent::{Agent, PendingCall, PromptError, PromptRequest, PromptResponse, ToolDecision};
 use restate_sdk::prelude::*;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
-/// The state key holding the names of the journaled steps.
-pub(crate) const STEPS_STATE: &str = "steps";
 /// The state key holding the calls a suspended run waits on.
 pub(crate) const PENDING_STATE: &str = "pending";
 

@@ -18,6 +18,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::{mpsc, oneshot};
 
+/// The state key holding the names of the journaled steps.
+pub(crate) const STEPS_STATE: &str = "steps";
+
 tokio::task_local! {
     /// Set while a step's work runs, to refuse a step nested in it.
     static INSIDE_STEP: ();
@@ -220,7 +223,7 @@ pub(crate) async fn serve_steps(
             .name(name.clone())
             .await;
         progress.push(name);
-        ctx.set(crate::service::STEPS_STATE, Json(progress.clone()));
+        ctx.set(STEPS_STATE, Json(progress.clone()));
         let _ = result.send(
             recorded
                 .map(Json::into_inner)

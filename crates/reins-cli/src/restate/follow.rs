@@ -314,7 +314,7 @@ pub async fn decide(
         Verdict::Approve(ArgsChange::Editor) => {
             ToolDecision::approve_with_args(edit_in_editor(&target.arguments)?)
         }
-        Verdict::Deny(message) => ToolDecision::deny(crate::runs::denial(message.as_deref())),
+        Verdict::Deny(message) => ToolDecision::deny(crate::approve::denial(message.as_deref())),
     };
     runs.decide(run_id, &target.call, decision)
         .await

@@ -1,0 +1,129 @@
+//! Opening a connection to an MCP server: its process started (stdio) or its URL reached
+//! (HTTP), and the MCP handshake, within the connect timeout.
+
+use crate::McpError;
+use crate::client::{Connection, McpClient};
+use crate::handler::ClientEvents;
+use crate::server::{HttpEndpoint, McpServer, StdioCommand, Transport, scrub};
+use crate::stderr::StderrTail;
+use rmcp::ServiceExt;
+use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+};
+use std::collections::HashMap;
+use std::process::Stdio;
+
+impl McpServer {
+    /// Starts the server's process (stdio) or reaches its URL (HTTP), and performs the MCP
+    /// handshake.
+    ///
+    /// Fails with [`McpError::Spawn`] when the command cannot be started,
+    /// [`McpError::Handshake`] when the process exits, the URL does not answer, or the peer
+    /// does not speak MCP (with the end of a process's standard error), [`McpError::Config`]
+    /// for a header that HTTP cannot carry, and [`McpError::Timeout`] past the connect
+    /// timeout; a started process is killed in the failing cases.
+    pub async fn connect(self) -> Result<McpClient, McpError> {
+        let events = ClientEvents::new(&self.name);
+        let connection = self.open(events.clone()).await?;
+        Ok(McpClient::new(self, events, connection))
+    }
+
+    /// Opens one connection, whose notifications go to `events`.
+    pub(crate) async fn open(&self, events: ClientEvents) -> Result<Connection, McpError> {
+        match &self.transport {
+            Transport::Stdio(command) => self.open_stdio(command, events).await,
+            Transport::Http(endpoint) => self.open_http(endpoint, events).await,
+        }
+    }
+
+    async fn open_stdio(
+        &self,
+        stdio: &StdioCommand,
+        events: ClientEvents,
+    ) -> Result<Connection, McpError> {
+        let mut command = tokio::process::Command::new(&stdio.command);
+        command.args(&stdio.args).kill_on_drop(true);
+        for key in &stdio.env_removed {
+            command.env_remove(key);
+        }
+        command.envs(stdio.env.iter().map(|(k, v)| (k, &v.0)));
+        if let Some(dir) = &stdio.current_dir {
+            command.current_dir(dir);
+        }
+        let (transport, stderr) = TokioChildProcess::builder(command)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| McpError::Spawn {
+                server: self.name.clone(),
+                command: stdio.command.to_string_lossy().into_owned(),
+                source,
+            })?;
+        let process_id = transport.id();
+        let stderr_tail = StderrTail::default();
+        match stderr {
+            Some(stderr) => stderr_tail.follow(self.name.clone(), stderr),
+            None => stderr_tail.lock().closed = true,
+        }
+        match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
+            Ok(Ok(service)) => Ok(Connection::new(
+                service,
+                process_id,
+                Some(stderr_tail),
+                Vec::new(),
+            )),
+            Ok(Err(error)) => Err(McpError::Handshake {
+                server: self.name.clone(),
+                message: error.to_string(),
+                stderr: stderr_tail.settled().await,
+            }),
+            Err(_) => Err(self.connect_timed_out()),
+        }
+    }
+
+    async fn open_http(
+        &self,
+        endpoint: &HttpEndpoint,
+        events: ClientEvents,
+    ) -> Result<Connection, McpError> {
+        let mut headers = HashMap::new();
+        for (name, value) in &endpoint.headers {
+            let header_name =
+                http::HeaderName::try_from(name.as_str()).map_err(|_| McpError::Config {
+                    server: self.name.clone(),
+                    message: format!("`{name}` is not a valid HTTP header name"),
+                })?;
+            let mut header_value =
+                http::HeaderValue::try_from(value.0.as_str()).map_err(|_| McpError::Config {
+                    server: self.name.clone(),
+                    message: format!("the value of header `{name}` is not valid in HTTP"),
+                })?;
+            header_value.set_sensitive(true);
+            headers.insert(header_name, header_value);
+        }
+        let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
+            .custom_headers(headers);
+        if let Some(token) = &endpoint.bearer_token {
+            config = config.auth_header(token.0.clone());
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let secrets = endpoint.secrets();
+        match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
+            Ok(Ok(service)) => Ok(Connection::new(service, None, None, secrets)),
+            Ok(Err(error)) => Err(McpError::Handshake {
+                server: self.name.clone(),
+                message: scrub(&error.to_string(), &secrets),
+                stderr: String::new(),
+            }),
+            Err(_) => Err(self.connect_timed_out()),
+        }
+    }
+
+    fn connect_timed_out(&self) -> McpError {
+        McpError::Timeout {
+            server: self.name.clone(),
+            operation: "initialize".to_owned(),
+            after: self.connect_timeout,
+        }
+    }
+}
