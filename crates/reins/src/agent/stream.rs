@@ -66,6 +66,7 @@ impl StreamSink {
 
     /// Queues a delta; true when the queue holds a batch the consumer should take before the
     /// run goes on ([`StreamSink::hand_over`]).
+    #[inline]
     pub fn push_delta(&self, item: StreamItem) -> bool {
         let mut queue = self.lock();
         queue.push_back(item);
@@ -90,6 +91,7 @@ impl StreamSink {
         }
     }
 
+    #[inline]
     fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<StreamItem>> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -149,6 +151,7 @@ impl PromptStream {
 }
 
 impl PromptStream {
+    #[inline]
     fn next_ready(&mut self) -> Option<StreamItem> {
         if self.ready.is_empty() {
             self.sink.drain_into(&mut self.ready);
