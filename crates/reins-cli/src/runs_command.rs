@@ -49,6 +49,25 @@ pub enum RunsCommand {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Edit a waiting call's arguments in $EDITOR (or give them with `--args`), then approve
+    /// the call with them (then `runs resume`). The same as `approve --edit`.
+    Edit {
+        /// The agent file.
+        agent: PathBuf,
+        /// The run.
+        run: String,
+        /// The call (default: the run's only waiting call).
+        call: Option<String>,
+        /// The new arguments (a JSON object) instead of opening $EDITOR.
+        #[arg(long)]
+        args: Option<String>,
+        /// Who decides (default: your user name).
+        #[arg(long = "as", value_name = "NAME")]
+        who: Option<String>,
+        /// Why, kept in the run's decision trail.
+        #[arg(long)]
+        reason: Option<String>,
+    },
     /// Deny a waiting call; the model is told `--message`.
     Deny {
         /// The agent file.
@@ -114,6 +133,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         RunsCommand::List { agent, .. }
         | RunsCommand::Show { agent, .. }
         | RunsCommand::Approve { agent, .. }
+        | RunsCommand::Edit { agent, .. }
         | RunsCommand::Deny { agent, .. }
         | RunsCommand::Checkpoints { agent, .. }
         | RunsCommand::Fork { agent, .. }
@@ -155,12 +175,19 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             ..
         } => {
             let change = runs::ArgsChange::from_flags(args, edit);
-            let who = runs::Who { name: who, reason };
-            runs::approve(&store, &run, call, change, &who)
-                .await
-                .map(|_| {
-                    eprintln!("reins: approved; continue the run with `reins runs resume`");
-                })
+            approve_in_store(&store, &run, call, change, runs::Who { name: who, reason }).await
+        }
+        RunsCommand::Edit {
+            run,
+            call,
+            args,
+            who,
+            reason,
+            ..
+        } => {
+            let in_editor = args.is_none();
+            let change = runs::ArgsChange::from_flags(args, in_editor);
+            approve_in_store(&store, &run, call, change, runs::Who { name: who, reason }).await
         }
         RunsCommand::Deny {
             run,
@@ -235,15 +262,22 @@ async fn on_restate(
             who,
             reason,
             ..
-        } => match no_trail(who.as_ref(), reason.as_ref()) {
-            Err(error) => Err(error),
-            Ok(()) => {
-                let verdict = restate::Verdict::Approve(runs::ArgsChange::from_flags(args, edit));
-                restate::decide(loaded, url, &run, call, verdict)
-                    .await
-                    .map(|()| eprintln!("reins: approved; the run continues on its worker"))
-            }
-        },
+        } => {
+            let change = runs::ArgsChange::from_flags(args, edit);
+            approve_on_restate(loaded, url, &run, call, change, who, reason).await
+        }
+        RunsCommand::Edit {
+            run,
+            call,
+            args,
+            who,
+            reason,
+            ..
+        } => {
+            let in_editor = args.is_none();
+            let change = runs::ArgsChange::from_flags(args, in_editor);
+            approve_on_restate(loaded, url, &run, call, change, who, reason).await
+        }
         RunsCommand::Deny {
             run,
             call,
@@ -286,4 +320,34 @@ fn no_trail(who: Option<&String>, reason: Option<&String>) -> Result<(), String>
         );
     }
     Ok(())
+}
+
+/// Approves a waiting call in the agent's store, with its arguments changed as asked.
+async fn approve_in_store(
+    store: &reins::store::BoxedStore,
+    run: &str,
+    call: Option<String>,
+    change: runs::ArgsChange,
+    who: runs::Who,
+) -> Result<(), String> {
+    runs::approve(store, run, call, change, &who)
+        .await
+        .map(|_| eprintln!("reins: approved; continue the run with `reins runs resume`"))
+}
+
+/// Approves a waiting call of a run on Restate (which keeps no decision trail: `--as` and
+/// `--reason` are refused rather than dropped).
+async fn approve_on_restate(
+    loaded: &crate::config::LoadedAgent,
+    url: &str,
+    run: &str,
+    call: Option<String>,
+    change: runs::ArgsChange,
+    who: Option<String>,
+    reason: Option<String>,
+) -> Result<(), String> {
+    no_trail(who.as_ref(), reason.as_ref())?;
+    restate::decide(loaded, url, run, call, restate::Verdict::Approve(change))
+        .await
+        .map(|()| eprintln!("reins: approved; the run continues on its worker"))
 }

@@ -162,6 +162,48 @@ fn without_a_terminal_a_call_suspends_and_is_approved_with_edited_arguments() {
 }
 
 #[test]
+fn runs_edit_opens_the_arguments_in_the_editor_and_approves_what_was_saved() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent_file(&server, ASK);
+    let (run, _) = suspend(&agent);
+    // An "editor" that rewrites the note, as a person would, and saves.
+    let editor = agent.dir.path().join("edit.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i 's/draft/from the editor/' \"$1\"\n",
+    )
+    .expect("write the editor");
+    let made_executable = std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&editor)
+        .status();
+    assert!(made_executable.is_ok_and(|status| status.success()));
+
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&["runs", "edit", "AGENT", &run, "--as", "ana"])
+            .env("EDITOR", &editor),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", "AGENT", &run])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.");
+    assert!(
+        stderr.contains("note: from the editor"),
+        "the edited arguments ran\n{stderr}"
+    );
+    let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    assert!(
+        stdout.contains("ana"),
+        "the decision names who decided\n{stdout}"
+    );
+}
+
+#[test]
 fn a_denied_call_tells_the_model_the_message() {
     let server = FakeLlm::start(RULES);
     let agent = agent_file(&server, ASK);
