@@ -385,17 +385,8 @@ impl CallEnv<'_> {
                 execution.extensions,
             );
         }
-        let mut result = ToolResult {
-            tool_name: call.name.clone(),
-            tool_call_id: call.id.clone(),
-            internal_call_id: internal_id.to_owned(),
-            args: args_text,
-            output: execution.output,
-            outcome: execution.outcome,
-            extensions: execution.extensions,
-            traits,
-            origin: origin.map(Arc::from),
-        };
+        let ids = (call.name.as_str(), call.id.as_str(), internal_id);
+        let mut result = ToolResult::new(ids, args_text, execution, traits, origin.map(Arc::from));
         if let Stacked::Stop(reason) = self.hooks.tool_outcome(self.ctx, &mut result).await? {
             return Err(Halt::Stop(reason));
         }

@@ -1,18 +1,17 @@
 //! The events hook methods receive. Each borrows from the run, so building one costs nothing.
-//!
-//! Over 500 lines because every event of the hook API is here with its accessors, side by
-//! side, so the views of one call (dispatch, outcome) read the same way; each event is short.
+//! (A finished tool call, which outcome hooks may rewrite, is a [`ToolResult`], in
+//! `tool_result.rs`.)
 
+use super::tool_result::ToolResult;
 use super::{InvalidToolCallReason, StepEventKind};
 use crate::agent::PromptError;
 use crate::completion::{
     CompletionError, CompletionRequest, CompletionResponse, FinishReason, RawResponse, Usage,
 };
 use crate::message::{AssistantContent, Message, OneOrMany};
-use crate::tool::{ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits};
+use crate::tool::ToolTraits;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::sync::Arc;
 
 /// `on_run_start`: the run is about to make its first model call.
 #[derive(Debug, Clone, Copy)]
@@ -296,68 +295,6 @@ impl<'a> DispatchEvent<'a> {
             DispatchTarget::Effect { name, payload } => Some((name, payload)),
             _ => None,
         }
-    }
-}
-
-/// A finished tool call as hooks see it: the model-visible output (with earlier hooks'
-/// rewrites) and the raw structured outcome.
-#[derive(Debug, Clone)]
-pub struct ToolResult {
-    pub(crate) tool_name: String,
-    pub(crate) tool_call_id: String,
-    pub(crate) internal_call_id: String,
-    pub(crate) args: String,
-    pub(crate) output: ToolOutput,
-    pub(crate) outcome: ToolOutcome,
-    pub(crate) extensions: ToolResultExtensions,
-    pub(crate) traits: Option<ToolTraits>,
-    pub(crate) origin: Option<Arc<str>>,
-}
-
-impl ToolResult {
-    /// Where the called tool comes from ([`Tool::origin`](crate::tool::Tool::origin): an MCP
-    /// tool's server name); `None` for a tool of the application's own.
-    pub fn tool_origin(&self) -> Option<&str> {
-        self.origin.as_deref()
-    }
-
-    /// What the called tool declares about itself ([`Tool::traits`](crate::tool::Tool::traits):
-    /// an MCP tool's annotations, or what a [`tool_fn`](crate::tool::tool_fn) was given);
-    /// `None` when it declares nothing or the model called a tool the agent does not have.
-    pub fn tool_traits(&self) -> Option<ToolTraits> {
-        self.traits
-    }
-    /// The tool that was called.
-    pub fn tool_name(&self) -> &str {
-        &self.tool_name
-    }
-    /// The provider's id of the call.
-    pub fn tool_call_id(&self) -> &str {
-        &self.tool_call_id
-    }
-    /// reins' id of the call.
-    pub fn internal_call_id(&self) -> &str {
-        &self.internal_call_id
-    }
-    /// The arguments the tool ran with, as JSON text.
-    pub fn args(&self) -> &str {
-        &self.args
-    }
-    /// The arguments the tool ran with, read as `T`.
-    pub fn args_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        serde_json::from_str(&self.args)
-    }
-    /// The model-visible output; `output().render()` is the text the model will see.
-    pub fn output(&self) -> &ToolOutput {
-        &self.output
-    }
-    /// The raw structured outcome, unaffected by rewrites.
-    pub fn outcome(&self) -> &ToolOutcome {
-        &self.outcome
-    }
-    /// Metadata the tool attached, never sent to the model.
-    pub fn extensions(&self) -> &ToolResultExtensions {
-        &self.extensions
     }
 }
 

@@ -4,9 +4,10 @@
 use super::compose::{Link, Stacked};
 use super::events::{
     DispatchEvent, DispatchKind, DispatchTarget, ModelSelectEvent, OutcomeEvent, OutcomeTarget,
-    RunStartEvent, ToolCallView, ToolResult,
+    RunStartEvent, ToolCallView,
 };
 use super::table;
+use super::tool_result::ToolResult;
 use super::{DispatchAction, ModelSelectionAction, OutcomeAction, RunStartAction};
 use crate::agent::StopReason;
 use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};

@@ -22,6 +22,7 @@ mod step;
 mod table;
 #[cfg(test)]
 mod tests;
+mod tool_result;
 
 pub use crate::agent::event_kind::{InvalidToolCallReason, StepEventKind};
 pub use crate::run::{Entry, EntryError};
@@ -34,7 +35,7 @@ pub use context::{HookContext, Scratchpad};
 pub use events::{
     CompletionCallEvent, DispatchEvent, DispatchKind, InvalidToolCallContext, ModelSelectEvent,
     ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent, RunSettledEvent, RunStartEvent,
-    TextDeltaEvent, ToolCallDeltaEvent, ToolResult,
+    TextDeltaEvent, ToolCallDeltaEvent,
 };
 pub(crate) use events::{DispatchTarget, OutcomeTarget, ToolCallView};
 pub(crate) use links::{ModelOutcome, ToolDispatchDecision};
@@ -42,6 +43,7 @@ pub(crate) use mode::HookFailure;
 pub use patch::RequestPatch;
 pub use stack::HookStack;
 pub use step::{Flow, StepEvent};
+pub use tool_result::ToolResult;
 
 use std::future::Future;
 use table::via_on_event;

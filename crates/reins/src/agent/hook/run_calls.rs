@@ -7,7 +7,6 @@ use super::compose::{self, Decision, Stacked};
 use super::events::{
     CompletionCallEvent, InvalidToolCallContext, ModelSelectEvent, ModelTurnFinished,
     ReasoningDeltaEvent, RunSettledEvent, TextDeltaEvent, ToolCallDeltaEvent, ToolCallView,
-    ToolResult,
 };
 use super::links::{
     FailureChain, ModelOutcome, PromptChain, RequestChain, ResponseChain, SelectionChain,
@@ -17,6 +16,7 @@ use super::mode::{AsyncMethod, Caught, HookFailure};
 use super::stack::HookStack;
 use super::step::{Flow, StepEvent};
 use super::table;
+use super::tool_result::ToolResult;
 use super::{HookContext, InvalidToolCallAction, ModelTurnAction, ObservationAction, RequestPatch};
 use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
 use crate::message::Message;

@@ -284,9 +284,9 @@ fn outcome_step<'s>(
         OutcomeTarget::Tool(result) => {
             *rendered = result.output.render();
             Some(StepEvent::ToolResult {
-                tool_name: &result.tool_name,
-                tool_call_id: Some(&result.tool_call_id),
-                internal_call_id: &result.internal_call_id,
+                tool_name: result.tool_name(),
+                tool_call_id: Some(result.tool_call_id()),
+                internal_call_id: result.internal_call_id(),
                 args: &result.args,
                 result: rendered,
                 outcome: &result.outcome,
