@@ -30,43 +30,23 @@ pub enum RunsCommand {
     },
     /// Approve a waiting call (then `runs resume`).
     Approve {
-        /// The agent file.
-        agent: PathBuf,
-        /// The run.
-        run: String,
-        /// The call (default: the run's only waiting call).
-        call: Option<String>,
+        #[command(flatten)]
+        target: Approval,
         /// Run it with these arguments (a JSON object) instead.
         #[arg(long, conflicts_with = "edit")]
         args: Option<String>,
         /// Edit the arguments in $EDITOR first.
         #[arg(long)]
         edit: bool,
-        /// Who decides (default: your user name).
-        #[arg(long = "as", value_name = "NAME")]
-        who: Option<String>,
-        /// Why, kept in the run's decision trail.
-        #[arg(long)]
-        reason: Option<String>,
     },
     /// Edit a waiting call's arguments in $EDITOR (or give them with `--args`), then approve
     /// the call with them (then `runs resume`). The same as `approve --edit`.
     Edit {
-        /// The agent file.
-        agent: PathBuf,
-        /// The run.
-        run: String,
-        /// The call (default: the run's only waiting call).
-        call: Option<String>,
+        #[command(flatten)]
+        target: Approval,
         /// The new arguments (a JSON object) instead of opening $EDITOR.
         #[arg(long)]
         args: Option<String>,
-        /// Who decides (default: your user name).
-        #[arg(long = "as", value_name = "NAME")]
-        who: Option<String>,
-        /// Why, kept in the run's decision trail.
-        #[arg(long)]
-        reason: Option<String>,
     },
     /// Deny a waiting call; the model is told `--message`.
     Deny {
@@ -128,12 +108,41 @@ pub enum RunsCommand {
     },
 }
 
+/// The call an `approve` or `edit` decides, and who decides it.
+#[derive(clap::Args, Debug)]
+pub struct Approval {
+    /// The agent file.
+    agent: PathBuf,
+    /// The run.
+    run: String,
+    /// The call (default: the run's only waiting call).
+    call: Option<String>,
+    /// Who decides (default: your user name).
+    #[arg(long = "as", value_name = "NAME")]
+    who: Option<String>,
+    /// Why, kept in the run's decision trail.
+    #[arg(long)]
+    reason: Option<String>,
+}
+
+/// `edit`'s arguments: those given, or the call's own opened in $EDITOR.
+fn edited(args: Option<String>) -> runs::ArgsChange {
+    let in_editor = args.is_none();
+    runs::ArgsChange::from_flags(args, in_editor)
+}
+
 pub async fn runs_main(command: RunsCommand) -> ExitCode {
     let agent = match &command {
         RunsCommand::List { agent, .. }
         | RunsCommand::Show { agent, .. }
-        | RunsCommand::Approve { agent, .. }
-        | RunsCommand::Edit { agent, .. }
+        | RunsCommand::Approve {
+            target: Approval { agent, .. },
+            ..
+        }
+        | RunsCommand::Edit {
+            target: Approval { agent, .. },
+            ..
+        }
         | RunsCommand::Deny { agent, .. }
         | RunsCommand::Checkpoints { agent, .. }
         | RunsCommand::Fork { agent, .. }
@@ -165,30 +174,10 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
     let result = match command {
         RunsCommand::List { json, .. } => runs::list(&store, json, &own_model).await,
         RunsCommand::Show { run, json, .. } => runs::show(&store, &run, json, &own_model).await,
-        RunsCommand::Approve {
-            run,
-            call,
-            args,
-            edit,
-            who,
-            reason,
-            ..
-        } => {
-            let change = runs::ArgsChange::from_flags(args, edit);
-            approve_in_store(&store, &run, call, change, runs::Who { name: who, reason }).await
+        RunsCommand::Approve { target, args, edit } => {
+            approve_in_store(&store, target, runs::ArgsChange::from_flags(args, edit)).await
         }
-        RunsCommand::Edit {
-            run,
-            call,
-            args,
-            who,
-            reason,
-            ..
-        } => {
-            let in_editor = args.is_none();
-            let change = runs::ArgsChange::from_flags(args, in_editor);
-            approve_in_store(&store, &run, call, change, runs::Who { name: who, reason }).await
-        }
+        RunsCommand::Edit { target, args } => approve_in_store(&store, target, edited(args)).await,
         RunsCommand::Deny {
             run,
             call,
@@ -254,29 +243,12 @@ async fn on_restate(
 ) -> ExitCode {
     let result = match command {
         RunsCommand::Show { run, json, .. } => restate::show(loaded, url, &run, json).await,
-        RunsCommand::Approve {
-            run,
-            call,
-            args,
-            edit,
-            who,
-            reason,
-            ..
-        } => {
+        RunsCommand::Approve { target, args, edit } => {
             let change = runs::ArgsChange::from_flags(args, edit);
-            approve_on_restate(loaded, url, &run, call, change, who, reason).await
+            approve_on_restate(loaded, url, target, change).await
         }
-        RunsCommand::Edit {
-            run,
-            call,
-            args,
-            who,
-            reason,
-            ..
-        } => {
-            let in_editor = args.is_none();
-            let change = runs::ArgsChange::from_flags(args, in_editor);
-            approve_on_restate(loaded, url, &run, call, change, who, reason).await
+        RunsCommand::Edit { target, args } => {
+            approve_on_restate(loaded, url, target, edited(args)).await
         }
         RunsCommand::Deny {
             run,
@@ -325,12 +297,14 @@ fn no_trail(who: Option<&String>, reason: Option<&String>) -> Result<(), String>
 /// Approves a waiting call in the agent's store, with its arguments changed as asked.
 async fn approve_in_store(
     store: &reins::store::BoxedStore,
-    run: &str,
-    call: Option<String>,
+    target: Approval,
     change: runs::ArgsChange,
-    who: runs::Who,
 ) -> Result<(), String> {
-    runs::approve(store, run, call, change, &who)
+    let who = runs::Who {
+        name: target.who,
+        reason: target.reason,
+    };
+    runs::approve(store, &target.run, target.call, change, &who)
         .await
         .map(|_| eprintln!("reins: approved; continue the run with `reins runs resume`"))
 }
@@ -340,14 +314,12 @@ async fn approve_in_store(
 async fn approve_on_restate(
     loaded: &crate::config::LoadedAgent,
     url: &str,
-    run: &str,
-    call: Option<String>,
+    target: Approval,
     change: runs::ArgsChange,
-    who: Option<String>,
-    reason: Option<String>,
 ) -> Result<(), String> {
-    no_trail(who.as_ref(), reason.as_ref())?;
-    restate::decide(loaded, url, run, call, restate::Verdict::Approve(change))
+    no_trail(target.who.as_ref(), target.reason.as_ref())?;
+    let verdict = restate::Verdict::Approve(change);
+    restate::decide(loaded, url, &target.run, target.call, verdict)
         .await
         .map(|()| eprintln!("reins: approved; the run continues on its worker"))
 }
