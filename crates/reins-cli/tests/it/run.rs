@@ -42,6 +42,19 @@ default_prompt = "Save a note."
     ))
 }
 
+/// Resumes the decided run: it finishes with the model's answer, and the tool ran with the
+/// decided arguments (its output, `note`, is on stderr).
+fn resume_and_expect_note(agent: &AgentDir, run: &str, note: &str) {
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", "AGENT", run])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.");
+    assert!(stderr.contains(note), "the decided arguments ran\n{stderr}");
+}
+
 const ASK: &str = "[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\" }]\n";
 
 fn events(stdout: &str) -> Vec<Value> {
@@ -139,17 +152,7 @@ fn without_a_terminal_a_call_suspends_and_is_approved_with_edited_arguments() {
         r#"{"text": "edited"}"#,
     ]));
     assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", "AGENT", &run])
-            .env("REINS_TEST_KEY", "k"),
-    );
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stdout.trim(), "Done: the note is saved.");
-    assert!(
-        stderr.contains("note: edited"),
-        "the edited arguments ran\n{stderr}"
-    );
+    resume_and_expect_note(&agent, &run, "note: edited");
 
     let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
     let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
@@ -185,17 +188,7 @@ fn runs_edit_opens_the_arguments_in_the_editor_and_approves_what_was_saved() {
             .env("EDITOR", &editor),
     );
     assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", "AGENT", &run])
-            .env("REINS_TEST_KEY", "k"),
-    );
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stdout.trim(), "Done: the note is saved.");
-    assert!(
-        stderr.contains("note: from the editor"),
-        "the edited arguments ran\n{stderr}"
-    );
+    resume_and_expect_note(&agent, &run, "note: from the editor");
     let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
     assert!(
         stdout.contains("ana"),
