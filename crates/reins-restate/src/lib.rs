@@ -89,5 +89,5 @@ pub use model::JournaledModel;
 pub use service::{AgentService, SERVICE_NAME};
 pub use steps::{StepError, Steps};
 pub use tool::JournaledTool;
-pub use wire::{DecisionRequest, PendingDecision, RunInput, RunOutput, RunProgress};
+pub use wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
 pub use worker::{listener, serve, serve_on};

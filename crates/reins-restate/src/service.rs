@@ -3,7 +3,7 @@
 //! ordinary run loop while the invocation's step port journals every model and tool call.
 
 use crate::steps::{STEPS_STATE, Steps, serve_steps};
-use crate::wire::{DecisionRequest, PendingDecision, RunInput, RunOutput, RunProgress};
+use crate::wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
 use reins::agent::{Agent, PendingCall, PromptError, PromptRequest, PromptResponse, ToolDecision};
 use restate_sdk::prelude::*;
 use std::sync::Arc;
@@ -11,6 +11,8 @@ use tokio::sync::mpsc;
 
 /// The state key holding the calls a suspended run waits on.
 pub(crate) const PENDING_STATE: &str = "pending";
+/// The state key holding why the run ended without an answer.
+const FAILURE_STATE: &str = "failure";
 
 /// The Restate service name under which agents are served.
 pub const SERVICE_NAME: &str = "ReinsAgent";
@@ -112,7 +114,10 @@ impl AgentService {
                     }));
                 }
                 Err(PromptError::Suspended { run }) => run,
-                Err(error) => return Err(failed(error)),
+                Err(error) => {
+                    ctx.set(FAILURE_STATE, Json(RunFailure::of(&error)));
+                    return Err(failed(error));
+                }
             };
             // The run waits in Restate for one decision per suspended call: no worker is held.
             let mut pending = Vec::new();
@@ -176,6 +181,14 @@ impl AgentService {
             .await?
             .map(Json::into_inner)
             .unwrap_or_default();
-        Ok(Json(RunProgress { steps, pending }))
+        let failure = ctx
+            .get::<Json<RunFailure>>(FAILURE_STATE)
+            .await?
+            .map(Json::into_inner);
+        Ok(Json(RunProgress {
+            steps,
+            pending,
+            failure,
+        }))
     }
 }

@@ -49,6 +49,40 @@ pub struct RunProgress {
     pub steps: Vec<String>,
     /// The calls the run is suspended on, waiting for a decision (empty while it runs).
     pub pending: Vec<PendingDecision>,
+    /// Why the run ended without an answer, once it has (`None` while it runs or after it
+    /// answered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<RunFailure>,
+}
+
+/// Why a run ended without an answer, as the `status` handler reports it (the run's output
+/// carries the error's text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RunFailure {
+    /// It reached its turn limit.
+    MaxTurns,
+    /// A budget hook stopped it ([`BudgetExceeded`](reins::hooks::budget::BudgetExceeded)).
+    Budget,
+    /// Anything else: a model or tool failure, another hook's stop, a hook's panic.
+    Error,
+}
+
+impl RunFailure {
+    /// The kind of `error`.
+    pub fn of(error: &reins::agent::PromptError) -> Self {
+        if matches!(error, reins::agent::PromptError::MaxTurns { .. }) {
+            RunFailure::MaxTurns
+        } else if error
+            .stopped_by::<reins::hooks::budget::BudgetExceeded>()
+            .is_some()
+        {
+            RunFailure::Budget
+        } else {
+            RunFailure::Error
+        }
+    }
 }
 
 /// A decision about one suspended call (the body of `POST /ReinsAgent/<run id>/decide`), e.g.

@@ -8,7 +8,7 @@ use crate::config::LoadedAgent;
 use crate::run::Ending;
 use crate::runs::ArgsChange;
 use reins::agent::ToolDecision;
-use reins_restate::{ClientError, PendingDecision, RestateRuns, RunOutput};
+use reins_restate::{ClientError, PendingDecision, RestateRuns, RunFailure, RunOutput};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ enum Where {
     Running(Vec<String>),
     Waiting(Vec<String>, Vec<PendingDecision>),
     Done(Vec<String>, RunOutput),
-    Failed(Vec<String>, String),
+    Failed(Vec<String>, String, Option<RunFailure>),
 }
 
 /// The message of a failed run's terminal error (the ingress answers with a JSON body).
@@ -51,7 +51,16 @@ async fn locate(runs: &RestateRuns, run: &str) -> Result<Where, ClientError> {
         }
         Err(ClientError::Http { status: 404, .. }) => Ok(Where::Running(progress.steps)),
         Err(ClientError::Http { status, body }) if status >= 500 || status == 400 => {
-            Ok(Where::Failed(progress.steps, failure_message(&body)))
+            // The status may have been read just before the run ended: read it again.
+            let failure = match progress.failure {
+                Some(failure) => Some(failure),
+                None => runs.status(run).await.ok().and_then(|again| again.failure),
+            };
+            Ok(Where::Failed(
+                progress.steps,
+                failure_message(&body),
+                failure,
+            ))
         }
         Err(error) => Err(error),
     }
@@ -103,18 +112,20 @@ pub async fn start(
 pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool) -> Ending {
     let runs = match client(agent, url) {
         Ok(runs) => runs,
-        Err(error) => return report_error(run_id, &error, json_out),
+        Err(error) => return report_error(run_id, &error, None, json_out),
     };
     let mut shown = 0;
     let started = std::time::Instant::now();
     loop {
         let place = match locate(&runs, run_id).await {
             Ok(place) => place,
-            Err(error) => return report_error(run_id, &explain(agent, url, &error), json_out),
+            Err(error) => {
+                return report_error(run_id, &explain(agent, url, &error), None, json_out);
+            }
         };
         if matches!(place, Where::Unknown) {
             if started.elapsed() > UNKNOWN_GRACE {
-                return report_error(run_id, &unknown(run_id, url), json_out);
+                return report_error(run_id, &unknown(run_id, url), None, json_out);
             }
             tokio::time::sleep(POLL).await;
             continue;
@@ -124,7 +135,7 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
             Where::Running(steps)
             | Where::Waiting(steps, _)
             | Where::Done(steps, _)
-            | Where::Failed(steps, _) => steps,
+            | Where::Failed(steps, ..) => steps,
         };
         for step in steps.iter().skip(shown) {
             if json_out {
@@ -179,7 +190,9 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
                 }
                 return Ending::Done;
             }
-            Where::Failed(_, message) => return report_error(run_id, &message, json_out),
+            Where::Failed(_, message, failure) => {
+                return report_error(run_id, &message, failure, json_out);
+            }
         }
     }
 }
@@ -188,16 +201,28 @@ fn unknown(run_id: &str, url: &str) -> String {
     format!("run `{run_id}` is not known to the Restate server at {url}")
 }
 
-fn report_error(run_id: &str, message: &str, json_out: bool) -> Ending {
+/// Reports a run that ended without an answer; a limit (turns, budget) exits as one, as an
+/// embedded run does.
+fn report_error(
+    run_id: &str,
+    message: &str,
+    failure: Option<RunFailure>,
+    json_out: bool,
+) -> Ending {
+    let (ending, kind) = match failure {
+        Some(RunFailure::MaxTurns) => (Ending::Limit, "max_turns"),
+        Some(RunFailure::Budget) => (Ending::Limit, "budget"),
+        _ => (Ending::Error, "error"),
+    };
     if json_out {
         println!(
             "{}",
-            json!({"event": "error", "run": run_id, "message": message})
+            json!({"event": kind, "run": run_id, "message": message})
         );
     } else {
         eprintln!("reins: {message}");
     }
-    Ending::Error
+    ending
 }
 
 /// `reins runs show` on Restate: the run's state, journaled steps, waiting calls and answer.
@@ -216,7 +241,7 @@ pub async fn show(
         Where::Running(steps) => ("running", steps, Vec::new(), None, None),
         Where::Waiting(steps, pending) => ("suspended", steps, pending, None, None),
         Where::Done(steps, output) => ("completed", steps, Vec::new(), Some(output), None),
-        Where::Failed(steps, message) => ("failed", steps, Vec::new(), None, Some(message)),
+        Where::Failed(steps, message, _) => ("failed", steps, Vec::new(), None, Some(message)),
     };
     if json_out {
         let mut value = json!({

@@ -379,6 +379,36 @@ fn a_run_that_fails_on_the_worker_exits_1_with_the_reason() {
 }
 
 #[test]
+fn a_run_that_reaches_its_turn_limit_on_the_worker_exits_4_as_a_limit() {
+    let server = RestateServer::start("cli-limit");
+    let llm = FakeLlm::start(RULES);
+    // One model call allowed, and the model's first answer is a tool call: the run ends at
+    // its limit with the call unexecuted.
+    let agent = AgentDir::new(&format!(
+        r#"{model}
+[limits]
+max_turns = 1
+
+[[tools.shell]]
+name = "save_note"
+description = "Saves a note."
+command = ["sh", "-c", "printf 'note: %s\n' \"$0\"", "{{text}}"]
+schema = {{ type = "object", properties = {{ text = {{ type = "string" }} }}, required = ["text"] }}
+
+[store]
+restate = "{ingress}"
+"#,
+        model = model_table(&llm.openai_url()),
+        ingress = server.ingress_url(),
+    ));
+    let _worker = Worker::start(&agent, &server, "127.0.0.1:0");
+    let (code, stdout, stderr) = outcome(agent.reins(&["run", "AGENT", "Save a note.", "--json"]));
+    assert_eq!(code, 4, "{stdout}\n{stderr}");
+    let ended = events(&stdout).pop().expect("events");
+    assert_eq!(ended["event"], "max_turns", "{stdout}");
+}
+
+#[test]
 fn an_mcp_servers_tool_runs_on_the_worker_as_a_journaled_step() {
     let server = RestateServer::start("cli-mcp");
     let llm = FakeLlm::start(TIME_RULES);
