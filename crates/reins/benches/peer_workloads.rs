@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::CountingAllocator;
+use common::{CountingAllocator, Observing};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
@@ -480,6 +480,17 @@ fn repeat(case: &str, runs: usize) {
                     .add_hook(DeltaObserver)
                     .build();
                 measured(&mut || drop(rt.block_on(reins_streamed(&agent))));
+            }
+            // The tool loop with one hook that observes every default kind: what an observing
+            // hook costs a turn.
+            "observed_tool_loop/reins" => {
+                let agent = AgentBuilder::new(tool_loop_model())
+                    .tool(add())
+                    .add_hook(Observing)
+                    .build();
+                let answer =
+                    rt.block_on(agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future());
+                black_box(answer.ok());
             }
             // One run of the concurrent workload (its 10 ms waits included) on this thread:
             // what each of the 10,000 runs costs the processor.

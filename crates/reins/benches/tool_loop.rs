@@ -36,10 +36,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::convert::Infallible;
-use std::hint::black_box;
 use std::sync::Arc;
 
 mod common;
+
+use common::Observing;
 
 use common::CountingAllocator;
 
@@ -99,21 +100,6 @@ fn agent(observing: usize, blind: usize) -> Agent {
         builder = builder.add_hook(Blind);
     }
     builder.build()
-}
-
-/// Implements `on_dispatch` and `on_outcome`, observes every kind observed by default.
-struct Observing;
-
-impl AgentHook for Observing {
-    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
-        black_box(event.kind);
-        DispatchAction::proceed()
-    }
-
-    async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
-        black_box(event.kind);
-        OutcomeAction::proceed()
-    }
 }
 
 /// The same hook, but it observes no event kind at all.

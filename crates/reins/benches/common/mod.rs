@@ -1,5 +1,5 @@
-//! What the benchmarks share: a counting global allocator, and [`unique`] names for the runs
-//! and files a benchmark creates.
+//! What the benchmarks share: a counting global allocator, [`unique`] names for the runs
+//! and files a benchmark creates, and the [`Observing`] hook.
 //!
 //! A benchmark that measures memory installs [`CountingAllocator`] as its global allocator.
 //! It counts only between [`CountingAllocator::start`] and [`CountingAllocator::stop`]; the
@@ -8,7 +8,11 @@
 // Each benchmark uses only part of this module.
 #![allow(dead_code)]
 
+use reins::agent::{
+    AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
+};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 
 /// Forwards to the system allocator and, while switched on, counts allocations, the net heap
@@ -125,4 +129,20 @@ pub fn unique(name: &str) -> String {
             .map(|d| d.as_nanos())
             .unwrap_or(0)
     )
+}
+
+/// A hook that implements `on_dispatch` and `on_outcome` (answering proceed) and observes
+/// every kind observed by default, so every other event also reaches its `on_event`.
+pub struct Observing;
+
+impl AgentHook for Observing {
+    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        black_box(event.kind);
+        DispatchAction::proceed()
+    }
+
+    async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        black_box(event.kind);
+        OutcomeAction::proceed()
+    }
 }
