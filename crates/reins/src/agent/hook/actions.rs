@@ -42,8 +42,9 @@ impl RunStartAction {
 pub enum CompletionCallAction {
     /// Send the request as it is.
     Continue,
-    /// Change this turn's request only.
-    Patch(RequestPatch),
+    /// Change this turn's request only. (Boxed: a patch is large, and every hook's answer is
+    /// moved through the stack.)
+    Patch(Box<RequestPatch>),
     /// End the run.
     Stop(StopReason),
 }
@@ -55,7 +56,7 @@ impl CompletionCallAction {
     }
     /// Change this turn's request only; the patch is not sticky.
     pub fn patch(patch: RequestPatch) -> Self {
-        CompletionCallAction::Patch(patch)
+        CompletionCallAction::Patch(Box::new(patch))
     }
     /// End the run.
     /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
@@ -220,8 +221,9 @@ pub enum DispatchAction {
     Suspend(String),
     /// Run the tool with these arguments instead; later hooks see them.
     RewriteToolArgs(Value),
-    /// Change the model request about to be sent (model calls only).
-    Patch(RequestPatch),
+    /// Change the model request about to be sent (model calls only). (Boxed: a patch is
+    /// large, and every hook's answer is moved through the stack.)
+    Patch(Box<RequestPatch>),
     /// Serve this model call with a response instead of calling the model (model calls only;
     /// a tool call proceeds). The outcome hooks then see it as the model's response.
     Respond(Box<CompletionResponse>),
@@ -264,7 +266,7 @@ impl DispatchAction {
     }
     /// Change the model request about to be sent (ignored for other dispatches).
     pub fn patch(patch: RequestPatch) -> Self {
-        DispatchAction::Patch(patch)
+        DispatchAction::Patch(Box::new(patch))
     }
     /// Answer this model call with `response` without calling the model — a cache hit, a
     /// recorded run replayed, a canned answer in a test. The outcome hooks see the response as

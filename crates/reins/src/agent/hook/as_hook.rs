@@ -157,7 +157,7 @@ pub(super) async fn on_completion_call<G: Mode>(
     let hooks = stack.observers(StepEventKind::CompletionCall);
     Ok(
         match compose::merged::<table::on_completion_call, G>(hooks, ctx, event).await? {
-            Stacked::Go(Some(patch)) => CompletionCallAction::Patch(patch),
+            Stacked::Go(Some(patch)) => CompletionCallAction::patch(patch),
             Stacked::Go(None) => CompletionCallAction::Continue,
             Stacked::Stop(reason) => CompletionCallAction::Stop(reason),
         },
@@ -225,7 +225,7 @@ pub(super) async fn on_dispatch<G: Mode>(
                 Stacked::Stop(reason) => DispatchAction::Stop(reason),
                 Stacked::Go(Some(response)) => DispatchAction::Respond(response),
                 Stacked::Go(None) if patched == *request => DispatchAction::Proceed,
-                Stacked::Go(None) => DispatchAction::Patch(patch_between(request, patched)),
+                Stacked::Go(None) => DispatchAction::patch(patch_between(request, patched)),
             }
         }
         DispatchTarget::Effect { .. } => {

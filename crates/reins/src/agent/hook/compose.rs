@@ -186,8 +186,8 @@ impl Merge for CompletionCallAction {
         match self {
             CompletionCallAction::Continue => {}
             CompletionCallAction::Patch(patch) => match merged {
-                Some(merged) => merged.merge(patch),
-                None => *merged = Some(patch),
+                Some(merged) => merged.merge(*patch),
+                None => *merged = Some(*patch),
             },
             CompletionCallAction::Stop(reason) => return ControlFlow::Break(reason),
         }

@@ -72,7 +72,7 @@ macro_rules! hook_methods {
                 }),
                 flow |flow, _| match flow {
                     Flow::Terminate(reason) => CompletionCallAction::Stop(reason.into()),
-                    Flow::PatchRequest(patch) => CompletionCallAction::Patch(patch),
+                    Flow::PatchRequest(patch) => CompletionCallAction::patch(patch),
                     _ => CompletionCallAction::Continue,
                 };
 
@@ -112,7 +112,7 @@ macro_rules! hook_methods {
                     Flow::Skip(reason) => DispatchAction::Skip(reason),
                     Flow::RewriteArgs(args) => DispatchAction::rewrite_tool_args(event.kind, args),
                     Flow::PatchRequest(patch) if event.kind == DispatchKind::Completion => {
-                        DispatchAction::Patch(patch)
+                        DispatchAction::patch(patch)
                     }
                     _ => DispatchAction::Proceed,
                 };
