@@ -20,6 +20,10 @@
 //!   process's resident set does not shrink back between cases.
 //!
 //! Run with `cargo bench -p reins --bench peer_workloads`.
+//!
+//! Over 500 lines because each workload's hand loop and reins run sit side by side, with the
+//! `--repeat` cases that count their instructions, so both sides of a comparison read
+//! together.
 
 use criterion::{Criterion, SamplingMode, criterion_group};
 use futures::StreamExt;

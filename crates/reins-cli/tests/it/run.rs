@@ -2,6 +2,9 @@
 //! answer streams, a call that needs a person suspends the run (exit 3), decisions recorded
 //! with `runs approve|deny` are applied by `runs resume`, and limits and failures have their
 //! own exit codes.
+//!
+//! Over 500 lines because its tests share one agent file and one model script, and each
+//! follows a run from its start through the decision commands to its end.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table, outcome};
