@@ -5,38 +5,26 @@
 //! commands that need an embedded store's records say they are not available.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, TIME_RULES, TIME_SERVER_TOOLS, model_table, outcome};
+use crate::common::{
+    AgentDir, TIME_RULES, TIME_SERVER_TOOLS, model_table, outcome, save_note_rules,
+};
 use reins_test_servers::{RestateServer, free_port};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-const RULES: &str = r#"
-version: 1
-rules:
-  - name: edited
+/// The save-note flow, with this file's own rules.
+fn rules() -> String {
+    save_note_rules(
+        "  - name: edited
     when:
-      tool_result_contains: "note: edited"
+      tool_result_contains: \"note: edited\"
     respond:
-      content: "Saved the edited note."
-  - name: answer
-    when:
-      tool_result_contains: "note:"
-    respond:
-      content: "Done: the note is saved."
-  - name: refused
-    when:
-      tool_result_contains: "denied"
-    respond:
-      content: "I did not save it."
-  - name: save
-    when:
-      messages_contain: "note"
-    respond:
-      tool_calls:
-        - name: save_note
-          arguments: {text: "draft"}
-"#;
+      content: \"Saved the edited note.\"
+",
+        "",
+    )
+}
 
 /// An agent on fakellm and the Restate server at `ingress`, whose `save_note` tool appends
 /// each note it saves to `notes.log` beside the agent file, and waits for a person.
@@ -159,7 +147,7 @@ fn show(agent: &AgentDir, run: &str) -> Value {
 #[test]
 fn a_call_suspended_on_restate_is_approved_and_the_run_finishes_on_the_worker() {
     let server = RestateServer::start("cli-approve");
-    let llm = FakeLlm::start(RULES);
+    let llm = FakeLlm::start(&rules());
     let agent = restate_agent(&llm, &server.ingress_url());
     // Restate calls a suspended run back at the address it started on.
     let listen = format!("127.0.0.1:{}", free_port());
@@ -204,7 +192,7 @@ fn a_call_suspended_on_restate_is_approved_and_the_run_finishes_on_the_worker() 
 #[test]
 fn a_denied_call_never_runs_and_an_edited_one_runs_with_its_new_arguments() {
     let server = RestateServer::start("cli-decide");
-    let llm = FakeLlm::start(RULES);
+    let llm = FakeLlm::start(&rules());
     let agent = restate_agent(&llm, &server.ingress_url());
     let worker = Worker::start(&agent, &server, "127.0.0.1:0");
 
@@ -338,7 +326,7 @@ fn the_example_restate_agent_passes_check() {
 #[test]
 fn a_run_without_a_registered_worker_names_the_command_that_serves_one() {
     let server = RestateServer::start("cli-unregistered");
-    let llm = FakeLlm::start(RULES);
+    let llm = FakeLlm::start(&rules());
     let agent = restate_agent(&llm, &server.ingress_url());
     let (code, _, stderr) = outcome(agent.reins(&["run", "AGENT", "Save a note."]));
     assert_eq!(code, 1, "{stderr}");
@@ -381,7 +369,7 @@ fn a_run_that_fails_on_the_worker_exits_1_with_the_reason() {
 #[test]
 fn a_run_that_reaches_its_turn_limit_on_the_worker_exits_4_as_a_limit() {
     let server = RestateServer::start("cli-limit");
-    let llm = FakeLlm::start(RULES);
+    let llm = FakeLlm::start(&rules());
     // One model call allowed, and the model's first answer is a tool call: the run ends at
     // its limit with the call unexecuted.
     let agent = AgentDir::new(&format!(

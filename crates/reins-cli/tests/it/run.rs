@@ -7,30 +7,13 @@
 //! follows a run from its start through the decision commands to its end.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table, outcome};
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table, outcome, save_note_rules};
 use serde_json::Value;
 
-const RULES: &str = r#"
-version: 1
-rules:
-  - name: answer
-    when:
-      tool_result_contains: "note:"
-    respond:
-      content: "Done: the note is saved."
-  - name: refused
-    when:
-      tool_result_contains: "denied"
-    respond:
-      content: "I did not save it."
-  - name: save
-    when:
-      messages_contain: "note"
-    respond:
-      tool_calls:
-        - name: save_note
-          arguments: {text: "draft"}
-"#;
+/// The save-note flow, with this file's own rules.
+fn rules() -> String {
+    save_note_rules("", "")
+}
 
 /// An agent on fakellm with one shell tool; `extra` is appended (hooks, limits).
 fn agent_file(server: &FakeLlm, extra: &str) -> AgentDir {
@@ -69,7 +52,7 @@ fn events(stdout: &str) -> Vec<Value> {
 
 #[test]
 fn a_run_streams_its_answer_and_shows_the_tool_call() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "");
     let (code, stdout, stderr) = outcome(
         agent
@@ -86,7 +69,7 @@ fn a_run_streams_its_answer_and_shows_the_tool_call() {
 
 #[test]
 fn json_mode_prints_one_event_per_line() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "");
     let (code, stdout, stderr) = outcome(
         agent
@@ -133,7 +116,7 @@ fn suspend(agent: &AgentDir) -> (String, Value) {
 
 #[test]
 fn without_a_terminal_a_call_suspends_and_is_approved_with_edited_arguments() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, ASK);
     let (run, _) = suspend(&agent);
 
@@ -169,7 +152,7 @@ fn without_a_terminal_a_call_suspends_and_is_approved_with_edited_arguments() {
 
 #[test]
 fn runs_edit_opens_the_arguments_in_the_editor_and_approves_what_was_saved() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, ASK);
     let (run, _) = suspend(&agent);
     // An "editor" that rewrites the note, as a person would, and saves.
@@ -201,7 +184,7 @@ fn runs_edit_opens_the_arguments_in_the_editor_and_approves_what_was_saved() {
 
 #[test]
 fn a_denied_call_tells_the_model_the_message() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, ASK);
     let (run, call) = suspend(&agent);
     let call = call["call"].as_str().expect("call id");
@@ -232,7 +215,7 @@ fn a_denied_call_tells_the_model_the_message() {
 
 #[test]
 fn a_decision_for_a_call_that_does_not_wait_is_refused() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, ASK);
     let (run, _) = suspend(&agent);
     let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run, "t9c9"]));
@@ -246,7 +229,7 @@ fn a_decision_for_a_call_that_does_not_wait_is_refused() {
 
 #[test]
 fn a_budget_stop_exits_4() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "[limits]\nmax_model_calls = 1\n");
     let (code, stdout, stderr) = outcome(
         agent
@@ -260,7 +243,7 @@ fn a_budget_stop_exits_4() {
 
 #[test]
 fn the_turn_limit_exits_4() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "[limits]\nmax_turns = 1\n");
     let (code, stdout, stderr) = outcome(
         agent
@@ -273,7 +256,7 @@ fn the_turn_limit_exits_4() {
 
 #[test]
 fn a_model_that_cannot_be_reached_exits_1() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "");
     drop(server);
     let (code, _, stderr) = outcome(
@@ -288,7 +271,7 @@ fn a_model_that_cannot_be_reached_exits_1() {
 
 #[test]
 fn run_without_a_prompt_or_a_default_prompt_exits_2() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "");
     let text = std::fs::read_to_string(&agent.file).expect("read");
     std::fs::write(
@@ -308,7 +291,7 @@ fn runs_kept_in_postgresql_suspend_and_resume() {
         "REINS_POSTGRES_URL is not set: run the tests under scripts/with-postgres.sh \
          (scripts/test.sh does)"
     );
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(
         &server,
         &format!("{ASK}\n[store]\npostgres_url_env = \"REINS_POSTGRES_URL\"\n"),
@@ -392,7 +375,7 @@ rules:
 
 #[test]
 fn model_takes_a_gguf_only_for_a_local_agent_and_only_an_existing_file() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "");
     let (code, _, stderr) = outcome(
         agent
@@ -411,7 +394,7 @@ fn model_takes_a_gguf_only_for_a_local_agent_and_only_an_existing_file() {
 
 #[test]
 fn a_finished_run_is_forked_at_its_suspended_checkpoint_with_other_arguments() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, ASK);
     let (run, _) = suspend(&agent);
     let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
@@ -479,7 +462,7 @@ fn a_finished_run_is_forked_at_its_suspended_checkpoint_with_other_arguments() {
 
 #[test]
 fn the_decision_trail_shows_who_decided_why_and_the_arguments_it_was_bound_to() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, ASK);
     let (run, _) = suspend(&agent);
     let (code, _, stderr) = outcome(agent.reins(&[

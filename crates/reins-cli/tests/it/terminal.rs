@@ -2,7 +2,7 @@
 //! the screen and types the answers (edit the arguments in `$EDITOR`, or deny with a message).
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table};
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table, save_note_rules};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -85,32 +85,18 @@ fn rand_suffix() -> u128 {
         .map_or(0, |d| d.as_nanos())
 }
 
-const RULES: &str = r#"
-version: 1
-rules:
-  - name: answer
+/// The save-note flow, with this file's own rules.
+fn rules() -> String {
+    save_note_rules(
+        "",
+        "  - name: unanswered
     when:
-      tool_result_contains: "note:"
+      tool_result_contains: \"nobody approved it\"
     respond:
-      content: "Done: the note is saved."
-  - name: refused
-    when:
-      tool_result_contains: "denied"
-    respond:
-      content: "I did not save it."
-  - name: unanswered
-    when:
-      tool_result_contains: "nobody approved it"
-    respond:
-      content: "Nobody approved the note."
-  - name: save
-    when:
-      messages_contain: "note"
-    respond:
-      tool_calls:
-        - name: save_note
-          arguments: {text: "draft"}
-"#;
+      content: \"Nobody approved the note.\"
+",
+    )
+}
 
 fn agent(server: &FakeLlm, timeout_secs: u64) -> AgentDir {
     AgentDir::new(&format!(
@@ -137,7 +123,7 @@ fn run_in_terminal(agent: &AgentDir, editor: &str) -> Tmux {
 
 #[test]
 fn a_call_is_approved_with_arguments_edited_in_the_editor() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent(&server, 300);
     // An "editor" that changes the note, as a person would.
     let editor = agent.dir.path().join("edit.sh");
@@ -168,7 +154,7 @@ fn a_call_is_approved_with_arguments_edited_in_the_editor() {
 
 #[test]
 fn a_call_is_denied_with_a_message_in_the_terminal() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent(&server, 300);
     let tmux = run_in_terminal(&agent, "false");
     tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
@@ -184,7 +170,7 @@ fn a_call_is_denied_with_a_message_in_the_terminal() {
 
 #[test]
 fn a_call_nobody_answers_in_time_is_denied() {
-    let server = FakeLlm::start(RULES);
+    let server = FakeLlm::start(&rules());
     let agent = agent(&server, 2);
     let tmux = run_in_terminal(&agent, "false");
     tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");

@@ -60,6 +60,35 @@ command = ["printf", "note: %s", "{text}"]
 schema = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
 "#;
 
+/// fakellm rules for the save-note flow: the model calls `save_note` with `{text: "draft"}`
+/// when asked for a note, answers "Done: the note is saved." once a note is saved and "I did
+/// not save it." when the call was denied. `before` and `after` are a test's own rules (YAML
+/// list items), tried before those two answers and after them (the call itself is tried last).
+pub fn save_note_rules(before: &str, after: &str) -> String {
+    format!(
+        r#"version: 1
+rules:
+{before}  - name: answer
+    when:
+      tool_result_contains: "note:"
+    respond:
+      content: "Done: the note is saved."
+  - name: refused
+    when:
+      tool_result_contains: "denied"
+    respond:
+      content: "I did not save it."
+{after}  - name: save
+    when:
+      messages_contain: "note"
+    respond:
+      tool_calls:
+        - name: save_note
+          arguments: {{text: "draft"}}
+"#
+    )
+}
+
 /// `mcp-server-time` as the agent's `time` server, its `get_current_time` tool called
 /// `time_get_current_time` (what [`TIME_RULES`] calls).
 pub const TIME_SERVER_TOOLS: &str = r#"[[tools.mcp]]
