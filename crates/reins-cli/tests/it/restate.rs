@@ -6,7 +6,8 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{
-    AgentDir, TIME_RULES, TIME_SERVER_TOOLS, model_table, outcome, save_note_rules,
+    AgentDir, TIME_RULES, TIME_SERVER_TOOLS, events, model_table, outcome, save_note_rules,
+    waiting_save_note,
 };
 use reins_test_servers::{RestateServer, free_port};
 use serde_json::Value;
@@ -107,31 +108,13 @@ impl Drop for Worker {
     }
 }
 
-fn events(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect()
-}
-
 /// `reins run --json` of `prompt` until the call waits; returns the run id and the waiting
 /// call. (fakellm tells conversations apart by their first message: one prompt per run.)
 fn suspend(agent: &AgentDir, prompt: &str) -> (String, Value) {
     let (code, stdout, stderr) = outcome(agent.reins(&["run", "AGENT", prompt, "--json"]));
-    assert_eq!(
-        code, 3,
-        "a call waiting for a person exits 3\n{stdout}\n{stderr}"
-    );
-    let events = events(&stdout);
-    assert_eq!(events[0]["event"], "started", "{stdout}");
-    let suspended = events.last().expect("events").clone();
-    assert_eq!(suspended["event"], "suspended", "{stdout}");
-    assert_eq!(suspended["pending"][0]["tool"], "save_note");
-    assert_eq!(suspended["pending"][0]["args"]["text"], "draft");
-    (
-        suspended["run"].as_str().expect("run id").to_owned(),
-        suspended["pending"][0].clone(),
-    )
+    let waiting = waiting_save_note(code, &stdout, &stderr);
+    assert_eq!(events(&stdout)[0]["event"], "started", "{stdout}");
+    waiting
 }
 
 fn notes(agent: &AgentDir) -> String {

@@ -7,7 +7,9 @@
 //! follows a run from its start through the decision commands to its end.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table, outcome, save_note_rules};
+use crate::common::{
+    AgentDir, SAVE_NOTE_TOOL, events, model_table, outcome, save_note_rules, waiting_save_note,
+};
 use serde_json::Value;
 
 /// The save-note flow, with this file's own rules.
@@ -42,13 +44,6 @@ fn resume_and_expect_note(agent: &AgentDir, run: &str, note: &str) {
 }
 
 const ASK: &str = "[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\" }]\n";
-
-fn events(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect()
-}
 
 #[test]
 fn a_run_streams_its_answer_and_shows_the_tool_call() {
@@ -99,19 +94,7 @@ fn suspend(agent: &AgentDir) -> (String, Value) {
             .reins(&["run", "AGENT", "--json"])
             .env("REINS_TEST_KEY", "k"),
     );
-    assert_eq!(
-        code, 3,
-        "a call waiting for a person exits 3\n{stdout}\n{stderr}"
-    );
-    let events = events(&stdout);
-    let suspended = events.last().expect("events").clone();
-    assert_eq!(suspended["event"], "suspended", "{stdout}");
-    assert_eq!(suspended["pending"][0]["tool"], "save_note");
-    assert_eq!(suspended["pending"][0]["args"]["text"], "draft");
-    (
-        suspended["run"].as_str().expect("run id").to_owned(),
-        suspended["pending"][0].clone(),
-    )
+    waiting_save_note(code, &stdout, &stderr)
 }
 
 #[test]

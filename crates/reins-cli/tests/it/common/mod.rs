@@ -5,6 +5,7 @@ pub mod fakellm;
 pub mod webdriver;
 
 use assert_cmd::Command;
+use serde_json::Value;
 use std::path::PathBuf;
 use tempfile::TempDir;
 
@@ -106,6 +107,32 @@ pub fn outcome(mut command: impl std::borrow::BorrowMut<Command>) -> (i32, Strin
         output.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The JSON events a `--json` command printed, one per line.
+pub fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+/// What `reins run --json` printed (with its exit `code`) when the save-note flow's call
+/// waits for a person: it exited 3 and its last event lists the `save_note` call with the
+/// model's arguments. Returns the run's id and the waiting call.
+pub fn waiting_save_note(code: i32, stdout: &str, stderr: &str) -> (String, Value) {
+    assert_eq!(
+        code, 3,
+        "a call waiting for a person exits 3\n{stdout}\n{stderr}"
+    );
+    let suspended = events(stdout).pop().expect("events");
+    assert_eq!(suspended["event"], "suspended", "{stdout}");
+    assert_eq!(suspended["pending"][0]["tool"], "save_note");
+    assert_eq!(suspended["pending"][0]["args"]["text"], "draft");
+    (
+        suspended["run"].as_str().expect("run id").to_owned(),
+        suspended["pending"][0].clone(),
     )
 }
 
