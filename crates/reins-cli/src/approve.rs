@@ -100,6 +100,14 @@ pub fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 
+/// A call waiting for a decision, as `runs show` lists it on every store.
+pub fn waiting_line(call: &str, tool: &str, arguments: &Value, reason: &str) -> String {
+    format!(
+        "waiting: call {call} — {tool} with\n{}\n  ({reason})",
+        pretty(arguments)
+    )
+}
+
 /// Opens the arguments in `$VISUAL`/`$EDITOR` (default `vi`) and reads them back.
 pub fn edit_in_editor(args: &Value) -> Result<Value, String> {
     let editor = std::env::var("VISUAL")

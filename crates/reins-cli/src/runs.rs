@@ -2,7 +2,7 @@
 //! about the calls that wait for a person. Decisions go through
 //! [`RunStore::decide`](reins::store::RunStore::decide), as the web inbox's do.
 
-use crate::approve::{denial, edit_in_editor, parse_args, pretty};
+use crate::approve::{denial, edit_in_editor, parse_args, waiting_line};
 use reins::agent::{RunState, RunStatus, ToolDecision};
 use reins::message::{AssistantContent, Message};
 use reins::store::BoxedStore;
@@ -219,11 +219,13 @@ pub async fn show(
     }
     for call in &pending {
         println!(
-            "waiting: call {} — {} with\n{}\n  ({})",
-            call.internal_call_id,
-            call.tool_name,
-            pretty(&call.arguments),
-            call.reason
+            "{}",
+            waiting_line(
+                &call.internal_call_id,
+                &call.tool_name,
+                &call.arguments,
+                &call.reason
+            )
         );
     }
     Ok(())

@@ -3,7 +3,7 @@
 //! events as runs on an embedded store.
 
 use super::{client, explain};
-use crate::approve::{edit_in_editor, parse_args, pretty};
+use crate::approve::{edit_in_editor, parse_args, waiting_line};
 use crate::config::LoadedAgent;
 use crate::run::Ending;
 use crate::runs::ArgsChange;
@@ -272,11 +272,8 @@ pub async fn show(
     }
     for call in &pending {
         println!(
-            "waiting: call {} — {} with\n{}\n  ({})",
-            call.call,
-            call.tool,
-            pretty(&call.arguments),
-            call.reason
+            "{}",
+            waiting_line(&call.call, &call.tool, &call.arguments, &call.reason)
         );
     }
     if let Some(output) = answer {
