@@ -3,8 +3,10 @@ use super::response::PromptResponse;
 use crate::tool::ToolOutcome;
 use futures::Stream;
 use futures::future::BoxFuture;
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
@@ -52,25 +54,82 @@ pub enum StreamItem {
 /// How many deltas a streamed run queues before it pauses for the consumer to take them.
 const HANDOVER_BATCH: usize = 32;
 
-/// Where a streamed run's driver puts items for the stream to hand out.
+type Queue = VecDeque<StreamItem>;
+
+thread_local! {
+    /// The queue of the streamed run being polled on this thread. A run advances only inside
+    /// its stream's `poll_next`, which lends the run its queue for the poll ([`lend`]); the
+    /// run's [`StreamSink`] pushes there, so a delta reaches its consumer without a lock. A
+    /// stream polled inside another run (a hook or a tool streaming an agent of its own) lends
+    /// its queue in turn and gives the outer one back when its poll ends.
+    static POLLED_RUN_QUEUE: RefCell<Option<Queue>> = const { RefCell::new(None) };
+}
+
+/// Lends `queue` to the run polled in `poll`, and takes it back, with what the run pushed,
+/// however `poll` ends.
+fn lend<R>(queue: &mut Queue, poll: impl FnOnce() -> R) -> R {
+    struct GiveBack<'q> {
+        queue: &'q mut Queue,
+        outer: Option<Queue>,
+    }
+    impl Drop for GiveBack<'_> {
+        fn drop(&mut self) {
+            let outer = self.outer.take();
+            let lent = POLLED_RUN_QUEUE.try_with(|polled| polled.replace(outer));
+            *self.queue = lent.ok().flatten().unwrap_or_default();
+        }
+    }
+    let lent = std::mem::take(queue);
+    match POLLED_RUN_QUEUE.try_with(|polled| polled.replace(Some(lent))) {
+        Ok(outer) => {
+            let _give_back = GiveBack { queue, outer };
+            poll()
+        }
+        // The thread is being torn down: the run's items go to its sink's stray queue.
+        Err(_) => poll(),
+    }
+}
+
+/// Where a streamed run's driver puts items for the stream to hand out: the queue its stream
+/// lent for the poll.
 #[derive(Clone, Default)]
 pub(crate) struct StreamSink {
-    queue: Arc<Mutex<VecDeque<StreamItem>>>,
+    /// Items pushed while no queue was lent, which the run's structure rules out (it is only
+    /// polled by its stream, inside [`lend`]); kept so nothing could be lost, and read only
+    /// when `has_strays` says so.
+    strays: Arc<Strays>,
+}
+
+#[derive(Default)]
+struct Strays {
+    queue: Mutex<Queue>,
+    any: AtomicBool,
 }
 
 impl StreamSink {
     /// Queues an item for the stream to hand out.
     pub fn push(&self, item: StreamItem) {
-        self.lock().push_back(item);
+        self.push_delta(item);
     }
 
     /// Queues a delta; true when the queue holds a batch the consumer should take before the
     /// run goes on ([`StreamSink::hand_over`]).
     #[inline]
     pub fn push_delta(&self, item: StreamItem) -> bool {
-        let mut queue = self.lock();
-        queue.push_back(item);
-        queue.len() >= HANDOVER_BATCH
+        let mut item = Some(item);
+        let queued = POLLED_RUN_QUEUE.try_with(|polled| {
+            let mut polled = polled.try_borrow_mut().ok()?;
+            let queue = polled.as_mut()?;
+            queue.extend(item.take());
+            Some(queue.len() >= HANDOVER_BATCH)
+        });
+        match (queued, item) {
+            (Ok(Some(full)), _) => full,
+            (_, stray) => {
+                self.strays.push(stray);
+                false
+            }
+        }
     }
 
     /// Pauses the run once so the consumer takes the queued batch. A model that streams
@@ -86,23 +145,29 @@ impl StreamSink {
     /// model call and before running tools, so a consumer sees a turn's output before its
     /// tools run, and dropping the stream stops the run there.
     pub async fn flush(&self) {
-        if !self.lock().is_empty() {
+        let queued = POLLED_RUN_QUEUE
+            .try_with(|polled| polled.try_borrow().ok()?.as_ref().map(|q| !q.is_empty()));
+        if matches!(queued, Ok(Some(true))) || self.strays.any.load(Ordering::Relaxed) {
             YieldOnce(false).await;
         }
     }
+}
 
-    #[inline]
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<StreamItem>> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+impl Strays {
+    #[cold]
+    fn push(&self, item: Option<StreamItem>) {
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        queue.extend(item);
+        self.any.store(true, Ordering::Relaxed);
     }
 
-    /// Moves every queued item into `ready` (one lock for the whole batch).
-    fn drain_into(&self, ready: &mut VecDeque<StreamItem>) {
-        let mut queue = self.lock();
-        if ready.is_empty() {
-            std::mem::swap(&mut *queue, ready);
-        } else {
+    /// Moves stray items, if any, behind `ready`'s.
+    #[inline]
+    fn drain_into(&self, ready: &mut Queue) {
+        if self.any.load(Ordering::Relaxed) {
+            let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
             ready.extend(queue.drain(..));
+            self.any.store(false, Ordering::Relaxed);
         }
     }
 }
@@ -129,8 +194,8 @@ impl std::future::Future for YieldOnce {
 /// dropping the stream cancels it.
 pub struct PromptStream {
     sink: StreamSink,
-    /// Items taken from the sink, handed out one by one without locking it again.
-    ready: VecDeque<StreamItem>,
+    /// What the run queued, lent to it while it is polled.
+    ready: Queue,
     driver: Option<BoxFuture<'static, Result<PromptResponse, PromptError>>>,
     /// The run's error, handed out after the items produced before it.
     error: Option<PromptError>,
@@ -150,39 +215,31 @@ impl PromptStream {
     }
 }
 
-impl PromptStream {
-    #[inline]
-    fn next_ready(&mut self) -> Option<StreamItem> {
-        if self.ready.is_empty() {
-            self.sink.drain_into(&mut self.ready);
-        }
-        self.ready.pop_front()
-    }
-}
-
 impl Stream for PromptStream {
     type Item = Result<StreamItem, PromptError>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if let Some(item) = this.next_ready() {
+        if let Some(item) = this.ready.pop_front() {
             return Poll::Ready(Some(Ok(item)));
         }
         let Some(driver) = this.driver.as_mut() else {
             return Poll::Ready(this.error.take().map(Err));
         };
-        match driver.as_mut().poll(cx) {
-            Poll::Pending => match this.next_ready() {
+        let polled = lend(&mut this.ready, || driver.as_mut().poll(cx));
+        this.sink.strays.drain_into(&mut this.ready);
+        match polled {
+            Poll::Pending => match this.ready.pop_front() {
                 Some(item) => Poll::Ready(Some(Ok(item))),
                 None => Poll::Pending,
             },
             Poll::Ready(result) => {
                 this.driver = None;
                 match result {
-                    Ok(response) => this.sink.push(StreamItem::Final(Box::new(response))),
+                    Ok(response) => this.ready.push_back(StreamItem::Final(Box::new(response))),
                     Err(error) => this.error = Some(error),
                 }
-                match this.next_ready() {
+                match this.ready.pop_front() {
                     Some(item) => Poll::Ready(Some(Ok(item))),
                     None => Poll::Ready(this.error.take().map(Err)),
                 }

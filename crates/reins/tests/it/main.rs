@@ -8,6 +8,7 @@
 mod common;
 
 mod composition;
+mod default_answers;
 mod durable;
 mod fakellm_anthropic;
 mod fakellm_openai;

@@ -325,3 +325,58 @@ async fn a_model_faster_than_its_consumer_does_not_queue_its_whole_turn() {
     assert_eq!(text, answer);
     assert_eq!(*produced.0.lock().unwrap(), 1_000);
 }
+
+/// A tool that streams a run of an agent of its own, item by item, while the outer run is
+/// streamed too: each stream hands out its own run's items and nothing of the other's.
+#[tokio::test]
+async fn a_stream_polled_inside_another_streamed_run_keeps_its_items_apart() {
+    let inner_texts = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&inner_texts);
+    let research = reins::tool::tool_fn(
+        "research",
+        "Asks a sub-agent.",
+        move |_: serde_json::Value| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let inner = AgentBuilder::new(ScriptedModel::new([Turn::text(
+                    "inner words streamed one by one",
+                )]))
+                .build();
+                let mut stream = inner.prompt("dig").stream();
+                let mut answer = String::new();
+                while let Some(item) = stream.next().await {
+                    match item {
+                        Ok(StreamItem::Text(delta)) => seen.lock().unwrap().push(delta),
+                        Ok(StreamItem::Final(response)) => answer = response.output,
+                        Ok(_) => {}
+                        Err(error) => return Err(error.to_string()),
+                    }
+                }
+                Ok::<_, String>(answer)
+            }
+        },
+    );
+    let outer = AgentBuilder::new(ScriptedModel::new([
+        Turn::text("outer before ").then_tool_call("research", json!({})),
+        Turn::text("outer after"),
+    ]))
+    .tool(research)
+    .build();
+    let items = collect(outer.prompt("go").stream()).await;
+    let mut outer_text = String::new();
+    let mut results = Vec::new();
+    for item in &items {
+        match item {
+            Ok(StreamItem::Text(delta)) => outer_text.push_str(delta),
+            Ok(StreamItem::ToolResult { result, .. }) => results.push(result.clone()),
+            _ => {}
+        }
+    }
+    assert_eq!(outer_text, "outer before outer after");
+    assert_eq!(results, ["inner words streamed one by one"]);
+    assert_eq!(
+        inner_texts.lock().unwrap().concat(),
+        "inner words streamed one by one"
+    );
+    assert!(matches!(items.last(), Some(Ok(StreamItem::Final(_)))));
+}

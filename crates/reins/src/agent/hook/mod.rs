@@ -10,6 +10,7 @@ mod actions;
 mod as_hook;
 mod compose;
 mod context;
+mod defaults;
 mod erased;
 mod events;
 mod links;
@@ -121,8 +122,13 @@ pub trait AgentHook: Send + Sync + 'static {
         ctx: &HookContext,
         event: StepEvent<'_>,
     ) -> impl Future<Output = Flow> + Send {
-        let _ = (ctx, event);
-        async { Flow::Continue }
+        let _ = ctx;
+        // Says it answered, so a stack learns this hook answers the kind with defaults alone.
+        let (hook, kind) = (defaults::type_of(self), event.kind());
+        async move {
+            defaults::answered(hook, kind, defaults::ON_EVENT);
+            Flow::Continue
+        }
     }
 
     /// Once, before the first model call: continue, rewrite the prompt, or stop.
@@ -152,6 +158,8 @@ pub trait AgentHook: Send + Sync + 'static {
         event: ModelSelectEvent<'_>,
     ) -> ModelSelectionAction {
         let _ = (ctx, event);
+        let row = <table::on_model_select as table::Method>::NAME;
+        defaults::answered(defaults::type_of(self), StepEventKind::ModelSelect, row);
         ModelSelectionAction::Continue
     }
 

@@ -12,8 +12,9 @@
 
 use super::HookContext;
 use super::StepEventKind;
+use super::defaults::Learning;
 use super::erased::{ErasedHook, HookFuture};
-use super::stack::{HookStack, Member};
+use super::stack::{Held, HookStack, Member};
 use super::table::Method;
 use crate::tool::panic_message;
 use futures::FutureExt;
@@ -80,8 +81,9 @@ impl Mode for Caught {
         event: M::Event<'e>,
     ) -> CaughtAnswer<'e, M::Action> {
         match member {
-            Member::Hook(hook) => CaughtAnswer::Hook {
-                answer: AssertUnwindSafe(M::call(&**hook, ctx, event)).catch_unwind(),
+            Member::Hook(held) => CaughtAnswer::Hook {
+                learning: learning::<M>(held, &event),
+                answer: AssertUnwindSafe(M::call(&held.hook, ctx, event)).catch_unwind(),
             },
             Member::Stack(stack) => CaughtAnswer::Stack {
                 answer: M::stack::<Caught>(stack, ctx, event),
@@ -95,8 +97,14 @@ impl Mode for Caught {
         event: M::Event<'_>,
     ) -> Result<M::Action, Box<dyn Any + Send>> {
         match member {
-            Member::Hook(hook) => {
-                std::panic::catch_unwind(AssertUnwindSafe(|| M::call(&**hook, ctx, event)))
+            Member::Hook(held) => {
+                let call = || {
+                    std::panic::catch_unwind(AssertUnwindSafe(|| M::call(&held.hook, ctx, event)))
+                };
+                match learning::<M>(held, &event) {
+                    None => call(),
+                    Some(learning) => learning.watch_call(call),
+                }
             }
             Member::Stack(stack) => M::stack::<Caught>(stack, ctx, event),
         }
@@ -128,8 +136,9 @@ impl Mode for Direct {
         event: M::Event<'e>,
     ) -> DirectAnswer<'e, M::Action> {
         match member {
-            Member::Hook(hook) => DirectAnswer::Hook {
-                answer: M::call(&**hook, ctx, event),
+            Member::Hook(held) => DirectAnswer::Hook {
+                learning: learning::<M>(held, &event),
+                answer: M::call(&held.hook, ctx, event),
             },
             Member::Stack(stack) => DirectAnswer::Stack {
                 answer: M::stack::<Direct>(stack, ctx, event),
@@ -143,7 +152,13 @@ impl Mode for Direct {
         event: M::Event<'_>,
     ) -> Result<M::Action, Infallible> {
         match member {
-            Member::Hook(hook) => Ok(M::call(&**hook, ctx, event)),
+            Member::Hook(held) => {
+                let call = || Ok(M::call(&held.hook, ctx, event));
+                match learning::<M>(held, &event) {
+                    None => call(),
+                    Some(learning) => learning.watch_call(call),
+                }
+            }
             Member::Stack(stack) => M::stack::<Direct>(stack, ctx, event),
         }
     }
@@ -160,7 +175,10 @@ pin_project! {
     /// stack's.
     #[project = CaughtAnswerProjection]
     pub(crate) enum CaughtAnswer<'e, A> {
-        Hook { #[pin] answer: CatchUnwind<AssertUnwindSafe<HookFuture<'e, A>>> },
+        Hook {
+            #[pin] answer: CatchUnwind<AssertUnwindSafe<HookFuture<'e, A>>>,
+            learning: Option<Learning<'e>>,
+        },
         Stack { answer: BoxFuture<'e, Result<A, Box<dyn Any + Send>>> },
     }
 }
@@ -170,7 +188,10 @@ impl<A> Future for CaughtAnswer<'_, A> {
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project() {
-            CaughtAnswerProjection::Hook { answer } => answer.poll(cx),
+            CaughtAnswerProjection::Hook { answer, learning } => match learning {
+                None => answer.poll(cx),
+                Some(learning) => learning.watch_poll(|| answer.poll(cx)),
+            },
             CaughtAnswerProjection::Stack { answer } => answer.poll_unpin(cx),
         }
     }
@@ -180,7 +201,7 @@ pin_project! {
     /// A member's answer in [`Direct`] mode.
     #[project = DirectAnswerProjection]
     pub(crate) enum DirectAnswer<'e, A> {
-        Hook { #[pin] answer: HookFuture<'e, A> },
+        Hook { #[pin] answer: HookFuture<'e, A>, learning: Option<Learning<'e>> },
         Stack { answer: BoxFuture<'e, Result<A, Infallible>> },
     }
 }
@@ -190,10 +211,23 @@ impl<A> Future for DirectAnswer<'_, A> {
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project() {
-            DirectAnswerProjection::Hook { answer } => answer.poll(cx).map(Ok),
+            DirectAnswerProjection::Hook { answer, learning } => match learning {
+                None => answer.poll(cx).map(Ok),
+                Some(learning) => learning.watch_poll(|| answer.poll(cx).map(Ok::<_, Infallible>)),
+            },
             DirectAnswerProjection::Stack { answer } => answer.poll_unpin(cx),
         }
     }
+}
+
+/// The watch of a call of `held` for `event`, while how it answers the event's kind is not
+/// known (see `defaults.rs`).
+#[inline(always)]
+fn learning<'h, M: Method>(
+    held: &'h Held<dyn ErasedHook>,
+    event: &M::Event<'_>,
+) -> Option<Learning<'h>> {
+    Learning::start(&held.answers, M::kind(event), M::NAME)
 }
 
 /// A row whose method is awaited.

@@ -4,6 +4,7 @@
 
 use super::AgentHook;
 use super::StepEventKind;
+use super::defaults::DefaultAnswers;
 use super::erased::ErasedHook;
 use std::any::Any;
 use std::sync::Arc;
@@ -26,7 +27,10 @@ use std::sync::Arc;
 /// - **Everyone observes**: `on_run_settled` runs every hook.
 ///
 /// Each hook's `observes` is read once, when it is pushed; a hook is never called for a kind
-/// it does not observe, and an event no hook observes is not even built.
+/// it does not observe, and an event no hook observes is not even built. A hook that answers
+/// a kind with the trait's defaults alone (it implements neither that kind's method nor
+/// `on_event`) is called for it once; the stack then knows the answer is `Continue` and
+/// stops calling it for that kind.
 #[derive(Clone, Default)]
 pub struct HookStack {
     hooks: Vec<Member>,
@@ -40,18 +44,25 @@ impl std::fmt::Debug for HookStack {
     }
 }
 
-/// The hooks of a stack that observe one kind of event, in registration order.
+/// The hooks of a stack that observe one kind of event, in registration order, less those
+/// known to answer it with the defaults alone.
 #[derive(Clone)]
 pub(crate) struct Observers<'s> {
     hooks: &'s Vec<Member>,
     indices: std::slice::Iter<'s, u32>,
+    kind: StepEventKind,
 }
 
 impl<'s> Iterator for Observers<'s> {
     type Item = &'s Member;
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        let hooks = self.hooks;
-        self.indices.find_map(|&index| hooks.get(index as usize))
+        let (hooks, kind) = (self.hooks, self.kind);
+        self.indices.find_map(|&index| {
+            hooks
+                .get(index as usize)
+                .filter(|member| !member.answers_by_default(kind))
+        })
     }
 }
 
@@ -105,11 +116,11 @@ impl HookStack {
         self.hooks.push(hook);
     }
 
-    /// Whether any hook observes `kind`.
+    /// Whether any hook observes `kind` (and is not known to answer it with the defaults
+    /// alone).
+    #[inline]
     pub fn observes(&self, kind: StepEventKind) -> bool {
-        self.observers
-            .get(kind.index())
-            .is_some_and(|list| !list.is_empty())
+        self.observers(kind).next().is_some()
     }
 
     /// The hooks that observe `kind`.
@@ -122,6 +133,7 @@ impl HookStack {
         Observers {
             hooks: &self.hooks,
             indices: indices.iter(),
+            kind,
         }
     }
 }
@@ -130,7 +142,7 @@ impl HookStack {
 #[derive(Clone)]
 pub(crate) enum Member {
     /// A hook of a user's type.
-    Hook(Arc<dyn ErasedHook>),
+    Hook(Arc<Held<dyn ErasedHook>>),
     /// A stack registered as a hook: its members' failures pass through it as values.
     Stack(Arc<HookStack>),
 }
@@ -144,7 +156,10 @@ impl Member {
             .and_then(Option::take);
         match (stack, slot) {
             (Some(stack), _) => Member::Stack(Arc::new(stack)),
-            (None, Some(hook)) => Member::Hook(Arc::new(hook)),
+            (None, Some(hook)) => Member::Hook(Arc::new(Held {
+                answers: DefaultAnswers::of::<H>(),
+                hook,
+            })),
             // The slot is emptied only when it held a stack.
             (None, None) => Member::Stack(Arc::default()),
         }
@@ -153,8 +168,25 @@ impl Member {
     /// [`AgentHook::observes`], read once when the member is pushed.
     pub(crate) fn observes(&self, kind: StepEventKind) -> bool {
         match self {
-            Member::Hook(hook) => hook.observes(kind),
+            Member::Hook(held) => held.hook.observes(kind),
             Member::Stack(stack) => stack.observes(kind),
         }
     }
+
+    /// Whether calling the member for `kind` is known to answer `Continue` without running
+    /// any code of the user's.
+    #[inline]
+    fn answers_by_default(&self, kind: StepEventKind) -> bool {
+        match self {
+            Member::Hook(held) => held.answers.proven(kind),
+            Member::Stack(stack) => !stack.observes(kind),
+        }
+    }
+}
+
+/// A hook as a stack holds it, with what its calls taught of its default answers.
+pub(crate) struct Held<H: ?Sized> {
+    pub answers: DefaultAnswers,
+    /// Last, so a `Held` of any hook is a `Held<dyn ErasedHook>`.
+    pub hook: H,
 }

@@ -20,6 +20,7 @@
 //! [`HookStack`]: super::HookStack
 
 use super::StepEventKind;
+use super::defaults;
 use super::events::{
     CompletionCallEvent, DispatchEvent, DispatchTarget, InvalidToolCallContext, ModelSelectEvent,
     ModelTurnFinished, OutcomeEvent, OutcomeTarget, ReasoningDeltaEvent, RunSettledEvent,
@@ -194,10 +195,20 @@ pub(crate) fn via_on_event<M: StepView, H: AgentHook + ?Sized>(
     event: M::Event<'_>,
 ) -> impl Future<Output = M::Action> + Send {
     async move {
+        // Says when it answered by defaults alone (see `defaults.rs`).
+        let (hook_type, kind) = (defaults::type_of(hook), M::kind(&event));
         let mut scratch = String::new();
         match M::step(&event, &mut scratch) {
-            Some(step) => M::action(hook.on_event(ctx, step).await, &event),
-            None => M::action(Flow::Continue, &event),
+            Some(step) => {
+                let step_kind = step.kind();
+                let flow = hook.on_event(ctx, step).await;
+                defaults::answered_via_on_event(hook_type, step_kind, kind, M::NAME);
+                M::action(flow, &event)
+            }
+            None => {
+                defaults::answered(hook_type, kind, M::NAME);
+                M::action(Flow::Continue, &event)
+            }
         }
     }
 }
