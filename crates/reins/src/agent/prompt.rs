@@ -10,7 +10,7 @@ use crate::run::{RunState, ToolDecision};
 use crate::store::RunStore;
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use std::future::IntoFuture;
+use std::future::{Future, IntoFuture};
 
 /// One run of an agent, being configured. Await it for the answer, call
 /// [`stream`](Self::stream) to stream it, or [`extended_details`](Self::extended_details)
@@ -140,19 +140,23 @@ impl PromptRequest {
         PromptStream::new(sink, driver)
     }
 
-    pub(crate) async fn send(self) -> Result<PromptResponse, PromptError> {
-        self.run(None).await
+    pub(crate) fn send(self) -> impl Future<Output = Result<PromptResponse, PromptError>> {
+        self.run(None)
     }
 
-    /// Hands the request's parts to the driver, which does not know the request type.
-    async fn run(self, sink: Option<StreamSink>) -> Result<PromptResponse, PromptError> {
+    /// Hands the request's parts to the driver, which does not know the request type. (No
+    /// `async` layer of its own: the driver's future is the run's whole state.)
+    fn run(
+        self,
+        sink: Option<StreamSink>,
+    ) -> impl Future<Output = Result<PromptResponse, PromptError>> + use<> {
         let PromptRequest {
             agent,
             start,
             hooks,
             options,
         } = self;
-        driver::run(agent, start, hooks, options, sink).await
+        driver::run(agent, start, hooks, options, sink)
     }
 }
 
@@ -161,7 +165,9 @@ impl IntoFuture for PromptRequest {
     type IntoFuture = BoxFuture<'static, Result<String, PromptError>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        async move { self.send().await.map(|response| response.output) }.boxed()
+        self.send()
+            .map(|answer| answer.map(|response| response.output))
+            .boxed()
     }
 }
 

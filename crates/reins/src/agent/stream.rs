@@ -116,19 +116,24 @@ impl StreamSink {
     /// run goes on ([`StreamSink::hand_over`]).
     #[inline]
     pub fn push_delta(&self, item: StreamItem) -> bool {
-        let mut item = Some(item);
-        let queued = POLLED_RUN_QUEUE.try_with(|polled| {
-            let mut polled = polled.try_borrow_mut().ok()?;
-            let queue = polled.as_mut()?;
-            queue.extend(item.take());
-            Some(queue.len() >= HANDOVER_BATCH)
+        let queued = POLLED_RUN_QUEUE.try_with(|polled| match polled.try_borrow_mut() {
+            Ok(mut polled) => match polled.as_mut() {
+                Some(queue) => {
+                    queue.push_back(item);
+                    Ok(queue.len() >= HANDOVER_BATCH)
+                }
+                None => Err(item),
+            },
+            Err(_) => Err(item),
         });
-        match (queued, item) {
-            (Ok(Some(full)), _) => full,
-            (_, stray) => {
+        match queued {
+            Ok(Ok(full)) => full,
+            Ok(Err(stray)) => {
                 self.strays.push(stray);
                 false
             }
+            // Only while the thread is torn down, when no run is polled.
+            Err(_) => false,
         }
     }
 
@@ -155,9 +160,9 @@ impl StreamSink {
 
 impl Strays {
     #[cold]
-    fn push(&self, item: Option<StreamItem>) {
+    fn push(&self, item: StreamItem) {
         let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        queue.extend(item);
+        queue.push_back(item);
         self.any.store(true, Ordering::Relaxed);
     }
 

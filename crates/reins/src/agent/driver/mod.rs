@@ -40,6 +40,7 @@ use crate::store::{JournalEntry, Lease, SharedStore, StoreError};
 use crate::tool::ToolFailure;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::future::Future;
 use std::sync::Arc;
 use structured::StructuredStep;
 use tracing::Instrument;
@@ -131,23 +132,22 @@ impl Halt {
     }
 }
 
-/// Runs a prompt request to its end, firing `on_run_settled` last.
-pub(crate) async fn run(
-    agent: Agent,
+/// What a run starts from: its state (new, or claimed from the store), its prompt (`None` on
+/// resume), and the run's store lease with the decisions recorded for it.
+struct Begun {
+    state: RunState,
+    prompt: Option<Message>,
+    decisions: Vec<(String, ToolDecision)>,
+    durable: Option<Durable>,
+    worker: String,
+}
+
+/// Starts a new run's state, or claims a paused or stored one.
+async fn begin(
+    config: &AgentConfig,
     start: RunStart,
-    run_hooks: HookStack,
-    options: RunOptions,
-    sink: Option<StreamSink>,
-) -> Result<PromptResponse, PromptError> {
-    let config = &*agent.config;
-    let hooks: Cow<'_, HookStack> = if run_hooks.is_empty() {
-        Cow::Borrowed(&config.hooks)
-    } else {
-        let mut combined = config.hooks.clone();
-        combined.extend(&run_hooks);
-        Cow::Owned(combined)
-    };
-    let output = resolve_output(config, options.output.clone())?;
+    options: &RunOptions,
+) -> Result<Begun, PromptError> {
     // A worker name only matters for a store's lease: no random id for runs without one.
     let worker = match (&options.worker, &options.store) {
         (Some(worker), _) => worker.clone(),
@@ -156,7 +156,7 @@ pub(crate) async fn run(
     };
     let mut decisions = options.decisions.clone();
     let mut durable = None;
-    let (mut state, prompt) = match start {
+    let (state, prompt) = match start {
         RunStart::New { prompt, history } => {
             let run_id = options
                 .run_id
@@ -191,73 +191,123 @@ pub(crate) async fn run(
             (state, None)
         }
     };
+    Ok(Begun {
+        state,
+        prompt,
+        decisions,
+        durable,
+        worker,
+    })
+}
+
+/// The run's span (which records the run's id in `state`) and its hooks' context.
+fn traced(
+    config: &AgentConfig,
+    mut state: RunState,
+    streamed: bool,
+) -> (RunState, tracing::Span, HookContext) {
     let span = trace::run_span(config, &mut state);
     let ctx = HookContext::for_run(
         state.run_id.clone(),
         config.name.clone(),
-        sink.is_some(),
+        streamed,
         state.turn,
         state.entries.clone(),
     );
-    let tools = match &config.live {
-        Some(live) => live.current(),
-        None => Arc::clone(&config.tools),
-    };
-    let mut driver = Driver {
-        config,
-        tools,
-        hooks: &hooks,
-        ctx: &ctx,
-        options: &options,
-        output: output.as_ref(),
-        sink: sink.as_ref(),
-        decisions,
-        durable,
-        worker,
-        state,
-    };
-    let mut outcome = driver.drive(prompt).instrument(span.clone()).await;
-    driver.state.entries = ctx.snapshot_entries();
-    driver.state.status = match &outcome {
-        Ok(_) => RunStatus::Completed,
-        Err(Halt::Suspended) => RunStatus::Suspended,
-        Err(_) => RunStatus::Failed,
-    };
-    // The last checkpoint records how the run ended and releases its lease. A run whose
-    // lease was lost must not overwrite the new owner's state.
-    let lost_lease = matches!(&outcome, Err(Halt::Store(StoreError::Conflict { .. })));
-    if !lost_lease {
-        if let Err(error) = driver.checkpoint(true).instrument(span.clone()).await {
-            if outcome.is_ok() || matches!(outcome, Err(Halt::Suspended)) {
-                outcome = Err(error);
+    (state, span, ctx)
+}
+
+/// Runs a prompt request to its end, firing `on_run_settled` last.
+// An `async move` block rather than an `async fn`, which would keep every argument twice in
+// the run's future (each run's future is its task's memory).
+#[allow(clippy::manual_async_fn)]
+pub(crate) fn run(
+    agent: Agent,
+    start: RunStart,
+    run_hooks: HookStack,
+    options: RunOptions,
+    sink: Option<StreamSink>,
+) -> impl Future<Output = Result<PromptResponse, PromptError>> + Send + 'static {
+    async move {
+        let config = &*agent.config;
+        let hooks: Cow<'_, HookStack> = if run_hooks.is_empty() {
+            Cow::Borrowed(&config.hooks)
+        } else {
+            let mut combined = config.hooks.clone();
+            combined.extend(&run_hooks);
+            Cow::Owned(combined)
+        };
+        let output = resolve_output(config, options.output.clone())?;
+        // Built outside this future's body, so only what the driver keeps lives across its
+        // awaits.
+        let Begun {
+            state,
+            prompt,
+            decisions,
+            durable,
+            worker,
+        } = begin(config, start, &options).await?;
+        let (state, span, ctx) = traced(config, state, sink.is_some());
+        let tools = match &config.live {
+            Some(live) => live.current(),
+            None => Arc::clone(&config.tools),
+        };
+        let mut driver = Driver {
+            config,
+            tools,
+            hooks: &hooks,
+            ctx: &ctx,
+            options: &options,
+            output: output.as_ref(),
+            sink: sink.as_ref(),
+            decisions,
+            durable,
+            worker,
+            state,
+        };
+        let mut outcome = driver.drive(prompt).instrument(span.clone()).await;
+        driver.state.entries = ctx.snapshot_entries();
+        driver.state.status = match &outcome {
+            Ok(_) => RunStatus::Completed,
+            Err(Halt::Suspended) => RunStatus::Suspended,
+            Err(_) => RunStatus::Failed,
+        };
+        // The last checkpoint records how the run ended and releases its lease. A run whose
+        // lease was lost must not overwrite the new owner's state.
+        let lost_lease = matches!(&outcome, Err(Halt::Store(StoreError::Conflict { .. })));
+        if !lost_lease {
+            if let Err(error) = driver.checkpoint(true).instrument(span.clone()).await {
+                if outcome.is_ok() || matches!(outcome, Err(Halt::Suspended)) {
+                    outcome = Err(error);
+                }
             }
         }
-    }
-    let state = driver.state;
-    let (usage, turns) = (state.usage, state.turn);
-    let result = match outcome {
-        Ok(output) => Ok(PromptResponse { output, state }),
-        Err(halt) => Err(halt.into_error(state, options.max_turns)),
-    };
-    trace::record_run_outcome(&span, &result);
-    if hooks.observes(StepEventKind::RunSettled) {
-        let event = match &result {
-            Ok(response) => RunSettledEvent {
-                result: Ok(&response.output),
-                history: &response.state.history,
-                usage,
-                turns,
-            },
-            Err(error) => RunSettledEvent {
-                result: Err(error),
-                history: error.history().unwrap_or_default(),
-                usage,
-                turns,
-            },
+        let state = driver.state;
+        let (usage, turns) = (state.usage, state.turn);
+        let result = match outcome {
+            Ok(output) => Ok(PromptResponse { output, state }),
+            Err(halt) => Err(halt.into_error(state, options.max_turns)),
         };
-        hooks.run_settled(&ctx, event).await;
+        trace::record_run_outcome(&span, &result);
+        if hooks.observes(StepEventKind::RunSettled) {
+            let event = match &result {
+                Ok(response) => RunSettledEvent {
+                    result: Ok(&response.output),
+                    history: &response.state.history,
+                    usage,
+                    turns,
+                },
+                Err(error) => RunSettledEvent {
+                    result: Err(error),
+                    history: error.history().unwrap_or_default(),
+                    usage,
+                    turns,
+                },
+            };
+            hooks.run_settled(&ctx, event).await;
+        }
+        result
     }
-    result
 }
 
 /// Decides the structured-output mode from the default model's abilities.

@@ -10,7 +10,8 @@ use crate::agent::hook::{
 use crate::agent::output_spec::OutputMode;
 use crate::agent::stream::{StreamItem, StreamSink};
 use crate::completion::{
-    CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, StreamChunk,
+    CompletionError, CompletionRequest, CompletionResponse, CompletionStream, DynCompletionModel,
+    StreamChunk,
 };
 use crate::message::{Message, ToolChoice};
 use crate::tool::{ToolDefinition, panic_message};
@@ -158,7 +159,9 @@ impl<'a> Driver<'a> {
                 }
             }
             let called = match served {
-                Some(response) => self.serve(*response).await,
+                // Boxed: a response a hook answered with is rare, and its path's state would
+                // otherwise be part of every run's future.
+                Some(response) => Box::pin(self.serve(*response)).await,
                 None => self.call_once(&**model, request).await,
             };
             if !self.observes(StepEventKind::CompletionOutcome) {
@@ -235,7 +238,9 @@ impl<'a> Driver<'a> {
                     .unwrap_or_else(|panic| Err(model_panicked(panic)));
                 Ok((response.map_err(Halt::Completion)?, false))
             }
-            Some(sink) => self.stream_turn(model, request, sink).await,
+            // Boxed, once a streamed turn: the streamed path's state (its text, its delta
+            // hooks' answers) would otherwise be part of every run's future.
+            Some(sink) => Box::pin(self.stream_turn(model, request, sink)).await,
         }
     }
 
@@ -272,29 +277,47 @@ impl<'a> Driver<'a> {
         request: &CompletionRequest,
         sink: &StreamSink,
     ) -> Result<(CompletionResponse, bool), Halt> {
-        let turn = self.state.turn;
         // A model's panic, whether opening the stream or producing an item, fails the turn
         // as it does on the blocking path; it never unwinds into the caller's task.
         let opened = AssertUnwindSafe(model.stream(request)).catch_unwind().await;
-        let mut stream = opened
+        let stream = opened
             .unwrap_or_else(|panic| Err(model_panicked(panic)))
             .map_err(Halt::Completion)?;
+        // One catch around the whole turn rather than one per chunk: a hook's panic is caught
+        // where the hook is called, so what unwinds out of here is the model stream's.
+        let streamed = AssertUnwindSafe(self.stream_chunks(stream, sink))
+            .catch_unwind()
+            .await;
+        streamed.unwrap_or_else(|panic| Err(Halt::Completion(model_panicked(panic))))
+    }
+
+    /// The chunks of a streamed turn, each handed to the delta hooks and the stream.
+    async fn stream_chunks(
+        &self,
+        mut stream: CompletionStream,
+        sink: &StreamSink,
+    ) -> Result<(CompletionResponse, bool), Halt> {
+        let turn = self.state.turn;
         let mut text = String::new();
         let mut reasoning = String::new();
+        // Read once a turn: hooks only ever stop observing a kind (see `HookStack`), and a
+        // stack asked about a kind its hooks no longer observe calls none of them.
+        let observes_text = self.observes(StepEventKind::TextDelta);
+        let observes_reasoning = self.observes(StepEventKind::ReasoningDelta);
+        let observes_call_deltas = self.observes(StepEventKind::ToolCallDelta);
         // (provider id, internal id, arguments so far), in order of first appearance.
         let mut calls: Vec<(String, String, String)> = Vec::new();
         loop {
             // Matched where it lands: a chunk is not moved into a larger `Result<_, Halt>`.
-            let chunk = match AssertUnwindSafe(stream.next()).catch_unwind().await {
-                Ok(Some(Ok(chunk))) => chunk,
-                Ok(Some(Err(error))) => return Err(Halt::Completion(error)),
-                Ok(None) => break,
-                Err(panic) => return Err(Halt::Completion(model_panicked(panic))),
+            let chunk = match stream.next().await {
+                Some(Ok(chunk)) => chunk,
+                Some(Err(error)) => return Err(Halt::Completion(error)),
+                None => break,
             };
             match chunk {
                 StreamChunk::Text(delta) => {
                     text.push_str(&delta);
-                    if self.observes(StepEventKind::TextDelta) {
+                    if observes_text {
                         let event = TextDeltaEvent {
                             delta: &delta,
                             aggregated: &text,
@@ -311,7 +334,7 @@ impl<'a> Driver<'a> {
                 }
                 StreamChunk::Reasoning(delta) => {
                     reasoning.push_str(&delta);
-                    if self.observes(StepEventKind::ReasoningDelta) {
+                    if observes_reasoning {
                         let event = ReasoningDeltaEvent {
                             delta: &delta,
                             aggregated: &reasoning,
@@ -338,7 +361,7 @@ impl<'a> Driver<'a> {
                         continue;
                     };
                     arguments.push_str(&delta);
-                    if self.observes(StepEventKind::ToolCallDelta) {
+                    if observes_call_deltas {
                         let event = ToolCallDeltaEvent {
                             tool_call_id: call_id,
                             internal_call_id: internal_id,

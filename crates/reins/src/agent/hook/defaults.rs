@@ -5,9 +5,9 @@
 //! hook that implements only `on_dispatch` would still be called about eight times a turn and
 //! answer `Continue` to all but one. Whether a method is overridden cannot be read from the
 //! type, so the defaults say so when they answer: the default `on_event` and
-//! `on_model_select` record [`Reached`] (this hook's type, this kind, this row), and a typed
-//! method's default (`via_on_event`) upgrades the record of its own type's `on_event` to its
-//! row.
+//! `on_model_select` record [`Reached`] (this hook's type, this kind, this [`Row`]), and a
+//! typed method's default (`via_on_event`) upgrades the record of its own type's `on_event`
+//! to its typed row.
 //! A stack calls a hook whose answer for a kind it has not learned yet inside a watch
 //! ([`Learning`]): the record is cleared before each poll and restored after it, so only what
 //! this hook's own future ran is seen. When the future finishes having reached the defaults of
@@ -16,15 +16,16 @@
 //! skipped (and an event only such hooks observe is not even built). Any other finish marks
 //! the kind as the user's, and it is never watched again.
 //!
-//! A record names the hook by its type and the row by its name, and a type's method that the
-//! user wrote cannot reach the default body it overrides, on any value of the type: calling
-//! another type's defaults (a wrapper delegating to the hook it wraps) or another row's from
-//! user code never passes for this row's.
+//! A record names the hook by its type and the row as `on_event` or the kind's typed method
+//! (every kind has at most one), and a type's method that the user wrote cannot reach the
+//! default body it overrides, on any value of the type: calling another type's defaults (a
+//! wrapper delegating to the hook it wraps), another kind's, or its own default `on_event`
+//! from user code never passes for this row's.
 
 use crate::agent::event_kind::StepEventKind;
 use std::any::TypeId;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 
 // One bit per kind in each mask.
@@ -37,7 +38,34 @@ pub(crate) struct Reached {
     hook: TypeId,
     kind: StepEventKind,
     /// The row whose default answered: `on_event`, or the typed method that asked it.
-    row: &'static str,
+    row: Row,
+}
+
+/// Which method of a kind answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Row {
+    /// `on_event`.
+    OnEvent,
+    /// The kind's typed method (`on_dispatch` for a dispatch, …).
+    Typed,
+}
+
+impl Row {
+    /// The row of the hook method named `name`.
+    pub const fn named(name: &str) -> Row {
+        let (name, on_event) = (name.as_bytes(), b"on_event");
+        if name.len() != on_event.len() {
+            return Row::Typed;
+        }
+        let mut at = 0;
+        while at < name.len() {
+            if name[at] != on_event[at] {
+                return Row::Typed;
+            }
+            at += 1;
+        }
+        Row::OnEvent
+    }
 }
 
 thread_local! {
@@ -54,38 +82,30 @@ pub(crate) fn type_of<H: ?Sized + 'static>(_: &H) -> TypeId {
 /// `on_event` (row `on_event`), the default `on_model_select`, or a typed default whose event
 /// the step view does not show.
 #[inline]
-pub(crate) fn answered(hook: TypeId, kind: StepEventKind, row: &'static str) {
+pub(crate) fn answered(hook: TypeId, kind: StepEventKind, row: Row) {
     REACHED.set(Some(Reached { hook, kind, row }));
 }
 
 /// Recorded by a typed method's default after `on_event` answered `step_kind`: when that was
 /// the default `on_event` of the same hook, the typed row answered by defaults alone.
 #[inline]
-pub(crate) fn answered_via_on_event(
-    hook: TypeId,
-    step_kind: StepEventKind,
-    kind: StepEventKind,
-    row: &'static str,
-) {
+pub(crate) fn answered_via_on_event(hook: TypeId, step_kind: StepEventKind, kind: StepEventKind) {
     let from_on_event = Some(Reached {
         hook,
         kind: step_kind,
-        row: ON_EVENT,
+        row: Row::OnEvent,
     });
     if REACHED.get() == from_on_event {
-        answered(hook, kind, row);
+        answered(hook, kind, Row::Typed);
     }
 }
 
-/// The row name of `on_event`.
-pub(crate) const ON_EVENT: &str = "on_event";
-
-/// Per hook: the kinds it answers with defaults alone, and the kinds its own code answers.
+/// Per hook: the kinds it answers with defaults alone (the low 32 bits of `known`, a bit per
+/// kind) and the kinds its own code answers (the high 32 bits), read with one load.
 #[derive(Debug)]
 pub(crate) struct DefaultAnswers {
     hook: TypeId,
-    proven: AtomicU32,
-    users: AtomicU32,
+    known: AtomicU64,
 }
 
 impl DefaultAnswers {
@@ -93,35 +113,35 @@ impl DefaultAnswers {
     pub fn of<H: ?Sized + 'static>() -> Self {
         DefaultAnswers {
             hook: TypeId::of::<H>(),
-            proven: AtomicU32::new(0),
-            users: AtomicU32::new(0),
+            known: AtomicU64::new(0),
         }
     }
 
     /// Whether the hook is known to answer `kind` with its defaults alone.
     #[inline]
     pub fn proven(&self, kind: StepEventKind) -> bool {
-        self.proven.load(Ordering::Relaxed) & bit(kind) != 0
+        self.known.load(Ordering::Relaxed) & bit(kind) != 0
     }
 
     /// Whether nothing is known yet of how the hook answers `kind`.
     #[inline]
     pub fn unknown(&self, kind: StepEventKind) -> bool {
-        (self.proven.load(Ordering::Relaxed) | self.users.load(Ordering::Relaxed)) & bit(kind) == 0
+        let known = self.known.load(Ordering::Relaxed);
+        (known | known >> 32) & bit(kind) == 0
     }
 
     fn learn(&self, kind: StepEventKind, by_defaults: bool) {
-        let mask = if by_defaults {
-            &self.proven
+        let bit = if by_defaults {
+            bit(kind)
         } else {
-            &self.users
+            bit(kind) << 32
         };
-        mask.fetch_or(bit(kind), Ordering::Relaxed);
+        self.known.fetch_or(bit, Ordering::Relaxed);
     }
 }
 
 #[inline]
-fn bit(kind: StepEventKind) -> u32 {
+fn bit(kind: StepEventKind) -> u64 {
     1 << kind.index()
 }
 
@@ -129,7 +149,8 @@ fn bit(kind: StepEventKind) -> u32 {
 #[derive(Debug)]
 pub(crate) struct Learning<'h> {
     answers: &'h DefaultAnswers,
-    expected: Reached,
+    kind: StepEventKind,
+    row: Row,
     by_defaults: bool,
 }
 
@@ -137,18 +158,11 @@ impl<'h> Learning<'h> {
     /// Watches a call of `row` for `kind` on the hook `answers` are of, when its answer is
     /// unknown.
     #[inline]
-    pub fn start(
-        answers: &'h DefaultAnswers,
-        kind: StepEventKind,
-        row: &'static str,
-    ) -> Option<Self> {
+    pub fn start(answers: &'h DefaultAnswers, kind: StepEventKind, row: Row) -> Option<Self> {
         answers.unknown(kind).then_some(Learning {
             answers,
-            expected: Reached {
-                hook: answers.hook,
-                kind,
-                row,
-            },
+            kind,
+            row,
             by_defaults: false,
         })
     }
@@ -180,12 +194,17 @@ impl<'h> Learning<'h> {
         let outer = REACHED.take();
         let ran = run();
         let reached = REACHED.replace(outer);
-        self.by_defaults |= reached == Some(self.expected);
+        let expected = Reached {
+            hook: self.answers.hook,
+            kind: self.kind,
+            row: self.row,
+        };
+        self.by_defaults |= reached == Some(expected);
         ran
     }
 
     fn finish(&self) {
-        self.answers.learn(self.expected.kind, self.by_defaults);
+        self.answers.learn(self.kind, self.by_defaults);
     }
 }
 
@@ -204,13 +223,13 @@ mod tests {
     fn a_watch_sees_only_what_ran_inside_it_and_restores_the_outer_record() {
         let answers = DefaultAnswers::of::<Mine>();
         let kind = StepEventKind::ToolDispatch;
-        answered(mine(), StepEventKind::RunStart, "on_run_start");
-        let Some(mut learning) = Learning::start(&answers, kind, "on_dispatch") else {
+        answered(mine(), StepEventKind::RunStart, Row::Typed);
+        let Some(mut learning) = Learning::start(&answers, kind, Row::Typed) else {
             panic!("nothing is known yet")
         };
         // Another type's defaults inside the watch do not pass for this one's.
         let _ = learning.watch_poll(|| {
-            answered(TypeId::of::<Other>(), kind, "on_dispatch");
+            answered(TypeId::of::<Other>(), kind, Row::Typed);
             Poll::Ready(Ok::<_, ()>(()))
         });
         assert!(!answers.proven(kind));
@@ -220,7 +239,7 @@ mod tests {
             Some(Reached {
                 hook: mine(),
                 kind: StepEventKind::RunStart,
-                row: "on_run_start"
+                row: Row::Typed
             })
         );
     }
@@ -229,13 +248,13 @@ mod tests {
     fn a_typed_default_counts_only_after_its_own_types_default_on_event() {
         let answers = DefaultAnswers::of::<Mine>();
         let kind = StepEventKind::TextDelta;
-        let Some(mut learning) = Learning::start(&answers, kind, "on_text_delta") else {
+        let Some(mut learning) = Learning::start(&answers, kind, Row::Typed) else {
             panic!("nothing is known yet")
         };
         // A pending poll that reached the defaults, then the finish.
         let _ = learning.watch_poll(|| {
-            answered(mine(), kind, ON_EVENT);
-            answered_via_on_event(mine(), kind, kind, "on_text_delta");
+            answered(mine(), kind, Row::OnEvent);
+            answered_via_on_event(mine(), kind, kind);
             Poll::<Result<(), ()>>::Pending
         });
         assert!(answers.unknown(kind));
@@ -245,13 +264,13 @@ mod tests {
         // Another type's `on_event` does not upgrade, nor does the default `on_event` alone.
         for reached in [(TypeId::of::<Other>(), true), (mine(), false)] {
             let other = DefaultAnswers::of::<Mine>();
-            let Some(mut learning) = Learning::start(&other, kind, "on_text_delta") else {
+            let Some(mut learning) = Learning::start(&other, kind, Row::Typed) else {
                 panic!("nothing is known yet")
             };
             let _ = learning.watch_poll(|| {
-                answered(reached.0, kind, ON_EVENT);
+                answered(reached.0, kind, Row::OnEvent);
                 if reached.1 {
-                    answered_via_on_event(mine(), kind, kind, "on_text_delta");
+                    answered_via_on_event(mine(), kind, kind);
                 }
                 Poll::Ready(Ok::<_, ()>(()))
             });
@@ -260,10 +279,17 @@ mod tests {
     }
 
     #[test]
+    fn the_row_of_on_event_is_told_from_the_typed_ones() {
+        assert_eq!(Row::named("on_event"), Row::OnEvent);
+        assert_eq!(Row::named("on_events"), Row::Typed);
+        assert_eq!(Row::named("on_dispatch"), Row::Typed);
+    }
+
+    #[test]
     fn a_panic_teaches_nothing() {
         let answers = DefaultAnswers::of::<Mine>();
         let kind = StepEventKind::RunStart;
-        let Some(learning) = Learning::start(&answers, kind, "on_run_start") else {
+        let Some(learning) = Learning::start(&answers, kind, Row::Typed) else {
             panic!("nothing is known yet")
         };
         let _ = learning.watch_call(|| Err::<(), _>("panicked"));

@@ -126,7 +126,7 @@ pub trait AgentHook: Send + Sync + 'static {
         // Says it answered, so a stack learns this hook answers the kind with defaults alone.
         let (hook, kind) = (defaults::type_of(self), event.kind());
         async move {
-            defaults::answered(hook, kind, defaults::ON_EVENT);
+            defaults::answered(hook, kind, defaults::Row::OnEvent);
             Flow::Continue
         }
     }
@@ -158,8 +158,8 @@ pub trait AgentHook: Send + Sync + 'static {
         event: ModelSelectEvent<'_>,
     ) -> ModelSelectionAction {
         let _ = (ctx, event);
-        let row = <table::on_model_select as table::Method>::NAME;
-        defaults::answered(defaults::type_of(self), StepEventKind::ModelSelect, row);
+        let hook = defaults::type_of(self);
+        defaults::answered(hook, StepEventKind::ModelSelect, defaults::Row::Typed);
         ModelSelectionAction::Continue
     }
 

@@ -12,7 +12,7 @@
 
 use super::HookContext;
 use super::StepEventKind;
-use super::defaults::Learning;
+use super::defaults::{Learning, Row};
 use super::erased::{ErasedHook, HookFuture};
 use super::stack::{Held, HookStack, Member};
 use super::table::Method;
@@ -227,7 +227,7 @@ fn learning<'h, M: Method>(
     held: &'h Held<dyn ErasedHook>,
     event: &M::Event<'_>,
 ) -> Option<Learning<'h>> {
-    Learning::start(&held.answers, M::kind(event), M::NAME)
+    Learning::start(&held.answers, M::kind(event), const { Row::named(M::NAME) })
 }
 
 /// A row whose method is awaited.

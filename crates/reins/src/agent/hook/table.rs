@@ -202,11 +202,11 @@ pub(crate) fn via_on_event<M: StepView, H: AgentHook + ?Sized>(
             Some(step) => {
                 let step_kind = step.kind();
                 let flow = hook.on_event(ctx, step).await;
-                defaults::answered_via_on_event(hook_type, step_kind, kind, M::NAME);
+                defaults::answered_via_on_event(hook_type, step_kind, kind);
                 M::action(flow, &event)
             }
             None => {
-                defaults::answered(hook_type, kind, M::NAME);
+                defaults::answered(hook_type, kind, defaults::Row::Typed);
                 M::action(Flow::Continue, &event)
             }
         }
