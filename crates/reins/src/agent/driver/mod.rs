@@ -8,17 +8,20 @@
 //!
 //! This file is over 500 lines because it holds the loop itself together with how a run ends
 //! and is checkpointed (checkpoint, release): those steps share the loop's locals at every
-//! exit. Taking a stored run (claim, finished-run refusal, bound decisions) is in `durable`;
+//! exit. How a run starts (a new state, or a claimed one) is in `start`; taking a stored run
+//! (claim, finished-run refusal, bound decisions) is in `durable`;
 //! the checkpoint itself is the next to move there.
 
 mod durable;
 mod model_turn;
+mod start;
 mod structured;
 mod tool_calls;
 mod trace;
 mod validation;
 
 pub use model_turn::MAX_MODEL_CALLS_PER_TURN;
+use start::{Begun, begin, traced};
 
 use super::builder::{Agent, AgentConfig};
 use super::error::PromptError;
@@ -130,91 +133,6 @@ impl Halt {
             },
         }
     }
-}
-
-/// What a run starts from: its state (new, or claimed from the store), its prompt (`None` on
-/// resume), and the run's store lease with the decisions recorded for it.
-struct Begun {
-    state: RunState,
-    prompt: Option<Message>,
-    decisions: Vec<(String, ToolDecision)>,
-    durable: Option<Durable>,
-    worker: String,
-}
-
-/// Starts a new run's state, or claims a paused or stored one.
-async fn begin(
-    config: &AgentConfig,
-    start: RunStart,
-    options: &RunOptions,
-) -> Result<Begun, PromptError> {
-    // A worker name only matters for a store's lease: no random id for runs without one.
-    let worker = match (&options.worker, &options.store) {
-        (Some(worker), _) => worker.clone(),
-        (None, Some(_)) => format!("worker-{}", uuid::Uuid::new_v4()),
-        (None, None) => String::new(),
-    };
-    let mut decisions = options.decisions.clone();
-    let mut durable = None;
-    let (state, prompt) = match start {
-        RunStart::New { prompt, history } => {
-            let run_id = options
-                .run_id
-                .clone()
-                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-            let state = RunState::new(run_id, config.name.clone(), history);
-            (state, Some(prompt))
-        }
-        RunStart::Resume(state) => {
-            let mut state = *state;
-            if let Some(store) = &options.store {
-                let claimed = durable::claim(store, &state.run_id, &worker).await?;
-                decisions.extend(claimed.decisions);
-                durable = Some(Durable::new(Arc::clone(store), claimed.lease));
-                state = claimed.state;
-            }
-            state.status = RunStatus::Running;
-            (state, None)
-        }
-        RunStart::Stored(run_id) => {
-            let Some(store) = &options.store else {
-                return Err(PromptError::InvalidConfiguration(
-                    "resuming a stored run needs a store".to_owned(),
-                ));
-            };
-            // A finished run is refused by the claim, which writes nothing.
-            let claimed = durable::claim(store, &run_id, &worker).await?;
-            decisions.extend(claimed.decisions);
-            durable = Some(Durable::new(Arc::clone(store), claimed.lease));
-            let mut state = claimed.state;
-            state.status = RunStatus::Running;
-            (state, None)
-        }
-    };
-    Ok(Begun {
-        state,
-        prompt,
-        decisions,
-        durable,
-        worker,
-    })
-}
-
-/// The run's span (which records the run's id in `state`) and its hooks' context.
-fn traced(
-    config: &AgentConfig,
-    mut state: RunState,
-    streamed: bool,
-) -> (RunState, tracing::Span, HookContext) {
-    let span = trace::run_span(config, &mut state);
-    let ctx = HookContext::for_run(
-        state.run_id.clone(),
-        config.name.clone(),
-        streamed,
-        state.turn,
-        state.entries.clone(),
-    );
-    (state, span, ctx)
 }
 
 /// Runs a prompt request to its end, firing `on_run_settled` last.
