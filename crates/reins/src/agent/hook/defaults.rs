@@ -72,9 +72,10 @@ thread_local! {
     static REACHED: Cell<Option<Reached>> = const { Cell::new(None) };
 }
 
-/// The type of a hook, by one of its values.
+/// The type of a hook. (A constant of the type: a default body computes it where it records,
+/// so its future holds nothing more for it.)
 #[inline]
-pub(crate) fn type_of<H: ?Sized + 'static>(_: &H) -> TypeId {
+pub(crate) fn type_id<H: ?Sized + 'static>() -> TypeId {
     TypeId::of::<H>()
 }
 
@@ -86,13 +87,14 @@ pub(crate) fn answered(hook: TypeId, kind: StepEventKind, row: Row) {
     REACHED.set(Some(Reached { hook, kind, row }));
 }
 
-/// Recorded by a typed method's default after `on_event` answered `step_kind`: when that was
-/// the default `on_event` of the same hook, the typed row answered by defaults alone.
+/// Recorded by a typed method's default after `on_event` answered its event of `kind` in the
+/// step view: when that was the default `on_event` of the same hook type, the typed row
+/// answered by defaults alone.
 #[inline]
-pub(crate) fn answered_via_on_event(hook: TypeId, step_kind: StepEventKind, kind: StepEventKind) {
+pub(crate) fn answered_via_on_event(hook: TypeId, kind: StepEventKind) {
     let from_on_event = Some(Reached {
         hook,
-        kind: step_kind,
+        kind,
         row: Row::OnEvent,
     });
     if REACHED.get() == from_on_event {
@@ -254,7 +256,7 @@ mod tests {
         // A pending poll that reached the defaults, then the finish.
         let _ = learning.watch_poll(|| {
             answered(mine(), kind, Row::OnEvent);
-            answered_via_on_event(mine(), kind, kind);
+            answered_via_on_event(mine(), kind);
             Poll::<Result<(), ()>>::Pending
         });
         assert!(answers.unknown(kind));
@@ -270,7 +272,7 @@ mod tests {
             let _ = learning.watch_poll(|| {
                 answered(reached.0, kind, Row::OnEvent);
                 if reached.1 {
-                    answered_via_on_event(mine(), kind, kind);
+                    answered_via_on_event(mine(), kind);
                 }
                 Poll::Ready(Ok::<_, ()>(()))
             });

@@ -124,9 +124,9 @@ pub trait AgentHook: Send + Sync + 'static {
     ) -> impl Future<Output = Flow> + Send {
         let _ = ctx;
         // Says it answered, so a stack learns this hook answers the kind with defaults alone.
-        let (hook, kind) = (defaults::type_of(self), event.kind());
+        let kind = event.kind();
         async move {
-            defaults::answered(hook, kind, defaults::Row::OnEvent);
+            defaults::answered(defaults::type_id::<Self>(), kind, defaults::Row::OnEvent);
             Flow::Continue
         }
     }
@@ -158,7 +158,7 @@ pub trait AgentHook: Send + Sync + 'static {
         event: ModelSelectEvent<'_>,
     ) -> ModelSelectionAction {
         let _ = (ctx, event);
-        let hook = defaults::type_of(self);
+        let hook = defaults::type_id::<Self>();
         defaults::answered(hook, StepEventKind::ModelSelect, defaults::Row::Typed);
         ModelSelectionAction::Continue
     }

@@ -195,18 +195,22 @@ pub(crate) fn via_on_event<M: StepView, H: AgentHook + ?Sized>(
     event: M::Event<'_>,
 ) -> impl Future<Output = M::Action> + Send {
     async move {
-        // Says when it answered by defaults alone (see `defaults.rs`).
-        let (hook_type, kind) = (defaults::type_of(hook), M::kind(&event));
+        // Says when it answered by defaults alone (see `defaults.rs`): what it records is
+        // computed after the await, so the future holds nothing more for it. (The step view
+        // of an event has the event's kind.)
         let mut scratch = String::new();
         match M::step(&event, &mut scratch) {
             Some(step) => {
-                let step_kind = step.kind();
                 let flow = hook.on_event(ctx, step).await;
-                defaults::answered_via_on_event(hook_type, step_kind, kind);
+                defaults::answered_via_on_event(defaults::type_id::<H>(), M::kind(&event));
                 M::action(flow, &event)
             }
             None => {
-                defaults::answered(hook_type, kind, defaults::Row::Typed);
+                defaults::answered(
+                    defaults::type_id::<H>(),
+                    M::kind(&event),
+                    defaults::Row::Typed,
+                );
                 M::action(Flow::Continue, &event)
             }
         }
