@@ -28,8 +28,8 @@
 use criterion::{Criterion, SamplingMode, criterion_group};
 use futures::StreamExt;
 use reins::agent::{
-    Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, ObservationAction,
-    StreamItem, TextDeltaEvent,
+    Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, ModelTurnAction,
+    ModelTurnFinished, ObservationAction, StreamItem, TextDeltaEvent,
 };
 use reins::completion::{CompletionModel, CompletionRequest, StreamChunk};
 use reins::message::Message;
@@ -157,6 +157,20 @@ impl AgentHook for ModelLatency {
             tokio::time::sleep(MODEL_LATENCY).await;
         }
         DispatchAction::proceed()
+    }
+}
+
+/// Reads each model turn's usage, and nothing else.
+struct TurnObserver;
+
+impl AgentHook for TurnObserver {
+    async fn on_model_turn_finished(
+        &self,
+        _ctx: &HookContext,
+        event: ModelTurnFinished<'_>,
+    ) -> ModelTurnAction {
+        black_box(event.usage);
+        ModelTurnAction::continue_run()
     }
 }
 
@@ -495,6 +509,20 @@ fn repeat(case: &str, runs: usize) {
                 let answer =
                     rt.block_on(agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future());
                 black_box(answer.ok());
+            }
+            // The tool loop with one hook that implements only `on_model_turn_finished` (reading
+            // each turn's usage), on an agent that served a run before: what a typical observing
+            // hook costs a turn once its stack knows which kinds it answers with defaults.
+            // (`reused_tool_loop/reins` is the same without the hook.)
+            "turn_observer_tool_loop/reins" | "reused_tool_loop/reins" => {
+                let mut builder = AgentBuilder::new(shared_tool_loop_model()).tool(add());
+                if case.starts_with("turn_observer") {
+                    builder = builder.add_hook(TurnObserver);
+                }
+                let agent = builder.build();
+                let run = || agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future();
+                black_box(rt.block_on(run()).ok());
+                measured(&mut || drop(rt.block_on(run())));
             }
             // One run of the concurrent workload (its 10 ms waits included) on this thread:
             // what each of the 10,000 runs costs the processor.
