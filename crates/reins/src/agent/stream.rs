@@ -116,25 +116,22 @@ impl StreamSink {
     /// run goes on ([`StreamSink::hand_over`]).
     #[inline]
     pub fn push_delta(&self, item: StreamItem) -> bool {
-        let queued = POLLED_RUN_QUEUE.try_with(|polled| match polled.try_borrow_mut() {
-            Ok(mut polled) => match polled.as_mut() {
+        let strays = &self.strays;
+        let queued = POLLED_RUN_QUEUE.try_with(|polled| {
+            let mut polled = match polled.try_borrow_mut() {
+                Ok(polled) => polled,
+                Err(_) => return strays.push(item),
+            };
+            match polled.as_mut() {
                 Some(queue) => {
                     queue.push_back(item);
-                    Ok(queue.len() >= HANDOVER_BATCH)
+                    queue.len() >= HANDOVER_BATCH
                 }
-                None => Err(item),
-            },
-            Err(_) => Err(item),
-        });
-        match queued {
-            Ok(Ok(full)) => full,
-            Ok(Err(stray)) => {
-                self.strays.push(stray);
-                false
+                None => strays.push(item),
             }
-            // Only while the thread is torn down, when no run is polled.
-            Err(_) => false,
-        }
+        });
+        // `Err` only while the thread is torn down, when no run is polled.
+        queued.unwrap_or(false)
     }
 
     /// Pauses the run once so the consumer takes the queued batch. A model that streams
@@ -159,11 +156,13 @@ impl StreamSink {
 }
 
 impl Strays {
+    /// Keeps an item pushed while no queue was lent; false: no batch to hand over.
     #[cold]
-    fn push(&self, item: StreamItem) {
+    fn push(&self, item: StreamItem) -> bool {
         let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
         queue.push_back(item);
         self.any.store(true, Ordering::Relaxed);
+        false
     }
 
     /// Moves stray items, if any, behind `ready`'s.
