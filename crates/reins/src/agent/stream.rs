@@ -85,7 +85,9 @@ fn lend<R>(queue: &mut Queue, poll: impl FnOnce() -> R) -> R {
             let _give_back = GiveBack { queue, outer };
             poll()
         }
-        // The thread is being torn down: the run's items go to its sink's stray queue.
+        // This thread's queue slot is already destroyed: only while the thread's locals are
+        // torn down, where no stream is polled in practice. The run is polled without a queue,
+        // and what it pushes in this poll is dropped (see `StreamSink::push_delta`).
         Err(_) => poll(),
     }
 }
@@ -95,14 +97,14 @@ fn lend<R>(queue: &mut Queue, poll: impl FnOnce() -> R) -> R {
 #[derive(Clone, Default)]
 pub(crate) struct StreamSink {
     /// Items pushed while no queue was lent, which the run's structure rules out (it is only
-    /// polled by its stream, inside [`lend`]); kept so nothing could be lost, and read only
-    /// when `has_strays` says so.
+    /// polled by its stream, inside [`lend`]); kept so nothing could be lost.
     strays: Arc<Strays>,
 }
 
 #[derive(Default)]
 struct Strays {
     queue: Mutex<Queue>,
+    /// Whether `queue` holds items (read without locking it).
     any: AtomicBool,
 }
 
@@ -130,7 +132,8 @@ impl StreamSink {
                 None => strays.push(item),
             }
         });
-        // `Err` only while the thread is torn down, when no run is polled.
+        // `Err` only once this thread's queue slot is destroyed (see `lend`): the item is
+        // dropped with the closure.
         queued.unwrap_or(false)
     }
 
