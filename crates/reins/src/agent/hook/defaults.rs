@@ -171,7 +171,7 @@ impl<'h> Learning<'h> {
 
     /// Runs one poll of the watched hook's answer; the poll that answers teaches how the
     /// kind is answered. A panic (`Err`) teaches nothing.
-    pub fn watch_poll<T, E>(
+    fn watch_poll<T, E>(
         &mut self,
         poll: impl FnOnce() -> Poll<Result<T, E>>,
     ) -> Poll<Result<T, E>> {
@@ -184,7 +184,7 @@ impl<'h> Learning<'h> {
 
     /// Runs the watched hook's synchronous call; its answer teaches how the kind is answered.
     /// A panic (`Err`) teaches nothing.
-    pub fn watch_call<T, E>(mut self, call: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    fn watch_call<T, E>(mut self, call: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
         let answer = self.watch(call);
         if answer.is_ok() {
             self.finish();
@@ -207,6 +207,30 @@ impl<'h> Learning<'h> {
 
     fn finish(&self) {
         self.answers.learn(self.kind, self.by_defaults);
+    }
+}
+
+/// One poll of a hook's answer, inside its watch while one is on (`learning`).
+#[inline(always)]
+pub(crate) fn poll_watched<T, E>(
+    learning: &mut Option<Learning<'_>>,
+    poll: impl FnOnce() -> Poll<Result<T, E>>,
+) -> Poll<Result<T, E>> {
+    match learning {
+        None => poll(),
+        Some(learning) => learning.watch_poll(poll),
+    }
+}
+
+/// A hook's synchronous call, inside its watch while one is on (`learning`).
+#[inline(always)]
+pub(crate) fn call_watched<T, E>(
+    learning: Option<Learning<'_>>,
+    call: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    match learning {
+        None => call(),
+        Some(learning) => learning.watch_call(call),
     }
 }
 

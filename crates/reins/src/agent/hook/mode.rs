@@ -12,7 +12,7 @@
 
 use super::HookContext;
 use super::StepEventKind;
-use super::defaults::{Learning, Row};
+use super::defaults::{Learning, Row, call_watched, poll_watched};
 use super::erased::{ErasedHook, HookFuture};
 use super::stack::{Held, HookStack, Member};
 use super::table::Method;
@@ -97,15 +97,9 @@ impl Mode for Caught {
         event: M::Event<'_>,
     ) -> Result<M::Action, Box<dyn Any + Send>> {
         match member {
-            Member::Hook(held) => {
-                let call = || {
-                    std::panic::catch_unwind(AssertUnwindSafe(|| M::call(&held.hook, ctx, event)))
-                };
-                match learning::<M>(held, &event) {
-                    None => call(),
-                    Some(learning) => learning.watch_call(call),
-                }
-            }
+            Member::Hook(held) => call_watched(learning::<M>(held, &event), || {
+                std::panic::catch_unwind(AssertUnwindSafe(|| M::call(&held.hook, ctx, event)))
+            }),
             Member::Stack(stack) => M::stack::<Caught>(stack, ctx, event),
         }
     }
@@ -152,13 +146,9 @@ impl Mode for Direct {
         event: M::Event<'_>,
     ) -> Result<M::Action, Infallible> {
         match member {
-            Member::Hook(held) => {
-                let call = || Ok(M::call(&held.hook, ctx, event));
-                match learning::<M>(held, &event) {
-                    None => call(),
-                    Some(learning) => learning.watch_call(call),
-                }
-            }
+            Member::Hook(held) => call_watched(learning::<M>(held, &event), || {
+                Ok(M::call(&held.hook, ctx, event))
+            }),
             Member::Stack(stack) => M::stack::<Direct>(stack, ctx, event),
         }
     }
@@ -188,10 +178,9 @@ impl<A> Future for CaughtAnswer<'_, A> {
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project() {
-            CaughtAnswerProjection::Hook { answer, learning } => match learning {
-                None => answer.poll(cx),
-                Some(learning) => learning.watch_poll(|| answer.poll(cx)),
-            },
+            CaughtAnswerProjection::Hook { answer, learning } => {
+                poll_watched(learning, || answer.poll(cx))
+            }
             CaughtAnswerProjection::Stack { answer } => answer.poll_unpin(cx),
         }
     }
@@ -211,10 +200,9 @@ impl<A> Future for DirectAnswer<'_, A> {
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project() {
-            DirectAnswerProjection::Hook { answer, learning } => match learning {
-                None => answer.poll(cx).map(Ok),
-                Some(learning) => learning.watch_poll(|| answer.poll(cx).map(Ok::<_, Infallible>)),
-            },
+            DirectAnswerProjection::Hook { answer, learning } => {
+                poll_watched(learning, || answer.poll(cx).map(Ok::<_, Infallible>))
+            }
             DirectAnswerProjection::Stack { answer } => answer.poll_unpin(cx),
         }
     }
