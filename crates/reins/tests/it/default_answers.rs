@@ -14,7 +14,8 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Two runs of a 3-turn tool loop with `hooks` registered as one hook; the model turns run.
+/// Two runs of a 3-turn tool loop with `hooks` registered as one hook; the model turns they
+/// made.
 async fn two_runs(hooks: &HookStack) -> usize {
     let turns = || {
         [
@@ -33,11 +34,16 @@ async fn two_runs(hooks: &HookStack) -> usize {
         .tool(echo)
         .add_hook(hooks.clone())
         .build();
+    let mut turns_run = 0;
     for _ in 0..2 {
-        let answer = agent.prompt("go").await;
-        assert_eq!(answer.ok().as_deref(), Some("done"));
+        let answer = agent.prompt("go").extended_details().await;
+        let Ok(response) = answer else {
+            panic!("the run fails: {answer:?}")
+        };
+        assert_eq!(response.output, "done");
+        turns_run += response.state.turn;
     }
-    6
+    turns_run
 }
 
 /// Counts its tool dispatches; every other method is the trait's default.
@@ -147,6 +153,7 @@ async fn a_method_that_asks_a_default_is_still_the_users_and_is_called_every_tur
         .with(ArcHook(Arc::clone(&asks)))
         .with(ArcHook(Arc::clone(&delegates)));
     let turns = two_runs(&hooks).await;
+    assert_eq!(turns, 6, "three model turns a run");
     assert_eq!(asks.0.load(Ordering::SeqCst), turns);
     assert_eq!(delegates.turns.load(Ordering::SeqCst), turns);
     assert!(hooks.observes(StepEventKind::ModelTurnFinished));
