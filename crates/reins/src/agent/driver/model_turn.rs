@@ -308,14 +308,12 @@ impl<'a> Driver<'a> {
         // (provider id, internal id, arguments so far), in order of first appearance.
         let mut calls: Vec<(String, String, String)> = Vec::new();
         loop {
-            // Matched where it lands: a chunk is not moved into a larger `Result<_, Halt>`.
-            let chunk = match stream.next().await {
-                Some(Ok(chunk)) => chunk,
-                Some(Err(error)) => return Err(Halt::Completion(error)),
-                None => break,
-            };
+            // Matched where it lands: only the fragment is moved out of the stream's item.
+            let chunk = stream.next().await;
             match chunk {
-                StreamChunk::Text(delta) => {
+                None => break,
+                Some(Err(error)) => return Err(Halt::Completion(error)),
+                Some(Ok(StreamChunk::Text(delta))) => {
                     text.push_str(&delta);
                     if observes_text {
                         let event = TextDeltaEvent {
@@ -332,7 +330,7 @@ impl<'a> Driver<'a> {
                         sink.hand_over().await;
                     }
                 }
-                StreamChunk::Reasoning(delta) => {
+                Some(Ok(StreamChunk::Reasoning(delta))) => {
                     reasoning.push_str(&delta);
                     if observes_reasoning {
                         let event = ReasoningDeltaEvent {
@@ -349,7 +347,7 @@ impl<'a> Driver<'a> {
                         sink.hand_over().await;
                     }
                 }
-                StreamChunk::ToolCall { id, name, delta } => {
+                Some(Ok(StreamChunk::ToolCall { id, name, delta })) => {
                     let index = match calls.iter().position(|(call_id, ..)| *call_id == id) {
                         Some(index) => index,
                         None => {
@@ -385,7 +383,7 @@ impl<'a> Driver<'a> {
                         sink.hand_over().await;
                     }
                 }
-                StreamChunk::Done(response) => return Ok((response, !text.is_empty())),
+                Some(Ok(StreamChunk::Done(response))) => return Ok((response, !text.is_empty())),
             }
         }
         Err(Halt::Completion(CompletionError::Decode(format!(

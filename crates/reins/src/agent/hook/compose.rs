@@ -7,7 +7,8 @@
 //! is its [`Link`] (in `links.rs`); how answers merge or decide is the action type's [`Merge`]
 //! or [`Decision`].
 
-use super::mode::{AsyncMethod, Caught, Mode, SyncMethod};
+use super::mode::{self, AsyncMethod, Caught, Mode, SyncMethod};
+use super::stack::Member;
 use super::stack::Observers;
 use super::step::Flow;
 use super::table::Method;
@@ -18,11 +19,32 @@ use super::{
 use crate::agent::StopReason;
 use std::future::Future;
 use std::ops::ControlFlow;
+use std::pin::pin;
 
 // The awaited rules are plain functions returning an `async move` block over their
 // arguments, rather than `async fn`s (hence `allow(clippy::manual_async_fn)`): an `async fn`
 // keeps each argument twice in its state machine (the argument, and the binding its body
 // uses), and a run's futures hold these.
+
+/// A member's answer to the awaited method `$method` in mode `$mode`, awaited inside the rule
+/// that asks it. A hook's erased method writes its answer (a 144-byte `HookFuture`) straight
+/// into the rule's own state, where it is polled and dropped: a helper returning a future
+/// around it would have it copied three times on the way, once per call of every hook.
+macro_rules! member_answer {
+    ($method:ty, $mode:ty, $member:expr, $ctx:expr, $event:expr) => {
+        match $member {
+            Member::Hook(held) => {
+                let event = $event;
+                let mut learning = mode::learning::<$method>(held, &event);
+                let answer = pin!(<$method as AsyncMethod>::call(&held.hook, $ctx, event));
+                mode::HookAnswer::<_, $mode>::new(answer, &mut learning).await
+            }
+            Member::Stack(stack) => {
+                <$method as AsyncMethod>::stack::<$mode>(stack, $ctx, $event).await
+            }
+        }
+    };
+}
 
 /// **Chained**: each hook sees the value the earlier ones left in `link`; an answer may end
 /// the chain.
@@ -41,7 +63,12 @@ where
     async move {
         for hook in &mut hooks {
             // The answer is matched where it lands: an action can be large (a `RequestPatch`).
-            match G::call::<M>(hook, ctx, link.event()).await {
+            // (Its event borrows `link`, which takes the answer once the call is over.)
+            let answer = {
+                let event = link.event();
+                member_answer!(M, G, hook, ctx, event)
+            };
+            match answer {
                 Ok(action) => {
                     if let ControlFlow::Break(done) = link.take(action) {
                         return Ok(done);
@@ -90,7 +117,7 @@ where
     async move {
         let mut merged = None;
         for hook in &mut hooks {
-            match G::call::<M>(hook, ctx, event).await {
+            match member_answer!(M, G, hook, ctx, event) {
                 Ok(action) => {
                     if let ControlFlow::Break(reason) = action.merge(&mut merged) {
                         return Ok(Stacked::Stop(reason));
@@ -119,7 +146,7 @@ where
 {
     async move {
         for hook in &mut hooks {
-            match G::call::<M>(hook, ctx, event).await {
+            match member_answer!(M, G, hook, ctx, event) {
                 Ok(action) if action.decides() => return Ok(action),
                 Ok(_) => {}
                 Err(panic) => return Err(G::failure(M::kind(&event), panic)),
@@ -139,7 +166,7 @@ pub(crate) fn everyone_observes<'e, M: AsyncMethod<Action = ()>>(
 ) -> impl Future<Output = ()> {
     async move {
         for hook in &mut hooks {
-            if let Err(panic) = Caught::call::<M>(hook, ctx, event).await {
+            if let Err(panic) = member_answer!(M, Caught, hook, ctx, event) {
                 let failure = Caught::failure(M::kind(&event), panic);
                 tracing::error!(message = %failure.message, "a hook panicked in {}", M::NAME);
             }

@@ -1,6 +1,7 @@
 //! How a stack calls a member, in either [`Mode`]: in [`Caught`] mode (a run's calls) a
-//! hook's panic is caught around its future and comes back as a value: the rule that called it
-//! ends with a [`HookFailure`], which the run turns into `PromptError::HookPanicked`. A nested
+//! hook's panic is caught around each poll of its answer and comes back as a value: the rule
+//! that called it ends with a [`HookFailure`], which the run turns into
+//! `PromptError::HookPanicked`. A nested
 //! stack runs its rule over its own members in the same mode and hands its failure to the
 //! enclosing rule as its answer, which keeps it as it is, so a panic in a nested stack reaches
 //! the run classified as if the hook had been registered directly; nothing is re-raised. In
@@ -8,7 +9,8 @@
 //! member's panic unwinds to whoever called the stack.
 //!
 //! [`AsyncMethod`] and [`SyncMethod`] say how to call one row's method of a hook and of a
-//! nested stack; their implementations are generated in `nested.rs`.
+//! nested stack; their implementations are generated in `nested.rs`. A rule awaits a member
+//! hook's answer where it keeps it ([`HookAnswer`], see `member_answer!` in `compose.rs`).
 
 use super::HookContext;
 use super::StepEventKind;
@@ -17,12 +19,11 @@ use super::erased::{ErasedHook, HookFuture};
 use super::stack::{Held, HookStack, Member};
 use super::table::Method;
 use crate::tool::panic_message;
-use futures::FutureExt;
-use futures::future::{BoxFuture, CatchUnwind};
-use pin_project_lite::pin_project;
+use futures::future::BoxFuture;
 use std::any::Any;
 use std::convert::Infallible;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -41,14 +42,11 @@ pub(crate) trait Mode: 'static {
     type Panic: Send + 'static;
     /// What a rule ends with when a member panicked.
     type Error: Send;
-    /// A member's answer to an awaited method.
-    type Answer<'e, A: Send + 'e>: Future<Output = Result<A, Self::Panic>> + Send + 'e;
-    /// Calls the awaited method `M` of `member`.
-    fn call<'e, M: AsyncMethod>(
-        member: &'e Member,
-        ctx: &'e HookContext,
-        event: M::Event<'e>,
-    ) -> Self::Answer<'e, M::Action>;
+    /// Polls a member hook's answer once, its panic caught or not.
+    fn poll_hook<A>(
+        answer: Pin<&mut HookFuture<'_, A>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<A, Self::Panic>>;
     /// Calls the synchronous method `M` of `member`.
     fn call_now<M: SyncMethod>(
         member: &Member,
@@ -61,8 +59,8 @@ pub(crate) trait Mode: 'static {
     fn forward(error: Self::Error) -> Self::Panic;
 }
 
-/// A run's calls: a member's panic is caught around its future, its payload carried as it is
-/// (no conversion on the way of an answer), and classified as a [`HookFailure`] when the rule
+/// A run's calls: a member's panic is caught around each poll of its answer, its payload
+/// carried as it is (no conversion on the way of an answer), and classified as a [`HookFailure`] when the rule
 /// ends with it. A nested stack's failure is carried as its payload and kept as it is.
 pub(crate) enum Caught {}
 
@@ -73,21 +71,14 @@ pub(crate) enum Direct {}
 impl Mode for Caught {
     type Panic = Box<dyn Any + Send>;
     type Error = HookFailure;
-    type Answer<'e, A: Send + 'e> = CaughtAnswer<'e, A>;
     #[inline(always)]
-    fn call<'e, M: AsyncMethod>(
-        member: &'e Member,
-        ctx: &'e HookContext,
-        event: M::Event<'e>,
-    ) -> CaughtAnswer<'e, M::Action> {
-        match member {
-            Member::Hook(held) => CaughtAnswer::Hook {
-                learning: learning::<M>(held, &event),
-                answer: AssertUnwindSafe(M::call(&held.hook, ctx, event)).catch_unwind(),
-            },
-            Member::Stack(stack) => CaughtAnswer::Stack {
-                answer: M::stack::<Caught>(stack, ctx, event),
-            },
+    fn poll_hook<A>(
+        answer: Pin<&mut HookFuture<'_, A>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<A, Box<dyn Any + Send>>> {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| answer.poll(cx))) {
+            Ok(polled) => polled.map(Ok),
+            Err(panic) => Poll::Ready(Err(panic)),
         }
     }
     #[inline(always)]
@@ -122,22 +113,12 @@ impl Mode for Caught {
 impl Mode for Direct {
     type Panic = Infallible;
     type Error = Infallible;
-    type Answer<'e, A: Send + 'e> = DirectAnswer<'e, A>;
     #[inline(always)]
-    fn call<'e, M: AsyncMethod>(
-        member: &'e Member,
-        ctx: &'e HookContext,
-        event: M::Event<'e>,
-    ) -> DirectAnswer<'e, M::Action> {
-        match member {
-            Member::Hook(held) => DirectAnswer::Hook {
-                learning: learning::<M>(held, &event),
-                answer: M::call(&held.hook, ctx, event),
-            },
-            Member::Stack(stack) => DirectAnswer::Stack {
-                answer: M::stack::<Direct>(stack, ctx, event),
-            },
-        }
+    fn poll_hook<A>(
+        answer: Pin<&mut HookFuture<'_, A>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<A, Infallible>> {
+        answer.poll(cx).map(Ok)
     }
     #[inline(always)]
     fn call_now<M: SyncMethod>(
@@ -160,58 +141,43 @@ impl Mode for Direct {
     }
 }
 
-pin_project! {
-    /// A member's answer in [`Caught`] mode: a hook's future, its panic caught, or a nested
-    /// stack's.
-    #[project = CaughtAnswerProjection]
-    pub(crate) enum CaughtAnswer<'e, A> {
-        Hook {
-            #[pin] answer: CatchUnwind<AssertUnwindSafe<HookFuture<'e, A>>>,
-            learning: Option<Learning<'e>>,
-        },
-        Stack { answer: BoxFuture<'e, Result<A, Box<dyn Any + Send>>> },
-    }
+/// One poll of a member hook's answer, pinned where the rule awaiting it keeps it, inside the
+/// hook's watch while one is on (see `defaults.rs`).
+pub(crate) struct HookAnswer<'a, 'e, A, G> {
+    answer: Pin<&'a mut HookFuture<'e, A>>,
+    learning: &'a mut Option<Learning<'e>>,
+    mode: PhantomData<fn() -> G>,
 }
 
-impl<A> Future for CaughtAnswer<'_, A> {
-    type Output = Result<A, Box<dyn Any + Send>>;
+impl<'a, 'e, A, G: Mode> HookAnswer<'a, 'e, A, G> {
+    /// Awaits `answer`, watched by `learning`.
     #[inline(always)]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project() {
-            CaughtAnswerProjection::Hook { answer, learning } => {
-                poll_watched(learning, || answer.poll(cx))
-            }
-            CaughtAnswerProjection::Stack { answer } => answer.poll_unpin(cx),
+    pub(crate) fn new(
+        answer: Pin<&'a mut HookFuture<'e, A>>,
+        learning: &'a mut Option<Learning<'e>>,
+    ) -> Self {
+        HookAnswer {
+            answer,
+            learning,
+            mode: PhantomData,
         }
     }
 }
 
-pin_project! {
-    /// A member's answer in [`Direct`] mode.
-    #[project = DirectAnswerProjection]
-    pub(crate) enum DirectAnswer<'e, A> {
-        Hook { #[pin] answer: HookFuture<'e, A>, learning: Option<Learning<'e>> },
-        Stack { answer: BoxFuture<'e, Result<A, Infallible>> },
-    }
-}
-
-impl<A> Future for DirectAnswer<'_, A> {
-    type Output = Result<A, Infallible>;
+impl<A, G: Mode> Future for HookAnswer<'_, '_, A, G> {
+    type Output = Result<A, G::Panic>;
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project() {
-            DirectAnswerProjection::Hook { answer, learning } => {
-                poll_watched(learning, || answer.poll(cx).map(Ok::<_, Infallible>))
-            }
-            DirectAnswerProjection::Stack { answer } => answer.poll_unpin(cx),
-        }
+        let this = self.get_mut();
+        let answer = this.answer.as_mut();
+        poll_watched(this.learning, || G::poll_hook(answer, cx))
     }
 }
 
 /// The watch of a call of `held` for `event`, while how it answers the event's kind is not
 /// known (see `defaults.rs`).
 #[inline(always)]
-fn learning<'h, M: Method>(
+pub(crate) fn learning<'h, M: Method>(
     held: &'h Held<dyn ErasedHook>,
     event: &M::Event<'_>,
 ) -> Option<Learning<'h>> {
