@@ -122,18 +122,36 @@ impl StreamSink {
     /// run goes on ([`StreamSink::hand_over`]).
     #[inline]
     pub fn push_delta(&self, item: StreamItem) -> bool {
+        self.push_made(|| item)
+    }
+
+    /// Queues a fragment of answer text, as [`StreamSink::push_delta`] does. (The item is made
+    /// where it is queued, rather than moved there whole: 104 bytes for 24 of text.)
+    #[inline]
+    pub fn push_text(&self, delta: String) -> bool {
+        self.push_made(|| StreamItem::Text(delta))
+    }
+
+    /// Queues a fragment of reasoning, as [`StreamSink::push_text`] does.
+    #[inline]
+    pub fn push_reasoning(&self, delta: String) -> bool {
+        self.push_made(|| StreamItem::Reasoning(delta))
+    }
+
+    #[inline(always)]
+    fn push_made(&self, item: impl FnOnce() -> StreamItem) -> bool {
         let strays = &self.strays;
         let queued = POLLED_RUN_QUEUE.try_with(|polled| {
             let mut polled = match polled.try_borrow_mut() {
                 Ok(polled) => polled,
-                Err(_) => return strays.push(item),
+                Err(_) => return strays.push(item()),
             };
             match polled.as_mut() {
                 Some(queue) => {
-                    queue.push_back(item);
+                    queue.push_back(item());
                     queue.len() >= HANDOVER_BATCH
                 }
-                None => strays.push(item),
+                None => strays.push(item()),
             }
         });
         // `Err` only once this thread's queue slot is destroyed (see `lend`): the item is

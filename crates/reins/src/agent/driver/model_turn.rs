@@ -326,7 +326,7 @@ impl<'a> Driver<'a> {
                             return Err(Halt::Stop(reason));
                         }
                     }
-                    if sink.push_delta(StreamItem::Text(delta)) {
+                    if sink.push_text(delta) {
                         sink.hand_over().await;
                     }
                 }
@@ -343,7 +343,7 @@ impl<'a> Driver<'a> {
                             return Err(Halt::Stop(reason));
                         }
                     }
-                    if sink.push_delta(StreamItem::Reasoning(delta)) {
+                    if sink.push_reasoning(delta) {
                         sink.hand_over().await;
                     }
                 }
