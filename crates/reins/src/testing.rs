@@ -431,38 +431,31 @@ fn next_word<'t>(text: &'t str, offset: &mut usize) -> Option<&'t str> {
 }
 
 /// Where the first word of `text` ends: after any leading whitespace, the word, and the
-/// whitespace that follows it. ASCII text is scanned byte by byte, because a streamed test
-/// turn is read one word per delta and the double's work is part of what a benchmark of it
-/// measures; text with other characters is read as characters.
+/// whitespace that follows it. Text is scanned as bytes, because a streamed test turn is read
+/// one word per delta and the double's work is part of what a benchmark of it measures; when
+/// what was scanned is not all ASCII, the text is read again as characters.
 fn word_end(text: &str) -> usize {
     let bytes = text.as_bytes();
-    // The first byte at or after `from` that is (or is not) ASCII whitespace, as
-    // `char::is_whitespace` has it; `None` if a non-ASCII byte comes first.
-    let first = |from: usize, space: bool| -> Option<usize> {
-        let tail = bytes.get(from..)?;
-        for (index, &byte) in tail.iter().enumerate() {
-            if !byte.is_ascii() {
-                return None;
-            }
-            if matches!(byte, b'\t'..=b'\r' | b' ') == space {
-                return Some(from + index);
-            }
-        }
-        Some(bytes.len())
-    };
-    let ascii = first(0, false)
-        .and_then(|word| first(word, true))
-        .and_then(|space| first(space, false));
-    ascii.unwrap_or_else(|| {
-        let end = text
-            .char_indices()
-            .skip_while(|(_, c)| c.is_whitespace())
-            .find(|(_, c)| c.is_whitespace())
-            .map_or(text.len(), |(i, _)| i);
-        text.get(end..)
-            .and_then(|tail| tail.char_indices().find(|(_, c)| !c.is_whitespace()))
-            .map_or(text.len(), |(i, _)| end + i)
-    })
+    // ASCII whitespace, as `char::is_whitespace` has it.
+    let space = |byte: &u8| matches!(byte, b'\t'..=b'\r' | b' ');
+    let after = |from: usize, found: Option<usize>| found.map_or(bytes.len(), |at| from + at);
+    let tail = |from: usize| bytes.get(from..).unwrap_or_default();
+    let word = after(0, bytes.iter().position(|byte| !space(byte)));
+    let gap = after(word, tail(word).iter().position(space));
+    let end = after(gap, tail(gap).iter().position(|byte| !space(byte)));
+    // The scan is exact when every byte it classified, the one it stopped at included, is
+    // ASCII (a byte of a longer character may belong to a Unicode space).
+    if bytes.get(..=end).unwrap_or(bytes).is_ascii() {
+        return end;
+    }
+    let end = text
+        .char_indices()
+        .skip_while(|(_, c)| c.is_whitespace())
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(text.len(), |(i, _)| i);
+    text.get(end..)
+        .and_then(|tail| tail.char_indices().find(|(_, c)| !c.is_whitespace()))
+        .map_or(text.len(), |(i, _)| end + i)
 }
 
 /// Splits text into words, each keeping the whitespace that follows it.

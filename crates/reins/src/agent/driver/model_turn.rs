@@ -10,13 +10,14 @@ use crate::agent::hook::{
 use crate::agent::output_spec::OutputMode;
 use crate::agent::stream::{StreamItem, StreamSink};
 use crate::completion::{
-    CompletionError, CompletionRequest, CompletionResponse, CompletionStream, DynCompletionModel,
-    StreamChunk,
+    CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, StreamChunk,
 };
 use crate::message::{Message, ToolChoice};
 use crate::tool::{ToolDefinition, panic_message};
+use futures::future::Either;
 use futures::{FutureExt, StreamExt};
 use std::borrow::Cow;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -224,23 +225,36 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// One call of `model`: blocking, or streamed with the delta hooks.
-    async fn call_once(
-        &self,
-        model: &dyn DynCompletionModel,
-        request: &CompletionRequest,
-    ) -> Result<(CompletionResponse, bool), Halt> {
+    /// One call of `model`: blocking, or streamed with the delta hooks. (A plain future
+    /// rather than an `async fn`: a streamed run is polled through every layer of its state
+    /// each time it hands a batch of deltas to its consumer.)
+    fn call_once<'s>(
+        &'s self,
+        model: &'s dyn DynCompletionModel,
+        request: &'s CompletionRequest,
+    ) -> impl Future<Output = Result<(CompletionResponse, bool), Halt>> + 's {
+        // A model's panic, whether calling, opening the stream or producing an item, fails the
+        // turn with an error; it never unwinds into the caller's task.
         match self.sink {
-            None => {
-                let call = AssertUnwindSafe(model.completion(request)).catch_unwind();
-                let response = call
-                    .await
-                    .unwrap_or_else(|panic| Err(model_panicked(panic)));
-                Ok((response.map_err(Halt::Completion)?, false))
-            }
+            None => Either::Left(
+                AssertUnwindSafe(model.completion(request))
+                    .catch_unwind()
+                    .map(|called| match called {
+                        Ok(Ok(response)) => Ok((response, false)),
+                        Ok(Err(error)) => Err(Halt::Completion(error)),
+                        Err(panic) => Err(Halt::Completion(model_panicked(panic))),
+                    }),
+            ),
             // Boxed, once a streamed turn: the streamed path's state (its text, its delta
-            // hooks' answers) would otherwise be part of every run's future.
-            Some(sink) => Box::pin(self.stream_turn(model, request, sink)).await,
+            // hooks' answers) would otherwise be part of every run's future. One catch around
+            // the whole turn: a hook's panic is caught where the hook is called, so what
+            // unwinds out of it is the model's.
+            Some(sink) => {
+                let turn = AssertUnwindSafe(self.stream_turn(model, request, sink));
+                Either::Right(Box::pin(turn.catch_unwind()).map(|streamed| {
+                    streamed.unwrap_or_else(|panic| Err(Halt::Completion(model_panicked(panic))))
+                }))
+            }
         }
     }
 
@@ -270,33 +284,14 @@ impl<'a> Driver<'a> {
         Ok((response, true))
     }
 
-    /// Streams one model turn, firing the delta hooks and feeding the stream's items.
+    /// Streams one model turn: its chunks, each handed to the delta hooks and the stream.
     async fn stream_turn(
         &self,
         model: &dyn DynCompletionModel,
         request: &CompletionRequest,
         sink: &StreamSink,
     ) -> Result<(CompletionResponse, bool), Halt> {
-        // A model's panic, whether opening the stream or producing an item, fails the turn
-        // as it does on the blocking path; it never unwinds into the caller's task.
-        let opened = AssertUnwindSafe(model.stream(request)).catch_unwind().await;
-        let stream = opened
-            .unwrap_or_else(|panic| Err(model_panicked(panic)))
-            .map_err(Halt::Completion)?;
-        // One catch around the whole turn rather than one per chunk: a hook's panic is caught
-        // where the hook is called, so what unwinds out of here is the model stream's.
-        let streamed = AssertUnwindSafe(self.stream_chunks(stream, sink))
-            .catch_unwind()
-            .await;
-        streamed.unwrap_or_else(|panic| Err(Halt::Completion(model_panicked(panic))))
-    }
-
-    /// The chunks of a streamed turn, each handed to the delta hooks and the stream.
-    async fn stream_chunks(
-        &self,
-        mut stream: CompletionStream,
-        sink: &StreamSink,
-    ) -> Result<(CompletionResponse, bool), Halt> {
+        let mut stream = model.stream(request).await.map_err(Halt::Completion)?;
         let turn = self.state.turn;
         let mut text = String::new();
         let mut reasoning = String::new();
