@@ -514,10 +514,17 @@ fn repeat(case: &str, runs: usize) {
             // each turn's usage), on an agent that served a run before: what a typical observing
             // hook costs a turn once its stack knows which kinds it answers with defaults.
             // (`reused_tool_loop/reins` is the same without the hook.)
-            "turn_observer_tool_loop/reins" | "reused_tool_loop/reins" => {
+            // (`observing_reused_tool_loop/reins`: the same with the `Observing` hook, which
+            // watches every dispatch and outcome.)
+            "turn_observer_tool_loop/reins"
+            | "reused_tool_loop/reins"
+            | "observing_reused_tool_loop/reins" => {
                 let mut builder = AgentBuilder::new(shared_tool_loop_model()).tool(add());
                 if case.starts_with("turn_observer") {
                     builder = builder.add_hook(TurnObserver);
+                }
+                if case.starts_with("observing") {
+                    builder = builder.add_hook(Observing);
                 }
                 let agent = builder.build();
                 let run = || agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future();

@@ -80,7 +80,11 @@ fn lend<R>(queue: &mut Queue, poll: impl FnOnce() -> R) -> R {
         fn drop(&mut self) {
             let outer = self.outer.take();
             let lent = POLLED_RUN_QUEUE.try_with(|polled| polled.replace(outer));
-            *self.queue = lent.ok().flatten().unwrap_or_default();
+            let placeholder =
+                std::mem::replace(self.queue, lent.ok().flatten().unwrap_or_default());
+            // What `lend` left in the stream's place: a new, empty queue, which owns no memory,
+            // so there is nothing to drop (and no call to drop it, each time a run is polled).
+            std::mem::forget(placeholder);
         }
     }
     let lent = std::mem::take(queue);
