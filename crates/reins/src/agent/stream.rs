@@ -54,8 +54,8 @@ pub enum StreamItem {
 /// How many deltas a streamed run queues before it pauses for the consumer to take them.
 /// Small enough that the consumer frees each batch while the allocator's per-thread cache of
 /// freed blocks still holds it (glibc keeps seven blocks of a size): the model's next deltas
-/// reuse that memory instead of taking the allocator's slower paths (measured: 32 and 4 were
-/// both slower; see docs/PERFORMANCE.md).
+/// reuse that memory instead of taking the allocator's slower paths (measured against 4, 8,
+/// 12, 16 and 32; see docs/PERFORMANCE.md).
 const HANDOVER_BATCH: usize = 7;
 
 type Queue = VecDeque<StreamItem>;

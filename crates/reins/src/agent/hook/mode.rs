@@ -1,12 +1,12 @@
 //! How a stack calls a member, in either [`Mode`]: in [`Caught`] mode (a run's calls) a
 //! hook's panic is caught around each poll of its answer and comes back as a value: the rule
 //! that called it ends with a [`HookFailure`], which the run turns into
-//! `PromptError::HookPanicked`. A nested
-//! stack runs its rule over its own members in the same mode and hands its failure to the
-//! enclosing rule as its answer, which keeps it as it is, so a panic in a nested stack reaches
-//! the run classified as if the hook had been registered directly; nothing is re-raised. In
-//! [`Direct`] mode (a stack's own [`AgentHook`](super::AgentHook) methods) nothing is caught: a
-//! member's panic unwinds to whoever called the stack.
+//! `PromptError::HookPanicked`. A nested stack runs its rule over its own members in the same
+//! mode and hands its failure to the enclosing rule as its answer, which keeps it as it is, so
+//! a panic in a nested stack reaches the run classified as if the hook had been registered
+//! directly; nothing is re-raised. In [`Direct`] mode (a stack's own
+//! [`AgentHook`](super::AgentHook) methods) nothing is caught: a member's panic unwinds to
+//! whoever called the stack.
 //!
 //! [`AsyncMethod`] and [`SyncMethod`] say how to call one row's method of a hook and of a
 //! nested stack; their implementations are generated in `nested.rs`. A rule awaits a member
@@ -60,8 +60,9 @@ pub(crate) trait Mode: 'static {
 }
 
 /// A run's calls: a member's panic is caught around each poll of its answer, its payload
-/// carried as it is (no conversion on the way of an answer), and classified as a [`HookFailure`] when the rule
-/// ends with it. A nested stack's failure is carried as its payload and kept as it is.
+/// carried as it is (no conversion on the way of an answer), and classified as a
+/// [`HookFailure`] when the rule ends with it. A nested stack's failure is carried as its
+/// payload and kept as it is.
 pub(crate) enum Caught {}
 
 /// The calls of a stack's own [`AgentHook`] methods: a member's panic unwinds to whoever
