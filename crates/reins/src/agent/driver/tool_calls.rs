@@ -5,10 +5,11 @@
 //! the arguments it runs with), so a crash between the tool's side effect and its result's
 //! checkpoint leaves the call *in doubt* instead of silently executing it twice on resume.
 
-use super::{Driver, Halt, render_args, trace};
+use super::{Driver, Halt, trace};
 use crate::agent::StopReason;
 use crate::agent::hook::{
-    HookContext, HookStack, Stacked, StepEventKind, ToolCallView, ToolDispatchDecision, ToolResult,
+    ArgsText, HookContext, HookStack, Stacked, StepEventKind, ToolCallView, ToolDispatchDecision,
+    ToolResult,
 };
 use crate::agent::options::{RunOptions, ToolErrorPolicy};
 use crate::agent::stream::StreamItem;
@@ -291,18 +292,14 @@ impl CallEnv<'_> {
         let internal_id = pending.internal_call_id.as_str();
         let observed =
             self.observes(StepEventKind::ToolDispatch) || self.observes(StepEventKind::ToolOutcome);
-        let args_text = if observed {
-            render_args(&call.arguments)
-        } else {
-            String::new()
-        };
+        // The arguments' text, for hooks: written only when one reads it, or for the result
+        // an outcome hook sees.
+        let args_text = ArgsText::of(&call.arguments);
         if let Some(decision) = decision {
             trace::record_resume_decision(decision);
         }
         // What the tool says about itself is for hooks only: no lookup when none listens.
-        let (traits, origin) = if self.observes(StepEventKind::ToolDispatch)
-            || self.observes(StepEventKind::ToolOutcome)
-        {
+        let (traits, origin) = if observed {
             self.tools.traits_and_origin(&call.name)
         } else {
             (None, None)
@@ -359,7 +356,7 @@ impl CallEnv<'_> {
                 let context = ToolCallContext::new(self.run_id, internal_id, &call.id);
                 let execution = self.tools.call(&call.name, args, context).await;
                 let args_text = match rewritten {
-                    Some(args) if observed => crate::message::json_text(&args),
+                    Some(args) if observed => ArgsText::Written(crate::message::json_text(&args)),
                     _ => args_text,
                 };
                 (execution, args_text)
@@ -386,6 +383,7 @@ impl CallEnv<'_> {
             );
         }
         let ids = (call.name.as_str(), call.id.as_str(), internal_id);
+        let args_text = args_text.into_text();
         let mut result = ToolResult::new(ids, args_text, execution, traits, origin.map(Arc::from));
         if let Stacked::Stop(reason) = self.hooks.tool_outcome(self.ctx, &mut result).await? {
             return Err(Halt::Stop(reason));

@@ -8,10 +8,11 @@ use crate::agent::PromptError;
 use crate::completion::{
     CompletionError, CompletionRequest, CompletionResponse, FinishReason, RawResponse, Usage,
 };
-use crate::message::{AssistantContent, Message, OneOrMany};
+use crate::message::{AssistantContent, Message, OneOrMany, arguments_text};
 use crate::tool::ToolTraits;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::OnceLock;
 
 /// `on_run_start`: the run is about to make its first model call.
 #[derive(Debug, Clone, Copy)]
@@ -174,11 +175,53 @@ pub(crate) struct ToolCallView<'a> {
     pub name: &'a str,
     pub tool_call_id: &'a str,
     pub internal_call_id: &'a str,
-    pub args: &'a str,
+    pub args: &'a ArgsText<'a>,
     /// What the tool declares about itself.
     pub traits: Option<ToolTraits>,
     /// Where the tool comes from (an MCP server's name).
     pub origin: Option<&'a str>,
+}
+
+/// A tool call's arguments as JSON text, written the first time something asks for it: a
+/// dispatch hook that decides by the tool's name alone (an approval policy by name, a
+/// counter) never pays for it.
+#[derive(Debug)]
+pub(crate) enum ArgsText<'a> {
+    /// The arguments the model sent; the text is written on the first read.
+    Lazy {
+        value: &'a Value,
+        text: OnceLock<String>,
+    },
+    /// Arguments a hook rewrote, already written.
+    Written(String),
+}
+
+impl<'a> ArgsText<'a> {
+    /// The text of `value`, not written yet.
+    pub(crate) fn of(value: &'a Value) -> Self {
+        ArgsText::Lazy {
+            value,
+            text: OnceLock::new(),
+        }
+    }
+
+    /// The text, written now if it was not yet.
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            ArgsText::Lazy { value, text } => text.get_or_init(|| arguments_text(value)),
+            ArgsText::Written(text) => text,
+        }
+    }
+
+    /// The text, owned.
+    pub(crate) fn into_text(self) -> String {
+        match self {
+            ArgsText::Lazy { value, text } => {
+                text.into_inner().unwrap_or_else(|| arguments_text(value))
+            }
+            ArgsText::Written(text) => text,
+        }
+    }
 }
 
 impl<'a> DispatchEvent<'a> {
@@ -222,7 +265,7 @@ impl<'a> DispatchEvent<'a> {
     /// The call's arguments as JSON text (with earlier hooks' rewrites), for a tool call.
     pub fn tool_args(&self) -> Option<&'a str> {
         match self.target {
-            DispatchTarget::Tool(call) => Some(call.args),
+            DispatchTarget::Tool(call) => Some(call.args.text()),
             _ => None,
         }
     }

@@ -3,8 +3,8 @@
 
 use super::compose::{Link, Stacked};
 use super::events::{
-    DispatchEvent, DispatchKind, DispatchTarget, ModelSelectEvent, OutcomeEvent, OutcomeTarget,
-    RunStartEvent, ToolCallView,
+    ArgsText, DispatchEvent, DispatchKind, DispatchTarget, ModelSelectEvent, OutcomeEvent,
+    OutcomeTarget, RunStartEvent, ToolCallView,
 };
 use super::table;
 use super::tool_result::ToolResult;
@@ -90,7 +90,7 @@ impl Link<table::on_model_select> for SelectionChain<'_> {
 /// tool, and as the text later hooks see).
 pub(crate) struct ToolCallChain<'h> {
     pub call: ToolCallView<'h>,
-    pub rewritten: Option<(Value, String)>,
+    pub rewritten: Option<(Value, ArgsText<'static>)>,
 }
 
 impl Link<table::on_dispatch> for ToolCallChain<'_> {
@@ -113,7 +113,7 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
                 return ControlFlow::Continue(());
             }
             DispatchAction::RewriteToolArgs(value) => {
-                let text = crate::message::json_text(&value);
+                let text = ArgsText::Written(crate::message::json_text(&value));
                 self.rewritten = Some((value, text));
                 return ControlFlow::Continue(());
             }

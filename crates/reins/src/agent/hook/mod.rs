@@ -33,12 +33,12 @@ pub use actions::{
 };
 pub(crate) use compose::Stacked;
 pub use context::{HookContext, Scratchpad};
+pub(crate) use events::{ArgsText, DispatchTarget, OutcomeTarget, ToolCallView};
 pub use events::{
     CompletionCallEvent, DispatchEvent, DispatchKind, InvalidToolCallContext, ModelSelectEvent,
     ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent, RunSettledEvent, RunStartEvent,
     TextDeltaEvent, ToolCallDeltaEvent,
 };
-pub(crate) use events::{DispatchTarget, OutcomeTarget, ToolCallView};
 pub(crate) use links::{ModelOutcome, ToolDispatchDecision};
 pub(crate) use mode::HookFailure;
 pub use patch::RequestPatch;

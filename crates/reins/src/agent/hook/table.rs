@@ -276,7 +276,7 @@ fn dispatch_step<'s>(event: &'s DispatchEvent<'_>) -> StepEvent<'s> {
             tool_name: call.name,
             tool_call_id: Some(call.tool_call_id),
             internal_call_id: call.internal_call_id,
-            args: call.args,
+            args: call.args.text(),
         },
         DispatchTarget::Effect { name, payload } => StepEvent::EffectDispatch {
             kind: event.kind,
