@@ -14,14 +14,34 @@ pub use everything::{EverythingHttp, everything_script, npm_modules};
 pub use fakellm::FakeLlm;
 pub use restate::{RestateServer, restate_server_binary};
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-/// A loopback port nothing listens on right now.
+/// A loopback port nothing listens on right now, never one handed out before in this
+/// process.
+///
+/// Ports are taken in turn from a range below the system's ephemeral ports, starting at a
+/// place that depends on the process id. The system's own choice (`bind` to port 0) can give
+/// a port just released to the next caller: two tests running at once could both start a
+/// server on it, and the one that failed to bind would have the other test's server answer in
+/// its place (its readiness check reaches the other server).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free loopback port")
+    const FIRST: u32 = 20_000;
+    const COUNT: u32 = 12_000;
+    static HANDED_OUT: AtomicU32 = AtomicU32::new(0);
+    let start = std::process::id() % COUNT;
+    loop {
+        let turn = HANDED_OUT.fetch_add(1, Ordering::Relaxed);
+        assert!(
+            turn < COUNT,
+            "no free loopback port left in {FIRST}..{}",
+            FIRST + COUNT
+        );
+        let port = u16::try_from(FIRST + (start + turn) % COUNT).expect("the range fits a port");
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// Waits until something accepts connections on the loopback `port`; fails the test after
