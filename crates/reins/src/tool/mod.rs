@@ -312,12 +312,11 @@ impl ToolSet {
         self.tools.get(name).and_then(|tool| tool.origin())
     }
 
-    /// [`traits`](Self::traits) and [`origin`](Self::origin) with one lookup, for a run's
-    /// tool call.
-    pub(crate) fn traits_and_origin(&self, name: &str) -> (Option<ToolTraits>, Option<&str>) {
-        match self.tools.get(name) {
-            Some(tool) => (tool.traits(), tool.origin()),
-            None => (None, None),
+    /// The tool `name`, looked up once for one call of a run: what it declares about itself
+    /// and its execution both come from this lookup.
+    pub(crate) fn lookup(&self, name: &str) -> Lookup<'_> {
+        Lookup {
+            tool: self.tools.get(name).map(|tool| &**tool),
         }
     }
 
@@ -345,7 +344,35 @@ impl ToolSet {
     /// tool, bad arguments, an error, a timeout or a panic become a classified
     /// [`ToolFailure`] in the outcome, and the failure's text is the output.
     pub async fn call(&self, name: &str, args: &Value, context: ToolCallContext) -> ToolExecution {
-        let Some(tool) = self.tools.get(name) else {
+        self.lookup(name).call(name, args, context).await
+    }
+}
+
+/// A tool looked up by name for one call ([`ToolSet::lookup`]); it may be missing.
+#[derive(Clone, Copy)]
+pub(crate) struct Lookup<'a> {
+    tool: Option<&'a dyn DynTool>,
+}
+
+impl<'a> Lookup<'a> {
+    /// What the tool declares about itself; `None` for a missing tool.
+    pub(crate) fn traits(self) -> Option<ToolTraits> {
+        self.tool.and_then(DynTool::traits)
+    }
+
+    /// Where the tool comes from; `None` for a missing tool.
+    pub(crate) fn origin(self) -> Option<&'a str> {
+        self.tool.and_then(DynTool::origin)
+    }
+
+    /// Calls the tool (looked up as `name`) with JSON arguments, as [`ToolSet::call`] does.
+    pub(crate) async fn call(
+        self,
+        name: &str,
+        args: &Value,
+        context: ToolCallContext,
+    ) -> ToolExecution {
+        let Some(tool) = self.tool else {
             return ToolExecution::failed(
                 ToolFailure::NotFound {
                     name: name.to_owned(),

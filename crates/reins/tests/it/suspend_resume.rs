@@ -95,8 +95,14 @@ async fn a_suspended_call_is_not_executed_and_the_run_holds_it() {
         1,
         "the model is not asked again while suspended"
     );
-    // The finished call's result is kept.
-    assert!(run.state.pending_calls[0].result.is_some());
+    // The finished call's result is kept, with the call as the model made it (an outcome
+    // hook saw it meanwhile).
+    let finished = &run.state.pending_calls[0];
+    assert!(finished.result.is_some());
+    assert_eq!(finished.internal_call_id, "t1c0");
+    assert_eq!(finished.call.name, "echo");
+    assert_eq!(finished.call.arguments, json!({"text": "lookup"}));
+    assert!(!finished.call.id.is_empty());
     // The run survives a round trip through JSON (another process).
     let text = serde_json::to_string(&run).unwrap();
     let back: SuspendedRun = serde_json::from_str(&text).unwrap();

@@ -69,3 +69,64 @@ async fn later_hooks_and_the_outcome_read_rewritten_arguments_as_types() {
     // The tool ran with the rewritten arguments: the model saw 4 + 3.
     assert_eq!(model.requests()[1].history.last().unwrap().text(), "7");
 }
+
+/// Keeps a copy of every finished tool call an outcome hook sees.
+#[derive(Clone, Default)]
+struct Finished(Arc<Mutex<Vec<ToolResult>>>);
+
+impl AgentHook for Finished {
+    async fn on_outcome(&self, _: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        if let Some(result) = event.tool_outcome() {
+            self.0.lock().unwrap().push(result.clone());
+        }
+        OutcomeAction::proceed()
+    }
+}
+
+#[tokio::test]
+async fn an_outcome_hook_sees_the_call_as_it_ran_and_the_history_keeps_the_models_call() {
+    let model = ScriptedModel::new([
+        Turn::tool_call_with_id("call-1", "add", json!({"a": 2, "b": 3})),
+        Turn::tool_call_with_id("call-2", "add", json!({"a": 1, "b": 5})),
+        Turn::text("done"),
+    ]);
+    let finished = Finished::default();
+    let agent = AgentBuilder::new(model.clone())
+        .tool(add_tool())
+        .add_hook(DoubleA)
+        .add_hook(finished.clone())
+        .build();
+    let response = agent.prompt("add").extended_details().await.unwrap();
+
+    let finished = finished.0.lock().unwrap();
+    // The first call ran with the rewrite, and its result says so, as text and as a type.
+    assert_eq!(finished[0].tool_name(), "add");
+    assert_eq!(finished[0].tool_call_id(), "call-1");
+    assert_eq!(finished[0].args(), r#"{"a":4,"b":3}"#);
+    assert_eq!(finished[0].args_as::<Add>().unwrap(), Add { a: 4, b: 3 });
+    assert_eq!(finished[1].tool_call_id(), "call-2");
+    assert_eq!(finished[1].args(), r#"{"a":2,"b":5}"#);
+    assert!(finished[1].args_as::<String>().is_err());
+    assert_ne!(
+        finished[0].internal_call_id(),
+        finished[1].internal_call_id()
+    );
+
+    // The history keeps each call as the model made it, each answered under its own id.
+    let history = response.history();
+    let calls: Vec<_> = history.iter().flat_map(|m| m.tool_calls()).collect();
+    assert_eq!(calls[0].id, "call-1");
+    assert_eq!(calls[0].name, "add");
+    assert_eq!(calls[0].arguments, json!({"a": 2, "b": 3}));
+    assert_eq!(calls[1].arguments, json!({"a": 1, "b": 5}));
+    let answered: Vec<_> = history
+        .iter()
+        .filter_map(|m| match m {
+            reins::message::Message::Tool(result) => {
+                Some((result.tool_call_id.as_str(), result.tool_name.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answered, [("call-1", "add"), ("call-2", "add")]);
+}

@@ -8,8 +8,8 @@
 use super::{Driver, Halt, trace};
 use crate::agent::StopReason;
 use crate::agent::hook::{
-    ArgsText, HookContext, HookStack, Stacked, StepEventKind, ToolCallView, ToolDispatchDecision,
-    ToolResult,
+    ArgsText, CallParts, HookContext, HookStack, Stacked, StepEventKind, ToolCallView,
+    ToolDispatchDecision, ToolResult,
 };
 use crate::agent::options::{RunOptions, ToolErrorPolicy};
 use crate::agent::stream::StreamItem;
@@ -62,8 +62,9 @@ struct CallEnv<'a> {
 
 /// What one call does instead of, or before, the outcome hooks.
 enum Step {
-    /// Execute the tool with these arguments (`None`: the model's).
-    Run(Option<Value>),
+    /// Execute the tool with these arguments (`None`: the model's), and their text when a
+    /// hook had it written.
+    Run(Option<(Value, Option<String>)>),
     /// Record this result without executing the tool.
     Answer(String, ToolOutcome),
     Stop(StopReason),
@@ -97,7 +98,7 @@ impl Driver<'_> {
                 let Some(decision) = self.work_at(index) else {
                     continue;
                 };
-                let Some(pending) = self.state.pending_calls.get(index) else {
+                let Some(pending) = self.state.pending_calls.get_mut(index) else {
                     continue;
                 };
                 let span = trace::tool_span(pending, env.run_id);
@@ -179,9 +180,9 @@ impl Driver<'_> {
             })
             .collect();
         let mut running = futures::stream::iter(work.into_iter().map(
-            |(index, pending, decision)| async move {
+            |(index, mut pending, decision)| async move {
                 let span = trace::tool_span(&pending, env.run_id);
-                let answer = env.answer(index, &pending, decision.as_ref());
+                let answer = env.answer(index, &mut pending, decision.as_ref());
                 (index, answer.instrument(span).await)
             },
         ))
@@ -285,7 +286,7 @@ impl CallEnv<'_> {
     async fn answer(
         &self,
         index: usize,
-        pending: &PendingCall,
+        pending: &mut PendingCall,
         decision: Option<&ToolDecision>,
     ) -> Result<CallOutcome, Halt> {
         let call = &pending.call;
@@ -298,15 +299,18 @@ impl CallEnv<'_> {
         if let Some(decision) = decision {
             trace::record_resume_decision(decision);
         }
-        // What the tool says about itself is for hooks only: no lookup when none listens.
+        // One lookup serves what the tool says about itself (for hooks) and its execution.
+        let tool = self.tools.lookup(&call.name);
         let (traits, origin) = if observed {
-            self.tools.traits_and_origin(&call.name)
+            (tool.traits(), tool.origin())
         } else {
             (None, None)
         };
         let step = match decision {
-            Some(ToolDecision::Approve | ToolDecision::Rerun) => Step::Run(pending.started.clone()),
-            Some(ToolDecision::ApproveWithArgs { args }) => Step::Run(Some(args.clone())),
+            Some(ToolDecision::Approve | ToolDecision::Rerun) => {
+                Step::Run(pending.started.clone().map(|args| (args, None)))
+            }
+            Some(ToolDecision::ApproveWithArgs { args }) => Step::Run(Some((args.clone(), None))),
             Some(ToolDecision::Deny { message }) => Step::Answer(
                 message.clone(),
                 ToolOutcome::Denied {
@@ -323,7 +327,9 @@ impl CallEnv<'_> {
                 Step::Answer(output.clone(), ToolOutcome::Success)
             }
             // Started before a crash, and its tool declares a second execution safe.
-            None if pending.started.is_some() => Step::Run(pending.started.clone()),
+            None if pending.started.is_some() => {
+                Step::Run(pending.started.clone().map(|args| (args, None)))
+            }
             None if self.observes(StepEventKind::ToolDispatch) => {
                 let view = ToolCallView {
                     name: &call.name,
@@ -336,7 +342,9 @@ impl CallEnv<'_> {
                 let dispatched = self.hooks.dispatch_tool(self.ctx, view).await?;
                 trace::record_dispatch(&dispatched);
                 match dispatched {
-                    ToolDispatchDecision::Proceed(rewritten) => Step::Run(rewritten),
+                    ToolDispatchDecision::Proceed(rewritten) => {
+                        Step::Run(rewritten.map(|(args, text)| (args, Some(text))))
+                    }
                     ToolDispatchDecision::Skip(reason) => {
                         Step::Answer(reason.clone(), ToolOutcome::Skipped { reason })
                     }
@@ -349,17 +357,13 @@ impl CallEnv<'_> {
             }
             None => Step::Run(None),
         };
-        let (execution, args_text) = match step {
+        let (execution, rewritten) = match step {
             Step::Run(rewritten) => {
-                let args = rewritten.as_ref().unwrap_or(&call.arguments);
+                let args = rewritten.as_ref().map_or(&call.arguments, |(args, _)| args);
                 self.journal_start(index, args).await?;
                 let context = ToolCallContext::new(self.run_id, internal_id, &call.id);
-                let execution = self.tools.call(&call.name, args, context).await;
-                let args_text = match rewritten {
-                    Some(args) if observed => ArgsText::Written(crate::message::json_text(&args)),
-                    _ => args_text,
-                };
-                (execution, args_text)
+                let execution = tool.call(&call.name, args, context).await;
+                (execution, rewritten)
             }
             Step::Answer(text, outcome) => (
                 ToolExecution {
@@ -367,7 +371,7 @@ impl CallEnv<'_> {
                     outcome,
                     extensions: ToolResultExtensions::new(),
                 },
-                args_text,
+                None,
             ),
             Step::Stop(reason) => return Err(Halt::Stop(reason)),
             Step::Suspend(reason) => return Ok(CallOutcome::Suspend(reason)),
@@ -382,14 +386,40 @@ impl CallEnv<'_> {
                 execution.extensions,
             );
         }
-        let ids = (call.name.as_str(), call.id.as_str(), internal_id);
-        let args_text = args_text.into_text();
-        let mut result = ToolResult::new(ids, args_text, execution, traits, origin.map(Arc::from));
-        if let Stacked::Stop(reason) = self.hooks.tool_outcome(self.ctx, &mut result).await? {
+        // The result holds the call's names, ids and arguments lent from the pending call,
+        // which gets them back once the outcome hooks are done: nothing is copied for them.
+        let written = args_text.into_written();
+        let (args, args_text, lent_args) = match rewritten {
+            Some((args, text)) => (args, text, false),
+            None => (std::mem::take(&mut pending.call.arguments), written, true),
+        };
+        let parts = CallParts {
+            tool_name: std::mem::take(&mut pending.call.name),
+            tool_call_id: std::mem::take(&mut pending.call.id),
+            internal_call_id: std::mem::take(&mut pending.internal_call_id),
+            args,
+        };
+        let mut result =
+            ToolResult::new(parts, args_text, execution, traits, origin.map(Arc::from));
+        let answered = self.hooks.tool_outcome(self.ctx, &mut result).await;
+        let ToolResult {
+            call: parts,
+            output,
+            outcome,
+            extensions,
+            ..
+        } = result;
+        pending.call.name = parts.tool_name;
+        pending.call.id = parts.tool_call_id;
+        pending.internal_call_id = parts.internal_call_id;
+        if lent_args {
+            pending.call.arguments = parts.args;
+        }
+        if let Stacked::Stop(reason) = answered? {
             return Err(Halt::Stop(reason));
         }
-        trace::record_tool_result(&result.output, &result.outcome);
-        self.finish(call, result.output, result.outcome, result.extensions)
+        trace::record_tool_result(&output, &outcome);
+        self.finish(&pending.call, output, outcome, extensions)
     }
 
     /// The call's record, or the run's failure when tool errors fail the run.

@@ -239,6 +239,10 @@ pub(super) fn tool_span(pending: &PendingCall, run_id: &str) -> Span {
 /// Records a hook's dispatch decision that changes the call on the current `execute_tool`
 /// span, with its event.
 pub(super) fn record_dispatch(decision: &ToolDispatchDecision) {
+    // A call that goes on unchanged records nothing: no look for the span.
+    if matches!(decision, ToolDispatchDecision::Proceed(None)) {
+        return;
+    }
     let span = Span::current();
     if span.is_disabled() {
         return;

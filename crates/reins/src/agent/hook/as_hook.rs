@@ -200,7 +200,9 @@ pub(super) async fn on_dispatch<G: Mode>(
                 rewritten: None,
             };
             match compose::chained::<table::on_dispatch, G, _>(hooks, ctx, chain).await? {
-                ToolDispatchDecision::Proceed(Some(args)) => DispatchAction::RewriteToolArgs(args),
+                ToolDispatchDecision::Proceed(Some((args, _))) => {
+                    DispatchAction::RewriteToolArgs(args)
+                }
                 ToolDispatchDecision::Proceed(None) => DispatchAction::Proceed,
                 ToolDispatchDecision::Skip(reason) => DispatchAction::Skip(reason),
                 ToolDispatchDecision::Deny(report) => DispatchAction::Deny(report),

@@ -213,13 +213,20 @@ impl<'a> ArgsText<'a> {
         }
     }
 
-    /// The text, owned.
-    pub(crate) fn into_text(self) -> String {
+    /// The text if something had it written, owned.
+    pub(crate) fn into_written(self) -> Option<String> {
         match self {
-            ArgsText::Lazy { value, text } => {
-                text.into_inner().unwrap_or_else(|| arguments_text(value))
-            }
-            ArgsText::Written(text) => text,
+            ArgsText::Lazy { text, .. } => text.into_inner(),
+            ArgsText::Written(text) => Some(text),
+        }
+    }
+
+    /// The arguments read as `T`, as their text would be: the model's arguments directly,
+    /// with no text written on the way.
+    pub(crate) fn read_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        match self {
+            ArgsText::Lazy { value, .. } => super::tool_result::read_args(value),
+            ArgsText::Written(text) => serde_json::from_str(text),
         }
     }
 }
@@ -297,7 +304,10 @@ impl<'a> DispatchEvent<'a> {
     pub fn tool_args_as<T: serde::de::DeserializeOwned>(
         &self,
     ) -> Option<Result<T, serde_json::Error>> {
-        self.tool_args().map(serde_json::from_str)
+        match self.target {
+            DispatchTarget::Tool(call) => Some(call.args.read_as()),
+            _ => None,
+        }
     }
 
     /// The provider's id of the call, for a tool call.

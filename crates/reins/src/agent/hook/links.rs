@@ -19,7 +19,8 @@ use std::ops::ControlFlow;
 /// The combined answer of a stack to a tool dispatch.
 #[derive(Debug)]
 pub(crate) enum ToolDispatchDecision {
-    Proceed(Option<Value>),
+    /// Run the tool; `Some`: with these rewritten arguments (and their text).
+    Proceed(Option<(Value, String)>),
     Skip(String),
     Deny(String),
     Stop(StopReason),
@@ -108,8 +109,10 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
     }
     #[inline]
     fn take(&mut self, action: DispatchAction) -> ControlFlow<Self::Done> {
+        // (`Proceed` has an arm of its own: the common answer then drops nothing.)
         let decision = match action {
-            DispatchAction::Proceed | DispatchAction::Patch(_) | DispatchAction::Respond(_) => {
+            DispatchAction::Proceed => return ControlFlow::Continue(()),
+            DispatchAction::Patch(_) | DispatchAction::Respond(_) => {
                 return ControlFlow::Continue(());
             }
             DispatchAction::RewriteToolArgs(value) => {
@@ -126,7 +129,10 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
     }
     #[inline]
     fn finish(self) -> Self::Done {
-        ToolDispatchDecision::Proceed(self.rewritten.map(|(value, _)| value))
+        ToolDispatchDecision::Proceed(
+            self.rewritten
+                .and_then(|(value, text)| text.into_written().map(|text| (value, text))),
+        )
     }
 }
 
@@ -157,7 +163,8 @@ impl Link<table::on_dispatch> for RequestChain<'_> {
     #[inline]
     fn take(&mut self, action: DispatchAction) -> ControlFlow<Self::Done> {
         match action {
-            DispatchAction::Proceed | DispatchAction::RewriteToolArgs(_) => {}
+            DispatchAction::Proceed => {}
+            DispatchAction::RewriteToolArgs(_) => {}
             DispatchAction::Patch(patch) => {
                 patch.apply_keeping_history(self.request, self.saved_history);
             }
@@ -265,6 +272,7 @@ impl Link<table::on_outcome> for ResponseChain<'_> {
     #[inline]
     fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
         match action {
+            OutcomeAction::Proceed => {}
             OutcomeAction::Replace(replacement) => {
                 *self.response = *replacement;
                 self.replaced = true;
@@ -335,10 +343,11 @@ impl Link<table::on_outcome> for ToolResultChain<'_> {
     #[inline]
     fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
         match action {
+            OutcomeAction::Proceed => {}
             OutcomeAction::RewriteToolResult(text) => self.result.output = ToolOutput::Text(text),
             OutcomeAction::RewriteToolOutput(output) => self.result.output = output,
             OutcomeAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
-            OutcomeAction::Proceed | OutcomeAction::Replace(_) | OutcomeAction::RetryOn(_) => {}
+            OutcomeAction::Replace(_) | OutcomeAction::RetryOn(_) => {}
         }
         ControlFlow::Continue(())
     }

@@ -44,6 +44,7 @@ pub(crate) use mode::HookFailure;
 pub use patch::RequestPatch;
 pub use stack::HookStack;
 pub use step::{Flow, StepEvent};
+pub(crate) use tool_result::CallParts;
 pub use tool_result::ToolResult;
 
 use std::future::Future;

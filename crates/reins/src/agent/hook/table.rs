@@ -302,7 +302,7 @@ fn outcome_step<'s>(
                 tool_name: result.tool_name(),
                 tool_call_id: Some(result.tool_call_id()),
                 internal_call_id: result.internal_call_id(),
-                args: &result.args,
+                args: result.args(),
                 result: rendered,
                 outcome: &result.outcome,
                 extensions: &result.extensions,

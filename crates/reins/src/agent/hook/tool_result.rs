@@ -1,24 +1,34 @@
 //! [`ToolResult`]: a finished tool call as outcome hooks see it.
 
 use crate::tool::{ToolExecution, ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits};
-use std::sync::Arc;
+use serde_json::Value;
+use std::sync::{Arc, OnceLock};
 
 /// A finished tool call as hooks see it: the model-visible output (with earlier hooks'
 /// rewrites) and the raw structured outcome.
 #[derive(Clone)]
 pub struct ToolResult {
-    /// The tool's name, the provider's call id and reins' call id in one string: one
-    /// allocation for the three, on a path every observed tool call takes.
-    ids: String,
-    /// Where the tool's name and the provider's call id end in `ids`.
-    name_end: usize,
-    call_id_end: usize,
-    pub(crate) args: String,
+    pub(crate) call: CallParts,
+    /// The arguments' JSON text, written the first time a hook asks for it (an outcome hook
+    /// that looks at the output alone never pays for it), or handed over from the dispatch.
+    args_text: OnceLock<String>,
     pub(crate) output: ToolOutput,
     pub(crate) outcome: ToolOutcome,
     pub(crate) extensions: ToolResultExtensions,
     pub(crate) traits: Option<ToolTraits>,
     pub(crate) origin: Option<Arc<str>>,
+}
+
+/// What a [`ToolResult`] holds of the call itself. The driver lends these from the pending
+/// call for the outcome hooks and takes them back afterwards, so a result costs no copy of
+/// its names, ids or arguments.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CallParts {
+    pub tool_name: String,
+    pub tool_call_id: String,
+    pub internal_call_id: String,
+    /// The arguments the tool ran with (with every dispatch hook's rewrite).
+    pub args: Value,
 }
 
 impl std::fmt::Debug for ToolResult {
@@ -27,7 +37,7 @@ impl std::fmt::Debug for ToolResult {
             .field("tool_name", &self.tool_name())
             .field("tool_call_id", &self.tool_call_id())
             .field("internal_call_id", &self.internal_call_id())
-            .field("args", &self.args)
+            .field("args", &self.call.args)
             .field("output", &self.output)
             .field("outcome", &self.outcome)
             .field("extensions", &self.extensions)
@@ -38,26 +48,18 @@ impl std::fmt::Debug for ToolResult {
 }
 
 impl ToolResult {
-    /// The result of the call `internal_call_id` (the provider's `tool_call_id`) to
-    /// `tool_name`, run with `args` (JSON text), as the tool answered.
+    /// The result of `call`, as the tool answered; `args_text` is the arguments' text when a
+    /// dispatch hook already had it written.
     pub(crate) fn new(
-        call: (&str, &str, &str),
-        args: String,
+        call: CallParts,
+        args_text: Option<String>,
         execution: ToolExecution,
         traits: Option<ToolTraits>,
         origin: Option<Arc<str>>,
     ) -> Self {
-        let (tool_name, tool_call_id, internal_call_id) = call;
-        let mut ids =
-            String::with_capacity(tool_name.len() + tool_call_id.len() + internal_call_id.len());
-        ids.push_str(tool_name);
-        ids.push_str(tool_call_id);
-        ids.push_str(internal_call_id);
         ToolResult {
-            name_end: tool_name.len(),
-            call_id_end: tool_name.len() + tool_call_id.len(),
-            ids,
-            args,
+            call,
+            args_text: args_text.map_or_else(OnceLock::new, OnceLock::from),
             output: execution.output,
             outcome: execution.outcome,
             extensions: execution.extensions,
@@ -80,25 +82,24 @@ impl ToolResult {
     }
     /// The tool that was called.
     pub fn tool_name(&self) -> &str {
-        self.ids.get(..self.name_end).unwrap_or_default()
+        &self.call.tool_name
     }
     /// The provider's id of the call.
     pub fn tool_call_id(&self) -> &str {
-        self.ids
-            .get(self.name_end..self.call_id_end)
-            .unwrap_or_default()
+        &self.call.tool_call_id
     }
     /// reins' id of the call.
     pub fn internal_call_id(&self) -> &str {
-        self.ids.get(self.call_id_end..).unwrap_or_default()
+        &self.call.internal_call_id
     }
     /// The arguments the tool ran with, as JSON text.
     pub fn args(&self) -> &str {
-        &self.args
+        self.args_text
+            .get_or_init(|| crate::message::arguments_text(&self.call.args))
     }
     /// The arguments the tool ran with, read as `T`.
     pub fn args_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        serde_json::from_str(&self.args)
+        read_args(&self.call.args)
     }
     /// The model-visible output; `output().render()` is the text the model will see.
     pub fn output(&self) -> &ToolOutput {
@@ -111,5 +112,17 @@ impl ToolResult {
     /// Metadata the tool attached, never sent to the model.
     pub fn extensions(&self) -> &ToolResultExtensions {
         &self.extensions
+    }
+}
+
+/// Arguments read as `T`, as their JSON text would be: arguments kept as a string (text the
+/// model sent that is not JSON) are parsed as text; any other value is read directly, with no
+/// text written on the way.
+pub(crate) fn read_args<T: serde::de::DeserializeOwned>(
+    args: &Value,
+) -> Result<T, serde_json::Error> {
+    match args {
+        Value::String(raw) => serde_json::from_str(raw),
+        value => T::deserialize(value),
     }
 }
