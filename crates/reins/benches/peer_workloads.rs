@@ -320,7 +320,39 @@ fn tool_loop(c: &mut Criterion) {
             )
         });
     });
+    // One agent serving run after run, as a service keeps one, without and with the
+    // `Observing` hook (every dispatch and outcome): the difference over ten turns is what an
+    // observing hook costs a turn once its stack has learned its defaults.
+    for (name, hook) in [
+        ("reins_reused", None),
+        ("reins_reused_observing", Some(Observing)),
+    ] {
+        let agent = reused_agent(hook);
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                timed(
+                    iters,
+                    || (),
+                    |()| rt.block_on(agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future()),
+                )
+            });
+        });
+    }
     group.finish();
+}
+
+/// An agent for the tool loop whose model answers any number of runs, with `hook` (if any),
+/// after it served one run: the stack has learned which kinds the hook answers by default.
+fn reused_agent(hook: Option<impl AgentHook>) -> Agent {
+    let mut builder = AgentBuilder::new(shared_tool_loop_model()).tool(add());
+    if let Some(hook) = hook {
+        builder = builder.add_hook(hook);
+    }
+    let agent = builder.build();
+    let rt = current_thread();
+    let answer = rt.block_on(agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future());
+    assert_eq!(answer.ok().as_deref(), Some(ANSWER));
+    agent
 }
 
 fn streamed_delta(c: &mut Criterion) {

@@ -39,7 +39,8 @@ impl PromptRequest {
         PromptRequest {
             agent,
             start,
-            hooks: HookStack::new(),
+            // Empty until a hook is added: most runs add none, and pay no allocation for it.
+            hooks: HookStack::default(),
             options: RunOptions {
                 max_turns,
                 ..RunOptions::default()

@@ -85,6 +85,27 @@ async fn a_hook_with_one_method_is_called_for_it_every_turn_and_stops_observing_
     }
 }
 
+#[tokio::test]
+async fn a_hook_added_after_the_stack_learned_its_defaults_is_called_for_every_kind_it_answers() {
+    let hook = Arc::new(CountsDispatches::default());
+    let mut hooks = HookStack::new().with(Shared(Arc::clone(&hook)));
+    two_runs(&hooks).await;
+    assert!(!hooks.observes(StepEventKind::ModelTurnFinished));
+    // A copy knows what the original learned.
+    assert!(!hooks.clone().observes(StepEventKind::ModelTurnFinished));
+
+    let turns = Arc::new(AsksItsOnEvent::default());
+    hooks.push(ArcHook(Arc::clone(&turns)));
+    assert!(hooks.observes(StepEventKind::ModelTurnFinished));
+    let turns_run = two_runs(&hooks).await;
+    assert_eq!(turns.0.load(Ordering::SeqCst), turns_run);
+    assert_eq!(
+        hook.0.load(Ordering::SeqCst),
+        8,
+        "and the first hook still sees its own"
+    );
+}
+
 /// Forwards to a shared [`CountsDispatches`], so the test can read its count: a wrapper of
 /// another type, whose own methods are the defaults.
 struct Shared(Arc<CountsDispatches>);

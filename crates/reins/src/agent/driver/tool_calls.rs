@@ -291,8 +291,11 @@ impl CallEnv<'_> {
     ) -> Result<CallOutcome, Halt> {
         let call = &pending.call;
         let internal_id = pending.internal_call_id.as_str();
-        let observed =
-            self.observes(StepEventKind::ToolDispatch) || self.observes(StepEventKind::ToolOutcome);
+        // Who listens is read once for the call: what a stack learns of a hook's answers to
+        // one kind says nothing of the other.
+        let dispatch_observed = self.observes(StepEventKind::ToolDispatch);
+        let outcome_observed = self.observes(StepEventKind::ToolOutcome);
+        let observed = dispatch_observed || outcome_observed;
         // The arguments' text, for hooks: written only when one reads it, or for the result
         // an outcome hook sees.
         let args_text = ArgsText::of(&call.arguments);
@@ -330,7 +333,7 @@ impl CallEnv<'_> {
             None if pending.started.is_some() => {
                 Step::Run(pending.started.clone().map(|args| (args, None)))
             }
-            None if self.observes(StepEventKind::ToolDispatch) => {
+            None if dispatch_observed => {
                 let view = ToolCallView {
                     name: &call.name,
                     tool_call_id: &call.id,
@@ -376,7 +379,7 @@ impl CallEnv<'_> {
             Step::Stop(reason) => return Err(Halt::Stop(reason)),
             Step::Suspend(reason) => return Ok(CallOutcome::Suspend(reason)),
         };
-        if !self.observes(StepEventKind::ToolOutcome) {
+        if !outcome_observed {
             // Nobody looks at the result: no copy of the call's names for a hook.
             trace::record_tool_result(&execution.output, &execution.outcome);
             return self.finish(

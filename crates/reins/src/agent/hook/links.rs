@@ -27,6 +27,15 @@ pub(crate) enum ToolDispatchDecision {
     Suspend(String),
 }
 
+/// Goes on to the next hook after a `Proceed` answer. The answer owns nothing and is
+/// forgotten: dropping it would call the action type's whole drop glue, out of line, on every
+/// answer of every hook.
+#[inline(always)]
+fn proceed<A, T>(answer: A) -> ControlFlow<T> {
+    std::mem::forget(answer);
+    ControlFlow::Continue(())
+}
+
 /// `on_run_start`: the prompt, rewritten by each hook in turn.
 pub(crate) struct PromptChain<'h> {
     pub prompt: Message,
@@ -109,9 +118,8 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
     }
     #[inline]
     fn take(&mut self, action: DispatchAction) -> ControlFlow<Self::Done> {
-        // (`Proceed` has an arm of its own: the common answer then drops nothing.)
         let decision = match action {
-            DispatchAction::Proceed => return ControlFlow::Continue(()),
+            DispatchAction::Proceed => return proceed(action),
             DispatchAction::Patch(_) | DispatchAction::Respond(_) => {
                 return ControlFlow::Continue(());
             }
@@ -163,7 +171,7 @@ impl Link<table::on_dispatch> for RequestChain<'_> {
     #[inline]
     fn take(&mut self, action: DispatchAction) -> ControlFlow<Self::Done> {
         match action {
-            DispatchAction::Proceed => {}
+            DispatchAction::Proceed => return proceed(action),
             DispatchAction::RewriteToolArgs(_) => {}
             DispatchAction::Patch(patch) => {
                 patch.apply_keeping_history(self.request, self.saved_history);
@@ -272,7 +280,7 @@ impl Link<table::on_outcome> for ResponseChain<'_> {
     #[inline]
     fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
         match action {
-            OutcomeAction::Proceed => {}
+            OutcomeAction::Proceed => return proceed(action),
             OutcomeAction::Replace(replacement) => {
                 *self.response = *replacement;
                 self.replaced = true;
@@ -343,7 +351,7 @@ impl Link<table::on_outcome> for ToolResultChain<'_> {
     #[inline]
     fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
         match action {
-            OutcomeAction::Proceed => {}
+            OutcomeAction::Proceed => return proceed(action),
             OutcomeAction::RewriteToolResult(text) => self.result.output = ToolOutput::Text(text),
             OutcomeAction::RewriteToolOutput(output) => self.result.output = output,
             OutcomeAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),

@@ -8,6 +8,7 @@ use super::defaults::DefaultAnswers;
 use super::erased::ErasedHook;
 use std::any::Any;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Hooks in registration order, composed as the hooks guide says. Build one to register
 /// several hooks as one, or to drive hooks yourself (e.g. for effects of your own through
@@ -34,8 +35,37 @@ use std::sync::Arc;
 #[derive(Clone, Default)]
 pub struct HookStack {
     hooks: Vec<Member>,
-    /// For each event kind, the indices of the hooks that observe it.
-    observers: Vec<Vec<u32>>,
+    /// For each event kind, the hooks that observe it, in registration order.
+    observers: Vec<Vec<Member>>,
+    /// The kinds found to have no observer left to call (see [`Silent`]).
+    silent: Silent,
+}
+
+/// The kinds of a stack that no member will be called for again, a bit per kind: every
+/// observer was found to answer it with the defaults alone (or none observes it). Once true,
+/// true for good: a stack learns defaults and never unlearns them, and its members change
+/// only through `&mut`, which clears this. A run asks whether a kind is observed several
+/// times a turn; for such a kind the answer is then one load.
+#[derive(Debug, Default)]
+struct Silent(AtomicU32);
+
+impl Silent {
+    #[inline]
+    fn holds(&self, kind: StepEventKind) -> bool {
+        self.0.load(Ordering::Relaxed) & (1 << kind.index()) != 0
+    }
+
+    #[inline]
+    fn mark(&self, kind: StepEventKind) {
+        self.0.fetch_or(1 << kind.index(), Ordering::Relaxed);
+    }
+}
+
+impl Clone for Silent {
+    /// A copy of a stack has the same members, so what is known of them holds for it too.
+    fn clone(&self) -> Self {
+        Silent(AtomicU32::new(self.0.load(Ordering::Relaxed)))
+    }
 }
 
 impl std::fmt::Debug for HookStack {
@@ -48,21 +78,23 @@ impl std::fmt::Debug for HookStack {
 /// known to answer it with the defaults alone.
 #[derive(Clone)]
 pub(crate) struct Observers<'s> {
-    hooks: &'s Vec<Member>,
-    indices: std::slice::Iter<'s, u32>,
+    members: std::slice::Iter<'s, Member>,
     kind: StepEventKind,
 }
 
 impl<'s> Iterator for Observers<'s> {
     type Item = &'s Member;
-    #[inline]
+    // A loop rather than `find`: `find`'s body and closure were left out of line, at about
+    // 35 instructions per event kind asked about.
+    #[allow(clippy::manual_find)]
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
-        let (hooks, kind) = (self.hooks, self.kind);
-        self.indices.find_map(|&index| {
-            hooks
-                .get(index as usize)
-                .filter(|member| !member.answers_by_default(kind))
-        })
+        for member in &mut self.members {
+            if !member.answers_by_default(self.kind) {
+                return Some(member);
+            }
+        }
+        None
     }
 }
 
@@ -72,6 +104,7 @@ impl HookStack {
         HookStack {
             hooks: Vec::new(),
             observers: vec![Vec::new(); StepEventKind::ALL.len()],
+            silent: Silent::default(),
         }
     }
 
@@ -107,32 +140,41 @@ impl HookStack {
         if self.observers.is_empty() {
             self.observers = vec![Vec::new(); StepEventKind::ALL.len()];
         }
-        let index = self.hooks.len() as u32;
         for kind in StepEventKind::ALL {
             if hook.observes(kind) {
-                self.observers[kind.index()].push(index);
+                self.observers[kind.index()].push(hook.clone());
             }
         }
         self.hooks.push(hook);
+        self.silent = Silent::default();
     }
 
     /// Whether any hook observes `kind` (and is not known to answer it with the defaults
     /// alone).
     #[inline]
     pub fn observes(&self, kind: StepEventKind) -> bool {
-        self.observers(kind).next().is_some()
+        !self.silent.holds(kind) && self.has_observer_to_call(kind)
+    }
+
+    /// Whether some member will be called for `kind`; when none will, the kind is marked
+    /// silent for good.
+    fn has_observer_to_call(&self, kind: StepEventKind) -> bool {
+        let observed = self.observers(kind).next().is_some();
+        if !observed {
+            self.silent.mark(kind);
+        }
+        observed
     }
 
     /// The hooks that observe `kind`.
     #[inline]
     pub(crate) fn observers(&self, kind: StepEventKind) -> Observers<'_> {
-        let indices = self
-            .observers
-            .get(kind.index())
-            .map_or(&[][..], Vec::as_slice);
+        let members = match self.observers.get(kind.index()) {
+            Some(members) if !self.silent.holds(kind) => members.as_slice(),
+            _ => &[],
+        };
         Observers {
-            hooks: &self.hooks,
-            indices: indices.iter(),
+            members: members.iter(),
             kind,
         }
     }
@@ -175,7 +217,7 @@ impl Member {
 
     /// Whether calling the member for `kind` is known to answer `Continue` without running
     /// any code of the user's.
-    #[inline]
+    #[inline(always)]
     fn answers_by_default(&self, kind: StepEventKind) -> bool {
         match self {
             Member::Hook(held) => held.answers.proven(kind),
