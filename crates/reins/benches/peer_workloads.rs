@@ -328,6 +328,9 @@ fn tool_loop(c: &mut Criterion) {
         ("reins_reused_observing", Some(Observing)),
     ] {
         let agent = reused_agent(hook);
+        count_allocations(&format!("tool_loop/{name}"), || {
+            drop(rt.block_on(agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future()));
+        });
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 timed(

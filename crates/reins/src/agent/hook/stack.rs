@@ -153,12 +153,9 @@ impl HookStack {
     /// alone).
     #[inline]
     pub fn observes(&self, kind: StepEventKind) -> bool {
-        !self.silent.holds(kind) && self.has_observer_to_call(kind)
-    }
-
-    /// Whether some member will be called for `kind`; when none will, the kind is marked
-    /// silent for good.
-    fn has_observer_to_call(&self, kind: StepEventKind) -> bool {
+        if self.silent.holds(kind) {
+            return false;
+        }
         let observed = self.observers(kind).next().is_some();
         if !observed {
             self.silent.mark(kind);
@@ -221,9 +218,17 @@ impl Member {
     fn answers_by_default(&self, kind: StepEventKind) -> bool {
         match self {
             Member::Hook(held) => held.answers.proven(kind),
-            Member::Stack(stack) => !stack.observes(kind),
+            Member::Stack(stack) => stack_is_silent(stack, kind),
         }
     }
+}
+
+/// Whether a nested stack will call none of its members for `kind`. Out of line: a nested
+/// stack is rare, and this keeps the loop over a kind's observers, inlined into every rule,
+/// to a hook's one load.
+#[inline(never)]
+fn stack_is_silent(stack: &HookStack, kind: StepEventKind) -> bool {
+    !stack.observes(kind)
 }
 
 /// A hook as a stack holds it, with what its calls taught of its default answers.
