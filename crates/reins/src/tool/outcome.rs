@@ -22,6 +22,14 @@ impl ToolOutput {
             ToolOutput::Json(value) => crate::message::json_text(value),
         }
     }
+
+    /// The text the model sees, taking the output's own text when it has one (no copy).
+    pub(crate) fn into_text(self) -> String {
+        match self {
+            ToolOutput::Text(text) | ToolOutput::Json(Value::String(text)) => text,
+            ToolOutput::Json(value) => crate::message::json_text(&value),
+        }
+    }
 }
 
 impl From<String> for ToolOutput {
@@ -139,5 +147,25 @@ impl ToolResultExtensions {
         self.entries
             .iter()
             .map(|(key, value)| (key.as_str(), value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ToolOutput;
+    use serde_json::json;
+
+    #[test]
+    fn an_output_taken_as_text_is_the_text_it_renders() {
+        let outputs = [
+            ToolOutput::Text("plain".to_owned()),
+            ToolOutput::Json(json!("a JSON string, unquoted")),
+            ToolOutput::Json(json!({"sum": 3, "parts": [1, 2]})),
+            ToolOutput::Json(json!(null)),
+        ];
+        for output in outputs {
+            let rendered = output.render();
+            assert_eq!(output.into_text(), rendered);
+        }
     }
 }

@@ -442,7 +442,7 @@ impl CallEnv<'_> {
             }
         }
         Ok(CallOutcome::Done(CallRecord {
-            output: output.render(),
+            output: output.into_text(),
             outcome,
             extensions,
         }))
