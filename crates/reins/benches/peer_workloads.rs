@@ -9,6 +9,9 @@
 //!
 //! - `tool_loop`: a 10-turn conversation on a [`ScriptedModel`]: 9 turns calling
 //!   `add(a, b)`, then a text answer. No hooks. Reported per run; per turn is a tenth.
+//!   `reins_reused` and `reins_reused_observing` run it on one agent that served a run
+//!   before, without and with the `Observing` hook (every dispatch and outcome): their
+//!   difference is what an observing hook costs.
 //! - `streamed_delta`: one text turn of 8,000 bytes streamed as 1,000 deltas, each seen by one
 //!   observing `on_text_delta` hook (the hand loop calls a function per delta), the stream
 //!   consumed to its end. Reported per run; per delta is a thousandth.
