@@ -137,10 +137,12 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
     }
     #[inline]
     fn finish(self) -> Self::Done {
-        ToolDispatchDecision::Proceed(
-            self.rewritten
-                .and_then(|(value, text)| text.into_written().map(|text| (value, text))),
-        )
+        ToolDispatchDecision::Proceed(self.rewritten.map(|(value, text)| {
+            let text = text
+                .into_written()
+                .unwrap_or_else(|| crate::message::json_text(&value));
+            (value, text)
+        }))
     }
 }
 
