@@ -227,12 +227,24 @@ async fn the_effect_id_travels_in_meta() {
     let execution = set.call("echo", &json!({"message": "once"}), context).await;
     assert_eq!(execution.output.render(), "Echo: once");
 
-    let sent = std::fs::read_to_string(&log).unwrap();
-    let call = sent
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .find(|message| message["method"] == "tools/call")
-        .unwrap_or_else(|| panic!("no tools/call in {sent}"));
+    // `tee` writes each chunk to the server's pipe and to the file one after the other, so
+    // the answer can arrive before the request reaches the file: wait for it there.
+    let find_call = |sent: &str| {
+        sent.lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find(|message| message["method"] == "tools/call")
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let call = loop {
+        let sent = std::fs::read_to_string(&log).unwrap();
+        if let Some(call) = find_call(&sent) {
+            break call;
+        }
+        if std::time::Instant::now() > deadline {
+            panic!("no tools/call in {sent}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert_eq!(
         call["params"]["_meta"][EFFECT_ID_META_KEY],
         json!(effect_id),
