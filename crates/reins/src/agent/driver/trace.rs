@@ -239,28 +239,25 @@ pub(super) fn tool_span(pending: &PendingCall, run_id: &str) -> Span {
 /// Records a hook's dispatch decision that changes the call on the current `execute_tool`
 /// span, with its event.
 pub(super) fn record_dispatch(decision: &ToolDispatchDecision) {
-    // A call that goes on unchanged records nothing: no look for the span.
-    if matches!(decision, ToolDispatchDecision::Proceed(None)) {
-        return;
-    }
-    let span = Span::current();
-    if span.is_disabled() {
-        return;
-    }
+    // The decision is read before the span is looked up: a call that goes on unchanged, the
+    // usual answer, records nothing and pays nothing.
     let action = match decision {
         ToolDispatchDecision::Proceed(None) => return,
         ToolDispatchDecision::Proceed(Some(_)) => "rewrite",
         ToolDispatchDecision::Skip(_) => "skip",
         ToolDispatchDecision::Deny(_) => "deny",
-        // A stop ends the run; its event is recorded once, on the run's span.
-        ToolDispatchDecision::Stop(_) => {
-            span.record("reins.hook.action", "stop");
-            return;
-        }
+        ToolDispatchDecision::Stop(_) => "stop",
         ToolDispatchDecision::Suspend(_) => "suspend",
     };
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
     span.record("reins.hook.action", action);
-    hook_decision(action, "on_tool_dispatch");
+    // A stop ends the run; its event is recorded once, on the run's span.
+    if !matches!(decision, ToolDispatchDecision::Stop(_)) {
+        hook_decision(action, "on_tool_dispatch");
+    }
 }
 
 /// Records a tool call's result on the current `execute_tool` span.
