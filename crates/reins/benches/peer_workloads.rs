@@ -515,6 +515,8 @@ fn measured(run: &mut dyn FnMut()) {
 fn repeat(case: &str, runs: usize) {
     let rt = current_thread();
     let (tools, tool, answer) = (definitions(), add(), streamed_answer());
+    // The reused cases build their agent once, before the first run.
+    let mut reused = None;
     for _ in 0..runs {
         match case {
             "tool_loop/hand_loop" => {
@@ -557,16 +559,12 @@ fn repeat(case: &str, runs: usize) {
             "turn_observer_tool_loop/reins"
             | "reused_tool_loop/reins"
             | "observing_reused_tool_loop/reins" => {
-                let mut builder = AgentBuilder::new(shared_tool_loop_model()).tool(add());
-                if case.starts_with("turn_observer") {
-                    builder = builder.add_hook(TurnObserver);
-                }
-                if case.starts_with("observing") {
-                    builder = builder.add_hook(Observing);
-                }
-                let agent = builder.build();
+                let agent = reused.get_or_insert_with(|| match case {
+                    "turn_observer_tool_loop/reins" => reused_agent(Some(TurnObserver)),
+                    "observing_reused_tool_loop/reins" => reused_agent(Some(Observing)),
+                    _ => reused_agent(None::<Observing>),
+                });
                 let run = || agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future();
-                black_box(rt.block_on(run()).ok());
                 measured(&mut || drop(rt.block_on(run())));
             }
             // One run of the concurrent workload (its 10 ms waits included) on this thread:

@@ -285,6 +285,11 @@ impl<T> OneOrMany<T> {
         &self.items
     }
 
+    /// The items in order, to change in place (never to remove one: the list stays non-empty).
+    pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, T> {
+        self.items.iter_mut()
+    }
+
     /// Appends an item.
     pub fn push(&mut self, item: T) {
         self.items.push(item);

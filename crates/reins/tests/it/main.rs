@@ -7,6 +7,7 @@
 
 mod common;
 
+mod call_history;
 mod composition;
 mod default_answers;
 mod durable;

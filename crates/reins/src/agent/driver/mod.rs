@@ -13,6 +13,7 @@
 //! the checkpoint itself is the next to move there.
 
 mod durable;
+mod lent_arguments;
 mod model_turn;
 mod start;
 mod structured;
@@ -182,8 +183,11 @@ pub(crate) fn run(
             durable,
             worker,
             state,
+            lent_arguments: None,
         };
         let mut outcome = driver.drive(prompt).instrument(span.clone()).await;
+        // Whatever ended the run, its history holds every call's arguments.
+        driver.return_arguments(false);
         driver.state.entries = ctx.snapshot_entries();
         driver.state.status = match &outcome {
             Ok(_) => RunStatus::Completed,
@@ -299,22 +303,35 @@ pub(crate) struct Driver<'a> {
     durable: Option<Durable>,
     worker: String,
     state: RunState,
+    /// The history's message whose tool calls lent their arguments to the pending calls
+    /// (see `lent_arguments`).
+    lent_arguments: Option<usize>,
 }
 
 /// reins' id of the `ordinal`-th tool call of `turn`.
 fn internal_call_id(turn: usize, ordinal: usize) -> String {
-    // Built by hand: this runs for every call, and `format!` costs several times as much.
-    let mut id = String::with_capacity(12);
-    id.push('t');
-    push_decimal(&mut id, turn);
-    id.push('c');
-    push_decimal(&mut id, ordinal);
-    id
+    // Written into a buffer and copied once: this runs for every call, and `format!` (or
+    // pushing character by character) costs several times as much.
+    let mut id = [0u8; 2 + 2 * DECIMAL_DIGITS];
+    id[0] = b't';
+    let mut len = 1 + write_decimal(&mut id[1..], turn);
+    if let Some(c) = id.get_mut(len) {
+        *c = b'c';
+        len += 1;
+    }
+    len += write_decimal(id.get_mut(len..).unwrap_or_default(), ordinal);
+    std::str::from_utf8(id.get(..len).unwrap_or_default())
+        .map(String::from)
+        .unwrap_or_default()
 }
 
-/// Appends `n` in decimal.
-fn push_decimal(text: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
+/// The most decimal digits a `usize` has.
+const DECIMAL_DIGITS: usize = 20;
+
+/// Writes `n` in decimal at the start of `out` (which has room for `DECIMAL_DIGITS`) and
+/// returns how many bytes it wrote.
+fn write_decimal(out: &mut [u8], mut n: usize) -> usize {
+    let mut digits = [0u8; DECIMAL_DIGITS];
     let mut start = digits.len();
     loop {
         start -= 1;
@@ -324,7 +341,14 @@ fn push_decimal(text: &mut String, mut n: usize) {
             break;
         }
     }
-    text.extend(digits[start..].iter().map(|&digit| char::from(digit)));
+    let digits = &digits[start..];
+    match out.get_mut(..digits.len()) {
+        Some(out) => {
+            out.copy_from_slice(digits);
+            digits.len()
+        }
+        None => 0,
+    }
 }
 
 impl Driver<'_> {
@@ -459,7 +483,7 @@ impl Driver<'_> {
             let checked = self
                 .check_tool_calls(&response, &received.tools, received.tool_choice.as_ref())
                 .await?;
-            let (recovered, calls) = match checked {
+            let (recovered, mut calls, arguments_deferred) = match checked {
                 CheckedCalls::Retry(feedback) => {
                     self.emit(|| StreamItem::TurnDiscarded { turn });
                     self.state.history.push(Message::user(feedback));
@@ -479,11 +503,12 @@ impl Driver<'_> {
                     recovered,
                     content,
                     calls,
+                    arguments_deferred,
                 } => {
                     if let Some(content) = content {
                         response.content = content;
                     }
-                    (recovered, calls)
+                    (recovered, calls, arguments_deferred)
                 }
             };
 
@@ -540,13 +565,16 @@ impl Driver<'_> {
             }
 
             let answer = response.text();
-            self.state.history.push(Message::Assistant {
-                content: response.content,
-            });
+            let mut content = response.content;
+            let runs_calls = !calls.is_empty() && self.state.turn < self.options.max_turns;
+            if runs_calls && arguments_deferred {
+                self.lend_arguments(&mut content, &mut calls);
+            }
+            self.state.history.push(Message::Assistant { content });
             if calls.is_empty() {
                 return Ok(answer);
             }
-            if self.state.turn >= self.options.max_turns {
+            if !runs_calls {
                 // No model call is left to read the results: leave the calls unexecuted.
                 return Err(Halt::MaxTurns);
             }

@@ -124,6 +124,7 @@ impl Driver<'_> {
         {
             return Err(Halt::Suspended);
         }
+        self.return_arguments(true);
         for pending in std::mem::take(&mut self.state.pending_calls) {
             let Some(record) = pending.result else {
                 continue;

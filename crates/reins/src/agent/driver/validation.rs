@@ -10,6 +10,7 @@ use crate::completion::CompletionResponse;
 use crate::message::{AssistantContent, OneOrMany, ToolCall, ToolChoice};
 use crate::run::{CallRecord, PendingCall};
 use crate::tool::{ToolDefinition, ToolFailure, ToolOutcome, ToolResultExtensions};
+use serde_json::Value;
 
 /// The tool calls of a received turn, after validation.
 pub(super) enum CheckedCalls {
@@ -25,6 +26,9 @@ pub(super) enum CheckedCalls {
         recovered: bool,
         content: Option<OneOrMany<AssistantContent>>,
         calls: Vec<PendingCall>,
+        /// The calls hold no arguments yet: each is to take its own from the turn's content,
+        /// in order, when the turn enters the history (see `Driver::lend_arguments`).
+        arguments_deferred: bool,
     },
 }
 
@@ -82,18 +86,29 @@ impl Driver<'_> {
         tool_choice: Option<&ToolChoice>,
     ) -> Result<CheckedCalls, Halt> {
         let turn = self.state.turn;
-        // The usual turn: every call valid. Each call is copied once, into its pending call,
-        // and the turn's content is kept as received.
+        // The usual turn: every call valid, and the turn's content kept as received. Unless
+        // the run is durable (its checkpoints store the history while calls run) or answers
+        // with structured output (which reads the calls first), a call's arguments are not
+        // copied: the pending call borrows them from the history while it runs.
         let all_valid = response
             .tool_calls()
             .all(|call| self.invalid_reason(call, advertised, tool_choice).is_none());
         if all_valid {
+            let arguments_deferred = self.durable.is_none() && self.output.is_none();
             let calls = response
                 .tool_calls()
                 .enumerate()
                 .map(|(ordinal, call)| PendingCall {
                     internal_call_id: internal_call_id(turn, ordinal),
-                    call: call.clone(),
+                    call: ToolCall {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: if arguments_deferred {
+                            Value::Null
+                        } else {
+                            call.arguments.clone()
+                        },
+                    },
                     result: None,
                     suspended: None,
                     started: None,
@@ -104,6 +119,7 @@ impl Driver<'_> {
                 recovered: false,
                 content: None,
                 calls,
+                arguments_deferred,
             });
         }
         let mut changed = false;
@@ -214,6 +230,7 @@ impl Driver<'_> {
             None
         };
         Ok(CheckedCalls::Run {
+            arguments_deferred: false,
             recovered,
             content,
             calls,
