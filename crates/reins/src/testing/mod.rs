@@ -227,7 +227,9 @@ pub struct ScriptedModel {
 }
 
 struct Script {
-    turns: VecDeque<Turn>,
+    /// Shared, so a resumable model copies the turn it serves outside the lock (runs served
+    /// by one model at once wait on each other only to pick their turns).
+    turns: VecDeque<Arc<Turn>>,
     served: usize,
     record: bool,
     requests: Vec<CompletionRequest>,
@@ -248,7 +250,7 @@ impl ScriptedModel {
     pub fn new(turns: impl IntoIterator<Item = Turn>) -> Self {
         ScriptedModel {
             script: Arc::new(Mutex::new(Script {
-                turns: turns.into_iter().collect(),
+                turns: turns.into_iter().map(Arc::new).collect(),
                 served: 0,
                 record: true,
                 requests: Vec::new(),
@@ -281,7 +283,7 @@ impl ScriptedModel {
 
     /// Adds turns at the end of the script.
     pub fn push(&self, turns: impl IntoIterator<Item = Turn>) {
-        self.lock().turns.extend(turns);
+        self.lock().turns.extend(turns.into_iter().map(Arc::new));
     }
 
     /// Every request received so far, exactly as sent.
@@ -299,30 +301,38 @@ impl ScriptedModel {
     }
 
     fn next_turn(&self, request: &CompletionRequest) -> Result<(Turn, usize), CompletionError> {
-        let mut script = self.lock();
-        script.served += 1;
-        let served = script.served;
-        if script.record {
-            script.requests.push(request.clone());
-        }
-        if self.by_history {
-            let position = request
+        let position = self.by_history.then(|| {
+            request
                 .history
                 .iter()
                 .filter(|m| matches!(m, crate::message::Message::Assistant { .. }))
-                .count();
-            return script
-                .turns
-                .get(position)
-                .cloned()
-                .map(|turn| (turn, position + 1))
-                .ok_or_else(|| script_exhausted(position + 1));
-        }
-        script
-            .turns
-            .pop_front()
-            .map(|turn| (turn, served))
-            .ok_or_else(|| script_exhausted(served))
+                .count()
+        });
+        let (turn, served) = {
+            let mut script = self.lock();
+            script.served += 1;
+            let served = script.served;
+            if script.record {
+                script.requests.push(request.clone());
+            }
+            match position {
+                Some(position) => {
+                    let turn = script.turns.get(position).cloned();
+                    (
+                        turn.ok_or_else(|| script_exhausted(position + 1))?,
+                        position + 1,
+                    )
+                }
+                None => {
+                    let turn = script.turns.pop_front();
+                    (turn.ok_or_else(|| script_exhausted(served))?, served)
+                }
+            }
+        };
+        // A popped turn is the script's only holder and moves out; a resumable model's turn
+        // is copied.
+        let turn = Arc::try_unwrap(turn).unwrap_or_else(|shared| Turn::clone(&shared));
+        Ok((turn, served))
     }
 }
 

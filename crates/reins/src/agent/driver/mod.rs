@@ -310,28 +310,18 @@ pub(crate) struct Driver<'a> {
 
 /// reins' id of the `ordinal`-th tool call of `turn`.
 fn internal_call_id(turn: usize, ordinal: usize) -> String {
-    // Written into a buffer and copied once: this runs for every call, and `format!` (or
-    // pushing character by character) costs several times as much.
-    let mut id = [0u8; 2 + 2 * DECIMAL_DIGITS];
-    id[0] = b't';
-    let mut len = 1 + write_decimal(&mut id[1..], turn);
-    if let Some(c) = id.get_mut(len) {
-        *c = b'c';
-        len += 1;
-    }
-    len += write_decimal(id.get_mut(len..).unwrap_or_default(), ordinal);
-    std::str::from_utf8(id.get(..len).unwrap_or_default())
-        .map(String::from)
-        .unwrap_or_default()
+    // Built by hand: this runs for every call, and `format!` costs several times as much.
+    let mut id = String::with_capacity(12);
+    id.push('t');
+    push_decimal(&mut id, turn);
+    id.push('c');
+    push_decimal(&mut id, ordinal);
+    id
 }
 
-/// The most decimal digits a `usize` has.
-const DECIMAL_DIGITS: usize = 20;
-
-/// Writes `n` in decimal at the start of `out` (which has room for `DECIMAL_DIGITS`) and
-/// returns how many bytes it wrote.
-fn write_decimal(out: &mut [u8], mut n: usize) -> usize {
-    let mut digits = [0u8; DECIMAL_DIGITS];
+/// Appends `n` in decimal.
+fn push_decimal(text: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
     let mut start = digits.len();
     loop {
         start -= 1;
@@ -341,14 +331,7 @@ fn write_decimal(out: &mut [u8], mut n: usize) -> usize {
             break;
         }
     }
-    let digits = &digits[start..];
-    match out.get_mut(..digits.len()) {
-        Some(out) => {
-            out.copy_from_slice(digits);
-            digits.len()
-        }
-        None => 0,
-    }
+    text.extend(digits[start..].iter().map(|&digit| char::from(digit)));
 }
 
 impl Driver<'_> {
