@@ -10,7 +10,8 @@ use crate::agent::hook::{
 use crate::agent::output_spec::OutputMode;
 use crate::agent::stream::{StreamItem, StreamSink};
 use crate::completion::{
-    CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, StreamChunk,
+    CompletionError, CompletionRequest, CompletionResponse, CompletionStream, DynCompletionModel,
+    StreamChunk,
 };
 use crate::message::{Message, ToolChoice};
 use crate::tool::{ToolDefinition, panic_message};
@@ -271,17 +272,11 @@ impl<'a> Driver<'a> {
         if text.is_empty() {
             return Ok((response, false));
         }
-        if self.observes(StepEventKind::TextDelta) {
-            let event = TextDeltaEvent {
-                delta: &text,
-                aggregated: &text,
-            };
-            if let ObservationAction::Stop(reason) = self.hooks.text_delta(self.ctx, event).await? {
-                return Err(Halt::Stop(reason));
-            }
-        }
-        sink.push(StreamItem::Text(text));
-        Ok((response, true))
+        // Through the same loop as a model's stream: the text-delta hooks are then called
+        // from one place only, which lets the compiler fold them into that loop.
+        let chunks = [Ok(StreamChunk::Text(text)), Ok(StreamChunk::Done(response))];
+        self.consume_stream(Box::pin(futures::stream::iter(chunks)), sink)
+            .await
     }
 
     /// Streams one model turn: its chunks, each handed to the delta hooks and the stream.
@@ -291,7 +286,17 @@ impl<'a> Driver<'a> {
         request: &CompletionRequest,
         sink: &StreamSink,
     ) -> Result<(CompletionResponse, bool), Halt> {
-        let mut stream = model.stream(request).await.map_err(Halt::Completion)?;
+        let stream = model.stream(request).await.map_err(Halt::Completion)?;
+        self.consume_stream(stream, sink).await
+    }
+
+    /// Hands each chunk of a model turn's stream to the delta hooks and the run's stream, and
+    /// returns the turn's response and whether it streamed any text.
+    async fn consume_stream(
+        &self,
+        mut stream: CompletionStream,
+        sink: &StreamSink,
+    ) -> Result<(CompletionResponse, bool), Halt> {
         let turn = self.state.turn;
         let mut text = String::new();
         let mut reasoning = String::new();
