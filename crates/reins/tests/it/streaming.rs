@@ -380,3 +380,85 @@ async fn a_stream_polled_inside_another_streamed_run_keeps_its_items_apart() {
     );
     assert!(matches!(items.last(), Some(Ok(StreamItem::Final(_)))));
 }
+
+/// Answers every model call itself, without the model.
+struct ServesTheModelCall;
+impl AgentHook for ServesTheModelCall {
+    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        if event.tool_name().is_some() {
+            return DispatchAction::proceed();
+        }
+        let content = reins::message::OneOrMany::one(reins::message::AssistantContent::text(
+            "served by a hook",
+        ));
+        DispatchAction::respond(reins::completion::CompletionResponse::new(content))
+    }
+}
+
+/// Records each text delta with the text so far, and stops the run on a delta holding `stop_on`.
+#[derive(Clone, Default)]
+struct Deltas {
+    seen: Arc<Mutex<Vec<(String, String)>>>,
+    stop_on: Option<&'static str>,
+}
+impl AgentHook for Deltas {
+    async fn on_text_delta(
+        &self,
+        _ctx: &HookContext,
+        event: TextDeltaEvent<'_>,
+    ) -> ObservationAction {
+        let seen = (event.delta.to_owned(), event.aggregated.to_owned());
+        self.seen.lock().unwrap().push(seen);
+        match self.stop_on {
+            Some(word) if event.delta.contains(word) => {
+                ObservationAction::stop(StopReason::new("a served word"))
+            }
+            _ => ObservationAction::continue_run(),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_turn_served_by_a_hook_streams_as_one_delta_that_delta_hooks_see() {
+    let deltas = Deltas::default();
+    let model = ScriptedModel::new([]);
+    let agent = AgentBuilder::new(model.clone())
+        .add_hook(ServesTheModelCall)
+        .add_hook(deltas.clone())
+        .build();
+    let items = collect(agent.prompt("hi").stream()).await;
+    let texts: Vec<_> = items
+        .iter()
+        .filter_map(|item| match item {
+            Ok(StreamItem::Text(delta)) => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["served by a hook"]);
+    assert!(
+        matches!(items.last(), Some(Ok(StreamItem::Final(r))) if r.output == "served by a hook")
+    );
+    let both = "served by a hook".to_owned();
+    assert_eq!(*deltas.seen.lock().unwrap(), [(both.clone(), both)]);
+    assert!(model.requests().is_empty(), "the model was never called");
+
+    let stopping = Deltas {
+        stop_on: Some("served"),
+        ..Deltas::default()
+    };
+    let agent = AgentBuilder::new(ScriptedModel::new([]))
+        .add_hook(ServesTheModelCall)
+        .add_hook(stopping)
+        .build();
+    let items = collect(agent.prompt("hi").stream()).await;
+    assert!(
+        matches!(items.last(), Some(Err(PromptError::Cancelled { .. }))),
+        "{:?}",
+        items.last()
+    );
+    assert!(
+        !items
+            .iter()
+            .any(|item| matches!(item, Ok(StreamItem::Text(_))))
+    );
+}
