@@ -184,6 +184,7 @@ pub(crate) fn run(
             worker,
             state,
             lent_arguments: None,
+            spare_calls: Vec::new(),
         };
         let mut outcome = driver.drive(prompt).instrument(span.clone()).await;
         // Whatever ended the run, its history holds every call's arguments.
@@ -306,6 +307,8 @@ pub(crate) struct Driver<'a> {
     /// The history's message whose tool calls lent their arguments to the pending calls
     /// (see `lent_arguments`).
     lent_arguments: Option<usize>,
+    /// An answered turn's list of calls, emptied, for the next turn's calls.
+    spare_calls: Vec<PendingCall>,
 }
 
 /// reins' id of the `ordinal`-th tool call of `turn`.

@@ -125,7 +125,8 @@ impl Driver<'_> {
             return Err(Halt::Suspended);
         }
         self.return_arguments(true);
-        for pending in std::mem::take(&mut self.state.pending_calls) {
+        let mut answered = std::mem::take(&mut self.state.pending_calls);
+        for pending in answered.drain(..) {
             let Some(record) = pending.result else {
                 continue;
             };
@@ -141,6 +142,7 @@ impl Driver<'_> {
                 .history
                 .push(Message::tool_result(call.id, call.name, text));
         }
+        self.spare_calls = answered;
         Ok(())
     }
 

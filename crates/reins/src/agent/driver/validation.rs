@@ -95,26 +95,29 @@ impl Driver<'_> {
             .all(|call| self.invalid_reason(call, advertised, tool_choice).is_none());
         if all_valid {
             let arguments_deferred = self.durable.is_none() && self.output.is_none();
-            let calls = response
-                .tool_calls()
-                .enumerate()
-                .map(|(ordinal, call)| PendingCall {
-                    internal_call_id: internal_call_id(turn, ordinal),
-                    call: ToolCall {
-                        id: call.id.clone(),
-                        name: call.name.clone(),
-                        arguments: if arguments_deferred {
-                            Value::Null
-                        } else {
-                            call.arguments.clone()
+            // The last turn's list, emptied, holds this turn's calls: no allocation a turn.
+            let mut calls = std::mem::take(&mut self.spare_calls);
+            calls.extend(
+                response
+                    .tool_calls()
+                    .enumerate()
+                    .map(|(ordinal, call)| PendingCall {
+                        internal_call_id: internal_call_id(turn, ordinal),
+                        call: ToolCall {
+                            id: call.id.clone(),
+                            name: call.name.clone(),
+                            arguments: if arguments_deferred {
+                                Value::Null
+                            } else {
+                                call.arguments.clone()
+                            },
                         },
-                    },
-                    result: None,
-                    suspended: None,
-                    started: None,
-                    in_doubt: false,
-                })
-                .collect();
+                        result: None,
+                        suspended: None,
+                        started: None,
+                        in_doubt: false,
+                    }),
+            );
             return Ok(CheckedCalls::Run {
                 recovered: false,
                 content: None,
