@@ -81,7 +81,18 @@ impl Driver<'_> {
         let ctx = self.ctx;
         let run_id = ctx.run_id();
         // The turn's tools stay alive while its calls run, whatever a refresh does meanwhile.
-        let tools = Arc::clone(&self.tools);
+        // Without tool sources they are the agent's own, borrowed for the whole run: every run
+        // of the agent shares their count of references, which workers would pass back and
+        // forth if each turn touched it.
+        let config = self.config;
+        let held;
+        let tools = match &config.live {
+            None => &config.tools,
+            Some(_) => {
+                held = Arc::clone(&self.tools);
+                &held
+            }
+        };
         let env = CallEnv {
             tools: &tools.set,
             hooks: self.hooks,
