@@ -8,7 +8,7 @@
 //! lends: its checkpoints store the history while calls run.
 
 use super::Driver;
-use crate::message::{AssistantContent, Message, OneOrMany};
+use crate::message::{AssistantContent, Message, OneOrMany, ToolCall};
 use crate::run::PendingCall;
 
 impl Driver<'_> {
@@ -19,11 +19,7 @@ impl Driver<'_> {
         content: &mut OneOrMany<AssistantContent>,
         calls: &mut [PendingCall],
     ) {
-        let parts = content.iter_mut().filter_map(|part| match part {
-            AssistantContent::ToolCall(call) => Some(call),
-            _ => None,
-        });
-        for (part, pending) in parts.zip(calls.iter_mut()) {
+        for (part, pending) in tool_calls_mut(content).zip(calls.iter_mut()) {
             pending.call.arguments = std::mem::take(&mut part.arguments);
         }
         self.lent_arguments = Some(self.state.history.len());
@@ -38,11 +34,7 @@ impl Driver<'_> {
         let Some(Message::Assistant { content }) = self.state.history.get_mut(at) else {
             return;
         };
-        let parts = content.iter_mut().filter_map(|part| match part {
-            AssistantContent::ToolCall(call) => Some(call),
-            _ => None,
-        });
-        for (part, pending) in parts.zip(self.state.pending_calls.iter_mut()) {
+        for (part, pending) in tool_calls_mut(content).zip(self.state.pending_calls.iter_mut()) {
             part.arguments = if consume {
                 std::mem::take(&mut pending.call.arguments)
             } else {
@@ -50,4 +42,14 @@ impl Driver<'_> {
             };
         }
     }
+}
+
+/// The tool calls of a turn's content, in order, to change in place.
+fn tool_calls_mut(
+    content: &mut OneOrMany<AssistantContent>,
+) -> impl Iterator<Item = &mut ToolCall> {
+    content.iter_mut().filter_map(|part| match part {
+        AssistantContent::ToolCall(call) => Some(call),
+        _ => None,
+    })
 }
