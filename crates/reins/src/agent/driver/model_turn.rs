@@ -170,11 +170,14 @@ impl<'a> Driver<'a> {
                 let (response, streamed_text) = called?;
                 return Ok((response, streamed_text, label));
             }
-            let next = match called {
-                Ok((mut response, streamed_text)) => {
+            // The response is answered where it lies and moved once, on the way out.
+            let mut called = called;
+            let next = match &mut called {
+                Ok((response, streamed_text)) => {
+                    let streamed_text = *streamed_text;
                     match self
                         .hooks
-                        .completion_outcome(self.ctx, &label, &mut response)
+                        .completion_outcome(self.ctx, &label, response)
                         .await?
                     {
                         ModelOutcome::RetryOn(next) => {
@@ -186,14 +189,15 @@ impl<'a> Driver<'a> {
                             return Ok((*replacement, streamed_text, label));
                         }
                         ModelOutcome::Keep(_) | ModelOutcome::Fail => {
-                            return Ok((response, streamed_text, label));
+                            return called
+                                .map(|(response, streamed_text)| (response, streamed_text, label));
                         }
                     }
                 }
                 Err(Halt::Completion(error)) => {
                     match self
                         .hooks
-                        .completion_failure(self.ctx, &label, &error)
+                        .completion_failure(self.ctx, &label, error)
                         .await?
                     {
                         ModelOutcome::RetryOn(next) => {
@@ -206,11 +210,15 @@ impl<'a> Driver<'a> {
                             return Ok((*response, false, label));
                         }
                         ModelOutcome::Keep(_) | ModelOutcome::Fail => {
-                            return Err(Halt::Completion(error));
+                            return called
+                                .map(|(response, streamed_text)| (response, streamed_text, label));
                         }
                     }
                 }
-                Err(halt) => return Err(halt),
+                Err(_) => {
+                    return called
+                        .map(|(response, streamed_text)| (response, streamed_text, label));
+                }
             };
             if calls >= MAX_MODEL_CALLS_PER_TURN {
                 return Err(Halt::Rejected(format!(

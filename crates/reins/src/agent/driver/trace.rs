@@ -237,10 +237,17 @@ pub(super) fn tool_span(pending: &PendingCall, run_id: &str) -> Span {
 }
 
 /// Records a hook's dispatch decision that changes the call on the current `execute_tool`
-/// span, with its event.
+/// span, with its event. Inline: a call that goes on unchanged, the usual answer, records
+/// nothing and pays nothing, not even a call.
+#[inline]
 pub(super) fn record_dispatch(decision: &ToolDispatchDecision) {
-    // The decision is read before the span is looked up: a call that goes on unchanged, the
-    // usual answer, records nothing and pays nothing.
+    if !matches!(decision, ToolDispatchDecision::Proceed(None)) {
+        record_changed_dispatch(decision);
+    }
+}
+
+#[inline(never)]
+fn record_changed_dispatch(decision: &ToolDispatchDecision) {
     let action = match decision {
         ToolDispatchDecision::Proceed(None) => return,
         ToolDispatchDecision::Proceed(Some(_)) => "rewrite",

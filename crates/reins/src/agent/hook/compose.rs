@@ -26,17 +26,18 @@ use std::pin::pin;
 // keeps each argument twice in its state machine (the argument, and the binding its body
 // uses), and a run's futures hold these.
 
-/// A member's answer to the awaited method `$method` in mode `$mode`, awaited inside the rule
-/// that asks it. A hook's erased method writes its answer (a 144-byte `HookFuture`) straight
-/// into the rule's own state, where it is polled and dropped: a helper returning a future
-/// around it would have it copied three times on the way, once per call of every hook.
+/// A member's answer to the awaited method `$method` in mode `$mode`, for an event of
+/// `$kind`, awaited inside the rule that asks it. A hook's erased method writes its answer (a
+/// 144-byte `HookFuture`) straight into the rule's own state, where it is polled and dropped:
+/// a helper returning a future around it would have it copied three times on the way, once
+/// per call of every hook. The event is built in the call's arguments, not bound: a binding
+/// would keep a copy of it in the rule's state across the await.
 macro_rules! member_answer {
-    ($method:ty, $mode:ty, $member:expr, $ctx:expr, $event:expr) => {
+    ($method:ty, $mode:ty, $member:expr, $kind:expr, $ctx:expr, $event:expr) => {
         match $member {
             Member::Hook(held) => {
-                let event = $event;
-                let mut learning = mode::learning::<$method>(held, &event);
-                let answer = pin!(<$method as AsyncMethod>::call(&held.hook, $ctx, event));
+                let mut learning = mode::learning::<$method>(held, $kind);
+                let answer = pin!(<$method as AsyncMethod>::call(&*held.hook, $ctx, $event));
                 mode::HookAnswer::<_, $mode>::new(answer, &mut learning).await
             }
             Member::Stack(stack) => {
@@ -61,20 +62,17 @@ where
     L: Link<M>,
 {
     async move {
+        let kind = hooks.kind();
         for hook in &mut hooks {
             // The answer is matched where it lands: an action can be large (a `RequestPatch`).
             // (Its event borrows `link`, which takes the answer once the call is over.)
-            let answer = {
-                let event = link.event();
-                member_answer!(M, G, hook, ctx, event)
-            };
-            match answer {
+            match member_answer!(M, G, hook, kind, ctx, link.event()) {
                 Ok(action) => {
                     if let ControlFlow::Break(done) = link.take(action) {
                         return Ok(done);
                     }
                 }
-                Err(panic) => return Err(G::failure(M::kind(&link.event()), panic)),
+                Err(panic) => return Err(G::failure(kind, panic)),
             }
         }
         Ok(link.finish())
@@ -115,15 +113,16 @@ where
     G: Mode,
 {
     async move {
+        let kind = hooks.kind();
         let mut merged = None;
         for hook in &mut hooks {
-            match member_answer!(M, G, hook, ctx, event) {
+            match member_answer!(M, G, hook, kind, ctx, event) {
                 Ok(action) => {
                     if let ControlFlow::Break(reason) = action.merge(&mut merged) {
                         return Ok(Stacked::Stop(reason));
                     }
                 }
-                Err(panic) => return Err(G::failure(M::kind(&event), panic)),
+                Err(panic) => return Err(G::failure(kind, panic)),
             }
         }
         Ok(Stacked::Go(merged))
@@ -145,11 +144,12 @@ where
     G: Mode,
 {
     async move {
+        let kind = hooks.kind();
         for hook in &mut hooks {
-            match member_answer!(M, G, hook, ctx, event) {
+            match member_answer!(M, G, hook, kind, ctx, event) {
                 Ok(action) if action.decides() => return Ok(action),
                 Ok(_) => {}
-                Err(panic) => return Err(G::failure(M::kind(&event), panic)),
+                Err(panic) => return Err(G::failure(kind, panic)),
             }
         }
         Ok(M::Action::undecided())
@@ -165,9 +165,10 @@ pub(crate) fn everyone_observes<'e, M: AsyncMethod<Action = ()>>(
     event: M::Event<'e>,
 ) -> impl Future<Output = ()> {
     async move {
+        let kind = hooks.kind();
         for hook in &mut hooks {
-            if let Err(panic) = member_answer!(M, Caught, hook, ctx, event) {
-                let failure = Caught::failure(M::kind(&event), panic);
+            if let Err(panic) = member_answer!(M, Caught, hook, kind, ctx, event) {
+                let failure = Caught::failure(kind, panic);
                 tracing::error!(message = %failure.message, "a hook panicked in {}", M::NAME);
             }
         }

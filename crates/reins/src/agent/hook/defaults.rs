@@ -125,6 +125,13 @@ impl DefaultAnswers {
         self.known.load(Ordering::Relaxed) & bit(kind) != 0
     }
 
+    /// Whether the hook is known to answer `kind` with code of the user's (it will be called
+    /// for it on every event).
+    #[inline]
+    pub fn by_user(&self, kind: StepEventKind) -> bool {
+        self.known.load(Ordering::Relaxed) & (bit(kind) << 32) != 0
+    }
+
     /// Whether nothing is known yet of how the hook answers `kind`.
     #[inline]
     pub fn unknown(&self, kind: StepEventKind) -> bool {

@@ -89,8 +89,8 @@ impl Mode for Caught {
         event: M::Event<'_>,
     ) -> Result<M::Action, Box<dyn Any + Send>> {
         match member {
-            Member::Hook(held) => call_watched(learning::<M>(held, &event), || {
-                std::panic::catch_unwind(AssertUnwindSafe(|| M::call(&held.hook, ctx, event)))
+            Member::Hook(held) => call_watched(learning::<M>(held, M::kind(&event)), || {
+                std::panic::catch_unwind(AssertUnwindSafe(|| M::call(&*held.hook, ctx, event)))
             }),
             Member::Stack(stack) => M::stack::<Caught>(stack, ctx, event),
         }
@@ -128,8 +128,8 @@ impl Mode for Direct {
         event: M::Event<'_>,
     ) -> Result<M::Action, Infallible> {
         match member {
-            Member::Hook(held) => call_watched(learning::<M>(held, &event), || {
-                Ok(M::call(&held.hook, ctx, event))
+            Member::Hook(held) => call_watched(learning::<M>(held, M::kind(&event)), || {
+                Ok(M::call(&*held.hook, ctx, event))
             }),
             Member::Stack(stack) => M::stack::<Direct>(stack, ctx, event),
         }
@@ -175,14 +175,11 @@ impl<A, G: Mode> Future for HookAnswer<'_, '_, A, G> {
     }
 }
 
-/// The watch of a call of `held` for `event`, while how it answers the event's kind is not
+/// The watch of a call of `held` for an event of `kind`, while how it answers the kind is not
 /// known (see `defaults.rs`).
 #[inline(always)]
-pub(crate) fn learning<'h, M: Method>(
-    held: &'h Held<dyn ErasedHook>,
-    event: &M::Event<'_>,
-) -> Option<Learning<'h>> {
-    Learning::start(&held.answers, M::kind(event), const { Row::named(M::NAME) })
+pub(crate) fn learning<'h, M: Method>(held: &'h Held, kind: StepEventKind) -> Option<Learning<'h>> {
+    Learning::start(&held.answers, kind, const { Row::named(M::NAME) })
 }
 
 /// A row whose method is awaited.

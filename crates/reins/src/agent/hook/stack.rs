@@ -8,7 +8,7 @@ use super::defaults::DefaultAnswers;
 use super::erased::ErasedHook;
 use std::any::Any;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Hooks in registration order, composed as the hooks guide says. Build one to register
 /// several hooks as one, or to drive hooks yourself (e.g. for effects of your own through
@@ -37,34 +37,57 @@ pub struct HookStack {
     hooks: Vec<Member>,
     /// For each event kind, the hooks that observe it, in registration order.
     observers: Vec<Vec<Member>>,
-    /// The kinds found to have no observer left to call (see [`Silent`]).
-    silent: Silent,
+    /// The kinds found to have no observer left to call, or one always called (see
+    /// [`Known`]).
+    known: Known,
 }
 
-/// The kinds of a stack that no member will be called for again, a bit per kind: every
-/// observer was found to answer it with the defaults alone (or none observes it). Once true,
-/// true for good: a stack learns defaults and never unlearns them, and its members change
-/// only through `&mut`, which clears this. A run asks whether a kind is observed several
-/// times a turn; for such a kind the answer is then one load.
+/// What a stack knows of its kinds, a bit per kind in each half of one word, so a run's
+/// question "is this kind observed?" (asked several times a turn) is one load once the answer
+/// is known:
+///
+/// - *silent* (low half): no member will be called for the kind again: every observer was
+///   found to answer it with the defaults alone (or none observes it);
+/// - *loud* (high half): a member hook was found to answer it with code of the user's, so it
+///   will be called for every event of the kind.
+///
+/// Both are true for good once true: a stack learns how its hooks answer and never unlearns
+/// it, and its members change only through `&mut`, which clears this.
 #[derive(Debug, Default)]
-struct Silent(AtomicU32);
+struct Known(AtomicU64);
 
-impl Silent {
+impl Known {
+    /// Whether `kind` is known to be silent (`Some(false)`) or loud (`Some(true)`).
     #[inline]
-    fn holds(&self, kind: StepEventKind) -> bool {
+    fn observed(&self, kind: StepEventKind) -> Option<bool> {
+        let known = self.0.load(Ordering::Relaxed);
+        let bit = 1u64 << kind.index();
+        if known & bit != 0 {
+            Some(false)
+        } else if known & (bit << 32) != 0 {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn silent(&self, kind: StepEventKind) -> bool {
         self.0.load(Ordering::Relaxed) & (1 << kind.index()) != 0
     }
 
     #[inline]
-    fn mark(&self, kind: StepEventKind) {
-        self.0.fetch_or(1 << kind.index(), Ordering::Relaxed);
+    fn mark(&self, kind: StepEventKind, observed: bool) {
+        let bit = 1u64 << kind.index();
+        self.0
+            .fetch_or(if observed { bit << 32 } else { bit }, Ordering::Relaxed);
     }
 }
 
-impl Clone for Silent {
+impl Clone for Known {
     /// A copy of a stack has the same members, so what is known of them holds for it too.
     fn clone(&self) -> Self {
-        Silent(AtomicU32::new(self.0.load(Ordering::Relaxed)))
+        Known(AtomicU64::new(self.0.load(Ordering::Relaxed)))
     }
 }
 
@@ -80,6 +103,14 @@ impl std::fmt::Debug for HookStack {
 pub(crate) struct Observers<'s> {
     members: std::slice::Iter<'s, Member>,
     kind: StepEventKind,
+}
+
+impl Observers<'_> {
+    /// The kind of event these members observe.
+    #[inline]
+    pub(crate) fn kind(&self) -> StepEventKind {
+        self.kind
+    }
 }
 
 impl<'s> Iterator for Observers<'s> {
@@ -104,7 +135,7 @@ impl HookStack {
         HookStack {
             hooks: Vec::new(),
             observers: vec![Vec::new(); StepEventKind::ALL.len()],
-            silent: Silent::default(),
+            known: Known::default(),
         }
     }
 
@@ -146,28 +177,42 @@ impl HookStack {
             }
         }
         self.hooks.push(hook);
-        self.silent = Silent::default();
+        self.known = Known::default();
     }
 
     /// Whether any hook observes `kind` (and is not known to answer it with the defaults
     /// alone).
     #[inline]
     pub fn observes(&self, kind: StepEventKind) -> bool {
-        if self.silent.holds(kind) {
-            return false;
+        if let Some(observed) = self.known.observed(kind) {
+            return observed;
         }
-        let observed = self.observers(kind).next().is_some();
-        if !observed {
-            self.silent.mark(kind);
+        self.learn_observed(kind)
+    }
+
+    /// Whether any hook observes `kind`, found by asking the members, and remembered when
+    /// it will hold for good.
+    #[inline(never)]
+    fn learn_observed(&self, kind: StepEventKind) -> bool {
+        match self.observers(kind).next() {
+            None => {
+                self.known.mark(kind, false);
+                false
+            }
+            Some(member) => {
+                if member.answers_by_user(kind) {
+                    self.known.mark(kind, true);
+                }
+                true
+            }
         }
-        observed
     }
 
     /// The hooks that observe `kind`.
     #[inline]
     pub(crate) fn observers(&self, kind: StepEventKind) -> Observers<'_> {
         let members = match self.observers.get(kind.index()) {
-            Some(members) if !self.silent.holds(kind) => members.as_slice(),
+            Some(members) if !self.known.silent(kind) => members.as_slice(),
             _ => &[],
         };
         Observers {
@@ -181,7 +226,7 @@ impl HookStack {
 #[derive(Clone)]
 pub(crate) enum Member {
     /// A hook of a user's type.
-    Hook(Arc<Held<dyn ErasedHook>>),
+    Hook(Arc<Held>),
     /// A stack registered as a hook: its members' failures pass through it as values.
     Stack(Arc<HookStack>),
 }
@@ -197,7 +242,7 @@ impl Member {
             (Some(stack), _) => Member::Stack(Arc::new(stack)),
             (None, Some(hook)) => Member::Hook(Arc::new(Held {
                 answers: DefaultAnswers::of::<H>(),
-                hook,
+                hook: Box::new(hook),
             })),
             // The slot is emptied only when it held a stack.
             (None, None) => Member::Stack(Arc::default()),
@@ -223,6 +268,18 @@ impl Member {
     }
 }
 
+impl Member {
+    /// Whether the member is known to be called for every event of `kind`: a hook whose own
+    /// code answers it. (A nested stack is not asked: it is rare, and asking it each time
+    /// stays correct.)
+    fn answers_by_user(&self, kind: StepEventKind) -> bool {
+        match self {
+            Member::Hook(held) => held.answers.by_user(kind),
+            Member::Stack(_) => false,
+        }
+    }
+}
+
 /// Whether a nested stack will call none of its members for `kind`. Out of line: a nested
 /// stack is rare, and this keeps the loop over a kind's observers, inlined into every rule,
 /// to a hook's one load.
@@ -232,8 +289,12 @@ fn stack_is_silent(stack: &HookStack, kind: StepEventKind) -> bool {
 }
 
 /// A hook as a stack holds it, with what its calls taught of its default answers.
-pub(crate) struct Held<H: ?Sized> {
+///
+/// The hook is boxed rather than held inline (`Held<dyn ErasedHook>`): behind an `Arc`, an
+/// unsized field's place depends on the hook type's alignment, which every call then
+/// computes from the vtable (about 6 instructions each time the rule reaches the hook or
+/// what it learned, several times a call); a box costs one load.
+pub(crate) struct Held {
     pub answers: DefaultAnswers,
-    /// Last, so a `Held` of any hook is a `Held<dyn ErasedHook>`.
-    pub hook: H,
+    pub hook: Box<dyn ErasedHook>,
 }
