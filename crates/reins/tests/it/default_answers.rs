@@ -91,8 +91,12 @@ async fn a_hook_added_after_the_stack_learned_its_defaults_is_called_for_every_k
     let mut hooks = HookStack::new().with(Shared(Arc::clone(&hook)));
     two_runs(&hooks).await;
     assert!(!hooks.observes(StepEventKind::ModelTurnFinished));
+    // What the hook's own code answers stays observed, once learned too.
+    assert!(hooks.observes(StepEventKind::ToolDispatch));
+    assert!(hooks.observes(StepEventKind::ToolDispatch));
     // A copy knows what the original learned.
     assert!(!hooks.clone().observes(StepEventKind::ModelTurnFinished));
+    assert!(hooks.clone().observes(StepEventKind::ToolDispatch));
 
     let turns = Arc::new(AsksItsOnEvent::default());
     hooks.push(ArcHook(Arc::clone(&turns)));

@@ -177,7 +177,11 @@ impl<'h> Learning<'h> {
     }
 
     /// Runs one poll of the watched hook's answer; the poll that answers teaches how the
-    /// kind is answered. A panic (`Err`) teaches nothing.
+    /// kind is answered. A panic (`Err`) teaches nothing. (Cold and out of line: a hook is
+    /// watched only until its answer is known, and this code inlined into every rule spread
+    /// the hot paths over more of the instruction cache.)
+    #[cold]
+    #[inline(never)]
     fn watch_poll<T, E>(
         &mut self,
         poll: impl FnOnce() -> Poll<Result<T, E>>,
@@ -190,7 +194,9 @@ impl<'h> Learning<'h> {
     }
 
     /// Runs the watched hook's synchronous call; its answer teaches how the kind is answered.
-    /// A panic (`Err`) teaches nothing.
+    /// A panic (`Err`) teaches nothing. (Cold and out of line, as `watch_poll`.)
+    #[cold]
+    #[inline(never)]
     fn watch_call<T, E>(mut self, call: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
         let answer = self.watch(call);
         if answer.is_ok() {
