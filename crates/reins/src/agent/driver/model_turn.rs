@@ -182,16 +182,13 @@ impl<'a> Driver<'a> {
                     {
                         ModelOutcome::RetryOn(next) => {
                             trace::hook_decision("retry", "on_outcome");
-                            next
+                            Some(next)
                         }
                         ModelOutcome::Stop(reason) => return Err(Halt::Stop(reason)),
                         ModelOutcome::Served(replacement) => {
                             return Ok((*replacement, streamed_text, label));
                         }
-                        ModelOutcome::Keep(_) | ModelOutcome::Fail => {
-                            return called
-                                .map(|(response, streamed_text)| (response, streamed_text, label));
-                        }
+                        ModelOutcome::Keep(_) | ModelOutcome::Fail => None,
                     }
                 }
                 Err(Halt::Completion(error)) => {
@@ -202,23 +199,21 @@ impl<'a> Driver<'a> {
                     {
                         ModelOutcome::RetryOn(next) => {
                             trace::hook_decision("retry", "on_outcome");
-                            next
+                            Some(next)
                         }
                         ModelOutcome::Stop(reason) => return Err(Halt::Stop(reason)),
                         ModelOutcome::Served(response) => {
                             trace::hook_decision("replace", "on_outcome");
                             return Ok((*response, false, label));
                         }
-                        ModelOutcome::Keep(_) | ModelOutcome::Fail => {
-                            return called
-                                .map(|(response, streamed_text)| (response, streamed_text, label));
-                        }
+                        ModelOutcome::Keep(_) | ModelOutcome::Fail => None,
                     }
                 }
-                Err(_) => {
-                    return called
-                        .map(|(response, streamed_text)| (response, streamed_text, label));
-                }
+                Err(_) => None,
+            };
+            // No retry: the call's result, kept or left failed, is the turn's.
+            let Some(next) = next else {
+                return called.map(|(response, streamed_text)| (response, streamed_text, label));
             };
             if calls >= MAX_MODEL_CALLS_PER_TURN {
                 return Err(Halt::Rejected(format!(

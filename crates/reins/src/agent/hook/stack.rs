@@ -266,9 +266,7 @@ impl Member {
             Member::Stack(stack) => stack_is_silent(stack, kind),
         }
     }
-}
 
-impl Member {
     /// Whether the member is known to be called for every event of `kind`: a hook whose own
     /// code answers it. (A nested stack is not asked: it is rare, and asking it each time
     /// stays correct.)
