@@ -187,9 +187,7 @@ impl AgentBuilder {
     /// `default_model` of `on_model_select`. The model given to [`AgentBuilder::new`] stays
     /// registered as `"default"`.
     pub fn model_route<M: CompletionModel>(mut self, label: impl Into<String>, model: M) -> Self {
-        let label = label.into();
-        self.models.insert(label.clone(), Arc::new(model));
-        self.models.default_label = label;
+        self.models.route_by_default(label.into(), Arc::new(model));
         self
     }
 

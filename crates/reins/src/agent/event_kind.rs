@@ -9,8 +9,12 @@ use serde::{Deserialize, Serialize};
 
 /// Every kind of event a hook can observe. [`AgentHook::observes`](crate::agent::AgentHook::observes)
 /// answers per kind; the answers are read once, when the hook is registered.
+// Four bytes, not one: a hook call's rule keeps its kind across the hook's await and reads it
+// back with a 4-byte load, which a 1-byte store cannot be forwarded to (the load then waits
+// for the store to reach the cache, about 15 cycles of every hook call).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[non_exhaustive]
+#[repr(u32)]
 pub enum StepEventKind {
     /// `on_run_start`.
     RunStart,

@@ -28,11 +28,12 @@ pub use driver::MAX_MODEL_CALLS_PER_TURN;
 pub use error::PromptError;
 pub use hook::{
     AgentHook, CompletionCallAction, CompletionCallEvent, DispatchAction, DispatchEvent,
-    DispatchKind, Entry, EntryError, Flow, HookContext, HookStack, InvalidToolCallAction,
-    InvalidToolCallContext, InvalidToolCallReason, ModelSelectEvent, ModelSelectionAction,
-    ModelTurnAction, ModelTurnFinished, ObservationAction, OutcomeAction, OutcomeEvent,
-    ReasoningDeltaEvent, RequestPatch, RunSettledEvent, RunStartAction, RunStartEvent, Scratchpad,
-    StepEvent, StepEventKind, TextDeltaEvent, ToolArgs, ToolCallDeltaEvent, ToolResult,
+    DispatchKind, EffectCall, EffectOutput, Entry, EntryError, Flow, HookContext, HookStack,
+    InvalidToolCallAction, InvalidToolCallContext, InvalidToolCallReason, ModelSelectEvent,
+    ModelSelectionAction, ModelTurnAction, ModelTurnFinished, ObservationAction, OutcomeAction,
+    OutcomeEvent, ReasoningDeltaEvent, RequestPatch, RunSettledEvent, RunStartAction,
+    RunStartEvent, Scratchpad, StepEvent, StepEventKind, TextDeltaEvent, ToolArgs,
+    ToolCallDeltaEvent, ToolResult,
 };
 pub use options::{ToolErrorPolicy, UnhandledInvalidToolCall};
 pub use output::{TypedPromptRequest, TypedPromptResponse};

@@ -274,6 +274,7 @@ async fn effects_other_than_models_and_tools_reach_only_hooks_that_opt_in() {
         .with(OptIn(opted_in.clone()));
     let ctx = HookContext::new("run-1");
     let payload = json!({"query": "q"});
+    let lookup = EffectCall::new("lookup", &payload);
     for kind in [
         DispatchKind::Embedding,
         DispatchKind::Rerank,
@@ -282,14 +283,17 @@ async fn effects_other_than_models_and_tools_reach_only_hooks_that_opt_in() {
         DispatchKind::Custom,
     ] {
         let action = stack
-            .on_dispatch(&ctx, DispatchEvent::effect(kind, "lookup", &payload))
+            .on_dispatch(&ctx, DispatchEvent::effect(kind, &lookup))
             .await;
         assert_eq!(action, DispatchAction::Proceed);
     }
     let action = stack
         .on_dispatch(
             &ctx,
-            DispatchEvent::effect(DispatchKind::Custom, "forbidden", &payload),
+            DispatchEvent::effect(
+                DispatchKind::Custom,
+                &EffectCall::new("forbidden", &payload),
+            ),
         )
         .await;
     assert_eq!(action, DispatchAction::skip("not this one"));

@@ -70,14 +70,14 @@ async fn later_hooks_and_the_outcome_read_rewritten_arguments_as_types() {
     assert_eq!(model.requests()[1].history.last().unwrap().text(), "7");
 }
 
-/// Keeps a copy of every finished tool call an outcome hook sees.
+/// Keeps every finished tool call an outcome hook sees, owned, to look at after the run.
 #[derive(Clone, Default)]
-struct Finished(Arc<Mutex<Vec<ToolResult>>>);
+struct Finished(Arc<Mutex<Vec<ToolResult<'static>>>>);
 
 impl AgentHook for Finished {
     async fn on_outcome(&self, _: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
         if let Some(result) = event.tool_outcome() {
-            self.0.lock().unwrap().push(result.clone());
+            self.0.lock().unwrap().push(result.clone().into_owned());
         }
         OutcomeAction::proceed()
     }

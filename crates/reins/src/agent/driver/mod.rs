@@ -241,10 +241,7 @@ fn resolve_output(
     let Some(mut spec) = output else {
         return Ok(None);
     };
-    let native = config
-        .models
-        .default_model()
-        .is_some_and(|model| model.supports_native_output());
+    let native = config.models.default_model().supports_native_output();
     spec.mode = match (spec.mode, native) {
         (OutputMode::Auto, true) => OutputMode::Native,
         (OutputMode::Auto, false) => OutputMode::Tool,

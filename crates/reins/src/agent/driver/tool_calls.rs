@@ -8,8 +8,8 @@
 use super::{Driver, Halt, trace};
 use crate::agent::StopReason;
 use crate::agent::hook::{
-    ArgsText, CallParts, HookContext, HookStack, Stacked, StepEventKind, ToolCallView,
-    ToolDispatchDecision, ToolResult,
+    ArgsText, CallParts, DispatchTarget, HookContext, HookStack, Stacked, StepEventKind,
+    ToolCallView, ToolDispatchDecision, ToolResult,
 };
 use crate::agent::options::{RunOptions, ToolErrorPolicy};
 use crate::agent::stream::StreamItem;
@@ -63,8 +63,9 @@ struct CallEnv<'a> {
 /// What one call does instead of, or before, the outcome hooks.
 enum Step {
     /// Execute the tool with these arguments (`None`: the model's), and their text when a
-    /// hook had it written.
-    Run(Option<(Value, Option<String>)>),
+    /// hook had it written. (Boxed: a JSON value's tag byte would become the step's own, and
+    /// the step would be copied byte-wise on the way to the execution.)
+    Run(Option<Box<(Value, Option<String>)>>),
     /// Record this result without executing the tool.
     Answer(String, ToolOutcome),
     Stop(StopReason),
@@ -325,9 +326,11 @@ impl CallEnv<'_> {
         };
         let step = match decision {
             Some(ToolDecision::Approve | ToolDecision::Rerun) => {
-                Step::Run(pending.started.clone().map(|args| (args, None)))
+                Step::Run(pending.started.clone().map(|args| Box::new((args, None))))
             }
-            Some(ToolDecision::ApproveWithArgs { args }) => Step::Run(Some((args.clone(), None))),
+            Some(ToolDecision::ApproveWithArgs { args }) => {
+                Step::Run(Some(Box::new((args.clone(), None))))
+            }
             Some(ToolDecision::Deny { message }) => Step::Answer(
                 message.clone(),
                 ToolOutcome::Denied {
@@ -345,23 +348,21 @@ impl CallEnv<'_> {
             }
             // Started before a crash, and its tool declares a second execution safe.
             None if pending.started.is_some() => {
-                Step::Run(pending.started.clone().map(|args| (args, None)))
+                Step::Run(pending.started.clone().map(|args| Box::new((args, None))))
             }
             None if dispatch_observed => {
-                let view = ToolCallView {
+                let target = DispatchTarget::Tool(ToolCallView {
                     name: &call.name,
                     tool_call_id: &call.id,
                     internal_call_id: internal_id,
                     args: &args_text,
                     traits,
                     origin,
-                };
-                let dispatched = self.hooks.dispatch_tool(self.ctx, view).await?;
+                });
+                let dispatched = self.hooks.dispatch_tool(self.ctx, &target).await?;
                 trace::record_dispatch(&dispatched);
                 match dispatched {
-                    ToolDispatchDecision::Proceed(rewritten) => {
-                        Step::Run(rewritten.map(|(args, text)| (args, Some(text))))
-                    }
+                    ToolDispatchDecision::Proceed(rewritten) => Step::Run(rewritten),
                     ToolDispatchDecision::Skip(reason) => {
                         Step::Answer(reason.clone(), ToolOutcome::Skipped { reason })
                     }
@@ -376,7 +377,9 @@ impl CallEnv<'_> {
         };
         let (execution, rewritten) = match step {
             Step::Run(rewritten) => {
-                let args = rewritten.as_ref().map_or(&call.arguments, |(args, _)| args);
+                let args = rewritten
+                    .as_ref()
+                    .map_or(&call.arguments, |rewritten| &rewritten.0);
                 self.journal_start(index, args).await?;
                 let context = ToolCallContext::new(self.run_id, internal_id, &call.id);
                 let execution = tool.call(&call.name, args, context).await;
@@ -403,40 +406,37 @@ impl CallEnv<'_> {
                 execution.extensions,
             );
         }
-        // The result holds the call's names, ids and arguments lent from the pending call,
-        // which gets them back once the outcome hooks are done: nothing is copied for them.
-        let written = args_text.into_written();
-        let (args, args_text, lent_args) = match rewritten {
-            Some((args, text)) => (args, text, false),
-            None => (std::mem::take(&mut pending.call.arguments), written, true),
+        // The result borrows the call's names, ids and arguments from the pending call, and its
+        // output and outcome from the execution: nothing is copied for the outcome hooks.
+        let mut rewritten = rewritten.map(|rewritten| *rewritten);
+        let args = match &mut rewritten {
+            Some((args, text)) => ArgsText::with_text(args, text.take()),
+            None => args_text,
         };
         let parts = CallParts {
-            tool_name: std::mem::take(&mut pending.call.name),
-            tool_call_id: std::mem::take(&mut pending.call.id),
-            internal_call_id: std::mem::take(&mut pending.internal_call_id),
-            args,
+            tool_name: &call.name,
+            tool_call_id: &call.id,
+            internal_call_id: internal_id,
+            args: &args,
+            outcome: &execution.outcome,
+            extensions: &execution.extensions,
+            traits,
+            origin,
         };
-        let mut result =
-            ToolResult::new(parts, args_text, execution, traits, origin.map(Arc::from));
+        let mut result = ToolResult::lent(&parts, &execution.output);
         let answered = self.hooks.tool_outcome(self.ctx, &mut result).await;
-        let ToolResult {
-            call: parts,
-            output,
-            outcome,
-            extensions,
-            ..
-        } = result;
-        pending.call.name = parts.tool_name;
-        pending.call.id = parts.tool_call_id;
-        pending.internal_call_id = parts.internal_call_id;
-        if lent_args {
-            pending.call.arguments = parts.args;
-        }
+        let rewritten_output = result.into_rewritten();
         if let Stacked::Stop(reason) = answered? {
             return Err(Halt::Stop(reason));
         }
+        let ToolExecution {
+            output,
+            outcome,
+            extensions,
+        } = execution;
+        let output = rewritten_output.unwrap_or(output);
         trace::record_tool_result(&output, &outcome);
-        self.finish(&pending.call, output, outcome, extensions)
+        self.finish(call, output, outcome, extensions)
     }
 
     /// The call's record, or the run's failure when tool errors fail the run.

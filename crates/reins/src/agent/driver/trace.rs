@@ -53,9 +53,7 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
             span.record("otel.name", "invoke_agent");
         }
     }
-    if let Some(model) = config.models.default_model() {
-        record_model_identity(&span, &**model);
-    }
+    record_model_identity(&span, &**config.models.default_model());
     if let Some(temperature) = config.temperature {
         span.record("gen_ai.request.temperature", temperature);
     }

@@ -219,8 +219,10 @@ pub enum DispatchAction {
     /// [`PromptError::Suspended`](crate::agent::PromptError::Suspended), holding this call as
     /// pending, to be approved, edited or denied when the run is resumed.
     Suspend(String),
-    /// Run the tool with these arguments instead; later hooks see them.
-    RewriteToolArgs(Value),
+    /// Run the tool with these arguments instead; later hooks see them. (Boxed, like the
+    /// patch and the response: a JSON value's tag byte would become the action's own, and
+    /// every answer would be copied byte-wise through the stack.)
+    RewriteToolArgs(Box<Value>),
     /// Change the model request about to be sent (model calls only). (Boxed: a patch is
     /// large, and every hook's answer is moved through the stack.)
     Patch(Box<RequestPatch>),
@@ -260,7 +262,7 @@ impl DispatchAction {
     /// action is [`proceed`](Self::proceed).
     pub fn rewrite_tool_args(kind: DispatchKind, args: impl Into<ToolArgs>) -> Self {
         match kind {
-            DispatchKind::Tool => DispatchAction::RewriteToolArgs(args.into().0),
+            DispatchKind::Tool => DispatchAction::RewriteToolArgs(Box::new(args.into().0)),
             _ => DispatchAction::Proceed,
         }
     }
@@ -326,8 +328,9 @@ pub enum OutcomeAction {
     Proceed,
     /// Replace the text the model sees for this tool result; later hooks see it.
     RewriteToolResult(String),
-    /// Replace the output the model sees for this tool result; later hooks see it.
-    RewriteToolOutput(ToolOutput),
+    /// Replace the output the model sees for this tool result; later hooks see it. (Boxed,
+    /// as [`DispatchAction::RewriteToolArgs`] is.)
+    RewriteToolOutput(Box<ToolOutput>),
     /// Replace the model's response (model calls only); for a failed model call, serve the
     /// turn with this response instead of failing.
     Replace(Box<CompletionResponse>),
@@ -355,7 +358,7 @@ impl OutcomeAction {
     /// is not a tool result the action is [`proceed`](Self::proceed).
     pub fn rewrite_tool_output(event: &OutcomeEvent<'_>, output: impl Into<ToolOutput>) -> Self {
         match event.kind {
-            DispatchKind::Tool => OutcomeAction::RewriteToolOutput(output.into()),
+            DispatchKind::Tool => OutcomeAction::RewriteToolOutput(Box::new(output.into())),
             _ => OutcomeAction::Proceed,
         }
     }

@@ -193,15 +193,15 @@ pub(super) async fn on_dispatch<G: Mode>(
     event: DispatchEvent<'_>,
 ) -> Result<DispatchAction, G::Error> {
     let hooks = stack.observers(event.kind.dispatch_event_kind());
-    Ok(match event.target {
-        DispatchTarget::Tool(call) => {
+    Ok(match *event.target {
+        DispatchTarget::Tool(_) => {
             let chain = ToolCallChain {
-                call,
+                call: event.target,
                 rewritten: None,
             };
             match compose::chained::<table::on_dispatch, G, _>(hooks, ctx, chain).await? {
-                ToolDispatchDecision::Proceed(Some((args, _))) => {
-                    DispatchAction::RewriteToolArgs(args)
+                ToolDispatchDecision::Proceed(Some(rewritten)) => {
+                    DispatchAction::RewriteToolArgs(Box::new(rewritten.0))
                 }
                 ToolDispatchDecision::Proceed(None) => DispatchAction::Proceed,
                 ToolDispatchDecision::Skip(reason) => DispatchAction::Skip(reason),
@@ -243,17 +243,18 @@ pub(super) async fn on_outcome<G: Mode>(
     event: OutcomeEvent<'_>,
 ) -> Result<OutcomeAction, G::Error> {
     let hooks = stack.observers(event.kind.outcome_event_kind());
-    Ok(match event.target {
+    Ok(match *event.target {
         OutcomeTarget::Tool(result) => {
-            let mut result = result.clone();
-            let original = result.output.clone();
+            let mut rewritten = result.clone();
             let chain = ToolResultChain {
-                result: &mut result,
+                result: &mut rewritten,
             };
             match compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await? {
                 Stacked::Stop(reason) => OutcomeAction::Stop(reason),
-                Stacked::Go(()) if result.output == original => OutcomeAction::Proceed,
-                Stacked::Go(()) => OutcomeAction::RewriteToolOutput(result.output),
+                Stacked::Go(()) if rewritten.output == result.output => OutcomeAction::Proceed,
+                Stacked::Go(()) => {
+                    OutcomeAction::RewriteToolOutput(Box::new(rewritten.output.into_owned()))
+                }
             }
         }
         OutcomeTarget::Completion { model, response } => {

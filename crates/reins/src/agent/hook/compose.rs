@@ -57,7 +57,7 @@ pub(crate) fn chained<M, G, L>(
     mut link: L,
 ) -> impl Future<Output = Result<L::Done, G::Error>>
 where
-    M: AsyncMethod,
+    M: AsyncMethod + Chained,
     G: Mode,
     L: Link<M>,
 {
@@ -65,8 +65,10 @@ where
         let kind = hooks.kind();
         for hook in &mut hooks {
             // The answer is matched where it lands: an action can be large (a `RequestPatch`).
-            // (Its event borrows `link`, which takes the answer once the call is over.)
-            match member_answer!(M, G, hook, kind, ctx, link.event()) {
+            // (The view and the event borrow `link`, which takes the answer once the call is
+            // over.)
+            let view = link.view();
+            match member_answer!(M, G, hook, kind, ctx, M::event(&view)) {
                 Ok(action) => {
                     if let ControlFlow::Break(done) = link.take(action) {
                         return Ok(done);
@@ -80,19 +82,22 @@ where
 }
 
 /// **Chained**, for the synchronous `on_model_select`.
-pub(crate) fn chained_now<M: SyncMethod, G: Mode, L: Link<M>>(
+pub(crate) fn chained_now<M: SyncMethod + Chained, G: Mode, L: Link<M>>(
     hooks: Observers<'_>,
     ctx: &HookContext,
     mut link: L,
 ) -> Result<L::Done, G::Error> {
+    let kind = hooks.kind();
     for hook in hooks {
-        match G::call_now::<M>(hook, ctx, link.event()) {
+        let view = link.view();
+        let answer = G::call_now::<M>(hook, ctx, M::event(&view));
+        match answer {
             Ok(action) => {
                 if let ControlFlow::Break(done) = link.take(action) {
                     return Ok(done);
                 }
             }
-            Err(panic) => return Err(G::failure(M::kind(&link.event()), panic)),
+            Err(panic) => return Err(G::failure(kind, panic)),
         }
     }
     Ok(link.finish())
@@ -184,12 +189,26 @@ pub(crate) enum Stacked<T> {
     Stop(StopReason),
 }
 
+/// A chained method: what a link shows the next hook, and the event over it.
+pub(crate) trait Chained: Method {
+    /// What an event of the method refers to: what is dispatched or returned (with its kind)
+    /// for a dispatch or an outcome, whose event is two words, a reference to it; the event
+    /// itself for the others.
+    type View<'v>: Copy + Send;
+    /// The event over `view`.
+    fn event<'v>(view: &'v Self::View<'_>) -> Self::Event<'v>;
+}
+
 /// What a chained event passes from hook to hook.
-pub(crate) trait Link<M: Method> {
+///
+/// (The view is the method's, not the link's own associated type: a rule's future keeps the
+/// view across each hook's await, and a type projected from the link, which borrows, could
+/// not be proven `Send` there.)
+pub(crate) trait Link<M: Chained> {
     /// What the chain ends with.
     type Done;
-    /// The event the next hook sees.
-    fn event(&self) -> M::Event<'_>;
+    /// The link as the next hook sees it.
+    fn view(&self) -> M::View<'_>;
     /// Takes a hook's answer: go on to the next hook, or end the chain.
     fn take(&mut self, action: M::Action) -> ControlFlow<Self::Done>;
     /// Every hook answered without ending the chain.

@@ -147,12 +147,28 @@ impl DispatchKind {
 }
 
 /// `on_dispatch`: an effect (model call, tool call, …) is about to be executed.
+///
+/// Two words: the kind and a reference to what is dispatched, so an event reaches a hook in
+/// registers. (Passed in memory, the event was copied into each hook's future right after
+/// the run had written it, and that copy waited for the writes to reach the cache.)
 #[derive(Debug, Clone, Copy)]
 pub struct DispatchEvent<'a> {
     /// What kind of effect this is; pass it to
     /// [`DispatchAction::rewrite_tool_args`](super::DispatchAction::rewrite_tool_args).
     pub kind: DispatchKind,
-    pub(crate) target: DispatchTarget<'a>,
+    pub(crate) target: &'a DispatchTarget<'a>,
+}
+
+/// An application-defined effect about to be executed: its name and payload, for
+/// [`DispatchEvent::effect`].
+#[derive(Debug, Clone, Copy)]
+pub struct EffectCall<'a>(DispatchTarget<'a>);
+
+impl<'a> EffectCall<'a> {
+    /// The effect `name`, called with `payload`.
+    pub fn new(name: &'a str, payload: &'a Value) -> Self {
+        EffectCall(DispatchTarget::Effect { name, payload })
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -185,7 +201,7 @@ pub(crate) struct ToolCallView<'a> {
 /// A tool call's arguments as JSON text, written the first time something asks for it: a
 /// dispatch hook that decides by the tool's name alone (an approval policy by name, a
 /// counter) never pays for it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum ArgsText<'a> {
     /// The arguments the model sent; the text is written on the first read.
     Lazy {
@@ -202,6 +218,14 @@ impl<'a> ArgsText<'a> {
         ArgsText::Lazy {
             value,
             text: OnceLock::new(),
+        }
+    }
+
+    /// The text of `value`, written already when `text` is `Some`.
+    pub(crate) fn with_text(value: &'a Value, text: Option<String>) -> Self {
+        ArgsText::Lazy {
+            value,
+            text: text.map_or_else(OnceLock::new, OnceLock::from),
         }
     }
 
@@ -233,11 +257,22 @@ impl<'a> ArgsText<'a> {
 
 impl<'a> DispatchEvent<'a> {
     /// A dispatch of an application-defined effect (`kind` other than completion or tool),
-    /// for effects an application routes through [`HookStack::dispatch`](super::HookStack).
-    pub fn effect(kind: DispatchKind, name: &'a str, payload: &'a Value) -> Self {
+    /// for effects an application routes through a [`HookStack`](super::HookStack).
+    ///
+    /// ```
+    /// use reins::agent::{DispatchEvent, DispatchKind, EffectCall};
+    /// use serde_json::json;
+    ///
+    /// let payload = json!({"query": "refund policy"});
+    /// let call = EffectCall::new("search_docs", &payload);
+    /// let event = DispatchEvent::effect(DispatchKind::Retrieval, &call);
+    /// assert_eq!(event.effect_payload(), Some(("search_docs", &payload)));
+    /// assert_eq!(event.tool_name(), None);
+    /// ```
+    pub fn effect(kind: DispatchKind, call: &'a EffectCall<'a>) -> Self {
         DispatchEvent {
             kind,
-            target: DispatchTarget::Effect { name, payload },
+            target: &call.0,
         }
     }
 
@@ -245,7 +280,7 @@ impl<'a> DispatchEvent<'a> {
     /// an MCP tool's annotations, or what a [`tool_fn`](crate::tool::tool_fn) was given), for a
     /// tool call; `None` when it declares nothing, or for another effect.
     pub fn tool_traits(&self) -> Option<ToolTraits> {
-        match &self.target {
+        match self.target {
             DispatchTarget::Tool(call) => call.traits,
             _ => None,
         }
@@ -255,7 +290,7 @@ impl<'a> DispatchEvent<'a> {
     /// tool's server name), for a tool call; `None` for a tool of the application's own, or
     /// for another effect.
     pub fn tool_origin(&self) -> Option<&'a str> {
-        match self.target {
+        match *self.target {
             DispatchTarget::Tool(call) => call.origin,
             _ => None,
         }
@@ -263,7 +298,7 @@ impl<'a> DispatchEvent<'a> {
 
     /// The tool's name, for a tool call.
     pub fn tool_name(&self) -> Option<&'a str> {
-        match self.target {
+        match *self.target {
             DispatchTarget::Tool(call) => Some(call.name),
             _ => None,
         }
@@ -271,7 +306,7 @@ impl<'a> DispatchEvent<'a> {
 
     /// The call's arguments as JSON text (with earlier hooks' rewrites), for a tool call.
     pub fn tool_args(&self) -> Option<&'a str> {
-        match self.target {
+        match *self.target {
             DispatchTarget::Tool(call) => Some(call.args.text()),
             _ => None,
         }
@@ -304,7 +339,7 @@ impl<'a> DispatchEvent<'a> {
     pub fn tool_args_as<T: serde::de::DeserializeOwned>(
         &self,
     ) -> Option<Result<T, serde_json::Error>> {
-        match self.target {
+        match *self.target {
             DispatchTarget::Tool(call) => Some(call.args.read_as()),
             _ => None,
         }
@@ -312,7 +347,7 @@ impl<'a> DispatchEvent<'a> {
 
     /// The provider's id of the call, for a tool call.
     pub fn tool_call_id(&self) -> Option<&'a str> {
-        match self.target {
+        match *self.target {
             DispatchTarget::Tool(call) => Some(call.tool_call_id),
             _ => None,
         }
@@ -320,7 +355,7 @@ impl<'a> DispatchEvent<'a> {
 
     /// reins' id of the call, unique in the run, for a tool call.
     pub fn internal_call_id(&self) -> Option<&'a str> {
-        match self.target {
+        match *self.target {
             DispatchTarget::Tool(call) => Some(call.internal_call_id),
             _ => None,
         }
@@ -328,7 +363,7 @@ impl<'a> DispatchEvent<'a> {
 
     /// The request about to be sent, for a model call.
     pub fn request(&self) -> Option<&'a CompletionRequest> {
-        match self.target {
+        match *self.target {
             DispatchTarget::Completion { request, .. } => Some(request),
             _ => None,
         }
@@ -336,7 +371,7 @@ impl<'a> DispatchEvent<'a> {
 
     /// The label of the model about to be called, for a model call.
     pub fn model(&self) -> Option<&'a str> {
-        match self.target {
+        match *self.target {
             DispatchTarget::Completion { model, .. } => Some(model),
             _ => None,
         }
@@ -344,7 +379,7 @@ impl<'a> DispatchEvent<'a> {
 
     /// The effect's name and payload, for effects other than model and tool calls.
     pub fn effect_payload(&self) -> Option<(&'a str, &'a Value)> {
-        match self.target {
+        match *self.target {
             DispatchTarget::Effect { name, payload } => Some((name, payload)),
             _ => None,
         }
@@ -352,11 +387,25 @@ impl<'a> DispatchEvent<'a> {
 }
 
 /// `on_outcome`: an effect returned.
+///
+/// Two words, as [`DispatchEvent`] is: the kind and a reference to the outcome.
 #[derive(Debug, Clone, Copy)]
 pub struct OutcomeEvent<'a> {
     /// What kind of effect this was.
     pub kind: DispatchKind,
-    pub(crate) target: OutcomeTarget<'a>,
+    pub(crate) target: &'a OutcomeTarget<'a>,
+}
+
+/// What an application-defined effect returned: its name and output, for
+/// [`OutcomeEvent::effect`].
+#[derive(Debug, Clone, Copy)]
+pub struct EffectOutput<'a>(OutcomeTarget<'a>);
+
+impl<'a> EffectOutput<'a> {
+    /// The effect `name` returned `output`.
+    pub fn new(name: &'a str, output: &'a Value) -> Self {
+        EffectOutput(OutcomeTarget::Effect { name, output })
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -369,7 +418,7 @@ pub(crate) enum OutcomeTarget<'a> {
         model: &'a str,
         error: &'a CompletionError,
     },
-    Tool(&'a ToolResult),
+    Tool(&'a ToolResult<'a>),
     Effect {
         name: &'a str,
         output: &'a Value,
@@ -378,25 +427,36 @@ pub(crate) enum OutcomeTarget<'a> {
 
 impl<'a> OutcomeEvent<'a> {
     /// The outcome of an application-defined effect.
-    pub fn effect(kind: DispatchKind, name: &'a str, output: &'a Value) -> Self {
+    ///
+    /// ```
+    /// use reins::agent::{DispatchKind, EffectOutput, OutcomeEvent};
+    /// use serde_json::json;
+    ///
+    /// let hits = json!(["refunds.md"]);
+    /// let output = EffectOutput::new("search_docs", &hits);
+    /// let event = OutcomeEvent::effect(DispatchKind::Retrieval, &output);
+    /// assert_eq!(event.effect_output(), Some(("search_docs", &hits)));
+    /// assert!(event.tool_outcome().is_none());
+    /// ```
+    pub fn effect(kind: DispatchKind, output: &'a EffectOutput<'a>) -> Self {
         OutcomeEvent {
             kind,
-            target: OutcomeTarget::Effect { name, output },
+            target: &output.0,
         }
     }
 
     /// The result of a tool call that succeeded; `None` for a model response, or a tool call
     /// that failed, was skipped or was denied (see [`tool_outcome`](Self::tool_outcome)).
-    pub fn tool_result(&self) -> Option<&'a ToolResult> {
-        match self.target {
-            OutcomeTarget::Tool(result) if result.outcome.is_success() => Some(result),
+    pub fn tool_result(&self) -> Option<&'a ToolResult<'a>> {
+        match *self.target {
+            OutcomeTarget::Tool(result) if result.outcome().is_success() => Some(result),
             _ => None,
         }
     }
 
     /// The result of any tool call, whatever its outcome.
-    pub fn tool_outcome(&self) -> Option<&'a ToolResult> {
-        match self.target {
+    pub fn tool_outcome(&self) -> Option<&'a ToolResult<'a>> {
+        match *self.target {
             OutcomeTarget::Tool(result) => Some(result),
             _ => None,
         }
@@ -418,7 +478,7 @@ impl<'a> OutcomeEvent<'a> {
 
     /// The provider's response, for a model call that returned one.
     pub fn completion(&self) -> Option<&'a CompletionResponse> {
-        match self.target {
+        match *self.target {
             OutcomeTarget::Completion { response, .. } => Some(response),
             _ => None,
         }
@@ -429,7 +489,7 @@ impl<'a> OutcomeEvent<'a> {
     /// the turn with a response) or [`OutcomeAction::retry_on`](super::OutcomeAction::retry_on)
     /// (call a model again). `None` for a response or a tool call.
     pub fn completion_error(&self) -> Option<&'a CompletionError> {
-        match self.target {
+        match *self.target {
             OutcomeTarget::CompletionFailed { error, .. } => Some(error),
             _ => None,
         }
@@ -437,7 +497,7 @@ impl<'a> OutcomeEvent<'a> {
 
     /// The label of the model that served (or failed) a model call; `None` for other effects.
     pub fn model(&self) -> Option<&'a str> {
-        match self.target {
+        match *self.target {
             OutcomeTarget::Completion { model, .. }
             | OutcomeTarget::CompletionFailed { model, .. } => Some(model),
             _ => None,
@@ -446,7 +506,7 @@ impl<'a> OutcomeEvent<'a> {
 
     /// The effect's name and output, for effects other than model and tool calls.
     pub fn effect_output(&self) -> Option<(&'a str, &'a Value)> {
-        match self.target {
+        match *self.target {
             OutcomeTarget::Effect { name, output } => Some((name, output)),
             _ => None,
         }

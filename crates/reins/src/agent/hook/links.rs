@@ -1,7 +1,7 @@
 //! What a chained event passes from hook to hook: one [`Link`] per chain, and what a stack
 //! answers a run with.
 
-use super::compose::{Link, Stacked};
+use super::compose::{Chained, Link, Stacked};
 use super::events::{
     ArgsText, DispatchEvent, DispatchKind, DispatchTarget, ModelSelectEvent, OutcomeEvent,
     OutcomeTarget, RunStartEvent, ToolCallView,
@@ -14,13 +14,15 @@ use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
 use crate::message::Message;
 use crate::tool::ToolOutput;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::ops::ControlFlow;
 
 /// The combined answer of a stack to a tool dispatch.
 #[derive(Debug)]
 pub(crate) enum ToolDispatchDecision {
-    /// Run the tool; `Some`: with these rewritten arguments (and their text).
-    Proceed(Option<(Value, String)>),
+    /// Run the tool; `Some`: with these rewritten arguments (and their text, always
+    /// written). (Boxed: see [`DispatchAction::RewriteToolArgs`].)
+    Proceed(Option<Box<(Value, Option<String>)>>),
     Skip(String),
     Deny(String),
     Stop(StopReason),
@@ -36,6 +38,64 @@ fn proceed<A, T>(answer: A) -> ControlFlow<T> {
     ControlFlow::Continue(())
 }
 
+impl Chained for table::on_run_start {
+    type View<'v> = RunStartEvent<'v>;
+    #[inline]
+    fn event<'v>(view: &'v RunStartEvent<'_>) -> RunStartEvent<'v> {
+        *view
+    }
+}
+
+impl Chained for table::on_model_select {
+    type View<'v> = ModelSelectEvent<'v>;
+    #[inline]
+    fn event<'v>(view: &'v ModelSelectEvent<'_>) -> ModelSelectEvent<'v> {
+        *view
+    }
+}
+
+/// What a dispatch or outcome event refers to: lent from where the run keeps it, or built for
+/// the view (a few words, when nothing lends it). Lent, nothing is copied for the next hook.
+#[derive(Clone, Copy)]
+pub(crate) enum Target<'v, T> {
+    Lent(&'v T),
+    Built(T),
+}
+
+impl<T> Target<'_, T> {
+    #[inline]
+    fn get(&self) -> &T {
+        match self {
+            Target::Lent(target) => target,
+            Target::Built(target) => target,
+        }
+    }
+}
+
+/// A dispatch's view: its kind, and what is dispatched, which the event refers to.
+impl Chained for table::on_dispatch {
+    type View<'v> = (DispatchKind, Target<'v, DispatchTarget<'v>>);
+    #[inline]
+    fn event<'v>((kind, target): &'v Self::View<'_>) -> DispatchEvent<'v> {
+        DispatchEvent {
+            kind: *kind,
+            target: target.get(),
+        }
+    }
+}
+
+/// An outcome's view: its kind, and what returned, which the event refers to.
+impl Chained for table::on_outcome {
+    type View<'v> = (DispatchKind, Target<'v, OutcomeTarget<'v>>);
+    #[inline]
+    fn event<'v>((kind, target): &'v Self::View<'_>) -> OutcomeEvent<'v> {
+        OutcomeEvent {
+            kind: *kind,
+            target: target.get(),
+        }
+    }
+}
+
 /// `on_run_start`: the prompt, rewritten by each hook in turn.
 pub(crate) struct PromptChain<'h> {
     pub prompt: Message,
@@ -45,7 +105,7 @@ pub(crate) struct PromptChain<'h> {
 impl Link<table::on_run_start> for PromptChain<'_> {
     type Done = Stacked<Message>;
     #[inline]
-    fn event(&self) -> RunStartEvent<'_> {
+    fn view(&self) -> RunStartEvent<'_> {
         RunStartEvent {
             prompt: &self.prompt,
             history: self.history,
@@ -75,7 +135,7 @@ pub(crate) struct SelectionChain<'h> {
 impl Link<table::on_model_select> for SelectionChain<'_> {
     type Done = Stacked<Option<String>>;
     #[inline]
-    fn event(&self) -> ModelSelectEvent<'_> {
+    fn view(&self) -> ModelSelectEvent<'_> {
         ModelSelectEvent {
             selected_model: self.selected.as_deref().unwrap_or(self.event.default_model),
             ..self.event
@@ -97,24 +157,24 @@ impl Link<table::on_model_select> for SelectionChain<'_> {
 }
 
 /// A tool call's dispatch: the arguments, rewritten by each hook in turn (as a value for the
-/// tool, and as the text later hooks see).
+/// tool, and as the text later hooks see). `call` is the call as the run dispatches it (a
+/// [`DispatchTarget::Tool`]), lent to each hook until one rewrites the arguments.
 pub(crate) struct ToolCallChain<'h> {
-    pub call: ToolCallView<'h>,
+    pub call: &'h DispatchTarget<'h>,
     pub rewritten: Option<(Value, ArgsText<'static>)>,
 }
 
 impl Link<table::on_dispatch> for ToolCallChain<'_> {
     type Done = ToolDispatchDecision;
     #[inline]
-    fn event(&self) -> DispatchEvent<'_> {
-        let args = self
-            .rewritten
-            .as_ref()
-            .map_or(self.call.args, |(_, text)| text);
-        DispatchEvent {
-            kind: DispatchKind::Tool,
-            target: DispatchTarget::Tool(ToolCallView { args, ..self.call }),
-        }
+    fn view(&self) -> (DispatchKind, Target<'_, DispatchTarget<'_>>) {
+        let target = match (&self.rewritten, self.call) {
+            (Some((_, args)), DispatchTarget::Tool(call)) => {
+                Target::Built(DispatchTarget::Tool(ToolCallView { args, ..*call }))
+            }
+            _ => Target::Lent(self.call),
+        };
+        (DispatchKind::Tool, target)
     }
     #[inline]
     fn take(&mut self, action: DispatchAction) -> ControlFlow<Self::Done> {
@@ -125,7 +185,7 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
             }
             DispatchAction::RewriteToolArgs(value) => {
                 let text = ArgsText::Written(crate::message::json_text(&value));
-                self.rewritten = Some((value, text));
+                self.rewritten = Some((*value, text));
                 return ControlFlow::Continue(());
             }
             DispatchAction::Skip(reason) => ToolDispatchDecision::Skip(reason),
@@ -141,7 +201,7 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
             let text = text
                 .into_written()
                 .unwrap_or_else(|| crate::message::json_text(&value));
-            (value, text)
+            Box::new((value, Some(text)))
         }))
     }
 }
@@ -160,15 +220,13 @@ impl Link<table::on_dispatch> for RequestChain<'_> {
     /// `Some`: a hook answered the call itself; the model is not called.
     type Done = Stacked<Option<Box<CompletionResponse>>>;
     #[inline]
-    fn event(&self) -> DispatchEvent<'_> {
-        DispatchEvent {
-            kind: DispatchKind::Completion,
-            target: DispatchTarget::Completion {
-                turn: self.turn,
-                model: self.model,
-                request: self.request,
-            },
-        }
+    fn view(&self) -> (DispatchKind, Target<'_, DispatchTarget<'_>>) {
+        let target = DispatchTarget::Completion {
+            turn: self.turn,
+            model: self.model,
+            request: self.request,
+        };
+        (DispatchKind::Completion, Target::Built(target))
     }
     #[inline]
     fn take(&mut self, action: DispatchAction) -> ControlFlow<Self::Done> {
@@ -203,8 +261,8 @@ pub(crate) struct EffectDispatch<'h>(pub DispatchEvent<'h>);
 impl Link<table::on_dispatch> for EffectDispatch<'_> {
     type Done = DispatchAction;
     #[inline]
-    fn event(&self) -> DispatchEvent<'_> {
-        self.0
+    fn view(&self) -> (DispatchKind, Target<'_, DispatchTarget<'_>>) {
+        (self.0.kind, Target::Lent(self.0.target))
     }
     #[inline]
     fn take(&mut self, action: DispatchAction) -> ControlFlow<Self::Done> {
@@ -228,8 +286,8 @@ pub(crate) struct EffectOutcome<'h>(pub OutcomeEvent<'h>);
 impl Link<table::on_outcome> for EffectOutcome<'_> {
     type Done = OutcomeAction;
     #[inline]
-    fn event(&self) -> OutcomeEvent<'_> {
-        self.0
+    fn view(&self) -> (DispatchKind, Target<'_, OutcomeTarget<'_>>) {
+        (self.0.kind, Target::Lent(self.0.target))
     }
     #[inline]
     fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
@@ -270,14 +328,12 @@ pub(crate) struct ResponseChain<'h> {
 impl Link<table::on_outcome> for ResponseChain<'_> {
     type Done = ModelOutcome;
     #[inline]
-    fn event(&self) -> OutcomeEvent<'_> {
-        OutcomeEvent {
-            kind: DispatchKind::Completion,
-            target: OutcomeTarget::Completion {
-                model: self.model,
-                response: self.response,
-            },
-        }
+    fn view(&self) -> (DispatchKind, Target<'_, OutcomeTarget<'_>>) {
+        let target = OutcomeTarget::Completion {
+            model: self.model,
+            response: self.response,
+        };
+        (DispatchKind::Completion, Target::Built(target))
     }
     #[inline]
     fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
@@ -311,14 +367,12 @@ pub(crate) struct FailureChain<'h> {
 impl Link<table::on_outcome> for FailureChain<'_> {
     type Done = ModelOutcome;
     #[inline]
-    fn event(&self) -> OutcomeEvent<'_> {
-        OutcomeEvent {
-            kind: DispatchKind::Completion,
-            target: OutcomeTarget::CompletionFailed {
-                model: self.model,
-                error: self.error,
-            },
-        }
+    fn view(&self) -> (DispatchKind, Target<'_, OutcomeTarget<'_>>) {
+        let target = OutcomeTarget::CompletionFailed {
+            model: self.model,
+            error: self.error,
+        };
+        (DispatchKind::Completion, Target::Built(target))
     }
     #[inline]
     fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
@@ -337,25 +391,27 @@ impl Link<table::on_outcome> for FailureChain<'_> {
 
 /// A tool call's outcome: a hook may rewrite the output the model sees; later hooks see the
 /// rewrite, while the structured outcome stays the tool's own.
-pub(crate) struct ToolResultChain<'h> {
-    pub result: &'h mut ToolResult,
+pub(crate) struct ToolResultChain<'h, 'r> {
+    pub result: &'h mut ToolResult<'r>,
 }
 
-impl Link<table::on_outcome> for ToolResultChain<'_> {
+impl Link<table::on_outcome> for ToolResultChain<'_, '_> {
     type Done = Stacked<()>;
     #[inline]
-    fn event(&self) -> OutcomeEvent<'_> {
-        OutcomeEvent {
-            kind: DispatchKind::Tool,
-            target: OutcomeTarget::Tool(self.result),
-        }
+    fn view(&self) -> (DispatchKind, Target<'_, OutcomeTarget<'_>>) {
+        (
+            DispatchKind::Tool,
+            Target::Built(OutcomeTarget::Tool(self.result)),
+        )
     }
     #[inline]
     fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
         match action {
             OutcomeAction::Proceed => return proceed(action),
-            OutcomeAction::RewriteToolResult(text) => self.result.output = ToolOutput::Text(text),
-            OutcomeAction::RewriteToolOutput(output) => self.result.output = output,
+            OutcomeAction::RewriteToolResult(text) => {
+                self.result.output = Cow::Owned(ToolOutput::Text(text));
+            }
+            OutcomeAction::RewriteToolOutput(output) => self.result.output = Cow::Owned(*output),
             OutcomeAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
             OutcomeAction::Replace(_) | OutcomeAction::RetryOn(_) => {}
         }

@@ -35,9 +35,9 @@ pub(crate) use compose::Stacked;
 pub use context::{HookContext, Scratchpad};
 pub(crate) use events::{ArgsText, DispatchTarget, OutcomeTarget, ToolCallView};
 pub use events::{
-    CompletionCallEvent, DispatchEvent, DispatchKind, InvalidToolCallContext, ModelSelectEvent,
-    ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent, RunSettledEvent, RunStartEvent,
-    TextDeltaEvent, ToolCallDeltaEvent,
+    CompletionCallEvent, DispatchEvent, DispatchKind, EffectCall, EffectOutput,
+    InvalidToolCallContext, ModelSelectEvent, ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent,
+    RunSettledEvent, RunStartEvent, TextDeltaEvent, ToolCallDeltaEvent,
 };
 pub(crate) use links::{ModelOutcome, ToolDispatchDecision};
 pub(crate) use mode::HookFailure;

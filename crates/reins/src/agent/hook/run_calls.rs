@@ -5,8 +5,8 @@
 use super::StepEventKind;
 use super::compose::{self, Decision, Stacked};
 use super::events::{
-    CompletionCallEvent, InvalidToolCallContext, ModelSelectEvent, ModelTurnFinished,
-    ReasoningDeltaEvent, RunSettledEvent, TextDeltaEvent, ToolCallDeltaEvent, ToolCallView,
+    CompletionCallEvent, DispatchTarget, InvalidToolCallContext, ModelSelectEvent,
+    ModelTurnFinished, ReasoningDeltaEvent, RunSettledEvent, TextDeltaEvent, ToolCallDeltaEvent,
 };
 use super::links::{
     FailureChain, ModelOutcome, PromptChain, RequestChain, ResponseChain, SelectionChain,
@@ -130,7 +130,7 @@ impl HookStack {
     pub(crate) fn dispatch_tool<'e>(
         &'e self,
         ctx: &'e HookContext,
-        call: ToolCallView<'e>,
+        call: &'e DispatchTarget<'e>,
     ) -> impl Future<Output = Result<ToolDispatchDecision, HookFailure>> {
         let hooks = self.observers(StepEventKind::ToolDispatch);
         let chain = ToolCallChain {
@@ -172,7 +172,7 @@ impl HookStack {
     pub(crate) fn tool_outcome<'e>(
         &'e self,
         ctx: &'e HookContext,
-        result: &'e mut ToolResult,
+        result: &'e mut ToolResult<'_>,
     ) -> impl Future<Output = Result<Stacked<()>, HookFailure>> {
         let hooks = self.observers(StepEventKind::ToolOutcome);
         let chain = ToolResultChain { result };

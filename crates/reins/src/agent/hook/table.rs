@@ -262,7 +262,7 @@ hook_methods!(rows);
 /// A dispatch in the step view: `CompletionDispatch`, `ToolCall` or `EffectDispatch`.
 #[inline]
 fn dispatch_step<'s>(event: &'s DispatchEvent<'_>) -> StepEvent<'s> {
-    match event.target {
+    match *event.target {
         DispatchTarget::Completion {
             turn,
             model,
@@ -294,7 +294,7 @@ fn outcome_step<'s>(
     event: &'s OutcomeEvent<'_>,
     rendered: &'s mut String,
 ) -> Option<StepEvent<'s>> {
-    match event.target {
+    match *event.target {
         OutcomeTarget::Completion { .. } | OutcomeTarget::CompletionFailed { .. } => None,
         OutcomeTarget::Tool(result) => {
             *rendered = result.output.render();
@@ -304,8 +304,8 @@ fn outcome_step<'s>(
                 internal_call_id: result.internal_call_id(),
                 args: result.args(),
                 result: rendered,
-                outcome: &result.outcome,
-                extensions: &result.extensions,
+                outcome: result.outcome(),
+                extensions: result.extensions(),
             })
         }
         OutcomeTarget::Effect { name, output } => Some(StepEvent::EffectOutcome {

@@ -114,7 +114,8 @@ async fn a_stack_called_directly_lets_a_members_panic_unwind_as_it_was_raised() 
     let payload = json!({});
     let nested =
         HookStack::new().with(HookStack::new().with(Panics(StepEventKind::CustomDispatch)));
-    let event = DispatchEvent::effect(DispatchKind::Custom, "effect", &payload);
+    let call = EffectCall::new("effect", &payload);
+    let event = DispatchEvent::effect(DispatchKind::Custom, &call);
     let panic = AssertUnwindSafe(nested.on_dispatch(&ctx, event))
         .catch_unwind()
         .await

@@ -1,105 +1,183 @@
 //! [`ToolResult`]: a finished tool call as outcome hooks see it.
 
-use crate::tool::{ToolExecution, ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits};
+use super::events::ArgsText;
+use crate::tool::{ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits};
 use serde_json::Value;
-use std::sync::{Arc, OnceLock};
+use std::borrow::Cow;
 
 /// A finished tool call as hooks see it: the model-visible output (with earlier hooks'
 /// rewrites) and the raw structured outcome.
+///
+/// It borrows the call from the run, so an outcome hook costs the run no copy of the call's
+/// names, ids, arguments, output or outcome. [`into_owned`](ToolResult::into_owned) keeps
+/// one past the hook call:
+///
+/// ```
+/// use reins::agent::{AgentHook, HookContext, OutcomeAction, OutcomeEvent, ToolResult};
+/// use std::sync::{Arc, Mutex};
+///
+/// /// Keeps every finished tool call, to look at after the run.
+/// #[derive(Clone, Default)]
+/// struct Finished(Arc<Mutex<Vec<ToolResult<'static>>>>);
+///
+/// impl AgentHook for Finished {
+///     async fn on_outcome(&self, _: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+///         if let Some(result) = event.tool_outcome() {
+///             self.0.lock().unwrap().push(result.clone().into_owned());
+///         }
+///         OutcomeAction::proceed()
+///     }
+/// }
+/// ```
+///
+/// (Two words for the call and four for the output: the run builds one for every observed
+/// tool call, and its outcome hooks' rule keeps it across their awaits.)
 #[derive(Clone)]
-pub struct ToolResult {
-    pub(crate) call: CallParts,
-    /// The arguments' JSON text, written the first time a hook asks for it (an outcome hook
-    /// that looks at the output alone never pays for it), or handed over from the dispatch.
-    args_text: OnceLock<String>,
-    pub(crate) output: ToolOutput,
-    pub(crate) outcome: ToolOutcome,
-    pub(crate) extensions: ToolResultExtensions,
-    pub(crate) traits: Option<ToolTraits>,
-    pub(crate) origin: Option<Arc<str>>,
+pub struct ToolResult<'a> {
+    call: Call<'a>,
+    /// The output the model sees: the tool's own, until a hook rewrites it.
+    pub(crate) output: Cow<'a, ToolOutput>,
 }
 
-/// What a [`ToolResult`] holds of the call itself. The driver lends these from the pending
-/// call for the outcome hooks and takes them back afterwards, so a result costs no copy of
-/// its names, ids or arguments.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct CallParts {
-    pub tool_name: String,
-    pub tool_call_id: String,
-    pub internal_call_id: String,
-    /// The arguments the tool ran with (with every dispatch hook's rewrite).
-    pub args: Value,
+/// The call a result is of: lent by the run, or owned once the result is kept.
+#[derive(Clone)]
+enum Call<'a> {
+    Lent(&'a CallParts<'a>),
+    Owned(Box<OwnedCall>),
 }
 
-impl std::fmt::Debug for ToolResult {
+/// What a [`ToolResult`] lent by the run refers to, kept by the run while its outcome hooks
+/// are called.
+pub(crate) struct CallParts<'a> {
+    pub tool_name: &'a str,
+    pub tool_call_id: &'a str,
+    pub internal_call_id: &'a str,
+    /// The arguments the tool ran with (with every dispatch hook's rewrite), and their text,
+    /// written when something asked for it.
+    pub args: &'a ArgsText<'a>,
+    pub outcome: &'a ToolOutcome,
+    pub extensions: &'a ToolResultExtensions,
+    pub traits: Option<ToolTraits>,
+    pub origin: Option<&'a str>,
+}
+
+/// A [`ToolResult`]'s call, owned.
+#[derive(Clone)]
+struct OwnedCall {
+    tool_name: String,
+    tool_call_id: String,
+    internal_call_id: String,
+    /// The arguments' text ([`ArgsText::Written`]), which reads as the arguments would.
+    args_text: ArgsText<'static>,
+    outcome: ToolOutcome,
+    extensions: ToolResultExtensions,
+    traits: Option<ToolTraits>,
+    origin: Option<String>,
+}
+
+impl std::fmt::Debug for ToolResult<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolResult")
             .field("tool_name", &self.tool_name())
             .field("tool_call_id", &self.tool_call_id())
             .field("internal_call_id", &self.internal_call_id())
-            .field("args", &self.call.args)
+            .field("args", &self.args())
             .field("output", &self.output)
-            .field("outcome", &self.outcome)
-            .field("extensions", &self.extensions)
-            .field("traits", &self.traits)
-            .field("origin", &self.origin)
+            .field("outcome", self.outcome())
+            .field("extensions", self.extensions())
+            .field("traits", &self.tool_traits())
+            .field("origin", &self.tool_origin())
             .finish()
     }
 }
 
-impl ToolResult {
-    /// The result of `call`, as the tool answered; `args_text` is the arguments' text when a
-    /// dispatch hook already had it written.
-    pub(crate) fn new(
-        call: CallParts,
-        args_text: Option<String>,
-        execution: ToolExecution,
-        traits: Option<ToolTraits>,
-        origin: Option<Arc<str>>,
-    ) -> Self {
+impl<'a> ToolResult<'a> {
+    /// The result of the call `parts` describes, whose tool returned `output`.
+    #[inline]
+    pub(crate) fn lent(parts: &'a CallParts<'a>, output: &'a ToolOutput) -> Self {
         ToolResult {
-            call,
-            args_text: args_text.map_or_else(OnceLock::new, OnceLock::from),
-            output: execution.output,
-            outcome: execution.outcome,
-            extensions: execution.extensions,
-            traits,
-            origin,
+            call: Call::Lent(parts),
+            output: Cow::Borrowed(output),
+        }
+    }
+
+    /// The output a hook rewrote, if one did.
+    #[inline]
+    pub(crate) fn into_rewritten(self) -> Option<ToolOutput> {
+        match self.output {
+            Cow::Owned(output) => Some(output),
+            Cow::Borrowed(_) => None,
+        }
+    }
+
+    /// The same result, owning everything it borrowed from the run, to keep after the hook
+    /// call returns.
+    pub fn into_owned(self) -> ToolResult<'static> {
+        let call = match self.call {
+            Call::Owned(call) => call,
+            Call::Lent(parts) => Box::new(OwnedCall {
+                tool_name: parts.tool_name.to_owned(),
+                tool_call_id: parts.tool_call_id.to_owned(),
+                internal_call_id: parts.internal_call_id.to_owned(),
+                args_text: ArgsText::Written(parts.args.text().to_owned()),
+                outcome: parts.outcome.clone(),
+                extensions: parts.extensions.clone(),
+                traits: parts.traits,
+                origin: parts.origin.map(str::to_owned),
+            }),
+        };
+        ToolResult {
+            call: Call::Owned(call),
+            output: Cow::Owned(self.output.into_owned()),
         }
     }
 
     /// Where the called tool comes from ([`Tool::origin`](crate::tool::Tool::origin): an MCP
     /// tool's server name); `None` for a tool of the application's own.
     pub fn tool_origin(&self) -> Option<&str> {
-        self.origin.as_deref()
+        match &self.call {
+            Call::Lent(parts) => parts.origin,
+            Call::Owned(call) => call.origin.as_deref(),
+        }
     }
 
     /// What the called tool declares about itself ([`Tool::traits`](crate::tool::Tool::traits):
     /// an MCP tool's annotations, or what a [`tool_fn`](crate::tool::tool_fn) was given);
     /// `None` when it declares nothing or the model called a tool the agent does not have.
     pub fn tool_traits(&self) -> Option<ToolTraits> {
-        self.traits
+        match &self.call {
+            Call::Lent(parts) => parts.traits,
+            Call::Owned(call) => call.traits,
+        }
     }
     /// The tool that was called.
     pub fn tool_name(&self) -> &str {
-        &self.call.tool_name
+        match &self.call {
+            Call::Lent(parts) => parts.tool_name,
+            Call::Owned(call) => &call.tool_name,
+        }
     }
     /// The provider's id of the call.
     pub fn tool_call_id(&self) -> &str {
-        &self.call.tool_call_id
+        match &self.call {
+            Call::Lent(parts) => parts.tool_call_id,
+            Call::Owned(call) => &call.tool_call_id,
+        }
     }
     /// reins' id of the call.
     pub fn internal_call_id(&self) -> &str {
-        &self.call.internal_call_id
+        match &self.call {
+            Call::Lent(parts) => parts.internal_call_id,
+            Call::Owned(call) => &call.internal_call_id,
+        }
     }
     /// The arguments the tool ran with, as JSON text.
     pub fn args(&self) -> &str {
-        self.args_text
-            .get_or_init(|| crate::message::arguments_text(&self.call.args))
+        self.args_text().text()
     }
     /// The arguments the tool ran with, read as `T`.
     pub fn args_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        read_args(&self.call.args)
+        self.args_text().read_as()
     }
     /// The model-visible output; `output().render()` is the text the model will see.
     pub fn output(&self) -> &ToolOutput {
@@ -107,11 +185,24 @@ impl ToolResult {
     }
     /// The raw structured outcome, unaffected by rewrites.
     pub fn outcome(&self) -> &ToolOutcome {
-        &self.outcome
+        match &self.call {
+            Call::Lent(parts) => parts.outcome,
+            Call::Owned(call) => &call.outcome,
+        }
     }
     /// Metadata the tool attached, never sent to the model.
     pub fn extensions(&self) -> &ToolResultExtensions {
-        &self.extensions
+        match &self.call {
+            Call::Lent(parts) => parts.extensions,
+            Call::Owned(call) => &call.extensions,
+        }
+    }
+
+    fn args_text(&self) -> &ArgsText<'_> {
+        match &self.call {
+            Call::Lent(parts) => parts.args,
+            Call::Owned(call) => &call.args_text,
+        }
     }
 }
 

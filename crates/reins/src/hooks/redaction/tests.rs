@@ -149,13 +149,14 @@ async fn every_part_of_an_earlier_history_is_masked_but_signed_reasoning() {
 #[tokio::test]
 async fn a_clean_request_is_not_patched_and_a_patch_replaces_only_the_history() {
     async fn dispatch(request: &CompletionRequest) -> DispatchAction {
+        let target = DispatchTarget::Completion {
+            turn: 1,
+            model: "default",
+            request,
+        };
         let event = DispatchEvent {
             kind: DispatchKind::Completion,
-            target: DispatchTarget::Completion {
-                turn: 1,
-                model: "default",
-                request,
-            },
+            target: &target,
         };
         Redaction::new()
             .on_dispatch(&HookContext::new("r"), event)
