@@ -1,10 +1,11 @@
 //! What a chained event passes from hook to hook: one [`Link`] per chain, and what a stack
 //! answers a run with.
 
+use super::args_text::ArgsText;
 use super::compose::{Chained, Link, Stacked};
 use super::events::{
-    ArgsText, DispatchEvent, DispatchKind, DispatchTarget, ModelSelectEvent, OutcomeEvent,
-    OutcomeTarget, RunStartEvent, ToolCallView,
+    DispatchEvent, DispatchKind, DispatchTarget, ModelSelectEvent, OutcomeEvent, OutcomeTarget,
+    RunStartEvent, ToolCallView,
 };
 use super::table;
 use super::tool_result::ToolResult;

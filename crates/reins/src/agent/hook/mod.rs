@@ -7,6 +7,7 @@
 //! policy hook writes the typed method it needs.
 
 mod actions;
+mod args_text;
 mod as_hook;
 mod compose;
 mod context;
@@ -31,14 +32,15 @@ pub use actions::{
     CompletionCallAction, DispatchAction, InvalidToolCallAction, ModelSelectionAction,
     ModelTurnAction, ObservationAction, OutcomeAction, RunStartAction, ToolArgs,
 };
+pub(crate) use args_text::ArgsText;
 pub(crate) use compose::Stacked;
 pub use context::{HookContext, Scratchpad};
-pub(crate) use events::{ArgsText, DispatchTarget, OutcomeTarget, ToolCallView};
 pub use events::{
     CompletionCallEvent, DispatchEvent, DispatchKind, EffectCall, EffectOutput,
     InvalidToolCallContext, ModelSelectEvent, ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent,
     RunSettledEvent, RunStartEvent, TextDeltaEvent, ToolCallDeltaEvent,
 };
+pub(crate) use events::{DispatchTarget, OutcomeTarget, ToolCallView};
 pub(crate) use links::{ModelOutcome, ToolDispatchDecision};
 pub(crate) use mode::HookFailure;
 pub use patch::RequestPatch;

@@ -1,8 +1,7 @@
 //! [`ToolResult`]: a finished tool call as outcome hooks see it.
 
-use super::events::ArgsText;
+use super::args_text::ArgsText;
 use crate::tool::{ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits};
-use serde_json::Value;
 use std::borrow::Cow;
 
 /// A finished tool call as hooks see it: the model-visible output (with earlier hooks'
@@ -203,17 +202,5 @@ impl<'a> ToolResult<'a> {
             Call::Lent(parts) => parts.args,
             Call::Owned(call) => &call.args_text,
         }
-    }
-}
-
-/// Arguments read as `T`, as their JSON text would be: arguments kept as a string (text the
-/// model sent that is not JSON) are parsed as text; any other value is read directly, with no
-/// text written on the way.
-pub(crate) fn read_args<T: serde::de::DeserializeOwned>(
-    args: &Value,
-) -> Result<T, serde_json::Error> {
-    match args {
-        Value::String(raw) => serde_json::from_str(raw),
-        value => T::deserialize(value),
     }
 }
