@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 ///   `on_outcome` rewrites pass to the next hook, which sees the updated prompt, model,
 ///   arguments or result. The last change wins; a stop, skip or denial ends the chain.
 /// - **Merged**: `on_completion_call` patches from all hooks merge in order (see
-///   [`RequestPatch`] for how conflicting fields merge). A stop ends it.
+///   [`RequestPatch`](super::RequestPatch) for how conflicting fields merge). A stop ends it.
 /// - **First decision wins**: for `on_model_turn_finished`, `on_invalid_tool_call`, the delta
 ///   events and the step view's `CompletionResponse` / `StreamResponseFinish`, the first hook
 ///   that answers something other than continue (or `None`) decides, and later hooks are not
