@@ -110,7 +110,7 @@ impl Driver<'_> {
                 let Some(decision) = self.work_at(index) else {
                     continue;
                 };
-                let Some(pending) = self.state.pending_calls.get_mut(index) else {
+                let Some(pending) = self.state.pending_calls.get(index) else {
                     continue;
                 };
                 let span = trace::tool_span(pending, env.run_id);
@@ -195,9 +195,9 @@ impl Driver<'_> {
             })
             .collect();
         let mut running = futures::stream::iter(work.into_iter().map(
-            |(index, mut pending, decision)| async move {
+            |(index, pending, decision)| async move {
                 let span = trace::tool_span(&pending, env.run_id);
-                let answer = env.answer(index, &mut pending, decision.as_ref());
+                let answer = env.answer(index, &pending, decision.as_ref());
                 (index, answer.instrument(span).await)
             },
         ))
@@ -301,7 +301,7 @@ impl CallEnv<'_> {
     async fn answer(
         &self,
         index: usize,
-        pending: &mut PendingCall,
+        pending: &PendingCall,
         decision: Option<&ToolDecision>,
     ) -> Result<CallOutcome, Halt> {
         let call = &pending.call;
