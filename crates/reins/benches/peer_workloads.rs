@@ -447,8 +447,22 @@ fn reins_batch(rt: &tokio::runtime::Runtime, agent: &Agent) {
 }
 
 fn concurrent(c: &mut Criterion) {
-    let rt = two_workers();
     let tools = definitions();
+    // One run of each, its waits included, on this thread: what each of the batch's runs
+    // allocates.
+    let one = current_thread();
+    let model = shared_tool_loop_model();
+    count_allocations("concurrent/hand_loop", || {
+        drop(one.block_on(hand_tool_loop(&model, &add(), &tools, true)));
+    });
+    // The second run of the agent, as in a batch: the first taught its stack the hook's
+    // defaults.
+    let agent = concurrent_agent();
+    drop(one.block_on(agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future()));
+    count_allocations("concurrent/reins", || {
+        drop(one.block_on(agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future()));
+    });
+    let rt = two_workers();
     let mut group = c.benchmark_group("concurrent");
     group
         .sample_size(10)

@@ -1,5 +1,6 @@
 use super::ToolResultExtensions;
 use serde_json::Value;
+use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -17,14 +18,64 @@ pub struct ToolCallContext {
 }
 
 /// The call's three ids in one string (`run id`, then `internal call id`, then `tool call
-/// id`), so a context costs two allocations whatever the ids' lengths.
+/// id`), held inline when they fit, so a context costs one allocation in the usual case.
 #[derive(Debug)]
 struct CallInfo {
-    ids: String,
+    ids: CallIds,
     /// Where the internal call id starts and ends in `ids`.
     internal_start: usize,
     internal_end: usize,
     extensions: Mutex<ToolResultExtensions>,
+}
+
+/// Room for the three ids inline: a UUID run id (36 bytes), an internal id of a few bytes and
+/// a provider's call id of a few dozen (OpenAI's and Anthropic's are about 30).
+const INLINE_IDS: usize = 96;
+
+/// The three ids' text, inline when it fits, else on the heap. Every call of every run
+/// builds one; a second allocation per call would cost a concurrent service more than the
+/// 96 bytes do.
+enum CallIds {
+    Inline { len: u8, bytes: [u8; INLINE_IDS] },
+    Heap(Box<str>),
+}
+
+impl CallIds {
+    fn new(parts: [&str; 3]) -> Self {
+        let len: usize = parts.iter().map(|part| part.len()).sum();
+        match u8::try_from(len) {
+            Ok(short) if len <= INLINE_IDS => {
+                let mut bytes = [0; INLINE_IDS];
+                let mut at = 0;
+                for part in parts {
+                    let end = at + part.len();
+                    if let Some(slot) = bytes.get_mut(at..end) {
+                        slot.copy_from_slice(part.as_bytes());
+                    }
+                    at = end;
+                }
+                CallIds::Inline { len: short, bytes }
+            }
+            _ => CallIds::Heap(parts.concat().into_boxed_str()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            // Whole strings were copied in, so the bytes are UTF-8.
+            CallIds::Inline { len, bytes } => bytes
+                .get(..usize::from(*len))
+                .and_then(|text| std::str::from_utf8(text).ok())
+                .unwrap_or_default(),
+            CallIds::Heap(text) => text,
+        }
+    }
+}
+
+impl fmt::Debug for CallIds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
 }
 
 impl ToolCallContext {
@@ -40,16 +91,11 @@ impl ToolCallContext {
             internal_call_id.as_ref(),
             tool_call_id.as_ref(),
         );
-        let mut ids =
-            String::with_capacity(run_id.len() + internal_call_id.len() + tool_call_id.len());
-        ids.push_str(run_id);
-        ids.push_str(internal_call_id);
-        ids.push_str(tool_call_id);
         ToolCallContext {
             inner: Arc::new(CallInfo {
                 internal_start: run_id.len(),
                 internal_end: run_id.len() + internal_call_id.len(),
-                ids,
+                ids: CallIds::new([run_id, internal_call_id, tool_call_id]),
                 extensions: Mutex::new(ToolResultExtensions::new()),
             }),
         }
@@ -64,6 +110,7 @@ impl ToolCallContext {
     pub fn run_id(&self) -> &str {
         self.inner
             .ids
+            .as_str()
             .get(..self.inner.internal_start)
             .unwrap_or_default()
     }
@@ -72,6 +119,7 @@ impl ToolCallContext {
     pub fn internal_call_id(&self) -> &str {
         let info = &*self.inner;
         info.ids
+            .as_str()
             .get(info.internal_start..info.internal_end)
             .unwrap_or_default()
     }
@@ -80,6 +128,7 @@ impl ToolCallContext {
     pub fn tool_call_id(&self) -> &str {
         self.inner
             .ids
+            .as_str()
             .get(self.inner.internal_end..)
             .unwrap_or_default()
     }
@@ -125,6 +174,15 @@ mod tests {
             ("", "", ""),
             ("rün", "", "ça"),
             ("r", "t2c1", ""),
+            // A UUID run id and a provider's id of usual length: inline.
+            (
+                "0193a4f2-7c1e-7d2a-9b3c-4d5e6f708192",
+                "t12c3",
+                "toolu_01A09q90qw90lq917835lq9",
+            ),
+            // Ids past the inline room, and past 255 bytes, go to the heap.
+            (&"r".repeat(60), "t1c0", &"c".repeat(40)),
+            (&"r".repeat(200), "t1c0", &"ç".repeat(40)),
         ] {
             let context = ToolCallContext::new(run, internal, call);
             assert_eq!(

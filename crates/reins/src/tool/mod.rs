@@ -17,11 +17,11 @@ pub use source::ToolSource;
 pub use traits::ToolTraits;
 
 use futures::FutureExt;
-use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use stackfuture::StackFuture;
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::future::Future;
@@ -158,6 +158,14 @@ pub struct ToolDefinition {
     pub parameters: Value,
 }
 
+/// The room a tool call's future gets inline; a larger one (a tool that awaits a network
+/// call, say) is boxed. A tool that computes its answer, or awaits little, costs no
+/// allocation per call.
+const TOOL_FUTURE_BYTES: usize = 128;
+
+/// A tool call's future in its object-safe form, held inline when it fits.
+type ToolFuture<'a> = StackFuture<'a, Result<ToolOutput, ToolFailure>, TOOL_FUTURE_BYTES>;
+
 /// Object-safe form of [`Tool`]: arguments and output as JSON.
 trait DynTool: Send + Sync {
     fn definition(&self) -> ToolDefinition;
@@ -165,7 +173,7 @@ trait DynTool: Send + Sync {
     fn retry_safety(&self) -> RetrySafety;
     fn traits(&self) -> Option<ToolTraits>;
     fn origin(&self) -> Option<&str>;
-    fn call_json<'a>(&'a self, args: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
+    fn call_json<'a>(&'a self, args: &'a Value) -> ToolFuture<'a>;
 }
 
 impl<T: Tool> DynTool for T {
@@ -193,8 +201,8 @@ impl<T: Tool> DynTool for T {
         Tool::origin(self)
     }
 
-    fn call_json<'a>(&'a self, args: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
+    fn call_json<'a>(&'a self, args: &'a Value) -> ToolFuture<'a> {
+        StackFuture::from_or_box(async move {
             let args =
                 T::Args::deserialize(args).map_err(|error| ToolFailure::InvalidArguments {
                     message: error.to_string(),
