@@ -195,10 +195,24 @@ pub(crate) fn arguments_text(arguments: &Value) -> String {
 
 /// `value` as compact JSON text. Written straight into the string's buffer: `Display`
 /// (`value.to_string()`) goes through the formatting machinery and costs several times as
-/// much, on a path every tool call takes.
+/// much, on a path every tool call takes. A scalar gets a buffer of about its size rather
+/// than serde_json's 128 bytes: the text usually stays in the run's history (a tool's
+/// answer), and ten thousand runs would keep the difference.
 pub(crate) fn json_text(value: &Value) -> String {
-    // Serializing a `Value` cannot fail: its map keys are strings.
-    serde_json::to_string(value).unwrap_or_default()
+    let capacity = match value {
+        Value::Null | Value::Bool(_) => 5,
+        // The longest an `i64`, `u64` or `f64` is written.
+        Value::Number(_) => 24,
+        Value::String(text) => text.len() + 2,
+        Value::Array(_) | Value::Object(_) => 128,
+    };
+    let mut text = Vec::with_capacity(capacity);
+    // Serializing a `Value` cannot fail: its map keys are strings, and a `Vec` takes any
+    // amount. serde_json writes UTF-8 only.
+    match serde_json::to_writer(&mut text, value) {
+        Ok(()) => String::from_utf8(text).unwrap_or_default(),
+        Err(_) => String::new(),
+    }
 }
 
 /// The model's reasoning, as far as the provider exposes it.
@@ -365,6 +379,29 @@ impl Document {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn json_text_is_serde_json_compact_text_and_a_scalar_keeps_little_memory() {
+        for value in [
+            json!(null),
+            json!(true),
+            json!(3),
+            json!(-9_223_372_036_854_775_808_i64),
+            json!(18_446_744_073_709_551_615_u64),
+            json!(-1.7976931348623157e308_f64),
+            json!(2.2250738585072014e-308_f64),
+            json!("say \"hi\"\n\u{1}ç"),
+            json!("x".repeat(300)),
+            json!([1, "two", {"three": [3.5, null]}]),
+            json!({"k": "v".repeat(500), "n": {"m": []}}),
+        ] {
+            let text = json_text(&value);
+            assert_eq!(Some(&text), serde_json::to_string(&value).ok().as_ref());
+            if !(value.is_array() || value.is_object()) {
+                assert!(text.capacity() <= 2 * text.len() + 24, "{text}");
+            }
+        }
+    }
 
     #[test]
     fn history_round_trips_through_json() {
