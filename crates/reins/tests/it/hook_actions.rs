@@ -492,6 +492,73 @@ async fn a_model_dispatch_can_patch_the_request() {
     assert_eq!(model.requests()[0].temperature, Some(0.1));
 }
 
+/// Patches the first model call's request at its dispatch: a summary for the history, one
+/// tool advertised, a low temperature.
+struct SummariseFirstDispatch;
+impl AgentHook for SummariseFirstDispatch {
+    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        if event.request().is_some() && ctx.turn() == 1 {
+            DispatchAction::patch(
+                RequestPatch::new()
+                    .temperature(0.1)
+                    .active_tools(["add"])
+                    .history(vec![Message::user("summary")]),
+            )
+        } else {
+            DispatchAction::proceed()
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_model_dispatch_patch_changes_its_turn_only_and_the_run_keeps_its_history() {
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::new([
+        Turn::tool_call("add", json!({"a": 1, "b": 2})),
+        Turn::text("3"),
+    ]);
+    let agent = AgentBuilder::new(model.clone())
+        .temperature(0.7)
+        .tool(add_tool())
+        .tool(echo_tool("echo", calls))
+        .add_hook(SummariseFirstDispatch)
+        .build();
+    let response = agent.prompt("1+2").extended_details().await.unwrap();
+    let requests = model.requests();
+    assert_eq!(requests[0].temperature, Some(0.1));
+    assert_eq!(requests[0].tool_names().collect::<Vec<_>>(), vec!["add"]);
+    assert_eq!(requests[0].history, vec![Message::user("summary")]);
+    // The next turn is sent the run's own request and history.
+    assert_eq!(requests[1].temperature, Some(0.7));
+    assert_eq!(
+        requests[1].tool_names().collect::<Vec<_>>(),
+        vec!["add", "echo"]
+    );
+    assert_eq!(requests[1].history.len(), 3);
+    assert_eq!(requests[1].history[0], Message::user("1+2"));
+    assert_eq!(response.history().len(), 4);
+    assert_eq!(response.output, "3");
+}
+
+#[tokio::test]
+async fn a_call_of_a_tool_a_dispatch_patch_withheld_is_not_run() {
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::new([
+        Turn::tool_call("echo", json!({"text": "hi"})),
+        Turn::text("done"),
+    ]);
+    let agent = AgentBuilder::new(model.clone())
+        .tool(add_tool())
+        .tool(echo_tool("echo", calls.clone()))
+        .add_hook(SummariseFirstDispatch)
+        .build();
+    let _ = agent.prompt("x").await;
+    assert!(
+        calls.lock().unwrap().is_empty(),
+        "`echo` was not advertised on the turn that called it"
+    );
+}
+
 struct Redact;
 impl AgentHook for Redact {
     async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {

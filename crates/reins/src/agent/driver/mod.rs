@@ -185,6 +185,7 @@ pub(crate) fn run(
             state,
             lent_arguments: None,
             spare_calls: Vec::new(),
+            last_label: None,
         };
         let mut outcome = driver.drive(prompt).instrument(span.clone()).await;
         // Whatever ended the run, its history holds every call's arguments.
@@ -306,6 +307,10 @@ pub(crate) struct Driver<'a> {
     lent_arguments: Option<usize>,
     /// An answered turn's list of calls, emptied, for the next turn's calls.
     spare_calls: Vec<PendingCall>,
+    /// The configured label `state.last_model` was last found to hold: when this turn's
+    /// label is the same string of the configuration, the state's copy need not be read (a
+    /// cache line nothing else in the turn touches, in a service running many runs).
+    last_label: Option<&'a str>,
 }
 
 /// reins' id of the `ordinal`-th tool call of `turn`.
@@ -431,7 +436,8 @@ impl Driver<'_> {
             // A finished run is not run again: its answer is its last assistant message.
             return Ok(final_answer(&self.state.history));
         }
-        let mut template = self.request_template();
+        // The run's request, sent every turn with the run's history lent to it.
+        let mut request = self.request_template();
 
         loop {
             // Every effect completed so far is journaled before the run advances.
@@ -451,10 +457,10 @@ impl Driver<'_> {
             let turn = self.state.turn;
             self.ctx.set_turn(turn);
             if self.refresh_tools().await {
-                template = self.request_template();
+                request = self.request_template();
             }
 
-            let received = self.call_model(&template).await?;
+            let received = self.call_model(&mut request).await?;
             let mut response = received.response;
             self.state.usage += response.usage;
             if self.durable.is_some() {
@@ -463,8 +469,12 @@ impl Driver<'_> {
                 self.journal(effect_id, "model_turn", payload);
             }
 
+            let (advertised, tool_choice) = match &received.patched {
+                Some(sent) => (&sent.tools, sent.tool_choice.as_ref()),
+                None => (&request.tools, request.tool_choice.as_ref()),
+            };
             let checked = self
-                .check_tool_calls(&response, &received.tools, received.tool_choice.as_ref())
+                .check_tool_calls(&response, advertised, tool_choice)
                 .await?;
             let (recovered, mut calls, arguments_deferred) = match checked {
                 CheckedCalls::Retry(feedback) => {

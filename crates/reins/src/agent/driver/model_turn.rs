@@ -6,6 +6,7 @@ use crate::agent::builder::AgentConfig;
 use crate::agent::hook::{
     CompletionCallEvent, ModelOutcome, ModelTurnAction, ModelTurnFinished, ObservationAction,
     ReasoningDeltaEvent, Stacked, StepEvent, StepEventKind, TextDeltaEvent, ToolCallDeltaEvent,
+    TurnRequest,
 };
 use crate::agent::output_spec::OutputMode;
 use crate::agent::stream::{StreamItem, StreamSink};
@@ -13,7 +14,7 @@ use crate::completion::{
     CompletionError, CompletionRequest, CompletionResponse, CompletionStream, DynCompletionModel,
     StreamChunk,
 };
-use crate::message::{Message, ToolChoice};
+use crate::message::ToolChoice;
 use crate::tool::{ToolDefinition, panic_message};
 use futures::future::Either;
 use futures::{FutureExt, StreamExt};
@@ -28,12 +29,19 @@ use tracing::Instrument;
 /// with [`PromptError::Rejected`](crate::agent::PromptError::RejectedAction) rather than loop.
 pub const MAX_MODEL_CALLS_PER_TURN: usize = 8;
 
-/// One model turn as received, with what the request advertised.
+/// One model turn as received.
 pub(super) struct ReceivedTurn {
     pub response: CompletionResponse,
+    /// The tools and tool choice the turn's request advertised, when a hook's patch made them
+    /// differ from the run's request (`None`: the run's request's own).
+    pub patched: Option<Advertised>,
+    pub streamed_text: bool,
+}
+
+/// What a patched request advertised to the model.
+pub(super) struct Advertised {
     pub tools: Arc<[ToolDefinition]>,
     pub tool_choice: Option<ToolChoice>,
-    pub streamed_text: bool,
 }
 
 impl<'a> Driver<'a> {
@@ -66,53 +74,67 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// Builds this turn's request, runs the completion-call, model-select and dispatch hooks,
-    /// calls the model and runs the outcome hooks. The run's history is lent to the request
-    /// and always given back, whatever happens.
+    /// Runs this turn's completion-call, model-select and dispatch hooks on the run's
+    /// `request`, calls the model and runs the outcome hooks. The run's history is lent to
+    /// the request and always given back, whatever happens; a hook's patch applies to a copy
+    /// for this turn only, so `request` serves every turn unchanged (no copy of it a turn).
     pub(super) async fn call_model(
         &mut self,
-        template: &CompletionRequest,
+        request: &mut CompletionRequest,
     ) -> Result<ReceivedTurn, Halt> {
-        let mut request = template.clone();
         request.history = std::mem::take(&mut self.state.history);
-        let mut saved_history = None;
+        let mut turn_request = TurnRequest::new(request);
         let chat = trace::chat_span(&self.state.run_id, self.state.turn);
-        let result = (self.call_model_with(&mut request, &mut saved_history))
+        let result = (self.call_model_with(&mut turn_request))
             .instrument(chat.clone())
             .await;
         trace::record_chat_outcome(&chat, &result);
-        self.state.history = saved_history.unwrap_or_else(|| std::mem::take(&mut request.history));
+        let (history, patched) = turn_request.finish();
+        self.state.history = history;
         let (response, streamed_text, label) = result?;
         // Usually the same model as last turn: no new copy of its label.
-        if self.state.last_model.as_deref() != Some(&*label) {
-            self.state.last_model = Some(label.into_owned());
+        let same_as_last = match (&label, self.last_label) {
+            (Cow::Borrowed(now), Some(last)) => std::ptr::eq(*now, last),
+            _ => false,
+        };
+        if !same_as_last {
+            self.last_label = match label {
+                Cow::Borrowed(configured) => Some(configured),
+                Cow::Owned(_) => None,
+            };
+            if self.state.last_model.as_deref() != Some(&*label) {
+                self.state.last_model = Some(label.into_owned());
+            }
         }
         Ok(ReceivedTurn {
             response,
-            tools: request.tools,
-            tool_choice: request.tool_choice,
+            patched: patched.map(|sent| Advertised {
+                tools: sent.tools,
+                tool_choice: sent.tool_choice,
+            }),
             streamed_text,
         })
     }
 
+    /// [`Self::call_model`] once the history is lent to the turn's request.
     async fn call_model_with(
         &self,
-        request: &mut CompletionRequest,
-        saved_history: &mut Option<Vec<Message>>,
+        request: &mut TurnRequest<'_>,
     ) -> Result<(CompletionResponse, bool, Cow<'a, str>), Halt> {
         let turn = self.state.turn;
         if self.observes(StepEventKind::CompletionCall) {
-            if let Some((prompt, history)) = request.history.split_last() {
+            let sent = request.get();
+            if let Some((prompt, history)) = sent.history.split_last() {
                 let event = CompletionCallEvent {
                     prompt,
                     history,
                     turn,
-                    request,
+                    request: sent,
                 };
                 match self.hooks.completion_call(self.ctx, event).await? {
                     Stacked::Go(Some(patch)) => {
                         trace::hook_decision("rewrite", "on_completion_call");
-                        patch.apply_keeping_history(request, saved_history)
+                        request.patch(patch);
                     }
                     Stacked::Go(None) => {}
                     Stacked::Stop(reason) => return Err(Halt::Stop(reason)),
@@ -129,7 +151,7 @@ impl<'a> Driver<'a> {
                 &models.default_label,
                 self.state.last_model.as_deref(),
                 &models.labels,
-                saved_history.as_deref().unwrap_or(&request.history),
+                request.run_history(),
             )? {
                 Stacked::Go(Some(label)) => Cow::Owned(label),
                 Stacked::Go(None) => Cow::Borrowed(&models.default_label),
@@ -148,12 +170,12 @@ impl<'a> Driver<'a> {
                     models.labels.join(", ")
                 )));
             };
-            trace::record_chat_request(&**model, &label, &models.default_label, request);
+            trace::record_chat_request(&**model, &label, &models.default_label, request.get());
             let mut served = None;
             if self.observes(StepEventKind::CompletionDispatch) {
                 match self
                     .hooks
-                    .dispatch_completion(self.ctx, turn, &label, request, saved_history)
+                    .dispatch_completion(self.ctx, turn, &label, request)
                     .await?
                 {
                     Stacked::Go(response) => served = response,
@@ -164,7 +186,7 @@ impl<'a> Driver<'a> {
                 // Boxed: a response a hook answered with is rare, and its path's state would
                 // otherwise be part of every run's future.
                 Some(response) => Box::pin(self.serve(*response)).await,
-                None => self.call_once(&**model, request).await,
+                None => self.call_once(&**model, request.get()).await,
             };
             if !self.observes(StepEventKind::CompletionOutcome) {
                 let (response, streamed_text) = called?;

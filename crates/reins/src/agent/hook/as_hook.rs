@@ -28,7 +28,7 @@ use super::table;
 use super::{
     AgentHook, CompletionCallAction, DispatchAction, DispatchTarget, HookContext,
     InvalidToolCallAction, ModelSelectionAction, ModelTurnAction, ObservationAction, OutcomeAction,
-    OutcomeTarget, RequestPatch, RunStartAction,
+    OutcomeTarget, RequestPatch, RunStartAction, TurnRequest,
 };
 use crate::completion::CompletionRequest;
 
@@ -215,19 +215,22 @@ pub(super) async fn on_dispatch<G: Mode>(
             model,
             request,
         } => {
-            let mut patched = request.clone();
-            let mut saved_history = None;
+            // The members patch a copy; what they changed is the stack's patch.
+            let mut copy = request.clone();
+            let mut turn_request = TurnRequest::new(&mut copy);
             let chain = RequestChain {
                 turn,
                 model,
-                request: &mut patched,
-                saved_history: &mut saved_history,
+                request: &mut turn_request,
             };
-            match compose::chained::<table::on_dispatch, G, _>(hooks, ctx, chain).await? {
-                Stacked::Stop(reason) => DispatchAction::Stop(reason),
-                Stacked::Go(Some(response)) => DispatchAction::Respond(response),
-                Stacked::Go(None) if patched == *request => DispatchAction::Proceed,
-                Stacked::Go(None) => DispatchAction::patch(patch_between(request, patched)),
+            let answer = compose::chained::<table::on_dispatch, G, _>(hooks, ctx, chain).await?;
+            match (answer, turn_request.into_patched()) {
+                (Stacked::Stop(reason), _) => DispatchAction::Stop(reason),
+                (Stacked::Go(Some(response)), _) => DispatchAction::Respond(response),
+                (Stacked::Go(None), Some(patched)) if patched != *request => {
+                    DispatchAction::patch(patch_between(request, patched))
+                }
+                (Stacked::Go(None), _) => DispatchAction::Proceed,
             }
         }
         DispatchTarget::Effect { .. } => {

@@ -9,9 +9,10 @@ use super::events::{
 };
 use super::table;
 use super::tool_result::ToolResult;
+use super::turn_request::TurnRequest;
 use super::{DispatchAction, ModelSelectionAction, OutcomeAction, RunStartAction};
 use crate::agent::StopReason;
-use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
+use crate::completion::{CompletionError, CompletionResponse};
 use crate::message::Message;
 use crate::tool::ToolOutput;
 use serde_json::Value;
@@ -207,17 +208,15 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
     }
 }
 
-/// A model call's dispatch: patches apply to the request as they come, so later hooks see
-/// the patched request; a patched history is kept aside in `saved_history` (see
-/// [`RequestPatch::apply_keeping_history`](super::RequestPatch::apply_keeping_history)).
-pub(crate) struct RequestChain<'h> {
+/// A model call's dispatch: patches apply to the turn's request as they come, so later hooks
+/// see the patched request (see [`TurnRequest`]).
+pub(crate) struct RequestChain<'h, 'r> {
     pub turn: usize,
     pub model: &'h str,
-    pub request: &'h mut CompletionRequest,
-    pub saved_history: &'h mut Option<Vec<Message>>,
+    pub request: &'h mut TurnRequest<'r>,
 }
 
-impl Link<table::on_dispatch> for RequestChain<'_> {
+impl Link<table::on_dispatch> for RequestChain<'_, '_> {
     /// `Some`: a hook answered the call itself; the model is not called.
     type Done = Stacked<Option<Box<CompletionResponse>>>;
     #[inline]
@@ -225,7 +224,7 @@ impl Link<table::on_dispatch> for RequestChain<'_> {
         let target = DispatchTarget::Completion {
             turn: self.turn,
             model: self.model,
-            request: self.request,
+            request: self.request.get(),
         };
         (DispatchKind::Completion, Target::Built(target))
     }
@@ -234,9 +233,7 @@ impl Link<table::on_dispatch> for RequestChain<'_> {
         match action {
             DispatchAction::Proceed => return proceed(action),
             DispatchAction::RewriteToolArgs(_) => {}
-            DispatchAction::Patch(patch) => {
-                patch.apply_keeping_history(self.request, self.saved_history);
-            }
+            DispatchAction::Patch(patch) => self.request.patch(*patch),
             DispatchAction::Respond(response) => {
                 return ControlFlow::Break(Stacked::Go(Some(response)));
             }

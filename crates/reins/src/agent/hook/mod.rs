@@ -25,6 +25,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 mod tool_result;
+mod turn_request;
 
 pub use crate::agent::event_kind::{InvalidToolCallReason, StepEventKind};
 pub use crate::run::{Entry, EntryError};
@@ -48,6 +49,7 @@ pub use stack::HookStack;
 pub use step::{Flow, StepEvent};
 pub(crate) use tool_result::CallParts;
 pub use tool_result::ToolResult;
+pub(crate) use turn_request::TurnRequest;
 
 use std::future::Future;
 use table::via_on_event;

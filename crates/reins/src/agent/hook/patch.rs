@@ -148,22 +148,6 @@ impl RequestPatch {
         }
     }
 
-    /// Applies the patch to a turn's request whose history is the run's own: a replaced
-    /// history is moved into `saved` (once), so the run keeps its history.
-    pub(crate) fn apply_keeping_history(
-        mut self,
-        request: &mut CompletionRequest,
-        saved: &mut Option<Vec<Message>>,
-    ) {
-        if let Some(history) = self.history.take() {
-            let original = std::mem::replace(&mut request.history, history);
-            if saved.is_none() {
-                *saved = Some(original);
-            }
-        }
-        self.apply(request);
-    }
-
     /// Applies the patch to a request.
     pub fn apply(self, request: &mut CompletionRequest) {
         if let Some(preamble) = self.preamble {

@@ -17,8 +17,9 @@ use super::stack::HookStack;
 use super::step::{Flow, StepEvent};
 use super::table;
 use super::tool_result::ToolResult;
+use super::turn_request::TurnRequest;
 use super::{HookContext, InvalidToolCallAction, ModelTurnAction, ObservationAction, RequestPatch};
-use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
+use crate::completion::{CompletionError, CompletionResponse};
 use crate::message::Message;
 use futures::FutureExt;
 use std::future::Future;
@@ -108,20 +109,18 @@ impl HookStack {
     /// Runs the completion dispatch chain; patches apply to `request` as they come, so later
     /// hooks see the patched request.
     #[inline]
-    pub(crate) fn dispatch_completion<'e>(
+    pub(crate) fn dispatch_completion<'e, 'r>(
         &'e self,
         ctx: &'e HookContext,
         turn: usize,
         model: &'e str,
-        request: &'e mut CompletionRequest,
-        saved_history: &'e mut Option<Vec<Message>>,
+        request: &'e mut TurnRequest<'r>,
     ) -> impl Future<Output = Result<Stacked<Option<Box<CompletionResponse>>>, HookFailure>> {
         let hooks = self.observers(StepEventKind::CompletionDispatch);
         let chain = RequestChain {
             turn,
             model,
             request,
-            saved_history,
         };
         compose::chained::<table::on_dispatch, Caught, _>(hooks, ctx, chain)
     }
