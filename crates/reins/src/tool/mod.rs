@@ -6,6 +6,7 @@ mod context;
 mod function;
 mod outcome;
 mod retry;
+mod set;
 mod source;
 mod traits;
 
@@ -13,20 +14,17 @@ pub use context::ToolCallContext;
 pub use function::{FnTool, tool_fn};
 pub use outcome::{ToolFailure, ToolOutcome, ToolOutput, ToolResultExtensions};
 pub use retry::RetrySafety;
+pub use set::ToolSet;
 pub use source::ToolSource;
 pub use traits::ToolTraits;
 
-use futures::FutureExt;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use stackfuture::StackFuture;
-use std::collections::HashMap;
 use std::fmt::Display;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A tool the model can call.
@@ -241,178 +239,6 @@ impl ToolExecution {
             output: ToolOutput::Text(failure.to_string()),
             outcome: ToolOutcome::Failed(failure),
             extensions,
-        }
-    }
-}
-
-/// The tools an agent can call, by name, in the order they were added.
-#[derive(Clone, Default)]
-pub struct ToolSet {
-    /// Looked up on every tool call: foldhash instead of SipHash (the names are the
-    /// application's, fixed when the set is built; a lookup never inserts).
-    tools: HashMap<String, Arc<dyn DynTool>, foldhash::fast::RandomState>,
-    definitions: Vec<ToolDefinition>,
-}
-
-impl std::fmt::Debug for ToolSet {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.definitions.iter().map(|d| &d.name))
-            .finish()
-    }
-}
-
-impl ToolSet {
-    /// An empty set.
-    pub fn new() -> Self {
-        ToolSet::default()
-    }
-
-    /// Adds a tool; a tool of the same name is replaced.
-    pub fn add<T: Tool>(&mut self, tool: T) {
-        let definition = DynTool::definition(&tool);
-        self.add_shared(definition, Arc::new(tool));
-    }
-
-    /// Adds every tool of `other`, in its order; a tool of the same name is replaced.
-    pub fn extend_from(&mut self, other: &ToolSet) {
-        for definition in &other.definitions {
-            if let Some(tool) = other.tools.get(&definition.name) {
-                self.add_shared(definition.clone(), Arc::clone(tool));
-            }
-        }
-    }
-
-    fn add_shared(&mut self, definition: ToolDefinition, tool: Arc<dyn DynTool>) {
-        match self
-            .definitions
-            .iter_mut()
-            .find(|d| d.name == definition.name)
-        {
-            Some(existing) => *existing = definition.clone(),
-            None => self.definitions.push(definition.clone()),
-        }
-        self.tools.insert(definition.name, tool);
-    }
-
-    /// Whether a tool of that name exists.
-    pub fn contains(&self, name: &str) -> bool {
-        self.tools.contains_key(name)
-    }
-
-    /// What the tool `name` declares about executing a call again; an unknown tool declares
-    /// nothing.
-    pub fn retry_safety(&self, name: &str) -> RetrySafety {
-        self.tools
-            .get(name)
-            .map_or(RetrySafety::Undeclared, |tool| tool.retry_safety())
-    }
-
-    /// What the tool `name` says about itself; `None` for an unknown tool or one that declares
-    /// nothing.
-    pub fn traits(&self, name: &str) -> Option<ToolTraits> {
-        self.tools.get(name).and_then(|tool| tool.traits())
-    }
-
-    /// Where the tool named `name` comes from ([`Tool::origin`]); `None` for a tool that does
-    /// not say, or a name the set does not have.
-    pub fn origin(&self, name: &str) -> Option<&str> {
-        self.tools.get(name).and_then(|tool| tool.origin())
-    }
-
-    /// The tool `name`, looked up once for one call of a run: what it declares about itself
-    /// and its execution both come from this lookup.
-    pub(crate) fn lookup(&self, name: &str) -> Lookup<'_> {
-        Lookup {
-            tool: self.tools.get(name).map(|tool| &**tool),
-        }
-    }
-
-    /// The tools' definitions, in the order they were added.
-    pub fn definitions(&self) -> &[ToolDefinition] {
-        &self.definitions
-    }
-
-    /// The tools' names, in the order they were added.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.definitions.iter().map(|d| d.name.as_str())
-    }
-
-    /// The number of tools.
-    pub fn len(&self) -> usize {
-        self.definitions.len()
-    }
-
-    /// Whether the set is empty.
-    pub fn is_empty(&self) -> bool {
-        self.definitions.is_empty()
-    }
-
-    /// Calls the tool `name` with JSON arguments: never fails and never panics. A missing
-    /// tool, bad arguments, an error, a timeout or a panic become a classified
-    /// [`ToolFailure`] in the outcome, and the failure's text is the output.
-    pub async fn call(&self, name: &str, args: &Value, context: ToolCallContext) -> ToolExecution {
-        self.lookup(name).call(name, args, context).await
-    }
-}
-
-/// A tool looked up by name for one call ([`ToolSet::lookup`]); it may be missing.
-#[derive(Clone, Copy)]
-pub(crate) struct Lookup<'a> {
-    tool: Option<&'a dyn DynTool>,
-}
-
-impl<'a> Lookup<'a> {
-    /// What the tool declares about itself; `None` for a missing tool.
-    pub(crate) fn traits(self) -> Option<ToolTraits> {
-        self.tool.and_then(DynTool::traits)
-    }
-
-    /// Where the tool comes from; `None` for a missing tool.
-    pub(crate) fn origin(self) -> Option<&'a str> {
-        self.tool.and_then(DynTool::origin)
-    }
-
-    /// Calls the tool (looked up as `name`) with JSON arguments, as [`ToolSet::call`] does.
-    pub(crate) async fn call(
-        self,
-        name: &str,
-        args: &Value,
-        context: ToolCallContext,
-    ) -> ToolExecution {
-        let Some(tool) = self.tool else {
-            return ToolExecution::failed(
-                ToolFailure::NotFound {
-                    name: name.to_owned(),
-                },
-                ToolResultExtensions::new(),
-            );
-        };
-        let timeout = tool.timeout();
-        let scoped = context.clone().scope(async move {
-            let call = AssertUnwindSafe(tool.call_json(args)).catch_unwind();
-            match timeout {
-                Some(limit) => tokio::time::timeout(limit, call)
-                    .await
-                    .unwrap_or(Ok(Err(ToolFailure::Timeout { after: limit }))),
-                None => call.await,
-            }
-        });
-        let result = scoped.await;
-        let extensions = context.take_extensions();
-        match result {
-            Ok(Ok(output)) => ToolExecution {
-                output,
-                outcome: ToolOutcome::Success,
-                extensions,
-            },
-            Ok(Err(failure)) => ToolExecution::failed(failure, extensions),
-            Err(panic) => ToolExecution::failed(
-                ToolFailure::Panicked {
-                    message: panic_message(panic.as_ref()),
-                },
-                extensions,
-            ),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! per tool call, and a `reins.hook.decision` event per hook decision that changes the run.
 //!
 //! Every function returns at once when its span is disabled (no subscriber, or one that
-//! filters reins out): attribute values are computed only for a span that records them, and
+//! filters reins out; with no subscriber, one atomic load decides): attribute values are computed only for a span that records them, and
 //! content only when a subscriber's [`Telemetry`] opts in.
 
 use super::Halt;
@@ -17,8 +17,9 @@ use crate::completion::{
 use crate::observe::{ContentKind, Telemetry};
 use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
 use crate::tool::{ToolFailure, ToolOutcome, ToolOutput};
-use tracing::Span;
 use tracing::field::Empty;
+use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
+use tracing::{Level, Span};
 
 /// The `invoke_agent` span of a run. A new run stores the span's trace context in `state`; a
 /// resumed one (its state carries a context) continues that trace.
@@ -134,10 +135,9 @@ pub(super) fn record_chat_request(
     default_label: &str,
     request: &CompletionRequest,
 ) {
-    let span = Span::current();
-    if span.is_disabled() {
+    let Some(span) = current_span() else {
         return;
-    }
+    };
     record_model_identity(&span, model);
     let name = format!("chat {}", model.model_name().unwrap_or(label));
     span.record("otel.name", name.as_str());
@@ -254,10 +254,9 @@ fn record_changed_dispatch(decision: &ToolDispatchDecision) {
         ToolDispatchDecision::Stop(_) => "stop",
         ToolDispatchDecision::Suspend(_) => "suspend",
     };
-    let span = Span::current();
-    if span.is_disabled() {
+    let Some(span) = current_span() else {
         return;
-    }
+    };
     span.record("reins.hook.action", action);
     // A stop ends the run; its event is recorded once, on the run's span.
     if !matches!(decision, ToolDispatchDecision::Stop(_)) {
@@ -267,10 +266,9 @@ fn record_changed_dispatch(decision: &ToolDispatchDecision) {
 
 /// Records a tool call's result on the current `execute_tool` span.
 pub(super) fn record_tool_result(output: &ToolOutput, outcome: &ToolOutcome) {
-    let span = Span::current();
-    if span.is_disabled() {
+    let Some(span) = current_span() else {
         return;
-    }
+    };
     let outcome = match outcome {
         ToolOutcome::Success => "success",
         ToolOutcome::Failed(failure) => {
@@ -286,10 +284,9 @@ pub(super) fn record_tool_result(output: &ToolOutput, outcome: &ToolOutcome) {
 
 /// The action of a person's (or program's) stored decision a resumed call runs under.
 pub(super) fn record_resume_decision(decision: &ToolDecision) {
-    let span = Span::current();
-    if span.is_disabled() {
+    let Some(span) = current_span() else {
         return;
-    }
+    };
     let action = match decision {
         ToolDecision::Approve | ToolDecision::Rerun => return,
         ToolDecision::ApproveWithArgs { .. } => "rewrite",
@@ -309,6 +306,16 @@ pub(super) fn hook_decision(action: &'static str, hook: &'static str) {
         { reins.hook.action = action, reins.hook.name = hook },
         "reins.hook.decision"
     );
+}
+
+/// The current span, unless it is disabled. With no subscriber (or one that leaves out
+/// `info`) no span of reins' can be enabled, which one atomic load tells: looking up the
+/// current span would cost a turn more than that (a thread-local and a dispatcher call).
+fn current_span() -> Option<Span> {
+    if Level::INFO > STATIC_MAX_LEVEL || Level::INFO > LevelFilter::current() {
+        return None;
+    }
+    Some(Span::current()).filter(|span| !span.is_disabled())
 }
 
 /// An integer attribute: OpenTelemetry's are signed, and `tracing-opentelemetry` records

@@ -1,0 +1,270 @@
+//! [`ToolSet`]: the tools an agent holds, found by name for each call.
+
+use super::{
+    DynTool, RetrySafety, Tool, ToolCallContext, ToolDefinition, ToolExecution, ToolFailure,
+    ToolOutcome, ToolResultExtensions, ToolTraits, panic_message,
+};
+use futures::FutureExt;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+/// The tools an agent can call, by name, in the order they were added.
+#[derive(Clone, Default)]
+pub struct ToolSet {
+    /// The tools, in the order of `definitions`.
+    tools: Vec<Arc<dyn DynTool>>,
+    definitions: Vec<ToolDefinition>,
+    /// Each name's index in `tools`, for a set too large to scan (see [`Self::find`]);
+    /// foldhash instead of SipHash: the names are the application's, and a lookup never
+    /// inserts.
+    by_name: HashMap<String, usize, foldhash::fast::RandomState>,
+}
+
+/// Up to this many tools, a name is found by scanning the definitions (a length compared per
+/// tool, and the bytes of the few of the same length), which costs a call less than hashing
+/// the name does.
+const SCANNED_TOOLS: usize = 8;
+
+impl std::fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.definitions.iter().map(|d| &d.name))
+            .finish()
+    }
+}
+
+impl ToolSet {
+    /// An empty set.
+    pub fn new() -> Self {
+        ToolSet::default()
+    }
+
+    /// Adds a tool; a tool of the same name is replaced.
+    pub fn add<T: Tool>(&mut self, tool: T) {
+        let definition = DynTool::definition(&tool);
+        self.add_shared(definition, Arc::new(tool));
+    }
+
+    /// Adds every tool of `other`, in its order; a tool of the same name is replaced.
+    pub fn extend_from(&mut self, other: &ToolSet) {
+        for (definition, tool) in other.definitions.iter().zip(&other.tools) {
+            self.add_shared(definition.clone(), Arc::clone(tool));
+        }
+    }
+
+    fn add_shared(&mut self, definition: ToolDefinition, tool: Arc<dyn DynTool>) {
+        match self.by_name.get(&definition.name).copied() {
+            Some(index) => {
+                if let (Some(slot), Some(existing)) =
+                    (self.tools.get_mut(index), self.definitions.get_mut(index))
+                {
+                    *slot = tool;
+                    *existing = definition;
+                }
+            }
+            None => {
+                self.by_name
+                    .insert(definition.name.clone(), self.definitions.len());
+                self.definitions.push(definition);
+                self.tools.push(tool);
+            }
+        }
+    }
+
+    /// The tool named `name`.
+    fn find(&self, name: &str) -> Option<&Arc<dyn DynTool>> {
+        let index = if self.definitions.len() <= SCANNED_TOOLS {
+            self.definitions.iter().position(|d| d.name == name)
+        } else {
+            self.by_name.get(name).copied()
+        };
+        self.tools.get(index?)
+    }
+
+    /// Whether a tool of that name exists.
+    pub fn contains(&self, name: &str) -> bool {
+        self.find(name).is_some()
+    }
+
+    /// What the tool `name` declares about executing a call again; an unknown tool declares
+    /// nothing.
+    pub fn retry_safety(&self, name: &str) -> RetrySafety {
+        self.find(name)
+            .map_or(RetrySafety::Undeclared, |tool| tool.retry_safety())
+    }
+
+    /// What the tool `name` says about itself; `None` for an unknown tool or one that declares
+    /// nothing.
+    pub fn traits(&self, name: &str) -> Option<ToolTraits> {
+        self.find(name).and_then(|tool| tool.traits())
+    }
+
+    /// Where the tool named `name` comes from ([`Tool::origin`]); `None` for a tool that does
+    /// not say, or a name the set does not have.
+    pub fn origin(&self, name: &str) -> Option<&str> {
+        self.find(name).and_then(|tool| tool.origin())
+    }
+
+    /// The tool `name`, looked up once for one call of a run: what it declares about itself
+    /// and its execution both come from this lookup.
+    pub(crate) fn lookup(&self, name: &str) -> Lookup<'_> {
+        Lookup {
+            tool: self.find(name).map(|tool| &**tool),
+        }
+    }
+
+    /// The tools' definitions, in the order they were added.
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    /// The tools' names, in the order they were added.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.definitions.iter().map(|d| d.name.as_str())
+    }
+
+    /// The number of tools.
+    pub fn len(&self) -> usize {
+        self.definitions.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.definitions.is_empty()
+    }
+
+    /// Calls the tool `name` with JSON arguments: never fails and never panics. A missing
+    /// tool, bad arguments, an error, a timeout or a panic become a classified
+    /// [`ToolFailure`] in the outcome, and the failure's text is the output.
+    pub async fn call(&self, name: &str, args: &Value, context: ToolCallContext) -> ToolExecution {
+        self.lookup(name).call(name, args, context).await
+    }
+}
+
+/// A tool looked up by name for one call ([`ToolSet::lookup`]); it may be missing.
+#[derive(Clone, Copy)]
+pub(crate) struct Lookup<'a> {
+    tool: Option<&'a dyn DynTool>,
+}
+
+impl<'a> Lookup<'a> {
+    /// What the tool declares about itself; `None` for a missing tool.
+    pub(crate) fn traits(self) -> Option<ToolTraits> {
+        self.tool.and_then(DynTool::traits)
+    }
+
+    /// Where the tool comes from; `None` for a missing tool.
+    pub(crate) fn origin(self) -> Option<&'a str> {
+        self.tool.and_then(DynTool::origin)
+    }
+
+    /// Calls the tool (looked up as `name`) with JSON arguments, as [`ToolSet::call`] does.
+    pub(crate) async fn call(
+        self,
+        name: &str,
+        args: &Value,
+        context: ToolCallContext,
+    ) -> ToolExecution {
+        let Some(tool) = self.tool else {
+            return ToolExecution::failed(
+                ToolFailure::NotFound {
+                    name: name.to_owned(),
+                },
+                ToolResultExtensions::new(),
+            );
+        };
+        let timeout = tool.timeout();
+        let scoped = context.clone().scope(async move {
+            let call = AssertUnwindSafe(tool.call_json(args)).catch_unwind();
+            match timeout {
+                Some(limit) => tokio::time::timeout(limit, call)
+                    .await
+                    .unwrap_or(Ok(Err(ToolFailure::Timeout { after: limit }))),
+                None => call.await,
+            }
+        });
+        let result = scoped.await;
+        let extensions = context.take_extensions();
+        match result {
+            Ok(Ok(output)) => ToolExecution {
+                output,
+                outcome: ToolOutcome::Success,
+                extensions,
+            },
+            Ok(Err(failure)) => ToolExecution::failed(failure, extensions),
+            Err(panic) => ToolExecution::failed(
+                ToolFailure::Panicked {
+                    message: panic_message(panic.as_ref()),
+                },
+                extensions,
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::{ToolOutput, tool_fn};
+    use std::convert::Infallible;
+
+    /// A set of `count` tools named `t0`, `t1`, …, each answering its own name.
+    fn named_tools(count: usize) -> ToolSet {
+        let mut set = ToolSet::new();
+        for index in 0..count {
+            let name = format!("t{index}");
+            let answer = name.clone();
+            set.add(tool_fn(name, "Answers its name.", move |_: Value| {
+                let answer = answer.clone();
+                async move { Ok::<_, Infallible>(answer) }
+            }));
+        }
+        set
+    }
+
+    async fn answer(set: &ToolSet, name: &str) -> ToolOutput {
+        set.call(
+            name,
+            &Value::Null,
+            ToolCallContext::new("run", "t1c0", "call"),
+        )
+        .await
+        .output
+    }
+
+    #[tokio::test]
+    async fn a_tool_is_found_by_name_in_a_small_set_and_a_large_one() {
+        for count in [1, SCANNED_TOOLS, SCANNED_TOOLS + 1, 40] {
+            let set = named_tools(count);
+            let last = format!("t{}", count - 1);
+            assert!(set.contains("t0") && set.contains(&last), "{count} tools");
+            assert!(!set.contains("t") && !set.contains("t00"), "{count} tools");
+            assert_eq!(answer(&set, &last).await, ToolOutput::Text(last.clone()));
+            let missing = set.call("nope", &Value::Null, ToolCallContext::new("r", "i", "c"));
+            assert!(matches!(
+                missing.await.outcome,
+                ToolOutcome::Failed(ToolFailure::NotFound { .. })
+            ));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tool_of_the_same_name_replaces_the_first_in_its_place() {
+        for count in [3, 20] {
+            let mut set = named_tools(count);
+            set.add(tool_fn("t1", "Replaced.", |_: Value| async {
+                Ok::<_, Infallible>("replaced")
+            }));
+            assert_eq!(set.len(), count);
+            assert_eq!(set.names().nth(1), Some("t1"));
+            assert_eq!(set.definitions()[1].description, "Replaced.");
+            assert_eq!(
+                answer(&set, "t1").await,
+                ToolOutput::Text("replaced".into())
+            );
+            assert_eq!(answer(&set, "t2").await, ToolOutput::Text("t2".into()));
+        }
+    }
+}
