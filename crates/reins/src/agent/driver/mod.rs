@@ -187,7 +187,13 @@ pub(crate) fn run(
             spare_calls: Vec::new(),
             last_label: None,
         };
-        let mut outcome = driver.drive(prompt).instrument(span.clone()).await;
+        // Instrumented only when the span records: the wrapper would copy the driver's
+        // state (some 1,700 bytes) once more.
+        let mut outcome = if span.is_disabled() {
+            driver.drive(prompt).await
+        } else {
+            driver.drive(prompt).instrument(span.clone()).await
+        };
         // Whatever ended the run, its history holds every call's arguments.
         driver.return_arguments(false);
         driver.state.entries = ctx.snapshot_entries();

@@ -85,9 +85,15 @@ impl<'a> Driver<'a> {
         request.history = std::mem::take(&mut self.state.history);
         let mut turn_request = TurnRequest::new(request);
         let chat = trace::chat_span(&self.state.run_id, self.state.turn);
-        let result = (self.call_model_with(&mut turn_request))
-            .instrument(chat.clone())
-            .await;
+        // Instrumented only when the span records: the wrapper would copy the call's state
+        // (some 700 bytes) once more every turn.
+        let result = if chat.is_disabled() {
+            self.call_model_with(&mut turn_request).await
+        } else {
+            (self.call_model_with(&mut turn_request))
+                .instrument(chat.clone())
+                .await
+        };
         trace::record_chat_outcome(&chat, &result);
         let (history, patched) = turn_request.finish();
         self.state.history = history;

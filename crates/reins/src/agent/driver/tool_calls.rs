@@ -114,10 +114,14 @@ impl Driver<'_> {
                     continue;
                 };
                 let span = trace::tool_span(pending, env.run_id);
-                let outcome = env
-                    .answer(index, pending, decision.as_ref())
-                    .instrument(span)
-                    .await?;
+                // Instrumented only when the span records (see `call_model`).
+                let outcome = if span.is_disabled() {
+                    env.answer(index, pending, decision.as_ref()).await?
+                } else {
+                    env.answer(index, pending, decision.as_ref())
+                        .instrument(span)
+                        .await?
+                };
                 self.record_outcome(index, outcome, run_id).await?;
             }
         } else {
