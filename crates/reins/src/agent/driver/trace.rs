@@ -3,8 +3,9 @@
 //! per tool call, and a `reins.hook.decision` event per hook decision that changes the run.
 //!
 //! Every function returns at once when its span is disabled (no subscriber, or one that
-//! filters reins out; with no subscriber, one atomic load decides): attribute values are computed only for a span that records them, and
-//! content only when a subscriber's [`Telemetry`] opts in.
+//! filters reins out; with no subscriber, one atomic load decides): attribute values are
+//! computed only for a span that records them, and content only when a subscriber's
+//! [`Telemetry`] opts in.
 
 use super::Halt;
 use crate::agent::builder::AgentConfig;
