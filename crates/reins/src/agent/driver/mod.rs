@@ -42,8 +42,8 @@ use crate::message::arguments_text as render_args;
 use crate::run::{PendingCall, RunState, RunStatus, SuspendedRun, ToolDecision};
 use crate::store::{JournalEntry, Lease, SharedStore, StoreError};
 use crate::tool::ToolFailure;
+use model_turn::ReceivedTurn;
 use serde_json::Value;
-use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 use structured::StructuredStep;
@@ -143,20 +143,27 @@ impl Halt {
 pub(crate) fn run(
     agent: Agent,
     start: RunStart,
-    run_hooks: HookStack,
-    options: RunOptions,
+    mut run_hooks: HookStack,
+    mut options: RunOptions,
     sink: Option<StreamSink>,
 ) -> impl Future<Output = Result<PromptResponse, PromptError>> + Send + 'static {
     async move {
         let config = &*agent.config;
-        let hooks: Cow<'_, HookStack> = if run_hooks.is_empty() {
-            Cow::Borrowed(&config.hooks)
-        } else {
+        // The run's hooks follow the agent's. Combined in place of the run's own list and the
+        // output spec resolved in place: a new binding would take room of its own in the run's
+        // future, beside the argument's.
+        let agent_hooks_only = run_hooks.is_empty();
+        if !agent_hooks_only {
             let mut combined = config.hooks.clone();
             combined.extend(&run_hooks);
-            Cow::Owned(combined)
+            run_hooks = combined;
+        }
+        let hooks = if agent_hooks_only {
+            &config.hooks
+        } else {
+            &run_hooks
         };
-        let output = resolve_output(config, options.output.clone())?;
+        resolve_output(config, &mut options.output)?;
         // Built outside this future's body, so only what the driver keeps lives across its
         // awaits.
         let Begun {
@@ -174,10 +181,10 @@ pub(crate) fn run(
         let mut driver = Driver {
             config,
             tools,
-            hooks: &hooks,
+            hooks,
             ctx: &ctx,
             options: &options,
-            output: output.as_ref(),
+            output: options.output.as_ref(),
             sink: sink.as_ref(),
             decisions,
             durable,
@@ -243,10 +250,10 @@ pub(crate) fn run(
 /// Decides the structured-output mode from the default model's abilities.
 fn resolve_output(
     config: &AgentConfig,
-    output: Option<OutputSpec>,
-) -> Result<Option<OutputSpec>, PromptError> {
-    let Some(mut spec) = output else {
-        return Ok(None);
+    output: &mut Option<OutputSpec>,
+) -> Result<(), PromptError> {
+    let Some(spec) = output else {
+        return Ok(());
     };
     let native = config.models.default_model().supports_native_output();
     spec.mode = match (spec.mode, native) {
@@ -261,7 +268,7 @@ fn resolve_output(
         }
         (mode, _) => mode,
     };
-    Ok(Some(spec))
+    Ok(())
 }
 
 /// A finished run's answer: its last assistant message.
@@ -422,162 +429,175 @@ impl Driver<'_> {
         Ok(())
     }
 
-    async fn drive(&mut self, prompt: Option<Message>) -> Result<String, Halt> {
-        if let Some(store) = self
-            .options
-            .store
-            .as_ref()
-            .filter(|_| self.durable.is_none())
-        {
-            self.durable = Some(Durable {
-                store: Arc::clone(store),
-                lease: None,
-                journal: Vec::new(),
-            });
-        }
-        if let Some(prompt) = prompt {
-            self.start(prompt).await?;
-        }
-        if self.state.status == RunStatus::Completed {
-            // A finished run is not run again: its answer is its last assistant message.
-            return Ok(final_answer(&self.state.history));
-        }
-        // The run's request, sent every turn with the run's history lent to it.
-        let mut request = self.request_template();
+    // An `async move` block rather than an `async fn`, which would keep the prompt twice in
+    // the run's future.
+    #[allow(clippy::manual_async_fn)]
+    fn drive(
+        &mut self,
+        prompt: Option<Message>,
+    ) -> impl Future<Output = Result<String, Halt>> + Send + '_ {
+        async move {
+            if let Some(store) = self
+                .options
+                .store
+                .as_ref()
+                .filter(|_| self.durable.is_none())
+            {
+                self.durable = Some(Durable {
+                    store: Arc::clone(store),
+                    lease: None,
+                    journal: Vec::new(),
+                });
+            }
+            if let Some(prompt) = prompt {
+                self.start(prompt).await?;
+            }
+            if self.state.status == RunStatus::Completed {
+                // A finished run is not run again: its answer is its last assistant message.
+                return Ok(final_answer(&self.state.history));
+            }
+            // The run's request, sent every turn with the run's history lent to it.
+            let mut request = self.request_template();
 
-        loop {
-            // Every effect completed so far is journaled before the run advances.
-            self.checkpoint(false).await?;
-            // A streamed turn's output reaches the consumer before its tools run or the next
-            // model call starts.
-            self.flush_stream().await;
-            // A turn's calls are answered before the next model call, also when a resumed
-            // run starts with calls that were pending when it stopped.
-            if !self.state.pending_calls.is_empty() {
-                self.answer_pending_calls().await?;
-            }
-            if self.state.turn >= self.options.max_turns {
-                return Err(Halt::MaxTurns);
-            }
-            self.state.turn += 1;
-            let turn = self.state.turn;
-            self.ctx.set_turn(turn);
-            if self.refresh_tools().await {
-                request = self.request_template();
-            }
-
-            let received = self.call_model(&mut request).await?;
-            let mut response = received.response;
-            self.state.usage += response.usage;
-            if self.durable.is_some() {
-                let effect_id = format!("{}/t{turn}", self.state.run_id);
-                let payload = serde_json::to_value(&response.content).unwrap_or(Value::Null);
-                self.journal(effect_id, "model_turn", payload);
-            }
-
-            let (advertised, tool_choice) = match &received.patched {
-                Some(sent) => (&sent.tools, sent.tool_choice.as_ref()),
-                None => (&request.tools, request.tool_choice.as_ref()),
-            };
-            let checked = self
-                .check_tool_calls(&response, advertised, tool_choice)
-                .await?;
-            let (recovered, mut calls, arguments_deferred) = match checked {
-                CheckedCalls::Retry(feedback) => {
-                    self.emit(|| StreamItem::TurnDiscarded { turn });
-                    self.state.history.push(Message::user(feedback));
-                    continue;
+            loop {
+                // Every effect completed so far is journaled before the run advances.
+                self.checkpoint(false).await?;
+                // A streamed turn's output reaches the consumer before its tools run or the next
+                // model call starts.
+                self.flush_stream().await;
+                // A turn's calls are answered before the next model call, also when a resumed
+                // run starts with calls that were pending when it stopped.
+                if !self.state.pending_calls.is_empty() {
+                    self.answer_pending_calls().await?;
                 }
-                CheckedCalls::SkipTurn {
-                    recovered_content,
-                    answered,
-                } => {
-                    self.state.history.push(Message::Assistant {
-                        content: recovered_content,
-                    });
-                    self.state.pending_calls = answered;
-                    continue;
+                if self.state.turn >= self.options.max_turns {
+                    return Err(Halt::MaxTurns);
                 }
-                CheckedCalls::Run {
-                    recovered,
-                    content,
-                    calls,
-                    arguments_deferred,
-                } => {
-                    if let Some(content) = content {
-                        response.content = content;
-                    }
-                    (recovered, calls, arguments_deferred)
+                self.state.turn += 1;
+                let turn = self.state.turn;
+                self.ctx.set_turn(turn);
+                if self.refresh_tools().await {
+                    request = self.request_template();
                 }
-            };
 
-            if !recovered {
-                match self.accept_turn(&response, received.streamed_text).await? {
-                    ModelTurnAction::Continue => {}
-                    ModelTurnAction::Repeat => {
-                        trace::hook_decision("retry", "on_model_turn_finished");
-                        self.reject_retry_with_calls(&calls, "repeat")?;
+                // Taken apart where it lands: a partly moved `ReceivedTurn` would keep its own
+                // slot in the run's future beside the response's.
+                let ReceivedTurn {
+                    mut response,
+                    patched,
+                    streamed_text,
+                } = self.call_model(&mut request).await?;
+                self.state.usage += response.usage;
+                if self.durable.is_some() {
+                    let effect_id = format!("{}/t{turn}", self.state.run_id);
+                    let payload = serde_json::to_value(&response.content).unwrap_or(Value::Null);
+                    self.journal(effect_id, "model_turn", payload);
+                }
+
+                let (advertised, tool_choice) = match &patched {
+                    Some(sent) => (&sent.tools, sent.tool_choice.as_ref()),
+                    None => (&request.tools, request.tool_choice.as_ref()),
+                };
+                let checked = self
+                    .check_tool_calls(&response, advertised, tool_choice)
+                    .await?;
+                let (recovered, mut calls, arguments_deferred) = match checked {
+                    CheckedCalls::Retry(feedback) => {
                         self.emit(|| StreamItem::TurnDiscarded { turn });
-                        continue;
-                    }
-                    ModelTurnAction::RetryWithFeedback(feedback) => {
-                        trace::hook_decision("retry", "on_model_turn_finished");
-                        self.reject_retry_with_calls(&calls, "retry_with_feedback")?;
-                        self.state.history.push(Message::Assistant {
-                            content: response.content,
-                        });
                         self.state.history.push(Message::user(feedback));
                         continue;
                     }
-                    ModelTurnAction::Stop(reason) => {
-                        // Nothing is lost: the stopped turn stays in the error's history.
+                    CheckedCalls::SkipTurn {
+                        recovered_content,
+                        answered,
+                    } => {
                         self.state.history.push(Message::Assistant {
-                            content: response.content,
-                        });
-                        return Err(Halt::Stop(reason));
-                    }
-                }
-            }
-
-            if let Some(spec) = self.output {
-                match self.structured_answer(spec, &response, &calls) {
-                    StructuredStep::Done(answer) => {
-                        self.state.history.push(Message::assistant(answer.clone()));
-                        return Ok(answer);
-                    }
-                    StructuredStep::Feedback(feedback) => {
-                        self.state.history.push(Message::Assistant {
-                            content: response.content,
-                        });
-                        self.state.history.push(Message::user(feedback));
-                        continue;
-                    }
-                    StructuredStep::AnswerCalls(answered) => {
-                        self.state.history.push(Message::Assistant {
-                            content: response.content,
+                            content: recovered_content,
                         });
                         self.state.pending_calls = answered;
                         continue;
                     }
-                    StructuredStep::NotFinal => {}
-                }
-            }
+                    CheckedCalls::Run {
+                        recovered,
+                        content,
+                        calls,
+                        arguments_deferred,
+                    } => {
+                        if let Some(content) = content {
+                            response.content = content;
+                        }
+                        (recovered, calls, arguments_deferred)
+                    }
+                };
 
-            let answer = response.text();
-            let mut content = response.content;
-            let runs_calls = !calls.is_empty() && self.state.turn < self.options.max_turns;
-            if runs_calls && arguments_deferred {
-                self.lend_arguments(&mut content, &mut calls);
+                if !recovered {
+                    match self.accept_turn(&response, streamed_text).await? {
+                        ModelTurnAction::Continue => {}
+                        ModelTurnAction::Repeat => {
+                            trace::hook_decision("retry", "on_model_turn_finished");
+                            self.reject_retry_with_calls(&calls, "repeat")?;
+                            self.emit(|| StreamItem::TurnDiscarded { turn });
+                            continue;
+                        }
+                        ModelTurnAction::RetryWithFeedback(feedback) => {
+                            trace::hook_decision("retry", "on_model_turn_finished");
+                            self.reject_retry_with_calls(&calls, "retry_with_feedback")?;
+                            self.state.history.push(Message::Assistant {
+                                content: response.content,
+                            });
+                            self.state.history.push(Message::user(feedback));
+                            continue;
+                        }
+                        ModelTurnAction::Stop(reason) => {
+                            // Nothing is lost: the stopped turn stays in the error's history.
+                            self.state.history.push(Message::Assistant {
+                                content: response.content,
+                            });
+                            return Err(Halt::Stop(reason));
+                        }
+                    }
+                }
+
+                if let Some(spec) = self.output {
+                    match self.structured_answer(spec, &response, &calls) {
+                        StructuredStep::Done(answer) => {
+                            self.state.history.push(Message::assistant(answer.clone()));
+                            return Ok(answer);
+                        }
+                        StructuredStep::Feedback(feedback) => {
+                            self.state.history.push(Message::Assistant {
+                                content: response.content,
+                            });
+                            self.state.history.push(Message::user(feedback));
+                            continue;
+                        }
+                        StructuredStep::AnswerCalls(answered) => {
+                            self.state.history.push(Message::Assistant {
+                                content: response.content,
+                            });
+                            self.state.pending_calls = answered;
+                            continue;
+                        }
+                        StructuredStep::NotFinal => {}
+                    }
+                }
+
+                let answer = response.text();
+                let mut content = response.content;
+                let runs_calls = !calls.is_empty() && self.state.turn < self.options.max_turns;
+                if runs_calls && arguments_deferred {
+                    self.lend_arguments(&mut content, &mut calls);
+                }
+                self.state.history.push(Message::Assistant { content });
+                if calls.is_empty() {
+                    return Ok(answer);
+                }
+                if !runs_calls {
+                    // No model call is left to read the results: leave the calls unexecuted.
+                    return Err(Halt::MaxTurns);
+                }
+                self.state.pending_calls = calls;
             }
-            self.state.history.push(Message::Assistant { content });
-            if calls.is_empty() {
-                return Ok(answer);
-            }
-            if !runs_calls {
-                // No model call is left to read the results: leave the calls unexecuted.
-                return Err(Halt::MaxTurns);
-            }
-            self.state.pending_calls = calls;
         }
     }
 

@@ -22,6 +22,7 @@ use crate::tool::{
 use futures::StreamExt;
 use futures::channel::{mpsc, oneshot};
 use serde_json::{Value, json};
+use std::future::Future;
 use std::sync::Arc;
 
 /// Why a call in doubt waits, as shown in the pending listing.
@@ -66,10 +67,17 @@ enum Step {
     /// hook had it written. (Boxed: a JSON value's tag byte would become the step's own, and
     /// the step would be copied byte-wise on the way to the execution.)
     Run(Option<Box<(Value, Option<String>)>>),
-    /// Record this result without executing the tool.
-    Answer(String, ToolOutcome),
+    /// Record this result without executing the tool. (Boxed, as is a suspension's reason:
+    /// the step stays in the run's future while the tool runs.)
+    Answer(Box<(String, ToolOutcome)>),
     Stop(StopReason),
-    Suspend(String),
+    Suspend(Box<str>),
+}
+
+impl Step {
+    fn answer(text: String, outcome: ToolOutcome) -> Self {
+        Step::Answer(Box::new((text, outcome)))
+    }
 }
 
 impl Driver<'_> {
@@ -80,7 +88,6 @@ impl Driver<'_> {
         self.mark_calls_in_doubt();
         // The context outlives the driver's borrow of itself: no copy of the run id per turn.
         let ctx = self.ctx;
-        let run_id = ctx.run_id();
         // The turn's tools stay alive while its calls run, whatever a refresh does meanwhile.
         // Without tool sources they are the agent's own, borrowed for the whole run: every run
         // of the agent shares their count of references, which workers would pass back and
@@ -99,7 +106,7 @@ impl Driver<'_> {
             hooks: self.hooks,
             ctx,
             options: self.options,
-            run_id,
+            run_id: ctx.run_id(),
             starts: None,
         };
         let calls = self.state.pending_calls.len();
@@ -107,7 +114,7 @@ impl Driver<'_> {
             // One call at a time and nothing to journal: each call borrows its pending call,
             // and its result is recorded before the next one starts.
             for index in 0..calls {
-                let Some(decision) = self.work_at(index) else {
+                let Some(decision) = self.decision_at(index) else {
                     continue;
                 };
                 let Some(pending) = self.state.pending_calls.get(index) else {
@@ -116,13 +123,13 @@ impl Driver<'_> {
                 let span = trace::tool_span(pending, env.run_id);
                 // Instrumented only when the span records (see `call_model`).
                 let outcome = if span.is_disabled() {
-                    env.answer(index, pending, decision.as_ref()).await?
+                    env.answer(index, pending, decision).await?
                 } else {
-                    env.answer(index, pending, decision.as_ref())
+                    env.answer(index, pending, decision)
                         .instrument(span)
                         .await?
                 };
-                self.record_outcome(index, outcome, run_id).await?;
+                self.record_outcome(index, outcome, env.run_id).await?;
             }
         } else {
             let work: Vec<(usize, Option<ToolDecision>)> = (0..calls)
@@ -165,6 +172,12 @@ impl Driver<'_> {
     /// Whether the pending call at `index` is answered now, and under which decision: a call
     /// with a result is done, and a suspended call waits until a decision arrives.
     fn work_at(&self, index: usize) -> Option<Option<ToolDecision>> {
+        self.decision_at(index).map(Option::<&ToolDecision>::cloned)
+    }
+
+    /// [`work_at`](Self::work_at), the decision borrowed: a call answered in place needs no
+    /// copy of it.
+    fn decision_at(&self, index: usize) -> Option<Option<&ToolDecision>> {
         let pending = self.state.pending_calls.get(index)?;
         if pending.result.is_some() {
             return None;
@@ -174,7 +187,7 @@ impl Driver<'_> {
             .iter()
             .rev()
             .find(|(id, _)| *id == pending.internal_call_id)
-            .map(|(_, decision)| decision.clone());
+            .map(|(_, decision)| decision);
         (pending.suspended.is_none() || decision.is_some()).then_some(decision)
     }
 
@@ -302,145 +315,154 @@ impl CallEnv<'_> {
     /// dispatch hooks for that call; a call that started before a crash and is executed
     /// again (its tool declares that safe, or a decision said so) runs with the arguments it
     /// started with, without asking the dispatch hooks again.
-    async fn answer(
-        &self,
+    // An `async move` block rather than an `async fn`, which would keep its arguments twice
+    // in the run's future.
+    #[allow(clippy::manual_async_fn)]
+    fn answer<'s>(
+        &'s self,
         index: usize,
-        pending: &PendingCall,
-        decision: Option<&ToolDecision>,
-    ) -> Result<CallOutcome, Halt> {
-        let call = &pending.call;
-        let internal_id = pending.internal_call_id.as_str();
-        // Who listens is read once for the call: what a stack learns of a hook's answers to
-        // one kind says nothing of the other.
-        let dispatch_observed = self.observes(StepEventKind::ToolDispatch);
-        let outcome_observed = self.observes(StepEventKind::ToolOutcome);
-        let observed = dispatch_observed || outcome_observed;
-        // The arguments' text, for hooks: written only when one reads it, or for the result
-        // an outcome hook sees.
-        let args_text = ArgsText::of(&call.arguments);
-        if let Some(decision) = decision {
-            trace::record_resume_decision(decision);
-        }
-        // One lookup serves what the tool says about itself (for hooks) and its execution.
-        let tool = self.tools.lookup(&call.name);
-        let (traits, origin) = if observed {
-            (tool.traits(), tool.origin())
-        } else {
-            (None, None)
-        };
-        let step = match decision {
-            Some(ToolDecision::Approve | ToolDecision::Rerun) => {
-                Step::Run(pending.started.clone().map(|args| Box::new((args, None))))
+        pending: &'s PendingCall,
+        decision: Option<&'s ToolDecision>,
+    ) -> impl Future<Output = Result<CallOutcome, Halt>> + Send + 's {
+        async move {
+            let call = &pending.call;
+            let internal_id = pending.internal_call_id.as_str();
+            // Who listens is read once for the call: what a stack learns of a hook's answers to
+            // one kind says nothing of the other.
+            let dispatch_observed = self.observes(StepEventKind::ToolDispatch);
+            let outcome_observed = self.observes(StepEventKind::ToolOutcome);
+            let observed = dispatch_observed || outcome_observed;
+            // The arguments' text, for hooks: written only when one reads it, or for the result
+            // an outcome hook sees.
+            let args_text = ArgsText::of(&call.arguments);
+            if let Some(decision) = decision {
+                trace::record_resume_decision(decision);
             }
-            Some(ToolDecision::ApproveWithArgs { args }) => {
-                Step::Run(Some(Box::new((args.clone(), None))))
-            }
-            Some(ToolDecision::Deny { message }) => Step::Answer(
-                message.clone(),
-                ToolOutcome::Denied {
-                    report: message.clone(),
-                },
-            ),
-            Some(ToolDecision::Skip { message }) => Step::Answer(
-                message.clone(),
-                ToolOutcome::Skipped {
-                    reason: message.clone(),
-                },
-            ),
-            Some(ToolDecision::SupplyResult { output }) => {
-                Step::Answer(output.clone(), ToolOutcome::Success)
-            }
-            // Started before a crash, and its tool declares a second execution safe.
-            None if pending.started.is_some() => {
-                Step::Run(pending.started.clone().map(|args| Box::new((args, None))))
-            }
-            None if dispatch_observed => {
-                let target = DispatchTarget::Tool(ToolCallView {
-                    name: &call.name,
-                    tool_call_id: &call.id,
-                    internal_call_id: internal_id,
-                    args: &args_text,
-                    traits,
-                    origin,
-                });
-                let dispatched = self.hooks.dispatch_tool(self.ctx, &target).await?;
-                trace::record_dispatch(&dispatched);
-                match dispatched {
-                    ToolDispatchDecision::Proceed(rewritten) => Step::Run(rewritten),
-                    ToolDispatchDecision::Skip(reason) => {
-                        Step::Answer(reason.clone(), ToolOutcome::Skipped { reason })
-                    }
-                    ToolDispatchDecision::Deny(report) => {
-                        Step::Answer(report.clone(), ToolOutcome::Denied { report })
-                    }
-                    ToolDispatchDecision::Stop(reason) => Step::Stop(reason),
-                    ToolDispatchDecision::Suspend(reason) => Step::Suspend(reason),
+            // One lookup serves what the tool says about itself (for hooks) and its execution.
+            let tool = self.tools.lookup(&call.name);
+            let (traits, origin) = if observed {
+                (tool.traits(), tool.origin())
+            } else {
+                (None, None)
+            };
+            let step = match decision {
+                Some(ToolDecision::Approve | ToolDecision::Rerun) => {
+                    Step::Run(pending.started.clone().map(|args| Box::new((args, None))))
                 }
+                Some(ToolDecision::ApproveWithArgs { args }) => {
+                    Step::Run(Some(Box::new((args.clone(), None))))
+                }
+                Some(ToolDecision::Deny { message }) => Step::answer(
+                    message.clone(),
+                    ToolOutcome::Denied {
+                        report: message.clone(),
+                    },
+                ),
+                Some(ToolDecision::Skip { message }) => Step::answer(
+                    message.clone(),
+                    ToolOutcome::Skipped {
+                        reason: message.clone(),
+                    },
+                ),
+                Some(ToolDecision::SupplyResult { output }) => {
+                    Step::answer(output.clone(), ToolOutcome::Success)
+                }
+                // Started before a crash, and its tool declares a second execution safe.
+                None if pending.started.is_some() => {
+                    Step::Run(pending.started.clone().map(|args| Box::new((args, None))))
+                }
+                None if dispatch_observed => {
+                    let target = DispatchTarget::Tool(ToolCallView {
+                        name: &call.name,
+                        tool_call_id: &call.id,
+                        internal_call_id: internal_id,
+                        args: &args_text,
+                        traits,
+                        origin,
+                    });
+                    let dispatched = self.hooks.dispatch_tool(self.ctx, &target).await?;
+                    trace::record_dispatch(&dispatched);
+                    match dispatched {
+                        ToolDispatchDecision::Proceed(rewritten) => Step::Run(rewritten),
+                        ToolDispatchDecision::Skip(reason) => {
+                            Step::answer(reason.clone(), ToolOutcome::Skipped { reason })
+                        }
+                        ToolDispatchDecision::Deny(report) => {
+                            Step::answer(report.clone(), ToolOutcome::Denied { report })
+                        }
+                        ToolDispatchDecision::Stop(reason) => Step::Stop(reason),
+                        ToolDispatchDecision::Suspend(reason) => Step::Suspend(reason.into()),
+                    }
+                }
+                None => Step::Run(None),
+            };
+            let (execution, rewritten) = match step {
+                Step::Run(rewritten) => {
+                    let args = rewritten
+                        .as_ref()
+                        .map_or(&call.arguments, |rewritten| &rewritten.0);
+                    self.journal_start(index, args).await?;
+                    let context = ToolCallContext::new(self.run_id, internal_id, &call.id);
+                    let execution = tool.call(&call.name, args, context).await;
+                    (execution, rewritten)
+                }
+                Step::Answer(answer) => {
+                    let (text, outcome) = *answer;
+                    (
+                        ToolExecution {
+                            output: ToolOutput::Text(text),
+                            outcome,
+                            extensions: ToolResultExtensions::new(),
+                        },
+                        None,
+                    )
+                }
+                Step::Stop(reason) => return Err(Halt::Stop(reason)),
+                Step::Suspend(reason) => return Ok(CallOutcome::Suspend(reason.into())),
+            };
+            if !outcome_observed {
+                // Nobody looks at the result: no copy of the call's names for a hook.
+                trace::record_tool_result(&execution.output, &execution.outcome);
+                return self.finish(
+                    call,
+                    execution.output,
+                    execution.outcome,
+                    execution.extensions,
+                );
             }
-            None => Step::Run(None),
-        };
-        let (execution, rewritten) = match step {
-            Step::Run(rewritten) => {
-                let args = rewritten
-                    .as_ref()
-                    .map_or(&call.arguments, |rewritten| &rewritten.0);
-                self.journal_start(index, args).await?;
-                let context = ToolCallContext::new(self.run_id, internal_id, &call.id);
-                let execution = tool.call(&call.name, args, context).await;
-                (execution, rewritten)
+            // The result borrows the call's names, ids and arguments from the pending call, and its
+            // output and outcome from the execution: nothing is copied for the outcome hooks. (The
+            // rewritten arguments stay boxed while the hooks run.)
+            let mut rewritten = rewritten;
+            let args = match &mut rewritten {
+                Some(rewritten) => ArgsText::with_text(&rewritten.0, rewritten.1.take()),
+                None => args_text,
+            };
+            let parts = CallParts {
+                tool_name: &call.name,
+                tool_call_id: &call.id,
+                internal_call_id: internal_id,
+                args: &args,
+                outcome: &execution.outcome,
+                extensions: &execution.extensions,
+                traits,
+                origin,
+            };
+            let mut result = ToolResult::lent(&parts, &execution.output);
+            let answered = self.hooks.tool_outcome(self.ctx, &mut result).await;
+            let rewritten_output = result.into_rewritten();
+            if let Stacked::Stop(reason) = answered? {
+                return Err(Halt::Stop(reason));
             }
-            Step::Answer(text, outcome) => (
-                ToolExecution {
-                    output: ToolOutput::Text(text),
-                    outcome,
-                    extensions: ToolResultExtensions::new(),
-                },
-                None,
-            ),
-            Step::Stop(reason) => return Err(Halt::Stop(reason)),
-            Step::Suspend(reason) => return Ok(CallOutcome::Suspend(reason)),
-        };
-        if !outcome_observed {
-            // Nobody looks at the result: no copy of the call's names for a hook.
-            trace::record_tool_result(&execution.output, &execution.outcome);
-            return self.finish(
-                call,
-                execution.output,
-                execution.outcome,
-                execution.extensions,
-            );
+            let ToolExecution {
+                output,
+                outcome,
+                extensions,
+            } = execution;
+            let output = rewritten_output.unwrap_or(output);
+            trace::record_tool_result(&output, &outcome);
+            self.finish(call, output, outcome, extensions)
         }
-        // The result borrows the call's names, ids and arguments from the pending call, and its
-        // output and outcome from the execution: nothing is copied for the outcome hooks.
-        let mut rewritten = rewritten.map(|rewritten| *rewritten);
-        let args = match &mut rewritten {
-            Some((args, text)) => ArgsText::with_text(args, text.take()),
-            None => args_text,
-        };
-        let parts = CallParts {
-            tool_name: &call.name,
-            tool_call_id: &call.id,
-            internal_call_id: internal_id,
-            args: &args,
-            outcome: &execution.outcome,
-            extensions: &execution.extensions,
-            traits,
-            origin,
-        };
-        let mut result = ToolResult::lent(&parts, &execution.output);
-        let answered = self.hooks.tool_outcome(self.ctx, &mut result).await;
-        let rewritten_output = result.into_rewritten();
-        if let Stacked::Stop(reason) = answered? {
-            return Err(Halt::Stop(reason));
-        }
-        let ToolExecution {
-            output,
-            outcome,
-            extensions,
-        } = execution;
-        let output = rewritten_output.unwrap_or(output);
-        trace::record_tool_result(&output, &outcome);
-        self.finish(call, output, outcome, extensions)
     }
 
     /// The call's record, or the run's failure when tool errors fail the run.

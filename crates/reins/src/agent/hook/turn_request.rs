@@ -14,8 +14,9 @@ use crate::message::Message;
 pub(crate) struct TurnRequest<'r> {
     /// The run's request, its `history` the run's while the turn lasts.
     run: &'r mut CompletionRequest,
-    /// This turn's copy, once a hook patched the request.
-    patched: Option<CompletionRequest>,
+    /// This turn's copy, once a hook patched the request. (Boxed: a turn's request lives in
+    /// the run's future while the model is called, and few turns are patched.)
+    patched: Option<Box<CompletionRequest>>,
     /// The run's history, once a patch replaced the turn's.
     saved_history: Option<Vec<Message>>,
 }
@@ -32,7 +33,7 @@ impl<'r> TurnRequest<'r> {
 
     /// The request the model will be sent: the patched copy, or the run's.
     pub(crate) fn get(&self) -> &CompletionRequest {
-        self.patched.as_ref().unwrap_or(self.run)
+        self.patched.as_deref().unwrap_or(self.run)
     }
 
     /// The run's history, whatever a patch sends the model instead.
@@ -51,7 +52,7 @@ impl<'r> TurnRequest<'r> {
                 let history = std::mem::take(&mut self.run.history);
                 let mut copy = self.run.clone();
                 copy.history = history;
-                self.patched.insert(copy)
+                self.patched.insert(Box::new(copy))
             }
         };
         if let Some(history) = patch.history.take() {
@@ -70,12 +71,15 @@ impl<'r> TurnRequest<'r> {
             Some(sent) => std::mem::take(&mut sent.history),
             None => std::mem::take(&mut self.run.history),
         };
-        (self.saved_history.unwrap_or(sent_history), self.patched)
+        (
+            self.saved_history.unwrap_or(sent_history),
+            self.patched.map(|sent| *sent),
+        )
     }
 
     /// The patched copy as patched, its history the patch's (`None`: no hook patched it).
     pub(crate) fn into_patched(self) -> Option<CompletionRequest> {
-        self.patched
+        self.patched.map(|sent| *sent)
     }
 }
 
