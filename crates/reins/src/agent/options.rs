@@ -45,6 +45,9 @@ pub(crate) enum RunStart {
 }
 
 /// What a run was asked to do, beyond the agent's configuration.
+///
+/// A run's options stay in its future for the whole run, so what most runs leave unset is
+/// boxed: the output spec, and how the run starts (its id, a store, decisions).
 #[derive(Debug, Clone)]
 pub(crate) struct RunOptions {
     pub max_turns: usize,
@@ -52,14 +55,30 @@ pub(crate) struct RunOptions {
     pub max_invalid_tool_call_retries: usize,
     pub unhandled_invalid_tool_call: UnhandledInvalidToolCall,
     pub tool_errors: ToolErrorPolicy,
+    /// The typed answer asked for, if any.
+    pub output: Option<Box<OutputSpec>>,
+    /// Set when the caller named the run, made it durable or decided about its calls.
+    pub start: Option<Box<StartOptions>>,
+}
+
+/// How a run starts, when the caller said more than its prompt.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StartOptions {
+    /// The run's id, instead of a fresh one.
     pub run_id: Option<String>,
-    pub output: Option<OutputSpec>,
     /// Decisions about suspended calls, by internal call id.
     pub decisions: Vec<(String, ToolDecision)>,
     /// Where a durable run checkpoints.
     pub store: Option<SharedStore>,
     /// The worker name holding a durable run's lease.
     pub worker: Option<String>,
+}
+
+impl RunOptions {
+    /// How the run starts, to be set.
+    pub fn start_mut(&mut self) -> &mut StartOptions {
+        self.start.get_or_insert_with(Box::default)
+    }
 }
 
 impl Default for RunOptions {
@@ -70,11 +89,8 @@ impl Default for RunOptions {
             max_invalid_tool_call_retries: 0,
             unhandled_invalid_tool_call: UnhandledInvalidToolCall::Fail,
             tool_errors: ToolErrorPolicy::ReportToModel,
-            run_id: None,
             output: None,
-            decisions: Vec::new(),
-            store: None,
-            worker: None,
+            start: None,
         }
     }
 }

@@ -38,7 +38,7 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> TypedPromptRequest<T> {
     /// Returns the run's state along with the value.
     pub async fn extended_details(self) -> Result<TypedPromptResponse<T>, PromptError> {
         let mut request = self.request;
-        request.options.output = Some(OutputSpec::of::<T>(self.mode));
+        request.options.output = Some(Box::new(OutputSpec::of::<T>(self.mode)));
         let response = request.send().await?;
         let value = serde_json::from_str(&response.output).map_err(|error| {
             PromptError::StructuredOutput {

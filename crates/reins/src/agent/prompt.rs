@@ -100,6 +100,7 @@ impl PromptRequest {
     /// without a decision stay suspended.
     pub fn decide(mut self, internal_call_id: impl Into<String>, decision: ToolDecision) -> Self {
         self.options
+            .start_mut()
             .decisions
             .push((internal_call_id.into(), decision));
         self
@@ -107,7 +108,7 @@ impl PromptRequest {
 
     /// Uses `run_id` instead of a fresh one (e.g. to correlate with an external id).
     pub fn run_id(mut self, run_id: impl Into<String>) -> Self {
-        self.options.run_id = Some(run_id.into());
+        self.options.start_mut().run_id = Some(run_id.into());
         self
     }
 
@@ -115,7 +116,7 @@ impl PromptRequest {
     /// every model turn and tool call, so it can pause for a decision, survive a crash, and be
     /// resumed in another process (see [`crate::store`] for the exact guarantee).
     pub fn durable<S: RunStore>(mut self, store: S) -> Self {
-        self.options.store = Some(crate::store::share(store));
+        self.options.start_mut().store = Some(crate::store::share(store));
         self
     }
 
@@ -124,7 +125,7 @@ impl PromptRequest {
     /// identity: each claim holds the lease with its own token, so two workers with the same
     /// name never hold one run together.
     pub fn worker(mut self, worker: impl Into<String>) -> Self {
-        self.options.worker = Some(worker.into());
+        self.options.start_mut().worker = Some(worker.into());
         self
     }
 

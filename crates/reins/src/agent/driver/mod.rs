@@ -163,7 +163,7 @@ pub(crate) fn run(
         } else {
             &run_hooks
         };
-        resolve_output(config, &mut options.output)?;
+        resolve_output(config, options.output.as_deref_mut())?;
         // Built outside this future's body, so only what the driver keeps lives across its
         // awaits.
         let Begun {
@@ -172,7 +172,7 @@ pub(crate) fn run(
             decisions,
             durable,
             worker,
-        } = begin(config, start, &options).await?;
+        } = begin(config, start, options.start.take()).await?;
         let (state, span, ctx) = traced(config, state, sink.is_some());
         let tools = match &config.live {
             Some(live) => live.current(),
@@ -184,7 +184,7 @@ pub(crate) fn run(
             hooks,
             ctx: &ctx,
             options: &options,
-            output: options.output.as_ref(),
+            output: options.output.as_deref(),
             sink: sink.as_ref(),
             decisions,
             durable,
@@ -196,10 +196,16 @@ pub(crate) fn run(
         };
         // Instrumented only when the span records: the wrapper would copy the driver's
         // state (some 1,700 bytes) once more.
+        // A new run's prompt waits at the end of its history until `on_run_start` has seen it
+        // (see `Driver::start`): held there, it takes no room in the loop's future.
+        // (Read and moved whole: a binding or a borrow of the prompt would keep its room in
+        // the run's future while the loop runs.)
+        let prompted = matches!(prompt, Some(_));
+        driver.state.history.extend(prompt);
         let mut outcome = if span.is_disabled() {
-            driver.drive(prompt).await
+            driver.drive(prompted).await
         } else {
-            driver.drive(prompt).instrument(span.clone()).await
+            driver.drive(prompted).instrument(span.clone()).await
         };
         // Whatever ended the run, its history holds every call's arguments.
         driver.return_arguments(false);
@@ -250,7 +256,7 @@ pub(crate) fn run(
 /// Decides the structured-output mode from the default model's abilities.
 fn resolve_output(
     config: &AgentConfig,
-    output: &mut Option<OutputSpec>,
+    output: Option<&mut OutputSpec>,
 ) -> Result<(), PromptError> {
     let Some(spec) = output else {
         return Ok(());
@@ -370,27 +376,30 @@ impl Driver<'_> {
         }
     }
 
-    /// Fires `on_run_start` and records the prompt; nothing is lost if a hook ends the run.
-    async fn start(&mut self, prompt: Message) -> Result<(), Halt> {
-        let prompt = if self.observes(StepEventKind::RunStart) {
-            let original = prompt.clone();
-            let answer = self
-                .hooks
-                .run_start(self.ctx, prompt, &self.state.history)
-                .await;
-            match answer {
-                Ok(Stacked::Go(prompt)) => prompt,
-                Ok(Stacked::Stop(reason)) => {
-                    self.state.history.push(original);
-                    return Err(Halt::Stop(reason));
-                }
-                Err(failure) => {
-                    self.state.history.push(original);
-                    return Err(failure.into());
-                }
+    /// Fires `on_run_start` for the prompt at the end of the history, and records the prompt
+    /// the hooks leave; nothing is lost if a hook ends the run.
+    async fn start(&mut self) -> Result<(), Halt> {
+        if !self.observes(StepEventKind::RunStart) {
+            return Ok(());
+        }
+        let Some(prompt) = self.state.history.pop() else {
+            return Ok(());
+        };
+        let original = prompt.clone();
+        let answer = self
+            .hooks
+            .run_start(self.ctx, prompt, &self.state.history)
+            .await;
+        let prompt = match answer {
+            Ok(Stacked::Go(prompt)) => prompt,
+            Ok(Stacked::Stop(reason)) => {
+                self.state.history.push(original);
+                return Err(Halt::Stop(reason));
             }
-        } else {
-            prompt
+            Err(failure) => {
+                self.state.history.push(original);
+                return Err(failure.into());
+            }
         };
         self.state.history.push(prompt);
         Ok(())
@@ -429,175 +438,157 @@ impl Driver<'_> {
         Ok(())
     }
 
-    // An `async move` block rather than an `async fn`, which would keep the prompt twice in
-    // the run's future.
-    #[allow(clippy::manual_async_fn)]
-    fn drive(
-        &mut self,
-        prompt: Option<Message>,
-    ) -> impl Future<Output = Result<String, Halt>> + Send + '_ {
-        async move {
-            if let Some(store) = self
-                .options
-                .store
-                .as_ref()
-                .filter(|_| self.durable.is_none())
-            {
-                self.durable = Some(Durable {
-                    store: Arc::clone(store),
-                    lease: None,
-                    journal: Vec::new(),
-                });
-            }
-            if let Some(prompt) = prompt {
-                self.start(prompt).await?;
-            }
-            if self.state.status == RunStatus::Completed {
-                // A finished run is not run again: its answer is its last assistant message.
-                return Ok(final_answer(&self.state.history));
-            }
-            // The run's request, sent every turn with the run's history lent to it.
-            let mut request = self.request_template();
+    /// The run's loop; `prompted`: a new prompt waits at the end of the history for
+    /// `on_run_start`.
+    async fn drive(&mut self, prompted: bool) -> Result<String, Halt> {
+        if prompted {
+            self.start().await?;
+        }
+        if self.state.status == RunStatus::Completed {
+            // A finished run is not run again: its answer is its last assistant message.
+            return Ok(final_answer(&self.state.history));
+        }
+        // The run's request, sent every turn with the run's history lent to it.
+        let mut request = self.request_template();
 
-            loop {
-                // Every effect completed so far is journaled before the run advances.
-                self.checkpoint(false).await?;
-                // A streamed turn's output reaches the consumer before its tools run or the next
-                // model call starts.
-                self.flush_stream().await;
-                // A turn's calls are answered before the next model call, also when a resumed
-                // run starts with calls that were pending when it stopped.
-                if !self.state.pending_calls.is_empty() {
-                    self.answer_pending_calls().await?;
-                }
-                if self.state.turn >= self.options.max_turns {
-                    return Err(Halt::MaxTurns);
-                }
-                self.state.turn += 1;
-                let turn = self.state.turn;
-                self.ctx.set_turn(turn);
-                if self.refresh_tools().await {
-                    request = self.request_template();
-                }
+        loop {
+            // Every effect completed so far is journaled before the run advances.
+            self.checkpoint(false).await?;
+            // A streamed turn's output reaches the consumer before its tools run or the next
+            // model call starts.
+            self.flush_stream().await;
+            // A turn's calls are answered before the next model call, also when a resumed
+            // run starts with calls that were pending when it stopped.
+            if !self.state.pending_calls.is_empty() {
+                self.answer_pending_calls().await?;
+            }
+            if self.state.turn >= self.options.max_turns {
+                return Err(Halt::MaxTurns);
+            }
+            self.state.turn += 1;
+            let turn = self.state.turn;
+            self.ctx.set_turn(turn);
+            if self.refresh_tools().await {
+                request = self.request_template();
+            }
 
-                // Taken apart where it lands: a partly moved `ReceivedTurn` would keep its own
-                // slot in the run's future beside the response's.
-                let ReceivedTurn {
-                    mut response,
-                    patched,
-                    streamed_text,
-                } = self.call_model(&mut request).await?;
-                self.state.usage += response.usage;
-                if self.durable.is_some() {
-                    let effect_id = format!("{}/t{turn}", self.state.run_id);
-                    let payload = serde_json::to_value(&response.content).unwrap_or(Value::Null);
-                    self.journal(effect_id, "model_turn", payload);
-                }
+            // Taken apart where it lands: a partly moved `ReceivedTurn` would keep its own
+            // slot in the run's future beside the response's.
+            let ReceivedTurn {
+                mut response,
+                patched,
+                streamed_text,
+            } = self.call_model(&mut request).await?;
+            self.state.usage += response.usage;
+            if self.durable.is_some() {
+                let effect_id = format!("{}/t{turn}", self.state.run_id);
+                let payload = serde_json::to_value(&response.content).unwrap_or(Value::Null);
+                self.journal(effect_id, "model_turn", payload);
+            }
 
-                let (advertised, tool_choice) = match &patched {
-                    Some(sent) => (&sent.tools, sent.tool_choice.as_ref()),
-                    None => (&request.tools, request.tool_choice.as_ref()),
-                };
-                let checked = self
-                    .check_tool_calls(&response, advertised, tool_choice)
-                    .await?;
-                let (recovered, mut calls, arguments_deferred) = match checked {
-                    CheckedCalls::Retry(feedback) => {
+            let (advertised, tool_choice) = match &patched {
+                Some(sent) => (&sent.tools, sent.tool_choice.as_ref()),
+                None => (&request.tools, request.tool_choice.as_ref()),
+            };
+            let checked = self
+                .check_tool_calls(&response, advertised, tool_choice)
+                .await?;
+            let (recovered, mut calls, arguments_deferred) = match checked {
+                CheckedCalls::Retry(feedback) => {
+                    self.emit(|| StreamItem::TurnDiscarded { turn });
+                    self.state.history.push(Message::user(feedback));
+                    continue;
+                }
+                CheckedCalls::SkipTurn {
+                    recovered_content,
+                    answered,
+                } => {
+                    self.state.history.push(Message::Assistant {
+                        content: recovered_content,
+                    });
+                    self.state.pending_calls = answered;
+                    continue;
+                }
+                CheckedCalls::Run {
+                    recovered,
+                    content,
+                    calls,
+                    arguments_deferred,
+                } => {
+                    if let Some(content) = content {
+                        response.content = content;
+                    }
+                    (recovered, calls, arguments_deferred)
+                }
+            };
+
+            if !recovered {
+                match self.accept_turn(&response, streamed_text).await? {
+                    ModelTurnAction::Continue => {}
+                    ModelTurnAction::Repeat => {
+                        trace::hook_decision("retry", "on_model_turn_finished");
+                        self.reject_retry_with_calls(&calls, "repeat")?;
                         self.emit(|| StreamItem::TurnDiscarded { turn });
+                        continue;
+                    }
+                    ModelTurnAction::RetryWithFeedback(feedback) => {
+                        trace::hook_decision("retry", "on_model_turn_finished");
+                        self.reject_retry_with_calls(&calls, "retry_with_feedback")?;
+                        self.state.history.push(Message::Assistant {
+                            content: response.content,
+                        });
                         self.state.history.push(Message::user(feedback));
                         continue;
                     }
-                    CheckedCalls::SkipTurn {
-                        recovered_content,
-                        answered,
-                    } => {
+                    ModelTurnAction::Stop(reason) => {
+                        // Nothing is lost: the stopped turn stays in the error's history.
                         self.state.history.push(Message::Assistant {
-                            content: recovered_content,
+                            content: response.content,
+                        });
+                        return Err(Halt::Stop(reason));
+                    }
+                }
+            }
+
+            if let Some(spec) = self.output {
+                match self.structured_answer(spec, &response, &calls) {
+                    StructuredStep::Done(answer) => {
+                        self.state.history.push(Message::assistant(answer.clone()));
+                        return Ok(answer);
+                    }
+                    StructuredStep::Feedback(feedback) => {
+                        self.state.history.push(Message::Assistant {
+                            content: response.content,
+                        });
+                        self.state.history.push(Message::user(feedback));
+                        continue;
+                    }
+                    StructuredStep::AnswerCalls(answered) => {
+                        self.state.history.push(Message::Assistant {
+                            content: response.content,
                         });
                         self.state.pending_calls = answered;
                         continue;
                     }
-                    CheckedCalls::Run {
-                        recovered,
-                        content,
-                        calls,
-                        arguments_deferred,
-                    } => {
-                        if let Some(content) = content {
-                            response.content = content;
-                        }
-                        (recovered, calls, arguments_deferred)
-                    }
-                };
-
-                if !recovered {
-                    match self.accept_turn(&response, streamed_text).await? {
-                        ModelTurnAction::Continue => {}
-                        ModelTurnAction::Repeat => {
-                            trace::hook_decision("retry", "on_model_turn_finished");
-                            self.reject_retry_with_calls(&calls, "repeat")?;
-                            self.emit(|| StreamItem::TurnDiscarded { turn });
-                            continue;
-                        }
-                        ModelTurnAction::RetryWithFeedback(feedback) => {
-                            trace::hook_decision("retry", "on_model_turn_finished");
-                            self.reject_retry_with_calls(&calls, "retry_with_feedback")?;
-                            self.state.history.push(Message::Assistant {
-                                content: response.content,
-                            });
-                            self.state.history.push(Message::user(feedback));
-                            continue;
-                        }
-                        ModelTurnAction::Stop(reason) => {
-                            // Nothing is lost: the stopped turn stays in the error's history.
-                            self.state.history.push(Message::Assistant {
-                                content: response.content,
-                            });
-                            return Err(Halt::Stop(reason));
-                        }
-                    }
+                    StructuredStep::NotFinal => {}
                 }
-
-                if let Some(spec) = self.output {
-                    match self.structured_answer(spec, &response, &calls) {
-                        StructuredStep::Done(answer) => {
-                            self.state.history.push(Message::assistant(answer.clone()));
-                            return Ok(answer);
-                        }
-                        StructuredStep::Feedback(feedback) => {
-                            self.state.history.push(Message::Assistant {
-                                content: response.content,
-                            });
-                            self.state.history.push(Message::user(feedback));
-                            continue;
-                        }
-                        StructuredStep::AnswerCalls(answered) => {
-                            self.state.history.push(Message::Assistant {
-                                content: response.content,
-                            });
-                            self.state.pending_calls = answered;
-                            continue;
-                        }
-                        StructuredStep::NotFinal => {}
-                    }
-                }
-
-                let answer = response.text();
-                let mut content = response.content;
-                let runs_calls = !calls.is_empty() && self.state.turn < self.options.max_turns;
-                if runs_calls && arguments_deferred {
-                    self.lend_arguments(&mut content, &mut calls);
-                }
-                self.state.history.push(Message::Assistant { content });
-                if calls.is_empty() {
-                    return Ok(answer);
-                }
-                if !runs_calls {
-                    // No model call is left to read the results: leave the calls unexecuted.
-                    return Err(Halt::MaxTurns);
-                }
-                self.state.pending_calls = calls;
             }
+
+            let answer = response.text();
+            let mut content = response.content;
+            let runs_calls = !calls.is_empty() && self.state.turn < self.options.max_turns;
+            if runs_calls && arguments_deferred {
+                self.lend_arguments(&mut content, &mut calls);
+            }
+            self.state.history.push(Message::Assistant { content });
+            if calls.is_empty() {
+                return Ok(answer);
+            }
+            if !runs_calls {
+                // No model call is left to read the results: leave the calls unexecuted.
+                return Err(Halt::MaxTurns);
+            }
+            self.state.pending_calls = calls;
         }
     }
 

@@ -6,10 +6,9 @@ use super::{Durable, trace};
 use crate::agent::builder::AgentConfig;
 use crate::agent::error::PromptError;
 use crate::agent::hook::HookContext;
-use crate::agent::options::{RunOptions, RunStart};
+use crate::agent::options::{RunStart, StartOptions};
 use crate::message::Message;
 use crate::run::{RunState, RunStatus, ToolDecision};
-use std::sync::Arc;
 
 /// What a run starts from: its state (new, or claimed from the store), its prompt (`None` on
 /// resume), and the run's store lease with the decisions recorded for it.
@@ -25,49 +24,58 @@ pub(super) struct Begun {
 pub(super) async fn begin(
     config: &AgentConfig,
     start: RunStart,
-    options: &RunOptions,
+    options: Option<Box<StartOptions>>,
 ) -> Result<Begun, PromptError> {
+    let StartOptions {
+        run_id,
+        mut decisions,
+        store,
+        worker,
+    } = options.map(|options| *options).unwrap_or_default();
     // A worker name only matters for a store's lease: no random id for runs without one.
-    let worker = match (&options.worker, &options.store) {
-        (Some(worker), _) => worker.clone(),
+    let worker = match (worker, &store) {
+        (Some(worker), _) => worker,
         (None, Some(_)) => format!("worker-{}", uuid::Uuid::new_v4()),
         (None, None) => String::new(),
     };
-    let mut decisions = options.decisions.clone();
-    let mut durable = None;
-    let (state, prompt) = match start {
+    let (state, prompt, durable) = match start {
         RunStart::New { prompt, history } => {
-            let run_id = options
-                .run_id
-                .clone()
-                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            let run_id = run_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
             let state = RunState::new(run_id, config.name.clone(), history);
-            (state, Some(prompt))
+            // Created in the store by the run's first checkpoint.
+            let durable = store.map(|store| Durable {
+                store,
+                lease: None,
+                journal: Vec::new(),
+            });
+            (state, Some(prompt), durable)
         }
         RunStart::Resume(state) => {
             let mut state = *state;
-            if let Some(store) = &options.store {
-                let claimed = durable::claim(store, &state.run_id, &worker).await?;
+            let mut durable = None;
+            if let Some(store) = store {
+                // Boxed, as below: only a resumed run claims, and the claim's future would take
+                // room in every run's future.
+                let claimed = Box::pin(durable::claim(&store, &state.run_id, &worker)).await?;
                 decisions.extend(claimed.decisions);
-                durable = Some(Durable::new(Arc::clone(store), claimed.lease));
+                durable = Some(Durable::new(store, claimed.lease));
                 state = claimed.state;
             }
             state.status = RunStatus::Running;
-            (state, None)
+            (state, None, durable)
         }
         RunStart::Stored(run_id) => {
-            let Some(store) = &options.store else {
+            let Some(store) = store else {
                 return Err(PromptError::InvalidConfiguration(
                     "resuming a stored run needs a store".to_owned(),
                 ));
             };
             // A finished run is refused by the claim, which writes nothing.
-            let claimed = durable::claim(store, &run_id, &worker).await?;
+            let claimed = Box::pin(durable::claim(&store, &run_id, &worker)).await?;
             decisions.extend(claimed.decisions);
-            durable = Some(Durable::new(Arc::clone(store), claimed.lease));
             let mut state = claimed.state;
             state.status = RunStatus::Running;
-            (state, None)
+            (state, None, Some(Durable::new(store, claimed.lease)))
         }
     };
     Ok(Begun {
