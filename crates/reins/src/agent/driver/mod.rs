@@ -198,10 +198,11 @@ pub(crate) fn run(
         // state (some 1,700 bytes) once more.
         // A new run's prompt waits at the end of its history until `on_run_start` has seen it
         // (see `Driver::start`): held there, it takes no room in the loop's future.
-        // (Read and moved whole: a binding or a borrow of the prompt would keep its room in
-        // the run's future while the loop runs.)
-        let prompted = matches!(prompt, Some(_));
+        // (Moved whole, never borrowed: a binding or a borrow of the prompt would keep its
+        // room in the run's future while the loop runs.)
+        let before = driver.state.history.len();
         driver.state.history.extend(prompt);
+        let prompted = driver.state.history.len() > before;
         let mut outcome = if span.is_disabled() {
             driver.drive(prompted).await
         } else {
