@@ -36,6 +36,62 @@ async fn run_start_rewrites_chain_and_reach_the_model() {
     );
 }
 
+/// Records what `on_run_start` saw, and stops the run when asked to.
+struct SeeRunStart {
+    seen: Arc<Mutex<Vec<(Message, Vec<Message>)>>>,
+    stop: bool,
+}
+impl AgentHook for SeeRunStart {
+    async fn on_run_start(&self, _ctx: &HookContext, event: RunStartEvent<'_>) -> RunStartAction {
+        let seen = (event.prompt.clone(), event.history.to_vec());
+        self.seen.lock().unwrap().push(seen);
+        if self.stop {
+            RunStartAction::stop("not today")
+        } else {
+            RunStartAction::continue_run()
+        }
+    }
+}
+
+#[tokio::test]
+async fn run_start_sees_the_earlier_conversation_without_the_prompt() {
+    let earlier = vec![
+        Message::user("Who are you?"),
+        Message::assistant("A helper."),
+    ];
+    for stop in [false, true] {
+        let model = ScriptedModel::new([Turn::text("ok")]);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let agent = AgentBuilder::new(model.clone())
+            .add_hook(SeeRunStart {
+                seen: Arc::clone(&seen),
+                stop,
+            })
+            .build();
+        let result = agent
+            .prompt("Add 1 and 2.")
+            .with_history(earlier.clone())
+            .await;
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(
+            seen,
+            vec![(Message::user("Add 1 and 2."), earlier.clone())],
+            "stop: {stop}"
+        );
+        let mut prompted = earlier.clone();
+        prompted.push(Message::user("Add 1 and 2."));
+        if stop {
+            let error = result.unwrap_err();
+            assert!(matches!(error, PromptError::Cancelled { .. }), "{error}");
+            assert_eq!(error.history(), Some(prompted.as_slice()));
+            assert!(model.requests().is_empty());
+        } else {
+            assert_eq!(result.unwrap(), "ok");
+            assert_eq!(model.requests()[0].history, prompted);
+        }
+    }
+}
+
 /// Stops at one kind of event.
 struct StopAt(StepEventKind);
 impl AgentHook for StopAt {
