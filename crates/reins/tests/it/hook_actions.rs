@@ -36,9 +36,12 @@ async fn run_start_rewrites_chain_and_reach_the_model() {
     );
 }
 
+/// A prompt `on_run_start` saw, with the history before it.
+type SeenStart = (Message, Vec<Message>);
+
 /// Records what `on_run_start` saw, and stops the run when asked to.
 struct SeeRunStart {
-    seen: Arc<Mutex<Vec<(Message, Vec<Message>)>>>,
+    seen: Arc<Mutex<Vec<SeenStart>>>,
     stop: bool,
 }
 impl AgentHook for SeeRunStart {

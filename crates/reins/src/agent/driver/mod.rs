@@ -2,9 +2,10 @@
 //! events while a model turn is assembled; every other event fires from the same code.
 //!
 //! The loop is split along its phases: `model_turn` (request, hooks, model call, deltas),
-//! `validation` (invalid tool calls), `structured` (typed answers) and `tool_calls`
-//! (dispatch → execute → outcome of a turn's calls). All state lives in [`RunState`], which
-//! is complete at every checkpoint, so a run can stop and be resumed between phases.
+//! `validation` (invalid tool calls), `structured` (typed answers), `tool_calls` (a turn's
+//! calls) and `call` (one call's dispatch → execute → outcome). All state lives in
+//! [`RunState`], which is complete at every checkpoint, so a run can stop and be resumed
+//! between phases.
 //!
 //! This file is over 500 lines because it holds the loop itself together with how a run ends
 //! and is checkpointed (checkpoint, release): those steps share the loop's locals at every
@@ -12,6 +13,7 @@
 //! (claim, finished-run refusal, bound decisions) is in `durable`;
 //! the checkpoint itself is the next to move there.
 
+mod call;
 mod durable;
 mod lent_arguments;
 mod model_turn;
