@@ -196,15 +196,15 @@ pub(crate) fn run(
             spare_calls: Vec::new(),
             last_label: None,
         };
-        // Instrumented only when the span records: the wrapper would copy the driver's
-        // state (some 1,700 bytes) once more.
         // A new run's prompt waits at the end of its history until `on_run_start` has seen it
-        // (see `Driver::start`): held there, it takes no room in the loop's future.
-        // (Moved whole, never borrowed: a binding or a borrow of the prompt would keep its
-        // room in the run's future while the loop runs.)
+        // (see `Driver::start`): held there, it takes no room in the loop's future. (Moved
+        // whole, never borrowed: a binding or a borrow of the prompt would keep its room in
+        // the run's future while the loop runs.)
         let before = driver.state.history.len();
         driver.state.history.extend(prompt);
         let prompted = driver.state.history.len() > before;
+        // Instrumented only when the span records: the wrapper would copy the loop's state
+        // (some 1,400 bytes) once more.
         let mut outcome = if span.is_disabled() {
             driver.drive(prompted).await
         } else {
