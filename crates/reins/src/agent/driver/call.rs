@@ -159,7 +159,7 @@ impl CallEnv<'_> {
                 }
                 None => Step::Run(None),
             };
-            let (execution, rewritten) = match step {
+            let (execution, mut rewritten) = match step {
                 Step::Run(rewritten) => {
                     let args = rewritten
                         .as_ref()
@@ -196,7 +196,6 @@ impl CallEnv<'_> {
             // The result borrows the call's names, ids and arguments from the pending call, and its
             // output and outcome from the execution: nothing is copied for the outcome hooks. (The
             // rewritten arguments stay boxed while the hooks run.)
-            let mut rewritten = rewritten;
             let args = match &mut rewritten {
                 Some(rewritten) => ArgsText::with_text(&rewritten.0, rewritten.1.take()),
                 None => args_text,

@@ -154,15 +154,12 @@ pub(crate) fn run(
         // The run's hooks follow the agent's. Combined in place of the run's own list and the
         // output spec resolved in place: a new binding would take room of its own in the run's
         // future, beside the argument's.
-        let agent_hooks_only = run_hooks.is_empty();
-        if !agent_hooks_only {
+        let hooks = if run_hooks.is_empty() {
+            &config.hooks
+        } else {
             let mut combined = config.hooks.clone();
             combined.extend(&run_hooks);
             run_hooks = combined;
-        }
-        let hooks = if agent_hooks_only {
-            &config.hooks
-        } else {
             &run_hooks
         };
         resolve_output(config, options.output.as_deref_mut())?;
