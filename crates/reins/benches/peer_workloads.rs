@@ -524,9 +524,41 @@ fn measured(run: &mut dyn FnMut()) {
     run();
 }
 
+/// The wall time of each run of a `--repeat` batch, summarized on stderr when it ends. On a
+/// shared host a run's time moves in phases (the hand loops alone read 32 or 50 µs a streamed
+/// turn, minutes apart), so builds are compared by their fastest runs, side by side.
+struct RunTimes(Vec<Duration>);
+
+impl RunTimes {
+    fn time<R>(&mut self, run: impl FnOnce() -> R) -> R {
+        let started = Instant::now();
+        let answer = run();
+        self.0.push(started.elapsed());
+        answer
+    }
+
+    fn report(mut self, case: &str) {
+        self.0.sort_unstable();
+        let at = |share: usize| self.0.get(self.0.len() * share / 100).copied();
+        if let (Some(min), Some(p10), Some(median)) = (at(0), at(10), at(50)) {
+            let runs = self.0.len();
+            eprintln!(
+                "{case}: {runs} runs, per run min {min:.2?}, p10 {p10:.2?}, median {median:.2?}"
+            );
+        }
+    }
+}
+
 /// `--repeat CASE N`: N runs of one case and nothing else, for instruction counts under
-/// `valgrind --tool=callgrind` (steady on a loaded machine, unlike the timings).
+/// `valgrind --tool=callgrind` (steady on a loaded machine, unlike the timings), and each
+/// run's time ([`RunTimes`]).
 fn repeat(case: &str, runs: usize) {
+    let mut times = RunTimes(Vec::with_capacity(runs));
+    repeat_timed(case, runs, &mut times);
+    times.report(case);
+}
+
+fn repeat_timed(case: &str, runs: usize, times: &mut RunTimes) {
     let rt = current_thread();
     let (tools, tool, answer) = (definitions(), add(), streamed_answer());
     // The reused cases build their agent once, before the first run.
@@ -535,23 +567,26 @@ fn repeat(case: &str, runs: usize) {
         match case {
             "tool_loop/hand_loop" => {
                 let model = tool_loop_model();
-                measured(&mut || drop(rt.block_on(hand_tool_loop(&model, &tool, &tools, false))));
+                times.time(|| {
+                    measured(&mut || {
+                        drop(rt.block_on(hand_tool_loop(&model, &tool, &tools, false)))
+                    })
+                });
             }
             "tool_loop/reins" => {
                 let agent = AgentBuilder::new(tool_loop_model()).tool(add()).build();
-                let answer =
-                    rt.block_on(agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future());
-                black_box(answer.ok());
+                let run = agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future();
+                black_box(times.time(|| rt.block_on(run)).ok());
             }
             "streamed_delta/hand_loop" => {
                 let model = streamed_model(&answer);
-                measured(&mut || drop(rt.block_on(hand_streamed(&model))));
+                times.time(|| measured(&mut || drop(rt.block_on(hand_streamed(&model)))));
             }
             "streamed_delta/reins" => {
                 let agent = AgentBuilder::new(streamed_model(&answer))
                     .add_hook(DeltaObserver)
                     .build();
-                measured(&mut || drop(rt.block_on(reins_streamed(&agent))));
+                times.time(|| measured(&mut || drop(rt.block_on(reins_streamed(&agent)))));
             }
             // The tool loop with one hook that observes every default kind: what an observing
             // hook costs a turn.
@@ -560,9 +595,8 @@ fn repeat(case: &str, runs: usize) {
                     .tool(add())
                     .add_hook(Observing)
                     .build();
-                let answer =
-                    rt.block_on(agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future());
-                black_box(answer.ok());
+                let run = agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future();
+                black_box(times.time(|| rt.block_on(run)).ok());
             }
             // The tool loop with one hook that implements only `on_model_turn_finished` (reading
             // each turn's usage), on an agent that served a run before: what a typical observing
@@ -579,21 +613,25 @@ fn repeat(case: &str, runs: usize) {
                     _ => reused_agent(None::<Observing>),
                 });
                 let run = || agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future();
-                measured(&mut || drop(rt.block_on(run())));
+                times.time(|| measured(&mut || drop(rt.block_on(run()))));
             }
             // One run of the concurrent workload (its 10 ms waits included) on this thread:
             // what each of the 10,000 runs costs the processor.
             "concurrent/hand_loop" => {
                 let model = shared_tool_loop_model();
-                measured(&mut || {
-                    drop(rt.block_on(hand_tool_loop(&model, &add(), &tools, true)));
+                times.time(|| {
+                    measured(&mut || {
+                        drop(rt.block_on(hand_tool_loop(&model, &add(), &tools, true)));
+                    })
                 });
             }
             "concurrent/reins" => {
                 let agent = concurrent_agent();
-                measured(&mut || {
-                    let run = agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future();
-                    drop(rt.block_on(run));
+                times.time(|| {
+                    measured(&mut || {
+                        let run = agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future();
+                        drop(rt.block_on(run));
+                    })
                 });
             }
             _ => panic!("unknown case {case}"),

@@ -58,7 +58,64 @@ pub enum StreamItem {
 /// 12, 16 and 32; see docs/PERFORMANCE.md).
 const HANDOVER_BATCH: usize = 7;
 
-type Queue = VecDeque<StreamItem>;
+/// The items a streamed run queued for its consumer, in order. A fragment of text or
+/// reasoning (nearly every item) is queued as its string alone, in 32 bytes, rather than as a
+/// 104-byte [`StreamItem`]: the larger item was built on the stack and then copied into its
+/// slot, and that copy stalled on the stores just before it, on every delta (see
+/// docs/PERFORMANCE.md, "Tenth session").
+#[derive(Default)]
+struct Queue {
+    order: VecDeque<Queued>,
+    /// The other items, in order; each has its place in `order`.
+    others: VecDeque<StreamItem>,
+}
+
+/// One queued item, or its place.
+enum Queued {
+    Text(String),
+    Reasoning(String),
+    Other,
+}
+
+impl Queue {
+    /// Queues `item`; the number of items queued.
+    #[inline(always)]
+    fn push(&mut self, item: Queued) -> usize {
+        self.order.push_back(item);
+        self.order.len()
+    }
+
+    #[inline]
+    fn push_item(&mut self, item: StreamItem) -> usize {
+        match item {
+            StreamItem::Text(delta) => self.push(Queued::Text(delta)),
+            StreamItem::Reasoning(delta) => self.push(Queued::Reasoning(delta)),
+            other => {
+                self.others.push_back(other);
+                self.push(Queued::Other)
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<StreamItem> {
+        match self.order.pop_front()? {
+            Queued::Text(delta) => Some(StreamItem::Text(delta)),
+            Queued::Reasoning(delta) => Some(StreamItem::Reasoning(delta)),
+            Queued::Other => self.others.pop_front(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Moves `other`'s items behind these.
+    fn append(&mut self, other: &mut Queue) {
+        self.order.append(&mut other.order);
+        self.others.append(&mut other.others);
+    }
+}
 
 thread_local! {
     /// The queue of the streamed run being polled on this thread. A run advances only inside
@@ -126,36 +183,32 @@ impl StreamSink {
     /// run goes on ([`StreamSink::hand_over`]).
     #[inline]
     pub fn push_delta(&self, item: StreamItem) -> bool {
-        self.push_made(|| item)
+        self.push_made(|queue| queue.push_item(item))
     }
 
-    /// Queues a fragment of answer text, as [`StreamSink::push_delta`] does. (The item is made
-    /// where it is queued, rather than moved there whole: 104 bytes for 24 of text.)
+    /// Queues a fragment of answer text, as [`StreamSink::push_delta`] does.
     #[inline]
     pub fn push_text(&self, delta: String) -> bool {
-        self.push_made(|| StreamItem::Text(delta))
+        self.push_made(|queue| queue.push(Queued::Text(delta)))
     }
 
     /// Queues a fragment of reasoning, as [`StreamSink::push_text`] does.
     #[inline]
     pub fn push_reasoning(&self, delta: String) -> bool {
-        self.push_made(|| StreamItem::Reasoning(delta))
+        self.push_made(|queue| queue.push(Queued::Reasoning(delta)))
     }
 
     #[inline(always)]
-    fn push_made(&self, item: impl FnOnce() -> StreamItem) -> bool {
+    fn push_made(&self, push: impl FnOnce(&mut Queue) -> usize) -> bool {
         let strays = &self.strays;
         let queued = POLLED_RUN_QUEUE.try_with(|polled| {
             let mut polled = match polled.try_borrow_mut() {
                 Ok(polled) => polled,
-                Err(_) => return strays.push(item()),
+                Err(_) => return strays.push(push),
             };
             match polled.as_mut() {
-                Some(queue) => {
-                    queue.push_back(item());
-                    queue.len() >= HANDOVER_BATCH
-                }
-                None => strays.push(item()),
+                Some(queue) => push(queue) >= HANDOVER_BATCH,
+                None => strays.push(push),
             }
         });
         // `Err` only once this thread's queue slot is destroyed (see `lend`): the item is
@@ -187,9 +240,9 @@ impl StreamSink {
 impl Strays {
     /// Keeps an item pushed while no queue was lent; false: no batch to hand over.
     #[cold]
-    fn push(&self, item: StreamItem) -> bool {
+    fn push(&self, push: impl FnOnce(&mut Queue) -> usize) -> bool {
         let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        queue.push_back(item);
+        push(&mut queue);
         self.any.store(true, Ordering::Relaxed);
         false
     }
@@ -199,7 +252,7 @@ impl Strays {
     fn drain_into(&self, ready: &mut Queue) {
         if self.any.load(Ordering::Relaxed) {
             let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-            ready.extend(queue.drain(..));
+            ready.append(&mut queue);
             self.any.store(false, Ordering::Relaxed);
         }
     }
@@ -241,7 +294,7 @@ impl PromptStream {
     ) -> Self {
         PromptStream {
             sink,
-            ready: VecDeque::new(),
+            ready: Queue::default(),
             driver: Some(driver),
             error: None,
         }
@@ -264,7 +317,9 @@ impl PromptStream {
             Poll::Ready(result) => {
                 self.driver = None;
                 match result {
-                    Ok(response) => self.ready.push_back(StreamItem::Final(Box::new(response))),
+                    Ok(response) => {
+                        self.ready.push_item(StreamItem::Final(Box::new(response)));
+                    }
                     Err(error) => self.error = Some(error),
                 }
                 match self.ready.pop_front() {
@@ -295,5 +350,57 @@ impl std::fmt::Debug for PromptStream {
         f.debug_struct("PromptStream")
             .field("finished", &self.driver.is_none())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn discarded(turn: usize) -> StreamItem {
+        StreamItem::TurnDiscarded { turn }
+    }
+
+    /// What each item is, in a form that compares.
+    fn describe(item: &StreamItem) -> String {
+        match item {
+            StreamItem::Text(text) => format!("text {text}"),
+            StreamItem::Reasoning(text) => format!("reasoning {text}"),
+            StreamItem::TurnDiscarded { turn } => format!("discarded {turn}"),
+            other => format!("{other:?}"),
+        }
+    }
+
+    fn drain(queue: &mut Queue) -> Vec<String> {
+        std::iter::from_fn(|| queue.pop_front())
+            .map(|item| describe(&item))
+            .collect()
+    }
+
+    #[test]
+    fn a_queue_hands_out_fragments_and_other_items_in_the_order_they_came() {
+        let mut queue = Queue::default();
+        assert_eq!(queue.push(Queued::Text("a".into())), 1);
+        assert_eq!(queue.push_item(discarded(1)), 2);
+        assert_eq!(queue.push_item(StreamItem::Reasoning("b".into())), 3);
+        assert_eq!(queue.push_item(discarded(2)), 4);
+        let mut later = Queue::default();
+        later.push_item(discarded(3));
+        later.push(Queued::Text("c".into()));
+        queue.append(&mut later);
+        assert!(later.is_empty());
+        assert_eq!(
+            drain(&mut queue),
+            [
+                "text a",
+                "discarded 1",
+                "reasoning b",
+                "discarded 2",
+                "discarded 3",
+                "text c"
+            ]
+        );
+        assert!(queue.is_empty());
+        assert!(queue.others.is_empty());
     }
 }
