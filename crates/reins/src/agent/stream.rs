@@ -85,6 +85,8 @@ impl Queue {
         self.order.len()
     }
 
+    /// Queues any item: a fragment as its string, another item in `others` with its place
+    /// in `order`; the number of items queued.
     #[inline]
     fn push_item(&mut self, item: StreamItem) -> usize {
         match item {
@@ -97,6 +99,7 @@ impl Queue {
         }
     }
 
+    /// The first item queued, if any.
     #[inline(always)]
     fn pop_front(&mut self) -> Option<StreamItem> {
         match self.order.pop_front()? {
