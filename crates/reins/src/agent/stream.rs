@@ -305,6 +305,19 @@ impl PromptStream {
 }
 
 impl PromptStream {
+    /// The other item whose place came up in `order`. (Out of line: the consumer's loop
+    /// inlines `poll_next`, which hands out fragments.)
+    #[inline(never)]
+    fn next_other(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<StreamItem, PromptError>>> {
+        match self.ready.others.pop_front() {
+            Some(item) => Poll::Ready(Some(Ok(item))),
+            None => self.advance(cx),
+        }
+    }
+
     /// Polls the run for more items, once those it queued were all handed out.
     fn advance(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<StreamItem, PromptError>>> {
         let Some(driver) = self.driver.as_mut() else {
@@ -338,11 +351,17 @@ impl Stream for PromptStream {
     type Item = Result<StreamItem, PromptError>;
 
     // Inlined into the consumer's loop: most polls hand out an item the run already queued.
+    // A fragment is handed out in its own arm, so only its string is written into the
+    // consumer's item; through `Queue::pop_front` the item was built whole first and all its
+    // 112 bytes copied out, most of them unset, which stalled on every delta (see
+    // docs/PERFORMANCE.md, "Eleventh session").
     #[inline]
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        match this.ready.pop_front() {
-            Some(item) => Poll::Ready(Some(Ok(item))),
+        match this.ready.order.pop_front() {
+            Some(Queued::Text(delta)) => Poll::Ready(Some(Ok(StreamItem::Text(delta)))),
+            Some(Queued::Reasoning(delta)) => Poll::Ready(Some(Ok(StreamItem::Reasoning(delta)))),
+            Some(Queued::Other) => this.next_other(cx),
             None => this.advance(cx),
         }
     }

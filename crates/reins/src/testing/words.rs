@@ -11,23 +11,38 @@ pub(super) fn next_word<'t>(text: &'t str, offset: &mut usize) -> Option<&'t str
 }
 
 /// Where the first word of `text` ends: after any leading whitespace, the word, and the
-/// whitespace that follows it. Text is scanned as bytes, because a streamed test turn is read
-/// one word per delta and the double's work is part of what a benchmark of it measures; when
-/// what was scanned is not all ASCII, the text is read again as characters.
+/// whitespace that follows it. Text is scanned as bytes, in one pass, because a streamed test
+/// turn is read one word per delta and the double's work is part of what a benchmark of it
+/// measures; at the first byte that is not ASCII (a byte of a longer character may belong to a
+/// Unicode space), the text is read again as characters.
 fn word_end(text: &str) -> usize {
-    let bytes = text.as_bytes();
-    // ASCII whitespace, as `char::is_whitespace` has it.
-    let space = |byte: &u8| matches!(byte, b'\t'..=b'\r' | b' ');
-    let after = |from: usize, found: Option<usize>| found.map_or(bytes.len(), |at| from + at);
-    let tail = |from: usize| bytes.get(from..).unwrap_or_default();
-    let word = after(0, bytes.iter().position(|byte| !space(byte)));
-    let gap = after(word, tail(word).iter().position(space));
-    let end = after(gap, tail(gap).iter().position(|byte| !space(byte)));
-    // The scan is exact when every byte it classified, the one it stopped at included, is
-    // ASCII (a byte of a longer character may belong to a Unicode space).
-    if bytes.get(..=end).unwrap_or(bytes).is_ascii() {
-        return end;
+    /// Where the scan is: before the word, in it, or in the whitespace after it.
+    #[derive(PartialEq)]
+    enum Scanning {
+        Leading,
+        Word,
+        Trailing,
     }
+    let mut scanning = Scanning::Leading;
+    for (at, &byte) in text.as_bytes().iter().enumerate() {
+        if !byte.is_ascii() {
+            return word_end_by_chars(text);
+        }
+        // ASCII whitespace, as `char::is_whitespace` has it.
+        let space = matches!(byte, b'\t'..=b'\r' | b' ');
+        match scanning {
+            Scanning::Leading if !space => scanning = Scanning::Word,
+            Scanning::Word if space => scanning = Scanning::Trailing,
+            Scanning::Trailing if !space => return at,
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// [`word_end`] by characters, for text that is not all ASCII.
+#[cold]
+fn word_end_by_chars(text: &str) -> usize {
     let end = text
         .char_indices()
         .skip_while(|(_, c)| c.is_whitespace())
