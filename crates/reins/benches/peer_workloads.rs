@@ -582,6 +582,12 @@ fn repeat_timed(case: &str, runs: usize, times: &mut RunTimes) {
                 let model = streamed_model(&answer);
                 times.time(|| measured(&mut || drop(rt.block_on(hand_streamed(&model)))));
             }
+            // The streamed turn with no hook: what the hook call costs a delta is the
+            // difference.
+            "streamed_delta/reins_no_hook" => {
+                let agent = AgentBuilder::new(streamed_model(&answer)).build();
+                times.time(|| measured(&mut || drop(rt.block_on(reins_streamed(&agent)))));
+            }
             "streamed_delta/reins" => {
                 let agent = AgentBuilder::new(streamed_model(&answer))
                     .add_hook(DeltaObserver)
