@@ -28,6 +28,25 @@ pub struct ProviderDefaults {
 /// [`Anthropic`](crate::providers::anthropic::Anthropic),
 /// [`Gemini`](crate::providers::gemini::Gemini),
 /// [`OpenAICompatible`](crate::providers::openai_compatible::OpenAICompatible)). Sealed.
+///
+/// Every hosted client is built the same way, so code can be written once for any of them:
+///
+/// ```
+/// use reins::providers::anthropic::Anthropic;
+/// use reins::providers::openai::OpenAI;
+/// use reins::providers::{Provider, ProviderBuilder, ProviderError};
+///
+/// /// A client of any hosted service, sent to a gateway on this machine.
+/// fn through_gateway<P: Provider>(builder: ProviderBuilder<P>) -> Result<P, ProviderError> {
+///     builder.api_key("gateway-key").base_url("http://127.0.0.1:4000").build()
+/// }
+///
+/// let openai = through_gateway(OpenAI::builder())?;
+/// let anthropic = through_gateway(Anthropic::builder())?;
+/// assert_eq!(openai.completion("gpt-4o-mini").model(), "gpt-4o-mini");
+/// assert_eq!(anthropic.completion("claude-sonnet-4-5").model(), "claude-sonnet-4-5");
+/// # Ok::<(), ProviderError>(())
+/// ```
 pub trait Provider: Sealed + Sized {
     /// The provider's own builder options.
     #[doc(hidden)]

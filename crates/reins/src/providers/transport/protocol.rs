@@ -16,6 +16,29 @@ pub(crate) mod sealed {
 /// Implemented by each protocol reins speaks (Chat Completions, Responses, Anthropic Messages,
 /// Gemini); [`HttpModel`](super::HttpModel) sends what it encodes and decodes what comes back.
 /// Sealed: it cannot be implemented outside reins.
+///
+/// Code can be written once for a model of any protocol:
+///
+/// ```
+/// use reins::completion::{CompletionError, CompletionRequest};
+/// use reins::message::Message;
+/// use reins::providers::anthropic::Anthropic;
+/// use reins::providers::openai::OpenAI;
+/// use reins::providers::{HttpModel, Protocol};
+/// use serde_json::Value;
+///
+/// /// What a hosted model would be sent for one question, whatever its wire format.
+/// fn body_for<P: Protocol>(model: &HttpModel<P>, question: &str) -> Result<Value, CompletionError> {
+///     let request = CompletionRequest::new(vec![Message::user(question)]);
+///     model.request_body(&request, false)
+/// }
+///
+/// let chat = OpenAI::builder().api_key("test-key").build()?.completion("gpt-4o-mini");
+/// let messages = Anthropic::builder().api_key("test-key").build()?.completion("claude-sonnet-4-5");
+/// assert_eq!(body_for(&chat, "Hi")?["model"], "gpt-4o-mini");
+/// assert_eq!(body_for(&messages, "Hi")?["model"], "claude-sonnet-4-5");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait Protocol: sealed::Sealed + Debug + Clone + Send + Sync + 'static {
     /// Reads a streamed answer.
     type Decoder: StreamDecoder;
@@ -43,6 +66,31 @@ pub trait Protocol: sealed::Sealed + Debug + Clone + Send + Sync + 'static {
 }
 
 /// Reads one streamed answer from its server-sent events. Sealed like [`Protocol`].
+///
+/// Each [`Protocol`] brings its own; a streamed call of an [`HttpModel`](super::HttpModel)
+/// uses it to turn the server's events into [`StreamChunk`]s, which is all a caller sees of it
+/// (this example needs a server speaking Chat Completions, so it is not run here):
+///
+/// ```no_run
+/// use futures::StreamExt;
+/// use reins::completion::{CompletionModel, CompletionRequest, StreamChunk};
+/// use reins::message::Message;
+/// use reins::providers::openai_compatible::OpenAICompatible;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let model = OpenAICompatible::builder("http://127.0.0.1:8080/v1").build()?.completion("local");
+/// let request = CompletionRequest::new(vec![Message::user("Count to three.")]);
+/// let mut chunks = model.stream(&request).await?;
+/// while let Some(chunk) = chunks.next().await {
+///     match chunk? {
+///         StreamChunk::Text(delta) => print!("{delta}"),
+///         StreamChunk::Done(response) => println!("\n({} output tokens)", response.usage.output_tokens),
+///         _ => {}
+///     }
+/// }
+/// # Ok(())
+/// # }
+/// ```
 pub trait StreamDecoder: sealed::Sealed + Send + 'static {
     /// Reads one event (its `event:` name and data), queueing the chunks it carries; returns
     /// the assembled response when the event ends the answer.
