@@ -17,7 +17,6 @@ pub(super) fn next_word<'t>(text: &'t str, offset: &mut usize) -> Option<&'t str
 /// Unicode space), the text is read again as characters.
 fn word_end(text: &str) -> usize {
     /// Where the scan is: before the word, in it, or in the whitespace after it.
-    #[derive(PartialEq)]
     enum Scanning {
         Leading,
         Word,
