@@ -554,11 +554,6 @@ impl RunTimes {
 /// run's time ([`RunTimes`]).
 fn repeat(case: &str, runs: usize) {
     let mut times = RunTimes(Vec::with_capacity(runs));
-    repeat_timed(case, runs, &mut times);
-    times.report(case);
-}
-
-fn repeat_timed(case: &str, runs: usize, times: &mut RunTimes) {
     let rt = current_thread();
     let (tools, tool, answer) = (definitions(), add(), streamed_answer());
     // The reused cases build their agent once, before the first run.
@@ -643,6 +638,7 @@ fn repeat_timed(case: &str, runs: usize, times: &mut RunTimes) {
             _ => panic!("unknown case {case}"),
         }
     }
+    times.report(case);
 }
 
 fn main() {
