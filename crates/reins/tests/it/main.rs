@@ -15,6 +15,7 @@ mod fakellm_anthropic;
 mod fakellm_openai;
 mod hook_actions;
 mod invalid_tool_calls;
+mod model_panics;
 mod providers;
 mod routing;
 mod run_loop;

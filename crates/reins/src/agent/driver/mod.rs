@@ -18,6 +18,7 @@ mod durable;
 mod lent_arguments;
 mod model_turn;
 mod start;
+mod streamed_turn;
 mod structured;
 mod tool_calls;
 mod trace;

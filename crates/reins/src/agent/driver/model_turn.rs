@@ -1,28 +1,24 @@
 //! One model turn: the request, the completion-call, model-select and dispatch hooks, the
-//! call itself (blocking, or streamed with the delta hooks), and the turn's raw events.
+//! call itself (blocking, or streamed: `streamed_turn`), and the turn's raw events.
 
-use super::{Driver, Halt, internal_call_id, trace};
+use super::streamed_turn::{CaughtTurn, TurnSource, model_panicked};
+use super::{Driver, Halt, trace};
 use crate::agent::builder::AgentConfig;
 use crate::agent::hook::{
-    CompletionCallEvent, ModelOutcome, ModelTurnAction, ModelTurnFinished, ObservationAction,
-    ReasoningDeltaEvent, Stacked, StepEvent, StepEventKind, TextDeltaEvent, ToolCallDeltaEvent,
-    TurnRequest,
+    CompletionCallEvent, ModelOutcome, ModelTurnAction, ModelTurnFinished, Stacked, StepEvent,
+    StepEventKind, TurnRequest,
 };
 use crate::agent::output_spec::OutputMode;
-use crate::agent::stream::{StreamItem, StreamSink};
-use crate::completion::{
-    CompletionError, CompletionRequest, CompletionResponse, CompletionStream, DynCompletionModel,
-    StreamChunk,
-};
+use crate::agent::stream::StreamItem;
+use crate::completion::{CompletionRequest, CompletionResponse, DynCompletionModel, StreamChunk};
 use crate::message::ToolChoice;
-use crate::tool::{ToolDefinition, panic_message};
+use crate::tool::ToolDefinition;
+use futures::FutureExt;
 use futures::future::Either;
-use futures::{FutureExt, StreamExt};
 use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::task::Poll;
 use tracing::Instrument;
 
 /// The most model calls one turn makes: the first, and the retries hooks ask for with
@@ -266,8 +262,8 @@ impl<'a> Driver<'a> {
         model: &'s dyn DynCompletionModel,
         request: &'s CompletionRequest,
     ) -> impl Future<Output = Result<(CompletionResponse, bool), Halt>> + 's {
-        // A model's panic, whether calling, opening the stream or producing an item, fails the
-        // turn with an error; it never unwinds into the caller's task.
+        // A model's panic fails the turn with an error; it never unwinds into the caller's
+        // task (for a streamed turn, see `stream_turn`).
         match self.sink {
             None => Either::Left(
                 AssertUnwindSafe(model.completion(request))
@@ -279,15 +275,10 @@ impl<'a> Driver<'a> {
                     }),
             ),
             // Boxed, once a streamed turn: the streamed path's state (its text, its delta
-            // hooks' answers) would otherwise be part of every run's future. One catch around
-            // the whole turn: a hook's panic is caught where the hook is called, so what
-            // unwinds out of it is the model's.
-            Some(sink) => {
-                let turn = AssertUnwindSafe(self.stream_turn(model, request, sink));
-                Either::Right(Box::pin(turn.catch_unwind()).map(|streamed| {
-                    streamed.unwrap_or_else(|panic| Err(Halt::Completion(model_panicked(panic))))
-                }))
-            }
+            // hooks' answers) would otherwise be part of every run's future.
+            Some(sink) => Either::Right(CaughtTurn(Box::pin(
+                self.stream_turn(TurnSource::Model(model, request), sink),
+            ))),
         }
     }
 
@@ -307,134 +298,8 @@ impl<'a> Driver<'a> {
         // Through the same loop as a model's stream: the text-delta hooks are then called
         // from one place only, which lets the compiler fold them into that loop.
         let chunks = [Ok(StreamChunk::Text(text)), Ok(StreamChunk::Done(response))];
-        self.consume_stream(Box::pin(futures::stream::iter(chunks)), sink)
-            .await
-    }
-
-    /// Streams one model turn: its chunks, each handed to the delta hooks and the stream.
-    async fn stream_turn(
-        &self,
-        model: &dyn DynCompletionModel,
-        request: &CompletionRequest,
-        sink: &StreamSink,
-    ) -> Result<(CompletionResponse, bool), Halt> {
-        let stream = model.stream(request).await.map_err(Halt::Completion)?;
-        self.consume_stream(stream, sink).await
-    }
-
-    /// Hands each chunk of a model turn's stream to the delta hooks and the run's stream, and
-    /// returns the turn's response and whether it streamed any text.
-    async fn consume_stream(
-        &self,
-        mut stream: CompletionStream,
-        sink: &StreamSink,
-    ) -> Result<(CompletionResponse, bool), Halt> {
-        let turn = self.state.turn;
-        let mut text = String::new();
-        let mut reasoning = String::new();
-        // Read once a turn: hooks only ever stop observing a kind (see `HookStack`), and a
-        // stack asked about a kind its hooks no longer observe calls none of them.
-        let observes_text = self.observes(StepEventKind::TextDelta);
-        let observes_reasoning = self.observes(StepEventKind::ReasoningDelta);
-        let observes_call_deltas = self.observes(StepEventKind::ToolCallDelta);
-        // (provider id, internal id, arguments so far), in order of first appearance.
-        let mut calls: Vec<(String, String, String)> = Vec::new();
-        loop {
-            // A text fragment joins the turn's text in the poll that received it, before the
-            // chunk is moved into this future's state: the move reads the chunk with wide loads
-            // just after the model's stream wrote it with narrow ones, and stalled on every
-            // delta until the append came between them. (Reasoning is appended below: doing
-            // the same for it here made the loop's code 13% slower. See docs/PERFORMANCE.md,
-            // "Eleventh session".)
-            let chunk = std::future::poll_fn(|cx| {
-                let polled = stream.poll_next_unpin(cx);
-                if let Poll::Ready(Some(Ok(StreamChunk::Text(delta)))) = &polled {
-                    text.push_str(delta);
-                }
-                polled
-            })
-            .await;
-            match chunk {
-                None => break,
-                Some(Err(error)) => return Err(Halt::Completion(error)),
-                Some(Ok(StreamChunk::Text(delta))) => {
-                    if observes_text {
-                        let event = TextDeltaEvent {
-                            delta: &delta,
-                            aggregated: &text,
-                        };
-                        if let ObservationAction::Stop(reason) =
-                            self.hooks.text_delta(self.ctx, event).await?
-                        {
-                            return Err(Halt::Stop(reason));
-                        }
-                    }
-                    if sink.push_text(delta) {
-                        sink.hand_over().await;
-                    }
-                }
-                Some(Ok(StreamChunk::Reasoning(delta))) => {
-                    reasoning.push_str(&delta);
-                    if observes_reasoning {
-                        let event = ReasoningDeltaEvent {
-                            delta: &delta,
-                            aggregated: &reasoning,
-                        };
-                        if let ObservationAction::Stop(reason) =
-                            self.hooks.reasoning_delta(self.ctx, event).await?
-                        {
-                            return Err(Halt::Stop(reason));
-                        }
-                    }
-                    if sink.push_reasoning(delta) {
-                        sink.hand_over().await;
-                    }
-                }
-                Some(Ok(StreamChunk::ToolCall { id, name, delta })) => {
-                    let index = match calls.iter().position(|(call_id, ..)| *call_id == id) {
-                        Some(index) => index,
-                        None => {
-                            calls.push((id, internal_call_id(turn, calls.len()), String::new()));
-                            calls.len() - 1
-                        }
-                    };
-                    let Some((call_id, internal_id, arguments)) = calls.get_mut(index) else {
-                        continue;
-                    };
-                    arguments.push_str(&delta);
-                    if observes_call_deltas {
-                        let event = ToolCallDeltaEvent {
-                            tool_call_id: call_id,
-                            internal_call_id: internal_id,
-                            tool_name: name.as_deref(),
-                            delta: &delta,
-                            aggregated: arguments,
-                        };
-                        if let ObservationAction::Stop(reason) =
-                            self.hooks.tool_call_delta(self.ctx, event).await?
-                        {
-                            return Err(Halt::Stop(reason));
-                        }
-                    }
-                    let item = StreamItem::ToolCallDelta {
-                        tool_call_id: call_id.clone(),
-                        internal_call_id: internal_id.clone(),
-                        tool_name: name,
-                        delta,
-                    };
-                    if sink.push_delta(item) {
-                        sink.hand_over().await;
-                    }
-                }
-                Some(Ok(StreamChunk::Done(response))) => return Ok((response, !text.is_empty())),
-            }
-        }
-        Err(Halt::Completion(CompletionError::Decode(format!(
-            "the stream ended before the model finished its turn (received {} bytes of text \
-             and {} tool-call fragments so far)",
-            text.len(),
-            calls.len()
-        ))))
+        let chunks = Box::pin(futures::stream::iter(chunks));
+        self.stream_turn(TurnSource::Served(chunks), sink).await
     }
 
     /// Fires the turn's raw event and `on_model_turn_finished`.
@@ -473,12 +338,4 @@ impl<'a> Driver<'a> {
         };
         Ok(self.hooks.model_turn_finished(self.ctx, event).await?)
     }
-}
-
-/// A model implementation's panic, as the error of its call.
-fn model_panicked(panic: Box<dyn std::any::Any + Send>) -> CompletionError {
-    CompletionError::Other(format!(
-        "the model panicked: {}",
-        panic_message(panic.as_ref())
-    ))
 }

@@ -1,0 +1,98 @@
+//! A model that panics fails its run with an error the caller can read; the panic never
+//! unwinds into the caller's task, and what the model streamed before it is kept.
+
+use futures::StreamExt;
+use reins::agent::*;
+use reins::completion::{
+    CompletionError, CompletionModel, CompletionRequest, CompletionResponse, CompletionStream,
+    StreamChunk,
+};
+
+/// Where the model panics.
+#[derive(Clone, Copy)]
+enum PanicsWhen {
+    /// Answering an awaited call.
+    Answering,
+    /// Opening its stream.
+    Opening,
+    /// After streaming two fragments of text.
+    Streaming,
+}
+
+struct PanickingModel(PanicsWhen);
+
+impl CompletionModel for PanickingModel {
+    async fn completion(
+        &self,
+        _request: &CompletionRequest,
+    ) -> Result<CompletionResponse, CompletionError> {
+        panic!("the model broke answering");
+    }
+
+    async fn stream(
+        &self,
+        _request: &CompletionRequest,
+    ) -> Result<CompletionStream, CompletionError> {
+        if matches!(self.0, PanicsWhen::Opening) {
+            panic!("the model broke opening its stream");
+        }
+        let mut sent = 0;
+        Ok(Box::pin(futures::stream::poll_fn(move |_| {
+            sent += 1;
+            if sent > 2 {
+                panic!("the model broke mid-stream");
+            }
+            std::task::Poll::Ready(Some(Ok(StreamChunk::Text(format!("part{sent} ")))))
+        })))
+    }
+}
+
+/// The run's items, consumed to the end.
+async fn stream_of(when: PanicsWhen) -> Vec<Result<StreamItem, PromptError>> {
+    let agent = AgentBuilder::new(PanickingModel(when)).build();
+    agent.prompt("Go").stream().collect().await
+}
+
+fn assert_model_panic(error: &PromptError, message: &str) {
+    let PromptError::Completion { source, .. } = error else {
+        panic!("expected the model call's failure, got {error:?}");
+    };
+    let text = source.to_string();
+    assert!(text.contains("the model panicked"), "{text}");
+    assert!(text.contains(message), "{text}");
+}
+
+#[tokio::test]
+async fn a_model_panicking_on_an_awaited_call_fails_the_run() {
+    let agent = AgentBuilder::new(PanickingModel(PanicsWhen::Answering)).build();
+    let Err(error) = agent.prompt("Go").await else {
+        panic!("the run cannot succeed");
+    };
+    assert_model_panic(&error, "the model broke answering");
+}
+
+#[tokio::test]
+async fn a_model_panicking_as_it_opens_its_stream_fails_the_run() {
+    let items = stream_of(PanicsWhen::Opening).await;
+    let [Err(error)] = items.as_slice() else {
+        panic!("expected the error alone: {items:?}");
+    };
+    assert_model_panic(error, "the model broke opening its stream");
+}
+
+#[tokio::test]
+async fn a_model_panicking_mid_stream_fails_the_run_after_what_it_streamed() {
+    let items = stream_of(PanicsWhen::Streaming).await;
+    let texts: Vec<&str> = items
+        .iter()
+        .filter_map(|item| match item {
+            Ok(StreamItem::Text(text)) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["part1 ", "part2 "]);
+    let Some(Err(error)) = items.last() else {
+        panic!("the stream ends with the error: {items:?}");
+    };
+    assert_model_panic(error, "the model broke mid-stream");
+}
