@@ -393,6 +393,23 @@ impl Iterator for Chunks {
     type Item = Result<StreamChunk, CompletionError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        // A word of text, the usual chunk, on its own path: the item is written as a text
+        // fragment alone. (Shared with the other kinds, the exit wrote every field of the
+        // largest item, and a consumer copying the item whole stalled on those stores.)
+        let response = self.response.as_ref()?;
+        if let Some(AssistantContent::Text(text)) = response.content.iter().nth(self.part) {
+            if let Some(word) = next_word(&text.text, &mut self.offset) {
+                return Some(Ok(StreamChunk::Text(word.to_owned())));
+            }
+        }
+        self.next_other()
+    }
+}
+
+impl Chunks {
+    /// [`Iterator::next`] past a word of text.
+    #[inline(never)]
+    fn next_other(&mut self) -> Option<Result<StreamChunk, CompletionError>> {
         let response = self.response.as_ref()?;
         while let Some(part) = response.content.iter().nth(self.part) {
             let chunk = match part {
