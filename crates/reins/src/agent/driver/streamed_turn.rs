@@ -3,7 +3,8 @@
 
 use super::{Driver, Halt, internal_call_id};
 use crate::agent::hook::{
-    ObservationAction, ReasoningDeltaEvent, StepEventKind, TextDeltaEvent, ToolCallDeltaEvent,
+    HookStack, ObservationAction, ReasoningDeltaEvent, StepEventKind, TextDeltaEvent,
+    ToolCallDeltaEvent,
 };
 use crate::agent::stream::{StreamItem, StreamSink};
 use crate::completion::{
@@ -47,10 +48,15 @@ impl Driver<'_> {
         let mut text = String::new();
         let mut reasoning = String::new();
         // Read once a turn: hooks only ever stop observing a kind (see `HookStack`), and a
-        // stack asked about a kind its hooks no longer observe calls none of them.
+        // stack asked about a kind its hooks no longer observe calls none of them. The members
+        // a delta is offered to are looked up once a turn too; one that the stack learns
+        // mid-turn answers a kind by default is still passed over at each delta.
         let observes_text = self.observes(StepEventKind::TextDelta);
         let observes_reasoning = self.observes(StepEventKind::ReasoningDelta);
         let observes_call_deltas = self.observes(StepEventKind::ToolCallDelta);
+        let text_observers = self.hooks.observers(StepEventKind::TextDelta);
+        let reasoning_observers = self.hooks.observers(StepEventKind::ReasoningDelta);
+        let call_delta_observers = self.hooks.observers(StepEventKind::ToolCallDelta);
         // (provider id, internal id, arguments so far), in order of first appearance.
         let mut calls: Vec<(String, String, String)> = Vec::new();
         loop {
@@ -78,7 +84,7 @@ impl Driver<'_> {
                             aggregated: &text,
                         };
                         if let ObservationAction::Stop(reason) =
-                            self.hooks.text_delta(self.ctx, event).await?
+                            HookStack::text_delta(text_observers.clone(), self.ctx, event).await?
                         {
                             return Err(Halt::Stop(reason));
                         }
@@ -95,7 +101,8 @@ impl Driver<'_> {
                             aggregated: &reasoning,
                         };
                         if let ObservationAction::Stop(reason) =
-                            self.hooks.reasoning_delta(self.ctx, event).await?
+                            HookStack::reasoning_delta(reasoning_observers.clone(), self.ctx, event)
+                                .await?
                         {
                             return Err(Halt::Stop(reason));
                         }
@@ -124,8 +131,12 @@ impl Driver<'_> {
                             delta: &delta,
                             aggregated: arguments,
                         };
-                        if let ObservationAction::Stop(reason) =
-                            self.hooks.tool_call_delta(self.ctx, event).await?
+                        if let ObservationAction::Stop(reason) = HookStack::tool_call_delta(
+                            call_delta_observers.clone(),
+                            self.ctx,
+                            event,
+                        )
+                        .await?
                         {
                             return Err(Halt::Stop(reason));
                         }

@@ -13,7 +13,7 @@ use super::links::{
     ToolCallChain, ToolDispatchDecision, ToolResultChain,
 };
 use super::mode::{AsyncMethod, Caught, HookFailure};
-use super::stack::HookStack;
+use super::stack::{HookStack, Observers};
 use super::step::{Flow, StepEvent};
 use super::table;
 use super::tool_result::ToolResult;
@@ -178,31 +178,35 @@ impl HookStack {
         compose::chained::<table::on_outcome, Caught, _>(hooks, ctx, chain)
     }
 
+    // The delta rows are asked of the members observing their kind, which a streamed turn
+    // looks up once (`HookStack::observers`) rather than for every delta: each lookup was a
+    // chain of dependent loads (the stack, its table, the kind's members) before the hook.
+
     #[inline]
     pub(crate) fn text_delta<'e>(
-        &'e self,
+        observers: Observers<'e>,
         ctx: &'e HookContext,
         event: TextDeltaEvent<'e>,
     ) -> impl Future<Output = Result<ObservationAction, HookFailure>> {
-        self.decide::<table::on_text_delta>(ctx, event)
+        compose::first_decision::<table::on_text_delta, Caught>(observers, ctx, event)
     }
 
     #[inline]
     pub(crate) fn reasoning_delta<'e>(
-        &'e self,
+        observers: Observers<'e>,
         ctx: &'e HookContext,
         event: ReasoningDeltaEvent<'e>,
     ) -> impl Future<Output = Result<ObservationAction, HookFailure>> {
-        self.decide::<table::on_reasoning_delta>(ctx, event)
+        compose::first_decision::<table::on_reasoning_delta, Caught>(observers, ctx, event)
     }
 
     #[inline]
     pub(crate) fn tool_call_delta<'e>(
-        &'e self,
+        observers: Observers<'e>,
         ctx: &'e HookContext,
         event: ToolCallDeltaEvent<'e>,
     ) -> impl Future<Output = Result<ObservationAction, HookFailure>> {
-        self.decide::<table::on_tool_call_delta>(ctx, event)
+        compose::first_decision::<table::on_tool_call_delta, Caught>(observers, ctx, event)
     }
 
     /// Delivers a step-view-only event (`CompletionResponse`, `StreamResponseFinish`) to
