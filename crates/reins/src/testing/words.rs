@@ -131,17 +131,10 @@ mod tests {
         );
     }
 
-    /// Where the first word of `text` ends, by the plain definition.
+    /// Where the first word of `text` ends, by the plain definition: `char::is_whitespace`
+    /// over the text's characters.
     fn reference(text: &str) -> usize {
-        let end = text
-            .char_indices()
-            .skip_while(|(_, c)| c.is_whitespace())
-            .find(|(_, c)| c.is_whitespace())
-            .map_or(text.len(), |(i, _)| i);
-        text[end..]
-            .char_indices()
-            .find(|(_, c)| !c.is_whitespace())
-            .map_or(text.len(), |(i, _)| end + i)
+        word_end_by_chars(text)
     }
 
     #[test]
