@@ -131,16 +131,11 @@ mod tests {
         );
     }
 
-    /// Where the first word of `text` ends, by the plain definition: `char::is_whitespace`
-    /// over the text's characters.
-    fn reference(text: &str) -> usize {
-        word_end_by_chars(text)
-    }
-
     #[test]
     fn words_are_cut_where_char_whitespace_says() {
-        // The byte-level cutter against the plain definition, on every short string over an
-        // alphabet of ASCII and non-ASCII letters and spaces.
+        // The byte-level cutter against the plain definition (`char::is_whitespace` over the
+        // characters, `word_end_by_chars`), on every short string over an alphabet of ASCII
+        // and non-ASCII letters and spaces.
         let alphabet = ['a', ' ', '\u{0b}', '\u{85}', 'é', '\u{3000}', '\n'];
         let mut texts = vec![String::new()];
         for _ in 0..5 {
@@ -149,7 +144,7 @@ mod tests {
                 .flat_map(|text| alphabet.iter().map(move |c| format!("{text}{c}")))
                 .collect();
             for text in &longer {
-                assert_eq!(word_end(text), reference(text), "{text:?}");
+                assert_eq!(word_end(text), word_end_by_chars(text), "{text:?}");
             }
             texts = longer;
         }
@@ -179,7 +174,7 @@ mod tests {
                     _ => 'a',
                 })
                 .collect();
-            assert_eq!(word_end(&text), reference(&text), "{text:?}");
+            assert_eq!(word_end(&text), word_end_by_chars(&text), "{text:?}");
         }
     }
 }
