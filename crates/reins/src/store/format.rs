@@ -17,7 +17,7 @@
 //! `Migration { from: 1, upgrade: v1_to_v2 }` to [`MIGRATIONS`].
 
 use super::StoreError;
-use crate::run::RunState;
+use crate::run::{RunState, RunStatus};
 use serde_json::Value;
 
 /// The version of the stored record format written by this release.
@@ -132,6 +132,31 @@ fn decode_with(
             "after upgrading from format {format} to {current}: {error}"
         ))
     })
+}
+
+/// `state` as the JSON document every store keeps.
+pub(crate) fn encode_state(state: &RunState) -> Result<String, StoreError> {
+    serde_json::to_string(state).map_err(|error| StoreError::Backend(error.to_string()))
+}
+
+/// How every store writes a run's status.
+pub(crate) fn status_name(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Running => "running",
+        RunStatus::Suspended => "suspended",
+        RunStatus::Completed => "completed",
+        RunStatus::Failed => "failed",
+    }
+}
+
+/// A status as [`status_name`] wrote it; an unknown name reads as running.
+pub(crate) fn status_from_name(name: &str) -> RunStatus {
+    match name {
+        "suspended" => RunStatus::Suspended,
+        "completed" => RunStatus::Completed,
+        "failed" => RunStatus::Failed,
+        _ => RunStatus::Running,
+    }
 }
 
 #[cfg(test)]

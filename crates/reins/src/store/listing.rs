@@ -1,6 +1,6 @@
 //! Listing stored runs a page at a time, and the rules for deleting finished ones.
 
-use super::{RunSummary, StoreError, UnreadableRun, check_readable, status_from_name};
+use super::{StoreError, UnreadableRun, check_readable, status_from_name};
 use crate::run::RunStatus;
 
 /// Which stored runs to list, a page at a time ([`RunStore::list_runs`](super::RunStore::list_runs)).
@@ -170,3 +170,14 @@ pub(crate) fn check_deletable(run_id: &str, format: i64, status: &str) -> Result
 
 /// The stored status names of finished runs, for the stores' queries.
 pub(crate) const FINISHED: [&str; 2] = ["completed", "failed"];
+
+/// A stored run, as listed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// The run's id.
+    pub run_id: String,
+    /// Where it is.
+    pub status: RunStatus,
+    /// Its stored version.
+    pub version: i64,
+}

@@ -127,11 +127,14 @@
 mod boxed;
 mod decision;
 mod erased;
+mod error;
 mod fork;
 mod format;
+mod lease;
 mod listing;
 mod memory;
 mod notify;
+mod pending;
 #[cfg(feature = "postgres")]
 mod pg_listen;
 #[cfg(feature = "postgres")]
@@ -141,63 +144,38 @@ mod sqlite;
 
 pub use boxed::BoxedStore;
 pub use decision::{Decision, RecordedDecision, call_binding};
+pub use error::StoreError;
 pub use fork::{Checkpoint, fork};
 pub use format::FORMAT_VERSION;
-pub use listing::{RunCursor, RunPage, RunQuery};
+pub use lease::{ClaimedRun, DEFAULT_LEASE, Lease};
+pub use listing::{RunCursor, RunPage, RunQuery, RunSummary};
 pub use memory::MemoryStore;
 pub use notify::{DecisionSignal, DecisionWatch};
+pub use pending::{PendingApproval, PendingApprovals, UnreadableRun};
 #[cfg(feature = "postgres")]
 pub use postgres::{DEFAULT_POOL_SIZE, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
+use crate::run::RunState;
 #[cfg(doc)]
 use crate::run::{PendingCall, ToolDecision};
-use crate::run::{RunState, RunStatus};
 pub(crate) use decision::check_decision;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use decision::{decode_decision, encode_decision};
 pub(crate) use erased::{SharedStore, share};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use format::oldest_readable;
-pub(crate) use format::{check_readable, decode_state};
+pub(crate) use format::{
+    check_readable, decode_state, encode_state, status_from_name, status_name,
+};
+pub(crate) use lease::{check_claimable, expiry_cutoff, new_token, now_millis};
 pub(crate) use listing::{FINISHED, check_deletable, listed, page_of};
+pub(crate) use pending::collect_pending;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::future::Future;
 use std::time::Duration;
-
-/// How long a claim lasts without a checkpoint, unless a store is configured otherwise.
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
-
-/// A worker's right to advance a run: the claim that holds it, and the run's version it last
-/// wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lease {
-    /// The run.
-    pub run_id: String,
-    /// The claim's token: a fresh random id for every [`RunStore::create`] and
-    /// [`RunStore::claim`], checked by every checkpoint. It alone holds the lease, so two
-    /// claims never share one, whatever their workers are called.
-    pub token: String,
-    /// The name of the worker that claimed the run: a label for people (shown in
-    /// [`StoreError::Busy`]), not an identity.
-    pub owner: String,
-    /// The version of the run as this worker last wrote it.
-    pub version: i64,
-}
-
-/// A run loaded from a store for a worker to continue.
-#[derive(Debug, Clone)]
-pub struct ClaimedRun {
-    /// The run's state.
-    pub state: RunState,
-    /// The decisions recorded for its suspended calls (the latest per call). Resume applies
-    /// only those bound to their call as it stands ([`RecordedDecision::binds`]).
-    pub decisions: Vec<RecordedDecision>,
-    /// The lease to write checkpoints with.
-    pub lease: Lease,
-}
 
 /// One completed effect, journaled with the checkpoint that follows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -209,163 +187,6 @@ pub struct JournalEntry {
     pub kind: String,
     /// What the effect produced (the assistant content, or the call's result).
     pub payload: Value,
-}
-
-/// A stored run, as listed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunSummary {
-    /// The run's id.
-    pub run_id: String,
-    /// Where it is.
-    pub status: RunStatus,
-    /// Its stored version.
-    pub version: i64,
-}
-
-/// A suspended tool call waiting for a decision, as listed by [`RunStore::pending_approvals`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct PendingApproval {
-    /// The run.
-    pub run_id: String,
-    /// The call's internal id, to pass to [`RunStore::decide`].
-    pub internal_call_id: String,
-    /// The tool.
-    pub tool_name: String,
-    /// The arguments the call would execute with: the model's (as hooks repaired them), or,
-    /// for a call in doubt, those it started with.
-    pub arguments: Value,
-    /// Why the call was suspended.
-    pub reason: String,
-    /// The digest a decision about this call must carry ([`Decision::binding`], made by
-    /// [`Decision::new`]): over the run, the call, the tool and [`arguments`](Self::arguments).
-    pub binding: String,
-    /// Whether the call is in doubt: it started before a crash and no result was recorded,
-    /// so its side effect may have happened. Decide with [`ToolDecision::Rerun`],
-    /// [`ToolDecision::Skip`] or [`ToolDecision::SupplyResult`].
-    pub in_doubt: bool,
-}
-
-/// What waits for a decision, as listed by [`RunStore::pending_approvals`].
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PendingApprovals {
-    /// Every suspended call without a decision, of every suspended run the store could read.
-    pub approvals: Vec<PendingApproval>,
-    /// Every suspended run the store could not read (its state or one of its decisions): it
-    /// may wait for decisions nobody sees until it is repaired. Its record was left untouched.
-    pub unreadable: Vec<UnreadableRun>,
-}
-
-/// A run whose record cannot be read, as reported by [`RunStore::pending_approvals`] (a
-/// suspended run) and [`RunStore::list_runs`] ([`RunPage::unreadable`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnreadableRun {
-    /// The run.
-    pub run_id: String,
-    /// Why it cannot be read (e.g. [`StoreError::Corrupt`] or
-    /// [`StoreError::UnsupportedFormat`]).
-    pub error: StoreError,
-}
-
-/// Why a store operation failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum StoreError {
-    /// No run with that id is stored.
-    #[error("no run `{0}` is stored")]
-    NotFound(String),
-    /// A run with that id already exists.
-    #[error("a run `{0}` already exists")]
-    AlreadyExists(String),
-    /// Another claim holds the run's lease (whatever its worker is called).
-    #[error("run `{run_id}` is being worked on by `{owner}`; its lease expires in {} ms", remaining.as_millis())]
-    Busy {
-        /// The run.
-        run_id: String,
-        /// The name of the worker holding it (a label: another worker may have the same).
-        owner: String,
-        /// How long until its lease expires.
-        remaining: Duration,
-    },
-    /// The run has already finished (completed or failed) and cannot be claimed; nothing was
-    /// written.
-    #[error("run `{run_id}` has already finished ({})", status_name(*status))]
-    Finished {
-        /// The run.
-        run_id: String,
-        /// How it finished: [`RunStatus::Completed`] or [`RunStatus::Failed`].
-        status: RunStatus,
-    },
-    /// The run has not finished (it runs or waits for a decision), so it cannot be deleted;
-    /// nothing was deleted.
-    #[error("run `{run_id}` has not finished ({}): only a finished run can be deleted", status_name(*status))]
-    NotFinished {
-        /// The run.
-        run_id: String,
-        /// Where it is: [`RunStatus::Running`] or [`RunStatus::Suspended`].
-        status: RunStatus,
-    },
-    /// The run changed since this worker's last checkpoint: another worker took it over.
-    #[error("run `{run_id}` was changed by another worker (expected version {expected})")]
-    Conflict {
-        /// The run.
-        run_id: String,
-        /// The version this worker expected.
-        expected: i64,
-    },
-    /// The record was written in a format this release cannot read: by a newer release
-    /// (`found` above `supported`), or by one so old that no upgrade reaches it. It was left
-    /// untouched: not read, changed, deleted or expired.
-    #[error("run `{run_id}` is stored in format {found}, {}", unsupported_why(*found, *supported))]
-    UnsupportedFormat {
-        /// The run.
-        run_id: String,
-        /// The record's format version.
-        found: i64,
-        /// The format this release reads.
-        supported: u32,
-    },
-    /// The record cannot be read; it was left untouched.
-    #[error("run `{run_id}` is corrupt: {message}")]
-    Corrupt {
-        /// The run.
-        run_id: String,
-        /// What is wrong with it.
-        message: String,
-    },
-    /// The decision is bound to the call as it was, not as it is now: its tool or its
-    /// arguments changed since. It was not recorded (or, on resume, not applied); the call
-    /// still waits for a decision about what it is now.
-    /// The call's current binding is in the pending listing ([`PendingApproval::binding`]).
-    #[error(
-        "the decision about call `{internal_call_id}` of run `{run_id}` was made for another \
-         tool or other arguments than the call has now"
-    )]
-    StaleDecision {
-        /// The run.
-        run_id: String,
-        /// The call.
-        internal_call_id: String,
-    },
-    /// The run has no checkpoint of that version (checkpoints are kept from the release that
-    /// introduced them on).
-    #[error("run `{run_id}` has no checkpoint of version {version}")]
-    NoSuchCheckpoint {
-        /// The run.
-        run_id: String,
-        /// The version asked for.
-        version: i64,
-    },
-    /// The call has no pending decision to make (unknown id, or already answered).
-    #[error("run `{run_id}` has no suspended call `{internal_call_id}`")]
-    NoSuchPendingCall {
-        /// The run.
-        run_id: String,
-        /// The call id given.
-        internal_call_id: String,
-    },
-    /// The database failed.
-    #[error("the run store failed: {0}")]
-    Backend(String),
 }
 
 /// Where durable runs live. Implementations: [`MemoryStore`] (tests, one process),
@@ -589,122 +410,4 @@ pub trait RunStore: Send + Sync + 'static {
     fn pending_approvals(
         &self,
     ) -> impl Future<Output = Result<PendingApprovals, StoreError>> + Send;
-}
-
-/// Why a record's format cannot be read, for [`StoreError::UnsupportedFormat`]'s message.
-fn unsupported_why(found: i64, supported: u32) -> String {
-    if found > i64::from(supported) {
-        format!(
-            "written by a newer release: this release reads formats up to {supported}; \
-             the record is left as it is for that release"
-        )
-    } else {
-        format!(
-            "which this release no longer upgrades (it reads formats {} to {supported})",
-            format::oldest_readable()
-        )
-    }
-}
-
-pub(crate) fn encode_state(state: &RunState) -> Result<String, StoreError> {
-    serde_json::to_string(state).map_err(|error| StoreError::Backend(error.to_string()))
-}
-
-pub(crate) fn status_name(status: RunStatus) -> &'static str {
-    match status {
-        RunStatus::Running => "running",
-        RunStatus::Suspended => "suspended",
-        RunStatus::Completed => "completed",
-        RunStatus::Failed => "failed",
-    }
-}
-
-pub(crate) fn status_from_name(name: &str) -> RunStatus {
-    match name {
-        "suspended" => RunStatus::Suspended,
-        "completed" => RunStatus::Completed,
-        "failed" => RunStatus::Failed,
-        _ => RunStatus::Running,
-    }
-}
-
-/// The suspended calls of a run that no decision bound to them covers yet.
-pub(crate) fn pending_of(state: &RunState, decided: &[RecordedDecision]) -> Vec<PendingApproval> {
-    state
-        .pending_calls
-        .iter()
-        .filter(|call| call.awaits_decision())
-        .filter(|call| !decided.iter().any(|d| d.binds(&state.run_id, call)))
-        .map(|call| PendingApproval {
-            binding: decision::binding_of(&state.run_id, call),
-            run_id: state.run_id.clone(),
-            internal_call_id: call.internal_call_id.clone(),
-            tool_name: call.call.name.clone(),
-            arguments: call.arguments().clone(),
-            reason: call.suspended.clone().unwrap_or_default(),
-            in_doubt: call.is_in_doubt(),
-        })
-        .collect()
-}
-
-/// Adds what one suspended run waits for to `listing`, or the run to its unreadable ones; only
-/// a failure of the store itself ([`StoreError::Backend`]) is passed on.
-pub(crate) fn collect_pending(
-    listing: &mut PendingApprovals,
-    run_id: &str,
-    read: Result<(RunState, Vec<RecordedDecision>), StoreError>,
-) -> Result<(), StoreError> {
-    match read {
-        Ok((state, decided)) => listing.approvals.extend(pending_of(&state, &decided)),
-        Err(error @ StoreError::Backend(_)) => return Err(error),
-        Err(error) => listing.unreadable.push(UnreadableRun {
-            run_id: run_id.to_owned(),
-            error,
-        }),
-    }
-    Ok(())
-}
-
-/// A fresh token for a claim.
-pub(crate) fn new_token() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
-/// Whether a claim of `state` may proceed: not when the run has finished, nor while a claim's
-/// lease (`holder` until `lease_until`) is live, whoever asks.
-pub(crate) fn check_claimable(
-    run_id: &str,
-    state: &RunState,
-    holder: Option<&str>,
-    lease_until: i64,
-    now: i64,
-) -> Result<(), StoreError> {
-    if matches!(state.status, RunStatus::Completed | RunStatus::Failed) {
-        return Err(StoreError::Finished {
-            run_id: run_id.to_owned(),
-            status: state.status,
-        });
-    }
-    match holder {
-        Some(holder) if lease_until > now => Err(StoreError::Busy {
-            run_id: run_id.to_owned(),
-            owner: holder.to_owned(),
-            remaining: Duration::from_millis(u64::try_from(lease_until - now).unwrap_or(0)),
-        }),
-        _ => Ok(()),
-    }
-}
-
-/// The time (milliseconds since the Unix epoch) before which a finished run is expired by
-/// [`RunStore::expire`]`(older_than)`: runs written at or before it go.
-pub(crate) fn expiry_cutoff(older_than: Duration) -> i64 {
-    now_millis().saturating_sub(i64::try_from(older_than.as_millis()).unwrap_or(i64::MAX))
-}
-
-/// Milliseconds since the Unix epoch, the stores' clock for leases.
-pub(crate) fn now_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }

@@ -1,0 +1,125 @@
+//! [`StoreError`]: why a store operation failed, with the messages people read.
+
+use super::format;
+use super::status_name;
+#[cfg(doc)]
+use super::{PendingApproval, RunStore};
+use crate::run::RunStatus;
+use std::time::Duration;
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No run with that id is stored.
+    #[error("no run `{0}` is stored")]
+    NotFound(String),
+    /// A run with that id already exists.
+    #[error("a run `{0}` already exists")]
+    AlreadyExists(String),
+    /// Another claim holds the run's lease (whatever its worker is called).
+    #[error("run `{run_id}` is being worked on by `{owner}`; its lease expires in {} ms", remaining.as_millis())]
+    Busy {
+        /// The run.
+        run_id: String,
+        /// The name of the worker holding it (a label: another worker may have the same).
+        owner: String,
+        /// How long until its lease expires.
+        remaining: Duration,
+    },
+    /// The run has already finished (completed or failed) and cannot be claimed; nothing was
+    /// written.
+    #[error("run `{run_id}` has already finished ({})", status_name(*status))]
+    Finished {
+        /// The run.
+        run_id: String,
+        /// How it finished: [`RunStatus::Completed`] or [`RunStatus::Failed`].
+        status: RunStatus,
+    },
+    /// The run has not finished (it runs or waits for a decision), so it cannot be deleted;
+    /// nothing was deleted.
+    #[error("run `{run_id}` has not finished ({}): only a finished run can be deleted", status_name(*status))]
+    NotFinished {
+        /// The run.
+        run_id: String,
+        /// Where it is: [`RunStatus::Running`] or [`RunStatus::Suspended`].
+        status: RunStatus,
+    },
+    /// The run changed since this worker's last checkpoint: another worker took it over.
+    #[error("run `{run_id}` was changed by another worker (expected version {expected})")]
+    Conflict {
+        /// The run.
+        run_id: String,
+        /// The version this worker expected.
+        expected: i64,
+    },
+    /// The record was written in a format this release cannot read: by a newer release
+    /// (`found` above `supported`), or by one so old that no upgrade reaches it. It was left
+    /// untouched: not read, changed, deleted or expired.
+    #[error("run `{run_id}` is stored in format {found}, {}", unsupported_why(*found, *supported))]
+    UnsupportedFormat {
+        /// The run.
+        run_id: String,
+        /// The record's format version.
+        found: i64,
+        /// The format this release reads.
+        supported: u32,
+    },
+    /// The record cannot be read; it was left untouched.
+    #[error("run `{run_id}` is corrupt: {message}")]
+    Corrupt {
+        /// The run.
+        run_id: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The decision is bound to the call as it was, not as it is now: its tool or its
+    /// arguments changed since. It was not recorded (or, on resume, not applied); the call
+    /// still waits for a decision about what it is now.
+    /// The call's current binding is in the pending listing ([`PendingApproval::binding`]).
+    #[error(
+        "the decision about call `{internal_call_id}` of run `{run_id}` was made for another \
+         tool or other arguments than the call has now"
+    )]
+    StaleDecision {
+        /// The run.
+        run_id: String,
+        /// The call.
+        internal_call_id: String,
+    },
+    /// The run has no checkpoint of that version (checkpoints are kept from the release that
+    /// introduced them on).
+    #[error("run `{run_id}` has no checkpoint of version {version}")]
+    NoSuchCheckpoint {
+        /// The run.
+        run_id: String,
+        /// The version asked for.
+        version: i64,
+    },
+    /// The call has no pending decision to make (unknown id, or already answered).
+    #[error("run `{run_id}` has no suspended call `{internal_call_id}`")]
+    NoSuchPendingCall {
+        /// The run.
+        run_id: String,
+        /// The call id given.
+        internal_call_id: String,
+    },
+    /// The database failed.
+    #[error("the run store failed: {0}")]
+    Backend(String),
+}
+
+/// Why a record's format cannot be read, for [`StoreError::UnsupportedFormat`]'s message.
+fn unsupported_why(found: i64, supported: u32) -> String {
+    if found > i64::from(supported) {
+        format!(
+            "written by a newer release: this release reads formats up to {supported}; \
+             the record is left as it is for that release"
+        )
+    } else {
+        format!(
+            "which this release no longer upgrades (it reads formats {} to {supported})",
+            format::oldest_readable()
+        )
+    }
+}
