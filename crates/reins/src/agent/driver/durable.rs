@@ -1,10 +1,12 @@
-//! Taking a stored run: the claim, the finished-run refusal, and the decisions a resumed run
-//! may apply (only those bound to their call as it stands).
+//! A run's link to its store: taking a stored run (the claim, the finished-run refusal, and
+//! the decisions a resumed run may apply: only those bound to their call as it stands), and
+//! the journal and checkpoints a durable run writes as it goes.
 
-use super::final_answer;
+use super::{Driver, Halt, final_answer};
 use crate::agent::error::PromptError;
 use crate::run::{RunState, RunStatus, ToolDecision};
-use crate::store::{Lease, RecordedDecision, SharedStore, StoreError};
+use crate::store::{JournalEntry, Lease, RecordedDecision, SharedStore, StoreError};
+use serde_json::Value;
 
 /// A stored run claimed by this worker, with the decisions it may apply.
 pub(super) struct Claimed {
@@ -86,4 +88,58 @@ fn bound_decisions(
         decisions.push((id.clone(), recorded.decision.decision));
     }
     Ok(decisions)
+}
+
+/// A durable run's link to its store.
+pub(super) struct Durable {
+    pub store: SharedStore,
+    /// `None` until the run is created in the store.
+    pub lease: Option<Lease>,
+    /// Effects completed since the last checkpoint.
+    pub journal: Vec<JournalEntry>,
+}
+
+impl Durable {
+    pub(super) fn new(store: SharedStore, lease: Lease) -> Self {
+        Durable {
+            store,
+            lease: Some(lease),
+            journal: Vec::new(),
+        }
+    }
+}
+
+impl Driver<'_> {
+    /// Journals an effect, to be written with the next checkpoint.
+    pub(super) fn journal(&mut self, effect_id: String, kind: &str, payload: Value) {
+        if let Some(durable) = &mut self.durable {
+            durable.journal.push(JournalEntry {
+                effect_id,
+                kind: kind.to_owned(),
+                payload,
+            });
+        }
+    }
+
+    /// Writes the run's state and the effects journaled since the last checkpoint, in one
+    /// transaction (a no-op for a run without a store).
+    pub(super) async fn checkpoint(&mut self, release: bool) -> Result<(), Halt> {
+        let Some(durable) = &mut self.durable else {
+            return Ok(());
+        };
+        self.state.entries = self.ctx.snapshot_entries();
+        let lease = match &durable.lease {
+            Some(lease) => {
+                durable
+                    .store
+                    .checkpoint(lease, &self.state, &durable.journal, release)
+                    .await
+            }
+            None => durable.store.create(&self.state, &self.worker).await,
+        }
+        .map_err(Halt::Store)?;
+        durable.lease = Some(lease);
+        durable.journal.clear();
+        Ok(())
+    }
 }

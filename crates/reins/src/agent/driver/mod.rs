@@ -7,14 +7,14 @@
 //! [`RunState`], which is complete at every checkpoint, so a run can stop and be resumed
 //! between phases.
 //!
-//! This file is over 500 lines because it holds the loop itself together with how a run ends
-//! and is checkpointed (checkpoint, release): those steps share the loop's locals at every
-//! exit. How a run starts (a new state, or a claimed one) is in `start`; taking a stored run
-//! (claim, finished-run refusal, bound decisions) is in `durable`;
-//! the checkpoint itself is the next to move there.
+//! This file holds the loop itself and how a run ends. How a run starts (a new state, or a
+//! claimed one) is in `start`; a durable run's claim, journal and checkpoints are in
+//! `durable`; why a run stopped without an answer is `halt`.
 
 mod call;
+mod call_ids;
 mod durable;
+mod halt;
 mod lent_arguments;
 mod model_turn;
 mod start;
@@ -24,27 +24,26 @@ mod tool_calls;
 mod trace;
 mod validation;
 
+use call_ids::internal_call_id;
+use durable::Durable;
+use halt::Halt;
 pub use model_turn::MAX_MODEL_CALLS_PER_TURN;
 use start::{Begun, begin, traced};
 
 use super::builder::{Agent, AgentConfig};
 use super::error::PromptError;
 use super::hook::{
-    HookContext, HookFailure, HookStack, InvalidToolCallReason, ModelTurnAction, RunSettledEvent,
-    Stacked, StepEventKind,
+    HookContext, HookStack, ModelTurnAction, RunSettledEvent, Stacked, StepEventKind,
 };
 use super::options::{RunOptions, RunStart};
 use super::output_spec::{OutputMode, OutputSpec};
 use super::response::PromptResponse;
-use super::stop::StopReason;
 use super::stream::{StreamItem, StreamSink};
 use super::tools::AvailableTools;
-use crate::completion::CompletionError;
 use crate::message::Message;
 use crate::message::arguments_text as render_args;
-use crate::run::{PendingCall, RunState, RunStatus, SuspendedRun, ToolDecision};
-use crate::store::{JournalEntry, Lease, SharedStore, StoreError};
-use crate::tool::ToolFailure;
+use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
+use crate::store::StoreError;
 use model_turn::ReceivedTurn;
 use serde_json::Value;
 use std::future::Future;
@@ -55,89 +54,6 @@ use validation::CheckedCalls;
 
 /// How often `repair` may rename one call before the run gives up on it.
 const MAX_REPAIRS_PER_CALL: usize = 3;
-
-/// Why the loop stopped without an answer; turned into a [`PromptError`] with the history.
-pub(crate) enum Halt {
-    Stop(StopReason),
-    Panic(HookFailure),
-    MaxTurns,
-    InvalidCall {
-        tool_name: String,
-        reason: InvalidToolCallReason,
-    },
-    Completion(CompletionError),
-    Tool {
-        tool_name: String,
-        failure: ToolFailure,
-    },
-    Rejected(String),
-    Suspended,
-    Store(StoreError),
-}
-
-impl From<HookFailure> for Halt {
-    fn from(failure: HookFailure) -> Self {
-        Halt::Panic(failure)
-    }
-}
-
-impl Halt {
-    fn into_error(self, mut state: RunState, max_turns: usize) -> PromptError {
-        let run_id = state.run_id.clone();
-        state.status = RunStatus::Failed;
-        match self {
-            Halt::Suspended => {
-                state.status = RunStatus::Suspended;
-                PromptError::Suspended {
-                    run: Box::new(SuspendedRun { state }),
-                }
-            }
-            Halt::Stop(reason) => PromptError::Cancelled {
-                reason,
-                history: state.history,
-                run_id,
-            },
-            Halt::Panic(failure) => PromptError::HookPanicked {
-                event: failure.kind,
-                message: failure.message,
-                history: state.history,
-                run_id,
-            },
-            Halt::MaxTurns => PromptError::MaxTurns {
-                max_turns,
-                history: state.history,
-                run_id,
-            },
-            Halt::InvalidCall { tool_name, reason } => PromptError::UnknownToolCall {
-                tool_name,
-                reason,
-                history: state.history,
-                run_id,
-            },
-            Halt::Completion(source) => PromptError::Completion {
-                source,
-                history: state.history,
-                run_id,
-            },
-            Halt::Tool { tool_name, failure } => PromptError::Tool {
-                tool_name,
-                failure,
-                history: state.history,
-                run_id,
-            },
-            Halt::Rejected(reason) => PromptError::RejectedAction {
-                reason,
-                history: state.history,
-                run_id,
-            },
-            Halt::Store(source) => PromptError::Store {
-                source,
-                history: state.history,
-                run_id,
-            },
-        }
-    }
-}
 
 /// Runs a prompt request to its end, firing `on_run_settled` last.
 // An `async move` block rather than an `async fn`, which would keep every argument twice in
@@ -288,25 +204,6 @@ fn final_answer(history: &[Message]) -> String {
         .unwrap_or_default()
 }
 
-/// A durable run's link to its store.
-struct Durable {
-    store: SharedStore,
-    /// `None` until the run is created in the store.
-    lease: Option<Lease>,
-    /// Effects completed since the last checkpoint.
-    journal: Vec<JournalEntry>,
-}
-
-impl Durable {
-    fn new(store: SharedStore, lease: Lease) -> Self {
-        Durable {
-            store,
-            lease: Some(lease),
-            journal: Vec::new(),
-        }
-    }
-}
-
 /// The run in progress: the references it works with, and its state.
 pub(crate) struct Driver<'a> {
     config: &'a AgentConfig,
@@ -331,32 +228,6 @@ pub(crate) struct Driver<'a> {
     /// label is the same string of the configuration, the state's copy need not be read (a
     /// cache line nothing else in the turn touches, in a service running many runs).
     last_label: Option<&'a str>,
-}
-
-/// reins' id of the `ordinal`-th tool call of `turn`.
-fn internal_call_id(turn: usize, ordinal: usize) -> String {
-    // Built by hand: this runs for every call, and `format!` costs several times as much.
-    let mut id = String::with_capacity(12);
-    id.push('t');
-    push_decimal(&mut id, turn);
-    id.push('c');
-    push_decimal(&mut id, ordinal);
-    id
-}
-
-/// Appends `n` in decimal.
-fn push_decimal(text: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    text.extend(digits[start..].iter().map(|&digit| char::from(digit)));
 }
 
 impl Driver<'_> {
@@ -403,39 +274,6 @@ impl Driver<'_> {
             }
         };
         self.state.history.push(prompt);
-        Ok(())
-    }
-
-    /// Journals an effect, to be written with the next checkpoint.
-    fn journal(&mut self, effect_id: String, kind: &str, payload: Value) {
-        if let Some(durable) = &mut self.durable {
-            durable.journal.push(JournalEntry {
-                effect_id,
-                kind: kind.to_owned(),
-                payload,
-            });
-        }
-    }
-
-    /// Writes the run's state and the effects journaled since the last checkpoint, in one
-    /// transaction (a no-op for a run without a store).
-    async fn checkpoint(&mut self, release: bool) -> Result<(), Halt> {
-        let Some(durable) = &mut self.durable else {
-            return Ok(());
-        };
-        self.state.entries = self.ctx.snapshot_entries();
-        let lease = match &durable.lease {
-            Some(lease) => {
-                durable
-                    .store
-                    .checkpoint(lease, &self.state, &durable.journal, release)
-                    .await
-            }
-            None => durable.store.create(&self.state, &self.worker).await,
-        }
-        .map_err(Halt::Store)?;
-        durable.lease = Some(lease);
-        durable.journal.clear();
         Ok(())
     }
 
@@ -617,21 +455,5 @@ impl Driver<'_> {
                 self.state.turn
             )))
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::internal_call_id;
-
-    #[test]
-    fn internal_call_ids_spell_turn_and_ordinal_in_decimal() {
-        assert_eq!(internal_call_id(1, 0), "t1c0");
-        assert_eq!(internal_call_id(10, 9), "t10c9");
-        assert_eq!(internal_call_id(407, 120), "t407c120");
-        assert_eq!(
-            internal_call_id(usize::MAX, 0),
-            format!("t{}c0", usize::MAX)
-        );
     }
 }

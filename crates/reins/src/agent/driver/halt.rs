@@ -1,0 +1,92 @@
+//! Why a run stopped without an answer ([`Halt`]), and the [`PromptError`] it ends with.
+
+use crate::agent::error::PromptError;
+use crate::agent::hook::{HookFailure, InvalidToolCallReason};
+use crate::agent::stop::StopReason;
+use crate::completion::CompletionError;
+use crate::run::{RunState, RunStatus, SuspendedRun};
+use crate::store::StoreError;
+use crate::tool::ToolFailure;
+
+/// Why the loop stopped without an answer; turned into a [`PromptError`] with the history.
+pub(super) enum Halt {
+    Stop(StopReason),
+    Panic(HookFailure),
+    MaxTurns,
+    InvalidCall {
+        tool_name: String,
+        reason: InvalidToolCallReason,
+    },
+    Completion(CompletionError),
+    Tool {
+        tool_name: String,
+        failure: ToolFailure,
+    },
+    Rejected(String),
+    Suspended,
+    Store(StoreError),
+}
+
+impl From<HookFailure> for Halt {
+    fn from(failure: HookFailure) -> Self {
+        Halt::Panic(failure)
+    }
+}
+
+impl Halt {
+    pub(super) fn into_error(self, mut state: RunState, max_turns: usize) -> PromptError {
+        let run_id = state.run_id.clone();
+        state.status = RunStatus::Failed;
+        match self {
+            Halt::Suspended => {
+                state.status = RunStatus::Suspended;
+                PromptError::Suspended {
+                    run: Box::new(SuspendedRun { state }),
+                }
+            }
+            Halt::Stop(reason) => PromptError::Cancelled {
+                reason,
+                history: state.history,
+                run_id,
+            },
+            Halt::Panic(failure) => PromptError::HookPanicked {
+                event: failure.kind,
+                message: failure.message,
+                history: state.history,
+                run_id,
+            },
+            Halt::MaxTurns => PromptError::MaxTurns {
+                max_turns,
+                history: state.history,
+                run_id,
+            },
+            Halt::InvalidCall { tool_name, reason } => PromptError::UnknownToolCall {
+                tool_name,
+                reason,
+                history: state.history,
+                run_id,
+            },
+            Halt::Completion(source) => PromptError::Completion {
+                source,
+                history: state.history,
+                run_id,
+            },
+            Halt::Tool { tool_name, failure } => PromptError::Tool {
+                tool_name,
+                failure,
+                history: state.history,
+                run_id,
+            },
+            Halt::Rejected(reason) => PromptError::RejectedAction {
+                reason,
+                history: state.history,
+                run_id,
+            },
+            Halt::Store(source) => PromptError::Store {
+                source,
+                history: state.history,
+                run_id,
+            },
+        }
+    }
+}
