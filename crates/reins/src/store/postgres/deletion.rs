@@ -1,0 +1,49 @@
+//! The PostgreSQL store's deletions: one finished run, or every finished run not updated
+//! since a cutoff, each with everything kept about it.
+
+use super::rows::{backend, column, delete_runs};
+use crate::store::{FINISHED, FORMAT_VERSION, StoreError, check_deletable, oldest_readable};
+use deadpool_postgres::Client;
+
+pub(super) async fn delete(client: &mut Client, run_id: &str) -> Result<(), StoreError> {
+    let transaction = client.transaction().await.map_err(backend)?;
+    let row = transaction
+        .query_opt(
+            "SELECT format, status FROM reins_runs WHERE run_id = $1 FOR UPDATE",
+            &[&run_id],
+        )
+        .await
+        .map_err(backend)?
+        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+    check_deletable(run_id, column(&row, 0)?, &column::<String>(&row, 1)?)?;
+    delete_runs(&*transaction, &[run_id.to_owned()]).await?;
+    transaction.commit().await.map_err(backend)
+}
+
+/// Deletes the finished runs last updated at or before `cutoff` (milliseconds since the
+/// epoch); returns how many.
+pub(super) async fn expire(client: &mut Client, cutoff: i64) -> Result<u64, StoreError> {
+    let transaction = client.transaction().await.map_err(backend)?;
+    // FOR UPDATE: a concurrent `delete` or `expire` of the same runs waits for this one.
+    // A record this release cannot read is another release's to expire.
+    let rows = transaction
+        .query(
+            "SELECT run_id FROM reins_runs WHERE status = ANY($1) AND updated_at <= $2
+                 AND format BETWEEN $3 AND $4 FOR UPDATE",
+            &[
+                &FINISHED.as_slice(),
+                &cutoff,
+                &i64::from(oldest_readable()),
+                &i64::from(FORMAT_VERSION),
+            ],
+        )
+        .await
+        .map_err(backend)?;
+    let expired = rows
+        .iter()
+        .map(|row| column::<String>(row, 0))
+        .collect::<Result<Vec<_>, _>>()?;
+    delete_runs(&*transaction, &expired).await?;
+    transaction.commit().await.map_err(backend)?;
+    Ok(u64::try_from(expired.len()).unwrap_or(u64::MAX))
+}

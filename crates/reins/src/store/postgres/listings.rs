@@ -1,0 +1,83 @@
+//! The PostgreSQL store's listings across runs: every run, the approvals waiting, and a page
+//! of runs by status.
+
+use super::rows::{backend, column, read_decisions};
+use crate::store::{
+    PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, collect_pending, decode_state,
+    listed, page_of, status_from_name, status_name,
+};
+use tokio_postgres::Client;
+
+pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError> {
+    let rows = client
+        .query(
+            "SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id",
+            &[],
+        )
+        .await
+        .map_err(backend)?;
+    rows.iter()
+        .map(|row| {
+            let status: String = column(row, 1)?;
+            Ok(RunSummary {
+                run_id: column(row, 0)?,
+                status: status_from_name(&status),
+                version: column(row, 2)?,
+            })
+        })
+        .collect()
+}
+
+pub(super) async fn pending_approvals(client: &Client) -> Result<PendingApprovals, StoreError> {
+    let rows = client
+        .query(
+            "SELECT run_id, format, state FROM reins_runs WHERE status = 'suspended'
+                 ORDER BY updated_at, run_id",
+            &[],
+        )
+        .await
+        .map_err(backend)?;
+    let mut listing = PendingApprovals::default();
+    for row in &rows {
+        let run_id: String = column(row, 0)?;
+        let format: i64 = column(row, 1)?;
+        let json: String = column(row, 2)?;
+        // One unreadable run neither hides the other approvals nor disappears.
+        let read = match decode_state(&run_id, format, &json) {
+            Ok(state) => read_decisions(client, &run_id)
+                .await
+                .map(|decided| (state, decided)),
+            Err(error) => Err(error),
+        };
+        collect_pending(&mut listing, &run_id, read)?;
+    }
+    Ok(listing)
+}
+
+pub(super) async fn list_runs(client: &Client, query: &RunQuery) -> Result<RunPage, StoreError> {
+    let limit = i64::try_from(query.limit() + 1).unwrap_or(i64::MAX);
+    // COLLATE "C" compares ids as bytes, as the other stores do, whatever the
+    // database's collation.
+    let rows = client
+        .query(
+            r#"SELECT run_id, status, version, format FROM reins_runs
+                   WHERE ($1::text IS NULL OR status = $1)
+                     AND ($2::text IS NULL OR run_id COLLATE "C" > $2)
+                   ORDER BY run_id COLLATE "C" LIMIT $3"#,
+            &[&query.status.map(status_name), &query.after_id(), &limit],
+        )
+        .await
+        .map_err(backend)?;
+    let runs = rows
+        .iter()
+        .map(|row| {
+            let summary = RunSummary {
+                run_id: column(row, 0)?,
+                status: status_from_name(&column::<String>(row, 1)?),
+                version: column(row, 2)?,
+            };
+            Ok(listed(summary, column(row, 3)?))
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    Ok(page_of(runs, query))
+}

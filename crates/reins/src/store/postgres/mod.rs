@@ -1,0 +1,217 @@
+//! The PostgreSQL run store: [`PostgresStore`], its pool of connections and its
+//! [`RunStore`] methods, each one transaction written in a submodule: the tables in
+//! `schema`, what the methods share (errors, columns, the run's row) in `rows`, the writes of
+//! a run in `writes`, its reads in `reads`, the listings across runs in `listings` and the
+//! deletions in `deletion`. The decision listener's connection is `pg_listen`'s.
+
+mod deletion;
+mod listings;
+mod reads;
+mod rows;
+mod schema;
+mod writes;
+
+use super::DecisionWatch;
+use super::notify::{DecisionSignals, FeedSlot};
+use super::pg_listen;
+use super::{
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, JournalEntry, Lease, PendingApprovals,
+    RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError, expiry_cutoff,
+};
+use crate::run::RunState;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use rows::backend;
+use schema::SCHEMA;
+use std::time::Duration;
+use tokio_postgres::NoTls;
+
+/// How many connections a [`PostgresStore`] opens at most, unless
+/// [`with_pool_size`](PostgresStore::with_pool_size) says otherwise: each operation takes one
+/// for its transaction, so up to this many worker tasks of a process talk to the database at
+/// once, and the others wait for a free connection. Keep the sum over every process below the
+/// server's `max_connections` (100 by default).
+pub const DEFAULT_POOL_SIZE: usize = 16;
+
+/// The [`RunStore`] for many workers on many machines: runs, their journals and decisions in
+/// PostgreSQL. Cheap to clone; clones share one pool of connections
+/// ([`DEFAULT_POOL_SIZE`]), opened as they are needed.
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+    lease: Duration,
+    /// For the decision listener's own connection (boxed: the store stays small to move).
+    config: std::sync::Arc<tokio_postgres::Config>,
+    signals: DecisionSignals,
+    feed: FeedSlot,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The connection string may hold a password: never show it.
+        f.debug_struct("PostgresStore").finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// Connects with a libpq-style connection string (`host=… user=… dbname=…` or a
+    /// `postgresql://` URL) and creates the tables if they do not exist. The store keeps a
+    /// pool of up to [`DEFAULT_POOL_SIZE`] connections; this opens the first one.
+    pub async fn connect(config: &str) -> Result<Self, StoreError> {
+        let config: tokio_postgres::Config = config.parse().map_err(|error| {
+            StoreError::Backend(format!("reading the PostgreSQL connection string: {error}"))
+        })?;
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(DEFAULT_POOL_SIZE)
+            .build()
+            .map_err(backend)?;
+        let store = PostgresStore {
+            pool,
+            lease: DEFAULT_LEASE,
+            config: std::sync::Arc::new(config),
+            signals: DecisionSignals::new(),
+            feed: FeedSlot::default(),
+        };
+        let client = store.client().await?;
+        // Workers starting together may race to create the schema; the advisory lock makes
+        // them take turns.
+        client
+            .batch_execute(&format!(
+                "SELECT pg_advisory_lock(7351); {SCHEMA} SELECT pg_advisory_unlock(7351);"
+            ))
+            .await
+            .map_err(backend)?;
+        drop(client);
+        Ok(store)
+    }
+
+    /// Sets how many connections the store (and its clones) opens at most (default
+    /// [`DEFAULT_POOL_SIZE`], at least 1). Connections beyond a smaller size are closed as
+    /// they are returned.
+    pub fn with_pool_size(self, size: usize) -> Self {
+        self.pool.resize(size.max(1));
+        self
+    }
+
+    /// A connection from the pool, waiting for one to be free.
+    async fn client(&self) -> Result<deadpool_postgres::Client, StoreError> {
+        self.pool
+            .get()
+            .await
+            .map_err(|error| StoreError::Backend(format!("connecting to PostgreSQL: {error}")))
+    }
+
+    /// Sets how long a claim lasts without a checkpoint (default [`DEFAULT_LEASE`]).
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    fn lease_millis(&self) -> i64 {
+        i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
+impl RunStore for PostgresStore {
+    async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
+        // `writes` awaits the connection once the state is encoded.
+        writes::create(self.client(), state, owner, self.lease_millis()).await
+    }
+
+    async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
+        let mut client = self.client().await?;
+        writes::claim(&mut client, run_id, owner, self.lease_millis()).await
+    }
+
+    async fn checkpoint(
+        &self,
+        lease: &Lease,
+        state: &RunState,
+        journal: &[JournalEntry],
+        release: bool,
+    ) -> Result<Lease, StoreError> {
+        // `writes` awaits the connection once the state is encoded.
+        let connection = self.client();
+        let lease_millis = self.lease_millis();
+        writes::checkpoint(connection, lease, state, journal, release, lease_millis).await
+    }
+
+    async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
+        let client = self.client().await?;
+        reads::load(&client, run_id).await
+    }
+
+    async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        let client = self.client().await?;
+        reads::journal(&client, run_id).await
+    }
+
+    async fn decide(
+        &self,
+        run_id: &str,
+        decision: &Decision,
+    ) -> Result<RecordedDecision, StoreError> {
+        let mut client = self.client().await?;
+        writes::decide(&mut client, run_id, decision).await
+    }
+
+    async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
+        let client = self.client().await?;
+        reads::decisions(&client, run_id).await
+    }
+
+    async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
+        let client = self.client().await?;
+        reads::checkpoints(&client, run_id).await
+    }
+
+    async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
+        let client = self.client().await?;
+        reads::load_checkpoint(&client, run_id, version).await
+    }
+
+    async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
+        let client = self.client().await?;
+        listings::list(&client).await
+    }
+
+    async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
+        let client = self.client().await?;
+        listings::pending_approvals(&client).await
+    }
+
+    async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
+        let client = self.client().await?;
+        listings::list_runs(&client, query).await
+    }
+
+    async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
+        let mut client = self.client().await?;
+        deletion::delete(&mut client, run_id).await
+    }
+
+    async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
+        let cutoff = expiry_cutoff(older_than);
+        let mut client = self.client().await?;
+        deletion::expire(&mut client, cutoff).await
+    }
+
+    async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
+        // Subscribed before the listener starts: nothing between the two is missed.
+        let watch = DecisionWatch::new(&self.signals, None);
+        let feed = self
+            .feed
+            .get_or_start(pg_listen::start(
+                (*self.config).clone(),
+                self.signals.clone(),
+            ))
+            .await?;
+        Ok(watch.with_feed(feed))
+    }
+}

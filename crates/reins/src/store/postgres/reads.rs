@@ -1,0 +1,108 @@
+//! The PostgreSQL store's reads of one run: its state, journal, decision log, checkpoints and
+//! the state kept at one of them.
+
+use super::rows::{backend, column, read_decision_rows, read_run};
+use crate::run::RunState;
+use crate::store::{
+    Checkpoint, JournalEntry, RecordedDecision, StoreError, decode_state, status_from_name,
+};
+use tokio_postgres::Client;
+
+pub(super) async fn load(client: &Client, run_id: &str) -> Result<RunState, StoreError> {
+    let row = read_run(client, run_id, false)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+    decode_state(run_id, row.format, &row.state)
+}
+
+pub(super) async fn journal(
+    client: &Client,
+    run_id: &str,
+) -> Result<Vec<JournalEntry>, StoreError> {
+    let rows = client
+        .query(
+            "SELECT effect_id, kind, payload FROM reins_journal WHERE run_id = $1 ORDER BY seq",
+            &[&run_id],
+        )
+        .await
+        .map_err(backend)?;
+    rows.iter()
+        .map(|row| {
+            let effect_id: String = column(row, 0)?;
+            let payload: String = column(row, 2)?;
+            let payload = serde_json::from_str(&payload).map_err(|error| StoreError::Corrupt {
+                run_id: run_id.to_owned(),
+                message: format!("journal entry `{effect_id}`: {error}"),
+            })?;
+            Ok(JournalEntry {
+                effect_id,
+                kind: column(row, 1)?,
+                payload,
+            })
+        })
+        .collect()
+}
+
+/// Every decision recorded on `run_id`, in the order they were made (the audit log).
+pub(super) async fn decisions(
+    client: &Client,
+    run_id: &str,
+) -> Result<Vec<RecordedDecision>, StoreError> {
+    if read_run(client, run_id, false).await?.is_none() {
+        return Err(StoreError::NotFound(run_id.to_owned()));
+    }
+    read_decision_rows(
+        client,
+        "SELECT internal_call_id, record, decided_at FROM reins_decision_log WHERE run_id = $1 ORDER BY seq",
+        run_id,
+    )
+    .await
+}
+
+pub(super) async fn checkpoints(
+    client: &Client,
+    run_id: &str,
+) -> Result<Vec<Checkpoint>, StoreError> {
+    if read_run(client, run_id, false).await?.is_none() {
+        return Err(StoreError::NotFound(run_id.to_owned()));
+    }
+    let rows = client
+        .query(
+            "SELECT version, status, journal_len, created_at FROM reins_checkpoints
+                 WHERE run_id = $1 ORDER BY version",
+            &[&run_id],
+        )
+        .await
+        .map_err(backend)?;
+    rows.iter()
+        .map(|row| {
+            Ok(Checkpoint {
+                version: column(row, 0)?,
+                status: status_from_name(&column::<String>(row, 1)?),
+                journal_len: usize::try_from(column::<i64>(row, 2)?).unwrap_or(0),
+                created_at_ms: column(row, 3)?,
+            })
+        })
+        .collect()
+}
+
+pub(super) async fn load_checkpoint(
+    client: &Client,
+    run_id: &str,
+    version: i64,
+) -> Result<RunState, StoreError> {
+    let row = client
+        .query_opt(
+            "SELECT format, state FROM reins_checkpoints WHERE run_id = $1 AND version = $2",
+            &[&run_id, &version],
+        )
+        .await
+        .map_err(backend)?;
+    match row {
+        Some(row) => decode_state(run_id, column(&row, 0)?, &column::<String>(&row, 1)?),
+        None => Err(StoreError::NoSuchCheckpoint {
+            run_id: run_id.to_owned(),
+            version,
+        }),
+    }
+}

@@ -1,0 +1,101 @@
+//! What the PostgreSQL store's methods share: the driver's errors as [`StoreError`]s, typed
+//! columns, the reading of a run's row and of its decisions (on a connection or inside a
+//! method's transaction), and the deletion of runs with everything kept about them.
+
+use crate::store::{RecordedDecision, StoreError, decode_decision};
+use tokio_postgres::{GenericClient, Row};
+
+pub(super) fn backend(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(error.to_string())
+}
+
+pub(super) fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
+    row: &'a Row,
+    index: usize,
+) -> Result<T, StoreError> {
+    row.try_get(index).map_err(backend)
+}
+
+/// The stored row of one run.
+pub(super) struct RunRow {
+    pub(super) version: i64,
+    pub(super) format: i64,
+    pub(super) state: String,
+    pub(super) owner: Option<String>,
+    pub(super) lease_until: i64,
+}
+
+pub(super) async fn read_run(
+    client: &impl GenericClient,
+    run_id: &str,
+    for_update: bool,
+) -> Result<Option<RunRow>, StoreError> {
+    let query = if for_update {
+        "SELECT version, format, state, lease_owner, lease_until FROM reins_runs WHERE run_id = $1 FOR UPDATE"
+    } else {
+        "SELECT version, format, state, lease_owner, lease_until FROM reins_runs WHERE run_id = $1"
+    };
+    let row = client.query_opt(query, &[&run_id]).await.map_err(backend)?;
+    row.map(|row| {
+        Ok(RunRow {
+            version: column(&row, 0)?,
+            format: column(&row, 1)?,
+            state: column(&row, 2)?,
+            owner: column(&row, 3)?,
+            lease_until: column(&row, 4)?,
+        })
+    })
+    .transpose()
+}
+
+pub(super) async fn read_decisions(
+    client: &impl GenericClient,
+    run_id: &str,
+) -> Result<Vec<RecordedDecision>, StoreError> {
+    read_decision_rows(
+        client,
+        "SELECT internal_call_id, decision, decided_at FROM reins_decisions WHERE run_id = $1 ORDER BY decided_at",
+        run_id,
+    )
+    .await
+}
+
+/// Deletes the runs `run_ids` and everything kept about them, inside the caller's
+/// transaction.
+pub(super) async fn delete_runs(
+    client: &impl GenericClient,
+    run_ids: &[String],
+) -> Result<(), StoreError> {
+    for table in [
+        "reins_journal",
+        "reins_decisions",
+        "reins_decision_log",
+        "reins_checkpoints",
+        "reins_runs",
+    ] {
+        client
+            .execute(
+                &format!("DELETE FROM {table} WHERE run_id = ANY($1)"),
+                &[&run_ids],
+            )
+            .await
+            .map_err(backend)?;
+    }
+    Ok(())
+}
+
+/// Reads `(internal_call_id, decision JSON, decided_at)` rows of `run_id` with `query`.
+pub(super) async fn read_decision_rows(
+    client: &impl GenericClient,
+    query: &str,
+    run_id: &str,
+) -> Result<Vec<RecordedDecision>, StoreError> {
+    let rows = client.query(query, &[&run_id]).await.map_err(backend)?;
+    rows.iter()
+        .map(|row| {
+            let call_id: String = column(row, 0)?;
+            let json: String = column(row, 1)?;
+            decode_decision(run_id, &call_id, column(row, 2)?, &json)
+        })
+        .collect()
+}

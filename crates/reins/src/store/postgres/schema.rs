@@ -1,0 +1,57 @@
+//! The PostgreSQL store's tables, created by [`PostgresStore::connect`](super::PostgresStore::connect)
+//! when they do not exist.
+
+pub(super) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS reins_runs (
+    run_id TEXT PRIMARY KEY,
+    version BIGINT NOT NULL,
+    format BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    state TEXT NOT NULL,
+    lease_owner TEXT,
+    lease_token TEXT,
+    lease_until BIGINT NOT NULL DEFAULT 0,
+    updated_at BIGINT NOT NULL
+);
+-- Tables created before leases had tokens (checked first: ALTER TABLE would lock the table).
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                   AND table_name = 'reins_runs' AND column_name = 'lease_token') THEN
+        ALTER TABLE reins_runs ADD COLUMN lease_token TEXT;
+    END IF;
+END $$;
+CREATE INDEX IF NOT EXISTS reins_runs_status ON reins_runs (status);
+CREATE TABLE IF NOT EXISTS reins_journal (
+    run_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    effect_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS reins_decisions (
+    run_id TEXT NOT NULL,
+    internal_call_id TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    decided_at BIGINT NOT NULL,
+    PRIMARY KEY (run_id, internal_call_id)
+);
+CREATE TABLE IF NOT EXISTS reins_decision_log (
+    run_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    internal_call_id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    decided_at BIGINT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS reins_checkpoints (
+    run_id TEXT NOT NULL,
+    version BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    format BIGINT NOT NULL,
+    state TEXT NOT NULL,
+    journal_len BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (run_id, version)
+);
+";

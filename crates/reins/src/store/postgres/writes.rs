@@ -1,0 +1,244 @@
+//! The PostgreSQL store's writes of a run: creating it, claiming it, checkpointing it (the
+//! [`CHECKPOINT`] statement) and recording a decision on it, each one transaction.
+//!
+//! `create` and `checkpoint` take the pool's connection still to come and await it only once
+//! the state is encoded and the clock read: a state that cannot be stored fails without
+//! waiting for a connection, and the time written is from before that wait.
+
+use super::rows::{backend, column, read_decisions, read_run};
+use crate::run::RunState;
+use crate::store::{
+    ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, StoreError,
+    check_claimable, check_decision, decode_state, encode_decision, encode_state, new_token,
+    now_millis, pg_listen, status_name,
+};
+use deadpool_postgres::Client;
+
+/// Advances a run's version, writes its state and appends its journal entries, in one
+/// statement; returns how many runs it updated (0 when the lease is no longer current).
+/// Releasing (`$6`) clears the lease's holder; otherwise it stays with this claim. The state
+/// is written in this release's format (`$12`), whichever it was read from, and also kept as
+/// the checkpoint of the new version.
+const CHECKPOINT: &str = "
+WITH updated AS (
+    UPDATE reins_runs SET version = version + 1, status = $4, state = $5,
+        lease_owner = CASE WHEN $6 THEN NULL ELSE lease_owner END,
+        lease_token = CASE WHEN $6 THEN NULL ELSE lease_token END,
+        lease_until = $7, updated_at = $8, format = $12
+    WHERE run_id = $1 AND version = $2 AND lease_token = $3
+    RETURNING run_id
+), base AS (
+    SELECT COALESCE(MAX(seq), 0) AS seq FROM reins_journal WHERE run_id = $1
+), appended AS (
+    INSERT INTO reins_journal (run_id, seq, effect_id, kind, payload)
+    SELECT updated.run_id, base.seq + entry.ord, entry.effect_id, entry.kind, entry.payload
+    FROM updated, base,
+        unnest($9::text[], $10::text[], $11::text[]) WITH ORDINALITY
+            AS entry(effect_id, kind, payload, ord)
+), snapshot AS (
+    INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
+    SELECT updated.run_id, $2 + 1, $4, $12, $5, base.seq + cardinality($9::text[]), $8
+    FROM updated, base
+)
+SELECT count(*) FROM updated";
+
+/// Stores a new run and its first checkpoint, leased to `owner` for `lease_millis`.
+pub(super) async fn create(
+    connection: impl Future<Output = Result<Client, StoreError>>,
+    state: &RunState,
+    owner: &str,
+    lease_millis: i64,
+) -> Result<Lease, StoreError> {
+    let encoded = encode_state(state)?;
+    let token = new_token();
+    let now = now_millis();
+    let mut client = connection.await?;
+    let transaction = client.transaction().await.map_err(backend)?;
+    let inserted = transaction
+        .execute(
+            "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
+                 VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING",
+            &[
+                &state.run_id,
+                &i64::from(FORMAT_VERSION),
+                &status_name(state.status),
+                &encoded,
+                &owner,
+                &token,
+                &(now + lease_millis),
+                &now,
+            ],
+        )
+        .await
+        .map_err(backend)?;
+    if inserted == 0 {
+        return Err(StoreError::AlreadyExists(state.run_id.clone()));
+    }
+    transaction
+        .execute(
+            "INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
+                 VALUES ($1, 1, $2, $3, $4, 0, $5)",
+            &[
+                &state.run_id,
+                &status_name(state.status),
+                &i64::from(FORMAT_VERSION),
+                &encoded,
+                &now,
+            ],
+        )
+        .await
+        .map_err(backend)?;
+    transaction.commit().await.map_err(backend)?;
+    Ok(Lease {
+        run_id: state.run_id.clone(),
+        token,
+        owner: owner.to_owned(),
+        version: 1,
+    })
+}
+
+/// Leases `run_id` to `owner` for `lease_millis`, with its state and decisions.
+pub(super) async fn claim(
+    client: &mut Client,
+    run_id: &str,
+    owner: &str,
+    lease_millis: i64,
+) -> Result<ClaimedRun, StoreError> {
+    let transaction = client.transaction().await.map_err(backend)?;
+    // FOR UPDATE makes a concurrent claim wait for this one, then see its lease.
+    let row = read_run(&*transaction, run_id, true)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+    let state = decode_state(run_id, row.format, &row.state)?;
+    let now = now_millis();
+    check_claimable(run_id, &state, row.owner.as_deref(), row.lease_until, now)?;
+    let (version, token) = (row.version + 1, new_token());
+    transaction
+        .execute(
+            "UPDATE reins_runs SET version = $2, lease_owner = $3, lease_token = $4,
+                 lease_until = $5, updated_at = $6 WHERE run_id = $1",
+            &[
+                &run_id,
+                &version,
+                &owner,
+                &token,
+                &(now + lease_millis),
+                &now,
+            ],
+        )
+        .await
+        .map_err(backend)?;
+    let decisions = read_decisions(&*transaction, run_id).await?;
+    transaction.commit().await.map_err(backend)?;
+    Ok(ClaimedRun {
+        state,
+        decisions,
+        lease: Lease {
+            run_id: run_id.to_owned(),
+            token,
+            owner: owner.to_owned(),
+            version,
+        },
+    })
+}
+
+/// Writes `state` and appends `journal` under `lease`, which then lasts `lease_millis` more
+/// (or is given up when `release`).
+pub(super) async fn checkpoint(
+    connection: impl Future<Output = Result<Client, StoreError>>,
+    lease: &Lease,
+    state: &RunState,
+    journal: &[JournalEntry],
+    release: bool,
+    lease_millis: i64,
+) -> Result<Lease, StoreError> {
+    let encoded = encode_state(state)?;
+    let now = now_millis();
+    let until = if release { 0 } else { now + lease_millis };
+    let effect_ids: Vec<&str> = journal.iter().map(|e| e.effect_id.as_str()).collect();
+    let kinds: Vec<&str> = journal.iter().map(|e| e.kind.as_str()).collect();
+    let payloads: Vec<String> = journal.iter().map(|e| e.payload.to_string()).collect();
+    let client = connection.await?;
+    let statement = client.prepare_cached(CHECKPOINT).await.map_err(backend)?;
+    // One statement, so one round trip and one implicit transaction: the state is
+    // written and the journal appended together, or neither when the version moved.
+    let row = client
+        .query_one(
+            &statement,
+            &[
+                &lease.run_id,
+                &lease.version,
+                &lease.token,
+                &status_name(state.status),
+                &encoded,
+                &release,
+                &until,
+                &now,
+                &effect_ids,
+                &kinds,
+                &payloads,
+                &i64::from(FORMAT_VERSION),
+            ],
+        )
+        .await
+        .map_err(backend)?;
+    let updated: i64 = column(&row, 0)?;
+    if updated == 0 {
+        return Err(StoreError::Conflict {
+            run_id: lease.run_id.clone(),
+            expected: lease.version,
+        });
+    }
+    Ok(Lease {
+        version: lease.version + 1,
+        ..lease.clone()
+    })
+}
+
+/// Records `decision` on `run_id` (the current one per call, and the audit log) and notifies
+/// the decision listeners.
+pub(super) async fn decide(
+    client: &mut Client,
+    run_id: &str,
+    decision: &Decision,
+) -> Result<RecordedDecision, StoreError> {
+    let transaction = client.transaction().await.map_err(backend)?;
+    // The run's row stays locked until commit, so decisions of one run get their
+    // audit sequence numbers one at a time.
+    let row = read_run(&*transaction, run_id, true)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+    let state = decode_state(run_id, row.format, &row.state)?;
+    check_decision(&state, decision)?;
+    let recorded = RecordedDecision {
+        run_id: run_id.to_owned(),
+        decision: decision.clone(),
+        decided_at_ms: now_millis(),
+    };
+    let json = encode_decision(&recorded)?;
+    let call_id = &recorded.decision.internal_call_id;
+    transaction
+        .execute(
+            "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
+                 VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (run_id, internal_call_id) DO UPDATE SET decision = $3, decided_at = $4",
+            &[&run_id, call_id, &json, &recorded.decided_at_ms],
+        )
+        .await
+        .map_err(backend)?;
+    transaction
+        .execute(
+            "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
+                 SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4 FROM reins_decision_log WHERE run_id = $1",
+            &[&run_id, call_id, &json, &recorded.decided_at_ms],
+        )
+        .await
+        .map_err(backend)?;
+    // Delivered to every listener when the transaction commits.
+    transaction
+        .execute("SELECT pg_notify($1, $2)", &[&pg_listen::CHANNEL, &run_id])
+        .await
+        .map_err(backend)?;
+    transaction.commit().await.map_err(backend)?;
+    Ok(recorded)
+}
