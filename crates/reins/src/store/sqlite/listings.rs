@@ -1,0 +1,113 @@
+//! The SQLite store's listings across runs: every run, what waits for a decision, and pages
+//! of runs by id.
+
+use super::Work;
+use super::rows::{backend, read_decisions};
+use crate::store::{
+    PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, UnreadableRun, collect_pending,
+    decode_state, listed, page_of, status_from_name, status_name,
+};
+use rusqlite::{Connection, params};
+
+/// Every stored run, least recently updated first.
+pub(super) fn list() -> impl Work<Vec<RunSummary>> {
+    move |connection: &mut Connection| {
+        let mut statement = connection
+            .prepare("SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id")
+            .map_err(backend)?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok(RunSummary {
+                    run_id: row.get(0)?,
+                    status: status_from_name(&row.get::<_, String>(1)?),
+                    version: row.get(2)?,
+                })
+            })
+            .map_err(backend)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+    }
+}
+
+/// What every suspended run waits for, and the suspended runs that cannot be read.
+pub(super) fn pending_approvals() -> impl Work<PendingApprovals> {
+    move |connection: &mut Connection| {
+        let mut statement = connection
+                .prepare("SELECT run_id, format, state FROM reins_runs WHERE status = 'suspended' ORDER BY updated_at, run_id")
+                .map_err(backend)?;
+        let rows = statement
+            .query_map([], |row| {
+                // SQLite does not enforce column types: a record of the wrong type is
+                // that run's problem, not the listing's.
+                let record = row
+                    .get::<_, i64>(1)
+                    .and_then(|format| Ok((format, row.get::<_, String>(2)?)));
+                Ok((row.get::<_, String>(0)?, record))
+            })
+            .map_err(backend)?;
+        let mut listing = PendingApprovals::default();
+        for row in rows {
+            let (run_id, record) = row.map_err(backend)?;
+            // One unreadable run neither hides the other approvals nor disappears.
+            let read = record
+                .map_err(|error| StoreError::Corrupt {
+                    run_id: run_id.clone(),
+                    message: error.to_string(),
+                })
+                .and_then(|(format, json)| decode_state(&run_id, format, &json))
+                .and_then(|state| Ok((state, read_decisions(connection, &run_id)?)));
+            collect_pending(&mut listing, &run_id, read)?;
+        }
+        Ok(listing)
+    }
+}
+
+/// One page of runs, by id.
+pub(super) fn list_runs(query: &RunQuery) -> impl Work<RunPage> {
+    let query = query.clone();
+    move |connection: &mut Connection| {
+        // Ids compare as bytes (SQLite's BINARY collation), as in the other stores.
+        let mut statement = connection
+            .prepare(
+                "SELECT run_id, status, version, format FROM reins_runs
+                     WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR run_id > ?2)
+                     ORDER BY run_id LIMIT ?3",
+            )
+            .map_err(backend)?;
+        let limit = i64::try_from(query.limit() + 1).unwrap_or(i64::MAX);
+        let rows = statement
+            .query_map(
+                params![query.status.map(status_name), query.after_id(), limit],
+                |row| {
+                    // SQLite does not enforce column types: a column of the wrong type is
+                    // that run's problem, not the page's.
+                    let fields = row.get::<_, String>(1).and_then(|status| {
+                        Ok((status, row.get::<_, i64>(2)?, row.get::<_, i64>(3)?))
+                    });
+                    Ok((row.get::<_, String>(0)?, fields))
+                },
+            )
+            .map_err(backend)?;
+        let mut runs = Vec::new();
+        for row in rows {
+            let (run_id, fields) = row.map_err(backend)?;
+            runs.push(match fields {
+                Ok((status, version, format)) => listed(
+                    RunSummary {
+                        run_id,
+                        status: status_from_name(&status),
+                        version,
+                    },
+                    format,
+                ),
+                Err(error) => Err(UnreadableRun {
+                    error: StoreError::Corrupt {
+                        run_id: run_id.clone(),
+                        message: error.to_string(),
+                    },
+                    run_id,
+                }),
+            });
+        }
+        Ok(page_of(runs, &query))
+    }
+}

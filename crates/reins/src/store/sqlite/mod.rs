@@ -1,0 +1,234 @@
+//! The SQLite run store: [`SqliteStore`], one file shared by the processes of one machine.
+//!
+//! Each [`RunStore`] method prepares what its transaction needs and hands the work to the
+//! store's connection on a blocking thread: the writes of a run are in `writes`, the reads of
+//! one run in `reads`, listings across runs in `listings`, deletions in `deletion`, over the
+//! tables of `schema` and the row readers of `rows`. `cross_process` signals decisions other
+//! processes write to the same file.
+
+mod cross_process;
+mod deletion;
+mod listings;
+mod reads;
+mod rows;
+mod schema;
+mod writes;
+
+use super::notify::{DecisionSignals, FeedSlot};
+use super::{
+    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, DecisionWatch, JournalEntry, Lease,
+    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    expiry_cutoff,
+};
+use crate::run::RunState;
+use rows::backend;
+use rusqlite::Connection;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::Duration;
+
+/// The embedded [`RunStore`]: one SQLite file in WAL mode, shared safely by the processes of
+/// one machine. Cheap to clone.
+#[derive(Clone)]
+pub struct SqliteStore {
+    connection: Arc<Mutex<Connection>>,
+    path: PathBuf,
+    lease: Duration,
+    /// Shared by every handle on the same file in this process.
+    signals: DecisionSignals,
+    /// The check for decisions written by other processes, while anyone watches.
+    feed: FeedSlot,
+}
+
+/// The decision signals of every file opened in this process, so that every handle on one
+/// file (whoever opened it) tells the others' watches at once.
+static FILES: LazyLock<Mutex<HashMap<PathBuf, (DecisionSignals, FeedSlot)>>> =
+    LazyLock::new(Mutex::default);
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Work for the store's connection, run on a blocking thread by [`SqliteStore::with`].
+trait Work<T>: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static {}
+
+impl<T, F> Work<T> for F where F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static {}
+
+impl SqliteStore {
+    /// Opens (or creates) the store in the file at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let connection = Connection::open(&path)
+            .map_err(|error| StoreError::Backend(format!("{}: {error}", path.display())))?;
+        Self::prepare(connection, path)
+    }
+
+    /// A store in memory (lost when dropped), e.g. for tests.
+    pub fn in_memory() -> Result<Self, StoreError> {
+        Self::prepare(
+            Connection::open_in_memory().map_err(backend)?,
+            PathBuf::from(":memory:"),
+        )
+    }
+
+    fn prepare(mut connection: Connection, path: PathBuf) -> Result<Self, StoreError> {
+        // WAL lets readers work while a writer commits; the busy timeout makes concurrent
+        // writers from other processes wait for the lock instead of failing.
+        connection
+            .pragma_update(None, "journal_mode", "WAL")
+            .map_err(backend)?;
+        connection
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(backend)?;
+        connection
+            .busy_timeout(Duration::from_secs(10))
+            .map_err(backend)?;
+        connection.execute_batch(schema::SCHEMA).map_err(backend)?;
+        schema::add_lease_token(&mut connection)?;
+        let (signals, feed) = if path.as_os_str() == ":memory:" {
+            (DecisionSignals::new(), FeedSlot::default())
+        } else {
+            // One file may be named by many paths: the canonical one is its key.
+            let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            FILES
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(key)
+                .or_insert_with(|| (DecisionSignals::new(), FeedSlot::default()))
+                .clone()
+        };
+        Ok(SqliteStore {
+            connection: Arc::new(Mutex::new(connection)),
+            path,
+            lease: DEFAULT_LEASE,
+            signals,
+            feed,
+        })
+    }
+
+    /// How often a [`DecisionWatch`] on a file checks whether another process wrote to it
+    /// (SQLite's `PRAGMA data_version`, one cheap query on a connection of its own), and if
+    /// so reads the decisions recorded since: a decision made by another process is signalled
+    /// within this time. Decisions made through any handle on the file in this process are
+    /// signalled at once. The check runs only while a watch is alive.
+    pub const CROSS_PROCESS_CHECK: Duration = Duration::from_secs(1);
+
+    /// Sets how long a claim lasts without a checkpoint (default [`DEFAULT_LEASE`]).
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The file the store lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `work` on the connection on a blocking thread.
+    async fn with<T: Send + 'static>(&self, work: impl Work<T>) -> Result<T, StoreError> {
+        let connection = Arc::clone(&self.connection);
+        tokio::task::spawn_blocking(move || {
+            let mut connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
+            work(&mut connection)
+        })
+        .await
+        .map_err(|error| {
+            StoreError::Backend(format!("the store's worker thread failed: {error}"))
+        })?
+    }
+
+    fn lease_millis(&self) -> i64 {
+        i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
+impl RunStore for SqliteStore {
+    async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
+        self.with(writes::create(state, owner, self.lease_millis())?)
+            .await
+    }
+
+    async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
+        self.with(writes::claim(run_id, owner, self.lease_millis()))
+            .await
+    }
+
+    async fn checkpoint(
+        &self,
+        lease: &Lease,
+        state: &RunState,
+        journal: &[JournalEntry],
+        release: bool,
+    ) -> Result<Lease, StoreError> {
+        let work = writes::checkpoint(lease, state, journal, release, self.lease_millis())?;
+        self.with(work).await
+    }
+
+    async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
+        self.with(reads::load(run_id)).await
+    }
+
+    async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        self.with(reads::journal(run_id)).await
+    }
+
+    async fn decide(
+        &self,
+        run_id: &str,
+        decision: &Decision,
+    ) -> Result<RecordedDecision, StoreError> {
+        let recorded = self.with(writes::decide(run_id, decision)).await?;
+        self.signals.recorded(run_id);
+        Ok(recorded)
+    }
+
+    async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
+        self.with(reads::decisions(run_id)).await
+    }
+
+    async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
+        self.with(reads::checkpoints(run_id)).await
+    }
+
+    async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
+        self.with(reads::load_checkpoint(run_id, version)).await
+    }
+
+    async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
+        self.with(listings::list()).await
+    }
+
+    async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
+        self.with(listings::pending_approvals()).await
+    }
+
+    async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
+        self.with(listings::list_runs(query)).await
+    }
+
+    async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
+        self.with(deletion::delete(run_id)).await
+    }
+
+    async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
+        self.with(deletion::expire(expiry_cutoff(older_than))).await
+    }
+
+    async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
+        if self.path.as_os_str() == ":memory:" {
+            return Ok(DecisionWatch::new(&self.signals, None));
+        }
+        // Subscribed before the check starts: nothing between the two is missed.
+        let feed = self.feed.get_or_start(cross_process::check_other_processes(
+            self.path.clone(),
+            self.signals.clone(),
+        ));
+        let watch = DecisionWatch::new(&self.signals, None);
+        Ok(watch.with_feed(feed.await?))
+    }
+}

@@ -1,0 +1,115 @@
+//! The SQLite store's reads of one run: its state, journal, decisions and checkpoints.
+
+use super::Work;
+use super::rows::{backend, read_decision_rows, read_row};
+use crate::run::RunState;
+use crate::store::{
+    Checkpoint, JournalEntry, RecordedDecision, StoreError, decode_state, status_from_name,
+};
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// A run's current state.
+pub(super) fn load(run_id: &str) -> impl Work<RunState> {
+    let run_id = run_id.to_owned();
+    move |connection: &mut Connection| {
+        let row =
+            read_row(connection, &run_id)?.ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
+        decode_state(&run_id, row.format, &row.state)
+    }
+}
+
+/// A run's journal, in order.
+pub(super) fn journal(run_id: &str) -> impl Work<Vec<JournalEntry>> {
+    let run_id = run_id.to_owned();
+    move |connection: &mut Connection| {
+        let mut statement = connection
+            .prepare(
+                "SELECT effect_id, kind, payload FROM reins_journal WHERE run_id = ?1 ORDER BY seq",
+            )
+            .map_err(backend)?;
+        let rows = statement
+            .query_map(params![run_id], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(backend)?;
+        let mut entries = Vec::new();
+        for row in rows {
+            let (effect_id, kind, payload) = row.map_err(backend)?;
+            let payload = serde_json::from_str(&payload).map_err(|error| StoreError::Corrupt {
+                run_id: run_id.clone(),
+                message: format!("journal entry `{effect_id}`: {error}"),
+            })?;
+            entries.push(JournalEntry {
+                effect_id,
+                kind,
+                payload,
+            });
+        }
+        Ok(entries)
+    }
+}
+
+/// Every decision recorded for a run, in the order they were made.
+pub(super) fn decisions(run_id: &str) -> impl Work<Vec<RecordedDecision>> {
+    let run_id = run_id.to_owned();
+    move |connection: &mut Connection| {
+        if read_row(connection, &run_id)?.is_none() {
+            return Err(StoreError::NotFound(run_id));
+        }
+        read_decision_rows(
+            connection,
+            "SELECT internal_call_id, record, decided_at FROM reins_decision_log WHERE run_id = ?1 ORDER BY seq",
+            &run_id,
+        )
+    }
+}
+
+/// A run's checkpoints, oldest first.
+pub(super) fn checkpoints(run_id: &str) -> impl Work<Vec<Checkpoint>> {
+    let run_id = run_id.to_owned();
+    move |connection: &mut Connection| {
+        if read_row(connection, &run_id)?.is_none() {
+            return Err(StoreError::NotFound(run_id));
+        }
+        let mut statement = connection
+            .prepare(
+                "SELECT version, status, journal_len, created_at FROM reins_checkpoints
+                     WHERE run_id = ?1 ORDER BY version",
+            )
+            .map_err(backend)?;
+        let rows = statement
+            .query_map(params![run_id], |row| {
+                Ok(Checkpoint {
+                    version: row.get(0)?,
+                    status: status_from_name(&row.get::<_, String>(1)?),
+                    journal_len: usize::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
+                    created_at_ms: row.get(3)?,
+                })
+            })
+            .map_err(backend)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+    }
+}
+
+/// A run's state as of one checkpoint.
+pub(super) fn load_checkpoint(run_id: &str, version: i64) -> impl Work<RunState> {
+    let run_id = run_id.to_owned();
+    move |connection: &mut Connection| {
+        let row: Option<(i64, String)> = connection
+            .query_row(
+                "SELECT format, state FROM reins_checkpoints WHERE run_id = ?1 AND version = ?2",
+                params![run_id, version],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()
+            .map_err(backend)?;
+        match row {
+            Some((format, json)) => decode_state(&run_id, format, &json),
+            None => Err(StoreError::NoSuchCheckpoint { run_id, version }),
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The SQLite store's row readers, shared by its reads and writes: a run's row, its
+//! decisions, and deleting a run with everything kept about it.
+
+use crate::store::{RecordedDecision, StoreError, decode_decision};
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// A SQLite error as the store reports it.
+pub(super) fn backend(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(error.to_string())
+}
+
+/// The stored row of one run.
+pub(super) struct Row {
+    pub version: i64,
+    pub format: i64,
+    pub state: String,
+    pub owner: Option<String>,
+    pub lease_until: i64,
+}
+
+/// The stored row of `run_id`, if there is one.
+pub(super) fn read_row(connection: &Connection, run_id: &str) -> Result<Option<Row>, StoreError> {
+    connection
+        .query_row(
+            "SELECT version, format, state, lease_owner, lease_until FROM reins_runs WHERE run_id = ?1",
+            params![run_id],
+            |row| {
+                Ok(Row {
+                    version: row.get(0)?,
+                    format: row.get(1)?,
+                    state: row.get(2)?,
+                    owner: row.get(3)?,
+                    lease_until: row.get(4)?,
+                })
+            },
+        )
+        .optional()
+        .map_err(backend)
+}
+
+/// The latest decision recorded for each of `run_id`'s calls, oldest first.
+pub(super) fn read_decisions(
+    connection: &Connection,
+    run_id: &str,
+) -> Result<Vec<RecordedDecision>, StoreError> {
+    read_decision_rows(
+        connection,
+        "SELECT internal_call_id, decision, decided_at FROM reins_decisions WHERE run_id = ?1 ORDER BY decided_at",
+        run_id,
+    )
+}
+
+/// Deletes a run and everything kept about it, inside the caller's transaction.
+pub(super) fn delete_run(connection: &Connection, run_id: &str) -> Result<(), StoreError> {
+    for table in [
+        "reins_journal",
+        "reins_decisions",
+        "reins_decision_log",
+        "reins_checkpoints",
+        "reins_runs",
+    ] {
+        connection
+            .execute(
+                &format!("DELETE FROM {table} WHERE run_id = ?1"),
+                params![run_id],
+            )
+            .map_err(backend)?;
+    }
+    Ok(())
+}
+
+/// Reads `(internal_call_id, decision JSON, decided_at)` rows of `run_id` with `query`.
+pub(super) fn read_decision_rows(
+    connection: &Connection,
+    query: &str,
+    run_id: &str,
+) -> Result<Vec<RecordedDecision>, StoreError> {
+    let mut statement = connection.prepare(query).map_err(backend)?;
+    let rows = statement
+        .query_map(params![run_id], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, i64>(2)?,
+            ))
+        })
+        .map_err(backend)?;
+    let mut decisions = Vec::new();
+    for row in rows {
+        let (call_id, json, decided_at) = row.map_err(backend)?;
+        decisions.push(decode_decision(run_id, &call_id, decided_at, &json)?);
+    }
+    Ok(decisions)
+}

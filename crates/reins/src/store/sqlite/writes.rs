@@ -1,0 +1,222 @@
+//! The SQLite store's writes of a run, each one `IMMEDIATE` transaction: creating it,
+//! claiming it, checkpointing it and recording a decision on it.
+
+use super::Work;
+use super::rows::{backend, read_decisions, read_row};
+use super::schema::SNAPSHOT;
+use crate::run::RunState;
+use crate::store::{
+    ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, StoreError,
+    check_claimable, check_decision, decode_state, encode_decision, encode_state, new_token,
+    now_millis, status_name,
+};
+use rusqlite::{Connection, TransactionBehavior, params};
+
+/// Stores a new run and its first checkpoint, leased to `owner` for `lease` milliseconds.
+pub(super) fn create(
+    state: &RunState,
+    owner: &str,
+    lease: i64,
+) -> Result<impl Work<Lease>, StoreError> {
+    let encoded = encode_state(state)?;
+    let (run_id, owner, token) = (state.run_id.clone(), owner.to_owned(), new_token());
+    let status = status_name(state.status);
+    Ok(move |connection: &mut Connection| {
+        let now = now_millis();
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        let inserted = transaction
+                .execute(
+                    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
+                     VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (run_id) DO NOTHING",
+                    params![run_id, FORMAT_VERSION, status, encoded, owner, token, now + lease, now],
+                )
+                .map_err(backend)?;
+        if inserted == 0 {
+            return Err(StoreError::AlreadyExists(run_id));
+        }
+        transaction
+            .execute(
+                SNAPSHOT,
+                params![run_id, 1, status, FORMAT_VERSION, encoded, now],
+            )
+            .map_err(backend)?;
+        transaction.commit().map_err(backend)?;
+        Ok(Lease {
+            run_id,
+            token,
+            owner,
+            version: 1,
+        })
+    })
+}
+
+/// Takes a stored run's lease for `owner` for `lease` milliseconds, with its decisions.
+pub(super) fn claim(run_id: &str, owner: &str, lease: i64) -> impl Work<ClaimedRun> {
+    let (run_id, owner) = (run_id.to_owned(), owner.to_owned());
+    move |connection: &mut Connection| {
+        // IMMEDIATE takes the write lock first, so two claims cannot both read the old
+        // version and both succeed.
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        let row =
+            read_row(&transaction, &run_id)?.ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
+        let state = decode_state(&run_id, row.format, &row.state)?;
+        let now = now_millis();
+        check_claimable(&run_id, &state, row.owner.as_deref(), row.lease_until, now)?;
+        let (version, token) = (row.version + 1, new_token());
+        transaction
+            .execute(
+                "UPDATE reins_runs SET version = ?2, lease_owner = ?3, lease_token = ?4,
+                     lease_until = ?5, updated_at = ?6 WHERE run_id = ?1",
+                params![run_id, version, owner, token, now + lease, now],
+            )
+            .map_err(backend)?;
+        let decisions = read_decisions(&transaction, &run_id)?;
+        transaction.commit().map_err(backend)?;
+        Ok(ClaimedRun {
+            state,
+            decisions,
+            lease: Lease {
+                run_id,
+                token,
+                owner,
+                version,
+            },
+        })
+    }
+}
+
+/// Writes a run's state, the journal entries since the last checkpoint and the new
+/// checkpoint, if `lease` still holds the run; `release` gives the lease up.
+pub(super) fn checkpoint(
+    lease: &Lease,
+    state: &RunState,
+    journal: &[JournalEntry],
+    release: bool,
+    lease_millis: i64,
+) -> Result<impl Work<Lease>, StoreError> {
+    let lease = lease.clone();
+    let journal = journal.to_vec();
+    let encoded = encode_state(state)?;
+    let status = status_name(state.status);
+    Ok(move |connection: &mut Connection| {
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        let now = now_millis();
+        let until = if release { 0 } else { now + lease_millis };
+        // Releasing clears the lease's holder; otherwise it stays with this claim. The
+        // state is written in this release's format, whichever it was read from.
+        let updated = transaction
+            .execute(
+                "UPDATE reins_runs SET version = version + 1, status = ?4, state = ?5,
+                     lease_owner = CASE WHEN ?6 THEN NULL ELSE lease_owner END,
+                     lease_token = CASE WHEN ?6 THEN NULL ELSE lease_token END,
+                     lease_until = ?7, updated_at = ?8, format = ?9
+                     WHERE run_id = ?1 AND version = ?2 AND lease_token = ?3",
+                params![
+                    lease.run_id,
+                    lease.version,
+                    lease.token,
+                    status,
+                    encoded,
+                    release,
+                    until,
+                    now,
+                    FORMAT_VERSION
+                ],
+            )
+            .map_err(backend)?;
+        if updated == 0 {
+            return Err(StoreError::Conflict {
+                run_id: lease.run_id,
+                expected: lease.version,
+            });
+        }
+        if !journal.is_empty() {
+            let next: i64 = transaction
+                .query_row(
+                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM reins_journal WHERE run_id = ?1",
+                    params![lease.run_id],
+                    |row| row.get(0),
+                )
+                .map_err(backend)?;
+            let mut insert = transaction
+                .prepare(
+                    "INSERT INTO reins_journal (run_id, seq, effect_id, kind, payload)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(backend)?;
+            for (offset, entry) in journal.iter().enumerate() {
+                insert
+                    .execute(params![
+                        lease.run_id,
+                        next + offset as i64,
+                        entry.effect_id,
+                        entry.kind,
+                        entry.payload.to_string()
+                    ])
+                    .map_err(backend)?;
+            }
+        }
+        transaction
+            .execute(
+                SNAPSHOT,
+                params![
+                    lease.run_id,
+                    lease.version + 1,
+                    status,
+                    FORMAT_VERSION,
+                    encoded,
+                    now
+                ],
+            )
+            .map_err(backend)?;
+        transaction.commit().map_err(backend)?;
+        Ok(Lease {
+            version: lease.version + 1,
+            ..lease
+        })
+    })
+}
+
+/// Records a decision about a suspended call, replacing an earlier one, and logs it.
+pub(super) fn decide(run_id: &str, decision: &Decision) -> impl Work<RecordedDecision> {
+    let (run_id, decision) = (run_id.to_owned(), decision.clone());
+    move |connection: &mut Connection| {
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        let row =
+            read_row(&transaction, &run_id)?.ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
+        let state = decode_state(&run_id, row.format, &row.state)?;
+        check_decision(&state, &decision)?;
+        let recorded = RecordedDecision {
+            run_id: run_id.clone(),
+            decision,
+            decided_at_ms: now_millis(),
+        };
+        let json = encode_decision(&recorded)?;
+        let call_id = &recorded.decision.internal_call_id;
+        transaction
+                .execute(
+                    "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
+                     VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (run_id, internal_call_id) DO UPDATE SET decision = ?3, decided_at = ?4",
+                    params![run_id, call_id, json, recorded.decided_at_ms],
+                )
+                .map_err(backend)?;
+        transaction
+                .execute(
+                    "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
+                     SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ?4 FROM reins_decision_log WHERE run_id = ?1",
+                    params![run_id, call_id, json, recorded.decided_at_ms],
+                )
+                .map_err(backend)?;
+        transaction.commit().map_err(backend)?;
+        Ok(recorded)
+    }
+}
