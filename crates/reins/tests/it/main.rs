@@ -10,6 +10,8 @@ mod common;
 mod call_history;
 mod composition;
 mod default_answers;
+// The stores' tests run each case on SQLite (and PostgreSQL when enabled).
+#[cfg(feature = "sqlite")]
 mod durable;
 mod fakellm_anthropic;
 mod fakellm_openai;
