@@ -1,7 +1,7 @@
 //! The PostgreSQL store's reads of one run: its state, journal, decision log, checkpoints and
 //! the state kept at one of them.
 
-use super::rows::{backend, column, read_decision_rows, read_run};
+use super::rows::{backend, column, read_decision_rows, read_run, read_state};
 use crate::run::RunState;
 use crate::store::{
     Checkpoint, JournalEntry, RecordedDecision, StoreError, decode_state, status_from_name,
@@ -9,10 +9,8 @@ use crate::store::{
 use tokio_postgres::Client;
 
 pub(super) async fn load(client: &Client, run_id: &str) -> Result<RunState, StoreError> {
-    let row = read_run(client, run_id, false)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
-    decode_state(run_id, row.format, &row.state)
+    let (_, state) = read_state(client, run_id, false).await?;
+    Ok(state)
 }
 
 pub(super) async fn journal(

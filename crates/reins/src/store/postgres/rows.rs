@@ -2,7 +2,8 @@
 //! columns, the reading of a run's row and of its decisions (on a connection or inside a
 //! method's transaction), and the deletion of runs with everything kept about them.
 
-use crate::store::{RecordedDecision, StoreError, decode_decision};
+use crate::run::RunState;
+use crate::store::{RecordedDecision, StoreError, decode_decision, decode_state};
 use tokio_postgres::{GenericClient, Row};
 
 pub(super) fn backend(error: impl std::fmt::Display) -> StoreError {
@@ -46,6 +47,20 @@ pub(super) async fn read_run(
         })
     })
     .transpose()
+}
+
+/// The stored row of `run_id` (locked until the transaction ends when `for_update`) and the
+/// state it holds ([`StoreError::NotFound`] when no such run is stored).
+pub(super) async fn read_state(
+    client: &impl GenericClient,
+    run_id: &str,
+    for_update: bool,
+) -> Result<(RunRow, RunState), StoreError> {
+    let row = read_run(client, run_id, for_update)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+    let state = decode_state(run_id, row.format, &row.state)?;
+    Ok((row, state))
 }
 
 pub(super) async fn read_decisions(

@@ -5,12 +5,12 @@
 //! the state is encoded and the clock read: a state that cannot be stored fails without
 //! waiting for a connection, and the time written is from before that wait.
 
-use super::rows::{backend, column, read_decisions, read_run};
+use super::rows::{backend, column, read_decisions, read_state};
 use crate::run::RunState;
 use crate::store::{
     ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, StoreError,
-    check_claimable, check_decision, decode_state, encode_decision, encode_state, new_token,
-    now_millis, pg_listen, status_name,
+    check_claimable, check_decision, encode_decision, encode_state, new_token, now_millis,
+    pg_listen, status_name,
 };
 use deadpool_postgres::Client;
 
@@ -106,10 +106,7 @@ pub(super) async fn claim(
 ) -> Result<ClaimedRun, StoreError> {
     let transaction = client.transaction().await.map_err(backend)?;
     // FOR UPDATE makes a concurrent claim wait for this one, then see its lease.
-    let row = read_run(&*transaction, run_id, true)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
-    let state = decode_state(run_id, row.format, &row.state)?;
+    let (row, state) = read_state(&*transaction, run_id, true).await?;
     let now = now_millis();
     check_claimable(run_id, &state, row.owner.as_deref(), row.lease_until, now)?;
     let (version, token) = (row.version + 1, new_token());
@@ -205,10 +202,7 @@ pub(super) async fn decide(
     let transaction = client.transaction().await.map_err(backend)?;
     // The run's row stays locked until commit, so decisions of one run get their
     // audit sequence numbers one at a time.
-    let row = read_run(&*transaction, run_id, true)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
-    let state = decode_state(run_id, row.format, &row.state)?;
+    let (_, state) = read_state(&*transaction, run_id, true).await?;
     check_decision(&state, decision)?;
     let recorded = RecordedDecision {
         run_id: run_id.to_owned(),

@@ -1,7 +1,7 @@
 //! The SQLite store's reads of one run: its state, journal, decisions and checkpoints.
 
 use super::Work;
-use super::rows::{backend, read_decision_rows, read_row};
+use super::rows::{backend, read_decision_rows, read_row, read_state};
 use crate::run::RunState;
 use crate::store::{
     Checkpoint, JournalEntry, RecordedDecision, StoreError, decode_state, status_from_name,
@@ -11,11 +11,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 /// A run's current state.
 pub(super) fn load(run_id: &str) -> impl Work<RunState> {
     let run_id = run_id.to_owned();
-    move |connection: &mut Connection| {
-        let row =
-            read_row(connection, &run_id)?.ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
-        decode_state(&run_id, row.format, &row.state)
-    }
+    move |connection: &mut Connection| read_state(connection, &run_id).map(|(_, state)| state)
 }
 
 /// A run's journal, in order.

@@ -1,7 +1,8 @@
 //! The SQLite store's row readers, shared by its reads and writes: a run's row, its
 //! decisions, and deleting a run with everything kept about it.
 
-use crate::store::{RecordedDecision, StoreError, decode_decision};
+use crate::run::RunState;
+use crate::store::{RecordedDecision, StoreError, decode_decision, decode_state};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// A SQLite error as the store reports it.
@@ -36,6 +37,18 @@ pub(super) fn read_row(connection: &Connection, run_id: &str) -> Result<Option<R
         )
         .optional()
         .map_err(backend)
+}
+
+/// The stored row of `run_id` and the state it holds ([`StoreError::NotFound`] when no such
+/// run is stored).
+pub(super) fn read_state(
+    connection: &Connection,
+    run_id: &str,
+) -> Result<(Row, RunState), StoreError> {
+    let row =
+        read_row(connection, run_id)?.ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
+    let state = decode_state(run_id, row.format, &row.state)?;
+    Ok((row, state))
 }
 
 /// The latest decision recorded for each of `run_id`'s calls, oldest first.

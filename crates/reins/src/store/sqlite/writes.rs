@@ -2,13 +2,13 @@
 //! claiming it, checkpointing it and recording a decision on it.
 
 use super::Work;
-use super::rows::{backend, read_decisions, read_row};
+use super::rows::{backend, read_decisions, read_state};
 use super::schema::SNAPSHOT;
 use crate::run::RunState;
 use crate::store::{
     ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, StoreError,
-    check_claimable, check_decision, decode_state, encode_decision, encode_state, new_token,
-    now_millis, status_name,
+    check_claimable, check_decision, encode_decision, encode_state, new_token, now_millis,
+    status_name,
 };
 use rusqlite::{Connection, TransactionBehavior, params};
 
@@ -61,9 +61,7 @@ pub(super) fn claim(run_id: &str, owner: &str, lease: i64) -> impl Work<ClaimedR
         let transaction = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(backend)?;
-        let row =
-            read_row(&transaction, &run_id)?.ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
-        let state = decode_state(&run_id, row.format, &row.state)?;
+        let (row, state) = read_state(&transaction, &run_id)?;
         let now = now_millis();
         check_claimable(&run_id, &state, row.owner.as_deref(), row.lease_until, now)?;
         let (version, token) = (row.version + 1, new_token());
@@ -190,9 +188,7 @@ pub(super) fn decide(run_id: &str, decision: &Decision) -> impl Work<RecordedDec
         let transaction = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(backend)?;
-        let row =
-            read_row(&transaction, &run_id)?.ok_or_else(|| StoreError::NotFound(run_id.clone()))?;
-        let state = decode_state(&run_id, row.format, &row.state)?;
+        let (_, state) = read_state(&transaction, &run_id)?;
         check_decision(&state, &decision)?;
         let recorded = RecordedDecision {
             run_id: run_id.clone(),
