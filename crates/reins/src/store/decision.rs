@@ -1,7 +1,7 @@
 //! Decisions bound to what runs: who decided what about which call, and a digest of the call
 //! as it will execute, so a decision is never applied to anything else.
 
-use super::{PendingApproval, StoreError};
+use super::{PendingApproval, StoreError, now_millis};
 use crate::run::{PendingCall, RunState, ToolDecision};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -154,9 +154,24 @@ fn canonical_json(value: &Value, out: &mut String) {
     }
 }
 
+/// `decision` checked against the call it names in `state` ([`check_decision`]) and stamped
+/// with the time it is recorded: what a store keeps for `run_id`.
+pub(crate) fn record_decision(
+    run_id: &str,
+    state: &RunState,
+    decision: Decision,
+) -> Result<RecordedDecision, StoreError> {
+    check_decision(state, &decision)?;
+    Ok(RecordedDecision {
+        run_id: run_id.to_owned(),
+        decision,
+        decided_at_ms: now_millis(),
+    })
+}
+
 /// Checks that `decision` is about a call of `state` that waits for one, and is bound to it as
 /// it stands.
-pub(crate) fn check_decision(state: &RunState, decision: &Decision) -> Result<(), StoreError> {
+fn check_decision(state: &RunState, decision: &Decision) -> Result<(), StoreError> {
     let id = decision.internal_call_id.as_str();
     let Some(call) = state
         .pending_calls

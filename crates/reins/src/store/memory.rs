@@ -3,8 +3,8 @@ use super::notify::DecisionSignals;
 use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry, Lease,
     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
-    check_claimable, check_decision, check_deletable, check_readable, collect_pending,
-    decode_state, encode_state, expiry_cutoff, listed, new_token, now_millis, page_of, status_name,
+    check_claimable, check_deletable, check_readable, collect_pending, decode_state, encode_state,
+    expiry_cutoff, listed, new_token, now_millis, page_of, record_decision, status_name,
 };
 use crate::run::RunState;
 use std::collections::BTreeMap;
@@ -301,12 +301,7 @@ impl RunStore for MemoryStore {
         let mut runs = self.lock();
         let record = record_mut(&mut runs, run_id)?;
         let state = decode_state(run_id, record.format, &record.state)?;
-        check_decision(&state, decision)?;
-        let recorded = RecordedDecision {
-            run_id: run_id.to_owned(),
-            decision: decision.clone(),
-            decided_at_ms: now_millis(),
-        };
+        let recorded = record_decision(run_id, &state, decision.clone())?;
         record
             .decisions
             .retain(|d| d.decision.internal_call_id != decision.internal_call_id);

@@ -160,7 +160,7 @@ pub use sqlite::SqliteStore;
 use crate::run::RunState;
 #[cfg(doc)]
 use crate::run::{PendingCall, ToolDecision};
-pub(crate) use decision::check_decision;
+pub(crate) use decision::record_decision;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use decision::{decode_decision, encode_decision};
 pub(crate) use erased::{SharedStore, share};

@@ -9,8 +9,8 @@ use super::rows::{backend, column, read_decisions, read_state};
 use crate::run::RunState;
 use crate::store::{
     ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, StoreError,
-    check_claimable, check_decision, encode_decision, encode_state, new_token, now_millis,
-    pg_listen, status_name,
+    check_claimable, encode_decision, encode_state, new_token, now_millis, pg_listen,
+    record_decision, status_name,
 };
 use deadpool_postgres::Client;
 
@@ -203,12 +203,7 @@ pub(super) async fn decide(
     // The run's row stays locked until commit, so decisions of one run get their
     // audit sequence numbers one at a time.
     let (_, state) = read_state(&*transaction, run_id, true).await?;
-    check_decision(&state, decision)?;
-    let recorded = RecordedDecision {
-        run_id: run_id.to_owned(),
-        decision: decision.clone(),
-        decided_at_ms: now_millis(),
-    };
+    let recorded = record_decision(run_id, &state, decision.clone())?;
     let json = encode_decision(&recorded)?;
     let call_id = &recorded.decision.internal_call_id;
     transaction

@@ -7,7 +7,7 @@ use super::schema::SNAPSHOT;
 use crate::run::RunState;
 use crate::store::{
     ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, StoreError,
-    check_claimable, check_decision, encode_decision, encode_state, new_token, now_millis,
+    check_claimable, encode_decision, encode_state, new_token, now_millis, record_decision,
     status_name,
 };
 use rusqlite::{Connection, TransactionBehavior, params};
@@ -189,12 +189,7 @@ pub(super) fn decide(run_id: &str, decision: &Decision) -> impl Work<RecordedDec
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(backend)?;
         let (_, state) = read_state(&transaction, &run_id)?;
-        check_decision(&state, &decision)?;
-        let recorded = RecordedDecision {
-            run_id: run_id.clone(),
-            decision,
-            decided_at_ms: now_millis(),
-        };
+        let recorded = record_decision(&run_id, &state, decision)?;
         let json = encode_decision(&recorded)?;
         let call_id = &recorded.decision.internal_call_id;
         transaction
