@@ -13,6 +13,9 @@
 //!   them, through the default `on_event`).
 //! - `reins/blind_hooks=8`: 8 [`Blind`] hooks whose `observes` answers `false` for every
 //!   kind; they should cost nothing beyond `reins/hooks=0`.
+//! - `reins/nested_hooks=1`: one [`Observing`] hook inside a `HookStack` registered as the
+//!   agent's one hook (how ready-made hooks are often composed); it should cost little more
+//!   than `reins/hooks=1`.
 //!
 //! The model, the tool and the agent are built in `iter_batched`'s setup, so only the run is
 //! timed. Everything runs on a current-thread tokio runtime. The framework's cost per turn is
@@ -25,8 +28,8 @@
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use reins::agent::{
-    Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction,
-    OutcomeEvent, StepEventKind,
+    Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, HookStack,
+    OutcomeAction, OutcomeEvent, StepEventKind,
 };
 use reins::completion::{CompletionModel, CompletionRequest};
 use reins::message::{AssistantContent, Message};
@@ -52,12 +55,13 @@ const TURNS: usize = 10;
 const TOOL_TURNS: usize = TURNS - 1;
 const ANSWER: &str = "The answer is 2.";
 
-/// The reins cases: (name, observing hooks, blind hooks).
-const CASES: [(&str, usize, usize); 4] = [
-    ("reins/hooks=0", 0, 0),
-    ("reins/hooks=1", 1, 0),
-    ("reins/hooks=8", 8, 0),
-    ("reins/blind_hooks=8", 0, 8),
+/// The reins cases: (name, observing hooks, blind hooks, observing hooks in a nested stack).
+const CASES: [(&str, usize, usize, usize); 5] = [
+    ("reins/hooks=0", 0, 0, 0),
+    ("reins/hooks=1", 1, 0, 0),
+    ("reins/hooks=8", 8, 0, 0),
+    ("reins/blind_hooks=8", 0, 8, 0),
+    ("reins/nested_hooks=1", 0, 0, 1),
 ];
 
 #[derive(Deserialize, JsonSchema)]
@@ -89,15 +93,20 @@ fn tool_definitions() -> Arc<[ToolDefinition]> {
     }])
 }
 
-/// A fresh agent on a fresh model, with `observing` [`Observing`] hooks then `blind`
-/// [`Blind`] hooks.
-fn agent(observing: usize, blind: usize) -> Agent {
+/// A fresh agent on a fresh model, with `observing` [`Observing`] hooks, then `blind`
+/// [`Blind`] hooks, then (if `nested` is not zero) one stack of `nested` [`Observing`]
+/// hooks.
+fn agent(observing: usize, blind: usize, nested: usize) -> Agent {
     let mut builder = AgentBuilder::new(scripted_model()).tool(increment());
     for _ in 0..observing {
         builder = builder.add_hook(Observing);
     }
     for _ in 0..blind {
         builder = builder.add_hook(Blind);
+    }
+    if nested > 0 {
+        let stack = (0..nested).fold(HookStack::new(), |stack, _| stack.with(Observing));
+        builder = builder.add_hook(stack);
     }
     builder.build()
 }
@@ -178,7 +187,7 @@ fn check_cases(rt: &tokio::runtime::Runtime) {
         assert_eq!(baseline_run(&setup, "Go").await, ANSWER);
         assert_eq!(setup.model.remaining(), 0);
 
-        let agent = agent(1, 1);
+        let agent = agent(1, 1, 1);
         let response = agent
             .prompt("Go")
             .max_turns(TURNS)
@@ -223,8 +232,8 @@ fn allocation_report(rt: &tokio::runtime::Runtime, tools: &Arc<[ToolDefinition]>
             "allocations: tool_loop/baseline: {} per run, peak {} bytes",
             counts.allocations, counts.peak_bytes
         );
-        for (name, observing, blind) in CASES {
-            let agent = agent(observing, blind);
+        for (name, observing, blind, nested) in CASES {
+            let agent = agent(observing, blind, nested);
             CountingAllocator::start();
             let answer = agent.prompt("Go").max_turns(TURNS).await;
             drop(answer);
@@ -262,10 +271,10 @@ fn tool_loop(c: &mut Criterion) {
         );
     });
 
-    for (name, observing, blind) in CASES {
+    for (name, observing, blind, nested) in CASES {
         group.bench_function(name, |b| {
             b.to_async(&rt).iter_batched(
-                || agent(observing, blind),
+                || agent(observing, blind, nested),
                 |agent| async move {
                     let answer = agent.prompt("Go").max_turns(TURNS).await;
                     (answer.expect("the run succeeds"), agent)

@@ -2,7 +2,8 @@
 
 use crate::common::{Recorder, add_tool};
 use reins::agent::*;
-use reins::message::Document;
+use reins::completion::CompletionResponse;
+use reins::message::{AssistantContent, Document, Message, OneOrMany};
 use reins::testing::{ScriptedModel, Turn};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -323,4 +324,122 @@ async fn a_stack_registered_as_one_hook_composes_like_its_members() {
             .lines()
             .contains(&"completion_response 1".to_string())
     );
+}
+
+/// Patches the first model call at its dispatch: a lower temperature and a shorter history.
+struct ShortenFirstDispatch;
+impl AgentHook for ShortenFirstDispatch {
+    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        if event.request().is_some() && ctx.turn() == 1 {
+            DispatchAction::patch(
+                RequestPatch::new()
+                    .temperature(0.1)
+                    .history(vec![Message::user("summary")]),
+            )
+        } else {
+            DispatchAction::proceed()
+        }
+    }
+}
+
+/// A model call as [`SeenRequests`] saw it: its temperature and history length.
+type SeenRequest = (Option<f64>, usize);
+
+/// Records the temperature and history length of every model call it is shown.
+#[derive(Clone, Default)]
+struct SeenRequests(Arc<Mutex<Vec<SeenRequest>>>);
+impl AgentHook for SeenRequests {
+    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        if let Some(request) = event.request() {
+            let seen = (request.temperature, request.history.len());
+            self.0.lock().unwrap().push(seen);
+        }
+        DispatchAction::proceed()
+    }
+}
+
+#[tokio::test]
+async fn a_stack_registered_as_one_hook_passes_its_members_dispatch_patches_on_for_one_turn() {
+    let seen = SeenRequests::default();
+    let inner = HookStack::new()
+        .with(ShortenFirstDispatch)
+        .with(seen.clone());
+    let model = ScriptedModel::new([
+        Turn::tool_call("add", json!({"a": 1, "b": 2})),
+        Turn::text("3"),
+    ]);
+    let agent = AgentBuilder::new(model.clone())
+        .temperature(0.7)
+        .tool(add_tool())
+        .add_hook(inner)
+        .build();
+    let response = agent.prompt("1+2").extended_details().await.unwrap();
+    // The later member sees the earlier one's patch; the next turn starts from the run's
+    // request again.
+    assert_eq!(
+        *seen.0.lock().unwrap(),
+        vec![(Some(0.1), 1), (Some(0.7), 3)]
+    );
+    let requests = model.requests();
+    assert_eq!(requests[0].temperature, Some(0.1));
+    assert_eq!(requests[0].history, vec![Message::user("summary")]);
+    assert_eq!(requests[1].temperature, Some(0.7));
+    assert_eq!(requests[1].history.len(), 3);
+    assert_eq!(requests[1].history[0], Message::user("1+2"));
+    assert_eq!(response.history().len(), 4);
+}
+
+/// Replaces the first model call's response with a text answer.
+struct AnswerFirstTurnItself;
+impl AgentHook for AnswerFirstTurnItself {
+    async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        if event.completion().is_some() && ctx.turn() == 1 {
+            let content = OneOrMany::one(AssistantContent::text("replaced"));
+            OutcomeAction::replace(CompletionResponse::new(content))
+        } else {
+            OutcomeAction::proceed()
+        }
+    }
+}
+
+/// Records the text of every model response it is shown.
+#[derive(Clone, Default)]
+struct SeenResponses(Arc<Mutex<Vec<String>>>);
+impl AgentHook for SeenResponses {
+    async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        if let Some(response) = event.completion() {
+            self.0.lock().unwrap().push(response.text());
+        }
+        OutcomeAction::proceed()
+    }
+}
+
+#[tokio::test]
+async fn a_stack_registered_as_one_hook_passes_its_members_replaced_response_on() {
+    let inner_seen = SeenResponses::default();
+    let outer_seen = SeenResponses::default();
+    let inner = HookStack::new()
+        .with(AnswerFirstTurnItself)
+        .with(inner_seen.clone());
+    let model = ScriptedModel::new([Turn::tool_call("add", json!({"a": 1, "b": 2}))]);
+    let agent = AgentBuilder::new(model)
+        .tool(add_tool())
+        .add_hook(inner)
+        .add_hook(outer_seen.clone())
+        .build();
+    let response = agent.prompt("1+2").await.unwrap();
+    assert_eq!(response, "replaced");
+    assert_eq!(*inner_seen.0.lock().unwrap(), vec!["replaced"]);
+    assert_eq!(*outer_seen.0.lock().unwrap(), vec!["replaced"]);
+}
+
+#[tokio::test]
+async fn a_stack_whose_members_keep_the_response_leaves_it_as_the_model_sent_it() {
+    let seen = SeenResponses::default();
+    let model = ScriptedModel::new([Turn::text("the model's")]);
+    let agent = AgentBuilder::new(model)
+        .add_hook(HookStack::new().with(seen.clone()))
+        .build();
+    assert_eq!(agent.prompt("x").await.unwrap(), "the model's");
+    assert_eq!(*seen.0.lock().unwrap(), vec!["the model's"]);
 }

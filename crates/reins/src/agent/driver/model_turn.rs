@@ -122,7 +122,7 @@ impl<'a> Driver<'a> {
     /// [`Self::call_model`] once the history is lent to the turn's request.
     async fn call_model_with(
         &self,
-        request: &mut TurnRequest<'_>,
+        request: &mut TurnRequest<&mut CompletionRequest>,
     ) -> Result<(CompletionResponse, bool, Cow<'a, str>), Halt> {
         let turn = self.state.turn;
         if self.observes(StepEventKind::CompletionCall) {

@@ -19,7 +19,8 @@ use super::events::{
 };
 use super::links::{
     EffectDispatch, EffectOutcome, FailureChain, ModelOutcome, PromptChain, RequestChain,
-    ResponseChain, SelectionChain, ToolCallChain, ToolDispatchDecision, ToolResultChain,
+    ResponseChain, SelectionChain, ShownResponse, ToolCallChain, ToolDispatchDecision,
+    ToolResultChain,
 };
 use super::mode::{AsyncMethod, Direct, Mode, SyncMethod};
 use super::stack::HookStack;
@@ -215,9 +216,9 @@ pub(super) async fn on_dispatch<G: Mode>(
             model,
             request,
         } => {
-            // The members patch a copy; what they changed is the stack's patch.
-            let mut copy = request.clone();
-            let mut turn_request = TurnRequest::new(&mut copy);
+            // The members' patches apply to a copy, made by the first of them; what they
+            // changed is the stack's patch.
+            let mut turn_request = TurnRequest::new(request);
             let chain = RequestChain {
                 turn,
                 model,
@@ -261,15 +262,21 @@ pub(super) async fn on_outcome<G: Mode>(
             }
         }
         OutcomeTarget::Completion { model, response } => {
-            let mut response = response.clone();
+            let mut slot = ShownResponse {
+                shown: response,
+                replacement: None,
+            };
             let chain = ResponseChain {
                 model,
-                response: &mut response,
+                response: &mut slot,
                 replaced: false,
             };
-            match compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await? {
-                ModelOutcome::Keep(true) => OutcomeAction::Replace(Box::new(response)),
-                decision => model_outcome_action(decision),
+            let decision = compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await?;
+            match (decision, slot.replacement) {
+                (ModelOutcome::Keep(true), Some(replacement)) => {
+                    OutcomeAction::Replace(replacement)
+                }
+                (decision, _) => model_outcome_action(decision),
             }
         }
         OutcomeTarget::CompletionFailed { model, error } => {

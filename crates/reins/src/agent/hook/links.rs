@@ -9,7 +9,7 @@ use super::events::{
 };
 use super::table;
 use super::tool_result::ToolResult;
-use super::turn_request::TurnRequest;
+use super::turn_request::{RequestBase, TurnRequest};
 use super::{DispatchAction, ModelSelectionAction, OutcomeAction, RunStartAction};
 use crate::agent::StopReason;
 use crate::completion::{CompletionError, CompletionResponse};
@@ -210,13 +210,13 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
 
 /// A model call's dispatch: patches apply to the turn's request as they come, so later hooks
 /// see the patched request (see [`TurnRequest`]).
-pub(crate) struct RequestChain<'h, 'r> {
+pub(crate) struct RequestChain<'h, B> {
     pub turn: usize,
     pub model: &'h str,
-    pub request: &'h mut TurnRequest<'r>,
+    pub request: &'h mut TurnRequest<B>,
 }
 
-impl Link<table::on_dispatch> for RequestChain<'_, '_> {
+impl<B: RequestBase> Link<table::on_dispatch> for RequestChain<'_, B> {
     /// `Some`: a hook answered the call itself; the model is not called.
     type Done = Stacked<Option<Box<CompletionResponse>>>;
     #[inline]
@@ -317,19 +317,58 @@ pub(crate) enum ModelOutcome {
 
 /// A model call's outcome: a hook may replace the response (later hooks see the
 /// replacement), or send the turn to a model again.
-pub(crate) struct ResponseChain<'h> {
+pub(crate) struct ResponseChain<'h, S> {
     pub model: &'h str,
-    pub response: &'h mut CompletionResponse,
+    /// Where the response the hooks see is kept.
+    pub response: S,
     pub replaced: bool,
 }
 
-impl Link<table::on_outcome> for ResponseChain<'_> {
+/// Where a model call's outcome chain keeps the response its hooks see: the run's own
+/// (`&mut CompletionResponse`, replaced in place), or one only read ([`ShownResponse`]).
+pub(crate) trait ResponseSlot {
+    /// The response as the next hook sees it.
+    fn response(&self) -> &CompletionResponse;
+    /// A hook replaced the response.
+    fn replace(&mut self, replacement: Box<CompletionResponse>);
+}
+
+impl ResponseSlot for &mut CompletionResponse {
+    #[inline]
+    fn response(&self) -> &CompletionResponse {
+        self
+    }
+    #[inline]
+    fn replace(&mut self, replacement: Box<CompletionResponse>) {
+        **self = *replacement;
+    }
+}
+
+/// A response only read (what a stack registered as a hook is shown), and its members'
+/// replacement beside it: a stack copies nothing for an outcome its members keep.
+pub(crate) struct ShownResponse<'a> {
+    pub shown: &'a CompletionResponse,
+    pub replacement: Option<Box<CompletionResponse>>,
+}
+
+impl ResponseSlot for &mut ShownResponse<'_> {
+    #[inline]
+    fn response(&self) -> &CompletionResponse {
+        self.replacement.as_deref().unwrap_or(self.shown)
+    }
+    #[inline]
+    fn replace(&mut self, replacement: Box<CompletionResponse>) {
+        self.replacement = Some(replacement);
+    }
+}
+
+impl<S: ResponseSlot> Link<table::on_outcome> for ResponseChain<'_, S> {
     type Done = ModelOutcome;
     #[inline]
     fn view(&self) -> (DispatchKind, Target<'_, OutcomeTarget<'_>>) {
         let target = OutcomeTarget::Completion {
             model: self.model,
-            response: self.response,
+            response: self.response.response(),
         };
         (DispatchKind::Completion, Target::Built(target))
     }
@@ -338,7 +377,7 @@ impl Link<table::on_outcome> for ResponseChain<'_> {
         match action {
             OutcomeAction::Proceed => return proceed(action),
             OutcomeAction::Replace(replacement) => {
-                *self.response = *replacement;
+                self.response.replace(replacement);
                 self.replaced = true;
             }
             OutcomeAction::RetryOn(label) => {

@@ -19,7 +19,7 @@ use super::table;
 use super::tool_result::ToolResult;
 use super::turn_request::TurnRequest;
 use super::{HookContext, InvalidToolCallAction, ModelTurnAction, ObservationAction, RequestPatch};
-use crate::completion::{CompletionError, CompletionResponse};
+use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
 use crate::message::Message;
 use futures::FutureExt;
 use std::future::Future;
@@ -109,12 +109,12 @@ impl HookStack {
     /// Runs the completion dispatch chain; patches apply to `request` as they come, so later
     /// hooks see the patched request.
     #[inline]
-    pub(crate) fn dispatch_completion<'e, 'r>(
+    pub(crate) fn dispatch_completion<'e>(
         &'e self,
         ctx: &'e HookContext,
         turn: usize,
         model: &'e str,
-        request: &'e mut TurnRequest<'r>,
+        request: &'e mut TurnRequest<&mut CompletionRequest>,
     ) -> impl Future<Output = Result<Stacked<Option<Box<CompletionResponse>>>, HookFailure>> {
         let hooks = self.observers(StepEventKind::CompletionDispatch);
         let chain = RequestChain {
