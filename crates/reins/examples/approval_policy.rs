@@ -54,19 +54,18 @@ impl AgentHook for TransferPolicy {
             return DispatchAction::proceed();
         }
 
-        let amount = serde_json::from_str::<serde_json::Value>(args)
-            .ok()
-            .and_then(|value| value.get("amount").and_then(serde_json::Value::as_u64));
+        // The arguments read as the tool's own type (with any earlier hook's rewrite).
+        let amount = event.tool_args_as::<TransferArgs>().map(|read| read.map(|t| t.amount));
 
         let action = match amount {
-            Some(n) if n <= self.max_auto_transfer => DispatchAction::proceed(),
-            Some(n) => DispatchAction::skip(format!(
+            Some(Ok(n)) if n <= self.max_auto_transfer => DispatchAction::proceed(),
+            Some(Ok(n)) => DispatchAction::skip(format!(
                 "denied by policy: ${n} exceeds the ${} automatic transfer limit; \
                  ask the user to approve it in the banking app",
                 self.max_auto_transfer
             )),
             // Fail closed: an unreadable request is a denial, never an approval.
-            None => DispatchAction::skip("denied by policy: missing transfer amount"),
+            _ => DispatchAction::skip("denied by policy: missing transfer amount"),
         };
         let verdict = match &action {
             DispatchAction::Proceed => "APPROVED".to_owned(),

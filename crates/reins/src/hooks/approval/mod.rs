@@ -34,6 +34,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -197,11 +198,13 @@ impl ApprovalPolicy {
         }
     }
 
-    /// The first matching rule's outcome and description, or the default outcome.
-    fn evaluate(
+    /// The first matching rule's outcome and description, or the default outcome. `args`
+    /// reads the call's arguments (`None` when they are not JSON), for the rules that check
+    /// them.
+    fn evaluate<'v>(
         &self,
         tool_name: &str,
-        args: Option<&Value>,
+        args: &dyn Fn() -> Option<&'v Value>,
         traits: ToolTraits,
     ) -> (RuleOutcome, Option<String>) {
         match self
@@ -278,14 +281,16 @@ impl AgentHook for ApprovalPolicy {
     }
 
     async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
-        let (Some(name), Some(args_text)) = (event.tool_name(), event.tool_args()) else {
+        let Some(name) = event.tool_name() else {
             return DispatchAction::proceed();
         };
-        let args = serde_json::from_str::<Value>(args_text).ok();
+        // The arguments are read once, from the model's own value (no JSON text written and
+        // parsed again), and only if a rule checks them or a person is asked.
+        let read = OnceCell::new();
         // What the policy was told about the tool wins over what the tool claims.
         let known = self.traits.get(name).copied().or(event.tool_traits());
         let traits = known.unwrap_or(self.unknown_traits);
-        let (outcome, rule) = self.evaluate(name, args.as_ref(), traits);
+        let (outcome, rule) = self.evaluate(name, &|| args_of(&event, &read).as_ref(), traits);
         let call_id = event.internal_call_id().unwrap_or_default();
         let (action, asked) = match outcome {
             RuleOutcome::Allow => (DispatchAction::proceed(), false),
@@ -299,7 +304,9 @@ impl AgentHook for ApprovalPolicy {
                     tool_call_id: event.tool_call_id().unwrap_or_default().to_owned(),
                     internal_call_id: call_id.to_owned(),
                     // Unreadable arguments reach the person as the text the model sent.
-                    args: args.unwrap_or_else(|| Value::String(args_text.to_owned())),
+                    args: args_of(&event, &read).clone().unwrap_or_else(|| {
+                        Value::String(event.tool_args().unwrap_or_default().to_owned())
+                    }),
                     rule: rule.clone(),
                     traits: known,
                 };
@@ -331,6 +338,12 @@ impl AgentHook for ApprovalPolicy {
         });
         action
     }
+}
+
+/// A tool call's arguments as JSON, read into `read` the first time they are asked for;
+/// `None` when they are not JSON.
+fn args_of<'r>(event: &DispatchEvent<'_>, read: &'r OnceCell<Option<Value>>) -> &'r Option<Value> {
+    read.get_or_init(|| event.tool_args_as::<Value>().and_then(Result::ok))
 }
 
 /// How the policy decided one tool call, kept in the run's scratchpad.

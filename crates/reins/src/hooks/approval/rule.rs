@@ -128,11 +128,12 @@ impl Rule {
         format!("{verdict} `{}`{checked}", self.glob.pattern)
     }
 
-    /// Whether the rule matches a call; `args` is `None` when they are not JSON.
-    pub(super) fn matches(
+    /// Whether the rule matches a call. `args` reads the call's arguments, `None` when they
+    /// are not JSON; it is called only by a rule that checks them.
+    pub(super) fn matches<'v>(
         &self,
         tool_name: &str,
-        args: Option<&Value>,
+        args: &dyn Fn() -> Option<&'v Value>,
         traits: &ToolTraits,
     ) -> bool {
         if !self.glob.matches(tool_name) {
@@ -146,7 +147,7 @@ impl Rule {
             }
         }
         if let Some(check) = &self.args {
-            let passed = match args {
+            let passed = match args() {
                 Some(args) => catch_unwind(AssertUnwindSafe(|| check(args))).unwrap_or(undecided),
                 None => undecided,
             };

@@ -351,7 +351,7 @@ impl AgentHook for Guardrails {
     }
 
     async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
-        let (Some(tool), Some(args)) = (event.tool_name(), event.tool_args()) else {
+        let Some(tool) = event.tool_name() else {
             return DispatchAction::proceed();
         };
         let mut rewritten: Option<String> = None;
@@ -359,7 +359,11 @@ impl AgentHook for Guardrails {
             if named.tool.as_deref().is_some_and(|only| only != tool) {
                 continue;
             }
-            let text = rewritten.as_deref().unwrap_or(args);
+            // The arguments' text is written only for a call a check applies to.
+            let text = match &rewritten {
+                Some(text) => text,
+                None => event.tool_args().unwrap_or_default(),
+            };
             match self.judge(named, text).await {
                 Verdict::Pass => {}
                 Verdict::Rewrite(replacement) => rewritten = Some(replacement),

@@ -192,14 +192,16 @@ impl AgentHook for LoopBreaker {
     }
 
     async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
-        let (Some(tool), Some(args), Some(call_id)) = (
-            event.tool_name(),
-            event.tool_args(),
-            event.internal_call_id(),
-        ) else {
+        let (Some(tool), Some(call_id)) = (event.tool_name(), event.internal_call_id()) else {
             return DispatchAction::proceed();
         };
-        match count(ctx, tool, fingerprint(tool, args), call_id) {
+        // The arguments are read from the model's own value: no JSON text is written to be
+        // parsed again, unless they are not JSON.
+        let fingerprint = match event.tool_args_as::<Value>() {
+            Some(Ok(args)) => fingerprint(tool, Ok(&args)),
+            _ => fingerprint(tool, Err(event.tool_args().unwrap_or_default())),
+        };
+        match count(ctx, tool, fingerprint, call_id) {
             Ok(repeats) if repeats >= self.stop_after => {
                 DispatchAction::stop(StopReason::because(LoopDetected {
                     tool: tool.to_owned(),
@@ -215,16 +217,17 @@ impl AgentHook for LoopBreaker {
     }
 }
 
-/// A stable 64-bit FNV-1a hash of the tool name and the arguments with their object keys
-/// sorted and no whitespace; arguments that are not JSON are hashed as they are. (Stable
-/// across processes and releases, unlike `std`'s hasher, since it is stored with the run.)
-fn fingerprint(tool: &str, args: &str) -> u64 {
-    let mut canonical = String::with_capacity(args.len());
-    match serde_json::from_str::<Value>(args) {
-        Ok(value) => write_canonical(&value, &mut canonical),
-        Err(_) => {
+/// A stable 64-bit FNV-1a hash of the tool name and the arguments (`Ok`) with their object
+/// keys sorted and no whitespace; arguments that are not JSON (`Err`, their text) are hashed
+/// as they are. (Stable across processes and releases, unlike `std`'s hasher, since it is
+/// stored with the run.)
+fn fingerprint(tool: &str, args: Result<&Value, &str>) -> u64 {
+    let mut canonical = String::new();
+    match args {
+        Ok(value) => write_canonical(value, &mut canonical),
+        Err(text) => {
             canonical.push('\u{0}');
-            canonical.push_str(args);
+            canonical.push_str(text);
         }
     }
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;

@@ -132,6 +132,23 @@ async fn thresholds_and_the_message_are_configurable() {
     assert!(agent(&model, &log, breaker).prompt("go").await.is_ok());
 }
 
+/// The fingerprint of arguments given as text, as the hook reads them: parsed when JSON.
+fn fingerprint_of_text(tool: &str, text: &str) -> u64 {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => fingerprint(tool, Ok(&value)),
+        Err(_) => fingerprint(tool, Err(text)),
+    }
+}
+
+#[test]
+fn the_fingerprint_is_fnv_1a_of_the_canonical_arguments_so_stored_streaks_stay_valid() {
+    // FNV-1a of `t`, a zero byte, then `{"a":1,"b":"x"}` (keys sorted, no whitespace).
+    let args = json!({"b": "x", "a": 1});
+    assert_eq!(fingerprint("t", Ok(&args)), 0x38f5_707e_dcc5_bf19);
+    // Text that is not JSON: a zero byte marks it, then the text as it is.
+    assert_eq!(fingerprint("t", Err("not json")), 0x583f_c223_e2a7_6886);
+}
+
 #[test]
 fn arguments_compare_as_parsed_json() {
     let same = [
@@ -139,21 +156,33 @@ fn arguments_compare_as_parsed_json() {
         r#"{ "b": [1, {"d": "x", "c": 2}],
              "a": 1 }"#,
     ];
-    assert_eq!(fingerprint("t", same[0]), fingerprint("t", same[1]));
-    assert_ne!(fingerprint("t", same[0]), fingerprint("u", same[0]));
+    assert_eq!(
+        fingerprint_of_text("t", same[0]),
+        fingerprint_of_text("t", same[1])
+    );
+    assert_ne!(
+        fingerprint_of_text("t", same[0]),
+        fingerprint_of_text("u", same[0])
+    );
     for other in [
         r#"{"a":2,"b":[1,{"c":2,"d":"x"}]}"#,
         r#"{"a":1,"b":[{"c":2,"d":"x"},1]}"#,
     ] {
         assert_ne!(
-            fingerprint("t", same[0]),
-            fingerprint("t", other),
+            fingerprint_of_text("t", same[0]),
+            fingerprint_of_text("t", other),
             "{other}"
         );
     }
     // Text that is not JSON is compared as it is.
-    assert_eq!(fingerprint("t", "not json"), fingerprint("t", "not json"));
-    assert_ne!(fingerprint("t", "not json"), fingerprint("t", "not  json"));
+    assert_eq!(
+        fingerprint_of_text("t", "not json"),
+        fingerprint_of_text("t", "not json")
+    );
+    assert_ne!(
+        fingerprint_of_text("t", "not json"),
+        fingerprint_of_text("t", "not  json")
+    );
 }
 
 #[test]

@@ -64,11 +64,12 @@ fn unreadable_arguments_never_match_an_allow_rule_but_match_restrictive_ones() {
     let allow = Rule::allow("*").when_args(|_| true);
     let deny = Rule::deny("*", "no").when_args(|_| false);
     let ask = Rule::ask("*").when_args(|_| false);
-    assert!(!allow.matches("t", None, &traits));
-    assert!(allow.matches("t", Some(&json!({})), &traits));
-    assert!(deny.matches("t", None, &traits));
-    assert!(ask.matches("t", None, &traits));
-    assert!(!deny.matches("t", Some(&json!({})), &traits));
+    let empty = json!({});
+    assert!(!allow.matches("t", &|| None, &traits));
+    assert!(allow.matches("t", &|| Some(&empty), &traits));
+    assert!(deny.matches("t", &|| None, &traits));
+    assert!(ask.matches("t", &|| None, &traits));
+    assert!(!deny.matches("t", &|| Some(&empty), &traits));
 }
 
 #[tokio::test]
