@@ -16,6 +16,10 @@
 //! - `reins/nested_hooks=1`: one [`Observing`] hook inside a `HookStack` registered as the
 //!   agent's one hook (how ready-made hooks are often composed); it should cost little more
 //!   than `reins/hooks=1`.
+//! - `reins/ready_hooks`: the ready-made hooks a production agent typically runs with (see
+//!   [`ready_hooks`]): an approval policy with an argument check, a budget, a loop breaker
+//!   and an audit log of every dispatch and outcome with arguments (written to
+//!   `io::sink`).
 //!
 //! The model, the tool and the agent are built in `iter_batched`'s setup, so only the run is
 //! timed. Everything runs on a current-thread tokio runtime. The framework's cost per turn is
@@ -32,6 +36,10 @@ use reins::agent::{
     OutcomeAction, OutcomeEvent, StepEventKind,
 };
 use reins::completion::{CompletionModel, CompletionRequest};
+use reins::hooks::approval::{ApprovalPolicy, Rule};
+use reins::hooks::audit::AuditLog;
+use reins::hooks::budget::Budget;
+use reins::hooks::loop_breaker::LoopBreaker;
 use reins::message::{AssistantContent, Message};
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::{Tool, ToolDefinition, tool_fn};
@@ -63,6 +71,25 @@ const CASES: [(&str, usize, usize, usize); 5] = [
     ("reins/blind_hooks=8", 0, 8, 0),
     ("reins/nested_hooks=1", 0, 0, 1),
 ];
+
+/// The ready-made hooks of the `reins/ready_hooks` case, none of which stops this run: an
+/// approval policy allowing `increment` below 100 (an argument check), a budget of model
+/// calls, tool calls and tokens, a loop breaker whose thresholds the nine identical calls stay
+/// under, and an audit log with arguments.
+fn ready_hooks(builder: AgentBuilder) -> AgentBuilder {
+    builder
+        .add_hook(ApprovalPolicy::new().rule(
+            Rule::allow("increment").when_args(|args| args["x"].as_i64().is_some_and(|x| x < 100)),
+        ))
+        .add_hook(
+            Budget::new()
+                .max_model_calls(100)
+                .max_tool_calls(100)
+                .max_total_tokens(1_000_000),
+        )
+        .add_hook(LoopBreaker::new().feedback_after(50).stop_after(100))
+        .add_hook(AuditLog::new(std::io::sink()).with_args())
+}
 
 #[derive(Deserialize, JsonSchema)]
 struct IncrementArgs {
@@ -109,6 +136,11 @@ fn agent(observing: usize, blind: usize, nested: usize) -> Agent {
         builder = builder.add_hook(stack);
     }
     builder.build()
+}
+
+/// A fresh agent on a fresh model, with the [`ready_hooks`].
+fn ready_agent() -> Agent {
+    ready_hooks(AgentBuilder::new(scripted_model()).tool(increment())).build()
 }
 
 /// The same hook, but it observes no event kind at all.
@@ -187,8 +219,8 @@ fn check_cases(rt: &tokio::runtime::Runtime) {
         assert_eq!(baseline_run(&setup, "Go").await, ANSWER);
         assert_eq!(setup.model.remaining(), 0);
 
-        let agent = agent(1, 1, 1);
-        let response = agent
+        for agent in [agent(1, 1, 1), ready_agent()] {
+            let response = agent
             .prompt("Go")
             .max_turns(TURNS)
             .extended_details()
@@ -212,6 +244,7 @@ fn check_cases(rt: &tokio::runtime::Runtime) {
             response.history().last(),
             Some(Message::Assistant { content }) if matches!(content.first(), AssistantContent::Text(_))
         ));
+        }
     });
 }
 
@@ -232,8 +265,10 @@ fn allocation_report(rt: &tokio::runtime::Runtime, tools: &Arc<[ToolDefinition]>
             "allocations: tool_loop/baseline: {} per run, peak {} bytes",
             counts.allocations, counts.peak_bytes
         );
-        for (name, observing, blind, nested) in CASES {
-            let agent = agent(observing, blind, nested);
+        let ready = ("reins/ready_hooks", ready_agent());
+        let cases =
+            CASES.map(|(name, observing, blind, nested)| (name, agent(observing, blind, nested)));
+        for (name, agent) in cases.into_iter().chain([ready]) {
             CountingAllocator::start();
             let answer = agent.prompt("Go").max_turns(TURNS).await;
             drop(answer);
@@ -283,6 +318,16 @@ fn tool_loop(c: &mut Criterion) {
             );
         });
     }
+    group.bench_function("reins/ready_hooks", |b| {
+        b.to_async(&rt).iter_batched(
+            ready_agent,
+            |agent| async move {
+                let answer = agent.prompt("Go").max_turns(TURNS).await;
+                (answer.expect("the run succeeds"), agent)
+            },
+            BatchSize::SmallInput,
+        );
+    });
     group.finish();
 }
 

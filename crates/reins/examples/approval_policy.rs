@@ -55,7 +55,9 @@ impl AgentHook for TransferPolicy {
         }
 
         // The arguments read as the tool's own type (with any earlier hook's rewrite).
-        let amount = event.tool_args_as::<TransferArgs>().map(|read| read.map(|t| t.amount));
+        let amount = event
+            .tool_args_as::<TransferArgs>()
+            .map(|read| read.map(|t| t.amount));
 
         let action = match amount {
             Some(Ok(n)) if n <= self.max_auto_transfer => DispatchAction::proceed(),

@@ -1,6 +1,7 @@
 use crate::run::{Entry, EntryError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,6 +19,20 @@ pub struct HookContext {
     turn: AtomicUsize,
     scratchpad: Scratchpad,
     entries: Mutex<Vec<Entry>>,
+    /// Entries written from the scratchpad when the run's entries are taken.
+    deferred: Mutex<Vec<DeferredEntry>>,
+}
+
+/// An entry written from the scratchpad only when the run's entries are taken for its state
+/// (a checkpoint, the run's end), in place of its newest entry: for state a ready-made hook
+/// changes on every call (a budget's ledger), which would otherwise be serialized each time.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DeferredEntry {
+    /// The entry's kind.
+    pub kind: &'static str,
+    /// The entry's value as the scratchpad holds it now; `None` while there is nothing to
+    /// record.
+    pub write: fn(&Scratchpad) -> Option<Value>,
 }
 
 impl HookContext {
@@ -30,6 +45,7 @@ impl HookContext {
             turn: AtomicUsize::new(0),
             scratchpad: Scratchpad::default(),
             entries: Mutex::new(Vec::new()),
+            deferred: Mutex::new(Vec::new()),
         }
     }
 
@@ -47,6 +63,7 @@ impl HookContext {
             turn: AtomicUsize::new(turn),
             scratchpad: Scratchpad::default(),
             entries: Mutex::new(entries),
+            deferred: Mutex::new(Vec::new()),
         }
     }
 
@@ -95,6 +112,62 @@ impl HookContext {
         Ok(())
     }
 
+    /// Records `value` under `kind` in place of the newest entry of that kind (appended when
+    /// there is none), and persisted with the run like any entry. For state a hook rewrites as
+    /// the run goes (a counter, a ledger) and reads back with [`last_entry`](Self::last_entry):
+    /// the run's state then stays the same size however many times it changes, where
+    /// [`append_entry`](Self::append_entry) would keep every version.
+    ///
+    /// ```
+    /// use reins::agent::HookContext;
+    ///
+    /// let ctx = HookContext::new("run-1");
+    /// for calls in 1..=3u32 {
+    ///     ctx.replace_entry("calls", &calls).unwrap();
+    /// }
+    /// assert_eq!(ctx.entries::<u32>("calls").unwrap(), vec![3]);
+    /// assert_eq!(ctx.last_entry::<u32>("calls").unwrap(), Some(3));
+    /// ```
+    pub fn replace_entry<T: Serialize + ?Sized>(
+        &self,
+        kind: impl Into<String>,
+        value: &T,
+    ) -> Result<(), EntryError> {
+        let kind = kind.into();
+        let value = serde_json::to_value(value).map_err(|source| EntryError {
+            kind: kind.clone(),
+            message: source.to_string(),
+        })?;
+        self.put_newest(kind, value);
+        Ok(())
+    }
+
+    /// Puts `value` in place of the newest entry of `kind`, or appends it.
+    fn put_newest(&self, kind: impl Into<String> + AsRef<str>, value: Value) {
+        let mut entries = self.lock_entries();
+        match entries
+            .iter_mut()
+            .rev()
+            .find(|entry| entry.kind == kind.as_ref())
+        {
+            Some(newest) => newest.value = value,
+            None => entries.push(Entry {
+                kind: kind.into(),
+                value,
+            }),
+        }
+    }
+
+    /// Has `entry` written from the scratchpad whenever the run's entries are taken for its
+    /// state; registering its kind again changes nothing. Until then, the entries hold the
+    /// kind's value as last taken (or as the run was resumed with).
+    pub(crate) fn defer_entry(&self, entry: DeferredEntry) {
+        let mut deferred = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
+        if !deferred.iter().any(|known| known.kind == entry.kind) {
+            deferred.push(entry);
+        }
+    }
+
     /// Every entry recorded under `kind`, oldest first, read as `T`.
     pub fn entries<T: DeserializeOwned>(&self, kind: &str) -> Result<Vec<T>, EntryError> {
         self.lock_entries()
@@ -114,7 +187,20 @@ impl HookContext {
             .transpose()
     }
 
+    /// The run's entries for its state, the deferred ones written first.
     pub(crate) fn snapshot_entries(&self) -> Vec<Entry> {
+        let deferred = self
+            .deferred
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        for entry in deferred {
+            // Written outside the entries' lock: a hook holds the scratchpad's lock while it
+            // reads entries, so the two are never taken in the other order.
+            if let Some(value) = (entry.write)(&self.scratchpad) {
+                self.put_newest(entry.kind, value);
+            }
+        }
         self.lock_entries().clone()
     }
 
@@ -234,5 +320,31 @@ mod tests {
         assert_eq!(ctx.last_entry::<String>("none").unwrap(), None);
         let err = ctx.entries::<u32>("audit").unwrap_err();
         assert_eq!(err.kind, "audit");
+    }
+
+    #[test]
+    fn a_replaced_entry_keeps_its_place_and_leaves_other_kinds_alone() {
+        let ctx = HookContext::new("r");
+        ctx.replace_entry("ledger", &1).unwrap();
+        ctx.append_entry("audit", &10).unwrap();
+        ctx.replace_entry("ledger", &2).unwrap();
+        ctx.append_entry("audit", &11).unwrap();
+        assert_eq!(ctx.entries::<u32>("ledger").unwrap(), vec![2]);
+        assert_eq!(ctx.entries::<u32>("audit").unwrap(), vec![10, 11]);
+        let kinds: Vec<_> = ctx
+            .snapshot_entries()
+            .into_iter()
+            .map(|entry| entry.kind)
+            .collect();
+        assert_eq!(kinds, ["ledger", "audit", "audit"]);
+        // Of entries appended earlier (by a version that appended), the newest is replaced.
+        ctx.append_entry("ledger", &3).unwrap();
+        ctx.replace_entry("ledger", &4).unwrap();
+        assert_eq!(ctx.entries::<u32>("ledger").unwrap(), vec![2, 4]);
+        // A value that cannot be recorded is an error, and the entry stays as it was.
+        let unrecordable = std::collections::BTreeMap::from([((1u8, 2u8), 3u8)]);
+        let error = ctx.replace_entry("ledger", &unrecordable).unwrap_err();
+        assert_eq!(error.kind, "ledger");
+        assert_eq!(ctx.last_entry::<u32>("ledger").unwrap(), Some(4));
     }
 }

@@ -1,10 +1,13 @@
-//! What a run has used, kept in the run: cached in the scratchpad for speed, and appended as
-//! an entry after every change so a durable run resumed elsewhere keeps its counts and its
-//! start time.
+//! What a run has used, kept in the run: in the scratchpad while it runs, and recorded as its
+//! one entry of the kind whenever the run's entries are taken (each checkpoint, the run's
+//! end), so a durable run resumed elsewhere keeps its counts and its start time, and the
+//! run's state does not grow with its calls.
 
-use crate::agent::{HookContext, RunState};
+use crate::agent::hook::DeferredEntry;
+use crate::agent::{HookContext, RunState, Scratchpad};
 use crate::completion::Usage;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -60,9 +63,31 @@ pub(super) fn add_usage(total: &mut Usage, usage: Usage) {
     total.total_tokens = total.total_tokens.saturating_add(usage.total_tokens);
 }
 
-/// The scratchpad's copy of the ledger (`None` until first read in this process).
+/// The scratchpad's copy of the ledger (`None` until first read in this process), and
+/// whether it changed since it was last recorded in the run's entries.
 #[derive(Default)]
-struct Cached(Option<Ledger>);
+struct Cached {
+    ledger: Option<Ledger>,
+    unrecorded: bool,
+}
+
+/// The ledger's entry, written when the run's entries are taken (a checkpoint, the run's
+/// end) rather than after every change: a budget changes it several times a turn.
+const DEFERRED: DeferredEntry = DeferredEntry {
+    kind: ENTRY_KIND,
+    write: record,
+};
+
+/// The ledger's value for its entry, if it changed since it was last recorded.
+fn record(scratchpad: &Scratchpad) -> Option<Value> {
+    scratchpad.update(|cached: &mut Cached| {
+        let ledger = cached.ledger.as_ref().filter(|_| cached.unrecorded)?;
+        // A ledger is plain data: it always serializes.
+        let value = serde_json::to_value(ledger).ok()?;
+        cached.unrecorded = false;
+        Some(value)
+    })
+}
 
 /// Why the ledger could not be used. The budget then stops the run: it guards spending, so
 /// not knowing what was spent denies.
@@ -119,35 +144,35 @@ impl Ledger {
     }
 }
 
-/// Runs `f` on the run's ledger (created, and recorded, on first use in a new run) and
-/// records it again if `f` says it changed. The scratchpad's lock is held throughout, so
-/// concurrent tool calls check and count atomically.
+/// Runs `f` on the run's ledger (created on first use in a new run, read from the run's
+/// entries on first use in this process) and has it recorded again if `f` says it changed.
+/// The scratchpad's lock is held throughout, so concurrent tool calls check and count
+/// atomically.
 pub(super) fn with_ledger<R>(
     ctx: &HookContext,
     f: impl FnOnce(&mut Ledger) -> (R, bool),
 ) -> Result<R, LedgerError> {
     ctx.scratchpad().update(|cached: &mut Cached| {
-        let (ledger, created) = match &mut cached.0 {
-            Some(ledger) => (ledger, false),
-            None => match ctx.last_entry::<Ledger>(ENTRY_KIND) {
-                Ok(Some(ledger)) => (cached.0.insert(ledger), false),
-                Ok(None) => (cached.0.insert(Ledger::starting_now()), true),
-                Err(error) => {
-                    return Err(LedgerError(format!(
-                        "budget: the run's budget record could not be read ({error}), so \
-                         its spending cannot be checked"
-                    )));
-                }
-            },
+        let ledger = match &mut cached.ledger {
+            Some(ledger) => ledger,
+            None => {
+                let (ledger, created) = match ctx.last_entry::<Ledger>(ENTRY_KIND) {
+                    Ok(Some(ledger)) => (ledger, false),
+                    Ok(None) => (Ledger::starting_now(), true),
+                    Err(error) => {
+                        return Err(LedgerError(format!(
+                            "budget: the run's budget record could not be read ({error}), \
+                             so its spending cannot be checked"
+                        )));
+                    }
+                };
+                ctx.defer_entry(DEFERRED);
+                cached.unrecorded = created;
+                cached.ledger.insert(ledger)
+            }
         };
         let (result, changed) = f(ledger);
-        if changed || created {
-            ctx.append_entry(ENTRY_KIND, &*ledger).map_err(|error| {
-                LedgerError(format!(
-                    "budget: the run's budget record could not be written ({error})"
-                ))
-            })?;
-        }
+        cached.unrecorded |= changed;
         Ok(result)
     })
 }
@@ -156,7 +181,7 @@ pub(super) fn with_ledger<R>(
 /// entry.
 pub(super) fn read(ctx: &HookContext) -> Option<Ledger> {
     ctx.scratchpad()
-        .update(|cached: &mut Cached| match &cached.0 {
+        .update(|cached: &mut Cached| match &cached.ledger {
             Some(ledger) => Some(ledger.clone()),
             None => ctx.last_entry::<Ledger>(ENTRY_KIND).ok().flatten(),
         })

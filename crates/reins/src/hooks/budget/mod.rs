@@ -35,7 +35,7 @@ use std::time::Duration;
 /// model and stops only at the hard limits.
 ///
 /// **State.** What the run used and when it started live in the run (its scratchpad and an
-/// entry, `reins.budget`, appended after each change), not in the hook: one `Budget` serves
+/// entry, `reins.budget`, replaced after each change), not in the hook: one `Budget` serves
 /// any number of concurrent runs, and a durable run resumed in another process keeps its
 /// counts and its start time, so the wall time includes a pause. Several budgets in one run
 /// share those counts (each call is counted once) and each prices them with its own table.

@@ -5,8 +5,10 @@
 #[cfg(test)]
 mod tests;
 
+use crate::agent::hook::DeferredEntry;
 use crate::agent::{
-    AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError, StepEventKind, StopReason,
+    AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError, Scratchpad, StepEventKind,
+    StopReason,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -28,8 +30,8 @@ const ENTRY_KIND: &str = "reins.loop_breaker";
 /// - the `stop_after`-th (5 by default) stops the run with [`PromptError::Cancelled`] whose
 ///   reason is a [`LoopDetected`]; read it back with [`LoopDetected::from_error`].
 ///
-/// The count lives in the run (its scratchpad, and an entry, `reins.loop_breaker`, appended
-/// per call), so one breaker serves concurrent runs and a durable run resumed elsewhere
+/// The count lives in the run (its scratchpad, and an entry, `reins.loop_breaker`, written
+/// at each checkpoint and the run's end), so one breaker serves concurrent runs and a durable run resumed elsewhere
 /// keeps its streak. Several breakers in one run count each call once. If the record cannot
 /// be read the run stops. Calls an earlier hook skipped, denied or suspended are not seen,
 /// and neither are calls a resumed run runs on a person's decision. With
@@ -144,15 +146,37 @@ struct Streak {
     seen: Vec<(String, u32)>,
 }
 
-/// The scratchpad's copy of the streak (`None` until first read in this process).
+/// The scratchpad's copy of the streak (`None` until first read in this process), and
+/// whether it changed since it was last recorded in the run's entries.
 #[derive(Default)]
-struct Cached(Option<Streak>);
+struct Cached {
+    streak: Option<Streak>,
+    unrecorded: bool,
+}
+
+/// The streak's entry, written when the run's entries are taken (a checkpoint, the run's
+/// end) rather than after every call.
+const DEFERRED: DeferredEntry = DeferredEntry {
+    kind: ENTRY_KIND,
+    write: record,
+};
+
+/// The streak's value for its entry, if it changed since it was last recorded.
+fn record(scratchpad: &Scratchpad) -> Option<Value> {
+    scratchpad.update(|cached: &mut Cached| {
+        let streak = cached.streak.as_ref().filter(|_| cached.unrecorded)?;
+        // A streak is plain data: it always serializes.
+        let value = serde_json::to_value(streak).ok()?;
+        cached.unrecorded = false;
+        Some(value)
+    })
+}
 
 /// Counts `call_id` into the run's streak and returns its place in it.
 fn count(ctx: &HookContext, tool: &str, fingerprint: u64, call_id: &str) -> Result<u32, String> {
     let turn = ctx.turn();
     ctx.scratchpad().update(|cached: &mut Cached| {
-        let streak = match &mut cached.0 {
+        let streak = match &mut cached.streak {
             Some(streak) => streak,
             None => {
                 let stored = ctx.last_entry::<Streak>(ENTRY_KIND).map_err(|error| {
@@ -161,7 +185,8 @@ fn count(ctx: &HookContext, tool: &str, fingerprint: u64, call_id: &str) -> Resu
                          repeated calls cannot be told apart"
                     )
                 })?;
-                cached.0.insert(stored.unwrap_or_default())
+                ctx.defer_entry(DEFERRED);
+                cached.streak.insert(stored.unwrap_or_default())
             }
         };
         if streak.turn != turn {
@@ -179,10 +204,9 @@ fn count(ctx: &HookContext, tool: &str, fingerprint: u64, call_id: &str) -> Resu
             streak.repeats = 1;
         }
         streak.seen.push((call_id.to_owned(), streak.repeats));
-        ctx.append_entry(ENTRY_KIND, &*streak).map_err(|error| {
-            format!("loop breaker: the run's record could not be written ({error})")
-        })?;
-        Ok(streak.repeats)
+        let repeats = streak.repeats;
+        cached.unrecorded = true;
+        Ok(repeats)
     })
 }
 

@@ -299,6 +299,12 @@ async fn a_resumed_run_keeps_its_streak_in_a_fresh_breaker() {
     let PromptError::Suspended { run } = error else {
         panic!("expected a suspended run, got {error:?}");
     };
+    // One record of the streak, however many calls it counted.
+    let records = run.state.entries.iter();
+    assert_eq!(
+        records.filter(|e| e.kind == "reins.loop_breaker").count(),
+        1
+    );
     // Through JSON, as if resumed by another process with a new breaker.
     let run: SuspendedRun = serde_json::from_str(&serde_json::to_string(&run).unwrap()).unwrap();
     let answer = agent(&model, &log)

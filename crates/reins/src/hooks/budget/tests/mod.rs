@@ -165,6 +165,9 @@ async fn a_run_within_its_limits_finishes_and_reports_what_it_used() {
     // Another budget's prices apply to the same counts.
     let dearer = Budget::new().price("default", 4.0, 8.0);
     assert_eq!(dearer.usage_in(&response.state).unwrap().cost, 12.0);
+    // One record however many times it changed: the run's state does not grow with its calls.
+    let records = response.state.entries.iter();
+    assert_eq!(records.filter(|e| e.kind == "reins.budget").count(), 1);
 }
 
 #[test]
