@@ -23,16 +23,12 @@ pub struct HookContext {
     deferred: Mutex<Vec<DeferredEntry>>,
 }
 
-/// An entry written from the scratchpad only when the run's entries are taken for its state
-/// (a checkpoint, the run's end), in place of its newest entry: for state a ready-made hook
-/// changes on every call (a budget's ledger), which would otherwise be serialized each time.
+/// An entry written from the scratchpad when the run's entries are taken (see
+/// [`HookContext::defer_entry`]).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct DeferredEntry {
-    /// The entry's kind.
-    pub kind: &'static str,
-    /// The entry's value as the scratchpad holds it now; `None` while there is nothing to
-    /// record.
-    pub write: fn(&Scratchpad) -> Option<Value>,
+struct DeferredEntry {
+    kind: &'static str,
+    write: fn(&Scratchpad) -> Option<Value>,
 }
 
 impl HookContext {
@@ -158,13 +154,38 @@ impl HookContext {
         }
     }
 
-    /// Has `entry` written from the scratchpad whenever the run's entries are taken for its
-    /// state; registering its kind again changes nothing. Until then, the entries hold the
-    /// kind's value as last taken (or as the run was resumed with).
-    pub(crate) fn defer_entry(&self, entry: DeferredEntry) {
+    /// Has the entry `kind` written by `write` from the scratchpad whenever the run's state
+    /// is taken (each checkpoint of a durable run, a suspension, the run's end), in place of
+    /// the newest entry of that kind; `write` answers `None` when there is nothing new to
+    /// record. For state a hook changes on every call and keeps in the scratchpad: it is
+    /// then serialized once per checkpoint, not once per change, and a resumed run reads it
+    /// back with [`last_entry`](Self::last_entry). Between checkpoints the entries hold the
+    /// value as last taken. Registering a kind again changes nothing. (`write` runs while the
+    /// scratchpad is free: it may call [`Scratchpad::update`].)
+    ///
+    /// ```
+    /// use reins::agent::{HookContext, Scratchpad};
+    ///
+    /// /// Tool calls so far, kept in the scratchpad.
+    /// #[derive(Default)]
+    /// struct Calls(u64);
+    ///
+    /// fn record(scratchpad: &Scratchpad) -> Option<serde_json::Value> {
+    ///     scratchpad.update(|calls: &mut Calls| Some(calls.0.into()))
+    /// }
+    ///
+    /// let ctx = HookContext::new("run-1");
+    /// ctx.defer_entry("calls", record);
+    /// for _ in 0..3 {
+    ///     ctx.scratchpad().update(|calls: &mut Calls| calls.0 += 1);
+    /// }
+    /// // Nothing is serialized until the run's state is taken.
+    /// assert_eq!(ctx.last_entry::<u64>("calls").unwrap(), None);
+    /// ```
+    pub fn defer_entry(&self, kind: &'static str, write: fn(&Scratchpad) -> Option<Value>) {
         let mut deferred = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
-        if !deferred.iter().any(|known| known.kind == entry.kind) {
-            deferred.push(entry);
+        if !deferred.iter().any(|known| known.kind == kind) {
+            deferred.push(DeferredEntry { kind, write });
         }
     }
 
@@ -320,6 +341,45 @@ mod tests {
         assert_eq!(ctx.last_entry::<String>("none").unwrap(), None);
         let err = ctx.entries::<u32>("audit").unwrap_err();
         assert_eq!(err.kind, "audit");
+    }
+
+    #[derive(Default)]
+    struct Pending(Option<u32>);
+
+    fn take_pending(scratchpad: &Scratchpad) -> Option<Value> {
+        scratchpad.update(|pending: &mut Pending| pending.0.take().map(Value::from))
+    }
+
+    #[test]
+    fn a_deferred_entry_is_written_when_the_runs_state_is_taken() {
+        let ctx = HookContext::for_run(
+            "r".into(),
+            None,
+            false,
+            0,
+            vec![Entry {
+                kind: "count".into(),
+                value: Value::from(1),
+            }],
+        );
+        ctx.defer_entry("count", take_pending);
+        ctx.defer_entry("count", take_pending);
+        ctx.scratchpad()
+            .update(|pending: &mut Pending| pending.0 = Some(5));
+        assert_eq!(ctx.last_entry::<u32>("count").unwrap(), Some(1), "not yet");
+        let kinds = |entries: Vec<Entry>| -> Vec<(String, Value)> {
+            entries.into_iter().map(|e| (e.kind, e.value)).collect()
+        };
+        assert_eq!(
+            kinds(ctx.snapshot_entries()),
+            [("count".into(), Value::from(5))]
+        );
+        // Nothing new: the entry stays as last taken.
+        assert_eq!(
+            kinds(ctx.snapshot_entries()),
+            [("count".into(), Value::from(5))]
+        );
+        assert_eq!(ctx.last_entry::<u32>("count").unwrap(), Some(5));
     }
 
     #[test]

@@ -35,7 +35,6 @@ pub use actions::{
 };
 pub(crate) use args_text::ArgsText;
 pub(crate) use compose::Stacked;
-pub(crate) use context::DeferredEntry;
 pub use context::{HookContext, Scratchpad};
 pub use events::{
     CompletionCallEvent, DispatchEvent, DispatchKind, EffectCall, EffectOutput,

@@ -11,9 +11,10 @@
 //! when the run ends, as are suspended calls') — with a `message` for all but success (the
 //! failure, or what the model was told), a model's `usage`, and `approval` when
 //! an [`ApprovalPolicy`](crate::hooks::approval::ApprovalPolicy) decided the call (see
-//! [`ApprovalRecord`]). With [`with_args`](AuditLog::with_args), tool lines also carry `args`,
-//! through the [`redact_args`](AuditLog::redact_args) closure if one is set. Fields without a
-//! value are left out.
+//! [`ApprovalRecord`](crate::hooks::approval::ApprovalRecord)). With
+//! [`with_args`](AuditLog::with_args), tool lines also carry `args`, through the
+//! [`redact_args`](AuditLog::redact_args) closure if one is set. Fields without a value are
+//! left out.
 //!
 //! # Where to register it
 //!
@@ -29,6 +30,7 @@
 //! with `tracing::warn!` and never stops the run. Lines are written (and flushed) while the
 //! run waits, behind a mutex shared by every clone; hand it a fast writer.
 
+mod line;
 #[cfg(test)]
 mod tests;
 mod time;
@@ -37,17 +39,14 @@ use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
     PromptError, RunSettledEvent, StepEventKind,
 };
-use crate::completion::Usage;
-use crate::hooks::approval::{ApprovalRecord, approval_record};
-use crate::message::ToolChoice;
+use crate::hooks::approval::approval_record;
 use crate::tool::ToolOutcome;
-use serde::Serialize;
+use line::Line;
 use serde_json::Value;
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::SystemTime;
 
 type Redactor = Arc<dyn Fn(&str, Value) -> Value + Send + Sync>;
 
@@ -101,7 +100,7 @@ type Redactor = Arc<dyn Fn(&str, Value) -> Value + Send + Sync>;
 /// ```
 #[derive(Clone)]
 pub struct AuditLog {
-    sink: Arc<Mutex<Box<dyn Write + Send>>>,
+    sink: Arc<Mutex<Sink>>,
     args: bool,
     redact: Option<Redactor>,
 }
@@ -119,7 +118,10 @@ impl AuditLog {
     /// A log writing to `writer` (a file, a socket, a buffer …), flushed after each line.
     pub fn new(writer: impl Write + Send + 'static) -> Self {
         AuditLog {
-            sink: Arc::new(Mutex::new(Box::new(writer))),
+            sink: Arc::new(Mutex::new(Sink {
+                writer: Box::new(writer),
+                line: Vec::new(),
+            })),
             args: false,
             redact: None,
         }
@@ -180,82 +182,26 @@ impl AuditLog {
     }
 
     fn write(&self, line: &Line<'_>) {
-        let mut text = match serde_json::to_string(line) {
-            Ok(text) => text,
-            Err(error) => {
-                tracing::warn!(%error, "an audit line could not be written as JSON");
-                return;
-            }
-        };
-        text.push('\n');
         // A writer that panicked mid-line leaves at worst a torn line; later lines still go.
         let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Err(error) = sink.write_all(text.as_bytes()).and_then(|()| sink.flush()) {
+        let Sink { writer, line: text } = &mut *sink;
+        text.clear();
+        if let Err(error) = line.write_json(text) {
+            tracing::warn!(%error, "an audit line could not be written as JSON");
+            return;
+        }
+        text.push(b'\n');
+        if let Err(error) = writer.write_all(text).and_then(|()| writer.flush()) {
             tracing::warn!(%error, run_id = line.run_id, "the audit log could not be written");
         }
     }
 }
 
-/// One line of the log. Field order is the order written.
-#[derive(Serialize)]
-struct Line<'a> {
-    ts: String,
-    run_id: &'a str,
-    turn: usize,
-    event: &'static str,
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    call_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    effect_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    model: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_choice: Option<&'a ToolChoice>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    args: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    decision: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    outcome: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    usage: Option<Usage>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    approval: Option<ApprovalRecord>,
-}
-
-impl<'a> Line<'a> {
-    fn new(ctx: &'a HookContext, event: &'static str, kind: &'static str) -> Self {
-        Line {
-            ts: time::rfc3339(SystemTime::now()),
-            run_id: ctx.run_id(),
-            turn: ctx.turn(),
-            event,
-            kind,
-            tool: None,
-            call_id: None,
-            effect_id: None,
-            model: None,
-            tool_choice: None,
-            args: None,
-            decision: None,
-            outcome: None,
-            message: None,
-            usage: None,
-            approval: None,
-        }
-    }
-
-    fn call(mut self, ctx: &HookContext, tool: &'a str, call_id: &'a str) -> Self {
-        self.tool = Some(tool);
-        self.call_id = Some(call_id);
-        self.effect_id = Some(format!("{}/{call_id}", ctx.run_id()));
-        self
-    }
+/// Where lines go, and the buffer each is written into first (kept, so a line costs no
+/// allocation of its own).
+struct Sink {
+    writer: Box<dyn Write + Send>,
+    line: Vec<u8>,
 }
 
 /// The `outcome` and `message` of a tool outcome.
@@ -282,7 +228,7 @@ impl AgentHook for AuditLog {
 
     async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
         if let (Some(tool), Some(call_id)) = (event.tool_name(), event.internal_call_id()) {
-            let mut line = Line::new(ctx, "dispatch", "tool").call(ctx, tool, call_id);
+            let mut line = Line::new(ctx, "dispatch", "tool").call(tool, call_id);
             line.args = self.args(tool, event.tool_args().unwrap_or_default());
             line.decision = Some("proceed");
             self.write(&line);
@@ -299,7 +245,7 @@ impl AgentHook for AuditLog {
     async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
         if let Some(result) = event.tool_outcome() {
             let call_id = result.internal_call_id();
-            let mut line = Line::new(ctx, "outcome", "tool").call(ctx, result.tool_name(), call_id);
+            let mut line = Line::new(ctx, "outcome", "tool").call(result.tool_name(), call_id);
             line.args = self.args(result.tool_name(), result.args());
             let (outcome, message) = describe(result.outcome());
             line.outcome = Some(outcome);
@@ -329,7 +275,7 @@ impl AgentHook for AuditLog {
         for pending in run.pending() {
             let call_id = pending.internal_call_id.as_str();
             let tool = pending.call.name.as_str();
-            let mut line = Line::new(ctx, "outcome", "tool").call(ctx, tool, call_id);
+            let mut line = Line::new(ctx, "outcome", "tool").call(tool, call_id);
             line.args = self.redacted(tool, pending.call.arguments.clone());
             line.outcome = Some("suspended");
             line.message = pending.suspended.clone();

@@ -3,7 +3,6 @@
 //! end), so a durable run resumed elsewhere keeps its counts and its start time, and the
 //! run's state does not grow with its calls.
 
-use crate::agent::hook::DeferredEntry;
 use crate::agent::{HookContext, RunState, Scratchpad};
 use crate::completion::Usage;
 use serde::{Deserialize, Serialize};
@@ -70,13 +69,6 @@ struct Cached {
     ledger: Option<Ledger>,
     unrecorded: bool,
 }
-
-/// The ledger's entry, written when the run's entries are taken (a checkpoint, the run's
-/// end) rather than after every change: a budget changes it several times a turn.
-const DEFERRED: DeferredEntry = DeferredEntry {
-    kind: ENTRY_KIND,
-    write: record,
-};
 
 /// The ledger's value for its entry, if it changed since it was last recorded.
 fn record(scratchpad: &Scratchpad) -> Option<Value> {
@@ -166,7 +158,9 @@ pub(super) fn with_ledger<R>(
                         )));
                     }
                 };
-                ctx.defer_entry(DEFERRED);
+                // Recorded when the run's state is taken (each checkpoint, the run's end), not
+                // after every change.
+                ctx.defer_entry(ENTRY_KIND, record);
                 cached.unrecorded = created;
                 cached.ledger.insert(ledger)
             }

@@ -5,7 +5,6 @@
 #[cfg(test)]
 mod tests;
 
-use crate::agent::hook::DeferredEntry;
 use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError, Scratchpad, StepEventKind,
     StopReason,
@@ -154,13 +153,6 @@ struct Cached {
     unrecorded: bool,
 }
 
-/// The streak's entry, written when the run's entries are taken (a checkpoint, the run's
-/// end) rather than after every call.
-const DEFERRED: DeferredEntry = DeferredEntry {
-    kind: ENTRY_KIND,
-    write: record,
-};
-
 /// The streak's value for its entry, if it changed since it was last recorded.
 fn record(scratchpad: &Scratchpad) -> Option<Value> {
     scratchpad.update(|cached: &mut Cached| {
@@ -185,7 +177,9 @@ fn count(ctx: &HookContext, tool: &str, fingerprint: u64, call_id: &str) -> Resu
                          repeated calls cannot be told apart"
                     )
                 })?;
-                ctx.defer_entry(DEFERRED);
+                // Recorded when the run's state is taken (each checkpoint, the run's end), not
+                // after every change.
+                ctx.defer_entry(ENTRY_KIND, record);
                 cached.streak.insert(stored.unwrap_or_default())
             }
         };
