@@ -4,6 +4,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -237,7 +238,32 @@ impl HookContext {
 /// durable pause.
 #[derive(Default)]
 pub struct Scratchpad {
-    values: Mutex<HashMap<TypeId, Box<dyn Any + Send>>>,
+    values: Mutex<Values>,
+}
+
+/// The scratchpad's values by type.
+type Values = HashMap<TypeId, Box<dyn Any + Send>, BuildHasherDefault<TypeIdHasher>>;
+
+/// Hashes a `TypeId` by its own bits: it is a hash already, and the default hasher (SipHash)
+/// cost more than the rest of a scratchpad update, which ready-made hooks make on every call.
+#[derive(Default)]
+struct TypeIdHasher(u64);
+
+impl Hasher for TypeIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // Not how `TypeId` hashes today (`write_u64`), but correct whatever it writes.
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, bits: u64) {
+        self.0 ^= bits;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl std::fmt::Debug for Scratchpad {
@@ -292,7 +318,7 @@ impl Scratchpad {
             .map(|old| *old)
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<TypeId, Box<dyn Any + Send>>> {
+    fn lock(&self) -> MutexGuard<'_, Values> {
         self.values.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -325,6 +351,26 @@ mod tests {
         assert_eq!(pad.set(Counter(9)), Some(Counter(2)));
         assert_eq!(pad.remove::<Counter>(), Some(Counter(9)));
         assert_eq!(pad.get::<Counter>(), None);
+    }
+
+    #[test]
+    fn scratchpad_keeps_values_of_many_types_apart() {
+        let pad = Scratchpad::default();
+        pad.set(1u8);
+        pad.set(2u16);
+        pad.set(3u32);
+        pad.set(4u64);
+        pad.set("five");
+        pad.set(Counter(6));
+        pad.set(vec![7i32]);
+        assert_eq!(pad.get::<u8>(), Some(1));
+        assert_eq!(pad.get::<u16>(), Some(2));
+        assert_eq!(pad.get::<u32>(), Some(3));
+        assert_eq!(pad.get::<u64>(), Some(4));
+        assert_eq!(pad.get::<&str>(), Some("five"));
+        assert_eq!(pad.get::<Counter>(), Some(Counter(6)));
+        assert_eq!(pad.get::<Vec<i32>>(), Some(vec![7]));
+        assert_eq!(pad.get::<i64>(), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The checks: which limits are used up, before a model call and before a tool call.
 
+use super::ledger::Totals;
 use super::ledger::{CountedCall, with_ledger};
-use super::{Budget, BudgetExceeded, BudgetLimit, BudgetUsage};
+use super::{Budget, BudgetExceeded, BudgetLimit};
 use crate::agent::{DispatchAction, HookContext, StopReason};
 
 /// Which limits a check compares against.
@@ -41,7 +42,7 @@ impl Budget {
     /// answer without tools).
     pub(super) fn exceeded(
         &self,
-        usage: &BudgetUsage,
+        usage: &Totals<'_>,
         tier: Tier,
         tool_calls: Option<u64>,
     ) -> Option<BudgetExceeded> {
@@ -57,11 +58,11 @@ impl Budget {
     }
 
     /// Fail closed: with a cost limit, a model without a price makes the cost unknowable.
-    fn unpriced(&self, usage: &BudgetUsage, model: Option<&str>) -> Option<String> {
+    fn unpriced(&self, usage: &Totals<'_>, model: Option<&str>) -> Option<String> {
         self.limits.cost?;
         let model = model
             .filter(|model| self.price_of(model).is_none())
-            .or_else(|| usage.unpriced_models.first().map(String::as_str))?;
+            .or(usage.unpriced)?;
         Some(format!(
             "budget: no price is set for model `{model}`, so the run's cost cannot be checked \
              against its limit"
@@ -71,8 +72,12 @@ impl Budget {
     pub(super) fn before_model_call(&self, ctx: &HookContext, model: &str) -> DispatchAction {
         let turn = ctx.turn();
         let verdict = with_ledger(ctx, |ledger| {
-            ledger.dispatched = Some((turn, model.to_owned()));
-            let usage = self.usage_from(ledger);
+            match &mut ledger.dispatched {
+                // The same model as last turn, usually: no new copy of its label.
+                Some((dispatched_turn, label)) if label == model => *dispatched_turn = turn,
+                dispatched => *dispatched = Some((turn, model.to_owned())),
+            }
+            let usage = self.totals_from(ledger);
             if let Some(reason) = self.unpriced(&usage, Some(model)).map(StopReason::from) {
                 return (Some(reason), false);
             }
@@ -109,7 +114,7 @@ impl Budget {
                 // before this call.
                 tool_calls = tool_calls.saturating_sub(1);
             }
-            let usage = self.usage_from(ledger);
+            let usage = self.totals_from(ledger);
             if let Some(reason) = self.unpriced(&usage, None).map(StopReason::from) {
                 return (Some(reason), false);
             }

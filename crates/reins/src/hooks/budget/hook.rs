@@ -46,7 +46,7 @@ impl AgentHook for Budget {
             return ModelSelectionAction::continue_run();
         };
         let past_soft_limit = with_ledger(ctx, |ledger| {
-            let usage = self.usage_from(ledger);
+            let usage = self.totals_from(ledger);
             let tool_calls = Some(ledger.tool_calls_in_flight());
             let soft = self.exceeded(&usage, Tier::Soft, tool_calls);
             (soft.is_some(), false)

@@ -224,12 +224,46 @@ pub struct BudgetUsage {
 impl BudgetUsage {
     /// What `limit` has used: a count, tokens, cost, or seconds for the wall time.
     pub fn used(&self, limit: super::BudgetLimit) -> f64 {
+        let totals = Totals {
+            tokens: Usage {
+                input_tokens: self.input_tokens,
+                output_tokens: self.output_tokens,
+                total_tokens: self.total_tokens,
+            },
+            cost: self.cost,
+            unpriced: self.unpriced_models.first().map(String::as_str),
+            model_calls: self.model_calls,
+            tool_calls: self.tool_calls,
+            elapsed: self.elapsed,
+        };
+        totals.used(limit)
+    }
+}
+
+/// What a budget's checks compare with its limits, read from the ledger without the copies
+/// of the per-model counts and model labels the public [`BudgetUsage`] carries (the checks
+/// run on every dispatch).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Totals<'l> {
+    pub tokens: Usage,
+    /// The cost of the models that have a price.
+    pub cost: f64,
+    /// The first model called that has no price (its tokens are not in `cost`).
+    pub unpriced: Option<&'l str>,
+    pub model_calls: u64,
+    pub tool_calls: u64,
+    pub elapsed: Duration,
+}
+
+impl Totals<'_> {
+    /// What `limit` has used: a count, tokens, cost, or seconds for the wall time.
+    pub fn used(&self, limit: super::BudgetLimit) -> f64 {
         use super::BudgetLimit::*;
         // Token and call counts stay far below 2^53, where an f64 is exact.
         match limit {
-            InputTokens => self.input_tokens as f64,
-            OutputTokens => self.output_tokens as f64,
-            TotalTokens => self.total_tokens as f64,
+            InputTokens => self.tokens.input_tokens as f64,
+            OutputTokens => self.tokens.output_tokens as f64,
+            TotalTokens => self.tokens.total_tokens as f64,
             Cost => self.cost,
             ModelCalls => self.model_calls as f64,
             ToolCalls => self.tool_calls as f64,
@@ -238,31 +272,49 @@ impl BudgetUsage {
     }
 }
 
-/// Builds the public view; `price` gives a model's (input, output) price per million
-/// tokens, or `None` when it has none.
-pub(super) fn usage_of(ledger: &Ledger, price: impl Fn(&str) -> Option<(f64, f64)>) -> BudgetUsage {
-    let tokens = ledger.tokens();
+/// The ledger's totals; `price` gives a model's (input, output) price per million tokens, or
+/// `None` when it has none.
+pub(super) fn totals_of(ledger: &Ledger, price: impl Fn(&str) -> Option<(f64, f64)>) -> Totals<'_> {
     let mut cost = 0.0;
-    let mut unpriced_models = Vec::new();
+    let mut unpriced = None;
     for (model, usage) in &ledger.by_model {
         match price(model) {
             Some((input, output)) => {
                 cost += usage.input_tokens as f64 / 1e6 * input
                     + usage.output_tokens as f64 / 1e6 * output;
             }
-            None => unpriced_models.push(model.clone()),
+            None => {
+                unpriced.get_or_insert(model.as_str());
+            }
         }
     }
-    BudgetUsage {
-        input_tokens: tokens.input_tokens,
-        output_tokens: tokens.output_tokens,
-        total_tokens: tokens.total_tokens,
+    Totals {
+        tokens: ledger.tokens(),
         cost,
-        unpriced_models,
-        by_model: ledger.by_model.clone(),
+        unpriced,
         model_calls: ledger.model_calls,
         tool_calls: ledger.tool_calls,
-        started_at: ledger.started_at(),
         elapsed: ledger.elapsed(),
+    }
+}
+
+/// Builds the public view; `price` as for [`totals_of`].
+pub(super) fn usage_of(ledger: &Ledger, price: impl Fn(&str) -> Option<(f64, f64)>) -> BudgetUsage {
+    let totals = totals_of(ledger, &price);
+    let unpriced_models = (ledger.by_model.keys())
+        .filter(|model| price(model).is_none())
+        .cloned()
+        .collect();
+    BudgetUsage {
+        input_tokens: totals.tokens.input_tokens,
+        output_tokens: totals.tokens.output_tokens,
+        total_tokens: totals.tokens.total_tokens,
+        cost: totals.cost,
+        unpriced_models,
+        by_model: ledger.by_model.clone(),
+        model_calls: totals.model_calls,
+        tool_calls: totals.tool_calls,
+        started_at: ledger.started_at(),
+        elapsed: totals.elapsed,
     }
 }

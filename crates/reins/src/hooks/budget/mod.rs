@@ -274,6 +274,11 @@ impl Budget {
     fn usage_from(&self, ledger: &Ledger) -> BudgetUsage {
         ledger::usage_of(ledger, |model| self.price_of(model))
     }
+
+    /// What the checks compare with the limits.
+    fn totals_from<'l>(&self, ledger: &'l Ledger) -> ledger::Totals<'l> {
+        ledger::totals_of(ledger, |model| self.price_of(model))
+    }
 }
 
 fn valid_price(input: f64, output: f64) -> bool {

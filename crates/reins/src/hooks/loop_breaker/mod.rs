@@ -240,50 +240,58 @@ impl AgentHook for LoopBreaker {
 /// as they are. (Stable across processes and releases, unlike `std`'s hasher, since it is
 /// stored with the run.)
 fn fingerprint(tool: &str, args: Result<&Value, &str>) -> u64 {
-    let mut canonical = String::new();
+    let mut canonical = Vec::new();
     match args {
         Ok(value) => write_canonical(value, &mut canonical),
         Err(text) => {
-            canonical.push('\u{0}');
-            canonical.push_str(text);
+            canonical.push(0);
+            canonical.extend_from_slice(text.as_bytes());
         }
     }
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in tool.bytes().chain([0]).chain(canonical.bytes()) {
+    for &byte in tool.as_bytes().iter().chain(&[0]).chain(&canonical) {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     hash
 }
 
-fn write_canonical(value: &Value, out: &mut String) {
+/// `value` as compact JSON with its object keys sorted, into `out`. (serde_json writes
+/// straight into the buffer: a string or number costs no text of its own.)
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Object(map) => {
             let mut entries: Vec<_> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
+            out.push(b'{');
             for (index, (key, value)) in entries.into_iter().enumerate() {
                 if index > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
+                write_scalar(key, out);
+                out.push(b':');
                 write_canonical(value, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (index, item) in items.iter().enumerate() {
                 if index > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => write_scalar(scalar, out),
     }
+}
+
+/// A string or scalar as JSON, into `out`.
+fn write_scalar<T: serde::Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
+    // Writing a string or scalar to a `Vec` cannot fail.
+    let _ = serde_json::to_writer(&mut *out, value);
 }
 
 /// A [`LoopBreaker`] stopped the run: `tool` was called with the same arguments `repeats`
