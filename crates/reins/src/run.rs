@@ -253,6 +253,21 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// `value` recorded under `kind`, or why it cannot be written as JSON.
+    pub(crate) fn of<T: serde::Serialize + ?Sized>(
+        kind: impl Into<String>,
+        value: &T,
+    ) -> Result<Self, EntryError> {
+        let kind = kind.into();
+        match serde_json::to_value(value) {
+            Ok(value) => Ok(Entry { kind, value }),
+            Err(source) => Err(EntryError {
+                kind,
+                message: source.to_string(),
+            }),
+        }
+    }
+
     pub(crate) fn read<T: serde::de::DeserializeOwned>(&self) -> Result<T, EntryError> {
         T::deserialize(&self.value).map_err(|source| EntryError {
             kind: self.kind.clone(),

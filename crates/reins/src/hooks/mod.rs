@@ -28,6 +28,7 @@ pub mod cache;
 pub mod fallback;
 pub mod guardrail;
 pub mod loop_breaker;
+mod recorded;
 pub mod redaction;
 pub mod tool_choice;
 

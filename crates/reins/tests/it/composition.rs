@@ -1,6 +1,6 @@
 //! How several hooks' answers combine, and which events a hook is called for.
 
-use crate::common::{Recorder, add_tool};
+use crate::common::{Recorder, SummariseFirstDispatch, add_tool};
 use reins::agent::*;
 use reins::completion::CompletionResponse;
 use reins::message::{AssistantContent, Document, Message, OneOrMany};
@@ -326,22 +326,6 @@ async fn a_stack_registered_as_one_hook_composes_like_its_members() {
     );
 }
 
-/// Patches the first model call at its dispatch: a lower temperature and a shorter history.
-struct ShortenFirstDispatch;
-impl AgentHook for ShortenFirstDispatch {
-    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
-        if event.request().is_some() && ctx.turn() == 1 {
-            DispatchAction::patch(
-                RequestPatch::new()
-                    .temperature(0.1)
-                    .history(vec![Message::user("summary")]),
-            )
-        } else {
-            DispatchAction::proceed()
-        }
-    }
-}
-
 /// A model call as [`SeenRequests`] saw it: its temperature and history length.
 type SeenRequest = (Option<f64>, usize);
 
@@ -362,7 +346,7 @@ impl AgentHook for SeenRequests {
 async fn a_stack_registered_as_one_hook_passes_its_members_dispatch_patches_on_for_one_turn() {
     let seen = SeenRequests::default();
     let inner = HookStack::new()
-        .with(ShortenFirstDispatch)
+        .with(SummariseFirstDispatch)
         .with(seen.clone());
     let model = ScriptedModel::new([
         Turn::tool_call("add", json!({"a": 1, "b": 2})),

@@ -3,7 +3,7 @@
 //! Over 500 lines because the table is checked in one place, row after row, in the guide's
 //! order, so a row without its test is easy to see.
 
-use crate::common::{Recorder, add_tool, echo_tool};
+use crate::common::{Recorder, SummariseFirstDispatch, add_tool, echo_tool};
 use reins::agent::*;
 use reins::completion::{CompletionResponse, FinishReason};
 use reins::message::{AssistantContent, Document, Message, OneOrMany, ToolChoice};
@@ -549,24 +549,6 @@ async fn a_model_dispatch_can_patch_the_request() {
         .build();
     agent.prompt("x").await.unwrap();
     assert_eq!(model.requests()[0].temperature, Some(0.1));
-}
-
-/// Patches the first model call's request at its dispatch: a summary for the history, one
-/// tool advertised, a low temperature.
-struct SummariseFirstDispatch;
-impl AgentHook for SummariseFirstDispatch {
-    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
-        if event.request().is_some() && ctx.turn() == 1 {
-            DispatchAction::patch(
-                RequestPatch::new()
-                    .temperature(0.1)
-                    .active_tools(["add"])
-                    .history(vec![Message::user("summary")]),
-            )
-        } else {
-            DispatchAction::proceed()
-        }
-    }
 }
 
 #[tokio::test]

@@ -100,12 +100,8 @@ impl HookContext {
         kind: impl Into<String>,
         value: &T,
     ) -> Result<(), EntryError> {
-        let kind = kind.into();
-        let value = serde_json::to_value(value).map_err(|source| EntryError {
-            kind: kind.clone(),
-            message: source.to_string(),
-        })?;
-        self.lock_entries().push(Entry { kind, value });
+        let entry = Entry::of(kind, value)?;
+        self.lock_entries().push(entry);
         Ok(())
     }
 
@@ -130,11 +126,7 @@ impl HookContext {
         kind: impl Into<String>,
         value: &T,
     ) -> Result<(), EntryError> {
-        let kind = kind.into();
-        let value = serde_json::to_value(value).map_err(|source| EntryError {
-            kind: kind.clone(),
-            message: source.to_string(),
-        })?;
+        let Entry { kind, value } = Entry::of(kind, value)?;
         self.put_newest(kind, value);
         Ok(())
     }

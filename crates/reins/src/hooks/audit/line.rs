@@ -78,10 +78,7 @@ impl<'a> Line<'a> {
         write_known_str(out, self.event);
         key(out, "kind");
         write_known_str(out, self.kind);
-        if let Some(tool) = self.tool {
-            key(out, "tool");
-            write_str(out, tool);
-        }
+        str_field(out, "tool", self.tool);
         if let Some(call_id) = self.call_id {
             key(out, "call_id");
             write_str(out, call_id);
@@ -89,24 +86,12 @@ impl<'a> Line<'a> {
             key(out, "effect_id");
             write_str_pair(out, self.run_id, call_id);
         }
-        if let Some(model) = self.model {
-            key(out, "model");
-            write_str(out, model);
-        }
+        str_field(out, "model", self.model);
         write_json_field(out, "tool_choice", self.tool_choice)?;
         write_json_field(out, "args", self.args.as_ref())?;
-        if let Some(decision) = self.decision {
-            key(out, "decision");
-            write_known_str(out, decision);
-        }
-        if let Some(outcome) = self.outcome {
-            key(out, "outcome");
-            write_known_str(out, outcome);
-        }
-        if let Some(message) = &self.message {
-            key(out, "message");
-            write_str(out, message);
-        }
+        known_str_field(out, "decision", self.decision);
+        known_str_field(out, "outcome", self.outcome);
+        str_field(out, "message", self.message.as_deref());
         write_json_field(out, "usage", self.usage.as_ref())?;
         write_json_field(out, "approval", self.approval.as_ref())?;
         out.push(b'}');
@@ -119,6 +104,22 @@ fn key(out: &mut Vec<u8>, name: &str) {
     out.extend_from_slice(b",\"");
     out.extend_from_slice(name.as_bytes());
     out.extend_from_slice(b"\":");
+}
+
+/// `value` as a JSON string under `name`, when there is one.
+fn str_field(out: &mut Vec<u8>, name: &str, value: Option<&str>) {
+    if let Some(value) = value {
+        key(out, name);
+        write_str(out, value);
+    }
+}
+
+/// Text of this module's own under `name`, when there is one (see [`write_known_str`]).
+fn known_str_field(out: &mut Vec<u8>, name: &str, value: Option<&str>) {
+    if let Some(value) = value {
+        key(out, name);
+        write_known_str(out, value);
+    }
 }
 
 /// `value` through serde, under `name`, when there is one.

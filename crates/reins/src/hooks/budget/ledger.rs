@@ -3,10 +3,10 @@
 //! end), so a durable run resumed elsewhere keeps its counts and its start time, and the
 //! run's state does not grow with its calls.
 
-use crate::agent::{HookContext, RunState, Scratchpad};
+use crate::agent::{HookContext, RunState};
 use crate::completion::Usage;
+use crate::hooks::recorded::Recorded;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -60,25 +60,6 @@ pub(super) fn add_usage(total: &mut Usage, usage: Usage) {
     total.input_tokens = total.input_tokens.saturating_add(usage.input_tokens);
     total.output_tokens = total.output_tokens.saturating_add(usage.output_tokens);
     total.total_tokens = total.total_tokens.saturating_add(usage.total_tokens);
-}
-
-/// The scratchpad's copy of the ledger (`None` until first read in this process), and
-/// whether it changed since it was last recorded in the run's entries.
-#[derive(Default)]
-struct Cached {
-    ledger: Option<Ledger>,
-    unrecorded: bool,
-}
-
-/// The ledger's value for its entry, if it changed since it was last recorded.
-fn record(scratchpad: &Scratchpad) -> Option<Value> {
-    scratchpad.update(|cached: &mut Cached| {
-        let ledger = cached.ledger.as_ref().filter(|_| cached.unrecorded)?;
-        // A ledger is plain data: it always serializes.
-        let value = serde_json::to_value(ledger).ok()?;
-        cached.unrecorded = false;
-        Some(value)
-    })
 }
 
 /// Why the ledger could not be used. The budget then stops the run: it guards spending, so
@@ -144,29 +125,19 @@ pub(super) fn with_ledger<R>(
     ctx: &HookContext,
     f: impl FnOnce(&mut Ledger) -> (R, bool),
 ) -> Result<R, LedgerError> {
-    ctx.scratchpad().update(|cached: &mut Cached| {
-        let ledger = match &mut cached.ledger {
-            Some(ledger) => ledger,
-            None => {
-                let (ledger, created) = match ctx.last_entry::<Ledger>(ENTRY_KIND) {
-                    Ok(Some(ledger)) => (ledger, false),
-                    Ok(None) => (Ledger::starting_now(), true),
-                    Err(error) => {
-                        return Err(LedgerError(format!(
-                            "budget: the run's budget record could not be read ({error}), \
-                             so its spending cannot be checked"
-                        )));
-                    }
-                };
-                // Recorded when the run's state is taken (each checkpoint, the run's end), not
-                // after every change.
-                ctx.defer_entry(ENTRY_KIND, record);
-                cached.unrecorded = created;
-                cached.ledger.insert(ledger)
-            }
-        };
+    ctx.scratchpad().update(|recorded: &mut Recorded<Ledger>| {
+        let ledger = recorded
+            .load(ctx, ENTRY_KIND, Ledger::starting_now)
+            .map_err(|error| {
+                LedgerError(format!(
+                    "budget: the run's budget record could not be read ({error}), so its \
+                     spending cannot be checked"
+                ))
+            })?;
         let (result, changed) = f(ledger);
-        cached.unrecorded |= changed;
+        if changed {
+            recorded.changed();
+        }
         Ok(result)
     })
 }
@@ -175,7 +146,7 @@ pub(super) fn with_ledger<R>(
 /// entry.
 pub(super) fn read(ctx: &HookContext) -> Option<Ledger> {
     ctx.scratchpad()
-        .update(|cached: &mut Cached| match &cached.ledger {
+        .update(|recorded: &mut Recorded<Ledger>| match recorded.get() {
             Some(ledger) => Some(ledger.clone()),
             None => ctx.last_entry::<Ledger>(ENTRY_KIND).ok().flatten(),
         })

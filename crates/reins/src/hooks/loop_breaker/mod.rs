@@ -6,9 +6,9 @@
 mod tests;
 
 use crate::agent::{
-    AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError, Scratchpad, StepEventKind,
-    StopReason,
+    AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError, StepEventKind, StopReason,
 };
+use crate::hooks::recorded::Recorded;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -145,44 +145,18 @@ struct Streak {
     seen: Vec<(String, u32)>,
 }
 
-/// The scratchpad's copy of the streak (`None` until first read in this process), and
-/// whether it changed since it was last recorded in the run's entries.
-#[derive(Default)]
-struct Cached {
-    streak: Option<Streak>,
-    unrecorded: bool,
-}
-
-/// The streak's value for its entry, if it changed since it was last recorded.
-fn record(scratchpad: &Scratchpad) -> Option<Value> {
-    scratchpad.update(|cached: &mut Cached| {
-        let streak = cached.streak.as_ref().filter(|_| cached.unrecorded)?;
-        // A streak is plain data: it always serializes.
-        let value = serde_json::to_value(streak).ok()?;
-        cached.unrecorded = false;
-        Some(value)
-    })
-}
-
 /// Counts `call_id` into the run's streak and returns its place in it.
 fn count(ctx: &HookContext, tool: &str, fingerprint: u64, call_id: &str) -> Result<u32, String> {
     let turn = ctx.turn();
-    ctx.scratchpad().update(|cached: &mut Cached| {
-        let streak = match &mut cached.streak {
-            Some(streak) => streak,
-            None => {
-                let stored = ctx.last_entry::<Streak>(ENTRY_KIND).map_err(|error| {
-                    format!(
-                        "loop breaker: the run's record could not be read ({error}), so \
-                         repeated calls cannot be told apart"
-                    )
-                })?;
-                // Recorded when the run's state is taken (each checkpoint, the run's end), not
-                // after every change.
-                ctx.defer_entry(ENTRY_KIND, record);
-                cached.streak.insert(stored.unwrap_or_default())
-            }
-        };
+    ctx.scratchpad().update(|recorded: &mut Recorded<Streak>| {
+        let streak = recorded
+            .load(ctx, ENTRY_KIND, Streak::default)
+            .map_err(|error| {
+                format!(
+                    "loop breaker: the run's record could not be read ({error}), so repeated \
+                     calls cannot be told apart"
+                )
+            })?;
         if streak.turn != turn {
             streak.turn = turn;
             streak.seen.clear();
@@ -199,7 +173,7 @@ fn count(ctx: &HookContext, tool: &str, fingerprint: u64, call_id: &str) -> Resu
         }
         streak.seen.push((call_id.to_owned(), streak.repeats));
         let repeats = streak.repeats;
-        cached.unrecorded = true;
+        recorded.changed();
         Ok(repeats)
     })
 }

@@ -1,6 +1,9 @@
 //! Helpers shared by the integration tests.
 
-use reins::agent::{AgentHook, Flow, HookContext, StepEvent};
+use reins::agent::{
+    AgentHook, DispatchAction, DispatchEvent, Flow, HookContext, RequestPatch, StepEvent,
+};
+use reins::message::Message;
 use reins::tool::{Tool, tool_fn};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -119,4 +122,22 @@ pub fn without_env_var(var: &str, module: &str, test: &str, check: impl FnOnce()
         "`{name}` without {var} in a child process:\n{stdout}{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// Patches the first model call's request at its dispatch: a summary for the history, one
+/// tool advertised, a low temperature.
+pub struct SummariseFirstDispatch;
+impl AgentHook for SummariseFirstDispatch {
+    async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        if event.request().is_some() && ctx.turn() == 1 {
+            DispatchAction::patch(
+                RequestPatch::new()
+                    .temperature(0.1)
+                    .active_tools(["add"])
+                    .history(vec![Message::user("summary")]),
+            )
+        } else {
+            DispatchAction::proceed()
+        }
+    }
 }
