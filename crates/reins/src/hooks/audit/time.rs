@@ -49,12 +49,6 @@ impl Rfc3339 {
     }
 }
 
-impl serde::Serialize for Rfc3339 {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
 /// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
 /// `civil_from_days`).
 fn civil_from_days(days: i64) -> (i64, i64, i64) {

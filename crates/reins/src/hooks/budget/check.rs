@@ -1,7 +1,6 @@
 //! The checks: which limits are used up, before a model call and before a tool call.
 
-use super::ledger::Totals;
-use super::ledger::{CountedCall, with_ledger};
+use super::ledger::{CountedCall, Totals, with_ledger};
 use super::{Budget, BudgetExceeded, BudgetLimit};
 use crate::agent::{DispatchAction, HookContext, StopReason};
 

@@ -34,11 +34,12 @@ use std::time::Duration;
 /// [`on_exceeded_switch_to`](Self::on_exceeded_switch_to) the run first moves to a cheaper
 /// model and stops only at the hard limits.
 ///
-/// **State.** What the run used and when it started live in the run (its scratchpad and an
-/// entry, `reins.budget`, replaced after each change), not in the hook: one `Budget` serves
-/// any number of concurrent runs, and a durable run resumed in another process keeps its
-/// counts and its start time, so the wall time includes a pause. Several budgets in one run
-/// share those counts (each call is counted once) and each prices them with its own table.
+/// **State.** What the run used and when it started live in the run (its scratchpad, and an
+/// entry, `reins.budget`, recorded at each checkpoint and the run's end), not in the hook:
+/// one `Budget` serves any number of concurrent runs, and a durable run resumed in another
+/// process keeps its counts and its start time, so the wall time includes a pause. Several
+/// budgets in one run share those counts (each call is counted once) and each prices them
+/// with its own table.
 ///
 /// **Fails closed.** An unreadable budget record, or a cost limit with a model that has no
 /// price, stops the run (with a reason that is not a [`BudgetExceeded`]). Providers that

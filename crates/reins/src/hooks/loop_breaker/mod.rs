@@ -29,12 +29,13 @@ const ENTRY_KIND: &str = "reins.loop_breaker";
 /// - the `stop_after`-th (5 by default) stops the run with [`PromptError::Cancelled`] whose
 ///   reason is a [`LoopDetected`]; read it back with [`LoopDetected::from_error`].
 ///
-/// The count lives in the run (its scratchpad, and an entry, `reins.loop_breaker`, written
-/// at each checkpoint and the run's end), so one breaker serves concurrent runs and a durable run resumed elsewhere
-/// keeps its streak. Several breakers in one run count each call once. If the record cannot
-/// be read the run stops. Calls an earlier hook skipped, denied or suspended are not seen,
-/// and neither are calls a resumed run runs on a person's decision. With
-/// `tool_concurrency > 1`, the calls of one turn count in the order their dispatches run.
+/// The count lives in the run (its scratchpad, and an entry, `reins.loop_breaker`, recorded
+/// at each checkpoint and the run's end), so one breaker serves concurrent runs and a
+/// durable run resumed elsewhere keeps its streak. Several breakers in one run count each
+/// call once. If the record cannot be read the run stops. Calls an earlier hook skipped,
+/// denied or suspended are not seen, and neither are calls a resumed run runs on a
+/// person's decision. With `tool_concurrency > 1`, the calls of one turn count in the order
+/// their dispatches run.
 ///
 /// ```
 /// use reins::agent::AgentBuilder;
