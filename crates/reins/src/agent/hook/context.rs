@@ -203,14 +203,15 @@ impl HookContext {
 
     /// The run's entries for its state, the deferred ones written first.
     pub(crate) fn snapshot_entries(&self) -> Vec<Entry> {
+        // Copied out of its lock, and each value written outside the entries' lock: a hook
+        // registers a kind and reads entries while it holds the scratchpad's lock, so neither
+        // of the other two locks may be held while the scratchpad's is taken.
         let deferred = self
             .deferred
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         for entry in deferred {
-            // Written outside the entries' lock: a hook holds the scratchpad's lock while it
-            // reads entries, so the two are never taken in the other order.
             if let Some(value) = (entry.write)(&self.scratchpad) {
                 self.put_newest(entry.kind, value);
             }
