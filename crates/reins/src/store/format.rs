@@ -20,6 +20,17 @@ use super::StoreError;
 use crate::run::{RunState, RunStatus};
 use serde_json::Value;
 
+/// The tables the SQL stores keep a run in, in the order deleting a run empties them (the
+/// rows that refer to a run before the run's own), so both stores delete the same tables.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(super) const RUN_TABLES: [&str; 5] = [
+    "reins_journal",
+    "reins_decisions",
+    "reins_decision_log",
+    "reins_checkpoints",
+    "reins_runs",
+];
+
 /// The version of the stored record format written by this release.
 pub const FORMAT_VERSION: u32 = crate::run::RUN_STATE_VERSION;
 

@@ -3,6 +3,7 @@
 //! method's transaction), and the deletion of runs with everything kept about them.
 
 use crate::run::RunState;
+use crate::store::format::RUN_TABLES;
 use crate::store::{RecordedDecision, StoreError, decode_decision, decode_state};
 use tokio_postgres::{GenericClient, Row};
 
@@ -81,13 +82,7 @@ pub(super) async fn delete_runs(
     client: &impl GenericClient,
     run_ids: &[String],
 ) -> Result<(), StoreError> {
-    for table in [
-        "reins_journal",
-        "reins_decisions",
-        "reins_decision_log",
-        "reins_checkpoints",
-        "reins_runs",
-    ] {
+    for table in RUN_TABLES {
         client
             .execute(
                 &format!("DELETE FROM {table} WHERE run_id = ANY($1)"),

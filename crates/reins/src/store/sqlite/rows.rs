@@ -2,6 +2,7 @@
 //! decisions, and deleting a run with everything kept about it.
 
 use crate::run::RunState;
+use crate::store::format::RUN_TABLES;
 use crate::store::{RecordedDecision, StoreError, decode_decision, decode_state};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -65,13 +66,7 @@ pub(super) fn read_decisions(
 
 /// Deletes a run and everything kept about it, inside the caller's transaction.
 pub(super) fn delete_run(connection: &Connection, run_id: &str) -> Result<(), StoreError> {
-    for table in [
-        "reins_journal",
-        "reins_decisions",
-        "reins_decision_log",
-        "reins_checkpoints",
-        "reins_runs",
-    ] {
+    for table in RUN_TABLES {
         connection
             .execute(
                 &format!("DELETE FROM {table} WHERE run_id = ?1"),
