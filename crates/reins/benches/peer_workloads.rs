@@ -9,8 +9,9 @@
 //!
 //! - `tool_loop`: a 10-turn conversation on a [`ScriptedModel`]: 9 turns calling
 //!   `add(a, b)`, then a text answer. No hooks. Reported per run; per turn is a tenth.
-//!   `reins_reused` and `reins_reused_observing` run it on one agent that served a run
-//!   before, without and with the `Observing` hook (every dispatch and outcome): their
+//!   `reins_reused`, `reins_reused_observing` and `reins_reused_step_observer` run it on one
+//!   agent that served a run before: without a hook, with the `Observing` hook (every
+//!   dispatch and outcome) and with `StepObserver` (every step, through `on_event`). The
 //!   difference is what an observing hook costs.
 //! - `streamed_delta`: one text turn of 8,000 bytes streamed as 1,000 deltas, each seen by one
 //!   observing `on_text_delta` hook (the hand loop calls a function per delta), the stream
@@ -31,8 +32,8 @@
 use criterion::{Criterion, SamplingMode, criterion_group};
 use futures::StreamExt;
 use reins::agent::{
-    Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, ModelTurnAction,
-    ModelTurnFinished, ObservationAction, StreamItem, TextDeltaEvent,
+    Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, Flow, HookContext,
+    ModelTurnAction, ModelTurnFinished, ObservationAction, StepEvent, StreamItem, TextDeltaEvent,
 };
 use reins::completion::{CompletionModel, CompletionRequest, StreamChunk};
 use reins::message::Message;
@@ -174,6 +175,17 @@ impl AgentHook for TurnObserver {
     ) -> ModelTurnAction {
         black_box(event.usage);
         ModelTurnAction::continue_run()
+    }
+}
+
+/// Watches every step of a run through the uniform step view, and steers nothing: a
+/// logging or tracing hook written against `on_event`.
+struct StepObserver;
+
+impl AgentHook for StepObserver {
+    async fn on_event(&self, _ctx: &HookContext, event: StepEvent<'_>) -> Flow {
+        black_box(event.kind());
+        Flow::Continue
     }
 }
 
@@ -323,14 +335,18 @@ fn tool_loop(c: &mut Criterion) {
             )
         });
     });
-    // One agent serving run after run, as a service keeps one, without and with the
-    // `Observing` hook (every dispatch and outcome): the difference over ten turns is what an
-    // observing hook costs a turn once its stack has learned its defaults.
-    for (name, hook) in [
-        ("reins_reused", None),
-        ("reins_reused_observing", Some(Observing)),
+    // One agent serving run after run, as a service keeps one, without and with an observing
+    // hook: `Observing` (every dispatch and outcome, through the typed methods) or
+    // `StepObserver` (every step, through `on_event`). The difference over ten turns is what
+    // the hook costs a turn once its stack has learned its defaults.
+    for (name, agent) in [
+        ("reins_reused", reused_agent(None::<Observing>)),
+        ("reins_reused_observing", reused_agent(Some(Observing))),
+        (
+            "reins_reused_step_observer",
+            reused_agent(Some(StepObserver)),
+        ),
     ] {
-        let agent = reused_agent(hook);
         count_allocations(&format!("tool_loop/{name}"), || {
             drop(rt.block_on(agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future()));
         });
@@ -604,13 +620,16 @@ fn repeat(case: &str, runs: usize) {
             // hook costs a turn once its stack knows which kinds it answers with defaults.
             // (`reused_tool_loop/reins` is the same without the hook.)
             // (`observing_reused_tool_loop/reins`: the same with the `Observing` hook, which
-            // watches every dispatch and outcome.)
+            // watches every dispatch and outcome; `step_observer_tool_loop/reins`: with
+            // `StepObserver`, which watches every step through `on_event`.)
             "turn_observer_tool_loop/reins"
             | "reused_tool_loop/reins"
-            | "observing_reused_tool_loop/reins" => {
+            | "observing_reused_tool_loop/reins"
+            | "step_observer_tool_loop/reins" => {
                 let agent = reused.get_or_insert_with(|| match case {
                     "turn_observer_tool_loop/reins" => reused_agent(Some(TurnObserver)),
                     "observing_reused_tool_loop/reins" => reused_agent(Some(Observing)),
+                    "step_observer_tool_loop/reins" => reused_agent(Some(StepObserver)),
                     _ => reused_agent(None::<Observing>),
                 });
                 let run = || agent.prompt("Add 1 and 2.").max_turns(TURNS).into_future();

@@ -20,6 +20,7 @@
 pub mod agent;
 pub mod completion;
 pub mod hooks;
+mod json_text;
 pub mod message;
 pub mod observe;
 pub mod prelude;

@@ -193,10 +193,8 @@ pub(crate) fn arguments_text(arguments: &Value) -> String {
     }
 }
 
-/// `value` as compact JSON text. Written straight into the string's buffer: `Display`
-/// (`value.to_string()`) goes through the formatting machinery and costs several times as
-/// much, on a path every tool call takes. A scalar gets a buffer of about its size rather
-/// than serde_json's 128 bytes: the text usually stays in the run's history (a tool's
+/// `value` as compact JSON text, as `serde_json` writes it (see `json_text.rs`). A scalar
+/// gets a buffer of about its size: the text usually stays in the run's history (a tool's
 /// answer), and ten thousand runs would keep the difference.
 pub(crate) fn json_text(value: &Value) -> String {
     let capacity = match value {
@@ -206,13 +204,9 @@ pub(crate) fn json_text(value: &Value) -> String {
         Value::String(text) => text.len() + 2,
         Value::Array(_) | Value::Object(_) => 128,
     };
-    let mut text = Vec::with_capacity(capacity);
-    // Serializing a `Value` cannot fail: its map keys are strings, and a `Vec` takes any
-    // amount. serde_json writes UTF-8 only.
-    match serde_json::to_writer(&mut text, value) {
-        Ok(()) => String::from_utf8(text).unwrap_or_default(),
-        Err(_) => String::new(),
-    }
+    let mut text = String::with_capacity(capacity);
+    crate::json_text::write_value(&mut text, value);
+    text
 }
 
 /// The model's reasoning, as far as the provider exposes it.

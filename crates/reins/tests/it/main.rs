@@ -25,6 +25,7 @@ mod run_state;
 mod streaming;
 mod structured_output;
 mod suspend_resume;
+mod tool_result_text;
 mod tool_sources;
 mod tool_traits;
 mod tools;

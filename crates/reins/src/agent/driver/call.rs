@@ -212,7 +212,7 @@ impl CallEnv<'_> {
             };
             let mut result = ToolResult::lent(&parts, &execution.output);
             let answered = self.hooks.tool_outcome(self.ctx, &mut result).await;
-            let rewritten_output = result.into_rewritten();
+            let (rewritten_output, written) = result.into_rewritten();
             if let Stacked::Stop(reason) = answered? {
                 return Err(Halt::Stop(reason));
             }
@@ -223,6 +223,11 @@ impl CallEnv<'_> {
             } = execution;
             let output = rewritten_output.unwrap_or(output);
             trace::record_tool_result(&output, &outcome);
+            // The text a hook had written is the history's: the output is not written twice.
+            let output = match written {
+                Some(text) => ToolOutput::Text(text),
+                None => output,
+            };
             self.finish(call, output, outcome, extensions)
         }
     }

@@ -255,10 +255,11 @@ pub(super) async fn on_outcome<G: Mode>(
             };
             match compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await? {
                 Stacked::Stop(reason) => OutcomeAction::Stop(reason),
-                Stacked::Go(()) if rewritten.output == result.output => OutcomeAction::Proceed,
-                Stacked::Go(()) => {
-                    OutcomeAction::RewriteToolOutput(Box::new(rewritten.output.into_owned()))
-                }
+                Stacked::Go(()) if rewritten.output() == result.output() => OutcomeAction::Proceed,
+                Stacked::Go(()) => match rewritten.into_rewritten().0 {
+                    Some(output) => OutcomeAction::RewriteToolOutput(Box::new(output)),
+                    None => OutcomeAction::Proceed,
+                },
             }
         }
         OutcomeTarget::Completion { model, response } => {

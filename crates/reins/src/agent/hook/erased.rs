@@ -20,11 +20,13 @@ use super::{
 use stackfuture::StackFuture;
 
 /// The room a hook's future gets inline in a [`HookFuture`]; a larger one is boxed. Large
-/// enough for a typed method's future that awaits little (the event, the hook and the context
-/// are borrowed) or one timer (tokio's `Sleep`, about 120 bytes: a hook that paces or delays
-/// calls), small enough that moving the answer stays cheap. The answer is built in place, so
-/// the size costs no instructions on the hot path, only room in the run's future.
-pub(crate) const HOOK_FUTURE_BYTES: usize = 192;
+/// enough for a typed method's default, which holds its event and the future of the
+/// `on_event` it asks (a hook written against the step view: about 200 bytes for a model
+/// call's events), for a typed method's future that awaits little (the event, the hook and
+/// the context are borrowed), or for one timer (tokio's `Sleep`, about 120 bytes: a hook
+/// that paces or delays calls). The answer is built in place, so the size costs no
+/// instructions on the hot path, only room in the run's future.
+pub(crate) const HOOK_FUTURE_BYTES: usize = 256;
 
 /// A hook's answer to an awaited method, its future held inline when it fits.
 pub(crate) type HookFuture<'e, A> = StackFuture<'e, A, HOOK_FUTURE_BYTES>;
@@ -50,7 +52,7 @@ macro_rules! object_safe_forms {
     ($(
         $run:tt $method:ident($event:ty) -> $action:ty = $rule:ident,
             kind |$kind_event:pat_param| $kind:expr
-            $(, step |$step_event:pat_param, $scratch:pat_param| $step:expr,
+            $(, step |$step_event:pat_param| $step:expr,
                 flow |$flow:pat_param, $flow_event:pat_param| $answer:expr)?;
     )*) => {
         /// The object-safe form of [`AgentHook`], so hooks of any type are held together.

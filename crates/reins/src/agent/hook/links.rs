@@ -16,7 +16,6 @@ use crate::completion::{CompletionError, CompletionResponse};
 use crate::message::Message;
 use crate::tool::ToolOutput;
 use serde_json::Value;
-use std::borrow::Cow;
 use std::ops::ControlFlow;
 
 /// The combined answer of a stack to a tool dispatch.
@@ -445,10 +444,8 @@ impl Link<table::on_outcome> for ToolResultChain<'_, '_> {
     fn take(&mut self, action: OutcomeAction) -> ControlFlow<Self::Done> {
         match action {
             OutcomeAction::Proceed => return proceed(action),
-            OutcomeAction::RewriteToolResult(text) => {
-                self.result.output = Cow::Owned(ToolOutput::Text(text));
-            }
-            OutcomeAction::RewriteToolOutput(output) => self.result.output = Cow::Owned(*output),
+            OutcomeAction::RewriteToolResult(text) => self.result.rewrite(ToolOutput::Text(text)),
+            OutcomeAction::RewriteToolOutput(output) => self.result.rewrite(*output),
             OutcomeAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
             OutcomeAction::Replace(_) | OutcomeAction::RetryOn(_) => {}
         }

@@ -104,7 +104,7 @@ macro_rules! member_calls {
     ($(
         $run:tt $method:ident($event:ty) -> $action:ty = $rule:ident,
             kind |$kind_event:pat_param| $kind:expr
-            $(, step |$step_event:pat_param, $scratch:pat_param| $step:expr,
+            $(, step |$step_event:pat_param| $step:expr,
                 flow |$flow:pat_param, $flow_event:pat_param| $answer:expr)?;
     )*) => {
         $(method!($run $rule, $method, $event, $action);)*

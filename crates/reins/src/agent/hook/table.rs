@@ -38,16 +38,15 @@ use std::future::Future;
 ///
 /// ```text
 /// async|sync method(Event<'e>) -> Action = rule, kind |event| StepEventKind
-///     [, step |event, scratch| Option<StepEvent>, flow |flow, event| Action];
+///     [, step |event| Option<StepEvent>, flow |flow, event| Action];
 /// ```
 ///
 /// - `rule`: how a stack combines its hooks' answers: `chained`, `merged`, `first_decision`
 ///   or `everyone_observes` (the functions of `compose.rs`);
 /// - `kind`: the step kind of an event: which hooks observe it, and how a panic is classified;
 /// - `step` / `flow`: the row's step view, used by the method's default (which asks
-///   `on_event`). `step` may write text the view borrows into `scratch`; `None` answers
-///   `Continue` without asking. `on_event` is the step view itself, and the synchronous
-///   `on_model_select` has no step view.
+///   `on_event`). `None` answers `Continue` without asking. `on_event` is the step view
+///   itself, and the synchronous `on_model_select` has no step view.
 macro_rules! hook_methods {
     ($generate:ident) => {
         $generate! {
@@ -55,7 +54,7 @@ macro_rules! hook_methods {
 
             async on_run_start(RunStartEvent<'e>) -> RunStartAction = chained,
                 kind |_| StepEventKind::RunStart,
-                step |event, _| Some(StepEvent::RunStart {
+                step |event| Some(StepEvent::RunStart {
                     prompt: event.prompt,
                     history: event.history,
                 }),
@@ -66,7 +65,7 @@ macro_rules! hook_methods {
 
             async on_completion_call(CompletionCallEvent<'e>) -> CompletionCallAction = merged,
                 kind |_| StepEventKind::CompletionCall,
-                step |event, _| Some(StepEvent::CompletionCall {
+                step |event| Some(StepEvent::CompletionCall {
                     prompt: event.prompt,
                     history: event.history,
                     turn: event.turn,
@@ -82,7 +81,7 @@ macro_rules! hook_methods {
 
             async on_model_turn_finished(ModelTurnFinished<'e>) -> ModelTurnAction = first_decision,
                 kind |_| StepEventKind::ModelTurnFinished,
-                step |event, _| Some(StepEvent::ModelTurnFinished {
+                step |event| Some(StepEvent::ModelTurnFinished {
                     turn: event.turn,
                     content: event.content,
                     usage: event.usage,
@@ -95,7 +94,7 @@ macro_rules! hook_methods {
             async on_invalid_tool_call(&'e InvalidToolCallContext) -> Option<InvalidToolCallAction>
                 = first_decision,
                 kind |_| StepEventKind::InvalidToolCall,
-                step |event, _| Some(StepEvent::InvalidToolCall(*event)),
+                step |event| Some(StepEvent::InvalidToolCall(*event)),
                 flow |flow, _| match flow {
                     Flow::Fail => Some(InvalidToolCallAction::Fail),
                     Flow::Retry(feedback) => Some(InvalidToolCallAction::Retry(feedback)),
@@ -107,7 +106,7 @@ macro_rules! hook_methods {
 
             async on_dispatch(DispatchEvent<'e>) -> DispatchAction = chained,
                 kind |event| event.kind.dispatch_event_kind(),
-                step |event, _| Some(dispatch_step(event)),
+                step |event| Some(dispatch_step(event)),
                 flow |flow, event| match flow {
                     Flow::Terminate(reason) => DispatchAction::Stop(reason.into()),
                     Flow::Skip(reason) => DispatchAction::Skip(reason),
@@ -120,7 +119,7 @@ macro_rules! hook_methods {
 
             async on_outcome(OutcomeEvent<'e>) -> OutcomeAction = chained,
                 kind |event| event.kind.outcome_event_kind(),
-                step |event, rendered| outcome_step(event, rendered),
+                step |event| outcome_step(event),
                 flow |flow, event| match flow {
                     Flow::Terminate(reason) => OutcomeAction::Stop(reason.into()),
                     Flow::RewriteResult(text) => OutcomeAction::rewrite_tool_result(event, text),
@@ -129,7 +128,7 @@ macro_rules! hook_methods {
 
             async on_text_delta(TextDeltaEvent<'e>) -> ObservationAction = first_decision,
                 kind |_| StepEventKind::TextDelta,
-                step |event, _| Some(StepEvent::TextDelta {
+                step |event| Some(StepEvent::TextDelta {
                     delta: event.delta,
                     aggregated: event.aggregated,
                 }),
@@ -137,7 +136,7 @@ macro_rules! hook_methods {
 
             async on_reasoning_delta(ReasoningDeltaEvent<'e>) -> ObservationAction = first_decision,
                 kind |_| StepEventKind::ReasoningDelta,
-                step |event, _| Some(StepEvent::ReasoningDelta {
+                step |event| Some(StepEvent::ReasoningDelta {
                     delta: event.delta,
                     aggregated: event.aggregated,
                 }),
@@ -145,7 +144,7 @@ macro_rules! hook_methods {
 
             async on_tool_call_delta(ToolCallDeltaEvent<'e>) -> ObservationAction = first_decision,
                 kind |_| StepEventKind::ToolCallDelta,
-                step |event, _| Some(StepEvent::ToolCallDelta {
+                step |event| Some(StepEvent::ToolCallDelta {
                     tool_call_id: event.tool_call_id,
                     internal_call_id: event.internal_call_id,
                     tool_name: event.tool_name,
@@ -155,7 +154,7 @@ macro_rules! hook_methods {
 
             async on_run_settled(RunSettledEvent<'e>) -> () = everyone_observes,
                 kind |_| StepEventKind::RunSettled,
-                step |event, _| Some(StepEvent::RunSettled(*event)),
+                step |event| Some(StepEvent::RunSettled(*event)),
                 flow |_, _| ();
         }
     };
@@ -176,9 +175,9 @@ pub(crate) trait Method: 'static {
 
 /// How a typed method's event and answer read in the step view.
 pub(crate) trait StepView: Method {
-    /// The event as `on_event` sees it, borrowing text it renders from `scratch`; `None` when
-    /// the step view does not show it (the answer is then `Continue`).
-    fn step<'s>(event: &'s Self::Event<'_>, scratch: &'s mut String) -> Option<StepEvent<'s>>;
+    /// The event as `on_event` sees it; `None` when the step view does not show it (the
+    /// answer is then `Continue`).
+    fn step<'s>(event: &'s Self::Event<'_>) -> Option<StepEvent<'s>>;
     /// The action an `on_event` answer reads as; a `Flow` the event does not honor is
     /// `Continue` (for an invalid tool call, a deferral).
     fn action(flow: Flow, event: &Self::Event<'_>) -> Self::Action;
@@ -198,8 +197,7 @@ pub(crate) fn via_on_event<M: StepView, H: AgentHook + ?Sized>(
         // Says when it answered by defaults alone (see `defaults.rs`): what it records is
         // computed after the await, so the future holds nothing more for it. (The step view
         // of an event has the event's kind.)
-        let mut scratch = String::new();
-        match M::step(&event, &mut scratch) {
+        match M::step(&event) {
             Some(step) => {
                 let flow = hook.on_event(ctx, step).await;
                 defaults::answered_via_on_event(defaults::type_id::<H>(), M::kind(&event));
@@ -222,7 +220,7 @@ macro_rules! rows {
     ($(
         $run:tt $method:ident($event:ty) -> $action:ty = $rule:ident,
             kind |$kind_event:pat_param| $kind:expr
-            $(, step |$step_event:pat_param, $scratch:pat_param| $step:expr,
+            $(, step |$step_event:pat_param| $step:expr,
                 flow |$flow:pat_param, $flow_event:pat_param| $answer:expr)?;
     )*) => {$(
         #[doc = concat!("The row of `", stringify!($method), "`.")]
@@ -242,10 +240,7 @@ macro_rules! rows {
         $(
             impl StepView for $method {
                 #[inline]
-                fn step<'s, 'e>(
-                    $step_event: &'s $event,
-                    $scratch: &'s mut String,
-                ) -> Option<StepEvent<'s>> {
+                fn step<'s, 'e>($step_event: &'s $event) -> Option<StepEvent<'s>> {
                     $step
                 }
                 #[inline]
@@ -286,28 +281,23 @@ fn dispatch_step<'s>(event: &'s DispatchEvent<'_>) -> StepEvent<'s> {
     }
 }
 
-/// An outcome in the step view: `ToolResult` (its text rendered into `rendered`) or
+/// An outcome in the step view: `ToolResult` (its text written once for every hook that
+/// reads it, see [`ToolResult::output_text`](super::ToolResult::output_text)) or
 /// `EffectOutcome`. A model call's outcome has none: the step view sees it as
 /// `CompletionResponse` / `StreamResponseFinish`, which the run delivers to `on_event` itself.
 #[inline]
-fn outcome_step<'s>(
-    event: &'s OutcomeEvent<'_>,
-    rendered: &'s mut String,
-) -> Option<StepEvent<'s>> {
+fn outcome_step<'s>(event: &'s OutcomeEvent<'_>) -> Option<StepEvent<'s>> {
     match *event.target {
         OutcomeTarget::Completion { .. } | OutcomeTarget::CompletionFailed { .. } => None,
-        OutcomeTarget::Tool(result) => {
-            *rendered = result.output.render();
-            Some(StepEvent::ToolResult {
-                tool_name: result.tool_name(),
-                tool_call_id: Some(result.tool_call_id()),
-                internal_call_id: result.internal_call_id(),
-                args: result.args(),
-                result: rendered,
-                outcome: result.outcome(),
-                extensions: result.extensions(),
-            })
-        }
+        OutcomeTarget::Tool(result) => Some(StepEvent::ToolResult {
+            tool_name: result.tool_name(),
+            tool_call_id: Some(result.tool_call_id()),
+            internal_call_id: result.internal_call_id(),
+            args: result.args(),
+            result: result.output_text(),
+            outcome: result.outcome(),
+            extensions: result.extensions(),
+        }),
         OutcomeTarget::Effect { name, output } => Some(StepEvent::EffectOutcome {
             kind: event.kind,
             name,

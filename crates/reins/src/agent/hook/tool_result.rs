@@ -3,6 +3,7 @@
 use super::args_text::ArgsText;
 use crate::tool::{ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits};
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 /// A finished tool call as hooks see it: the model-visible output (with earlier hooks'
 /// rewrites) and the raw structured outcome.
@@ -29,13 +30,18 @@ use std::borrow::Cow;
 /// }
 /// ```
 ///
-/// (Two words for the call and four for the output: the run builds one for every observed
-/// tool call, and its outcome hooks' rule keeps it across their awaits.)
+/// (Two words for the call, four for the output and four for its written text: the run
+/// builds one for every observed tool call, and its outcome hooks' rule keeps it across
+/// their awaits.)
 #[derive(Clone)]
 pub struct ToolResult<'a> {
     call: Call<'a>,
     /// The output the model sees: the tool's own, until a hook rewrites it.
-    pub(crate) output: Cow<'a, ToolOutput>,
+    output: Cow<'a, ToolOutput>,
+    /// The text of a JSON `output`, written the first time something asks for it (every
+    /// hook reading [`output_text`](ToolResult::output_text), then the run's history, share
+    /// it); emptied when a hook rewrites the output.
+    written: OnceLock<String>,
 }
 
 /// The call a result is of: lent by the run, or owned once the result is kept.
@@ -97,15 +103,25 @@ impl<'a> ToolResult<'a> {
         ToolResult {
             call: Call::Lent(parts),
             output: Cow::Borrowed(output),
+            written: OnceLock::new(),
         }
     }
 
-    /// The output a hook rewrote, if one did.
+    /// Replaces the output the model sees (a hook's rewrite).
     #[inline]
-    pub(crate) fn into_rewritten(self) -> Option<ToolOutput> {
+    pub(crate) fn rewrite(&mut self, output: ToolOutput) {
+        self.output = Cow::Owned(output);
+        self.written = OnceLock::new();
+    }
+
+    /// The output a hook rewrote, if one did, and the text of the output the model sees if
+    /// something had it written.
+    #[inline]
+    pub(crate) fn into_rewritten(self) -> (Option<ToolOutput>, Option<String>) {
+        let written = self.written.into_inner();
         match self.output {
-            Cow::Owned(output) => Some(output),
-            Cow::Borrowed(_) => None,
+            Cow::Owned(output) => (Some(output), written),
+            Cow::Borrowed(_) => (None, written),
         }
     }
 
@@ -128,6 +144,7 @@ impl<'a> ToolResult<'a> {
         ToolResult {
             call: Call::Owned(call),
             output: Cow::Owned(self.output.into_owned()),
+            written: self.written,
         }
     }
 
@@ -178,9 +195,20 @@ impl<'a> ToolResult<'a> {
     pub fn args_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         self.args_text().read_as()
     }
-    /// The model-visible output; `output().render()` is the text the model will see.
+    /// The model-visible output; [`output_text`](Self::output_text) is the text the model
+    /// will see.
     pub fn output(&self) -> &ToolOutput {
         &self.output
+    }
+    /// The text the model will see for this result: the output's own text, or its JSON
+    /// written once, however many hooks ask (and reused for the run's history).
+    pub fn output_text(&self) -> &str {
+        match &*self.output {
+            ToolOutput::Text(text) | ToolOutput::Json(serde_json::Value::String(text)) => text,
+            ToolOutput::Json(value) => self
+                .written
+                .get_or_init(|| crate::message::json_text(value)),
+        }
     }
     /// The raw structured outcome, unaffected by rewrites.
     pub fn outcome(&self) -> &ToolOutcome {

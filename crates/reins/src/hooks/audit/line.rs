@@ -4,12 +4,14 @@
 //! than through `Serialize`: the keys are known text written as they are, and a value that
 //! needs no escaping (ids, timestamps, names, most messages) is copied whole. Through serde
 //! every key and value is escaped byte by byte, which cost several times the rest of the
-//! hook. Structured values (arguments, usage, the approval record) still go through serde.
+//! hook. The arguments are written by hand too (`json_text.rs`); the usage and the approval
+//! record still go through serde.
 
 use super::time::Rfc3339;
 use crate::agent::HookContext;
 use crate::completion::Usage;
 use crate::hooks::approval::ApprovalRecord;
+use crate::json_text;
 use crate::message::ToolChoice;
 use serde::Serialize;
 use serde_json::Value;
@@ -88,7 +90,10 @@ impl<'a> Line<'a> {
         }
         str_field(out, "model", self.model);
         write_json_field(out, "tool_choice", self.tool_choice)?;
-        write_json_field(out, "args", self.args.as_ref())?;
+        if let Some(args) = &self.args {
+            key(out, "args");
+            json_text::write_value(out, args);
+        }
         known_str_field(out, "decision", self.decision);
         known_str_field(out, "outcome", self.outcome);
         str_field(out, "message", self.message.as_deref());
@@ -145,38 +150,16 @@ fn write_known_str(out: &mut Vec<u8>, text: &str) {
 
 /// `text` as a JSON string.
 fn write_str(out: &mut Vec<u8>, text: &str) {
-    out.push(b'"');
-    write_str_contents(out, text);
-    out.push(b'"');
+    json_text::write_str(out, text);
 }
 
 /// `first/second` as one JSON string.
 fn write_str_pair(out: &mut Vec<u8>, first: &str, second: &str) {
     out.push(b'"');
-    write_str_contents(out, first);
+    json_text::write_str_contents(out, first);
     out.push(b'/');
-    write_str_contents(out, second);
+    json_text::write_str_contents(out, second);
     out.push(b'"');
-}
-
-/// `text` escaped for a JSON string: copied whole when nothing in it needs escaping (the
-/// check compiles to a fast scan), else escaped by serde_json.
-fn write_str_contents(out: &mut Vec<u8>, text: &str) {
-    // A fold with no early exit, which the compiler turns into a vector loop (`any` stops at
-    // the first hit and stays a byte loop).
-    let plain = !text.bytes().fold(false, |found, byte| {
-        found | (byte < 0x20) | (byte == b'"') | (byte == b'\\')
-    });
-    if plain {
-        out.extend_from_slice(text.as_bytes());
-        return;
-    }
-    let start = out.len();
-    // Writing a `str` to a `Vec` cannot fail; the quotes serde_json adds are taken off.
-    if serde_json::to_writer(&mut *out, text).is_ok() && out.len() >= start + 2 {
-        out.remove(start);
-        out.pop();
-    }
 }
 
 #[cfg(test)]

@@ -159,13 +159,19 @@ impl AuditLog {
         self
     }
 
-    /// The arguments to write for a call of `tool`, given as JSON text, if arguments are
-    /// written.
-    fn args(&self, tool: &str, text: &str) -> Option<Value> {
+    /// The arguments to write for a call of `tool`, if arguments are written: as `read`
+    /// reads them from the call (no text written and parsed again on the way), or their
+    /// `text` as a JSON string when they are not JSON.
+    fn args<'t>(
+        &self,
+        tool: &str,
+        read: impl FnOnce() -> Result<Value, serde_json::Error>,
+        text: impl FnOnce() -> &'t str,
+    ) -> Option<Value> {
         if !self.args {
             return None;
         }
-        let args = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()));
+        let args = read().unwrap_or_else(|_| Value::String(text().to_owned()));
         self.redacted(tool, args)
     }
 
@@ -229,7 +235,11 @@ impl AgentHook for AuditLog {
     async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
         if let (Some(tool), Some(call_id)) = (event.tool_name(), event.internal_call_id()) {
             let mut line = Line::new(ctx, "dispatch", "tool").call(tool, call_id);
-            line.args = self.args(tool, event.tool_args().unwrap_or_default());
+            line.args = self.args(
+                tool,
+                || event.tool_args_as::<Value>().unwrap_or(Ok(Value::Null)),
+                || event.tool_args().unwrap_or_default(),
+            );
             line.decision = Some("proceed");
             self.write(&line);
         } else if let Some(request) = event.request() {
@@ -246,7 +256,7 @@ impl AgentHook for AuditLog {
         if let Some(result) = event.tool_outcome() {
             let call_id = result.internal_call_id();
             let mut line = Line::new(ctx, "outcome", "tool").call(result.tool_name(), call_id);
-            line.args = self.args(result.tool_name(), result.args());
+            line.args = self.args(result.tool_name(), || result.args_as(), || result.args());
             let (outcome, message) = describe(result.outcome());
             line.outcome = Some(outcome);
             line.message = message;

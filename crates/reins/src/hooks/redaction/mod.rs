@@ -28,7 +28,6 @@ use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
     RequestPatch, StepEventKind,
 };
-use crate::tool::ToolOutput;
 use memchr::memmem::Finder;
 use pattern::merge;
 use serde_json::Value;
@@ -349,15 +348,8 @@ impl AgentHook for Redaction {
         let Some(result) = event.tool_outcome() else {
             return OutcomeAction::proceed();
         };
-        let rendered;
-        let text = match result.output() {
-            ToolOutput::Text(text) | ToolOutput::Json(Value::String(text)) => text.as_str(),
-            output => {
-                rendered = output.render();
-                rendered.as_str()
-            }
-        };
-        match self.redact(text) {
+        // The text the model would see, written once for every hook that reads it.
+        match self.redact(result.output_text()) {
             Cow::Borrowed(_) => OutcomeAction::proceed(),
             Cow::Owned(masked) => OutcomeAction::rewrite_tool_result(&event, masked),
         }
