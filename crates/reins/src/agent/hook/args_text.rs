@@ -3,6 +3,7 @@
 
 use crate::message::arguments_text;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// A tool call's arguments as JSON text, written the first time something asks for it: a
@@ -49,6 +50,19 @@ impl<'a> ArgsText<'a> {
         match self {
             ArgsText::Lazy { text, .. } => text.into_inner(),
             ArgsText::Written(text) => Some(text),
+        }
+    }
+
+    /// The arguments as a JSON value, as their text would read: the model's own value,
+    /// borrowed, when it has one (no copy); else parsed from the text.
+    pub(crate) fn read_value(&self) -> Result<Cow<'a, Value>, serde_json::Error> {
+        match self {
+            ArgsText::Lazy {
+                value: Value::String(raw),
+                ..
+            } => serde_json::from_str(raw).map(Cow::Owned),
+            ArgsText::Lazy { value, .. } => Ok(Cow::Borrowed(*value)),
+            ArgsText::Written(text) => serde_json::from_str(text).map(Cow::Owned),
         }
     }
 

@@ -195,6 +195,11 @@ impl<'a> ToolResult<'a> {
     pub fn args_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         self.args_text().read_as()
     }
+    /// The arguments the tool ran with as a JSON value: the model's own value borrowed when
+    /// it has one, for the ready-made hooks.
+    pub(crate) fn args_value(&self) -> Result<Cow<'_, serde_json::Value>, serde_json::Error> {
+        self.args_text().read_value()
+    }
     /// The model-visible output; [`output_text`](Self::output_text) is the text the model
     /// will see.
     pub fn output(&self) -> &ToolOutput {

@@ -34,6 +34,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -290,7 +291,7 @@ impl AgentHook for ApprovalPolicy {
         // What the policy was told about the tool wins over what the tool claims.
         let known = self.traits.get(name).copied().or(event.tool_traits());
         let traits = known.unwrap_or(self.unknown_traits);
-        let (outcome, rule) = self.evaluate(name, &|| args_of(&event, &read).as_ref(), traits);
+        let (outcome, rule) = self.evaluate(name, &|| args_of(&event, &read).as_deref(), traits);
         let call_id = event.internal_call_id().unwrap_or_default();
         let (action, asked) = match outcome {
             RuleOutcome::Allow => (DispatchAction::proceed(), false),
@@ -304,9 +305,10 @@ impl AgentHook for ApprovalPolicy {
                     tool_call_id: event.tool_call_id().unwrap_or_default().to_owned(),
                     internal_call_id: call_id.to_owned(),
                     // Unreadable arguments reach the person as the text the model sent.
-                    args: args_of(&event, &read).clone().unwrap_or_else(|| {
-                        Value::String(event.tool_args().unwrap_or_default().to_owned())
-                    }),
+                    args: match args_of(&event, &read) {
+                        Some(args) => args.clone().into_owned(),
+                        None => Value::String(event.tool_args().unwrap_or_default().to_owned()),
+                    },
                     rule: rule.clone(),
                     traits: known,
                 };
@@ -342,8 +344,11 @@ impl AgentHook for ApprovalPolicy {
 
 /// A tool call's arguments as JSON, read into `read` the first time they are asked for;
 /// `None` when they are not JSON.
-fn args_of<'r>(event: &DispatchEvent<'_>, read: &'r OnceCell<Option<Value>>) -> &'r Option<Value> {
-    read.get_or_init(|| event.tool_args_as::<Value>().and_then(Result::ok))
+fn args_of<'r, 'e>(
+    event: &DispatchEvent<'e>,
+    read: &'r OnceCell<Option<Cow<'e, Value>>>,
+) -> &'r Option<Cow<'e, Value>> {
+    read.get_or_init(|| event.tool_args_value().and_then(Result::ok))
 }
 
 /// How the policy decided one tool call, kept in the run's scratchpad.
@@ -369,6 +374,19 @@ pub enum Verdict {
     Deny,
     /// The run was suspended for a durable decision.
     Suspend,
+}
+
+impl Verdict {
+    /// The verdict as it is written in JSON (`"allow"`, `"allow_with_args"`, `"deny"`,
+    /// `"suspend"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allow => "allow",
+            Verdict::AllowWithArgs => "allow_with_args",
+            Verdict::Deny => "deny",
+            Verdict::Suspend => "suspend",
+        }
+    }
 }
 
 /// The policy's records of the run, by reins' call id.

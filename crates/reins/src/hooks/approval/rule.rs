@@ -1,7 +1,7 @@
 use crate::tool::ToolTraits;
 use serde_json::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 type ArgsCheck = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 type TraitsCheck = Arc<dyn Fn(&ToolTraits) -> bool + Send + Sync>;
@@ -34,6 +34,9 @@ pub struct Rule {
     traits: Option<TraitsCheck>,
     outcome: RuleOutcome,
     description: Option<String>,
+    /// The description written from the rule itself when none was given: written on the
+    /// first decision, not on every one (each records it).
+    written: OnceLock<String>,
 }
 
 impl std::fmt::Debug for Rule {
@@ -54,6 +57,7 @@ impl Rule {
             traits: None,
             outcome,
             description: None,
+            written: OnceLock::new(),
         }
     }
 
@@ -82,6 +86,8 @@ impl Rule {
     /// rule (fail closed).
     pub fn when_args(mut self, check: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Self {
         self.args = Some(Arc::new(check));
+        // What it checks is part of its description.
+        self.written = OnceLock::new();
         self
     }
 
@@ -93,6 +99,7 @@ impl Rule {
         check: impl Fn(&ToolTraits) -> bool + Send + Sync + 'static,
     ) -> Self {
         self.traits = Some(Arc::new(check));
+        self.written = OnceLock::new();
         self
     }
 
@@ -110,9 +117,17 @@ impl Rule {
 
     /// The rule's description.
     pub fn description(&self) -> String {
-        if let Some(description) = &self.description {
-            return description.clone();
+        match &self.description {
+            Some(description) => description.clone(),
+            None => self
+                .written
+                .get_or_init(|| self.write_description())
+                .clone(),
         }
+    }
+
+    /// The description of a rule given none: its verdict, its glob and what else it checks.
+    fn write_description(&self) -> String {
         let verdict = match self.outcome {
             RuleOutcome::Allow => "allow",
             RuleOutcome::Deny(_) => "deny",

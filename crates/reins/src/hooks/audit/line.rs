@@ -15,8 +15,16 @@ use crate::json_text;
 use crate::message::ToolChoice;
 use serde::Serialize;
 use serde_json::Value;
-use std::io::Write;
+use std::borrow::Cow;
 use std::time::SystemTime;
+
+/// `,"<name>":`, written at compile time: the names are this file's own, which need no
+/// escaping.
+macro_rules! key {
+    ($name:literal) => {
+        concat!(",\"", $name, "\":")
+    };
+}
 
 /// One line of the log. Field order is the order written; fields without a value are left
 /// out.
@@ -30,7 +38,7 @@ pub(super) struct Line<'a> {
     pub call_id: Option<&'a str>,
     pub model: Option<&'a str>,
     pub tool_choice: Option<&'a ToolChoice>,
-    pub args: Option<Value>,
+    pub args: Option<Cow<'a, Value>>,
     pub decision: Option<&'static str>,
     pub outcome: Option<&'static str>,
     pub message: Option<String>,
@@ -69,72 +77,100 @@ impl<'a> Line<'a> {
 
     /// Writes the line as one JSON object (no newline) to `out`.
     pub fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-        out.extend_from_slice(b"{\"ts\":");
-        write_known_str(out, self.ts.as_str());
-        key(out, "run_id");
+        out.extend_from_slice(b"{\"ts\":\"");
+        out.extend_from_slice(self.ts.as_bytes());
+        out.push(b'"');
+        out.extend_from_slice(key!("run_id").as_bytes());
         write_str(out, self.run_id);
-        key(out, "turn");
-        // `Write` on a `Vec` cannot fail.
-        let _ = write!(out, "{}", self.turn);
-        key(out, "event");
+        out.extend_from_slice(key!("turn").as_bytes());
+        out.extend_from_slice(itoa::Buffer::new().format(self.turn).as_bytes());
+        out.extend_from_slice(key!("event").as_bytes());
         write_known_str(out, self.event);
-        key(out, "kind");
+        out.extend_from_slice(key!("kind").as_bytes());
         write_known_str(out, self.kind);
-        str_field(out, "tool", self.tool);
+        str_field(out, key!("tool"), self.tool);
         if let Some(call_id) = self.call_id {
-            key(out, "call_id");
+            out.extend_from_slice(key!("call_id").as_bytes());
             write_str(out, call_id);
             // The call's idempotency key, as the tool is given it.
-            key(out, "effect_id");
+            out.extend_from_slice(key!("effect_id").as_bytes());
             write_str_pair(out, self.run_id, call_id);
         }
-        str_field(out, "model", self.model);
-        write_json_field(out, "tool_choice", self.tool_choice)?;
+        str_field(out, key!("model"), self.model);
+        write_json_field(out, key!("tool_choice"), self.tool_choice)?;
         if let Some(args) = &self.args {
-            key(out, "args");
+            out.extend_from_slice(key!("args").as_bytes());
             json_text::write_value(out, args);
         }
-        known_str_field(out, "decision", self.decision);
-        known_str_field(out, "outcome", self.outcome);
-        str_field(out, "message", self.message.as_deref());
-        write_json_field(out, "usage", self.usage.as_ref())?;
-        write_json_field(out, "approval", self.approval.as_ref())?;
+        known_str_field(out, key!("decision"), self.decision);
+        known_str_field(out, key!("outcome"), self.outcome);
+        str_field(out, key!("message"), self.message.as_deref());
+        if let Some(usage) = &self.usage {
+            out.extend_from_slice(key!("usage").as_bytes());
+            write_usage(out, usage);
+        }
+        if let Some(approval) = &self.approval {
+            out.extend_from_slice(key!("approval").as_bytes());
+            write_approval(out, approval);
+        }
         out.push(b'}');
         Ok(())
     }
 }
 
-/// `,"<name>":` — the names are this file's own, which need no escaping.
-fn key(out: &mut Vec<u8>, name: &str) {
-    out.extend_from_slice(b",\"");
-    out.extend_from_slice(name.as_bytes());
-    out.extend_from_slice(b"\":");
-}
-
-/// `value` as a JSON string under `name`, when there is one.
-fn str_field(out: &mut Vec<u8>, name: &str, value: Option<&str>) {
+/// `value` as a JSON string under `key` (see [`key!`]), when there is one.
+fn str_field(out: &mut Vec<u8>, key: &str, value: Option<&str>) {
     if let Some(value) = value {
-        key(out, name);
+        out.extend_from_slice(key.as_bytes());
         write_str(out, value);
     }
 }
 
-/// Text of this module's own under `name`, when there is one (see [`write_known_str`]).
-fn known_str_field(out: &mut Vec<u8>, name: &str, value: Option<&str>) {
+/// Text of this module's own under `key` (see [`key!`]), when there is one (see
+/// [`write_known_str`]).
+fn known_str_field(out: &mut Vec<u8>, key: &str, value: Option<&str>) {
     if let Some(value) = value {
-        key(out, name);
+        out.extend_from_slice(key.as_bytes());
         write_known_str(out, value);
     }
 }
 
-/// `value` through serde, under `name`, when there is one.
+/// `usage` as its `Serialize` writes it.
+fn write_usage(out: &mut Vec<u8>, usage: &Usage) {
+    let mut digits = itoa::Buffer::new();
+    out.extend_from_slice(b"{\"input_tokens\":");
+    out.extend_from_slice(digits.format(usage.input_tokens).as_bytes());
+    out.extend_from_slice(b",\"output_tokens\":");
+    out.extend_from_slice(digits.format(usage.output_tokens).as_bytes());
+    out.extend_from_slice(b",\"total_tokens\":");
+    out.extend_from_slice(digits.format(usage.total_tokens).as_bytes());
+    out.push(b'}');
+}
+
+/// `approval` as its `Serialize` writes it.
+fn write_approval(out: &mut Vec<u8>, approval: &ApprovalRecord) {
+    out.extend_from_slice(b"{\"rule\":");
+    match &approval.rule {
+        Some(rule) => write_str(out, rule),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(if approval.asked {
+        b",\"asked\":true,\"verdict\":"
+    } else {
+        b",\"asked\":false,\"verdict\":"
+    });
+    write_known_str(out, approval.verdict.as_str());
+    out.push(b'}');
+}
+
+/// `value` through serde, under `key` (see [`key!`]), when there is one.
 fn write_json_field<T: Serialize>(
     out: &mut Vec<u8>,
-    name: &str,
+    key: &str,
     value: Option<&T>,
 ) -> Result<(), serde_json::Error> {
     if let Some(value) = value {
-        key(out, name);
+        out.extend_from_slice(key.as_bytes());
         serde_json::to_writer(&mut *out, value)?;
     }
     Ok(())
@@ -172,7 +208,7 @@ mod tests {
     fn a_line_is_one_json_object_whatever_its_text_holds() {
         let ctx = HookContext::new("run \"quoted\"\n\\ é 🦀 \u{1}");
         let mut line = Line::new(&ctx, "outcome", "tool").call("tool\t\"x\"", "t1c0");
-        line.args = Some(json!({"path": "a\nb", "n": 1}));
+        line.args = Some(Cow::Owned(json!({"path": "a\nb", "n": 1})));
         line.outcome = Some("denied");
         line.message = Some("not \"here\"\r\n\u{7f}".to_owned());
         line.usage = Some(Usage::new(3, 4));
@@ -220,6 +256,43 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         let at = |name: &str| text.find(&format!("\"{name}\":")).unwrap();
         assert!(at("ts") < at("run_id") && at("kind") < at("tool") && at("usage") < at("approval"));
+    }
+
+    #[test]
+    fn usage_and_approval_read_as_their_serialize_writes_them() {
+        let ctx = HookContext::new("r");
+        let rules = [None, Some("allow `read_*` when \"x\" < 3".to_owned())];
+        let verdicts = [
+            Verdict::Allow,
+            Verdict::AllowWithArgs,
+            Verdict::Deny,
+            Verdict::Suspend,
+        ];
+        for (rule, verdict) in rules.iter().flat_map(|r| verdicts.map(|v| (r.clone(), v))) {
+            for asked in [false, true] {
+                let approval = ApprovalRecord {
+                    rule: rule.clone(),
+                    asked,
+                    verdict,
+                };
+                let usage = Usage {
+                    input_tokens: u64::MAX,
+                    output_tokens: 0,
+                    total_tokens: 12_345,
+                };
+                let mut line = Line::new(&ctx, "outcome", "tool");
+                line.usage = Some(usage);
+                line.approval = Some(approval.clone());
+                let mut out = Vec::new();
+                line.write_json(&mut out).unwrap();
+                let text = String::from_utf8(out).unwrap();
+                let usage_text = serde_json::to_string(&usage).unwrap();
+                let approval_text = serde_json::to_string(&approval).unwrap();
+                let tail = format!(",\"usage\":{usage_text},\"approval\":{approval_text}}}");
+                assert!(text.ends_with(&tail), "{text}");
+                assert_eq!(json!(verdict), verdict.as_str());
+            }
+        }
     }
 
     #[test]

@@ -43,6 +43,7 @@ use crate::hooks::approval::approval_record;
 use crate::tool::ToolOutcome;
 use line::Line;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -159,31 +160,28 @@ impl AuditLog {
         self
     }
 
-    /// The arguments to write for a call of `tool`, if arguments are written: as `read`
-    /// reads them from the call (no text written and parsed again on the way), or their
-    /// `text` as a JSON string when they are not JSON.
-    fn args<'t>(
+    /// The arguments to write for a call of `tool`, if arguments are written: `read` from
+    /// the call (the model's own value, borrowed, unless a redaction closure takes it), or
+    /// their `text` as a JSON string when they are not JSON.
+    fn args<'v>(
         &self,
         tool: &str,
-        read: impl FnOnce() -> Result<Value, serde_json::Error>,
-        text: impl FnOnce() -> &'t str,
-    ) -> Option<Value> {
+        read: impl FnOnce() -> Option<Result<Cow<'v, Value>, serde_json::Error>>,
+        text: impl FnOnce() -> &'v str,
+    ) -> Option<Cow<'v, Value>> {
         if !self.args {
             return None;
         }
-        let args = read().unwrap_or_else(|_| Value::String(text().to_owned()));
-        self.redacted(tool, args)
-    }
-
-    /// `args` as written for a call of `tool`, if arguments are written.
-    fn redacted(&self, tool: &str, args: Value) -> Option<Value> {
-        if !self.args {
-            return None;
-        }
+        let args = match read() {
+            Some(Ok(args)) => args,
+            _ => Cow::Owned(Value::String(text().to_owned())),
+        };
         Some(match &self.redact {
             None => args,
-            Some(redact) => catch_unwind(AssertUnwindSafe(|| redact(tool, args)))
-                .unwrap_or_else(|_| Value::String("[redaction failed]".to_owned())),
+            Some(redact) => Cow::Owned(
+                catch_unwind(AssertUnwindSafe(|| redact(tool, args.into_owned())))
+                    .unwrap_or_else(|_| Value::String("[redaction failed]".to_owned())),
+            ),
         })
     }
 
@@ -237,7 +235,7 @@ impl AgentHook for AuditLog {
             let mut line = Line::new(ctx, "dispatch", "tool").call(tool, call_id);
             line.args = self.args(
                 tool,
-                || event.tool_args_as::<Value>().unwrap_or(Ok(Value::Null)),
+                || event.tool_args_value(),
                 || event.tool_args().unwrap_or_default(),
             );
             line.decision = Some("proceed");
@@ -256,7 +254,11 @@ impl AgentHook for AuditLog {
         if let Some(result) = event.tool_outcome() {
             let call_id = result.internal_call_id();
             let mut line = Line::new(ctx, "outcome", "tool").call(result.tool_name(), call_id);
-            line.args = self.args(result.tool_name(), || result.args_as(), || result.args());
+            line.args = self.args(
+                result.tool_name(),
+                || Some(result.args_value()),
+                || result.args(),
+            );
             let (outcome, message) = describe(result.outcome());
             line.outcome = Some(outcome);
             line.message = message;
@@ -286,7 +288,9 @@ impl AgentHook for AuditLog {
             let call_id = pending.internal_call_id.as_str();
             let tool = pending.call.name.as_str();
             let mut line = Line::new(ctx, "outcome", "tool").call(tool, call_id);
-            line.args = self.redacted(tool, pending.call.arguments.clone());
+            // The arguments as the model sent them.
+            let arguments = &pending.call.arguments;
+            line.args = self.args(tool, || Some(Ok(Cow::Borrowed(arguments))), || "");
             line.outcome = Some("suspended");
             line.message = pending.suspended.clone();
             line.approval = approval_record(ctx, call_id);

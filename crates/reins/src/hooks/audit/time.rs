@@ -11,43 +11,62 @@ impl Rfc3339 {
     /// `time`, read in UTC. Times before 1970 read as the epoch; times after 9999 as the last
     /// millisecond of 9999.
     pub(crate) fn of(time: SystemTime) -> Self {
-        /// 9999-12-31T23:59:59.999Z, the last instant a four-digit year can write.
-        const MAX_MILLIS: u128 = 253_402_300_799_999;
-        let millis = time
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |since| since.as_millis())
-            .min(MAX_MILLIS);
-        // Fits: MAX_MILLIS / 1000 < 2^38.
-        let secs = (millis / 1000) as i64;
+        /// 9999-12-31T23:59:59Z, the last second a four-digit year can write.
+        const MAX_SECS: u64 = 253_402_300_799;
+        // Seconds and milliseconds apart: a `u128` count of milliseconds costs a 128-bit
+        // division per line.
+        let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let (secs, millis) = match since.as_secs() {
+            secs if secs > MAX_SECS => (MAX_SECS, 999),
+            secs => (secs, since.subsec_millis()),
+        };
+        // Fits: MAX_SECS < 2^38.
+        let secs = secs as i64;
         let (year, month, day) = civil_from_days(secs.div_euclid(86_400));
         let of_day = secs.rem_euclid(86_400);
         let mut text = *b"0000-00-00T00:00:00.000Z";
-        let fields = [
-            (0, 4, year),
-            (5, 2, month),
-            (8, 2, day),
-            (11, 2, of_day / 3600),
-            (14, 2, of_day % 3600 / 60),
-            (17, 2, of_day % 60),
-            (20, 3, (millis % 1000) as i64),
-        ];
-        for (start, width, mut value) in fields {
-            for place in text[start..start + width].iter_mut().rev() {
-                // `value` is in range for its width (the clamp above keeps the year to four
-                // digits), so each digit is 0..=9.
-                *place = b'0' + (value % 10) as u8;
-                value /= 10;
-            }
-        }
+        // Two digits at a time. Every value is in range for its place (the clamp above keeps
+        // the year to four digits), so each pair is 0..=99.
+        let mut pair = |at: usize, value: i64| {
+            let digits = TWO_DIGITS[(value % 100) as usize];
+            text[at] = digits[0];
+            text[at + 1] = digits[1];
+        };
+        pair(0, year / 100);
+        pair(2, year);
+        pair(5, month);
+        pair(8, day);
+        pair(11, of_day / 3600);
+        pair(14, of_day % 3600 / 60);
+        pair(17, of_day % 60);
+        pair(21, i64::from(millis));
+        text[20] = b'0' + (millis / 100) as u8;
         Rfc3339(text)
     }
 
+    /// The text's bytes (ASCII).
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     /// The text.
+    #[cfg(test)]
     pub(crate) fn as_str(&self) -> &str {
         // Only ASCII digits and separators are ever written.
         std::str::from_utf8(&self.0).unwrap_or("")
     }
 }
+
+/// `00` to `99`, the two ASCII digits of each.
+const TWO_DIGITS: [[u8; 2]; 100] = {
+    let mut digits = [[0; 2]; 100];
+    let mut n = 0;
+    while n < 100 {
+        digits[n] = [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8];
+        n += 1;
+    }
+    digits
+};
 
 /// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
 /// `civil_from_days`).
@@ -78,6 +97,9 @@ mod tests {
     #[test]
     fn formats_known_instants() {
         assert_eq!(at(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(5), "1970-01-01T00:00:00.005Z");
+        assert_eq!(at(61_050), "1970-01-01T00:01:01.050Z");
+        assert_eq!(at(3_599_999), "1970-01-01T00:59:59.999Z");
         assert_eq!(at(951_782_400_000), "2000-02-29T00:00:00.000Z");
         assert_eq!(at(951_868_799_999), "2000-02-29T23:59:59.999Z");
         assert_eq!(at(1_709_210_096_500), "2024-02-29T12:34:56.500Z");

@@ -188,9 +188,9 @@ impl AgentHook for LoopBreaker {
         let (Some(tool), Some(call_id)) = (event.tool_name(), event.internal_call_id()) else {
             return DispatchAction::proceed();
         };
-        // The arguments are read from the model's own value: no JSON text is written to be
-        // parsed again, unless they are not JSON.
-        let fingerprint = match event.tool_args_as::<Value>() {
+        // The arguments are read from the model's own value, borrowed: no JSON text is
+        // written to be parsed again, unless they are not JSON.
+        let fingerprint = match event.tool_args_value() {
             Some(Ok(args)) => fingerprint(tool, Ok(&args)),
             _ => fingerprint(tool, Err(event.tool_args().unwrap_or_default())),
         };

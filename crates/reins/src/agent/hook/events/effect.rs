@@ -8,6 +8,7 @@ use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
 use crate::tool::ToolTraits;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// What kind of effect a dispatch executes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -195,6 +196,15 @@ impl<'a> DispatchEvent<'a> {
     ) -> Option<Result<T, serde_json::Error>> {
         match *self.target {
             DispatchTarget::Tool(call) => Some(call.args.read_as()),
+            _ => None,
+        }
+    }
+
+    /// The tool call's arguments as a JSON value (see [`ArgsText::read_value`]): the
+    /// model's own value borrowed, for the ready-made hooks.
+    pub(crate) fn tool_args_value(&self) -> Option<Result<Cow<'a, Value>, serde_json::Error>> {
+        match *self.target {
+            DispatchTarget::Tool(call) => Some(call.args.read_value()),
             _ => None,
         }
     }

@@ -168,3 +168,22 @@ async fn a_suspended_call_resumes_with_the_persons_decision() {
     assert_eq!(answer, "done");
     assert_eq!(names(&ran.lock().unwrap()), ["delete_file"]);
 }
+
+#[test]
+fn a_rule_describes_what_it_checks_even_after_it_was_read_once() {
+    let rule = Rule::ask("write_*");
+    assert_eq!(rule.description(), "ask `write_*`");
+    let rule = rule.when_args(|_| true);
+    assert_eq!(rule.description(), "ask `write_*` (arguments checked)");
+    let rule = rule.when_traits(|traits| traits.destructive);
+    assert_eq!(
+        rule.description(),
+        "ask `write_*` (arguments and traits checked)"
+    );
+    // Asked again, the same text.
+    assert_eq!(
+        rule.description(),
+        "ask `write_*` (arguments and traits checked)"
+    );
+    assert_eq!(rule.describe("writes").description(), "writes");
+}
