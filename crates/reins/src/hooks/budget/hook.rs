@@ -9,6 +9,7 @@ use crate::agent::{
     ModelSelectionAction, OutcomeAction, OutcomeEvent, RunStartAction, RunStartEvent,
     StepEventKind,
 };
+use crate::completion::Usage;
 use crate::tool::ToolOutcome;
 
 /// The label usage is filed under when no model dispatch was seen for a turn (it has no
@@ -81,10 +82,18 @@ impl AgentHook for Budget {
                     return ((), false);
                 }
                 let model = match &ledger.dispatched {
-                    Some((dispatched, model)) if *dispatched == turn => model.clone(),
-                    _ => UNKNOWN_MODEL.to_owned(),
+                    Some((dispatched, model)) if *dispatched == turn => model.as_str(),
+                    _ => UNKNOWN_MODEL,
                 };
-                add_usage(ledger.by_model.entry(model).or_default(), usage);
+                // The label is copied only the first time the model is counted.
+                match ledger.by_model.get_mut(model) {
+                    Some(counted) => add_usage(counted, usage),
+                    None => {
+                        let mut counted = Usage::default();
+                        add_usage(&mut counted, usage);
+                        ledger.by_model.insert(model.to_owned(), counted);
+                    }
+                }
                 ledger.model_calls = ledger.model_calls.saturating_add(1);
                 ledger.accounted_turn = turn;
                 ((), true)
