@@ -605,6 +605,13 @@ fn repeat(case: &str, runs: usize) {
                     .build();
                 times.time(|| measured(&mut || drop(rt.block_on(reins_streamed(&agent)))));
             }
+            // The same, watched through the step view (`on_event`) instead.
+            "streamed_delta/reins_step_observer" => {
+                let agent = AgentBuilder::new(streamed_model(&answer))
+                    .add_hook(StepObserver)
+                    .build();
+                times.time(|| measured(&mut || drop(rt.block_on(reins_streamed(&agent)))));
+            }
             // The tool loop with one hook that observes every default kind: what an observing
             // hook costs a turn.
             "observed_tool_loop/reins" => {
