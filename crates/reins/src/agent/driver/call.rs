@@ -212,7 +212,8 @@ impl CallEnv<'_> {
             };
             let mut result = ToolResult::lent(&parts, &execution.output);
             let answered = self.hooks.tool_outcome(self.ctx, &mut result).await;
-            let (rewritten_output, written) = result.into_rewritten();
+            // A rewrite, or the text a hook had written (the output is not written twice).
+            let shown = result.into_shown();
             if let Stacked::Stop(reason) = answered? {
                 return Err(Halt::Stop(reason));
             }
@@ -221,13 +222,8 @@ impl CallEnv<'_> {
                 outcome,
                 extensions,
             } = execution;
-            let output = rewritten_output.unwrap_or(output);
+            let output = shown.unwrap_or(output);
             trace::record_tool_result(&output, &outcome);
-            // The text a hook had written is the history's: the output is not written twice.
-            let output = match written {
-                Some(text) => ToolOutput::Text(text),
-                None => output,
-            };
             self.finish(call, output, outcome, extensions)
         }
     }

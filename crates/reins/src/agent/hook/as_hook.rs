@@ -256,7 +256,9 @@ pub(super) async fn on_outcome<G: Mode>(
             match compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await? {
                 Stacked::Stop(reason) => OutcomeAction::Stop(reason),
                 Stacked::Go(()) if rewritten.output() == result.output() => OutcomeAction::Proceed,
-                Stacked::Go(()) => match rewritten.into_rewritten().0 {
+                // The members' rewrite as they left it (not its text: the output's type is
+                // the enclosing stack's to see).
+                Stacked::Go(()) => match rewritten.into_rewritten() {
                     Some(output) => OutcomeAction::RewriteToolOutput(Box::new(output)),
                     None => OutcomeAction::Proceed,
                 },

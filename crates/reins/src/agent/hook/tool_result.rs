@@ -114,14 +114,23 @@ impl<'a> ToolResult<'a> {
         self.written = OnceLock::new();
     }
 
-    /// The output a hook rewrote, if one did, and the text of the output the model sees if
-    /// something had it written.
-    #[inline]
-    pub(crate) fn into_rewritten(self) -> (Option<ToolOutput>, Option<String>) {
-        let written = self.written.into_inner();
+    /// The output a hook rewrote, if one did.
+    pub(crate) fn into_rewritten(self) -> Option<ToolOutput> {
         match self.output {
-            Cow::Owned(output) => (Some(output), written),
-            Cow::Borrowed(_) => (None, written),
+            Cow::Owned(output) => Some(output),
+            Cow::Borrowed(_) => None,
+        }
+    }
+
+    /// What the model will be shown in place of the tool's own output, if anything: the
+    /// output's text if something had it written (so it is not written again), else the
+    /// output a hook rewrote.
+    #[inline(always)]
+    pub(crate) fn into_shown(self) -> Option<ToolOutput> {
+        match (self.written.into_inner(), self.output) {
+            (Some(text), _) => Some(ToolOutput::Text(text)),
+            (None, Cow::Owned(output)) => Some(output),
+            (None, Cow::Borrowed(_)) => None,
         }
     }
 
