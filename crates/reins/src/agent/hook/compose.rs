@@ -28,10 +28,10 @@ use std::pin::pin;
 
 /// A member's answer to the awaited method `$method` in mode `$mode`, for an event of
 /// `$kind`, awaited inside the rule that asks it. A hook's erased method writes its answer (a
-/// `HookFuture` of about 270 bytes) straight into the rule's own state, where it is polled
-/// and dropped: a helper returning a future around it would have it copied three times on the
-/// way, once per call of every hook. The event is built in the call's arguments, not bound: a binding
-/// would keep a copy of it in the rule's state across the await.
+/// `HookFuture`, a few hundred bytes) straight into the rule's own state, where it is polled
+/// and dropped: a helper returning a future around it would have it copied three times on
+/// the way, once per call of every hook. The event is built in the call's arguments, not
+/// bound: a binding would keep a copy of it in the rule's state across the await.
 macro_rules! member_answer {
     ($method:ty, $mode:ty, $member:expr, $kind:expr, $ctx:expr, $event:expr) => {
         match $member {

@@ -4,8 +4,8 @@
 //! than through `Serialize`: the keys are known text written as they are, and a value that
 //! needs no escaping (ids, timestamps, names, most messages) is copied whole. Through serde
 //! every key and value is escaped byte by byte, which cost several times the rest of the
-//! hook. The arguments are written by hand too (`json_text.rs`); the usage and the approval
-//! record still go through serde.
+//! hook. The arguments (`json_text.rs`), the usage and the approval record are written by
+//! hand too; only a request's tool choice, rare on a line, still goes through serde.
 
 use super::time::Rfc3339;
 use crate::agent::HookContext;
