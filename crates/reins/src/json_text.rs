@@ -44,6 +44,16 @@ impl JsonOut for Vec<u8> {
 
 /// `value` as compact JSON text.
 pub(crate) fn write_value(out: &mut impl JsonOut, value: &Value) {
+    write(out, value, false);
+}
+
+/// `value` as compact JSON text with every object's keys sorted: one text for equal values
+/// whatever order their keys came in (a fingerprint's input).
+pub(crate) fn write_sorted(out: &mut impl JsonOut, value: &Value) {
+    write(out, value, true);
+}
+
+fn write(out: &mut impl JsonOut, value: &Value, sorted: bool) {
     match value {
         Value::Null => out.put("null"),
         Value::Bool(true) => out.put("true"),
@@ -56,23 +66,34 @@ pub(crate) fn write_value(out: &mut impl JsonOut, value: &Value) {
                 if index > 0 {
                     out.put_ascii(b',');
                 }
-                write_value(out, item);
+                write(out, item, sorted);
             }
             out.put_ascii(b']');
         }
-        Value::Object(fields) => {
-            out.put_ascii(b'{');
-            for (index, (key, field)) in fields.iter().enumerate() {
-                if index > 0 {
-                    out.put_ascii(b',');
-                }
-                write_str(out, key);
-                out.put_ascii(b':');
-                write_value(out, field);
-            }
-            out.put_ascii(b'}');
+        Value::Object(fields) if sorted => {
+            let mut by_key: Vec<_> = fields.iter().collect();
+            by_key.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            write_fields(out, by_key, sorted);
         }
+        Value::Object(fields) => write_fields(out, fields, sorted),
     }
+}
+
+fn write_fields<'v>(
+    out: &mut impl JsonOut,
+    fields: impl IntoIterator<Item = (&'v String, &'v Value)>,
+    sorted: bool,
+) {
+    out.put_ascii(b'{');
+    for (index, (key, field)) in fields.into_iter().enumerate() {
+        if index > 0 {
+            out.put_ascii(b',');
+        }
+        write_str(out, key);
+        out.put_ascii(b':');
+        write(out, field, sorted);
+    }
+    out.put_ascii(b'}');
 }
 
 /// An integer through `itoa`; anything else as `Number` displays itself, which is how
@@ -202,6 +223,21 @@ mod tests {
             let expected = serde_json::to_string(value).unwrap();
             assert_eq!(written(value), expected, "{value:?}");
         }
+    }
+
+    #[test]
+    fn sorted_text_is_the_same_whatever_order_the_keys_came_in() {
+        let mut one = serde_json::Map::new();
+        one.insert("b".to_owned(), json!([{"y": 1, "x": 2}]));
+        one.insert("a".to_owned(), json!("\n"));
+        let mut other = serde_json::Map::new();
+        other.insert("a".to_owned(), json!("\n"));
+        other.insert("b".to_owned(), json!([{"x": 2, "y": 1}]));
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        write_sorted(&mut first, &Value::Object(one));
+        write_sorted(&mut second, &Value::Object(other));
+        assert_eq!(first, second);
+        assert_eq!(first, br#"{"a":"\n","b":[{"x":2,"y":1}]}"#);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError, StepEventKind, StopReason,
 };
 use crate::hooks::recorded::Recorded;
+use crate::json_text;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -217,7 +218,7 @@ impl AgentHook for LoopBreaker {
 fn fingerprint(tool: &str, args: Result<&Value, &str>) -> u64 {
     let mut canonical = Vec::new();
     match args {
-        Ok(value) => write_canonical(value, &mut canonical),
+        Ok(value) => json_text::write_sorted(&mut canonical, value),
         Err(text) => {
             canonical.push(0);
             canonical.extend_from_slice(text.as_bytes());
@@ -229,44 +230,6 @@ fn fingerprint(tool: &str, args: Result<&Value, &str>) -> u64 {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     hash
-}
-
-/// `value` as compact JSON with its object keys sorted, into `out`. (serde_json writes
-/// straight into the buffer: a string or number costs no text of its own.)
-fn write_canonical(value: &Value, out: &mut Vec<u8>) {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push(b'{');
-            for (index, (key, value)) in entries.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(b',');
-                }
-                write_scalar(key, out);
-                out.push(b':');
-                write_canonical(value, out);
-            }
-            out.push(b'}');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(b',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(b']');
-        }
-        scalar => write_scalar(scalar, out),
-    }
-}
-
-/// A string or scalar as JSON, into `out`.
-fn write_scalar<T: serde::Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
-    // Writing a string or scalar to a `Vec` cannot fail.
-    let _ = serde_json::to_writer(&mut *out, value);
 }
 
 /// A [`LoopBreaker`] stopped the run: `tool` was called with the same arguments `repeats`
