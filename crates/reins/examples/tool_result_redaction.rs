@@ -41,8 +41,9 @@ impl AgentHook for RedactResults {
         let Some(result) = event.tool_result() else {
             return OutcomeAction::proceed();
         };
-        let original = result.output().render();
-        let redacted = truncate(&redact_emails(&original), MAX_RESULT_CHARS);
+        // The text the model would see, written once for every hook that reads it.
+        let original = result.output_text();
+        let redacted = truncate(&redact_emails(original), MAX_RESULT_CHARS);
         if redacted == original {
             return OutcomeAction::proceed();
         }
@@ -62,7 +63,7 @@ struct InspectResults;
 impl AgentHook for InspectResults {
     async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
         if let Some(result) = event.tool_outcome() {
-            println!("[inspect] model-visible text: {}", result.output().render());
+            println!("[inspect] model-visible text: {}", result.output_text());
             println!("[inspect] raw ToolOutcome:    {:?}", result.outcome());
         }
         OutcomeAction::proceed()
