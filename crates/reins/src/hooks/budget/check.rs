@@ -46,12 +46,13 @@ impl Budget {
         tool_calls: Option<u64>,
     ) -> Option<BudgetExceeded> {
         BudgetLimit::ALL.into_iter().find_map(|limit| {
+            // Only a configured limit is compared (`usage` leaves out what none compares).
+            let max = self.max(limit, tier)?;
             let used = match limit {
                 // Counts stay far below 2^53, where an f64 is exact.
                 BudgetLimit::ToolCalls => tool_calls? as f64,
                 _ => usage.used(limit),
             };
-            let max = self.max(limit, tier)?;
             (used >= max).then_some(BudgetExceeded { limit, used, max })
         })
     }

@@ -244,18 +244,26 @@ impl Totals<'_> {
 }
 
 /// The ledger's totals; `price` gives a model's (input, output) price per million tokens, or
-/// `None` when it has none.
-pub(super) fn totals_of(ledger: &Ledger, price: impl Fn(&str) -> Option<(f64, f64)>) -> Totals<'_> {
+/// `None` when it has none. Without `price` the cost is not summed (zero, nothing
+/// unpriced), and unless `timed` the clock is not read (no time elapsed): a check leaves out
+/// what no limit of its budget compares.
+pub(super) fn totals_of(
+    ledger: &Ledger,
+    price: Option<impl Fn(&str) -> Option<(f64, f64)>>,
+    timed: bool,
+) -> Totals<'_> {
     let mut cost = 0.0;
     let mut unpriced = None;
-    for (model, usage) in &ledger.by_model {
-        match price(model) {
-            Some((input, output)) => {
-                cost += usage.input_tokens as f64 / 1e6 * input
-                    + usage.output_tokens as f64 / 1e6 * output;
-            }
-            None => {
-                unpriced.get_or_insert(model.as_str());
+    if let Some(price) = price {
+        for (model, usage) in &ledger.by_model {
+            match price(model) {
+                Some((input, output)) => {
+                    cost += usage.input_tokens as f64 / 1e6 * input
+                        + usage.output_tokens as f64 / 1e6 * output;
+                }
+                None => {
+                    unpriced.get_or_insert(model.as_str());
+                }
             }
         }
     }
@@ -265,13 +273,17 @@ pub(super) fn totals_of(ledger: &Ledger, price: impl Fn(&str) -> Option<(f64, f6
         unpriced,
         model_calls: ledger.model_calls,
         tool_calls: ledger.tool_calls,
-        elapsed: ledger.elapsed(),
+        elapsed: if timed {
+            ledger.elapsed()
+        } else {
+            Duration::ZERO
+        },
     }
 }
 
 /// Builds the public view; `price` as for [`totals_of`].
 pub(super) fn usage_of(ledger: &Ledger, price: impl Fn(&str) -> Option<(f64, f64)>) -> BudgetUsage {
-    let totals = totals_of(ledger, &price);
+    let totals = totals_of(ledger, Some(&price), true);
     let unpriced_models = (ledger.by_model.keys())
         .filter(|model| price(model).is_none())
         .cloned()

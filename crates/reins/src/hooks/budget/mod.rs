@@ -276,9 +276,11 @@ impl Budget {
         ledger::usage_of(ledger, |model| self.price_of(model))
     }
 
-    /// What the checks compare with the limits.
+    /// What the checks compare with the limits: prices are looked up only under a cost
+    /// limit, and the clock read only under a wall-time limit.
     fn totals_from<'l>(&self, ledger: &'l Ledger) -> ledger::Totals<'l> {
-        ledger::totals_of(ledger, |model| self.price_of(model))
+        let price = self.limits.cost.map(|_| |model: &str| self.price_of(model));
+        ledger::totals_of(ledger, price, self.limits.wall_time.is_some())
     }
 }
 
