@@ -70,7 +70,9 @@ fn write(out: &mut impl JsonOut, value: &Value, sorted: bool) {
             }
             out.put_ascii(b']');
         }
-        Value::Object(fields) if sorted => {
+        // A map keeps its keys sorted unless `serde_json`'s `preserve_order` is on: only
+        // then are they put in order, in a list of their own.
+        Value::Object(fields) if sorted && !fields.keys().is_sorted() => {
             let mut by_key: Vec<_> = fields.iter().collect();
             by_key.sort_unstable_by(|a, b| a.0.cmp(b.0));
             write_fields(out, by_key, sorted);

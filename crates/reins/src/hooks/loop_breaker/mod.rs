@@ -9,7 +9,7 @@ use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError, StepEventKind, StopReason,
 };
 use crate::hooks::recorded::Recorded;
-use crate::json_text;
+use crate::json_text::{self, JsonOut};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -216,20 +216,36 @@ impl AgentHook for LoopBreaker {
 /// as they are. (Stable across processes and releases, unlike `std`'s hasher, since it is
 /// stored with the run.)
 fn fingerprint(tool: &str, args: Result<&Value, &str>) -> u64 {
-    let mut canonical = Vec::new();
+    let mut hash = Fnv1a(0xcbf2_9ce4_8422_2325);
+    hash.put(tool);
+    hash.put_ascii(0);
     match args {
-        Ok(value) => json_text::write_sorted(&mut canonical, value),
+        // The canonical text is hashed as it is written, never held.
+        Ok(value) => json_text::write_sorted(&mut hash, value),
         Err(text) => {
-            canonical.push(0);
-            canonical.extend_from_slice(text.as_bytes());
+            hash.put_ascii(0);
+            hash.put(text);
         }
     }
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for &byte in tool.as_bytes().iter().chain(&[0]).chain(&canonical) {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    hash.0
+}
+
+/// 64-bit FNV-1a over the bytes written to it.
+struct Fnv1a(u64);
+
+impl Fnv1a {
+    fn byte(&mut self, byte: u8) {
+        self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
     }
-    hash
+}
+
+impl JsonOut for Fnv1a {
+    fn put(&mut self, text: &str) {
+        text.bytes().for_each(|byte| self.byte(byte));
+    }
+    fn put_ascii(&mut self, ascii: u8) {
+        self.byte(ascii);
+    }
 }
 
 /// A [`LoopBreaker`] stopped the run: `tool` was called with the same arguments `repeats`
