@@ -227,6 +227,76 @@ mod tests {
         }
     }
 
+    /// The next number of a xorshift64 sequence: deterministic, so a failure reproduces.
+    fn next(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    /// A value built from `seed`: every kind, strings drawn from control characters,
+    /// escapes, ASCII and multi-byte characters, integers and floats of every size.
+    fn generated(seed: &mut u64, depth: u32) -> Value {
+        const CHARS: [char; 12] = [
+            'a', 'Z', ' ', '"', '\\', '/', '\u{0}', '\u{1f}', '\u{7f}', 'é', '☃', '😀',
+        ];
+        let kind = next(seed) % if depth == 0 { 5 } else { 7 };
+        match kind {
+            0 => Value::Null,
+            1 => Value::Bool(next(seed) % 2 == 0),
+            2 => {
+                let shift = next(seed) % 64;
+                json!(next(seed) >> shift)
+            }
+            3 => match next(seed) % 3 {
+                0 => {
+                    let shift = next(seed) % 64;
+                    json!(-((next(seed) >> shift) as i64 / 2) - 1)
+                }
+                _ => {
+                    // Any finite float, of either sign.
+                    let float = f64::from_bits(next(seed) % 0x7ff0_0000_0000_0000);
+                    json!(if next(seed) % 2 == 0 { float } else { -float })
+                }
+            },
+            4 => {
+                let len = next(seed) % 12;
+                let text: String = (0..len)
+                    .map(|_| CHARS[(next(seed) % CHARS.len() as u64) as usize])
+                    .collect();
+                Value::String(text)
+            }
+            5 => {
+                let len = next(seed) % 4;
+                Value::Array((0..len).map(|_| generated(seed, depth - 1)).collect())
+            }
+            _ => {
+                let len = next(seed) % 4;
+                let mut fields = serde_json::Map::new();
+                for index in 0..len {
+                    let key = format!("k{index}\n{}", next(seed) % 3);
+                    fields.insert(key, generated(seed, depth - 1));
+                }
+                Value::Object(fields)
+            }
+        }
+    }
+
+    #[test]
+    fn thousands_of_generated_values_are_written_as_serde_json_writes_them() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        let mut kinds = std::collections::BTreeSet::new();
+        for _ in 0..5_000 {
+            let value = generated(&mut seed, 3);
+            let expected = serde_json::to_string(&value).unwrap();
+            assert_eq!(written(&value), expected);
+            kinds.insert(expected.chars().next());
+        }
+        // Every kind of value was generated (`n`ull, `t`rue, digits, `-`, `"`, `[`, `{`).
+        assert!(kinds.len() >= 10, "{kinds:?}");
+    }
+
     #[test]
     fn sorted_text_is_the_same_whatever_order_the_keys_came_in() {
         let mut one = serde_json::Map::new();
