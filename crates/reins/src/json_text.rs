@@ -12,7 +12,8 @@
 use serde_json::{Number, Value};
 use std::fmt::Write as _;
 
-/// Where JSON text is written: a `String`, or the byte buffer of a line being built.
+/// Where JSON text is written: a `String`, the byte buffer of a line being built, or a hash
+/// fed as the text is written (the loop breaker's fingerprint).
 pub(crate) trait JsonOut {
     /// Appends `text`.
     fn put(&mut self, text: &str);
