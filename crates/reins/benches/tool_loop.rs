@@ -14,8 +14,8 @@
 //! - `reins/blind_hooks=8`: 8 [`Blind`] hooks whose `observes` answers `false` for every
 //!   kind; they should cost nothing beyond `reins/hooks=0`.
 //! - `reins/nested_hooks=1`: one [`Observing`] hook inside a `HookStack` registered as the
-//!   agent's one hook (how ready-made hooks are often composed); it should cost little more
-//!   than `reins/hooks=1`.
+//!   agent's one hook (how ready-made hooks are often composed); the stack adds its hook to
+//!   the agent's, so it should cost what `reins/hooks=1` costs.
 //! - `reins/ready_hooks`: the ready-made hooks a production agent typically runs with (see
 //!   [`ready_hooks`]): an approval policy with an argument check, a budget, a loop breaker
 //!   and an audit log of every dispatch and outcome with arguments (written to

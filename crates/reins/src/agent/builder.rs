@@ -134,7 +134,8 @@ impl AgentBuilder {
         self
     }
 
-    /// Adds a hook to every run of the agent. Agent hooks run before a run's own hooks.
+    /// Adds a hook to every run of the agent. Agent hooks run before a run's own hooks. A
+    /// [`HookStack`](crate::agent::HookStack) adds its hooks, in order.
     pub fn add_hook<H: AgentHook>(mut self, hook: H) -> Self {
         self.hooks.push(hook);
         self

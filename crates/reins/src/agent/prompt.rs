@@ -54,7 +54,8 @@ impl PromptRequest {
         self
     }
 
-    /// Adds a hook to this run only; it runs after the agent's hooks.
+    /// Adds a hook to this run only; it runs after the agent's hooks. A
+    /// [`HookStack`](crate::agent::HookStack) adds its hooks, in order.
     pub fn add_hook<H: AgentHook>(mut self, hook: H) -> Self {
         self.hooks.push(hook);
         self

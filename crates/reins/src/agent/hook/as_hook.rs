@@ -1,13 +1,11 @@
 //! A [`HookStack`] as one [`AgentHook`]: what the stack answers for the chained and merged
-//! methods, in either [`Mode`] (the first-decision and everyone-observes methods answer with
-//! their rule directly, see `nested.rs`).
+//! methods (the first-decision and everyone-observes methods answer with their rule directly,
+//! see `rows.rs`).
 //!
-//! Registered as a hook (in an agent, a run or another stack), a stack is held as itself and
-//! answers in [`Caught`](super::mode::Caught) mode, so a member's panic reaches the run as a
-//! value, classified as if the member had been registered directly. Its own `AgentHook`
-//! methods, which only code calling a stack directly uses, answer in
-//! [`Direct`](super::mode::Direct) mode: a member's panic unwinds to that caller, as it was
-//! raised.
+//! Registered as a hook (in an agent, a run or another stack), a stack adds its hooks to the
+//! stack it joins, so a run never calls these. They serve code that calls a stack directly,
+//! and answer in [`Direct`](super::mode::Direct) mode: a member's panic unwinds to that
+//! caller, as it was raised.
 
 use super::StepEventKind;
 use super::compose;
@@ -22,7 +20,7 @@ use super::links::{
     ResponseChain, SelectionChain, ShownResponse, ToolCallChain, ToolDispatchDecision,
     ToolResultChain,
 };
-use super::mode::{AsyncMethod, Direct, Mode, SyncMethod};
+use super::mode::{AsyncMethod, Mode, SyncMethod};
 use super::stack::HookStack;
 use super::step::{Flow, StepEvent};
 use super::table;
@@ -59,8 +57,7 @@ impl AgentHook for HookStack {
         ctx: &HookContext,
         event: ModelSelectEvent<'_>,
     ) -> ModelSelectionAction {
-        let Ok(action) = <table::on_model_select as SyncMethod>::stack::<Direct>(self, ctx, event);
-        action
+        <table::on_model_select as SyncMethod>::stack(self, ctx, event)
     }
 
     async fn on_model_turn_finished(
@@ -125,8 +122,7 @@ impl HookStack {
         ctx: &'e HookContext,
         event: M::Event<'e>,
     ) -> M::Action {
-        let Ok(action) = M::stack::<Direct>(self, ctx, event).await;
-        action
+        M::stack(self, ctx, event).await
     }
 }
 

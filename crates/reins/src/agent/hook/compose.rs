@@ -8,8 +8,7 @@
 //! or [`Decision`].
 
 use super::mode::{self, AsyncMethod, Caught, Mode, SyncMethod};
-use super::stack::Member;
-use super::stack::Observers;
+use super::stack::{Held, Observers};
 use super::step::Flow;
 use super::table::Method;
 use super::{
@@ -26,25 +25,19 @@ use std::pin::pin;
 // keeps each argument twice in its state machine (the argument, and the binding its body
 // uses), and a run's futures hold these.
 
-/// A member's answer to the awaited method `$method` in mode `$mode`, for an event of
+/// A member hook's answer to the awaited method `$method` in mode `$mode`, for an event of
 /// `$kind`, awaited inside the rule that asks it. A hook's erased method writes its answer (a
 /// `HookFuture`, a few hundred bytes) straight into the rule's own state, where it is polled
 /// and dropped: a helper returning a future around it would have it copied three times on
 /// the way, once per call of every hook. The event is built in the call's arguments, not
 /// bound: a binding would keep a copy of it in the rule's state across the await.
 macro_rules! member_answer {
-    ($method:ty, $mode:ty, $member:expr, $kind:expr, $ctx:expr, $event:expr) => {
-        match $member {
-            Member::Hook(held) => {
-                let mut learning = mode::learning::<$method>(held, $kind);
-                let answer = pin!(<$method as AsyncMethod>::call(&*held.hook, $ctx, $event));
-                mode::HookAnswer::<_, $mode>::new(answer, &mut learning).await
-            }
-            Member::Stack(stack) => {
-                <$method as AsyncMethod>::stack::<$mode>(stack, $ctx, $event).await
-            }
-        }
-    };
+    ($method:ty, $mode:ty, $held:expr, $kind:expr, $ctx:expr, $event:expr) => {{
+        let held: &Held = $held;
+        let mut learning = mode::learning::<$method>(held, $kind);
+        let answer = pin!(<$method as AsyncMethod>::call(&*held.hook, $ctx, $event));
+        mode::HookAnswer::<_, $mode>::new(answer, &mut learning).await
+    }};
 }
 
 /// **Chained**: each hook sees the value the earlier ones left in `link`; an answer may end

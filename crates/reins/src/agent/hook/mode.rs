@@ -1,25 +1,22 @@
-//! How a stack calls a member, in either [`Mode`]: in [`Caught`] mode (a run's calls) a
+//! How a stack calls a member hook, in either [`Mode`]: in [`Caught`] mode (a run's calls) a
 //! hook's panic is caught around each poll of its answer and comes back as a value: the rule
 //! that called it ends with a [`HookFailure`], which the run turns into
-//! `PromptError::HookPanicked`. A nested stack runs its rule over its own members in the same
-//! mode and hands its failure to the enclosing rule as its answer, which keeps it as it is, so
-//! a panic in a nested stack reaches the run classified as if the hook had been registered
-//! directly; nothing is re-raised. In [`Direct`] mode (a stack's own
+//! `PromptError::HookPanicked`; nothing is re-raised. In [`Direct`] mode (a stack's own
 //! [`AgentHook`](super::AgentHook) methods) nothing is caught: a member's panic unwinds to
 //! whoever called the stack.
 //!
-//! [`AsyncMethod`] and [`SyncMethod`] say how to call one row's method of a hook and of a
-//! nested stack; their implementations are generated in `nested.rs`. A rule awaits a member
-//! hook's answer where it keeps it ([`HookAnswer`], see `member_answer!` in `compose.rs`).
+//! [`AsyncMethod`] and [`SyncMethod`] say how to call one row's method of a hook, and what a
+//! stack answers to it as one hook; their implementations are generated in `rows.rs`. A rule
+//! awaits a member hook's answer where it keeps it ([`HookAnswer`], see `member_answer!` in
+//! `compose.rs`).
 
 use super::HookContext;
 use super::StepEventKind;
 use super::defaults::{Learning, Row, call_watched, poll_watched};
 use super::erased::{ErasedHook, HookFuture};
-use super::stack::{Held, HookStack, Member};
+use super::stack::{Held, HookStack};
 use super::table::Method;
 use crate::tool::panic_message;
-use futures::future::BoxFuture;
 use std::any::Any;
 use std::convert::Infallible;
 use std::future::Future;
@@ -47,22 +44,19 @@ pub(crate) trait Mode: 'static {
         answer: Pin<&mut HookFuture<'_, A>>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<A, Self::Panic>>;
-    /// Calls the synchronous method `M` of `member`.
+    /// Calls the synchronous method `M` of `held`.
     fn call_now<M: SyncMethod>(
-        member: &Member,
+        held: &Held,
         ctx: &HookContext,
         event: M::Event<'_>,
     ) -> Result<M::Action, Self::Panic>;
     /// A member's panic on an event of `kind`, classified.
     fn failure(kind: StepEventKind, panic: Self::Panic) -> Self::Error;
-    /// A nested stack's failure, as its answer carries it to the enclosing stack.
-    fn forward(error: Self::Error) -> Self::Panic;
 }
 
 /// A run's calls: a member's panic is caught around each poll of its answer, its payload
 /// carried as it is (no conversion on the way of an answer), and classified as a
-/// [`HookFailure`] when the rule ends with it. A nested stack's failure is carried as its
-/// payload and kept as it is.
+/// [`HookFailure`] when the rule ends with it.
 pub(crate) enum Caught {}
 
 /// The calls of a stack's own [`AgentHook`] methods: a member's panic unwinds to whoever
@@ -84,30 +78,20 @@ impl Mode for Caught {
     }
     #[inline(always)]
     fn call_now<M: SyncMethod>(
-        member: &Member,
+        held: &Held,
         ctx: &HookContext,
         event: M::Event<'_>,
     ) -> Result<M::Action, Box<dyn Any + Send>> {
-        match member {
-            Member::Hook(held) => call_watched(learning::<M>(held, M::kind(&event)), || {
-                std::panic::catch_unwind(AssertUnwindSafe(|| M::call(&*held.hook, ctx, event)))
-            }),
-            Member::Stack(stack) => M::stack::<Caught>(stack, ctx, event),
-        }
+        call_watched(learning::<M>(held, M::kind(&event)), || {
+            std::panic::catch_unwind(AssertUnwindSafe(|| M::call(&*held.hook, ctx, event)))
+        })
     }
     #[cold]
     fn failure(kind: StepEventKind, panic: Box<dyn Any + Send>) -> HookFailure {
-        match panic.downcast::<HookFailure>() {
-            Ok(forwarded) => *forwarded,
-            Err(panic) => HookFailure {
-                kind,
-                message: panic_message(panic.as_ref()),
-            },
+        HookFailure {
+            kind,
+            message: panic_message(panic.as_ref()),
         }
-    }
-    #[cold]
-    fn forward(error: HookFailure) -> Box<dyn Any + Send> {
-        Box::new(error)
     }
 }
 
@@ -123,22 +107,16 @@ impl Mode for Direct {
     }
     #[inline(always)]
     fn call_now<M: SyncMethod>(
-        member: &Member,
+        held: &Held,
         ctx: &HookContext,
         event: M::Event<'_>,
     ) -> Result<M::Action, Infallible> {
-        match member {
-            Member::Hook(held) => call_watched(learning::<M>(held, M::kind(&event)), || {
-                Ok(M::call(&*held.hook, ctx, event))
-            }),
-            Member::Stack(stack) => M::stack::<Direct>(stack, ctx, event),
-        }
+        call_watched(learning::<M>(held, M::kind(&event)), || {
+            Ok(M::call(&*held.hook, ctx, event))
+        })
     }
     fn failure(_kind: StepEventKind, panic: Infallible) -> Infallible {
         panic
-    }
-    fn forward(error: Infallible) -> Infallible {
-        error
     }
 }
 
@@ -190,24 +168,20 @@ pub(crate) trait AsyncMethod: Method {
         ctx: &'e HookContext,
         event: Self::Event<'e>,
     ) -> HookFuture<'e, Self::Action>;
-    /// A stack's answer as one hook: its rule over its members, called in mode `G`; a
-    /// failure is carried as a member's panic, to the enclosing stack.
-    fn stack<'e, G: Mode>(
+    /// A stack's answer as one hook (its own `AgentHook` method): its rule over its members,
+    /// called in [`Direct`] mode.
+    fn stack<'e>(
         stack: &'e HookStack,
         ctx: &'e HookContext,
         event: Self::Event<'e>,
-    ) -> BoxFuture<'e, Result<Self::Action, G::Panic>>;
+    ) -> impl Future<Output = Self::Action> + Send + 'e;
 }
 
 /// A row whose method is synchronous.
 pub(crate) trait SyncMethod: Method {
     /// The method of a hook of any type.
     fn call(hook: &dyn ErasedHook, ctx: &HookContext, event: Self::Event<'_>) -> Self::Action;
-    /// A stack's answer as one hook: its rule over its members, called in mode `G`; a
-    /// failure is carried as a member's panic, to the enclosing stack.
-    fn stack<G: Mode>(
-        stack: &HookStack,
-        ctx: &HookContext,
-        event: Self::Event<'_>,
-    ) -> Result<Self::Action, G::Panic>;
+    /// A stack's answer as one hook (its own `AgentHook` method): its rule over its members,
+    /// called in [`Direct`] mode.
+    fn stack(stack: &HookStack, ctx: &HookContext, event: Self::Event<'_>) -> Self::Action;
 }

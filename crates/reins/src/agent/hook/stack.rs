@@ -1,6 +1,7 @@
-//! [`HookStack`]: hooks in registration order (each a [`Member`]: a hook of any type, or a
-//! stack registered as a hook), and for each kind of event the members that observe it. What a
-//! run asks of a stack is in `run_calls.rs`.
+//! [`HookStack`]: hooks in registration order (each [`Held`]: a hook of any type, with what
+//! its calls taught of its default answers), and for each kind of event the hooks that
+//! observe it. A stack registered in a stack adds its hooks, so a stack never holds another.
+//! What a run asks of a stack is in `run_calls.rs`.
 
 use super::AgentHook;
 use super::StepEventKind;
@@ -27,6 +28,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 ///   called for that event.
 /// - **Everyone observes**: `on_run_settled` runs every hook.
 ///
+/// A stack pushed into a stack (or registered with an agent or a run) adds its hooks, in
+/// order: composing stacks is the same as registering their hooks one by one, so a group of
+/// hooks built once can be registered anywhere at no cost per event.
+///
 /// Each hook's `observes` is read once, when it is pushed; a hook is never called for a kind
 /// it does not observe, and an event no hook observes is not even built. A hook that answers
 /// a kind with the trait's defaults alone (it implements neither that kind's method nor
@@ -34,9 +39,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// stops calling it for that kind.
 #[derive(Clone, Default)]
 pub struct HookStack {
-    hooks: Vec<Member>,
+    hooks: Vec<Arc<Held>>,
     /// For each event kind, the hooks that observe it, in registration order.
-    observers: Vec<Vec<Member>>,
+    observers: Vec<Vec<Arc<Held>>>,
     /// The kinds found to have no observer left to call, or one always called (see
     /// [`Known`]).
     known: Known,
@@ -101,7 +106,7 @@ impl std::fmt::Debug for HookStack {
 /// known to answer it with the defaults alone.
 #[derive(Clone)]
 pub(crate) struct Observers<'s> {
-    members: std::slice::Iter<'s, Member>,
+    members: std::slice::Iter<'s, Arc<Held>>,
     kind: StepEventKind,
 }
 
@@ -114,15 +119,15 @@ impl Observers<'_> {
 }
 
 impl<'s> Iterator for Observers<'s> {
-    type Item = &'s Member;
+    type Item = &'s Held;
     // A loop rather than `find`: `find`'s body and closure were left out of line, at about
     // 35 instructions per event kind asked about.
     #[allow(clippy::manual_find)]
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
-        for member in &mut self.members {
-            if !member.answers_by_default(self.kind) {
-                return Some(member);
+        for held in &mut self.members {
+            if !held.answers.proven(self.kind) {
+                return Some(held);
             }
         }
         None
@@ -139,9 +144,25 @@ impl HookStack {
         }
     }
 
-    /// Adds a hook after the ones already there.
+    /// Adds a hook after the ones already there. A [`HookStack`] adds its hooks, in order.
     pub fn push<H: AgentHook>(&mut self, hook: H) {
-        self.push_member(Member::new(hook));
+        let mut slot = Some(hook);
+        let stack = (&mut slot as &mut dyn Any)
+            .downcast_mut::<Option<HookStack>>()
+            .and_then(Option::take);
+        match (stack, slot) {
+            (Some(stack), _) => {
+                for held in stack.hooks {
+                    self.push_held(held);
+                }
+            }
+            (None, Some(hook)) => self.push_held(Arc::new(Held {
+                answers: DefaultAnswers::of::<H>(),
+                hook: Box::new(hook),
+            })),
+            // The slot is emptied only when it held a stack.
+            (None, None) => {}
+        }
     }
 
     /// Adds a hook and returns the stack, for chaining.
@@ -150,7 +171,7 @@ impl HookStack {
         self
     }
 
-    /// The number of hooks.
+    /// The number of hooks (a stack pushed into this one counts as its hooks).
     pub fn len(&self) -> usize {
         self.hooks.len()
     }
@@ -162,21 +183,22 @@ impl HookStack {
 
     /// Appends the hooks of `other`, after this stack's own.
     pub fn extend(&mut self, other: &HookStack) {
-        for hook in &other.hooks {
-            self.push_member(hook.clone());
+        for held in &other.hooks {
+            self.push_held(Arc::clone(held));
         }
     }
 
-    fn push_member(&mut self, hook: Member) {
+    /// Adds a held hook, and to the observers of each kind its `observes` answers for.
+    fn push_held(&mut self, held: Arc<Held>) {
         if self.observers.is_empty() {
             self.observers = vec![Vec::new(); StepEventKind::ALL.len()];
         }
         for kind in StepEventKind::ALL {
-            if hook.observes(kind) {
-                self.observers[kind.index()].push(hook.clone());
+            if held.hook.observes(kind) {
+                self.observers[kind.index()].push(Arc::clone(&held));
             }
         }
-        self.hooks.push(hook);
+        self.hooks.push(held);
         self.known = Known::default();
     }
 
@@ -199,8 +221,8 @@ impl HookStack {
                 self.known.mark(kind, false);
                 false
             }
-            Some(member) => {
-                if member.answers_by_user(kind) {
+            Some(held) => {
+                if held.answers.by_user(kind) {
                     self.known.mark(kind, true);
                 }
                 true
@@ -220,70 +242,6 @@ impl HookStack {
             kind,
         }
     }
-}
-
-/// A member of a stack.
-#[derive(Clone)]
-pub(crate) enum Member {
-    /// A hook of a user's type.
-    Hook(Arc<Held>),
-    /// A stack registered as a hook: its members' failures pass through it as values.
-    Stack(Arc<HookStack>),
-}
-
-impl Member {
-    /// `hook` as a stack holds it.
-    pub(crate) fn new<H: AgentHook>(hook: H) -> Member {
-        let mut slot = Some(hook);
-        let stack = (&mut slot as &mut dyn Any)
-            .downcast_mut::<Option<HookStack>>()
-            .and_then(Option::take);
-        match (stack, slot) {
-            (Some(stack), _) => Member::Stack(Arc::new(stack)),
-            (None, Some(hook)) => Member::Hook(Arc::new(Held {
-                answers: DefaultAnswers::of::<H>(),
-                hook: Box::new(hook),
-            })),
-            // The slot is emptied only when it held a stack.
-            (None, None) => Member::Stack(Arc::default()),
-        }
-    }
-
-    /// [`AgentHook::observes`], read once when the member is pushed.
-    pub(crate) fn observes(&self, kind: StepEventKind) -> bool {
-        match self {
-            Member::Hook(held) => held.hook.observes(kind),
-            Member::Stack(stack) => stack.observes(kind),
-        }
-    }
-
-    /// Whether calling the member for `kind` is known to answer `Continue` without running
-    /// any code of the user's.
-    #[inline(always)]
-    fn answers_by_default(&self, kind: StepEventKind) -> bool {
-        match self {
-            Member::Hook(held) => held.answers.proven(kind),
-            Member::Stack(stack) => stack_is_silent(stack, kind),
-        }
-    }
-
-    /// Whether the member is known to be called for every event of `kind`: a hook whose own
-    /// code answers it. (A nested stack is not asked: it is rare, and asking it each time
-    /// stays correct.)
-    fn answers_by_user(&self, kind: StepEventKind) -> bool {
-        match self {
-            Member::Hook(held) => held.answers.by_user(kind),
-            Member::Stack(_) => false,
-        }
-    }
-}
-
-/// Whether a nested stack will call none of its members for `kind`. Out of line: a nested
-/// stack is rare, and this keeps the loop over a kind's observers, inlined into every rule,
-/// to a hook's one load.
-#[inline(never)]
-fn stack_is_silent(stack: &HookStack, kind: StepEventKind) -> bool {
-    !stack.observes(kind)
 }
 
 /// A hook as a stack holds it, with what its calls taught of its default answers.

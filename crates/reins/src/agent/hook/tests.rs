@@ -1,4 +1,4 @@
-//! A stack registered as a hook carries its members' panics to the run as values; a stack
+//! A stack registered as a hook adds its hooks, whose panics reach the run as values; a stack
 //! called directly lets them unwind.
 
 use super::*;
@@ -137,4 +137,43 @@ async fn a_stack_called_directly_lets_a_members_panic_unwind_as_it_was_raised() 
     let panic = std::panic::catch_unwind(AssertUnwindSafe(|| select.on_model_select(&ctx, event)))
         .unwrap_err();
     assert_eq!(panic.downcast_ref::<&str>(), Some(&"hook bug at select"));
+}
+
+/// Appends its name to a shared list at each tool dispatch, and rewrites the call's `x`
+/// argument to its own name, so a later hook can tell whose rewrite it saw.
+#[derive(Clone)]
+struct Named(&'static str, Arc<Mutex<Vec<String>>>);
+
+impl AgentHook for Named {
+    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        let Some(args) = event.tool_args_as::<serde_json::Value>() else {
+            return DispatchAction::proceed();
+        };
+        let seen = args.ok().and_then(|args| args.get("x").cloned());
+        self.1
+            .lock()
+            .unwrap()
+            .push(format!("{}<{}", self.0, seen.unwrap_or_default()));
+        DispatchAction::rewrite_tool_args(event.kind, json!({ "x": self.0 }))
+    }
+}
+
+#[tokio::test]
+async fn a_stack_pushed_into_a_stack_adds_its_hooks_in_order() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let named = |name| Named(name, Arc::clone(&seen));
+    let inner = HookStack::new().with(named("b")).with(named("c"));
+    let stack = HookStack::new()
+        .with(named("a"))
+        .with(inner)
+        .with(named("d"));
+    assert_eq!(stack.len(), 4);
+    assert!(HookStack::new().with(HookStack::new()).is_empty());
+
+    assert_eq!(agent(stack).prompt("x").await.unwrap(), "ok");
+    // One chain of four hooks, each seeing the rewrite of the one before it.
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["a<null", "b<\"a\"", "c<\"b\"", "d<\"c\""].map(String::from)
+    );
 }

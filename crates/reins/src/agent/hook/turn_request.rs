@@ -46,8 +46,8 @@ impl RequestBase for &mut CompletionRequest {
     }
 }
 
-/// A request only read (a nested stack's view of its caller's turn): copied whole, and only
-/// when one of its members patches it.
+/// A request only read (what a stack called directly as a hook sees of its caller's turn):
+/// copied whole, and only when one of its members patches it.
 impl RequestBase for &CompletionRequest {
     #[inline]
     fn request(&self) -> &CompletionRequest {

@@ -1,6 +1,7 @@
 //! Generated from the table: for every row, how a stack calls the method of a member hook
-//! and what a nested stack answers as one hook (its rule over its own members; a chained or
-//! merged event's answer is written out in `as_hook.rs`).
+//! and what a stack answers as one hook, through its own `AgentHook` methods (its rule over
+//! its members in [`Direct`] mode; a chained or merged event's answer is written out in
+//! `as_hook.rs`).
 
 use super::as_hook;
 use super::compose;
@@ -10,7 +11,7 @@ use super::events::{
     ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent, RunSettledEvent, RunStartEvent,
     TextDeltaEvent, ToolCallDeltaEvent,
 };
-use super::mode::{AsyncMethod, Mode, SyncMethod};
+use super::mode::{AsyncMethod, Direct, SyncMethod};
 use super::stack::HookStack;
 use super::step::{Flow, StepEvent};
 use super::table::{self, Method, hook_methods};
@@ -19,45 +20,42 @@ use super::{
     ModelTurnAction, ObservationAction, OutcomeAction, RunStartAction,
 };
 use futures::FutureExt;
-use futures::future::BoxFuture;
+use std::future::Future;
 
-/// A stack's answer as one hook: its rule over its members, in mode `$mode`. A chained or
+/// A stack's answer as one hook: its rule over its members, in [`Direct`] mode. A chained or
 /// merged event's answer is written out in `as_hook.rs`.
 macro_rules! stacked {
-    (async first_decision, $method:ident, $mode:ty, $stack:expr, $ctx:expr, $event:expr) => {
-        Box::pin(
-            compose::first_decision::<table::$method, $mode>(
-                $stack.observers(<table::$method as Method>::kind(&$event)),
-                $ctx,
-                $event,
-            )
-            .map(|answer| answer.map_err(<$mode>::forward)),
+    (async first_decision, $method:ident, $stack:expr, $ctx:expr, $event:expr) => {
+        compose::first_decision::<table::$method, Direct>(
+            $stack.observers(<table::$method as Method>::kind(&$event)),
+            $ctx,
+            $event,
+        )
+        .map(|answer| match answer {
+            Ok(action) => action,
+        })
+    };
+    (async everyone_observes, $method:ident, $stack:expr, $ctx:expr, $event:expr) => {
+        compose::everyone_observes::<table::$method>(
+            $stack.observers(<table::$method as Method>::kind(&$event)),
+            $ctx,
+            $event,
         )
     };
-    (async everyone_observes, $method:ident, $mode:ty, $stack:expr, $ctx:expr, $event:expr) => {
-        Box::pin(
-            compose::everyone_observes::<table::$method>(
-                $stack.observers(<table::$method as Method>::kind(&$event)),
-                $ctx,
-                $event,
-            )
-            .map(Ok),
-        )
+    (async chained, $method:ident, $stack:expr, $ctx:expr, $event:expr) => {
+        as_hook::$method::<Direct>($stack, $ctx, $event).map(|answer| match answer {
+            Ok(action) => action,
+        })
     };
-    (async chained, $method:ident, $mode:ty, $stack:expr, $ctx:expr, $event:expr) => {
-        Box::pin(
-            as_hook::$method::<$mode>($stack, $ctx, $event)
-                .map(|answer| answer.map_err(<$mode>::forward)),
-        )
+    (async merged, $method:ident, $stack:expr, $ctx:expr, $event:expr) => {
+        as_hook::$method::<Direct>($stack, $ctx, $event).map(|answer| match answer {
+            Ok(action) => action,
+        })
     };
-    (async merged, $method:ident, $mode:ty, $stack:expr, $ctx:expr, $event:expr) => {
-        Box::pin(
-            as_hook::$method::<$mode>($stack, $ctx, $event)
-                .map(|answer| answer.map_err(<$mode>::forward)),
-        )
-    };
-    (sync chained, $method:ident, $mode:ty, $stack:expr, $ctx:expr, $event:expr) => {
-        as_hook::$method::<$mode>($stack, $ctx, $event).map_err(<$mode>::forward)
+    (sync chained, $method:ident, $stack:expr, $ctx:expr, $event:expr) => {
+        match as_hook::$method::<Direct>($stack, $ctx, $event) {
+            Ok(action) => action,
+        }
     };
 }
 
@@ -73,12 +71,12 @@ macro_rules! method {
             ) -> HookFuture<'e, $action> {
                 hook.$method(ctx, event)
             }
-            fn stack<'e, G: Mode>(
+            fn stack<'e>(
                 stack: &'e HookStack,
                 ctx: &'e HookContext,
                 event: $event,
-            ) -> BoxFuture<'e, Result<$action, G::Panic>> {
-                stacked!(async $rule, $method, G, stack, ctx, event)
+            ) -> impl Future<Output = $action> + Send + 'e {
+                stacked!(async $rule, $method, stack, ctx, event)
             }
         }
     };
@@ -88,12 +86,8 @@ macro_rules! method {
             fn call<'e>(hook: &dyn ErasedHook, ctx: &HookContext, event: $event) -> $action {
                 hook.$method(ctx, event)
             }
-            fn stack<'e, G: Mode>(
-                stack: &HookStack,
-                ctx: &HookContext,
-                event: $event,
-            ) -> Result<$action, G::Panic> {
-                stacked!(sync $rule, $method, G, stack, ctx, event)
+            fn stack<'e>(stack: &HookStack, ctx: &HookContext, event: $event) -> $action {
+                stacked!(sync $rule, $method, stack, ctx, event)
             }
         }
     };
