@@ -27,6 +27,8 @@ pub mod budget;
 pub mod cache;
 pub mod fallback;
 pub mod guardrail;
+#[cfg(test)]
+mod inline_answers;
 pub mod loop_breaker;
 mod recorded;
 pub mod redaction;

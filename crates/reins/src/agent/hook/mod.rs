@@ -36,6 +36,8 @@ pub use actions::{
 pub(crate) use args_text::ArgsText;
 pub(crate) use compose::Stacked;
 pub use context::{HookContext, Scratchpad};
+#[cfg(test)]
+pub(crate) use erased::HOOK_FUTURE_BYTES;
 pub use events::{
     CompletionCallEvent, DispatchEvent, DispatchKind, EffectCall, EffectOutput,
     InvalidToolCallContext, ModelSelectEvent, ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent,

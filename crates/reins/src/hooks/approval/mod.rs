@@ -312,7 +312,9 @@ impl AgentHook for ApprovalPolicy {
                     rule: rule.clone(),
                     traits: known,
                 };
-                let (decision, asked) = self.ask(ctx, request).await;
+                // Boxed: asking holds the decider's answer and a timer, which would otherwise
+                // make every call's future too large to be held without an allocation.
+                let (decision, asked) = Box::pin(self.ask(ctx, request)).await;
                 let action = match decision {
                     Decision::Approve => DispatchAction::proceed(),
                     Decision::ApproveWithArgs(args) => {

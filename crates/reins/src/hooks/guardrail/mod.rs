@@ -34,6 +34,7 @@ use crate::message::assistant_text;
 use crate::tool::panic_message;
 use check::{ErasedCheck, FnCheck};
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
@@ -228,8 +229,15 @@ impl Guardrails {
         self
     }
 
-    /// Runs one check, turning a panic or a timeout into a trip.
-    async fn judge(&self, named: &Named, text: &str) -> Verdict {
+    /// Runs one check, turning a panic or a timeout into a trip. Boxed: the check's answer
+    /// and its timer, held in the hook's own future, would make every call's future too
+    /// large to be held without an allocation, also for the calls no check applies to.
+    fn judge<'a>(&'a self, named: &'a Named, text: &'a str) -> BoxFuture<'a, Verdict> {
+        Box::pin(self.judge_now(named, text))
+    }
+
+    /// [`judge`](Self::judge), unboxed.
+    async fn judge_now(&self, named: &Named, text: &str) -> Verdict {
         let check = named.check.check_erased(text);
         // The timer is inside the guard too: without a timer in the runtime it panics, which
         // then trips like any other failure to decide.
@@ -250,6 +258,24 @@ impl Guardrails {
                 panic_message(panic.as_ref())
             )),
         }
+    }
+
+    /// The answer checks, in order, on a final answer's text.
+    async fn check_answer(&self, ctx: &HookContext, text: String) -> ModelTurnAction {
+        for named in &self.answer {
+            match self.judge(named, &text).await {
+                Verdict::Pass => {}
+                Verdict::Reject(feedback) => return self.retry(ctx, &named.name, feedback),
+                Verdict::Trip(message) => return stop_turn(&named.name, message),
+                // Failing closed: a check that wanted the answer changed did not pass it.
+                Verdict::Rewrite(_) => {
+                    let message = "the check asked to rewrite the answer, which guardrails \
+                                   cannot do (use Verdict::Reject to ask the model again)";
+                    return stop_turn(&named.name, message.to_owned());
+                }
+            }
+        }
+        ModelTurnAction::continue_run()
     }
 
     /// Asks the model again with `feedback`, or trips once the run's retries are used up.
@@ -324,30 +350,21 @@ impl AgentHook for Guardrails {
         }
     }
 
-    async fn on_model_turn_finished(
+    // Not an `async fn`: its future would hold the whole event across the checks, when
+    // the answer's text is all they read.
+    fn on_model_turn_finished(
         &self,
         ctx: &HookContext,
         event: ModelTurnFinished<'_>,
-    ) -> ModelTurnAction {
+    ) -> impl Future<Output = ModelTurnAction> + Send {
         // The run rejects retrying a turn that called tools, so only final answers are checked.
-        if event.has_tool_calls() {
-            return ModelTurnAction::continue_run();
+        let answer = (!event.has_tool_calls()).then(|| assistant_text(event.content.iter()));
+        async move {
+            let Some(text) = answer else {
+                return ModelTurnAction::continue_run();
+            };
+            self.check_answer(ctx, text).await
         }
-        let text = assistant_text(event.content.iter());
-        for named in &self.answer {
-            match self.judge(named, &text).await {
-                Verdict::Pass => {}
-                Verdict::Reject(feedback) => return self.retry(ctx, &named.name, feedback),
-                Verdict::Trip(message) => return stop_turn(&named.name, message),
-                // Failing closed: a check that wanted the answer changed did not pass it.
-                Verdict::Rewrite(_) => {
-                    let message = "the check asked to rewrite the answer, which guardrails \
-                                   cannot do (use Verdict::Reject to ask the model again)";
-                    return stop_turn(&named.name, message.to_owned());
-                }
-            }
-        }
-        ModelTurnAction::continue_run()
     }
 
     async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
