@@ -343,7 +343,7 @@ impl ResponseSlot for &mut CompletionResponse {
     }
 }
 
-/// A response only read (what a stack registered as a hook is shown), and its members'
+/// A response only read (what a stack called directly as a hook is shown), and its members'
 /// replacement beside it: a stack copies nothing for an outcome its members keep.
 pub(crate) struct ShownResponse<'a> {
     pub shown: &'a CompletionResponse,

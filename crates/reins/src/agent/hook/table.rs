@@ -8,8 +8,8 @@
 //!   how the event reads as a [`StepEvent`] and how a [`Flow`] answer reads as the action. The
 //!   defaults of [`AgentHook`]'s typed methods are [`via_on_event`] of their row;
 //! - in `erased.rs`: `ErasedHook`, the object-safe form a [`HookStack`] holds hooks of any type
-//!   as; per row, how a stack calls a member's method, and which composition rule of
-//!   `compose.rs` a stack registered as a hook answers it with.
+//!   as; in `rows.rs`, per row, how a stack calls a member's method, and which composition
+//!   rule of `compose.rs` a stack's own `AgentHook` method answers it with.
 //!
 //! Adding an event is one row, its event and action types (with their [`StepEvent`] and
 //! [`StepEventKind`] variants), and the documented method of [`AgentHook`] whose default is

@@ -7,7 +7,7 @@ use crate::message::Message;
 
 /// A model turn's request as its hooks see and patch it, over `B`, the request the turn
 /// starts from: the run's own (`&mut CompletionRequest`, whose history the turn borrows), or
-/// one only read (`&CompletionRequest`: what a stack registered as a hook is shown).
+/// one only read (`&CompletionRequest`: what a stack called directly as a hook is shown).
 ///
 /// A run sends one request every turn, its history lent for the turn; a patch applies to
 /// that turn only, so the first patch of a turn copies the request and changes the copy
