@@ -37,6 +37,41 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// a kind with the trait's defaults alone (it implements neither that kind's method nor
 /// `on_event`) is called for it once; the stack then knows the answer is `Continue` and
 /// stops calling it for that kind.
+///
+/// ```
+/// use reins::agent::{AgentBuilder, HookStack};
+/// use reins::hooks::approval::{ApprovalPolicy, Rule};
+/// use reins::hooks::loop_breaker::LoopBreaker;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::tool_fn;
+/// use serde_json::{Value, json};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// // A policy built once, for every agent that needs it.
+/// let policy = HookStack::new()
+///     .with(ApprovalPolicy::new().rule(Rule::deny("delete_*", "deleting is not allowed")))
+///     .with(LoopBreaker::new());
+/// assert_eq!(policy.len(), 2);
+///
+/// let delete = tool_fn("delete_file", "Deletes a file.", |_: Value| async {
+///     Ok::<_, std::convert::Infallible>("deleted")
+/// });
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("delete_file", json!({ "path": "notes.txt" })),
+///     Turn::text("I may not delete it."),
+/// ]);
+/// let agent = AgentBuilder::new(model.clone())
+///     .tool(delete)
+///     .add_hook(policy.clone())
+///     .build();
+///
+/// assert_eq!(agent.prompt("Delete notes.txt").await.unwrap(), "I may not delete it.");
+/// // The call did not run: the model was told why.
+/// let told = model.requests()[1].history.last().unwrap().text();
+/// assert!(told.contains("deleting is not allowed"), "{told}");
+/// # }
+/// ```
 #[derive(Clone, Default)]
 pub struct HookStack {
     hooks: Vec<Arc<Held>>,
