@@ -337,9 +337,8 @@ impl AgentHook for ApprovalPolicy {
             asked,
             verdict,
         };
-        ctx.scratchpad().update(|records: &mut Records| {
-            records.0.insert(call_id.to_owned(), record);
-        });
+        ctx.scratchpad()
+            .update(|records: &mut Records| records.put(call_id, record));
         action
     }
 }
@@ -391,16 +390,36 @@ impl Verdict {
     }
 }
 
-/// The policy's records of the run, by reins' call id.
+/// The policy's records of the run, by reins' call id, oldest first. A list rather than a
+/// map: the record asked for is almost always the newest (an audit line written for the call
+/// just decided), found first from the end, and a list grows without rehashing.
 #[derive(Default)]
-struct Records(HashMap<String, ApprovalRecord>);
+struct Records(Vec<(String, ApprovalRecord)>);
+
+impl Records {
+    /// The newest record of `call_id`.
+    fn get(&self, call_id: &str) -> Option<&ApprovalRecord> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(id, _)| id == call_id)
+            .map(|(_, record)| record)
+    }
+
+    /// Records how `call_id` was decided. A call decided again (a rare case: its run was
+    /// resumed in this process) keeps its earlier record behind the newer one, which `get`
+    /// finds first.
+    fn put(&mut self, call_id: &str, record: ApprovalRecord) {
+        self.0.push((call_id.to_owned(), record));
+    }
+}
 
 /// How an [`ApprovalPolicy`] decided the call `internal_call_id` of this run, if a policy saw
 /// it. The records live in the run's memory only: a run resumed in another process has none
 /// for the calls decided before the pause.
 pub fn approval_record(ctx: &HookContext, internal_call_id: &str) -> Option<ApprovalRecord> {
     ctx.scratchpad()
-        .update(|records: &mut Records| records.0.get(internal_call_id).cloned())
+        .update(|records: &mut Records| records.get(internal_call_id).cloned())
 }
 
 /// Object-safe form of [`ApprovalDecider`], so the policy stores any decider.

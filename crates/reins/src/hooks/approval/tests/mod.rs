@@ -216,3 +216,20 @@ async fn records_say_how_each_call_was_decided() {
     // Another run's context has no record.
     assert_eq!(approval_record(&ctx, "t1c0"), None);
 }
+
+#[test]
+fn a_call_decided_again_reads_as_its_newest_record() {
+    let record = |verdict| ApprovalRecord {
+        rule: None,
+        asked: false,
+        verdict,
+    };
+    let mut records = Records::default();
+    records.put("t1c0", record(Verdict::Suspend));
+    records.put("t1c1", record(Verdict::Deny));
+    // Decided again once its run was resumed.
+    records.put("t1c0", record(Verdict::Allow));
+    assert_eq!(records.get("t1c0").map(|r| r.verdict), Some(Verdict::Allow));
+    assert_eq!(records.get("t1c1").map(|r| r.verdict), Some(Verdict::Deny));
+    assert_eq!(records.get("t2c0"), None);
+}
