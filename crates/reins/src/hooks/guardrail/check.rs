@@ -1,9 +1,13 @@
 //! What a check answers ([`Verdict`]), the [`Check`] trait, and the erased form the hook stores.
 
+use crate::tool::panic_message;
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
 
 /// Where a check runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -156,11 +160,36 @@ where
 
 /// Object-safe form of [`Check`], so checks of any type are stored together.
 pub(super) trait ErasedCheck: Send + Sync {
-    fn check_erased<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Verdict>;
+    /// The check's verdict on `text`, a panic or a timeout turned into a trip: one boxed
+    /// future around the check's own, its timer and the guard.
+    fn judge<'a>(&'a self, text: &'a str, timeout: Option<Duration>) -> BoxFuture<'a, Verdict>;
 }
 
 impl<C: Check> ErasedCheck for C {
-    fn check_erased<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Verdict> {
-        Box::pin(Check::check(self, text))
+    fn judge<'a>(&'a self, text: &'a str, timeout: Option<Duration>) -> BoxFuture<'a, Verdict> {
+        Box::pin(judged(Check::check(self, text), timeout))
+    }
+}
+
+/// `check`'s verdict, a panic or a timeout turned into a trip.
+async fn judged(check: impl Future<Output = Verdict>, timeout: Option<Duration>) -> Verdict {
+    // The timer is inside the guard too: without a timer in the runtime it panics, which
+    // then trips like any other failure to decide.
+    let timed = async {
+        match timeout {
+            Some(limit) => tokio::time::timeout(limit, check).await.map_err(|_| limit),
+            None => Ok(check.await),
+        }
+    };
+    match AssertUnwindSafe(timed).catch_unwind().await {
+        Ok(Ok(verdict)) => verdict,
+        Ok(Err(limit)) => Verdict::Trip(format!(
+            "the check did not answer within {} ms",
+            limit.as_millis()
+        )),
+        Err(panic) => Verdict::Trip(format!(
+            "the check panicked: {}",
+            panic_message(panic.as_ref())
+        )),
     }
 }

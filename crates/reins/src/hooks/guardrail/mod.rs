@@ -31,13 +31,10 @@ use crate::agent::{
     RunStartAction, RunStartEvent, StepEventKind,
 };
 use crate::message::assistant_text;
-use crate::tool::panic_message;
 use check::{ErasedCheck, FnCheck};
-use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -229,35 +226,12 @@ impl Guardrails {
         self
     }
 
-    /// Runs one check, turning a panic or a timeout into a trip. Boxed: the check's answer
-    /// and its timer, held in the hook's own future, would make every call's future too
-    /// large to be held without an allocation, also for the calls no check applies to.
+    /// Runs one check, turning a panic or a timeout into a trip. Boxed with what it awaits
+    /// (the check's answer, its timer), which held in the hook's own future would make every
+    /// call's future too large to be held without an allocation, also for the calls no check
+    /// applies to.
     fn judge<'a>(&'a self, named: &'a Named, text: &'a str) -> BoxFuture<'a, Verdict> {
-        Box::pin(self.judge_now(named, text))
-    }
-
-    /// [`judge`](Self::judge), unboxed.
-    async fn judge_now(&self, named: &Named, text: &str) -> Verdict {
-        let check = named.check.check_erased(text);
-        // The timer is inside the guard too: without a timer in the runtime it panics, which
-        // then trips like any other failure to decide.
-        let timed = async {
-            match self.timeout {
-                Some(limit) => tokio::time::timeout(limit, check).await.map_err(|_| limit),
-                None => Ok(check.await),
-            }
-        };
-        match AssertUnwindSafe(timed).catch_unwind().await {
-            Ok(Ok(verdict)) => verdict,
-            Ok(Err(limit)) => Verdict::Trip(format!(
-                "the check did not answer within {} ms",
-                limit.as_millis()
-            )),
-            Err(panic) => Verdict::Trip(format!(
-                "the check panicked: {}",
-                panic_message(panic.as_ref())
-            )),
-        }
+        named.check.judge(text, self.timeout)
     }
 
     /// The answer checks, in order, on a final answer's text.
