@@ -20,7 +20,7 @@ use super::links::{
     ResponseChain, SelectionChain, ShownResponse, ToolCallChain, ToolDispatchDecision,
     ToolResultChain,
 };
-use super::mode::{AsyncMethod, Mode, SyncMethod};
+use super::mode::{AsyncMethod, Direct, SyncMethod};
 use super::stack::HookStack;
 use super::step::{Flow, StepEvent};
 use super::table;
@@ -30,6 +30,7 @@ use super::{
     OutcomeTarget, RequestPatch, RunStartAction, TurnRequest,
 };
 use crate::completion::CompletionRequest;
+use std::convert::Infallible;
 
 impl AgentHook for HookStack {
     fn observes(&self, kind: StepEventKind) -> bool {
@@ -126,11 +127,11 @@ impl HookStack {
     }
 }
 
-pub(super) async fn on_run_start<G: Mode>(
+pub(super) async fn on_run_start(
     stack: &HookStack,
     ctx: &HookContext,
     event: RunStartEvent<'_>,
-) -> Result<RunStartAction, G::Error> {
+) -> Result<RunStartAction, Infallible> {
     let original = event.prompt.text();
     let hooks = stack.observers(StepEventKind::RunStart);
     let chain = PromptChain {
@@ -138,7 +139,7 @@ pub(super) async fn on_run_start<G: Mode>(
         history: event.history,
     };
     Ok(
-        match compose::chained::<table::on_run_start, G, _>(hooks, ctx, chain).await? {
+        match compose::chained::<table::on_run_start, Direct, _>(hooks, ctx, chain).await? {
             Stacked::Go(prompt) if prompt.text() == original => RunStartAction::Continue,
             Stacked::Go(prompt) => RunStartAction::Rewrite(prompt.text()),
             Stacked::Stop(reason) => RunStartAction::Stop(reason),
@@ -146,14 +147,14 @@ pub(super) async fn on_run_start<G: Mode>(
     )
 }
 
-pub(super) async fn on_completion_call<G: Mode>(
+pub(super) async fn on_completion_call(
     stack: &HookStack,
     ctx: &HookContext,
     event: CompletionCallEvent<'_>,
-) -> Result<CompletionCallAction, G::Error> {
+) -> Result<CompletionCallAction, Infallible> {
     let hooks = stack.observers(StepEventKind::CompletionCall);
     Ok(
-        match compose::merged::<table::on_completion_call, G>(hooks, ctx, event).await? {
+        match compose::merged::<table::on_completion_call, Direct>(hooks, ctx, event).await? {
             Stacked::Go(Some(patch)) => CompletionCallAction::patch(patch),
             Stacked::Go(None) => CompletionCallAction::Continue,
             Stacked::Stop(reason) => CompletionCallAction::Stop(reason),
@@ -162,11 +163,11 @@ pub(super) async fn on_completion_call<G: Mode>(
 }
 
 /// Members start from the selection the enclosing stack has made so far.
-pub(super) fn on_model_select<G: Mode>(
+pub(super) fn on_model_select(
     stack: &HookStack,
     ctx: &HookContext,
     event: ModelSelectEvent<'_>,
-) -> Result<ModelSelectionAction, G::Error> {
+) -> Result<ModelSelectionAction, Infallible> {
     let hooks = stack.observers(StepEventKind::ModelSelect);
     let chain = SelectionChain {
         event: ModelSelectEvent {
@@ -176,7 +177,7 @@ pub(super) fn on_model_select<G: Mode>(
         selected: None,
     };
     Ok(
-        match compose::chained_now::<table::on_model_select, G, _>(hooks, ctx, chain)? {
+        match compose::chained_now::<table::on_model_select, Direct, _>(hooks, ctx, chain)? {
             Stacked::Go(Some(label)) => ModelSelectionAction::Select(label),
             Stacked::Go(None) => ModelSelectionAction::Continue,
             Stacked::Stop(reason) => ModelSelectionAction::Stop(reason),
@@ -184,11 +185,11 @@ pub(super) fn on_model_select<G: Mode>(
     )
 }
 
-pub(super) async fn on_dispatch<G: Mode>(
+pub(super) async fn on_dispatch(
     stack: &HookStack,
     ctx: &HookContext,
     event: DispatchEvent<'_>,
-) -> Result<DispatchAction, G::Error> {
+) -> Result<DispatchAction, Infallible> {
     let hooks = stack.observers(event.kind.dispatch_event_kind());
     Ok(match *event.target {
         DispatchTarget::Tool(_) => {
@@ -196,7 +197,7 @@ pub(super) async fn on_dispatch<G: Mode>(
                 call: event.target,
                 rewritten: None,
             };
-            match compose::chained::<table::on_dispatch, G, _>(hooks, ctx, chain).await? {
+            match compose::chained::<table::on_dispatch, Direct, _>(hooks, ctx, chain).await? {
                 ToolDispatchDecision::Proceed(Some(rewritten)) => {
                     DispatchAction::RewriteToolArgs(Box::new(rewritten.0))
                 }
@@ -220,7 +221,8 @@ pub(super) async fn on_dispatch<G: Mode>(
                 model,
                 request: &mut turn_request,
             };
-            let answer = compose::chained::<table::on_dispatch, G, _>(hooks, ctx, chain).await?;
+            let answer =
+                compose::chained::<table::on_dispatch, Direct, _>(hooks, ctx, chain).await?;
             match (answer, turn_request.into_patched()) {
                 (Stacked::Stop(reason), _) => DispatchAction::Stop(reason),
                 (Stacked::Go(Some(response)), _) => DispatchAction::Respond(response),
@@ -232,16 +234,16 @@ pub(super) async fn on_dispatch<G: Mode>(
         }
         DispatchTarget::Effect { .. } => {
             let chain = EffectDispatch(event);
-            compose::chained::<table::on_dispatch, G, _>(hooks, ctx, chain).await?
+            compose::chained::<table::on_dispatch, Direct, _>(hooks, ctx, chain).await?
         }
     })
 }
 
-pub(super) async fn on_outcome<G: Mode>(
+pub(super) async fn on_outcome(
     stack: &HookStack,
     ctx: &HookContext,
     event: OutcomeEvent<'_>,
-) -> Result<OutcomeAction, G::Error> {
+) -> Result<OutcomeAction, Infallible> {
     let hooks = stack.observers(event.kind.outcome_event_kind());
     Ok(match *event.target {
         OutcomeTarget::Tool(result) => {
@@ -249,7 +251,7 @@ pub(super) async fn on_outcome<G: Mode>(
             let chain = ToolResultChain {
                 result: &mut rewritten,
             };
-            match compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await? {
+            match compose::chained::<table::on_outcome, Direct, _>(hooks, ctx, chain).await? {
                 Stacked::Stop(reason) => OutcomeAction::Stop(reason),
                 Stacked::Go(()) if rewritten.output() == result.output() => OutcomeAction::Proceed,
                 // The members' rewrite as they left it (not its text: the output's type is
@@ -270,7 +272,8 @@ pub(super) async fn on_outcome<G: Mode>(
                 response: &mut slot,
                 replaced: false,
             };
-            let decision = compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await?;
+            let decision =
+                compose::chained::<table::on_outcome, Direct, _>(hooks, ctx, chain).await?;
             match (decision, slot.replacement) {
                 (ModelOutcome::Keep(true), Some(replacement)) => {
                     OutcomeAction::Replace(replacement)
@@ -281,12 +284,12 @@ pub(super) async fn on_outcome<G: Mode>(
         OutcomeTarget::CompletionFailed { model, error } => {
             let chain = FailureChain { model, error };
             model_outcome_action(
-                compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await?,
+                compose::chained::<table::on_outcome, Direct, _>(hooks, ctx, chain).await?,
             )
         }
         OutcomeTarget::Effect { .. } => {
             let chain = EffectOutcome(event);
-            compose::chained::<table::on_outcome, G, _>(hooks, ctx, chain).await?
+            compose::chained::<table::on_outcome, Direct, _>(hooks, ctx, chain).await?
         }
     })
 }

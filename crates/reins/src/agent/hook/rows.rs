@@ -43,17 +43,17 @@ macro_rules! stacked {
         )
     };
     (async chained, $method:ident, $stack:expr, $ctx:expr, $event:expr) => {
-        as_hook::$method::<Direct>($stack, $ctx, $event).map(|answer| match answer {
+        as_hook::$method($stack, $ctx, $event).map(|answer| match answer {
             Ok(action) => action,
         })
     };
     (async merged, $method:ident, $stack:expr, $ctx:expr, $event:expr) => {
-        as_hook::$method::<Direct>($stack, $ctx, $event).map(|answer| match answer {
+        as_hook::$method($stack, $ctx, $event).map(|answer| match answer {
             Ok(action) => action,
         })
     };
     (sync chained, $method:ident, $stack:expr, $ctx:expr, $event:expr) => {
-        match as_hook::$method::<Direct>($stack, $ctx, $event) {
+        match as_hook::$method($stack, $ctx, $event) {
             Ok(action) => action,
         }
     };

@@ -161,7 +161,8 @@ where
 /// Object-safe form of [`Check`], so checks of any type are stored together.
 pub(super) trait ErasedCheck: Send + Sync {
     /// The check's verdict on `text`, a panic or a timeout turned into a trip: one boxed
-    /// future around the check's own, its timer and the guard.
+    /// future around the check's own, its timer and the guard. (Boxed whole, so the hook's
+    /// own future, held inline by the stack, stays small also for calls no check applies to.)
     fn judge<'a>(&'a self, text: &'a str, timeout: Option<Duration>) -> BoxFuture<'a, Verdict>;
 }
 

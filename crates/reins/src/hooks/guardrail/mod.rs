@@ -32,7 +32,6 @@ use crate::agent::{
 };
 use crate::message::assistant_text;
 use check::{ErasedCheck, FnCheck};
-use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
@@ -226,18 +225,10 @@ impl Guardrails {
         self
     }
 
-    /// Runs one check, turning a panic or a timeout into a trip. Boxed with what it awaits
-    /// (the check's answer, its timer), which held in the hook's own future would make every
-    /// call's future too large to be held without an allocation, also for the calls no check
-    /// applies to.
-    fn judge<'a>(&'a self, named: &'a Named, text: &'a str) -> BoxFuture<'a, Verdict> {
-        named.check.judge(text, self.timeout)
-    }
-
     /// The answer checks, in order, on a final answer's text.
     async fn check_answer(&self, ctx: &HookContext, text: String) -> ModelTurnAction {
         for named in &self.answer {
-            match self.judge(named, &text).await {
+            match named.check.judge(&text, self.timeout).await {
                 Verdict::Pass => {}
                 Verdict::Reject(feedback) => return self.retry(ctx, &named.name, feedback),
                 Verdict::Trip(message) => return stop_turn(&named.name, message),
@@ -305,7 +296,7 @@ impl AgentHook for Guardrails {
         let mut text = event.prompt.text();
         let mut rewritten = false;
         for named in &self.input {
-            match self.judge(named, &text).await {
+            match named.check.judge(&text, self.timeout).await {
                 Verdict::Pass => {}
                 Verdict::Rewrite(replacement) => {
                     text = replacement;
@@ -355,7 +346,7 @@ impl AgentHook for Guardrails {
                 Some(text) => text,
                 None => event.tool_args().unwrap_or_default(),
             };
-            match self.judge(named, text).await {
+            match named.check.judge(text, self.timeout).await {
                 Verdict::Pass => {}
                 Verdict::Rewrite(replacement) => rewritten = Some(replacement),
                 Verdict::Reject(message) => return DispatchAction::skip(message),
