@@ -12,22 +12,38 @@ use super::guardrail::Guardrails;
 use super::loop_breaker::LoopBreaker;
 use super::redaction::Redaction;
 use super::tool_choice::ToolChoiceByTurn;
-use crate::agent::hook::HOOK_FUTURE_BYTES;
+use crate::agent::hook::{HOOK_FUTURE_BYTES, called_on_first_poll};
 use crate::agent::{
-    AgentHook, CompletionCallEvent, DispatchEvent, DispatchKind, EffectCall, EffectOutput,
-    HookContext, ModelTurnFinished, OutcomeEvent, RunSettledEvent, RunStartEvent,
+    AgentHook, CompletionCallEvent, DispatchEvent, DispatchKind, EffectCall, EffectOutput, Flow,
+    HookContext, ModelTurnFinished, OutcomeEvent, RunSettledEvent, RunStartEvent, StepEvent,
 };
 use crate::completion::{CompletionRequest, RawResponse};
 use crate::message::{AssistantContent, Message, OneOrMany};
 use serde_json::json;
 
-/// Asserts that `answer` (a hook method's future) fits inline.
-fn fits<F>(method: &str, answer: F) {
-    let size = std::mem::size_of_val(&answer);
-    assert!(
-        size <= HOOK_FUTURE_BYTES,
-        "{method}: {size} bytes, more than the {HOOK_FUTURE_BYTES} held inline"
-    );
+/// Asserts that a hook's answer to `$method` fits inline, as a stack holds it (the method
+/// called on the answer's first poll).
+macro_rules! fits {
+    ($name:expr, $hook:expr, $method:ident, $ctx:expr, $event:expr) => {{
+        let (hook, ctx, event) = (&$hook, &$ctx, $event);
+        let answer = called_on_first_poll(move || hook.$method(ctx, event));
+        let size = std::mem::size_of_val(&answer);
+        assert!(
+            size <= HOOK_FUTURE_BYTES,
+            "{}: {size} bytes, more than the {HOOK_FUTURE_BYTES} held inline",
+            $name
+        );
+    }};
+}
+
+/// Watches every step through `on_event`, and nothing else.
+struct StepViewOnly;
+
+impl AgentHook for StepViewOnly {
+    async fn on_event(&self, _ctx: &HookContext, event: StepEvent<'_>) -> Flow {
+        std::hint::black_box(event.kind());
+        Flow::Continue
+    }
 }
 
 #[test]
@@ -67,68 +83,138 @@ fn every_ready_made_hooks_answer_fits_inline() {
         turns: 1,
     };
 
+    // A hook written against the step view alone: every typed method's default holds its
+    // event and the future of the `on_event` it asks.
+    let step_view = StepViewOnly;
+    fits!(
+        "on_run_start's default",
+        step_view,
+        on_run_start,
+        ctx,
+        run_start
+    );
+    fits!(
+        "on_completion_call's default",
+        step_view,
+        on_completion_call,
+        ctx,
+        completion_call
+    );
+    fits!(
+        "on_dispatch's default",
+        step_view,
+        on_dispatch,
+        ctx,
+        dispatch
+    );
+    fits!("on_outcome's default", step_view, on_outcome, ctx, outcome);
+    fits!(
+        "on_model_turn_finished's default",
+        step_view,
+        on_model_turn_finished,
+        ctx,
+        turn
+    );
+    fits!(
+        "on_run_settled's default",
+        step_view,
+        on_run_settled,
+        ctx,
+        settled
+    );
+
     let approval = ApprovalPolicy::new();
-    fits(
+    fits!(
         "ApprovalPolicy::on_dispatch",
-        approval.on_dispatch(&ctx, dispatch),
+        approval,
+        on_dispatch,
+        ctx,
+        dispatch
     );
 
     let audit = AuditLog::new(std::io::sink());
-    fits("AuditLog::on_dispatch", audit.on_dispatch(&ctx, dispatch));
-    fits("AuditLog::on_outcome", audit.on_outcome(&ctx, outcome));
-    fits(
+    fits!("AuditLog::on_dispatch", audit, on_dispatch, ctx, dispatch);
+    fits!("AuditLog::on_outcome", audit, on_outcome, ctx, outcome);
+    fits!(
         "AuditLog::on_run_settled",
-        audit.on_run_settled(&ctx, settled),
+        audit,
+        on_run_settled,
+        ctx,
+        settled
     );
 
     let budget = Budget::new();
-    fits("Budget::on_run_start", budget.on_run_start(&ctx, run_start));
-    fits("Budget::on_dispatch", budget.on_dispatch(&ctx, dispatch));
-    fits("Budget::on_outcome", budget.on_outcome(&ctx, outcome));
+    fits!("Budget::on_run_start", budget, on_run_start, ctx, run_start);
+    fits!("Budget::on_dispatch", budget, on_dispatch, ctx, dispatch);
+    fits!("Budget::on_outcome", budget, on_outcome, ctx, outcome);
 
     let cache = ResponseCache::in_memory();
-    fits(
+    fits!(
         "ResponseCache::on_dispatch",
-        cache.on_dispatch(&ctx, dispatch),
+        cache,
+        on_dispatch,
+        ctx,
+        dispatch
     );
-    fits("ResponseCache::on_outcome", cache.on_outcome(&ctx, outcome));
+    fits!("ResponseCache::on_outcome", cache, on_outcome, ctx, outcome);
 
     let fallback = ModelFallback::new(["backup"]);
-    fits(
+    fits!(
         "ModelFallback::on_outcome",
-        fallback.on_outcome(&ctx, outcome),
+        fallback,
+        on_outcome,
+        ctx,
+        outcome
     );
 
     let guardrails = Guardrails::new();
-    fits(
+    fits!(
         "Guardrails::on_run_start",
-        guardrails.on_run_start(&ctx, run_start),
+        guardrails,
+        on_run_start,
+        ctx,
+        run_start
     );
-    fits(
+    fits!(
         "Guardrails::on_model_turn_finished",
-        guardrails.on_model_turn_finished(&ctx, turn),
+        guardrails,
+        on_model_turn_finished,
+        ctx,
+        turn
     );
-    fits(
+    fits!(
         "Guardrails::on_dispatch",
-        guardrails.on_dispatch(&ctx, dispatch),
+        guardrails,
+        on_dispatch,
+        ctx,
+        dispatch
     );
 
     let loop_breaker = LoopBreaker::new();
-    fits(
+    fits!(
         "LoopBreaker::on_dispatch",
-        loop_breaker.on_dispatch(&ctx, dispatch),
+        loop_breaker,
+        on_dispatch,
+        ctx,
+        dispatch
     );
 
     let redaction = Redaction::new();
-    fits(
+    fits!(
         "Redaction::on_dispatch",
-        redaction.on_dispatch(&ctx, dispatch),
+        redaction,
+        on_dispatch,
+        ctx,
+        dispatch
     );
-    fits("Redaction::on_outcome", redaction.on_outcome(&ctx, outcome));
+    fits!("Redaction::on_outcome", redaction, on_outcome, ctx, outcome);
 
     let tool_choice = ToolChoiceByTurn::new();
-    fits(
+    fits!(
         "ToolChoiceByTurn::on_completion_call",
-        tool_choice.on_completion_call(&ctx, completion_call),
+        tool_choice,
+        on_completion_call,
+        ctx,
+        completion_call
     );
 }

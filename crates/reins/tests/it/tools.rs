@@ -321,3 +321,73 @@ async fn a_panicking_settled_hook_does_not_hide_the_answer() {
         .build();
     assert_eq!(agent.prompt("x").await.unwrap(), "answer");
 }
+
+/// Written as plain `fn`s returning a future, and panicking before they return it, on the
+/// events of `self.0`.
+struct PanicsBeforeItsFuture(StepEventKind);
+
+impl PanicsBeforeItsFuture {
+    fn check(&self, kind: StepEventKind) {
+        if kind == self.0 {
+            panic!("hook bug before its future, at {kind:?}");
+        }
+    }
+}
+
+impl AgentHook for PanicsBeforeItsFuture {
+    fn on_run_start(
+        &self,
+        _ctx: &HookContext,
+        _event: RunStartEvent<'_>,
+    ) -> impl std::future::Future<Output = RunStartAction> + Send {
+        self.check(StepEventKind::RunStart);
+        async { RunStartAction::continue_run() }
+    }
+
+    fn on_dispatch(
+        &self,
+        _ctx: &HookContext,
+        event: DispatchEvent<'_>,
+    ) -> impl std::future::Future<Output = DispatchAction> + Send {
+        self.check(event.kind.dispatch_event_kind());
+        async { DispatchAction::proceed() }
+    }
+
+    fn on_outcome(
+        &self,
+        _ctx: &HookContext,
+        event: OutcomeEvent<'_>,
+    ) -> impl std::future::Future<Output = OutcomeAction> + Send {
+        self.check(event.kind.outcome_event_kind());
+        async { OutcomeAction::proceed() }
+    }
+}
+
+#[tokio::test]
+async fn a_hook_panicking_before_it_returns_its_future_ends_the_run_with_a_classified_error() {
+    for kind in [
+        StepEventKind::RunStart,
+        StepEventKind::CompletionDispatch,
+        StepEventKind::CompletionOutcome,
+        StepEventKind::ToolDispatch,
+        StepEventKind::ToolOutcome,
+    ] {
+        let model = ScriptedModel::new([Turn::tool_call("meta", json!({})), Turn::text("ok")]);
+        let tool = tool_fn("meta", "x", |_: serde_json::Value| async {
+            Ok::<_, std::convert::Infallible>(1)
+        });
+        let agent = AgentBuilder::new(model)
+            .tool(tool)
+            .add_hook(PanicsBeforeItsFuture(kind))
+            .build();
+        let error = agent.prompt("x").await.unwrap_err();
+        let PromptError::HookPanicked { event, message, .. } = error else {
+            panic!("{kind:?}: expected HookPanicked, got {error:?}");
+        };
+        assert_eq!(event, kind);
+        assert!(
+            message.starts_with("hook bug before its future"),
+            "{message}"
+        );
+    }
+}

@@ -37,7 +37,7 @@ pub(crate) use args_text::ArgsText;
 pub(crate) use compose::Stacked;
 pub use context::{HookContext, Scratchpad};
 #[cfg(test)]
-pub(crate) use erased::HOOK_FUTURE_BYTES;
+pub(crate) use erased::{HOOK_FUTURE_BYTES, called_on_first_poll};
 pub use events::{
     CompletionCallEvent, DispatchEvent, DispatchKind, EffectCall, EffectOutput,
     InvalidToolCallContext, ModelSelectEvent, ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent,
