@@ -146,7 +146,7 @@ where
         for hook in &mut hooks {
             match member_answer!(M, G, hook, kind, ctx, event) {
                 Ok(action) if action.decides() => return Ok(action),
-                Ok(_) => {}
+                Ok(action) => action.set_aside(),
                 Err(panic) => return Err(G::failure(kind, panic)),
             }
         }
@@ -241,6 +241,10 @@ pub(crate) trait Decision {
     fn undecided() -> Self;
     /// Whether this answer decides (later hooks are then not called).
     fn decides(&self) -> bool;
+    /// Drops an answer that did not decide; one that owns nothing (`Continue`, `None`) is
+    /// forgotten, since dropping it would run the type's whole drop glue, out of line, on
+    /// every answer of every hook.
+    fn set_aside(self);
 }
 
 impl Decision for ModelTurnAction {
@@ -251,6 +255,12 @@ impl Decision for ModelTurnAction {
     #[inline]
     fn decides(&self) -> bool {
         !matches!(self, ModelTurnAction::Continue)
+    }
+    #[inline]
+    fn set_aside(self) {
+        if let ModelTurnAction::Continue = self {
+            std::mem::forget(self);
+        }
     }
 }
 
@@ -263,6 +273,12 @@ impl Decision for Option<InvalidToolCallAction> {
     fn decides(&self) -> bool {
         self.is_some()
     }
+    #[inline]
+    fn set_aside(self) {
+        if self.is_none() {
+            std::mem::forget(self);
+        }
+    }
 }
 
 impl Decision for ObservationAction {
@@ -273,6 +289,12 @@ impl Decision for ObservationAction {
     #[inline]
     fn decides(&self) -> bool {
         matches!(self, ObservationAction::Stop(_))
+    }
+    #[inline]
+    fn set_aside(self) {
+        if let ObservationAction::Continue = self {
+            std::mem::forget(self);
+        }
     }
 }
 
@@ -285,5 +307,11 @@ impl Decision for Flow {
     #[inline]
     fn decides(&self) -> bool {
         matches!(self, Flow::Terminate(_))
+    }
+    #[inline]
+    fn set_aside(self) {
+        if let Flow::Continue = self {
+            std::mem::forget(self);
+        }
     }
 }

@@ -218,9 +218,12 @@ impl HookStack {
         event: StepEvent<'e>,
     ) -> impl Future<Output = Result<Stacked<()>, HookFailure>> {
         self.decide::<table::on_event>(ctx, event).map(|answer| {
-            answer.map(|flow| match flow {
-                Flow::Terminate(reason) => Stacked::Stop(reason.into()),
-                _ => Stacked::Go(()),
+            answer.map(|flow| {
+                if let Flow::Terminate(reason) = flow {
+                    return Stacked::Stop(reason.into());
+                }
+                flow.set_aside();
+                Stacked::Go(())
             })
         })
     }

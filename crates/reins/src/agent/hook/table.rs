@@ -188,7 +188,7 @@ pub(crate) trait StepView: Method {
 /// state machine.)
 #[allow(clippy::manual_async_fn)]
 #[inline]
-pub(crate) fn via_on_event<M: StepView, H: AgentHook + ?Sized>(
+pub(crate) fn via_on_event<M: StepView<Action: Continued>, H: AgentHook + ?Sized>(
     hook: &H,
     ctx: &HookContext,
     event: M::Event<'_>,
@@ -201,6 +201,12 @@ pub(crate) fn via_on_event<M: StepView, H: AgentHook + ?Sized>(
             Some(step) => {
                 let flow = hook.on_event(ctx, step).await;
                 defaults::answered_via_on_event(defaults::type_id::<H>(), M::kind(&event));
+                // The usual answer, read without running `Flow`'s drop glue (out of line)
+                // on it.
+                if let Flow::Continue = flow {
+                    std::mem::forget(flow);
+                    return M::Action::continued();
+                }
                 M::action(flow, &event)
             }
             None => {
@@ -253,6 +259,67 @@ macro_rules! rows {
 }
 
 hook_methods!(rows);
+
+/// What a typed method answers when `on_event` answers [`Flow::Continue`] for it: go on.
+pub(crate) trait Continued {
+    /// The answer that lets the run go on.
+    fn continued() -> Self;
+}
+
+impl Continued for RunStartAction {
+    #[inline]
+    fn continued() -> Self {
+        RunStartAction::Continue
+    }
+}
+
+impl Continued for CompletionCallAction {
+    #[inline]
+    fn continued() -> Self {
+        CompletionCallAction::Continue
+    }
+}
+
+impl Continued for ModelTurnAction {
+    #[inline]
+    fn continued() -> Self {
+        ModelTurnAction::Continue
+    }
+}
+
+/// No decision: the run's own handling of an invalid call applies.
+impl Continued for Option<InvalidToolCallAction> {
+    #[inline]
+    fn continued() -> Self {
+        None
+    }
+}
+
+impl Continued for DispatchAction {
+    #[inline]
+    fn continued() -> Self {
+        DispatchAction::Proceed
+    }
+}
+
+impl Continued for OutcomeAction {
+    #[inline]
+    fn continued() -> Self {
+        OutcomeAction::Proceed
+    }
+}
+
+impl Continued for ObservationAction {
+    #[inline]
+    fn continued() -> Self {
+        ObservationAction::Continue
+    }
+}
+
+impl Continued for () {
+    #[inline]
+    fn continued() -> Self {}
+}
 
 /// A dispatch in the step view: `CompletionDispatch`, `ToolCall` or `EffectDispatch`.
 #[inline]
