@@ -127,7 +127,17 @@ impl<'a> ToolResult<'a> {
     /// output a hook rewrote.
     #[inline(always)]
     pub(crate) fn into_shown(self) -> Option<ToolOutput> {
-        match (self.written.into_inner(), self.output) {
+        let ToolResult {
+            call,
+            output,
+            written,
+        } = self;
+        // The run's own result lends its call, which owns nothing: forgotten rather than
+        // dropped through the enum's drop glue, out of line, once a tool call.
+        if let Call::Lent(_) = call {
+            std::mem::forget(call);
+        }
+        match (written.into_inner(), output) {
             (Some(text), _) => Some(ToolOutput::Text(text)),
             (None, Cow::Owned(output)) => Some(output),
             (None, Cow::Borrowed(_)) => None,
