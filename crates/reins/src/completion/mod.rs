@@ -115,18 +115,21 @@ pub(crate) trait DynCompletionModel: Send + Sync {
     fn provider_name(&self) -> Option<&str>;
 }
 
+/// The model's methods are called when their boxed future is first polled, not here: a
+/// method written as a plain `fn` returning a future runs code before it returns, and the run
+/// catches a model's panic around the polls of its call (failing the turn with an error).
 impl<M: CompletionModel> DynCompletionModel for M {
     fn completion<'a>(
         &'a self,
         request: &'a CompletionRequest,
     ) -> BoxFuture<'a, Result<CompletionResponse, CompletionError>> {
-        Box::pin(CompletionModel::completion(self, request))
+        Box::pin(async move { CompletionModel::completion(self, request).await })
     }
     fn stream<'a>(
         &'a self,
         request: &'a CompletionRequest,
     ) -> BoxFuture<'a, Result<CompletionStream, CompletionError>> {
-        Box::pin(CompletionModel::stream(self, request))
+        Box::pin(async move { CompletionModel::stream(self, request).await })
     }
     fn supports_native_output(&self) -> bool {
         CompletionModel::supports_native_output(self)

@@ -96,3 +96,45 @@ async fn a_model_panicking_mid_stream_fails_the_run_after_what_it_streamed() {
     };
     assert_model_panic(error, "the model broke mid-stream");
 }
+
+/// A model written with plain `fn`s returning futures, which panics before it returns one.
+struct PanicsBeforeItsFuture;
+
+impl CompletionModel for PanicsBeforeItsFuture {
+    fn completion(
+        &self,
+        _request: &CompletionRequest,
+    ) -> impl std::future::Future<Output = Result<CompletionResponse, CompletionError>> + Send {
+        panic!("the model broke before answering");
+        #[allow(unreachable_code)]
+        async {
+            Err(CompletionError::Transport("unreachable".into()))
+        }
+    }
+
+    fn stream(
+        &self,
+        _request: &CompletionRequest,
+    ) -> impl std::future::Future<Output = Result<CompletionStream, CompletionError>> + Send {
+        panic!("the model broke before opening its stream");
+        #[allow(unreachable_code)]
+        async {
+            Err(CompletionError::Transport("unreachable".into()))
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_model_panicking_before_it_returns_its_future_fails_the_run() {
+    let agent = AgentBuilder::new(PanicsBeforeItsFuture).build();
+    let Err(error) = agent.prompt("Go").await else {
+        panic!("the run cannot succeed");
+    };
+    assert_model_panic(&error, "the model broke before answering");
+
+    let items: Vec<_> = agent.prompt("Go").stream().collect().await;
+    let [Err(error)] = items.as_slice() else {
+        panic!("expected the error alone: {items:?}");
+    };
+    assert_model_panic(error, "the model broke before opening its stream");
+}
