@@ -168,15 +168,20 @@ pub(super) trait ErasedCheck: Send + Sync {
 
 impl<C: Check> ErasedCheck for C {
     fn judge<'a>(&'a self, text: &'a str, timeout: Option<Duration>) -> BoxFuture<'a, Verdict> {
-        Box::pin(judged(Check::check(self, text), timeout))
+        Box::pin(judged(move || Check::check(self, text), timeout))
     }
 }
 
-/// `check`'s verdict, a panic or a timeout turned into a trip.
-async fn judged(check: impl Future<Output = Verdict>, timeout: Option<Duration>) -> Verdict {
-    // The timer is inside the guard too: without a timer in the runtime it panics, which
-    // then trips like any other failure to decide.
+/// The verdict of the check `call` starts, a panic or a timeout turned into a trip.
+async fn judged<F: Future<Output = Verdict>>(
+    call: impl FnOnce() -> F,
+    timeout: Option<Duration>,
+) -> Verdict {
+    // The check is called inside the guard (a check written as a plain `fn` runs code
+    // before it returns its future), and so is the timer: without a timer in the runtime it
+    // panics, which then trips like any other failure to decide.
     let timed = async {
+        let check = call();
         match timeout {
             Some(limit) => tokio::time::timeout(limit, check).await.map_err(|_| limit),
             None => Ok(check.await),

@@ -279,6 +279,10 @@ async fn panicking_failing_and_hanging_checks_trip() {
             "the check failed: classifier unreachable",
         ),
         (hanging, "the check did not answer within 20 ms"),
+        (
+            Guardrails::new().input("panics early", PanicsBeforeItsFuture),
+            "the check panicked: broke before its future",
+        ),
     ];
     for (guard, message) in cases {
         let model = ScriptedModel::new([Turn::text("ok")]);
@@ -289,6 +293,17 @@ async fn panicking_failing_and_hanging_checks_trip() {
 }
 
 struct HangingCheck;
+
+/// A check written as a plain `fn` returning a future, which panics before it returns one.
+struct PanicsBeforeItsFuture;
+
+impl Check for PanicsBeforeItsFuture {
+    #[allow(unreachable_code)]
+    fn check(&self, _text: &str) -> impl Future<Output = Verdict> + Send {
+        panic!("broke before its future");
+        async { Verdict::Pass }
+    }
+}
 
 impl Check for HangingCheck {
     async fn check(&self, _text: &str) -> Verdict {
