@@ -22,11 +22,11 @@ use crate::message::{AssistantContent, Message, OneOrMany};
 use serde_json::json;
 
 /// Asserts that a hook's answer to `$method` fits inline, as a stack holds it (the method
-/// called on the answer's first poll).
+/// called on the answer's first poll, with the event it lends).
 macro_rules! fits {
     ($name:expr, $hook:expr, $method:ident, $ctx:expr, $event:expr) => {{
-        let (hook, ctx, event) = (&$hook, &$ctx, $event);
-        let answer = called_on_first_poll(move || hook.$method(ctx, event));
+        let (hook, ctx, event) = (&$hook, &$ctx, &$event);
+        let answer = called_on_first_poll(move || hook.$method(ctx, *event));
         let size = std::mem::size_of_val(&answer);
         assert!(
             size <= HOOK_FUTURE_BYTES,

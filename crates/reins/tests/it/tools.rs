@@ -391,3 +391,36 @@ async fn a_hook_panicking_before_it_returns_its_future_ends_the_run_with_a_class
         );
     }
 }
+
+/// An `on_text_delta` written as a plain `fn`, panicking before it returns its future.
+struct DeltaPanicsBeforeItsFuture;
+
+impl AgentHook for DeltaPanicsBeforeItsFuture {
+    #[allow(unreachable_code)]
+    fn on_text_delta(
+        &self,
+        _ctx: &HookContext,
+        _event: TextDeltaEvent<'_>,
+    ) -> impl std::future::Future<Output = ObservationAction> + Send {
+        panic!("delta hook bug before its future");
+        async { ObservationAction::continue_run() }
+    }
+}
+
+#[tokio::test]
+async fn a_delta_hook_panicking_before_it_returns_its_future_fails_the_streamed_run() {
+    use futures::StreamExt;
+    let agent = AgentBuilder::new(ScriptedModel::new([Turn::text("an answer")]))
+        .add_hook(DeltaPanicsBeforeItsFuture)
+        .build();
+    let items: Vec<_> = agent.prompt("x").stream().collect().await;
+    let Some(Err(error)) = items.last() else {
+        panic!("the stream ends with the run's error: {items:?}");
+    };
+    assert!(
+        error
+            .to_string()
+            .contains("delta hook bug before its future"),
+        "{error}"
+    );
+}

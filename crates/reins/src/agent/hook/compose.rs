@@ -25,12 +25,13 @@ use std::pin::pin;
 // keeps each argument twice in its state machine (the argument, and the binding its body
 // uses), and a run's futures hold these.
 
-/// A member hook's answer to the awaited method `$method` in mode `$mode`, for an event of
-/// `$kind`, awaited inside the rule that asks it. A hook's erased method writes its answer (a
-/// `HookFuture`, a few hundred bytes) straight into the rule's own state, where it is polled
-/// and dropped: a helper returning a future around it would have it copied three times on
-/// the way, once per call of every hook. The event is built in the call's arguments, not
-/// bound: a binding would keep a copy of it in the rule's state across the await.
+/// A member hook's answer to the awaited method `$method` in mode `$mode`, for the event
+/// `$event` lends, of `$kind`, awaited inside the rule that asks it. A hook's erased method
+/// writes its answer (a `HookFuture`, a few hundred bytes) straight into the rule's own
+/// state, where it is polled and dropped: a helper returning a future around it would have
+/// it copied three times on the way, once per call of every hook. The event is lent from
+/// where the rule keeps it, and read where the hook's method is called (on the answer's
+/// first poll, see `erased.rs`), so the answer keeps no second copy of it.
 macro_rules! member_answer {
     ($method:ty, $mode:ty, $held:expr, $kind:expr, $ctx:expr, $event:expr) => {{
         let held: &Held = $held;
@@ -61,7 +62,8 @@ where
             // (The view and the event borrow `link`, which takes the answer once the call is
             // over.)
             let view = link.view();
-            match member_answer!(M, G, hook, kind, ctx, M::event(&view)) {
+            let event = M::event(&view);
+            match member_answer!(M, G, hook, kind, ctx, &event) {
                 Ok(action) => {
                     if let ControlFlow::Break(done) = link.take(action) {
                         return Ok(done);
@@ -114,7 +116,7 @@ where
         let kind = hooks.kind();
         let mut merged = None;
         for hook in &mut hooks {
-            match member_answer!(M, G, hook, kind, ctx, event) {
+            match member_answer!(M, G, hook, kind, ctx, &event) {
                 Ok(action) => {
                     if let ControlFlow::Break(reason) = action.merge(&mut merged) {
                         return Ok(Stacked::Stop(reason));
@@ -144,7 +146,7 @@ where
     async move {
         let kind = hooks.kind();
         for hook in &mut hooks {
-            match member_answer!(M, G, hook, kind, ctx, event) {
+            match member_answer!(M, G, hook, kind, ctx, &event) {
                 Ok(action) if action.decides() => return Ok(action),
                 Ok(action) => action.set_aside(),
                 Err(panic) => return Err(G::failure(kind, panic)),
@@ -165,7 +167,7 @@ pub(crate) fn everyone_observes<'e, M: AsyncMethod<Action = ()>>(
     async move {
         let kind = hooks.kind();
         for hook in &mut hooks {
-            if let Err(panic) = member_answer!(M, Caught, hook, kind, ctx, event) {
+            if let Err(panic) = member_answer!(M, Caught, hook, kind, ctx, &event) {
                 let failure = Caught::failure(kind, panic);
                 tracing::error!(message = %failure.message, "a hook panicked in {}", M::NAME);
             }

@@ -22,21 +22,78 @@ use std::future::Future;
 
 /// The room a hook's future gets inline in a [`HookFuture`]; a larger one is boxed. Large
 /// enough for a typed method's default, which holds its event and the future of the
-/// `on_event` it asks (a hook written against the step view: up to 320 bytes with the call's
-/// arguments that [`called_on_first_poll`] keeps, `on_model_turn_finished`'s in a debug
-/// build), for a typed method's future that awaits little (the event, the hook and the
-/// context are borrowed), or for one timer (tokio's `Sleep`, about 120 bytes: a hook that
+/// `on_event` it asks (a hook written against the step view: up to 256 bytes with what
+/// [`called_on_first_poll`] keeps until it calls the method, `on_model_turn_finished`'s in a
+/// debug build), for a typed method's future that awaits little (the event, the hook and
+/// the context are borrowed), or for one timer (tokio's `Sleep`, about 120 bytes: a hook that
 /// paces or delays calls). The answer is built in place, so the size costs no instructions
 /// on the hot path, only room in the run's future.
-pub(crate) const HOOK_FUTURE_BYTES: usize = 384;
+pub(crate) const HOOK_FUTURE_BYTES: usize = 320;
 
 /// A hook's answer to an awaited method, its future held inline when it fits.
 pub(crate) type HookFuture<'e, A> = StackFuture<'e, A, HOOK_FUTURE_BYTES>;
 
-/// The answer type of a row's object-safe form.
-macro_rules! answer {
-    (async, $lifetime:lifetime, $output:ty) => { HookFuture<$lifetime, $output> };
-    (sync, $lifetime:lifetime, $output:ty) => { $output };
+/// A row's method in its object-safe form, declared. An awaited method's event is lent: the
+/// answer reads it on its first poll (see [`called_on_first_poll`]), from where the rule
+/// keeps it.
+macro_rules! erased_declaration {
+    (async, $method:ident, $event:ty, $action:ty) => {
+        fn $method<'s, 'e: 's>(
+            &'s self,
+            ctx: &'s HookContext,
+            event: &'s $event,
+        ) -> HookFuture<'s, $action>;
+    };
+    (sync, $method:ident, $event:ty, $action:ty) => {
+        fn $method<'e>(&'e self, ctx: &'e HookContext, event: $event) -> $action;
+    };
+}
+
+/// A row's method in its object-safe form, for a hook of type `H`: called on the answer's
+/// first poll, but for the deltas of a streamed turn.
+///
+/// A delta hook is called for every token, and a call made on the first poll reads the
+/// event just after the run wrote it: the read's wide loads cannot take the narrow stores'
+/// data before it reaches the cache, which cost a streamed delta 2.5 ns (about 5%). Its
+/// method is called here instead; a delta hook runs only inside a streamed
+/// turn, which catches a panic anywhere in its polls, so code a delta method runs before it
+/// returns its future still cannot unwind into the caller (its panic fails the turn as the
+/// model's would).
+macro_rules! erased_method {
+    (async, on_text_delta, $event:ty, $action:ty) => {
+        erased_method!(async now, on_text_delta, $event, $action);
+    };
+    (async, on_reasoning_delta, $event:ty, $action:ty) => {
+        erased_method!(async now, on_reasoning_delta, $event, $action);
+    };
+    (async, on_tool_call_delta, $event:ty, $action:ty) => {
+        erased_method!(async now, on_tool_call_delta, $event, $action);
+    };
+    (async now, $method:ident, $event:ty, $action:ty) => {
+        fn $method<'s, 'e: 's>(
+            &'s self,
+            ctx: &'s HookContext,
+            event: &'s $event,
+        ) -> HookFuture<'s, $action> {
+            StackFuture::from_or_box(AgentHook::$method(self, ctx, *event))
+        }
+    };
+    (async, $method:ident, $event:ty, $action:ty) => {
+        fn $method<'s, 'e: 's>(
+            &'s self,
+            ctx: &'s HookContext,
+            event: &'s $event,
+        ) -> HookFuture<'s, $action> {
+            StackFuture::from_or_box(called_on_first_poll(move || {
+                AgentHook::$method(self, ctx, *event)
+            }))
+        }
+    };
+    (sync, $method:ident, $event:ty, $action:ty) => {
+        fn $method<'e>(&'e self, ctx: &'e HookContext, event: $event) -> $action {
+            AgentHook::$method(self, ctx, event)
+        }
+    };
 }
 
 /// A hook's answer to an awaited method, the method called on the answer's first poll.
@@ -55,16 +112,6 @@ pub(crate) fn called_on_first_poll<F: Future>(
     async move { call().await }
 }
 
-/// A typed hook's answer in its object-safe form.
-macro_rules! boxed {
-    (async, $answer:expr) => {
-        StackFuture::from_or_box(called_on_first_poll(move || $answer))
-    };
-    (sync, $answer:expr) => {
-        $answer
-    };
-}
-
 /// Generates [`ErasedHook`] and its implementation for every [`AgentHook`].
 macro_rules! object_safe_forms {
     ($(
@@ -76,26 +123,15 @@ macro_rules! object_safe_forms {
         /// The object-safe form of [`AgentHook`], so hooks of any type are held together.
         pub(crate) trait ErasedHook: Send + Sync {
             fn observes(&self, kind: StepEventKind) -> bool;
-            $(fn $method<'e>(
-                &'e self,
-                ctx: &'e HookContext,
-                event: $event,
-            ) -> answer!($run, 'e, $action);)*
+            $(erased_declaration!($run, $method, $event, $action);)*
         }
 
         impl<H: AgentHook> ErasedHook for H {
             fn observes(&self, kind: StepEventKind) -> bool {
                 AgentHook::observes(self, kind)
             }
-            $(fn $method<'e>(
-                &'e self,
-                ctx: &'e HookContext,
-                event: $event,
-            ) -> answer!($run, 'e, $action) {
-                boxed!($run, AgentHook::$method(self, ctx, event))
-            })*
+            $(erased_method!($run, $method, $event, $action);)*
         }
-
     };
 }
 

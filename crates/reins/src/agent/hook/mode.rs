@@ -162,12 +162,12 @@ pub(crate) fn learning<'h, M: Method>(held: &'h Held, kind: StepEventKind) -> Op
 
 /// A row whose method is awaited.
 pub(crate) trait AsyncMethod: Method {
-    /// The method of a hook of any type.
-    fn call<'e>(
-        hook: &'e dyn ErasedHook,
-        ctx: &'e HookContext,
-        event: Self::Event<'e>,
-    ) -> HookFuture<'e, Self::Action>;
+    /// The method of a hook of any type, answering the event `event` lends.
+    fn call<'s, 'e: 's>(
+        hook: &'s dyn ErasedHook,
+        ctx: &'s HookContext,
+        event: &'s Self::Event<'e>,
+    ) -> HookFuture<'s, Self::Action>;
     /// A stack's answer as one hook (its own `AgentHook` method): its rule over its members,
     /// called in [`Direct`] mode.
     fn stack<'e>(

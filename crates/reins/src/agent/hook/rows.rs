@@ -64,11 +64,11 @@ macro_rules! method {
     (async $rule:ident, $method:ident, $event:ty, $action:ty) => {
         impl AsyncMethod for table::$method {
             #[inline(always)]
-            fn call<'e>(
-                hook: &'e dyn ErasedHook,
-                ctx: &'e HookContext,
-                event: $event,
-            ) -> HookFuture<'e, $action> {
+            fn call<'s, 'e: 's>(
+                hook: &'s dyn ErasedHook,
+                ctx: &'s HookContext,
+                event: &'s $event,
+            ) -> HookFuture<'s, $action> {
                 hook.$method(ctx, event)
             }
             fn stack<'e>(
