@@ -63,6 +63,13 @@ use table::via_on_event;
 /// [`HookStack`] documents. A hook must be `Send + Sync`: with `tool_concurrency > 1` its
 /// methods run concurrently for the calls of one turn.
 ///
+/// A hook that panics ends the run with
+/// [`PromptError::HookPanicked`](crate::agent::PromptError::HookPanicked), naming the event;
+/// the panic never unwinds into the caller's task. That holds for a method written as a plain
+/// `fn` returning a future too, including the code it runs before it returns the future
+/// (a delta method's panic there fails the streamed turn instead). A panic in
+/// `on_run_settled` is logged, and the run's answer stands.
+///
 /// ```
 /// use reins::agent::{AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext};
 /// use reins::agent::{OutcomeAction, OutcomeEvent};
