@@ -279,6 +279,25 @@ impl AgentHook for Panics {
     }
 }
 
+/// The event, message and history of the `HookPanicked` error that ends a run of one tool
+/// call with `hook` registered.
+async fn hook_panic(hook: impl AgentHook) -> (StepEventKind, String, Vec<Message>) {
+    let model = ScriptedModel::new([Turn::tool_call("meta", json!({})), Turn::text("ok")]);
+    let tool = tool_fn("meta", "x", |_: serde_json::Value| async {
+        Ok::<_, std::convert::Infallible>(1)
+    });
+    let agent = AgentBuilder::new(model).tool(tool).add_hook(hook).build();
+    match agent.prompt("x").await {
+        Err(PromptError::HookPanicked {
+            event,
+            message,
+            history,
+            ..
+        }) => (event, message, history),
+        other => panic!("expected HookPanicked, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn a_panicking_hook_ends_the_run_with_a_classified_error() {
     for kind in [
@@ -290,24 +309,7 @@ async fn a_panicking_hook_ends_the_run_with_a_classified_error() {
         StepEventKind::ToolDispatch,
         StepEventKind::ToolOutcome,
     ] {
-        let model = ScriptedModel::new([Turn::tool_call("meta", json!({})), Turn::text("ok")]);
-        let tool = tool_fn("meta", "x", |_: serde_json::Value| async {
-            Ok::<_, std::convert::Infallible>(1)
-        });
-        let agent = AgentBuilder::new(model)
-            .tool(tool)
-            .add_hook(Panics(kind))
-            .build();
-        let error = agent.prompt("x").await.unwrap_err();
-        let PromptError::HookPanicked {
-            event,
-            message,
-            history,
-            ..
-        } = error
-        else {
-            panic!("{kind:?}: expected HookPanicked, got {error:?}");
-        };
+        let (event, message, history) = hook_panic(Panics(kind)).await;
         assert_eq!(event, kind);
         assert!(message.starts_with("hook bug"), "{message}");
         assert!(!history.is_empty(), "{kind:?}");
@@ -372,18 +374,7 @@ async fn a_hook_panicking_before_it_returns_its_future_ends_the_run_with_a_class
         StepEventKind::ToolDispatch,
         StepEventKind::ToolOutcome,
     ] {
-        let model = ScriptedModel::new([Turn::tool_call("meta", json!({})), Turn::text("ok")]);
-        let tool = tool_fn("meta", "x", |_: serde_json::Value| async {
-            Ok::<_, std::convert::Infallible>(1)
-        });
-        let agent = AgentBuilder::new(model)
-            .tool(tool)
-            .add_hook(PanicsBeforeItsFuture(kind))
-            .build();
-        let error = agent.prompt("x").await.unwrap_err();
-        let PromptError::HookPanicked { event, message, .. } = error else {
-            panic!("{kind:?}: expected HookPanicked, got {error:?}");
-        };
+        let (event, message, _) = hook_panic(PanicsBeforeItsFuture(kind)).await;
         assert_eq!(event, kind);
         assert!(
             message.starts_with("hook bug before its future"),

@@ -266,59 +266,28 @@ pub(crate) trait Continued {
     fn continued() -> Self;
 }
 
-impl Continued for RunStartAction {
-    #[inline]
-    fn continued() -> Self {
-        RunStartAction::Continue
-    }
+/// Implements [`Continued`] for each action type, with its go-on answer.
+macro_rules! continued {
+    ($($action:ty => $answer:expr;)*) => {$(
+        impl Continued for $action {
+            #[inline]
+            fn continued() -> Self {
+                $answer
+            }
+        }
+    )*};
 }
 
-impl Continued for CompletionCallAction {
-    #[inline]
-    fn continued() -> Self {
-        CompletionCallAction::Continue
-    }
-}
-
-impl Continued for ModelTurnAction {
-    #[inline]
-    fn continued() -> Self {
-        ModelTurnAction::Continue
-    }
-}
-
-/// No decision: the run's own handling of an invalid call applies.
-impl Continued for Option<InvalidToolCallAction> {
-    #[inline]
-    fn continued() -> Self {
-        None
-    }
-}
-
-impl Continued for DispatchAction {
-    #[inline]
-    fn continued() -> Self {
-        DispatchAction::Proceed
-    }
-}
-
-impl Continued for OutcomeAction {
-    #[inline]
-    fn continued() -> Self {
-        OutcomeAction::Proceed
-    }
-}
-
-impl Continued for ObservationAction {
-    #[inline]
-    fn continued() -> Self {
-        ObservationAction::Continue
-    }
-}
-
-impl Continued for () {
-    #[inline]
-    fn continued() -> Self {}
+continued! {
+    RunStartAction => RunStartAction::Continue;
+    CompletionCallAction => CompletionCallAction::Continue;
+    ModelTurnAction => ModelTurnAction::Continue;
+    // No decision: the run's own handling of an invalid call applies.
+    Option<InvalidToolCallAction> => None;
+    DispatchAction => DispatchAction::Proceed;
+    OutcomeAction => OutcomeAction::Proceed;
+    ObservationAction => ObservationAction::Continue;
+    () => ();
 }
 
 /// A dispatch in the step view: `CompletionDispatch`, `ToolCall` or `EffectDispatch`.
