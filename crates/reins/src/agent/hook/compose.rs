@@ -10,7 +10,7 @@
 use super::mode::{self, AsyncMethod, Caught, Mode, SyncMethod};
 use super::stack::{Held, Observers};
 use super::step::Flow;
-use super::table::Method;
+use super::table::{Continued, Method};
 use super::{
     CompletionCallAction, HookContext, InvalidToolCallAction, ModelTurnAction, ObservationAction,
     RequestPatch,
@@ -152,7 +152,7 @@ where
                 Err(panic) => return Err(G::failure(kind, panic)),
             }
         }
-        Ok(M::Action::undecided())
+        Ok(M::Action::continued())
     }
 }
 
@@ -237,10 +237,9 @@ impl Merge for CompletionCallAction {
     }
 }
 
-/// An answer to a first-decision event.
-pub(crate) trait Decision {
-    /// The answer when no hook decides.
-    fn undecided() -> Self;
+/// An answer to a first-decision event; when no hook decides, the answer is its
+/// [`Continued`] one.
+pub(crate) trait Decision: Continued {
     /// Whether this answer decides (later hooks are then not called).
     fn decides(&self) -> bool;
     /// Drops an answer that did not decide; one that owns nothing (`Continue`, `None`) is
@@ -250,10 +249,6 @@ pub(crate) trait Decision {
 }
 
 impl Decision for ModelTurnAction {
-    #[inline]
-    fn undecided() -> Self {
-        ModelTurnAction::Continue
-    }
     #[inline]
     fn decides(&self) -> bool {
         !matches!(self, ModelTurnAction::Continue)
@@ -268,10 +263,6 @@ impl Decision for ModelTurnAction {
 
 impl Decision for Option<InvalidToolCallAction> {
     #[inline]
-    fn undecided() -> Self {
-        None
-    }
-    #[inline]
     fn decides(&self) -> bool {
         self.is_some()
     }
@@ -284,10 +275,6 @@ impl Decision for Option<InvalidToolCallAction> {
 }
 
 impl Decision for ObservationAction {
-    #[inline]
-    fn undecided() -> Self {
-        ObservationAction::Continue
-    }
     #[inline]
     fn decides(&self) -> bool {
         matches!(self, ObservationAction::Stop(_))
@@ -302,10 +289,6 @@ impl Decision for ObservationAction {
 
 /// In the step view, only `Terminate` decides: it is all the step-view-only events honor.
 impl Decision for Flow {
-    #[inline]
-    fn undecided() -> Self {
-        Flow::Continue
-    }
     #[inline]
     fn decides(&self) -> bool {
         matches!(self, Flow::Terminate(_))

@@ -261,6 +261,7 @@ macro_rules! rows {
 hook_methods!(rows);
 
 /// What a typed method answers when `on_event` answers [`Flow::Continue`] for it: go on.
+/// (Also what a first-decision event answers when no hook decides.)
 pub(crate) trait Continued {
     /// The answer that lets the run go on.
     fn continued() -> Self;
@@ -287,6 +288,7 @@ continued! {
     DispatchAction => DispatchAction::Proceed;
     OutcomeAction => OutcomeAction::Proceed;
     ObservationAction => ObservationAction::Continue;
+    Flow => Flow::Continue;
     () => ();
 }
 
