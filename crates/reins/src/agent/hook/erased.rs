@@ -102,8 +102,9 @@ macro_rules! erased_method {
 /// returns; a stack catches a hook's panic (and watches what its defaults reach) around each
 /// poll of its answer, so that code is caught and watched like the rest. (Catching the call
 /// where the rule makes it would copy the answer once more on its way into the rule's
-/// state: 35–50 more instructions a call, where this costs about 13. Not an `async fn`,
-/// which would keep `call` twice in its state.)
+/// state: 48–71 more instructions a call, measured on a streamed delta, where this cost
+/// about 13; see docs/PERFORMANCE.md, "Seventeenth session". Not an `async fn`, which would
+/// keep `call` twice in its state.)
 #[allow(clippy::manual_async_fn)]
 #[inline(always)]
 pub(crate) fn called_on_first_poll<F: Future>(
