@@ -1,18 +1,24 @@
 //! The object-safe form of [`RunStore`], for code that holds "some store" without a type
-//! parameter: a durable run's driver, and [`BoxedStore`].
+//! parameter: a durable run's driver, and [`BoxedStore`]. A store's panic is caught here and
+//! answered as [`StoreError::Panicked`], as a model's, a tool's or a hook's is by the run.
 
 use super::{
     BoxedStore, Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease,
     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
 };
 use crate::run::RunState;
+use crate::tool::panic_message;
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// [`RunStore`] with every future boxed, so stores of different types fit behind `dyn`. Every
-/// [`RunStore`] is one (blanket impl); each call costs one box.
+/// [`RunStore`] is one (blanket impl); each call costs one box. A panic in the store's code,
+/// in the call or any poll of its answer, is answered as [`StoreError::Panicked`].
 pub(crate) trait DynRunStore: Send + Sync + 'static {
     fn create<'a>(
         &'a self,
@@ -70,7 +76,7 @@ impl<S: RunStore> DynRunStore for S {
         state: &'a RunState,
         owner: &'a str,
     ) -> BoxFuture<'a, Result<Lease, StoreError>> {
-        Box::pin(RunStore::create(self, state, owner))
+        caught(move || RunStore::create(self, state, owner))
     }
 
     fn claim<'a>(
@@ -78,7 +84,7 @@ impl<S: RunStore> DynRunStore for S {
         run_id: &'a str,
         owner: &'a str,
     ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
-        Box::pin(RunStore::claim(self, run_id, owner))
+        caught(move || RunStore::claim(self, run_id, owner))
     }
 
     fn checkpoint<'a>(
@@ -88,18 +94,18 @@ impl<S: RunStore> DynRunStore for S {
         journal: &'a [JournalEntry],
         release: bool,
     ) -> BoxFuture<'a, Result<Lease, StoreError>> {
-        Box::pin(RunStore::checkpoint(self, lease, state, journal, release))
+        caught(move || RunStore::checkpoint(self, lease, state, journal, release))
     }
 
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<RunState, StoreError>> {
-        Box::pin(RunStore::load(self, run_id))
+        caught(move || RunStore::load(self, run_id))
     }
 
     fn journal<'a>(
         &'a self,
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<JournalEntry>, StoreError>> {
-        Box::pin(RunStore::journal(self, run_id))
+        caught(move || RunStore::journal(self, run_id))
     }
 
     fn decide<'a>(
@@ -107,21 +113,21 @@ impl<S: RunStore> DynRunStore for S {
         run_id: &'a str,
         decision: &'a Decision,
     ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
-        Box::pin(RunStore::decide(self, run_id, decision))
+        caught(move || RunStore::decide(self, run_id, decision))
     }
 
     fn decisions<'a>(
         &'a self,
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<RecordedDecision>, StoreError>> {
-        Box::pin(RunStore::decisions(self, run_id))
+        caught(move || RunStore::decisions(self, run_id))
     }
 
     fn checkpoints<'a>(
         &'a self,
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<Checkpoint>, StoreError>> {
-        Box::pin(RunStore::checkpoints(self, run_id))
+        caught(move || RunStore::checkpoints(self, run_id))
     }
 
     fn load_checkpoint<'a>(
@@ -129,36 +135,54 @@ impl<S: RunStore> DynRunStore for S {
         run_id: &'a str,
         version: i64,
     ) -> BoxFuture<'a, Result<RunState, StoreError>> {
-        Box::pin(RunStore::load_checkpoint(self, run_id, version))
+        caught(move || RunStore::load_checkpoint(self, run_id, version))
     }
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {
-        Box::pin(RunStore::list(self))
+        caught(move || RunStore::list(self))
     }
 
     fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
-        Box::pin(RunStore::list_runs(self, query))
+        caught(move || RunStore::list_runs(self, query))
     }
 
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(RunStore::delete(self, run_id))
+        caught(move || RunStore::delete(self, run_id))
     }
 
     fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>> {
-        Box::pin(RunStore::expire(self, older_than))
+        caught(move || RunStore::expire(self, older_than))
     }
 
     fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>> {
-        Box::pin(RunStore::watch_decisions(self))
+        caught(move || RunStore::watch_decisions(self))
     }
 
     fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {
-        Box::pin(RunStore::pending_approvals(self))
+        caught(move || RunStore::pending_approvals(self))
     }
 
     fn type_name(&self) -> &'static str {
         std::any::type_name::<S>()
     }
+}
+
+/// The store's answer to `call`, boxed, with the store's code inside a catch: the call itself
+/// (a method written as a plain `fn` runs code before it returns its future) and every poll.
+/// A panic is answered as [`StoreError::Panicked`] instead of unwinding into the run that
+/// asked, which then fails with that error as it would with any other of the store's.
+fn caught<'a, T, F>(call: impl FnOnce() -> F + Send + 'a) -> BoxFuture<'a, Result<T, StoreError>>
+where
+    F: Future<Output = Result<T, StoreError>> + Send + 'a,
+{
+    Box::pin(async move {
+        // The store is only borrowed (it owns its state, whatever a panic left of it), and the
+        // answer is dropped with the panic: nothing half-written is used after it.
+        AssertUnwindSafe(async move { call().await })
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| Err(StoreError::Panicked(panic_message(&*panic))))
+    })
 }
 
 impl std::fmt::Debug for dyn DynRunStore {

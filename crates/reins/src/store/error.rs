@@ -107,6 +107,11 @@ pub enum StoreError {
     /// The database failed.
     #[error("the run store failed: {0}")]
     Backend(String),
+    /// The store's own code panicked (the panic's message). Caught where a run or a
+    /// [`BoxedStore`](crate::store::BoxedStore) calls the store, so it fails the operation
+    /// instead of unwinding into the caller; what the store wrote before it is the store's.
+    #[error("the run store panicked: {0}")]
+    Panicked(String),
 }
 
 /// Why a record's format cannot be read, for [`StoreError::UnsupportedFormat`]'s message.

@@ -1,10 +1,12 @@
 use crate::run::{Entry, EntryError};
+use crate::tool::panic_message;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -154,7 +156,9 @@ impl HookContext {
     /// then serialized once per checkpoint, not once per change, and a resumed run reads it
     /// back with [`last_entry`](Self::last_entry). Between checkpoints the entries hold the
     /// value as last taken. Registering a kind again changes nothing. (`write` runs while the
-    /// scratchpad is free: it may call [`Scratchpad::update`].)
+    /// scratchpad is free: it may call [`Scratchpad::update`].) A `write` that panics is
+    /// logged, and the entry keeps the value it had: the state is taken where no hook call is
+    /// left to fail, at a checkpoint or at the run's end.
     ///
     /// ```
     /// use reins::agent::{HookContext, Scratchpad};
@@ -212,8 +216,16 @@ impl HookContext {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         for entry in deferred {
-            if let Some(value) = (entry.write)(&self.scratchpad) {
-                self.put_newest(entry.kind, value);
+            // The hook's own code: a panic in it keeps the entry as last taken (the run's
+            // state is taken at its end, where there is no hook call left to fail).
+            match catch_unwind(AssertUnwindSafe(|| (entry.write)(&self.scratchpad))) {
+                Ok(Some(value)) => self.put_newest(entry.kind, value),
+                Ok(None) => {}
+                Err(panic) => tracing::error!(
+                    kind = entry.kind,
+                    message = %panic_message(&*panic),
+                    "a deferred entry's write panicked; the entry keeps its last value"
+                ),
             }
         }
         self.lock_entries().clone()
@@ -419,6 +431,37 @@ mod tests {
             [("count".into(), Value::from(5))]
         );
         assert_eq!(ctx.last_entry::<u32>("count").unwrap(), Some(5));
+    }
+
+    #[test]
+    fn a_deferred_write_that_panics_keeps_its_entry_and_spares_the_others() {
+        fn panics(scratchpad: &Scratchpad) -> Option<Value> {
+            // Inside the scratchpad's lock, which the panic poisons.
+            scratchpad.update(|_: &mut Pending| panic!("write bug"))
+        }
+        let ctx = HookContext::new("r");
+        ctx.replace_entry("broken", &1).unwrap();
+        ctx.defer_entry("broken", panics);
+        ctx.defer_entry("count", take_pending);
+        ctx.scratchpad()
+            .update(|pending: &mut Pending| pending.0 = Some(7));
+        let entries: Vec<_> = ctx
+            .snapshot_entries()
+            .into_iter()
+            .map(|e| (e.kind, e.value))
+            .collect();
+        assert_eq!(
+            entries,
+            [
+                ("broken".into(), Value::from(1)),
+                ("count".into(), Value::from(7))
+            ]
+        );
+        // The scratchpad is still usable.
+        ctx.scratchpad()
+            .update(|pending: &mut Pending| pending.0 = Some(8));
+        assert_eq!(ctx.snapshot_entries().len(), 2);
+        assert_eq!(ctx.last_entry::<u32>("count").unwrap(), Some(8));
     }
 
     #[test]

@@ -1,0 +1,147 @@
+//! A store whose own code panics fails the run with `StoreError::Panicked`: the panic never
+//! unwinds into the task awaiting the run, whether it comes while the store's method runs
+//! before returning its future or while that future is polled.
+
+use super::{Seen, agent, script};
+use reins::agent::*;
+use reins::store::{
+    BoxedStore, Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, MemoryStore,
+    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Where the store panics.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum PanicAt {
+    /// In `create`, before it returns its future.
+    CreateCall,
+    /// While `checkpoint`'s future is polled.
+    CheckpointPoll,
+}
+
+/// A [`MemoryStore`] that panics at one place.
+#[derive(Clone)]
+struct PanickingStore {
+    inner: MemoryStore,
+    at: PanicAt,
+}
+
+impl RunStore for PanickingStore {
+    // A plain `fn`: its body runs when it is called, before any poll.
+    #[allow(clippy::manual_async_fn)]
+    fn create(
+        &self,
+        state: &RunState,
+        owner: &str,
+    ) -> impl Future<Output = Result<Lease, StoreError>> + Send {
+        assert_ne!(self.at, PanicAt::CreateCall, "store bug in create");
+        self.inner.create(state, owner)
+    }
+    async fn checkpoint(
+        &self,
+        lease: &Lease,
+        state: &RunState,
+        journal: &[JournalEntry],
+        release: bool,
+    ) -> Result<Lease, StoreError> {
+        tokio::task::yield_now().await;
+        assert_ne!(self.at, PanicAt::CheckpointPoll, "store bug in checkpoint");
+        self.inner.checkpoint(lease, state, journal, release).await
+    }
+    async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
+        self.inner.claim(run_id, owner).await
+    }
+    async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
+        self.inner.load(run_id).await
+    }
+    async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        self.inner.journal(run_id).await
+    }
+    async fn decide(
+        &self,
+        run_id: &str,
+        decision: &Decision,
+    ) -> Result<RecordedDecision, StoreError> {
+        self.inner.decide(run_id, decision).await
+    }
+    async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
+        self.inner.decisions(run_id).await
+    }
+    async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
+        self.inner.checkpoints(run_id).await
+    }
+    async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
+        self.inner.load_checkpoint(run_id, version).await
+    }
+    async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
+        self.inner.list().await
+    }
+    async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
+        self.inner.list_runs(query).await
+    }
+    async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
+        self.inner.delete(run_id).await
+    }
+    async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
+        self.inner.expire(older_than).await
+    }
+    async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
+        self.inner.watch_decisions().await
+    }
+    async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
+        self.inner.pending_approvals().await
+    }
+}
+
+#[tokio::test]
+async fn a_store_panicking_in_its_call_or_its_future_fails_the_run_with_a_store_error() {
+    let mut stored = Vec::new();
+    for (at, message) in [
+        (PanicAt::CreateCall, "store bug in create"),
+        (PanicAt::CheckpointPoll, "store bug in checkpoint"),
+    ] {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let store = PanickingStore {
+            inner: MemoryStore::new(),
+            at,
+        };
+        // Awaited in a task of its own: a panic escaping the run would end the task.
+        let run = agent(script(), log.clone(), Seen::default())
+            .prompt("pay the bill")
+            .run_id("panicky")
+            .durable(store.clone());
+        let ended = tokio::spawn(run.into_future()).await;
+        let Ok(Err(PromptError::Store { source, run_id, .. })) = ended else {
+            panic!("{at:?}: expected a store error, got {ended:?}");
+        };
+        assert_eq!(run_id, "panicky");
+        let StoreError::Panicked(said) = &source else {
+            panic!("{at:?}: expected `Panicked`, got {source:?}");
+        };
+        assert!(said.contains(message), "{at:?}: {said}");
+        assert!(
+            source.to_string().starts_with("the run store panicked"),
+            "{source}"
+        );
+        // No tool ran past a state the store failed to write.
+        assert!(log.lock().unwrap().is_empty(), "{at:?}: {log:?}");
+        stored.extend(store.inner.load("panicky").await.ok());
+    }
+    // The run was created before the checkpoint that panicked.
+    let [state] = &stored[..] else {
+        panic!("one run was stored: {stored:?}")
+    };
+
+    // A boxed store answers the same for a direct call.
+    let boxed = BoxedStore::new(PanickingStore {
+        inner: MemoryStore::new(),
+        at: PanicAt::CreateCall,
+    });
+    let created = boxed.create(state, "worker").await;
+    assert!(
+        matches!(&created, Err(StoreError::Panicked(said)) if said.contains("store bug")),
+        "{created:?}"
+    );
+}
