@@ -34,9 +34,11 @@ pub(crate) const HOOK_FUTURE_BYTES: usize = 320;
 pub(crate) type HookFuture<'e, A> = StackFuture<'e, A, HOOK_FUTURE_BYTES>;
 
 /// A row's method in its object-safe form, declared. An awaited method's event is lent: the
-/// answer reads it on its first poll (see [`called_on_first_poll`]), from where the rule
-/// keeps it.
+/// answer reads it from where the rule keeps it.
 macro_rules! erased_declaration {
+    (per_token, $method:ident, $event:ty, $action:ty) => {
+        erased_declaration!(async, $method, $event, $action);
+    };
     (async, $method:ident, $event:ty, $action:ty) => {
         fn $method<'s, 'e: 's>(
             &'s self,
@@ -49,27 +51,18 @@ macro_rules! erased_declaration {
     };
 }
 
-/// A row's method in its object-safe form, for a hook of type `H`: called on the answer's
-/// first poll, but for the deltas of a streamed turn.
+/// A row's method in its object-safe form, for a hook of type `H`: an `async` row's method
+/// called on the answer's first poll ([`called_on_first_poll`]), a `per_token` row's at once.
 ///
-/// A delta hook is called for every token, and a call made on the first poll reads the
-/// event just after the run wrote it: the read's wide loads cannot take the narrow stores'
-/// data before it reaches the cache, which cost a streamed delta 2.5 ns (about 5%). Its
-/// method is called here instead; a delta hook runs only inside a streamed
-/// turn, which catches a panic anywhere in its polls, so code a delta method runs before it
-/// returns its future still cannot unwind into the caller (its panic fails the turn as the
-/// model's would).
+/// A `per_token` row (a delta of a streamed turn) is called for every token, and a call made
+/// on the first poll reads the event just after the run wrote it: the read's wide loads
+/// cannot take the narrow stores' data before it reaches the cache, which cost a streamed
+/// delta 2.5 ns (about 5%). Its method is called here instead; such a hook runs only inside
+/// a streamed turn, which catches a panic anywhere in its polls, so code a delta method runs
+/// before it returns its future still cannot unwind into the caller (its panic fails the
+/// turn as the model's would).
 macro_rules! erased_method {
-    (async, on_text_delta, $event:ty, $action:ty) => {
-        erased_method!(async now, on_text_delta, $event, $action);
-    };
-    (async, on_reasoning_delta, $event:ty, $action:ty) => {
-        erased_method!(async now, on_reasoning_delta, $event, $action);
-    };
-    (async, on_tool_call_delta, $event:ty, $action:ty) => {
-        erased_method!(async now, on_tool_call_delta, $event, $action);
-    };
-    (async now, $method:ident, $event:ty, $action:ty) => {
+    (per_token, $method:ident, $event:ty, $action:ty) => {
         fn $method<'s, 'e: 's>(
             &'s self,
             ctx: &'s HookContext,

@@ -61,6 +61,10 @@ macro_rules! stacked {
 
 /// A row's marker type: how to call the method of a hook, and of a stack.
 macro_rules! method {
+    // Called at once by the hook's erased form, awaited like any other here.
+    (per_token $rule:ident, $method:ident, $event:ty, $action:ty) => {
+        method!(async $rule, $method, $event, $action);
+    };
     (async $rule:ident, $method:ident, $event:ty, $action:ty) => {
         impl AsyncMethod for table::$method {
             #[inline(always)]
