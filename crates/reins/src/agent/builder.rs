@@ -27,7 +27,30 @@ pub(crate) struct AgentConfig {
 }
 
 /// A model with tools, hooks and settings, ready to run prompts. Cheap to clone: clones share
-/// one configuration.
+/// one configuration, and any number of runs (each [`prompt`](Self::prompt) is one) go on
+/// at once.
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::testing::{ScriptedModel, Turn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), reins::agent::PromptError> {
+/// let model = ScriptedModel::new([Turn::text("Paris."), Turn::text("Rome.")]);
+/// let agent = AgentBuilder::new(model).name("geography").build();
+///
+/// // Two runs of one agent, at once; each is a conversation of its own.
+/// let (first, second) = tokio::join!(
+///     agent.prompt("Capital of France?"),
+///     agent.clone().prompt("Capital of Italy?").into_future(),
+/// );
+/// let mut answers = [first?, second?];
+/// answers.sort();
+/// assert_eq!(answers, ["Paris.", "Rome."]);
+/// assert_eq!(agent.name(), Some("geography"));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Agent {
     pub(crate) config: Arc<AgentConfig>,
@@ -63,7 +86,54 @@ impl Agent {
     }
 }
 
-/// Builds an [`Agent`].
+/// Builds an [`Agent`]: its model (and any other models, by label), preamble, tools, hooks
+/// and request settings.
+///
+/// ```
+/// use reins::agent::{AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::tool_fn;
+/// use serde_json::json;
+///
+/// /// Lets every call through, and counts them in the run's scratchpad.
+/// struct CountCalls;
+///
+/// impl AgentHook for CountCalls {
+///     async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+///         if event.tool_name().is_some() {
+///             ctx.scratchpad().update(|calls: &mut u32| *calls += 1);
+///         }
+///         DispatchAction::proceed()
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), reins::agent::PromptError> {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("shout", json!({"text": "hi"})),
+///     Turn::text("It said HI."),
+/// ]);
+/// let shout = tool_fn("shout", "Upper-cases text.", |args: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>(args["text"].as_str().unwrap_or("").to_uppercase())
+/// });
+/// let agent = AgentBuilder::new(model.clone())
+///     .preamble("You are terse.")
+///     .tool(shout)
+///     .add_hook(CountCalls)
+///     .temperature(0.2)
+///     .default_max_turns(4)
+///     .build();
+///
+/// assert_eq!(agent.prompt("Shout hi.").await?, "It said HI.");
+/// // Every request carried the preamble, the settings and the tool's definition.
+/// let sent = model.requests();
+/// assert_eq!(sent.len(), 2);
+/// assert_eq!(sent[0].preamble.as_deref(), Some("You are terse."));
+/// assert_eq!(sent[0].temperature, Some(0.2));
+/// assert_eq!(sent[0].tools[0].name, "shout");
+/// # Ok(())
+/// # }
+/// ```
 pub struct AgentBuilder {
     name: Option<String>,
     preamble: Option<String>,

@@ -7,6 +7,43 @@ use crate::tool::ToolFailure;
 
 /// Why a run ended without an answer. Every variant that can happen mid-run carries the
 /// history so far, so nothing the model or the tools produced is lost.
+///
+/// A hook's stop is [`Cancelled`](Self::Cancelled), with the typed value the hook stopped
+/// with when it gave one (a ready-made hook always does):
+///
+/// ```
+/// use reins::agent::{AgentBuilder, PromptError};
+/// use reins::hooks::budget::{Budget, BudgetExceeded, BudgetLimit};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("step", json!({})),
+///     Turn::tool_call("step", json!({})),
+///     Turn::text("Done."),
+/// ]);
+/// let step = reins::tool::tool_fn("step", "One step.", |_: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>("ok")
+/// });
+/// let agent = AgentBuilder::new(model)
+///     .tool(step)
+///     .add_hook(Budget::new().max_model_calls(2))
+///     .build();
+///
+/// match agent.prompt("Go.").await {
+///     Err(error @ PromptError::Cancelled { .. }) => {
+///         let exceeded = BudgetExceeded::from_error(&error).expect("a budget stop");
+///         assert_eq!(exceeded.limit, BudgetLimit::ModelCalls);
+///         // What the run did before it stopped is all there: the prompt, the first call and
+///         // its result, and the second call, not run (no model call was left to read it).
+///         assert_eq!(error.history().map(<[_]>::len), Some(4));
+///     }
+///     other => panic!("expected the budget to stop the run, got {other:?}"),
+/// }
+/// # }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PromptError {

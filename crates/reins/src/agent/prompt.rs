@@ -15,6 +15,40 @@ use std::future::{Future, IntoFuture};
 /// One run of an agent, being configured. Await it for the answer, call
 /// [`stream`](Self::stream) to stream it, or [`extended_details`](Self::extended_details)
 /// for usage, history and run id too.
+///
+/// ```
+/// use reins::agent::{AgentBuilder, PromptError};
+/// use reins::message::Message;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("search", json!({"q": "rust"})),
+///     Turn::tool_call("search", json!({"q": "tokio"})),
+/// ]);
+/// let search = reins::tool::tool_fn("search", "Searches.", |_: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>("nothing found")
+/// });
+/// let agent = AgentBuilder::new(model).tool(search).build();
+///
+/// // This run continues an earlier conversation, has its own id, and may call the model
+/// // twice: the model keeps calling tools, so it ends with `MaxTurns`.
+/// let error = agent
+///     .prompt("Search until you find it.")
+///     .with_history(vec![Message::user("Hi"), Message::assistant("Hello!")])
+///     .run_id("search-1")
+///     .max_turns(2)
+///     .await
+///     .unwrap_err();
+/// assert!(matches!(error, PromptError::MaxTurns { .. }), "{error:?}");
+/// assert_eq!(error.run_id(), Some("search-1"));
+/// // The history so far comes with the error: the earlier two messages, the prompt, the
+/// // first call and its result, and the second call (not run: no model call was left).
+/// assert_eq!(error.history().map(<[_]>::len), Some(6));
+/// # }
+/// ```
 #[must_use = "a prompt request does nothing until awaited or streamed"]
 pub struct PromptRequest {
     pub(crate) agent: Agent,
@@ -174,7 +208,25 @@ impl IntoFuture for PromptRequest {
     }
 }
 
-/// A [`PromptRequest`] that returns a [`PromptResponse`] when awaited.
+/// A [`PromptRequest`] that returns a [`PromptResponse`] when awaited
+/// ([`PromptRequest::extended_details`]).
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::completion::Usage;
+/// use reins::testing::{ScriptedModel, Turn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([Turn::text("Hello!").usage(Usage::new(12, 3))]);
+/// let agent = AgentBuilder::new(model).build();
+/// let run = agent.prompt("Hi").extended_details().await.unwrap();
+/// assert_eq!(run.output, "Hello!");
+/// assert_eq!(run.usage().input_tokens, 12);
+/// assert_eq!(run.turns(), 1);
+/// assert_eq!(run.history().len(), 2); // the prompt and the answer
+/// # }
+/// ```
 #[must_use = "a prompt request does nothing until awaited"]
 #[derive(Debug)]
 pub struct DetailedPromptRequest(PromptRequest);

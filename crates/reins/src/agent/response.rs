@@ -4,7 +4,37 @@ use crate::completion::Usage;
 use crate::message::{Message, ToolResultMessage};
 use crate::run::{Entry, RunState};
 
-/// A finished run: the answer, and the run's final state.
+/// A finished run: the answer, and the run's final state. Awaiting
+/// [`PromptRequest::extended_details`](super::PromptRequest::extended_details) gives one.
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::completion::Usage;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("roll", json!({})).usage(Usage::new(30, 5)),
+///     Turn::text("You rolled a 4.").usage(Usage::new(45, 6)),
+/// ]);
+/// let roll = reins::tool::tool_fn("roll", "Rolls a die.", |_: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>(4)
+/// });
+/// let agent = AgentBuilder::new(model).tool(roll).build();
+/// let run = agent.prompt("Roll a die.").run_id("dice-7").extended_details().await.unwrap();
+///
+/// assert_eq!(run.output, "You rolled a 4.");
+/// assert_eq!(run.run_id(), "dice-7");
+/// assert_eq!(run.turns(), 2);
+/// assert_eq!((run.usage().input_tokens, run.usage().output_tokens), (75, 11));
+/// assert_eq!(run.tool_results().count(), 1);
+/// // The whole run as one serializable value, to keep or to resume from.
+/// let saved = serde_json::to_string(&run.state).unwrap();
+/// assert!(saved.contains("dice-7"));
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct PromptResponse {
     /// The final answer text.

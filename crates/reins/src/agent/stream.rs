@@ -281,6 +281,39 @@ impl std::future::Future for YieldOnce {
 /// A streamed run: `Result<StreamItem, PromptError>` items, ending with
 /// [`StreamItem::Final`] or an error. The run advances only while the stream is polled, and
 /// dropping the stream cancels it.
+///
+/// ```
+/// use futures::StreamExt;
+/// use reins::agent::{AgentBuilder, StreamItem};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("clock", json!({})),
+///     Turn::text("It is noon."),
+/// ]);
+/// let clock = reins::tool::tool_fn("clock", "The time.", |_: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>("12:00")
+/// });
+/// let agent = AgentBuilder::new(model).tool(clock).build();
+///
+/// let mut stream = agent.prompt("What time is it?").stream();
+/// let (mut shown, mut results, mut answer) = (String::new(), Vec::new(), None);
+/// while let Some(item) = stream.next().await {
+///     match item.expect("the run succeeds") {
+///         StreamItem::Text(delta) => shown.push_str(&delta),
+///         StreamItem::ToolResult { tool_name, result, .. } => results.push((tool_name, result)),
+///         StreamItem::Final(response) => answer = Some(response.output),
+///         _ => {}
+///     }
+/// }
+/// assert_eq!(results, [("clock".to_string(), "12:00".to_string())]);
+/// // The text arrived in fragments; put together, it is the answer.
+/// assert_eq!(Some(shown), answer);
+/// # }
+/// ```
 pub struct PromptStream {
     sink: StreamSink,
     /// What the run queued, lent to it while it is polled.

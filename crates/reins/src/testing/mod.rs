@@ -219,6 +219,40 @@ impl Turn {
 /// Clones share one script and one request log. Streamed text and reasoning arrive in
 /// several deltas (one per word), tool-call arguments in two fragments. Asking for more turns
 /// than the script holds is a [`CompletionError::Other`] saying so, never a panic.
+///
+/// A test scripts what the model answers, runs the agent, and reads back what was sent:
+///
+/// ```
+/// use reins::agent::{AgentBuilder, PromptError};
+/// use reins::completion::Usage;
+/// use reins::message::Message;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::tool_fn;
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("lookup", json!({"city": "Oslo"})).usage(Usage::new(40, 8)),
+///     Turn::text("It is 4°C in Oslo."),
+/// ]);
+/// let lookup = tool_fn("lookup", "Weather by city.", |_: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>("4°C")
+/// });
+/// let agent = AgentBuilder::new(model.clone()).tool(lookup).build();
+/// let answer = agent.prompt("Weather in Oslo?").await.unwrap();
+/// assert_eq!(answer, "It is 4°C in Oslo.");
+///
+/// // The second request carried the tool's result back to the model.
+/// let sent = model.requests();
+/// assert!(matches!(sent[1].history.last(), Some(Message::Tool(result)) if result.content == "4°C"));
+/// assert_eq!(model.remaining(), 0);
+///
+/// // A run that asks for more turns than scripted fails; it never panics.
+/// let error = agent.prompt("And tomorrow?").await.unwrap_err();
+/// assert!(matches!(error, PromptError::Completion { .. }), "{error:?}");
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct ScriptedModel {
     script: Arc<Mutex<Script>>,

@@ -202,7 +202,52 @@ impl From<&String> for ToolArgs {
     }
 }
 
-/// The answer to `on_dispatch`.
+/// The answer to `on_dispatch`: run the effect, change it, refuse it, pause the run for a
+/// person, or end the run.
+///
+/// ```
+/// use reins::agent::{AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// /// Clamps every `send` to 100 and refuses `delete` outright.
+/// struct Guard;
+///
+/// impl AgentHook for Guard {
+///     async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+///         match event.tool_name() {
+///             Some("delete") => DispatchAction::deny("deleting is not allowed"),
+///             Some("send") => match event.tool_args_as::<serde_json::Value>() {
+///                 Some(Ok(args)) if args["amount"].as_u64() > Some(100) => {
+///                     DispatchAction::rewrite_tool_args(event.kind, json!({"amount": 100}))
+///                 }
+///                 _ => DispatchAction::proceed(),
+///             },
+///             _ => DispatchAction::proceed(),
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::tool_calls([("send", json!({"amount": 900})), ("delete", json!({}))]),
+///     Turn::text("Sent what I could."),
+/// ]);
+/// let send = reins::tool::tool_fn("send", "Sends money.", |args: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>(format!("sent {}", args["amount"]))
+/// });
+/// let delete = reins::tool::tool_fn("delete", "Deletes.", |_: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>("deleted")
+/// });
+/// let agent = AgentBuilder::new(model).tool(send).tool(delete).add_hook(Guard).build();
+/// let run = agent.prompt("Send 900, then delete.").extended_details().await.unwrap();
+/// let results: Vec<_> = run.tool_results().map(|r| r.content.as_str()).collect();
+/// assert_eq!(results.len(), 2);
+/// assert_eq!(results[0], "sent 100");
+/// assert!(results[1].contains("deleting is not allowed"), "{}", results[1]);
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum DispatchAction {
@@ -320,7 +365,41 @@ impl PartialEq for DispatchAction {
     }
 }
 
-/// The answer to `on_outcome`.
+/// The answer to `on_outcome`: keep what came back, change what the model sees of it, serve
+/// or retry a model call, or end the run.
+///
+/// ```
+/// use reins::agent::{AgentBuilder, AgentHook, HookContext, OutcomeAction, OutcomeEvent};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// /// Keeps tool results short: the model sees at most 20 characters of each.
+/// struct Truncate;
+///
+/// impl AgentHook for Truncate {
+///     async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+///         match event.tool_result() {
+///             Some(result) if result.output_text().chars().count() > 20 => {
+///                 let short: String = result.output_text().chars().take(20).collect();
+///                 OutcomeAction::rewrite_tool_result(&event, format!("{short}…"))
+///             }
+///             _ => OutcomeAction::proceed(),
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([Turn::tool_call("read", json!({})), Turn::text("Read it.")]);
+/// let read = reins::tool::tool_fn("read", "Reads a file.", |_: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>("a".repeat(1_000))
+/// });
+/// let agent = AgentBuilder::new(model).tool(read).add_hook(Truncate).build();
+/// let run = agent.prompt("Read the file.").extended_details().await.unwrap();
+/// let seen: Vec<_> = run.tool_results().map(|r| r.content.clone()).collect();
+/// assert_eq!(seen, [format!("{}…", "a".repeat(20))]);
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum OutcomeAction {

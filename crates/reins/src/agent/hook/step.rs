@@ -16,6 +16,61 @@ use serde_json::Value;
 /// taking ownership and a [`HookStack`](super::HookStack) forwards the same event to each hook.
 /// The streaming-only variants (`TextDelta`, `ReasoningDelta`, `ToolCallDelta`,
 /// `StreamResponseFinish`) are emitted only by streamed runs.
+///
+/// One hook can watch and steer every step through this view: here, a trace of the run's
+/// steps that also ends the run when a tool is about to be called a third time.
+///
+/// ```
+/// use reins::agent::{AgentBuilder, AgentHook, Flow, HookContext, PromptError, StepEvent};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+/// use std::sync::{Arc, Mutex};
+///
+/// #[derive(Clone, Default)]
+/// struct Trace(Arc<Mutex<Vec<String>>>);
+///
+/// impl AgentHook for Trace {
+///     async fn on_event(&self, ctx: &HookContext, event: StepEvent<'_>) -> Flow {
+///         let line = match event {
+///             StepEvent::CompletionCall { turn, .. } => format!("model call {turn}"),
+///             StepEvent::ToolCall { tool_name, args, .. } => format!("{tool_name}({args})"),
+///             StepEvent::ToolResult { result, .. } => format!("-> {result}"),
+///             _ => return Flow::Continue,
+///         };
+///         self.0.lock().unwrap().push(line);
+///         let calls = ctx.scratchpad().update(|calls: &mut u32| {
+///             *calls += u32::from(matches!(event, StepEvent::ToolCall { .. }));
+///             *calls
+///         });
+///         if calls > 2 { Flow::terminate("too many tool calls") } else { Flow::Continue }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("ping", json!({"n": 1})),
+///     Turn::tool_call("ping", json!({"n": 2})),
+///     Turn::tool_call("ping", json!({"n": 3})),
+///     Turn::text("Done."),
+/// ]);
+/// let ping = reins::tool::tool_fn("ping", "Pings.", |_: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>("pong")
+/// });
+/// let trace = Trace::default();
+/// let agent = AgentBuilder::new(model).tool(ping).add_hook(trace.clone()).build();
+/// let error = agent.prompt("Ping three times.").await.unwrap_err();
+/// assert!(matches!(error, PromptError::Cancelled { .. }), "{error:?}");
+/// assert_eq!(
+///     *trace.0.lock().unwrap(),
+///     [
+///         "model call 1", r#"ping({"n":1})"#, "-> pong",
+///         "model call 2", r#"ping({"n":2})"#, "-> pong",
+///         "model call 3", r#"ping({"n":3})"#,
+///     ]
+/// );
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub enum StepEvent<'a> {
@@ -187,7 +242,35 @@ impl StepEvent<'_> {
 
 /// A hook's answer to a [`StepEvent`]. Each event honors only the answers its docs list; an
 /// answer an event does not honor is treated as `Continue` (for `InvalidToolCall`, as a
-/// deferral to the next hook).
+/// deferral to the next hook). See [`StepEvent`] for a hook that answers with it.
+///
+/// ```
+/// use reins::agent::{Flow, StepEvent};
+///
+/// /// Never lets the model call `shell`; hides `token=` values from the model.
+/// fn answer(event: StepEvent<'_>) -> Flow {
+///     match event {
+///         StepEvent::ToolCall { tool_name: "shell", .. } => Flow::Skip("no shell here".into()),
+///         StepEvent::ToolResult { result, .. } if result.contains("token=") => {
+///             Flow::RewriteResult("[a token was hidden]".into())
+///         }
+///         _ => Flow::Continue,
+///     }
+/// }
+///
+/// let outcome = reins::tool::ToolOutcome::Success;
+/// let extensions = Default::default();
+/// let result = StepEvent::ToolResult {
+///     tool_name: "env",
+///     tool_call_id: None,
+///     internal_call_id: "t1c0",
+///     args: "{}",
+///     result: "token=abc",
+///     outcome: &outcome,
+///     extensions: &extensions,
+/// };
+/// assert_eq!(answer(result), Flow::RewriteResult("[a token was hidden]".into()));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Flow {
