@@ -8,6 +8,31 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One message of a chat history.
+///
+/// ```
+/// use reins::message::{AssistantContent, Message, OneOrMany, ToolCall};
+/// use serde_json::json;
+///
+/// let history = vec![
+///     Message::system("Answer in French."),
+///     Message::user("Hello"),
+///     Message::assistant("Bonjour"),
+///     Message::tool_result("call-1", "clock", "12:00"),
+/// ];
+/// // A history is plain data: it round-trips through JSON.
+/// let text = serde_json::to_string(&history).unwrap();
+/// let back: Vec<Message> = serde_json::from_str(&text).unwrap();
+/// assert_eq!(back, history);
+///
+/// // An assistant turn that called a tool, as a provider reports it.
+/// let call = ToolCall {
+///     id: "call-2".into(),
+///     name: "search".into(),
+///     arguments: json!({"q": "rust"}),
+/// };
+/// let turn = Message::Assistant { content: OneOrMany::one(AssistantContent::ToolCall(call)) };
+/// assert!(matches!(turn, Message::Assistant { .. }));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {

@@ -12,6 +12,53 @@ pub const RUN_STATE_VERSION: u32 = 1;
 /// Everything a run knows, as one serializable value: its id, history, turn counter, budgets
 /// used, token usage and the entries hooks recorded. It never holds secrets (API keys live in
 /// the providers, not in the run).
+///
+/// A run paused for a person is kept as JSON anywhere, and resumed later, in any process,
+/// by an agent with the same tools:
+///
+/// ```
+/// use reins::agent::{
+///     AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError, RunState,
+///     ToolDecision,
+/// };
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// /// Every payment waits for a person.
+/// struct AskFirst;
+///
+/// impl AgentHook for AskFirst {
+///     async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+///         match event.tool_name() {
+///             Some("pay") => DispatchAction::suspend("payments need approval"),
+///             _ => DispatchAction::proceed(),
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("pay", json!({"to": "ann", "amount": 20})),
+///     Turn::text("Paid Ann 20."),
+/// ]);
+/// let pay = reins::tool::tool_fn("pay", "Pays someone.", |args: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>(format!("paid {}", args["amount"]))
+/// });
+/// let agent = AgentBuilder::new(model).tool(pay).add_hook(AskFirst).build();
+///
+/// let Err(PromptError::Suspended { run }) = agent.prompt("Pay Ann 20.").await else {
+///     panic!("the payment waits for approval")
+/// };
+/// let call = run.pending().next().expect("one call waits").internal_call_id.clone();
+/// let saved = serde_json::to_string(&run.state).unwrap();
+///
+/// // Later, perhaps in another process: read the state back and resume it.
+/// let state: RunState = serde_json::from_str(&saved).unwrap();
+/// let answer = agent.resume(state).decide(call, ToolDecision::approve()).await.unwrap();
+/// assert_eq!(answer, "Paid Ann 20.");
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
     /// The format version ([`RUN_STATE_VERSION`]).

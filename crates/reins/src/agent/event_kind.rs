@@ -9,6 +9,39 @@ use serde::{Deserialize, Serialize};
 
 /// Every kind of event a hook can observe. [`AgentHook::observes`](crate::agent::AgentHook::observes)
 /// answers per kind; the answers are read once, when the hook is registered.
+///
+/// A hook that says which kinds it watches is not called, and its events are not even
+/// built, for the others:
+///
+/// ```
+/// use reins::agent::{AgentBuilder, AgentHook, Flow, HookContext, StepEvent, StepEventKind};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use std::sync::{Arc, Mutex};
+///
+/// /// Sees model turns, and nothing else.
+/// #[derive(Clone, Default)]
+/// struct Turns(Arc<Mutex<Vec<StepEventKind>>>);
+///
+/// impl AgentHook for Turns {
+///     fn observes(&self, kind: StepEventKind) -> bool {
+///         kind == StepEventKind::ModelTurnFinished
+///     }
+///     async fn on_event(&self, _ctx: &HookContext, event: StepEvent<'_>) -> Flow {
+///         self.0.lock().unwrap().push(event.kind());
+///         Flow::Continue
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let turns = Turns::default();
+/// let agent = AgentBuilder::new(ScriptedModel::new([Turn::text("Hi.")]))
+///     .add_hook(turns.clone())
+///     .build();
+/// agent.prompt("Hello").await.unwrap();
+/// assert_eq!(*turns.0.lock().unwrap(), [StepEventKind::ModelTurnFinished]);
+/// # }
+/// ```
 // Four bytes, not one: a hook call's rule keeps its kind across the hook's await and reads it
 // back with a 4-byte load, which a 1-byte store cannot be forwarded to (the load then waits
 // for the store to reach the cache, about 15 cycles of every hook call).

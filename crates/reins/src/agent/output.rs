@@ -13,6 +13,35 @@ use std::marker::PhantomData;
 
 /// A run whose answer is a `T`. Await it for the value, or call
 /// [`extended_details`](Self::extended_details) for the run's state too.
+///
+/// The schema comes from `T`; the model gives the answer through the output tool, or as
+/// JSON text when its provider supports structured output natively. An answer that does not
+/// fit `T` gets the model another turn with the error, within the run's turns.
+///
+/// ```
+/// use reins::agent::{AgentBuilder, OUTPUT_TOOL_NAME};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// #[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+/// struct Forecast {
+///     city: String,
+///     celsius: i32,
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// // The scripted model has no native structured output: it answers through the output tool.
+/// let model = ScriptedModel::new([
+///     Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo", "celsius": 4})),
+/// ]);
+/// let agent = AgentBuilder::new(model.clone()).build();
+/// let forecast = agent.prompt("Forecast for Oslo?").output::<Forecast>().await.unwrap();
+/// assert_eq!(forecast, Forecast { city: "Oslo".into(), celsius: 4 });
+/// // The model was offered the output tool, with `Forecast`'s schema.
+/// assert!(model.requests()[0].tool_names().any(|name| name == OUTPUT_TOOL_NAME));
+/// # }
+/// ```
 #[must_use = "a prompt request does nothing until awaited"]
 pub struct TypedPromptRequest<T> {
     request: PromptRequest,

@@ -6,6 +6,25 @@ use std::sync::Arc;
 
 /// Everything a model is sent for one turn.
 ///
+/// ```
+/// use reins::completion::{CompletionModel, CompletionRequest};
+/// use reins::message::Message;
+/// use reins::testing::{ScriptedModel, Turn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let mut request = CompletionRequest::new(vec![Message::user("Say hi.")]);
+/// request.preamble = Some("You are cheerful.".into());
+/// request.temperature = Some(0.7);
+/// assert_eq!(request.prompt(), Some(&Message::user("Say hi.")));
+///
+/// // Any model answers one directly, outside an agent.
+/// let model = ScriptedModel::new([Turn::text("Hi!")]);
+/// let response = model.completion(&request).await.unwrap();
+/// assert_eq!(response.text(), "Hi!");
+/// # }
+/// ```
+///
 /// `history` ends with the turn's prompt. `tools` lists only the tools advertised on this turn
 /// (after any [`RequestPatch`](crate::agent::RequestPatch) narrowed them).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -7,6 +7,26 @@ use std::ops::AddAssign;
 use std::sync::Arc;
 
 /// One model turn as the provider returned it.
+///
+/// ```
+/// use reins::completion::{CompletionResponse, FinishReason, Usage};
+/// use reins::message::{AssistantContent, OneOrMany, ToolCall};
+/// use serde_json::json;
+///
+/// let call = ToolCall { id: "c1".into(), name: "search".into(), arguments: json!({"q": "x"}) };
+/// let content = OneOrMany::try_from(vec![
+///     AssistantContent::text("Let me look. "),
+///     AssistantContent::ToolCall(call),
+/// ])
+/// .unwrap();
+/// let mut response = CompletionResponse::new(content);
+/// response.usage = Usage::new(120, 16);
+/// response.finish_reason = Some(FinishReason::ToolCalls);
+///
+/// assert_eq!(response.text(), "Let me look. ");
+/// assert_eq!(response.tool_calls().map(|call| call.name.as_str()).collect::<Vec<_>>(), ["search"]);
+/// assert_eq!(response.usage.total_tokens, 136);
+/// ```
 #[derive(Debug, Clone)]
 pub struct CompletionResponse {
     /// The assistant's content: text, tool calls and reasoning, in order.

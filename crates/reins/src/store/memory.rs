@@ -16,6 +16,57 @@ use std::time::Duration;
 ///
 /// It keeps runs exactly as the database stores do (encoded JSON, versions, leases), so code
 /// tested against it behaves the same on SQLite or PostgreSQL.
+///
+/// ```
+/// use reins::agent::{
+///     AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError,
+///     ToolDecision,
+/// };
+/// use reins::store::{Decision, MemoryStore, RunStore};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// /// Every deletion waits for a person.
+/// struct AskFirst;
+///
+/// impl AgentHook for AskFirst {
+///     async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+///         match event.tool_name() {
+///             Some("delete") => DispatchAction::suspend("deletions need approval"),
+///             _ => DispatchAction::proceed(),
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("delete", json!({"path": "/tmp/old"})),
+///     Turn::text("Deleted it."),
+/// ]);
+/// let delete = reins::tool::tool_fn("delete", "Deletes a file.", |_: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>("deleted")
+/// });
+/// let agent = AgentBuilder::new(model).tool(delete).add_hook(AskFirst).build();
+/// let store = MemoryStore::new();
+///
+/// // The run checkpoints into the store and pauses there.
+/// let paused = agent.prompt("Clean up.").run_id("cleanup").durable(store.clone()).await;
+/// assert!(matches!(paused, Err(PromptError::Suspended { .. })));
+///
+/// // A person (an inbox, a CLI) lists what waits and decides.
+/// let waiting = store.pending_approvals().await?.approvals;
+/// assert_eq!(waiting[0].tool_name, "delete");
+/// store
+///     .decide("cleanup", &Decision::new(&waiting[0], ToolDecision::approve(), "ops@example.com"))
+///     .await?;
+///
+/// // Any worker then resumes the run by its id, from the store.
+/// let answer = agent.resume_stored(store.clone(), "cleanup").await?;
+/// assert_eq!(answer, "Deleted it.");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Default)]
 pub struct MemoryStore {
     runs: Arc<Mutex<BTreeMap<String, Record>>>,

@@ -11,6 +11,37 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 /// The tools an agent can call, by name, in the order they were added.
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::{ToolSet, tool_fn};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Path {
+///     /// The file to read.
+///     path: String,
+/// }
+///
+/// let read = tool_fn("read", "Reads a file.", |args: Path| async move {
+///     Ok::<_, std::io::Error>(format!("contents of {}", args.path))
+/// });
+/// let mut tools = ToolSet::new();
+/// tools.add(read);
+/// assert!(tools.contains("read"));
+/// // The model is shown each tool's name, description and argument schema.
+/// let definition = &tools.definitions()[0];
+/// assert_eq!(definition.description, "Reads a file.");
+/// assert_eq!(definition.parameters["required"], serde_json::json!(["path"]));
+///
+/// // An agent holds its tools as a set.
+/// let agent = AgentBuilder::new(ScriptedModel::new([Turn::text("ok")]))
+///     .tool(tool_fn("now", "The time.", |_: serde_json::Value| async move {
+///         Ok::<_, std::convert::Infallible>("12:00")
+///     }))
+///     .build();
+/// assert_eq!(agent.tools().names().collect::<Vec<_>>(), ["now"]);
+/// ```
 #[derive(Clone, Default)]
 pub struct ToolSet {
     /// The tools, in the order of `definitions`.

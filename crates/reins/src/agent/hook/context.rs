@@ -14,6 +14,39 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 ///
 /// A context is shared by all hooks of one run (and by concurrent tool calls when
 /// `tool_concurrency > 1`), so everything in it is safe to use from several tasks at once.
+/// It holds the run's id and turn, a [`Scratchpad`] of typed values for the run's hooks, and
+/// entries: values recorded with the run's state, which a durable run keeps across a pause.
+///
+/// ```
+/// use reins::agent::{AgentBuilder, AgentHook, HookContext, OutcomeAction, OutcomeEvent};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// /// Records which tools ran, turn by turn, with the run.
+/// struct Ledger;
+///
+/// impl AgentHook for Ledger {
+///     async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+///         if let Some(result) = event.tool_result() {
+///             let line = format!("turn {}: {}", ctx.turn(), result.tool_name());
+///             ctx.append_entry("ledger", &line).expect("text is recordable");
+///         }
+///         OutcomeAction::proceed()
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([Turn::tool_call("now", json!({})), Turn::text("Noon.")]);
+/// let now = reins::tool::tool_fn("now", "The time.", |_: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>("12:00")
+/// });
+/// let agent = AgentBuilder::new(model).tool(now).add_hook(Ledger).build();
+/// let run = agent.prompt("Time?").extended_details().await.unwrap();
+/// let ledger: Vec<_> = run.entries().iter().map(|e| (e.kind.as_str(), &e.value)).collect();
+/// assert_eq!(ledger, [("ledger", &json!("turn 1: now"))]);
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct HookContext {
     run_id: String,

@@ -30,6 +30,27 @@ use std::time::Duration;
 
 /// The embedded [`RunStore`]: one SQLite file in WAL mode, shared safely by the processes of
 /// one machine. Cheap to clone.
+///
+/// ```
+/// use reins::agent::{AgentBuilder, RunStatus};
+/// use reins::store::{RunStore, SqliteStore};
+/// use reins::testing::{ScriptedModel, Turn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let store = SqliteStore::open(dir.path().join("runs.db"))?;
+/// let agent = AgentBuilder::new(ScriptedModel::new([Turn::text("Done.")])).build();
+/// agent.prompt("Go.").run_id("job-1").durable(store.clone()).await?;
+///
+/// // Another handle on the same file (another process, say) sees the finished run.
+/// let other = SqliteStore::open(dir.path().join("runs.db"))?;
+/// let run = other.load("job-1").await?;
+/// assert_eq!(run.status, RunStatus::Completed);
+/// assert_eq!(run.history.len(), 2);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct SqliteStore {
     connection: Arc<Mutex<Connection>>,
