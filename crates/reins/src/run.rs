@@ -173,6 +173,58 @@ pub struct CallRecord {
 ///
 /// Every decision fits every waiting call: for a call in doubt ([`PendingCall::in_doubt`]),
 /// `Approve` is the same as `Rerun`.
+///
+/// ```
+/// use reins::agent::{
+///     AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError,
+///     ToolDecision,
+/// };
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// /// Every transfer waits for a person.
+/// struct AskFirst;
+///
+/// impl AgentHook for AskFirst {
+///     async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+///         match event.tool_name() {
+///             Some("transfer") => DispatchAction::suspend("transfers need approval"),
+///             _ => DispatchAction::proceed(),
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::tool_calls([
+///         ("transfer", json!({"to": "ann", "amount": 500})),
+///         ("transfer", json!({"to": "bob", "amount": 70})),
+///     ]),
+///     Turn::text("One sent, one refused."),
+/// ]);
+/// let transfer = reins::tool::tool_fn("transfer", "Sends money.", |args: serde_json::Value| async move {
+///     Ok::<_, std::convert::Infallible>(format!("sent {} to {}", args["amount"], args["to"]))
+/// });
+/// let agent = AgentBuilder::new(model).tool(transfer).add_hook(AskFirst).build();
+/// let Err(PromptError::Suspended { run }) = agent.prompt("Pay Ann 500 and Bob 70.").await else {
+///     panic!("both transfers wait")
+/// };
+/// let ids: Vec<String> = run.pending().map(|call| call.internal_call_id.clone()).collect();
+///
+/// // Ann gets less than asked; Bob's transfer is refused, and the model is told why.
+/// let done = agent
+///     .resume(*run)
+///     .decide(&ids[0], ToolDecision::approve_with_args(json!({"to": "ann", "amount": 100})))
+///     .decide(&ids[1], ToolDecision::deny("Bob is not a known payee"))
+///     .extended_details()
+///     .await
+///     .unwrap();
+/// let results: Vec<_> = done.tool_results().map(|r| r.content.as_str()).collect();
+/// assert_eq!(results[0], r#"sent 100 to "ann""#);
+/// assert!(results[1].contains("Bob is not a known payee"), "{}", results[1]);
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum ToolDecision {

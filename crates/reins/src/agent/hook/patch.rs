@@ -17,6 +17,64 @@ use std::sync::Arc;
 ///   earlier hook withheld.
 /// - `additional_params`: shallow-merged, the later hook's keys winning.
 /// - `context` and `extra_context`: documents accumulate in order.
+///
+/// # Example
+///
+/// The first turn may only search; once the model has results, later turns may only answer:
+///
+/// ```
+/// use reins::agent::{
+///     AgentBuilder, AgentHook, CompletionCallAction, CompletionCallEvent, HookContext,
+///     RequestPatch,
+/// };
+/// use reins::message::ToolChoice;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// struct SearchThenAnswer;
+///
+/// impl AgentHook for SearchThenAnswer {
+///     async fn on_completion_call(
+///         &self,
+///         _ctx: &HookContext,
+///         event: CompletionCallEvent<'_>,
+///     ) -> CompletionCallAction {
+///         let patch = if event.turn == 1 {
+///             RequestPatch::new().active_tools(["search"]).tool_choice(ToolChoice::Required)
+///         } else {
+///             RequestPatch::new().tool_choice(ToolChoice::None).temperature(0.0)
+///         };
+///         CompletionCallAction::patch(patch)
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("search", json!({"q": "reins"})),
+///     Turn::text("reins steers agents."),
+/// ]);
+/// let tool = |name: &'static str| {
+///     reins::tool::tool_fn(name, "A tool.", |_: serde_json::Value| async move {
+///         Ok::<_, std::convert::Infallible>("found it")
+///     })
+/// };
+/// let agent = AgentBuilder::new(model.clone())
+///     .tool(tool("search"))
+///     .tool(tool("delete"))
+///     .add_hook(SearchThenAnswer)
+///     .build();
+/// agent.prompt("What is reins?").await.unwrap();
+///
+/// let [first, second] = &model.requests()[..] else { panic!("two turns") };
+/// assert_eq!(first.tool_names().collect::<Vec<_>>(), ["search"]);
+/// assert_eq!(first.tool_choice, Some(ToolChoice::Required));
+/// assert_eq!(second.tool_choice, Some(ToolChoice::None));
+/// // The patch was for its turn only: the agent's settings are unchanged.
+/// assert_eq!(second.tool_names().collect::<Vec<_>>(), ["search", "delete"]);
+/// assert_eq!(first.temperature, None);
+/// # }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestPatch {
     /// Replaces the system instructions.
