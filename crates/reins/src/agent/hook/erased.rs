@@ -63,23 +63,18 @@ macro_rules! erased_declaration {
 /// turn as the model's would).
 macro_rules! erased_method {
     (per_token, $method:ident, $event:ty, $action:ty) => {
-        fn $method<'s, 'e: 's>(
-            &'s self,
-            ctx: &'s HookContext,
-            event: &'s $event,
-        ) -> HookFuture<'s, $action> {
-            StackFuture::from_or_box(AgentHook::$method(self, ctx, *event))
-        }
+        erased_method!(@answer called_at_once, $method, $event, $action);
     };
     (async, $method:ident, $event:ty, $action:ty) => {
+        erased_method!(@answer called_on_first_poll, $method, $event, $action);
+    };
+    (@answer $called:ident, $method:ident, $event:ty, $action:ty) => {
         fn $method<'s, 'e: 's>(
             &'s self,
             ctx: &'s HookContext,
             event: &'s $event,
         ) -> HookFuture<'s, $action> {
-            StackFuture::from_or_box(called_on_first_poll(move || {
-                AgentHook::$method(self, ctx, *event)
-            }))
+            StackFuture::from_or_box($called(move || AgentHook::$method(self, ctx, *event)))
         }
     };
     (sync, $method:ident, $event:ty, $action:ty) => {
@@ -87,6 +82,12 @@ macro_rules! erased_method {
             AgentHook::$method(self, ctx, event)
         }
     };
+}
+
+/// A hook's answer to a `per_token` method: the method called now.
+#[inline(always)]
+fn called_at_once<F: Future>(call: impl FnOnce() -> F) -> F {
+    call()
 }
 
 /// A hook's answer to an awaited method, the method called on the answer's first poll.

@@ -19,6 +19,7 @@ mod mode;
 mod patch;
 mod rows;
 mod run_calls;
+mod scratchpad;
 mod stack;
 mod step;
 mod table;
@@ -35,7 +36,7 @@ pub use actions::{
 };
 pub(crate) use args_text::ArgsText;
 pub(crate) use compose::Stacked;
-pub use context::{HookContext, Scratchpad};
+pub use context::HookContext;
 #[cfg(test)]
 pub(crate) use erased::{HOOK_FUTURE_BYTES, called_on_first_poll};
 pub use events::{
@@ -47,6 +48,7 @@ pub(crate) use events::{DispatchTarget, OutcomeTarget, ToolCallView};
 pub(crate) use links::{ModelOutcome, ToolDispatchDecision};
 pub(crate) use mode::HookFailure;
 pub use patch::RequestPatch;
+pub use scratchpad::Scratchpad;
 pub use stack::HookStack;
 pub use step::{Flow, StepEvent};
 pub(crate) use tool_result::CallParts;

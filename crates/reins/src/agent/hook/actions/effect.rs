@@ -1,176 +1,12 @@
-//! What a hook method answers. Each action type has constructors named as in the hooks guide.
+//! What `on_dispatch` and `on_outcome` answer about an effect (a model call, a tool call,
+//! …): [`DispatchAction`], with the [`ToolArgs`] it may run a tool with, and [`OutcomeAction`].
 
-use super::events::{DispatchKind, OutcomeEvent};
-use super::patch::RequestPatch;
+use super::super::events::{DispatchKind, OutcomeEvent};
+use super::super::patch::RequestPatch;
 use crate::agent::StopReason;
 use crate::completion::CompletionResponse;
 use crate::tool::ToolOutput;
 use serde_json::Value;
-
-/// The answer to `on_run_start`.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum RunStartAction {
-    /// Start the run as it is.
-    Continue,
-    /// Replace the prompt; later hooks see the new one.
-    Rewrite(String),
-    /// End the run with [`PromptError::Cancelled`](crate::agent::PromptError::Cancelled).
-    Stop(StopReason),
-}
-
-impl RunStartAction {
-    /// Start the run as it is.
-    pub fn continue_run() -> Self {
-        RunStartAction::Continue
-    }
-    /// Replace the prompt.
-    pub fn rewrite(prompt: impl Into<String>) -> Self {
-        RunStartAction::Rewrite(prompt.into())
-    }
-    /// End the run.
-    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
-    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
-    pub fn stop(reason: impl Into<StopReason>) -> Self {
-        RunStartAction::Stop(reason.into())
-    }
-}
-
-/// The answer to `on_completion_call`.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum CompletionCallAction {
-    /// Send the request as it is.
-    Continue,
-    /// Change this turn's request only. (Boxed: a patch is large, and every hook's answer is
-    /// moved through the stack.)
-    Patch(Box<RequestPatch>),
-    /// End the run.
-    Stop(StopReason),
-}
-
-impl CompletionCallAction {
-    /// Send the request as it is.
-    pub fn continue_run() -> Self {
-        CompletionCallAction::Continue
-    }
-    /// Change this turn's request only; the patch is not sticky.
-    pub fn patch(patch: RequestPatch) -> Self {
-        CompletionCallAction::Patch(Box::new(patch))
-    }
-    /// End the run.
-    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
-    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
-    pub fn stop(reason: impl Into<StopReason>) -> Self {
-        CompletionCallAction::Stop(reason.into())
-    }
-}
-
-/// The answer to `on_model_select`.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ModelSelectionAction {
-    /// Keep the model selected so far.
-    Continue,
-    /// Serve the next call with the model registered under this label.
-    Select(String),
-    /// End the run.
-    Stop(StopReason),
-}
-
-impl ModelSelectionAction {
-    /// Keep the model selected so far.
-    pub fn continue_run() -> Self {
-        ModelSelectionAction::Continue
-    }
-    /// Serve the next call with the model registered under `label`.
-    pub fn select(label: impl Into<String>) -> Self {
-        ModelSelectionAction::Select(label.into())
-    }
-    /// End the run.
-    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
-    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
-    pub fn stop(reason: impl Into<StopReason>) -> Self {
-        ModelSelectionAction::Stop(reason.into())
-    }
-}
-
-/// The answer to `on_model_turn_finished`.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ModelTurnAction {
-    /// Accept the turn.
-    Continue,
-    /// Discard the response and ask again with the same prompt and history.
-    Repeat,
-    /// Keep the response, add this feedback as a user message, and ask again.
-    RetryWithFeedback(String),
-    /// End the run.
-    Stop(StopReason),
-}
-
-impl ModelTurnAction {
-    /// Accept the turn.
-    pub fn continue_run() -> Self {
-        ModelTurnAction::Continue
-    }
-    /// Discard the response and ask again. Counts against `max_turns`.
-    pub fn repeat() -> Self {
-        ModelTurnAction::Repeat
-    }
-    /// Keep the response and ask again with `feedback` as a user message. Counts against
-    /// `max_turns`.
-    pub fn retry_with_feedback(feedback: impl Into<String>) -> Self {
-        ModelTurnAction::RetryWithFeedback(feedback.into())
-    }
-    /// End the run.
-    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
-    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
-    pub fn stop(reason: impl Into<StopReason>) -> Self {
-        ModelTurnAction::Stop(reason.into())
-    }
-}
-
-/// A decision about an invalid tool call.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum InvalidToolCallAction {
-    /// Fail the run with [`PromptError::UnknownToolCall`](crate::agent::PromptError::UnknownToolCall).
-    Fail,
-    /// Drop the turn, add `feedback` as a user message and ask the model again.
-    Retry(String),
-    /// Use this tool name instead, checked again against the allowed tools.
-    Repair(String),
-    /// Answer the call with `reason` and answer the turn's other calls as not executed.
-    Skip(String),
-    /// End the run.
-    Stop(StopReason),
-}
-
-impl InvalidToolCallAction {
-    /// Fail the run.
-    pub fn fail() -> Self {
-        InvalidToolCallAction::Fail
-    }
-    /// Ask the model again with corrective feedback (needs `max_invalid_tool_call_retries`).
-    pub fn retry(feedback: impl Into<String>) -> Self {
-        InvalidToolCallAction::Retry(feedback.into())
-    }
-    /// Rename the called tool.
-    pub fn repair(tool_name: impl Into<String>) -> Self {
-        InvalidToolCallAction::Repair(tool_name.into())
-    }
-    /// Answer the call with `reason` without running anything.
-    pub fn skip(reason: impl Into<String>) -> Self {
-        InvalidToolCallAction::Skip(reason.into())
-    }
-    /// End the run.
-    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
-    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
-    pub fn stop(reason: impl Into<StopReason>) -> Self {
-        InvalidToolCallAction::Stop(reason.into())
-    }
-}
 
 /// Replacement tool arguments: a JSON value, or JSON text.
 #[derive(Debug, Clone, PartialEq)]
@@ -303,7 +139,7 @@ impl DispatchAction {
         DispatchAction::Suspend(reason.into())
     }
     /// Run the tool with replacement arguments. `kind` is the event's
-    /// [`kind`](super::DispatchEvent::kind); for a dispatch that is not a tool call the
+    /// [`kind`](crate::agent::DispatchEvent::kind); for a dispatch that is not a tool call the
     /// action is [`proceed`](Self::proceed).
     pub fn rewrite_tool_args(kind: DispatchKind, args: impl Into<ToolArgs>) -> Self {
         match kind {
@@ -447,7 +283,7 @@ impl OutcomeAction {
     }
     /// Call the model again for this turn on the model registered under `label` (the same
     /// label retries the same model): how a hook falls back after a failed call
-    /// ([`OutcomeEvent::completion_error`](super::OutcomeEvent::completion_error)) or a
+    /// ([`OutcomeEvent::completion_error`](crate::agent::OutcomeEvent::completion_error)) or a
     /// response it cannot use. The new call is dispatched and its outcome observed like any
     /// other model call; a turn makes at most
     /// [`MAX_MODEL_CALLS_PER_TURN`](crate::agent::MAX_MODEL_CALLS_PER_TURN) calls. For a tool
@@ -476,28 +312,5 @@ impl OutcomeAction {
     /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
     pub fn stop(reason: impl Into<StopReason>) -> Self {
         OutcomeAction::Stop(reason.into())
-    }
-}
-
-/// The answer to the streaming delta events.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ObservationAction {
-    /// Go on.
-    Continue,
-    /// End the run.
-    Stop(StopReason),
-}
-
-impl ObservationAction {
-    /// Go on.
-    pub fn continue_run() -> Self {
-        ObservationAction::Continue
-    }
-    /// End the run.
-    /// `reason` is text, or [`StopReason::because`] a typed value the caller reads back
-    /// with [`PromptError::stopped_by`](crate::agent::PromptError::stopped_by).
-    pub fn stop(reason: impl Into<StopReason>) -> Self {
-        ObservationAction::Stop(reason.into())
     }
 }
