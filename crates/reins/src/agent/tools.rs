@@ -1,7 +1,10 @@
 //! The tools a run sees: the agent's fixed tools, plus the latest list of each
-//! [`ToolSource`], refreshed between model turns.
+//! [`ToolSource`], refreshed between model turns. A source is the user's code: one that
+//! panics keeps the tools it last gave, as one whose refresh fails does.
 
-use crate::tool::{ToolDefinition, ToolSet, ToolSource};
+use crate::tool::{ToolDefinition, ToolSet, ToolSource, panic_message};
+use futures::FutureExt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// One consistent list of tools and the definitions advertised for them.
@@ -48,23 +51,30 @@ impl LiveTools {
 
     /// Refreshes the sources that say they changed and returns the tools to use from now on.
     pub async fn refresh(&self) -> Arc<AvailableTools> {
-        if !self.sources.iter().any(|source| source.changed()) {
+        if !self.sources.iter().any(|source| has_changed(&**source)) {
             return self.current();
         }
         let mut latest = self.latest.lock().await;
         let mut refreshed = false;
         for (source, list) in self.sources.iter().zip(latest.iter_mut()) {
             // Another run may have refreshed it while this one waited for the lock.
-            if !source.changed() {
+            if !has_changed(&**source) {
                 continue;
             }
-            match source.refresh().await {
-                Ok(tools) => {
+            // The call itself is inside the catch: a plain `fn` runs code before it returns
+            // its future.
+            let refreshing = AssertUnwindSafe(async { source.refresh().await }).catch_unwind();
+            match refreshing.await {
+                Ok(Ok(tools)) => {
                     *list = tools;
                     refreshed = true;
                 }
-                Err(error) => {
+                Ok(Err(error)) => {
                     tracing::warn!(target: "reins::tools", %error, "a tool source failed to refresh; its previous tools stay");
+                }
+                Err(panic) => {
+                    let message = panic_message(&*panic);
+                    tracing::warn!(target: "reins::tools", %message, "a tool source panicked refreshing; its previous tools stay");
                 }
             }
         }
@@ -77,6 +87,16 @@ impl LiveTools {
             self.current()
         }
     }
+}
+
+/// Whether `source` says its tools changed. A source that panics saying so is taken as
+/// unchanged (its tools stay), and the panic is logged.
+fn has_changed(source: &dyn ToolSource) -> bool {
+    catch_unwind(AssertUnwindSafe(|| source.changed())).unwrap_or_else(|panic| {
+        let message = panic_message(&*panic);
+        tracing::warn!(target: "reins::tools", %message, "a tool source panicked saying whether it changed; its tools stay");
+        false
+    })
 }
 
 fn combine(fixed: &ToolSet, lists: &[ToolSet]) -> ToolSet {

@@ -72,10 +72,11 @@ pub trait ToolSource: Send + Sync + 'static {
     fn current(&self) -> ToolSet;
 
     /// Whether the list may have changed since it was last listed. Asked before every model
-    /// turn, so it must be cheap (a flag, a counter).
+    /// turn, so it must be cheap (a flag, a counter). A panic here is logged and taken as
+    /// "unchanged".
     fn changed(&self) -> bool;
 
     /// Lists the tools again. The new list replaces this source's previous one in every
-    /// agent that holds the source; an error keeps the previous list.
+    /// agent that holds the source; an error, or a panic (logged), keeps the previous list.
     fn refresh(&self) -> BoxFuture<'_, Result<ToolSet, String>>;
 }

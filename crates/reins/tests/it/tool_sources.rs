@@ -164,3 +164,49 @@ fn after_first_outcome(once: impl Fn() + Send + Sync + 'static) -> impl AgentHoo
         done: AtomicBool::new(false),
     }
 }
+
+/// A source that panics in `changed` or in `refresh` (before returning its future).
+struct Panicky {
+    in_changed: bool,
+}
+
+impl ToolSource for Panicky {
+    fn current(&self) -> ToolSet {
+        echo("steady")
+    }
+
+    fn changed(&self) -> bool {
+        assert!(!self.in_changed, "source bug in changed");
+        true
+    }
+
+    fn refresh(&self) -> BoxFuture<'_, Result<ToolSet, String>> {
+        panic!("source bug in refresh")
+    }
+}
+
+#[tokio::test]
+async fn a_source_that_panics_keeps_its_tools_and_the_run_goes_on() {
+    for in_changed in [true, false] {
+        let model = ScriptedModel::new([
+            Turn::tool_call("steady", json!({"word": "one"})),
+            Turn::text("done"),
+        ]);
+        let agent = AgentBuilder::new(model.clone())
+            .tool_source(Panicky { in_changed })
+            .build();
+        // Awaited in a task of its own: a panic escaping the run would end the task.
+        let run = tokio::spawn(agent.prompt("go").extended_details().into_future()).await;
+        let response = match run {
+            Ok(Ok(response)) => response,
+            other => panic!("in_changed = {in_changed}: expected an answer, got {other:?}"),
+        };
+        assert_eq!(response.output, "done");
+        let results: Vec<_> = response.tool_results().map(|r| r.content.clone()).collect();
+        assert_eq!(results, ["steady: one"], "in_changed = {in_changed}");
+        assert!(
+            model.requests().iter().all(|r| advertised(r) == ["steady"]),
+            "the source's first tools stayed advertised"
+        );
+    }
+}
