@@ -23,6 +23,7 @@ pub mod hooks;
 mod json_text;
 pub mod message;
 pub mod observe;
+mod panics;
 pub mod prelude;
 pub mod providers;
 /// Run state, beneath the agent (which runs it) and the stores (which keep it); its types are

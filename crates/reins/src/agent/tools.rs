@@ -2,8 +2,8 @@
 //! [`ToolSource`], refreshed between model turns. A source is the user's code: one that
 //! panics keeps the tools it last gave, as one whose refresh fails does.
 
-use crate::tool::{ToolDefinition, ToolSet, ToolSource, panic_message};
-use futures::FutureExt;
+use crate::panics::{call_caught, panic_message};
+use crate::tool::{ToolDefinition, ToolSet, ToolSource};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -61,10 +61,7 @@ impl LiveTools {
             if !has_changed(&**source) {
                 continue;
             }
-            // The call itself is inside the catch: a plain `fn` runs code before it returns
-            // its future.
-            let refreshing = AssertUnwindSafe(async { source.refresh().await }).catch_unwind();
-            match refreshing.await {
+            match call_caught(|| source.refresh()).await {
                 Ok(Ok(tools)) => {
                     *list = tools;
                     refreshed = true;

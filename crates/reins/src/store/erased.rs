@@ -6,13 +6,11 @@ use super::{
     BoxedStore, Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease,
     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
 };
+use crate::panics::{call_caught, panic_message};
 use crate::run::RunState;
-use crate::tool::panic_message;
-use futures::FutureExt;
 use futures::future::BoxFuture;
 use std::any::Any;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -167,19 +165,16 @@ impl<S: RunStore> DynRunStore for S {
     }
 }
 
-/// The store's answer to `call`, boxed, with the store's code inside a catch: the call itself
-/// (a method written as a plain `fn` runs code before it returns its future) and every poll.
-/// A panic is answered as [`StoreError::Panicked`] instead of unwinding into the run that
-/// asked, which then fails with that error as it would with any other of the store's.
+/// The store's answer to `call`, boxed, with the store's code (the call and every poll)
+/// inside a catch. A panic is answered as [`StoreError::Panicked`] instead of unwinding into
+/// the run that asked, which then fails with that error as it would with any other of the
+/// store's.
 fn caught<'a, T, F>(call: impl FnOnce() -> F + Send + 'a) -> BoxFuture<'a, Result<T, StoreError>>
 where
     F: Future<Output = Result<T, StoreError>> + Send + 'a,
 {
     Box::pin(async move {
-        // The store is only borrowed (it owns its state, whatever a panic left of it), and the
-        // answer is dropped with the panic: nothing half-written is used after it.
-        AssertUnwindSafe(async move { call().await })
-            .catch_unwind()
+        call_caught(call)
             .await
             .unwrap_or_else(|panic| Err(StoreError::Panicked(panic_message(&*panic))))
     })

@@ -2,8 +2,9 @@
 
 use super::{
     DynTool, RetrySafety, Tool, ToolCallContext, ToolDefinition, ToolExecution, ToolFailure,
-    ToolOutcome, ToolResultExtensions, ToolTraits, panic_message,
+    ToolOutcome, ToolResultExtensions, ToolTraits,
 };
+use crate::panics::panic_message;
 use futures::FutureExt;
 use serde_json::Value;
 use std::collections::HashMap;

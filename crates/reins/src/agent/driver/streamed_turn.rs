@@ -11,7 +11,7 @@ use crate::completion::{
     CompletionError, CompletionRequest, CompletionResponse, CompletionStream, DynCompletionModel,
     StreamChunk,
 };
-use crate::tool::panic_message;
+use crate::panics::panic_message;
 use futures::StreamExt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -2,8 +2,8 @@
 //! [`Scratchpad`], and the entries recorded with the run's state.
 
 use super::scratchpad::Scratchpad;
+use crate::panics::panic_message;
 use crate::run::{Entry, EntryError};
-use crate::tool::panic_message;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -250,8 +250,8 @@ impl HookContext {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         for entry in deferred {
-            // The hook's own code: a panic in it keeps the entry as last taken (the run's
-            // state is taken at its end, where there is no hook call left to fail).
+            // The hook's own code, run outside any hook call (at a checkpoint or the run's
+            // end), so no call is there to fail: a panic keeps the entry as last taken.
             match catch_unwind(AssertUnwindSafe(|| (entry.write)(&self.scratchpad))) {
                 Ok(Some(value)) => self.put_newest(entry.kind, value),
                 Ok(None) => {}

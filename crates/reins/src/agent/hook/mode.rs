@@ -16,7 +16,7 @@ use super::defaults::{Learning, Row, call_watched, poll_watched};
 use super::erased::{ErasedHook, HookFuture};
 use super::stack::{Held, HookStack};
 use super::table::Method;
-use crate::tool::panic_message;
+use crate::panics::panic_message;
 use std::any::Any;
 use std::convert::Infallible;
 use std::future::Future;

@@ -29,15 +29,14 @@ pub use decider::{
 pub use rule::{Rule, RuleOutcome};
 
 use crate::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext, StepEventKind};
-use crate::tool::{ToolTraits, panic_message};
-use futures::FutureExt;
+use crate::panics::{call_caught, panic_message};
+use crate::tool::ToolTraits;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -236,9 +235,7 @@ impl ApprovalPolicy {
                 false,
             );
         };
-        // The call to `decide` itself is inside the guarded future, so a decider that panics
-        // before returning its future is caught too.
-        let asked = AssertUnwindSafe(async { decider.decide(&request).await }).catch_unwind();
+        let asked = call_caught(|| decider.decide(&request));
         let decision = match tokio::time::timeout(self.timeout, asked).await {
             Ok(Ok(decision)) => decision,
             Ok(Err(panic)) => {

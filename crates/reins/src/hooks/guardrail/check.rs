@@ -1,6 +1,6 @@
 //! What a check answers ([`Verdict`]), the [`Check`] trait, and the erased form the hook stores.
 
-use crate::tool::panic_message;
+use crate::panics::panic_message;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
