@@ -4,8 +4,7 @@ use super::error::PromptError;
 use super::output_spec::{OutputMode, OutputSpec};
 use super::prompt::PromptRequest;
 use super::response::PromptResponse;
-use futures::FutureExt;
-use futures::future::BoxFuture;
+use super::run_future::RunFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use std::future::IntoFuture;
@@ -66,26 +65,36 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> TypedPromptRequest<T> {
 
     /// Returns the run's state along with the value.
     pub async fn extended_details(self) -> Result<TypedPromptResponse<T>, PromptError> {
-        let mut request = self.request;
-        request.options.output = Some(Box::new(OutputSpec::of::<T>(self.mode)));
-        let response = request.send().await?;
-        let value = serde_json::from_str(&response.output).map_err(|error| {
-            PromptError::StructuredOutput {
-                message: error.to_string(),
-                history: response.state.history.clone(),
-                run_id: response.state.run_id.clone(),
-            }
-        })?;
+        let response = self.with_output_spec().send().await?;
+        let value = parse(&response)?;
         Ok(TypedPromptResponse { value, response })
     }
+
+    /// The request, asking the model for a `T`.
+    fn with_output_spec(self) -> PromptRequest {
+        let mut request = self.request;
+        request.options.output = Some(Box::new(OutputSpec::of::<T>(self.mode)));
+        request
+    }
+}
+
+/// The run's answer, read as a `T`.
+fn parse<T: DeserializeOwned>(response: &PromptResponse) -> Result<T, PromptError> {
+    serde_json::from_str(&response.output).map_err(|error| PromptError::StructuredOutput {
+        message: error.to_string(),
+        history: response.state.history.clone(),
+        run_id: response.state.run_id.clone(),
+    })
 }
 
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> IntoFuture for TypedPromptRequest<T> {
     type Output = Result<T, PromptError>;
-    type IntoFuture = BoxFuture<'static, Result<T, PromptError>>;
+    type IntoFuture = RunFuture<T>;
 
     fn into_future(self) -> Self::IntoFuture {
-        async move { self.extended_details().await.map(|typed| typed.value) }.boxed()
+        RunFuture::new(self.with_output_spec().into_parts(), |response| {
+            parse(&response)
+        })
     }
 }
 

@@ -4,12 +4,12 @@ use super::error::PromptError;
 use super::hook::{AgentHook, HookStack};
 use super::options::{RunOptions, RunStart, ToolErrorPolicy, UnhandledInvalidToolCall};
 use super::response::PromptResponse;
+use super::run_future::{RunFuture, RunParts};
 use super::stream::{PromptStream, StreamSink};
 use crate::message::Message;
 use crate::run::{RunState, ToolDecision};
 use crate::store::RunStore;
 use futures::FutureExt;
-use futures::future::BoxFuture;
 use std::future::{Future, IntoFuture};
 
 /// One run of an agent, being configured. Await it for the answer, call
@@ -195,16 +195,30 @@ impl PromptRequest {
         } = self;
         driver::run(agent, start, hooks, options, sink)
     }
+
+    /// The request's parts, for a [`RunFuture`] to start.
+    pub(super) fn into_parts(self) -> RunParts {
+        let PromptRequest {
+            agent,
+            start,
+            hooks,
+            options,
+        } = self;
+        RunParts {
+            agent,
+            start,
+            hooks,
+            options,
+        }
+    }
 }
 
 impl IntoFuture for PromptRequest {
     type Output = Result<String, PromptError>;
-    type IntoFuture = BoxFuture<'static, Result<String, PromptError>>;
+    type IntoFuture = RunFuture<String>;
 
     fn into_future(self) -> Self::IntoFuture {
-        self.send()
-            .map(|answer| answer.map(|response| response.output))
-            .boxed()
+        RunFuture::new(self.into_parts(), |response| Ok(response.output))
     }
 }
 
@@ -233,10 +247,10 @@ pub struct DetailedPromptRequest(PromptRequest);
 
 impl IntoFuture for DetailedPromptRequest {
     type Output = Result<PromptResponse, PromptError>;
-    type IntoFuture = BoxFuture<'static, Result<PromptResponse, PromptError>>;
+    type IntoFuture = RunFuture<PromptResponse>;
 
     fn into_future(self) -> Self::IntoFuture {
-        self.0.send().boxed()
+        RunFuture::new(self.0.into_parts(), Ok)
     }
 }
 

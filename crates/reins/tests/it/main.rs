@@ -7,6 +7,7 @@
 
 mod common;
 
+mod awaited_runs;
 mod call_history;
 mod composition;
 mod default_answers;

@@ -295,11 +295,13 @@ impl<'a> Driver<'a> {
         if text.is_empty() {
             return Ok((response, false));
         }
-        // Through the same loop as a model's stream: the text-delta hooks are then called
-        // from one place only, which lets the compiler fold them into that loop.
+        // Through the same loop as a model's stream, and through the same `CaughtTurn`: the
+        // streamed turn's body then has one caller, so the compiler always folds it (and the
+        // text-delta hooks it calls) into `CaughtTurn::poll`, whatever else the crate holds.
+        // Its per-token code is tuned against store-forwarding stalls, which depend on that.
         let chunks = [Ok(StreamChunk::Text(text)), Ok(StreamChunk::Done(response))];
         let chunks = Box::pin(futures::stream::iter(chunks));
-        self.stream_turn(TurnSource::Served(chunks), sink).await
+        CaughtTurn(Box::pin(self.stream_turn(TurnSource::Served(chunks), sink))).await
     }
 
     /// Fires the turn's raw event and `on_model_turn_finished`.
