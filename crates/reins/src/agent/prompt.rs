@@ -1,5 +1,4 @@
 use super::builder::Agent;
-use super::driver;
 use super::error::PromptError;
 use super::hook::{AgentHook, HookStack};
 use super::options::{RunOptions, RunStart, ToolErrorPolicy, UnhandledInvalidToolCall};
@@ -173,30 +172,15 @@ impl PromptRequest {
     /// response. The run fires the same hook events as an awaited one, plus the delta events.
     pub fn stream(self) -> PromptStream {
         let sink = StreamSink::default();
-        let driver = self.run(Some(sink.clone())).boxed();
+        let driver = self.into_parts().drive(Some(sink.clone())).boxed();
         PromptStream::new(sink, driver)
     }
 
     pub(crate) fn send(self) -> impl Future<Output = Result<PromptResponse, PromptError>> {
-        self.run(None)
+        self.into_parts().drive(None)
     }
 
-    /// Hands the request's parts to the driver, which does not know the request type. (No
-    /// `async` layer of its own: the driver's future is the run's whole state.)
-    fn run(
-        self,
-        sink: Option<StreamSink>,
-    ) -> impl Future<Output = Result<PromptResponse, PromptError>> + use<> {
-        let PromptRequest {
-            agent,
-            start,
-            hooks,
-            options,
-        } = self;
-        driver::run(agent, start, hooks, options, sink)
-    }
-
-    /// The request's parts, for a [`RunFuture`] to start.
+    /// The request's parts, which the driver (it does not know the request type) runs.
     pub(super) fn into_parts(self) -> RunParts {
         let PromptRequest {
             agent,

@@ -11,6 +11,7 @@ use super::builder::Agent;
 use super::driver;
 use super::hook::HookStack;
 use super::options::{RunOptions, RunStart};
+use super::stream::StreamSink;
 use super::{PromptError, PromptResponse};
 use pin_project_lite::pin_project;
 use std::cell::RefCell;
@@ -32,9 +33,18 @@ pub(super) struct RunParts {
 }
 
 impl RunParts {
-    /// The driver's future of the run, which hands nothing to a stream.
+    /// The driver's future of the run, handing its items to `sink` when it is streamed. (No
+    /// `async` layer of its own: the driver's future is the run's whole state.)
+    pub(super) fn drive(
+        self,
+        sink: Option<StreamSink>,
+    ) -> impl Future<Output = RunOutput> + Send + 'static {
+        driver::run(self.agent, self.start, self.hooks, self.options, sink)
+    }
+
+    /// The driver's future of an awaited run.
     fn run(self) -> impl Future<Output = RunOutput> + Send + 'static {
-        driver::run(self.agent, self.start, self.hooks, self.options, None)
+        self.drive(None)
     }
 }
 
