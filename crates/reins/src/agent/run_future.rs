@@ -13,6 +13,7 @@ use super::hook::HookStack;
 use super::options::{RunOptions, RunStart};
 use super::stream::StreamSink;
 use super::{PromptError, PromptResponse};
+use futures::future::FusedFuture;
 use pin_project_lite::pin_project;
 use std::cell::RefCell;
 use std::fmt;
@@ -107,7 +108,8 @@ thread_local! {
 /// It behaves as a boxed future of the run. Dropping it before it finishes drops the run at
 /// once (its tools' and hooks' futures, its claim on a store). A run that finishes leaves its
 /// allocation to the thread that polled it last, for that thread's next run; a thread keeps a
-/// few. Polled again after it finished, it stays pending.
+/// few. Polled again after it finished, it stays pending (and, as a
+/// [`FusedFuture`], says it is terminated). It is `Unpin`: it can be polled through `&mut`.
 ///
 /// ```
 /// use reins::agent::{AgentBuilder, RunFuture};
@@ -185,6 +187,13 @@ fn keep(slot: BoxedSlot) {
             }
         }
     });
+}
+
+/// Finished once it answered: `futures::select!` then passes over it.
+impl<T> FusedFuture for RunFuture<T> {
+    fn is_terminated(&self) -> bool {
+        self.slot.is_none()
+    }
 }
 
 impl<T> fmt::Debug for RunFuture<T> {

@@ -2,6 +2,7 @@
 //! and nothing of a finished or dropped run reaches the next.
 
 use crate::common::{Recorder, add_tool};
+use futures::future::FusedFuture;
 use reins::agent::{AgentBuilder, RunFuture};
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::tool_fn;
@@ -118,11 +119,13 @@ async fn a_run_dropped_before_it_finishes_drops_its_tool_at_once_and_the_next_ru
 fn a_finished_run_polled_again_stays_pending() {
     let agent = AgentBuilder::new(ScriptedModel::new([Turn::text("done")])).build();
     let mut run = pin!(agent.prompt("Hi").into_future());
+    assert!(!run.is_terminated());
     let mut cx = Context::from_waker(Waker::noop());
     let Poll::Ready(answer) = run.as_mut().poll(&mut cx) else {
         panic!("a scripted text turn finishes in one poll");
     };
     assert_eq!(answer.unwrap(), "done");
+    assert!(run.is_terminated());
     assert!(run.as_mut().poll(&mut cx).is_pending());
     assert!(format!("{run:?}").contains("finished: true"), "{run:?}");
 }
