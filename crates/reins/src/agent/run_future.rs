@@ -24,8 +24,8 @@ use std::task::{Context, Poll, ready};
 /// What the driver answers a run with.
 type RunOutput = Result<PromptResponse, PromptError>;
 
-/// What the driver starts an awaited run from: a [`PromptRequest`](super::PromptRequest)'s
-/// parts.
+/// What the driver starts a run from, awaited or streamed: a
+/// [`PromptRequest`](super::PromptRequest)'s parts.
 pub(super) struct RunParts {
     pub(super) agent: Agent,
     pub(super) start: RunStart,
