@@ -65,7 +65,7 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> TypedPromptRequest<T> {
 
     /// Returns the run's state along with the value.
     pub async fn extended_details(self) -> Result<TypedPromptResponse<T>, PromptError> {
-        let response = self.with_output_spec().send().await?;
+        let response = self.with_output_spec().extended_details().await?;
         let value = parse(&response)?;
         Ok(TypedPromptResponse { value, response })
     }

@@ -9,7 +9,7 @@ use crate::message::Message;
 use crate::run::{RunState, ToolDecision};
 use crate::store::RunStore;
 use futures::FutureExt;
-use std::future::{Future, IntoFuture};
+use std::future::IntoFuture;
 
 /// One run of an agent, being configured. Await it for the answer, call
 /// [`stream`](Self::stream) to stream it, or [`extended_details`](Self::extended_details)
@@ -174,10 +174,6 @@ impl PromptRequest {
         let sink = StreamSink::default();
         let driver = self.into_parts().drive(Some(sink.clone())).boxed();
         PromptStream::new(sink, driver)
-    }
-
-    pub(crate) fn send(self) -> impl Future<Output = Result<PromptResponse, PromptError>> {
-        self.into_parts().drive(None)
     }
 
     /// The request's parts, which the driver (it does not know the request type) runs.
