@@ -4,7 +4,7 @@ use super::error::PromptError;
 use super::output_spec::{OutputMode, OutputSpec};
 use super::prompt::PromptRequest;
 use super::response::PromptResponse;
-use super::run_future::RunFuture;
+use super::run_future::{RunFuture, keep_history};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use std::future::IntoFuture;
@@ -92,8 +92,10 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> IntoFuture for TypedProm
     type IntoFuture = RunFuture<T>;
 
     fn into_future(self) -> Self::IntoFuture {
-        RunFuture::new(self.with_output_spec().into_parts(), |response| {
-            parse(&response)
+        RunFuture::new(self.with_output_spec().into_parts(), |mut response| {
+            let value = parse(&response);
+            keep_history(std::mem::take(&mut response.state.history));
+            value
         })
     }
 }

@@ -3,7 +3,7 @@ use super::error::PromptError;
 use super::hook::{AgentHook, HookStack};
 use super::options::{RunOptions, RunStart, ToolErrorPolicy, UnhandledInvalidToolCall};
 use super::response::PromptResponse;
-use super::run_future::{RunFuture, RunParts};
+use super::run_future::{RunFuture, RunParts, keep_history};
 use super::stream::{PromptStream, StreamSink};
 use crate::message::Message;
 use crate::run::{RunState, ToolDecision};
@@ -198,7 +198,10 @@ impl IntoFuture for PromptRequest {
     type IntoFuture = RunFuture<String>;
 
     fn into_future(self) -> Self::IntoFuture {
-        RunFuture::new(self.into_parts(), |response| Ok(response.output))
+        RunFuture::new(self.into_parts(), |mut response| {
+            keep_history(std::mem::take(&mut response.state.history));
+            Ok(response.output)
+        })
     }
 }
 

@@ -5,7 +5,10 @@
 //! allocator serves from its per-thread cache, and a request that large first merges every
 //! small block the previous run freed back into its free lists (`malloc_consolidate`), about
 //! 4,500 instructions once a run. Writing the next run into the finished run's allocation
-//! skips both the request and the merge. See docs/PERFORMANCE.md, "Nineteenth session".
+//! skips both the request and the merge. A run's history grows past that size within a dozen
+//! turns, so a run answered with its text or a typed value (whose history is not handed back)
+//! leaves its history's buffer, emptied, for the thread's next new run too. See
+//! docs/PERFORMANCE.md, "Nineteenth session".
 
 use super::builder::Agent;
 use super::driver;
@@ -13,9 +16,10 @@ use super::hook::HookStack;
 use super::options::{RunOptions, RunStart};
 use super::stream::StreamSink;
 use super::{PromptError, PromptResponse};
+use crate::message::Message;
 use futures::future::FusedFuture;
 use pin_project_lite::pin_project;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -37,15 +41,45 @@ impl RunParts {
     /// The driver's future of the run, handing its items to `sink` when it is streamed. (No
     /// `async` layer of its own: the driver's future is the run's whole state.)
     pub(super) fn drive(
-        self,
+        mut self,
         sink: Option<StreamSink>,
     ) -> impl Future<Output = RunOutput> + Send + 'static {
+        if let RunStart::New { history, .. } = &mut self.start {
+            if history.capacity() == 0 {
+                *history = spare_history();
+            }
+        }
         driver::run(self.agent, self.start, self.hooks, self.options, sink)
     }
 
     /// The driver's future of an awaited run.
     fn run(self) -> impl Future<Output = RunOutput> + Send + 'static {
         self.drive(None)
+    }
+}
+
+/// The most messages a kept history buffer may hold: enough for a run of a few dozen turns,
+/// little memory for the one run that starts with a larger buffer than it needs.
+const SPARE_HISTORY_MESSAGES: usize = 64;
+
+thread_local! {
+    /// The history buffer of a run this thread finished, empty, for its next new run.
+    static SPARE_HISTORY: Cell<Vec<Message>> = const { Cell::new(Vec::new()) };
+}
+
+/// A history buffer a finished run left on this thread, or a new one. (A run's history grows
+/// past 1,032 bytes in a dozen turns, and each such growth asks glibc for a block large
+/// enough to merge its free lists first; reusing the buffer asks for nothing.)
+fn spare_history() -> Vec<Message> {
+    SPARE_HISTORY.try_with(Cell::take).unwrap_or_default()
+}
+
+/// Keeps the buffer of a finished run's history for the thread's next run, its messages
+/// dropped, when the caller's answer does not return it.
+pub(super) fn keep_history(mut history: Vec<Message>) {
+    history.clear();
+    if history.capacity() <= SPARE_HISTORY_MESSAGES {
+        let _ = SPARE_HISTORY.try_with(|spare| spare.set(history));
     }
 }
 

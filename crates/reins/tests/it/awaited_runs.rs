@@ -3,7 +3,8 @@
 
 use crate::common::{Recorder, add_tool};
 use futures::future::FusedFuture;
-use reins::agent::{AgentBuilder, RunFuture};
+use reins::agent::{AgentBuilder, OUTPUT_TOOL_NAME, RunFuture};
+use reins::message::Message;
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::tool_fn;
 use serde_json::json;
@@ -48,6 +49,56 @@ async fn runs_awaited_one_after_another_each_see_only_their_own_turns() {
             lines.last().map(String::as_str),
             Some(&*format!("settled ok round {round}"))
         );
+    }
+}
+
+/// A typed answer.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Sum {
+    sum: i64,
+}
+
+#[tokio::test]
+async fn a_run_after_answered_runs_starts_from_its_own_prompt_and_history_alone() {
+    for round in 0..4_i64 {
+        // Answered as text (and as a typed value): the run's history is not handed back, so
+        // its buffer serves the thread's next run.
+        let answer_turn = if round % 2 == 0 {
+            Turn::text(format!("{}", round + 2))
+        } else {
+            Turn::tool_call(OUTPUT_TOOL_NAME, json!({"sum": round + 2}))
+        };
+        let model = ScriptedModel::new([
+            Turn::tool_call("add", json!({"a": round, "b": 2})),
+            answer_turn,
+        ]);
+        let agent = AgentBuilder::new(model.clone()).tool(add_tool()).build();
+        let answer = if round % 2 == 0 {
+            agent.prompt(format!("text {round}")).await.unwrap()
+        } else {
+            let typed = agent.prompt(format!("typed {round}")).output::<Sum>();
+            typed.await.unwrap().sum.to_string()
+        };
+        assert_eq!(answer, format!("{}", round + 2));
+        let first = &model.requests()[0].history;
+        assert_eq!(first.len(), 1, "round {round}: {first:?}");
+        assert_eq!(model.requests()[1].history.len(), 3, "round {round}");
+
+        // A run given an earlier conversation keeps it, and nothing else.
+        let model = ScriptedModel::new([Turn::text("ok")]);
+        let agent = AgentBuilder::new(model.clone()).build();
+        let earlier = vec![
+            Message::user(format!("earlier {round}")),
+            Message::assistant("yes"),
+        ];
+        agent
+            .prompt("and now?")
+            .with_history(earlier.clone())
+            .await
+            .unwrap();
+        let seen = &model.requests()[0].history;
+        assert_eq!(seen[..2], earlier[..], "round {round}");
+        assert_eq!(seen.len(), 3, "round {round}: {seen:?}");
     }
 }
 
