@@ -5,8 +5,8 @@
 //! allocator serves from its per-thread cache, and a request that large first merges every
 //! small block the previous run freed back into its free lists (`malloc_consolidate`), about
 //! 4,500 instructions once a run. Writing the next run into the finished run's allocation
-//! skips both the request and the merge. A run's history grows past that size within a dozen
-//! turns, so a run answered with its text or a typed value (whose history is not handed back)
+//! skips both the request and the merge. A run's history grows past that size by its ninth
+//! message, so a run answered with its text or a typed value (whose history is not handed back)
 //! leaves its history's buffer, emptied, for the thread's next new run too. See
 //! docs/PERFORMANCE.md, "Nineteenth session".
 
@@ -68,7 +68,7 @@ thread_local! {
 }
 
 /// A history buffer a finished run left on this thread, or a new one. (A run's history grows
-/// past 1,032 bytes in a dozen turns, and each such growth asks glibc for a block large
+/// past 1,032 bytes at its ninth message, and each such growth asks glibc for a block large
 /// enough to merge its free lists first; reusing the buffer asks for nothing.)
 fn spare_history() -> Vec<Message> {
     SPARE_HISTORY.try_with(Cell::take).unwrap_or_default()
