@@ -78,7 +78,8 @@ fn spare_history() -> Vec<Message> {
 /// dropped, when the caller's answer does not return it.
 pub(super) fn keep_history(mut history: Vec<Message>) {
     history.clear();
-    if history.capacity() <= SPARE_HISTORY_MESSAGES {
+    // A buffer that holds nothing would only push out a spare that does.
+    if (1..=SPARE_HISTORY_MESSAGES).contains(&history.capacity()) {
         let _ = SPARE_HISTORY.try_with(|spare| spare.set(history));
     }
 }
