@@ -101,21 +101,24 @@ pub trait Tool: Send + Sync + 'static {
     }
 
     /// How long one call may take before it fails with [`ToolFailure::Timeout`]; `None` (the
-    /// default) means no limit.
+    /// default) means no limit. A panic here fails the call as one in [`call`](Tool::call)
+    /// does.
     fn timeout(&self) -> Option<Duration> {
         None
     }
 
     /// Whether a call may be executed again after a crash left it in doubt (started, no
     /// result recorded). Defaults to [`RetrySafety::Undeclared`]: a durable run then suspends
-    /// with the call in doubt instead of repeating it.
+    /// with the call in doubt instead of repeating it. A panic here is logged and read as
+    /// `Undeclared`.
     fn retry_safety(&self) -> RetrySafety {
         RetrySafety::Undeclared
     }
 
     /// What the tool says about itself (read-only, destructive, idempotent), for hooks
     /// ([`DispatchEvent::tool_traits`](crate::agent::DispatchEvent::tool_traits)) and approval
-    /// rules. `None` (the default): nothing is declared, and a policy assumes the worst.
+    /// rules. `None` (the default): nothing is declared, and a policy assumes the worst. A
+    /// panic here is logged and read as `None`.
     fn traits(&self) -> Option<ToolTraits> {
         None
     }
@@ -124,7 +127,8 @@ pub trait Tool: Send + Sync + 'static {
     /// server's name. Hooks read it from
     /// [`DispatchEvent::tool_origin`](crate::agent::DispatchEvent::tool_origin) and
     /// [`OutcomeEvent::tool_origin`](crate::agent::OutcomeEvent::tool_origin). `None` (the
-    /// default) for a tool of the application's own.
+    /// default) for a tool of the application's own. A panic here is logged and read as
+    /// `None`.
     fn origin(&self) -> Option<&str> {
         None
     }
@@ -183,20 +187,26 @@ impl<T: Tool> DynTool for T {
         }
     }
 
+    // What a tool declares is read during a run, where a panic must not unwind into the
+    // caller's task. A declaration that panics reads as the most careful answer: nothing
+    // declared (a policy then assumes the worst, and a call in doubt is not run again).
+    // The timeout is read where the call itself is caught (`ToolSet::call`), so its panic
+    // fails the call like one in the tool's body.
+
     fn timeout(&self) -> Option<Duration> {
         Tool::timeout(self)
     }
 
     fn retry_safety(&self) -> RetrySafety {
-        Tool::retry_safety(self)
+        declared(self, "retry_safety", || Tool::retry_safety(self)).unwrap_or_default()
     }
 
     fn traits(&self) -> Option<ToolTraits> {
-        Tool::traits(self)
+        declared(self, "traits", || Tool::traits(self)).flatten()
     }
 
     fn origin(&self) -> Option<&str> {
-        Tool::origin(self)
+        declared(self, "origin", || Tool::origin(self)).flatten()
     }
 
     fn call_json<'a>(&'a self, args: &'a Value) -> ToolFuture<'a> {
@@ -219,6 +229,23 @@ impl<T: Tool> DynTool for T {
                 }),
             }
         })
+    }
+}
+
+/// What `tool` declares through `read` (`what`, one of its methods), or `None`, logged,
+/// when that panicked.
+/// (Named by its type in the log: its `name` is the user's code too.)
+fn declared<T: Tool, R>(_tool: &T, what: &str, read: impl FnOnce() -> R) -> Option<R> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
+        Ok(declared) => Some(declared),
+        Err(panic) => {
+            tracing::error!(
+                tool = std::any::type_name::<T>(),
+                message = %crate::panics::panic_message(panic.as_ref()),
+                "the tool's `{what}` panicked; read as declaring nothing"
+            );
+            None
+        }
     }
 }
 

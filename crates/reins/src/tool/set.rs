@@ -207,8 +207,9 @@ impl<'a> Lookup<'a> {
                 ToolResultExtensions::new(),
             );
         };
-        let timeout = tool.timeout();
         let scoped = context.clone().scope(async move {
+            // Read where a panic is caught, as the call's own would be.
+            let timeout = std::panic::catch_unwind(AssertUnwindSafe(|| tool.timeout()))?;
             let call = AssertUnwindSafe(tool.call_json(args)).catch_unwind();
             match timeout {
                 Some(limit) => tokio::time::timeout(limit, call)

@@ -415,3 +415,75 @@ async fn a_delta_hook_panicking_before_it_returns_its_future_fails_the_streamed_
         "{error}"
     );
 }
+
+/// A tool whose declarations (timeout, traits, origin, retry safety) all panic: a bug in a
+/// tool's code, outside its `call`.
+struct BrittleDeclarations;
+
+impl Tool for BrittleDeclarations {
+    type Args = serde_json::Value;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn name(&self) -> &str {
+        "brittle"
+    }
+    fn description(&self) -> &str {
+        "Declares nothing without panicking."
+    }
+    async fn call(&self, _args: serde_json::Value) -> Result<String, Self::Error> {
+        Ok("ran".into())
+    }
+    fn timeout(&self) -> Option<Duration> {
+        panic!("timeout bug")
+    }
+    fn retry_safety(&self) -> reins::tool::RetrySafety {
+        panic!("retry safety bug")
+    }
+    fn traits(&self) -> Option<reins::tool::ToolTraits> {
+        panic!("traits bug")
+    }
+    fn origin(&self) -> Option<&str> {
+        panic!("origin bug")
+    }
+}
+
+#[tokio::test]
+async fn a_tool_whose_declarations_panic_fails_its_call_and_never_the_callers_task() {
+    let model = ScriptedModel::new([Turn::tool_call("brittle", json!({})), Turn::text("ok")]);
+    // What a dispatch hook was told the tool declares.
+    let declared = Arc::new(Mutex::new(Vec::new()));
+    struct Declared(Arc<Mutex<Vec<String>>>);
+    impl AgentHook for Declared {
+        async fn on_dispatch(
+            &self,
+            _ctx: &HookContext,
+            event: DispatchEvent<'_>,
+        ) -> DispatchAction {
+            if event.tool_name().is_some() {
+                let seen = format!("{:?} {:?}", event.tool_traits(), event.tool_origin());
+                self.0.lock().unwrap().push(seen);
+            }
+            DispatchAction::proceed()
+        }
+    }
+    let agent = AgentBuilder::new(model.clone())
+        .tool(BrittleDeclarations)
+        .add_hook(Declared(declared.clone()))
+        .build();
+    // The run goes on: the call failed as a panicking tool's does, and the model saw it.
+    assert_eq!(agent.prompt("x").await.unwrap(), "ok");
+    let shown = model.requests()[1].history.last().unwrap().text();
+    assert!(shown.contains("timeout bug"), "{shown}");
+    // Declarations that panic read as declaring nothing: a policy then assumes the worst.
+    assert_eq!(*declared.lock().unwrap(), ["None None"]);
+
+    let mut set = reins::tool::ToolSet::new();
+    set.add(BrittleDeclarations);
+    assert_eq!(
+        set.retry_safety("brittle"),
+        reins::tool::RetrySafety::Undeclared
+    );
+    assert_eq!(set.traits("brittle"), None);
+    assert_eq!(set.origin("brittle"), None);
+}
