@@ -19,6 +19,7 @@ mod routing;
 mod run_future;
 mod stop;
 mod stream;
+mod stream_item;
 mod tools;
 
 pub use crate::run::{
@@ -43,4 +44,5 @@ pub use prompt::{DetailedPromptRequest, PromptRequest};
 pub use response::PromptResponse;
 pub use run_future::RunFuture;
 pub use stop::StopReason;
-pub use stream::{PromptStream, StreamItem};
+pub use stream::PromptStream;
+pub use stream_item::StreamItem;

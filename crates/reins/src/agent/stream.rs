@@ -1,6 +1,6 @@
 use super::error::PromptError;
 use super::response::PromptResponse;
-use crate::tool::ToolOutcome;
+use super::stream_item::StreamItem;
 use futures::Stream;
 use futures::future::BoxFuture;
 use std::cell::RefCell;
@@ -9,47 +9,6 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
-
-/// One item of a streamed run.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum StreamItem {
-    /// A fragment of answer text (provisional until the turn is accepted).
-    Text(String),
-    /// A fragment of reasoning.
-    Reasoning(String),
-    /// A fragment of a tool call's arguments.
-    ToolCallDelta {
-        /// The provider's id of the call.
-        tool_call_id: String,
-        /// reins' id of the call.
-        internal_call_id: String,
-        /// The tool's name, on the first fragment of the call.
-        tool_name: Option<String>,
-        /// The new fragment.
-        delta: String,
-    },
-    /// A hook or the run discarded the turn streamed so far (a repeat or an invalid
-    /// tool-call retry): text streamed for that turn is withdrawn.
-    TurnDiscarded {
-        /// The one-based index of the discarded model call.
-        turn: usize,
-    },
-    /// A tool call finished and the model will see `result`.
-    ToolResult {
-        /// The provider's id of the call.
-        tool_call_id: String,
-        /// The tool that was called.
-        tool_name: String,
-        /// The model-visible result.
-        result: String,
-        /// The structured outcome.
-        outcome: ToolOutcome,
-    },
-    /// The run finished; always the last item of a successful run. (Boxed: the response is
-    /// large and every other item is small.)
-    Final(Box<PromptResponse>),
-}
 
 /// How many deltas a streamed run queues before it pauses for the consumer to take them.
 /// Small enough that the consumer frees each batch while the allocator's per-thread cache of

@@ -23,6 +23,35 @@
 //! - **Errors** quote at most 2 KiB of what the server sent; a streamed answer that is not an
 //!   event stream, or that breaks, says what was received.
 //!
+//! ```
+//! use reins::agent::{AgentBuilder, PromptError};
+//! use reins::providers::openai::{self, OpenAI};
+//! use reins::providers::{RetryPolicy, Timeouts};
+//! use std::time::Duration;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), reins::providers::ProviderError> {
+//! let client = OpenAI::builder()
+//!     .api_key("sk-example-not-a-real-key")
+//!     // Nothing listens here: the call below fails at once.
+//!     .base_url("http://127.0.0.1:9/v1")
+//!     .retry(RetryPolicy::none())
+//!     .timeouts(Timeouts {
+//!         total: Duration::from_secs(30),
+//!         ..Timeouts::default()
+//!     })
+//!     .build()?;
+//! // The key shows nowhere: not in `Debug` output, not in an error.
+//! assert!(!format!("{client:?}").contains("sk-example"));
+//!
+//! let agent = AgentBuilder::new(client.completion(openai::GPT_5_MINI)).build();
+//! let error = agent.prompt("Hello?").await.unwrap_err();
+//! assert!(matches!(error, PromptError::Completion { .. }), "{error:?}");
+//! assert!(!format!("{error} {error:?}").contains("sk-example"));
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! [`CompletionError::Redirected`]: crate::completion::CompletionError::Redirected
 //! [`CompletionError::TooLarge`]: crate::completion::CompletionError::TooLarge
 

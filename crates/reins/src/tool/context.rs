@@ -12,6 +12,59 @@ tokio::task_local! {
 ///
 /// Inside [`Tool::call`](super::Tool::call), [`ToolCallContext::current`] returns the context
 /// of the call being executed.
+///
+/// ```
+/// use reins::prelude::*;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::ToolCallContext;
+/// use serde_json::{Value, json};
+/// use std::sync::{Arc, Mutex};
+///
+/// /// The fees hooks were told of, never the model.
+/// struct Fees(Arc<Mutex<Vec<Value>>>);
+///
+/// impl AgentHook for Fees {
+///     async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+///         if let Some(fee) = event.tool_result().and_then(|r| r.extensions().get("fee_cents")) {
+///             self.0.lock().unwrap().push(fee.clone());
+///         }
+///         OutcomeAction::proceed()
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// // The idempotency keys the payment service was sent.
+/// let keys = Arc::new(Mutex::new(Vec::new()));
+/// let sent = keys.clone();
+/// let pay = tool_fn("pay", "Pays an invoice.", move |_: Value| {
+///     let sent = sent.clone();
+///     async move {
+///         let call = ToolCallContext::current().expect("inside a tool call");
+///         sent.lock().unwrap().push(call.effect_id());
+///         call.set_extension("fee_cents", json!(30));
+///         Ok::<_, std::convert::Infallible>("paid")
+///     }
+/// });
+/// let fees = Arc::new(Mutex::new(Vec::new()));
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("pay", json!({"invoice": 7})),
+///     Turn::text("Paid."),
+/// ]);
+/// let agent = AgentBuilder::new(model.clone())
+///     .tool(pay)
+///     .add_hook(Fees(fees.clone()))
+///     .build();
+/// let response = agent.prompt("Pay invoice 7.").extended_details().await.unwrap();
+///
+/// // The key names the run and the call, so the same call executed again after a crash
+/// // sends the same key.
+/// assert!(keys.lock().unwrap()[0].starts_with(&format!("{}/", response.run_id())));
+/// assert_eq!(*fees.lock().unwrap(), [json!(30)]);
+/// let sent_to_model = serde_json::to_string(&model.requests()[1]).unwrap();
+/// assert!(!sent_to_model.contains("fee_cents"));
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct ToolCallContext {
     inner: Arc<CallInfo>,

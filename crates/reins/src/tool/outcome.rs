@@ -52,6 +52,64 @@ impl From<Value> for ToolOutput {
 
 /// The structured result of one tool call: the machine-visible half that hooks inspect
 /// without parsing the model-visible text.
+///
+/// A call never fails a run by itself: a missing tool, bad arguments, the tool's error, a
+/// timeout or a panic each become a classified [`ToolFailure`], and its text is what the model
+/// is shown.
+///
+/// ```
+/// use reins::tool::{ToolCallContext, ToolFailure, ToolOutcome, ToolSet, tool_fn};
+/// use serde::Deserialize;
+/// use serde_json::json;
+/// use std::time::Duration;
+///
+/// #[derive(Deserialize, schemars::JsonSchema)]
+/// struct Divide {
+///     a: i64,
+///     b: i64,
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let mut tools = ToolSet::new();
+/// tools.add(tool_fn("divide", "Divides a by b.", |args: Divide| async move {
+///     args.a.checked_div(args.b).ok_or("division by zero")
+/// }));
+/// tools.add(
+///     tool_fn("wait", "Waits a minute.", |_: serde_json::Value| async {
+///         tokio::time::sleep(Duration::from_secs(60)).await;
+///         Ok::<_, std::convert::Infallible>("done")
+///     })
+///     .timeout(Duration::from_millis(10)),
+/// );
+/// let call = |name: &'static str, args| {
+///     let tools = &tools;
+///     async move {
+///         let context = ToolCallContext::new("run-1", "call-1", "provider-1");
+///         tools.call(name, &args, context).await
+///     }
+/// };
+///
+/// let ok = call("divide", json!({"a": 6, "b": 3})).await;
+/// assert_eq!((ok.outcome, ok.output.render()), (ToolOutcome::Success, "2".to_string()));
+///
+/// let failed = call("divide", json!({"a": 6, "b": 0})).await;
+/// assert!(matches!(failed.outcome, ToolOutcome::Failed(ToolFailure::Execution { .. })));
+/// assert_eq!(failed.output.render(), "the tool failed: division by zero");
+///
+/// let unreadable = call("divide", json!({"a": "six"})).await;
+/// assert!(matches!(
+///     unreadable.outcome,
+///     ToolOutcome::Failed(ToolFailure::InvalidArguments { .. })
+/// ));
+///
+/// let slow = call("wait", json!({})).await;
+/// assert_eq!(
+///     slow.outcome,
+///     ToolOutcome::Failed(ToolFailure::Timeout { after: Duration::from_millis(10) })
+/// );
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum ToolOutcome {

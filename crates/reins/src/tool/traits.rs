@@ -12,6 +12,59 @@ use serde::{Deserialize, Serialize};
 ///
 /// These are claims, not guarantees: a rule that allows read-only tools trusts whoever
 /// declared them.
+///
+/// ```
+/// use reins::hooks::approval::{ApprovalPolicy, Rule};
+/// use reins::prelude::*;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::{ToolOutcome, ToolTraits};
+/// use serde_json::{Value, json};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let search = tool_fn("search", "Searches the notes.", |_: Value| async {
+///     Ok::<_, std::convert::Infallible>("two notes found")
+/// })
+/// .traits(ToolTraits::read_only());
+/// let purge = tool_fn("purge", "Deletes every note.", |_: Value| async {
+///     Ok::<_, std::convert::Infallible>("all notes deleted")
+/// })
+/// .traits(ToolTraits::destructive());
+///
+/// // Whatever only reads runs; anything else is refused without asking anyone.
+/// let policy = ApprovalPolicy::new().rule(Rule::allow("*").when_traits(|t| t.read_only));
+/// let model = ScriptedModel::new([
+///     Turn::tool_calls([("search", json!({})), ("purge", json!({}))]),
+///     Turn::text("I searched, but may not purge."),
+/// ]);
+/// let outcomes = Outcomes::default();
+/// let agent = AgentBuilder::new(model)
+///     .tool(search)
+///     .tool(purge)
+///     .add_hook(policy)
+///     .add_hook(outcomes.clone())
+///     .build();
+/// agent.prompt("Search, then purge.").await.unwrap();
+///
+/// let outcomes = outcomes.0.lock().unwrap();
+/// assert_eq!(outcomes[0], ("search".to_string(), ToolOutcome::Success));
+/// assert!(matches!(&outcomes[1], (tool, ToolOutcome::Denied { .. }) if tool == "purge"));
+/// # }
+///
+/// /// Every tool call's outcome, in order.
+/// #[derive(Clone, Default)]
+/// struct Outcomes(std::sync::Arc<std::sync::Mutex<Vec<(String, ToolOutcome)>>>);
+///
+/// impl AgentHook for Outcomes {
+///     async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+///         if let Some(call) = event.tool_outcome() {
+///             let seen = (call.tool_name().to_owned(), call.outcome().clone());
+///             self.0.lock().unwrap().push(seen);
+///         }
+///         OutcomeAction::proceed()
+///     }
+/// }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ToolTraits {
     /// The tool changes nothing.

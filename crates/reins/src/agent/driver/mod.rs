@@ -38,7 +38,8 @@ use super::hook::{
 use super::options::{RunOptions, RunStart};
 use super::output_spec::{OutputMode, OutputSpec};
 use super::response::PromptResponse;
-use super::stream::{StreamItem, StreamSink};
+use super::stream::StreamSink;
+use super::stream_item::StreamItem;
 use super::tools::AvailableTools;
 use crate::message::Message;
 use crate::message::arguments_text as render_args;

@@ -9,7 +9,7 @@ use crate::agent::hook::{
     StepEventKind, TurnRequest,
 };
 use crate::agent::output_spec::OutputMode;
-use crate::agent::stream::StreamItem;
+use crate::agent::stream_item::StreamItem;
 use crate::completion::{CompletionRequest, CompletionResponse, DynCompletionModel, StreamChunk};
 use crate::message::ToolChoice;
 use crate::tool::ToolDefinition;

@@ -6,7 +6,8 @@ use crate::agent::hook::{
     HookStack, ObservationAction, ReasoningDeltaEvent, StepEventKind, TextDeltaEvent,
     ToolCallDeltaEvent,
 };
-use crate::agent::stream::{StreamItem, StreamSink};
+use crate::agent::stream::StreamSink;
+use crate::agent::stream_item::StreamItem;
 use crate::completion::{
     CompletionError, CompletionRequest, CompletionResponse, CompletionStream, DynCompletionModel,
     StreamChunk,

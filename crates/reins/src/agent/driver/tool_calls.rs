@@ -7,7 +7,7 @@
 
 use super::call::{CallEnv, CallOutcome, StartRequest};
 use super::{Driver, Halt, trace};
-use crate::agent::stream::StreamItem;
+use crate::agent::stream_item::StreamItem;
 use crate::message::Message;
 use crate::run::{PendingCall, ToolDecision};
 use crate::store::StoreError;

@@ -8,6 +8,65 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 /// Typed state shared by the hooks of one run: one value per type, created with `Default` on
 /// first use. It lives in memory for the run only; use entries for state that must survive a
 /// durable pause.
+///
+/// Two hooks of one run share a count through it; each run starts from zero:
+///
+/// ```
+/// use reins::prelude::*;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// /// How many searches this run made (the scratchpad's value of this type).
+/// #[derive(Default)]
+/// struct Searches(u32);
+///
+/// /// Counts the run's searches.
+/// struct CountSearches;
+///
+/// impl AgentHook for CountSearches {
+///     async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+///         if event.tool_result().is_some_and(|r| r.tool_name() == "search") {
+///             ctx.scratchpad().update(|searches: &mut Searches| searches.0 += 1);
+///         }
+///         OutcomeAction::proceed()
+///     }
+/// }
+///
+/// /// Ends a run that searched twice without answering.
+/// struct TwoSearches;
+///
+/// impl AgentHook for TwoSearches {
+///     async fn on_completion_call(
+///         &self,
+///         ctx: &HookContext,
+///         _event: CompletionCallEvent<'_>,
+///     ) -> CompletionCallAction {
+///         match ctx.scratchpad().update(|searches: &mut Searches| searches.0) {
+///             2.. => CompletionCallAction::stop("two searches found nothing"),
+///             _ => CompletionCallAction::continue_run(),
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let search = tool_fn("search", "Searches.", |_: serde_json::Value| async {
+///     Ok::<_, std::convert::Infallible>("nothing")
+/// });
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("search", json!({"q": "a"})),
+///     Turn::tool_call("search", json!({"q": "b"})),
+///     Turn::text("Never reached."),
+/// ]);
+/// let agent = AgentBuilder::new(model)
+///     .tool(search)
+///     .add_hook(CountSearches)
+///     .add_hook(TwoSearches)
+///     .build();
+/// let error = agent.prompt("Find it.").await.unwrap_err();
+/// assert!(format!("{error}").contains("two searches found nothing"), "{error}");
+/// # }
+/// ```
 #[derive(Default)]
 pub struct Scratchpad {
     values: Mutex<Values>,

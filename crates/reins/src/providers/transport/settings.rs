@@ -6,6 +6,15 @@ use std::time::Duration;
 
 /// An API key. Its `Debug` and `Display` never show it, and errors that echo it back have it
 /// replaced.
+///
+/// ```
+/// use reins::providers::ApiKey;
+///
+/// let key = ApiKey::new("sk-live-1234");
+/// assert_eq!(format!("{key:?} {key}"), "ApiKey(<redacted>) <redacted>");
+/// // Only a request's header ever reads it.
+/// assert_eq!(key.expose(), "sk-live-1234");
+/// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(String);
 

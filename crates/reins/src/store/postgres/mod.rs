@@ -35,6 +35,32 @@ pub const DEFAULT_POOL_SIZE: usize = 16;
 /// The [`RunStore`] for many workers on many machines: runs, their journals and decisions in
 /// PostgreSQL. Cheap to clone; clones share one pool of connections
 /// ([`DEFAULT_POOL_SIZE`]), opened as they are needed.
+///
+/// ```no_run
+/// use reins::agent::{AgentBuilder, PromptError};
+/// use reins::store::PostgresStore;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use std::time::Duration;
+///
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // Every worker process connects to the same database.
+/// let store = PostgresStore::connect("host=localhost user=reins dbname=reins")
+///     .await?
+///     .with_pool_size(8)
+///     // A worker that stops renewing its claim loses the run to another after this long.
+///     .with_lease(Duration::from_secs(30));
+///
+/// let agent = AgentBuilder::new(ScriptedModel::new([Turn::text("Done.")])).build();
+/// match agent.prompt("Tidy the inbox.").durable(store.clone()).await {
+///     Ok(answer) => println!("{answer}"),
+///     // The run waits in the database for a decision; any worker can resume it.
+///     Err(PromptError::Suspended { run }) => println!("{} waits", run.run_id()),
+///     Err(error) => return Err(error.into()),
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,

@@ -96,6 +96,52 @@ impl ModelSelectionAction {
 }
 
 /// The answer to `on_model_turn_finished`.
+///
+/// ```
+/// use reins::message::AssistantContent;
+/// use reins::prelude::*;
+/// use reins::testing::{ScriptedModel, Turn};
+///
+/// /// Sends an answer back until it is a full sentence.
+/// struct FullSentences;
+///
+/// impl AgentHook for FullSentences {
+///     async fn on_model_turn_finished(
+///         &self,
+///         _ctx: &HookContext,
+///         turn: ModelTurnFinished<'_>,
+///     ) -> ModelTurnAction {
+///         let text: String = turn
+///             .content
+///             .iter()
+///             .filter_map(|part| match part {
+///                 AssistantContent::Text(text) => Some(text.text.as_str()),
+///                 _ => None,
+///             })
+///             .collect();
+///         if text.is_empty() || text.ends_with('.') {
+///             ModelTurnAction::continue_run()
+///         } else {
+///             ModelTurnAction::retry_with_feedback("Answer in a full sentence.")
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([
+///     Turn::text("Paris"),
+///     Turn::text("The capital of France is Paris."),
+/// ]);
+/// let agent = AgentBuilder::new(model.clone()).add_hook(FullSentences).build();
+/// let answer = agent.prompt("What is the capital of France?").await.unwrap();
+///
+/// assert_eq!(answer, "The capital of France is Paris.");
+/// // The model was asked again with its first answer and the feedback.
+/// let retried = &model.requests()[1].history;
+/// assert_eq!(retried.last().unwrap().text(), "Answer in a full sentence.");
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ModelTurnAction {
@@ -132,6 +178,52 @@ impl ModelTurnAction {
 }
 
 /// A decision about an invalid tool call.
+///
+/// ```
+/// use reins::agent::{InvalidToolCallAction, InvalidToolCallContext};
+/// use reins::prelude::*;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// /// Repairs a tool name the model spelled in another case (`GetWeather` for
+/// /// `get_weather`); fails the run for any other unknown name.
+/// struct SpellingRepair;
+///
+/// impl AgentHook for SpellingRepair {
+///     async fn on_invalid_tool_call(
+///         &self,
+///         _ctx: &HookContext,
+///         call: &InvalidToolCallContext,
+///     ) -> Option<InvalidToolCallAction> {
+///         let plain = |name: &str| name.replace('_', "").to_lowercase();
+///         let meant = call
+///             .available_tools
+///             .iter()
+///             .find(|tool| plain(tool) == plain(&call.tool_name));
+///         Some(match meant {
+///             Some(tool) => InvalidToolCallAction::repair(tool.clone()),
+///             None => InvalidToolCallAction::fail(),
+///         })
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let weather = tool_fn("get_weather", "The weather in a city.", |_: serde_json::Value| async {
+///     Ok::<_, std::convert::Infallible>("sunny")
+/// });
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("GetWeather", json!({"city": "Oslo"})),
+///     Turn::text("It is sunny in Oslo."),
+/// ]);
+/// let agent = AgentBuilder::new(model.clone())
+///     .tool(weather)
+///     .add_hook(SpellingRepair)
+///     .build();
+/// assert_eq!(agent.prompt("Weather in Oslo?").await.unwrap(), "It is sunny in Oslo.");
+/// assert_eq!(model.requests()[1].history.last().unwrap().text(), "sunny");
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum InvalidToolCallAction {

@@ -60,6 +60,58 @@ impl DispatchKind {
 
 /// `on_dispatch`: an effect (model call, tool call, …) is about to be executed.
 ///
+/// One event for every effect: a hook reads the one it cares about through the accessors
+/// (`tool_name` and `tool_args` for a tool call, `model` and `request` for a model call),
+/// each `None` for the others.
+///
+/// ```
+/// use reins::prelude::*;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+/// use std::sync::{Arc, Mutex};
+///
+/// /// Writes down every effect before it runs, and keeps the run away from `rm`.
+/// #[derive(Clone, Default)]
+/// struct Ledger(Arc<Mutex<Vec<String>>>);
+///
+/// impl AgentHook for Ledger {
+///     async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+///         let line = match (event.model(), event.tool_name(), event.tool_args()) {
+///             (Some(model), _, _) => format!("call {model}"),
+///             (_, Some(tool), Some(args)) => format!("run {tool} {args}"),
+///             _ => format!("{:?}", event.kind),
+///         };
+///         self.0.lock().unwrap().push(line);
+///         if event.tool_name() == Some("rm") {
+///             return DispatchAction::deny("removing files is not allowed here");
+///         }
+///         DispatchAction::proceed()
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let rm = tool_fn("rm", "Removes a file.", |_: serde_json::Value| async {
+///     Ok::<_, std::convert::Infallible>("removed")
+/// });
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("rm", json!({"path": "notes.txt"})),
+///     Turn::text("I could not remove it."),
+/// ]);
+/// let ledger = Ledger::default();
+/// let agent = AgentBuilder::new(model.clone()).tool(rm).add_hook(ledger.clone()).build();
+/// agent.prompt("Remove notes.txt").await.unwrap();
+///
+/// assert_eq!(
+///     *ledger.0.lock().unwrap(),
+///     ["call default", r#"run rm {"path":"notes.txt"}"#, "call default"]
+/// );
+/// // The tool never ran: the model was told why instead.
+/// let told = model.requests()[1].history.last().unwrap().text();
+/// assert_eq!(told, "removing files is not allowed here");
+/// # }
+/// ```
+///
 /// Two words: the kind and a reference to what is dispatched, so an event reaches a hook in
 /// registers. (Passed in memory, the event was copied into each hook's future right after
 /// the run had written it, and that copy waited for the writes to reach the cache.)
@@ -251,6 +303,48 @@ impl<'a> DispatchEvent<'a> {
 }
 
 /// `on_outcome`: an effect returned.
+///
+/// A tool call's result is read through [`tool_outcome`](Self::tool_outcome) (any
+/// outcome) or [`tool_result`](Self::tool_result) (a success), a model call's through
+/// [`completion`](Self::completion). A hook may rewrite what the model is shown; the
+/// outcome itself stays as the tool returned it for every later hook.
+///
+/// ```
+/// use reins::prelude::*;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// /// Shows the model at most 20 characters of a tool's answer.
+/// struct Clip;
+///
+/// impl AgentHook for Clip {
+///     async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+///         match event.tool_result() {
+///             Some(result) if result.output_text().chars().count() > 20 => {
+///                 let clipped: String = result.output_text().chars().take(20).collect();
+///                 OutcomeAction::rewrite_tool_result(&event, format!("{clipped}…"))
+///             }
+///             _ => OutcomeAction::proceed(),
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let read = tool_fn("read", "Reads a file.", |_: serde_json::Value| async {
+///     Ok::<_, std::convert::Infallible>("a very long file that goes on and on")
+/// });
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("read", json!({"path": "log.txt"})),
+///     Turn::text("It is long."),
+/// ]);
+/// let agent = AgentBuilder::new(model.clone()).tool(read).add_hook(Clip).build();
+/// agent.prompt("Read log.txt").await.unwrap();
+///
+/// let shown = model.requests()[1].history.last().unwrap().text();
+/// assert_eq!(shown, "a very long file tha…");
+/// # }
+/// ```
 ///
 /// Two words, as [`DispatchEvent`] is: the kind and a reference to the outcome.
 #[derive(Debug, Clone, Copy)]
