@@ -146,6 +146,39 @@ impl<M: CompletionModel> DynCompletionModel for M {
 pub(crate) type SharedModel = Arc<dyn DynCompletionModel>;
 
 /// Why a model call failed.
+///
+/// A failed call ends the run with [`PromptError::Completion`](crate::agent::PromptError::Completion)
+/// once the provider's own retries are spent (unless a hook answers it, as
+/// [`ModelFallback`](crate::hooks::fallback::ModelFallback) does), and the caller decides by
+/// its kind:
+///
+/// ```
+/// use reins::agent::{AgentBuilder, PromptError};
+/// use reins::completion::CompletionError;
+/// use reins::testing::{ScriptedModel, Turn};
+///
+/// /// Whether asking again later may succeed.
+/// fn worth_retrying(error: &CompletionError) -> bool {
+///     match error {
+///         CompletionError::Http { status, .. } => *status == 429 || *status >= 500,
+///         CompletionError::Transport(_) | CompletionError::Timeout(_) => true,
+///         _ => false,
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let overloaded = CompletionError::Http { status: 529, body: "overloaded".into() };
+/// let agent = AgentBuilder::new(ScriptedModel::new([Turn::error(overloaded)])).build();
+/// match agent.prompt("Hi").await {
+///     Err(PromptError::Completion { source, run_id, .. }) => {
+///         assert!(worth_retrying(&source), "{source}");
+///         assert!(!run_id.is_empty());
+///     }
+///     other => panic!("expected a failed model call, got {other:?}"),
+/// }
+/// # }
+/// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum CompletionError {

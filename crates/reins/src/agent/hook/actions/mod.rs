@@ -8,6 +8,48 @@ use super::patch::RequestPatch;
 use crate::agent::StopReason;
 
 /// The answer to `on_run_start`.
+///
+/// An input check: a prompt with a card number never reaches the model, and the caller
+/// reads why as a typed value; a prompt with stray whitespace is tidied first.
+///
+/// ```
+/// use reins::agent::{PromptError, RunStartAction, RunStartEvent, StopReason};
+/// use reins::prelude::*;
+/// use reins::testing::{ScriptedModel, Turn};
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("the prompt holds a card number")]
+/// struct CardNumber;
+///
+/// struct InputCheck;
+///
+/// impl AgentHook for InputCheck {
+///     async fn on_run_start(&self, _ctx: &HookContext, event: RunStartEvent<'_>) -> RunStartAction {
+///         let prompt = event.prompt.text();
+///         let digits = prompt.chars().filter(char::is_ascii_digit).count();
+///         if digits >= 13 {
+///             RunStartAction::stop(StopReason::because(CardNumber))
+///         } else if prompt.trim() != prompt {
+///             RunStartAction::rewrite(prompt.trim())
+///         } else {
+///             RunStartAction::continue_run()
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let model = ScriptedModel::new([Turn::text("Hello!")]);
+/// let agent = AgentBuilder::new(model.clone()).add_hook(InputCheck).build();
+///
+/// let error = agent.prompt("Pay with 4111 1111 1111 1111").await.unwrap_err();
+/// assert!(error.stopped_by::<CardNumber>().is_some());
+/// assert!(model.requests().is_empty(), "the model saw nothing");
+///
+/// agent.prompt("  Hi there  ").await.unwrap();
+/// assert_eq!(model.requests()[0].history.last().unwrap().text(), "Hi there");
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum RunStartAction {
@@ -67,6 +109,46 @@ impl CompletionCallAction {
 }
 
 /// The answer to `on_model_select`.
+///
+/// The large model plans the first turn; a small one, registered as `"small"`, reads the
+/// tools' results after it:
+///
+/// ```
+/// use reins::agent::{ModelSelectEvent, ModelSelectionAction};
+/// use reins::prelude::*;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use serde_json::json;
+///
+/// struct SmallAfterPlanning;
+///
+/// impl AgentHook for SmallAfterPlanning {
+///     fn on_model_select(&self, _ctx: &HookContext, event: ModelSelectEvent<'_>) -> ModelSelectionAction {
+///         match event.turn {
+///             1 => ModelSelectionAction::continue_run(),
+///             _ => ModelSelectionAction::select("small"),
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let large = ScriptedModel::new([Turn::tool_call("lookup", json!({"id": 7}))]);
+/// let small = ScriptedModel::new([Turn::text("Order 7 shipped.")]);
+/// let lookup = tool_fn("lookup", "Looks an order up.", |_: serde_json::Value| async {
+///     Ok::<_, std::convert::Infallible>("shipped")
+/// });
+/// let agent = AgentBuilder::new(large.clone())
+///     .named_model("small", small.clone())
+///     .tool(lookup)
+///     .add_hook(SmallAfterPlanning)
+///     .build();
+/// let run = agent.prompt("Where is order 7?").extended_details().await.unwrap();
+///
+/// assert_eq!(run.output, "Order 7 shipped.");
+/// assert_eq!((large.requests().len(), small.requests().len()), (1, 1));
+/// assert_eq!(run.state.last_model.as_deref(), Some("small"));
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ModelSelectionAction {
