@@ -30,3 +30,20 @@ pub(crate) fn call_caught<F: Future>(
 ) -> CatchUnwind<AssertUnwindSafe<impl Future<Output = F::Output>>> {
     AssertUnwindSafe(async move { call().await }).catch_unwind()
 }
+
+/// What `read` (the method `what` of the user's type `T`: a model's or a tool's declaration
+/// of itself) answers, or `None`, logged, when it panicked. Named by its type in the log:
+/// its name is the user's code too.
+pub(crate) fn declared<T: ?Sized, R>(what: &str, read: impl FnOnce() -> R) -> Option<R> {
+    match std::panic::catch_unwind(AssertUnwindSafe(read)) {
+        Ok(declared) => Some(declared),
+        Err(panic) => {
+            tracing::error!(
+                of = std::any::type_name::<T>(),
+                message = %panic_message(panic.as_ref()),
+                "`{what}` panicked; read as declaring nothing"
+            );
+            None
+        }
+    }
+}

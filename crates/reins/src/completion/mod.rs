@@ -12,6 +12,7 @@ pub(crate) use request::shallow_merge;
 pub use response::{CompletionResponse, FinishReason, RawResponse, Usage};
 pub use stream::{CompletionStream, StreamAssembler, StreamChunk, parse_arguments};
 
+use crate::panics::declared;
 use futures::future::BoxFuture;
 use std::future::Future;
 use std::sync::Arc;
@@ -82,18 +83,20 @@ pub trait CompletionModel: Send + Sync + 'static {
 
     /// Whether the model can be asked for JSON matching a schema
     /// ([`CompletionRequest::output_schema`]). Structured output uses an output tool otherwise.
+    /// A panic here is logged and read as `false`.
     fn supports_native_output(&self) -> bool {
         false
     }
 
     /// The model's name as the provider knows it, for telemetry (`gen_ai.request.model`);
-    /// `None` where the model has no such name.
+    /// `None` where the model has no such name. A panic here is logged and read as `None`.
     fn model_name(&self) -> Option<&str> {
         None
     }
 
     /// The provider's name for telemetry (`gen_ai.provider.name`, e.g. `openai`,
-    /// `anthropic`, `gcp.gemini`); `None` where unknown.
+    /// `anthropic`, `gcp.gemini`); `None` where unknown. A panic here is logged and read as
+    /// `None`.
     fn provider_name(&self) -> Option<&str> {
         None
     }
@@ -131,14 +134,20 @@ impl<M: CompletionModel> DynCompletionModel for M {
     ) -> BoxFuture<'a, Result<CompletionStream, CompletionError>> {
         Box::pin(async move { CompletionModel::stream(self, request).await })
     }
+    // What a model declares about itself is read during a run, where a panic must not
+    // unwind into the caller's task: one that panics declares nothing (no native structured
+    // output, no names for telemetry).
     fn supports_native_output(&self) -> bool {
-        CompletionModel::supports_native_output(self)
+        declared::<M, _>("supports_native_output", || {
+            CompletionModel::supports_native_output(self)
+        })
+        .unwrap_or(false)
     }
     fn model_name(&self) -> Option<&str> {
-        CompletionModel::model_name(self)
+        declared::<M, _>("model_name", || CompletionModel::model_name(self)).flatten()
     }
     fn provider_name(&self) -> Option<&str> {
-        CompletionModel::provider_name(self)
+        declared::<M, _>("provider_name", || CompletionModel::provider_name(self)).flatten()
     }
 }
 

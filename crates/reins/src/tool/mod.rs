@@ -18,6 +18,7 @@ pub use set::ToolSet;
 pub use source::ToolSource;
 pub use traits::ToolTraits;
 
+use crate::panics::declared;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -198,15 +199,15 @@ impl<T: Tool> DynTool for T {
     }
 
     fn retry_safety(&self) -> RetrySafety {
-        declared(self, "retry_safety", || Tool::retry_safety(self)).unwrap_or_default()
+        declared::<T, _>("retry_safety", || Tool::retry_safety(self)).unwrap_or_default()
     }
 
     fn traits(&self) -> Option<ToolTraits> {
-        declared(self, "traits", || Tool::traits(self)).flatten()
+        declared::<T, _>("traits", || Tool::traits(self)).flatten()
     }
 
     fn origin(&self) -> Option<&str> {
-        declared(self, "origin", || Tool::origin(self)).flatten()
+        declared::<T, _>("origin", || Tool::origin(self)).flatten()
     }
 
     fn call_json<'a>(&'a self, args: &'a Value) -> ToolFuture<'a> {
@@ -229,23 +230,6 @@ impl<T: Tool> DynTool for T {
                 }),
             }
         })
-    }
-}
-
-/// What `tool` declares through `read` (`what`, one of its methods), or `None`, logged,
-/// when that panicked.
-/// (Named by its type in the log: its `name` is the user's code too.)
-fn declared<T: Tool, R>(_tool: &T, what: &str, read: impl FnOnce() -> R) -> Option<R> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
-        Ok(declared) => Some(declared),
-        Err(panic) => {
-            tracing::error!(
-                tool = std::any::type_name::<T>(),
-                message = %crate::panics::panic_message(panic.as_ref()),
-                "the tool's `{what}` panicked; read as declaring nothing"
-            );
-            None
-        }
     }
 }
 

@@ -138,3 +138,60 @@ async fn a_model_panicking_before_it_returns_its_future_fails_the_run() {
     };
     assert_model_panic(error, "the model broke before opening its stream");
 }
+
+/// A model whose declarations about itself panic, and whose answers are a scripted model's.
+struct BrittleDeclarations(reins::testing::ScriptedModel);
+
+impl CompletionModel for BrittleDeclarations {
+    async fn completion(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<CompletionResponse, CompletionError> {
+        self.0.completion(request).await
+    }
+    fn supports_native_output(&self) -> bool {
+        panic!("native output bug")
+    }
+    fn model_name(&self) -> Option<&str> {
+        panic!("model name bug")
+    }
+    fn provider_name(&self) -> Option<&str> {
+        panic!("provider name bug")
+    }
+}
+
+#[tokio::test]
+async fn a_model_whose_declarations_panic_declares_nothing_and_its_runs_go_on() {
+    use reins::testing::Turn;
+    use tracing::instrument::WithSubscriber;
+    // A subscriber that keeps spans is what makes a run read its model's names for
+    // telemetry.
+    let subscriber = || tracing_subscriber::registry();
+
+    #[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
+    struct Answer {
+        n: u32,
+    }
+    // Native output is not claimed, so the typed answer comes through the output tool.
+    let model = reins::testing::ScriptedModel::new([Turn::tool_call(
+        OUTPUT_TOOL_NAME,
+        serde_json::json!({"n": 3}),
+    )]);
+    let agent = AgentBuilder::new(BrittleDeclarations(model)).build();
+    let answer = agent
+        .prompt("A number?")
+        .output::<Answer>()
+        .into_future()
+        .with_subscriber(subscriber())
+        .await;
+    assert_eq!(answer.unwrap(), Answer { n: 3 });
+
+    let model = reins::testing::ScriptedModel::new([Turn::text("fine")]);
+    let agent = AgentBuilder::new(BrittleDeclarations(model)).build();
+    let answer = agent
+        .prompt("Hi")
+        .into_future()
+        .with_subscriber(subscriber())
+        .await;
+    assert_eq!(answer.unwrap(), "fine");
+}
