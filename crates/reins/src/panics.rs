@@ -1,6 +1,6 @@
 //! Catching the panics of user code (models, tools, hooks, stores, deciders, tool sources):
-//! what a caught panic says, and a user method's answer awaited with its call inside the
-//! catch.
+//! what a caught panic says, a user method's answer awaited with its call inside the catch,
+//! and what a model or a tool declares about itself, read inside one.
 
 use futures::FutureExt;
 use futures::future::CatchUnwind;
