@@ -51,6 +51,54 @@ impl Connection {
 /// Cloning it is cheap and shares the connection; a stdio server's process is killed when
 /// the last clone and the last of its [`McpTool`]s are dropped, or at once by
 /// [`close`](McpClient::close).
+///
+/// Here the server is a reins [`ToolSet`](reins::tool::ToolSet) served over streamable HTTP
+/// in the same process; any MCP server is reached the same way.
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::{ToolSet, ToolTraits, tool_fn};
+/// use reins_mcp::{McpError, McpServer, McpService};
+/// use serde_json::{Value, json};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut served = ToolSet::new();
+/// served.add(
+///     tool_fn("shout", "Says it louder.", |args: Value| async move {
+///         Ok::<_, std::convert::Infallible>(args["text"].as_str().unwrap_or("").to_uppercase())
+///     })
+///     .traits(ToolTraits::read_only()),
+/// );
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let server = McpService::new(served).name("echo").serve_http(listener)?;
+///
+/// let client = McpServer::http(server.url()).name("echo").connect().await?;
+/// // Called directly…
+/// let result = client.call_tool("shout", json!({"text": "hi"}), None).await?;
+/// assert_eq!(result.text(), "HI");
+///
+/// // …or by an agent, as tools that keep what the server says about them.
+/// let tools = client.tools().await?;
+/// assert!(tools.iter().all(|tool| tool.traits().read_only));
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("shout", json!({"text": "hello"})),
+///     Turn::text("It said HELLO."),
+/// ]);
+/// let agent = AgentBuilder::new(model.clone()).tools(tools).build();
+/// agent.prompt("Shout hello.").await?;
+/// assert_eq!(model.requests()[1].history.last().unwrap().text(), "HELLO");
+///
+/// client.close();
+/// assert!(matches!(
+///     client.call_tool("shout", json!({"text": "again"}), None).await,
+///     Err(McpError::Disconnected { .. })
+/// ));
+/// server.shutdown();
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct McpClient {
     pub(crate) inner: Arc<ClientInner>,

@@ -35,7 +35,8 @@
 //! ([`McpToolAnnotations::retry_safety`]).
 //!
 //! The other way round, [`McpService`] serves a reins [`ToolSet`](reins::tool::ToolSet) —
-//! including whole agents as [`AgentTool`]s — to MCP clients over stdio or streamable HTTP.
+//! including whole agents as [`AgentTool`]s — to MCP clients over stdio or streamable HTTP,
+//! each tool's [`ToolTraits`](reins::tool::ToolTraits) as its annotations.
 //!
 //! ```no_run
 //! use reins::agent::AgentBuilder;

@@ -8,11 +8,11 @@ pub use agent_tool::{AgentTool, AgentToolArgs};
 pub use http::McpHttpServer;
 
 use crate::server::EFFECT_ID_META_KEY;
-use reins::tool::{ToolCallContext, ToolDefinition, ToolOutcome, ToolOutput, ToolSet};
+use reins::tool::{ToolCallContext, ToolDefinition, ToolOutcome, ToolOutput, ToolSet, ToolTraits};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool as RmcpTool,
+    Tool as RmcpTool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -20,7 +20,9 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// A reins [`ToolSet`] as an MCP server: `tools/list` lists the set's tools with their
-/// schemas (the same `schemars` types the agent's model sees), `tools/call` runs one.
+/// schemas (the same `schemars` types the agent's model sees) and, for a tool that declares
+/// its [`ToolTraits`], their annotations (`readOnlyHint`, `destructiveHint`,
+/// `idempotentHint`, `openWorldHint`); `tools/call` runs one.
 ///
 /// A tool's output is a text block (JSON output as its text, and, when it is an object, as
 /// `structuredContent` too); a failed call is a result with `isError: true` carrying the
@@ -164,8 +166,11 @@ impl McpService {
 }
 
 /// A reins tool definition as an MCP tool: the parameters schema is the `inputSchema` (MCP
-/// requires an object schema; anything else is wrapped as an object without properties).
-fn mcp_tool(definition: &ToolDefinition) -> RmcpTool {
+/// requires an object schema; anything else is wrapped as an object without properties), and
+/// what the tool declares about itself (`traits`) its annotations, so a client's approval
+/// rules see it. A tool that declares nothing has none: MCP's defaults are then the worst
+/// case, as reins' are.
+fn mcp_tool(definition: &ToolDefinition, traits: Option<ToolTraits>) -> RmcpTool {
     let schema = match &definition.parameters {
         Value::Object(schema) if schema.get("type") == Some(&Value::from("object")) => {
             schema.clone()
@@ -176,11 +181,21 @@ fn mcp_tool(definition: &ToolDefinition) -> RmcpTool {
             schema
         }
     };
-    RmcpTool::new(
+    let tool = RmcpTool::new(
         definition.name.clone(),
         definition.description.clone(),
         Arc::new(schema),
-    )
+    );
+    match traits {
+        Some(traits) => tool.with_annotations(
+            ToolAnnotations::new()
+                .read_only(traits.read_only)
+                .destructive(traits.destructive)
+                .idempotent(traits.idempotent)
+                .open_world(traits.open_world),
+        ),
+        None => tool,
+    }
 }
 
 impl ServerHandler for McpService {
@@ -211,8 +226,10 @@ impl ServerHandler for McpService {
             Some(size) => definitions.len().min(start.saturating_add(size)),
             None => definitions.len(),
         };
-        let mut result =
-            ListToolsResult::with_all_items(definitions[start..end].iter().map(mcp_tool).collect());
+        let listed = definitions[start..end]
+            .iter()
+            .map(|definition| mcp_tool(definition, self.tools.traits(&definition.name)));
+        let mut result = ListToolsResult::with_all_items(listed.collect());
         if end < definitions.len() {
             result.next_cursor = Some(end.to_string());
         }
@@ -224,7 +241,7 @@ impl ServerHandler for McpService {
             .definitions()
             .iter()
             .find(|definition| definition.name == name)
-            .map(mcp_tool)
+            .map(|definition| mcp_tool(definition, self.tools.traits(name)))
     }
 
     async fn call_tool(

@@ -285,3 +285,56 @@ async fn a_call_dropped_by_the_client_is_cancelled_on_the_server() {
     }
     panic!("the server never dropped the cancelled call");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_served_tool_declares_about_itself_is_its_annotations() {
+    use reins::tool::ToolTraits;
+    let answer = |_: Value| async { Ok::<_, std::convert::Infallible>("ok") };
+    let mut tools = ToolSet::new();
+    tools.add(
+        tool_fn("read", "Reads.", answer).traits(ToolTraits::read_only().with_open_world(false)),
+    );
+    tools.add(
+        tool_fn("append", "Appends.", answer).traits(ToolTraits::additive().with_idempotent(true)),
+    );
+    tools.add(tool_fn("anything", "Declares nothing.", answer));
+    let served = McpService::new(tools).serve_http(loopback().await).unwrap();
+
+    // On the wire, as another client reads it.
+    let url = served.url();
+    let listed = inspector(&[&url, "--transport", "http", "--method", "tools/list"]).await;
+    assert_eq!(
+        listed["tools"][0]["annotations"],
+        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false})
+    );
+    assert_eq!(
+        listed["tools"][1]["annotations"],
+        json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": true})
+    );
+    assert!(
+        listed["tools"][2]
+            .get("annotations")
+            .is_none_or(Value::is_null),
+        "{listed}"
+    );
+
+    // And back as reins traits: an undeclared tool is the worst case either way.
+    let client = McpServer::http(&url).connect().await.unwrap();
+    let traits: Vec<_> = client
+        .tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|tool| tool.traits())
+        .collect();
+    assert_eq!(
+        traits,
+        [
+            ToolTraits::read_only().with_open_world(false),
+            ToolTraits::additive().with_idempotent(true),
+            ToolTraits::default(),
+        ]
+    );
+    client.close();
+    served.shutdown();
+}
