@@ -1,6 +1,6 @@
 //! `reins runs list|show|approve|deny|resume` (`checkpoints|fork` are in [`crate::fork`]): the runs in an agent's store, and decisions
 //! about the calls that wait for a person. Decisions go through
-//! [`RunStore::decide`](reins::store::RunStore::decide), as the web inbox's do.
+//! [`RunStore::decide`], as the web inbox's do.
 
 use crate::approve::{denial, edit_in_editor, parse_args, waiting_line};
 use reins::agent::{RunState, RunStatus, ToolDecision};

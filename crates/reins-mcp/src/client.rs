@@ -49,7 +49,7 @@ impl Connection {
 /// A connection to a running MCP server.
 ///
 /// Cloning it is cheap and shares the connection; a stdio server's process is killed when
-/// the last clone and the last of its [`McpTool`]s are dropped, or at once by
+/// the last clone and the last of its [`McpTool`](crate::McpTool)s are dropped, or at once by
 /// [`close`](McpClient::close).
 ///
 /// Here the server is a reins [`ToolSet`](reins::tool::ToolSet) served over streamable HTTP
@@ -173,7 +173,7 @@ impl McpClient {
 
     /// Whether the server sent `notifications/tools/list_changed` since the last
     /// [`tools`](McpClient::tools) (or was started again): its tools should be listed again,
-    /// with [`McpTools::refresh`].
+    /// with [`McpTools::refresh`](crate::McpTools::refresh).
     pub fn tools_changed(&self) -> bool {
         self.inner.events.tools_changed.load(Ordering::Acquire)
     }
@@ -186,7 +186,7 @@ impl McpClient {
     /// Calls the tool `name` with `arguments` (a JSON object, or `null` for none), within the
     /// call timeout. `effect_id`, when given, is sent in the request's `_meta` under
     /// [`EFFECT_ID_META_KEY`]. A result with `isError: true` is returned as is (see
-    /// [`McpToolResult::is_error`]); [`McpTool`] turns it into a tool failure.
+    /// [`McpToolResult::is_error`]); [`McpTool`](crate::McpTool) turns it into a tool failure.
     pub async fn call_tool(
         &self,
         name: &str,
