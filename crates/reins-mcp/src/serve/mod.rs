@@ -8,7 +8,9 @@ pub use agent_tool::{AgentTool, AgentToolArgs};
 pub use http::McpHttpServer;
 
 use crate::server::EFFECT_ID_META_KEY;
-use reins::tool::{ToolCallContext, ToolDefinition, ToolOutcome, ToolOutput, ToolSet, ToolTraits};
+use reins::tool::{
+    RetrySafety, ToolCallContext, ToolDefinition, ToolOutcome, ToolOutput, ToolSet, ToolTraits,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -20,9 +22,10 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// A reins [`ToolSet`] as an MCP server: `tools/list` lists the set's tools with their
-/// schemas (the same `schemars` types the agent's model sees) and, for a tool that declares
-/// its [`ToolTraits`], their annotations (`readOnlyHint`, `destructiveHint`,
-/// `idempotentHint`, `openWorldHint`); `tools/call` runs one.
+/// schemas (the same `schemars` types the agent's model sees) and what each declares about
+/// itself as its annotations (its [`ToolTraits`] as `readOnlyHint`, `destructiveHint`,
+/// `idempotentHint` and `openWorldHint`; [`RetrySafety::Idempotent`] as `idempotentHint`);
+/// `tools/call` runs one.
 ///
 /// A tool's output is a text block (JSON output as its text, and, when it is an object, as
 /// `structuredContent` too); a failed call is a result with `isError: true` carrying the
@@ -167,10 +170,8 @@ impl McpService {
 
 /// A reins tool definition as an MCP tool: the parameters schema is the `inputSchema` (MCP
 /// requires an object schema; anything else is wrapped as an object without properties), and
-/// what the tool declares about itself (`traits`) its annotations, so a client's approval
-/// rules see it. A tool that declares nothing has none: MCP's defaults are then the worst
-/// case, as reins' are.
-fn mcp_tool(definition: &ToolDefinition, traits: Option<ToolTraits>) -> RmcpTool {
+/// what the tool declares about itself its annotations (see [`annotations`]).
+fn mcp_tool(definition: &ToolDefinition, tools: &ToolSet) -> RmcpTool {
     let schema = match &definition.parameters {
         Value::Object(schema) if schema.get("type") == Some(&Value::from("object")) => {
             schema.clone()
@@ -186,15 +187,28 @@ fn mcp_tool(definition: &ToolDefinition, traits: Option<ToolTraits>) -> RmcpTool
         definition.description.clone(),
         Arc::new(schema),
     );
-    match traits {
-        Some(traits) => tool.with_annotations(
+    match annotations(tools, &definition.name) {
+        Some(annotations) => tool.with_annotations(annotations),
+        None => tool,
+    }
+}
+
+/// The annotations of the tool `name`, so a client's approval rules see what it is: its
+/// [`ToolTraits`], with `idempotentHint` also set when it declares calls safe to repeat
+/// ([`RetrySafety::Idempotent`], which a client then runs again after a crash). A tool that
+/// declares neither has none: MCP's defaults are then the worst case, as reins' are.
+fn annotations(tools: &ToolSet, name: &str) -> Option<ToolAnnotations> {
+    let repeatable = tools.retry_safety(name) == RetrySafety::Idempotent;
+    match tools.traits(name) {
+        Some(traits) => Some(
             ToolAnnotations::new()
                 .read_only(traits.read_only)
                 .destructive(traits.destructive)
-                .idempotent(traits.idempotent)
+                .idempotent(traits.idempotent || repeatable)
                 .open_world(traits.open_world),
         ),
-        None => tool,
+        None if repeatable => Some(ToolAnnotations::new().idempotent(true)),
+        None => None,
     }
 }
 
@@ -228,7 +242,7 @@ impl ServerHandler for McpService {
         };
         let listed = definitions[start..end]
             .iter()
-            .map(|definition| mcp_tool(definition, self.tools.traits(&definition.name)));
+            .map(|definition| mcp_tool(definition, &self.tools));
         let mut result = ListToolsResult::with_all_items(listed.collect());
         if end < definitions.len() {
             result.next_cursor = Some(end.to_string());
@@ -241,7 +255,7 @@ impl ServerHandler for McpService {
             .definitions()
             .iter()
             .find(|definition| definition.name == name)
-            .map(|definition| mcp_tool(definition, self.tools.traits(name)))
+            .map(|definition| mcp_tool(definition, &self.tools))
     }
 
     async fn call_tool(

@@ -288,7 +288,7 @@ async fn a_call_dropped_by_the_client_is_cancelled_on_the_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_a_served_tool_declares_about_itself_is_its_annotations() {
-    use reins::tool::ToolTraits;
+    use reins::tool::{RetrySafety, ToolTraits};
     let answer = |_: Value| async { Ok::<_, std::convert::Infallible>("ok") };
     let mut tools = ToolSet::new();
     tools.add(
@@ -298,6 +298,7 @@ async fn what_a_served_tool_declares_about_itself_is_its_annotations() {
         tool_fn("append", "Appends.", answer).traits(ToolTraits::additive().with_idempotent(true)),
     );
     tools.add(tool_fn("anything", "Declares nothing.", answer));
+    tools.add(tool_fn("fetch", "Safe to repeat.", answer).retry_safety(RetrySafety::Idempotent));
     let served = McpService::new(tools).serve_http(loopback().await).unwrap();
 
     // On the wire, as another client reads it.
@@ -317,6 +318,10 @@ async fn what_a_served_tool_declares_about_itself_is_its_annotations() {
             .is_none_or(Value::is_null),
         "{listed}"
     );
+    assert_eq!(
+        listed["tools"][3]["annotations"],
+        json!({"idempotentHint": true})
+    );
 
     // And back as reins traits: an undeclared tool is the worst case either way.
     let client = McpServer::http(&url).connect().await.unwrap();
@@ -333,7 +338,14 @@ async fn what_a_served_tool_declares_about_itself_is_its_annotations() {
             ToolTraits::read_only().with_open_world(false),
             ToolTraits::additive().with_idempotent(true),
             ToolTraits::default(),
+            ToolTraits::default().with_idempotent(true),
         ]
+    );
+    // A client's durable run may run that one again after a crash.
+    let fetch = client.tools().await.unwrap().into_iter().last().unwrap();
+    assert_eq!(
+        reins::tool::Tool::retry_safety(&fetch),
+        RetrySafety::Idempotent
     );
     client.close();
     served.shutdown();
