@@ -8,9 +8,7 @@ pub use agent_tool::{AgentTool, AgentToolArgs};
 pub use http::McpHttpServer;
 
 use crate::server::EFFECT_ID_META_KEY;
-use reins::tool::{
-    RetrySafety, ToolCallContext, ToolDefinition, ToolOutcome, ToolOutput, ToolSet, ToolTraits,
-};
+use reins::tool::{RetrySafety, ToolCallContext, ToolDefinition, ToolOutcome, ToolOutput, ToolSet};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -23,9 +21,9 @@ use std::sync::Arc;
 
 /// A reins [`ToolSet`] as an MCP server: `tools/list` lists the set's tools with their
 /// schemas (the same `schemars` types the agent's model sees) and what each declares about
-/// itself as its annotations (its [`ToolTraits`] as `readOnlyHint`, `destructiveHint`,
-/// `idempotentHint` and `openWorldHint`; [`RetrySafety::Idempotent`] as `idempotentHint`);
-/// `tools/call` runs one.
+/// itself as its annotations (its [`ToolTraits`](reins::tool::ToolTraits) as `readOnlyHint`,
+/// `destructiveHint`, `idempotentHint` and `openWorldHint`; [`RetrySafety::Idempotent`] as
+/// `idempotentHint`); `tools/call` runs one.
 ///
 /// A tool's output is a text block (JSON output as its text, and, when it is an object, as
 /// `structuredContent` too); a failed call is a result with `isError: true` carrying the
@@ -194,9 +192,10 @@ fn mcp_tool(definition: &ToolDefinition, tools: &ToolSet) -> RmcpTool {
 }
 
 /// The annotations of the tool `name`, so a client's approval rules see what it is: its
-/// [`ToolTraits`], with `idempotentHint` also set when it declares calls safe to repeat
-/// ([`RetrySafety::Idempotent`], which a client then runs again after a crash). A tool that
-/// declares neither has none: MCP's defaults are then the worst case, as reins' are.
+/// [`ToolTraits`](reins::tool::ToolTraits), with `idempotentHint` also set when it declares
+/// calls safe to repeat ([`RetrySafety::Idempotent`], which a client then runs again after a
+/// crash). A tool that declares neither has none: MCP's defaults are then the worst case, as
+/// reins' are.
 fn annotations(tools: &ToolSet, name: &str) -> Option<ToolAnnotations> {
     let repeatable = tools.retry_safety(name) == RetrySafety::Idempotent;
     match tools.traits(name) {
