@@ -2,7 +2,8 @@
 
 use crate::steps::Steps;
 use reins::completion::{
-    CompletionError, CompletionModel, CompletionRequest, CompletionResponse, FinishReason, Usage,
+    CompletionError, CompletionModel, CompletionRequest, CompletionResponse, CompletionStream,
+    FinishReason, Usage, replay_response,
 };
 use reins::message::{AssistantContent, OneOrMany};
 use serde::{Deserialize, Serialize};
@@ -12,7 +13,8 @@ use serde::{Deserialize, Serialize};
 /// What is journaled is the response's content, usage, finish reason and response id, or the
 /// error; a replayed call returns exactly that (the provider's raw response,
 /// [`CompletionResponse::raw`], is not kept). Streamed runs receive a journaled turn as one
-/// replayed chunk per content part, as for any model without a streaming API.
+/// replayed chunk per content part, as for any model without a streaming API; embedded, the
+/// model streams as it would unwrapped. Its names for telemetry are the model's.
 #[derive(Debug, Clone)]
 pub struct JournaledModel<M> {
     inner: M,
@@ -155,8 +157,29 @@ impl<M: CompletionModel> CompletionModel for JournaledModel<M> {
         replay(recorded)
     }
 
+    async fn stream(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<CompletionStream, CompletionError> {
+        // Embedded, the model streams as it would unwrapped; journaled, a call is one step,
+        // replayed as a whole.
+        if !self.steps.is_journaled() {
+            return self.inner.stream(request).await;
+        }
+        let response = self.completion(request).await?;
+        Ok(replay_response(response))
+    }
+
     fn supports_native_output(&self) -> bool {
         self.inner.supports_native_output()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        self.inner.model_name()
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        self.inner.provider_name()
     }
 }
 

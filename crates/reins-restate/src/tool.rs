@@ -2,7 +2,7 @@
 
 use crate::steps::Steps;
 use futures::FutureExt;
-use reins::tool::{Tool, ToolCallContext, ToolTraits};
+use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolTraits};
 use serde::de::Deserialize;
 use serde::{Deserialize as DeserializeDerive, Serialize};
 use serde_json::Value;
@@ -19,7 +19,8 @@ use std::time::Duration;
 /// [`ToolCallContext::set_extension`] is seen on first execution only.
 ///
 /// On Restate the tool's [`timeout`](Tool::timeout) is applied inside the step (so a timeout
-/// is journaled like any failure); it reaches the model as the tool's error text.
+/// is journaled like any failure); it reaches the model as the tool's error text. What the
+/// tool declares about itself (traits, origin, retry safety) is the tool's own.
 #[derive(Debug, Clone)]
 pub struct JournaledTool<T> {
     inner: T,
@@ -122,6 +123,10 @@ impl<T: Tool> Tool for JournaledTool<T> {
 
     fn origin(&self) -> Option<&str> {
         self.inner.origin()
+    }
+
+    fn retry_safety(&self) -> RetrySafety {
+        self.inner.retry_safety()
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -79,3 +79,58 @@ async fn recording_a_value_embedded_runs_the_work_each_time() {
         assert_eq!(value, expected);
     }
 }
+
+/// A model with names for telemetry, streaming through a scripted model.
+struct Named(ScriptedModel);
+
+impl reins::completion::CompletionModel for Named {
+    async fn completion(
+        &self,
+        request: &reins::completion::CompletionRequest,
+    ) -> Result<reins::completion::CompletionResponse, reins::completion::CompletionError> {
+        self.0.completion(request).await
+    }
+    async fn stream(
+        &self,
+        request: &reins::completion::CompletionRequest,
+    ) -> Result<reins::completion::CompletionStream, reins::completion::CompletionError> {
+        self.0.stream(request).await
+    }
+    fn model_name(&self) -> Option<&str> {
+        Some("named-1")
+    }
+    fn provider_name(&self) -> Option<&str> {
+        Some("scripted")
+    }
+}
+
+#[tokio::test]
+async fn embedded_wrappers_keep_what_the_model_and_tool_say_and_how_the_model_streams() {
+    use futures::StreamExt;
+    use reins::agent::StreamItem;
+    use reins::completion::CompletionModel;
+    use reins::tool::{RetrySafety, Tool};
+
+    let steps = Steps::embedded();
+    let model = steps.model(Named(ScriptedModel::new([Turn::text("one two three")])));
+    assert_eq!(
+        (model.model_name(), model.provider_name()),
+        (Some("named-1"), Some("scripted"))
+    );
+    // Streamed as the model streams (a word at a time), not replayed as one chunk.
+    let agent = AgentBuilder::new(model).build();
+    let deltas = agent
+        .prompt("Count.")
+        .stream()
+        .filter(|item| futures::future::ready(matches!(item, Ok(StreamItem::Text(_)))))
+        .count()
+        .await;
+    assert!(deltas > 1, "{deltas} text deltas");
+
+    // A tool safe to repeat stays so: a durable run runs it again after a crash.
+    let fetch = tool_fn("fetch", "Fetches.", |_: Value| async {
+        Ok::<_, std::convert::Infallible>("fetched")
+    })
+    .retry_safety(RetrySafety::Idempotent);
+    assert_eq!(steps.tool(fetch).retry_safety(), RetrySafety::Idempotent);
+}

@@ -10,7 +10,9 @@ pub use boxed::BoxedModel;
 pub use request::CompletionRequest;
 pub(crate) use request::shallow_merge;
 pub use response::{CompletionResponse, FinishReason, RawResponse, Usage};
-pub use stream::{CompletionStream, StreamAssembler, StreamChunk, parse_arguments};
+pub use stream::{
+    CompletionStream, StreamAssembler, StreamChunk, parse_arguments, replay_response,
+};
 
 use crate::panics::declared;
 use futures::future::BoxFuture;

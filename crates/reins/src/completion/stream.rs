@@ -138,8 +138,25 @@ pub fn parse_arguments(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
 }
 
-/// Streams a complete response as chunks: the default streaming of a model without its own.
-pub(crate) fn replay_response(response: CompletionResponse) -> CompletionStream {
+/// A complete response as a stream: a chunk per part (text, reasoning, each tool call with
+/// its whole arguments), then [`StreamChunk::Done`] with the response. The default
+/// [`CompletionModel::stream`](super::CompletionModel::stream) of a model without a streaming
+/// API; a model that streams only some calls answers the others with it.
+///
+/// ```
+/// use futures::StreamExt;
+/// use reins::completion::{CompletionResponse, StreamChunk, replay_response};
+/// use reins::message::{AssistantContent, OneOrMany};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let response = CompletionResponse::new(OneOrMany::one(AssistantContent::text("Hi.")));
+/// let chunks: Vec<_> = replay_response(response).collect().await;
+/// assert!(matches!(&chunks[0], Ok(StreamChunk::Text(text)) if text == "Hi."));
+/// assert!(matches!(&chunks[1], Ok(StreamChunk::Done(_))));
+/// # }
+/// ```
+pub fn replay_response(response: CompletionResponse) -> CompletionStream {
     let mut chunks = Vec::with_capacity(response.content.len() + 1);
     for part in response.content.iter() {
         match part {
