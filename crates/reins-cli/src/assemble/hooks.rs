@@ -4,7 +4,7 @@
 use crate::approve::CliDecider;
 use crate::config::{ApprovalConfig, LoadedAgent};
 use reins::agent::AgentBuilder;
-use reins::hooks::approval::{ApprovalPolicy, Rule, RuleOutcome};
+use reins::hooks::approval::{ApprovalPolicy, Rule, RuleOutcome, WebhookDecider};
 use reins::hooks::audit::AuditLog;
 use reins::hooks::budget::Budget;
 use reins::hooks::fallback::ModelFallback;
@@ -96,7 +96,8 @@ impl FileHooks {
             approval: hooks
                 .approval
                 .as_ref()
-                .map(|config| approval(policy, config, approvals)),
+                .map(|config| approval(policy, config, approvals))
+                .transpose()?,
             fallback: (labels.len() > 1).then(|| ModelFallback::new(labels)),
             audit,
         })
@@ -175,7 +176,7 @@ fn approval(
     mut policy: ApprovalPolicy,
     config: &ApprovalConfig,
     approvals: Approvals,
-) -> ApprovalPolicy {
+) -> Result<ApprovalPolicy, String> {
     for rule in &config.rules {
         let rule = rule.get_ref();
         let message = rule.message.clone();
@@ -214,10 +215,28 @@ fn approval(
         },
     };
     policy = policy.default_outcome(default);
-    match approvals {
-        Approvals::Decider(decider) => policy
-            .decider(decider)
-            .timeout(Duration::from_secs(config.timeout_secs.unwrap_or(300))),
-        Approvals::Suspend => policy,
+    let timeout = Duration::from_secs(config.timeout_secs.unwrap_or(300));
+    Ok(match (approvals, &config.webhook) {
+        (Approvals::Decider(_), Some(url)) => policy
+            .decider(webhook(url.get_ref(), config)?)
+            .timeout(timeout),
+        (Approvals::Decider(decider), None) => policy.decider(decider).timeout(timeout),
+        (Approvals::Suspend, _) => policy,
+    })
+}
+
+/// The file's approval webhook, its token read from the environment.
+fn webhook(url: &str, config: &ApprovalConfig) -> Result<WebhookDecider, String> {
+    let mut decider = WebhookDecider::new(url).map_err(|error| error.to_string())?;
+    if let Some(variable) = &config.webhook_token_env {
+        let variable = variable.get_ref();
+        let token = std::env::var(variable)
+            .ok()
+            .filter(|token| !token.is_empty())
+            .ok_or_else(|| {
+                format!("environment variable {variable} is not set (the approval webhook's token)")
+            })?;
+        decider = decider.bearer_token(token);
     }
+    Ok(decider)
 }

@@ -69,6 +69,7 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
                 check_one_of(agent, when, &["read_only", "writes"], &mut problems);
             }
         }
+        check_webhook(agent, approval, &mut problems, &mut secrets);
     }
     if let Some(redaction) = &file.hooks.redaction {
         for variable in &redaction.secrets_from_env {
@@ -94,6 +95,56 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
     }
     problems.sort_by_key(Diagnostic::line);
     problems
+}
+
+/// The approval webhook: a URL a decider can post to, never on Restate (where a call waits
+/// in Restate for `reins runs approve`), and its token's variable (needed only to run).
+fn check_webhook(
+    agent: &LoadedAgent,
+    approval: &super::ApprovalConfig,
+    problems: &mut Vec<Diagnostic>,
+    secrets: &mut Vec<Diagnostic>,
+) {
+    match (&approval.webhook, &approval.webhook_token_env) {
+        (None, Some(token)) => problems.push(agent.error_at(
+            token.span(),
+            "`webhook_token_env` needs a `webhook` to send the token to",
+        )),
+        (Some(url), token) => {
+            if reins::hooks::approval::WebhookDecider::new(url.get_ref()).is_err() {
+                // The URL is not repeated: it may hold a secret.
+                problems.push(
+                    agent
+                        .error_at(
+                            url.span(),
+                            "`webhook` must be an absolute http:// or https:// URL",
+                        )
+                        .concealed(),
+                );
+            }
+            let on_restate = agent
+                .file
+                .store
+                .as_ref()
+                .is_some_and(|store| store.get_ref().restate.is_some());
+            if on_restate {
+                // Concealed: a webhook's URL may carry a token in its query.
+                problems.push(
+                    agent
+                        .error_at(
+                            url.span(),
+                            "`webhook` is not used on Restate, where an `ask` waits for `reins \
+                             runs approve|deny`: remove it or the `restate` store",
+                        )
+                        .concealed(),
+                );
+            }
+            if let Some(token) = token {
+                check_env(agent, token, "the approval webhook's token", secrets);
+            }
+        }
+        (None, None) => {}
+    }
 }
 
 fn check_store(
@@ -157,12 +208,17 @@ fn check_restate(
         rest.split(['/', '?', '#']).next().unwrap_or_default()
     });
     if authority.contains('@') {
-        // The message does not repeat the URL: the part before `@` is a credential.
-        problems.push(agent.error_at(
-            url.span(),
-            "`restate` must not hold credentials (`user:password@`): reins sends none to the \
-             ingress",
-        ));
+        // Neither the message nor the quoted line shows the URL: the part before `@` is a
+        // credential.
+        problems.push(
+            agent
+                .error_at(
+                    url.span(),
+                    "`restate` must not hold credentials (`user:password@`): reins sends none to \
+                     the ingress",
+                )
+                .concealed(),
+        );
     }
     if store.sqlite.is_some() || store.postgres_url_env.is_some() {
         problems.push(agent.error_at(
@@ -321,11 +377,16 @@ fn check_env(
     let looks_like_a_name =
         !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !looks_like_a_name {
-        // Not echoed: a value pasted here instead of a variable's name may be the secret.
-        problems.push(agent.error_at(
-            variable.span(),
-            format!("this must name an environment variable ({what}), not hold a value"),
-        ));
+        // Not echoed, not even in the quoted line: a value pasted here instead of a
+        // variable's name may be the secret.
+        problems.push(
+            agent
+                .error_at(
+                    variable.span(),
+                    format!("this must name an environment variable ({what}), not hold a value"),
+                )
+                .concealed(),
+        );
     } else if std::env::var_os(name).is_none_or(|value| value.is_empty()) {
         problems.push(agent.error_at(
             variable.span(),

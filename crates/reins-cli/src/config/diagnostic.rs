@@ -30,6 +30,22 @@ impl Diagnostic {
         }
     }
 
+    /// The same mistake with the mistaken text masked in the quoted line (`*` for each
+    /// character): for a value that may be a secret.
+    pub fn concealed(mut self) -> Self {
+        if let Some((_, column, text, width)) = &mut self.place {
+            *text = text
+                .chars()
+                .enumerate()
+                .map(|(at, c)| {
+                    let inside = at + 1 >= *column && at + 1 < *column + *width;
+                    if inside { '*' } else { c }
+                })
+                .collect();
+        }
+        self
+    }
+
     /// The one-based line of the mistake, if it has one.
     pub fn line(&self) -> Option<usize> {
         self.place.as_ref().map(|(line, ..)| *line)
@@ -99,6 +115,17 @@ mod tests {
         assert_eq!(
             diagnostic.to_string(),
             "agent.toml:2:1: error: unknown\n  |\n2 | bad_key = 2\n  | ^^^^^^^"
+        );
+    }
+
+    #[test]
+    fn a_concealed_mistake_shows_its_place_but_not_its_text() {
+        let source = "key_env = \"sk-live-1\" # here\n";
+        let diagnostic =
+            Diagnostic::new(Path::new("a.toml"), source, Some(10..21), "a value").concealed();
+        assert_eq!(
+            diagnostic.to_string(),
+            "a.toml:1:11: error: a value\n  |\n1 | key_env = *********** # here\n  |           ^^^^^^^^^^^"
         );
     }
 }

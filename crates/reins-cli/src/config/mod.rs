@@ -192,8 +192,14 @@ pub struct ApprovalConfig {
     pub rules: Vec<Spanned<ApprovalRuleConfig>>,
     /// What happens to a call no rule matches: `allow`, `ask` (default) or `deny`.
     pub default: Option<Spanned<String>>,
-    /// Seconds a person has to answer in the terminal before the call is denied (default 300).
+    /// Seconds a person (or the webhook) has to answer before the call is denied (default
+    /// 300).
     pub timeout_secs: Option<u64>,
+    /// An HTTP service that answers `ask` instead of the terminal: each call is posted to it
+    /// as JSON and it answers approve, deny or suspend (`reins::hooks::approval::WebhookDecider`).
+    pub webhook: Option<Spanned<String>>,
+    /// The environment variable holding the bearer token sent to `webhook`.
+    pub webhook_token_env: Option<Spanned<String>>,
 }
 
 /// One approval rule.

@@ -246,9 +246,10 @@ fn a_key_pasted_where_a_variable_name_belongs_is_not_echoed() {
         stderr.contains("must name an environment variable"),
         "{stderr}"
     );
-    // The file's line is quoted under the message; the message does not repeat the value.
-    let message_line = stderr.lines().next().unwrap_or_default();
-    assert!(!message_line.contains("sk-live"), "{stderr}");
+    // Neither the message nor the file's line quoted under it shows the value: the line
+    // has it masked, the caret still under it.
+    assert!(!stderr.contains("sk-live"), "{stderr}");
+    assert!(stderr.contains("api_key_env = ****"), "{stderr}");
 }
 
 #[test]
@@ -305,4 +306,30 @@ fn tool_choices_of_an_agent_with_mcp_servers_are_left_to_the_run() {
     );
     let (code, stderr) = check(&toml);
     assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn an_approval_webhook_needs_a_url_a_token_variable_and_no_restate_store() {
+    let webhook = |extra: &str| format!("{VALID}webhook = \"http://127.0.0.1:9/approve\"\n{extra}");
+    let (code, stderr) = check(&webhook(""));
+    assert_eq!(code, 0, "{stderr}");
+
+    // A token without a webhook to send it to, and a value where a variable's name belongs
+    // (not echoed: it may be the token itself).
+    assert_error_at(
+        &format!("{VALID}webhook_token_env = \"APPROVAL_TOKEN\"\n"),
+        20,
+        "`webhook_token_env` needs a `webhook`",
+    );
+    let (code, stderr) = check(&webhook("webhook_token_env = \"Bearer s3cret\"\n"));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("agent.toml:21:") && !stderr.contains("s3cret"),
+        "{stderr}"
+    );
+    assert_error_at(
+        &webhook("\n[store]\nrestate = \"http://127.0.0.1:8080\"\n"),
+        20,
+        "`webhook` is not used on Restate",
+    );
 }

@@ -12,3 +12,4 @@ mod run;
 mod terminal;
 mod tool_choice;
 mod ui;
+mod webhook;

@@ -260,6 +260,8 @@ fn check_accepts_a_restate_ingress_url_and_points_at_a_bad_one() {
             "{store}: expected `{needle}` at line 7, got\n{stderr}"
         );
         assert!(!stderr.contains("panicked"), "{stderr}");
+        // A credential in the file is pointed at, never shown.
+        assert!(!stderr.contains("hunter2"), "{stderr}");
     }
 }
 

@@ -1,5 +1,5 @@
 //! Who answers [`RuleOutcome::Ask`](super::RuleOutcome::Ask): the [`ApprovalDecider`] trait
-//! and three ready deciders.
+//! and the ready deciders (the webhook one has its own file).
 
 use crate::tool::ToolTraits;
 use serde::{Deserialize, Serialize};

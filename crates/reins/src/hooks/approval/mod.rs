@@ -21,12 +21,14 @@ mod decider;
 mod rule;
 #[cfg(test)]
 mod tests;
+mod webhook;
 
 pub use decider::{
     ApprovalDecider, ApprovalRequest, ChannelDecider, DeciderFn, Decision, PendingApproval,
     TerminalDecider, decider_fn,
 };
 pub use rule::{Rule, RuleOutcome};
+pub use webhook::{WebhookDecider, WebhookError};
 
 use crate::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext, StepEventKind};
 use crate::panics::{call_caught, panic_message};
@@ -177,7 +179,8 @@ impl ApprovalPolicy {
     }
 
     /// Who answers [`RuleOutcome::Ask`]: a person at a [`TerminalDecider`], a UI behind a
-    /// [`ChannelDecider`], or any [`ApprovalDecider`].
+    /// [`ChannelDecider`], an HTTP service through a [`WebhookDecider`], or any
+    /// [`ApprovalDecider`].
     pub fn decider(mut self, decider: impl ApprovalDecider) -> Self {
         self.decider = Some(Arc::new(decider));
         self

@@ -3,6 +3,7 @@
 
 mod deciders;
 mod rules;
+mod webhook;
 
 use super::*;
 use crate::agent::{

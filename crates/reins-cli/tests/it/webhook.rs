@@ -1,0 +1,147 @@
+//! `[hooks.approval] webhook`: an HTTP service answers the approval rules' `ask` instead of
+//! the terminal, with the file's token; the file is checked before anything runs.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table, outcome, save_note_rules};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+const TOKEN: &str = "approvals-t0ken";
+
+/// What the approval service received: each request's headers (lower-cased names) and body.
+type Received = Arc<Mutex<Vec<(Vec<(String, String)>, Value)>>>;
+
+/// An HTTP service on loopback answering every request with `answer` as JSON. Returns its
+/// URL and what it receives.
+fn approval_service(answer: &'static str) -> (String, Received) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/approve", listener.local_addr().expect("address"));
+    let received = Received::default();
+    let log = Arc::clone(&received);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut headers = Vec::new();
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                if let Some((name, value)) = line.trim_end().split_once(": ") {
+                    headers.push((name.to_ascii_lowercase(), value.to_owned()));
+                }
+                line.clear();
+            }
+            let length = headers
+                .iter()
+                .find(|(name, _)| name == "content-length")
+                .and_then(|(_, value)| value.parse().ok())
+                .unwrap_or(0);
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).expect("body");
+            let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            log.lock().expect("log").push((headers, body));
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+                 connection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    (url, received)
+}
+
+/// An agent on fakellm whose `save_note` calls are asked about at `webhook`.
+fn agent_file(server: &FakeLlm, webhook: &str) -> AgentDir {
+    AgentDir::new(&format!(
+        r#"name = "notes"
+default_prompt = "Save a note."
+
+{model}
+{SAVE_NOTE_TOOL}
+[hooks.approval]
+rules = [{{ tool = "save_note", action = "ask" }}]
+webhook = "{webhook}"
+webhook_token_env = "APPROVAL_TOKEN"
+timeout_secs = 30
+"#,
+        model = model_table(&server.openai_url())
+    ))
+}
+
+fn run(agent: &AgentDir) -> (i32, String, String) {
+    outcome(
+        agent
+            .reins(&["run", "AGENT"])
+            .env("REINS_TEST_KEY", "k")
+            .env("APPROVAL_TOKEN", TOKEN),
+    )
+}
+
+#[test]
+fn the_webhook_is_asked_with_the_token_and_its_approval_runs_the_call() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let (url, received) = approval_service(r#"{"decision": "approve"}"#);
+    let agent = agent_file(&server, &url);
+    let (code, stdout, stderr) = run(&agent);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.", "{stderr}");
+    assert!(stderr.contains("note: draft"), "the call ran\n{stderr}");
+
+    let received = received.lock().expect("log");
+    assert_eq!(received.len(), 1, "one call, asked once");
+    let (headers, body) = &received[0];
+    let authorization = headers.iter().find(|(name, _)| name == "authorization");
+    assert_eq!(
+        authorization.map(|(_, value)| value.as_str()),
+        Some(format!("Bearer {TOKEN}").as_str())
+    );
+    assert_eq!(body["tool_name"], "save_note");
+    assert_eq!(body["args"]["text"], "draft");
+    assert!(body["run_id"].as_str().is_some_and(|id| !id.is_empty()));
+}
+
+#[test]
+fn the_webhooks_denial_reaches_the_model_and_the_call_does_not_run() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let (url, _) = approval_service(r#"{"decision": "deny", "message": "denied: not today"}"#);
+    let agent = agent_file(&server, &url);
+    let (code, stdout, stderr) = run(&agent);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "I did not save it.", "{stderr}");
+    assert!(
+        !stderr.contains("note: draft"),
+        "the call did not run\n{stderr}"
+    );
+}
+
+#[test]
+fn a_bad_webhook_or_a_missing_token_is_an_error_at_its_line() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let agent = agent_file(&server, "approvals.example.com/hook");
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&["check", "AGENT"])
+            .env("REINS_TEST_KEY", "k")
+            .env("APPROVAL_TOKEN", TOKEN),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("`webhook` must be an absolute http:// or https:// URL"),
+        "{stderr}"
+    );
+
+    let agent = agent_file(&server, "http://127.0.0.1:9/approve");
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT"])
+            .env("REINS_TEST_KEY", "k")
+            .env_remove("APPROVAL_TOKEN"),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("APPROVAL_TOKEN is not set (the approval webhook's token)"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,252 @@
+//! [`WebhookDecider`]: asks an HTTP service about each call, and denies on anything but a
+//! clear answer.
+
+use super::decider::{ApprovalDecider, ApprovalRequest, Decision};
+use crate::providers::ApiKey;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Client, StatusCode, Url, redirect};
+use serde::Deserialize;
+use serde_json::Value;
+use std::fmt;
+use std::time::Duration;
+
+/// The most bytes of an answer read: a decision is a few hundred bytes, and a service that
+/// sends more is not answering the question.
+const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+/// How long connecting to the service may take, so that an unreachable service denies at once
+/// rather than at the policy's timeout.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Asks an HTTP service: each call the policy asks about is `POST`ed to the service's URL as
+/// the JSON of its [`ApprovalRequest`], and the service answers with a JSON decision:
+///
+/// | answer | decision |
+/// |---|---|
+/// | `{"decision": "approve"}` | run the call as it is |
+/// | `{"decision": "approve", "args": {...}}` | run it with these arguments |
+/// | `{"decision": "deny", "message": "..."}` | don't run it; the model receives the message |
+/// | `{"decision": "suspend", "reason": "..."}` | suspend the run for a durable decision |
+///
+/// (`message` and `reason` may be left out; other fields are ignored.) The service may hold
+/// the request open while a person decides, up to the policy's
+/// [`timeout`](super::ApprovalPolicy::timeout); for decisions that take hours, answer
+/// `suspend` and resume the run once decided.
+///
+/// It fails closed. The call is denied, with a message saying why but never the URL or the
+/// token, when the service cannot be reached, answers with a status other than `2xx` (a
+/// redirect is not followed, so the token never goes to another server), sends more than
+/// 64 KiB, or sends anything but one of the answers above. Each such denial is also logged
+/// as a warning.
+///
+/// ```
+/// use reins::hooks::approval::{ApprovalPolicy, Rule, WebhookDecider};
+///
+/// # fn main() -> Result<(), reins::hooks::approval::WebhookError> {
+/// let decider = WebhookDecider::new("https://approvals.example.com/reins")?
+///     .bearer_token("s3cret")
+///     .header("x-team", "payments")?;
+/// // Neither the token nor the URL's query shows in its `Debug`.
+/// assert!(!format!("{decider:?}").contains("s3cret"));
+/// let policy = ApprovalPolicy::new()
+///     .rule(Rule::allow("read_*"))
+///     .rule(Rule::ask("*"))
+///     .decider(decider);
+/// # let _ = policy;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct WebhookDecider {
+    http: Client,
+    url: Url,
+    token: Option<ApiKey>,
+    headers: HeaderMap,
+}
+
+/// Why a [`WebhookDecider`] could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WebhookError {
+    /// The URL is not an absolute `http` or `https` URL. (The URL itself is not repeated: it
+    /// may hold a secret.)
+    #[error("the approval webhook's URL is not an absolute http or https URL")]
+    InvalidUrl,
+    /// A header's name or value cannot be sent.
+    #[error("the header `{0}` cannot be sent: its name or value is not valid in HTTP")]
+    InvalidHeader(String),
+    /// The HTTP client could not be built (its TLS setup failed).
+    #[error("the approval webhook's HTTP client could not be built: {0}")]
+    Client(String),
+}
+
+impl WebhookDecider {
+    /// A decider posting to `url`, which must be an absolute `http` or `https` URL.
+    pub fn new(url: &str) -> Result<Self, WebhookError> {
+        let url = Url::parse(url).map_err(|_| WebhookError::InvalidUrl)?;
+        if !matches!(url.scheme(), "http" | "https") || url.cannot_be_a_base() {
+            return Err(WebhookError::InvalidUrl);
+        }
+        let http = Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .redirect(redirect::Policy::none())
+            .build()
+            .map_err(|error| WebhookError::Client(error.without_url().to_string()))?;
+        Ok(WebhookDecider {
+            http,
+            url,
+            token: None,
+            headers: HeaderMap::new(),
+        })
+    }
+
+    /// Sends `Authorization: Bearer <token>` with each request. The token never shows in
+    /// `Debug`, logs or denial messages.
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(ApiKey::new(token));
+        self
+    }
+
+    /// Sends the header `name: value` with each request (a shared secret, a tenant). Its value
+    /// is treated as a secret: it never shows in `Debug` or logs.
+    pub fn header(mut self, name: &str, value: &str) -> Result<Self, WebhookError> {
+        let invalid = || WebhookError::InvalidHeader(name.to_owned());
+        let header_name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
+        let mut header_value = HeaderValue::from_str(value).map_err(|_| invalid())?;
+        header_value.set_sensitive(true);
+        self.headers.insert(header_name, header_value);
+        Ok(self)
+    }
+
+    /// Posts `request` and reads the service's decision, or says why there is none.
+    async fn ask(&self, request: &ApprovalRequest) -> Result<Decision, Unanswered> {
+        let mut post = self
+            .http
+            .post(self.url.clone())
+            .headers(self.headers.clone())
+            .json(request);
+        if let Some(token) = &self.token {
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose()))
+                .map_err(|_| Unanswered::UnsendableToken)?;
+            value.set_sensitive(true);
+            post = post.header(AUTHORIZATION, value);
+        }
+        let mut response = post.send().await.map_err(Unanswered::Unreachable)?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(Unanswered::Status(status));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(Unanswered::Unreachable)? {
+            if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+                return Err(Unanswered::TooLarge);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        // An object only: serde would also read `["approve"]` as a tagged answer.
+        let answer = serde_json::from_slice::<serde_json::Map<String, Value>>(&body)
+            .and_then(|fields| Answer::deserialize(Value::Object(fields)))
+            .map_err(|_| Unanswered::NotADecision)?;
+        Ok(answer.into_decision(&request.tool_name))
+    }
+}
+
+impl fmt::Debug for WebhookDecider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The origin and path only: a query or user info may hold a secret.
+        f.debug_struct("WebhookDecider")
+            .field(
+                "url",
+                &format_args!(
+                    "{}{}",
+                    self.url.origin().ascii_serialization(),
+                    self.url.path()
+                ),
+            )
+            .field("token", &self.token)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl ApprovalDecider for WebhookDecider {
+    async fn decide(&self, request: &ApprovalRequest) -> Decision {
+        match self.ask(request).await {
+            Ok(decision) => decision,
+            Err(why) => {
+                tracing::warn!(
+                    run_id = %request.run_id,
+                    tool = %request.tool_name,
+                    reason = %why,
+                    "the approval webhook gave no decision; the call is denied"
+                );
+                Decision::deny(format!(
+                    "`{}` was not run: the approval service gave no decision ({why})",
+                    request.tool_name
+                ))
+            }
+        }
+    }
+}
+
+/// Why the service's answer is not a decision. Its `Display` is what the denial says, so it
+/// never holds the URL, the token or the service's own words.
+#[derive(Debug)]
+enum Unanswered {
+    Unreachable(reqwest::Error),
+    UnsendableToken,
+    Status(StatusCode),
+    TooLarge,
+    NotADecision,
+}
+
+impl fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unanswered::Unreachable(error) if error.is_timeout() => {
+                f.write_str("it did not answer in time")
+            }
+            Unanswered::Unreachable(error) if error.is_connect() => {
+                f.write_str("it could not be reached")
+            }
+            Unanswered::Unreachable(_) => f.write_str("the connection to it failed"),
+            Unanswered::UnsendableToken => f.write_str("its token cannot be sent in a header"),
+            Unanswered::Status(status) => write!(f, "it answered with status {}", status.as_u16()),
+            Unanswered::TooLarge => write!(f, "its answer was over {MAX_ANSWER_BYTES} bytes"),
+            Unanswered::NotADecision => f.write_str("its answer was not a decision"),
+        }
+    }
+}
+
+/// A decision as the service sends it.
+#[derive(Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+enum Answer {
+    Approve {
+        #[serde(default)]
+        args: Option<Value>,
+    },
+    Deny {
+        #[serde(default)]
+        message: Option<String>,
+    },
+    Suspend {
+        #[serde(default)]
+        reason: Option<String>,
+    },
+}
+
+impl Answer {
+    fn into_decision(self, tool_name: &str) -> Decision {
+        match self {
+            Answer::Approve { args: None } => Decision::approve(),
+            Answer::Approve { args: Some(args) } => Decision::approve_with_args(args),
+            Answer::Deny { message } => Decision::deny(message.unwrap_or_else(|| {
+                format!("`{tool_name}` was not run: the approval service denied it")
+            })),
+            Answer::Suspend { reason } => Decision::suspend(reason.unwrap_or_else(|| {
+                format!("`{tool_name}` awaits a decision from the approval service")
+            })),
+        }
+    }
+}
