@@ -103,8 +103,8 @@ enum Command {
         /// once the worker listens.
         #[arg(long, value_name = "ADMIN_URL")]
         register: Option<String>,
-        /// The URL Restate reaches the worker at, when it is not http://<listen address>
-        /// (behind a proxy, or listening on 0.0.0.0).
+        /// The URL Restate reaches the worker at, when it is not `http://` followed by the
+        /// `--listen` address (behind a proxy, or listening on 0.0.0.0).
         #[arg(long, value_name = "URL", requires = "register")]
         deployment_url: Option<String>,
     },
