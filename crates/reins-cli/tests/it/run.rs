@@ -7,9 +7,7 @@
 //! follows a run from its start through the decision commands to its end.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{
-    AgentDir, SAVE_NOTE_TOOL, events, model_table, outcome, save_note_rules, waiting_save_note,
-};
+use crate::common::{AgentDir, events, notes_agent, outcome, save_note_rules, waiting_save_note};
 use serde_json::Value;
 
 /// The save-note flow, with this file's own rules.
@@ -19,15 +17,7 @@ fn rules() -> String {
 
 /// An agent on fakellm with one shell tool; `extra` is appended (hooks, limits).
 fn agent_file(server: &FakeLlm, extra: &str) -> AgentDir {
-    AgentDir::new(&format!(
-        r#"name = "notes"
-default_prompt = "Save a note."
-
-{model}
-{SAVE_NOTE_TOOL}{extra}
-"#,
-        model = model_table(&server.openai_url())
-    ))
+    notes_agent(&server.openai_url(), extra)
 }
 
 /// Resumes the decided run: it finishes with the model's answer, and the tool ran with the

@@ -4,7 +4,7 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::webdriver::Browser;
-use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table, outcome};
+use crate::common::{AgentDir, notes_agent, outcome};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -27,20 +27,16 @@ rules:
 "#;
 
 fn agent(server: &FakeLlm) -> AgentDir {
-    AgentDir::new(&format!(
-        r#"name = "notes"
-default_prompt = "Save a note."
-
-{model}
-{SAVE_NOTE_TOOL}
+    notes_agent(
+        &server.openai_url(),
+        r#"
 [hooks.approval]
-rules = [{{ tool = "save_note", action = "ask" }}]
+rules = [{ tool = "save_note", action = "ask" }]
 
 [ui]
-trace_link = "http://127.0.0.1:16686/trace?run={{run}}&x=<b>"
+trace_link = "http://127.0.0.1:16686/trace?run={run}&x=<b>"
 "#,
-        model = model_table(&server.openai_url())
-    ))
+    )
 }
 
 /// Runs the agent until it suspends; the run's id.

@@ -2,7 +2,7 @@
 //! the terminal, with the file's token; the file is checked before anything runs.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table, outcome, save_note_rules};
+use crate::common::{AgentDir, notes_agent, outcome, save_note_rules};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -54,20 +54,18 @@ fn approval_service(answer: &'static str) -> (String, Received) {
 
 /// An agent on fakellm whose `save_note` calls are asked about at `webhook`.
 fn agent_file(server: &FakeLlm, webhook: &str) -> AgentDir {
-    AgentDir::new(&format!(
-        r#"name = "notes"
-default_prompt = "Save a note."
-
-{model}
-{SAVE_NOTE_TOOL}
+    notes_agent(
+        &server.openai_url(),
+        &format!(
+            r#"
 [hooks.approval]
 rules = [{{ tool = "save_note", action = "ask" }}]
 webhook = "{webhook}"
 webhook_token_env = "APPROVAL_TOKEN"
 timeout_secs = 30
-"#,
-        model = model_table(&server.openai_url())
-    ))
+"#
+        ),
+    )
 }
 
 fn run(agent: &AgentDir) -> (i32, String, String) {

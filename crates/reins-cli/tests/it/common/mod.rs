@@ -61,6 +61,15 @@ command = ["printf", "note: %s", "{text}"]
 schema = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
 "#;
 
+/// The "notes" agent of the save-note flow on the OpenAI-compatible server at `url`, with
+/// the `save_note` tool; `extra` is appended (hooks, limits, `[ui]`).
+pub fn notes_agent(url: &str, extra: &str) -> AgentDir {
+    AgentDir::new(&format!(
+        "name = \"notes\"\ndefault_prompt = \"Save a note.\"\n\n{model}\n{SAVE_NOTE_TOOL}{extra}",
+        model = model_table(url)
+    ))
+}
+
 /// fakellm rules for the save-note flow: the model calls `save_note` with `{text: "draft"}`
 /// when asked for a note, answers "Done: the note is saved." once a note is saved and "I did
 /// not save it." when the call was denied. `before` and `after` are a test's own rules (YAML
