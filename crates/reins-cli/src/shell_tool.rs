@@ -3,7 +3,7 @@
 //! argument of the program whatever it contains.
 
 use crate::config::ShellToolConfig;
-use crate::config::check::placeholders;
+use crate::config::shell_tool::placeholders;
 use reins::tool::Tool;
 use serde_json::Value;
 use std::path::PathBuf;

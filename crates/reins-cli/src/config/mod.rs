@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod diagnostic;
+pub mod shell_tool;
 pub mod tool_choice;
 
 use diagnostic::Diagnostic;

@@ -1,0 +1,102 @@
+//! A `[[tools.shell]]` entry checked: its schema is a JSON object schema, and its command's
+//! `{placeholders}` name only the schema's properties.
+
+use super::diagnostic::Diagnostic;
+use super::{LoadedAgent, ShellToolConfig};
+use std::collections::BTreeSet;
+
+/// The JSON schema types a property may have.
+const JSON_TYPES: [&str; 7] = [
+    "string", "number", "integer", "boolean", "object", "array", "null",
+];
+
+/// Every problem of the shell tool `tool`, added to `problems`.
+pub fn check_shell_tool(
+    agent: &LoadedAgent,
+    tool: &ShellToolConfig,
+    problems: &mut Vec<Diagnostic>,
+) {
+    let schema_span = tool.schema.span();
+    let properties = match schema_properties(tool.schema.get_ref()) {
+        Ok(properties) => properties,
+        Err(message) => {
+            problems.push(agent.error_at(schema_span, message));
+            BTreeSet::new()
+        }
+    };
+    let command = tool.command.get_ref();
+    if command.is_empty() {
+        problems.push(agent.error_at(tool.command.span(), "`command` is empty"));
+    }
+    for element in command {
+        for name in placeholders(element) {
+            if !properties.contains(&name) {
+                problems.push(agent.error_at(
+                    tool.command.span(),
+                    format!("`{{{name}}}` is not a property of the tool's `schema`"),
+                ));
+            }
+        }
+    }
+}
+
+/// The property names of an object schema, or why it is not one.
+fn schema_properties(schema: &toml::Value) -> Result<BTreeSet<String>, String> {
+    let table = schema
+        .as_table()
+        .ok_or("`schema` must be a table (a JSON object schema)")?;
+    if table.get("type").and_then(toml::Value::as_str) != Some("object") {
+        return Err("`schema` must have `type = \"object\"`".to_owned());
+    }
+    let mut names = BTreeSet::new();
+    if let Some(properties) = table.get("properties") {
+        let properties = properties
+            .as_table()
+            .ok_or("`schema.properties` must be a table")?;
+        for (name, property) in properties {
+            let kind = property
+                .as_table()
+                .and_then(|p| p.get("type"))
+                .and_then(toml::Value::as_str)
+                .ok_or(format!("property `{name}` needs a `type`"))?;
+            if !JSON_TYPES.contains(&kind) {
+                return Err(format!("property `{name}` has unknown type `{kind}`"));
+            }
+            names.insert(name.clone());
+        }
+    }
+    if let Some(required) = table.get("required") {
+        let required = required
+            .as_array()
+            .ok_or("`schema.required` must be a list of property names")?;
+        for name in required {
+            let name = name
+                .as_str()
+                .ok_or("`schema.required` must be a list of property names")?;
+            if !names.contains(name) {
+                return Err(format!("required property `{name}` is not in `properties`"));
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// The `{name}` placeholders of one command element.
+pub fn placeholders(element: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = element;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) => {
+                let name = &after[..close];
+                if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    names.push(name.to_owned());
+                }
+                rest = &after[close + 1..];
+            }
+            None => break,
+        }
+    }
+    names
+}
