@@ -225,18 +225,24 @@ fn approval(
     })
 }
 
-/// The file's approval webhook, its token read from the environment.
+/// The file's approval webhook, its token and signing secret read from the environment.
 fn webhook(url: &str, config: &ApprovalConfig) -> Result<WebhookDecider, String> {
     let mut decider = WebhookDecider::new(url).map_err(|error| error.to_string())?;
     if let Some(variable) = &config.webhook_token_env {
-        let variable = variable.get_ref();
-        let token = std::env::var(variable)
-            .ok()
-            .filter(|token| !token.is_empty())
-            .ok_or_else(|| {
-                format!("environment variable {variable} is not set (the approval webhook's token)")
-            })?;
-        decider = decider.bearer_token(token);
+        decider = decider.bearer_token(secret(variable.get_ref(), "token")?);
+    }
+    if let Some(variable) = &config.webhook_signing_secret_env {
+        decider = decider.signing_secret(secret(variable.get_ref(), "signing secret")?);
     }
     Ok(decider)
+}
+
+/// The value of the environment variable `variable`, the webhook's `what`.
+fn secret(variable: &str, what: &str) -> Result<String, String> {
+    std::env::var(variable)
+        .ok()
+        .filter(|value| !value.is_empty())
+        .ok_or_else(|| {
+            format!("environment variable {variable} is not set (the approval webhook's {what})")
+        })
 }

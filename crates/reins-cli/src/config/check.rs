@@ -101,45 +101,61 @@ fn check_webhook(
     problems: &mut Vec<Diagnostic>,
     secrets: &mut Vec<Diagnostic>,
 ) {
-    match (&approval.webhook, &approval.webhook_token_env) {
-        (None, Some(token)) => problems.push(agent.error_at(
-            token.span(),
-            "`webhook_token_env` needs a `webhook` to send the token to",
-        )),
-        (Some(url), token) => {
-            if reins::hooks::approval::WebhookDecider::new(url.get_ref()).is_err() {
-                // The URL is not repeated: it may hold a secret.
-                problems.push(
-                    agent
-                        .error_at(
-                            url.span(),
-                            "`webhook` must be an absolute http:// or https:// URL",
-                        )
-                        .concealed(),
-                );
-            }
-            let on_restate = agent
-                .file
-                .store
-                .as_ref()
-                .is_some_and(|store| store.get_ref().restate.is_some());
-            if on_restate {
-                // Concealed: a webhook's URL may carry a token in its query.
-                problems.push(
-                    agent
-                        .error_at(
-                            url.span(),
-                            "`webhook` is not used on Restate, where an `ask` waits for `reins \
-                             runs approve|deny`: remove it or the `restate` store",
-                        )
-                        .concealed(),
-                );
-            }
-            if let Some(token) = token {
-                check_env(agent, token, "the approval webhook's token", secrets);
+    let variables = [
+        (
+            "webhook_token_env",
+            &approval.webhook_token_env,
+            "the approval webhook's token",
+        ),
+        (
+            "webhook_signing_secret_env",
+            &approval.webhook_signing_secret_env,
+            "the approval webhook's signing secret",
+        ),
+    ];
+    let Some(url) = &approval.webhook else {
+        for (key, variable, _) in variables {
+            if let Some(variable) = variable {
+                problems.push(agent.error_at(
+                    variable.span(),
+                    format!("`{key}` needs a `webhook` to send requests to"),
+                ));
             }
         }
-        (None, None) => {}
+        return;
+    };
+    if reins::hooks::approval::WebhookDecider::new(url.get_ref()).is_err() {
+        // The URL is not repeated: it may hold a secret.
+        problems.push(
+            agent
+                .error_at(
+                    url.span(),
+                    "`webhook` must be an absolute http:// or https:// URL",
+                )
+                .concealed(),
+        );
+    }
+    let on_restate = agent
+        .file
+        .store
+        .as_ref()
+        .is_some_and(|store| store.get_ref().restate.is_some());
+    if on_restate {
+        // Concealed: a webhook's URL may carry a token in its query.
+        problems.push(
+            agent
+                .error_at(
+                    url.span(),
+                    "`webhook` is not used on Restate, where an `ask` waits for `reins \
+                     runs approve|deny`: remove it or the `restate` store",
+                )
+                .concealed(),
+        );
+    }
+    for (_, variable, what) in variables {
+        if let Some(variable) = variable {
+            check_env(agent, variable, what, secrets);
+        }
     }
 }
 

@@ -201,6 +201,9 @@ pub struct ApprovalConfig {
     pub webhook: Option<Spanned<String>>,
     /// The environment variable holding the bearer token sent to `webhook`.
     pub webhook_token_env: Option<Spanned<String>>,
+    /// The environment variable holding the secret each request to `webhook` is signed with
+    /// (HMAC-SHA256 in `x-reins-signature`).
+    pub webhook_signing_secret_env: Option<Spanned<String>>,
 }
 
 /// One approval rule.

@@ -319,7 +319,7 @@ fn an_approval_webhook_needs_a_url_a_token_variable_and_no_restate_store() {
     assert_error_at(
         &format!("{VALID}webhook_token_env = \"APPROVAL_TOKEN\"\n"),
         20,
-        "`webhook_token_env` needs a `webhook`",
+        "`webhook_token_env` needs a `webhook` to send requests to",
     );
     let (code, stderr) = check(&webhook("webhook_token_env = \"Bearer s3cret\"\n"));
     assert_eq!(code, 2, "{stderr}");

@@ -1,5 +1,6 @@
 //! `[hooks.approval] webhook`: an HTTP service answers the approval rules' `ask` instead of
-//! the terminal, with the file's token; the file is checked before anything runs.
+//! the terminal, with the file's token and signature; the file is checked before anything
+//! runs.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, notes_agent, outcome, save_note_rules};
@@ -9,9 +10,10 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
 const TOKEN: &str = "approvals-t0ken";
+const SIGNING_SECRET: &str = "whsec-approvals";
 
 /// What the approval service received: each request's headers (lower-cased names) and body.
-type Received = Arc<Mutex<Vec<(Vec<(String, String)>, Value)>>>;
+type Received = Arc<Mutex<Vec<(Vec<(String, String)>, Vec<u8>)>>>;
 
 /// An HTTP service on loopback answering every request with `answer` as JSON. Returns its
 /// URL and what it receives.
@@ -39,7 +41,6 @@ fn approval_service(answer: &'static str) -> (String, Received) {
                 .unwrap_or(0);
             let mut body = vec![0; length];
             reader.read_exact(&mut body).expect("body");
-            let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
             log.lock().expect("log").push((headers, body));
             let response = format!(
                 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
@@ -62,6 +63,7 @@ fn agent_file(server: &FakeLlm, webhook: &str) -> AgentDir {
 rules = [{{ tool = "save_note", action = "ask" }}]
 webhook = "{webhook}"
 webhook_token_env = "APPROVAL_TOKEN"
+webhook_signing_secret_env = "APPROVAL_SIGNING_SECRET"
 timeout_secs = 30
 "#
         ),
@@ -73,8 +75,43 @@ fn run(agent: &AgentDir) -> (i32, String, String) {
         agent
             .reins(&["run", "AGENT"])
             .env("REINS_TEST_KEY", "k")
-            .env("APPROVAL_TOKEN", TOKEN),
+            .env("APPROVAL_TOKEN", TOKEN)
+            .env("APPROVAL_SIGNING_SECRET", SIGNING_SECRET),
     )
+}
+
+/// The header `name` of a received request.
+fn header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
+    headers
+        .iter()
+        .find(|(header, _)| header == name)
+        .map(|(_, value)| value.as_str())
+}
+
+/// `sha256=` and the hex HMAC-SHA256 of `<timestamp>.<body>` keyed by `SIGNING_SECRET`, by
+/// Python's `hmac` module: how a service written in another language checks a request.
+fn python_signature(timestamp: &str, body: &[u8]) -> String {
+    let script = "import hmac, hashlib, sys\n\
+                  key, stamp = sys.argv[1].encode(), sys.argv[2].encode()\n\
+                  body = sys.stdin.buffer.read()\n\
+                  print('sha256=' + hmac.new(key, stamp + b'.' + body, hashlib.sha256).hexdigest())";
+    let mut python = std::process::Command::new("python3")
+        .args(["-c", script, SIGNING_SECRET, timestamp])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    python
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(body)
+        .expect("body to python3");
+    let output = python.wait_with_output().expect("python3 ran");
+    String::from_utf8(output.stdout)
+        .expect("text")
+        .trim()
+        .to_owned()
 }
 
 #[test]
@@ -90,11 +127,16 @@ fn the_webhook_is_asked_with_the_token_and_its_approval_runs_the_call() {
     let received = received.lock().expect("log");
     assert_eq!(received.len(), 1, "one call, asked once");
     let (headers, body) = &received[0];
-    let authorization = headers.iter().find(|(name, _)| name == "authorization");
     assert_eq!(
-        authorization.map(|(_, value)| value.as_str()),
+        header(headers, "authorization"),
         Some(format!("Bearer {TOKEN}").as_str())
     );
+    let timestamp = header(headers, "x-reins-timestamp").expect("a signed request");
+    assert_eq!(
+        header(headers, "x-reins-signature"),
+        Some(python_signature(timestamp, body).as_str())
+    );
+    let body: Value = serde_json::from_slice(body).expect("a JSON body");
     assert_eq!(body["tool_name"], "save_note");
     assert_eq!(body["args"]["text"], "draft");
     assert!(body["run_id"].as_str().is_some_and(|id| !id.is_empty()));

@@ -2,6 +2,8 @@
 //! give, and every way a service can fail to give one.
 
 use super::*;
+// Named apart: this test file is itself `tests::webhook`.
+use crate::hooks::approval::webhook as decider_webhook;
 use std::time::Duration;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -66,6 +68,71 @@ async fn the_service_receives_the_request_with_its_credentials_and_its_approval_
     assert_eq!(request.turn, 1);
     assert_eq!(request.rule.as_deref(), Some("everything is asked"));
     assert!(!request.run_id.is_empty());
+}
+
+#[tokio::test]
+async fn a_signed_request_carries_the_hmac_of_its_timestamp_and_exact_body() {
+    let server = service(answering(json!({"decision": "approve"}))).await;
+    let decider = WebhookDecider::new(&format!("{}/approve", server.uri()))
+        .unwrap()
+        .signing_secret("whsec-5ecret");
+    let policy = ApprovalPolicy::new().rule(Rule::ask("*")).decider(decider);
+    let out = transfer(policy).await;
+    assert_eq!(out.results, ["ran transfer"]);
+
+    let received = server.received_requests().await.unwrap();
+    let posted = &received[0];
+    let timestamp = posted
+        .headers
+        .get(decider_webhook::TIMESTAMP_HEADER)
+        .unwrap();
+    let timestamp = timestamp.to_str().unwrap();
+    let sent_at: u64 = timestamp.parse().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(sent_at.abs_diff(now) < 60, "{sent_at} vs {now}");
+    let signed = posted
+        .headers
+        .get(decider_webhook::SIGNATURE_HEADER)
+        .unwrap();
+    assert_eq!(
+        signed.to_str().unwrap(),
+        decider_webhook::signature(b"whsec-5ecret", timestamp, &posted.body)
+    );
+    // Any other secret, time or body gives another signature.
+    assert_ne!(
+        signed.to_str().unwrap(),
+        decider_webhook::signature(b"whsec-other", timestamp, &posted.body)
+    );
+    assert_ne!(
+        signed.to_str().unwrap(),
+        decider_webhook::signature(b"whsec-5ecret", &(sent_at + 1).to_string(), &posted.body)
+    );
+    assert_eq!(
+        posted.headers.get("content-type").unwrap(),
+        "application/json"
+    );
+    let request: ApprovalRequest = serde_json::from_slice(&posted.body).unwrap();
+    assert_eq!(request.tool_name, "transfer");
+
+    // Unsigned by default.
+    let server = service(answering(json!({"decision": "approve"}))).await;
+    transfer(policy_for(&server)).await;
+    let received = server.received_requests().await.unwrap();
+    assert!(
+        received[0]
+            .headers
+            .get(decider_webhook::SIGNATURE_HEADER)
+            .is_none()
+    );
+    assert!(
+        received[0]
+            .headers
+            .get(decider_webhook::TIMESTAMP_HEADER)
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -228,7 +295,8 @@ fn a_bad_url_or_header_is_refused_and_secrets_never_show_in_debug() {
     }
     let decider = WebhookDecider::new("https://ops:pa55@approvals.example.com/hook?key=q5ecret")
         .unwrap()
-        .bearer_token(TOKEN);
+        .bearer_token(TOKEN)
+        .signing_secret("whsec-5ecret");
     assert!(matches!(
         decider.clone().header("bad header", "x"),
         Err(WebhookError::InvalidHeader(_))
@@ -244,7 +312,7 @@ fn a_bad_url_or_header_is_refused_and_secrets_never_show_in_debug() {
         "{shown}"
     );
     assert!(shown.contains("x-shared-secret"), "{shown}");
-    for secret in [TOKEN, "pa55", "q5ecret", "hdr-5ecret"] {
+    for secret in [TOKEN, "pa55", "q5ecret", "hdr-5ecret", "whsec-5ecret"] {
         assert!(!shown.contains(secret), "{shown}");
     }
 }
