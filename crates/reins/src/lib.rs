@@ -19,6 +19,7 @@
 
 pub mod agent;
 pub mod completion;
+mod hex;
 pub mod hooks;
 mod json_text;
 pub mod message;

@@ -2,6 +2,7 @@
 //! as it will execute, so a decision is never applied to anything else.
 
 use super::{PendingApproval, StoreError, now_millis};
+use crate::hex::push_lower_hex;
 use crate::run::{PendingCall, RunState, ToolDecision};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -103,12 +104,10 @@ pub fn call_binding(
         &mut text,
     );
     let digest = Sha256::digest(text.as_bytes());
-    let mut hex = String::with_capacity(7 + digest.len() * 2);
-    hex.push_str("sha256:");
-    for byte in digest {
-        hex.push_str(&format!("{byte:02x}"));
-    }
-    hex
+    let mut binding = String::with_capacity(7 + digest.len() * 2);
+    binding.push_str("sha256:");
+    push_lower_hex(&mut binding, &digest);
+    binding
 }
 
 /// The binding of a waiting call of `run_id`: over the arguments it executes with if approved.

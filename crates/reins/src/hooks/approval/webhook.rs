@@ -2,6 +2,7 @@
 //! clear answer.
 
 use super::decider::{ApprovalDecider, ApprovalRequest, Decision};
+use crate::hex::push_lower_hex;
 use crate::providers::ApiKey;
 use hmac::{Hmac, Mac};
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -297,7 +298,6 @@ impl Answer {
 
 /// `sha256=` and the hex HMAC-SHA256, keyed by `secret`, of `<timestamp>.<body>`.
 pub(super) fn signature(secret: &[u8], timestamp: &str, body: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     // HMAC takes a key of any length: `new_from_slice` cannot fail for it.
     let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(secret) else {
         return String::new();
@@ -308,10 +308,7 @@ pub(super) fn signature(secret: &[u8], timestamp: &str, body: &[u8]) -> String {
     let digest = mac.finalize().into_bytes();
     let mut text = String::with_capacity(7 + 2 * digest.len());
     text.push_str("sha256=");
-    for byte in digest {
-        text.push(char::from(HEX[usize::from(byte >> 4)]));
-        text.push(char::from(HEX[usize::from(byte & 0xf)]));
-    }
+    push_lower_hex(&mut text, &digest);
     text
 }
 

@@ -1,6 +1,7 @@
 //! A recording of model responses: one JSON line per response, keyed by the request's digest.
 
 use crate::completion::{CompletionResponse, FinishReason, RawResponse, Usage};
+use crate::hex::lower_hex;
 use crate::message::{AssistantContent, OneOrMany};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -144,7 +145,7 @@ impl Recording {
     /// Appends one response as one line, written whole so concurrent runs never interleave.
     pub(super) fn append(&self, key: &[u8; 32], response: &CachedResponse) -> std::io::Result<()> {
         let line = LineOut {
-            key: hex(key),
+            key: lower_hex(key),
             response,
         };
         let mut bytes = serde_json::to_vec(&line)?;
@@ -159,10 +160,6 @@ impl fmt::Debug for Recording {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Recording").field(&self.path).finish()
     }
-}
-
-fn hex(bytes: &[u8; 32]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 fn parse_key(text: &str) -> Option<[u8; 32]> {

@@ -270,7 +270,7 @@ impl ModelFetcher {
             self.report(FetchProgress::Extracting { done, total });
         }
         out.sync_all().map_err(io_error(dest))?;
-        Ok(hex(&hasher.finalize()))
+        Ok(crate::hex::lower_hex(&hasher.finalize()))
     }
 }
 
@@ -310,11 +310,7 @@ pub fn sha256_file(path: &Path) -> Result<String, FetchError> {
     let mut file = File::open(path).map_err(io_error(path))?;
     let mut hasher = Sha256::new();
     io::copy(&mut file, &mut hasher).map_err(io_error(path))?;
-    Ok(hex(&hasher.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    Ok(crate::hex::lower_hex(&hasher.finalize()))
 }
 
 /// A scratch directory next to the cache, removed when dropped.
@@ -353,10 +349,5 @@ mod tests {
         let message = error.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(message.contains("pip is needed"), "{message}");
         assert!(message.contains(MODEL_ENV), "{message}");
-    }
-
-    #[test]
-    fn hex_is_lowercase_and_padded() {
-        assert_eq!(hex(&[0, 15, 255]), "000fff");
     }
 }
