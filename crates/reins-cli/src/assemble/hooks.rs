@@ -1,6 +1,7 @@
 //! The ready-made hooks an agent file turns on, built once per process and cloned into every
 //! agent built from them (each keeps its per-run state in the run, not in the hook).
 
+use super::env::secret_from_env;
 use crate::approve::CliDecider;
 use crate::config::{ApprovalConfig, LoadedAgent};
 use reins::agent::AgentBuilder;
@@ -239,10 +240,5 @@ fn webhook(url: &str, config: &ApprovalConfig) -> Result<WebhookDecider, String>
 
 /// The value of the environment variable `variable`, the webhook's `what`.
 fn secret(variable: &str, what: &str) -> Result<String, String> {
-    std::env::var(variable)
-        .ok()
-        .filter(|value| !value.is_empty())
-        .ok_or_else(|| {
-            format!("environment variable {variable} is not set (the approval webhook's {what})")
-        })
+    secret_from_env(variable).map_err(|unset| format!("{unset} (the approval webhook's {what})"))
 }

@@ -9,6 +9,7 @@
 //!
 //! [`assemble`] does both for the commands that run one agent on a store.
 
+mod env;
 mod hooks;
 mod models;
 
@@ -223,10 +224,8 @@ impl Connected {
 /// names. `reins check` reports unset ones; here they are only named, never shown.
 fn http_server(config: &McpConfig, url: &str) -> Result<McpServer, String> {
     let read = |variable: &str| {
-        std::env::var(variable)
-            .ok()
-            .filter(|value| !value.is_empty())
-            .ok_or_else(|| format!("{variable} is not set (MCP server `{}`)", config.name))
+        env::secret_from_env(variable)
+            .map_err(|unset| format!("{unset} (MCP server `{}`)", config.name))
     };
     let mut server = McpServer::http(url);
     if let Some(variable) = &config.bearer_token_env {

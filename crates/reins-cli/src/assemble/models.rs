@@ -70,8 +70,5 @@ pub fn api_key(model: &ModelConfig, default_env: &str) -> Result<String, String>
         .api_key_env
         .as_ref()
         .map_or(default_env, |v| v.get_ref().as_str());
-    std::env::var(variable)
-        .ok()
-        .filter(|key| !key.is_empty())
-        .ok_or_else(|| format!("{variable} is not set"))
+    super::env::secret_from_env(variable)
 }
