@@ -44,6 +44,12 @@
 //! (or [`RestateRuns::decide`]) resolves one, and the run resumes on whichever worker Restate
 //! picks, replaying its journal up to the decision.
 //!
+//! A decider that asks the outside world at once (a web service) is wrapped with
+//! [`Steps::decider`]: each answer is then one journaled step, `<run id>/approval/<call>`, and
+//! a replay reads it instead of asking again. A decider may also answer
+//! [`Decision::suspend`](reins::hooks::approval::Decision::suspend), handing the call to a
+//! person through `decide`.
+//!
 //! # Deterministic replay: what hooks may and may not do
 //!
 //! A replay must take the same path as the first execution, because Restate matches the
@@ -56,7 +62,8 @@
 //!   a file, an HTTP call, a person. Read such a value through [`Steps::record`] (a hook
 //!   built in the same function as the agent can hold the `Steps`), which journals it as a
 //!   step, put the decision inside a tool (also a journaled step), or ask the person through
-//!   `DispatchAction::suspend` (journaled as an awakeable). A budget hook counting tokens is
+//!   `DispatchAction::suspend` (journaled as an awakeable). An approval decider that calls a
+//!   service is wrapped with [`Steps::decider`]. A budget hook counting tokens is
 //!   fine (usage is journaled); one reading the wall clock directly is not.
 //! - [`Steps::record`] is for hooks; inside a tool it is refused with a [`StepError`] (a tool
 //!   call already is one step, and steps are journaled one at a time).
@@ -77,6 +84,7 @@
 #![deny(missing_docs)]
 
 mod client;
+mod decider;
 mod model;
 mod service;
 mod steps;
@@ -85,6 +93,7 @@ mod wire;
 mod worker;
 
 pub use client::{ClientError, RestateRuns, register_deployment};
+pub use decider::{DEFAULT_DECIDER_TIMEOUT, JournaledDecider};
 pub use model::JournaledModel;
 pub use service::{AgentService, SERVICE_NAME};
 pub use steps::{StepError, Steps};

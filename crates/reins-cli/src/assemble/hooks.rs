@@ -12,6 +12,7 @@ use reins::hooks::fallback::ModelFallback;
 use reins::hooks::guardrail::{DenyList, Guardrails, MaxLength};
 use reins::hooks::redaction::Redaction;
 use reins::hooks::tool_choice::ToolChoiceByTurn;
+use reins_restate::Steps;
 use std::time::Duration;
 
 /// The reason a Restate run's call waits with (there is no terminal to ask on).
@@ -23,10 +24,15 @@ pub const RESTATE_SUSPEND_REASON: &str =
 pub enum Approvals {
     /// The CLI's decider: the terminal when there is one, else the run suspends in its store.
     Decider(CliDecider),
-    /// Nobody now: the call suspends (on Restate, an awakeable until `reins runs
-    /// approve|deny`). No decider and no timeout, so a replay takes the same path.
-    Suspend,
+    /// A Restate worker's: the file's webhook, each answer a journaled step so that a replay
+    /// takes the same path; without a webhook nobody, and the call suspends (an awakeable
+    /// until `reins runs approve|deny`).
+    Restate,
 }
+
+/// How much longer than the webhook's own timeout (inside its journaled step) the policy
+/// waits on Restate: the denial a late answer gets is then the journaled one.
+const JOURNALED_TIMEOUT_MARGIN: Duration = Duration::from_secs(30);
 
 /// The file's hooks, in the order they are added to an agent.
 #[derive(Clone, Default)]
@@ -36,6 +42,9 @@ pub struct FileHooks {
     redaction: Option<Redaction>,
     budget: Option<Budget>,
     approval: Option<ApprovalPolicy>,
+    /// On Restate, the webhook the approval policy asks through each run's journal, and how
+    /// long it may take.
+    journaled_webhook: Option<(WebhookDecider, Duration)>,
     fallback: Option<ModelFallback>,
     audit: Option<AuditLog>,
 }
@@ -89,6 +98,13 @@ impl FileHooks {
             }
             None => None,
         };
+        let journaled_webhook = match (approvals, &hooks.approval) {
+            (Approvals::Restate, Some(config)) => match &config.webhook {
+                Some(url) => Some((webhook(url.get_ref(), config)?, approval_timeout(config))),
+                None => None,
+            },
+            _ => None,
+        };
         Ok(FileHooks {
             tool_choice: hooks.tool_choice.as_ref().map(|choice| choice.hook()),
             guardrails,
@@ -99,6 +115,7 @@ impl FileHooks {
                 .as_ref()
                 .map(|config| approval(policy, config, approvals))
                 .transpose()?,
+            journaled_webhook,
             fallback: (labels.len() > 1).then(|| ModelFallback::new(labels)),
             audit,
         })
@@ -107,8 +124,9 @@ impl FileHooks {
     /// Adds the hooks to `builder`, in this order: the tool choice shapes the request;
     /// guardrails and redaction see the text; the budget refuses calls before the approval
     /// policy asks a person about them; the fallback retries failed model calls; the audit
-    /// log, last, records what the others decided.
-    pub fn add_to(&self, mut builder: AgentBuilder) -> AgentBuilder {
+    /// log, last, records what the others decided. `steps` are the run's on a Restate worker,
+    /// where the approval webhook is asked through them.
+    pub fn add_to(&self, mut builder: AgentBuilder, steps: Option<&Steps>) -> AgentBuilder {
         if let Some(hook) = &self.tool_choice {
             builder = builder.add_hook(hook.clone());
         }
@@ -122,7 +140,14 @@ impl FileHooks {
             builder = builder.add_hook(hook.clone());
         }
         if let Some(hook) = &self.approval {
-            builder = builder.add_hook(hook.clone());
+            builder = match (&self.journaled_webhook, steps) {
+                (Some((webhook, timeout)), Some(steps)) => builder.add_hook(
+                    hook.clone()
+                        .decider(steps.decider(webhook.clone()).timeout(*timeout))
+                        .timeout(*timeout + JOURNALED_TIMEOUT_MARGIN),
+                ),
+                _ => builder.add_hook(hook.clone()),
+            };
         }
         if let Some(hook) = &self.fallback {
             builder = builder.add_hook(hook.clone());
@@ -178,10 +203,12 @@ fn approval(
     config: &ApprovalConfig,
     approvals: Approvals,
 ) -> Result<ApprovalPolicy, String> {
+    // Whether an `ask` reaches a decider; else (on Restate with no webhook) it suspends.
+    let asks = matches!(approvals, Approvals::Decider(_)) || config.webhook.is_some();
     for rule in &config.rules {
         let rule = rule.get_ref();
         let message = rule.message.clone();
-        let mut built = match (rule.action.get_ref().as_str(), approvals) {
+        let mut built = match (rule.action.get_ref().as_str(), asks) {
             ("allow", _) => Rule::allow(rule.tool.clone()),
             ("deny", _) => Rule::deny(
                 rule.tool.clone(),
@@ -189,8 +216,8 @@ fn approval(
                     .clone()
                     .unwrap_or_else(|| "this tool is not allowed".to_owned()),
             ),
-            (_, Approvals::Decider(_)) => Rule::ask(rule.tool.clone()),
-            (_, Approvals::Suspend) => Rule::suspend(
+            (_, true) => Rule::ask(rule.tool.clone()),
+            (_, false) => Rule::suspend(
                 rule.tool.clone(),
                 message
                     .clone()
@@ -210,20 +237,24 @@ fn approval(
     let default = match config.default.as_ref().map(|d| d.get_ref().as_str()) {
         Some("allow") => RuleOutcome::Allow,
         Some("deny") => RuleOutcome::Deny("no approval rule allows this tool".to_owned()),
-        _ => match approvals {
-            Approvals::Decider(_) => RuleOutcome::Ask,
-            Approvals::Suspend => RuleOutcome::Suspend(RESTATE_SUSPEND_REASON.to_owned()),
-        },
+        _ if asks => RuleOutcome::Ask,
+        _ => RuleOutcome::Suspend(RESTATE_SUSPEND_REASON.to_owned()),
     };
     policy = policy.default_outcome(default);
-    let timeout = Duration::from_secs(config.timeout_secs.unwrap_or(300));
+    let timeout = approval_timeout(config);
+    // On Restate the webhook's decider is added per run, with the run's steps (`add_to`).
     Ok(match (approvals, &config.webhook) {
         (Approvals::Decider(_), Some(url)) => policy
             .decider(webhook(url.get_ref(), config)?)
             .timeout(timeout),
         (Approvals::Decider(decider), None) => policy.decider(decider).timeout(timeout),
-        (Approvals::Suspend, _) => policy,
+        (Approvals::Restate, _) => policy,
     })
+}
+
+/// How long a decider may take: the file's `timeout_secs`, 300 seconds unless set.
+fn approval_timeout(config: &ApprovalConfig) -> Duration {
+    Duration::from_secs(config.timeout_secs.unwrap_or(300))
 }
 
 /// The file's approval webhook, its token and signing secret read from the environment.

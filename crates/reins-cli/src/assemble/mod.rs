@@ -216,7 +216,7 @@ impl Connected {
                 None => builder.tool_source(tools.clone().into_source()),
             };
         }
-        self.hooks.add_to(builder).build()
+        self.hooks.add_to(builder, steps).build()
     }
 }
 

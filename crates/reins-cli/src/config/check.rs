@@ -93,8 +93,8 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
     problems
 }
 
-/// The approval webhook: a URL a decider can post to, never on Restate (where a call waits
-/// in Restate for `reins runs approve`), and its token's variable (needed only to run).
+/// The approval webhook: a URL a decider can post to, and its secrets' variables (needed only
+/// to run).
 fn check_webhook(
     agent: &LoadedAgent,
     approval: &super::ApprovalConfig,
@@ -131,23 +131,6 @@ fn check_webhook(
                 .error_at(
                     url.span(),
                     "`webhook` must be an absolute http:// or https:// URL",
-                )
-                .concealed(),
-        );
-    }
-    let on_restate = agent
-        .file
-        .store
-        .as_ref()
-        .is_some_and(|store| store.get_ref().restate.is_some());
-    if on_restate {
-        // Concealed: a webhook's URL may carry a token in its query.
-        problems.push(
-            agent
-                .error_at(
-                    url.span(),
-                    "`webhook` is not used on Restate, where an `ask` waits for `reins \
-                     runs approve|deny`: remove it or the `restate` store",
                 )
                 .concealed(),
         );

@@ -21,9 +21,9 @@ pub async fn serve(
             agent.path.display()
         ));
     }
-    // A call an approval rule asks about suspends: nobody is at this worker's terminal, and a
-    // replay must decide the same way.
-    let connected = Arc::new(connect(agent, Approvals::Suspend).await?);
+    // A call an approval rule asks about goes to the file's webhook, its answer journaled so a
+    // replay decides the same way; without one it suspends (nobody is at this terminal).
+    let connected = Arc::new(connect(agent, Approvals::Restate).await?);
     let service = {
         let connected = Arc::clone(&connected);
         AgentService::new(move |steps| connected.build(Some(steps)))

@@ -4,6 +4,7 @@
 //! finishes on the worker with the tool executed once (or not at all when denied). The
 //! commands that need an embedded store's records say they are not available.
 
+use crate::common::approval_service::approval_service;
 use crate::common::fakellm::FakeLlm;
 use crate::common::{
     AgentDir, TIME_RULES, TIME_SERVER_TOOLS, events, model_table, outcome, save_note_rules,
@@ -30,6 +31,11 @@ fn rules() -> String {
 /// An agent on fakellm and the Restate server at `ingress`, whose `save_note` tool appends
 /// each note it saves to `notes.log` beside the agent file, and waits for a person.
 fn restate_agent(llm: &FakeLlm, ingress: &str) -> AgentDir {
+    restate_agent_asking(llm, ingress, "")
+}
+
+/// [`restate_agent`], with `approval` added to its `[hooks.approval]` table.
+fn restate_agent_asking(llm: &FakeLlm, ingress: &str, approval: &str) -> AgentDir {
     AgentDir::new(&format!(
         r#"name = "notes"
 
@@ -42,7 +48,7 @@ schema = {{ type = "object", properties = {{ text = {{ type = "string" }} }}, re
 
 [hooks.approval]
 rules = [{{ tool = "save_note", action = "ask" }}]
-
+{approval}
 [store]
 restate = "{ingress}"
 "#,
@@ -170,6 +176,52 @@ fn a_call_suspended_on_restate_is_approved_and_the_run_finishes_on_the_worker() 
             "{command}: {stderr}"
         );
     }
+}
+
+#[test]
+fn the_approval_webhook_is_asked_once_on_the_worker_and_its_answer_is_replayed() {
+    let server = RestateServer::start("cli-webhook");
+    let llm = FakeLlm::start(&rules());
+    let (webhook, received) =
+        approval_service(r#"{"decision": "suspend", "reason": "a person signs off on notes"}"#);
+    let agent = restate_agent_asking(
+        &llm,
+        &server.ingress_url(),
+        &format!("webhook = \"{webhook}\"\n"),
+    );
+    let listen = format!("127.0.0.1:{}", free_port());
+    let worker = Worker::start(&agent, &server, &listen);
+
+    // The worker posts the call to the webhook, which hands it to a person.
+    let (run, _) = suspend(&agent, "Save a note.");
+    assert_eq!(received.lock().expect("requests").len(), 1);
+    let shown = show(&agent, &run);
+    assert_eq!(shown["pending"][0]["reason"], "a person signs off on notes");
+
+    // A new worker replays the run from its journal when the decision comes: the webhook's
+    // answer is read from there, not asked for again.
+    drop(worker);
+    let _worker = Worker::start(&agent, &server, &listen);
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(agent.reins(&["runs", "resume", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.", "{stderr}");
+    assert_eq!(notes(&agent), "note: draft\n", "the tool ran once");
+    assert_eq!(
+        received.lock().expect("requests").len(),
+        1,
+        "the webhook was asked once"
+    );
+
+    // The model calls, the approval and the tool call, each one journaled step.
+    let shown = show(&agent, &run);
+    let steps: Vec<&str> = shown["steps"]
+        .as_array()
+        .map(|steps| steps.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(steps.len(), 4, "{shown}");
+    assert_eq!(steps[1], format!("{run}/approval/t1c0"), "{shown}");
 }
 
 #[test]

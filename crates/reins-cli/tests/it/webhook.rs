@@ -2,56 +2,14 @@
 //! the terminal, with the file's token and signature; the file is checked before anything
 //! runs.
 
+use crate::common::approval_service::approval_service;
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, notes_agent, outcome, save_note_rules};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
+use std::io::Write;
 
 const TOKEN: &str = "approvals-t0ken";
 const SIGNING_SECRET: &str = "whsec-approvals";
-
-/// What the approval service received: each request's headers (lower-cased names) and body.
-type Received = Arc<Mutex<Vec<(Vec<(String, String)>, Vec<u8>)>>>;
-
-/// An HTTP service on loopback answering every request with `answer` as JSON. Returns its
-/// URL and what it receives.
-fn approval_service(answer: &'static str) -> (String, Received) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}/approve", listener.local_addr().expect("address"));
-    let received = Received::default();
-    let log = Arc::clone(&received);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-            let mut headers = Vec::new();
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
-                if let Some((name, value)) = line.trim_end().split_once(": ") {
-                    headers.push((name.to_ascii_lowercase(), value.to_owned()));
-                }
-                line.clear();
-            }
-            let length = headers
-                .iter()
-                .find(|(name, _)| name == "content-length")
-                .and_then(|(_, value)| value.parse().ok())
-                .unwrap_or(0);
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).expect("body");
-            log.lock().expect("log").push((headers, body));
-            let response = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
-                 connection: close\r\n\r\n{answer}",
-                answer.len()
-            );
-            let _ = stream.write_all(response.as_bytes());
-        }
-    });
-    (url, received)
-}
 
 /// An agent on fakellm whose `save_note` calls are asked about at `webhook`.
 fn agent_file(server: &FakeLlm, webhook: &str) -> AgentDir {

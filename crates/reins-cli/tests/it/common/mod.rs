@@ -1,6 +1,7 @@
 //! What the CLI's tests share: an agent file in a fresh directory, the `reins` command, and
 //! the fakellm mock server.
 
+pub mod approval_service;
 pub mod fakellm;
 pub mod webdriver;
 

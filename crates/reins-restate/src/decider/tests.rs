@@ -1,0 +1,169 @@
+//! A journaled decider against stand-ins for an invocation's step port: one that runs each
+//! step and keeps what it recorded (a first execution), one that answers from those records
+//! without running anything (a replay), and one whose engine refuses every step.
+
+use super::*;
+use crate::steps::StepRequest;
+use reins::hooks::approval::decider_fn;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
+
+type Journal = Arc<Mutex<HashMap<String, Value>>>;
+
+/// A first execution: every step runs and its result is kept in `journal` by name.
+fn recording(journal: Journal) -> Steps {
+    let (sender, mut receiver) = mpsc::unbounded_channel::<StepRequest>();
+    tokio::spawn(async move {
+        while let Some(request) = receiver.recv().await {
+            let (done, done_rx) = oneshot::channel();
+            let _ = request.execute.send(done);
+            let value = done_rx.await.map_err(|_| "abandoned".to_owned());
+            if let Ok(value) = &value {
+                journal
+                    .lock()
+                    .expect("journal")
+                    .insert(request.name.clone(), value.clone());
+            }
+            let _ = request.result.send(value);
+        }
+    });
+    Steps::journaled("run-7".to_owned(), sender)
+}
+
+/// A replay: no step runs (`execute` is dropped); each result comes from `journal`.
+fn replaying(journal: Journal) -> Steps {
+    let (sender, mut receiver) = mpsc::unbounded_channel::<StepRequest>();
+    tokio::spawn(async move {
+        while let Some(request) = receiver.recv().await {
+            drop(request.execute);
+            let recorded = journal.lock().expect("journal").get(&request.name).cloned();
+            let _ = request
+                .result
+                .send(recorded.ok_or_else(|| format!("nothing journaled as {}", request.name)));
+        }
+    });
+    Steps::journaled("run-7".to_owned(), sender)
+}
+
+/// An engine that refuses every step.
+fn refusing() -> Steps {
+    let (sender, mut receiver) = mpsc::unbounded_channel::<StepRequest>();
+    tokio::spawn(async move {
+        while let Some(request) = receiver.recv().await {
+            let _ = request
+                .result
+                .send(Err("the invocation was cancelled".to_owned()));
+        }
+    });
+    Steps::journaled("run-7".to_owned(), sender)
+}
+
+fn request() -> ApprovalRequest {
+    ApprovalRequest {
+        run_id: "run-7".to_owned(),
+        turn: 1,
+        tool_name: "deploy".to_owned(),
+        tool_call_id: "call_1".to_owned(),
+        internal_call_id: "t1c0".to_owned(),
+        args: serde_json::json!({"env": "prod"}),
+        rule: None,
+        traits: None,
+    }
+}
+
+/// A decider answering `answer` and counting how often it was asked.
+fn counting(answer: Decision) -> (impl ApprovalDecider, Arc<AtomicUsize>) {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&asked);
+    let decider = decider_fn(move |_| {
+        count.fetch_add(1, Ordering::SeqCst);
+        let answer = answer.clone();
+        async move { answer }
+    });
+    (decider, asked)
+}
+
+#[tokio::test]
+async fn each_answer_is_journaled_once_and_a_replay_reads_it_without_asking_again() {
+    for answer in [
+        Decision::approve(),
+        Decision::approve_with_args(serde_json::json!({"env": "staging"})),
+        Decision::deny("not on a Friday"),
+        Decision::suspend("a person decides"),
+    ] {
+        let journal = Journal::default();
+        let (decider, asked) = counting(answer.clone());
+        let decider = Arc::new(decider);
+
+        let first = recording(Arc::clone(&journal)).decider(Arc::clone(&decider));
+        assert_eq!(first.decide(&request()).await, answer);
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        assert!(
+            journal
+                .lock()
+                .expect("journal")
+                .contains_key("run-7/approval/t1c0"),
+            "named by the run and the call"
+        );
+
+        let replayed = replaying(Arc::clone(&journal)).decider(Arc::clone(&decider));
+        assert_eq!(replayed.decide(&request()).await, answer, "as journaled");
+        assert_eq!(asked.load(Ordering::SeqCst), 1, "not asked on replay");
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_decider_is_journaled_as_a_denial() {
+    let journal = Journal::default();
+    async fn broken(_: ApprovalRequest) -> Decision {
+        panic!("the approval service client broke")
+    }
+    let first = recording(Arc::clone(&journal)).decider(decider_fn(broken));
+    let Decision::Deny(message) = first.decide(&request()).await else {
+        panic!("a panic denies the call");
+    };
+    assert!(message.contains("the approver panicked"), "{message}");
+
+    let (never, asked) = counting(Decision::approve());
+    let replayed = replaying(journal).decider(never);
+    assert_eq!(replayed.decide(&request()).await, Decision::Deny(message));
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_decider_that_does_not_answer_in_time_is_journaled_as_a_denial() {
+    let journal = Journal::default();
+    let silent = decider_fn(|_| std::future::pending::<Decision>());
+    let first = recording(Arc::clone(&journal))
+        .decider(silent)
+        .timeout(Duration::from_millis(50));
+    let Decision::Deny(message) = first.decide(&request()).await else {
+        panic!("no answer denies the call");
+    };
+    assert!(
+        message.contains("no approval decision within 50ms"),
+        "{message}"
+    );
+    assert!(!journal.lock().expect("journal").is_empty(), "journaled");
+}
+
+#[tokio::test]
+async fn a_step_the_engine_refuses_denies_the_call() {
+    let (decider, _) = counting(Decision::approve());
+    let refused = refusing().decider(decider);
+    let Decision::Deny(message) = refused.decide(&request()).await else {
+        panic!("an unjournaled approval denies the call");
+    };
+    assert!(message.contains("could not be journaled"), "{message}");
+}
+
+#[tokio::test]
+async fn embedded_the_decider_is_simply_asked() {
+    let (decider, asked) = counting(Decision::deny("no"));
+    let embedded = Steps::embedded().decider(decider);
+    assert_eq!(embedded.decide(&request()).await, Decision::deny("no"));
+    assert_eq!(embedded.decide(&request()).await, Decision::deny("no"));
+    assert_eq!(asked.load(Ordering::SeqCst), 2, "nothing is journaled");
+}
