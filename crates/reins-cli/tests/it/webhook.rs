@@ -95,6 +95,11 @@ fn the_webhook_is_asked_with_the_token_and_its_approval_runs_the_call() {
         Some(python_signature(timestamp, body).as_str())
     );
     let body: Value = serde_json::from_slice(body).expect("a JSON body");
+    assert_eq!(
+        header(headers, "idempotency-key"),
+        Some(format!("{}/t1c0", body["run_id"].as_str().unwrap_or_default()).as_str()),
+        "names the call, for a service to recognise a retry"
+    );
     assert_eq!(body["tool_name"], "save_note");
     assert_eq!(body["args"]["text"], "draft");
     assert!(body["run_id"].as_str().is_some_and(|id| !id.is_empty()));

@@ -28,7 +28,9 @@ pub use decider::{
     TerminalDecider, decider_fn,
 };
 pub use rule::{Rule, RuleOutcome};
-pub use webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookDecider, WebhookError};
+pub use webhook::{
+    IDEMPOTENCY_KEY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookDecider, WebhookError,
+};
 
 use crate::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext, StepEventKind};
 use crate::panics::{call_caught, panic_message};

@@ -21,6 +21,10 @@ const MAX_ANSWER_BYTES: usize = 64 * 1024;
 /// rather than at the policy's timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The longest `Retry-After` honoured; a longer one is cut to this (the policy's timeout
+/// still bounds the whole).
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+
 /// Asks an HTTP service: each call the policy asks about is `POST`ed to the service's URL as
 /// the JSON of its [`ApprovalRequest`], and the service answers with a JSON decision:
 ///
@@ -38,6 +42,11 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 ///
 /// With a [`signing_secret`](Self::signing_secret), each request is signed so the service can
 /// tell it came from this decider and is not a replay: see that method.
+///
+/// A service that cannot be reached, or answers `429`, `502`, `503` or `504`, is asked again
+/// ([`retries`](Self::retries)). Every request for a call carries the same
+/// [`IDEMPOTENCY_KEY_HEADER`], `<run id>/<internal call id>`, so a service can tell a
+/// retried request from a new one.
 ///
 /// It fails closed. The call is denied, with a message saying why but never the URL or the
 /// token, when the service cannot be reached, answers with a status other than `2xx` (a
@@ -71,6 +80,8 @@ pub struct WebhookDecider {
     token: Option<ApiKey>,
     signing_secret: Option<ApiKey>,
     headers: HeaderMap,
+    retries: u32,
+    retry_delay: Duration,
 }
 
 /// The header holding a signed request's time, in Unix seconds.
@@ -79,6 +90,10 @@ pub const TIMESTAMP_HEADER: &str = "x-reins-timestamp";
 /// The header holding a signed request's signature: `sha256=` and the hex HMAC-SHA256 of
 /// `<timestamp>.<body>`.
 pub const SIGNATURE_HEADER: &str = "x-reins-signature";
+
+/// The header naming the call a request asks about, `<run id>/<internal call id>`: the same
+/// on every retry, and whenever the same call is asked again (a resumed run).
+pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
 
 /// Why a [`WebhookDecider`] could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +112,13 @@ pub enum WebhookError {
 }
 
 impl WebhookDecider {
+    /// How many times a request is sent again, unless set: enough to ride out a restart of
+    /// the service, few enough that a service that is down denies within seconds.
+    pub const DEFAULT_RETRIES: u32 = 2;
+
+    /// The wait before the first retry, unless set; it doubles at each retry.
+    pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(500);
+
     /// A decider posting to `url`, which must be an absolute `http` or `https` URL.
     pub fn new(url: &str) -> Result<Self, WebhookError> {
         let url = Url::parse(url).map_err(|_| WebhookError::InvalidUrl)?;
@@ -114,6 +136,8 @@ impl WebhookDecider {
             token: None,
             signing_secret: None,
             headers: HeaderMap::new(),
+            retries: Self::DEFAULT_RETRIES,
+            retry_delay: Self::DEFAULT_RETRY_DELAY,
         })
     }
 
@@ -146,34 +170,53 @@ impl WebhookDecider {
         Ok(self)
     }
 
-    /// Posts `request` and reads the service's decision, or says why there is none.
+    /// How many times a request is sent again when the service could not be reached or
+    /// answered `429`, `502`, `503` or `504` ([`DEFAULT_RETRIES`](Self::DEFAULT_RETRIES) unless set; `0` sends each
+    /// request once). Before each retry the decider waits what the service's `Retry-After`
+    /// says (in seconds, at most 30), else the [`retry_delay`](Self::retry_delay), doubled
+    /// at each retry. Any other status, or a service that stops answering midway, is not
+    /// retried. The policy's timeout bounds the attempts and the waits together.
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
+        self
+    }
+
+    /// The wait before the first retry ([`DEFAULT_RETRY_DELAY`](Self::DEFAULT_RETRY_DELAY) unless set); it doubles at
+    /// each retry.
+    pub fn retry_delay(mut self, delay: Duration) -> Self {
+        self.retry_delay = delay;
+        self
+    }
+
+    /// Posts `request` (again while the service is briefly unavailable) and reads the
+    /// service's decision, or says why there is none.
     async fn ask(&self, request: &ApprovalRequest) -> Result<Decision, Unanswered> {
-        // Written here rather than by `RequestBuilder::json`: a signature covers these bytes.
+        // Written once rather than by `RequestBuilder::json`: a signature covers these bytes.
         let body = serde_json::to_vec(request).map_err(|_| Unanswered::UnsendableRequest)?;
-        let mut post = self
-            .http
-            .post(self.url.clone())
-            .headers(self.headers.clone())
-            .header(CONTENT_TYPE, "application/json");
-        if let Some(secret) = &self.signing_secret {
-            let timestamp = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_secs()
-                .to_string();
-            let signature = signature(secret.expose().as_bytes(), &timestamp, &body);
-            post = post
-                .header(TIMESTAMP_HEADER, timestamp)
-                .header(SIGNATURE_HEADER, signature);
-        }
-        post = post.body(body);
-        if let Some(token) = &self.token {
-            let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose()))
-                .map_err(|_| Unanswered::UnsendableToken)?;
-            value.set_sensitive(true);
-            post = post.header(AUTHORIZATION, value);
-        }
-        let mut response = post.send().await.map_err(Unanswered::Unreachable)?;
+        // An id no header can carry (a control character) goes without the key.
+        let key =
+            HeaderValue::from_str(&format!("{}/{}", request.run_id, request.internal_call_id)).ok();
+        let mut retried = 0;
+        let mut response = loop {
+            let sent = self.post(&body, key.as_ref()).await;
+            let retry_after = match &sent {
+                Err(Unanswered::Unreachable(error)) if error.is_connect() => Some(None),
+                Ok(response) if is_transient(response.status()) => {
+                    Some(retry_after(response.headers()))
+                }
+                _ => None,
+            };
+            match retry_after {
+                Some(after) if retried < self.retries => {
+                    let backoff = self
+                        .retry_delay
+                        .saturating_mul(2u32.saturating_pow(retried));
+                    tokio::time::sleep(after.unwrap_or(backoff)).await;
+                    retried += 1;
+                }
+                _ => break sent?,
+            }
+        };
         let status = response.status();
         if !status.is_success() {
             return Err(Unanswered::Status(status));
@@ -191,6 +234,66 @@ impl WebhookDecider {
             .map_err(|_| Unanswered::NotADecision)?;
         Ok(answer.into_decision(&request.tool_name))
     }
+
+    /// One request: `body` with the credentials, the idempotency `key`, and a signature of
+    /// this attempt's time.
+    async fn post(
+        &self,
+        body: &[u8],
+        key: Option<&HeaderValue>,
+    ) -> Result<reqwest::Response, Unanswered> {
+        let mut post = self
+            .http
+            .post(self.url.clone())
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, "application/json");
+        if let Some(key) = key {
+            post = post.header(IDEMPOTENCY_KEY_HEADER, key.clone());
+        }
+        if let Some(secret) = &self.signing_secret {
+            let timestamp = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs()
+                .to_string();
+            let signature = signature(secret.expose().as_bytes(), &timestamp, body);
+            post = post
+                .header(TIMESTAMP_HEADER, timestamp)
+                .header(SIGNATURE_HEADER, signature);
+        }
+        post = post.body(body.to_vec());
+        if let Some(token) = &self.token {
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose()))
+                .map_err(|_| Unanswered::UnsendableToken)?;
+            value.set_sensitive(true);
+            post = post.header(AUTHORIZATION, value);
+        }
+        post.send().await.map_err(Unanswered::Unreachable)
+    }
+}
+
+/// Whether a status says the service is briefly unable to answer: worth asking again.
+fn is_transient(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS
+            | StatusCode::BAD_GATEWAY
+            | StatusCode::SERVICE_UNAVAILABLE
+            | StatusCode::GATEWAY_TIMEOUT
+    )
+}
+
+/// The wait a `Retry-After` of whole seconds asks for, at most [`MAX_RETRY_AFTER`]; `None`
+/// without one (or with an HTTP date, which is left to the backoff).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let seconds: u64 = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(seconds).min(MAX_RETRY_AFTER))
 }
 
 impl fmt::Debug for WebhookDecider {
@@ -208,6 +311,8 @@ impl fmt::Debug for WebhookDecider {
             .field("token", &self.token)
             .field("signing_secret", &self.signing_secret)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("retries", &self.retries)
+            .field("retry_delay", &self.retry_delay)
             .finish()
     }
 }

@@ -244,7 +244,8 @@ async fn an_unreachable_service_denies_at_once() {
         .port();
     let decider = WebhookDecider::new(&format!("http://127.0.0.1:{port}/approve"))
         .unwrap()
-        .bearer_token(TOKEN);
+        .bearer_token(TOKEN)
+        .retry_delay(Duration::from_millis(10));
     let policy = ApprovalPolicy::new()
         .rule(Rule::ask("*"))
         .decider(decider)
@@ -256,6 +257,96 @@ async fn an_unreachable_service_denies_at_once() {
         "{:?}",
         out.results
     );
+}
+
+/// A server answering its first `failures` requests with `failure`, then approving.
+async fn recovering(failure: ResponseTemplate, failures: u64) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(failure)
+        .up_to_n_times(failures)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(answering(json!({"decision": "approve"})))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    server
+}
+
+fn retrying_policy(server: &MockServer, retries: u32) -> ApprovalPolicy {
+    let decider = WebhookDecider::new(&format!("{}/approve", server.uri()))
+        .unwrap()
+        .signing_secret("whsec-retries")
+        .retries(retries)
+        .retry_delay(Duration::from_millis(10));
+    ApprovalPolicy::new()
+        .rule(Rule::ask("*"))
+        .decider(decider)
+        .timeout(Duration::from_secs(5))
+}
+
+#[tokio::test]
+async fn a_briefly_unavailable_service_is_asked_again_with_the_same_idempotency_key() {
+    for (status, retry_after) in [(503, None), (502, None), (504, None), (429, Some("0"))] {
+        let mut failure = ResponseTemplate::new(status);
+        if let Some(seconds) = retry_after {
+            failure = failure.insert_header("retry-after", seconds);
+        }
+        let server = recovering(failure, 2).await;
+        let out = transfer(retrying_policy(&server, 2)).await;
+        assert_eq!(out.results, ["ran transfer"], "{status}");
+
+        let received = server.received_requests().await.unwrap();
+        assert_eq!(received.len(), 3, "{status}: two failures, then the answer");
+        let request: ApprovalRequest = serde_json::from_slice(&received[0].body).unwrap();
+        let key = format!("{}/{}", request.run_id, request.internal_call_id);
+        for attempt in &received {
+            let sent = attempt.headers.get(decider_webhook::IDEMPOTENCY_KEY_HEADER);
+            assert_eq!(sent.unwrap().to_str().unwrap(), key, "{status}");
+            assert_eq!(attempt.body, received[0].body, "{status}: the same request");
+            let timestamp = attempt.headers.get("x-reins-timestamp").unwrap();
+            let expected = decider_webhook::signature(
+                b"whsec-retries",
+                timestamp.to_str().unwrap(),
+                &attempt.body,
+            );
+            assert_eq!(
+                attempt.headers.get("x-reins-signature").unwrap(),
+                expected.as_str(),
+                "{status}: each attempt signed"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn when_the_retries_run_out_or_the_failure_is_not_transient_the_call_is_denied() {
+    let server = recovering(ResponseTemplate::new(503), 5).await;
+    let out = transfer(retrying_policy(&server, 1)).await;
+    assert!(out.ran.is_empty());
+    assert!(out.results[0].contains("status 503"), "{:?}", out.results);
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+
+    // A 500 or a 401 says something is wrong, not busy: asked once.
+    for status in [500, 401] {
+        let server = recovering(ResponseTemplate::new(status), 5).await;
+        let out = transfer(retrying_policy(&server, 3)).await;
+        assert!(out.ran.is_empty(), "{status}");
+        assert_eq!(
+            server.received_requests().await.unwrap().len(),
+            1,
+            "{status}"
+        );
+    }
+
+    // No retries: each call is asked once.
+    let server = recovering(ResponseTemplate::new(503), 1).await;
+    let out = transfer(retrying_policy(&server, 0)).await;
+    assert!(out.ran.is_empty());
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
 
 #[tokio::test]
