@@ -127,6 +127,17 @@ fn notes(agent: &AgentDir) -> String {
     std::fs::read_to_string(agent.dir.path().join("notes.log")).unwrap_or_default()
 }
 
+/// `reins runs approve` of the run's waiting call, then `reins runs resume` until it is done:
+/// the note saved once.
+fn approve_and_finish(agent: &AgentDir, run: &str) {
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(agent.reins(&["runs", "resume", "AGENT", run]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.", "{stderr}");
+    assert_eq!(notes(agent), "note: draft\n", "the tool ran once");
+}
+
 fn show(agent: &AgentDir, run: &str) -> Value {
     let (code, stdout, stderr) = outcome(agent.reins(&["runs", "show", "AGENT", run, "--json"]));
     assert_eq!(code, 0, "{stderr}");
@@ -153,12 +164,7 @@ fn a_call_suspended_on_restate_is_approved_and_the_run_finishes_on_the_worker() 
     drop(worker);
     let _worker = Worker::start(&agent, &server, &listen);
 
-    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
-    assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, stderr) = outcome(agent.reins(&["runs", "resume", "AGENT", &run]));
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stdout.trim(), "Done: the note is saved.", "{stderr}");
-    assert_eq!(notes(&agent), "note: draft\n", "the tool ran once");
+    approve_and_finish(&agent, &run);
 
     let shown = show(&agent, &run);
     assert_eq!(shown["status"], "completed", "{shown}");
@@ -202,12 +208,7 @@ fn the_approval_webhook_is_asked_once_on_the_worker_and_its_answer_is_replayed()
     // answer is read from there, not asked for again.
     drop(worker);
     let _worker = Worker::start(&agent, &server, &listen);
-    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
-    assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, stderr) = outcome(agent.reins(&["runs", "resume", "AGENT", &run]));
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stdout.trim(), "Done: the note is saved.", "{stderr}");
-    assert_eq!(notes(&agent), "note: draft\n", "the tool ran once");
+    approve_and_finish(&agent, &run);
     assert_eq!(
         received.lock().expect("requests").len(),
         1,

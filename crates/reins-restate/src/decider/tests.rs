@@ -3,33 +3,23 @@
 //! without running anything (a replay), and one whose engine refuses every step.
 
 use super::*;
-use crate::steps::StepRequest;
+use crate::steps::{StepRequest, executing_port};
 use reins::hooks::approval::decider_fn;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 type Journal = Arc<Mutex<HashMap<String, Value>>>;
 
 /// A first execution: every step runs and its result is kept in `journal` by name.
 fn recording(journal: Journal) -> Steps {
-    let (sender, mut receiver) = mpsc::unbounded_channel::<StepRequest>();
-    tokio::spawn(async move {
-        while let Some(request) = receiver.recv().await {
-            let (done, done_rx) = oneshot::channel();
-            let _ = request.execute.send(done);
-            let value = done_rx.await.map_err(|_| "abandoned".to_owned());
-            if let Ok(value) = &value {
-                journal
-                    .lock()
-                    .expect("journal")
-                    .insert(request.name.clone(), value.clone());
-            }
-            let _ = request.result.send(value);
-        }
-    });
-    Steps::journaled("run-7".to_owned(), sender)
+    executing_port("run-7", move |name, value| {
+        journal
+            .lock()
+            .expect("journal")
+            .insert(name.to_owned(), value.clone());
+    })
 }
 
 /// A replay: no step runs (`execute` is dropped); each result comes from `journal`.
