@@ -195,6 +195,12 @@ fn budget(agent: &LoadedAgent) -> Option<Budget> {
     if let Some([input, output]) = limits.price_per_million {
         budget = budget.default_price(input, output);
     }
+    if limits.over_budget_model.is_some() {
+        budget = budget.on_exceeded_switch_to(super::OVER_BUDGET_LABEL);
+        if let Some(factor) = &limits.hard_limit_factor {
+            budget = budget.hard_limit_factor(*factor.get_ref());
+        }
+    }
     any.then_some(budget)
 }
 

@@ -31,6 +31,9 @@ use std::time::Duration;
 /// The default most model calls of one run.
 pub const DEFAULT_MAX_TURNS: usize = 8;
 
+/// The label of `[limits] over_budget_model`, which the budget switches to.
+pub const OVER_BUDGET_LABEL: &str = "over-budget";
+
 /// An agent ready to run, and what keeps its tools alive.
 pub struct Assembled {
     /// The agent.
@@ -62,8 +65,9 @@ pub async fn assemble(
 pub struct Connected {
     /// The agent's own model.
     model: BoxedModel,
-    /// The fallback models, each with its label (`fallback-1`, ...).
-    fallbacks: Vec<(String, BoxedModel)>,
+    /// The models registered by label: the fallbacks (`fallback-1`, ...) and the budget's
+    /// over-budget model ([`OVER_BUDGET_LABEL`]).
+    named_models: Vec<(String, BoxedModel)>,
     shell_tools: Vec<ShellTool>,
     /// Each MCP server's tools, filtered and prefixed as the file says.
     mcp_tools: Vec<McpTools>,
@@ -127,13 +131,19 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
         }
     }
 
+    // The fallback chain: the agent's model, then each fallback (not the over-budget model).
     let labels = std::iter::once("default".to_owned())
         .chain(fallbacks.iter().map(|(label, _)| label.clone()))
         .collect();
+    let mut named_models = fallbacks;
+    if let Some(config) = &file.limits.over_budget_model {
+        let model = models::build_model(agent, config.get_ref()).await?;
+        named_models.push((OVER_BUDGET_LABEL.to_owned(), model));
+    }
     Ok(Connected {
         hooks: FileHooks::new(agent, policy, labels, approvals)?,
         model: own_model,
-        fallbacks,
+        named_models,
         shell_tools,
         mcp_tools,
         name: agent.name(),
@@ -186,7 +196,7 @@ impl Connected {
             Some(steps) => AgentBuilder::new(steps.model(self.model.clone())),
             None => AgentBuilder::new(self.model.clone()),
         };
-        for (label, model) in &self.fallbacks {
+        for (label, model) in &self.named_models {
             builder = match steps {
                 Some(steps) => builder.named_model(label, steps.model(model.clone())),
                 None => builder.named_model(label, model.clone()),

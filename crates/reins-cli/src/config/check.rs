@@ -21,6 +21,7 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
             check_model(agent, model, &mut problems, &mut secrets);
         }
     }
+    check_over_budget(agent, &mut problems, &mut secrets);
     if let Some(cost) = &file.limits.max_cost
         && file.limits.price_per_million.is_none()
     {
@@ -227,6 +228,42 @@ fn check_restate(
             "`limits.max_wall_time_secs` reads the clock, which a run replayed by Restate \
              cannot repeat: remove it, or use `sqlite` or `postgres_url_env`",
         ));
+    }
+}
+
+/// The model a budget switches to: a valid model, with a limit to exceed; and a hard limit
+/// factor only with it, at least 1.
+fn check_over_budget(
+    agent: &LoadedAgent,
+    problems: &mut Vec<Diagnostic>,
+    secrets: &mut Vec<Diagnostic>,
+) {
+    let limits = &agent.file.limits;
+    if let Some(model) = &limits.over_budget_model {
+        check_model(agent, model, problems, secrets);
+        if !limits.any_budget() {
+            problems.push(agent.error_at(
+                model.span(),
+                "`over_budget_model` needs a budget limit to exceed (`max_total_tokens`, \
+                 `max_model_calls`, `max_cost`, ...)",
+            ));
+        }
+    }
+    if let Some(factor) = &limits.hard_limit_factor {
+        if limits.over_budget_model.is_none() {
+            problems.push(agent.error_at(
+                factor.span(),
+                "`hard_limit_factor` applies only with an `over_budget_model`",
+            ));
+        }
+        let value = *factor.get_ref();
+        if !value.is_finite() || value < 1.0 {
+            problems.push(agent.error_at(
+                factor.span(),
+                "`hard_limit_factor` must be a number of at least 1 (the hard limits are the \
+                 limits times it)",
+            ));
+        }
     }
 }
 

@@ -95,6 +95,25 @@ pub struct Limits {
     pub max_cost: Option<Spanned<f64>>,
     /// `[input, output]` price per million tokens, for `max_cost`.
     pub price_per_million: Option<[f64; 2]>,
+    /// Budget: the model a run's later calls go to once a limit is used up, instead of
+    /// stopping (registered as `over-budget`).
+    pub over_budget_model: Option<Spanned<ModelConfig>>,
+    /// With `over_budget_model`, the run stops once a limit times this is used up too
+    /// (default 1.5).
+    pub hard_limit_factor: Option<Spanned<f64>>,
+}
+
+impl Limits {
+    /// Whether any budget limit is set (`max_turns` is the run's own, not the budget's).
+    pub fn any_budget(&self) -> bool {
+        self.max_input_tokens.is_some()
+            || self.max_output_tokens.is_some()
+            || self.max_total_tokens.is_some()
+            || self.max_model_calls.is_some()
+            || self.max_tool_calls.is_some()
+            || self.max_wall_time_secs.is_some()
+            || self.max_cost.is_some()
+    }
 }
 
 /// The tools of the agent.

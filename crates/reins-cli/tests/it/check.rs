@@ -331,3 +331,34 @@ fn an_approval_webhook_needs_a_url_and_a_token_variable() {
     let (code, stderr) = check(&webhook("\n[store]\nrestate = \"http://127.0.0.1:8080\"\n"));
     assert_eq!(code, 0, "{stderr}");
 }
+
+#[test]
+fn an_over_budget_model_needs_a_limit_and_a_hard_limit_factor_needs_the_model() {
+    let limits = |extra: &str| VALID.replace("max_turns = 4\n", &format!("max_turns = 4\n{extra}"));
+    let nano = "over_budget_model = { provider = \"openai\", name = \"gpt-5-nano\", \
+                api_key_env = \"REINS_TEST_KEY\" }\n";
+    let (code, stderr) = check(&limits(&format!(
+        "max_model_calls = 2\n{nano}hard_limit_factor = 2\n"
+    )));
+    assert_eq!(code, 0, "{stderr}");
+
+    assert_error_at(
+        &limits("hard_limit_factor = 2\n"),
+        11,
+        "`hard_limit_factor` applies only with an `over_budget_model`",
+    );
+    assert_error_at(&limits(nano), 11, "needs a budget limit to exceed");
+    assert_error_at(
+        &limits(&format!(
+            "max_model_calls = 2\n{nano}hard_limit_factor = 0.5\n"
+        )),
+        13,
+        "must be a number of at least 1",
+    );
+    // The model itself is checked like the agent's.
+    assert_error_at(
+        &limits("max_model_calls = 2\nover_budget_model = { provider = \"nope\" }\n"),
+        12,
+        "nope",
+    );
+}

@@ -1,3 +1,4 @@
+mod budget;
 mod check;
 mod common;
 #[cfg(feature = "local")]

@@ -201,20 +201,6 @@ fn a_decision_for_a_call_that_does_not_wait_is_refused() {
 }
 
 #[test]
-fn a_budget_stop_exits_4() {
-    let server = FakeLlm::start(&rules());
-    let agent = agent_file(&server, "[limits]\nmax_model_calls = 1\n");
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
-    assert_eq!(code, 4, "{stdout}\n{stderr}");
-    let last = events(&stdout).pop().expect("events");
-    assert_eq!(last["event"], "budget", "{stdout}");
-}
-
-#[test]
 fn the_turn_limit_exits_4() {
     let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "[limits]\nmax_turns = 1\n");

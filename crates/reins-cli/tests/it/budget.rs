@@ -1,0 +1,72 @@
+//! `[limits]` budgets on `reins run`, against fakellm: a used-up limit stops the run (exit 4),
+//! or, with an `over_budget_model`, the run's later calls go to that model until a hard limit.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, events, notes_agent, outcome, save_note_rules};
+
+/// The save-note flow, where the model `gpt-5-nano` answers every request itself.
+fn rules() -> String {
+    save_note_rules(
+        r#"  - name: smaller
+    when:
+      model_matches: "gpt-5-nano"
+    respond:
+      content: "Answered by the smaller model."
+"#,
+        "",
+    )
+}
+
+fn run_json(agent: &AgentDir) -> (i32, String, String) {
+    outcome(
+        agent
+            .reins(&["run", "AGENT", "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    )
+}
+
+#[test]
+fn a_budget_stop_exits_4() {
+    let server = FakeLlm::start(&rules());
+    let agent = notes_agent(&server.openai_url(), "[limits]\nmax_model_calls = 1\n");
+    let (code, stdout, stderr) = run_json(&agent);
+    assert_eq!(code, 4, "{stdout}\n{stderr}");
+    let last = events(&stdout).pop().expect("events");
+    assert_eq!(last["event"], "budget", "{stdout}");
+}
+
+/// `[limits]` with the over-budget model on the same server, named `name`.
+fn over_budget(server: &FakeLlm, limits: &str) -> String {
+    format!(
+        "[limits]\n{limits}\n[limits.over_budget_model]\nprovider = \"openai\"\n\
+         name = \"gpt-5-nano\"\nbase_url = \"{}\"\napi_key_env = \"REINS_TEST_KEY\"\n",
+        server.openai_url()
+    )
+}
+
+#[test]
+fn past_a_limit_the_run_goes_on_with_the_over_budget_model_until_the_hard_limit() {
+    let server = FakeLlm::start(&rules());
+    // The first call uses up the limit of one model call; the second goes to the smaller
+    // model, within the hard limit of three.
+    let agent = notes_agent(
+        &server.openai_url(),
+        &over_budget(&server, "max_model_calls = 1\nhard_limit_factor = 3"),
+    );
+    let (code, stdout, stderr) = run_json(&agent);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let done = events(&stdout).pop().expect("events");
+    assert_eq!(done["event"], "done", "{stdout}");
+    assert_eq!(done["answer"], "Answered by the smaller model.", "{stdout}");
+
+    // A hard limit of one call (1 x 1.5, rounded down) stops the run before the switch. (A
+    // server of its own: fakellm tells conversations apart by their first message.)
+    let server = FakeLlm::start(&rules());
+    let agent = notes_agent(
+        &server.openai_url(),
+        &over_budget(&server, "max_model_calls = 1"),
+    );
+    let (code, stdout, stderr) = run_json(&agent);
+    assert_eq!(code, 4, "{stdout}\n{stderr}");
+    assert_eq!(events(&stdout).pop().expect("events")["event"], "budget");
+}
