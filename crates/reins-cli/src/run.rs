@@ -6,6 +6,7 @@ use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 use reins::agent::{PromptError, PromptStream, StreamItem};
 use reins::hooks::budget::BudgetExceeded;
+use reins::hooks::loop_breaker::LoopDetected;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
@@ -19,7 +20,7 @@ pub enum Ending {
     Done,
     /// A call waits for a person (exit 3).
     Suspended,
-    /// A budget or the turn limit stopped the run (exit 4).
+    /// A budget, the turn limit or the loop breaker stopped the run (exit 4).
     Limit,
     /// Anything else went wrong (exit 1).
     Error,
@@ -243,6 +244,8 @@ impl Output {
             (Ending::Limit, "budget")
         } else if matches!(error, PromptError::MaxTurns { .. }) {
             (Ending::Limit, "max_turns")
+        } else if LoopDetected::from_error(error).is_some() {
+            (Ending::Limit, "loop")
         } else {
             (Ending::Error, "error")
         };

@@ -10,6 +10,7 @@ use reins::hooks::audit::AuditLog;
 use reins::hooks::budget::Budget;
 use reins::hooks::fallback::ModelFallback;
 use reins::hooks::guardrail::{DenyList, Guardrails, MaxLength};
+use reins::hooks::loop_breaker::LoopBreaker;
 use reins::hooks::redaction::Redaction;
 use reins::hooks::tool_choice::ToolChoiceByTurn;
 use reins_restate::Steps;
@@ -41,6 +42,7 @@ pub struct FileHooks {
     guardrails: Option<Guardrails>,
     redaction: Option<Redaction>,
     budget: Option<Budget>,
+    loop_breaker: Option<LoopBreaker>,
     approval: Option<ApprovalPolicy>,
     /// On Restate, the webhook the approval policy asks through each run's journal, and how
     /// long it may take.
@@ -110,6 +112,19 @@ impl FileHooks {
             guardrails,
             redaction,
             budget: budget(agent),
+            loop_breaker: hooks.loop_breaker.as_ref().map(|config| {
+                let mut breaker = LoopBreaker::new();
+                if let Some(n) = &config.feedback_after {
+                    breaker = breaker.feedback_after(*n.get_ref());
+                }
+                if let Some(m) = &config.stop_after {
+                    breaker = breaker.stop_after(*m.get_ref());
+                }
+                if let Some(text) = &config.feedback {
+                    breaker = breaker.feedback_message(text.clone());
+                }
+                breaker
+            }),
             approval: hooks
                 .approval
                 .as_ref()
@@ -122,9 +137,9 @@ impl FileHooks {
     }
 
     /// Adds the hooks to `builder`, in this order: the tool choice shapes the request;
-    /// guardrails and redaction see the text; the budget refuses calls before the approval
-    /// policy asks a person about them; the fallback retries failed model calls; the audit
-    /// log, last, records what the others decided. `steps` are the run's on a Restate worker,
+    /// guardrails and redaction see the text; the budget and then the loop breaker refuse
+    /// calls before the approval policy asks a person about them; the fallback retries failed
+    /// model calls; the audit log, last, records what the others decided. `steps` are the run's on a Restate worker,
     /// where the approval webhook is asked through them.
     pub fn add_to(&self, mut builder: AgentBuilder, steps: Option<&Steps>) -> AgentBuilder {
         if let Some(hook) = &self.tool_choice {
@@ -137,6 +152,9 @@ impl FileHooks {
             builder = builder.add_hook(hook.clone());
         }
         if let Some(hook) = &self.budget {
+            builder = builder.add_hook(hook.clone());
+        }
+        if let Some(hook) = &self.loop_breaker {
             builder = builder.add_hook(hook.clone());
         }
         if let Some(hook) = &self.approval {

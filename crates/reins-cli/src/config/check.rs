@@ -22,6 +22,19 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
         }
     }
     check_over_budget(agent, &mut problems, &mut secrets);
+    if let Some(breaker) = &file.hooks.loop_breaker {
+        for (key, count) in [
+            ("feedback_after", &breaker.feedback_after),
+            ("stop_after", &breaker.stop_after),
+        ] {
+            if let Some(count) = count.as_ref().filter(|count| *count.get_ref() < 2) {
+                problems.push(agent.error_at(
+                    count.span(),
+                    format!("`{key}` must be at least 2: a first call is no repeat"),
+                ));
+            }
+        }
+    }
     if let Some(cost) = &file.limits.max_cost
         && file.limits.price_per_million.is_none()
     {

@@ -201,6 +201,20 @@ pub struct Hooks {
     pub fallback: Option<FallbackConfig>,
     /// The tool choice of the first turn and of later turns.
     pub tool_choice: Option<ToolChoiceConfig>,
+    /// The same tool called with the same arguments again and again: feedback, then a stop.
+    pub loop_breaker: Option<LoopBreakerConfig>,
+}
+
+/// The loop breaker (`reins::hooks::loop_breaker::LoopBreaker`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopBreakerConfig {
+    /// The identical call in a row answered with feedback instead of running (default 3).
+    pub feedback_after: Option<Spanned<u32>>,
+    /// The identical call in a row that stops the run (default 5).
+    pub stop_after: Option<Spanned<u32>>,
+    /// What the model is told instead of the default feedback.
+    pub feedback: Option<String>,
 }
 
 /// The approval policy.

@@ -362,3 +362,16 @@ fn an_over_budget_model_needs_a_limit_and_a_hard_limit_factor_needs_the_model() 
         "nope",
     );
 }
+
+#[test]
+fn a_loop_breaker_counts_from_two() {
+    assert_error_at(
+        &format!("{VALID}\n[hooks.loop_breaker]\nfeedback_after = 1\n"),
+        22,
+        "`feedback_after` must be at least 2",
+    );
+    let (code, stderr) = check(&format!(
+        "{VALID}\n[hooks.loop_breaker]\nfeedback_after = 2\nstop_after = 4\nfeedback = \"Stop.\"\n"
+    ));
+    assert_eq!(code, 0, "{stderr}");
+}

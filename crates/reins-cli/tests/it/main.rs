@@ -1,8 +1,8 @@
-mod budget;
 mod check;
 mod common;
 #[cfg(feature = "local")]
 mod demo;
+mod limits;
 mod mcp_http;
 mod mcp_resume;
 #[cfg(feature = "local")]

@@ -1,5 +1,7 @@
-//! `[limits]` budgets on `reins run`, against fakellm: a used-up limit stops the run (exit 4),
-//! or, with an `over_budget_model`, the run's later calls go to that model until a hard limit.
+//! What stops a run that goes on too long, on `reins run` against fakellm: a used-up
+//! `[limits]` budget stops the run (exit 4), or, with an `over_budget_model`, the run's later
+//! calls go to that model until a hard limit; `[hooks.loop_breaker]` answers a repeated call
+//! with feedback, then stops the run (exit 4).
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, events, notes_agent, outcome, save_note_rules};
@@ -69,4 +71,50 @@ fn past_a_limit_the_run_goes_on_with_the_over_budget_model_until_the_hard_limit(
     let (code, stdout, stderr) = run_json(&agent);
     assert_eq!(code, 4, "{stdout}\n{stderr}");
     assert_eq!(events(&stdout).pop().expect("events")["event"], "budget");
+}
+
+/// A model that calls `save_note` with the same arguments until its feedback says to stop.
+const STUCK_RULES: &str = r#"version: 1
+rules:
+  - name: changed
+    when:
+      tool_result_contains: "Try something else."
+    respond:
+      content: "Changed my approach."
+  - name: again
+    when:
+      messages_contain: "note"
+    respond:
+      tool_calls:
+        - name: save_note
+          arguments: {text: "draft"}
+"#;
+
+#[test]
+fn the_loop_breaker_answers_a_repeated_call_with_its_feedback_then_stops_the_run() {
+    let server = FakeLlm::start(STUCK_RULES);
+    let agent = notes_agent(
+        &server.openai_url(),
+        "[hooks.loop_breaker]\nfeedback_after = 2\nstop_after = 3\nfeedback = \"Try something else.\"\n",
+    );
+    let (code, stdout, stderr) = run_json(&agent);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let done = events(&stdout).pop().expect("events");
+    assert_eq!(done["answer"], "Changed my approach.", "{stdout}");
+
+    // Without the feedback the model understands, the second identical call stops the run.
+    let server = FakeLlm::start(STUCK_RULES);
+    let agent = notes_agent(
+        &server.openai_url(),
+        "[hooks.loop_breaker]\nstop_after = 2\n",
+    );
+    let (code, stdout, stderr) = run_json(&agent);
+    assert_eq!(code, 4, "{stdout}\n{stderr}");
+    let stopped = events(&stdout).pop().expect("events");
+    assert_eq!(stopped["event"], "loop", "{stdout}");
+    let message = stopped["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`save_note` was called 2 times in a row"),
+        "{stdout}"
+    );
 }
