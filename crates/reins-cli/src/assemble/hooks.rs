@@ -8,6 +8,7 @@ use reins::agent::AgentBuilder;
 use reins::hooks::approval::{ApprovalPolicy, Rule, RuleOutcome, WebhookDecider};
 use reins::hooks::audit::AuditLog;
 use reins::hooks::budget::Budget;
+use reins::hooks::cache::ResponseCache;
 use reins::hooks::fallback::ModelFallback;
 use reins::hooks::guardrail::{DenyList, Guardrails, MaxLength};
 use reins::hooks::loop_breaker::LoopBreaker;
@@ -41,6 +42,7 @@ pub struct FileHooks {
     tool_choice: Option<ToolChoiceByTurn>,
     guardrails: Option<Guardrails>,
     redaction: Option<Redaction>,
+    cache: Option<ResponseCache>,
     budget: Option<Budget>,
     loop_breaker: Option<LoopBreaker>,
     approval: Option<ApprovalPolicy>,
@@ -111,6 +113,7 @@ impl FileHooks {
             tool_choice: hooks.tool_choice.as_ref().map(|choice| choice.hook()),
             guardrails,
             redaction,
+            cache: cache(agent)?,
             budget: budget(agent),
             loop_breaker: hooks.loop_breaker.as_ref().map(|config| {
                 let mut breaker = LoopBreaker::new();
@@ -137,7 +140,8 @@ impl FileHooks {
     }
 
     /// Adds the hooks to `builder`, in this order: the tool choice shapes the request;
-    /// guardrails and redaction see the text; the budget and then the loop breaker refuse
+    /// guardrails and redaction see the text; the response cache keys the request as it is
+    /// sent, and a response it serves is no model call to count; the budget and then the loop breaker refuse
     /// calls before the approval policy asks a person about them; the fallback retries failed
     /// model calls; the audit log, last, records what the others decided. `steps` are the run's on a Restate worker,
     /// where the approval webhook is asked through them.
@@ -149,6 +153,9 @@ impl FileHooks {
             builder = builder.add_hook(hook.clone());
         }
         if let Some(hook) = &self.redaction {
+            builder = builder.add_hook(hook.clone());
+        }
+        if let Some(hook) = &self.cache {
             builder = builder.add_hook(hook.clone());
         }
         if let Some(hook) = &self.budget {
@@ -175,6 +182,31 @@ impl FileHooks {
         }
         builder
     }
+}
+
+/// The file's response cache: recording to, or replaying from, a file beside the agent file.
+fn cache(agent: &LoadedAgent) -> Result<Option<ResponseCache>, String> {
+    let Some(config) = &agent.file.hooks.cache else {
+        return Ok(None);
+    };
+    let config = config.get_ref();
+    let opened = match (&config.record, &config.replay) {
+        (Some(path), _) => {
+            let path = agent.resolve(path);
+            ResponseCache::record_to(&path).map_err(|error| (path, error))
+        }
+        (None, Some(path)) => {
+            let path = agent.resolve(path);
+            ResponseCache::replay(&path).map_err(|error| (path, error))
+        }
+        (None, None) => return Ok(None),
+    };
+    opened.map(Some).map_err(|(path, error)| {
+        format!(
+            "the response cache {} cannot be used: {error}",
+            path.display()
+        )
+    })
 }
 
 fn budget(agent: &LoadedAgent) -> Option<Budget> {

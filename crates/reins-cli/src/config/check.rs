@@ -22,6 +22,16 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
         }
     }
     check_over_budget(agent, &mut problems, &mut secrets);
+    if let Some(cache) = &file.hooks.cache {
+        let config = cache.get_ref();
+        if config.record.is_some() == config.replay.is_some() {
+            problems.push(agent.error_at(
+                cache.span(),
+                "`[hooks.cache]` needs one of `record = \"<file>\"` (call the model, keep its \
+                 responses) or `replay = \"<file>\"` (serve only recorded responses)",
+            ));
+        }
+    }
     if let Some(breaker) = &file.hooks.loop_breaker {
         for (key, count) in [
             ("feedback_after", &breaker.feedback_after),

@@ -203,6 +203,20 @@ pub struct Hooks {
     pub tool_choice: Option<ToolChoiceConfig>,
     /// The same tool called with the same arguments again and again: feedback, then a stop.
     pub loop_breaker: Option<LoopBreakerConfig>,
+    /// Model responses recorded to a file, or served from one instead of calling the model.
+    pub cache: Option<Spanned<CacheConfig>>,
+}
+
+/// The response cache (`reins::hooks::cache::ResponseCache`): give `record` or `replay`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// A JSON Lines file (relative to the agent file) each new response is appended to; the
+    /// responses already in it are served without calling the model.
+    pub record: Option<String>,
+    /// A recording to serve every response from: the model is never called, and a request
+    /// the recording does not hold ends the run.
+    pub replay: Option<String>,
 }
 
 /// The loop breaker (`reins::hooks::loop_breaker::LoopBreaker`).

@@ -375,3 +375,19 @@ fn a_loop_breaker_counts_from_two() {
     ));
     assert_eq!(code, 0, "{stderr}");
 }
+
+#[test]
+fn a_response_cache_records_or_replays() {
+    for table in [
+        "[hooks.cache]\n",
+        "[hooks.cache]\nrecord = \"a.jsonl\"\nreplay = \"a.jsonl\"\n",
+    ] {
+        assert_error_at(
+            &format!("{VALID}\n{table}"),
+            21,
+            "`[hooks.cache]` needs one of `record",
+        );
+    }
+    let (code, stderr) = check(&format!("{VALID}\n[hooks.cache]\nrecord = \"a.jsonl\"\n"));
+    assert_eq!(code, 0, "{stderr}");
+}

@@ -1,3 +1,4 @@
+mod cache;
 mod check;
 mod common;
 #[cfg(feature = "local")]

@@ -1,0 +1,50 @@
+//! `[hooks.cache]`: a run against fakellm recorded to a file, then replayed from it with no
+//! model server at all, and a request the recording does not hold ending the replay.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::{events, notes_agent, outcome, save_note_rules};
+
+#[test]
+fn a_recorded_run_replays_without_the_model_and_a_new_request_misses() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let url = server.openai_url();
+    let agent = notes_agent(&url, "[hooks.cache]\nrecord = \"responses.jsonl\"\n");
+    let run = |prompt: &str| {
+        outcome(
+            agent
+                .reins(&["run", "AGENT", prompt, "--json"])
+                .env("REINS_TEST_KEY", "k"),
+        )
+    };
+    let (code, stdout, stderr) = run("Save a note.");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let recording = agent.dir.path().join("responses.jsonl");
+    let lines = std::fs::read_to_string(&recording).expect("the recording");
+    assert_eq!(
+        lines.lines().count(),
+        2,
+        "two model calls recorded\n{lines}"
+    );
+
+    // The model server is gone: the replay serves both turns from the recording, and the
+    // tool still runs.
+    drop(server);
+    let replaying = notes_agent(&url, "[hooks.cache]\nreplay = \"responses.jsonl\"\n");
+    std::fs::copy(&replaying.file, &agent.file).expect("the replaying file");
+    let (code, stdout, stderr) = run("Save a note.");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let done = events(&stdout).pop().expect("events");
+    assert_eq!(done["answer"], "Done: the note is saved.", "{stdout}");
+    assert!(
+        events(&stdout)
+            .iter()
+            .any(|event| event["event"] == "tool_result"),
+        "the tool ran on the replayed call\n{stdout}"
+    );
+
+    let (code, stdout, stderr) = run("Save two notes.");
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let failed = events(&stdout).pop().expect("events");
+    let message = failed["message"].as_str().unwrap_or_default();
+    assert!(message.contains("response cache miss"), "{stdout}");
+}
