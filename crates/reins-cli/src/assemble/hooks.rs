@@ -242,8 +242,32 @@ fn budget(agent: &LoadedAgent) -> Option<Budget> {
         budget = budget.max_cost(*max.get_ref());
         set(true);
     }
-    if let Some([input, output]) = limits.price_per_million {
+    if let Some(price) = &limits.price_per_million {
+        let [input, output] = *price.get_ref();
         budget = budget.default_price(input, output);
+    }
+    // Each model's own price, under the label it is registered with.
+    let file = &agent.file;
+    let labeled = std::iter::once(("default".to_owned(), &file.model))
+        .chain(
+            file.hooks
+                .fallback
+                .iter()
+                .flat_map(|fallback| &fallback.models)
+                .enumerate()
+                .map(|(index, model)| (super::fallback_label(index), model)),
+        )
+        .chain(
+            limits
+                .over_budget_model
+                .iter()
+                .map(|model| (super::OVER_BUDGET_LABEL.to_owned(), model)),
+        );
+    for (label, model) in labeled {
+        if let Some(price) = &model.get_ref().price_per_million {
+            let [input, output] = *price.get_ref();
+            budget = budget.price(label, input, output);
+        }
     }
     if limits.over_budget_model.is_some() {
         budget = budget.on_exceeded_switch_to(super::OVER_BUDGET_LABEL);

@@ -31,6 +31,11 @@ use std::time::Duration;
 /// The default most model calls of one run.
 pub const DEFAULT_MAX_TURNS: usize = 8;
 
+/// The label of the `index`-th (from 0) fallback model: `fallback-1`, ...
+pub fn fallback_label(index: usize) -> String {
+    format!("fallback-{}", index + 1)
+}
+
 /// The label of `[limits] over_budget_model`, which the budget switches to.
 pub const OVER_BUDGET_LABEL: &str = "over-budget";
 
@@ -93,7 +98,7 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
     let mut fallbacks = Vec::new();
     if let Some(fallback) = &file.hooks.fallback {
         for (index, config) in fallback.models.iter().enumerate() {
-            let label = format!("fallback-{}", index + 1);
+            let label = fallback_label(index);
             fallbacks.push((label, models::build_model(agent, config.get_ref()).await?));
         }
     }

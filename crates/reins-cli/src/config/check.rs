@@ -2,6 +2,7 @@
 //! defined tools, and environment variables that are set (a shell tool's schema and
 //! template are checked in `shell_tool.rs`). Every problem is reported (not only the first), each at its line.
 
+use super::budget::check_budget;
 use super::diagnostic::Diagnostic;
 use super::shell_tool::check_shell_tool;
 use super::{LoadedAgent, McpConfig, ModelConfig};
@@ -21,7 +22,7 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
             check_model(agent, model, &mut problems, &mut secrets);
         }
     }
-    check_over_budget(agent, &mut problems, &mut secrets);
+    check_budget(agent, &mut problems, &mut secrets);
     if let Some(cache) = &file.hooks.cache {
         let config = cache.get_ref();
         if config.record.is_some() == config.replay.is_some() {
@@ -44,14 +45,6 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
                 ));
             }
         }
-    }
-    if let Some(cost) = &file.limits.max_cost
-        && file.limits.price_per_million.is_none()
-    {
-        problems.push(agent.error_at(
-            cost.span(),
-            "`max_cost` needs `price_per_million = [input, output]` to price tokens",
-        ));
     }
     let mut names = BTreeSet::new();
     for tool in &file.tools.shell {
@@ -254,44 +247,8 @@ fn check_restate(
     }
 }
 
-/// The model a budget switches to: a valid model, with a limit to exceed; and a hard limit
-/// factor only with it, at least 1.
-fn check_over_budget(
-    agent: &LoadedAgent,
-    problems: &mut Vec<Diagnostic>,
-    secrets: &mut Vec<Diagnostic>,
-) {
-    let limits = &agent.file.limits;
-    if let Some(model) = &limits.over_budget_model {
-        check_model(agent, model, problems, secrets);
-        if !limits.any_budget() {
-            problems.push(agent.error_at(
-                model.span(),
-                "`over_budget_model` needs a budget limit to exceed (`max_total_tokens`, \
-                 `max_model_calls`, `max_cost`, ...)",
-            ));
-        }
-    }
-    if let Some(factor) = &limits.hard_limit_factor {
-        if limits.over_budget_model.is_none() {
-            problems.push(agent.error_at(
-                factor.span(),
-                "`hard_limit_factor` applies only with an `over_budget_model`",
-            ));
-        }
-        let value = *factor.get_ref();
-        if !value.is_finite() || value < 1.0 {
-            problems.push(agent.error_at(
-                factor.span(),
-                "`hard_limit_factor` must be a number of at least 1 (the hard limits are the \
-                 limits times it)",
-            ));
-        }
-    }
-}
-
 /// Checks a model; missing keys go to `secrets`.
-fn check_model(
+pub(super) fn check_model(
     agent: &LoadedAgent,
     model: &Spanned<ModelConfig>,
     problems: &mut Vec<Diagnostic>,

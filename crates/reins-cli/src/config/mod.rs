@@ -4,6 +4,7 @@
 //! Unknown keys are errors (`deny_unknown_fields` everywhere): a misspelt `max_turn` must not
 //! silently fall back to a default.
 
+mod budget;
 pub mod check;
 pub mod diagnostic;
 pub mod shell_tool;
@@ -44,6 +45,17 @@ pub struct AgentFile {
     pub ui: UiConfig,
 }
 
+impl AgentFile {
+    /// Every model of the file: the agent's own, the fallbacks, then the over-budget model.
+    pub fn all_models(&self) -> Vec<&Spanned<ModelConfig>> {
+        let fallbacks = self.hooks.fallback.iter().flat_map(|f| &f.models);
+        std::iter::once(&self.model)
+            .chain(fallbacks)
+            .chain(&self.limits.over_budget_model)
+            .collect()
+    }
+}
+
 /// `reins ui` settings.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -71,6 +83,9 @@ pub struct ModelConfig {
     pub max_tokens: Option<u64>,
     /// The sampling temperature.
     pub temperature: Option<f64>,
+    /// `[input, output]` price per million tokens of this model, for the budget's cost (the
+    /// `[limits]` price applies to models without one).
+    pub price_per_million: Option<Spanned<[f64; 2]>>,
 }
 
 /// Limits of one run; the budget limits become a [`reins::hooks::budget::Budget`].
@@ -93,8 +108,9 @@ pub struct Limits {
     pub max_wall_time_secs: Option<u64>,
     /// Budget: cost, priced by `price_per_million`.
     pub max_cost: Option<Spanned<f64>>,
-    /// `[input, output]` price per million tokens, for `max_cost`.
-    pub price_per_million: Option<[f64; 2]>,
+    /// `[input, output]` price per million tokens, for `max_cost`: of every model without a
+    /// price of its own.
+    pub price_per_million: Option<Spanned<[f64; 2]>>,
     /// Budget: the model a run's later calls go to once a limit is used up, instead of
     /// stopping (registered as `over-budget`).
     pub over_budget_model: Option<Spanned<ModelConfig>>,

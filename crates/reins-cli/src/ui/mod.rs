@@ -194,7 +194,15 @@ async fn runs_html(app: &App) -> Result<String, Response> {
     let table = html::RunsTable {
         waiting: &waiting,
         own_model: &app.model,
-        prices: app.agent.file.limits.price_per_million,
+        // The agent's own model's price, else the one for every model.
+        prices: [
+            &app.agent.file.model.get_ref().price_per_million,
+            &app.agent.file.limits.price_per_million,
+        ]
+        .into_iter()
+        .flatten()
+        .next()
+        .map(|price| *price.get_ref()),
         started_ms: &started_ms,
     };
     Ok(html::runs_table(&states, &table))

@@ -141,7 +141,7 @@ fn an_unknown_approval_action_is_refused() {
 #[test]
 fn a_cost_limit_needs_prices() {
     let toml = VALID.replace("max_turns = 4", "max_turns = 4\nmax_cost = 0.5");
-    assert_error_at(&toml, 11, "`max_cost` needs `price_per_million");
+    assert_error_at(&toml, 11, "`max_cost` needs a price for every model");
 }
 
 #[test]
@@ -390,4 +390,36 @@ fn a_response_cache_records_or_replays() {
     }
     let (code, stderr) = check(&format!("{VALID}\n[hooks.cache]\nrecord = \"a.jsonl\"\n"));
     assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn prices_are_not_negative_and_a_cost_limit_prices_every_model() {
+    let limits = |extra: &str| VALID.replace("max_turns = 4\n", &format!("max_turns = 4\n{extra}"));
+    assert_error_at(
+        &limits("price_per_million = [-1.0, 2.0]\n"),
+        11,
+        "`price_per_million` must be two numbers, none negative",
+    );
+    assert_error_at(
+        &VALID.replace(
+            "api_key_env",
+            "price_per_million = [1.0, -0.5]\napi_key_env",
+        ),
+        7,
+        "`price_per_million` must be two numbers, none negative",
+    );
+    // The agent's model has its price; the over-budget model has none.
+    let priced = VALID.replace("api_key_env", "price_per_million = [1.0, 4.0]\napi_key_env");
+    let with_limits =
+        |extra: &str| priced.replace("max_turns = 4\n", &format!("max_turns = 4\n{extra}"));
+    let (code, stderr) = check(&with_limits("max_cost = 2.0\n"));
+    assert_eq!(code, 0, "{stderr}");
+    assert_error_at(
+        &with_limits(
+            "max_cost = 2.0\nover_budget_model = { provider = \"openai\", name = \"gpt-5-nano\", \
+             api_key_env = \"REINS_TEST_KEY\" }\n",
+        ),
+        12,
+        "`max_cost` needs a price for every model",
+    );
 }

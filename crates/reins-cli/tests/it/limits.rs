@@ -4,7 +4,7 @@
 //! with feedback, then stops the run (exit 4).
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, events, notes_agent, outcome, save_note_rules};
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, events, notes_agent, outcome, save_note_rules};
 
 /// The save-note flow, where the model `gpt-5-nano` answers every request itself.
 fn rules() -> String {
@@ -35,6 +35,26 @@ fn a_budget_stop_exits_4() {
     assert_eq!(code, 4, "{stdout}\n{stderr}");
     let last = events(&stdout).pop().expect("events");
     assert_eq!(last["event"], "budget", "{stdout}");
+}
+
+#[test]
+fn a_models_own_price_counts_toward_the_cost_limit() {
+    let server = FakeLlm::start(&rules());
+    // A dollar a token: the first call alone spends more than the limit. (fakellm reports
+    // usage in Anthropic's streams, not in OpenAI's.)
+    let agent = AgentDir::new(&format!(
+        "[model]\nprovider = \"anthropic\"\nname = \"claude-haiku-4-5\"\nbase_url = \"{}\"\n\
+         api_key_env = \"REINS_TEST_KEY\"\nprice_per_million = [1000000.0, 1000000.0]\n\n\
+         {SAVE_NOTE_TOOL}\n[limits]\nmax_cost = 0.5\n",
+        server.base_url(),
+    ));
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "Save a note.", "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 4, "{stdout}\n{stderr}");
+    assert_eq!(events(&stdout).pop().expect("events")["event"], "budget");
 }
 
 /// `[limits]` with the over-budget model on the same server, named `name`.

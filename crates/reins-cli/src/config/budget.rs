@@ -1,0 +1,91 @@
+//! Checks of the budget's settings: the over-budget model and its hard limit factor, and the
+//! prices a cost limit needs.
+
+use super::check::check_model;
+use super::diagnostic::Diagnostic;
+use super::{LoadedAgent, ModelConfig};
+use toml::Spanned;
+
+/// The budget of `[limits]`: the model it switches to, its hard limit factor, and prices.
+pub(super) fn check_budget(
+    agent: &LoadedAgent,
+    problems: &mut Vec<Diagnostic>,
+    secrets: &mut Vec<Diagnostic>,
+) {
+    check_over_budget(agent, problems, secrets);
+    check_prices(agent, problems);
+}
+
+/// The model a budget switches to: a valid model, with a limit to exceed; and a hard limit
+/// factor only with it, at least 1.
+fn check_over_budget(
+    agent: &LoadedAgent,
+    problems: &mut Vec<Diagnostic>,
+    secrets: &mut Vec<Diagnostic>,
+) {
+    let limits = &agent.file.limits;
+    if let Some(model) = &limits.over_budget_model {
+        check_model(agent, model, problems, secrets);
+        if !limits.any_budget() {
+            problems.push(agent.error_at(
+                model.span(),
+                "`over_budget_model` needs a budget limit to exceed (`max_total_tokens`, \
+                 `max_model_calls`, `max_cost`, ...)",
+            ));
+        }
+    }
+    if let Some(factor) = &limits.hard_limit_factor {
+        if limits.over_budget_model.is_none() {
+            problems.push(agent.error_at(
+                factor.span(),
+                "`hard_limit_factor` applies only with an `over_budget_model`",
+            ));
+        }
+        let value = *factor.get_ref();
+        if !value.is_finite() || value < 1.0 {
+            problems.push(agent.error_at(
+                factor.span(),
+                "`hard_limit_factor` must be a number of at least 1 (the hard limits are the \
+                 limits times it)",
+            ));
+        }
+    }
+}
+
+/// Every price is a pair of finite numbers, none negative (a price the budget cannot use
+/// would leave a cost limit counting nothing); and a cost limit has a price for every model.
+fn check_prices(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
+    let file = &agent.file;
+    let models = file.all_models();
+    let prices = std::iter::once(&file.limits.price_per_million).chain(
+        models
+            .iter()
+            .map(|model| &model.get_ref().price_per_million),
+    );
+    for price in prices.flatten() {
+        if price.get_ref().iter().any(|p| !p.is_finite() || *p < 0.0) {
+            problems.push(agent.error_at(
+                price.span(),
+                "`price_per_million` must be two numbers, none negative: [input, output] per \
+                 million tokens",
+            ));
+        }
+    }
+    let Some(cost) = &file.limits.max_cost else {
+        return;
+    };
+    if file.limits.price_per_million.is_some() {
+        return;
+    }
+    let unpriced: Vec<&Spanned<ModelConfig>> = models
+        .into_iter()
+        .filter(|model| model.get_ref().price_per_million.is_none())
+        .collect();
+    if !unpriced.is_empty() {
+        problems.push(agent.error_at(
+            cost.span(),
+            "`max_cost` needs a price for every model: `price_per_million = [input, output]` \
+             under `[limits]` (for all models) or on each model",
+        ));
+    }
+}
