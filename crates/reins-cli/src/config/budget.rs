@@ -1,38 +1,28 @@
 //! Checks of the budget's settings: the over-budget model and its hard limit factor, and the
 //! prices a cost limit needs.
 
-use super::check::check_model;
 use super::diagnostic::Diagnostic;
 use super::{LoadedAgent, ModelConfig};
 use toml::Spanned;
 
 /// The budget of `[limits]`: the model it switches to, its hard limit factor, and prices.
-pub(super) fn check_budget(
-    agent: &LoadedAgent,
-    problems: &mut Vec<Diagnostic>,
-    secrets: &mut Vec<Diagnostic>,
-) {
-    check_over_budget(agent, problems, secrets);
+pub(super) fn check_budget(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
+    check_over_budget(agent, problems);
     check_prices(agent, problems);
 }
 
-/// The model a budget switches to: a valid model, with a limit to exceed; and a hard limit
-/// factor only with it, at least 1.
-fn check_over_budget(
-    agent: &LoadedAgent,
-    problems: &mut Vec<Diagnostic>,
-    secrets: &mut Vec<Diagnostic>,
-) {
+/// The model a budget switches to, with a limit to exceed (the model itself is checked with
+/// the others); and a hard limit factor only with it, at least 1.
+fn check_over_budget(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
     let limits = &agent.file.limits;
-    if let Some(model) = &limits.over_budget_model {
-        check_model(agent, model, problems, secrets);
-        if !limits.any_budget() {
-            problems.push(agent.error_at(
-                model.span(),
-                "`over_budget_model` needs a budget limit to exceed (`max_total_tokens`, \
-                 `max_model_calls`, `max_cost`, ...)",
-            ));
-        }
+    if let Some(model) = &limits.over_budget_model
+        && !limits.any_budget()
+    {
+        problems.push(agent.error_at(
+            model.span(),
+            "`over_budget_model` needs a budget limit to exceed (`max_total_tokens`, \
+             `max_model_calls`, `max_cost`, ...)",
+        ));
     }
     if let Some(factor) = &limits.hard_limit_factor {
         if limits.over_budget_model.is_none() {

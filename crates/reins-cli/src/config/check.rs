@@ -16,13 +16,10 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     let mut secrets = Vec::new();
     let file = &agent.file;
-    check_model(agent, &file.model, &mut problems, &mut secrets);
-    if let Some(fallback) = &file.hooks.fallback {
-        for model in &fallback.models {
-            check_model(agent, model, &mut problems, &mut secrets);
-        }
+    for model in file.all_models() {
+        check_model(agent, model, &mut problems, &mut secrets);
     }
-    check_budget(agent, &mut problems, &mut secrets);
+    check_budget(agent, &mut problems);
     if let Some(cache) = &file.hooks.cache {
         let config = cache.get_ref();
         if config.record.is_some() == config.replay.is_some() {
@@ -248,7 +245,7 @@ fn check_restate(
 }
 
 /// Checks a model; missing keys go to `secrets`.
-pub(super) fn check_model(
+fn check_model(
     agent: &LoadedAgent,
     model: &Spanned<ModelConfig>,
     problems: &mut Vec<Diagnostic>,
