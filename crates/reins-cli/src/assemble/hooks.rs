@@ -247,23 +247,7 @@ fn budget(agent: &LoadedAgent) -> Option<Budget> {
         budget = budget.default_price(input, output);
     }
     // Each model's own price, under the label it is registered with.
-    let file = &agent.file;
-    let labeled = std::iter::once(("default".to_owned(), &file.model))
-        .chain(
-            file.hooks
-                .fallback
-                .iter()
-                .flat_map(|fallback| &fallback.models)
-                .enumerate()
-                .map(|(index, model)| (super::fallback_label(index), model)),
-        )
-        .chain(
-            limits
-                .over_budget_model
-                .iter()
-                .map(|model| (super::OVER_BUDGET_LABEL.to_owned(), model)),
-        );
-    for (label, model) in labeled {
+    for (label, model) in super::labeled_models(&agent.file) {
         if let Some(price) = &model.get_ref().price_per_million {
             let [input, output] = *price.get_ref();
             budget = budget.price(label, input, output);

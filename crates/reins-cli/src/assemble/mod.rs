@@ -16,7 +16,7 @@ mod models;
 pub use hooks::Approvals;
 pub use models::model_label;
 
-use crate::config::{LoadedAgent, McpConfig, tool_choice};
+use crate::config::{AgentFile, LoadedAgent, McpConfig, ModelConfig, tool_choice};
 use crate::shell_tool::ShellTool;
 use hooks::FileHooks;
 use reins::agent::{Agent, AgentBuilder};
@@ -27,17 +27,37 @@ use reins_mcp::{McpClient, McpServer, McpTools};
 use reins_restate::Steps;
 use std::collections::BTreeSet;
 use std::time::Duration;
+use toml::Spanned;
 
 /// The default most model calls of one run.
 pub const DEFAULT_MAX_TURNS: usize = 8;
 
-/// The label of the `index`-th (from 0) fallback model: `fallback-1`, ...
-pub fn fallback_label(index: usize) -> String {
-    format!("fallback-{}", index + 1)
-}
+/// The label of the agent's own model (reins' label for the model `AgentBuilder::new` takes).
+pub const DEFAULT_LABEL: &str = "default";
 
 /// The label of `[limits] over_budget_model`, which the budget switches to.
 pub const OVER_BUDGET_LABEL: &str = "over-budget";
+
+/// Every model of the file with the label it is registered under, the agent's own first:
+/// [`DEFAULT_LABEL`], then the fallbacks (`fallback-1`, ...), then [`OVER_BUDGET_LABEL`].
+pub fn labeled_models(file: &AgentFile) -> Vec<(String, &Spanned<ModelConfig>)> {
+    let fallbacks = file
+        .hooks
+        .fallback
+        .iter()
+        .flat_map(|fallback| &fallback.models)
+        .enumerate()
+        .map(|(index, model)| (format!("fallback-{}", index + 1), model));
+    std::iter::once((DEFAULT_LABEL.to_owned(), &file.model))
+        .chain(fallbacks)
+        .chain(
+            file.limits
+                .over_budget_model
+                .iter()
+                .map(|model| (OVER_BUDGET_LABEL.to_owned(), model)),
+        )
+        .collect()
+}
 
 /// An agent ready to run, and what keeps its tools alive.
 pub struct Assembled {
@@ -95,12 +115,9 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
     let file = &agent.file;
     let model = file.model.get_ref();
     let own_model = models::build_model(agent, model).await?;
-    let mut fallbacks = Vec::new();
-    if let Some(fallback) = &file.hooks.fallback {
-        for (index, config) in fallback.models.iter().enumerate() {
-            let label = fallback_label(index);
-            fallbacks.push((label, models::build_model(agent, config.get_ref()).await?));
-        }
+    let mut named_models = Vec::new();
+    for (label, config) in labeled_models(file).into_iter().skip(1) {
+        named_models.push((label, models::build_model(agent, config.get_ref()).await?));
     }
 
     let mut policy = ApprovalPolicy::new();
@@ -137,14 +154,14 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
     }
 
     // The fallback chain: the agent's model, then each fallback (not the over-budget model).
-    let labels = std::iter::once("default".to_owned())
-        .chain(fallbacks.iter().map(|(label, _)| label.clone()))
+    let labels = std::iter::once(DEFAULT_LABEL.to_owned())
+        .chain(
+            named_models
+                .iter()
+                .map(|(label, _)| label.clone())
+                .filter(|label| label != OVER_BUDGET_LABEL),
+        )
         .collect();
-    let mut named_models = fallbacks;
-    if let Some(config) = &file.limits.over_budget_model {
-        let model = models::build_model(agent, config.get_ref()).await?;
-        named_models.push((OVER_BUDGET_LABEL.to_owned(), model));
-    }
     Ok(Connected {
         hooks: FileHooks::new(agent, policy, labels, approvals)?,
         model: own_model,
