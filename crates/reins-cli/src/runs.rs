@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 pub fn model_shown(state: &RunState, own_model: &str) -> String {
     match state.last_model.as_deref() {
         None => "-".to_owned(),
-        Some(crate::assemble::DEFAULT_LABEL) => own_model.to_owned(),
+        Some(crate::config::DEFAULT_LABEL) => own_model.to_owned(),
         Some(label) => label.to_owned(),
     }
 }

@@ -247,14 +247,14 @@ fn budget(agent: &LoadedAgent) -> Option<Budget> {
         budget = budget.default_price(input, output);
     }
     // Each model's own price, under the label it is registered with.
-    for (label, model) in super::labeled_models(&agent.file) {
+    for (label, model) in agent.file.labeled_models() {
         if let Some(price) = &model.get_ref().price_per_million {
             let [input, output] = *price.get_ref();
             budget = budget.price(label, input, output);
         }
     }
     if limits.over_budget_model.is_some() {
-        budget = budget.on_exceeded_switch_to(super::OVER_BUDGET_LABEL);
+        budget = budget.on_exceeded_switch_to(crate::config::OVER_BUDGET_LABEL);
         if let Some(factor) = &limits.hard_limit_factor {
             budget = budget.hard_limit_factor(*factor.get_ref());
         }

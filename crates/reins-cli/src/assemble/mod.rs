@@ -16,7 +16,7 @@ mod models;
 pub use hooks::Approvals;
 pub use models::model_label;
 
-use crate::config::{AgentFile, LoadedAgent, McpConfig, ModelConfig, tool_choice};
+use crate::config::{DEFAULT_LABEL, LoadedAgent, McpConfig, OVER_BUDGET_LABEL, tool_choice};
 use crate::shell_tool::ShellTool;
 use hooks::FileHooks;
 use reins::agent::{Agent, AgentBuilder};
@@ -27,37 +27,9 @@ use reins_mcp::{McpClient, McpServer, McpTools};
 use reins_restate::Steps;
 use std::collections::BTreeSet;
 use std::time::Duration;
-use toml::Spanned;
 
 /// The default most model calls of one run.
 pub const DEFAULT_MAX_TURNS: usize = 8;
-
-/// The label of the agent's own model (reins' label for the model `AgentBuilder::new` takes).
-pub const DEFAULT_LABEL: &str = "default";
-
-/// The label of `[limits] over_budget_model`, which the budget switches to.
-pub const OVER_BUDGET_LABEL: &str = "over-budget";
-
-/// Every model of the file with the label it is registered under, the agent's own first:
-/// [`DEFAULT_LABEL`], then the fallbacks (`fallback-1`, ...), then [`OVER_BUDGET_LABEL`].
-pub fn labeled_models(file: &AgentFile) -> Vec<(String, &Spanned<ModelConfig>)> {
-    let fallbacks = file
-        .hooks
-        .fallback
-        .iter()
-        .flat_map(|fallback| &fallback.models)
-        .enumerate()
-        .map(|(index, model)| (format!("fallback-{}", index + 1), model));
-    std::iter::once((DEFAULT_LABEL.to_owned(), &file.model))
-        .chain(fallbacks)
-        .chain(
-            file.limits
-                .over_budget_model
-                .iter()
-                .map(|model| (OVER_BUDGET_LABEL.to_owned(), model)),
-        )
-        .collect()
-}
 
 /// An agent ready to run, and what keeps its tools alive.
 pub struct Assembled {
@@ -116,7 +88,7 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
     let model = file.model.get_ref();
     let own_model = models::build_model(agent, model).await?;
     let mut named_models = Vec::new();
-    for (label, config) in labeled_models(file).into_iter().skip(1) {
+    for (label, config) in file.labeled_models().into_iter().skip(1) {
         named_models.push((label, models::build_model(agent, config.get_ref()).await?));
     }
 

@@ -1,9 +1,8 @@
 //! Checks of the budget's settings: the over-budget model and its hard limit factor, and the
 //! prices a cost limit needs.
 
+use super::LoadedAgent;
 use super::diagnostic::Diagnostic;
-use super::{LoadedAgent, ModelConfig};
-use toml::Spanned;
 
 /// The budget of `[limits]`: the model it switches to, its hard limit factor, and prices.
 pub(super) fn check_budget(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
@@ -46,11 +45,11 @@ fn check_over_budget(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
 /// would leave a cost limit counting nothing); and a cost limit has a price for every model.
 fn check_prices(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
     let file = &agent.file;
-    let models = file.all_models();
+    let models = file.labeled_models();
     let prices = std::iter::once(&file.limits.price_per_million).chain(
         models
             .iter()
-            .map(|model| &model.get_ref().price_per_million),
+            .map(|(_, model)| &model.get_ref().price_per_million),
     );
     for price in prices.flatten() {
         if price.get_ref().iter().any(|p| !p.is_finite() || *p < 0.0) {
@@ -67,15 +66,20 @@ fn check_prices(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
     if file.limits.price_per_million.is_some() {
         return;
     }
-    let unpriced: Vec<&Spanned<ModelConfig>> = models
+    let unpriced: Vec<String> = models
         .into_iter()
-        .filter(|model| model.get_ref().price_per_million.is_none())
+        .filter(|(_, model)| model.get_ref().price_per_million.is_none())
+        .map(|(label, _)| format!("`{label}`"))
         .collect();
     if !unpriced.is_empty() {
         problems.push(agent.error_at(
             cost.span(),
-            "`max_cost` needs a price for every model: `price_per_million = [input, output]` \
-             under `[limits]` (for all models) or on each model",
+            format!(
+                "`max_cost` needs a price for every model, and {} has none: give \
+                 `price_per_million = [input, output]` under `[limits]` (for all models) or \
+                 on each model",
+                unpriced.join(", ")
+            ),
         ));
     }
 }

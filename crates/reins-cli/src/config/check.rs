@@ -16,7 +16,7 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     let mut secrets = Vec::new();
     let file = &agent.file;
-    for model in file.all_models() {
+    for (_, model) in file.labeled_models() {
         check_model(agent, model, &mut problems, &mut secrets);
     }
     check_budget(agent, &mut problems);

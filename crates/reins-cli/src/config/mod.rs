@@ -45,13 +45,32 @@ pub struct AgentFile {
     pub ui: UiConfig,
 }
 
+/// The label the agent's own model is registered under (reins' label for the model
+/// `AgentBuilder::new` takes).
+pub const DEFAULT_LABEL: &str = "default";
+
+/// The label of `[limits] over_budget_model`, which the budget switches to.
+pub const OVER_BUDGET_LABEL: &str = "over-budget";
+
 impl AgentFile {
-    /// Every model of the file: the agent's own, the fallbacks, then the over-budget model.
-    pub fn all_models(&self) -> Vec<&Spanned<ModelConfig>> {
-        let fallbacks = self.hooks.fallback.iter().flat_map(|f| &f.models);
-        std::iter::once(&self.model)
+    /// Every model of the file with the label it is registered under, the agent's own first:
+    /// [`DEFAULT_LABEL`], then the fallbacks (`fallback-1`, ...), then [`OVER_BUDGET_LABEL`].
+    pub fn labeled_models(&self) -> Vec<(String, &Spanned<ModelConfig>)> {
+        let fallbacks = self
+            .hooks
+            .fallback
+            .iter()
+            .flat_map(|fallback| &fallback.models)
+            .enumerate()
+            .map(|(index, model)| (format!("fallback-{}", index + 1), model));
+        std::iter::once((DEFAULT_LABEL.to_owned(), &self.model))
             .chain(fallbacks)
-            .chain(&self.limits.over_budget_model)
+            .chain(
+                self.limits
+                    .over_budget_model
+                    .iter()
+                    .map(|model| (OVER_BUDGET_LABEL.to_owned(), model)),
+            )
             .collect()
     }
 }

@@ -420,6 +420,6 @@ fn prices_are_not_negative_and_a_cost_limit_prices_every_model() {
              api_key_env = \"REINS_TEST_KEY\" }\n",
         ),
         12,
-        "`max_cost` needs a price for every model",
+        "`max_cost` needs a price for every model, and `over-budget` has none",
     );
 }
