@@ -141,10 +141,11 @@ impl FileHooks {
 
     /// Adds the hooks to `builder`, in this order: the tool choice shapes the request;
     /// guardrails and redaction see the text; the response cache keys the request as it is
-    /// sent, and a response it serves is no model call to count; the budget and then the loop breaker refuse
-    /// calls before the approval policy asks a person about them; the fallback retries failed
-    /// model calls; the audit log, last, records what the others decided. `steps` are the run's on a Restate worker,
-    /// where the approval webhook is asked through them.
+    /// sent, and a response it serves is no model call to count; the budget and then the
+    /// loop breaker refuse calls before the approval policy asks a person about them; the
+    /// fallback retries failed model calls; the audit log, last, records what the others
+    /// decided. `steps` are the run's on a Restate worker, where the approval webhook is
+    /// asked through them.
     pub fn add_to(&self, mut builder: AgentBuilder, steps: Option<&Steps>) -> AgentBuilder {
         if let Some(hook) = &self.tool_choice {
             builder = builder.add_hook(hook.clone());
@@ -190,23 +191,18 @@ fn cache(agent: &LoadedAgent) -> Result<Option<ResponseCache>, String> {
         return Ok(None);
     };
     let config = config.get_ref();
-    let opened = match (&config.record, &config.replay) {
-        (Some(path), _) => {
-            let path = agent.resolve(path);
-            ResponseCache::record_to(&path).map_err(|error| (path, error))
-        }
-        (None, Some(path)) => {
-            let path = agent.resolve(path);
-            ResponseCache::replay(&path).map_err(|error| (path, error))
-        }
+    let (path, replay) = match (&config.record, &config.replay) {
+        (Some(path), _) => (agent.resolve(path), false),
+        (None, Some(path)) => (agent.resolve(path), true),
         (None, None) => return Ok(None),
     };
-    opened.map(Some).map_err(|(path, error)| {
-        format!(
-            "the response cache {} cannot be used: {error}",
-            path.display()
-        )
-    })
+    let opened = if replay {
+        ResponseCache::replay(&path)
+    } else {
+        ResponseCache::record_to(&path)
+    };
+    // The error names the file.
+    opened.map(Some).map_err(|error| error.to_string())
 }
 
 fn budget(agent: &LoadedAgent) -> Option<Budget> {
