@@ -115,7 +115,9 @@ impl<D: ApprovalDecider> JournaledDecider<D> {
     /// Asks the inner decider once, turning a panic or a late answer into a denial.
     async fn ask(&self, request: &ApprovalRequest) -> RecordedDecision {
         let tool = &request.tool_name;
-        let asked = AssertUnwindSafe(self.inner.decide(request)).catch_unwind();
+        // Called inside the future, so a panic before the decider returns its future (a
+        // closure's own code) is caught too.
+        let asked = AssertUnwindSafe(async { self.inner.decide(request).await }).catch_unwind();
         let decision = match tokio::time::timeout(self.timeout, asked).await {
             Ok(Ok(decision)) => decision,
             Ok(Err(_)) => Decision::deny(format!(

@@ -116,6 +116,21 @@ async fn a_panicking_decider_is_journaled_as_a_denial() {
     };
     assert!(message.contains("the approver panicked"), "{message}");
 
+    // A decider whose own code panics before it returns a future.
+    let at_once = decider_fn(|_: ApprovalRequest| -> std::future::Ready<Decision> {
+        panic!("the approval service is not configured")
+    });
+    let other = Journal::default();
+    let answer = recording(Arc::clone(&other))
+        .decider(at_once)
+        .decide(&request())
+        .await;
+    assert!(
+        matches!(&answer, Decision::Deny(text) if text.contains("panicked")),
+        "{answer:?}"
+    );
+    assert!(!other.lock().expect("journal").is_empty(), "journaled");
+
     let (never, asked) = counting(Decision::approve());
     let replayed = replaying(journal).decider(never);
     assert_eq!(replayed.decide(&request()).await, Decision::Deny(message));
