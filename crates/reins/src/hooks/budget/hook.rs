@@ -81,10 +81,12 @@ impl AgentHook for Budget {
                 if turn <= ledger.accounted_turn {
                     return ((), false);
                 }
-                let model = match &ledger.dispatched {
-                    Some((dispatched, model)) if *dispatched == turn => model.as_str(),
-                    _ => UNKNOWN_MODEL,
-                };
+                // A response an earlier hook served (a cache hit) never reached this budget's
+                // dispatch: its usage is filed under the model it stands for, and it is no
+                // model call.
+                let called =
+                    matches!(&ledger.dispatched, Some((dispatched, _)) if *dispatched == turn);
+                let model = event.model().unwrap_or(UNKNOWN_MODEL);
                 // The label is copied only the first time the model is counted.
                 match ledger.by_model.get_mut(model) {
                     Some(counted) => add_usage(counted, usage),
@@ -94,7 +96,9 @@ impl AgentHook for Budget {
                         ledger.by_model.insert(model.to_owned(), counted);
                     }
                 }
-                ledger.model_calls = ledger.model_calls.saturating_add(1);
+                if called {
+                    ledger.model_calls = ledger.model_calls.saturating_add(1);
+                }
                 ledger.accounted_turn = turn;
                 ((), true)
             })

@@ -181,7 +181,8 @@ pub struct BudgetUsage {
     pub unpriced_models: Vec<String>,
     /// Tokens per model label.
     pub by_model: BTreeMap<String, Usage>,
-    /// Model calls made.
+    /// Model calls made. A response a hook registered before the budget served (a cache
+    /// hit) is no call; its tokens, if it reports any, count under its model's label.
     pub model_calls: u64,
     /// Tool calls that ran, successfully or not (calls that were skipped, denied or stopped
     /// are not counted).

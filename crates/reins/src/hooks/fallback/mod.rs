@@ -56,14 +56,21 @@ type ErrorPredicate = dyn Fn(&CompletionError) -> bool + Send + Sync;
 
 impl ModelFallback {
     /// A chain of model labels, tried in order (the agent's own model is registered under
-    /// `"default"`).
+    /// `"default"`). A label given twice is kept at its first place: each model is tried
+    /// once a turn, and the chain cannot lead back to a model it left.
     pub fn new<I, S>(labels: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
+        let mut chain: Vec<String> = Vec::new();
+        for label in labels.into_iter().map(Into::into) {
+            if !chain.contains(&label) {
+                chain.push(label);
+            }
+        }
         ModelFallback {
-            chain: labels.into_iter().map(Into::into).collect(),
+            chain: chain.into(),
             falls_back_on: None,
             empty_falls_back: true,
         }

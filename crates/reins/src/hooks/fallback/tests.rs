@@ -209,3 +209,20 @@ async fn a_stack_holding_fallback_and_cache_answers_as_its_members_would() {
     assert_eq!(agent.prompt("hi").await.unwrap(), "from backup");
     assert_eq!((backup.requests().len(), cache.len()), (1, 1));
 }
+
+#[tokio::test]
+async fn a_label_given_twice_is_tried_once_so_the_chain_cannot_loop() {
+    let primary = ScriptedModel::new((0..10).map(|_| timeout()));
+    let backup = ScriptedModel::new((0..10).map(|_| timeout()));
+    let result = AgentBuilder::new(primary.clone())
+        .named_model("backup", backup.clone())
+        .add_hook(ModelFallback::new(["default", "backup", "default"]))
+        .build()
+        .prompt("hi")
+        .await;
+    assert_eq!((10 - primary.remaining(), 10 - backup.remaining()), (1, 1));
+    assert!(
+        matches!(result, Err(PromptError::Completion { .. })),
+        "{result:?}"
+    );
+}

@@ -180,3 +180,50 @@ async fn a_streamed_run_is_metered_the_same_way() {
         (BudgetLimit::OutputTokens, 500_000.0)
     );
 }
+
+#[tokio::test]
+async fn a_response_a_cache_serves_first_is_priced_by_its_model_and_is_no_model_call() {
+    // The CLI's order: the cache before the budget, so a cache hit never reaches the
+    // budget's dispatch.
+    let cache = crate::hooks::cache::ResponseCache::in_memory();
+    let model = ScriptedModel::new([
+        Turn::tool_call("lookup", json!({"q": "a"})).usage(Usage::new(10, 10)),
+        Turn::text("done").usage(Usage::new(10, 10)),
+    ]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let budget = Budget::new().max_cost(1.0).price("default", 1.0, 1.0);
+    let agent = AgentBuilder::new(model.clone())
+        .tool(counting_tool("lookup", Arc::clone(&runs)))
+        .add_hook(cache)
+        .add_hook(budget.clone())
+        .build();
+    assert_eq!(agent.prompt("go").await.unwrap(), "done");
+    let served = agent
+        .prompt("go")
+        .extended_details()
+        .await
+        .expect("served within its cost limit");
+    assert_eq!(
+        model.requests().len(),
+        2,
+        "the second run is all cache hits"
+    );
+    let used = budget.usage_in(&served.state).unwrap();
+    assert!(used.unpriced_models.is_empty(), "{used:?}");
+    assert_eq!(used.model_calls, 0, "no model was called");
+}
+
+#[tokio::test]
+async fn usage_beyond_any_count_saturates_instead_of_overflowing() {
+    let model = ScriptedModel::new([
+        Turn::tool_call("lookup", json!({"q": "a"})).usage(Usage::new(u64::MAX, 0)),
+        Turn::text("done").usage(Usage::new(1, 0)),
+    ]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let response = agent_with(&model, &runs, Budget::new())
+        .prompt("go")
+        .extended_details()
+        .await
+        .expect("the run ends normally");
+    assert_eq!(response.usage().input_tokens, u64::MAX);
+}
