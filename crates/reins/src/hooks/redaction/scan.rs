@@ -23,6 +23,27 @@ fn at(bytes: &[u8], index: usize) -> u8 {
     bytes.get(index).copied().unwrap_or(0)
 }
 
+/// The byte before `index` as a pattern's start sees it: 0 at the start of the text, and 0
+/// for the letter of a JSON escape (`\n`, `\t`, `\r`, `\b`, `\f`), which stands for a
+/// space-like character. A tool's JSON answer is scanned as its text, where a line break is
+/// the two characters `\n`: read as the letter `n`, it would hide the card or key after it.
+fn byte_before(bytes: &[u8], index: usize) -> u8 {
+    let Some(before) = index.checked_sub(1).map(|i| bytes[i]) else {
+        return 0;
+    };
+    if !matches!(before, b'n' | b't' | b'r' | b'b' | b'f') {
+        return before;
+    }
+    // The letter follows an escaping backslash when an odd number of backslashes precede it
+    // (`\\n` is a backslash and the letter `n`).
+    let backslashes = bytes[..index - 1]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'\\')
+        .count();
+    if backslashes % 2 == 1 { 0 } else { before }
+}
+
 /// How many bytes from `from` on satisfy `class`.
 fn run_len(bytes: &[u8], from: usize, class: impl Fn(u8) -> bool) -> usize {
     bytes
@@ -42,7 +63,7 @@ pub(super) fn api_keys(text: &str, emit: Emit<'_>) {
     let bytes = text.as_bytes();
     let mut index = 0;
     while index < bytes.len() {
-        let starts_word = index == 0 || !is_key_char(bytes[index - 1]);
+        let starts_word = !is_key_char(byte_before(bytes, index));
         if starts_word && matches!(bytes[index], b's' | b'A' | b'g' | b'x') {
             if let Some(end) = key_at(bytes, index) {
                 emit(index, end);
@@ -99,7 +120,7 @@ pub(super) fn bearer_tokens(text: &str, emit: Emit<'_>) {
     let token_char = |b: u8| b.is_ascii_alphanumeric() || b"-._~+/_".contains(&b);
     let mut resume = 0;
     for start in memchr2_iter(b'b', b'B', bytes) {
-        if start < resume || (start > 0 && bytes[start - 1].is_ascii_alphanumeric()) {
+        if start < resume || byte_before(bytes, start).is_ascii_alphanumeric() {
             continue;
         }
         let word = bytes.get(start..start + 6);
@@ -133,7 +154,7 @@ pub(super) fn emails(text: &str, emit: Emit<'_>) {
             continue;
         }
         let mut start = at_sign;
-        while start > resume && is_local(bytes[start - 1]) {
+        while start > resume && is_local(byte_before(bytes, start)) {
             start -= 1;
         }
         while start < at_sign && bytes[start] == b'.' {
@@ -173,9 +194,8 @@ pub(super) fn credit_cards(text: &str, emit: Emit<'_>) {
     let bytes = text.as_bytes();
     let mut index = 0;
     while index < bytes.len() {
-        if !bytes[index].is_ascii_digit()
-            || (index > 0 && (bytes[index - 1].is_ascii_alphanumeric() || bytes[index - 1] == b'_'))
-        {
+        let before = byte_before(bytes, index);
+        if !bytes[index].is_ascii_digit() || before.is_ascii_alphanumeric() || before == b'_' {
             index += 1;
             continue;
         }
@@ -273,7 +293,7 @@ pub(super) fn ssns(text: &str, emit: Emit<'_>) {
                 digit_at(i)
             }
         });
-        let before = if start == 0 { 0 } else { bytes[start - 1] };
+        let before = byte_before(bytes, start);
         let after = at(bytes, start + 11);
         let joined_before = is_word(before) || before == b'-';
         let joined_after =
@@ -299,7 +319,7 @@ pub(super) fn ipv4s(text: &str, emit: Emit<'_>) {
     let bytes = text.as_bytes();
     let mut index = 0;
     while index < bytes.len() {
-        let before = if index == 0 { 0 } else { bytes[index - 1] };
+        let before = byte_before(bytes, index);
         let bounded = !(before.is_ascii_alphanumeric() || before == b'.' || before == b'_');
         if bytes[index].is_ascii_digit() && bounded {
             if let Some(end) = ipv4_at(bytes, index) {

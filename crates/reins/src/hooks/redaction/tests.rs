@@ -302,3 +302,44 @@ fn a_disabled_pattern_is_not_masked() {
         format!("{EMAIL} at [REDACTED:ipv4]")
     );
 }
+
+#[test]
+fn a_json_escape_before_a_pattern_does_not_hide_it() {
+    // A tool's JSON answer is scanned as its text, where a line break is `\n`.
+    let text = crate::message::json_text(&json!({
+        "notes": "card:\n4111 1111 1111 1111\nssn:\n123-45-6789\nkey:\nsk-live-0123456789abcdefghijkl\n\tAKIAIOSFODNN7EXAMPLE\nBearer abc123def456"
+    }));
+    let masked = Redaction::new().redact(&text).into_owned();
+    for leaked in [
+        "4111 1111 1111 1111",
+        "123-45-6789",
+        "sk-live-0123456789abcdefghijkl",
+        "AKIAIOSFODNN7EXAMPLE",
+        "abc123def456",
+    ] {
+        assert!(!masked.contains(leaked), "{leaked}: {masked}");
+    }
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&masked).is_ok(),
+        "{masked}"
+    );
+    // An address after an escape keeps the escape whole: the text stays JSON.
+    let email = crate::message::json_text(&json!({"to": "list:\nada@example.com"}));
+    let masked = Redaction::new().redact(&email).into_owned();
+    assert_eq!(masked, r#"{"to":"list:\n[REDACTED:email]"}"#);
+}
+
+#[tokio::test]
+async fn a_json_tool_result_with_line_breaks_does_not_leak_a_card() {
+    let model = ScriptedModel::new([Turn::tool_call("read", json!({})), Turn::text("ok")]);
+    let read = tool_fn("read", "Reads a file.", |_: serde_json::Value| async {
+        Ok::<_, std::convert::Infallible>(json!({"file": "Payment\n4111 1111 1111 1111\n"}))
+    });
+    let agent = AgentBuilder::new(model.clone())
+        .tool(read)
+        .add_hook(Redaction::new())
+        .build();
+    agent.prompt("read it").await.unwrap();
+    let seen = tool_message(&model);
+    assert!(!seen.contains("4111 1111 1111 1111"), "{seen}");
+}
