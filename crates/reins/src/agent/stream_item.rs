@@ -66,8 +66,11 @@ pub enum StreamItem {
         /// The new fragment.
         delta: String,
     },
-    /// A hook or the run discarded the turn streamed so far (a repeat or an invalid
-    /// tool-call retry): text streamed for that turn is withdrawn.
+    /// The turn streamed so far is not the run's answer: text streamed for it is withdrawn.
+    /// Sent when a hook asks again (`repeat`, or `retry_with_feedback`, whose turn the model
+    /// still sees), when a hook stops the run on the turn (before the error), when the run
+    /// asks again after invalid tool calls, and when a failed or replaced model call is
+    /// retried on another model.
     TurnDiscarded {
         /// The one-based index of the discarded model call.
         turn: usize,

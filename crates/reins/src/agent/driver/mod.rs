@@ -90,7 +90,7 @@ pub(crate) fn run(
             durable,
             worker,
         } = begin(config, start, options.start.take()).await?;
-        let (state, span, ctx) = traced(config, state, sink.is_some());
+        let (state, span, ctx) = traced(config, state, sink.is_some(), &options);
         let tools = match &config.live {
             Some(live) => live.current(),
             None => Arc::clone(&config.tools),
@@ -374,14 +374,25 @@ impl Driver<'_> {
                     ModelTurnAction::RetryWithFeedback(feedback) => {
                         trace::hook_decision("retry", "on_model_turn_finished");
                         self.reject_retry_with_calls(&calls, "retry_with_feedback")?;
+                        // Kept for the model, but not the run's answer: withdrawn from the
+                        // consumer's screen.
+                        self.emit(|| StreamItem::TurnDiscarded { turn });
                         self.state.history.push(Message::Assistant {
                             content: response.content,
                         });
-                        self.state.history.push(Message::user(feedback));
+                        if calls.is_empty() {
+                            self.state.history.push(Message::user(feedback));
+                        } else {
+                            // A typed answer given through the output tool: its call is
+                            // answered with the feedback, as every call must be.
+                            self.state.pending_calls = structured::answer_calls(&calls, &feedback);
+                        }
                         continue;
                     }
                     ModelTurnAction::Stop(reason) => {
-                        // Nothing is lost: the stopped turn stays in the error's history.
+                        // Not an answer, so withdrawn from the screen; nothing is lost: the
+                        // stopped turn stays in the error's history.
+                        self.emit(|| StreamItem::TurnDiscarded { turn });
                         self.state.history.push(Message::Assistant {
                             content: response.content,
                         });
@@ -446,8 +457,15 @@ impl Driver<'_> {
         true
     }
 
+    /// Refuses `action` for a turn that calls tools, but for a typed answer given through
+    /// the output tool: it is the run's answer, none of the turn's calls has run, and the
+    /// model may give it again.
     fn reject_retry_with_calls(&self, calls: &[PendingCall], action: &str) -> Result<(), Halt> {
-        if calls.is_empty() {
+        let gives_typed_answer = self
+            .ctx
+            .output_tool()
+            .is_some_and(|output| calls.iter().any(|pending| pending.call.name == output));
+        if calls.is_empty() || gives_typed_answer {
             Ok(())
         } else {
             Err(Halt::Rejected(format!(

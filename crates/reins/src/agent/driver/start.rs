@@ -6,7 +6,8 @@ use super::{Durable, trace};
 use crate::agent::builder::AgentConfig;
 use crate::agent::error::PromptError;
 use crate::agent::hook::HookContext;
-use crate::agent::options::{RunStart, StartOptions};
+use crate::agent::options::{RunOptions, RunStart, StartOptions};
+use crate::agent::output_spec::OutputMode;
 use crate::message::Message;
 use crate::run::{RunState, RunStatus, ToolDecision};
 
@@ -92,6 +93,7 @@ pub(super) fn traced(
     config: &AgentConfig,
     mut state: RunState,
     streamed: bool,
+    options: &RunOptions,
 ) -> (RunState, tracing::Span, HookContext) {
     let span = trace::run_span(config, &mut state);
     let ctx = HookContext::for_run(
@@ -100,6 +102,15 @@ pub(super) fn traced(
         streamed,
         state.turn,
         state.entries.clone(),
-    );
+    )
+    .with_run_shape(options.max_turns, answers_through_output_tool(options));
     (state, span, ctx)
+}
+
+/// Whether the run's typed answer comes through the output tool (its mode resolved already).
+fn answers_through_output_tool(options: &RunOptions) -> bool {
+    options
+        .output
+        .as_deref()
+        .is_some_and(|spec| spec.mode != OutputMode::Native)
 }

@@ -32,7 +32,10 @@ impl Driver<'_> {
                 match output_call {
                     Some(planned) => match spec.read_tool_args(&planned.call.arguments) {
                         Ok(value) => StructuredStep::Done(value.to_string()),
-                        Err(problem) => StructuredStep::AnswerCalls(answer_calls(calls, &problem)),
+                        Err(problem) => StructuredStep::AnswerCalls(answer_calls(
+                            calls,
+                            &format!("The answer does not match the required schema: {problem}"),
+                        )),
                     },
                     None if calls.is_empty() => StructuredStep::Feedback(format!(
                         "Give your final answer by calling the `{OUTPUT_TOOL_NAME}` tool."
@@ -44,13 +47,14 @@ impl Driver<'_> {
     }
 }
 
-/// Answers the output-tool call with what was wrong, and the turn's other calls as not run.
-fn answer_calls(calls: &[PendingCall], problem: &str) -> Vec<PendingCall> {
+/// Answers the output-tool call with `feedback` (what was wrong with the answer), and the
+/// turn's other calls as not run.
+pub(super) fn answer_calls(calls: &[PendingCall], feedback: &str) -> Vec<PendingCall> {
     calls
         .iter()
         .map(|pending| {
             let text = if pending.call.name == OUTPUT_TOOL_NAME {
-                format!("The answer does not match the required schema: {problem}")
+                feedback.to_owned()
             } else {
                 "Not executed: the final answer was invalid.".to_owned()
             };

@@ -2,6 +2,8 @@
 //! [`Scratchpad`], and the entries recorded with the run's state.
 
 use super::scratchpad::Scratchpad;
+use crate::agent::options::DEFAULT_MAX_TURNS;
+use crate::agent::output_spec::OUTPUT_TOOL_NAME;
 use crate::panics::panic_message;
 use crate::run::{Entry, EntryError};
 use serde::Serialize;
@@ -53,6 +55,8 @@ pub struct HookContext {
     run_id: String,
     agent_name: Option<String>,
     streaming: bool,
+    max_turns: usize,
+    output_tool: bool,
     turn: AtomicUsize,
     scratchpad: Scratchpad,
     entries: Mutex<Vec<Entry>>,
@@ -69,12 +73,15 @@ struct DeferredEntry {
 }
 
 impl HookContext {
-    /// A context for the run `run_id`, e.g. to call a hook directly in a unit test.
+    /// A context for the run `run_id`, e.g. to call a hook directly in a unit test: turn 0,
+    /// not streamed, the default limit of model calls, no output tool.
     pub fn new(run_id: impl Into<String>) -> Self {
         HookContext {
             run_id: run_id.into(),
             agent_name: None,
             streaming: false,
+            max_turns: DEFAULT_MAX_TURNS,
+            output_tool: false,
             turn: AtomicUsize::new(0),
             scratchpad: Scratchpad::default(),
             entries: Mutex::new(Vec::new()),
@@ -93,11 +100,30 @@ impl HookContext {
             run_id,
             agent_name,
             streaming,
+            max_turns: DEFAULT_MAX_TURNS,
+            output_tool: false,
             turn: AtomicUsize::new(turn),
             scratchpad: Scratchpad::default(),
             entries: Mutex::new(entries),
             deferred: Mutex::new(Vec::new()),
         }
+    }
+
+    /// This context with the run's limit of model calls and whether its answer comes through
+    /// the output tool (see [`max_turns`](Self::max_turns) and
+    /// [`output_tool`](Self::output_tool)), e.g. to call a hook directly in a unit test.
+    ///
+    /// ```
+    /// use reins::agent::{HookContext, OUTPUT_TOOL_NAME};
+    ///
+    /// let ctx = HookContext::new("run-1").with_run_shape(3, true);
+    /// assert_eq!(ctx.max_turns(), 3);
+    /// assert_eq!(ctx.output_tool(), Some(OUTPUT_TOOL_NAME));
+    /// ```
+    pub fn with_run_shape(mut self, max_turns: usize, output_tool: bool) -> Self {
+        self.max_turns = max_turns;
+        self.output_tool = output_tool;
+        self
     }
 
     /// The run's id: unique per run, unchanged when a durable run is resumed.
@@ -112,6 +138,23 @@ impl HookContext {
 
     pub(crate) fn set_turn(&self, turn: usize) {
         self.turn.store(turn, Ordering::Relaxed);
+    }
+
+    /// The most model calls the run may make. A hook that asks the model again on the
+    /// call numbered `max_turns` ([`turn`](Self::turn)) ends the run as out of turns, so a
+    /// hook with a better reason to give stops there instead.
+    pub fn max_turns(&self) -> usize {
+        self.max_turns
+    }
+
+    /// The tool through which the model gives the run's typed answer
+    /// ([`OUTPUT_TOOL_NAME`]), when the run asks for structured output that way; `None` for a
+    /// run whose answer is text (or JSON text, with native structured output). A turn that
+    /// calls this tool is the run's final answer (none of its other calls runs), so a hook may
+    /// ask for it again (`repeat` or `retry_with_feedback`, which answers the call with the
+    /// feedback).
+    pub fn output_tool(&self) -> Option<&'static str> {
+        self.output_tool.then_some(OUTPUT_TOOL_NAME)
     }
 
     /// Whether the run is streamed.

@@ -18,6 +18,8 @@ mod checks;
 mod tripped;
 
 #[cfg(test)]
+mod answer_tests;
+#[cfg(test)]
 mod checks_tests;
 #[cfg(test)]
 mod tests;
@@ -30,7 +32,7 @@ use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, ModelTurnAction, ModelTurnFinished,
     RunStartAction, RunStartEvent, StepEventKind,
 };
-use crate::message::assistant_text;
+use crate::message::{AssistantContent, Message, assistant_text};
 use check::{ErasedCheck, FnCheck};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -121,6 +123,7 @@ pub struct Guardrails {
     tool_args: Vec<Named>,
     max_retries: usize,
     timeout: Option<Duration>,
+    check_history: bool,
 }
 
 impl Default for Guardrails {
@@ -140,6 +143,7 @@ impl fmt::Debug for Guardrails {
             .field("tool_args", &names(&self.tool_args))
             .field("max_retries", &self.max_retries)
             .field("timeout", &self.timeout)
+            .field("check_history", &self.check_history)
             .finish()
     }
 }
@@ -153,10 +157,13 @@ impl Guardrails {
             tool_args: Vec::new(),
             max_retries: 2,
             timeout: None,
+            check_history: false,
         }
     }
 
-    /// Checks the user's prompt with `check`, registered as `name`.
+    /// Checks the user's prompt with `check`, registered as `name` (and, with
+    /// [`check_history`](Self::check_history), the user messages of the history the run
+    /// starts from).
     pub fn input(mut self, name: impl Into<String>, check: impl Check) -> Self {
         self.input.push(named(name, check, None));
         self
@@ -170,8 +177,12 @@ impl Guardrails {
         self.input(name, FnCheck(check))
     }
 
-    /// Checks the text of each final answer (a model turn without tool calls; the text of
-    /// turns that call tools is not checked, as the run cannot retry such a turn).
+    /// Checks each final answer: the text of a model turn without tool calls, or, for a run
+    /// with a typed answer given through the output tool, that call's JSON arguments (see
+    /// [`HookContext::output_tool`]). The text of turns that call other tools is not checked,
+    /// as the run cannot ask for such a turn again.
+    ///
+    /// A rejection on the run's last turn trips, as no turn is left to retry in.
     pub fn answer(mut self, name: impl Into<String>, check: impl Check) -> Self {
         self.answer.push(named(name, check, None));
         self
@@ -218,6 +229,20 @@ impl Guardrails {
         self
     }
 
+    /// Whether the input checks also judge the text of each user message in the history a
+    /// new run starts from ([`with_history`](crate::agent::PromptRequest::with_history)), not
+    /// only the prompt: for a service that takes the whole conversation from its client, whose
+    /// earlier messages it never checked. Off by default, as a conversation kept by the
+    /// service was checked message by message as each was the prompt, and checking it again
+    /// costs a check per message per run.
+    ///
+    /// Any verdict but a pass on a history message trips (stage [`Stage::Input`]): a
+    /// rejection has no model to tell yet, and the history cannot be rewritten.
+    pub fn check_history(mut self, check: bool) -> Self {
+        self.check_history = check;
+        self
+    }
+
     /// The longest a check may take; a check that takes longer trips. Needs a tokio runtime
     /// with its timer enabled (without one every check trips).
     pub fn timeout(mut self, limit: Duration) -> Self {
@@ -243,8 +268,36 @@ impl Guardrails {
         ModelTurnAction::continue_run()
     }
 
-    /// Asks the model again with `feedback`, or trips once the run's retries are used up.
+    /// The first trip of the input checks on the user messages of `history`.
+    async fn check_history_messages(&self, history: &[Message]) -> Option<GuardrailTripped> {
+        let user_texts = history.iter().filter_map(|message| match message {
+            Message::User { content } => Some(content),
+            _ => None,
+        });
+        for text in user_texts {
+            for named in &self.input {
+                let message = match named.check.judge(text, self.timeout).await {
+                    Verdict::Pass => continue,
+                    Verdict::Reject(message) | Verdict::Trip(message) => message,
+                    Verdict::Rewrite(_) => "the check asked to rewrite a message of the \
+                                            history, which guardrails cannot do"
+                        .to_owned(),
+                };
+                return Some(GuardrailTripped::new(Stage::Input, &*named.name, message));
+            }
+        }
+        None
+    }
+
+    /// Asks the model again with `feedback`, or trips once the run's retries (or its turns)
+    /// are used up.
     fn retry(&self, ctx: &HookContext, check: &str, feedback: String) -> ModelTurnAction {
+        // A retry on the run's last turn would end it as out of turns, hiding the check's
+        // reason.
+        if ctx.turn() >= ctx.max_turns() {
+            let message = format!("{feedback} (no turn left to retry)");
+            return stop_turn(check, message);
+        }
         // An unreadable count cannot prove there is budget left: fail closed.
         let used = ctx
             .entries::<RetryRecord>(RETRY_ENTRY)
@@ -270,6 +323,25 @@ impl Guardrails {
     }
 }
 
+/// The text of a turn that is the run's final answer: a turn without tool calls, or the
+/// arguments of a typed answer given through the output tool (the run takes the first such
+/// call, and runs none of the turn's other calls). `None` for a turn that calls tools only,
+/// which the run cannot ask for again.
+fn final_answer(ctx: &HookContext, event: &ModelTurnFinished<'_>) -> Option<String> {
+    let mut calls = event.content.iter().filter_map(|part| match part {
+        AssistantContent::ToolCall(call) => Some(call),
+        _ => None,
+    });
+    let Some(first) = calls.next() else {
+        return Some(assistant_text(event.content.iter()));
+    };
+    let output_tool = ctx.output_tool()?;
+    std::iter::once(first)
+        .chain(calls)
+        .find(|call| call.name == output_tool)
+        .map(|call| call.arguments_text())
+}
+
 fn named(name: impl Into<String>, check: impl Check, tool: Option<Arc<str>>) -> Named {
     Named {
         name: Arc::from(name.into()),
@@ -293,6 +365,11 @@ impl AgentHook for Guardrails {
     }
 
     async fn on_run_start(&self, _ctx: &HookContext, event: RunStartEvent<'_>) -> RunStartAction {
+        if self.check_history {
+            if let Some(tripped) = self.check_history_messages(event.history).await {
+                return RunStartAction::stop(tripped.into_reason());
+            }
+        }
         let mut text = event.prompt.text();
         let mut rewritten = false;
         for named in &self.input {
@@ -322,8 +399,7 @@ impl AgentHook for Guardrails {
         ctx: &HookContext,
         event: ModelTurnFinished<'_>,
     ) -> impl Future<Output = ModelTurnAction> + Send {
-        // The run rejects retrying a turn that called tools, so only final answers are checked.
-        let answer = (!event.has_tool_calls()).then(|| assistant_text(event.content.iter()));
+        let answer = final_answer(ctx, &event);
         async move {
             let Some(text) = answer else {
                 return ModelTurnAction::continue_run();
