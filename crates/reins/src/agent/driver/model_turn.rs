@@ -166,6 +166,7 @@ impl<'a> Driver<'a> {
         let mut label = label;
         let mut calls = 0;
         loop {
+            self.ctx.set_model_attempt(calls);
             calls += 1;
             let Some(model) = models.get(&label) else {
                 return Err(Halt::Rejected(format!(

@@ -58,6 +58,7 @@ pub struct HookContext {
     max_turns: usize,
     output_tool: bool,
     turn: AtomicUsize,
+    model_attempt: AtomicUsize,
     scratchpad: Scratchpad,
     entries: Mutex<Vec<Entry>>,
     /// Entries written from the scratchpad when the run's entries are taken.
@@ -83,6 +84,7 @@ impl HookContext {
             max_turns: DEFAULT_MAX_TURNS,
             output_tool: false,
             turn: AtomicUsize::new(0),
+            model_attempt: AtomicUsize::new(0),
             scratchpad: Scratchpad::default(),
             entries: Mutex::new(Vec::new()),
             deferred: Mutex::new(Vec::new()),
@@ -103,6 +105,7 @@ impl HookContext {
             max_turns: DEFAULT_MAX_TURNS,
             output_tool: false,
             turn: AtomicUsize::new(turn),
+            model_attempt: AtomicUsize::new(0),
             scratchpad: Scratchpad::default(),
             entries: Mutex::new(entries),
             deferred: Mutex::new(Vec::new()),
@@ -138,6 +141,19 @@ impl HookContext {
 
     pub(crate) fn set_turn(&self, turn: usize) {
         self.turn.store(turn, Ordering::Relaxed);
+    }
+
+    /// The zero-based index of the current model call within its turn: 0 for the turn's
+    /// call, then 1, 2… for each call a hook had made again on another model
+    /// ([`OutcomeAction::retry_on`](crate::agent::OutcomeAction::retry_on)). With
+    /// [`turn`](Self::turn) it names each model call of a run once, e.g. to count a failed
+    /// call and its retry as two.
+    pub fn model_attempt(&self) -> usize {
+        self.model_attempt.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_model_attempt(&self, attempt: usize) {
+        self.model_attempt.store(attempt, Ordering::Relaxed);
     }
 
     /// The most model calls the run may make. A hook that asks the model again on the

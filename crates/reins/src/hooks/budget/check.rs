@@ -1,6 +1,6 @@
 //! The checks: which limits are used up, before a model call and before a tool call.
 
-use super::ledger::{CountedCall, Totals, with_ledger};
+use super::ledger::{CountedCall, Totals, current_call, with_ledger};
 use super::{Budget, BudgetExceeded, BudgetLimit};
 use crate::agent::{DispatchAction, HookContext, StopReason};
 
@@ -70,19 +70,15 @@ impl Budget {
     }
 
     pub(super) fn before_model_call(&self, ctx: &HookContext, model: &str) -> DispatchAction {
-        let turn = ctx.turn();
+        let call = current_call(ctx);
         let verdict = with_ledger(ctx, |ledger| {
-            match &mut ledger.dispatched {
-                // The same model as last turn, usually: no new copy of its label.
-                Some((dispatched_turn, label)) if label == model => *dispatched_turn = turn,
-                dispatched => *dispatched = Some((turn, model.to_owned())),
-            }
+            let counted = ledger.dispatch(call, model);
             let usage = self.totals_from(ledger);
             if let Some(reason) = self.unpriced(&usage, Some(model)).map(StopReason::from) {
-                return (Some(reason), false);
+                return (Some(reason), counted);
             }
             if let Some(stop) = self.exceeded(&usage, Tier::Stop, None) {
-                return (Some(StopReason::because(stop)), false);
+                return (Some(StopReason::because(stop)), counted);
             }
             // Past a soft limit only the cheaper model may be called, whatever later hooks
             // selected.
@@ -90,11 +86,11 @@ impl Budget {
                 let tool_calls = Some(ledger.tool_calls_in_flight());
                 if let Some(soft) = self.exceeded(&usage, Tier::Soft, tool_calls) {
                     if model != cheaper {
-                        return (Some(StopReason::because(soft)), false);
+                        return (Some(StopReason::because(soft)), counted);
                     }
                 }
             }
-            (None, false)
+            (None, counted)
         });
         match verdict {
             Ok(None) => DispatchAction::proceed(),

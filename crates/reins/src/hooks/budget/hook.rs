@@ -3,7 +3,7 @@
 
 use super::Budget;
 use super::check::Tier;
-use super::ledger::{CountedCall, add_usage, with_ledger};
+use super::ledger::{CountedCall, add_usage, current_call, with_ledger};
 use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, DispatchKind, HookContext, ModelSelectEvent,
     ModelSelectionAction, OutcomeAction, OutcomeEvent, RunStartAction, RunStartEvent,
@@ -76,16 +76,15 @@ impl AgentHook for Budget {
         let turn = ctx.turn();
         let recorded = if let Some(response) = event.completion() {
             let usage = response.usage;
+            let call = current_call(ctx);
             with_ledger(ctx, |ledger| {
-                // Once per model call, however many budgets see it.
-                if turn <= ledger.accounted_turn {
+                if ledger.is_accounted(call) {
                     return ((), false);
                 }
                 // A response an earlier hook served (a cache hit) never reached this budget's
                 // dispatch: its usage is filed under the model it stands for, and it is no
                 // model call.
-                let called =
-                    matches!(&ledger.dispatched, Some((dispatched, _)) if *dispatched == turn);
+                let called = ledger.dispatched_call() == Some(call);
                 let model = event.model().unwrap_or(UNKNOWN_MODEL);
                 // The label is copied only the first time the model is counted.
                 match ledger.by_model.get_mut(model) {
@@ -99,8 +98,19 @@ impl AgentHook for Budget {
                 if called {
                     ledger.model_calls = ledger.model_calls.saturating_add(1);
                 }
-                ledger.accounted_turn = turn;
+                ledger.mark_accounted(call);
                 ((), true)
+            })
+        } else if event.completion_error().is_some() {
+            // A failed call was made all the same (providers report no usage for it).
+            let call = current_call(ctx);
+            with_ledger(ctx, |ledger| {
+                let counts = !ledger.is_accounted(call) && ledger.dispatched_call() == Some(call);
+                if counts {
+                    ledger.model_calls = ledger.model_calls.saturating_add(1);
+                    ledger.mark_accounted(call);
+                }
+                ((), counts)
             })
         } else if let Some(result) = event.tool_outcome() {
             // A call a later hook skipped or denied did not run: it gives its slot back.

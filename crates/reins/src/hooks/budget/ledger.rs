@@ -29,9 +29,13 @@ pub(super) struct Ledger {
     /// Tool calls that ran (succeeded or failed).
     #[serde(default)]
     pub tool_calls: u64,
-    /// The last model turn whose usage is counted.
+    /// The turn of the last model call counted (its usage and, if a budget let it through,
+    /// the call itself).
     #[serde(default)]
     pub accounted_turn: usize,
+    /// That call's attempt within its turn ([`HookContext::model_attempt`]).
+    #[serde(default)]
+    pub accounted_attempt: usize,
     /// The turn `calls` belongs to; the list is reset when the turn changes (a turn's calls
     /// all have their outcome before the next model call).
     #[serde(default)]
@@ -40,9 +44,20 @@ pub(super) struct Ledger {
     /// counted once however many budgets see it.
     #[serde(default)]
     pub calls: Vec<CountedCall>,
-    /// The model label dispatched for a turn, read back when that turn's usage arrives.
+    /// The turn and model label of the last model call a budget let through.
     #[serde(default)]
     pub dispatched: Option<(usize, String)>,
+    /// That call's attempt within its turn.
+    #[serde(default)]
+    pub dispatched_attempt: usize,
+}
+
+/// One model call of a run: its turn, and its attempt within the turn.
+pub(super) type ModelCall = (usize, usize);
+
+/// The model call a hook is called for.
+pub(super) fn current_call(ctx: &HookContext) -> ModelCall {
+    (ctx.turn(), ctx.model_attempt())
 }
 
 /// A tool call of the current turn, let through by a budget.
@@ -107,6 +122,43 @@ impl Ledger {
             self.calls_turn = turn;
             self.calls.clear();
         }
+    }
+
+    /// Whether `call` (or a later one) is counted already: each model call is counted once
+    /// however many budgets see it.
+    pub fn is_accounted(&self, call: ModelCall) -> bool {
+        call <= (self.accounted_turn, self.accounted_attempt)
+    }
+
+    pub fn mark_accounted(&mut self, call: ModelCall) {
+        (self.accounted_turn, self.accounted_attempt) = call;
+    }
+
+    /// The last model call a budget let through.
+    pub fn dispatched_call(&self) -> Option<ModelCall> {
+        let (turn, _) = self.dispatched.as_ref()?;
+        Some((*turn, self.dispatched_attempt))
+    }
+
+    /// Records `call` of `model` as let through. A call let through earlier whose outcome no
+    /// budget saw (a hook before them answered it: retried it on another model, or replaced
+    /// a failed call's response) was made all the same: it is counted now. Answers whether
+    /// the ledger changed beyond the dispatch record.
+    pub fn dispatch(&mut self, call: ModelCall, model: &str) -> bool {
+        let earlier = self
+            .dispatched_call()
+            .filter(|&earlier| earlier != call && !self.is_accounted(earlier));
+        if let Some(earlier) = earlier {
+            self.model_calls = self.model_calls.saturating_add(1);
+            self.mark_accounted(earlier);
+        }
+        match &mut self.dispatched {
+            // The same model as last time, usually: no new copy of its label.
+            Some((turn, label)) if label == model => *turn = call.0,
+            dispatched => *dispatched = Some((call.0, model.to_owned())),
+        }
+        self.dispatched_attempt = call.1;
+        earlier.is_some()
     }
 
     /// Tool calls that ran, plus the ones let through that are still running.
@@ -181,8 +233,11 @@ pub struct BudgetUsage {
     pub unpriced_models: Vec<String>,
     /// Tokens per model label.
     pub by_model: BTreeMap<String, Usage>,
-    /// Model calls made. A response a hook registered before the budget served (a cache
-    /// hit) is no call; its tokens, if it reports any, count under its model's label.
+    /// Model calls made, each counted once: a failed call and each call a hook made again on
+    /// another model count too. A response a hook registered before the budget served (a
+    /// cache hit) is no call; its tokens, if it reports any, count under its model's label.
+    /// (A budget counts the tokens of the responses it sees: one registered after a hook
+    /// that sends a response to another model counts that call but not its tokens.)
     pub model_calls: u64,
     /// Tool calls that ran, successfully or not (calls that were skipped, denied or stopped
     /// are not counted).

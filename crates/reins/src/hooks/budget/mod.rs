@@ -154,7 +154,8 @@ impl Budget {
         self
     }
 
-    /// At most `max` model calls (retries and repeats count).
+    /// At most `max` model calls (retries and repeats count, and so do a failed call and
+    /// each call a hook makes again on another model, such as [`ModelFallback`](crate::hooks::fallback::ModelFallback)'s).
     pub fn max_model_calls(mut self, max: u64) -> Self {
         self.limits.model_calls = Some(max);
         self

@@ -1,6 +1,7 @@
 use super::*;
 mod composition;
 mod resume;
+mod retries;
 
 use crate::agent::{
     Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, ModelSelectEvent,
