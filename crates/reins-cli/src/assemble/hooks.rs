@@ -205,6 +205,34 @@ fn cache(agent: &LoadedAgent) -> Result<Option<ResponseCache>, String> {
     opened.map(Some).map_err(|error| error.to_string())
 }
 
+/// A budget without limits that prices the file's models, to read a run's cost from its
+/// budget record; `None` when the file gives no price.
+pub fn price_table(agent: &LoadedAgent) -> Option<Budget> {
+    let file = &agent.file;
+    let any_price = file.limits.price_per_million.is_some()
+        || file
+            .labeled_models()
+            .iter()
+            .any(|(_, model)| model.get_ref().price_per_million.is_some());
+    any_price.then(|| priced(agent, Budget::new()))
+}
+
+/// `budget` with the file's prices: the `[limits]` one for every model, and each model's own
+/// under the label it is registered with.
+fn priced(agent: &LoadedAgent, mut budget: Budget) -> Budget {
+    if let Some(price) = &agent.file.limits.price_per_million {
+        let [input, output] = *price.get_ref();
+        budget = budget.default_price(input, output);
+    }
+    for (label, model) in agent.file.labeled_models() {
+        if let Some(price) = &model.get_ref().price_per_million {
+            let [input, output] = *price.get_ref();
+            budget = budget.price(label, input, output);
+        }
+    }
+    budget
+}
+
 fn budget(agent: &LoadedAgent) -> Option<Budget> {
     let limits = &agent.file.limits;
     let mut budget = Budget::new();
@@ -238,17 +266,7 @@ fn budget(agent: &LoadedAgent) -> Option<Budget> {
         budget = budget.max_cost(*max.get_ref());
         set(true);
     }
-    if let Some(price) = &limits.price_per_million {
-        let [input, output] = *price.get_ref();
-        budget = budget.default_price(input, output);
-    }
-    // Each model's own price, under the label it is registered with.
-    for (label, model) in agent.file.labeled_models() {
-        if let Some(price) = &model.get_ref().price_per_million {
-            let [input, output] = *price.get_ref();
-            budget = budget.price(label, input, output);
-        }
-    }
+    budget = priced(agent, budget);
     if limits.over_budget_model.is_some() {
         budget = budget.on_exceeded_switch_to(crate::config::OVER_BUDGET_LABEL);
         if let Some(factor) = &limits.hard_limit_factor {

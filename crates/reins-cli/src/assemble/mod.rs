@@ -13,7 +13,7 @@ mod env;
 mod hooks;
 mod models;
 
-pub use hooks::Approvals;
+pub use hooks::{Approvals, price_table};
 pub use models::model_label;
 
 use crate::config::{DEFAULT_LABEL, LoadedAgent, McpConfig, OVER_BUDGET_LABEL, tool_choice};

@@ -5,6 +5,7 @@ use crate::approve::pretty;
 use crate::runs::{Step, model_shown, status_name, timeline};
 use crate::trail::DecisionView;
 use reins::agent::RunState;
+use reins::hooks::budget::Budget;
 use reins::store::PendingApproval;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -58,20 +59,30 @@ pub struct RunsTable<'a> {
     pub waiting: &'a [PendingApproval],
     /// The agent's own model as `provider/name`.
     pub own_model: &'a str,
-    /// The agent file's `[input, output]` price per million tokens, if any.
+    /// The file's prices by model label, to price a run from its budget record.
+    pub pricing: Option<&'a Budget>,
+    /// The agent's model's `[input, output]` price per million tokens, if any: for a run
+    /// without a budget record, priced as if that model made every call.
     pub prices: Option<[f64; 2]>,
     /// When each run started (its first checkpoint), in milliseconds since the Unix epoch.
     pub started_ms: &'a HashMap<String, i64>,
 }
 
-/// A run's cost from the price table, or blank without one.
-pub fn cost(state: &RunState, prices: Option<[f64; 2]>) -> String {
-    prices.map_or_else(String::new, |[input, output]| {
-        let cost = (state.usage.input_tokens as f64 * input
-            + state.usage.output_tokens as f64 * output)
-            / 1_000_000.0;
-        format!("{cost:.4}")
-    })
+/// A run's cost: each model's tokens at its own price when the run has a budget record
+/// (a run that switched models is priced per model), else all of the run's tokens at the
+/// agent's model's price; blank without a price.
+pub fn cost(state: &RunState, pricing: Option<&Budget>, prices: Option<[f64; 2]>) -> String {
+    let per_model = pricing
+        .and_then(|budget| budget.usage_in(state))
+        .filter(|used| used.unpriced_models.is_empty())
+        .map(|used| used.cost);
+    let cost = per_model.or_else(|| {
+        prices.map(|[input, output]| {
+            (state.usage.input_tokens as f64 * input + state.usage.output_tokens as f64 * output)
+                / 1_000_000.0
+        })
+    });
+    cost.map_or_else(String::new, |cost| format!("{cost:.4}"))
 }
 
 /// The runs table, newest first: agent, model, status, turns, tokens, cost, age.
@@ -100,7 +111,7 @@ pub fn runs_table(states: &[RunState], table: &RunsTable<'_>) -> String {
             model = escape(&model_shown(state, table.own_model)),
             turns = state.turn,
             tokens = state.usage.input_tokens + state.usage.output_tokens,
-            cost = cost(state, table.prices),
+            cost = cost(state, table.pricing, table.prices),
             age = table
                 .started_ms
                 .get(&state.run_id)
@@ -286,6 +297,33 @@ pub fn url_segment(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reins::agent::AgentBuilder;
+    use reins::completion::{CompletionError, Usage};
+    use reins::hooks::fallback::ModelFallback;
+    use reins::testing::{ScriptedModel, Turn};
+
+    #[tokio::test]
+    async fn a_run_is_priced_per_model_from_its_budget_record() {
+        // The default model fails; the fallback reads a million tokens, at twice the price.
+        let failing = ScriptedModel::new([Turn::error(CompletionError::Timeout("slow".into()))]);
+        let backup = ScriptedModel::new([Turn::text("ok").usage(Usage::new(1_000_000, 0))]);
+        let agent = AgentBuilder::new(failing)
+            .named_model("fallback-1", backup)
+            .add_hook(ModelFallback::new(["default", "fallback-1"]))
+            .add_hook(Budget::new().max_model_calls(5))
+            .build();
+        let run = agent.prompt("hi").extended_details().await.unwrap();
+        let pricing = Budget::new()
+            .default_price(1.0, 1.0)
+            .price("fallback-1", 2.0, 2.0);
+        let own_price = Some([1.0, 1.0]);
+        assert_eq!(cost(&run.state, Some(&pricing), own_price), "2.0000");
+        // Without a price table, or a model it does not price, the agent's model's price.
+        assert_eq!(cost(&run.state, None, own_price), "1.0000");
+        let partial = Budget::new().price("default", 3.0, 3.0);
+        assert_eq!(cost(&run.state, Some(&partial), own_price), "1.0000");
+        assert_eq!(cost(&run.state, None, None), "");
+    }
 
     #[test]
     fn markup_from_a_model_is_escaped() {

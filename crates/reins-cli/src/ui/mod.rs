@@ -20,6 +20,7 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
 use reins::agent::{RunStatus, ToolDecision};
+use reins::hooks::budget::Budget;
 use reins::store::BoxedStore;
 use reins::store::{Decision, PendingApproval, RunStore};
 use serde::Deserialize;
@@ -31,6 +32,8 @@ struct App {
     agent: LoadedAgent,
     /// The agent's own model as `provider/name`.
     model: String,
+    /// The file's prices by model label, when it gives any.
+    pricing: Option<Budget>,
     store: BoxedStore,
     token: Option<String>,
     csrf: String,
@@ -50,6 +53,7 @@ pub async fn serve(
     let store = crate::store::open(&agent).await?;
     let app = Arc::new(App {
         model: crate::assemble::model_label(agent.file.model.get_ref()),
+        pricing: crate::assemble::price_table(&agent),
         agent,
         store,
         token: token.filter(|t| !t.is_empty()),
@@ -194,6 +198,7 @@ async fn runs_html(app: &App) -> Result<String, Response> {
     let table = html::RunsTable {
         waiting: &waiting,
         own_model: &app.model,
+        pricing: app.pricing.as_ref(),
         // The agent's own model's price, else the one for every model.
         prices: [
             &app.agent.file.model.get_ref().price_per_million,
