@@ -28,6 +28,9 @@ use std::time::Duration;
 /// past a token or cost limit, never two. A tool call is refused once `max_tool_calls` calls
 /// ran, and also when the run could not make another model call to read its result. An
 /// answer the model already gave is never thrown away: the check is before calls, not after.
+/// A tool call decided on resume ([`ToolDecision`](crate::agent::ToolDecision), given to a
+/// suspended run) takes the place of its dispatch hooks, so the budget does not refuse it; it
+/// still counts once it ran.
 ///
 /// **What happens then.** By default the run stops with [`PromptError::Cancelled`] whose
 /// reason is a [`BudgetExceeded`] ([`BudgetExceeded::from_error`] reads it back). With

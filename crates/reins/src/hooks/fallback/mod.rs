@@ -17,7 +17,9 @@ use std::sync::Arc;
 /// order: when the call on one label fails, the turn is sent to the label after it
 /// ([`OutcomeAction::retry_on`]); when the last one fails, the run fails with that call's
 /// error. A label that is not in the chain (a model a hook selected) falls back to the chain's
-/// first label. Every call is dispatched and observed like any other, so budgets, audit logs
+/// first label. A turn makes at most
+/// [`MAX_MODEL_CALLS_PER_TURN`](crate::agent::MAX_MODEL_CALLS_PER_TURN) model calls, so a
+/// chain longer than that ends with the run's error there. Every call is dispatched and observed like any other, so budgets, audit logs
 /// and approvals see the fallback calls too; a streaming run withdraws the text of a failed
 /// call ([`StreamItem::TurnDiscarded`](crate::agent::StreamItem::TurnDiscarded)).
 ///
