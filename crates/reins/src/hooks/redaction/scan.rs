@@ -190,6 +190,14 @@ fn valid_domain(domain: &[u8]) -> bool {
 /// Payment card numbers: 13 to 19 digits, optionally in groups separated by single spaces or
 /// dashes, starting with 2 to 6 (the card networks' ranges, which also leaves millisecond
 /// timestamps alone) and passing the Luhn check.
+///
+/// The boundary rule: a run of digit groups (digits, with single spaces or dashes between
+/// digits) must not touch a word on either side. When a letter or `_` follows the run, its
+/// last group is the start of that word (`2FA`, `3rd`, `4K`), not a digit group: the run ends
+/// at the separator before it, so `4111 1111 1111 1111 2FA` still holds the card. A run of one
+/// group glued to a word (`4111111111111111abc`) is a word, never a card. Groups that simply
+/// go on (`… 1111 2024`, or 20 digits in a row) stay in the run, where a card is only found
+/// ending at a group's end: a longer number is not cut into a card.
 pub(super) fn credit_cards(text: &str, emit: Emit<'_>) {
     let bytes = text.as_bytes();
     let mut index = 0;
@@ -213,8 +221,20 @@ pub(super) fn credit_cards(text: &str, emit: Emit<'_>) {
             }
         }
         let next = at(bytes, end);
-        if !(next.is_ascii_alphanumeric() || next == b'_') {
-            cards_in_run(bytes, index, end, emit);
+        let card_end = if next.is_ascii_alphanumeric() || next == b'_' {
+            // The last group belongs to the word after the run: the run ends at the separator
+            // before that group, or there is no run when it is the only group.
+            let group = bytes[index..end]
+                .iter()
+                .rev()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            (end - group).checked_sub(1).filter(|&cut| cut > index)
+        } else {
+            Some(end)
+        };
+        if let Some(card_end) = card_end {
+            cards_in_run(bytes, index, card_end, emit);
         }
         index = end.max(index + 1);
     }

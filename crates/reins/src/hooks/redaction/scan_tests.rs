@@ -148,6 +148,18 @@ fn credit_cards() {
         "ref 12-4111-1111-1111-1111",
         &["4111-1111-1111-1111"],
     );
+    // A word that starts with a digit after the card (`2FA`, `3rd`) is not one of its groups.
+    for (text, card) in [
+        (
+            "card 4111 1111 1111 1111 2FA enabled",
+            "4111 1111 1111 1111",
+        ),
+        ("4111-1111-1111-1111 3rd attempt", "4111-1111-1111-1111"),
+        ("4111 1111 1111 1111 2024 4K", "4111 1111 1111 1111"),
+        ("4111111111111111 2fa", "4111111111111111"),
+    ] {
+        assert_finds(Pattern::CreditCard, text, &[card]);
+    }
     for text in [
         "4111111111111112", // fails Luhn
         "4111 1111 1111 1112",
@@ -157,7 +169,9 @@ fn credit_cards() {
         "4111  1111 1111 1111", // a double space splits the number
         "id4111111111111111",   // inside a word
         "4111111111111111abc",
-        "7111111111111111", // not a card network's range
+        "4111 1111 1111 1111abc", // the last group is part of a word: 12 digits are left
+        "41111111111111111111 2FA", // 20 digits, then a word
+        "7111111111111111",       // not a card network's range
     ] {
         assert_finds(Pattern::CreditCard, text, &[]);
     }
