@@ -325,8 +325,13 @@ fn patch_between(before: &CompletionRequest, after: CompletionRequest) -> Reques
     if after.additional_params != before.additional_params {
         patch.additional_params = after.additional_params;
     }
-    if after.documents.len() > before.documents.len() {
-        patch.context = after.documents[before.documents.len()..].to_vec();
+    if after.documents != before.documents {
+        // Documents added after the ones shown are additions; any other change (a member
+        // rewrote or removed one) replaces the list.
+        match after.documents.strip_prefix(before.documents.as_slice()) {
+            Some(added) => patch.context = added.to_vec(),
+            None => patch.documents = Some(after.documents),
+        }
     }
     if after.history != before.history {
         patch.history = Some(after.history);

@@ -17,6 +17,9 @@ use std::sync::Arc;
 ///   earlier hook withheld.
 /// - `additional_params`: shallow-merged, the later hook's keys winning.
 /// - `context` and `extra_context`: documents accumulate in order.
+/// - `documents`: the later hook's list wins, and the documents earlier hooks added with
+///   `context` are dropped with the list they were added to; documents added after it (by its
+///   own patch or a later hook's) are added to it.
 ///
 /// # Example
 ///
@@ -89,8 +92,12 @@ pub struct RequestPatch {
     pub active_tools: Option<Vec<String>>,
     /// Shallow-merged into the agent's additional parameters.
     pub additional_params: Option<Value>,
-    /// Documents added for the turn.
+    /// Documents added for the turn (after `documents`, when that is set too).
     pub context: Vec<Document>,
+    /// Replaces the documents sent for the turn (the agent's, and those earlier patches
+    /// added), before `context` is added. The agent's own documents are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub documents: Option<Vec<Document>>,
     /// Replaces the history sent for the turn (the run's own history is unchanged).
     pub history: Option<Vec<Message>>,
 }
@@ -153,6 +160,16 @@ impl RequestPatch {
         self
     }
 
+    /// Replaces the documents sent for the turn: the agent's, and any an earlier patch added.
+    /// Documents added with [`context`](Self::context) or
+    /// [`extra_context`](Self::extra_context) are sent after them. To rewrite the documents
+    /// rather than add to them, build the list from the request the hook's event shows (as
+    /// [`Redaction`](crate::hooks::redaction::Redaction) does to mask them).
+    pub fn documents(mut self, documents: impl IntoIterator<Item = Document>) -> Self {
+        self.documents = Some(documents.into_iter().collect());
+        self
+    }
+
     /// Replaces the history sent for the turn.
     pub fn history(mut self, history: Vec<Message>) -> Self {
         self.history = Some(history);
@@ -174,6 +191,7 @@ impl RequestPatch {
             active_tools,
             additional_params,
             context,
+            documents,
             history,
         } = later;
         if preamble.is_some() {
@@ -200,7 +218,13 @@ impl RequestPatch {
                 None => later,
             });
         }
-        self.context.extend(context);
+        if documents.is_some() {
+            // The later list replaces what the earlier patches sent, their additions too.
+            self.documents = documents;
+            self.context = context;
+        } else {
+            self.context.extend(context);
+        }
         if history.is_some() {
             self.history = history;
         }
@@ -235,6 +259,9 @@ impl RequestPatch {
                 None => params,
             });
         }
+        if let Some(documents) = self.documents {
+            request.documents = documents;
+        }
         request.documents.extend(self.context);
         if let Some(history) = self.history {
             request.history = history;
@@ -267,5 +294,34 @@ mod tests {
         assert_eq!(merged.active_tools, Some(vec!["b".to_string()]));
         assert_eq!(merged.additional_params, Some(json!({"x": 1, "y": 2})));
         assert_eq!(merged.context.len(), 2);
+    }
+
+    #[test]
+    fn replaced_documents_drop_earlier_additions_and_keep_later_ones() {
+        let doc = |id: &str| Document::new(id, id);
+        let mut request = CompletionRequest {
+            documents: vec![doc("agent")],
+            ..CompletionRequest::default()
+        };
+        let mut merged = RequestPatch::new().context(doc("earlier"));
+        merged.merge(
+            RequestPatch::new()
+                .documents([doc("replaced")])
+                .context(doc("own")),
+        );
+        merged.merge(RequestPatch::new().context(doc("later")));
+        // Merged, then applied once: as if each patch were applied in turn.
+        merged.clone().apply(&mut request);
+        let ids: Vec<_> = request.documents.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(ids, ["replaced", "own", "later"]);
+        // A patch without the new field reads as before, and is written as before.
+        let old: RequestPatch = serde_json::from_value(json!({
+            "preamble": null, "temperature": null, "max_tokens": null, "tool_choice": null,
+            "active_tools": null, "additional_params": null, "context": [], "history": null
+        }))
+        .unwrap();
+        assert_eq!(old, RequestPatch::new());
+        let written = serde_json::to_value(RequestPatch::new()).unwrap();
+        assert!(written.get("documents").is_none(), "{written}");
     }
 }

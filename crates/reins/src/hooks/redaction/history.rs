@@ -1,8 +1,11 @@
-//! Masking a history: a copy is made only from the first message that needs masking, and
-//! every message before it is cloned, never rescanned.
+//! Masking a request: its history, preamble and documents. A copy is made only from the
+//! first message (or document) that needs masking, and every one before it is cloned, never
+//! rescanned.
 
 use super::Redaction;
-use crate::message::{AssistantContent, Message, OneOrMany, Reasoning, Text, ToolCall};
+use crate::agent::RequestPatch;
+use crate::completion::CompletionRequest;
+use crate::message::{AssistantContent, Document, Message, OneOrMany, Reasoning, Text, ToolCall};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -10,8 +13,43 @@ use std::borrow::Cow;
 /// formatted for scanning.
 const SMALLEST_CARD_NUMBER: u64 = 1_000_000_000_000;
 
+/// The patch that sends a masked copy of what `request` says to the model (its history,
+/// preamble and documents), or `None` when nothing in it needs masking.
+pub(super) fn redact_request(
+    redaction: &Redaction,
+    request: &CompletionRequest,
+) -> Option<RequestPatch> {
+    let mut patch = RequestPatch::new();
+    if let Some(history) = redact_history(redaction, &request.history) {
+        patch = patch.history(history);
+    }
+    if let Some(preamble) = request.preamble.as_deref() {
+        if let Some(masked) = owned(redaction.redact(preamble)) {
+            patch = patch.preamble(masked);
+        }
+    }
+    // The documents are replaced, not added to: the list sent is the masked one.
+    if let Some(documents) = redact_all(&request.documents, |d| redact_document(redaction, d)) {
+        patch = patch.documents(documents);
+    }
+    (!patch.is_empty()).then_some(patch)
+}
+
+/// A document with its id and text masked (both are sent), or `None` when neither matches.
+fn redact_document(redaction: &Redaction, document: &Document) -> Option<Document> {
+    let id = owned(redaction.redact(&document.id));
+    let text = owned(redaction.redact(&document.text));
+    if id.is_none() && text.is_none() {
+        return None;
+    }
+    Some(Document {
+        id: id.unwrap_or_else(|| document.id.clone()),
+        text: text.unwrap_or_else(|| document.text.clone()),
+    })
+}
+
 /// A masked copy of `history`, or `None` when nothing in it needs masking.
-pub(super) fn redact_history(redaction: &Redaction, history: &[Message]) -> Option<Vec<Message>> {
+fn redact_history(redaction: &Redaction, history: &[Message]) -> Option<Vec<Message>> {
     redact_all(history, |message| redact_message(redaction, message))
 }
 

@@ -26,7 +26,7 @@ pub use pattern::{Match, Pattern};
 
 use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
-    RequestPatch, StepEventKind,
+    StepEventKind,
 };
 use memchr::memmem::Finder;
 use pattern::merge;
@@ -59,11 +59,15 @@ struct Matcher {
 ///   its outcome, is masked with [`OutcomeAction::rewrite_tool_result`]. The raw outcome is
 ///   untouched, and hooks registered after this one see the masked text; register it before
 ///   audit or logging hooks that should not see the secrets either.
-/// - **Requests** (`on_dispatch` of each model call): when anything in the history about to
-///   be sent (the user's prompt included) needs masking, the call is sent with a masked copy
-///   through a [`RequestPatch`]; the run's own history keeps the original. Register it last
-///   among hooks that change the request, so it sees their changes. Reasoning that carries a
-///   provider signature is sent unchanged, as changing it would invalidate the signature.
+/// - **Requests** (`on_dispatch` of each model call): when anything in the request about to
+///   be sent needs masking — its history (the user's prompt included), its preamble (system
+///   prompt) or its context documents (their ids and texts) — the call is sent with a masked
+///   copy through a [`RequestPatch`](crate::agent::RequestPatch) (the documents through
+///   [`RequestPatch::documents`](crate::agent::RequestPatch::documents), which replaces
+///   them); the run's own history and the agent's preamble and documents keep the original.
+///   Register it last among hooks that change the request, so it sees their changes.
+///   Reasoning that carries a provider signature is sent unchanged, as changing it would
+///   invalidate the signature. The tool definitions and provider parameters are not masked.
 ///
 /// It keeps no state, so one instance serves any number of concurrent runs.
 ///
@@ -252,7 +256,8 @@ impl Redaction {
         self
     }
 
-    /// Whether the history sent with each model request is masked (default true).
+    /// Whether each model request (its history, preamble and documents) is masked (default
+    /// true).
     pub fn requests(mut self, on: bool) -> Self {
         self.requests = on;
         self
@@ -359,8 +364,8 @@ impl AgentHook for Redaction {
         let Some(request) = event.request() else {
             return DispatchAction::proceed();
         };
-        match history::redact_history(self, &request.history) {
-            Some(masked) => DispatchAction::patch(RequestPatch::new().history(masked)),
+        match history::redact_request(self, request) {
+            Some(patch) => DispatchAction::patch(patch),
             None => DispatchAction::proceed(),
         }
     }

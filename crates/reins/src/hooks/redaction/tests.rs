@@ -1,10 +1,10 @@
 use super::*;
 use crate::agent::hook::DispatchTarget;
 use crate::agent::{
-    AgentBuilder, CompletionCallAction, CompletionCallEvent, DispatchKind, HookStack,
+    AgentBuilder, CompletionCallAction, CompletionCallEvent, DispatchKind, HookStack, RequestPatch,
 };
 use crate::completion::CompletionRequest;
-use crate::message::{AssistantContent, Message, OneOrMany, Reasoning};
+use crate::message::{AssistantContent, Document, Message, OneOrMany, Reasoning};
 use crate::testing::{ScriptedModel, Turn};
 use crate::tool::{ToolOutcome, tool_fn};
 use serde_json::json;
@@ -342,4 +342,82 @@ async fn a_json_tool_result_with_line_breaks_does_not_leak_a_card() {
     agent.prompt("read it").await.unwrap();
     let seen = tool_message(&model);
     assert!(!seen.contains("4111 1111 1111 1111"), "{seen}");
+}
+
+/// Adds a context document holding an email address to every request.
+struct AddsNote;
+
+impl AgentHook for AddsNote {
+    async fn on_completion_call(
+        &self,
+        _ctx: &HookContext,
+        _event: CompletionCallEvent<'_>,
+    ) -> CompletionCallAction {
+        let note = Document::new("note", format!("reply to {EMAIL}"));
+        CompletionCallAction::patch(RequestPatch::new().context(note))
+    }
+}
+
+#[tokio::test]
+async fn the_preamble_and_context_documents_sent_are_masked() {
+    let model = ScriptedModel::new([Turn::tool_call("noop", json!({})), Turn::text("ok")]);
+    let noop = tool_fn("noop", "Does nothing.", |_: Value| async {
+        Ok::<_, std::convert::Infallible>("done")
+    });
+    let agent = AgentBuilder::new(model.clone())
+        .preamble(format!("Escalate to {EMAIL}."))
+        .context(Document::new("crm", format!("card {CARD}")))
+        .context(Document::new("clean", "nothing here"))
+        .tool(noop)
+        .add_hook(AddsNote)
+        .add_hook(Redaction::new())
+        .build();
+    agent.prompt("hi").await.unwrap();
+    let expected = vec![
+        Document::new("crm", "card [REDACTED:credit_card]"),
+        Document::new("clean", "nothing here"),
+        Document::new("note", "reply to [REDACTED:email]"),
+    ];
+    // Every turn starts again from the agent's own preamble and documents.
+    for sent in model.requests() {
+        assert_eq!(
+            sent.preamble.as_deref(),
+            Some("Escalate to [REDACTED:email].")
+        );
+        assert_eq!(sent.documents, expected);
+    }
+}
+
+#[tokio::test]
+async fn a_stack_called_as_a_hook_masks_the_documents_it_is_shown() {
+    let mut request = CompletionRequest::new(vec![Message::user("hello")]);
+    request.preamble = Some("be brief".to_owned());
+    request.documents = vec![
+        Document::new("a", "clean"),
+        Document::new(EMAIL, format!("mail {EMAIL}")),
+    ];
+    let target = DispatchTarget::Completion {
+        turn: 1,
+        model: "default",
+        request: &request,
+    };
+    let event = DispatchEvent {
+        kind: DispatchKind::Completion,
+        target: &target,
+    };
+    let stack = HookStack::new().with(Redaction::new());
+    let action = stack.on_dispatch(&HookContext::new("r"), event).await;
+    let DispatchAction::Patch(patch) = action else {
+        panic!("{action:?}")
+    };
+    let mut sent = request.clone();
+    patch.apply(&mut sent);
+    assert_eq!(sent.preamble.as_deref(), Some("be brief"));
+    assert_eq!(
+        sent.documents,
+        vec![
+            Document::new("a", "clean"),
+            Document::new("[REDACTED:email]", "mail [REDACTED:email]"),
+        ]
+    );
 }
