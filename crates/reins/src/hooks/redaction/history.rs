@@ -127,7 +127,8 @@ fn redact_part(redaction: &Redaction, part: &AssistantContent) -> Option<Assista
     }
 }
 
-/// `value` with its strings (and long numbers) masked, or `None` when nothing matches.
+/// `value` with its strings, object keys included, (and long numbers) masked, or `None` when
+/// nothing matches.
 pub(super) fn redact_json(redaction: &Redaction, value: &Value) -> Option<Value> {
     match value {
         Value::String(text) => owned(redaction.redact(text)).map(Value::String),
@@ -145,27 +146,48 @@ pub(super) fn redact_json(redaction: &Redaction, value: &Value) -> Option<Value>
         Value::Object(fields) => {
             let mut masked: Option<Map<String, Value>> = None;
             for (index, (key, field)) in fields.iter().enumerate() {
-                match (redact_json(redaction, field), &mut masked) {
-                    (Some(changed), Some(masked)) => {
-                        masked.insert(key.clone(), changed);
-                    }
-                    (Some(changed), None) => {
-                        let mut copy: Map<String, Value> = fields
+                // Keys are sent as text too: a map keyed by addresses would show them.
+                let (new_key, new_field) =
+                    (owned(redaction.redact(key)), redact_json(redaction, field));
+                let masked = match (&mut masked, &new_key, &new_field) {
+                    (Some(masked), _, _) => masked,
+                    (None, None, None) => continue,
+                    (None, _, _) => masked.insert(
+                        fields
                             .iter()
                             .take(index)
                             .map(|(k, v)| (k.clone(), v.clone()))
-                            .collect();
-                        copy.insert(key.clone(), changed);
-                        masked = Some(copy);
-                    }
-                    (None, Some(masked)) => {
-                        masked.insert(key.clone(), field.clone());
-                    }
-                    (None, None) => {}
-                }
+                            .collect(),
+                    ),
+                };
+                insert_apart(
+                    masked,
+                    new_key.unwrap_or_else(|| key.clone()),
+                    new_field.unwrap_or_else(|| field.clone()),
+                );
             }
             masked.map(Value::Object)
         }
         Value::Null | Value::Bool(_) => None,
+    }
+}
+
+/// Inserts `value` under `key`, or under `key#2`, `key#3`… when `key` is taken: two keys
+/// masked alike (two addresses become `[REDACTED:email]`) keep both entries, where one
+/// would otherwise overwrite the other in the copy the model is sent.
+fn insert_apart(map: &mut Map<String, Value>, key: String, value: Value) {
+    if !map.contains_key(&key) {
+        map.insert(key, value);
+        return;
+    }
+    // Ends: the map has finitely many keys.
+    let mut n = 2usize;
+    loop {
+        let candidate = format!("{key}#{n}");
+        if !map.contains_key(&candidate) {
+            map.insert(candidate, value);
+            return;
+        }
+        n += 1;
     }
 }

@@ -332,8 +332,9 @@ impl Redaction {
         Cow::Owned(masked)
     }
 
-    /// `value` with every string (and every number long enough to be a card number) masked,
-    /// or `None` when nothing in it matches.
+    /// `value` with every string, object keys included (and every number long enough to be a
+    /// card number), masked, or `None` when nothing in it matches. Two keys of one object
+    /// masked alike keep both entries: the later one gets `#2` (`#3`…) after its key.
     pub fn redact_json(&self, value: &Value) -> Option<Value> {
         history::redact_json(self, value)
     }

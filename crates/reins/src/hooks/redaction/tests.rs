@@ -258,12 +258,38 @@ fn overlapping_matches_merge_and_nothing_found_borrows() {
 #[test]
 fn json_values_mask_strings_and_card_numbers_only() {
     let redaction = Redaction::new();
-    let clean = json!({"id": 4111111111111112u64, "n": 12, "ok": true, "x": null, EMAIL: "key"});
+    let clean = json!({"id": 4111111111111112u64, "n": 12, "ok": true, "x": null, "k": "v"});
     assert_eq!(redaction.redact_json(&clean), None);
     let dirty = json!({"a": [1, {"b": EMAIL}], "card": 4111111111111111u64, "c": "d"});
     let masked =
         json!({"a": [1, {"b": "[REDACTED:email]"}], "card": "[REDACTED:credit_card]", "c": "d"});
     assert_eq!(redaction.redact_json(&dirty), Some(masked));
+}
+
+#[test]
+fn json_object_keys_are_masked_and_keys_masked_alike_are_kept_apart() {
+    let redaction = Redaction::new();
+    let roles = json!({
+        "ada@example.com": "admin",
+        "bob@example.com": "viewer",
+        "plan": {"sk-live-0123456789abcdefghijkl": true},
+    });
+    let masked = redaction.redact_json(&roles).unwrap();
+    let text = masked.to_string();
+    for leaked in ["example.com", "sk-live"] {
+        assert!(!text.contains(leaked), "{leaked}: {text}");
+    }
+    assert_eq!(masked["plan"], json!({"[REDACTED:api_key]": true}));
+    // Both entries reach the model, each under its own key.
+    let fields = masked.as_object().unwrap();
+    assert_eq!(fields.len(), 3, "{text}");
+    let mut roles: Vec<_> = fields
+        .iter()
+        .filter(|(key, _)| key.starts_with("[REDACTED:email]"))
+        .map(|(_, role)| role.as_str().unwrap())
+        .collect();
+    roles.sort_unstable();
+    assert_eq!(roles, ["admin", "viewer"]);
 }
 
 #[test]
