@@ -8,7 +8,10 @@
 //! Each match becomes `[REDACTED:<kind>]` unless [`Redaction::replacement`] says otherwise.
 //!
 //! Each pattern family is one pass over the text, and a text with nothing to mask is scanned
-//! without allocating.
+//! without allocating, unless it holds JSON escapes that could hide a match (`\\`, `\/`,
+//! or `\u` and an ASCII code): those are decoded, up to three levels deep (JSON text in a
+//! JSON string), and the decoded text is scanned as well, so `ada\u0040example.com` and a
+//! doubly encoded tool answer are masked too.
 //!
 //! Redaction is a best-effort filter, not a data-loss-prevention guarantee: patterns miss
 //! secrets they do not know and can mask look-alikes.
@@ -16,6 +19,7 @@
 mod history;
 mod pattern;
 mod scan;
+mod unescape;
 
 #[cfg(test)]
 mod scan_tests;
@@ -270,9 +274,29 @@ impl Redaction {
     }
 
     /// What would be masked in `text`: sorted, with overlapping matches merged into one (of
-    /// the kind of the one that starts first).
+    /// the kind of the one that starts first). Matches hidden by JSON escapes
+    /// (`ada\u0040example.com`, or JSON text held in a JSON string) are found too, and
+    /// cover their escapes whole.
     pub fn find<'r>(&'r self, text: &str) -> Vec<Match<'r>> {
         let mut found: Vec<Match<'r>> = Vec::new();
+        self.find_in(text, &mut found);
+        for view in unescape::views(text) {
+            let mut in_view = Vec::new();
+            self.find_in(&view.text, &mut in_view);
+            for Match { range, kind } in in_view {
+                let Some(range) = view.original(range) else {
+                    continue;
+                };
+                if text.is_char_boundary(range.start) && text.is_char_boundary(range.end) {
+                    found.push(Match { range, kind });
+                }
+            }
+        }
+        merge(found)
+    }
+
+    /// Every match in `text`, unsorted and unmerged.
+    fn find_in<'r>(&'r self, text: &str, found: &mut Vec<Match<'r>>) {
         for pattern in self.enabled() {
             pattern.scan(text, &mut |start, end| {
                 found.push(Match {
@@ -308,7 +332,6 @@ impl Redaction {
                 }
             }
         }
-        merge(found)
     }
 
     /// `text` with every match replaced; borrowed, without allocating, when nothing matches.

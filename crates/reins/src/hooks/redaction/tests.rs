@@ -447,3 +447,48 @@ async fn a_stack_called_as_a_hook_masks_the_documents_it_is_shown() {
         ]
     );
 }
+
+#[test]
+fn unicode_escapes_and_doubly_encoded_json_do_not_hide_secrets() {
+    let redaction = Redaction::new().secret("hunter2-staging");
+    assert_eq!(
+        redaction.redact(r"mail ada\u0040example.com, pw hunter2\u002Dstaging"),
+        "mail [REDACTED:email], pw [REDACTED:secret]"
+    );
+    // A JSON answer holding JSON text (an HTTP body): escaped once more.
+    let body = r#"{"email":"bob\u0040example.com","notes":"card:\n4111 1111 1111 1111","auth":"Bearer abc\/def123456"}"#;
+    let text = crate::message::json_text(&json!({"status": 200, "body": body}));
+    let masked = redaction.redact(&text).into_owned();
+    for leaked in ["bob", "4111", "def123456"] {
+        assert!(!masked.contains(leaked), "{leaked}: {masked}");
+    }
+    // The text, and the text it holds, are still JSON.
+    let outer: Value = serde_json::from_str(&masked).unwrap();
+    let inner: Value = serde_json::from_str(outer["body"].as_str().unwrap()).unwrap();
+    assert_eq!(inner["email"], "[REDACTED:email]");
+    assert_eq!(inner["notes"], "card:\n[REDACTED:credit_card]");
+    // Escapes that hide nothing are left alone, and a backslash of a path is no escape.
+    for clean in [
+        r"C:\\Users\\ada\\notes.txt",
+        r"caf\u00e9 \u0041BC",
+        r"a\\nb",
+    ] {
+        assert_eq!(redaction.redact(clean), clean);
+    }
+}
+
+#[tokio::test]
+async fn a_tool_answer_carrying_an_escaped_body_is_masked() {
+    let model = ScriptedModel::new([Turn::tool_call("fetch", json!({})), Turn::text("ok")]);
+    let fetch = tool_fn("fetch", "Fetches.", |_: Value| async {
+        let body = r#"{"owner":"ada\u0040example.com"}"#;
+        Ok::<_, std::convert::Infallible>(json!({"status": 200, "body": body}))
+    });
+    let agent = AgentBuilder::new(model.clone())
+        .tool(fetch)
+        .add_hook(Redaction::new())
+        .build();
+    agent.prompt("fetch it").await.unwrap();
+    let seen = tool_message(&model);
+    assert!(!seen.contains("ada"), "{seen}");
+}
