@@ -73,6 +73,19 @@ struct Matcher {
 ///   Reasoning that carries a provider signature is sent unchanged, as changing it would
 ///   invalidate the signature. The tool definitions and provider parameters are not masked.
 ///
+/// What it does not mask: only what the model is sent is masked, never what the run keeps.
+/// The run's own history (which a durable run stores) holds the prompt and the history as
+/// written. A tool call's raw [`ToolOutcome`](crate::tool::ToolOutcome) is untouched too: a
+/// failed call's error ([`ToolFailure`](crate::tool::ToolFailure)'s message, which can quote
+/// a secret the model is shown masked), a skip reason or a denial report. Hooks after this
+/// one read it through `result.outcome()` — an
+/// [`AuditLog`](crate::hooks::audit::AuditLog) writes it as the outcome line's `message` —,
+/// a stream yields it in [`StreamItem::ToolResult`](crate::agent::StreamItem::ToolResult),
+/// [`PromptError::Tool`](crate::agent::PromptError::Tool) carries it when tool errors fail
+/// the run, and a durable run stores it in its state (the call's
+/// [`CallRecord`](crate::run::CallRecord)`::outcome`) and in the call's `tool_call` journal
+/// entry.
+///
 /// It keeps no state, so one instance serves any number of concurrent runs.
 ///
 /// ```
