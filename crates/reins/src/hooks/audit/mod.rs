@@ -7,14 +7,19 @@
 //! [`ToolCallContext::effect_id`](crate::tool::ToolCallContext::effect_id) gives it to the
 //! tool); model lines add `model` (the label called) and the request's `tool_choice` when
 //! set. Dispatch lines say `"decision": "proceed"`. Outcome lines say `outcome` — `"success"`,
-//! `"failed"`, `"skipped"`, `"denied"` or `"suspended"` (a failed model call's line is written
-//! when the run ends, as are suspended calls') — with a `message` for all but success (the
-//! failure, or what the model was told), a model's `usage`, and `approval` when
+//! `"failed"`, `"skipped"`, `"denied"` or `"suspended"` (a suspended call's line is written
+//! when the run ends) — with a `message` for all but success, a model's `usage`, and
+//! `approval` when
 //! an [`ApprovalPolicy`](crate::hooks::approval::ApprovalPolicy) decided the call (see
 //! [`ApprovalRecord`](crate::hooks::approval::ApprovalRecord)). With
 //! [`with_args`](AuditLog::with_args), tool lines also carry `args`, through the
 //! [`redact_args`](AuditLog::redact_args) closure if one is set. Fields without a value are
 //! left out.
+//!
+//! A tool outcome's `message` is what the model is told about the call (the failure, or the
+//! reason it was not run) as the hooks registered before the log left it: a
+//! [`Redaction`](crate::hooks::redaction::Redaction) registered before the log masks it in
+//! the log too. (Arguments are not masked by it: use [`redact_args`](AuditLog::redact_args).)
 //!
 //! # Where to register it
 //!
@@ -25,6 +30,10 @@
 //! and the approval record). Suspended calls get their outcome line when the run ends.
 //! Registered first instead, the log records every call as the model made it, before any
 //! policy saw it, and the outcome lines still record what was decided.
+//!
+//! A hook's `stop` is not a refusal: it ends the run at once, so the call it stopped on (and
+//! any not yet run in that turn) gets no outcome line, and, with the log registered last, no
+//! line at all. The run's error says why it stopped.
 //!
 //! The log only observes: it answers proceed to everything, and a failed write is reported
 //! with `tracing::warn!` and never stops the run. Lines are written (and flushed) while the
@@ -37,7 +46,7 @@ mod time;
 
 use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
-    PromptError, RunSettledEvent, StepEventKind,
+    PromptError, RunSettledEvent, StepEventKind, ToolResult,
 };
 use crate::hooks::approval::approval_record;
 use crate::tool::ToolOutcome;
@@ -208,14 +217,17 @@ struct Sink {
     line: Vec<u8>,
 }
 
-/// The `outcome` and `message` of a tool outcome.
-fn describe(outcome: &ToolOutcome) -> (&'static str, Option<String>) {
-    match outcome {
-        ToolOutcome::Success => ("success", None),
-        ToolOutcome::Failed(failure) => ("failed", Some(failure.to_string())),
-        ToolOutcome::Skipped { reason } => ("skipped", Some(reason.clone())),
-        ToolOutcome::Denied { report } => ("denied", Some(report.clone())),
-    }
+/// The `outcome` and `message` of a tool call's result. The message is the text the model
+/// is shown, not the raw outcome's: earlier hooks' rewrites (a redaction's masks above all)
+/// must hold in the log too, and a failure's text can quote a secret.
+fn describe(result: &ToolResult<'_>) -> (&'static str, Option<String>) {
+    let outcome = match result.outcome() {
+        ToolOutcome::Success => return ("success", None),
+        ToolOutcome::Failed(_) => "failed",
+        ToolOutcome::Skipped { .. } => "skipped",
+        ToolOutcome::Denied { .. } => "denied",
+    };
+    (outcome, Some(result.output_text().to_owned()))
 }
 
 impl AgentHook for AuditLog {
@@ -259,7 +271,7 @@ impl AgentHook for AuditLog {
                 || Some(result.args_value()),
                 || result.args(),
             );
-            let (outcome, message) = describe(result.outcome());
+            let (outcome, message) = describe(result);
             line.outcome = Some(outcome);
             line.message = message;
             line.approval = approval_record(ctx, call_id);

@@ -348,3 +348,57 @@ fn it_observes_only_dispatches_outcomes_and_the_end_of_runs() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_secret_masked_by_an_earlier_redaction_is_never_written() {
+    use crate::hooks::redaction::Redaction;
+    const KEY: &str = "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12";
+    let buffer = Buffer::default();
+    let model = ScriptedModel::new([
+        Turn::tool_calls([("fetch", json!({})), ("pay", json!({}))]),
+        Turn::text("done"),
+    ]);
+    // A tool whose error quotes the key it was given, and a policy whose reason does.
+    let fetch = tool_fn("fetch", "Fetches.", |_: Value| async {
+        Err::<String, _>(format!("401 Unauthorized for key {KEY}"))
+    });
+    let policy = ApprovalPolicy::new()
+        .rule(Rule::deny(
+            "pay",
+            format!("paying needs a key other than {KEY}"),
+        ))
+        .rule(Rule::allow("*"));
+    AgentBuilder::new(model.clone())
+        .tool(fetch)
+        .tool(echo("pay"))
+        .add_hook(policy)
+        .add_hook(Redaction::new())
+        .add_hook(AuditLog::new(buffer.clone()))
+        .build()
+        .prompt("go")
+        .await
+        .unwrap();
+    let lines = buffer.lines();
+    let outcome = |tool: &str| {
+        lines
+            .iter()
+            .find(|l| l["event"] == "outcome" && l["tool"] == tool)
+            .cloned()
+            .unwrap()
+    };
+    // The log says what the model was told, as the redaction left it.
+    let told = |tool: &str| {
+        model.requests()[1]
+            .history
+            .iter()
+            .find(|m| matches!(m, crate::message::Message::Tool(r) if r.tool_name == tool))
+            .map(crate::message::Message::text)
+            .unwrap()
+    };
+    assert_eq!(outcome("fetch")["outcome"], "failed");
+    assert_eq!(outcome("fetch")["message"], told("fetch").as_str());
+    assert_eq!(outcome("pay")["outcome"], "denied");
+    assert_eq!(outcome("pay")["message"], told("pay").as_str());
+    assert!(told("fetch").contains("401 Unauthorized for key [REDACTED"));
+    assert!(!buffer.lines().iter().any(|l| l.to_string().contains(KEY)));
+}
