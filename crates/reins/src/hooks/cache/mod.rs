@@ -75,7 +75,10 @@ impl ResponseCache {
     }
 
     /// A cache recorded to `path`, a JSON Lines file created when missing: the responses
-    /// already in it are served, and every new response is appended as one line.
+    /// already in it are served, and every new response is appended as one line. A line that
+    /// does not read as a recorded response (one cut short by a crash included) fails with
+    /// [`CacheError::Malformed`] naming it, as [`replay`](Self::replay) does: remove it to
+    /// go on.
     pub fn record_to(path: impl AsRef<Path>) -> Result<Self, CacheError> {
         let (entries, recording) = Recording::open(path.as_ref())?;
         Ok(ResponseCache::with(false, entries, Some(recording)))

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -126,15 +126,23 @@ impl Recording {
 
     /// Opens `path` for appending (creating it), with the responses already in it.
     pub(super) fn open(path: &Path) -> Result<(Entries, Recording), CacheError> {
-        let file = OpenOptions::new()
+        let io = |source| CacheError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        // Read as well as appended to, to see how the file ends; writes still go to its end.
+        let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(path)
-            .map_err(|source| CacheError::Io {
-                path: path.to_owned(),
-                source,
-            })?;
+            .map_err(io)?;
         let entries = Recording::read(path)?;
+        // A last line without its newline (a file saved by an editor or another tool) would
+        // have the next response appended to it, and the recording would no longer read.
+        if !ends_with_newline(&mut file).map_err(io)? {
+            file.write_all(b"\n").map_err(io)?;
+        }
         let recording = Recording {
             path: path.to_owned(),
             file: Mutex::new(file),
@@ -160,6 +168,17 @@ impl fmt::Debug for Recording {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Recording").field(&self.path).finish()
     }
+}
+
+/// Whether `file` is empty or ends with a newline.
+fn ends_with_newline(file: &mut File) -> std::io::Result<bool> {
+    if file.metadata()?.len() == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0];
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
 }
 
 fn parse_key(text: &str) -> Option<[u8; 32]> {

@@ -164,3 +164,24 @@ fn a_malformed_recording_names_its_line() {
         Err(CacheError::Io { .. })
     ));
 }
+
+#[tokio::test]
+async fn a_recording_whose_last_line_has_no_newline_is_extended_on_a_line_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    let first = AgentBuilder::new(ScriptedModel::new([Turn::text("one")]))
+        .add_hook(ResponseCache::record_to(&path).unwrap())
+        .build();
+    first.prompt("first").await.unwrap();
+    // As an editor or another tool may save it: no newline after the last line.
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.trim_end()).unwrap();
+
+    let second = AgentBuilder::new(ScriptedModel::new([Turn::text("two")]))
+        .add_hook(ResponseCache::record_to(&path).unwrap())
+        .build();
+    second.prompt("second").await.unwrap();
+    let replay = ResponseCache::replay(&path).expect("every line still reads");
+    assert_eq!(replay.len(), 2);
+    assert!(ResponseCache::record_to(&path).is_ok());
+}
