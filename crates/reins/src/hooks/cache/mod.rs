@@ -36,6 +36,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// keys what is sent. A served turn reports zero usage (no tokens were spent), and the outcome
 /// hooks see it like any response. Shared between runs and agents by cloning.
 ///
+/// A request a run sends again (a hook's
+/// [`ModelTurnAction::repeat`](crate::agent::ModelTurnAction::repeat) asks again with the same
+/// request) is its own entry: the n-th identical request of a run is served the n-th response
+/// kept for it, and a miss calls the model. So a repeat gets a new answer, and a replay
+/// follows the recorded run. A failed call is not kept and does not count.
+///
 /// ```
 /// use reins::agent::AgentBuilder;
 /// use reins::hooks::cache::ResponseCache;
@@ -63,10 +69,47 @@ struct Inner {
     recording: Option<Recording>,
 }
 
-/// The key of the request a run dispatched and the cache missed, kept in the run's
-/// scratchpad until its response arrives.
+/// The request a run dispatched and the cache missed, kept in the run's scratchpad until its
+/// response arrives: the request's digest, and the key its response is kept under.
 #[derive(Clone, Copy)]
-struct PendingKey([u8; 32]);
+struct PendingKey {
+    request: [u8; 32],
+    key: [u8; 32],
+}
+
+/// How many responses the run got for each request digest, in its scratchpad. A request
+/// sent again in one run (a hook's `ModelTurnAction::repeat` sends the same one) is keyed
+/// by how many answers came before it: served the first answer again, a repeat would gain
+/// nothing, and a replay would not follow the recorded run.
+#[derive(Default)]
+struct Answered(HashMap<[u8; 32], u32>);
+
+impl Answered {
+    /// The key of the next response to `request` in this run.
+    fn next_key(ctx: &HookContext, request: [u8; 32]) -> [u8; 32] {
+        let before = ctx
+            .scratchpad()
+            .update(|answered: &mut Answered| answered.0.get(&request).copied());
+        match before {
+            // The first answer keeps the request's own digest, as recordings always had it.
+            None | Some(0) => request,
+            Some(n) => {
+                let mut digest = Sha256::new();
+                digest.update(request);
+                digest.update(n.to_le_bytes());
+                digest.finalize().into()
+            }
+        }
+    }
+
+    /// The run got a response to `request`.
+    fn count(ctx: &HookContext, request: [u8; 32]) {
+        ctx.scratchpad().update(|answered: &mut Answered| {
+            let n = answered.0.entry(request).or_default();
+            *n = n.saturating_add(1);
+        });
+    }
+}
 
 impl ResponseCache {
     /// An empty cache in memory: misses call the model, and their responses are kept.
@@ -168,16 +211,19 @@ impl AgentHook for ResponseCache {
         let (Some(model), Some(request)) = (event.model(), event.request()) else {
             return DispatchAction::proceed();
         };
-        let key = match key(model, request) {
-            Ok(key) => key,
+        let digest = match key(model, request) {
+            Ok(digest) => digest,
             Err(error) if self.inner.replay_only => {
                 return DispatchAction::stop(format!("response cache: {error}"));
             }
             Err(_) => return DispatchAction::proceed(),
         };
-        if let Some(cached) = self.entries().get(&key) {
+        let key = Answered::next_key(ctx, digest);
+        let served = self.entries().get(&key).map(CachedResponse::to_response);
+        if let Some(response) = served {
             ctx.scratchpad().remove::<PendingKey>();
-            return DispatchAction::respond(cached.to_response());
+            Answered::count(ctx, digest);
+            return DispatchAction::respond(response);
         }
         if self.inner.replay_only {
             return DispatchAction::stop(StopReason::because(CacheMiss {
@@ -185,19 +231,23 @@ impl AgentHook for ResponseCache {
                 turn: ctx.turn(),
             }));
         }
-        ctx.scratchpad().set(PendingKey(key));
+        ctx.scratchpad().set(PendingKey {
+            request: digest,
+            key,
+        });
         DispatchAction::proceed()
     }
 
     async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
         // Only a response to the request this hook missed on is kept: not a served one, and
         // not one after a failed call.
-        let Some(PendingKey(key)) = ctx.scratchpad().remove::<PendingKey>() else {
+        let Some(PendingKey { request, key }) = ctx.scratchpad().remove::<PendingKey>() else {
             return OutcomeAction::proceed();
         };
         let Some(response) = event.completion() else {
             return OutcomeAction::proceed();
         };
+        Answered::count(ctx, request);
         let cached = CachedResponse::of(response);
         if let Some(recording) = &self.inner.recording {
             if let Err(error) = recording.append(&key, &cached) {

@@ -185,3 +185,46 @@ async fn a_recording_whose_last_line_has_no_newline_is_extended_on_a_line_of_its
     assert_eq!(replay.len(), 2);
     assert!(ResponseCache::record_to(&path).is_ok());
 }
+
+/// Rejects the first answer of a run and asks again with the same request.
+struct RepeatTheFirstAnswer;
+
+impl AgentHook for RepeatTheFirstAnswer {
+    async fn on_model_turn_finished(
+        &self,
+        ctx: &HookContext,
+        _: crate::agent::ModelTurnFinished<'_>,
+    ) -> crate::agent::ModelTurnAction {
+        if ctx.turn() == 1 {
+            crate::agent::ModelTurnAction::repeat()
+        } else {
+            crate::agent::ModelTurnAction::continue_run()
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_repeated_request_gets_a_new_answer_and_replays_as_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    let model = ScriptedModel::new([Turn::text("rejected"), Turn::text("accepted")]);
+    let cache = ResponseCache::record_to(&path).unwrap();
+    let agent = AgentBuilder::new(model.clone())
+        .add_hook(cache.clone())
+        .add_hook(RepeatTheFirstAnswer)
+        .build();
+    // The repeat is the same request: served the rejected answer, it would gain nothing.
+    assert_eq!(agent.prompt("hi").await.unwrap(), "accepted");
+    assert_eq!(model.requests().len(), 2);
+    // Another run with the same cache is served both answers, in order.
+    assert_eq!(agent.prompt("hi").await.unwrap(), "accepted");
+    assert_eq!(model.requests().len(), 2);
+
+    let silent = ScriptedModel::new([]);
+    let replayed = AgentBuilder::new(silent.clone())
+        .add_hook(ResponseCache::replay(&path).unwrap())
+        .add_hook(RepeatTheFirstAnswer)
+        .build();
+    assert_eq!(replayed.prompt("hi").await.unwrap(), "accepted");
+    assert!(silent.requests().is_empty());
+}
