@@ -58,3 +58,44 @@ fn a_recorded_run_replays_without_the_model_and_a_new_request_misses() {
     assert_ne!(code, 0, "{stderr}");
     assert_eq!(stderr.matches("missing.jsonl").count(), 1, "{stderr}");
 }
+
+#[test]
+fn a_run_that_fell_back_replays_its_failed_calls_with_no_model_server() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    // Nothing listens on the agent's own model: every call to it fails, and the fallback
+    // model (fakellm) serves each turn.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let dead_url = format!("http://{}/v1", closed.local_addr().expect("its address"));
+    drop(closed);
+    let fallback = |cache: &str| {
+        format!(
+            "[hooks.cache]\n{cache}\n[[hooks.fallback.models]]\nprovider = \"openai\"\n\
+             name = \"gpt-5-nano\"\nbase_url = \"{}\"\napi_key_env = \"REINS_TEST_KEY\"\n",
+            server.openai_url()
+        )
+    };
+    let agent = notes_agent(&dead_url, &fallback("record = \"responses.jsonl\""));
+    let run = || {
+        outcome(
+            agent
+                .reins(&["run", "AGENT", "Save a note.", "--json"])
+                .env("REINS_TEST_KEY", "k"),
+        )
+    };
+    let (code, stdout, stderr) = run();
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let lines =
+        std::fs::read_to_string(agent.dir.path().join("responses.jsonl")).expect("the recording");
+    let failures = lines.lines().filter(|l| l.contains("\"failure\"")).count();
+    assert_eq!((lines.lines().count(), failures), (4, 2), "{lines}");
+
+    // No model server at all now: each turn's failure is replayed, and the fallback is served
+    // the recorded answer.
+    let replaying = notes_agent(&dead_url, &fallback("replay = \"responses.jsonl\""));
+    drop(server);
+    std::fs::copy(&replaying.file, &agent.file).expect("the replaying file");
+    let (code, stdout, stderr) = run();
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let done = events(&stdout).pop().expect("events");
+    assert_eq!(done["answer"], "Done: the note is saved.", "{stdout}");
+}

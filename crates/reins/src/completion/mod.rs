@@ -190,7 +190,12 @@ pub(crate) type SharedModel = Arc<dyn DynCompletionModel>;
 /// }
 /// # }
 /// ```
-#[derive(Debug, Clone, thiserror::Error)]
+///
+/// It serializes as `{"<kind>": …}` (`{"timeout": "…"}`, `{"http": {"status": 503, "body":
+/// "…"}}`), so a recorded run keeps its failed calls
+/// ([`ResponseCache`](crate::hooks::cache::ResponseCache)).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum CompletionError {
     /// The provider answered with an error status; `body` is what it said.

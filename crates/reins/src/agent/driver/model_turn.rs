@@ -5,8 +5,8 @@ use super::streamed_turn::{CaughtTurn, TurnSource, model_panicked};
 use super::{Driver, Halt, trace};
 use crate::agent::builder::AgentConfig;
 use crate::agent::hook::{
-    CompletionCallEvent, ModelOutcome, ModelTurnAction, ModelTurnFinished, Stacked, StepEvent,
-    StepEventKind, TurnRequest,
+    CompletionCallEvent, HookAnswer, ModelOutcome, ModelTurnAction, ModelTurnFinished, Stacked,
+    StepEvent, StepEventKind, TurnRequest,
 };
 use crate::agent::output_spec::OutputMode;
 use crate::agent::stream_item::StreamItem;
@@ -189,7 +189,8 @@ impl<'a> Driver<'a> {
             let called = match served {
                 // Boxed: a response a hook answered with is rare, and its path's state would
                 // otherwise be part of every run's future.
-                Some(response) => Box::pin(self.serve(*response)).await,
+                Some(HookAnswer::Response(response)) => Box::pin(self.serve(*response)).await,
+                Some(HookAnswer::Failure(error)) => Err(Halt::Completion(*error)),
                 None => self.call_once(&**model, request.get()).await,
             };
             if !self.observes(StepEventKind::CompletionOutcome) {

@@ -16,9 +16,9 @@ use super::events::{
     TextDeltaEvent, ToolCallDeltaEvent,
 };
 use super::links::{
-    EffectDispatch, EffectOutcome, FailureChain, ModelOutcome, PromptChain, RequestChain,
-    ResponseChain, SelectionChain, ShownResponse, ToolCallChain, ToolDispatchDecision,
-    ToolResultChain,
+    EffectDispatch, EffectOutcome, FailureChain, HookAnswer, ModelOutcome, PromptChain,
+    RequestChain, ResponseChain, SelectionChain, ShownResponse, ToolCallChain,
+    ToolDispatchDecision, ToolResultChain,
 };
 use super::mode::{AsyncMethod, Direct, SyncMethod};
 use super::stack::HookStack;
@@ -225,7 +225,10 @@ pub(super) async fn on_dispatch(
                 compose::chained::<table::on_dispatch, Direct, _>(hooks, ctx, chain).await?;
             match (answer, turn_request.into_patched()) {
                 (Stacked::Stop(reason), _) => DispatchAction::Stop(reason),
-                (Stacked::Go(Some(response)), _) => DispatchAction::Respond(response),
+                (Stacked::Go(Some(HookAnswer::Response(response))), _) => {
+                    DispatchAction::Respond(response)
+                }
+                (Stacked::Go(Some(HookAnswer::Failure(error))), _) => DispatchAction::Fail(error),
                 (Stacked::Go(None), Some(patched)) if patched != *request => {
                     DispatchAction::patch(patch_between(request, patched))
                 }

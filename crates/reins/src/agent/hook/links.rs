@@ -181,7 +181,7 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
     fn take(&mut self, action: DispatchAction) -> ControlFlow<Self::Done> {
         let decision = match action {
             DispatchAction::Proceed => return proceed(action),
-            DispatchAction::Patch(_) | DispatchAction::Respond(_) => {
+            DispatchAction::Patch(_) | DispatchAction::Respond(_) | DispatchAction::Fail(_) => {
                 return ControlFlow::Continue(());
             }
             DispatchAction::RewriteToolArgs(value) => {
@@ -215,9 +215,18 @@ pub(crate) struct RequestChain<'h, B> {
     pub request: &'h mut TurnRequest<B>,
 }
 
+/// How a dispatch hook answered a model call itself, so that the model is not called.
+#[derive(Debug)]
+pub(crate) enum HookAnswer {
+    /// Served with this response.
+    Response(Box<CompletionResponse>),
+    /// Answered with this failure.
+    Failure(Box<CompletionError>),
+}
+
 impl<B: RequestBase> Link<table::on_dispatch> for RequestChain<'_, B> {
     /// `Some`: a hook answered the call itself; the model is not called.
-    type Done = Stacked<Option<Box<CompletionResponse>>>;
+    type Done = Stacked<Option<HookAnswer>>;
     #[inline]
     fn view(&self) -> (DispatchKind, Target<'_, DispatchTarget<'_>>) {
         let target = DispatchTarget::Completion {
@@ -234,7 +243,10 @@ impl<B: RequestBase> Link<table::on_dispatch> for RequestChain<'_, B> {
             DispatchAction::RewriteToolArgs(_) => {}
             DispatchAction::Patch(patch) => self.request.patch(*patch),
             DispatchAction::Respond(response) => {
-                return ControlFlow::Break(Stacked::Go(Some(response)));
+                return ControlFlow::Break(Stacked::Go(Some(HookAnswer::Response(response))));
+            }
+            DispatchAction::Fail(error) => {
+                return ControlFlow::Break(Stacked::Go(Some(HookAnswer::Failure(error))));
             }
             DispatchAction::Skip(reason)
             | DispatchAction::Deny(reason)
@@ -267,7 +279,8 @@ impl Link<table::on_dispatch> for EffectDispatch<'_> {
             DispatchAction::Proceed
             | DispatchAction::RewriteToolArgs(_)
             | DispatchAction::Patch(_)
-            | DispatchAction::Respond(_) => ControlFlow::Continue(()),
+            | DispatchAction::Respond(_)
+            | DispatchAction::Fail(_) => ControlFlow::Continue(()),
             decision => ControlFlow::Break(decision),
         }
     }

@@ -45,7 +45,7 @@ pub use events::{
     RunSettledEvent, RunStartEvent, TextDeltaEvent, ToolCallDeltaEvent,
 };
 pub(crate) use events::{DispatchTarget, OutcomeTarget, ToolCallView};
-pub(crate) use links::{ModelOutcome, ToolDispatchDecision};
+pub(crate) use links::{HookAnswer, ModelOutcome, ToolDispatchDecision};
 pub(crate) use mode::HookFailure;
 pub use patch::RequestPatch;
 pub use scratchpad::Scratchpad;

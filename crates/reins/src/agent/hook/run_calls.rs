@@ -9,8 +9,8 @@ use super::events::{
     ModelTurnFinished, ReasoningDeltaEvent, RunSettledEvent, TextDeltaEvent, ToolCallDeltaEvent,
 };
 use super::links::{
-    FailureChain, ModelOutcome, PromptChain, RequestChain, ResponseChain, SelectionChain,
-    ToolCallChain, ToolDispatchDecision, ToolResultChain,
+    FailureChain, HookAnswer, ModelOutcome, PromptChain, RequestChain, ResponseChain,
+    SelectionChain, ToolCallChain, ToolDispatchDecision, ToolResultChain,
 };
 use super::mode::{AsyncMethod, Caught, HookFailure};
 use super::stack::{HookStack, Observers};
@@ -115,7 +115,7 @@ impl HookStack {
         turn: usize,
         model: &'e str,
         request: &'e mut TurnRequest<&mut CompletionRequest>,
-    ) -> impl Future<Output = Result<Stacked<Option<Box<CompletionResponse>>>, HookFailure>> {
+    ) -> impl Future<Output = Result<Stacked<Option<HookAnswer>>, HookFailure>> {
         let hooks = self.observers(StepEventKind::CompletionDispatch);
         let chain = RequestChain {
             turn,

@@ -2,6 +2,8 @@
 //! request, without calling the model — to save cost, to test offline, or to replay a recorded
 //! run exactly.
 
+#[cfg(test)]
+mod failure_tests;
 mod recording;
 #[cfg(test)]
 mod tests;
@@ -12,8 +14,8 @@ use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
     PromptError, StepEventKind, StopReason,
 };
-use crate::completion::CompletionRequest;
-use recording::Recording;
+use crate::completion::{CompletionError, CompletionRequest};
+use recording::{Answer, Recorded, Recording};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::fmt;
@@ -40,7 +42,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// [`ModelTurnAction::repeat`](crate::agent::ModelTurnAction::repeat) asks again with the same
 /// request) is its own entry: the n-th identical request of a run is served the n-th response
 /// kept for it, and a miss calls the model. So a repeat gets a new answer, and a replay
-/// follows the recorded run. A failed call is not kept and does not count.
+/// follows the recorded run.
+///
+/// A failed model call is recorded too (a line with a `failure` instead of a `response`), and
+/// a replay answers that call with the same failure ([`DispatchAction::fail`]), so a run that
+/// fell back to another model replays the same way. A failure is never served otherwise: in
+/// memory or while recording, the call goes to the model again. (In memory a failure is not
+/// kept, and takes no place among a run's identical requests.)
 ///
 /// ```
 /// use reins::agent::AgentBuilder;
@@ -66,6 +74,8 @@ pub struct ResponseCache {
 struct Inner {
     replay_only: bool,
     entries: Mutex<HashMap<[u8; 32], CachedResponse>>,
+    /// The recorded failures a replay answers calls with (empty unless replaying).
+    failures: HashMap<[u8; 32], CompletionError>,
     recording: Option<Recording>,
 }
 
@@ -114,7 +124,7 @@ impl Answered {
 impl ResponseCache {
     /// An empty cache in memory: misses call the model, and their responses are kept.
     pub fn in_memory() -> Self {
-        ResponseCache::with(false, HashMap::new(), None)
+        ResponseCache::with(false, Recorded::default(), None)
     }
 
     /// A cache recorded to `path`, a JSON Lines file created when missing: the responses
@@ -123,26 +133,28 @@ impl ResponseCache {
     /// [`CacheError::Malformed`] naming it, as [`replay`](Self::replay) does: remove it to
     /// go on.
     pub fn record_to(path: impl AsRef<Path>) -> Result<Self, CacheError> {
-        let (entries, recording) = Recording::open(path.as_ref())?;
-        Ok(ResponseCache::with(false, entries, Some(recording)))
+        let (recorded, recording) = Recording::open(path.as_ref())?;
+        // A recorded failure is not served here: the model may answer now.
+        let recorded = Recorded {
+            failures: HashMap::new(),
+            ..recorded
+        };
+        Ok(ResponseCache::with(false, recorded, Some(recording)))
     }
 
     /// Serves only the responses recorded in `path`: the model is never called, and a
     /// request the recording does not hold stops the run with a [`CacheMiss`].
     pub fn replay(path: impl AsRef<Path>) -> Result<Self, CacheError> {
-        let entries = Recording::read(path.as_ref())?;
-        Ok(ResponseCache::with(true, entries, None))
+        let recorded = Recording::read(path.as_ref())?;
+        Ok(ResponseCache::with(true, recorded, None))
     }
 
-    fn with(
-        replay_only: bool,
-        entries: HashMap<[u8; 32], CachedResponse>,
-        recording: Option<Recording>,
-    ) -> Self {
+    fn with(replay_only: bool, recorded: Recorded, recording: Option<Recording>) -> Self {
         ResponseCache {
             inner: Arc::new(Inner {
                 replay_only,
-                entries: Mutex::new(entries),
+                entries: Mutex::new(recorded.responses),
+                failures: recorded.failures,
                 recording,
             }),
         }
@@ -225,6 +237,10 @@ impl AgentHook for ResponseCache {
             Answered::count(ctx, digest);
             return DispatchAction::respond(response);
         }
+        if let Some(failure) = self.inner.failures.get(&key) {
+            Answered::count(ctx, digest);
+            return DispatchAction::fail(failure.clone());
+        }
         if self.inner.replay_only {
             return DispatchAction::stop(StopReason::because(CacheMiss {
                 model: model.to_owned(),
@@ -245,12 +261,23 @@ impl AgentHook for ResponseCache {
             return OutcomeAction::proceed();
         };
         let Some(response) = event.completion() else {
+            // A failed call is recorded, so a replay fails it the same way (a fallback then
+            // takes the turn as it did), and takes its place in the run's sequence of calls;
+            // it is never served from memory: the model may answer next time.
+            if let (Some(recording), Some(failure)) =
+                (&self.inner.recording, event.completion_error())
+            {
+                Answered::count(ctx, request);
+                if let Err(error) = recording.append(&key, Answer::Failure(failure)) {
+                    tracing::warn!(%error, "response cache: could not record a failed call");
+                }
+            }
             return OutcomeAction::proceed();
         };
         Answered::count(ctx, request);
         let cached = CachedResponse::of(response);
         if let Some(recording) = &self.inner.recording {
-            if let Err(error) = recording.append(&key, &cached) {
+            if let Err(error) = recording.append(&key, Answer::Response(&cached)) {
                 tracing::warn!(%error, "response cache: could not record a response");
             }
         }

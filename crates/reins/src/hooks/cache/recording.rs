@@ -1,6 +1,7 @@
-//! A recording of model responses: one JSON line per response, keyed by the request's digest.
+//! A recording of model responses: one JSON line per response (or failed call), keyed by the
+//! request's digest.
 
-use crate::completion::{CompletionResponse, FinishReason, RawResponse, Usage};
+use crate::completion::{CompletionError, CompletionResponse, FinishReason, RawResponse, Usage};
 use crate::hex::lower_hex;
 use crate::message::{AssistantContent, OneOrMany};
 use serde::{Deserialize, Serialize};
@@ -74,18 +75,41 @@ pub enum CacheError {
 }
 
 /// One line of a recording, as written: the hex SHA-256 digest of the model label and the
-/// request, and the response.
+/// request, and the response, or the failure of a call that failed.
 #[derive(Serialize)]
 struct LineOut<'a> {
     key: String,
-    response: &'a CachedResponse,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response: Option<&'a CachedResponse>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failure: Option<&'a CompletionError>,
 }
 
 /// One line of a recording, as read.
 #[derive(Deserialize)]
 struct LineIn {
     key: String,
-    response: CachedResponse,
+    #[serde(default)]
+    response: Option<CachedResponse>,
+    #[serde(default)]
+    failure: Option<CompletionError>,
+}
+
+/// What a call got, as one line records it.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Answer<'a> {
+    /// The model's response.
+    Response(&'a CachedResponse),
+    /// The call failed.
+    Failure(&'a CompletionError),
+}
+
+/// What a recording holds, by key: the responses, and the failures of calls that failed (a
+/// key is in one map at most: its last line decides).
+#[derive(Default)]
+pub(super) struct Recorded {
+    pub responses: HashMap<[u8; 32], CachedResponse>,
+    pub failures: HashMap<[u8; 32], CompletionError>,
 }
 
 /// An open recording, appended to as responses arrive.
@@ -94,16 +118,14 @@ pub(super) struct Recording {
     file: Mutex<File>,
 }
 
-type Entries = HashMap<[u8; 32], CachedResponse>;
-
 impl Recording {
-    /// Reads every response recorded in `path`.
-    pub(super) fn read(path: &Path) -> Result<Entries, CacheError> {
+    /// Reads every response and failure recorded in `path`.
+    pub(super) fn read(path: &Path) -> Result<Recorded, CacheError> {
         let io = |source| CacheError::Io {
             path: path.to_owned(),
             source,
         };
-        let mut entries = HashMap::new();
+        let mut recorded = Recorded::default();
         let reader = BufReader::new(File::open(path).map_err(io)?);
         for (index, line) in reader.lines().enumerate() {
             let line = line.map_err(io)?;
@@ -119,13 +141,27 @@ impl Recording {
                 serde_json::from_str(&line).map_err(|e| malformed(e.to_string()))?;
             let key = parse_key(&parsed.key)
                 .ok_or_else(|| malformed("`key` is not a 64-digit hex digest".into()))?;
-            entries.insert(key, parsed.response);
+            // A later line for the same key (the call made again) replaces an earlier one.
+            match (parsed.response, parsed.failure) {
+                (Some(response), None) => {
+                    recorded.failures.remove(&key);
+                    recorded.responses.insert(key, response);
+                }
+                (None, Some(failure)) => {
+                    recorded.responses.remove(&key);
+                    recorded.failures.insert(key, failure);
+                }
+                _ => {
+                    let message = "a line holds either a `response` or a `failure`";
+                    return Err(malformed(message.into()));
+                }
+            }
         }
-        Ok(entries)
+        Ok(recorded)
     }
 
-    /// Opens `path` for appending (creating it), with the responses already in it.
-    pub(super) fn open(path: &Path) -> Result<(Entries, Recording), CacheError> {
+    /// Opens `path` for appending (creating it), with what is already in it.
+    pub(super) fn open(path: &Path) -> Result<(Recorded, Recording), CacheError> {
         let io = |source| CacheError::Io {
             path: path.to_owned(),
             source,
@@ -150,11 +186,16 @@ impl Recording {
         Ok((entries, recording))
     }
 
-    /// Appends one response as one line, written whole so concurrent runs never interleave.
-    pub(super) fn append(&self, key: &[u8; 32], response: &CachedResponse) -> std::io::Result<()> {
+    /// Appends one answer as one line, written whole so concurrent runs never interleave.
+    pub(super) fn append(&self, key: &[u8; 32], answer: Answer<'_>) -> std::io::Result<()> {
+        let (response, failure) = match answer {
+            Answer::Response(response) => (Some(response), None),
+            Answer::Failure(failure) => (None, Some(failure)),
+        };
         let line = LineOut {
             key: lower_hex(key),
             response,
+            failure,
         };
         let mut bytes = serde_json::to_vec(&line)?;
         bytes.push(b'\n');

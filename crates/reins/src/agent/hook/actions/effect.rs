@@ -4,7 +4,7 @@
 use super::super::events::{DispatchKind, OutcomeEvent};
 use super::super::patch::RequestPatch;
 use crate::agent::StopReason;
-use crate::completion::CompletionResponse;
+use crate::completion::{CompletionError, CompletionResponse};
 use crate::tool::ToolOutput;
 use serde_json::Value;
 
@@ -110,6 +110,9 @@ pub enum DispatchAction {
     /// Serve this model call with a response instead of calling the model (model calls only;
     /// a tool call proceeds). The outcome hooks then see it as the model's response.
     Respond(Box<CompletionResponse>),
+    /// Answer this model call with a failure instead of calling the model (model calls only;
+    /// a tool call proceeds). The outcome hooks then see it as the model's failure.
+    Fail(Box<CompletionError>),
 }
 
 impl DispatchAction {
@@ -177,6 +180,51 @@ impl DispatchAction {
     pub fn respond(response: CompletionResponse) -> Self {
         DispatchAction::Respond(Box::new(response))
     }
+    /// Answer this model call with `error` without calling the model — a recorded run
+    /// replayed with its failed calls, a test of how a run copes with a failing provider.
+    /// The outcome hooks see it as the model's failure
+    /// ([`OutcomeEvent::completion_error`](crate::agent::OutcomeEvent::completion_error)), so
+    /// a fallback may serve the turn from another model; otherwise the run fails with it.
+    /// Like [`respond`](Self::respond), the first hook that answers the call wins. For a tool
+    /// call the action is [`proceed`](Self::proceed).
+    ///
+    /// ```
+    /// use reins::agent::{AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext};
+    /// use reins::completion::CompletionError;
+    /// use reins::hooks::fallback::ModelFallback;
+    /// use reins::testing::{ScriptedModel, Turn};
+    ///
+    /// /// Plays the default model's outage: its calls fail without reaching it.
+    /// struct Outage;
+    ///
+    /// impl AgentHook for Outage {
+    ///     async fn on_dispatch(&self, _: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+    ///         match event.model() {
+    ///             Some("default") => DispatchAction::fail(CompletionError::Http {
+    ///                 status: 503,
+    ///                 body: "overloaded".into(),
+    ///             }),
+    ///             _ => DispatchAction::proceed(),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let primary = ScriptedModel::new([Turn::text("never sent")]);
+    /// let backup = ScriptedModel::new([Turn::text("the backup answered")]);
+    /// let agent = AgentBuilder::new(primary.clone())
+    ///     .named_model("backup", backup)
+    ///     .add_hook(Outage)
+    ///     .add_hook(ModelFallback::new(["default", "backup"]))
+    ///     .build();
+    /// assert_eq!(agent.prompt("hi").await.unwrap(), "the backup answered");
+    /// assert!(primary.requests().is_empty());
+    /// # }
+    /// ```
+    pub fn fail(error: CompletionError) -> Self {
+        DispatchAction::Fail(Box::new(error))
+    }
 }
 
 /// Equal actions do the same thing: a [`Respond`](DispatchAction::Respond) compares the
@@ -196,6 +244,7 @@ impl PartialEq for DispatchAction {
                     && a.finish_reason == b.finish_reason
                     && a.response_id == b.response_id
             }
+            (Fail(a), Fail(b)) => a == b,
             _ => false,
         }
     }
