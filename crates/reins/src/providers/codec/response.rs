@@ -28,9 +28,15 @@ pub(crate) struct AnswerKeys {
 }
 
 impl AnswerKeys {
-    /// The token counts of a usage object; a count that is missing is zero.
+    /// The token counts of a usage object; a count that is missing is zero. Sums saturate:
+    /// a server reporting absurd counts must not make reins overflow (a panic in debug
+    /// builds, a wrapped, small count in release ones).
     pub(crate) fn read_usage(&self, usage: &Value) -> Usage {
-        let sum = |keys: &[&str]| -> u64 { keys.iter().map(|key| count(usage, key)).sum() };
+        let sum = |keys: &[&str]| -> u64 {
+            keys.iter()
+                .map(|key| count(usage, key))
+                .fold(0, u64::saturating_add)
+        };
         let (input, output) = (sum(self.input_tokens), sum(self.output_tokens));
         let total = self
             .total_tokens
@@ -39,7 +45,7 @@ impl AnswerKeys {
         Usage {
             input_tokens: input,
             output_tokens: output,
-            total_tokens: total.unwrap_or(input + output),
+            total_tokens: total.unwrap_or(input.saturating_add(output)),
         }
     }
 
@@ -161,6 +167,18 @@ mod tests {
         let reported = SPLIT.read_usage(&json!({"in": 1, "out": 1, "all": 9}));
         assert_eq!(reported.total_tokens, 9);
         assert_eq!(SPLIT.usage_of(&json!({})), Usage::default());
+    }
+
+    #[test]
+    fn absurd_token_counts_saturate_instead_of_overflowing() {
+        let max = u64::MAX;
+        let usage = SPLIT.read_usage(&json!({"in": max, "cached": max, "out": max}));
+        assert_eq!(usage.input_tokens, max);
+        assert_eq!(usage.output_tokens, max);
+        assert_eq!(
+            usage.total_tokens, max,
+            "no reported total: input plus output, capped"
+        );
     }
 
     #[test]
