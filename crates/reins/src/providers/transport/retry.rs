@@ -71,7 +71,12 @@ pub(crate) fn retryable_status(status: StatusCode) -> bool {
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(seconds) = value.parse::<f64>() {
-        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+        if !seconds.is_finite() || seconds < 0.0 {
+            return None;
+        }
+        // More seconds than a `Duration` holds is as long as can be (`delay` caps it);
+        // `from_secs_f64` would panic on it.
+        return Some(Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX));
     }
     // An HTTP date: wait until then.
     let when = httpdate_to_system_time(value)?;
@@ -79,6 +84,8 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 }
 
 /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form `Retry-After` uses.
+/// A field out of its range is not a date; the arithmetic is checked, since the numbers are
+/// the server's (an overflow would panic).
 fn httpdate_to_system_time(value: &str) -> Option<std::time::SystemTime> {
     let parts: Vec<&str> = value.split_whitespace().collect();
     let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
@@ -94,6 +101,10 @@ fn httpdate_to_system_time(value: &str) -> Option<std::time::SystemTime> {
     let year: u64 = year.parse().ok()?;
     let mut hms = time.split(':').map(|p| p.parse::<u64>().ok());
     let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+    // Four-digit years, as the format has them; a leap second (60) is allowed.
+    if !(1..=31).contains(&day) || !(1..=9999).contains(&year) || h > 23 || m > 59 || s > 60 {
+        return None;
+    }
     // Days from the civil date (Howard Hinnant's algorithm).
     let (y, mo) = if month <= 2 {
         (year - 1, month + 9)
@@ -106,7 +117,7 @@ fn httpdate_to_system_time(value: &str) -> Option<std::time::SystemTime> {
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = (era * 146_097 + doe).checked_sub(719_468)?;
     let secs = days * 86_400 + h * 3600 + m * 60 + s;
-    Some(std::time::UNIX_EPOCH + Duration::from_secs(secs))
+    std::time::UNIX_EPOCH.checked_add(Duration::from_secs(secs))
 }
 
 #[cfg(test)]
@@ -153,5 +164,26 @@ mod tests {
             None,
             "a date in the past means no wait"
         );
+    }
+
+    #[test]
+    fn hostile_retry_after_values_never_panic() {
+        let policy = RetryPolicy::default();
+        let read = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(RETRY_AFTER, HeaderValue::from_static(value));
+            retry_after(&headers)
+        };
+        // Too long for a `Duration`: as long as can be, then capped by the policy.
+        let huge = read("1e300");
+        assert_eq!(policy.delay(1, huge), policy.max_backoff);
+        assert_eq!(read("-5"), None);
+        assert_eq!(read("NaN"), None);
+        assert_eq!(read("inf"), None);
+        // Dates far past what the arithmetic holds are not dates.
+        assert_eq!(read("Sun, 06 Nov 99999999999999999 08:49:37 GMT"), None);
+        assert_eq!(read("Sun, 99999999999999 Nov 2030 08:49:37 GMT"), None);
+        assert_eq!(read("Sun, 06 Nov 2030 99999999999999:49:37 GMT"), None);
+        assert_eq!(read("Sun, 06 Nov 0 08:49:37 GMT"), None);
     }
 }

@@ -68,8 +68,12 @@ impl HttpClient {
             }
             attempt += 1;
             let wait = self.retry.delay(attempt, retry_after);
-            if Instant::now() + wait >= deadline {
-                // Waiting would pass the deadline: the last failure is the answer.
+            // Waiting would pass the deadline (or more than the clock holds, for a policy
+            // that does not cap a server's `Retry-After`): the last failure is the answer.
+            if Instant::now()
+                .checked_add(wait)
+                .is_none_or(|end| end >= deadline)
+            {
                 return Err(failure);
             }
             tracing::warn!(error = %failure, attempt, wait_ms = wait.as_millis() as u64, "retrying the model call");

@@ -6,6 +6,7 @@
 mod bounds;
 mod panics;
 mod redirects;
+mod retries;
 mod secrets;
 
 /// One `#[tokio::test]` per listed hardening test, for protocol `$fixture`.
@@ -36,6 +37,7 @@ macro_rules! hardening {
                     bounds::the_total_deadline_ends_a_call_that_never_finishes,
                     bounds::a_page_that_is_not_an_event_stream_is_a_decode_error_quoting_it,
                     bounds::a_stream_broken_mid_body_says_what_was_received,
+                    retries::a_retry_after_longer_than_the_clock_holds_ends_the_call_with_its_failure,
                     secrets::credentials_never_show_in_debug_output,
                     secrets::an_error_body_echoing_the_key_does_not_show_it,
                 );
