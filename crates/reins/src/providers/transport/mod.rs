@@ -31,6 +31,9 @@ pub use sse::{SseDecoder, SseError, SseEvent};
 /// a multi-megabyte message.
 pub(crate) const EXCERPT_BYTES: usize = 2_048;
 
+/// What follows the text an excerpt keeps: key scrubbing looks for it.
+pub(crate) const EXCERPT_CUT: &str = "… [";
+
 /// The start of `text`, at most [`EXCERPT_BYTES`] long (cut on a character boundary), marked
 /// when cut.
 pub(crate) fn excerpt(text: &str) -> String {
@@ -41,7 +44,11 @@ pub(crate) fn excerpt(text: &str) -> String {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}… [{} more bytes]", &text[..end], text.len() - end)
+    format!(
+        "{}{EXCERPT_CUT}{} more bytes]",
+        &text[..end],
+        text.len() - end
+    )
 }
 
 /// A JSON value as an excerpt of its text, for error messages that quote what was received.

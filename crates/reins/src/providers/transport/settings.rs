@@ -151,12 +151,69 @@ pub enum ProviderError {
     Client(String),
 }
 
-/// Replaces every occurrence of the key in `text`.
+/// The shortest start of the key that is scrubbed where an excerpt cuts the text: fewer
+/// characters tell nothing of a key, and would make ordinary text look like one.
+const MIN_CUT_KEY: usize = 4;
+
+/// Replaces every occurrence of the key in `text`, and the start of the key where an excerpt
+/// ([`excerpt`](super::excerpt)) cut the text inside it: errors quote a server's text before
+/// it is scrubbed, so a key straddling the cut would otherwise show in part.
 pub(crate) fn scrub_key(text: &str, key: Option<&ApiKey>) -> String {
-    match key {
-        Some(key) if !key.expose().is_empty() && text.contains(key.expose()) => {
-            text.replace(key.expose(), "<redacted>")
+    let key = match key {
+        Some(key) if !key.expose().is_empty() => key.expose(),
+        _ => return text.to_owned(),
+    };
+    let text = text.replace(key, "<redacted>");
+    let marker = super::EXCERPT_CUT;
+    if !text.contains(marker) {
+        return text;
+    }
+    let mut scrubbed = String::with_capacity(text.len());
+    let mut pieces = text.split(marker).peekable();
+    while let Some(piece) = pieces.next() {
+        if pieces.peek().is_none() {
+            scrubbed.push_str(piece);
+            break;
         }
-        _ => text.to_owned(),
+        let cut = (MIN_CUT_KEY..key.len())
+            .rev()
+            .filter(|&len| key.is_char_boundary(len))
+            .find(|&len| piece.ends_with(&key[..len]));
+        match cut {
+            Some(len) => {
+                scrubbed.push_str(&piece[..piece.len() - len]);
+                scrubbed.push_str("<redacted>");
+            }
+            None => scrubbed.push_str(piece),
+        }
+        scrubbed.push_str(marker);
+    }
+    scrubbed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_cut_by_an_excerpt_is_scrubbed_in_part_too() {
+        let key = ApiKey::new("sk-live-0123456789");
+        let text = format!(
+            "{}{}",
+            "x".repeat(super::super::EXCERPT_BYTES - 6),
+            key.expose()
+        );
+        let quoted = scrub_key(&super::super::excerpt(&text), Some(&key));
+        assert!(!quoted.contains("sk-li"), "{quoted}");
+        assert!(quoted.contains("<redacted>… ["), "{quoted}");
+        // Text that merely ends like a key's first characters is left alone.
+        assert_eq!(
+            scrub_key("ask… [3 more bytes]", Some(&key)),
+            "ask… [3 more bytes]"
+        );
+        assert_eq!(
+            scrub_key("a sk-live-0123456789 b", Some(&key)),
+            "a <redacted> b"
+        );
     }
 }

@@ -40,6 +40,7 @@ macro_rules! hardening {
                     retries::a_retry_after_longer_than_the_clock_holds_ends_the_call_with_its_failure,
                     secrets::credentials_never_show_in_debug_output,
                     secrets::an_error_body_echoing_the_key_does_not_show_it,
+                    secrets::an_error_quoting_only_the_start_of_the_key_does_not_show_it,
                 );
             }
         )*

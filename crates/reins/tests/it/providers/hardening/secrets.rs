@@ -59,3 +59,21 @@ pub async fn an_error_body_echoing_the_key_does_not_show_it<F: Fixture>() {
         assert!(!shown.contains(LIVE_KEY), "{shown}");
     }
 }
+
+pub async fn an_error_quoting_only_the_start_of_the_key_does_not_show_it<F: Fixture>() {
+    // The quoted start of a long body ends inside the key: no part of it may show.
+    let padding = "x".repeat(2_048 - 10);
+    let body = format!("{padding}{LIVE_KEY} and more after it");
+    let server = Hostile::always(Reply::fixed(401, &[("content-type", "text/plain")], body)).await;
+    let settings = Settings::default().key(LIVE_KEY).retry(RetryPolicy::none());
+    let model = model_at::<F>(&server.url(), &settings);
+    for stream in [false, true] {
+        let error = call(&model, &prompt("hi"), stream).await.unwrap_err();
+        assert!(
+            matches!(error, CompletionError::Http { status: 401, .. }),
+            "{error:?}"
+        );
+        let shown = format!("{error} {error:?}");
+        assert!(!shown.contains(&LIVE_KEY[..10]), "{shown}");
+    }
+}
