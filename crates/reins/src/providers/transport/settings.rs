@@ -92,7 +92,9 @@ impl Default for Timeouts {
 /// stays bounded by them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// A whole (non-streamed) response body, in bytes.
+    /// A whole (non-streamed) response body, in bytes; and the answer a stream assembles
+    /// (its text, reasoning and tool calls, counted as they arrive), however many events
+    /// carry it.
     pub body: usize,
     /// One server-sent event's data, in bytes.
     pub event: usize,

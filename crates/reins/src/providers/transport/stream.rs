@@ -25,6 +25,9 @@ struct ChunkStream<D> {
     decoder: Option<D>,
     /// The connection has closed and its last event is in `events`.
     closed: bool,
+    /// Bytes of text, reasoning and tool-call arguments handed out so far: what the
+    /// decoder holds assembling the answer, bounded like a whole body.
+    assembled: usize,
 }
 
 /// The chunks of a streamed answer: every event's chunks in order, then `Done` with the
@@ -45,6 +48,7 @@ pub(crate) fn chunk_stream<D: StreamDecoder>(
         chunks: VecDeque::new(),
         decoder: Some(decoder),
         closed: false,
+        assembled: 0,
     };
     Box::pin(futures::stream::unfold(state, |mut state| async move {
         let item = state.next().await?;
@@ -56,6 +60,14 @@ impl<D: StreamDecoder> ChunkStream<D> {
     async fn next(&mut self) -> Option<Result<StreamChunk, CompletionError>> {
         loop {
             if let Some(chunk) = self.chunks.pop_front() {
+                // Every event may fit the limits while the answer they add up to grows
+                // without end; it is held whole until `Done`, so it is bounded too.
+                self.assembled = self.assembled.saturating_add(assembled_bytes(&chunk));
+                let limit = self.client.limits.body;
+                if self.assembled > limit {
+                    let error = super::body::too_large("the streamed answer", limit);
+                    return Some(Err(self.broken(error)));
+                }
                 return Some(Ok(chunk));
             }
             let decoder = self.decoder.as_mut()?;
@@ -139,5 +151,16 @@ impl<D: StreamDecoder> ChunkStream<D> {
             other => other,
         };
         self.fail(error)
+    }
+}
+
+/// The bytes a chunk adds to the answer being assembled.
+fn assembled_bytes(chunk: &StreamChunk) -> usize {
+    match chunk {
+        StreamChunk::Text(text) | StreamChunk::Reasoning(text) => text.len(),
+        StreamChunk::ToolCall { name, delta, .. } => {
+            delta.len() + name.as_ref().map_or(0, String::len)
+        }
+        StreamChunk::Done(_) => 0,
     }
 }

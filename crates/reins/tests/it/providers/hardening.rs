@@ -34,6 +34,7 @@ macro_rules! hardening {
                     bounds::a_blocking_body_over_the_limit_is_too_large,
                     bounds::a_streamed_line_over_the_limit_is_too_large,
                     bounds::an_event_over_the_limit_is_too_large,
+                    bounds::an_answer_streamed_past_the_body_limit_is_too_large,
                     bounds::the_total_deadline_ends_a_call_that_never_finishes,
                     bounds::a_page_that_is_not_an_event_stream_is_a_decode_error_quoting_it,
                     bounds::a_stream_broken_mid_body_says_what_was_received,

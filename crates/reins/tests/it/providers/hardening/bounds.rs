@@ -114,6 +114,22 @@ pub async fn an_event_over_the_limit_is_too_large<F: Fixture>() {
     assert_too_large(&end.unwrap_err(), 64 * 1024);
 }
 
+pub async fn an_answer_streamed_past_the_body_limit_is_too_large<F: Fixture>() {
+    // Every event fits, but together they make an answer of 2 MiB: as much as reins would
+    // hold, assembling it, had the server gone on for ever.
+    let piece = "x".repeat(1024);
+    let events = F::text_stream(&vec![piece.as_str(); 2 * 1024]);
+    let reply = events
+        .iter()
+        .fold(Reply::chunked(200, "text/event-stream"), |reply, event| {
+            reply.chunk(event.as_bytes())
+        })
+        .finish();
+    let server = Hostile::always(reply).await;
+    let (_, end) = within(30, drain(&limited::<F>(&server), &prompt("hi"))).await;
+    assert_too_large(&end.unwrap_err(), MIB);
+}
+
 #[test]
 fn default_limits_take_large_replies() {
     assert!(Limits::default().body >= 8 * MIB);
