@@ -13,7 +13,7 @@ use serde_json::Value;
 #[derive(Debug, Default)]
 pub struct ChatStreamDecoder {
     assembler: StreamAssembler,
-    /// Tool-call ids by the stream's `index`.
+    /// Tool-call ids by the stream's `index`, in the order the calls started.
     call_ids: Vec<(u64, String)>,
     usage: Usage,
     finish_reason: Option<FinishReason>,
@@ -33,10 +33,18 @@ impl ChatStreamDecoder {
             .get("arguments")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let id = match self.call_ids.iter().find(|(i, _)| *i == index) {
-            Some((_, id)) => id.clone(),
-            None => {
-                let id = codec::call_id(call.get("id").and_then(Value::as_str), index);
+        let given = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        // A fragment continues the call last started at its index, unless it names another
+        // id: servers that omit `index` (it then reads as 0) send each call whole, with its
+        // own id, and merging them would garble the first and lose the rest.
+        let current = self.call_ids.iter().rev().find(|(i, _)| *i == index);
+        let id = match current {
+            Some((_, id)) if given.is_none_or(|given| given == id) => id.clone(),
+            _ => {
+                let id = codec::call_id(given, index);
                 self.call_ids.push((index, id.clone()));
                 id
             }
@@ -115,5 +123,49 @@ impl StreamDecoder for ChatStreamDecoder {
             self.call_ids.len(),
             excerpt_json(&self.last)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn decode(chunks: &[Value]) -> CompletionResponse {
+        let mut decoder = ChatStreamDecoder::default();
+        let mut out = Chunks::new();
+        for chunk in chunks {
+            let step = decoder.event(None, &chunk.to_string(), &mut out).unwrap();
+            assert!(step.is_none());
+        }
+        decoder.event(None, "[DONE]", &mut out).unwrap().unwrap()
+    }
+
+    fn tool_chunk(call: Value) -> Value {
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+    }
+
+    #[test]
+    fn calls_without_an_index_are_told_apart_by_their_ids() {
+        // Some compatible servers send each call whole, with an id but no `index`.
+        let response = decode(&[
+            tool_chunk(
+                json!({"id": "call_a", "function": {"name": "add", "arguments": "{\"a\":1}"}}),
+            ),
+            tool_chunk(
+                json!({"id": "call_b", "function": {"name": "mul", "arguments": "{\"b\":2}"}}),
+            ),
+        ]);
+        let calls: Vec<_> = response
+            .tool_calls()
+            .map(|call| (call.id.clone(), call.name.clone(), call.arguments.clone()))
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("call_a".to_owned(), "add".to_owned(), json!({"a": 1})),
+                ("call_b".to_owned(), "mul".to_owned(), json!({"b": 2})),
+            ]
+        );
     }
 }
