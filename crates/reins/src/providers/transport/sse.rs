@@ -3,8 +3,9 @@
 //! It follows the WHATWG event-stream rules that matter for model APIs: lines end in `\n`,
 //! `\r\n` or `\r`; `data:` lines of one event join with `\n`; a blank line ends the event;
 //! lines starting with `:` are comments; one space after the colon is dropped; `event:` names
-//! the event. `id:` and `retry:` are read and ignored. Input may be split anywhere, even inside
-//! a UTF-8 sequence or between `\r` and `\n`.
+//! the event; one byte order mark starting the stream is dropped. `id:` and `retry:` are read
+//! and ignored. Input may be split anywhere, even inside a UTF-8 sequence or between `\r` and
+//! `\n`.
 //!
 //! Memory is bounded: a line longer than the line limit, or an event whose data grows past
 //! the event limit, is an error as soon as the limit is crossed (a server that never sends a
@@ -54,6 +55,8 @@ pub struct SseDecoder {
     event: Option<String>,
     data: String,
     has_data: bool,
+    /// No line has been read yet: a byte order mark starting it is dropped.
+    first_line: bool,
 }
 
 impl Default for SseDecoder {
@@ -79,6 +82,7 @@ impl SseDecoder {
             event: None,
             data: String::new(),
             has_data: false,
+            first_line: true,
         }
     }
 
@@ -140,6 +144,13 @@ impl SseDecoder {
     }
 
     fn line(&mut self, line: &[u8], emit: &mut impl FnMut(SseEvent)) -> Result<(), SseError> {
+        // The standard drops one leading BOM: left in, it would hide the first field's name
+        // and silently lose the first event.
+        let line = if std::mem::take(&mut self.first_line) {
+            line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line)
+        } else {
+            line
+        };
         if line.is_empty() {
             self.dispatch(emit);
             return Ok(());
@@ -277,5 +288,17 @@ mod tests {
         let mut decoder = SseDecoder::new();
         let error = decoder.feed(b"data: \xff\xfe\n\n", |_| {}).unwrap_err();
         assert!(error.to_string().contains("not UTF-8"));
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_ignored_however_the_input_is_split() {
+        let input = "\u{feff}data: first\n\ndata: \u{feff}kept\n\n".as_bytes();
+        for piece in 1..input.len() {
+            let data: Vec<String> = decode_in_pieces(input, piece)
+                .into_iter()
+                .map(|event| event.data)
+                .collect();
+            assert_eq!(data, ["first", "\u{feff}kept"], "piece size {piece}");
+        }
     }
 }
