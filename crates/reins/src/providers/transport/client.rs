@@ -8,6 +8,7 @@ use crate::completion::CompletionError;
 use reqwest::Url;
 use reqwest::header::{HeaderName, HeaderValue};
 use std::future::Future;
+use std::time::Duration;
 use tokio::time::Instant;
 
 /// A configured connection to one API: built once by a provider's builder, shared by its
@@ -40,7 +41,7 @@ pub(crate) enum Wait {
 impl HttpClient {
     /// The deadline of a call starting now.
     pub(crate) fn deadline(&self) -> Instant {
-        Instant::now() + self.timeouts.total
+        after(self.timeouts.total)
     }
 
     /// Awaits `future` for at most `step`, and not past `deadline`.
@@ -54,7 +55,7 @@ impl HttpClient {
             Wait::FirstByte => self.timeouts.first_byte,
             Wait::Idle => self.timeouts.idle,
         };
-        let step_end = Instant::now() + step;
+        let step_end = after(step);
         match tokio::time::timeout_at(step_end.min(deadline), future).await {
             Ok(value) => Ok(value),
             Err(_) if deadline <= step_end => Err(CompletionError::Timeout(format!(
@@ -93,6 +94,16 @@ impl HttpClient {
         }
         Ok(url)
     }
+}
+
+/// The instant `wait` from now. A wait longer than the clock holds (`Duration::MAX`, how a
+/// caller says "no limit") is a century: adding it as is would panic.
+fn after(wait: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    let now = Instant::now();
+    now.checked_add(wait)
+        .or_else(|| now.checked_add(CENTURY))
+        .unwrap_or(now)
 }
 
 /// An error and its sources in one line: reqwest's own message alone ("error sending

@@ -62,7 +62,7 @@ impl Auth {
     }
 }
 
-/// Timeouts of one model call.
+/// Timeouts of one model call. `Duration::MAX` means no limit (a century, in effect).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
     /// Establishing the connection.

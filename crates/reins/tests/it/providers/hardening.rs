@@ -36,6 +36,7 @@ macro_rules! hardening {
                     bounds::an_event_over_the_limit_is_too_large,
                     bounds::an_answer_streamed_past_the_body_limit_is_too_large,
                     bounds::the_total_deadline_ends_a_call_that_never_finishes,
+                    bounds::timeouts_too_long_for_the_clock_mean_no_limit,
                     bounds::a_page_that_is_not_an_event_stream_is_a_decode_error_quoting_it,
                     bounds::a_stream_broken_mid_body_says_what_was_received,
                     retries::a_retry_after_longer_than_the_clock_holds_ends_the_call_with_its_failure,

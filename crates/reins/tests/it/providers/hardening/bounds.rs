@@ -119,12 +119,7 @@ pub async fn an_answer_streamed_past_the_body_limit_is_too_large<F: Fixture>() {
     // hold, assembling it, had the server gone on for ever.
     let piece = "x".repeat(1024);
     let events = F::text_stream(&vec![piece.as_str(); 2 * 1024]);
-    let reply = events
-        .iter()
-        .fold(Reply::chunked(200, "text/event-stream"), |reply, event| {
-            reply.chunk(event.as_bytes())
-        })
-        .finish();
+    let reply = whole_stream(&events);
     let server = Hostile::always(reply).await;
     let (_, end) = within(30, drain(&limited::<F>(&server), &prompt("hi"))).await;
     assert_too_large(&end.unwrap_err(), MIB);
@@ -178,6 +173,29 @@ pub async fn the_total_deadline_ends_a_call_that_never_finishes<F: Fixture>() {
     assert!(result.is_err());
 }
 
+pub async fn timeouts_too_long_for_the_clock_mean_no_limit<F: Fixture>() {
+    // `Duration::MAX` is how a caller says "no limit"; it must not overflow the clock.
+    let unbounded = Timeouts {
+        connect: Duration::from_secs(10),
+        first_byte: Duration::MAX,
+        idle: Duration::MAX,
+        total: Duration::MAX,
+    };
+    let settings = Settings::default()
+        .retry(RetryPolicy::none())
+        .timeouts(unbounded);
+    let server = Hostile::always(Reply::json(&F::text_reply("still here"))).await;
+    let model = model_at::<F>(&server.url(), &settings);
+    let response = within(10, model.completion(&prompt("hi"))).await;
+    assert_eq!(response.unwrap().text(), "still here");
+    let events = F::text_stream(&["streamed"]);
+    let reply = whole_stream(&events);
+    let server = Hostile::always(reply).await;
+    let model = model_at::<F>(&server.url(), &settings);
+    let (_, end) = within(10, drain(&model, &prompt("hi"))).await;
+    assert_eq!(end.unwrap().text(), "streamed");
+}
+
 pub async fn a_page_that_is_not_an_event_stream_is_a_decode_error_quoting_it<F: Fixture>() {
     let pages = [
         (
@@ -222,4 +240,14 @@ fn model_of_hostile<F: Fixture>(server: &Hostile) -> F::Model {
         &server.url(),
         &Settings::default().retry(RetryPolicy::none()),
     )
+}
+
+/// An event stream of `events`, its body properly ended.
+fn whole_stream(events: &[String]) -> Reply {
+    events
+        .iter()
+        .fold(Reply::chunked(200, "text/event-stream"), |reply, event| {
+            reply.chunk(event.as_bytes())
+        })
+        .finish()
 }
