@@ -106,7 +106,7 @@ impl<P: Provider> fmt::Debug for ProviderBuilder<P> {
             .field("api_key", &self.api_key)
             .field("auth", &self.auth)
             .field("headers", &header_names)
-            .field("query", &self.query)
+            .field("query", &shown_query(&self.query, self.api_key.as_ref()))
             .field("timeouts", &self.timeouts)
             .field("retry", &self.retry)
             .field("limits", &self.limits)
@@ -164,7 +164,9 @@ impl<P: Provider> ProviderBuilder<P> {
         self
     }
 
-    /// A query parameter added to every request's URL (e.g. Azure's `api-version`).
+    /// A query parameter added to every request's URL (e.g. Azure's `api-version`). A value
+    /// that looks like a credential (by its name, its shape, or holding the key; or a `sig`)
+    /// is kept out of `Debug` output and errors.
     pub fn query(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         let name = name.into();
         self.query.retain(|(existing, _)| *existing != name);
@@ -234,10 +236,21 @@ impl<P: Provider> ProviderBuilder<P> {
             .redirect(redirect_policy(self.redirects))
             .build()
             .map_err(|error| ProviderError::Client(error.to_string()))?;
+        // Query values that look like credentials: kept out of `Debug`, scrubbed from errors
+        // (a transport error quotes the URL).
+        let query_secrets = self
+            .query
+            .iter()
+            .filter(|(name, value)| {
+                !value.is_empty() && secret_query(name, value, self.api_key.as_ref())
+            })
+            .flat_map(|(_, value)| [value.clone(), url_encoded(value)])
+            .collect();
         let client = HttpClient {
             http,
             base_url,
             query: self.query,
+            query_secrets,
             credential,
             api_key: self.api_key,
             timeouts: self.timeouts,
@@ -296,8 +309,45 @@ fn insert_header(
     Ok(())
 }
 
-/// Whether a header is probably a secret: by its name, by the shape of its value (`Bearer …`,
-/// `sk-…`), or because it holds the key.
+/// The query as `Debug` shows it: values that look like credentials are redacted.
+pub(super) fn shown_query<'a>(
+    query: &'a [(String, String)],
+    key: Option<&ApiKey>,
+) -> Vec<(&'a str, &'a str)> {
+    query
+        .iter()
+        .map(|(name, value)| {
+            let shown = if secret_query(name, value, key) {
+                "<redacted>"
+            } else {
+                value.as_str()
+            };
+            (name.as_str(), shown)
+        })
+        .collect()
+}
+
+/// `value` as a URL's query carries it (percent-encoded), as a transport error quotes it.
+fn url_encoded(value: &str) -> String {
+    let Ok(mut url) = reqwest::Url::parse("http://localhost/") else {
+        return value.to_owned();
+    };
+    url.query_pairs_mut().append_pair("v", value);
+    url.query()
+        .and_then(|query| query.strip_prefix("v="))
+        .unwrap_or(value)
+        .to_owned()
+}
+
+/// Whether a query parameter is probably a secret: as a header would be, or a signature
+/// (`sig`, as in Azure's shared access signatures).
+fn secret_query(name: &str, value: &str, key: Option<&ApiKey>) -> bool {
+    let name = name.to_ascii_lowercase();
+    name == "sig" || looks_like_credential(&name, value, key)
+}
+
+/// Whether a header or query parameter is probably a secret: by its name, by the shape of
+/// its value (`Bearer …`, `sk-…`), or because it holds the key.
 fn looks_like_credential(name: &str, value: &str, key: Option<&ApiKey>) -> bool {
     const NAME_WORDS: [&str; 8] = [
         "auth",

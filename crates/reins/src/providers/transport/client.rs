@@ -7,13 +7,13 @@ use super::settings::{ApiKey, Limits, Timeouts, scrub_key};
 use crate::completion::CompletionError;
 use reqwest::Url;
 use reqwest::header::{HeaderName, HeaderValue};
+use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 use tokio::time::Instant;
 
 /// A configured connection to one API: built once by a provider's builder, shared by its
 /// models.
-#[derive(Debug)]
 pub struct HttpClient {
     pub(crate) http: reqwest::Client,
     /// The base URL, without a trailing slash.
@@ -24,6 +24,9 @@ pub struct HttpClient {
     pub(crate) credential: Option<(HeaderName, HeaderValue)>,
     /// The key, to scrub it from anything a server echoes back.
     pub(crate) api_key: Option<ApiKey>,
+    /// Query values that look like credentials, as given and as the URL encodes them,
+    /// scrubbed like the key.
+    pub(crate) query_secrets: Vec<String>,
     pub(crate) timeouts: Timeouts,
     pub(crate) retry: RetryPolicy,
     pub(crate) limits: Limits,
@@ -69,9 +72,16 @@ impl HttpClient {
         }
     }
 
-    /// Replaces the key wherever a server's text echoes it.
+    /// Replaces the key, and query values that look like credentials, wherever a server's
+    /// text (or a transport error quoting the URL) shows them.
     pub(crate) fn scrub(&self, text: &str) -> String {
-        scrub_key(text, self.api_key.as_ref())
+        let mut text = scrub_key(text, self.api_key.as_ref());
+        for secret in &self.query_secrets {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), "<redacted>");
+            }
+        }
+        text
     }
 
     /// A transport error, scrubbed like everything a server sends.
@@ -122,10 +132,30 @@ fn error_chain(error: &reqwest::Error) -> String {
     text
 }
 
+impl fmt::Debug for HttpClient {
+    /// Query values that look like credentials are redacted; the credential header's value
+    /// and the key redact themselves.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("http", &self.http)
+            .field("base_url", &self.base_url)
+            .field(
+                "query",
+                &super::builder::shown_query(&self.query, self.api_key.as_ref()),
+            )
+            .field("credential", &self.credential)
+            .field("api_key", &self.api_key)
+            .field("timeouts", &self.timeouts)
+            .field("retry", &self.retry)
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
 impl HttpClient {
     /// `error` with the key replaced in whatever text it carries.
     pub(crate) fn scrub_error(&self, error: CompletionError) -> CompletionError {
-        if self.api_key.is_none() {
+        if self.api_key.is_none() && self.query_secrets.is_empty() {
             return error;
         }
         match error {

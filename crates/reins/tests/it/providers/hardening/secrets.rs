@@ -77,3 +77,28 @@ pub async fn an_error_quoting_only_the_start_of_the_key_does_not_show_it<F: Fixt
         assert!(!shown.contains(&LIVE_KEY[..10]), "{shown}");
     }
 }
+
+#[tokio::test]
+async fn a_credential_in_the_query_shows_in_no_debug_output_or_error() {
+    use crate::providers::support::unreachable_root;
+    use reins::completion::CompletionModel;
+    use reins::providers::openai::OpenAI;
+
+    // Some gateways (and Gemini's older form) take the key, or a signature, in the URL.
+    let secret = "AIzaQuerySecret0123456789";
+    let builder = OpenAI::builder()
+        .base_url(unreachable_root())
+        .query("key", secret)
+        .query("api-version", "2024-10-21")
+        .retry(RetryPolicy::none());
+    let mut shown = vec![format!("{builder:?}")];
+    let model = builder.build().unwrap().completion("gpt-4o-mini");
+    shown.push(format!("{model:?}"));
+    let error = model.completion(&prompt("hi")).await.unwrap_err();
+    shown.push(format!("{error} {error:?}"));
+    for text in &shown {
+        assert!(!text.contains(secret), "the query's key shows in {text}");
+    }
+    // What is not a credential still shows, for debugging.
+    assert!(shown[0].contains("2024-10-21"), "{}", shown[0]);
+}
