@@ -46,9 +46,16 @@ impl RetryPolicy {
             .saturating_mul(1u32 << attempt.saturating_sub(1).min(16))
             .min(self.max_backoff);
         // Full jitter keeps many clients that failed together from retrying together.
-        let jitter = fastrand_fraction();
-        exponential.mul_f64(0.5 + jitter / 2.0)
+        jittered(exponential, fastrand_fraction())
     }
+}
+
+/// `wait` scaled to between a half and all of it by `jitter` (in [0, 1)). Not
+/// `Duration::mul_f64`, which panics when the product overflows: a backoff configured near
+/// `Duration::MAX` reaches that as the factor nears 1.
+fn jittered(wait: Duration, jitter: f64) -> Duration {
+    Duration::try_from_secs_f64(wait.as_secs_f64() * (0.5 + jitter / 2.0))
+        .map_or(wait, |scaled| scaled.min(wait))
 }
 
 /// A number in [0, 1) from the clock's sub-second noise: enough to spread retries, and no
@@ -163,6 +170,23 @@ mod tests {
             retry_after(&headers),
             None,
             "a date in the past means no wait"
+        );
+    }
+
+    #[test]
+    fn a_backoff_near_the_longest_duration_is_jittered_without_overflow() {
+        // The largest fraction the clock's noise gives: the factor then rounds to 1.
+        let largest = ((1u64 << 53) - 1) as f64 / (1u64 << 53) as f64;
+        for jitter in [0.0, 0.5, largest] {
+            let wait = jittered(Duration::MAX, jitter);
+            assert!(
+                wait >= Duration::MAX / 2 - Duration::from_secs(1),
+                "{wait:?}"
+            );
+        }
+        assert_eq!(
+            jittered(Duration::from_secs(2), 0.5),
+            Duration::from_millis(1500)
         );
     }
 
