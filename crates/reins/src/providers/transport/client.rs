@@ -141,7 +141,7 @@ impl fmt::Debug for HttpClient {
             .field("base_url", &self.base_url)
             .field(
                 "query",
-                &super::builder::shown_query(&self.query, self.api_key.as_ref()),
+                &super::credentials::shown_query(&self.query, self.api_key.as_ref()),
             )
             .field("credential", &self.credential)
             .field("api_key", &self.api_key)

@@ -8,6 +8,7 @@
 mod body;
 mod builder;
 mod client;
+mod credentials;
 mod model;
 mod protocol;
 mod retry;
