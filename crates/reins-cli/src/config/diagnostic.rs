@@ -52,6 +52,67 @@ impl Diagnostic {
     }
 }
 
+/// A parse error's message in the file's terms, not Rust's: serde names the Rust types a
+/// value was read into (`expected usize`, `expected struct ModelConfig`, `a sequence`),
+/// which a person writing TOML cannot act on.
+pub fn plain(message: &str) -> String {
+    const TYPES: [(&str, &str); 11] = [
+        ("usize", "a whole number (0 or more)"),
+        ("u64", "a whole number (0 or more)"),
+        ("u32", "a whole number (0 or more, below 2^32)"),
+        ("u16", "a whole number (0 to 65535)"),
+        ("u8", "a whole number (0 to 255)"),
+        ("i64", "a whole number"),
+        ("i32", "a whole number"),
+        ("f64", "a number"),
+        ("f32", "a number"),
+        ("a sequence", "a list (`[...]`)"),
+        ("a map", "a table"),
+    ];
+    let mut text = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("expected ") {
+        let (before, after) = rest.split_at(at + "expected ".len());
+        text.push_str(before);
+        rest = after;
+        if let Some(name) = rest.strip_prefix("struct ") {
+            // `expected struct ModelConfig`: a table was wanted.
+            let end = name
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(name.len());
+            text.push_str("a table");
+            rest = &name[end..];
+            continue;
+        }
+        for (rust, plain) in TYPES {
+            let Some(after) = rest.strip_prefix(rust) else {
+                continue;
+            };
+            if after
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_ascii_alphanumeric())
+            {
+                text.push_str(plain);
+                rest = after;
+                break;
+            }
+        }
+    }
+    text.push_str(rest);
+    let text = text
+        .replacen("invalid type: map,", "invalid type: table,", 1)
+        .replacen("invalid type: sequence,", "invalid type: list,", 1)
+        .replacen("invalid type: floating point", "invalid type: number", 1);
+    if text == "missing field `model`" {
+        // The one table every agent needs: say what goes in it.
+        return "missing `[model]`: add a `[model]` table with `provider` (local, openai, \
+                anthropic or openai-compatible) and the model's `name`"
+            .to_owned();
+    }
+    text
+}
+
 /// Line, column, the line's text and the width to underline, for a byte range.
 fn locate(source: &str, span: Range<usize>) -> (usize, usize, String, usize) {
     let start = floor_char_boundary(source, span.start.min(source.len()));
@@ -115,6 +176,30 @@ mod tests {
         assert_eq!(
             diagnostic.to_string(),
             "agent.toml:2:1: error: unknown\n  |\n2 | bad_key = 2\n  | ^^^^^^^"
+        );
+    }
+
+    #[test]
+    fn rust_type_names_become_the_file_s_words() {
+        assert_eq!(
+            plain("invalid type: string \"six\", expected usize"),
+            "invalid type: string \"six\", expected a whole number (0 or more)"
+        );
+        assert_eq!(
+            plain("invalid type: string \"gpt\", expected struct ModelConfig"),
+            "invalid type: string \"gpt\", expected a table"
+        );
+        assert_eq!(
+            plain("invalid type: map, expected a sequence"),
+            "invalid type: table, expected a list (`[...]`)"
+        );
+        assert_eq!(
+            plain("invalid type: string \"x\", expected f64"),
+            "invalid type: string \"x\", expected a number"
+        );
+        assert_eq!(
+            plain("unknown field `nmae`, expected one of `name`, `path`"),
+            "unknown field `nmae`, expected one of `name`, `path`"
         );
     }
 

@@ -445,7 +445,7 @@ pub fn load(path: &Path, for_running: bool) -> Result<LoadedAgent, Vec<Diagnosti
             path,
             &source,
             error.span(),
-            error.message().trim_end().to_owned(),
+            diagnostic::plain(error.message().trim_end()),
         )]
     })?;
     let agent = LoadedAgent {

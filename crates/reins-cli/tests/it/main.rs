@@ -1,5 +1,6 @@
 mod cache;
 mod check;
+mod check_input;
 mod common;
 #[cfg(feature = "local")]
 mod demo;
