@@ -33,7 +33,7 @@ impl ShellTool {
             command: config.command.get_ref().clone(),
             schema: serde_json::to_value(config.schema.get_ref()).unwrap_or(Value::Null),
             timeout: Duration::from_secs(config.timeout_secs.unwrap_or(60)),
-            cwd: config.cwd.as_deref().map(resolve),
+            cwd: config.cwd.as_ref().map(|cwd| resolve(cwd.get_ref())),
         }
     }
 

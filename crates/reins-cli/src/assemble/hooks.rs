@@ -87,10 +87,11 @@ impl FileHooks {
         });
         let audit = match &hooks.audit {
             Some(config) => {
-                let mut audit = if config.path == "stderr" {
+                let mut audit = if config.path.get_ref() == "stderr" {
                     AuditLog::stderr()
                 } else {
-                    let path = agent.resolve(&config.path);
+                    let path = agent.resolve(config.path.get_ref());
+                    create_parent(&path)?;
                     AuditLog::append_to(&path).map_err(|error| {
                         format!("cannot open the audit log {}: {error}", path.display())
                     })?
@@ -192,17 +193,29 @@ fn cache(agent: &LoadedAgent) -> Result<Option<ResponseCache>, String> {
     };
     let config = config.get_ref();
     let (path, replay) = match (&config.record, &config.replay) {
-        (Some(path), _) => (agent.resolve(path), false),
-        (None, Some(path)) => (agent.resolve(path), true),
+        (Some(path), _) => (agent.resolve(path.get_ref()), false),
+        (None, Some(path)) => (agent.resolve(path.get_ref()), true),
         (None, None) => return Ok(None),
     };
     let opened = if replay {
         ResponseCache::replay(&path)
     } else {
+        create_parent(&path)?;
         ResponseCache::record_to(&path)
     };
     // The error names the file.
     opened.map(Some).map_err(|error| error.to_string())
+}
+
+/// Creates the directory of a file `reins` writes (an audit log, a recording), as the store's
+/// is: `.reins/audit.jsonl` beside the agent file must not fail on a store that is not
+/// SQLite, which creates no `.reins`.
+fn create_parent(path: &std::path::Path) -> Result<(), String> {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => std::fs::create_dir_all(parent)
+            .map_err(|error| format!("cannot create {}: {error}", parent.display())),
+        _ => Ok(()),
+    }
 }
 
 /// A budget without limits that prices the file's models, to read a run's cost from its

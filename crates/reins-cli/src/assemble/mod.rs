@@ -163,7 +163,7 @@ async fn connect_mcp(
     .name(config.name.clone())
     .envs(config.env.clone());
     if let Some(cwd) = &config.cwd {
-        server = server.current_dir(agent.resolve(cwd));
+        server = server.current_dir(agent.resolve(cwd.get_ref()));
     }
     if let Some(secs) = config.call_timeout_secs {
         server = server.call_timeout(Duration::from_secs(secs));

@@ -88,6 +88,8 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
     }
     if for_running {
         problems.append(&mut secrets);
+        // The store's commands read runs without running anything: no path is needed.
+        problems.extend(super::paths::check_paths(agent));
     }
     if let Some(store) = &file.store {
         check_store(agent, store, &mut problems);

@@ -7,6 +7,7 @@
 mod budget;
 pub mod check;
 pub mod diagnostic;
+mod paths;
 pub mod shell_tool;
 pub mod tool_choice;
 
@@ -178,7 +179,7 @@ pub struct McpConfig {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// Its working directory (relative to the agent file).
-    pub cwd: Option<String>,
+    pub cwd: Option<Spanned<String>>,
     /// Only these tools (names as the server gives them).
     pub include: Option<Vec<String>>,
     /// Not these tools.
@@ -214,7 +215,7 @@ pub struct ShellToolConfig {
     /// Seconds one call may take (default 60).
     pub timeout_secs: Option<u64>,
     /// Working directory (relative to the agent file; default: where `reins` runs).
-    pub cwd: Option<String>,
+    pub cwd: Option<Spanned<String>>,
     /// The tool changes nothing (approval rules can allow read-only tools).
     #[serde(default)]
     pub read_only: bool,
@@ -248,10 +249,10 @@ pub struct Hooks {
 pub struct CacheConfig {
     /// A JSON Lines file (relative to the agent file) each new response is appended to; the
     /// responses already in it are served without calling the model.
-    pub record: Option<String>,
+    pub record: Option<Spanned<String>>,
     /// A recording to serve every response from: the model is never called, and a request
     /// the recording does not hold ends the run.
-    pub replay: Option<String>,
+    pub replay: Option<Spanned<String>>,
 }
 
 /// The loop breaker (`reins::hooks::loop_breaker::LoopBreaker`).
@@ -332,7 +333,7 @@ pub struct RedactionConfig {
 #[serde(deny_unknown_fields)]
 pub struct AuditConfig {
     /// A file to append to (relative to the agent file), or `stderr`.
-    pub path: String,
+    pub path: Spanned<String>,
     /// Include tool arguments.
     #[serde(default)]
     pub with_args: bool,

@@ -48,15 +48,20 @@ fn a_recorded_run_replays_without_the_model_and_a_new_request_misses() {
     let message = failed["message"].as_str().unwrap_or_default();
     assert!(message.contains("response cache miss"), "{stdout}");
 
-    // A recording that is not there is named once, before anything runs.
+    // A recording that is not there is an invalid agent file, at its line, before anything
+    // runs.
     let missing = notes_agent(&url, "[hooks.cache]\nreplay = \"missing.jsonl\"\n");
-    let (code, _, stderr) = outcome(
+    let (code, stdout, stderr) = outcome(
         missing
             .reins(&["run", "AGENT", "Save a note."])
             .env("REINS_TEST_KEY", "k"),
     );
-    assert_ne!(code, 0, "{stderr}");
-    assert_eq!(stderr.matches("missing.jsonl").count(), 1, "{stderr}");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("agent.toml:16:") && stderr.contains("missing.jsonl does not exist"),
+        "{stderr}"
+    );
 }
 
 #[test]

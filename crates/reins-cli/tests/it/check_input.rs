@@ -2,7 +2,8 @@
 //! is in the file's words (TOML tables, lists and numbers, not the Rust types the file is
 //! read into) and says what to write instead.
 
-use crate::common::{AgentDir, outcome};
+use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, notes_agent, outcome, save_note_rules};
 
 const MODEL: &str = "[model]\nprovider = \"openai\"\nname = \"gpt-5-mini\"\n\
                      api_key_env = \"REINS_TEST_KEY\"\n";
@@ -64,4 +65,81 @@ fn a_file_without_a_model_says_what_to_add() {
     for toml in ["", "name = \"notes\"\n"] {
         assert_plain_error_at(toml, 1, "add a `[model]` table with `provider`");
     }
+}
+
+#[test]
+fn a_recording_to_replay_that_does_not_exist_is_shown_at_its_line() {
+    assert_plain_error_at(
+        &format!("{MODEL}[hooks.cache]\nreplay = \"responses.jsonl\"\n"),
+        6,
+        "responses.jsonl does not exist",
+    );
+}
+
+#[test]
+fn a_working_directory_that_does_not_exist_is_shown_at_its_line() {
+    let toml = format!(
+        "{MODEL}[[tools.shell]]\nname = \"a\"\ndescription = \"d\"\ncommand = [\"ls\"]\n\
+         schema = {{ type = \"object\" }}\ncwd = \"work\"\n\
+         [[tools.mcp]]\nname = \"time\"\ncommand = \"python3\"\ncwd = \"servers\"\n"
+    );
+    let (code, stderr) = check(&toml);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("agent.toml:10:") && stderr.contains("/work is not a directory"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("agent.toml:14:") && stderr.contains("/servers is not a directory"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn paths_are_found_beside_the_agent_file_from_any_directory() {
+    let agent = AgentDir::new(&format!(
+        "{MODEL}[hooks.cache]\nreplay = \"responses.jsonl\"\n[[tools.shell]]\nname = \"a\"\n\
+         description = \"d\"\ncommand = [\"ls\"]\nschema = {{ type = \"object\" }}\n\
+         cwd = \"work\"\n"
+    ));
+    std::fs::write(agent.dir.path().join("responses.jsonl"), "").expect("a recording");
+    std::fs::create_dir(agent.dir.path().join("work")).expect("a working directory");
+    let elsewhere = tempfile::tempdir().expect("a temporary directory");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["check", "AGENT"])
+            .env("REINS_TEST_KEY", "k")
+            .current_dir(elsewhere.path()),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("ok"), "{stdout}");
+}
+
+#[test]
+fn the_store_s_commands_need_no_path_a_run_needs() {
+    let agent = AgentDir::new(&format!(
+        "{MODEL}[hooks.cache]\nreplay = \"responses.jsonl\"\n"
+    ));
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "list", "AGENT"]));
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn an_audit_log_s_directory_is_created_as_the_store_s_is() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    // The store is not in `.reins`, so only the audit log needs that directory.
+    let agent = notes_agent(
+        &server.openai_url(),
+        "[hooks.audit]\npath = \".reins/audit.jsonl\"\n[store]\nsqlite = \"runs.sqlite\"\n",
+    );
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "Save a note."])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.");
+    let log = std::fs::read_to_string(agent.dir.path().join(".reins/audit.jsonl"))
+        .expect("the audit log");
+    assert!(log.contains("save_note"), "{log}");
 }
