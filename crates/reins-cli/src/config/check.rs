@@ -301,6 +301,25 @@ fn check_model(
     if let Some(path) = &config.path {
         problems.push(agent.error_at(path.span(), "`path` is for `provider = \"local\"` only"));
     }
+    if let Some(url) = &config.base_url {
+        // The check the run's client makes, so that a URL it refuses fails here, at its line.
+        let client = reins::providers::openai_compatible::OpenAICompatible::builder(url.get_ref());
+        if matches!(
+            client.build(),
+            Err(reins::providers::ProviderError::InvalidBaseUrl(_))
+        ) {
+            // The URL is not repeated: it may hold a credential.
+            problems.push(
+                agent
+                    .error_at(
+                        url.span(),
+                        "`base_url` must be an absolute http:// or https:// URL (e.g. \
+                         \"http://127.0.0.1:8000/v1\")",
+                    )
+                    .concealed(),
+            );
+        }
+    }
     if config.name.is_none() {
         problems.push(agent.error_at(
             model.span(),

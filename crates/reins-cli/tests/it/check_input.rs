@@ -143,3 +143,15 @@ fn an_audit_log_s_directory_is_created_as_the_store_s_is() {
         .expect("the audit log");
     assert!(log.contains("save_note"), "{log}");
 }
+
+#[test]
+fn a_base_url_that_is_no_web_address_is_shown_at_its_line_and_not_echoed() {
+    let toml = format!("{MODEL}base_url = \"api.example.com/v1?key=sk-123\"\n");
+    assert_plain_error_at(
+        &toml,
+        5,
+        "`base_url` must be an absolute http:// or https:// URL",
+    );
+    let (_, stderr) = check(&toml);
+    assert!(!stderr.contains("sk-123"), "{stderr}");
+}
