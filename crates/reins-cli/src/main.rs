@@ -36,6 +36,7 @@ mod shell_tool;
 mod store;
 mod trail;
 mod ui;
+mod usage;
 
 use clap::{Parser, Subcommand};
 use run::{EXIT_INVALID, Output};
@@ -123,6 +124,10 @@ enum Command {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    if let Some(message) = usage::misread(&std::env::args_os().collect::<Vec<_>>()) {
+        eprintln!("reins: {message}");
+        return ExitCode::from(EXIT_INVALID);
+    }
     let cli = Cli::parse();
     let export = start_export();
     let code = match cli.command {

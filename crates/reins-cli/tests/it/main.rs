@@ -15,4 +15,5 @@ mod run;
 mod terminal;
 mod tool_choice;
 mod ui;
+mod usage;
 mod webhook;
