@@ -257,7 +257,18 @@ pub async fn target_call(
             .find(|p| p.internal_call_id == id)
             .ok_or_else(|| format!("run `{run_id}` has no call `{id}` waiting for a decision")),
         None => match pending.len() {
-            0 => Err(format!("run `{run_id}` has no call waiting for a decision")),
+            0 => {
+                // Say why: a run id that is not stored, or a run that is not suspended, is a
+                // different mistake from deciding a run twice.
+                let state = store
+                    .load(run_id)
+                    .await
+                    .map_err(|error| error.to_string())?;
+                Err(format!(
+                    "run `{run_id}` has no call waiting for a decision (its status: {})",
+                    status_name(state.status)
+                ))
+            }
             1 => pending
                 .into_iter()
                 .next()

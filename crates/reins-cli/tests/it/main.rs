@@ -12,6 +12,7 @@ mod offline;
 mod otlp;
 mod restate;
 mod run;
+mod runs_input;
 mod terminal;
 mod tool_choice;
 mod ui;
