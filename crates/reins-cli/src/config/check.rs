@@ -62,6 +62,7 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
     // With MCP servers, the tools are only known after connecting: `reins run` checks then.
     if file.tools.mcp.is_empty() {
         problems.extend(super::tool_choice::unknown_tools(agent, &names));
+        problems.extend(super::approval::unmatched_rules(agent, &names));
     }
     if let Some(approval) = &file.hooks.approval {
         if let Some(default) = &approval.default {

@@ -3,7 +3,7 @@
 //! read into) and says what to write instead.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, notes_agent, outcome, save_note_rules};
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, notes_agent, outcome, save_note_rules};
 
 const MODEL: &str = "[model]\nprovider = \"openai\"\nname = \"gpt-5-mini\"\n\
                      api_key_env = \"REINS_TEST_KEY\"\n";
@@ -154,4 +154,23 @@ fn a_base_url_that_is_no_web_address_is_shown_at_its_line_and_not_echoed() {
     );
     let (_, stderr) = check(&toml);
     assert!(!stderr.contains("sk-123"), "{stderr}");
+}
+
+#[test]
+fn an_approval_rule_naming_no_tool_of_the_agent_is_shown_at_its_line() {
+    // The misspelt `ask` rule would let every `save_note` call through to the `*` rule.
+    let toml = format!(
+        "{MODEL}{SAVE_NOTE_TOOL}[hooks.approval]\nrules = [\n  {{ tool = \"save_notes\", \
+         action = \"ask\" }},\n  {{ tool = \"save_*\", action = \"ask\" }},\n  \
+         {{ tool = \"*\", action = \"allow\" }},\n]\n"
+    );
+    let (code, stderr) = check(&toml);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("agent.toml:12:")
+            && stderr.contains("the approval rule for `save_notes` matches no tool")
+            && stderr.contains("its tools are `save_note`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("has 1 error(s)"), "{stderr}");
 }
