@@ -214,6 +214,9 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             })
         }
         RunsCommand::Resume { run, json, .. } => {
+            if let Err(code) = own_run(&store, &loaded, &run).await {
+                return code;
+            }
             let assembled = match assemble::assemble(&loaded, approve::CliDecider::detect()).await {
                 Ok(assembled) => assembled,
                 Err(error) => return fail(error),
@@ -232,6 +235,30 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => fail(error),
+    }
+}
+
+/// Refuses to resume a run of another agent (agents beside each other share the default
+/// store, `.reins/runs.sqlite`): it would go on with this file's model and tools, and fail
+/// on a waiting call to a tool this agent does not have.
+async fn own_run(
+    store: &reins::store::BoxedStore,
+    loaded: &crate::config::LoadedAgent,
+    run: &str,
+) -> Result<(), ExitCode> {
+    use reins::store::RunStore;
+    let state = store.load(run).await.map_err(fail)?;
+    let name = loaded.name();
+    match state.agent_name {
+        Some(owner) if owner != name => {
+            eprintln!(
+                "reins: `{run}` is a run of the agent `{owner}`, not `{name}` ({}): resume it \
+                 with the agent file of `{owner}`",
+                loaded.path.display()
+            );
+            Err(ExitCode::from(crate::run::EXIT_INVALID))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -1,7 +1,10 @@
 //! `reins runs` on a run id that is wrong for the command: the message says what is wrong
 //! with it, not only that nothing waits.
 
-use crate::common::{AgentDir, model_table, outcome};
+use crate::common::fakellm::FakeLlm;
+use crate::common::{
+    AgentDir, model_table, notes_agent, outcome, save_note_rules, waiting_save_note,
+};
 
 #[test]
 fn deciding_a_run_that_is_not_stored_says_so() {
@@ -38,4 +41,49 @@ fn deciding_a_run_that_is_not_suspended_says_what_it_is() {
     let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("(its status: failed)"), "{stderr}");
+}
+
+#[test]
+fn a_run_is_resumed_only_with_its_own_agent_file() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let agent = notes_agent(
+        &server.openai_url(),
+        "[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\" }]\n",
+    );
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    let (run, _) = waiting_save_note(code, &stdout, &stderr);
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+
+    // Another agent beside it shares its store (`.reins/runs.sqlite`), and so its runs.
+    let other = agent.dir.path().join("other.toml");
+    std::fs::write(
+        &other,
+        format!("name = \"other\"\n{}", model_table(&server.openai_url())),
+    )
+    .expect("the other agent file");
+    let other = other.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", &other, &run])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("is a run of the agent `notes`, not `other`"),
+        "{stderr}"
+    );
+
+    // Its own file still resumes it: nothing ran.
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", "AGENT", &run])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.");
 }
