@@ -17,11 +17,13 @@ pub fn check_shell_tool(
     problems: &mut Vec<Diagnostic>,
 ) {
     let schema_span = tool.schema.span();
+    // With a schema that is not one, its properties are unknown: no placeholder is blamed
+    // for a mistake in the schema.
     let properties = match schema_properties(tool.schema.get_ref()) {
-        Ok(properties) => properties,
+        Ok(properties) => Some(properties),
         Err(message) => {
             problems.push(agent.error_at(schema_span, message));
-            BTreeSet::new()
+            None
         }
     };
     let command = tool.command.get_ref();
@@ -30,7 +32,10 @@ pub fn check_shell_tool(
     }
     for element in command {
         for name in placeholders(element) {
-            if !properties.contains(&name) {
+            if properties
+                .as_ref()
+                .is_some_and(|properties| !properties.contains(&name))
+            {
                 problems.push(agent.error_at(
                     tool.command.span(),
                     format!("`{{{name}}}` is not a property of the tool's `schema`"),

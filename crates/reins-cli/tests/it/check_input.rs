@@ -174,3 +174,19 @@ fn an_approval_rule_naming_no_tool_of_the_agent_is_shown_at_its_line() {
     );
     assert!(stderr.contains("has 1 error(s)"), "{stderr}");
 }
+
+#[test]
+fn a_schema_mistake_is_reported_once_not_again_on_each_placeholder() {
+    let toml = format!(
+        "{MODEL}{}",
+        SAVE_NOTE_TOOL.replace("type = \"object\"", "type = \"objekt\"")
+    );
+    let (code, stderr) = check(&toml);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("agent.toml:9:") && stderr.contains("must have `type = \"object\"`"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("is not a property"), "{stderr}");
+    assert!(stderr.contains("has 1 error(s)"), "{stderr}");
+}
