@@ -70,7 +70,7 @@ pub enum PromptError {
     },
     /// The model called a tool it may not call (or sent arguments that are not a JSON object)
     /// and no hook recovered the call.
-    #[error("the model made an invalid call to tool `{tool_name}` ({reason:?})")]
+    #[error("the model made an invalid call to tool `{tool_name}`: {reason}")]
     UnknownToolCall {
         /// The tool name the model emitted.
         tool_name: String,

@@ -173,3 +173,15 @@ pub enum InvalidToolCallReason {
     /// The arguments are not a JSON object.
     MalformedArguments,
 }
+
+/// The reason in words, as an error shows it: "no tool of that name", "not allowed this
+/// turn", "arguments that are not a JSON object".
+impl std::fmt::Display for InvalidToolCallReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            InvalidToolCallReason::UnknownTool => "no tool of that name",
+            InvalidToolCallReason::NotAllowed => "not allowed this turn",
+            InvalidToolCallReason::MalformedArguments => "arguments that are not a JSON object",
+        })
+    }
+}

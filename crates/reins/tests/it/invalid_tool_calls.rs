@@ -61,6 +61,11 @@ async fn an_unknown_tool_fails_the_run_when_no_hook_decides() {
     let model = ScriptedModel::new([Turn::tool_call("nope", json!({}))]);
     let agent = AgentBuilder::new(model).tool(add_tool()).build();
     let error = agent.prompt("x").await.unwrap_err();
+    // The message says why in words, not in the enum's Rust name.
+    assert_eq!(
+        error.to_string(),
+        "the model made an invalid call to tool `nope`: no tool of that name"
+    );
     let PromptError::UnknownToolCall {
         tool_name,
         reason,
