@@ -9,6 +9,9 @@
 //! `Origin` matching the `Host`. Everything from a run is HTML-escaped ([`html::escape`]).
 
 mod html;
+mod ownership;
+
+use ownership::{own_run, serves};
 
 use crate::approve::{CliDecider, parse_args};
 use crate::config::LoadedAgent;
@@ -30,6 +33,9 @@ use std::sync::Arc;
 
 struct App {
     agent: LoadedAgent,
+    /// The agent's name: the inbox serves only its runs (agents beside each other share a
+    /// store, and a run resumed with another agent's tools would fail).
+    name: String,
     /// The agent's own model as `provider/name`.
     model: String,
     /// The file's prices by model label, when it gives any.
@@ -54,6 +60,7 @@ pub async fn serve(
     let app = Arc::new(App {
         model: crate::assemble::model_label(agent.file.model.get_ref()),
         pricing: crate::assemble::price_table(&agent),
+        name: agent.name(),
         agent,
         store,
         token: token.filter(|t| !t.is_empty()),
@@ -176,13 +183,15 @@ async fn runs_html(app: &App) -> Result<String, Response> {
         .map_err(server_error)?
         .into_iter()
         .filter_map(Result::ok)
+        .filter(|state| serves(app, state))
         .collect();
-    let waiting = app
+    let mut waiting = app
         .store
         .pending_approvals()
         .await
         .map_err(server_error)?
         .approvals;
+    waiting.retain(|pending| states.iter().any(|state| state.run_id == pending.run_id));
     let mut started_ms = HashMap::new();
     for state in &states {
         if let Some(first) = app
@@ -233,9 +242,7 @@ async fn live_runs(State(app): State<Arc<App>>) -> Response {
 }
 
 async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
-    let state = app.store.load(run).await.map_err(|error| {
-        (StatusCode::NOT_FOUND, html::escape(&error.to_string())).into_response()
-    })?;
+    let state = own_run(app, run).await?;
     let pending = runs::pending_of(&app.store, run)
         .await
         .map_err(server_error)?;
@@ -370,6 +377,7 @@ async fn checked_target(
     if let Some(refused) = forged(app, csrf) {
         return Err(refused);
     }
+    own_run(app, run).await?;
     runs::target_call(&app.store, run, Some(call))
         .await
         .map_err(|error| (StatusCode::CONFLICT, html::escape(&error)).into_response())
@@ -418,6 +426,9 @@ async fn resume(
     if let Some(refused) = forged(&app, &form.csrf) {
         return refused;
     }
+    if let Err(refused) = own_run(&app, &run).await {
+        return refused;
+    }
     spawn_resume(app, run.clone());
     Redirect::to(&format!("/runs/{}", html::url_segment(&run))).into_response()
 }
@@ -435,6 +446,9 @@ async fn fork(
     Form(form): Form<ForkForm>,
 ) -> Response {
     if let Some(refused) = forged(&app, &form.csrf) {
+        return refused;
+    }
+    if let Err(refused) = own_run(&app, &run).await {
         return refused;
     }
     let at = match form.at.as_deref().map(str::trim).filter(|a| !a.is_empty()) {

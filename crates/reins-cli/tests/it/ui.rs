@@ -4,7 +4,7 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::webdriver::Browser;
-use crate::common::{AgentDir, notes_agent, outcome};
+use crate::common::{AgentDir, model_table, notes_agent, outcome};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -59,9 +59,13 @@ struct Inbox {
 
 impl Inbox {
     fn start(agent: &AgentDir, extra: &[&str]) -> Inbox {
+        Inbox::start_file(&agent.file, extra)
+    }
+
+    fn start_file(file: &std::path::Path, extra: &[&str]) -> Inbox {
         let mut child = Command::new(env!("CARGO_BIN_EXE_reins"))
             .args(["ui"])
-            .arg(&agent.file)
+            .arg(file)
             .args(["--bind", "127.0.0.1:0"])
             .args(extra)
             .env("REINS_TEST_KEY", "k")
@@ -299,4 +303,44 @@ fn a_run_decided_on_the_command_line_is_resumed_from_the_inbox() {
         );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+}
+
+#[test]
+fn the_inbox_of_another_agent_beside_it_neither_lists_nor_opens_its_runs() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let run = suspended_run(&agent);
+    // Another agent in the same directory shares the store, and so sees the run in it.
+    let other = agent.dir.path().join("other.toml");
+    std::fs::write(
+        &other,
+        format!("name = \"other\"\n{}", model_table(&server.openai_url())),
+    )
+    .expect("the other agent file");
+    let inbox = Inbox::start_file(&other, &[]);
+    let listed = http()
+        .get(format!("{}/", inbox.url))
+        .send()
+        .and_then(|r| r.text())
+        .expect("page");
+    assert!(!listed.contains(&run), "{listed}");
+    let page = http()
+        .get(format!("{}/runs/{run}", inbox.url))
+        .send()
+        .expect("page");
+    assert_eq!(page.status(), 404);
+    let message = page.text().expect("text");
+    assert!(
+        message.contains("is a run of the agent `notes`, not `other`"),
+        "{message}"
+    );
+
+    // Its own inbox lists it.
+    let own = Inbox::start(&agent, &[]);
+    let listed = http()
+        .get(format!("{}/", own.url))
+        .send()
+        .and_then(|r| r.text())
+        .expect("page");
+    assert!(listed.contains(&run), "{listed}");
 }

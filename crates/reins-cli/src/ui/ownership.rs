@@ -1,0 +1,35 @@
+//! Which runs the inbox serves: those of its own agent. Agents beside each other share a
+//! store (`.reins/runs.sqlite`), and a run of another agent resumed here would go on with
+//! this agent's model and tools, and fail on a call to a tool it does not have.
+
+use super::App;
+use super::html;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use reins::agent::RunState;
+use reins::store::RunStore;
+
+/// Whether the inbox serves `state`: a run of its agent (or of no named agent).
+pub(super) fn serves(app: &App, state: &RunState) -> bool {
+    state
+        .agent_name
+        .as_deref()
+        .is_none_or(|owner| owner == app.name)
+}
+
+/// The state of `run`, if it is stored and a run of this inbox's agent.
+pub(super) async fn own_run(app: &App, run: &str) -> Result<RunState, Response> {
+    let state = app.store.load(run).await.map_err(|error| {
+        (StatusCode::NOT_FOUND, html::escape(&error.to_string())).into_response()
+    })?;
+    if !serves(app, &state) {
+        let owner = state.agent_name.as_deref().unwrap_or_default();
+        let message = format!(
+            "`{run}` is a run of the agent `{owner}`, not `{}`: open it in the inbox of \
+             `{owner}`'s agent file",
+            app.name
+        );
+        return Err((StatusCode::NOT_FOUND, html::escape(&message)).into_response());
+    }
+    Ok(state)
+}
