@@ -302,6 +302,12 @@ async fn command_main(command: Command) -> ExitCode {
             if let Some(error) = restate::unsupported(&loaded, "ui") {
                 return fail(error);
             }
+            // A usage mistake (exit 2), refused before anything is opened; `serve` checks it
+            // again for its other callers.
+            if let Some(error) = ui::unguarded(bind, token.as_deref()) {
+                eprintln!("reins: {error}");
+                return ExitCode::from(run::EXIT_INVALID);
+            }
             match ui::serve(loaded, bind, token).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => fail(error),

@@ -245,7 +245,8 @@ fn binding_off_loopback_without_a_token_is_refused() {
             .reins(&["ui", "AGENT", "--bind", "0.0.0.0:0"])
             .env("REINS_TEST_KEY", "k"),
     );
-    assert_eq!(code, 1);
+    // A usage mistake, like any other.
+    assert_eq!(code, 2);
     assert!(stderr.contains("not a loopback address"), "{stderr}");
 }
 
