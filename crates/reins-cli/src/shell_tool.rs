@@ -25,15 +25,22 @@ pub struct ShellTool {
 }
 
 impl ShellTool {
-    /// The tool of a checked `[[tools.shell]]` entry; relative paths are resolved by `resolve`.
+    /// The tool of a checked `[[tools.shell]]` entry; relative paths are resolved by `resolve`
+    /// (the program too, when it is named by a path: see [`program_path`]).
     pub fn new(config: &ShellToolConfig, resolve: impl Fn(&str) -> PathBuf) -> Self {
+        let cwd = config.cwd.as_ref().map(|cwd| resolve(cwd.get_ref()));
+        let mut command = config.command.get_ref().clone();
+        if let Some(program) = command.first_mut().filter(|program| !program.contains('{')) {
+            let base = cwd.clone().unwrap_or_else(|| resolve("."));
+            *program = program_path(program, &base);
+        }
         ShellTool {
             name: config.name.get_ref().clone(),
             description: config.description.clone(),
-            command: config.command.get_ref().clone(),
+            command,
             schema: serde_json::to_value(config.schema.get_ref()).unwrap_or(Value::Null),
             timeout: Duration::from_secs(config.timeout_secs.unwrap_or(60)),
-            cwd: config.cwd.as_ref().map(|cwd| resolve(cwd.get_ref())),
+            cwd,
         }
     }
 
@@ -57,6 +64,22 @@ impl ShellTool {
             })
             .collect()
     }
+}
+
+/// A program as an agent file names it: a relative path with a directory part (`./save.sh`,
+/// `bin/tool`) starts at `base` (the program's working directory as the file gives it, else
+/// the agent file's directory), so the agent runs the same from any directory; a bare name
+/// (`python3`) is looked up on `PATH`, and an absolute path is kept.
+pub fn program_path(program: &str, base: &std::path::Path) -> String {
+    let path = std::path::Path::new(program);
+    if path.is_absolute() || path.components().count() < 2 {
+        return program.to_owned();
+    }
+    // A directory that is not Unicode keeps the name as written, found as before.
+    base.join(path)
+        .into_os_string()
+        .into_string()
+        .unwrap_or_else(|_| program.to_owned())
 }
 
 impl Tool for ShellTool {

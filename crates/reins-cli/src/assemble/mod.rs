@@ -155,15 +155,20 @@ async fn connect_mcp(
     agent: &LoadedAgent,
     config: &McpConfig,
 ) -> Result<(McpClient, McpTools), String> {
+    let cwd = config.cwd.as_ref().map(|cwd| agent.resolve(cwd.get_ref()));
     let mut server = match (&config.command, &config.url) {
-        (Some(command), _) => McpServer::stdio(command.get_ref(), &config.args),
+        (Some(command), _) => {
+            let base = cwd.clone().unwrap_or_else(|| agent.base_dir());
+            let program = crate::shell_tool::program_path(command.get_ref(), &base);
+            McpServer::stdio(program, &config.args)
+        }
         (None, Some(url)) => http_server(config, url.get_ref())?,
         (None, None) => return Err(format!("MCP server `{}` has no command", config.name)),
     }
     .name(config.name.clone())
     .envs(config.env.clone());
-    if let Some(cwd) = &config.cwd {
-        server = server.current_dir(agent.resolve(cwd.get_ref()));
+    if let Some(cwd) = cwd {
+        server = server.current_dir(cwd);
     }
     if let Some(secs) = config.call_timeout_secs {
         server = server.call_timeout(Duration::from_secs(secs));

@@ -10,6 +10,7 @@ mod mcp_resume;
 #[cfg(feature = "local")]
 mod offline;
 mod otlp;
+mod programs;
 mod restate;
 mod run;
 mod runs_input;
