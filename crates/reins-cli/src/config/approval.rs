@@ -6,6 +6,8 @@
 
 use super::LoadedAgent;
 use super::diagnostic::Diagnostic;
+use super::tool_choice::existing_tools;
+use reins::hooks::approval::Rule;
 use std::collections::BTreeSet;
 
 /// Each approval rule matching none of `tools`, at its line, with the tools that exist. A
@@ -14,27 +16,15 @@ pub fn unmatched_rules(agent: &LoadedAgent, tools: &BTreeSet<String>) -> Vec<Dia
     let Some(approval) = &agent.file.hooks.approval else {
         return Vec::new();
     };
-    let existing = if tools.is_empty() {
-        "the agent has no tools".to_owned()
-    } else {
-        let names = tools
-            .iter()
-            .map(|name| format!("`{name}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        format!("its tools are {names}")
-    };
+    let existing = existing_tools(tools);
     approval
         .rules
         .iter()
         .filter(|rule| {
-            let pattern: Vec<char> = rule.get_ref().tool.chars().collect();
-            let only_stars = pattern.iter().all(|&c| c == '*');
-            !only_stars
-                && !tools.iter().any(|tool| {
-                    let name: Vec<char> = tool.chars().collect();
-                    glob_matches(&pattern, &name)
-                })
+            let pattern = &rule.get_ref().tool;
+            let only_stars = pattern.chars().all(|c| c == '*');
+            let named = Rule::allow(pattern.as_str());
+            !only_stars && !tools.iter().any(|tool| named.names_tool(tool))
         })
         .map(|rule| {
             agent.error_at(
@@ -47,54 +37,4 @@ pub fn unmatched_rules(agent: &LoadedAgent, tools: &BTreeSet<String>) -> Vec<Dia
             )
         })
         .collect()
-}
-
-/// reins' approval glob: `*` any text, `?` one character, anything else itself (the same
-/// matching, with one backtrack point at the last `*`).
-fn glob_matches(pattern: &[char], name: &[char]) -> bool {
-    let (mut p, mut n) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while n < name.len() {
-        match (pattern.get(p), name.get(n)) {
-            (Some('*'), _) => {
-                star = Some((p, n));
-                p += 1;
-            }
-            (Some(&c), Some(&m)) if c == '?' || c == m => {
-                p += 1;
-                n += 1;
-            }
-            _ => match star {
-                Some((star_p, star_n)) => {
-                    p = star_p + 1;
-                    n = star_n + 1;
-                    star = Some((star_p, star_n + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern
-        .get(p..)
-        .is_some_and(|rest| rest.iter().all(|&c| c == '*'))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob_matches;
-
-    fn glob(pattern: &str, name: &str) -> bool {
-        let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
-        glob_matches(&p, &n)
-    }
-
-    #[test]
-    fn globs_match_as_reins_approval_rules_do() {
-        assert!(glob("write_note", "write_note"));
-        assert!(!glob("write_notes", "write_note"));
-        assert!(glob("write_*", "write_note"));
-        assert!(glob("*_note", "write_note"));
-        assert!(glob("wr?te_note", "write_note"));
-        assert!(!glob("read_*", "write_note"));
-    }
 }

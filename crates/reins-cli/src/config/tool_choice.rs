@@ -68,16 +68,7 @@ pub fn unknown_tools(agent: &LoadedAgent, tools: &BTreeSet<String>) -> Vec<Diagn
     let Some(config) = &agent.file.hooks.tool_choice else {
         return Vec::new();
     };
-    let existing = if tools.is_empty() {
-        "the agent has no tools".to_owned()
-    } else {
-        let names = tools
-            .iter()
-            .map(|name| format!("`{name}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        format!("its tools are {names}")
-    };
+    let existing = existing_tools(tools);
     config
         .choices()
         .into_iter()
@@ -96,4 +87,18 @@ pub fn unknown_tools(agent: &LoadedAgent, tools: &BTreeSet<String>) -> Vec<Diagn
             )
         })
         .collect()
+}
+
+/// The agent's tools, as a message naming a tool it lacks lists them: "its tools are `a`,
+/// `b`", or "the agent has no tools".
+pub fn existing_tools(tools: &BTreeSet<String>) -> String {
+    if tools.is_empty() {
+        return "the agent has no tools".to_owned();
+    }
+    let names = tools
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("its tools are {names}")
 }

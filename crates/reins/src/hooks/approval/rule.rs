@@ -110,6 +110,20 @@ impl Rule {
         self
     }
 
+    /// Whether the rule's tool pattern matches `tool` (`*` any run of characters, `?` exactly
+    /// one), its argument and trait conditions aside: e.g. to check that a rule read from a
+    /// file names a tool the agent has.
+    ///
+    /// ```
+    /// use reins::hooks::approval::Rule;
+    ///
+    /// assert!(Rule::ask("write_*").names_tool("write_note"));
+    /// assert!(!Rule::ask("write_notes").names_tool("write_note"));
+    /// ```
+    pub fn names_tool(&self, tool: &str) -> bool {
+        self.glob.matches(tool)
+    }
+
     /// What the rule decides.
     pub fn outcome(&self) -> &RuleOutcome {
         &self.outcome
