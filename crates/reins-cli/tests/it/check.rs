@@ -1,6 +1,7 @@
 //! `reins check`: every bad-input case of an agent file is a clear error at its line (exit 2),
 //! never a panic or a half-started agent.
 
+use crate::common::check_file as check;
 use crate::common::{AgentDir, outcome};
 
 /// A valid hosted agent, with its key taken from a variable the test sets.
@@ -24,13 +25,6 @@ schema = { type = "object", properties = { text = { type = "string" } }, require
 [hooks.approval]
 rules = [{ tool = "echo_*", action = "ask" }]
 "#;
-
-/// `reins check` on `toml` (with REINS_TEST_KEY set): exit code and stderr.
-fn check(toml: &str) -> (i32, String) {
-    let agent = AgentDir::new(toml);
-    let (code, _, stderr) = outcome(agent.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
-    (code, stderr)
-}
 
 /// Asserts exit 2 and a message at `line` containing `needle`.
 fn assert_error_at(toml: &str, line: usize, needle: &str) {

@@ -2,18 +2,12 @@
 //! is in the file's words (TOML tables, lists and numbers, not the Rust types the file is
 //! read into) and says what to write instead.
 
+use crate::common::check_file as check;
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, SAVE_NOTE_TOOL, notes_agent, outcome, save_note_rules};
 
 const MODEL: &str = "[model]\nprovider = \"openai\"\nname = \"gpt-5-mini\"\n\
                      api_key_env = \"REINS_TEST_KEY\"\n";
-
-/// `reins check` on `toml` (with REINS_TEST_KEY set): exit code and stderr.
-fn check(toml: &str) -> (i32, String) {
-    let agent = AgentDir::new(toml);
-    let (code, _, stderr) = outcome(agent.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
-    (code, stderr)
-}
 
 /// Asserts exit 2 and a message at `line` containing `needle`, naming no Rust type.
 fn assert_plain_error_at(toml: &str, line: usize, needle: &str) {

@@ -164,3 +164,11 @@ rules:
         - name: time_get_current_time
           arguments: {timezone: "Europe/Paris"}
 "#;
+
+/// `reins check` on an agent file holding `toml` (with REINS_TEST_KEY set): exit code and
+/// stderr.
+pub fn check_file(toml: &str) -> (i32, String) {
+    let agent = AgentDir::new(toml);
+    let (code, _, stderr) = outcome(agent.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
+    (code, stderr)
+}

@@ -71,25 +71,31 @@ fn output_call_id(model: &ScriptedModel, index: usize) -> String {
 
 #[tokio::test]
 async fn a_typed_answer_is_checked_and_asked_for_again_with_the_feedback() {
-    let model = ScriptedModel::new([
-        Turn::tool_call(
-            OUTPUT_TOOL_NAME,
-            json!({"city": "Secretville", "celsius": 4}),
-        ),
-        Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo", "celsius": 4})),
-    ]);
-    let guard = Guardrails::new().answer("places", DenyList::new(["secretville"]));
-    let (agent, _) = agent(&model, guard);
-    let forecast = agent
-        .prompt("Forecast?")
-        .output::<Forecast>()
-        .await
-        .unwrap();
-    assert_eq!(forecast.city, "Oslo");
-    // The rejected answer's call is answered with the check's feedback.
-    let id = output_call_id(&model, 1);
-    let feedback = tool_result(&model, 1, &id);
-    assert!(feedback.contains("secretville"), "{feedback}");
+    let secret = || json!({"city": "Secretville", "celsius": 4});
+    // Alone, and beside a call to another tool: that call does not run.
+    let first_turns = [
+        Turn::tool_call(OUTPUT_TOOL_NAME, secret()),
+        Turn::tool_call("record", json!({"n": 1})).then_tool_call(OUTPUT_TOOL_NAME, secret()),
+    ];
+    for first in first_turns {
+        let model = ScriptedModel::new([
+            first,
+            Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo", "celsius": 4})),
+        ]);
+        let guard = Guardrails::new().answer("places", DenyList::new(["secretville"]));
+        let (agent, calls) = agent(&model, guard);
+        let forecast = agent
+            .prompt("Forecast?")
+            .output::<Forecast>()
+            .await
+            .unwrap();
+        assert_eq!(forecast.city, "Oslo");
+        assert!(calls.lock().unwrap().is_empty());
+        // The rejected answer's call is answered with the check's feedback.
+        let id = output_call_id(&model, 1);
+        let feedback = tool_result(&model, 1, &id);
+        assert!(feedback.contains("secretville"), "{feedback}");
+    }
 }
 
 #[tokio::test]
@@ -107,26 +113,6 @@ async fn a_typed_answer_that_trips_stops_the_run_and_its_turns_other_calls_do_no
         .unwrap_err();
     assert_eq!(tripped(&error).stage, Stage::Answer);
     assert_eq!(tripped(&error).check, "places");
-    assert!(calls.lock().unwrap().is_empty());
-}
-
-#[tokio::test]
-async fn a_typed_answer_beside_another_call_is_asked_for_again_without_running_the_call() {
-    let model = ScriptedModel::new([
-        Turn::tool_call("record", json!({"n": 1})).then_tool_call(
-            OUTPUT_TOOL_NAME,
-            json!({"city": "Secretville", "celsius": 4}),
-        ),
-        Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo", "celsius": 4})),
-    ]);
-    let guard = Guardrails::new().answer("places", DenyList::new(["secretville"]));
-    let (agent, calls) = agent(&model, guard);
-    let forecast = agent
-        .prompt("Forecast?")
-        .output::<Forecast>()
-        .await
-        .unwrap();
-    assert_eq!(forecast.city, "Oslo");
     assert!(calls.lock().unwrap().is_empty());
 }
 
