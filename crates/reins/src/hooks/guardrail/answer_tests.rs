@@ -176,38 +176,34 @@ async fn input_checks_judge_the_given_history_when_asked() {
             Message::assistant("hello"),
         ]
     };
+    // A run of `guard` that starts from that history; the model's requests.
+    let run = |guard: Guardrails| async move {
+        let model = ScriptedModel::new([Turn::text("ok")]);
+        let answer = agent(&model, guard)
+            .0
+            .prompt("next")
+            .with_history(history())
+            .await;
+        (answer, model.requests().len())
+    };
     // Off by default: only the prompt is checked.
-    let model = ScriptedModel::new([Turn::text("ok")]);
-    let (agent_default, _) = agent(&model, Guardrails::new().input_fn("inj", injection));
-    let answer = agent_default.prompt("next").with_history(history()).await;
+    let (answer, _) = run(Guardrails::new().input_fn("inj", injection)).await;
     assert_eq!(answer.unwrap(), "ok");
 
-    let model = ScriptedModel::new([Turn::text("ok")]);
     let guard = Guardrails::new()
         .input_fn("inj", injection)
         .check_history(true);
-    let error = agent(&model, guard)
-        .0
-        .prompt("next")
-        .with_history(history())
-        .await
-        .unwrap_err();
+    let (answer, requests) = run(guard).await;
     assert_eq!(
-        tripped(&error),
+        tripped(&answer.unwrap_err()),
         GuardrailTripped::new(Stage::Input, "inj", "injection")
     );
-    assert!(model.requests().is_empty());
+    assert_eq!(requests, 0);
 
     // A history message a check would rewrite trips: the history cannot be rewritten.
-    let model = ScriptedModel::new([Turn::text("ok")]);
     let guard = Guardrails::new()
         .input_fn("trim", |text| Verdict::rewrite(text.trim()))
         .check_history(true);
-    let error = agent(&model, guard)
-        .0
-        .prompt("next")
-        .with_history(history())
-        .await
-        .unwrap_err();
-    assert_eq!(tripped(&error).check, "trim");
+    let (answer, _) = run(guard).await;
+    assert_eq!(tripped(&answer.unwrap_err()).check, "trim");
 }
