@@ -2,7 +2,7 @@
 //! made for every call.
 
 /// reins' id of the `ordinal`-th tool call of `turn`.
-pub(super) fn internal_call_id(turn: usize, ordinal: usize) -> String {
+pub(crate) fn internal_call_id(turn: usize, ordinal: usize) -> String {
     // Built by hand: this runs for every call, and `format!` costs several times as much.
     let mut id = String::with_capacity(12);
     id.push('t');

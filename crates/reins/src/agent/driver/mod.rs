@@ -24,7 +24,7 @@ mod tool_calls;
 mod trace;
 mod validation;
 
-use call_ids::internal_call_id;
+pub(crate) use call_ids::internal_call_id;
 use durable::Durable;
 use halt::Halt;
 pub use model_turn::MAX_MODEL_CALLS_PER_TURN;

@@ -7,7 +7,7 @@
 //! [`ToolCallContext::effect_id`](crate::tool::ToolCallContext::effect_id) gives it to the
 //! tool); model lines add `model` (the label called) and the request's `tool_choice` when
 //! set. Dispatch lines say `"decision": "proceed"`. Outcome lines say `outcome` — `"success"`,
-//! `"failed"`, `"skipped"`, `"denied"` or `"suspended"` (a suspended call's line is written
+//! `"failed"`, `"skipped"`, `"denied"`, `"suspended"` or `"stopped"` (the last two written
 //! when the run ends) — with a `message` for all but success, a model's `usage`, and
 //! `approval` when
 //! an [`ApprovalPolicy`](crate::hooks::approval::ApprovalPolicy) decided the call (see
@@ -31,9 +31,13 @@
 //! Registered first instead, the log records every call as the model made it, before any
 //! policy saw it, and the outcome lines still record what was decided.
 //!
-//! A hook's `stop` is not a refusal: it ends the run at once, so the call it stopped on (and
-//! any not yet run in that turn) gets no outcome line, and, with the log registered last, no
-//! line at all. The run's error says why it stopped.
+//! A hook's `stop` is not a refusal: it ends the run at once. The call it stopped on, and
+//! every other call of that turn without an outcome (not yet run, or still running when the
+//! run ended), gets a `"stopped"` outcome line when the run ends, with the run's error as its
+//! `message` — also when the run ends another way before answering them (a tool failure that
+//! fails the run, whose own text the message leaves out, or an invalid call). The log knows a
+//! turn's calls from the model's response, so even a call stopped at dispatch by an earlier
+//! hook gets its line.
 //!
 //! The log only observes: it answers proceed to everything, and a failed write is reported
 //! with `tracing::warn!` and never stops the run. Lines are written (and flushed) while the
@@ -43,6 +47,7 @@ mod line;
 #[cfg(test)]
 mod tests;
 mod time;
+mod unanswered;
 
 use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
@@ -194,6 +199,11 @@ impl AuditLog {
         })
     }
 
+    /// This log's key among the logs of a run: clones share it, as they share their lines.
+    fn id(&self) -> usize {
+        Arc::as_ptr(&self.sink).cast::<()>() as usize
+    }
+
     fn write(&self, line: &Line<'_>) {
         // A writer that panicked mid-line leaves at worst a torn line; later lines still go.
         let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
@@ -276,7 +286,9 @@ impl AgentHook for AuditLog {
             line.message = message;
             line.approval = approval_record(ctx, call_id);
             self.write(&line);
+            unanswered::answered(ctx, self.id(), call_id);
         } else if let Some(response) = event.completion() {
+            unanswered::track(ctx, self.id(), response, self.args);
             let mut line = Line::new(ctx, "outcome", "model");
             line.outcome = Some("success");
             line.usage = Some(response.usage);
@@ -292,10 +304,32 @@ impl AgentHook for AuditLog {
     }
 
     async fn on_run_settled(&self, ctx: &HookContext, event: RunSettledEvent<'_>) {
-        // Suspended tool calls never reach `on_outcome`: the run ends with them.
-        let Err(PromptError::Suspended { run }) = event.result else {
+        let Err(error) = event.result else {
             return;
         };
+        let PromptError::Suspended { run } = error else {
+            // The calls the run ended before answering: their outcome is the run's end.
+            let message = match error {
+                // A failure's own text can quote what a redaction masked for the model; the
+                // failed call's outcome line has the masked text.
+                PromptError::Tool { tool_name, .. } => {
+                    format!("the run ended when tool `{tool_name}` failed")
+                }
+                other => other.to_string(),
+            };
+            for call in unanswered::take(ctx, self.id()) {
+                let mut line = Line::new(ctx, "outcome", "tool").call(&call.tool, &call.id);
+                if let Some(args) = call.args {
+                    line.args = self.args(&call.tool, || Some(Ok(Cow::Owned(args))), || "");
+                }
+                line.outcome = Some("stopped");
+                line.message = Some(message.clone());
+                line.approval = approval_record(ctx, &call.id);
+                self.write(&line);
+            }
+            return;
+        };
+        // Suspended tool calls never reach `on_outcome`: the run ends with them.
         for pending in run.pending() {
             let call_id = pending.internal_call_id.as_str();
             let tool = pending.call.name.as_str();

@@ -45,6 +45,8 @@ impl Write for Broken {
     }
 }
 
+mod stopped;
+
 fn echo(name: &'static str) -> impl Tool {
     tool_fn(name, "A test tool.", move |_: Value| async move {
         Ok::<_, Infallible>(format!("ran {name}"))
