@@ -43,6 +43,7 @@
 //! with `tracing::warn!` and never stops the run. Lines are written (and flushed) while the
 //! run waits, behind a mutex shared by every clone; hand it a fast writer.
 
+mod file;
 mod line;
 #[cfg(test)]
 mod tests;
@@ -55,6 +56,7 @@ use crate::agent::{
 };
 use crate::hooks::approval::approval_record;
 use crate::tool::ToolOutcome;
+use file::LogFile;
 use line::Line;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -147,13 +149,11 @@ impl AuditLog {
         AuditLog::new(std::io::stderr())
     }
 
-    /// A log appending to the file at `path`, created if missing.
+    /// A log appending to the file at `path`, created if missing. When the file is rotated
+    /// away (renamed or deleted, as logrotate does by default), the next line opens `path`
+    /// again, so lines go to the new file rather than on into the old one.
     pub fn append_to(path: impl AsRef<Path>) -> std::io::Result<Self> {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
-        Ok(AuditLog::new(file))
+        Ok(AuditLog::new(LogFile::open(path.as_ref())?))
     }
 
     /// Writes tool calls' arguments too (off by default: arguments may hold secrets).

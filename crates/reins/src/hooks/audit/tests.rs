@@ -45,6 +45,7 @@ impl Write for Broken {
     }
 }
 
+mod rotation;
 mod stopped;
 
 fn echo(name: &'static str) -> impl Tool {
