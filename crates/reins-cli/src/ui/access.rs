@@ -1,6 +1,7 @@
 //! Who may use the inbox: an address other than loopback needs a token (sent once as
 //! `?token=`, then kept in a cookie), and a state-changing request needs the page's
 //! anti-forgery token and, when the browser sends one, an `Origin` matching the `Host`.
+//! Without a token, a request must name a loopback host (against DNS rebinding).
 
 use super::App;
 use axum::extract::{Query, State};
@@ -27,6 +28,14 @@ pub(super) async fn guard(
     next: middleware::Next,
 ) -> Response {
     let headers = request.headers().clone();
+    if app.token.is_none() && !loopback_host(&headers) {
+        return (
+            StatusCode::FORBIDDEN,
+            "this inbox answers only to localhost, 127.0.0.1 or [::1] without a token \
+             (set one with --token to reach it by another name)",
+        )
+            .into_response();
+    }
     let mut set_cookie = None;
     if let Some(token) = &app.token {
         let from_query = query
@@ -60,6 +69,29 @@ pub(super) async fn guard(
         ),
     );
     response
+}
+
+/// Whether the request's `Host` (when it has one) names a loopback address. Without a token
+/// the inbox trusts whoever can reach loopback; a site whose name an attacker rebinds to
+/// 127.0.0.1 would otherwise be the same origin to the browser, read the pages (and their
+/// anti-forgery token) and decide calls. Such a request carries the site's name in `Host`.
+fn loopback_host(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST) else {
+        // Browsers always send it; a client that does not is not a page being rebound.
+        return true;
+    };
+    let Ok(host) = host.to_str() else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        // `[::1]:8080`
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|address| address.is_loopback())
 }
 
 /// Whether a request's `Origin` (if the browser sent one) is this server.

@@ -196,6 +196,33 @@ fn a_decision_without_the_anti_forgery_token_or_from_another_site_is_refused() {
         .expect("post");
     assert_eq!(cross_site.status(), 403);
 
+    // A page of another site whose name was rebound to this address (DNS rebinding) is the
+    // same origin to the browser, and could read the page's token: a name other than a
+    // loopback one is refused, for reading as for deciding.
+    let port = inbox.url.rsplit(':').next().expect("a port");
+    let rebound = format!("evil.example:{port}");
+    let read = http()
+        .get(format!("{}/runs/{run}", inbox.url))
+        .header("Host", &rebound)
+        .send()
+        .expect("get");
+    assert_eq!(read.status(), 403);
+    let decided = http()
+        .post(&approve)
+        .header("Host", &rebound)
+        .header("Origin", format!("http://{rebound}"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!("csrf={csrf}&args="))
+        .send()
+        .expect("post");
+    assert_eq!(decided.status(), 403);
+    // Loopback names are served.
+    let by_name = http()
+        .get(format!("http://localhost:{port}/runs/{run}"))
+        .send()
+        .expect("get");
+    assert_eq!(by_name.status(), 200);
+
     // Nothing was decided: the call still waits.
     let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
     let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
