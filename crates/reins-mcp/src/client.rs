@@ -7,13 +7,16 @@ use crate::handler::ClientEvents;
 use crate::server::{EFFECT_ID_META_KEY, McpServer, scrub};
 use crate::stderr::StderrTail;
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, RequestMetaObject};
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, RequestMetaObject};
 use rmcp::service::{RunningService, ServiceError};
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
+
+/// How many pages of `tools/list` are read before the list is taken for endless.
+const MAX_TOOL_PAGES: usize = 100;
 
 /// One opened connection: the rmcp service and what is known about the peer.
 pub(crate) struct Connection {
@@ -245,13 +248,34 @@ impl ClientInner {
         let operation = "tools/list";
         let connection = self.live(operation).await?;
         self.events.take_tools_changed();
-        self.with_limit(
-            &connection,
-            operation,
-            self.call_timeout,
-            connection.service.list_all_tools(),
-        )
-        .await
+        let listing = async {
+            let mut tools = Vec::new();
+            let mut cursor = None;
+            for _ in 0..MAX_TOOL_PAGES {
+                let params = PaginatedRequestParams::default().with_cursor(cursor);
+                let page = connection.service.list_tools(Some(params)).await?;
+                tools.extend(page.tools);
+                match page.next_cursor {
+                    Some(next) => cursor = Some(next),
+                    None => return Ok(Some(tools)),
+                }
+            }
+            Ok(None)
+        };
+        match self
+            .with_limit(&connection, operation, self.call_timeout, listing)
+            .await?
+        {
+            Some(tools) => Ok(tools),
+            // A server whose every page names a next one would be listed forever.
+            None => Err(McpError::Protocol {
+                server: self.name.clone(),
+                operation: operation.to_owned(),
+                message: format!(
+                    "the tool list did not end after {MAX_TOOL_PAGES} pages (every page gave a nextCursor)"
+                ),
+            }),
+        }
     }
 
     pub(crate) async fn call_tool(

@@ -9,6 +9,9 @@ use tokio::process::ChildStderr;
 /// How many of the server's last standard-error lines are kept for error messages.
 const STDERR_LINES: usize = 20;
 
+/// How much of one standard-error line is kept; the rest of a longer line is dropped.
+const STDERR_LINE_BYTES: usize = 2048;
+
 /// The last lines the server wrote to its standard error; each line also goes to `tracing`
 /// (debug level, target `reins_mcp::stderr`).
 #[derive(Clone, Default)]
@@ -23,17 +26,32 @@ pub(crate) struct TailState {
 }
 
 impl StderrTail {
+    /// Reads the server's standard error to its end, keeping the last lines. The pipe is
+    /// read to the end whatever it holds — bytes that are not UTF-8, a line with no end — so
+    /// the server never blocks on a full pipe nor loses it; each line is kept (and logged)
+    /// up to [`STDERR_LINE_BYTES`], so a server writing without newlines holds no more than
+    /// that of this process's memory.
     pub(crate) fn follow(&self, server: String, stderr: ChildStderr) {
         let state = self.state.clone();
         tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::debug!(target: "reins_mcp::stderr", server = %server, "{line}");
-                let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
-                if state.lines.len() == STDERR_LINES {
-                    state.lines.pop_front();
+            let mut reader = BufReader::new(stderr);
+            let mut line = LineBuffer::default();
+            loop {
+                let chunk = match reader.fill_buf().await {
+                    Ok(chunk) if !chunk.is_empty() => chunk,
+                    _ => break,
+                };
+                let newline = chunk.iter().position(|byte| *byte == b'\n');
+                let content = &chunk[..newline.unwrap_or(chunk.len())];
+                line.append(content);
+                let consumed = newline.map_or(chunk.len(), |at| at + 1);
+                reader.consume(consumed);
+                if newline.is_some() {
+                    keep_line(&state, &server, line.take());
                 }
-                state.lines.push_back(line);
+            }
+            if !line.is_empty() {
+                keep_line(&state, &server, line.take());
             }
             state.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
         });
@@ -55,4 +73,47 @@ impl StderrTail {
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, TailState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// One standard-error line being read, kept up to [`STDERR_LINE_BYTES`].
+#[derive(Default)]
+struct LineBuffer {
+    bytes: Vec<u8>,
+    /// How many bytes of the line were dropped past the limit.
+    dropped: usize,
+}
+
+impl LineBuffer {
+    fn append(&mut self, content: &[u8]) {
+        let room = STDERR_LINE_BYTES.saturating_sub(self.bytes.len());
+        let kept = content.len().min(room);
+        self.bytes.extend_from_slice(&content[..kept]);
+        self.dropped += content.len() - kept;
+    }
+
+    fn is_empty(&self) -> bool {
+        self.bytes.is_empty() && self.dropped == 0
+    }
+
+    /// The line as text (bytes that are not UTF-8 replaced), saying how much was dropped.
+    fn take(&mut self) -> String {
+        let text = String::from_utf8_lossy(&self.bytes);
+        let text = text.strip_suffix('\r').unwrap_or(&text);
+        let line = match self.dropped {
+            0 => text.to_owned(),
+            dropped => format!("{text} [… {dropped} more bytes of this line not shown]"),
+        };
+        self.bytes.clear();
+        self.dropped = 0;
+        line
+    }
+}
+
+fn keep_line(state: &Mutex<TailState>, server: &str, line: String) {
+    tracing::debug!(target: "reins_mcp::stderr", server = %server, "{line}");
+    let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+    if state.lines.len() == STDERR_LINES {
+        state.lines.pop_front();
+    }
+    state.lines.push_back(line);
 }

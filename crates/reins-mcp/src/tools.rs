@@ -202,6 +202,9 @@ impl<'a> IntoIterator for &'a McpTools {
 impl McpClient {
     /// Every tool of the server (following `nextCursor` through all pages), as reins tools.
     /// Narrow them with [`McpTools::filter`] and name them with [`McpTools::prefix`].
+    ///
+    /// The whole listing is one request for the call timeout; a list still going after 100
+    /// pages is an [`McpError::Protocol`] (a server whose every page names a next one).
     pub async fn tools(&self) -> Result<McpTools, McpError> {
         // Read before listing: a change announced while the list is in flight makes this
         // listing stale, not lost.

@@ -9,6 +9,7 @@ mod agent;
 mod everything;
 mod faults;
 mod filesystem;
+mod hostile;
 mod http;
 mod notifications;
 mod output_schema;
