@@ -70,6 +70,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod advertised;
 mod client;
 mod connect;
 mod content;

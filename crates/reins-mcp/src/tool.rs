@@ -1,4 +1,5 @@
 use crate::McpError;
+use crate::advertised::{model_name, object_schema};
 use crate::client::ClientInner;
 use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolTraits};
 use serde_json::{Value, json};
@@ -134,20 +135,23 @@ impl McpTool {
                         None
                     }
                 });
+        let input_schema = object_schema(&client.name, &tool.name, (*tool.input_schema).clone());
         McpTool {
-            client,
-            name: tool.name.to_string(),
+            name: model_name("", &tool.name),
             remote_name: tool.name.to_string(),
+            client,
             title,
             description,
-            input_schema: Value::Object((*tool.input_schema).clone()),
+            input_schema,
             output_schema,
             output_validator,
             annotations,
         }
     }
 
-    /// The name the model calls the tool by (the server's name with any prefix).
+    /// The name the model calls the tool by: the server's name with any prefix, each
+    /// character providers refuse in a name (anything but ASCII letters, digits, `_` and
+    /// `-`) replaced by `_`, cut to 64 characters.
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -167,7 +171,10 @@ impl McpTool {
         self.title.as_deref()
     }
 
-    /// The server's `inputSchema` for the arguments.
+    /// The server's `inputSchema` for the arguments, as the model is given it: an object
+    /// schema (`"type": "object"` added when the server gave no `type`; a schema of another
+    /// type, which no MCP call could satisfy, replaced by an object schema without
+    /// properties).
     pub fn input_schema(&self) -> &Value {
         &self.input_schema
     }
@@ -188,9 +195,10 @@ impl McpTool {
         self.annotations.traits()
     }
 
-    /// The same tool, called by the model as `prefix` + its server name.
+    /// The same tool, called by the model as `prefix` + its server name (made acceptable
+    /// to providers as [`name`](McpTool::name) says).
     pub fn with_prefix(mut self, prefix: &str) -> Self {
-        self.name = format!("{prefix}{}", self.remote_name);
+        self.name = model_name(prefix, &self.remote_name);
         self
     }
 }

@@ -11,6 +11,14 @@ use std::sync::Arc;
 /// narrow them, prefix their names, feed their annotations to an approval policy, then add
 /// them to an agent (they iterate as [`McpTool`]s).
 ///
+/// Each name the model calls a tool by is held by one tool: when a server lists two tools
+/// under one name (or two of its names become one once made acceptable to providers, see
+/// [`McpTool::name`]), the first listed is kept and the others are left out with a warning.
+/// A tool of the agent's own or of another server with the same name is replaced by the
+/// one added later (see [`AgentBuilder::tools`](reins::agent::AgentBuilder::tools)):
+/// [`prefix`](McpTools::prefix) the tools of a server you do not control so that none of
+/// its names can stand in for another tool.
+///
 /// ```no_run
 /// use reins::agent::AgentBuilder;
 /// use reins::hooks::approval::{ApprovalPolicy, Rule};
@@ -62,7 +70,7 @@ impl std::fmt::Debug for McpTools {
 impl McpTools {
     pub(crate) fn new(client: McpClient, tools: Vec<McpTool>, generation: u64) -> Self {
         McpTools {
-            tools,
+            tools: first_of_each_name(tools),
             client: Some(client),
             keep: Vec::new(),
             prefix: String::new(),
@@ -118,11 +126,12 @@ impl McpTools {
     /// do not clash (`time_` gives `time_get_current_time`).
     pub fn prefix(self, prefix: &str) -> Self {
         McpTools {
-            tools: self
-                .tools
-                .into_iter()
-                .map(|tool| tool.with_prefix(prefix))
-                .collect(),
+            tools: first_of_each_name(
+                self.tools
+                    .into_iter()
+                    .map(|tool| tool.with_prefix(prefix))
+                    .collect(),
+            ),
             prefix: prefix.to_owned(),
             ..self
         }
@@ -179,6 +188,30 @@ impl McpTools {
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
+}
+
+/// `tools` with one tool of each name the model calls them by, the first listed: the server
+/// gave two of one name, or two names became one once made acceptable to providers. The
+/// others are left out (an agent's tool set would keep only the last, while
+/// [`McpTools::get`] found the first), each logged as a warning.
+fn first_of_each_name(tools: Vec<McpTool>) -> Vec<McpTool> {
+    let mut seen = std::collections::HashSet::new();
+    tools
+        .into_iter()
+        .filter(|tool| {
+            let first = seen.insert(tool.name().to_owned());
+            if !first {
+                tracing::warn!(
+                    target: "reins_mcp",
+                    server = %tool.server_name(),
+                    tool = %tool.remote_name(),
+                    name = %tool.name(),
+                    "the server lists another tool called this; only the first is kept"
+                );
+            }
+            first
+        })
+        .collect()
 }
 
 impl IntoIterator for McpTools {

@@ -1,8 +1,10 @@
 //! Servers that break the protocol's rules on purpose (`fixtures/hostile_server.py`): what
 //! the client and the model see must stay clear, bounded and the same every time.
 
-use crate::servers::python;
+use crate::servers::{connect, python};
+use reins::tool::ToolCallContext;
 use reins_mcp::{McpError, McpServer};
+use serde_json::json;
 use std::path::PathBuf;
 
 /// `python3 tests/it/fixtures/hostile_server.py <mode>`, named `hostile`.
@@ -40,4 +42,49 @@ async fn a_tool_list_that_never_ends_is_a_protocol_error() {
     let text = error.to_string();
     assert!(text.contains("MCP server `hostile`"), "{text}");
     assert!(text.contains("did not end after 100 pages"), "{text}");
+}
+
+#[tokio::test]
+async fn every_listed_tool_has_a_name_and_schema_providers_accept_and_one_tool_a_name() {
+    let client = connect(hostile_server("odd-tools")).await;
+    let tools = client.tools().await.unwrap();
+    let long = format!("long_{}", "x".repeat(59));
+    assert_eq!(
+        tools.names().collect::<Vec<_>>(),
+        [
+            "echo",
+            "no_type",
+            "string_schema",
+            "has_space_and_dots",
+            long.as_str()
+        ]
+    );
+    // The server listed `echo` twice: the first is the one kept, by the list and the agent.
+    let set = tools.to_tool_set();
+    assert_eq!(set.definitions().len(), tools.len());
+    let echo = set.definitions().iter().find(|d| d.name == "echo").unwrap();
+    assert_eq!(echo.description, "Says it back.");
+    assert_eq!(
+        tools.get("no_type").unwrap().input_schema(),
+        &json!({"type": "object", "properties": {"a": {"type": "string"}}})
+    );
+    assert_eq!(
+        tools.get("string_schema").unwrap().input_schema(),
+        &json!({"type": "object"})
+    );
+
+    // A renamed tool is still called by its name on the server.
+    let renamed = tools.get("has_space_and_dots").unwrap();
+    assert_eq!(renamed.remote_name(), "has space/and.dots");
+    let call = set
+        .call(
+            "has_space_and_dots",
+            &json!({"text": "reached"}),
+            ToolCallContext::new("r", "1", "p"),
+        )
+        .await;
+    assert!(call.outcome.is_success(), "{:?}", call.output);
+    assert_eq!(call.output.render(), "reached");
+    let prefixed = tools.prefix("h/");
+    assert!(prefixed.get("h_has_space_and_dots").is_some());
 }

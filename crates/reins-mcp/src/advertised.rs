@@ -1,0 +1,94 @@
+//! What the model is shown of a server's tool: a name every provider accepts and an object
+//! schema. Servers are not bound by providers' rules, and one tool a provider refuses fails
+//! the whole model request, so every tool of the list is made acceptable here.
+
+use serde_json::{Map, Value};
+
+/// The longest tool name providers accept (OpenAI, Anthropic and Gemini: 64 characters).
+pub(crate) const MAX_TOOL_NAME: usize = 64;
+
+/// The name the model calls a server's tool `remote` by: `prefix` + `remote`, each character
+/// providers refuse in a name (anything but ASCII letters, digits, `_` and `-`) replaced by
+/// `_`, cut to [`MAX_TOOL_NAME`] characters. Calls still go to the server as `remote`.
+pub(crate) fn model_name(prefix: &str, remote: &str) -> String {
+    let name: String = prefix
+        .chars()
+        .chain(remote.chars())
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(MAX_TOOL_NAME)
+        .collect();
+    if name.is_empty() {
+        // An empty name is refused too; the server gave one anyway.
+        "_".to_owned()
+    } else {
+        name
+    }
+}
+
+/// The server's `inputSchema` as the model is given it: MCP requires an object schema, and
+/// providers refuse anything else. A schema without `type` is given `"type": "object"` (its
+/// properties kept); one of another type, which no MCP call could satisfy, becomes an
+/// object schema without properties. Either is logged as a warning naming the tool.
+pub(crate) fn object_schema(server: &str, tool: &str, mut schema: Map<String, Value>) -> Value {
+    match schema.get("type") {
+        Some(Value::String(kind)) if kind == "object" => {}
+        None => {
+            tracing::warn!(
+                target: "reins_mcp",
+                server = %server,
+                tool = %tool,
+                "the tool's inputSchema has no `type`; it is given `\"type\": \"object\"`"
+            );
+            schema.insert("type".to_owned(), Value::from("object"));
+        }
+        Some(other) => {
+            tracing::warn!(
+                target: "reins_mcp",
+                server = %server,
+                tool = %tool,
+                kind = %other,
+                "the tool's inputSchema is not an object schema; the model is given an \
+                 object schema without properties"
+            );
+            schema = Map::new();
+            schema.insert("type".to_owned(), Value::from("object"));
+        }
+    }
+    Value::Object(schema)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_keep_what_providers_accept_and_replace_the_rest() {
+        assert_eq!(model_name("", "get_time-2"), "get_time-2");
+        assert_eq!(model_name("fs_", "read file/v1.2"), "fs_read_file_v1_2");
+        assert_eq!(model_name("", "météo"), "m_t_o");
+        assert_eq!(model_name("", ""), "_");
+        assert_eq!(model_name("p_", &"x".repeat(100)).len(), MAX_TOOL_NAME);
+    }
+
+    #[test]
+    fn schemas_become_object_schemas() {
+        let object = |value: Value| value.as_object().cloned().unwrap();
+        let given = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert_eq!(object_schema("s", "t", object(given.clone())), given);
+        assert_eq!(
+            object_schema("s", "t", object(json!({"properties": {"a": {}}}))),
+            json!({"type": "object", "properties": {"a": {}}})
+        );
+        assert_eq!(
+            object_schema("s", "t", object(json!({"type": "string", "minLength": 1}))),
+            json!({"type": "object"})
+        );
+    }
+}
