@@ -119,6 +119,7 @@ impl std::fmt::Debug for McpClient {
 pub(crate) struct ClientInner {
     pub(crate) name: String,
     pub(crate) call_timeout: Option<Duration>,
+    pub(crate) max_result_bytes: usize,
     server: McpServer,
     pub(crate) events: ClientEvents,
     /// The current connection; replaced when a crashed stdio server is started again.
@@ -133,6 +134,7 @@ impl McpClient {
             inner: Arc::new(ClientInner {
                 name: server.name.clone(),
                 call_timeout: server.call_timeout,
+                max_result_bytes: server.max_result_bytes,
                 server,
                 events,
                 connection: tokio::sync::Mutex::new(Arc::new(connection)),

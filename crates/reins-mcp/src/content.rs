@@ -38,6 +38,40 @@ impl McpToolResult {
             None => Value::String(self.text()),
         }
     }
+
+    /// [`to_model_value`](McpToolResult::to_model_value) within `max_bytes`: past it, the
+    /// text (or the structured content's JSON text) cut by [`cut_to`].
+    pub(crate) fn to_model_value_within(&self, max_bytes: usize) -> Value {
+        match &self.structured_content {
+            Some(structured) => {
+                let json = structured.to_string();
+                if json.len() <= max_bytes {
+                    structured.clone()
+                } else {
+                    Value::String(cut_to(json, max_bytes))
+                }
+            }
+            None => Value::String(cut_to(self.text(), max_bytes)),
+        }
+    }
+}
+
+/// `text` if it is at most `max_bytes` long, else its first `max_bytes` (back to a character
+/// boundary) and a line saying how long it was: what a model is shown of a server's answer.
+pub(crate) fn cut_to(mut text: String, max_bytes: usize) -> String {
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let total = text.len();
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&format!(
+        "\n[… cut: the result was {total} bytes, the first {end} are shown]"
+    ));
+    text
 }
 
 /// One content block of a tool result. Binary data is not kept: the model is shown a text
@@ -180,6 +214,15 @@ mod tests {
         assert_eq!(base64_decoded_len("YWI="), 2);
         assert_eq!(base64_decoded_len("YWJj"), 3);
         assert_eq!(base64_decoded_len("YWJjZA=="), 4);
+    }
+
+    #[test]
+    fn long_text_is_cut_at_a_character_boundary() {
+        assert_eq!(cut_to("short".into(), 5), "short");
+        assert_eq!(
+            cut_to("ab€cd".into(), 4),
+            "ab\n[… cut: the result was 7 bytes, the first 2 are shown]"
+        );
     }
 
     #[test]

@@ -88,8 +88,8 @@ pub use content::{McpContent, McpToolResult};
 pub use error::McpError;
 pub use serve::{AgentTool, AgentToolArgs, McpHttpServer, McpService};
 pub use server::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESTARTS, EFFECT_ID_META_KEY,
-    McpServer,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESTARTS, DEFAULT_MAX_RESULT_BYTES,
+    EFFECT_ID_META_KEY, McpServer,
 };
 pub use source::McpToolSource;
 pub use tool::{McpTool, McpToolAnnotations};

@@ -14,6 +14,9 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one request may take unless told otherwise.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How much of a tool's result the model is shown unless told otherwise (256 KiB).
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 256 * 1024;
+
 /// How many times a crashed stdio server is restarted unless told otherwise.
 pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 
@@ -49,6 +52,7 @@ pub struct McpServer {
     pub(crate) connect_timeout: Duration,
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) max_restarts: u32,
+    pub(crate) max_result_bytes: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -145,6 +149,7 @@ impl McpServer {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
             max_restarts: DEFAULT_MAX_RESTARTS,
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
         }
     }
 
@@ -274,6 +279,16 @@ impl McpServer {
     /// request that found it dead fails with [`McpError::Disconnected`](crate::McpError::Disconnected).
     pub fn max_restarts(mut self, restarts: u32) -> Self {
         self.max_restarts = restarts;
+        self
+    }
+
+    /// How many bytes of a tool's result (its text, or its structured content as JSON) and
+    /// of a tool's error message the model is shown ([`DEFAULT_MAX_RESULT_BYTES`]); a longer
+    /// one is cut there and ends saying how long it was, so a server cannot fill the model's
+    /// context (or the run's history) with one answer. [`McpClient::call_tool`](crate::McpClient::call_tool)
+    /// returns results whole.
+    pub fn max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
         self
     }
 

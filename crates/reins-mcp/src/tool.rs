@@ -1,6 +1,7 @@
 use crate::McpError;
 use crate::advertised::{model_name, object_schema};
 use crate::client::ClientInner;
+use crate::content::cut_to;
 use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolTraits};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -64,7 +65,8 @@ impl McpToolAnnotations {
 /// are, with the call's effect id in `_meta` (under
 /// [`EFFECT_ID_META_KEY`](crate::EFFECT_ID_META_KEY)); the model sees the result's
 /// structured content as JSON when there is one, else its content blocks as text (binary
-/// content as a stand-in, see [`McpContent::render`](crate::McpContent::render)). A result
+/// content as a stand-in, see [`McpContent::render`](crate::McpContent::render)), at most
+/// [`McpServer::max_result_bytes`](crate::McpServer::max_result_bytes) of it. A result
 /// with `isError: true` is a [`ToolFailure::Execution`](reins::tool::ToolFailure::Execution)
 /// carrying the tool's message, and so is `structuredContent` that does not match the tool's
 /// `outputSchema` ([`McpError::InvalidStructuredContent`]; a result without structured content
@@ -259,7 +261,7 @@ impl Tool for McpTool {
             return Err(McpError::Tool {
                 server: self.client.name.clone(),
                 tool: self.remote_name.clone(),
-                message,
+                message: cut_to(message, self.client.max_result_bytes),
             });
         }
         if let (Some(validator), Some(structured)) =
@@ -269,11 +271,12 @@ impl Tool for McpTool {
                 McpError::InvalidStructuredContent {
                     server: self.client.name.clone(),
                     tool: self.remote_name.clone(),
-                    message,
+                    // A mismatch quotes the value, which may be anything the server sent.
+                    message: cut_to(message, self.client.max_result_bytes),
                 }
             })?;
         }
-        Ok(result.to_model_value())
+        Ok(result.to_model_value_within(self.client.max_result_bytes))
     }
 }
 

@@ -88,3 +88,32 @@ async fn every_listed_tool_has_a_name_and_schema_providers_accept_and_one_tool_a
     let prefixed = tools.prefix("h/");
     assert!(prefixed.get("h_has_space_and_dots").is_some());
 }
+
+#[tokio::test]
+async fn the_model_is_shown_a_bounded_part_of_a_huge_result() {
+    let client = connect(hostile_server("huge-result")).await;
+    let tools = client.tools().await.unwrap();
+    let set = tools.to_tool_set();
+    let call = set
+        .call(
+            "echo",
+            &json!({"text": "x"}),
+            ToolCallContext::new("r", "1", "p"),
+        )
+        .await;
+    assert!(call.outcome.is_success(), "{:?}", call.output);
+    // The server answered 4 MiB of text; the model sees the default 256 KiB of it.
+    let shown = call.output.render();
+    assert!(shown.len() < 300 * 1024, "{} bytes shown", shown.len());
+    assert!(
+        shown.ends_with("[… cut: the result was 4194304 bytes, the first 262144 are shown]"),
+        "{}",
+        &shown[shown.len() - 100..]
+    );
+    // Asked directly, the client gives the whole result.
+    let whole = client
+        .call_tool("echo", json!({"text": "x"}), None)
+        .await
+        .unwrap();
+    assert_eq!(whole.text().len(), 4 * 1024 * 1024);
+}
