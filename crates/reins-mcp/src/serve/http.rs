@@ -133,7 +133,19 @@ fn authorized(request: &http::Request<Incoming>, expected: Option<&str>) -> bool
     request
         .headers()
         .get(http::header::AUTHORIZATION)
-        .is_some_and(|value| value.as_bytes() == expected.as_bytes())
+        .is_some_and(|value| same_secret(value.as_bytes(), expected.as_bytes()))
+}
+
+/// Whether `given` is `expected`, taking as long whichever byte differs: `==` stops at the
+/// first difference, which lets a client time its way to the token byte by byte. (The
+/// length may show; knowing it does not help find the bytes.)
+fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    given.len() == expected.len()
+        && given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |difference, (a, b)| difference | (a ^ b))
+            == 0
 }
 
 fn unauthorized() -> http::Response<BoxBody<Bytes, Infallible>> {
@@ -148,4 +160,17 @@ fn unauthorized() -> http::Response<BoxBody<Bytes, Infallible>> {
         http::HeaderValue::from_static("Bearer"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_secret;
+
+    #[test]
+    fn tokens_match_only_when_equal() {
+        assert!(same_secret(b"Bearer s3cret", b"Bearer s3cret"));
+        assert!(!same_secret(b"Bearer s3creT", b"Bearer s3cret"));
+        assert!(!same_secret(b"Bearer s3cre", b"Bearer s3cret"));
+        assert!(!same_secret(b"", b"Bearer s3cret"));
+    }
 }
