@@ -368,6 +368,15 @@ impl ClientInner {
                 operation: operation.to_owned(),
                 after: timeout,
             },
+            // rmcp found no result of the request's kind in the answer: a field of the wrong
+            // shape, or a content block of a type it does not know, fails the whole answer.
+            ServiceError::UnexpectedResponse => McpError::Protocol {
+                server: self.name.clone(),
+                operation: operation.to_owned(),
+                message: "the answer is not a valid result of this request (a field of the \
+                          wrong shape, or content of an unknown type)"
+                    .to_owned(),
+            },
             ServiceError::McpError(data) => McpError::Protocol {
                 server: self.name.clone(),
                 operation: operation.to_owned(),

@@ -34,6 +34,20 @@
 //! crash left its call in doubt; any other waits for a decision
 //! ([`McpToolAnnotations::retry_safety`]).
 //!
+//! A server you did not write is held to bounds. Every request has a timeout (the handshake
+//! [`McpServer::connect_timeout`], the rest [`McpServer::call_timeout`]; a tool call past it,
+//! or dropped, sends the server `notifications/cancelled`), and a tool list still going after
+//! 100 pages is an error. rmcp drops a stdio message over 16 MiB (the request then times
+//! out) and bounds HTTP bodies and events alike; HTTP redirects are followed only to the same
+//! origin, so headers never reach another host. The model is shown at most
+//! [`McpServer::max_result_bytes`] of a result, and errors keep 2 KiB of each of a server's
+//! last 20 standard-error lines. Tool names are made acceptable to every provider and
+//! schemas made object schemas ([`McpTool::name`], [`McpTool::input_schema`]); one name is
+//! one tool, the first listed ([`McpTools`]: prefix a server's tools so that none of them
+//! can stand in for another tool of the agent). Answers to requests never sent are ignored;
+//! a server's own requests are answered (`ping`; `roots/list` with no roots;
+//! `sampling/createMessage` as not supported) without disturbing the calls in flight.
+//!
 //! The other way round, [`McpService`] serves a reins [`ToolSet`](reins::tool::ToolSet) —
 //! including whole agents as [`AgentTool`]s — to MCP clients over stdio or streamable HTTP,
 //! each tool's [`ToolTraits`](reins::tool::ToolTraits) as its annotations.

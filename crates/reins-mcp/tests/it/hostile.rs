@@ -117,3 +117,66 @@ async fn the_model_is_shown_a_bounded_part_of_a_huge_result() {
         .unwrap();
     assert_eq!(whole.text().len(), 4 * 1024 * 1024);
 }
+
+#[tokio::test]
+async fn an_answer_with_content_of_an_unknown_type_is_a_clear_error() {
+    let client = connect(hostile_server("odd-content")).await;
+    let error = client
+        .call_tool("echo", json!({"text": "x"}), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, McpError::Protocol { .. }), "{error:?}");
+    let text = error.to_string();
+    assert!(
+        text.contains("MCP server `hostile`: `tools/call echo`"),
+        "{text}"
+    );
+    assert!(text.contains("content of an unknown type"), "{text}");
+}
+
+#[tokio::test]
+async fn requests_and_answers_the_client_never_asked_for_leave_the_call_answered() {
+    let client = connect(hostile_server("interleave")).await;
+    // Before each answer the server sends an answer to no request, ping, roots/list and
+    // sampling requests, and notifications; each call still gets its own answer.
+    for text in ["first", "second"] {
+        let answer = client
+            .call_tool("echo", json!({"text": text}), None)
+            .await
+            .unwrap();
+        assert_eq!(answer.text(), text);
+    }
+}
+
+#[tokio::test]
+async fn a_call_the_server_never_answers_ends_at_the_tool_timeout_naming_the_server() {
+    let client =
+        connect(hostile_server("silent-call").call_timeout(std::time::Duration::from_millis(500)))
+            .await;
+    let set = client.tools().await.unwrap().to_tool_set();
+    let call = set
+        .call(
+            "echo",
+            &json!({"text": "x"}),
+            ToolCallContext::new("r", "1", "p"),
+        )
+        .await;
+    assert!(
+        matches!(
+            call.outcome,
+            reins::tool::ToolOutcome::Failed(reins::tool::ToolFailure::Timeout { .. })
+        ),
+        "{:?}",
+        call.outcome
+    );
+    // The connection is still usable for the next call (which the server ignores too).
+    let error = client
+        .call_tool("echo", json!({"text": "x"}), None)
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("MCP server `hostile`"),
+        "{error}"
+    );
+    assert!(matches!(error, McpError::Timeout { .. }), "{error:?}");
+}
