@@ -64,6 +64,9 @@ pub struct MessagesStreamDecoder {
     /// How many events were read, and the type of the last one (for error messages).
     events: usize,
     last_event: String,
+    /// Bytes kept that no chunk streams: the message's events, block starts, signatures,
+    /// and the input of blocks other than `tool_use`.
+    kept: usize,
 }
 
 impl MessagesStreamDecoder {
@@ -79,6 +82,13 @@ impl MessagesStreamDecoder {
         let kind = codec::event_type(&event, name);
         self.events += 1;
         self.last_event.clone_from(&kind);
+        match kind.as_str() {
+            "message_start" | "message_delta" | "content_block_start" => {
+                // Kept whole: merged into the message, or held as the block's start.
+                self.kept = self.kept.saturating_add(data.len());
+            }
+            _ => {}
+        }
         match kind.as_str() {
             "message_start" => {
                 if let Some(Value::Object(message)) = event.get("message") {
@@ -174,15 +184,24 @@ impl MessagesStreamDecoder {
                     out.push_back(StreamChunk::Reasoning(text.to_owned()));
                 }
             }
-            Some("signature_delta") => block.signature.push_str(field("signature")),
+            Some("signature_delta") => {
+                let signature = field("signature");
+                self.kept = self.kept.saturating_add(signature.len());
+                block.signature.push_str(signature);
+            }
             Some("input_json_delta") => {
                 let fragment = field("partial_json");
                 block
                     .input_json
                     .get_or_insert_with(String::new)
                     .push_str(fragment);
-                if let (Some(id), false) = (&block.tool_id, fragment.is_empty()) {
-                    out.push_back(codec::tool_call_chunk(id.as_str(), None, fragment));
+                match &block.tool_id {
+                    Some(id) if !fragment.is_empty() => {
+                        out.push_back(codec::tool_call_chunk(id.as_str(), None, fragment));
+                    }
+                    Some(_) => {}
+                    // The input of a block reins does not stream (a server tool's) is kept.
+                    None => self.kept = self.kept.saturating_add(fragment.len()),
                 }
             }
             // `citations_delta` and delta types added later change no content reins reads.
@@ -273,5 +292,9 @@ impl StreamDecoder for MessagesStreamDecoder {
             let _ = write!(text, "; content blocks: {}", kinds.join(", "));
         }
         text
+    }
+
+    fn kept(&self) -> usize {
+        self.kept
     }
 }

@@ -89,6 +89,10 @@ impl StreamDecoder for GeminiStreamDecoder {
             excerpt_json(&self.last)
         )
     }
+
+    fn kept(&self) -> usize {
+        self.turn.kept()
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,8 @@ pub(super) struct TurnBuilder {
     calls: usize,
     text_len: usize,
     reasoning_len: usize,
+    /// Bytes kept that no chunk carries: signatures, and the ids of calls.
+    kept: usize,
 }
 
 impl TurnBuilder {
@@ -28,11 +30,15 @@ impl TurnBuilder {
             .get("thoughtSignature")
             .and_then(Value::as_str)
             .filter(|signature| !signature.is_empty());
+        if let Some(signature) = signature {
+            self.kept = self.kept.saturating_add(signature.len());
+        }
         if let Some(call) = part.get("functionCall") {
             let name = codec::call_name(call, "functionCall part", part)?;
             let given = call.get("id").and_then(Value::as_str);
             let id = codec::call_id(given.filter(|id| !id.is_empty()), self.calls);
             self.calls += 1;
+            self.kept = self.kept.saturating_add(id.len());
             let arguments = codec::arguments_from_object(call.get("args"));
             if let Some(out) = out.as_deref_mut() {
                 out.push_back(codec::tool_call_chunk(
@@ -93,6 +99,13 @@ impl TurnBuilder {
             text: String::new(),
             signature: Some(signature.to_owned()),
         }));
+    }
+
+    /// Bytes kept that no streamed chunk carries (see [`StreamDecoder::kept`]).
+    ///
+    /// [`StreamDecoder::kept`]: crate::providers::StreamDecoder::kept
+    pub(super) fn kept(&self) -> usize {
+        self.kept
     }
 
     pub(super) fn has_calls(&self) -> bool {

@@ -108,4 +108,9 @@ pub trait StreamDecoder: sealed::Sealed + Send + 'static {
     /// What has arrived so far (events, text, tool calls), for the error of a stream that
     /// broke, stalled or overflowed.
     fn received(&self) -> String;
+
+    /// Bytes the decoder keeps that no chunk it queued carries (signatures, call ids, blocks
+    /// and items it does not stream, events it keeps whole), counted as they arrive: a server
+    /// streaming without end into such a field is stopped by the same limit as the answer.
+    fn kept(&self) -> usize;
 }

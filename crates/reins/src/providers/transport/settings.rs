@@ -93,8 +93,9 @@ impl Default for Timeouts {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// A whole (non-streamed) response body, in bytes; and the answer a stream assembles
-    /// (its text, reasoning and tool calls, counted as they arrive), however many events
-    /// carry it.
+    /// (its text, reasoning and tool calls, counted as they arrive, with what the decoder
+    /// keeps beside them: signatures, call ids, blocks it does not stream), however many
+    /// events carry it.
     pub body: usize,
     /// One server-sent event's data, in bytes.
     pub event: usize,

@@ -73,7 +73,16 @@ impl<D: StreamDecoder> ChunkStream<D> {
             let decoder = self.decoder.as_mut()?;
             if let Some(event) = self.events.pop_front() {
                 match decoder.event(event.event.as_deref(), &event.data, &mut self.chunks) {
-                    Ok(None) => {}
+                    Ok(None) => {
+                        // What the decoder keeps without streaming it (a thinking signature,
+                        // a block it does not read) grows with the stream as the answer does.
+                        let held = self.assembled.saturating_add(decoder.kept());
+                        let limit = self.client.limits.body;
+                        if held > limit {
+                            let error = super::body::too_large("the streamed answer", limit);
+                            return Some(Err(self.broken(error)));
+                        }
+                    }
                     Ok(Some(response)) => {
                         self.decoder = None;
                         self.chunks.push_back(StreamChunk::Done(response));

@@ -22,6 +22,8 @@ pub struct ChatStreamDecoder {
     last: Value,
     events: usize,
     text_bytes: usize,
+    /// Bytes kept that no chunk counts: the ids of the calls.
+    kept: usize,
 }
 
 impl ChatStreamDecoder {
@@ -45,6 +47,7 @@ impl ChatStreamDecoder {
             Some((_, id)) if given.is_none_or(|given| given == id) => id.clone(),
             _ => {
                 let id = codec::call_id(given, index);
+                self.kept = self.kept.saturating_add(id.len());
                 self.call_ids.push((index, id.clone()));
                 id
             }
@@ -123,6 +126,10 @@ impl StreamDecoder for ChatStreamDecoder {
             self.call_ids.len(),
             excerpt_json(&self.last)
         )
+    }
+
+    fn kept(&self) -> usize {
+        self.kept
     }
 }
 

@@ -45,6 +45,8 @@ pub struct ResponsesStreamDecoder {
     response_id: Option<String>,
     events: usize,
     last_type: String,
+    /// Bytes kept that no chunk counts: items' ids, and finished items kept whole.
+    kept: usize,
 }
 
 impl Default for ResponsesStreamDecoder {
@@ -56,6 +58,7 @@ impl Default for ResponsesStreamDecoder {
             response_id: None,
             events: 0,
             last_type: String::from("none"),
+            kept: 0,
         }
     }
 }
@@ -171,7 +174,10 @@ impl StreamDecoder for ResponsesStreamDecoder {
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 self.reasoning_delta(&event, out);
             }
-            "response.output_item.done" => self.item_done(&event, out),
+            "response.output_item.done" => {
+                self.kept = self.kept.saturating_add(data.len());
+                self.item_done(&event, out);
+            }
             "response.completed" | "response.incomplete" => {
                 let Some(response) = event.get("response").filter(|r| r.is_object()) else {
                     return Err(CompletionError::Decode(format!(
@@ -221,6 +227,10 @@ impl StreamDecoder for ResponsesStreamDecoder {
             count(ItemKind::FunctionCall),
             count(ItemKind::Reasoning),
         )
+    }
+
+    fn kept(&self) -> usize {
+        self.kept
     }
 }
 

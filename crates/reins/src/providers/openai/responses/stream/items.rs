@@ -34,6 +34,8 @@ impl ResponsesStreamDecoder {
             Some(position) => position,
             None => {
                 let call_id = codec::call_id(id, index.unwrap_or(self.items.len() as u64));
+                let ids = id.map_or(0, str::len) + call_id.len();
+                self.kept = self.kept.saturating_add(ids);
                 self.items.push(StreamedItem {
                     id: id.map(str::to_owned),
                     index,
@@ -61,8 +63,12 @@ impl ResponsesStreamDecoder {
             _ => return,
         };
         let call_id = call_id(item, index.unwrap_or(self.items.len() as u64));
+        let id = item.get("id").and_then(Value::as_str);
+        self.kept = self
+            .kept
+            .saturating_add(id.map_or(0, str::len) + call_id.len());
         self.items.push(StreamedItem {
-            id: item.get("id").and_then(Value::as_str).map(str::to_owned),
+            id: id.map(str::to_owned),
             index,
             kind,
             call_id: call_id.clone(),
