@@ -15,7 +15,8 @@ pub enum StreamChunk {
     Reasoning(String),
     /// A fragment of a tool call's arguments. `name` is set on the first fragment of a call.
     ToolCall {
-        /// The provider's id of the call.
+        /// The provider's id of the call; when the provider gave two calls of the turn one
+        /// id, the later call's is made distinct (`{id}_2`, …), as in the assembled response.
         id: String,
         /// The tool's name, on the call's first fragment only.
         name: Option<String>,

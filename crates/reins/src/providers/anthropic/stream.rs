@@ -67,6 +67,9 @@ pub struct MessagesStreamDecoder {
     /// Bytes kept that no chunk streams: the message's events, block starts, signatures,
     /// and the input of blocks other than `tool_use`.
     kept: usize,
+    /// The ids of the turn's tool calls, kept distinct: two `tool_use` blocks the server
+    /// gives one id are two calls.
+    ids: codec::CallIds,
 }
 
 impl MessagesStreamDecoder {
@@ -122,7 +125,7 @@ impl MessagesStreamDecoder {
 
     fn block_start(&mut self, event: &Value, out: &mut Chunks) -> Result<(), CompletionError> {
         let index = Self::index(event)?;
-        let start = event.get("content_block").cloned().unwrap_or(Value::Null);
+        let mut start = event.get("content_block").cloned().unwrap_or(Value::Null);
         let text_field = |key: &str| {
             start
                 .get(key)
@@ -139,20 +142,29 @@ impl MessagesStreamDecoder {
             tool_id: None,
             start: Value::Null,
         };
-        match start.get("type").and_then(Value::as_str) {
+        let renamed = match start.get("type").and_then(Value::as_str) {
             Some("text") if !block.text.is_empty() => {
                 out.push_back(StreamChunk::Text(block.text.clone()));
+                false
             }
             Some("thinking") if !block.thinking.is_empty() => {
                 out.push_back(StreamChunk::Reasoning(block.thinking.clone()));
+                false
             }
             Some("tool_use") => {
                 let missing = "a tool_use block starts without an id or name";
                 let (id, name) = tool_use(&start, missing, event)?;
-                block.tool_id = Some(id.to_owned());
-                out.push_back(codec::tool_call_chunk(id, Some(name), ""));
+                let mut id = id.to_owned();
+                let renamed = self.ids.claim(&mut id).is_some();
+                out.push_back(codec::tool_call_chunk(id.as_str(), Some(name), ""));
+                block.tool_id = Some(id);
+                renamed
             }
-            _ => {}
+            _ => false,
+        };
+        // A call given an id another call of the turn has is assembled under its new one.
+        if let (true, Some(id), Some(slot)) = (renamed, &block.tool_id, start.get_mut("id")) {
+            *slot = Value::String(id.clone());
         }
         block.start = start;
         self.blocks.push(block);

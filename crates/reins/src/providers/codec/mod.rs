@@ -5,10 +5,12 @@
 //! Where APIs differ only in their words (a key, the shape of a tool definition), the helper
 //! takes the difference as a parameter; what one API alone does stays in its codec.
 
+mod call_ids;
 mod request;
 mod response;
 mod stream;
 
+pub(crate) use call_ids::CallIds;
 pub(crate) use request::{
     insert_some, merge_additional_params, render_documents, system_text, system_texts, tool_list,
 };

@@ -122,9 +122,11 @@ pub(crate) fn call_name<'a>(
     })
 }
 
-/// A turn's parts as its content: a turn with no content at all becomes one empty text part,
-/// as [`StreamAssembler::finish`](crate::completion::StreamAssembler::finish) makes it.
-fn content(parts: Vec<AssistantContent>) -> OneOrMany<AssistantContent> {
+/// A turn's parts as its content: its calls' ids made distinct, and a turn with no content at
+/// all one empty text part, as [`StreamAssembler::finish`](crate::completion::StreamAssembler::finish)
+/// makes it.
+fn content(mut parts: Vec<AssistantContent>) -> OneOrMany<AssistantContent> {
+    super::call_ids::distinct_call_ids(&mut parts);
     OneOrMany::many(parts).unwrap_or_else(|| OneOrMany::one(AssistantContent::text("")))
 }
 

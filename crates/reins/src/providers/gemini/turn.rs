@@ -18,6 +18,8 @@ pub(super) struct TurnBuilder {
     reasoning_len: usize,
     /// Bytes kept that no chunk carries: signatures, and the ids of calls.
     kept: usize,
+    /// The ids of the turn's calls, kept distinct.
+    ids: codec::CallIds,
 }
 
 impl TurnBuilder {
@@ -36,7 +38,8 @@ impl TurnBuilder {
         if let Some(call) = part.get("functionCall") {
             let name = codec::call_name(call, "functionCall part", part)?;
             let given = call.get("id").and_then(Value::as_str);
-            let id = codec::call_id(given.filter(|id| !id.is_empty()), self.calls);
+            let mut id = codec::call_id(given.filter(|id| !id.is_empty()), self.calls);
+            self.ids.claim(&mut id);
             self.calls += 1;
             self.kept = self.kept.saturating_add(id.len());
             let arguments = codec::arguments_from_object(call.get("args"));

@@ -27,6 +27,7 @@ macro_rules! contract {
                     replies::requests_reach_the_protocol_paths_with_the_auth_header,
                     replies::parallel_tool_calls_are_read_in_order,
                     replies::parallel_tool_calls_stream_in_order,
+                    replies::two_calls_given_one_id_stay_two_calls,
                     replies::reasoning_is_read_blocking_and_streamed,
                     replies::usage_is_reported_for_every_reply,
                     replies::a_body_that_is_not_json_is_a_decode_error_quoting_it,

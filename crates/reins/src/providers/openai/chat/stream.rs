@@ -9,12 +9,33 @@ use crate::providers::codec::{self, Chunks, Step};
 use crate::providers::transport::{StreamDecoder, excerpt_json, sealed::Sealed};
 use serde_json::Value;
 
+/// A tool call the stream started.
+#[derive(Debug)]
+struct StartedCall {
+    /// The stream's `index` of the call.
+    index: u64,
+    /// The id reins gives the call.
+    id: String,
+    /// The id the server sent, when another call of the turn had it (`id` is then a fresh
+    /// one): the call's later fragments may repeat it.
+    sent_as: Option<String>,
+}
+
+impl StartedCall {
+    /// The id the server knows the call by.
+    fn sent_id(&self) -> &str {
+        self.sent_as.as_deref().unwrap_or(&self.id)
+    }
+}
+
 /// Decodes a streamed Chat Completions answer into chunks.
 #[derive(Debug, Default)]
 pub struct ChatStreamDecoder {
     assembler: StreamAssembler,
-    /// Tool-call ids by the stream's `index`, in the order the calls started.
-    call_ids: Vec<(u64, String)>,
+    /// The calls by the stream's `index`, in the order they started.
+    calls: Vec<StartedCall>,
+    /// Their ids, kept distinct: two calls the server gives one id are two calls.
+    ids: codec::CallIds,
     usage: Usage,
     finish_reason: Option<FinishReason>,
     response_id: Option<String>,
@@ -42,13 +63,19 @@ impl ChatStreamDecoder {
         // A fragment continues the call last started at its index, unless it names another
         // id: servers that omit `index` (it then reads as 0) send each call whole, with its
         // own id, and merging them would garble the first and lose the rest.
-        let current = self.call_ids.iter().rev().find(|(i, _)| *i == index);
+        let current = self.calls.iter().rev().find(|call| call.index == index);
         let id = match current {
-            Some((_, id)) if given.is_none_or(|given| given == id) => id.clone(),
+            Some(call) if given.is_none_or(|given| given == call.sent_id()) => call.id.clone(),
             _ => {
-                let id = codec::call_id(given, index);
-                self.kept = self.kept.saturating_add(id.len());
-                self.call_ids.push((index, id.clone()));
+                let mut id = codec::call_id(given, index);
+                let sent_as = self.ids.claim(&mut id);
+                let sent_len = sent_as.as_ref().map_or(0, String::len);
+                self.kept = self.kept.saturating_add(id.len() + sent_len);
+                self.calls.push(StartedCall {
+                    index,
+                    id: id.clone(),
+                    sent_as,
+                });
                 id
             }
         };
@@ -123,7 +150,7 @@ impl StreamDecoder for ChatStreamDecoder {
             "{} event(s), {} bytes of text and {} tool call(s); the last event: {}",
             self.events,
             self.text_bytes,
-            self.call_ids.len(),
+            self.calls.len(),
             excerpt_json(&self.last)
         )
     }

@@ -47,6 +47,9 @@ pub struct ResponsesStreamDecoder {
     last_type: String,
     /// Bytes kept that no chunk counts: items' ids, and finished items kept whole.
     kept: usize,
+    /// The ids of the turn's function calls, kept distinct: two calls the server gives one
+    /// `call_id` are two calls.
+    call_ids: codec::CallIds,
 }
 
 impl Default for ResponsesStreamDecoder {
@@ -59,6 +62,7 @@ impl Default for ResponsesStreamDecoder {
             events: 0,
             last_type: String::from("none"),
             kept: 0,
+            call_ids: codec::CallIds::default(),
         }
     }
 }

@@ -134,9 +134,14 @@ pub async fn parallel_tool_calls_stream_in_order<F: Fixture>() {
     assert_eq!(calls_of(&streamed), expected_calls::<F>());
     assert_eq!(streamed.finish_reason, Some(FinishReason::ToolCalls));
 
-    // Each call is announced once with its name; its fragments join into its arguments.
+    assert_eq!(calls_streamed(&chunks), expected_calls::<F>());
+}
+
+/// The calls of a turn's chunks, as a consumer keying them by id sees them: each announced
+/// once with its name, its fragments joined into its arguments.
+fn calls_streamed(chunks: &[StreamChunk]) -> Vec<(String, String, Value)> {
     let mut calls: Vec<(String, String)> = Vec::new();
-    for chunk in &chunks {
+    for chunk in chunks {
         let StreamChunk::ToolCall { id, name, delta } = chunk else {
             continue;
         };
@@ -151,14 +156,43 @@ pub async fn parallel_tool_calls_stream_in_order<F: Fixture>() {
             }
         }
     }
-    let streamed_calls: Vec<(String, String, Value)> = calls
+    calls
         .into_iter()
         .map(|(id, arguments)| {
             let arguments = serde_json::from_str(&arguments).expect("fragments join into JSON");
             (id, "add".to_owned(), arguments)
         })
-        .collect();
-    assert_eq!(streamed_calls, expected_calls::<F>());
+        .collect()
+}
+
+pub async fn two_calls_given_one_id_stay_two_calls<F: Fixture>() {
+    // A hostile or buggy server gives the second call the first one's id.
+    let [first, second] = F::tool_call_ids();
+    let same_id = |text: &str| text.replace(&format!("\"{second}\""), &format!("\"{first}\""));
+    let events: Vec<String> = F::tool_calls_stream().iter().map(|e| same_id(e)).collect();
+    let reply = serde_json::from_str(&same_id(&F::tool_calls_reply().to_string())).unwrap();
+    let renamed = format!("{first}_2");
+    let expected = vec![
+        (first.to_owned(), "add".to_owned(), json!({"a": 1, "b": 2})),
+        (renamed, "add".to_owned(), json!({"a": 3, "b": 4})),
+    ];
+
+    // Two calls, neither merged into the other nor lost; the second under an id of its own,
+    // so each is answered by its own result.
+    let (chunks, done) = streamed::<F>(&events).await;
+    let streamed = done.expect("the stream ends with Done");
+    assert_eq!(calls_of(&streamed), expected);
+    assert_eq!(
+        calls_streamed(&chunks),
+        expected,
+        "the chunks name the same calls"
+    );
+    let blocking = blocking::<F>(reply).await;
+    assert_eq!(
+        calls_of(&blocking),
+        expected,
+        "a whole reply reads the same"
+    );
 }
 
 pub async fn reasoning_is_read_blocking_and_streamed<F: Fixture>() {

@@ -283,3 +283,42 @@ async fn failure_and_error_events_end_the_stream_with_their_message() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn two_calls_given_one_item_id_keep_their_own_arguments() {
+    // The server gives both call items the id `fc_1`; their fragments, told apart by
+    // `output_index`, must not join into one call. The final event lists no output, so the
+    // response is what the fragments assembled.
+    let added = |index: usize, call_id: &str| {
+        json!({"type": "response.output_item.added", "output_index": index,
+               "item": call_item("fc_1", call_id, "add", "")})
+    };
+    let args = |index: usize, delta: &str| {
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1",
+               "output_index": index, "delta": delta})
+    };
+    let mut completed = response("resp_d", vec![]);
+    completed["output"] = json!([]);
+    let (_, done) = stream(&[
+        added(0, "call_a"),
+        added(1, "call_b"),
+        args(0, r#"{"a":1,"#),
+        args(1, r#"{"a":3,"#),
+        args(0, r#""b":2}"#),
+        args(1, r#""b":4}"#),
+        json!({"type": "response.completed", "response": completed}),
+    ])
+    .await;
+    let calls: Vec<(String, Value)> = done
+        .expect("the stream ends with Done")
+        .tool_calls()
+        .map(|call| (call.id.clone(), call.arguments.clone()))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("call_a".to_owned(), json!({"a": 1, "b": 2})),
+            ("call_b".to_owned(), json!({"a": 3, "b": 4})),
+        ]
+    );
+}

@@ -16,11 +16,19 @@ impl ResponsesStreamDecoder {
         self.item_at(id, index, kind)
     }
 
-    /// The position of the streamed item with id `id` (else at `index`).
+    /// The position of the streamed item with id `id` at `index`: by its id, and by its
+    /// index too when both have one (two items a server gives one id stay two), else by its
+    /// index alone.
     fn find(&self, id: Option<&str>, index: Option<u64>) -> Option<usize> {
-        self.items.iter().position(|item| match (id, &item.id) {
-            (Some(id), Some(item_id)) => id == item_id,
-            _ => index.is_some() && item.index == index,
+        self.items.iter().position(|item| {
+            let same_index = match (index, item.index) {
+                (Some(index), Some(item_index)) => index == item_index,
+                _ => true,
+            };
+            match (id, &item.id) {
+                (Some(id), Some(item_id)) => id == item_id && same_index,
+                _ => index.is_some() && item.index == index,
+            }
         })
     }
 
@@ -34,19 +42,36 @@ impl ResponsesStreamDecoder {
             Some(position) => position,
             None => {
                 let call_id = codec::call_id(id, index.unwrap_or(self.items.len() as u64));
-                let ids = id.map_or(0, str::len) + call_id.len();
-                self.kept = self.kept.saturating_add(ids);
-                self.items.push(StreamedItem {
-                    id: id.map(str::to_owned),
-                    index,
-                    kind,
-                    call_id,
-                    text: String::new(),
-                    part: None,
-                });
+                self.push_item(id, index, kind, call_id);
                 self.items.len() - 1
             }
         };
+        &mut self.items[position]
+    }
+
+    /// Starts streaming an item; a function call's `call_id` is kept distinct from those of
+    /// the turn's other calls.
+    fn push_item(
+        &mut self,
+        id: Option<&str>,
+        index: Option<u64>,
+        kind: ItemKind,
+        mut call_id: String,
+    ) -> &mut StreamedItem {
+        if kind == ItemKind::FunctionCall {
+            self.call_ids.claim(&mut call_id);
+        }
+        let ids = id.map_or(0, str::len) + call_id.len();
+        self.kept = self.kept.saturating_add(ids);
+        let position = self.items.len();
+        self.items.push(StreamedItem {
+            id: id.map(str::to_owned),
+            index,
+            kind,
+            call_id,
+            text: String::new(),
+            part: None,
+        });
         &mut self.items[position]
     }
 
@@ -64,17 +89,7 @@ impl ResponsesStreamDecoder {
         };
         let call_id = call_id(item, index.unwrap_or(self.items.len() as u64));
         let id = item.get("id").and_then(Value::as_str);
-        self.kept = self
-            .kept
-            .saturating_add(id.map_or(0, str::len) + call_id.len());
-        self.items.push(StreamedItem {
-            id: id.map(str::to_owned),
-            index,
-            kind,
-            call_id: call_id.clone(),
-            text: String::new(),
-            part: None,
-        });
+        let call_id = self.push_item(id, index, kind, call_id).call_id.clone();
         if kind == ItemKind::FunctionCall {
             let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
             self.assembler.tool_call(&call_id, Some(name), "");
@@ -117,10 +132,12 @@ impl ResponsesStreamDecoder {
                     .get("arguments")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                let streamed = self.item_at(id, Some(index), ItemKind::FunctionCall);
-                if !known {
-                    streamed.call_id = call_id(item, index);
-                }
+                let kind = ItemKind::FunctionCall;
+                let streamed = if known {
+                    self.item_at(id, Some(index), kind)
+                } else {
+                    self.push_item(id, Some(index), kind, call_id(item, index))
+                };
                 let call = streamed.call_id.clone();
                 let rest = remainder(full, &mut streamed.text);
                 // A call the stream never announced is streamed whole, with its name.
