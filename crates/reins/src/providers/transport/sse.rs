@@ -57,6 +57,9 @@ pub struct SseDecoder {
     has_data: bool,
     /// No line has been read yet: a byte order mark starting it is dropped.
     first_line: bool,
+    /// The first line that is no event-stream field (a JSON error body sent as an event
+    /// stream), excerpted: what the server meant, for the error of a stream that then ends.
+    stray: Option<String>,
 }
 
 impl Default for SseDecoder {
@@ -83,7 +86,15 @@ impl SseDecoder {
             data: String::new(),
             has_data: false,
             first_line: true,
+            stray: None,
         }
+    }
+
+    /// The first line that was not part of the event-stream format (neither a field nor a
+    /// comment), excerpted; such lines are skipped, as the standard says, but a stream that
+    /// ends without its answer says what it held.
+    pub fn stray_line(&self) -> Option<&str> {
+        self.stray.as_deref()
     }
 
     /// Decodes `chunk`, calling `emit` for every event it completes.
@@ -189,7 +200,12 @@ impl SseDecoder {
                     .map_err(|_| SseError::Invalid("an event name is not UTF-8".to_owned()))?;
                 self.event = Some(value.to_owned());
             }
-            _ => {}
+            b"id" | b"retry" => {}
+            _ => {
+                if self.stray.is_none() {
+                    self.stray = Some(super::excerpt(&String::from_utf8_lossy(line)));
+                }
+            }
         }
         Ok(())
     }
@@ -300,5 +316,16 @@ mod tests {
                 .collect();
             assert_eq!(data, ["first", "\u{feff}kept"], "piece size {piece}");
         }
+    }
+
+    #[test]
+    fn the_first_line_that_is_no_field_is_kept_for_errors() {
+        let mut decoder = SseDecoder::new();
+        let input = ": comment\nid: 7\nretry: 10\n{\"error\": \"quota\"}\nnonsense\n";
+        decoder.feed(input.as_bytes(), |_| {}).unwrap();
+        assert_eq!(decoder.stray_line(), Some("{\"error\": \"quota\"}"));
+        let mut clean = SseDecoder::new();
+        clean.feed(b"id: 1\nretry: 5\ndata: x\n\n", |_| {}).unwrap();
+        assert_eq!(clean.stray_line(), None);
     }
 }

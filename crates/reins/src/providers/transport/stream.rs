@@ -95,7 +95,10 @@ impl<D: StreamDecoder> ChunkStream<D> {
                 let decoder = self.decoder.take()?;
                 match decoder.closed() {
                     Ok(response) => self.chunks.push_back(StreamChunk::Done(response)),
-                    Err(error) => return Some(Err(self.fail(error))),
+                    Err(error) => {
+                        let error = with_stray_line(error, self.sse.stray_line());
+                        return Some(Err(self.fail(error)));
+                    }
                 }
                 continue;
             }
@@ -160,6 +163,18 @@ impl<D: StreamDecoder> ChunkStream<D> {
             other => other,
         };
         self.fail(error)
+    }
+}
+
+/// The error of a stream that ended without its answer, quoting the first line that was no
+/// event-stream field: a server answering an error as text under an event-stream type says
+/// what went wrong only there.
+fn with_stray_line(error: CompletionError, stray: Option<&str>) -> CompletionError {
+    match (error, stray) {
+        (CompletionError::Decode(message), Some(line)) => CompletionError::Decode(format!(
+            "{message}; the body held text that is not server-sent events: {line}"
+        )),
+        (error, _) => error,
     }
 }
 

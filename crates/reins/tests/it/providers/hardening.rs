@@ -40,6 +40,7 @@ macro_rules! hardening {
                     bounds::timeouts_too_long_for_the_clock_mean_no_limit,
                     bounds::a_page_that_is_not_an_event_stream_is_a_decode_error_quoting_it,
                     bounds::a_stream_broken_mid_body_says_what_was_received,
+                    bounds::an_error_body_sent_as_an_event_stream_is_quoted_in_the_error,
                     retries::a_retry_after_longer_than_the_clock_holds_ends_the_call_with_its_failure,
                     secrets::credentials_never_show_in_debug_output,
                     secrets::an_error_body_echoing_the_key_does_not_show_it,

@@ -223,6 +223,25 @@ pub async fn a_page_that_is_not_an_event_stream_is_a_decode_error_quoting_it<F: 
     }
 }
 
+pub async fn an_error_body_sent_as_an_event_stream_is_quoted_in_the_error<F: Fixture>() {
+    // A proxy answers 200 with an event-stream type, then a JSON error instead of events.
+    let body = F::error_body("quota exceeded for this project").to_string();
+    let reply = Reply::chunked(200, "text/event-stream")
+        .chunk(format!("{body}\n").as_bytes())
+        .finish();
+    let server = Hostile::always(reply).await;
+    let (_, end) = within(10, drain(&model_of_hostile::<F>(&server), &prompt("hi"))).await;
+    match end {
+        Err(CompletionError::Decode(message)) => {
+            assert!(
+                message.contains("quota exceeded for this project"),
+                "{message}"
+            );
+        }
+        other => panic!("expected a decode error, got {other:?}"),
+    }
+}
+
 pub async fn a_stream_broken_mid_body_says_what_was_received<F: Fixture>() {
     let events = F::text_stream(&["Hello ", "there."]);
     let server = Hostile::always(Reply::events_then_drop(&events[..2])).await;
