@@ -8,6 +8,10 @@ use crate::providers::transport::{StreamDecoder, excerpt, excerpt_json, sealed::
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 
+/// How many content blocks a cut stream's error describes: a server may start any number,
+/// and the error stays short.
+const LISTED_BLOCKS: usize = 8;
+
 /// One content block of a streamed message, as far as it has arrived.
 #[derive(Debug)]
 struct BlockBuilder {
@@ -285,6 +289,7 @@ impl StreamDecoder for MessagesStreamDecoder {
             let kinds: Vec<String> = self
                 .blocks
                 .iter()
+                .take(LISTED_BLOCKS)
                 .map(|block| match block.kind() {
                     "text" => format!("text ({} bytes)", block.text.len()),
                     "thinking" => format!("thinking ({} bytes)", block.thinking.len()),
@@ -302,6 +307,10 @@ impl StreamDecoder for MessagesStreamDecoder {
                 })
                 .collect();
             let _ = write!(text, "; content blocks: {}", kinds.join(", "));
+            let unlisted = self.blocks.len().saturating_sub(LISTED_BLOCKS);
+            if unlisted > 0 {
+                let _ = write!(text, " and {unlisted} more");
+            }
         }
         text
     }
