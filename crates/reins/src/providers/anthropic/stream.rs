@@ -89,22 +89,24 @@ impl MessagesStreamDecoder {
         let kind = codec::event_type(&event, name);
         self.events += 1;
         self.last_event.clone_from(&kind);
-        match kind.as_str() {
-            "message_start" | "message_delta" | "content_block_start" => {
-                // Kept whole: merged into the message, or held as the block's start.
-                self.kept = self.kept.saturating_add(data.len());
-            }
-            _ => {}
-        }
+        // The message's events and block starts are kept whole (merged into the message, or
+        // held as the block's start), so they count whole.
         match kind.as_str() {
             "message_start" => {
+                self.keep(data.len());
                 if let Some(Value::Object(message)) = event.get("message") {
                     self.message = message.clone();
                 }
             }
-            "content_block_start" => self.block_start(&event, out)?,
+            "content_block_start" => {
+                self.keep(data.len());
+                self.block_start(&event, out)?;
+            }
             "content_block_delta" => self.block_delta(&event, out)?,
-            "message_delta" => self.message_delta(&event),
+            "message_delta" => {
+                self.keep(data.len());
+                self.message_delta(&event);
+            }
             "message_stop" => return Ok(true),
             "error" => {
                 return Err(CompletionError::Other(format!(
@@ -116,6 +118,11 @@ impl MessagesStreamDecoder {
             _ => {}
         }
         Ok(false)
+    }
+
+    /// Counts `bytes` kept that no chunk streams.
+    fn keep(&mut self, bytes: usize) {
+        self.kept = self.kept.saturating_add(bytes);
     }
 
     fn index(event: &Value) -> Result<u64, CompletionError> {
