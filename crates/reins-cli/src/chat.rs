@@ -3,7 +3,9 @@
 //! conversation up where it stopped, in another process.
 
 use crate::assemble::Assembled;
-use crate::run::{Ending, Output, drive, new_run_id};
+use crate::interrupt;
+use crate::lease_keeper::LeaseKeeper;
+use crate::run::{Ending, Output, new_run_id};
 use reins::message::Message;
 use reins::store::BoxedStore;
 use reins::store::RunStore;
@@ -13,6 +15,7 @@ use std::io::Write;
 pub async fn chat(
     assembled: &Assembled,
     agent_name: &str,
+    agent_file: &std::path::Path,
     store: BoxedStore,
     resume: Option<String>,
 ) -> Result<Ending, String> {
@@ -34,7 +37,13 @@ pub async fn chat(
     loop {
         eprint!("you: ");
         let _ = std::io::stderr().flush();
-        let Some(line) = crate::approve::read_line().await else {
+        // Once a run has listened for Ctrl-C, it no longer ends the process: here it ends
+        // the chat, as end of input does.
+        let line = tokio::select! {
+            line = crate::approve::read_line() => line,
+            () = interrupt::stopped() => None,
+        };
+        let Some(line) = line else {
             eprintln!();
             break;
         };
@@ -51,17 +60,21 @@ pub async fn chat(
             .filter(|message| !matches!(message, Message::System { .. }))
             .cloned()
             .collect();
-        let mut output = Output::new(false);
+        let mut output = Output::new(false).agent_file(agent_file);
         output.started(&run_id, agent_name, &assembled.model_label);
+        let keeper = LeaseKeeper::new(store.clone());
         let stream = assembled
             .agent
             .prompt(line)
             .with_history(earlier)
             .run_id(run_id.clone())
             .max_turns(assembled.max_turns)
-            .durable(store.clone())
+            .durable(keeper.clone())
             .stream();
-        ending = drive(stream, &mut output).await;
+        ending = interrupt::drive(stream, &mut output, &keeper, &run_id).await;
+        if ending == Ending::Interrupted {
+            break;
+        }
         // The conversation goes on from what the store holds, whatever the run's ending.
         if let Ok(state) = store.load(&run_id).await {
             history = state.history;

@@ -26,6 +26,8 @@ mod demo;
 mod demo_hooks;
 mod demo_tools;
 mod fork;
+mod interrupt;
+mod lease_keeper;
 #[cfg(feature = "local")]
 mod local;
 mod restate;
@@ -39,6 +41,7 @@ mod ui;
 mod usage;
 
 use clap::{Parser, Subcommand};
+use lease_keeper::LeaseKeeper;
 use run::{EXIT_INVALID, Output};
 use runs_command::{RunsCommand, runs_main};
 use std::path::{Path, PathBuf};
@@ -289,7 +292,7 @@ async fn command_main(command: Command) -> ExitCode {
                 Ok(assembled) => assembled,
                 Err(error) => return fail(error),
             };
-            match chat::chat(&assembled, &loaded.name(), store, resume).await {
+            match chat::chat(&assembled, &loaded.name(), &loaded.path, store, resume).await {
                 Ok(ending) => ending.exit_code(),
                 Err(error) => fail(error),
             }
@@ -328,12 +331,15 @@ async fn run_new(loaded: &config::LoadedAgent, prompt: &str, json: bool) -> Exit
     let run_id = run::new_run_id();
     let mut output = Output::new(json).agent_file(&loaded.path);
     output.started(&run_id, &loaded.name(), &assembled.model_label);
+    let keeper = LeaseKeeper::new(store);
     let stream = assembled
         .agent
         .prompt(prompt)
-        .run_id(run_id)
+        .run_id(&run_id)
         .max_turns(assembled.max_turns)
-        .durable(store)
+        .durable(keeper.clone())
         .stream();
-    run::drive(stream, &mut output).await.exit_code()
+    interrupt::drive(stream, &mut output, &keeper, &run_id)
+        .await
+        .exit_code()
 }

@@ -24,6 +24,9 @@ pub enum Ending {
     Limit,
     /// Anything else went wrong (exit 1).
     Error,
+    /// Ctrl-C or SIGTERM stopped the run, which can be resumed (exit 130, as a shell reports
+    /// a command SIGINT ended).
+    Interrupted,
 }
 
 impl Ending {
@@ -34,12 +37,16 @@ impl Ending {
             Ending::Error => 1,
             Ending::Suspended => 3,
             Ending::Limit => 4,
+            Ending::Interrupted => EXIT_INTERRUPTED,
         })
     }
 }
 
 /// Exit code of a usage error or an invalid agent file.
 pub const EXIT_INVALID: u8 = 2;
+
+/// Exit code of a run stopped by Ctrl-C or SIGTERM: 128 + SIGINT.
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Where events go: the terminal (text on stdout, the rest on stderr) or JSON lines.
 pub struct Output {
@@ -207,6 +214,25 @@ impl Output {
         if self.answering {
             println!();
             self.answering = false;
+        }
+    }
+
+    /// Says that Ctrl-C or SIGTERM stopped `run`, and how to go on with it: `resumable` is
+    /// `Ok` when it can be resumed at once, else why not.
+    pub fn interrupted(&mut self, run: &str, resumable: Result<(), String>) {
+        self.stop_thinking();
+        self.end_text_line();
+        match (&resumable, self.json) {
+            (Ok(()), true) => self.event(json!({"event": "interrupted", "run": run})),
+            (Err(why), true) => {
+                self.event(json!({"event": "interrupted", "run": run, "message": why}));
+            }
+            (Ok(()), false) => eprintln!(
+                "reins: interrupted; run {run} is saved, continue it with `reins runs resume {} \
+                 {run}`",
+                self.agent_file
+            ),
+            (Err(why), false) => eprintln!("reins: interrupted; run {run} {why}"),
         }
     }
 

@@ -2,8 +2,9 @@
 //! On the Restate store, `show`, `approve`, `deny` and `resume` go through its ingress; the
 //! others read an embedded store's records and say they are not available there.
 
+use crate::lease_keeper::LeaseKeeper;
 use crate::run::{Ending, Output};
-use crate::{approve, assemble, fail, fork, load, restate, run, runs, store};
+use crate::{approve, assemble, fail, fork, interrupt, load, restate, runs, store};
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -223,12 +224,13 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             };
             let mut output = Output::new(json).agent_file(&loaded.path);
             output.started(&run, &loaded.name(), &assembled.model_label);
+            let keeper = LeaseKeeper::new(store);
             let stream = assembled
                 .agent
-                .resume_stored(store, run)
+                .resume_stored(keeper.clone(), &run)
                 .max_turns(assembled.max_turns)
                 .stream();
-            let ending: Ending = run::drive(stream, &mut output).await;
+            let ending: Ending = interrupt::drive(stream, &mut output, &keeper, &run).await;
             return ending.exit_code();
         }
     };

@@ -56,7 +56,7 @@ pub async fn serve(
         );
     }
     tokio::select! {
-        () = stopped() => {}
+        () = crate::interrupt::stopped() => {}
         finished = worker => {
             return Err(match finished {
                 Ok(()) => "the worker stopped".to_owned(),
@@ -66,27 +66,4 @@ pub async fn serve(
     }
     eprintln!("reins: stopped");
     Ok(())
-}
-
-/// Ctrl-C, or SIGTERM (what service managers send).
-async fn stopped() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = terminate.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -4,6 +4,7 @@ mod check_input;
 mod common;
 #[cfg(feature = "local")]
 mod demo;
+mod interrupt;
 mod limits;
 mod mcp_http;
 mod mcp_resume;

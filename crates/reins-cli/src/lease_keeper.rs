@@ -1,0 +1,161 @@
+//! [`LeaseKeeper`]: the store a run of `reins run`, `reins chat` or `reins runs resume`
+//! writes through, keeping the lease the run holds, so that a run stopped by Ctrl-C gives its
+//! lease back at once ([`LeaseKeeper::release`]) instead of keeping the run busy until the
+//! lease expires.
+//!
+//! The run's writes (`create`, `claim`, `checkpoint`) each finish in their own task: a run
+//! interrupted while a write is in flight drops its future, but the write still completes
+//! and its lease is kept, so the release that follows writes after it with the lease it
+//! returned, never with a stale one.
+
+use reins::agent::RunState;
+use reins::store::{
+    BoxedStore, Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease,
+    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+/// A store that remembers the lease of the run written through it. Clones share it.
+#[derive(Clone)]
+pub struct LeaseKeeper {
+    inner: BoxedStore,
+    /// The lease the run holds now; `None` before it is created or claimed and once its last
+    /// checkpoint released it. Locked by every write for as long as the write takes.
+    held: Arc<Mutex<Option<Lease>>>,
+}
+
+impl LeaseKeeper {
+    /// Keeps the leases taken in `inner`.
+    pub fn new(inner: BoxedStore) -> Self {
+        LeaseKeeper {
+            inner,
+            held: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Gives the run's lease back, after the write in flight (if any) has finished: the run's
+    /// state is written again as the store holds it (nothing the run recorded is lost, nothing
+    /// it did not record is added), released, so any process may resume it right away.
+    /// Returns whether a lease was held.
+    pub async fn release(&self) -> Result<bool, StoreError> {
+        let mut held = self.held.lock().await;
+        let Some(lease) = held.take() else {
+            return Ok(false);
+        };
+        let stored = self.inner.load(&lease.run_id).await?;
+        self.inner.checkpoint(&lease, &stored, &[], true).await?;
+        Ok(true)
+    }
+
+    /// Runs `write` in a task of its own, holding the lock until it is done, and keeps the
+    /// lease it returns (`None` when `release`d).
+    async fn write<T, W>(
+        &self,
+        write: W,
+        lease_of: fn(&T) -> &Lease,
+        release: bool,
+    ) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        W: std::future::Future<Output = Result<T, StoreError>> + Send + 'static,
+    {
+        let mut held = Arc::clone(&self.held).lock_owned().await;
+        let task = tokio::spawn(async move {
+            let written = write.await;
+            if let Ok(value) = &written {
+                *held = (!release).then(|| lease_of(value).clone());
+            }
+            written
+        });
+        task.await
+            .map_err(|error| StoreError::Panicked(error.to_string()))?
+    }
+}
+
+impl RunStore for LeaseKeeper {
+    async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
+        let (inner, state, owner) = (self.inner.clone(), state.clone(), owner.to_owned());
+        self.write(
+            async move { inner.create(&state, &owner).await },
+            |lease| lease,
+            false,
+        )
+        .await
+    }
+
+    async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
+        let (inner, run_id, owner) = (self.inner.clone(), run_id.to_owned(), owner.to_owned());
+        self.write(
+            async move { inner.claim(&run_id, &owner).await },
+            |claimed| &claimed.lease,
+            false,
+        )
+        .await
+    }
+
+    async fn checkpoint(
+        &self,
+        lease: &Lease,
+        state: &RunState,
+        journal: &[JournalEntry],
+        release: bool,
+    ) -> Result<Lease, StoreError> {
+        // The copies are what a write of its own costs; a CLI run's state is small.
+        let (inner, lease, state, journal) = (
+            self.inner.clone(),
+            lease.clone(),
+            state.clone(),
+            journal.to_vec(),
+        );
+        self.write(
+            async move { inner.checkpoint(&lease, &state, &journal, release).await },
+            |lease| lease,
+            release,
+        )
+        .await
+    }
+
+    // Everything else is the inner store's.
+    async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
+        self.inner.load(run_id).await
+    }
+    async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        self.inner.journal(run_id).await
+    }
+    async fn decide(
+        &self,
+        run_id: &str,
+        decision: &Decision,
+    ) -> Result<RecordedDecision, StoreError> {
+        self.inner.decide(run_id, decision).await
+    }
+    async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
+        self.inner.decisions(run_id).await
+    }
+    async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
+        self.inner.checkpoints(run_id).await
+    }
+    async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
+        self.inner.load_checkpoint(run_id, version).await
+    }
+    async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
+        self.inner.list().await
+    }
+    async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
+        self.inner.list_runs(query).await
+    }
+    async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
+        self.inner.delete(run_id).await
+    }
+    async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
+        self.inner.expire(older_than).await
+    }
+    async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
+        self.inner.watch_decisions().await
+    }
+    async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
+        self.inner.pending_approvals().await
+    }
+}

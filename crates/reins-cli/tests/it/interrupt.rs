@@ -1,0 +1,117 @@
+//! Ctrl-C during `reins run`: the process says the run was interrupted and how to resume
+//! it, exits 130, and the run can be resumed at once (its lease given back), with the tool
+//! call it interrupted in doubt until a person approves running it again.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, events, model_table, outcome};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The model calls `wait`, and answers once it finished.
+const RULES: &str = r#"version: 1
+rules:
+  - name: answer
+    when:
+      tool_result_contains: "finished"
+    respond:
+      content: "Waited."
+  - name: wait
+    when:
+      messages_contain: "wait"
+    respond:
+      tool_calls:
+        - name: wait
+          arguments: {}
+"#;
+
+/// A tool that blocks (creating `waiting` first) until the file `go` exists.
+const WAIT_TOOL: &str = r#"[[tools.shell]]
+name = "wait"
+description = "Waits."
+command = ["sh", "-c", "test -e go || { touch waiting; sleep 120; }; echo finished"]
+schema = { type = "object", properties = {} }
+"#;
+
+/// `reins run AGENT "Please wait."` started in the background, its output piped.
+fn start_run(agent: &AgentDir) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("reins"))
+        .args(["run", &agent.file.to_string_lossy(), "Please wait."])
+        .current_dir(agent.dir.path())
+        .env("REINS_TEST_KEY", "k")
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start reins run")
+}
+
+/// Waits until `file` exists (the tool runs), failing if `child` ended first.
+fn wait_for(file: &Path, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !file.exists() {
+        if let Some(status) = child.try_wait().expect("poll reins") {
+            panic!("reins ended before its tool ran: {status}");
+        }
+        assert!(Instant::now() < deadline, "the tool never ran");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn ctrl_c_stops_a_run_that_can_be_resumed_at_once() {
+    let llm = FakeLlm::start(RULES);
+    let agent = AgentDir::new(&format!(
+        "{model}\n{WAIT_TOOL}",
+        model = model_table(&llm.openai_url())
+    ));
+    let mut child = start_run(&agent);
+    wait_for(&agent.dir.path().join("waiting"), &mut child);
+
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(sent.success());
+    let output = child.wait_with_output().expect("reins ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|line| line.contains("interrupted"))
+        .unwrap_or_else(|| panic!("no line says the run was interrupted: {stderr}"));
+    let run = line
+        .split_whitespace()
+        .find(|word| word.starts_with("run-"))
+        .unwrap_or_else(|| panic!("the line names no run: {line}"))
+        .to_owned();
+    assert!(
+        line.contains(&format!("reins runs resume {}", agent.file.display()))
+            && line.ends_with(&format!("{run}`")),
+        "the line says how to resume the run: {line}"
+    );
+
+    // Resumed at once: no lease is in the way. The interrupted call may have had effects,
+    // so it waits for a person before it runs again.
+    let resume = || {
+        outcome(
+            agent
+                .reins(&["runs", "resume", "AGENT", &run, "--json"])
+                .env("REINS_TEST_KEY", "k"),
+        )
+    };
+    let (code, stdout, stderr) = resume();
+    assert_eq!(code, 3, "the interrupted call waits\n{stdout}\n{stderr}");
+    let waiting = events(&stdout).pop().expect("events");
+    assert_eq!(waiting["event"], "suspended", "{stdout}");
+    assert_eq!(waiting["pending"][0]["tool"], "wait", "{stdout}");
+
+    std::fs::write(agent.dir.path().join("go"), "").expect("let the tool finish");
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = resume();
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let done = events(&stdout).pop().expect("events");
+    assert_eq!(done["answer"], "Waited.", "{stdout}");
+}
