@@ -168,6 +168,9 @@ pub async fn show(
     let trail = crate::trail::views(&state, &decisions);
     if json_out {
         let mut value = summary(&state, own_model);
+        if let Some(failure) = &state.failure {
+            value["failure"] = json!(failure);
+        }
         value["history"] = serde_json::to_value(&state.history).unwrap_or(Value::Null);
         value["pending"] = pending
             .iter()
@@ -188,6 +191,14 @@ pub async fn show(
         state.turn,
         model_shown(&state, own_model)
     );
+    if state.status == RunStatus::Failed {
+        println!(
+            "failed: {}",
+            state.failure.as_deref().unwrap_or(
+                "(no reason recorded: the run was stored by a release that did not keep it)"
+            )
+        );
+    }
     for step in timeline(&state) {
         match step {
             Step::User(text) => println!("user: {text}"),

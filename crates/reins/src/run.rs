@@ -90,6 +90,13 @@ pub struct RunState {
     /// subscriber exported it: a resumed run's span continues that trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_context: Option<String>,
+    /// Why a failed run ([`RunStatus::Failed`]) failed: the message of the
+    /// [`PromptError`](crate::agent::PromptError) it ended with (a provider's error with its
+    /// credentials scrubbed, as every error is), kept by its last checkpoint. `None` for every
+    /// other run, and for failed runs stored before this field (skipped when absent, so stored
+    /// states stay readable both ways).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// Where a run is.
@@ -332,6 +339,7 @@ impl RunState {
             pending_calls: Vec::new(),
             status: RunStatus::Running,
             trace_context: None,
+            failure: None,
         }
     }
 }

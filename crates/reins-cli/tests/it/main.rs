@@ -4,6 +4,7 @@ mod check_input;
 mod common;
 #[cfg(feature = "local")]
 mod demo;
+mod failed_run;
 mod interrupt;
 mod limits;
 mod mcp_http;

@@ -220,6 +220,24 @@ impl PromptError {
         }
     }
 
+    /// The history the error carries, to be given to it (see `history`).
+    pub(crate) fn history_mut(&mut self) -> Option<&mut Vec<Message>> {
+        match self {
+            PromptError::Cancelled { history, .. }
+            | PromptError::MaxTurns { history, .. }
+            | PromptError::UnknownToolCall { history, .. }
+            | PromptError::Completion { history, .. }
+            | PromptError::Tool { history, .. }
+            | PromptError::HookPanicked { history, .. }
+            | PromptError::RejectedAction { history, .. }
+            | PromptError::StructuredOutput { history, .. }
+            | PromptError::Store { history, .. }
+            | PromptError::AlreadyFinished { history, .. } => Some(history),
+            PromptError::Suspended { run } => Some(&mut run.state.history),
+            PromptError::InvalidConfiguration(_) => None,
+        }
+    }
+
     /// The id of the run that failed, if it had started.
     pub fn run_id(&self) -> Option<&str> {
         match self {

@@ -57,6 +57,8 @@ pub async fn fork(
         payload: json!({ "run_id": run_id, "version": version }),
     });
     state.run_id = new_run_id.to_owned();
+    // A fork of a failed run's last checkpoint has not failed (yet).
+    state.failure = None;
     edit(&mut state);
     state.status = if state
         .pending_calls

@@ -120,7 +120,7 @@ pub(crate) fn run(
         let prompted = driver.state.history.len() > before;
         // Instrumented only when the span records: the wrapper would copy the loop's state
         // (some 1,400 bytes) once more.
-        let mut outcome = if span.is_disabled() {
+        let outcome = if span.is_disabled() {
             driver.drive(prompted).await
         } else {
             driver.drive(prompted).instrument(span.clone()).await
@@ -128,26 +128,42 @@ pub(crate) fn run(
         // Whatever ended the run, its history holds every call's arguments.
         driver.return_arguments(false);
         driver.state.entries = ctx.snapshot_entries();
-        driver.state.status = match &outcome {
-            Ok(_) => RunStatus::Completed,
-            Err(Halt::Suspended) => RunStatus::Suspended,
-            Err(_) => RunStatus::Failed,
-        };
-        // The last checkpoint records how the run ended and releases its lease. A run whose
-        // lease was lost must not overwrite the new owner's state.
+        // A run whose lease was lost must not overwrite the new owner's state.
         let lost_lease = matches!(&outcome, Err(Halt::Store(StoreError::Conflict { .. })));
+        let mut ended = match outcome {
+            Ok(output) => Ended::Answered(output),
+            Err(Halt::Suspended) => Ended::Halted(Halt::Suspended),
+            Err(halt) => {
+                // Made before the last checkpoint, which keeps its message; the history is
+                // given to it after.
+                let bare = RunState::new(driver.state.run_id.clone(), None, Vec::new());
+                Ended::Failed(halt.into_error(bare, options.max_turns))
+            }
+        };
+        (driver.state.status, driver.state.failure) = match &ended {
+            Ended::Answered(_) => (RunStatus::Completed, None),
+            Ended::Halted(_) => (RunStatus::Suspended, None),
+            Ended::Failed(error) => (RunStatus::Failed, Some(error.to_string())),
+        };
+        // The last checkpoint records how the run ended and releases its lease.
         if !lost_lease {
             if let Err(error) = driver.checkpoint(true).instrument(span.clone()).await {
-                if outcome.is_ok() || matches!(outcome, Err(Halt::Suspended)) {
-                    outcome = Err(error);
+                if !matches!(ended, Ended::Failed(_)) {
+                    ended = Ended::Halted(error);
                 }
             }
         }
         let state = driver.state;
         let (usage, turns) = (state.usage, state.turn);
-        let result = match outcome {
-            Ok(output) => Ok(PromptResponse { output, state }),
-            Err(halt) => Err(halt.into_error(state, options.max_turns)),
+        let result = match ended {
+            Ended::Answered(output) => Ok(PromptResponse { output, state }),
+            Ended::Halted(halt) => Err(halt.into_error(state, options.max_turns)),
+            Ended::Failed(mut error) => {
+                if let Some(history) = error.history_mut() {
+                    *history = state.history;
+                }
+                Err(error)
+            }
         };
         trace::record_run_outcome(&span, &result);
         if hooks.observes(StepEventKind::RunSettled) {
@@ -169,6 +185,17 @@ pub(crate) fn run(
         }
         result
     }
+}
+
+/// How a run's loop ended, as its last checkpoint records it.
+enum Ended {
+    /// With an answer.
+    Answered(String),
+    /// Suspended, or its last checkpoint failed: the error is made with the run's state.
+    Halted(Halt),
+    /// Failed: the error, made before the last checkpoint (which keeps its message), without
+    /// its history yet.
+    Failed(PromptError),
 }
 
 /// Decides the structured-output mode from the default model's abilities.

@@ -1,4 +1,5 @@
-//! Finished runs are left alone: resuming one runs nothing and writes nothing.
+//! Finished runs are left alone: resuming one runs nothing and writes nothing. A failed run's
+//! record says why it failed.
 
 use super::{Seen, agent, version_of};
 use reins::agent::*;
@@ -11,7 +12,8 @@ use std::sync::{Arc, Mutex};
 use super::postgres_store;
 
 /// Resuming a run that completed, failed or was cancelled runs nothing, writes nothing
-/// (the version stays), and ends with `AlreadyFinished`.
+/// (the version stays), and ends with `AlreadyFinished`. The failed runs' records keep the
+/// message of the error they ended with.
 async fn finished_runs_are_left_alone(store: impl RunStore + Clone) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let lookup = || {
@@ -38,6 +40,7 @@ async fn finished_runs_are_left_alone(store: impl RunStore + Clone) {
         .await
         .unwrap_err();
     assert!(matches!(error, PromptError::MaxTurns { .. }), "{error:?}");
+    let out_of_turns = error.to_string();
     // Cancelled by a hook.
     let error = agent(lookup(), log.clone(), Seen::default())
         .prompt("balance?")
@@ -47,15 +50,31 @@ async fn finished_runs_are_left_alone(store: impl RunStore + Clone) {
         .await
         .unwrap_err();
     assert!(matches!(error, PromptError::Cancelled { .. }), "{error:?}");
+    let stopped = error.to_string();
     let ran = log.lock().unwrap().len();
 
-    for (run_id, status, answer) in [
-        ("completed", RunStatus::Completed, Some("The balance is 3.")),
-        ("failed", RunStatus::Failed, None),
-        ("cancelled", RunStatus::Failed, None),
+    for (run_id, status, answer, failure) in [
+        (
+            "completed",
+            RunStatus::Completed,
+            Some("The balance is 3."),
+            None,
+        ),
+        (
+            "failed",
+            RunStatus::Failed,
+            None,
+            Some(out_of_turns.as_str()),
+        ),
+        ("cancelled", RunStatus::Failed, None, Some(stopped.as_str())),
     ] {
         let before = store.load(run_id).await.unwrap();
         assert_eq!(before.status, status, "{run_id}");
+        assert_eq!(
+            before.failure.as_deref(),
+            failure,
+            "{run_id}: why it failed"
+        );
         let version = version_of(&store, run_id).await;
         let journal = store.journal(run_id).await.unwrap();
 
