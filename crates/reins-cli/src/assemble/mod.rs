@@ -16,7 +16,9 @@ mod models;
 pub use hooks::{Approvals, price_table};
 pub use models::model_label;
 
-use crate::config::{DEFAULT_LABEL, LoadedAgent, McpConfig, OVER_BUDGET_LABEL, tool_choice};
+use crate::config::{
+    DEFAULT_LABEL, LoadedAgent, McpConfig, OVER_BUDGET_LABEL, approval, tool_choice,
+};
 use crate::shell_tool::ShellTool;
 use hooks::FileHooks;
 use reins::agent::{Agent, AgentBuilder};
@@ -117,10 +119,12 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
     }
     if !file.tools.mcp.is_empty() {
         // `reins check` could not know these tools; a choice naming none of them is an error
-        // before the first model call, not a model refusing a request.
-        let unknown = tool_choice::unknown_tools(agent, &tool_names);
-        if !unknown.is_empty() {
-            let messages: Vec<String> = unknown.iter().map(ToString::to_string).collect();
+        // before the first model call, not a model refusing a request, and so is an approval
+        // rule matching none (a misspelt `ask` or `deny` rule would let the tool through).
+        let mut problems = tool_choice::unknown_tools(agent, &tool_names);
+        problems.extend(approval::unmatched_rules(agent, &tool_names));
+        if !problems.is_empty() {
+            let messages: Vec<String> = problems.iter().map(ToString::to_string).collect();
             return Err(messages.join("\n"));
         }
     }

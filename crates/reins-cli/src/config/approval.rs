@@ -1,8 +1,9 @@
 //! `[hooks.approval]` rules checked against the tools the agent has: a rule whose `tool`
 //! matches none of them is almost always a misspelt name, and a misspelt `ask` or `deny` rule
 //! silently lets the real tool through to a later rule (often `{ tool = "*", action =
-//! "allow" }`). Only checked when the file defines every tool (no MCP servers, whose tools
-//! are known only once connected).
+//! "allow" }`). Checked by `reins check` when the file defines every tool, and by `reins
+//! run` (and every command that runs the agent) after connecting to the MCP servers, whose
+//! tools are only known then, before the first model call.
 
 use super::LoadedAgent;
 use super::diagnostic::Diagnostic;

@@ -4,7 +4,7 @@
 //! Unknown keys are errors (`deny_unknown_fields` everywhere): a misspelt `max_turn` must not
 //! silently fall back to a default.
 
-mod approval;
+pub mod approval;
 mod budget;
 pub mod check;
 pub mod diagnostic;

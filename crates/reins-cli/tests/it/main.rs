@@ -1,3 +1,4 @@
+mod approval_mcp;
 mod cache;
 mod check;
 mod check_input;
