@@ -1,4 +1,5 @@
-//! Why a run stopped without an answer ([`Halt`]), and the [`PromptError`] it ends with.
+//! Why a run stopped without an answer ([`Halt`]), the [`PromptError`] it ends with, and how
+//! the run's last checkpoint records its end ([`Ended`]).
 
 use crate::agent::error::PromptError;
 use crate::agent::hook::{HookFailure, InvalidToolCallReason};
@@ -25,6 +26,17 @@ pub(super) enum Halt {
     Rejected(String),
     Suspended,
     Store(StoreError),
+}
+
+/// How a run's loop ended, as its last checkpoint records it.
+pub(super) enum Ended {
+    /// With an answer.
+    Answered(String),
+    /// Suspended, or its last checkpoint failed: the error is made with the run's state.
+    Halted(Halt),
+    /// Failed: the error, made before the last checkpoint (which keeps its message), without
+    /// its history yet.
+    Failed(PromptError),
 }
 
 impl From<HookFailure> for Halt {

@@ -26,7 +26,7 @@ mod validation;
 
 pub(crate) use call_ids::internal_call_id;
 use durable::Durable;
-use halt::Halt;
+use halt::{Ended, Halt};
 pub use model_turn::MAX_MODEL_CALLS_PER_TURN;
 use start::{Begun, begin, traced};
 
@@ -185,17 +185,6 @@ pub(crate) fn run(
         }
         result
     }
-}
-
-/// How a run's loop ended, as its last checkpoint records it.
-enum Ended {
-    /// With an answer.
-    Answered(String),
-    /// Suspended, or its last checkpoint failed: the error is made with the run's state.
-    Halted(Halt),
-    /// Failed: the error, made before the last checkpoint (which keeps its message), without
-    /// its history yet.
-    Failed(PromptError),
 }
 
 /// Decides the structured-output mode from the default model's abilities.
