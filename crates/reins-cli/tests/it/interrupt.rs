@@ -25,11 +25,12 @@ rules:
           arguments: {}
 "#;
 
-/// A tool that blocks (creating `waiting` first) until the file `go` exists.
+/// A tool that finishes once the file `go` exists, and blocks before (creating `waiting`
+/// first; `exec`, so the program reins kills on Ctrl-C is the one that sleeps).
 const WAIT_TOOL: &str = r#"[[tools.shell]]
 name = "wait"
 description = "Waits."
-command = ["sh", "-c", "test -e go || { touch waiting; sleep 120; }; echo finished"]
+command = ["sh", "-c", "test -e go && echo finished || { touch waiting; exec sleep 120; }"]
 schema = { type = "object", properties = {} }
 "#;
 
