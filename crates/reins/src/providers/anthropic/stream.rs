@@ -325,4 +325,8 @@ impl StreamDecoder for MessagesStreamDecoder {
     fn kept(&self) -> usize {
         self.kept
     }
+
+    fn parts(&self) -> usize {
+        self.blocks.len()
+    }
 }

@@ -93,6 +93,10 @@ impl StreamDecoder for GeminiStreamDecoder {
     fn kept(&self) -> usize {
         self.turn.kept()
     }
+
+    fn parts(&self) -> usize {
+        self.turn.parts()
+    }
 }
 
 #[cfg(test)]

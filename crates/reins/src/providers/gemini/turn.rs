@@ -111,6 +111,11 @@ impl TurnBuilder {
         self.kept
     }
 
+    /// How many parts the turn has so far.
+    pub(super) fn parts(&self) -> usize {
+        self.parts.len()
+    }
+
     pub(super) fn has_calls(&self) -> bool {
         self.calls > 0
     }

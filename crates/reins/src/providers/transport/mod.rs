@@ -20,7 +20,7 @@ mod stream;
 pub use builder::{Provider, ProviderBuilder, ProviderDefaults};
 pub(crate) use builder::{optional_env, required_env};
 pub use model::HttpModel;
-pub(crate) use protocol::sealed;
+pub(crate) use protocol::{MAX_ANSWER_PARTS, sealed, too_many_parts};
 pub use protocol::{Protocol, StreamDecoder};
 pub use retry::RetryPolicy;
 pub use settings::{ApiKey, Auth, Limits, ProviderError, Redirects, Timeouts};

@@ -2,7 +2,7 @@
 
 use super::body::{content_type, not_an_event_stream, read_json};
 use super::client::HttpClient;
-use super::protocol::Protocol;
+use super::protocol::{MAX_ANSWER_PARTS, Protocol, too_many_parts};
 use super::stream::chunk_stream;
 use crate::completion::{
     CompletionError, CompletionModel, CompletionRequest, CompletionResponse, CompletionStream,
@@ -74,9 +74,16 @@ impl<P: Protocol> CompletionModel for HttpModel<P> {
     ) -> Result<CompletionResponse, CompletionError> {
         let (response, deadline) = self.send(request, false).await?;
         let raw = read_json(&self.client, response, deadline).await?;
-        self.protocol
+        let response = self
+            .protocol
             .decode(raw)
-            .map_err(|error| self.client.scrub_error(error))
+            .map_err(|error| self.client.scrub_error(error))?;
+        // A whole answer holds at most as many parts as a streamed one: each tool call in it
+        // is one the agent would run.
+        if response.content.len() > MAX_ANSWER_PARTS {
+            return Err(too_many_parts());
+        }
+        Ok(response)
     }
 
     async fn stream(

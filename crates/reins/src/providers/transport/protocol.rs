@@ -6,6 +6,19 @@ use serde_json::Value;
 use std::collections::VecDeque;
 use std::fmt::Debug;
 
+/// The most parts (content blocks, output items, tool calls) one answer may have. A stream's
+/// events each find their part among those before them, so a server opening parts without
+/// end would make every event cost more than the last; and every tool call is one the agent
+/// would run. An answer with more is a [`CompletionError::Decode`].
+pub(crate) const MAX_ANSWER_PARTS: usize = 512;
+
+/// The error of an answer with more than [`MAX_ANSWER_PARTS`] parts.
+pub(crate) fn too_many_parts() -> CompletionError {
+    CompletionError::Decode(format!(
+        "the answer has more than {MAX_ANSWER_PARTS} parts (content blocks, items or tool calls)"
+    ))
+}
+
 pub(crate) mod sealed {
     /// Keeps the protocol traits implementable only inside reins, so they can grow.
     pub trait Sealed {}
@@ -113,4 +126,8 @@ pub trait StreamDecoder: sealed::Sealed + Send + 'static {
     /// and items it does not stream, events it keeps whole), counted as they arrive: a server
     /// streaming without end into such a field is stopped by the same limit as the answer.
     fn kept(&self) -> usize;
+
+    /// How many parts (content blocks, output items, tool calls) the answer has so far: more
+    /// than [`MAX_ANSWER_PARTS`] ends the stream with an error.
+    fn parts(&self) -> usize;
 }

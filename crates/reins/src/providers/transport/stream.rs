@@ -2,7 +2,7 @@
 //! protocol's decoder → chunks, each read within the idle timeout and the call's deadline.
 
 use super::client::{HttpClient, Wait};
-use super::protocol::StreamDecoder;
+use super::protocol::{MAX_ANSWER_PARTS, StreamDecoder, too_many_parts};
 use super::sse::{SseDecoder, SseError, SseEvent};
 use crate::completion::{CompletionError, CompletionStream, StreamChunk};
 use bytes::Bytes;
@@ -81,6 +81,11 @@ impl<D: StreamDecoder> ChunkStream<D> {
                         if held > limit {
                             let error = super::body::too_large("the streamed answer", limit);
                             return Some(Err(self.broken(error)));
+                        }
+                        // Checked before the event's chunks go on: no part past the limit
+                        // reaches the run.
+                        if decoder.parts() > MAX_ANSWER_PARTS {
+                            return Some(Err(self.fail(too_many_parts())));
                         }
                     }
                     Ok(Some(response)) => {

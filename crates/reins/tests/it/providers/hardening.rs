@@ -6,6 +6,7 @@
 mod bounds;
 mod kept;
 mod panics;
+mod parts;
 mod redirects;
 mod retries;
 mod secrets;

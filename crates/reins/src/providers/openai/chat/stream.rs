@@ -6,7 +6,9 @@ use crate::completion::{
     Usage,
 };
 use crate::providers::codec::{self, Chunks, Step};
-use crate::providers::transport::{StreamDecoder, excerpt_json, sealed::Sealed};
+use crate::providers::transport::{
+    MAX_ANSWER_PARTS, StreamDecoder, excerpt_json, sealed::Sealed, too_many_parts,
+};
 use serde_json::Value;
 
 /// A tool call the stream started.
@@ -133,6 +135,11 @@ impl StreamDecoder for ChatStreamDecoder {
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for call in calls {
+                    // One event can start any number of calls, each looked up among those
+                    // before it: the limit holds within the event too.
+                    if self.calls.len() > MAX_ANSWER_PARTS {
+                        return Err(too_many_parts());
+                    }
                     self.tool_call_delta(call, out);
                 }
             }
@@ -157,6 +164,10 @@ impl StreamDecoder for ChatStreamDecoder {
 
     fn kept(&self) -> usize {
         self.kept
+    }
+
+    fn parts(&self) -> usize {
+        self.calls.len()
     }
 }
 

@@ -236,6 +236,10 @@ impl StreamDecoder for ResponsesStreamDecoder {
     fn kept(&self) -> usize {
         self.kept
     }
+
+    fn parts(&self) -> usize {
+        self.items.len().max(self.done_items.len())
+    }
 }
 
 /// The `delta` text of an event.
