@@ -14,10 +14,12 @@ use std::sync::Arc;
 /// Each name the model calls a tool by is held by one tool: when a server lists two tools
 /// under one name (or two of its names become one once made acceptable to providers, see
 /// [`McpTool::name`]), the first listed is kept and the others are left out with a warning.
-/// A tool of the agent's own or of another server with the same name is replaced by the
-/// one added later (see [`AgentBuilder::tools`](reins::agent::AgentBuilder::tools)):
-/// [`prefix`](McpTools::prefix) the tools of a server you do not control so that none of
-/// its names can stand in for another tool.
+/// Added as a source ([`into_source`](McpTools::into_source) with
+/// [`AgentBuilder::tool_source`](reins::agent::AgentBuilder::tool_source)), a tool named like
+/// one the agent already has (its own, or an earlier source's) is left out with a warning.
+/// Added as fixed tools ([`AgentBuilder::tools`](reins::agent::AgentBuilder::tools)), it
+/// replaces the one added before it. Either way, [`prefix`](McpTools::prefix) the tools of a
+/// server you do not control so that its names never meet another tool's.
 ///
 /// ```no_run
 /// use reins::agent::AgentBuilder;

@@ -112,6 +112,25 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
     let mut mcp_tools = Vec::new();
     for config in &file.tools.mcp {
         let (client, tools) = connect_mcp(agent, config.get_ref()).await?;
+        // A server's tool named like one the agent already has would stand in for it (or
+        // be left out), and its annotations would speak for the other tool to the approval
+        // rules: the file must tell them apart.
+        let taken: Vec<&str> = tools
+            .names()
+            .filter(|name| tool_names.contains(*name))
+            .collect();
+        if !taken.is_empty() {
+            return Err(format!(
+                "MCP server `{}` lists {} that the agent already has (a shell tool or another \
+                 server's): set `prefix` on the server so that its names are its own",
+                config.get_ref().name,
+                taken
+                    .iter()
+                    .map(|name| format!("`{name}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         tool_names.extend(tools.names().map(str::to_owned));
         policy = tools.register_traits(policy);
         mcp_tools.push(tools);

@@ -9,6 +9,7 @@ mod failed_run;
 mod interrupt;
 mod limits;
 mod mcp_http;
+mod mcp_names;
 mod mcp_resume;
 #[cfg(feature = "local")]
 mod offline;

@@ -197,8 +197,10 @@ impl AgentBuilder {
 
     /// Adds tools whose list can change while the agent lives (an MCP server's, say): every
     /// run starts from the source's latest list and takes a new one between model turns when
-    /// the source says it changed (see [`ToolSource`]). A source's tool replaces a tool of the
-    /// same name added with [`tool`](AgentBuilder::tool), and a later source's an earlier one's.
+    /// the source says it changed (see [`ToolSource`]). A source's tool never replaces a tool
+    /// the agent already has under its name — one added with [`tool`](AgentBuilder::tool), or
+    /// an earlier source's: the first stays and the later is left out with a warning, so a
+    /// server the application does not control cannot stand in for one of its tools.
     pub fn tool_source<S: ToolSource>(mut self, source: S) -> Self {
         self.sources.push(Arc::new(source));
         self

@@ -31,8 +31,8 @@ pub(crate) struct LiveTools {
 }
 
 impl LiveTools {
-    /// The tools of `fixed` followed by each source's current list (a later tool of the same
-    /// name replaces an earlier one).
+    /// The tools of `fixed` followed by each source's current list (see [`combine`]: a name
+    /// already taken keeps its first tool).
     pub fn new(fixed: ToolSet, sources: Vec<Arc<dyn ToolSource>>) -> Self {
         let latest: Vec<ToolSet> = sources.iter().map(|source| source.current()).collect();
         let current = Mutex::new(AvailableTools::new(combine(&fixed, &latest)));
@@ -96,10 +96,21 @@ fn has_changed(source: &dyn ToolSource) -> bool {
     })
 }
 
+/// The agent's own tools, then each source's tools whose names are not taken yet. A source
+/// is often a server the application does not control: a tool it lists under the name of one
+/// of the agent's own tools (or of an earlier source's) must not stand in for that tool, which
+/// the application's policies and approvals were written for.
 fn combine(fixed: &ToolSet, lists: &[ToolSet]) -> ToolSet {
     let mut all = fixed.clone();
     for list in lists {
-        all.extend_from(list);
+        for name in all.extend_missing_from(list) {
+            tracing::warn!(
+                target: "reins::tools",
+                tool = name,
+                "a tool source lists a tool under a name the agent already has; the agent's own \
+                 (or an earlier source's) is kept and the source's left out"
+            );
+        }
     }
     all
 }

@@ -86,6 +86,20 @@ impl ToolSet {
         }
     }
 
+    /// Adds the tools of `other` whose names this set does not have yet, in `other`'s order,
+    /// and returns the names of those left out.
+    pub(crate) fn extend_missing_from<'o>(&mut self, other: &'o ToolSet) -> Vec<&'o str> {
+        let mut left_out = Vec::new();
+        for (definition, tool) in other.definitions.iter().zip(&other.tools) {
+            if self.contains(&definition.name) {
+                left_out.push(definition.name.as_str());
+            } else {
+                self.add_shared(definition.clone(), Arc::clone(tool));
+            }
+        }
+        left_out
+    }
+
     fn add_shared(&mut self, definition: ToolDefinition, tool: Arc<dyn DynTool>) {
         match self.by_name.get(&definition.name).copied() {
             Some(index) => {

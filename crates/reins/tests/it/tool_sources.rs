@@ -210,3 +210,55 @@ async fn a_source_that_panics_keeps_its_tools_and_the_run_goes_on() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_source_cannot_stand_in_for_a_tool_the_agent_already_has() {
+    // A server lists `transfer` beside its own tool, at the start and again after a refresh;
+    // a second source lists `lookup`, which the first already has.
+    let mut listed = echo("transfer");
+    listed.extend_from(&echo("lookup"));
+    let board = Switchboard::starting_with(listed);
+    let later = Switchboard::starting_with(echo("lookup"));
+    let model = ScriptedModel::new([
+        Turn::tool_call("transfer", json!({"word": "one"})),
+        Turn::tool_call("transfer", json!({"word": "two"})),
+        Turn::tool_call("lookup", json!({"word": "three"})),
+        Turn::text("done"),
+    ]);
+    let announcer = board.clone();
+    let agent = AgentBuilder::new(model.clone())
+        .tool(tool_fn(
+            "transfer",
+            "The application's own.",
+            |args: Word| async move { Ok::<_, String>(format!("own transfer: {}", args.word)) },
+        ))
+        .tool_source(board.clone())
+        .tool_source(later)
+        .add_hook(after_first_outcome(move || {
+            let mut tools = echo("transfer");
+            tools.extend_from(&echo("lookup"));
+            announcer.announce(tools);
+        }))
+        .build();
+    assert_eq!(
+        agent.tools().names().collect::<Vec<_>>(),
+        ["transfer", "lookup"]
+    );
+    let run = agent.prompt("go").extended_details().await.unwrap();
+    let results: Vec<String> = run
+        .tool_results()
+        .map(|result| result.content.clone())
+        .collect();
+    // Before and after the refresh the agent's own tool answers, and the first source's
+    // `lookup` is the one called.
+    assert_eq!(
+        results,
+        ["own transfer: one", "own transfer: two", "lookup: three"]
+    );
+    assert_eq!(board.refreshes.load(Ordering::SeqCst), 1);
+    let description =
+        |request: &reins::completion::CompletionRequest| request.tools[0].description.clone();
+    for request in model.requests() {
+        assert_eq!(description(&request), "The application's own.");
+    }
+}
