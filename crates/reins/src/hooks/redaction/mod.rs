@@ -83,8 +83,9 @@ struct Matcher {
 /// a stream yields it in [`StreamItem::ToolResult`](crate::agent::StreamItem::ToolResult),
 /// [`PromptError::Tool`](crate::agent::PromptError::Tool) carries it when tool errors fail
 /// the run, and a durable run stores it in its state (the call's
-/// [`CallRecord`](crate::run::CallRecord)`::outcome`) and in the call's `tool_call` journal
-/// entry.
+/// [`CallRecord`](crate::run::CallRecord)`::outcome`, and, when the failure failed the run,
+/// [`RunState::failure`](crate::run::RunState::failure)) and in the call's `tool_call`
+/// journal entry.
 ///
 /// It keeps no state, so one instance serves any number of concurrent runs.
 ///
