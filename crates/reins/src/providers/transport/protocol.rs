@@ -128,6 +128,6 @@ pub trait StreamDecoder: sealed::Sealed + Send + 'static {
     fn kept(&self) -> usize;
 
     /// How many parts (content blocks, output items, tool calls) the answer has so far: more
-    /// than [`MAX_ANSWER_PARTS`] ends the stream with an error.
+    /// than 512 end the stream with a [`CompletionError::Decode`].
     fn parts(&self) -> usize;
 }
