@@ -50,7 +50,9 @@
 //!
 //! The other way round, [`McpService`] serves a reins [`ToolSet`](reins::tool::ToolSet) —
 //! including whole agents as [`AgentTool`]s — to MCP clients over stdio or streamable HTTP,
-//! each tool's [`ToolTraits`](reins::tool::ToolTraits) as its annotations.
+//! each tool's [`ToolTraits`](reins::tool::ToolTraits) as its annotations. Served over HTTP,
+//! a client must send a request's headers within a timeout, and connections past a cap are
+//! closed ([`McpService::http_header_timeout`], [`McpService::max_http_connections`]).
 //!
 //! ```no_run
 //! use reins::agent::AgentBuilder;
@@ -100,7 +102,10 @@ mod tools;
 pub use client::McpClient;
 pub use content::{McpContent, McpToolResult};
 pub use error::McpError;
-pub use serve::{AgentTool, AgentToolArgs, McpHttpServer, McpService};
+pub use serve::{
+    AgentTool, AgentToolArgs, DEFAULT_HTTP_HEADER_TIMEOUT, DEFAULT_MAX_HTTP_CONNECTIONS,
+    McpHttpServer, McpService,
+};
 pub use server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESTARTS, DEFAULT_MAX_RESULT_BYTES,
     EFFECT_ID_META_KEY, McpServer,

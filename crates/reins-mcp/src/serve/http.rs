@@ -1,24 +1,42 @@
 //! Serving an [`McpService`] over streamable HTTP: rmcp's tower service on a hyper HTTP/1
-//! server, one task per connection, with an optional bearer token checked first.
+//! server, one task per connection, with an optional bearer token checked first. A client
+//! is held to bounds: its request headers must arrive within the header timeout, and
+//! connections past the cap are closed at once.
 
 use super::McpService;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::net::TcpListener;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tower_service::Service;
+
+/// How long an HTTP client may take to send a request's headers unless told otherwise
+/// ([`McpService::http_header_timeout`]).
+pub const DEFAULT_HTTP_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many HTTP connections are served at once unless told otherwise
+/// ([`McpService::max_http_connections`]).
+pub const DEFAULT_MAX_HTTP_CONNECTIONS: usize = 256;
 
 /// An [`McpService`] served over streamable HTTP, from
 /// [`McpService::serve_http`]. It serves until [`shutdown`](McpHttpServer::shutdown) or
 /// until dropped.
+///
+/// Clients cannot hold it with connections they do not use: a connection whose request
+/// headers have not all arrived within [`McpService::http_header_timeout`] (counted from
+/// the start of each request, so an idle kept-alive connection too) is closed, and a
+/// connection accepted while [`McpService::max_http_connections`] are open is closed at
+/// once, unanswered. A response being sent (an event stream, say) is not timed.
 ///
 /// ```no_run
 /// use reins::tool::ToolSet;
@@ -46,13 +64,23 @@ impl McpHttpServer {
         let stop = CancellationToken::new();
         let mut config = StreamableHttpServerConfig::default();
         config.cancellation_token = stop.child_token();
+        let limits = ConnectionLimits {
+            header_timeout: service.http_header_timeout,
+            slots: Arc::new(Semaphore::new(service.max_http_connections)),
+        };
         let rmcp_service = StreamableHttpService::new(
             move || Ok(service.clone()),
             Arc::new(LocalSessionManager::default()),
             config,
         );
         let expected = bearer_token.map(|token| Arc::<str>::from(format!("Bearer {token}")));
-        tokio::spawn(accept_loop(listener, rmcp_service, expected, stop.clone()));
+        tokio::spawn(accept_loop(
+            listener,
+            rmcp_service,
+            expected,
+            limits,
+            stop.clone(),
+        ));
         Ok(McpHttpServer { address, stop })
     }
 
@@ -80,10 +108,18 @@ impl Drop for McpHttpServer {
 
 type RmcpService = StreamableHttpService<McpService, LocalSessionManager>;
 
+/// What bounds the server's connections: how long a request's headers may take, and the
+/// slots of the connections served at once (a connection holds one for its life).
+struct ConnectionLimits {
+    header_timeout: Duration,
+    slots: Arc<Semaphore>,
+}
+
 async fn accept_loop(
     listener: TcpListener,
     service: RmcpService,
     expected: Option<Arc<str>>,
+    limits: ConnectionLimits,
     stop: CancellationToken,
 ) {
     loop {
@@ -91,38 +127,64 @@ async fn accept_loop(
             () = stop.cancelled() => return,
             accepted = listener.accept() => accepted,
         };
-        let (stream, _) = match accepted {
+        let (stream, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(error) => {
                 tracing::warn!(target: "reins_mcp::serve", %error, "accept failed");
                 continue;
             }
         };
-        let service = service.clone();
+        // Closed at once rather than left waiting: a waiting connection would be answered
+        // only when another ends, and its client would time out not knowing why.
+        let Ok(slot) = limits.slots.clone().try_acquire_owned() else {
+            tracing::warn!(
+                target: "reins_mcp::serve",
+                %peer,
+                "too many open connections; this one is closed"
+            );
+            continue;
+        };
+        tokio::spawn(serve_connection(
+            stream,
+            slot,
+            service.clone(),
+            expected.clone(),
+            limits.header_timeout,
+            stop.clone(),
+        ));
+    }
+}
+
+/// Serves one connection until it ends (or the server stops), holding `_slot` meanwhile.
+async fn serve_connection(
+    stream: TcpStream,
+    _slot: OwnedSemaphorePermit,
+    service: RmcpService,
+    expected: Option<Arc<str>>,
+    header_timeout: Duration,
+    stop: CancellationToken,
+) {
+    let handler = hyper::service::service_fn(move |request| {
+        let mut service = service.clone();
         let expected = expected.clone();
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            let handler = hyper::service::service_fn(move |request| {
-                let mut service = service.clone();
-                let expected = expected.clone();
-                async move {
-                    if !authorized(&request, expected.as_deref()) {
-                        return Ok(unauthorized());
-                    }
-                    service.call(request).await
-                }
-            });
-            let connection = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), handler);
-            tokio::select! {
-                () = stop.cancelled() => {}
-                result = connection => {
-                    if let Err(error) = result {
-                        tracing::debug!(target: "reins_mcp::serve", %error, "connection ended");
-                    }
-                }
+        async move {
+            if !authorized(&request, expected.as_deref()) {
+                return Ok(unauthorized());
             }
-        });
+            service.call(request).await
+        }
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .serve_connection(TokioIo::new(stream), handler);
+    tokio::select! {
+        () = stop.cancelled() => {}
+        result = connection => {
+            if let Err(error) = result {
+                tracing::debug!(target: "reins_mcp::serve", %error, "connection ended");
+            }
+        }
     }
 }
 

@@ -5,7 +5,7 @@ mod agent_tool;
 mod http;
 
 pub use agent_tool::{AgentTool, AgentToolArgs};
-pub use http::McpHttpServer;
+pub use http::{DEFAULT_HTTP_HEADER_TIMEOUT, DEFAULT_MAX_HTTP_CONNECTIONS, McpHttpServer};
 
 use crate::server::EFFECT_ID_META_KEY;
 use reins::tool::{RetrySafety, ToolCallContext, ToolDefinition, ToolOutcome, ToolOutput, ToolSet};
@@ -18,6 +18,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A reins [`ToolSet`] as an MCP server: `tools/list` lists the set's tools with their
 /// schemas (the same `schemars` types the agent's model sees) and what each declares about
@@ -53,6 +54,8 @@ pub struct McpService {
     version: String,
     instructions: Option<String>,
     page_size: Option<usize>,
+    http_header_timeout: Duration,
+    max_http_connections: usize,
 }
 
 impl McpService {
@@ -64,6 +67,8 @@ impl McpService {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             instructions: None,
             page_size: None,
+            http_header_timeout: DEFAULT_HTTP_HEADER_TIMEOUT,
+            max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
         }
     }
 
@@ -92,6 +97,24 @@ impl McpService {
         self
     }
 
+    /// Served over HTTP, how long a client may take to send a request's headers
+    /// ([`DEFAULT_HTTP_HEADER_TIMEOUT`]): a connection still sending them then, or idle that
+    /// long between requests, is closed, so clients that trickle bytes (or send none) cannot
+    /// hold connections open. No effect over stdio.
+    pub fn http_header_timeout(mut self, timeout: Duration) -> Self {
+        self.http_header_timeout = timeout;
+        self
+    }
+
+    /// Served over HTTP, how many connections are open at once
+    /// ([`DEFAULT_MAX_HTTP_CONNECTIONS`], at least 1); a connection accepted past it is
+    /// closed at once, unanswered. A streamable HTTP client usually keeps a few open. No
+    /// effect over stdio.
+    pub fn max_http_connections(mut self, connections: usize) -> Self {
+        self.max_http_connections = connections.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        self
+    }
+
     /// The served tools.
     pub fn tools(&self) -> &ToolSet {
         &self.tools
@@ -107,9 +130,11 @@ impl McpService {
         Ok(())
     }
 
-    /// Serves any number of clients over streamable HTTP on `listener`, at the path `/mcp`,
-    /// until the returned server is shut down or dropped. Only loopback `Host` headers are
-    /// accepted (against DNS rebinding); see [`McpHttpServer`] for a bearer token.
+    /// Serves clients over streamable HTTP on `listener`, at the path `/mcp`, until the
+    /// returned server is shut down or dropped. Only loopback `Host` headers are accepted
+    /// (against DNS rebinding); see [`McpHttpServer`] for a bearer token, and
+    /// [`http_header_timeout`](McpService::http_header_timeout) and
+    /// [`max_http_connections`](McpService::max_http_connections) for what bounds clients.
     pub fn serve_http(self, listener: tokio::net::TcpListener) -> std::io::Result<McpHttpServer> {
         McpHttpServer::start(self, listener, None)
     }

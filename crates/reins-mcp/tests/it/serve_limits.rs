@@ -1,0 +1,105 @@
+//! What bounds the clients of a tool set served over streamable HTTP: a client that never
+//! finishes its request headers is disconnected, and connections past the cap are closed.
+
+use reins::tool::ToolSet;
+use reins_mcp::McpService;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Only against a hang: what these tests wait for happens long before.
+const HANG_GUARD: Duration = Duration::from_secs(60);
+
+/// The request of a client that stops in the middle of its headers.
+const PARTIAL_REQUEST: &[u8] = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty";
+
+/// A whole request, after which the server closes the connection.
+const WHOLE_REQUEST: &[u8] = b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+
+async fn serve(service: McpService) -> reins_mcp::McpHttpServer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    service.serve_http(listener).unwrap()
+}
+
+/// Every byte the server sends on `stream` until it closes the connection (a reset counts
+/// as closed too: the server may close before reading what was sent).
+async fn read_until_closed(stream: &mut TcpStream) -> Vec<u8> {
+    let mut received = Vec::new();
+    let read = tokio::time::timeout(HANG_GUARD, async {
+        let mut buffer = [0u8; 4096];
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => received.extend_from_slice(&buffer[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the server never closed the connection");
+    received
+}
+
+/// Connects to `address`, sends `request` (the server may have closed already) and reads
+/// until the server closes.
+async fn exchange(address: SocketAddr, request: &[u8]) -> Vec<u8> {
+    let mut stream = TcpStream::connect(address).await.unwrap();
+    let _ = stream.write_all(request).await;
+    read_until_closed(&mut stream).await
+}
+
+#[tokio::test]
+async fn a_client_that_stops_sending_its_headers_is_disconnected() {
+    let served =
+        serve(McpService::new(ToolSet::new()).http_header_timeout(Duration::from_millis(200)))
+            .await;
+    let mut stalled = TcpStream::connect(served.local_addr()).await.unwrap();
+    // The start of a request, sent byte by byte, then nothing more.
+    for byte in PARTIAL_REQUEST {
+        stalled.write_all(&[*byte]).await.unwrap();
+    }
+    read_until_closed(&mut stalled).await;
+    // So is a client that connects and sends nothing.
+    let mut silent = TcpStream::connect(served.local_addr()).await.unwrap();
+    read_until_closed(&mut silent).await;
+    // The server still answers the clients that do send their request.
+    let answer = exchange(served.local_addr(), WHOLE_REQUEST).await;
+    assert!(
+        answer.starts_with(b"HTTP/1.1 "),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    served.shutdown();
+}
+
+#[tokio::test]
+async fn a_connection_past_the_cap_is_closed_unanswered_until_one_ends() {
+    let served = serve(McpService::new(ToolSet::new()).max_http_connections(1)).await;
+    let address = served.local_addr();
+    let mut holder = TcpStream::connect(address).await.unwrap();
+    holder.write_all(PARTIAL_REQUEST).await.unwrap();
+
+    let refused = exchange(address, WHOLE_REQUEST).await;
+    assert!(refused.is_empty(), "{}", String::from_utf8_lossy(&refused));
+
+    // Once the holder leaves, its place is free again (the server notices it left at its
+    // own pace, so ask until answered).
+    drop(holder);
+    let answered = tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            let answer = exchange(address, WHOLE_REQUEST).await;
+            if !answer.is_empty() {
+                return answer;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("no connection was answered after the first one closed");
+    assert!(
+        answered.starts_with(b"HTTP/1.1 "),
+        "{}",
+        String::from_utf8_lossy(&answered)
+    );
+    served.shutdown();
+}
