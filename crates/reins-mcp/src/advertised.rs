@@ -9,9 +9,11 @@ pub(crate) const MAX_TOOL_NAME: usize = 64;
 
 /// The name the model calls a server's tool `remote` by: `prefix` + `remote`, each character
 /// providers refuse in a name (anything but ASCII letters, digits, `_` and `-`) replaced by
-/// `_`, cut to [`MAX_TOOL_NAME`] characters. Calls still go to the server as `remote`.
+/// `_`, and `_` put first when it would start with anything but a letter or `_` (Gemini
+/// refuses a name starting with a digit or `-`), cut to [`MAX_TOOL_NAME`] characters. Calls
+/// still go to the server as `remote`.
 pub(crate) fn model_name(prefix: &str, remote: &str) -> String {
-    let name: String = prefix
+    let mut name: String = prefix
         .chars()
         .chain(remote.chars())
         .map(|c| {
@@ -21,14 +23,14 @@ pub(crate) fn model_name(prefix: &str, remote: &str) -> String {
                 '_'
             }
         })
-        .take(MAX_TOOL_NAME)
         .collect();
-    if name.is_empty() {
-        // An empty name is refused too; the server gave one anyway.
-        "_".to_owned()
-    } else {
-        name
+    // An empty name is refused too; the server gave one anyway.
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        name.insert(0, '_');
     }
+    // Every character is ASCII now, one byte each.
+    name.truncate(MAX_TOOL_NAME);
+    name
 }
 
 /// The server's `inputSchema` as the model is given it: MCP requires an object schema, and
@@ -75,6 +77,18 @@ mod tests {
         assert_eq!(model_name("", "météo"), "m_t_o");
         assert_eq!(model_name("", ""), "_");
         assert_eq!(model_name("p_", &"x".repeat(100)).len(), MAX_TOOL_NAME);
+    }
+
+    #[test]
+    fn names_start_with_a_letter_or_underscore() {
+        assert_eq!(model_name("", "1st_step"), "_1st_step");
+        assert_eq!(model_name("", "-dash"), "_-dash");
+        assert_eq!(model_name("", ".hidden"), "_hidden");
+        assert_eq!(model_name("2_", "step"), "_2_step");
+        assert_eq!(model_name("fs_", "1st"), "fs_1st");
+        let long = model_name("", &"9".repeat(100));
+        assert_eq!(long.len(), MAX_TOOL_NAME);
+        assert!(long.starts_with("_9"), "{long}");
     }
 
     #[test]

@@ -153,7 +153,8 @@ impl McpTool {
 
     /// The name the model calls the tool by: the server's name with any prefix, each
     /// character providers refuse in a name (anything but ASCII letters, digits, `_` and
-    /// `-`) replaced by `_`, cut to 64 characters.
+    /// `-`) replaced by `_`, with `_` put first unless it starts with a letter or `_`
+    /// (`1st_step` is called `_1st_step`), cut to 64 characters.
     pub fn name(&self) -> &str {
         &self.name
     }

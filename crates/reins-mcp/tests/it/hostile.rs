@@ -56,6 +56,7 @@ async fn every_listed_tool_has_a_name_and_schema_providers_accept_and_one_tool_a
             "no_type",
             "string_schema",
             "has_space_and_dots",
+            "_1st_step",
             long.as_str()
         ]
     );
@@ -85,8 +86,11 @@ async fn every_listed_tool_has_a_name_and_schema_providers_accept_and_one_tool_a
         .await;
     assert!(call.outcome.is_success(), "{:?}", call.output);
     assert_eq!(call.output.render(), "reached");
+    // Gemini refuses a name starting with a digit: the model calls it `_1st_step`.
+    assert_eq!(tools.get("_1st_step").unwrap().remote_name(), "1st_step");
     let prefixed = tools.prefix("h/");
     assert!(prefixed.get("h_has_space_and_dots").is_some());
+    assert!(prefixed.get("h_1st_step").is_some());
 }
 
 #[tokio::test]

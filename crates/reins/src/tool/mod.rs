@@ -90,7 +90,10 @@ pub trait Tool: Send + Sync + 'static {
     /// The tool's error; its text is what the model sees.
     type Error: Display;
 
-    /// The name the model calls the tool by.
+    /// The name the model calls the tool by. Every hosted provider accepts a name of at
+    /// most 64 ASCII letters, digits, `_` and `-` that starts with a letter or `_` (Gemini
+    /// refuses one starting with a digit); a provider that refuses a tool's name fails the
+    /// whole model request, its error saying why.
     fn name(&self) -> &str;
 
     /// What the tool does, for the model.
