@@ -1,6 +1,7 @@
 //! What the model is shown of a server's tool: a name every provider accepts and an object
-//! schema. Servers are not bound by providers' rules, and one tool a provider refuses fails
-//! the whole model request, so every tool of the list is made acceptable here.
+//! schema of bounded size. Servers are not bound by providers' rules, and one tool a
+//! provider refuses fails the whole model request, so every tool of the list is made
+//! acceptable here.
 
 use serde_json::{Map, Value};
 
@@ -65,6 +66,45 @@ pub(crate) fn object_schema(server: &str, tool: &str, mut schema: Map<String, Va
     Value::Object(schema)
 }
 
+/// Whether the `inputSchema` of the server's tool `tool` is at most `max_bytes` as JSON text;
+/// a larger one is logged as a warning naming the tool, which is left out.
+pub(crate) fn schema_within(
+    server: &str,
+    tool: &str,
+    schema: &Map<String, Value>,
+    max_bytes: usize,
+) -> bool {
+    let mut size = ByteCount(0);
+    // Writing into a counter cannot fail, and a map of JSON values always serializes.
+    let _ = serde_json::to_writer(&mut size, schema);
+    if size.0 <= max_bytes {
+        return true;
+    }
+    tracing::warn!(
+        target: "reins_mcp",
+        server = %server,
+        tool = %tool,
+        bytes = size.0,
+        max_bytes,
+        "the tool's inputSchema is larger than the limit; the tool is left out"
+    );
+    false
+}
+
+/// A writer that only counts what is written to it.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +129,15 @@ mod tests {
         let long = model_name("", &"9".repeat(100));
         assert_eq!(long.len(), MAX_TOOL_NAME);
         assert!(long.starts_with("_9"), "{long}");
+    }
+
+    #[test]
+    fn schemas_over_the_limit_are_refused() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        let schema = schema.as_object().unwrap();
+        let size = serde_json::to_string(schema).unwrap().len();
+        assert!(schema_within("s", "t", schema, size));
+        assert!(!schema_within("s", "t", schema, size - 1));
     }
 
     #[test]

@@ -120,6 +120,8 @@ pub(crate) struct ClientInner {
     pub(crate) name: String,
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) max_result_bytes: usize,
+    pub(crate) max_description_bytes: usize,
+    pub(crate) max_schema_bytes: usize,
     server: McpServer,
     pub(crate) events: ClientEvents,
     /// The current connection; replaced when a crashed stdio server is started again.
@@ -135,6 +137,8 @@ impl McpClient {
                 name: server.name.clone(),
                 call_timeout: server.call_timeout,
                 max_result_bytes: server.max_result_bytes,
+                max_description_bytes: server.max_description_bytes,
+                max_schema_bytes: server.max_schema_bytes,
                 server,
                 events,
                 connection: tokio::sync::Mutex::new(Arc::new(connection)),

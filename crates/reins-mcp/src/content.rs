@@ -48,17 +48,18 @@ impl McpToolResult {
                 if json.len() <= max_bytes {
                     structured.clone()
                 } else {
-                    Value::String(cut_to(json, max_bytes))
+                    Value::String(cut_to("result", json, max_bytes))
                 }
             }
-            None => Value::String(cut_to(self.text(), max_bytes)),
+            None => Value::String(cut_to("result", self.text(), max_bytes)),
         }
     }
 }
 
 /// `text` if it is at most `max_bytes` long, else its first `max_bytes` (back to a character
-/// boundary) and a line saying how long it was: what a model is shown of a server's answer.
-pub(crate) fn cut_to(mut text: String, max_bytes: usize) -> String {
+/// boundary) and a line saying how long the `what` was: what a model is shown of a server's
+/// answer, or of a tool's description.
+pub(crate) fn cut_to(what: &str, mut text: String, max_bytes: usize) -> String {
     if text.len() <= max_bytes {
         return text;
     }
@@ -69,7 +70,7 @@ pub(crate) fn cut_to(mut text: String, max_bytes: usize) -> String {
     }
     text.truncate(end);
     text.push_str(&format!(
-        "\n[… cut: the result was {total} bytes, the first {end} are shown]"
+        "\n[… cut: the {what} was {total} bytes, the first {end} are shown]"
     ));
     text
 }
@@ -218,9 +219,9 @@ mod tests {
 
     #[test]
     fn long_text_is_cut_at_a_character_boundary() {
-        assert_eq!(cut_to("short".into(), 5), "short");
+        assert_eq!(cut_to("result", "short".into(), 5), "short");
         assert_eq!(
-            cut_to("ab€cd".into(), 4),
+            cut_to("result", "ab€cd".into(), 4),
             "ab\n[… cut: the result was 7 bytes, the first 2 are shown]"
         );
     }

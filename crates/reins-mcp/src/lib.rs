@@ -40,8 +40,10 @@
 //! 100 pages is an error. rmcp drops a stdio message over 16 MiB (the request then times
 //! out) and bounds HTTP bodies and events alike; HTTP redirects are followed only to the same
 //! origin, so headers never reach another host. The model is shown at most
-//! [`McpServer::max_result_bytes`] of a result, and errors keep 2 KiB of each of a server's
-//! last 20 standard-error lines. Tool names are made acceptable to every provider and
+//! [`McpServer::max_result_bytes`] of a result and [`McpServer::max_description_bytes`] of
+//! a tool's description, a tool whose `inputSchema` is over [`McpServer::max_schema_bytes`]
+//! is left out, and errors keep 2 KiB of each of a server's last 20 standard-error lines.
+//! Tool names are made acceptable to every provider and
 //! schemas made object schemas ([`McpTool::name`], [`McpTool::input_schema`]); one name is
 //! one tool, the first listed ([`McpTools`]: prefix a server's tools so that none of them
 //! can stand in for another tool of the agent). Answers to requests never sent are ignored;
@@ -107,8 +109,9 @@ pub use serve::{
     McpHttpServer, McpService,
 };
 pub use server::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESTARTS, DEFAULT_MAX_RESULT_BYTES,
-    EFFECT_ID_META_KEY, McpServer,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_DESCRIPTION_BYTES,
+    DEFAULT_MAX_RESTARTS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_SCHEMA_BYTES, EFFECT_ID_META_KEY,
+    McpServer,
 };
 pub use source::McpToolSource;
 pub use tool::{McpTool, McpToolAnnotations};

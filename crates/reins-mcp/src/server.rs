@@ -17,6 +17,12 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// How much of a tool's result the model is shown unless told otherwise (256 KiB).
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 256 * 1024;
 
+/// How much of a tool's description the model is shown unless told otherwise (4 KiB).
+pub const DEFAULT_MAX_DESCRIPTION_BYTES: usize = 4 * 1024;
+
+/// How large a tool's `inputSchema` may be, as JSON text, unless told otherwise (64 KiB).
+pub const DEFAULT_MAX_SCHEMA_BYTES: usize = 64 * 1024;
+
 /// How many times a crashed stdio server is restarted unless told otherwise.
 pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 
@@ -53,6 +59,8 @@ pub struct McpServer {
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) max_restarts: u32,
     pub(crate) max_result_bytes: usize,
+    pub(crate) max_description_bytes: usize,
+    pub(crate) max_schema_bytes: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -150,6 +158,8 @@ impl McpServer {
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
             max_restarts: DEFAULT_MAX_RESTARTS,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            max_description_bytes: DEFAULT_MAX_DESCRIPTION_BYTES,
+            max_schema_bytes: DEFAULT_MAX_SCHEMA_BYTES,
         }
     }
 
@@ -289,6 +299,25 @@ impl McpServer {
     /// returns results whole.
     pub fn max_result_bytes(mut self, bytes: usize) -> Self {
         self.max_result_bytes = bytes;
+        self
+    }
+
+    /// How many bytes of a tool's description the model is shown
+    /// ([`DEFAULT_MAX_DESCRIPTION_BYTES`]); a longer one is cut there and ends saying how
+    /// long it was. Every tool's description goes to the model with every request, so a
+    /// server could otherwise make each turn cost what it likes, and hide instructions
+    /// deep in text nobody reads.
+    pub fn max_description_bytes(mut self, bytes: usize) -> Self {
+        self.max_description_bytes = bytes;
+        self
+    }
+
+    /// How large a tool's `inputSchema` may be, as JSON text ([`DEFAULT_MAX_SCHEMA_BYTES`]).
+    /// A tool with a larger one is left out of [`McpClient::tools`](crate::McpClient::tools)
+    /// with a warning: its schema would go to the model with every request, and a tool
+    /// shown without its schema would be called with guessed arguments.
+    pub fn max_schema_bytes(mut self, bytes: usize) -> Self {
+        self.max_schema_bytes = bytes;
         self
     }
 

@@ -116,6 +116,7 @@ impl McpTool {
             .as_deref()
             .map(str::to_owned)
             .or_else(|| title.clone())
+            .map(|description| cut_to("description", description, client.max_description_bytes))
             .unwrap_or_default();
         let output_schema = tool
             .output_schema
@@ -262,7 +263,7 @@ impl Tool for McpTool {
             return Err(McpError::Tool {
                 server: self.client.name.clone(),
                 tool: self.remote_name.clone(),
-                message: cut_to(message, self.client.max_result_bytes),
+                message: cut_to("result", message, self.client.max_result_bytes),
             });
         }
         if let (Some(validator), Some(structured)) =
@@ -273,7 +274,7 @@ impl Tool for McpTool {
                     server: self.client.name.clone(),
                     tool: self.remote_name.clone(),
                     // A mismatch quotes the value, which may be anything the server sent.
-                    message: cut_to(message, self.client.max_result_bytes),
+                    message: cut_to("result", message, self.client.max_result_bytes),
                 }
             })?;
         }

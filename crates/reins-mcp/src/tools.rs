@@ -1,6 +1,7 @@
 //! [`McpTools`]: the tools one listing of a server gave, narrowed and named, as a group.
 
 use crate::McpError;
+use crate::advertised::schema_within;
 use crate::client::McpClient;
 use crate::tool::McpTool;
 use reins::hooks::approval::ApprovalPolicy;
@@ -239,7 +240,9 @@ impl McpClient {
     /// Narrow them with [`McpTools::filter`] and name them with [`McpTools::prefix`].
     ///
     /// The whole listing is one request for the call timeout; a list still going after 100
-    /// pages is an [`McpError::Protocol`] (a server whose every page names a next one).
+    /// pages is an [`McpError::Protocol`] (a server whose every page names a next one). A
+    /// tool whose `inputSchema` is over [`McpServer::max_schema_bytes`](crate::McpServer::max_schema_bytes)
+    /// is left out, with a warning.
     pub async fn tools(&self) -> Result<McpTools, McpError> {
         // Read before listing: a change announced while the list is in flight makes this
         // listing stale, not lost.
@@ -247,6 +250,14 @@ impl McpClient {
         let listed = self.inner.list_tools().await?;
         let tools = listed
             .into_iter()
+            .filter(|tool| {
+                schema_within(
+                    &self.inner.name,
+                    &tool.name,
+                    &tool.input_schema,
+                    self.inner.max_schema_bytes,
+                )
+            })
             .map(|tool| McpTool::new(self.inner.clone(), tool))
             .collect();
         Ok(McpTools::new(self.clone(), tools, generation))
