@@ -37,8 +37,11 @@
 //! A server you did not write is held to bounds. Every request has a timeout (the handshake
 //! [`McpServer::connect_timeout`], the rest [`McpServer::call_timeout`]; a tool call past it,
 //! or dropped, sends the server `notifications/cancelled`), and a tool list still going after
-//! 100 pages is an error. rmcp drops a stdio message over 16 MiB (the request then times
-//! out) and bounds HTTP bodies and events alike; HTTP redirects are followed only to the same
+//! 100 pages is an error. A stdio message over 16 MiB is dropped by rmcp unread (it logs an
+//! error, target `rmcp::transport::async_rw`) and rmcp tells its caller nothing, so the
+//! request it answered fails only at its timeout, or waits for ever under
+//! [`McpServer::no_call_timeout`]: rmcp has no hook that would fail it sooner. rmcp
+//! bounds HTTP bodies and events alike; HTTP redirects are followed only to the same
 //! origin, so headers never reach another host. The model is shown at most
 //! [`McpServer::max_result_bytes`] of a result and [`McpServer::max_description_bytes`] of
 //! a tool's description, a tool whose `inputSchema` is over [`McpServer::max_schema_bytes`]

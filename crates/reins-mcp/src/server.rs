@@ -278,7 +278,8 @@ impl McpServer {
         self
     }
 
-    /// Lets requests take as long as the server needs.
+    /// Lets requests take as long as the server needs. A stdio server's answer over 16 MiB
+    /// is dropped unread by rmcp without telling reins, so its request then waits for ever.
     pub fn no_call_timeout(mut self) -> Self {
         self.call_timeout = None;
         self
