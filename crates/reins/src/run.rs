@@ -138,6 +138,16 @@ pub struct PendingCall {
     /// [`ToolDecision::SupplyResult`]) instead of being executed again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_doubt: bool,
+    /// How many times the call started executing in a durable run. A decision is bound to the
+    /// call as it stands, starts included ([`call_binding`](crate::store::call_binding)), so the
+    /// decision a start used (an approval, say) never runs the call again after a crash cut
+    /// that start off: only a decision made since does.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub starts: u32,
+}
+
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }
 
 impl PendingCall {

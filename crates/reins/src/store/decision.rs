@@ -86,23 +86,41 @@ impl RecordedDecision {
 
 /// The digest a decision about a call is bound to: SHA-256 over the canonical JSON (keys
 /// sorted, no whitespace) of the run id, the call's internal id, the tool's name and the
-/// arguments, as `sha256:<hex>`.
+/// arguments, as `sha256:<hex>`: the binding of a call that never started. A call that
+/// started and waits again (in doubt after a crash) is bound with how many times it started
+/// too ([`PendingCall::starts`], as `"starts"`), so the decision a start used never runs it
+/// again; [`PendingApproval::binding`](super::PendingApproval::binding) gives any waiting
+/// call's binding.
 pub fn call_binding(
     run_id: &str,
     internal_call_id: &str,
     tool_name: &str,
     arguments: &Value,
 ) -> String {
+    binding(run_id, internal_call_id, tool_name, arguments, 0)
+}
+
+/// [`call_binding`], with `"starts"` beside the others for a call that already started.
+fn binding(
+    run_id: &str,
+    internal_call_id: &str,
+    tool_name: &str,
+    arguments: &Value,
+    starts: u32,
+) -> String {
     let mut text = String::new();
-    canonical_json(
-        &serde_json::json!({
-            "run_id": run_id,
-            "internal_call_id": internal_call_id,
-            "tool": tool_name,
-            "arguments": arguments,
-        }),
-        &mut text,
-    );
+    let mut bound = serde_json::json!({
+        "run_id": run_id,
+        "internal_call_id": internal_call_id,
+        "tool": tool_name,
+        "arguments": arguments,
+    });
+    if starts > 0 {
+        if let Some(fields) = bound.as_object_mut() {
+            fields.insert("starts".to_owned(), Value::from(starts));
+        }
+    }
+    canonical_json(&bound, &mut text);
     let digest = Sha256::digest(text.as_bytes());
     let mut binding = String::with_capacity(7 + digest.len() * 2);
     binding.push_str("sha256:");
@@ -110,13 +128,15 @@ pub fn call_binding(
     binding
 }
 
-/// The binding of a waiting call of `run_id`: over the arguments it executes with if approved.
+/// The binding of a waiting call of `run_id`: over the arguments it executes with if approved,
+/// and, for a call that already started, how many times it did ([`PendingCall::starts`]).
 pub(crate) fn binding_of(run_id: &str, call: &PendingCall) -> String {
-    call_binding(
+    binding(
         run_id,
         &call.internal_call_id,
         &call.call.name,
         call.arguments(),
+        call.starts,
     )
 }
 

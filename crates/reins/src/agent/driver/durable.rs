@@ -80,6 +80,11 @@ fn bound_decisions(
             continue;
         };
         if !recorded.binds(&state.run_id, call) {
+            // A call that started cannot change any more: a decision that does not bind to it
+            // was made before a start, which used it, not about the call as it stands.
+            if call.starts > 0 {
+                continue;
+            }
             return Err(StoreError::StaleDecision {
                 run_id: state.run_id.clone(),
                 internal_call_id: id.clone(),

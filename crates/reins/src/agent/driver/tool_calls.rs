@@ -237,6 +237,12 @@ impl Driver<'_> {
             )));
         };
         pending.started = Some(request.arguments.clone());
+        // A new attempt: the decision it runs under is used up (it no longer waits, and a
+        // decision made before this start no longer binds to it), and a crash from here on
+        // puts it in doubt again.
+        pending.starts = pending.starts.saturating_add(1);
+        pending.suspended = None;
+        pending.in_doubt = false;
         let effect_id = pending.effect_id(&self.state.run_id);
         let payload = json!({ "tool": pending.call.name, "arguments": request.arguments });
         self.journal(effect_id, "tool_call_started", payload);

@@ -50,6 +50,7 @@ pub(super) fn answered(
         suspended: None,
         started: None,
         in_doubt: false,
+        starts: 0,
     }
 }
 
@@ -116,6 +117,7 @@ impl Driver<'_> {
                         suspended: None,
                         started: None,
                         in_doubt: false,
+                        starts: 0,
                     }),
             );
             return Ok(CheckedCalls::Run {
@@ -222,6 +224,7 @@ impl Driver<'_> {
                     suspended: None,
                     started: None,
                     in_doubt: false,
+                    starts: 0,
                 },
             });
         }

@@ -42,6 +42,10 @@ impl Charge {
     }
 
     fn agent(&self, model: ScriptedModel, safety: RetrySafety) -> Agent {
+        self.builder(model, safety).build()
+    }
+
+    fn builder(&self, model: ScriptedModel, safety: RetrySafety) -> AgentBuilder {
         let charge = self.clone();
         let tool = tool_fn("charge", "Charges a card.", move |args: EchoArgs| {
             let charge = charge.clone();
@@ -55,7 +59,7 @@ impl Charge {
             }
         })
         .retry_safety(safety);
-        AgentBuilder::new(model).tool(tool).build()
+        AgentBuilder::new(model).tool(tool)
     }
 
     fn effects(&self) -> Vec<String> {
@@ -241,7 +245,91 @@ async fn declared_call_runs_again(store: impl RunStore + Clone, safety: RetrySaf
     );
 }
 
+/// Suspends every call for a person's approval.
+struct AskFirst;
+
+impl AgentHook for AskFirst {
+    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        match event.tool_name() {
+            Some(_) => DispatchAction::suspend("a person approves charges"),
+            None => DispatchAction::proceed(),
+        }
+    }
+}
+
+/// A call a person approved, cut off after its side effect, is in doubt like any other: the
+/// approval was used up when it started, so it runs again only on a new decision.
+async fn approved_call_cut_off_waits_in_doubt(store: impl RunStore + Clone) {
+    let (charge, model) = (Charge::new(), script());
+    let asking = |charge: &Charge| {
+        charge
+            .builder(model.clone(), RetrySafety::Undeclared)
+            .add_hook(AskFirst)
+            .build()
+    };
+    let run_id = format!("approved-in-doubt-{}", uuid_like());
+    let suspended = asking(&charge)
+        .prompt("charge 100")
+        .run_id(run_id.clone())
+        .durable(store.clone())
+        .await;
+    assert!(
+        matches!(suspended, Err(PromptError::Suspended { .. })),
+        "{suspended:?}"
+    );
+    decide(&store, &run_id, "t1c0", ToolDecision::approve())
+        .await
+        .unwrap();
+    let agent = asking(&charge);
+    tokio::select! {
+        result = agent.resume_stored(store.clone(), &run_id) => {
+            panic!("the run should hang in the tool, ended with {result:?}")
+        }
+        () = charge.effect_done.notified() => {}
+    }
+    charge.hang.store(false, Ordering::SeqCst);
+    assert_eq!(charge.effects(), vec!["100"]);
+
+    for _ in 0..2 {
+        let error = resume(&agent, &store, &run_id).await.unwrap_err();
+        let PromptError::Suspended { run } = error else {
+            panic!("expected the call to wait in doubt, got {error:?}");
+        };
+        assert!(run.pending().all(PendingCall::is_in_doubt));
+        assert_eq!(
+            charge.effects(),
+            vec!["100"],
+            "the approved charge was not repeated"
+        );
+    }
+    // The rerun is cut off too: the decision it used does not run it a third time.
+    decide(&store, &run_id, "t1c0", ToolDecision::rerun())
+        .await
+        .unwrap();
+    charge.hang.store(true, Ordering::SeqCst);
+    tokio::select! {
+        result = resume(&agent, &store, &run_id) => {
+            panic!("the rerun should hang in the tool, ended with {result:?}")
+        }
+        () = charge.effect_done.notified() => {}
+    }
+    charge.hang.store(false, Ordering::SeqCst);
+    let error = resume(&agent, &store, &run_id).await.unwrap_err();
+    assert!(matches!(error, PromptError::Suspended { .. }), "{error:?}");
+    assert_eq!(charge.effects(), vec!["100", "100"]);
+    decide(&store, &run_id, "t1c0", ToolDecision::rerun())
+        .await
+        .unwrap();
+    assert_eq!(resume(&agent, &store, &run_id).await.unwrap(), "Charged.");
+    assert_eq!(
+        charge.effects(),
+        vec!["100", "100", "100"],
+        "rerun as decided"
+    );
+}
+
 async fn all_cases(store: impl RunStore + Clone) {
+    approved_call_cut_off_waits_in_doubt(store.clone()).await;
     undeclared_call_waits_in_doubt(store.clone()).await;
     in_doubt_call_rerun_or_skipped(store.clone()).await;
     declared_call_runs_again(store.clone(), RetrySafety::Idempotent).await;
