@@ -1,6 +1,7 @@
 //! The spans of a run, their GenAI attributes, and an event per hook decision.
 
 use crate::harness::{NamedModel, Recorded, attr, attr_i64, attr_str, decisions, names, span};
+use opentelemetry::trace::Status;
 use opentelemetry::{Array, StringValue, Value as OtelValue};
 use reins::agent::*;
 use reins::completion::{CompletionError, Usage};
@@ -218,6 +219,43 @@ async fn a_failed_tool_sets_error_type_on_its_span() {
     assert_eq!(
         names(&spans).last().map(String::as_str),
         Some("invoke_agent")
+    );
+}
+
+/// Whether a trace viewer shows `span` as failed: its status, not only its `error.type`.
+fn failed(span: &opentelemetry_sdk::trace::SpanData) -> bool {
+    matches!(span.status, Status::Error { .. })
+}
+
+#[tokio::test]
+async fn failed_model_calls_tools_and_runs_have_error_status_and_the_rest_do_not() {
+    let recorded = Recorded::start(Telemetry::new());
+    let model = NamedModel::new([Turn::error(CompletionError::Timeout("slow".into()))]);
+    agent(model, Quiet).prompt("hi").await.unwrap_err();
+    let spans = recorded.spans();
+    assert!(failed(span(&spans, "chat gpt-test")));
+    assert!(failed(span(&spans, "invoke_agent weather")));
+
+    let recorded = Recorded::start(Telemetry::new());
+    let failing = tool_fn("lookup", "Fails.", |_: Value| async move {
+        Err::<String, _>("backend down")
+    });
+    let agent = AgentBuilder::new(NamedModel::new(tool_then_answer()))
+        .tool(failing)
+        .build();
+    agent.prompt("Weather?").await.unwrap();
+    let spans = recorded.spans();
+    assert!(failed(span(&spans, "execute_tool lookup")));
+    assert!(
+        spans
+            .iter()
+            .filter(|s| s.name != "execute_tool lookup")
+            .all(|s| s.status == Status::Unset),
+        "the model read the failure and the run answered: {:?}",
+        spans
+            .iter()
+            .map(|s| (&s.name, &s.status))
+            .collect::<Vec<_>>()
     );
 }
 

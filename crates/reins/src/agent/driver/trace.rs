@@ -42,6 +42,7 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
         reins.resumed = state.trace_context.is_some(),
         reins.run.status = Empty,
         error.type = Empty,
+        otel.status_code = Empty,
     );
     if span.is_disabled() {
         return span;
@@ -82,7 +83,7 @@ pub(super) fn record_run_outcome(span: &Span, result: &Result<PromptResponse, Pr
         Ok(response) => (Some(&response.state), RunStatus::Completed),
         Err(PromptError::Suspended { run }) => (Some(&run.state), RunStatus::Suspended),
         Err(error) => {
-            span.record("error.type", prompt_error_type(error));
+            record_error(span, prompt_error_type(error));
             if let PromptError::Cancelled { .. } = error {
                 // Every hook's stop ends the run here: one event per stop, whichever hook.
                 let _entered = span.enter();
@@ -121,6 +122,7 @@ pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
         reins.model.label = Empty,
         reins.effect_id = Empty,
         error.type = Empty,
+        otel.status_code = Empty,
     );
     if !span.is_disabled() {
         span.record("reins.effect_id", format!("{run_id}/t{turn}"));
@@ -173,7 +175,7 @@ pub(super) fn record_chat_outcome(
     let response = match result {
         Ok((response, ..)) => response,
         Err(halt) => {
-            span.record("error.type", halt_error_type(halt));
+            record_error(span, halt_error_type(halt));
             return;
         }
     };
@@ -223,6 +225,7 @@ pub(super) fn tool_span(pending: &PendingCall, run_id: &str) -> Span {
         reins.hook.action = Empty,
         reins.tool.outcome = Empty,
         error.type = Empty,
+        otel.status_code = Empty,
     );
     if span.is_disabled() {
         return span;
@@ -273,7 +276,7 @@ pub(super) fn record_tool_result(output: &ToolOutput, outcome: &ToolOutcome) {
     let outcome = match outcome {
         ToolOutcome::Success => "success",
         ToolOutcome::Failed(failure) => {
-            span.record("error.type", tool_failure_type(failure));
+            record_error(&span, tool_failure_type(failure));
             "failed"
         }
         ToolOutcome::Skipped { .. } => "skipped",
@@ -317,6 +320,13 @@ fn current_span() -> Option<Span> {
         return None;
     }
     Some(Span::current()).filter(|span| !span.is_disabled())
+}
+
+/// Marks `span` as failed: `error.type` names why, and the span's status is `Error`, which
+/// trace viewers show (the conventions ask for both on a failed operation).
+fn record_error(span: &Span, error_type: &'static str) {
+    span.record("error.type", error_type);
+    span.record("otel.status_code", "ERROR");
 }
 
 /// An integer attribute: OpenTelemetry's are signed, and `tracing-opentelemetry` records
