@@ -125,7 +125,7 @@ async fn a_run_is_an_invoke_agent_span_over_its_chat_and_execute_tool_spans() {
     };
     assert_eq!(
         attr(chats[0], "gen_ai.response.finish_reasons"),
-        reasons(&["tool_calls"])
+        reasons(&["tool_call"])
     );
     assert_eq!(
         attr(chats[1], "gen_ai.response.finish_reasons"),

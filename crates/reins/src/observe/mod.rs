@@ -8,8 +8,12 @@
 //!
 //! - a [`SpanBridge`], which reads a span's trace context so a durable run stores it, sets a
 //!   resumed run's span under the stored context, and records string-array attributes;
-//! - a content [`Redactor`]: prompts, completions, tool arguments and results are recorded
-//!   only when one is set, and only as it returns them.
+//! - a content [`Redactor`]: system instructions, prompts, completions, tool arguments and
+//!   results are recorded only when one is set, and only as it returns them. Messages are
+//!   recorded in the conventions' JSON shape (a `role` and typed `parts`), which trace viewers
+//!   show as a chat.
+
+pub(crate) mod messages;
 
 use std::fmt;
 use std::sync::Arc;
@@ -19,9 +23,14 @@ use tracing::Span;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ContentKind {
-    /// The messages sent to the model (`gen_ai.input.messages`), as JSON.
+    /// The agent's preamble sent to the model (`gen_ai.system_instructions`), as a JSON array
+    /// of parts: `[{"type":"text","content":"..."}]`.
+    SystemInstructions,
+    /// The messages sent to the model (`gen_ai.input.messages`), as a JSON array of
+    /// messages: `[{"role":"user","parts":[{"type":"text","content":"..."}]}]`.
     InputMessages,
-    /// The model's answer (`gen_ai.output.messages`), as JSON.
+    /// The model's answer (`gen_ai.output.messages`), as a JSON array of one message with
+    /// its `finish_reason`.
     OutputMessages,
     /// A tool call's arguments (`gen_ai.tool.call.arguments`), as JSON.
     ToolArguments,
@@ -33,6 +42,7 @@ impl ContentKind {
     /// The span attribute the content is recorded under.
     pub fn attribute(self) -> &'static str {
         match self {
+            ContentKind::SystemInstructions => "gen_ai.system_instructions",
             ContentKind::InputMessages => "gen_ai.input.messages",
             ContentKind::OutputMessages => "gen_ai.output.messages",
             ContentKind::ToolArguments => "gen_ai.tool.call.arguments",

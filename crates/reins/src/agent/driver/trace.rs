@@ -13,8 +13,9 @@ use crate::agent::error::PromptError;
 use crate::agent::hook::ToolDispatchDecision;
 use crate::agent::response::PromptResponse;
 use crate::completion::{
-    CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, FinishReason,
+    CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel,
 };
+use crate::observe::messages::{self, finish_reason_name};
 use crate::observe::{ContentKind, Telemetry};
 use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
 use crate::tool::{ToolFailure, ToolOutcome, ToolOutput};
@@ -116,6 +117,7 @@ pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
         gen_ai.response.id = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
+        gen_ai.system_instructions = Empty,
         gen_ai.input.messages = Empty,
         gen_ai.output.messages = Empty,
         reins.turn = int(turn as u64),
@@ -159,8 +161,13 @@ pub(super) fn record_chat_request(
     if label != default_label {
         hook_decision("model_switch", "on_model_select");
     }
+    if let Some(preamble) = &request.preamble {
+        Telemetry::record_content(&span, ContentKind::SystemInstructions, || {
+            messages::system_instructions(preamble)
+        });
+    }
     Telemetry::record_content(&span, ContentKind::InputMessages, || {
-        serde_json::to_string(&request.history).ok()
+        messages::input_messages(&request.history)
     });
 }
 
@@ -204,7 +211,7 @@ pub(super) fn record_chat_outcome(
         });
     }
     Telemetry::record_content(span, ContentKind::OutputMessages, || {
-        serde_json::to_string(&response.content).ok()
+        messages::output_messages(response.content.as_slice(), response.finish_reason.as_ref())
     });
 }
 
@@ -350,16 +357,6 @@ fn status_name(status: RunStatus) -> &'static str {
         RunStatus::Suspended => "suspended",
         RunStatus::Completed => "completed",
         RunStatus::Failed => "failed",
-    }
-}
-
-fn finish_reason_name(reason: &FinishReason) -> &str {
-    match reason {
-        FinishReason::Stop => "stop",
-        FinishReason::Length => "length",
-        FinishReason::ToolCalls => "tool_calls",
-        FinishReason::ContentFilter => "content_filter",
-        FinishReason::Other(other) => other,
     }
 }
 

@@ -1,0 +1,79 @@
+//! Recorded content in the GenAI conventions' message shapes, which trace viewers read as a
+//! chat: system instructions, input messages (tool calls and results included) and the
+//! answer with its finish reason.
+
+use crate::harness::{NamedModel, Recorded, attr_str, span};
+use reins::agent::AgentBuilder;
+use reins::testing::Turn;
+use reins::tool::tool_fn;
+use reins_otel::Telemetry;
+use serde_json::{Value, json};
+use std::convert::Infallible;
+
+fn parsed(span: &opentelemetry_sdk::trace::SpanData, key: &str) -> Value {
+    let text = attr_str(span, key);
+    serde_json::from_str(&text)
+        .unwrap_or_else(|error| panic!("{key} is not JSON ({error}): {text}"))
+}
+
+#[tokio::test]
+async fn messages_are_recorded_as_role_and_typed_parts_with_the_system_instructions() {
+    let recorded = Recorded::start(Telemetry::new().capture_content(|_, text| Some(text)));
+    let model = NamedModel::new([
+        Turn::tool_call("lookup", json!({"city": "Paris"})),
+        Turn::text("It is sunny in Paris."),
+    ]);
+    let agent = AgentBuilder::new(model)
+        .name("weather")
+        .preamble("Answer briefly.")
+        .tool(tool_fn(
+            "lookup",
+            "Looks a city up.",
+            |args: Value| async move {
+                Ok::<_, Infallible>(format!("sunny in {}", args["city"].as_str().unwrap_or("?")))
+            },
+        ))
+        .build();
+    agent.prompt("Weather in Paris?").await.unwrap();
+    let spans = recorded.spans();
+    let chats: Vec<_> = spans.iter().filter(|s| s.name == "chat gpt-test").collect();
+    assert_eq!(chats.len(), 2);
+
+    let instructions = json!([{"type": "text", "content": "Answer briefly."}]);
+    let asked =
+        json!({"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]});
+    let call = json!({
+        "role": "assistant",
+        "parts": [{"type": "tool_call", "id": "call_1_0", "name": "lookup", "arguments": {"city": "Paris"}}]
+    });
+    let result = json!({
+        "role": "tool",
+        "parts": [{"type": "tool_call_response", "id": "call_1_0", "response": "sunny in Paris"}]
+    });
+    for chat in &chats {
+        assert_eq!(parsed(chat, "gen_ai.system_instructions"), instructions);
+    }
+    assert_eq!(parsed(chats[0], "gen_ai.input.messages"), json!([asked]));
+    assert_eq!(
+        parsed(chats[0], "gen_ai.output.messages"),
+        json!([{
+            "role": "assistant",
+            "parts": call["parts"],
+            "finish_reason": "tool_call"
+        }])
+    );
+    assert_eq!(
+        parsed(chats[1], "gen_ai.input.messages"),
+        json!([asked, call, result])
+    );
+    assert_eq!(
+        parsed(chats[1], "gen_ai.output.messages"),
+        json!([{
+            "role": "assistant",
+            "parts": [{"type": "text", "content": "It is sunny in Paris."}],
+            "finish_reason": "stop"
+        }])
+    );
+    let tool = span(&spans, "execute_tool lookup");
+    assert_eq!(attr_str(tool, "gen_ai.tool.call.result"), "sunny in Paris");
+}
