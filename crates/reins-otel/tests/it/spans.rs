@@ -409,3 +409,24 @@ async fn a_model_switch_and_a_request_rewrite_are_events_on_the_chat_span() {
         "the default model"
     );
 }
+
+#[tokio::test]
+async fn a_fallback_to_another_model_is_the_outcome_hooks_retry_not_a_model_selection() {
+    let recorded = Recorded::start(Telemetry::new());
+    let primary = NamedModel::new([Turn::error(CompletionError::Timeout("slow".into()))]);
+    let backup = NamedModel {
+        provider: "anthropic",
+        model: "claude-test",
+        ..NamedModel::new([Turn::text("from the backup")])
+    };
+    let agent = AgentBuilder::new(primary)
+        .named_model("backup", backup)
+        .add_hook(reins::hooks::fallback::ModelFallback::new([
+            "default", "backup",
+        ]))
+        .build();
+    assert_eq!(agent.prompt("hi").await.unwrap(), "from the backup");
+    let spans = recorded.spans();
+    let chat = span(&spans, "chat claude-test");
+    assert_eq!(decisions(chat), decision("retry", "on_outcome"));
+}

@@ -156,7 +156,14 @@ impl<'a> Driver<'a> {
                 &models.labels,
                 request.run_history(),
             )? {
-                Stacked::Go(Some(label)) => Cow::Owned(label),
+                Stacked::Go(Some(label)) => {
+                    // Recorded here, not with each call's request: a fallback's later call
+                    // on another model is the outcome hook's retry, not a selection.
+                    if label != models.default_label {
+                        trace::hook_decision("model_switch", "on_model_select");
+                    }
+                    Cow::Owned(label)
+                }
                 Stacked::Go(None) => Cow::Borrowed(&models.default_label),
                 Stacked::Stop(reason) => return Err(Halt::Stop(reason)),
             }
@@ -174,7 +181,7 @@ impl<'a> Driver<'a> {
                     models.labels.join(", ")
                 )));
             };
-            trace::record_chat_request(&**model, &label, &models.default_label, request.get());
+            trace::record_chat_request(&**model, &label, request.get());
             let mut served = None;
             if self.observes(StepEventKind::CompletionDispatch) {
                 match self

@@ -132,12 +132,11 @@ pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
     span
 }
 
-/// Records the model chosen for the current `chat` span and the request sent to it; a label
-/// other than the default is a hook's model switch.
+/// Records the model of the current `chat` span's call and the request sent to it (again for
+/// each call of a turn: a fallback's call renames the span to its model).
 pub(super) fn record_chat_request(
     model: &dyn DynCompletionModel,
     label: &str,
-    default_label: &str,
     request: &CompletionRequest,
 ) {
     let Some(span) = current_span() else {
@@ -157,9 +156,6 @@ pub(super) fn record_chat_request(
     }
     if let Some(max_tokens) = request.max_tokens {
         span.record("gen_ai.request.max_tokens", int(max_tokens));
-    }
-    if label != default_label {
-        hook_decision("model_switch", "on_model_select");
     }
     if let Some(preamble) = &request.preamble {
         Telemetry::record_content(&span, ContentKind::SystemInstructions, || {
