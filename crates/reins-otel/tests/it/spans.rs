@@ -411,13 +411,13 @@ async fn a_model_switch_and_a_request_rewrite_are_events_on_the_chat_span() {
 }
 
 #[tokio::test]
-async fn a_fallback_to_another_model_is_the_outcome_hooks_retry_not_a_model_selection() {
-    let recorded = Recorded::start(Telemetry::new());
+async fn a_fallback_is_a_failed_chat_span_then_one_for_the_model_that_answered() {
+    let recorded = Recorded::start(Telemetry::new().capture_content(|_, text| Some(text)));
     let primary = NamedModel::new([Turn::error(CompletionError::Timeout("slow".into()))]);
     let backup = NamedModel {
         provider: "anthropic",
         model: "claude-test",
-        ..NamedModel::new([Turn::text("from the backup")])
+        ..NamedModel::new([Turn::text("from the backup").usage(Usage::new(9, 4))])
     };
     let agent = AgentBuilder::new(primary)
         .named_model("backup", backup)
@@ -427,6 +427,41 @@ async fn a_fallback_to_another_model_is_the_outcome_hooks_retry_not_a_model_sele
         .build();
     assert_eq!(agent.prompt("hi").await.unwrap(), "from the backup");
     let spans = recorded.spans();
-    let chat = span(&spans, "chat claude-test");
-    assert_eq!(decisions(chat), decision("retry", "on_outcome"));
+    assert_eq!(
+        names(&spans),
+        ["chat gpt-test", "chat claude-test", "invoke_agent"]
+    );
+    let run = span(&spans, "invoke_agent").span_context.span_id();
+
+    let failed_call = span(&spans, "chat gpt-test");
+    assert_eq!(failed_call.parent_span_id, run);
+    assert_eq!(attr_str(failed_call, "reins.model.label"), "default");
+    assert_eq!(attr_str(failed_call, "error.type"), "timeout");
+    assert!(failed(failed_call));
+    assert_eq!(decisions(failed_call), decision("retry", "on_outcome"));
+
+    let answered = span(&spans, "chat claude-test");
+    assert_eq!(
+        answered.parent_span_id, run,
+        "beside the failed call, not in it"
+    );
+    assert_eq!(attr_str(answered, "gen_ai.provider.name"), "anthropic");
+    assert_eq!(attr_str(answered, "reins.model.label"), "backup");
+    assert_eq!(attr_i64(answered, "gen_ai.usage.input_tokens"), 9);
+    assert_eq!(attr(answered, "error.type"), None);
+    assert!(decisions(answered).is_empty());
+
+    for span in &spans {
+        let mut keys: Vec<&str> = span.attributes.iter().map(|kv| kv.key.as_str()).collect();
+        let count = keys.len();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(
+            keys.len(),
+            count,
+            "{} repeats an attribute: {:?}",
+            span.name,
+            span.attributes
+        );
+    }
 }

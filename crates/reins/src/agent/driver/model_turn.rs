@@ -19,7 +19,6 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use tracing::Instrument;
 
 /// The most model calls one turn makes: the first, and the retries hooks ask for with
 /// [`OutcomeAction::retry_on`](crate::agent::OutcomeAction::retry_on). Past it, the run fails
@@ -81,17 +80,7 @@ impl<'a> Driver<'a> {
     ) -> Result<ReceivedTurn, Halt> {
         request.history = std::mem::take(&mut self.state.history);
         let mut turn_request = TurnRequest::new(request);
-        let chat = trace::chat_span(&self.state.run_id, self.state.turn);
-        // Instrumented only when the span records: the wrapper would copy the call's state
-        // (some 700 bytes) once more every turn.
-        let result = if chat.is_disabled() {
-            self.call_model_with(&mut turn_request).await
-        } else {
-            (self.call_model_with(&mut turn_request))
-                .instrument(chat.clone())
-                .await
-        };
-        trace::record_chat_outcome(&chat, &result);
+        let result = self.call_model_with(&mut turn_request).await;
         let (history, patched) = turn_request.finish();
         self.state.history = history;
         let (response, streamed_text, label) = result?;
@@ -119,11 +108,64 @@ impl<'a> Driver<'a> {
         })
     }
 
-    /// [`Self::call_model`] once the history is lent to the turn's request.
+    /// [`Self::call_model`] once the history is lent to the turn's request. Every model call
+    /// is a `chat` span of its own: the first also holds the completion-call and model-select
+    /// hooks, and a call an outcome hook retries on (a fallback) opens the next, beside it.
     async fn call_model_with(
         &self,
         request: &mut TurnRequest<&mut CompletionRequest>,
     ) -> Result<(CompletionResponse, bool, Cow<'a, str>), Halt> {
+        let turn = self.state.turn;
+        let mut chat = trace::chat_span(&self.state.run_id, turn);
+        let selected = trace::within(&chat, self.select_model(request)).await;
+        let mut label = match selected {
+            Ok(label) => label,
+            Err(halt) => {
+                trace::record_chat_outcome(&chat, Err(&halt));
+                return Err(halt);
+            }
+        };
+        let models = &self.config.models;
+        let mut calls = 0;
+        loop {
+            self.ctx.set_model_attempt(calls);
+            calls += 1;
+            let Some(model) = models.get(&label) else {
+                let halt = Halt::Rejected(format!(
+                    "no model is registered under the label `{label}` (registered: {})",
+                    models.labels.join(", ")
+                ));
+                trace::record_chat_outcome(&chat, Err(&halt));
+                return Err(halt);
+            };
+            let (called, next) =
+                trace::within(&chat, self.call_and_judge(&**model, &label, request)).await;
+            trace::record_chat_outcome(&chat, called.as_ref().map(|(response, _)| response));
+            // No retry: the call's result, kept or left failed, is the turn's.
+            let Some(next) = next else {
+                return called.map(|(response, streamed_text)| (response, streamed_text, label));
+            };
+            if calls >= MAX_MODEL_CALLS_PER_TURN {
+                return Err(Halt::Rejected(format!(
+                    "turn {turn} made {calls} model calls, the most a turn may make; a hook \
+                     asked for another on `{next}`"
+                )));
+            }
+            // Text already streamed for the call being retried is withdrawn.
+            if let Some(sink) = self.sink {
+                sink.push(StreamItem::TurnDiscarded { turn });
+            }
+            label = Cow::Owned(next);
+            chat = trace::chat_span(&self.state.run_id, turn);
+        }
+    }
+
+    /// The completion-call hooks (which may patch the turn's request) and the model-select
+    /// hooks: the label of the model the turn's first call goes to.
+    async fn select_model(
+        &self,
+        request: &mut TurnRequest<&mut CompletionRequest>,
+    ) -> Result<Cow<'a, str>, Halt> {
         let turn = self.state.turn;
         if self.observes(StepEventKind::CompletionCall) {
             let sent = request.get();
@@ -144,122 +186,96 @@ impl<'a> Driver<'a> {
                 }
             }
         }
-
         let config: &'a AgentConfig = self.config;
         let models = &config.models;
-        let label: Cow<'a, str> = if self.observes(StepEventKind::ModelSelect) {
-            match self.hooks.model_select(
-                self.ctx,
-                turn,
-                &models.default_label,
-                self.state.last_model.as_deref(),
-                &models.labels,
-                request.run_history(),
-            )? {
-                Stacked::Go(Some(label)) => {
-                    // Recorded here, not with each call's request: a fallback's later call
-                    // on another model is the outcome hook's retry, not a selection.
-                    if label != models.default_label {
-                        trace::hook_decision("model_switch", "on_model_select");
-                    }
-                    Cow::Owned(label)
+        if !self.observes(StepEventKind::ModelSelect) {
+            return Ok(Cow::Borrowed(&models.default_label));
+        }
+        match self.hooks.model_select(
+            self.ctx,
+            turn,
+            &models.default_label,
+            self.state.last_model.as_deref(),
+            &models.labels,
+            request.run_history(),
+        )? {
+            Stacked::Go(Some(label)) => {
+                // Recorded here, not with each call's request: a fallback's later call on
+                // another model is the outcome hook's retry, not a selection.
+                if label != models.default_label {
+                    trace::hook_decision("model_switch", "on_model_select");
                 }
-                Stacked::Go(None) => Cow::Borrowed(&models.default_label),
-                Stacked::Stop(reason) => return Err(Halt::Stop(reason)),
+                Ok(Cow::Owned(label))
             }
-        } else {
-            Cow::Borrowed(&models.default_label)
+            Stacked::Go(None) => Ok(Cow::Borrowed(&models.default_label)),
+            Stacked::Stop(reason) => Err(Halt::Stop(reason)),
+        }
+    }
+
+    /// One model call: its dispatch hooks, the call (or the response a hook served), and its
+    /// outcome hooks. Returns the call's result and, when an outcome hook asks for the turn
+    /// again, the label of the model to ask.
+    async fn call_and_judge(
+        &self,
+        model: &dyn DynCompletionModel,
+        label: &str,
+        request: &mut TurnRequest<&mut CompletionRequest>,
+    ) -> (Result<(CompletionResponse, bool), Halt>, Option<String>) {
+        let turn = self.state.turn;
+        trace::record_chat_request(model, label, request.get());
+        let mut served = None;
+        if self.observes(StepEventKind::CompletionDispatch) {
+            match self
+                .hooks
+                .dispatch_completion(self.ctx, turn, label, request)
+                .await
+            {
+                Ok(Stacked::Go(response)) => served = response,
+                Ok(Stacked::Stop(reason)) => return (Err(Halt::Stop(reason)), None),
+                Err(failure) => return (Err(failure.into()), None),
+            }
+        }
+        let called = match served {
+            // Boxed: a response a hook answered with is rare, and its path's state would
+            // otherwise be part of every run's future.
+            Some(HookAnswer::Response(response)) => Box::pin(self.serve(*response)).await,
+            Some(HookAnswer::Failure(error)) => Err(Halt::Completion(*error)),
+            None => self.call_once(model, request.get()).await,
         };
-        let mut label = label;
-        let mut calls = 0;
-        loop {
-            self.ctx.set_model_attempt(calls);
-            calls += 1;
-            let Some(model) = models.get(&label) else {
-                return Err(Halt::Rejected(format!(
-                    "no model is registered under the label `{label}` (registered: {})",
-                    models.labels.join(", ")
-                )));
-            };
-            trace::record_chat_request(&**model, &label, request.get());
-            let mut served = None;
-            if self.observes(StepEventKind::CompletionDispatch) {
-                match self
-                    .hooks
-                    .dispatch_completion(self.ctx, turn, &label, request)
-                    .await?
-                {
-                    Stacked::Go(response) => served = response,
-                    Stacked::Stop(reason) => return Err(Halt::Stop(reason)),
-                }
+        if !self.observes(StepEventKind::CompletionOutcome) {
+            return (called, None);
+        }
+        // The response is answered where it lies and moved once, on the way out.
+        let mut called = called;
+        let judged = match &mut called {
+            Ok((response, _)) => {
+                self.hooks
+                    .completion_outcome(self.ctx, label, response)
+                    .await
             }
-            let called = match served {
-                // Boxed: a response a hook answered with is rare, and its path's state would
-                // otherwise be part of every run's future.
-                Some(HookAnswer::Response(response)) => Box::pin(self.serve(*response)).await,
-                Some(HookAnswer::Failure(error)) => Err(Halt::Completion(*error)),
-                None => self.call_once(&**model, request.get()).await,
-            };
-            if !self.observes(StepEventKind::CompletionOutcome) {
-                let (response, streamed_text) = called?;
-                return Ok((response, streamed_text, label));
+            Err(Halt::Completion(error)) => {
+                self.hooks.completion_failure(self.ctx, label, error).await
             }
-            // The response is answered where it lies and moved once, on the way out.
-            let mut called = called;
-            let next = match &mut called {
-                Ok((response, streamed_text)) => {
-                    let streamed_text = *streamed_text;
-                    match self
-                        .hooks
-                        .completion_outcome(self.ctx, &label, response)
-                        .await?
-                    {
-                        ModelOutcome::RetryOn(next) => {
-                            trace::hook_decision("retry", "on_outcome");
-                            Some(next)
-                        }
-                        ModelOutcome::Stop(reason) => return Err(Halt::Stop(reason)),
-                        ModelOutcome::Served(replacement) => {
-                            return Ok((*replacement, streamed_text, label));
-                        }
-                        ModelOutcome::Keep(_) | ModelOutcome::Fail => None,
+            Err(_) => return (called, None),
+        };
+        match judged {
+            Ok(ModelOutcome::RetryOn(next)) => {
+                trace::hook_decision("retry", "on_outcome");
+                (called, Some(next))
+            }
+            Ok(ModelOutcome::Stop(reason)) => (Err(Halt::Stop(reason)), None),
+            Ok(ModelOutcome::Served(replacement)) => {
+                let streamed_text = match &called {
+                    Ok((_, streamed_text)) => *streamed_text,
+                    Err(_) => {
+                        trace::hook_decision("replace", "on_outcome");
+                        false
                     }
-                }
-                Err(Halt::Completion(error)) => {
-                    match self
-                        .hooks
-                        .completion_failure(self.ctx, &label, error)
-                        .await?
-                    {
-                        ModelOutcome::RetryOn(next) => {
-                            trace::hook_decision("retry", "on_outcome");
-                            Some(next)
-                        }
-                        ModelOutcome::Stop(reason) => return Err(Halt::Stop(reason)),
-                        ModelOutcome::Served(response) => {
-                            trace::hook_decision("replace", "on_outcome");
-                            return Ok((*response, false, label));
-                        }
-                        ModelOutcome::Keep(_) | ModelOutcome::Fail => None,
-                    }
-                }
-                Err(_) => None,
-            };
-            // No retry: the call's result, kept or left failed, is the turn's.
-            let Some(next) = next else {
-                return called.map(|(response, streamed_text)| (response, streamed_text, label));
-            };
-            if calls >= MAX_MODEL_CALLS_PER_TURN {
-                return Err(Halt::Rejected(format!(
-                    "turn {turn} made {calls} model calls, the most a turn may make; a hook \
-                     asked for another on `{next}`"
-                )));
+                };
+                (Ok((*replacement, streamed_text)), None)
             }
-            // Text already streamed for the call being retried is withdrawn.
-            if let Some(sink) = self.sink {
-                sink.push(StreamItem::TurnDiscarded { turn });
-            }
-            label = Cow::Owned(next);
+            Ok(ModelOutcome::Keep(_) | ModelOutcome::Fail) => (called, None),
+            Err(failure) => (Err(failure.into()), None),
         }
     }
 

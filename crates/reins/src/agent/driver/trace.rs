@@ -19,9 +19,12 @@ use crate::observe::messages::{self, finish_reason_name};
 use crate::observe::{ContentKind, Telemetry};
 use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
 use crate::tool::{ToolFailure, ToolOutcome, ToolOutput};
+use futures::future::Either;
+use std::future::Future;
 use tracing::field::Empty;
+use tracing::instrument::Instrumented;
 use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
-use tracing::{Level, Span};
+use tracing::{Instrument, Level, Span};
 
 /// The `invoke_agent` span of a run. A new run stores the span's trace context in `state`; a
 /// resumed one (its state carries a context) continues that trace.
@@ -102,6 +105,7 @@ pub(super) fn record_run_outcome(span: &Span, result: &Result<PromptResponse, Pr
 }
 
 /// The span of one model call (the hooks around it included), named once the model is known.
+/// A turn whose call an outcome hook retries (a fallback) has one per call.
 pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
     let span = tracing::info_span!(
         target: "reins",
@@ -132,8 +136,8 @@ pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
     span
 }
 
-/// Records the model of the current `chat` span's call and the request sent to it (again for
-/// each call of a turn: a fallback's call renames the span to its model).
+/// Records the model of the current `chat` span's call, which names the span, and the request
+/// sent to it.
 pub(super) fn record_chat_request(
     model: &dyn DynCompletionModel,
     label: &str,
@@ -168,15 +172,12 @@ pub(super) fn record_chat_request(
 }
 
 /// Records what a model call gave on its `chat` span.
-pub(super) fn record_chat_outcome(
-    span: &Span,
-    result: &Result<(CompletionResponse, bool, std::borrow::Cow<'_, str>), Halt>,
-) {
+pub(super) fn record_chat_outcome(span: &Span, result: Result<&CompletionResponse, &Halt>) {
     if span.is_disabled() {
         return;
     }
     let response = match result {
-        Ok((response, ..)) => response,
+        Ok(response) => response,
         Err(halt) => {
             record_error(span, halt_error_type(halt));
             return;
@@ -209,6 +210,16 @@ pub(super) fn record_chat_outcome(
     Telemetry::record_content(span, ContentKind::OutputMessages, || {
         messages::output_messages(response.content.as_slice(), response.finish_reason.as_ref())
     });
+}
+
+/// `future`, instrumented with `span` when the span records; as it is otherwise (the wrapper
+/// would hold the future's state once more, for nothing).
+pub(super) fn within<F: Future>(span: &Span, future: F) -> Either<F, Instrumented<F>> {
+    if span.is_disabled() {
+        Either::Left(future)
+    } else {
+        Either::Right(future.instrument(span.clone()))
+    }
 }
 
 /// The span of one tool call: dispatch hooks, execution and outcome hooks.
