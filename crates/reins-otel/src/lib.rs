@@ -190,7 +190,9 @@ impl Config {
 
 /// The layers that export reins's spans through `tracer_provider` and record its metrics
 /// through `meter_provider`, for a subscriber of your own. `telemetry` says whether content
-/// is recorded; the bridge that keeps resumed runs in their trace is added here.
+/// is recorded; the bridge that keeps resumed runs in their trace is added here. Spans carry
+/// no `code.*` or `thread.*` attributes: for reins's spans they would name its trace module
+/// and a worker thread.
 pub fn layers<S>(
     tracer_provider: &SdkTracerProvider,
     meter_provider: &SdkMeterProvider,
@@ -203,8 +205,12 @@ where
     let tracer = tracer_provider.tracer(SCOPE);
     let meter = meter_provider.meter(SCOPE);
     let reins = ReinsLayer::new(telemetry.with_bridge(OtelBridge), &meter);
+    // No source location or thread: every reins span would say it was made in the driver's
+    // trace module, on whichever worker thread polled the run, which tells a reader nothing.
     tracing_opentelemetry::layer()
         .with_tracer(tracer)
+        .with_location(false)
+        .with_threads(false)
         .and_then(reins)
 }
 

@@ -150,6 +150,17 @@ async fn a_run_is_an_invoke_agent_span_over_its_chat_and_execute_tool_spans() {
         spans.iter().all(|s| decisions(s).is_empty()),
         "no hook changed anything"
     );
+    for key in [
+        "code.file.path",
+        "code.line.number",
+        "thread.id",
+        "thread.name",
+    ] {
+        assert!(
+            spans.iter().all(|s| attr(s, key).is_none()),
+            "{key} names reins's trace module or a worker thread, nothing of the run"
+        );
+    }
 }
 
 #[tokio::test]
