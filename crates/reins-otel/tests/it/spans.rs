@@ -141,6 +141,10 @@ async fn a_run_is_an_invoke_agent_span_over_its_chat_and_execute_tool_spans() {
     assert_eq!(attr_str(tool, "gen_ai.tool.name"), "lookup");
     assert_eq!(attr_str(tool, "gen_ai.tool.call.id"), "call_1_0");
     assert_eq!(attr_str(tool, "gen_ai.tool.type"), "function");
+    assert_eq!(
+        attr_str(tool, "gen_ai.tool.description"),
+        "Looks a city up."
+    );
     assert_eq!(attr_str(tool, "reins.effect_id"), "run-1/t1c0");
     assert_eq!(attr_str(tool, "reins.tool.outcome"), "success");
     assert_eq!(attr(tool, "gen_ai.tool.call.arguments"), None);

@@ -119,14 +119,23 @@ impl ToolSet {
         }
     }
 
-    /// The tool named `name`.
-    fn find(&self, name: &str) -> Option<&Arc<dyn DynTool>> {
-        let index = if self.definitions.len() <= SCANNED_TOOLS {
+    /// The index of the tool named `name`, in `tools` and `definitions` alike.
+    fn index_of(&self, name: &str) -> Option<usize> {
+        if self.definitions.len() <= SCANNED_TOOLS {
             self.definitions.iter().position(|d| d.name == name)
         } else {
             self.by_name.get(name).copied()
-        };
-        self.tools.get(index?)
+        }
+    }
+
+    /// The tool named `name`.
+    fn find(&self, name: &str) -> Option<&Arc<dyn DynTool>> {
+        self.tools.get(self.index_of(name)?)
+    }
+
+    /// The definition of the tool named `name`.
+    pub(crate) fn definition(&self, name: &str) -> Option<&ToolDefinition> {
+        self.definitions.get(self.index_of(name)?)
     }
 
     /// Whether a tool of that name exists.

@@ -61,7 +61,7 @@ impl Driver<'_> {
                 let Some(pending) = self.state.pending_calls.get(index) else {
                     continue;
                 };
-                let span = trace::tool_span(pending, env.run_id);
+                let span = trace::tool_span(pending, env.tools, env.run_id);
                 // Instrumented only when the span records (see `call_model`).
                 let outcome = if span.is_disabled() {
                     env.answer(index, pending, decision).await?
@@ -154,7 +154,7 @@ impl Driver<'_> {
             .collect();
         let mut running = futures::stream::iter(work.into_iter().map(
             |(index, pending, decision)| async move {
-                let span = trace::tool_span(&pending, env.run_id);
+                let span = trace::tool_span(&pending, env.tools, env.run_id);
                 let answer = env.answer(index, &pending, decision.as_ref());
                 (index, answer.instrument(span).await)
             },

@@ -18,7 +18,7 @@ use crate::completion::{
 use crate::observe::messages::{self, finish_reason_name};
 use crate::observe::{ContentKind, Telemetry};
 use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
-use crate::tool::{ToolFailure, ToolOutcome, ToolOutput};
+use crate::tool::{ToolFailure, ToolOutcome, ToolOutput, ToolSet};
 use futures::future::Either;
 use std::future::Future;
 use tracing::field::Empty;
@@ -223,7 +223,7 @@ pub(super) fn within<F: Future>(span: &Span, future: F) -> Either<F, Instrumente
 }
 
 /// The span of one tool call: dispatch hooks, execution and outcome hooks.
-pub(super) fn tool_span(pending: &PendingCall, run_id: &str) -> Span {
+pub(super) fn tool_span(pending: &PendingCall, tools: &ToolSet, run_id: &str) -> Span {
     let span = tracing::info_span!(
         target: "reins",
         "execute_tool",
@@ -232,6 +232,7 @@ pub(super) fn tool_span(pending: &PendingCall, run_id: &str) -> Span {
         gen_ai.tool.name = pending.call.name.as_str(),
         gen_ai.tool.call.id = pending.call.id.as_str(),
         gen_ai.tool.type = "function",
+        gen_ai.tool.description = Empty,
         gen_ai.tool.call.arguments = Empty,
         gen_ai.tool.call.result = Empty,
         reins.internal_call_id = pending.internal_call_id.as_str(),
@@ -245,6 +246,9 @@ pub(super) fn tool_span(pending: &PendingCall, run_id: &str) -> Span {
         return span;
     }
     span.record("otel.name", format!("execute_tool {}", pending.call.name));
+    if let Some(definition) = tools.definition(&pending.call.name) {
+        span.record("gen_ai.tool.description", definition.description.as_str());
+    }
     span.record("reins.effect_id", pending.effect_id(run_id));
     Telemetry::record_content(&span, ContentKind::ToolArguments, || {
         serde_json::to_string(&pending.call.arguments).ok()
