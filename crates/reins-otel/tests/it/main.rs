@@ -6,3 +6,4 @@ mod metrics;
 mod phoenix;
 mod resume;
 mod spans;
+mod usage;

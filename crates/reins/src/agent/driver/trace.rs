@@ -13,7 +13,7 @@ use crate::agent::error::PromptError;
 use crate::agent::hook::ToolDispatchDecision;
 use crate::agent::response::PromptResponse;
 use crate::completion::{
-    CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel,
+    CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, Usage,
 };
 use crate::observe::messages::{self, finish_reason_name};
 use crate::observe::{ContentKind, Telemetry};
@@ -98,8 +98,7 @@ pub(super) fn record_run_outcome(span: &Span, result: &Result<PromptResponse, Pr
     };
     span.record("reins.run.status", status_name(status));
     if let Some(state) = state {
-        span.record("gen_ai.usage.input_tokens", int(state.usage.input_tokens));
-        span.record("gen_ai.usage.output_tokens", int(state.usage.output_tokens));
+        record_usage(span, state.usage);
         span.record("reins.turn", int(state.turn as u64));
     }
 }
@@ -183,9 +182,7 @@ pub(super) fn record_chat_outcome(span: &Span, result: Result<&CompletionRespons
             return;
         }
     };
-    let usage = response.usage;
-    span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
-    span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
+    record_usage(span, response.usage);
     if let Some(id) = &response.response_id {
         span.record("gen_ai.response.id", id.as_str());
     }
@@ -345,6 +342,17 @@ fn current_span() -> Option<Span> {
 fn record_error(span: &Span, error_type: &'static str) {
     span.record("error.type", error_type);
     span.record("otel.status_code", "ERROR");
+}
+
+/// Records token counts, unless none were reported: a provider that reports no usage leaves
+/// both at zero, and a call read at least one token, so zeros would claim a free call (and
+/// count as such in the token metrics).
+fn record_usage(span: &Span, usage: Usage) {
+    if usage.input_tokens == 0 && usage.output_tokens == 0 {
+        return;
+    }
+    span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
+    span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
 }
 
 /// An integer attribute: OpenTelemetry's are signed, and `tracing-opentelemetry` records
