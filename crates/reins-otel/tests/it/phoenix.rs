@@ -1,6 +1,7 @@
 //! Export to a real trace backend: Arize Phoenix (installed by scripts/install/phoenix.sh),
 //! started on loopback by the test. A durable run suspends in one process and is resumed in
 //! another (the `reins-otel-demo` binary, twice); Phoenix's REST API must then show one trace.
+//! A run recorded with content shows in Phoenix as the chat's messages.
 
 use serde_json::Value;
 use std::net::TcpListener;
@@ -38,11 +39,13 @@ struct Phoenix {
 
 impl Phoenix {
     fn start() -> Phoenix {
-        let dir = std::env::temp_dir().join(format!("reins-otel-phoenix-{}", std::process::id()));
+        let port = free_port();
+        // Its own directory (database included), whichever other test runs a Phoenix too.
+        let dir =
+            std::env::temp_dir().join(format!("reins-otel-phoenix-{}-{port}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("a temp dir");
         let log = std::fs::File::create(dir.join("phoenix.log")).expect("a log file");
-        let port = free_port();
         let child = Command::new(phoenix_executable())
             .arg("serve")
             .env("PHOENIX_WORKING_DIR", &dir)
@@ -86,10 +89,14 @@ impl Phoenix {
         panic!("Phoenix was not ready in time:\n{}", self.log());
     }
 
-    /// The spans of the default project.
-    async fn spans(&self, client: &reqwest::Client) -> Vec<Value> {
-        let url = format!("{}/v1/projects/default/spans?limit=1000", self.base);
+    /// The spans of `project`.
+    async fn spans(&self, client: &reqwest::Client, project: &str) -> Vec<Value> {
+        let url = format!("{}/v1/projects/{project}/spans?limit=1000", self.base);
         let response = client.get(url).send().await.expect("Phoenix answers");
+        // A project is made by its first span: until then, a 404 and no spans.
+        if !response.status().is_success() {
+            return Vec::new();
+        }
         let body: Value = response.json().await.expect("a JSON span list");
         body["data"].as_array().cloned().unwrap_or_default()
     }
@@ -150,7 +157,7 @@ async fn a_run_suspended_in_one_process_and_resumed_in_another_is_one_trace_in_p
     // Both processes flushed on exit; Phoenix ingests asynchronously.
     let deadline = Instant::now() + Duration::from_secs(60);
     let spans = loop {
-        let spans = phoenix.spans(&client).await;
+        let spans = phoenix.spans(&client, "default").await;
         if spans.len() >= 7 || Instant::now() > deadline {
             break spans;
         }
@@ -247,4 +254,128 @@ async fn a_run_suspended_in_one_process_and_resumed_in_another_is_one_trace_in_p
             .all(|s| s["attributes"].get("gen_ai.input.messages").is_none()),
         "no content without opting in"
     );
+}
+
+/// The attribute `key` of the first span named `name` that has it.
+fn first_with<'a>(spans: &'a [Value], name: &str, key: &str) -> Option<&'a Value> {
+    spans
+        .iter()
+        .filter(|s| s["name"] == name)
+        .find_map(|s| s["attributes"].get(key))
+}
+
+#[test]
+fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
+    use opentelemetry_otlp::WithExportConfig;
+    use reins::agent::AgentBuilder;
+    use reins::testing::Turn;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let mut phoenix = Phoenix::start();
+    // Built before the runtime: the OTLP client blocks, on the batch exporter's own thread.
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_endpoint(format!("{}/v1/traces", phoenix.base))
+        .build()
+        .expect("an OTLP exporter");
+    let project = opentelemetry_sdk::Resource::builder()
+        .with_attribute(opentelemetry::KeyValue::new(
+            "openinference.project.name",
+            "content",
+        ))
+        .build();
+    let tracer_provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(project)
+        .build();
+    let meter_provider = opentelemetry_sdk::metrics::SdkMeterProvider::builder().build();
+    let telemetry = reins_otel::Telemetry::new().capture_content(|_, text| Some(text));
+    let subscriber = tracing_subscriber::registry().with(reins_otel::layers(
+        &tracer_provider,
+        &meter_provider,
+        telemetry,
+    ));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let spans = runtime.block_on(async {
+        let client = reqwest::Client::new();
+        phoenix.wait_ready(&client).await;
+        let model = crate::harness::NamedModel::new([
+            Turn::tool_call("lookup", serde_json::json!({"city": "Paris"})),
+            Turn::text("It is sunny in Paris."),
+        ]);
+        let lookup = reins::tool::tool_fn("lookup", "Looks a city up.", |_: Value| async {
+            Ok::<_, std::convert::Infallible>("sunny")
+        });
+        let agent = AgentBuilder::new(model)
+            .name("weather")
+            .preamble("Answer briefly.")
+            .tool(lookup)
+            .build();
+        {
+            let _recording = tracing::subscriber::set_default(subscriber);
+            let answer = agent.prompt("Weather in Paris?").await.expect("an answer");
+            assert_eq!(answer, "It is sunny in Paris.");
+        }
+        tracer_provider.force_flush().expect("the spans are sent");
+        // Phoenix ingests asynchronously.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let spans = phoenix.spans(&client, "content").await;
+            if spans.len() >= 4 || Instant::now() > deadline {
+                break spans;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    });
+    let names: Vec<&str> = spans.iter().filter_map(|s| s["name"].as_str()).collect();
+    assert_eq!(
+        spans.len(),
+        4,
+        "spans in Phoenix: {names:?}\n{}",
+        phoenix.log()
+    );
+
+    // Phoenix reads the conventions' messages into its own; the answering turn's chat shows
+    // the whole conversation, tool call and result included.
+    let shown = |key: &str| first_with(&spans, "chat gpt-test", key).cloned();
+    let input = "llm.input_messages";
+    assert_eq!(
+        shown(&format!("{input}.0.message.role")),
+        Some("system".into())
+    );
+    assert_eq!(
+        shown(&format!("{input}.0.message.content")),
+        Some("Answer briefly.".into())
+    );
+    assert_eq!(
+        shown(&format!("{input}.1.message.content")),
+        Some("Weather in Paris?".into())
+    );
+    let answered = spans
+        .iter()
+        .find(|s| {
+            s["name"] == "chat gpt-test"
+                && s["attributes"]
+                    .get(format!("{input}.3.message.role"))
+                    .is_some()
+        })
+        .unwrap_or_else(|| panic!("no chat span shows the tool result: {spans:#?}"));
+    let attribute = |key: &str| answered["attributes"][key].clone();
+    assert_eq!(
+        attribute(&format!(
+            "{input}.2.message.tool_calls.0.tool_call.function.name"
+        )),
+        "lookup"
+    );
+    assert_eq!(attribute(&format!("{input}.3.message.role")), "tool");
+    assert_eq!(attribute(&format!("{input}.3.message.content")), "sunny");
+    assert_eq!(
+        attribute("llm.output_messages.0.message.content"),
+        "It is sunny in Paris."
+    );
+    drop(runtime);
+    let _ = tracer_provider.shutdown();
 }
