@@ -1,6 +1,6 @@
-//! Ctrl-C (SIGINT) and SIGTERM: a run driven by `reins run`, `reins chat` or `reins runs
-//! resume` stops at once and gives its lease back, so it can be resumed right away instead
-//! of once the lease expires; `reins serve` stops its worker.
+//! Ctrl-C (SIGINT) and SIGTERM: a run driven by `reins run`, `reins chat`, `reins runs
+//! resume` or resumed by `reins ui` stops at once and gives its lease back, so it can be
+//! resumed right away instead of once the lease expires; `reins serve` stops its worker.
 //!
 //! The run's future is dropped where it waits (a model call, a tool — a shell tool's program
 //! is killed with it — or a person's answer), so what it recorded stays as recorded: a tool
@@ -12,7 +12,9 @@ use crate::run::{self, Ending, Output};
 use futures::future::{Either, select};
 use reins::agent::{PromptStream, RunStatus};
 use reins::store::RunStore;
+use std::future::Future;
 use std::pin::pin;
+use tokio::sync::watch;
 
 /// Ctrl-C, or SIGTERM (what service managers and `kill` send).
 pub async fn stopped() {
@@ -37,6 +39,33 @@ pub async fn stopped() {
     }
 }
 
+/// Ctrl-C or SIGTERM, seen once by one listener and told to every task that waits for it
+/// (the inbox's server and each run it resumes): a task that starts waiting after the signal
+/// came is told at once. Clones share it.
+#[derive(Clone)]
+pub struct StopSignal {
+    stopped: watch::Receiver<bool>,
+}
+
+impl StopSignal {
+    /// Starts listening for Ctrl-C and SIGTERM.
+    pub fn listen() -> Self {
+        let (tell, told) = watch::channel(false);
+        tokio::spawn(async move {
+            stopped().await;
+            let _ = tell.send(true);
+        });
+        StopSignal { stopped: told }
+    }
+
+    /// Once Ctrl-C or SIGTERM came (at once if it already did).
+    pub async fn stopped(&self) {
+        let mut stopped = self.stopped.clone();
+        // An error means the listener is gone: only when the runtime shuts down, a stop too.
+        let _ = stopped.wait_for(|stopped| *stopped).await;
+    }
+}
+
 /// Drives `stream`, the run `run_id` writing through `keeper`, to its end, or until Ctrl-C
 /// or SIGTERM: then the run is stopped, its lease given back, and the ending is
 /// [`Ending::Interrupted`]. A second Ctrl-C while the lease is given back ends at once.
@@ -46,9 +75,21 @@ pub async fn drive(
     keeper: &LeaseKeeper,
     run_id: &str,
 ) -> Ending {
+    drive_until(stream, output, keeper, run_id, stopped()).await
+}
+
+/// [`drive`], stopped when `stop` resolves rather than at a signal of its own: the inbox
+/// stops every run it resumes at the one signal that stops it.
+pub async fn drive_until(
+    stream: PromptStream,
+    output: &mut Output,
+    keeper: &LeaseKeeper,
+    run_id: &str,
+    stop: impl Future<Output = ()>,
+) -> Ending {
     {
         let driving = pin!(run::drive(stream, output));
-        if let Either::Left((ending, _)) = select(driving, pin!(stopped())).await {
+        if let Either::Left((ending, _)) = select(driving, pin!(stop)).await {
             return ending;
         }
         // The run's future (and its stream) is dropped here.

@@ -72,7 +72,7 @@ impl Output {
         }
     }
 
-    /// Nothing printed (runs resumed by the web inbox).
+    /// Nothing printed but an interruption (runs resumed by the web inbox).
     pub fn quiet() -> Self {
         Output {
             quiet: true,
@@ -222,7 +222,8 @@ impl Output {
     pub fn interrupted(&mut self, run: &str, resumable: Result<(), String>) {
         self.stop_thinking();
         self.end_text_line();
-        match (&resumable, self.json) {
+        // A quiet run (one the inbox resumed) still says so, for whoever stopped the inbox.
+        match (&resumable, self.json && !self.quiet) {
             (Ok(()), true) => self.event(json!({"event": "interrupted", "run": run})),
             (Err(why), true) => {
                 self.event(json!({"event": "interrupted", "run": run, "message": why}));

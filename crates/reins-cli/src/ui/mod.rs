@@ -2,6 +2,8 @@
 //! approve / deny-with-message / edit-arguments; pages refresh their live part every two
 //! seconds. Decisions go through [`RunStore::decide`] like `reins runs approve`; the run is
 //! then resumed in this process (a later `ask` suspends it again: nobody is at a terminal).
+//! Ctrl-C or SIGTERM stops the server and every run it resumes, as it stops `reins runs
+//! resume` ([`crate::interrupt`]): their leases are given back before the process exits.
 //!
 //! Security: loopback by default; any other address needs a token (sent once as `?token=`,
 //! then kept in an `HttpOnly`, `SameSite=Strict` cookie). Every state-changing request is a
@@ -18,7 +20,9 @@ use ownership::{own_run, serves};
 
 use crate::approve::{CliDecider, parse_args};
 use crate::config::LoadedAgent;
-use crate::run::{Output, drive};
+use crate::interrupt::{StopSignal, drive_until};
+use crate::lease_keeper::LeaseKeeper;
+use crate::run::Output;
 use crate::runs;
 use axum::extract::{Form, Path, State};
 use axum::http::StatusCode;
@@ -32,7 +36,8 @@ use reins::store::{Decision, PendingApproval, RunStore};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::task::JoinSet;
 
 struct App {
     agent: LoadedAgent,
@@ -46,9 +51,15 @@ struct App {
     store: BoxedStore,
     token: Option<String>,
     csrf: String,
+    /// Ctrl-C or SIGTERM: stops the server and the runs it resumes.
+    stop: StopSignal,
+    /// The runs resumed in the background, waited for before the process exits (so that
+    /// those a stop interrupted have given their leases back).
+    resumes: Mutex<JoinSet<()>>,
 }
 
-/// Serves the inbox for `agent` on `bind` until the process is stopped.
+/// Serves the inbox for `agent` on `bind` until Ctrl-C or SIGTERM; then the runs it resumes
+/// are stopped and their leases given back before it returns.
 pub async fn serve(
     agent: LoadedAgent,
     bind: SocketAddr,
@@ -66,7 +77,10 @@ pub async fn serve(
         store,
         token: token.filter(|t| !t.is_empty()),
         csrf: uuid::Uuid::new_v4().simple().to_string(),
+        stop: StopSignal::listen(),
+        resumes: Mutex::new(JoinSet::new()),
     });
+    let stopping = app.clone();
     let router = Router::new()
         .route("/", get(index))
         .route("/live/runs", get(live_runs))
@@ -84,12 +98,23 @@ pub async fn serve(
     let address = listener.local_addr().map_err(|error| error.to_string())?;
     // Tests and scripts read this line to find the port (`--bind 127.0.0.1:0`).
     eprintln!("reins: inbox on http://{address}/");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
+    let served = axum::serve(listener, router)
+        .with_graceful_shutdown({
+            let stop = stopping.stop.clone();
+            async move { stop.stopped().await }
         })
         .await
-        .map_err(|error| error.to_string())
+        .map_err(|error| error.to_string());
+    // No request is served any more, so no run is resumed any more: those that are end at the
+    // same stop, giving their leases back.
+    let resumes = std::mem::take(
+        &mut *stopping
+            .resumes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
+    );
+    resumes.join_all().await;
+    served
 }
 
 fn server_error(error: impl std::fmt::Display) -> Response {
@@ -389,20 +414,28 @@ async fn fork(
 }
 
 /// Resumes `run` in the background with the decisions recorded for it; nothing is printed
-/// (the page follows the run). A later `ask` suspends it again.
+/// (the page follows the run) but an interruption. A later `ask` suspends it again.
 fn spawn_resume(app: Arc<App>, run: String) {
-    tokio::spawn(async move {
-        match crate::assemble::assemble(&app.agent, CliDecider::suspend_only()).await {
-            Ok(assembled) => {
-                let stream = assembled
-                    .agent
-                    .resume_stored(app.store.clone(), run)
-                    .max_turns(assembled.max_turns)
-                    .stream();
-                let mut quiet = Output::quiet();
-                drive(stream, &mut quiet).await;
+    let task = {
+        let app = app.clone();
+        async move {
+            match crate::assemble::assemble(&app.agent, CliDecider::suspend_only()).await {
+                Ok(assembled) => {
+                    let keeper = LeaseKeeper::new(app.store.clone());
+                    let stream = assembled
+                        .agent
+                        .resume_stored(keeper.clone(), &run)
+                        .max_turns(assembled.max_turns)
+                        .stream();
+                    let mut quiet = Output::quiet().agent_file(&app.agent.path);
+                    drive_until(stream, &mut quiet, &keeper, &run, app.stop.stopped()).await;
+                }
+                Err(error) => eprintln!("reins: cannot resume run {run}: {error}"),
             }
-            Err(error) => eprintln!("reins: cannot resume run {run}: {error}"),
         }
-    });
+    };
+    let mut resumes = app.resumes.lock().unwrap_or_else(PoisonError::into_inner);
+    // Forget the runs that ended, so the set holds only those still going.
+    while resumes.try_join_next().is_some() {}
+    resumes.spawn(task);
 }

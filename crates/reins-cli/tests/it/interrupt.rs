@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The model calls `wait`, and answers once it finished.
-const RULES: &str = r#"version: 1
+pub const RULES: &str = r#"version: 1
 rules:
   - name: answer
     when:
@@ -27,7 +27,7 @@ rules:
 
 /// A tool that finishes once the file `go` exists, and blocks before (creating `waiting`
 /// first; `exec`, so the program reins kills on Ctrl-C is the one that sleeps).
-const WAIT_TOOL: &str = r#"[[tools.shell]]
+pub const WAIT_TOOL: &str = r#"[[tools.shell]]
 name = "wait"
 description = "Waits."
 command = ["sh", "-c", "test -e go && echo finished || { touch waiting; exec sleep 120; }"]

@@ -21,5 +21,6 @@ mod runs_input;
 mod terminal;
 mod tool_choice;
 mod ui;
+mod ui_stop;
 mod usage;
 mod webhook;

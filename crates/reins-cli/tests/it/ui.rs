@@ -3,11 +3,10 @@
 //! escaping) hold against plain HTTP requests.
 
 use crate::common::fakellm::FakeLlm;
+use crate::common::inbox::{Inbox, form_field, http};
 use crate::common::webdriver::Browser;
 use crate::common::{AgentDir, model_table, notes_agent, outcome};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 
 const RULES: &str = r#"
 version: 1
@@ -49,54 +48,6 @@ fn suspended_run(agent: &AgentDir) -> String {
     assert_eq!(code, 3, "{stdout}\n{stderr}");
     let last: Value = serde_json::from_str(stdout.lines().last().expect("events")).expect("json");
     last["run"].as_str().expect("run id").to_owned()
-}
-
-/// `reins ui` on a free loopback port; stopped when dropped.
-struct Inbox {
-    child: Child,
-    url: String,
-}
-
-impl Inbox {
-    fn start(agent: &AgentDir, extra: &[&str]) -> Inbox {
-        Inbox::start_file(&agent.file, extra)
-    }
-
-    fn start_file(file: &std::path::Path, extra: &[&str]) -> Inbox {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_reins"))
-            .args(["ui"])
-            .arg(file)
-            .args(["--bind", "127.0.0.1:0"])
-            .args(extra)
-            .env("REINS_TEST_KEY", "k")
-            .env_remove("REINS_UI_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start reins ui");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        let url = loop {
-            let line = lines
-                .next()
-                .and_then(Result::ok)
-                .expect("reins ui ended before it listened");
-            if let Some(url) = line.strip_prefix("reins: inbox on ") {
-                break url.trim_end_matches('/').to_owned();
-            }
-        };
-        // Keep draining its stderr so that it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Inbox { child, url }
-    }
-}
-
-impl Drop for Inbox {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]
@@ -147,13 +98,6 @@ fn in_a_browser_a_suspended_run_is_approved_with_edited_arguments_and_finishes()
     }
 }
 
-fn http() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client")
-}
-
 #[test]
 fn a_decision_without_the_anti_forgery_token_or_from_another_site_is_refused() {
     let server = FakeLlm::start(RULES);
@@ -181,12 +125,7 @@ fn a_decision_without_the_anti_forgery_token_or_from_another_site_is_refused() {
         )),
         "the run links to its trace, escaped\n{page}"
     );
-    let csrf = page
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("the form carries a token")
-        .to_owned();
+    let csrf = form_field(&page, "csrf");
     let cross_site = http()
         .post(&approve)
         .header("Origin", "http://evil.example")
@@ -298,12 +237,7 @@ fn a_run_decided_on_the_command_line_is_resumed_from_the_inbox() {
         .and_then(|r| r.text())
         .expect("page");
     assert!(page.contains("name=\"resume\""), "{page}");
-    let csrf = page
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("the form carries a token")
-        .to_owned();
+    let csrf = form_field(&page, "csrf");
     let resumed = http()
         .post(format!("{}/runs/{run}/resume", inbox.url))
         .header("Content-Type", "application/x-www-form-urlencoded")

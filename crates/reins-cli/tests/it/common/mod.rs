@@ -3,6 +3,7 @@
 
 pub mod approval_service;
 pub mod fakellm;
+pub mod inbox;
 pub mod webdriver;
 
 use assert_cmd::Command;

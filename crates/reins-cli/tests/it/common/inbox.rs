@@ -1,0 +1,110 @@
+//! `reins ui` started on a free loopback port, and a plain HTTP client to drive it.
+
+use crate::common::AgentDir;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// `reins ui` on a free loopback port; killed when dropped.
+pub struct Inbox {
+    child: Child,
+    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    pub url: String,
+    /// What it wrote on stderr after the line that gives its address.
+    stderr: Arc<Mutex<String>>,
+    drain: Option<JoinHandle<()>>,
+}
+
+impl Inbox {
+    /// The inbox of `agent`'s file, with `extra` arguments.
+    pub fn start(agent: &AgentDir, extra: &[&str]) -> Inbox {
+        Inbox::start_file(&agent.file, extra)
+    }
+
+    /// The inbox of the agent file `file`, with `extra` arguments.
+    pub fn start_file(file: &std::path::Path, extra: &[&str]) -> Inbox {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_reins"))
+            .args(["ui"])
+            .arg(file)
+            .args(["--bind", "127.0.0.1:0"])
+            .args(extra)
+            .current_dir(file.parent().unwrap_or(std::path::Path::new(".")))
+            .env("REINS_TEST_KEY", "k")
+            .env_remove("REINS_UI_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start reins ui");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .and_then(Result::ok)
+                .expect("reins ui ended before it listened");
+            if let Some(url) = line.strip_prefix("reins: inbox on ") {
+                break url.trim_end_matches('/').to_owned();
+            }
+        };
+        // Keep draining its stderr so that it never blocks on a full pipe.
+        let written = Arc::new(Mutex::new(String::new()));
+        let drain = {
+            let written = written.clone();
+            std::thread::spawn(move || {
+                for line in lines.map_while(Result::ok) {
+                    let mut written = written.lock().expect("stderr");
+                    written.push_str(&line);
+                    written.push('\n');
+                }
+            })
+        };
+        Inbox {
+            child,
+            url,
+            stderr: written,
+            drain: Some(drain),
+        }
+    }
+
+    /// Sends the inbox `signal` (`INT`, `TERM`) and waits for it to end: how it exited and
+    /// what it wrote on stderr.
+    pub fn stop(mut self, signal: &str) -> (ExitStatus, String) {
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        let status = self.child.wait().expect("reins ui ends");
+        if let Some(drain) = self.drain.take() {
+            let _ = drain.join();
+        }
+        let stderr = self.stderr.lock().expect("stderr").clone();
+        (status, stderr)
+    }
+}
+
+impl Drop for Inbox {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP client that does not follow redirects (a decision answers 303).
+pub fn http() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+/// The value of the first form field `name` on `page` (its anti-forgery token: `csrf`).
+pub fn form_field(page: &str, name: &str) -> String {
+    page.split(&format!("name=\"{name}\" value=\""))
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("the page has no field {name}\n{page}"))
+        .to_owned()
+}

@@ -1,0 +1,86 @@
+//! Stopping `reins ui` (Ctrl-C or SIGTERM) while it resumes a run: the inbox stops the run,
+//! gives its lease back and exits cleanly, so `reins runs resume` continues the run at once
+//! instead of being refused until the lease expires.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::inbox::{Inbox, form_field, http};
+use crate::common::{AgentDir, events, model_table, outcome};
+use crate::interrupt::{RULES, WAIT_TOOL};
+use std::time::{Duration, Instant};
+
+/// Stops the inbox with `signal` while the run it resumed after an approval runs a tool
+/// that blocks, then resumes the run from the command line.
+fn stopping_the_inbox_gives_the_lease_back(signal: &str) {
+    let llm = FakeLlm::start(RULES);
+    let agent = AgentDir::new(&format!(
+        "{model}\n{WAIT_TOOL}\n[hooks.approval]\nrules = [{{ tool = \"wait\", action = \"ask\" }}]\n",
+        model = model_table(&llm.openai_url())
+    ));
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "Please wait.", "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 3, "the call waits for a person\n{stdout}\n{stderr}");
+    let run = events(&stdout).pop().expect("events")["run"]
+        .as_str()
+        .expect("a run id")
+        .to_owned();
+
+    // Approved in the inbox, the run is resumed there and its tool blocks.
+    let inbox = Inbox::start(&agent, &[]);
+    let page = http()
+        .get(format!("{}/runs/{run}", inbox.url))
+        .send()
+        .and_then(|r| r.text())
+        .expect("page");
+    let approved = http()
+        .post(format!("{}/runs/{run}/calls/t1c0/approve", inbox.url))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "csrf={}&binding={}&args=",
+            form_field(&page, "csrf"),
+            form_field(&page, "binding")
+        ))
+        .send()
+        .expect("post");
+    assert_eq!(approved.status(), 303);
+    let waiting = agent.dir.path().join("waiting");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !waiting.exists() {
+        assert!(Instant::now() < deadline, "the inbox never ran the tool");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let (status, stderr) = inbox.stop(signal);
+    assert!(
+        status.success(),
+        "the inbox exits cleanly: {status}\n{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("interrupted; run {run} is saved")),
+        "the inbox says the run it stopped can be resumed\n{stderr}"
+    );
+
+    // No lease is in the way. The call it cut short runs again: the approval recorded in the
+    // inbox covers it (a call nobody approved would wait for a person, as after a crash).
+    std::fs::write(agent.dir.path().join("go"), "").expect("let the tool finish");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", "AGENT", &run, "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "the run is resumed at once\n{stdout}\n{stderr}");
+    let done = events(&stdout).pop().expect("events");
+    assert_eq!(done["answer"], "Waited.", "{stdout}");
+}
+
+#[test]
+fn sigterm_stops_the_inbox_and_the_run_it_resumed_can_be_resumed_at_once() {
+    stopping_the_inbox_gives_the_lease_back("TERM");
+}
+
+#[test]
+fn ctrl_c_stops_the_inbox_and_the_run_it_resumed_can_be_resumed_at_once() {
+    stopping_the_inbox_gives_the_lease_back("INT");
+}
