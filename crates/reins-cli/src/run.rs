@@ -286,7 +286,7 @@ impl Output {
 }
 
 /// The first line of `text`, at most `max_chars` long, with `…` when something was cut.
-fn first_line(text: &str, max_chars: usize) -> String {
+pub fn first_line(text: &str, max_chars: usize) -> String {
     let text = text.trim();
     let line = text.lines().next().unwrap_or_default();
     let mut short: String = line.chars().take(max_chars).collect();

@@ -42,6 +42,17 @@ pub fn status_name(status: RunStatus) -> &'static str {
     }
 }
 
+/// Why `state` failed, when it did: the error it ended with, or what to say about a failed
+/// run stored without one.
+pub fn failure_shown(state: &RunState) -> Option<&str> {
+    (state.status == RunStatus::Failed).then(|| {
+        state
+            .failure
+            .as_deref()
+            .unwrap_or("(no reason recorded: the run was stored by a release that did not keep it)")
+    })
+}
+
 /// Every run of the store, newest last, with the runs that cannot be read reported.
 pub async fn states(store: &BoxedStore) -> Result<Vec<Result<RunState, String>>, String> {
     let runs = store.list().await.map_err(|error| error.to_string())?;
@@ -191,13 +202,8 @@ pub async fn show(
         state.turn,
         model_shown(&state, own_model)
     );
-    if state.status == RunStatus::Failed {
-        println!(
-            "failed: {}",
-            state.failure.as_deref().unwrap_or(
-                "(no reason recorded: the run was stored by a release that did not keep it)"
-            )
-        );
+    if let Some(failure) = failure_shown(&state) {
+        println!("failed: {failure}");
     }
     for step in timeline(&state) {
         match step {

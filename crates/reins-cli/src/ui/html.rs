@@ -2,7 +2,8 @@
 //! results, ids — goes through [`escape`]: nothing a model or a tool wrote is rendered as HTML.
 
 use crate::approve::pretty;
-use crate::runs::{Step, model_shown, status_name, timeline};
+use crate::run::first_line;
+use crate::runs::{Step, failure_shown, model_shown, status_name, timeline};
 use crate::trail::DecisionView;
 use reins::agent::RunState;
 use reins::hooks::budget::Budget;
@@ -29,7 +30,9 @@ pub fn escape(text: &str) -> String {
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:60em}\
 table{border-collapse:collapse}td,th{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}\
 pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap}.step{margin:.5em 0}\
-.waiting{border:2px solid #c80;padding:1em;margin:1em 0}textarea{width:100%;font-family:monospace}";
+.waiting{border:2px solid #c80;padding:1em;margin:1em 0}\
+.failure{border:2px solid #b00;padding:.5em 1em;margin:1em 0}td .failure{border:0;padding:0;margin:0;\
+color:#b00;font-size:.85em}textarea{width:100%;font-family:monospace}";
 
 /// A whole page: `body`, and a script that refreshes the element `#live` from `live_url`
 /// every two seconds (the forms outside it are left alone while someone types).
@@ -101,12 +104,13 @@ pub fn runs_table(states: &[RunState], table: &RunsTable<'_>) -> String {
             html,
             "<tr class=\"run\" data-status=\"{status}\"><td><a href=\"/runs/{id_url}\">{id}</a></td>\
              <td class=\"agent\">{agent}</td><td class=\"model\">{model}</td>\
-             <td class=\"status\">{status}</td><td class=\"turns\">{turns}</td>\
+             {status_cell}<td class=\"turns\">{turns}</td>\
              <td class=\"tokens\">{tokens}</td><td class=\"cost\">{cost}</td>\
              <td class=\"age\">{age}</td><td>{count}</td></tr>",
             id_url = escape(&url_segment(&state.run_id)),
             id = escape(&state.run_id),
             status = status_name(state.status),
+            status_cell = status_cell(state),
             agent = escape(state.agent_name.as_deref().unwrap_or("-")),
             model = escape(&model_shown(state, table.own_model)),
             turns = state.turn,
@@ -122,15 +126,37 @@ pub fn runs_table(states: &[RunState], table: &RunsTable<'_>) -> String {
     html
 }
 
+/// A run's status cell: its status, and for a failed run why, whole in a tooltip and cut
+/// short under the status.
+fn status_cell(state: &RunState) -> String {
+    let status = status_name(state.status);
+    match failure_shown(state) {
+        Some(failure) => format!(
+            "<td class=\"status\" title=\"{whole}\">{status}<div class=\"failure\">{short}</div></td>",
+            whole = escape(failure),
+            short = escape(&first_line(failure, 60)),
+        ),
+        None => format!("<td class=\"status\">{status}</td>"),
+    }
+}
+
 /// A run's status and timeline (the live part of its page).
 pub fn run_timeline(state: &RunState, own_model: &str) -> String {
     let mut html = format!(
-        "<p>status: <b id=\"status\">{}</b> — {} turn(s), model {}, {} tokens</p><div id=\"timeline\">",
+        "<p>status: <b id=\"status\">{}</b> — {} turn(s), model {}, {} tokens</p>",
         status_name(state.status),
         state.turn,
         escape(&model_shown(state, own_model)),
         state.usage.input_tokens + state.usage.output_tokens,
     );
+    if let Some(failure) = failure_shown(state) {
+        let _ = write!(
+            html,
+            "<div class=\"failure\"><b>why it failed</b><pre id=\"failure\">{}</pre></div>",
+            escape(failure)
+        );
+    }
+    html.push_str("<div id=\"timeline\">");
     for step in timeline(state) {
         let _ = match step {
             Step::User(text) => write!(
