@@ -4,10 +4,11 @@
 //! Without a token, a request must name a loopback host (against DNS rebinding).
 
 use super::App;
+use super::refused;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -29,12 +30,12 @@ pub(super) async fn guard(
 ) -> Response {
     let headers = request.headers().clone();
     if app.token.is_none() && !loopback_host(&headers) {
-        return (
+        return refused(
             StatusCode::FORBIDDEN,
             "this inbox answers only to localhost, 127.0.0.1 or [::1] without a token \
              (set one with --token to reach it by another name)",
-        )
-            .into_response();
+            None,
+        );
     }
     let mut set_cookie = None;
     if let Some(token) = &app.token {
@@ -44,7 +45,11 @@ pub(super) async fn guard(
         let from_cookie =
             cookie(&headers, "reins_token").is_some_and(|given| constant_eq(&given, token));
         if !from_query && !from_cookie {
-            return (StatusCode::UNAUTHORIZED, "a token is required").into_response();
+            return refused(
+                StatusCode::UNAUTHORIZED,
+                "a token is required: open the inbox's address with ?token=… once",
+                None,
+            );
         }
         if from_query {
             set_cookie = Some(format!(
@@ -53,7 +58,7 @@ pub(super) async fn guard(
         }
     }
     if request.method() == axum::http::Method::POST && !same_origin(&headers) {
-        return (StatusCode::FORBIDDEN, "cross-site request refused").into_response();
+        return refused(StatusCode::FORBIDDEN, "cross-site request refused", None);
     }
     let mut response = next.run(request).await;
     if let Some(cookie) = set_cookie.and_then(|c| c.parse().ok()) {
@@ -132,10 +137,11 @@ fn constant_eq(a: &str, b: &str) -> bool {
 /// The anti-forgery check of a state-changing form: the refusal when its token is wrong.
 pub(super) fn forged(app: &App, csrf: &str) -> Option<Response> {
     (!constant_eq(csrf, &app.csrf)).then(|| {
-        (
+        refused(
             StatusCode::FORBIDDEN,
-            "the form's anti-forgery token is wrong",
+            "the form's anti-forgery token is wrong: reload the page (the inbox was \
+             restarted since it was opened) and decide again",
+            None,
         )
-            .into_response()
     })
 }

@@ -34,17 +34,42 @@ pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap}.step{margin:.5em 0}\
 .failure{border:2px solid #b00;padding:.5em 1em;margin:1em 0}td .failure{border:0;padding:0;margin:0;\
 color:#b00;font-size:.85em}textarea{width:100%;font-family:monospace}";
 
+/// The start of every page, up to and including its heading.
+fn head(title: &str) -> String {
+    format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title>\
+         <style>{STYLE}</style></head><body><p><a href=\"/\">runs</a></p><h1>{title}</h1>",
+        title = escape(title),
+    )
+}
+
+/// The page of a refused request: what went wrong (`message`, escaped), with a link back to
+/// the run it was about, if any.
+pub fn error_page(title: &str, message: &str, run: Option<&str>) -> String {
+    let back = run.map_or_else(String::new, |run| {
+        format!(
+            "<p><a id=\"back\" href=\"/runs/{}\">back to run {}</a></p>",
+            escape(&url_segment(run)),
+            escape(run)
+        )
+    });
+    format!(
+        "{head}<p id=\"error\">{message}</p>{back}</body></html>",
+        head = head(title),
+        message = escape(message),
+    )
+}
+
 /// A whole page: `body`, and a script that refreshes the element `#live` from `live_url`
 /// every two seconds (the forms outside it are left alone while someone types).
 pub fn page(title: &str, body: &str, live_url: &str) -> String {
     format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title>\
-         <style>{STYLE}</style></head><body><p><a href=\"/\">runs</a></p><h1>{title}</h1>{body}\
+        "{head}{body}\
          <script>setInterval(async()=>{{try{{const r=await fetch({url});\
          if(r.ok){{const live=document.getElementById('live');const html=await r.text();\
          if(live.innerHTML!==html){{live.innerHTML=html;}}}}}}catch(e){{}}}},2000);</script>\
          </body></html>",
-        title = escape(title),
+        head = head(title),
         url = js_string(live_url),
     )
 }

@@ -13,10 +13,12 @@
 mod access;
 mod html;
 mod ownership;
+mod refusal;
 
 pub use access::unguarded;
 use access::{forged, guard};
 use ownership::{own_run, serves};
+use refusal::refused;
 
 use crate::approve::{CliDecider, parse_args};
 use crate::config::LoadedAgent;
@@ -118,11 +120,7 @@ pub async fn serve(
 }
 
 fn server_error(error: impl std::fmt::Display) -> Response {
-    (
-        StatusCode::INTERNAL_SERVER_ERROR,
-        html::escape(&error.to_string()),
-    )
-        .into_response()
+    refused(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string(), None)
 }
 
 async fn runs_html(app: &App) -> Result<String, Response> {
@@ -281,7 +279,7 @@ async fn approve(
         Some(text) => match parse_args(text) {
             Ok(args) if args == target.arguments => ToolDecision::approve(),
             Ok(args) => ToolDecision::approve_with_args(args),
-            Err(error) => return (StatusCode::BAD_REQUEST, html::escape(&error)).into_response(),
+            Err(error) => return refused(StatusCode::BAD_REQUEST, &error, Some(&run)),
         },
     };
     decide(app, run, &target, form.binding, decision).await
@@ -317,7 +315,7 @@ async fn checked_target(
     own_run(app, run).await?;
     runs::target_call(&app.store, run, Some(call))
         .await
-        .map_err(|error| (StatusCode::CONFLICT, html::escape(&error)).into_response())
+        .map_err(|error| refused(StatusCode::CONFLICT, &error, Some(run)))
 }
 
 /// Records the decision, bound to the call as the page showed it, then resumes the run in the
@@ -330,16 +328,16 @@ async fn decide(
     decision: ToolDecision,
 ) -> Response {
     let Some(shown_binding) = shown_binding else {
-        return (
+        return refused(
             StatusCode::BAD_REQUEST,
             "the form does not say which version of the call it decides",
-        )
-            .into_response();
+            Some(&run),
+        );
     };
     let mut bound = Decision::new(target, decision, runs::decided_by("the reins web inbox"));
     bound.binding = shown_binding;
     if let Err(error) = app.store.decide(&run, &bound).await {
-        return (StatusCode::CONFLICT, html::escape(&error.to_string())).into_response();
+        return refused(StatusCode::CONFLICT, &error.to_string(), Some(&run));
     }
     let still_waiting = runs::pending_of(&app.store, &run)
         .await
@@ -393,7 +391,11 @@ async fn fork(
         Some(text) => match text.parse::<i64>() {
             Ok(version) => Some(version),
             Err(_) => {
-                return (StatusCode::BAD_REQUEST, "the checkpoint is not a number").into_response();
+                return refused(
+                    StatusCode::BAD_REQUEST,
+                    "the checkpoint is not a number",
+                    Some(&run),
+                );
             }
         },
     };
@@ -409,7 +411,7 @@ async fn fork(
             }
             Redirect::to(&format!("/runs/{}", html::url_segment(&state.run_id))).into_response()
         }
-        Err(error) => (StatusCode::CONFLICT, html::escape(&error)).into_response(),
+        Err(error) => refused(StatusCode::CONFLICT, &error, Some(&run)),
     }
 }
 

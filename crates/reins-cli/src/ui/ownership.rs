@@ -3,9 +3,9 @@
 //! this agent's model and tools, and fail on a call to a tool it does not have.
 
 use super::App;
-use super::html;
+use super::refused;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use reins::agent::RunState;
 use reins::store::RunStore;
 
@@ -19,9 +19,11 @@ pub(super) fn serves(app: &App, state: &RunState) -> bool {
 
 /// The state of `run`, if it is stored and a run of this inbox's agent.
 pub(super) async fn own_run(app: &App, run: &str) -> Result<RunState, Response> {
-    let state = app.store.load(run).await.map_err(|error| {
-        (StatusCode::NOT_FOUND, html::escape(&error.to_string())).into_response()
-    })?;
+    let state = app
+        .store
+        .load(run)
+        .await
+        .map_err(|error| refused(StatusCode::NOT_FOUND, &error.to_string(), None))?;
     if !serves(app, &state) {
         let owner = state.agent_name.as_deref().unwrap_or_default();
         let message = format!(
@@ -29,7 +31,7 @@ pub(super) async fn own_run(app: &App, run: &str) -> Result<RunState, Response> 
              `{owner}`'s agent file",
             app.name
         );
-        return Err((StatusCode::NOT_FOUND, html::escape(&message)).into_response());
+        return Err(refused(StatusCode::NOT_FOUND, &message, None));
     }
     Ok(state)
 }

@@ -21,6 +21,7 @@ mod runs_input;
 mod terminal;
 mod tool_choice;
 mod ui;
+mod ui_pages;
 mod ui_stop;
 mod usage;
 mod webhook;

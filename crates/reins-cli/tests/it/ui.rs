@@ -8,7 +8,7 @@ use crate::common::webdriver::Browser;
 use crate::common::{AgentDir, model_table, notes_agent, outcome};
 use serde_json::Value;
 
-const RULES: &str = r#"
+pub const RULES: &str = r#"
 version: 1
 rules:
   - name: answer
@@ -25,7 +25,8 @@ rules:
           arguments: {text: "draft <img src=x onerror=alert(1)>"}
 "#;
 
-fn agent(server: &FakeLlm) -> AgentDir {
+/// The notes agent whose `save_note` calls wait for a person, with a trace link.
+pub fn agent(server: &FakeLlm) -> AgentDir {
     notes_agent(
         &server.openai_url(),
         r#"
@@ -39,7 +40,7 @@ trace_link = "http://127.0.0.1:16686/trace?run={run}&x=<b>"
 }
 
 /// Runs the agent until it suspends; the run's id.
-fn suspended_run(agent: &AgentDir) -> String {
+pub fn suspended_run(agent: &AgentDir) -> String {
     let (code, stdout, stderr) = outcome(
         agent
             .reins(&["run", "AGENT", "--json"])
