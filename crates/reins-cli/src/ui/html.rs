@@ -29,6 +29,7 @@ pub fn escape(text: &str) -> String {
 
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:60em}\
 table{border-collapse:collapse}td,th{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}\
+td a,td.model{white-space:nowrap}\
 pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap}.step{margin:.5em 0}\
 .waiting{border:2px solid #c80;padding:1em;margin:1em 0}\
 .failure{border:2px solid #b00;padding:.5em 1em;margin:1em 0}td .failure{border:0;padding:0;margin:0;\
@@ -94,6 +95,8 @@ pub struct RunsTable<'a> {
     pub prices: Option<[f64; 2]>,
     /// When each run started (its first checkpoint), in milliseconds since the Unix epoch.
     pub started_ms: &'a HashMap<String, i64>,
+    /// The agent file, for the command an empty inbox suggests.
+    pub agent_file: &'a str,
 }
 
 /// A run's cost: each model's tokens at its own price when the run has a budget record
@@ -115,6 +118,14 @@ pub fn cost(state: &RunState, pricing: Option<&Budget>, prices: Option<[f64; 2]>
 
 /// The runs table, newest first: agent, model, status, turns, tokens, cost, age.
 pub fn runs_table(states: &[RunState], table: &RunsTable<'_>) -> String {
+    if states.is_empty() {
+        return format!(
+            "<p id=\"no-runs\">No runs yet. Start one with \
+             <code>reins run {} \"your prompt\"</code>: it shows up here, and so does every call it makes that waits \
+             for a decision.</p>",
+            escape(table.agent_file)
+        );
+    }
     let mut html = String::from(
         "<table id=\"runs\"><tr><th>run</th><th>agent</th><th>model</th><th>status</th>\
          <th>turns</th><th>tokens</th><th>cost</th><th>age</th><th>waiting</th></tr>",

@@ -164,6 +164,7 @@ async fn runs_html(app: &App) -> Result<String, Response> {
         .next()
         .map(|price| *price.get_ref()),
         started_ms: &started_ms,
+        agent_file: &app.agent.path.display().to_string(),
     };
     Ok(html::runs_table(&states, &table))
 }

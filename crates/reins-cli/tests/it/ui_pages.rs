@@ -62,3 +62,22 @@ fn a_refused_request_is_a_page_that_says_why_and_leads_back_to_the_run() {
         "the page leads back to the run\n{page}"
     );
 }
+
+#[test]
+fn an_inbox_without_runs_says_how_to_start_one() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let inbox = Inbox::start(&agent, &[]);
+    let page = http()
+        .get(format!("{}/", inbox.url))
+        .send()
+        .and_then(|r| r.text())
+        .expect("page");
+    assert!(
+        page.contains(&format!(
+            "No runs yet. Start one with <code>reins run {} \"your prompt\"</code>",
+            agent.file.display()
+        )),
+        "{page}"
+    );
+}
