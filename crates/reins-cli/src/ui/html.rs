@@ -61,18 +61,53 @@ pub fn error_page(title: &str, message: &str, run: Option<&str>) -> String {
     )
 }
 
-/// A whole page: `body`, and a script that refreshes the element `#live` from `live_url`
-/// every two seconds (the forms outside it are left alone while someone types).
+/// A whole page: `body`, and a script that refreshes its live parts ([`live_part`]) from
+/// `live_url` ([`live_parts`]) every two seconds. A part is replaced only when the server's
+/// HTML of it changed, so a form is left alone while someone types in it, and replaced once
+/// what it decides changed (the run went on, or waits for another call).
 pub fn page(title: &str, body: &str, live_url: &str) -> String {
     format!(
         "{head}{body}\
          <script>setInterval(async()=>{{try{{const r=await fetch({url});\
-         if(r.ok){{const live=document.getElementById('live');const html=await r.text();\
-         if(live.innerHTML!==html){{live.innerHTML=html;}}}}}}catch(e){{}}}},2000);</script>\
+         if(r.ok){{const parts=await r.json();\
+         for(const[id,part]of Object.entries(parts)){{const e=document.getElementById(id);\
+         if(e&&e.dataset.digest!==part.digest){{e.innerHTML=part.html;\
+         e.dataset.digest=part.digest;}}}}}}}}catch(e){{}}}},2000);</script>\
          </body></html>",
         head = head(title),
         url = js_string(live_url),
     )
+}
+
+/// A part of a page that its script keeps up to date: `html` in the element `id`.
+pub fn live_part(id: &str, html: &str) -> String {
+    format!(
+        "<div id=\"{id}\" data-digest=\"{digest}\">{html}</div>",
+        id = escape(id),
+        digest = digest(html),
+    )
+}
+
+/// What a live URL answers: each part's HTML and its digest, by the element's id.
+pub fn live_parts(parts: &[(&str, &str)]) -> serde_json::Value {
+    parts
+        .iter()
+        .map(|(id, html)| {
+            (
+                (*id).to_owned(),
+                serde_json::json!({"html": html, "digest": digest(html)}),
+            )
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// A digest of a part's HTML, to tell whether it changed (not a secret: any hash does).
+fn digest(html: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    html.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
 }
 
 /// A JavaScript string literal of `text` (JSON's rules, with `<` escaped for `<script>`).
@@ -276,6 +311,13 @@ pub fn trace_link(template: Option<&str>, run: &str) -> String {
         ),
         None => String::new(),
     }
+}
+
+/// In place of the forms of a run this inbox is running: it goes on, and the page follows.
+pub fn resumed_here() -> String {
+    "<p id=\"resumed-here\">This inbox is running the run now: this page follows it, and \
+     a call that waits for a decision shows up here.</p>"
+        .to_owned()
 }
 
 /// The button that resumes a suspended run whose calls were all decided.

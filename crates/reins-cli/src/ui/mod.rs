@@ -2,8 +2,7 @@
 //! approve / deny-with-message / edit-arguments; pages refresh their live part every two
 //! seconds. Decisions go through [`RunStore::decide`] like `reins runs approve`; the run is
 //! then resumed in this process (a later `ask` suspends it again: nobody is at a terminal).
-//! Ctrl-C or SIGTERM stops the server and every run it resumes, as it stops `reins runs
-//! resume` ([`crate::interrupt`]): their leases are given back before the process exits.
+//! Ctrl-C or SIGTERM stops the server and every run it resumes ([`resumes`]).
 //!
 //! Security: loopback by default; any other address needs a token (sent once as `?token=`,
 //! then kept in an `HttpOnly`, `SameSite=Strict` cookie). Every state-changing request is a
@@ -14,18 +13,19 @@ mod access;
 mod html;
 mod ownership;
 mod refusal;
+mod resumes;
 
 pub use access::unguarded;
 use access::{forged, guard};
 use ownership::{own_run, serves};
 use refusal::refused;
+use resumes::{Resumes, resumed_here, spawn_resume};
 
-use crate::approve::{CliDecider, parse_args};
+use crate::approve::parse_args;
 use crate::config::LoadedAgent;
-use crate::interrupt::{StopSignal, drive_until};
-use crate::lease_keeper::LeaseKeeper;
-use crate::run::Output;
+use crate::interrupt::StopSignal;
 use crate::runs;
+use axum::Json;
 use axum::extract::{Form, Path, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -38,8 +38,7 @@ use reins::store::{Decision, PendingApproval, RunStore};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
-use tokio::task::JoinSet;
+use std::sync::{Arc, Mutex};
 
 struct App {
     agent: LoadedAgent,
@@ -57,7 +56,7 @@ struct App {
     stop: StopSignal,
     /// The runs resumed in the background, waited for before the process exits (so that
     /// those a stop interrupted have given their leases back).
-    resumes: Mutex<JoinSet<()>>,
+    resumes: Mutex<Resumes>,
 }
 
 /// Serves the inbox for `agent` on `bind` until Ctrl-C or SIGTERM; then the runs it resumes
@@ -80,7 +79,7 @@ pub async fn serve(
         token: token.filter(|t| !t.is_empty()),
         csrf: uuid::Uuid::new_v4().simple().to_string(),
         stop: StopSignal::listen(),
-        resumes: Mutex::new(JoinSet::new()),
+        resumes: Mutex::new(Resumes::default()),
     });
     let stopping = app.clone();
     let router = Router::new()
@@ -109,13 +108,7 @@ pub async fn serve(
         .map_err(|error| error.to_string());
     // No request is served any more, so no run is resumed any more: those that are end at the
     // same stop, giving their leases back.
-    let resumes = std::mem::take(
-        &mut *stopping
-            .resumes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner),
-    );
-    resumes.join_all().await;
+    resumes::wait_for_all(&stopping).await;
     served
 }
 
@@ -173,7 +166,7 @@ async fn index(State(app): State<Arc<App>>) -> Response {
     match runs_html(&app).await {
         Ok(table) => Html(html::page(
             &format!("runs of {}", app.agent.name()),
-            &format!("<div id=\"live\">{table}</div>"),
+            &html::live_part("live", &table),
             "/live/runs",
         ))
         .into_response(),
@@ -183,7 +176,7 @@ async fn index(State(app): State<Arc<App>>) -> Response {
 
 async fn live_runs(State(app): State<Arc<App>>) -> Response {
     match runs_html(&app).await {
-        Ok(table) => Html(table).into_response(),
+        Ok(table) => Json(html::live_parts(&[("live", &table)])).into_response(),
         Err(response) => response,
     }
 }
@@ -193,7 +186,9 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
     let pending = runs::pending_of(&app.store, run)
         .await
         .map_err(server_error)?;
-    let forms = if pending.is_empty() && state.status == RunStatus::Suspended {
+    let forms = if resumed_here(app, run) {
+        html::resumed_here()
+    } else if pending.is_empty() && state.status == RunStatus::Suspended {
         // Decided elsewhere (`reins runs approve`) but not resumed yet.
         html::resume_form(run, &app.csrf)
     } else {
@@ -220,7 +215,7 @@ async fn run_page(State(app): State<Arc<App>>, Path(run): Path<String>) -> Respo
         Ok((timeline, forms)) => Html(html::page(
             &format!("run {run}"),
             &format!(
-                "{}<div id=\"live\">{timeline}</div><div id=\"decisions\">{forms}</div>",
+                "{}{}{}",
                 html::trace_link(
                     app.agent
                         .file
@@ -229,7 +224,9 @@ async fn run_page(State(app): State<Arc<App>>, Path(run): Path<String>) -> Respo
                         .as_ref()
                         .map(|l| l.get_ref().as_str()),
                     &run
-                )
+                ),
+                html::live_part("live", &timeline),
+                html::live_part("decisions", &forms),
             ),
             &format!("/live/runs/{}", html::url_segment(&run)),
         ))
@@ -240,7 +237,11 @@ async fn run_page(State(app): State<Arc<App>>, Path(run): Path<String>) -> Respo
 
 async fn live_run(State(app): State<Arc<App>>, Path(run): Path<String>) -> Response {
     match run_parts(&app, &run).await {
-        Ok((timeline, _)) => Html(timeline).into_response(),
+        Ok((timeline, forms)) => Json(html::live_parts(&[
+            ("live", &timeline),
+            ("decisions", &forms),
+        ]))
+        .into_response(),
         Err(response) => response,
     }
 }
@@ -414,31 +415,4 @@ async fn fork(
         }
         Err(error) => refused(StatusCode::CONFLICT, &error, Some(&run)),
     }
-}
-
-/// Resumes `run` in the background with the decisions recorded for it; nothing is printed
-/// (the page follows the run) but an interruption. A later `ask` suspends it again.
-fn spawn_resume(app: Arc<App>, run: String) {
-    let task = {
-        let app = app.clone();
-        async move {
-            match crate::assemble::assemble(&app.agent, CliDecider::suspend_only()).await {
-                Ok(assembled) => {
-                    let keeper = LeaseKeeper::new(app.store.clone());
-                    let stream = assembled
-                        .agent
-                        .resume_stored(keeper.clone(), &run)
-                        .max_turns(assembled.max_turns)
-                        .stream();
-                    let mut quiet = Output::quiet().agent_file(&app.agent.path);
-                    drive_until(stream, &mut quiet, &keeper, &run, app.stop.stopped()).await;
-                }
-                Err(error) => eprintln!("reins: cannot resume run {run}: {error}"),
-            }
-        }
-    };
-    let mut resumes = app.resumes.lock().unwrap_or_else(PoisonError::into_inner);
-    // Forget the runs that ended, so the set holds only those still going.
-    while resumes.try_join_next().is_some() {}
-    resumes.spawn(task);
 }

@@ -1,9 +1,13 @@
 //! What a person reads in `reins ui` beyond the happy path: a refused request is a page
-//! that says why and leads back, an empty inbox says how to fill it.
+//! that says why and leads back, an empty inbox says how to fill it, and an approved call's
+//! page says the inbox runs the run on, then follows it to its end.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, form_field, http};
+use crate::common::webdriver::Browser;
+use crate::common::{AgentDir, events, model_table, outcome};
 use crate::ui::{RULES, agent, suspended_run};
+use std::time::{Duration, Instant};
 
 /// The response's content type and text.
 fn read(response: reqwest::blocking::Response) -> (String, String) {
@@ -80,4 +84,71 @@ fn an_inbox_without_runs_says_how_to_start_one() {
         )),
         "{page}"
     );
+}
+
+/// A tool that runs until the file `go` exists (creating `waiting` first), every call of
+/// which waits for a person.
+const GATED_TOOL: &str = r#"[[tools.shell]]
+name = "wait"
+description = "Waits."
+command = ["sh", "-c", "touch waiting; while ! test -e go; do sleep 0.1; done; echo finished"]
+schema = { type = "object", properties = {} }
+
+[hooks.approval]
+rules = [{ tool = "wait", action = "ask" }]
+"#;
+
+/// Waits until `script` (JavaScript) returns true in the browser's page.
+fn wait_until(browser: &Browser, script: &str, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while browser.script(script, serde_json::json!([])) != serde_json::json!(true) {
+        assert!(Instant::now() < deadline, "{what} never happened");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn an_approved_calls_page_says_the_inbox_runs_it_and_follows_it_to_its_end() {
+    let llm = FakeLlm::start(crate::interrupt::RULES);
+    let agent = AgentDir::new(&format!(
+        "{model}\n{GATED_TOOL}",
+        model = model_table(&llm.openai_url())
+    ));
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "Please wait.", "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    let run = events(&stdout).pop().expect("events")["run"]
+        .as_str()
+        .expect("a run id")
+        .to_owned();
+    let inbox = Inbox::start(&agent, &[]);
+    let browser = Browser::start();
+    browser.goto(&format!("{}/runs/{run}", inbox.url));
+    browser.click(&browser.find("button[name=approve]"));
+
+    // While the run goes on, the page says so, and offers no second resume of it.
+    browser.wait_for_text(
+        "#resumed-here",
+        "This inbox is running the run now: this page follows it, and a call that waits \
+         for a decision shows up here.",
+    );
+    let offered = browser.script(
+        "return document.querySelector('button[name=resume]') !== null;",
+        serde_json::json!([]),
+    );
+    assert_eq!(offered, serde_json::json!(false));
+
+    // Its end shows without a reload, and the note goes with it.
+    std::fs::write(agent.dir.path().join("go"), "").expect("let the tool finish");
+    browser.wait_for_text("#status", "completed");
+    wait_until(
+        &browser,
+        "return document.querySelector('#resumed-here') === null;",
+        "the note going away once the run ended",
+    );
+    let timeline = browser.text(&browser.find("#timeline"));
+    assert!(timeline.contains("Waited."), "{timeline}");
 }
