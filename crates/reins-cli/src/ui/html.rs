@@ -341,9 +341,10 @@ pub fn fork_form(run: &str, latest_version: Option<i64>, csrf: &str) -> String {
     format!(
         "<form id=\"fork\" method=\"post\" action=\"/runs/{run}/fork\">\
          <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-         <label>fork from checkpoint <input type=\"number\" name=\"at\" min=\"1\" \
-         max=\"{latest}\" value=\"{latest}\"></label> \
-         <button type=\"submit\" name=\"fork\">fork</button></form>",
+         <label>start a new run from this one as it was at checkpoint \
+         <input type=\"number\" name=\"at\" min=\"1\" max=\"{latest}\" value=\"{latest}\"> \
+         (of {latest})</label> <button type=\"submit\" name=\"fork\">fork</button> \
+         <small>this run stays as it is</small></form>",
         run = escape(&url_segment(run)),
         csrf = escape(csrf),
     )
