@@ -62,15 +62,28 @@ fn stopping_the_inbox_gives_the_lease_back(signal: &str) {
         "the inbox says the run it stopped can be resumed\n{stderr}"
     );
 
-    // No lease is in the way. The call it cut short runs again: the approval recorded in the
-    // inbox covers it (a call nobody approved would wait for a person, as after a crash).
-    std::fs::write(agent.dir.path().join("go"), "").expect("let the tool finish");
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", "AGENT", &run, "--json"])
-            .env("REINS_TEST_KEY", "k"),
+    // No lease is in the way: the run is taken at once. The call it cut short may have had
+    // its effect, and the approval was used up when it started, so it waits for a person
+    // again, as after a crash.
+    let resume = || {
+        outcome(
+            agent
+                .reins(&["runs", "resume", "AGENT", &run, "--json"])
+                .env("REINS_TEST_KEY", "k"),
+        )
+    };
+    let (code, stdout, stderr) = resume();
+    assert_eq!(
+        code, 3,
+        "the run is resumed at once and the cut-off call waits\n{stdout}\n{stderr}"
     );
-    assert_eq!(code, 0, "the run is resumed at once\n{stdout}\n{stderr}");
+    let waiting = events(&stdout).pop().expect("events");
+    assert_eq!(waiting["event"], "suspended", "{stdout}");
+    std::fs::write(agent.dir.path().join("go"), "").expect("let the tool finish");
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = resume();
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
     let done = events(&stdout).pop().expect("events");
     assert_eq!(done["answer"], "Waited.", "{stdout}");
 }
