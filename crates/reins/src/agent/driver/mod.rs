@@ -13,6 +13,7 @@
 
 mod call;
 mod call_ids;
+mod chat_spans;
 mod durable;
 mod halt;
 mod lent_arguments;

@@ -1,6 +1,7 @@
 //! One model turn: the request, the completion-call, model-select and dispatch hooks, the
 //! call itself (blocking, or streamed: `streamed_turn`), and the turn's raw events.
 
+use super::chat_spans::{ChatSpans, Traced, Untraced};
 use super::streamed_turn::{CaughtTurn, TurnSource, model_panicked};
 use super::{Driver, Halt, trace};
 use crate::agent::builder::AgentConfig;
@@ -80,7 +81,12 @@ impl<'a> Driver<'a> {
     ) -> Result<ReceivedTurn, Halt> {
         request.history = std::mem::take(&mut self.state.history);
         let mut turn_request = TurnRequest::new(request);
-        let result = self.call_model_with(&mut turn_request).await;
+        let chat = trace::chat_span(&self.state.run_id, self.state.turn);
+        let result = if chat.is_disabled() {
+            self.call_model_with(&mut turn_request, Untraced).await
+        } else {
+            self.call_model_with(&mut turn_request, Traced(chat)).await
+        };
         let (history, patched) = turn_request.finish();
         self.state.history = history;
         let (response, streamed_text, label) = result?;
@@ -114,14 +120,14 @@ impl<'a> Driver<'a> {
     async fn call_model_with(
         &self,
         request: &mut TurnRequest<&mut CompletionRequest>,
+        mut chat: impl ChatSpans,
     ) -> Result<(CompletionResponse, bool, Cow<'a, str>), Halt> {
         let turn = self.state.turn;
-        let mut chat = trace::chat_span(&self.state.run_id, turn);
-        let selected = trace::within(&chat, self.select_model(request)).await;
+        let selected = chat.within(self.select_model(request)).await;
         let mut label = match selected {
             Ok(label) => label,
             Err(halt) => {
-                trace::record_chat_outcome(&chat, Err(&halt));
+                chat.record_outcome(Err(&halt));
                 return Err(halt);
             }
         };
@@ -135,12 +141,13 @@ impl<'a> Driver<'a> {
                     "no model is registered under the label `{label}` (registered: {})",
                     models.labels.join(", ")
                 ));
-                trace::record_chat_outcome(&chat, Err(&halt));
+                chat.record_outcome(Err(&halt));
                 return Err(halt);
             };
-            let (called, next) =
-                trace::within(&chat, self.call_and_judge(&**model, &label, request)).await;
-            trace::record_chat_outcome(&chat, called.as_ref().map(|(response, _)| response));
+            let (called, next) = chat
+                .within(self.call_and_judge(&**model, &label, request))
+                .await;
+            chat.record_outcome(called.as_ref().map(|(response, _)| response));
             // No retry: the call's result, kept or left failed, is the turn's.
             let Some(next) = next else {
                 return called.map(|(response, streamed_text)| (response, streamed_text, label));
@@ -156,7 +163,7 @@ impl<'a> Driver<'a> {
                 sink.push(StreamItem::TurnDiscarded { turn });
             }
             label = Cow::Owned(next);
-            chat = trace::chat_span(&self.state.run_id, turn);
+            chat.next_call(&self.state.run_id, turn);
         }
     }
 

@@ -19,12 +19,9 @@ use crate::observe::messages::{self, finish_reason_name};
 use crate::observe::{ContentKind, Telemetry};
 use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
 use crate::tool::{ToolFailure, ToolOutcome, ToolOutput, ToolSet};
-use futures::future::Either;
-use std::future::Future;
 use tracing::field::Empty;
-use tracing::instrument::Instrumented;
 use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
-use tracing::{Instrument, Level, Span};
+use tracing::{Level, Span};
 
 /// The `invoke_agent` span of a run. A new run stores the span's trace context in `state`; a
 /// resumed one (its state carries a context) continues that trace.
@@ -207,16 +204,6 @@ pub(super) fn record_chat_outcome(span: &Span, result: Result<&CompletionRespons
     Telemetry::record_content(span, ContentKind::OutputMessages, || {
         messages::output_messages(response.content.as_slice(), response.finish_reason.as_ref())
     });
-}
-
-/// `future`, instrumented with `span` when the span records; as it is otherwise (the wrapper
-/// would hold the future's state once more, for nothing).
-pub(super) fn within<F: Future>(span: &Span, future: F) -> Either<F, Instrumented<F>> {
-    if span.is_disabled() {
-        Either::Left(future)
-    } else {
-        Either::Right(future.instrument(span.clone()))
-    }
 }
 
 /// The span of one tool call: dispatch hooks, execution and outcome hooks.
