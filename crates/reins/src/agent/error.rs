@@ -186,6 +186,27 @@ pub enum PromptError {
     InvalidConfiguration(String),
 }
 
+/// The history an error carries, read through `$history` (a variant's own field) or `$run`
+/// (a suspended run's state): one list of the variants for both accessors.
+macro_rules! carried_history {
+    ($error:expr, $history:ident => $own:expr, $run:ident => $suspended:expr) => {
+        match $error {
+            PromptError::Cancelled { $history, .. }
+            | PromptError::MaxTurns { $history, .. }
+            | PromptError::UnknownToolCall { $history, .. }
+            | PromptError::Completion { $history, .. }
+            | PromptError::Tool { $history, .. }
+            | PromptError::HookPanicked { $history, .. }
+            | PromptError::RejectedAction { $history, .. }
+            | PromptError::StructuredOutput { $history, .. }
+            | PromptError::Store { $history, .. }
+            | PromptError::AlreadyFinished { $history, .. } => Some($own),
+            PromptError::Suspended { $run } => Some($suspended),
+            PromptError::InvalidConfiguration(_) => None,
+        }
+    };
+}
+
 impl PromptError {
     /// Why a hook stopped the run, for [`PromptError::Cancelled`]; `None` for every other
     /// error.
@@ -204,38 +225,12 @@ impl PromptError {
 
     /// The history the run had when it ended, if the error carries one.
     pub fn history(&self) -> Option<&[Message]> {
-        match self {
-            PromptError::Cancelled { history, .. }
-            | PromptError::MaxTurns { history, .. }
-            | PromptError::UnknownToolCall { history, .. }
-            | PromptError::Completion { history, .. }
-            | PromptError::Tool { history, .. }
-            | PromptError::HookPanicked { history, .. }
-            | PromptError::RejectedAction { history, .. }
-            | PromptError::StructuredOutput { history, .. }
-            | PromptError::Store { history, .. }
-            | PromptError::AlreadyFinished { history, .. } => Some(history),
-            PromptError::Suspended { run } => Some(&run.state.history),
-            PromptError::InvalidConfiguration(_) => None,
-        }
+        carried_history!(self, history => history, run => &run.state.history)
     }
 
     /// The history the error carries, to be given to it (see `history`).
     pub(crate) fn history_mut(&mut self) -> Option<&mut Vec<Message>> {
-        match self {
-            PromptError::Cancelled { history, .. }
-            | PromptError::MaxTurns { history, .. }
-            | PromptError::UnknownToolCall { history, .. }
-            | PromptError::Completion { history, .. }
-            | PromptError::Tool { history, .. }
-            | PromptError::HookPanicked { history, .. }
-            | PromptError::RejectedAction { history, .. }
-            | PromptError::StructuredOutput { history, .. }
-            | PromptError::Store { history, .. }
-            | PromptError::AlreadyFinished { history, .. } => Some(history),
-            PromptError::Suspended { run } => Some(&mut run.state.history),
-            PromptError::InvalidConfiguration(_) => None,
-        }
+        carried_history!(self, history => history, run => &mut run.state.history)
     }
 
     /// The id of the run that failed, if it had started.
