@@ -93,12 +93,18 @@ fn ctrl_c_stops_a_run_that_can_be_resumed_at_once() {
         "the line says how to resume the run: {line}"
     );
 
-    // Resumed at once: no lease is in the way. The interrupted call may have had effects,
-    // so it waits for a person before it runs again.
+    // Resumed at once: no lease is in the way.
+    resumed_at_once_the_cut_off_call_waits_then_runs_once_approved(&agent, &run);
+}
+
+/// `reins runs resume` of a run whose blocking `wait` call was cut short: the run is taken at
+/// once (exit 3, not refused for a lease), the call waits for a person (it may have had its
+/// effect, and any approval was used up when it started), and once approved the run finishes.
+pub fn resumed_at_once_the_cut_off_call_waits_then_runs_once_approved(agent: &AgentDir, run: &str) {
     let resume = || {
         outcome(
             agent
-                .reins(&["runs", "resume", "AGENT", &run, "--json"])
+                .reins(&["runs", "resume", "AGENT", run, "--json"])
                 .env("REINS_TEST_KEY", "k"),
         )
     };
@@ -109,7 +115,7 @@ fn ctrl_c_stops_a_run_that_can_be_resumed_at_once() {
     assert_eq!(waiting["pending"][0]["tool"], "wait", "{stdout}");
 
     std::fs::write(agent.dir.path().join("go"), "").expect("let the tool finish");
-    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", run]));
     assert_eq!(code, 0, "{stderr}");
     let (code, stdout, stderr) = resume();
     assert_eq!(code, 0, "{stdout}\n{stderr}");

@@ -5,7 +5,9 @@
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, form_field, http};
 use crate::common::{AgentDir, events, model_table, outcome};
-use crate::interrupt::{RULES, WAIT_TOOL};
+use crate::interrupt::{
+    RULES, WAIT_TOOL, resumed_at_once_the_cut_off_call_waits_then_runs_once_approved,
+};
 use std::time::{Duration, Instant};
 
 /// Stops the inbox with `signal` while the run it resumed after an approval runs a tool
@@ -62,30 +64,9 @@ fn stopping_the_inbox_gives_the_lease_back(signal: &str) {
         "the inbox says the run it stopped can be resumed\n{stderr}"
     );
 
-    // No lease is in the way: the run is taken at once. The call it cut short may have had
-    // its effect, and the approval was used up when it started, so it waits for a person
-    // again, as after a crash.
-    let resume = || {
-        outcome(
-            agent
-                .reins(&["runs", "resume", "AGENT", &run, "--json"])
-                .env("REINS_TEST_KEY", "k"),
-        )
-    };
-    let (code, stdout, stderr) = resume();
-    assert_eq!(
-        code, 3,
-        "the run is resumed at once and the cut-off call waits\n{stdout}\n{stderr}"
-    );
-    let waiting = events(&stdout).pop().expect("events");
-    assert_eq!(waiting["event"], "suspended", "{stdout}");
-    std::fs::write(agent.dir.path().join("go"), "").expect("let the tool finish");
-    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
-    assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, stderr) = resume();
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let done = events(&stdout).pop().expect("events");
-    assert_eq!(done["answer"], "Waited.", "{stdout}");
+    // No lease is in the way, and the call it cut short waits for a person again, as after
+    // a crash: the approval was used up when it started.
+    resumed_at_once_the_cut_off_call_waits_then_runs_once_approved(&agent, &run);
 }
 
 #[test]
