@@ -43,6 +43,12 @@ use tracing_subscriber::{EnvFilter, Layer};
 /// The instrumentation scope reins's spans and metrics are reported under.
 pub const SCOPE: &str = "reins";
 
+/// The OpenTelemetry GenAI instrumentations' switch for recording message content: set to
+/// `true`, [`Config::init`] records it when the config does not say, with the secrets and
+/// personal data [`Redaction`](reins::hooks::redaction::Redaction)'s default patterns find
+/// masked. This is how a program that calls [`init`] (the `reins` CLI, say) is asked for it.
+pub const CAPTURE_CONTENT_VAR: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
+
 /// The service name used when `OTEL_SERVICE_NAME` does not set one.
 pub const DEFAULT_SERVICE_NAME: &str = "reins";
 
@@ -108,6 +114,23 @@ impl Drop for Otel {
     }
 }
 
+/// `telemetry`, recording content with the default masks when [`CAPTURE_CONTENT_VAR`] is
+/// `true` (`requested`) and it does not record content already.
+fn with_requested_content(telemetry: Telemetry, requested: Option<&str>) -> Telemetry {
+    let on = requested.is_some_and(|value| value.trim().eq_ignore_ascii_case("true"));
+    if !on || telemetry.captures_content() {
+        return telemetry;
+    }
+    let redaction = reins::hooks::redaction::Redaction::new();
+    telemetry.capture_content(move |_, text| {
+        let masked = match redaction.redact(&text) {
+            std::borrow::Cow::Owned(masked) => Some(masked),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        Some(masked.unwrap_or(text))
+    })
+}
+
 /// Sets up OTLP export (HTTP/protobuf) of traces and metrics with the defaults: see
 /// [`Config::init`].
 pub fn init() -> Result<Otel, InitError> {
@@ -138,7 +161,8 @@ impl Config {
     }
 
     /// Records message content (prompts, completions, tool arguments and results) as
-    /// `redact` returns it; `None` drops a piece. Off by default.
+    /// `redact` returns it; `None` drops a piece. Off by default (unless
+    /// [`CAPTURE_CONTENT_VAR`] is `true`).
     pub fn capture_content(
         mut self,
         redact: impl Fn(ContentKind, String) -> Option<String> + Send + Sync + 'static,
@@ -153,6 +177,8 @@ impl Config {
     /// globally, and sets a global `tracing` subscriber exporting reins's spans (filtered by
     /// `RUST_LOG`, default `info`).
     pub fn init(self) -> Result<Otel, InitError> {
+        let requested = std::env::var(CAPTURE_CONTENT_VAR).ok();
+        let telemetry = with_requested_content(self.telemetry, requested.as_deref());
         let resource = resource();
         let span_exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
@@ -178,7 +204,7 @@ impl Config {
         };
         let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
         let subscriber = tracing_subscriber::registry().with(
-            layers(&otel.tracer_provider, &otel.meter_provider, self.telemetry).with_filter(filter),
+            layers(&otel.tracer_provider, &otel.meter_provider, telemetry).with_filter(filter),
         );
         tracing::subscriber::set_global_default(subscriber)?;
         opentelemetry::global::set_tracer_provider(otel.tracer_provider.clone());
@@ -232,5 +258,24 @@ fn resource() -> Resource {
         Resource::builder()
             .with_service_name(DEFAULT_SERVICE_NAME)
             .build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_is_recorded_only_when_asked_for_with_true() {
+        for (value, on) in [
+            (None, false),
+            (Some("false"), false),
+            (Some("1"), false),
+            (Some("true"), true),
+            (Some(" TRUE "), true),
+        ] {
+            let telemetry = with_requested_content(Telemetry::new(), value);
+            assert_eq!(telemetry.captures_content(), on, "{value:?}");
+        }
     }
 }

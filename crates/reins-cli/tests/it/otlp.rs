@@ -115,3 +115,45 @@ fn a_run_exports_its_trace_before_the_command_exits() {
     );
     assert!(traces.iter().any(|body| body.contains("reins-cli-test")));
 }
+
+#[test]
+fn with_the_genai_content_switch_the_messages_are_exported_with_secrets_masked() {
+    let (port, received) = collector();
+    let llm = FakeLlm::start(RULES);
+    let agent = AgentDir::new(&format!(
+        "[model]\nprovider = \"openai\"\nname = \"gpt-5-mini\"\nbase_url = \"{}\"\n\
+         api_key_env = \"REINS_TEST_KEY\"\n",
+        llm.openai_url()
+    ));
+    let secret = "sk-proj-Zq8vN2mT5xK9pL3wR7yB4cD6";
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", &format!("Hello. My key is {secret}.")])
+            .env("REINS_TEST_KEY", "k")
+            .env(
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                format!("http://127.0.0.1:{port}"),
+            )
+            .env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let received = received.lock().expect("the collector's records");
+    let traces: String = received
+        .iter()
+        .filter(|(path, _)| path == "/v1/traces")
+        .map(|(_, body)| String::from_utf8_lossy(body).into_owned())
+        .collect();
+    assert!(
+        traces.contains("gen_ai.input.messages"),
+        "no messages exported"
+    );
+    assert!(
+        traces.contains("My key is"),
+        "the prompt is in the messages"
+    );
+    assert!(
+        traces.contains("Hi there."),
+        "the answer is in the messages"
+    );
+    assert!(!traces.contains(secret), "the key in the prompt is masked");
+}
