@@ -79,8 +79,19 @@ rules:
       content: "Hi there."
 "#;
 
-#[test]
-fn a_run_exports_its_trace_before_the_command_exits() {
+/// What one `reins run` exported to a collector.
+struct Exported {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    /// The bodies of the trace exports, as text (protobuf strings stay readable).
+    traces: Vec<String>,
+    /// Every path the collector was sent to.
+    paths: Vec<String>,
+}
+
+/// Runs an agent answering through fakellm on `prompt`, exporting to a collector, with `env`.
+fn export_a_run(prompt: &str, env: &[(&str, &str)]) -> Exported {
     let (port, received) = collector();
     let llm = FakeLlm::start(RULES);
     let agent = AgentDir::new(&format!(
@@ -88,61 +99,55 @@ fn a_run_exports_its_trace_before_the_command_exits() {
          api_key_env = \"REINS_TEST_KEY\"\n",
         llm.openai_url()
     ));
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "Hello."])
-            .env("REINS_TEST_KEY", "k")
-            .env(
-                "OTEL_EXPORTER_OTLP_ENDPOINT",
-                format!("http://127.0.0.1:{port}"),
-            )
-            .env("OTEL_SERVICE_NAME", "reins-cli-test"),
+    let mut command = agent.reins(&["run", "AGENT", prompt]);
+    command.env("REINS_TEST_KEY", "k").env(
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        format!("http://127.0.0.1:{port}"),
     );
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stdout.trim(), "Hi there.");
+    command.envs(env.iter().copied());
+    let (code, stdout, stderr) = outcome(command);
     // The command has exited: whatever it flushed has arrived.
     let received = received.lock().expect("the collector's records");
-    let traces: Vec<_> = received
-        .iter()
-        .filter(|(path, _)| path == "/v1/traces")
-        .map(|(_, body)| String::from_utf8_lossy(body).into_owned())
-        .collect();
+    Exported {
+        code,
+        stdout,
+        stderr,
+        traces: received
+            .iter()
+            .filter(|(path, _)| path == "/v1/traces")
+            .map(|(_, body)| String::from_utf8_lossy(body).into_owned())
+            .collect(),
+        paths: received.iter().map(|(path, _)| path.clone()).collect(),
+    }
+}
+
+#[test]
+fn a_run_exports_its_trace_before_the_command_exits() {
+    let run = export_a_run("Hello.", &[("OTEL_SERVICE_NAME", "reins-cli-test")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), "Hi there.");
     assert!(
-        traces.iter().any(|body| body.contains("invoke_agent")),
+        run.traces.iter().any(|body| body.contains("invoke_agent")),
         "no invoke_agent span among {} trace export(s); paths: {:?}",
-        traces.len(),
-        received.iter().map(|(path, _)| path).collect::<Vec<_>>()
+        run.traces.len(),
+        run.paths
     );
-    assert!(traces.iter().any(|body| body.contains("reins-cli-test")));
+    assert!(
+        run.traces
+            .iter()
+            .any(|body| body.contains("reins-cli-test"))
+    );
 }
 
 #[test]
 fn with_the_genai_content_switch_the_messages_are_exported_with_secrets_masked() {
-    let (port, received) = collector();
-    let llm = FakeLlm::start(RULES);
-    let agent = AgentDir::new(&format!(
-        "[model]\nprovider = \"openai\"\nname = \"gpt-5-mini\"\nbase_url = \"{}\"\n\
-         api_key_env = \"REINS_TEST_KEY\"\n",
-        llm.openai_url()
-    ));
     let secret = "sk-proj-Zq8vN2mT5xK9pL3wR7yB4cD6";
-    let (code, _, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", &format!("Hello. My key is {secret}.")])
-            .env("REINS_TEST_KEY", "k")
-            .env(
-                "OTEL_EXPORTER_OTLP_ENDPOINT",
-                format!("http://127.0.0.1:{port}"),
-            )
-            .env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true"),
+    let run = export_a_run(
+        &format!("Hello. My key is {secret}."),
+        &[("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")],
     );
-    assert_eq!(code, 0, "{stderr}");
-    let received = received.lock().expect("the collector's records");
-    let traces: String = received
-        .iter()
-        .filter(|(path, _)| path == "/v1/traces")
-        .map(|(_, body)| String::from_utf8_lossy(body).into_owned())
-        .collect();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let traces = run.traces.concat();
     assert!(
         traces.contains("gen_ai.input.messages"),
         "no messages exported"
