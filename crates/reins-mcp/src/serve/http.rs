@@ -1,6 +1,6 @@
 //! Serving an [`McpService`] over streamable HTTP: rmcp's tower service on a hyper HTTP/1
-//! server, one task per connection, with an optional bearer token checked first. A client
-//! is held to bounds: its request headers must arrive within the header timeout, and
+//! server, one task per connection, with an optional bearer token checked first (without
+//! one, only loopback and the allowed `Host`s are served). A client is held to bounds: its request headers must arrive within the header timeout, and
 //! connections past the cap are closed at once.
 
 use super::McpService;
@@ -64,6 +64,16 @@ impl McpHttpServer {
         let stop = CancellationToken::new();
         let mut config = StreamableHttpServerConfig::default();
         config.cancellation_token = stop.child_token();
+        // rmcp accepts loopback `Host`s only, against DNS rebinding. A token keeps a
+        // rebound page out as well (the page cannot know it), and its clients are usually
+        // elsewhere, naming the server by its own name.
+        if bearer_token.is_some() {
+            config = config.disable_allowed_hosts();
+        } else {
+            config
+                .allowed_hosts
+                .extend(service.allowed_hosts.iter().cloned());
+        }
         let limits = ConnectionLimits {
             header_timeout: service.http_header_timeout,
             slots: Arc::new(Semaphore::new(service.max_http_connections)),

@@ -56,6 +56,8 @@ pub struct McpService {
     page_size: Option<usize>,
     http_header_timeout: Duration,
     max_http_connections: usize,
+    /// Host names (or `host:port`) accepted beyond loopback when serving HTTP without a token.
+    allowed_hosts: Vec<String>,
 }
 
 impl McpService {
@@ -69,6 +71,7 @@ impl McpService {
             page_size: None,
             http_header_timeout: DEFAULT_HTTP_HEADER_TIMEOUT,
             max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
+            allowed_hosts: Vec::new(),
         }
     }
 
@@ -115,6 +118,17 @@ impl McpService {
         self
     }
 
+    /// Served over HTTP without a bearer token, a `Host` a request may name besides the
+    /// loopback ones (`localhost`, `127.0.0.1`, `::1`): a host name (any port) or
+    /// `host:port`, such as the name a reverse proxy forwards. Loopback alone is accepted by
+    /// default, so a web page whose name an attacker re-points at this machine (DNS
+    /// rebinding) cannot call the tools. With a bearer token any `Host` is accepted: the
+    /// token is what the caller must know. No effect over stdio.
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.allowed_hosts.push(host.into());
+        self
+    }
+
     /// The served tools.
     pub fn tools(&self) -> &ToolSet {
         &self.tools
@@ -132,7 +146,8 @@ impl McpService {
 
     /// Serves clients over streamable HTTP on `listener`, at the path `/mcp`, until the
     /// returned server is shut down or dropped. Only loopback `Host` headers are accepted
-    /// (against DNS rebinding); see [`McpHttpServer`] for a bearer token, and
+    /// (against DNS rebinding) unless [`allow_host`](McpService::allow_host) names more;
+    /// see [`McpHttpServer`] for a bearer token, and
     /// [`http_header_timeout`](McpService::http_header_timeout) and
     /// [`max_http_connections`](McpService::max_http_connections) for what bounds clients.
     pub fn serve_http(self, listener: tokio::net::TcpListener) -> std::io::Result<McpHttpServer> {
@@ -140,7 +155,9 @@ impl McpService {
     }
 
     /// Like [`serve_http`](McpService::serve_http), answering `401` to any request without
-    /// `Authorization: Bearer <token>`.
+    /// `Authorization: Bearer <token>`, and to clients anywhere: a request may name any
+    /// `Host` (the server's public name, say), since the token, not the address, is what
+    /// keeps others out.
     pub fn serve_http_with_bearer_token(
         self,
         listener: tokio::net::TcpListener,

@@ -14,6 +14,7 @@ mod http;
 mod notifications;
 mod output_schema;
 mod serve;
+mod serve_hosts;
 mod serve_limits;
 mod servers;
 mod sources;
