@@ -66,11 +66,13 @@ pub(crate) fn object_schema(server: &str, tool: &str, mut schema: Map<String, Va
     Value::Object(schema)
 }
 
-/// Whether the `inputSchema` of the server's tool `tool` is at most `max_bytes` as JSON text;
-/// a larger one is logged as a warning naming the tool, which is left out.
+/// Whether a schema (`which`: `inputSchema` or `outputSchema`) of the server's tool `tool`
+/// is at most `max_bytes` as JSON text; a larger one is logged as a warning naming the tool,
+/// which is left out.
 pub(crate) fn schema_within(
     server: &str,
     tool: &str,
+    which: &str,
     schema: &Map<String, Value>,
     max_bytes: usize,
 ) -> bool {
@@ -86,7 +88,7 @@ pub(crate) fn schema_within(
         tool = %tool,
         bytes = size.0,
         max_bytes,
-        "the tool's inputSchema is larger than the limit; the tool is left out"
+        "the tool's {which} is larger than the limit; the tool is left out"
     );
     false
 }

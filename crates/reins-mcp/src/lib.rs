@@ -44,8 +44,8 @@
 //! bounds HTTP bodies and events alike; HTTP redirects are followed only to the same
 //! origin, so headers never reach another host. The model is shown at most
 //! [`McpServer::max_result_bytes`] of a result and [`McpServer::max_description_bytes`] of
-//! a tool's description, a tool whose `inputSchema` is over [`McpServer::max_schema_bytes`]
-//! is left out, and errors keep 2 KiB of each of a server's last 20 standard-error lines.
+//! a tool's description, a tool whose `inputSchema` or `outputSchema` is over
+//! [`McpServer::max_schema_bytes`] is left out, and errors keep 2 KiB of each of a server's last 20 standard-error lines.
 //! Tool names are made acceptable to every provider and
 //! schemas made object schemas ([`McpTool::name`], [`McpTool::input_schema`]); one name is
 //! one tool, the first listed ([`McpTools`]: prefix a server's tools so that none of them

@@ -313,10 +313,12 @@ impl McpServer {
         self
     }
 
-    /// How large a tool's `inputSchema` may be, as JSON text ([`DEFAULT_MAX_SCHEMA_BYTES`]).
-    /// A tool with a larger one is left out of [`McpClient::tools`](crate::McpClient::tools)
-    /// with a warning: its schema would go to the model with every request, and a tool
-    /// shown without its schema would be called with guessed arguments.
+    /// How large a tool's `inputSchema`, and its `outputSchema`, may each be, as JSON text
+    /// ([`DEFAULT_MAX_SCHEMA_BYTES`]). A tool with a larger one is left out of
+    /// [`McpClient::tools`](crate::McpClient::tools) with a warning: an input schema would
+    /// go to the model with every request (and an output schema is compiled and checked
+    /// against every result), and a tool shown without its schema would be called with
+    /// guessed arguments.
     pub fn max_schema_bytes(mut self, bytes: usize) -> Self {
         self.max_schema_bytes = bytes;
         self

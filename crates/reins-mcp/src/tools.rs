@@ -241,8 +241,9 @@ impl McpClient {
     ///
     /// The whole listing is one request for the call timeout; a list still going after 100
     /// pages is an [`McpError::Protocol`] (a server whose every page names a next one). A
-    /// tool whose `inputSchema` is over [`McpServer::max_schema_bytes`](crate::McpServer::max_schema_bytes)
-    /// is left out, with a warning.
+    /// tool whose `inputSchema` or `outputSchema` is over
+    /// [`McpServer::max_schema_bytes`](crate::McpServer::max_schema_bytes) is left out, with a
+    /// warning.
     pub async fn tools(&self) -> Result<McpTools, McpError> {
         // Read before listing: a change announced while the list is in flight makes this
         // listing stale, not lost.
@@ -251,12 +252,20 @@ impl McpClient {
         let tools = listed
             .into_iter()
             .filter(|tool| {
-                schema_within(
-                    &self.inner.name,
-                    &tool.name,
-                    &tool.input_schema,
-                    self.inner.max_schema_bytes,
-                )
+                let within = |which, schema| {
+                    schema_within(
+                        &self.inner.name,
+                        &tool.name,
+                        which,
+                        schema,
+                        self.inner.max_schema_bytes,
+                    )
+                };
+                within("inputSchema", &tool.input_schema)
+                    && tool
+                        .output_schema
+                        .as_ref()
+                        .is_none_or(|schema| within("outputSchema", schema))
             })
             .map(|tool| McpTool::new(self.inner.clone(), tool))
             .collect();

@@ -97,7 +97,8 @@ async fn every_listed_tool_has_a_name_and_schema_providers_accept_and_one_tool_a
 async fn a_huge_description_is_cut_and_a_tool_with_a_huge_schema_left_out() {
     let client = connect(hostile_server("bloated-tools")).await;
     let tools = client.tools().await.unwrap();
-    // The schema of `huge_schema` is 1 MiB of JSON: past the 64 KiB default, it is not listed.
+    // The input schema of `huge_schema` and the output schema of `huge_output_schema` are
+    // 1 MiB of JSON each: past the 64 KiB default, neither tool is listed.
     assert_eq!(tools.names().collect::<Vec<_>>(), ["echo"]);
     let set = tools.to_tool_set();
     assert_eq!(set.definitions().len(), 1);
@@ -119,7 +120,10 @@ async fn a_huge_description_is_cut_and_a_tool_with_a_huge_schema_left_out() {
     )
     .await;
     let tools = client.tools().await.unwrap();
-    assert_eq!(tools.names().collect::<Vec<_>>(), ["echo", "huge_schema"]);
+    assert_eq!(
+        tools.names().collect::<Vec<_>>(),
+        ["echo", "huge_schema", "huge_output_schema"]
+    );
     let set = tools.to_tool_set();
     let echo = set.definitions().iter().find(|d| d.name == "echo").unwrap();
     assert_eq!(echo.description.len(), 1024 * 1024);
