@@ -289,11 +289,15 @@ fn check_model(
             None
         }
         other => {
+            const PROVIDERS: [&str; 4] = ["local", "openai", "anthropic", "openai-compatible"];
+            let hint = super::suggest::closest(other, PROVIDERS)
+                .map(super::suggest::did_you_mean)
+                .unwrap_or_default();
             problems.push(agent.error_at(
                 provider.span(),
                 format!(
                     "unknown provider `{other}`: expected `local`, `openai`, `anthropic` or \
-                     `openai-compatible`"
+                     `openai-compatible`{hint}"
                 ),
             ));
             return;

@@ -104,6 +104,7 @@ pub fn plain(message: &str) -> String {
         .replacen("invalid type: map,", "invalid type: table,", 1)
         .replacen("invalid type: sequence,", "invalid type: list,", 1)
         .replacen("invalid type: floating point", "invalid type: number", 1);
+    let text = super::suggest::with_suggestion(text);
     if text == "missing field `model`" {
         // The one table every agent needs: say what goes in it.
         return "missing `[model]`: add a `[model]` table with `provider` (local, openai, \
@@ -199,7 +200,7 @@ mod tests {
         );
         assert_eq!(
             plain("unknown field `nmae`, expected one of `name`, `path`"),
-            "unknown field `nmae`, expected one of `name`, `path`"
+            "unknown field `nmae`, expected one of `name`, `path` (did you mean `name`?)"
         );
     }
 

@@ -10,6 +10,7 @@ pub mod check;
 pub mod diagnostic;
 mod paths;
 pub mod shell_tool;
+mod suggest;
 pub mod tool_choice;
 
 use diagnostic::Diagnostic;

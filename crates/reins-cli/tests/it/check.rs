@@ -56,9 +56,12 @@ fn an_unknown_top_level_key_is_shown_at_its_line() {
 }
 
 #[test]
-fn a_misspelt_key_in_a_table_is_shown_at_its_line() {
+fn a_misspelt_key_in_a_table_is_shown_at_its_line_with_the_key_meant() {
     let toml = VALID.replace("name = \"gpt-5-mini\"", "nmae = \"gpt-5-mini\"");
     assert_error_at(&toml, 6, "unknown field `nmae`");
+    assert_error_at(&toml, 6, "(did you mean `name`?)");
+    let toml = VALID.replace("provider = \"openai\"", "provider = \"opanai\"");
+    assert_error_at(&toml, 5, "(did you mean `openai`?)");
 }
 
 #[test]
