@@ -48,11 +48,14 @@ pub struct StopSignal {
 }
 
 impl StopSignal {
-    /// Starts listening for Ctrl-C and SIGTERM.
+    /// Starts listening for Ctrl-C and SIGTERM. On Unix the handlers are in place when this
+    /// returns, not once the listening task first runs: a signal that comes right after it is
+    /// told as a stop, never left to end the process the default way.
     pub fn listen() -> Self {
         let (tell, told) = watch::channel(false);
+        let signals = Signals::install();
         tokio::spawn(async move {
-            stopped().await;
+            signals.received().await;
             let _ = tell.send(true);
         });
         StopSignal { stopped: told }
@@ -63,6 +66,54 @@ impl StopSignal {
         let mut stopped = self.stopped.clone();
         // An error means the listener is gone: only when the runtime shuts down, a stop too.
         let _ = stopped.wait_for(|stopped| *stopped).await;
+    }
+
+    /// `work`'s output, or `None` when Ctrl-C or SIGTERM came first (`work` is dropped where
+    /// it waits): what a command does before it serves, such as opening its store, gives way
+    /// to a stop instead of delaying it.
+    pub async fn unless_stopped<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+        match select(pin!(work), pin!(self.stopped())).await {
+            Either::Left((done, _)) => Some(done),
+            Either::Right(_) => None,
+        }
+    }
+}
+
+/// The handlers of Ctrl-C and SIGTERM, installed by [`Signals::install`].
+struct Signals {
+    #[cfg(unix)]
+    handlers: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Signals {
+    /// Installs the handlers now (on Unix; elsewhere Ctrl-C is listened for once awaited).
+    fn install() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            // Either failing (no signal driver) leaves both to `stopped`, as before.
+            let handlers = signal(SignalKind::interrupt())
+                .and_then(|interrupt| Ok((interrupt, signal(SignalKind::terminate())?)))
+                .ok();
+            Signals { handlers }
+        }
+        #[cfg(not(unix))]
+        {
+            Signals {}
+        }
+    }
+
+    /// Once Ctrl-C or SIGTERM came.
+    async fn received(self) {
+        #[cfg(unix)]
+        if let Some((mut interrupt, mut terminate)) = self.handlers {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+        stopped().await;
     }
 }
 

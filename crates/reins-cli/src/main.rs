@@ -298,6 +298,9 @@ async fn command_main(command: Command) -> ExitCode {
             }
         }
         Command::Ui { agent, bind, token } => {
+            // Before anything that can take time (opening the store, listening): a SIGTERM
+            // from then on stops the inbox cleanly (exit 0), never the default way.
+            let stop = interrupt::StopSignal::listen();
             let loaded = match load(&agent, true) {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
@@ -311,7 +314,7 @@ async fn command_main(command: Command) -> ExitCode {
                 eprintln!("reins: {error}");
                 return ExitCode::from(run::EXIT_INVALID);
             }
-            match ui::serve(loaded, bind, token).await {
+            match ui::serve(loaded, bind, token, stop).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => fail(error),
             }

@@ -59,17 +59,23 @@ struct App {
     resumes: Mutex<Resumes>,
 }
 
-/// Serves the inbox for `agent` on `bind` until Ctrl-C or SIGTERM; then the runs it resumes
-/// are stopped and their leases given back before it returns.
+/// Serves the inbox for `agent` on `bind` until `stop` (Ctrl-C or SIGTERM); then the runs it
+/// resumes are stopped and their leases given back before it returns. A stop while it opens
+/// its store or starts listening returns at once, as cleanly: the caller starts listening
+/// for the signals before anything that can take time.
 pub async fn serve(
     agent: LoadedAgent,
     bind: SocketAddr,
     token: Option<String>,
+    stop: StopSignal,
 ) -> Result<(), String> {
     if let Some(error) = unguarded(bind, token.as_deref()) {
         return Err(error);
     }
-    let store = crate::store::open(&agent).await?;
+    let Some(store) = stop.unless_stopped(crate::store::open(&agent)).await else {
+        return Ok(());
+    };
+    let store = store?;
     let app = Arc::new(App {
         model: crate::assemble::model_label(agent.file.model.get_ref()),
         pricing: crate::assemble::price_table(&agent),
@@ -78,7 +84,7 @@ pub async fn serve(
         store,
         token: token.filter(|t| !t.is_empty()),
         csrf: uuid::Uuid::new_v4().simple().to_string(),
-        stop: StopSignal::listen(),
+        stop,
         resumes: Mutex::new(Resumes::default()),
     });
     let stopping = app.clone();
@@ -93,9 +99,14 @@ pub async fn serve(
         .route("/runs/{run}/fork", post(fork))
         .layer(middleware::from_fn_with_state(app.clone(), guard))
         .with_state(app);
-    let listener = tokio::net::TcpListener::bind(bind)
+    let Some(listener) = stopping
+        .stop
+        .unless_stopped(tokio::net::TcpListener::bind(bind))
         .await
-        .map_err(|error| format!("cannot listen on {bind}: {error}"))?;
+    else {
+        return Ok(());
+    };
+    let listener = listener.map_err(|error| format!("cannot listen on {bind}: {error}"))?;
     let address = listener.local_addr().map_err(|error| error.to_string())?;
     // Tests and scripts read this line to find the port (`--bind 127.0.0.1:0`).
     eprintln!("reins: inbox on http://{address}/");

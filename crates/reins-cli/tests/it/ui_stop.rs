@@ -1,6 +1,7 @@
 //! Stopping `reins ui` (Ctrl-C or SIGTERM) while it resumes a run: the inbox stops the run,
 //! gives its lease back and exits cleanly, so `reins runs resume` continues the run at once
-//! instead of being refused until the lease expires.
+//! instead of being refused until the lease expires. Stopped while it still starts, it exits
+//! as cleanly.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, form_field, http};
@@ -77,4 +78,72 @@ fn sigterm_stops_the_inbox_and_the_run_it_resumed_can_be_resumed_at_once() {
 #[test]
 fn ctrl_c_stops_the_inbox_and_the_run_it_resumed_can_be_resumed_at_once() {
     stopping_the_inbox_gives_the_lease_back("INT");
+}
+
+/// SIGTERM while the inbox opens its store, before it listens: it exits 0, as when it is
+/// stopped later, instead of being killed by the signal.
+#[cfg(feature = "postgres")]
+#[test]
+fn sigterm_while_the_inbox_starts_exits_cleanly() {
+    use std::io::Read;
+    use std::net::TcpListener;
+    use std::process::{Command, Stdio};
+
+    // A "PostgreSQL server" that takes the connection and never answers: the inbox is
+    // known to be opening its store once its connection is taken, and stays there.
+    let server = TcpListener::bind("127.0.0.1:0").expect("listen");
+    server.set_nonblocking(true).expect("non-blocking accept");
+    let port = server.local_addr().expect("address").port();
+    let llm = FakeLlm::start(RULES);
+    let agent = AgentDir::new(&format!(
+        "{model}\n[store]\npostgres_url_env = \"REINS_TEST_POSTGRES\"\n",
+        model = model_table(&llm.openai_url())
+    ));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reins"))
+        .args(["ui", &agent.file.to_string_lossy(), "--bind", "127.0.0.1:0"])
+        .current_dir(agent.dir.path())
+        .env("REINS_TEST_KEY", "k")
+        .env(
+            "REINS_TEST_POSTGRES",
+            format!("postgres://reins@127.0.0.1:{port}/reins"),
+        )
+        .env_remove("REINS_UI_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start reins ui");
+    let _connection = loop {
+        match server.accept() {
+            Ok((connection, _)) => break connection,
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                if let Some(status) = child.try_wait().expect("poll reins ui") {
+                    let mut stderr = String::new();
+                    if let Some(mut pipe) = child.stderr.take() {
+                        let _ = pipe.read_to_string(&mut stderr);
+                    }
+                    panic!("reins ui ended before it opened its store: {status}\n{stderr}");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(error) => panic!("accept: {error}"),
+        }
+    };
+
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(sent.success());
+    let output = child.wait_with_output().expect("reins ui ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the inbox exits cleanly: {}\n{stderr}",
+        output.status
+    );
+    assert!(
+        !stderr.contains("inbox on"),
+        "it stopped before it listened\n{stderr}"
+    );
 }
