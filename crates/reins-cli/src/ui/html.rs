@@ -1,7 +1,7 @@
 //! The inbox's pages. Everything that comes from a run — the model's text, tool arguments and
 //! results, ids — goes through [`escape`]: nothing a model or a tool wrote is rendered as HTML.
 
-use crate::approve::pretty;
+use crate::approve::{SUSPEND_REASON, pretty};
 use crate::run::first_line;
 use crate::runs::{Step, failure_shown, model_shown, status_name, timeline};
 use crate::trail::DecisionView;
@@ -361,8 +361,7 @@ pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
         );
         let _ = write!(
             html,
-            "<div class=\"waiting\" data-call=\"{call_id}\"><p><b>{tool}</b> waits for a decision \
-             ({reason})</p>\
+            "<div class=\"waiting\" data-call=\"{call_id}\"><p><b>{tool}</b> {reason}</p>\
              <form method=\"post\" action=\"{base}/approve\">\
              <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
              <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
@@ -376,7 +375,7 @@ pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
              <button type=\"submit\" name=\"deny\">deny</button></form></div>",
             call_id = escape(&call.internal_call_id),
             tool = escape(&call.tool_name),
-            reason = escape(&call.reason),
+            reason = escape(&why_waiting(&call.reason)),
             base = escape(&base),
             csrf = escape(csrf),
             binding = escape(&call.binding),
@@ -384,6 +383,17 @@ pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
         );
     }
     html
+}
+
+/// Why a call waits, as the inbox says it. The reason stored for a call nobody was asked about
+/// points at the commands that decide it, `reins ui` among them: here the person decides it on
+/// the page. Any other reason (a call in doubt, a hook's or the approval service's) is shown.
+fn why_waiting(reason: &str) -> String {
+    if reason == SUSPEND_REASON || reason.is_empty() {
+        "waits for your decision: approve or deny it below".to_owned()
+    } else {
+        format!("waits for a decision ({reason})")
+    }
 }
 
 /// `text` percent-encoded for one URL path segment.

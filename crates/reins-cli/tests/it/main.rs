@@ -23,5 +23,6 @@ mod tool_choice;
 mod ui;
 mod ui_pages;
 mod ui_stop;
+mod ui_words;
 mod usage;
 mod webhook;
