@@ -174,10 +174,14 @@ fn stdin_lines() -> &'static Mutex<mpsc::UnboundedReceiver<String>> {
     })
 }
 
+/// What the model is told about a call a person denied, before their message if any.
+pub const DENIED_BY_THE_USER: &str = "denied by the user";
+
 /// What the model is told about a denied call: that a person denied it, and their message.
+/// The terminal, `reins runs deny` and the inbox all say it this way.
 pub fn denial(message: Option<&str>) -> String {
     match message.map(str::trim).filter(|m| !m.is_empty()) {
-        Some(message) => format!("denied by the user: {message}"),
-        None => "denied by the user".to_owned(),
+        Some(message) => format!("{DENIED_BY_THE_USER}: {message}"),
+        None => DENIED_BY_THE_USER.to_owned(),
     }
 }

@@ -2,6 +2,7 @@
 //! recorded about its calls (replaced ones included), who made it, when, why, and the
 //! arguments it was bound to.
 
+use crate::approve::DENIED_BY_THE_USER;
 use reins::agent::{RunState, ToolDecision};
 use reins::store::{RecordedDecision, call_binding};
 use serde_json::{Value, json};
@@ -11,7 +12,8 @@ use serde_json::{Value, json};
 pub struct DecisionView {
     /// The call's internal id.
     pub call: String,
-    /// What was decided, in words (`approved`, `approved with edited arguments`, `denied: ...`).
+    /// What was decided, in words (`approved`, `approved with edited arguments`, `denied`,
+    /// `denied: <the person's message>`).
     pub verdict: String,
     /// Who decided.
     pub decided_by: String,
@@ -58,7 +60,7 @@ pub fn views(state: &RunState, decisions: &[RecordedDecision]) -> Vec<DecisionVi
                     "approved with edited arguments".to_owned(),
                     Some(args.clone()),
                 ),
-                ToolDecision::Deny { message } => (format!("denied: {message}"), None),
+                ToolDecision::Deny { message } => (denied(message), None),
                 ToolDecision::Rerun => ("run again".to_owned(), None),
                 ToolDecision::Skip { message } => (format!("skipped: {message}"), None),
                 ToolDecision::SupplyResult { output } => {
@@ -78,6 +80,18 @@ pub fn views(state: &RunState, decisions: &[RecordedDecision]) -> Vec<DecisionVi
             }
         })
         .collect()
+}
+
+/// A denial in words, saying "denied" once. A person's denial tells the model
+/// [`DENIED_BY_THE_USER`] and then their message, if any ([`crate::approve::denial`]): only
+/// that message follows; another message that already says so is shown as it is.
+fn denied(message: &str) -> String {
+    match message.strip_prefix(DENIED_BY_THE_USER) {
+        Some("") => "denied".to_owned(),
+        Some(rest) if rest.starts_with(": ") => format!("denied{rest}"),
+        _ if message.starts_with("denied") => message.to_owned(),
+        _ => format!("denied: {message}"),
+    }
 }
 
 /// The arguments `recorded` is bound to: those of its call in the run (as the model made
@@ -131,7 +145,16 @@ pub fn utc_time(ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::utc_time;
+    use super::{denied, utc_time};
+    use crate::approve::denial;
+
+    #[test]
+    fn a_denial_says_denied_once() {
+        assert_eq!(denied(&denial(None)), "denied");
+        assert_eq!(denied(&denial(Some("not today"))), "denied: not today");
+        assert_eq!(denied("denied: no answer"), "denied: no answer");
+        assert_eq!(denied("deleting is off"), "denied: deleting is off");
+    }
 
     #[test]
     fn times_are_shown_as_utc_dates() {

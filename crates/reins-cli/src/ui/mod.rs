@@ -307,10 +307,7 @@ async fn deny(
         Ok(target) => target,
         Err(refused) => return refused,
     };
-    let message = form.message.filter(|m| !m.trim().is_empty()).map_or_else(
-        || "denied by the user".to_owned(),
-        |m| format!("denied by the user: {m}"),
-    );
+    let message = crate::approve::denial(form.message.as_deref());
     decide(app, run, &target, form.binding, ToolDecision::deny(message)).await
 }
 

@@ -1,9 +1,11 @@
 //! What a person reads about a call that waits for them: in the inbox, what to do there (not
-//! a command to open the inbox they are in).
+//! a command to open the inbox they are in); and a denial that says "denied" once, in the
+//! inbox and in `reins runs show` alike.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::inbox::{Inbox, http};
+use crate::common::inbox::{Inbox, form_field, http};
 use crate::common::{AgentDir, notes_agent, outcome, save_note_rules, waiting_save_note};
+use serde_json::Value;
 
 /// The notes agent whose `save_note` calls wait for a person, and the run that waits.
 fn waiting_run(server: &FakeLlm) -> (AgentDir, String) {
@@ -11,13 +13,25 @@ fn waiting_run(server: &FakeLlm) -> (AgentDir, String) {
         &server.openai_url(),
         "\n[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\" }]\n",
     );
+    let run = another_waiting_run(&agent);
+    (agent, run)
+}
+
+/// Another run of `agent` that waits.
+fn another_waiting_run(agent: &AgentDir) -> String {
     let (code, stdout, stderr) = outcome(
         agent
             .reins(&["run", "AGENT", "--json"])
             .env("REINS_TEST_KEY", "k"),
     );
-    let (run, _) = waiting_save_note(code, &stdout, &stderr);
-    (agent, run)
+    waiting_save_note(code, &stdout, &stderr).0
+}
+
+/// The first decision of `run` as `reins runs show --json` lists it.
+fn first_decision(agent: &AgentDir, run: &str) -> Value {
+    let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", run, "--json"]));
+    let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+    shown["decisions"][0].clone()
 }
 
 #[test]
@@ -42,4 +56,49 @@ fn in_the_inbox_a_waiting_call_says_to_decide_it_on_the_page() {
     // In the terminal the stored reason still says where to decide it.
     let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
     assert!(shown.contains("`reins ui`"), "{shown}");
+}
+
+#[test]
+fn a_denial_says_denied_once_from_the_command_line_and_from_the_inbox() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let (agent, run) = waiting_run(&server);
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "deny",
+        "AGENT",
+        &run,
+        "--message",
+        "not today",
+        "--as",
+        "dana",
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(first_decision(&agent, &run)["verdict"], "denied: not today");
+    let (_, text, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
+    assert!(
+        text.contains(" denied: not today by dana via reins runs deny at "),
+        "{text}"
+    );
+    assert!(!text.contains("denied: denied"), "{text}");
+
+    // Denied in the inbox without a message: just "denied".
+    let run = another_waiting_run(&agent);
+    let inbox = Inbox::start(&agent, &[]);
+    let page = http()
+        .get(format!("{}/runs/{run}", inbox.url))
+        .send()
+        .and_then(|r| r.text())
+        .expect("page");
+    let denied = http()
+        .post(format!("{}/runs/{run}/calls/t1c0/deny", inbox.url))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "csrf={}&binding={}&message=",
+            form_field(&page, "csrf"),
+            form_field(&page, "binding")
+        ))
+        .send()
+        .expect("post");
+    assert_eq!(denied.status(), 303);
+    assert_eq!(first_decision(&agent, &run)["verdict"], "denied");
 }
