@@ -216,8 +216,8 @@ pub async fn show(
     }
     for decision in &trail {
         println!(
-            "decision: call {} {} by {} at {}{}",
-            decision.call,
+            "decision: {} {} by {} at {}{}",
+            crate::trail::about(decision),
             decision.verdict,
             decision.decided_by,
             decision.decided_at,
@@ -226,9 +226,10 @@ pub async fn show(
                 .as_deref()
                 .map_or_else(String::new, |reason| format!(" — because {reason}")),
         );
-        match (&decision.bound_arguments, &decision.new_arguments) {
-            (Some(bound), _) => println!("  bound to the arguments {bound}"),
-            (None, _) => println!("  bound to {}", decision.binding),
+        // The digest alone tells a person nothing (`--json` has it): the arguments, when the
+        // run still holds the call.
+        if let Some(bound) = &decision.bound_arguments {
+            println!("  bound to the arguments {bound}");
         }
         if let Some(new) = &decision.new_arguments {
             println!("  ran with {new}");

@@ -1,9 +1,10 @@
 //! A run's decision trail, for `reins runs show` and the inbox's timeline: every decision
 //! recorded about its calls (replaced ones included), who made it, when, why, and the
-//! arguments it was bound to.
+//! tool and arguments it was bound to.
 
 use crate::approve::DENIED_BY_THE_USER;
 use reins::agent::{RunState, ToolDecision};
+use reins::message::{AssistantContent, Message};
 use reins::store::{RecordedDecision, call_binding};
 use serde_json::{Value, json};
 
@@ -12,8 +13,9 @@ use serde_json::{Value, json};
 pub struct DecisionView {
     /// The call's internal id.
     pub call: String,
-    /// What was decided, in words (`approved`, `approved with edited arguments`, `denied`,
-    /// `denied: <the person's message>`).
+    /// The call's tool, when the run still holds the call the decision is bound to.
+    pub tool: Option<String>,
+    /// What was decided, in words (`approved`, `approved with edited arguments`, `denied: ...`).
     pub verdict: String,
     /// Who decided.
     pub decided_by: String,
@@ -23,9 +25,11 @@ pub struct DecisionView {
     pub decided_at_ms: i64,
     /// Why, if they said.
     pub reason: Option<String>,
-    /// The digest the decision is bound to.
+    /// The digest the decision is bound to (for the JSON listing and a tooltip: a person
+    /// reads the arguments instead).
     pub binding: String,
-    /// The arguments that digest is of, when the run still holds the call they belong to.
+    /// The arguments that digest is of, when the run still holds the call they belong to
+    /// (waiting, or in its history once the run went on).
     pub bound_arguments: Option<Value>,
     /// The arguments the decision replaced them with, if any.
     pub new_arguments: Option<Value>,
@@ -36,6 +40,7 @@ impl DecisionView {
     pub fn to_json(&self) -> Value {
         json!({
             "call": self.call,
+            "tool": self.tool,
             "verdict": self.verdict,
             "decided_by": self.decided_by,
             "decided_at": self.decided_at,
@@ -45,6 +50,15 @@ impl DecisionView {
             "bound_arguments": self.bound_arguments,
             "new_arguments": self.new_arguments,
         })
+    }
+}
+
+/// Which call a decision is about: `call t1c0 (save_note)`, or without the tool when the run
+/// no longer holds the call.
+pub fn about(decision: &DecisionView) -> String {
+    match &decision.tool {
+        Some(tool) => format!("call {} ({tool})", decision.call),
+        None => format!("call {}", decision.call),
     }
 }
 
@@ -67,15 +81,17 @@ pub fn views(state: &RunState, decisions: &[RecordedDecision]) -> Vec<DecisionVi
                     (format!("result supplied: {output}"), None)
                 }
             };
+            let bound = bound_call(state, recorded);
             DecisionView {
                 call: decision.internal_call_id.clone(),
+                tool: bound.as_ref().map(|(tool, _)| tool.clone()),
                 verdict,
                 decided_by: decision.decided_by.clone(),
                 decided_at: utc_time(recorded.decided_at_ms),
                 decided_at_ms: recorded.decided_at_ms,
                 reason: decision.reason.clone(),
                 binding: decision.binding.clone(),
-                bound_arguments: bound_arguments(state, recorded),
+                bound_arguments: bound.map(|(_, arguments)| arguments),
                 new_arguments,
             }
         })
@@ -94,25 +110,40 @@ fn denied(message: &str) -> String {
     }
 }
 
-/// The arguments `recorded` is bound to: those of its call in the run (as the model made
-/// them, or as the call started) whose digest is the decision's binding.
-fn bound_arguments(state: &RunState, recorded: &RecordedDecision) -> Option<Value> {
-    let call = state
+/// The call `recorded` is bound to, as its tool's name and arguments: a call of the run (as
+/// the model made it, or as it started) whose digest is the decision's binding. A waiting
+/// call is looked for among the waiting ones, then every call in the history: once the run
+/// went on, the person still sees what they decided about rather than the digest. `None`
+/// when no call of the run has that digest (a call in doubt, bound with how often it started).
+fn bound_call(state: &RunState, recorded: &RecordedDecision) -> Option<(String, Value)> {
+    let id = &recorded.decision.internal_call_id;
+    let binds = |tool: &str, arguments: &Value| {
+        call_binding(&recorded.run_id, id, tool, arguments) == recorded.decision.binding
+    };
+    let waiting = state
         .pending_calls
         .iter()
-        .find(|pending| pending.internal_call_id == recorded.decision.internal_call_id)?;
-    [Some(&call.call.arguments), call.started.as_ref()]
-        .into_iter()
-        .flatten()
-        .find(|arguments| {
-            call_binding(
-                &recorded.run_id,
-                &call.internal_call_id,
-                &call.call.name,
-                arguments,
-            ) == recorded.decision.binding
-        })
-        .cloned()
+        .filter(|pending| &pending.internal_call_id == id)
+        .flat_map(|pending| {
+            [Some(&pending.call.arguments), pending.started.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(|arguments| (&pending.call.name, arguments))
+        });
+    let made = state.history.iter().flat_map(|message| match message {
+        Message::Assistant { content } => content
+            .iter()
+            .filter_map(|part| match part {
+                AssistantContent::ToolCall(call) => Some((&call.name, &call.arguments)),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    });
+    waiting
+        .chain(made)
+        .find(|(tool, arguments)| binds(tool, arguments))
+        .map(|(tool, arguments)| (tool.clone(), arguments.clone()))
 }
 
 /// `ms` since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC` (the proleptic Gregorian calendar).

@@ -265,23 +265,22 @@ pub fn run_timeline(state: &RunState, own_model: &str) -> String {
 }
 
 /// The run's decision trail: who decided what about which call, when, why, and the
-/// arguments the decision was bound to.
+/// arguments the decision was bound to. The digest it is bound to is a tooltip only: a person
+/// reads the arguments (shown while the run holds the call, as it does once it went on).
 pub fn decision_trail(trail: &[DecisionView]) -> String {
     if trail.is_empty() {
         return String::new();
     }
     let mut html = String::from("<h2>decisions</h2><div id=\"decisions-trail\">");
     for decision in trail {
-        let bound = decision
-            .bound_arguments
-            .as_ref()
-            .map_or_else(|| decision.binding.clone(), pretty);
         let _ = write!(
             html,
-            "<div class=\"step decision\" data-call=\"{call}\"><b>decision</b> call {call}: \
-             {verdict} by <span class=\"decided-by\">{by}</span> at {at}{reason}\
-             <br>bound to<pre>{bound}</pre>{new}</div>",
+            "<div class=\"step decision\" data-call=\"{call}\" title=\"bound to {binding}\">\
+             <b>decision</b> {about}: {verdict} by <span class=\"decided-by\">{by}</span> \
+             at {at}{reason}{bound}{new}</div>",
             call = escape(&decision.call),
+            binding = escape(&decision.binding),
+            about = escape(&crate::trail::about(decision)),
             verdict = escape(&decision.verdict),
             by = escape(&decision.decided_by),
             at = escape(&decision.decided_at),
@@ -289,7 +288,12 @@ pub fn decision_trail(trail: &[DecisionView]) -> String {
                 .reason
                 .as_deref()
                 .map_or_else(String::new, |r| format!(" — because {}", escape(r))),
-            bound = escape(&bound),
+            bound = decision
+                .bound_arguments
+                .as_ref()
+                .map_or_else(String::new, |a| {
+                    format!("<br>for the arguments<pre>{}</pre>", escape(&pretty(a)))
+                }),
             new = decision
                 .new_arguments
                 .as_ref()

@@ -1,11 +1,13 @@
 //! What a person reads about a call that waits for them: in the inbox, what to do there (not
-//! a command to open the inbox they are in); and a denial that says "denied" once, in the
+//! a command to open the inbox they are in); a denial that says "denied" once; and once the
+//! run went on, the call and arguments a decision was about rather than a digest — in the
 //! inbox and in `reins runs show` alike.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, form_field, http};
+use crate::common::webdriver::Browser;
 use crate::common::{AgentDir, notes_agent, outcome, save_note_rules, waiting_save_note};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The notes agent whose `save_note` calls wait for a person, and the run that waits.
 fn waiting_run(server: &FakeLlm) -> (AgentDir, String) {
@@ -101,4 +103,84 @@ fn a_denial_says_denied_once_from_the_command_line_and_from_the_inbox() {
         .expect("post");
     assert_eq!(denied.status(), 303);
     assert_eq!(first_decision(&agent, &run)["verdict"], "denied");
+}
+
+#[test]
+fn in_a_browser_a_denied_call_still_shows_its_arguments_after_the_run_went_on() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let (agent, run) = waiting_run(&server);
+    let inbox = Inbox::start(&agent, &[]);
+    let browser = Browser::start();
+    browser.goto(&format!("{}/runs/{run}", inbox.url));
+    let waiting = browser.text(&browser.find(".waiting p"));
+    assert_eq!(
+        waiting,
+        "save_note waits for your decision: approve or deny it below"
+    );
+
+    browser.click(&browser.find("button[name=deny]"));
+    browser.wait_for_text("#status", "completed");
+    let timeline = browser.text(&browser.find("#timeline"));
+    assert!(timeline.contains("I did not save it."), "{timeline}");
+
+    // The call waits no more: the decision still names it and its arguments, and the digest
+    // it is bound to is only a tooltip.
+    let trail = browser.text(&browser.find("#decisions-trail"));
+    assert!(
+        trail.contains("call t1c0 (save_note): denied by "),
+        "{trail}"
+    );
+    assert!(trail.contains("for the arguments"), "{trail}");
+    assert!(trail.contains("\"text\": \"draft\""), "{trail}");
+    assert!(!trail.contains("sha256"), "{trail}");
+    let tooltip = browser.script(
+        "return document.querySelector('.decision').title;",
+        json!([]),
+    );
+    assert!(
+        tooltip
+            .as_str()
+            .is_some_and(|t| t.starts_with("bound to sha256:")),
+        "{tooltip}"
+    );
+    if let Ok(dir) = std::env::var("REINS_SCREENSHOTS") {
+        std::fs::write(format!("{dir}/denied.png"), browser.screenshot()).expect("screenshot");
+    }
+}
+
+#[test]
+fn runs_show_names_a_decided_calls_arguments_after_the_run_went_on() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let (agent, run) = waiting_run(&server);
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "deny", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", "AGENT", &run])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "I did not save it.");
+
+    let (_, text, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
+    assert!(
+        text.contains("decision: call t1c0 (save_note) denied by "),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"bound to the arguments {"text":"draft"}"#),
+        "{text}"
+    );
+    assert!(!text.contains("sha256"), "{text}");
+
+    // The digest stays in the JSON listing, for programs.
+    let decision = first_decision(&agent, &run);
+    assert_eq!(decision["tool"], "save_note", "{decision}");
+    assert_eq!(decision["bound_arguments"]["text"], "draft", "{decision}");
+    assert!(
+        decision["binding"]
+            .as_str()
+            .is_some_and(|b| b.starts_with("sha256:")),
+        "{decision}"
+    );
 }
