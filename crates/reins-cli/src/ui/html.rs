@@ -369,7 +369,7 @@ pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
              <form method=\"post\" action=\"{base}/approve\">\
              <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
              <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
-             <label>arguments (edit before approving)<br>\
+             <label>arguments (you may change them before approving)<br>\
              <textarea name=\"args\" rows=\"8\">{args}</textarea></label><br>\
              <button type=\"submit\" name=\"approve\">approve</button></form>\
              <form method=\"post\" action=\"{base}/deny\">\

@@ -54,6 +54,11 @@ fn in_the_inbox_a_waiting_call_says_to_decide_it_on_the_page() {
         !page.contains("reins ui"),
         "the person is in the inbox\n{page}"
     );
+    // Editing the arguments is offered, not asked for.
+    assert!(
+        page.contains("arguments (you may change them before approving)"),
+        "{page}"
+    );
 
     // In the terminal the stored reason still says where to decide it.
     let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
