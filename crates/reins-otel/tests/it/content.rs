@@ -76,4 +76,19 @@ async fn messages_are_recorded_as_role_and_typed_parts_with_the_system_instructi
     );
     let tool = span(&spans, "execute_tool lookup");
     assert_eq!(attr_str(tool, "gen_ai.tool.call.result"), "sunny in Paris");
+
+    // The run's span holds the run's own input and answer: as messages, and as plain text
+    // where trace viewers list a trace's input and output.
+    let run = span(&spans, "invoke_agent weather");
+    assert_eq!(parsed(run, "gen_ai.input.messages"), json!([asked]));
+    assert_eq!(
+        parsed(run, "gen_ai.output.messages"),
+        json!([{
+            "role": "assistant",
+            "parts": [{"type": "text", "content": "It is sunny in Paris."}],
+            "finish_reason": "stop"
+        }])
+    );
+    assert_eq!(attr_str(run, "input.value"), "Weather in Paris?");
+    assert_eq!(attr_str(run, "output.value"), "It is sunny in Paris.");
 }

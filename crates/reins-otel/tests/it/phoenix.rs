@@ -376,6 +376,10 @@ fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
         attribute("llm.output_messages.0.message.content"),
         "It is sunny in Paris."
     );
+    // The trace's root shows the run's input and answer (Phoenix lists them per trace).
+    let root = |key: &str| first_with(&spans, "invoke_agent weather", key).cloned();
+    assert_eq!(root("input.value"), Some("Weather in Paris?".into()));
+    assert_eq!(root("output.value"), Some("It is sunny in Paris.".into()));
     drop(runtime);
     let _ = tracer_provider.shutdown();
 }

@@ -184,6 +184,12 @@ async fn content_is_recorded_only_when_opted_in_and_as_the_redactor_returns_it()
     assert!(input.contains("Weather in [city]?"), "{input}");
     let output = attr_str(chats[1], "gen_ai.output.messages");
     assert!(output.contains("It is sunny in [city]."), "{output}");
+    let run = spans
+        .iter()
+        .find(|s| s.name.starts_with("invoke_agent"))
+        .expect("the run's span");
+    assert_eq!(attr_str(run, "input.value"), "Weather in [city]?");
+    assert_eq!(attr_str(run, "output.value"), "It is sunny in [city].");
     assert!(!spans.iter().any(|s| {
         s.attributes
             .iter()

@@ -106,6 +106,17 @@ pub(crate) fn output_messages(
     serde_json::to_string(&[message]).ok()
 }
 
+/// `gen_ai.output.messages` of a whole run: its final answer, one assistant text message
+/// that stopped.
+pub(crate) fn answer_messages(answer: &str) -> Option<String> {
+    let message = OutputMessage {
+        role: "assistant",
+        parts: vec![Part::Text { content: answer }],
+        finish_reason: finish_reason_name(&FinishReason::Stop),
+    };
+    serde_json::to_string(&[message]).ok()
+}
+
 /// A finish reason as the conventions name it (`gen_ai.response.finish_reasons` and an output
 /// message's `finish_reason`): `stop`, `length`, `content_filter`, `tool_call`, or the
 /// provider's own word for any other.

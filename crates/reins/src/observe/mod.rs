@@ -170,6 +170,17 @@ impl Telemetry {
         kind: ContentKind,
         content: impl FnOnce() -> Option<String>,
     ) {
+        Telemetry::record_content_at(span, kind, kind.attribute(), content);
+    }
+
+    /// Records `kind` under `attribute` (content that some viewers read elsewhere, redacted
+    /// as its kind).
+    pub(crate) fn record_content_at(
+        span: &Span,
+        kind: ContentKind,
+        attribute: &'static str,
+        content: impl FnOnce() -> Option<String>,
+    ) {
         if span.is_disabled() {
             return;
         }
@@ -179,7 +190,7 @@ impl Telemetry {
         })
         .flatten();
         if let Some(text) = recorded {
-            span.record(kind.attribute(), text.as_str());
+            span.record(attribute, text.as_str());
         }
     }
 }

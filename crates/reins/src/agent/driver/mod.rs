@@ -91,7 +91,7 @@ pub(crate) fn run(
             durable,
             worker,
         } = begin(config, start, options.start.take()).await?;
-        let (state, span, ctx) = traced(config, state, sink.is_some(), &options);
+        let (state, span, ctx) = traced(config, state, prompt.as_ref(), sink.is_some(), &options);
         let tools = match &config.live {
             Some(live) => live.current(),
             None => Arc::clone(&config.tools),

@@ -92,10 +92,11 @@ pub(super) async fn begin(
 pub(super) fn traced(
     config: &AgentConfig,
     mut state: RunState,
+    prompt: Option<&Message>,
     streamed: bool,
     options: &RunOptions,
 ) -> (RunState, tracing::Span, HookContext) {
-    let span = trace::run_span(config, &mut state);
+    let span = trace::run_span(config, &mut state, prompt);
     let ctx = HookContext::for_run(
         state.run_id.clone(),
         config.name.clone(),

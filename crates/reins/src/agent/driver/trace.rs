@@ -15,6 +15,7 @@ use crate::agent::response::PromptResponse;
 use crate::completion::{
     CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, Usage,
 };
+use crate::message::Message;
 use crate::observe::messages::{self, finish_reason_name};
 use crate::observe::{ContentKind, Telemetry};
 use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
@@ -24,8 +25,13 @@ use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
 use tracing::{Level, Span};
 
 /// The `invoke_agent` span of a run. A new run stores the span's trace context in `state`; a
-/// resumed one (its state carries a context) continues that trace.
-pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
+/// resumed one (its state carries a context) continues that trace. A new run's `prompt` is
+/// its input, recorded when content is.
+pub(super) fn run_span(
+    config: &AgentConfig,
+    state: &mut RunState,
+    prompt: Option<&Message>,
+) -> Span {
     let span = tracing::info_span!(
         target: "reins",
         "invoke_agent",
@@ -39,6 +45,10 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
         gen_ai.request.max_tokens = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
+        gen_ai.input.messages = Empty,
+        gen_ai.output.messages = Empty,
+        input.value = Empty,
+        output.value = Empty,
         reins.turn = Empty,
         reins.resumed = state.trace_context.is_some(),
         reins.run.status = Empty,
@@ -72,6 +82,16 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
         }
         Some(())
     });
+    if let Some(prompt) = prompt {
+        Telemetry::record_content(&span, ContentKind::InputMessages, || {
+            messages::input_messages(std::slice::from_ref(prompt))
+        });
+        // The run's input as plain text too, where trace viewers list a trace's input
+        // (OpenInference's `input.value`, which Phoenix shows for the trace's root).
+        Telemetry::record_content_at(&span, ContentKind::InputMessages, "input.value", || {
+            Some(prompt.text())
+        });
+    }
     span
 }
 
@@ -94,6 +114,14 @@ pub(super) fn record_run_outcome(span: &Span, result: &Result<PromptResponse, Pr
         }
     };
     span.record("reins.run.status", status_name(status));
+    if let Ok(response) = result {
+        Telemetry::record_content(span, ContentKind::OutputMessages, || {
+            messages::answer_messages(&response.output)
+        });
+        Telemetry::record_content_at(span, ContentKind::OutputMessages, "output.value", || {
+            Some(response.output.clone())
+        });
+    }
     if let Some(state) = state {
         record_usage(span, state.usage);
         span.record("reins.turn", int(state.turn as u64));
