@@ -29,7 +29,8 @@ type BuildAgent = dyn Fn(&Steps) -> Agent + Send + Sync;
 /// - `run` ([`RunInput`] → [`RunOutput`]): the run itself; a run that fails ends the
 ///   invocation with a terminal error carrying the reason.
 /// - `decide` ([`DecisionRequest`]): approve, deny or approve with edited arguments a call the
-///   run is suspended on.
+///   run is suspended on. Refused with HTTP 404 when the run does not wait on that call, and
+///   with 400 when the edited arguments are not a JSON object.
 /// - `status` (→ [`RunProgress`]): the journaled steps and the pending calls.
 ///
 /// ```no_run
@@ -74,6 +75,31 @@ fn pending_decision(call: &PendingCall, awakeable: String) -> PendingDecision {
         arguments: call.call.arguments.clone(),
         reason: call.suspended.clone().unwrap_or_default(),
         awakeable,
+    }
+}
+
+/// Why `decision` cannot be applied to the call `call`, if it cannot: edited arguments must be
+/// a JSON object (a tool's arguments always are), else the tool would only fail on them after
+/// the approver was told the decision was taken.
+pub(crate) fn unusable(call: &str, decision: &ToolDecision) -> Option<String> {
+    match decision {
+        ToolDecision::ApproveWithArgs { args } if !args.is_object() => Some(format!(
+            "the arguments of `approve_with_args` for `{call}` must be a JSON object, not {}",
+            json_kind(args)
+        )),
+        _ => None,
+    }
+}
+
+/// What kind of JSON value `value` is, for an error message (the value itself may be large).
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
     }
 }
 
@@ -161,6 +187,9 @@ impl AgentService {
             )
             .into());
         };
+        if let Some(reason) = unusable(&call, &decision) {
+            return Err(TerminalError::new_with_code(400, reason).into());
+        }
         ctx.resolve_awakeable(&waiting.awakeable, Json(decision));
         Ok(())
     }
