@@ -83,6 +83,7 @@
 //! [`PromptRequest::tool_concurrency`]: reins::agent::PromptRequest::tool_concurrency
 #![deny(missing_docs)]
 
+mod awaiting;
 mod client;
 mod decider;
 mod model;

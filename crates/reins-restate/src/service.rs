@@ -2,15 +2,14 @@
 //! workflow invocation keyed by the run id; its `run` handler drives the agent with the
 //! ordinary run loop while the invocation's step port journals every model and tool call.
 
+use crate::awaiting::{PENDING_STATE, decisions, unusable};
 use crate::steps::{STEPS_STATE, Steps, serve_steps};
 use crate::wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
-use reins::agent::{Agent, PendingCall, PromptError, PromptRequest, PromptResponse, ToolDecision};
+use reins::agent::{Agent, PromptError, PromptRequest, PromptResponse};
 use restate_sdk::prelude::*;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
-/// The state key holding the calls a suspended run waits on.
-pub(crate) const PENDING_STATE: &str = "pending";
 /// The state key holding why the run ended without an answer.
 const FAILURE_STATE: &str = "failure";
 
@@ -67,42 +66,6 @@ impl AgentService {
     }
 }
 
-/// What a suspended call waits on, as listed in the run's status.
-fn pending_decision(call: &PendingCall, awakeable: String) -> PendingDecision {
-    PendingDecision {
-        call: call.internal_call_id.clone(),
-        tool: call.call.name.clone(),
-        arguments: call.call.arguments.clone(),
-        reason: call.suspended.clone().unwrap_or_default(),
-        awakeable,
-    }
-}
-
-/// Why `decision` cannot be applied to the call `call`, if it cannot: edited arguments must be
-/// a JSON object (a tool's arguments always are), else the tool would only fail on them after
-/// the approver was told the decision was taken.
-pub(crate) fn unusable(call: &str, decision: &ToolDecision) -> Option<String> {
-    match decision {
-        ToolDecision::ApproveWithArgs { args } if !args.is_object() => Some(format!(
-            "the arguments of `approve_with_args` for `{call}` must be a JSON object, not {}",
-            json_kind(args)
-        )),
-        _ => None,
-    }
-}
-
-/// What kind of JSON value `value` is, for an error message (the value itself may be large).
-fn json_kind(value: &serde_json::Value) -> &'static str {
-    match value {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
-    }
-}
-
 fn failed(error: PromptError) -> HandlerError {
     // A run that ended without an answer is final: Restate must not retry it.
     TerminalError::new(format!("the run failed: {error}")).into()
@@ -146,20 +109,17 @@ impl AgentService {
                 }
             };
             // The run waits in Restate for one decision per suspended call: no worker is held.
-            let mut pending = Vec::new();
-            let mut decisions = Vec::new();
-            for call in suspended.pending() {
-                let (awakeable, decided) = ctx.awakeable::<Json<ToolDecision>>();
-                pending.push(pending_decision(call, awakeable));
-                decisions.push(decided);
-            }
-            ctx.set(PENDING_STATE, Json(pending.clone()));
+            let decided = match decisions(&ctx, suspended.pending()).await {
+                Ok(decided) => decided,
+                Err(error) => {
+                    ctx.set(FAILURE_STATE, Json(RunFailure::Error));
+                    return Err(error.into());
+                }
+            };
             let mut resumed = agent.resume(suspended.state);
-            for (call, decided) in pending.iter().zip(decisions) {
-                let Json(decision) = decided.await?;
-                resumed = resumed.decide(&call.call, decision);
+            for (call, decision) in decided {
+                resumed = resumed.decide(call, decision);
             }
-            ctx.set(PENDING_STATE, Json(Vec::<PendingDecision>::new()));
             request = resumed;
         }
     }

@@ -36,8 +36,10 @@ pub struct PendingDecision {
     pub arguments: Value,
     /// Why the call was suspended.
     pub reason: String,
-    /// The Restate awakeable the run waits on; a decision may also resolve it directly through
-    /// `POST /restate/awakeables/<id>/resolve`.
+    /// The Restate awakeable the run waits on. A decision may also resolve it directly through
+    /// `POST /restate/awakeables/<id>/resolve`, skipping `decide`'s checks: a payload that is
+    /// no usable decision leaves the call waiting on a fresh awakeable (listed here), and one
+    /// rejected through `.../reject` fails the run.
     pub awakeable: String,
 }
 

@@ -2,7 +2,7 @@
 //! call waiting for a decision that can be taken.
 
 use crate::harness::{Cluster, wait_for};
-use reins_restate::{ClientError, PendingDecision, RestateRuns};
+use reins_restate::{ClientError, PendingDecision, RestateRuns, RunFailure};
 use serde_json::json;
 
 async fn pending(runs: &RestateRuns, run: &str) -> PendingDecision {
@@ -47,4 +47,117 @@ async fn edited_arguments_that_are_not_an_object_are_refused_and_the_call_keeps_
         .expect("an object is accepted");
     let output = runs.output("args-1").await.expect("the run finishes");
     assert_eq!(output.answer, "result: transferred 5");
+}
+
+/// Completes the awakeable `awakeable` through Restate's awakeable API, bypassing `decide`:
+/// `verb` is `resolve` or `reject`.
+async fn complete_directly(cluster: &Cluster, awakeable: &str, verb: &str, body: &str) {
+    let answer = reqwest::Client::new()
+        .post(format!(
+            "{}/restate/awakeables/{awakeable}/{verb}",
+            cluster.ingress
+        ))
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await
+        .expect("the ingress answers");
+    assert!(answer.status().is_success(), "{answer:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_awakeable_resolved_directly_with_no_usable_decision_leaves_the_call_waiting() {
+    let mut cluster = Cluster::start("direct").await;
+    cluster.spawn_worker();
+    cluster.register().await;
+    let runs = cluster.runs();
+    runs.start("direct-1", "approve")
+        .await
+        .expect("the run starts");
+    let first = pending(&runs, "direct-1").await;
+
+    complete_directly(
+        &cluster,
+        &first.awakeable,
+        "resolve",
+        r#"{"decision": "bogus"}"#,
+    )
+    .await;
+    // The run reads the payload, refuses it and waits on a fresh awakeable (before, it failed
+    // on every replay and Restate retried it without end).
+    let rearmed = wait_for("the call to wait on a fresh awakeable", || async {
+        let waiting = runs
+            .status("direct-1")
+            .await
+            .ok()?
+            .pending
+            .into_iter()
+            .next()?;
+        (waiting.awakeable != first.awakeable).then_some(waiting)
+    })
+    .await;
+    assert_eq!(
+        (rearmed.call.as_str(), rearmed.tool.as_str()),
+        ("t1c0", "transfer")
+    );
+
+    complete_directly(
+        &cluster,
+        &rearmed.awakeable,
+        "resolve",
+        r#"{"decision": "approve_with_args", "args": 5}"#,
+    )
+    .await;
+    let again = wait_for("the call to wait on another awakeable", || async {
+        let waiting = runs
+            .status("direct-1")
+            .await
+            .ok()?
+            .pending
+            .into_iter()
+            .next()?;
+        (waiting.awakeable != rearmed.awakeable).then_some(waiting)
+    })
+    .await;
+
+    runs.approve("direct-1", &again.call)
+        .await
+        .expect("a decision through decide is taken");
+    let output = runs.output("direct-1").await.expect("the run finishes");
+    assert_eq!(output.answer, "result: transferred 100");
+    assert_eq!(cluster.effects().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_awakeable_rejected_directly_fails_the_run_and_its_status_says_so() {
+    let mut cluster = Cluster::start("reject").await;
+    cluster.spawn_worker();
+    cluster.register().await;
+    let runs = cluster.runs();
+    runs.start("reject-1", "approve")
+        .await
+        .expect("the run starts");
+    let waiting = pending(&runs, "reject-1").await;
+
+    complete_directly(
+        &cluster,
+        &waiting.awakeable,
+        "reject",
+        "nobody may decide this",
+    )
+    .await;
+    match runs.output("reject-1").await {
+        Err(ClientError::Http { body, .. }) => {
+            assert!(
+                body.contains("the decision on `t1c0` was rejected"),
+                "{body}"
+            );
+            assert!(body.contains("nobody may decide this"), "{body}");
+        }
+        other => panic!("expected the run to fail, got {other:?}"),
+    }
+    let progress = runs.status("reject-1").await.expect("the run's status");
+    assert_eq!(progress.failure, Some(RunFailure::Error));
+    assert!(progress.pending.is_empty(), "{progress:?}");
+    assert!(cluster.effects().is_empty());
 }

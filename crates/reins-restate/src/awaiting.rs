@@ -1,0 +1,152 @@
+//! Waiting for the decisions of a suspended run: one awakeable per pending call, listed in the
+//! run's `pending` state (read by `status`, checked by `decide`) until its decision is taken.
+
+use crate::wire::PendingDecision;
+use reins::agent::{PendingCall, ToolDecision};
+use restate_sdk::prelude::*;
+use serde_json::Value;
+
+/// The state key holding the calls a suspended run waits on.
+pub(crate) const PENDING_STATE: &str = "pending";
+
+/// What a suspended call waits on, as listed in the run's status.
+fn pending_decision(call: &PendingCall, awakeable: String) -> PendingDecision {
+    PendingDecision {
+        call: call.internal_call_id.clone(),
+        tool: call.call.name.clone(),
+        arguments: call.call.arguments.clone(),
+        reason: call.suspended.clone().unwrap_or_default(),
+        awakeable,
+    }
+}
+
+/// Why `decision` cannot be applied to the call `call`, if it cannot: edited arguments must be
+/// a JSON object (a tool's arguments always are), else the tool would only fail on them after
+/// the approver was told the decision was taken.
+pub(crate) fn unusable(call: &str, decision: &ToolDecision) -> Option<String> {
+    match decision {
+        ToolDecision::ApproveWithArgs { args } if !args.is_object() => Some(format!(
+            "the arguments of `approve_with_args` for `{call}` must be a JSON object, not {}",
+            json_kind(args)
+        )),
+        _ => None,
+    }
+}
+
+/// What kind of JSON value `value` is, for an error message (the value itself may be large).
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The decision an awakeable was resolved with, or why it cannot be taken.
+fn read_decision(call: &str, payload: &[u8]) -> Result<ToolDecision, String> {
+    let decision: ToolDecision = serde_json::from_slice(payload)
+        .map_err(|error| format!("not a decision about `{call}`: {error}"))?;
+    match unusable(call, &decision) {
+        Some(reason) => Err(reason),
+        None => Ok(decision),
+    }
+}
+
+/// Creates one awakeable per call in `calls`, lists them as the run's pending calls and waits
+/// until each is decided, in whatever order the decisions come; a decided call leaves the list
+/// at once. Returns the decisions by internal call id, or the terminal error of an awakeable
+/// rejected through Restate's API (the list is then cleared) or of a cancelled invocation.
+///
+/// The payloads are read here rather than by the SDK: an awakeable resolved directly (the
+/// awakeable API skips `decide`'s checks) with something that is not a usable decision would
+/// otherwise fail every replay of the invocation, and Restate would retry it without end.
+/// Such a call keeps waiting on a fresh awakeable instead; the payload is journaled, so a
+/// replay re-arms it the same way.
+pub(crate) async fn decisions<'a>(
+    ctx: &WorkflowContext<'_>,
+    calls: impl Iterator<Item = &'a PendingCall>,
+) -> Result<Vec<(String, ToolDecision)>, TerminalError> {
+    let mut waiting = Vec::new();
+    let mut awaited = DurableFuturesUnordered::new();
+    // The call each awaited awakeable decides, at the index `awaited` gave it.
+    let mut deciding = Vec::new();
+    for call in calls {
+        let (awakeable, decided) = ctx.awakeable::<Vec<u8>>();
+        waiting.push(pending_decision(call, awakeable));
+        deciding.push(call.internal_call_id.clone());
+        awaited.push(decided);
+    }
+    ctx.set(PENDING_STATE, Json(waiting.clone()));
+    let mut taken = Vec::new();
+    while let Some((index, outcome)) = awaited.next().await? {
+        let Some(call) = deciding.get(index).cloned() else {
+            continue;
+        };
+        let payload = match outcome {
+            Ok(payload) => payload,
+            Err(rejected) => {
+                // The run ends here: it waits on nothing any more.
+                ctx.clear(PENDING_STATE);
+                return Err(TerminalError::new(format!(
+                    "the decision on `{call}` was rejected: {}",
+                    rejected.message()
+                )));
+            }
+        };
+        match read_decision(&call, &payload) {
+            Ok(decision) => {
+                waiting.retain(|pending| pending.call != call);
+                taken.push((call, decision));
+            }
+            Err(reason) => {
+                tracing::warn!(
+                    run_id = %ctx.key(),
+                    call = %call,
+                    reason = %reason,
+                    "an unusable decision was ignored; the call waits on a fresh awakeable"
+                );
+                let (awakeable, decided) = ctx.awakeable::<Vec<u8>>();
+                if let Some(pending) = waiting.iter_mut().find(|pending| pending.call == call) {
+                    pending.awakeable = awakeable;
+                }
+                deciding.push(call);
+                awaited.push(decided);
+            }
+        }
+        ctx.set(PENDING_STATE, Json(waiting.clone()));
+    }
+    Ok(taken)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payload_that_is_no_usable_decision_says_why() {
+        let read = |payload: &str| read_decision("t1c0", payload.as_bytes());
+        assert_eq!(
+            read(r#"{"decision": "approve"}"#),
+            Ok(ToolDecision::approve())
+        );
+        let Err(reason) = read(r#"{"decision": "bogus"}"#) else {
+            panic!("a bogus decision is refused")
+        };
+        assert!(
+            reason.starts_with("not a decision about `t1c0`"),
+            "{reason}"
+        );
+        assert_eq!(
+            read(r#"{"decision": "approve_with_args", "args": [1]}"#),
+            Err(
+                "the arguments of `approve_with_args` for `t1c0` must be a JSON object, not an \
+                 array"
+                    .to_owned()
+            )
+        );
+        assert!(read("not json").is_err());
+    }
+}
