@@ -42,7 +42,9 @@
 //! the workflow then creates one Restate awakeable per suspended call, lists them in the
 //! run's `status`, and waits — suspended in Restate, holding no worker. The `decide` handler
 //! (or [`RestateRuns::decide`]) resolves one, and the run resumes on whichever worker Restate
-//! picks, replaying its journal up to the decision.
+//! picks, replaying its journal up to the decision. The first decision about a call is the one
+//! taken: `decide` refuses a second one (HTTP 409), and edited arguments that are not a JSON
+//! object (400).
 //!
 //! A decider that asks the outside world at once (a web service) is wrapped with
 //! [`Steps::decider`]: each answer is then one journaled step, `<run id>/approval/<call>`, and
@@ -84,6 +86,7 @@
 #![deny(missing_docs)]
 
 mod awaiting;
+mod claims;
 mod client;
 mod decider;
 mod model;

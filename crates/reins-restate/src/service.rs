@@ -3,6 +3,7 @@
 //! ordinary run loop while the invocation's step port journals every model and tool call.
 
 use crate::awaiting::{PENDING_STATE, decisions, unusable};
+use crate::claims::DecisionClaimsClient;
 use crate::steps::{STEPS_STATE, Steps, serve_steps};
 use crate::wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
 use reins::agent::{Agent, PromptError, PromptRequest, PromptResponse};
@@ -28,8 +29,9 @@ type BuildAgent = dyn Fn(&Steps) -> Agent + Send + Sync;
 /// - `run` ([`RunInput`] → [`RunOutput`]): the run itself; a run that fails ends the
 ///   invocation with a terminal error carrying the reason.
 /// - `decide` ([`DecisionRequest`]): approve, deny or approve with edited arguments a call the
-///   run is suspended on. Refused with HTTP 404 when the run does not wait on that call, and
-///   with 400 when the edited arguments are not a JSON object.
+///   run is suspended on. Refused with HTTP 404 when the run does not wait on that call,
+///   with 400 when the edited arguments are not a JSON object, and with 409 when the call
+///   has already been decided (the first decision stands).
 /// - `status` (→ [`RunProgress`]): the journaled steps and the pending calls.
 ///
 /// ```no_run
@@ -66,6 +68,14 @@ impl AgentService {
     }
 }
 
+/// Lets the run's decision claims go once it has ended (with an answer or a terminal error
+/// only: a retried invocation must not find a message it has not sent yet in its journal).
+fn forget_claims(ctx: &WorkflowContext<'_>) {
+    ctx.object_client::<DecisionClaimsClient>(ctx.key())
+        .forget()
+        .send();
+}
+
 fn failed(error: PromptError) -> HandlerError {
     // A run that ended without an answer is final: Restate must not retry it.
     TerminalError::new(format!("the run failed: {error}")).into()
@@ -90,11 +100,13 @@ impl AgentService {
             let outcome: Result<PromptResponse, PromptError> = tokio::select! {
                 outcome = driven => outcome,
                 () = serve_steps(&ctx, &mut port, &mut progress) => {
+                    forget_claims(&ctx);
                     return Err(TerminalError::new("the agent dropped its step port").into());
                 }
             };
             let suspended = match outcome {
                 Ok(response) => {
+                    forget_claims(&ctx);
                     return Ok(Json(RunOutput {
                         run_id,
                         answer: response.output,
@@ -105,6 +117,7 @@ impl AgentService {
                 Err(PromptError::Suspended { run }) => run,
                 Err(error) => {
                     ctx.set(FAILURE_STATE, Json(RunFailure::of(&error)));
+                    forget_claims(&ctx);
                     return Err(failed(error));
                 }
             };
@@ -113,6 +126,7 @@ impl AgentService {
                 Ok(decided) => decided,
                 Err(error) => {
                     ctx.set(FAILURE_STATE, Json(RunFailure::Error));
+                    forget_claims(&ctx);
                     return Err(error.into());
                 }
             };
@@ -149,6 +163,21 @@ impl AgentService {
         };
         if let Some(reason) = unusable(&call, &decision) {
             return Err(TerminalError::new_with_code(400, reason).into());
+        }
+        let first = ctx
+            .object_client::<DecisionClaimsClient>(ctx.key())
+            .claim(waiting.awakeable.clone())
+            .call()
+            .await?;
+        if !first {
+            return Err(TerminalError::new_with_code(
+                409,
+                format!(
+                    "`{call}` of run `{}` has already been decided; the first decision stands",
+                    ctx.key()
+                ),
+            )
+            .into());
         }
         ctx.resolve_awakeable(&waiting.awakeable, Json(decision));
         Ok(())

@@ -1,5 +1,6 @@
 //! Serving an [`AgentService`] over HTTP for the Restate server to call.
 
+use crate::claims::DecisionClaims;
 use crate::service::AgentService;
 use restate_sdk::prelude::*;
 use std::net::SocketAddr;
@@ -16,10 +17,15 @@ pub async fn serve(addr: SocketAddr, service: AgentService) -> std::io::Result<(
 }
 
 /// Serves `service` on an open listener (e.g. one from [`listener`]) until the process ends.
+///
+/// Besides `ReinsAgent`, the endpoint holds `ReinsAgentDecisions`, a virtual object private to
+/// the ingress through which `decide` makes the first decision about a call the only one.
 pub async fn serve_on(listener: tokio::net::TcpListener, service: AgentService) {
-    HttpServer::new(Endpoint::builder().bind(service).build())
-        .serve(listener)
-        .await;
+    let claims = DecisionClaims
+        .into_service_definition()
+        .options(ServiceOptions::new().ingress_private(true));
+    let endpoint = Endpoint::builder().bind(service).bind(claims).build();
+    HttpServer::new(endpoint).serve(listener).await;
 }
 
 /// A listener on `addr` that other workers may share.

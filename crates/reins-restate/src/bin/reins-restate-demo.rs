@@ -6,12 +6,14 @@
 //!
 //! The agent's model is `ScriptedModel::resumable`, its script chosen by the prompt's first
 //! word: `crash` (records `one`, then, after a slow model turn, `two`, then answers), `approve`
-//! (calls `transfer`, which the approval policy suspends; the answer quotes the transfer's
-//! result), `loop` (a ten-turn tool loop: nine `record` calls, then an answer; the benchmark's
-//! workload), `fail` (the model call fails with HTTP 503) and anything else (records `only`, then answers). Both tools append one line per
-//! execution to the effects file: `<tool> <effect id> <argument> <worker pid>`. A hook stamps
-//! the item of every `record` call made with `"stamp": true` (the `crash` script's) with the
-//! wall clock, read through `Steps::record` so that a replay sees the same time.
+//! (calls `transfer`, which the approval policy suspends; the answer quotes the last tool
+//! result), `pair` (like `approve`, with two transfers in one turn: 100 and 7), `loop` (a
+//! ten-turn tool loop: nine `record` calls, then an answer; the benchmark's workload), `fail`
+//! (the model call fails with HTTP 503) and anything else (records `only`, then answers). Both
+//! tools append one line per execution to the effects file: `<tool> <effect id> <argument>
+//! <worker pid>`. A hook stamps the item of every `record` call made with `"stamp": true` (the
+//! `crash` script's) with the wall clock, read through `Steps::record` so that a replay sees
+//! the same time.
 
 use reins::agent::{Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext};
 use reins::completion::{CompletionError, CompletionModel, CompletionRequest, CompletionResponse};
@@ -47,6 +49,7 @@ struct TransferArgs {
 struct DemoModel {
     crash: ScriptedModel,
     approve: ScriptedModel,
+    pair: ScriptedModel,
     tool_loop: ScriptedModel,
     failing: ScriptedModel,
     quick: ScriptedModel,
@@ -65,6 +68,11 @@ impl DemoModel {
                 "transfer",
                 json!({"amount": 100}),
             )])
+            .without_request_log(),
+            pair: ScriptedModel::resumable([Turn::tool_calls([
+                ("transfer", json!({"amount": 100})),
+                ("transfer", json!({"amount": 7})),
+            ])])
             .without_request_log(),
             tool_loop: ScriptedModel::resumable(
                 (1..=9)
@@ -98,7 +106,7 @@ impl CompletionModel for DemoModel {
             .unwrap_or_default();
         match prompt.split_whitespace().next() {
             Some("crash") => self.crash.completion(request).await,
-            Some("approve") => {
+            Some(script @ ("approve" | "pair")) => {
                 let answered = request
                     .history
                     .iter()
@@ -108,6 +116,7 @@ impl CompletionModel for DemoModel {
                     Some(result) => Ok(CompletionResponse::new(OneOrMany::one(
                         AssistantContent::text(format!("result: {}", result.text())),
                     ))),
+                    None if script == "pair" => self.pair.completion(request).await,
                     None => self.approve.completion(request).await,
                 }
             }

@@ -2,6 +2,7 @@
 //! call waiting for a decision that can be taken.
 
 use crate::harness::{Cluster, wait_for};
+use reins::agent::ToolDecision;
 use reins_restate::{ClientError, PendingDecision, RestateRuns, RunFailure};
 use serde_json::json;
 
@@ -160,4 +161,78 @@ async fn an_awakeable_rejected_directly_fails_the_run_and_its_status_says_so() {
     assert_eq!(progress.failure, Some(RunFailure::Error));
     assert!(progress.pending.is_empty(), "{progress:?}");
     assert!(cluster.effects().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn of_concurrent_decisions_about_a_call_one_is_taken_and_the_others_are_refused() {
+    let mut cluster = Cluster::start("twice").await;
+    cluster.spawn_worker();
+    cluster.register().await;
+    let runs = cluster.runs();
+    // Two transfers wait; the second keeps the run suspended while the first is decided.
+    runs.start("twice-1", "pair").await.expect("the run starts");
+    wait_for("both transfers to wait", || async {
+        let waiting = runs.status("twice-1").await.ok()?.pending;
+        (waiting.len() == 2).then_some(())
+    })
+    .await;
+
+    // Eight people decide the first transfer at once, half approving, half denying. Before,
+    // every one was answered 200 and Restate kept one resolution, silently dropping the
+    // others. Now exactly one is taken; the others get 409 (the call is claimed) or 404 (the
+    // run has taken the decision and no longer waits on the call).
+    let decisions = (0..8).map(|n| {
+        let runs = runs.clone();
+        async move {
+            let decision = if n % 2 == 0 {
+                ToolDecision::deny(format!("no {n}"))
+            } else {
+                ToolDecision::approve()
+            };
+            (n, runs.decide("twice-1", "t1c0", decision).await)
+        }
+    });
+    let mut taken = Vec::new();
+    for (n, answer) in futures::future::join_all(decisions).await {
+        match answer {
+            Ok(()) => taken.push(n),
+            Err(ClientError::Http { status: 409, body }) => {
+                assert!(body.contains("already been decided"), "{body}");
+            }
+            Err(ClientError::Http { status: 404, body }) => {
+                assert!(
+                    body.contains("not waiting for a decision on `t1c0`"),
+                    "{body}"
+                );
+            }
+            Err(other) => panic!("decision {n}: {other}"),
+        }
+    }
+    assert_eq!(taken.len(), 1, "decisions taken: {taken:?}");
+
+    let left = wait_for("the decided call to leave the pending list", || async {
+        let waiting = runs.status("twice-1").await.ok()?.pending;
+        (waiting.len() == 1).then_some(waiting)
+    })
+    .await;
+    assert_eq!(left[0].call, "t1c1");
+    runs.approve("twice-1", "t1c1")
+        .await
+        .expect("the other call is approved");
+    let output = runs.output("twice-1").await.expect("the run finishes");
+    assert_eq!(output.answer, "result: transferred 7");
+
+    // The decision that was taken is the one applied: the first transfer ran only if it was
+    // an approval.
+    let ran: Vec<String> = cluster
+        .effects()
+        .into_iter()
+        .map(|effect| format!("{} {}", effect.effect_id, effect.argument))
+        .collect();
+    let mut expected = Vec::new();
+    if taken[0] % 2 == 1 {
+        expected.push("twice-1/t1c0 100".to_owned());
+    }
+    expected.push("twice-1/t1c1 7".to_owned());
+    assert_eq!(ran, expected);
 }
