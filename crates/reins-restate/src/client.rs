@@ -47,14 +47,33 @@ pub enum ClientError {
 /// println!("{}", output.answer);
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RestateRuns {
     ingress: reqwest::Url,
     http: reqwest::Client,
 }
 
+impl std::fmt::Debug for RestateRuns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // User info in the ingress URL is sent as basic authentication: a credential, so it
+        // is masked (a derived Debug printed the password).
+        let mut shown = self.ingress.clone();
+        if !shown.username().is_empty() {
+            let _ = shown.set_username("***");
+        }
+        if shown.password().is_some() {
+            let _ = shown.set_password(Some("***"));
+        }
+        f.debug_struct("RestateRuns")
+            .field("ingress", &shown.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
 impl RestateRuns {
-    /// A client of the ingress at `ingress` (e.g. `http://127.0.0.1:8080`).
+    /// A client of the ingress at `ingress` (e.g. `http://127.0.0.1:8080`). User info in the
+    /// URL (`http://user:password@host:8080`) is sent as basic authentication and masked in
+    /// the client's `Debug`.
     pub fn new(ingress: &str) -> Result<Self, ClientError> {
         let ingress =
             reqwest::Url::parse(ingress).map_err(|error| ClientError::Url(error.to_string()))?;
@@ -217,4 +236,18 @@ pub async fn register_deployment(admin: &str, deployment: &str) -> Result<(), Cl
         status: status.as_u16(),
         body,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_masks_the_credentials_in_the_ingress_url() {
+        let runs = RestateRuns::new("http://ann:s3cret@127.0.0.1:8080/").expect("a valid URL");
+        let shown = format!("{runs:?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(!shown.contains("ann"), "{shown}");
+        assert!(shown.contains("***:***@127.0.0.1:8080"), "{shown}");
+    }
 }
