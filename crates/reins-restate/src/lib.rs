@@ -69,8 +69,9 @@
 //!   fine (usage is journaled); one reading the wall clock directly is not.
 //! - [`Steps::record`] is for hooks; inside a tool it is refused with a [`StepError`] (a tool
 //!   call already is one step, and steps are journaled one at a time).
-//! - Tools run concurrently ([`PromptRequest::tool_concurrency`] above 1) reach the journal
-//!   in completion order, which a replay need not repeat: keep the default of 1 on Restate.
+//! - The service drives every run with [`PromptRequest::tool_concurrency`] 1 (it builds the
+//!   request, so this cannot be changed): tools run concurrently would reach the journal in
+//!   completion order, which a replay need not repeat.
 //! - A hook's own side effects (logs, metrics) happen again on replay; make them idempotent
 //!   or tolerant of repeats.
 //!
