@@ -104,4 +104,4 @@ pub use service::{AgentService, SERVICE_NAME};
 pub use steps::{StepError, Steps};
 pub use tool::JournaledTool;
 pub use wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
-pub use worker::{listener, serve, serve_on};
+pub use worker::{bind, listener, serve, serve_on};

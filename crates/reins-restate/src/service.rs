@@ -25,6 +25,9 @@ type BuildAgent = dyn Fn(&Steps) -> Agent + Send + Sync;
 /// [`Steps::model`] and its tools with [`Steps::tool`]; the same function builds the agent for
 /// embedded runs from [`Steps::embedded`]. Hooks are added as usual and run unchanged.
 ///
+/// Serve it with [`serve`](crate::serve) or [`serve_on`](crate::serve_on), or bind it to an
+/// endpoint of your own with [`bind`](crate::bind) (which adds the object `decide` needs).
+///
 /// Handlers (through the ingress, `http://<ingress>/ReinsAgent/<run id>/<handler>`):
 /// - `run` ([`RunInput`] → [`RunOutput`]): the run itself; a run that fails ends the
 ///   invocation with a terminal error carrying the reason.

@@ -16,16 +16,38 @@ pub async fn serve(addr: SocketAddr, service: AgentService) -> std::io::Result<(
     Ok(())
 }
 
-/// Serves `service` on an open listener (e.g. one from [`listener`]) until the process ends.
-///
-/// Besides `ReinsAgent`, the endpoint holds `ReinsAgentDecisions`, a virtual object private to
-/// the ingress through which `decide` makes the first decision about a call the only one.
+/// Serves `service` on an open listener (e.g. one from [`listener`]) until the process ends,
+/// on an endpoint made by [`bind`].
 pub async fn serve_on(listener: tokio::net::TcpListener, service: AgentService) {
+    let endpoint = bind(Endpoint::builder(), service).build();
+    HttpServer::new(endpoint).serve(listener).await;
+}
+
+/// Binds `service` to `endpoint`, with what it needs beside it: `ReinsAgentDecisions`, a
+/// virtual object private to the ingress through which `decide` makes the first decision
+/// about a call the only one. Use it for an endpoint of your own (other services beside the
+/// agent, another transport); binding the `AgentService` alone would leave `decide` failing.
+///
+/// ```no_run
+/// use reins::agent::AgentBuilder;
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins_restate::AgentService;
+/// use restate_sdk::prelude::*;
+///
+/// let service = AgentService::new(|steps| {
+///     AgentBuilder::new(steps.model(ScriptedModel::resumable([Turn::text("Hello.")]))).build()
+/// });
+/// let endpoint = reins_restate::bind(Endpoint::builder(), service).build();
+/// # let _ = endpoint;
+/// ```
+pub fn bind(
+    endpoint: restate_sdk::endpoint::Builder,
+    service: AgentService,
+) -> restate_sdk::endpoint::Builder {
     let claims = DecisionClaims
         .into_service_definition()
         .options(ServiceOptions::new().ingress_private(true));
-    let endpoint = Endpoint::builder().bind(service).bind(claims).build();
-    HttpServer::new(endpoint).serve(listener).await;
+    endpoint.bind(service).bind(claims)
 }
 
 /// A listener on `addr` that other workers may share.
