@@ -25,6 +25,24 @@ pub fn ingress(agent: &LoadedAgent) -> Option<&str> {
         .map(|url| url.get_ref().as_str())
 }
 
+/// `url` as it may be shown: user info (`user:password@`, sent as basic authentication) is
+/// a credential, so it reads `***@`. Done on the text, so a URL that does not parse is
+/// masked too. (The agent file's ingress URL cannot hold any, `check` refuses it; the admin
+/// URL given to `reins serve --register` can.)
+pub(crate) fn shown(url: &str) -> String {
+    let authority_start = url.find("://").map_or(0, |at| at + 3);
+    let rest = &url[authority_start..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!(
+            "{}***{}",
+            &url[..authority_start],
+            &url[authority_start + at..]
+        ),
+        None => url.to_owned(),
+    }
+}
+
 /// Why `command` cannot run on the agent's store, when that store is Restate.
 pub fn unsupported(agent: &LoadedAgent, command: &str) -> Option<String> {
     let url = ingress(agent)?;
@@ -61,5 +79,21 @@ pub(crate) fn explain(agent: &LoadedAgent, url: &str, error: &ClientError) -> St
             )
         }
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn user_info_in_a_url_is_masked_and_the_rest_kept() {
+        assert_eq!(
+            shown("http://ops:hunter2@restate.internal:8080/path?q=a@b"),
+            "http://***@restate.internal:8080/path?q=a@b"
+        );
+        assert_eq!(shown("https://token@host"), "https://***@host");
+        assert_eq!(shown("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
+        assert_eq!(shown("not a url:pw@host"), "***@host");
     }
 }

@@ -41,7 +41,9 @@ pub async fn serve(
         connected.model_label
     );
     if let Some(admin) = register {
-        if let Err(error) = reins_restate::register_deployment(&admin, &deployment).await {
+        let registered = reins_restate::register_deployment(&admin, &deployment).await;
+        let (admin, deployment) = (super::shown(&admin), super::shown(&deployment));
+        if let Err(error) = registered {
             worker.abort();
             return Err(format!(
                 "registering the deployment {deployment} with the Restate admin API at {admin} \

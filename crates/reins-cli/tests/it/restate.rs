@@ -349,6 +349,33 @@ fn commands_that_need_run_records_say_the_restate_store_has_none() {
 }
 
 #[test]
+fn a_failed_registration_does_not_show_the_admin_url_s_credentials() {
+    let agent = AgentDir::new(&format!(
+        "{}\n[store]\nrestate = \"http://127.0.0.1:9\"\n",
+        model_table("http://127.0.0.1:9/v1")
+    ));
+    // Nothing listens on the admin port: the registration fails and says where it tried.
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&[
+                "serve",
+                "AGENT",
+                "--listen",
+                "127.0.0.1:0",
+                "--register",
+                "http://ops:hunter2@127.0.0.1:9",
+            ])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("admin API at http://***@127.0.0.1:9"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
+#[test]
 fn the_example_restate_agent_passes_check() {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/agents/restate-assistant.toml");
     let agent = AgentDir::new("");
