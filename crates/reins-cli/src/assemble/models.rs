@@ -28,16 +28,16 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
     match config.provider.get_ref().as_str() {
         "openai" => {
             let mut client = OpenAI::builder().api_key(api_key(config, "OPENAI_API_KEY")?);
-            if let Some(url) = &config.base_url {
-                client = client.base_url(url.get_ref());
+            if let Some(url) = base_url(config, "OPENAI_BASE_URL") {
+                client = client.base_url(url);
             }
             let client = client.build().map_err(provider_error)?;
             Ok(BoxedModel::new(client.completion(name)))
         }
         "anthropic" => {
             let mut client = Anthropic::builder().api_key(api_key(config, "ANTHROPIC_API_KEY")?);
-            if let Some(url) = &config.base_url {
-                client = client.base_url(url.get_ref());
+            if let Some(url) = base_url(config, "ANTHROPIC_BASE_URL") {
+                client = client.base_url(url);
             }
             let client = client.build().map_err(provider_error)?;
             Ok(BoxedModel::new(client.completion(name)))
@@ -61,6 +61,16 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
             Ok(BoxedModel::new(crate::local::load_blocking(path).await?))
         }
         other => Err(format!("the model provider `{other}` is not available")),
+    }
+}
+
+/// The base URL of a hosted model: the agent file's `base_url`, else the provider's usual
+/// variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`) as its SDKs read it, so a proxy set
+/// for every tool is not bypassed (with the key sent to the provider's own host).
+pub fn base_url(model: &ModelConfig, variable: &str) -> Option<String> {
+    match &model.base_url {
+        Some(url) => Some(url.get_ref().clone()),
+        None => std::env::var(variable).ok().filter(|url| !url.is_empty()),
     }
 }
 

@@ -15,6 +15,7 @@ mod mcp_resume;
 mod offline;
 mod otlp;
 mod programs;
+mod provider_env;
 mod restate;
 mod run;
 mod runs_input;
