@@ -3,6 +3,7 @@
 use crate::config::{LoadedAgent, ModelConfig};
 use reins::completion::BoxedModel;
 use reins::providers::anthropic::Anthropic;
+use reins::providers::gemini::Gemini;
 use reins::providers::openai::OpenAI;
 use reins::providers::openai_compatible::OpenAICompatible;
 
@@ -42,6 +43,14 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
             let client = client.build().map_err(provider_error)?;
             Ok(BoxedModel::new(client.completion(name)))
         }
+        "gemini" => {
+            let mut client = Gemini::builder().api_key(api_key(config, "GEMINI_API_KEY")?);
+            if let Some(url) = base_url(config, "GEMINI_BASE_URL") {
+                client = client.base_url(url);
+            }
+            let client = client.build().map_err(provider_error)?;
+            Ok(BoxedModel::new(client.completion(name)))
+        }
         "openai-compatible" => {
             let url = config
                 .base_url
@@ -65,7 +74,7 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
 }
 
 /// The base URL of a hosted model: the agent file's `base_url`, else the provider's usual
-/// variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`) as its SDKs read it, so a proxy set
+/// variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `GEMINI_BASE_URL`) as its SDKs read it, so a proxy set
 /// for every tool is not bypassed (with the key sent to the provider's own host).
 pub fn base_url(model: &ModelConfig, variable: &str) -> Option<String> {
     match &model.base_url {

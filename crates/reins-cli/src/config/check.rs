@@ -279,6 +279,7 @@ fn check_model(
         }
         "openai" => Some("OPENAI_API_KEY"),
         "anthropic" => Some("ANTHROPIC_API_KEY"),
+        "gemini" => Some("GEMINI_API_KEY"),
         "openai-compatible" => {
             if config.base_url.is_none() {
                 problems.push(agent.error_at(
@@ -289,15 +290,21 @@ fn check_model(
             None
         }
         other => {
-            const PROVIDERS: [&str; 4] = ["local", "openai", "anthropic", "openai-compatible"];
+            const PROVIDERS: [&str; 5] = [
+                "local",
+                "openai",
+                "anthropic",
+                "gemini",
+                "openai-compatible",
+            ];
             let hint = super::suggest::closest(other, PROVIDERS)
                 .map(super::suggest::did_you_mean)
                 .unwrap_or_default();
             problems.push(agent.error_at(
                 provider.span(),
                 format!(
-                    "unknown provider `{other}`: expected `local`, `openai`, `anthropic` or \
-                     `openai-compatible`{hint}"
+                    "unknown provider `{other}`: expected `local`, `openai`, `anthropic`, \
+                     `gemini` or `openai-compatible`{hint}"
                 ),
             ));
             return;

@@ -108,7 +108,7 @@ pub fn plain(message: &str) -> String {
     if text == "missing field `model`" {
         // The one table every agent needs: say what goes in it.
         return "missing `[model]`: add a `[model]` table with `provider` (local, openai, \
-                anthropic or openai-compatible) and the model's `name`"
+                anthropic, gemini or openai-compatible) and the model's `name`"
             .to_owned();
     }
     text

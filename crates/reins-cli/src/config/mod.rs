@@ -91,14 +91,15 @@ pub struct UiConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
-    /// `local`, `openai`, `anthropic` or `openai-compatible`.
+    /// `local`, `openai`, `anthropic`, `gemini` or `openai-compatible`.
     pub provider: Spanned<String>,
     /// The provider's model name (hosted providers).
     pub name: Option<Spanned<String>>,
     /// A GGUF file for `local` (default: `$REINS_MODEL`, else the default model).
     pub path: Option<Spanned<String>>,
-    /// The provider's base URL (e.g. a proxy or a compatible server); without it, `openai`
-    /// and `anthropic` read `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL` when set.
+    /// The provider's base URL (e.g. a proxy or a compatible server); without it, `openai`,
+    /// `anthropic` and `gemini` read `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL` /
+    /// `GEMINI_BASE_URL` when set.
     pub base_url: Option<Spanned<String>>,
     /// The environment variable holding the API key (default: the provider's usual one).
     pub api_key_env: Option<Spanned<String>>,

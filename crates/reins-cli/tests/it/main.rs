@@ -6,6 +6,7 @@ mod common;
 #[cfg(feature = "local")]
 mod demo;
 mod failed_run;
+mod gemini;
 mod interrupt;
 mod limits;
 mod mcp_http;

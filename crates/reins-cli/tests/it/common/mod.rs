@@ -40,8 +40,10 @@ impl AgentDir {
             .current_dir(self.dir.path())
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("GEMINI_API_KEY")
             .env_remove("OPENAI_BASE_URL")
             .env_remove("ANTHROPIC_BASE_URL")
+            .env_remove("GEMINI_BASE_URL")
             .env_remove("REINS_UI_TOKEN")
             .write_stdin("");
         command
