@@ -138,8 +138,8 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
         let schema = schema.as_object().unwrap();
         let size = serde_json::to_string(schema).unwrap().len();
-        assert!(schema_within("s", "t", schema, size));
-        assert!(!schema_within("s", "t", schema, size - 1));
+        assert!(schema_within("s", "t", "inputSchema", schema, size));
+        assert!(!schema_within("s", "t", "inputSchema", schema, size - 1));
     }
 
     #[test]
