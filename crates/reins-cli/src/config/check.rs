@@ -43,6 +43,10 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
             }
         }
     }
+    let for_gemini = file
+        .labeled_models()
+        .iter()
+        .any(|(_, model)| model.get_ref().provider.get_ref() == "gemini");
     let mut names = BTreeSet::new();
     for tool in &file.tools.shell {
         if !names.insert(tool.get_ref().name.get_ref().clone()) {
@@ -54,7 +58,7 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
                 ),
             ));
         }
-        check_shell_tool(agent, tool.get_ref(), &mut problems);
+        check_shell_tool(agent, tool.get_ref(), for_gemini, &mut problems);
     }
     for server in &file.tools.mcp {
         check_mcp(agent, server, &mut problems, &mut secrets);

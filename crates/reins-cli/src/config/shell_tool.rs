@@ -1,5 +1,6 @@
-//! A `[[tools.shell]]` entry checked: its schema is a JSON object schema, and its command's
-//! `{placeholders}` name only the schema's properties.
+//! A `[[tools.shell]]` entry checked: its name is one every provider accepts, its schema is
+//! a JSON object schema, and its command's `{placeholders}` name only the schema's
+//! properties.
 
 use super::diagnostic::Diagnostic;
 use super::{LoadedAgent, ShellToolConfig};
@@ -10,12 +11,17 @@ const JSON_TYPES: [&str; 7] = [
     "string", "number", "integer", "boolean", "object", "array", "null",
 ];
 
-/// Every problem of the shell tool `tool`, added to `problems`.
+/// Every problem of the shell tool `tool`, added to `problems`; `for_gemini` when one of the
+/// agent's models is Gemini's, whose tool names cannot start with a digit.
 pub fn check_shell_tool(
     agent: &LoadedAgent,
     tool: &ShellToolConfig,
+    for_gemini: bool,
     problems: &mut Vec<Diagnostic>,
 ) {
+    if let Err(message) = provider_safe_name(tool.name.get_ref(), for_gemini) {
+        problems.push(agent.error_at(tool.name.span(), message));
+    }
     let schema_span = tool.schema.span();
     // With a schema that is not one, its properties are unknown: no placeholder is blamed
     // for a mistake in the schema.
@@ -43,6 +49,33 @@ pub fn check_shell_tool(
             }
         }
     }
+}
+
+/// Whether the providers accept `name` as a tool's name: 1 to 64 ASCII letters, digits, `_`
+/// and `-`, and for Gemini starting with a letter or `_`. A provider refuses a whole request
+/// for one bad name, so a mistake here would fail every model call of the run.
+fn provider_safe_name(name: &str, for_gemini: bool) -> Result<(), String> {
+    const MAX: usize = 64;
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if name.is_empty() || name.len() > MAX {
+        return Err(format!(
+            "a tool's name must have 1 to {MAX} characters (`{name}` has {})",
+            name.chars().count()
+        ));
+    }
+    if let Some(bad) = name.chars().find(|c| !allowed(*c)) {
+        return Err(format!(
+            "`{name}` cannot be a tool's name: providers accept only ASCII letters, digits, `_` \
+             and `-` (not {bad:?}); e.g. `{}`",
+            name.replace(|c: char| !allowed(c), "_")
+        ));
+    }
+    if for_gemini && name.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+        return Err(format!(
+            "`{name}` cannot be a tool's name: Gemini wants a letter or `_` first; e.g. `_{name}`"
+        ));
+    }
+    Ok(())
 }
 
 /// The property names of an object schema, or why it is not one.

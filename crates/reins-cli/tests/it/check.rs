@@ -65,6 +65,25 @@ fn a_misspelt_key_in_a_table_is_shown_at_its_line_with_the_key_meant() {
 }
 
 #[test]
+fn a_tool_name_a_provider_refuses_is_shown_at_its_line() {
+    let toml = VALID.replace("name = \"echo_text\"", "name = \"echo text\"");
+    assert_error_at(&toml, 13, "`echo text` cannot be a tool's name");
+    assert_error_at(&toml, 13, "e.g. `echo_text`");
+    // A digit first is refused only where a Gemini model would be sent the name.
+    let digit = VALID
+        .replace("name = \"echo_text\"", "name = \"1echo\"")
+        .replace("\"echo_*\"", "\"1echo\"");
+    let (code, stderr) = check(&digit);
+    assert_eq!(code, 0, "{stderr}");
+    let gemini = digit.replace("provider = \"openai\"", "provider = \"gemini\"");
+    assert_error_at(
+        &gemini,
+        13,
+        "Gemini wants a letter or `_` first; e.g. `_1echo`",
+    );
+}
+
+#[test]
 fn a_value_of_the_wrong_type_is_shown_at_its_line() {
     let toml = VALID.replace("max_turns = 4", "max_turns = \"four\"");
     assert_error_at(&toml, 10, "invalid type");
