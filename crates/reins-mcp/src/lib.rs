@@ -108,8 +108,8 @@ pub use client::McpClient;
 pub use content::{McpContent, McpToolResult};
 pub use error::McpError;
 pub use serve::{
-    AgentTool, AgentToolArgs, DEFAULT_HTTP_HEADER_TIMEOUT, DEFAULT_MAX_HTTP_CONNECTIONS,
-    McpHttpServer, McpService,
+    AgentTool, AgentToolArgs, DEFAULT_HTTP_BODY_TIMEOUT, DEFAULT_HTTP_HEADER_TIMEOUT,
+    DEFAULT_MAX_HTTP_CONNECTIONS, McpHttpServer, McpService,
 };
 pub use server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_DESCRIPTION_BYTES,

@@ -24,6 +24,10 @@ use tower_service::Service;
 /// ([`McpService::http_header_timeout`]).
 pub const DEFAULT_HTTP_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long an HTTP client may take to send a request's body unless told otherwise
+/// ([`McpService::http_body_timeout`]).
+pub const DEFAULT_HTTP_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How many HTTP connections are served at once unless told otherwise
 /// ([`McpService::max_http_connections`]).
 pub const DEFAULT_MAX_HTTP_CONNECTIONS: usize = 256;
@@ -34,9 +38,11 @@ pub const DEFAULT_MAX_HTTP_CONNECTIONS: usize = 256;
 ///
 /// Clients cannot hold it with connections they do not use: a connection whose request
 /// headers have not all arrived within [`McpService::http_header_timeout`] (counted from
-/// the start of each request, so an idle kept-alive connection too) is closed, and a
-/// connection accepted while [`McpService::max_http_connections`] are open is closed at
-/// once, unanswered. A response being sent (an event stream, say) is not timed.
+/// the start of each request, so an idle kept-alive connection too) is closed, a request
+/// whose body has not all arrived within [`McpService::http_body_timeout`] is answered
+/// `408` and its connection closed, and a connection accepted while
+/// [`McpService::max_http_connections`] are open is closed at once, unanswered. A response
+/// being sent (an event stream, say) is not timed.
 ///
 /// ```no_run
 /// use reins::tool::ToolSet;
@@ -76,6 +82,7 @@ impl McpHttpServer {
         }
         let limits = ConnectionLimits {
             header_timeout: service.http_header_timeout,
+            body_timeout: service.http_body_timeout,
             slots: Arc::new(Semaphore::new(service.max_http_connections)),
         };
         let rmcp_service = StreamableHttpService::new(
@@ -122,6 +129,7 @@ type RmcpService = StreamableHttpService<McpService, LocalSessionManager>;
 /// slots of the connections served at once (a connection holds one for its life).
 struct ConnectionLimits {
     header_timeout: Duration,
+    body_timeout: Duration,
     slots: Arc<Semaphore>,
 }
 
@@ -159,7 +167,7 @@ async fn accept_loop(
             slot,
             service.clone(),
             expected.clone(),
-            limits.header_timeout,
+            (limits.header_timeout, limits.body_timeout),
             stop.clone(),
         ));
     }
@@ -171,7 +179,7 @@ async fn serve_connection(
     _slot: OwnedSemaphorePermit,
     service: RmcpService,
     expected: Option<Arc<str>>,
-    header_timeout: Duration,
+    (header_timeout, body_timeout): (Duration, Duration),
     stop: CancellationToken,
 ) {
     let handler = hyper::service::service_fn(move |request| {
@@ -181,7 +189,15 @@ async fn serve_connection(
             if !authorized(&request, expected.as_deref()) {
                 return Ok(unauthorized());
             }
-            service.call(request).await
+            // rmcp reads the whole body, then answers at once (a request's results follow
+            // in the event stream it returns): the call's time is the body's.
+            match tokio::time::timeout(body_timeout, service.call(request)).await {
+                Ok(answered) => answered,
+                Err(_elapsed) => Ok(plain_response(
+                    http::StatusCode::REQUEST_TIMEOUT,
+                    "the request's body did not arrive in time",
+                )),
+            }
         }
     });
     let connection = hyper::server::conn::http1::Builder::new()
@@ -220,13 +236,24 @@ fn same_secret(given: &[u8], expected: &[u8]) -> bool {
             == 0
 }
 
-fn unauthorized() -> http::Response<BoxBody<Bytes, Infallible>> {
+fn plain_response(
+    status: http::StatusCode,
+    text: &'static str,
+) -> http::Response<BoxBody<Bytes, Infallible>> {
     let mut response = http::Response::new(
-        Full::new(Bytes::from_static(b"missing or wrong bearer token"))
+        Full::new(Bytes::from_static(text.as_bytes()))
             .map_err(|never| match never {})
             .boxed(),
     );
-    *response.status_mut() = http::StatusCode::UNAUTHORIZED;
+    *response.status_mut() = status;
+    response
+}
+
+fn unauthorized() -> http::Response<BoxBody<Bytes, Infallible>> {
+    let mut response = plain_response(
+        http::StatusCode::UNAUTHORIZED,
+        "missing or wrong bearer token",
+    );
     response.headers_mut().insert(
         http::header::WWW_AUTHENTICATE,
         http::HeaderValue::from_static("Bearer"),

@@ -5,7 +5,10 @@ mod agent_tool;
 mod http;
 
 pub use agent_tool::{AgentTool, AgentToolArgs};
-pub use http::{DEFAULT_HTTP_HEADER_TIMEOUT, DEFAULT_MAX_HTTP_CONNECTIONS, McpHttpServer};
+pub use http::{
+    DEFAULT_HTTP_BODY_TIMEOUT, DEFAULT_HTTP_HEADER_TIMEOUT, DEFAULT_MAX_HTTP_CONNECTIONS,
+    McpHttpServer,
+};
 
 use crate::server::EFFECT_ID_META_KEY;
 use reins::tool::{RetrySafety, ToolCallContext, ToolDefinition, ToolOutcome, ToolOutput, ToolSet};
@@ -55,6 +58,7 @@ pub struct McpService {
     instructions: Option<String>,
     page_size: Option<usize>,
     http_header_timeout: Duration,
+    http_body_timeout: Duration,
     max_http_connections: usize,
     /// Host names (or `host:port`) accepted beyond loopback when serving HTTP without a token.
     allowed_hosts: Vec<String>,
@@ -70,6 +74,7 @@ impl McpService {
             instructions: None,
             page_size: None,
             http_header_timeout: DEFAULT_HTTP_HEADER_TIMEOUT,
+            http_body_timeout: DEFAULT_HTTP_BODY_TIMEOUT,
             max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
             allowed_hosts: Vec::new(),
         }
@@ -106,6 +111,15 @@ impl McpService {
     /// hold connections open. No effect over stdio.
     pub fn http_header_timeout(mut self, timeout: Duration) -> Self {
         self.http_header_timeout = timeout;
+        self
+    }
+
+    /// Served over HTTP, how long a client may take to send a request's body once its
+    /// headers arrived ([`DEFAULT_HTTP_BODY_TIMEOUT`]): a body still arriving then is answered
+    /// `408` and its connection closed, so a client that trickles a body cannot hold a
+    /// connection. No effect over stdio.
+    pub fn http_body_timeout(mut self, timeout: Duration) -> Self {
+        self.http_body_timeout = timeout;
         self
     }
 
@@ -148,7 +162,8 @@ impl McpService {
     /// returned server is shut down or dropped. Only loopback `Host` headers are accepted
     /// (against DNS rebinding) unless [`allow_host`](McpService::allow_host) names more;
     /// see [`McpHttpServer`] for a bearer token, and
-    /// [`http_header_timeout`](McpService::http_header_timeout) and
+    /// [`http_header_timeout`](McpService::http_header_timeout),
+    /// [`http_body_timeout`](McpService::http_body_timeout) and
     /// [`max_http_connections`](McpService::max_http_connections) for what bounds clients.
     pub fn serve_http(self, listener: tokio::net::TcpListener) -> std::io::Result<McpHttpServer> {
         McpHttpServer::start(self, listener, None)

@@ -1,5 +1,6 @@
 //! What bounds the clients of a tool set served over streamable HTTP: a client that never
-//! finishes its request headers is disconnected, and connections past the cap are closed.
+//! finishes its request headers is disconnected, one that never finishes its body is
+//! answered 408, and connections past the cap are closed.
 
 use reins::tool::ToolSet;
 use reins_mcp::McpService;
@@ -69,6 +70,26 @@ async fn a_client_that_stops_sending_its_headers_is_disconnected() {
         "{}",
         String::from_utf8_lossy(&answer)
     );
+    served.shutdown();
+}
+
+#[tokio::test]
+async fn a_client_that_stops_sending_its_body_is_answered_408_and_disconnected() {
+    let served =
+        serve(McpService::new(ToolSet::new()).http_body_timeout(Duration::from_millis(200))).await;
+    let mut stalled = TcpStream::connect(served.local_addr()).await.unwrap();
+    // Whole headers announcing 1,000 bytes of body, then ten of them and nothing more.
+    stalled
+        .write_all(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+              Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n\
+              {\"jsonrpc\"",
+        )
+        .await
+        .unwrap();
+    let answer = read_until_closed(&mut stalled).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     served.shutdown();
 }
 
