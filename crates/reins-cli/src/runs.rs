@@ -4,6 +4,7 @@
 
 use crate::approve::{denial, edit_in_editor, parse_args, waiting_line};
 use reins::agent::{RunState, RunStatus, ToolDecision};
+use reins::completion::Usage;
 use reins::message::{AssistantContent, Message};
 use reins::store::BoxedStore;
 use reins::store::{Decision, PendingApproval, RunStore};
@@ -17,6 +18,13 @@ pub fn model_shown(state: &RunState, own_model: &str) -> String {
         Some(crate::config::DEFAULT_LABEL) => own_model.to_owned(),
         Some(label) => label.to_owned(),
     }
+}
+
+/// The tokens a run read and wrote, together. Saturating: the counts are what the provider
+/// reported, and a hostile one can report any number (an overflow would panic a debug build
+/// and wrap to nonsense in a release one).
+pub fn tokens(usage: &Usage) -> u64 {
+    usage.input_tokens.saturating_add(usage.output_tokens)
 }
 
 /// A run as listed: what people look at first.
@@ -86,7 +94,7 @@ pub async fn list(store: &BoxedStore, json_lines: bool, own_model: &str) -> Resu
                 status_name(state.status),
                 state.agent_name.as_deref().unwrap_or("-"),
                 state.turn,
-                state.usage.input_tokens + state.usage.output_tokens,
+                tokens(&state.usage),
                 model_shown(&state, own_model),
             ),
             Err(error) => eprintln!("reins: cannot read run {error}"),
@@ -412,4 +420,17 @@ pub fn decided_by(via: &str) -> String {
         .filter(|user| !user.trim().is_empty())
         .unwrap_or_else(|| "an unnamed user".to_owned());
     format!("{user} via {via}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tokens;
+    use reins::completion::Usage;
+
+    #[test]
+    fn token_sums_saturate_rather_than_overflow() {
+        assert_eq!(tokens(&Usage::new(3, 4)), 7);
+        assert_eq!(tokens(&Usage::new(u64::MAX, 5)), u64::MAX);
+        assert_eq!(tokens(&Usage::new(u64::MAX - 1, u64::MAX)), u64::MAX);
+    }
 }

@@ -3,7 +3,7 @@
 
 use crate::approve::{SUSPEND_REASON, pretty};
 use crate::run::first_line;
-use crate::runs::{Step, failure_shown, model_shown, status_name, timeline};
+use crate::runs::{Step, failure_shown, model_shown, status_name, timeline, tokens};
 use crate::trail::DecisionView;
 use reins::agent::RunState;
 use reins::hooks::budget::Budget;
@@ -185,7 +185,7 @@ pub fn runs_table(states: &[RunState], table: &RunsTable<'_>) -> String {
             agent = escape(state.agent_name.as_deref().unwrap_or("-")),
             model = escape(&model_shown(state, table.own_model)),
             turns = state.turn,
-            tokens = state.usage.input_tokens + state.usage.output_tokens,
+            tokens = tokens(&state.usage),
             cost = cost(state, table.pricing, table.prices),
             age = table
                 .started_ms
@@ -218,7 +218,7 @@ pub fn run_timeline(state: &RunState, own_model: &str) -> String {
         status_name(state.status),
         state.turn,
         escape(&model_shown(state, own_model)),
-        state.usage.input_tokens + state.usage.output_tokens,
+        tokens(&state.usage),
     );
     if let Some(failure) = failure_shown(state) {
         let _ = write!(
@@ -442,6 +442,18 @@ mod tests {
         let partial = Budget::new().price("default", 3.0, 3.0);
         assert_eq!(cost(&run.state, Some(&partial), own_price), "1.0000");
         assert_eq!(cost(&run.state, None, None), "");
+    }
+
+    #[tokio::test]
+    async fn huge_token_counts_are_shown_saturated() {
+        // A hostile provider's counts: their sum would overflow.
+        let model = ScriptedModel::new([Turn::text("ok").usage(Usage::new(u64::MAX, 7))]);
+        let run = AgentBuilder::new(model)
+            .build()
+            .prompt("hi")
+            .extended_details();
+        let state = run.await.unwrap().state;
+        assert!(run_timeline(&state, "m").contains(&format!("{} tokens", u64::MAX)));
     }
 
     #[test]
