@@ -3,7 +3,8 @@
 //! web inbox's fork button goes through [`fork_run`] too.
 
 use crate::approve::{edit_in_editor, parse_args};
-use crate::runs::{ArgsChange, status_name};
+use crate::decide::ArgsChange;
+use crate::runs::status_name;
 use reins::agent::RunState;
 use reins::message::{AssistantContent, Message, OneOrMany};
 use reins::store::BoxedStore;

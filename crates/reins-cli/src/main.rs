@@ -22,6 +22,7 @@ mod approve;
 mod assemble;
 mod chat;
 mod config;
+mod decide;
 mod demo;
 mod demo_hooks;
 mod demo_tools;

@@ -1,13 +1,13 @@
-//! `reins runs list|show|approve|deny|resume` (`checkpoints|fork` are in [`crate::fork`]): the runs in an agent's store, and decisions
-//! about the calls that wait for a person. Decisions go through
-//! [`RunStore::decide`], as the web inbox's do.
+//! `reins runs list|show` (`approve|deny|edit` are in [`crate::decide`], `checkpoints|fork`
+//! in [`crate::fork`]): the runs in an agent's store, their timelines and the calls that wait
+//! for a person.
 
-use crate::approve::{denial, edit_in_editor, parse_args, waiting_line};
-use reins::agent::{RunState, RunStatus, ToolDecision};
+use crate::approve::waiting_line;
+use reins::agent::{RunState, RunStatus};
 use reins::completion::Usage;
 use reins::message::{AssistantContent, Message};
 use reins::store::BoxedStore;
-use reins::store::{Decision, PendingApproval, RunStore};
+use reins::store::{PendingApproval, RunStore};
 use serde_json::{Value, json};
 
 /// The model a run used: its last model's label, with the agent's own model (registered as
@@ -268,158 +268,6 @@ pub async fn pending_of(store: &BoxedStore, run_id: &str) -> Result<Vec<PendingA
         .into_iter()
         .filter(|call| call.run_id == run_id)
         .collect())
-}
-
-/// The call a decision is about: `call` if given, else the run's only waiting call.
-pub async fn target_call(
-    store: &BoxedStore,
-    run_id: &str,
-    call: Option<String>,
-) -> Result<PendingApproval, String> {
-    let pending = pending_of(store, run_id).await?;
-    match call {
-        Some(id) => pending
-            .into_iter()
-            .find(|p| p.internal_call_id == id)
-            .ok_or_else(|| format!("run `{run_id}` has no call `{id}` waiting for a decision")),
-        None => match pending.len() {
-            0 => {
-                // Say why: a run id that is not stored, or a run that is not suspended, is a
-                // different mistake from deciding a run twice.
-                let state = store
-                    .load(run_id)
-                    .await
-                    .map_err(|error| error.to_string())?;
-                Err(format!(
-                    "run `{run_id}` has no call waiting for a decision (its status: {})",
-                    status_name(state.status)
-                ))
-            }
-            1 => pending
-                .into_iter()
-                .next()
-                .ok_or_else(|| "no waiting call".to_owned()),
-            n => Err(format!(
-                "run `{run_id}` has {n} calls waiting: name one ({})",
-                pending
-                    .iter()
-                    .map(|p| p.internal_call_id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        },
-    }
-}
-
-/// How `reins runs approve` changes the arguments, if at all.
-pub enum ArgsChange {
-    /// Run the call as the model made it.
-    None,
-    /// These arguments (JSON text).
-    Given(String),
-    /// Edit them in `$EDITOR`.
-    Editor,
-}
-
-impl ArgsChange {
-    /// From `--args JSON` and `--edit` (clap makes them exclusive).
-    pub fn from_flags(args: Option<String>, edit: bool) -> ArgsChange {
-        match (args, edit) {
-            (Some(args), _) => ArgsChange::Given(args),
-            (None, true) => ArgsChange::Editor,
-            (None, false) => ArgsChange::None,
-        }
-    }
-}
-
-/// `reins runs approve`: records the decision (run it with `runs resume`).
-pub async fn approve(
-    store: &BoxedStore,
-    run_id: &str,
-    call: Option<String>,
-    change: ArgsChange,
-    who: &Who,
-) -> Result<ToolDecision, String> {
-    let target = target_call(store, run_id, call).await?;
-    let decision = match change {
-        ArgsChange::None => ToolDecision::approve(),
-        ArgsChange::Given(text) => ToolDecision::approve_with_args(parse_args(&text)?),
-        ArgsChange::Editor => ToolDecision::approve_with_args(edit_in_editor(&target.arguments)?),
-    };
-    let bound = who.decision(&target, decision.clone(), "reins runs approve");
-    store
-        .decide(run_id, &bound)
-        .await
-        .map_err(|error| error.to_string())?;
-    Ok(decision)
-}
-
-/// `reins runs deny`.
-pub async fn deny(
-    store: &BoxedStore,
-    run_id: &str,
-    call: Option<String>,
-    message: Option<String>,
-    who: &Who,
-) -> Result<(), String> {
-    let target = target_call(store, run_id, call).await?;
-    let decision = ToolDecision::deny(denial(message.as_deref()));
-    let bound = who.decision(&target, decision, "reins runs deny");
-    store
-        .decide(run_id, &bound)
-        .await
-        .map(drop)
-        .map_err(|error| error.to_string())
-}
-
-/// Who makes a decision and why: `--as NAME` (default: the user, see [`decided_by`]) and
-/// `--reason TEXT`.
-pub struct Who {
-    /// `--as`.
-    pub name: Option<String>,
-    /// `--reason`.
-    pub reason: Option<String>,
-}
-
-impl Who {
-    /// `decision` about `target` bound to it as listed, by this person, made `via` a command.
-    pub fn decision(
-        &self,
-        target: &PendingApproval,
-        decision: ToolDecision,
-        via: &str,
-    ) -> Decision {
-        let by = match self
-            .name
-            .as_deref()
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-        {
-            Some(name) => format!("{name} via {via}"),
-            None => decided_by(via),
-        };
-        let bound = Decision::new(target, decision, by);
-        match self
-            .reason
-            .as_deref()
-            .map(str::trim)
-            .filter(|r| !r.is_empty())
-        {
-            Some(reason) => bound.because(reason),
-            None => bound,
-        }
-    }
-}
-
-/// Who a decision is recorded as made by: the operating-system user, and the command or page
-/// that made it (`alice via reins runs approve`).
-pub fn decided_by(via: &str) -> String {
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
-        .ok()
-        .filter(|user| !user.trim().is_empty())
-        .unwrap_or_else(|| "an unnamed user".to_owned());
-    format!("{user} via {via}")
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use crate::lease_keeper::LeaseKeeper;
 use crate::run::{Ending, Output};
-use crate::{approve, assemble, fail, fork, interrupt, load, restate, runs, store};
+use crate::{approve, assemble, decide, fail, fork, interrupt, load, restate, runs, store};
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -127,9 +127,9 @@ pub struct Approval {
 }
 
 /// `edit`'s arguments: those given, or the call's own opened in $EDITOR.
-fn edited(args: Option<String>) -> runs::ArgsChange {
+fn edited(args: Option<String>) -> decide::ArgsChange {
     let in_editor = args.is_none();
-    runs::ArgsChange::from_flags(args, in_editor)
+    decide::ArgsChange::from_flags(args, in_editor)
 }
 
 pub async fn runs_main(command: RunsCommand) -> ExitCode {
@@ -176,19 +176,20 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         RunsCommand::List { json, .. } => runs::list(&store, json, &own_model).await,
         RunsCommand::Show { run, json, .. } => runs::show(&store, &run, json, &own_model).await,
         RunsCommand::Approve { target, args, edit } => {
-            approve_in_store(&store, target, runs::ArgsChange::from_flags(args, edit)).await
+            approve_in_store(&store, target, decide::ArgsChange::from_flags(args, edit)).await
         }
         RunsCommand::Edit { target, args } => approve_in_store(&store, target, edited(args)).await,
         RunsCommand::Deny {
+            agent,
             run,
             call,
             message,
             who,
             reason,
-            ..
         } => {
-            let who = runs::Who { name: who, reason };
-            runs::deny(&store, &run, call, message, &who)
+            let who = decide::Who { name: who, reason };
+            let continues = decide::resume_command(&agent, &run);
+            decide::deny(&store, &run, call, message, &who, &continues)
                 .await
                 .map(|()| {
                     eprintln!("reins: denied; continue the run with `reins runs resume`");
@@ -203,7 +204,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             edit,
             ..
         } => {
-            let change = runs::ArgsChange::from_flags(args, edit);
+            let change = decide::ArgsChange::from_flags(args, edit);
             let edit = fork::ForkEdit { call, change };
             fork::fork_run(&store, &run, at, edit).await.map(|state| {
                 println!("{}", state.run_id);
@@ -273,7 +274,7 @@ async fn on_restate(
     let result = match command {
         RunsCommand::Show { run, json, .. } => restate::show(loaded, url, &run, json).await,
         RunsCommand::Approve { target, args, edit } => {
-            let change = runs::ArgsChange::from_flags(args, edit);
+            let change = decide::ArgsChange::from_flags(args, edit);
             approve_on_restate(loaded, url, target, change).await
         }
         RunsCommand::Edit { target, args } => {
@@ -327,13 +328,14 @@ fn no_trail(who: Option<&String>, reason: Option<&String>) -> Result<(), String>
 async fn approve_in_store(
     store: &reins::store::BoxedStore,
     target: Approval,
-    change: runs::ArgsChange,
+    change: decide::ArgsChange,
 ) -> Result<(), String> {
-    let who = runs::Who {
+    let who = decide::Who {
         name: target.who,
         reason: target.reason,
     };
-    runs::approve(store, &target.run, target.call, change, &who)
+    let continues = decide::resume_command(&target.agent, &target.run);
+    decide::approve(store, &target.run, target.call, change, &who, &continues)
         .await
         .map(|_| eprintln!("reins: approved; continue the run with `reins runs resume`"))
 }
@@ -344,7 +346,7 @@ async fn approve_on_restate(
     loaded: &crate::config::LoadedAgent,
     url: &str,
     target: Approval,
-    change: runs::ArgsChange,
+    change: decide::ArgsChange,
 ) -> Result<(), String> {
     no_trail(target.who.as_ref(), target.reason.as_ref())?;
     let verdict = restate::Verdict::Approve(change);

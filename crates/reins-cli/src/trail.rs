@@ -3,7 +3,7 @@
 //! tool and arguments it was bound to.
 
 use crate::approve::DENIED_BY_THE_USER;
-use reins::agent::{RunState, ToolDecision};
+use reins::agent::{RunState, RunStatus, ToolDecision};
 use reins::message::{AssistantContent, Message};
 use reins::store::{RecordedDecision, call_binding};
 use serde_json::{Value, json};
@@ -96,6 +96,45 @@ pub fn views(state: &RunState, decisions: &[RecordedDecision]) -> Vec<DecisionVi
             }
         })
         .collect()
+}
+
+/// The decisions a suspended run holds until it is resumed: for each call it waits on, the
+/// newest decision bound to the call as it stands. Such a call no longer waits for a person
+/// (the store lists it no more), but for `runs resume`.
+pub fn awaiting_resume<'d>(
+    state: &RunState,
+    decisions: &'d [RecordedDecision],
+) -> Vec<&'d RecordedDecision> {
+    if state.status != RunStatus::Suspended {
+        return Vec::new();
+    }
+    state
+        .pending_calls
+        .iter()
+        .filter(|call| call.awaits_decision())
+        .filter_map(|call| {
+            decisions
+                .iter()
+                .rev()
+                .find(|recorded| recorded.binds(&state.run_id, call))
+        })
+        .collect()
+}
+
+/// A decided call as a refused second decision names it: `call `t1c0` of run `r` is already
+/// approved (by ana via reins runs approve, at 2026-01-01 10:00:00 UTC)`.
+pub fn decided_already(state: &RunState, recorded: &RecordedDecision) -> String {
+    let view = views(state, std::slice::from_ref(recorded))
+        .into_iter()
+        .next();
+    let (verdict, by, at) = view.map_or_else(
+        || ("decided".to_owned(), String::new(), String::new()),
+        |view| (view.verdict, view.decided_by, view.decided_at),
+    );
+    format!(
+        "call `{}` of run `{}` is already {verdict} (by {by}, at {at})",
+        recorded.decision.internal_call_id, state.run_id
+    )
 }
 
 /// A denial in words, saying "denied" once. A person's denial tells the model

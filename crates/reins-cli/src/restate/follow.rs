@@ -5,8 +5,8 @@
 use super::{client, explain};
 use crate::approve::{edit_in_editor, parse_args, waiting_line};
 use crate::config::LoadedAgent;
+use crate::decide::ArgsChange;
 use crate::run::Ending;
-use crate::runs::ArgsChange;
 use reins::agent::ToolDecision;
 use reins_restate::{ClientError, PendingDecision, RestateRuns, RunFailure, RunOutput};
 use serde_json::{Value, json};

@@ -24,7 +24,7 @@ use resumes::{Resumes, resumed_here, spawn_resume};
 use crate::approve::parse_args;
 use crate::config::LoadedAgent;
 use crate::interrupt::StopSignal;
-use crate::runs;
+use crate::{decide, runs};
 use axum::Json;
 use axum::extract::{Form, Path, State};
 use axum::http::StatusCode;
@@ -323,7 +323,10 @@ async fn checked_target(
         return Err(refused);
     }
     own_run(app, run).await?;
-    runs::target_call(&app.store, run, Some(call))
+    // The inbox resumes a run once its last waiting call is decided here; one decided
+    // elsewhere is resumed with the button its page shows.
+    let continues = "resume the run from its page";
+    decide::target_call(&app.store, run, Some(call), continues)
         .await
         .map_err(|error| refused(StatusCode::CONFLICT, &error, Some(run)))
 }
@@ -344,7 +347,7 @@ async fn decide(
             Some(&run),
         );
     };
-    let mut bound = Decision::new(target, decision, runs::decided_by("the reins web inbox"));
+    let mut bound = Decision::new(target, decision, decide::decided_by("the reins web inbox"));
     bound.binding = shown_binding;
     if let Err(error) = app.store.decide(&run, &bound).await {
         return refused(StatusCode::CONFLICT, &error.to_string(), Some(&run));
@@ -411,7 +414,7 @@ async fn fork(
     };
     let edit = crate::fork::ForkEdit {
         call: None,
-        change: runs::ArgsChange::None,
+        change: decide::ArgsChange::None,
     };
     match crate::fork::fork_run(&app.store, &run, at, edit).await {
         Ok(state) => {

@@ -1,5 +1,6 @@
 //! `reins runs` on a run id that is wrong for the command: the message says what is wrong
-//! with it, not only that nothing waits.
+//! with it, not only that nothing waits (a call decided already names its decision and how
+//! the run continues).
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{
@@ -86,4 +87,57 @@ fn a_run_is_resumed_only_with_its_own_agent_file() {
     );
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "Done: the note is saved.");
+}
+
+#[test]
+fn deciding_a_call_twice_says_it_is_decided_and_how_the_run_continues() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let agent = notes_agent(
+        &server.openai_url(),
+        "[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\" }]\n",
+    );
+    let waiting = || {
+        let (code, stdout, stderr) = outcome(
+            agent
+                .reins(&["run", "AGENT", "--json"])
+                .env("REINS_TEST_KEY", "k"),
+        );
+        waiting_save_note(code, &stdout, &stderr).0
+    };
+    let run = waiting();
+    let (code, _, stderr) =
+        outcome(agent.reins(&["runs", "approve", "AGENT", &run, "--as", "ana"]));
+    assert_eq!(code, 0, "{stderr}");
+    let resume = format!(
+        "; `reins runs resume {} {run}` continues the run",
+        agent.file.display()
+    );
+    for command in [
+        &["runs", "approve", "AGENT", &run, "t1c0"][..],
+        &["runs", "approve", "AGENT", &run],
+        &["runs", "edit", "AGENT", &run, "--args", "{}"],
+        &["runs", "deny", "AGENT", &run, "--message", "no"],
+    ] {
+        let (code, _, stderr) = outcome(agent.reins(command));
+        assert_eq!(code, 1, "{command:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "call `t1c0` of run `{run}` is already approved (by ana via reins runs approve, at "
+            )) && stderr.contains(&resume),
+            "{command:?}: {stderr}"
+        );
+    }
+
+    let denied = waiting();
+    let (code, _, stderr) =
+        outcome(agent.reins(&["runs", "deny", "AGENT", &denied, "--message", "not today"]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &denied, "t1c0"]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "call `t1c0` of run `{denied}` is already denied: not today (by "
+        )),
+        "{stderr}"
+    );
 }

@@ -54,6 +54,7 @@ fn a_refused_request_is_a_page_that_says_why_and_leads_back_to_the_run() {
         ))
         .send()
         .expect("post");
+    let page_before = page;
     assert_eq!(refused.status(), 400);
     let (kind, page) = read(refused);
     assert!(kind.starts_with("text/html"), "{kind}\n{page}");
@@ -64,6 +65,30 @@ fn a_refused_request_is_a_page_that_says_why_and_leads_back_to_the_run() {
     assert!(
         page.contains(&format!("<a id=\"back\" href=\"/runs/{run}\">")),
         "the page leads back to the run\n{page}"
+    );
+
+    // A call decided on the command line since the page was shown: the page says by whom,
+    // and that the run goes on from its page.
+    let (code, _, stderr) =
+        outcome(agent.reins(&["runs", "approve", "AGENT", &run, "--as", "ana"]));
+    assert_eq!(code, 0, "{stderr}");
+    let stale = http()
+        .post(format!("{}/runs/{run}/calls/t1c0/deny", inbox.url))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "csrf={}&binding={}&message=no",
+            form_field(&page_before, "csrf"),
+            form_field(&page_before, "binding")
+        ))
+        .send()
+        .expect("post");
+    assert_eq!(stale.status(), 409);
+    let (_, page) = read(stale);
+    assert!(
+        page.contains(&format!(
+            "call `t1c0` of run `{run}` is already approved (by ana via reins runs approve, at "
+        )) && page.contains("resume the run from its page"),
+        "{page}"
     );
 }
 

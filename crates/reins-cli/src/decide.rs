@@ -1,0 +1,219 @@
+//! `reins runs approve|deny|edit`: decisions about the calls of a run that wait for a person.
+//! They go through [`RunStore::decide`], as the web inbox's do; a call that does not wait is
+//! refused with why (decided already, not a call of the run, a run that is not suspended).
+
+use crate::approve::{denial, edit_in_editor, parse_args};
+use crate::runs::{pending_of, status_name};
+use reins::agent::ToolDecision;
+use reins::store::BoxedStore;
+use reins::store::{Decision, PendingApproval, RunStore};
+
+/// The call a decision is about: `call` if given, else the run's only waiting call.
+/// `continues` says how the run goes on once its calls are decided (the command that
+/// resumes it, or the inbox's button): a call decided already is refused with what was
+/// decided, and that.
+pub async fn target_call(
+    store: &BoxedStore,
+    run_id: &str,
+    call: Option<String>,
+    continues: &str,
+) -> Result<PendingApproval, String> {
+    let mut pending = pending_of(store, run_id).await?;
+    match call {
+        Some(id) => match pending.iter().position(|p| p.internal_call_id == id) {
+            Some(index) => Ok(pending.swap_remove(index)),
+            None => Err(not_waiting(store, run_id, Some(&id), &pending, continues).await?),
+        },
+        None => match pending.len() {
+            0 => Err(not_waiting(store, run_id, None, &pending, continues).await?),
+            1 => pending
+                .into_iter()
+                .next()
+                .ok_or_else(|| "no waiting call".to_owned()),
+            n => Err(format!(
+                "run `{run_id}` has {n} calls waiting: name one ({})",
+                pending
+                    .iter()
+                    .map(|p| p.internal_call_id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        },
+    }
+}
+
+/// Why no waiting call of `run_id` is `call` (or, without one, why none waits). A call
+/// decided already is a different mistake from a call id or a run id that is wrong, or a run
+/// that is not suspended: each is said as it is.
+async fn not_waiting(
+    store: &BoxedStore,
+    run_id: &str,
+    call: Option<&str>,
+    pending: &[PendingApproval],
+    continues: &str,
+) -> Result<String, String> {
+    let state = store
+        .load(run_id)
+        .await
+        .map_err(|error| error.to_string())?;
+    let recorded = store
+        .decisions(run_id)
+        .await
+        .map_err(|error| error.to_string())?;
+    let decided = crate::trail::awaiting_resume(&state, &recorded);
+    let about = decided
+        .iter()
+        .filter(|d| call.is_none_or(|id| d.decision.internal_call_id == id))
+        .map(|d| crate::trail::decided_already(&state, d))
+        .collect::<Vec<_>>();
+    // Calls of the run still waiting: it goes on once they are decided, not yet.
+    let then = match pending {
+        [] => continues.to_owned(),
+        _ => format!(
+            "{} still wait(s) for a decision",
+            pending
+                .iter()
+                .map(|p| format!("`{}`", p.internal_call_id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Ok(match (call, about.as_slice()) {
+        (_, [one]) => format!("{one}; {then}"),
+        (None, [_, ..]) => format!(
+            "every waiting call of run `{run_id}` is already decided ({}); {then}",
+            decided
+                .iter()
+                .map(|d| format!("`{}`", d.decision.internal_call_id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        (Some(id), _) => format!("run `{run_id}` has no call `{id}` waiting for a decision"),
+        (None, []) => format!(
+            "run `{run_id}` has no call waiting for a decision (its status: {})",
+            status_name(state.status)
+        ),
+    })
+}
+
+/// How `reins runs approve` changes the arguments, if at all.
+pub enum ArgsChange {
+    /// Run the call as the model made it.
+    None,
+    /// These arguments (JSON text).
+    Given(String),
+    /// Edit them in `$EDITOR`.
+    Editor,
+}
+
+impl ArgsChange {
+    /// From `--args JSON` and `--edit` (clap makes them exclusive).
+    pub fn from_flags(args: Option<String>, edit: bool) -> ArgsChange {
+        match (args, edit) {
+            (Some(args), _) => ArgsChange::Given(args),
+            (None, true) => ArgsChange::Editor,
+            (None, false) => ArgsChange::None,
+        }
+    }
+}
+
+/// `reins runs approve`: records the decision (run it with `runs resume`, which `continues`
+/// names, see [`target_call`]).
+pub async fn approve(
+    store: &BoxedStore,
+    run_id: &str,
+    call: Option<String>,
+    change: ArgsChange,
+    who: &Who,
+    continues: &str,
+) -> Result<ToolDecision, String> {
+    let target = target_call(store, run_id, call, continues).await?;
+    let decision = match change {
+        ArgsChange::None => ToolDecision::approve(),
+        ArgsChange::Given(text) => ToolDecision::approve_with_args(parse_args(&text)?),
+        ArgsChange::Editor => ToolDecision::approve_with_args(edit_in_editor(&target.arguments)?),
+    };
+    let bound = who.decision(&target, decision.clone(), "reins runs approve");
+    store
+        .decide(run_id, &bound)
+        .await
+        .map_err(|error| error.to_string())?;
+    Ok(decision)
+}
+
+/// `reins runs deny` (`continues` as for [`approve`]).
+pub async fn deny(
+    store: &BoxedStore,
+    run_id: &str,
+    call: Option<String>,
+    message: Option<String>,
+    who: &Who,
+    continues: &str,
+) -> Result<(), String> {
+    let target = target_call(store, run_id, call, continues).await?;
+    let decision = ToolDecision::deny(denial(message.as_deref()));
+    let bound = who.decision(&target, decision, "reins runs deny");
+    store
+        .decide(run_id, &bound)
+        .await
+        .map(drop)
+        .map_err(|error| error.to_string())
+}
+
+/// Who makes a decision and why: `--as NAME` (default: the user, see [`decided_by`]) and
+/// `--reason TEXT`.
+pub struct Who {
+    /// `--as`.
+    pub name: Option<String>,
+    /// `--reason`.
+    pub reason: Option<String>,
+}
+
+impl Who {
+    /// `decision` about `target` bound to it as listed, by this person, made `via` a command.
+    pub fn decision(
+        &self,
+        target: &PendingApproval,
+        decision: ToolDecision,
+        via: &str,
+    ) -> Decision {
+        let by = match self
+            .name
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
+            Some(name) => format!("{name} via {via}"),
+            None => decided_by(via),
+        };
+        let bound = Decision::new(target, decision, by);
+        match self
+            .reason
+            .as_deref()
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+        {
+            Some(reason) => bound.because(reason),
+            None => bound,
+        }
+    }
+}
+
+/// How a run whose calls are all decided goes on, as `reins runs approve|deny|edit` say it.
+pub fn resume_command(agent_file: &std::path::Path, run_id: &str) -> String {
+    format!(
+        "`reins runs resume {} {run_id}` continues the run",
+        agent_file.display()
+    )
+}
+
+/// Who a decision is recorded as made by: the operating-system user, and the command or page
+/// that made it (`alice via reins runs approve`).
+pub fn decided_by(via: &str) -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .ok()
+        .filter(|user| !user.trim().is_empty())
+        .unwrap_or_else(|| "an unnamed user".to_owned());
+    format!("{user} via {via}")
+}
