@@ -15,6 +15,9 @@ use tokio::sync::{Mutex, mpsc};
 /// The reason stored with a call that waits for a person.
 pub const SUSPEND_REASON: &str = "waiting for a person: `reins runs approve` or `reins ui`";
 
+/// Between the rule and the policy's reason for asking.
+const AFTER_WHY: &str = " — ";
+
 /// Asks at the terminal when there is one, else suspends the run.
 #[derive(Debug, Clone, Copy)]
 pub struct CliDecider {
@@ -56,9 +59,7 @@ async fn ask(request: &ApprovalRequest) -> Decision {
         request.tool_name
     );
     eprintln!("{}", pretty(&request.args));
-    if let Some(rule) = &request.rule {
-        eprintln!("[approval] the policy asks because: {rule}");
-    }
+    eprintln!("[approval] {}", why_asked(request));
     let mut lines = stdin_lines().lock().await;
     // Lines typed before the question are not answers to it.
     while lines.try_recv().is_ok() {}
@@ -93,6 +94,27 @@ async fn ask(request: &ApprovalRequest) -> Decision {
         }
     }
     Decision::deny("denied: no clear answer")
+}
+
+/// Which rule asks about a call, and why when the policy says: `the rule: ask `write_note` —
+/// notes need your approval`. The rule's description already says that it asks.
+fn why_asked(request: &ApprovalRequest) -> String {
+    let rule = match &request.rule {
+        Some(rule) => format!("the rule: {rule}"),
+        None => format!(
+            "no rule names `{}`: the policy asks by default",
+            request.tool_name
+        ),
+    };
+    match request
+        .reason
+        .as_deref()
+        .map(str::trim)
+        .filter(|why| !why.is_empty())
+    {
+        Some(why) => format!("{rule}{AFTER_WHY}{why}"),
+        None => rule,
+    }
 }
 
 /// Pretty JSON, or the raw value when it cannot be pretty-printed.
@@ -183,5 +205,43 @@ pub fn denial(message: Option<&str>) -> String {
     match message.map(str::trim).filter(|m| !m.is_empty()) {
         Some(message) => format!("{DENIED_BY_THE_USER}: {message}"),
         None => DENIED_BY_THE_USER.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::why_asked;
+    use reins::hooks::approval::ApprovalRequest;
+    use serde_json::json;
+
+    fn request(rule: Option<&str>, reason: Option<&str>) -> ApprovalRequest {
+        ApprovalRequest {
+            run_id: "run-1".to_owned(),
+            turn: 1,
+            tool_name: "write_note".to_owned(),
+            tool_call_id: "call_1".to_owned(),
+            internal_call_id: "t1c0".to_owned(),
+            args: json!({}),
+            rule: rule.map(str::to_owned),
+            reason: reason.map(str::to_owned),
+            traits: None,
+        }
+    }
+
+    #[test]
+    fn the_prompt_names_the_rule_and_the_policys_reason() {
+        let asked = request(Some("ask `write_note`"), Some("notes need your approval"));
+        assert_eq!(
+            why_asked(&asked),
+            "the rule: ask `write_note` — notes need your approval"
+        );
+        assert_eq!(
+            why_asked(&request(Some("ask `write_note`"), None)),
+            "the rule: ask `write_note`"
+        );
+        assert_eq!(
+            why_asked(&request(None, None)),
+            "no rule names `write_note`: the policy asks by default"
+        );
     }
 }

@@ -35,7 +35,7 @@ pub fn ask_before_side_effects(timeout: Duration) -> ApprovalPolicy {
         .fold(ApprovalPolicy::new(), |policy, &tool| {
             policy
                 .tool_traits(tool, ToolTraits::additive())
-                .rule(Rule::ask(tool).describe("tools with side effects need your approval"))
+                .rule(Rule::ask(tool).because("tools with side effects need your approval"))
         })
         .rule(Rule::allow("*"))
         .decider(TerminalDecider::new())

@@ -307,7 +307,11 @@ fn approval(
                     .clone()
                     .unwrap_or_else(|| "this tool is not allowed".to_owned()),
             ),
-            (_, true) => Rule::ask(rule.tool.clone()),
+            // The message is why the rule asks: the person asked reads it beside the rule.
+            (_, true) => match message.clone() {
+                Some(why) => Rule::ask(rule.tool.clone()).because(why),
+                None => Rule::ask(rule.tool.clone()),
+            },
             (_, false) => Rule::suspend(
                 rule.tool.clone(),
                 message
@@ -320,7 +324,9 @@ fn approval(
             Some("writes") => built = built.when_traits(|traits| !traits.read_only),
             _ => {}
         }
-        if let Some(message) = message {
+        // A deny or suspend rule is named by its message (the model's, or the stored reason);
+        // an ask rule keeps its own description (`ask `write_note``) beside its reason.
+        if let Some(message) = message.filter(|_| built.outcome() != &RuleOutcome::Ask) {
             built = built.describe(message);
         }
         policy = policy.rule(built);

@@ -301,7 +301,8 @@ pub struct ApprovalRuleConfig {
     pub tool: String,
     /// `allow`, `ask` or `deny`.
     pub action: Spanned<String>,
-    /// The message the model sees on `deny`, or the reason shown on `ask`.
+    /// The message the model sees on `deny`, or why `ask` asks: shown with the rule at the
+    /// terminal, sent to the webhook as `reason`.
     pub message: Option<String>,
     /// Only for tools that are (`read_only`) or are not (`writes`) read-only.
     pub when: Option<Spanned<String>>,

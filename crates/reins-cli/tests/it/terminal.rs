@@ -144,7 +144,11 @@ fn a_call_is_approved_with_arguments_edited_in_the_editor() {
         screen.contains("\"text\": \"draft\""),
         "arguments are shown pretty\n{screen}"
     );
-    assert!(screen.contains("notes need your approval"), "{screen}");
+    // The rule's description already says it asks; the policy's reason follows it.
+    assert!(
+        screen.contains("[approval] the rule: ask `save_note` — notes need your approval"),
+        "{screen}"
+    );
     tmux.type_line("e");
     let screen = tmux.wait_for("EXIT=");
     assert!(screen.contains("note: edited"), "{screen}");

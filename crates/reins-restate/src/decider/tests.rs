@@ -59,6 +59,7 @@ fn request() -> ApprovalRequest {
         internal_call_id: "t1c0".to_owned(),
         args: serde_json::json!({"env": "prod"}),
         rule: None,
+        reason: None,
         traits: None,
     }
 }

@@ -27,6 +27,10 @@ pub struct ApprovalRequest {
     pub args: Value,
     /// The description of the rule that asked; `None` when the policy's default asked.
     pub rule: Option<String>,
+    /// Why the rule asks, in the policy's own words ([`Rule::because`](super::Rule::because));
+    /// `None` when it gives none. Left out of the JSON when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// What the tool says about itself, if the policy was told.
     pub traits: Option<ToolTraits>,
 }

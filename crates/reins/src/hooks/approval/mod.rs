@@ -203,7 +203,7 @@ impl ApprovalPolicy {
         }
     }
 
-    /// The first matching rule's outcome and description, or the default outcome. `args`
+    /// The first matching rule's outcome and the rule, or the default outcome. `args`
     /// reads the call's arguments (`None` when they are not JSON), for the rules that check
     /// them.
     fn evaluate<'v>(
@@ -211,13 +211,13 @@ impl ApprovalPolicy {
         tool_name: &str,
         args: &dyn Fn() -> Option<&'v Value>,
         traits: ToolTraits,
-    ) -> (RuleOutcome, Option<String>) {
+    ) -> (RuleOutcome, Option<&Rule>) {
         match self
             .rules
             .iter()
             .find(|rule| rule.matches(tool_name, args, &traits))
         {
-            Some(rule) => (rule.outcome().clone(), Some(rule.description())),
+            Some(rule) => (rule.outcome().clone(), Some(rule)),
             None => {
                 let outcome = self.default_outcome_now().unwrap_or_else(|| {
                     RuleOutcome::Deny(format!(
@@ -293,7 +293,8 @@ impl AgentHook for ApprovalPolicy {
         // What the policy was told about the tool wins over what the tool claims.
         let known = self.traits.get(name).copied().or(event.tool_traits());
         let traits = known.unwrap_or(self.unknown_traits);
-        let (outcome, rule) = self.evaluate(name, &|| args_of(&event, &read).as_deref(), traits);
+        let (outcome, matched) = self.evaluate(name, &|| args_of(&event, &read).as_deref(), traits);
+        let rule = matched.map(Rule::description);
         let call_id = event.internal_call_id().unwrap_or_default();
         let (action, asked) = match outcome {
             RuleOutcome::Allow => (DispatchAction::proceed(), false),
@@ -312,6 +313,7 @@ impl AgentHook for ApprovalPolicy {
                         None => Value::String(event.tool_args().unwrap_or_default().to_owned()),
                     },
                     rule: rule.clone(),
+                    reason: matched.and_then(Rule::reason).map(str::to_owned),
                     traits: known,
                 };
                 // Boxed: asking holds the decider's answer and a timer, which would otherwise

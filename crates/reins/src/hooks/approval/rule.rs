@@ -34,6 +34,7 @@ pub struct Rule {
     traits: Option<TraitsCheck>,
     outcome: RuleOutcome,
     description: Option<String>,
+    reason: Option<String>,
     /// The description written from the rule itself when none was given: written on the
     /// first decision, not on every one (each records it).
     written: OnceLock<String>,
@@ -43,6 +44,7 @@ impl std::fmt::Debug for Rule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rule")
             .field("description", &self.description())
+            .field("reason", &self.reason)
             .field("outcome", &self.outcome)
             .finish()
     }
@@ -57,6 +59,7 @@ impl Rule {
             traits: None,
             outcome,
             description: None,
+            reason: None,
             written: OnceLock::new(),
         }
     }
@@ -108,6 +111,28 @@ impl Rule {
     pub fn describe(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
+    }
+
+    /// Why the rule asks about the calls it matches, in the policy's own words ("notes need
+    /// your approval"): the decider receives it as
+    /// [`ApprovalRequest::reason`](super::ApprovalRequest::reason), beside the rule's
+    /// [`description`](Self::description), to tell the person asked.
+    ///
+    /// ```
+    /// use reins::hooks::approval::Rule;
+    ///
+    /// let rule = Rule::ask("write_*").because("notes need your approval");
+    /// assert_eq!(rule.description(), "ask `write_*`");
+    /// assert_eq!(rule.reason(), Some("notes need your approval"));
+    /// ```
+    pub fn because(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+
+    /// The rule's reason, if it was given one ([`because`](Self::because)).
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
     }
 
     /// Whether the rule's tool pattern matches `tool` (`*` any run of characters, `?` exactly

@@ -7,7 +7,11 @@ async fn ask_sends_the_request_and_approval_runs_the_call() {
     let (decider, seen) = recording(Decision::approve());
     let policy = ApprovalPolicy::new()
         .tool_traits("delete_file", ToolTraits::destructive())
-        .rule(Rule::ask("delete_*").describe("deletions need a person"))
+        .rule(
+            Rule::ask("delete_*")
+                .describe("deletions need a person")
+                .because("deleting cannot be undone"),
+        )
         .decider(decider);
     let out = run(
         Turn::tool_call("delete_file", json!({"path": "a"})),
@@ -24,6 +28,7 @@ async fn ask_sends_the_request_and_approval_runs_the_call() {
     assert_eq!(request.internal_call_id, "t1c0");
     assert!(!request.run_id.is_empty());
     assert_eq!(request.rule.as_deref(), Some("deletions need a person"));
+    assert_eq!(request.reason.as_deref(), Some("deleting cannot be undone"));
     assert_eq!(request.traits, Some(ToolTraits::destructive()));
 }
 
@@ -53,6 +58,7 @@ async fn the_default_asks_when_a_decider_is_set() {
     let out = run(Turn::tool_call("mystery", json!({})), policy, same).await;
     assert_eq!(names(&out.ran), ["mystery"]);
     assert_eq!(seen.lock().unwrap()[0].rule, None);
+    assert_eq!(seen.lock().unwrap()[0].reason, None);
 
     // An explicit default overrides it.
     let (decider, seen) = recording(Decision::approve());
