@@ -12,11 +12,34 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::OnceLock;
 use tokio::sync::{Mutex, mpsc};
 
-/// The reason stored with a call that waits for a person.
+/// The reason stored with a call that waits for a person, after the policy's own reason for
+/// asking when it gives one ([`suspend_reason`]).
 pub const SUSPEND_REASON: &str = "waiting for a person: `reins runs approve` or `reins ui`";
 
-/// Between the rule and the policy's reason for asking.
+/// Between the policy's reason for asking and what it goes with: the rule in the prompt,
+/// [`SUSPEND_REASON`] in a stored reason.
 const AFTER_WHY: &str = " — ";
+
+/// The reason stored with a call that waits for a person: why the policy asks (the approval
+/// rule's `message`), if it says, then where the call is decided. Kept with the call, it is
+/// what `runs show` and the inbox say about it, long after the terminal that saw it.
+pub fn suspend_reason(why: Option<&str>) -> String {
+    match why.map(str::trim).filter(|why| !why.is_empty()) {
+        Some(why) => format!("{why}{AFTER_WHY}{SUSPEND_REASON}"),
+        None => SUSPEND_REASON.to_owned(),
+    }
+}
+
+/// The policy's own reason in a reason made by [`suspend_reason`]: `Some("")` when it gave
+/// none, `None` when `reason` was not made by it (a call in doubt, another hook's).
+pub fn policy_reason(reason: &str) -> Option<&str> {
+    if reason == SUSPEND_REASON {
+        return Some("");
+    }
+    reason
+        .strip_suffix(SUSPEND_REASON)
+        .and_then(|rest| rest.strip_suffix(AFTER_WHY))
+}
 
 /// Asks at the terminal when there is one, else suspends the run.
 #[derive(Debug, Clone, Copy)]
@@ -42,10 +65,16 @@ impl ApprovalDecider for CliDecider {
     async fn decide(&self, request: &ApprovalRequest) -> Decision {
         if !self.interactive {
             eprintln!(
-                "[approval] {} waits for a decision (run {}, call {})",
-                request.tool_name, request.run_id, request.internal_call_id
+                "[approval] {} waits for a decision (run {}, call {}){}",
+                request.tool_name,
+                request.run_id,
+                request.internal_call_id,
+                request
+                    .reason
+                    .as_deref()
+                    .map_or_else(String::new, |why| format!("{AFTER_WHY}{why}")),
             );
-            return Decision::suspend(SUSPEND_REASON);
+            return Decision::suspend(suspend_reason(request.reason.as_deref()));
         }
         // One question at a time: concurrent calls would interleave their prompts.
         let _asking = asking().lock().await;
@@ -210,7 +239,7 @@ pub fn denial(message: Option<&str>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::why_asked;
+    use super::{SUSPEND_REASON, policy_reason, suspend_reason, why_asked};
     use reins::hooks::approval::ApprovalRequest;
     use serde_json::json;
 
@@ -243,5 +272,19 @@ mod tests {
             why_asked(&request(None, None)),
             "no rule names `write_note`: the policy asks by default"
         );
+    }
+
+    #[test]
+    fn the_stored_reason_keeps_the_policys_reason() {
+        let stored = suspend_reason(Some("notes need your approval"));
+        assert_eq!(
+            stored,
+            format!("notes need your approval — {SUSPEND_REASON}")
+        );
+        assert_eq!(policy_reason(&stored), Some("notes need your approval"));
+        assert_eq!(suspend_reason(None), SUSPEND_REASON);
+        assert_eq!(suspend_reason(Some(" ")), SUSPEND_REASON);
+        assert_eq!(policy_reason(SUSPEND_REASON), Some(""));
+        assert_eq!(policy_reason("started before a crash"), None);
     }
 }

@@ -302,7 +302,8 @@ pub struct ApprovalRuleConfig {
     /// `allow`, `ask` or `deny`.
     pub action: Spanned<String>,
     /// The message the model sees on `deny`, or why `ask` asks: shown with the rule at the
-    /// terminal, sent to the webhook as `reason`.
+    /// terminal, kept with a suspended call (for `runs show` and the inbox), sent to the
+    /// webhook as `reason`.
     pub message: Option<String>,
     /// Only for tools that are (`read_only`) or are not (`writes`) read-only.
     pub when: Option<Spanned<String>>,

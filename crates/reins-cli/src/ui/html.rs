@@ -1,7 +1,7 @@
 //! The inbox's pages. Everything that comes from a run — the model's text, tool arguments and
 //! results, ids — goes through [`escape`]: nothing a model or a tool wrote is rendered as HTML.
 
-use crate::approve::{SUSPEND_REASON, pretty};
+use crate::approve::{policy_reason, pretty};
 use crate::run::first_line;
 use crate::runs::{Step, failure_shown, model_shown, status_name, timeline, tokens};
 use crate::trail::DecisionView;
@@ -391,12 +391,14 @@ pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
 
 /// Why a call waits, as the inbox says it. The reason stored for a call nobody was asked about
 /// points at the commands that decide it, `reins ui` among them: here the person decides it on
-/// the page. Any other reason (a call in doubt, a hook's or the approval service's) is shown.
+/// the page, told why the policy asks when it says. Any other reason (a call in doubt, a
+/// hook's or the approval service's) is shown.
 fn why_waiting(reason: &str) -> String {
-    if reason == SUSPEND_REASON || reason.is_empty() {
-        "waits for your decision: approve or deny it below".to_owned()
-    } else {
-        format!("waits for a decision ({reason})")
+    match policy_reason(reason) {
+        Some("") => "waits for your decision: approve or deny it below".to_owned(),
+        Some(why) => format!("waits for your decision ({why}): approve or deny it below"),
+        None if reason.is_empty() => "waits for your decision: approve or deny it below".to_owned(),
+        None => format!("waits for a decision ({reason})"),
     }
 }
 

@@ -1,7 +1,7 @@
 //! What a person reads about a call that waits for them: in the inbox, what to do there (not
-//! a command to open the inbox they are in); a denial that says "denied" once; and once the
-//! run went on, the call and arguments a decision was about rather than a digest — in the
-//! inbox and in `reins runs show` alike.
+//! a command to open the inbox they are in) and why the policy asks, as `runs show` says it; a
+//! denial that says "denied" once; and once the run went on, the call and arguments a decision
+//! was about rather than a digest — in the inbox and in `reins runs show` alike.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, form_field, http};
@@ -63,6 +63,40 @@ fn in_the_inbox_a_waiting_call_says_to_decide_it_on_the_page() {
     // In the terminal the stored reason still says where to decide it.
     let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
     assert!(shown.contains("`reins ui`"), "{shown}");
+}
+
+#[test]
+fn why_the_policy_asks_is_kept_with_the_waiting_call_for_runs_show_and_the_inbox() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let agent = notes_agent(
+        &server.openai_url(),
+        "\n[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\", message = \"notes need \
+         your approval\" }]\n",
+    );
+    let run = another_waiting_run(&agent);
+    let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
+    assert!(
+        shown.contains("(notes need your approval — waiting for a person: `reins runs approve`"),
+        "{shown}"
+    );
+    let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+    let reason = shown["pending"][0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("notes need your approval"), "{shown}");
+
+    let inbox = Inbox::start(&agent, &[]);
+    let page = http()
+        .get(format!("{}/runs/{run}", inbox.url))
+        .send()
+        .and_then(|r| r.text())
+        .expect("page");
+    assert!(
+        page.contains(
+            "<b>save_note</b> waits for your decision (notes need your approval): approve or \
+             deny it below</p>"
+        ),
+        "{page}"
+    );
 }
 
 #[test]
