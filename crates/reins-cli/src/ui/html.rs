@@ -5,7 +5,7 @@ use crate::approve::{policy_reason, pretty};
 use crate::run::first_line;
 use crate::runs::{Step, failure_shown, model_shown, status_name, timeline, tokens};
 use crate::trail::DecisionView;
-use reins::agent::RunState;
+use reins::agent::{RunState, RunStatus};
 use reins::hooks::budget::Budget;
 use reins::store::PendingApproval;
 use std::collections::HashMap;
@@ -35,12 +35,18 @@ pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap}.step{margin:.5em 0}\
 .failure{border:2px solid #b00;padding:.5em 1em;margin:1em 0}td .failure{border:0;padding:0;margin:0;\
 color:#b00;font-size:.85em}textarea{width:100%;font-family:monospace}";
 
-/// The start of every page, up to and including its heading.
-fn head(title: &str) -> String {
+/// The start of every page, up to and including its heading; with `back`, a link to the runs
+/// page above it (left out on the runs page itself, where it would lead nowhere).
+fn head(title: &str, back: bool) -> String {
     format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title>\
-         <style>{STYLE}</style></head><body><p><a href=\"/\">runs</a></p><h1>{title}</h1>",
+         <style>{STYLE}</style></head><body>{back}<h1>{title}</h1>",
         title = escape(title),
+        back = if back {
+            "<p><a href=\"/\">runs</a></p>"
+        } else {
+            ""
+        },
     )
 }
 
@@ -56,7 +62,7 @@ pub fn error_page(title: &str, message: &str, run: Option<&str>) -> String {
     });
     format!(
         "{head}<p id=\"error\">{message}</p>{back}</body></html>",
-        head = head(title),
+        head = head(title, true),
         message = escape(message),
     )
 }
@@ -64,8 +70,9 @@ pub fn error_page(title: &str, message: &str, run: Option<&str>) -> String {
 /// A whole page: `body`, and a script that refreshes its live parts ([`live_part`]) from
 /// `live_url` ([`live_parts`]) every two seconds. A part is replaced only when the server's
 /// HTML of it changed, so a form is left alone while someone types in it, and replaced once
-/// what it decides changed (the run went on, or waits for another call).
-pub fn page(title: &str, body: &str, live_url: &str) -> String {
+/// what it decides changed (the run went on, or waits for another call). `back` links to
+/// the runs page (not on that page).
+pub fn page(title: &str, body: &str, live_url: &str, back: bool) -> String {
     format!(
         "{head}{body}\
          <script>setInterval(async()=>{{try{{const r=await fetch({url});\
@@ -74,7 +81,7 @@ pub fn page(title: &str, body: &str, live_url: &str) -> String {
          if(e&&e.dataset.digest!==part.digest){{e.innerHTML=part.html;\
          e.dataset.digest=part.digest;}}}}}}}}catch(e){{}}}},2000);</script>\
          </body></html>",
-        head = head(title),
+        head = head(title, back),
         url = js_string(live_url),
     )
 }
@@ -181,7 +188,7 @@ pub fn runs_table(states: &[RunState], table: &RunsTable<'_>) -> String {
             id_url = escape(&url_segment(&state.run_id)),
             id = escape(&state.run_id),
             status = status_name(state.status),
-            status_cell = status_cell(state),
+            status_cell = status_cell(state, count),
             agent = escape(state.agent_name.as_deref().unwrap_or("-")),
             model = escape(&model_shown(state, table.own_model)),
             turns = state.turn,
@@ -197,10 +204,10 @@ pub fn runs_table(states: &[RunState], table: &RunsTable<'_>) -> String {
     html
 }
 
-/// A run's status cell: its status, and for a failed run why, whole in a tooltip and cut
-/// short under the status.
-fn status_cell(state: &RunState) -> String {
-    let status = status_name(state.status);
+/// A run's status cell: its status as a person reads it ([`status_shown`]), and for a failed
+/// run why, whole in a tooltip and cut short under the status.
+fn status_cell(state: &RunState, waiting: usize) -> String {
+    let status = status_shown(state, waiting);
     match failure_shown(state) {
         Some(failure) => format!(
             "<td class=\"status\" title=\"{whole}\">{status}<div class=\"failure\">{short}</div></td>",
@@ -208,6 +215,17 @@ fn status_cell(state: &RunState) -> String {
             short = escape(&first_line(failure, 60)),
         ),
         None => format!("<td class=\"status\">{status}</td>"),
+    }
+}
+
+/// A run's status as the runs table says it: a suspended run waits for a decision (`waiting`
+/// calls wait for one), or, every call decided, for someone to resume it. The row's
+/// `data-status`, `runs list` and `--json` keep the stored status's word.
+fn status_shown(state: &RunState, waiting: usize) -> &'static str {
+    match state.status {
+        RunStatus::Suspended if waiting > 0 => "waiting for a decision",
+        RunStatus::Suspended => "decided, waiting to resume",
+        status => status_name(status),
     }
 }
 

@@ -179,6 +179,7 @@ async fn index(State(app): State<Arc<App>>) -> Response {
             &format!("runs of {}", app.agent.name()),
             &html::live_part("live", &table),
             "/live/runs",
+            false,
         ))
         .into_response(),
         Err(response) => response,
@@ -240,6 +241,7 @@ async fn run_page(State(app): State<Arc<App>>, Path(run): Path<String>) -> Respo
                 html::live_part("decisions", &forms),
             ),
             &format!("/live/runs/{}", html::url_segment(&run)),
+            true,
         ))
         .into_response(),
         Err(response) => response,

@@ -62,7 +62,7 @@ fn in_a_browser_a_suspended_run_is_approved_with_edited_arguments_and_finishes()
     browser.goto(&format!("{}/", inbox.url));
     let link = browser.find("tr.run a");
     assert_eq!(browser.text(&link), run);
-    browser.wait_for_text("tr.run .status", "suspended");
+    browser.wait_for_text("tr.run .status", "waiting for a decision");
     browser.wait_for_text("tr.run .model", "openai/gpt-5-mini");
     if let Ok(dir) = std::env::var("REINS_SCREENSHOTS") {
         std::fs::write(format!("{dir}/inbox.png"), browser.screenshot()).expect("screenshot");

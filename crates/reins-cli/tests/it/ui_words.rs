@@ -1,7 +1,8 @@
 //! What a person reads about a call that waits for them: in the inbox, what to do there (not
-//! a command to open the inbox they are in) and why the policy asks, as `runs show` says it; a
-//! denial that says "denied" once; and once the run went on, the call and arguments a decision
-//! was about rather than a digest — in the inbox and in `reins runs show` alike.
+//! a command to open the inbox they are in) and why the policy asks, as `runs show` says it;
+//! in the runs table, what a suspended run waits for; a denial that says "denied" once; and
+//! once the run went on, the call and arguments a decision was about rather than a digest —
+//! in the inbox and in `reins runs show` alike.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, form_field, http};
@@ -96,6 +97,36 @@ fn why_the_policy_asks_is_kept_with_the_waiting_call_for_runs_show_and_the_inbox
              deny it below</p>"
         ),
         "{page}"
+    );
+}
+
+#[test]
+fn the_runs_page_says_what_a_suspended_run_waits_for_and_does_not_link_to_itself() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let (agent, run) = waiting_run(&server);
+    let inbox = Inbox::start(&agent, &[]);
+    let get = |path: &str| {
+        http()
+            .get(format!("{}{path}", inbox.url))
+            .send()
+            .and_then(|r| r.text())
+            .expect("page")
+    };
+    let runs = get("/");
+    assert!(
+        runs.contains("data-status=\"suspended\"")
+            && runs.contains("<td class=\"status\">waiting for a decision</td>"),
+        "{runs}"
+    );
+    assert!(!runs.contains("<a href=\"/\">"), "{runs}");
+    assert!(get(&format!("/runs/{run}")).contains("<a href=\"/\">runs</a>"));
+
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    let runs = get("/");
+    assert!(
+        runs.contains("<td class=\"status\">decided, waiting to resume</td>"),
+        "{runs}"
     );
 }
 
