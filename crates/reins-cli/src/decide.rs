@@ -199,6 +199,23 @@ impl Who {
     }
 }
 
+/// What `reins runs approve|deny|edit` print once a decision is recorded (`done`:
+/// "approved", "denied"): the calls of the run still waiting, or how the run goes on.
+pub async fn recorded(store: &BoxedStore, run_id: &str, done: &str, continues: &str) -> String {
+    match crate::runs::pending_of(store, run_id).await {
+        Ok(waiting) if !waiting.is_empty() => format!(
+            "reins: {done}; {} more call(s) of the run wait for a decision ({}), then {continues}",
+            waiting.len(),
+            waiting
+                .iter()
+                .map(|call| call.internal_call_id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => format!("reins: {done}; {continues}"),
+    }
+}
+
 /// How a run whose calls are all decided goes on, as `reins runs approve|deny|edit` say it.
 pub fn resume_command(agent_file: &std::path::Path, run_id: &str) -> String {
     format!(

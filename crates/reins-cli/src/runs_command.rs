@@ -189,11 +189,16 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         } => {
             let who = decide::Who { name: who, reason };
             let continues = decide::resume_command(&agent, &run);
-            decide::deny(&store, &run, call, message, &who, &continues)
-                .await
-                .map(|()| {
-                    eprintln!("reins: denied; continue the run with `reins runs resume`");
-                })
+            match decide::deny(&store, &run, call, message, &who, &continues).await {
+                Ok(()) => {
+                    eprintln!(
+                        "{}",
+                        decide::recorded(&store, &run, "denied", &continues).await
+                    );
+                    Ok(())
+                }
+                Err(error) => Err(error),
+            }
         }
         RunsCommand::Checkpoints { run, json, .. } => fork::checkpoints(&store, &run, json).await,
         RunsCommand::Fork {
@@ -335,9 +340,12 @@ async fn approve_in_store(
         reason: target.reason,
     };
     let continues = decide::resume_command(&target.agent, &target.run);
-    decide::approve(store, &target.run, target.call, change, &who, &continues)
-        .await
-        .map(|_| eprintln!("reins: approved; continue the run with `reins runs resume`"))
+    decide::approve(store, &target.run, target.call, change, &who, &continues).await?;
+    eprintln!(
+        "{}",
+        decide::recorded(store, &target.run, "approved", &continues).await
+    );
+    Ok(())
 }
 
 /// Approves a waiting call of a run on Restate (which keeps no decision trail: `--as` and

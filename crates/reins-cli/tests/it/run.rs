@@ -111,6 +111,12 @@ fn without_a_terminal_a_call_suspends_and_is_approved_with_edited_arguments() {
         r#"{"text": "edited"}"#,
     ]));
     assert_eq!(code, 0, "{stderr}");
+    // The command that goes on is named whole, ready to paste.
+    assert!(
+        stderr.contains("reins: approved; `reins runs resume ")
+            && stderr.contains(&format!(" {run}` continues the run")),
+        "{stderr}"
+    );
     resume_and_expect_note(&agent, &run, "note: edited");
 
     let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
@@ -171,6 +177,10 @@ fn a_denied_call_tells_the_model_the_message() {
         "not today",
     ]));
     assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains(&format!(" {run}` continues the run")),
+        "{stderr}"
+    );
     let (code, stdout, stderr) = outcome(
         agent
             .reins(&["runs", "resume", "AGENT", &run])
