@@ -3,6 +3,7 @@
 //! refused with why (decided already, not a call of the run, a run that is not suspended).
 
 use crate::approve::{denial, edit_in_editor, parse_args};
+use crate::config::LoadedAgent;
 use crate::runs::{pending_of, status_name};
 use reins::agent::ToolDecision;
 use reins::store::BoxedStore;
@@ -118,20 +119,29 @@ impl ArgsChange {
 }
 
 /// `reins runs approve`: records the decision (run it with `runs resume`, which `continues`
-/// names, see [`target_call`]).
+/// names, see [`target_call`]). Changed arguments must fit the tool's schema where `agent`'s
+/// file gives it.
 pub async fn approve(
     store: &BoxedStore,
-    run_id: &str,
-    call: Option<String>,
+    agent: &LoadedAgent,
+    target: (&str, Option<String>),
     change: ArgsChange,
     who: &Who,
     continues: &str,
 ) -> Result<ToolDecision, String> {
+    let (run_id, call) = target;
     let target = target_call(store, run_id, call, continues).await?;
-    let decision = match change {
-        ArgsChange::None => ToolDecision::approve(),
-        ArgsChange::Given(text) => ToolDecision::approve_with_args(parse_args(&text)?),
-        ArgsChange::Editor => ToolDecision::approve_with_args(edit_in_editor(&target.arguments)?),
+    let args = match change {
+        ArgsChange::None => None,
+        ArgsChange::Given(text) => Some(parse_args(&text)?),
+        ArgsChange::Editor => Some(edit_in_editor(&target.arguments)?),
+    };
+    let decision = match args {
+        None => ToolDecision::approve(),
+        Some(args) => {
+            crate::edited_args::check(agent, &target.tool_name, &args)?;
+            ToolDecision::approve_with_args(args)
+        }
     };
     let bound = who.decision(&target, decision.clone(), "reins runs approve");
     store

@@ -26,6 +26,7 @@ mod decide;
 mod demo;
 mod demo_hooks;
 mod demo_tools;
+mod edited_args;
 mod fork;
 mod interrupt;
 mod lease_keeper;

@@ -176,9 +176,12 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         RunsCommand::List { json, .. } => runs::list(&store, json, &own_model).await,
         RunsCommand::Show { run, json, .. } => runs::show(&store, &run, json, &own_model).await,
         RunsCommand::Approve { target, args, edit } => {
-            approve_in_store(&store, target, decide::ArgsChange::from_flags(args, edit)).await
+            let change = decide::ArgsChange::from_flags(args, edit);
+            approve_in_store(&store, &loaded, target, change).await
         }
-        RunsCommand::Edit { target, args } => approve_in_store(&store, target, edited(args)).await,
+        RunsCommand::Edit { target, args } => {
+            approve_in_store(&store, &loaded, target, edited(args)).await
+        }
         RunsCommand::Deny {
             agent,
             run,
@@ -332,6 +335,7 @@ fn no_trail(who: Option<&String>, reason: Option<&String>) -> Result<(), String>
 /// Approves a waiting call in the agent's store, with its arguments changed as asked.
 async fn approve_in_store(
     store: &reins::store::BoxedStore,
+    loaded: &crate::config::LoadedAgent,
     target: Approval,
     change: decide::ArgsChange,
 ) -> Result<(), String> {
@@ -340,7 +344,8 @@ async fn approve_in_store(
         reason: target.reason,
     };
     let continues = decide::resume_command(&target.agent, &target.run);
-    decide::approve(store, &target.run, target.call, change, &who, &continues).await?;
+    let call = (target.run.as_str(), target.call);
+    decide::approve(store, loaded, call, change, &who, &continues).await?;
     eprintln!(
         "{}",
         decide::recorded(store, &target.run, "approved", &continues).await

@@ -328,15 +328,20 @@ pub async fn decide(
             }
         },
     };
-    let decision = match verdict {
-        Verdict::Approve(ArgsChange::None) => ToolDecision::approve(),
-        Verdict::Approve(ArgsChange::Given(text)) => {
-            ToolDecision::approve_with_args(parse_args(&text)?)
+    let edited = match &verdict {
+        Verdict::Approve(ArgsChange::Given(text)) => Some(parse_args(text)?),
+        Verdict::Approve(ArgsChange::Editor) => Some(edit_in_editor(&target.arguments)?),
+        Verdict::Approve(ArgsChange::None) | Verdict::Deny(_) => None,
+    };
+    let decision = match (verdict, edited) {
+        (Verdict::Deny(message), _) => {
+            ToolDecision::deny(crate::approve::denial(message.as_deref()))
         }
-        Verdict::Approve(ArgsChange::Editor) => {
-            ToolDecision::approve_with_args(edit_in_editor(&target.arguments)?)
+        (Verdict::Approve(_), Some(args)) => {
+            crate::edited_args::check(agent, &target.tool, &args)?;
+            ToolDecision::approve_with_args(args)
         }
-        Verdict::Deny(message) => ToolDecision::deny(crate::approve::denial(message.as_deref())),
+        (Verdict::Approve(_), None) => ToolDecision::approve(),
     };
     runs.decide(run_id, &target.call, decision)
         .await

@@ -291,7 +291,9 @@ async fn approve(
         .filter(|a| !a.is_empty())
     {
         None => ToolDecision::approve(),
-        Some(text) => match parse_args(text) {
+        Some(text) => match parse_args(text).and_then(|args| {
+            crate::edited_args::check(&app.agent, &target.tool_name, &args).map(|()| args)
+        }) {
             Ok(args) if args == target.arguments => ToolDecision::approve(),
             Ok(args) => ToolDecision::approve_with_args(args),
             Err(error) => return refused(StatusCode::BAD_REQUEST, &error, Some(&run)),

@@ -141,3 +141,43 @@ fn deciding_a_call_twice_says_it_is_decided_and_how_the_run_continues() {
         "{stderr}"
     );
 }
+
+#[test]
+fn edited_arguments_that_do_not_fit_the_tool_s_schema_are_refused_and_the_call_waits() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let agent = notes_agent(
+        &server.openai_url(),
+        "[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\" }]\n",
+    );
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    let (run, _) = waiting_save_note(code, &stdout, &stderr);
+    // `save_note` requires `text`; a misspelt key would only fail the tool after resuming.
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "approve",
+        "AGENT",
+        &run,
+        "--args",
+        r#"{"txt": "edited"}"#,
+    ]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("the arguments do not fit the schema of `save_note`")
+            && stderr.contains("\"text\" is a required property"),
+        "{stderr}"
+    );
+    // Nothing was decided: the call still waits, and arguments that fit are taken.
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "approve",
+        "AGENT",
+        &run,
+        "--args",
+        r#"{"text": "edited"}"#,
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+}
