@@ -171,6 +171,7 @@ pub fn timeline(state: &RunState) -> Vec<Step> {
 /// `reins runs show`.
 pub async fn show(
     store: &BoxedStore,
+    agent_file: &std::path::Path,
     run_id: &str,
     json_out: bool,
     own_model: &str,
@@ -252,6 +253,13 @@ pub async fn show(
                 &call.arguments,
                 &call.reason
             )
+        );
+    }
+    if pending.is_empty() && state.status == RunStatus::Suspended {
+        // Every call is decided, nothing runs them until the run is resumed.
+        println!(
+            "every waiting call is decided: {}",
+            crate::decide::resume_command(agent_file, run_id)
         );
     }
     Ok(())

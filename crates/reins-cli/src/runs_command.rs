@@ -174,7 +174,9 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
     let own_model = assemble::model_label(loaded.file.model.get_ref());
     let result = match command {
         RunsCommand::List { json, .. } => runs::list(&store, json, &own_model).await,
-        RunsCommand::Show { run, json, .. } => runs::show(&store, &run, json, &own_model).await,
+        RunsCommand::Show {
+            agent, run, json, ..
+        } => runs::show(&store, &agent, &run, json, &own_model).await,
         RunsCommand::Approve { target, args, edit } => {
             let change = decide::ArgsChange::from_flags(args, edit);
             approve_in_store(&store, &loaded, target, change).await

@@ -218,7 +218,7 @@ fn status_cell(state: &RunState, waiting: usize) -> String {
     }
 }
 
-/// A run's status as the runs table says it: a suspended run waits for a decision (`waiting`
+/// A run's status as the runs table and the run's page say it: a suspended run waits for a decision (`waiting`
 /// calls wait for one), or, every call decided, for someone to resume it. The row's
 /// `data-status`, `runs list` and `--json` keep the stored status's word.
 fn status_shown(state: &RunState, waiting: usize) -> &'static str {
@@ -229,11 +229,14 @@ fn status_shown(state: &RunState, waiting: usize) -> &'static str {
     }
 }
 
-/// A run's status and timeline (the live part of its page).
-pub fn run_timeline(state: &RunState, own_model: &str) -> String {
+/// A run's status and timeline (the live part of its page); `waiting` calls wait for a
+/// decision.
+pub fn run_timeline(state: &RunState, waiting: usize, own_model: &str) -> String {
     let mut html = format!(
-        "<p>status: <b id=\"status\">{}</b> — {} turn(s), model {}, {} tokens</p>",
+        "<p>status: <b id=\"status\" data-status=\"{}\">{}</b> — {} turn(s), model {}, {} \
+         tokens</p>",
         status_name(state.status),
+        status_shown(state, waiting),
         state.turn,
         escape(&model_shown(state, own_model)),
         tokens(&state.usage),
@@ -473,7 +476,7 @@ mod tests {
             .prompt("hi")
             .extended_details();
         let state = run.await.unwrap().state;
-        assert!(run_timeline(&state, "m").contains(&format!("{} tokens", u64::MAX)));
+        assert!(run_timeline(&state, 0, "m").contains(&format!("{} tokens", u64::MAX)));
     }
 
     #[test]

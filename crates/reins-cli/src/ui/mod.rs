@@ -217,7 +217,7 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
     let decisions = app.store.decisions(run).await.map_err(server_error)?;
     let trail = crate::trail::views(&state, &decisions);
     Ok((
-        html::run_timeline(&state, &app.model) + &html::decision_trail(&trail),
+        html::run_timeline(&state, pending.len(), &app.model) + &html::decision_trail(&trail),
         forms,
     ))
 }

@@ -112,6 +112,15 @@ fn deciding_a_call_twice_says_it_is_decided_and_how_the_run_continues() {
         "; `reins runs resume {} {run}` continues the run",
         agent.file.display()
     );
+    // `runs show` says what is left to do.
+    let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
+    assert!(
+        shown.contains(&format!(
+            "every waiting call is decided: `reins runs resume {} {run}` continues the run",
+            agent.file.display()
+        )),
+        "{shown}"
+    );
     for command in [
         &["runs", "approve", "AGENT", &run, "t1c0"][..],
         &["runs", "approve", "AGENT", &run],

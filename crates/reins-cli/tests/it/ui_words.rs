@@ -101,7 +101,7 @@ fn why_the_policy_asks_is_kept_with_the_waiting_call_for_runs_show_and_the_inbox
 }
 
 #[test]
-fn the_runs_page_says_what_a_suspended_run_waits_for_and_does_not_link_to_itself() {
+fn the_runs_and_run_pages_say_what_a_suspended_run_waits_for_and_do_not_link_to_themselves() {
     let server = FakeLlm::start(&save_note_rules("", ""));
     let (agent, run) = waiting_run(&server);
     let inbox = Inbox::start(&agent, &[]);
@@ -119,7 +119,13 @@ fn the_runs_page_says_what_a_suspended_run_waits_for_and_does_not_link_to_itself
         "{runs}"
     );
     assert!(!runs.contains("<a href=\"/\">"), "{runs}");
-    assert!(get(&format!("/runs/{run}")).contains("<a href=\"/\">runs</a>"));
+    let page = get(&format!("/runs/{run}"));
+    assert!(page.contains("<a href=\"/\">runs</a>"), "{page}");
+    // The run's own page says it the same way.
+    assert!(
+        page.contains("data-status=\"suspended\">waiting for a decision</b>"),
+        "{page}"
+    );
 
     let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
@@ -128,6 +134,8 @@ fn the_runs_page_says_what_a_suspended_run_waits_for_and_does_not_link_to_itself
         runs.contains("<td class=\"status\">decided, waiting to resume</td>"),
         "{runs}"
     );
+    let page = get(&format!("/runs/{run}"));
+    assert!(page.contains(">decided, waiting to resume</b>"), "{page}");
 }
 
 #[test]
