@@ -33,7 +33,15 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
                 client = client.base_url(url);
             }
             let client = client.build().map_err(provider_error)?;
-            Ok(BoxedModel::new(client.completion(name)))
+            let responses = config
+                .api
+                .as_ref()
+                .is_some_and(|api| api.get_ref() == "responses");
+            Ok(if responses {
+                BoxedModel::new(client.responses(name))
+            } else {
+                BoxedModel::new(client.completion(name))
+            })
         }
         "anthropic" => {
             let mut client = Anthropic::builder().api_key(api_key(config, "ANTHROPIC_API_KEY")?);

@@ -260,6 +260,16 @@ fn check_model(
 ) {
     let config = model.get_ref();
     let provider = &config.provider;
+    if let Some(api) = &config.api {
+        check_one_of(agent, api, &["chat", "responses"], problems);
+        if api.get_ref() == "responses" && provider.get_ref() != "openai" {
+            problems.push(agent.error_at(
+                api.span(),
+                "`api = \"responses\"` is for `provider = \"openai\"` only: the Responses API \
+                 is OpenAI's",
+            ));
+        }
+    }
     let default_key = match provider.get_ref().as_str() {
         "local" => {
             if !cfg!(feature = "local") {

@@ -110,6 +110,9 @@ pub struct ModelConfig {
     /// `[input, output]` price per million tokens of this model, for the budget's cost (the
     /// `[limits]` price applies to models without one).
     pub price_per_million: Option<Spanned<[f64; 2]>>,
+    /// `openai` only: the API spoken, `chat` (Chat Completions, the default) or `responses`
+    /// (the Responses API, which carries a reasoning model's reasoning from turn to turn).
+    pub api: Option<Spanned<String>>,
 }
 
 /// Limits of one run; the budget limits become a [`reins::hooks::budget::Budget`].

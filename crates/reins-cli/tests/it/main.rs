@@ -6,7 +6,7 @@ mod common;
 #[cfg(feature = "local")]
 mod demo;
 mod failed_run;
-mod gemini;
+mod hosted;
 mod interrupt;
 mod limits;
 mod mcp_http;

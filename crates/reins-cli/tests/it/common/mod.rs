@@ -4,6 +4,7 @@
 pub mod approval_service;
 pub mod fakellm;
 pub mod inbox;
+pub mod sse_server;
 pub mod webdriver;
 
 use assert_cmd::Command;
