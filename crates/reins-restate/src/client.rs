@@ -3,6 +3,7 @@
 use crate::service::SERVICE_NAME;
 use crate::wire::{DecisionRequest, RunInput, RunOutput, RunProgress};
 use reins::agent::ToolDecision;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -29,6 +30,10 @@ pub enum ClientError {
     /// The ingress address or the run id does not make a valid URL.
     #[error("invalid ingress URL: {0}")]
     Url(String),
+    /// The bearer token cannot be sent in an HTTP header (it holds a control character or a
+    /// line break); the token itself is not repeated.
+    #[error("the bearer token cannot be sent in an HTTP header (it holds a control character)")]
+    InvalidToken,
 }
 
 /// Starts, follows and decides the runs of the `ReinsAgent` workflow through Restate's HTTP
@@ -51,6 +56,8 @@ pub enum ClientError {
 pub struct RestateRuns {
     ingress: reqwest::Url,
     http: reqwest::Client,
+    /// `Authorization: Bearer <token>`, marked sensitive; `None` without a token.
+    authorization: Option<HeaderValue>,
 }
 
 impl std::fmt::Debug for RestateRuns {
@@ -66,6 +73,7 @@ impl std::fmt::Debug for RestateRuns {
         }
         f.debug_struct("RestateRuns")
             .field("ingress", &shown.as_str())
+            .field("bearer_token", &self.authorization.as_ref().map(|_| "***"))
             .finish_non_exhaustive()
     }
 }
@@ -80,7 +88,23 @@ impl RestateRuns {
         Ok(RestateRuns {
             ingress,
             http: reqwest::Client::new(),
+            authorization: None,
         })
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every call (Restate Cloud, or an ingress
+    /// behind an authenticating proxy), in place of the basic authentication of user info in
+    /// the URL. The token is shown neither in the client's `Debug` nor in its errors.
+    ///
+    /// ```no_run
+    /// # fn demo() -> Result<(), reins_restate::ClientError> {
+    /// let token = std::env::var("RESTATE_TOKEN").unwrap_or_default();
+    /// let runs = reins_restate::RestateRuns::new("https://ingress.example")?.bearer_token(&token)?;
+    /// # let _ = runs; Ok(()) }
+    /// ```
+    pub fn bearer_token(mut self, token: &str) -> Result<Self, ClientError> {
+        self.authorization = Some(bearer(token)?);
+        Ok(self)
     }
 
     fn url(&self, segments: &[&str]) -> Result<reqwest::Url, ClientError> {
@@ -96,7 +120,7 @@ impl RestateRuns {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<T, ClientError> {
-        let response = request
+        let response = authorized(request, self.authorization.as_ref())
             .send()
             .await
             .map_err(|error| ClientError::Transport(error.to_string()))?;
@@ -213,17 +237,37 @@ impl RestateRuns {
 /// `http://127.0.0.1:9080`) with the Restate admin API at `admin` (e.g.
 /// `http://127.0.0.1:9070`): Restate discovers the `ReinsAgent` service there and sends it
 /// invocations. Registering the same endpoint again updates it (`force`), so a worker
-/// restarted after an upgrade can register on every start.
+/// restarted after an upgrade that does not change what runs journal can register on every
+/// start (see the crate docs on upgrades).
 pub async fn register_deployment(admin: &str, deployment: &str) -> Result<(), ClientError> {
+    register(admin, deployment, None).await
+}
+
+/// [`register_deployment`] through an admin API that wants `Authorization: Bearer <token>`
+/// (Restate Cloud, or one behind an authenticating proxy). The token is not shown in errors.
+pub async fn register_deployment_with_token(
+    admin: &str,
+    deployment: &str,
+    bearer_token: &str,
+) -> Result<(), ClientError> {
+    register(admin, deployment, Some(&bearer(bearer_token)?)).await
+}
+
+async fn register(
+    admin: &str,
+    deployment: &str,
+    authorization: Option<&HeaderValue>,
+) -> Result<(), ClientError> {
     let mut url =
         reqwest::Url::parse(admin).map_err(|error| ClientError::Url(error.to_string()))?;
     url.path_segments_mut()
         .map_err(|()| ClientError::Url(format!("`{admin}` cannot be a base")))?
         .pop_if_empty()
         .push("deployments");
-    let response = reqwest::Client::new()
+    let request = reqwest::Client::new()
         .post(url)
-        .json(&serde_json::json!({"uri": deployment, "force": true}))
+        .json(&serde_json::json!({"uri": deployment, "force": true}));
+    let response = authorized(request, authorization)
         .send()
         .await
         .map_err(|error| ClientError::Transport(error.to_string()))?;
@@ -236,6 +280,31 @@ pub async fn register_deployment(admin: &str, deployment: &str) -> Result<(), Cl
         status: status.as_u16(),
         body,
     })
+}
+
+/// The `Authorization` header of a bearer token, marked sensitive (so the HTTP stack never
+/// logs it).
+fn bearer(token: &str) -> Result<HeaderValue, ClientError> {
+    let mut value =
+        HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| ClientError::InvalidToken)?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// `request` with `authorization`, if any, replacing the basic authentication reqwest derives
+/// from user info in the URL (two `Authorization` headers would be refused, or one ignored).
+fn authorized(
+    request: reqwest::RequestBuilder,
+    authorization: Option<&HeaderValue>,
+) -> reqwest::RequestBuilder {
+    match authorization {
+        Some(value) => {
+            let mut headers = HeaderMap::new();
+            headers.insert(AUTHORIZATION, value.clone());
+            request.headers(headers)
+        }
+        None => request,
+    }
 }
 
 #[cfg(test)]

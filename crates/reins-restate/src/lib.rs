@@ -97,7 +97,7 @@ mod tool;
 mod wire;
 mod worker;
 
-pub use client::{ClientError, RestateRuns, register_deployment};
+pub use client::{ClientError, RestateRuns, register_deployment, register_deployment_with_token};
 pub use decider::{DEFAULT_DECIDER_TIMEOUT, JournaledDecider};
 pub use model::JournaledModel;
 pub use service::{AgentService, SERVICE_NAME};

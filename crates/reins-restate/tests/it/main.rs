@@ -2,6 +2,7 @@
 //! demo worker processes, all started on loopback by the tests.
 
 mod approvals;
+mod auth;
 mod decisions;
 mod embedded;
 mod failover;
