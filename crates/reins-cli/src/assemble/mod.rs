@@ -13,6 +13,7 @@ mod env;
 mod hooks;
 mod models;
 
+pub use env::secret_from_env;
 pub use hooks::{Approvals, price_table};
 pub use models::model_label;
 

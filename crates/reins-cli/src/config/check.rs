@@ -172,6 +172,17 @@ fn check_store(
     if let Some(restate) = &store.restate {
         check_restate(agent, store, restate, problems);
     }
+    if let Some(variable) = &store.restate_token_env {
+        if store.restate.is_some() {
+            // Every command on a Restate agent reaches the ingress, not only runs.
+            check_env(agent, variable, "the Restate ingress token", problems);
+        } else {
+            problems.push(agent.error_at(
+                variable.span(),
+                "`restate_token_env` needs `restate = \"<ingress URL>\"` to send the token to",
+            ));
+        }
+    }
     if let Some(variable) = &store.postgres_url_env {
         if store.sqlite.is_some() {
             problems.push(agent.error_at(
@@ -230,8 +241,8 @@ fn check_restate(
             agent
                 .error_at(
                     url.span(),
-                    "`restate` must not hold credentials (`user:password@`): reins sends none to \
-                     the ingress",
+                    "`restate` must not hold credentials (`user:password@`): name the variable \
+                     holding a bearer token in `restate_token_env` instead",
                 )
                 .concealed(),
         );

@@ -392,6 +392,10 @@ pub struct StoreConfig {
     /// the workers `reins serve` starts, every model and tool call a journaled step, and
     /// `reins run` and `reins runs show|approve|deny|resume` go through the ingress.
     pub restate: Option<Spanned<String>>,
+    /// The environment variable holding a bearer token for the Restate ingress (Restate
+    /// Cloud, an authenticating proxy), sent as `Authorization: Bearer`; also sent to the
+    /// admin API by `reins serve --register`.
+    pub restate_token_env: Option<Spanned<String>>,
 }
 
 /// An agent file read and checked: its contents and where it is.

@@ -54,14 +54,34 @@ pub fn unsupported(agent: &LoadedAgent, command: &str) -> Option<String> {
     ))
 }
 
-/// A client of the agent's ingress.
+/// The bearer token for the agent's ingress (and admin API), from the variable
+/// `[store] restate_token_env` names; `None` when the file names none.
+pub(crate) fn token(agent: &LoadedAgent) -> Result<Option<String>, String> {
+    let Some(variable) = agent
+        .file
+        .store
+        .as_ref()
+        .and_then(|store| store.get_ref().restate_token_env.as_ref())
+    else {
+        return Ok(None);
+    };
+    crate::assemble::secret_from_env(variable.get_ref())
+        .map(Some)
+        .map_err(|missing| format!("{missing} (the Restate ingress token)"))
+}
+
+/// A client of the agent's ingress, with its bearer token if the file names one.
 pub(crate) fn client(agent: &LoadedAgent, url: &str) -> Result<RestateRuns, String> {
-    RestateRuns::new(url).map_err(|error| {
+    let runs = RestateRuns::new(url).map_err(|error| {
         format!(
             "the Restate ingress URL of {} is not valid: {error}",
             agent.path.display()
         )
-    })
+    })?;
+    match token(agent)? {
+        Some(token) => runs.bearer_token(&token).map_err(|error| error.to_string()),
+        None => Ok(runs),
+    }
 }
 
 /// An ingress failure, said for people: an unreachable server or an unregistered worker gets
@@ -77,6 +97,18 @@ pub(crate) fn explain(agent: &LoadedAgent, url: &str, error: &ClientError) -> St
                 "the Restate server at {url} does not know the agent's service: start its worker \
              with `reins serve {file} --register <admin URL>` ({body})"
             )
+        }
+        ClientError::Http {
+            status: status @ (401 | 403),
+            body,
+        } => {
+            let what = if token(agent).ok().flatten().is_some() {
+                "refused the bearer token of `restate_token_env`"
+            } else {
+                "wants credentials: name the variable holding a bearer token in `[store] \
+                 restate_token_env`"
+            };
+            format!("the Restate ingress at {url} {what} (HTTP {status}: {body})")
         }
         other => other.to_string(),
     }

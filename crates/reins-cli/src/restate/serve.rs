@@ -41,7 +41,13 @@ pub async fn serve(
         connected.model_label
     );
     if let Some(admin) = register {
-        let registered = reins_restate::register_deployment(&admin, &deployment).await;
+        // Restate Cloud takes the same key on its admin API as on its ingress.
+        let registered = match super::token(agent)? {
+            Some(token) => {
+                reins_restate::register_deployment_with_token(&admin, &deployment, &token).await
+            }
+            None => reins_restate::register_deployment(&admin, &deployment).await,
+        };
         let (admin, deployment) = (super::shown(&admin), super::shown(&deployment));
         if let Err(error) = registered {
             worker.abort();

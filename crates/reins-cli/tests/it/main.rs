@@ -18,6 +18,7 @@ mod otlp;
 mod programs;
 mod provider_env;
 mod restate;
+mod restate_token;
 mod run;
 mod runs_input;
 mod terminal;
