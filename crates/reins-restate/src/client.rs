@@ -30,6 +30,12 @@ pub enum ClientError {
     /// The ingress address or the run id does not make a valid URL.
     #[error("invalid ingress URL: {0}")]
     Url(String),
+    /// The server has no run under this id: it was never started (or not on this server).
+    #[error("no run `{run_id}` is known to the Restate server")]
+    UnknownRun {
+        /// The run id asked about.
+        run_id: String,
+    },
     /// The bearer token cannot be sent in an HTTP header (it holds a control character or a
     /// line break); the token itself is not repeated.
     #[error("the bearer token cannot be sent in an HTTP header (it holds a control character)")]
@@ -180,11 +186,25 @@ impl RestateRuns {
         }
     }
 
-    /// The run's journaled steps and the calls it is suspended on.
+    /// The run's journaled steps and the calls it is suspended on;
+    /// [`ClientError::UnknownRun`] when the server has no run under `run_id`. A run is known
+    /// as soon as [`start`](RestateRuns::start) has returned, before it journals anything.
     pub async fn status(&self, run_id: &str) -> Result<RunProgress, ClientError> {
         // The handler takes no input: the body must be empty.
         let url = self.url(&[SERVICE_NAME, run_id, "status"])?;
-        self.send(self.http.post(url)).await
+        let progress: RunProgress = self.send(self.http.post(url)).await?;
+        if progress != RunProgress::default() {
+            return Ok(progress);
+        }
+        // The handler reads the workflow's state, which is just as empty for a run that has
+        // journaled nothing yet as for no run at all: Restate's record of the invocation tells
+        // them apart (404 when there is none). `start` returns once Restate has recorded it.
+        match self.finished_output(run_id).await {
+            Err(ClientError::Http { status: 404, .. }) => Err(ClientError::UnknownRun {
+                run_id: run_id.to_owned(),
+            }),
+            _ => Ok(progress),
+        }
     }
 
     /// Decides about the suspended call `call` of the run `run_id`.

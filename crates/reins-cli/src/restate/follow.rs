@@ -2,7 +2,7 @@
 //! person, show where it is, and decide about a waiting call. The same exit codes and JSON
 //! events as runs on an embedded store.
 
-use super::{client, explain};
+use super::{client, explain, unknown};
 use crate::approve::{edit_in_editor, parse_args, waiting_line};
 use crate::config::LoadedAgent;
 use crate::decide::ArgsChange;
@@ -38,17 +38,18 @@ fn failure_message(body: &str) -> String {
 }
 
 async fn locate(runs: &RestateRuns, run: &str) -> Result<Where, ClientError> {
-    let progress = runs.status(run).await?;
+    let progress = match runs.status(run).await {
+        Ok(progress) => progress,
+        Err(ClientError::UnknownRun { .. }) => return Ok(Where::Unknown),
+        Err(error) => return Err(error),
+    };
     if !progress.pending.is_empty() {
         return Ok(Where::Waiting(progress.steps, progress.pending));
     }
     match runs.finished_output(run).await {
         Ok(Some(output)) => Ok(Where::Done(progress.steps, output)),
         Ok(None) => Ok(Where::Running(progress.steps)),
-        // No invocation under this key (yet): a run being started, or an unknown id.
-        Err(ClientError::Http { status: 404, .. }) if progress.steps.is_empty() => {
-            Ok(Where::Unknown)
-        }
+        // `status` found the run: its invocation may just have been recorded.
         Err(ClientError::Http { status: 404, .. }) => Ok(Where::Running(progress.steps)),
         Err(ClientError::Http { status, body }) if status >= 500 || status == 400 => {
             // The status may have been read just before the run ended: read it again.
@@ -195,10 +196,6 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
             }
         }
     }
-}
-
-fn unknown(run_id: &str, url: &str) -> String {
-    format!("run `{run_id}` is not known to the Restate server at {url}")
 }
 
 /// Reports a run that ended without an answer; a limit (turns, budget) exits as one, as an

@@ -84,6 +84,11 @@ pub(crate) fn client(agent: &LoadedAgent, url: &str) -> Result<RestateRuns, Stri
     }
 }
 
+/// What is said of a run id the server has no run under.
+pub(crate) fn unknown(run_id: &str, url: &str) -> String {
+    format!("run `{run_id}` is not known to the Restate server at {url}")
+}
+
 /// An ingress failure, said for people: an unreachable server or an unregistered worker gets
 /// the command that fixes it.
 pub(crate) fn explain(agent: &LoadedAgent, url: &str, error: &ClientError) -> String {
@@ -98,6 +103,7 @@ pub(crate) fn explain(agent: &LoadedAgent, url: &str, error: &ClientError) -> St
              with `reins serve {file} --register <admin URL>` ({body})"
             )
         }
+        ClientError::UnknownRun { run_id } => unknown(run_id, url),
         ClientError::Http {
             status: status @ (401 | 403),
             body,

@@ -174,7 +174,7 @@ fn a_call_suspended_on_restate_is_approved_and_the_run_finishes_on_the_worker() 
     // Two model calls and the tool call, each one journaled step.
     assert_eq!(shown["steps"].as_array().map(Vec::len), Some(3), "{shown}");
 
-    for command in ["show", "resume"] {
+    for command in ["show", "resume", "approve"] {
         let (code, _, stderr) = outcome(agent.reins(&["runs", command, "AGENT", "run-unknown"]));
         assert_eq!(code, 1, "{command}: {stderr}");
         assert!(

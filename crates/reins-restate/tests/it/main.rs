@@ -8,3 +8,4 @@ mod embedded;
 mod failover;
 mod harness;
 mod many_runs;
+mod unknown;
