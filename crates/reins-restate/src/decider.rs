@@ -134,8 +134,11 @@ impl<D: ApprovalDecider> JournaledDecider<D> {
 
 impl<D: ApprovalDecider> ApprovalDecider for JournaledDecider<D> {
     async fn decide(&self, request: &ApprovalRequest) -> Decision {
-        let step = format!("approval/{}", request.internal_call_id);
-        match self.steps.record(&step, || self.ask(request)).await {
+        // Not `record`: the crate's own step names stay out of the callers' namespace.
+        let step = self
+            .steps
+            .step_name(&format!("approval/{}", request.internal_call_id));
+        match self.steps.journal_value(step, || self.ask(request)).await {
             Ok(recorded) => RecordedDecision::into(recorded),
             Err(error) => {
                 tracing::warn!(

@@ -33,7 +33,9 @@
 //! A tool call's step is named by its effect id, `<run id>/t<turn>c<ordinal>`
 //! ([`ToolCallContext::effect_id`](reins::tool::ToolCallContext::effect_id)), the same on
 //! every replay; tools still read it from the call context as an idempotency key. A model
-//! call's step is `<run id>/model/<n>`.
+//! call's step is `<run id>/model/<n>`, a journaled approval `<run id>/approval/<call>`, and
+//! a value read through [`Steps::record`] `<run id>/record/<name>` (its own namespace: a
+//! recorded name never clashes with the others).
 //!
 //! # Approvals
 //!

@@ -52,8 +52,9 @@ pub(crate) struct StepRequest {
     /// The step's name in the journal (the effect id for tool calls).
     pub name: String,
     /// Asks the caller to run the work now (only on first execution): the caller sends the
-    /// work's result back on the enclosed sender.
-    pub execute: oneshot::Sender<oneshot::Sender<Value>>,
+    /// work's result back on the enclosed sender — a value to journal, or why the work has
+    /// none (journaled as the step's failure, so a replay fails the same way).
+    pub execute: oneshot::Sender<oneshot::Sender<Result<Value, String>>>,
     /// The recorded result (fresh or replayed), or why the engine refused the step.
     pub result: oneshot::Sender<Result<Value, String>>,
 }
@@ -104,11 +105,25 @@ impl Steps {
         format!("{}/model/{n}", self.inner.run_id)
     }
 
+    /// The name of a step this crate journals for `what` (e.g. `approval/t1c0`):
+    /// `<run id>/<what>`.
+    pub(crate) fn step_name(&self, what: &str) -> String {
+        format!("{}/{what}", self.inner.run_id)
+    }
+
     /// Journals what a hook (or any code the run loop calls) learns from the outside world —
     /// the time, a random number, a lookup — so that a replay takes the same path: on first
-    /// execution `work` runs and its result is journaled as the step `<run id>/<name>`; on
-    /// replay the journaled result is returned and `work` does not run. Embedded, `work` just
-    /// runs.
+    /// execution `work` runs and its result is journaled as the step
+    /// `<run id>/record/<name>`; on replay the journaled result is returned and `work` does
+    /// not run. The `record/` namespace is the caller's alone: no name can clash with the
+    /// steps this crate journals (`model/<n>`, a tool call's `t<turn>c<ordinal>`,
+    /// `approval/<call>`).
+    ///
+    /// The value goes through JSON: one that does not serialize (a map with non-string
+    /// keys, a `Serialize` impl that fails) is a [`StepError`] at the call, and on Restate
+    /// that failure is journaled, so a replay fails the same way. Embedded, `work` runs and
+    /// its value makes the same round trip through JSON, so the agent sees what it would see
+    /// on Restate.
     ///
     /// Call it from a hook, in an order that depends only on the run, like every other step —
     /// never from inside a tool: a tool call already is one step, and the invocation journals
@@ -132,20 +147,32 @@ impl Steps {
         F: FnOnce() -> Fut,
         Fut: Future<Output = T>,
     {
-        let step = format!("{}/{name}", self.inner.run_id);
-        let unreadable = |step: &str, error: serde_json::Error| StepError {
-            step: step.to_owned(),
-            message: format!("the journaled value cannot be read: {error}"),
-        };
-        if !self.is_journaled() {
-            return Ok(work().await);
-        }
-        let recorded = self
-            .step(step.clone(), || async {
-                serde_json::to_value(work().await).unwrap_or(Value::Null)
+        self.journal_value(self.step_name(&format!("record/{name}")), work)
+            .await
+    }
+
+    /// Runs `work` as the journaled step `step` and returns its value, through JSON both on
+    /// Restate and embedded (see [`Steps::record`]).
+    pub(crate) async fn journal_value<T, F, Fut>(
+        &self,
+        step: String,
+        work: F,
+    ) -> Result<T, StepError>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let serialized = || async {
+            serde_json::to_value(work().await).map_err(|error| {
+                format!("the value cannot be journaled: it does not serialize to JSON: {error}")
             })
-            .await?;
-        serde_json::from_value(recorded).map_err(|error| unreadable(&step, error))
+        };
+        let recorded = self.try_step(step.clone(), serialized).await?;
+        serde_json::from_value(recorded).map_err(|error| StepError {
+            step,
+            message: format!("the journaled value cannot be read: {error}"),
+        })
     }
 
     /// Runs `work` as the journaled step `name` and returns its recorded result: the work's
@@ -156,8 +183,21 @@ impl Steps {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Value>,
     {
+        self.try_step(name, || async { Ok(work().await) }).await
+    }
+
+    /// [`Steps::step`] for work that may have no value: its error is journaled as the step's
+    /// failure and returned as a [`StepError`], on first execution and on replay alike.
+    async fn try_step<F, Fut>(&self, name: String, work: F) -> Result<Value, StepError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Value, String>>,
+    {
         let Some(port) = &self.inner.port else {
-            return Ok(work().await);
+            return work().await.map_err(|message| StepError {
+                step: name,
+                message,
+            });
         };
         if INSIDE_STEP.try_with(|_| ()).is_ok() {
             // The port is busy with the enclosing step: waiting would never end.
@@ -218,7 +258,10 @@ pub(crate) async fn serve_steps(
                 let value = done_rx
                     .await
                     .map_err(|_| TerminalError::new("the step's work was abandoned"))?;
-                Ok(Json(value))
+                // A terminal error is journaled as the step's outcome: a replay fails alike.
+                value
+                    .map(Json)
+                    .map_err(|message| TerminalError::new(message).into())
             })
             .name(name.clone())
             .await;
@@ -245,7 +288,10 @@ pub(crate) fn executing_port(
         while let Some(request) = receiver.recv().await {
             let (done, done_rx) = oneshot::channel();
             let _ = request.execute.send(done);
-            let value = done_rx.await.map_err(|_| "abandoned".to_owned());
+            let value = done_rx
+                .await
+                .map_err(|_| "abandoned".to_owned())
+                .and_then(|value| value);
             if let Ok(value) = &value {
                 recorded(&request.name, value);
             }
@@ -270,6 +316,57 @@ mod tests {
             .step("run/a".to_owned(), || async { Value::from(7) })
             .await;
         assert_eq!(value, Ok(Value::from(7)));
+    }
+
+    #[tokio::test]
+    async fn recorded_values_have_a_namespace_no_built_in_step_shares() {
+        let names = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = Arc::clone(&names);
+        let steps = executing_port("run", move |name, _| {
+            seen.lock().expect("names").push(name.to_owned());
+        });
+        for name in ["model/1", "t1c0", "approval/t1c0"] {
+            let value = steps.record(name, || async { 7u8 }).await;
+            assert_eq!(value, Ok(7));
+        }
+        assert_eq!(
+            *names.lock().expect("names"),
+            [
+                "run/record/model/1",
+                "run/record/t1c0",
+                "run/record/approval/t1c0"
+            ]
+        );
+        assert_eq!(steps.next_model_step(), "run/model/1");
+    }
+
+    #[tokio::test]
+    async fn a_value_that_does_not_serialize_is_an_error_at_the_call_not_a_null() {
+        // JSON objects have string keys only: this map cannot be journaled.
+        let unserializable = || async { std::collections::BTreeMap::from([(vec![1u8], 1u8)]) };
+        let journaled = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = Arc::clone(&journaled);
+        let on_restate = executing_port("run", move |name, value| {
+            seen.lock()
+                .expect("journal")
+                .push((name.to_owned(), value.clone()));
+        });
+        for steps in [on_restate, Steps::embedded()] {
+            let Err(error) = steps.record("lookup", unserializable).await else {
+                panic!("an unserializable value is refused");
+            };
+            assert!(error.step.ends_with("/record/lookup"), "{error}");
+            assert!(
+                error
+                    .message
+                    .starts_with("the value cannot be journaled: it does not serialize to JSON"),
+                "{error}"
+            );
+        }
+        assert!(
+            journaled.lock().expect("journal").is_empty(),
+            "no value (no null) was journaled"
+        );
     }
 
     #[tokio::test]

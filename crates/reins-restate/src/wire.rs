@@ -47,7 +47,10 @@ pub struct PendingDecision {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunProgress {
     /// Every journaled step so far, oldest first: `<run id>/model/<n>` for a model call, the
-    /// effect id `<run id>/t<turn>c<ordinal>` for a tool call.
+    /// effect id `<run id>/t<turn>c<ordinal>` for a tool call, `<run id>/approval/<call>` for
+    /// a journaled decider's answer, `<run id>/record/<name>` for [`Steps::record`].
+    ///
+    /// [`Steps::record`]: crate::Steps::record
     pub steps: Vec<String>,
     /// The calls the run is suspended on, waiting for a decision (empty while it runs).
     pub pending: Vec<PendingDecision>,

@@ -55,10 +55,10 @@ async fn sigkill_mid_run_fails_over_and_runs_each_tool_call_once() {
         progress.steps,
         [
             "crash-1/model/1",
-            "crash-1/clock/t1c0",
+            "crash-1/record/clock/t1c0",
             "crash-1/t1c0",
             "crash-1/model/2",
-            "crash-1/clock/t2c0",
+            "crash-1/record/clock/t2c0",
             "crash-1/t2c0",
             "crash-1/model/3"
         ]
