@@ -19,6 +19,42 @@ use std::time::{Duration, Instant};
 /// Journaled steps of one `loop` run: ten model calls and nine tool calls.
 const LOOP_STEPS: u64 = 19;
 
+/// Journaled steps of one `long` run: 400 tool calls in one turn and two model calls.
+const LONG_STEPS: u64 = 402;
+
+/// Prints what one finished `long` run left in Restate: its journal (entries, bytes) and its
+/// state (bytes), read through the admin API's SQL introspection.
+async fn report_sizes(cluster: &Cluster, runs: &reins_restate::RestateRuns) {
+    let id = "long-sizes";
+    runs.start(id, "long").await.expect("the run starts");
+    runs.output(id).await.expect("the run finishes");
+    let query = |sql: String| async move {
+        let answer: serde_json::Value = reqwest::Client::new()
+            .post(format!("{}/query", cluster.admin_url()))
+            .header("accept", "application/json")
+            .json(&serde_json::json!({ "query": sql }))
+            .send()
+            .await
+            .expect("the admin API answers")
+            .json()
+            .await
+            .expect("a JSON answer");
+        answer["rows"].clone()
+    };
+    let journal = query(format!(
+        "SELECT j.entry_type, count(*) AS entries, sum(j.raw_length) AS bytes FROM sys_journal j \
+         JOIN sys_invocation i ON j.id = i.id WHERE i.target_service_key = '{id}' AND \
+         i.target_handler_name = 'run' GROUP BY j.entry_type"
+    ))
+    .await;
+    let state = query(format!(
+        "SELECT count(*) AS keys, sum(value_length) AS bytes FROM state WHERE service_key = '{id}' \
+         AND service_name = 'ReinsAgent'"
+    ))
+    .await;
+    eprintln!("long run ({LONG_STEPS} steps): journal {journal}, state {state}");
+}
+
 fn restate(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let cluster = runtime.block_on(async {
@@ -65,7 +101,18 @@ fn restate(c: &mut Criterion) {
             }
         });
     });
+    // A long run: what each step costs once the run has many (the state the `status` handler
+    // reads is written after every step).
+    group.throughput(Throughput::Elements(LONG_STEPS));
+    group.bench_function("long_run_402_steps", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let id = run_id("long");
+            runs.start(&id, "long").await.expect("the run starts");
+            runs.output(&id).await.expect("the run finishes")
+        });
+    });
     group.finish();
+    runtime.block_on(report_sizes(&cluster, &runs));
     drop(cluster);
 }
 

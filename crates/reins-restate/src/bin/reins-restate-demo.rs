@@ -8,7 +8,8 @@
 //! word: `crash` (records `one`, then, after a slow model turn, `two`, then answers), `approve`
 //! (calls `transfer`, which the approval policy suspends; the answer quotes the last tool
 //! result), `pair` (like `approve`, with two transfers in one turn: 100 and 7), `loop` (a
-//! ten-turn tool loop: nine `record` calls, then an answer; the benchmark's workload), `fail`
+//! ten-turn tool loop: nine `record` calls, then an answer; the benchmark's workload), `long`
+//! (one turn of 400 `record` calls, then an answer: 402 steps, the benchmark's long run), `fail`
 //! (the model call fails with HTTP 503) and anything else (records `only`, then answers). Both
 //! tools append one line per execution to the effects file: `<tool> <effect id> <argument>
 //! <worker pid>`. A hook stamps the item of every `record` call made with `"stamp": true` (the
@@ -33,6 +34,9 @@ use std::time::Duration;
 /// the worker.
 const SLOW_TURN: Duration = Duration::from_millis(1500);
 
+/// The `record` calls of the `long` script's one turn.
+const LONG_CALLS: usize = 400;
+
 #[derive(Deserialize, schemars::JsonSchema)]
 struct RecordArgs {
     item: String,
@@ -51,6 +55,7 @@ struct DemoModel {
     approve: ScriptedModel,
     pair: ScriptedModel,
     tool_loop: ScriptedModel,
+    long: ScriptedModel,
     failing: ScriptedModel,
     quick: ScriptedModel,
 }
@@ -79,6 +84,13 @@ impl DemoModel {
                     .map(|n| Turn::tool_call("record", json!({"item": n.to_string()})))
                     .chain([Turn::text("done")]),
             )
+            .without_request_log(),
+            long: ScriptedModel::resumable([
+                Turn::tool_calls(
+                    (1..=LONG_CALLS).map(|n| ("record", json!({"item": n.to_string()}))),
+                ),
+                Turn::text("done"),
+            ])
             .without_request_log(),
             failing: ScriptedModel::resumable([Turn::error(CompletionError::Http {
                 status: 503,
@@ -121,6 +133,7 @@ impl CompletionModel for DemoModel {
                 }
             }
             Some("loop") => self.tool_loop.completion(request).await,
+            Some("long") => self.long.completion(request).await,
             Some("fail") => self.failing.completion(request).await,
             _ => self.quick.completion(request).await,
         }

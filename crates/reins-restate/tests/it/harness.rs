@@ -94,6 +94,12 @@ impl Cluster {
         self.server.register(&deployment);
     }
 
+    /// The admin API, e.g. `http://127.0.0.1:12346`.
+    #[allow(dead_code)] // the bench reads the journal's size through it; no test does
+    pub fn admin_url(&self) -> String {
+        self.server.admin_url()
+    }
+
     /// A client of this cluster's ingress.
     pub fn runs(&self) -> RestateRuns {
         RestateRuns::new(&self.ingress).expect("a valid ingress URL")
