@@ -256,9 +256,9 @@ impl RestateRuns {
 /// Registers the deployment at `deployment` (a worker's endpoint, e.g.
 /// `http://127.0.0.1:9080`) with the Restate admin API at `admin` (e.g.
 /// `http://127.0.0.1:9070`): Restate discovers the `ReinsAgent` service there and sends it
-/// invocations. Registering the same endpoint again updates it (`force`), so a worker
-/// restarted after an upgrade that does not change what runs journal can register on every
-/// start (see the crate docs on upgrades).
+/// invocations. Registering the same endpoint again replaces it (`force`), so a worker
+/// restarted with the same code can register on every start; a new version goes to a new
+/// address while runs are in flight (see the crate docs on upgrading a deployment).
 pub async fn register_deployment(admin: &str, deployment: &str) -> Result<(), ClientError> {
     register(admin, deployment, None).await
 }

@@ -85,6 +85,31 @@
 //! suspend halfway, so a model or tool call longer than that is aborted and executed again.
 //! Raise both for the `ReinsAgent` service through Restate's admin API when steps are long.
 //!
+//! # Upgrading a deployment
+//!
+//! A run in flight — running, retrying, or suspended on a decision for days — is replayed
+//! from its journal by whichever code serves its deployment next, and Restate fails a replay
+//! whose steps differ from the journal (a journal mismatch; the invocation is retried, never
+//! completed). A new version of the agent (its model, tools, hooks or prompts) or of this
+//! crate may journal differently: this crate changes what a run journals between releases
+//! (e.g. the names of recorded steps and the state written per step), so treat every upgrade
+//! as one. Restate pins each invocation to the deployment it started on; two ways follow:
+//!
+//! - **A new deployment at a new address** (what Restate's versioning expects): serve the new
+//!   version on another port or path (`http://worker:9081`), register it (Restate sends new
+//!   runs there), and keep the old workers serving the old address until no invocation is
+//!   pinned to the old deployment — `SELECT count(*) FROM sys_invocation WHERE
+//!   pinned_deployment_id = '<old id>' AND status != 'completed'` through the admin API's
+//!   SQL (`restate sql`), suspended runs included: decide them, or let them end. Then remove
+//!   the old deployment (`restate deployments remove <old id>`) and stop its workers.
+//! - **Drain, then upgrade in place**: stop starting runs, let every run end (decide the
+//!   suspended ones; the same query, over all deployments, reads 0), then replace the workers
+//!   and register the same address again.
+//!
+//! Never re-register a changed version at the address of a deployment that still has runs
+//! in flight: [`register_deployment`] (and `reins serve --register`) registers with `force`,
+//! which replaces the deployment under its runs, and each of them then fails its replay.
+//!
 //! [`PromptRequest::tool_concurrency`]: reins::agent::PromptRequest::tool_concurrency
 #![deny(missing_docs)]
 
