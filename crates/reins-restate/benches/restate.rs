@@ -1,7 +1,9 @@
 //! Durable steps on Restate: a ten-turn tool loop (ten model calls and nine tool calls, each a
 //! journaled step) from start to answer, and the latency of resuming a suspended run (from
 //! the decision through the ingress to the answer: one tool call and a final turn), on the
-//! same workloads as `crates/reins/benches/durable.rs` measures for the stores.
+//! same workloads as `crates/reins/benches/durable.rs` measures for the stores; and a long
+//! run (400 tool calls in one turn, 402 steps), after which it prints what one such run left
+//! in Restate's journal and state (through the admin API's SQL).
 //!
 //! Starts its own `restate-server` (scripts/install/restate.sh) and one demo worker on
 //! loopback. Run with `cargo bench -p reins-restate --bench restate`.
@@ -28,31 +30,24 @@ async fn report_sizes(cluster: &Cluster, runs: &reins_restate::RestateRuns) {
     let id = "long-sizes";
     runs.start(id, "long").await.expect("the run starts");
     runs.output(id).await.expect("the run finishes");
-    let query = |sql: String| async move {
-        let answer: serde_json::Value = reqwest::Client::new()
-            .post(format!("{}/query", cluster.admin_url()))
-            .header("accept", "application/json")
-            .json(&serde_json::json!({ "query": sql }))
-            .send()
-            .await
-            .expect("the admin API answers")
-            .json()
-            .await
-            .expect("a JSON answer");
-        answer["rows"].clone()
-    };
-    let journal = query(format!(
+    let journal = cluster
+        .query(&format!(
         "SELECT j.entry_type, count(*) AS entries, sum(j.raw_length) AS bytes FROM sys_journal j \
          JOIN sys_invocation i ON j.id = i.id WHERE i.target_service_key = '{id}' AND \
          i.target_handler_name = 'run' GROUP BY j.entry_type"
     ))
     .await;
-    let state = query(format!(
+    let state = cluster
+        .query(&format!(
         "SELECT count(*) AS keys, sum(value_length) AS bytes FROM state WHERE service_key = '{id}' \
          AND service_name = 'ReinsAgent'"
     ))
     .await;
-    eprintln!("long run ({LONG_STEPS} steps): journal {journal}, state {state}");
+    eprintln!(
+        "long run ({LONG_STEPS} steps): journal {}, state {}",
+        serde_json::Value::Array(journal),
+        serde_json::Value::Array(state)
+    );
 }
 
 fn restate(c: &mut Criterion) {

@@ -4,7 +4,7 @@
 
 use crate::awaiting::{PENDING_STATE, decisions, unusable};
 use crate::claims::DecisionClaimsClient;
-use crate::steps::{STEPS_STATE, Steps, serve_steps};
+use crate::steps::{Steps, serve_steps, steps_from_keys};
 use crate::wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
 use reins::agent::{Agent, PromptError, PromptRequest, PromptResponse};
 use restate_sdk::prelude::*;
@@ -96,13 +96,14 @@ impl AgentService {
         let run_id = ctx.key().to_owned();
         let (port_sender, mut port) = mpsc::unbounded_channel();
         let agent = (self.build)(&Steps::journaled(run_id.clone(), port_sender));
-        let mut progress = Vec::new();
+        // Steps recorded by this attempt of the invocation (a replay counts them again).
+        let mut recorded = 0;
         let mut request: PromptRequest = agent.prompt(input.into_inner().prompt).run_id(&run_id);
         loop {
             let driven = request.extended_details().into_future();
             let outcome: Result<PromptResponse, PromptError> = tokio::select! {
                 outcome = driven => outcome,
-                () = serve_steps(&ctx, &mut port, &mut progress) => {
+                () = serve_steps(&ctx, &mut port, &mut recorded) => {
                     forget_claims(&ctx);
                     return Err(TerminalError::new("the agent dropped its step port").into());
                 }
@@ -192,11 +193,7 @@ impl AgentService {
         &self,
         ctx: SharedWorkflowContext<'_>,
     ) -> Result<Json<RunProgress>, HandlerError> {
-        let steps = ctx
-            .get::<Json<Vec<String>>>(STEPS_STATE)
-            .await?
-            .map(Json::into_inner)
-            .unwrap_or_default();
+        let steps = steps_from_keys(ctx.get_keys().await?);
         let pending = ctx
             .get::<Json<Vec<PendingDecision>>>(PENDING_STATE)
             .await?

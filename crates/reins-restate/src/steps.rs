@@ -18,8 +18,32 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::{mpsc, oneshot};
 
-/// The state key holding the names of the journaled steps.
-pub(crate) const STEPS_STATE: &str = "steps";
+/// The prefix of the state keys listing the journaled steps: one key per step,
+/// `step/<n>/<name>` (`n` counted from 1, zero-padded), with an empty value.
+///
+/// Why one key per step, with the name in the key: a single list rewritten after every step
+/// made each step's state write (and its journal entry) as long as the run so far — a cost
+/// growing with the square of a run's length — and `status` reads every step's name with
+/// one call for the keys instead of one read per step.
+pub(crate) const STEP_KEY_PREFIX: &str = "step/";
+
+/// The state key of the `n`th journaled step, named `name`.
+fn step_key(n: usize, name: &str) -> String {
+    format!("{STEP_KEY_PREFIX}{n:08}/{name}")
+}
+
+/// The journaled steps' names, oldest first, from the workflow's state keys.
+pub(crate) fn steps_from_keys(keys: Vec<String>) -> Vec<String> {
+    let mut numbered: Vec<(usize, String)> = keys
+        .into_iter()
+        .filter_map(|key| {
+            let (n, name) = key.strip_prefix(STEP_KEY_PREFIX)?.split_once('/')?;
+            Some((n.parse().ok()?, name.to_owned()))
+        })
+        .collect();
+    numbered.sort_by_key(|(n, _)| *n);
+    numbered.into_iter().map(|(_, name)| name).collect()
+}
 
 tokio::task_local! {
     /// Set while a step's work runs, to refuse a step nested in it.
@@ -236,12 +260,12 @@ impl Steps {
 }
 
 /// Serves the steps of one invocation in the order they arrive, each as one `ctx.run`, until
-/// the driver stops sending. Every recorded step's name is appended to `progress` and stored
-/// as the run's `steps` state (read by the `status` handler).
+/// the driver stops sending. Every recorded step gets its state key ([`STEP_KEY_PREFIX`], read
+/// by the `status` handler); `recorded` counts them over the invocation.
 pub(crate) async fn serve_steps(
     ctx: &WorkflowContext<'_>,
     port: &mut mpsc::UnboundedReceiver<StepRequest>,
-    progress: &mut Vec<String>,
+    recorded: &mut usize,
 ) {
     while let Some(StepRequest {
         name,
@@ -249,7 +273,7 @@ pub(crate) async fn serve_steps(
         result,
     }) = port.recv().await
     {
-        let recorded = ctx
+        let outcome = ctx
             .run(move || async move {
                 let (done, done_rx) = oneshot::channel();
                 execute
@@ -265,10 +289,10 @@ pub(crate) async fn serve_steps(
             })
             .name(name.clone())
             .await;
-        progress.push(name);
-        ctx.set(STEPS_STATE, Json(progress.clone()));
+        *recorded += 1;
+        ctx.set(&step_key(*recorded, &name), ());
         let _ = result.send(
-            recorded
+            outcome
                 .map(Json::into_inner)
                 .map_err(|error| error.message().to_owned()),
         );
@@ -316,6 +340,22 @@ mod tests {
             .step("run/a".to_owned(), || async { Value::from(7) })
             .await;
         assert_eq!(value, Ok(Value::from(7)));
+    }
+
+    #[test]
+    fn step_keys_list_the_steps_in_order_whatever_order_the_keys_come_in() {
+        let mut keys: Vec<String> = (1..=12)
+            .map(|n| step_key(n, &format!("run/model/{n}")))
+            .collect();
+        keys.reverse();
+        keys.extend(["pending".to_owned(), "failure".to_owned()]);
+        let expected: Vec<String> = (1..=12).map(|n| format!("run/model/{n}")).collect();
+        assert_eq!(steps_from_keys(keys), expected);
+        // A step's name may hold slashes: only the number is split off.
+        assert_eq!(
+            steps_from_keys(vec![step_key(1, "run/record/a/b")]),
+            ["run/record/a/b"]
+        );
     }
 
     #[tokio::test]

@@ -94,10 +94,23 @@ impl Cluster {
         self.server.register(&deployment);
     }
 
-    /// The admin API, e.g. `http://127.0.0.1:12346`.
-    #[allow(dead_code)] // the bench reads the journal's size through it; no test does
-    pub fn admin_url(&self) -> String {
-        self.server.admin_url()
+    /// The rows `sql` selects through the admin API's SQL introspection (Restate's `state`,
+    /// `sys_journal`, `sys_invocation` tables).
+    pub async fn query(&self, sql: &str) -> Vec<serde_json::Value> {
+        let answer: serde_json::Value = reqwest::Client::new()
+            .post(format!("{}/query", self.server.admin_url()))
+            .header("accept", "application/json")
+            .json(&serde_json::json!({ "query": sql }))
+            .send()
+            .await
+            .expect("the admin API answers")
+            .json()
+            .await
+            .expect("a JSON answer");
+        match answer.get("rows") {
+            Some(serde_json::Value::Array(rows)) => rows.clone(),
+            _ => panic!("the admin API answered no rows: {answer}"),
+        }
     }
 
     /// A client of this cluster's ingress.

@@ -8,4 +8,5 @@ mod embedded;
 mod failover;
 mod harness;
 mod many_runs;
+mod state;
 mod unknown;
