@@ -226,14 +226,6 @@ pub async fn recorded(store: &BoxedStore, run_id: &str, done: &str, continues: &
     }
 }
 
-/// How a run whose calls are all decided goes on, as `reins runs approve|deny|edit` say it.
-pub fn resume_command(agent_file: &std::path::Path, run_id: &str) -> String {
-    format!(
-        "`reins runs resume {} {run_id}` continues the run",
-        agent_file.display()
-    )
-}
-
 /// Who a decision is recorded as made by: the operating-system user, and the command or page
 /// that made it (`alice via reins runs approve`).
 pub fn decided_by(via: &str) -> String {

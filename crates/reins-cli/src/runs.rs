@@ -259,10 +259,19 @@ pub async fn show(
         // Every call is decided, nothing runs them until the run is resumed.
         println!(
             "every waiting call is decided: {}",
-            crate::decide::resume_command(agent_file, run_id)
+            resume_command(agent_file, run_id)
         );
     }
     Ok(())
+}
+
+/// How a run whose calls are all decided goes on, as `reins runs approve|deny|edit` and
+/// `runs show` say it.
+pub fn resume_command(agent_file: &std::path::Path, run_id: &str) -> String {
+    format!(
+        "`reins runs resume {} {run_id}` continues the run",
+        agent_file.display()
+    )
 }
 
 /// The calls of `run_id` that wait for a decision.

@@ -193,7 +193,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             reason,
         } => {
             let who = decide::Who { name: who, reason };
-            let continues = decide::resume_command(&agent, &run);
+            let continues = runs::resume_command(&agent, &run);
             match decide::deny(&store, &run, call, message, &who, &continues).await {
                 Ok(()) => {
                     eprintln!(
@@ -345,7 +345,7 @@ async fn approve_in_store(
         name: target.who,
         reason: target.reason,
     };
-    let continues = decide::resume_command(&target.agent, &target.run);
+    let continues = runs::resume_command(&target.agent, &target.run);
     let call = (target.run.as_str(), target.call);
     decide::approve(store, loaded, call, change, &who, &continues).await?;
     eprintln!(
