@@ -1,9 +1,11 @@
-//! Hosted protocols no mock server here speaks, from an agent file: `provider = "gemini"`
-//! (Google's `streamGenerateContent`) and `api = "responses"` (OpenAI's Responses API),
-//! each against a server sending that wire format on loopback.
+//! Hosted providers from an agent file: `provider = "gemini"` (Google's
+//! `streamGenerateContent`) and `api = "responses"` (OpenAI's Responses API), each against a
+//! server sending that wire format on loopback; and the provider's own base-URL variable
+//! (`OPENAI_BASE_URL`, a proxy set for every tool), honoured as its SDKs do.
 
+use crate::common::fakellm::FakeLlm;
 use crate::common::sse_server::sse_server;
-use crate::common::{AgentDir, outcome};
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, outcome, save_note_rules};
 use serde_json::json;
 
 #[test]
@@ -102,4 +104,21 @@ fn api_responses_is_refused_for_a_provider_other_than_openai() {
             && stderr.contains("`api = \"responses\"` is for `provider = \"openai\"` only"),
         "{stderr}"
     );
+}
+
+#[test]
+fn without_base_url_the_run_goes_where_openai_base_url_says() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let agent = AgentDir::new(&format!(
+        "name = \"notes\"\n\n[model]\nprovider = \"openai\"\nname = \"gpt-5-mini\"\n\
+         api_key_env = \"REINS_TEST_KEY\"\n\n{SAVE_NOTE_TOOL}"
+    ));
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "Save a note."])
+            .env("REINS_TEST_KEY", "k")
+            .env("OPENAI_BASE_URL", server.openai_url()),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.", "{stderr}");
 }

@@ -16,7 +16,6 @@ mod mcp_resume;
 mod offline;
 mod otlp;
 mod programs;
-mod provider_env;
 mod restate;
 mod restate_token;
 mod run;

@@ -89,21 +89,29 @@ fn a_run_is_resumed_only_with_its_own_agent_file() {
     assert_eq!(stdout.trim(), "Done: the note is saved.");
 }
 
+/// The notes agent on `server`, its `save_note` calls asking a person.
+fn asking_agent(server: &FakeLlm) -> AgentDir {
+    notes_agent(
+        &server.openai_url(),
+        "[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\" }]\n",
+    )
+}
+
+/// A new run of `agent`, suspended with its `save_note` call waiting: the run's id.
+fn waiting_run(agent: &AgentDir) -> String {
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["run", "AGENT", "--json"])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    waiting_save_note(code, &stdout, &stderr).0
+}
+
 #[test]
 fn deciding_a_call_twice_says_it_is_decided_and_how_the_run_continues() {
     let server = FakeLlm::start(&save_note_rules("", ""));
-    let agent = notes_agent(
-        &server.openai_url(),
-        "[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\" }]\n",
-    );
-    let waiting = || {
-        let (code, stdout, stderr) = outcome(
-            agent
-                .reins(&["run", "AGENT", "--json"])
-                .env("REINS_TEST_KEY", "k"),
-        );
-        waiting_save_note(code, &stdout, &stderr).0
-    };
+    let agent = asking_agent(&server);
+    let waiting = || waiting_run(&agent);
     let run = waiting();
     let (code, _, stderr) =
         outcome(agent.reins(&["runs", "approve", "AGENT", &run, "--as", "ana"]));
@@ -154,16 +162,8 @@ fn deciding_a_call_twice_says_it_is_decided_and_how_the_run_continues() {
 #[test]
 fn edited_arguments_that_do_not_fit_the_tool_s_schema_are_refused_and_the_call_waits() {
     let server = FakeLlm::start(&save_note_rules("", ""));
-    let agent = notes_agent(
-        &server.openai_url(),
-        "[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\" }]\n",
-    );
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
-    let (run, _) = waiting_save_note(code, &stdout, &stderr);
+    let agent = asking_agent(&server);
+    let run = waiting_run(&agent);
     // `save_note` requires `text`; a misspelt key would only fail the tool after resuming.
     let (code, _, stderr) = outcome(agent.reins(&[
         "runs",
