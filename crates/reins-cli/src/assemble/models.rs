@@ -6,6 +6,7 @@ use reins::providers::anthropic::Anthropic;
 use reins::providers::gemini::Gemini;
 use reins::providers::openai::OpenAI;
 use reins::providers::openai_compatible::OpenAICompatible;
+use reins::providers::{Provider, ProviderBuilder};
 
 /// `provider/name` (or the GGUF file for the local model).
 pub fn model_label(model: &ModelConfig) -> String {
@@ -28,11 +29,8 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
     let provider_error = |error: reins::providers::ProviderError| error.to_string();
     match config.provider.get_ref().as_str() {
         "openai" => {
-            let mut client = OpenAI::builder().api_key(api_key(config, "OPENAI_API_KEY")?);
-            if let Some(url) = base_url(config, "OPENAI_BASE_URL") {
-                client = client.base_url(url);
-            }
-            let client = client.build().map_err(provider_error)?;
+            let client = OpenAI::builder().api_key(api_key(config, "OPENAI_API_KEY")?);
+            let client = located(client, config).build().map_err(provider_error)?;
             let responses = config
                 .api
                 .as_ref()
@@ -44,19 +42,13 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
             })
         }
         "anthropic" => {
-            let mut client = Anthropic::builder().api_key(api_key(config, "ANTHROPIC_API_KEY")?);
-            if let Some(url) = base_url(config, "ANTHROPIC_BASE_URL") {
-                client = client.base_url(url);
-            }
-            let client = client.build().map_err(provider_error)?;
+            let client = Anthropic::builder().api_key(api_key(config, "ANTHROPIC_API_KEY")?);
+            let client = located(client, config).build().map_err(provider_error)?;
             Ok(BoxedModel::new(client.completion(name)))
         }
         "gemini" => {
-            let mut client = Gemini::builder().api_key(api_key(config, "GEMINI_API_KEY")?);
-            if let Some(url) = base_url(config, "GEMINI_BASE_URL") {
-                client = client.base_url(url);
-            }
-            let client = client.build().map_err(provider_error)?;
+            let client = Gemini::builder().api_key(api_key(config, "GEMINI_API_KEY")?);
+            let client = located(client, config).build().map_err(provider_error)?;
             Ok(BoxedModel::new(client.completion(name)))
         }
         "openai-compatible" => {
@@ -81,13 +73,13 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
     }
 }
 
-/// The base URL of a hosted model: the agent file's `base_url`, else the provider's usual
-/// variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `GEMINI_BASE_URL`) as its SDKs read it, so a proxy set
-/// for every tool is not bypassed (with the key sent to the provider's own host).
-pub fn base_url(model: &ModelConfig, variable: &str) -> Option<String> {
-    match &model.base_url {
-        Some(url) => Some(url.get_ref().clone()),
-        None => std::env::var(variable).ok().filter(|url| !url.is_empty()),
+/// `builder` at the agent file's `base_url`, else at the provider's base-URL variable when
+/// set (as its SDKs read it: a proxy set for every tool is not bypassed, with the key sent to
+/// the provider's own host).
+fn located<P: Provider>(builder: ProviderBuilder<P>, config: &ModelConfig) -> ProviderBuilder<P> {
+    match &config.base_url {
+        Some(url) => builder.base_url(url.get_ref()),
+        None => builder.base_url_from_env(),
     }
 }
 

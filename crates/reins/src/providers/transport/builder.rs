@@ -132,12 +132,20 @@ impl<P: Provider> ProviderBuilder<P> {
 
     /// A builder keyed from the provider's key variable, with its base-URL variable when set.
     pub fn from_env() -> Result<Self, ProviderError> {
-        let defaults = P::DEFAULTS;
-        let mut builder = Self::new().api_key(required_env(defaults.key_env)?);
-        if let Some(base_url) = optional_env(defaults.base_url_env) {
-            builder = builder.base_url(base_url);
+        Ok(Self::new()
+            .api_key(required_env(P::DEFAULTS.key_env)?)
+            .base_url_from_env())
+    }
+
+    /// The base URL from the provider's variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`,
+    /// `GEMINI_BASE_URL`, as their SDKs read them) when it is set and not empty; else
+    /// unchanged. For a key that comes from elsewhere, with a proxy set for every tool
+    /// honoured all the same.
+    pub fn base_url_from_env(self) -> Self {
+        match optional_env(P::DEFAULTS.base_url_env) {
+            Some(base_url) => self.base_url(base_url),
+            None => self,
         }
-        Ok(builder)
     }
 
     /// The API key.
