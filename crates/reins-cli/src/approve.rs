@@ -3,13 +3,15 @@
 //! suspends and the call waits in the store for `reins runs approve` or the web inbox.
 //!
 //! Fail closed: end of input, an answer that is not understood twice, or edited arguments
-//! that are not a JSON object deny the call; the policy's timeout denies a call nobody
-//! answers.
+//! that are not a JSON object or do not fit the tool's schema deny the call; the policy's
+//! timeout denies a call nobody answers.
 
+use crate::config::LoadedAgent;
+use crate::edited_args::Schemas;
 use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, Decision};
 use serde_json::Value;
 use std::io::{BufRead, IsTerminal, Write};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use tokio::sync::{Mutex, mpsc};
 
 /// The reason stored with a call that waits for a person, after the policy's own reason for
@@ -42,22 +44,29 @@ pub fn policy_reason(reason: &str) -> Option<&str> {
 }
 
 /// Asks at the terminal when there is one, else suspends the run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct CliDecider {
     interactive: bool,
+    /// What arguments edited at the prompt must fit.
+    schemas: Arc<Schemas>,
 }
 
 impl CliDecider {
-    /// Asks on the terminal if stdin and stderr are terminals, else suspends.
-    pub fn detect() -> Self {
+    /// Asks on the terminal if stdin and stderr are terminals, else suspends; arguments
+    /// edited at the prompt must fit `agent`'s tool schemas.
+    pub fn detect(agent: &LoadedAgent) -> Self {
         CliDecider {
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+            schemas: Arc::new(Schemas::of(agent)),
         }
     }
 
     /// Never asks: every call a rule asks about suspends the run (the web inbox's runs).
     pub fn suspend_only() -> Self {
-        CliDecider { interactive: false }
+        CliDecider {
+            interactive: false,
+            schemas: Arc::default(),
+        }
     }
 }
 
@@ -78,11 +87,11 @@ impl ApprovalDecider for CliDecider {
         }
         // One question at a time: concurrent calls would interleave their prompts.
         let _asking = asking().lock().await;
-        ask(request).await
+        ask(request, &self.schemas).await
     }
 }
 
-async fn ask(request: &ApprovalRequest) -> Decision {
+async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
     eprintln!(
         "\n[approval] the model wants to run `{}` with:",
         request.tool_name
@@ -108,12 +117,17 @@ async fn ask(request: &ApprovalRequest) -> Decision {
                 return Decision::deny(denial(message.as_deref()));
             }
             "e" | "edit" => {
-                return match edit_in_editor(&request.args) {
-                    Ok(args) => {
+                let edited = edit_in_editor(&request.args);
+                let fits = edited
+                    .as_ref()
+                    .map_err(Clone::clone)
+                    .and_then(|args| schemas.check(&request.tool_name, args));
+                return match (edited, fits) {
+                    (Ok(args), Ok(())) => {
                         eprintln!("[approval] approved with {args}");
                         Decision::approve_with_args(args)
                     }
-                    Err(error) => {
+                    (Err(error), _) | (Ok(_), Err(error)) => {
                         eprintln!("[approval] {error}: denied");
                         Decision::deny(format!("denied: {error}"))
                     }

@@ -290,10 +290,11 @@ async fn command_main(command: Command) -> ExitCode {
                 Ok(store) => store,
                 Err(error) => return fail(error),
             };
-            let assembled = match assemble::assemble(&loaded, approve::CliDecider::detect()).await {
-                Ok(assembled) => assembled,
-                Err(error) => return fail(error),
-            };
+            let assembled =
+                match assemble::assemble(&loaded, approve::CliDecider::detect(&loaded)).await {
+                    Ok(assembled) => assembled,
+                    Err(error) => return fail(error),
+                };
             match chat::chat(&assembled, &loaded.name(), &loaded.path, store, resume).await {
                 Ok(ending) => ending.exit_code(),
                 Err(error) => fail(error),
@@ -329,7 +330,7 @@ async fn run_new(loaded: &config::LoadedAgent, prompt: &str, json: bool) -> Exit
         Ok(store) => store,
         Err(error) => return fail(error),
     };
-    let assembled = match assemble::assemble(loaded, approve::CliDecider::detect()).await {
+    let assembled = match assemble::assemble(loaded, approve::CliDecider::detect(&loaded)).await {
         Ok(assembled) => assembled,
         Err(error) => return fail(error),
     };

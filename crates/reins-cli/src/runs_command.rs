@@ -229,10 +229,11 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             if let Err(code) = own_run(&store, &loaded, &run).await {
                 return code;
             }
-            let assembled = match assemble::assemble(&loaded, approve::CliDecider::detect()).await {
-                Ok(assembled) => assembled,
-                Err(error) => return fail(error),
-            };
+            let assembled =
+                match assemble::assemble(&loaded, approve::CliDecider::detect(&loaded)).await {
+                    Ok(assembled) => assembled,
+                    Err(error) => return fail(error),
+                };
             let mut output = Output::new(json).agent_file(&loaded.path);
             output.started(&run, &loaded.name(), &assembled.model_label);
             let keeper = LeaseKeeper::new(store);

@@ -22,7 +22,7 @@ pub const RESTATE_SUSPEND_REASON: &str =
     "waiting for a person: `reins runs approve` or `reins runs deny`";
 
 /// Who answers an approval rule's `ask`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Approvals {
     /// The CLI's decider: the terminal when there is one, else the run suspends in its store.
     Decider(CliDecider),
@@ -103,7 +103,7 @@ impl FileHooks {
             }
             None => None,
         };
-        let journaled_webhook = match (approvals, &hooks.approval) {
+        let journaled_webhook = match (&approvals, &hooks.approval) {
             (Approvals::Restate, Some(config)) => match &config.webhook {
                 Some(url) => Some((webhook(url.get_ref(), config)?, approval_timeout(config))),
                 None => None,

@@ -157,6 +157,32 @@ fn a_call_is_approved_with_arguments_edited_in_the_editor() {
 }
 
 #[test]
+fn arguments_edited_out_of_the_tool_s_schema_deny_the_call() {
+    let server = FakeLlm::start(&rules());
+    let agent = agent(&server, 300);
+    // An "editor" that misspells the argument's name.
+    let editor = agent.dir.path().join("edit.sh");
+    std::fs::write(&editor, "#!/bin/sh\nsed -i 's/\"text\"/\"txt\"/' \"$1\"\n").expect("write");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&editor)
+        .status()
+        .expect("chmod");
+
+    let tmux = run_in_terminal(&agent, &editor.to_string_lossy());
+    tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
+    tmux.type_line("e");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(
+        screen.contains("the arguments do not fit the schema of `save_note`"),
+        "{screen}"
+    );
+    assert!(screen.contains("I did not save it."), "{screen}");
+    assert!(!screen.contains("note: "), "the tool did not run\n{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
+#[test]
 fn a_call_is_denied_with_a_message_in_the_terminal() {
     let server = FakeLlm::start(&rules());
     let agent = agent(&server, 300);
