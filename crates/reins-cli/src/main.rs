@@ -330,7 +330,7 @@ async fn run_new(loaded: &config::LoadedAgent, prompt: &str, json: bool) -> Exit
         Ok(store) => store,
         Err(error) => return fail(error),
     };
-    let assembled = match assemble::assemble(loaded, approve::CliDecider::detect(&loaded)).await {
+    let assembled = match assemble::assemble(loaded, approve::CliDecider::detect(loaded)).await {
         Ok(assembled) => assembled,
         Err(error) => return fail(error),
     };
