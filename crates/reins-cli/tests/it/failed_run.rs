@@ -89,11 +89,7 @@ fn the_inbox_says_why_a_run_failed_escaped_and_without_its_key() {
 
     let inbox = Inbox::start(&agent, &[]);
     let escaped = "bad &lt;img src=x onerror=alert(1)&gt; request";
-    let page = http()
-        .get(format!("{}/runs/{run}", inbox.url))
-        .send()
-        .and_then(|r| r.text())
-        .expect("page");
+    let page = inbox.run_page(&run);
     let shown = page
         .split("<pre id=\"failure\">")
         .nth(1)

@@ -115,11 +115,7 @@ fn a_decision_without_the_anti_forgery_token_or_from_another_site_is_refused() {
         .expect("post");
     assert_eq!(forged.status(), 403);
 
-    let page = http()
-        .get(format!("{}/runs/{run}", inbox.url))
-        .send()
-        .and_then(|r| r.text())
-        .expect("page");
+    let page = inbox.run_page(&run);
     assert!(
         page.contains(&format!(
             "<a id=\"trace\" href=\"http://127.0.0.1:16686/trace?run={run}&amp;x=&lt;b&gt;\">"
@@ -232,11 +228,7 @@ fn a_run_decided_on_the_command_line_is_resumed_from_the_inbox() {
     ]));
     assert_eq!(code, 0, "{stderr}");
     let inbox = Inbox::start(&agent, &[]);
-    let page = http()
-        .get(format!("{}/runs/{run}", inbox.url))
-        .send()
-        .and_then(|r| r.text())
-        .expect("page");
+    let page = inbox.run_page(&run);
     assert!(page.contains("name=\"resume\""), "{page}");
     let csrf = form_field(&page, "csrf");
     let resumed = http()

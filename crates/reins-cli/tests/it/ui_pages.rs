@@ -3,7 +3,7 @@
 //! page says the inbox runs the run on, then follows it to its end.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::inbox::{Inbox, form_field, http};
+use crate::common::inbox::{Inbox, http};
 use crate::common::webdriver::Browser;
 use crate::common::{AgentDir, events, model_table, outcome};
 use crate::ui::{RULES, agent, suspended_run};
@@ -39,21 +39,8 @@ fn a_refused_request_is_a_page_that_says_why_and_leads_back_to_the_run() {
     assert!(page.contains("<a href=\"/\">runs</a>"), "{page}");
 
     // Arguments that are not JSON: the decision is refused, and the page leads back.
-    let page = http()
-        .get(format!("{}/runs/{run}", inbox.url))
-        .send()
-        .and_then(|r| r.text())
-        .expect("page");
-    let refused = http()
-        .post(format!("{}/runs/{run}/calls/t1c0/approve", inbox.url))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(format!(
-            "csrf={}&binding={}&args=%7Bnot+json",
-            form_field(&page, "csrf"),
-            form_field(&page, "binding")
-        ))
-        .send()
-        .expect("post");
+    let page = inbox.run_page(&run);
+    let refused = inbox.decide(&page, &run, "t1c0", "approve", "args=%7Bnot+json");
     let page_before = page;
     assert_eq!(refused.status(), 400);
     let (kind, page) = read(refused);
@@ -72,16 +59,7 @@ fn a_refused_request_is_a_page_that_says_why_and_leads_back_to_the_run() {
     let (code, _, stderr) =
         outcome(agent.reins(&["runs", "approve", "AGENT", &run, "--as", "ana"]));
     assert_eq!(code, 0, "{stderr}");
-    let stale = http()
-        .post(format!("{}/runs/{run}/calls/t1c0/deny", inbox.url))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(format!(
-            "csrf={}&binding={}&message=no",
-            form_field(&page_before, "csrf"),
-            form_field(&page_before, "binding")
-        ))
-        .send()
-        .expect("post");
+    let stale = inbox.decide(&page_before, &run, "t1c0", "deny", "message=no");
     assert_eq!(stale.status(), 409);
     let (_, page) = read(stale);
     assert!(

@@ -4,7 +4,7 @@
 //! as cleanly.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::inbox::{Inbox, form_field, http};
+use crate::common::inbox::Inbox;
 use crate::common::{AgentDir, events, model_table, outcome};
 use crate::interrupt::{
     RULES, WAIT_TOOL, resumed_at_once_the_cut_off_call_waits_then_runs_once_approved,
@@ -32,21 +32,8 @@ fn stopping_the_inbox_gives_the_lease_back(signal: &str) {
 
     // Approved in the inbox, the run is resumed there and its tool blocks.
     let inbox = Inbox::start(&agent, &[]);
-    let page = http()
-        .get(format!("{}/runs/{run}", inbox.url))
-        .send()
-        .and_then(|r| r.text())
-        .expect("page");
-    let approved = http()
-        .post(format!("{}/runs/{run}/calls/t1c0/approve", inbox.url))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(format!(
-            "csrf={}&binding={}&args=",
-            form_field(&page, "csrf"),
-            form_field(&page, "binding")
-        ))
-        .send()
-        .expect("post");
+    let page = inbox.run_page(&run);
+    let approved = inbox.decide(&page, &run, "t1c0", "approve", "args=");
     assert_eq!(approved.status(), 303);
     let waiting = agent.dir.path().join("waiting");
     let deadline = Instant::now() + Duration::from_secs(120);

@@ -5,7 +5,7 @@
 //! in the inbox and in `reins runs show` alike.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::inbox::{Inbox, form_field, http};
+use crate::common::inbox::{Inbox, http};
 use crate::common::webdriver::Browser;
 use crate::common::{AgentDir, notes_agent, outcome, save_note_rules, waiting_save_note};
 use serde_json::{Value, json};
@@ -42,11 +42,7 @@ fn in_the_inbox_a_waiting_call_says_to_decide_it_on_the_page() {
     let server = FakeLlm::start(&save_note_rules("", ""));
     let (agent, run) = waiting_run(&server);
     let inbox = Inbox::start(&agent, &[]);
-    let page = http()
-        .get(format!("{}/runs/{run}", inbox.url))
-        .send()
-        .and_then(|r| r.text())
-        .expect("page");
+    let page = inbox.run_page(&run);
     assert!(
         page.contains("<b>save_note</b> waits for your decision: approve or deny it below</p>"),
         "{page}"
@@ -86,11 +82,7 @@ fn why_the_policy_asks_is_kept_with_the_waiting_call_for_runs_show_and_the_inbox
     assert!(reason.starts_with("notes need your approval"), "{shown}");
 
     let inbox = Inbox::start(&agent, &[]);
-    let page = http()
-        .get(format!("{}/runs/{run}", inbox.url))
-        .send()
-        .and_then(|r| r.text())
-        .expect("page");
+    let page = inbox.run_page(&run);
     assert!(
         page.contains(
             "<b>save_note</b> waits for your decision (notes need your approval): approve or \
@@ -164,21 +156,8 @@ fn a_denial_says_denied_once_from_the_command_line_and_from_the_inbox() {
     // Denied in the inbox without a message: just "denied".
     let run = another_waiting_run(&agent);
     let inbox = Inbox::start(&agent, &[]);
-    let page = http()
-        .get(format!("{}/runs/{run}", inbox.url))
-        .send()
-        .and_then(|r| r.text())
-        .expect("page");
-    let denied = http()
-        .post(format!("{}/runs/{run}/calls/t1c0/deny", inbox.url))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(format!(
-            "csrf={}&binding={}&message=",
-            form_field(&page, "csrf"),
-            form_field(&page, "binding")
-        ))
-        .send()
-        .expect("post");
+    let page = inbox.run_page(&run);
+    let denied = inbox.decide(&page, &run, "t1c0", "deny", "message=");
     assert_eq!(denied.status(), 303);
     assert_eq!(first_decision(&agent, &run)["verdict"], "denied");
 }

@@ -22,6 +22,38 @@ impl Inbox {
         Inbox::start_file(&agent.file, extra)
     }
 
+    /// The page of `run`, as a browser gets it.
+    pub fn run_page(&self, run: &str) -> String {
+        http()
+            .get(format!("{}/runs/{run}", self.url))
+            .send()
+            .and_then(|r| r.text())
+            .expect("page")
+    }
+
+    /// Submits the form of `page` that decides the call `call` of `run`: `verdict` is
+    /// `approve` or `deny`, `fields` the form's own (`args=…`, `message=…`), sent with the
+    /// page's anti-forgery token and binding.
+    pub fn decide(
+        &self,
+        page: &str,
+        run: &str,
+        call: &str,
+        verdict: &str,
+        fields: &str,
+    ) -> reqwest::blocking::Response {
+        http()
+            .post(format!("{}/runs/{run}/calls/{call}/{verdict}", self.url))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(format!(
+                "csrf={}&binding={}&{fields}",
+                form_field(page, "csrf"),
+                form_field(page, "binding")
+            ))
+            .send()
+            .expect("post")
+    }
+
     /// The inbox of the agent file `file`, with `extra` arguments.
     pub fn start_file(file: &std::path::Path, extra: &[&str]) -> Inbox {
         let mut child = Command::new(env!("CARGO_BIN_EXE_reins"))
