@@ -50,6 +50,15 @@ async fn edited_arguments_that_are_not_an_object_are_refused_and_the_call_keeps_
     assert_eq!(output.answer, "result: transferred 5");
 }
 
+/// The call `run` waits on once it waits on an awakeable other than `before`.
+async fn waiting_anew(runs: &RestateRuns, run: &str, before: &str) -> PendingDecision {
+    wait_for("the call to wait on a fresh awakeable", || async {
+        let waiting = runs.status(run).await.ok()?.pending.into_iter().next()?;
+        (waiting.awakeable != before).then_some(waiting)
+    })
+    .await
+}
+
 /// Completes the awakeable `awakeable` through Restate's awakeable API, bypassing `decide`:
 /// `verb` is `resolve` or `reject`.
 async fn complete_directly(cluster: &Cluster, awakeable: &str, verb: &str, body: &str) {
@@ -86,17 +95,7 @@ async fn an_awakeable_resolved_directly_with_no_usable_decision_leaves_the_call_
     .await;
     // The run reads the payload, refuses it and waits on a fresh awakeable (before, it failed
     // on every replay and Restate retried it without end).
-    let rearmed = wait_for("the call to wait on a fresh awakeable", || async {
-        let waiting = runs
-            .status("direct-1")
-            .await
-            .ok()?
-            .pending
-            .into_iter()
-            .next()?;
-        (waiting.awakeable != first.awakeable).then_some(waiting)
-    })
-    .await;
+    let rearmed = waiting_anew(&runs, "direct-1", &first.awakeable).await;
     assert_eq!(
         (rearmed.call.as_str(), rearmed.tool.as_str()),
         ("t1c0", "transfer")
@@ -109,17 +108,7 @@ async fn an_awakeable_resolved_directly_with_no_usable_decision_leaves_the_call_
         r#"{"decision": "approve_with_args", "args": 5}"#,
     )
     .await;
-    let again = wait_for("the call to wait on another awakeable", || async {
-        let waiting = runs
-            .status("direct-1")
-            .await
-            .ok()?
-            .pending
-            .into_iter()
-            .next()?;
-        (waiting.awakeable != rearmed.awakeable).then_some(waiting)
-    })
-    .await;
+    let again = waiting_anew(&runs, "direct-1", &rearmed.awakeable).await;
 
     runs.approve("direct-1", &again.call)
         .await
