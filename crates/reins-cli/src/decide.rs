@@ -9,49 +9,119 @@ use reins::agent::ToolDecision;
 use reins::store::BoxedStore;
 use reins::store::{Decision, PendingApproval, RunStore};
 
+/// What a decision about a call decided already (and waiting for the run to resume) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decided {
+    /// It is refused, saying what was decided and how the run continues.
+    Refuse,
+    /// It is refused as with [`Refuse`](Decided::Refuse), naming `--change`.
+    RefuseNamingChange,
+    /// It replaces the decision: until the run resumes, a person may change their mind (the
+    /// trail keeps both decisions).
+    Replace,
+}
+
+impl Decided {
+    /// [`Replace`](Decided::Replace) with `--change`, else
+    /// [`RefuseNamingChange`](Decided::RefuseNamingChange).
+    pub fn from_flag(change: bool) -> Decided {
+        match change {
+            true => Decided::Replace,
+            false => Decided::RefuseNamingChange,
+        }
+    }
+}
+
 /// The call a decision is about: `call` if given, else the run's only waiting call.
 /// `continues` says how the run goes on once its calls are decided (the command that
 /// resumes it, or the inbox's button): a call decided already is refused with what was
-/// decided, and that.
+/// decided, and that, unless `decided` is [`Decided::Replace`].
 pub async fn target_call(
     store: &BoxedStore,
     run_id: &str,
     call: Option<String>,
     continues: &str,
+    decided: Decided,
 ) -> Result<PendingApproval, String> {
     let mut pending = pending_of(store, run_id).await?;
-    match call {
-        Some(id) => match pending.iter().position(|p| p.internal_call_id == id) {
-            Some(index) => Ok(pending.swap_remove(index)),
-            None => Err(not_waiting(store, run_id, Some(&id), &pending, continues).await?),
-        },
-        None => match pending.len() {
-            0 => Err(not_waiting(store, run_id, None, &pending, continues).await?),
-            1 => pending
-                .into_iter()
-                .next()
-                .ok_or_else(|| "no waiting call".to_owned()),
-            n => Err(format!(
-                "run `{run_id}` has {n} calls waiting: name one ({})",
+    let waiting = pending.len();
+    if decided == Decided::Replace {
+        pending.extend(decided_calls(store, run_id).await?);
+    }
+    let index = match &call {
+        Some(id) => pending.iter().position(|p| p.internal_call_id == *id),
+        None if pending.len() == 1 => Some(0),
+        None if pending.is_empty() => None,
+        None => {
+            return Err(format!(
+                "run `{run_id}` has {} calls {}: name one ({})",
+                pending.len(),
+                if pending.len() == waiting {
+                    "waiting"
+                } else {
+                    "waiting or decided"
+                },
                 pending
                     .iter()
                     .map(|p| p.internal_call_id.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
-            )),
-        },
+            ));
+        }
+    };
+    match index {
+        Some(index) => Ok(pending.swap_remove(index)),
+        None => {
+            let change = decided == Decided::RefuseNamingChange;
+            let waiting = &pending[..waiting];
+            Err(not_waiting(store, run_id, call.as_deref(), waiting, continues, change).await?)
+        }
     }
+}
+
+/// The calls of `run_id` decided already and waiting for the run to resume, each bound as its
+/// decision is: a new decision bound so replaces it, as long as the call stands as it did.
+async fn decided_calls(store: &BoxedStore, run_id: &str) -> Result<Vec<PendingApproval>, String> {
+    let state = store
+        .load(run_id)
+        .await
+        .map_err(|error| error.to_string())?;
+    let recorded = store
+        .decisions(run_id)
+        .await
+        .map_err(|error| error.to_string())?;
+    Ok(crate::trail::awaiting_resume(&state, &recorded)
+        .into_iter()
+        .filter_map(|decided| {
+            let id = &decided.decision.internal_call_id;
+            let call = state
+                .pending_calls
+                .iter()
+                .find(|call| call.internal_call_id == *id)?;
+            Some(PendingApproval {
+                run_id: run_id.to_owned(),
+                internal_call_id: id.clone(),
+                tool_name: call.call.name.clone(),
+                arguments: call.arguments().clone(),
+                reason: call.suspended.clone().unwrap_or_default(),
+                binding: decided.decision.binding.clone(),
+                in_doubt: call.is_in_doubt(),
+            })
+        })
+        .collect())
 }
 
 /// Why no waiting call of `run_id` is `call` (or, without one, why none waits). A call
 /// decided already is a different mistake from a call id or a run id that is wrong, or a run
-/// that is not suspended: each is said as it is.
+/// that is not suspended: each is said as it is (with `--change`, which replaces a decision,
+/// when `change`).
 async fn not_waiting(
     store: &BoxedStore,
     run_id: &str,
     call: Option<&str>,
     pending: &[PendingApproval],
     continues: &str,
+    change: bool,
 ) -> Result<String, String> {
     let state = store
         .load(run_id)
@@ -78,6 +148,10 @@ async fn not_waiting(
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+    };
+    let then = match change {
+        true => format!("{then} (`--change` replaces a decision until then)"),
+        false => then,
     };
     Ok(match (call, about.as_slice()) {
         (_, [one]) => format!("{one}; {then}"),
@@ -130,7 +204,7 @@ pub async fn approve(
     continues: &str,
 ) -> Result<ToolDecision, String> {
     let (run_id, call) = target;
-    let target = target_call(store, run_id, call, continues).await?;
+    let target = target_call(store, run_id, call, continues, who.decided).await?;
     let args = match change {
         ArgsChange::None => None,
         ArgsChange::Given(text) => Some(parse_args(&text)?),
@@ -160,7 +234,7 @@ pub async fn deny(
     who: &Who,
     continues: &str,
 ) -> Result<(), String> {
-    let target = target_call(store, run_id, call, continues).await?;
+    let target = target_call(store, run_id, call, continues, who.decided).await?;
     let decision = ToolDecision::deny(denial(message.as_deref()));
     let bound = who.decision(&target, decision, "reins runs deny");
     store
@@ -171,12 +245,14 @@ pub async fn deny(
 }
 
 /// Who makes a decision and why: `--as NAME` (default: the user, see [`decided_by`]) and
-/// `--reason TEXT`.
+/// `--reason TEXT`; and whether it may replace one made already (`--change`).
 pub struct Who {
     /// `--as`.
     pub name: Option<String>,
     /// `--reason`.
     pub reason: Option<String>,
+    /// [`Decided::Replace`] with `--change`, else [`Decided::RefuseNamingChange`].
+    pub decided: Decided,
 }
 
 impl Who {

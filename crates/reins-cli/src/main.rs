@@ -37,6 +37,7 @@ mod run;
 mod runs;
 mod runs_command;
 mod shell_tool;
+mod shell_word;
 mod store;
 mod trail;
 mod ui;

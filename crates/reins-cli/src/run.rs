@@ -52,7 +52,7 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 pub struct Output {
     json: bool,
     quiet: bool,
-    /// The agent file, for the commands suggested to people.
+    /// The agent file as one shell word, for the commands suggested to people.
     agent_file: String,
     spinner: Option<ProgressBar>,
     answering: bool,
@@ -112,7 +112,7 @@ impl Output {
 
     /// Names the agent file in the commands suggested to people.
     pub fn agent_file(mut self, path: &std::path::Path) -> Self {
-        self.agent_file = path.display().to_string();
+        self.agent_file = crate::shell_word::path(path);
         self
     }
 

@@ -269,8 +269,9 @@ pub async fn show(
 /// `runs show` say it.
 pub fn resume_command(agent_file: &std::path::Path, run_id: &str) -> String {
     format!(
-        "`reins runs resume {} {run_id}` continues the run",
-        agent_file.display()
+        "`reins runs resume {} {}` continues the run",
+        crate::shell_word::path(agent_file),
+        crate::shell_word::quoted(run_id)
     )
 }
 

@@ -66,6 +66,9 @@ pub enum RunsCommand {
         /// Why, kept in the run's decision trail (the model is told `--message` only).
         #[arg(long)]
         reason: Option<String>,
+        /// Replace the call's decision if it has one (until the run resumes).
+        #[arg(long)]
+        change: bool,
     },
     /// The run's checkpoints (one per write of its state), oldest first.
     Checkpoints {
@@ -124,6 +127,9 @@ pub struct Approval {
     /// Why, kept in the run's decision trail.
     #[arg(long)]
     reason: Option<String>,
+    /// Replace the call's decision if it has one (until the run resumes).
+    #[arg(long)]
+    change: bool,
 }
 
 /// `edit`'s arguments: those given, or the call's own opened in $EDITOR.
@@ -191,8 +197,13 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             message,
             who,
             reason,
+            change,
         } => {
-            let who = decide::Who { name: who, reason };
+            let who = decide::Who {
+                name: who,
+                reason,
+                decided: decide::Decided::from_flag(change),
+            };
             let continues = runs::resume_command(&agent, &run);
             match decide::deny(&store, &run, call, message, &who, &continues).await {
                 Ok(()) => {
@@ -297,8 +308,9 @@ async fn on_restate(
             message,
             who,
             reason,
+            change,
             ..
-        } => match no_trail(who.as_ref(), reason.as_ref()) {
+        } => match no_trail(who.as_ref(), reason.as_ref(), change) {
             Err(error) => Err(error),
             Ok(()) => restate::decide(loaded, url, &run, call, restate::Verdict::Deny(message))
                 .await
@@ -323,12 +335,20 @@ fn unsupported(loaded: &crate::config::LoadedAgent, command: &str) -> String {
 }
 
 /// `--as` and `--reason` go into an embedded store's decision trail; Restate keeps none, and
-/// dropping them silently would lose what the person meant to record.
-fn no_trail(who: Option<&String>, reason: Option<&String>) -> Result<(), String> {
+/// dropping them silently would lose what the person meant to record. `--change` replaces a
+/// decision the run has not acted on yet; on Restate the run acts on it at once.
+fn no_trail(who: Option<&String>, reason: Option<&String>, change: bool) -> Result<(), String> {
     if who.is_some() || reason.is_some() {
         return Err(
             "`--as` and `--reason` are kept in an embedded store's decision trail; the Restate \
              store keeps none: decide without them"
+                .to_owned(),
+        );
+    }
+    if change {
+        return Err(
+            "`--change` replaces a decision a run has not acted on yet; on the Restate store \
+             the run acts on a decision as soon as it is made: decide without it"
                 .to_owned(),
         );
     }
@@ -345,6 +365,7 @@ async fn approve_in_store(
     let who = decide::Who {
         name: target.who,
         reason: target.reason,
+        decided: decide::Decided::from_flag(target.change),
     };
     let continues = runs::resume_command(&target.agent, &target.run);
     let call = (target.run.as_str(), target.call);
@@ -364,7 +385,7 @@ async fn approve_on_restate(
     target: Approval,
     change: decide::ArgsChange,
 ) -> Result<(), String> {
-    no_trail(target.who.as_ref(), target.reason.as_ref())?;
+    no_trail(target.who.as_ref(), target.reason.as_ref(), target.change)?;
     let verdict = restate::Verdict::Approve(change);
     restate::decide(loaded, url, &target.run, target.call, verdict)
         .await

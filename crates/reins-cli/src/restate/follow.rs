@@ -156,7 +156,7 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
                         json!({"event": "suspended", "run": run_id, "pending": pending})
                     );
                 } else {
-                    let file = agent.path.display();
+                    let file = crate::shell_word::path(&agent.path);
                     eprintln!(
                         "[suspended] run {run_id} waits for {} decision(s): `reins runs show \
                          {file} {run_id}`, then `reins runs approve|deny {file} {run_id}`; the \

@@ -92,7 +92,7 @@ pub(crate) fn unknown(run_id: &str, url: &str) -> String {
 /// An ingress failure, said for people: an unreachable server or an unregistered worker gets
 /// the command that fixes it.
 pub(crate) fn explain(agent: &LoadedAgent, url: &str, error: &ClientError) -> String {
-    let file = agent.path.display();
+    let file = crate::shell_word::path(&agent.path);
     match error {
         ClientError::Transport(_) => format!(
             "cannot reach the Restate ingress at {url} (is restate-server running?): {error}"

@@ -168,7 +168,7 @@ async fn runs_html(app: &App) -> Result<String, Response> {
         .next()
         .map(|price| *price.get_ref()),
         started_ms: &started_ms,
-        agent_file: &app.agent.path.display().to_string(),
+        agent_file: &crate::shell_word::path(&app.agent.path),
     };
     Ok(html::runs_table(&states, &table))
 }
@@ -330,9 +330,15 @@ async fn checked_target(
     // The inbox resumes a run once its last waiting call is decided here; one decided
     // elsewhere is resumed with the button its page shows.
     let continues = "resume the run from its page";
-    decide::target_call(&app.store, run, Some(call), continues)
-        .await
-        .map_err(|error| refused(StatusCode::CONFLICT, &error, Some(run)))
+    decide::target_call(
+        &app.store,
+        run,
+        Some(call),
+        continues,
+        decide::Decided::Refuse,
+    )
+    .await
+    .map_err(|error| refused(StatusCode::CONFLICT, &error, Some(run)))
 }
 
 /// Records the decision, bound to the call as the page showed it, then resumes the run in the

@@ -140,7 +140,8 @@ fn deciding_a_call_twice_says_it_is_decided_and_how_the_run_continues() {
         assert!(
             stderr.contains(&format!(
                 "call `t1c0` of run `{run}` is already approved (by ana via reins runs approve, at "
-            )) && stderr.contains(&resume),
+            )) && stderr.contains(&resume)
+                && stderr.contains("(`--change` replaces a decision until then)"),
             "{command:?}: {stderr}"
         );
     }
@@ -155,6 +156,59 @@ fn deciding_a_call_twice_says_it_is_decided_and_how_the_run_continues() {
         stderr.contains(&format!(
             "call `t1c0` of run `{denied}` is already denied: not today (by "
         )),
+        "{stderr}"
+    );
+}
+
+/// `--change` replaces a decision until the run resumes: the run goes on with the newer one,
+/// and the trail keeps both.
+#[test]
+fn a_decision_changed_before_the_run_resumes_is_the_one_it_goes_on_with() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let agent = asking_agent(&server);
+    let run = waiting_run(&agent);
+    let (code, _, stderr) =
+        outcome(agent.reins(&["runs", "approve", "AGENT", &run, "--as", "ana"]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "deny",
+        "AGENT",
+        &run,
+        "--change",
+        "--as",
+        "bo",
+        "--message",
+        "not today",
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("reins: denied; `reins runs resume "),
+        "{stderr}"
+    );
+
+    let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
+    let (ana, bo) = (
+        shown.find("by ana via reins runs approve"),
+        shown.find("by bo via reins runs deny"),
+    );
+    assert!(
+        matches!((ana, bo), (Some(ana), Some(bo)) if ana < bo),
+        "both decisions, oldest first: {shown}"
+    );
+    let (code, stdout, stderr) = outcome(
+        agent
+            .reins(&["runs", "resume", "AGENT", &run])
+            .env("REINS_TEST_KEY", "k"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "I did not save it.");
+
+    // The run acted on the decision: there is none left to change.
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run, "--change"]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("run `{run}` has no call waiting for a decision")),
         "{stderr}"
     );
 }
@@ -189,4 +243,44 @@ fn edited_arguments_that_do_not_fit_the_tool_s_schema_are_refused_and_the_call_w
         r#"{"text": "edited"}"#,
     ]));
     assert_eq!(code, 0, "{stderr}");
+}
+
+/// The commands the CLI prints name the agent file as one shell word: pasted into a shell as
+/// printed, a path with a space and a quote in it still reaches `reins` whole.
+#[test]
+fn suggested_commands_work_when_pasted_into_a_shell() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let plain = asking_agent(&server);
+    let folder = plain.dir.path().join("ana's agents");
+    std::fs::create_dir(&folder).expect("the folder");
+    let file = folder.join("notes agent.toml");
+    std::fs::rename(&plain.file, &file).expect("the agent file moves");
+    let agent = AgentDir {
+        dir: plain.dir,
+        file,
+    };
+
+    let (code, _, stderr) = outcome(agent.reins(&["run", "AGENT"]).env("REINS_TEST_KEY", "k"));
+    assert_eq!(code, 3, "{stderr}");
+    let show = quoted_command(&stderr, "reins runs show ");
+    let (code, shown, stderr) = outcome(agent.shell(&show));
+    assert_eq!(code, 0, "`{show}`: {stderr}");
+    assert!(shown.contains("save_note"), "`{show}`: {shown}");
+    let run = show.rsplit(' ').next().expect("the run id").to_owned();
+
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    let resume = quoted_command(&stderr, "reins runs resume ");
+    let (code, stdout, stderr) = outcome(agent.shell(&resume).env("REINS_TEST_KEY", "k"));
+    assert_eq!(code, 0, "`{resume}`: {stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.");
+}
+
+/// The first command in backquotes in `text` that starts with `start`.
+fn quoted_command(text: &str, start: &str) -> String {
+    let from = text
+        .find(&format!("`{start}"))
+        .unwrap_or_else(|| panic!("no `{start}…` in {text}"));
+    let command = &text[from + 1..];
+    command[..command.find('`').expect("a closing backquote")].to_owned()
 }

@@ -30,14 +30,30 @@ impl AgentDir {
     /// provider keys from the environment.
     pub fn reins(&self, args: &[&str]) -> Command {
         let mut command = Command::cargo_bin("reins").expect("the reins binary");
+        command.args(args.iter().map(|arg| {
+            if *arg == "AGENT" {
+                self.file.to_string_lossy().into_owned()
+            } else {
+                (*arg).to_owned()
+            }
+        }));
+        self.scrubbed(command)
+    }
+
+    /// `line` as a person pastes it into a shell (`sh -c`), `reins` meaning the binary under
+    /// test, with the environment of [`reins`](AgentDir::reins).
+    pub fn shell(&self, line: &str) -> Command {
+        let mut command = Command::new("sh");
         command
-            .args(args.iter().map(|arg| {
-                if *arg == "AGENT" {
-                    self.file.to_string_lossy().into_owned()
-                } else {
-                    (*arg).to_owned()
-                }
-            }))
+            .arg("-c")
+            .arg(format!("reins() {{ \"$REINS_BINARY\" \"$@\"; }}; {line}"))
+            .env("REINS_BINARY", assert_cmd::cargo::cargo_bin("reins"));
+        self.scrubbed(command)
+    }
+
+    /// `command` in the agent's directory, no terminal, no provider keys from the environment.
+    fn scrubbed(&self, mut command: Command) -> Command {
+        command
             .current_dir(self.dir.path())
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
