@@ -12,7 +12,7 @@ const JSON_TYPES: [&str; 7] = [
 ];
 
 /// Every problem of the shell tool `tool`, added to `problems`; `for_gemini` when one of the
-/// agent's models is Gemini's, whose tool names cannot start with a digit.
+/// agent's models is Gemini's (which is sent a name with a digit first with `_` before it).
 pub fn check_shell_tool(
     agent: &LoadedAgent,
     tool: &ShellToolConfig,
@@ -52,8 +52,9 @@ pub fn check_shell_tool(
 }
 
 /// Whether the providers accept `name` as a tool's name: 1 to 64 ASCII letters, digits, `_`
-/// and `-`, and for Gemini starting with a letter or `_`. A provider refuses a whole request
-/// for one bad name, so a mistake here would fail every model call of the run.
+/// and `-`, and for Gemini one character fewer when a digit or `-` comes first. A provider
+/// refuses a whole request for one bad name, so a mistake here would fail every model call of
+/// the run.
 fn provider_safe_name(name: &str, for_gemini: bool) -> Result<(), String> {
     const MAX: usize = 64;
     let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
@@ -70,9 +71,15 @@ fn provider_safe_name(name: &str, for_gemini: bool) -> Result<(), String> {
             name.replace(|c: char| !allowed(c), "_")
         ));
     }
-    if for_gemini && name.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+    // Gemini is sent a name with a digit or `-` first (after any `_`) with one `_` more:
+    // at the limit already, that is one character over it.
+    let shifted = name
+        .trim_start_matches('_')
+        .starts_with(|c: char| c.is_ascii_digit() || c == '-');
+    if for_gemini && shifted && name.len() == MAX {
         return Err(format!(
-            "`{name}` cannot be a tool's name: Gemini wants a letter or `_` first; e.g. `_{name}`"
+            "`{name}` cannot be a tool's name for Gemini: a name with a digit or `-` first is \
+             sent with `_` before it, one character over Gemini's {MAX}"
         ));
     }
     Ok(())

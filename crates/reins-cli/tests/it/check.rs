@@ -69,17 +69,28 @@ fn a_tool_name_a_provider_refuses_is_shown_at_its_line() {
     let toml = VALID.replace("name = \"echo_text\"", "name = \"echo text\"");
     assert_error_at(&toml, 13, "`echo text` cannot be a tool's name");
     assert_error_at(&toml, 13, "e.g. `echo_text`");
-    // A digit first is refused only where a Gemini model would be sent the name.
+    // A digit first is fine, with Gemini too (it is sent `_1echo`)...
     let digit = VALID
         .replace("name = \"echo_text\"", "name = \"1echo\"")
         .replace("\"echo_*\"", "\"1echo\"");
-    let (code, stderr) = check(&digit);
+    for toml in [
+        digit.clone(),
+        digit.replace("provider = \"openai\"", "provider = \"gemini\""),
+    ] {
+        let (code, stderr) = check(&toml);
+        assert_eq!(code, 0, "{stderr}");
+    }
+    // ...unless that `_` takes the name over Gemini's 64 characters.
+    let longest = format!("1{}", "e".repeat(63));
+    let gemini = VALID
+        .replace("name = \"echo_text\"", &format!("name = \"{longest}\""))
+        .replace("\"echo_*\"", &format!("\"{longest}\""));
+    let (code, stderr) = check(&gemini);
     assert_eq!(code, 0, "{stderr}");
-    let gemini = digit.replace("provider = \"openai\"", "provider = \"gemini\"");
     assert_error_at(
-        &gemini,
+        &gemini.replace("provider = \"openai\"", "provider = \"gemini\""),
         13,
-        "Gemini wants a letter or `_` first; e.g. `_1echo`",
+        "one character over Gemini's 64",
     );
 }
 

@@ -91,9 +91,10 @@ pub trait Tool: Send + Sync + 'static {
     type Error: Display;
 
     /// The name the model calls the tool by. Every hosted provider accepts a name of at
-    /// most 64 ASCII letters, digits, `_` and `-` that starts with a letter or `_` (Gemini
-    /// refuses one starting with a digit); a provider that refuses a tool's name fails the
-    /// whole model request, its error saying why.
+    /// most 64 ASCII letters, digits, `_` and `-` (Gemini is sent one that starts with a
+    /// digit or `-` with `_` before it, and its calls are read back under this name); a
+    /// provider that refuses a tool's name fails the whole model request, its error saying
+    /// why.
     fn name(&self) -> &str;
 
     /// What the tool does, for the model.

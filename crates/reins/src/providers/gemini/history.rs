@@ -1,6 +1,7 @@
 //! The history of a request as Gemini's `systemInstruction` parts and `contents`, with thought
 //! signatures placed where Gemini expects them (see the module docs).
 
+use super::names;
 use crate::completion::CompletionRequest;
 use crate::message::{AssistantContent, Message, OneOrMany, Reasoning};
 use crate::providers::codec;
@@ -34,7 +35,7 @@ pub(super) fn contents(model: &str, request: &CompletionRequest) -> (Vec<Value>,
                 if sent_id(&result.tool_call_id) {
                     response.insert("id".into(), json!(result.tool_call_id));
                 }
-                response.insert("name".into(), json!(result.tool_name));
+                response.insert("name".into(), json!(names::to_gemini(&result.tool_name)));
                 response.insert("response".into(), json!({ "result": result.content }));
                 push_content(
                     &mut contents,
@@ -83,7 +84,7 @@ fn model_parts(content: &OneOrMany<AssistantContent>, needs_signatures: bool) ->
                 if sent_id(&call.id) {
                     function_call.insert("id".into(), json!(call.id));
                 }
-                function_call.insert("name".into(), json!(call.name));
+                function_call.insert("name".into(), json!(names::to_gemini(&call.name)));
                 function_call.insert("args".into(), call_args(&call.arguments));
                 parts.push(json!({ "functionCall": function_call }));
                 attachable = true;

@@ -34,6 +34,12 @@
 //!   the root `$schema` is dropped, `definitions` is renamed `$defs`, a `$ref` that has
 //!   sibling keywords moves into a one-element `anyOf` (Gemini rejects siblings of `$ref`),
 //!   and a string or number `const` becomes a one-value `enum`.
+//! - **Tool names**: Gemini refuses a function name that starts with a digit or `-`, which
+//!   the other providers accept: such a name is sent with `_` before it (and one that
+//!   already starts with `_`s then a digit or `-` gets one `_` more, so every name maps
+//!   back), in declarations, the tool choice and the history alike, and the calls Gemini
+//!   makes are read back under the tool's own name. A 64-character name so shifted is one
+//!   character over Gemini's limit.
 //! - **Tool choice**: `Auto` → `AUTO`, `Required` → `ANY`, `Specific(name)` → `ANY` with
 //!   `allowedFunctionNames: [name]`, `None` → `NONE`. It is sent only with tools.
 //! - **Generation config**: `temperature`, `maxOutputTokens` and, for native structured
@@ -105,6 +111,7 @@
 //! [`StreamChunk::Done`]: crate::completion::StreamChunk::Done
 
 mod history;
+mod names;
 mod request;
 mod response;
 mod schema;

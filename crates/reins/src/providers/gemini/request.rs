@@ -2,6 +2,7 @@
 
 use super::GenerateContent;
 use super::history::contents;
+use super::names;
 use super::schema::gemini_schema;
 use crate::completion::{CompletionError, CompletionRequest};
 use crate::message::ToolChoice;
@@ -23,7 +24,7 @@ pub(super) fn body(
     body.insert("contents".into(), Value::Array(contents));
     let declarations = codec::tool_list(request, |tool| {
         let mut declaration = Map::new();
-        declaration.insert("name".into(), json!(tool.name));
+        declaration.insert("name".into(), json!(names::to_gemini(&tool.name)));
         declaration.insert("description".into(), json!(tool.description));
         if !tool.parameters.is_null() {
             declaration.insert(
@@ -69,7 +70,7 @@ fn tool_config(choice: &ToolChoice) -> Value {
         ToolChoice::None => json!({"mode": "NONE"}),
         ToolChoice::Required => json!({"mode": "ANY"}),
         ToolChoice::Specific(name) => {
-            json!({"mode": "ANY", "allowedFunctionNames": [name]})
+            json!({"mode": "ANY", "allowedFunctionNames": [names::to_gemini(name)]})
         }
     }
 }

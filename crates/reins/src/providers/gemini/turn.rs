@@ -1,5 +1,6 @@
 //! A turn's content built from Gemini parts, shared by blocking and streamed answers.
 
+use super::names;
 use crate::completion::{CompletionError, StreamChunk};
 use crate::message::{AssistantContent, Reasoning};
 use crate::providers::codec::{self, Chunks};
@@ -36,7 +37,7 @@ impl TurnBuilder {
             self.kept = self.kept.saturating_add(signature.len());
         }
         if let Some(call) = part.get("functionCall") {
-            let name = codec::call_name(call, "functionCall part", part)?;
+            let name = names::from_gemini(codec::call_name(call, "functionCall part", part)?);
             let given = call.get("id").and_then(Value::as_str);
             let mut id = codec::call_id(given.filter(|id| !id.is_empty()), self.calls);
             self.ids.claim(&mut id);

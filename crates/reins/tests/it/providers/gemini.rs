@@ -2,6 +2,7 @@
 //! signatures, schemas Gemini accepts, finish and block reasons. Streams are in
 //! `gemini/stream.rs`, schemas in `gemini/schema.rs`.
 
+mod names;
 mod schema;
 mod signatures;
 mod stream;
