@@ -243,6 +243,9 @@ pub async fn show(
         if let Some(new) = &decision.new_arguments {
             println!("  ran with {new}");
         }
+        if decision.replaced {
+            println!("  replaced by a later decision about the call");
+        }
     }
     for call in &pending {
         println!(

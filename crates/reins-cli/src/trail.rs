@@ -33,6 +33,9 @@ pub struct DecisionView {
     pub bound_arguments: Option<Value>,
     /// The arguments the decision replaced them with, if any.
     pub new_arguments: Option<Value>,
+    /// Whether a later decision about the call, bound alike, replaced this one before the run
+    /// acted on it (`runs approve|deny --change`): the run goes on with the later one.
+    pub replaced: bool,
 }
 
 impl DecisionView {
@@ -49,6 +52,7 @@ impl DecisionView {
             "binding": self.binding,
             "bound_arguments": self.bound_arguments,
             "new_arguments": self.new_arguments,
+            "replaced": self.replaced,
         })
     }
 }
@@ -66,8 +70,13 @@ pub fn about(decision: &DecisionView) -> String {
 pub fn views(state: &RunState, decisions: &[RecordedDecision]) -> Vec<DecisionView> {
     decisions
         .iter()
-        .map(|recorded| {
+        .enumerate()
+        .map(|(index, recorded)| {
             let decision = &recorded.decision;
+            let replaced = decisions[index + 1..].iter().any(|later| {
+                later.decision.internal_call_id == decision.internal_call_id
+                    && later.decision.binding == decision.binding
+            });
             let (verdict, new_arguments) = match &decision.decision {
                 ToolDecision::Approve => ("approved".to_owned(), None),
                 ToolDecision::ApproveWithArgs { args } => (
@@ -93,6 +102,7 @@ pub fn views(state: &RunState, decisions: &[RecordedDecision]) -> Vec<DecisionVi
                 binding: decision.binding.clone(),
                 bound_arguments: bound.map(|(_, arguments)| arguments),
                 new_arguments,
+                replaced,
             }
         })
         .collect()

@@ -30,7 +30,7 @@ pub fn escape(text: &str) -> String {
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:60em}\
 table{border-collapse:collapse}td,th{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}\
 td a,td.model{white-space:nowrap}\
-pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap}.step{margin:.5em 0}\
+pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap}.step{margin:.5em 0}.replaced{color:#777}\
 .waiting{border:2px solid #c80;padding:1em;margin:1em 0}\
 .failure{border:2px solid #b00;padding:.5em 1em;margin:1em 0}td .failure{border:0;padding:0;margin:0;\
 color:#b00;font-size:.85em}textarea{width:100%;font-family:monospace}";
@@ -296,9 +296,15 @@ pub fn decision_trail(trail: &[DecisionView]) -> String {
     for decision in trail {
         let _ = write!(
             html,
-            "<div class=\"step decision\" data-call=\"{call}\" title=\"bound to {binding}\">\
+            "<div class=\"step decision{class}\" data-call=\"{call}\" title=\"bound to {binding}\">\
              <b>decision</b> {about}: {verdict} by <span class=\"decided-by\">{by}</span> \
-             at {at}{reason}{bound}{new}</div>",
+             at {at}{reason}{replaced}{bound}{new}</div>",
+            class = if decision.replaced { " replaced" } else { "" },
+            replaced = if decision.replaced {
+                " <i>(replaced by a later decision)</i>"
+            } else {
+                ""
+            },
             call = escape(&decision.call),
             binding = escape(&decision.binding),
             about = escape(&crate::trail::about(decision)),

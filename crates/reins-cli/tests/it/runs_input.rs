@@ -3,9 +3,11 @@
 //! the run continues).
 
 use crate::common::fakellm::FakeLlm;
+use crate::common::inbox::Inbox;
 use crate::common::{
     AgentDir, model_table, notes_agent, outcome, save_note_rules, waiting_save_note,
 };
+use serde_json::json;
 
 #[test]
 fn deciding_a_run_that_is_not_stored_says_so() {
@@ -196,6 +198,33 @@ fn a_decision_changed_before_the_run_resumes_is_the_one_it_goes_on_with() {
         matches!((ana, bo), (Some(ana), Some(bo)) if ana < bo),
         "both decisions, oldest first: {shown}"
     );
+    // Which one the run goes on with is said, in words, as JSON and in the inbox.
+    let replaced = "replaced by a later decision about the call";
+    assert_eq!(shown.matches(replaced).count(), 1, "{shown}");
+    assert!(shown.find(replaced) < bo, "{shown}");
+    let (_, json, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let json: serde_json::Value = serde_json::from_str(&json).expect("runs show --json");
+    let replaced: Vec<_> = json["decisions"]
+        .as_array()
+        .expect("the decisions")
+        .iter()
+        .map(|decision| (decision["decided_by"].clone(), decision["replaced"].clone()))
+        .collect();
+    assert_eq!(
+        replaced,
+        [
+            (json!("ana via reins runs approve"), json!(true)),
+            (json!("bo via reins runs deny"), json!(false))
+        ]
+    );
+    let inbox = Inbox::start(&agent, &[]);
+    let page = inbox.run_page(&run);
+    assert_eq!(
+        page.matches("(replaced by a later decision)").count(),
+        1,
+        "{page}"
+    );
+    drop(inbox);
     let (code, stdout, stderr) = outcome(
         agent
             .reins(&["runs", "resume", "AGENT", &run])
