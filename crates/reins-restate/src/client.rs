@@ -168,21 +168,25 @@ impl RestateRuns {
     }
 
     /// Waits for the run `run_id` to end and returns its output; a failed run is
-    /// [`ClientError::Http`] with the reason.
+    /// [`ClientError::Http`] with the reason, and [`ClientError::UnknownRun`] when the server
+    /// has no run under `run_id` (never started, or forgotten once its retention ended).
     pub async fn output(&self, run_id: &str) -> Result<RunOutput, ClientError> {
         let url = self.url(&["restate", "workflow", SERVICE_NAME, run_id, "attach"])?;
-        self.send(self.http.get(url)).await
+        self.send(self.http.get(url))
+            .await
+            .map_err(|error| unknown_run(error, run_id))
     }
 
     /// The run's output if it has ended, without waiting: `None` while it runs or waits for
-    /// a decision; a failed run is [`ClientError::Http`] with the reason.
+    /// a decision; a failed run is [`ClientError::Http`] with the reason, and
+    /// [`ClientError::UnknownRun`] when the server has no run under `run_id`.
     pub async fn finished_output(&self, run_id: &str) -> Result<Option<RunOutput>, ClientError> {
         let url = self.url(&["restate", "workflow", SERVICE_NAME, run_id, "output"])?;
         match self.send(self.http.get(url)).await {
             Ok(output) => Ok(Some(output)),
             // Restate answers 470 for an invocation that has not completed yet.
             Err(ClientError::Http { status: 470, .. }) => Ok(None),
-            Err(error) => Err(error),
+            Err(error) => Err(unknown_run(error, run_id)),
         }
     }
 
@@ -198,16 +202,18 @@ impl RestateRuns {
         }
         // The handler reads the workflow's state, which is just as empty for a run that has
         // journaled nothing yet as for no run at all: Restate's record of the invocation tells
-        // them apart (404 when there is none). `start` returns once Restate has recorded it.
+        // them apart. `start` returns once Restate has recorded it.
         match self.finished_output(run_id).await {
-            Err(ClientError::Http { status: 404, .. }) => Err(ClientError::UnknownRun {
-                run_id: run_id.to_owned(),
-            }),
+            Err(unknown @ ClientError::UnknownRun { .. }) => Err(unknown),
             _ => Ok(progress),
         }
     }
 
-    /// Decides about the suspended call `call` of the run `run_id`.
+    /// Decides about the suspended call `call` of the run `run_id`. Refused with
+    /// [`ClientError::UnknownRun`] when the server has no run under `run_id` (a decision
+    /// never starts one), and with [`ClientError::Http`] when the run does not wait on `call`
+    /// (404), the edited arguments are not a JSON object (400) or the call has been decided
+    /// already (409).
     pub async fn decide(
         &self,
         run_id: &str,
@@ -218,18 +224,32 @@ impl RestateRuns {
             call: call.to_owned(),
             decision,
         };
-        let _: Value = self
-            .post(&[SERVICE_NAME, run_id, "decide"], &request)
-            .await?;
-        Ok(())
+        match self
+            .post::<_, Value>(&[SERVICE_NAME, run_id, "decide"], &request)
+            .await
+        {
+            Ok(_) => Ok(()),
+            // The handler answers 404 for any run that does not wait on `call`, a run that
+            // does not exist included: say which it is. (The status of an unregistered
+            // service is its own error, kept as it is.)
+            Err(refused @ ClientError::Http { status: 404, .. }) => {
+                match self.status(run_id).await {
+                    Err(unknown @ ClientError::UnknownRun { .. }) => Err(unknown),
+                    _ => Err(refused),
+                }
+            }
+            Err(error) => Err(error),
+        }
     }
 
-    /// Approves the suspended call `call` as the model made it.
+    /// Approves the suspended call `call` as the model made it; see
+    /// [`decide`](RestateRuns::decide) for the errors.
     pub async fn approve(&self, run_id: &str, call: &str) -> Result<(), ClientError> {
         self.decide(run_id, call, ToolDecision::approve()).await
     }
 
-    /// Denies the suspended call `call`; the model sees `message` as its result.
+    /// Denies the suspended call `call`; the model sees `message` as its result. See
+    /// [`decide`](RestateRuns::decide) for the errors.
     pub async fn deny(&self, run_id: &str, call: &str, message: &str) -> Result<(), ClientError> {
         self.decide(
             run_id,
@@ -241,7 +261,8 @@ impl RestateRuns {
         .await
     }
 
-    /// Approves the suspended call `call` with edited arguments.
+    /// Approves the suspended call `call` with edited arguments; see
+    /// [`decide`](RestateRuns::decide) for the errors.
     pub async fn approve_with_args(
         &self,
         run_id: &str,
@@ -250,6 +271,20 @@ impl RestateRuns {
     ) -> Result<(), ClientError> {
         self.decide(run_id, call, ToolDecision::approve_with_args(args))
             .await
+    }
+}
+
+/// `error`, or [`ClientError::UnknownRun`] when it is the 404 Restate answers to a read of a
+/// workflow's output (`attach`, `output`) that has no invocation under `run_id` (its body
+/// says "not found"; Restate 1.7 answers so for an unregistered service too). A run's own
+/// failure is never 404 (the `run` handler ends with 500, or 409 when cancelled), so the
+/// status alone tells them apart.
+fn unknown_run(error: ClientError, run_id: &str) -> ClientError {
+    match error {
+        ClientError::Http { status: 404, .. } => ClientError::UnknownRun {
+            run_id: run_id.to_owned(),
+        },
+        other => other,
     }
 }
 

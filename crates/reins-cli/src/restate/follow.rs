@@ -50,7 +50,7 @@ async fn locate(runs: &RestateRuns, run: &str) -> Result<Where, ClientError> {
         Ok(Some(output)) => Ok(Where::Done(progress.steps, output)),
         Ok(None) => Ok(Where::Running(progress.steps)),
         // `status` found the run: its invocation may just have been recorded.
-        Err(ClientError::Http { status: 404, .. }) => Ok(Where::Running(progress.steps)),
+        Err(ClientError::UnknownRun { .. }) => Ok(Where::Running(progress.steps)),
         Err(ClientError::Http { status, body }) if status >= 500 || status == 400 => {
             // The status may have been read just before the run ended: read it again.
             let failure = match progress.failure {
