@@ -4,7 +4,7 @@
 
 use crate::awaiting::{PENDING_STATE, decisions, unusable};
 use crate::claims::DecisionClaimsClient;
-use crate::steps::{Steps, serve_steps, steps_from_keys};
+use crate::steps::{LEGACY_STEPS_STATE, Steps, serve_steps, steps_from_keys};
 use crate::wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
 use reins::agent::{Agent, PromptError, PromptRequest, PromptResponse};
 use restate_sdk::prelude::*;
@@ -35,7 +35,9 @@ type BuildAgent = dyn Fn(&Steps) -> Agent + Send + Sync;
 ///   run is suspended on. Refused with HTTP 404 when the run does not wait on that call,
 ///   with 400 when the edited arguments are not a JSON object, and with 409 when the call
 ///   has already been decided (the first decision stands).
-/// - `status` (→ [`RunProgress`]): the journaled steps and the pending calls.
+/// - `status` (→ [`RunProgress`]): the journaled steps and the pending calls. It reads
+///   runs recorded before each step had a state key of its own as well (their `steps` list,
+///   then any per-step keys).
 ///
 /// ```no_run
 /// use reins::agent::AgentBuilder;
@@ -193,7 +195,17 @@ impl AgentService {
         &self,
         ctx: SharedWorkflowContext<'_>,
     ) -> Result<Json<RunProgress>, HandlerError> {
-        let steps = steps_from_keys(ctx.get_keys().await?);
+        let keys = ctx.get_keys().await?;
+        // Read only when there: runs recorded since the per-step keys have no list.
+        let legacy = if keys.iter().any(|key| key == LEGACY_STEPS_STATE) {
+            ctx.get::<Json<Vec<String>>>(LEGACY_STEPS_STATE)
+                .await?
+                .map(Json::into_inner)
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let steps = steps_from_keys(legacy, keys);
         let pending = ctx
             .get::<Json<Vec<PendingDecision>>>(PENDING_STATE)
             .await?

@@ -27,13 +27,21 @@ use tokio::sync::{mpsc, oneshot};
 /// one call for the keys instead of one read per step.
 pub(crate) const STEP_KEY_PREFIX: &str = "step/";
 
+/// The state key under which runs recorded before the per-step keys kept the names of their
+/// journaled steps, as one JSON list rewritten after every step. Still read by `status`: a
+/// run finished under the old layout keeps its state until Restate forgets it, and one still
+/// pinned to an old deployment goes on writing it.
+pub(crate) const LEGACY_STEPS_STATE: &str = "steps";
+
 /// The state key of the `n`th journaled step, named `name`.
 fn step_key(n: usize, name: &str) -> String {
     format!("{STEP_KEY_PREFIX}{n:08}/{name}")
 }
 
-/// The journaled steps' names, oldest first, from the workflow's state keys.
-pub(crate) fn steps_from_keys(keys: Vec<String>) -> Vec<String> {
+/// The journaled steps' names, oldest first: the list a run kept under
+/// [`LEGACY_STEPS_STATE`] (`legacy`, empty for runs that never had one), then the steps named
+/// by the workflow's per-step state keys.
+pub(crate) fn steps_from_keys(legacy: Vec<String>, keys: Vec<String>) -> Vec<String> {
     let mut numbered: Vec<(usize, String)> = keys
         .into_iter()
         .filter_map(|key| {
@@ -42,7 +50,10 @@ pub(crate) fn steps_from_keys(keys: Vec<String>) -> Vec<String> {
         })
         .collect();
     numbered.sort_by_key(|(n, _)| *n);
-    numbered.into_iter().map(|(_, name)| name).collect()
+    legacy
+        .into_iter()
+        .chain(numbered.into_iter().map(|(_, name)| name))
+        .collect()
 }
 
 tokio::task_local! {
@@ -350,11 +361,25 @@ mod tests {
         keys.reverse();
         keys.extend(["pending".to_owned(), "failure".to_owned()]);
         let expected: Vec<String> = (1..=12).map(|n| format!("run/model/{n}")).collect();
-        assert_eq!(steps_from_keys(keys), expected);
+        assert_eq!(steps_from_keys(Vec::new(), keys), expected);
         // A step's name may hold slashes: only the number is split off.
         assert_eq!(
-            steps_from_keys(vec![step_key(1, "run/record/a/b")]),
+            steps_from_keys(Vec::new(), vec![step_key(1, "run/record/a/b")]),
             ["run/record/a/b"]
+        );
+    }
+
+    #[test]
+    fn steps_of_the_old_list_come_before_those_of_per_step_keys() {
+        let legacy = vec!["run/model/1".to_owned(), "run/t1c0".to_owned()];
+        let keys = vec![
+            step_key(4, "run/t2c0"),
+            LEGACY_STEPS_STATE.to_owned(),
+            step_key(3, "run/model/2"),
+        ];
+        assert_eq!(
+            steps_from_keys(legacy, keys),
+            ["run/model/1", "run/t1c0", "run/model/2", "run/t2c0"]
         );
     }
 

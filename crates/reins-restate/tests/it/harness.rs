@@ -113,6 +113,28 @@ impl Cluster {
         }
     }
 
+    /// Replaces the whole state of the `ReinsAgent` workflow `key` with `entries` (raw values)
+    /// through the admin API; Restate applies it asynchronously, after answering.
+    pub async fn replace_state(&self, key: &str, entries: &[(&str, Vec<u8>)]) {
+        let new_state: serde_json::Map<String, serde_json::Value> = entries
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), serde_json::json!(value)))
+            .collect();
+        let response = reqwest::Client::new()
+            .post(format!(
+                "{}/services/ReinsAgent/state",
+                self.server.admin_url()
+            ))
+            .json(&serde_json::json!({ "object_key": key, "new_state": new_state }))
+            .send()
+            .await
+            .expect("the admin API answers");
+        assert!(
+            response.status().is_success(),
+            "the state was not replaced: {response:?}"
+        );
+    }
+
     /// A client of this cluster's ingress.
     pub fn runs(&self) -> RestateRuns {
         RestateRuns::new(&self.ingress).expect("a valid ingress URL")
