@@ -44,6 +44,7 @@ mod ui;
 mod usage;
 
 use clap::{Parser, Subcommand};
+use config::check::Needs;
 use lease_keeper::LeaseKeeper;
 use run::{EXIT_INVALID, Output};
 use runs_command::{RunsCommand, runs_main};
@@ -107,7 +108,8 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:9080")]
         listen: std::net::SocketAddr,
         /// Register the deployment with this Restate admin API (e.g. http://127.0.0.1:9070)
-        /// once the worker listens.
+        /// once the worker listens, with the token of `[store] restate_admin_token_env` (else
+        /// `restate_token_env`) if the file names one.
         #[arg(long, value_name = "ADMIN_URL")]
         register: Option<String>,
         /// The URL Restate reaches the worker at, when it is not `http://` followed by the
@@ -165,8 +167,8 @@ fn start_export() -> Option<reins_otel::Otel> {
 }
 
 /// Reads and checks an agent file, printing every mistake.
-pub(crate) fn load(path: &Path, for_running: bool) -> Result<config::LoadedAgent, ExitCode> {
-    config::load(path, for_running).map_err(|problems| {
+pub(crate) fn load(path: &Path, needs: Needs) -> Result<config::LoadedAgent, ExitCode> {
+    config::load(path, needs).map_err(|problems| {
         for problem in &problems {
             eprintln!("{problem}");
         }
@@ -212,7 +214,7 @@ pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {
 
 async fn command_main(command: Command) -> ExitCode {
     match command {
-        Command::Check { agent } => match load(&agent, true) {
+        Command::Check { agent } => match load(&agent, Needs::Everything) {
             Ok(loaded) => {
                 println!("{}: ok (agent `{}`)", agent.display(), loaded.name());
                 ExitCode::SUCCESS
@@ -226,7 +228,7 @@ async fn command_main(command: Command) -> ExitCode {
             model,
         } => {
             // Without the variables only a model call needs: on Restate the worker calls it.
-            let loaded = match load(&agent, false) {
+            let loaded = match load(&agent, Needs::Store) {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };
@@ -249,10 +251,11 @@ async fn command_main(command: Command) -> ExitCode {
                     .await
                     .exit_code();
             }
-            let loaded = match load(&agent, true).and_then(|loaded| with_model(loaded, model)) {
-                Ok(loaded) => loaded,
-                Err(code) => return code,
-            };
+            let loaded =
+                match load(&agent, Needs::Running).and_then(|loaded| with_model(loaded, model)) {
+                    Ok(loaded) => loaded,
+                    Err(code) => return code,
+                };
             let Some(prompt) = prompt.or_else(|| loaded.file.default_prompt.clone()) else {
                 eprintln!("reins: give a prompt (the agent file has no `default_prompt`)");
                 return ExitCode::from(EXIT_INVALID);
@@ -266,7 +269,11 @@ async fn command_main(command: Command) -> ExitCode {
             register,
             deployment_url,
         } => {
-            let loaded = match load(&agent, true) {
+            // The worker never calls the ingress: only `--register`'s admin API wants a token.
+            let needs = Needs::Worker {
+                register: register.is_some(),
+            };
+            let loaded = match load(&agent, needs) {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };
@@ -280,10 +287,11 @@ async fn command_main(command: Command) -> ExitCode {
             resume,
             model,
         } => {
-            let loaded = match load(&agent, true).and_then(|loaded| with_model(loaded, model)) {
-                Ok(loaded) => loaded,
-                Err(code) => return code,
-            };
+            let loaded =
+                match load(&agent, Needs::Running).and_then(|loaded| with_model(loaded, model)) {
+                    Ok(loaded) => loaded,
+                    Err(code) => return code,
+                };
             if let Some(error) = restate::unsupported(&loaded, "chat") {
                 return fail(error);
             }
@@ -305,7 +313,7 @@ async fn command_main(command: Command) -> ExitCode {
             // Before anything that can take time (opening the store, listening): a SIGTERM
             // from then on stops the inbox cleanly (exit 0), never the default way.
             let stop = interrupt::StopSignal::listen();
-            let loaded = match load(&agent, true) {
+            let loaded = match load(&agent, Needs::Running) {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };

@@ -2,6 +2,7 @@
 //! On the Restate store, `show`, `approve`, `deny` and `resume` go through its ingress; the
 //! others read an embedded store's records and say they are not available there.
 
+use crate::config::check::Needs;
 use crate::lease_keeper::LeaseKeeper;
 use crate::run::{Ending, Output};
 use crate::{approve, assemble, decide, fail, fork, interrupt, load, restate, runs, store};
@@ -155,7 +156,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         | RunsCommand::Fork { agent, .. }
         | RunsCommand::Resume { agent, .. } => agent.clone(),
     };
-    let loaded = match load(&agent, false) {
+    let loaded = match load(&agent, Needs::Store) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -166,7 +167,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
     }
     // `resume` runs the agent here: the variables a run needs must be set.
     let loaded = if matches!(command, RunsCommand::Resume { .. }) {
-        match load(&agent, true) {
+        match load(&agent, Needs::Running) {
             Ok(loaded) => loaded,
             Err(code) => return code,
         }

@@ -9,10 +9,45 @@ use super::{LoadedAgent, McpConfig, ModelConfig};
 use std::collections::BTreeSet;
 use toml::Spanned;
 
-/// Every problem of `agent`, in file order. Without `for_running`, the variables only a run
-/// needs (API keys, secrets to redact) are not required: the store's commands work without
-/// them.
-pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
+/// Which of the variables an agent file names the command at hand needs set: `check` reports
+/// an unset one only when it is needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// `reins check`: every variable the file names.
+    Everything,
+    /// A run executes in this process (`run`, `chat`, `ui`, `runs resume`): the model's keys,
+    /// secrets to redact, the Restate ingress token.
+    Running,
+    /// The store's commands, and runs on Restate started and followed from here through the
+    /// ingress: no variable only a run needs (API keys, secrets to redact).
+    Store,
+    /// `reins serve`: the worker runs the agent but never calls the ingress (Restate calls
+    /// it); with `register`, the admin API's token.
+    Worker {
+        /// Whether `--register` calls the admin API.
+        register: bool,
+    },
+}
+
+impl Needs {
+    /// Whether a run executes in this process (its model's keys and secrets are needed).
+    fn runs_here(self) -> bool {
+        !matches!(self, Needs::Store)
+    }
+
+    /// Whether this command calls the Restate ingress.
+    fn calls_ingress(self) -> bool {
+        !matches!(self, Needs::Worker { .. })
+    }
+
+    /// Whether this command calls the Restate admin API (`reins check` checks for it).
+    fn calls_admin(self) -> bool {
+        matches!(self, Needs::Everything | Needs::Worker { register: true })
+    }
+}
+
+/// Every problem of `agent`, in file order, with the variables `needs` says are needed.
+pub fn check(agent: &LoadedAgent, needs: Needs) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     let mut secrets = Vec::new();
     let file = &agent.file;
@@ -91,13 +126,13 @@ pub fn check(agent: &LoadedAgent, for_running: bool) -> Vec<Diagnostic> {
             check_env(agent, variable, "a secret to redact", &mut secrets);
         }
     }
-    if for_running {
+    if needs.runs_here() {
         problems.append(&mut secrets);
         // The store's commands read runs without running anything: no path is needed.
         problems.extend(super::paths::check_paths(agent));
     }
     if let Some(store) = &file.store {
-        check_store(agent, store, &mut problems);
+        check_store(agent, store, needs, &mut problems);
     }
     if let Some(link) = &file.ui.trace_link {
         let url = link.get_ref();
@@ -166,22 +201,41 @@ fn check_webhook(
 fn check_store(
     agent: &LoadedAgent,
     spanned: &Spanned<super::StoreConfig>,
+    needs: Needs,
     problems: &mut Vec<Diagnostic>,
 ) {
     let store = spanned.get_ref();
     if let Some(restate) = &store.restate {
-        check_restate(agent, store, restate, problems);
+        super::restate::check_restate(agent, store, restate, problems);
     }
-    if let Some(variable) = &store.restate_token_env {
-        if store.restate.is_some() {
-            // Every command on a Restate agent reaches the ingress, not only runs.
-            check_env(agent, variable, "the Restate ingress token", problems);
-        } else {
+    let admin_own = store.restate_admin_token_env.is_some();
+    for (key, variable) in [
+        ("restate_token_env", &store.restate_token_env),
+        ("restate_admin_token_env", &store.restate_admin_token_env),
+    ] {
+        let Some(variable) = variable else { continue };
+        if store.restate.is_none() {
             problems.push(agent.error_at(
                 variable.span(),
-                "`restate_token_env` needs `restate = \"<ingress URL>\"` to send the token to",
+                format!("`{key}` needs `restate = \"<ingress URL>\"` to send the token to"),
             ));
+            continue;
         }
+        // Every command on a Restate agent but `reins serve` calls the ingress; the admin API
+        // (`serve --register`) takes the ingress's token unless it has one of its own.
+        let (needed, what) = if key == "restate_admin_token_env" {
+            (needs.calls_admin(), "the Restate admin API token")
+        } else if needs.calls_ingress() {
+            (true, "the Restate ingress token")
+        } else {
+            (
+                needs.calls_admin() && !admin_own,
+                "the Restate ingress token, which `--register` sends to the admin API without \
+                 `restate_admin_token_env`",
+            )
+        };
+        // Not needed, it must still be a variable's name: a pasted token is refused anyway.
+        check_variable(agent, variable, what, needed, problems);
     }
     if let Some(variable) = &store.postgres_url_env {
         if store.sqlite.is_some() {
@@ -203,62 +257,6 @@ fn check_store(
                 "this `reins` was built without PostgreSQL (feature `postgres`)",
             ));
         }
-    }
-}
-
-/// The Restate store: a valid http(s) ingress URL, no other store beside it, and no setting
-/// a replayed run could not repeat.
-fn check_restate(
-    agent: &LoadedAgent,
-    store: &super::StoreConfig,
-    url: &Spanned<String>,
-    problems: &mut Vec<Diagnostic>,
-) {
-    let text = url.get_ref();
-    let is_http = text.starts_with("http://") || text.starts_with("https://");
-    match reins_restate::RestateRuns::new(text) {
-        Ok(_) if is_http => {}
-        Ok(_) => problems.push(agent.error_at(
-            url.span(),
-            "`restate` must be the http:// or https:// URL of a Restate ingress (e.g. \
-             \"http://127.0.0.1:8080\")",
-        )),
-        Err(error) => problems.push(agent.error_at(
-            url.span(),
-            format!(
-                "`restate` is not a valid URL ({error}): give the http:// or https:// URL of a \
-                 Restate ingress, e.g. \"http://127.0.0.1:8080\""
-            ),
-        )),
-    }
-    let authority = text.split_once("://").map_or("", |(_, rest)| {
-        rest.split(['/', '?', '#']).next().unwrap_or_default()
-    });
-    if authority.contains('@') {
-        // Neither the message nor the quoted line shows the URL: the part before `@` is a
-        // credential.
-        problems.push(
-            agent
-                .error_at(
-                    url.span(),
-                    "`restate` must not hold credentials (`user:password@`): name the variable \
-                     holding a bearer token in `restate_token_env` instead",
-                )
-                .concealed(),
-        );
-    }
-    if store.sqlite.is_some() || store.postgres_url_env.is_some() {
-        problems.push(agent.error_at(
-            url.span(),
-            "give one store: `restate`, `sqlite` or `postgres_url_env`",
-        ));
-    }
-    if agent.file.limits.max_wall_time_secs.is_some() {
-        problems.push(agent.error_at(
-            url.span(),
-            "`limits.max_wall_time_secs` reads the clock, which a run replayed by Restate \
-             cannot repeat: remove it, or use `sqlite` or `postgres_url_env`",
-        ));
     }
 }
 
@@ -440,6 +438,17 @@ fn check_env(
     what: &str,
     problems: &mut Vec<Diagnostic>,
 ) {
+    check_variable(agent, variable, what, true, problems);
+}
+
+/// `variable` must name an environment variable, set when `required`.
+fn check_variable(
+    agent: &LoadedAgent,
+    variable: &Spanned<String>,
+    what: &str,
+    required: bool,
+    problems: &mut Vec<Diagnostic>,
+) {
     let name = variable.get_ref();
     let looks_like_a_name =
         !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -454,7 +463,7 @@ fn check_env(
                 )
                 .concealed(),
         );
-    } else if std::env::var_os(name).is_none_or(|value| value.is_empty()) {
+    } else if required && std::env::var_os(name).is_none_or(|value| value.is_empty()) {
         problems.push(agent.error_at(
             variable.span(),
             format!("environment variable {name} is not set ({what})"),

@@ -9,6 +9,7 @@ mod budget;
 pub mod check;
 pub mod diagnostic;
 mod paths;
+mod restate;
 pub mod shell_tool;
 mod suggest;
 pub mod tool_choice;
@@ -393,9 +394,13 @@ pub struct StoreConfig {
     /// `reins run` and `reins runs show|approve|deny|resume` go through the ingress.
     pub restate: Option<Spanned<String>>,
     /// The environment variable holding a bearer token for the Restate ingress (Restate
-    /// Cloud, an authenticating proxy), sent as `Authorization: Bearer`; also sent to the
-    /// admin API by `reins serve --register`.
+    /// Cloud, an authenticating proxy), sent as `Authorization: Bearer` by every command but
+    /// `reins serve` (whose worker only answers Restate); also sent to the admin API by
+    /// `reins serve --register` unless `restate_admin_token_env` is named.
     pub restate_token_env: Option<Spanned<String>>,
+    /// The environment variable holding the admin API's bearer token, for `reins serve
+    /// --register`, when it is not the ingress's (Restate Cloud gives each its own).
+    pub restate_admin_token_env: Option<Spanned<String>>,
 }
 
 /// An agent file read and checked: its contents and where it is.
@@ -443,9 +448,9 @@ impl LoadedAgent {
     }
 }
 
-/// Reads `path`, parses it and checks it (with the variables a run needs when
-/// `for_running`). Every error is a [`Diagnostic`] naming the line.
-pub fn load(path: &Path, for_running: bool) -> Result<LoadedAgent, Vec<Diagnostic>> {
+/// Reads `path`, parses it and checks it (with the variables `needs` says the command needs).
+/// Every error is a [`Diagnostic`] naming the line.
+pub fn load(path: &Path, needs: check::Needs) -> Result<LoadedAgent, Vec<Diagnostic>> {
     let source = std::fs::read_to_string(path).map_err(|error| {
         vec![Diagnostic::new(
             path,
@@ -467,7 +472,7 @@ pub fn load(path: &Path, for_running: bool) -> Result<LoadedAgent, Vec<Diagnosti
         file,
         source,
     };
-    let problems = check::check(&agent, for_running);
+    let problems = check::check(&agent, needs);
     if problems.is_empty() {
         Ok(agent)
     } else {

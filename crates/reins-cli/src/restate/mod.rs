@@ -54,20 +54,36 @@ pub fn unsupported(agent: &LoadedAgent, command: &str) -> Option<String> {
     ))
 }
 
-/// The bearer token for the agent's ingress (and admin API), from the variable
-/// `[store] restate_token_env` names; `None` when the file names none.
+/// The bearer token for the agent's ingress, from the variable `[store] restate_token_env`
+/// names; `None` when the file names none.
 pub(crate) fn token(agent: &LoadedAgent) -> Result<Option<String>, String> {
-    let Some(variable) = agent
+    let variable = agent
         .file
         .store
         .as_ref()
-        .and_then(|store| store.get_ref().restate_token_env.as_ref())
-    else {
+        .and_then(|store| store.get_ref().restate_token_env.as_ref());
+    secret(variable, "the Restate ingress token")
+}
+
+/// The bearer token for the admin API (`reins serve --register`): from the variable
+/// `[store] restate_admin_token_env` names, else the ingress's; `None` when the file names
+/// neither.
+pub(crate) fn admin_token(agent: &LoadedAgent) -> Result<Option<String>, String> {
+    let store = agent.file.store.as_ref().map(toml::Spanned::get_ref);
+    match store.and_then(|store| store.restate_admin_token_env.as_ref()) {
+        Some(variable) => secret(Some(variable), "the Restate admin API token"),
+        None => token(agent),
+    }
+}
+
+/// The value of `variable`, if named; an unset one is an error saying `what` it holds.
+fn secret(variable: Option<&toml::Spanned<String>>, what: &str) -> Result<Option<String>, String> {
+    let Some(variable) = variable else {
         return Ok(None);
     };
     crate::assemble::secret_from_env(variable.get_ref())
         .map(Some)
-        .map_err(|missing| format!("{missing} (the Restate ingress token)"))
+        .map_err(|missing| format!("{missing} ({what})"))
 }
 
 /// A client of the agent's ingress, with its bearer token if the file names one.

@@ -21,6 +21,11 @@ pub async fn serve(
             agent.path.display()
         ));
     }
+    // Before anything starts: a registration that cannot send its token fails at once.
+    let admin_token = match register {
+        Some(_) => super::admin_token(agent)?,
+        None => None,
+    };
     // A call an approval rule asks about goes to the file's webhook, its answer journaled so a
     // replay decides the same way; without one it suspends (nobody is at this terminal).
     let connected = Arc::new(connect(agent, Approvals::Restate).await?);
@@ -41,8 +46,7 @@ pub async fn serve(
         connected.model_label
     );
     if let Some(admin) = register {
-        // Restate Cloud takes the same key on its admin API as on its ingress.
-        let registered = match super::token(agent)? {
+        let registered = match admin_token {
             Some(token) => {
                 reins_restate::register_deployment_with_token(&admin, &deployment, &token).await
             }

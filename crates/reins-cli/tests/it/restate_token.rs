@@ -1,18 +1,21 @@
-//! `[store] restate_token_env`: `check` wants the variable set, and the commands send its
-//! value to the ingress as `Authorization: Bearer`, never printing it. A tiny HTTP server on
-//! loopback stands in for an authenticating ingress (the open-source `restate-server` checks
-//! no token).
+//! `[store] restate_token_env` and `restate_admin_token_env`: `check` wants the variables
+//! set, the commands send the ingress's token to the ingress as `Authorization: Bearer`, never
+//! printing it, and `reins serve` wants only the admin API's, and only with `--register`. A
+//! tiny HTTP server on loopback stands in for an authenticating ingress or admin API (the
+//! open-source `restate-server` checks no token).
 
 use crate::common::{AgentDir, model_table, outcome};
 use serde_json::Value;
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 const TOKEN: &str = "tok-5c4b3a";
 
 /// Serves one request per connection: 401 unless it carries `Authorization: Bearer <TOKEN>`;
-/// else a run's status (one step) or its output. Returns the URL and every `Authorization`
+/// else a run's status (one step) or its output (any other path, e.g. the admin API's
+/// `/deployments`, gets the status: a success). Returns the URL and every `Authorization`
 /// header seen.
 fn ingress() -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
@@ -31,6 +34,25 @@ fn ingress() -> (String, Arc<Mutex<Vec<String>>>) {
                 }
             }
             let head = String::from_utf8_lossy(&request).into_owned();
+            // Read the body too: a connection closed with unread bytes is reset, and the
+            // client may then miss the answer.
+            let length: usize = head
+                .lines()
+                .filter_map(|line| line.split_once(':'))
+                .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
+                .and_then(|(_, value)| value.trim().parse().ok())
+                .unwrap_or(0);
+            let header_end = request
+                .windows(4)
+                .position(|w| w == b"\r\n\r\n")
+                .map_or(request.len(), |at| at + 4);
+            let mut body_read = request.len() - header_end;
+            while body_read < length {
+                match stream.read(&mut buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => body_read += n,
+                }
+            }
             let path = head.split(' ').nth(1).unwrap_or_default().to_owned();
             let authorization = head
                 .lines()
@@ -61,6 +83,64 @@ fn ingress() -> (String, Arc<Mutex<Vec<String>>>) {
         }
     });
     (url, seen)
+}
+
+/// `reins serve` of `agent` on a free port with `args` (and the model's key), until it prints
+/// a line starting with `until`; its stderr so far. Panics with it when the worker exits
+/// first. The worker keeps running: kill the child.
+fn serve_until(
+    agent: &AgentDir,
+    args: &[&str],
+    env: &[(&str, Option<&str>)],
+    until: &str,
+) -> (Child, Vec<String>) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_reins"));
+    command
+        .arg("serve")
+        .arg(&agent.file)
+        .args(["--listen", "127.0.0.1:0"])
+        .args(args)
+        .current_dir(agent.dir.path())
+        .env("REINS_TEST_KEY", "k")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let mut child = command.spawn().expect("reins serve starts");
+    let stderr = child.stderr.take().expect("the worker's stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let mut printed = Vec::new();
+    loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                let done = line.starts_with(until);
+                printed.push(line);
+                if done {
+                    break;
+                }
+            }
+            _ => {
+                let _ = child.wait();
+                panic!(
+                    "reins serve never printed `{until}`:\n{}",
+                    printed.join("\n")
+                );
+            }
+        }
+    }
+    // Keep reading, so that the worker never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, printed)
+}
+
+fn stop(mut worker: Child) {
+    let _ = worker.kill();
+    let _ = worker.wait();
 }
 
 fn agent(store: &str) -> AgentDir {
@@ -143,6 +223,125 @@ fn the_restate_token_is_sent_to_the_ingress_and_never_printed() {
     );
     assert!(
         !stderr.contains(TOKEN) && !stdout.contains(TOKEN),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn serve_without_register_needs_no_restate_token() {
+    // The worker only answers Restate: the ingress (unreachable here) is never called.
+    let agent =
+        agent("restate = \"http://127.0.0.1:9\"\nrestate_token_env = \"REINS_TEST_RESTATE_TOKEN\"");
+    let unset = [("REINS_TEST_RESTATE_TOKEN", None)];
+    let (worker, printed) = serve_until(&agent, &[], &unset, "reins: register it once");
+    stop(worker);
+    assert!(
+        printed
+            .iter()
+            .any(|line| line.starts_with("reins: serving agent")),
+        "{printed:?}"
+    );
+
+    // `--register` sends it to the admin API (the file names no admin token of its own): it
+    // must be set, and nothing is served without it.
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&[
+                "serve",
+                "AGENT",
+                "--listen",
+                "127.0.0.1:0",
+                "--register",
+                "http://127.0.0.1:9",
+            ])
+            .env("REINS_TEST_KEY", "k")
+            .env_remove("REINS_TEST_RESTATE_TOKEN"),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "environment variable REINS_TEST_RESTATE_TOKEN is not set (the Restate ingress \
+             token, which `--register` sends to the admin API without \
+             `restate_admin_token_env`)"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn register_sends_the_admin_token_of_its_own_variable_else_the_ingress_token() {
+    let (admin, seen) = ingress();
+    let own = agent(
+        "restate = \"http://127.0.0.1:9\"\nrestate_token_env = \"REINS_TEST_RESTATE_TOKEN\"\n\
+         restate_admin_token_env = \"REINS_TEST_RESTATE_ADMIN_TOKEN\"",
+    );
+    let shared =
+        agent("restate = \"http://127.0.0.1:9\"\nrestate_token_env = \"REINS_TEST_RESTATE_TOKEN\"");
+    let stale = format!("{TOKEN}-ingress");
+    // With a variable of its own, the ingress's is not needed (unset) nor sent (stale).
+    for ingress_token in [None, Some(stale.as_str())] {
+        let env = [
+            ("REINS_TEST_RESTATE_TOKEN", ingress_token),
+            ("REINS_TEST_RESTATE_ADMIN_TOKEN", Some(TOKEN)),
+        ];
+        let (worker, printed) =
+            serve_until(&own, &["--register", &admin], &env, "reins: registered");
+        stop(worker);
+        assert!(
+            printed.iter().all(|line| !line.contains(TOKEN)),
+            "{printed:?}"
+        );
+    }
+    let env = [
+        ("REINS_TEST_RESTATE_TOKEN", Some(TOKEN)),
+        ("REINS_TEST_RESTATE_ADMIN_TOKEN", None),
+    ];
+    let (worker, _) = serve_until(&shared, &["--register", &admin], &env, "reins: registered");
+    stop(worker);
+    let sent = seen.lock().expect("the log").clone();
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    assert!(
+        sent.iter()
+            .all(|header| *header == format!("Bearer {TOKEN}")),
+        "{sent:?}"
+    );
+
+    // `check` wants the admin token's variable set; the commands on runs do not.
+    let check = outcome(
+        own.reins(&["check", "AGENT"])
+            .env("REINS_TEST_KEY", "k")
+            .env("REINS_TEST_RESTATE_TOKEN", TOKEN)
+            .env_remove("REINS_TEST_RESTATE_ADMIN_TOKEN"),
+    );
+    let (code, _, stderr) = check;
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "environment variable REINS_TEST_RESTATE_ADMIN_TOKEN is not set (the Restate admin \
+             API token)"
+        ),
+        "{stderr}"
+    );
+    let (ingress, _) = ingress();
+    let runs = agent(&format!(
+        "restate = \"{ingress}\"\nrestate_token_env = \"REINS_TEST_RESTATE_TOKEN\"\n\
+         restate_admin_token_env = \"REINS_TEST_RESTATE_ADMIN_TOKEN\""
+    ));
+    let (code, _, stderr) = outcome(
+        runs.reins(&["runs", "show", "AGENT", "run-1", "--json"])
+            .env("REINS_TEST_RESTATE_TOKEN", TOKEN)
+            .env_remove("REINS_TEST_RESTATE_ADMIN_TOKEN"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+
+    let alone = AgentDir::new(&format!(
+        "{}\n[store]\nrestate_admin_token_env = \"REINS_TEST_RESTATE_ADMIN_TOKEN\"\n",
+        model_table("http://127.0.0.1:9/v1").trim_end()
+    ));
+    let (code, _, stderr) = outcome(alone.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("`restate_admin_token_env` needs `restate"),
         "{stderr}"
     );
 }

@@ -1,0 +1,62 @@
+//! The Restate store's own checks: a valid http(s) ingress URL with no credentials in it, no
+//! other store beside it, and no setting a replayed run could not repeat.
+
+use super::diagnostic::Diagnostic;
+use super::{LoadedAgent, StoreConfig};
+use toml::Spanned;
+
+/// The Restate store: a valid http(s) ingress URL, no other store beside it, and no setting
+/// a replayed run could not repeat.
+pub(super) fn check_restate(
+    agent: &LoadedAgent,
+    store: &StoreConfig,
+    url: &Spanned<String>,
+    problems: &mut Vec<Diagnostic>,
+) {
+    let text = url.get_ref();
+    let is_http = text.starts_with("http://") || text.starts_with("https://");
+    match reins_restate::RestateRuns::new(text) {
+        Ok(_) if is_http => {}
+        Ok(_) => problems.push(agent.error_at(
+            url.span(),
+            "`restate` must be the http:// or https:// URL of a Restate ingress (e.g. \
+             \"http://127.0.0.1:8080\")",
+        )),
+        Err(error) => problems.push(agent.error_at(
+            url.span(),
+            format!(
+                "`restate` is not a valid URL ({error}): give the http:// or https:// URL of a \
+                 Restate ingress, e.g. \"http://127.0.0.1:8080\""
+            ),
+        )),
+    }
+    let authority = text.split_once("://").map_or("", |(_, rest)| {
+        rest.split(['/', '?', '#']).next().unwrap_or_default()
+    });
+    if authority.contains('@') {
+        // Neither the message nor the quoted line shows the URL: the part before `@` is a
+        // credential.
+        problems.push(
+            agent
+                .error_at(
+                    url.span(),
+                    "`restate` must not hold credentials (`user:password@`): name the variable \
+                     holding a bearer token in `restate_token_env` instead",
+                )
+                .concealed(),
+        );
+    }
+    if store.sqlite.is_some() || store.postgres_url_env.is_some() {
+        problems.push(agent.error_at(
+            url.span(),
+            "give one store: `restate`, `sqlite` or `postgres_url_env`",
+        ));
+    }
+    if agent.file.limits.max_wall_time_secs.is_some() {
+        problems.push(agent.error_at(
+            url.span(),
+            "`limits.max_wall_time_secs` reads the clock, which a run replayed by Restate \
+             cannot repeat: remove it, or use `sqlite` or `postgres_url_env`",
+        ));
+    }
+}
