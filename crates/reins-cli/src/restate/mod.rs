@@ -76,6 +76,22 @@ pub(crate) fn admin_token(agent: &LoadedAgent) -> Result<Option<String>, String>
     }
 }
 
+/// What an admin API that refused `reins serve --register` (HTTP 401 or 403) wants of the
+/// agent file: which variable's token it refused, or the key that names one.
+pub(crate) fn admin_refusal(agent: &LoadedAgent) -> &'static str {
+    let store = agent.file.store.as_ref().map(toml::Spanned::get_ref);
+    let named = |key: fn(&crate::config::StoreConfig) -> bool| store.is_some_and(key);
+    if named(|store| store.restate_admin_token_env.is_some()) {
+        "it refused the bearer token of `restate_admin_token_env`"
+    } else if named(|store| store.restate_token_env.is_some()) {
+        "it refused the bearer token of `restate_token_env` (an admin API with a token of its \
+         own takes it from the variable `[store] restate_admin_token_env` names)"
+    } else {
+        "it wants credentials: name the variable holding its bearer token in `[store] \
+         restate_admin_token_env`"
+    }
+}
+
 /// The value of `variable`, if named; an unset one is an error saying `what` it holds.
 fn secret(variable: Option<&toml::Spanned<String>>, what: &str) -> Result<Option<String>, String> {
     let Some(variable) = variable else {

@@ -55,9 +55,15 @@ pub async fn serve(
         let (admin, deployment) = (super::shown(&admin), super::shown(&deployment));
         if let Err(error) = registered {
             worker.abort();
+            let credentials = match error {
+                reins_restate::ClientError::Http {
+                    status: 401 | 403, ..
+                } => format!("; {}", super::admin_refusal(agent)),
+                _ => String::new(),
+            };
             return Err(format!(
                 "registering the deployment {deployment} with the Restate admin API at {admin} \
-                 failed: {error}"
+                 failed: {error}{credentials}"
             ));
         }
         eprintln!("reins: registered {deployment} with {admin}");

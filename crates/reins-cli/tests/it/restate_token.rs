@@ -345,3 +345,49 @@ fn register_sends_the_admin_token_of_its_own_variable_else_the_ingress_token() {
         "{stderr}"
     );
 }
+
+/// An admin API that refuses the registration's token (or wants one) is answered with the
+/// key of the agent file to set, and the token is not printed.
+#[test]
+fn a_refused_registration_names_the_variable_whose_token_it_wants() {
+    let (admin, _) = ingress();
+    let stale = "tok-stale-9f8e";
+    let cases = [
+        (
+            "restate_token_env = \"REINS_TEST_RESTATE_TOKEN\"\n\
+             restate_admin_token_env = \"REINS_TEST_RESTATE_ADMIN_TOKEN\"",
+            "it refused the bearer token of `restate_admin_token_env`",
+        ),
+        (
+            "restate_token_env = \"REINS_TEST_RESTATE_TOKEN\"",
+            "it refused the bearer token of `restate_token_env` (an admin API with a token of \
+             its own takes it from the variable `[store] restate_admin_token_env` names)",
+        ),
+        (
+            "",
+            "it wants credentials: name the variable holding its bearer token in `[store] \
+             restate_admin_token_env`",
+        ),
+    ];
+    for (store, said) in cases {
+        let agent = agent(&format!("restate = \"http://127.0.0.1:9\"\n{store}"));
+        let (code, _, stderr) = outcome(
+            agent
+                .reins(&[
+                    "serve",
+                    "AGENT",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--register",
+                    &admin,
+                ])
+                .env("REINS_TEST_KEY", "k")
+                .env("REINS_TEST_RESTATE_TOKEN", stale)
+                .env("REINS_TEST_RESTATE_ADMIN_TOKEN", stale),
+        );
+        assert_ne!(code, 0, "{stderr}");
+        assert!(stderr.contains("401"), "{stderr}");
+        assert!(stderr.contains(said), "{store}: {stderr}");
+        assert!(!stderr.contains(stale), "{stderr}");
+    }
+}
