@@ -31,6 +31,6 @@ fi
 scripts/install/mcp.sh       # mcp-server-time (pip); MCP servers and the Inspector (npm): reins-mcp
 scripts/install/restate.sh   # @restatedev/restate-server (npm) into .tools/npm: reins-restate, reins-cli
 scripts/install/phoenix.sh   # arize-phoenix (pip, a venv in .tools/phoenix): reins-otel
-scripts/install/chromium.sh  # chromium, chromium-driver, tmux (apt-get): reins-cli
+scripts/install/chromium.sh  # chromium, chromium-driver, tmux (apt-get): reins-cli, reins
 
 scripts/with-postgres.sh cargo test --workspace --features reins/postgres,reins/local "$@"

@@ -10,9 +10,9 @@ use crate::config::LoadedAgent;
 use crate::edited_args::Schemas;
 use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, Decision};
 use serde_json::Value;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::sync::{Arc, OnceLock};
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::Mutex;
 
 /// The reason stored with a call that waits for a person, after the policy's own reason for
 /// asking when it gives one ([`suspend_reason`]).
@@ -98,13 +98,13 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
     );
     eprintln!("{}", pretty(&request.args));
     eprintln!("[approval] {}", why_asked(request));
-    let mut lines = stdin_lines().lock().await;
-    // Lines typed before the question are not answers to it.
-    while lines.try_recv().is_ok() {}
+    // Each answer is read only once its question is shown, and only while it waits: the
+    // editor started to edit the arguments gets every key typed into it.
+    use reins::hooks::approval::terminal::read_answer;
     for _ in 0..2 {
         eprint!("[approval] (a)pprove, (d)eny, (e)dit arguments? ");
         let _ = std::io::stderr().flush();
-        let Some(answer) = lines.recv().await else {
+        let Some(answer) = read_answer().await else {
             eprintln!("\n[approval] end of input: denied");
             return Decision::deny("denied: no answer");
         };
@@ -113,7 +113,7 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
             "d" | "deny" | "n" | "no" => {
                 eprint!("[approval] message for the model (empty for none): ");
                 let _ = std::io::stderr().flush();
-                let message = lines.recv().await;
+                let message = read_answer().await;
                 return Decision::deny(denial(message.as_deref()));
             }
             "e" | "edit" => {
@@ -211,32 +211,10 @@ pub fn parse_args(text: &str) -> Result<Value, String> {
     }
 }
 
-/// The next line of stdin (shared with the approval prompts), or `None` at end of input.
-pub async fn read_line() -> Option<String> {
-    stdin_lines().lock().await.recv().await
-}
-
+/// Held while a prompt asks: one question at a time.
 fn asking() -> &'static Mutex<()> {
     static ASKING: OnceLock<Mutex<()>> = OnceLock::new();
     ASKING.get_or_init(|| Mutex::new(()))
-}
-
-/// Lines of stdin, read by one background thread for the whole process (a blocking read
-/// cannot be cancelled, so it must not hold up a run that timed out).
-fn stdin_lines() -> &'static Mutex<mpsc::UnboundedReceiver<String>> {
-    static LINES: OnceLock<Mutex<mpsc::UnboundedReceiver<String>>> = OnceLock::new();
-    LINES.get_or_init(|| {
-        let (sender, receiver) = mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            for line in std::io::stdin().lock().lines() {
-                let Ok(line) = line else { break };
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Mutex::new(receiver)
-    })
 }
 
 /// What the model is told about a call a person denied, before their message if any.

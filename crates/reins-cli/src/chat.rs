@@ -40,7 +40,7 @@ pub async fn chat(
         // Once a run has listened for Ctrl-C, it no longer ends the process: here it ends
         // the chat, as end of input does.
         let line = tokio::select! {
-            line = crate::approve::read_line() => line,
+            line = reins::hooks::approval::terminal::read_line() => line,
             () = interrupt::stopped() => None,
         };
         let Some(line) = line else {

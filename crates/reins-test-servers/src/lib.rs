@@ -1,18 +1,21 @@
 //! The servers the workspace's tests talk to, started on loopback ports and stopped when
 //! dropped: [`FakeLlm`] (the `fakellm` mock model server from PyPI), [`EverythingHttp`]
 //! (`@modelcontextprotocol/server-everything` from npm over streamable HTTP) and
-//! [`RestateServer`] (`restate-server` from npm, for Restate-backed runs). Each fails the
-//! test with the install command when its program is missing (`scripts/test.sh` installs
-//! them all). One place for what several crates' tests need.
+//! [`RestateServer`] (`restate-server` from npm, for Restate-backed runs), and a terminal
+//! to type into, [`Tmux`]. Each fails the test with the install command when its program is
+//! missing (`scripts/test.sh` installs them all). One place for what several crates' tests
+//! need.
 #![deny(missing_docs)]
 
 mod everything;
 mod fakellm;
 mod restate;
+mod tmux;
 
 pub use everything::{EverythingHttp, everything_script, npm_modules};
 pub use fakellm::FakeLlm;
 pub use restate::{RestateServer, restate_server_binary};
+pub use tmux::Tmux;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //! (`mcp-server-time`) with no approval.
 
 use crate::common::{AgentDir, outcome};
-use crate::terminal::Tmux;
+use reins_test_servers::Tmux;
 use serde_json::Value;
 
 fn example_agent() -> AgentDir {

@@ -3,87 +3,8 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table, save_note_rules};
+use reins_test_servers::Tmux;
 use std::process::Command;
-use std::time::{Duration, Instant};
-
-/// A tmux server of its own (its own socket), killed when dropped.
-pub struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    pub fn start(command: &str) -> Tmux {
-        let socket = format!("reins-cli-test-{}-{}", std::process::id(), rand_suffix());
-        let status = Command::new("tmux")
-            .args([
-                "-L",
-                &socket,
-                "new-session",
-                "-d",
-                "-x",
-                "200",
-                "-y",
-                "50",
-                command,
-            ])
-            .status()
-            .unwrap_or_else(|error| panic!("cannot start tmux ({error}): apt-get install tmux"));
-        assert!(status.success(), "tmux new-session failed");
-        Tmux { socket }
-    }
-
-    pub fn screen(&self) -> String {
-        let output = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-S", "-200"])
-            .output()
-            .expect("tmux capture-pane");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    /// Waits until the screen shows `text` (failing after five minutes: a hang, not a slow
-    /// machine); the screen then.
-    pub fn wait_for(&self, text: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(300);
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "`{text}` never appeared:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    pub fn type_line(&self, line: &str) {
-        let status = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "-t", "0", "-l", line])
-            .status()
-            .expect("tmux send-keys");
-        assert!(status.success());
-        let status = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "-t", "0", "Enter"])
-            .status()
-            .expect("tmux send-keys");
-        assert!(status.success());
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
-    }
-}
-
-fn rand_suffix() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos())
-}
 
 /// The save-note flow, with this file's own rules.
 fn rules() -> String {
@@ -153,6 +74,35 @@ fn a_call_is_approved_with_arguments_edited_in_the_editor() {
     let screen = tmux.wait_for("EXIT=");
     assert!(screen.contains("note: edited"), "{screen}");
     assert!(screen.contains("Done: the note is saved."), "{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
+/// An editor a person types into gets every key: nothing of reins reads the terminal while
+/// it runs (a reader that did took the lines typed into the editor).
+#[test]
+fn what_a_person_types_into_the_editor_reaches_the_editor() {
+    let server = FakeLlm::start(&rules());
+    let agent = agent(&server, 300);
+    // An "editor" that asks for the note's new text on the terminal.
+    let editor = agent.dir.path().join("edit.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf 'new text: '\nread -r text\nsed -i \"s/draft/$text/\" \"$1\"\n",
+    )
+    .expect("write");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&editor)
+        .status()
+        .expect("chmod");
+
+    let tmux = run_in_terminal(&agent, &editor.to_string_lossy());
+    tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
+    tmux.type_line("e");
+    tmux.wait_for("new text: ");
+    tmux.type_line("typed by hand");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("note: typed by hand"), "{screen}");
     assert!(screen.contains("EXIT=0"), "{screen}");
 }
 

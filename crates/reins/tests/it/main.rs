@@ -26,6 +26,7 @@ mod run_state;
 mod streaming;
 mod structured_output;
 mod suspend_resume;
+mod terminal_input;
 mod tool_result_text;
 mod tool_sources;
 mod tool_traits;

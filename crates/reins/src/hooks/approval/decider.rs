@@ -5,8 +5,8 @@ use crate::tool::ToolTraits;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::future::Future;
-use std::io::{BufRead, IsTerminal, Write};
-use std::sync::{Arc, OnceLock};
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
 use tokio::sync::{Mutex, mpsc, oneshot};
 
 /// A tool call waiting for a decision.
@@ -190,10 +190,11 @@ impl PendingApproval {
 /// Asks on the terminal: prints the call to stderr and reads the answer from stdin. Only `y`
 /// or `yes` approves; any other answer, end of input, or no terminal on stdin denies.
 ///
-/// Prompts of concurrent calls are asked one after the other. Stdin is read by one
-/// background thread for the whole process, started on the first question; don't read stdin
-/// elsewhere while a terminal decider is in use. Lines typed before a question is shown are
-/// not taken as its answer.
+/// Prompts of concurrent calls are asked one after the other. The answer is read through
+/// [`terminal::read_answer`](super::terminal::read_answer), only while a question waits for
+/// it: a program that reads its own input (a chat's next message) between questions reads it
+/// with [`terminal::read_line`](super::terminal::read_line), so that neither takes the
+/// other's lines. Lines typed before a question is shown are not taken as its answer.
 #[derive(Debug, Clone, Default)]
 pub struct TerminalDecider {
     input: Input,
@@ -235,12 +236,9 @@ impl TerminalDecider {
     async fn read_answer(&self) -> Option<String> {
         match self.input {
             Input::Stdin => {
-                let mut lines = stdin_lines().lock().await;
-                // Lines typed before the question are not answers to it.
-                while lines.try_recv().is_ok() {}
                 eprint!("[approval] allow it? [y/N] ");
                 let _ = std::io::stderr().flush();
-                lines.recv().await
+                super::terminal::read_answer().await
             }
             #[cfg(test)]
             Input::Scripted(answer) => answer.map(str::to_owned),
@@ -295,33 +293,4 @@ impl Drop for Unanswered {
 fn asking() -> &'static Mutex<()> {
     static ASKING: Mutex<()> = Mutex::const_new(());
     &ASKING
-}
-
-/// Lines read from stdin by one background thread, started on first use. A blocking read
-/// cannot be cancelled, so one thread owns stdin for the process: a question abandoned on
-/// timeout does not leave a reader that would swallow the next answer.
-fn stdin_lines() -> &'static Mutex<mpsc::UnboundedReceiver<String>> {
-    static LINES: OnceLock<Mutex<mpsc::UnboundedReceiver<String>>> = OnceLock::new();
-    LINES.get_or_init(|| {
-        let (send, receive) = mpsc::unbounded_channel();
-        let spawned = std::thread::Builder::new()
-            .name("reins-approval-stdin".to_owned())
-            .spawn(move || {
-                let stdin = std::io::stdin();
-                loop {
-                    let mut line = String::new();
-                    match stdin.lock().read_line(&mut line) {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) if send.send(line).is_err() => break,
-                        Ok(_) => {}
-                    }
-                }
-            });
-        if let Err(error) = spawned {
-            // The sender was dropped with the closure: every question reads end of input and
-            // is denied.
-            tracing::warn!(%error, "cannot read stdin for approvals; every call will be denied");
-        }
-        Mutex::new(receive)
-    })
 }

@@ -19,6 +19,7 @@
 
 mod decider;
 mod rule;
+pub mod terminal;
 #[cfg(test)]
 mod tests;
 mod webhook;
