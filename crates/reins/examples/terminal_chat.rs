@@ -3,11 +3,12 @@
 //! questions there too. The decider reads a line only while a question waits for it, so
 //! every message typed after an answer reaches the program.
 //!
-//! The scripted model saves a note for the first message and answers the others. Runs
-//! offline:
+//! The scripted model saves a note for the first two messages and answers the others. A
+//! question nobody answers within the policy's timeout (the first argument, in seconds; 300 by
+//! default) denies the call, and the chat goes on. Runs offline:
 //!
 //! ```text
-//! cargo run -p reins --example terminal_chat
+//! cargo run -p reins --example terminal_chat -- 10
 //! ```
 
 use reins::agent::AgentBuilder;
@@ -18,6 +19,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use std::io::{BufRead, Write};
+use std::time::Duration;
 
 /// The arguments of `save_note`.
 #[derive(Deserialize, JsonSchema)]
@@ -28,9 +30,15 @@ struct Note {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let timeout = match std::env::args().nth(1) {
+        Some(seconds) => Duration::from_secs(seconds.parse()?),
+        None => Duration::from_secs(300),
+    };
     let model = ScriptedModel::new([
         Turn::tool_call("save_note", json!({"text": "buy milk"})),
         Turn::text("Saved your note."),
+        Turn::tool_call("save_note", json!({"text": "buy bread"})),
+        Turn::text("I did not save that one."),
         Turn::text("Anything else?"),
         Turn::text("Goodbye."),
     ]);
@@ -39,7 +47,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let policy = ApprovalPolicy::new()
         .rule(Rule::ask("save_note").because("notes are shared"))
-        .decider(TerminalDecider::new());
+        .decider(TerminalDecider::new())
+        .timeout(timeout);
     let agent = AgentBuilder::new(model)
         .tool(save_note)
         .add_hook(policy)

@@ -1,6 +1,7 @@
 //! The terminal decider shares the terminal with the program: in a real terminal (tmux), a
 //! chat reads its own messages from stdin between the decider's questions, and every message
-//! typed after an answer reaches the chat (a decider that kept reading stdin took them).
+//! typed after a question was answered, or given up on, reaches the chat (a decider that kept
+//! reading stdin took them).
 
 use reins_test_servers::Tmux;
 use std::path::PathBuf;
@@ -23,9 +24,9 @@ fn terminal_chat() -> PathBuf {
 }
 
 #[test]
-fn a_chat_reads_its_next_message_after_the_decider_s_question_is_answered() {
+fn a_chat_reads_its_messages_between_the_decider_s_questions() {
     let tmux = Tmux::start(&format!(
-        "'{}'; echo EXIT=$?; sleep 600",
+        "'{}' 2; echo EXIT=$?; sleep 600",
         terminal_chat().display()
     ));
     tmux.wait_for("you: ");
@@ -38,6 +39,11 @@ fn a_chat_reads_its_next_message_after_the_decider_s_question_is_answered() {
     tmux.type_line("y");
     tmux.wait_for("assistant: Saved your note.");
 
+    // A question nobody answers within the policy's two seconds is given up on...
+    tmux.type_line("save another");
+    tmux.wait_for("no answer in time: denied");
+    tmux.wait_for("assistant: I did not save that one.");
+    // ...and the next message still reaches the chat.
     tmux.type_line("and one more thing");
     tmux.wait_for("(read: and one more thing)");
     tmux.wait_for("assistant: Anything else?");

@@ -22,10 +22,10 @@ use tokio::sync::{Mutex, mpsc};
 /// The next line typed on stdin, without its line ending; `None` at end of input (or input
 /// that is not text). Read on a thread of its own, as a blocking read must be.
 ///
-/// Cancel-safe on a terminal (on Unix): when the future is dropped, the read stops before
-/// taking a line, so a question abandoned on a timeout takes nothing typed afterwards. When
-/// stdin is not a terminal, a read once started finishes, and a line it gets after its future
-/// was dropped is discarded.
+/// Cancel-safe: a read whose future is dropped is taken over by the next call. On a terminal
+/// (on Unix) it stops as soon as nobody waits for it, so a question abandoned on a timeout
+/// takes nothing typed while nobody asks; elsewhere a read once started finishes, and its
+/// line goes to the next call.
 pub async fn read_line() -> Option<String> {
     input().lock().await.next().await
 }
@@ -35,60 +35,73 @@ pub async fn read_line() -> Option<String> {
 /// never a line typed before it was.
 pub async fn read_answer() -> Option<String> {
     let mut input = input().lock().await;
-    forget_typed_ahead();
+    input.forget_typed_ahead();
     input.next().await
 }
 
-/// Discards the input a terminal holds that nobody has read yet.
-fn forget_typed_ahead() {
-    #[cfg(unix)]
-    {
-        use std::io::IsTerminal;
-        let stdin = std::io::stdin();
-        if stdin.is_terminal() {
-            // Nothing to do about a failure: the lines typed ahead are then read as answers.
-            let _ = rustix::termios::tcflush(&stdin, rustix::termios::QueueSelector::IFlush);
-        }
-    }
-}
-
-/// One line asked of the reading thread, numbered so that a line read for a request whose
-/// reader went away is told from the line of the current one.
-struct Request {
-    id: u64,
-    /// Cleared when the reader's future is dropped: the thread then stops waiting for input.
-    wanted: Arc<AtomicBool>,
+/// What the reading thread answers a request with (end of input closes the channel).
+enum Reply {
+    Line(String),
+    /// Nobody wanted the line any more before one was typed: nothing was read.
+    Abandoned,
 }
 
 /// The requesting side: one reader at a time, behind [`input`]'s lock.
 struct Input {
-    requests: std::sync::mpsc::Sender<Request>,
-    lines: mpsc::UnboundedReceiver<(u64, String)>,
-    next_id: u64,
+    /// Each request asks the reading thread for one line, while its flag is set.
+    requests: std::sync::mpsc::Sender<Arc<AtomicBool>>,
+    replies: mpsc::UnboundedReceiver<Reply>,
+    /// The request sent and not answered yet: a reader that went away left it, and the next
+    /// one takes it over rather than asking for a second line (nothing reads ahead).
+    outstanding: Option<Arc<AtomicBool>>,
 }
 
 impl Input {
     async fn next(&mut self) -> Option<String> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let wanted = Arc::new(AtomicBool::new(true));
-        let request = Request {
-            id,
-            wanted: Arc::clone(&wanted),
-        };
-        self.requests.send(request).ok()?;
-        let _unwanted_when_dropped = Unwanted(wanted);
         loop {
-            let (for_request, line) = self.lines.recv().await?;
-            if for_request == id {
-                return Some(line);
+            let wanted = match &self.outstanding {
+                Some(wanted) => {
+                    wanted.store(true, Ordering::Relaxed);
+                    Arc::clone(wanted)
+                }
+                None => {
+                    let wanted = Arc::new(AtomicBool::new(true));
+                    self.requests.send(Arc::clone(&wanted)).ok()?;
+                    self.outstanding = Some(Arc::clone(&wanted));
+                    wanted
+                }
+            };
+            let _unwanted_when_dropped = Unwanted(wanted);
+            let reply = self.replies.recv().await;
+            self.outstanding = None;
+            match reply? {
+                Reply::Line(line) => return Some(line),
+                // Given up just before this reader took it over: ask again.
+                Reply::Abandoned => {}
             }
-            // A line read for an earlier reader that went away before it came.
+        }
+    }
+
+    /// Discards what was typed before now: a line read and not taken, and what a terminal
+    /// holds that nobody has read yet.
+    fn forget_typed_ahead(&mut self) {
+        while self.replies.try_recv().is_ok() {
+            self.outstanding = None;
+        }
+        #[cfg(unix)]
+        {
+            use std::io::IsTerminal;
+            let stdin = std::io::stdin();
+            if stdin.is_terminal() {
+                // Nothing to do about a failure: the lines typed ahead are then read as
+                // answers.
+                let _ = rustix::termios::tcflush(&stdin, rustix::termios::QueueSelector::IFlush);
+            }
         }
     }
 }
 
-/// Marks its request unwanted when dropped (answered or not: an answered one is over anyway).
+/// Clears its request's flag when dropped (answered or not: an answered one is over anyway).
 struct Unwanted(Arc<AtomicBool>);
 
 impl Drop for Unwanted {
@@ -101,16 +114,16 @@ impl Drop for Unwanted {
 fn input() -> &'static Mutex<Input> {
     static INPUT: OnceLock<Mutex<Input>> = OnceLock::new();
     INPUT.get_or_init(|| {
-        let (requests, asked) = std::sync::mpsc::channel::<Request>();
-        let (sender, lines) = mpsc::unbounded_channel();
+        let (requests, asked) = std::sync::mpsc::channel::<Arc<AtomicBool>>();
+        let (sender, replies) = mpsc::unbounded_channel();
         let spawned = std::thread::Builder::new()
             .name("reins-terminal-input".to_owned())
             .spawn(move || {
-                while let Ok(request) = asked.recv() {
-                    let more = match read_for(&request.wanted) {
-                        Some(Read::Line(line)) => sender.send((request.id, line)).is_ok(),
+                while let Ok(wanted) = asked.recv() {
+                    let more = match read_for(&wanted) {
+                        Some(Read::Line(line)) => sender.send(Reply::Line(line)).is_ok(),
                         Some(Read::End) => false,
-                        None => true,
+                        None => sender.send(Reply::Abandoned).is_ok(),
                     };
                     if !more {
                         break;
@@ -123,8 +136,8 @@ fn input() -> &'static Mutex<Input> {
         }
         Mutex::new(Input {
             requests,
-            lines,
-            next_id: 0,
+            replies,
+            outstanding: None,
         })
     })
 }
