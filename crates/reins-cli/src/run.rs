@@ -197,13 +197,7 @@ impl Output {
                         "output_tokens": usage.output_tokens,
                     }));
                 } else {
-                    eprintln!(
-                        "[done] run {}: {} model call(s), {} prompt + {} generated tokens",
-                        response.run_id(),
-                        response.turns(),
-                        usage.input_tokens,
-                        usage.output_tokens
-                    );
+                    eprintln!("{}", done_line(response.run_id(), response.turns(), &usage));
                 }
             }
             _ => {}
@@ -317,6 +311,21 @@ pub async fn drive(mut stream: PromptStream, output: &mut Output) -> Ending {
 pub fn new_run_id() -> String {
     let id = uuid::Uuid::new_v4().simple().to_string();
     format!("run-{}", &id[..12])
+}
+
+/// How a run that ended with an answer is reported to people: `[done] run r: 2 model call(s),
+/// 120 prompt + 30 generated tokens`. A provider that reports no token counts (some local
+/// servers) is said to, rather than shown as having used none.
+pub fn done_line(run_id: &str, turns: usize, usage: &reins::completion::Usage) -> String {
+    let tokens = if usage.input_tokens == 0 && usage.output_tokens == 0 {
+        "no token counts from the provider".to_owned()
+    } else {
+        format!(
+            "{} prompt + {} generated tokens",
+            usage.input_tokens, usage.output_tokens
+        )
+    };
+    format!("[done] run {run_id}: {turns} model call(s), {tokens}")
 }
 
 #[cfg(test)]

@@ -182,11 +182,8 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
                 } else {
                     println!("{}", output.answer);
                     eprintln!(
-                        "[done] run {}: {} model call(s), {} prompt + {} generated tokens",
-                        output.run_id,
-                        output.turns,
-                        output.usage.input_tokens,
-                        output.usage.output_tokens
+                        "{}",
+                        crate::run::done_line(&output.run_id, output.turns, &output.usage)
                     );
                 }
                 return Ending::Done;

@@ -28,6 +28,10 @@ fn a_gemini_model_answers_with_its_key_in_the_header_not_the_url() {
     );
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "Bonjour.", "{stderr}");
+    assert!(
+        stderr.contains(": 1 model call(s), 3 prompt + 2 generated tokens"),
+        "{stderr}"
+    );
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 1, "{seen:?}");
     let (path, headers) = &seen[0];

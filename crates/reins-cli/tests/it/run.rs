@@ -50,6 +50,11 @@ fn a_run_streams_its_answer_and_shows_the_tool_call() {
         stderr.contains("[tool] save_note -> note: draft"),
         "{stderr}"
     );
+    // fakellm reports no token counts: they are not shown as none used.
+    assert!(
+        stderr.contains(": 2 model call(s), no token counts from the provider"),
+        "{stderr}"
+    );
 }
 
 #[test]
