@@ -61,6 +61,16 @@ impl CliDecider {
         }
     }
 
+    /// The same decider, also checking edited arguments of `tools` (a run's MCP tools, by
+    /// name with their schemas).
+    pub fn checking<'a>(self, tools: impl IntoIterator<Item = (&'a str, &'a Value)>) -> Self {
+        let schemas = Arc::unwrap_or_clone(self.schemas).with(tools);
+        CliDecider {
+            interactive: self.interactive,
+            schemas: Arc::new(schemas),
+        }
+    }
+
     /// Never asks: every call a rule asks about suspends the run (the web inbox's runs).
     pub fn suspend_only() -> Self {
         CliDecider {

@@ -14,7 +14,7 @@ pub fn check(agent: &LoadedAgent, tool: &str, args: &Value) -> Result<(), String
 
 /// The schemas of an agent's shell tools, by name: what edited arguments are checked against
 /// (kept by the terminal's approval prompt for the whole run).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Schemas(BTreeMap<String, Value>);
 
 impl Schemas {
@@ -35,9 +35,20 @@ impl Schemas {
         )
     }
 
+    /// These schemas and `tools`' (name and schema each): a run's MCP tools, whose schemas
+    /// are known once their servers are connected.
+    pub fn with<'a>(mut self, tools: impl IntoIterator<Item = (&'a str, &'a Value)>) -> Self {
+        self.0.extend(
+            tools
+                .into_iter()
+                .map(|(name, schema)| (name.to_owned(), schema.clone())),
+        );
+        self
+    }
+
     /// `args` for the tool `tool`, or why they do not fit its schema (the first few
-    /// mismatches, each with where it is). Tools whose schema the file does not hold (an MCP
-    /// server's) are not checked here: their server checks them.
+    /// mismatches, each with where it is). Tools whose schema is not known here (an MCP
+    /// server's, before it is connected) are not checked: their server checks them.
     pub fn check(&self, tool: &str, args: &Value) -> Result<(), String> {
         let Some(schema) = self.0.get(tool) else {
             return Ok(());

@@ -158,6 +158,19 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
                 .filter(|label| label != OVER_BUDGET_LABEL),
         )
         .collect();
+    // Arguments edited at the terminal's prompt are checked against the MCP tools' schemas
+    // too, now that their servers have said what they are.
+    let approvals = match approvals {
+        Approvals::Decider(decider) => Approvals::Decider(
+            decider.checking(
+                mcp_tools
+                    .iter()
+                    .flat_map(|tools| tools.names().filter_map(|name| tools.get(name)))
+                    .map(|tool| (tool.name(), tool.input_schema())),
+            ),
+        ),
+        other => other,
+    };
     Ok(Connected {
         hooks: FileHooks::new(agent, policy, labels, approvals)?,
         model: own_model,

@@ -2,7 +2,7 @@
 //! the screen and types the answers (edit the arguments in `$EDITOR`, or deny with a message).
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, SAVE_NOTE_TOOL, model_table, save_note_rules};
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, TIME_SERVER_TOOLS, model_table, save_note_rules};
 use reins_test_servers::Tmux;
 use std::process::Command;
 
@@ -31,6 +31,20 @@ rules = [{{ tool = "save_note", action = "ask", message = "notes need your appro
     ))
 }
 
+/// A program standing in for a person's editor: `script` (a shell script, given the file to
+/// edit as `$1`) written beside the agent file. Its path.
+fn editor_script(agent: &AgentDir, script: &str) -> String {
+    let editor = agent.dir.path().join("edit.sh");
+    std::fs::write(&editor, script).expect("write the editor script");
+    let status = Command::new("chmod")
+        .arg("+x")
+        .arg(&editor)
+        .status()
+        .expect("chmod");
+    assert!(status.success());
+    editor.to_string_lossy().into_owned()
+}
+
 /// `reins run` in tmux with `editor` as $EDITOR; prints its exit code when it ends.
 fn run_in_terminal(agent: &AgentDir, editor: &str) -> Tmux {
     let reins = env!("CARGO_BIN_EXE_reins");
@@ -47,15 +61,8 @@ fn a_call_is_approved_with_arguments_edited_in_the_editor() {
     let server = FakeLlm::start(&rules());
     let agent = agent(&server, 300);
     // An "editor" that changes the note, as a person would.
-    let editor = agent.dir.path().join("edit.sh");
-    std::fs::write(&editor, "#!/bin/sh\nsed -i 's/draft/edited/' \"$1\"\n").expect("write");
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&editor)
-        .status()
-        .expect("chmod");
-
-    let tmux = run_in_terminal(&agent, &editor.to_string_lossy());
+    let editor = editor_script(&agent, "#!/bin/sh\nsed -i 's/draft/edited/' \"$1\"\n");
+    let tmux = run_in_terminal(&agent, &editor);
     let screen = tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
     assert!(
         screen.contains("the model wants to run `save_note`"),
@@ -84,19 +91,11 @@ fn what_a_person_types_into_the_editor_reaches_the_editor() {
     let server = FakeLlm::start(&rules());
     let agent = agent(&server, 300);
     // An "editor" that asks for the note's new text on the terminal.
-    let editor = agent.dir.path().join("edit.sh");
-    std::fs::write(
-        &editor,
+    let editor = editor_script(
+        &agent,
         "#!/bin/sh\nprintf 'new text: '\nread -r text\nsed -i \"s/draft/$text/\" \"$1\"\n",
-    )
-    .expect("write");
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&editor)
-        .status()
-        .expect("chmod");
-
-    let tmux = run_in_terminal(&agent, &editor.to_string_lossy());
+    );
+    let tmux = run_in_terminal(&agent, &editor);
     tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
     tmux.type_line("e");
     tmux.wait_for("new text: ");
@@ -111,15 +110,8 @@ fn arguments_edited_out_of_the_tool_s_schema_deny_the_call() {
     let server = FakeLlm::start(&rules());
     let agent = agent(&server, 300);
     // An "editor" that misspells the argument's name.
-    let editor = agent.dir.path().join("edit.sh");
-    std::fs::write(&editor, "#!/bin/sh\nsed -i 's/\"text\"/\"txt\"/' \"$1\"\n").expect("write");
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&editor)
-        .status()
-        .expect("chmod");
-
-    let tmux = run_in_terminal(&agent, &editor.to_string_lossy());
+    let editor = editor_script(&agent, "#!/bin/sh\nsed -i 's/\"text\"/\"txt\"/' \"$1\"\n");
+    let tmux = run_in_terminal(&agent, &editor);
     tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
     tmux.type_line("e");
     let screen = tmux.wait_for("EXIT=");
@@ -161,4 +153,47 @@ fn a_call_nobody_answers_in_time_is_denied() {
         !screen.contains("note: draft"),
         "fail closed: the call did not run\n{screen}"
     );
+}
+
+/// An MCP server's tool: arguments edited at the prompt are checked against the schema the
+/// server gave for it, as a shell tool's are against the file's.
+#[test]
+fn arguments_edited_out_of_an_mcp_tool_s_schema_deny_the_call() {
+    let server = FakeLlm::start(
+        r#"version: 1
+rules:
+  - name: refused
+    when:
+      tool_result_contains: "denied"
+    respond:
+      content: "No time then."
+  - name: ask_the_time
+    when:
+      messages_contain: "note"
+    respond:
+      tool_calls:
+        - name: time_get_current_time
+          arguments: {timezone: "Europe/Paris"}
+"#,
+    );
+    let agent = AgentDir::new(&format!(
+        "{model}\n{TIME_SERVER_TOOLS}\n[hooks.approval]\n\
+         rules = [{{ tool = \"time_get_current_time\", action = \"ask\" }}]\n",
+        model = model_table(&server.openai_url())
+    ));
+    // `get_current_time` requires `timezone`: the "person" misspells it.
+    let editor = editor_script(
+        &agent,
+        "#!/bin/sh\nsed -i 's/\"timezone\"/\"tz\"/' \"$1\"\n",
+    );
+    let tmux = run_in_terminal(&agent, &editor);
+    tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
+    tmux.type_line("e");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(
+        screen.contains("the arguments do not fit the schema of `time_get_current_time`"),
+        "{screen}"
+    );
+    assert!(screen.contains("No time then."), "{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
 }
