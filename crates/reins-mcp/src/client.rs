@@ -372,13 +372,14 @@ impl ClientInner {
                 operation: operation.to_owned(),
                 after: timeout,
             },
-            // rmcp found no result of the request's kind in the answer: a field of the wrong
-            // shape, or a content block of a type it does not know, fails the whole answer.
+            // rmcp found no result of the request's kind in the answer, even once read
+            // leniently (`lenient.rs` keeps what it can of a tool result or a tool list): a
+            // field of the wrong shape, say.
             ServiceError::UnexpectedResponse => McpError::Protocol {
                 server: self.name.clone(),
                 operation: operation.to_owned(),
-                message: "the answer is not a valid result of this request (a field of the \
-                          wrong shape, or content of an unknown type)"
+                message: "the answer is not a valid result of this request (a field missing or \
+                          of the wrong shape)"
                     .to_owned(),
             },
             ServiceError::McpError(data) => McpError::Protocol {

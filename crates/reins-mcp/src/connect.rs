@@ -4,6 +4,7 @@
 use crate::McpError;
 use crate::client::{Connection, McpClient};
 use crate::handler::ClientEvents;
+use crate::lenient::Lenient;
 use crate::server::{HttpEndpoint, McpServer, StdioCommand, Transport, scrub};
 use crate::stderr::StderrTail;
 use rmcp::ServiceExt;
@@ -60,6 +61,7 @@ impl McpServer {
                 source,
             })?;
         let process_id = transport.id();
+        let transport = Lenient::new(transport, &self.name);
         let stderr_tail = StderrTail::default();
         match stderr {
             Some(stderr) => stderr_tail.follow(self.name.clone(), stderr),
@@ -106,7 +108,10 @@ impl McpServer {
         if let Some(token) = &endpoint.bearer_token {
             config = config.auth_header(token.0.clone());
         }
-        let transport = StreamableHttpClientTransport::from_config(config);
+        let transport = Lenient::new(
+            StreamableHttpClientTransport::from_config(config),
+            &self.name,
+        );
         let secrets = endpoint.secrets();
         match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
             Ok(Ok(service)) => Ok(Connection::new(service, None, None, secrets)),

@@ -1,6 +1,13 @@
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 
+/// The `_meta` key under which the stand-in for a content block the client could not read
+/// carries the block's `type` (see `lenient.rs`).
+pub(crate) const UNREAD_CONTENT_META_KEY: &str = "reins/unreadContentType";
+
+/// How many bytes of an unread block's `type` are kept: the type is the server's to choose.
+const MAX_KIND_BYTES: usize = 64;
+
 /// What an MCP tool call returned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpToolResult {
@@ -114,14 +121,36 @@ pub enum McpContent {
         /// Its name.
         name: String,
     },
-    /// A kind of content this version does not know.
-    Other,
+    /// A block this version could not read, of a type it does not know (one MCP added
+    /// since, say) or not shaped as MCP says; the rest of the result is kept, and the model
+    /// is told this block was left out.
+    Other {
+        /// Its `type` as the server gave it (its first 64 bytes); empty when it had none.
+        kind: String,
+    },
 }
 
 impl McpContent {
+    /// The block standing for one of type `kind` that could not be read.
+    pub(crate) fn unread(kind: &str) -> Self {
+        McpContent::Other {
+            kind: head(kind, MAX_KIND_BYTES).to_owned(),
+        }
+    }
+
     fn from_rmcp(block: &ContentBlock) -> Self {
         match block {
-            ContentBlock::Text(text) => McpContent::Text(text.text.clone()),
+            ContentBlock::Text(text) => {
+                let unread = text
+                    .meta
+                    .as_ref()
+                    .and_then(|meta| meta.0.get(UNREAD_CONTENT_META_KEY))
+                    .and_then(Value::as_str);
+                match unread {
+                    Some(kind) => McpContent::unread(kind),
+                    None => McpContent::Text(text.text.clone()),
+                }
+            }
             ContentBlock::Image(image) => McpContent::Image {
                 mime_type: image.mime_type.clone(),
                 bytes: base64_decoded_len(&image.data),
@@ -153,19 +182,24 @@ impl McpContent {
                     text: None,
                     bytes: Some(base64_decoded_len(blob)),
                 },
-                _ => McpContent::Other,
+                _ => McpContent::unread("resource"),
             },
             ContentBlock::ResourceLink(link) => McpContent::ResourceLink {
                 uri: link.uri.clone(),
                 name: link.name.clone(),
             },
-            _ => McpContent::Other,
+            // A kind rmcp reads and this version does not map: its type, from its JSON.
+            other => {
+                let json = serde_json::to_value(other).unwrap_or_default();
+                McpContent::unread(json.get("type").and_then(Value::as_str).unwrap_or(""))
+            }
         }
     }
 
     /// The block as the model sees it: text as is; `[image: image/png, 1234 bytes]`,
     /// `[audio: audio/wav, 1234 bytes]`; `[resource: uri]` followed by a text resource's text;
-    /// `[resource: uri, mime, N bytes]` for a binary one; `[resource link: name, uri]`.
+    /// `[resource: uri, mime, N bytes]` for a binary one; `[resource link: name, uri]`;
+    /// `[content of type "video" not shown]` for a block that could not be read.
     pub fn render(&self) -> String {
         match self {
             McpContent::Text(text) => text.clone(),
@@ -190,9 +224,21 @@ impl McpContent {
                 format!("[resource: {uri}, {mime}, {} bytes]", bytes.unwrap_or(0))
             }
             McpContent::ResourceLink { uri, name } => format!("[resource link: {name}, {uri}]"),
-            McpContent::Other => "[content of a kind reins does not know]".to_owned(),
+            McpContent::Other { kind } if kind.is_empty() => {
+                "[content without a type not shown]".to_owned()
+            }
+            McpContent::Other { kind } => format!("[content of type {kind:?} not shown]"),
         }
     }
+}
+
+/// The first `max_bytes` of `text`, back to a character boundary.
+pub(crate) fn head(text: &str, max_bytes: usize) -> &str {
+    let mut end = max_bytes.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The length of base64 `data` once decoded, without decoding it.
@@ -240,5 +286,30 @@ mod tests {
             bytes: None,
         };
         assert_eq!(resource.render(), "[resource: test://1]\nhello");
+        assert_eq!(
+            McpContent::unread("video").render(),
+            "[content of type \"video\" not shown]"
+        );
+        assert_eq!(
+            McpContent::unread("").render(),
+            "[content without a type not shown]"
+        );
+        // The type is the server's: it is cut, and quoted with its quotes and line breaks escaped.
+        let odd = McpContent::unread(&format!("ab\"]\n{}", "€".repeat(100)));
+        let McpContent::Other { kind } = &odd else {
+            panic!("not an unread block");
+        };
+        assert_eq!(kind.len(), 62);
+        assert!(
+            odd.render().starts_with("[content of type \"ab\\\"]\\n€"),
+            "{}",
+            odd.render()
+        );
+    }
+
+    #[test]
+    fn head_keeps_whole_characters() {
+        assert_eq!(head("ab€", 3), "ab");
+        assert_eq!(head("ab", 10), "ab");
     }
 }

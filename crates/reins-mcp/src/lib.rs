@@ -49,7 +49,12 @@
 //! Tool names are made acceptable to every provider and
 //! schemas made object schemas ([`McpTool::name`], [`McpTool::input_schema`]); one name is
 //! one tool, the first listed ([`McpTools`]: prefix a server's tools so that none of them
-//! can stand in for another tool of the agent). Answers to requests never sent are ignored;
+//! can stand in for another tool of the agent). A newer server is read as far as reins can:
+//! a content block of a type it does not know (MCP adds types), or not shaped as MCP says,
+//! is shown to the model as `[content of type "video" not shown]` between the blocks it
+//! reads ([`McpContent::Other`]), and a listed tool that cannot be read (an icon of a theme
+//! rmcp does not know, say) is read again with only the fields reins uses, or else left out
+//! with a warning; the rest of the answer is kept. Answers to requests never sent are ignored;
 //! a server's own requests are answered (`ping`; `roots/list` with no roots;
 //! `sampling/createMessage` as not supported) without disturbing the calls in flight.
 //!
@@ -97,6 +102,7 @@ mod connect;
 mod content;
 mod error;
 mod handler;
+mod lenient;
 mod serve;
 mod server;
 mod source;

@@ -65,7 +65,8 @@ impl McpToolAnnotations {
 /// are, with the call's effect id in `_meta` (under
 /// [`EFFECT_ID_META_KEY`](crate::EFFECT_ID_META_KEY)); the model sees the result's
 /// structured content as JSON when there is one, else its content blocks as text (binary
-/// content as a stand-in, see [`McpContent::render`](crate::McpContent::render)), at most
+/// content, and content it cannot read, as a stand-in, see
+/// [`McpContent::render`](crate::McpContent::render)), at most
 /// [`McpServer::max_result_bytes`](crate::McpServer::max_result_bytes) of it. A result
 /// with `isError: true` is a [`ToolFailure::Execution`](reins::tool::ToolFailure::Execution)
 /// carrying the tool's message, and so is `structuredContent` that does not match the tool's

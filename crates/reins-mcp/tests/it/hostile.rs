@@ -1,9 +1,10 @@
-//! Servers that break the protocol's rules on purpose (`fixtures/hostile_server.py`): what
-//! the client and the model see must stay clear, bounded and the same every time.
+//! Servers that break the protocol's rules on purpose, or speak a newer version of it
+//! (`fixtures/hostile_server.py`): what the client and the model see must stay clear,
+//! bounded and the same every time.
 
 use crate::servers::{connect, python};
 use reins::tool::ToolCallContext;
-use reins_mcp::{McpError, McpServer};
+use reins_mcp::{McpContent, McpError, McpServer};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -160,8 +161,47 @@ async fn the_model_is_shown_a_bounded_part_of_a_huge_result() {
 }
 
 #[tokio::test]
-async fn an_answer_with_content_of_an_unknown_type_is_a_clear_error() {
-    let client = connect(hostile_server("odd-content")).await;
+async fn content_the_client_cannot_read_is_left_out_and_the_rest_shown() {
+    let client = connect(hostile_server("newer-content")).await;
+    let set = client.tools().await.unwrap().to_tool_set();
+    let call = set
+        .call(
+            "echo",
+            &json!({"text": "x"}),
+            ToolCallContext::new("r", "1", "p"),
+        )
+        .await;
+    // Text, a block of a type MCP may add one day, an image without its data, text: the call
+    // succeeds and the model reads both texts and what was left out between them.
+    assert!(call.outcome.is_success(), "{:?}", call.output);
+    assert_eq!(
+        call.output.render(),
+        "before\n[content of type \"video\" not shown]\n[content of type \"image\" not shown]\nafter"
+    );
+    // Asked directly, the client says which blocks it could not read.
+    let result = client
+        .call_tool("echo", json!({"text": "x"}), None)
+        .await
+        .unwrap();
+    assert!(!result.is_error);
+    assert_eq!(
+        result.content,
+        [
+            McpContent::Text("before".into()),
+            McpContent::Other {
+                kind: "video".into()
+            },
+            McpContent::Other {
+                kind: "image".into()
+            },
+            McpContent::Text("after".into()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_answer_that_is_no_tool_result_is_a_clear_error() {
+    let client = connect(hostile_server("no-result")).await;
     let error = client
         .call_tool("echo", json!({"text": "x"}), None)
         .await
@@ -172,7 +212,29 @@ async fn an_answer_with_content_of_an_unknown_type_is_a_clear_error() {
         text.contains("MCP server `hostile`: `tools/call echo`"),
         "{text}"
     );
-    assert!(text.contains("content of an unknown type"), "{text}");
+    assert!(
+        text.contains("not a valid result of this request"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_listed_tool_the_client_cannot_read_is_left_out_and_the_rest_listed() {
+    let client = connect(hostile_server("newer-tools")).await;
+    let tools = client.tools().await.unwrap();
+    // Unknown fields and annotations are passed over; the icon of an unknown theme is not
+    // needed, so `draw` is read without it; `schemaless` has no inputSchema and is left out.
+    assert_eq!(tools.names().collect::<Vec<_>>(), ["echo", "draw"]);
+    assert!(tools.get("echo").unwrap().traits().read_only);
+    let call = tools
+        .to_tool_set()
+        .call(
+            "echo",
+            &json!({"text": "listed"}),
+            ToolCallContext::new("r", "1", "p"),
+        )
+        .await;
+    assert_eq!(call.output.render(), "listed");
 }
 
 #[tokio::test]

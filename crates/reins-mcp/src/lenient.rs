@@ -1,0 +1,341 @@
+//! Answers rmcp's types refuse, read as far as they go: [`Lenient`] sits between rmcp's
+//! service and the stdio or HTTP transport and rewrites the answer to a `tools/call` or
+//! `tools/list` that rmcp could not type, before rmcp looks at it.
+//!
+//! rmcp types each answer as one of its result kinds, and an answer with one part it cannot
+//! read is of no kind (`CustomResult`, raw JSON): one content block of a type it does not
+//! know (MCP adds types; a newer server sends them) or one tool it cannot read (an icon of a
+//! new theme, say) would fail the whole call or the whole listing, and the model would never
+//! see the rest. Here such a block is read again without what reins does not use, or else
+//! becomes a text block saying what was left out (carrying its type under
+//! [`UNREAD_CONTENT_META_KEY`], for `content.rs`); such a tool is read again with only the
+//! fields reins uses, or else left out with a warning. An answer still unreadable after that
+//! is passed on unchanged, and fails as before.
+
+use crate::content::{McpContent, UNREAD_CONTENT_META_KEY, head};
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolResult, ClientNotification, ClientRequest, ContentBlock, CustomResult, JsonRpcMessage,
+    ListToolsResult, RequestId, ServerResult, Tool,
+};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The fields of a tool reins reads; a tool rmcp cannot read is read again with only these.
+const TOOL_FIELDS: [&str; 6] = [
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+];
+
+/// The fields of a content block reins does not read; a block rmcp cannot read is read
+/// again without them.
+const BLOCK_FIELDS_UNUSED: [&str; 2] = ["annotations", "_meta"];
+
+/// How many bytes of a tool's name a warning quotes: the name is the server's to choose.
+const MAX_NAME_IN_WARNING: usize = 128;
+
+/// A transport whose `tools/call` and `tools/list` answers are read leniently (see the
+/// module's documentation).
+pub(crate) struct Lenient<T> {
+    inner: T,
+    server: Arc<str>,
+    /// The requests sent and not yet answered whose answers are read leniently. Only these:
+    /// an answer is rewritten as what its request asked for, never guessed from its shape.
+    pending: HashMap<RequestId, Asked>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    CallTool,
+    ListTools,
+}
+
+impl<T> Lenient<T> {
+    pub(crate) fn new(inner: T, server: &str) -> Self {
+        Lenient {
+            inner,
+            server: Arc::from(server),
+            pending: HashMap::new(),
+        }
+    }
+
+    /// Notes what an outgoing message asks, or that a request will not be answered.
+    fn sending(&mut self, message: &TxJsonRpcMessage<RoleClient>) {
+        match message {
+            JsonRpcMessage::Request(request) => {
+                let asked = match &request.request {
+                    ClientRequest::CallToolRequest(_) => Asked::CallTool,
+                    ClientRequest::ListToolsRequest(_) => Asked::ListTools,
+                    _ => return,
+                };
+                self.pending.insert(request.id.clone(), asked);
+            }
+            // A request given up (its timeout, its caller gone) may never be answered: it is
+            // forgotten now, so that a server that stays silent does not grow the map.
+            JsonRpcMessage::Notification(notification) => {
+                if let ClientNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    self.pending.remove(id);
+                }
+            }
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {}
+        }
+    }
+
+    /// An incoming message, with the answer to a request noted by `sending` read leniently.
+    fn received(&mut self, message: RxJsonRpcMessage<RoleClient>) -> RxJsonRpcMessage<RoleClient> {
+        match message {
+            JsonRpcMessage::Response(mut response) => {
+                if let Some(asked) = self.pending.remove(&response.id) {
+                    response.result = read_leniently(asked, response.result, &self.server);
+                }
+                JsonRpcMessage::Response(response)
+            }
+            JsonRpcMessage::Error(error) => {
+                if let Some(id) = &error.id {
+                    self.pending.remove(id);
+                }
+                JsonRpcMessage::Error(error)
+            }
+            other => other,
+        }
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Lenient<T> {
+    type Error = T::Error;
+
+    fn name() -> Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        // Noted before it is sent, so that its answer cannot arrive first.
+        self.sending(&item);
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        Some(self.received(message))
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// `result` as the answer to what was `asked`: an answer rmcp typed is kept as it is; an
+/// untyped one is read leniently, and passed on as it was when even that fails.
+fn read_leniently(asked: Asked, result: ServerResult, server: &str) -> ServerResult {
+    let ServerResult::CustomResult(CustomResult(value)) = result else {
+        return result;
+    };
+    let read = match asked {
+        Asked::CallTool => call_tool_result(value).map(ServerResult::CallToolResult),
+        Asked::ListTools => list_tools_result(value, server).map(ServerResult::ListToolsResult),
+    };
+    read.unwrap_or_else(|value| ServerResult::CustomResult(CustomResult(value)))
+}
+
+/// A `tools/call` result whose unreadable content blocks are text stand-ins; `Err` with the
+/// value when it is still not a result.
+fn call_tool_result(mut value: Value) -> Result<CallToolResult, Value> {
+    if let Some(Value::Array(blocks)) = value.get_mut("content") {
+        for block in blocks.iter_mut() {
+            if ContentBlock::deserialize(&*block).is_ok() {
+                continue;
+            }
+            // What reins does not use may be what is new (an audience role MCP added, say):
+            // the block is read again without it before it is given up.
+            if let Value::Object(fields) = block {
+                fields.retain(|key, _| !BLOCK_FIELDS_UNUSED.contains(&key.as_str()));
+            }
+            if ContentBlock::deserialize(&*block).is_err() {
+                *block = stand_in(block);
+            }
+        }
+    }
+    match CallToolResult::deserialize(&value) {
+        Ok(result) => Ok(result),
+        Err(_) => Err(value),
+    }
+}
+
+/// The text block standing in for a block that cannot be read: what the model is shown of
+/// it, and its type (cut) for `content.rs` to give back as [`McpContent::Other`].
+fn stand_in(block: &Value) -> Value {
+    let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+    let unread = McpContent::unread(kind);
+    let kind = match &unread {
+        McpContent::Other { kind } => kind.clone(),
+        _ => String::new(),
+    };
+    json!({
+        "type": "text",
+        "text": unread.render(),
+        "_meta": {UNREAD_CONTENT_META_KEY: kind},
+    })
+}
+
+/// A `tools/list` page without the tools that cannot be read; `Err` with the value when the
+/// page itself is still not a result.
+fn list_tools_result(mut value: Value, server: &str) -> Result<ListToolsResult, Value> {
+    let listed = match value.get_mut("tools") {
+        Some(Value::Array(listed)) => std::mem::take(listed),
+        _ => return Err(value),
+    };
+    let mut page = match ListToolsResult::deserialize(&value) {
+        Ok(page) => page,
+        Err(_) => {
+            if let Some(tools) = value.get_mut("tools") {
+                *tools = Value::Array(listed);
+            }
+            return Err(value);
+        }
+    };
+    page.tools = listed
+        .into_iter()
+        .filter_map(|tool| readable_tool(tool, server))
+        .collect();
+    Ok(page)
+}
+
+/// `tool` as rmcp reads it, else read with only the fields reins uses (what a newer server
+/// added is not needed), else `None` with a warning.
+fn readable_tool(tool: Value, server: &str) -> Option<Tool> {
+    if let Ok(read) = Tool::deserialize(&tool) {
+        return Some(read);
+    }
+    let name = tool
+        .get("name")
+        .and_then(Value::as_str)
+        .map(|name| head(name, MAX_NAME_IN_WARNING).to_owned())
+        .unwrap_or_default();
+    let fields: Map<String, Value> = match tool {
+        Value::Object(fields) => fields
+            .into_iter()
+            .filter(|(key, _)| TOOL_FIELDS.contains(&key.as_str()))
+            .collect(),
+        _ => Map::new(),
+    };
+    match Tool::deserialize(&Value::Object(fields)) {
+        Ok(read) => Some(read),
+        Err(error) => {
+            tracing::warn!(
+                target: "reins_mcp",
+                server,
+                tool = %name,
+                %error,
+                "a tool the server listed cannot be read; it is left out"
+            );
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(value: Value) -> ServerResult {
+        read_leniently(
+            Asked::CallTool,
+            ServerResult::CustomResult(CustomResult(value)),
+            "s",
+        )
+    }
+
+    #[test]
+    fn unreadable_blocks_become_stand_ins_and_the_rest_is_kept() {
+        let ServerResult::CallToolResult(result) = call(json!({
+            "content": [
+                {"type": "text", "text": "before"},
+                {"type": "video", "uri": "v://1"},
+                {"type": "image", "mimeType": "image/png"},
+                "not even an object",
+                {"type": "text", "text": "after", "annotations": {"audience": ["robot"]}}
+            ],
+            "isError": false
+        })) else {
+            panic!("not read as a tools/call result");
+        };
+        let texts: Vec<_> = result
+            .content
+            .iter()
+            .map(|block| block.as_text().map(|text| text.text.as_str()))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                Some("before"),
+                Some("[content of type \"video\" not shown]"),
+                Some("[content of type \"image\" not shown]"),
+                Some("[content without a type not shown]"),
+                Some("after")
+            ]
+        );
+        assert_eq!(result.is_error, Some(false));
+    }
+
+    #[test]
+    fn an_answer_that_is_still_no_result_is_passed_on() {
+        let answer = json!({"content": "not a list"});
+        let page = json!({"tools": [{"name": "a", "inputSchema": {}}], "nextCursor": 2});
+        assert!(matches!(
+            call(answer.clone()),
+            ServerResult::CustomResult(CustomResult(value)) if value == answer
+        ));
+        assert!(matches!(
+            read_leniently(Asked::ListTools, ServerResult::CustomResult(CustomResult(page.clone())), "s"),
+            ServerResult::CustomResult(CustomResult(value)) if value == page
+        ));
+        // A typed answer is not touched, and only answers to tools/call or tools/list are read.
+        let typed = ServerResult::CallToolResult(CallToolResult::success(vec![]));
+        assert!(matches!(
+            read_leniently(Asked::ListTools, typed, "s"),
+            ServerResult::CallToolResult(_)
+        ));
+    }
+
+    #[test]
+    fn a_tool_is_read_without_what_reins_does_not_use_or_left_out() {
+        let page = json!({
+            "tools": [
+                {"name": "a", "inputSchema": {"type": "object"},
+                 "icons": [{"src": "i.png", "theme": "high-contrast"}]},
+                {"name": "no_schema"},
+                {"name": "b", "inputSchema": {"type": "object"}}
+            ],
+            "nextCursor": "2"
+        });
+        let ServerResult::ListToolsResult(page) = read_leniently(
+            Asked::ListTools,
+            ServerResult::CustomResult(CustomResult(page)),
+            "s",
+        ) else {
+            panic!("not read as a tools/list page");
+        };
+        let names: Vec<_> = page.tools.iter().map(|tool| tool.name.as_ref()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(page.next_cursor.as_deref(), Some("2"));
+        // rmcp itself passes over fields and annotations it does not know.
+        let newer = json!({"name": "c", "inputSchema": {"type": "object"}, "category": "x",
+                           "annotations": {"readOnlyHint": true, "cheapHint": true}});
+        assert!(Tool::deserialize(&newer).is_ok());
+    }
+}
