@@ -5,9 +5,10 @@
 use crate::approve::{denial, edit_in_editor, parse_args};
 use crate::config::LoadedAgent;
 use crate::runs::{pending_of, status_name};
+use reins::agent::RunState;
 use reins::agent::ToolDecision;
 use reins::store::BoxedStore;
-use reins::store::{Decision, PendingApproval, RunStore};
+use reins::store::{Decision, PendingApproval, RecordedDecision, RunStore};
 
 /// What a decision about a call decided already (and waiting for the run to resume) does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,9 +80,11 @@ pub async fn target_call(
     }
 }
 
-/// The calls of `run_id` decided already and waiting for the run to resume, each bound as its
-/// decision is: a new decision bound so replaces it, as long as the call stands as it did.
-async fn decided_calls(store: &BoxedStore, run_id: &str) -> Result<Vec<PendingApproval>, String> {
+/// The stored state of `run_id` and every decision recorded about it.
+async fn state_and_decisions(
+    store: &BoxedStore,
+    run_id: &str,
+) -> Result<(RunState, Vec<RecordedDecision>), String> {
     let state = store
         .load(run_id)
         .await
@@ -90,6 +93,13 @@ async fn decided_calls(store: &BoxedStore, run_id: &str) -> Result<Vec<PendingAp
         .decisions(run_id)
         .await
         .map_err(|error| error.to_string())?;
+    Ok((state, recorded))
+}
+
+/// The calls of `run_id` decided already and waiting for the run to resume, each bound as its
+/// decision is: a new decision bound so replaces it, as long as the call stands as it did.
+async fn decided_calls(store: &BoxedStore, run_id: &str) -> Result<Vec<PendingApproval>, String> {
+    let (state, recorded) = state_and_decisions(store, run_id).await?;
     Ok(crate::trail::awaiting_resume(&state, &recorded)
         .into_iter()
         .filter_map(|decided| {
@@ -123,14 +133,7 @@ async fn not_waiting(
     continues: &str,
     change: bool,
 ) -> Result<String, String> {
-    let state = store
-        .load(run_id)
-        .await
-        .map_err(|error| error.to_string())?;
-    let recorded = store
-        .decisions(run_id)
-        .await
-        .map_err(|error| error.to_string())?;
+    let (state, recorded) = state_and_decisions(store, run_id).await?;
     let decided = crate::trail::awaiting_resume(&state, &recorded);
     let about = decided
         .iter()

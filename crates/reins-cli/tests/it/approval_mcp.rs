@@ -19,11 +19,7 @@ rules = [
         model = model_table("http://127.0.0.1:9/v1"),
         time_server = TIME_SERVER_TOOLS,
     ));
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "What time is it?"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "What time is it?"]));
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     assert!(
         stderr.contains("agent.toml:16:")

@@ -9,13 +9,7 @@ fn a_recorded_run_replays_without_the_model_and_a_new_request_misses() {
     let server = FakeLlm::start(&save_note_rules("", ""));
     let url = server.openai_url();
     let agent = notes_agent(&url, "[hooks.cache]\nrecord = \"responses.jsonl\"\n");
-    let run = |prompt: &str| {
-        outcome(
-            agent
-                .reins(&["run", "AGENT", prompt, "--json"])
-                .env("REINS_TEST_KEY", "k"),
-        )
-    };
+    let run = |prompt: &str| outcome(agent.keyed(&["run", "AGENT", prompt, "--json"]));
     let (code, stdout, stderr) = run("Save a note.");
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let recording = agent.dir.path().join("responses.jsonl");
@@ -51,11 +45,7 @@ fn a_recorded_run_replays_without_the_model_and_a_new_request_misses() {
     // A recording that is not there is an invalid agent file, at its line, before anything
     // runs.
     let missing = notes_agent(&url, "[hooks.cache]\nreplay = \"missing.jsonl\"\n");
-    let (code, stdout, stderr) = outcome(
-        missing
-            .reins(&["run", "AGENT", "Save a note."])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(missing.keyed(&["run", "AGENT", "Save a note."]));
     assert_eq!(code, 2, "{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
     assert!(
@@ -80,13 +70,7 @@ fn a_run_that_fell_back_replays_its_failed_calls_with_no_model_server() {
         )
     };
     let agent = notes_agent(&dead_url, &fallback("record = \"responses.jsonl\""));
-    let run = || {
-        outcome(
-            agent
-                .reins(&["run", "AGENT", "Save a note.", "--json"])
-                .env("REINS_TEST_KEY", "k"),
-        )
-    };
+    let run = || outcome(agent.keyed(&["run", "AGENT", "Save a note.", "--json"]));
     let (code, stdout, stderr) = run();
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let lines =

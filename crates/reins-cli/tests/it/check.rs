@@ -40,8 +40,7 @@ fn assert_error_at(toml: &str, line: usize, needle: &str) {
 #[test]
 fn a_valid_agent_file_passes() {
     let agent = AgentDir::new(VALID);
-    let (code, stdout, stderr) =
-        outcome(agent.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
+    let (code, stdout, stderr) = outcome(agent.keyed(&["check", "AGENT"]));
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("ok (agent `helper`)"), "{stdout}");
 }

@@ -101,8 +101,7 @@ fn paths_are_found_beside_the_agent_file_from_any_directory() {
     let elsewhere = tempfile::tempdir().expect("a temporary directory");
     let (code, stdout, stderr) = outcome(
         agent
-            .reins(&["check", "AGENT"])
-            .env("REINS_TEST_KEY", "k")
+            .keyed(&["check", "AGENT"])
             .current_dir(elsewhere.path()),
     );
     assert_eq!(code, 0, "{stderr}");
@@ -126,11 +125,7 @@ fn an_audit_log_s_directory_is_created_as_the_store_s_is() {
         &server.openai_url(),
         "[hooks.audit]\npath = \".reins/audit.jsonl\"\n[store]\nsqlite = \"runs.sqlite\"\n",
     );
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "Save a note."])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "Save a note."]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "Done: the note is saved.");
     let log = std::fs::read_to_string(agent.dir.path().join(".reins/audit.jsonl"))

@@ -119,8 +119,7 @@ fn without_base_url_the_run_goes_where_openai_base_url_says() {
     ));
     let (code, stdout, stderr) = outcome(
         agent
-            .reins(&["run", "AGENT", "Save a note."])
-            .env("REINS_TEST_KEY", "k")
+            .keyed(&["run", "AGENT", "Save a note."])
             .env("OPENAI_BASE_URL", server.openai_url()),
     );
     assert_eq!(code, 0, "{stderr}");

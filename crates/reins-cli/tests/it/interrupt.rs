@@ -101,13 +101,7 @@ fn ctrl_c_stops_a_run_that_can_be_resumed_at_once() {
 /// once (exit 3, not refused for a lease), the call waits for a person (it may have had its
 /// effect, and any approval was used up when it started), and once approved the run finishes.
 pub fn resumed_at_once_the_cut_off_call_waits_then_runs_once_approved(agent: &AgentDir, run: &str) {
-    let resume = || {
-        outcome(
-            agent
-                .reins(&["runs", "resume", "AGENT", run, "--json"])
-                .env("REINS_TEST_KEY", "k"),
-        )
-    };
+    let resume = || outcome(agent.keyed(&["runs", "resume", "AGENT", run, "--json"]));
     let (code, stdout, stderr) = resume();
     assert_eq!(code, 3, "the interrupted call waits\n{stdout}\n{stderr}");
     let waiting = events(&stdout).pop().expect("events");

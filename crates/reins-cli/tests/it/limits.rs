@@ -20,11 +20,7 @@ fn rules() -> String {
 }
 
 fn run_json(agent: &AgentDir) -> (i32, String, String) {
-    outcome(
-        agent
-            .reins(&["run", "AGENT", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    )
+    outcome(agent.keyed(&["run", "AGENT", "--json"]))
 }
 
 #[test]
@@ -48,11 +44,7 @@ fn a_models_own_price_counts_toward_the_cost_limit() {
          {SAVE_NOTE_TOOL}\n[limits]\nmax_cost = 0.5\n",
         server.base_url(),
     ));
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "Save a note.", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "Save a note.", "--json"]));
     assert_eq!(code, 4, "{stdout}\n{stderr}");
     assert_eq!(events(&stdout).pop().expect("events")["event"], "budget");
 }

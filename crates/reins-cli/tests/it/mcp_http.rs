@@ -41,8 +41,7 @@ headers_from_env = {{ "X-Api-Key" = "REINS_TEST_MCP_KEY" }}
     ));
     let (code, stdout, stderr) = outcome(
         agent
-            .reins(&["run", "AGENT", "Please echo something."])
-            .env("REINS_TEST_KEY", "k")
+            .keyed(&["run", "AGENT", "Please echo something."])
             .env("REINS_TEST_MCP_TOKEN", "token-value-7f3a")
             .env("REINS_TEST_MCP_KEY", "key-value-91c2"),
     );
@@ -57,8 +56,7 @@ headers_from_env = {{ "X-Api-Key" = "REINS_TEST_MCP_KEY" }}
     drop(everything);
     let (code, stdout, stderr) = outcome(
         agent
-            .reins(&["run", "AGENT", "Please echo something."])
-            .env("REINS_TEST_KEY", "k")
+            .keyed(&["run", "AGENT", "Please echo something."])
             .env("REINS_TEST_MCP_TOKEN", "token-value-7f3a")
             .env("REINS_TEST_MCP_KEY", "key-value-91c2"),
     );

@@ -20,11 +20,8 @@ rules = [{{ tool = "time_*", action = "ask" }}]
         time_server = TIME_SERVER_TOOLS,
     ));
 
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "What time is it in Paris?", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) =
+        outcome(agent.keyed(&["run", "AGENT", "What time is it in Paris?", "--json"]));
     assert_eq!(code, 3, "the call waits for a person\n{stdout}\n{stderr}");
     let suspended: Value = stdout
         .lines()
@@ -38,11 +35,7 @@ rules = [{{ tool = "time_*", action = "ask" }}]
     let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
 
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", "AGENT", &run])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_eq!(stdout.trim(), "The time server answered.", "{stderr}");
     assert!(

@@ -22,8 +22,7 @@ fn a_shell_tool_named_by_a_relative_path_runs_from_any_directory() {
     let elsewhere = tempfile::tempdir().expect("a temporary directory");
     let (code, stdout, stderr) = outcome(
         agent
-            .reins(&["run", "AGENT", "Save a note."])
-            .env("REINS_TEST_KEY", "k")
+            .keyed(&["run", "AGENT", "Save a note."])
             .current_dir(elsewhere.path()),
     );
     assert_eq!(code, 0, "{stdout}\n{stderr}");

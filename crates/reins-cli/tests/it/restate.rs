@@ -282,8 +282,7 @@ fn check_accepts_a_restate_ingress_url_and_points_at_a_bad_one() {
     let llm_url = "http://127.0.0.1:9/v1";
     let file = |store: &str| format!("{}\n[store]\n{store}\n", model_table(llm_url).trim_end());
     let agent = AgentDir::new(&file("restate = \"http://127.0.0.1:8080\""));
-    let (code, stdout, stderr) =
-        outcome(agent.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
+    let (code, stdout, stderr) = outcome(agent.keyed(&["check", "AGENT"]));
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("ok"), "{stdout}");
 
@@ -305,8 +304,7 @@ fn check_accepts_a_restate_ingress_url_and_points_at_a_bad_one() {
         ),
     ] {
         let agent = AgentDir::new(&file(store));
-        let (code, _, stderr) =
-            outcome(agent.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
+        let (code, _, stderr) = outcome(agent.keyed(&["check", "AGENT"]));
         assert_eq!(code, 2, "{store}: {stderr}");
         assert!(
             stderr.contains("agent.toml:7:") && stderr.contains(needle),
@@ -355,18 +353,14 @@ fn a_failed_registration_does_not_show_the_admin_url_s_credentials() {
         model_table("http://127.0.0.1:9/v1")
     ));
     // Nothing listens on the admin port: the registration fails and says where it tried.
-    let (code, _, stderr) = outcome(
-        agent
-            .reins(&[
-                "serve",
-                "AGENT",
-                "--listen",
-                "127.0.0.1:0",
-                "--register",
-                "http://ops:hunter2@127.0.0.1:9",
-            ])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, _, stderr) = outcome(agent.keyed(&[
+        "serve",
+        "AGENT",
+        "--listen",
+        "127.0.0.1:0",
+        "--register",
+        "http://ops:hunter2@127.0.0.1:9",
+    ]));
     assert_eq!(code, 1, "{stderr}");
     assert!(
         stderr.contains("admin API at http://***@127.0.0.1:9"),
@@ -402,11 +396,7 @@ fn a_run_without_a_registered_worker_names_the_command_that_serves_one() {
 #[test]
 fn serve_refuses_an_agent_whose_store_is_not_restate() {
     let agent = AgentDir::new(&model_table("http://127.0.0.1:9/v1"));
-    let (code, _, stderr) = outcome(
-        agent
-            .reins(&["serve", "AGENT", "--listen", "127.0.0.1:0"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, _, stderr) = outcome(agent.keyed(&["serve", "AGENT", "--listen", "127.0.0.1:0"]));
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("needs `[store] restate"), "{stderr}");
 }

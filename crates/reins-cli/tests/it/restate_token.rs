@@ -143,6 +143,21 @@ fn stop(mut worker: Child) {
     let _ = worker.wait();
 }
 
+/// `reins check` of an agent whose `[store]` names only `key = "variable"`: refused, as the
+/// key means nothing without `restate`.
+fn needs_restate(key: &str, variable: &str) {
+    let alone = AgentDir::new(&format!(
+        "{}\n[store]\n{key} = \"{variable}\"\n",
+        model_table("http://127.0.0.1:9/v1").trim_end()
+    ));
+    let (code, _, stderr) = outcome(alone.keyed(&["check", "AGENT"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!("`{key}` needs `restate")),
+        "{stderr}"
+    );
+}
+
 fn agent(store: &str) -> AgentDir {
     AgentDir::new(&format!(
         "{}\n[store]\n{store}\n",
@@ -177,16 +192,7 @@ fn check_wants_the_restate_token_variable_set() {
     let (code, _, stderr) = check(Some(TOKEN));
     assert_eq!(code, 0, "{stderr}");
 
-    let alone = AgentDir::new(&format!(
-        "{}\n[store]\nrestate_token_env = \"REINS_TEST_RESTATE_TOKEN\"\n",
-        model_table("http://127.0.0.1:9/v1").trim_end()
-    ));
-    let (code, _, stderr) = outcome(alone.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
-    assert_eq!(code, 2, "{stderr}");
-    assert!(
-        stderr.contains("`restate_token_env` needs `restate"),
-        "{stderr}"
-    );
+    needs_restate("restate_token_env", "REINS_TEST_RESTATE_TOKEN");
 }
 
 #[test]
@@ -246,7 +252,7 @@ fn serve_without_register_needs_no_restate_token() {
     // must be set, and nothing is served without it.
     let (code, _, stderr) = outcome(
         agent
-            .reins(&[
+            .keyed(&[
                 "serve",
                 "AGENT",
                 "--listen",
@@ -254,7 +260,6 @@ fn serve_without_register_needs_no_restate_token() {
                 "--register",
                 "http://127.0.0.1:9",
             ])
-            .env("REINS_TEST_KEY", "k")
             .env_remove("REINS_TEST_RESTATE_TOKEN"),
     );
     assert_eq!(code, 2, "{stderr}");
@@ -308,8 +313,7 @@ fn register_sends_the_admin_token_of_its_own_variable_else_the_ingress_token() {
 
     // `check` wants the admin token's variable set; the commands on runs do not.
     let check = outcome(
-        own.reins(&["check", "AGENT"])
-            .env("REINS_TEST_KEY", "k")
+        own.keyed(&["check", "AGENT"])
             .env("REINS_TEST_RESTATE_TOKEN", TOKEN)
             .env_remove("REINS_TEST_RESTATE_ADMIN_TOKEN"),
     );
@@ -334,16 +338,7 @@ fn register_sends_the_admin_token_of_its_own_variable_else_the_ingress_token() {
     );
     assert_eq!(code, 0, "{stderr}");
 
-    let alone = AgentDir::new(&format!(
-        "{}\n[store]\nrestate_admin_token_env = \"REINS_TEST_RESTATE_ADMIN_TOKEN\"\n",
-        model_table("http://127.0.0.1:9/v1").trim_end()
-    ));
-    let (code, _, stderr) = outcome(alone.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
-    assert_eq!(code, 2, "{stderr}");
-    assert!(
-        stderr.contains("`restate_admin_token_env` needs `restate"),
-        "{stderr}"
-    );
+    needs_restate("restate_admin_token_env", "REINS_TEST_RESTATE_ADMIN_TOKEN");
 }
 
 /// An admin API that refuses the registration's token (or wants one) is answered with the
@@ -373,7 +368,7 @@ fn a_refused_registration_names_the_variable_whose_token_it_wants() {
         let agent = agent(&format!("restate = \"http://127.0.0.1:9\"\n{store}"));
         let (code, _, stderr) = outcome(
             agent
-                .reins(&[
+                .keyed(&[
                     "serve",
                     "AGENT",
                     "--listen",
@@ -381,7 +376,6 @@ fn a_refused_registration_names_the_variable_whose_token_it_wants() {
                     "--register",
                     &admin,
                 ])
-                .env("REINS_TEST_KEY", "k")
                 .env("REINS_TEST_RESTATE_TOKEN", stale)
                 .env("REINS_TEST_RESTATE_ADMIN_TOKEN", stale),
         );

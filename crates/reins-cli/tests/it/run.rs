@@ -23,11 +23,7 @@ fn agent_file(server: &FakeLlm, extra: &str) -> AgentDir {
 /// Resumes the decided run: it finishes with the model's answer, and the tool ran with the
 /// decided arguments (its output, `note`, is on stderr).
 fn resume_and_expect_note(agent: &AgentDir, run: &str, note: &str) {
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", "AGENT", run])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", run]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "Done: the note is saved.");
     assert!(stderr.contains(note), "the decided arguments ran\n{stderr}");
@@ -39,11 +35,7 @@ const ASK: &str = "[hooks.approval]\nrules = [{ tool = \"save_note\", action = \
 fn a_run_streams_its_answer_and_shows_the_tool_call() {
     let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "");
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "Save a note."])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "Save a note."]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "Done: the note is saved.", "{stderr}");
     assert!(
@@ -61,11 +53,7 @@ fn a_run_streams_its_answer_and_shows_the_tool_call() {
 fn json_mode_prints_one_event_per_line() {
     let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "");
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "--json"]));
     assert_eq!(code, 0, "{stderr}");
     let events = events(&stdout);
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
@@ -84,11 +72,7 @@ fn json_mode_prints_one_event_per_line() {
 
 /// Runs until suspended; returns the run's id and its waiting call.
 fn suspend(agent: &AgentDir) -> (String, Value) {
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "--json"]));
     waiting_save_note(code, &stdout, &stderr)
 }
 
@@ -186,11 +170,7 @@ fn a_denied_call_tells_the_model_the_message() {
         stderr.contains(&format!(" {run}` continues the run")),
         "{stderr}"
     );
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", "AGENT", &run])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "I did not save it.");
     let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
@@ -219,11 +199,7 @@ fn a_decision_for_a_call_that_does_not_wait_is_refused() {
 fn the_turn_limit_exits_4() {
     let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "[limits]\nmax_turns = 1\n");
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "--json"]));
     assert_eq!(code, 4, "{stdout}\n{stderr}");
     assert_eq!(events(&stdout).pop().expect("events")["event"], "max_turns");
 }
@@ -233,11 +209,7 @@ fn a_model_that_cannot_be_reached_exits_1() {
     let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "");
     drop(server);
-    let (code, _, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "Save a note."])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, _, stderr) = outcome(agent.keyed(&["run", "AGENT", "Save a note."]));
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("the model call failed"), "{stderr}");
     assert!(!stderr.contains("REINS_TEST_KEY=k"), "{stderr}");
@@ -253,7 +225,7 @@ fn run_without_a_prompt_or_a_default_prompt_exits_2() {
         text.replace("default_prompt = \"Save a note.\"\n", ""),
     )
     .expect("write");
-    let (code, _, stderr) = outcome(agent.reins(&["run", "AGENT"]).env("REINS_TEST_KEY", "k"));
+    let (code, _, stderr) = outcome(agent.keyed(&["run", "AGENT"]));
     assert_eq!(code, 2);
     assert!(stderr.contains("give a prompt"), "{stderr}");
 }
@@ -277,11 +249,7 @@ fn runs_kept_in_postgresql_suspend_and_resume() {
     );
     let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", "AGENT", &run])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "Done: the note is saved.");
     let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
@@ -310,8 +278,7 @@ rules:
     let agent = agent_file(&server, "");
     let (code, stdout, stderr) = outcome(
         agent
-            .reins(&["chat", "AGENT"])
-            .env("REINS_TEST_KEY", "k")
+            .keyed(&["chat", "AGENT"])
             .write_stdin("The first question.\n"),
     );
     assert_eq!(code, 0, "{stderr}");
@@ -324,8 +291,7 @@ rules:
 
     let (code, stdout, stderr) = outcome(
         agent
-            .reins(&["chat", "AGENT", "--resume", &first])
-            .env("REINS_TEST_KEY", "k")
+            .keyed(&["chat", "AGENT", "--resume", &first])
             .write_stdin("And the second?\n/quit\n"),
     );
     assert_eq!(code, 0, "{stderr}");
@@ -351,11 +317,8 @@ rules:
 fn model_takes_a_gguf_only_for_a_local_agent_and_only_an_existing_file() {
     let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, "");
-    let (code, _, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "Save a note.", "--model", "AGENT"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, _, stderr) =
+        outcome(agent.keyed(&["run", "AGENT", "Save a note.", "--model", "AGENT"]));
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("provider = \"local\""), "{stderr}");
 
@@ -373,11 +336,7 @@ fn a_finished_run_is_forked_at_its_suspended_checkpoint_with_other_arguments() {
     let (run, _) = suspend(&agent);
     let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
-    let (code, _, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", "AGENT", &run])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, _, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
 
     let (code, stdout, stderr) =
@@ -424,11 +383,7 @@ fn a_finished_run_is_forked_at_its_suspended_checkpoint_with_other_arguments() {
 
     let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &fork]));
     assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", "AGENT", &fork])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &fork]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "Done: the note is saved.");
     assert!(stderr.contains("note: forked"), "{stderr}");

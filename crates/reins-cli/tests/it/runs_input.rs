@@ -33,7 +33,7 @@ fn deciding_a_run_that_is_not_suspended_says_what_it_is() {
         "default_prompt = \"hi\"\n{}",
         model_table("http://127.0.0.1:9")
     ));
-    let (code, _, stderr) = outcome(agent.reins(&["run", "AGENT"]).env("REINS_TEST_KEY", "k"));
+    let (code, _, stderr) = outcome(agent.keyed(&["run", "AGENT"]));
     assert_eq!(code, 1, "{stderr}");
     let (_, stdout, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
     let run = stdout
@@ -53,11 +53,7 @@ fn a_run_is_resumed_only_with_its_own_agent_file() {
         &server.openai_url(),
         "[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\" }]\n",
     );
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "--json"]));
     let (run, _) = waiting_save_note(code, &stdout, &stderr);
     let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
@@ -70,11 +66,7 @@ fn a_run_is_resumed_only_with_its_own_agent_file() {
     )
     .expect("the other agent file");
     let other = other.to_string_lossy().into_owned();
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", &other, &run])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", &other, &run]));
     assert_eq!(code, 2, "{stdout}\n{stderr}");
     assert!(
         stderr.contains("is a run of the agent `notes`, not `other`"),
@@ -82,11 +74,7 @@ fn a_run_is_resumed_only_with_its_own_agent_file() {
     );
 
     // Its own file still resumes it: nothing ran.
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", "AGENT", &run])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "Done: the note is saved.");
 }
@@ -101,11 +89,7 @@ fn asking_agent(server: &FakeLlm) -> AgentDir {
 
 /// A new run of `agent`, suspended with its `save_note` call waiting: the run's id.
 fn waiting_run(agent: &AgentDir) -> String {
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "--json"]));
     waiting_save_note(code, &stdout, &stderr).0
 }
 
@@ -225,11 +209,7 @@ fn a_decision_changed_before_the_run_resumes_is_the_one_it_goes_on_with() {
         "{page}"
     );
     drop(inbox);
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", "AGENT", &run])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "I did not save it.");
 
@@ -289,7 +269,7 @@ fn suggested_commands_work_when_pasted_into_a_shell() {
         file,
     };
 
-    let (code, _, stderr) = outcome(agent.reins(&["run", "AGENT"]).env("REINS_TEST_KEY", "k"));
+    let (code, _, stderr) = outcome(agent.keyed(&["run", "AGENT"]));
     assert_eq!(code, 3, "{stderr}");
     let show = quoted_command(&stderr, "reins runs show ");
     let (code, shown, stderr) = outcome(agent.shell(&show));

@@ -25,11 +25,7 @@ first_turn = "{routed}"
 fn a_route_to_a_tool_the_mcp_server_lacks_fails_the_run_before_any_model_call() {
     // Nothing listens on the model's port: a model call would fail with a connection error.
     let agent = agent("http://127.0.0.1:9/v1", "get_time");
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "What time is it?"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "What time is it?"]));
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     assert!(
         stderr.contains("agent.toml:19:")
@@ -44,11 +40,8 @@ fn a_route_to_a_tool_the_mcp_server_lacks_fails_the_run_before_any_model_call() 
 fn a_route_to_a_tool_of_the_mcp_server_runs() {
     let llm = FakeLlm::start(TIME_RULES);
     let agent = agent(&llm.openai_url(), "time_get_current_time");
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "What time is it in Paris?"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) =
+        outcome(agent.keyed(&["run", "AGENT", "What time is it in Paris?"]));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_eq!(stdout.trim(), "The time server answered.");
 }

@@ -41,11 +41,7 @@ trace_link = "http://127.0.0.1:16686/trace?run={run}&x=<b>"
 
 /// Runs the agent until it suspends; the run's id.
 pub fn suspended_run(agent: &AgentDir) -> String {
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "--json"]));
     assert_eq!(code, 3, "{stdout}\n{stderr}");
     let last: Value = serde_json::from_str(stdout.lines().last().expect("events")).expect("json");
     last["run"].as_str().expect("run id").to_owned()
@@ -203,11 +199,7 @@ fn with_a_token_every_request_must_carry_it() {
 fn binding_off_loopback_without_a_token_is_refused() {
     let server = FakeLlm::start(RULES);
     let agent = agent(&server);
-    let (code, _, stderr) = outcome(
-        agent
-            .reins(&["ui", "AGENT", "--bind", "0.0.0.0:0"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, _, stderr) = outcome(agent.keyed(&["ui", "AGENT", "--bind", "0.0.0.0:0"]));
     // A usage mistake, like any other.
     assert_eq!(code, 2);
     assert!(stderr.contains("not a loopback address"), "{stderr}");

@@ -117,11 +117,7 @@ fn an_approved_calls_page_says_the_inbox_runs_it_and_follows_it_to_its_end() {
         "{model}\n{GATED_TOOL}",
         model = model_table(&llm.openai_url())
     ));
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "Please wait.", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "Please wait.", "--json"]));
     assert_eq!(code, 3, "{stdout}\n{stderr}");
     let run = events(&stdout).pop().expect("events")["run"]
         .as_str()

@@ -19,11 +19,7 @@ fn stopping_the_inbox_gives_the_lease_back(signal: &str) {
         "{model}\n{WAIT_TOOL}\n[hooks.approval]\nrules = [{{ tool = \"wait\", action = \"ask\" }}]\n",
         model = model_table(&llm.openai_url())
     ));
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "Please wait.", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "Please wait.", "--json"]));
     assert_eq!(code, 3, "the call waits for a person\n{stdout}\n{stderr}");
     let run = events(&stdout).pop().expect("events")["run"]
         .as_str()

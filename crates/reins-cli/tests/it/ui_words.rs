@@ -22,11 +22,7 @@ fn waiting_run(server: &FakeLlm) -> (AgentDir, String) {
 
 /// Another run of `agent` that waits.
 fn another_waiting_run(agent: &AgentDir) -> String {
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT", "--json"])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "--json"]));
     waiting_save_note(code, &stdout, &stderr).0
 }
 
@@ -211,11 +207,7 @@ fn runs_show_names_a_decided_calls_arguments_after_the_run_went_on() {
     let (agent, run) = waiting_run(&server);
     let (code, _, stderr) = outcome(agent.reins(&["runs", "deny", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, stderr) = outcome(
-        agent
-            .reins(&["runs", "resume", "AGENT", &run])
-            .env("REINS_TEST_KEY", "k"),
-    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "I did not save it.");
 

@@ -31,8 +31,7 @@ timeout_secs = 30
 fn run(agent: &AgentDir) -> (i32, String, String) {
     outcome(
         agent
-            .reins(&["run", "AGENT"])
-            .env("REINS_TEST_KEY", "k")
+            .keyed(&["run", "AGENT"])
             .env("APPROVAL_TOKEN", TOKEN)
             .env("APPROVAL_SIGNING_SECRET", SIGNING_SECRET),
     )
@@ -125,8 +124,7 @@ fn a_bad_webhook_or_a_missing_token_is_an_error_at_its_line() {
     let agent = agent_file(&server, "approvals.example.com/hook");
     let (code, _, stderr) = outcome(
         agent
-            .reins(&["check", "AGENT"])
-            .env("REINS_TEST_KEY", "k")
+            .keyed(&["check", "AGENT"])
             .env("APPROVAL_TOKEN", TOKEN),
     );
     assert_eq!(code, 2, "{stderr}");
@@ -136,12 +134,7 @@ fn a_bad_webhook_or_a_missing_token_is_an_error_at_its_line() {
     );
 
     let agent = agent_file(&server, "http://127.0.0.1:9/approve");
-    let (code, _, stderr) = outcome(
-        agent
-            .reins(&["run", "AGENT"])
-            .env("REINS_TEST_KEY", "k")
-            .env_remove("APPROVAL_TOKEN"),
-    );
+    let (code, _, stderr) = outcome(agent.keyed(&["run", "AGENT"]).env_remove("APPROVAL_TOKEN"));
     assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains("APPROVAL_TOKEN is not set (the approval webhook's token)"),

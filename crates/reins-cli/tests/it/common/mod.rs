@@ -40,6 +40,14 @@ impl AgentDir {
         self.scrubbed(command)
     }
 
+    /// [`reins`](AgentDir::reins) with the model's key set (`REINS_TEST_KEY`, which the
+    /// agent files of these tests name): for the commands that call the model.
+    pub fn keyed(&self, args: &[&str]) -> Command {
+        let mut command = self.reins(args);
+        command.env("REINS_TEST_KEY", "k");
+        command
+    }
+
     /// `line` as a person pastes it into a shell (`sh -c`), `reins` meaning the binary under
     /// test, with the environment of [`reins`](AgentDir::reins).
     pub fn shell(&self, line: &str) -> Command {
