@@ -11,8 +11,7 @@ use crate::edited_args::Schemas;
 use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, Decision};
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
-use std::sync::{Arc, OnceLock};
-use tokio::sync::Mutex;
+use std::sync::Arc;
 
 /// The reason stored with a call that waits for a person, after the policy's own reason for
 /// asking when it gives one ([`suspend_reason`]).
@@ -96,7 +95,7 @@ impl ApprovalDecider for CliDecider {
             return Decision::suspend(suspend_reason(request.reason.as_deref()));
         }
         // One question at a time: concurrent calls would interleave their prompts.
-        let _asking = asking().lock().await;
+        let _asking = reins::hooks::approval::terminal::question().await;
         ask(request, &self.schemas).await
     }
 }
@@ -219,12 +218,6 @@ pub fn parse_args(text: &str) -> Result<Value, String> {
         Ok(_) => Err("the arguments must be a JSON object".to_owned()),
         Err(error) => Err(format!("the arguments are not valid JSON: {error}")),
     }
-}
-
-/// Held while a prompt asks: one question at a time.
-fn asking() -> &'static Mutex<()> {
-    static ASKING: OnceLock<Mutex<()>> = OnceLock::new();
-    ASKING.get_or_init(|| Mutex::new(()))
 }
 
 /// What the model is told about a call a person denied, before their message if any.

@@ -143,6 +143,19 @@ fn stop(mut worker: Child) {
     let _ = worker.wait();
 }
 
+/// `reins serve AGENT` on a free port, registering with the admin API at `admin`: the
+/// arguments of [`AgentDir::keyed`].
+fn serve_registering(admin: &str) -> [&str; 6] {
+    [
+        "serve",
+        "AGENT",
+        "--listen",
+        "127.0.0.1:0",
+        "--register",
+        admin,
+    ]
+}
+
 /// `reins check` of an agent whose `[store]` names only `key = "variable"`: refused, as the
 /// key means nothing without `restate`.
 fn needs_restate(key: &str, variable: &str) {
@@ -252,14 +265,7 @@ fn serve_without_register_needs_no_restate_token() {
     // must be set, and nothing is served without it.
     let (code, _, stderr) = outcome(
         agent
-            .keyed(&[
-                "serve",
-                "AGENT",
-                "--listen",
-                "127.0.0.1:0",
-                "--register",
-                "http://127.0.0.1:9",
-            ])
+            .keyed(&serve_registering("http://127.0.0.1:9"))
             .env_remove("REINS_TEST_RESTATE_TOKEN"),
     );
     assert_eq!(code, 2, "{stderr}");
@@ -368,14 +374,7 @@ fn a_refused_registration_names_the_variable_whose_token_it_wants() {
         let agent = agent(&format!("restate = \"http://127.0.0.1:9\"\n{store}"));
         let (code, _, stderr) = outcome(
             agent
-                .keyed(&[
-                    "serve",
-                    "AGENT",
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--register",
-                    &admin,
-                ])
+                .keyed(&serve_registering(&admin))
                 .env("REINS_TEST_RESTATE_TOKEN", stale)
                 .env("REINS_TEST_RESTATE_ADMIN_TOKEN", stale),
         );

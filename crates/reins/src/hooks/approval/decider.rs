@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
-use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 /// A tool call waiting for a decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -249,7 +249,7 @@ impl TerminalDecider {
 impl ApprovalDecider for TerminalDecider {
     async fn decide(&self, request: &ApprovalRequest) -> Decision {
         // One question at a time: concurrent calls would interleave their prompts.
-        let _turn = asking().lock().await;
+        let _turn = super::terminal::question().await;
         let name = &request.tool_name;
         eprintln!(
             "\n[approval] the model wants to run {name} {}",
@@ -287,10 +287,4 @@ impl Drop for Unanswered {
             eprintln!("\n[approval] no answer in time: denied");
         }
     }
-}
-
-/// Serializes terminal questions across every terminal decider of the process.
-fn asking() -> &'static Mutex<()> {
-    static ASKING: Mutex<()> = Mutex::const_new(());
-    &ASKING
 }

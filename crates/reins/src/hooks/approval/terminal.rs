@@ -17,7 +17,7 @@
 use std::io::BufRead;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::{Mutex, MutexGuard, mpsc};
 
 /// The next line typed on stdin, without its line ending; `None` at end of input (or input
 /// that is not text). Read on a thread of its own, as a blocking read must be.
@@ -37,6 +37,14 @@ pub async fn read_answer() -> Option<String> {
     let mut input = input().lock().await;
     input.forget_typed_ahead();
     input.next().await
+}
+
+/// Held while a question is on the terminal, from the moment it is shown until its answer
+/// is read: the questions of concurrent calls, or of different deciders in one process
+/// ([`TerminalDecider`](super::TerminalDecider)'s and a program's own), never interleave.
+pub async fn question() -> MutexGuard<'static, ()> {
+    static ASKING: Mutex<()> = Mutex::const_new(());
+    ASKING.lock().await
 }
 
 /// What the reading thread answers a request with (end of input closes the channel).
