@@ -73,10 +73,7 @@ fn provider_safe_name(name: &str, for_gemini: bool) -> Result<(), String> {
     }
     // Gemini is sent a name with a digit or `-` first (after any `_`) with one `_` more:
     // at the limit already, that is one character over it.
-    let shifted = name
-        .trim_start_matches('_')
-        .starts_with(|c: char| c.is_ascii_digit() || c == '-');
-    if for_gemini && shifted && name.len() == MAX {
+    if for_gemini && reins::providers::gemini::function_name(name).len() > MAX {
         return Err(format!(
             "`{name}` cannot be a tool's name for Gemini: a name with a digit or `-` first is \
              sent with `_` before it, one character over Gemini's {MAX}"

@@ -35,7 +35,10 @@ pub(super) fn contents(model: &str, request: &CompletionRequest) -> (Vec<Value>,
                 if sent_id(&result.tool_call_id) {
                     response.insert("id".into(), json!(result.tool_call_id));
                 }
-                response.insert("name".into(), json!(names::to_gemini(&result.tool_name)));
+                response.insert(
+                    "name".into(),
+                    json!(names::function_name(&result.tool_name)),
+                );
                 response.insert("response".into(), json!({ "result": result.content }));
                 push_content(
                     &mut contents,
@@ -84,7 +87,7 @@ fn model_parts(content: &OneOrMany<AssistantContent>, needs_signatures: bool) ->
                 if sent_id(&call.id) {
                     function_call.insert("id".into(), json!(call.id));
                 }
-                function_call.insert("name".into(), json!(names::to_gemini(&call.name)));
+                function_call.insert("name".into(), json!(names::function_name(&call.name)));
                 function_call.insert("args".into(), call_args(&call.arguments));
                 parts.push(json!({ "functionCall": function_call }));
                 attachable = true;

@@ -120,6 +120,7 @@ mod turn;
 
 use super::codec;
 use super::{Auth, HttpModel, ProviderBuilder, hosted_client};
+pub use names::function_name;
 use serde_json::{Map, Value};
 
 /// `gemini-3-pro-preview`.

@@ -11,8 +11,17 @@ fn shifted(name: &str) -> bool {
         .starts_with(|c: char| c.is_ascii_digit() || c == '-')
 }
 
-/// The name Gemini is sent for the tool `name`.
-pub(super) fn to_gemini(name: &str) -> Cow<'_, str> {
+/// The name Gemini is sent for the tool `name`: `name` itself, or with one `_` before it (see
+/// [the module's docs](super)). For a tool near the 64-character limit, this is the name
+/// that must fit.
+///
+/// ```
+/// use reins::providers::gemini::function_name;
+///
+/// assert_eq!(function_name("3d_render"), "_3d_render");
+/// assert_eq!(function_name("render"), "render");
+/// ```
+pub fn function_name(name: &str) -> Cow<'_, str> {
     if shifted(name) {
         Cow::Owned(format!("_{name}"))
     } else {
@@ -20,7 +29,7 @@ pub(super) fn to_gemini(name: &str) -> Cow<'_, str> {
     }
 }
 
-/// The tool a name Gemini called is for: [`to_gemini`] undone. A name [`to_gemini`] never
+/// The tool a name Gemini called is for: [`function_name`] undone. A name [`function_name`] never
 /// gives (a digit first, say) is kept as it is, for the run's hooks to repair or refuse.
 pub(super) fn from_gemini(name: &str) -> &str {
     match name.strip_prefix('_') {
@@ -31,7 +40,7 @@ pub(super) fn from_gemini(name: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::{from_gemini, to_gemini};
+    use super::{from_gemini, function_name};
 
     #[test]
     fn names_gemini_would_refuse_get_an_underscore_and_come_back() {
@@ -44,7 +53,7 @@ mod tests {
             ("_3d", "__3d"),
             ("__-x", "___-x"),
         ] {
-            assert_eq!(to_gemini(name), sent);
+            assert_eq!(function_name(name), sent);
             assert_eq!(from_gemini(sent), name);
         }
     }

@@ -24,7 +24,7 @@ pub(super) fn body(
     body.insert("contents".into(), Value::Array(contents));
     let declarations = codec::tool_list(request, |tool| {
         let mut declaration = Map::new();
-        declaration.insert("name".into(), json!(names::to_gemini(&tool.name)));
+        declaration.insert("name".into(), json!(names::function_name(&tool.name)));
         declaration.insert("description".into(), json!(tool.description));
         if !tool.parameters.is_null() {
             declaration.insert(
@@ -70,7 +70,7 @@ fn tool_config(choice: &ToolChoice) -> Value {
         ToolChoice::None => json!({"mode": "NONE"}),
         ToolChoice::Required => json!({"mode": "ANY"}),
         ToolChoice::Specific(name) => {
-            json!({"mode": "ANY", "allowedFunctionNames": [names::to_gemini(name)]})
+            json!({"mode": "ANY", "allowedFunctionNames": [names::function_name(name)]})
         }
     }
 }
