@@ -9,6 +9,7 @@
 use crate::config::LoadedAgent;
 use crate::edited_args::Schemas;
 use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, Decision};
+use reins::text::printable;
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -84,7 +85,7 @@ impl ApprovalDecider for CliDecider {
         if !self.interactive {
             eprintln!(
                 "[approval] {} waits for a decision (run {}, call {}){}",
-                request.tool_name,
+                printable(&request.tool_name),
                 request.run_id,
                 request.internal_call_id,
                 request
@@ -101,12 +102,14 @@ impl ApprovalDecider for CliDecider {
 }
 
 async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
+    // What the model wrote, shown as text: a control sequence in a name or an argument must
+    // not make the terminal show another call than the one approved.
     eprintln!(
         "\n[approval] the model wants to run `{}` with:",
-        request.tool_name
+        printable(&request.tool_name)
     );
-    eprintln!("{}", pretty(&request.args));
-    eprintln!("[approval] {}", why_asked(request));
+    eprintln!("{}", printable(&pretty(&request.args)));
+    eprintln!("[approval] {}", printable(&why_asked(request)));
     // Each answer is read only once its question is shown, and only while it waits: the
     // editor started to edit the arguments gets every key typed into it.
     use reins::hooks::approval::terminal::read_answer;
@@ -133,11 +136,11 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
                     .and_then(|args| schemas.check(&request.tool_name, args));
                 return match (edited, fits) {
                     (Ok(args), Ok(())) => {
-                        eprintln!("[approval] approved with {args}");
+                        eprintln!("[approval] approved with {}", printable(&args.to_string()));
                         Decision::approve_with_args(args)
                     }
                     (Err(error), _) | (Ok(_), Err(error)) => {
-                        eprintln!("[approval] {error}: denied");
+                        eprintln!("[approval] {}: denied", printable(&error));
                         Decision::deny(format!("denied: {error}"))
                     }
                 };
@@ -174,12 +177,14 @@ pub fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 
-/// A call waiting for a decision, as `runs show` lists it on every store.
+/// A call waiting for a decision, as `runs show` lists it on every store (with control
+/// sequences shown as text).
 pub fn waiting_line(call: &str, tool: &str, arguments: &Value, reason: &str) -> String {
-    format!(
+    printable(&format!(
         "waiting: call {call} — {tool} with\n{}\n  ({reason})",
         pretty(arguments)
-    )
+    ))
+    .into_owned()
 }
 
 /// Opens the arguments in `$VISUAL`/`$EDITOR` (default `vi`) and reads them back.

@@ -15,7 +15,6 @@ use reins::message::ToolChoice;
 use reins::providers::ProviderError;
 use reins::providers::anthropic::{self, Anthropic};
 use reins::providers::openai::{self, OpenAI};
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -172,8 +171,8 @@ async fn run<M: CompletionModel>(
         .prompt(args.prompt.as_str())
         .max_turns(args.max_turns)
         .stream();
-    let mut stdout = std::io::stdout();
     let mut answering = false;
+    let mut answer = crate::run::AnswerText::for_stdout();
     while let Some(item) = stream.next().await {
         match item.map_err(|error| format!("the run failed: {error}"))? {
             StreamItem::Text(delta) => {
@@ -181,17 +180,16 @@ async fn run<M: CompletionModel>(
                     eprint!("assistant: ");
                     answering = true;
                 }
-                print!("{delta}");
-                let _ = stdout.flush();
+                answer.print(&delta);
             }
             StreamItem::TurnDiscarded { turn } => {
-                println!();
+                answer.end_line();
                 eprintln!("[turn {turn} discarded]");
                 answering = false;
             }
             StreamItem::Final(response) => {
                 if answering {
-                    println!();
+                    answer.end_line();
                 }
                 let usage = response.usage();
                 eprintln!(

@@ -207,8 +207,10 @@ fn with_model(
     Ok(loaded)
 }
 
+/// Says why the command failed; the message may quote a server or a model, so control
+/// sequences are shown as text.
 pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("reins: {message}");
+    eprintln!("reins: {}", reins::text::printable(&message.to_string()));
     ExitCode::FAILURE
 }
 

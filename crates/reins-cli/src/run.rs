@@ -7,6 +7,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use reins::agent::{PromptError, PromptStream, StreamItem};
 use reins::hooks::budget::BudgetExceeded;
 use reins::hooks::loop_breaker::LoopDetected;
+use reins::text::{PrintableStream, printable};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
@@ -57,6 +58,7 @@ pub struct Output {
     spinner: Option<ProgressBar>,
     answering: bool,
     announced_calls: HashSet<String>,
+    answer: AnswerText,
 }
 
 impl Output {
@@ -69,6 +71,7 @@ impl Output {
             spinner: None,
             answering: false,
             announced_calls: HashSet::new(),
+            answer: AnswerText::for_stdout(),
         }
     }
 
@@ -136,8 +139,7 @@ impl Output {
                         eprint!("assistant: ");
                         self.answering = true;
                     }
-                    print!("{delta}");
-                    let _ = std::io::stdout().flush();
+                    self.answer.print(&delta);
                 }
             }
             StreamItem::ToolCallDelta {
@@ -152,7 +154,7 @@ impl Output {
                         json!({"event": "tool_call", "call": internal_call_id, "tool": name}),
                     );
                 } else {
-                    eprintln!("[tool] {name} ({internal_call_id})");
+                    eprintln!("[tool] {} ({internal_call_id})", printable(&name));
                 }
             }
             StreamItem::ToolResult {
@@ -171,7 +173,11 @@ impl Output {
                         "outcome": outcome,
                     }));
                 } else {
-                    eprintln!("[tool] {tool_name} -> {}", first_line(&result, 200));
+                    eprintln!(
+                        "[tool] {} -> {}",
+                        printable(&tool_name),
+                        printable(&first_line(&result, 200))
+                    );
                 }
                 self.thinking();
             }
@@ -206,7 +212,7 @@ impl Output {
 
     fn end_text_line(&mut self) {
         if self.answering {
-            println!();
+            self.answer.end_line();
             self.answering = false;
         }
     }
@@ -273,9 +279,53 @@ impl Output {
         if self.json {
             self.event(json!({"event": kind, "run": run, "message": error.to_string()}));
         } else {
-            eprintln!("reins: {error}");
+            eprintln!("reins: {}", printable(&error.to_string()));
         }
         ending
+    }
+}
+
+/// The answer's text streamed to stdout: on a terminal, [`PrintableStream`]'s (an escape
+/// sequence in it is shown, never acted on); piped, as the model wrote it.
+pub struct AnswerText {
+    on_terminal: Option<PrintableStream>,
+}
+
+impl AnswerText {
+    /// For this process's stdout.
+    pub fn for_stdout() -> Self {
+        AnswerText {
+            on_terminal: std::io::stdout()
+                .is_terminal()
+                .then(PrintableStream::default),
+        }
+    }
+
+    /// Prints one piece of the answer at once.
+    pub fn print(&mut self, delta: &str) {
+        match &mut self.on_terminal {
+            Some(shown) => print!("{}", shown.push(delta)),
+            None => print!("{delta}"),
+        }
+        let _ = std::io::stdout().flush();
+    }
+
+    /// Ends the answer's line.
+    pub fn end_line(&mut self) {
+        if let Some(shown) = &mut self.on_terminal {
+            print!("{}", shown.finish());
+        }
+        println!();
+    }
+}
+
+/// A whole answer as stdout shows it: on a terminal, [`printable`]; piped, as the model wrote
+/// it.
+pub fn answer_shown(answer: &str) -> std::borrow::Cow<'_, str> {
+    if std::io::stdout().is_terminal() {
+        printable(answer)
+    } else {
+        std::borrow::Cow::Borrowed(answer)
     }
 }
 

@@ -8,6 +8,7 @@ use reins::completion::Usage;
 use reins::message::{AssistantContent, Message};
 use reins::store::BoxedStore;
 use reins::store::{PendingApproval, RunStore};
+use reins::text::printable;
 use serde_json::{Value, json};
 
 /// The model a run used: its last model's label, with the agent's own model (registered as
@@ -211,20 +212,22 @@ pub async fn show(
         state.turn,
         model_shown(&state, own_model)
     );
+    // A run's text is the model's, its tools' and its servers': shown, never acted on.
+    let show = |line: String| println!("{}", printable(&line));
     if let Some(failure) = failure_shown(&state) {
-        println!("failed: {failure}");
+        show(format!("failed: {failure}"));
     }
     for step in timeline(&state) {
-        match step {
-            Step::User(text) => println!("user: {text}"),
-            Step::Assistant(text) => println!("assistant: {text}"),
-            Step::Call { tool, args } => println!("call: {tool} {args}"),
-            Step::Result { tool, output } => println!("result of {tool}: {output}"),
-            Step::Hook { kind, value } => println!("hook record {kind}: {value}"),
-        }
+        show(match step {
+            Step::User(text) => format!("user: {text}"),
+            Step::Assistant(text) => format!("assistant: {text}"),
+            Step::Call { tool, args } => format!("call: {tool} {args}"),
+            Step::Result { tool, output } => format!("result of {tool}: {output}"),
+            Step::Hook { kind, value } => format!("hook record {kind}: {value}"),
+        });
     }
     for decision in &trail {
-        println!(
+        show(format!(
             "decision: {} {} by {} at {}{}",
             crate::trail::about(decision),
             decision.verdict,
@@ -234,14 +237,14 @@ pub async fn show(
                 .reason
                 .as_deref()
                 .map_or_else(String::new, |reason| format!(" — because {reason}")),
-        );
+        ));
         // The digest alone tells a person nothing (`--json` has it): the arguments, when the
         // run still holds the call.
         if let Some(bound) = &decision.bound_arguments {
-            println!("  bound to the arguments {bound}");
+            show(format!("  bound to the arguments {bound}"));
         }
         if let Some(new) = &decision.new_arguments {
-            println!("  ran with {new}");
+            show(format!("  ran with {new}"));
         }
         if decision.replaced {
             println!("  replaced by a later decision about the call");

@@ -110,6 +110,11 @@ impl LineBuffer {
 }
 
 fn keep_line(state: &Mutex<TailState>, server: &str, line: String) {
+    // Kept for error messages a person reads: a control sequence is shown, not acted on.
+    let line = match reins::text::printable(&line) {
+        std::borrow::Cow::Borrowed(_) => line,
+        std::borrow::Cow::Owned(shown) => shown,
+    };
     tracing::debug!(target: "reins_mcp::stderr", server = %server, "{line}");
     let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
     if state.lines.len() == STDERR_LINES {

@@ -15,6 +15,7 @@
 //! - [`store`]: run stores for durable runs (memory, SQLite, PostgreSQL).
 //! - [`prelude`]: the names most programs need, in one import.
 //! - [`testing`]: [`ScriptedModel`](testing::ScriptedModel) for offline tests and examples.
+//! - [`text`]: a model's or a server's text made safe to show on a terminal.
 #![deny(missing_docs)]
 
 pub mod agent;
@@ -32,6 +33,7 @@ pub mod providers;
 mod run;
 pub mod store;
 pub mod testing;
+pub mod text;
 pub mod tool;
 
 // The README's Rust examples, compiled and run by `cargo test --doc` like any doc example.

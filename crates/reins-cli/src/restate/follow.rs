@@ -8,6 +8,7 @@ use crate::config::LoadedAgent;
 use crate::decide::ArgsChange;
 use crate::run::Ending;
 use reins::agent::ToolDecision;
+use reins::text::printable;
 use reins_restate::{ClientError, PendingDecision, RestateRuns, RunFailure, RunOutput};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -142,7 +143,7 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
             if json_out {
                 println!("{}", json!({"event": "step", "run": run_id, "step": step}));
             } else {
-                eprintln!("[step] {step}");
+                eprintln!("[step] {}", printable(&step.to_string()));
             }
         }
         shown = shown.max(steps.len());
@@ -180,7 +181,7 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
                         })
                     );
                 } else {
-                    println!("{}", output.answer);
+                    println!("{}", crate::run::answer_shown(&output.answer));
                     eprintln!(
                         "{}",
                         crate::run::done_line(&output.run_id, output.turns, &output.usage)
@@ -214,7 +215,7 @@ fn report_error(
             json!({"event": kind, "run": run_id, "message": message})
         );
     } else {
-        eprintln!("reins: {message}");
+        eprintln!("reins: {}", printable(message));
     }
     ending
 }
@@ -262,7 +263,7 @@ pub async fn show(
         steps.len()
     );
     for step in &steps {
-        println!("step: {step}");
+        println!("step: {}", printable(&step.to_string()));
     }
     for call in &pending {
         println!(
@@ -271,10 +272,10 @@ pub async fn show(
         );
     }
     if let Some(output) = answer {
-        println!("answer: {}", output.answer);
+        println!("answer: {}", printable(&output.answer));
     }
     if let Some(message) = error {
-        println!("error: {message}");
+        println!("error: {}", printable(&message));
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! The inbox's pages. Everything that comes from a run — the model's text, tool arguments and
 //! results, ids — goes through [`escape`]: nothing a model or a tool wrote is rendered as HTML.
 
+use super::escape::{escape, js_string, url_segment};
 use crate::approve::{policy_reason, pretty};
 use crate::run::first_line;
 use crate::runs::{Step, failure_shown, model_shown, status_name, timeline, tokens};
@@ -10,22 +11,6 @@ use reins::hooks::budget::Budget;
 use reins::store::PendingApproval;
 use std::collections::HashMap;
 use std::fmt::Write;
-
-/// `text` with `& < > " '` escaped, safe in element content and quoted attributes.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:60em}\
 table{border-collapse:collapse}td,th{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}\
@@ -115,13 +100,6 @@ fn digest(html: &str) -> String {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     html.hash(&mut hasher);
     format!("{:016x}", hasher.finish())
-}
-
-/// A JavaScript string literal of `text` (JSON's rules, with `<` escaped for `<script>`).
-fn js_string(text: &str) -> String {
-    serde_json::to_string(text)
-        .unwrap_or_else(|_| "\"\"".to_owned())
-        .replace('<', "\\u003c")
 }
 
 /// What the runs table shows beyond the runs' states.
@@ -429,19 +407,6 @@ fn why_waiting(reason: &str) -> String {
     }
 }
 
-/// `text` percent-encoded for one URL path segment.
-pub fn url_segment(text: &str) -> String {
-    let mut out = String::new();
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            let _ = write!(out, "%{byte:02X}");
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,15 +448,5 @@ mod tests {
             .extended_details();
         let state = run.await.unwrap().state;
         assert!(run_timeline(&state, 0, "m").contains(&format!("{} tokens", u64::MAX)));
-    }
-
-    #[test]
-    fn markup_from_a_model_is_escaped() {
-        assert_eq!(
-            escape("<script>alert('x') & \"y\"</script>"),
-            "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
-        );
-        assert_eq!(js_string("</script>"), "\"\\u003c/script>\"");
-        assert_eq!(url_segment("run 1/x"), "run%201%2Fx");
     }
 }

@@ -7,9 +7,10 @@
 //! Security: loopback by default; any other address needs a token (sent once as `?token=`,
 //! then kept in an `HttpOnly`, `SameSite=Strict` cookie). Every state-changing request is a
 //! POST that must carry the page's anti-forgery token and, when the browser sends one, an
-//! `Origin` matching the `Host`. Everything from a run is HTML-escaped ([`html::escape`]).
+//! `Origin` matching the `Host`. Everything from a run is HTML-escaped ([`escape::escape`]).
 
 mod access;
+mod escape;
 mod html;
 mod ownership;
 mod refusal;
@@ -240,7 +241,7 @@ async fn run_page(State(app): State<Arc<App>>, Path(run): Path<String>) -> Respo
                 html::live_part("live", &timeline),
                 html::live_part("decisions", &forms),
             ),
-            &format!("/live/runs/{}", html::url_segment(&run)),
+            &format!("/live/runs/{}", escape::url_segment(&run)),
             true,
         ))
         .into_response(),
@@ -368,7 +369,7 @@ async fn decide(
     if still_waiting == Ok(false) {
         spawn_resume(app, run.clone());
     }
-    Redirect::to(&format!("/runs/{}", html::url_segment(&run))).into_response()
+    Redirect::to(&format!("/runs/{}", escape::url_segment(&run))).into_response()
 }
 
 #[derive(Deserialize)]
@@ -388,7 +389,7 @@ async fn resume(
         return refused;
     }
     spawn_resume(app, run.clone());
-    Redirect::to(&format!("/runs/{}", html::url_segment(&run))).into_response()
+    Redirect::to(&format!("/runs/{}", escape::url_segment(&run))).into_response()
 }
 
 #[derive(Deserialize)]
@@ -432,7 +433,7 @@ async fn fork(
             if state.status == RunStatus::Running {
                 spawn_resume(app, state.run_id.clone());
             }
-            Redirect::to(&format!("/runs/{}", html::url_segment(&state.run_id))).into_response()
+            Redirect::to(&format!("/runs/{}", escape::url_segment(&state.run_id))).into_response()
         }
         Err(error) => refused(StatusCode::CONFLICT, &error, Some(&run)),
     }

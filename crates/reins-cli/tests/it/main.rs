@@ -21,6 +21,7 @@ mod restate_token;
 mod run;
 mod runs_input;
 mod terminal;
+mod terminal_text;
 mod tool_choice;
 mod ui;
 mod ui_pages;

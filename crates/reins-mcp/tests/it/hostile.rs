@@ -32,6 +32,12 @@ async fn stderr_that_is_not_utf8_does_not_hide_the_lines_after_it() {
     let text = error.to_string();
     assert!(text.contains("garbage"), "{text}");
     assert!(text.contains("the real reason"), "{text}");
+    // Control sequences are quoted as text, never written to a person's terminal.
+    assert!(
+        text.contains(r"\u001b[2J\u001b]0;owned\u0007cleared"),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}'), "{text:?}");
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! Who answers [`RuleOutcome::Ask`](super::RuleOutcome::Ask): the [`ApprovalDecider`] trait
 //! and the ready deciders (the webhook one has its own file).
 
+use crate::text::printable;
 use crate::tool::ToolTraits;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -251,13 +252,7 @@ impl ApprovalDecider for TerminalDecider {
         // One question at a time: concurrent calls would interleave their prompts.
         let _turn = super::terminal::question().await;
         let name = &request.tool_name;
-        eprintln!(
-            "\n[approval] the model wants to run {name} {}",
-            request.args
-        );
-        if let Some(rule) = &request.rule {
-            eprintln!("[approval] because of the rule: {rule}");
-        }
+        eprint!("{}", question(request));
         if !self.has_terminal() {
             eprintln!("[approval] no terminal to ask on: denied");
             return Decision::deny(format!("{name} was not run: nobody could approve it"));
@@ -276,6 +271,24 @@ impl ApprovalDecider for TerminalDecider {
             Decision::deny(format!("the user did not approve {name}; it was not run"))
         }
     }
+}
+
+/// What the terminal shows of a call before asking about it: the arguments as the model
+/// wrote them, with any control sequence shown as text rather than acted on (a model must not
+/// make the terminal show another call than the one approved).
+pub(super) fn question(request: &ApprovalRequest) -> String {
+    let mut text = format!(
+        "\n[approval] the model wants to run {} {}\n",
+        printable(&request.tool_name),
+        printable(&request.args.to_string())
+    );
+    if let Some(rule) = &request.rule {
+        text.push_str(&format!(
+            "[approval] because of the rule: {}\n",
+            printable(rule)
+        ));
+    }
+    text
 }
 
 /// Prints a notice if the question is abandoned (the policy's timeout dropped the future).

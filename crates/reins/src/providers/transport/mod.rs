@@ -36,10 +36,12 @@ pub(crate) const EXCERPT_BYTES: usize = 2_048;
 pub(crate) const EXCERPT_CUT: &str = "… [";
 
 /// The start of `text`, at most [`EXCERPT_BYTES`] long (cut on a character boundary), marked
-/// when cut.
+/// when cut, and [`printable`](crate::text::printable): an error is shown to people, and a
+/// server's text must not act on their terminal.
 pub(crate) fn excerpt(text: &str) -> String {
+    use crate::text::printable;
     if text.len() <= EXCERPT_BYTES {
-        return text.to_owned();
+        return printable(text).into_owned();
     }
     let mut end = EXCERPT_BYTES;
     while !text.is_char_boundary(end) {
@@ -47,7 +49,7 @@ pub(crate) fn excerpt(text: &str) -> String {
     }
     format!(
         "{}{EXCERPT_CUT}{} more bytes]",
-        &text[..end],
+        printable(&text[..end]),
         text.len() - end
     )
 }
@@ -68,5 +70,15 @@ mod tests {
         let cut = excerpt(&long);
         assert!(cut.len() < EXCERPT_BYTES + 40, "{}", cut.len());
         assert!(cut.ends_with("more bytes]"));
+    }
+
+    #[test]
+    fn a_server_s_control_sequences_are_quoted_as_text() {
+        assert_eq!(
+            excerpt("denied\u{1b}]0;pwned\u{7}\u{1b}[2J"),
+            "denied\\u001b]0;pwned\\u0007\\u001b[2J"
+        );
+        let long = format!("{}\u{202e}", "x".repeat(EXCERPT_BYTES - 3));
+        assert!(excerpt(&long).ends_with("x\\u202e"), "{}", excerpt(&long));
     }
 }

@@ -173,3 +173,31 @@ async fn the_terminal_decider_approves_only_yes_and_fails_closed_without_a_termi
         }
     }
 }
+
+#[test]
+fn the_terminal_question_shows_control_sequences_in_the_arguments_as_text() {
+    // Arguments that would clear the screen and write a harmless-looking call in its place,
+    // and a name reversed by a bidirectional override.
+    let request = ApprovalRequest {
+        run_id: "run-1".into(),
+        turn: 1,
+        tool_name: "shell\u{202e}".into(),
+        tool_call_id: "call-1".into(),
+        internal_call_id: "call-1".into(),
+        args: json!({"cmd": "rm -rf ~\u{1b}[2J\u{1b}[Hls", "note": "\u{9b}8m"}),
+        rule: Some("ask `shell`\r".into()),
+        reason: None,
+        traits: None,
+    };
+    let shown = super::super::decider::question(&request);
+    assert!(
+        shown
+            .contains(r#"run shell\u202e {"cmd":"rm -rf ~\u001b[2J\u001b[Hls","note":"\u009b8m"}"#),
+        "{shown}"
+    );
+    assert!(shown.contains("rule: ask `shell`\\u000d\n"), "{shown}");
+    assert!(
+        !shown.chars().any(|c| c.is_control() && c != '\n'),
+        "{shown:?}"
+    );
+}
