@@ -1,14 +1,14 @@
 //! Who may use the inbox: an address other than loopback needs a token (sent once as
-//! `?token=`, then kept in a cookie), and a state-changing request needs the page's
+//! `?token=`, then kept in a cookie, the address redirected to the same page without it), and a state-changing request needs the page's
 //! anti-forgery token and, when the browser sends one, an `Origin` matching the `Host`.
 //! Without a token, a request must name a loopback host (against DNS rebinding).
 
 use super::App;
 use super::refused;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware;
-use axum::response::Response;
+use axum::response::{IntoResponse, Redirect, Response};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -60,12 +60,34 @@ pub(super) async fn guard(
     if request.method() == axum::http::Method::POST && !same_origin(&headers) {
         return refused(StatusCode::FORBIDDEN, "cross-site request refused", None);
     }
-    let mut response = next.run(request).await;
+    let token_in_address = set_cookie.is_some()
+        && matches!(
+            *request.method(),
+            axum::http::Method::GET | axum::http::Method::HEAD
+        );
+    let response = if token_in_address {
+        // The same page without the token: the address bar, the browser's history and a link
+        // copied from the page keep none (the cookie carries it from now on).
+        Redirect::to(&without_token(request.uri())).into_response()
+    } else {
+        next.run(request).await
+    };
+    secured(response, set_cookie)
+}
+
+/// `response` with the token's cookie (when it was just given) and the headers every page
+/// carries.
+fn secured(mut response: Response, set_cookie: Option<String>) -> Response {
     if let Some(cookie) = set_cookie.and_then(|c| c.parse().ok()) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
     let headers = response.headers_mut();
     headers.insert("x-frame-options", header::HeaderValue::from_static("DENY"));
+    // A link to another site (a trace viewer) does not tell it the inbox's addresses.
+    headers.insert(
+        "referrer-policy",
+        header::HeaderValue::from_static("same-origin"),
+    );
     headers.insert(
         "content-security-policy",
         header::HeaderValue::from_static(
@@ -74,6 +96,21 @@ pub(super) async fn guard(
         ),
     );
     response
+}
+
+/// The path and query of `uri` without its `token` parameters.
+fn without_token(uri: &Uri) -> String {
+    let query: Vec<&str> = uri
+        .query()
+        .unwrap_or_default()
+        .split('&')
+        .filter(|pair| !pair.is_empty() && pair.split('=').next() != Some("token"))
+        .collect();
+    if query.is_empty() {
+        uri.path().to_owned()
+    } else {
+        format!("{}?{}", uri.path(), query.join("&"))
+    }
 }
 
 /// Whether the request's `Host` (when it has one) names a loopback address. Without a token

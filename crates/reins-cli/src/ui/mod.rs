@@ -5,7 +5,8 @@
 //! Ctrl-C or SIGTERM stops the server and every run it resumes ([`resumes`]).
 //!
 //! Security: loopback by default; any other address needs a token (sent once as `?token=`,
-//! then kept in an `HttpOnly`, `SameSite=Strict` cookie). Every state-changing request is a
+//! then kept in an `HttpOnly`, `SameSite=Strict` cookie; the page is shown again at its
+//! address without the token). Every state-changing request is a
 //! POST that must carry the page's anti-forgery token and, when the browser sends one, an
 //! `Origin` matching the `Host`. Everything from a run is HTML-escaped ([`escape::escape`]).
 

@@ -172,11 +172,23 @@ fn with_a_token_every_request_must_carry_it() {
     let inbox = Inbox::start(&agent, &["--token", "s3cret-token"]);
     let refused = http().get(format!("{}/", inbox.url)).send().expect("get");
     assert_eq!(refused.status(), 401);
+    // The token opens the page it was given with, which is shown again without it: the
+    // address bar and the browser's history keep no token.
+    let allowed = http()
+        .get(format!(
+            "{}/runs?token=s3cret-token&x=1&tokens=2",
+            inbox.url
+        ))
+        .send()
+        .expect("get");
+    assert_eq!(allowed.status(), 303);
+    assert_eq!(allowed.headers()["location"], "/runs?x=1&tokens=2");
     let allowed = http()
         .get(format!("{}/?token=s3cret-token", inbox.url))
         .send()
         .expect("get");
-    assert_eq!(allowed.status(), 200);
+    assert_eq!(allowed.status(), 303);
+    assert_eq!(allowed.headers()["location"], "/");
     let cookie = allowed
         .headers()
         .get("set-cookie")
@@ -193,6 +205,8 @@ fn with_a_token_every_request_must_carry_it() {
         .send()
         .expect("get");
     assert_eq!(with_cookie.status(), 200);
+    // A link to another site (a trace viewer) is not told the inbox's addresses.
+    assert_eq!(with_cookie.headers()["referrer-policy"], "same-origin");
 }
 
 #[test]
