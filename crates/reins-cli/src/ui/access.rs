@@ -42,8 +42,11 @@ pub(super) async fn guard(
         let from_query = query
             .get("token")
             .is_some_and(|given| constant_eq(given, token));
+        // The cookie holds the token in hex: any token fits a cookie's value that way (a
+        // `;` or a space would end it).
+        let in_cookie = hex(token);
         let from_cookie =
-            cookie(&headers, "reins_token").is_some_and(|given| constant_eq(&given, token));
+            cookie(&headers, "reins_token").is_some_and(|given| constant_eq(&given, &in_cookie));
         if !from_query && !from_cookie {
             return refused(
                 StatusCode::UNAUTHORIZED,
@@ -53,7 +56,7 @@ pub(super) async fn guard(
         }
         if from_query {
             set_cookie = Some(format!(
-                "reins_token={token}; HttpOnly; SameSite=Strict; Path=/"
+                "reins_token={in_cookie}; HttpOnly; SameSite=Strict; Path=/"
             ));
         }
     }
@@ -160,6 +163,10 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
         .filter_map(|pair| pair.trim().split_once('='))
         .find(|(key, _)| *key == name)
         .map(|(_, value)| value.to_owned())
+}
+
+fn hex(text: &str) -> String {
+    text.bytes().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// Compares secrets without stopping at the first difference.

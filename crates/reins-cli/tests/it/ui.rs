@@ -210,6 +210,25 @@ fn with_a_token_every_request_must_carry_it() {
 }
 
 #[test]
+fn a_token_with_spaces_and_semicolons_opens_the_inbox_through_its_cookie() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let inbox = Inbox::start(&agent, &["--token", "two words; and=more"]);
+    let given = http()
+        .get(format!("{}/?token=two%20words%3B%20and%3Dmore", inbox.url))
+        .send()
+        .expect("get");
+    assert_eq!(given.status(), 303);
+    let cookie = given.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let with_cookie = http()
+        .get(format!("{}/", inbox.url))
+        .header("Cookie", cookie.split(';').next().unwrap_or_default())
+        .send()
+        .expect("get");
+    assert_eq!(with_cookie.status(), 200, "{cookie}");
+}
+
+#[test]
 fn binding_off_loopback_without_a_token_is_refused() {
     let server = FakeLlm::start(RULES);
     let agent = agent(&server);
