@@ -216,7 +216,7 @@ pub async fn approve(
     let decision = match args {
         None => ToolDecision::approve(),
         Some(args) => {
-            crate::edited_args::check(agent, &target.tool_name, &args)?;
+            crate::edited_args::check(agent, &target.tool_name, &args).await?;
             ToolDecision::approve_with_args(args)
         }
     };

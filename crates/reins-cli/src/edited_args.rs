@@ -1,15 +1,33 @@
-//! Arguments a person edits before approving a call, checked against the tool's schema where
-//! the agent file gives one (a shell tool's): a mistake is said to the person at once, rather
-//! than found by the tool failing when the run resumes (or, at the terminal, when it runs).
+//! Arguments a person edits before approving a call, checked against the tool's schema (a
+//! shell tool's from the agent file, an MCP tool's from its server): a mistake is said to the
+//! person at once, rather than found by the tool failing when the run resumes (or, at the
+//! terminal, when it runs).
 
 use crate::config::LoadedAgent;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// `args` for the agent's tool `tool`, or why they do not fit its schema (see
-/// [`Schemas::check`]).
-pub fn check(agent: &LoadedAgent, tool: &str, args: &Value) -> Result<(), String> {
-    Schemas::of(agent).check(tool, args)
+/// [`Schemas::check`]). A tool the file does not define is an MCP server's: the servers are
+/// started to learn its schema; when they cannot be, the arguments go unchecked (their server
+/// checks them when the call runs), and the person is told so on stderr.
+pub async fn check(agent: &LoadedAgent, tool: &str, args: &Value) -> Result<(), String> {
+    let schemas = Schemas::of(agent);
+    if schemas.0.contains_key(tool) || agent.file.tools.mcp.is_empty() {
+        return schemas.check(tool, args);
+    }
+    match crate::assemble::mcp::mcp_schemas(agent).await {
+        Ok(mcp) => schemas
+            .with(mcp.iter().map(|(name, schema)| (name.as_str(), schema)))
+            .check(tool, args),
+        Err(error) => {
+            eprintln!(
+                "reins: the edited arguments of `{tool}` are not checked against its schema \
+                 ({error})"
+            );
+            Ok(())
+        }
+    }
 }
 
 /// The schemas of an agent's shell tools, by name: what edited arguments are checked against

@@ -11,25 +11,24 @@
 
 mod env;
 mod hooks;
+pub mod mcp;
 mod models;
 
 pub use env::secret_from_env;
 pub use hooks::{Approvals, price_table};
 pub use models::model_label;
 
-use crate::config::{
-    DEFAULT_LABEL, LoadedAgent, McpConfig, OVER_BUDGET_LABEL, approval, tool_choice,
-};
+use crate::config::{DEFAULT_LABEL, LoadedAgent, OVER_BUDGET_LABEL, approval, tool_choice};
 use crate::shell_tool::ShellTool;
 use hooks::FileHooks;
+use mcp::{connect_mcp, input_schemas};
 use reins::agent::{Agent, AgentBuilder};
 use reins::completion::BoxedModel;
 use reins::hooks::approval::ApprovalPolicy;
 use reins::tool::ToolTraits;
-use reins_mcp::{McpClient, McpServer, McpTools};
+use reins_mcp::{McpClient, McpTools};
 use reins_restate::Steps;
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 /// The default most model calls of one run.
 pub const DEFAULT_MAX_TURNS: usize = 8;
@@ -161,14 +160,9 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
     // Arguments edited at the terminal's prompt are checked against the MCP tools' schemas
     // too, now that their servers have said what they are.
     let approvals = match approvals {
-        Approvals::Decider(decider) => Approvals::Decider(
-            decider.checking(
-                mcp_tools
-                    .iter()
-                    .flat_map(|tools| tools.names().filter_map(|name| tools.get(name)))
-                    .map(|tool| (tool.name(), tool.input_schema())),
-            ),
-        ),
+        Approvals::Decider(decider) => {
+            Approvals::Decider(decider.checking(mcp_tools.iter().flat_map(input_schemas)))
+        }
         other => other,
     };
     Ok(Connected {
@@ -185,41 +179,6 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
         model_label: model_label(model),
         _servers: servers,
     })
-}
-
-/// Starts one MCP server and lists its tools, filtered and prefixed.
-async fn connect_mcp(
-    agent: &LoadedAgent,
-    config: &McpConfig,
-) -> Result<(McpClient, McpTools), String> {
-    let cwd = config.cwd.as_ref().map(|cwd| agent.resolve(cwd.get_ref()));
-    let mut server = match (&config.command, &config.url) {
-        (Some(command), _) => {
-            let base = cwd.clone().unwrap_or_else(|| agent.base_dir());
-            let program = crate::shell_tool::program_path(command.get_ref(), &base);
-            McpServer::stdio(program, &config.args)
-        }
-        (None, Some(url)) => http_server(config, url.get_ref())?,
-        (None, None) => return Err(format!("MCP server `{}` has no command", config.name)),
-    }
-    .name(config.name.clone())
-    .envs(config.env.clone());
-    if let Some(cwd) = cwd {
-        server = server.current_dir(cwd);
-    }
-    if let Some(secs) = config.call_timeout_secs {
-        server = server.call_timeout(Duration::from_secs(secs));
-    }
-    let client = server.connect().await.map_err(|error| error.to_string())?;
-    let mut tools = client.tools().await.map_err(|error| error.to_string())?;
-    if let Some(include) = &config.include {
-        tools = tools.only(include);
-    }
-    tools = tools.except(&config.exclude);
-    if let Some(prefix) = &config.prefix {
-        tools = tools.prefix(prefix);
-    }
-    Ok((client, tools))
 }
 
 impl Connected {
@@ -264,21 +223,4 @@ impl Connected {
         }
         self.hooks.add_to(builder, steps).build()
     }
-}
-
-/// An MCP server over streamable HTTP, its credentials read from the variables the file
-/// names. `reins check` reports unset ones; here they are only named, never shown.
-fn http_server(config: &McpConfig, url: &str) -> Result<McpServer, String> {
-    let read = |variable: &str| {
-        env::secret_from_env(variable)
-            .map_err(|unset| format!("{unset} (MCP server `{}`)", config.name))
-    };
-    let mut server = McpServer::http(url);
-    if let Some(variable) = &config.bearer_token_env {
-        server = server.bearer_token(read(variable.get_ref())?);
-    }
-    for (header, variable) in &config.headers_from_env {
-        server = server.header(header.clone(), read(variable.get_ref())?);
-    }
-    Ok(server)
 }

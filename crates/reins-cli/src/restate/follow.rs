@@ -333,7 +333,7 @@ pub async fn decide(
             ToolDecision::deny(crate::approve::denial(message.as_deref()))
         }
         (Verdict::Approve(_), Some(args)) => {
-            crate::edited_args::check(agent, &target.tool, &args)?;
+            crate::edited_args::check(agent, &target.tool, &args).await?;
             ToolDecision::approve_with_args(args)
         }
         (Verdict::Approve(_), None) => ToolDecision::approve(),

@@ -293,15 +293,20 @@ async fn approve(
         .filter(|a| !a.is_empty())
     {
         None => ToolDecision::approve(),
-        Some(text) => match parse_args(text).and_then(|args| {
-            crate::edited_args::check(&app.agent, &target.tool_name, &args).map(|()| args)
-        }) {
+        Some(text) => match checked_args(&app, &target.tool_name, text).await {
             Ok(args) if args == target.arguments => ToolDecision::approve(),
             Ok(args) => ToolDecision::approve_with_args(args),
             Err(error) => return refused(StatusCode::BAD_REQUEST, &error, Some(&run)),
         },
     };
     decide(app, run, &target, form.binding, decision).await
+}
+
+/// The arguments a person edited in the form, read and checked against the tool's schema.
+async fn checked_args(app: &App, tool: &str, text: &str) -> Result<serde_json::Value, String> {
+    let args = parse_args(text)?;
+    crate::edited_args::check(&app.agent, tool, &args).await?;
+    Ok(args)
 }
 
 async fn deny(

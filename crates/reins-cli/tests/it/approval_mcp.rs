@@ -1,8 +1,11 @@
 //! `[hooks.approval]` rules with an MCP server, whose tools `reins check` cannot know:
 //! `reins run` checks them against the server's tools after connecting, before the first
-//! model call, so a misspelt `ask` rule never lets the tool through unasked.
+//! model call, so a misspelt `ask` rule never lets the tool through unasked. A waiting call of
+//! an MCP tool whose arguments a person edits is checked against the server's schema.
 
-use crate::common::{AgentDir, TIME_SERVER_TOOLS, model_table, outcome};
+use crate::common::fakellm::FakeLlm;
+use crate::common::inbox::{Inbox, form_field, http};
+use crate::common::{AgentDir, TIME_RULES, TIME_SERVER_TOOLS, events, model_table, outcome};
 
 #[test]
 fn an_approval_rule_matching_no_tool_of_the_mcp_server_fails_the_run_before_any_model_call() {
@@ -28,4 +31,77 @@ rules = [
         "{stderr}"
     );
     assert!(!stderr.to_lowercase().contains("connect"), "{stderr}");
+}
+
+#[test]
+fn edited_arguments_of_a_waiting_mcp_call_are_checked_against_the_server_s_schema() {
+    let server = FakeLlm::start(TIME_RULES);
+    let agent = AgentDir::new(&format!(
+        "{model}\n{TIME_SERVER_TOOLS}\n[hooks.approval]\n\
+         rules = [{{ tool = \"time_get_current_time\", action = \"ask\" }}]\n",
+        model = model_table(&server.openai_url())
+    ));
+    let (code, stdout, stderr) =
+        outcome(agent.keyed(&["run", "AGENT", "What time is it?", "--json"]));
+    assert_eq!(code, 3, "the call waits for a person\n{stdout}\n{stderr}");
+    let suspended = events(&stdout).pop().expect("events");
+    assert_eq!(suspended["pending"][0]["tool"], "time_get_current_time");
+    let run = suspended["run"].as_str().expect("run id").to_owned();
+
+    // `get_current_time` requires `timezone`: a misspelt key is refused before the run
+    // resumes, from the command line and from the inbox, and the call still waits.
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "approve",
+        "AGENT",
+        &run,
+        "--args",
+        r#"{"tz": "Asia/Tokyo"}"#,
+    ]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("the arguments do not fit the schema of `time_get_current_time`")
+            && stderr.contains("\"timezone\" is a required property"),
+        "{stderr}"
+    );
+    let inbox = Inbox::start(&agent, &[]);
+    let page = inbox.run_page(&run);
+    let refused = http()
+        .post(format!(
+            "{}/runs/{run}/calls/{}/approve",
+            inbox.url,
+            pending_call(&suspended)
+        ))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "csrf={}&binding={}&args=%7B%22tz%22%3A%22Asia%2FTokyo%22%7D",
+            form_field(&page, "csrf"),
+            form_field(&page, "binding")
+        ))
+        .send()
+        .expect("post");
+    assert_eq!(refused.status(), 400);
+    let why = refused.text().unwrap_or_default();
+    assert!(why.contains("do not fit the schema of"), "{why}");
+    drop(inbox);
+
+    let (code, _, stderr) = outcome(agent.reins(&[
+        "runs",
+        "approve",
+        "AGENT",
+        &run,
+        "--args",
+        r#"{"timezone": "Asia/Tokyo"}"#,
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "The time server answered.", "{stderr}");
+}
+
+fn pending_call(suspended: &serde_json::Value) -> String {
+    suspended["pending"][0]["call"]
+        .as_str()
+        .expect("call id")
+        .to_owned()
 }
