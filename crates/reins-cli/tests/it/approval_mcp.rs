@@ -5,7 +5,9 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, form_field, http};
-use crate::common::{AgentDir, TIME_RULES, TIME_SERVER_TOOLS, events, model_table, outcome};
+use crate::common::{
+    AgentDir, TIME_RULES, TIME_SERVER_TOOLS, approve_with_args, events, model_table, outcome,
+};
 
 #[test]
 fn an_approval_rule_matching_no_tool_of_the_mcp_server_fails_the_run_before_any_model_call() {
@@ -50,14 +52,7 @@ fn edited_arguments_of_a_waiting_mcp_call_are_checked_against_the_server_s_schem
 
     // `get_current_time` requires `timezone`: a misspelt key is refused before the run
     // resumes, from the command line and from the inbox, and the call still waits.
-    let (code, _, stderr) = outcome(agent.reins(&[
-        "runs",
-        "approve",
-        "AGENT",
-        &run,
-        "--args",
-        r#"{"tz": "Asia/Tokyo"}"#,
-    ]));
+    let (code, _, stderr) = approve_with_args(&agent, &run, r#"{"tz": "Asia/Tokyo"}"#);
     assert_eq!(code, 1, "{stderr}");
     assert!(
         stderr.contains("the arguments do not fit the schema of `time_get_current_time`")
@@ -85,14 +80,7 @@ fn edited_arguments_of_a_waiting_mcp_call_are_checked_against_the_server_s_schem
     assert!(why.contains("do not fit the schema of"), "{why}");
     drop(inbox);
 
-    let (code, _, stderr) = outcome(agent.reins(&[
-        "runs",
-        "approve",
-        "AGENT",
-        &run,
-        "--args",
-        r#"{"timezone": "Asia/Tokyo"}"#,
-    ]));
+    let (code, _, stderr) = approve_with_args(&agent, &run, r#"{"timezone": "Asia/Tokyo"}"#);
     assert_eq!(code, 0, "{stderr}");
     let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");

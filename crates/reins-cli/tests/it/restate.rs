@@ -7,8 +7,8 @@
 use crate::common::approval_service::approval_service;
 use crate::common::fakellm::FakeLlm;
 use crate::common::{
-    AgentDir, TIME_RULES, TIME_SERVER_TOOLS, events, model_table, outcome, save_note_rules,
-    waiting_save_note,
+    AgentDir, TIME_RULES, TIME_SERVER_TOOLS, approve_with_args, events, model_table, outcome,
+    save_note_rules, waiting_save_note,
 };
 use reins_test_servers::{RestateServer, free_port};
 use serde_json::Value;
@@ -253,14 +253,7 @@ fn a_denied_call_never_runs_and_an_edited_one_runs_with_its_new_arguments() {
     assert!(notes(&agent).is_empty(), "the denied call did not run");
 
     let (edited, _) = suspend(&agent, "Save another note.");
-    let (code, _, stderr) = outcome(agent.reins(&[
-        "runs",
-        "approve",
-        "AGENT",
-        &edited,
-        "--args",
-        r#"{"text": "edited"}"#,
-    ]));
+    let (code, _, stderr) = approve_with_args(&agent, &edited, r#"{"text": "edited"}"#);
     assert_eq!(code, 0, "{stderr}");
     let (code, stdout, stderr) =
         outcome(agent.reins(&["runs", "resume", "AGENT", &edited, "--json"]));

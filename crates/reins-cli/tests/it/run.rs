@@ -7,7 +7,9 @@
 //! follows a run from its start through the decision commands to its end.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, events, notes_agent, outcome, save_note_rules, waiting_save_note};
+use crate::common::{
+    AgentDir, approve_with_args, events, notes_agent, outcome, save_note_rules, waiting_save_note,
+};
 use serde_json::Value;
 
 /// The save-note flow, with this file's own rules.
@@ -91,14 +93,7 @@ fn without_a_terminal_a_call_suspends_and_is_approved_with_edited_arguments() {
     assert_eq!(listed[0]["agent"], "notes");
     assert_eq!(listed[0]["model"], "openai/gpt-5-mini");
 
-    let (code, _, stderr) = outcome(agent.reins(&[
-        "runs",
-        "approve",
-        "AGENT",
-        &run,
-        "--args",
-        r#"{"text": "edited"}"#,
-    ]));
+    let (code, _, stderr) = approve_with_args(&agent, &run, r#"{"text": "edited"}"#);
     assert_eq!(code, 0, "{stderr}");
     // The command that goes on is named whole, ready to paste.
     assert!(

@@ -5,7 +5,8 @@
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::Inbox;
 use crate::common::{
-    AgentDir, model_table, notes_agent, outcome, save_note_rules, waiting_save_note,
+    AgentDir, approve_with_args, model_table, notes_agent, outcome, save_note_rules,
+    waiting_save_note,
 };
 use serde_json::json;
 
@@ -228,14 +229,7 @@ fn edited_arguments_that_do_not_fit_the_tool_s_schema_are_refused_and_the_call_w
     let agent = asking_agent(&server);
     let run = waiting_run(&agent);
     // `save_note` requires `text`; a misspelt key would only fail the tool after resuming.
-    let (code, _, stderr) = outcome(agent.reins(&[
-        "runs",
-        "approve",
-        "AGENT",
-        &run,
-        "--args",
-        r#"{"txt": "edited"}"#,
-    ]));
+    let (code, _, stderr) = approve_with_args(&agent, &run, r#"{"txt": "edited"}"#);
     assert_eq!(code, 1, "{stderr}");
     assert!(
         stderr.contains("the arguments do not fit the schema of `save_note`")
@@ -243,14 +237,7 @@ fn edited_arguments_that_do_not_fit_the_tool_s_schema_are_refused_and_the_call_w
         "{stderr}"
     );
     // Nothing was decided: the call still waits, and arguments that fit are taken.
-    let (code, _, stderr) = outcome(agent.reins(&[
-        "runs",
-        "approve",
-        "AGENT",
-        &run,
-        "--args",
-        r#"{"text": "edited"}"#,
-    ]));
+    let (code, _, stderr) = approve_with_args(&agent, &run, r#"{"text": "edited"}"#);
     assert_eq!(code, 0, "{stderr}");
 }
 

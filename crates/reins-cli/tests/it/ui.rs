@@ -5,7 +5,7 @@
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, form_field, http};
 use crate::common::webdriver::Browser;
-use crate::common::{AgentDir, model_table, notes_agent, outcome};
+use crate::common::{AgentDir, approve_with_args, model_table, notes_agent, outcome};
 use serde_json::Value;
 
 pub const RULES: &str = r#"
@@ -243,14 +243,7 @@ fn a_run_decided_on_the_command_line_is_resumed_from_the_inbox() {
     let server = FakeLlm::start(RULES);
     let agent = agent(&server);
     let run = suspended_run(&agent);
-    let (code, _, stderr) = outcome(agent.reins(&[
-        "runs",
-        "approve",
-        "AGENT",
-        &run,
-        "--args",
-        r#"{"text": "from the shell"}"#,
-    ]));
+    let (code, _, stderr) = approve_with_args(&agent, &run, r#"{"text": "from the shell"}"#);
     assert_eq!(code, 0, "{stderr}");
     let inbox = Inbox::start(&agent, &[]);
     let page = inbox.run_page(&run);

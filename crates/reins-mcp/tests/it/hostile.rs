@@ -4,7 +4,7 @@
 
 use crate::servers::{connect, python};
 use reins::tool::ToolCallContext;
-use reins_mcp::{McpContent, McpError, McpServer};
+use reins_mcp::{McpClient, McpContent, McpError, McpServer};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -168,7 +168,11 @@ async fn the_model_is_shown_a_bounded_part_of_a_huge_result() {
 
 #[tokio::test]
 async fn content_the_client_cannot_read_is_left_out_and_the_rest_shown() {
-    let client = connect(hostile_server("newer-content")).await;
+    reads_newer_content(connect(hostile_server("newer-content")).await).await;
+}
+
+/// What a client of the `newer-content` server reads, over either transport.
+pub async fn reads_newer_content(client: McpClient) {
     let set = client.tools().await.unwrap().to_tool_set();
     let call = set
         .call(
@@ -226,7 +230,11 @@ async fn an_answer_that_is_no_tool_result_is_a_clear_error() {
 
 #[tokio::test]
 async fn a_listed_tool_the_client_cannot_read_is_left_out_and_the_rest_listed() {
-    let client = connect(hostile_server("newer-tools")).await;
+    reads_newer_tools(connect(hostile_server("newer-tools")).await).await;
+}
+
+/// What a client of the `newer-tools` server lists, over either transport.
+pub async fn reads_newer_tools(client: McpClient) {
     let tools = client.tools().await.unwrap();
     // Unknown fields and annotations are passed over; the icon of an unknown theme is not
     // needed, so `draw` is read without it; `schemaless` has no inputSchema and is left out.

@@ -1,10 +1,9 @@
 //! The hostile server of `hostile.rs` over streamable HTTP: what the client reads leniently
 //! over stdio it reads the same way over HTTP (the same wrapper sits on both transports).
 
+use crate::hostile::{reads_newer_content, reads_newer_tools};
 use crate::servers::{connect, python};
-use reins::tool::ToolCallContext;
-use reins_mcp::{McpContent, McpServer};
-use serde_json::json;
+use reins_mcp::McpServer;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
@@ -51,37 +50,11 @@ impl Drop for HostileHttp {
 #[tokio::test]
 async fn content_the_client_cannot_read_is_left_out_over_http_too() {
     let server = HostileHttp::start("newer-content");
-    let client = connect(server.server()).await;
-    let set = client.tools().await.unwrap().to_tool_set();
-    let call = set
-        .call(
-            "echo",
-            &json!({"text": "x"}),
-            ToolCallContext::new("r", "1", "p"),
-        )
-        .await;
-    assert!(call.outcome.is_success(), "{:?}", call.output);
-    assert_eq!(
-        call.output.render(),
-        "before\n[content of type \"video\" not shown]\n[content of type \"image\" not shown]\nafter"
-    );
-    let result = client
-        .call_tool("echo", json!({"text": "x"}), None)
-        .await
-        .unwrap();
-    assert_eq!(
-        result.content[1],
-        McpContent::Other {
-            kind: "video".into()
-        }
-    );
+    reads_newer_content(connect(server.server()).await).await;
 }
 
 #[tokio::test]
 async fn a_listed_tool_the_client_cannot_read_is_left_out_over_http_too() {
     let server = HostileHttp::start("newer-tools");
-    let client = connect(server.server()).await;
-    let tools = client.tools().await.unwrap();
-    assert_eq!(tools.names().collect::<Vec<_>>(), ["echo", "draw"]);
-    assert!(tools.get("echo").unwrap().traits().read_only);
+    reads_newer_tools(connect(server.server()).await).await;
 }

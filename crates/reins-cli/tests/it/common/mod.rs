@@ -140,6 +140,11 @@ include = ["get_current_time"]
 prefix = "time_"
 "#;
 
+/// `reins runs approve AGENT <run> --args <args>`: its exit code, stdout and stderr.
+pub fn approve_with_args(agent: &AgentDir, run: &str, args: &str) -> (i32, String, String) {
+    outcome(agent.reins(&["runs", "approve", "AGENT", run, "--args", args]))
+}
+
 /// Exit code, stdout and stderr of a finished command.
 pub fn outcome(mut command: impl std::borrow::BorrowMut<Command>) -> (i32, String, String) {
     let output = command.borrow_mut().output().expect("run reins");
