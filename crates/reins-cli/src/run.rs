@@ -367,15 +367,23 @@ pub fn new_run_id() -> String {
 /// 120 prompt + 30 generated tokens`. A provider that reports no token counts (some local
 /// servers) is said to, rather than shown as having used none.
 pub fn done_line(run_id: &str, turns: usize, usage: &reins::completion::Usage) -> String {
-    let tokens = if usage.input_tokens == 0 && usage.output_tokens == 0 {
+    format!(
+        "[done] run {run_id}: {turns} model call(s), {}",
+        token_counts(usage)
+    )
+}
+
+/// A run's tokens as people are told them: `3 prompt + 2 generated tokens`, or that the
+/// provider gave no counts (some servers report none; "0 tokens" would be untrue).
+pub fn token_counts(usage: &reins::completion::Usage) -> String {
+    if usage.input_tokens == 0 && usage.output_tokens == 0 {
         "no token counts from the provider".to_owned()
     } else {
         format!(
             "{} prompt + {} generated tokens",
             usage.input_tokens, usage.output_tokens
         )
-    };
-    format!("[done] run {run_id}: {turns} model call(s), {tokens}")
+    }
 }
 
 #[cfg(test)]

@@ -124,6 +124,14 @@ fn an_approved_calls_page_says_the_inbox_runs_it_and_follows_it_to_its_end() {
         .expect("a run id")
         .to_owned();
     let inbox = Inbox::start(&agent, &[]);
+    // fakellm reports no usage: the page says so rather than "0 tokens".
+    assert!(
+        inbox
+            .run_page(&run)
+            .contains("1 turn(s), model openai/gpt-5-mini, no token counts from the provider"),
+        "{}",
+        inbox.run_page(&run)
+    );
     let browser = Browser::start();
     browser.goto(&format!("{}/runs/{run}", inbox.url));
     browser.click(&browser.find("button[name=approve]"));
