@@ -67,6 +67,10 @@ impl PrintableStream {
     /// The printable form of `piece`, with a carriage return held back from the previous
     /// piece put before it.
     pub fn push<'a>(&mut self, piece: &'a str) -> Cow<'a, str> {
+        if piece.is_empty() {
+            // Nothing to show yet, nor to tell what follows a held carriage return.
+            return Cow::Borrowed(piece);
+        }
         let held = std::mem::take(&mut self.held_carriage_return);
         let body = piece.strip_suffix('\r');
         self.held_carriage_return = body.is_some();
@@ -160,6 +164,7 @@ mod tests {
     fn a_carriage_return_before_a_line_feed_in_the_next_piece_is_a_line_ending() {
         let mut stream = PrintableStream::default();
         assert_eq!(stream.push("a\r"), "a");
+        assert_eq!(stream.push(""), "");
         assert_eq!(stream.push("\nb\r"), "\r\nb");
         assert_eq!(stream.push("c"), "\\u000dc");
         assert_eq!(stream.push("\r"), "");
