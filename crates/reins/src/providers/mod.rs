@@ -10,7 +10,8 @@
 //! does, the same way for all of them:
 //!
 //! - **Credentials** ([`Auth`]): the key is an [`ApiKey`] (never in `Debug` output, logs or
-//!   errors; a server that echoes it back has it replaced) sent as a bearer token or in the
+//!   errors; a server that echoes it back, in an error or in an answer — streamed fragments
+//!   included, even split across them — has it replaced) sent as a bearer token or in the
 //!   provider's header. Redirects are not followed ([`Redirects`]), so a credential never
 //!   leaves for another server; a redirect is a
 //!   [`CompletionError::Redirected`].
@@ -20,8 +21,9 @@
 //!   deadline for the whole call, retries and stream included.
 //! - **Limits** ([`Limits`]): a body, an event and a line of a stream; crossing one is a
 //!   [`CompletionError::TooLarge`].
-//! - **Errors** quote at most 2 KiB of what the server sent; a streamed answer that is not an
-//!   event stream, or that breaks, says what was received.
+//! - **Errors** quote at most 2 KiB of what the server sent (control sequences as text, see
+//!   [`crate::text`]); a streamed answer that is not an event stream, or that breaks, says
+//!   what was received.
 //!
 //! ```
 //! use reins::agent::{AgentBuilder, PromptError};

@@ -2,6 +2,7 @@
 //! bounded, and how a server's text is scrubbed of the key. Sending (`send`) and reading
 //! bodies (`body`) build on it.
 
+use super::echoes::Secrets;
 use super::retry::RetryPolicy;
 use super::settings::{ApiKey, Limits, Timeouts, scrub_key};
 use crate::completion::CompletionError;
@@ -82,6 +83,16 @@ impl HttpClient {
             }
         }
         text
+    }
+
+    /// What an answer must not hold: the key, and query values that look like credentials.
+    pub(crate) fn secrets(&self) -> Secrets {
+        Secrets::new(
+            self.api_key
+                .iter()
+                .map(|key| key.expose().to_owned())
+                .chain(self.query_secrets.iter().cloned()),
+        )
     }
 
     /// A transport error, scrubbed like everything a server sends.

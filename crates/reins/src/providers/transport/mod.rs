@@ -9,6 +9,7 @@ mod body;
 mod builder;
 mod client;
 mod credentials;
+mod echoes;
 mod model;
 mod protocol;
 mod retry;

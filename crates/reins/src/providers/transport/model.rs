@@ -74,10 +74,12 @@ impl<P: Protocol> CompletionModel for HttpModel<P> {
     ) -> Result<CompletionResponse, CompletionError> {
         let (response, deadline) = self.send(request, false).await?;
         let raw = read_json(&self.client, response, deadline).await?;
-        let response = self
+        let mut response = self
             .protocol
             .decode(raw)
             .map_err(|error| self.client.scrub_error(error))?;
+        // A key the server echoed in its answer goes no further (see `echoes.rs`).
+        self.client.secrets().scrub_response(&mut response);
         // A whole answer holds at most as many parts as a streamed one: each tool call in it
         // is one the agent would run.
         if response.content.len() > MAX_ANSWER_PARTS {

@@ -2,6 +2,7 @@
 //! protocol's decoder → chunks, each read within the idle timeout and the call's deadline.
 
 use super::client::{HttpClient, Wait};
+use super::echoes::EchoFilter;
 use super::protocol::{MAX_ANSWER_PARTS, StreamDecoder, too_many_parts};
 use super::sse::{SseDecoder, SseError, SseEvent};
 use crate::completion::{CompletionError, CompletionStream, StreamChunk};
@@ -20,7 +21,12 @@ struct ChunkStream<D> {
     bytes: BoxStream<'static, reqwest::Result<Bytes>>,
     sse: SseDecoder,
     events: VecDeque<SseEvent>,
+    /// What the decoder made of the events, before the echo filter.
     chunks: VecDeque<StreamChunk>,
+    /// The chunks to hand out, past the echo filter.
+    ready: VecDeque<StreamChunk>,
+    /// Scrubs the key from fragments and the response; `None` without a key.
+    echoes: Option<EchoFilter>,
     /// `None` once the answer is complete or has failed.
     decoder: Option<D>,
     /// The connection has closed and its last event is in `events`.
@@ -39,6 +45,7 @@ pub(crate) fn chunk_stream<D: StreamDecoder>(
     deadline: Instant,
 ) -> CompletionStream {
     let limits = client.limits;
+    let echoes = EchoFilter::new(client.secrets());
     let state = ChunkStream {
         client,
         deadline,
@@ -46,6 +53,8 @@ pub(crate) fn chunk_stream<D: StreamDecoder>(
         sse: SseDecoder::with_limits(limits.line, limits.event),
         events: VecDeque::new(),
         chunks: VecDeque::new(),
+        ready: VecDeque::new(),
+        echoes,
         decoder: Some(decoder),
         closed: false,
         assembled: 0,
@@ -59,7 +68,7 @@ pub(crate) fn chunk_stream<D: StreamDecoder>(
 impl<D: StreamDecoder> ChunkStream<D> {
     async fn next(&mut self) -> Option<Result<StreamChunk, CompletionError>> {
         loop {
-            if let Some(chunk) = self.chunks.pop_front() {
+            if let Some(chunk) = self.next_ready() {
                 // Every event may fit the limits while the answer they add up to grows
                 // without end; it is held whole until `Done`, so it is bounded too.
                 self.assembled = self.assembled.saturating_add(assembled_bytes(&chunk));
@@ -141,10 +150,23 @@ impl<D: StreamDecoder> ChunkStream<D> {
         }
     }
 
+    /// The next chunk to hand out: the decoder's, through the echo filter (which may hold a
+    /// fragment back, or hand out what it held before it).
+    fn next_ready(&mut self) -> Option<StreamChunk> {
+        let Some(filter) = &mut self.echoes else {
+            return self.chunks.pop_front();
+        };
+        while self.ready.is_empty() {
+            filter.pass(self.chunks.pop_front()?, &mut self.ready);
+        }
+        self.ready.pop_front()
+    }
+
     /// Ends the stream with `error`, scrubbed of the key.
     fn fail(&mut self, error: CompletionError) -> CompletionError {
         self.decoder = None;
         self.chunks.clear();
+        self.ready.clear();
         self.client.scrub_error(error)
     }
 

@@ -46,6 +46,7 @@ macro_rules! hardening {
                     secrets::credentials_never_show_in_debug_output,
                     secrets::an_error_body_echoing_the_key_does_not_show_it,
                     secrets::an_error_quoting_only_the_start_of_the_key_does_not_show_it,
+                    secrets::an_answer_echoing_the_key_does_not_show_it,
                 );
             }
         )*

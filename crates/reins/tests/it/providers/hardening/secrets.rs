@@ -1,10 +1,11 @@
 //! Secrets in logs: whatever the header is called, a credential does not show in `Debug`
-//! output, and a provider echoing the key back does not put it in an error.
+//! output, and a provider echoing the key back does not put it in an error, nor in an answer
+//! (which a run keeps in its history, its store and its traces).
 
 use crate::providers::fixtures::{Fixture, Settings, model_at};
 use crate::providers::hostile::{Hostile, Reply};
-use crate::providers::support::{call, prompt};
-use reins::completion::CompletionError;
+use crate::providers::support::{call, drain, prompt};
+use reins::completion::{CompletionError, CompletionModel, StreamChunk};
 use reins::providers::RetryPolicy;
 
 const LIVE_KEY: &str = "sk-live-XYZ0123456789abcdef";
@@ -75,6 +76,47 @@ pub async fn an_error_quoting_only_the_start_of_the_key_does_not_show_it<F: Fixt
         );
         let shown = format!("{error} {error:?}");
         assert!(!shown.contains(&LIVE_KEY[..10]), "{shown}");
+    }
+}
+
+pub async fn an_answer_echoing_the_key_does_not_show_it<F: Fixture>() {
+    // The key split across the streamed fragments, as a server that means to slip it past a
+    // fragment-by-fragment check would send it.
+    let pieces = [
+        "Your key is sk-li",
+        "ve-XYZ01234",
+        "56789abcdef",
+        ", keep it safe.",
+    ];
+    let whole = pieces.concat();
+    assert!(whole.contains(LIVE_KEY));
+    let server = Hostile::start(vec![
+        Reply::json(&F::text_reply(&whole)),
+        Reply::fixed(
+            200,
+            &[("content-type", "text/event-stream")],
+            F::text_stream(&pieces).concat(),
+        ),
+    ])
+    .await;
+    let settings = Settings::default().key(LIVE_KEY).retry(RetryPolicy::none());
+    let model = model_at::<F>(&server.url(), &settings);
+    let scrubbed = "Your key is <redacted>, keep it safe.";
+    let answer = model.completion(&prompt("hi")).await.unwrap();
+    assert_eq!(answer.text(), scrubbed);
+    let (chunks, end) = drain(&model, &prompt("hi")).await;
+    assert_eq!(end.unwrap().text(), scrubbed);
+    let streamed: String = chunks
+        .iter()
+        .map(|chunk| match chunk {
+            StreamChunk::Text(text) => text.as_str(),
+            _ => "",
+        })
+        .collect();
+    assert_eq!(streamed, scrubbed);
+    // No fragment shows even the start of the key.
+    for chunk in &chunks {
+        assert!(!format!("{chunk:?}").contains("sk-li"), "{chunk:?}");
     }
 }
 

@@ -1,0 +1,294 @@
+//! The key, echoed in an answer: a server (a hostile gateway, a proxy that quotes the request)
+//! can write the client's own key into the text, reasoning or tool-call arguments it answers.
+//! From there it would reach the run's history, the store a durable run is kept in, traces,
+//! a hook that logs the stream, and the tools the model calls. Every answer is scrubbed before
+//! anything sees it: the assembled response whole, and the streamed fragments as they pass,
+//! holding back the end of a fragment that could be the start of the key until the next one
+//! shows whether it is (so a key split across fragments is caught too, and no fragment shows
+//! its start).
+
+use crate::completion::{CompletionResponse, StreamChunk};
+use crate::message::AssistantContent;
+use serde_json::Value;
+use std::collections::VecDeque;
+
+/// What a secret is replaced with.
+const REDACTED: &str = "<redacted>";
+
+/// The secrets an answer must not hold: the key and credentials of the URL's query.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Secrets(Vec<String>);
+
+impl Secrets {
+    /// `secrets`, the empty ones left out.
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
+        Secrets(secrets.into_iter().filter(|s| !s.is_empty()).collect())
+    }
+
+    /// Whether there is nothing to look for.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `text` with every secret replaced, or `None` when it holds none.
+    fn replaced(&self, text: &str) -> Option<String> {
+        if !self.0.iter().any(|secret| text.contains(secret.as_str())) {
+            return None;
+        }
+        let mut text = text.to_owned();
+        for secret in &self.0 {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), REDACTED);
+            }
+        }
+        Some(text)
+    }
+
+    fn scrub(&self, text: &mut String) {
+        if let Some(replaced) = self.replaced(text) {
+            *text = replaced;
+        }
+    }
+
+    /// How many bytes at the end of `text` could be the start of a secret (and so must wait
+    /// for the next fragment).
+    fn open_end(&self, text: &str) -> usize {
+        self.0
+            .iter()
+            .map(|secret| {
+                (1..secret.len().min(text.len() + 1))
+                    .rev()
+                    .find(|&len| secret.is_char_boundary(len) && text.ends_with(&secret[..len]))
+                    .unwrap_or(0)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// `response` with the secrets replaced in its text, reasoning and tool calls.
+    pub fn scrub_response(&self, response: &mut CompletionResponse) {
+        if self.is_empty() {
+            return;
+        }
+        for part in response.content.iter_mut() {
+            match part {
+                AssistantContent::Text(text) => self.scrub(&mut text.text),
+                AssistantContent::Reasoning(reasoning) => self.scrub(&mut reasoning.text),
+                AssistantContent::ToolCall(call) => {
+                    self.scrub(&mut call.name);
+                    self.scrub_value(&mut call.arguments);
+                }
+            }
+        }
+    }
+
+    fn scrub_value(&self, value: &mut Value) {
+        match value {
+            Value::String(text) => self.scrub(text),
+            Value::Array(items) => items.iter_mut().for_each(|item| self.scrub_value(item)),
+            Value::Object(fields) => {
+                let renamed: Vec<(String, String)> = fields
+                    .keys()
+                    .filter_map(|key| Some((key.clone(), self.replaced(key)?)))
+                    .collect();
+                for (old, new) in renamed {
+                    if let Some(field) = fields.remove(&old) {
+                        fields.insert(new, field);
+                    }
+                }
+                fields
+                    .values_mut()
+                    .for_each(|field| self.scrub_value(field));
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+}
+
+/// Which stream of fragments a held piece belongs to.
+#[derive(Debug, PartialEq)]
+enum Strand {
+    Text,
+    Reasoning,
+    Call(String),
+}
+
+/// The streamed fragments of one answer, scrubbed as they pass (see the module docs).
+#[derive(Debug)]
+pub(crate) struct EchoFilter {
+    secrets: Secrets,
+    /// The end of the last fragment that could start a secret, not handed out yet.
+    held: Option<(Strand, String)>,
+}
+
+impl EchoFilter {
+    /// A filter for `secrets`; `None` when there are none (nothing to hold or scrub).
+    pub fn new(secrets: Secrets) -> Option<Self> {
+        (!secrets.is_empty()).then_some(EchoFilter {
+            secrets,
+            held: None,
+        })
+    }
+
+    /// Hands `chunk` on to `out`, scrubbed: a fragment less what it holds back, the held
+    /// piece of another strand first, and the assembled response after everything held.
+    pub fn pass(&mut self, chunk: StreamChunk, out: &mut VecDeque<StreamChunk>) {
+        let (strand, name, fragment) = match chunk {
+            StreamChunk::Done(mut response) => {
+                self.release(out);
+                self.secrets.scrub_response(&mut response);
+                out.push_back(StreamChunk::Done(response));
+                return;
+            }
+            StreamChunk::Text(text) => (Strand::Text, None, text),
+            StreamChunk::Reasoning(text) => (Strand::Reasoning, None, text),
+            StreamChunk::ToolCall { id, name, delta } => (Strand::Call(id), name, delta),
+        };
+        let mut joined = match self.held.take() {
+            Some((held, mut piece)) if held == strand => {
+                piece.push_str(&fragment);
+                piece
+            }
+            Some(other) => {
+                out.push_back(chunk_of(other.0, None, other.1));
+                fragment
+            }
+            None => fragment,
+        };
+        self.secrets.scrub(&mut joined);
+        let open = self.secrets.open_end(&joined);
+        let kept = joined.split_off(joined.len() - open);
+        if !joined.is_empty() || name.is_some() {
+            out.push_back(chunk_of(clone_strand(&strand), name, joined));
+        }
+        if !kept.is_empty() {
+            self.held = Some((strand, kept));
+        }
+    }
+
+    /// Hands out what is held: the stream goes on with something else, or ends.
+    fn release(&mut self, out: &mut VecDeque<StreamChunk>) {
+        if let Some((strand, piece)) = self.held.take() {
+            out.push_back(chunk_of(strand, None, piece));
+        }
+    }
+}
+
+fn clone_strand(strand: &Strand) -> Strand {
+    match strand {
+        Strand::Text => Strand::Text,
+        Strand::Reasoning => Strand::Reasoning,
+        Strand::Call(id) => Strand::Call(id.clone()),
+    }
+}
+
+fn chunk_of(strand: Strand, name: Option<String>, text: String) -> StreamChunk {
+    match strand {
+        Strand::Text => StreamChunk::Text(text),
+        Strand::Reasoning => StreamChunk::Reasoning(text),
+        Strand::Call(id) => StreamChunk::ToolCall {
+            id,
+            name,
+            delta: text,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::OneOrMany;
+    use serde_json::json;
+
+    const KEY: &str = "sk-live-0123456789";
+
+    fn filter() -> EchoFilter {
+        EchoFilter::new(Secrets::new([KEY.to_owned(), String::new()])).unwrap()
+    }
+
+    fn pass_all(filter: &mut EchoFilter, chunks: Vec<StreamChunk>) -> Vec<StreamChunk> {
+        let mut out = VecDeque::new();
+        for chunk in chunks {
+            filter.pass(chunk, &mut out);
+        }
+        out.into()
+    }
+
+    #[test]
+    fn a_key_split_across_fragments_is_replaced_and_no_fragment_shows_its_start() {
+        let pieces = ["key: sk-", "live-01", "23456789 done", " sk"];
+        let chunks = pieces.map(|p| StreamChunk::Text(p.to_owned())).to_vec();
+        let mut filter = filter();
+        let mut out = pass_all(&mut filter, chunks);
+        let mut end = VecDeque::new();
+        filter.release(&mut end);
+        out.extend(end);
+        let texts: Vec<String> = out
+            .iter()
+            .map(|chunk| match chunk {
+                StreamChunk::Text(text) => text.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(texts, ["key: ", "<redacted> done", " ", "sk"]);
+    }
+
+    #[test]
+    fn tool_call_fragments_are_held_per_call_and_keep_their_name() {
+        let call = |id: &str, name: Option<&str>, delta: &str| StreamChunk::ToolCall {
+            id: id.to_owned(),
+            name: name.map(str::to_owned),
+            delta: delta.to_owned(),
+        };
+        let mut filter = filter();
+        let out = pass_all(
+            &mut filter,
+            vec![
+                call("a", Some("fetch"), r#"{"url":"https://x/?k=sk-live"#),
+                call("a", None, r#"-0123456789"}"#),
+                call("b", Some("other"), "s"),
+                StreamChunk::Text("k".to_owned()),
+            ],
+        );
+        let expected = [
+            call("a", Some("fetch"), r#"{"url":"https://x/?k="#),
+            call("a", None, r#"<redacted>"}"#),
+            call("b", Some("other"), ""),
+            call("b", None, "s"),
+            StreamChunk::Text("k".to_owned()),
+        ];
+        assert_eq!(format!("{out:?}"), format!("{expected:?}"));
+    }
+
+    #[test]
+    fn the_assembled_response_is_scrubbed_everywhere() {
+        let content = OneOrMany::many(vec![
+            AssistantContent::text(format!("echo {KEY}")),
+            AssistantContent::tool_call(
+                "c1",
+                "send",
+                json!({"to": "x", "body": [format!("k={KEY}")], KEY: 1}),
+            ),
+        ]);
+        let mut response = CompletionResponse::new(content.unwrap());
+        let mut out = VecDeque::new();
+        filter().pass(StreamChunk::Done(response.clone()), &mut out);
+        Secrets::new([KEY.to_owned()]).scrub_response(&mut response);
+        let Some(StreamChunk::Done(streamed)) = out.pop_front() else {
+            panic!("the response: {out:?}")
+        };
+        assert!(out.is_empty(), "{out:?}");
+        for response in [streamed, response] {
+            let shown = format!("{:?}", response.content);
+            assert!(!shown.contains(KEY), "{shown}");
+            assert_eq!(response.text(), "echo <redacted>");
+            let AssistantContent::ToolCall(call) = &response.content.iter().nth(1).unwrap() else {
+                panic!("a call")
+            };
+            assert_eq!(
+                call.arguments,
+                json!({"to": "x", "body": ["k=<redacted>"], "<redacted>": 1})
+            );
+        }
+    }
+}
