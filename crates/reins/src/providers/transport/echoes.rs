@@ -53,13 +53,17 @@ impl Secrets {
     /// How many bytes at the end of `text` could be the start of a secret (and so must wait
     /// for the next fragment).
     fn open_end(&self, text: &str) -> usize {
+        let bytes = text.as_bytes();
         self.0
             .iter()
             .map(|secret| {
-                (1..secret.len().min(text.len() + 1))
-                    .rev()
-                    .find(|&len| secret.is_char_boundary(len) && text.ends_with(&secret[..len]))
-                    .unwrap_or(0)
+                let secret = secret.as_bytes();
+                // The earliest start, among the last `len - 1` bytes, of a suffix the secret
+                // begins with. It starts with the secret's first byte, so on a character.
+                let from = bytes.len().saturating_sub(secret.len() - 1);
+                (from..bytes.len())
+                    .find(|&at| bytes[at] == secret[0] && secret.starts_with(&bytes[at..]))
+                    .map_or(0, |at| bytes.len() - at)
             })
             .max()
             .unwrap_or(0)
