@@ -322,7 +322,11 @@ impl ClientInner {
                 connection.service.call_tool(params),
             )
             .await?;
-        Ok(McpToolResult::from_rmcp(result))
+        // A credential the server echoed goes no further (`echoes.rs`).
+        Ok(crate::echoes::scrubbed(
+            McpToolResult::from_rmcp(result),
+            &connection.secrets,
+        ))
     }
 
     /// Runs one request within `limit`, mapping rmcp's errors to ones naming the server.

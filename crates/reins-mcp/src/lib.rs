@@ -42,7 +42,8 @@
 //! request it answered fails only at its timeout, or waits for ever under
 //! [`McpServer::no_call_timeout`]: rmcp has no hook that would fail it sooner. rmcp
 //! bounds HTTP bodies and events alike; HTTP redirects are followed only to the same
-//! origin, so headers never reach another host. The model is shown at most
+//! origin, so headers never reach another host, and a tool result that quotes the server's
+//! credentials (its bearer token, a header's value) has them replaced before the model sees it. The model is shown at most
 //! [`McpServer::max_result_bytes`] of a result and [`McpServer::max_description_bytes`] of
 //! a tool's description, a tool whose `inputSchema` or `outputSchema` is over
 //! [`McpServer::max_schema_bytes`] is left out, and errors keep 2 KiB of each of a server's last 20 standard-error lines.
@@ -100,6 +101,7 @@ mod advertised;
 mod client;
 mod connect;
 mod content;
+mod echoes;
 mod error;
 mod handler;
 mod lenient;

@@ -4,6 +4,7 @@
 use crate::hostile::{reads_newer_content, reads_newer_tools};
 use crate::servers::{connect, python};
 use reins_mcp::McpServer;
+use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
@@ -57,4 +58,12 @@ async fn content_the_client_cannot_read_is_left_out_over_http_too() {
 async fn a_listed_tool_the_client_cannot_read_is_left_out_over_http_too() {
     let server = HostileHttp::start("newer-tools");
     reads_newer_tools(connect(server.server()).await).await;
+}
+
+#[tokio::test]
+async fn a_result_echoing_the_bearer_token_does_not_show_it() {
+    let server = HostileHttp::start("echo-auth");
+    let client = connect(server.server().bearer_token("tok-secret-42")).await;
+    let result = client.call_tool("echo", json!({}), None).await.unwrap();
+    assert_eq!(result.text(), "you sent Bearer [redacted]");
 }
