@@ -7,7 +7,7 @@
 //! shows whether it is (so a key split across fragments is caught too, and no fragment shows
 //! its start).
 
-use crate::completion::{CompletionResponse, StreamChunk};
+use crate::completion::{CompletionResponse, RawResponse, StreamChunk};
 use crate::message::AssistantContent;
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -83,6 +83,28 @@ impl Secrets {
                     self.scrub_value(&mut call.arguments);
                 }
             }
+        }
+        if let Some(id) = &mut response.response_id {
+            self.scrub(id);
+        }
+        // The provider's JSON, which `Debug` output shows and traces read the model from.
+        if let Some(raw) = response.raw.json().filter(|raw| self.value_holds(raw)) {
+            let mut raw = raw.clone();
+            self.scrub_value(&mut raw);
+            response.raw = RawResponse::new(raw);
+        }
+    }
+
+    /// Whether any string or key of `value` holds a secret.
+    fn value_holds(&self, value: &Value) -> bool {
+        let holds = |text: &str| self.0.iter().any(|secret| text.contains(secret.as_str()));
+        match value {
+            Value::String(text) => holds(text),
+            Value::Array(items) => items.iter().any(|item| self.value_holds(item)),
+            Value::Object(fields) => fields
+                .iter()
+                .any(|(key, field)| holds(key) || self.value_holds(field)),
+            Value::Null | Value::Bool(_) | Value::Number(_) => false,
         }
     }
 
@@ -275,6 +297,8 @@ mod tests {
             ),
         ]);
         let mut response = CompletionResponse::new(content.unwrap());
+        response.response_id = Some(format!("resp-{KEY}"));
+        response.raw = RawResponse::new(json!({"model": KEY, "choices": []}));
         let mut out = VecDeque::new();
         filter().pass(StreamChunk::Done(response.clone()), &mut out);
         Secrets::new([KEY.to_owned()]).scrub_response(&mut response);
@@ -283,8 +307,9 @@ mod tests {
         };
         assert!(out.is_empty(), "{out:?}");
         for response in [streamed, response] {
-            let shown = format!("{:?}", response.content);
+            let shown = format!("{response:?}");
             assert!(!shown.contains(KEY), "{shown}");
+            assert_eq!(response.raw.json().unwrap()["model"], "<redacted>");
             assert_eq!(response.text(), "echo <redacted>");
             let AssistantContent::ToolCall(call) = &response.content.iter().nth(1).unwrap() else {
                 panic!("a call")

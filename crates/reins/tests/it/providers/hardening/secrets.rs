@@ -105,7 +105,13 @@ pub async fn an_answer_echoing_the_key_does_not_show_it<F: Fixture>() {
     let answer = model.completion(&prompt("hi")).await.unwrap();
     assert_eq!(answer.text(), scrubbed);
     let (chunks, end) = drain(&model, &prompt("hi")).await;
-    assert_eq!(end.unwrap().text(), scrubbed);
+    let end = end.unwrap();
+    assert_eq!(end.text(), scrubbed);
+    // Nor in the provider's own JSON kept with the response (its `Debug` output shows it).
+    for response in [&answer, &end] {
+        let shown = format!("{response:?}");
+        assert!(!shown.contains(LIVE_KEY), "{shown}");
+    }
     let streamed: String = chunks
         .iter()
         .map(|chunk| match chunk {
