@@ -222,11 +222,20 @@ impl<P: Provider> ProviderBuilder<P> {
         }
         let key = self.api_key.as_ref();
         let mut headers = HeaderMap::new();
+        // Header values that look like credentials: scrubbed from errors and answers.
+        let mut header_secrets = Vec::new();
         let provider_headers = P::headers(&self.options);
         let provider_headers = provider_headers.iter().map(|(n, v)| (*n, v.as_str()));
         let user_headers = self.headers.iter().map(|(n, v)| (n.as_str(), v.as_str()));
         for (name, value) in provider_headers.chain(user_headers) {
-            insert_header(&mut headers, name, value, key)?;
+            if insert_header(&mut headers, name, value, key)? && !value.is_empty() {
+                header_secrets.push(value.to_owned());
+                // The credential in `Bearer <token>` is echoed alone as often as whole.
+                let (_, token) = value.split_once(' ').unwrap_or_default();
+                if token.trim().len() >= 4 {
+                    header_secrets.push(token.trim().to_owned());
+                }
+            }
         }
         let auth = self.auth.unwrap_or_else(defaults.auth);
         let credential = match (key, auth) {
@@ -247,19 +256,20 @@ impl<P: Provider> ProviderBuilder<P> {
             .map_err(|error| ProviderError::Client(error.to_string()))?;
         // Query values that look like credentials: kept out of `Debug`, scrubbed from errors
         // (a transport error quotes the URL).
-        let query_secrets = self
+        let other_secrets = self
             .query
             .iter()
             .filter(|(name, value)| {
                 !value.is_empty() && secret_query(name, value, self.api_key.as_ref())
             })
             .flat_map(|(_, value)| [value.clone(), url_encoded(value)])
+            .chain(header_secrets)
             .collect();
         let client = HttpClient {
             http,
             base_url,
             query: self.query,
-            query_secrets,
+            other_secrets,
             credential,
             api_key: self.api_key,
             timeouts: self.timeouts,
@@ -301,21 +311,21 @@ fn sensitive_value(name: &str, value: &str) -> Result<HeaderValue, ProviderError
     Ok(value)
 }
 
-/// Adds a header, marked sensitive when its name or value looks like a credential.
+/// Adds a header, marked sensitive when its name or value looks like a credential; whether it
+/// does.
 fn insert_header(
     headers: &mut HeaderMap,
     name: &str,
     value: &str,
     key: Option<&ApiKey>,
-) -> Result<(), ProviderError> {
+) -> Result<bool, ProviderError> {
     let name = header_name(name)?;
     let mut header =
         HeaderValue::from_str(value).map_err(|_| ProviderError::InvalidHeader(name.to_string()))?;
-    if looks_like_credential(name.as_str(), value, key) {
-        header.set_sensitive(true);
-    }
+    let credential = looks_like_credential(name.as_str(), value, key);
+    header.set_sensitive(credential);
     headers.insert(name, header);
-    Ok(())
+    Ok(credential)
 }
 
 /// Reads a required environment variable.

@@ -25,9 +25,9 @@ pub struct HttpClient {
     pub(crate) credential: Option<(HeaderName, HeaderValue)>,
     /// The key, to scrub it from anything a server echoes back.
     pub(crate) api_key: Option<ApiKey>,
-    /// Query values that look like credentials, as given and as the URL encodes them,
-    /// scrubbed like the key.
-    pub(crate) query_secrets: Vec<String>,
+    /// Query values that look like credentials, as given and as the URL encodes them, and
+    /// header values that do: scrubbed like the key.
+    pub(crate) other_secrets: Vec<String>,
     pub(crate) timeouts: Timeouts,
     pub(crate) retry: RetryPolicy,
     pub(crate) limits: Limits,
@@ -77,7 +77,7 @@ impl HttpClient {
     /// text (or a transport error quoting the URL) shows them.
     pub(crate) fn scrub(&self, text: &str) -> String {
         let mut text = scrub_key(text, self.api_key.as_ref());
-        for secret in &self.query_secrets {
+        for secret in &self.other_secrets {
             if text.contains(secret.as_str()) {
                 text = text.replace(secret.as_str(), "<redacted>");
             }
@@ -91,7 +91,7 @@ impl HttpClient {
             self.api_key
                 .iter()
                 .map(|key| key.expose().to_owned())
-                .chain(self.query_secrets.iter().cloned()),
+                .chain(self.other_secrets.iter().cloned()),
         )
     }
 
@@ -166,7 +166,7 @@ impl fmt::Debug for HttpClient {
 impl HttpClient {
     /// `error` with the key replaced in whatever text it carries.
     pub(crate) fn scrub_error(&self, error: CompletionError) -> CompletionError {
-        if self.api_key.is_none() && self.query_secrets.is_empty() {
+        if self.api_key.is_none() && self.other_secrets.is_empty() {
             return error;
         }
         match error {

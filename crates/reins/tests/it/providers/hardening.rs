@@ -47,6 +47,7 @@ macro_rules! hardening {
                     secrets::an_error_body_echoing_the_key_does_not_show_it,
                     secrets::an_error_quoting_only_the_start_of_the_key_does_not_show_it,
                     secrets::an_answer_echoing_the_key_does_not_show_it,
+                    secrets::an_error_echoing_a_credential_header_does_not_show_it,
                 );
             }
         )*

@@ -61,6 +61,29 @@ pub async fn an_error_body_echoing_the_key_does_not_show_it<F: Fixture>() {
     }
 }
 
+pub async fn an_error_echoing_a_credential_header_does_not_show_it<F: Fixture>() {
+    let body = r#"{"error": "bad headers: x-custom-token=sekrit-value, token abc123secret"}"#;
+    let server = Hostile::always(Reply::fixed(
+        403,
+        &[("content-type", "application/json")],
+        body,
+    ))
+    .await;
+    let settings = Settings::default()
+        .header("x-custom-token", "sekrit-value")
+        .header("x-weird", "Bearer abc123secret")
+        .retry(RetryPolicy::none());
+    let model = model_at::<F>(&server.url(), &settings);
+    for stream in [false, true] {
+        let error = call(&model, &prompt("hi"), stream).await.unwrap_err();
+        let shown = format!("{error} {error:?}");
+        assert!(shown.contains("bad headers"), "{shown}");
+        for secret in ["sekrit-value", "abc123secret"] {
+            assert!(!shown.contains(secret), "`{secret}` shows in {shown}");
+        }
+    }
+}
+
 pub async fn an_error_quoting_only_the_start_of_the_key_does_not_show_it<F: Fixture>() {
     // The quoted start of a long body ends inside the key: no part of it may show.
     let padding = "x".repeat(2_048 - 10);
