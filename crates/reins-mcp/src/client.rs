@@ -6,6 +6,7 @@ use crate::content::McpToolResult;
 use crate::handler::ClientEvents;
 use crate::server::{EFFECT_ID_META_KEY, McpServer, scrub};
 use crate::stderr::StderrTail;
+use reins::hooks::redaction::Redaction;
 use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, RequestMetaObject};
 use rmcp::service::{RunningService, ServiceError};
@@ -25,6 +26,8 @@ pub(crate) struct Connection {
     stderr_tail: Option<StderrTail>,
     /// Values that must not appear in errors (HTTP header values).
     secrets: Vec<(String, String)>,
+    /// The same values, replaced wherever a tool's result echoes them (`echoes.rs`).
+    echoes: Option<Redaction>,
 }
 
 impl Connection {
@@ -38,6 +41,7 @@ impl Connection {
             service,
             process_id,
             stderr_tail,
+            echoes: crate::echoes::redaction(&secrets),
             secrets,
         }
     }
@@ -323,10 +327,11 @@ impl ClientInner {
             )
             .await?;
         // A credential the server echoed goes no further (`echoes.rs`).
-        Ok(crate::echoes::scrubbed(
-            McpToolResult::from_rmcp(result),
-            &connection.secrets,
-        ))
+        let result = McpToolResult::from_rmcp(result);
+        Ok(match &connection.echoes {
+            Some(echoes) => crate::echoes::scrubbed(result, echoes),
+            None => result,
+        })
     }
 
     /// Runs one request within `limit`, mapping rmcp's errors to ones naming the server.

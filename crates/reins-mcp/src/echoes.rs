@@ -1,25 +1,27 @@
 //! The server's credentials, echoed in a tool's result: a server (or a proxy before it) can
 //! quote the bearer token, a header's value or the URL's query back in what a tool returns.
 //! From there it would reach the model, the run's history and the store a durable run is kept
-//! in; it is replaced first, as in errors ([`scrub`]).
+//! in; it is replaced first, by reins' own redaction.
 
 use crate::content::{McpContent, McpToolResult};
-use crate::server::scrub;
-use serde_json::Value;
+use reins::hooks::redaction::Redaction;
+use std::borrow::Cow;
 
-/// `result` with every secret replaced by what may be shown instead.
-pub(crate) fn scrubbed(mut result: McpToolResult, secrets: &[(String, String)]) -> McpToolResult {
-    if secrets.is_empty() {
-        return result;
-    }
-    let holds = |text: &str| {
-        secrets
-            .iter()
-            .any(|(secret, _)| text.contains(secret.as_str()))
-    };
+/// The redaction of a connection's `secrets` (each with what errors show instead; a tool's
+/// result shows `[redacted]`), or `None` without any.
+pub(crate) fn redaction(secrets: &[(String, String)]) -> Option<Redaction> {
+    (!secrets.is_empty()).then(|| {
+        Redaction::empty()
+            .secrets(secrets.iter().map(|(secret, _)| secret))
+            .replacement("[redacted]")
+    })
+}
+
+/// `result` with every secret `echoes` knows replaced.
+pub(crate) fn scrubbed(mut result: McpToolResult, echoes: &Redaction) -> McpToolResult {
     let clean = |text: &mut String| {
-        if holds(text) {
-            *text = scrub(text, secrets);
+        if let Cow::Owned(redacted) = echoes.redact(text) {
+            *text = redacted;
         }
     };
     for block in &mut result.content {
@@ -38,29 +40,14 @@ pub(crate) fn scrubbed(mut result: McpToolResult, secrets: &[(String, String)]) 
             McpContent::Image { .. } | McpContent::Audio { .. } | McpContent::Other { .. } => {}
         }
     }
-    if let Some(structured) = &mut result.structured_content {
-        scrub_value(structured, &clean);
+    if let Some(redacted) = result
+        .structured_content
+        .as_ref()
+        .and_then(|structured| echoes.redact_json(structured))
+    {
+        result.structured_content = Some(redacted);
     }
     result
-}
-
-fn scrub_value(value: &mut Value, clean: &impl Fn(&mut String)) {
-    match value {
-        Value::String(text) => clean(text),
-        Value::Array(items) => items.iter_mut().for_each(|item| scrub_value(item, clean)),
-        Value::Object(fields) => {
-            let keys: Vec<String> = fields.keys().cloned().collect();
-            for key in keys {
-                let mut new_key = key.clone();
-                clean(&mut new_key);
-                if let Some(mut field) = fields.remove(&key) {
-                    scrub_value(&mut field, clean);
-                    fields.insert(new_key, field);
-                }
-            }
-        }
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
-    }
 }
 
 #[cfg(test)]
@@ -84,7 +71,7 @@ mod tests {
             structured_content: Some(json!({"auth": ["tok-123"], "tok-123": 1})),
             is_error: false,
         };
-        let result = scrubbed(result, &secrets);
+        let result = scrubbed(result, &redaction(&secrets).unwrap());
         assert!(!format!("{result:?}").contains("tok-123"), "{result:?}");
         assert_eq!(
             result.content[0],
@@ -94,5 +81,6 @@ mod tests {
             result.structured_content,
             Some(json!({"auth": ["[redacted]"], "[redacted]": 1}))
         );
+        assert!(redaction(&[]).is_none());
     }
 }

@@ -3,6 +3,7 @@
 
 use super::client::HttpClient;
 use super::credentials::{looks_like_credential, secret_query, shown_query, url_encoded};
+use super::echoes::Secrets;
 use super::protocol::sealed::Sealed;
 use super::retry::RetryPolicy;
 use super::settings::{ApiKey, Auth, Limits, ProviderError, Redirects, Timeouts};
@@ -256,7 +257,7 @@ impl<P: Provider> ProviderBuilder<P> {
             .map_err(|error| ProviderError::Client(error.to_string()))?;
         // Query values that look like credentials: kept out of `Debug`, scrubbed from errors
         // (a transport error quotes the URL).
-        let other_secrets = self
+        let other_secrets: Vec<String> = self
             .query
             .iter()
             .filter(|(name, value)| {
@@ -265,7 +266,15 @@ impl<P: Provider> ProviderBuilder<P> {
             .flat_map(|(_, value)| [value.clone(), url_encoded(value)])
             .chain(header_secrets)
             .collect();
+        let echoes = Secrets::new(
+            self.api_key
+                .iter()
+                .map(|key| key.expose().to_owned())
+                .chain(other_secrets.iter().cloned()),
+        )
+        .map(Arc::new);
         let client = HttpClient {
+            echoes,
             http,
             base_url,
             query: self.query,

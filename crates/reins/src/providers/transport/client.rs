@@ -10,6 +10,7 @@ use reqwest::Url;
 use reqwest::header::{HeaderName, HeaderValue};
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -28,6 +29,8 @@ pub struct HttpClient {
     /// Query values that look like credentials, as given and as the URL encodes them, and
     /// header values that do: scrubbed like the key.
     pub(crate) other_secrets: Vec<String>,
+    /// The same secrets, replaced wherever an answer echoes them (`None` without any).
+    pub(crate) echoes: Option<Arc<Secrets>>,
     pub(crate) timeouts: Timeouts,
     pub(crate) retry: RetryPolicy,
     pub(crate) limits: Limits,
@@ -83,16 +86,6 @@ impl HttpClient {
             }
         }
         text
-    }
-
-    /// What an answer must not hold: the key, and query values that look like credentials.
-    pub(crate) fn secrets(&self) -> Secrets {
-        Secrets::new(
-            self.api_key
-                .iter()
-                .map(|key| key.expose().to_owned())
-                .chain(self.other_secrets.iter().cloned()),
-        )
     }
 
     /// A transport error, scrubbed like everything a server sends.

@@ -8,45 +8,47 @@
 //! its start).
 
 use crate::completion::{CompletionResponse, RawResponse, StreamChunk};
+use crate::hooks::redaction::Redaction;
 use crate::message::AssistantContent;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// What a secret is replaced with.
 const REDACTED: &str = "<redacted>";
 
-/// The secrets an answer must not hold: the key and credentials of the URL's query.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Secrets(Vec<String>);
+/// The secrets an answer must not hold (the key, and query and header values that look like
+/// credentials), and the redaction that replaces them (written once: the ready-made hook's).
+#[derive(Clone)]
+pub(crate) struct Secrets {
+    texts: Vec<String>,
+    redaction: Redaction,
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secrets({} hidden)", self.texts.len())
+    }
+}
 
 impl Secrets {
-    /// `secrets`, the empty ones left out.
-    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
-        Secrets(secrets.into_iter().filter(|s| !s.is_empty()).collect())
-    }
-
-    /// Whether there is nothing to look for.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// `text` with every secret replaced, or `None` when it holds none.
-    fn replaced(&self, text: &str) -> Option<String> {
-        if !self.0.iter().any(|secret| text.contains(secret.as_str())) {
-            return None;
-        }
-        let mut text = text.to_owned();
-        for secret in &self.0 {
-            if text.contains(secret.as_str()) {
-                text = text.replace(secret.as_str(), REDACTED);
-            }
-        }
-        Some(text)
+    /// `secrets`, the empty ones left out; `None` when none is left.
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Option<Self> {
+        let texts: Vec<String> = secrets.into_iter().filter(|s| !s.is_empty()).collect();
+        let redaction = Redaction::empty().secrets(&texts).replacement(REDACTED);
+        (!texts.is_empty()).then_some(Secrets { texts, redaction })
     }
 
     fn scrub(&self, text: &mut String) {
-        if let Some(replaced) = self.replaced(text) {
-            *text = replaced;
+        if let Cow::Owned(redacted) = self.redaction.redact(text) {
+            *text = redacted;
+        }
+    }
+
+    fn scrub_value(&self, value: &mut Value) {
+        if let Some(redacted) = self.redaction.redact_json(value) {
+            *value = redacted;
         }
     }
 
@@ -54,7 +56,7 @@ impl Secrets {
     /// for the next fragment).
     fn open_end(&self, text: &str) -> usize {
         let bytes = text.as_bytes();
-        self.0
+        self.texts
             .iter()
             .map(|secret| {
                 let secret = secret.as_bytes();
@@ -69,11 +71,9 @@ impl Secrets {
             .unwrap_or(0)
     }
 
-    /// `response` with the secrets replaced in its text, reasoning and tool calls.
+    /// `response` with the secrets replaced in its text, reasoning, tool calls, id and raw
+    /// JSON.
     pub fn scrub_response(&self, response: &mut CompletionResponse) {
-        if self.is_empty() {
-            return;
-        }
         for part in response.content.iter_mut() {
             match part {
                 AssistantContent::Text(text) => self.scrub(&mut text.text),
@@ -88,45 +88,12 @@ impl Secrets {
             self.scrub(id);
         }
         // The provider's JSON, which `Debug` output shows and traces read the model from.
-        if let Some(raw) = response.raw.json().filter(|raw| self.value_holds(raw)) {
-            let mut raw = raw.clone();
-            self.scrub_value(&mut raw);
-            response.raw = RawResponse::new(raw);
-        }
-    }
-
-    /// Whether any string or key of `value` holds a secret.
-    fn value_holds(&self, value: &Value) -> bool {
-        let holds = |text: &str| self.0.iter().any(|secret| text.contains(secret.as_str()));
-        match value {
-            Value::String(text) => holds(text),
-            Value::Array(items) => items.iter().any(|item| self.value_holds(item)),
-            Value::Object(fields) => fields
-                .iter()
-                .any(|(key, field)| holds(key) || self.value_holds(field)),
-            Value::Null | Value::Bool(_) | Value::Number(_) => false,
-        }
-    }
-
-    fn scrub_value(&self, value: &mut Value) {
-        match value {
-            Value::String(text) => self.scrub(text),
-            Value::Array(items) => items.iter_mut().for_each(|item| self.scrub_value(item)),
-            Value::Object(fields) => {
-                let renamed: Vec<(String, String)> = fields
-                    .keys()
-                    .filter_map(|key| Some((key.clone(), self.replaced(key)?)))
-                    .collect();
-                for (old, new) in renamed {
-                    if let Some(field) = fields.remove(&old) {
-                        fields.insert(new, field);
-                    }
-                }
-                fields
-                    .values_mut()
-                    .for_each(|field| self.scrub_value(field));
-            }
-            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        if let Some(redacted) = response
+            .raw
+            .json()
+            .and_then(|raw| self.redaction.redact_json(raw))
+        {
+            response.raw = RawResponse::new(redacted);
         }
     }
 }
@@ -142,18 +109,18 @@ enum Strand {
 /// The streamed fragments of one answer, scrubbed as they pass (see the module docs).
 #[derive(Debug)]
 pub(crate) struct EchoFilter {
-    secrets: Secrets,
+    secrets: Arc<Secrets>,
     /// The end of the last fragment that could start a secret, not handed out yet.
     held: Option<(Strand, String)>,
 }
 
 impl EchoFilter {
-    /// A filter for `secrets`; `None` when there are none (nothing to hold or scrub).
-    pub fn new(secrets: Secrets) -> Option<Self> {
-        (!secrets.is_empty()).then_some(EchoFilter {
+    /// A filter for `secrets`.
+    pub fn new(secrets: Arc<Secrets>) -> Self {
+        EchoFilter {
             secrets,
             held: None,
-        })
+        }
     }
 
     /// Hands `chunk` on to `out`, scrubbed: a fragment less what it holds back, the held
@@ -228,8 +195,12 @@ mod tests {
 
     const KEY: &str = "sk-live-0123456789";
 
+    fn secrets() -> Arc<Secrets> {
+        Arc::new(Secrets::new([KEY.to_owned(), String::new()]).unwrap())
+    }
+
     fn filter() -> EchoFilter {
-        EchoFilter::new(Secrets::new([KEY.to_owned(), String::new()])).unwrap()
+        EchoFilter::new(secrets())
     }
 
     fn pass_all(filter: &mut EchoFilter, chunks: Vec<StreamChunk>) -> Vec<StreamChunk> {
@@ -301,7 +272,7 @@ mod tests {
         response.raw = RawResponse::new(json!({"model": KEY, "choices": []}));
         let mut out = VecDeque::new();
         filter().pass(StreamChunk::Done(response.clone()), &mut out);
-        Secrets::new([KEY.to_owned()]).scrub_response(&mut response);
+        secrets().scrub_response(&mut response);
         let Some(StreamChunk::Done(streamed)) = out.pop_front() else {
             panic!("the response: {out:?}")
         };

@@ -79,7 +79,9 @@ impl<P: Protocol> CompletionModel for HttpModel<P> {
             .decode(raw)
             .map_err(|error| self.client.scrub_error(error))?;
         // A key the server echoed in its answer goes no further (see `echoes.rs`).
-        self.client.secrets().scrub_response(&mut response);
+        if let Some(echoes) = &self.client.echoes {
+            echoes.scrub_response(&mut response);
+        }
         // A whole answer holds at most as many parts as a streamed one: each tool call in it
         // is one the agent would run.
         if response.content.len() > MAX_ANSWER_PARTS {

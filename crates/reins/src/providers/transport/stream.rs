@@ -45,7 +45,7 @@ pub(crate) fn chunk_stream<D: StreamDecoder>(
     deadline: Instant,
 ) -> CompletionStream {
     let limits = client.limits;
-    let echoes = EchoFilter::new(client.secrets());
+    let echoes = client.echoes.clone().map(EchoFilter::new);
     let state = ChunkStream {
         client,
         deadline,
