@@ -7,14 +7,19 @@ use crate::content::{McpContent, McpToolResult};
 use reins::hooks::redaction::Redaction;
 use std::borrow::Cow;
 
+/// Secrets shorter than this are not looked for in results: a short header value would mask
+/// ordinary words everywhere (the providers' bound too).
+const MIN_ECHOED_SECRET_LEN: usize = 8;
+
 /// The redaction of a connection's `secrets` (each with what errors show instead; a tool's
-/// result shows `[redacted]`), or `None` without any.
+/// result shows `[redacted]`), or `None` without any long enough to look for.
 pub(crate) fn redaction(secrets: &[(String, String)]) -> Option<Redaction> {
-    (!secrets.is_empty()).then(|| {
-        Redaction::empty()
-            .secrets(secrets.iter().map(|(secret, _)| secret))
-            .replacement("[redacted]")
-    })
+    let long: Vec<&String> = secrets
+        .iter()
+        .map(|(secret, _)| secret)
+        .filter(|secret| secret.len() >= MIN_ECHOED_SECRET_LEN)
+        .collect();
+    (!long.is_empty()).then(|| Redaction::empty().secrets(long).replacement("[redacted]"))
 }
 
 /// `result` with every secret `echoes` knows replaced.
@@ -57,22 +62,22 @@ mod tests {
 
     #[test]
     fn a_token_in_text_resources_and_structured_content_is_replaced() {
-        let secrets = [("tok-123".to_owned(), "[redacted]".to_owned())];
+        let secrets = [("tok-12345".to_owned(), "[redacted]".to_owned())];
         let result = McpToolResult {
             content: vec![
-                McpContent::Text("Bearer tok-123".into()),
+                McpContent::Text("Bearer tok-12345".into()),
                 McpContent::Resource {
-                    uri: "file:///tok-123".into(),
+                    uri: "file:///tok-12345".into(),
                     mime_type: None,
-                    text: Some("tok-123".into()),
+                    text: Some("tok-12345".into()),
                     bytes: None,
                 },
             ],
-            structured_content: Some(json!({"auth": ["tok-123"], "tok-123": 1})),
+            structured_content: Some(json!({"auth": ["tok-12345"], "tok-12345": 1})),
             is_error: false,
         };
         let result = scrubbed(result, &redaction(&secrets).unwrap());
-        assert!(!format!("{result:?}").contains("tok-123"), "{result:?}");
+        assert!(!format!("{result:?}").contains("tok-12345"), "{result:?}");
         assert_eq!(
             result.content[0],
             McpContent::Text("Bearer [redacted]".into())
@@ -82,5 +87,6 @@ mod tests {
             Some(json!({"auth": ["[redacted]"], "[redacted]": 1}))
         );
         assert!(redaction(&[]).is_none());
+        assert!(redaction(&[("acme".to_owned(), "[redacted]".to_owned())]).is_none());
     }
 }

@@ -3,7 +3,7 @@
 
 use super::client::HttpClient;
 use super::credentials::{looks_like_credential, secret_query, shown_query, url_encoded};
-use super::echoes::Secrets;
+use super::echoes::{MIN_ECHOED_SECRET_LEN, Secrets};
 use super::protocol::sealed::Sealed;
 use super::retry::RetryPolicy;
 use super::settings::{ApiKey, Auth, Limits, ProviderError, Redirects, Timeouts};
@@ -229,13 +229,16 @@ impl<P: Provider> ProviderBuilder<P> {
         let provider_headers = provider_headers.iter().map(|(n, v)| (*n, v.as_str()));
         let user_headers = self.headers.iter().map(|(n, v)| (n.as_str(), v.as_str()));
         for (name, value) in provider_headers.chain(user_headers) {
-            if insert_header(&mut headers, name, value, key)? && !value.is_empty() {
-                header_secrets.push(value.to_owned());
-                // The credential in `Bearer <token>` is echoed alone as often as whole.
+            if insert_header(&mut headers, name, value, key)? {
+                // The credential in `Bearer <token>` is echoed alone as often as whole. A
+                // short value is no secret worth masking everywhere it appears.
                 let (_, token) = value.split_once(' ').unwrap_or_default();
-                if token.trim().len() >= 4 {
-                    header_secrets.push(token.trim().to_owned());
-                }
+                header_secrets.extend(
+                    [value, token.trim()]
+                        .into_iter()
+                        .filter(|secret| secret.len() >= MIN_ECHOED_SECRET_LEN)
+                        .map(str::to_owned),
+                );
             }
         }
         let auth = self.auth.unwrap_or_else(defaults.auth);

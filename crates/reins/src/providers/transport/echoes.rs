@@ -18,6 +18,11 @@ use std::sync::Arc;
 /// What a secret is replaced with.
 const REDACTED: &str = "<redacted>";
 
+/// Secrets shorter than this are not looked for in answers: a placeholder key (`EMPTY` for a
+/// local server, `k` in a test) would mask ordinary words everywhere, and hold back every
+/// fragment that ends like it begins. Real keys and tokens are far longer.
+pub(crate) const MIN_ECHOED_SECRET_LEN: usize = 8;
+
 /// The secrets an answer must not hold (the key, and query and header values that look like
 /// credentials), and the redaction that replaces them (written once: the ready-made hook's).
 #[derive(Clone)]
@@ -33,9 +38,13 @@ impl std::fmt::Debug for Secrets {
 }
 
 impl Secrets {
-    /// `secrets`, the empty ones left out; `None` when none is left.
+    /// `secrets`, those shorter than [`MIN_ECHOED_SECRET_LEN`] left out; `None` when none is
+    /// left.
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Option<Self> {
-        let texts: Vec<String> = secrets.into_iter().filter(|s| !s.is_empty()).collect();
+        let texts: Vec<String> = secrets
+            .into_iter()
+            .filter(|secret| secret.len() >= MIN_ECHOED_SECRET_LEN)
+            .collect();
         let redaction = Redaction::empty().secrets(&texts).replacement(REDACTED);
         (!texts.is_empty()).then_some(Secrets { texts, redaction })
     }
@@ -196,7 +205,16 @@ mod tests {
     const KEY: &str = "sk-live-0123456789";
 
     fn secrets() -> Arc<Secrets> {
-        Arc::new(Secrets::new([KEY.to_owned(), String::new()]).unwrap())
+        Arc::new(Secrets::new([KEY.to_owned(), String::new(), "EMPTY".to_owned()]).unwrap())
+    }
+
+    #[test]
+    fn a_placeholder_key_is_not_looked_for() {
+        assert!(Secrets::new(["EMPTY".to_owned(), "k".to_owned()]).is_none());
+        // Ordinary words are left alone even beside a real key.
+        let mut text = "EMPTY k".to_owned();
+        secrets().scrub(&mut text);
+        assert_eq!(text, "EMPTY k");
     }
 
     fn filter() -> EchoFilter {
