@@ -89,14 +89,18 @@ pub async fn list(store: &BoxedStore, json_lines: bool, own_model: &str) -> Resu
     for state in states {
         match state {
             Ok(state) if json_lines => println!("{}", summary(&state, own_model)),
+            // A shared store's runs were written by other programs too: shown, never acted on.
             Ok(state) => println!(
-                "{:<18} {:<10} {:<16} {:>5} {:>8}  {}",
-                state.run_id,
-                status_name(state.status),
-                state.agent_name.as_deref().unwrap_or("-"),
-                state.turn,
-                tokens(&state.usage),
-                model_shown(&state, own_model),
+                "{}",
+                printable(&format!(
+                    "{:<18} {:<10} {:<16} {:>5} {:>8}  {}",
+                    state.run_id,
+                    status_name(state.status),
+                    state.agent_name.as_deref().unwrap_or("-"),
+                    state.turn,
+                    tokens(&state.usage),
+                    model_shown(&state, own_model),
+                ))
             ),
             Err(error) => eprintln!("reins: cannot read run {error}"),
         }
