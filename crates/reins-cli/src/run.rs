@@ -319,16 +319,6 @@ impl AnswerText {
     }
 }
 
-/// A whole answer as stdout shows it: on a terminal, [`printable`]; piped, as the model wrote
-/// it.
-pub fn answer_shown(answer: &str) -> std::borrow::Cow<'_, str> {
-    if std::io::stdout().is_terminal() {
-        printable(answer)
-    } else {
-        std::borrow::Cow::Borrowed(answer)
-    }
-}
-
 /// The first line of `text`, at most `max_chars` long, with `…` when something was cut.
 pub fn first_line(text: &str, max_chars: usize) -> String {
     let text = text.trim();

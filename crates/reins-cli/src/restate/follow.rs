@@ -181,7 +181,9 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
                         })
                     );
                 } else {
-                    println!("{}", crate::run::answer_shown(&output.answer));
+                    let mut answer = crate::run::AnswerText::for_stdout();
+                    answer.print(&output.answer);
+                    answer.end_line();
                     eprintln!(
                         "{}",
                         crate::run::done_line(&output.run_id, output.turns, &output.usage)

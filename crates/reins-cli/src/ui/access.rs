@@ -71,7 +71,7 @@ pub(super) async fn guard(
     let response = if token_in_address {
         // The same page without the token: the address bar, the browser's history and a link
         // copied from the page keep none (the cookie carries it from now on).
-        Redirect::to(&without_token(request.uri())).into_response()
+        Redirect::to(&without_token(request.uri(), &query)).into_response()
     } else {
         next.run(request).await
     };
@@ -101,18 +101,21 @@ fn secured(mut response: Response, set_cookie: Option<String>) -> Response {
     response
 }
 
-/// The path and query of `uri` without its `token` parameters.
-fn without_token(uri: &Uri) -> String {
-    let query: Vec<&str> = uri
-        .query()
-        .unwrap_or_default()
-        .split('&')
-        .filter(|pair| !pair.is_empty() && pair.split('=').next() != Some("token"))
+/// The path of `uri` with the query's other parameters (as read, so however `token` was
+/// spelled in the address it is gone; in the order of their names).
+fn without_token(uri: &Uri, query: &HashMap<String, String>) -> String {
+    use super::escape::url_segment;
+    let mut rest: Vec<(&String, &String)> =
+        query.iter().filter(|(name, _)| *name != "token").collect();
+    rest.sort();
+    let rest: Vec<String> = rest
+        .into_iter()
+        .map(|(name, value)| format!("{}={}", url_segment(name), url_segment(value)))
         .collect();
-    if query.is_empty() {
+    if rest.is_empty() {
         uri.path().to_owned()
     } else {
-        format!("{}?{}", uri.path(), query.join("&"))
+        format!("{}?{}", uri.path(), rest.join("&"))
     }
 }
 
