@@ -7,6 +7,9 @@
 //! - `to_hook/*`: bytes to a delta hook — the events' JSON is read into
 //!   `StreamChunk::Text` deltas by a model, and a streamed agent run delivers each one to an
 //!   observing `on_text_delta` hook; time per delta.
+//! - `echoes/*`: what a hosted provider's stream adds to each delta to keep a key the server
+//!   echoes out of the answer (`key`: scrubbed and checked for a held start of the key),
+//!   against the same deltas handed on as they are (`none`); time per delta.
 //!
 //! Run with `cargo bench -p reins --bench sse`.
 
@@ -19,9 +22,11 @@ use reins::completion::{
     CompletionError, CompletionModel, CompletionRequest, CompletionResponse, CompletionStream,
     RawResponse, StreamAssembler, StreamChunk, Usage,
 };
-use reins::providers::__private::SseDecoder;
+use reins::providers::__private::{EchoFilter, Secrets, SseDecoder};
 use serde_json::Value;
+use std::collections::VecDeque;
 use std::hint::black_box;
+use std::sync::Arc;
 
 const DELTAS: usize = 4_000;
 const READ_SIZE: usize = 1_400;
@@ -202,5 +207,53 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(sse, benches);
+/// Hands each of `chunks` on, through `filter` when there is one, and takes it out again as
+/// a stream's consumer would.
+fn hand_on(chunks: Vec<StreamChunk>, mut filter: Option<EchoFilter>) -> usize {
+    let mut ready = VecDeque::new();
+    let mut handed = 0;
+    for chunk in chunks {
+        match &mut filter {
+            Some(filter) => filter.pass(chunk, &mut ready),
+            None => ready.push_back(chunk),
+        }
+        while let Some(chunk) = ready.pop_front() {
+            black_box(&chunk);
+            handed += 1;
+        }
+    }
+    handed
+}
+
+fn echoes(c: &mut Criterion) {
+    let deltas: Vec<StreamChunk> = (0..DELTAS)
+        .map(|i| StreamChunk::Text(format!("word{i} ")))
+        .collect();
+    let secrets = Secrets::new(["sk-proj-Zq3Xv9Lw2Rt8Ny5Pb1Hc7Kd4Fm6Gj0Ta".to_owned()])
+        .map(Arc::new)
+        .expect("a key long enough to look for");
+    assert_eq!(
+        hand_on(deltas.clone(), Some(EchoFilter::new(secrets.clone()))),
+        DELTAS
+    );
+    let mut group = c.benchmark_group("echoes");
+    group.throughput(Throughput::Elements(DELTAS as u64));
+    group.bench_function("none", |b| {
+        b.iter_batched(
+            || deltas.clone(),
+            |d| hand_on(d, None),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("key", |b| {
+        b.iter_batched(
+            || (deltas.clone(), EchoFilter::new(secrets.clone())),
+            |(d, filter)| hand_on(d, Some(filter)),
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(sse, benches, echoes);
 criterion_main!(sse);

@@ -79,7 +79,7 @@ pub(crate) use codec::render_documents;
 /// Internals reachable for the crate's benchmarks only; not part of the API.
 #[doc(hidden)]
 pub mod __private {
-    pub use super::transport::{SseDecoder, SseError, SseEvent};
+    pub use super::transport::{EchoFilter, Secrets, SseDecoder, SseError, SseEvent};
 }
 
 /// Defines a hosted service's client: the struct (a connection shared by its models), its

@@ -26,7 +26,7 @@ pub(crate) const MIN_ECHOED_SECRET_LEN: usize = 8;
 /// The secrets an answer must not hold (the key, and query and header values that look like
 /// credentials), and the redaction that replaces them (written once: the ready-made hook's).
 #[derive(Clone)]
-pub(crate) struct Secrets {
+pub struct Secrets {
     texts: Vec<String>,
     redaction: Redaction,
 }
@@ -59,6 +59,20 @@ impl Secrets {
         if let Some(redacted) = self.redaction.redact_json(value) {
             *value = redacted;
         }
+    }
+
+    /// Whether `text` cannot hold a secret nor end with the start of one, found cheaply: no
+    /// JSON escape (which could hide one), none of the secrets' first three bytes in it, and
+    /// it does not end with the first one or two. Most fragments pass, and are handed on as
+    /// they are.
+    fn plainly_clear(&self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        memchr::memchr(b'\\', bytes).is_none()
+            && self.texts.iter().all(|secret| {
+                let start = &secret.as_bytes()[..secret.len().min(3)];
+                memchr::memmem::find(bytes, start).is_none()
+                    && (1..start.len()).all(|len| !bytes.ends_with(&start[..len]))
+            })
     }
 
     /// How many bytes at the end of `text` could be the start of a secret (and so must wait
@@ -117,7 +131,7 @@ enum Strand {
 
 /// The streamed fragments of one answer, scrubbed as they pass (see the module docs).
 #[derive(Debug)]
-pub(crate) struct EchoFilter {
+pub struct EchoFilter {
     secrets: Arc<Secrets>,
     /// The end of the last fragment that could start a secret, not handed out yet.
     held: Option<(Strand, String)>,
@@ -135,6 +149,17 @@ impl EchoFilter {
     /// Hands `chunk` on to `out`, scrubbed: a fragment less what it holds back, the held
     /// piece of another strand first, and the assembled response after everything held.
     pub fn pass(&mut self, chunk: StreamChunk, out: &mut VecDeque<StreamChunk>) {
+        if self.held.is_none() {
+            if let StreamChunk::Text(text)
+            | StreamChunk::Reasoning(text)
+            | StreamChunk::ToolCall { delta: text, .. } = &chunk
+            {
+                if self.secrets.plainly_clear(text) {
+                    out.push_back(chunk);
+                    return;
+                }
+            }
+        }
         let (strand, name, fragment) = match chunk {
             StreamChunk::Done(mut response) => {
                 self.release(out);
@@ -246,6 +271,24 @@ mod tests {
             })
             .collect();
         assert_eq!(texts, ["key: ", "<redacted> done", " ", "sk"]);
+    }
+
+    #[test]
+    fn only_fragments_that_cannot_hold_the_key_skip_the_scrub() {
+        let secrets = secrets();
+        assert!(secrets.plainly_clear("ordinary words, nothing like it"));
+        for text in [
+            "ends with s",
+            "ends with sk",
+            "has sk-l in it",
+            "esc\\u0073k-live",
+        ] {
+            assert!(!secrets.plainly_clear(text), "{text}");
+        }
+        // A key hidden by a JSON escape is still found.
+        let escaped = format!("key {}", KEY.replacen('s', "\\u0073", 1));
+        let out = pass_all(&mut filter(), vec![StreamChunk::Text(escaped)]);
+        assert!(!format!("{out:?}").contains("k-live-0123456789"), "{out:?}");
     }
 
     #[test]

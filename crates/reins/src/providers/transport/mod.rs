@@ -27,6 +27,7 @@ pub use retry::RetryPolicy;
 pub use settings::{ApiKey, Auth, Limits, ProviderError, Redirects, Timeouts};
 
 pub(crate) use client::HttpClient;
+pub use echoes::{EchoFilter, Secrets};
 pub use sse::{SseDecoder, SseError, SseEvent};
 
 /// The most bytes of a server's text quoted in an error: enough to read what went wrong, never
