@@ -122,7 +122,7 @@ impl Secrets {
 }
 
 /// Which stream of fragments a held piece belongs to.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Strand {
     Text,
     Reasoning,
@@ -150,14 +150,21 @@ impl EchoFilter {
     /// piece of another strand first, and the assembled response after everything held.
     pub fn pass(&mut self, chunk: StreamChunk, out: &mut VecDeque<StreamChunk>) {
         if self.held.is_none() {
-            if let StreamChunk::Text(text)
-            | StreamChunk::Reasoning(text)
-            | StreamChunk::ToolCall { delta: text, .. } = &chunk
-            {
-                if self.secrets.plainly_clear(text) {
-                    out.push_back(chunk);
-                    return;
+            let clear = match &chunk {
+                StreamChunk::Text(text) | StreamChunk::Reasoning(text) => {
+                    self.secrets.plainly_clear(text)
                 }
+                StreamChunk::ToolCall { name, delta, .. } => {
+                    self.secrets.plainly_clear(delta)
+                        && name
+                            .as_deref()
+                            .is_none_or(|name| self.secrets.plainly_clear(name))
+                }
+                StreamChunk::Done(_) => false,
+            };
+            if clear {
+                out.push_back(chunk);
+                return;
             }
         }
         let (strand, name, fragment) = match chunk {
@@ -169,7 +176,14 @@ impl EchoFilter {
             }
             StreamChunk::Text(text) => (Strand::Text, None, text),
             StreamChunk::Reasoning(text) => (Strand::Reasoning, None, text),
-            StreamChunk::ToolCall { id, name, delta } => (Strand::Call(id), name, delta),
+            StreamChunk::ToolCall { id, name, delta } => (
+                Strand::Call(id),
+                name.map(|mut name| {
+                    self.secrets.scrub(&mut name);
+                    name
+                }),
+                delta,
+            ),
         };
         let mut joined = match self.held.take() {
             Some((held, mut piece)) if held == strand => {
@@ -186,7 +200,7 @@ impl EchoFilter {
         let open = self.secrets.open_end(&joined);
         let kept = joined.split_off(joined.len() - open);
         if !joined.is_empty() || name.is_some() {
-            out.push_back(chunk_of(clone_strand(&strand), name, joined));
+            out.push_back(chunk_of(strand.clone(), name, joined));
         }
         if !kept.is_empty() {
             self.held = Some((strand, kept));
@@ -198,14 +212,6 @@ impl EchoFilter {
         if let Some((strand, piece)) = self.held.take() {
             out.push_back(chunk_of(strand, None, piece));
         }
-    }
-}
-
-fn clone_strand(strand: &Strand) -> Strand {
-    match strand {
-        Strand::Text => Strand::Text,
-        Strand::Reasoning => Strand::Reasoning,
-        Strand::Call(id) => Strand::Call(id.clone()),
     }
 }
 
@@ -316,6 +322,13 @@ mod tests {
             StreamChunk::Text("k".to_owned()),
         ];
         assert_eq!(format!("{out:?}"), format!("{expected:?}"));
+        // A name echoing the key is scrubbed as it streams, too.
+        let named = pass_all(
+            &mut EchoFilter::new(secrets()),
+            vec![call("c", Some(&format!("x{KEY}")), "{}")],
+        );
+        let expected = [call("c", Some("x<redacted>"), "{}")];
+        assert_eq!(format!("{named:?}"), format!("{expected:?}"));
     }
 
     #[test]
