@@ -8,12 +8,11 @@ use crate::common::approval_service::approval_service;
 use crate::common::fakellm::FakeLlm;
 use crate::common::{
     AgentDir, TIME_RULES, TIME_SERVER_TOOLS, approve_with_args, events, model_table, outcome,
-    save_note_rules, waiting_save_note,
+    save_note_rules, serve_until, waiting_save_note,
 };
 use reins_test_servers::{RestateServer, free_port};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 /// The save-note flow, with this file's own rules.
 fn rules() -> String {
@@ -62,36 +61,8 @@ struct Worker(Child);
 
 impl Worker {
     fn start(agent: &AgentDir, server: &RestateServer, listen: &str) -> Worker {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_reins"))
-            .arg("serve")
-            .arg(&agent.file)
-            .args(["--listen", listen, "--register", &server.admin_url()])
-            .current_dir(agent.dir.path())
-            .env("REINS_TEST_KEY", "k")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("reins serve starts");
-        let stderr = child.stderr.take().expect("the worker's stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        let mut printed = Vec::new();
-        // The worker says it registered, or exits (ending its stderr) saying why not.
-        loop {
-            match lines.next() {
-                Some(Ok(line)) => {
-                    let registered = line.starts_with("reins: registered");
-                    printed.push(line);
-                    if registered {
-                        break;
-                    }
-                }
-                _ => panic!("reins serve did not register:\n{}", printed.join("\n")),
-            }
-        }
-        // Keep reading, so that the worker never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        Worker(child)
+        let register = ["--register", &server.admin_url()];
+        Worker(serve_until(agent, listen, &register, &[], "reins: registered").0)
     }
 }
 

@@ -4,11 +4,14 @@
 //! tiny HTTP server on loopback stands in for an authenticating ingress or admin API (the
 //! open-source `restate-server` checks no token).
 
-use crate::common::{AgentDir, model_table, outcome};
+use crate::common::{AgentDir, model_table, outcome, serve_until};
+
+/// Where a worker listens when the test does not call it: any free port.
+const FREE_PORT: &str = "127.0.0.1:0";
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 
 const TOKEN: &str = "tok-5c4b3a";
@@ -83,59 +86,6 @@ fn ingress() -> (String, Arc<Mutex<Vec<String>>>) {
         }
     });
     (url, seen)
-}
-
-/// `reins serve` of `agent` on a free port with `args` (and the model's key), until it prints
-/// a line starting with `until`; its stderr so far. Panics with it when the worker exits
-/// first. The worker keeps running: kill the child.
-fn serve_until(
-    agent: &AgentDir,
-    args: &[&str],
-    env: &[(&str, Option<&str>)],
-    until: &str,
-) -> (Child, Vec<String>) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_reins"));
-    command
-        .arg("serve")
-        .arg(&agent.file)
-        .args(["--listen", "127.0.0.1:0"])
-        .args(args)
-        .current_dir(agent.dir.path())
-        .env("REINS_TEST_KEY", "k")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    for (name, value) in env {
-        match value {
-            Some(value) => command.env(name, value),
-            None => command.env_remove(name),
-        };
-    }
-    let mut child = command.spawn().expect("reins serve starts");
-    let stderr = child.stderr.take().expect("the worker's stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let mut printed = Vec::new();
-    loop {
-        match lines.next() {
-            Some(Ok(line)) => {
-                let done = line.starts_with(until);
-                printed.push(line);
-                if done {
-                    break;
-                }
-            }
-            _ => {
-                let _ = child.wait();
-                panic!(
-                    "reins serve never printed `{until}`:\n{}",
-                    printed.join("\n")
-                );
-            }
-        }
-    }
-    // Keep reading, so that the worker never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    (child, printed)
 }
 
 fn stop(mut worker: Child) {
@@ -252,7 +202,7 @@ fn serve_without_register_needs_no_restate_token() {
     let agent =
         agent("restate = \"http://127.0.0.1:9\"\nrestate_token_env = \"REINS_TEST_RESTATE_TOKEN\"");
     let unset = [("REINS_TEST_RESTATE_TOKEN", None)];
-    let (worker, printed) = serve_until(&agent, &[], &unset, "reins: register it once");
+    let (worker, printed) = serve_until(&agent, FREE_PORT, &[], &unset, "reins: register it once");
     stop(worker);
     assert!(
         printed
@@ -295,8 +245,13 @@ fn register_sends_the_admin_token_of_its_own_variable_else_the_ingress_token() {
             ("REINS_TEST_RESTATE_TOKEN", ingress_token),
             ("REINS_TEST_RESTATE_ADMIN_TOKEN", Some(TOKEN)),
         ];
-        let (worker, printed) =
-            serve_until(&own, &["--register", &admin], &env, "reins: registered");
+        let (worker, printed) = serve_until(
+            &own,
+            FREE_PORT,
+            &["--register", &admin],
+            &env,
+            "reins: registered",
+        );
         stop(worker);
         assert!(
             printed.iter().all(|line| !line.contains(TOKEN)),
@@ -307,7 +262,13 @@ fn register_sends_the_admin_token_of_its_own_variable_else_the_ingress_token() {
         ("REINS_TEST_RESTATE_TOKEN", Some(TOKEN)),
         ("REINS_TEST_RESTATE_ADMIN_TOKEN", None),
     ];
-    let (worker, _) = serve_until(&shared, &["--register", &admin], &env, "reins: registered");
+    let (worker, _) = serve_until(
+        &shared,
+        FREE_PORT,
+        &["--register", &admin],
+        &env,
+        "reins: registered",
+    );
     stop(worker);
     let sent = seen.lock().expect("the log").clone();
     assert_eq!(sent.len(), 3, "{sent:?}");

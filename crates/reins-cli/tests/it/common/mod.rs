@@ -207,3 +207,57 @@ pub fn check_file(toml: &str) -> (i32, String) {
     let (code, _, stderr) = outcome(agent.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", "k"));
     (code, stderr)
 }
+
+/// `reins serve` of `agent` on `listen` with `args` (and the model's key; `env` set or, for
+/// `None`, removed), until it prints a line starting with `until`; its stderr so far. Panics
+/// with it when the worker exits first. The worker keeps running: kill the child.
+pub fn serve_until(
+    agent: &AgentDir,
+    listen: &str,
+    args: &[&str],
+    env: &[(&str, Option<&str>)],
+    until: &str,
+) -> (std::process::Child, Vec<String>) {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_reins"));
+    command
+        .arg("serve")
+        .arg(&agent.file)
+        .args(["--listen", listen])
+        .args(args)
+        .current_dir(agent.dir.path())
+        .env("REINS_TEST_KEY", "k")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    for (name, value) in env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let mut child = command.spawn().expect("reins serve starts");
+    let stderr = child.stderr.take().expect("the worker's stderr");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let mut printed = Vec::new();
+    loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                let done = line.starts_with(until);
+                printed.push(line);
+                if done {
+                    break;
+                }
+            }
+            _ => {
+                let _ = child.wait();
+                panic!(
+                    "reins serve never printed `{until}`:\n{}",
+                    printed.join("\n")
+                );
+            }
+        }
+    }
+    // Keep reading, so that the worker never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, printed)
+}
