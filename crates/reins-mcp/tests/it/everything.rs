@@ -1,6 +1,6 @@
 //! `@modelcontextprotocol/server-everything` (npm), over stdio.
 
-use crate::servers::{connect, everything_script, everything_server};
+use crate::servers::{call, connect, everything_script, everything_server};
 use reins::tool::ToolTraits;
 use reins::tool::{Tool, ToolCallContext, ToolFailure, ToolOutcome, ToolSet};
 use reins_mcp::{EFFECT_ID_META_KEY, McpContent, McpError, McpServer, McpToolAnnotations};
@@ -67,11 +67,6 @@ fn missing_hints_take_mcps_defaults() {
         ..McpToolAnnotations::default()
     };
     assert_eq!(read_only.traits(), ToolTraits::read_only());
-}
-
-async fn call(set: &ToolSet, name: &str, args: Value) -> reins::tool::ToolExecution {
-    set.call(name, &args, ToolCallContext::new("run", name, "p"))
-        .await
 }
 
 async fn everything_set() -> ToolSet {

@@ -1,7 +1,7 @@
 //! Servers that fail to start, die mid-run, and processes that must not outlive the client.
 
-use crate::servers::{connect, everything_server, python, time_server};
-use reins::tool::{ToolCallContext, ToolFailure, ToolOutcome, ToolSet};
+use crate::servers::{call, connect, everything_server, python, time_server};
+use reins::tool::{ToolFailure, ToolOutcome, ToolSet};
 use reins_mcp::{McpError, McpServer};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -100,26 +100,14 @@ async fn a_server_killed_mid_run_fails_the_next_call_clearly() {
         set.add(tool);
     }
     let args = json!({"timezone": "UTC"});
-    let first = set
-        .call(
-            "get_current_time",
-            &args,
-            ToolCallContext::new("r", "1", "p"),
-        )
-        .await;
+    let first = call(&set, "get_current_time", args.clone()).await;
     assert!(first.outcome.is_success(), "{:?}", first.output);
 
     let pid = client.process_id().unwrap();
     kill(pid);
     assert!(wait_gone(pid).await);
 
-    let second = set
-        .call(
-            "get_current_time",
-            &args,
-            ToolCallContext::new("r", "2", "p"),
-        )
-        .await;
+    let second = call(&set, "get_current_time", args.clone()).await;
     let ToolOutcome::Failed(ToolFailure::Execution { message }) = &second.outcome else {
         panic!("expected an execution failure, got {:?}", second.outcome);
     };
@@ -155,13 +143,7 @@ async fn close_kills_the_process_and_later_calls_fail() {
     assert!(wait_gone(pid).await, "process {pid} survived close()");
     let mut set = ToolSet::new();
     set.add(tools.get("echo").unwrap().clone());
-    let execution = set
-        .call(
-            "echo",
-            &json!({"message": "x"}),
-            ToolCallContext::new("r", "1", "p"),
-        )
-        .await;
+    let execution = call(&set, "echo", json!({"message": "x"})).await;
     assert!(
         execution.output.render().contains("is no longer running"),
         "{:?}",

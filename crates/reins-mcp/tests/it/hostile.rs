@@ -2,8 +2,7 @@
 //! (`fixtures/hostile_server.py`): what the client and the model see must stay clear,
 //! bounded and the same every time.
 
-use crate::servers::{connect, python};
-use reins::tool::ToolCallContext;
+use crate::servers::{call, connect, python};
 use reins_mcp::{McpClient, McpContent, McpError, McpServer};
 use serde_json::json;
 use std::path::PathBuf;
@@ -84,13 +83,7 @@ async fn every_listed_tool_has_a_name_and_schema_providers_accept_and_one_tool_a
     // A renamed tool is still called by its name on the server.
     let renamed = tools.get("has_space_and_dots").unwrap();
     assert_eq!(renamed.remote_name(), "has space/and.dots");
-    let call = set
-        .call(
-            "has_space_and_dots",
-            &json!({"text": "reached"}),
-            ToolCallContext::new("r", "1", "p"),
-        )
-        .await;
+    let call = call(&set, "has_space_and_dots", json!({"text": "reached"})).await;
     assert!(call.outcome.is_success(), "{:?}", call.output);
     assert_eq!(call.output.render(), "reached");
     // Gemini refuses a name starting with a digit: the model calls it `_1st_step`.
@@ -142,13 +135,7 @@ async fn the_model_is_shown_a_bounded_part_of_a_huge_result() {
     let client = connect(hostile_server("huge-result")).await;
     let tools = client.tools().await.unwrap();
     let set = tools.to_tool_set();
-    let call = set
-        .call(
-            "echo",
-            &json!({"text": "x"}),
-            ToolCallContext::new("r", "1", "p"),
-        )
-        .await;
+    let call = call(&set, "echo", json!({"text": "x"})).await;
     assert!(call.outcome.is_success(), "{:?}", call.output);
     // The server answered 4 MiB of text; the model sees the default 256 KiB of it.
     let shown = call.output.render();
@@ -174,13 +161,7 @@ async fn content_the_client_cannot_read_is_left_out_and_the_rest_shown() {
 /// What a client of the `newer-content` server reads, over either transport.
 pub async fn reads_newer_content(client: McpClient) {
     let set = client.tools().await.unwrap().to_tool_set();
-    let call = set
-        .call(
-            "echo",
-            &json!({"text": "x"}),
-            ToolCallContext::new("r", "1", "p"),
-        )
-        .await;
+    let call = call(&set, "echo", json!({"text": "x"})).await;
     // Text, a block of a type MCP may add one day, an image without its data, text: the call
     // succeeds and the model reads both texts and what was left out between them.
     assert!(call.outcome.is_success(), "{:?}", call.output);
@@ -240,15 +221,8 @@ pub async fn reads_newer_tools(client: McpClient) {
     // needed, so `draw` is read without it; `schemaless` has no inputSchema and is left out.
     assert_eq!(tools.names().collect::<Vec<_>>(), ["echo", "draw"]);
     assert!(tools.get("echo").unwrap().traits().read_only);
-    let call = tools
-        .to_tool_set()
-        .call(
-            "echo",
-            &json!({"text": "listed"}),
-            ToolCallContext::new("r", "1", "p"),
-        )
-        .await;
-    assert_eq!(call.output.render(), "listed");
+    let called = call(&tools.to_tool_set(), "echo", json!({"text": "listed"})).await;
+    assert_eq!(called.output.render(), "listed");
 }
 
 #[tokio::test]
@@ -271,13 +245,7 @@ async fn a_call_the_server_never_answers_ends_at_the_tool_timeout_naming_the_ser
         connect(hostile_server("silent-call").call_timeout(std::time::Duration::from_millis(500)))
             .await;
     let set = client.tools().await.unwrap().to_tool_set();
-    let call = set
-        .call(
-            "echo",
-            &json!({"text": "x"}),
-            ToolCallContext::new("r", "1", "p"),
-        )
-        .await;
+    let call = call(&set, "echo", json!({"text": "x"})).await;
     assert!(
         matches!(
             call.outcome,

@@ -1,7 +1,7 @@
 //! `@modelcontextprotocol/server-everything` in its streamable HTTP mode, on loopback.
 
-use crate::servers::{EverythingHttp, connect, free_port};
-use reins::tool::{ToolCallContext, ToolSet};
+use crate::servers::{EverythingHttp, call, connect, free_port};
+use reins::tool::ToolSet;
 use reins_mcp::{McpError, McpServer};
 use serde_json::json;
 use std::time::Duration;
@@ -30,13 +30,7 @@ async fn lists_and_calls_tools_over_streamable_http() {
     for tool in tools {
         set.add(tool);
     }
-    let sum = set
-        .call(
-            "get-sum",
-            &json!({"a": 40, "b": 2}),
-            ToolCallContext::new("r", "1", "p"),
-        )
-        .await;
+    let sum = call(&set, "get-sum", json!({"a": 40, "b": 2})).await;
     assert!(sum.outcome.is_success(), "{:?}", sum.output);
     assert!(sum.output.render().contains("42"), "{:?}", sum.output);
 

@@ -1,7 +1,9 @@
 //! Where the test servers are, and how to start them.
 
+use reins::tool::{ToolCallContext, ToolExecution, ToolSet};
 use reins_mcp::{McpClient, McpServer};
 pub use reins_test_servers::{EverythingHttp, everything_script, free_port, npm_modules};
+use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -104,4 +106,11 @@ pub fn fresh_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("could not create a temporary directory");
     dir
+}
+
+/// `name` called with `args` through `set`, as a run would call it (the call's id is the
+/// tool's name).
+pub async fn call(set: &ToolSet, name: &str, args: Value) -> ToolExecution {
+    set.call(name, &args, ToolCallContext::new("run", name, "p"))
+        .await
 }
