@@ -19,6 +19,10 @@ pub struct Checkpoint {
     pub created_at_ms: i64,
 }
 
+/// Why a call the parent had started without a result waits in a fork.
+const FORKED_IN_DOUBT_REASON: &str = "in doubt: the run this one was forked from had started \
+     the call and recorded no result, so it may have run there (under that run's effect id)";
+
 /// Forks a new run `new_run_id` from the checkpoint `version` of `run_id`, after `edit`
 /// changed its state (e.g. a message of the history, or the arguments of a waiting call), and
 /// returns the fork's state. The parent is not changed.
@@ -29,8 +33,12 @@ pub struct Checkpoint {
 /// [`Agent::resume_stored`](crate::agent::Agent::resume_stored): it waits for decisions
 /// (status `Suspended`) when one of its calls does — decisions are bound to the fork's own
 /// run id, so none of the parent's carries over — and otherwise continues from the
-/// checkpoint. A call the parent had started without a result at that checkpoint is in doubt
-/// in the fork, as after a crash.
+/// checkpoint. A call the parent had started without a result at that checkpoint (it was
+/// running then, or cut off by a crash) waits in the fork for a decision, in doubt, whatever
+/// its tool declares about running again: its side effect may have happened in the parent,
+/// under the parent's effect id, and in the fork the call's effect id is new, so a tool that
+/// deduplicates by it would not recognize the repeat. `edit` sees it so marked (and may
+/// supply its result).
 pub async fn fork(
     store: &impl RunStore,
     run_id: &str,
@@ -59,6 +67,12 @@ pub async fn fork(
     state.run_id = new_run_id.to_owned();
     // A fork of a failed run's last checkpoint has not failed (yet).
     state.failure = None;
+    for call in &mut state.pending_calls {
+        if call.started.is_some() && call.result.is_none() {
+            call.in_doubt = true;
+            call.suspended = Some(FORKED_IN_DOUBT_REASON.to_owned());
+        }
+    }
     edit(&mut state);
     state.status = if state
         .pending_calls

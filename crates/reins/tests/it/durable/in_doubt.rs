@@ -328,7 +328,54 @@ async fn approved_call_cut_off_waits_in_doubt(store: impl RunStore + Clone) {
     );
 }
 
+/// A fork of the checkpoint where a call had started and has no result does not run the call
+/// again, even for a tool that declares re-execution safe: in the fork the call's effect id is
+/// new, so a tool deduplicating by it would repeat the parent's side effect. The call waits in
+/// doubt; a decision to run it again runs it.
+async fn a_fork_of_a_started_call_waits_in_doubt(
+    store: impl RunStore + Clone,
+    safety: RetrySafety,
+) {
+    let (charge, model) = (Charge::new(), script());
+    let run_id = cut_off_after_effect(&store, &charge, &model, safety).await;
+    let started = store.checkpoints(&run_id).await.unwrap();
+    let started = started.last().expect("the start's checkpoint").version;
+    let fork_id = format!("fork-{}", uuid_like());
+    let forked = reins::store::fork(&store, &run_id, started, &fork_id, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(forked.status, RunStatus::Suspended);
+    assert!(forked.pending_calls[0].is_in_doubt());
+
+    let agent = charge.agent(model.clone(), safety);
+    let waiting = resume(&agent, &store, &fork_id).await.unwrap_err();
+    assert!(
+        matches!(waiting, PromptError::Suspended { .. }),
+        "{waiting:?}"
+    );
+    assert_eq!(
+        charge.effects(),
+        vec!["100"],
+        "the fork did not charge again"
+    );
+    let listing = store.pending_approvals().await.unwrap();
+    let pending = listing
+        .approvals
+        .iter()
+        .find(|pending| pending.run_id == fork_id)
+        .expect("the fork's call is listed");
+    assert!(pending.in_doubt);
+
+    decide(&store, &fork_id, "t1c0", ToolDecision::rerun())
+        .await
+        .unwrap();
+    assert_eq!(resume(&agent, &store, &fork_id).await.unwrap(), "Charged.");
+    assert_eq!(charge.effects(), vec!["100", "100"], "rerun as decided");
+}
+
 async fn all_cases(store: impl RunStore + Clone) {
+    a_fork_of_a_started_call_waits_in_doubt(store.clone(), RetrySafety::DeduplicatesByEffectId)
+        .await;
     approved_call_cut_off_waits_in_doubt(store.clone()).await;
     undeclared_call_waits_in_doubt(store.clone()).await;
     in_doubt_call_rerun_or_skipped(store.clone()).await;
