@@ -151,6 +151,10 @@ pub enum PromptError {
     /// decision is bound to other arguments than its call has now
     /// ([`StoreError::StaleDecision`](crate::store::StoreError::StaleDecision): the run was
     /// given back unchanged, nothing ran, and the call waits for a new decision).
+    ///
+    /// A run whose store failed a write is not recorded as failed (a failed run is final): it
+    /// is given back as the store last recorded it, lease released when the store takes that
+    /// write, so resuming it (after the lease expires otherwise) goes on from there.
     #[error("the run store failed: {source}")]
     Store {
         /// What went wrong.

@@ -147,4 +147,31 @@ impl Driver<'_> {
         durable.journal.clear();
         Ok(())
     }
+
+    /// Gives the run back as the store last recorded it, lease released, after the store
+    /// failed to take a write: what was not stored did not happen as far as any worker knows,
+    /// so the run resumes from its last checkpoint, as after a crash, without waiting for the
+    /// lease to expire. Best effort: a store still failing (or a lease another worker holds
+    /// now; the write is a compare-and-swap) leaves the lease to expire.
+    pub(super) async fn release_as_stored(&mut self) {
+        let Some(durable) = &mut self.durable else {
+            return;
+        };
+        let Some(lease) = durable.lease.take() else {
+            return;
+        };
+        durable.journal.clear();
+        let released = match durable.store.load(&self.state.run_id).await {
+            Ok(stored) => durable.store.checkpoint(&lease, &stored, &[], true).await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = released {
+            tracing::warn!(
+                target: "reins",
+                run_id = %self.state.run_id,
+                %error,
+                "the run's lease could not be given back; it is free again when it expires"
+            );
+        }
+    }
 }

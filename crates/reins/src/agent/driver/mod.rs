@@ -129,7 +129,10 @@ pub(crate) fn run(
         // Whatever ended the run, its history holds every call's arguments.
         driver.return_arguments(false);
         driver.state.entries = ctx.snapshot_entries();
-        // A run whose lease was lost must not overwrite the new owner's state.
+        // A run whose store failed under it (a lost connection, a database busy past its
+        // timeout; or a lease lost to another worker, which must not be overwritten) ended for
+        // a reason that is not the run's: it is not recorded as failed, which would be final.
+        let store_failed = matches!(&outcome, Err(Halt::Store(_)));
         let lost_lease = matches!(&outcome, Err(Halt::Store(StoreError::Conflict { .. })));
         let mut ended = match outcome {
             Ok(output) => Ended::Answered(output),
@@ -146,12 +149,18 @@ pub(crate) fn run(
             Ended::Halted(_) => (RunStatus::Suspended, None),
             Ended::Failed(error) => (RunStatus::Failed, Some(error.to_string())),
         };
-        // The last checkpoint records how the run ended and releases its lease.
-        if !lost_lease {
-            if let Err(error) = driver.checkpoint(true).instrument(span.clone()).await {
-                if !matches!(ended, Ended::Failed(_)) {
-                    ended = Ended::Halted(error);
-                }
+        // The last checkpoint records how the run ended and releases its lease. When the store
+        // failed, the run is given back as last stored instead, for any worker to resume.
+        if store_failed {
+            if !lost_lease {
+                driver.release_as_stored().await;
+            }
+        } else if let Err(error) = driver.checkpoint(true).instrument(span.clone()).await {
+            if !matches!(error, Halt::Store(StoreError::Conflict { .. })) {
+                driver.release_as_stored().await;
+            }
+            if !matches!(ended, Ended::Failed(_)) {
+                ended = Ended::Halted(error);
             }
         }
         let state = driver.state;

@@ -7,8 +7,8 @@
 //! lists checkpoints and forks from them, [`format`] resumes a stored format-1 record of a
 //! suspended run and leaves a newer release's alone, [`format_kinds`] reads stored format-1
 //! records of a call in doubt and of a completed run, [`housekeeping`] lists runs a page at a
-//! time and deletes and expires finished ones, [`watch`] waits for decisions, [`store_panics`]
-//! fails a run whose store panics.
+//! time and deletes and expires finished ones, [`watch`] waits for decisions, [`store_faults`]
+//! fails a run whose store panics and gives back a run whose store failed a write.
 
 mod bindings;
 mod claims;
@@ -19,7 +19,7 @@ mod format_kinds;
 mod housekeeping;
 mod in_doubt;
 mod records;
-mod store_panics;
+mod store_faults;
 mod watch;
 
 use crate::common::echo_tool;

@@ -1,34 +1,53 @@
-//! A store whose own code panics fails the run with `StoreError::Panicked`: the panic never
-//! unwinds into the task awaiting the run, whether it comes while the store's method runs
-//! before returning its future or while that future is polled.
+//! A store's faults. One whose own code panics fails the run with `StoreError::Panicked`: the
+//! panic never unwinds into the task awaiting the run, whether it comes while the store's
+//! method runs before returning its future or while that future is polled. One that fails a
+//! write (a lost connection) ends the run with the store's error, but does not record it as
+//! failed: the run is given back as last stored, and resumes at once.
 
 use super::{Seen, agent, script};
+use crate::common::echo_tool;
 use reins::agent::*;
 use reins::store::{
     BoxedStore, Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, MemoryStore,
     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
 };
+use reins::testing::{ScriptedModel, Turn};
+use serde_json::json;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Where the store panics.
+/// Where the store goes wrong.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum PanicAt {
-    /// In `create`, before it returns its future.
-    CreateCall,
-    /// While `checkpoint`'s future is polled.
-    CheckpointPoll,
+enum Fault {
+    /// It panics in `create`, before returning its future.
+    PanicInCreateCall,
+    /// It panics while `checkpoint`'s future is polled.
+    PanicInCheckpointPoll,
+    /// Its checkpoint with this number (counted from 1) fails with a backend error, once.
+    FailCheckpoint(usize),
 }
 
-/// A [`MemoryStore`] that panics at one place.
+/// A [`MemoryStore`] with one fault.
 #[derive(Clone)]
-struct PanickingStore {
+struct FaultyStore {
     inner: MemoryStore,
-    at: PanicAt,
+    fault: Fault,
+    checkpoints: Arc<AtomicUsize>,
 }
 
-impl RunStore for PanickingStore {
+impl FaultyStore {
+    fn new(fault: Fault) -> Self {
+        FaultyStore {
+            inner: MemoryStore::new(),
+            fault,
+            checkpoints: Arc::default(),
+        }
+    }
+}
+
+impl RunStore for FaultyStore {
     // A plain `fn`: its body runs when it is called, before any poll.
     #[allow(clippy::manual_async_fn)]
     fn create(
@@ -36,7 +55,7 @@ impl RunStore for PanickingStore {
         state: &RunState,
         owner: &str,
     ) -> impl Future<Output = Result<Lease, StoreError>> + Send {
-        assert_ne!(self.at, PanicAt::CreateCall, "store bug in create");
+        assert_ne!(self.fault, Fault::PanicInCreateCall, "store bug in create");
         self.inner.create(state, owner)
     }
     async fn checkpoint(
@@ -47,7 +66,15 @@ impl RunStore for PanickingStore {
         release: bool,
     ) -> Result<Lease, StoreError> {
         tokio::task::yield_now().await;
-        assert_ne!(self.at, PanicAt::CheckpointPoll, "store bug in checkpoint");
+        assert_ne!(
+            self.fault,
+            Fault::PanicInCheckpointPoll,
+            "store bug in checkpoint"
+        );
+        let number = self.checkpoints.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.fault == Fault::FailCheckpoint(number) {
+            return Err(StoreError::Backend("connection reset".to_owned()));
+        }
         self.inner.checkpoint(lease, state, journal, release).await
     }
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
@@ -99,14 +126,11 @@ impl RunStore for PanickingStore {
 async fn a_store_panicking_in_its_call_or_its_future_fails_the_run_with_a_store_error() {
     let mut stored = Vec::new();
     for (at, message) in [
-        (PanicAt::CreateCall, "store bug in create"),
-        (PanicAt::CheckpointPoll, "store bug in checkpoint"),
+        (Fault::PanicInCreateCall, "store bug in create"),
+        (Fault::PanicInCheckpointPoll, "store bug in checkpoint"),
     ] {
         let log = Arc::new(Mutex::new(Vec::new()));
-        let store = PanickingStore {
-            inner: MemoryStore::new(),
-            at,
-        };
+        let store = FaultyStore::new(at);
         // Awaited in a task of its own: a panic escaping the run would end the task.
         let run = agent(script(), log.clone(), Seen::default())
             .prompt("pay the bill")
@@ -135,13 +159,47 @@ async fn a_store_panicking_in_its_call_or_its_future_fails_the_run_with_a_store_
     };
 
     // A boxed store answers the same for a direct call.
-    let boxed = BoxedStore::new(PanickingStore {
-        inner: MemoryStore::new(),
-        at: PanicAt::CreateCall,
-    });
+    let boxed = BoxedStore::new(FaultyStore::new(Fault::PanicInCreateCall));
     let created = boxed.create(state, "worker").await;
     assert!(
         matches!(&created, Err(StoreError::Panicked(said)) if said.contains("store bug")),
         "{created:?}"
     );
+}
+
+/// A write the store fails (here the checkpoint of the tool call's start, so the tool never
+/// ran) ends the run with the store's error; the run is not recorded as failed, which would
+/// be final, but given back as last stored, lease released: it resumes at once and the tool
+/// runs once.
+#[tokio::test]
+async fn a_write_the_store_failed_leaves_the_run_to_resume_at_once() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::resumable([
+        Turn::tool_call("lookup", json!({"text": "balance"})),
+        Turn::text("The balance is fine."),
+    ]);
+    let agent = AgentBuilder::new(model)
+        .tool(echo_tool("lookup", log.clone()))
+        .build();
+    // The first checkpoint records the model's turn, the second the call's start.
+    let store = FaultyStore::new(Fault::FailCheckpoint(2));
+    let ended = agent
+        .prompt("check the balance")
+        .run_id("flaky")
+        .durable(store.clone())
+        .await;
+    let Err(PromptError::Store { source, .. }) = &ended else {
+        panic!("expected the store's error, got {ended:?}");
+    };
+    assert!(matches!(source, StoreError::Backend(_)), "{source:?}");
+    assert!(
+        log.lock().unwrap().is_empty(),
+        "the call's start was not stored"
+    );
+    let stored = store.load("flaky").await.unwrap();
+    assert_eq!(stored.status, RunStatus::Running, "not failed for good");
+
+    let answer = agent.resume_stored(store.clone(), "flaky").await.unwrap();
+    assert_eq!(answer, "The balance is fine.");
+    assert_eq!(*log.lock().unwrap(), vec!["balance"]);
 }
