@@ -1,7 +1,7 @@
 //! Decisions bound to what runs: who decided what about which call, and a digest of the call
 //! as it will execute, so a decision is never applied to anything else.
 
-use super::{PendingApproval, StoreError, now_millis};
+use super::{PendingApproval, StoreError, check_unleased, now_millis};
 use crate::hex::push_lower_hex;
 use crate::run::{PendingCall, RunState, ToolDecision};
 use serde::{Deserialize, Serialize};
@@ -174,12 +174,16 @@ fn canonical_json(value: &Value, out: &mut String) {
 }
 
 /// `decision` checked against the call it names in `state` ([`check_decision`]) and stamped
-/// with the time it is recorded: what a store keeps for `run_id`.
+/// with the time it is recorded: what a store keeps for `run_id`. Refused while `holder`'s
+/// lease on the run lasts (until `lease_until`): a worker that claimed the run read its
+/// decisions then, and a decision recorded now would be logged but never applied.
 pub(crate) fn record_decision(
     run_id: &str,
     state: &RunState,
+    (holder, lease_until): (Option<&str>, i64),
     decision: Decision,
 ) -> Result<RecordedDecision, StoreError> {
+    check_unleased(run_id, holder, lease_until, now_millis())?;
     check_decision(state, &decision)?;
     Ok(RecordedDecision {
         run_id: run_id.to_owned(),

@@ -59,6 +59,16 @@ pub(crate) fn check_claimable(
             status: state.status,
         });
     }
+    check_unleased(run_id, holder, lease_until, now)
+}
+
+/// Refuses with [`StoreError::Busy`] while `holder`'s lease lasts (until `lease_until`).
+pub(crate) fn check_unleased(
+    run_id: &str,
+    holder: Option<&str>,
+    lease_until: i64,
+    now: i64,
+) -> Result<(), StoreError> {
     match holder {
         Some(holder) if lease_until > now => Err(StoreError::Busy {
             run_id: run_id.to_owned(),

@@ -352,7 +352,8 @@ impl RunStore for MemoryStore {
         let mut runs = self.lock();
         let record = record_mut(&mut runs, run_id)?;
         let state = decode_state(run_id, record.format, &record.state)?;
-        let recorded = record_decision(run_id, &state, decision.clone())?;
+        let lease = (record.owner.as_deref(), record.lease_until);
+        let recorded = record_decision(run_id, &state, lease, decision.clone())?;
         record
             .decisions
             .retain(|d| d.decision.internal_call_id != decision.internal_call_id);

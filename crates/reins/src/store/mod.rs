@@ -169,7 +169,7 @@ pub(crate) use format::oldest_readable;
 pub(crate) use format::{
     check_readable, decode_state, encode_state, status_from_name, status_name,
 };
-pub(crate) use lease::{check_claimable, expiry_cutoff, new_token, now_millis};
+pub(crate) use lease::{check_claimable, check_unleased, expiry_cutoff, new_token, now_millis};
 pub(crate) use listing::{FINISHED, check_deletable, listed, page_of};
 pub(crate) use pending::collect_pending;
 use serde::{Deserialize, Serialize};
@@ -344,7 +344,9 @@ pub trait RunStore: Send + Sync + 'static {
     /// appends it to the run's audit trail; a later decision about the same call replaces it.
     /// Refused with [`StoreError::NoSuchPendingCall`] when the call does not wait for a
     /// decision, and with [`StoreError::StaleDecision`] when the decision's binding is not the
-    /// call's as it stands (its arguments changed since it was listed).
+    /// call's as it stands (its arguments changed since it was listed), and with
+    /// [`StoreError::Busy`] while a worker holds the run's lease: a worker that took the run
+    /// has read its decisions already, and would go on under the ones it read.
     fn decide(
         &self,
         run_id: &str,

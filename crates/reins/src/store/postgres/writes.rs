@@ -202,8 +202,9 @@ pub(super) async fn decide(
     let transaction = client.transaction().await.map_err(backend)?;
     // The run's row stays locked until commit, so decisions of one run get their
     // audit sequence numbers one at a time.
-    let (_, state) = read_state(&*transaction, run_id, true).await?;
-    let recorded = record_decision(run_id, &state, decision.clone())?;
+    let (row, state) = read_state(&*transaction, run_id, true).await?;
+    let lease = (row.owner.as_deref(), row.lease_until);
+    let recorded = record_decision(run_id, &state, lease, decision.clone())?;
     let json = encode_decision(&recorded)?;
     let call_id = &recorded.decision.internal_call_id;
     transaction

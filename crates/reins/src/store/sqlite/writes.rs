@@ -188,8 +188,9 @@ pub(super) fn decide(run_id: &str, decision: &Decision) -> impl Work<RecordedDec
         let transaction = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(backend)?;
-        let (_, state) = read_state(&transaction, &run_id)?;
-        let recorded = record_decision(&run_id, &state, decision)?;
+        let (row, state) = read_state(&transaction, &run_id)?;
+        let lease = (row.owner.as_deref(), row.lease_until);
+        let recorded = record_decision(&run_id, &state, lease, decision)?;
         let json = encode_decision(&recorded)?;
         let call_id = &recorded.decision.internal_call_id;
         transaction

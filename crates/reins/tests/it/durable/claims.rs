@@ -1,6 +1,7 @@
-//! Who holds a run: racing workers, workers with the same name, lease tokens, a lost lease.
+//! Who holds a run: racing workers, workers with the same name, lease tokens, a lost lease,
+//! decisions while a worker holds it.
 
-use super::{NeedsApproval, RunStateBuilder, Seen, agent, decide, uuid_like};
+use super::{NeedsApproval, RunStateBuilder, Seen, agent, decide, script, uuid_like};
 use crate::common::EchoArgs;
 use reins::agent::*;
 use reins::store::{Lease, MemoryStore, RunStore, SqliteStore, StoreError};
@@ -193,6 +194,56 @@ async fn claims_are_held_by_their_token_in_memory() {
 #[tokio::test]
 async fn claims_are_held_by_their_token_in_sqlite() {
     claims_are_held_by_their_token(SqliteStore::in_memory().unwrap()).await;
+}
+
+/// While a worker holds a suspended run it resumes, no decision about it is recorded: the
+/// worker read the run's decisions when it took it and goes on under those, so a later one
+/// would be logged but never applied. Once the run is given back, decisions are taken again.
+async fn no_decision_while_a_worker_holds_the_run(store: impl RunStore + Clone) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let run_id = format!("held-{}", uuid_like());
+    let suspended = agent(script(), log, Seen::default())
+        .prompt("pay the bill")
+        .run_id(run_id.clone())
+        .durable(store.clone())
+        .await;
+    assert!(
+        matches!(suspended, Err(PromptError::Suspended { .. })),
+        "{suspended:?}"
+    );
+    let claimed = store.claim(&run_id, "worker").await.unwrap();
+    let error = decide(&store, &run_id, "t1c1", ToolDecision::deny("no"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, StoreError::Busy { owner, .. } if owner == "worker"),
+        "{error:?}"
+    );
+    assert!(store.decisions(&run_id).await.unwrap().is_empty());
+
+    store
+        .checkpoint(&claimed.lease, &claimed.state, &[], true)
+        .await
+        .unwrap();
+    decide(&store, &run_id, "t1c1", ToolDecision::deny("no"))
+        .await
+        .expect("a run given back takes decisions");
+}
+
+#[tokio::test]
+async fn no_decision_while_a_worker_holds_the_run_in_memory() {
+    no_decision_while_a_worker_holds_the_run(MemoryStore::new()).await;
+}
+
+#[tokio::test]
+async fn no_decision_while_a_worker_holds_the_run_in_sqlite() {
+    no_decision_while_a_worker_holds_the_run(SqliteStore::in_memory().unwrap()).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn no_decision_while_a_worker_holds_the_run_in_postgres() {
+    no_decision_while_a_worker_holds_the_run(postgres_store().await).await;
 }
 
 #[tokio::test]
