@@ -3,7 +3,7 @@
 //! lease back at once ([`LeaseKeeper::release`]) instead of keeping the run busy until the
 //! lease expires.
 //!
-//! The run's writes (`create`, `claim`, `checkpoint`) each finish in their own task: a run
+//! The run's writes (`create`, `claim`, `checkpoint`, and the lease's `renew`) each finish in their own task: a run
 //! interrupted while a write is in flight drops its future, but the write still completes
 //! and its lease is kept, so the release that follows writes after it with the lease it
 //! returned, never with a stale one.
@@ -115,6 +115,21 @@ impl RunStore for LeaseKeeper {
             release,
         )
         .await
+    }
+
+    /// A renewal moves the lease on like any write (the inner store's may add a version).
+    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        let (inner, lease) = (self.inner.clone(), lease.clone());
+        self.write(
+            async move { inner.renew(&lease).await },
+            |lease| lease,
+            false,
+        )
+        .await
+    }
+
+    fn lease_duration(&self) -> Duration {
+        self.inner.lease_duration()
     }
 
     // Everything else is the inner store's.

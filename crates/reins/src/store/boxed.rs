@@ -117,4 +117,12 @@ impl RunStore for BoxedStore {
     async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
         self.0.pending_approvals().await
     }
+
+    fn lease_duration(&self) -> Duration {
+        self.0.lease_duration()
+    }
+
+    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        self.0.renew(lease).await
+    }
 }

@@ -64,6 +64,8 @@ pub(crate) trait DynRunStore: Send + Sync + 'static {
     fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>>;
     fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>>;
     fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>>;
+    fn lease_duration(&self) -> Duration;
+    fn renew<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<Lease, StoreError>>;
     /// The store's type, for `Debug` output.
     fn type_name(&self) -> &'static str;
 }
@@ -158,6 +160,19 @@ impl<S: RunStore> DynRunStore for S {
 
     fn pending_approvals(&self) -> BoxFuture<'_, Result<PendingApprovals, StoreError>> {
         caught(move || RunStore::pending_approvals(self))
+    }
+
+    fn lease_duration(&self) -> Duration {
+        // A store that panics here is given the default lease: it is only how often the run
+        // renews, and the renewal itself is caught like every other call.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            RunStore::lease_duration(self)
+        }))
+        .unwrap_or(super::DEFAULT_LEASE)
+    }
+
+    fn renew<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<Lease, StoreError>> {
+        caught(move || RunStore::renew(self, lease))
     }
 
     fn type_name(&self) -> &'static str {

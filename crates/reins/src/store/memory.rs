@@ -409,6 +409,23 @@ impl RunStore for MemoryStore {
             .collect())
     }
 
+    fn lease_duration(&self) -> Duration {
+        self.lease.unwrap_or(DEFAULT_LEASE)
+    }
+
+    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        let mut runs = self.lock();
+        let record = record_mut(&mut runs, &lease.run_id)?;
+        if record.version != lease.version || record.token.as_deref() != Some(&lease.token) {
+            return Err(StoreError::Conflict {
+                run_id: lease.run_id.clone(),
+                expected: lease.version,
+            });
+        }
+        record.lease_until = now_millis() + self.lease_millis();
+        Ok(lease.clone())
+    }
+
     async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
         let runs = self.lock();
         let mut listing = PendingApprovals::default();

@@ -195,6 +195,10 @@ pub struct JournalEntry {
 ///
 /// Every method is one transaction.
 ///
+/// A run that takes longer than a lease between two writes renews it
+/// ([`renew`](RunStore::renew), every third of [`lease_duration`](RunStore::lease_duration));
+/// a store that wraps another should pass both on to it, as it passes on the lease's length.
+///
 /// Your own store implements it with `async fn`, as [`Tool`](crate::tool::Tool) and
 /// [`CompletionModel`](crate::completion::CompletionModel) are implemented; a run takes it
 /// like any other ([`PromptRequest::durable`](crate::agent::PromptRequest::durable),
@@ -276,6 +280,12 @@ pub struct JournalEntry {
 ///     }
 ///     async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
 ///         self.inner.pending_approvals().await
+///     }
+///     fn lease_duration(&self) -> Duration {
+///         self.inner.lease_duration()
+///     }
+///     async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+///         self.inner.renew(lease).await
 ///     }
 /// }
 ///
@@ -412,4 +422,22 @@ pub trait RunStore: Send + Sync + 'static {
     fn pending_approvals(
         &self,
     ) -> impl Future<Output = Result<PendingApprovals, StoreError>> + Send;
+
+    /// How long a claim lasts without a checkpoint or a [`renew`](Self::renew):
+    /// [`DEFAULT_LEASE`] unless the store says otherwise. A run renews its lease at a third
+    /// of it while a step takes long (a slow tool, a person answering an approval).
+    fn lease_duration(&self) -> Duration {
+        DEFAULT_LEASE
+    }
+
+    /// Extends `lease` by [`lease_duration`](Self::lease_duration) from now, if it is still
+    /// current (else [`StoreError::Conflict`]), and returns it. The built-in stores only move
+    /// the lease's end; this default writes the stored state again as a checkpoint, which
+    /// does the same for any store (and adds a version).
+    fn renew(&self, lease: &Lease) -> impl Future<Output = Result<Lease, StoreError>> + Send {
+        async move {
+            let stored = self.load(&lease.run_id).await?;
+            self.checkpoint(lease, &stored, &[], false).await
+        }
+    }
 }

@@ -7,6 +7,10 @@ use crate::agent::error::PromptError;
 use crate::run::{RunState, RunStatus, ToolDecision};
 use crate::store::{JournalEntry, Lease, RecordedDecision, SharedStore, StoreError};
 use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex as AsyncMutex;
 
 /// A stored run claimed by this worker, with the decisions it may apply.
 pub(super) struct Claimed {
@@ -98,18 +102,68 @@ fn bound_decisions(
 /// A durable run's link to its store.
 pub(super) struct Durable {
     pub store: SharedStore,
-    /// `None` until the run is created in the store.
-    pub lease: Option<Lease>,
+    /// `None` until the run is created in the store, and once it is given back. Shared with
+    /// the run's [`keep_leased`], and locked by each write for as long as it takes: a renewal
+    /// never races a checkpoint that moves the lease on.
+    pub lease: HeldLease,
     /// Effects completed since the last checkpoint.
     pub journal: Vec<JournalEntry>,
 }
 
+/// The lease a run holds, shared by its writes and its renewals.
+pub(super) type HeldLease = Arc<AsyncMutex<Option<Lease>>>;
+
 impl Durable {
+    /// A run claimed under `lease`.
     pub(super) fn new(store: SharedStore, lease: Lease) -> Self {
         Durable {
             store,
-            lease: Some(lease),
+            lease: Arc::new(AsyncMutex::new(Some(lease))),
             journal: Vec::new(),
+        }
+    }
+
+    /// A new run, created in the store by its first checkpoint.
+    pub(super) fn unclaimed(store: SharedStore) -> Self {
+        Durable {
+            store,
+            lease: Arc::default(),
+            journal: Vec::new(),
+        }
+    }
+
+    /// Renews the run's lease while the run goes on (see [`keep_leased`]).
+    pub(super) fn renewal(&self) -> impl Future<Output = Halt> + Send + 'static {
+        keep_leased(Arc::clone(&self.store), Arc::clone(&self.lease))
+    }
+}
+
+/// The shortest time between two renewals of a lease, however short the lease.
+const MIN_RENEWAL_PERIOD: Duration = Duration::from_millis(10);
+
+/// Renews `lease` every third of the store's lease duration, so a step that takes longer than
+/// the lease (a slow tool, a person answering an approval) keeps the run from being claimed by
+/// another worker while this one still advances it. Ends only when the lease is found lost
+/// (another worker claimed the run after this one could not renew in time): the run then stops
+/// where it is, as if its process had died, since the new owner runs it. A store that fails a
+/// renewal otherwise is tried again at the next one.
+async fn keep_leased(store: SharedStore, lease: HeldLease) -> Halt {
+    let period = (store.lease_duration() / 3).max(MIN_RENEWAL_PERIOD);
+    loop {
+        tokio::time::sleep(period).await;
+        let mut held = lease.lock().await;
+        let Some(current) = held.as_ref() else {
+            continue;
+        };
+        match store.renew(current).await {
+            Ok(renewed) => *held = Some(renewed),
+            Err(lost @ StoreError::Conflict { .. }) => return Halt::Store(lost),
+            Err(error) => tracing::warn!(
+                target: "reins",
+                run_id = %current.run_id,
+                %error,
+                "the run's lease could not be renewed; trying again"
+            ),
         }
     }
 }
@@ -133,7 +187,8 @@ impl Driver<'_> {
             return Ok(());
         };
         self.state.entries = self.ctx.snapshot_entries();
-        let lease = match &durable.lease {
+        let mut held = durable.lease.lock().await;
+        let lease = match &*held {
             Some(lease) => {
                 durable
                     .store
@@ -143,7 +198,7 @@ impl Driver<'_> {
             None => durable.store.create(&self.state, &self.worker).await,
         }
         .map_err(Halt::Store)?;
-        durable.lease = Some(lease);
+        *held = Some(lease);
         durable.journal.clear();
         Ok(())
     }
@@ -157,7 +212,7 @@ impl Driver<'_> {
         let Some(durable) = &mut self.durable else {
             return;
         };
-        let Some(lease) = durable.lease.take() else {
+        let Some(lease) = durable.lease.lock().await.take() else {
             return;
         };
         durable.journal.clear();

@@ -120,11 +120,16 @@ pub(crate) fn run(
         driver.state.history.extend(prompt);
         let prompted = driver.state.history.len() > before;
         // Instrumented only when the span records: the wrapper would copy the loop's state
-        // (some 1,400 bytes) once more.
-        let outcome = if span.is_disabled() {
-            driver.drive(prompted).await
-        } else {
-            driver.drive(prompted).instrument(span.clone()).await
+        // (some 1,400 bytes) once more. A durable run renews its lease beside the loop, in a
+        // future of its own (boxed: a run without a store pays no room for it).
+        let renewal = driver.durable.as_ref().map(Durable::renewal);
+        let outcome = match renewal {
+            None if span.is_disabled() => driver.drive(prompted).await,
+            None => driver.drive(prompted).instrument(span.clone()).await,
+            Some(renewal) => {
+                let drive = driver.drive(prompted).instrument(span.clone());
+                Box::pin(while_leased(drive, renewal)).await
+            }
         };
         // Whatever ended the run, its history holds every call's arguments.
         driver.return_arguments(false);
@@ -194,6 +199,18 @@ pub(crate) fn run(
             hooks.run_settled(&ctx, event).await;
         }
         result
+    }
+}
+
+/// Runs `drive` while `renewal` keeps the run's lease; a lost lease ends the run where it is.
+async fn while_leased<T>(
+    drive: impl Future<Output = Result<T, Halt>>,
+    renewal: impl Future<Output = Halt>,
+) -> Result<T, Halt> {
+    tokio::select! {
+        biased;
+        outcome = drive => outcome,
+        lost = renewal => Err(lost),
     }
 }
 

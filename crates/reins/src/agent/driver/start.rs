@@ -44,11 +44,7 @@ pub(super) async fn begin(
             let run_id = run_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
             let state = RunState::new(run_id, config.name.clone(), history);
             // Created in the store by the run's first checkpoint.
-            let durable = store.map(|store| Durable {
-                store,
-                lease: None,
-                journal: Vec::new(),
-            });
+            let durable = store.map(Durable::unclaimed);
             (state, Some(prompt), durable)
         }
         RunStart::Resume(state) => {

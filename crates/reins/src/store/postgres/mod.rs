@@ -212,6 +212,15 @@ impl RunStore for PostgresStore {
         listings::pending_approvals(&client).await
     }
 
+    fn lease_duration(&self) -> Duration {
+        self.lease
+    }
+
+    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        let client = self.client().await?;
+        writes::renew(&client, lease, self.lease_millis()).await
+    }
+
     async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
         let client = self.client().await?;
         listings::list_runs(&client, query).await

@@ -97,6 +97,35 @@ pub(super) async fn create(
     })
 }
 
+/// Moves the end of `lease` to `lease_millis` from now, if it is still current; nothing else
+/// of the run is written.
+pub(super) async fn renew(
+    client: &Client,
+    lease: &Lease,
+    lease_millis: i64,
+) -> Result<Lease, StoreError> {
+    let updated = client
+        .execute(
+            "UPDATE reins_runs SET lease_until = $4
+                 WHERE run_id = $1 AND version = $2 AND lease_token = $3",
+            &[
+                &lease.run_id,
+                &lease.version,
+                &lease.token,
+                &(now_millis() + lease_millis),
+            ],
+        )
+        .await
+        .map_err(backend)?;
+    if updated == 0 {
+        return Err(StoreError::Conflict {
+            run_id: lease.run_id.clone(),
+            expected: lease.version,
+        });
+    }
+    Ok(lease.clone())
+}
+
 /// Leases `run_id` to `owner` for `lease_millis`, with its state and decisions.
 pub(super) async fn claim(
     client: &mut Client,

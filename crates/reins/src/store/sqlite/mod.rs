@@ -228,6 +228,14 @@ impl RunStore for SqliteStore {
         self.with(listings::pending_approvals()).await
     }
 
+    fn lease_duration(&self) -> Duration {
+        self.lease
+    }
+
+    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        self.with(writes::renew(lease, self.lease_millis())).await
+    }
+
     async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
         self.with(listings::list_runs(query)).await
     }

@@ -181,6 +181,33 @@ pub(super) fn checkpoint(
     })
 }
 
+/// Moves the end of `lease` to `lease_millis` from now, if it is still current; nothing else
+/// of the run is written.
+pub(super) fn renew(lease: &Lease, lease_millis: i64) -> impl Work<Lease> {
+    let lease = lease.clone();
+    move |connection: &mut Connection| {
+        let updated = connection
+            .execute(
+                "UPDATE reins_runs SET lease_until = ?4
+                     WHERE run_id = ?1 AND version = ?2 AND lease_token = ?3",
+                params![
+                    lease.run_id,
+                    lease.version,
+                    lease.token,
+                    now_millis() + lease_millis
+                ],
+            )
+            .map_err(backend)?;
+        if updated == 0 {
+            return Err(StoreError::Conflict {
+                run_id: lease.run_id,
+                expected: lease.version,
+            });
+        }
+        Ok(lease)
+    }
+}
+
 /// Records a decision about a suspended call, replacing an earlier one, and logs it.
 pub(super) fn decide(run_id: &str, decision: &Decision) -> impl Work<RecordedDecision> {
     let (run_id, decision) = (run_id.to_owned(), decision.clone());

@@ -4,8 +4,9 @@
 //! [`claims`] races workers and checks leases, [`finished`] resumes finished runs, [`records`]
 //! reads unreadable, upgraded, corrupt and foreign records, [`in_doubt`] cuts calls off between
 //! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`fork`]
-//! lists checkpoints and forks from them, [`format`] resumes a stored format-1 record of a
-//! suspended run and leaves a newer release's alone, [`format_kinds`] reads stored format-1
+//! lists checkpoints and forks from them, [`renewal`] keeps a slow step's lease and stops a
+//! run that lost it, [`format`] resumes a stored format-1 record of a suspended run and
+//! leaves a newer release's alone, [`format_kinds`] reads stored format-1
 //! records of a call in doubt and of a completed run, [`housekeeping`] lists runs a page at a
 //! time and deletes and expires finished ones, [`watch`] waits for decisions, [`store_faults`]
 //! fails a run whose store panics and gives back a run whose store failed a write.
@@ -19,6 +20,7 @@ mod format_kinds;
 mod housekeeping;
 mod in_doubt;
 mod records;
+mod renewal;
 mod store_faults;
 mod watch;
 

@@ -27,6 +27,8 @@ enum Fault {
     PanicInCheckpointPoll,
     /// Its checkpoint with this number (counted from 1) fails with a backend error, once.
     FailCheckpoint(usize),
+    /// None: it only leaves out the renewal of a lease, which the trait then does for it.
+    None,
 }
 
 /// A [`MemoryStore`] with one fault.
@@ -39,8 +41,12 @@ struct FaultyStore {
 
 impl FaultyStore {
     fn new(fault: Fault) -> Self {
+        FaultyStore::over(MemoryStore::new(), fault)
+    }
+
+    fn over(inner: MemoryStore, fault: Fault) -> Self {
         FaultyStore {
-            inner: MemoryStore::new(),
+            inner,
             fault,
             checkpoints: Arc::default(),
         }
@@ -119,6 +125,9 @@ impl RunStore for FaultyStore {
     }
     async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
         self.inner.pending_approvals().await
+    }
+    fn lease_duration(&self) -> Duration {
+        self.inner.lease_duration()
     }
 }
 
@@ -202,4 +211,17 @@ async fn a_write_the_store_failed_leaves_the_run_to_resume_at_once() {
     let answer = agent.resume_stored(store.clone(), "flaky").await.unwrap();
     assert_eq!(answer, "The balance is fine.");
     assert_eq!(*log.lock().unwrap(), vec!["balance"]);
+}
+
+/// A store that does not renew leases itself gets the trait's renewal, which writes the
+/// stored state again: a step longer than the lease keeps the run all the same.
+#[tokio::test]
+async fn a_store_without_a_renewal_of_its_own_keeps_a_slow_steps_lease() {
+    let inner = MemoryStore::new().with_lease(super::renewal::LEASE);
+    let store = FaultyStore::over(inner, Fault::None);
+    super::renewal::a_slow_step_keeps_the_run(store.clone()).await;
+    assert!(
+        store.checkpoints.load(Ordering::SeqCst) > 6,
+        "the renewals were written as checkpoints"
+    );
 }
