@@ -32,6 +32,7 @@ mod interrupt;
 mod lease_keeper;
 #[cfg(feature = "local")]
 mod local;
+mod process_group;
 mod restate;
 mod run;
 mod runs;

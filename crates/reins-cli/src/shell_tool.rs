@@ -4,6 +4,7 @@
 
 use crate::config::ShellToolConfig;
 use crate::config::shell_tool::placeholders;
+use crate::process_group::{self, GroupGuard};
 use reins::tool::Tool;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -116,10 +117,13 @@ impl Tool for ShellTool {
         if let Some(cwd) = &self.cwd {
             command.current_dir(cwd);
         }
-        let output = command
-            .output()
-            .await
-            .map_err(|error| format!("cannot run `{program}`: {error}"))?;
+        process_group::own_group(&mut command);
+        let cannot_run = |error: std::io::Error| format!("cannot run `{program}`: {error}");
+        let child = command.spawn().map_err(cannot_run)?;
+        // Killed whole if the call is cut off (Ctrl-C, a timeout) while it runs.
+        let group = GroupGuard::of(&child);
+        let output = child.wait_with_output().await.map_err(cannot_run)?;
+        group.finished();
         let stdout = truncate(String::from_utf8_lossy(&output.stdout).into_owned());
         if output.status.success() {
             Ok(stdout)

@@ -45,6 +45,11 @@ impl McpServer {
     ) -> Result<Connection, McpError> {
         let mut command = tokio::process::Command::new(&stdio.command);
         command.args(&stdio.args).kill_on_drop(true);
+        // A group of its own: a Ctrl-C at the terminal reaches the application, which decides
+        // what a call cut short becomes, and not the server, whose death could otherwise be
+        // read as the call's failure first.
+        #[cfg(unix)]
+        command.process_group(0);
         for key in &stdio.env_removed {
             command.env_remove(key);
         }

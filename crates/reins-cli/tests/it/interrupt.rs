@@ -34,18 +34,32 @@ command = ["sh", "-c", "test -e go && echo finished || { touch waiting; exec sle
 schema = { type = "object", properties = {} }
 "#;
 
+/// A `wait` tool as a shell script that notes a SIGINT it gets (`signalled`) and starts a
+/// child of its own (its pid in `sleeper`), as real scripts do.
+const TRAPPING_WAIT_TOOL: &str = r#"[[tools.shell]]
+name = "wait"
+description = "Waits."
+command = ["sh", "-c", "test -e go && echo finished || { trap 'touch signalled; exit 1' INT; sleep 120 & echo $! > sleeper; touch waiting; wait; }"]
+schema = { type = "object", properties = {} }
+"#;
+
 /// `reins run AGENT "Please wait."` started in the background, its output piped.
 fn start_run(agent: &AgentDir) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("reins"))
+    reins_run(agent).spawn().expect("start reins run")
+}
+
+/// The command of [`start_run`].
+fn reins_run(agent: &AgentDir) -> Command {
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin("reins"));
+    command
         .args(["run", &agent.file.to_string_lossy(), "Please wait."])
         .current_dir(agent.dir.path())
         .env("REINS_TEST_KEY", "k")
         .env_remove("OPENAI_API_KEY")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start reins run")
+        .stderr(Stdio::piped());
+    command
 }
 
 /// Waits until `file` exists (the tool runs), failing if `child` ended first.
@@ -58,6 +72,82 @@ fn wait_for(file: &Path, child: &mut Child) {
         assert!(Instant::now() < deadline, "the tool never ran");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Whether the process `pid` runs (a zombie, dead but not yet reaped, does not).
+fn alive(pid: &str) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state follows the command's name, which is in parentheses.
+    let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
+    !matches!(
+        state.and_then(|rest| rest.chars().next()),
+        Some('Z' | 'X') | None
+    )
+}
+
+/// The line of `stderr` saying the run was interrupted, and the run it names.
+fn interrupted_run(stderr: &str) -> (&str, String) {
+    let line = stderr
+        .lines()
+        .find(|line| line.contains("interrupted"))
+        .unwrap_or_else(|| panic!("no line says the run was interrupted: {stderr}"));
+    let run = line
+        .split_whitespace()
+        .find(|word| word.starts_with("run-"))
+        .unwrap_or_else(|| panic!("the line names no run: {line}"))
+        .trim_end_matches('`')
+        .to_owned();
+    (line, run)
+}
+
+/// A Ctrl-C at a terminal signals the whole foreground process group, the tool's program too
+/// if it were in it. It is not: the program never sees the signal (its death could be
+/// recorded as the call's failure before reins stopped the run, and the model retry it), the
+/// call is left in doubt, and the program is killed with its own children, none of which
+/// outlives the run.
+#[test]
+fn ctrl_c_at_a_terminal_leaves_the_tool_to_reins() {
+    use std::os::unix::process::CommandExt;
+    let llm = FakeLlm::start(RULES);
+    let agent = AgentDir::new(&format!(
+        "{model}\n{TRAPPING_WAIT_TOOL}",
+        model = model_table(&llm.openai_url())
+    ));
+    // A foreground group of its own, as a shell gives a command it runs.
+    let mut child = reins_run(&agent)
+        .process_group(0)
+        .spawn()
+        .expect("start reins run");
+    wait_for(&agent.dir.path().join("waiting"), &mut child);
+    let sleeper = std::fs::read_to_string(agent.dir.path().join("sleeper")).expect("sleeper");
+    let sleeper = sleeper.trim();
+    assert!(alive(sleeper), "the tool's child runs");
+
+    let group = format!("-{}", child.id());
+    let sent = Command::new("kill")
+        .args(["-INT", "--", &group])
+        .status()
+        .expect("kill -INT");
+    assert!(sent.success());
+    let output = child.wait_with_output().expect("reins ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    let (_, run) = interrupted_run(&stderr);
+    assert!(
+        !agent.dir.path().join("signalled").exists(),
+        "the tool's program got the terminal's signal"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while alive(sleeper) {
+        assert!(
+            Instant::now() < deadline,
+            "the tool's child outlived the run"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    resumed_at_once_the_cut_off_call_waits_then_runs_once_approved(&agent, &run);
 }
 
 #[test]
@@ -78,15 +168,7 @@ fn ctrl_c_stops_a_run_that_can_be_resumed_at_once() {
     let output = child.wait_with_output().expect("reins ends");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(130), "{stderr}");
-    let line = stderr
-        .lines()
-        .find(|line| line.contains("interrupted"))
-        .unwrap_or_else(|| panic!("no line says the run was interrupted: {stderr}"));
-    let run = line
-        .split_whitespace()
-        .find(|word| word.starts_with("run-"))
-        .unwrap_or_else(|| panic!("the line names no run: {line}"))
-        .to_owned();
+    let (line, run) = interrupted_run(&stderr);
     assert!(
         line.contains(&format!("reins runs resume {}", agent.file.display()))
             && line.ends_with(&format!("{run}`")),
