@@ -43,16 +43,18 @@ pub async fn checkpoints(store: &BoxedStore, run_id: &str, json_lines: bool) -> 
         .await
         .map_err(|error| error.to_string())?;
     if !json_lines {
-        println!(
+        outln!(
             "{:>7}  {:<10} {:>7}  WRITTEN",
-            "VERSION", "STATUS", "JOURNAL"
+            "VERSION",
+            "STATUS",
+            "JOURNAL"
         );
     }
     for checkpoint in &checkpoints {
         if json_lines {
-            println!("{}", checkpoint_json(checkpoint));
+            outln!("{}", checkpoint_json(checkpoint));
         } else {
-            println!(
+            outln!(
                 "{:>7}  {:<10} {:>7}  {} ago",
                 checkpoint.version,
                 status_name(checkpoint.status),

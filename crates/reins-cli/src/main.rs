@@ -18,6 +18,8 @@
 //! Exit codes: 0 done, 1 error, 2 invalid agent file or usage, 3 suspended (a call waits for
 //! a person), 4 a budget, the turn limit or the loop breaker stopped the run.
 
+#[macro_use]
+mod output;
 mod approve;
 mod assemble;
 mod chat;
@@ -219,7 +221,7 @@ async fn command_main(command: Command) -> ExitCode {
     match command {
         Command::Check { agent } => match load(&agent, Needs::Everything) {
             Ok(loaded) => {
-                println!("{}: ok (agent `{}`)", agent.display(), loaded.name());
+                outln!("{}: ok (agent `{}`)", agent.display(), loaded.name());
                 ExitCode::SUCCESS
             }
             Err(code) => code,

@@ -304,8 +304,8 @@ impl AnswerText {
     /// Prints one piece of the answer at once.
     pub fn print(&mut self, delta: &str) {
         match &mut self.on_terminal {
-            Some(shown) => print!("{}", shown.push(delta)),
-            None => print!("{delta}"),
+            Some(shown) => out!("{}", shown.push(delta)),
+            None => out!("{delta}"),
         }
         let _ = std::io::stdout().flush();
     }
@@ -313,9 +313,9 @@ impl AnswerText {
     /// Ends the answer's line.
     pub fn end_line(&mut self) {
         if let Some(shown) = &mut self.on_terminal {
-            print!("{}", shown.finish());
+            out!("{}", shown.finish());
         }
-        println!();
+        outln!();
     }
 }
 

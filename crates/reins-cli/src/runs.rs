@@ -81,16 +81,20 @@ pub async fn states(store: &BoxedStore) -> Result<Vec<Result<RunState, String>>,
 pub async fn list(store: &BoxedStore, json_lines: bool, own_model: &str) -> Result<(), String> {
     let states = states(store).await?;
     if !json_lines {
-        println!(
+        outln!(
             "{:<18} {:<10} {:<16} {:>5} {:>8}  MODEL",
-            "RUN", "STATUS", "AGENT", "TURNS", "TOKENS"
+            "RUN",
+            "STATUS",
+            "AGENT",
+            "TURNS",
+            "TOKENS"
         );
     }
     for state in states {
         match state {
-            Ok(state) if json_lines => println!("{}", summary(&state, own_model)),
+            Ok(state) if json_lines => outln!("{}", summary(&state, own_model)),
             // A shared store's runs were written by other programs too: shown, never acted on.
-            Ok(state) => println!(
+            Ok(state) => outln!(
                 "{}",
                 printable(&format!(
                     "{:<18} {:<10} {:<16} {:>5} {:>8}  {}",
@@ -205,11 +209,11 @@ pub async fn show(
             .iter()
             .map(crate::trail::DecisionView::to_json)
             .collect();
-        println!("{value}");
+        outln!("{value}");
         return Ok(());
     }
     let summary = summary(&state, own_model);
-    println!(
+    outln!(
         "run {} — {}, {} turn(s), model {}",
         state.run_id,
         summary["status"].as_str().unwrap_or_default(),
@@ -217,7 +221,7 @@ pub async fn show(
         model_shown(&state, own_model)
     );
     // A run's text is the model's, its tools' and its servers': shown, never acted on.
-    let show = |line: String| println!("{}", printable(&line));
+    let show = |line: String| outln!("{}", printable(&line));
     if let Some(failure) = failure_shown(&state) {
         show(format!("failed: {failure}"));
     }
@@ -251,11 +255,11 @@ pub async fn show(
             show(format!("  ran with {new}"));
         }
         if decision.replaced {
-            println!("  replaced by a later decision about the call");
+            outln!("  replaced by a later decision about the call");
         }
     }
     for call in &pending {
-        println!(
+        outln!(
             "{}",
             waiting_line(
                 &call.internal_call_id,
@@ -267,7 +271,7 @@ pub async fn show(
     }
     if pending.is_empty() && state.status == RunStatus::Suspended {
         // Every call is decided, nothing runs them until the run is resumed.
-        println!(
+        outln!(
             "every waiting call is decided: {}",
             resume_command(agent_file, run_id)
         );

@@ -229,7 +229,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             let change = decide::ArgsChange::from_flags(args, edit);
             let edit = fork::ForkEdit { call, change };
             fork::fork_run(&store, &run, at, edit).await.map(|state| {
-                println!("{}", state.run_id);
+                outln!("{}", state.run_id);
                 eprintln!(
                     "reins: forked {run} into {} ({}); continue it with `reins runs resume`",
                     state.run_id,

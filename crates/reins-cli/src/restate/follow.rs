@@ -96,7 +96,7 @@ pub async fn start(
         .map_err(|error| explain(agent, url, &error))?;
     let model = crate::assemble::model_label(agent.file.model.get_ref());
     if json_out {
-        println!(
+        outln!(
             "{}",
             json!({"event": "started", "run": run_id, "agent": agent.name(), "model": model})
         );
@@ -141,7 +141,7 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
         };
         for step in steps.iter().skip(shown) {
             if json_out {
-                println!("{}", json!({"event": "step", "run": run_id, "step": step}));
+                outln!("{}", json!({"event": "step", "run": run_id, "step": step}));
             } else {
                 eprintln!("[step] {}", printable(&step.to_string()));
             }
@@ -152,7 +152,7 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
             Where::Waiting(_, pending) => {
                 if json_out {
                     let pending = pending_json(&pending);
-                    println!(
+                    outln!(
                         "{}",
                         json!({"event": "suspended", "run": run_id, "pending": pending})
                     );
@@ -169,7 +169,7 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
             }
             Where::Done(_, output) => {
                 if json_out {
-                    println!(
+                    outln!(
                         "{}",
                         json!({
                             "event": "done",
@@ -212,7 +212,7 @@ fn report_error(
         _ => (Ending::Error, "error"),
     };
     if json_out {
-        println!(
+        outln!(
             "{}",
             json!({"event": kind, "run": run_id, "message": message})
         );
@@ -257,27 +257,27 @@ pub async fn show(
         if let Some(message) = &error {
             value["error"] = json!(message);
         }
-        println!("{value}");
+        outln!("{value}");
         return Ok(());
     }
-    println!(
+    outln!(
         "run {run_id} — {status} on Restate, {} journaled step(s)",
         steps.len()
     );
     for step in &steps {
-        println!("step: {}", printable(&step.to_string()));
+        outln!("step: {}", printable(&step.to_string()));
     }
     for call in &pending {
-        println!(
+        outln!(
             "{}",
             waiting_line(&call.call, &call.tool, &call.arguments, &call.reason)
         );
     }
     if let Some(output) = answer {
-        println!("answer: {}", printable(&output.answer));
+        outln!("answer: {}", printable(&output.answer));
     }
     if let Some(message) = error {
-        println!("error: {}", printable(&message));
+        outln!("error: {}", printable(&message));
     }
     Ok(())
 }

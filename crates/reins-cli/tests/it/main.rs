@@ -15,6 +15,7 @@ mod mcp_resume;
 #[cfg(feature = "local")]
 mod offline;
 mod otlp;
+mod pipes;
 mod programs;
 mod restate;
 mod restate_token;
