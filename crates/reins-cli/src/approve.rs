@@ -102,6 +102,8 @@ impl ApprovalDecider for CliDecider {
 }
 
 async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
+    // A call replayed on resume comes with no streamed call to stop the spinner first.
+    crate::spinner::stop();
     // What the model wrote, shown as text: a control sequence in a name or an argument must
     // not make the terminal show another call than the one approved.
     eprintln!(
@@ -113,7 +115,9 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
     // Each answer is read only once its question is shown, and only while it waits: the
     // editor started to edit the arguments gets every key typed into it.
     use reins::hooks::approval::terminal::read_answer;
-    for _ in 0..2 {
+    // An unclear answer, an editor that would not start or edited arguments that do not fit
+    // ask again: a slip is not a decision.
+    for _ in 0..3 {
         eprint!("[approval] (a)pprove, (d)eny, (e)dit arguments? ");
         let _ = std::io::stderr().flush();
         let Some(answer) = read_answer().await else {
@@ -134,16 +138,15 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
                     .as_ref()
                     .map_err(Clone::clone)
                     .and_then(|args| schemas.check(&request.tool_name, args));
-                return match (edited, fits) {
+                match (edited, fits) {
                     (Ok(args), Ok(())) => {
                         eprintln!("[approval] approved with {}", printable(&args.to_string()));
-                        Decision::approve_with_args(args)
+                        return Decision::approve_with_args(args);
                     }
                     (Err(error), _) | (Ok(_), Err(error)) => {
-                        eprintln!("[approval] {}: denied", printable(&error));
-                        Decision::deny(format!("denied: {error}"))
+                        eprintln!("[approval] {}", printable(&error));
                     }
-                };
+                }
             }
             _ => eprintln!("[approval] please answer a, d or e"),
         }

@@ -41,6 +41,7 @@ mod runs;
 mod runs_command;
 mod shell_tool;
 mod shell_word;
+mod spinner;
 mod store;
 mod trail;
 mod ui;

@@ -3,7 +3,6 @@
 //! with the exit code.
 
 use futures::StreamExt;
-use indicatif::{ProgressBar, ProgressStyle};
 use reins::agent::{PromptError, PromptStream, StreamItem};
 use reins::hooks::budget::BudgetExceeded;
 use reins::hooks::loop_breaker::LoopDetected;
@@ -12,7 +11,6 @@ use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::Duration;
 
 /// How a run ended, as `reins run` and `reins runs resume` exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +53,6 @@ pub struct Output {
     quiet: bool,
     /// The agent file as one shell word, for the commands suggested to people.
     agent_file: String,
-    spinner: Option<ProgressBar>,
     answering: bool,
     announced_calls: HashSet<String>,
     answer: AnswerText,
@@ -68,7 +65,6 @@ impl Output {
             json,
             quiet: false,
             agent_file: "AGENT".to_owned(),
-            spinner: None,
             answering: false,
             announced_calls: HashSet::new(),
             answer: AnswerText::for_stdout(),
@@ -94,23 +90,14 @@ impl Output {
 
     /// Shows a spinner while the model thinks (people on a terminal only).
     fn thinking(&mut self) {
-        if self.json || !std::io::stderr().is_terminal() || self.spinner.is_some() {
+        if self.json || !std::io::stderr().is_terminal() {
             return;
         }
-        let spinner = ProgressBar::new_spinner();
-        spinner.set_style(
-            ProgressStyle::with_template("{spinner} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
-        spinner.set_message("thinking");
-        spinner.enable_steady_tick(Duration::from_millis(100));
-        self.spinner = Some(spinner);
+        crate::spinner::start();
     }
 
     fn stop_thinking(&mut self) {
-        if let Some(spinner) = self.spinner.take() {
-            spinner.finish_and_clear();
-        }
+        crate::spinner::stop();
     }
 
     /// Names the agent file in the commands suggested to people.

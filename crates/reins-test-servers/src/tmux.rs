@@ -43,18 +43,33 @@ impl Tmux {
     /// Waits until the screen shows `text` (failing after five minutes: a hang, not a slow
     /// machine); the screen then.
     pub fn wait_for(&self, text: &str) -> String {
+        self.wait_for_count(text, 1)
+    }
+
+    /// Waits until the screen shows `text` at least `times` times (a question asked again);
+    /// the screen then.
+    pub fn wait_for_count(&self, text: &str, times: usize) -> String {
         let deadline = Instant::now() + Duration::from_secs(300);
         loop {
             let screen = self.screen();
-            if screen.contains(text) {
+            if screen.matches(text).count() >= times {
                 return screen;
             }
             assert!(
                 Instant::now() < deadline,
-                "`{text}` never appeared:\n{screen}"
+                "`{text}` never appeared {times} times:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// Presses `key`, named as tmux names keys (`C-c` for Ctrl-C).
+    pub fn press(&self, key: &str) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "0", key])
+            .status()
+            .expect("tmux send-keys");
+        assert!(status.success());
     }
 
     /// Types `line` and Enter.

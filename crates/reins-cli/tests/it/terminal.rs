@@ -105,8 +105,10 @@ fn what_a_person_types_into_the_editor_reaches_the_editor() {
     assert!(screen.contains("EXIT=0"), "{screen}");
 }
 
+/// Edited arguments that do not fit the tool's schema are not a decision: the prompt says why
+/// and asks again, and the person decides (here: denies).
 #[test]
-fn arguments_edited_out_of_the_tool_s_schema_deny_the_call() {
+fn arguments_edited_out_of_the_tool_s_schema_are_asked_about_again() {
     let server = FakeLlm::start(&rules());
     let agent = agent(&server, 300);
     // An "editor" that misspells the argument's name.
@@ -114,11 +116,13 @@ fn arguments_edited_out_of_the_tool_s_schema_deny_the_call() {
     let tmux = run_in_terminal(&agent, &editor);
     tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
     tmux.type_line("e");
+    tmux.wait_for("the arguments do not fit the schema of `save_note`");
+    let screen = tmux.wait_for_count("(a)pprove, (d)eny, (e)dit arguments?", 2);
+    assert!(!screen.contains("EXIT="), "still asking\n{screen}");
+    tmux.type_line("d");
+    tmux.wait_for("message for the model");
+    tmux.type_line("");
     let screen = tmux.wait_for("EXIT=");
-    assert!(
-        screen.contains("the arguments do not fit the schema of `save_note`"),
-        "{screen}"
-    );
     assert!(screen.contains("I did not save it."), "{screen}");
     assert!(!screen.contains("note: "), "the tool did not run\n{screen}");
     assert!(screen.contains("EXIT=0"), "{screen}");
@@ -156,9 +160,9 @@ fn a_call_nobody_answers_in_time_is_denied() {
 }
 
 /// An MCP server's tool: arguments edited at the prompt are checked against the schema the
-/// server gave for it, as a shell tool's are against the file's.
+/// server gave for it, as a shell tool's are against the file's, and asked about again.
 #[test]
-fn arguments_edited_out_of_an_mcp_tool_s_schema_deny_the_call() {
+fn arguments_edited_out_of_an_mcp_tool_s_schema_are_asked_about_again() {
     let server = FakeLlm::start(
         r#"version: 1
 rules:
@@ -189,11 +193,49 @@ rules:
     let tmux = run_in_terminal(&agent, &editor);
     tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
     tmux.type_line("e");
+    tmux.wait_for("the arguments do not fit the schema of `time_get_current_time`");
+    tmux.wait_for_count("(a)pprove, (d)eny, (e)dit arguments?", 2);
+    tmux.type_line("d");
+    tmux.wait_for("message for the model");
+    tmux.type_line("");
     let screen = tmux.wait_for("EXIT=");
-    assert!(
-        screen.contains("the arguments do not fit the schema of `time_get_current_time`"),
-        "{screen}"
-    );
     assert!(screen.contains("No time then."), "{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
+/// A run stopped with Ctrl-C at the approval question and resumed asks again, and the
+/// question stays on the screen: no "thinking" spinner turns over it while the person reads
+/// (the call is replayed from the stored turn, not streamed, so nothing else stops it).
+#[test]
+fn a_resumed_run_asks_at_the_terminal_with_the_question_in_view() {
+    let server = FakeLlm::start(&rules());
+    let agent = agent(&server, 300);
+    let question = "(a)pprove, (d)eny, (e)dit arguments?";
+    let first = run_in_terminal(&agent, "false");
+    first.wait_for(question);
+    first.press("C-c");
+    let screen = first.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=130"), "{screen}");
+    let run = screen
+        .split(|c: char| c.is_whitespace() || c == '`')
+        .find(|word| word.starts_with("run-"))
+        .unwrap_or_else(|| panic!("no run named: {screen}"))
+        .to_owned();
+    let tmux = Tmux::start(&format!(
+        "cd '{dir}' && env REINS_TEST_KEY=k '{reins}' runs resume '{file}' '{run}'; \
+         echo EXIT=$?; sleep 600",
+        dir = agent.dir.path().display(),
+        reins = env!("CARGO_BIN_EXE_reins"),
+        file = agent.file.display(),
+    ));
+    tmux.wait_for(question);
+    // A spinner ticks every 100 ms: a second gives it ten chances to write over the line.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let screen = tmux.screen();
+    assert!(screen.contains(question), "{screen}");
+    assert!(!screen.contains("thinking"), "{screen}");
+    tmux.type_line("a");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("Done: the note is saved."), "{screen}");
     assert!(screen.contains("EXIT=0"), "{screen}");
 }
