@@ -151,7 +151,7 @@ pub struct Messages {
 // docs), and `request::body` refuses a request with an output schema.
 codec::protocol! {
     Messages => request::body, response::parse, stream::MessagesStreamDecoder;
-    provider => "anthropic",
+    provider(_messages) => "anthropic",
     path(_messages, _stream) => "v1/messages".to_owned(),
     native_output(_messages) => false,
 }

@@ -23,13 +23,13 @@ pub(crate) use stream::{Chunks, Step, cut_stream, event_json, event_type, tool_c
 /// whose `model` field is the model name. The first line names the functions that write its
 /// request body (from the codec, the request, and whether it is streamed), read a whole answer,
 /// and the decoder of a streamed one (started from its `Default`); the others are expressions
-/// over the names they bind, for the request's path and whether the model takes an output
-/// schema natively:
+/// over the names they bind, for the provider's name in telemetry, the request's path and
+/// whether the model takes an output schema natively:
 ///
 /// ```text
 /// protocol! {
 ///     Chat => request::body, response::parse, stream::ChatStreamDecoder;
-///     provider => "openai",
+///     provider(chat) => chat.provider,
 ///     path(_chat, _stream) => "chat/completions".to_owned(),
 ///     native_output(chat) => chat.quirks.native_output,
 /// }
@@ -37,7 +37,7 @@ pub(crate) use stream::{Chunks, Step, cut_stream, event_json, event_type, tool_c
 macro_rules! protocol {
     (
         $codec:ty => $encode:path, $decode:path, $decoder:ty;
-        provider => $provider:expr,
+        provider($provider_codec:ident) => $provider:expr,
         path($path_codec:ident, $stream:ident) => $path:expr,
         native_output($native_codec:ident) => $native:expr $(,)?
     ) => {
@@ -46,7 +46,10 @@ macro_rules! protocol {
         impl $crate::providers::Protocol for $codec {
             type Decoder = $decoder;
 
-            const PROVIDER: &'static str = $provider;
+            fn provider_name(&self) -> &'static str {
+                let $provider_codec = self;
+                $provider
+            }
 
             fn model(&self) -> &str {
                 &self.model

@@ -196,7 +196,7 @@ impl GenerateContent {
 // The body is the same for blocking and streamed calls; only the path differs.
 codec::protocol! {
     GenerateContent => request::body, response::parse, stream::GeminiStreamDecoder;
-    provider => "gcp.gemini",
+    provider(_gemini) => "gcp.gemini",
     path(gemini, stream) => if stream {
         format!("{}?alt=sse", gemini.method_path("streamGenerateContent"))
     } else {

@@ -31,6 +31,9 @@ pub const O3: &str = "o3";
 /// `o4-mini`.
 pub const O4_MINI: &str = "o4-mini";
 
+/// OpenAI's `gen_ai.provider.name` in telemetry.
+pub(crate) const PROVIDER_NAME: &str = "openai";
+
 /// The default base URL of the OpenAI API.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -52,7 +55,7 @@ pub type OpenAIBuilder = ProviderBuilder<OpenAI>;
 impl OpenAI {
     /// A model speaking the Chat Completions API.
     pub fn completion(&self, model: impl Into<String>) -> ChatCompletionsModel {
-        self.model(Chat::new(model.into(), ChatQuirks::OPENAI))
+        self.model(Chat::new(model.into(), ChatQuirks::OPENAI, PROVIDER_NAME))
     }
 
     /// A model speaking the Responses API.

@@ -119,6 +119,6 @@ impl<P: Protocol> CompletionModel for HttpModel<P> {
     }
 
     fn provider_name(&self) -> Option<&str> {
-        Some(P::PROVIDER)
+        Some(self.protocol.provider_name())
     }
 }

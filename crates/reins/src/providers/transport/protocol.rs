@@ -56,8 +56,9 @@ pub trait Protocol: sealed::Sealed + Debug + Clone + Send + Sync + 'static {
     /// Reads a streamed answer.
     type Decoder: StreamDecoder;
 
-    /// The provider's name in telemetry (`gen_ai.provider.name`).
-    const PROVIDER: &'static str;
+    /// The provider's name in telemetry (`gen_ai.provider.name`): a method rather than a
+    /// constant, as one protocol (Chat Completions) is spoken by many services.
+    fn provider_name(&self) -> &'static str;
 
     /// The model name sent with each request.
     fn model(&self) -> &str;

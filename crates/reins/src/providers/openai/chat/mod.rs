@@ -73,17 +73,23 @@ impl ChatQuirks {
 pub struct Chat {
     model: String,
     quirks: ChatQuirks,
+    /// The service's `gen_ai.provider.name`: OpenAI's, or that of a compatible server.
+    provider: &'static str,
 }
 
 impl Chat {
-    pub(crate) fn new(model: String, quirks: ChatQuirks) -> Self {
-        Chat { model, quirks }
+    pub(crate) fn new(model: String, quirks: ChatQuirks, provider: &'static str) -> Self {
+        Chat {
+            model,
+            quirks,
+            provider,
+        }
     }
 }
 
 codec::protocol! {
     Chat => request::body, response::parse, stream::ChatStreamDecoder;
-    provider => "openai",
+    provider(chat) => chat.provider,
     path(_chat, _stream) => "chat/completions".to_owned(),
     native_output(chat) => chat.quirks.native_output,
 }

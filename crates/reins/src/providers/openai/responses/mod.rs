@@ -84,7 +84,7 @@ impl Responses {
 
 codec::protocol! {
     Responses => request::body, response::parse, stream::ResponsesStreamDecoder;
-    provider => "openai",
+    provider(_responses) => super::PROVIDER_NAME,
     path(_responses, _stream) => "responses".to_owned(),
     native_output(responses) => responses.native_output,
 }
