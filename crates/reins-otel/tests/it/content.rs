@@ -2,8 +2,8 @@
 //! chat: system instructions, input messages (tool calls and results included) and the
 //! answer with its finish reason.
 
-use crate::harness::{NamedModel, Recorded, attr_str, span};
-use reins::agent::AgentBuilder;
+use crate::harness::{NamedModel, Recorded, attr, attr_str, span};
+use reins::agent::*;
 use reins::testing::Turn;
 use reins::tool::tool_fn;
 use reins_otel::Telemetry;
@@ -91,4 +91,56 @@ async fn messages_are_recorded_as_role_and_typed_parts_with_the_system_instructi
     );
     assert_eq!(attr_str(run, "input.value"), "Weather in Paris?");
     assert_eq!(attr_str(run, "output.value"), "It is sunny in Paris.");
+}
+
+/// Denies every tool call.
+struct DenyAll;
+impl AgentHook for DenyAll {
+    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        match event.tool_name() {
+            Some(_) => DispatchAction::deny("not allowed"),
+            None => DispatchAction::proceed(),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_tool_result_is_recorded_only_for_a_call_that_succeeded() {
+    let failing = tool_fn("lookup", "Fails.", |_: Value| async move {
+        Err::<String, _>("backend down")
+    });
+    let denied = tool_fn("lookup", "Works.", |_: Value| async move {
+        Ok::<_, Infallible>("sunny")
+    });
+    let runs = [
+        (
+            AgentBuilder::new(lookup_then_answer())
+                .tool(failing)
+                .build(),
+            "failed",
+        ),
+        (
+            AgentBuilder::new(lookup_then_answer())
+                .tool(denied)
+                .add_hook(DenyAll)
+                .build(),
+            "denied",
+        ),
+    ];
+    for (agent, outcome) in runs {
+        let recorded = Recorded::start(Telemetry::new().capture_content(|_, text| Some(text)));
+        agent.prompt("Weather?").await.unwrap();
+        let spans = recorded.spans();
+        let tool = span(&spans, "execute_tool lookup");
+        assert_eq!(attr_str(tool, "reins.tool.outcome"), outcome);
+        assert_eq!(attr(tool, "gen_ai.tool.call.result"), None, "{outcome}");
+        assert!(attr(tool, "gen_ai.tool.call.arguments").is_some());
+    }
+}
+
+fn lookup_then_answer() -> NamedModel {
+    NamedModel::new([
+        Turn::tool_call("lookup", json!({"city": "Paris"})),
+        Turn::text("No idea."),
+    ])
 }

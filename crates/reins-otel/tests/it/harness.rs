@@ -138,6 +138,10 @@ impl CompletionModel for NamedModel {
         Ok(response)
     }
 
+    fn supports_native_output(&self) -> bool {
+        self.inner.supports_native_output()
+    }
+
     fn model_name(&self) -> Option<&str> {
         Some(self.model)
     }

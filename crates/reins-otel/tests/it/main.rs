@@ -1,5 +1,6 @@
 //! reins-otel's integration tests: one binary, modules by subject.
 
+mod attributes;
 mod content;
 mod harness;
 mod metrics;

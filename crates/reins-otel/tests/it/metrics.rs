@@ -23,7 +23,7 @@ impl AgentHook for SkipSecond {
 }
 
 /// (attributes, count, sum) of each data point of the metric `name`.
-fn points(metrics: &[ResourceMetrics], name: &str) -> Vec<(Vec<KeyValue>, u64, f64)> {
+pub fn points(metrics: &[ResourceMetrics], name: &str) -> Vec<(Vec<KeyValue>, u64, f64)> {
     let mut found = Vec::new();
     for resource in metrics {
         for scope in resource.scope_metrics() {
@@ -54,7 +54,7 @@ fn points(metrics: &[ResourceMetrics], name: &str) -> Vec<(Vec<KeyValue>, u64, f
     found
 }
 
-fn has(attributes: &[KeyValue], key: &str, value: &str) -> bool {
+pub fn has(attributes: &[KeyValue], key: &str, value: &str) -> bool {
     attributes
         .iter()
         .any(|kv| kv.key.as_str() == key && kv.value.as_str() == value)

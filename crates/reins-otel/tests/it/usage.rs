@@ -1,10 +1,16 @@
-//! Token usage on the spans (and so in the token metrics) only where the provider reported it.
+//! Token usage on the spans (and so in the token metrics): only where the provider reported
+//! it, and whatever ended the run.
 
-use crate::harness::{NamedModel, Recorded, attr, attr_i64, span};
-use reins::agent::AgentBuilder;
-use reins::completion::Usage;
+use crate::harness::{NamedModel, Recorded, attr, attr_i64, attr_str, span};
+use crate::metrics::{has, points};
+use opentelemetry::trace::Status;
+use reins::agent::*;
+use reins::completion::{CompletionError, Usage};
 use reins::testing::Turn;
+use reins::tool::tool_fn;
 use reins_otel::Telemetry;
+use serde_json::{Value, json};
+use std::convert::Infallible;
 
 #[tokio::test]
 async fn token_counts_are_recorded_as_reported_and_not_as_zeros_when_none_were() {
@@ -26,4 +32,72 @@ async fn token_counts_are_recorded_as_reported_and_not_as_zeros_when_none_were()
     let chat = span(&spans, "chat gpt-test");
     assert_eq!(attr_i64(chat, "gen_ai.usage.input_tokens"), 12);
     assert_eq!(attr_i64(chat, "gen_ai.usage.output_tokens"), 0);
+}
+
+/// Stops the run on every successful model call's outcome.
+struct StopOnAnswer;
+impl AgentHook for StopOnAnswer {
+    async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        match event.completion() {
+            Some(_) => OutcomeAction::stop("seen enough"),
+            None => OutcomeAction::proceed(),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_call_an_outcome_hook_stops_after_keeps_its_usage_and_response_on_its_span() {
+    let recorded = Recorded::start(Telemetry::new());
+    let model = NamedModel::new([Turn::text("hello").usage(Usage::new(11, 7))]);
+    let agent = AgentBuilder::new(model).add_hook(StopOnAnswer).build();
+    let error = agent.prompt("hi").await.unwrap_err();
+    assert!(matches!(error, PromptError::Cancelled { .. }), "{error:?}");
+    let spans = recorded.spans();
+    let chat = span(&spans, "chat gpt-test");
+    assert_eq!(attr_i64(chat, "gen_ai.usage.input_tokens"), 11);
+    assert_eq!(attr_i64(chat, "gen_ai.usage.output_tokens"), 7);
+    assert_eq!(attr_str(chat, "gen_ai.response.id"), "scripted-1");
+    assert_eq!(
+        attr_str(chat, "gen_ai.response.model"),
+        "gpt-test-2026-01-01"
+    );
+    assert!(attr(chat, "gen_ai.response.finish_reasons").is_some());
+    assert_eq!(
+        attr_str(chat, "error.type"),
+        "stopped_by_hook",
+        "still stopped"
+    );
+    assert!(matches!(chat.status, Status::Error { .. }));
+
+    recorded.meter_provider.force_flush().unwrap();
+    let metrics = recorded.metrics.get_finished_metrics().unwrap();
+    let tokens = points(&metrics, "gen_ai.client.token.usage");
+    let sum = |kind: &str| {
+        tokens
+            .iter()
+            .filter(|(attributes, ..)| has(attributes, "gen_ai.token.type", kind))
+            .map(|(_, _, sum)| *sum)
+            .sum::<f64>()
+    };
+    assert_eq!((sum("input"), sum("output")), (11.0, 7.0));
+}
+
+#[tokio::test]
+async fn a_failed_run_records_the_usage_and_turns_it_had() {
+    let recorded = Recorded::start(Telemetry::new());
+    let model = NamedModel::new([
+        Turn::tool_call("lookup", json!({})).usage(Usage::new(11, 7)),
+        Turn::error(CompletionError::Timeout("slow".into())),
+    ]);
+    let lookup = tool_fn("lookup", "Looks up.", |_: Value| async move {
+        Ok::<_, Infallible>("found")
+    });
+    let agent = AgentBuilder::new(model).tool(lookup).build();
+    agent.prompt("hi").await.unwrap_err();
+    let spans = recorded.spans();
+    let run = span(&spans, "invoke_agent");
+    assert_eq!(attr_str(run, "reins.run.status"), "failed");
+    assert_eq!(attr_i64(run, "gen_ai.usage.input_tokens"), 11);
+    assert_eq!(attr_i64(run, "gen_ai.usage.output_tokens"), 7);
+    assert_eq!(attr_i64(run, "reins.turn"), 2);
 }

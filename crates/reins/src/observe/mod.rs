@@ -34,7 +34,8 @@ pub enum ContentKind {
     OutputMessages,
     /// A tool call's arguments (`gen_ai.tool.call.arguments`), as JSON.
     ToolArguments,
-    /// A tool call's result (`gen_ai.tool.call.result`), as text.
+    /// A successful tool call's result (`gen_ai.tool.call.result`), as text; a failed, denied
+    /// or skipped call has none (its `reins.tool.outcome` says what happened).
     ToolResult,
 }
 

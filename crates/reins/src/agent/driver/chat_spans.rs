@@ -15,8 +15,12 @@ pub(super) trait ChatSpans {
     /// `future`, run inside the current call's span.
     fn within<F: Future>(&self, future: F) -> impl Future<Output = F::Output>;
 
-    /// Records how the current call ended.
-    fn record_outcome(&self, result: Result<&CompletionResponse, &Halt>);
+    /// Records the current call's response: the model's, before the outcome hooks judge it,
+    /// or the one a hook served in place of a failed call.
+    fn record_response(&self, response: &CompletionResponse);
+
+    /// Records why the current call (with its hooks) failed.
+    fn record_failure(&self, halt: &Halt);
 
     /// Opens the span of the turn's next call (a retry an outcome hook asked for).
     fn next_call(&mut self, run_id: &str, turn: usize);
@@ -32,7 +36,10 @@ impl ChatSpans for Untraced {
     }
 
     #[inline]
-    fn record_outcome(&self, _result: Result<&CompletionResponse, &Halt>) {}
+    fn record_response(&self, _response: &CompletionResponse) {}
+
+    #[inline]
+    fn record_failure(&self, _halt: &Halt) {}
 
     #[inline]
     fn next_call(&mut self, _run_id: &str, _turn: usize) {}
@@ -46,8 +53,12 @@ impl ChatSpans for Traced {
         future.instrument(self.0.clone())
     }
 
-    fn record_outcome(&self, result: Result<&CompletionResponse, &Halt>) {
-        trace::record_chat_outcome(&self.0, result);
+    fn record_response(&self, response: &CompletionResponse) {
+        trace::record_chat_response(&self.0, response);
+    }
+
+    fn record_failure(&self, halt: &Halt) {
+        trace::record_chat_failure(&self.0, halt);
     }
 
     fn next_call(&mut self, run_id: &str, turn: usize) {

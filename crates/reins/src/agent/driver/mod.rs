@@ -180,7 +180,7 @@ pub(crate) fn run(
                 Err(error)
             }
         };
-        trace::record_run_outcome(&span, &result);
+        trace::record_run_outcome(&span, &result, usage, turns);
         if hooks.observes(StepEventKind::RunSettled) {
             let event = match &result {
                 Ok(response) => RunSettledEvent {

@@ -127,7 +127,7 @@ impl<'a> Driver<'a> {
         let mut label = match selected {
             Ok(label) => label,
             Err(halt) => {
-                chat.record_outcome(Err(&halt));
+                chat.record_failure(&halt);
                 return Err(halt);
             }
         };
@@ -141,13 +141,15 @@ impl<'a> Driver<'a> {
                     "no model is registered under the label `{label}` (registered: {})",
                     models.labels.join(", ")
                 ));
-                chat.record_outcome(Err(&halt));
+                chat.record_failure(&halt);
                 return Err(halt);
             };
             let (called, next) = chat
-                .within(self.call_and_judge(&**model, &label, request))
+                .within(self.call_and_judge(&**model, &label, request, &chat))
                 .await;
-            chat.record_outcome(called.as_ref().map(|(response, _)| response));
+            if let Err(halt) = &called {
+                chat.record_failure(halt);
+            }
             // No retry: the call's result, kept or left failed, is the turn's.
             let Some(next) = next else {
                 return called.map(|(response, streamed_text)| (response, streamed_text, label));
@@ -221,15 +223,17 @@ impl<'a> Driver<'a> {
 
     /// One model call: its dispatch hooks, the call (or the response a hook served), and its
     /// outcome hooks. Returns the call's result and, when an outcome hook asks for the turn
-    /// again, the label of the model to ask.
+    /// again, the label of the model to ask. A response is recorded on the call's span
+    /// (`chat`) as it arrives; a failure, by the caller.
     async fn call_and_judge(
         &self,
         model: &dyn DynCompletionModel,
         label: &str,
         request: &mut TurnRequest<&mut CompletionRequest>,
+        chat: &impl ChatSpans,
     ) -> (Result<(CompletionResponse, bool), Halt>, Option<String>) {
         let turn = self.state.turn;
-        trace::record_chat_request(model, label, request.get());
+        trace::record_chat_request(model, label, request.get(), self.sink.is_some());
         let mut served = None;
         if self.observes(StepEventKind::CompletionDispatch) {
             match self
@@ -249,6 +253,11 @@ impl<'a> Driver<'a> {
             Some(HookAnswer::Failure(error)) => Err(Halt::Completion(*error)),
             None => self.call_once(model, request.get()).await,
         };
+        // Before the outcome hooks: one that stops the run must not take the call's usage,
+        // response id and finish reasons off its span (nor its tokens off the metrics).
+        if let Ok((response, _)) = &called {
+            chat.record_response(response);
+        }
         if !self.observes(StepEventKind::CompletionOutcome) {
             return (called, None);
         }
@@ -276,6 +285,8 @@ impl<'a> Driver<'a> {
                     Ok((_, streamed_text)) => *streamed_text,
                     Err(_) => {
                         trace::hook_decision("replace", "on_outcome");
+                        // The turn's answer, in place of the model's, which had none.
+                        chat.record_response(&replacement);
                         false
                     }
                 };

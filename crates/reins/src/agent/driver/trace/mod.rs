@@ -7,19 +7,20 @@
 //! computed only for a span that records them, and content only when a subscriber's
 //! [`Telemetry`] opts in.
 
+mod error_type;
+
 use super::Halt;
 use crate::agent::builder::AgentConfig;
 use crate::agent::error::PromptError;
 use crate::agent::hook::ToolDispatchDecision;
 use crate::agent::response::PromptResponse;
-use crate::completion::{
-    CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, Usage,
-};
+use crate::completion::{CompletionRequest, CompletionResponse, DynCompletionModel, Usage};
 use crate::message::Message;
 use crate::observe::messages::{self, finish_reason_name};
 use crate::observe::{ContentKind, Telemetry};
 use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
-use crate::tool::{ToolFailure, ToolOutcome, ToolOutput, ToolSet};
+use crate::tool::{ToolOutcome, ToolOutput, ToolSet};
+use error_type::{halt_error_type, prompt_error_type, tool_failure_type};
 use tracing::field::Empty;
 use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
 use tracing::{Level, Span};
@@ -95,22 +96,28 @@ pub(super) fn run_span(
     span
 }
 
-/// Records how a run ended on its span.
-pub(super) fn record_run_outcome(span: &Span, result: &Result<PromptResponse, PromptError>) {
+/// Records how a run ended on its span, with the tokens its model calls used and its turns:
+/// given apart from `result`, as a failed run's error holds no state.
+pub(super) fn record_run_outcome(
+    span: &Span,
+    result: &Result<PromptResponse, PromptError>,
+    usage: Usage,
+    turns: usize,
+) {
     if span.is_disabled() {
         return;
     }
-    let (state, status) = match result {
-        Ok(response) => (Some(&response.state), RunStatus::Completed),
-        Err(PromptError::Suspended { run }) => (Some(&run.state), RunStatus::Suspended),
+    let status = match result {
+        Ok(_) => RunStatus::Completed,
+        Err(PromptError::Suspended { .. }) => RunStatus::Suspended,
         Err(error) => {
-            record_error(span, prompt_error_type(error));
+            record_error(span, &prompt_error_type(error));
             if let PromptError::Cancelled { .. } = error {
                 // Every hook's stop ends the run here: one event per stop, whichever hook.
                 let _entered = span.enter();
                 hook_decision("stop", "hook");
             }
-            (None, RunStatus::Failed)
+            RunStatus::Failed
         }
     };
     span.record("reins.run.status", status_name(status));
@@ -122,14 +129,18 @@ pub(super) fn record_run_outcome(span: &Span, result: &Result<PromptResponse, Pr
             Some(response.output.clone())
         });
     }
-    if let Some(state) = state {
-        record_usage(span, state.usage);
-        span.record("reins.turn", int(state.turn as u64));
-    }
+    record_usage(span, usage);
+    span.record("reins.turn", int(turns as u64));
 }
 
 /// The span of one model call (the hooks around it included), named once the model is known.
 /// A turn whose call an outcome hook retries (a fallback) has one per call.
+///
+/// The provider and model (`gen_ai.provider.name`, `gen_ai.request.model`) are recorded after
+/// the span starts, by design, though the conventions ask for them at creation so samplers
+/// can read them: the span holds the completion-call and model-select hooks, which choose the
+/// model, so it is not known when the span opens. A sampler sees the operation name and the
+/// run's `invoke_agent` span (which names the default model at creation) instead.
 pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
     let span = tracing::info_span!(
         target: "reins",
@@ -141,6 +152,8 @@ pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
         gen_ai.request.model = Empty,
         gen_ai.request.temperature = Empty,
         gen_ai.request.max_tokens = Empty,
+        gen_ai.request.stream = Empty,
+        gen_ai.output.type = Empty,
         gen_ai.response.model = Empty,
         gen_ai.response.id = Empty,
         gen_ai.usage.input_tokens = Empty,
@@ -161,11 +174,12 @@ pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
 }
 
 /// Records the model of the current `chat` span's call, which names the span, and the request
-/// sent to it.
+/// sent to it (`streamed`: its answer is asked for as a stream).
 pub(super) fn record_chat_request(
     model: &dyn DynCompletionModel,
     label: &str,
     request: &CompletionRequest,
+    streamed: bool,
 ) {
     let Some(span) = current_span() else {
         return;
@@ -185,6 +199,15 @@ pub(super) fn record_chat_request(
     if let Some(max_tokens) = request.max_tokens {
         span.record("gen_ai.request.max_tokens", int(max_tokens));
     }
+    // Recorded only when true: the conventions require it if and only if the request streams.
+    if streamed {
+        span.record("gen_ai.request.stream", true);
+    }
+    // Native structured output asks for JSON; a typed answer given through an output tool is
+    // a tool call, and a plain request asks for no type in particular.
+    if request.output_schema.is_some() {
+        span.record("gen_ai.output.type", "json");
+    }
     if let Some(preamble) = &request.preamble {
         Telemetry::record_content(&span, ContentKind::SystemInstructions, || {
             messages::system_instructions(preamble)
@@ -195,18 +218,22 @@ pub(super) fn record_chat_request(
     });
 }
 
-/// Records what a model call gave on its `chat` span.
-pub(super) fn record_chat_outcome(span: &Span, result: Result<&CompletionResponse, &Halt>) {
+/// Records why a model call (with its hooks) failed on its `chat` span. A response it had
+/// is recorded already (see [`record_chat_response`]).
+pub(super) fn record_chat_failure(span: &Span, halt: &Halt) {
+    if !span.is_disabled() {
+        record_error(span, &halt_error_type(halt));
+    }
+}
+
+/// Records the response of a model call on its `chat` span: usage, response id and model,
+/// finish reasons, and the answer when content is recorded. Called before the outcome hooks
+/// judge it, so a hook that then stops the run leaves the call's usage on its span (and in
+/// the token metrics).
+pub(super) fn record_chat_response(span: &Span, response: &CompletionResponse) {
     if span.is_disabled() {
         return;
     }
-    let response = match result {
-        Ok(response) => response,
-        Err(halt) => {
-            record_error(span, halt_error_type(halt));
-            return;
-        }
-    };
     record_usage(span, response.usage);
     if let Some(id) = &response.response_id {
         span.record("gen_ai.response.id", id.as_str());
@@ -303,7 +330,7 @@ pub(super) fn record_tool_result(output: &ToolOutput, outcome: &ToolOutcome) {
     let Some(span) = current_span() else {
         return;
     };
-    let outcome = match outcome {
+    let name = match outcome {
         ToolOutcome::Success => "success",
         ToolOutcome::Failed(failure) => {
             record_error(&span, tool_failure_type(failure));
@@ -312,8 +339,13 @@ pub(super) fn record_tool_result(output: &ToolOutput, outcome: &ToolOutcome) {
         ToolOutcome::Skipped { .. } => "skipped",
         ToolOutcome::Denied { .. } => "denied",
     };
-    span.record("reins.tool.outcome", outcome);
-    Telemetry::record_content(&span, ContentKind::ToolResult, || Some(output.render()));
+    span.record("reins.tool.outcome", name);
+    // The conventions' result is that of a successful execution only: what a failed, denied
+    // or skipped call answers the model is reins's text, not the tool's, and its outcome says
+    // what happened.
+    if let ToolOutcome::Success = outcome {
+        Telemetry::record_content(&span, ContentKind::ToolResult, || Some(output.render()));
+    }
 }
 
 /// The action of a person's (or program's) stored decision a resumed call runs under.
@@ -354,7 +386,7 @@ fn current_span() -> Option<Span> {
 
 /// Marks `span` as failed: `error.type` names why, and the span's status is `Error`, which
 /// trace viewers show (the conventions ask for both on a failed operation).
-fn record_error(span: &Span, error_type: &'static str) {
+fn record_error(span: &Span, error_type: &str) {
     span.record("error.type", error_type);
     span.record("otel.status_code", "ERROR");
 }
@@ -391,61 +423,5 @@ fn status_name(status: RunStatus) -> &'static str {
         RunStatus::Suspended => "suspended",
         RunStatus::Completed => "completed",
         RunStatus::Failed => "failed",
-    }
-}
-
-/// `error.type` of a failed model call or a run that stopped: a low-cardinality name.
-fn halt_error_type(halt: &Halt) -> &'static str {
-    match halt {
-        Halt::Stop(_) => "stopped_by_hook",
-        Halt::Panic(_) => "hook_panicked",
-        Halt::MaxTurns => "max_turns",
-        Halt::InvalidCall { .. } => "invalid_tool_call",
-        Halt::Completion(error) => completion_error_type(error),
-        Halt::Tool { failure, .. } => tool_failure_type(failure),
-        Halt::Rejected(_) => "rejected_action",
-        Halt::Suspended => "suspended",
-        Halt::Store(_) => "store",
-    }
-}
-
-fn completion_error_type(error: &CompletionError) -> &'static str {
-    match error {
-        CompletionError::Http { .. } => "http",
-        CompletionError::Transport(_) => "transport",
-        CompletionError::Timeout(_) => "timeout",
-        CompletionError::Decode(_) => "decode",
-        CompletionError::Redirected { .. } => "redirected",
-        CompletionError::TooLarge { .. } => "too_large",
-        CompletionError::InvalidRequest(_) => "invalid_request",
-        CompletionError::Other(_) => "_OTHER",
-    }
-}
-
-fn tool_failure_type(failure: &ToolFailure) -> &'static str {
-    match failure {
-        ToolFailure::Timeout { .. } => "tool_timeout",
-        ToolFailure::NotFound { .. } => "tool_not_found",
-        ToolFailure::InvalidArguments { .. } => "tool_invalid_arguments",
-        ToolFailure::Execution { .. } => "tool_execution",
-        #[allow(unreachable_patterns)]
-        _ => "tool_failed",
-    }
-}
-
-fn prompt_error_type(error: &PromptError) -> &'static str {
-    match error {
-        PromptError::Cancelled { .. } => "stopped_by_hook",
-        PromptError::MaxTurns { .. } => "max_turns",
-        PromptError::UnknownToolCall { .. } => "invalid_tool_call",
-        PromptError::Completion { source, .. } => completion_error_type(source),
-        PromptError::Tool { failure, .. } => tool_failure_type(failure),
-        PromptError::HookPanicked { .. } => "hook_panicked",
-        PromptError::RejectedAction { .. } => "rejected_action",
-        PromptError::StructuredOutput { .. } => "structured_output",
-        PromptError::Suspended { .. } => "suspended",
-        PromptError::Store { .. } => "store",
-        PromptError::AlreadyFinished { .. } => "already_finished",
-        _ => "_OTHER",
     }
 }

@@ -1,0 +1,66 @@
+//! `error.type` of a failed model call, tool call or run: a low-cardinality name of why.
+
+use crate::agent::driver::Halt;
+use crate::agent::error::PromptError;
+use crate::completion::CompletionError;
+use crate::tool::ToolFailure;
+use std::borrow::Cow;
+
+/// `error.type` of a failed model call or a run that stopped: a low-cardinality name.
+pub(super) fn halt_error_type(halt: &Halt) -> Cow<'static, str> {
+    Cow::Borrowed(match halt {
+        Halt::Stop(_) => "stopped_by_hook",
+        Halt::Panic(_) => "hook_panicked",
+        Halt::MaxTurns => "max_turns",
+        Halt::InvalidCall { .. } => "invalid_tool_call",
+        Halt::Completion(error) => return completion_error_type(error),
+        Halt::Tool { failure, .. } => tool_failure_type(failure),
+        Halt::Rejected(_) => "rejected_action",
+        Halt::Suspended => "suspended",
+        Halt::Store(_) => "store",
+    })
+}
+
+/// A failed model call's `error.type`; an error status is its code as text (`429`, `503`):
+/// the conventions ask for the provider's error code where there is one, and a status is
+/// what every provider's error has.
+fn completion_error_type(error: &CompletionError) -> Cow<'static, str> {
+    Cow::Borrowed(match error {
+        CompletionError::Http { status, .. } => return Cow::Owned(status.to_string()),
+        CompletionError::Transport(_) => "transport",
+        CompletionError::Timeout(_) => "timeout",
+        CompletionError::Decode(_) => "decode",
+        CompletionError::Redirected { .. } => "redirected",
+        CompletionError::TooLarge { .. } => "too_large",
+        CompletionError::InvalidRequest(_) => "invalid_request",
+        CompletionError::Other(_) => "_OTHER",
+    })
+}
+
+pub(super) fn tool_failure_type(failure: &ToolFailure) -> &'static str {
+    match failure {
+        ToolFailure::Timeout { .. } => "tool_timeout",
+        ToolFailure::NotFound { .. } => "tool_not_found",
+        ToolFailure::InvalidArguments { .. } => "tool_invalid_arguments",
+        ToolFailure::Execution { .. } => "tool_execution",
+        #[allow(unreachable_patterns)]
+        _ => "tool_failed",
+    }
+}
+
+pub(super) fn prompt_error_type(error: &PromptError) -> Cow<'static, str> {
+    Cow::Borrowed(match error {
+        PromptError::Cancelled { .. } => "stopped_by_hook",
+        PromptError::MaxTurns { .. } => "max_turns",
+        PromptError::UnknownToolCall { .. } => "invalid_tool_call",
+        PromptError::Completion { source, .. } => return completion_error_type(source),
+        PromptError::Tool { failure, .. } => tool_failure_type(failure),
+        PromptError::HookPanicked { .. } => "hook_panicked",
+        PromptError::RejectedAction { .. } => "rejected_action",
+        PromptError::StructuredOutput { .. } => "structured_output",
+        PromptError::Suspended { .. } => "suspended",
+        PromptError::Store { .. } => "store",
+        PromptError::AlreadyFinished { .. } => "already_finished",
+        _ => "_OTHER",
+    })
+}
