@@ -28,7 +28,7 @@ mod metrics;
 
 pub use bridge::OtelBridge;
 pub use layer::ReinsLayer;
-pub use reins::observe::{ContentKind, Telemetry};
+pub use reins::observe::{ContentKind, DEFAULT_CONTENT_PART_LIMIT, Telemetry};
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::Resource;
@@ -168,6 +168,14 @@ impl Config {
         redact: impl Fn(ContentKind, String) -> Option<String> + Send + Sync + 'static,
     ) -> Self {
         self.telemetry = self.telemetry.capture_content(redact);
+        self
+    }
+
+    /// Cuts each part of recorded content (a message's text, a tool call's arguments, a
+    /// tool's result) to its first `bytes`, with a marker giving its whole length; default
+    /// [`DEFAULT_CONTENT_PART_LIMIT`]. See [`Telemetry::content_part_limit`].
+    pub fn content_part_limit(mut self, bytes: usize) -> Self {
+        self.telemetry = self.telemetry.content_part_limit(bytes);
         self
     }
 

@@ -144,3 +144,69 @@ fn lookup_then_answer() -> NamedModel {
         Turn::text("No idea."),
     ])
 }
+
+/// A tool whose result is `text` whatever it is asked.
+fn returning(text: String) -> impl reins::tool::Tool {
+    tool_fn("lookup", "Looks up.", move |_: Value| {
+        let text = text.clone();
+        async move { Ok::<_, Infallible>(text) }
+    })
+}
+
+#[tokio::test]
+async fn each_part_is_cut_to_the_limit_at_a_char_boundary_and_the_json_stays_valid() {
+    let telemetry = Telemetry::new()
+        .capture_content(|_, text| Some(text))
+        .content_part_limit(15);
+    let recorded = Recorded::start(telemetry);
+    let model = NamedModel::new([
+        Turn::tool_call("lookup", json!({"query": "x".repeat(40)})),
+        Turn::text("done"),
+    ]);
+    // 'é' is two bytes: a cut at 15 bytes would split the eighth.
+    let result = "é".repeat(100);
+    let agent = AgentBuilder::new(model).tool(returning(result)).build();
+    agent.prompt("short").await.unwrap();
+    let spans = recorded.spans();
+
+    let cut_result = format!("{}…[truncated, 200 bytes in all]", "é".repeat(7));
+    let tool = span(&spans, "execute_tool lookup");
+    assert_eq!(attr_str(tool, "gen_ai.tool.call.result"), cut_result);
+    let arguments = json!({"query": "x".repeat(40)}).to_string();
+    let cut_arguments = format!("{}…[truncated, 52 bytes in all]", &arguments[..15]);
+    assert_eq!(
+        parsed(tool, "gen_ai.tool.call.arguments"),
+        json!(cut_arguments)
+    );
+
+    let chats: Vec<_> = spans.iter().filter(|s| s.name == "chat gpt-test").collect();
+    assert_eq!(
+        parsed(chats[1], "gen_ai.input.messages"),
+        json!([
+            {"role": "user", "parts": [{"type": "text", "content": "short"}]},
+            {"role": "assistant", "parts": [
+                {"type": "tool_call", "id": "call_1_0", "name": "lookup", "arguments": cut_arguments}
+            ]},
+            {"role": "tool", "parts": [
+                {"type": "tool_call_response", "id": "call_1_0", "response": cut_result}
+            ]}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_huge_tool_result_is_cut_to_64_kib_by_default() {
+    let recorded = Recorded::start(Telemetry::new().capture_content(|_, text| Some(text)));
+    let model = NamedModel::new([Turn::tool_call("lookup", json!({})), Turn::text("done")]);
+    let agent = AgentBuilder::new(model)
+        .tool(returning("y".repeat(1_000_000)))
+        .build();
+    agent.prompt("go").await.unwrap();
+    let spans = recorded.spans();
+    let expected = format!("{}…[truncated, 1000000 bytes in all]", "y".repeat(65_536));
+    let tool = span(&spans, "execute_tool lookup");
+    assert_eq!(attr_str(tool, "gen_ai.tool.call.result"), expected);
+    let chats: Vec<_> = spans.iter().filter(|s| s.name == "chat gpt-test").collect();
+    let input = parsed(chats[1], "gen_ai.input.messages");
+    assert_eq!(input[2]["parts"][0]["response"], json!(expected));
+}

@@ -5,32 +5,35 @@
 //! conventions' schema and shows nothing of a message that does not match); reins's own
 //! serialized `Message` is not one of them.
 //!
-//! Built only for a span that records content, borrowing the run's messages.
+//! Built only for a span that records content, borrowing the run's messages; each part's
+//! content is cut to the [`PartLimit`] first (copied only then).
 
+use super::part_limit::PartLimit;
 use crate::completion::FinishReason;
 use crate::message::{AssistantContent, Message};
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// One part of a message.
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Part<'a> {
     Text {
-        content: &'a str,
+        content: Cow<'a, str>,
     },
     ToolCall {
         id: &'a str,
         name: &'a str,
-        arguments: &'a Value,
+        arguments: Cow<'a, Value>,
     },
     ToolCallResponse {
         id: &'a str,
-        response: &'a str,
+        response: Cow<'a, str>,
     },
     /// The reasoning text only: a provider's signature is an opaque token, not content.
     Reasoning {
-        content: &'a str,
+        content: Cow<'a, str>,
     },
 }
 
@@ -48,32 +51,40 @@ struct OutputMessage<'a> {
 }
 
 /// `gen_ai.system_instructions`: the preamble as one text part.
-pub(crate) fn system_instructions(preamble: &str) -> Option<String> {
-    serde_json::to_string(&[Part::Text { content: preamble }]).ok()
+pub(crate) fn system_instructions(preamble: &str, limit: PartLimit) -> Option<String> {
+    let content = limit.text(preamble);
+    serde_json::to_string(&[Part::Text { content }]).ok()
 }
 
 /// `gen_ai.input.messages`: the history sent to the model.
-pub(crate) fn input_messages(history: &[Message]) -> Option<String> {
+pub(crate) fn input_messages(history: &[Message], limit: PartLimit) -> Option<String> {
     let messages: Vec<InputMessage<'_>> = history
         .iter()
         .map(|message| match message {
             Message::System { content } => InputMessage {
                 role: "system",
-                parts: vec![Part::Text { content }],
+                parts: vec![Part::Text {
+                    content: limit.text(content),
+                }],
             },
             Message::User { content } => InputMessage {
                 role: "user",
-                parts: vec![Part::Text { content }],
+                parts: vec![Part::Text {
+                    content: limit.text(content),
+                }],
             },
             Message::Assistant { content } => InputMessage {
                 role: "assistant",
-                parts: content.iter().map(assistant_part).collect(),
+                parts: content
+                    .iter()
+                    .map(|part| assistant_part(part, limit))
+                    .collect(),
             },
             Message::Tool(result) => InputMessage {
                 role: "tool",
                 parts: vec![Part::ToolCallResponse {
                     id: &result.tool_call_id,
-                    response: &result.content,
+                    response: limit.text(&result.content),
                 }],
             },
         })
@@ -87,6 +98,7 @@ pub(crate) fn input_messages(history: &[Message]) -> Option<String> {
 pub(crate) fn output_messages(
     content: &[AssistantContent],
     finish_reason: Option<&FinishReason>,
+    limit: PartLimit,
 ) -> Option<String> {
     let finish_reason = match finish_reason {
         Some(reason) => finish_reason_name(reason),
@@ -100,7 +112,10 @@ pub(crate) fn output_messages(
     };
     let message = OutputMessage {
         role: "assistant",
-        parts: content.iter().map(assistant_part).collect(),
+        parts: content
+            .iter()
+            .map(|part| assistant_part(part, limit))
+            .collect(),
         finish_reason,
     };
     serde_json::to_string(&[message]).ok()
@@ -108,10 +123,12 @@ pub(crate) fn output_messages(
 
 /// `gen_ai.output.messages` of a whole run: its final answer, one assistant text message
 /// that stopped.
-pub(crate) fn answer_messages(answer: &str) -> Option<String> {
+pub(crate) fn answer_messages(answer: &str, limit: PartLimit) -> Option<String> {
     let message = OutputMessage {
         role: "assistant",
-        parts: vec![Part::Text { content: answer }],
+        parts: vec![Part::Text {
+            content: limit.text(answer),
+        }],
         finish_reason: finish_reason_name(&FinishReason::Stop),
     };
     serde_json::to_string(&[message]).ok()
@@ -130,18 +147,18 @@ pub(crate) fn finish_reason_name(reason: &FinishReason) -> &str {
     }
 }
 
-fn assistant_part(part: &AssistantContent) -> Part<'_> {
+fn assistant_part(part: &AssistantContent, limit: PartLimit) -> Part<'_> {
     match part {
         AssistantContent::Text(text) => Part::Text {
-            content: &text.text,
+            content: limit.text(&text.text),
         },
         AssistantContent::ToolCall(call) => Part::ToolCall {
             id: &call.id,
             name: &call.name,
-            arguments: &call.arguments,
+            arguments: limit.value(&call.arguments),
         },
         AssistantContent::Reasoning(reasoning) => Part::Reasoning {
-            content: &reasoning.text,
+            content: limit.text(&reasoning.text),
         },
     }
 }

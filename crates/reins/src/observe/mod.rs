@@ -11,10 +11,13 @@
 //! - a content [`Redactor`]: system instructions, prompts, completions, tool arguments and
 //!   results are recorded only when one is set, and only as it returns them. Messages are
 //!   recorded in the conventions' JSON shape (a `role` and typed `parts`), which trace viewers
-//!   show as a chat.
+//!   show as a chat. Each part (a text, a tool call's arguments, a tool's result) is cut to
+//!   [`Telemetry::content_part_limit`] bytes first, [`DEFAULT_CONTENT_PART_LIMIT`] unless set.
 
 pub(crate) mod messages;
+mod part_limit;
 
+use part_limit::PartLimit;
 use std::fmt;
 use std::sync::Arc;
 use tracing::Span;
@@ -51,6 +54,10 @@ impl ContentKind {
         }
     }
 }
+
+/// The most bytes of one part of recorded content (a text part, a tool call's arguments, a
+/// tool's result) unless [`Telemetry::content_part_limit`] sets another: 64 KiB.
+pub const DEFAULT_CONTENT_PART_LIMIT: usize = 64 * 1024;
 
 /// Decides what of a piece of content is recorded: the text to record, or `None` to record
 /// nothing. Called only when a subscriber records the span.
@@ -112,10 +119,21 @@ pub trait SpanBridge: Send + Sync + 'static {
 /// });
 /// assert!(telemetry.captures_content());
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Telemetry {
     bridge: Option<Arc<dyn SpanBridge>>,
     redactor: Option<Redactor>,
+    part_limit: PartLimit,
+}
+
+impl Default for Telemetry {
+    fn default() -> Self {
+        Telemetry {
+            bridge: None,
+            redactor: None,
+            part_limit: PartLimit(DEFAULT_CONTENT_PART_LIMIT),
+        }
+    }
 }
 
 impl fmt::Debug for Telemetry {
@@ -123,6 +141,7 @@ impl fmt::Debug for Telemetry {
         f.debug_struct("Telemetry")
             .field("bridge", &self.bridge.is_some())
             .field("captures_content", &self.redactor.is_some())
+            .field("content_part_limit", &self.part_limit.0)
             .finish()
     }
 }
@@ -153,6 +172,33 @@ impl Telemetry {
         self.redactor.is_some()
     }
 
+    /// Cuts each part of recorded content (a message's text, a tool call's arguments, a
+    /// tool's result) to its first `bytes` (at a char boundary; default
+    /// [`DEFAULT_CONTENT_PART_LIMIT`]), ended by a marker with its whole length:
+    /// `…[truncated, 200000 bytes in all]`. A message holds a tool result again on every
+    /// later `chat` span, so one huge part would otherwise be written many times over.
+    /// Parts are cut before the messages' JSON is written, which stays valid; arguments cut
+    /// are their JSON text as a string. `usize::MAX` records parts whole.
+    ///
+    /// ```
+    /// use reins::observe::Telemetry;
+    ///
+    /// let telemetry = Telemetry::new()
+    ///     .capture_content(|_, text| Some(text))
+    ///     .content_part_limit(4 * 1024);
+    /// assert_eq!(telemetry.max_content_part_bytes(), 4 * 1024);
+    /// ```
+    pub fn content_part_limit(mut self, bytes: usize) -> Self {
+        self.part_limit = PartLimit(bytes);
+        self
+    }
+
+    /// The most bytes of one part of recorded content (see
+    /// [`content_part_limit`](Self::content_part_limit)).
+    pub fn max_content_part_bytes(&self) -> usize {
+        self.part_limit.0
+    }
+
     /// The bridge, when one is set.
     pub fn bridge(&self) -> Option<&dyn SpanBridge> {
         self.bridge.as_deref()
@@ -165,11 +211,12 @@ impl Telemetry {
             .flatten()
     }
 
-    /// Records `kind` on `span` when content capture is on; `content` is built only then.
+    /// Records `kind` on `span` when content capture is on; `content` is built only then,
+    /// each of its parts cut to the limit it is given.
     pub(crate) fn record_content(
         span: &Span,
         kind: ContentKind,
-        content: impl FnOnce() -> Option<String>,
+        content: impl FnOnce(PartLimit) -> Option<String>,
     ) {
         Telemetry::record_content_at(span, kind, kind.attribute(), content);
     }
@@ -180,14 +227,14 @@ impl Telemetry {
         span: &Span,
         kind: ContentKind,
         attribute: &'static str,
-        content: impl FnOnce() -> Option<String>,
+        content: impl FnOnce(PartLimit) -> Option<String>,
     ) {
         if span.is_disabled() {
             return;
         }
         let recorded = Telemetry::of(span, |telemetry| {
             let redact = telemetry.redactor.as_ref()?;
-            redact(kind, content()?)
+            redact(kind, content(telemetry.part_limit)?)
         })
         .flatten();
         if let Some(text) = recorded {

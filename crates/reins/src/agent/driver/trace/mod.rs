@@ -84,13 +84,13 @@ pub(super) fn run_span(
         Some(())
     });
     if let Some(prompt) = prompt {
-        Telemetry::record_content(&span, ContentKind::InputMessages, || {
-            messages::input_messages(std::slice::from_ref(prompt))
+        Telemetry::record_content(&span, ContentKind::InputMessages, |limit| {
+            messages::input_messages(std::slice::from_ref(prompt), limit)
         });
         // The run's input as plain text too, where trace viewers list a trace's input
         // (OpenInference's `input.value`, which Phoenix shows for the trace's root).
-        Telemetry::record_content_at(&span, ContentKind::InputMessages, "input.value", || {
-            Some(prompt.text())
+        Telemetry::record_content_at(&span, ContentKind::InputMessages, "input.value", |limit| {
+            Some(limit.string(prompt.text()))
         });
     }
     span
@@ -122,11 +122,11 @@ pub(super) fn record_run_outcome(
     };
     span.record("reins.run.status", status_name(status));
     if let Ok(response) = result {
-        Telemetry::record_content(span, ContentKind::OutputMessages, || {
-            messages::answer_messages(&response.output)
+        Telemetry::record_content(span, ContentKind::OutputMessages, |limit| {
+            messages::answer_messages(&response.output, limit)
         });
-        Telemetry::record_content_at(span, ContentKind::OutputMessages, "output.value", || {
-            Some(response.output.clone())
+        Telemetry::record_content_at(span, ContentKind::OutputMessages, "output.value", |limit| {
+            Some(limit.text(&response.output).into_owned())
         });
     }
     record_usage(span, usage);
@@ -209,12 +209,12 @@ pub(super) fn record_chat_request(
         span.record("gen_ai.output.type", "json");
     }
     if let Some(preamble) = &request.preamble {
-        Telemetry::record_content(&span, ContentKind::SystemInstructions, || {
-            messages::system_instructions(preamble)
+        Telemetry::record_content(&span, ContentKind::SystemInstructions, |limit| {
+            messages::system_instructions(preamble, limit)
         });
     }
-    Telemetry::record_content(&span, ContentKind::InputMessages, || {
-        messages::input_messages(&request.history)
+    Telemetry::record_content(&span, ContentKind::InputMessages, |limit| {
+        messages::input_messages(&request.history, limit)
     });
 }
 
@@ -256,8 +256,12 @@ pub(super) fn record_chat_response(span: &Span, response: &CompletionResponse) {
             }
         });
     }
-    Telemetry::record_content(span, ContentKind::OutputMessages, || {
-        messages::output_messages(response.content.as_slice(), response.finish_reason.as_ref())
+    Telemetry::record_content(span, ContentKind::OutputMessages, |limit| {
+        messages::output_messages(
+            response.content.as_slice(),
+            response.finish_reason.as_ref(),
+            limit,
+        )
     });
 }
 
@@ -289,8 +293,8 @@ pub(super) fn tool_span(pending: &PendingCall, tools: &ToolSet, run_id: &str) ->
         span.record("gen_ai.tool.description", definition.description.as_str());
     }
     span.record("reins.effect_id", pending.effect_id(run_id));
-    Telemetry::record_content(&span, ContentKind::ToolArguments, || {
-        serde_json::to_string(&pending.call.arguments).ok()
+    Telemetry::record_content(&span, ContentKind::ToolArguments, |limit| {
+        serde_json::to_string(&limit.value(&pending.call.arguments)).ok()
     });
     span
 }
@@ -344,7 +348,9 @@ pub(super) fn record_tool_result(output: &ToolOutput, outcome: &ToolOutcome) {
     // or skipped call answers the model is reins's text, not the tool's, and its outcome says
     // what happened.
     if let ToolOutcome::Success = outcome {
-        Telemetry::record_content(&span, ContentKind::ToolResult, || Some(output.render()));
+        Telemetry::record_content(&span, ContentKind::ToolResult, |limit| {
+            Some(limit.string(output.render()))
+        });
     }
 }
 

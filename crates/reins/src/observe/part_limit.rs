@@ -1,0 +1,122 @@
+//! The bound on each part of recorded content ([`PartLimit`]): a text part, a tool call's
+//! arguments, a tool's result. A tool result of megabytes would otherwise be written whole on
+//! its span and again on every later `chat` span, whose input holds it.
+//!
+//! Parts are cut before they are serialized, so a message keeps the conventions' JSON shape;
+//! a cut part ends with a marker giving its whole length.
+
+use serde_json::Value;
+use std::borrow::Cow;
+use std::io;
+
+/// The most bytes of one part recorded, its marker aside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PartLimit(pub usize);
+
+impl PartLimit {
+    /// `text`, or its first bytes up to the limit (cut at a char boundary) and the marker.
+    pub(crate) fn text<'a>(self, text: &'a str) -> Cow<'a, str> {
+        match self.cut_at(text) {
+            None => Cow::Borrowed(text),
+            Some(end) => Cow::Owned(format!(
+                "{}{}",
+                text.get(..end).unwrap_or_default(),
+                marker(text.len())
+            )),
+        }
+    }
+
+    /// [`Self::text`] of an owned string, cut in place.
+    pub(crate) fn string(self, mut text: String) -> String {
+        if let Some(end) = self.cut_at(&text) {
+            let length = text.len();
+            text.truncate(end);
+            text.push_str(&marker(length));
+        }
+        text
+    }
+
+    /// `value`, or, when its JSON text is longer than the limit, that text cut as a string
+    /// value: a part's JSON stays valid, only no longer an object.
+    pub(crate) fn value<'a>(self, value: &'a Value) -> Cow<'a, Value> {
+        if serialized_len(value) <= self.0 {
+            return Cow::Borrowed(value);
+        }
+        let text = serde_json::to_string(value).unwrap_or_default();
+        Cow::Owned(Value::String(self.string(text)))
+    }
+
+    /// Where `text` is cut: the last char boundary at or before the limit; `None` when it fits.
+    fn cut_at(self, text: &str) -> Option<usize> {
+        if text.len() <= self.0 {
+            return None;
+        }
+        // A char is at most 4 bytes, so a boundary is found within 3 steps back.
+        (0..=self.0).rev().find(|&end| text.is_char_boundary(end))
+    }
+}
+
+/// What ends a cut part: that it was cut, and how long it was.
+fn marker(length: usize) -> String {
+    format!("…[truncated, {length} bytes in all]")
+}
+
+/// The length of `value`'s JSON text, without writing it anywhere.
+fn serialized_len(value: &Value) -> usize {
+    let mut counted = ByteCount(0);
+    match serde_json::to_writer(&mut counted, value) {
+        Ok(()) => counted.0,
+        // Never for a `Value` into a sink that cannot fail; counted as too long to keep.
+        Err(_) => usize::MAX,
+    }
+}
+
+/// A writer that only counts the bytes written to it.
+struct ByteCount(usize);
+
+impl io::Write for ByteCount {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_within_the_limit_is_kept_as_it_is() {
+        let limit = PartLimit(5);
+        assert!(matches!(limit.text("hello"), Cow::Borrowed("hello")));
+        assert_eq!(limit.string("hello".to_owned()), "hello");
+    }
+
+    #[test]
+    fn longer_text_is_cut_at_a_char_boundary_and_says_how_long_it_was() {
+        // 'é' is two bytes: a cut at 5 bytes would split the third.
+        let text = "éééééé";
+        let expected = "éé…[truncated, 12 bytes in all]";
+        assert_eq!(PartLimit(5).text(text), expected);
+        assert_eq!(PartLimit(5).string(text.to_owned()), expected);
+        assert_eq!(PartLimit(0).text("a"), "…[truncated, 1 bytes in all]");
+    }
+
+    #[test]
+    fn a_value_too_long_becomes_its_cut_json_text() {
+        let arguments = json!({"path": "a/b", "content": "x".repeat(40)});
+        assert!(matches!(
+            PartLimit(1000).value(&arguments),
+            Cow::Borrowed(_)
+        ));
+        let whole = arguments.to_string();
+        let cut = PartLimit(10).value(&arguments);
+        let expected = format!("{}…[truncated, {} bytes in all]", &whole[..10], whole.len());
+        assert_eq!(*cut, Value::String(expected));
+    }
+}
