@@ -94,6 +94,17 @@ fn stats(response: &reins::completion::CompletionResponse) -> LocalStats {
     }
 }
 
+#[test]
+fn names_itself_for_telemetry_by_its_file_or_the_name_given() {
+    let (model, path) = (model(), model_path().with_extension(""));
+    let stem = path.file_name().and_then(|name| name.to_str());
+    assert_eq!(model.provider_name(), Some("llama.cpp"));
+    assert_eq!(model.model_name(), stem);
+    let named = LocalModel::builder(model_path()).name("smollm2");
+    let named = named.context_size(64).build().unwrap();
+    assert_eq!(named.model_name(), Some("smollm2"));
+}
+
 #[tokio::test]
 async fn streams_a_plain_answer() {
     let model = model();

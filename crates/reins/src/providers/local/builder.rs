@@ -19,6 +19,7 @@ type LoadProgress = Box<dyn FnMut(f32) + Send>;
 /// `additional_params`, override them for that request.
 pub struct LocalModelBuilder {
     path: PathBuf,
+    name: Option<String>,
     context_size: Option<u32>,
     threads: Option<usize>,
     batch_size: u32,
@@ -33,6 +34,7 @@ impl fmt::Debug for LocalModelBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LocalModelBuilder")
             .field("path", &self.path)
+            .field("name", &self.name)
             .field("context_size", &self.context_size)
             .field("threads", &self.threads)
             .field("chat_template", &self.chat_template)
@@ -47,6 +49,7 @@ impl LocalModelBuilder {
     pub(super) fn new(path: PathBuf) -> Self {
         LocalModelBuilder {
             path,
+            name: None,
             context_size: None,
             threads: None,
             batch_size: 512,
@@ -64,6 +67,13 @@ impl LocalModelBuilder {
             stop: Vec::new(),
             progress: None,
         }
+    }
+
+    /// The model's name in telemetry (`gen_ai.request.model`). Defaults to the file's name
+    /// without its `.gguf` extension (`SmolLM2-135M-Instruct.Q4_1`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
     }
 
     /// The context size in tokens (prompt plus answer). Defaults to the smaller of
@@ -183,9 +193,11 @@ impl LocalModelBuilder {
         };
         let model = Arc::new(model);
         let (jobs, context_size) = worker::spawn(Arc::clone(&model), config, path.clone())?;
+        let name = self.name.unwrap_or_else(|| name_of_file(&path));
         Ok(LocalModel {
             inner: Arc::new(Inner {
                 model,
+                name,
                 template,
                 jobs,
                 path,
@@ -198,6 +210,22 @@ impl LocalModelBuilder {
             }),
         })
     }
+}
+
+/// The model's name by its file: the file's name, less a `.gguf` extension (what a model is
+/// published and picked by, quantization included).
+fn name_of_file(path: &Path) -> String {
+    let file = path
+        .file_name()
+        .unwrap_or(path.as_os_str())
+        .to_string_lossy();
+    let stem = match file.len().checked_sub(".gguf".len()) {
+        Some(cut) if file.is_char_boundary(cut) && file[cut..].eq_ignore_ascii_case(".gguf") => {
+            &file[..cut]
+        }
+        _ => &file[..],
+    };
+    stem.to_owned()
 }
 
 /// Checks that `path` exists and starts with the GGUF magic.

@@ -26,6 +26,9 @@
 //!   `max_tokens` or the end of the context finishes with
 //!   [`FinishReason::Length`](crate::completion::FinishReason::Length). The raw response is a
 //!   [`LocalStats`] with timings.
+//! - Its traces name the provider `llama.cpp` and the model by its file
+//!   (`SmolLM2-135M-Instruct.Q4_1` for `SmolLM2-135M-Instruct.Q4_1.gguf`) unless
+//!   [`LocalModelBuilder::name`] gives another.
 //! - Decoding runs on one worker thread per model; turns queue up behind each other. The
 //!   KV cache is kept between turns, so the next turn of a conversation reads only its new
 //!   tokens.
@@ -73,6 +76,8 @@ pub struct LocalModel {
 
 struct Inner {
     model: Arc<LlamaModel>,
+    /// The model's name in telemetry (see [`LocalModelBuilder::name`]).
+    name: String,
     template: LlamaChatTemplate,
     jobs: mpsc::Sender<Job>,
     path: PathBuf,
@@ -148,6 +153,12 @@ impl LocalModel {
     /// The model file.
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// The model's name in telemetry: the one given to [`LocalModelBuilder::name`], else the
+    /// file's name without its `.gguf` extension.
+    pub fn name(&self) -> &str {
+        &self.inner.name
     }
 
     /// The context size in tokens.
@@ -328,4 +339,17 @@ impl CompletionModel for LocalModel {
     fn supports_native_output(&self) -> bool {
         true
     }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.inner.name)
+    }
+
+    /// llama.cpp, which runs the model: the conventions name no provider for it, and allow
+    /// a custom value (the same the llama.cpp server's preset reports).
+    fn provider_name(&self) -> Option<&str> {
+        Some(PROVIDER_NAME)
+    }
 }
+
+/// The local model's `gen_ai.provider.name`.
+const PROVIDER_NAME: &str = "llama.cpp";
