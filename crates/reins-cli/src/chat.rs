@@ -6,10 +6,41 @@ use crate::assemble::Assembled;
 use crate::interrupt;
 use crate::lease_keeper::LeaseKeeper;
 use crate::run::{Ending, Output, new_run_id};
+use reins::agent::{RunState, RunStatus};
 use reins::message::Message;
 use reins::store::BoxedStore;
 use reins::store::RunStore;
 use std::io::Write;
+
+/// Whether a conversation can go on from `state`: not from a run that has not finished (it
+/// would be copied with its unanswered calls, and the run itself left waiting), nor from one
+/// that ended with a call unanswered (a model refuses a history with a call and no result).
+fn continuable(state: &RunState, agent_file: &std::path::Path) -> Result<(), String> {
+    let run = &state.run_id;
+    let resume = || {
+        format!(
+            "`reins runs resume {} {}`",
+            crate::shell_word::path(agent_file),
+            crate::shell_word::quoted(run)
+        )
+    };
+    match state.status {
+        RunStatus::Suspended => Err(format!(
+            "run `{run}` waits for a decision: decide its call (`reins runs show` lists it), \
+             finish it with {}, then chat on from it",
+            resume()
+        )),
+        RunStatus::Running => Err(format!(
+            "run `{run}` has not finished: finish it with {}, then chat on from it",
+            resume()
+        )),
+        _ if state.pending_calls.iter().any(|call| call.result.is_none()) => Err(format!(
+            "run `{run}` ended with a tool call unanswered, which a model would refuse: chat \
+             on from an earlier run of the conversation"
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// Runs the conversation until end of input (or `/quit`). Returns how the last run ended.
 pub async fn chat(
@@ -21,11 +52,9 @@ pub async fn chat(
 ) -> Result<Ending, String> {
     let mut history = match &resume {
         Some(run) => {
-            store
-                .load(run)
-                .await
-                .map_err(|error| error.to_string())?
-                .history
+            let state = store.load(run).await.map_err(|error| error.to_string())?;
+            continuable(&state, agent_file)?;
+            state.history
         }
         None => Vec::new(),
     };

@@ -175,7 +175,11 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
         preamble: file.preamble.clone(),
         max_tokens: model.max_tokens,
         temperature: model.temperature,
-        max_turns: file.limits.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+        max_turns: file
+            .limits
+            .max_turns
+            .as_ref()
+            .map_or(DEFAULT_MAX_TURNS, |turns| *turns.get_ref()),
         model_label: model_label(model),
         _servers: servers,
     })

@@ -1,13 +1,27 @@
-//! Checks of the budget's settings: the over-budget model and its hard limit factor, and the
-//! prices a cost limit needs.
+//! Checks of `[limits]`: the turn limit, and the budget's settings (the over-budget model and
+//! its hard limit factor, and the prices a cost limit needs).
 
 use super::LoadedAgent;
 use super::diagnostic::Diagnostic;
 
-/// The budget of `[limits]`: the model it switches to, its hard limit factor, and prices.
+/// `[limits]`: the turn limit; the budget's model it switches to, its hard limit factor, and
+/// prices.
 pub(super) fn check_budget(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
+    check_turns(agent, problems);
     check_over_budget(agent, problems);
     check_prices(agent, problems);
+}
+
+/// A run of no turns cannot answer: it would stop at its limit before its first model call.
+fn check_turns(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
+    if let Some(turns) = &agent.file.limits.max_turns
+        && *turns.get_ref() == 0
+    {
+        problems.push(agent.error_at(
+            turns.span(),
+            "`max_turns` must be at least 1 (it is the most model calls of a run)",
+        ));
+    }
 }
 
 /// The model a budget switches to, with a limit to exceed (the model itself is checked with

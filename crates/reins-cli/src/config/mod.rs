@@ -120,8 +120,8 @@ pub struct ModelConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
-    /// The most model calls of one run (default 8).
-    pub max_turns: Option<usize>,
+    /// The most model calls of one run (default 8, at least 1).
+    pub max_turns: Option<Spanned<usize>>,
     /// Budget: tokens read.
     pub max_input_tokens: Option<u64>,
     /// Budget: tokens written.

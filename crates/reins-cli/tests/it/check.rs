@@ -358,6 +358,16 @@ fn an_approval_webhook_needs_a_url_and_a_token_variable() {
     assert_eq!(code, 0, "{stderr}");
 }
 
+/// A run of no turns would stop at its limit before asking the model anything.
+#[test]
+fn a_turn_limit_of_zero_is_refused_at_its_line() {
+    assert_error_at(
+        &VALID.replace("max_turns = 4", "max_turns = 0"),
+        10,
+        "`max_turns` must be at least 1",
+    );
+}
+
 #[test]
 fn an_over_budget_model_needs_a_limit_and_a_hard_limit_factor_needs_the_model() {
     let limits = |extra: &str| VALID.replace("max_turns = 4\n", &format!("max_turns = 4\n{extra}"));

@@ -308,6 +308,29 @@ rules:
     assert!(shown.contains("First answer."), "{shown}");
 }
 
+/// A conversation does not go on from a run that has not finished: the run's waiting call
+/// would be copied unanswered into the new run (which a model refuses), and the run itself
+/// left waiting. The chat says how to finish it.
+#[test]
+fn a_chat_does_not_go_on_from_a_run_that_waits() {
+    let server = FakeLlm::start(&rules());
+    let agent = agent_file(&server, ASK);
+    let (run, _) = suspend(&agent);
+    let (code, _, stderr) = outcome(
+        agent
+            .keyed(&["chat", "AGENT", "--resume", &run])
+            .write_stdin("And then?\n"),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("run `{run}` waits for a decision"))
+            && stderr.contains("reins runs resume"),
+        "{stderr}"
+    );
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    assert_eq!(events(&listed).len(), 1, "no run started: {listed}");
+}
+
 #[test]
 fn model_takes_a_gguf_only_for_a_local_agent_and_only_an_existing_file() {
     let server = FakeLlm::start(&rules());
@@ -382,6 +405,34 @@ fn a_finished_run_is_forked_at_its_suspended_checkpoint_with_other_arguments() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "Done: the note is saved.");
     assert!(stderr.contains("note: forked"), "{stderr}");
+}
+
+/// Where neither `$USER` nor `$LOGNAME` is set (a container, a service), a decision is
+/// recorded as made by the account the command runs as.
+#[test]
+fn a_decision_names_the_account_when_no_user_variable_does() {
+    let server = FakeLlm::start(&rules());
+    let agent = agent_file(&server, ASK);
+    let (run, _) = suspend(&agent);
+    let (code, _, stderr) = outcome(
+        agent
+            .reins(&["runs", "approve", "AGENT", &run])
+            .env_remove("USER")
+            .env_remove("LOGNAME"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let account = std::process::Command::new("id")
+        .arg("-un")
+        .output()
+        .expect("id -un");
+    let account = String::from_utf8_lossy(&account.stdout).trim().to_owned();
+    let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+    assert_eq!(
+        shown["decisions"][0]["decided_by"],
+        format!("{account} via reins runs approve").as_str(),
+        "{stdout}"
+    );
 }
 
 #[test]
