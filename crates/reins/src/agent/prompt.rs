@@ -131,7 +131,10 @@ impl PromptRequest {
 
     /// Decides about a suspended tool call of a resumed run, by its internal call id
     /// ([`PendingCall::internal_call_id`](super::PendingCall::internal_call_id)). Calls left
-    /// without a decision stay suspended.
+    /// without a decision stay suspended. A stored run's call found cut off by a crash
+    /// (started, no result) is not run by a decision given here: it waits in doubt
+    /// ([`PendingCall::is_in_doubt`](super::PendingCall::is_in_doubt)) for one given once that
+    /// is known, unless its tool declares running again safe.
     pub fn decide(mut self, internal_call_id: impl Into<String>, decision: ToolDecision) -> Self {
         self.options
             .start_mut()

@@ -211,19 +211,21 @@ impl Driver<'_> {
 
     /// Classifies the calls a previous worker started and never finished (it crashed between
     /// the start's checkpoint and the result's): a tool that declares re-execution safe runs
-    /// again, any other call waits for a decision, in doubt.
+    /// again, any other call waits for a decision, in doubt. A decision given with this resume
+    /// ([`PromptRequest::decide`](crate::agent::PromptRequest::decide)) does not run such a
+    /// call: it was made without knowing the call may have had its effect (an application
+    /// resuming after a crash with the approval it gave before), so the call waits in doubt
+    /// for one made since, as a stored decision from before the start does.
     fn mark_calls_in_doubt(&mut self) {
         let tools = &self.tools.set;
-        let decisions = &self.decisions;
         for pending in &mut self.state.pending_calls {
             let cut_off =
                 pending.started.is_some() && pending.result.is_none() && !pending.in_doubt;
-            let decided = decisions
-                .iter()
-                .any(|(id, _)| *id == pending.internal_call_id);
-            if cut_off && !decided && !tools.retry_safety(&pending.call.name).allows_reexecution() {
+            if cut_off && !tools.retry_safety(&pending.call.name).allows_reexecution() {
                 pending.in_doubt = true;
                 pending.suspended = Some(IN_DOUBT_REASON.to_owned());
+                let call = &pending.internal_call_id;
+                self.decisions.retain(|(id, _)| id != call);
             }
         }
     }

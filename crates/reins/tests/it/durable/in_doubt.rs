@@ -373,7 +373,50 @@ async fn a_fork_of_a_started_call_waits_in_doubt(
     assert_eq!(charge.effects(), vec!["100", "100"], "rerun as decided");
 }
 
+/// A decision passed with the resume of a run whose call was cut off (an application that
+/// resumes after a crash with the approval it gave before) does not run the call again: the
+/// call waits in doubt for a decision made since.
+async fn a_decision_given_with_the_resume_waits_for_the_call_in_doubt(
+    store: impl RunStore + Clone,
+) {
+    let (charge, model) = (Charge::new(), script());
+    let run_id = cut_off_after_effect(&store, &charge, &model, RetrySafety::Undeclared).await;
+    let agent = charge.agent(model.clone(), RetrySafety::Undeclared);
+    let resumed = loop {
+        let resumed = agent
+            .resume_stored(store.clone(), &run_id)
+            .decide("t1c0", ToolDecision::approve())
+            .await;
+        if !matches!(
+            resumed,
+            Err(PromptError::Store {
+                source: StoreError::Busy { .. },
+                ..
+            })
+        ) {
+            break resumed;
+        }
+        tokio::time::sleep(LEASE / 4).await;
+    };
+    let Err(PromptError::Suspended { run }) = resumed else {
+        panic!("expected the call to wait in doubt, got {resumed:?}");
+    };
+    assert!(run.pending().next().is_some_and(PendingCall::is_in_doubt));
+    assert_eq!(charge.effects(), vec!["100"], "not charged again");
+
+    decide(&store, &run_id, "t1c0", ToolDecision::rerun())
+        .await
+        .unwrap();
+    assert_eq!(resume(&agent, &store, &run_id).await.unwrap(), "Charged.");
+    assert_eq!(
+        charge.effects(),
+        vec!["100", "100"],
+        "rerun as decided since"
+    );
+}
+
 async fn all_cases(store: impl RunStore + Clone) {
+    a_decision_given_with_the_resume_waits_for_the_call_in_doubt(store.clone()).await;
     a_fork_of_a_started_call_waits_in_doubt(store.clone(), RetrySafety::DeduplicatesByEffectId)
         .await;
     approved_call_cut_off_waits_in_doubt(store.clone()).await;
