@@ -406,7 +406,7 @@ impl ClientInner {
 
     async fn disconnected(&self, connection: &Connection, operation: &str) -> McpError {
         let stderr = match &connection.stderr_tail {
-            Some(tail) => tail.settled().await,
+            Some(tail) => scrub(&tail.settled().await, &connection.secrets),
             None => String::new(),
         };
         McpError::Disconnected {

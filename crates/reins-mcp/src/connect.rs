@@ -72,17 +72,18 @@ impl McpServer {
             Some(stderr) => stderr_tail.follow(self.name.clone(), stderr),
             None => stderr_tail.lock().closed = true,
         }
+        let secrets = stdio.secrets();
         match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
             Ok(Ok(service)) => Ok(Connection::new(
                 service,
                 process_id,
                 Some(stderr_tail),
-                Vec::new(),
+                secrets,
             )),
             Ok(Err(error)) => Err(McpError::Handshake {
                 server: self.name.clone(),
-                message: error.to_string(),
-                stderr: stderr_tail.settled().await,
+                message: scrub(&error.to_string(), &secrets),
+                stderr: scrub(&stderr_tail.settled().await, &secrets),
             }),
             Err(_) => Err(self.connect_timed_out()),
         }

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 /// Secrets shorter than this are not looked for in results: a short header value would mask
 /// ordinary words everywhere (the providers' bound too).
-const MIN_ECHOED_SECRET_LEN: usize = 8;
+pub(crate) const MIN_ECHOED_SECRET_LEN: usize = 8;
 
 /// The redaction of a connection's `secrets` (each with what errors show instead; a tool's
 /// result shows `[redacted]`), or `None` without any long enough to look for.

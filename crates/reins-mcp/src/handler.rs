@@ -3,7 +3,9 @@
 
 // Logging notifications are deprecated by the protocol (SEP-2577) but servers still send
 // them; they are read until rmcp removes them.
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion,
+};
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::NotificationContext;
@@ -50,10 +52,14 @@ impl ClientEvents {
 
 impl ClientHandler for ClientEvents {
     fn get_info(&self) -> ClientConfig {
+        // The client connects with the `initialize` handshake, so it asks for the latest
+        // revision that has one: the 2026-07-28 revision (rmcp's default) has none, and a
+        // server must not be told the client speaks it.
         ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("reins", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_progress(

@@ -1,6 +1,8 @@
 //! How to reach an MCP server ([`McpServer`]): a child process over stdio, or a URL over
 //! streamable HTTP. Opening a connection to it is in `connect.rs`.
 
+use crate::echoes::MIN_ECHOED_SECRET_LEN;
+use reins::hooks::redaction::names_a_credential;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -76,6 +78,22 @@ pub(crate) struct StdioCommand {
     pub(crate) env: Vec<(OsString, Redacted<OsString>)>,
     pub(crate) env_removed: Vec<OsString>,
     pub(crate) current_dir: Option<PathBuf>,
+}
+
+impl StdioCommand {
+    /// The values of the server's environment variables named as credentials (`GITHUB_TOKEN`,
+    /// `API_KEY`), with what replaces them in errors, its stderr and tool results. Other
+    /// variables (a root directory, a flag) are left shown: masking them would hide what the
+    /// server says about ordinary things. Values under 8 bytes are not looked for either.
+    pub(crate) fn secrets(&self) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .filter(|(name, _)| names_a_credential(&name.to_string_lossy()))
+            .filter_map(|(_, value)| value.0.to_str())
+            .filter(|value| value.len() >= MIN_ECHOED_SECRET_LEN)
+            .map(|value| (value.to_owned(), "[redacted]".to_owned()))
+            .collect()
+    }
 }
 
 #[derive(Clone)]

@@ -83,7 +83,7 @@ pub struct McpTool {
     description: String,
     input_schema: Value,
     output_schema: Option<Value>,
-    /// `output_schema` compiled; `None` without a schema or when it does not compile.
+    /// `output_schema` compiled; `None` without a schema.
     output_validator: Option<Arc<jsonschema::Validator>>,
     annotations: McpToolAnnotations,
 }
@@ -100,7 +100,11 @@ impl std::fmt::Debug for McpTool {
 }
 
 impl McpTool {
-    pub(crate) fn new(client: Arc<ClientInner>, tool: rmcp::model::Tool) -> Self {
+    /// The tool as the server listed it; `None` when its `outputSchema` does not compile (an
+    /// unresolvable `$ref`, an unknown dialect): its results could not be checked, and the
+    /// specification asks that such a schema be rejected rather than read as allowing
+    /// anything, so the tool is left out, with a warning.
+    pub(crate) fn new(client: Arc<ClientInner>, tool: rmcp::model::Tool) -> Option<Self> {
         let hints = tool.annotations.as_ref();
         let annotations = McpToolAnnotations {
             read_only_hint: hints.and_then(|a| a.read_only_hint),
@@ -123,24 +127,22 @@ impl McpTool {
             .output_schema
             .as_ref()
             .map(|schema| Value::Object((**schema).clone()));
-        let output_validator =
-            output_schema
-                .as_ref()
-                .and_then(|schema| match jsonschema::validator_for(schema) {
-                    Ok(validator) => Some(Arc::new(validator)),
-                    Err(error) => {
-                        tracing::warn!(
-                            target: "reins_mcp",
-                            server = %client.name,
-                            tool = %tool.name,
-                            %error,
-                            "the tool's outputSchema does not compile; its results are not checked"
-                        );
-                        None
-                    }
-                });
+        let output_validator = match output_schema.as_ref().map(jsonschema::validator_for) {
+            None => None,
+            Some(Ok(validator)) => Some(Arc::new(validator)),
+            Some(Err(error)) => {
+                tracing::warn!(
+                    target: "reins_mcp",
+                    server = %client.name,
+                    tool = %tool.name,
+                    %error,
+                    "the tool's outputSchema does not compile; the tool is left out"
+                );
+                return None;
+            }
+        };
         let input_schema = object_schema(&client.name, &tool.name, (*tool.input_schema).clone());
-        McpTool {
+        Some(McpTool {
             name: model_name("", &tool.name),
             remote_name: tool.name.to_string(),
             client,
@@ -150,7 +152,7 @@ impl McpTool {
             output_schema,
             output_validator,
             annotations,
-        }
+        })
     }
 
     /// The name the model calls the tool by: the server's name with any prefix, each

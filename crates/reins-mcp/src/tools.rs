@@ -243,7 +243,8 @@ impl McpClient {
     /// pages is an [`McpError::Protocol`] (a server whose every page names a next one). A
     /// tool whose `inputSchema` or `outputSchema` is over
     /// [`McpServer::max_schema_bytes`](crate::McpServer::max_schema_bytes) is left out, with a
-    /// warning.
+    /// warning, as is one whose `outputSchema` does not compile (its results could not be
+    /// checked).
     pub async fn tools(&self) -> Result<McpTools, McpError> {
         // Read before listing: a change announced while the list is in flight makes this
         // listing stale, not lost.
@@ -267,7 +268,7 @@ impl McpClient {
                         .as_ref()
                         .is_none_or(|schema| within("outputSchema", schema))
             })
-            .map(|tool| McpTool::new(self.inner.clone(), tool))
+            .filter_map(|tool| McpTool::new(self.inner.clone(), tool))
             .collect();
         Ok(McpTools::new(self.clone(), tools, generation))
     }

@@ -6,7 +6,7 @@
 use super::McpService;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -27,6 +27,20 @@ pub const DEFAULT_HTTP_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long an HTTP client may take to send a request's body unless told otherwise
 /// ([`McpService::http_body_timeout`]).
 pub const DEFAULT_HTTP_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The browser origins a server without a bearer token accepts unless told more: pages
+/// served from this machine.
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
+/// The most bytes of a request's body read (rmcp's own bound).
+const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
 
 /// How many HTTP connections are served at once unless told otherwise
 /// ([`McpService::max_http_connections`]).
@@ -79,6 +93,10 @@ impl McpHttpServer {
             config
                 .allowed_hosts
                 .extend(service.allowed_hosts.iter().cloned());
+            // A page of another site must not reach the tools through a visitor's browser.
+            let origins = LOOPBACK_ORIGINS.iter().map(|origin| (*origin).to_owned());
+            config =
+                config.with_allowed_origins(origins.chain(service.allowed_origins.iter().cloned()));
         }
         let limits = ConnectionLimits {
             header_timeout: service.http_header_timeout,
@@ -189,15 +207,35 @@ async fn serve_connection(
             if !authorized(&request, expected.as_deref()) {
                 return Ok(unauthorized());
             }
-            // rmcp reads the whole body, then answers at once (a request's results follow
-            // in the event stream it returns): the call's time is the body's.
-            match tokio::time::timeout(body_timeout, service.call(request)).await {
-                Ok(answered) => answered,
-                Err(_elapsed) => Ok(plain_response(
-                    http::StatusCode::REQUEST_TIMEOUT,
-                    "the request's body did not arrive in time",
-                )),
-            }
+            // Only the body is timed: the answer takes as long as the tool does (a client of
+            // the 2026-07-28 revision gets it as the response itself, not as a stream that
+            // rmcp starts at once).
+            let (parts, body) = request.into_parts();
+            let read = Limited::new(body, MAX_REQUEST_BODY).collect();
+            let body = match tokio::time::timeout(body_timeout, read).await {
+                Ok(Ok(body)) => body.to_bytes(),
+                Ok(Err(error)) if error.is::<LengthLimitError>() => {
+                    return Ok(plain_response(
+                        http::StatusCode::PAYLOAD_TOO_LARGE,
+                        "the request's body is larger than 4 MiB",
+                    ));
+                }
+                Ok(Err(_)) => {
+                    return Ok(plain_response(
+                        http::StatusCode::BAD_REQUEST,
+                        "the request's body could not be read",
+                    ));
+                }
+                Err(_elapsed) => {
+                    return Ok(plain_response(
+                        http::StatusCode::REQUEST_TIMEOUT,
+                        "the request's body did not arrive in time",
+                    ));
+                }
+            };
+            service
+                .call(http::Request::from_parts(parts, Full::new(body)))
+                .await
         }
     });
     let connection = hyper::server::conn::http1::Builder::new()

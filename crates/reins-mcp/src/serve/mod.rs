@@ -62,6 +62,8 @@ pub struct McpService {
     max_http_connections: usize,
     /// Host names (or `host:port`) accepted beyond loopback when serving HTTP without a token.
     allowed_hosts: Vec<String>,
+    /// Browser origins accepted beyond loopback when serving HTTP without a token.
+    allowed_origins: Vec<String>,
 }
 
 impl McpService {
@@ -77,6 +79,7 @@ impl McpService {
             http_body_timeout: DEFAULT_HTTP_BODY_TIMEOUT,
             max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
             allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     }
 
@@ -143,6 +146,18 @@ impl McpService {
         self
     }
 
+    /// Served over HTTP without a bearer token, a web page's origin (`Origin` header) a
+    /// request may come from besides loopback pages (`http://localhost:*` and the like), as
+    /// `scheme://host:port` (`:*` for any port), such as a browser-based client's. A request
+    /// with another `Origin` is refused `403` (the MCP specification asks servers to), so a
+    /// page of another site cannot call the tools through a visitor's browser; a request with
+    /// none (any client that is not a browser) is served. With a bearer token any origin is
+    /// accepted: the token is what the caller must know. No effect over stdio.
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
     /// The served tools.
     pub fn tools(&self) -> &ToolSet {
         &self.tools
@@ -160,7 +175,8 @@ impl McpService {
 
     /// Serves clients over streamable HTTP on `listener`, at the path `/mcp`, until the
     /// returned server is shut down or dropped. Only loopback `Host` headers are accepted
-    /// (against DNS rebinding) unless [`allow_host`](McpService::allow_host) names more;
+    /// (against DNS rebinding) unless [`allow_host`](McpService::allow_host) names more, and
+    /// only loopback pages' `Origin`s unless [`allow_origin`](McpService::allow_origin) does;
     /// see [`McpHttpServer`] for a bearer token, and
     /// [`http_header_timeout`](McpService::http_header_timeout),
     /// [`http_body_timeout`](McpService::http_body_timeout) and

@@ -93,6 +93,15 @@ async fn every_listed_tool_has_a_name_and_schema_providers_accept_and_one_tool_a
     assert!(prefixed.get("h_1st_step").is_some());
 }
 
+/// A tool whose `outputSchema` does not compile is left out: its results could not be
+/// checked, and reading the schema as allowing anything would take any result.
+#[tokio::test]
+async fn a_tool_whose_output_schema_does_not_compile_is_left_out() {
+    let client = connect(hostile_server("broken-output-schema")).await;
+    let tools = client.tools().await.unwrap();
+    assert_eq!(tools.names().collect::<Vec<_>>(), ["echo"]);
+}
+
 #[tokio::test]
 async fn a_huge_description_is_cut_and_a_tool_with_a_huge_schema_left_out() {
     let client = connect(hostile_server("bloated-tools")).await;
@@ -264,4 +273,47 @@ async fn a_call_the_server_never_answers_ends_at_the_tool_timeout_naming_the_ser
         "{error}"
     );
     assert!(matches!(error, McpError::Timeout { .. }), "{error:?}");
+}
+
+/// The client connects with the `initialize` handshake, so it asks for a protocol revision
+/// that has one: not 2026-07-28 (rmcp's latest), which a server speaking it would take as a
+/// promise of requests the client never sends.
+#[tokio::test]
+async fn the_client_asks_for_a_revision_with_an_initialize_handshake() {
+    let client = connect(hostile_server("asked-version")).await;
+    let set = client.tools().await.unwrap().to_tool_set();
+    let asked = call(&set, "echo", json!({})).await.output.render();
+    assert!(
+        asked.len() == "2025-11-25".len() && asked.as_str() < "2026-07-28",
+        "asked for {asked}"
+    );
+}
+
+/// A credential given to a server in its environment (a variable named as one) is kept out of
+/// what the server says back: its tool results and the stderr its errors quote. Other
+/// variables are shown as the server says them.
+#[tokio::test]
+async fn a_credential_in_the_server_s_environment_is_not_shown() {
+    const TOKEN: &str = "tok-0123456789abcdef";
+    let configured = |mode: &str| {
+        hostile_server(mode)
+            .env("SERVICE_TOKEN", TOKEN)
+            .env("ROOT_DIR", "/srv/notes/root")
+    };
+    let client = connect(configured("echo-env")).await;
+    let set = client.tools().await.unwrap().to_tool_set();
+    let said = call(&set, "echo", json!({})).await.output.render();
+    assert!(!said.contains(TOKEN), "{said}");
+    assert!(
+        said.contains("[redacted]") && said.contains("/srv/notes/root"),
+        "{said}"
+    );
+
+    let failed = configured("env-stderr")
+        .connect()
+        .await
+        .expect_err("the server exits before its handshake")
+        .to_string();
+    assert!(failed.contains("login refused for"), "{failed}");
+    assert!(!failed.contains(TOKEN), "{failed}");
 }

@@ -1,5 +1,6 @@
 //! Which `Host` a request to a tool set served over streamable HTTP may name: loopback and
-//! the allowed names without a token (against DNS rebinding), any with one.
+//! the allowed names without a token (against DNS rebinding), any with one; and which web
+//! page (`Origin`) it may come from: loopback pages and the allowed ones without a token.
 
 use reins::tool::ToolSet;
 use reins_mcp::McpService;
@@ -18,8 +19,18 @@ async fn status(address: SocketAddr, host: &str, token: Option<&str>) -> u16 {
     let authorization = token
         .map(|token| format!("Authorization: Bearer {token}\r\n"))
         .unwrap_or_default();
+    status_with(address, host, &authorization).await
+}
+
+/// The status code of an `initialize` request naming `host`, sent with a page's `origin`.
+async fn status_from(address: SocketAddr, host: &str, origin: &str) -> u16 {
+    status_with(address, host, &format!("Origin: {origin}\r\n")).await
+}
+
+/// The status code of an `initialize` request naming `host`, with `headers` (whole lines).
+async fn status_with(address: SocketAddr, host: &str, headers: &str) -> u16 {
     let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{authorization}Content-Type: application/json\r\n\
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{headers}Content-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
          Connection: close\r\n\r\n{INITIALIZE}",
         INITIALIZE.len()
@@ -91,4 +102,35 @@ async fn with_a_token_clients_may_name_the_server_by_any_host() {
     assert_eq!(status(address, public, Some("host-token-7")).await, 200);
     assert_eq!(status(address, public, None).await, 401);
     assert_eq!(status(address, public, Some("host-token-8")).await, 401);
+}
+
+/// A page of another site cannot call the tools through a visitor's browser: without a token,
+/// a request from a page (`Origin`) is served only from loopback pages and the allowed ones;
+/// one from no page (any client that is not a browser) is served.
+#[tokio::test]
+async fn without_a_token_only_loopback_and_allowed_pages_are_served() {
+    let served = McpService::new(ToolSet::new())
+        .allow_origin("https://console.example:443")
+        .serve_http(listener().await)
+        .unwrap();
+    let address = served.local_addr();
+    let host = format!("127.0.0.1:{}", address.port());
+    assert_eq!(
+        status_from(address, &host, "http://evil.example").await,
+        403
+    );
+    assert_eq!(status_from(address, &host, "null").await, 403);
+    assert_eq!(
+        status_from(address, &host, "http://localhost.evil.example:6274").await,
+        403
+    );
+    for page in [
+        "http://localhost:6274",
+        "http://127.0.0.1:8080",
+        "https://console.example",
+    ] {
+        assert_eq!(status_from(address, &host, page).await, 200, "{page}");
+    }
+    assert_eq!(status(address, &host, None).await, 200);
+    served.shutdown();
 }

@@ -1,6 +1,7 @@
 //! What bounds the clients of a tool set served over streamable HTTP: a client that never
 //! finishes its request headers is disconnected, one that never finishes its body is
-//! answered 408, and connections past the cap are closed.
+//! answered 408 (a tool that takes longer than that is not), and connections past the cap
+//! are closed.
 
 use reins::tool::ToolSet;
 use reins_mcp::McpService;
@@ -122,5 +123,37 @@ async fn a_connection_past_the_cap_is_closed_unanswered_until_one_ends() {
         "{}",
         String::from_utf8_lossy(&answered)
     );
+    served.shutdown();
+}
+
+/// The body timeout bounds the body, not the call: a tool that takes longer answers a client
+/// of the 2026-07-28 revision (its version in each request, the answer in the response
+/// itself, nothing sent before it) with its result, not `408`.
+#[tokio::test]
+async fn a_call_longer_than_the_body_timeout_is_answered_with_its_result() {
+    let body_timeout = Duration::from_millis(200);
+    let slow = reins::tool::tool_fn(
+        "slow",
+        "Takes a while.",
+        move |_: serde_json::Value| async move {
+            tokio::time::sleep(body_timeout * 3).await;
+            Ok::<_, std::convert::Infallible>("done at last")
+        },
+    );
+    let mut tools = ToolSet::new();
+    tools.add(slow);
+    let served = serve(McpService::new(tools).http_body_timeout(body_timeout)).await;
+    let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"1"}}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: slow\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let answer = exchange(served.local_addr(), request.as_bytes()).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("done at last"), "{answer}");
     served.shutdown();
 }

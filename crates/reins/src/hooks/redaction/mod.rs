@@ -17,6 +17,7 @@
 //! secrets they do not know and can mask look-alikes.
 
 mod history;
+mod names;
 mod pattern;
 mod scan;
 mod unescape;
@@ -26,6 +27,7 @@ mod scan_tests;
 #[cfg(test)]
 mod tests;
 
+pub use names::names_a_credential;
 pub use pattern::{Match, Pattern};
 
 use crate::agent::{

@@ -3,6 +3,7 @@
 //! quote its URL).
 
 use super::settings::ApiKey;
+use crate::hooks::redaction::names_a_credential;
 
 /// The query as `Debug` shows it: values that look like credentials are redacted.
 pub(super) fn shown_query<'a>(
@@ -44,21 +45,11 @@ pub(super) fn secret_query(name: &str, value: &str, key: Option<&ApiKey>) -> boo
 /// Whether a header or query parameter is probably a secret: by its name, by the shape of
 /// its value (`Bearer …`, `sk-…`), or because it holds the key.
 pub(super) fn looks_like_credential(name: &str, value: &str, key: Option<&ApiKey>) -> bool {
-    const NAME_WORDS: [&str; 8] = [
-        "auth",
-        "key",
-        "token",
-        "secret",
-        "cookie",
-        "password",
-        "session",
-        "signature",
-    ];
     const VALUE_PREFIXES: [&str; 8] = [
         "bearer ", "basic ", "token ", "sk-", "sk_", "pk-", "key-", "ghp_",
     ];
     let lower_value = value.trim().to_ascii_lowercase();
-    NAME_WORDS.iter().any(|word| name.contains(word))
+    names_a_credential(name)
         || VALUE_PREFIXES
             .iter()
             .any(|prefix| lower_value.starts_with(prefix))
