@@ -14,12 +14,27 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// Why the inbox may not listen on `bind` with `token`: an address other than loopback
-/// needs a token.
+/// needs a token of at least 16 characters.
 pub fn unguarded(bind: SocketAddr, token: Option<&str>) -> Option<String> {
-    (!bind.ip().is_loopback() && token.is_none_or(str::is_empty)).then(|| {
-        format!("{bind} is not a loopback address: set a token with --token or REINS_UI_TOKEN")
-    })
+    if bind.ip().is_loopback() {
+        return None;
+    }
+    match token {
+        None | Some("") => Some(format!(
+            "{bind} is not a loopback address: set a token with --token or REINS_UI_TOKEN"
+        )),
+        // Reachable from other machines, a short token is guessed (wrong guesses cost an
+        // attacker nothing but a 401).
+        Some(token) if token.chars().count() < MIN_REMOTE_TOKEN_CHARS => Some(format!(
+            "{bind} is not a loopback address: its token must be at least \
+             {MIN_REMOTE_TOKEN_CHARS} characters (`openssl rand -hex 16` makes one)"
+        )),
+        Some(_) => None,
+    }
 }
+
+/// The shortest token guarding an inbox other machines can reach.
+const MIN_REMOTE_TOKEN_CHARS: usize = 16;
 
 /// The token check (when one is set) and the cross-site checks of state-changing requests.
 pub(super) async fn guard(
@@ -86,6 +101,16 @@ fn secured(mut response: Response, set_cookie: Option<String>) -> Response {
     }
     let headers = response.headers_mut();
     headers.insert("x-frame-options", header::HeaderValue::from_static("DENY"));
+    // Pages hold the anti-forgery token and the calls' arguments: kept by no cache, a
+    // proxy's or the browser's; and read only as what they say they are.
+    headers.insert(
+        "cache-control",
+        header::HeaderValue::from_static("no-store"),
+    );
+    headers.insert(
+        "x-content-type-options",
+        header::HeaderValue::from_static("nosniff"),
+    );
     // A link to another site (a trace viewer) does not tell it the inbox's addresses.
     headers.insert(
         "referrer-policy",

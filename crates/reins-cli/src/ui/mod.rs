@@ -59,6 +59,10 @@ struct App {
     /// The runs resumed in the background, waited for before the process exits (so that
     /// those a stop interrupted have given their leases back).
     resumes: Mutex<Resumes>,
+    /// Held from the check that a call waits to the decision's record: two people deciding
+    /// the same call at once get one decision and one refusal, never two acceptances with
+    /// the later silently replacing the earlier.
+    deciding: tokio::sync::Mutex<()>,
 }
 
 /// Serves the inbox for `agent` on `bind` until `stop` (Ctrl-C or SIGTERM); then the runs it
@@ -88,6 +92,7 @@ pub async fn serve(
         csrf: uuid::Uuid::new_v4().simple().to_string(),
         stop,
         resumes: Mutex::new(Resumes::default()),
+        deciding: tokio::sync::Mutex::new(()),
     });
     let stopping = app.clone();
     let router = Router::new()
@@ -282,6 +287,7 @@ async fn approve(
     Path((run, call)): Path<(String, String)>,
     Form(form): Form<ApproveForm>,
 ) -> Response {
+    let _deciding = app.deciding.lock().await;
     let target = match checked_target(&app, &form.csrf, &run, call).await {
         Ok(target) => target,
         Err(refused) => return refused,
@@ -299,7 +305,7 @@ async fn approve(
             Err(error) => return refused(StatusCode::BAD_REQUEST, &error, Some(&run)),
         },
     };
-    decide(app, run, &target, form.binding, decision).await
+    decide(Arc::clone(&app), run, &target, form.binding, decision).await
 }
 
 /// The arguments a person edited in the form, read and checked against the tool's schema.
@@ -314,12 +320,20 @@ async fn deny(
     Path((run, call)): Path<(String, String)>,
     Form(form): Form<DenyForm>,
 ) -> Response {
+    let _deciding = app.deciding.lock().await;
     let target = match checked_target(&app, &form.csrf, &run, call).await {
         Ok(target) => target,
         Err(refused) => return refused,
     };
     let message = crate::approve::denial(form.message.as_deref());
-    decide(app, run, &target, form.binding, ToolDecision::deny(message)).await
+    decide(
+        Arc::clone(&app),
+        run,
+        &target,
+        form.binding,
+        ToolDecision::deny(message),
+    )
+    .await
 }
 
 /// A decision form's checks, shared by approve and deny: its anti-forgery token, then the

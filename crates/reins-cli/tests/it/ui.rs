@@ -95,6 +95,46 @@ fn in_a_browser_a_suspended_run_is_approved_with_edited_arguments_and_finishes()
     }
 }
 
+/// Two people deciding the same call at once: one decision is taken and the other refused,
+/// as when they come one after the other; never both accepted, the later silently replacing
+/// the earlier (a denial shown as taken while the tool runs).
+#[test]
+fn two_decisions_sent_at_once_take_one_and_refuse_the_other() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let inbox = Inbox::start(&agent, &[]);
+    for round in 0..6 {
+        // A prompt of its own each round: the mock server goes by what the prompt was told.
+        let prompt = format!("Save a note, number {round}.");
+        let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", &prompt, "--json"]));
+        assert_eq!(code, 3, "{stdout}\n{stderr}");
+        let waiting: Value =
+            serde_json::from_str(stdout.lines().last().expect("events")).expect("json");
+        let run = waiting["run"].as_str().expect("run id").to_owned();
+        let page = inbox.run_page(&run);
+        let decide = |verdict: &str, fields: &str| {
+            inbox
+                .decide(&page, &run, "t1c0", verdict, fields)
+                .status()
+                .as_u16()
+        };
+        let mut answers = std::thread::scope(|scope| {
+            let deny = scope.spawn(|| decide("deny", "message=no"));
+            let approve = scope.spawn(|| decide("approve", "args="));
+            [deny.join().unwrap(), approve.join().unwrap()]
+        });
+        answers.sort_unstable();
+        assert_eq!(answers, [303, 409], "round {round}");
+        let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+        let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+        assert_eq!(
+            shown["decisions"].as_array().map(Vec::len),
+            Some(1),
+            "round {round}: {stdout}"
+        );
+    }
+}
+
 #[test]
 fn a_decision_without_the_anti_forgery_token_or_from_another_site_is_refused() {
     let server = FakeLlm::start(RULES);
@@ -214,6 +254,9 @@ fn with_a_token_every_request_must_carry_it() {
     assert_eq!(with_cookie.status(), 200);
     // A link to another site (a trace viewer) is not told the inbox's addresses.
     assert_eq!(with_cookie.headers()["referrer-policy"], "same-origin");
+    // Pages carry the anti-forgery token and the calls' arguments: no cache keeps them.
+    assert_eq!(with_cookie.headers()["cache-control"], "no-store");
+    assert_eq!(with_cookie.headers()["x-content-type-options"], "nosniff");
 }
 
 #[test]
@@ -236,13 +279,18 @@ fn a_token_with_spaces_and_semicolons_opens_the_inbox_through_its_cookie() {
 }
 
 #[test]
-fn binding_off_loopback_without_a_token_is_refused() {
+fn binding_off_loopback_without_a_long_token_is_refused() {
     let server = FakeLlm::start(RULES);
     let agent = agent(&server);
     let (code, _, stderr) = outcome(agent.keyed(&["ui", "AGENT", "--bind", "0.0.0.0:0"]));
     // A usage mistake, like any other.
     assert_eq!(code, 2);
     assert!(stderr.contains("not a loopback address"), "{stderr}");
+    // Nor with a token short enough to guess.
+    let bind = ["ui", "AGENT", "--bind", "0.0.0.0:0", "--token", "s3cret"];
+    let (code, _, stderr) = outcome(agent.keyed(&bind));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("at least 16 characters"), "{stderr}");
 }
 
 #[test]
