@@ -7,6 +7,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::time::Duration;
 
 /// Why an ingress call failed.
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +65,17 @@ pub struct RestateRuns {
     http: reqwest::Client,
     /// `Authorization: Bearer <token>`, marked sensitive; `None` without a token.
     authorization: Option<HeaderValue>,
+    /// How long a call that answers at once (start, status, decide) may take.
+    call_timeout: Duration,
 }
+
+/// How long [`RestateRuns`] waits to connect to the ingress.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a call of [`RestateRuns`] that the ingress answers at once (`start`, `status`,
+/// `decide`) may take unless told otherwise ([`RestateRuns::call_timeout`]); waiting for a
+/// run's output has no limit.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl std::fmt::Debug for RestateRuns {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -91,11 +102,25 @@ impl RestateRuns {
     pub fn new(ingress: &str) -> Result<Self, ClientError> {
         let ingress =
             reqwest::Url::parse(ingress).map_err(|error| ClientError::Url(error.to_string()))?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()
+            .map_err(|error| ClientError::Transport(error.to_string()))?;
         Ok(RestateRuns {
             ingress,
-            http: reqwest::Client::new(),
+            http,
             authorization: None,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
         })
+    }
+
+    /// How long a call the ingress answers at once (`start`, `status`, `decide`) may take
+    /// ([`DEFAULT_CALL_TIMEOUT`]): an ingress that accepts the connection and never answers
+    /// is a [`ClientError::Transport`] then, not a wait without end. Waiting for a run's
+    /// output ([`output`](RestateRuns::output)) has no limit: a run takes as long as it takes.
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
     }
 
     /// Sends `Authorization: Bearer <token>` with every call (Restate Cloud, or an ingress
@@ -114,6 +139,15 @@ impl RestateRuns {
     }
 
     fn url(&self, segments: &[&str]) -> Result<reqwest::Url, ClientError> {
+        // A URL's path drops such segments instead of sending them.
+        if let Some(dots) = segments
+            .iter()
+            .find(|segment| matches!(**segment, "." | ".."))
+        {
+            return Err(ClientError::Url(format!(
+                "`{dots}` cannot be a run id (a URL's path has no segment of that name)"
+            )));
+        }
         let mut url = self.ingress.clone();
         url.path_segments_mut()
             .map_err(|()| ClientError::Url(format!("`{}` cannot be a base", self.ingress)))?
@@ -152,7 +186,8 @@ impl RestateRuns {
         body: &B,
     ) -> Result<T, ClientError> {
         let url = self.url(segments)?;
-        self.send(self.http.post(url).json(body)).await
+        let request = self.http.post(url).json(body).timeout(self.call_timeout);
+        self.send(request).await
     }
 
     /// Starts the run `run_id` with `prompt` without waiting for it. Starting a run id that
@@ -182,7 +217,8 @@ impl RestateRuns {
     /// [`ClientError::UnknownRun`] when the server has no run under `run_id`.
     pub async fn finished_output(&self, run_id: &str) -> Result<Option<RunOutput>, ClientError> {
         let url = self.url(&["restate", "workflow", SERVICE_NAME, run_id, "output"])?;
-        match self.send(self.http.get(url)).await {
+        let request = self.http.get(url).timeout(self.call_timeout);
+        match self.send(request).await {
             Ok(output) => Ok(Some(output)),
             // Restate answers 470 for an invocation that has not completed yet.
             Err(ClientError::Http { status: 470, .. }) => Ok(None),
@@ -196,7 +232,8 @@ impl RestateRuns {
     pub async fn status(&self, run_id: &str) -> Result<RunProgress, ClientError> {
         // The handler takes no input: the body must be empty.
         let url = self.url(&[SERVICE_NAME, run_id, "status"])?;
-        let progress: RunProgress = self.send(self.http.post(url)).await?;
+        let request = self.http.post(url).timeout(self.call_timeout);
+        let progress: RunProgress = self.send(request).await?;
         if progress != RunProgress::default() {
             return Ok(progress);
         }
@@ -373,5 +410,46 @@ mod tests {
         assert!(!shown.contains("s3cret"), "{shown}");
         assert!(!shown.contains("ann"), "{shown}");
         assert!(shown.contains("***:***@127.0.0.1:8080"), "{shown}");
+    }
+
+    /// An ingress that takes the connection and never answers ends a call at the call
+    /// timeout, with an error, instead of holding the caller.
+    #[tokio::test]
+    async fn a_silent_ingress_ends_a_call_at_its_timeout() {
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = silent.local_addr().unwrap();
+        // Accepted and held open, never answered.
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((stream, _)) = silent.accept().await {
+                open.push(stream);
+            }
+        });
+        let runs = RestateRuns::new(&format!("http://{address}"))
+            .unwrap()
+            .call_timeout(Duration::from_millis(200));
+        let status = runs.status("r1").await;
+        assert!(
+            matches!(status, Err(ClientError::Transport(_))),
+            "{status:?}"
+        );
+        let decided = runs.approve("r1", "t1c0").await;
+        assert!(
+            matches!(decided, Err(ClientError::Transport(_))),
+            "{decided:?}"
+        );
+        held.abort();
+    }
+
+    #[tokio::test]
+    async fn a_run_id_a_url_path_cannot_carry_is_refused() {
+        let runs = RestateRuns::new("http://127.0.0.1:9").unwrap();
+        for run in [".", ".."] {
+            let status = runs.status(run).await;
+            assert!(
+                matches!(&status, Err(ClientError::Url(said)) if said.contains("cannot be a run id")),
+                "{status:?}"
+            );
+        }
     }
 }

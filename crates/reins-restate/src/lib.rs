@@ -124,7 +124,10 @@ mod tool;
 mod wire;
 mod worker;
 
-pub use client::{ClientError, RestateRuns, register_deployment, register_deployment_with_token};
+pub use client::{
+    CONNECT_TIMEOUT, ClientError, DEFAULT_CALL_TIMEOUT, RestateRuns, register_deployment,
+    register_deployment_with_token,
+};
 pub use decider::{DEFAULT_DECIDER_TIMEOUT, JournaledDecider};
 pub use model::JournaledModel;
 pub use service::{AgentService, SERVICE_NAME};

@@ -4,7 +4,7 @@
 
 use crate::awaiting::{PENDING_STATE, decisions, unusable};
 use crate::claims::DecisionClaimsClient;
-use crate::steps::{LEGACY_STEPS_STATE, Steps, serve_steps, steps_from_keys};
+use crate::steps::{CANCELLED, LEGACY_STEPS_STATE, Steps, serve_steps, steps_from_keys};
 use crate::wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
 use reins::agent::{Agent, PromptError, PromptRequest, PromptResponse};
 use restate_sdk::prelude::*;
@@ -105,9 +105,13 @@ impl AgentService {
             let driven = request.extended_details().into_future();
             let outcome: Result<PromptResponse, PromptError> = tokio::select! {
                 outcome = driven => outcome,
-                () = serve_steps(&ctx, &mut port, &mut recorded) => {
+                cancelled = serve_steps(&ctx, &mut port, &mut recorded) => {
                     forget_claims(&ctx);
-                    return Err(TerminalError::new("the agent dropped its step port").into());
+                    let Some(cancelled) = cancelled else {
+                        return Err(TerminalError::new("the agent dropped its step port").into());
+                    };
+                    ctx.set(FAILURE_STATE, Json(RunFailure::Cancelled));
+                    return Err(cancelled.into());
                 }
             };
             let suspended = match outcome {
@@ -131,7 +135,15 @@ impl AgentService {
             let decided = match decisions(&ctx, suspended.pending()).await {
                 Ok(decided) => decided,
                 Err(error) => {
-                    ctx.set(FAILURE_STATE, Json(RunFailure::Error));
+                    // It waits on nothing any more: a call listed as waiting would take a
+                    // decision that goes nowhere.
+                    ctx.clear(PENDING_STATE);
+                    let failure = if error.code() == CANCELLED {
+                        RunFailure::Cancelled
+                    } else {
+                        RunFailure::Error
+                    };
+                    ctx.set(FAILURE_STATE, Json(failure));
                     forget_claims(&ctx);
                     return Err(error.into());
                 }
@@ -152,6 +164,14 @@ impl AgentService {
         request: Json<DecisionRequest>,
     ) -> Result<(), HandlerError> {
         let DecisionRequest { call, decision } = request.into_inner();
+        // A run that ended (cancelled, failed) takes no decision, whatever it still lists.
+        if ctx.get::<Json<RunFailure>>(FAILURE_STATE).await?.is_some() {
+            return Err(TerminalError::new_with_code(
+                409,
+                format!("run `{}` has ended: it takes no decision", ctx.key()),
+            )
+            .into());
+        }
         let pending: Vec<PendingDecision> = ctx
             .get::<Json<Vec<PendingDecision>>>(PENDING_STATE)
             .await?

@@ -270,14 +270,21 @@ impl Steps {
     }
 }
 
+/// The code of the terminal error Restate answers a step with once its invocation is
+/// cancelled.
+pub(crate) const CANCELLED: u16 = 409;
+
 /// Serves the steps of one invocation in the order they arrive, each as one `ctx.run`, until
-/// the driver stops sending. Every recorded step gets its state key ([`STEP_KEY_PREFIX`], read
-/// by the `status` handler); `recorded` counts them over the invocation.
+/// the driver stops sending (`None`) or the invocation is cancelled (the cancellation, which
+/// ends the run: Restate delivers it once, to the step then awaited, and a run that took it
+/// for the step's failure would go on). Every recorded step gets its state key
+/// ([`STEP_KEY_PREFIX`], read by the `status` handler); `recorded` counts them over the
+/// invocation.
 pub(crate) async fn serve_steps(
     ctx: &WorkflowContext<'_>,
     port: &mut mpsc::UnboundedReceiver<StepRequest>,
     recorded: &mut usize,
-) {
+) -> Option<TerminalError> {
     while let Some(StepRequest {
         name,
         execute,
@@ -300,6 +307,14 @@ pub(crate) async fn serve_steps(
             })
             .name(name.clone())
             .await;
+        if let Err(cancelled) = &outcome
+            && cancelled.code() == CANCELLED
+        {
+            return Some(TerminalError::new_with_code(
+                CANCELLED,
+                cancelled.message().to_owned(),
+            ));
+        }
         *recorded += 1;
         ctx.set(&step_key(*recorded, &name), ());
         let _ = result.send(
@@ -308,6 +323,7 @@ pub(crate) async fn serve_steps(
                 .map_err(|error| error.message().to_owned()),
         );
     }
+    None
 }
 
 /// A stand-in for an invocation's step port, for tests: it runs every step of the run `run_id`

@@ -72,6 +72,8 @@ pub enum RunFailure {
     Budget,
     /// Anything else: a model or tool failure, another hook's stop, a hook's panic.
     Error,
+    /// Its invocation was cancelled through Restate (`restate invocations cancel`).
+    Cancelled,
 }
 
 impl RunFailure {

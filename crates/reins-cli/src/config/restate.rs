@@ -59,4 +59,21 @@ pub(super) fn check_restate(
              cannot repeat: remove it, or use `sqlite` or `postgres_url_env`",
         ));
     }
+    // A recording cache grows as runs go: a replayed run would find a response its first
+    // execution called the model for, ask for no model step, and no longer match its journal
+    // (which Restate retries without end). Replaying a fixed recording is the same each time.
+    let recording = agent
+        .file
+        .hooks
+        .cache
+        .as_ref()
+        .and_then(|cache| cache.get_ref().record.as_ref());
+    if recording.is_some() {
+        problems.push(agent.error_at(
+            url.span(),
+            "`hooks.cache.record` answers a replayed run from responses its first execution \
+             recorded, which Restate cannot repeat: use `replay` with a fixed recording, or \
+             `sqlite` or `postgres_url_env`",
+        ));
+    }
 }

@@ -209,6 +209,7 @@ fn report_error(
     let (ending, kind) = match failure {
         Some(RunFailure::MaxTurns) => (Ending::Limit, "max_turns"),
         Some(RunFailure::Budget) => (Ending::Limit, "budget"),
+        Some(RunFailure::Cancelled) => (Ending::Error, "cancelled"),
         _ => (Ending::Error, "error"),
     };
     if json_out {

@@ -266,6 +266,10 @@ fn check_accepts_a_restate_ingress_url_and_points_at_a_bad_one() {
             "restate = \"http://127.0.0.1:8080\"\n\n[limits]\nmax_wall_time_secs = 60",
             "`limits.max_wall_time_secs` reads the clock",
         ),
+        (
+            "restate = \"http://127.0.0.1:8080\"\n\n[hooks.cache]\nrecord = \"turns.jsonl\"",
+            "`hooks.cache.record` answers a replayed run",
+        ),
     ] {
         let agent = AgentDir::new(&file(store));
         let (code, _, stderr) = outcome(agent.keyed(&["check", "AGENT"]));

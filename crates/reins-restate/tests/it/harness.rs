@@ -113,6 +113,34 @@ impl Cluster {
         }
     }
 
+    /// Cancels the invocation driving the run `run` through the admin API, as
+    /// `restate invocations cancel` does.
+    pub async fn cancel(&self, run: &str) {
+        let rows = self
+            .query(&format!(
+                "SELECT id FROM sys_invocation WHERE target_service_name = 'ReinsAgent' AND \
+                 target_service_key = '{run}' AND target_handler_name = 'run'"
+            ))
+            .await;
+        let id = rows
+            .first()
+            .and_then(|row| row["id"].as_str())
+            .unwrap_or_else(|| panic!("no invocation runs `{run}`: {rows:?}"))
+            .to_owned();
+        let response = reqwest::Client::new()
+            .patch(format!(
+                "{}/invocations/{id}/cancel",
+                self.server.admin_url()
+            ))
+            .send()
+            .await
+            .expect("the admin API answers");
+        assert!(
+            response.status().is_success(),
+            "the cancellation was refused: {response:?}"
+        );
+    }
+
     /// Replaces the whole state of the `ReinsAgent` workflow `key` with `entries` (raw values)
     /// through the admin API; Restate applies it asynchronously, after answering.
     pub async fn replace_state(&self, key: &str, entries: &[(&str, Vec<u8>)]) {

@@ -3,6 +3,7 @@
 
 mod approvals;
 mod auth;
+mod cancellation;
 mod decisions;
 mod embedded;
 mod failover;
