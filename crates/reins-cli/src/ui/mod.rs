@@ -105,6 +105,8 @@ pub async fn serve(
         .route("/runs/{run}/resume", post(resume))
         .route("/runs/{run}/fork", post(fork))
         .layer(middleware::from_fn_with_state(app.clone(), guard))
+        // Outermost: what the framework refuses itself is a page too.
+        .layer(middleware::map_response(refusal::as_page))
         .with_state(app);
     let Some(listener) = stopping
         .stop

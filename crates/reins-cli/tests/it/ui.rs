@@ -135,6 +135,52 @@ fn two_decisions_sent_at_once_take_one_and_refuse_the_other() {
     }
 }
 
+/// Whatever the inbox refuses, it answers with a page that says why, its guarding headers
+/// kept: also a form it cannot read, an address it does not serve, a request an address
+/// does not take.
+#[test]
+fn every_refusal_is_a_page_that_says_why() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let inbox = Inbox::start(&agent, &[]);
+    let run = suspended_run(&agent);
+    let page = |response: reqwest::blocking::Response| {
+        let status = response.status().as_u16();
+        let kind = response.headers()["content-type"]
+            .to_str()
+            .unwrap_or("")
+            .to_owned();
+        let framed = response.headers()["x-frame-options"].clone();
+        let body = response.text().expect("body");
+        assert!(kind.starts_with("text/html"), "{status}: {kind}: {body}");
+        assert_eq!(framed, "DENY", "{status}");
+        (status, body)
+    };
+    let unreadable = http()
+        .post(format!("{}/runs/{run}/fork", inbox.url))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Origin", &inbox.url)
+        .body("x=<b>1</b>")
+        .send()
+        .expect("post");
+    let (status, body) = page(unreadable);
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("missing field `csrf`"), "{body}");
+    let missing = http()
+        .get(format!("{}/nowhere", inbox.url))
+        .send()
+        .expect("get");
+    let (status, body) = page(missing);
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("no page at this address"), "{body}");
+    let wrong_method = http()
+        .get(format!("{}/runs/{run}/resume", inbox.url))
+        .send()
+        .expect("get");
+    let (status, body) = page(wrong_method);
+    assert_eq!(status, 405, "{body}");
+}
+
 #[test]
 fn a_decision_without_the_anti_forgery_token_or_from_another_site_is_refused() {
     let server = FakeLlm::start(RULES);
