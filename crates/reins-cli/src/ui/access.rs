@@ -119,7 +119,7 @@ fn secured(mut response: Response, set_cookie: Option<String>) -> Response {
     headers.insert(
         "content-security-policy",
         header::HeaderValue::from_static(
-            "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; \
+            "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; \
              connect-src 'self'; form-action 'self'; frame-ancestors 'none'",
         ),
     );

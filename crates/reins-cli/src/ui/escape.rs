@@ -1,4 +1,5 @@
-//! Text from a run made safe where the inbox puts it: HTML, a script's string, a URL path.
+//! Text from a run made safe where the inbox puts it: HTML (content and attributes), a URL
+//! path. (No script holds any: the pages' one script is a file of its own.)
 
 use std::fmt::Write;
 
@@ -20,13 +21,6 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
-}
-
-/// A JavaScript string literal of `text` (JSON's rules, with `<` escaped for `<script>`).
-pub fn js_string(text: &str) -> String {
-    serde_json::to_string(text)
-        .unwrap_or_else(|_| "\"\"".to_owned())
-        .replace('<', "\\u003c")
 }
 
 /// `text` percent-encoded for one URL path segment.
@@ -52,7 +46,6 @@ mod tests {
             escape("<script>alert('x') & \"y\"</script>"),
             "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
         );
-        assert_eq!(js_string("</script>"), "\"\\u003c/script>\"");
         assert_eq!(url_segment("run 1/x"), "run%201%2Fx");
     }
 

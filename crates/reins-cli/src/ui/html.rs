@@ -1,7 +1,7 @@
 //! The inbox's pages. Everything that comes from a run — the model's text, tool arguments and
 //! results, ids — goes through [`escape`]: nothing a model or a tool wrote is rendered as HTML.
 
-use super::escape::{escape, js_string, url_segment};
+use super::escape::{escape, url_segment};
 use crate::approve::{policy_reason, pretty};
 use crate::run::{first_line, token_counts};
 use crate::runs::{Step, failure_shown, model_shown, status_name, timeline, tokens};
@@ -52,24 +52,32 @@ pub fn error_page(title: &str, message: &str, run: Option<&str>) -> String {
     )
 }
 
-/// A whole page: `body`, and a script that refreshes its live parts ([`live_part`]) from
-/// `live_url` ([`live_parts`]) every two seconds. A part is replaced only when the server's
-/// HTML of it changed, so a form is left alone while someone types in it, and replaced once
-/// what it decides changed (the run went on, or waits for another call). `back` links to
-/// the runs page (not on that page).
+/// A whole page: `body`, and the inbox's script ([`SCRIPT`], served at [`SCRIPT_PATH`]), which
+/// refreshes its live parts ([`live_part`]) from `live_url` ([`live_parts`]) every two
+/// seconds. A part is replaced only when the server's HTML of it changed, so a form is left
+/// alone while someone types in it, and replaced once what it decides changed (the run went
+/// on, or waits for another call). `back` links to the runs page (not on that page).
 pub fn page(title: &str, body: &str, live_url: &str, back: bool) -> String {
     format!(
-        "{head}{body}\
-         <script>setInterval(async()=>{{try{{const r=await fetch({url});\
-         if(r.ok){{const parts=await r.json();\
-         for(const[id,part]of Object.entries(parts)){{const e=document.getElementById(id);\
-         if(e&&e.dataset.digest!==part.digest){{e.innerHTML=part.html;\
-         e.dataset.digest=part.digest;}}}}}}}}catch(e){{}}}},2000);</script>\
-         </body></html>",
+        "{head}{body}<script src=\"{SCRIPT_PATH}\" data-live=\"{url}\"></script></body></html>",
         head = head(title, back),
-        url = js_string(live_url),
+        url = escape(live_url),
     )
 }
+
+/// Where the inbox's one script is served: a file of its own, so the pages' security policy
+/// allows no inline script at all (`script-src 'self'`), and text a model wrote that ever
+/// escaped its escaping could not run.
+pub const SCRIPT_PATH: &str = "/inbox.js";
+
+/// The inbox's script: fetches the page's live parts (its tag's `data-live`) every two
+/// seconds and replaces the parts whose HTML changed.
+pub const SCRIPT: &str = "(()=>{const live=document.currentScript.dataset.live;\
+setInterval(async()=>{try{const r=await fetch(live);\
+if(r.ok){const parts=await r.json();\
+for(const[id,part]of Object.entries(parts)){const e=document.getElementById(id);\
+if(e&&e.dataset.digest!==part.digest){e.innerHTML=part.html;\
+e.dataset.digest=part.digest;}}}}catch(e){}},2000);})();\n";
 
 /// A part of a page that its script keeps up to date: `html` in the element `id`.
 pub fn live_part(id: &str, html: &str) -> String {

@@ -104,6 +104,7 @@ pub async fn serve(
         .route("/runs/{run}/calls/{call}/deny", post(deny))
         .route("/runs/{run}/resume", post(resume))
         .route("/runs/{run}/fork", post(fork))
+        .route(html::SCRIPT_PATH, get(script))
         .layer(middleware::from_fn_with_state(app.clone(), guard))
         // Outermost: what the framework refuses itself is a page too.
         .layer(middleware::map_response(refusal::as_page))
@@ -392,6 +393,18 @@ async fn decide(
         spawn_resume(app, run.clone());
     }
     Redirect::to(&format!("/runs/{}", escape::url_segment(&run))).into_response()
+}
+
+/// The pages' script ([`html::SCRIPT`]).
+async fn script() -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/javascript; charset=utf-8",
+        )],
+        html::SCRIPT,
+    )
+        .into_response()
 }
 
 #[derive(Deserialize)]

@@ -303,6 +303,18 @@ fn with_a_token_every_request_must_carry_it() {
     // Pages carry the anti-forgery token and the calls' arguments: no cache keeps them.
     assert_eq!(with_cookie.headers()["cache-control"], "no-store");
     assert_eq!(with_cookie.headers()["x-content-type-options"], "nosniff");
+    // No inline script runs: the pages' one script is a file of the inbox's own.
+    let policy = with_cookie.headers()["content-security-policy"]
+        .to_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        policy.contains("script-src 'self';") && !policy.contains("unsafe-inline'; connect"),
+        "{policy}"
+    );
+    let page = with_cookie.text().expect("page");
+    assert!(page.contains("<script src=\"/inbox.js\""), "{page}");
+    assert!(!page.contains("<script>"), "{page}");
 }
 
 #[test]
