@@ -71,7 +71,8 @@ pub struct RunState {
     pub turn: usize,
     /// The conversation so far.
     pub history: Vec<Message>,
-    /// Tokens used so far.
+    /// Tokens used so far, by every model call the run made: also one whose answer an outcome
+    /// hook sent to another model, or stopped the run on.
     pub usage: Usage,
     /// Entries recorded by hooks, oldest first.
     pub entries: Vec<Entry>,

@@ -1,4 +1,5 @@
-//! Choosing the model per turn with `on_model_select`.
+//! Choosing the model per turn with `on_model_select`, and what the calls a turn did not keep
+//! (retried on another model, or stopped on) count in the run's usage.
 
 use crate::common::add_tool;
 use reins::agent::*;
@@ -149,4 +150,79 @@ async fn model_select_can_stop_the_run() {
     let error = agent.prompt("x").await.unwrap_err();
     assert!(matches!(error, PromptError::Cancelled { reason, .. } if reason == "budget exhausted"));
     assert!(model.requests().is_empty());
+}
+
+/// Sends the default model's answer to "backup" (an answer it judges unusable), and stops the
+/// run on any answer of "stopper".
+struct Judge;
+impl AgentHook for Judge {
+    async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        match (event.completion().is_some(), event.model()) {
+            (true, Some("default")) => OutcomeAction::retry_on("backup"),
+            (true, Some("stopper")) => OutcomeAction::stop("not this answer"),
+            _ => OutcomeAction::proceed(),
+        }
+    }
+}
+
+/// Reports the run's usage as it settled.
+#[derive(Clone, Default)]
+struct SettledUsage(Arc<Mutex<Option<reins::completion::Usage>>>);
+impl AgentHook for SettledUsage {
+    async fn on_run_settled(&self, _ctx: &HookContext, event: RunSettledEvent<'_>) {
+        *self.0.lock().unwrap() = Some(event.usage);
+    }
+}
+
+fn usage(input: u64, output: u64) -> reins::completion::Usage {
+    reins::completion::Usage {
+        input_tokens: input,
+        output_tokens: output,
+        total_tokens: input + output,
+    }
+}
+
+/// Every model call a turn made counts in the run's usage: one whose answer a hook sent to
+/// another model, and one a hook stopped the run on, were made (and paid) all the same.
+#[tokio::test]
+async fn calls_a_turn_did_not_keep_count_in_the_run_s_usage() {
+    let agent = AgentBuilder::new(ScriptedModel::new([Turn::text("meh").usage(usage(10, 5))]))
+        .named_model(
+            "backup",
+            ScriptedModel::new([Turn::text("good").usage(usage(3, 2))]),
+        )
+        .add_hook(Judge)
+        .build();
+    let response = agent.prompt("hi").extended_details().await.unwrap();
+    assert_eq!(response.output, "good");
+    assert_eq!(response.state.usage, usage(13, 7));
+
+    let settled = SettledUsage::default();
+    let agent = AgentBuilder::new(ScriptedModel::new([Turn::text("unused")]))
+        .named_model(
+            "stopper",
+            ScriptedModel::new([Turn::text("y").usage(usage(4, 1))]),
+        )
+        .add_hook(StopperFirst)
+        .add_hook(Judge)
+        .add_hook(settled.clone())
+        .build();
+    let stopped = agent.prompt("hi").await;
+    assert!(
+        matches!(stopped, Err(PromptError::Cancelled { .. })),
+        "{stopped:?}"
+    );
+    assert_eq!(*settled.0.lock().unwrap(), Some(usage(4, 1)));
+}
+
+/// Selects "stopper" for every turn.
+struct StopperFirst;
+impl AgentHook for StopperFirst {
+    fn on_model_select(
+        &self,
+        _ctx: &HookContext,
+        _event: ModelSelectEvent<'_>,
+    ) -> ModelSelectionAction {
+        ModelSelectionAction::select("stopper")
+    }
 }

@@ -11,7 +11,9 @@ use crate::agent::hook::{
 };
 use crate::agent::output_spec::OutputMode;
 use crate::agent::stream_item::StreamItem;
-use crate::completion::{CompletionRequest, CompletionResponse, DynCompletionModel, StreamChunk};
+use crate::completion::{
+    CompletionRequest, CompletionResponse, DynCompletionModel, StreamChunk, Usage,
+};
 use crate::message::ToolChoice;
 use crate::tool::ToolDefinition;
 use futures::FutureExt;
@@ -82,13 +84,16 @@ impl<'a> Driver<'a> {
         request.history = std::mem::take(&mut self.state.history);
         let mut turn_request = TurnRequest::new(request);
         let chat = trace::chat_span(&self.state.run_id, self.state.turn);
-        let result = if chat.is_disabled() {
+        let (result, unkept) = if chat.is_disabled() {
             self.call_model_with(&mut turn_request, Untraced).await
         } else {
             self.call_model_with(&mut turn_request, Traced(chat)).await
         };
         let (history, patched) = turn_request.finish();
         self.state.history = history;
+        // Calls the turn made and did not keep were made all the same: the run's usage counts
+        // them (the kept response's is added by the caller).
+        self.state.usage += unkept;
         let (response, streamed_text, label) = result?;
         // Usually the same model as last turn: no new copy of its label.
         let same_as_last = match (&label, self.last_label) {
@@ -117,18 +122,24 @@ impl<'a> Driver<'a> {
     /// [`Self::call_model`] once the history is lent to the turn's request. Every model call
     /// is a `chat` span of its own: the first also holds the completion-call and model-select
     /// hooks, and a call an outcome hook retries on (a fallback) opens the next, beside it.
+    /// Returns, beside the turn's result, the usage of the responses the turn did not keep (one
+    /// an outcome hook retried on another model, or stopped the run on).
     async fn call_model_with(
         &self,
         request: &mut TurnRequest<&mut CompletionRequest>,
         mut chat: impl ChatSpans,
-    ) -> Result<(CompletionResponse, bool, Cow<'a, str>), Halt> {
+    ) -> (
+        Result<(CompletionResponse, bool, Cow<'a, str>), Halt>,
+        Usage,
+    ) {
         let turn = self.state.turn;
+        let mut unkept = Usage::default();
         let selected = chat.within(self.select_model(request)).await;
         let mut label = match selected {
             Ok(label) => label,
             Err(halt) => {
                 chat.record_failure(&halt);
-                return Err(halt);
+                return (Err(halt), unkept);
             }
         };
         let models = &self.config.models;
@@ -142,23 +153,29 @@ impl<'a> Driver<'a> {
                     models.labels.join(", ")
                 ));
                 chat.record_failure(&halt);
-                return Err(halt);
+                return (Err(halt), unkept);
             };
-            let (called, next) = chat
+            let (called, next, stopped_on) = chat
                 .within(self.call_and_judge(&**model, &label, request, &chat))
                 .await;
+            unkept += stopped_on;
             if let Err(halt) = &called {
                 chat.record_failure(halt);
             }
             // No retry: the call's result, kept or left failed, is the turn's.
             let Some(next) = next else {
-                return called.map(|(response, streamed_text)| (response, streamed_text, label));
+                let kept = called.map(|(response, streamed_text)| (response, streamed_text, label));
+                return (kept, unkept);
             };
+            if let Ok((retried, _)) = &called {
+                unkept += retried.usage;
+            }
             if calls >= MAX_MODEL_CALLS_PER_TURN {
-                return Err(Halt::Rejected(format!(
+                let halt = Halt::Rejected(format!(
                     "turn {turn} made {calls} model calls, the most a turn may make; a hook \
                      asked for another on `{next}`"
-                )));
+                ));
+                return (Err(halt), unkept);
             }
             // Text already streamed for the call being retried is withdrawn.
             if let Some(sink) = self.sink {
@@ -222,8 +239,9 @@ impl<'a> Driver<'a> {
     }
 
     /// One model call: its dispatch hooks, the call (or the response a hook served), and its
-    /// outcome hooks. Returns the call's result and, when an outcome hook asks for the turn
-    /// again, the label of the model to ask. A response is recorded on the call's span
+    /// outcome hooks. Returns the call's result; when an outcome hook asks for the turn again,
+    /// the label of the model to ask; and the usage of a response an outcome hook stopped the
+    /// run on (made, and not kept). A response is recorded on the call's span
     /// (`chat`) as it arrives; a failure, by the caller.
     async fn call_and_judge(
         &self,
@@ -231,7 +249,11 @@ impl<'a> Driver<'a> {
         label: &str,
         request: &mut TurnRequest<&mut CompletionRequest>,
         chat: &impl ChatSpans,
-    ) -> (Result<(CompletionResponse, bool), Halt>, Option<String>) {
+    ) -> (
+        Result<(CompletionResponse, bool), Halt>,
+        Option<String>,
+        Usage,
+    ) {
         let turn = self.state.turn;
         trace::record_chat_request(model, label, request.get(), self.sink.is_some());
         let mut served = None;
@@ -242,8 +264,10 @@ impl<'a> Driver<'a> {
                 .await
             {
                 Ok(Stacked::Go(response)) => served = response,
-                Ok(Stacked::Stop(reason)) => return (Err(Halt::Stop(reason)), None),
-                Err(failure) => return (Err(failure.into()), None),
+                Ok(Stacked::Stop(reason)) => {
+                    return (Err(Halt::Stop(reason)), None, Usage::default());
+                }
+                Err(failure) => return (Err(failure.into()), None, Usage::default()),
             }
         }
         let called = match served {
@@ -259,7 +283,7 @@ impl<'a> Driver<'a> {
             chat.record_response(response);
         }
         if !self.observes(StepEventKind::CompletionOutcome) {
-            return (called, None);
+            return (called, None, Usage::default());
         }
         // The response is answered where it lies and moved once, on the way out.
         let mut called = called;
@@ -272,14 +296,17 @@ impl<'a> Driver<'a> {
             Err(Halt::Completion(error)) => {
                 self.hooks.completion_failure(self.ctx, label, error).await
             }
-            Err(_) => return (called, None),
+            Err(_) => return (called, None, Usage::default()),
         };
         match judged {
             Ok(ModelOutcome::RetryOn(next)) => {
                 trace::hook_decision("retry", "on_outcome");
-                (called, Some(next))
+                (called, Some(next), Usage::default())
             }
-            Ok(ModelOutcome::Stop(reason)) => (Err(Halt::Stop(reason)), None),
+            Ok(ModelOutcome::Stop(reason)) => {
+                let made = called.map_or_else(|_| Usage::default(), |(made, _)| made.usage);
+                (Err(Halt::Stop(reason)), None, made)
+            }
             Ok(ModelOutcome::Served(replacement)) => {
                 let streamed_text = match &called {
                     Ok((_, streamed_text)) => *streamed_text,
@@ -290,10 +317,10 @@ impl<'a> Driver<'a> {
                         false
                     }
                 };
-                (Ok((*replacement, streamed_text)), None)
+                (Ok((*replacement, streamed_text)), None, Usage::default())
             }
-            Ok(ModelOutcome::Keep(_) | ModelOutcome::Fail) => (called, None),
-            Err(failure) => (Err(failure.into()), None),
+            Ok(ModelOutcome::Keep(_) | ModelOutcome::Fail) => (called, None, Usage::default()),
+            Err(failure) => (Err(failure.into()), None, Usage::default()),
         }
     }
 
