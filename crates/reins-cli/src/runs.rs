@@ -276,6 +276,15 @@ pub async fn show(
             resume_command(agent_file, run_id)
         );
     }
+    if state.status == RunStatus::Running {
+        // The store tells a run a process drives from one that process left (Ctrl-C, a
+        // crash) only by its lease, which a resume checks: say what to do either way.
+        outln!(
+            "not finished: if no process runs it any more (stopped, or crashed), {}; one \
+             still running it keeps it (the resume is refused as busy)",
+            resume_command(agent_file, run_id)
+        );
+    }
     Ok(())
 }
 

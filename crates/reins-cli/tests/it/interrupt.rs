@@ -175,6 +175,15 @@ fn ctrl_c_stops_a_run_that_can_be_resumed_at_once() {
         "the line says how to resume the run: {line}"
     );
 
+    // Its page says how to continue it (the store cannot tell it from a run a process
+    // still drives but by the lease a resume checks).
+    let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
+    assert!(
+        shown.contains("not finished: if no process runs it any more")
+            && shown.contains(&format!("reins runs resume {}", agent.file.display())),
+        "{shown}"
+    );
+
     // Resumed at once: no lease is in the way.
     resumed_at_once_the_cut_off_call_waits_then_runs_once_approved(&agent, &run);
 }
