@@ -84,10 +84,13 @@ impl<'a> Driver<'a> {
         request.history = std::mem::take(&mut self.state.history);
         let mut turn_request = TurnRequest::new(request);
         let chat = trace::chat_span(&self.state.run_id, self.state.turn);
-        let (result, unkept) = if chat.is_disabled() {
-            self.call_model_with(&mut turn_request, Untraced).await
+        let mut unkept = Usage::default();
+        let result = if chat.is_disabled() {
+            self.call_model_with(&mut turn_request, &mut unkept, Untraced)
+                .await
         } else {
-            self.call_model_with(&mut turn_request, Traced(chat)).await
+            self.call_model_with(&mut turn_request, &mut unkept, Traced(chat))
+                .await
         };
         let (history, patched) = turn_request.finish();
         self.state.history = history;
@@ -122,24 +125,22 @@ impl<'a> Driver<'a> {
     /// [`Self::call_model`] once the history is lent to the turn's request. Every model call
     /// is a `chat` span of its own: the first also holds the completion-call and model-select
     /// hooks, and a call an outcome hook retries on (a fallback) opens the next, beside it.
-    /// Returns, beside the turn's result, the usage of the responses the turn did not keep (one
-    /// an outcome hook retried on another model, or stopped the run on).
+    /// Adds to `unkept` the usage of the responses the turn did not keep (one an outcome hook
+    /// retried on another model, or stopped the run on). (An out-parameter: beside the
+    /// result, it would be copied with it on every turn's way out.)
     async fn call_model_with(
         &self,
         request: &mut TurnRequest<&mut CompletionRequest>,
+        unkept: &mut Usage,
         mut chat: impl ChatSpans,
-    ) -> (
-        Result<(CompletionResponse, bool, Cow<'a, str>), Halt>,
-        Usage,
-    ) {
+    ) -> Result<(CompletionResponse, bool, Cow<'a, str>), Halt> {
         let turn = self.state.turn;
-        let mut unkept = Usage::default();
         let selected = chat.within(self.select_model(request)).await;
         let mut label = match selected {
             Ok(label) => label,
             Err(halt) => {
                 chat.record_failure(&halt);
-                return (Err(halt), unkept);
+                return Err(halt);
             }
         };
         let models = &self.config.models;
@@ -153,29 +154,26 @@ impl<'a> Driver<'a> {
                     models.labels.join(", ")
                 ));
                 chat.record_failure(&halt);
-                return (Err(halt), unkept);
+                return Err(halt);
             };
-            let (called, next, stopped_on) = chat
-                .within(self.call_and_judge(&**model, &label, request, &chat))
+            let (called, next) = chat
+                .within(self.call_and_judge(&**model, &label, request, unkept, &chat))
                 .await;
-            unkept += stopped_on;
             if let Err(halt) = &called {
                 chat.record_failure(halt);
             }
             // No retry: the call's result, kept or left failed, is the turn's.
             let Some(next) = next else {
-                let kept = called.map(|(response, streamed_text)| (response, streamed_text, label));
-                return (kept, unkept);
+                return called.map(|(response, streamed_text)| (response, streamed_text, label));
             };
             if let Ok((retried, _)) = &called {
-                unkept += retried.usage;
+                *unkept += retried.usage;
             }
             if calls >= MAX_MODEL_CALLS_PER_TURN {
-                let halt = Halt::Rejected(format!(
+                return Err(Halt::Rejected(format!(
                     "turn {turn} made {calls} model calls, the most a turn may make; a hook \
                      asked for another on `{next}`"
-                ));
-                return (Err(halt), unkept);
+                )));
             }
             // Text already streamed for the call being retried is withdrawn.
             if let Some(sink) = self.sink {
@@ -239,21 +237,18 @@ impl<'a> Driver<'a> {
     }
 
     /// One model call: its dispatch hooks, the call (or the response a hook served), and its
-    /// outcome hooks. Returns the call's result; when an outcome hook asks for the turn again,
-    /// the label of the model to ask; and the usage of a response an outcome hook stopped the
-    /// run on (made, and not kept). A response is recorded on the call's span
-    /// (`chat`) as it arrives; a failure, by the caller.
+    /// outcome hooks. Returns the call's result and, when an outcome hook asks for the turn
+    /// again, the label of the model to ask; adds to `unkept` the usage of a response an
+    /// outcome hook stopped the run on (made, and not kept). A response is recorded on the
+    /// call's span (`chat`) as it arrives; a failure, by the caller.
     async fn call_and_judge(
         &self,
         model: &dyn DynCompletionModel,
         label: &str,
         request: &mut TurnRequest<&mut CompletionRequest>,
+        unkept: &mut Usage,
         chat: &impl ChatSpans,
-    ) -> (
-        Result<(CompletionResponse, bool), Halt>,
-        Option<String>,
-        Usage,
-    ) {
+    ) -> (Result<(CompletionResponse, bool), Halt>, Option<String>) {
         let turn = self.state.turn;
         trace::record_chat_request(model, label, request.get(), self.sink.is_some());
         let mut served = None;
@@ -265,9 +260,9 @@ impl<'a> Driver<'a> {
             {
                 Ok(Stacked::Go(response)) => served = response,
                 Ok(Stacked::Stop(reason)) => {
-                    return (Err(Halt::Stop(reason)), None, Usage::default());
+                    return (Err(Halt::Stop(reason)), None);
                 }
-                Err(failure) => return (Err(failure.into()), None, Usage::default()),
+                Err(failure) => return (Err(failure.into()), None),
             }
         }
         let called = match served {
@@ -283,7 +278,7 @@ impl<'a> Driver<'a> {
             chat.record_response(response);
         }
         if !self.observes(StepEventKind::CompletionOutcome) {
-            return (called, None, Usage::default());
+            return (called, None);
         }
         // The response is answered where it lies and moved once, on the way out.
         let mut called = called;
@@ -296,16 +291,18 @@ impl<'a> Driver<'a> {
             Err(Halt::Completion(error)) => {
                 self.hooks.completion_failure(self.ctx, label, error).await
             }
-            Err(_) => return (called, None, Usage::default()),
+            Err(_) => return (called, None),
         };
         match judged {
             Ok(ModelOutcome::RetryOn(next)) => {
                 trace::hook_decision("retry", "on_outcome");
-                (called, Some(next), Usage::default())
+                (called, Some(next))
             }
             Ok(ModelOutcome::Stop(reason)) => {
-                let made = called.map_or_else(|_| Usage::default(), |(made, _)| made.usage);
-                (Err(Halt::Stop(reason)), None, made)
+                if let Ok((made, _)) = &called {
+                    *unkept += made.usage;
+                }
+                (Err(Halt::Stop(reason)), None)
             }
             Ok(ModelOutcome::Served(replacement)) => {
                 let streamed_text = match &called {
@@ -317,10 +314,10 @@ impl<'a> Driver<'a> {
                         false
                     }
                 };
-                (Ok((*replacement, streamed_text)), None, Usage::default())
+                (Ok((*replacement, streamed_text)), None)
             }
-            Ok(ModelOutcome::Keep(_) | ModelOutcome::Fail) => (called, None, Usage::default()),
-            Err(failure) => (Err(failure.into()), None, Usage::default()),
+            Ok(ModelOutcome::Keep(_) | ModelOutcome::Fail) => (called, None),
+            Err(failure) => (Err(failure.into()), None),
         }
     }
 
