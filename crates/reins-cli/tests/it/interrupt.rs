@@ -74,6 +74,20 @@ fn wait_for(file: &Path, child: &mut Child) {
     }
 }
 
+/// Sends SIGINT to `target` (reins's pid, or `-<group>` for a whole process group, as a
+/// terminal's Ctrl-C does) and waits for `child` to end as interrupted (exit 130); its stderr.
+fn interrupt(child: Child, target: &str) -> String {
+    let sent = Command::new("kill")
+        .args(["-INT", "--", target])
+        .status()
+        .expect("kill -INT");
+    assert!(sent.success());
+    let output = child.wait_with_output().expect("reins ends");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    stderr
+}
+
 /// Whether the process `pid` runs (a zombie, dead but not yet reaped, does not).
 fn alive(pid: &str) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
@@ -126,14 +140,7 @@ fn ctrl_c_at_a_terminal_leaves_the_tool_to_reins() {
     assert!(alive(sleeper), "the tool's child runs");
 
     let group = format!("-{}", child.id());
-    let sent = Command::new("kill")
-        .args(["-INT", "--", &group])
-        .status()
-        .expect("kill -INT");
-    assert!(sent.success());
-    let output = child.wait_with_output().expect("reins ends");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    let stderr = interrupt(child, &group);
     let (_, run) = interrupted_run(&stderr);
     assert!(
         !agent.dir.path().join("signalled").exists(),
@@ -160,14 +167,8 @@ fn ctrl_c_stops_a_run_that_can_be_resumed_at_once() {
     let mut child = start_run(&agent);
     wait_for(&agent.dir.path().join("waiting"), &mut child);
 
-    let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill -INT");
-    assert!(sent.success());
-    let output = child.wait_with_output().expect("reins ends");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    let pid = child.id().to_string();
+    let stderr = interrupt(child, &pid);
     let (line, run) = interrupted_run(&stderr);
     assert!(
         line.contains(&format!("reins runs resume {}", agent.file.display()))

@@ -129,6 +129,18 @@ fn record<'r>(runs: &'r BTreeMap<String, Record>, run_id: &str) -> Result<&'r Re
         .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))
 }
 
+/// Whether `lease` still holds `record`: its version and its claim's token (else
+/// [`StoreError::Conflict`]), as every write under a lease checks.
+fn held_by(record: &Record, lease: &Lease) -> Result<(), StoreError> {
+    if record.version != lease.version || record.token.as_deref() != Some(&lease.token) {
+        return Err(StoreError::Conflict {
+            run_id: lease.run_id.clone(),
+            expected: lease.version,
+        });
+    }
+    Ok(())
+}
+
 /// The stored record of `run_id` to change, or [`StoreError::NotFound`].
 fn record_mut<'r>(
     runs: &'r mut BTreeMap<String, Record>,
@@ -302,12 +314,7 @@ impl RunStore for MemoryStore {
         let encoded = encode_state(state)?;
         let mut runs = self.lock();
         let record = record_mut(&mut runs, &lease.run_id)?;
-        if record.version != lease.version || record.token.as_deref() != Some(&lease.token) {
-            return Err(StoreError::Conflict {
-                run_id: lease.run_id.clone(),
-                expected: lease.version,
-            });
-        }
+        held_by(record, lease)?;
         record.version += 1;
         record.state = encoded;
         // Rewritten in this release's format, whichever it was read from.
@@ -416,12 +423,7 @@ impl RunStore for MemoryStore {
     async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
         let mut runs = self.lock();
         let record = record_mut(&mut runs, &lease.run_id)?;
-        if record.version != lease.version || record.token.as_deref() != Some(&lease.token) {
-            return Err(StoreError::Conflict {
-                run_id: lease.run_id.clone(),
-                expected: lease.version,
-            });
-        }
+        held_by(record, lease)?;
         record.lease_until = now_millis() + self.lease_millis();
         Ok(lease.clone())
     }

@@ -102,8 +102,13 @@ async fn resume(
     store: &(impl RunStore + Clone),
     run_id: &str,
 ) -> Result<String, PromptError> {
+    resume_as(|| agent.resume_stored(store.clone(), run_id)).await
+}
+
+/// Sends the resume `request` makes until no cut-off claim's lease is in its way.
+async fn resume_as(request: impl Fn() -> PromptRequest) -> Result<String, PromptError> {
     loop {
-        match agent.resume_stored(store.clone(), run_id).await {
+        match request().await {
             Err(PromptError::Store {
                 source: StoreError::Busy { .. },
                 ..
@@ -382,22 +387,12 @@ async fn a_decision_given_with_the_resume_waits_for_the_call_in_doubt(
     let (charge, model) = (Charge::new(), script());
     let run_id = cut_off_after_effect(&store, &charge, &model, RetrySafety::Undeclared).await;
     let agent = charge.agent(model.clone(), RetrySafety::Undeclared);
-    let resumed = loop {
-        let resumed = agent
+    let resumed = resume_as(|| {
+        agent
             .resume_stored(store.clone(), &run_id)
             .decide("t1c0", ToolDecision::approve())
-            .await;
-        if !matches!(
-            resumed,
-            Err(PromptError::Store {
-                source: StoreError::Busy { .. },
-                ..
-            })
-        ) {
-            break resumed;
-        }
-        tokio::time::sleep(LEASE / 4).await;
-    };
+    })
+    .await;
     let Err(PromptError::Suspended { run }) = resumed else {
         panic!("expected the call to wait in doubt, got {resumed:?}");
     };
