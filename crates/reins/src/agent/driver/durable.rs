@@ -230,3 +230,15 @@ impl Driver<'_> {
         }
     }
 }
+
+/// Runs `drive` while `renewal` keeps the run's lease; a lost lease ends the run where it is.
+pub(super) async fn while_leased<T>(
+    drive: impl Future<Output = Result<T, Halt>>,
+    renewal: impl Future<Output = Halt>,
+) -> Result<T, Halt> {
+    tokio::select! {
+        biased;
+        outcome = drive => outcome,
+        lost = renewal => Err(lost),
+    }
+}

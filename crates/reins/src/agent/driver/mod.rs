@@ -26,7 +26,7 @@ mod trace;
 mod validation;
 
 pub(crate) use call_ids::internal_call_id;
-use durable::Durable;
+use durable::{Durable, while_leased};
 use halt::{Ended, Halt};
 pub use model_turn::MAX_MODEL_CALLS_PER_TURN;
 use start::{Begun, begin, traced};
@@ -37,7 +37,7 @@ use super::hook::{
     HookContext, HookStack, ModelTurnAction, RunSettledEvent, Stacked, StepEventKind,
 };
 use super::options::{RunOptions, RunStart};
-use super::output_spec::{OutputMode, OutputSpec};
+use super::output_spec::OutputSpec;
 use super::response::PromptResponse;
 use super::stream::StreamSink;
 use super::stream_item::StreamItem;
@@ -50,7 +50,7 @@ use model_turn::ReceivedTurn;
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
-use structured::StructuredStep;
+use structured::{StructuredStep, resolve_output};
 use tracing::Instrument;
 use validation::CheckedCalls;
 
@@ -200,42 +200,6 @@ pub(crate) fn run(
         }
         result
     }
-}
-
-/// Runs `drive` while `renewal` keeps the run's lease; a lost lease ends the run where it is.
-async fn while_leased<T>(
-    drive: impl Future<Output = Result<T, Halt>>,
-    renewal: impl Future<Output = Halt>,
-) -> Result<T, Halt> {
-    tokio::select! {
-        biased;
-        outcome = drive => outcome,
-        lost = renewal => Err(lost),
-    }
-}
-
-/// Decides the structured-output mode from the default model's abilities.
-fn resolve_output(
-    config: &AgentConfig,
-    output: Option<&mut OutputSpec>,
-) -> Result<(), PromptError> {
-    let Some(spec) = output else {
-        return Ok(());
-    };
-    let native = config.models.default_model().supports_native_output();
-    spec.mode = match (spec.mode, native) {
-        (OutputMode::Auto, true) => OutputMode::Native,
-        (OutputMode::Auto, false) => OutputMode::Tool,
-        (OutputMode::Native, false) => {
-            return Err(PromptError::InvalidConfiguration(
-                "native structured output was requested, but the default model does not \
-                 support it; use OutputMode::Tool or OutputMode::Auto"
-                    .to_owned(),
-            ));
-        }
-        (mode, _) => mode,
-    };
-    Ok(())
 }
 
 /// A finished run's answer: its last assistant message.

@@ -1,7 +1,9 @@
-//! Reading a typed answer out of an accepted turn.
+//! Reading a typed answer out of an accepted turn, and deciding how the run asks for one.
 
 use super::Driver;
 use super::validation::answered;
+use crate::agent::builder::AgentConfig;
+use crate::agent::error::PromptError;
 use crate::agent::output_spec::{OUTPUT_TOOL_NAME, OutputMode, OutputSpec};
 use crate::completion::CompletionResponse;
 use crate::run::PendingCall;
@@ -81,4 +83,28 @@ pub(super) enum StructuredStep {
     AnswerCalls(Vec<PendingCall>),
     /// The turn is not the final answer: run its tools.
     NotFinal,
+}
+
+/// Decides the structured-output mode from the default model's abilities.
+pub(super) fn resolve_output(
+    config: &AgentConfig,
+    output: Option<&mut OutputSpec>,
+) -> Result<(), PromptError> {
+    let Some(spec) = output else {
+        return Ok(());
+    };
+    let native = config.models.default_model().supports_native_output();
+    spec.mode = match (spec.mode, native) {
+        (OutputMode::Auto, true) => OutputMode::Native,
+        (OutputMode::Auto, false) => OutputMode::Tool,
+        (OutputMode::Native, false) => {
+            return Err(PromptError::InvalidConfiguration(
+                "native structured output was requested, but the default model does not \
+                 support it; use OutputMode::Tool or OutputMode::Auto"
+                    .to_owned(),
+            ));
+        }
+        (mode, _) => mode,
+    };
+    Ok(())
 }
