@@ -131,7 +131,7 @@ pub use client::{
 pub use decider::{DEFAULT_DECIDER_TIMEOUT, JournaledDecider};
 pub use model::JournaledModel;
 pub use service::{AgentService, SERVICE_NAME};
-pub use steps::{StepError, Steps};
+pub use steps::{MAX_STEP_BYTES, StepError, Steps};
 pub use tool::JournaledTool;
 pub use wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
 pub use worker::{bind, listener, serve, serve_on};

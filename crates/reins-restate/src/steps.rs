@@ -257,7 +257,8 @@ impl Steps {
         .map_err(|_| gone(&name))?;
         // On replay the port drops `execute` unused; then only the recorded result comes.
         if let Ok(done) = execute_rx.await {
-            let _ = done.send(INSIDE_STEP.scope((), work()).await);
+            let value = INSIDE_STEP.scope((), work()).await;
+            let _ = done.send(value.and_then(within_step_limit));
         }
         match result_rx.await {
             Ok(Ok(value)) => Ok(value),
@@ -267,6 +268,44 @@ impl Steps {
             }),
             Err(_) => Err(gone(&name)),
         }
+    }
+}
+
+/// The most bytes a journaled step's value may hold, as JSON: 8 MiB.
+///
+/// Why a limit of reins's own: Restate refuses a journal entry over its message size limit
+/// (32 MiB by default, with a warning from 10 MiB) as a retryable failure, so a tool that
+/// returned more would be run again and refused again without end. A larger value is
+/// journaled as the step's failure instead — for a tool call, an error the model reads — and
+/// a replay fails the same way. Embedded runs have no such limit.
+pub const MAX_STEP_BYTES: usize = 8 * 1024 * 1024;
+
+/// `value` if its JSON fits in [`MAX_STEP_BYTES`], else why it cannot be journaled.
+fn within_step_limit(value: Value) -> Result<Value, String> {
+    let mut counted = ByteCount(0);
+    // Counting only: the writer never fails, and a `Value` always serializes.
+    let _ = serde_json::to_writer(&mut counted, &value);
+    if counted.0 <= MAX_STEP_BYTES {
+        return Ok(value);
+    }
+    Err(format!(
+        "the result is {} bytes as JSON, more than a journaled step may hold ({MAX_STEP_BYTES} \
+         bytes)",
+        counted.0
+    ))
+}
+
+/// A writer that only counts what it is given.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 = self.0.saturating_add(bytes.len());
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -448,6 +487,38 @@ mod tests {
             journaled.lock().expect("journal").is_empty(),
             "no value (no null) was journaled"
         );
+    }
+
+    #[tokio::test]
+    async fn a_value_over_the_step_limit_is_the_step_s_failure_and_one_at_it_is_kept() {
+        let journaled = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = Arc::clone(&journaled);
+        let steps = executing_port("run", move |name, _| {
+            seen.lock().expect("journal").push(name.to_owned());
+        });
+        // As JSON a string is its text and two quotes.
+        let at_limit = "x".repeat(MAX_STEP_BYTES - 2);
+        let kept = steps
+            .step("run/fits".to_owned(), || async { Value::String(at_limit) })
+            .await;
+        assert!(kept.is_ok(), "a value of exactly the limit is journaled");
+        let over = "x".repeat(MAX_STEP_BYTES - 1);
+        let Err(error) = steps
+            .step("run/over".to_owned(), || async { Value::String(over) })
+            .await
+        else {
+            panic!("a value over the limit is refused");
+        };
+        assert_eq!(error.step, "run/over");
+        assert_eq!(
+            error.message,
+            format!(
+                "the result is {} bytes as JSON, more than a journaled step may hold \
+                 ({MAX_STEP_BYTES} bytes)",
+                MAX_STEP_BYTES + 1
+            )
+        );
+        assert_eq!(*journaled.lock().expect("journal"), ["run/fits"]);
     }
 
     #[tokio::test]

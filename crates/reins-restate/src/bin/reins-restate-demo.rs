@@ -10,7 +10,9 @@
 //! result), `pair` (like `approve`, with two transfers in one turn: 100 and 7), `loop` (a
 //! ten-turn tool loop: nine `record` calls, then an answer; the benchmark's workload), `long`
 //! (one turn of 400 `record` calls, then an answer: 402 steps, the benchmark's long run), `fail`
-//! (the model call fails with HTTP 503) and anything else (records `only`, then answers). Both
+//! (the model call fails with HTTP 503), `huge` (calls `record` with the item `huge`, whose
+//! result is 40 MiB, more than Restate takes in one journal entry; the answer quotes the last
+//! tool result) and anything else (records `only`, then answers). Both
 //! tools append one line per execution to the effects file: `<tool> <effect id> <argument>
 //! <worker pid>`. A hook stamps the item of every `record` call made with `"stamp": true` (the
 //! `crash` script's) with the wall clock, read through `Steps::record` so that a replay sees
@@ -37,6 +39,10 @@ const SLOW_TURN: Duration = Duration::from_millis(1500);
 /// The `record` calls of the `long` script's one turn.
 const LONG_CALLS: usize = 400;
 
+/// The length of the result of a `record` call of the item `huge`: more than Restate's
+/// default message size limit (32 MiB).
+const HUGE_RESULT: usize = 40 * 1024 * 1024;
+
 #[derive(Deserialize, schemars::JsonSchema)]
 struct RecordArgs {
     item: String,
@@ -54,6 +60,7 @@ struct DemoModel {
     crash: ScriptedModel,
     approve: ScriptedModel,
     pair: ScriptedModel,
+    huge: ScriptedModel,
     tool_loop: ScriptedModel,
     long: ScriptedModel,
     failing: ScriptedModel,
@@ -79,6 +86,8 @@ impl DemoModel {
                 ("transfer", json!({"amount": 7})),
             ])])
             .without_request_log(),
+            huge: ScriptedModel::resumable([Turn::tool_call("record", json!({"item": "huge"}))])
+                .without_request_log(),
             tool_loop: ScriptedModel::resumable(
                 (1..=9)
                     .map(|n| Turn::tool_call("record", json!({"item": n.to_string()})))
@@ -118,7 +127,7 @@ impl CompletionModel for DemoModel {
             .unwrap_or_default();
         match prompt.split_whitespace().next() {
             Some("crash") => self.crash.completion(request).await,
-            Some(script @ ("approve" | "pair")) => {
+            Some(script @ ("approve" | "pair" | "huge")) => {
                 let answered = request
                     .history
                     .iter()
@@ -129,6 +138,7 @@ impl CompletionModel for DemoModel {
                         AssistantContent::text(format!("result: {}", result.text())),
                     ))),
                     None if script == "pair" => self.pair.completion(request).await,
+                    None if script == "huge" => self.huge.completion(request).await,
                     None => self.approve.completion(request).await,
                 }
             }
@@ -198,7 +208,14 @@ fn agent(steps: &Steps, model: &DemoModel, effects: &Arc<PathBuf>) -> Agent {
     let record_file = Arc::clone(effects);
     let record = tool_fn("record", "Records an item.", move |args: RecordArgs| {
         let file = Arc::clone(&record_file);
-        async move { record_effect(&file, "record", &args.item).map(|()| "recorded") }
+        async move {
+            record_effect(&file, "record", &args.item)?;
+            Ok::<_, std::io::Error>(if args.item == "huge" {
+                "x".repeat(HUGE_RESULT)
+            } else {
+                "recorded".to_owned()
+            })
+        }
     });
     let transfer_file = Arc::clone(effects);
     let transfer = tool_fn("transfer", "Transfers money.", move |args: TransferArgs| {

@@ -8,6 +8,7 @@ mod decisions;
 mod embedded;
 mod failover;
 mod harness;
+mod limits;
 mod many_runs;
 mod state;
 mod unknown;
