@@ -68,7 +68,8 @@ pub enum StreamItem {
     },
     /// The turn streamed so far is not the run's answer: text streamed for it is withdrawn.
     /// Sent when a hook asks again (`repeat`, or `retry_with_feedback`, whose turn the model
-    /// still sees), when a hook stops the run on the turn (before the error), when the run
+    /// still sees), when a hook stops the run on the turn (a delta hook mid-turn, or
+    /// `on_model_turn_finished`; before the error), when the run
     /// asks again after invalid tool calls, and when a failed or replaced model call is
     /// retried on another model.
     TurnDiscarded {

@@ -151,6 +151,14 @@ async fn a_delta_hook_sees_the_aggregate_and_can_stop_the_run() {
         vec!["this ", "is "],
         "the stopping delta is not handed out"
     );
+    // What was shown is withdrawn before the error, as for a stop on the finished turn.
+    assert!(
+        matches!(
+            items.get(items.len().wrapping_sub(2)),
+            Some(Ok(StreamItem::TurnDiscarded { turn: 1 }))
+        ),
+        "{items:?}"
+    );
     let Some(Err(PromptError::Cancelled { reason, .. })) = items.last() else {
         panic!("the stream ends with the cancellation: {items:?}");
     };

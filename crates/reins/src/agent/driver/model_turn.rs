@@ -272,6 +272,11 @@ impl<'a> Driver<'a> {
             Some(HookAnswer::Failure(error)) => Err(Halt::Completion(*error)),
             None => self.call_once(model, request.get()).await,
         };
+        // A delta hook stopped the run mid-turn: what the turn streamed is withdrawn, as when
+        // a hook stops the run on the finished turn.
+        if let (Err(Halt::Stop(_)), Some(sink)) = (&called, self.sink) {
+            sink.push(StreamItem::TurnDiscarded { turn });
+        }
         // Before the outcome hooks: one that stops the run must not take the call's usage,
         // response id and finish reasons off its span (nor its tokens off the metrics).
         if let Ok((response, _)) = &called {
