@@ -131,10 +131,16 @@ impl StreamAssembler {
 }
 
 /// Parses tool-call arguments text. Empty text means no arguments (`{}`); text that is not
-/// JSON is kept verbatim as a JSON string so the run can report it as malformed.
+/// JSON is kept verbatim as a JSON string so the run can report it as malformed, and so is
+/// JSON whose structure would take more than 32 MiB of memory parsed (millions of small
+/// objects: no model writes that, a hostile server can).
 pub fn parse_arguments(text: &str) -> Value {
     if text.trim().is_empty() {
         return Value::Object(Default::default());
+    }
+    if !crate::json_weight::parses_within(text.as_bytes(), crate::json_weight::MAX_PARSED_OVERHEAD)
+    {
+        return Value::String(text.to_owned());
     }
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
 }
@@ -215,6 +221,11 @@ mod tests {
     #[test]
     fn arguments_that_are_not_json_are_kept_as_text() {
         assert_eq!(parse_arguments("{oops"), json!("{oops"));
+        // Millions of small objects would take gigabytes parsed: kept as text, malformed.
+        let heavy = format!("[{}]", vec![r#"{"a":0}"#; 512 * 1024].join(","));
+        assert_eq!(parse_arguments(&heavy), Value::String(heavy.clone()));
+        let light = format!(r#"{{"text":"{}"}}"#, "x".repeat(1 << 20));
+        assert!(parse_arguments(&light).is_object());
         assert_eq!(parse_arguments(""), json!({}));
     }
 }

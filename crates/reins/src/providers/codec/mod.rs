@@ -17,7 +17,9 @@ pub(crate) use request::{
 pub(crate) use response::{
     AnswerKeys, arguments_from_object, arguments_from_text, call_id, call_name, response,
 };
-pub(crate) use stream::{Chunks, Step, cut_stream, event_json, event_type, tool_call_chunk};
+pub(crate) use stream::{
+    Chunks, Step, check_event_weight, cut_stream, event_json, event_type, tool_call_chunk,
+};
 
 /// Implements [`Protocol`](crate::providers::Protocol) (and its seal) for a codec: a struct
 /// whose `model` field is the model name. The first line names the functions that write its

@@ -2,6 +2,7 @@
 //! [`StreamDecoder`](crate::providers::StreamDecoder)'s methods, and reading an event.
 
 use crate::completion::{CompletionError, CompletionResponse, StreamChunk};
+use crate::json_weight::{MAX_PARSED_OVERHEAD, parses_within};
 use crate::providers::transport::{StreamDecoder, excerpt};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -15,6 +16,7 @@ pub(crate) type Step = Result<Option<CompletionResponse>, CompletionError>;
 /// An event's data as JSON; when it is not, an error quoting it, and naming the event when
 /// `name` is given (for an API whose events are named, so the error says which one broke).
 pub(crate) fn event_json(data: &str, name: Option<&str>) -> Result<Value, CompletionError> {
+    check_event_weight(data)?;
     serde_json::from_str(data).map_err(|error| {
         CompletionError::Decode(format!(
             "a stream event{} is not JSON ({error}): {}",
@@ -22,6 +24,18 @@ pub(crate) fn event_json(data: &str, name: Option<&str>) -> Result<Value, Comple
                 .unwrap_or_default(),
             excerpt(data)
         ))
+    })
+}
+
+/// Refuses an event whose JSON would take too much memory once parsed (an event within the
+/// byte limit can hold millions of small objects).
+pub(crate) fn check_event_weight(data: &str) -> Result<(), CompletionError> {
+    if parses_within(data.as_bytes(), MAX_PARSED_OVERHEAD) {
+        return Ok(());
+    }
+    Err(CompletionError::TooLarge {
+        what: "a stream event's JSON structure, parsed".to_owned(),
+        limit: MAX_PARSED_OVERHEAD,
     })
 }
 

@@ -31,6 +31,7 @@ impl Sealed for GeminiStreamDecoder {}
 
 impl StreamDecoder for GeminiStreamDecoder {
     fn event(&mut self, _name: Option<&str>, data: &str, out: &mut Chunks) -> Step {
+        codec::check_event_weight(data)?;
         let event: Value = serde_json::from_str(data).map_err(|error| {
             CompletionError::Decode(format!(
                 "a stream event is not JSON ({error}) after {}: {}",

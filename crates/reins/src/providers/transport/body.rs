@@ -4,6 +4,7 @@
 use super::client::Wait;
 use super::{HttpClient, excerpt};
 use crate::completion::CompletionError;
+use crate::json_weight::{MAX_PARSED_OVERHEAD, parses_within};
 use futures::StreamExt;
 use reqwest::Response;
 use reqwest::header::CONTENT_TYPE;
@@ -71,6 +72,14 @@ pub(crate) async fn read_json(
         Err((_, ReadFailure::TooLarge)) => return Err(too_large("the response body", limit)),
         Err((_, ReadFailure::Failed(error))) => return Err(error),
     };
+    // Refused before it is parsed: within the byte limit, its structure could take gigabytes.
+    let structure_limit = limit.max(MAX_PARSED_OVERHEAD);
+    if !parses_within(&bytes, structure_limit) {
+        return Err(too_large(
+            "the response body's JSON structure, parsed",
+            structure_limit,
+        ));
+    }
     serde_json::from_slice(&bytes).map_err(|error| {
         let text = String::from_utf8_lossy(&bytes);
         CompletionError::Decode(client.scrub(&format!(

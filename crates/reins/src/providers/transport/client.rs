@@ -4,7 +4,7 @@
 
 use super::echoes::Secrets;
 use super::retry::RetryPolicy;
-use super::settings::{ApiKey, Limits, Timeouts, scrub_key};
+use super::settings::{ApiKey, Limits, Timeouts, scrub_key, scrub_secret};
 use crate::completion::CompletionError;
 use reqwest::Url;
 use reqwest::header::{HeaderName, HeaderValue};
@@ -76,14 +76,13 @@ impl HttpClient {
         }
     }
 
-    /// Replaces the key, and query values that look like credentials, wherever a server's
-    /// text (or a transport error quoting the URL) shows them.
+    /// Replaces the key, and query and header values that look like credentials, wherever a
+    /// server's text (or a transport error quoting the URL) shows them, whole or cut short by
+    /// an excerpt.
     pub(crate) fn scrub(&self, text: &str) -> String {
         let mut text = scrub_key(text, self.api_key.as_ref());
         for secret in &self.other_secrets {
-            if text.contains(secret.as_str()) {
-                text = text.replace(secret.as_str(), "<redacted>");
-            }
+            text = scrub_secret(&text, secret);
         }
         text
     }

@@ -89,7 +89,10 @@ impl Default for Timeouts {
 
 /// Size limits on what a server may send; each one crossed is a
 /// [`CompletionError::TooLarge`](crate::completion::CompletionError::TooLarge), and memory
-/// stays bounded by them.
+/// stays bounded by them. JSON is also weighed before it is parsed: a body or an event whose
+/// structure would take more than 32 MiB beyond its text once parsed (millions of small
+/// objects fit in a few megabytes on the wire) is `TooLarge` too, and so refused before it
+/// takes that memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// A whole (non-streamed) response body, in bytes; and the answer a stream assembles
@@ -158,14 +161,20 @@ pub enum ProviderError {
 /// characters tell nothing of a key, and would make ordinary text look like one.
 const MIN_CUT_KEY: usize = 4;
 
-/// Replaces every occurrence of the key in `text`, and the start of the key where an excerpt
-/// ([`excerpt`](super::excerpt)) cut the text inside it: errors quote a server's text before
-/// it is scrubbed, so a key straddling the cut would otherwise show in part.
+/// Replaces every occurrence of the key in `text`, and its start where an excerpt cut the
+/// text inside it (see [`scrub_secret`]).
 pub(crate) fn scrub_key(text: &str, key: Option<&ApiKey>) -> String {
-    let key = match key {
-        Some(key) if !key.expose().is_empty() => key.expose(),
-        _ => return text.to_owned(),
-    };
+    match key {
+        Some(key) if !key.expose().is_empty() => scrub_secret(text, key.expose()),
+        _ => text.to_owned(),
+    }
+}
+
+/// Replaces every occurrence of `key` (the API key, or another credential: a header's or a
+/// query's value) in `text`, and the start of it where an excerpt
+/// ([`excerpt`](super::excerpt)) cut the text inside it: errors quote a server's text before
+/// it is scrubbed, so a secret straddling the cut would otherwise show in part.
+pub(crate) fn scrub_secret(text: &str, key: &str) -> String {
     let text = text.replace(key, "<redacted>");
     let marker = super::EXCERPT_CUT;
     if !text.contains(marker) {

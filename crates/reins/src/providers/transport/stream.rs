@@ -98,6 +98,12 @@ impl<D: StreamDecoder> ChunkStream<D> {
                         }
                     }
                     Ok(Some(response)) => {
+                        // The answer an ending event lists (a Responses `response.completed`)
+                        // was never counted by `parts`, nor were parts started by text and
+                        // reasoning taking turns: the whole answer is held to the limit.
+                        if response.content.len() > MAX_ANSWER_PARTS {
+                            return Some(Err(self.fail(too_many_parts())));
+                        }
                         self.decoder = None;
                         self.chunks.push_back(StreamChunk::Done(response));
                     }
@@ -108,6 +114,9 @@ impl<D: StreamDecoder> ChunkStream<D> {
             if self.closed {
                 let decoder = self.decoder.take()?;
                 match decoder.closed() {
+                    Ok(response) if response.content.len() > MAX_ANSWER_PARTS => {
+                        return Some(Err(self.fail(too_many_parts())));
+                    }
                     Ok(response) => self.chunks.push_back(StreamChunk::Done(response)),
                     Err(error) => {
                         let error = with_stray_line(error, self.sse.stray_line());

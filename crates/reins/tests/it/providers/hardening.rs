@@ -37,6 +37,8 @@ macro_rules! hardening {
                     bounds::a_streamed_line_over_the_limit_is_too_large,
                     bounds::an_event_over_the_limit_is_too_large,
                     bounds::an_answer_streamed_past_the_body_limit_is_too_large,
+                    bounds::a_body_of_countless_small_objects_is_too_large,
+                    bounds::an_event_of_countless_small_objects_is_too_large,
                     bounds::the_total_deadline_ends_a_call_that_never_finishes,
                     bounds::timeouts_too_long_for_the_clock_mean_no_limit,
                     bounds::a_page_that_is_not_an_event_stream_is_a_decode_error_quoting_it,
@@ -45,7 +47,7 @@ macro_rules! hardening {
                     retries::a_retry_after_longer_than_the_clock_holds_ends_the_call_with_its_failure,
                     secrets::credentials_never_show_in_debug_output,
                     secrets::an_error_body_echoing_the_key_does_not_show_it,
-                    secrets::an_error_quoting_only_the_start_of_the_key_does_not_show_it,
+                    secrets::an_error_quoting_only_the_start_of_a_credential_does_not_show_it,
                     secrets::an_answer_echoing_the_key_does_not_show_it,
                     secrets::an_error_echoing_a_credential_header_does_not_show_it,
                 );

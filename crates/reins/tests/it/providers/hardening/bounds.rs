@@ -125,6 +125,44 @@ pub async fn an_answer_streamed_past_the_body_limit_is_too_large<F: Fixture>() {
     assert_too_large(&end.unwrap_err(), MIB);
 }
 
+/// About 4 MiB of JSON (`[{"a":0},…]`): within every byte limit, hundreds of megabytes once
+/// parsed into a tree of values.
+fn countless_small_objects() -> String {
+    format!("[{}]", vec![r#"{"a":0}"#; 512 * 1024].join(","))
+}
+
+fn assert_structure_too_large(error: &CompletionError) {
+    match error {
+        CompletionError::TooLarge { what, .. } => {
+            assert!(what.contains("JSON structure"), "{what}");
+        }
+        other => panic!("expected the reply to be refused as too large, got {other:?}"),
+    }
+}
+
+pub async fn a_body_of_countless_small_objects_is_too_large<F: Fixture>() {
+    let reply = F::text_reply("fits").to_string();
+    let body = format!(r#"{{"pad":{},{}"#, countless_small_objects(), &reply[1..]);
+    let json = [("content-type", "application/json")];
+    let server = Hostile::always(Reply::fixed(200, &json, body)).await;
+    let model = model_of_hostile::<F>(&server);
+    let error = within(60, model.completion(&prompt("hi")))
+        .await
+        .unwrap_err();
+    assert_structure_too_large(&error);
+}
+
+pub async fn an_event_of_countless_small_objects_is_too_large<F: Fixture>() {
+    let mut events = vec![format!(
+        "data: {{\"pad\":{}}}\n\n",
+        countless_small_objects()
+    )];
+    events.extend(F::text_stream(&["fits"]));
+    let server = Hostile::always(whole_stream(&events)).await;
+    let (_, end) = within(60, drain(&model_of_hostile::<F>(&server), &prompt("hi"))).await;
+    assert_structure_too_large(&end.unwrap_err());
+}
+
 #[test]
 fn default_limits_take_large_replies() {
     assert!(Limits::default().body >= 8 * MIB);

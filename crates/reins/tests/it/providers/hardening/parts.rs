@@ -124,3 +124,40 @@ async fn a_whole_answer_of_countless_calls_is_an_error_and_one_at_the_limit_is_n
     assert_too_many_parts(chat_answer_of(TOO_MANY).await);
     assert_eq!(chat_answer_of(512).await.unwrap(), 512);
 }
+
+/// Streams `events` to a model of `F`; asserts the stream ends with the parts error.
+async fn assert_streamed_answer_is_refused<F: Fixture>(events: &[String]) {
+    let server = Hostile::always(Reply::events_then_drop(events).finish()).await;
+    let model = model_at::<F>(&server.url(), &settings());
+    let (_, end) = within(30, drain(&model, &prompt("hi"))).await;
+    assert_too_many_parts(end);
+}
+
+#[tokio::test]
+async fn a_responses_answer_listing_countless_calls_only_at_its_end_is_an_error() {
+    // Nothing streamed: every call is in `response.completed`, which the answer is read from.
+    let items: Vec<Value> = (0..TOO_MANY)
+        .map(|index| {
+            responses::call_item(
+                &format!("fc_{index}"),
+                &format!("call_{index}"),
+                "add",
+                "{}",
+            )
+        })
+        .collect();
+    let completed = responses::response("resp_1", items);
+    let events = [json!({"type": "response.completed", "response": completed})];
+    assert_streamed_answer_is_refused::<Responses>(&responses::events(&events)).await;
+}
+
+#[tokio::test]
+async fn a_chat_stream_of_text_and_reasoning_taking_turns_countless_times_is_an_error() {
+    // Each change from reasoning to text starts a part of the answer.
+    let mut events: Vec<String> = (0..TOO_MANY)
+        .map(|_| chat::chunk(json!({"reasoning_content": "r", "content": "t"}), None))
+        .collect();
+    events.push(chat::chunk(json!({}), Some("stop")));
+    events.push(data_event("[DONE]"));
+    assert_streamed_answer_is_refused::<Chat>(&events).await;
+}

@@ -84,21 +84,26 @@ pub async fn an_error_echoing_a_credential_header_does_not_show_it<F: Fixture>()
     }
 }
 
-pub async fn an_error_quoting_only_the_start_of_the_key_does_not_show_it<F: Fixture>() {
-    // The quoted start of a long body ends inside the key: no part of it may show.
-    let padding = "x".repeat(2_048 - 10);
-    let body = format!("{padding}{LIVE_KEY} and more after it");
-    let server = Hostile::always(Reply::fixed(401, &[("content-type", "text/plain")], body)).await;
-    let settings = Settings::default().key(LIVE_KEY).retry(RetryPolicy::none());
-    let model = model_at::<F>(&server.url(), &settings);
-    for stream in [false, true] {
-        let error = call(&model, &prompt("hi"), stream).await.unwrap_err();
-        assert!(
-            matches!(error, CompletionError::Http { status: 401, .. }),
-            "{error:?}"
-        );
-        let shown = format!("{error} {error:?}");
-        assert!(!shown.contains(&LIVE_KEY[..10]), "{shown}");
+pub async fn an_error_quoting_only_the_start_of_a_credential_does_not_show_it<F: Fixture>() {
+    const HEADER_SECRET: &str = "sekrit-header-value-0123456789";
+    let with_key = Settings::default().key(LIVE_KEY);
+    let with_header = Settings::default().header("x-custom-token", HEADER_SECRET);
+    for (secret, settings) in [(LIVE_KEY, with_key), (HEADER_SECRET, with_header)] {
+        // The quoted start of a long body ends inside the secret: no part of it may show.
+        let padding = "x".repeat(2_048 - 10);
+        let body = format!("{padding}{secret} and more after it");
+        let reply = Reply::fixed(401, &[("content-type", "text/plain")], body);
+        let server = Hostile::always(reply).await;
+        let model = model_at::<F>(&server.url(), &settings.retry(RetryPolicy::none()));
+        for stream in [false, true] {
+            let error = call(&model, &prompt("hi"), stream).await.unwrap_err();
+            assert!(
+                matches!(error, CompletionError::Http { status: 401, .. }),
+                "{error:?}"
+            );
+            let shown = format!("{error} {error:?}");
+            assert!(!shown.contains(&secret[..10]), "{shown}");
+        }
     }
 }
 
