@@ -192,7 +192,22 @@ impl MessagesStreamDecoder {
         };
         let delta = event.get("delta").unwrap_or(&Value::Null);
         let field = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
-        match delta.get("type").and_then(Value::as_str) {
+        let kind = delta.get("type").and_then(Value::as_str);
+        // Text streamed into a block that keeps none would be shown and then lost.
+        let fits = match kind {
+            Some("text_delta") => block.kind() == "text",
+            Some("thinking_delta" | "signature_delta") => block.kind() == "thinking",
+            _ => true,
+        };
+        if !fits {
+            return Err(CompletionError::Decode(format!(
+                "a `{}` for block {index}, a `{}` block: {}",
+                kind.unwrap_or_default(),
+                excerpt(block.kind()),
+                excerpt_json(event)
+            )));
+        }
+        match kind {
             Some("text_delta") => {
                 let text = field("text");
                 if !text.is_empty() {
@@ -262,7 +277,9 @@ impl MessagesStreamDecoder {
 
     /// The assembled message, read as a blocking response would be.
     fn finish(mut self) -> Result<CompletionResponse, CompletionError> {
-        self.blocks.sort_by_key(|block| block.index);
+        // In the order the blocks started, as they streamed (an honest server starts them in
+        // index order): sorted by index, a server starting them out of order would make the
+        // streamed calls (numbered as they arrive) name other calls than those the run makes.
         let content: Vec<Value> = self.blocks.into_iter().map(BlockBuilder::build).collect();
         self.message.insert("content".into(), Value::Array(content));
         parse(Value::Object(self.message))

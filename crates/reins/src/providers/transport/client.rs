@@ -84,6 +84,10 @@ impl HttpClient {
         for secret in &self.other_secrets {
             text = scrub_secret(&text, secret);
         }
+        // An error body is often JSON: a secret it spells with escapes (`\u002d`) is one too.
+        if let Some(echoes) = &self.echoes {
+            echoes.scrub(&mut text);
+        }
         text
     }
 

@@ -101,7 +101,7 @@ impl Sealed for ChatStreamDecoder {}
 impl StreamDecoder for ChatStreamDecoder {
     fn event(&mut self, _name: Option<&str>, data: &str, out: &mut Chunks) -> Step {
         self.events += 1;
-        if data == "[DONE]" {
+        if data.trim() == "[DONE]" {
             return Ok(Some(self.finish()));
         }
         let chunk = codec::event_json(data, None)?;
@@ -188,6 +188,21 @@ mod tests {
 
     fn tool_chunk(call: Value) -> Value {
         json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+    }
+
+    #[test]
+    fn done_with_spaces_around_it_ends_the_answer() {
+        let mut decoder = ChatStreamDecoder::default();
+        let mut out = Chunks::new();
+        let text = json!({"choices": [{"index": 0, "delta": {"content": "hi"}}]});
+        assert!(
+            decoder
+                .event(None, &text.to_string(), &mut out)
+                .unwrap()
+                .is_none()
+        );
+        let done = decoder.event(None, " [DONE] ", &mut out).unwrap();
+        assert_eq!(done.map(|response| response.text()).as_deref(), Some("hi"));
     }
 
     #[test]

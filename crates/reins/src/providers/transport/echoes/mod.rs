@@ -49,7 +49,8 @@ impl Secrets {
         (!texts.is_empty()).then_some(Secrets { texts, redaction })
     }
 
-    fn scrub(&self, text: &mut String) {
+    /// Replaces the secrets in `text`, also where JSON escapes spell them.
+    pub(crate) fn scrub(&self, text: &mut String) {
         if let Cow::Owned(redacted) = self.redaction.redact(text) {
             *text = redacted;
         }

@@ -166,3 +166,62 @@ async fn an_error_event_mid_stream_is_an_error_naming_it() {
         "{message}"
     );
 }
+
+/// A `tool_use` block start at `index` for the call `id`.
+fn call_start(index: u64, id: &str) -> Value {
+    json!({"type": "content_block_start", "index": index,
+           "content_block": {"type": "tool_use", "id": id, "name": "add", "input": {}}})
+}
+
+#[tokio::test]
+async fn calls_started_out_of_index_order_end_in_the_order_they_streamed() {
+    let (full, _) = full_stream();
+    let mut stream = vec![
+        full[0].clone(),
+        call_start(1, "toolu_b"),
+        call_start(0, "toolu_a"),
+    ];
+    stream.push(json!({"type": "message_stop"}));
+    let server = answering(sse_response(&events(&stream))).await;
+    let (chunks, done) = drain(&model_of::<Messages>(&server.uri()), &prompt("hi")).await;
+    let streamed: Vec<String> = chunks
+        .iter()
+        .filter_map(|chunk| match chunk {
+            StreamChunk::ToolCall { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    let done: Vec<String> = done.unwrap().tool_calls().map(|c| c.id.clone()).collect();
+    assert_eq!(streamed, ["toolu_b", "toolu_a"]);
+    assert_eq!(
+        done, streamed,
+        "the streamed calls are the answer's, in order"
+    );
+}
+
+#[tokio::test]
+async fn text_streamed_into_a_block_that_keeps_none_is_an_error() {
+    let (full, _) = full_stream();
+    let stream = vec![
+        full[0].clone(),
+        call_start(0, "toolu_a"),
+        json!({"type": "content_block_delta", "index": 0,
+               "delta": {"type": "text_delta", "text": "shown, then lost"}}),
+        json!({"type": "message_stop"}),
+    ];
+    let server = answering(sse_response(&events(&stream))).await;
+    let (chunks, end) = drain(&model_of::<Messages>(&server.uri()), &prompt("hi")).await;
+    let Err(CompletionError::Decode(message)) = end else {
+        panic!("expected a decode error, got {end:?}");
+    };
+    assert!(
+        message.contains("`text_delta` for block 0, a `tool_use` block"),
+        "{message}"
+    );
+    assert!(
+        !chunks
+            .iter()
+            .any(|chunk| matches!(chunk, StreamChunk::Text(_))),
+        "{chunks:?}"
+    );
+}
