@@ -34,7 +34,7 @@ pub(crate) fn check_event_weight(data: &str) -> Result<(), CompletionError> {
         return Ok(());
     }
     Err(CompletionError::TooLarge {
-        what: "a stream event's JSON structure, parsed".to_owned(),
+        what: "the JSON structure of a stream event (parsed)".to_owned(),
         limit: MAX_PARSED_OVERHEAD,
     })
 }

@@ -76,7 +76,7 @@ pub(crate) async fn read_json(
     let structure_limit = limit.max(MAX_PARSED_OVERHEAD);
     if !parses_within(&bytes, structure_limit) {
         return Err(too_large(
-            "the response body's JSON structure, parsed",
+            "the JSON structure of the response body (parsed)",
             structure_limit,
         ));
     }
