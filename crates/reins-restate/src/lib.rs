@@ -85,6 +85,15 @@
 //! suspend halfway, so a model or tool call longer than that is aborted and executed again.
 //! Raise both for the `ReinsAgent` service through Restate's admin API when steps are long.
 //!
+//! # Large steps
+//!
+//! A step's value (a model's answer, a tool's result, a recorded value) is journaled as one
+//! entry, and Restate refuses an entry over its message size limit (32 MiB by default) as a
+//! failure it retries without end. A value whose JSON passes [`MAX_STEP_BYTES`] (8 MiB) is
+//! therefore journaled as the step's failure instead: a tool's result reaches the model as the
+//! tool's error, a model's answer fails the model call. Return large data by reference (a
+//! file, an object store key), not inside the result.
+//!
 //! # Upgrading a deployment
 //!
 //! A run in flight — running, retrying, or suspended on a decision for days — is replayed
