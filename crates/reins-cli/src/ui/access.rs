@@ -1,7 +1,8 @@
 //! Who may use the inbox: an address other than loopback needs a token (sent once as
 //! `?token=`, then kept in a cookie, the address redirected to the same page without it), and a state-changing request needs the page's
 //! anti-forgery token and, when the browser sends one, an `Origin` matching the `Host`.
-//! Without a token, a request must name a loopback host (against DNS rebinding).
+//! Without a token, a request must name a loopback host (against DNS rebinding). Wrong tokens
+//! past a few a minute are answered 429 ([`super::wrong_tokens`]).
 
 use super::App;
 use super::refused;
@@ -60,9 +61,24 @@ pub(super) async fn guard(
         // The cookie holds the token in hex: any token fits a cookie's value that way (a
         // `;` or a space would end it).
         let in_cookie = hex(token);
-        let from_cookie =
-            cookie(&headers, "reins_token").is_some_and(|given| constant_eq(&given, &in_cookie));
+        let given_in_cookie = cookie(&headers, "reins_token");
+        let from_cookie = given_in_cookie
+            .as_ref()
+            .is_some_and(|given| constant_eq(given, &in_cookie));
         if !from_query && !from_cookie {
+            // Only a token given and wrong is a guess (a page opened without one is not).
+            let guessed = query.contains_key("token") || given_in_cookie.is_some();
+            if let Some(wait) = guessed.then(|| app.wrong_tokens.count()).flatten() {
+                let mut response = refused(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "too many wrong tokens this minute: try again when it is over",
+                    None,
+                );
+                if let Ok(seconds) = wait.as_secs().max(1).to_string().parse() {
+                    response.headers_mut().insert(header::RETRY_AFTER, seconds);
+                }
+                return response;
+            }
             return refused(
                 StatusCode::UNAUTHORIZED,
                 "a token is required: open the inbox's address with ?token=… once",

@@ -16,6 +16,7 @@ mod html;
 mod ownership;
 mod refusal;
 mod resumes;
+mod wrong_tokens;
 
 pub use access::unguarded;
 use access::{forged, guard};
@@ -63,6 +64,8 @@ struct App {
     /// the same call at once get one decision and one refusal, never two acceptances with
     /// the later silently replacing the earlier.
     deciding: tokio::sync::Mutex<()>,
+    /// Wrong tokens this minute: past a few, answered 429.
+    wrong_tokens: wrong_tokens::WrongTokens,
 }
 
 /// Serves the inbox for `agent` on `bind` until `stop` (Ctrl-C or SIGTERM); then the runs it
@@ -93,6 +96,7 @@ pub async fn serve(
         stop,
         resumes: Mutex::new(Resumes::default()),
         deciding: tokio::sync::Mutex::new(()),
+        wrong_tokens: wrong_tokens::WrongTokens::new(),
     });
     let stopping = app.clone();
     let router = Router::new()

@@ -318,6 +318,43 @@ fn with_a_token_every_request_must_carry_it() {
 }
 
 #[test]
+fn wrong_tokens_past_a_few_a_minute_are_refused_and_the_right_one_still_gets_in() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let inbox = Inbox::start(&agent, &["--token", "s3cret-token"]);
+    let status_of = |address: String| http().get(address).send().expect("get").status();
+    // No token at all is no guess: as often as a page is opened, it is asked for one.
+    for _ in 0..12 {
+        assert_eq!(status_of(format!("{}/", inbox.url)), 401);
+    }
+    for guess in 0..10 {
+        assert_eq!(
+            status_of(format!("{}/?token=guess-{guess}", inbox.url)),
+            401
+        );
+    }
+    let refused = http()
+        .get(format!("{}/?token=guess-10", inbox.url))
+        .send()
+        .expect("get");
+    assert_eq!(refused.status(), 429);
+    let wait: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .ok()
+        .and_then(|seconds| seconds.parse().ok())
+        .expect("a Retry-After in seconds");
+    assert!((1..=60).contains(&wait), "{wait}");
+    // A wrong cookie is a guess too; the right token still opens the inbox.
+    let cookie = http()
+        .get(format!("{}/", inbox.url))
+        .header("Cookie", "reins_token=00")
+        .send()
+        .expect("get");
+    assert_eq!(cookie.status(), 429);
+    assert_eq!(status_of(format!("{}/?token=s3cret-token", inbox.url)), 303);
+}
+
+#[test]
 fn a_token_with_spaces_and_semicolons_opens_the_inbox_through_its_cookie() {
     let server = FakeLlm::start(RULES);
     let agent = agent(&server);
