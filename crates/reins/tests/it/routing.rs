@@ -226,3 +226,56 @@ impl AgentHook for StopperFirst {
         ModelSelectionAction::select("stopper")
     }
 }
+
+/// Answers in place of every model response, with a response of its own (that reports no
+/// usage).
+struct Curator;
+impl AgentHook for Curator {
+    async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        if event.completion().is_none() {
+            return OutcomeAction::proceed();
+        }
+        let curated = reins::message::AssistantContent::text("curated");
+        let response =
+            reins::completion::CompletionResponse::new(reins::message::OneOrMany::one(curated));
+        OutcomeAction::replace(response)
+    }
+}
+
+/// Records the usage of each response it sees.
+#[derive(Clone, Default)]
+struct SeenUsage(Arc<Mutex<Vec<reins::completion::Usage>>>);
+impl AgentHook for SeenUsage {
+    async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        if let Some(response) = event.completion() {
+            self.0.lock().unwrap().push(response.usage);
+        }
+        OutcomeAction::proceed()
+    }
+}
+
+/// A response a hook answers in place of the model's keeps the model's usage: the call was
+/// made and paid. So in a stack of hooks too, where the replacement is held beside the
+/// response.
+#[tokio::test]
+async fn a_replaced_response_keeps_the_usage_of_the_call_that_was_made() {
+    for stacked in [false, true] {
+        let seen = SeenUsage::default();
+        let model = ScriptedModel::new([Turn::text("raw").usage(usage(7, 3))]);
+        let builder = AgentBuilder::new(model);
+        let builder = if stacked {
+            builder.add_hook(HookStack::new().with(Curator).with(seen.clone()))
+        } else {
+            builder.add_hook(Curator).add_hook(seen.clone())
+        };
+        let response = builder
+            .build()
+            .prompt("hi")
+            .extended_details()
+            .await
+            .unwrap();
+        assert_eq!(response.output, "curated", "stacked: {stacked}");
+        assert_eq!(response.state.usage, usage(7, 3), "stacked: {stacked}");
+        assert_eq!(*seen.0.lock().unwrap(), [usage(7, 3)], "stacked: {stacked}");
+    }
+}

@@ -341,7 +341,9 @@ pub(crate) struct ResponseChain<'h, S> {
 pub(crate) trait ResponseSlot {
     /// The response as the next hook sees it.
     fn response(&self) -> &CompletionResponse;
-    /// A hook replaced the response.
+    /// A hook replaced the response. The replacement keeps the model's usage: the call was
+    /// made and paid whatever answers in its place (the run's usage, a budget hook after
+    /// this one and the trace count it).
     fn replace(&mut self, replacement: Box<CompletionResponse>);
 }
 
@@ -352,7 +354,9 @@ impl ResponseSlot for &mut CompletionResponse {
     }
     #[inline]
     fn replace(&mut self, replacement: Box<CompletionResponse>) {
+        let usage = self.usage;
         **self = *replacement;
+        self.usage = usage;
     }
 }
 
@@ -369,7 +373,8 @@ impl ResponseSlot for &mut ShownResponse<'_> {
         self.replacement.as_deref().unwrap_or(self.shown)
     }
     #[inline]
-    fn replace(&mut self, replacement: Box<CompletionResponse>) {
+    fn replace(&mut self, mut replacement: Box<CompletionResponse>) {
+        replacement.usage = self.shown.usage;
         self.replacement = Some(replacement);
     }
 }

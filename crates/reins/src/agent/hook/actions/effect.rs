@@ -326,7 +326,10 @@ impl OutcomeAction {
             _ => OutcomeAction::Proceed,
         }
     }
-    /// Replace the model's response with `response` (ignored for tool calls).
+    /// Replace the model's response with `response` (ignored for tool calls). A response the
+    /// model gave keeps its usage (the call was made and paid: the run's usage, later hooks and
+    /// the trace count it, whatever `response` says); a failed call's turn served with
+    /// `response` counts `response`'s.
     pub fn replace(response: CompletionResponse) -> Self {
         OutcomeAction::Replace(Box::new(response))
     }
