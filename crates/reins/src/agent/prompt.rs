@@ -151,7 +151,10 @@ impl PromptRequest {
 
     /// Makes the run durable: its state and effect journal are checkpointed into `store` after
     /// every model turn and tool call, so it can pause for a decision, survive a crash, and be
-    /// resumed in another process (see [`crate::store`] for the exact guarantee).
+    /// resumed in another process (see [`crate::store`] for the exact guarantee). The run holds
+    /// a lease on its record while it goes on, renewed beside it (also while its caller does
+    /// not poll it) and given back when it ends — or when its future is dropped, so a run
+    /// cancelled by a timeout is free for any worker at once.
     pub fn durable<S: RunStore>(mut self, store: S) -> Self {
         self.options.start_mut().store = Some(crate::store::share(store));
         self

@@ -141,7 +141,9 @@ thread_local! {
 /// answer) gives.
 ///
 /// It behaves as a boxed future of the run. Dropping it before it finishes drops the run at
-/// once (its tools' and hooks' futures, its claim on a store). A run that finishes leaves its
+/// once (its tools' and hooks' futures; `on_run_settled` is not called); a durable run gives
+/// its lease back as last stored, in a task of its own, so that any worker may resume it at
+/// once, a call it had started waiting in doubt. A run that finishes leaves its
 /// allocation to the thread that polled it last, for that thread's next run; a thread keeps a
 /// few. Polled again after it finished, it stays pending (and, as a
 /// [`FusedFuture`], says it is terminated). It is `Unpin`: it can be polled through `&mut`.

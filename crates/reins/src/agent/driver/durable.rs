@@ -99,7 +99,11 @@ fn bound_decisions(
     Ok(decisions)
 }
 
-/// A durable run's link to its store.
+/// A durable run's link to its store. Dropped with a lease still held (the run's future
+/// dropped: a timeout, a `select!`, an aborted task, a panic), it gives the run back as last
+/// stored, in a task of its own, so that any worker may resume it at once instead of when the
+/// lease expires; a call the run had started and not finished then waits in doubt, as after a
+/// crash.
 pub(super) struct Durable {
     pub store: SharedStore,
     /// `None` until the run is created in the store, and once it is given back. Shared with
@@ -108,6 +112,8 @@ pub(super) struct Durable {
     pub lease: HeldLease,
     /// Effects completed since the last checkpoint.
     pub journal: Vec<JournalEntry>,
+    /// The task renewing the lease, stopped with the run.
+    renewing: Option<tokio::task::AbortHandle>,
 }
 
 /// The lease a run holds, shared by its writes and its renewals.
@@ -120,6 +126,7 @@ impl Durable {
             store,
             lease: Arc::new(AsyncMutex::new(Some(lease))),
             journal: Vec::new(),
+            renewing: None,
         }
     }
 
@@ -129,13 +136,78 @@ impl Durable {
             store,
             lease: Arc::default(),
             journal: Vec::new(),
+            renewing: None,
         }
     }
 
-    /// Renews the run's lease while the run goes on (see [`keep_leased`]).
-    pub(super) fn renewal(&self) -> impl Future<Output = Halt> + Send + 'static {
-        keep_leased(Arc::clone(&self.store), Arc::clone(&self.lease))
+    /// Renews the run's lease while the run goes on (see [`keep_leased`]), in a task of its
+    /// own: a run whose caller pauses between polls (a stream read slowly) keeps its lease all
+    /// the same. The task stops with this link; what is returned ends when it finds the lease
+    /// lost.
+    pub(super) fn renewal(&mut self) -> impl Future<Output = Halt> + Send + 'static {
+        let task = tokio::spawn(keep_leased(
+            Arc::clone(&self.store),
+            Arc::clone(&self.lease),
+        ));
+        self.renewing = Some(task.abort_handle());
+        async move {
+            match task.await {
+                Ok(lost) => lost,
+                // Stopped with the run: nothing to end.
+                Err(_) => std::future::pending().await,
+            }
+        }
     }
+}
+
+impl Drop for Durable {
+    fn drop(&mut self) {
+        if let Some(renewing) = self.renewing.take() {
+            renewing.abort();
+        }
+        // A run that ended gave its lease back with its last checkpoint.
+        if self.lease.try_lock().is_ok_and(|held| held.is_none()) {
+            return;
+        }
+        // Outside a runtime nothing can be written: the lease expires.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (store, lease) = (Arc::clone(&self.store), Arc::clone(&self.lease));
+        runtime.spawn(async move {
+            // A conflict: the caller gave it back first (a store of its own that keeps the
+            // lease, as the CLI's does), or a write in flight when the run was dropped moved
+            // it on. Either way there is nothing to say.
+            if let Err((run_id, error)) = give_back(&store, &lease).await
+                && !matches!(error, StoreError::Conflict { .. })
+            {
+                warn_kept(&run_id, &error);
+            }
+        });
+    }
+}
+
+/// Gives the run back as the store last recorded it, lease released, after any write that
+/// holds the lease. Best effort: a store failing, or a lease another worker holds now (the
+/// write is a compare-and-swap), leaves the lease to expire; the error says why, with the run.
+async fn give_back(store: &SharedStore, lease: &HeldLease) -> Result<(), (String, StoreError)> {
+    let Some(lease) = lease.lock().await.take() else {
+        return Ok(());
+    };
+    let released = match store.load(&lease.run_id).await {
+        Ok(stored) => store.checkpoint(&lease, &stored, &[], true).await,
+        Err(error) => Err(error),
+    };
+    released.map(drop).map_err(|error| (lease.run_id, error))
+}
+
+fn warn_kept(run_id: &str, error: &StoreError) {
+    tracing::warn!(
+        target: "reins",
+        run_id = %run_id,
+        %error,
+        "the run's lease could not be given back; it is free again when it expires"
+    );
 }
 
 /// The shortest time between two renewals of a lease, however short the lease.
@@ -198,7 +270,8 @@ impl Driver<'_> {
             None => durable.store.create(&self.state, &self.worker).await,
         }
         .map_err(Halt::Store)?;
-        *held = Some(lease);
+        // Released, it is no longer the run's to give back.
+        *held = (!release).then_some(lease);
         durable.journal.clear();
         Ok(())
     }
@@ -212,21 +285,17 @@ impl Driver<'_> {
         let Some(durable) = &mut self.durable else {
             return;
         };
-        let Some(lease) = durable.lease.lock().await.take() else {
-            return;
-        };
         durable.journal.clear();
-        let released = match durable.store.load(&self.state.run_id).await {
-            Ok(stored) => durable.store.checkpoint(&lease, &stored, &[], true).await,
-            Err(error) => Err(error),
-        };
-        if let Err(error) = released {
-            tracing::warn!(
-                target: "reins",
-                run_id = %self.state.run_id,
-                %error,
-                "the run's lease could not be given back; it is free again when it expires"
-            );
+        if let Err((run_id, error)) = give_back(&durable.store, &durable.lease).await {
+            warn_kept(&run_id, &error);
+        }
+    }
+
+    /// Lets go of a lease another worker holds now (the run's write found it taken): nothing
+    /// is written, and nothing is given back when the run's link is dropped.
+    pub(super) async fn forget_lease(&mut self) {
+        if let Some(durable) = &self.durable {
+            durable.lease.lock().await.take();
         }
     }
 }

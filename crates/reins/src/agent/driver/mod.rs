@@ -122,7 +122,7 @@ pub(crate) fn run(
         // Instrumented only when the span records: the wrapper would copy the loop's state
         // (some 1,400 bytes) once more. A durable run renews its lease beside the loop, in a
         // future of its own (boxed: a run without a store pays no room for it).
-        let renewal = driver.durable.as_ref().map(Durable::renewal);
+        let renewal = driver.durable.as_mut().map(Durable::renewal);
         let outcome = match renewal {
             None if span.is_disabled() => driver.drive(prompted).await,
             None => driver.drive(prompted).instrument(span.clone()).await,
@@ -157,11 +157,15 @@ pub(crate) fn run(
         // The last checkpoint records how the run ended and releases its lease. When the store
         // failed, the run is given back as last stored instead, for any worker to resume.
         if store_failed {
-            if !lost_lease {
+            if lost_lease {
+                driver.forget_lease().await;
+            } else {
                 driver.release_as_stored().await;
             }
         } else if let Err(error) = driver.checkpoint(true).instrument(span.clone()).await {
-            if !matches!(error, Halt::Store(StoreError::Conflict { .. })) {
+            if matches!(error, Halt::Store(StoreError::Conflict { .. })) {
+                driver.forget_lease().await;
+            } else {
                 driver.release_as_stored().await;
             }
             if !matches!(ended, Ended::Failed(_)) {

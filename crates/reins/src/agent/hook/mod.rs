@@ -246,7 +246,9 @@ pub trait AgentHook: Send + Sync + 'static {
         via_on_event::<table::on_tool_call_delta, _>(self, ctx, event)
     }
 
-    /// Once, when the run ends with a response or an error. Observe only.
+    /// Once, when the run ends with a response or an error. Observe only. Not called for a
+    /// run whose future is dropped before it ends (a timeout, a `select!`, an aborted task):
+    /// nothing of the run is polled any more.
     fn on_run_settled(
         &self,
         ctx: &HookContext,

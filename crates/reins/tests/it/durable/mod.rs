@@ -1,18 +1,21 @@
 //! Durable runs on every store: pause for a decision, resume by id, race, journal, bad records.
 //!
 //! This module holds the shared hooks, agents and store helpers, and the approval round trip;
-//! [`claims`] races workers and checks leases, [`finished`] resumes finished runs, [`records`]
+//! [`claims`] races workers and checks leases, [`dropped`] gives back the lease of a run whose
+//! future was dropped, [`finished`] resumes finished runs, [`records`]
 //! reads unreadable, upgraded, corrupt and foreign records, [`in_doubt`] cuts calls off between
 //! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`fork`]
-//! lists checkpoints and forks from them, [`renewal`] keeps a slow step's lease and stops a
-//! run that lost it, [`format`] resumes a stored format-1 record of a suspended run and
+//! lists checkpoints and forks from them, [`renewal`] keeps a slow step's lease (and a
+//! stream read slowly), [`format`] resumes a stored format-1 record of a suspended run and
 //! leaves a newer release's alone, [`format_kinds`] reads stored format-1
 //! records of a call in doubt and of a completed run, [`housekeeping`] lists runs a page at a
 //! time and deletes and expires finished ones, [`watch`] waits for decisions, [`store_faults`]
-//! fails a run whose store panics and gives back a run whose store failed a write.
+//! fails a run whose store panics, gives back a run whose store failed a write, and stops a run
+//! that lost its lease.
 
 mod bindings;
 mod claims;
+mod dropped;
 mod finished;
 mod fork;
 mod format;

@@ -1,5 +1,6 @@
-//! A run keeps its lease while a step takes longer than the lease, and stops where it is once
-//! the lease is lost to another worker.
+//! A run keeps its lease while a step takes longer than the lease, and while its caller does
+//! not poll it (a stream read slowly). (One that loses its lease stops where it is: see
+//! `store_faults`, whose store fails the renewals that would keep it.)
 
 use super::uuid_like;
 use crate::common::EchoArgs;
@@ -20,30 +21,21 @@ use super::postgres_store;
 /// The lease of the stores here: far shorter than the slow step.
 pub(super) const LEASE: Duration = Duration::from_millis(60);
 
-/// How a slow tool takes its time once it started.
-#[derive(Clone, Copy)]
-enum Slowness {
-    /// It awaits this long.
-    Awaits(Duration),
-    /// It blocks its thread this long (the run's renewals cannot run meanwhile), then never
-    /// finishes.
-    BlocksThenHangs(Duration),
-}
-
-/// An agent whose one tool call is slow; `started` is told when it starts, `runs` counts its
-/// executions.
-fn slow_agent(slowness: Slowness, started: Arc<Notify>, runs: Arc<AtomicUsize>) -> Agent {
+/// An agent whose one tool call takes `time` (for ever when `None`); `started` is told when
+/// it starts, `runs` counts its executions.
+pub(super) fn slow_agent(
+    time: Option<Duration>,
+    started: Arc<Notify>,
+    runs: Arc<AtomicUsize>,
+) -> Agent {
     let slow = tool_fn("slow", "Takes a while.", move |args: EchoArgs| {
         let (started, runs) = (started.clone(), runs.clone());
         async move {
             runs.fetch_add(1, Ordering::SeqCst);
             started.notify_one();
-            match slowness {
-                Slowness::Awaits(time) => tokio::time::sleep(time).await,
-                Slowness::BlocksThenHangs(time) => {
-                    std::thread::sleep(time);
-                    std::future::pending::<()>().await;
-                }
+            match time {
+                Some(time) => tokio::time::sleep(time).await,
+                None => std::future::pending::<()>().await,
             }
             Ok::<_, std::convert::Infallible>(args.text)
         }
@@ -59,7 +51,7 @@ fn slow_agent(slowness: Slowness, started: Arc<Notify>, runs: Arc<AtomicUsize>) 
 /// another worker's claim is refused all along, and the tool runs once.
 pub(super) async fn a_slow_step_keeps_the_run(store: impl RunStore + Clone) {
     let (started, runs) = (Arc::new(Notify::new()), Arc::new(AtomicUsize::new(0)));
-    let agent = slow_agent(Slowness::Awaits(LEASE * 6), started.clone(), runs.clone());
+    let agent = slow_agent(Some(LEASE * 6), started.clone(), runs.clone());
     let run_id = format!("slow-{}", uuid_like());
     let run = agent
         .prompt("go")
@@ -97,36 +89,37 @@ async fn a_slow_step_keeps_the_run_in_postgres() {
     a_slow_step_keeps_the_run(postgres_store().await.with_lease(LEASE)).await;
 }
 
-/// A run whose lease lapsed (its thread was blocked past it) and was claimed by another worker
-/// stops at its next renewal, its tool call dropped, rather than going on beside the new
-/// owner until it next writes (here: never, the tool does not finish).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_that_lost_its_lease_stops_where_it_is() {
+/// A streamed run whose consumer stops reading for several leases (it shows a result to a
+/// person, say) keeps its lease meanwhile: another worker's claim is refused all along, and
+/// the run finishes once read again.
+#[tokio::test]
+async fn a_stream_read_slowly_keeps_the_run() {
+    use futures::StreamExt;
     let store = MemoryStore::new().with_lease(LEASE);
     let (started, runs) = (Arc::new(Notify::new()), Arc::new(AtomicUsize::new(0)));
-    let agent = slow_agent(Slowness::BlocksThenHangs(LEASE * 4), started.clone(), runs);
-    let run = agent.prompt("go").run_id("lapsed").durable(store.clone());
-    let run = tokio::spawn(run.into_future());
-    started.notified().await;
-    let claimed = loop {
-        match store.claim("lapsed", "other").await {
-            Ok(claimed) => break claimed,
-            Err(StoreError::Busy { .. }) => tokio::time::sleep(LEASE / 4).await,
-            Err(error) => panic!("{error:?}"),
-        }
-    };
-    // Bounded only so that a run that never stops fails the test instead of hanging it.
-    let ended = tokio::time::timeout(Duration::from_secs(60), run)
-        .await
-        .expect("the run stops once its lease is found lost")
-        .unwrap();
-    let Err(PromptError::Store { source, .. }) = &ended else {
-        panic!("expected the lost lease, got {ended:?}");
-    };
-    assert!(matches!(source, StoreError::Conflict { .. }), "{source:?}");
-    // The new owner's claim is untouched: it checkpoints with its lease.
-    store
-        .checkpoint(&claimed.lease, &claimed.state, &[], true)
-        .await
-        .expect("the new owner still holds the run");
+    let agent = slow_agent(Some(Duration::ZERO), started, runs.clone());
+    let run_id = format!("read-slowly-{}", uuid_like());
+    let mut stream = agent
+        .prompt("go")
+        .run_id(run_id.clone())
+        .durable(store.clone())
+        .stream();
+    assert!(stream.next().await.is_some(), "the run streams");
+    for _ in 0..5 {
+        tokio::time::sleep(LEASE).await;
+        let claim = store.claim(&run_id, "other").await;
+        assert!(
+            matches!(claim, Err(StoreError::Busy { .. })),
+            "the run is still held: {claim:?}"
+        );
+    }
+    let mut last = None;
+    while let Some(item) = stream.next().await {
+        last = Some(item);
+    }
+    assert!(
+        matches!(&last, Some(Ok(StreamItem::Final(final_answer))) if final_answer.output == "Finished."),
+        "{last:?}"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
 }

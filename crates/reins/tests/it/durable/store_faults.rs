@@ -27,6 +27,9 @@ enum Fault {
     PanicInCheckpointPoll,
     /// Its checkpoint with this number (counted from 1) fails with a backend error, once.
     FailCheckpoint(usize),
+    /// It fails every renewal of a lease until a run is claimed (so the lease lapses, and
+    /// another worker takes the run); then it renews as its inner store does.
+    FailRenewalsUntilAClaim,
     /// None: it only leaves out the renewal of a lease, which the trait then does for it.
     None,
 }
@@ -37,6 +40,7 @@ struct FaultyStore {
     inner: MemoryStore,
     fault: Fault,
     checkpoints: Arc<AtomicUsize>,
+    claims: Arc<AtomicUsize>,
 }
 
 impl FaultyStore {
@@ -49,6 +53,7 @@ impl FaultyStore {
             inner,
             fault,
             checkpoints: Arc::default(),
+            claims: Arc::default(),
         }
     }
 }
@@ -84,7 +89,11 @@ impl RunStore for FaultyStore {
         self.inner.checkpoint(lease, state, journal, release).await
     }
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
-        self.inner.claim(run_id, owner).await
+        let claimed = self.inner.claim(run_id, owner).await;
+        if claimed.is_ok() {
+            self.claims.fetch_add(1, Ordering::SeqCst);
+        }
+        claimed
     }
     async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
         self.inner.load(run_id).await
@@ -128,6 +137,19 @@ impl RunStore for FaultyStore {
     }
     fn lease_duration(&self) -> Duration {
         self.inner.lease_duration()
+    }
+    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        match self.fault {
+            Fault::FailRenewalsUntilAClaim if self.claims.load(Ordering::SeqCst) == 0 => Err(
+                StoreError::Backend("the database is unreachable".to_owned()),
+            ),
+            Fault::FailRenewalsUntilAClaim => self.inner.renew(lease).await,
+            // The trait's own renewal, which writes the stored state again.
+            _ => {
+                let stored = self.load(&lease.run_id).await?;
+                self.checkpoint(lease, &stored, &[], false).await
+            }
+        }
     }
 }
 
@@ -224,4 +246,42 @@ async fn a_store_without_a_renewal_of_its_own_keeps_a_slow_steps_lease() {
         store.checkpoints.load(Ordering::SeqCst) > 6,
         "the renewals were written as checkpoints"
     );
+}
+
+/// A run whose lease lapsed (its store could not renew it) and was claimed by another worker
+/// stops at its next renewal, its tool call dropped, rather than going on beside the new
+/// owner until it next writes (here: never, the tool does not finish).
+#[tokio::test]
+async fn a_run_that_lost_its_lease_stops_where_it_is() {
+    let lease = super::renewal::LEASE;
+    let store = FaultyStore::over(
+        MemoryStore::new().with_lease(lease),
+        Fault::FailRenewalsUntilAClaim,
+    );
+    let started = Arc::new(tokio::sync::Notify::new());
+    let agent = super::renewal::slow_agent(None, started.clone(), Arc::default());
+    let run = agent.prompt("go").run_id("lapsed").durable(store.clone());
+    let run = tokio::spawn(run.into_future());
+    started.notified().await;
+    let claimed = loop {
+        match store.claim("lapsed", "other").await {
+            Ok(claimed) => break claimed,
+            Err(StoreError::Busy { .. }) => tokio::time::sleep(lease / 4).await,
+            Err(error) => panic!("{error:?}"),
+        }
+    };
+    // Bounded only so that a run that never stops fails the test instead of hanging it.
+    let ended = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the run stops once its lease is found lost")
+        .unwrap();
+    let Err(PromptError::Store { source, .. }) = &ended else {
+        panic!("expected the lost lease, got {ended:?}");
+    };
+    assert!(matches!(source, StoreError::Conflict { .. }), "{source:?}");
+    // The new owner's claim is untouched: it checkpoints with its lease.
+    store
+        .checkpoint(&claimed.lease, &claimed.state, &[], true)
+        .await
+        .expect("the new owner still holds the run");
 }

@@ -1,0 +1,62 @@
+//! A durable run whose future is dropped (a timeout, a `select!`, an aborted task) gives its
+//! lease back: another worker resumes it at once, not when the lease expires (five minutes
+//! by default), and the call it had started waits in doubt, as after a crash.
+
+use super::renewal::slow_agent;
+use super::uuid_like;
+use reins::agent::*;
+use reins::store::{MemoryStore, RunStore, SqliteStore, StoreError};
+use std::future::IntoFuture;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// Far longer than the wait for the release: only a lease given back lets the run go.
+const NO_DEADLINE: Duration = Duration::from_secs(30);
+
+async fn a_dropped_run_is_free_at_once(store: impl RunStore + Clone) {
+    let (started, runs) = (Arc::new(Notify::new()), Arc::new(AtomicUsize::new(0)));
+    // The store's own lease: five minutes.
+    let agent = slow_agent(None, started.clone(), runs.clone());
+    let run_id = format!("dropped-{}", uuid_like());
+    let run = agent
+        .prompt("go")
+        .run_id(run_id.clone())
+        .durable(store.clone());
+    let task = tokio::spawn(run.into_future());
+    started.notified().await;
+    task.abort();
+    let _ = task.await;
+
+    let asked = Instant::now();
+    let resumed = loop {
+        match agent.resume_stored(store.clone(), &run_id).await {
+            Err(PromptError::Store {
+                source: StoreError::Busy { .. },
+                ..
+            }) if asked.elapsed() < NO_DEADLINE => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            other => break other,
+        }
+    };
+    let Err(PromptError::Suspended { run }) = resumed else {
+        panic!("expected the cut-off call to wait in doubt, got {resumed:?}");
+    };
+    let pending = &run.state.pending_calls;
+    assert!(pending.len() == 1 && pending[0].in_doubt, "{pending:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the call did not run again");
+}
+
+#[tokio::test]
+async fn a_dropped_run_is_free_at_once_in_memory() {
+    a_dropped_run_is_free_at_once(MemoryStore::new()).await;
+}
+
+#[tokio::test]
+async fn a_dropped_run_is_free_at_once_in_sqlite() {
+    let path = std::env::temp_dir().join(format!("reins-dropped-{}.sqlite", uuid_like()));
+    a_dropped_run_is_free_at_once(SqliteStore::open(&path).unwrap()).await;
+    let _ = std::fs::remove_file(&path);
+}
