@@ -98,6 +98,13 @@ pub struct RunState {
     /// states stay readable both ways).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// The tool a typed run answers through
+    /// ([`OUTPUT_TOOL_NAME`](crate::agent::OUTPUT_TOOL_NAME)), when it does: a resume of the
+    /// run must ask for its typed answer again
+    /// ([`PromptRequest::output`](crate::agent::PromptRequest::output)), or the model's
+    /// answer would call a tool the run no longer has. Resuming it without is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tool: Option<String>,
 }
 
 /// Where a run is.
@@ -351,6 +358,7 @@ impl RunState {
             status: RunStatus::Running,
             trace_context: None,
             failure: None,
+            output_tool: None,
         }
     }
 }

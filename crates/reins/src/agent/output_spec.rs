@@ -22,7 +22,10 @@ pub enum OutputMode {
     Auto,
     /// The model answers by calling the output tool [`OUTPUT_TOOL_NAME`], whose parameters are
     /// the type's schema. The run then persists the turn as assistant text (the JSON answer)
-    /// with that tool call dropped.
+    /// with that tool call dropped. An answer ends the run: other tools the model called in the
+    /// same turn are not run (as with an early end in other frameworks; hooks saw them in
+    /// `on_model_turn_finished`). Of several output calls in one turn, the first whose
+    /// arguments read as the type is the answer.
     Tool,
     /// The model is sent the schema ([`CompletionRequest::output_schema`](crate::completion::CompletionRequest::output_schema))
     /// and answers JSON text. Only for models whose `supports_native_output` is true.

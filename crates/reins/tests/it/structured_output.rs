@@ -168,3 +168,80 @@ async fn native_mode_on_a_model_without_it_is_a_clear_error() {
         .unwrap_err();
     assert!(matches!(error, PromptError::InvalidConfiguration(ref m) if m.contains("native")));
 }
+
+/// Suspends every `lookup` call for a person.
+struct AskFirst;
+impl AgentHook for AskFirst {
+    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        if event.tool_name() == Some("lookup") {
+            DispatchAction::suspend("a person approves lookups")
+        } else {
+            DispatchAction::proceed()
+        }
+    }
+}
+
+/// A typed run resumed without its typed answer would find the model answering through a tool
+/// the run no longer has, and fail for good: the resume is refused, the run left as it was,
+/// and a resume that asks for the typed answer finishes it.
+#[tokio::test]
+async fn a_typed_run_resumed_without_its_typed_answer_is_refused_and_left_as_it_was() {
+    use reins::store::{MemoryStore, RunStore};
+    let lookup = reins::tool::tool_fn(
+        "lookup",
+        "Temperature of a city.",
+        |_: serde_json::Value| async move { Ok::<_, std::convert::Infallible>("Paris: 12") },
+    );
+    let model = ScriptedModel::resumable([
+        Turn::tool_call("lookup", json!({"city": "Paris"})),
+        Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Paris", "celsius": 12})),
+    ]);
+    let agent = AgentBuilder::new(model)
+        .tool(lookup)
+        .add_hook(AskFirst)
+        .build();
+    let store = MemoryStore::new();
+    let suspended = agent
+        .prompt("Weather in Paris?")
+        .run_id("typed")
+        .durable(store.clone())
+        .output::<Weather>()
+        .await;
+    assert!(
+        matches!(suspended, Err(PromptError::Suspended { .. })),
+        "{suspended:?}"
+    );
+    let stored = store.load("typed").await.unwrap();
+    assert_eq!(stored.output_tool.as_deref(), Some(OUTPUT_TOOL_NAME));
+
+    let untyped = agent
+        .resume_stored(store.clone(), "typed")
+        .decide("t1c0", ToolDecision::approve())
+        .await;
+    let Err(PromptError::InvalidConfiguration(message)) = &untyped else {
+        panic!("expected the resume to be refused, got {untyped:?}");
+    };
+    assert!(message.contains(".output::<T>()"), "{message}");
+    assert_eq!(store.load("typed").await.unwrap(), stored, "left as it was");
+
+    let weather: Weather = agent
+        .resume_stored(store.clone(), "typed")
+        .decide("t1c0", ToolDecision::approve())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(weather.celsius, 12.0);
+}
+
+/// Of two answers in one turn, the one that reads as the type is the run's, even second.
+#[tokio::test]
+async fn of_several_answers_in_a_turn_the_first_that_reads_is_taken() {
+    let model = ScriptedModel::new([Turn::tool_calls([
+        (OUTPUT_TOOL_NAME, json!({"city": "Oslo"})),
+        (OUTPUT_TOOL_NAME, json!({"city": "Oslo", "celsius": 4})),
+    ])]);
+    let agent = AgentBuilder::new(model.clone()).build();
+    let weather: Weather = agent.prompt("x").output().await.unwrap();
+    assert_eq!(weather.celsius, 4.0);
+    assert_eq!(model.requests().len(), 1, "no turn spent on the first one");
+}

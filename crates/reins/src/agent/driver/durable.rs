@@ -140,6 +140,17 @@ impl Durable {
         }
     }
 
+    /// Gives the claimed run back as it was claimed (`state`), lease released, for a resume
+    /// refused before it changed anything. Best effort, as [`give_back`].
+    pub(super) async fn release_unchanged(&self, state: &RunState) {
+        let Some(lease) = self.lease.lock().await.take() else {
+            return;
+        };
+        if let Err(error) = self.store.checkpoint(&lease, state, &[], true).await {
+            warn_kept(&state.run_id, &error);
+        }
+    }
+
     /// Renews the run's lease while the run goes on (see [`keep_leased`]), in a task of its
     /// own: a run whose caller pauses between polls (a stream read slowly) keeps its lease all
     /// the same. The task stops with this link; what is returned ends when it finds the lease

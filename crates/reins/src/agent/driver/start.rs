@@ -21,11 +21,14 @@ pub(super) struct Begun {
     pub worker: String,
 }
 
-/// Starts a new run's state, or claims a paused or stored one.
+/// Starts a new run's state, or claims a paused or stored one. `output_tool` names the tool
+/// the run's typed answer comes through, when it does: a typed run resumed without it is
+/// refused (its claim given back unchanged).
 pub(super) async fn begin(
     config: &AgentConfig,
     start: RunStart,
     options: Option<Box<StartOptions>>,
+    output_tool: Option<&str>,
 ) -> Result<Begun, PromptError> {
     let StartOptions {
         run_id,
@@ -42,7 +45,8 @@ pub(super) async fn begin(
     let (state, prompt, durable) = match start {
         RunStart::New { prompt, history } => {
             let run_id = run_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-            let state = RunState::new(run_id, config.name.clone(), history);
+            let mut state = RunState::new(run_id, config.name.clone(), history);
+            state.output_tool = output_tool.map(str::to_owned);
             // Created in the store by the run's first checkpoint.
             let durable = store.map(Durable::unclaimed);
             (state, Some(prompt), durable)
@@ -58,6 +62,7 @@ pub(super) async fn begin(
                 durable = Some(Durable::new(store, claimed.lease));
                 state = claimed.state;
             }
+            refuse_untyped_resume(&mut state, output_tool, durable.as_ref()).await?;
             state.status = RunStatus::Running;
             (state, None, durable)
         }
@@ -71,8 +76,10 @@ pub(super) async fn begin(
             let claimed = Box::pin(durable::claim(&store, &run_id, &worker)).await?;
             decisions.extend(claimed.decisions);
             let mut state = claimed.state;
+            let durable = Durable::new(store, claimed.lease);
+            refuse_untyped_resume(&mut state, output_tool, Some(&durable)).await?;
             state.status = RunStatus::Running;
-            (state, None, Some(Durable::new(store, claimed.lease)))
+            (state, None, Some(durable))
         }
     };
     Ok(Begun {
@@ -82,6 +89,38 @@ pub(super) async fn begin(
         durable,
         worker,
     })
+}
+
+/// Refuses to resume a typed run (its state names the tool its answer comes through) without
+/// its typed answer: the model would answer through a tool the run no longer has, and the run
+/// would fail for good. Its claim, if any, is given back unchanged. A run resumed typed
+/// records its output tool.
+async fn refuse_untyped_resume(
+    state: &mut RunState,
+    output_tool: Option<&str>,
+    durable: Option<&Durable>,
+) -> Result<(), PromptError> {
+    match (output_tool, &state.output_tool) {
+        (Some(tool), _) => state.output_tool = Some(tool.to_owned()),
+        (None, Some(tool)) => {
+            let refusal = PromptError::InvalidConfiguration(format!(
+                "run `{}` answers through its output tool `{tool}`: resume it with its typed \
+                 answer (`.output::<T>()`)",
+                state.run_id
+            ));
+            if let Some(durable) = durable {
+                durable.release_unchanged(state).await;
+            }
+            return Err(refusal);
+        }
+        (None, None) => {}
+    }
+    Ok(())
+}
+
+/// The tool the run's typed answer comes through, when it does (its mode resolved already).
+pub(super) fn output_tool(options: &RunOptions) -> Option<&'static str> {
+    answers_through_output_tool(options).then_some(crate::agent::output_spec::OUTPUT_TOOL_NAME)
 }
 
 /// The run's span (which records the run's id in `state`) and its hooks' context.

@@ -30,15 +30,22 @@ impl Driver<'_> {
                 }
             }
             _ => {
-                let output_call = calls.iter().find(|p| p.call.name == OUTPUT_TOOL_NAME);
-                match output_call {
-                    Some(planned) => match spec.read_tool_args(&planned.call.arguments) {
-                        Ok(value) => StructuredStep::Done(value.to_string()),
-                        Err(problem) => StructuredStep::AnswerCalls(answer_calls(
-                            calls,
-                            &format!("The answer does not match the required schema: {problem}"),
-                        )),
-                    },
+                // The first answer that reads as the type is the run's, wherever it is among
+                // the turn's output calls; none: the first one's problem is the feedback.
+                let mut first_problem = None;
+                for planned in calls.iter().filter(|p| p.call.name == OUTPUT_TOOL_NAME) {
+                    match spec.read_tool_args(&planned.call.arguments) {
+                        Ok(value) => return StructuredStep::Done(value.to_string()),
+                        Err(problem) => {
+                            first_problem.get_or_insert(problem);
+                        }
+                    }
+                }
+                match first_problem {
+                    Some(problem) => StructuredStep::AnswerCalls(answer_calls(
+                        calls,
+                        &format!("The answer does not match the required schema: {problem}"),
+                    )),
                     None if calls.is_empty() => StructuredStep::Feedback(format!(
                         "Give your final answer by calling the `{OUTPUT_TOOL_NAME}` tool."
                     )),
