@@ -47,6 +47,18 @@ pub(super) fn slow_agent(
     AgentBuilder::new(model).tool(slow).build()
 }
 
+/// Checks for five leases' time that another worker's claim of `run_id` is refused.
+async fn stays_held(store: &impl RunStore, run_id: &str) {
+    for _ in 0..5 {
+        tokio::time::sleep(LEASE).await;
+        let claim = store.claim(run_id, "other").await;
+        assert!(
+            matches!(claim, Err(StoreError::Busy { .. })),
+            "the run is still held: {claim:?}"
+        );
+    }
+}
+
 /// A tool that takes several leases' time keeps the run: its lease is renewed meanwhile, so
 /// another worker's claim is refused all along, and the tool runs once.
 pub(super) async fn a_slow_step_keeps_the_run(store: impl RunStore + Clone) {
@@ -59,14 +71,7 @@ pub(super) async fn a_slow_step_keeps_the_run(store: impl RunStore + Clone) {
         .durable(store.clone());
     let run = tokio::spawn(run.into_future());
     started.notified().await;
-    for _ in 0..5 {
-        tokio::time::sleep(LEASE).await;
-        let claim = store.claim(&run_id, "other").await;
-        assert!(
-            matches!(claim, Err(StoreError::Busy { .. })),
-            "the run is still held: {claim:?}"
-        );
-    }
+    stays_held(&store, &run_id).await;
     assert_eq!(run.await.unwrap().unwrap(), "Finished.");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
@@ -105,14 +110,7 @@ async fn a_stream_read_slowly_keeps_the_run() {
         .durable(store.clone())
         .stream();
     assert!(stream.next().await.is_some(), "the run streams");
-    for _ in 0..5 {
-        tokio::time::sleep(LEASE).await;
-        let claim = store.claim(&run_id, "other").await;
-        assert!(
-            matches!(claim, Err(StoreError::Busy { .. })),
-            "the run is still held: {claim:?}"
-        );
-    }
+    stays_held(&store, &run_id).await;
     let mut last = None;
     while let Some(item) = stream.next().await {
         last = Some(item);

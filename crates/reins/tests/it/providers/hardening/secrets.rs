@@ -53,16 +53,25 @@ pub async fn an_error_body_echoing_the_key_does_not_show_it<F: Fixture>() {
     .await;
     let settings = Settings::default().key(LIVE_KEY).retry(RetryPolicy::none());
     let model = model_at::<F>(&server.url(), &settings);
+    for shown in shown_401s(&model).await {
+        assert!(!shown.contains(LIVE_KEY), "{shown}");
+        assert!(!shown.contains(tail), "{shown}");
+    }
+}
+
+/// What the error of a call of `model`, blocking and streamed, shows (`Display` and `Debug`),
+/// once checked to be the HTTP 401 the server answered.
+async fn shown_401s(model: &impl CompletionModel) -> Vec<String> {
+    let mut shown = Vec::new();
     for stream in [false, true] {
-        let error = call(&model, &prompt("hi"), stream).await.unwrap_err();
+        let error = call(model, &prompt("hi"), stream).await.unwrap_err();
         assert!(
             matches!(error, CompletionError::Http { status: 401, .. }),
             "{error:?}"
         );
-        let shown = format!("{error} {error:?}");
-        assert!(!shown.contains(LIVE_KEY), "{shown}");
-        assert!(!shown.contains(tail), "{shown}");
+        shown.push(format!("{error} {error:?}"));
     }
+    shown
 }
 
 pub async fn an_error_echoing_a_credential_header_does_not_show_it<F: Fixture>() {
@@ -99,13 +108,7 @@ pub async fn an_error_quoting_only_the_start_of_a_credential_does_not_show_it<F:
         let reply = Reply::fixed(401, &[("content-type", "text/plain")], body);
         let server = Hostile::always(reply).await;
         let model = model_at::<F>(&server.url(), &settings.retry(RetryPolicy::none()));
-        for stream in [false, true] {
-            let error = call(&model, &prompt("hi"), stream).await.unwrap_err();
-            assert!(
-                matches!(error, CompletionError::Http { status: 401, .. }),
-                "{error:?}"
-            );
-            let shown = format!("{error} {error:?}");
+        for shown in shown_401s(&model).await {
             assert!(!shown.contains(&secret[..10]), "{shown}");
         }
     }
