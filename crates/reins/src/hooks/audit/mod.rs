@@ -5,11 +5,12 @@
 //! `call_id` (reins' call id, the same on a call's dispatch and outcome) and `effect_id`
 //! (the call's idempotency key, as
 //! [`ToolCallContext::effect_id`](crate::tool::ToolCallContext::effect_id) gives it to the
-//! tool); model lines add `model` (the label called) and the request's `tool_choice` when
-//! set. Dispatch lines say `"decision": "proceed"`. Outcome lines say `outcome` — `"success"`,
-//! `"failed"`, `"skipped"`, `"denied"`, `"suspended"` or `"stopped"` (the last two written
-//! when the run ends) — with a `message` for all but success, a model's `usage`, and
-//! `approval` when
+//! tool); model lines add `model` (the label called) and, on dispatch lines, the request's
+//! `tool_choice` when set. Dispatch lines say `"decision": "proceed"`. Outcome lines say
+//! `outcome` — `"success"`, `"failed"`, `"skipped"`, `"denied"`, `"suspended"` or
+//! `"stopped"` (the last two written when the run ends), and for model calls also
+//! `"retried"` or `"replaced"` (see below) — with a `message` for all but success, a model's
+//! `usage`, and `approval` when
 //! an [`ApprovalPolicy`](crate::hooks::approval::ApprovalPolicy) decided the call (see
 //! [`ApprovalRecord`](crate::hooks::approval::ApprovalRecord)). With
 //! [`with_args`](AuditLog::with_args), tool lines also carry `args`, through the
@@ -39,6 +40,19 @@
 //! turn's calls from the model's response, so even a call stopped at dispatch by an earlier
 //! hook gets its line.
 //!
+//! Every model call with a dispatch line gets one outcome line, wherever the log is
+//! registered. A hook registered before the log can decide a model call's outcome so that the
+//! log never sees it (the first hook to retry a call on another model, to serve a failed
+//! call's turn with its own response, or to stop, ends the outcome chain). The log then
+//! writes the missing line when it learns what became of the call — at the next model call's
+//! dispatch, or when the run ends — under the call's own `turn` and `model`: `"retried"` when
+//! the turn was sent to a model again (a
+//! [`ModelFallback`](crate::hooks::fallback::ModelFallback) registered before the log: the
+//! call failed or answered nothing usable), `"replaced"` when the run went on with a hook's
+//! response in place of a failed call, `"stopped"` when the run ended on it. Registered
+//! before the fallback instead, the log writes the failed call's own `"failed"` line, with
+//! the provider's error as its `message`.
+//!
 //! The log only observes: it answers proceed to everything, and a failed write is reported
 //! with `tracing::warn!` and never stops the run. Lines are written (and flushed) while the
 //! run waits, behind a mutex shared by every clone; hand it a fast writer.
@@ -49,6 +63,7 @@ mod line;
 mod tests;
 mod time;
 mod unanswered;
+mod unanswered_model;
 
 use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
@@ -220,6 +235,66 @@ impl AuditLog {
     }
 }
 
+/// What became of a model call whose outcome the log did not see (see `unanswered_model`).
+enum MissedOutcome<'a> {
+    /// A hook had the turn sent to a model again: the model of the next call, when known.
+    RetriedOn(&'a str),
+    /// As [`MissedOutcome::RetriedOn`], the next call's model unknown (its dispatch never
+    /// reached the log).
+    Retried,
+    /// The run went on past the call without failing: a hook served the turn in place of a
+    /// failed call.
+    Replaced,
+    /// The run ended on the call, with this message.
+    Stopped(String),
+}
+
+impl AuditLog {
+    /// Writes the outcome line of a model call whose outcome a hook registered before the log
+    /// decided without it (see `unanswered_model`), under the call's own turn and model.
+    fn write_missed(
+        &self,
+        ctx: &HookContext,
+        missed: &unanswered_model::Call,
+        outcome: MissedOutcome<'_>,
+    ) {
+        let mut line = Line::new(ctx, "outcome", "model");
+        line.turn = missed.turn;
+        line.model = Some(&missed.model);
+        let (outcome, message) = match outcome {
+            MissedOutcome::RetriedOn(next) => (
+                "retried",
+                format!("a hook registered before the audit log sent the turn to model `{next}`"),
+            ),
+            MissedOutcome::Retried => (
+                "retried",
+                "a hook registered before the audit log sent the turn to another model".to_owned(),
+            ),
+            MissedOutcome::Replaced => (
+                "replaced",
+                "a hook registered before the audit log answered the turn in place of this call"
+                    .to_owned(),
+            ),
+            MissedOutcome::Stopped(message) => ("stopped", message),
+        };
+        line.outcome = Some(outcome);
+        line.message = Some(message);
+        self.write(&line);
+    }
+}
+
+/// The message of the calls a run ended before answering: the run's error.
+fn run_end_message(error: &PromptError) -> String {
+    match error {
+        // A failure's own text can quote what a redaction masked for the model; the failed
+        // call's outcome line has the masked text.
+        PromptError::Tool { tool_name, .. } => {
+            format!("the run ended when tool `{tool_name}` failed")
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Where lines go, and the buffer each is written into first (kept, so a line costs no
 /// allocation of its own).
 struct Sink {
@@ -263,6 +338,15 @@ impl AgentHook for AuditLog {
             line.decision = Some("proceed");
             self.write(&line);
         } else if let Some(request) = event.request() {
+            let model = event.model().unwrap_or_default();
+            if let Some(missed) = unanswered_model::dispatched(ctx, self.id(), model) {
+                let outcome = if missed.retried_by(ctx.turn(), ctx.model_attempt()) {
+                    MissedOutcome::RetriedOn(model)
+                } else {
+                    MissedOutcome::Replaced
+                };
+                self.write_missed(ctx, &missed, outcome);
+            }
             let mut line = Line::new(ctx, "dispatch", "model");
             line.model = event.model();
             line.tool_choice = request.tool_choice.as_ref();
@@ -289,13 +373,19 @@ impl AgentHook for AuditLog {
             unanswered::answered(ctx, self.id(), call_id);
         } else if let Some(response) = event.completion() {
             unanswered::track(ctx, self.id(), response, self.args);
+            unanswered_model::answered(ctx, self.id());
             let mut line = Line::new(ctx, "outcome", "model");
+            line.model = event.model();
             line.outcome = Some("success");
             line.usage = Some(response.usage);
             self.write(&line);
         } else if let Some(error) = event.completion_error() {
-            // Each failed call gets its line, the ones a fallback hook retried included.
+            // Each failed call gets its line here, the ones a fallback hook registered after
+            // the log retried included (one registered before writes `retried`: see
+            // `write_missed`).
+            unanswered_model::answered(ctx, self.id());
             let mut line = Line::new(ctx, "outcome", "model");
+            line.model = event.model();
             line.outcome = Some("failed");
             line.message = Some(error.to_string());
             self.write(&line);
@@ -304,19 +394,26 @@ impl AgentHook for AuditLog {
     }
 
     async fn on_run_settled(&self, ctx: &HookContext, event: RunSettledEvent<'_>) {
+        if let Some(missed) = unanswered_model::take(ctx, self.id()) {
+            let (turn, attempt) = (ctx.turn(), ctx.model_attempt());
+            let outcome = if missed.retried_by(turn, attempt) {
+                MissedOutcome::Retried
+            } else if missed.superseded_by(turn, attempt) {
+                MissedOutcome::Replaced
+            } else {
+                match event.result {
+                    Err(error) => MissedOutcome::Stopped(run_end_message(error)),
+                    Ok(_) => MissedOutcome::Replaced,
+                }
+            };
+            self.write_missed(ctx, &missed, outcome);
+        }
         let Err(error) = event.result else {
             return;
         };
         let PromptError::Suspended { run } = error else {
             // The calls the run ended before answering: their outcome is the run's end.
-            let message = match error {
-                // A failure's own text can quote what a redaction masked for the model; the
-                // failed call's outcome line has the masked text.
-                PromptError::Tool { tool_name, .. } => {
-                    format!("the run ended when tool `{tool_name}` failed")
-                }
-                other => other.to_string(),
-            };
+            let message = run_end_message(error);
             for call in unanswered::take(ctx, self.id()) {
                 let mut line = Line::new(ctx, "outcome", "tool").call(&call.tool, &call.id);
                 if let Some(args) = call.args {

@@ -45,6 +45,7 @@ impl Write for Broken {
     }
 }
 
+mod model_outcomes;
 mod rotation;
 mod stopped;
 

@@ -19,9 +19,14 @@ use std::sync::Arc;
 /// error. A label that is not in the chain (a model a hook selected) falls back to the chain's
 /// first label. A turn makes at most
 /// [`MAX_MODEL_CALLS_PER_TURN`](crate::agent::MAX_MODEL_CALLS_PER_TURN) model calls, so a
-/// chain longer than that ends with the run's error there. Every call is dispatched and observed like any other, so budgets, audit logs
-/// and approvals see the fallback calls too; a streaming run withdraws the text of a failed
-/// call ([`StreamItem::TurnDiscarded`](crate::agent::StreamItem::TurnDiscarded)).
+/// chain longer than that ends with the run's error there. Every call is dispatched and
+/// observed like any other, so budgets, audit logs and approvals see the fallback calls too;
+/// a streaming run withdraws the text of a failed call
+/// ([`StreamItem::TurnDiscarded`](crate::agent::StreamItem::TurnDiscarded)). The retry ends
+/// the failed call's outcome chain, so hooks registered after the fallback do not see that
+/// outcome: an [`AuditLog`](crate::hooks::audit::AuditLog) after it writes the call's line
+/// as `"retried"` (before it, as `"failed"` with the provider's error), and a
+/// [`Budget`](crate::hooks::budget::Budget) counts the call either way.
 ///
 /// By default every [`CompletionError`] falls back (narrow it with [`when`](Self::when)), and
 /// so does a response with no answer text and no tool call
