@@ -375,7 +375,8 @@ pub struct ToolChoiceConfig {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolChoiceRoute {
-    /// Words (or phrases) of which the prompt must contain one, ignoring case.
+    /// Words (or phrases) of which the prompt must mention one, as a whole word, ignoring
+    /// case.
     pub prompt_mentions: Vec<String>,
     /// `auto`, `required`, `none`, or a tool's name, for turn 1 of such a prompt.
     pub first_turn: Spanned<String>,

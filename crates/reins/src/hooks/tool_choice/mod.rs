@@ -14,19 +14,30 @@ mod tests;
 use crate::agent::{
     AgentHook, CompletionCallAction, CompletionCallEvent, HookContext, RequestPatch,
 };
-use crate::message::ToolChoice;
+use crate::message::{Message, ToolChoice};
 
 /// Sets each model request's tool choice by turn, the first turn's by what the prompt
 /// mentions.
 ///
-/// - Turn 1 takes the choice of the first [route](Self::route) one of whose words the prompt
-///   contains (ignoring case), or else [`first_turn`](Self::first_turn).
+/// - The first turn takes the choice of the first [route](Self::route) one of whose words the
+///   prompt mentions (as a whole word, ignoring case), or else
+///   [`first_turn`](Self::first_turn).
 /// - Every later turn takes [`later_turns`](Self::later_turns).
 /// - A turn with nothing configured is left alone: the agent's own tool choice applies.
 ///
+/// The first turn lasts until a tool result enters the run's history, not one model call: a
+/// first call asked again (an invalid tool call retried with
+/// [`InvalidToolCallAction::retry`](crate::agent::InvalidToolCallAction::retry), a
+/// [`repeat`](crate::agent::ModelTurnAction::repeat), a guardrail's feedback) goes out with
+/// the first turn's choice again, picked by the run's prompt rather than by the feedback
+/// that now ends the history. The first call's choice is kept for that in the run's
+/// scratchpad; a durable run resumed in another process, which has lost the scratchpad, has
+/// its tool results by then and is past its first turn.
+///
 /// The choice is returned as a [`RequestPatch`], so it composes with other hooks under the
 /// merge rule: when several hooks set `tool_choice` on one turn, the hook registered later
-/// wins. The hook keeps no state, so one serves any number of concurrent runs.
+/// wins. Per-run state lives in the run's scratchpad, so one hook serves any number of
+/// concurrent runs.
 ///
 /// ```
 /// use reins::agent::AgentBuilder;
@@ -94,9 +105,11 @@ impl ToolChoiceByTurn {
         self
     }
 
-    /// The first model call of a run whose prompt contains one of `words` (ignoring case)
-    /// takes `choice`. Routes are tried in the order they were added; the first match wins.
-    /// A route with no words matches no prompt.
+    /// The first turn of a run whose prompt mentions one of `words` takes `choice`. A word
+    /// (or a phrase of several) matches as a whole word, ignoring case: `"time"` matches
+    /// "What time is it?" and "TIME?", not "sometimes" or "times", so give inflected forms
+    /// as words of their own. Routes are tried in the order they were added; the first match
+    /// wins. A route with no words matches no prompt.
     pub fn route<I, S>(mut self, words: I, choice: ToolChoice) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -111,8 +124,10 @@ impl ToolChoiceByTurn {
         self
     }
 
-    /// The choice for model call `turn` (one-based) of a run prompted with `prompt`, or
-    /// `None` when this hook leaves that turn alone.
+    /// The choice for turn `turn` (one-based: 1 is the first turn, and any higher number a
+    /// later one) of a run prompted with `prompt`, or `None` when this hook leaves that turn
+    /// alone. (The hook counts a first call asked again as the first turn still: see
+    /// [`ToolChoiceByTurn`].)
     pub fn choice_for(&self, turn: usize, prompt: &str) -> Option<&ToolChoice> {
         if turn > 1 {
             return self.later_turns.as_ref();
@@ -120,27 +135,78 @@ impl ToolChoiceByTurn {
         let prompt = prompt.to_lowercase();
         self.routes
             .iter()
-            .find(|route| {
-                route
-                    .words
-                    .iter()
-                    .any(|word| prompt.contains(word.as_str()))
-            })
+            .find(|route| route.words.iter().any(|word| mentions(&prompt, word)))
             .map(|route| &route.choice)
             .or(self.first_turn.as_ref())
     }
 }
 
+/// Whether `text` holds `word` as a whole word: not inside a longer word, so a route for
+/// "time" is not taken by "sometimes".
+fn mentions(text: &str, word: &str) -> bool {
+    let is_word_char = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(start, found)| {
+        let before = text[..start].chars().next_back();
+        let after = text[start + found.len()..].chars().next();
+        let starts_word = word.chars().next().is_some_and(is_word_char);
+        let ends_word = word.chars().next_back().is_some_and(is_word_char);
+        let joined_before = starts_word && before.is_some_and(is_word_char);
+        let joined_after = ends_word && after.is_some_and(is_word_char);
+        !joined_before && !joined_after
+    })
+}
+
+/// The run's first turn as the hook chose for it, in the run's scratchpad: a first call
+/// asked again keeps its choice.
+#[derive(Clone)]
+struct FirstTurn {
+    /// The length of the history the first call sent, its prompt included: a tool result
+    /// past it ends the first turn.
+    sent: usize,
+    choice: Option<ToolChoice>,
+}
+
+impl FirstTurn {
+    /// Whether the call of `event` asks the first turn again: no tool result has entered the
+    /// history since the first call.
+    fn asked_again_in(&self, event: &CompletionCallEvent<'_>) -> bool {
+        if event.history.len() + 1 == self.sent {
+            // The same history: the first call repeated.
+            return true;
+        }
+        match event.history.get(self.sent..) {
+            Some(since) => !since.iter().chain([event.prompt]).any(is_tool_result),
+            // Shorter than the first call's: a hook replaced it, and the run has moved on.
+            None => false,
+        }
+    }
+}
+
+fn is_tool_result(message: &Message) -> bool {
+    matches!(message, Message::Tool(_))
+}
+
 impl AgentHook for ToolChoiceByTurn {
     async fn on_completion_call(
         &self,
-        _ctx: &HookContext,
+        ctx: &HookContext,
         event: CompletionCallEvent<'_>,
     ) -> CompletionCallAction {
-        match self.choice_for(event.turn, &event.prompt.text()) {
-            Some(choice) => {
-                CompletionCallAction::patch(RequestPatch::new().tool_choice(choice.clone()))
+        let choice = if event.turn <= 1 {
+            let choice = self.choice_for(1, &event.prompt.text()).cloned();
+            ctx.scratchpad().set(FirstTurn {
+                sent: event.history.len() + 1,
+                choice: choice.clone(),
+            });
+            choice
+        } else {
+            match ctx.scratchpad().get::<FirstTurn>() {
+                Some(first) if first.asked_again_in(&event) => first.choice,
+                _ => self.later_turns.clone(),
             }
+        };
+        match choice {
+            Some(choice) => CompletionCallAction::patch(RequestPatch::new().tool_choice(choice)),
             None => CompletionCallAction::continue_run(),
         }
     }

@@ -166,3 +166,77 @@ async fn registered_after_another_hook_its_choice_wins() {
             .all(|request| request.max_tokens == Some(64))
     );
 }
+
+/// Asks the model again, with feedback, after every invalid tool call.
+struct RetryInvalidCalls;
+
+impl AgentHook for RetryInvalidCalls {
+    async fn on_invalid_tool_call(
+        &self,
+        _: &HookContext,
+        _: &crate::agent::InvalidToolCallContext,
+    ) -> Option<crate::agent::InvalidToolCallAction> {
+        Some(crate::agent::InvalidToolCallAction::retry("Use `now`."))
+    }
+}
+
+#[tokio::test]
+async fn a_first_call_asked_again_keeps_the_first_turn_choice() {
+    // The first call names a tool that does not exist; the retry of the first turn must
+    // still go out with the route's choice, chosen by the prompt and not by the feedback.
+    let model = ScriptedModel::new([
+        Turn::tool_call("default_api", json!({})),
+        Turn::tool_call("now", json!({})),
+        Turn::text("Noon."),
+    ]);
+    let hook = small_model_hook().route(["time"], named("now"));
+    let answer = agent(&model, |b| b.add_hook(hook).add_hook(RetryInvalidCalls))
+        .prompt("What time is it?")
+        .max_invalid_tool_call_retries(1)
+        .await
+        .unwrap();
+    assert_eq!(answer, "Noon.");
+    assert_eq!(
+        choices(&model),
+        [
+            Some(named("now")),
+            Some(named("now")),
+            Some(ToolChoice::None)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_first_turn_in_a_conversation_with_earlier_tool_results_is_still_the_first() {
+    use crate::message::Message;
+    let model = model();
+    let earlier = vec![
+        Message::user("what now?"),
+        Message::tool_result("c0", "now", "12:00"),
+        Message::assistant("Noon."),
+    ];
+    agent(&model, |b| b.add_hook(small_model_hook()))
+        .prompt("and now?")
+        .with_history(earlier)
+        .await
+        .unwrap();
+    assert_eq!(
+        choices(&model),
+        [Some(ToolChoice::Required), Some(ToolChoice::None)]
+    );
+}
+
+#[test]
+fn routes_match_whole_words_only() {
+    let hook = ToolChoiceByTurn::new()
+        .route(["time"], named("now"))
+        .route(["what day"], named("calendar"));
+    assert_eq!(hook.choice_for(1, "Is it sometimes sunny?"), None);
+    assert_eq!(hook.choice_for(1, "time?"), Some(&named("now")));
+    assert_eq!(hook.choice_for(1, "At what time"), Some(&named("now")));
+    assert_eq!(
+        hook.choice_for(1, "So, WHAT DAY is it"),
+        Some(&named("calendar"))
+    );
+    assert_eq!(hook.choice_for(1, "somewhat daylight"), None);
+}
