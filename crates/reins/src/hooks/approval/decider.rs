@@ -41,7 +41,9 @@ pub struct ApprovalRequest {
 pub enum Decision {
     /// Run the call as it is.
     Approve,
-    /// Run the call with these arguments instead (later hooks see them).
+    /// Run the call with these arguments instead (later hooks see them). Arguments that are
+    /// not a JSON object deny the call instead, with a message saying so: a tool's arguments
+    /// are an object, as the run requires of the model's own calls.
     ApproveWithArgs(Value),
     /// Don't run the call; the model receives this message as its result.
     Deny(String),
@@ -54,7 +56,7 @@ impl Decision {
     pub fn approve() -> Self {
         Decision::Approve
     }
-    /// Run the call with `args` instead.
+    /// Run the call with `args` instead (a JSON object; anything else denies the call).
     pub fn approve_with_args(args: Value) -> Self {
         Decision::ApproveWithArgs(args)
     }

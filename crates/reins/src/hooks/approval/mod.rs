@@ -322,6 +322,14 @@ impl AgentHook for ApprovalPolicy {
                 let (decision, asked) = Box::pin(self.ask(ctx, request)).await;
                 let action = match decision {
                     Decision::Approve => DispatchAction::proceed(),
+                    // Arguments are a JSON object: the run refuses the model's own calls
+                    // whose are not, and a decider's replacement gets no way around that.
+                    Decision::ApproveWithArgs(args) if !args.is_object() => {
+                        DispatchAction::deny(format!(
+                            "the call was not run: the approval's replacement arguments are                              not a JSON object ({})",
+                            json_type(&args)
+                        ))
+                    }
                     Decision::ApproveWithArgs(args) => {
                         DispatchAction::rewrite_tool_args(event.kind, args)
                     }
@@ -345,6 +353,18 @@ impl AgentHook for ApprovalPolicy {
         ctx.scratchpad()
             .update(|records: &mut Records| records.put(call_id, record));
         action
+    }
+}
+
+/// The JSON type of `value`, as a message names it.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 

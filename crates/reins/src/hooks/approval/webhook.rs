@@ -35,7 +35,8 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 /// | `{"decision": "deny", "message": "..."}` | don't run it; the model receives the message |
 /// | `{"decision": "suspend", "reason": "..."}` | suspend the run for a durable decision |
 ///
-/// (`message` and `reason` may be left out; other fields are ignored.) The service may hold
+/// (`message` and `reason` may be left out; other fields are ignored. `args` that are not a
+/// JSON object deny the call, as for any decider.) The service may hold
 /// the request open while a person decides, up to the policy's
 /// [`timeout`](super::ApprovalPolicy::timeout); for decisions that take hours, answer
 /// `suspend` and resume the run once decided.

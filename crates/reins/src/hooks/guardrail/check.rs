@@ -43,7 +43,9 @@ impl fmt::Display for Stage {
 /// - `Pass`: the next check runs.
 /// - `Rewrite(text)`: on the [input](Stage::Input) the prompt becomes `text`, on
 ///   [tool arguments](Stage::ToolArgs) the arguments do (as JSON); later checks see the new
-///   text. On an [answer](Stage::Answer) it trips: an answer cannot be rewritten.
+///   text. Tool arguments rewritten to anything but a JSON object skip the call, telling the
+///   model so (the run refuses such arguments from the model too). On an
+///   [answer](Stage::Answer) it trips: an answer cannot be rewritten.
 /// - `Reject(message)`: on an answer, the model is asked again with `message` as feedback, at
 ///   most [`max_retries`](super::Guardrails::max_retries) times per run, then the run trips;
 ///   on tool arguments, the call is skipped and the model receives `message` as its result;

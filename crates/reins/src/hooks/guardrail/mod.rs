@@ -424,6 +424,15 @@ impl AgentHook for Guardrails {
             };
             match named.check.judge(text, self.timeout).await {
                 Verdict::Pass => {}
+                // Arguments are a JSON object: the run refuses the model's own calls whose
+                // are not, and a check's rewrite gets no way around that.
+                Verdict::Rewrite(replacement) if !is_json_object(&replacement) => {
+                    return DispatchAction::skip(format!(
+                        "the call was not run: the guardrail `{}` rewrote its arguments to \
+                         something that is not a JSON object",
+                        named.name
+                    ));
+                }
                 Verdict::Rewrite(replacement) => rewritten = Some(replacement),
                 Verdict::Reject(message) => return DispatchAction::skip(message),
                 Verdict::Trip(message) => {
@@ -437,4 +446,9 @@ impl AgentHook for Guardrails {
             None => DispatchAction::proceed(),
         }
     }
+}
+
+/// Whether `text` is a JSON object, as a tool call's arguments must be.
+fn is_json_object(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|value| value.is_object())
 }

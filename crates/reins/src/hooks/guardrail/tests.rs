@@ -254,6 +254,26 @@ async fn tool_args_rewrites_chain_and_trips_stop() {
 }
 
 #[tokio::test]
+async fn a_rewrite_to_arguments_that_are_not_an_object_skips_the_call() {
+    for replacement in ["not json at all", "\"a string\"", "[1]"] {
+        let model = ScriptedModel::new([
+            Turn::tool_call("record", json!({"n": 1})),
+            Turn::text("understood"),
+        ]);
+        let guard =
+            Guardrails::new().tool_args_fn("mangle", move |_| Verdict::rewrite(replacement));
+        let (agent, calls) = agent_with_tool(&model, |b| b.add_hook(guard));
+        assert_eq!(agent.prompt("q").await.unwrap(), "understood");
+        assert!(calls.lock().unwrap().is_empty(), "{replacement} ran");
+        let told = model.requests()[1].history.last().unwrap().text();
+        assert!(
+            told.contains("`mangle`") && told.contains("not a JSON object"),
+            "{told}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn tool_args_for_checks_only_that_tool() {
     let model = ScriptedModel::new([Turn::tool_call("record", json!({})), Turn::text("done")]);
     let guard =

@@ -52,6 +52,28 @@ async fn a_decider_can_deny_or_rewrite_the_arguments() {
 }
 
 #[tokio::test]
+async fn replacement_arguments_that_are_not_an_object_deny_the_call() {
+    for replacement in [json!("not an object"), json!([1, 2]), Value::Null] {
+        let (decider, _) = recording(Decision::approve_with_args(replacement.clone()));
+        let policy = ApprovalPolicy::new().rule(Rule::ask("*")).decider(decider);
+        let out = run(
+            Turn::tool_call("transfer", json!({"amount": 9})),
+            policy,
+            same,
+        )
+        .await;
+        assert!(out.ran.is_empty(), "{replacement} ran: {:?}", out.ran);
+        assert_eq!(out.results.len(), 1);
+        assert!(
+            out.results[0].contains("not a JSON object"),
+            "{:?}",
+            out.results
+        );
+        assert_eq!(out.answer.unwrap(), "done");
+    }
+}
+
+#[tokio::test]
 async fn the_default_asks_when_a_decider_is_set() {
     let (decider, seen) = recording(Decision::approve());
     let policy = ApprovalPolicy::new().decider(decider);
