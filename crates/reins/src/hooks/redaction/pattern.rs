@@ -13,7 +13,7 @@ pub enum Pattern {
     ApiKey,
     /// The token of an `Authorization: Bearer <token>` header.
     BearerToken,
-    /// Email addresses.
+    /// Email addresses, letters beyond ASCII included (`josé@example.com`, `почта@пример.рф`).
     Email,
     /// Payment card numbers: 13 to 19 digits, optionally grouped with spaces or dashes,
     /// starting with 2 to 6 and passing the Luhn check.

@@ -1,7 +1,8 @@
 //! The built-in patterns, written by hand: each family is one pass over the bytes of the text
 //! and reports matches through a callback, so a text without matches costs no allocation.
 //!
-//! Every pattern is ASCII, so each match starts and ends on a character boundary.
+//! Every pattern but the email addresses' is ASCII, so each match starts and ends on a
+//! character boundary; an address's letters beyond ASCII are read as whole characters.
 
 use memchr::{memchr_iter, memchr2_iter};
 
@@ -142,20 +143,26 @@ pub(super) fn bearer_tokens(text: &str, emit: Emit<'_>) {
     }
 }
 
-/// `local@domain.tld`: a local part of `[A-Za-z0-9._%+_-]`, and a domain of dot-separated
-/// labels of `[A-Za-z0-9-]` ending in a top-level domain of two or more letters.
+/// `local@domain.tld`: a local part of `[A-Za-z0-9._%+_-]` and letters and digits beyond
+/// ASCII (`josé`, `müller`), and a domain of dot-separated labels of `[A-Za-z0-9-]` and such
+/// letters, ending in a top-level domain of two or more letters (`.com`, `.рф`). ASCII is
+/// read a byte at a time; only a byte beyond ASCII next to an address is decoded, so the
+/// match starts and ends on character boundaries.
 pub(super) fn emails(text: &str, emit: Emit<'_>) {
     let bytes = text.as_bytes();
-    let is_local = |b: u8| b.is_ascii_alphanumeric() || b"._%+-_".contains(&b);
-    let is_domain = |b: u8| b.is_ascii_alphanumeric() || b == b'.' || b == b'-';
     let mut resume = 0;
     for at_sign in memchr_iter(b'@', bytes) {
         if at_sign < resume {
             continue;
         }
+        // Back from the `@` a character at a time; `resume`, the end of the last address, is
+        // a character boundary like `start`.
         let mut start = at_sign;
-        while start > resume && is_local(byte_before(bytes, start)) {
-            start -= 1;
+        while start > resume {
+            match local_char_before(text, start) {
+                Some(len) => start -= len,
+                None => break,
+            }
         }
         while start < at_sign && bytes[start] == b'.' {
             start += 1;
@@ -164,27 +171,58 @@ pub(super) fn emails(text: &str, emit: Emit<'_>) {
             continue;
         }
         let domain_start = at_sign + 1;
-        let mut end = domain_start + run_len(bytes, domain_start, is_domain);
+        let mut end = domain_start;
+        while let Some(len) = domain_char_at(text, end) {
+            end += len;
+        }
         // A sentence's full stop or a dash after the address is not part of it.
         while end > domain_start && matches!(bytes[end - 1], b'.' | b'-') {
             end -= 1;
         }
-        if valid_domain(&bytes[domain_start..end]) {
+        if text.get(domain_start..end).is_some_and(valid_domain) {
             emit(start, end);
             resume = end;
         }
     }
 }
 
-fn valid_domain(domain: &[u8]) -> bool {
-    let mut labels = domain.split(|&b| b == b'.');
-    let Some(tld) = domain.rsplit(|&b| b == b'.').next() else {
+/// A letter or digit beyond ASCII in an address (combining accents included, so a
+/// decomposed `é` stays in it).
+fn is_address_letter(c: char) -> bool {
+    c.is_alphanumeric() || ('\u{300}'..='\u{36f}').contains(&c)
+}
+
+/// The length in bytes of the local-part character ending at `index`, if there is one.
+fn local_char_before(text: &str, index: usize) -> Option<usize> {
+    let before = byte_before(text.as_bytes(), index);
+    if before.is_ascii() {
+        let local = before.is_ascii_alphanumeric() || b"._%+-_".contains(&before);
+        return local.then_some(1);
+    }
+    let c = text.get(..index)?.chars().next_back()?;
+    is_address_letter(c).then(|| c.len_utf8())
+}
+
+/// The length in bytes of the domain character starting at `index`, if there is one.
+fn domain_char_at(text: &str, index: usize) -> Option<usize> {
+    let byte = at(text.as_bytes(), index);
+    if byte.is_ascii() {
+        let domain = byte.is_ascii_alphanumeric() || byte == b'.' || byte == b'-';
+        return domain.then_some(1);
+    }
+    let c = text.get(index..)?.chars().next()?;
+    is_address_letter(c).then(|| c.len_utf8())
+}
+
+fn valid_domain(domain: &str) -> bool {
+    let Some((_, tld)) = domain.rsplit_once('.') else {
         return false;
     };
-    domain.contains(&b'.')
-        && labels.all(|label| !label.is_empty() && label[0] != b'-')
-        && tld.len() >= 2
-        && tld.iter().all(u8::is_ascii_alphabetic)
+    domain
+        .split('.')
+        .all(|label| !label.is_empty() && !label.starts_with('-'))
+        && tld.chars().nth(1).is_some()
+        && tld.chars().all(char::is_alphabetic)
 }
 
 /// Payment card numbers: 13 to 19 digits, optionally in groups separated by single spaces or

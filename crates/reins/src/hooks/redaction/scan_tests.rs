@@ -104,7 +104,38 @@ fn emails() {
         &["a@b.io", "c_d@e-f.org"],
     );
     assert_finds(Pattern::Email, "\"x@y.com\"", &["x@y.com"]);
-    assert_finds(Pattern::Email, "é.bob@example.com", &["bob@example.com"]);
+    // Letters beyond ASCII, in the local part and the domain, whole characters only.
+    assert_finds(Pattern::Email, "é.bob@example.com", &["é.bob@example.com"]);
+    assert_finds(
+        Pattern::Email,
+        "mail josé@example.com now",
+        &["josé@example.com"],
+    );
+    assert_finds(
+        Pattern::Email,
+        "to müller.hans@example.com.",
+        &["müller.hans@example.com"],
+    );
+    assert_finds(
+        Pattern::Email,
+        "ünïcode.user@exämple.com",
+        &["ünïcode.user@exämple.com"],
+    );
+    assert_finds(Pattern::Email, "почта@пример.рф", &["почта@пример.рф"]);
+    assert_finds(Pattern::Email, "é@ü.de", &["é@ü.de"]);
+    assert_finds(
+        Pattern::Email,
+        "ａｄａ@example.com",
+        &["ａｄａ@example.com"],
+    );
+    assert_finds(
+        Pattern::Email,
+        "jose\u{301}@example.com",
+        &["jose\u{301}@example.com"],
+    );
+    // Punctuation beyond ASCII around an address is not part of it.
+    assert_finds(Pattern::Email, "“ada@example.com”", &["ada@example.com"]);
+    assert_finds(Pattern::Email, "—ada@example.com—x", &["ada@example.com"]);
     for text in [
         "@mention",
         "user@localhost",
@@ -114,6 +145,8 @@ fn emails() {
         "user@example..com",
         "a @ b.com",
         "no at sign here.com",
+        "ü@ö",
+        "ada@example.c😀",
     ] {
         assert_finds(Pattern::Email, text, &[]);
     }
@@ -239,7 +272,7 @@ fn nothing_found_in_unicode_and_edge_texts() {
         "",
         "-",
         "@",
-        "é@ü.de",
+        "é@ü",
         "日本語のテキスト 123-45",
         "sk-",
         "Bearer ",
