@@ -269,7 +269,8 @@ pub struct CacheConfig {
 pub struct LoopBreakerConfig {
     /// The identical call in a row answered with feedback instead of running (default 3).
     pub feedback_after: Option<Spanned<u32>>,
-    /// The identical call in a row that stops the run (default 5).
+    /// The identical call in a row that stops the run (default 5), once the model has read
+    /// the feedback in an earlier turn (identical parallel calls of one turn get feedback).
     pub stop_after: Option<Spanned<u32>>,
     /// What the model is told instead of the default feedback.
     pub feedback: Option<String>,

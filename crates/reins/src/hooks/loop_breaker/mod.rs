@@ -20,8 +20,9 @@ const ENTRY_KIND: &str = "reins.loop_breaker";
 /// Catches a model that calls the same tool with the same arguments over and over.
 ///
 /// Calls are compared by tool name and parsed JSON arguments, so key order and whitespace do
-/// not matter. Counting consecutive identical calls (across turns; any other call the
-/// breaker sees in between starts the count again):
+/// not matter; numbers compare as written, so `{"a": 1}` and `{"a": 1.0}` are different
+/// calls. Counting consecutive identical calls (across turns, and within a turn's parallel
+/// calls; any other call the breaker sees in between starts the count again):
 ///
 /// - the `feedback_after`-th identical call in a row (3 by default) does not run: the model
 ///   gets a tool result saying it is repeating itself and should change its approach
@@ -29,6 +30,21 @@ const ENTRY_KIND: &str = "reins.loop_breaker";
 ///   are not called);
 /// - the `stop_after`-th (5 by default) stops the run with [`PromptError::Cancelled`] whose
 ///   reason is a [`LoopDetected`]; read it back with [`LoopDetected::from_error`].
+///
+/// **A stop only follows an answer the model has read.** The model reads tool results at its
+/// next turn, so a call at or past `stop_after` stops the run only when the model has read,
+/// in an earlier turn, the feedback for the streak (or, with `stop_after` at or below
+/// `feedback_after`, which asks for no feedback, the result of the streak's first call);
+/// until then it is answered with feedback. A turn of five identical parallel calls runs two
+/// and answers three with feedback, and the run stops only if the next turn repeats the call
+/// again.
+///
+/// **What it does not catch.** Only a streak of one identical call counts: a model
+/// alternating between two calls (A, B, A, B …) resets the count each time and is never
+/// caught; `max_turns` bounds such a run. Calls a hook registered before the breaker
+/// refused are not seen: register the breaker before an
+/// [`ApprovalPolicy`](crate::hooks::approval::ApprovalPolicy) so that a model repeating a
+/// denied call is caught too.
 ///
 /// The count lives in the run (its scratchpad, and an entry, `reins.loop_breaker`, recorded
 /// at each checkpoint and the run's end), so one breaker serves concurrent runs and a
@@ -102,13 +118,16 @@ impl LoopBreaker {
 
     /// The `n`-th identical call in a row, and every one after it, is answered with feedback
     /// instead of running (at least 2: a first call is no repeat). At or above
-    /// [`stop_after`](Self::stop_after) the run stops instead.
+    /// [`stop_after`](Self::stop_after) the run stops instead, once the model has read
+    /// feedback for the streak (see [`LoopBreaker`]).
     pub fn feedback_after(mut self, n: u32) -> Self {
         self.feedback_after = n.max(2);
         self
     }
 
-    /// The `m`-th identical call in a row stops the run (at least 2).
+    /// The `m`-th identical call in a row stops the run (at least 2), once the model has read
+    /// the streak's feedback in an earlier turn (see [`LoopBreaker`]); until then it is
+    /// answered with feedback.
     pub fn stop_after(mut self, m: u32) -> Self {
         self.stop_after = m.max(2);
         self
@@ -145,39 +164,96 @@ struct Streak {
     /// The calls of `turn` already counted, with their place in the streak, so a call seen
     /// by several breakers (or again after a resume) is counted once.
     seen: Vec<(String, u32)>,
+    /// The turn of the streak's first call. (0 in records written before it.)
+    #[serde(default)]
+    started_in_turn: usize,
+    /// The turn in which a call of the streak was first answered with feedback: the model
+    /// has read it from the next turn on. (Absent from records written before it.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    told_in_turn: Option<usize>,
 }
 
-/// Counts `call_id` into the run's streak and returns its place in it.
-fn count(ctx: &HookContext, tool: &str, fingerprint: u64, call_id: &str) -> Result<u32, String> {
-    let turn = ctx.turn();
-    ctx.scratchpad().update(|recorded: &mut Recorded<Streak>| {
-        let streak = recorded
-            .load(ctx, ENTRY_KIND, Streak::default)
-            .map_err(|error| {
-                format!(
-                    "loop breaker: the run's record could not be read ({error}), so repeated \
-                     calls cannot be told apart"
-                )
-            })?;
-        if streak.turn != turn {
-            streak.turn = turn;
-            streak.seen.clear();
-        }
-        if let Some((_, place)) = streak.seen.iter().find(|(id, _)| id == call_id) {
-            return Ok(*place);
-        }
-        if streak.repeats > 0 && streak.fingerprint == fingerprint && streak.tool == tool {
-            streak.repeats = streak.repeats.saturating_add(1);
-        } else {
-            streak.tool = tool.to_owned();
-            streak.fingerprint = fingerprint;
-            streak.repeats = 1;
-        }
-        streak.seen.push((call_id.to_owned(), streak.repeats));
-        let repeats = streak.repeats;
-        recorded.changed();
-        Ok(repeats)
-    })
+/// What the breaker does with a call: its place in the streak, and whether it stops.
+enum Answer {
+    Run,
+    Feedback(u32),
+    Stop(u32),
+}
+
+impl LoopBreaker {
+    /// Counts `call_id` into the run's streak and decides its answer.
+    fn judge(
+        &self,
+        ctx: &HookContext,
+        tool: &str,
+        fingerprint: u64,
+        call_id: &str,
+    ) -> Result<Answer, String> {
+        let turn = ctx.turn();
+        ctx.scratchpad().update(|recorded: &mut Recorded<Streak>| {
+            let streak = recorded
+                .load(ctx, ENTRY_KIND, Streak::default)
+                .map_err(|error| {
+                    format!(
+                        "loop breaker: the run's record could not be read ({error}), so \
+                         repeated calls cannot be told apart"
+                    )
+                })?;
+            let (repeats, mut changed) = count(streak, turn, tool, fingerprint, call_id);
+            // The answer the model must have read before a stop: the feedback, when it comes
+            // before the stop, else the streak's first result.
+            let read_in = if self.feedback_after < self.stop_after {
+                streak.told_in_turn
+            } else {
+                Some(streak.started_in_turn)
+            };
+            let read_earlier = read_in.is_some_and(|read| read < turn);
+            let answer = if repeats >= self.stop_after && read_earlier {
+                Answer::Stop(repeats)
+            } else if repeats >= self.feedback_after.min(self.stop_after) {
+                if streak.told_in_turn.is_none() {
+                    streak.told_in_turn = Some(turn);
+                    changed = true;
+                }
+                Answer::Feedback(repeats)
+            } else {
+                Answer::Run
+            };
+            if changed {
+                recorded.changed();
+            }
+            Ok(answer)
+        })
+    }
+}
+
+/// Counts `call_id` of `turn` into `streak`: its place in the streak, and whether the
+/// streak changed.
+fn count(
+    streak: &mut Streak,
+    turn: usize,
+    tool: &str,
+    fingerprint: u64,
+    call_id: &str,
+) -> (u32, bool) {
+    if streak.turn != turn {
+        streak.turn = turn;
+        streak.seen.clear();
+    }
+    if let Some((_, place)) = streak.seen.iter().find(|(id, _)| id == call_id) {
+        return (*place, false);
+    }
+    if streak.repeats > 0 && streak.fingerprint == fingerprint && streak.tool == tool {
+        streak.repeats = streak.repeats.saturating_add(1);
+    } else {
+        streak.tool = tool.to_owned();
+        streak.fingerprint = fingerprint;
+        streak.repeats = 1;
+        streak.started_in_turn = turn;
+        streak.told_in_turn = None;
+    }
+    streak.seen.push((call_id.to_owned(), streak.repeats));
+    (streak.repeats, true)
 }
 
 impl AgentHook for LoopBreaker {
@@ -195,17 +271,13 @@ impl AgentHook for LoopBreaker {
             Some(Ok(args)) => fingerprint(tool, Ok(&args)),
             _ => fingerprint(tool, Err(event.tool_args().unwrap_or_default())),
         };
-        match count(ctx, tool, fingerprint, call_id) {
-            Ok(repeats) if repeats >= self.stop_after => {
-                DispatchAction::stop(StopReason::because(LoopDetected {
-                    tool: tool.to_owned(),
-                    repeats,
-                }))
-            }
-            Ok(repeats) if repeats >= self.feedback_after => {
-                DispatchAction::skip(self.feedback_for(tool, repeats))
-            }
-            Ok(_) => DispatchAction::proceed(),
+        match self.judge(ctx, tool, fingerprint, call_id) {
+            Ok(Answer::Stop(repeats)) => DispatchAction::stop(StopReason::because(LoopDetected {
+                tool: tool.to_owned(),
+                repeats,
+            })),
+            Ok(Answer::Feedback(repeats)) => DispatchAction::skip(self.feedback_for(tool, repeats)),
+            Ok(Answer::Run) => DispatchAction::proceed(),
             Err(reason) => DispatchAction::stop(reason),
         }
     }

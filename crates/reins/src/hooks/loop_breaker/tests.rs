@@ -132,6 +132,68 @@ async fn thresholds_and_the_message_are_configurable() {
     assert!(agent(&model, &log, breaker).prompt("go").await.is_ok());
 }
 
+fn identical_searches(n: usize) -> Turn {
+    Turn::tool_calls((0..n).map(|_| ("search", json!({"q": "x"}))))
+}
+
+#[tokio::test]
+async fn identical_parallel_calls_of_one_turn_get_feedback_not_a_stop() {
+    let model = ScriptedModel::new([identical_searches(5), Turn::text("done")]);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let answer = agent(&model, &log, LoopBreaker::new())
+        .prompt("go")
+        .tool_concurrency(5)
+        .await;
+    assert_eq!(answer.unwrap(), "done");
+    assert_eq!(log.lock().unwrap().len(), 2);
+    let results = tool_results(&model);
+    assert_eq!(results.len(), 5);
+    assert!(
+        results[2..]
+            .iter()
+            .all(|r| r.contains("repeating yourself"))
+    );
+}
+
+#[tokio::test]
+async fn a_streak_stops_the_run_once_its_feedback_was_read_in_an_earlier_turn() {
+    let model = ScriptedModel::new([identical_searches(5), search("x"), Turn::text("done")]);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let error = agent(&model, &log, LoopBreaker::new())
+        .prompt("go")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        LoopDetected::from_error(&error).map(|stop| stop.repeats),
+        Some(6)
+    );
+    assert_eq!(log.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn with_stop_at_or_below_feedback_a_stop_needs_a_result_read_in_an_earlier_turn() {
+    // Two identical parallel calls: the model has read nothing of the streak yet.
+    let model = ScriptedModel::new([identical_searches(2), search("x"), Turn::text("done")]);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let breaker = LoopBreaker::new().stop_after(2);
+    let error = agent(&model, &log, breaker).prompt("go").await.unwrap_err();
+    assert_eq!(
+        LoopDetected::from_error(&error).map(|stop| stop.repeats),
+        Some(3)
+    );
+    assert_eq!(log.lock().unwrap().len(), 1);
+    assert!(tool_results(&model)[1].contains("repeating yourself"));
+
+    // One call a turn: the second stops, as configured.
+    let model = ScriptedModel::new([search("x"), search("x"), Turn::text("done")]);
+    let breaker = LoopBreaker::new().stop_after(2);
+    let error = agent(&model, &log, breaker).prompt("go").await.unwrap_err();
+    assert_eq!(
+        LoopDetected::from_error(&error).map(|stop| stop.repeats),
+        Some(2)
+    );
+}
+
 /// The fingerprint of arguments given as text, as the hook reads them: parsed when JSON.
 fn fingerprint_of_text(tool: &str, text: &str) -> u64 {
     match serde_json::from_str::<Value>(text) {
