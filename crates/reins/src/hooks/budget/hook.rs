@@ -41,11 +41,15 @@ impl AgentHook for Budget {
     fn on_model_select(
         &self,
         ctx: &HookContext,
-        _event: ModelSelectEvent<'_>,
+        event: ModelSelectEvent<'_>,
     ) -> ModelSelectionAction {
         let Some(cheaper) = &self.switch_to else {
             return ModelSelectionAction::continue_run();
         };
+        // Selecting a label no model is registered under would fail the run with an error
+        // about the label, hiding the budget's: past the limit, the dispatch check stops the
+        // run with its `BudgetExceeded` instead, as if no cheaper model had been given.
+        let registered = event.available_models.contains(cheaper);
         let past_soft_limit = with_ledger(ctx, |ledger| {
             let usage = self.totals_from(ledger);
             let tool_calls = Some(ledger.tool_calls_in_flight());
@@ -53,7 +57,16 @@ impl AgentHook for Budget {
             (soft.is_some(), false)
         });
         match past_soft_limit {
-            Ok(true) => ModelSelectionAction::select(cheaper.clone()),
+            Ok(true) if registered => ModelSelectionAction::select(cheaper.clone()),
+            Ok(true) => {
+                tracing::error!(
+                    model = cheaper.as_str(),
+                    registered = ?event.available_models,
+                    "budget: no model is registered under the label to switch to; the run \
+                     stops at the limit instead"
+                );
+                ModelSelectionAction::continue_run()
+            }
             Ok(false) => ModelSelectionAction::continue_run(),
             Err(error) => ModelSelectionAction::stop(error.0),
         }

@@ -204,6 +204,9 @@ impl Budget {
     ///
     /// The switch is made in `on_model_select`, where the last hook to select wins: register
     /// the budget after routing hooks. Past a limit, a call to any other model stops the run.
+    /// If no model is registered under `model` (a misspelt label), no switch is made: past the
+    /// limit the run stops with its [`BudgetExceeded`] as if no cheaper model had been given,
+    /// and `tracing::error!` names the label.
     ///
     /// ```
     /// use reins::agent::AgentBuilder;

@@ -4,11 +4,15 @@
 #[cfg(test)]
 mod tests;
 
-use crate::agent::{AgentHook, HookContext, OutcomeAction, OutcomeEvent, StepEventKind};
+use crate::agent::{
+    AgentHook, HookContext, ModelSelectEvent, ModelSelectionAction, OutcomeAction, OutcomeEvent,
+    StepEventKind,
+};
 use crate::completion::{CompletionError, CompletionResponse};
 use crate::message::AssistantContent;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Serves a turn from the next model of a chain when a model call fails or answers with
 /// nothing usable.
@@ -32,6 +36,15 @@ use std::sync::Arc;
 /// so does a response with no answer text and no tool call
 /// ([`keep_empty_responses`](Self::keep_empty_responses) turns that off). The next turn starts
 /// on the selected model again: a primary model that recovers serves the rest of the run.
+/// When every model of the chain answers empty, the last empty response is the turn's: the
+/// run goes on with it (a text run answers `""`), as it would without a fallback.
+///
+/// **Labels no model is registered under** (a misspelt label) are skipped: the chain goes on
+/// to the next registered label, and when none is left, the failed call's own error is the
+/// run's ([`PromptError::Completion`](crate::agent::PromptError::Completion) with the
+/// provider's error, not an error about the label). Each run's first model call checks the
+/// chain against the agent's models and logs the labels missing with `tracing::error!`,
+/// once per hook (its clones share it), so a typo shows up before an outage needs it.
 ///
 /// [`AgentBuilder::named_model`]: crate::agent::AgentBuilder::named_model
 ///
@@ -57,7 +70,14 @@ pub struct ModelFallback {
     chain: Arc<[String]>,
     falls_back_on: Option<Arc<ErrorPredicate>>,
     empty_falls_back: bool,
+    /// Whether missing labels were logged (shared by clones, so a typo is logged once).
+    missing_logged: Arc<AtomicBool>,
 }
+
+/// Which labels of the chain have a model in this run (by the chain's order), in the run's
+/// scratchpad: set at the run's first model selection, where the agent's labels are known.
+#[derive(Default)]
+struct Registered(Option<Vec<bool>>);
 
 type ErrorPredicate = dyn Fn(&CompletionError) -> bool + Send + Sync;
 
@@ -80,6 +100,7 @@ impl ModelFallback {
             chain: chain.into(),
             falls_back_on: None,
             empty_falls_back: true,
+            missing_logged: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -99,14 +120,68 @@ impl ModelFallback {
         self
     }
 
-    /// The label after `label` in the chain; the chain's first for a label not in it.
-    fn next_after(&self, label: &str) -> Option<&str> {
-        match self.chain.iter().position(|l| l == label) {
-            Some(index) => self.chain.get(index + 1),
-            None => self.chain.first(),
+    /// The first registered label after `label` in the chain (from the chain's first, for a
+    /// label not in it). `registered` says which of the chain's labels have a model; unknown
+    /// (`None`), every label is taken to have one.
+    fn next_after(&self, label: &str, registered: Option<&[bool]>) -> Option<&str> {
+        let from = self
+            .chain
+            .iter()
+            .position(|l| l == label)
+            .map_or(0, |index| index + 1);
+        self.chain
+            .iter()
+            .enumerate()
+            .skip(from)
+            .filter(|(_, next)| *next != label)
+            .find(|(index, next)| {
+                let has_model = registered.is_none_or(|known| known.get(*index) == Some(&true));
+                if !has_model {
+                    tracing::error!(
+                        from = label,
+                        skipped = next.as_str(),
+                        "fallback: no model is registered under this label of the chain; \
+                         skipping it"
+                    );
+                }
+                has_model
+            })
+            .map(|(_, next)| next.as_str())
+    }
+
+    /// Notes in the run which labels of the chain have a model, and logs the missing ones
+    /// the first time this hook sees them.
+    fn check_chain(&self, ctx: &HookContext, available: &[String]) {
+        let registered = ctx.scratchpad().update(|registered: &mut Registered| {
+            if registered.0.is_some() {
+                return None;
+            }
+            let known: Vec<bool> = self
+                .chain
+                .iter()
+                .map(|label| available.contains(label))
+                .collect();
+            registered.0 = Some(known.clone());
+            Some(known)
+        });
+        let Some(known) = registered else {
+            return;
+        };
+        let missing: Vec<&str> = self
+            .chain
+            .iter()
+            .zip(&known)
+            .filter(|(_, has_model)| !**has_model)
+            .map(|(label, _)| label.as_str())
+            .collect();
+        if !missing.is_empty() && !self.missing_logged.swap(true, Ordering::Relaxed) {
+            tracing::error!(
+                ?missing,
+                registered = ?available,
+                "fallback: the chain names labels no model is registered under; they are \
+                 skipped"
+            );
         }
-        .map(String::as_str)
-        .filter(|next| *next != label)
     }
 
     fn falls_back(&self, event: &OutcomeEvent<'_>) -> bool {
@@ -143,17 +218,32 @@ impl fmt::Debug for ModelFallback {
 
 impl AgentHook for ModelFallback {
     fn observes(&self, kind: StepEventKind) -> bool {
-        kind == StepEventKind::CompletionOutcome
+        matches!(
+            kind,
+            StepEventKind::CompletionOutcome | StepEventKind::ModelSelect
+        )
     }
 
-    async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+    fn on_model_select(
+        &self,
+        ctx: &HookContext,
+        event: ModelSelectEvent<'_>,
+    ) -> ModelSelectionAction {
+        self.check_chain(ctx, event.available_models);
+        ModelSelectionAction::continue_run()
+    }
+
+    async fn on_outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
         let Some(model) = event.model() else {
             return OutcomeAction::proceed();
         };
         if !self.falls_back(&event) {
             return OutcomeAction::proceed();
         }
-        match self.next_after(model) {
+        let registered = ctx
+            .scratchpad()
+            .update(|registered: &mut Registered| registered.0.clone());
+        match self.next_after(model, registered.as_deref()) {
             Some(next) => {
                 match event.completion_error() {
                     Some(error) => {

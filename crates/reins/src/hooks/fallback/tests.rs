@@ -226,3 +226,46 @@ async fn a_label_given_twice_is_tried_once_so_the_chain_cannot_loop() {
         "{result:?}"
     );
 }
+
+#[tokio::test]
+async fn an_unregistered_label_is_skipped_and_the_failure_is_the_runs_own_error() {
+    // The only backup is misspelt: the provider's error is the run's.
+    let result = AgentBuilder::new(ScriptedModel::new([timeout()]))
+        .add_hook(ModelFallback::new(["default", "bakup"]))
+        .build()
+        .prompt("hi")
+        .await;
+    match result {
+        Err(PromptError::Completion { source, .. }) => {
+            assert!(source.to_string().contains("no first byte"), "{source}")
+        }
+        other => panic!("expected the provider's error, got {other:?}"),
+    }
+
+    // A registered label after it still serves the turn.
+    let log = CallLog::default();
+    let agent = AgentBuilder::new(ScriptedModel::new([timeout()]))
+        .named_model("third", ScriptedModel::new([Turn::text("third answered")]))
+        .add_hook(log.clone())
+        .add_hook(ModelFallback::new(["default", "bakup", "third"]))
+        .build();
+    assert_eq!(agent.prompt("hi").await.unwrap(), "third answered");
+    assert_eq!(
+        *log.0.lock().unwrap(),
+        ["call default", "failed default", "call third"]
+    );
+}
+
+#[tokio::test]
+async fn when_every_model_answers_empty_the_last_empty_answer_is_the_turns() {
+    let primary = ScriptedModel::new([Turn::text("   ")]);
+    let backup = ScriptedModel::new([Turn::reasoning("thinking only")]);
+    let answer = AgentBuilder::new(primary)
+        .named_model("backup", backup.clone())
+        .add_hook(ModelFallback::new(["default", "backup"]))
+        .build()
+        .prompt("hi")
+        .await;
+    assert_eq!(answer.unwrap(), "");
+    assert_eq!(backup.remaining(), 0);
+}

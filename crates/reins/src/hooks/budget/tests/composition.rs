@@ -87,6 +87,30 @@ async fn past_the_limit_the_cheaper_model_serves_until_the_hard_limit() {
 }
 
 #[tokio::test]
+async fn a_switch_to_an_unregistered_label_stops_with_the_budgets_typed_error() {
+    let strong = ScriptedModel::new([
+        Turn::tool_call("lookup", json!({"q": "a"})).usage(Usage::new(0, 600)),
+        Turn::text("unused"),
+    ]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = AgentBuilder::new(strong.clone())
+        .tool(counting_tool("lookup", Arc::clone(&runs)))
+        .add_hook(
+            Budget::new()
+                .max_output_tokens(500)
+                .on_exceeded_switch_to("chaep"),
+        )
+        .build();
+    let error = agent.prompt("go").await.unwrap_err();
+    let stop = BudgetExceeded::from_error(&error).expect("a budget stop, not a label error");
+    assert_eq!(
+        (stop.limit, stop.used, stop.max),
+        (BudgetLimit::OutputTokens, 600.0, 500.0)
+    );
+    assert_eq!(strong.requests().len(), 1);
+}
+
+#[tokio::test]
 async fn past_the_limit_a_later_hook_cannot_select_the_expensive_model() {
     /// Always routes to the default model.
     struct BackToDefault;
