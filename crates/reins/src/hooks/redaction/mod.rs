@@ -14,7 +14,16 @@
 //! doubly encoded tool answer are masked too.
 //!
 //! Redaction is a best-effort filter, not a data-loss-prevention guarantee: patterns miss
-//! secrets they do not know and can mask look-alikes.
+//! secrets they do not know and can mask look-alikes. Not covered by the built-in patterns,
+//! among others: AWS secret access keys (40 characters with no prefix, unlike their
+//! `AKIA…` ids), passwords and other values by the name of their field
+//! (`password=…`, `"x-api-key": "…"`: mask those fields with [`Redaction::matcher`], or the
+//! values with [`Redaction::secret`]), private keys (`-----BEGIN … PRIVATE KEY-----`),
+//! connection strings with credentials (`postgres://user:pass@…`), keys of services not
+//! listed under [`Pattern::ApiKey`], cards written with other separators (`4111.1111…`),
+//! social security numbers without dashes, phone numbers, postal addresses and names.
+//! What the model writes itself streams to the caller as it is written: the patterns mask
+//! tool results and requests, not the model's answer.
 
 mod history;
 mod names;

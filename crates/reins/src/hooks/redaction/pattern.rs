@@ -9,7 +9,8 @@ use std::ops::Range;
 #[non_exhaustive]
 pub enum Pattern {
     /// API keys of well-known services: `sk-…` (OpenAI, Anthropic), `AKIA…`/`ASIA…` (AWS),
-    /// `ghp_…` and the other GitHub tokens, `xoxb-…`/`xoxp-…` (Slack), `AIza…` (Google).
+    /// `ghp_…` and the other GitHub tokens, `xoxb-…`/`xoxp-…` (Slack), `AIza…` (Google),
+    /// `sk_live_…`/`rk_test_…` (Stripe), and JSON Web Tokens (`eyJ….eyJ….…`).
     ApiKey,
     /// The token of an `Authorization: Bearer <token>` header.
     BearerToken,

@@ -59,13 +59,17 @@ fn run_len(bytes: &[u8], from: usize, class: impl Fn(u8) -> bool) -> usize {
 /// - `ghp_`, `gho_`, `ghu_`, `ghs_` or `ghr_` and at least 30 letters or digits, and
 ///   `github_pat_…` (GitHub);
 /// - `xoxb-`, `xoxp-`, `xoxa-`, `xoxr-` or `xoxs-` and at least 10 more (Slack);
-/// - `AIza` and exactly 35 key characters (Google).
+/// - `AIza` and exactly 35 key characters (Google);
+/// - `sk_live_`, `sk_test_`, `rk_live_` or `rk_test_` and at least 16 letters or digits
+///   (Stripe secret and restricted keys);
+/// - JSON Web Tokens: `eyJ…` `.` `eyJ…` `.` and a signature, each part of key characters
+///   (a JSON header and payload in base64url always start `eyJ`).
 pub(super) fn api_keys(text: &str, emit: Emit<'_>) {
     let bytes = text.as_bytes();
     let mut index = 0;
     while index < bytes.len() {
         let starts_word = !is_key_char(byte_before(bytes, index));
-        if starts_word && matches!(bytes[index], b's' | b'A' | b'g' | b'x') {
+        if starts_word && matches!(bytes[index], b's' | b'A' | b'g' | b'x' | b'r' | b'e') {
             if let Some(end) = key_at(bytes, index) {
                 emit(index, end);
                 index = end;
@@ -90,6 +94,13 @@ fn key_at(bytes: &[u8], start: usize) -> Option<usize> {
     };
     if rest.starts_with(b"sk-") {
         at_least(3, 20, &is_key_char)
+    } else if [b"sk_live_", b"sk_test_", b"rk_live_", b"rk_test_"]
+        .iter()
+        .any(|prefix| rest.starts_with(*prefix))
+    {
+        at_least(8, 16, &alnum)
+    } else if rest.starts_with(b"eyJ") {
+        jwt_at(bytes, start)
     } else if rest.starts_with(b"AKIA") || rest.starts_with(b"ASIA") {
         exactly(4, 16, &|b: u8| b.is_ascii_uppercase() || b.is_ascii_digit())
     } else if rest.starts_with(b"AIza") {
@@ -111,6 +122,24 @@ fn key_at(bytes: &[u8], start: usize) -> Option<usize> {
     } else {
         None
     }
+}
+
+/// A JSON Web Token from `start` (at its `eyJ`): a header and a payload of at least 4 key
+/// characters after their `eyJ`, the payload starting `eyJ` too, and a signature (empty
+/// for an unsigned token), separated by dots.
+fn jwt_at(bytes: &[u8], start: usize) -> Option<usize> {
+    let header = run_len(bytes, start, is_key_char);
+    let payload = start + header + 1;
+    let json_part = |from: usize, len: usize| len >= 7 && bytes[from..].starts_with(b"eyJ");
+    if !json_part(start, header) || at(bytes, payload - 1) != b'.' {
+        return None;
+    }
+    let payload_len = run_len(bytes, payload, is_key_char);
+    let signature = payload + payload_len + 1;
+    if !json_part(payload, payload_len) || at(bytes, signature - 1) != b'.' {
+        return None;
+    }
+    Some(signature + run_len(bytes, signature, is_key_char))
 }
 
 /// The token after `Bearer` (any case) and one or more spaces: at least 8 characters of

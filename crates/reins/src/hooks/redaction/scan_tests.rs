@@ -22,11 +22,24 @@ const AWS: &str = "AKIAIOSFODNN7EXAMPLE";
 const GITHUB: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
 const SLACK: &str = "xoxb-1234567890-abcdefABCDEF";
 const GOOGLE: &str = "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q";
+const STRIPE: &str = "sk_live_51HqLyjWDarjtT1zdp7dcXYZabcdefghijkl";
+const STRIPE_RESTRICTED: &str = "rk_test_4eC39HqLyjWDarjtT1zdp7dc";
+const JWT: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
 
 #[test]
 fn api_keys() {
     assert_eq!(GOOGLE.len(), 39);
-    for key in [OPENAI, ANTHROPIC, AWS, GITHUB, SLACK, GOOGLE] {
+    for key in [
+        OPENAI,
+        ANTHROPIC,
+        AWS,
+        GITHUB,
+        SLACK,
+        GOOGLE,
+        STRIPE,
+        STRIPE_RESTRICTED,
+        JWT,
+    ] {
         assert_finds(Pattern::ApiKey, key, &[key]);
         assert_finds(Pattern::ApiKey, &format!("KEY={key}\n"), &[key]);
         assert_finds(Pattern::ApiKey, &format!("{{\"k\":\"{key}\"}}"), &[key]);
@@ -55,6 +68,12 @@ fn api_keys() {
         "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6",   // 34 after AIza
         "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6QR", // 36 after AIza
         "the sky is blue; ask-me-anything",
+        "sk_live_short",                           // too short
+        "sk_prod_51HqLyjWDarjtT1zdp7dcXYZabc",     // not a Stripe mode
+        "eyJhbGciOiJIUzI1NiJ9",                    // a header alone
+        "eyJhbGciOiJIUzI1NiJ9.notjson.sig",        // a payload that is no JSON
+        "keyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.x", // inside a word
+        "eyJ.eyJ.x",                               // too short to be a token
     ];
     for text in negatives {
         assert_finds(Pattern::ApiKey, text, &[]);
