@@ -26,7 +26,10 @@ pub enum RuleOutcome {
 /// what it decides for them.
 ///
 /// Build it from its outcome and a tool-name glob (`*` matches any text, `?` one character),
-/// then narrow it: `Rule::ask("*").when_traits(|t| t.destructive)`.
+/// then narrow it: `Rule::ask("*").when_traits(|t| t.destructive)`. Globs are case-sensitive
+/// (`Delete_*` does not match `delete_file`) and have no escape: `*` and `?` are always
+/// wildcards (`\` is an ordinary character), so a tool whose name holds them is matched by
+/// the wildcard too.
 #[derive(Clone)]
 pub struct Rule {
     glob: Glob,

@@ -38,6 +38,19 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// keys what is sent. A served turn reports zero usage (no tokens were spent), and the outcome
 /// hooks see it like any response. Shared between runs and agents by cloning.
 ///
+/// Register the cache **before** a [`Budget`](crate::hooks::budget::Budget): a hit is served
+/// at dispatch and ends the dispatch chain, so a budget after it never sees the call and
+/// counts no model call (its zero usage still reaches the budget's outcome). Registered
+/// before the cache, a budget counts each hit as a model call, and can stop a run the cache
+/// would have served for free.
+///
+/// **Memory.** Nothing is ever evicted: an in-memory or recording cache keeps every response
+/// it was given for as long as it lives, one entry per distinct request (and per repeat of a
+/// request within a run). That suits tests, replays and short-lived processes; in a
+/// long-running service whose requests keep changing (every conversation is a new request),
+/// it grows without bound. [`len`](Self::len) tells its size; drop the cache (its last clone)
+/// and make a new one to start afresh.
+///
 /// A request a run sends again (a hook's
 /// [`ModelTurnAction::repeat`](crate::agent::ModelTurnAction::repeat) asks again with the same
 /// request) is its own entry: the n-th identical request of a run is served the n-th response

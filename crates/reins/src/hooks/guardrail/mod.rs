@@ -72,6 +72,15 @@ struct Named {
 /// ends the dispatch chain, and an input trip ends the run-start chain, so hooks registered
 /// after the guardrails do not see what they rejected.
 ///
+/// **A rejected answer stays in the history.** A rejection asks again with
+/// [`ModelTurnAction::retry_with_feedback`], which keeps the rejected answer so the model can
+/// see what to correct: it is sent back to the model with the feedback, and it is in the
+/// history the run returns (and in a durable run's stored state). For an answer that must not
+/// be kept (a leaked secret), make the check trip instead of rejecting
+/// ([`Check::tripping`], or [`Verdict::trip`]): the run stops, and the answer is only in
+/// the error's history. A [`Redaction`](crate::hooks::redaction::Redaction) masks what it
+/// recognises in every request sent, the kept answer included.
+///
 /// ```
 /// use reins::agent::AgentBuilder;
 /// use reins::hooks::guardrail::{
