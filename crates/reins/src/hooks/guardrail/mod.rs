@@ -5,8 +5,9 @@
 //! model), registered under a name for one [`Stage`]. It answers a [`Verdict`]: pass, rewrite,
 //! reject (the model is told and may try again) or trip (the run stops). Checks of a stage run
 //! in registration order, each seeing the previous one's rewrite; the first reject or trip
-//! decides. A check that panics, or outlives [`Guardrails::timeout`], trips: guardrails fail
-//! closed.
+//! decides. A check that panics, or outlives [`Guardrails::timeout`] ([`DEFAULT_TIMEOUT`],
+//! a minute, unless set), trips: guardrails fail closed, and a hanging classifier cannot
+//! hold a run forever.
 //!
 //! Ready checks: [`MaxLength`], [`DenyList`] and [`ValidJson`].
 //!
@@ -38,6 +39,10 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How long a check may take unless [`Guardrails::timeout`] says otherwise: a classifier
+/// model's call answers well within it, and one that hangs trips the run after it.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The entry kind under which each answer retry is recorded in the run's state (one entry per
 /// retry), so the retry budget is per run and survives a durable pause.
@@ -158,14 +163,15 @@ impl fmt::Debug for Guardrails {
 }
 
 impl Guardrails {
-    /// No checks yet; answer retries allowed twice per run; no timeout.
+    /// No checks yet; answer retries allowed twice per run; checks time out after
+    /// [`DEFAULT_TIMEOUT`].
     pub fn new() -> Self {
         Guardrails {
             input: Vec::new(),
             answer: Vec::new(),
             tool_args: Vec::new(),
             max_retries: 2,
-            timeout: None,
+            timeout: Some(DEFAULT_TIMEOUT),
             check_history: false,
         }
     }
@@ -252,10 +258,19 @@ impl Guardrails {
         self
     }
 
-    /// The longest a check may take; a check that takes longer trips. Needs a tokio runtime
-    /// with its timer enabled (without one every check trips).
+    /// The longest a check may take ([`DEFAULT_TIMEOUT`] unless set); a check that takes
+    /// longer trips. A check that does not answer at once (an async one that awaits) needs a
+    /// tokio runtime with its timer enabled, and trips without one; a check that answers at
+    /// once (every synchronous one) is not timed.
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.timeout = Some(limit);
+        self
+    }
+
+    /// No time limit on checks: a check that never answers holds the run for as long. For
+    /// checks that enforce a limit of their own, or a runtime without a timer.
+    pub fn without_timeout(mut self) -> Self {
+        self.timeout = None;
         self
     }
 

@@ -312,6 +312,37 @@ async fn panicking_failing_and_hanging_checks_trip() {
     }
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_hanging_check_trips_after_the_default_timeout() {
+    let model = ScriptedModel::new([Turn::text("ok")]);
+    let guard = Guardrails::new().input("hangs", HangingCheck);
+    // The clock is paused and only moves when the run waits: an hour of it is no real time,
+    // and a run that waits that long has no timeout at all.
+    let run = agent(&model, guard).prompt("q");
+    let error = tokio::time::timeout(Duration::from_secs(3_600), async { run.await })
+        .await
+        .expect("the check never timed out")
+        .unwrap_err();
+    assert_eq!(
+        tripped(&error).message,
+        "the check did not answer within 60000 ms"
+    );
+    assert!(model.requests().is_empty());
+}
+
+#[test]
+fn checks_that_answer_at_once_need_no_timer() {
+    // A runtime without a timer: the default timeout must not trip a synchronous check.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new([Turn::text("fine")]);
+    let guard = Guardrails::new().input("short", MaxLength::chars(100));
+    let agent = agent(&model, guard);
+    let answer = runtime.block_on(async { agent.prompt("q").await });
+    assert_eq!(answer.unwrap(), "fine");
+}
+
 struct HangingCheck;
 
 /// A check written as a plain `fn` returning a future, which panics before it returns one.
