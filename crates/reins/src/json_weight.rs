@@ -7,7 +7,7 @@
 /// The most memory a server's JSON text may take once parsed, beyond its own length: 32 MiB.
 /// An honest answer's structure is a small fraction of that (its bulk is text), and a model's
 /// arguments, at most a few hundred thousand tokens, stay well within it.
-pub(crate) const MAX_PARSED_OVERHEAD: usize = 32 * 1024 * 1024;
+pub const MAX_PARSED_OVERHEAD: usize = 32 * 1024 * 1024;
 
 /// Texts shorter than this are not weighed: whatever they hold, parsed they take at most a
 /// few megabytes (an object needs two bytes, `{}`), and most of a stream's events are far
@@ -22,8 +22,21 @@ const OBJECT_BYTES: usize = 640;
 const VALUE_BYTES: usize = 32;
 
 /// Whether `text`, parsed, would take at most `limit` bytes beyond its own length (estimated
-/// from above; a text that is not JSON is left to the parser to refuse).
-pub(crate) fn parses_within(text: &[u8], limit: usize) -> bool {
+/// from above; a text that is not JSON is left to the parser to refuse). Texts under 64 KiB
+/// always pass. For any JSON a server sends that is parsed into a `serde_json::Value` (the
+/// providers use it; so do MCP clients).
+///
+/// ```
+/// use reins::json_weight::{MAX_PARSED_OVERHEAD, parses_within};
+///
+/// // A megabyte of text in one string weighs what its text does…
+/// let text = format!(r#"{{"text":"{}"}}"#, "x".repeat(1 << 20));
+/// assert!(parses_within(text.as_bytes(), MAX_PARSED_OVERHEAD));
+/// // …four megabytes of small objects, hundreds of megabytes once parsed.
+/// let objects = format!("[{}]", vec![r#"{"a":0}"#; 512 * 1024].join(","));
+/// assert!(!parses_within(objects.as_bytes(), MAX_PARSED_OVERHEAD));
+/// ```
+pub fn parses_within(text: &[u8], limit: usize) -> bool {
     text.len() < WEIGHED_FROM || overhead_within(text, limit)
 }
 

@@ -23,7 +23,7 @@ pub mod completion;
 mod hex;
 pub mod hooks;
 mod json_text;
-mod json_weight;
+pub mod json_weight;
 pub mod message;
 pub mod observe;
 mod panics;
