@@ -287,7 +287,8 @@ impl ToolDecision {
         ToolDecision::Approve
     }
 
-    /// Run the call with edited arguments.
+    /// Run the call with edited arguments, a JSON object (anything else is not run: the call
+    /// is answered as skipped, saying why).
     pub fn approve_with_args(args: Value) -> Self {
         ToolDecision::ApproveWithArgs { args }
     }

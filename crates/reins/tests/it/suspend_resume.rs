@@ -170,6 +170,17 @@ async fn a_call_can_be_denied_or_approved_with_edited_arguments() {
         .unwrap();
     assert_eq!(*log.lock().unwrap(), vec!["lookup", "50 to bob"]);
     assert!(seen.0.lock().unwrap()[0].contains("Success"));
+
+    // Edited arguments that are not an object (which no tool takes) are not run.
+    let (run, model, log) = suspend().await;
+    agent(model.clone(), log.clone(), SeenOnResume::default())
+        .resume(run)
+        .decide("t1c1", ToolDecision::approve_with_args(json!("50 to bob")))
+        .await
+        .unwrap();
+    assert_eq!(*log.lock().unwrap(), vec!["lookup"]);
+    let answered = model.requests()[1].history[3].text();
+    assert!(answered.contains("not a JSON object"), "{answered}");
 }
 
 #[tokio::test]

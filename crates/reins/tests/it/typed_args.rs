@@ -130,3 +130,42 @@ async fn an_outcome_hook_sees_the_call_as_it_ran_and_the_history_keeps_the_model
         .collect();
     assert_eq!(answered, [("call-1", "add"), ("call-2", "add")]);
 }
+
+/// Rewrites every call's arguments to `to`.
+struct RewriteTo(serde_json::Value);
+
+impl AgentHook for RewriteTo {
+    async fn on_dispatch(&self, _: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        DispatchAction::rewrite_tool_args(event.kind, self.0.clone())
+    }
+}
+
+/// Arguments a hook rewrote to something other than an object (the model's own would make the
+/// call invalid) never reach the tool: the call is answered as not run; a later hook that
+/// rewrites them to an object again wins, as rewrites chain.
+#[tokio::test]
+async fn arguments_rewritten_to_something_other_than_an_object_are_not_run() {
+    for (hooks, ran) in [
+        (vec![RewriteTo(json!("two and three"))], false),
+        (
+            vec![RewriteTo(json!([2, 3])), RewriteTo(json!({"a": 2, "b": 3}))],
+            true,
+        ),
+    ] {
+        let model = ScriptedModel::new([
+            Turn::tool_call("add", json!({"a": 2, "b": 3})),
+            Turn::text("done"),
+        ]);
+        let mut builder = AgentBuilder::new(model.clone()).tool(add_tool());
+        for hook in hooks {
+            builder = builder.add_hook(hook);
+        }
+        builder.build().prompt("add").await.unwrap();
+        let answer = model.requests()[1].history.last().unwrap().text();
+        if ran {
+            assert_eq!(answer, "5");
+        } else {
+            assert!(answer.contains("other than a JSON object"), "{answer}");
+        }
+    }
+}

@@ -112,6 +112,17 @@ impl CallEnv<'_> {
                 Some(ToolDecision::Approve | ToolDecision::Rerun) => {
                     Step::Run(pending.started.clone().map(|args| Box::new((args, None))))
                 }
+                // As a hook's rewrite: no tool runs with arguments that are not an object.
+                Some(ToolDecision::ApproveWithArgs { args }) if !args.is_object() => {
+                    let reason = "not run: the decision's replacement arguments are not a JSON \
+                                  object, which no tool takes";
+                    Step::answer(
+                        reason.to_owned(),
+                        ToolOutcome::Skipped {
+                            reason: reason.to_owned(),
+                        },
+                    )
+                }
                 Some(ToolDecision::ApproveWithArgs { args }) => {
                     Step::Run(Some(Box::new((args.clone(), None))))
                 }

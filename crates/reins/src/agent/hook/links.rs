@@ -30,6 +30,11 @@ pub(crate) enum ToolDispatchDecision {
     Suspend(String),
 }
 
+/// What a call is answered with when the hooks rewrote its arguments to something other than
+/// a JSON object.
+const REWRITE_NOT_AN_OBJECT: &str = "not run: a hook rewrote the call's arguments to something \
+                                     other than a JSON object, which no tool takes";
+
 /// Goes on to the next hook after a `Proceed` answer. The answer owns nothing and is
 /// forgotten: dropping it would call the action type's whole drop glue, out of line, on every
 /// answer of every hook.
@@ -198,6 +203,13 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
     }
     #[inline]
     fn finish(self) -> Self::Done {
+        // The model's own arguments must be an object, or the call is invalid; a hook's
+        // rewrite is held to the same: no tool runs with anything else.
+        if let Some((value, _)) = &self.rewritten
+            && !value.is_object()
+        {
+            return ToolDispatchDecision::Skip(REWRITE_NOT_AN_OBJECT.to_owned());
+        }
         ToolDispatchDecision::Proceed(self.rewritten.map(|(value, text)| {
             let text = text
                 .into_written()
