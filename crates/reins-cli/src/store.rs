@@ -11,6 +11,7 @@ pub const DEFAULT_SQLITE: &str = ".reins/runs.sqlite";
 pub async fn open(agent: &LoadedAgent) -> Result<BoxedStore, String> {
     let default = crate::config::StoreConfig::default();
     let config = agent.file.store.as_ref().map_or(&default, |s| s.get_ref());
+    let keep = config.keep_checkpoints.as_ref().map(|keep| *keep.get_ref());
     if config.restate.is_some() {
         // The commands route Restate agents to the ingress first; never fall back to SQLite.
         return Err(format!(
@@ -25,7 +26,10 @@ pub async fn open(agent: &LoadedAgent) -> Result<BoxedStore, String> {
         // The connection string may hold a password: the error names the variable only.
         return reins::store::PostgresStore::connect(&url)
             .await
-            .map(BoxedStore::new)
+            .map(|store| match keep {
+                Some(newest) => BoxedStore::new(store.keep_checkpoints(newest)),
+                None => BoxedStore::new(store),
+            })
             .map_err(|error| {
                 format!(
                     "cannot open the PostgreSQL store ({}): {error}",
@@ -39,6 +43,9 @@ pub async fn open(agent: &LoadedAgent) -> Result<BoxedStore, String> {
             .map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
     }
     SqliteStore::open(&path)
-        .map(BoxedStore::new)
+        .map(|store| match keep {
+            Some(newest) => BoxedStore::new(store.keep_checkpoints(newest)),
+            None => BoxedStore::new(store),
+        })
         .map_err(|error| format!("cannot open the run store {}: {error}", path.display()))
 }

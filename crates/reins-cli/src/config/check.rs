@@ -55,6 +55,17 @@ pub fn check(agent: &LoadedAgent, needs: Needs) -> Vec<Diagnostic> {
         check_model(agent, model, &mut problems, &mut secrets);
     }
     check_budget(agent, &mut problems);
+    if let Some(keep) = file
+        .store
+        .as_ref()
+        .and_then(|store| store.get_ref().keep_checkpoints.as_ref())
+        .filter(|keep| *keep.get_ref() == 0)
+    {
+        problems.push(agent.error_at(
+            keep.span(),
+            "`keep_checkpoints` must be at least 1: a run's newest checkpoint is its state",
+        ));
+    }
     if let Some(cache) = &file.hooks.cache {
         let config = cache.get_ref();
         if config.record.is_some() == config.replay.is_some() {

@@ -403,6 +403,10 @@ pub struct StoreConfig {
     /// The environment variable holding the admin API's bearer token, for `reins serve
     /// --register`, when it is not the ingress's (Restate Cloud gives each its own).
     pub restate_admin_token_env: Option<Spanned<String>>,
+    /// How many checkpoints of each run the SQLite or PostgreSQL store keeps, newest first
+    /// (default: every one): a long run's record then grows with its state only, and
+    /// `runs fork --at` reaches back that far.
+    pub keep_checkpoints: Option<Spanned<usize>>,
 }
 
 /// An agent file read and checked: its contents and where it is.

@@ -46,6 +46,13 @@ pub(super) fn check_restate(
                 .concealed(),
         );
     }
+    if let Some(keep) = &store.keep_checkpoints {
+        problems.push(agent.error_at(
+            keep.span(),
+            "`keep_checkpoints` applies to `sqlite` and `postgres_url_env`: Restate keeps a \
+             run's journal itself",
+        ));
+    }
     if store.sqlite.is_some() || store.postgres_url_env.is_some() {
         problems.push(agent.error_at(
             url.span(),

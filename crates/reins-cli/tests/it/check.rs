@@ -368,6 +368,16 @@ fn a_turn_limit_of_zero_is_refused_at_its_line() {
     );
 }
 
+/// A store keeping no checkpoint would keep no state.
+#[test]
+fn keeping_no_checkpoint_is_refused_at_its_line() {
+    assert_error_at(
+        &format!("{VALID}\n[store]\nkeep_checkpoints = 0\n"),
+        22,
+        "`keep_checkpoints` must be at least 1",
+    );
+}
+
 #[test]
 fn an_over_budget_model_needs_a_limit_and_a_hard_limit_factor_needs_the_model() {
     let limits = |extra: &str| VALID.replace("max_turns = 4\n", &format!("max_turns = 4\n{extra}"));

@@ -407,6 +407,24 @@ fn a_finished_run_is_forked_at_its_suspended_checkpoint_with_other_arguments() {
     assert!(stderr.contains("note: forked"), "{stderr}");
 }
 
+/// `[store] keep_checkpoints = 1`: the run's record keeps its newest checkpoint only, however
+/// many times it was written, and the run still pauses, resumes and finishes.
+#[test]
+fn a_store_keeping_one_checkpoint_lists_one() {
+    let server = FakeLlm::start(&rules());
+    let agent = agent_file(&server, &format!("{ASK}[store]\nkeep_checkpoints = 1\n"));
+    let (run, _) = suspend(&agent);
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    resume_and_expect_note(&agent, &run, "note: draft");
+    let (code, stdout, stderr) =
+        outcome(agent.reins(&["runs", "checkpoints", "AGENT", &run, "--json"]));
+    assert_eq!(code, 0, "{stderr}");
+    let checkpoints = events(&stdout);
+    assert_eq!(checkpoints.len(), 1, "{stdout}");
+    assert_eq!(checkpoints[0]["status"], "completed", "{stdout}");
+}
+
 /// Where neither `$USER` nor `$LOGNAME` is set (a container, a service), a decision is
 /// recorded as made by the account the command runs as.
 #[test]

@@ -71,6 +71,8 @@ use std::time::Duration;
 pub struct MemoryStore {
     runs: Arc<Mutex<BTreeMap<String, Record>>>,
     lease: Option<Duration>,
+    /// How many checkpoints of a run are kept (`None`: all).
+    keep_checkpoints: Option<usize>,
     signals: DecisionSignals,
 }
 
@@ -109,7 +111,8 @@ struct Snapshot {
 }
 
 impl Record {
-    fn snapshot(&mut self) {
+    /// Keeps the record's state as a checkpoint, and of its checkpoints the newest `keep`.
+    fn snapshot(&mut self, keep: Option<usize>) {
         self.snapshots.push(Snapshot {
             checkpoint: Checkpoint {
                 version: self.version,
@@ -120,6 +123,10 @@ impl Record {
             format: self.format,
             state: self.state.clone(),
         });
+        if let Some(keep) = keep {
+            let older = self.snapshots.len().saturating_sub(keep);
+            self.snapshots.drain(..older);
+        }
     }
 }
 
@@ -159,6 +166,15 @@ impl MemoryStore {
     /// Sets how long a claim lasts without a checkpoint (default [`DEFAULT_LEASE`]).
     pub fn with_lease(mut self, lease: Duration) -> Self {
         self.lease = Some(lease);
+        self
+    }
+
+    /// Keeps only the newest `newest` checkpoints of each run (at least one): older ones are
+    /// deleted as new ones are written, so a long run's record grows with its state, not with
+    /// its state times its turns. [`checkpoints`](RunStore::checkpoints) and forks reach back
+    /// that far only. By default every checkpoint is kept.
+    pub fn keep_checkpoints(mut self, newest: usize) -> Self {
+        self.keep_checkpoints = Some(newest.max(1));
         self
     }
 
@@ -264,7 +280,7 @@ impl RunStore for MemoryStore {
             },
         );
         if let Some(record) = runs.get_mut(&state.run_id) {
-            record.snapshot();
+            record.snapshot(self.keep_checkpoints);
         }
         Ok(Lease {
             run_id: state.run_id.clone(),
@@ -322,7 +338,7 @@ impl RunStore for MemoryStore {
         record.status = super::status_name(state.status).to_owned();
         record.journal.extend_from_slice(journal);
         record.updated_at = now_millis();
-        record.snapshot();
+        record.snapshot(self.keep_checkpoints);
         if release {
             record.owner = None;
             record.token = None;

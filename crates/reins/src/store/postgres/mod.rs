@@ -65,6 +65,8 @@ pub const DEFAULT_POOL_SIZE: usize = 16;
 pub struct PostgresStore {
     pool: Pool,
     lease: Duration,
+    /// How many checkpoints of a run are kept (`None`: all).
+    keep_checkpoints: Option<usize>,
     /// For the decision listener's own connection (boxed: the store stays small to move).
     config: std::sync::Arc<tokio_postgres::Config>,
     signals: DecisionSignals,
@@ -100,6 +102,7 @@ impl PostgresStore {
         let store = PostgresStore {
             pool,
             lease: DEFAULT_LEASE,
+            keep_checkpoints: None,
             config: std::sync::Arc::new(config),
             signals: DecisionSignals::new(),
             feed: FeedSlot::default(),
@@ -139,6 +142,16 @@ impl PostgresStore {
         self
     }
 
+    /// Keeps only the newest `newest` checkpoints of each run (at least one): older ones are
+    /// deleted as new ones are written (a statement of its own after the checkpoint's), so a
+    /// long run's record grows with its state, not with its state times its turns.
+    /// [`checkpoints`](RunStore::checkpoints) and forks reach back that far only. By default
+    /// every checkpoint is kept.
+    pub fn keep_checkpoints(mut self, newest: usize) -> Self {
+        self.keep_checkpoints = Some(newest.max(1));
+        self
+    }
+
     fn lease_millis(&self) -> i64 {
         i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
     }
@@ -165,7 +178,17 @@ impl RunStore for PostgresStore {
         // `writes` awaits the connection once the state is encoded.
         let connection = self.client();
         let lease_millis = self.lease_millis();
-        writes::checkpoint(connection, lease, state, journal, release, lease_millis).await
+        let keep = self.keep_checkpoints;
+        writes::checkpoint(
+            connection,
+            lease,
+            state,
+            journal,
+            release,
+            lease_millis,
+            keep,
+        )
+        .await
     }
 
     async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {

@@ -42,6 +42,10 @@ WITH updated AS (
 )
 SELECT count(*) FROM updated";
 
+/// Deletes a run's (`$1`) checkpoints but the newest `$2`.
+const PRUNE_CHECKPOINTS: &str = "DELETE FROM reins_checkpoints WHERE run_id = $1 AND version NOT IN
+    (SELECT version FROM reins_checkpoints WHERE run_id = $1 ORDER BY version DESC LIMIT $2)";
+
 /// Stores a new run and its first checkpoint, leased to `owner` for `lease_millis`.
 pub(super) async fn create(
     connection: impl Future<Output = Result<Client, StoreError>>,
@@ -177,6 +181,7 @@ pub(super) async fn checkpoint(
     journal: &[JournalEntry],
     release: bool,
     lease_millis: i64,
+    keep_checkpoints: Option<usize>,
 ) -> Result<Lease, StoreError> {
     let encoded = encode_state(state)?;
     let now = now_millis();
@@ -214,6 +219,22 @@ pub(super) async fn checkpoint(
             run_id: lease.run_id.clone(),
             expected: lease.version,
         });
+    }
+    if let Some(keep) = keep_checkpoints {
+        // After the checkpoint, which stands whatever this does: a checkpoint pruned late
+        // only takes room.
+        let keep = i64::try_from(keep).unwrap_or(i64::MAX);
+        if let Err(error) = client
+            .execute(PRUNE_CHECKPOINTS, &[&lease.run_id, &keep])
+            .await
+        {
+            tracing::warn!(
+                target: "reins",
+                run_id = %lease.run_id,
+                %error,
+                "older checkpoints could not be deleted; the next checkpoint tries again"
+            );
+        }
     }
     Ok(Lease {
         version: lease.version + 1,

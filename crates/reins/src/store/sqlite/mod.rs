@@ -56,6 +56,8 @@ pub struct SqliteStore {
     connection: Arc<Mutex<Connection>>,
     path: PathBuf,
     lease: Duration,
+    /// How many checkpoints of a run are kept (`None`: all).
+    keep_checkpoints: Option<usize>,
     /// Shared by every handle on the same file in this process.
     signals: DecisionSignals,
     /// The check for decisions written by other processes, while anyone watches.
@@ -127,6 +129,7 @@ impl SqliteStore {
             connection: Arc::new(Mutex::new(connection)),
             path,
             lease: DEFAULT_LEASE,
+            keep_checkpoints: None,
             signals,
             feed,
         })
@@ -142,6 +145,15 @@ impl SqliteStore {
     /// Sets how long a claim lasts without a checkpoint (default [`DEFAULT_LEASE`]).
     pub fn with_lease(mut self, lease: Duration) -> Self {
         self.lease = lease;
+        self
+    }
+
+    /// Keeps only the newest `newest` checkpoints of each run (at least one): older ones are
+    /// deleted as new ones are written, so a long run's record grows with its state, not with
+    /// its state times its turns. [`checkpoints`](RunStore::checkpoints) and forks reach back
+    /// that far only. By default every checkpoint is kept.
+    pub fn keep_checkpoints(mut self, newest: usize) -> Self {
+        self.keep_checkpoints = Some(newest.max(1));
         self
     }
 
@@ -186,7 +198,14 @@ impl RunStore for SqliteStore {
         journal: &[JournalEntry],
         release: bool,
     ) -> Result<Lease, StoreError> {
-        let work = writes::checkpoint(lease, state, journal, release, self.lease_millis())?;
+        let work = writes::checkpoint(
+            lease,
+            state,
+            journal,
+            release,
+            self.lease_millis(),
+            self.keep_checkpoints,
+        )?;
         self.with(work).await
     }
 

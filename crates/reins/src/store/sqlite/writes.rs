@@ -95,6 +95,7 @@ pub(super) fn checkpoint(
     journal: &[JournalEntry],
     release: bool,
     lease_millis: i64,
+    keep_checkpoints: Option<usize>,
 ) -> Result<impl Work<Lease>, StoreError> {
     let lease = lease.clone();
     let journal = journal.to_vec();
@@ -173,6 +174,16 @@ pub(super) fn checkpoint(
                 ],
             )
             .map_err(backend)?;
+        if let Some(keep) = keep_checkpoints {
+            transaction
+                .execute(
+                    "DELETE FROM reins_checkpoints WHERE run_id = ?1 AND version NOT IN
+                         (SELECT version FROM reins_checkpoints WHERE run_id = ?1
+                          ORDER BY version DESC LIMIT ?2)",
+                    params![lease.run_id, i64::try_from(keep).unwrap_or(i64::MAX)],
+                )
+                .map_err(backend)?;
+        }
         transaction.commit().map_err(backend)?;
         Ok(Lease {
             version: lease.version + 1,

@@ -1,4 +1,5 @@
-//! Listing runs by status a page at a time, deleting finished runs, expiring old ones.
+//! Listing runs by status a page at a time, deleting finished runs, expiring old ones, keeping
+//! only a run's newest checkpoints.
 
 use super::{RunStateBuilder, Seen, agent, decide, script, uuid_like};
 use reins::agent::{PromptError, RunState, RunStatus, ToolDecision};
@@ -165,4 +166,57 @@ async fn housekeeping_in_sqlite() {
 async fn housekeeping_in_postgres() {
     housekeeping(postgres_store().await).await;
     delete_takes_everything(postgres_store().await).await;
+}
+
+/// Writes a run of six checkpoints (its creation, then five more) to `store`; returns the
+/// versions `store` keeps of it, oldest first, and the run's last version.
+async fn six_checkpoints(store: &impl RunStore, run_id: &str) -> (Vec<i64>, i64) {
+    let mut state: RunState = RunStateBuilder::suspended_example();
+    state.run_id = run_id.to_owned();
+    let mut lease = store.create(&state, "w").await.unwrap();
+    for turn in 1..=5 {
+        state.turn = turn;
+        lease = store.checkpoint(&lease, &state, &[], false).await.unwrap();
+    }
+    let checkpoints = store.checkpoints(run_id).await.unwrap();
+    (
+        checkpoints.iter().map(|c| c.version).collect(),
+        lease.version,
+    )
+}
+
+/// A store told to keep two checkpoints a run keeps the newest two, and the run's state with
+/// them; the same store without the setting keeps every one.
+async fn only_the_newest_checkpoints_are_kept(every: impl RunStore, two: impl RunStore) {
+    let (versions, _) = six_checkpoints(&every, &format!("every-{}", uuid_like())).await;
+    assert_eq!(versions.len(), 6, "{versions:?}");
+    let run_id = format!("two-{}", uuid_like());
+    let (versions, last) = six_checkpoints(&two, &run_id).await;
+    assert_eq!(versions, [last - 1, last]);
+    assert!(two.load_checkpoint(&run_id, last - 2).await.is_err());
+    assert_eq!(two.load_checkpoint(&run_id, last).await.unwrap().turn, 5);
+    assert_eq!(two.load(&run_id).await.unwrap().turn, 5);
+}
+
+#[tokio::test]
+async fn only_the_newest_checkpoints_are_kept_in_memory() {
+    only_the_newest_checkpoints_are_kept(
+        MemoryStore::new(),
+        MemoryStore::new().keep_checkpoints(2),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn only_the_newest_checkpoints_are_kept_in_sqlite() {
+    let every = SqliteStore::in_memory().unwrap();
+    let two = SqliteStore::in_memory().unwrap().keep_checkpoints(2);
+    only_the_newest_checkpoints_are_kept(every, two).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn only_the_newest_checkpoints_are_kept_in_postgres() {
+    let two = postgres_store().await.keep_checkpoints(2);
+    only_the_newest_checkpoints_are_kept(postgres_store().await, two).await;
 }
