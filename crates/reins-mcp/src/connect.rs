@@ -7,13 +7,12 @@ use crate::handler::ClientEvents;
 use crate::lenient::Lenient;
 use crate::server::{HttpEndpoint, McpServer, StdioCommand, Transport, scrub};
 use crate::stderr::StderrTail;
+use crate::stdio::StdioTransport;
 use rmcp::ServiceExt;
-use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
 use std::collections::HashMap;
-use std::process::Stdio;
 
 impl McpServer {
     /// Starts the server's process (stdio) or reaches its URL (HTTP), and performs the MCP
@@ -57,10 +56,8 @@ impl McpServer {
         if let Some(dir) = &stdio.current_dir {
             command.current_dir(dir);
         }
-        let (transport, stderr) = TokioChildProcess::builder(command)
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| McpError::Spawn {
+        let (transport, stderr) =
+            StdioTransport::spawn(command, &self.name).map_err(|source| McpError::Spawn {
                 server: self.name.clone(),
                 command: stdio.command.to_string_lossy().into_owned(),
                 source,

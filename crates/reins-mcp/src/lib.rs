@@ -25,8 +25,8 @@
 //! the end of its standard error), a server that dies mid-run, a call past its timeout (the
 //! server is sent `notifications/cancelled`). A stdio server that died is started again on
 //! the next request, a bounded number of times ([`McpServer::max_restarts`]); its process is
-//! killed when the client and its tools are dropped. Progress notifications and the server's
-//! log messages go to `tracing` (targets `reins_mcp::progress`, `reins_mcp::server_log`).
+//! killed (with every process it started) when the client and its tools are dropped.
+//! Progress notifications and the server's log messages go to `tracing` (targets `reins_mcp::progress`, `reins_mcp::server_log`).
 //! Given to an agent as a source ([`McpTools::into_source`], see [`McpToolSource`]), a
 //! server's tools follow `notifications/tools/list_changed`: the agent lists them again
 //! before its next model turn. A tool's `structuredContent` is checked against its
@@ -37,11 +37,14 @@
 //! A server you did not write is held to bounds. Every request has a timeout (the handshake
 //! [`McpServer::connect_timeout`], the rest [`McpServer::call_timeout`]; a tool call past it,
 //! or dropped, sends the server `notifications/cancelled`), and a tool list still going after
-//! 100 pages is an error. A stdio message over 16 MiB is dropped by rmcp unread (it logs an
-//! error, target `rmcp::transport::async_rw`) and rmcp tells its caller nothing, so the
-//! request it answered fails only at its timeout, or waits for ever under
-//! [`McpServer::no_call_timeout`]: rmcp has no hook that would fail it sooner. rmcp
-//! bounds HTTP bodies and events alike; HTTP redirects are followed only to the same
+//! 100 pages is an error. Each message a stdio server sends is weighed before it is parsed:
+//! one over 16 MiB, or whose JSON would take more than
+//! [`MAX_PARSED_OVERHEAD`](reins::json_weight::MAX_PARSED_OVERHEAD) once parsed (millions
+//! of small objects), is dropped unread, and the request it answers fails at once with an
+//! [`McpError::Protocol`] saying why (when its `id` can be found in the first 64 KiB of a
+//! message over 16 MiB; else at its timeout). A stdio server's whole process group is ended
+//! with it (`SIGTERM`, then `SIGKILL`), so a server started through a wrapper (`sh -c`,
+//! `npx`) does not outlive its client. rmcp bounds HTTP bodies and events alike; HTTP redirects are followed only to the same
 //! origin, so headers never reach another host, and a tool result that quotes the server's
 //! credentials (its bearer token, a header's value) has them replaced before the model sees it. The model is shown at most
 //! [`McpServer::max_result_bytes`] of a result and [`McpServer::max_description_bytes`] of
@@ -105,12 +108,15 @@ mod echoes;
 mod error;
 mod handler;
 mod lenient;
+mod process;
 mod serve;
 mod server;
 mod source;
 mod stderr;
+mod stdio;
 mod tool;
 mod tools;
+mod weighed;
 
 pub use client::McpClient;
 pub use content::{McpContent, McpToolResult};

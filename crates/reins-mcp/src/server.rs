@@ -297,7 +297,8 @@ impl McpServer {
     }
 
     /// Lets requests take as long as the server needs. A stdio server's answer over 16 MiB
-    /// is dropped unread by rmcp without telling reins, so its request then waits for ever.
+    /// whose `id` is not within its first 64 KiB is dropped unread with nothing to tell the
+    /// request it answered, which then waits for ever.
     pub fn no_call_timeout(mut self) -> Self {
         self.call_timeout = None;
         self

@@ -8,7 +8,7 @@ use serde_json::json;
 use std::path::PathBuf;
 
 /// `python3 tests/it/fixtures/hostile_server.py <mode>`, named `hostile`.
-fn hostile_server(mode: &str) -> McpServer {
+pub fn hostile_server(mode: &str) -> McpServer {
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/hostile_server.py");
     McpServer::stdio(python(), [script.into_os_string(), mode.into()]).name("hostile")

@@ -10,6 +10,7 @@ mod everything;
 mod faults;
 mod filesystem;
 mod hostile;
+mod hostile_bounds;
 mod hostile_http;
 mod http;
 mod notifications;

@@ -1,0 +1,209 @@
+//! The stdio transport: a server's process, its standard input written one JSON-RPC message
+//! a line, and its standard output read one line at a time, each line weighed before rmcp
+//! parses it (`weighed.rs`).
+//!
+//! rmcp's own child-process transport parses every line within its 16 MiB limit, whatever
+//! that costs, drops a longer one without telling the request it answered, and kills only
+//! the process it started. This one refuses a line too long or too heavy to parse with an
+//! error answering its request, and ends the server's whole process group
+//! (`process.rs`).
+
+use crate::process::ServerProcess;
+use crate::weighed::{MAX_MESSAGE_BYTES, Unread, is_light, refusal};
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use std::sync::Arc;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
+
+/// How much of a line over [`MAX_MESSAGE_BYTES`] is kept: enough to find which request it
+/// answers when its `id` comes first, as it usually does.
+const TOO_LONG_HEAD_BYTES: usize = 64 * 1024;
+
+/// The byte-order mark a line may start with (RFC 8259 lets a parser ignore it).
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A server's process spoken to over its standard input and output.
+pub(crate) struct StdioTransport {
+    process: ServerProcess,
+    stdout: BufReader<ChildStdout>,
+    line: LineBuffer,
+    /// Shared with the sends in flight (rmcp sends from tasks of its own); `None` once
+    /// closed.
+    stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
+    server: Arc<str>,
+}
+
+/// The line being read: kept across reads, since rmcp stops reading in the middle of one
+/// whenever it has something to send.
+#[derive(Default)]
+struct LineBuffer {
+    kept: Vec<u8>,
+    /// The line's length so far, counting what was not kept.
+    length: usize,
+}
+
+/// A line read from the server's standard output.
+enum ReadLine {
+    /// A whole line, in the buffer.
+    Whole,
+    /// A line over [`MAX_MESSAGE_BYTES`]: its start is in the buffer.
+    TooLong,
+    /// The output ended (or could not be read).
+    End,
+}
+
+impl StdioTransport {
+    /// Starts `command` with its standard input, output and error piped, giving the
+    /// transport and the standard error to follow.
+    pub(crate) fn spawn(
+        mut command: Command,
+        server: &str,
+    ) -> std::io::Result<(StdioTransport, Option<ChildStderr>)> {
+        command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = command.spawn()?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(std::io::Error::other(
+                "the process's stdin or stdout is not piped",
+            ));
+        };
+        let stderr = child.stderr.take();
+        let transport = StdioTransport {
+            process: ServerProcess::new(child),
+            stdout: BufReader::new(stdout),
+            line: LineBuffer::default(),
+            stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
+            server: Arc::from(server),
+        };
+        Ok((transport, stderr))
+    }
+
+    /// The process's id, while it runs.
+    pub(crate) fn id(&self) -> Option<u32> {
+        self.process.id()
+    }
+
+    /// Reads up to the end of the next line into `self.line`, keeping at most
+    /// [`MAX_MESSAGE_BYTES`] of it (then only its start). Cancellation-safe: what was read
+    /// of a line stays in the buffer for the next call.
+    async fn read_line(&mut self) -> ReadLine {
+        loop {
+            let available = match self.stdout.fill_buf().await {
+                Ok(available) if !available.is_empty() => available,
+                // The end, or an error reading: either way the server said its last.
+                _ => return ReadLine::End,
+            };
+            let newline = available.iter().position(|byte| *byte == b'\n');
+            let content = &available[..newline.unwrap_or(available.len())];
+            let line = &mut self.line;
+            if line.length.saturating_add(content.len()) <= MAX_MESSAGE_BYTES {
+                line.kept.extend_from_slice(content);
+            } else if line.length <= MAX_MESSAGE_BYTES {
+                // The line just became too long: only its start is kept, and its memory given back.
+                line.kept.extend_from_slice(content);
+                line.kept.truncate(TOO_LONG_HEAD_BYTES);
+                line.kept.shrink_to_fit();
+            }
+            line.length = line.length.saturating_add(content.len());
+            let consumed = newline.map_or(available.len(), |at| at + 1);
+            self.stdout.consume(consumed);
+            if newline.is_some() {
+                return if self.line.length > MAX_MESSAGE_BYTES {
+                    ReadLine::TooLong
+                } else {
+                    ReadLine::Whole
+                };
+            }
+        }
+    }
+
+    /// The message the line in the buffer holds, or its refusal; `None` for a line that is
+    /// blank, not JSON-RPC, or refused without a request to answer.
+    fn message(&self, read: &ReadLine) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let text = self.line.kept.as_slice();
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let text = text.strip_prefix(UTF8_BOM).unwrap_or(text);
+        if let ReadLine::TooLong = read {
+            let why = Unread::TooLong {
+                bytes: self.line.length,
+            };
+            return refusal(text, why, &self.server);
+        }
+        if text.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        if !is_light(text) {
+            let why = Unread::TooHeavy { bytes: text.len() };
+            return refusal(text, why, &self.server);
+        }
+        match serde_json::from_slice(text) {
+            Ok(message) => Some(message),
+            // As rmcp does: a line that is not a message is passed over (answering it could
+            // start an exchange of errors with a server that echoes them).
+            Err(error) => {
+                tracing::debug!(
+                    target: "reins_mcp",
+                    server = %self.server,
+                    %error,
+                    "a line of the server's output is not a JSON-RPC message; it is ignored"
+                );
+                None
+            }
+        }
+    }
+}
+
+impl Transport<RoleClient> for StdioTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let stdin = self.stdin.clone();
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            line.push(b'\n');
+            line
+        });
+        async move {
+            let line = line?;
+            let mut stdin = stdin.lock().await;
+            let Some(stdin) = stdin.as_mut() else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    "the server's standard input is closed",
+                ));
+            };
+            stdin.write_all(&line).await?;
+            stdin.flush().await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let read = self.read_line().await;
+            if let ReadLine::End = read {
+                return None;
+            }
+            let message = self.message(&read);
+            self.line = LineBuffer::default();
+            if message.is_some() {
+                return message;
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // Closing its input asks the server to exit. A send stuck on a server that stopped
+        // reading holds the input: the process is ended regardless.
+        if let Ok(mut stdin) = self.stdin.try_lock() {
+            stdin.take();
+        }
+        self.process.end().await;
+        Ok(())
+    }
+}

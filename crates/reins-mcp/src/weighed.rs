@@ -1,0 +1,167 @@
+//! A server's message weighed before it is parsed.
+//!
+//! rmcp parses each message into `serde_json` structures (an untagged enum buffers it
+//! whole first), so a message within the 16 MiB limit made of two million `{"a":0}` takes
+//! gigabytes once parsed. Every message a server sends is weighed first
+//! ([`reins::json_weight::parses_within`]); one too heavy, or too long, is never parsed: the
+//! request it answers fails at once with an error saying why ([`refusal`]), and anything
+//! else (a request, a notification) is dropped with a warning.
+
+use rmcp::RoleClient;
+use rmcp::model::{ErrorData, JsonRpcMessage, RequestId};
+use rmcp::service::RxJsonRpcMessage;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+
+/// The longest message read from a server (rmcp's own line limit, 16 MiB).
+pub(crate) const MAX_MESSAGE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+
+/// Why a message is not parsed, as its refusal says.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Unread {
+    /// Its structure would take more than [`reins::json_weight::MAX_PARSED_OVERHEAD`].
+    TooHeavy { bytes: usize },
+    /// It is longer than [`MAX_MESSAGE_BYTES`].
+    TooLong { bytes: usize },
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unread::TooHeavy { bytes } => write!(
+                f,
+                "the server's answer was not read: its {bytes} bytes of JSON would take more \
+                 than {} MiB of memory once parsed (too many small objects or values)",
+                reins::json_weight::MAX_PARSED_OVERHEAD / (1024 * 1024)
+            ),
+            Unread::TooLong { bytes } => write!(
+                f,
+                "the server's answer was not read: it is {bytes} bytes long, over the {} MiB \
+                 a message may take",
+                MAX_MESSAGE_BYTES / (1024 * 1024)
+            ),
+        }
+    }
+}
+
+/// Whether `text`, a whole message, may be parsed: its structure takes at most
+/// [`reins::json_weight::MAX_PARSED_OVERHEAD`].
+pub(crate) fn is_light(text: &[u8]) -> bool {
+    reins::json_weight::parses_within(text, reins::json_weight::MAX_PARSED_OVERHEAD)
+}
+
+/// What the client is told of a message that is not parsed: when `text` (the message, or
+/// its start) is the answer to a request, an error answering that request, so that its
+/// caller learns why now rather than at its timeout; otherwise `None`, and a warning.
+pub(crate) fn refusal(
+    text: &[u8],
+    why: Unread,
+    server: &str,
+) -> Option<RxJsonRpcMessage<RoleClient>> {
+    let shape = MessageShape::of(text);
+    match shape.answered {
+        Some(id) if shape.answer && !shape.method => {
+            tracing::warn!(target: "reins_mcp", server, %id, "{why}");
+            Some(JsonRpcMessage::error(
+                ErrorData::internal_error(why.to_string(), None),
+                Some(id),
+            ))
+        }
+        _ => {
+            tracing::warn!(
+                target: "reins_mcp",
+                server,
+                "{why}; it answered no request (or its id could not be found), so it is dropped"
+            );
+            None
+        }
+    }
+}
+
+/// What the top-level keys of a message say it is, read without keeping its values.
+#[derive(Debug, Default)]
+struct MessageShape {
+    answered: Option<RequestId>,
+    method: bool,
+    /// It has a `result` or an `error`.
+    answer: bool,
+}
+
+impl MessageShape {
+    /// Reads the keys of `text` as far as they go: the start of a message cut short, or one
+    /// nested too deep to skip, still gives the keys before that point.
+    fn of(text: &[u8]) -> MessageShape {
+        let mut shape = MessageShape::default();
+        let mut reader = serde_json::Deserializer::from_slice(text);
+        // An error only means the text ended (or could not be skipped) before the keys did.
+        let _ = reader.deserialize_map(ShapeReader(&mut shape));
+        shape
+    }
+}
+
+struct ShapeReader<'a>(&'a mut MessageShape);
+
+impl<'de> Visitor<'de> for ShapeReader<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC message")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        // Keys are read one by one, values skipped without being kept.
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "id" => self.0.answered = map.next_value::<Option<RequestId>>()?,
+                "method" => {
+                    self.0.method = true;
+                    map.next_value::<IgnoredAny>()?;
+                }
+                "result" | "error" => {
+                    self.0.answer = true;
+                    map.next_value::<IgnoredAny>()?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused_id(text: &str) -> Option<RequestId> {
+        match refusal(text.as_bytes(), Unread::TooHeavy { bytes: 1 }, "s")? {
+            JsonRpcMessage::Error(error) => error.id,
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn an_answer_is_refused_by_its_id_wherever_it_stands() {
+        let bomb = vec![r#"{"a":0}"#; 1000].join(",");
+        let after = format!(r#"{{"jsonrpc":"2.0","result":{{"x":[{bomb}]}},"id":7}}"#);
+        assert_eq!(refused_id(&after), Some(RequestId::Number(7)));
+        // The start of a message cut short still names the request it answers.
+        let cut = format!(r#"{{"jsonrpc":"2.0","id":"r-1","error":{{"message":"{bomb}"#);
+        assert_eq!(refused_id(&cut), Some(RequestId::String("r-1".into())));
+    }
+
+    #[test]
+    fn what_answers_no_request_is_dropped() {
+        assert_eq!(
+            refused_id(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#),
+            None
+        );
+        assert_eq!(
+            refused_id(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#),
+            None
+        );
+        // The id comes after what was cut off: nothing to answer.
+        assert_eq!(refused_id(r#"{"jsonrpc":"2.0","result":{"x":[1,2"#), None);
+        assert_eq!(refused_id("not json"), None);
+    }
+}

@@ -1,0 +1,136 @@
+//! What a hostile server (`fixtures/hostile_server.py`) can make the client hold: every
+//! message is weighed before it is parsed, and what the server leaves running is ended.
+
+use crate::hostile::hostile_server;
+use crate::servers::connect;
+use reins_mcp::McpError;
+use serde_json::json;
+use std::time::Duration;
+
+/// Long enough for a slow machine, short of waiting for ever if a bound fails.
+const HANG_GUARD: Duration = Duration::from_secs(60);
+
+#[tokio::test]
+async fn an_answer_too_heavy_or_too_long_to_parse_fails_its_call_at_once() {
+    let client = connect(hostile_server("oversized").call_timeout(HANG_GUARD)).await;
+    // 1 MiB of `{"a":0}`: over 100 MiB once parsed. It is refused unread, and its call says why.
+    let error = client
+        .call_tool("echo", json!({"text": "heavy"}), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, McpError::Protocol { .. }), "{error:?}");
+    let text = error.to_string();
+    assert!(
+        text.contains("MCP server `hostile`: `tools/call echo`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("more than 32 MiB of memory once parsed"),
+        "{text}"
+    );
+
+    // A line over 16 MiB is dropped unread; its call fails then, not at its timeout.
+    let error = client
+        .call_tool("echo", json!({"text": "long"}), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, McpError::Protocol { .. }), "{error:?}");
+    assert!(error.to_string().contains("over the 16 MiB"), "{error}");
+
+    // The connection is as it was.
+    let fine = client
+        .call_tool("echo", json!({"text": "fine"}), None)
+        .await
+        .unwrap();
+    assert_eq!(fine.text(), "fine");
+}
+
+/// `sh -c 'python3 hostile_server.py linger; ...'`: the server is the wrapper's child, and
+/// keeps running once its input is closed. Its tool answers its process id.
+fn wrapped_lingering_server() -> reins_mcp::McpServer {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/it/fixtures/hostile_server.py"
+    );
+    reins_mcp::McpServer::stdio(
+        "sh",
+        [
+            "-c",
+            "\"$0\" \"$1\" linger; echo wrapper-done >&2",
+            &crate::servers::python(),
+            script,
+        ],
+    )
+    .name("wrapped")
+}
+
+/// Whether process `pid` is running (a zombie waiting to be reaped is not).
+#[cfg(target_os = "linux")]
+fn is_running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+#[cfg(target_os = "linux")]
+async fn server_pid(client: &reins_mcp::McpClient) -> u32 {
+    let answer = client
+        .call_tool("echo", json!({}), None)
+        .await
+        .unwrap()
+        .text();
+    answer.parse().unwrap()
+}
+
+#[cfg(target_os = "linux")]
+async fn ends(pid: u32) {
+    let ended = async {
+        while is_running(pid) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    if tokio::time::timeout(HANG_GUARD, ended).await.is_err() {
+        panic!("the server (process {pid}) is still running");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_server_started_through_a_wrapper_ends_with_the_client() {
+    // Closed…
+    let client = connect(wrapped_lingering_server()).await;
+    let server = server_pid(&client).await;
+    assert_ne!(
+        client.process_id(),
+        Some(server),
+        "the server is the wrapper's child"
+    );
+    client.close();
+    ends(server).await;
+
+    // …dropped…
+    let client = connect(wrapped_lingering_server()).await;
+    let server = server_pid(&client).await;
+    drop(client);
+    ends(server).await;
+
+    // …or failing to connect: it never answers the handshake.
+    let pid_file = std::env::temp_dir().join(format!("reins-mcp-linger-{}", std::process::id()));
+    let failed = wrapped_lingering_server()
+        .env("HOSTILE_SILENT_INIT", "1")
+        .env("HOSTILE_PID_FILE", &pid_file)
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await;
+    assert!(
+        matches!(failed, Err(McpError::Timeout { .. })),
+        "{failed:?}"
+    );
+    let server = std::fs::read_to_string(&pid_file).unwrap();
+    let _ = std::fs::remove_file(&pid_file);
+    ends(server.parse().unwrap()).await;
+}
