@@ -11,12 +11,16 @@
 //! [`UNREAD_CONTENT_META_KEY`], for `content.rs`); such a tool is read again with only the
 //! fields reins uses, or else left out with a warning. An answer still unreadable after that
 //! is passed on unchanged, and fails as before.
+//!
+//! It also bounds the server's own requests: at most [`MAX_UNANSWERED_SERVER_REQUESTS`]
+//! wait for their answer to be written; more are dropped unanswered, so that a server
+//! sending requests (`ping`) without reading the answers cannot grow the client's memory.
 
 use crate::content::{McpContent, UNREAD_CONTENT_META_KEY, head};
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolResult, ClientNotification, ClientRequest, ContentBlock, CustomResult, JsonRpcMessage,
-    ListToolsResult, RequestId, ServerResult, Tool,
+    ListToolsResult, RequestId, ServerNotification, ServerResult, Tool,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -24,7 +28,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The fields of a tool reins reads; a tool rmcp cannot read is read again with only these.
 const TOOL_FIELDS: [&str; 6] = [
@@ -43,6 +47,13 @@ const BLOCK_FIELDS_UNUSED: [&str; 2] = ["annotations", "_meta"];
 /// How many bytes of a tool's name a warning quotes: the name is the server's to choose.
 const MAX_NAME_IN_WARNING: usize = 128;
 
+/// How many of the server's requests (`ping`, `roots/list`) may wait for their answer at
+/// once. rmcp answers each in a task of its own, and an answer waits as long as the server
+/// does not read it: a server sending requests without reading would otherwise grow the
+/// client's memory without bound. Past this, its requests are dropped unanswered (with a
+/// warning) until answers go through again.
+pub(crate) const MAX_UNANSWERED_SERVER_REQUESTS: usize = 64;
+
 /// A transport whose `tools/call` and `tools/list` answers are read leniently (see the
 /// module's documentation).
 pub(crate) struct Lenient<T> {
@@ -51,6 +62,18 @@ pub(crate) struct Lenient<T> {
     /// The requests sent and not yet answered whose answers are read leniently. Only these:
     /// an answer is rewritten as what its request asked for, never guessed from its shape.
     pending: HashMap<RequestId, Asked>,
+    /// The server's requests let through and not yet answered (shared with the sends of
+    /// their answers, which may finish after this is dropped).
+    unanswered: Arc<Mutex<Unanswered>>,
+}
+
+/// The server's requests waiting for their answer to be written.
+#[derive(Default)]
+struct Unanswered {
+    /// Each request, and whether its answer is being sent.
+    requests: HashMap<RequestId, bool>,
+    /// Whether requests are being dropped (warned once each time it starts).
+    dropping: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +88,37 @@ impl<T> Lenient<T> {
             inner,
             server: Arc::from(server),
             pending: HashMap::new(),
+            unanswered: Arc::default(),
         }
+    }
+
+    fn unanswered(&self) -> std::sync::MutexGuard<'_, Unanswered> {
+        self.unanswered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the server's request `id` may go on to be answered: not when
+    /// [`MAX_UNANSWERED_SERVER_REQUESTS`] already wait.
+    fn admits(&self, id: &RequestId) -> bool {
+        let server = self.server.clone();
+        let mut unanswered = self.unanswered();
+        if unanswered.requests.len() >= MAX_UNANSWERED_SERVER_REQUESTS {
+            if !unanswered.dropping {
+                unanswered.dropping = true;
+                tracing::warn!(
+                    target: "reins_mcp",
+                    server = %server,
+                    waiting = MAX_UNANSWERED_SERVER_REQUESTS,
+                    "the server sends requests faster than it reads their answers; its \
+                     requests are dropped unanswered until it reads them"
+                );
+            }
+            return false;
+        }
+        unanswered.dropping = false;
+        unanswered.requests.insert(id.clone(), false);
+        true
     }
 
     /// Notes what an outgoing message asks, or that a request will not be answered.
@@ -93,22 +146,55 @@ impl<T> Lenient<T> {
         }
     }
 
-    /// An incoming message, with the answer to a request noted by `sending` read leniently.
-    fn received(&mut self, message: RxJsonRpcMessage<RoleClient>) -> RxJsonRpcMessage<RoleClient> {
+    /// The server's request an outgoing answer answers, noted as being sent.
+    fn answering(&self, message: &TxJsonRpcMessage<RoleClient>) -> Option<RequestId> {
+        let id = match message {
+            JsonRpcMessage::Response(response) => &response.id,
+            JsonRpcMessage::Error(error) => error.id.as_ref()?,
+            _ => return None,
+        };
+        let mut unanswered = self.unanswered();
+        let sending = unanswered.requests.get_mut(id)?;
+        *sending = true;
+        Some(id.clone())
+    }
+
+    /// An incoming message, with the answer to a request noted by `sending` read leniently;
+    /// `None` for a request of the server's dropped unanswered.
+    fn received(
+        &mut self,
+        message: RxJsonRpcMessage<RoleClient>,
+    ) -> Option<RxJsonRpcMessage<RoleClient>> {
         match message {
             JsonRpcMessage::Response(mut response) => {
                 if let Some(asked) = self.pending.remove(&response.id) {
                     response.result = read_leniently(asked, response.result, &self.server);
                 }
-                JsonRpcMessage::Response(response)
+                Some(JsonRpcMessage::Response(response))
             }
             JsonRpcMessage::Error(error) => {
                 if let Some(id) = &error.id {
                     self.pending.remove(id);
                 }
-                JsonRpcMessage::Error(error)
+                Some(JsonRpcMessage::Error(error))
             }
-            other => other,
+            JsonRpcMessage::Request(request) => self
+                .admits(&request.id)
+                .then_some(JsonRpcMessage::Request(request)),
+            JsonRpcMessage::Notification(notification) => {
+                // A request the server gave up is not answered (rmcp drops its answer),
+                // unless its answer is on its way already.
+                if let ServerNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    let mut unanswered = self.unanswered();
+                    if unanswered.requests.get(id) == Some(&false) {
+                        unanswered.requests.remove(id);
+                    }
+                }
+                Some(JsonRpcMessage::Notification(notification))
+            }
         }
     }
 }
@@ -126,12 +212,26 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Lenient<T> {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         // Noted before it is sent, so that its answer cannot arrive first.
         self.sending(&item);
-        self.inner.send(item)
+        let answered = self.answering(&item);
+        let unanswered = self.unanswered.clone();
+        let send = self.inner.send(item);
+        async move {
+            let sent = send.await;
+            if let Some(id) = answered {
+                let mut unanswered = unanswered.lock().unwrap_or_else(PoisonError::into_inner);
+                unanswered.requests.remove(&id);
+            }
+            sent
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await?;
-        Some(self.received(message))
+        loop {
+            let message = self.inner.receive().await?;
+            if let Some(message) = self.received(message) {
+                return Some(message);
+            }
+        }
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {

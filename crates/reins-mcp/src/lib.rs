@@ -60,7 +60,10 @@
 //! rmcp does not know, say) is read again with only the fields reins uses, or else left out
 //! with a warning; the rest of the answer is kept. Answers to requests never sent are ignored;
 //! a server's own requests are answered (`ping`; `roots/list` with no roots;
-//! `sampling/createMessage` as not supported) without disturbing the calls in flight.
+//! `sampling/createMessage` as not supported) without disturbing the calls in flight, at
+//! most 64 of them waiting for their answer to be written at once (more are dropped
+//! unanswered: a server that sends requests without reading the answers holds no more of
+//! the client's memory).
 //!
 //! The other way round, [`McpService`] serves a reins [`ToolSet`](reins::tool::ToolSet) —
 //! including whole agents as [`AgentTool`]s — to MCP clients over stdio or streamable HTTP,

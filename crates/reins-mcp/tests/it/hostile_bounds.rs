@@ -134,3 +134,30 @@ async fn a_server_started_through_a_wrapper_ends_with_the_client() {
     let _ = std::fs::remove_file(&pid_file);
     ends(server.parse().unwrap()).await;
 }
+
+#[tokio::test]
+async fn a_server_that_sends_requests_without_reading_the_answers_is_answered_a_bounded_number() {
+    let client = connect(hostile_server("ping-flood").call_timeout(HANG_GUARD)).await;
+    // The server sends 50,000 pings without reading its input, then announces a tool change.
+    let flood_over = async {
+        while !client.tools_changed() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(HANG_GUARD, flood_over)
+        .await
+        .expect("the server's announcement after its pings");
+    // Then it reads its input until nothing more comes: the answers that fit in the pipe,
+    // and the answers waiting in the client's memory, 64 at most (the other pings were
+    // dropped); not 50,000.
+    let answered: usize = client
+        .call_tool("echo", json!({}), None)
+        .await
+        .unwrap()
+        .text()
+        .parse()
+        .unwrap();
+    assert!(answered < 10_000, "{answered} pings answered");
+    // And the connection still works.
+    assert!(!client.is_closed());
+}
