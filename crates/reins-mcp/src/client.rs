@@ -4,7 +4,7 @@
 use crate::McpError;
 use crate::content::McpToolResult;
 use crate::handler::ClientEvents;
-use crate::server::{EFFECT_ID_META_KEY, McpServer, scrub};
+use crate::server::{EFFECT_ID_META_KEY, McpServer, scrub, shown_message};
 use crate::stderr::StderrTail;
 use reins::hooks::redaction::Redaction;
 use rmcp::RoleClient;
@@ -391,15 +391,20 @@ impl ClientInner {
                           of the wrong shape)"
                     .to_owned(),
             },
+            // The server's words: cut like a result, and shown, not acted on.
             ServiceError::McpError(data) => McpError::Protocol {
                 server: self.name.clone(),
                 operation: operation.to_owned(),
-                message: scrub(&data.message, &connection.secrets),
+                message: shown_message(&data.message, &connection.secrets, self.max_result_bytes),
             },
             other => McpError::Protocol {
                 server: self.name.clone(),
                 operation: operation.to_owned(),
-                message: scrub(&other.to_string(), &connection.secrets),
+                message: shown_message(
+                    &other.to_string(),
+                    &connection.secrets,
+                    self.max_result_bytes,
+                ),
             },
         }
     }

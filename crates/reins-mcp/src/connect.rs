@@ -5,7 +5,7 @@ use crate::McpError;
 use crate::client::{Connection, McpClient};
 use crate::handler::ClientEvents;
 use crate::lenient::Lenient;
-use crate::server::{HttpEndpoint, McpServer, StdioCommand, Transport, scrub};
+use crate::server::{HttpEndpoint, McpServer, StdioCommand, Transport, scrub, shown_message};
 use crate::stderr::StderrTail;
 use crate::stdio::StdioTransport;
 use rmcp::ServiceExt;
@@ -79,7 +79,7 @@ impl McpServer {
             )),
             Ok(Err(error)) => Err(McpError::Handshake {
                 server: self.name.clone(),
-                message: scrub(&error.to_string(), &secrets),
+                message: shown_message(&error.to_string(), &secrets, self.max_result_bytes),
                 stderr: scrub(&stderr_tail.settled().await, &secrets),
             }),
             Err(_) => Err(self.connect_timed_out()),
@@ -120,7 +120,7 @@ impl McpServer {
             Ok(Ok(service)) => Ok(Connection::new(service, None, None, secrets)),
             Ok(Err(error)) => Err(McpError::Handshake {
                 server: self.name.clone(),
-                message: scrub(&error.to_string(), &secrets),
+                message: shown_message(&error.to_string(), &secrets, self.max_result_bytes),
                 stderr: String::new(),
             }),
             Err(_) => Err(self.connect_timed_out()),

@@ -312,8 +312,10 @@ impl McpServer {
         self
     }
 
-    /// How many bytes of a tool's result (its text, or its structured content as JSON) and
-    /// of a tool's error message the model is shown ([`DEFAULT_MAX_RESULT_BYTES`]); a longer
+    /// How many bytes of a tool's result (its text, or its structured content as JSON), of
+    /// a tool's error message, and of the server's JSON-RPC error messages (which errors
+    /// carry, control sequences shown as text) the model is shown
+    /// ([`DEFAULT_MAX_RESULT_BYTES`]); a longer
     /// one is cut there and ends saying how long it was, so a server cannot fill the model's
     /// context (or the run's history) with one answer. [`McpClient::call_tool`](crate::McpClient::call_tool)
     /// returns results whole.
@@ -356,6 +358,19 @@ pub(crate) fn scrub(message: &str, secrets: &[(String, String)]) -> String {
         .fold(message.to_owned(), |message, (secret, shown)| {
             message.replace(secret.as_str(), shown)
         })
+}
+
+/// A server's error message as errors carry it: its secrets replaced, control sequences shown
+/// as text (a person's terminal may print it), and at most `max_bytes` of it (the model may
+/// be shown it, like a result).
+pub(crate) fn shown_message(
+    message: &str,
+    secrets: &[(String, String)],
+    max_bytes: usize,
+) -> String {
+    let scrubbed = scrub(message, secrets);
+    let shown = reins::text::printable(&scrubbed).into_owned();
+    crate::content::cut_to("error message", shown, max_bytes)
 }
 
 #[cfg(test)]

@@ -161,3 +161,35 @@ async fn a_server_that_sends_requests_without_reading_the_answers_is_answered_a_
     // And the connection still works.
     assert!(!client.is_closed());
 }
+
+/// What a 9 MB error message starting with terminal control sequences becomes in an error.
+fn shows_a_bounded_printable_message(error: &McpError) {
+    let text = error.to_string();
+    assert!(text.len() < 300 * 1024, "{} bytes of error", text.len());
+    assert!(
+        text.contains(r"\u001b[2J\u001b]0;owned\u0007IGNORE"),
+        "{}",
+        &text[..200]
+    );
+    assert!(!text.contains('\u{1b}'));
+    assert!(
+        text.ends_with("the first 262144 are shown]"),
+        "{}",
+        &text[text.len() - 100..]
+    );
+}
+
+#[tokio::test]
+async fn a_server_s_huge_error_message_is_cut_and_shown_as_text() {
+    let client = connect(hostile_server("huge-error")).await;
+    let error = client.call_tool("echo", json!({}), None).await.unwrap_err();
+    assert!(matches!(error, McpError::Protocol { .. }), "{error:?}");
+    shows_a_bounded_printable_message(&error);
+
+    let error = hostile_server("huge-init-error")
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(matches!(error, McpError::Handshake { .. }), "{error:?}");
+    shows_a_bounded_printable_message(&error);
+}
