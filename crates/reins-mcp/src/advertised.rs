@@ -66,21 +66,21 @@ pub(crate) fn object_schema(server: &str, tool: &str, mut schema: Map<String, Va
     Value::Object(schema)
 }
 
-/// Whether a schema (`which`: `inputSchema` or `outputSchema`) of the server's tool `tool`
-/// is at most `max_bytes` as JSON text; a larger one is logged as a warning naming the tool,
-/// which is left out.
+/// The size as JSON text of a schema (`which`: `inputSchema` or `outputSchema`) of the
+/// server's tool `tool`, when it is at most `max_bytes`; a larger one is logged as a warning
+/// naming the tool, which is left out.
 pub(crate) fn schema_within(
     server: &str,
     tool: &str,
     which: &str,
     schema: &Map<String, Value>,
     max_bytes: usize,
-) -> bool {
+) -> Option<usize> {
     let mut size = ByteCount(0);
     // Writing into a counter cannot fail, and a map of JSON values always serializes.
     let _ = serde_json::to_writer(&mut size, schema);
     if size.0 <= max_bytes {
-        return true;
+        return Some(size.0);
     }
     tracing::warn!(
         target: "reins_mcp",
@@ -90,7 +90,7 @@ pub(crate) fn schema_within(
         max_bytes,
         "the tool's {which} is larger than the limit; the tool is left out"
     );
-    false
+    None
 }
 
 /// A writer that only counts what is written to it.
@@ -138,8 +138,14 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
         let schema = schema.as_object().unwrap();
         let size = serde_json::to_string(schema).unwrap().len();
-        assert!(schema_within("s", "t", "inputSchema", schema, size));
-        assert!(!schema_within("s", "t", "inputSchema", schema, size - 1));
+        assert_eq!(
+            schema_within("s", "t", "inputSchema", schema, size),
+            Some(size)
+        );
+        assert_eq!(
+            schema_within("s", "t", "inputSchema", schema, size - 1),
+            None
+        );
     }
 
     #[test]

@@ -126,6 +126,8 @@ pub(crate) struct ClientInner {
     pub(crate) max_result_bytes: usize,
     pub(crate) max_description_bytes: usize,
     pub(crate) max_schema_bytes: usize,
+    pub(crate) max_tools: usize,
+    pub(crate) max_tool_list_bytes: usize,
     server: McpServer,
     pub(crate) events: ClientEvents,
     /// The current connection; replaced when a crashed stdio server is started again.
@@ -143,6 +145,8 @@ impl McpClient {
                 max_result_bytes: server.max_result_bytes,
                 max_description_bytes: server.max_description_bytes,
                 max_schema_bytes: server.max_schema_bytes,
+                max_tools: server.max_tools,
+                max_tool_list_bytes: server.max_tool_list_bytes,
                 server,
                 events,
                 connection: tokio::sync::Mutex::new(Arc::new(connection)),
@@ -254,20 +258,26 @@ impl ClientInner {
         Ok(connection)
     }
 
-    pub(crate) async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+    /// Lists the server's tools, giving each page to `take` as it arrives (so that no more
+    /// than a page is held unread); a page `take` answers `false` to is the last asked for.
+    pub(crate) async fn list_tools(
+        &self,
+        mut take: impl FnMut(Vec<rmcp::model::Tool>) -> bool,
+    ) -> Result<(), McpError> {
         let operation = "tools/list";
         let connection = self.live(operation).await?;
         self.events.take_tools_changed();
         let listing = async {
-            let mut tools = Vec::new();
             let mut cursor = None;
             for _ in 0..MAX_TOOL_PAGES {
                 let params = PaginatedRequestParams::default().with_cursor(cursor);
                 let page = connection.service.list_tools(Some(params)).await?;
-                tools.extend(page.tools);
+                if !take(page.tools) {
+                    return Ok(Some(()));
+                }
                 match page.next_cursor {
                     Some(next) => cursor = Some(next),
-                    None => return Ok(Some(tools)),
+                    None => return Ok(Some(())),
                 }
             }
             Ok(None)
@@ -276,7 +286,7 @@ impl ClientInner {
             .with_limit(&connection, operation, self.call_timeout, listing)
             .await?
         {
-            Some(tools) => Ok(tools),
+            Some(()) => Ok(()),
             // A server whose every page names a next one would be listed forever.
             None => Err(McpError::Protocol {
                 server: self.name.clone(),

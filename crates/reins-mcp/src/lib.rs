@@ -49,7 +49,8 @@
 //! credentials (its bearer token, a header's value) has them replaced before the model sees it. The model is shown at most
 //! [`McpServer::max_result_bytes`] of a result and [`McpServer::max_description_bytes`] of
 //! a tool's description, a tool whose `inputSchema` or `outputSchema` is over
-//! [`McpServer::max_schema_bytes`] is left out, and errors keep 2 KiB of each of a server's last 20 standard-error lines.
+//! [`McpServer::max_schema_bytes`] is left out, at most [`McpServer::max_tools`] tools
+//! within [`McpServer::max_tool_list_bytes`] are kept (the first listed), and errors keep 2 KiB of each of a server's last 20 standard-error lines.
 //! Tool names are made acceptable to every provider and
 //! schemas made object schemas ([`McpTool::name`], [`McpTool::input_schema`]); one name is
 //! one tool, the first listed ([`McpTools`]: prefix a server's tools so that none of them
@@ -111,6 +112,7 @@ mod echoes;
 mod error;
 mod handler;
 mod lenient;
+mod listing;
 mod process;
 mod serve;
 mod server;
@@ -130,8 +132,8 @@ pub use serve::{
 };
 pub use server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_DESCRIPTION_BYTES,
-    DEFAULT_MAX_RESTARTS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_SCHEMA_BYTES, EFFECT_ID_META_KEY,
-    McpServer,
+    DEFAULT_MAX_RESTARTS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_SCHEMA_BYTES,
+    DEFAULT_MAX_TOOL_LIST_BYTES, DEFAULT_MAX_TOOLS, EFFECT_ID_META_KEY, McpServer,
 };
 pub use source::McpToolSource;
 pub use tool::{McpTool, McpToolAnnotations};

@@ -25,6 +25,13 @@ pub const DEFAULT_MAX_DESCRIPTION_BYTES: usize = 4 * 1024;
 /// How large a tool's `inputSchema` may be, as JSON text, unless told otherwise (64 KiB).
 pub const DEFAULT_MAX_SCHEMA_BYTES: usize = 64 * 1024;
 
+/// How many of a server's tools are listed unless told otherwise.
+pub const DEFAULT_MAX_TOOLS: usize = 256;
+
+/// How many bytes the tools of one listing may take (names, descriptions as shown, schemas
+/// as JSON) unless told otherwise (8 MiB).
+pub const DEFAULT_MAX_TOOL_LIST_BYTES: usize = 8 * 1024 * 1024;
+
 /// How many times a crashed stdio server is restarted unless told otherwise.
 pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 
@@ -63,6 +70,8 @@ pub struct McpServer {
     pub(crate) max_result_bytes: usize,
     pub(crate) max_description_bytes: usize,
     pub(crate) max_schema_bytes: usize,
+    pub(crate) max_tools: usize,
+    pub(crate) max_tool_list_bytes: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -178,6 +187,8 @@ impl McpServer {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             max_description_bytes: DEFAULT_MAX_DESCRIPTION_BYTES,
             max_schema_bytes: DEFAULT_MAX_SCHEMA_BYTES,
+            max_tools: DEFAULT_MAX_TOOLS,
+            max_tool_list_bytes: DEFAULT_MAX_TOOL_LIST_BYTES,
         }
     }
 
@@ -342,6 +353,23 @@ impl McpServer {
     /// guessed arguments.
     pub fn max_schema_bytes(mut self, bytes: usize) -> Self {
         self.max_schema_bytes = bytes;
+        self
+    }
+
+    /// How many of the server's tools [`McpClient::tools`](crate::McpClient::tools) keeps
+    /// ([`DEFAULT_MAX_TOOLS`]): the first listed; past them no further page is asked for, and
+    /// a warning says the list was cut. Every tool goes to the model with every request.
+    pub fn max_tools(mut self, tools: usize) -> Self {
+        self.max_tools = tools;
+        self
+    }
+
+    /// How many bytes the tools [`McpClient::tools`](crate::McpClient::tools) keeps may take
+    /// together ([`DEFAULT_MAX_TOOL_LIST_BYTES`]): their names, their descriptions as the
+    /// model is shown them and their schemas as JSON. The first tools within it are kept;
+    /// past it no further page is asked for, and a warning says the list was cut.
+    pub fn max_tool_list_bytes(mut self, bytes: usize) -> Self {
+        self.max_tool_list_bytes = bytes;
         self
     }
 

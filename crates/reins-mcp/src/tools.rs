@@ -1,7 +1,6 @@
 //! [`McpTools`]: the tools one listing of a server gave, narrowed and named, as a group.
 
 use crate::McpError;
-use crate::advertised::schema_within;
 use crate::client::McpClient;
 use crate::tool::McpTool;
 use reins::hooks::approval::ApprovalPolicy;
@@ -232,44 +231,5 @@ impl<'a> IntoIterator for &'a McpTools {
 
     fn into_iter(self) -> Self::IntoIter {
         self.tools.iter()
-    }
-}
-
-impl McpClient {
-    /// Every tool of the server (following `nextCursor` through all pages), as reins tools.
-    /// Narrow them with [`McpTools::filter`] and name them with [`McpTools::prefix`].
-    ///
-    /// The whole listing is one request for the call timeout; a list still going after 100
-    /// pages is an [`McpError::Protocol`] (a server whose every page names a next one). A
-    /// tool whose `inputSchema` or `outputSchema` is over
-    /// [`McpServer::max_schema_bytes`](crate::McpServer::max_schema_bytes) is left out, with a
-    /// warning, as is one whose `outputSchema` does not compile (its results could not be
-    /// checked).
-    pub async fn tools(&self) -> Result<McpTools, McpError> {
-        // Read before listing: a change announced while the list is in flight makes this
-        // listing stale, not lost.
-        let generation = self.inner.events.tools_generation();
-        let listed = self.inner.list_tools().await?;
-        let tools = listed
-            .into_iter()
-            .filter(|tool| {
-                let within = |which, schema| {
-                    schema_within(
-                        &self.inner.name,
-                        &tool.name,
-                        which,
-                        schema,
-                        self.inner.max_schema_bytes,
-                    )
-                };
-                within("inputSchema", &tool.input_schema)
-                    && tool
-                        .output_schema
-                        .as_ref()
-                        .is_none_or(|schema| within("outputSchema", schema))
-            })
-            .filter_map(|tool| McpTool::new(self.inner.clone(), tool))
-            .collect();
-        Ok(McpTools::new(self.clone(), tools, generation))
     }
 }

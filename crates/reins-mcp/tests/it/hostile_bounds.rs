@@ -193,3 +193,28 @@ async fn a_server_s_huge_error_message_is_cut_and_shown_as_text() {
     assert!(matches!(error, McpError::Handshake { .. }), "{error:?}");
     shows_a_bounded_printable_message(&error);
 }
+
+#[tokio::test]
+async fn the_first_tools_within_the_limits_are_kept() {
+    let listed = |server: reins_mcp::McpServer| async move {
+        let tools = connect(server).await.tools().await.unwrap();
+        tools.names().map(str::to_owned).collect::<Vec<_>>()
+    };
+    // The server lists 600 tools over three pages: 256 are kept by default.
+    let names = listed(hostile_server("many-tools")).await;
+    assert_eq!(names.len(), 256);
+    assert_eq!((names[0].as_str(), names[255].as_str()), ("t0", "t255"));
+    assert_eq!(
+        listed(hostile_server("many-tools").max_tools(1000))
+            .await
+            .len(),
+        600
+    );
+    // `t0` and its schema `{"type":"object"}` take 19 bytes: five of them fit in 100.
+    let names = listed(hostile_server("many-tools").max_tool_list_bytes(100)).await;
+    assert_eq!(names, ["t0", "t1", "t2", "t3", "t4"]);
+
+    // A list whose pages never end is read no further than the limit needs.
+    let names = listed(hostile_server("endless-pages").max_tools(5)).await;
+    assert_eq!(names, ["echo_0", "echo_1", "echo_2", "echo_3", "echo_4"]);
+}
