@@ -8,10 +8,11 @@ use crate::lenient::Lenient;
 use crate::server::{HttpEndpoint, McpServer, StdioCommand, Transport, scrub, shown_message};
 use crate::stderr::StderrTail;
 use crate::stdio::StdioTransport;
-use rmcp::ServiceExt;
+use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
+use rmcp::{ClientCacheConfig, RoleClient, ServiceExt};
 use std::collections::HashMap;
 
 impl McpServer {
@@ -72,7 +73,7 @@ impl McpServer {
         let secrets = stdio.secrets();
         match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
             Ok(Ok(service)) => Ok(Connection::new(
-                service,
+                without_cache(service).await,
                 process_id,
                 Some(stderr_tail),
                 secrets,
@@ -117,7 +118,12 @@ impl McpServer {
         );
         let secrets = endpoint.secrets();
         match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
-            Ok(Ok(service)) => Ok(Connection::new(service, None, None, secrets)),
+            Ok(Ok(service)) => Ok(Connection::new(
+                without_cache(service).await,
+                None,
+                None,
+                secrets,
+            )),
             Ok(Err(error)) => Err(McpError::Handshake {
                 server: self.name.clone(),
                 message: shown_message(&error.to_string(), &secrets, self.max_result_bytes),
@@ -134,4 +140,17 @@ impl McpServer {
             after: self.connect_timeout,
         }
     }
+}
+
+/// `service` with rmcp's response cache off: a server's `ttlMs` would otherwise keep a
+/// listing (up to 512 of them, for up to a day, served again when the server fails) where
+/// reins lists again to see what the server has now.
+async fn without_cache(
+    service: RunningService<RoleClient, ClientEvents>,
+) -> RunningService<RoleClient, ClientEvents> {
+    service
+        .peer()
+        .set_response_cache_config(ClientCacheConfig::disabled())
+        .await;
+    service
 }

@@ -218,3 +218,14 @@ async fn the_first_tools_within_the_limits_are_kept() {
     let names = listed(hostile_server("endless-pages").max_tools(5)).await;
     assert_eq!(names, ["echo_0", "echo_1", "echo_2", "echo_3", "echo_4"]);
 }
+
+/// A listing is the server's list now: what it asked the client to keep (`ttlMs`) is not
+/// kept, so its memory is not the client's to hold and a new list is seen at once.
+#[tokio::test]
+async fn every_listing_asks_the_server() {
+    let client = connect(hostile_server("cached-list")).await;
+    for expected in ["listed_1", "listed_2"] {
+        let tools = client.tools().await.unwrap();
+        assert_eq!(tools.names().collect::<Vec<_>>(), [expected]);
+    }
+}
