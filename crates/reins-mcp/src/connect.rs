@@ -66,11 +66,11 @@ impl McpServer {
         let process_id = transport.id();
         let transport = Lenient::new(transport, &self.name);
         let stderr_tail = StderrTail::default();
+        let secrets = stdio.secrets();
         match stderr {
-            Some(stderr) => stderr_tail.follow(self.name.clone(), stderr),
+            Some(stderr) => stderr_tail.follow(self.name.clone(), stderr, secrets.clone()),
             None => stderr_tail.lock().closed = true,
         }
-        let secrets = stdio.secrets();
         match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
             Ok(Ok(service)) => Ok(Connection::new(
                 without_cache(service).await,

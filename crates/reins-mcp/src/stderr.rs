@@ -30,8 +30,14 @@ impl StderrTail {
     /// read to the end whatever it holds — bytes that are not UTF-8, a line with no end — so
     /// the server never blocks on a full pipe nor loses it; each line is kept (and logged)
     /// up to [`STDERR_LINE_BYTES`], so a server writing without newlines holds no more than
-    /// that of this process's memory.
-    pub(crate) fn follow(&self, server: String, stderr: ChildStderr) {
+    /// that of this process's memory. Each line has `secrets` replaced before it is logged
+    /// or kept.
+    pub(crate) fn follow(
+        &self,
+        server: String,
+        stderr: ChildStderr,
+        secrets: Vec<(String, String)>,
+    ) {
         let state = self.state.clone();
         tokio::spawn(async move {
             let mut reader = BufReader::new(stderr);
@@ -47,11 +53,11 @@ impl StderrTail {
                 let consumed = newline.map_or(chunk.len(), |at| at + 1);
                 reader.consume(consumed);
                 if newline.is_some() {
-                    keep_line(&state, &server, line.take());
+                    keep_line(&state, &server, &secrets, line.take());
                 }
             }
             if !line.is_empty() {
-                keep_line(&state, &server, line.take());
+                keep_line(&state, &server, &secrets, line.take());
             }
             state.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
         });
@@ -109,7 +115,9 @@ impl LineBuffer {
     }
 }
 
-fn keep_line(state: &Mutex<TailState>, server: &str, line: String) {
+fn keep_line(state: &Mutex<TailState>, server: &str, secrets: &[(String, String)], line: String) {
+    // A credential the server prints goes no further: not to the log, not to errors.
+    let line = crate::server::scrub(&line, secrets);
     // Kept for error messages a person reads: a control sequence is shown, not acted on.
     let line = match reins::text::printable(&line) {
         std::borrow::Cow::Borrowed(_) => line,
@@ -121,4 +129,65 @@ fn keep_line(state: &Mutex<TailState>, server: &str, line: String) {
         state.lines.pop_front();
     }
     state.lines.push_back(line);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// A subscriber keeping the message of every event.
+    #[derive(Default)]
+    struct Logged(Arc<Mutex<Vec<String>>>);
+
+    struct Message<'a>(&'a mut String);
+
+    impl tracing::field::Visit for Message<'_> {
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "message" {
+                *self.0 = format!("{value:?}");
+            }
+        }
+    }
+
+    impl tracing::Subscriber for Logged {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            let mut message = String::new();
+            event.record(&mut Message(&mut message));
+            self.0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(message);
+        }
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+
+    #[test]
+    fn a_credential_on_stderr_is_neither_logged_nor_kept() {
+        let logged = Logged::default();
+        let lines = logged.0.clone();
+        let state = Mutex::new(TailState::default());
+        let secrets = vec![("tok-0123456789".to_owned(), "[redacted]".to_owned())];
+        tracing::subscriber::with_default(logged, || {
+            keep_line(
+                &state,
+                "s",
+                &secrets,
+                "login refused for tok-0123456789".to_owned(),
+            );
+        });
+        let lines = lines.lock().unwrap_or_else(PoisonError::into_inner);
+        assert_eq!(*lines, ["login refused for [redacted]"]);
+        let kept = state.lock().unwrap_or_else(PoisonError::into_inner);
+        assert_eq!(kept.lines, ["login refused for [redacted]"]);
+    }
 }
