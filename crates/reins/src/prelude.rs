@@ -24,11 +24,27 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! A hook written against the uniform step view needs nothing more:
+//!
+//! ```
+//! use reins::prelude::*;
+//!
+//! /// Logs every step of a run.
+//! struct Steps;
+//!
+//! impl AgentHook for Steps {
+//!     async fn on_event(&self, ctx: &HookContext, event: StepEvent<'_>) -> Flow {
+//!         println!("{} turn {}: {:?}", ctx.run_id(), ctx.turn(), event.kind());
+//!         Flow::Continue
+//!     }
+//! }
+//! ```
 
 pub use crate::agent::{
     Agent, AgentBuilder, AgentHook, CompletionCallAction, CompletionCallEvent, DispatchAction,
-    DispatchEvent, HookContext, ModelTurnAction, ModelTurnFinished, OutcomeAction, OutcomeEvent,
-    PromptError, RequestPatch, StepEvent, StreamItem,
+    DispatchEvent, Flow, HookContext, ModelTurnAction, ModelTurnFinished, OutcomeAction,
+    OutcomeEvent, PromptError, RequestPatch, StepEvent, StreamItem,
 };
 pub use crate::completion::{BoxedModel, CompletionModel};
 pub use crate::message::{Message, ToolChoice};
