@@ -80,8 +80,12 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> TypedPromptRequest<T> {
 
 /// The run's answer, read as a `T`.
 fn parse<T: DeserializeOwned>(response: &PromptResponse) -> Result<T, PromptError> {
-    serde_json::from_str(&response.output).map_err(|error| PromptError::StructuredOutput {
-        message: error.to_string(),
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        serde_json::from_str(&response.output).map_err(|error| error.to_string())
+    }))
+    .unwrap_or_else(|panic| Err(super::output_spec::read_panicked(&*panic)));
+    read.map_err(|message| PromptError::StructuredOutput {
+        message,
         history: response.state.history.clone(),
         run_id: response.state.run_id.clone(),
     })

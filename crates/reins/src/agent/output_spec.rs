@@ -54,6 +54,14 @@ impl std::fmt::Debug for OutputSpec {
     }
 }
 
+/// Why an answer could not be read when reading it as the output type panicked.
+pub(crate) fn read_panicked(panic: &(dyn std::any::Any + Send)) -> String {
+    format!(
+        "reading it as the output type panicked: {}",
+        crate::panics::panic_message(panic)
+    )
+}
+
 impl OutputSpec {
     pub fn of<T: DeserializeOwned + JsonSchema>(mode: OutputMode) -> Self {
         let schema = schema_of::<T>();
@@ -62,10 +70,14 @@ impl OutputSpec {
             mode,
             schema,
             wrapped,
+            // The type's own code runs here, inside the run: a panic of it is an answer that
+            // cannot be read, never an unwind into the caller's task.
             validate: Arc::new(|value| {
-                T::deserialize(value)
-                    .map(|_| ())
-                    .map_err(|error| error.to_string())
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    T::deserialize(value).map(|_| ())
+                }))
+                .map_err(|panic| read_panicked(&*panic))?
+                .map_err(|error| error.to_string())
             }),
         }
     }

@@ -245,3 +245,33 @@ async fn of_several_answers_in_a_turn_the_first_that_reads_is_taken() {
     assert_eq!(weather.celsius, 4.0);
     assert_eq!(model.requests().len(), 1, "no turn spent on the first one");
 }
+
+/// An output type whose `Deserialize` panics on a negative number.
+#[derive(Debug, JsonSchema)]
+struct Positive(#[allow(dead_code)] u32);
+
+impl<'de> Deserialize<'de> for Positive {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = i64::deserialize(deserializer)?;
+        assert!(value >= 0, "a negative count: {value}");
+        Ok(Positive(value as u32))
+    }
+}
+
+/// The output type's own code panicking on an answer is an answer that cannot be read: the
+/// model is told, and the panic never reaches the caller's task.
+#[tokio::test]
+async fn an_output_type_that_panics_reading_an_answer_fails_it_not_the_caller() {
+    let model = ScriptedModel::new([
+        Turn::tool_call(OUTPUT_TOOL_NAME, json!({"response": -3})),
+        Turn::tool_call(OUTPUT_TOOL_NAME, json!({"response": 4})),
+    ]);
+    let agent = AgentBuilder::new(model.clone()).build();
+    let Positive(count) = agent.prompt("How many?").output().await.unwrap();
+    assert_eq!(count, 4);
+    let feedback = model.requests()[1].history.last().unwrap().text();
+    assert!(
+        feedback.contains("panicked: a negative count: -3"),
+        "{feedback}"
+    );
+}
