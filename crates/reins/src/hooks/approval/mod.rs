@@ -326,7 +326,8 @@ impl AgentHook for ApprovalPolicy {
                     // whose are not, and a decider's replacement gets no way around that.
                     Decision::ApproveWithArgs(args) if !args.is_object() => {
                         DispatchAction::deny(format!(
-                            "the call was not run: the approval's replacement arguments are                              not a JSON object ({})",
+                            "the call was not run: the approval's replacement arguments are \
+                             not a JSON object ({})",
                             json_type(&args)
                         ))
                     }

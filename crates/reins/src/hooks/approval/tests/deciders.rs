@@ -65,7 +65,7 @@ async fn replacement_arguments_that_are_not_an_object_deny_the_call() {
         assert!(out.ran.is_empty(), "{replacement} ran: {:?}", out.ran);
         assert_eq!(out.results.len(), 1);
         assert!(
-            out.results[0].contains("not a JSON object"),
+            out.results[0].contains("the approval's replacement arguments are not a JSON object"),
             "{:?}",
             out.results
         );
