@@ -312,7 +312,7 @@ impl ClientInner {
                 return Err(McpError::InvalidArguments {
                     server: self.name.clone(),
                     tool: name.to_owned(),
-                    found: json_kind(&other),
+                    found: reins::text::json_kind(&other),
                 });
             }
         };
@@ -429,16 +429,5 @@ impl ClientInner {
             operation: operation.to_owned(),
             stderr,
         }
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

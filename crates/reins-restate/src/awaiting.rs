@@ -4,7 +4,6 @@
 use crate::wire::PendingDecision;
 use reins::agent::{PendingCall, ToolDecision};
 use restate_sdk::prelude::*;
-use serde_json::Value;
 
 /// The state key holding the calls a suspended run waits on.
 pub(crate) const PENDING_STATE: &str = "pending";
@@ -27,21 +26,9 @@ pub(crate) fn unusable(call: &str, decision: &ToolDecision) -> Option<String> {
     match decision {
         ToolDecision::ApproveWithArgs { args } if !args.is_object() => Some(format!(
             "the arguments of `approve_with_args` for `{call}` must be a JSON object, not {}",
-            json_kind(args)
+            reins::text::json_kind(args)
         )),
         _ => None,
-    }
-}
-
-/// What kind of JSON value `value` is, for an error message (the value itself may be large).
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

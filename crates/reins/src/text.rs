@@ -119,6 +119,27 @@ fn escape(shown: &mut String, c: char) {
     let _ = write!(shown, "\\u{:04x}", c as u32);
 }
 
+/// What kind of JSON value `value` is, as a message to a person names it (`"a string"`,
+/// `"an array"`, `"null"`, …): for saying what arrived where an object was wanted, without
+/// quoting a value that may be large.
+///
+/// ```
+/// use reins::text::json_kind;
+///
+/// assert_eq!(json_kind(&serde_json::json!([1, 2])), "an array");
+/// ```
+pub fn json_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

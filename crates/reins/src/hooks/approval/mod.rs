@@ -328,7 +328,7 @@ impl AgentHook for ApprovalPolicy {
                         DispatchAction::deny(format!(
                             "the call was not run: the approval's replacement arguments are \
                              not a JSON object ({})",
-                            json_type(&args)
+                            crate::text::json_kind(&args)
                         ))
                     }
                     Decision::ApproveWithArgs(args) => {
@@ -354,18 +354,6 @@ impl AgentHook for ApprovalPolicy {
         ctx.scratchpad()
             .update(|records: &mut Records| records.put(call_id, record));
         action
-    }
-}
-
-/// The JSON type of `value`, as a message names it.
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
