@@ -275,3 +275,44 @@ async fn an_output_type_that_panics_reading_an_answer_fails_it_not_the_caller() 
         "{feedback}"
     );
 }
+
+/// A typed run resumed typed is taken in whichever mode its request resolves to now: one
+/// started through the output tool may go on in the model's native mode.
+#[tokio::test]
+async fn a_typed_run_resumed_typed_in_another_mode_goes_on() {
+    use reins::store::MemoryStore;
+    let lookup = reins::tool::tool_fn(
+        "lookup",
+        "Temperature of a city.",
+        |_: serde_json::Value| async move { Ok::<_, std::convert::Infallible>("Paris: 12") },
+    );
+    let model = ScriptedModel::resumable([
+        Turn::tool_call("lookup", json!({"city": "Paris"})),
+        Turn::text(r#"{"city": "Paris", "celsius": 12}"#),
+    ])
+    .with_native_output();
+    let agent = AgentBuilder::new(model)
+        .tool(lookup)
+        .add_hook(AskFirst)
+        .build();
+    let store = MemoryStore::new();
+    let suspended = agent
+        .prompt("Weather in Paris?")
+        .run_id("typed-modes")
+        .durable(store.clone())
+        .output::<Weather>()
+        .mode(OutputMode::Tool)
+        .await;
+    assert!(
+        matches!(suspended, Err(PromptError::Suspended { .. })),
+        "{suspended:?}"
+    );
+    // `.output()` alone: native mode, since the model has it.
+    let weather: Weather = agent
+        .resume_stored(store.clone(), "typed-modes")
+        .decide("t1c0", ToolDecision::approve())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(weather.celsius, 12.0);
+}

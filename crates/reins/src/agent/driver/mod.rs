@@ -29,7 +29,7 @@ pub(crate) use call_ids::internal_call_id;
 use durable::{Durable, while_leased};
 use halt::{Ended, Halt};
 pub use model_turn::MAX_MODEL_CALLS_PER_TURN;
-use start::{Begun, begin, output_tool, traced};
+use start::{Begun, begin, traced, typed_answer};
 
 use super::builder::{Agent, AgentConfig};
 use super::error::PromptError;
@@ -90,7 +90,7 @@ pub(crate) fn run(
             decisions,
             durable,
             worker,
-        } = begin(config, start, options.start.take(), output_tool(&options)).await?;
+        } = begin(config, start, options.start.take(), typed_answer(&options)).await?;
         let (state, span, ctx) = traced(config, state, prompt.as_ref(), sink.is_some(), &options);
         let tools = match &config.live {
             Some(live) => live.current(),

@@ -21,14 +21,14 @@ pub(super) struct Begun {
     pub worker: String,
 }
 
-/// Starts a new run's state, or claims a paused or stored one. `output_tool` names the tool
-/// the run's typed answer comes through, when it does: a typed run resumed without it is
-/// refused (its claim given back unchanged).
+/// Starts a new run's state, or claims a paused or stored one. `answer` says whether the run
+/// asks for a typed answer, and through which tool: a typed run resumed untyped is refused
+/// (its claim given back unchanged).
 pub(super) async fn begin(
     config: &AgentConfig,
     start: RunStart,
     options: Option<Box<StartOptions>>,
-    output_tool: Option<&str>,
+    answer: TypedAnswer<'_>,
 ) -> Result<Begun, PromptError> {
     let StartOptions {
         run_id,
@@ -46,7 +46,9 @@ pub(super) async fn begin(
         RunStart::New { prompt, history } => {
             let run_id = run_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
             let mut state = RunState::new(run_id, config.name.clone(), history);
-            state.output_tool = output_tool.map(str::to_owned);
+            if let TypedAnswer::Typed { output_tool } = answer {
+                state.output_tool = output_tool.map(str::to_owned);
+            }
             // Created in the store by the run's first checkpoint.
             let durable = store.map(Durable::unclaimed);
             (state, Some(prompt), durable)
@@ -62,7 +64,7 @@ pub(super) async fn begin(
                 durable = Some(Durable::new(store, claimed.lease));
                 state = claimed.state;
             }
-            refuse_untyped_resume(&mut state, output_tool, durable.as_ref()).await?;
+            refuse_untyped_resume(&mut state, answer, durable.as_ref()).await?;
             state.status = RunStatus::Running;
             (state, None, durable)
         }
@@ -77,7 +79,7 @@ pub(super) async fn begin(
             decisions.extend(claimed.decisions);
             let mut state = claimed.state;
             let durable = Durable::new(store, claimed.lease);
-            refuse_untyped_resume(&mut state, output_tool, Some(&durable)).await?;
+            refuse_untyped_resume(&mut state, answer, Some(&durable)).await?;
             state.status = RunStatus::Running;
             (state, None, Some(durable))
         }
@@ -97,12 +99,15 @@ pub(super) async fn begin(
 /// records its output tool.
 async fn refuse_untyped_resume(
     state: &mut RunState,
-    output_tool: Option<&str>,
+    answer: TypedAnswer<'_>,
     durable: Option<&Durable>,
 ) -> Result<(), PromptError> {
-    match (output_tool, &state.output_tool) {
-        (Some(tool), _) => state.output_tool = Some(tool.to_owned()),
-        (None, Some(tool)) => {
+    match (answer, &state.output_tool) {
+        // Typed again, in whichever mode resolves now (a model may have gained native output).
+        (TypedAnswer::Typed { output_tool }, _) => {
+            state.output_tool = output_tool.map(str::to_owned);
+        }
+        (TypedAnswer::Untyped, Some(tool)) => {
             let refusal = PromptError::InvalidConfiguration(format!(
                 "run `{}` answers through its output tool `{tool}`: resume it with its typed \
                  answer (`.output::<T>()`)",
@@ -113,14 +118,30 @@ async fn refuse_untyped_resume(
             }
             return Err(refusal);
         }
-        (None, None) => {}
+        (TypedAnswer::Untyped, None) => {}
     }
     Ok(())
 }
 
-/// The tool the run's typed answer comes through, when it does (its mode resolved already).
-pub(super) fn output_tool(options: &RunOptions) -> Option<&'static str> {
-    answers_through_output_tool(options).then_some(crate::agent::output_spec::OUTPUT_TOOL_NAME)
+/// Whether a run asks for a typed answer, and the tool it comes through when it does.
+#[derive(Clone, Copy)]
+pub(super) enum TypedAnswer<'a> {
+    /// A text answer.
+    Untyped,
+    /// A typed answer, through `output_tool` (`None`: the model's native output).
+    Typed { output_tool: Option<&'a str> },
+}
+
+/// Whether the run asks for a typed answer, and through which tool (its mode resolved
+/// already).
+pub(super) fn typed_answer(options: &RunOptions) -> TypedAnswer<'static> {
+    match options.output {
+        None => TypedAnswer::Untyped,
+        Some(_) => TypedAnswer::Typed {
+            output_tool: answers_through_output_tool(options)
+                .then_some(crate::agent::output_spec::OUTPUT_TOOL_NAME),
+        },
+    }
 }
 
 /// The run's span (which records the run's id in `state`) and its hooks' context.
