@@ -6,7 +6,9 @@
 //! the server again. The process is started as the leader of a process group of its own
 //! (`connect.rs`), and on Unix the whole group is ended: asked first (`SIGTERM`, after a
 //! moment for a server that exits when its input closes), then killed (`SIGKILL`) when
-//! anything is left after a short grace.
+//! anything is left after a short grace. A runtime that ends (the end of `main`) may never
+//! run that to its end: a client dropped asks the group to end at once, and an ending cut
+//! short kills what is left.
 
 use std::time::Duration;
 use tokio::process::Child;
@@ -53,6 +55,12 @@ impl Drop for ServerProcess {
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
+                // Asked at once, not only from the task: a runtime that is ending (the end of
+                // `main`) may never run it, and the wrapper alone is killed with the leader.
+                #[cfg(unix)]
+                if let Some(group) = group_of(&child) {
+                    signal_group(group, rustix::process::Signal::TERM);
+                }
                 runtime.spawn(end_group(child));
             }
             // No runtime to wait in: killed at once (the leader by `kill_on_drop`).
@@ -73,6 +81,10 @@ async fn end_group(mut child: Child) {
     // Taken first: once the leader is reaped, its id is no longer known.
     #[cfg(unix)]
     let group = group_of(&child);
+    // An ending cut short (its task dropped as the runtime shuts down, at the end of `main`)
+    // kills the group rather than leave it running.
+    #[cfg(unix)]
+    let mut cut_short = KillOnDrop(group);
     let _ = tokio::time::timeout(EXIT_ON_EOF_GRACE, child.wait()).await;
     // The group's id stays taken (it names no other process) while any process of the
     // group is left, so signalling it after the leader exited reaches only what it left.
@@ -97,6 +109,23 @@ async fn end_group(mut child: Child) {
     }
     let _ = child.start_kill();
     let _ = child.wait().await;
+    #[cfg(unix)]
+    {
+        cut_short.0 = None;
+    }
+}
+
+/// Kills a process group when dropped, unless let go (`.0 = None`) first.
+#[cfg(unix)]
+struct KillOnDrop(Option<rustix::process::Pid>);
+
+#[cfg(unix)]
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(group) = self.0 {
+            signal_group(group, rustix::process::Signal::KILL);
+        }
+    }
 }
 
 /// The group `child` leads, unless it was reaped already.

@@ -94,7 +94,10 @@ impl StdioTransport {
         loop {
             let available = match self.stdout.fill_buf().await {
                 Ok(available) if !available.is_empty() => available,
-                // The end, or an error reading: either way the server said its last.
+                // The end, or an error reading: either way the server said its last. A last
+                // line without its newline is a line all the same (as rmcp's codec reads it).
+                _ if self.line.length > MAX_MESSAGE_BYTES => return ReadLine::TooLong,
+                _ if self.line.length > 0 => return ReadLine::Whole,
                 _ => return ReadLine::End,
             };
             let newline = available.iter().position(|byte| *byte == b'\n');

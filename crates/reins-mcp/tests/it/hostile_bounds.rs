@@ -10,6 +10,18 @@ use std::time::Duration;
 /// Long enough for a slow machine, short of waiting for ever if a bound fails.
 const HANG_GUARD: Duration = Duration::from_secs(60);
 
+/// A server's last answer, written without the newline that ends a line before it exits, is
+/// an answer all the same.
+#[tokio::test]
+async fn a_last_answer_without_its_newline_is_read() {
+    let client = connect(hostile_server("no-newline-then-exit").call_timeout(HANG_GUARD)).await;
+    let answer = client
+        .call_tool("echo", json!({"text": "x"}), None)
+        .await
+        .unwrap();
+    assert_eq!(answer.text(), "last words");
+}
+
 #[tokio::test]
 async fn an_answer_too_heavy_or_too_long_to_parse_fails_its_call_at_once() {
     let client = connect(hostile_server("oversized").call_timeout(HANG_GUARD)).await;
@@ -133,6 +145,24 @@ async fn a_server_started_through_a_wrapper_ends_with_the_client() {
     let server = std::fs::read_to_string(&pid_file).unwrap();
     let _ = std::fs::remove_file(&pid_file);
     ends(server.parse().unwrap()).await;
+}
+
+/// A client dropped as its runtime ends (the end of `main`) ends the server too: no task is
+/// left to run then, so the server is asked to end as the client is dropped.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_server_started_through_a_wrapper_ends_with_a_client_dropped_at_the_runtime_s_end() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(async {
+        let client = connect(wrapped_lingering_server()).await;
+        let server = server_pid(&client).await;
+        drop(client);
+        server
+    });
+    drop(runtime);
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(ends(server));
 }
 
 #[tokio::test]
