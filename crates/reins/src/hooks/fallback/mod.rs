@@ -74,10 +74,11 @@ pub struct ModelFallback {
     missing_logged: Arc<AtomicBool>,
 }
 
-/// Which labels of the chain have a model in this run (by the chain's order), in the run's
-/// scratchpad: set at the run's first model selection, where the agent's labels are known.
+/// The labels the agent has a model under, in the run's scratchpad: set at the run's first
+/// model selection, where they are known, and read by every fallback of the run against its
+/// own chain.
 #[derive(Default)]
-struct Registered(Option<Vec<bool>>);
+struct Registered(Option<Arc<[String]>>);
 
 type ErrorPredicate = dyn Fn(&CompletionError) -> bool + Send + Sync;
 
@@ -123,7 +124,7 @@ impl ModelFallback {
     /// The first registered label after `label` in the chain (from the chain's first, for a
     /// label not in it). `registered` says which of the chain's labels have a model; unknown
     /// (`None`), every label is taken to have one.
-    fn next_after(&self, label: &str, registered: Option<&[bool]>) -> Option<&str> {
+    fn next_after(&self, label: &str, registered: Option<&[String]>) -> Option<&str> {
         let from = self
             .chain
             .iter()
@@ -131,11 +132,10 @@ impl ModelFallback {
             .map_or(0, |index| index + 1);
         self.chain
             .iter()
-            .enumerate()
             .skip(from)
-            .filter(|(_, next)| *next != label)
-            .find(|(index, next)| {
-                let has_model = registered.is_none_or(|known| known.get(*index) == Some(&true));
+            .filter(|next| *next != label)
+            .find(|next| {
+                let has_model = registered.is_none_or(|known| known.contains(next));
                 if !has_model {
                     tracing::error!(
                         from = label,
@@ -146,33 +146,23 @@ impl ModelFallback {
                 }
                 has_model
             })
-            .map(|(_, next)| next.as_str())
+            .map(String::as_str)
     }
 
-    /// Notes in the run which labels of the chain have a model, and logs the missing ones
-    /// the first time this hook sees them.
+    /// Notes in the run which labels have a model, and logs the chain's missing ones the
+    /// first time this hook sees them.
     fn check_chain(&self, ctx: &HookContext, available: &[String]) {
-        let registered = ctx.scratchpad().update(|registered: &mut Registered| {
-            if registered.0.is_some() {
-                return None;
-            }
-            let known: Vec<bool> = self
-                .chain
-                .iter()
-                .map(|label| available.contains(label))
-                .collect();
-            registered.0 = Some(known.clone());
-            Some(known)
+        ctx.scratchpad().update(|registered: &mut Registered| {
+            registered.0.get_or_insert_with(|| available.into());
         });
-        let Some(known) = registered else {
+        if self.missing_logged.load(Ordering::Relaxed) {
             return;
-        };
+        }
         let missing: Vec<&str> = self
             .chain
             .iter()
-            .zip(&known)
-            .filter(|(_, has_model)| !**has_model)
-            .map(|(label, _)| label.as_str())
+            .filter(|label| !available.contains(label))
+            .map(String::as_str)
             .collect();
         if !missing.is_empty() && !self.missing_logged.swap(true, Ordering::Relaxed) {
             tracing::error!(

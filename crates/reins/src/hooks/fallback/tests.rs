@@ -254,6 +254,14 @@ async fn an_unregistered_label_is_skipped_and_the_failure_is_the_runs_own_error(
         *log.0.lock().unwrap(),
         ["call default", "failed default", "call third"]
     );
+
+    // So with another fallback in the run, whose chain is another: each reads its own.
+    let agent = AgentBuilder::new(ScriptedModel::new([timeout()]))
+        .named_model("third", ScriptedModel::new([Turn::text("third answered")]))
+        .add_hook(ModelFallback::new(["default", "third"]).when(|_| false))
+        .add_hook(ModelFallback::new(["default", "bakup", "third"]))
+        .build();
+    assert_eq!(agent.prompt("hi").await.unwrap(), "third answered");
 }
 
 #[tokio::test]
