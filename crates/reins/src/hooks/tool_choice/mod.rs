@@ -156,14 +156,16 @@ fn mentions(text: &str, word: &str) -> bool {
     })
 }
 
-/// The run's first turn as the hook chose for it, in the run's scratchpad: a first call
-/// asked again keeps its choice.
+/// The run's first call, in the run's scratchpad: a first call asked again is answered by
+/// the first prompt again. (The prompt, not a choice: every `ToolChoiceByTurn` of the run
+/// reads it, each choosing by its own routes.)
 #[derive(Clone)]
 struct FirstTurn {
     /// The length of the history the first call sent, its prompt included: a tool result
     /// past it ends the first turn.
     sent: usize,
-    choice: Option<ToolChoice>,
+    /// The first call's prompt, as the routes read it.
+    prompt: String,
 }
 
 impl FirstTurn {
@@ -193,15 +195,18 @@ impl AgentHook for ToolChoiceByTurn {
         event: CompletionCallEvent<'_>,
     ) -> CompletionCallAction {
         let choice = if event.turn <= 1 {
-            let choice = self.choice_for(1, &event.prompt.text()).cloned();
+            let prompt = event.prompt.text();
+            let choice = self.choice_for(1, &prompt).cloned();
             ctx.scratchpad().set(FirstTurn {
                 sent: event.history.len() + 1,
-                choice: choice.clone(),
+                prompt,
             });
             choice
         } else {
             match ctx.scratchpad().get::<FirstTurn>() {
-                Some(first) if first.asked_again_in(&event) => first.choice,
+                Some(first) if first.asked_again_in(&event) => {
+                    self.choice_for(1, &first.prompt).cloned()
+                }
                 _ => self.later_turns.clone(),
             }
         };

@@ -206,6 +206,37 @@ async fn a_first_call_asked_again_keeps_the_first_turn_choice() {
     );
 }
 
+/// Two such hooks in a run each keep their own first-turn choice: the later one, which
+/// chooses nothing for the first turn, does not make the earlier one forget its own.
+#[tokio::test]
+async fn a_second_hook_leaves_the_first_one_s_first_turn_choice_alone() {
+    let model = ScriptedModel::new([
+        Turn::tool_call("default_api", json!({})),
+        Turn::tool_call("now", json!({})),
+        Turn::text("Noon."),
+    ]);
+    let routes = ToolChoiceByTurn::new().route(["time"], named("now"));
+    let later = ToolChoiceByTurn::new().later_turns(ToolChoice::Auto);
+    let answer = agent(&model, |b| {
+        b.add_hook(routes)
+            .add_hook(later)
+            .add_hook(RetryInvalidCalls)
+    })
+    .prompt("What time is it?")
+    .max_invalid_tool_call_retries(1)
+    .await
+    .unwrap();
+    assert_eq!(answer, "Noon.");
+    assert_eq!(
+        choices(&model),
+        [
+            Some(named("now")),
+            Some(named("now")),
+            Some(ToolChoice::Auto)
+        ]
+    );
+}
+
 #[tokio::test]
 async fn a_first_turn_in_a_conversation_with_earlier_tool_results_is_still_the_first() {
     use crate::message::Message;
