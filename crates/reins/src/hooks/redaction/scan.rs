@@ -216,9 +216,28 @@ pub(super) fn emails(text: &str, emit: Emit<'_>) {
 }
 
 /// A letter or digit beyond ASCII in an address (combining accents included, so a
-/// decomposed `é` stays in it).
+/// decomposed `é` stays in it) — but not of the scripts written without spaces between
+/// words (Chinese, Japanese, Thai and their neighbours): there an address sits in a run of
+/// letters that are the sentence around it, which would be masked whole.
 fn is_address_letter(c: char) -> bool {
-    c.is_alphanumeric() || ('\u{300}'..='\u{36f}').contains(&c)
+    (c.is_alphanumeric() || ('\u{300}'..='\u{36f}').contains(&c)) && !is_unspaced_script(c)
+}
+
+/// A character of a script written without spaces between words.
+fn is_unspaced_script(c: char) -> bool {
+    matches!(c,
+        '\u{0E00}'..='\u{0EFF}'   // Thai, Lao
+        | '\u{1000}'..='\u{109F}' // Myanmar
+        | '\u{1780}'..='\u{17FF}' // Khmer
+        | '\u{2E80}'..='\u{2FDF}' // CJK radicals
+        | '\u{3000}'..='\u{30FF}' // CJK punctuation, Hiragana, Katakana
+        | '\u{3100}'..='\u{31FF}' // Bopomofo, Katakana extensions
+        | '\u{3400}'..='\u{4DBF}' // CJK extension A
+        | '\u{4E00}'..='\u{9FFF}' // CJK unified ideographs
+        | '\u{F900}'..='\u{FAFF}' // CJK compatibility ideographs
+        | '\u{FF66}'..='\u{FF9F}' // halfwidth Katakana
+        | '\u{20000}'..='\u{3FFFF}' // CJK extensions B and later
+    )
 }
 
 /// The length in bytes of the local-part character ending at `index`, if there is one.

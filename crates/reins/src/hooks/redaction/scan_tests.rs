@@ -141,6 +141,17 @@ fn emails() {
         &["ünïcode.user@exämple.com"],
     );
     assert_finds(Pattern::Email, "почта@пример.рф", &["почта@пример.рф"]);
+    // In a sentence of a script written without spaces, the address alone, not the sentence.
+    assert_finds(
+        Pattern::Email,
+        "请联系support@example.com获取帮助",
+        &["support@example.com"],
+    );
+    assert_finds(
+        Pattern::Email,
+        "メールはtaro@example.jpまでお願いします",
+        &["taro@example.jp"],
+    );
     assert_finds(Pattern::Email, "é@ü.de", &["é@ü.de"]);
     assert_finds(
         Pattern::Email,
