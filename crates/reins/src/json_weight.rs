@@ -1,6 +1,7 @@
 //! What a server's JSON text costs once parsed into a `serde_json::Value`, beyond the text
-//! itself. Each object with members is a B-tree node of about 600 bytes and each value takes
-//! 32, so eight bytes on the wire (`{"a":0},`) can take 700 in memory: a body or an event
+//! itself. Each object with members is a B-tree node of about 600 bytes, each array a buffer
+//! of about 150, and each value takes 32, so eight bytes on the wire (`{"a":0},`) can take
+//! 700 in memory: a body or an event
 //! within the byte limits could take gigabytes once parsed. Such a text is weighed before it
 //! is parsed, and refused (or, for tool-call arguments, kept as text) when it is too heavy.
 
@@ -17,6 +18,9 @@ const WEIGHED_FROM: usize = 64 * 1024;
 /// An object, counted as if it had members: one B-tree leaf (11 slots of a `String` key and
 /// a `Value`) and its allocation.
 const OBJECT_BYTES: usize = 640;
+
+/// An array with elements: its buffer (room for four values at first) and its allocation.
+const ARRAY_BYTES: usize = 160;
 
 /// A value in the array or object holding it, or a string's allocation.
 const VALUE_BYTES: usize = 32;
@@ -56,7 +60,8 @@ fn overhead_within(text: &[u8], limit: usize) -> bool {
                 }
             }
             b'{' => total = total.saturating_add(OBJECT_BYTES),
-            b'[' | b',' => total = total.saturating_add(VALUE_BYTES),
+            b'[' => total = total.saturating_add(ARRAY_BYTES),
+            b',' => total = total.saturating_add(VALUE_BYTES),
             _ => {}
         }
         if total > limit {
@@ -96,6 +101,13 @@ mod tests {
     }
 
     #[test]
+    fn many_small_arrays_are_too_heavy() {
+        // `[0],` is four bytes and an array's buffer: 1.2 MB of them, some 55 MB parsed.
+        let arrays = array_of("[0]", 1200 * 1024);
+        assert!(!parses_within(&arrays, MAX_PARSED_OVERHEAD));
+    }
+
+    #[test]
     fn many_small_objects_are_too_heavy_and_long_text_is_not() {
         let objects = array_of(r#"{"a":0}"#, 1024 * 1024);
         assert!(!parses_within(&objects, MAX_PARSED_OVERHEAD));
@@ -123,9 +135,9 @@ mod tests {
     fn short_texts_and_broken_ones_are_left_to_the_parser() {
         assert!(parses_within(br#"[{"a":0},{"a":0}]"#, 0));
         let unterminated = [b"[\"".as_slice(), &[b'x'; 100_000]].concat();
-        // (`[` and the string's own weight are within 64 bytes.)
-        assert!(parses_within(&unterminated, 64));
+        // (`[` and the string's own weight are within 192 bytes.)
+        assert!(parses_within(&unterminated, 192));
         let trailing_escape = [b"[\"".as_slice(), &[b'x'; 100_000], b"\\"].concat();
-        assert!(parses_within(&trailing_escape, 64));
+        assert!(parses_within(&trailing_escape, 192));
     }
 }
