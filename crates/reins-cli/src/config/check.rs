@@ -55,40 +55,7 @@ pub fn check(agent: &LoadedAgent, needs: Needs) -> Vec<Diagnostic> {
         check_model(agent, model, &mut problems, &mut secrets);
     }
     check_budget(agent, &mut problems);
-    if let Some(keep) = file
-        .store
-        .as_ref()
-        .and_then(|store| store.get_ref().keep_checkpoints.as_ref())
-        .filter(|keep| *keep.get_ref() == 0)
-    {
-        problems.push(agent.error_at(
-            keep.span(),
-            "`keep_checkpoints` must be at least 1: a run's newest checkpoint is its state",
-        ));
-    }
-    if let Some(cache) = &file.hooks.cache {
-        let config = cache.get_ref();
-        if config.record.is_some() == config.replay.is_some() {
-            problems.push(agent.error_at(
-                cache.span(),
-                "`[hooks.cache]` needs one of `record = \"<file>\"` (call the model, keep its \
-                 responses) or `replay = \"<file>\"` (serve only recorded responses)",
-            ));
-        }
-    }
-    if let Some(breaker) = &file.hooks.loop_breaker {
-        for (key, count) in [
-            ("feedback_after", &breaker.feedback_after),
-            ("stop_after", &breaker.stop_after),
-        ] {
-            if let Some(count) = count.as_ref().filter(|count| *count.get_ref() < 2) {
-                problems.push(agent.error_at(
-                    count.span(),
-                    format!("`{key}` must be at least 2: a first call is no repeat"),
-                ));
-            }
-        }
-    }
+    super::hook_checks::check_hooks(agent, &mut problems);
     let for_gemini = file
         .labeled_models()
         .iter()
@@ -216,6 +183,16 @@ fn check_store(
     problems: &mut Vec<Diagnostic>,
 ) {
     let store = spanned.get_ref();
+    if let Some(keep) = store
+        .keep_checkpoints
+        .as_ref()
+        .filter(|keep| *keep.get_ref() == 0)
+    {
+        problems.push(agent.error_at(
+            keep.span(),
+            "`keep_checkpoints` must be at least 1: a run's newest checkpoint is its state",
+        ));
+    }
     if let Some(restate) = &store.restate {
         super::restate::check_restate(agent, store, restate, problems);
     }

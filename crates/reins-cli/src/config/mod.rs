@@ -8,6 +8,7 @@ pub mod approval;
 mod budget;
 pub mod check;
 pub mod diagnostic;
+mod hook_checks;
 mod paths;
 mod restate;
 pub mod shell_tool;
