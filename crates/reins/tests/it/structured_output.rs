@@ -103,22 +103,27 @@ async fn a_bad_answer_is_sent_back_and_the_model_tries_again() {
     assert!(feedback.contains("celsius"), "{feedback}");
 }
 
-#[tokio::test]
-async fn tools_still_run_before_the_final_answer() {
-    #[derive(Deserialize, JsonSchema)]
-    struct CityArgs {
-        city: String,
-    }
-    let lookup = reins::tool::tool_fn(
+#[derive(Deserialize, JsonSchema)]
+struct CityArgs {
+    city: String,
+}
+
+/// `lookup`: a city's temperature, 12 wherever it is.
+fn lookup() -> impl reins::tool::Tool {
+    reins::tool::tool_fn(
         "lookup",
         "Temperature of a city.",
         |args: CityArgs| async move { Ok::<_, std::convert::Infallible>(format!("{}: 12", args.city)) },
-    );
+    )
+}
+
+#[tokio::test]
+async fn tools_still_run_before_the_final_answer() {
     let model = ScriptedModel::new([
         Turn::tool_call("lookup", json!({"city": "Paris"})),
         Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Paris", "celsius": 12})),
     ]);
-    let agent = AgentBuilder::new(model.clone()).tool(lookup).build();
+    let agent = AgentBuilder::new(model.clone()).tool(lookup()).build();
     let weather: Weather = agent.prompt("x").output().await.unwrap();
     assert_eq!(weather.celsius, 12.0);
     assert_eq!(
@@ -181,36 +186,42 @@ impl AgentHook for AskFirst {
     }
 }
 
+/// An agent on `model` whose `lookup` calls wait for a person.
+fn asking_agent(model: ScriptedModel) -> Agent {
+    AgentBuilder::new(model)
+        .tool(lookup())
+        .add_hook(AskFirst)
+        .build()
+}
+
+/// Starts a run of `agent` asking for the weather as a typed answer through the output tool,
+/// kept in `store` as `run_id`; it waits for a decision about its lookup.
+async fn suspended_typed_run(agent: &Agent, store: &reins::store::MemoryStore, run_id: &str) {
+    let suspended = agent
+        .prompt("Weather in Paris?")
+        .run_id(run_id)
+        .durable(store.clone())
+        .output::<Weather>()
+        .mode(OutputMode::Tool)
+        .await;
+    assert!(
+        matches!(suspended, Err(PromptError::Suspended { .. })),
+        "{suspended:?}"
+    );
+}
+
 /// A typed run resumed without its typed answer would find the model answering through a tool
 /// the run no longer has, and fail for good: the resume is refused, the run left as it was,
 /// and a resume that asks for the typed answer finishes it.
 #[tokio::test]
 async fn a_typed_run_resumed_without_its_typed_answer_is_refused_and_left_as_it_was() {
     use reins::store::{MemoryStore, RunStore};
-    let lookup = reins::tool::tool_fn(
-        "lookup",
-        "Temperature of a city.",
-        |_: serde_json::Value| async move { Ok::<_, std::convert::Infallible>("Paris: 12") },
-    );
-    let model = ScriptedModel::resumable([
+    let agent = asking_agent(ScriptedModel::resumable([
         Turn::tool_call("lookup", json!({"city": "Paris"})),
         Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Paris", "celsius": 12})),
-    ]);
-    let agent = AgentBuilder::new(model)
-        .tool(lookup)
-        .add_hook(AskFirst)
-        .build();
+    ]));
     let store = MemoryStore::new();
-    let suspended = agent
-        .prompt("Weather in Paris?")
-        .run_id("typed")
-        .durable(store.clone())
-        .output::<Weather>()
-        .await;
-    assert!(
-        matches!(suspended, Err(PromptError::Suspended { .. })),
-        "{suspended:?}"
-    );
+    suspended_typed_run(&agent, &store, "typed").await;
     let stored = store.load("typed").await.unwrap();
     assert_eq!(stored.output_tool.as_deref(), Some(OUTPUT_TOOL_NAME));
 
@@ -280,33 +291,14 @@ async fn an_output_type_that_panics_reading_an_answer_fails_it_not_the_caller() 
 /// started through the output tool may go on in the model's native mode.
 #[tokio::test]
 async fn a_typed_run_resumed_typed_in_another_mode_goes_on() {
-    use reins::store::MemoryStore;
-    let lookup = reins::tool::tool_fn(
-        "lookup",
-        "Temperature of a city.",
-        |_: serde_json::Value| async move { Ok::<_, std::convert::Infallible>("Paris: 12") },
-    );
     let model = ScriptedModel::resumable([
         Turn::tool_call("lookup", json!({"city": "Paris"})),
         Turn::text(r#"{"city": "Paris", "celsius": 12}"#),
     ])
     .with_native_output();
-    let agent = AgentBuilder::new(model)
-        .tool(lookup)
-        .add_hook(AskFirst)
-        .build();
-    let store = MemoryStore::new();
-    let suspended = agent
-        .prompt("Weather in Paris?")
-        .run_id("typed-modes")
-        .durable(store.clone())
-        .output::<Weather>()
-        .mode(OutputMode::Tool)
-        .await;
-    assert!(
-        matches!(suspended, Err(PromptError::Suspended { .. })),
-        "{suspended:?}"
-    );
+    let agent = asking_agent(model);
+    let store = reins::store::MemoryStore::new();
+    suspended_typed_run(&agent, &store, "typed-modes").await;
     // `.output()` alone: native mode, since the model has it.
     let weather: Weather = agent
         .resume_stored(store.clone(), "typed-modes")
