@@ -180,24 +180,33 @@ impl AgentHook for RetryInvalidCalls {
     }
 }
 
-#[tokio::test]
-async fn a_first_call_asked_again_keeps_the_first_turn_choice() {
-    // The first call names a tool that does not exist; the retry of the first turn must
-    // still go out with the route's choice, chosen by the prompt and not by the feedback.
+/// Runs "What time is it?" on an agent `configure` sets up, whose model first calls a tool
+/// that does not exist and is asked again (the first turn retried), then calls `now` and
+/// answers; returns the tool choice of each of the three requests.
+async fn choices_of_a_retried_first_turn(
+    configure: impl FnOnce(AgentBuilder) -> AgentBuilder,
+) -> Vec<Option<ToolChoice>> {
     let model = ScriptedModel::new([
         Turn::tool_call("default_api", json!({})),
         Turn::tool_call("now", json!({})),
         Turn::text("Noon."),
     ]);
-    let hook = small_model_hook().route(["time"], named("now"));
-    let answer = agent(&model, |b| b.add_hook(hook).add_hook(RetryInvalidCalls))
+    let answer = agent(&model, |b| configure(b).add_hook(RetryInvalidCalls))
         .prompt("What time is it?")
         .max_invalid_tool_call_retries(1)
         .await
         .unwrap();
     assert_eq!(answer, "Noon.");
+    choices(&model)
+}
+
+#[tokio::test]
+async fn a_first_call_asked_again_keeps_the_first_turn_choice() {
+    // The retry of the first turn must still go out with the route's choice, chosen by the
+    // prompt and not by the feedback.
+    let hook = small_model_hook().route(["time"], named("now"));
     assert_eq!(
-        choices(&model),
+        choices_of_a_retried_first_turn(|b| b.add_hook(hook)).await,
         [
             Some(named("now")),
             Some(named("now")),
@@ -210,25 +219,10 @@ async fn a_first_call_asked_again_keeps_the_first_turn_choice() {
 /// chooses nothing for the first turn, does not make the earlier one forget its own.
 #[tokio::test]
 async fn a_second_hook_leaves_the_first_one_s_first_turn_choice_alone() {
-    let model = ScriptedModel::new([
-        Turn::tool_call("default_api", json!({})),
-        Turn::tool_call("now", json!({})),
-        Turn::text("Noon."),
-    ]);
     let routes = ToolChoiceByTurn::new().route(["time"], named("now"));
     let later = ToolChoiceByTurn::new().later_turns(ToolChoice::Auto);
-    let answer = agent(&model, |b| {
-        b.add_hook(routes)
-            .add_hook(later)
-            .add_hook(RetryInvalidCalls)
-    })
-    .prompt("What time is it?")
-    .max_invalid_tool_call_retries(1)
-    .await
-    .unwrap();
-    assert_eq!(answer, "Noon.");
     assert_eq!(
-        choices(&model),
+        choices_of_a_retried_first_turn(|b| b.add_hook(routes).add_hook(later)).await,
         [
             Some(named("now")),
             Some(named("now")),
