@@ -187,8 +187,8 @@ impl Drop for Durable {
         let (store, lease) = (Arc::clone(&self.store), Arc::clone(&self.lease));
         runtime.spawn(async move {
             // A conflict: the caller gave it back first (a store of its own that keeps the
-            // lease, as the CLI's does), or a write in flight when the run was dropped moved
-            // it on. Either way there is nothing to say.
+            // lease, as the CLI's does), or another worker holds it now. Either way there is
+            // nothing to say.
             if let Err((run_id, error)) = give_back(&store, &lease).await
                 && !matches!(error, StoreError::Conflict { .. })
             {
@@ -205,11 +205,44 @@ async fn give_back(store: &SharedStore, lease: &HeldLease) -> Result<(), (String
     let Some(lease) = lease.lock().await.take() else {
         return Ok(());
     };
-    let released = match store.load(&lease.run_id).await {
-        Ok(stored) => store.checkpoint(&lease, &stored, &[], true).await,
-        Err(error) => Err(error),
+    let released = match release_stored(store, &lease).await {
+        Err(conflict @ StoreError::Conflict { .. }) => {
+            release_after_unseen_write(store, lease.clone(), conflict).await
+        }
+        other => other,
     };
-    released.map(drop).map_err(|error| (lease.run_id, error))
+    released.map_err(|error| (lease.run_id, error))
+}
+
+/// Writes the run as stored under `lease`, releasing it.
+async fn release_stored(store: &SharedStore, lease: &Lease) -> Result<(), StoreError> {
+    let stored = store.load(&lease.run_id).await?;
+    store.checkpoint(lease, &stored, &[], true).await.map(drop)
+}
+
+/// The release again, for a conflict that may be this claim's own write: one whose future
+/// was dropped (the run's was) or that failed to answer (a connection lost after the commit)
+/// after the store took it, so the run is at a newer version than `lease` knows. Tried under
+/// the newest checkpoint's version: the claim's token, which the write checks too, still
+/// keeps out a lease another worker holds now.
+async fn release_after_unseen_write(
+    store: &SharedStore,
+    mut lease: Lease,
+    conflict: StoreError,
+) -> Result<(), StoreError> {
+    let newest = store
+        .checkpoints(&lease.run_id)
+        .await?
+        .iter()
+        .map(|checkpoint| checkpoint.version)
+        .max();
+    match newest {
+        Some(version) if version > lease.version => {
+            lease.version = version;
+            release_stored(store, &lease).await
+        }
+        _ => Err(conflict),
+    }
 }
 
 fn warn_kept(run_id: &str, error: &StoreError) {

@@ -2,7 +2,8 @@
 //! panic never unwinds into the task awaiting the run, whether it comes while the store's
 //! method runs before returning its future or while that future is polled. One that fails a
 //! write (a lost connection) ends the run with the store's error, but does not record it as
-//! failed: the run is given back as last stored, and resumes at once.
+//! failed: the run is given back as last stored, and resumes at once. So is a run dropped
+//! while the store was taking a write that it took.
 
 use super::{Seen, agent, script};
 use crate::common::echo_tool;
@@ -16,7 +17,8 @@ use serde_json::json;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
 
 /// Where the store goes wrong.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,6 +32,9 @@ enum Fault {
     /// It fails every renewal of a lease until a run is claimed (so the lease lapses, and
     /// another worker takes the run); then it renews as its inner store does.
     FailRenewalsUntilAClaim,
+    /// Its checkpoint with this number is written, then its future never answers (a write
+    /// taken by the database whose caller is dropped before it hears so).
+    HangAfterCheckpoint(usize),
     /// None: it only leaves out the renewal of a lease, which the trait then does for it.
     None,
 }
@@ -41,6 +46,8 @@ struct FaultyStore {
     fault: Fault,
     checkpoints: Arc<AtomicUsize>,
     claims: Arc<AtomicUsize>,
+    /// Told when a checkpoint hangs.
+    hung: Arc<Notify>,
 }
 
 impl FaultyStore {
@@ -54,6 +61,7 @@ impl FaultyStore {
             fault,
             checkpoints: Arc::default(),
             claims: Arc::default(),
+            hung: Arc::default(),
         }
     }
 }
@@ -86,7 +94,12 @@ impl RunStore for FaultyStore {
         if self.fault == Fault::FailCheckpoint(number) {
             return Err(StoreError::Backend("connection reset".to_owned()));
         }
-        self.inner.checkpoint(lease, state, journal, release).await
+        let written = self.inner.checkpoint(lease, state, journal, release).await;
+        if self.fault == Fault::HangAfterCheckpoint(number) {
+            self.hung.notify_one();
+            std::future::pending::<()>().await;
+        }
+        written
     }
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
         let claimed = self.inner.claim(run_id, owner).await;
@@ -233,6 +246,51 @@ async fn a_write_the_store_failed_leaves_the_run_to_resume_at_once() {
     let answer = agent.resume_stored(store.clone(), "flaky").await.unwrap();
     assert_eq!(answer, "The balance is fine.");
     assert_eq!(*log.lock().unwrap(), vec!["balance"]);
+}
+
+/// A run dropped while its store was taking a write (here the call's start) that the store
+/// took: the run is a version past the lease it knows, and is given back all the same, at
+/// once, rather than when the lease expires; the call it started waits in doubt.
+#[tokio::test]
+async fn a_run_dropped_during_a_write_the_store_took_is_free_at_once() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::resumable([
+        Turn::tool_call("lookup", json!({"text": "balance"})),
+        Turn::text("The balance is fine."),
+    ]);
+    let agent = AgentBuilder::new(model)
+        .tool(echo_tool("lookup", log.clone()))
+        .build();
+    // The first checkpoint records the model's turn, the second the call's start.
+    let store = FaultyStore::new(Fault::HangAfterCheckpoint(2));
+    let run = agent
+        .prompt("check the balance")
+        .run_id("cut-off")
+        .durable(store.clone());
+    let task = tokio::spawn(run.into_future());
+    store.hung.notified().await;
+    task.abort();
+    let _ = task.await;
+
+    // Far longer than the release takes, far shorter than the lease (five minutes).
+    let asked = Instant::now();
+    let resumed = loop {
+        match agent.resume_stored(store.clone(), "cut-off").await {
+            Err(PromptError::Store {
+                source: StoreError::Busy { .. },
+                ..
+            }) if asked.elapsed() < Duration::from_secs(30) => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            other => break other,
+        }
+    };
+    let Err(PromptError::Suspended { run }) = resumed else {
+        panic!("expected the started call to wait in doubt, got {resumed:?}");
+    };
+    let pending = &run.state.pending_calls;
+    assert!(pending.len() == 1 && pending[0].in_doubt, "{pending:?}");
+    assert!(log.lock().unwrap().is_empty(), "the tool never ran");
 }
 
 /// A store that does not renew leases itself gets the trait's renewal, which writes the
