@@ -58,7 +58,8 @@ pub enum PromptError {
         /// The run's id.
         run_id: String,
     },
-    /// The run used all its model calls (`max_turns`) without a final answer.
+    /// The run used all its model calls (`max_turns`) without a final answer (for a typed
+    /// run whose last answer was refused: [`StructuredOutput`](Self::StructuredOutput)).
     #[error("the run reached its limit of {max_turns} model calls without a final answer")]
     MaxTurns {
         /// The limit.
@@ -127,7 +128,9 @@ pub enum PromptError {
         /// The run's id.
         run_id: String,
     },
-    /// The model's structured answer could not be read as the requested type.
+    /// The model's structured answer could not be read as the requested type: the run's
+    /// answer, or, when its model calls ran out right after a refused answer, the last one
+    /// (the model was told each time; the history shows what it was told).
     #[error("the structured answer could not be read: {message}")]
     StructuredOutput {
         /// What was wrong with it.

@@ -103,6 +103,66 @@ async fn a_bad_answer_is_sent_back_and_the_model_tries_again() {
     assert!(feedback.contains("celsius"), "{feedback}");
 }
 
+/// A typed run whose model calls run out while its answers are refused ends saying why its
+/// last answer was refused (as a structured-output error), in each way an answer can be
+/// refused; one whose model was still calling tools ends at its limit, as an untyped run.
+#[tokio::test]
+async fn a_run_out_of_calls_after_a_refused_answer_says_what_was_wrong() {
+    let missing_field = Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo"}));
+    for (model, refused) in [
+        (
+            ScriptedModel::new([missing_field.clone(), missing_field]),
+            "the last one was refused: it does not match the schema: missing field `celsius`",
+        ),
+        (
+            ScriptedModel::new([Turn::text("It is cold."), Turn::text("Very cold.")]),
+            "the last one was refused: it is text, not a call of the `final_output` tool",
+        ),
+        (
+            ScriptedModel::new([Turn::text("cold"), Turn::text("{\"city\": 3}")])
+                .with_native_output(),
+            "the last one was refused: it is not JSON matching the schema",
+        ),
+    ] {
+        let agent = AgentBuilder::new(model).build();
+        let error = agent
+            .prompt("x")
+            .max_turns(2)
+            .output::<Weather>()
+            .await
+            .unwrap_err();
+        let PromptError::StructuredOutput {
+            message, history, ..
+        } = &error
+        else {
+            panic!("expected the refused answer, got {error:?}");
+        };
+        assert!(
+            message.contains("within the run's 2 model calls"),
+            "{message}"
+        );
+        assert!(message.contains(refused), "{message}");
+        // The model was told, each time, as in a run that goes on.
+        assert_eq!(history.len(), 5, "{history:?}");
+    }
+
+    let model = ScriptedModel::new([
+        Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo"})),
+        Turn::tool_call("lookup", json!({"city": "Oslo"})),
+    ]);
+    let agent = AgentBuilder::new(model).tool(lookup()).build();
+    let error = agent
+        .prompt("x")
+        .max_turns(2)
+        .output::<Weather>()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, PromptError::MaxTurns { max_turns: 2, .. }),
+        "{error:?}"
+    );
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct CityArgs {
     city: String,

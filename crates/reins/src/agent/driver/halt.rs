@@ -14,6 +14,8 @@ pub(super) enum Halt {
     Stop(StopReason),
     Panic(HookFailure),
     MaxTurns,
+    /// The run's model calls ran out with its last typed answer refused, for this reason.
+    RefusedAnswer(String),
     InvalidCall {
         tool_name: String,
         reason: InvalidToolCallReason,
@@ -69,6 +71,14 @@ impl Halt {
             },
             Halt::MaxTurns => PromptError::MaxTurns {
                 max_turns,
+                history: state.history,
+                run_id,
+            },
+            Halt::RefusedAnswer(problem) => PromptError::StructuredOutput {
+                message: format!(
+                    "no answer was given in the requested type within the run's {max_turns} \
+                     model calls; the last one was refused: {problem}"
+                ),
                 history: state.history,
                 run_id,
             },

@@ -111,6 +111,7 @@ pub(crate) fn run(
             lent_arguments: None,
             spare_calls: Vec::new(),
             last_label: None,
+            refused_answer: None,
         };
         // A new run's prompt waits at the end of its history until `on_run_start` has seen it
         // (see `Driver::start`): held there, it takes no room in the loop's future. (Moved
@@ -240,6 +241,8 @@ pub(crate) struct Driver<'a> {
     /// label is the same string of the configuration, the state's copy need not be read (a
     /// cache line nothing else in the turn touches, in a service running many runs).
     last_label: Option<&'a str>,
+    /// What was wrong with the typed answer of the last turn, when it was refused.
+    refused_answer: Option<String>,
 }
 
 impl Driver<'_> {
@@ -314,7 +317,12 @@ impl Driver<'_> {
                 self.answer_pending_calls().await?;
             }
             if self.state.turn >= self.options.max_turns {
-                return Err(Halt::MaxTurns);
+                // A typed run whose last answer was refused ends saying why, not only that
+                // its calls ran out.
+                return Err(match self.refused_answer.take() {
+                    Some(problem) => Halt::RefusedAnswer(problem),
+                    None => Halt::MaxTurns,
+                });
             }
             self.state.turn += 1;
             let turn = self.state.turn;
@@ -418,21 +426,23 @@ impl Driver<'_> {
                         self.state.history.push(Message::assistant(answer.clone()));
                         return Ok(answer);
                     }
-                    StructuredStep::Feedback(feedback) => {
+                    StructuredStep::Feedback { feedback, problem } => {
                         self.state.history.push(Message::Assistant {
                             content: response.content,
                         });
                         self.state.history.push(Message::user(feedback));
+                        self.refused_answer = Some(problem);
                         continue;
                     }
-                    StructuredStep::AnswerCalls(answered) => {
+                    StructuredStep::AnswerCalls { answered, problem } => {
                         self.state.history.push(Message::Assistant {
                             content: response.content,
                         });
                         self.state.pending_calls = answered;
+                        self.refused_answer = Some(problem);
                         continue;
                     }
-                    StructuredStep::NotFinal => {}
+                    StructuredStep::NotFinal => self.refused_answer = None,
                 }
             }
 

@@ -23,10 +23,13 @@ impl Driver<'_> {
                 }
                 match spec.read_text(&response.text()) {
                     Ok(value) => StructuredStep::Done(value.to_string()),
-                    Err(problem) => StructuredStep::Feedback(format!(
-                        "Your answer must be JSON matching the required schema: {problem}. \
-                         Answer again with only the JSON."
-                    )),
+                    Err(problem) => StructuredStep::Feedback {
+                        feedback: format!(
+                            "Your answer must be JSON matching the required schema: {problem}. \
+                             Answer again with only the JSON."
+                        ),
+                        problem: format!("it is not JSON matching the schema: {problem}"),
+                    },
                 }
             }
             _ => {
@@ -42,13 +45,19 @@ impl Driver<'_> {
                     }
                 }
                 match first_problem {
-                    Some(problem) => StructuredStep::AnswerCalls(answer_calls(
-                        calls,
-                        &format!("The answer does not match the required schema: {problem}"),
-                    )),
-                    None if calls.is_empty() => StructuredStep::Feedback(format!(
-                        "Give your final answer by calling the `{OUTPUT_TOOL_NAME}` tool."
-                    )),
+                    Some(problem) => StructuredStep::AnswerCalls {
+                        answered: answer_calls(
+                            calls,
+                            &format!("The answer does not match the required schema: {problem}"),
+                        ),
+                        problem: format!("it does not match the schema: {problem}"),
+                    },
+                    None if calls.is_empty() => StructuredStep::Feedback {
+                        feedback: format!(
+                            "Give your final answer by calling the `{OUTPUT_TOOL_NAME}` tool."
+                        ),
+                        problem: format!("it is text, not a call of the `{OUTPUT_TOOL_NAME}` tool"),
+                    },
                     None => StructuredStep::NotFinal,
                 }
             }
@@ -80,14 +89,18 @@ pub(super) fn answer_calls(calls: &[PendingCall], feedback: &str) -> Vec<Pending
         .collect()
 }
 
-/// What structured output makes of an accepted turn.
+/// What structured output makes of an accepted turn. A refused answer's `problem` says what
+/// was wrong with it, for the run's error should no model call be left to answer again.
 pub(super) enum StructuredStep {
     /// The typed answer, as JSON text.
     Done(String),
-    /// Tell the model how to answer, as a user message, and ask again.
-    Feedback(String),
+    /// Tell the model how to answer (`feedback`, as a user message), and ask again.
+    Feedback { feedback: String, problem: String },
     /// The output tool was called with a bad answer: the turn's calls, answered with it.
-    AnswerCalls(Vec<PendingCall>),
+    AnswerCalls {
+        answered: Vec<PendingCall>,
+        problem: String,
+    },
     /// The turn is not the final answer: run its tools.
     NotFinal,
 }

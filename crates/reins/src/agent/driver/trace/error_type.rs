@@ -12,6 +12,7 @@ pub(super) fn halt_error_type(halt: &Halt) -> Cow<'static, str> {
         Halt::Stop(_) => "stopped_by_hook",
         Halt::Panic(_) => "hook_panicked",
         Halt::MaxTurns => "max_turns",
+        Halt::RefusedAnswer(_) => "structured_output",
         Halt::InvalidCall { .. } => "invalid_tool_call",
         Halt::Completion(error) => return completion_error_type(error),
         Halt::Tool { failure, .. } => tool_failure_type(failure),
