@@ -5,6 +5,7 @@ use super::output_spec::{OutputMode, OutputSpec};
 use super::prompt::PromptRequest;
 use super::response::PromptResponse;
 use super::run_future::{RunFuture, keep_history};
+use super::stream::PromptStream;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use std::future::IntoFuture;
@@ -70,11 +71,58 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> TypedPromptRequest<T> {
         Ok(TypedPromptResponse { value, response })
     }
 
+    /// Streams the run as [`PromptRequest::stream`] does, asking the model for a `T`. The
+    /// stream ends with [`StreamItem::Final`](super::StreamItem::Final), whose response's
+    /// `output` is the answer's JSON text; [`PromptResponse::output_as`] reads it as a `T`.
+    /// Through the output tool, the answer streams as that tool's argument fragments
+    /// ([`StreamItem::ToolCallDelta`](super::StreamItem::ToolCallDelta) named
+    /// [`OUTPUT_TOOL_NAME`](super::OUTPUT_TOOL_NAME)); natively, as text.
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use reins::prelude::*;
+    /// use reins::testing::{ScriptedModel, Turn};
+    ///
+    /// #[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+    /// struct Verdict { approve: bool }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([Turn::text(r#"{"approve": true}"#)]).with_native_output();
+    /// let agent = AgentBuilder::new(model).build();
+    /// let mut stream = agent.prompt("Approve the refund?").output::<Verdict>().stream();
+    /// let (mut shown, mut verdict) = (String::new(), None);
+    /// while let Some(item) = stream.next().await {
+    ///     match item.expect("the run succeeds") {
+    ///         StreamItem::Text(delta) => shown.push_str(&delta),
+    ///         StreamItem::Final(response) => verdict = Some(response.output_as::<Verdict>()),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// assert_eq!(shown, r#"{"approve": true}"#);
+    /// assert_eq!(verdict.unwrap().unwrap(), Verdict { approve: true });
+    /// # }
+    /// ```
+    pub fn stream(self) -> PromptStream {
+        self.with_output_spec().stream()
+    }
+
     /// The request, asking the model for a `T`.
     fn with_output_spec(self) -> PromptRequest {
         let mut request = self.request;
         request.options.output = Some(Box::new(OutputSpec::of::<T>(self.mode)));
         request
+    }
+}
+
+impl PromptResponse {
+    /// The run's answer read as a `T`: for a typed run streamed
+    /// ([`TypedPromptRequest::stream`]), or awaited with
+    /// [`extended_details`](PromptRequest::extended_details) after `.output::<T>()`. Fails
+    /// with [`PromptError::StructuredOutput`] when the answer is not a `T`'s JSON (an untyped
+    /// run's text, read as the wrong type).
+    pub fn output_as<T: DeserializeOwned>(&self) -> Result<T, PromptError> {
+        parse(self)
     }
 }
 

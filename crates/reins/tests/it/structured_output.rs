@@ -163,6 +163,45 @@ async fn a_run_out_of_calls_after_a_refused_answer_says_what_was_wrong() {
     );
 }
 
+/// A typed run streamed through the output tool: a refused answer is sent back as in an
+/// awaited run, the answer's arguments stream as the output tool's fragments, and the final
+/// response reads as the type.
+#[tokio::test]
+async fn a_streamed_typed_run_ends_with_an_answer_that_reads_as_the_type() {
+    use futures::StreamExt;
+    let model = ScriptedModel::new([
+        Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo"})),
+        Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo", "celsius": -2})),
+    ]);
+    let agent = AgentBuilder::new(model.clone()).build();
+    let mut stream = agent.prompt("x").output::<Weather>().stream();
+    let (mut fragments, mut last) = (String::new(), None);
+    while let Some(item) = stream.next().await {
+        match item.unwrap() {
+            StreamItem::ToolCallDelta { delta, .. } => fragments.push_str(&delta),
+            StreamItem::Final(response) => last = Some(response),
+            _ => {}
+        }
+    }
+    let response = last.expect("the stream ends with its answer");
+    assert_eq!(
+        response.output_as::<Weather>().unwrap(),
+        Weather {
+            city: "Oslo".into(),
+            celsius: -2.0
+        }
+    );
+    assert!(fragments.contains("celsius"), "{fragments}");
+    let feedback = model.requests()[1].history.last().unwrap().text();
+    assert!(feedback.contains("missing field `celsius`"), "{feedback}");
+    // Read as another type, the answer is refused, saying why.
+    let misread = response.output_as::<Vec<u8>>().unwrap_err();
+    assert!(
+        matches!(misread, PromptError::StructuredOutput { .. }),
+        "{misread:?}"
+    );
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct CityArgs {
     city: String,
