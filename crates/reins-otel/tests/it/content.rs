@@ -93,6 +93,49 @@ async fn messages_are_recorded_as_role_and_typed_parts_with_the_system_instructi
     assert_eq!(attr_str(run, "output.value"), "It is sunny in Paris.");
 }
 
+/// Content recorded is what the run's hooks let through: a secret a `Redaction` hook masks
+/// in the prompt, the preamble and a tool's result appears in no span, though every kind of
+/// content is recorded as it is.
+#[tokio::test]
+async fn what_a_redaction_hook_masks_is_masked_in_every_span() {
+    const SECRET: &str = "Tr0ub4dor-horse-staple";
+    let recorded = Recorded::start(Telemetry::new().capture_content(|_, text| Some(text)));
+    let model = NamedModel::new([
+        Turn::tool_call("vault", json!({"name": "db"})),
+        Turn::text("Stored."),
+    ]);
+    let agent = AgentBuilder::new(model)
+        .name("keeper")
+        .preamble(format!("The admin password is {SECRET}."))
+        .tool(tool_fn("vault", "Reads a secret.", |_: Value| async move {
+            Ok::<_, Infallible>(format!("db: {SECRET}"))
+        }))
+        .add_hook(reins::hooks::redaction::Redaction::new().secret(SECRET))
+        .build();
+    agent
+        .prompt(format!("Store {SECRET} in the vault."))
+        .await
+        .unwrap();
+    let spans = recorded.spans();
+    let leaks: Vec<_> = spans
+        .iter()
+        .flat_map(|s| s.attributes.iter().map(move |kv| (&s.name, kv)))
+        .filter(|(_, kv)| kv.value.as_str().contains(SECRET))
+        .map(|(name, kv)| format!("{name}: {}", kv.key))
+        .collect();
+    assert!(leaks.is_empty(), "the secret reached {leaks:?}");
+    // Recorded all the same, masked.
+    let run = span(&spans, "invoke_agent keeper");
+    let input = attr_str(run, "input.value");
+    assert!(input.starts_with("Store [REDACTED"), "{input}");
+    let chat = spans
+        .iter()
+        .find(|s| s.name == "chat gpt-test")
+        .expect("a chat span");
+    let instructions = attr_str(chat, "gen_ai.system_instructions");
+    assert!(instructions.contains("[REDACTED"), "{instructions}");
+}
+
 /// Denies every tool call.
 struct DenyAll;
 impl AgentHook for DenyAll {

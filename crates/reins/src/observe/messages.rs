@@ -56,40 +56,80 @@ pub(crate) fn system_instructions(preamble: &str, limit: PartLimit) -> Option<St
     serde_json::to_string(&[Part::Text { content }]).ok()
 }
 
-/// `gen_ai.input.messages`: the history sent to the model.
+/// `gen_ai.input.messages`: the history sent to the model, its newest messages within
+/// [`PartLimit::input_budget`]. Every `chat` span holds the whole history again, so without
+/// that bound a long run's trace would grow with the square of its turns; messages left out
+/// are said by one `system` message first, where a person reading the chat sees it.
 pub(crate) fn input_messages(history: &[Message], limit: PartLimit) -> Option<String> {
-    let messages: Vec<InputMessage<'_>> = history
-        .iter()
-        .map(|message| match message {
-            Message::System { content } => InputMessage {
-                role: "system",
-                parts: vec![Part::Text {
-                    content: limit.text(content),
-                }],
-            },
-            Message::User { content } => InputMessage {
-                role: "user",
-                parts: vec![Part::Text {
-                    content: limit.text(content),
-                }],
-            },
-            Message::Assistant { content } => InputMessage {
-                role: "assistant",
-                parts: content
-                    .iter()
-                    .map(|part| assistant_part(part, limit))
-                    .collect(),
-            },
-            Message::Tool(result) => InputMessage {
-                role: "tool",
-                parts: vec![Part::ToolCallResponse {
-                    id: &result.tool_call_id,
-                    response: limit.text(&result.content),
-                }],
-            },
-        })
-        .collect();
-    serde_json::to_string(&messages).ok()
+    let budget = limit.input_budget();
+    let mut kept = Vec::new();
+    let mut bytes = 0usize;
+    for message in history.iter().rev() {
+        let json = serde_json::to_string(&input_message(message, limit)).ok()?;
+        bytes = bytes.saturating_add(json.len() + 1);
+        // The newest message is kept whatever its size: each of its parts is cut already.
+        if bytes > budget && !kept.is_empty() {
+            break;
+        }
+        kept.push(json);
+    }
+    let left_out = history.len() - kept.len();
+    let mut joined = String::with_capacity(bytes.min(budget) + 128);
+    joined.push('[');
+    if left_out > 0 {
+        let note = format!(
+            "…[{left_out} earlier messages not recorded: the input recorded on a span is kept \
+             within {budget} bytes]"
+        );
+        let marker = InputMessage {
+            role: "system",
+            parts: vec![Part::Text {
+                content: Cow::Owned(note),
+            }],
+        };
+        joined.push_str(&serde_json::to_string(&marker).ok()?);
+        joined.push(',');
+    }
+    for (index, json) in kept.iter().rev().enumerate() {
+        if index > 0 {
+            joined.push(',');
+        }
+        joined.push_str(json);
+    }
+    joined.push(']');
+    Some(joined)
+}
+
+/// One message of `gen_ai.input.messages`, its parts cut to `limit`.
+fn input_message(message: &Message, limit: PartLimit) -> InputMessage<'_> {
+    match message {
+        Message::System { content } => InputMessage {
+            role: "system",
+            parts: vec![Part::Text {
+                content: limit.text(content),
+            }],
+        },
+        Message::User { content } => InputMessage {
+            role: "user",
+            parts: vec![Part::Text {
+                content: limit.text(content),
+            }],
+        },
+        Message::Assistant { content } => InputMessage {
+            role: "assistant",
+            parts: content
+                .iter()
+                .map(|part| assistant_part(part, limit))
+                .collect(),
+        },
+        Message::Tool(result) => InputMessage {
+            role: "tool",
+            parts: vec![Part::ToolCallResponse {
+                id: &result.tool_call_id,
+                response: limit.text(&result.content),
+            }],
+        },
+    }
 }
 
 /// `gen_ai.output.messages`: the model's answer, one assistant message. The conventions
@@ -160,5 +200,51 @@ fn assistant_part(part: &AssistantContent, limit: PartLimit) -> Part<'_> {
         AssistantContent::Reasoning(reasoning) => Part::Reasoning {
             content: limit.text(&reasoning.text),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(json: &str) -> Vec<Value> {
+        serde_json::from_str(json).expect("the input is a JSON array")
+    }
+
+    #[test]
+    fn a_history_within_the_budget_is_recorded_whole() {
+        let history = [Message::user("Add 1 and 2."), Message::assistant("3")];
+        let recorded = input_messages(&history, PartLimit(1024)).unwrap();
+        let messages = parsed(&recorded);
+        assert_eq!(messages.len(), 2);
+        assert_eq!(messages[0]["role"], "user");
+    }
+
+    #[test]
+    fn a_long_history_keeps_its_newest_messages_and_says_how_many_were_left_out() {
+        let limit = PartLimit(100);
+        let history: Vec<Message> = (0..60)
+            .map(|n| Message::user(format!("message {n}: {}", "x".repeat(80))))
+            .collect();
+        let recorded = input_messages(&history, limit).unwrap();
+        let messages = parsed(&recorded);
+        let marker = messages[0]["parts"][0]["content"].as_str().unwrap();
+        assert_eq!(messages[0]["role"], "system");
+        let left_out = 60 - (messages.len() - 1);
+        assert!(
+            marker.starts_with(&format!("…[{left_out} earlier messages not recorded")),
+            "{marker}"
+        );
+        assert!(left_out > 40, "most of 60 messages of ~110 bytes exceed 1,600");
+        let last = messages.last().unwrap()["parts"][0]["content"].as_str().unwrap();
+        assert!(last.starts_with("message 59:"), "{last}");
+        assert!(recorded.len() <= limit.input_budget() + marker.len() + 64);
+    }
+
+    #[test]
+    fn the_newest_message_is_kept_even_alone_over_the_budget() {
+        let history = [Message::user("y".repeat(10_000))];
+        let messages = parsed(&input_messages(&history, PartLimit(100)).unwrap());
+        assert_eq!(messages.len(), 1, "its part is cut, the message kept");
     }
 }

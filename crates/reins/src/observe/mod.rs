@@ -178,7 +178,10 @@ impl Telemetry {
     /// `…[truncated, 200000 bytes in all]`. A message holds a tool result again on every
     /// later `chat` span, so one huge part would otherwise be written many times over.
     /// Parts are cut before the messages' JSON is written, which stays valid; arguments cut
-    /// are their JSON text as a string. `usize::MAX` records parts whole.
+    /// are their JSON text as a string. A span's input messages are also kept within 16
+    /// parts' worth of bytes (1 MiB by default), the newest first, after a `system` message
+    /// saying how many earlier ones were left out: every `chat` span holds the history again.
+    /// `usize::MAX` records parts and inputs whole.
     ///
     /// ```
     /// use reins::observe::Telemetry;

@@ -46,6 +46,12 @@ impl PartLimit {
         Cow::Owned(Value::String(self.string(text)))
     }
 
+    /// The most bytes of messages recorded as one span's input (`gen_ai.input.messages`):
+    /// [`INPUT_PARTS`] parts' worth, the newest messages kept.
+    pub(crate) fn input_budget(self) -> usize {
+        self.0.saturating_mul(INPUT_PARTS)
+    }
+
     /// Where `text` is cut: the last char boundary at or before the limit; `None` when it fits.
     fn cut_at(self, text: &str) -> Option<usize> {
         if text.len() <= self.0 {
@@ -55,6 +61,10 @@ impl PartLimit {
         (0..=self.0).rev().find(|&end| text.is_char_boundary(end))
     }
 }
+
+/// How many parts' worth of messages one span's input holds at most: a megabyte with the
+/// default 64 KiB parts, ample for a chat and far below what collectors take in one request.
+pub(crate) const INPUT_PARTS: usize = 16;
 
 /// What ends a cut part: that it was cut, and how long it was.
 fn marker(length: usize) -> String {

@@ -250,21 +250,25 @@ impl<'a> Driver<'a> {
         chat: &impl ChatSpans,
     ) -> (Result<(CompletionResponse, bool), Halt>, Option<String>) {
         let turn = self.state.turn;
-        trace::record_chat_request(model, label, request.get(), self.sink.is_some());
-        let mut served = None;
-        if self.observes(StepEventKind::CompletionDispatch) {
-            match self
-                .hooks
-                .dispatch_completion(self.ctx, turn, label, request)
-                .await
-            {
-                Ok(Stacked::Go(response)) => served = response,
-                Ok(Stacked::Stop(reason)) => {
-                    return (Err(Halt::Stop(reason)), None);
-                }
-                Err(failure) => return (Err(failure.into()), None),
+        let dispatched = match self.observes(StepEventKind::CompletionDispatch) {
+            true => {
+                self.hooks
+                    .dispatch_completion(self.ctx, turn, label, request)
+                    .await
             }
+            false => Ok(Stacked::Go(None)),
+        };
+        // Recorded as the dispatch hooks left it: what they masked (a redaction) is masked
+        // in the trace too.
+        trace::record_chat_request(model, label, request.get(), self.sink.is_some());
+        if let Some(run) = self.run_input.lock().ok().and_then(|mut run| run.take()) {
+            trace::record_run_input(&run, request.get());
         }
+        let served = match dispatched {
+            Ok(Stacked::Go(response)) => response,
+            Ok(Stacked::Stop(reason)) => return (Err(Halt::Stop(reason)), None),
+            Err(failure) => return (Err(failure.into()), None),
+        };
         let called = match served {
             // Boxed: a response a hook answered with is rare, and its path's state would
             // otherwise be part of every run's future.

@@ -148,11 +148,10 @@ pub(super) fn typed_answer(options: &RunOptions) -> TypedAnswer<'static> {
 pub(super) fn traced(
     config: &AgentConfig,
     mut state: RunState,
-    prompt: Option<&Message>,
     streamed: bool,
     options: &RunOptions,
 ) -> (RunState, tracing::Span, HookContext) {
-    let span = trace::run_span(config, &mut state, prompt);
+    let span = trace::run_span(config, &mut state);
     let ctx = HookContext::for_run(
         state.run_id.clone(),
         config.name.clone(),

@@ -26,13 +26,9 @@ use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
 use tracing::{Level, Span};
 
 /// The `invoke_agent` span of a run. A new run stores the span's trace context in `state`; a
-/// resumed one (its state carries a context) continues that trace. A new run's `prompt` is
-/// its input, recorded when content is.
-pub(super) fn run_span(
-    config: &AgentConfig,
-    state: &mut RunState,
-    prompt: Option<&Message>,
-) -> Span {
+/// resumed one (its state carries a context) continues that trace. A new run's input is
+/// recorded with its first model call ([`record_run_input`]), as the hooks sent it.
+pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
     let span = tracing::info_span!(
         target: "reins",
         "invoke_agent",
@@ -83,17 +79,32 @@ pub(super) fn run_span(
         }
         Some(())
     });
-    if let Some(prompt) = prompt {
-        Telemetry::record_content(&span, ContentKind::InputMessages, |limit| {
-            messages::input_messages(std::slice::from_ref(prompt), limit)
-        });
-        // The run's input as plain text too, where trace viewers list a trace's input
-        // (OpenInference's `input.value`, which Phoenix shows for the trace's root).
-        Telemetry::record_content_at(&span, ContentKind::InputMessages, "input.value", |limit| {
-            Some(limit.string(prompt.text()))
-        });
-    }
     span
+}
+
+/// Records a new run's input on its span (`run`) when content is recorded: the last user
+/// message of its first model call's `request` as the dispatch hooks left it, so that what a
+/// hook masked (a redaction) is masked here too, as in the `chat` span.
+pub(super) fn record_run_input(run: &Span, request: &CompletionRequest) {
+    if run.is_disabled() {
+        return;
+    }
+    let Some(input) = request
+        .history
+        .iter()
+        .rev()
+        .find(|message| matches!(message, Message::User { .. }))
+    else {
+        return;
+    };
+    Telemetry::record_content(run, ContentKind::InputMessages, |limit| {
+        messages::input_messages(std::slice::from_ref(input), limit)
+    });
+    // The run's input as plain text too, where trace viewers list a trace's input
+    // (OpenInference's `input.value`, which Phoenix shows for the trace's root).
+    Telemetry::record_content_at(run, ContentKind::InputMessages, "input.value", |limit| {
+        Some(limit.string(input.text()))
+    });
 }
 
 /// Records how a run ended on its span, with the tokens its model calls used and its turns:
