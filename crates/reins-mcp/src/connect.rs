@@ -4,6 +4,7 @@
 use crate::McpError;
 use crate::client::{Connection, McpClient};
 use crate::handler::ClientEvents;
+use crate::http_client::WeighedHttpClient;
 use crate::lenient::Lenient;
 use crate::server::{HttpEndpoint, McpServer, StdioCommand, Transport, scrub, shown_message};
 use crate::stderr::StderrTail;
@@ -112,8 +113,13 @@ impl McpServer {
         if let Some(token) = &endpoint.bearer_token {
             config = config.auth_header(token.0.clone());
         }
+        let client = WeighedHttpClient::new(&self.name).map_err(|error| McpError::Handshake {
+            server: self.name.clone(),
+            message: format!("the HTTP client could not be made: {error}"),
+            stderr: String::new(),
+        })?;
         let transport = Lenient::new(
-            StreamableHttpClientTransport::from_config(config),
+            StreamableHttpClientTransport::with_client(client, config),
             &self.name,
         );
         let secrets = endpoint.secrets();

@@ -37,14 +37,16 @@
 //! A server you did not write is held to bounds. Every request has a timeout (the handshake
 //! [`McpServer::connect_timeout`], the rest [`McpServer::call_timeout`]; a tool call past it,
 //! or dropped, sends the server `notifications/cancelled`), and a tool list still going after
-//! 100 pages is an error. Each message a stdio server sends is weighed before it is parsed:
-//! one over 16 MiB, or whose JSON would take more than
+//! 100 pages is an error. Each message a server sends is weighed before it is parsed, over
+//! stdio (each line) and over HTTP alike (each JSON body, and each event of a stream): one
+//! over 16 MiB (an HTTP body is not read past that), or whose JSON would take more than
 //! [`MAX_PARSED_OVERHEAD`](reins::json_weight::MAX_PARSED_OVERHEAD) once parsed (millions
 //! of small objects), is dropped unread, and the request it answers fails at once with an
 //! [`McpError::Protocol`] saying why (when its `id` can be found in the first 64 KiB of a
-//! message over 16 MiB; else at its timeout). A stdio server's whole process group is ended
-//! with it (`SIGTERM`, then `SIGKILL`), so a server started through a wrapper (`sh -c`,
-//! `npx`) does not outlive its client. rmcp bounds HTTP bodies and events alike; HTTP redirects are followed only to the same
+//! message over 16 MiB, or it is the answer to an HTTP POST; else at its timeout). A stdio
+//! server's whole process group is ended with it (`SIGTERM`, then `SIGKILL`), so a server
+//! started through a wrapper (`sh -c`, `npx`) does not outlive its client. HTTP redirects
+//! are followed only to the same
 //! origin, so headers never reach another host, and a tool result that quotes the server's
 //! credentials (its bearer token, a header's value) has them replaced before the model sees it. The model is shown at most
 //! [`McpServer::max_result_bytes`] of a result and [`McpServer::max_description_bytes`] of
@@ -111,6 +113,8 @@ mod content;
 mod echoes;
 mod error;
 mod handler;
+mod http_client;
+mod http_events;
 mod lenient;
 mod listing;
 mod process;

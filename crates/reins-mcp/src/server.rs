@@ -307,9 +307,10 @@ impl McpServer {
         self
     }
 
-    /// Lets requests take as long as the server needs. A stdio server's answer over 16 MiB
-    /// whose `id` is not within its first 64 KiB is dropped unread with nothing to tell the
-    /// request it answered, which then waits for ever.
+    /// Lets requests take as long as the server needs. An answer over 16 MiB whose `id` is
+    /// not within its first 64 KiB (a stdio server's line, or an event of an HTTP stream that
+    /// answers no POST) is dropped unread with nothing to tell the request it answered, which
+    /// then waits for ever.
     pub fn no_call_timeout(mut self) -> Self {
         self.call_timeout = None;
         self

@@ -9,17 +9,13 @@
 //! (`process.rs`).
 
 use crate::process::ServerProcess;
-use crate::weighed::{MAX_MESSAGE_BYTES, Unread, is_light, refusal};
+use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES, Unread, is_light, refusal};
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
-
-/// How much of a line over [`MAX_MESSAGE_BYTES`] is kept: enough to find which request it
-/// answers when its `id` comes first, as it usually does.
-const TOO_LONG_HEAD_BYTES: usize = 64 * 1024;
 
 /// The byte-order mark a line may start with (RFC 8259 lets a parser ignore it).
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";

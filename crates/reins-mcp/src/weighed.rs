@@ -15,6 +15,10 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 /// The longest message read from a server (rmcp's own line limit, 16 MiB).
 pub(crate) const MAX_MESSAGE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 
+/// How much of a message over [`MAX_MESSAGE_BYTES`] is kept: enough to find which request
+/// it answers when its `id` comes first, as it usually does.
+pub(crate) const TOO_LONG_HEAD_BYTES: usize = 64 * 1024;
+
 /// Why a message is not parsed, as its refusal says.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Unread {
@@ -22,6 +26,9 @@ pub(crate) enum Unread {
     TooHeavy { bytes: usize },
     /// It is longer than [`MAX_MESSAGE_BYTES`].
     TooLong { bytes: usize },
+    /// It is longer than [`MAX_MESSAGE_BYTES`], and was not read to its end: an HTTP body
+    /// is left unread past that (the connection closed), so its length is not known.
+    Cut { read: usize },
 }
 
 impl std::fmt::Display for Unread {
@@ -37,6 +44,12 @@ impl std::fmt::Display for Unread {
                 f,
                 "the server's answer was not read: it is {bytes} bytes long, over the {} MiB \
                  a message may take",
+                MAX_MESSAGE_BYTES / (1024 * 1024)
+            ),
+            Unread::Cut { read } => write!(
+                f,
+                "the server's answer was not read: it is over the {} MiB a message may take \
+                 (no more of it was read after {read} bytes)",
                 MAX_MESSAGE_BYTES / (1024 * 1024)
             ),
         }
@@ -57,16 +70,34 @@ pub(crate) fn refusal(
     why: Unread,
     server: &str,
 ) -> Option<RxJsonRpcMessage<RoleClient>> {
+    refusal_answering(text, why, server, None)
+}
+
+/// [`refusal`] of a message that came back for request `asked` (an HTTP POST's answer):
+/// when `text` is not a request of the server's and names no request it answers (its `id`
+/// comes after what was read, say), it answers `asked`, whose caller would otherwise wait for
+/// an answer that was there and refused.
+pub(crate) fn refusal_answering(
+    text: &[u8],
+    why: Unread,
+    server: &str,
+    asked: Option<&RequestId>,
+) -> Option<RxJsonRpcMessage<RoleClient>> {
     let shape = MessageShape::of(text);
-    match shape.answered {
-        Some(id) if shape.answer && !shape.method => {
+    let answered = match (shape.method, shape.answer, shape.answered, asked) {
+        (true, ..) => None,
+        (false, true, Some(id), _) => Some(id),
+        (false, _, _, asked) => asked.cloned(),
+    };
+    match answered {
+        Some(id) => {
             tracing::warn!(target: "reins_mcp", server, %id, "{why}");
             Some(JsonRpcMessage::error(
                 ErrorData::internal_error(why.to_string(), None),
                 Some(id),
             ))
         }
-        _ => {
+        None => {
             tracing::warn!(
                 target: "reins_mcp",
                 server,
@@ -163,5 +194,33 @@ mod tests {
         // The id comes after what was cut off: nothing to answer.
         assert_eq!(refused_id(r#"{"jsonrpc":"2.0","result":{"x":[1,2"#), None);
         assert_eq!(refused_id("not json"), None);
+    }
+
+    #[test]
+    fn an_answer_whose_id_was_not_read_answers_the_request_it_came_back_for() {
+        let asked = RequestId::Number(4);
+        let refused = |text: &str| match refusal_answering(
+            text.as_bytes(),
+            Unread::Cut { read: 1 },
+            "s",
+            Some(&asked),
+        )? {
+            JsonRpcMessage::Error(error) => error.id,
+            _ => None,
+        };
+        assert_eq!(
+            refused(r#"{"jsonrpc":"2.0","result":{"x":[1,2"#),
+            Some(asked.clone())
+        );
+        // Its own id, when it was read, is the one answered.
+        assert_eq!(
+            refused(r#"{"jsonrpc":"2.0","id":9,"result":{"x":[1,2"#),
+            Some(RequestId::Number(9))
+        );
+        // A request of the server's answers nothing.
+        assert_eq!(
+            refused(r#"{"jsonrpc":"2.0","method":"ping","params":{"#),
+            None
+        );
     }
 }

@@ -8,7 +8,7 @@ use serde_json::json;
 use std::time::Duration;
 
 /// Long enough for a slow machine, short of waiting for ever if a bound fails.
-const HANG_GUARD: Duration = Duration::from_secs(60);
+pub(crate) const HANG_GUARD: Duration = Duration::from_secs(60);
 
 /// A server's last answer, written without the newline that ends a line before it exits, is
 /// an answer all the same.
@@ -25,7 +25,14 @@ async fn a_last_answer_without_its_newline_is_read() {
 #[tokio::test]
 async fn an_answer_too_heavy_or_too_long_to_parse_fails_its_call_at_once() {
     let client = connect(hostile_server("oversized").call_timeout(HANG_GUARD)).await;
-    // 1 MiB of `{"a":0}`: over 100 MiB once parsed. It is refused unread, and its call says why.
+    refuses_answers_too_heavy_or_too_long(&client).await;
+}
+
+/// The calls of the `oversized` server, whose answer to `heavy` is 1 MiB of `{"a":0}` (over
+/// 100 MiB once parsed) and to `long` over 16 MiB: each is refused unread and its call fails
+/// at once saying why (not at its timeout, which a client of [`HANG_GUARD`] is given); the
+/// connection is as it was.
+pub(crate) async fn refuses_answers_too_heavy_or_too_long(client: &reins_mcp::McpClient) {
     let error = client
         .call_tool("echo", json!({"text": "heavy"}), None)
         .await
@@ -41,15 +48,15 @@ async fn an_answer_too_heavy_or_too_long_to_parse_fails_its_call_at_once() {
         "{text}"
     );
 
-    // A line over 16 MiB is dropped unread; its call fails then, not at its timeout.
     let error = client
         .call_tool("echo", json!({"text": "long"}), None)
         .await
         .unwrap_err();
     assert!(matches!(error, McpError::Protocol { .. }), "{error:?}");
-    assert!(error.to_string().contains("over the 16 MiB"), "{error}");
+    let text = error.to_string();
+    assert!(text.contains("was not read"), "{text}");
+    assert!(text.contains("over the 16 MiB"), "{text}");
 
-    // The connection is as it was.
     let fine = client
         .call_tool("echo", json!({"text": "fine"}), None)
         .await

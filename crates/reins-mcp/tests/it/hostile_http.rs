@@ -2,6 +2,7 @@
 //! over stdio it reads the same way over HTTP (the same wrapper sits on both transports).
 
 use crate::hostile::{reads_newer_content, reads_newer_tools};
+use crate::hostile_bounds::{HANG_GUARD, refuses_answers_too_heavy_or_too_long};
 use crate::servers::{connect, python};
 use reins_mcp::McpServer;
 use serde_json::json;
@@ -16,12 +17,18 @@ struct HostileHttp {
 
 impl HostileHttp {
     fn start(mode: &str) -> HostileHttp {
+        HostileHttp::start_with(mode, &[])
+    }
+
+    /// The server in `mode`, with `flags` after `--http` (`--sse`: every answer an event).
+    fn start_with(mode: &str, flags: &[&str]) -> HostileHttp {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/it/fixtures/hostile_server.py"
         );
         let mut child = Command::new(python())
             .args([script, mode, "--http"])
+            .args(flags)
             .stdout(Stdio::piped())
             .spawn()
             .expect("start the hostile server");
@@ -66,4 +73,37 @@ async fn a_result_echoing_the_bearer_token_does_not_show_it() {
     let client = connect(server.server().bearer_token("tok-secret-42")).await;
     let result = client.call_tool("echo", json!({}), None).await.unwrap();
     assert_eq!(result.text(), "you sent Bearer [redacted]");
+}
+
+/// Each way an HTTP server answers a POST: a JSON body, or an event stream.
+const ANSWERED_AS: [&[&str]; 2] = [&[], &["--sse"]];
+
+#[tokio::test]
+async fn an_answer_too_heavy_or_too_long_to_parse_fails_its_call_at_once_over_http() {
+    for flags in ANSWERED_AS {
+        let server = HostileHttp::start_with("oversized", flags);
+        let client = connect(server.server().call_timeout(HANG_GUARD)).await;
+        refuses_answers_too_heavy_or_too_long(&client).await;
+    }
+}
+
+#[tokio::test]
+async fn a_tool_list_too_heavy_to_parse_fails_at_once_over_http() {
+    for flags in ANSWERED_AS {
+        let server = HostileHttp::start_with("heavy-list", flags);
+        let client = connect(server.server().call_timeout(HANG_GUARD)).await;
+        let error = client.tools().await.unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("tools/list"), "{flags:?}: {text}");
+        assert!(
+            text.contains("more than 32 MiB of memory once parsed"),
+            "{flags:?}: {text}"
+        );
+        // The connection is as it was.
+        let fine = client
+            .call_tool("echo", json!({"text": "fine"}), None)
+            .await
+            .unwrap();
+        assert_eq!(fine.text(), "fine");
+    }
 }

@@ -1,0 +1,438 @@
+//! The HTTP client under rmcp's streamable HTTP transport: every message a server sends is
+//! read bounded and weighed before it is parsed, as over stdio (`weighed.rs`).
+//!
+//! rmcp's transport is generic over the client that makes its HTTP requests
+//! ([`StreamableHttpClient`]); its own, over `reqwest`, parses a JSON body within 16 MiB and
+//! each SSE event within 16 MiB whatever the parsed structure costs, so that 16 MiB of
+//! `{"a":0},…` takes gigabytes. This one makes the same requests (the session id header, the
+//! bearer token, the headers configured, `Last-Event-ID` to resume a stream) and reads the
+//! answers itself: a JSON body is read up to [`MAX_MESSAGE_BYTES`] (not trusting its
+//! `Content-Length`; past that it is left unread and the connection closed), weighed, then
+//! parsed; an event stream is read by `http_events.rs`, which weighs each event's data.
+//!
+//! The trait gives rmcp a JSON body already parsed, so a body refused unread becomes, in its
+//! place, the error answering the request (found by its `id`, or else the request the POST
+//! sent: a JSON body is that request's answer), and rmcp hands that to the caller as the
+//! server's answer. A refused body answering nothing (the answer to a notification) is
+//! dropped with a warning.
+
+mod headers;
+
+use crate::http_events::weighed_events;
+use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES, Unread, is_light, refusal_answering};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use headers::{challenge, content_type, has_type, status_error};
+use http::header::ACCEPT;
+use http::{HeaderName, HeaderValue, StatusCode};
+use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::transport::common::http_header::{
+    EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME_TYPE,
+};
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::Sse;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What an HTTP request of this client fails with.
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// The most redirects one request follows.
+const MAX_REDIRECTS: usize = 10;
+
+/// The headers rmcp sets itself, which a configured header may not replace.
+const RESERVED_HEADERS: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
+
+/// What the client accepts as an answer to a POST or a GET.
+const ACCEPTED_TYPES: &str = "text/event-stream, application/json";
+
+/// A streamable HTTP client reading each message bounded and weighed (see the module's
+/// documentation). It holds no credential: the transport passes the token and headers with
+/// each request.
+#[derive(Clone)]
+pub(crate) struct WeighedHttpClient {
+    client: reqwest::Client,
+    server: Arc<str>,
+}
+
+/// A JSON body, as far as it was read.
+enum Body {
+    Whole(Vec<u8>),
+    /// Longer than [`MAX_MESSAGE_BYTES`]: its start, and how much was read.
+    Cut {
+        head: Vec<u8>,
+        read: usize,
+    },
+}
+
+/// What a JSON body holds.
+enum Answer {
+    Message(ServerJsonRpcMessage),
+    /// Not parsed (see [`Unread`]): the error standing for it, if it answers a request.
+    Refused(Option<ServerJsonRpcMessage>, Unread),
+    NotJsonRpc(serde_json::Error),
+}
+
+impl WeighedHttpClient {
+    /// A client for the server named `server` (in warnings). Redirects are followed only to
+    /// the same origin and only when they keep the method and body (307, 308): another host
+    /// would be sent the session id and the headers, and a POST turned into a GET would lose
+    /// its message. Idle connections are not kept, as rmcp's client does not keep them: a
+    /// connection whose answer was left unread must not be reused.
+    pub(crate) fn new(server: &str) -> Result<WeighedHttpClient, reqwest::Error> {
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .redirect(same_origin_redirects())
+            .build()?;
+        Ok(WeighedHttpClient {
+            client,
+            server: Arc::from(server),
+        })
+    }
+
+    /// A request to `uri` with the token and headers every request carries.
+    fn request(
+        &self,
+        method: http::Method,
+        uri: &str,
+        session_id: Option<&str>,
+        auth_token: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<reqwest::RequestBuilder, HttpError> {
+        let mut request = self.client.request(method, uri);
+        if let Some(token) = auth_token {
+            // Marked sensitive by reqwest: never shown in Debug output.
+            request = request.bearer_auth(token);
+        }
+        for (name, value) in headers {
+            if RESERVED_HEADERS.contains(&name.as_str()) {
+                return Err(StreamableHttpError::ReservedHeaderConflict(
+                    name.to_string(),
+                ));
+            }
+            request = request.header(name, value);
+        }
+        if let Some(session_id) = session_id {
+            request = request.header(HEADER_SESSION_ID, session_id);
+        }
+        Ok(request)
+    }
+
+    /// The message of a JSON body, weighed first; `asked` is the request the POST sent.
+    fn answer(&self, body: Body, asked: Option<&RequestId>) -> Answer {
+        let (text, why) = match body {
+            Body::Cut { head, read } => (head, Unread::Cut { read }),
+            Body::Whole(text) if is_light(without_bom(&text)) => {
+                return match serde_json::from_slice(without_bom(&text)) {
+                    Ok(message) => Answer::Message(message),
+                    Err(error) => Answer::NotJsonRpc(error),
+                };
+            }
+            Body::Whole(text) => {
+                let bytes = text.len();
+                (text, Unread::TooHeavy { bytes })
+            }
+        };
+        let refusal = refusal_answering(without_bom(&text), why, &self.server, asked);
+        Answer::Refused(refusal, why)
+    }
+
+    /// The answer to a POST whose status is not a success: a JSON-RPC error the body holds
+    /// (weighed first), else the status as an error.
+    async fn failure(
+        &self,
+        response: reqwest::Response,
+        limits: StreamableHttpResponseLimits,
+        asked: Option<&RequestId>,
+        session_id: Option<String>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let status = response.status();
+        let is_json = has_type(response.headers(), JSON_MIME_TYPE);
+        let status_error = status_error(status, response.headers());
+        // A rate limit, or a failure without JSON, is its status: its body is not read.
+        let status_error = match status_error {
+            Some(error) if !is_json || status == StatusCode::TOO_MANY_REQUESTS => {
+                return Err(error.into());
+            }
+            other => other,
+        };
+        // A 401 or 403 without a challenge (those with one were answered before) is its
+        // status, whatever its body says.
+        let is_auth_failure = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
+        let shown = limits.max_error_response_size;
+        let diagnostic = if is_json && !is_auth_failure {
+            match read_body(response).await {
+                Ok(body) => {
+                    let start = lossy_start(&body, shown);
+                    match self.answer(body, asked) {
+                        Answer::Message(error @ JsonRpcMessage::Error(_)) => {
+                            return Ok(StreamableHttpPostResponse::Json(error, session_id));
+                        }
+                        Answer::Refused(Some(refusal), _) => {
+                            return Ok(StreamableHttpPostResponse::Json(refusal, session_id));
+                        }
+                        Answer::Refused(None, why) => why.to_string(),
+                        Answer::Message(_) | Answer::NotJsonRpc(_) => start,
+                    }
+                }
+                Err(_) => "(the body could not be read)".to_owned(),
+            }
+        } else {
+            match read_start(response, shown).await {
+                Ok(start) => String::from_utf8_lossy(&start).into_owned(),
+                Err(_) => "(the body could not be read)".to_owned(),
+            }
+        };
+        match status_error {
+            Some(error) => Err(error.into()),
+            None => Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
+                format!("HTTP {status}: {diagnostic}"),
+            ))),
+        }
+    }
+}
+
+impl StreamableHttpClient for WeighedHttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_token: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_token,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    /// Sends `message`. Of rmcp's `limits`, only the length of an error's diagnostic is
+    /// used: a message is held to [`MAX_MESSAGE_BYTES`] and weighed, whatever else they say.
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_token: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let asked = match &message {
+            JsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
+        let session_sent = session_id.is_some();
+        let response = self
+            .request(
+                http::Method::POST,
+                &uri,
+                session_id.as_deref(),
+                auth_token,
+                custom_headers,
+            )?
+            .header(ACCEPT, ACCEPTED_TYPES)
+            .json(&message)
+            .send()
+            .await?;
+        let status = response.status();
+        challenge(status, response.headers())?;
+        if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+            return Ok(StreamableHttpPostResponse::Accepted);
+        }
+        if status == StatusCode::NOT_FOUND && session_sent {
+            return Err(StreamableHttpError::SessionExpired);
+        }
+        let session_id = response
+            .headers()
+            .get(HEADER_SESSION_ID)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        if !status.is_success() {
+            return self
+                .failure(response, limits, asked.as_ref(), session_id)
+                .await;
+        }
+        if has_type(response.headers(), EVENT_STREAM_MIME_TYPE) {
+            let events = weighed_events(response.bytes_stream(), self.server.clone(), asked);
+            return Ok(StreamableHttpPostResponse::Sse(events, session_id));
+        }
+        // A notification or an answer of the client's awaits nothing: whatever comes back
+        // (an empty 200, a body that is not a message) stands for "accepted".
+        if !has_type(response.headers(), JSON_MIME_TYPE) {
+            return match asked {
+                None => Ok(StreamableHttpPostResponse::Accepted),
+                Some(_) => Err(StreamableHttpError::UnexpectedContentType(content_type(
+                    response.headers(),
+                ))),
+            };
+        }
+        match (
+            self.answer(read_body(response).await?, asked.as_ref()),
+            asked,
+        ) {
+            (Answer::Message(message), _) | (Answer::Refused(Some(message), _), _) => {
+                Ok(StreamableHttpPostResponse::Json(message, session_id))
+            }
+            (Answer::Refused(None, _) | Answer::NotJsonRpc(_), None) => {
+                Ok(StreamableHttpPostResponse::Accepted)
+            }
+            (Answer::Refused(None, why), Some(_)) => Err(
+                StreamableHttpError::UnexpectedServerResponse(Cow::Owned(why.to_string())),
+            ),
+            (Answer::NotJsonRpc(error), Some(_)) => {
+                Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
+                    format!("the server's answer is not a JSON-RPC message: {error}"),
+                )))
+            }
+        }
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_token: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        let response = self
+            .request(
+                http::Method::DELETE,
+                &uri,
+                Some(&session_id),
+                auth_token,
+                custom_headers,
+            )?
+            .send()
+            .await?;
+        if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+            tracing::debug!(target: "reins_mcp", server = %self.server, "the server keeps its sessions (DELETE not allowed)");
+            return Ok(());
+        }
+        response.error_for_status()?;
+        Ok(())
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_token: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        let mut request = self
+            .request(
+                http::Method::GET,
+                &uri,
+                session_id.as_deref(),
+                auth_token,
+                custom_headers,
+            )?
+            .header(ACCEPT, ACCEPTED_TYPES);
+        if let Some(last_event_id) = last_event_id {
+            request = request.header(HEADER_LAST_EVENT_ID, last_event_id);
+        }
+        let response = request.send().await?;
+        let status = response.status();
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            return Err(StreamableHttpError::ServerDoesNotSupportSse);
+        }
+        challenge(status, response.headers())?;
+        if let Some(error) = status_error(status, response.headers()) {
+            return Err(error.into());
+        }
+        let response = response.error_for_status()?;
+        // As rmcp's own client: a stream sent as JSON is read as events all the same.
+        let headers = response.headers();
+        if !has_type(headers, EVENT_STREAM_MIME_TYPE) && !has_type(headers, JSON_MIME_TYPE) {
+            return Err(StreamableHttpError::UnexpectedContentType(content_type(
+                headers,
+            )));
+        }
+        Ok(weighed_events(
+            response.bytes_stream(),
+            self.server.clone(),
+            None,
+        ))
+    }
+}
+
+/// Reads a body up to [`MAX_MESSAGE_BYTES`]; past that, keeps its start and reads no more.
+async fn read_body(response: reqwest::Response) -> Result<Body, reqwest::Error> {
+    let mut chunks = response.bytes_stream();
+    let mut body = Vec::new();
+    while let Some(chunk) = chunks.next().await.transpose()? {
+        if body.len().saturating_add(chunk.len()) > MAX_MESSAGE_BYTES {
+            let read = body.len().saturating_add(chunk.len());
+            let wanted = TOO_LONG_HEAD_BYTES.saturating_sub(body.len());
+            body.extend_from_slice(&chunk[..chunk.len().min(wanted)]);
+            body.truncate(TOO_LONG_HEAD_BYTES);
+            body.shrink_to_fit();
+            return Ok(Body::Cut { head: body, read });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Body::Whole(body))
+}
+
+/// Reads at most `limit` bytes of a body, for an error's diagnostic.
+async fn read_start(response: reqwest::Response, limit: usize) -> Result<Vec<u8>, reqwest::Error> {
+    let mut chunks = response.bytes_stream();
+    let mut start = Vec::new();
+    while start.len() < limit {
+        let Some(chunk) = chunks.next().await.transpose()? else {
+            break;
+        };
+        let wanted = limit - start.len();
+        start.extend_from_slice(&chunk[..chunk.len().min(wanted)]);
+    }
+    Ok(start)
+}
+
+/// At most `limit` bytes of `body` as text.
+fn lossy_start(body: &Body, limit: usize) -> String {
+    let text = match body {
+        Body::Whole(text) => text,
+        Body::Cut { head, .. } => head,
+    };
+    String::from_utf8_lossy(&text[..text.len().min(limit)]).into_owned()
+}
+
+/// `text` without the byte-order mark it may start with (RFC 8259 lets a parser ignore it).
+fn without_bom(text: &[u8]) -> &[u8] {
+    text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
+}
+
+/// Follows a redirect only when it keeps the method and body (307, 308) and stays on the
+/// origin first asked, at most [`MAX_REDIRECTS`] times; any other is the answer.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let keeps_the_request = matches!(
+            attempt.status(),
+            StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_the_request || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}

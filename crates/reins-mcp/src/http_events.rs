@@ -1,0 +1,345 @@
+//! Server-sent events read from an HTTP body, each event's data bounded and weighed before
+//! rmcp parses it.
+//!
+//! rmcp's HTTP transport takes a stream of parsed events ([`Sse`]) from its HTTP client and
+//! parses each event's data as a message. The `sse_stream` parser it would use keeps an event
+//! whole however long it grows, and rmcp's bound on it ends the stream, failing no request.
+//! Here the events are read from the body's bytes as the SSE format says (lines ended by CR,
+//! LF or CRLF; `data`, `event`, `id` and `retry` fields; a blank line ending an event), and
+//! at most [`MAX_MESSAGE_BYTES`] of an event's data is kept, then only its start. A message
+//! event whose data is too long or too heavy (`weighed.rs`) reaches rmcp with its data
+//! replaced by the error answering its request, or with no data when it answers none; its
+//! `id` and `retry` pass unchanged, so that a stream resumed later starts after it.
+
+use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES, Unread, is_light, refusal_answering};
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
+use rmcp::model::RequestId;
+use rmcp::transport::streamable_http_client::SseError;
+use sse_stream::Sse;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// The longest value of an `event`, `id` or `retry` field kept; a longer one is ignored.
+/// These are names, not messages: an `id` is sent back as a header to resume a stream.
+const MAX_FIELD_BYTES: usize = 4096;
+
+/// The byte-order mark the stream may start with, which the SSE format ignores.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The events of `body`, read as they come, each one's data bounded and weighed (see the
+/// module's documentation). `asked` is the request whose HTTP POST this stream answers, if
+/// any: a refused answer whose `id` was not read answers it.
+pub(crate) fn weighed_events<S, E>(
+    body: S,
+    server: Arc<str>,
+    asked: Option<RequestId>,
+) -> BoxStream<'static, Result<Sse, SseError>>
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let reader = EventReader {
+        body: Box::pin(body),
+        parser: EventParser::new(server, asked),
+        ready: VecDeque::new(),
+        ended: false,
+    };
+    futures::stream::unfold(reader, |mut reader| async move {
+        loop {
+            if let Some(event) = reader.ready.pop_front() {
+                return Some((Ok(event), reader));
+            }
+            if reader.ended {
+                return None;
+            }
+            match reader.body.next().await {
+                Some(Ok(chunk)) => reader.parser.feed(&chunk, &mut reader.ready),
+                Some(Err(error)) => {
+                    // A body cut short: rmcp decides whether to reconnect. An event not yet
+                    // ended is discarded, as the SSE format says.
+                    reader.ended = true;
+                    return Some((Err(SseError::Body(Box::new(error))), reader));
+                }
+                None => return None,
+            }
+        }
+    })
+    .boxed()
+}
+
+/// The state of [`weighed_events`]'s stream.
+struct EventReader<S> {
+    body: std::pin::Pin<Box<S>>,
+    parser: EventParser,
+    /// Events ended by the last chunk and not yet given to rmcp.
+    ready: VecDeque<Sse>,
+    ended: bool,
+}
+
+/// Which field the line being read sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Data,
+    Event,
+    Id,
+    Retry,
+    /// A comment, or a field the SSE format does not name: its value is skipped.
+    Ignored,
+}
+
+/// Where the parser stands in the line being read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LinePart {
+    /// Before the colon: the field's name is being read.
+    Name,
+    /// Just after the colon, where one space is skipped.
+    ValueStart(Field),
+    Value(Field),
+}
+
+/// Reads the SSE format a chunk at a time, each byte once, keeping no more of an event than
+/// [`MAX_MESSAGE_BYTES`] of data and [`MAX_FIELD_BYTES`] of each other field.
+struct EventParser {
+    server: Arc<str>,
+    asked: Option<RequestId>,
+    part: LinePart,
+    /// The field name being read (at most [`MAX_FIELD_BYTES`] of it), or a short value.
+    name: Vec<u8>,
+    value: Vec<u8>,
+    /// Whether a longer value than [`MAX_FIELD_BYTES`] came: the field is ignored.
+    value_too_long: bool,
+    /// The last chunk ended with a CR, so an LF starting the next one ends nothing.
+    after_cr: bool,
+    /// No line has ended yet: a byte-order mark may start the first.
+    first_line: bool,
+    event: EventFields,
+}
+
+/// The fields of the event being read.
+#[derive(Default)]
+struct EventFields {
+    /// Whether a field of it was read (a comment is not one): an event of none is not given.
+    any: bool,
+    kind: Option<String>,
+    id: Option<String>,
+    retry: Option<u64>,
+    /// Its data lines joined by LF: all of it up to [`MAX_MESSAGE_BYTES`], then its start.
+    data: Vec<u8>,
+    data_length: usize,
+    has_data: bool,
+}
+
+impl EventParser {
+    fn new(server: Arc<str>, asked: Option<RequestId>) -> EventParser {
+        EventParser {
+            server,
+            asked,
+            part: LinePart::Name,
+            name: Vec::new(),
+            value: Vec::new(),
+            value_too_long: false,
+            after_cr: false,
+            first_line: true,
+            event: EventFields::default(),
+        }
+    }
+
+    /// Reads `chunk`, adding the events it ends to `ready`.
+    fn feed(&mut self, mut chunk: &[u8], ready: &mut VecDeque<Sse>) {
+        if std::mem::take(&mut self.after_cr) {
+            chunk = chunk.strip_prefix(b"\n").unwrap_or(chunk);
+        }
+        while !chunk.is_empty() {
+            let end = chunk.iter().position(|byte| matches!(byte, b'\n' | b'\r'));
+            let (content, rest) = match end {
+                Some(at) => (&chunk[..at], &chunk[at..]),
+                None => (chunk, &chunk[chunk.len()..]),
+            };
+            self.take_bytes(content);
+            let Some((&ending, rest)) = rest.split_first() else {
+                return;
+            };
+            self.end_line(ready);
+            chunk = rest;
+            if ending == b'\r' {
+                match chunk.strip_prefix(b"\n") {
+                    Some(after) => chunk = after,
+                    None if chunk.is_empty() => self.after_cr = true,
+                    None => {}
+                }
+            }
+        }
+    }
+
+    /// Takes bytes of a line, none of them a line ending.
+    fn take_bytes(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            match self.part {
+                LinePart::Name => {
+                    let colon = bytes.iter().position(|byte| *byte == b':');
+                    let name = &bytes[..colon.unwrap_or(bytes.len())];
+                    let room = MAX_FIELD_BYTES.saturating_sub(self.name.len());
+                    self.name.extend_from_slice(&name[..name.len().min(room)]);
+                    let Some(colon) = colon else {
+                        return;
+                    };
+                    let field = self.field();
+                    if field == Field::Data {
+                        self.start_data_line();
+                    }
+                    self.part = LinePart::ValueStart(field);
+                    bytes = &bytes[colon + 1..];
+                }
+                LinePart::ValueStart(field) => {
+                    bytes = bytes.strip_prefix(b" ").unwrap_or(bytes);
+                    self.part = LinePart::Value(field);
+                }
+                LinePart::Value(Field::Data) => return self.push_data(bytes),
+                LinePart::Value(Field::Ignored) => return,
+                LinePart::Value(_) => {
+                    let room = MAX_FIELD_BYTES.saturating_sub(self.value.len());
+                    self.value_too_long |= bytes.len() > room;
+                    self.value
+                        .extend_from_slice(&bytes[..bytes.len().min(room)]);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The field the name read so far names.
+    fn field(&self) -> Field {
+        let name = self.name.as_slice();
+        let name = match self.first_line {
+            true => name.strip_prefix(UTF8_BOM).unwrap_or(name),
+            false => name,
+        };
+        match name {
+            b"data" => Field::Data,
+            b"event" => Field::Event,
+            b"id" => Field::Id,
+            b"retry" => Field::Retry,
+            _ => Field::Ignored,
+        }
+    }
+
+    /// A data line starts: it is joined to the one before by an LF.
+    fn start_data_line(&mut self) {
+        if std::mem::replace(&mut self.event.has_data, true) {
+            self.push_data(b"\n");
+        }
+        self.event.any = true;
+    }
+
+    /// Adds `bytes` to the event's data, keeping only its start once it is too long.
+    fn push_data(&mut self, bytes: &[u8]) {
+        let event = &mut self.event;
+        if event.data_length <= MAX_MESSAGE_BYTES {
+            let room = MAX_MESSAGE_BYTES - event.data_length;
+            event
+                .data
+                .extend_from_slice(&bytes[..bytes.len().min(room)]);
+            if bytes.len() > room {
+                // The data just became too long: only its start is kept, its memory given back.
+                event.data.truncate(TOO_LONG_HEAD_BYTES);
+                event.data.shrink_to_fit();
+            }
+        }
+        event.data_length = event.data_length.saturating_add(bytes.len());
+    }
+
+    /// The line being read ends: its field is set, or the event given when it was blank.
+    fn end_line(&mut self, ready: &mut VecDeque<Sse>) {
+        match self.part {
+            LinePart::Name if self.name.is_empty() => {
+                if std::mem::take(&mut self.event.any) {
+                    let event = std::mem::take(&mut self.event);
+                    ready.push_back(self.finished(event));
+                }
+            }
+            // A line without a colon names a field whose value is empty.
+            LinePart::Name => match self.field() {
+                Field::Data => self.start_data_line(),
+                field => self.set(field),
+            },
+            LinePart::ValueStart(field) | LinePart::Value(field) => self.set(field),
+        }
+        self.part = LinePart::Name;
+        self.name.clear();
+        self.value.clear();
+        self.value_too_long = false;
+        self.first_line = false;
+    }
+
+    /// Sets the event's `field` to the value read, unless it was too long (or, for `retry`,
+    /// not a number; for `id`, holds a NUL: the SSE format ignores both).
+    fn set(&mut self, field: Field) {
+        if self.value_too_long || field == Field::Ignored || field == Field::Data {
+            return;
+        }
+        let value = String::from_utf8_lossy(&self.value).into_owned();
+        let event = &mut self.event;
+        match field {
+            Field::Event => event.kind = Some(value),
+            Field::Id if !value.contains('\0') => event.id = Some(value),
+            Field::Retry => match value.parse::<u64>() {
+                Ok(retry) if value.bytes().all(|byte| byte.is_ascii_digit()) => {
+                    event.retry = Some(retry)
+                }
+                _ => return,
+            },
+            _ => return,
+        }
+        event.any = true;
+    }
+
+    /// The event rmcp is given for `event`: its data weighed when it is a message.
+    fn finished(&self, event: EventFields) -> Sse {
+        let is_message = matches!(event.kind.as_deref(), None | Some("") | Some("message"));
+        let data = match event.has_data {
+            false => None,
+            true if event.data_length > MAX_MESSAGE_BYTES => {
+                let why = Unread::TooLong {
+                    bytes: event.data_length,
+                };
+                self.refused(&event.data, why, is_message)
+            }
+            true if is_message && !is_light(&event.data) => {
+                let why = Unread::TooHeavy {
+                    bytes: event.data_length,
+                };
+                self.refused(&event.data, why, is_message)
+            }
+            true => Some(String::from_utf8_lossy(&event.data).into_owned()),
+        };
+        Sse {
+            event: event.kind,
+            data,
+            id: event.id,
+            retry: event.retry,
+        }
+    }
+
+    /// The data that stands for a message refused unread: the error answering its request,
+    /// or none.
+    fn refused(&self, text: &[u8], why: Unread, is_message: bool) -> Option<String> {
+        if !is_message {
+            // rmcp does not read other events' data as messages: nothing is answered.
+            tracing::warn!(target: "reins_mcp", server = %self.server, "{why}");
+            return None;
+        }
+        let answer = refusal_answering(text, why, &self.server, self.asked.as_ref())?;
+        match serde_json::to_string(&answer) {
+            Ok(answer) => Some(answer),
+            Err(error) => {
+                tracing::warn!(target: "reins_mcp", server = %self.server, %error, "{why}");
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
