@@ -20,7 +20,8 @@ impl HostileHttp {
         HostileHttp::start_with(mode, &[])
     }
 
-    /// The server in `mode`, with `flags` after `--http` (`--sse`: every answer an event).
+    /// The server in `mode`, with `flags` after `--http` (`--sse`: every answer an event;
+    /// `--get`: a call's answer on the stream the client opens with a GET).
     fn start_with(mode: &str, flags: &[&str]) -> HostileHttp {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -85,6 +86,13 @@ async fn an_answer_too_heavy_or_too_long_to_parse_fails_its_call_at_once_over_ht
         let client = connect(server.server().call_timeout(HANG_GUARD)).await;
         refuses_answers_too_heavy_or_too_long(&client).await;
     }
+}
+
+#[tokio::test]
+async fn an_answer_too_heavy_or_too_long_fails_its_call_at_once_on_the_get_stream() {
+    let server = HostileHttp::start_with("oversized", &["--get"]);
+    let client = connect(server.server().call_timeout(HANG_GUARD)).await;
+    refuses_answers_too_heavy_or_too_long(&client).await;
 }
 
 #[tokio::test]
