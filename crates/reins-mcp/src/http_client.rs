@@ -15,6 +15,10 @@
 //! sent: a JSON body is that request's answer), and rmcp hands that to the caller as the
 //! server's answer. A refused body answering nothing (the answer to a notification) is
 //! dropped with a warning.
+//!
+//! What rmcp's client does for a `server/discover` a pre-2026 server rejects with a 4xx is
+//! not done here: reins starts every connection with an `initialize` (`handler.rs`) and
+//! never sends `server/discover`.
 
 mod headers;
 
