@@ -179,7 +179,7 @@ impl Telemetry {
     /// later `chat` span, so one huge part would otherwise be written many times over.
     /// Parts are cut before the messages' JSON is written, which stays valid; arguments cut
     /// are their JSON text as a string. A span's input messages are also kept within 16
-    /// parts' worth of bytes (1 MiB by default), the newest first, after a `system` message
+    /// parts' worth of bytes and at least 1 MiB (1 MiB by default), the newest first, after a `system` message
     /// saying how many earlier ones were left out: every `chat` span holds the history again.
     /// `usize::MAX` records parts and inputs whole.
     ///

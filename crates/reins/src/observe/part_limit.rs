@@ -47,9 +47,10 @@ impl PartLimit {
     }
 
     /// The most bytes of messages recorded as one span's input (`gen_ai.input.messages`):
-    /// [`INPUT_PARTS`] parts' worth, the newest messages kept.
+    /// [`INPUT_PARTS`] parts' worth, and at least [`MIN_INPUT_BYTES`] (small parts are asked
+    /// for to keep each part short, not the conversation), the newest messages kept.
     pub(crate) fn input_budget(self) -> usize {
-        self.0.saturating_mul(INPUT_PARTS)
+        self.0.saturating_mul(INPUT_PARTS).max(MIN_INPUT_BYTES)
     }
 
     /// Where `text` is cut: the last char boundary at or before the limit; `None` when it fits.
@@ -65,6 +66,9 @@ impl PartLimit {
 /// How many parts' worth of messages one span's input holds at most: a megabyte with the
 /// default 64 KiB parts, ample for a chat and far below what collectors take in one request.
 pub(crate) const INPUT_PARTS: usize = 16;
+
+/// The fewest bytes of messages one span's input may hold, however small the parts.
+pub(crate) const MIN_INPUT_BYTES: usize = 1024 * 1024;
 
 /// What ends a cut part: that it was cut, and how long it was.
 fn marker(length: usize) -> String {

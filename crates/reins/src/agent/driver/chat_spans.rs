@@ -6,7 +6,7 @@
 
 use super::Halt;
 use super::trace;
-use crate::completion::CompletionResponse;
+use crate::completion::{CompletionRequest, CompletionResponse, DynCompletionModel};
 use std::future::Future;
 use tracing::{Instrument, Span};
 
@@ -14,6 +14,16 @@ use tracing::{Instrument, Span};
 pub(super) trait ChatSpans {
     /// `future`, run inside the current call's span.
     fn within<F: Future>(&self, future: F) -> impl Future<Output = F::Output>;
+
+    /// Records the current call's model and request (`streamed`: its answer is asked for as
+    /// a stream), as its dispatch hooks left it.
+    fn record_request(
+        &self,
+        model: &dyn DynCompletionModel,
+        label: &str,
+        request: &CompletionRequest,
+        streamed: bool,
+    );
 
     /// Records the current call's response: the model's, before the outcome hooks judge it,
     /// or the one a hook served in place of a failed call.
@@ -36,6 +46,16 @@ impl ChatSpans for Untraced {
     }
 
     #[inline]
+    fn record_request(
+        &self,
+        _model: &dyn DynCompletionModel,
+        _label: &str,
+        _request: &CompletionRequest,
+        _streamed: bool,
+    ) {
+    }
+
+    #[inline]
     fn record_response(&self, _response: &CompletionResponse) {}
 
     #[inline]
@@ -46,22 +66,42 @@ impl ChatSpans for Untraced {
 }
 
 /// A `chat` span for each call, the first opened before the turn's hooks.
-pub(super) struct Traced(pub Span);
+pub(super) struct Traced {
+    /// The current call's span.
+    pub chat: Span,
+    /// The run's span, when the turn's first call's request is the run's input (a new run's
+    /// first turn): recorded there with it, not with a retried call's.
+    pub run: Option<Span>,
+}
 
 impl ChatSpans for Traced {
     fn within<F: Future>(&self, future: F) -> impl Future<Output = F::Output> {
-        future.instrument(self.0.clone())
+        future.instrument(self.chat.clone())
+    }
+
+    fn record_request(
+        &self,
+        model: &dyn DynCompletionModel,
+        label: &str,
+        request: &CompletionRequest,
+        streamed: bool,
+    ) {
+        trace::record_chat_request(model, label, request, streamed);
+        if let Some(run) = &self.run {
+            trace::record_run_input(run, request);
+        }
     }
 
     fn record_response(&self, response: &CompletionResponse) {
-        trace::record_chat_response(&self.0, response);
+        trace::record_chat_response(&self.chat, response);
     }
 
     fn record_failure(&self, halt: &Halt) {
-        trace::record_chat_failure(&self.0, halt);
+        trace::record_chat_failure(&self.chat, halt);
     }
 
     fn next_call(&mut self, run_id: &str, turn: usize) {
-        self.0 = trace::chat_span(run_id, turn);
+        self.chat = trace::chat_span(run_id, turn);
+        self.run = None;
     }
 }

@@ -92,8 +92,6 @@ pub(crate) fn run(
             worker,
         } = begin(config, start, options.start.take(), typed_answer(&options)).await?;
         let (state, span, ctx) = traced(config, state, sink.is_some(), &options);
-        // A new run's input is recorded as its first model call sends it.
-        let run_input = (prompt.is_some() && !span.is_disabled()).then(|| span.clone());
         let tools = match &config.live {
             Some(live) => live.current(),
             None => Arc::clone(&config.tools),
@@ -114,7 +112,7 @@ pub(crate) fn run(
             spare_calls: Vec::new(),
             last_label: None,
             refused_answer: None,
-            run_input: std::sync::Mutex::new(run_input),
+            input_unrecorded: prompt.is_some(),
         };
         // A new run's prompt waits at the end of its history until `on_run_start` has seen it
         // (see `Driver::start`): held there, it takes no room in the loop's future. (Moved
@@ -246,9 +244,9 @@ pub(crate) struct Driver<'a> {
     last_label: Option<&'a str>,
     /// What was wrong with the typed answer of the last turn, when it was refused.
     refused_answer: Option<String>,
-    /// A new run's span, while it records and until its first model call's request, the
-    /// run's input, is recorded on it (once: a retried call would record it twice).
-    run_input: std::sync::Mutex<Option<tracing::Span>>,
+    /// A new run whose input (its first model call's request) is not yet recorded on its
+    /// span.
+    input_unrecorded: bool,
 }
 
 impl Driver<'_> {

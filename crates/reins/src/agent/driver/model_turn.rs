@@ -89,7 +89,9 @@ impl<'a> Driver<'a> {
             self.call_model_with(&mut turn_request, &mut unkept, Untraced)
                 .await
         } else {
-            self.call_model_with(&mut turn_request, &mut unkept, Traced(chat))
+            // A new run's first call records the run's input on the run's span, current here.
+            let run = std::mem::take(&mut self.input_unrecorded).then(tracing::Span::current);
+            self.call_model_with(&mut turn_request, &mut unkept, Traced { chat, run })
                 .await
         };
         let (history, patched) = turn_request.finish();
@@ -250,25 +252,27 @@ impl<'a> Driver<'a> {
         chat: &impl ChatSpans,
     ) -> (Result<(CompletionResponse, bool), Halt>, Option<String>) {
         let turn = self.state.turn;
-        let dispatched = match self.observes(StepEventKind::CompletionDispatch) {
-            true => {
-                self.hooks
-                    .dispatch_completion(self.ctx, turn, label, request)
-                    .await
+        let mut served = None;
+        if self.observes(StepEventKind::CompletionDispatch) {
+            match self
+                .hooks
+                .dispatch_completion(self.ctx, turn, label, request)
+                .await
+            {
+                Ok(Stacked::Go(response)) => served = response,
+                Ok(Stacked::Stop(reason)) => {
+                    chat.record_request(model, label, request.get(), self.sink.is_some());
+                    return (Err(Halt::Stop(reason)), None);
+                }
+                Err(failure) => {
+                    chat.record_request(model, label, request.get(), self.sink.is_some());
+                    return (Err(failure.into()), None);
+                }
             }
-            false => Ok(Stacked::Go(None)),
-        };
+        }
         // Recorded as the dispatch hooks left it: what they masked (a redaction) is masked
         // in the trace too.
-        trace::record_chat_request(model, label, request.get(), self.sink.is_some());
-        if let Some(run) = self.run_input.lock().ok().and_then(|mut run| run.take()) {
-            trace::record_run_input(&run, request.get());
-        }
-        let served = match dispatched {
-            Ok(Stacked::Go(response)) => response,
-            Ok(Stacked::Stop(reason)) => return (Err(Halt::Stop(reason)), None),
-            Err(failure) => return (Err(failure.into()), None),
-        };
+        chat.record_request(model, label, request.get(), self.sink.is_some());
         let called = match served {
             // Boxed: a response a hook answered with is rare, and its path's state would
             // otherwise be part of every run's future.
