@@ -481,23 +481,4 @@ impl Driver<'_> {
         self.tools = latest;
         true
     }
-
-    /// Refuses `action` for a turn that calls tools, but for a typed answer given through
-    /// the output tool: it is the run's answer, none of the turn's calls has run, and the
-    /// model may give it again.
-    fn reject_retry_with_calls(&self, calls: &[PendingCall], action: &str) -> Result<(), Halt> {
-        let gives_typed_answer = self
-            .ctx
-            .output_tool()
-            .is_some_and(|output| calls.iter().any(|pending| pending.call.name == output));
-        if calls.is_empty() || gives_typed_answer {
-            Ok(())
-        } else {
-            Err(Halt::Rejected(format!(
-                "`{action}` was returned for turn {} which calls tools; retrying a turn with \
-                 tool calls is rejected (steer the calls with on_dispatch instead)",
-                self.state.turn
-            )))
-        }
-    }
 }

@@ -1,7 +1,7 @@
 //! Reading a typed answer out of an accepted turn, and deciding how the run asks for one.
 
-use super::Driver;
 use super::validation::answered;
+use super::{Driver, Halt};
 use crate::agent::builder::AgentConfig;
 use crate::agent::error::PromptError;
 use crate::agent::output_spec::{OUTPUT_TOOL_NAME, OutputMode, OutputSpec};
@@ -61,6 +61,29 @@ impl Driver<'_> {
                     None => StructuredStep::NotFinal,
                 }
             }
+        }
+    }
+
+    /// Refuses `action` for a turn that calls tools, but for a typed answer given through
+    /// the output tool: it is the run's answer, none of the turn's calls has run, and the
+    /// model may give it again.
+    pub(super) fn reject_retry_with_calls(
+        &self,
+        calls: &[PendingCall],
+        action: &str,
+    ) -> Result<(), Halt> {
+        let gives_typed_answer = self
+            .ctx
+            .output_tool()
+            .is_some_and(|output| calls.iter().any(|pending| pending.call.name == output));
+        if calls.is_empty() || gives_typed_answer {
+            Ok(())
+        } else {
+            Err(Halt::Rejected(format!(
+                "`{action}` was returned for turn {} which calls tools; retrying a turn with \
+                 tool calls is rejected (steer the calls with on_dispatch instead)",
+                self.state.turn
+            )))
         }
     }
 }
