@@ -1,6 +1,7 @@
 //! `reins chat`: a conversation in the terminal. Each message is one durable run in the
 //! agent's store that starts from the previous run's history, so `--resume RUN` picks a
-//! conversation up where it stopped, in another process.
+//! conversation up where it stopped, in another process. Every run of a conversation names
+//! it (`conversation_id`: the first run's id), so traces group them as one session.
 
 use crate::assemble::Assembled;
 use crate::interrupt;
@@ -50,13 +51,14 @@ pub async fn chat(
     store: BoxedStore,
     resume: Option<String>,
 ) -> Result<Ending, String> {
-    let mut history = match &resume {
+    let (mut history, mut conversation) = match &resume {
         Some(run) => {
             let state = store.load(run).await.map_err(|error| error.to_string())?;
             continuable(&state, agent_file)?;
-            state.history
+            let conversation = state.conversation_id.unwrap_or(state.run_id);
+            (state.history, Some(conversation))
         }
-        None => Vec::new(),
+        None => (Vec::new(), None),
     };
     let mut ending = Ending::Done;
     eprintln!(
@@ -84,6 +86,7 @@ pub async fn chat(
             continue;
         }
         let run_id = new_run_id();
+        let conversation_id = conversation.get_or_insert_with(|| run_id.clone()).clone();
         let earlier: Vec<Message> = history
             .iter()
             .filter(|message| !matches!(message, Message::System { .. }))
@@ -97,6 +100,7 @@ pub async fn chat(
             .prompt(line)
             .with_history(earlier)
             .run_id(run_id.clone())
+            .conversation_id(conversation_id)
             .max_turns(assembled.max_turns)
             .durable(keeper.clone())
             .stream();

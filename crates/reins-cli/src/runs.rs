@@ -38,6 +38,7 @@ pub fn summary(state: &RunState, own_model: &str) -> Value {
         "turns": state.turn,
         "input_tokens": state.usage.input_tokens,
         "output_tokens": state.usage.output_tokens,
+        "conversation": state.conversation_id,
     })
 }
 

@@ -105,6 +105,11 @@ pub struct RunState {
     /// answer would call a tool the run no longer has. Resuming it without is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tool: Option<String>,
+    /// The conversation the run belongs to, when its caller named one
+    /// ([`PromptRequest::conversation_id`](crate::agent::PromptRequest::conversation_id)):
+    /// the run's traces record it as `gen_ai.conversation.id` (else the run's id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
 }
 
 /// Where a run is.
@@ -360,6 +365,7 @@ impl RunState {
             trace_context: None,
             failure: None,
             output_tool: None,
+            conversation_id: None,
         }
     }
 }

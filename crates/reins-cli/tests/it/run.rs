@@ -300,6 +300,10 @@ rules:
         .and_then(|r| r["run"].as_str())
         .expect("the second run")
         .to_owned();
+    // One conversation, named after its first run: traces group the two runs by it.
+    for run in &runs {
+        assert_eq!(run["conversation"], first.as_str(), "{run}");
+    }
     let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &second]));
     // The second run starts from the first one's history.
     let first_at = shown.find("The first question.").expect(&shown);

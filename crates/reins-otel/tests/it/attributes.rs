@@ -72,3 +72,68 @@ async fn an_http_failure_is_typed_by_its_status_code() {
         assert_eq!(attr_str(span(&spans, "invoke_agent"), "error.type"), status);
     }
 }
+
+/// A run that names its conversation records it as `gen_ai.conversation.id`, so a viewer
+/// groups a chat's runs (each its own run id) together; one that names none records its run
+/// id; a durable run keeps its conversation when resumed.
+#[tokio::test]
+async fn runs_of_one_conversation_share_its_id_and_a_resumed_run_keeps_it() {
+    use reins::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError};
+    use reins::store::MemoryStore;
+
+    let recorded = Recorded::start(Telemetry::new());
+    let turns = [Turn::text("one"), Turn::text("two"), Turn::text("three")];
+    let agent = AgentBuilder::new(NamedModel::new(turns)).build();
+    for run_id in ["first", "second"] {
+        agent
+            .prompt("hi")
+            .run_id(run_id)
+            .conversation_id("chat-7")
+            .await
+            .unwrap();
+    }
+    agent.prompt("hi").run_id("alone").await.unwrap();
+    let spans = recorded.spans();
+    let runs: Vec<_> = spans
+        .iter()
+        .filter(|s| s.name == "invoke_agent")
+        .map(|s| attr_str(s, "gen_ai.conversation.id"))
+        .collect();
+    assert_eq!(runs, ["chat-7", "chat-7", "alone"]);
+
+    /// Suspends every tool call.
+    struct Hold;
+    impl AgentHook for Hold {
+        async fn on_dispatch(&self, _: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+            match event.tool_name() {
+                Some(_) => DispatchAction::suspend("wait"),
+                None => DispatchAction::proceed(),
+            }
+        }
+    }
+    let store = MemoryStore::new();
+    let model = NamedModel::new([
+        Turn::tool_call("clock", serde_json::json!({})),
+        Turn::text("Noon."),
+    ]);
+    let clock = reins::tool::tool_fn("clock", "The time.", |_: serde_json::Value| async move {
+        Ok::<_, std::convert::Infallible>("12:00")
+    });
+    let agent = AgentBuilder::new(model).tool(clock).add_hook(Hold).build();
+    let suspended = agent
+        .prompt("time?")
+        .run_id("held")
+        .conversation_id("chat-8")
+        .durable(store.clone())
+        .await;
+    assert!(matches!(suspended, Err(PromptError::Suspended { .. })));
+    let recorded = Recorded::start(Telemetry::new());
+    agent
+        .resume_stored(store, "held")
+        .decide("t1c0", reins::agent::ToolDecision::approve())
+        .await
+        .unwrap();
+    let spans = recorded.spans();
+    let resumed = span(&spans, "invoke_agent");
+    assert_eq!(attr_str(resumed, "gen_ai.conversation.id"), "chat-8");
+}

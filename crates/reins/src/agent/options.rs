@@ -66,6 +66,8 @@ pub(crate) struct RunOptions {
 pub(crate) struct StartOptions {
     /// The run's id, instead of a fresh one.
     pub run_id: Option<String>,
+    /// The conversation a new run belongs to.
+    pub conversation_id: Option<String>,
     /// Decisions about suspended calls, by internal call id.
     pub decisions: Vec<(String, ToolDecision)>,
     /// Where a durable run checkpoints.

@@ -149,6 +149,39 @@ impl PromptRequest {
         self
     }
 
+    /// Names the conversation the run belongs to (a chat session, a thread of runs each
+    /// continuing the last one's history): traces record it as the run's
+    /// `gen_ai.conversation.id`, which is the run's id otherwise, so a trace viewer groups a
+    /// conversation's runs together (Phoenix shows them as one session). Kept in the run's
+    /// state ([`RunState::conversation_id`](crate::run::RunState::conversation_id)): a resumed
+    /// run keeps its own, and this is ignored for it.
+    ///
+    /// ```
+    /// use reins::prelude::*;
+    /// use reins::testing::{ScriptedModel, Turn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([Turn::text("Hello, Ann."), Turn::text("You are Ann.")]);
+    /// let agent = AgentBuilder::new(model).build();
+    /// let first = agent.prompt("I am Ann.").conversation_id("chat-7").extended_details().await.unwrap();
+    /// let second = agent
+    ///     .prompt("Who am I?")
+    ///     .with_history(first.history().to_vec())
+    ///     .conversation_id("chat-7")
+    ///     .extended_details()
+    ///     .await
+    ///     .unwrap();
+    /// // Two runs, one conversation.
+    /// assert_ne!(first.run_id(), second.run_id());
+    /// assert_eq!(second.state.conversation_id.as_deref(), Some("chat-7"));
+    /// # }
+    /// ```
+    pub fn conversation_id(mut self, conversation_id: impl Into<String>) -> Self {
+        self.options.start_mut().conversation_id = Some(conversation_id.into());
+        self
+    }
+
     /// Makes the run durable: its state and effect journal are checkpointed into `store` after
     /// every model turn and tool call, so it can pause for a decision, survive a crash, and be
     /// resumed in another process (see [`crate::store`] for the exact guarantee). The run holds

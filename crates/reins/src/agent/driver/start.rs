@@ -32,6 +32,7 @@ pub(super) async fn begin(
 ) -> Result<Begun, PromptError> {
     let StartOptions {
         run_id,
+        conversation_id,
         mut decisions,
         store,
         worker,
@@ -46,6 +47,7 @@ pub(super) async fn begin(
         RunStart::New { prompt, history } => {
             let run_id = run_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
             let mut state = RunState::new(run_id, config.name.clone(), history);
+            state.conversation_id = conversation_id;
             if let TypedAnswer::Typed { output_tool } = answer {
                 state.output_tool = output_tool.map(str::to_owned);
             }
