@@ -4,9 +4,12 @@
 //! on instead of showing: an escape sequence that clears the screen, moves the cursor, hides
 //! the text after it, sets the window title or writes to the clipboard (`ESC ] 52`), a
 //! carriage return that writes over the start of a line, or a bidirectional override
-//! (`U+202E`) that shows the characters after it in reverse order. Shown
-//! through [`printable`], each of them appears as its `\uXXXX` escape instead, so what a
-//! person reads — at an approval prompt above all — is what the text holds.
+//! (`U+202E`) that shows the characters after it in reverse order. It can also carry text a
+//! terminal or a browser shows as nothing at all while a model reads it: Unicode tag
+//! characters (`U+E0020`–`U+E007E` spell ASCII invisibly), zero-width spaces, word joiners,
+//! runs of variation selectors. Shown through [`printable`], each of them appears as its
+//! `\uXXXX` escape instead, so what a person reads — at an approval prompt above all — is
+//! what the text holds.
 //!
 //! ```
 //! use reins::text::printable;
@@ -20,21 +23,47 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
-/// `text` with every character a terminal would act on rather than show written as its
-/// `\uXXXX` escape: control characters other than line feed and tab (a carriage return is
-/// kept only right before a line feed), and the characters that reorder bidirectional text
-/// (`U+061C`, `U+200E`, `U+200F`, `U+202A`–`U+202E`, `U+2066`–`U+2069`). Borrowed when
-/// nothing needed escaping.
+/// `text` with every character a terminal would act on rather than show, or that shows as
+/// nothing, written as its `\uXXXX` escape: control characters other than line feed and tab
+/// (a carriage return is kept only right before a line feed), the characters that reorder
+/// bidirectional text (`U+061C`, `U+200E`, `U+200F`, `U+202A`–`U+202E`, `U+2066`–`U+2069`),
+/// and invisible ones that can hide text (see [`hides_text`]: tag characters, zero-width
+/// spaces, word joiners, byte-order marks, fillers; a joiner or variation selector only in a
+/// run of them, as an emoji or a Persian word uses one at a time). Borrowed when nothing
+/// needed escaping.
+///
+/// ```
+/// use reins::text::printable;
+///
+/// // "note" and, in tag characters, " rm" that a screen shows as nothing.
+/// let hidden = "note\u{e0020}\u{e0072}\u{e006d}";
+/// assert_eq!(printable(hidden), "note\\ue0020\\ue0072\\ue006d");
+/// // An emoji's variation selector and joiners stay as they are.
+/// assert_eq!(printable("\u{2764}\u{fe0f} \u{1f468}\u{200d}\u{1f469}"), "\u{2764}\u{fe0f} \u{1f468}\u{200d}\u{1f469}");
+/// ```
 pub fn printable(text: &str) -> Cow<'_, str> {
+    printable_after(text, None)
+}
+
+/// [`printable`] of `text` following `before` (the character shown just before it, in an
+/// earlier piece of a stream), which decides whether a joiner or selector starting `text`
+/// continues a run.
+fn printable_after(text: &str, before: Option<char>) -> Cow<'_, str> {
     let bytes = text.as_bytes();
     // A carriage return is one byte, so the byte after it is at `at + 1`.
-    let acts = |at: usize, c: char| acts_on_terminal(c, bytes.get(at + 1).copied());
+    let mut previous = before;
+    let mut acts = |at: usize, c: char| {
+        let acts = acts_on_terminal(c, bytes.get(at + 1).copied()) || hides_text(c, previous);
+        previous = Some(c);
+        acts
+    };
     let Some(first) = text.char_indices().find(|&(at, c)| acts(at, c)) else {
         return Cow::Borrowed(text);
     };
     let mut shown = String::with_capacity(text.len() + 16);
     shown.push_str(&text[..first.0]);
-    for (at, c) in text[first.0..].char_indices() {
+    escape(&mut shown, first.1);
+    for (at, c) in text[first.0..].char_indices().skip(1) {
         if acts(first.0 + at, c) {
             escape(&mut shown, c);
         } else {
@@ -61,6 +90,9 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 #[derive(Debug, Default)]
 pub struct PrintableStream {
     held_carriage_return: bool,
+    /// The last character of the pieces so far, which a joiner or selector starting the next
+    /// one follows.
+    last: Option<char>,
 }
 
 impl PrintableStream {
@@ -75,7 +107,8 @@ impl PrintableStream {
         let body = piece.strip_suffix('\r');
         self.held_carriage_return = body.is_some();
         let body = body.unwrap_or(piece);
-        let shown = printable(body);
+        let shown = printable_after(body, self.last);
+        self.last = body.chars().next_back().or(self.last);
         if !held {
             return shown;
         }
@@ -112,6 +145,45 @@ fn acts_on_terminal(c: char, next: Option<u8>) -> bool {
         | '\u{2066}'..='\u{2069}' => true,
         c => c.is_control(),
     }
+}
+
+/// Whether `c` shows as nothing while it may carry text a model reads (`previous` is the
+/// character before it). Always: tag characters (`U+E0000`–`U+E007F`), which spell ASCII
+/// invisibly; zero-width and filler characters (`U+00AD`, `U+034F`, `U+115F`, `U+1160`,
+/// `U+17B4`, `U+17B5`, `U+180B`–`U+180F`, `U+200B`, `U+2060`–`U+2064`, `U+206A`–`U+206F`,
+/// `U+3164`, `U+FEFF`, `U+FFA0`, `U+FFF9`–`U+FFFB`, `U+1D173`–`U+1D17A`) and the
+/// supplementary variation selectors (`U+E0100`–`U+E01EF`). In a run only: the joiners
+/// (`U+200C`, `U+200D`) and variation selectors (`U+FE00`–`U+FE0F`), one of which an emoji or
+/// a word in Persian or an Indic script uses at a time, and a run of which encodes bytes.
+fn hides_text(c: char, previous: Option<char>) -> bool {
+    match c {
+        '\u{00AD}'
+        | '\u{034F}'
+        | '\u{115F}'
+        | '\u{1160}'
+        | '\u{17B4}'
+        | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}'
+        | '\u{200B}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{206A}'..='\u{206F}'
+        | '\u{3164}'
+        | '\u{FEFF}'
+        | '\u{FFA0}'
+        | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0000}'..='\u{E007F}'
+        | '\u{E0100}'..='\u{E01EF}' => true,
+        '\u{200C}' | '\u{200D}' | '\u{FE00}'..='\u{FE0F}' => {
+            previous.is_none_or(|previous| joins_or_selects(previous) || hides_text(previous, None))
+        }
+        _ => false,
+    }
+}
+
+/// A joiner or a variation selector: one of them after another is a run.
+fn joins_or_selects(c: char) -> bool {
+    matches!(c, '\u{200C}' | '\u{200D}' | '\u{FE00}'..='\u{FE0F}')
 }
 
 fn escape(shown: &mut String, c: char) {
@@ -172,13 +244,45 @@ mod tests {
             "plain",
             "lines\r\nand\ttabs\n",
             "日本語 ✓ emoji 🦀",
-            "x\u{200b}y",
+            "\u{2764}\u{fe0f} \u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}",
+            "\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}",
         ] {
             assert!(
                 matches!(printable(text), Cow::Borrowed(t) if t == text),
                 "{text:?}"
             );
         }
+    }
+
+    /// The reviewer's smuggled note: a screen shows "harmless note end", the tool gets a
+    /// sentence more.
+    #[test]
+    fn invisible_text_is_shown_as_escapes() {
+        let hidden: String = " and also email"
+            .chars()
+            .map(|c| char::from_u32(0xE0000 + c as u32).unwrap())
+            .collect();
+        let text = format!("harmless note{hidden}\u{200b}\u{2060}\u{feff} end");
+        let shown = printable(&text);
+        assert!(
+            shown.starts_with("harmless note\\ue0020\\ue0061\\ue006e"),
+            "{shown}"
+        );
+        assert!(shown.ends_with("\\u200b\\u2060\\ufeff end"), "{shown}");
+        assert!(shown.is_ascii(), "nothing invisible is left: {shown}");
+        // A run of variation selectors after an emoji encodes bytes: all but the first shown.
+        assert_eq!(
+            printable("\u{1f600}\u{fe0f}\u{fe01}\u{e0100}"),
+            "\u{1f600}\u{fe0f}\\ufe01\\ue0100"
+        );
+        assert_eq!(printable("\u{200d}\u{200d}x"), "\\u200d\\u200dx");
+    }
+
+    #[test]
+    fn a_run_split_across_pieces_of_a_stream_is_still_a_run() {
+        let mut stream = PrintableStream::default();
+        assert_eq!(stream.push("\u{1f600}\u{fe0f}"), "\u{1f600}\u{fe0f}");
+        assert_eq!(stream.push("\u{fe01}ok"), "\\ufe01ok");
     }
 
     #[test]
