@@ -56,6 +56,9 @@ pub struct Output {
     answering: bool,
     announced_calls: HashSet<String>,
     answer: AnswerText,
+    /// The message of the error the run ended with, quiet or not (the inbox shows a failed
+    /// resume's on the run's page).
+    failure: Option<String>,
 }
 
 impl Output {
@@ -68,7 +71,13 @@ impl Output {
             answering: false,
             announced_calls: HashSet::new(),
             answer: AnswerText::for_stdout(),
+            failure: None,
         }
+    }
+
+    /// The message of the error the run ended with, if it ended with one.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     /// Nothing printed but an interruption (runs resumed by the web inbox).
@@ -263,11 +272,13 @@ impl Output {
         } else {
             (Ending::Error, "error")
         };
+        let message = error.to_string();
         if self.json {
-            self.event(json!({"event": kind, "run": run, "message": error.to_string()}));
+            self.event(json!({"event": kind, "run": run, "message": message}));
         } else {
-            eprintln!("reins: {}", printable(&error.to_string()));
+            eprintln!("reins: {}", printable(&message));
         }
+        self.failure = Some(message);
         ending
     }
 }

@@ -336,6 +336,29 @@ pub fn resumed_here() -> String {
         .to_owned()
 }
 
+/// The button that resumes a run stored as running: one a process still drives keeps its
+/// lease (the resume is refused as busy, and the page says so), one a process left (stopped
+/// with Ctrl-C, or crashed) goes on here.
+pub fn resume_left_run_form(run: &str, csrf: &str) -> String {
+    format!(
+        "<form method=\"post\" action=\"/runs/{run}/resume\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <p id=\"not-finished\">This run has not finished. If no process runs it any more \
+         (stopped, or crashed), resume it here; a process still running it keeps it. \
+         <button type=\"submit\" name=\"resume\">resume the run</button></p></form>",
+        run = escape(&url_segment(run)),
+        csrf = escape(csrf),
+    )
+}
+
+/// Why this inbox's last resume of the run failed (a busy run: another process drives it).
+pub fn resume_failure(message: &str) -> String {
+    format!(
+        "<p id=\"resume-failed\">The last resume failed: {}</p>",
+        escape(message)
+    )
+}
+
 /// The button that resumes a suspended run whose calls were all decided.
 pub fn resume_form(run: &str, csrf: &str) -> String {
     format!(

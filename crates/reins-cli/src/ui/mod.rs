@@ -22,7 +22,7 @@ pub use access::unguarded;
 use access::{forged, guard};
 use ownership::{own_run, serves};
 use refusal::refused;
-use resumes::{Resumes, resumed_here, spawn_resume};
+use resumes::{Resumes, resume_failure, resumed_here, spawn_resume};
 
 use crate::approve::parse_args;
 use crate::config::LoadedAgent;
@@ -217,8 +217,16 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
     } else if pending.is_empty() && state.status == RunStatus::Suspended {
         // Decided elsewhere (`reins runs approve`) but not resumed yet.
         html::resume_form(run, &app.csrf)
+    } else if state.status == RunStatus::Running {
+        // Driven by a process, or left by one (Ctrl-C, a crash): only its lease tells, which
+        // a resume checks.
+        html::resume_left_run_form(run, &app.csrf)
     } else {
         html::waiting_forms(&pending, &app.csrf)
+    };
+    let forms = match resume_failure(app, run) {
+        Some(failure) => html::resume_failure(&failure) + &forms,
+        None => forms,
     };
     let latest = app
         .store

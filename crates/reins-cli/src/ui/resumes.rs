@@ -8,8 +8,9 @@ use super::App;
 use crate::approve::CliDecider;
 use crate::interrupt::drive_until;
 use crate::lease_keeper::LeaseKeeper;
+use crate::run::Ending;
 use crate::run::Output;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, MutexGuard, PoisonError};
 use tokio::task::JoinSet;
 
@@ -19,6 +20,9 @@ pub(super) struct Resumes {
     tasks: JoinSet<()>,
     /// The runs they resume.
     runs: HashSet<String>,
+    /// Why the last resume of a run failed (a run another process still drives is refused
+    /// as busy): its page says so, until the run is resumed again.
+    failures: HashMap<String, String>,
 }
 
 /// The inbox's resumes, locked (a panic elsewhere leaves them usable).
@@ -31,6 +35,11 @@ pub(super) fn resumed_here(app: &App, run: &str) -> bool {
     locked(app).runs.contains(run)
 }
 
+/// Why this inbox's last resume of `run` failed, if it did.
+pub(super) fn resume_failure(app: &App, run: &str) -> Option<String> {
+    locked(app).failures.get(run).cloned()
+}
+
 /// Resumes `run` in the background with the decisions recorded for it, unless this inbox
 /// already does; nothing is printed (the page follows the run) but an interruption. A later
 /// `ask` suspends it again.
@@ -39,19 +48,25 @@ pub(super) fn spawn_resume(app: Arc<App>, run: String) {
     if !resumes.runs.insert(run.clone()) {
         return;
     }
+    resumes.failures.remove(&run);
     // Forget the resumes that ended, so the set holds only those still going.
     while resumes.tasks.try_join_next().is_some() {}
     let task = {
         let app = app.clone();
         async move {
-            resume(&app, &run).await;
-            locked(&app).runs.remove(&run);
+            let failure = resume(&app, &run).await;
+            let mut resumes = locked(&app);
+            resumes.runs.remove(&run);
+            if let Some(failure) = failure {
+                resumes.failures.insert(run, failure);
+            }
         }
     };
     resumes.tasks.spawn(task);
 }
 
-async fn resume(app: &App, run: &str) {
+/// Resumes `run` to its next stop; why it failed, if it did.
+async fn resume(app: &App, run: &str) -> Option<String> {
     match crate::assemble::assemble(&app.agent, CliDecider::suspend_only()).await {
         Ok(assembled) => {
             let keeper = LeaseKeeper::new(app.store.clone());
@@ -61,9 +76,13 @@ async fn resume(app: &App, run: &str) {
                 .max_turns(assembled.max_turns)
                 .stream();
             let mut quiet = Output::quiet().agent_file(&app.agent.path);
-            drive_until(stream, &mut quiet, &keeper, run, app.stop.stopped()).await;
+            let ending = drive_until(stream, &mut quiet, &keeper, run, app.stop.stopped()).await;
+            (ending == Ending::Error).then(|| quiet.failure().unwrap_or_default().to_owned())
         }
-        Err(error) => eprintln!("reins: cannot resume run {run}: {error}"),
+        Err(error) => {
+            eprintln!("reins: cannot resume run {run}: {error}");
+            Some(error)
+        }
     }
 }
 

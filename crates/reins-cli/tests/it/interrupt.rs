@@ -44,7 +44,7 @@ schema = { type = "object", properties = {} }
 "#;
 
 /// `reins run AGENT "Please wait."` started in the background, its output piped.
-fn start_run(agent: &AgentDir) -> Child {
+pub fn start_run(agent: &AgentDir) -> Child {
     reins_run(agent).spawn().expect("start reins run")
 }
 
@@ -63,7 +63,7 @@ fn reins_run(agent: &AgentDir) -> Command {
 }
 
 /// Waits until `file` exists (the tool runs), failing if `child` ended first.
-fn wait_for(file: &Path, child: &mut Child) {
+pub fn wait_for(file: &Path, child: &mut Child) {
     let deadline = Instant::now() + Duration::from_secs(120);
     while !file.exists() {
         if let Some(status) = child.try_wait().expect("poll reins") {
@@ -76,7 +76,7 @@ fn wait_for(file: &Path, child: &mut Child) {
 
 /// Sends SIGINT to `target` (reins's pid, or `-<group>` for a whole process group, as a
 /// terminal's Ctrl-C does) and waits for `child` to end as interrupted (exit 130); its stderr.
-fn interrupt(child: Child, target: &str) -> String {
+pub fn interrupt(child: Child, target: &str) -> String {
     let sent = Command::new("kill")
         .args(["-INT", "--", target])
         .status()
@@ -102,7 +102,7 @@ fn alive(pid: &str) -> bool {
 }
 
 /// The line of `stderr` saying the run was interrupted, and the run it names.
-fn interrupted_run(stderr: &str) -> (&str, String) {
+pub fn interrupted_run(stderr: &str) -> (&str, String) {
     let line = stderr
         .lines()
         .find(|line| line.contains("interrupted"))

@@ -25,6 +25,7 @@ mod terminal;
 mod terminal_text;
 mod tool_choice;
 mod ui;
+mod ui_left_runs;
 mod ui_pages;
 mod ui_stop;
 mod ui_words;
