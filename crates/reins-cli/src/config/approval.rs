@@ -3,7 +3,9 @@
 //! silently lets the real tool through to a later rule (often `{ tool = "*", action =
 //! "allow" }`). Checked by `reins check` when the file defines every tool, and by `reins
 //! run` (and every command that runs the agent) after connecting to the MCP servers, whose
-//! tools are only known then, before the first model call.
+//! tools are only known then, before the first model call. Rules after one that matches every
+//! call (`tool = "*"` without `when`) are never reached, since the first matching rule
+//! decides: `reins check` refuses them too.
 
 use super::LoadedAgent;
 use super::diagnostic::Diagnostic;
@@ -33,6 +35,37 @@ pub fn unmatched_rules(agent: &LoadedAgent, tools: &BTreeSet<String>) -> Vec<Dia
                 format!(
                     "the approval rule for `{}` matches no tool of the agent ({existing}): fix \
                      the name, or the rule never applies",
+                    rule.get_ref().tool
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Each approval rule after one that matches every call (a `tool` of only `*`, no `when`):
+/// the first matching rule decides, so it is never reached — an `ask` placed after a `*`
+/// allow lets the tool through without asking.
+pub fn shadowed_rules(agent: &LoadedAgent) -> Vec<Diagnostic> {
+    let Some(approval) = &agent.file.hooks.approval else {
+        return Vec::new();
+    };
+    let catch_all = approval.rules.iter().position(|rule| {
+        let rule = rule.get_ref();
+        rule.tool.chars().all(|c| c == '*') && rule.when.is_none()
+    });
+    let Some(catch_all) = catch_all else {
+        return Vec::new();
+    };
+    let action = approval.rules[catch_all].get_ref().action.get_ref().clone();
+    approval.rules[catch_all + 1..]
+        .iter()
+        .map(|rule| {
+            agent.error_at(
+                rule.span(),
+                format!(
+                    "the approval rule for `{}` is never reached: an earlier rule (`*`, \
+                     `{action}`) matches every call, and the first matching rule decides; move \
+                     it above that one",
                     rule.get_ref().tool
                 ),
             )

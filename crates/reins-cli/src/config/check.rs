@@ -81,6 +81,7 @@ pub fn check(agent: &LoadedAgent, needs: Needs) -> Vec<Diagnostic> {
         problems.extend(super::tool_choice::unknown_tools(agent, &names));
         problems.extend(super::approval::unmatched_rules(agent, &names));
     }
+    problems.extend(super::approval::shadowed_rules(agent));
     if let Some(approval) = &file.hooks.approval {
         if let Some(default) = &approval.default {
             check_one_of(agent, default, &["allow", "ask", "deny"], &mut problems);

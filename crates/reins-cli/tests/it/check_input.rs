@@ -164,6 +164,26 @@ fn an_approval_rule_naming_no_tool_of_the_agent_is_shown_at_its_line() {
     assert!(stderr.contains("has 1 error(s)"), "{stderr}");
 }
 
+/// The first matching rule decides: an `ask` after a `*` allow would let every call through
+/// without asking. A `*` rule limited by `when` shadows nothing.
+#[test]
+fn an_approval_rule_after_one_matching_every_call_is_shown_at_its_line() {
+    let toml = format!(
+        "{MODEL}{SAVE_NOTE_TOOL}[hooks.approval]\nrules = [\n  {{ tool = \"*\", action = \
+         \"allow\", when = \"read_only\" }},\n  {{ tool = \"*\", action = \"allow\" }},\n  \
+         {{ tool = \"save_note\", action = \"ask\" }},\n]\n"
+    );
+    let (code, stderr) = check(&toml);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("agent.toml:14:")
+            && stderr.contains("the approval rule for `save_note` is never reached")
+            && stderr.contains("(`*`, `allow`) matches every call"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("has 1 error(s)"), "{stderr}");
+}
+
 #[test]
 fn a_schema_mistake_is_reported_once_not_again_on_each_placeholder() {
     let toml = format!(
