@@ -309,13 +309,18 @@ pub async fn recorded(store: &BoxedStore, run_id: &str, done: &str, continues: &
 /// the account the process runs as, where a container or a service sets neither), and the
 /// command or page that made it (`alice via reins runs approve`).
 pub fn decided_by(via: &str) -> String {
-    let user = std::env::var("USER")
+    format!("{} via {via}", user_name())
+}
+
+/// The operating-system user this process runs for (`$USER`, `$LOGNAME`, or the account the
+/// process runs as, where a container or a service sets neither).
+pub fn user_name() -> String {
+    std::env::var("USER")
         .or_else(|_| std::env::var("LOGNAME"))
         .ok()
         .filter(|user| !user.trim().is_empty())
         .or_else(account_name)
-        .unwrap_or_else(|| "an unnamed user".to_owned());
-    format!("{user} via {via}")
+        .unwrap_or_else(|| "an unnamed user".to_owned())
 }
 
 /// The name of the account this process runs as, from `/etc/passwd`.

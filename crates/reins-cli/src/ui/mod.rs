@@ -351,6 +351,19 @@ async fn deny(
     .await
 }
 
+/// Who a decision made in the inbox is recorded as made by. Without a token only this
+/// machine's browsers reach the inbox, so the user running it decides; with one, anyone
+/// holding the token may have, which the record says rather than naming that user.
+fn inbox_decider(app: &App) -> String {
+    match app.token {
+        None => decide::decided_by("the reins web inbox"),
+        Some(_) => format!(
+            "a holder of the token of the reins web inbox {} runs",
+            decide::user_name()
+        ),
+    }
+}
+
 /// A decision form's checks, shared by approve and deny: its anti-forgery token, then the
 /// call it decides, which must wait for a decision.
 async fn checked_target(
@@ -393,7 +406,7 @@ async fn decide(
             Some(&run),
         );
     };
-    let mut bound = Decision::new(target, decision, decide::decided_by("the reins web inbox"));
+    let mut bound = Decision::new(target, decision, inbox_decider(&app));
     bound.binding = shown_binding;
     if let Err(error) = app.store.decide(&run, &bound).await {
         return refused(StatusCode::CONFLICT, &error.to_string(), Some(&run));

@@ -467,3 +467,57 @@ fn the_inbox_of_another_agent_beside_it_neither_lists_nor_opens_its_runs() {
         .expect("page");
     assert!(listed.contains(&run), "{listed}");
 }
+
+/// With a token, anyone holding it may decide: the decision is recorded as made by a holder
+/// of the token, not as made by the user running the inbox; without one, by that user.
+#[test]
+fn a_decision_through_an_inbox_with_a_token_is_recorded_as_a_token_holders() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let run = suspended_run(&agent);
+    let inbox = Inbox::start(&agent, &["--token", "s3cret-token"]);
+    let opened = http()
+        .get(format!("{}/runs/{run}?token=s3cret-token", inbox.url))
+        .send()
+        .expect("get");
+    let cookie = opened
+        .headers()
+        .get("set-cookie")
+        .and_then(|c| c.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .expect("a cookie")
+        .to_owned();
+    let page = http()
+        .get(format!("{}/runs/{run}", inbox.url))
+        .header("Cookie", &cookie)
+        .send()
+        .and_then(|r| r.text())
+        .expect("page");
+    let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let shown: Value = serde_json::from_str(shown.trim()).expect("json");
+    let call = shown["pending"][0]["call"]
+        .as_str()
+        .expect("a waiting call")
+        .to_owned();
+    let decided = http()
+        .post(format!("{}/runs/{run}/calls/{call}/deny", inbox.url))
+        .header("Cookie", &cookie)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "csrf={}&binding={}&message=no",
+            form_field(&page, "csrf"),
+            form_field(&page, "binding")
+        ))
+        .send()
+        .expect("post");
+    assert_eq!(decided.status(), 303);
+    let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let shown: Value = serde_json::from_str(shown.trim()).expect("json");
+    let by = shown["decisions"][0]["decided_by"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        by.starts_with("a holder of the token of the reins web inbox "),
+        "{shown}"
+    );
+}
