@@ -2,7 +2,9 @@
 //! `?token=`, then kept in a cookie, the address redirected to the same page without it), and a state-changing request needs the page's
 //! anti-forgery token and, when the browser sends one, an `Origin` matching the `Host`.
 //! Without a token, a request must name a loopback host (against DNS rebinding). Wrong tokens
-//! past a few a minute are answered 429 ([`super::wrong_tokens`]).
+//! past a few a minute are answered 429 ([`super::wrong_tokens`]). Who decides through the
+//! inbox follows from the same: without a token, the user running it; with one, whoever holds
+//! the token ([`decider`]).
 
 use super::App;
 use super::refused;
@@ -232,4 +234,17 @@ pub(super) fn forged(app: &App, csrf: &str) -> Option<Response> {
             None,
         )
     })
+}
+
+/// Who a decision made in the inbox is recorded as made by. Without a token only this
+/// machine's browsers reach the inbox, so the user running it decides; with one, anyone
+/// holding the token may have, which the record says rather than naming that user.
+pub(super) fn decider(app: &App) -> String {
+    match app.token {
+        None => crate::decide::decided_by("the reins web inbox"),
+        Some(_) => format!(
+            "a holder of the token of the reins web inbox {} runs",
+            crate::decide::user_name()
+        ),
+    }
 }

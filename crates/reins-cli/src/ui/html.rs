@@ -2,7 +2,7 @@
 //! results, ids — goes through [`escape`]: nothing a model or a tool wrote is rendered as HTML.
 
 use super::escape::{escape, url_segment};
-use crate::approve::{policy_reason, pretty};
+use crate::approve::pretty;
 use crate::run::{first_line, token_counts};
 use crate::runs::{Step, failure_shown, model_shown, status_name, timeline, tokens};
 use crate::trail::DecisionView;
@@ -215,6 +215,27 @@ fn status_shown(state: &RunState, waiting: usize) -> &'static str {
     }
 }
 
+/// The most bytes of one step a run's timeline shows: the page is fetched again every two
+/// seconds while it is open, and a waiting call's arguments are shown whole in its form.
+const TIMELINE_STEP_BYTES: usize = 16 * 1024;
+
+/// `text`, or its start within [`TIMELINE_STEP_BYTES`] (at a char boundary) and how much more
+/// there is, which `reins runs show` prints whole.
+fn cut_for_timeline(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= TIMELINE_STEP_BYTES {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let end = (0..=TIMELINE_STEP_BYTES)
+        .rev()
+        .find(|&end| text.is_char_boundary(end))
+        .unwrap_or(0);
+    std::borrow::Cow::Owned(format!(
+        "{}\n… [{} more bytes: `reins runs show` prints the whole step]",
+        &text[..end],
+        text.len() - end
+    ))
+}
+
 /// A run's status and timeline (the live part of its page); `waiting` calls wait for a
 /// decision.
 pub fn run_timeline(state: &RunState, waiting: usize, own_model: &str) -> String {
@@ -239,30 +260,30 @@ pub fn run_timeline(state: &RunState, waiting: usize, own_model: &str) -> String
             Step::User(text) => write!(
                 html,
                 "<div class=\"step user\"><b>user</b><pre>{}</pre></div>",
-                escape(&text)
+                escape(&cut_for_timeline(&text))
             ),
             Step::Assistant(text) => write!(
                 html,
                 "<div class=\"step assistant\"><b>assistant</b><pre>{}</pre></div>",
-                escape(&text)
+                escape(&cut_for_timeline(&text))
             ),
             Step::Call { tool, args } => write!(
                 html,
                 "<div class=\"step call\"><b>tool call</b> {}<pre>{}</pre></div>",
                 escape(&tool),
-                escape(&pretty(&args))
+                escape(&cut_for_timeline(&pretty(&args)))
             ),
             Step::Hook { kind, value } => write!(
                 html,
                 "<div class=\"step hook\"><b>hook record</b> {}<pre>{}</pre></div>",
                 escape(&kind),
-                escape(&value.to_string())
+                escape(&cut_for_timeline(&value.to_string()))
             ),
             Step::Result { tool, output } => write!(
                 html,
                 "<div class=\"step result\"><b>result of</b> {}<pre>{}</pre></div>",
                 escape(&tool),
-                escape(&output)
+                escape(&cut_for_timeline(&output))
             ),
         };
     }
@@ -329,114 +350,6 @@ pub fn trace_link(template: Option<&str>, run: &str) -> String {
     }
 }
 
-/// In place of the forms of a run this inbox is running: it goes on, and the page follows.
-pub fn resumed_here() -> String {
-    "<p id=\"resumed-here\">This inbox is running the run now: this page follows it, and \
-     a call that waits for a decision shows up here.</p>"
-        .to_owned()
-}
-
-/// The button that resumes a run stored as running: one a process still drives keeps its
-/// lease (the resume is refused as busy, and the page says so), one a process left (stopped
-/// with Ctrl-C, or crashed) goes on here.
-pub fn resume_left_run_form(run: &str, csrf: &str) -> String {
-    format!(
-        "<form method=\"post\" action=\"/runs/{run}/resume\">\
-         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-         <p id=\"not-finished\">This run has not finished. If no process runs it any more \
-         (stopped, or crashed), resume it here; a process still running it keeps it. \
-         <button type=\"submit\" name=\"resume\">resume the run</button></p></form>",
-        run = escape(&url_segment(run)),
-        csrf = escape(csrf),
-    )
-}
-
-/// Why this inbox's last resume of the run failed (a busy run: another process drives it).
-pub fn resume_failure(message: &str) -> String {
-    format!(
-        "<p id=\"resume-failed\">The last resume failed: {}</p>",
-        escape(message)
-    )
-}
-
-/// The button that resumes a suspended run whose calls were all decided.
-pub fn resume_form(run: &str, csrf: &str) -> String {
-    format!(
-        "<form method=\"post\" action=\"/runs/{run}/resume\">\
-         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-         <p>Every waiting call is decided. \
-         <button type=\"submit\" name=\"resume\">resume the run</button></p></form>",
-        run = escape(&url_segment(run)),
-        csrf = escape(csrf),
-    )
-}
-
-/// The button that forks the run from one of its checkpoints (the latest by default) into a
-/// new run, whose page it then opens.
-pub fn fork_form(run: &str, latest_version: Option<i64>, csrf: &str) -> String {
-    let Some(latest) = latest_version else {
-        return String::new();
-    };
-    format!(
-        "<form id=\"fork\" method=\"post\" action=\"/runs/{run}/fork\">\
-         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-         <label>start a new run from this one as it was at checkpoint \
-         <input type=\"number\" name=\"at\" min=\"1\" max=\"{latest}\" value=\"{latest}\"> \
-         (of {latest})</label> <button type=\"submit\" name=\"fork\">fork</button> \
-         <small>this run stays as it is</small></form>",
-        run = escape(&url_segment(run)),
-        csrf = escape(csrf),
-    )
-}
-
-/// The forms for the calls waiting for a decision.
-pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
-    let mut html = String::new();
-    for call in pending {
-        let base = format!(
-            "/runs/{}/calls/{}",
-            url_segment(&call.run_id),
-            url_segment(&call.internal_call_id)
-        );
-        let _ = write!(
-            html,
-            "<div class=\"waiting\" data-call=\"{call_id}\"><p><b>{tool}</b> {reason}</p>\
-             <form method=\"post\" action=\"{base}/approve\">\
-             <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-             <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
-             <label>arguments (you may change them before approving)<br>\
-             <textarea name=\"args\" rows=\"8\">{args}</textarea></label><br>\
-             <button type=\"submit\" name=\"approve\">approve</button></form>\
-             <form method=\"post\" action=\"{base}/deny\">\
-             <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-             <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
-             <input type=\"text\" name=\"message\" placeholder=\"message for the model\">\
-             <button type=\"submit\" name=\"deny\">deny</button></form></div>",
-            call_id = escape(&call.internal_call_id),
-            tool = escape(&call.tool_name),
-            reason = escape(&why_waiting(&call.reason)),
-            base = escape(&base),
-            csrf = escape(csrf),
-            binding = escape(&call.binding),
-            args = escape(&pretty(&call.arguments)),
-        );
-    }
-    html
-}
-
-/// Why a call waits, as the inbox says it. The reason stored for a call nobody was asked about
-/// points at the commands that decide it, `reins ui` among them: here the person decides it on
-/// the page, told why the policy asks when it says. Any other reason (a call in doubt, a
-/// hook's or the approval service's) is shown.
-fn why_waiting(reason: &str) -> String {
-    match policy_reason(reason) {
-        Some("") => "waits for your decision: approve or deny it below".to_owned(),
-        Some(why) => format!("waits for your decision ({why}): approve or deny it below"),
-        None if reason.is_empty() => "waits for your decision: approve or deny it below".to_owned(),
-        None => format!("waits for a decision ({reason})"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,6 +379,26 @@ mod tests {
         let partial = Budget::new().price("default", 3.0, 3.0);
         assert_eq!(cost(&run.state, Some(&partial), own_price), "1.0000");
         assert_eq!(cost(&run.state, None, None), "");
+    }
+
+    #[tokio::test]
+    async fn a_huge_step_is_cut_in_the_timeline() {
+        let big = "é".repeat(50_000);
+        let model = ScriptedModel::new([Turn::text(big.clone())]);
+        let run = AgentBuilder::new(model)
+            .build()
+            .prompt("hi")
+            .extended_details();
+        let state = run.await.unwrap().state;
+        let page = run_timeline(&state, 0, "m");
+        assert!(page.len() < TIMELINE_STEP_BYTES + 2_000, "{}", page.len());
+        assert!(
+            page.contains(&format!(
+                "… [{} more bytes",
+                big.len() - TIMELINE_STEP_BYTES
+            )),
+            "cut at a char boundary, saying how much is left"
+        );
     }
 
     #[tokio::test]

@@ -12,6 +12,7 @@
 
 mod access;
 mod escape;
+mod forms;
 mod html;
 mod ownership;
 mod refusal;
@@ -213,19 +214,19 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
         .await
         .map_err(server_error)?;
     let forms = if resumed_here(app, run) {
-        html::resumed_here()
+        forms::resumed_here()
     } else if pending.is_empty() && state.status == RunStatus::Suspended {
         // Decided elsewhere (`reins runs approve`) but not resumed yet.
-        html::resume_form(run, &app.csrf)
+        forms::resume_form(run, &app.csrf)
     } else if state.status == RunStatus::Running {
         // Driven by a process, or left by one (Ctrl-C, a crash): only its lease tells, which
         // a resume checks.
-        html::resume_left_run_form(run, &app.csrf)
+        forms::resume_left_run_form(run, &app.csrf)
     } else {
-        html::waiting_forms(&pending, &app.csrf)
+        forms::waiting_forms(&pending, &app.csrf)
     };
     let forms = match resume_failure(app, run) {
-        Some(failure) => html::resume_failure(&failure) + &forms,
+        Some(failure) => forms::resume_failure(&failure) + &forms,
         None => forms,
     };
     let latest = app
@@ -235,7 +236,7 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
         .map_err(server_error)?
         .last()
         .map(|checkpoint| checkpoint.version);
-    let forms = forms + &html::fork_form(run, latest, &app.csrf);
+    let forms = forms + &forms::fork_form(run, latest, &app.csrf);
     let decisions = app.store.decisions(run).await.map_err(server_error)?;
     let trail = crate::trail::views(&state, &decisions);
     Ok((
@@ -351,19 +352,6 @@ async fn deny(
     .await
 }
 
-/// Who a decision made in the inbox is recorded as made by. Without a token only this
-/// machine's browsers reach the inbox, so the user running it decides; with one, anyone
-/// holding the token may have, which the record says rather than naming that user.
-fn inbox_decider(app: &App) -> String {
-    match app.token {
-        None => decide::decided_by("the reins web inbox"),
-        Some(_) => format!(
-            "a holder of the token of the reins web inbox {} runs",
-            decide::user_name()
-        ),
-    }
-}
-
 /// A decision form's checks, shared by approve and deny: its anti-forgery token, then the
 /// call it decides, which must wait for a decision.
 async fn checked_target(
@@ -406,7 +394,7 @@ async fn decide(
             Some(&run),
         );
     };
-    let mut bound = Decision::new(target, decision, inbox_decider(&app));
+    let mut bound = Decision::new(target, decision, access::decider(&app));
     bound.binding = shown_binding;
     if let Err(error) = app.store.decide(&run, &bound).await {
         return refused(StatusCode::CONFLICT, &error.to_string(), Some(&run));

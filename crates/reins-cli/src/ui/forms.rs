@@ -1,0 +1,116 @@
+//! The inbox's forms: deciding a waiting call, resuming a run, forking it, and what stands in
+//! their place while the inbox itself runs the run. Everything from a run goes through
+//! [`escape`], as on the pages ([`super::html`]).
+
+use super::escape::{escape, url_segment};
+use crate::approve::{policy_reason, pretty};
+use reins::store::PendingApproval;
+use std::fmt::Write;
+
+/// In place of the forms of a run this inbox is running: it goes on, and the page follows.
+pub fn resumed_here() -> String {
+    "<p id=\"resumed-here\">This inbox is running the run now: this page follows it, and \
+     a call that waits for a decision shows up here.</p>"
+        .to_owned()
+}
+
+/// The button that resumes a run stored as running: one a process still drives keeps its
+/// lease (the resume is refused as busy, and the page says so), one a process left (stopped
+/// with Ctrl-C, or crashed) goes on here.
+pub fn resume_left_run_form(run: &str, csrf: &str) -> String {
+    format!(
+        "<form method=\"post\" action=\"/runs/{run}/resume\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <p id=\"not-finished\">This run has not finished. If no process runs it any more \
+         (stopped, or crashed), resume it here; a process still running it keeps it. \
+         <button type=\"submit\" name=\"resume\">resume the run</button></p></form>",
+        run = escape(&url_segment(run)),
+        csrf = escape(csrf),
+    )
+}
+
+/// Why this inbox's last resume of the run failed (a busy run: another process drives it).
+pub fn resume_failure(message: &str) -> String {
+    format!(
+        "<p id=\"resume-failed\">The last resume failed: {}</p>",
+        escape(message)
+    )
+}
+
+/// The button that resumes a suspended run whose calls were all decided.
+pub fn resume_form(run: &str, csrf: &str) -> String {
+    format!(
+        "<form method=\"post\" action=\"/runs/{run}/resume\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <p>Every waiting call is decided. \
+         <button type=\"submit\" name=\"resume\">resume the run</button></p></form>",
+        run = escape(&url_segment(run)),
+        csrf = escape(csrf),
+    )
+}
+
+/// The button that forks the run from one of its checkpoints (the latest by default) into a
+/// new run, whose page it then opens.
+pub fn fork_form(run: &str, latest_version: Option<i64>, csrf: &str) -> String {
+    let Some(latest) = latest_version else {
+        return String::new();
+    };
+    format!(
+        "<form id=\"fork\" method=\"post\" action=\"/runs/{run}/fork\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <label>start a new run from this one as it was at checkpoint \
+         <input type=\"number\" name=\"at\" min=\"1\" max=\"{latest}\" value=\"{latest}\"> \
+         (of {latest})</label> <button type=\"submit\" name=\"fork\">fork</button> \
+         <small>this run stays as it is</small></form>",
+        run = escape(&url_segment(run)),
+        csrf = escape(csrf),
+    )
+}
+
+/// The forms for the calls waiting for a decision.
+pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
+    let mut html = String::new();
+    for call in pending {
+        let base = format!(
+            "/runs/{}/calls/{}",
+            url_segment(&call.run_id),
+            url_segment(&call.internal_call_id)
+        );
+        let _ = write!(
+            html,
+            "<div class=\"waiting\" data-call=\"{call_id}\"><p><b>{tool}</b> {reason}</p>\
+             <form method=\"post\" action=\"{base}/approve\">\
+             <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+             <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
+             <label>arguments (you may change them before approving)<br>\
+             <textarea name=\"args\" rows=\"8\">{args}</textarea></label><br>\
+             <button type=\"submit\" name=\"approve\">approve</button></form>\
+             <form method=\"post\" action=\"{base}/deny\">\
+             <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+             <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
+             <input type=\"text\" name=\"message\" placeholder=\"message for the model\">\
+             <button type=\"submit\" name=\"deny\">deny</button></form></div>",
+            call_id = escape(&call.internal_call_id),
+            tool = escape(&call.tool_name),
+            reason = escape(&why_waiting(&call.reason)),
+            base = escape(&base),
+            csrf = escape(csrf),
+            binding = escape(&call.binding),
+            args = escape(&pretty(&call.arguments)),
+        );
+    }
+    html
+}
+
+/// Why a call waits, as the inbox says it. The reason stored for a call nobody was asked about
+/// points at the commands that decide it, `reins ui` among them: here the person decides it on
+/// the page, told why the policy asks when it says. Any other reason (a call in doubt, a
+/// hook's or the approval service's) is shown.
+fn why_waiting(reason: &str) -> String {
+    match policy_reason(reason) {
+        Some("") => "waits for your decision: approve or deny it below".to_owned(),
+        Some(why) => format!("waits for your decision ({why}): approve or deny it below"),
+        None if reason.is_empty() => "waits for your decision: approve or deny it below".to_owned(),
+        None => format!("waits for a decision ({reason})"),
+    }
+}
