@@ -2,6 +2,7 @@
 
 mod attributes;
 mod content;
+mod errors;
 mod harness;
 mod metrics;
 mod phoenix;

@@ -38,17 +38,21 @@ fn completion_error_type(error: &CompletionError) -> Cow<'static, str> {
     })
 }
 
+/// A failed tool call's `error.type`. Every variant is named, with no catch-all: a new kind
+/// of failure must get a name of its own here (the enum is this crate's, so a missing arm
+/// fails to compile) rather than pass as another.
 pub(super) fn tool_failure_type(failure: &ToolFailure) -> &'static str {
     match failure {
         ToolFailure::Timeout { .. } => "tool_timeout",
         ToolFailure::NotFound { .. } => "tool_not_found",
         ToolFailure::InvalidArguments { .. } => "tool_invalid_arguments",
         ToolFailure::Execution { .. } => "tool_execution",
-        #[allow(unreachable_patterns)]
-        _ => "tool_failed",
+        ToolFailure::Panicked { .. } => "tool_panicked",
     }
 }
 
+/// A failed run's `error.type`. As for a tool's failure, every variant is named, with no
+/// catch-all: a new kind of error must get a name of its own.
 pub(super) fn prompt_error_type(error: &PromptError) -> Cow<'static, str> {
     Cow::Borrowed(match error {
         PromptError::Cancelled { .. } => "stopped_by_hook",
@@ -62,6 +66,6 @@ pub(super) fn prompt_error_type(error: &PromptError) -> Cow<'static, str> {
         PromptError::Suspended { .. } => "suspended",
         PromptError::Store { .. } => "store",
         PromptError::AlreadyFinished { .. } => "already_finished",
-        _ => "_OTHER",
+        PromptError::InvalidConfiguration(_) => "invalid_configuration",
     })
 }
