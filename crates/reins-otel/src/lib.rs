@@ -225,8 +225,9 @@ impl Config {
 /// The layers that export reins's spans through `tracer_provider` and record its metrics
 /// through `meter_provider`, for a subscriber of your own. `telemetry` says whether content
 /// is recorded; the bridge that keeps resumed runs in their trace is added here. Spans carry
-/// no `code.*` or `thread.*` attributes: for reins's spans they would name its trace module
-/// and a worker thread.
+/// no `code.*`, `thread.*`, `target`, `busy_ns` or `idle_ns` attributes: for reins's spans
+/// they would name its trace module and a worker thread, and say how long the span was
+/// polled. (Events keep `level` and `target`: tracing-opentelemetry 0.34 always adds them.)
 pub fn layers<S>(
     tracer_provider: &SdkTracerProvider,
     meter_provider: &SdkMeterProvider,
@@ -239,12 +240,16 @@ where
     let tracer = tracer_provider.tracer(SCOPE);
     let meter = meter_provider.meter(SCOPE);
     let reins = ReinsLayer::new(telemetry.with_bridge(OtelBridge), &meter);
-    // No source location or thread: every reins span would say it was made in the driver's
-    // trace module, on whichever worker thread polled the run, which tells a reader nothing.
+    // No source location, thread or target: every reins span would say it was made in the
+    // driver's trace module, on whichever worker thread polled the run, which tells a reader
+    // nothing. No busy and idle times either: how long a run's future was polled is not what
+    // a span of it describes (its duration is), and they were two more attributes on each.
     tracing_opentelemetry::layer()
         .with_tracer(tracer)
         .with_location(false)
         .with_threads(false)
+        .with_target(false)
+        .with_tracked_inactivity(false)
         .and_then(reins)
 }
 

@@ -1,5 +1,5 @@
 //! What the conventions ask of a `chat` span beyond its model: whether the request streams,
-//! the output type it asks for, and an HTTP failure's `error.type`.
+//! the output type it asks for, and an HTTP failure's `error.type`; and what no span carries.
 
 use crate::harness::{NamedModel, Recorded, attr, attr_str, span};
 use futures::StreamExt;
@@ -7,7 +7,10 @@ use opentelemetry::Value as OtelValue;
 use reins::agent::AgentBuilder;
 use reins::completion::CompletionError;
 use reins::testing::Turn;
+use reins::tool::tool_fn;
 use reins_otel::Telemetry;
+use serde_json::{Value, json};
+use std::convert::Infallible;
 
 #[tokio::test]
 async fn a_streamed_request_says_so_and_an_awaited_one_says_nothing() {
@@ -136,4 +139,36 @@ async fn runs_of_one_conversation_share_its_id_and_a_resumed_run_keeps_it() {
     let spans = recorded.spans();
     let resumed = span(&spans, "invoke_agent");
     assert_eq!(attr_str(resumed, "gen_ai.conversation.id"), "chat-8");
+}
+
+#[tokio::test]
+async fn no_span_carries_tracings_bookkeeping() {
+    let recorded = Recorded::start(Telemetry::new());
+    let model = NamedModel::new([
+        Turn::tool_call("lookup", json!({"city": "Paris"})),
+        Turn::text("Sunny."),
+    ]);
+    let lookup = tool_fn("lookup", "Looks up.", |_: Value| async move {
+        Ok::<_, Infallible>("sunny")
+    });
+    let agent = AgentBuilder::new(model).tool(lookup).build();
+    agent.prompt("Weather?").await.unwrap();
+    let spans = recorded.spans();
+    assert_eq!(spans.len(), 4);
+    // The target names reins's trace module, and the busy and idle times say how long the
+    // span was polled: neither describes the operation, and every span carried all three.
+    let noise = [
+        "target",
+        "busy_ns",
+        "idle_ns",
+        "level",
+        "thread.id",
+        "code.file.path",
+    ];
+    for span in &spans {
+        let keys: Vec<&str> = span.attributes.iter().map(|kv| kv.key.as_str()).collect();
+        for key in noise {
+            assert!(!keys.contains(&key), "{} has {key}: {keys:?}", span.name);
+        }
+    }
 }
