@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod bridge;
+mod filter;
 mod layer;
 mod metrics;
 
@@ -36,9 +37,9 @@ use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing::Subscriber;
+use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
-use tracing_subscriber::{EnvFilter, Layer};
 
 /// The instrumentation scope reins's spans and metrics are reported under.
 pub const SCOPE: &str = "reins";
@@ -132,7 +133,9 @@ fn with_requested_content(telemetry: Telemetry, requested: Option<&str>) -> Tele
 }
 
 /// Sets up OTLP export (HTTP/protobuf) of traces and metrics with the defaults: see
-/// [`Config::init`].
+/// [`Config::init`]. reins's spans are exported whatever `RUST_LOG` says of other targets
+/// (`RUST_LOG=myapp=debug` keeps them); only a directive naming `reins` (`reins=off`)
+/// changes that.
 pub fn init() -> Result<Otel, InitError> {
     Config::new().init()
 }
@@ -181,9 +184,16 @@ impl Config {
 
     /// Builds OTLP exporters from the `OTEL_*` environment variables
     /// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `..._HEADERS`, `..._TIMEOUT`, `OTEL_SERVICE_NAME`,
-    /// `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_METRICS_EXPORTER=none` for a traces-only backend), installs them and the W3C trace-context propagator
-    /// globally, and sets a global `tracing` subscriber exporting reins's spans (filtered by
-    /// `RUST_LOG`, default `info`).
+    /// `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_METRICS_EXPORTER=none` for a traces-only backend),
+    /// installs them and the W3C trace-context propagator globally, and sets a global
+    /// `tracing` subscriber exporting reins's spans.
+    ///
+    /// What is exported is filtered by `RUST_LOG` (`info` when it is unset or invalid), with
+    /// `reins=info` added unless one of its directives names `reins`: a `RUST_LOG` written
+    /// for the application (`myapp=debug`, or `warn`) would otherwise turn reins's spans
+    /// off, and with them everything this exporter is for. `reins=off` turns them off,
+    /// `reins=debug` lets more of reins through. (A target directive matches by prefix, so
+    /// the added one also lets reins's other crates log at `info` inside its spans.)
     pub fn init(self) -> Result<Otel, InitError> {
         let requested = std::env::var(CAPTURE_CONTENT_VAR).ok();
         let telemetry = with_requested_content(self.telemetry, requested.as_deref());
@@ -210,7 +220,8 @@ impl Config {
             meter_provider,
             shut_down: false,
         };
-        let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+        let rust_log = std::env::var(tracing_subscriber::EnvFilter::DEFAULT_ENV).ok();
+        let filter = filter::export_filter(rust_log.as_deref());
         let subscriber = tracing_subscriber::registry().with(
             layers(&otel.tracer_provider, &otel.meter_provider, telemetry).with_filter(filter),
         );
