@@ -1,6 +1,7 @@
 //! reins-otel's integration tests: one binary, modules by subject.
 
 mod attributes;
+mod cancel;
 mod content;
 mod errors;
 mod harness;

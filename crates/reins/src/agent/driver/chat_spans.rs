@@ -8,11 +8,12 @@ use super::Halt;
 use super::trace;
 use crate::completion::{CompletionRequest, CompletionResponse, DynCompletionModel};
 use std::future::Future;
-use tracing::{Instrument, Span};
+use tracing::Span;
 
 /// The spans of a turn's model calls.
 pub(super) trait ChatSpans {
-    /// `future`, run inside the current call's span.
+    /// `future`, run inside the current call's span; dropped before it finishes (the run
+    /// was dropped), the span records that the call was cut off.
     fn within<F: Future>(&self, future: F) -> impl Future<Output = F::Output>;
 
     /// Records the current call's model and request (`streamed`: its answer is asked for as
@@ -76,7 +77,7 @@ pub(super) struct Traced {
 
 impl ChatSpans for Traced {
     fn within<F: Future>(&self, future: F) -> impl Future<Output = F::Output> {
-        future.instrument(self.chat.clone())
+        trace::cancellable(self.chat.clone(), future)
     }
 
     fn record_request(

@@ -14,6 +14,7 @@
 mod call;
 mod call_ids;
 mod chat_spans;
+mod dropped;
 mod durable;
 mod halt;
 mod lent_arguments;
@@ -33,9 +34,7 @@ use start::{Begun, begin, traced, typed_answer};
 
 use super::builder::{Agent, AgentConfig};
 use super::error::PromptError;
-use super::hook::{
-    HookContext, HookStack, ModelTurnAction, RunSettledEvent, Stacked, StepEventKind,
-};
+use super::hook::{HookContext, HookStack, ModelTurnAction, RunSettledEvent, StepEventKind};
 use super::options::{RunOptions, RunStart};
 use super::output_spec::OutputSpec;
 use super::response::PromptResponse;
@@ -113,6 +112,7 @@ pub(crate) fn run(
             last_label: None,
             refused_answer: None,
             input_unrecorded: prompt.is_some(),
+            unsettled: (!span.is_disabled()).then_some(&span),
         };
         // A new run's prompt waits at the end of its history until `on_run_start` has seen it
         // (see `Driver::start`): held there, it takes no room in the loop's future. (Moved
@@ -174,7 +174,7 @@ pub(crate) fn run(
                 ended = Ended::Halted(error);
             }
         }
-        let state = driver.state;
+        let state = driver.settle();
         let (usage, turns) = (state.usage, state.turn);
         let result = match ended {
             Ended::Answered(output) => Ok(PromptResponse { output, state }),
@@ -247,6 +247,9 @@ pub(crate) struct Driver<'a> {
     /// A new run whose input (its first model call's request) is not yet recorded on its
     /// span.
     input_unrecorded: bool,
+    /// The run's span, while it records and the run's outcome is not yet known: a run dropped
+    /// meanwhile records that it was cancelled on it (see `dropped`).
+    unsettled: Option<&'a tracing::Span>,
 }
 
 impl Driver<'_> {
@@ -265,35 +268,6 @@ impl Driver<'_> {
         if let Some(sink) = self.sink {
             sink.flush().await;
         }
-    }
-
-    /// Fires `on_run_start` for the prompt at the end of the history, and records the prompt
-    /// the hooks leave; nothing is lost if a hook ends the run.
-    async fn start(&mut self) -> Result<(), Halt> {
-        if !self.observes(StepEventKind::RunStart) {
-            return Ok(());
-        }
-        let Some(prompt) = self.state.history.pop() else {
-            return Ok(());
-        };
-        let original = prompt.clone();
-        let answer = self
-            .hooks
-            .run_start(self.ctx, prompt, &self.state.history)
-            .await;
-        let prompt = match answer {
-            Ok(Stacked::Go(prompt)) => prompt,
-            Ok(Stacked::Stop(reason)) => {
-                self.state.history.push(original);
-                return Err(Halt::Stop(reason));
-            }
-            Err(failure) => {
-                self.state.history.push(original);
-                return Err(failure.into());
-            }
-        };
-        self.state.history.push(prompt);
-        Ok(())
     }
 
     /// The run's loop; `prompted`: a new prompt waits at the end of the history for

@@ -1,11 +1,11 @@
 //! How a run starts: a new run's state, or a paused or stored run claimed from its store,
-//! and the run's span and hook context.
+//! the run's span and hook context, and its `on_run_start` hooks (`Driver::start`).
 
 use super::durable;
-use super::{Durable, trace};
+use super::{Driver, Durable, Halt, trace};
 use crate::agent::builder::AgentConfig;
 use crate::agent::error::PromptError;
-use crate::agent::hook::HookContext;
+use crate::agent::hook::{HookContext, Stacked, StepEventKind};
 use crate::agent::options::{RunOptions, RunStart, StartOptions};
 use crate::agent::output_spec::OutputMode;
 use crate::message::Message;
@@ -171,4 +171,35 @@ fn answers_through_output_tool(options: &RunOptions) -> bool {
         .output
         .as_deref()
         .is_some_and(|spec| spec.mode != OutputMode::Native)
+}
+
+impl Driver<'_> {
+    /// Fires `on_run_start` for the prompt at the end of the history, and records the prompt
+    /// the hooks leave; nothing is lost if a hook ends the run.
+    pub(super) async fn start(&mut self) -> Result<(), Halt> {
+        if !self.observes(StepEventKind::RunStart) {
+            return Ok(());
+        }
+        let Some(prompt) = self.state.history.pop() else {
+            return Ok(());
+        };
+        let original = prompt.clone();
+        let answer = self
+            .hooks
+            .run_start(self.ctx, prompt, &self.state.history)
+            .await;
+        let prompt = match answer {
+            Ok(Stacked::Go(prompt)) => prompt,
+            Ok(Stacked::Stop(reason)) => {
+                self.state.history.push(original);
+                return Err(Halt::Stop(reason));
+            }
+            Err(failure) => {
+                self.state.history.push(original);
+                return Err(failure.into());
+            }
+        };
+        self.state.history.push(prompt);
+        Ok(())
+    }
 }

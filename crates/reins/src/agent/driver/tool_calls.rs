@@ -15,7 +15,6 @@ use futures::StreamExt;
 use futures::channel::mpsc;
 use serde_json::json;
 use std::sync::Arc;
-use tracing::Instrument;
 
 /// Why a call in doubt waits, as shown in the pending listing.
 pub(crate) const IN_DOUBT_REASON: &str = "in doubt: the call started before the run stopped \
@@ -66,9 +65,7 @@ impl Driver<'_> {
                 let outcome = if span.is_disabled() {
                     env.answer(index, pending, decision).await?
                 } else {
-                    env.answer(index, pending, decision)
-                        .instrument(span)
-                        .await?
+                    trace::cancellable(span, env.answer(index, pending, decision)).await?
                 };
                 self.record_outcome(index, outcome, env.run_id).await?;
             }
@@ -156,7 +153,12 @@ impl Driver<'_> {
             |(index, pending, decision)| async move {
                 let span = trace::tool_span(&pending, env.tools, env.run_id);
                 let answer = env.answer(index, &pending, decision.as_ref());
-                (index, answer.instrument(span).await)
+                let outcome = if span.is_disabled() {
+                    answer.await
+                } else {
+                    trace::cancellable(span, answer).await
+                };
+                (index, outcome)
             },
         ))
         .buffer_unordered(self.options.tool_concurrency.max(1));

@@ -7,6 +7,7 @@
 //! computed only for a span that records them, and content only when a subscriber's
 //! [`Telemetry`] opts in.
 
+mod cancelled;
 mod error_type;
 
 use super::Halt;
@@ -20,6 +21,7 @@ use crate::observe::messages::{self, finish_reason_name};
 use crate::observe::{ContentKind, Telemetry};
 use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
 use crate::tool::{ToolOutcome, ToolOutput, ToolSet};
+pub(super) use cancelled::{cancellable, record_run_cancelled};
 use error_type::{halt_error_type, prompt_error_type, tool_failure_type};
 use tracing::field::Empty;
 use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
