@@ -4,6 +4,7 @@
 
 use crate::harness::{NamedModel, Recorded, attr, attr_str, span};
 use reins::agent::*;
+use reins::completion::CompletionError;
 use reins::testing::Turn;
 use reins::tool::tool_fn;
 use reins_otel::Telemetry;
@@ -252,4 +253,53 @@ async fn a_huge_tool_result_is_cut_to_64_kib_by_default() {
     let chats: Vec<_> = spans.iter().filter(|s| s.name == "chat gpt-test").collect();
     let input = parsed(chats[1], "gen_ai.input.messages");
     assert_eq!(input[2]["parts"][0]["response"], json!(expected));
+}
+
+#[tokio::test]
+async fn a_failed_calls_error_body_is_not_recorded_when_content_is_off() {
+    let recorded = Recorded::start(Telemetry::new());
+    // A provider's error body may echo the prompt.
+    let echoed = CompletionError::Http {
+        status: 400,
+        body: r#"{"error": "the prompt 'my card is 4111 1111' is too long"}"#.into(),
+    };
+    let primary = NamedModel::new([Turn::error(echoed)]);
+    let backup = NamedModel::new([Turn::text("Done.")]);
+    let agent = AgentBuilder::new(primary)
+        .named_model("backup", backup)
+        .add_hook(reins::hooks::fallback::ModelFallback::new([
+            "default", "backup",
+        ]))
+        .build();
+    assert_eq!(agent.prompt("my card is 4111 1111").await.unwrap(), "Done.");
+    let spans = recorded.spans();
+    let values = spans.iter().flat_map(|span| {
+        let events = span.events.iter().flat_map(|event| &event.attributes);
+        span.attributes.iter().chain(events)
+    });
+    for kv in values {
+        let value = kv.value.as_str();
+        assert!(!value.contains("4111"), "{} = {value}", kv.key);
+    }
+    // What a person debugging it needs is there: which model failed, why in kind, and where
+    // the turn went.
+    let failed = spans
+        .iter()
+        .find(|span| attr(span, "reins.model.label").is_some_and(|l| l.as_str() == "default"))
+        .unwrap();
+    let event = failed
+        .events
+        .iter()
+        .find(|event| event.name == "model call failed; falling back")
+        .unwrap();
+    let field = |key: &str| {
+        event
+            .attributes
+            .iter()
+            .find(|kv| kv.key.as_str() == key)
+            .map(|kv| kv.value.as_str().into_owned())
+    };
+    assert_eq!(field("from").as_deref(), Some("default"));
+    assert_eq!(field("to").as_deref(), Some("backup"));
+    assert_eq!(field("error.type").as_deref(), Some("400"));
 }

@@ -16,6 +16,7 @@ pub use stream::{
 
 use crate::panics::declared;
 use futures::future::BoxFuture;
+use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -242,4 +243,26 @@ pub enum CompletionError {
     /// Any other failure reported by the model implementation.
     #[error("{0}")]
     Other(String),
+}
+
+impl CompletionError {
+    /// A low-cardinality name of the failure, without its text: an HTTP failure's status code
+    /// as text (`429`, `503`: the conventions ask for the provider's error code, and a status
+    /// is what every provider's error has), else the variant's (`transport`, `timeout`, ...;
+    /// `_OTHER` for [`CompletionError::Other`], the conventions' name for an unknown error).
+    /// It is a failed call's `error.type`, and what reins's own logs say of a failure inside
+    /// a run: the text can hold the provider's error body, which may echo the prompt, and a
+    /// log event inside a span is recorded on it whether content is recorded or not.
+    pub(crate) fn error_type(&self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            CompletionError::Http { status, .. } => return Cow::Owned(status.to_string()),
+            CompletionError::Transport(_) => "transport",
+            CompletionError::Timeout(_) => "timeout",
+            CompletionError::Decode(_) => "decode",
+            CompletionError::Redirected { .. } => "redirected",
+            CompletionError::TooLarge { .. } => "too_large",
+            CompletionError::InvalidRequest(_) => "invalid_request",
+            CompletionError::Other(_) => "_OTHER",
+        })
+    }
 }

@@ -235,10 +235,17 @@ impl AgentHook for ModelFallback {
             .update(|registered: &mut Registered| registered.0.clone());
         match self.next_after(model, registered.as_deref()) {
             Some(next) => {
+                // The error's kind, not its text: this is logged inside the call's `chat`
+                // span, where the provider's error body (which may echo the prompt) would be
+                // recorded whether the subscriber records content or not. The run's caller
+                // and the hooks get the whole error.
                 match event.completion_error() {
-                    Some(error) => {
-                        tracing::warn!(from = model, to = next, %error, "model call failed; falling back")
-                    }
+                    Some(error) => tracing::warn!(
+                        from = model,
+                        to = next,
+                        error.type = %error.error_type(),
+                        "model call failed; falling back"
+                    ),
                     None => tracing::warn!(
                         from = model,
                         to = next,

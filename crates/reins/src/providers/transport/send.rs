@@ -76,7 +76,15 @@ impl HttpClient {
             {
                 return Err(failure);
             }
-            tracing::warn!(error = %failure, attempt, wait_ms = wait.as_millis() as u64, "retrying the model call");
+            // The failure's kind, not its text: inside the call's `chat` span, the provider's
+            // error body (which may echo the prompt) would be recorded on it whether the
+            // subscriber records content or not.
+            tracing::warn!(
+                error.type = %failure.error_type(),
+                attempt,
+                wait_ms = wait.as_millis() as u64,
+                "retrying the model call"
+            );
             tokio::time::sleep(wait).await;
         }
     }

@@ -13,3 +13,4 @@ mod gemini;
 mod hardening;
 mod presets;
 mod responses;
+mod retry_logs;

@@ -1,8 +1,10 @@
-//! `error.type` of a failed model call, tool call or run: a low-cardinality name of why.
+//! `error.type` of a failed model call, tool call or run: a low-cardinality name of why (a
+//! model call's is its error's own, [`CompletionError::error_type`]).
+//!
+//! [`CompletionError::error_type`]: crate::completion::CompletionError::error_type
 
 use crate::agent::driver::Halt;
 use crate::agent::error::PromptError;
-use crate::completion::CompletionError;
 use crate::tool::ToolFailure;
 use std::borrow::Cow;
 
@@ -14,27 +16,11 @@ pub(super) fn halt_error_type(halt: &Halt) -> Cow<'static, str> {
         Halt::MaxTurns => "max_turns",
         Halt::RefusedAnswer(_) => "structured_output",
         Halt::InvalidCall { .. } => "invalid_tool_call",
-        Halt::Completion(error) => return completion_error_type(error),
+        Halt::Completion(error) => return error.error_type(),
         Halt::Tool { failure, .. } => tool_failure_type(failure),
         Halt::Rejected(_) => "rejected_action",
         Halt::Suspended => "suspended",
         Halt::Store(_) => "store",
-    })
-}
-
-/// A failed model call's `error.type`; an error status is its code as text (`429`, `503`):
-/// the conventions ask for the provider's error code where there is one, and a status is
-/// what every provider's error has.
-fn completion_error_type(error: &CompletionError) -> Cow<'static, str> {
-    Cow::Borrowed(match error {
-        CompletionError::Http { status, .. } => return Cow::Owned(status.to_string()),
-        CompletionError::Transport(_) => "transport",
-        CompletionError::Timeout(_) => "timeout",
-        CompletionError::Decode(_) => "decode",
-        CompletionError::Redirected { .. } => "redirected",
-        CompletionError::TooLarge { .. } => "too_large",
-        CompletionError::InvalidRequest(_) => "invalid_request",
-        CompletionError::Other(_) => "_OTHER",
     })
 }
 
@@ -58,7 +44,7 @@ pub(super) fn prompt_error_type(error: &PromptError) -> Cow<'static, str> {
         PromptError::Cancelled { .. } => "stopped_by_hook",
         PromptError::MaxTurns { .. } => "max_turns",
         PromptError::UnknownToolCall { .. } => "invalid_tool_call",
-        PromptError::Completion { source, .. } => return completion_error_type(source),
+        PromptError::Completion { source, .. } => return source.error_type(),
         PromptError::Tool { failure, .. } => tool_failure_type(failure),
         PromptError::HookPanicked { .. } => "hook_panicked",
         PromptError::RejectedAction { .. } => "rejected_action",
