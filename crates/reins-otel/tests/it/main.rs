@@ -3,6 +3,7 @@
 mod attributes;
 mod cancel;
 mod content;
+mod docs;
 mod errors;
 mod harness;
 mod metrics;

@@ -1,0 +1,52 @@
+//! What the README says of traces holds for the spans reins records.
+
+use crate::harness::{NamedModel, Recorded, attr_str, span};
+use reins::agent::AgentBuilder;
+use reins::testing::Turn;
+use reins_otel::Telemetry;
+use serde_json::{Map, Value};
+
+/// The tags the README's `trace_link` example searches a trace viewer for (the JSON of its
+/// `tags=` parameter), with `{run}` replaced by `run_id`.
+fn trace_link_tags(run_id: &str) -> Map<String, Value> {
+    let readme = include_str!("../../../../README.md");
+    let line = readme
+        .lines()
+        .find(|line| line.contains("trace_link = \""))
+        .expect("the README shows a trace_link");
+    let url = line.split('"').nth(1).expect("a quoted URL");
+    let tags = url.split("tags=").nth(1).expect("a tags= parameter");
+    let decoded = percent_decoded(tags).replace("{run}", run_id);
+    serde_json::from_str(&decoded).unwrap_or_else(|error| panic!("{decoded}: {error}"))
+}
+
+/// `text` with its `%XX` escapes decoded.
+fn percent_decoded(text: &str) -> String {
+    let mut bytes = Vec::new();
+    let mut rest = text.as_bytes();
+    while let Some((&first, tail)) = rest.split_first() {
+        if first == b'%' && tail.len() >= 2 {
+            let hex = std::str::from_utf8(&tail[..2]).unwrap();
+            bytes.push(u8::from_str_radix(hex, 16).unwrap());
+            rest = &tail[2..];
+        } else {
+            bytes.push(first);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).unwrap()
+}
+
+#[tokio::test]
+async fn the_readmes_trace_link_searches_for_attributes_the_run_span_has() {
+    let recorded = Recorded::start(Telemetry::new());
+    let agent = AgentBuilder::new(NamedModel::new([Turn::text("hi")])).build();
+    agent.prompt("hello").run_id("run-7").await.unwrap();
+    let spans = recorded.spans();
+    let run = span(&spans, "invoke_agent");
+    let tags = trace_link_tags("run-7");
+    assert!(!tags.is_empty());
+    for (key, value) in tags {
+        assert_eq!(Value::String(attr_str(run, &key)), value, "{key}");
+    }
+}
