@@ -53,6 +53,7 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
         reins.run.status = Empty,
         error.type = Empty,
         otel.status_code = Empty,
+        otel.status_description = Empty,
     );
     if span.is_disabled() {
         return span;
@@ -179,6 +180,7 @@ pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
         reins.effect_id = Empty,
         error.type = Empty,
         otel.status_code = Empty,
+        otel.status_description = Empty,
     );
     if !span.is_disabled() {
         span.record("reins.effect_id", format!("{run_id}/t{turn}"));
@@ -297,6 +299,7 @@ pub(super) fn tool_span(pending: &PendingCall, tools: &ToolSet, run_id: &str) ->
         reins.tool.outcome = Empty,
         error.type = Empty,
         otel.status_code = Empty,
+        otel.status_description = Empty,
     );
     if span.is_disabled() {
         return span;
@@ -404,10 +407,14 @@ fn current_span() -> Option<Span> {
 }
 
 /// Marks `span` as failed: `error.type` names why, and the span's status is `Error`, which
-/// trace viewers show (the conventions ask for both on a failed operation).
+/// trace viewers show (the conventions ask for both on a failed operation). The status's
+/// description, which viewers show beside it, is the `error.type` too: short, and never an
+/// error's text, which may hold a provider's body or a tool's output. (Recorded after the
+/// code: tracing-opentelemetry makes each an `Error` status, and the later one is kept.)
 fn record_error(span: &Span, error_type: &str) {
     span.record("error.type", error_type);
     span.record("otel.status_code", "ERROR");
+    span.record("otel.status_description", error_type);
 }
 
 /// Records token counts, unless none were reported: a provider that reports no usage leaves
