@@ -41,7 +41,14 @@ fn percent_decoded(text: &str) -> String {
 async fn the_readmes_trace_link_searches_for_attributes_the_run_span_has() {
     let recorded = Recorded::start(Telemetry::new());
     let agent = AgentBuilder::new(NamedModel::new([Turn::text("hi")])).build();
-    agent.prompt("hello").run_id("run-7").await.unwrap();
+    // A run of a conversation, as each of `reins chat`'s is: its link finds the run all the
+    // same.
+    agent
+        .prompt("hello")
+        .run_id("run-7")
+        .conversation_id("chat-1")
+        .await
+        .unwrap();
     let spans = recorded.spans();
     let run = span(&spans, "invoke_agent");
     let tags = trace_link_tags("run-7");

@@ -38,6 +38,7 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
         gen_ai.operation.name = "invoke_agent",
         gen_ai.agent.name = Empty,
         gen_ai.conversation.id = state.conversation_id.as_deref().unwrap_or(&state.run_id),
+        reins.run.id = state.run_id.as_str(),
         gen_ai.provider.name = Empty,
         gen_ai.request.model = Empty,
         gen_ai.request.temperature = Empty,
