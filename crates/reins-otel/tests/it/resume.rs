@@ -1,7 +1,7 @@
 //! A durable run resumed under another subscriber (as in another process) continues the trace
 //! it started in.
 
-use crate::harness::{NamedModel, Recorded, attr, attr_str, span};
+use crate::harness::{NamedModel, Recorded, attr, attr_i64, attr_str, span};
 use opentelemetry::Value as OtelValue;
 use reins::agent::*;
 use reins::store::{MemoryStore, RunStore};
@@ -35,8 +35,8 @@ fn agent(model: NamedModel) -> Agent {
 #[tokio::test]
 async fn a_resumed_stored_run_continues_the_trace_of_its_first_half() {
     let model = NamedModel::new([
-        Turn::tool_call("pay", json!({"to": "bob"})),
-        Turn::text("Done."),
+        Turn::tool_call("pay", json!({"to": "bob"})).usage(reins::completion::Usage::new(100, 20)),
+        Turn::text("Done.").usage(reins::completion::Usage::new(150, 30)),
     ]);
     let store = MemoryStore::new();
 
@@ -89,6 +89,10 @@ async fn a_resumed_stored_run_continues_the_trace_of_its_first_half() {
     assert_eq!(attr(resumed, "reins.resumed"), Some(OtelValue::Bool(true)));
     assert_eq!(attr_str(resumed, "reins.run.status"), "completed");
     assert_eq!(attr_str(resumed, "gen_ai.conversation.id"), "run-9");
+    // Each half's span counts its own model calls: summed over the trace, nothing twice.
+    assert_eq!(attr_i64(first_run, "gen_ai.usage.input_tokens"), 100);
+    assert_eq!(attr_i64(resumed, "gen_ai.usage.input_tokens"), 150);
+    assert_eq!(attr_i64(resumed, "gen_ai.usage.output_tokens"), 30);
     let tool = span(&second_spans, "execute_tool pay");
     assert_eq!(tool.parent_span_id, resumed.span_context.span_id());
     assert_eq!(

@@ -89,6 +89,17 @@ impl Usage {
     }
 }
 
+impl Usage {
+    /// The counts added since `earlier` (saturating at zero).
+    pub(crate) fn since(self, earlier: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+            total_tokens: self.total_tokens.saturating_sub(earlier.total_tokens),
+        }
+    }
+}
+
 /// Adds counts, saturating: a provider (or a hostile server) may report any number, and a
 /// run's totals must not overflow.
 impl AddAssign for Usage {

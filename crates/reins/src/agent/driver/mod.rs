@@ -95,6 +95,7 @@ pub(crate) fn run(
             Some(live) => live.current(),
             None => Arc::clone(&config.tools),
         };
+        let state_usage = state.usage;
         let mut driver = Driver {
             config,
             tools,
@@ -112,7 +113,9 @@ pub(crate) fn run(
             last_label: None,
             refused_answer: None,
             input_unrecorded: prompt.is_some(),
-            unsettled: (!span.is_disabled()).then_some(&span),
+            // A resumed run's state holds the usage of its earlier invocations: its span
+            // records only its own.
+            unsettled: (!span.is_disabled()).then_some((&span, state_usage)),
         };
         // A new run's prompt waits at the end of its history until `on_run_start` has seen it
         // (see `Driver::start`): held there, it takes no room in the loop's future. (Moved
@@ -174,7 +177,7 @@ pub(crate) fn run(
                 ended = Ended::Halted(error);
             }
         }
-        let state = driver.settle();
+        let (state, started_with) = driver.settle();
         let (usage, turns) = (state.usage, state.turn);
         let result = match ended {
             Ended::Answered(output) => Ok(PromptResponse { output, state }),
@@ -186,7 +189,7 @@ pub(crate) fn run(
                 Err(error)
             }
         };
-        trace::record_run_outcome(&span, &result, usage, turns);
+        trace::record_run_outcome(&span, &result, usage.since(started_with), turns);
         if hooks.observes(StepEventKind::RunSettled) {
             let event = match &result {
                 Ok(response) => RunSettledEvent {
@@ -249,7 +252,7 @@ pub(crate) struct Driver<'a> {
     input_unrecorded: bool,
     /// The run's span, while it records and the run's outcome is not yet known: a run dropped
     /// meanwhile records that it was cancelled on it (see `dropped`).
-    unsettled: Option<&'a tracing::Span>,
+    unsettled: Option<(&'a tracing::Span, crate::completion::Usage)>,
 }
 
 impl Driver<'_> {
