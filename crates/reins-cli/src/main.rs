@@ -31,6 +31,7 @@ mod demo_tools;
 mod edited_args;
 mod fork;
 mod interrupt;
+mod keys;
 mod lease_keeper;
 #[cfg(feature = "local")]
 mod local;

@@ -4,6 +4,7 @@
 
 use crate::config::ShellToolConfig;
 use crate::config::shell_tool::placeholders;
+use crate::keys::ModelKeys;
 use crate::process_group::{self, GroupGuard};
 use reins::tool::Tool;
 use serde_json::Value;
@@ -23,12 +24,21 @@ pub struct ShellTool {
     schema: Value,
     timeout: Duration,
     cwd: Option<PathBuf>,
+    /// The model key variables the program does not inherit.
+    withheld: Vec<String>,
+    /// The agent's model keys, masked in what the program prints.
+    keys: ModelKeys,
 }
 
 impl ShellTool {
     /// The tool of a checked `[[tools.shell]]` entry; relative paths are resolved by `resolve`
-    /// (the program too, when it is named by a path: see [`program_path`]).
-    pub fn new(config: &ShellToolConfig, resolve: impl Fn(&str) -> PathBuf) -> Self {
+    /// (the program too, when it is named by a path: see [`program_path`]). The program gets
+    /// none of `keys`' variables but those the entry's `env_passthrough` names.
+    pub fn new(
+        config: &ShellToolConfig,
+        resolve: impl Fn(&str) -> PathBuf,
+        keys: &ModelKeys,
+    ) -> Self {
         let cwd = config.cwd.as_ref().map(|cwd| resolve(cwd.get_ref()));
         let mut command = config.command.get_ref().clone();
         if let Some(program) = command.first_mut().filter(|program| !program.contains('{')) {
@@ -42,6 +52,11 @@ impl ShellTool {
             schema: serde_json::to_value(config.schema.get_ref()).unwrap_or(Value::Null),
             timeout: Duration::from_secs(config.timeout_secs.unwrap_or(60)),
             cwd,
+            withheld: keys
+                .withheld(&config.env_passthrough)
+                .map(str::to_owned)
+                .collect(),
+            keys: keys.clone(),
         }
     }
 
@@ -105,7 +120,18 @@ impl Tool for ShellTool {
     }
 
     async fn call(&self, args: Value) -> Result<String, String> {
-        let argv = self.argv(&args)?;
+        let answer = self.run(&args).await;
+        // The program may print a key it was passed (or read elsewhere): the raw outcome is
+        // stored and shown, so it is masked here, not only where the model reads it.
+        let scrub = |text: String| self.keys.scrub(&text).into_owned();
+        answer.map(scrub).map_err(scrub)
+    }
+}
+
+impl ShellTool {
+    /// Runs the program with `args`: its output, or why it failed.
+    async fn run(&self, args: &Value) -> Result<String, String> {
+        let argv = self.argv(args)?;
         let (program, rest) = argv.split_first().ok_or("the command is empty")?;
         let mut command = tokio::process::Command::new(program);
         command
@@ -114,6 +140,9 @@ impl Tool for ShellTool {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        for variable in &self.withheld {
+            command.env_remove(variable);
+        }
         if let Some(cwd) = &self.cwd {
             command.current_dir(cwd);
         }

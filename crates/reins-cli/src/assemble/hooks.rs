@@ -4,6 +4,7 @@
 use super::env::secret_from_env;
 use crate::approve::CliDecider;
 use crate::config::{ApprovalConfig, LoadedAgent};
+use crate::keys::ModelKeys;
 use reins::agent::AgentBuilder;
 use reins::hooks::approval::{ApprovalPolicy, Rule, RuleOutcome, WebhookDecider};
 use reins::hooks::audit::AuditLog;
@@ -39,6 +40,8 @@ const JOURNALED_TIMEOUT_MARGIN: Duration = Duration::from_secs(30);
 /// The file's hooks, in the order they are added to an agent.
 #[derive(Clone, Default)]
 pub struct FileHooks {
+    /// The agent's model keys masked in tool results (not a hook of the file: always on).
+    model_keys: Option<Redaction>,
     tool_choice: Option<ToolChoiceByTurn>,
     guardrails: Option<Guardrails>,
     redaction: Option<Redaction>,
@@ -111,6 +114,7 @@ impl FileHooks {
             _ => None,
         };
         Ok(FileHooks {
+            model_keys: None,
             tool_choice: hooks.tool_choice.as_ref().map(|choice| choice.hook()),
             guardrails,
             redaction,
@@ -140,7 +144,14 @@ impl FileHooks {
         })
     }
 
-    /// Adds the hooks to `builder`, in this order: the tool choice shapes the request;
+    /// These hooks, with `keys`' values masked in every tool's result.
+    pub fn masking(mut self, keys: &ModelKeys) -> Self {
+        self.model_keys = keys.tool_result_redaction();
+        self
+    }
+
+    /// Adds the hooks to `builder`, in this order: the model keys are masked in tool results
+    /// first, so that no other hook sees them; the tool choice shapes the request;
     /// guardrails and redaction see the text; the response cache keys the request as it is
     /// sent, and a response it serves is no model call to count; the budget and then the
     /// loop breaker refuse calls before the approval policy asks a person about them; the
@@ -148,6 +159,9 @@ impl FileHooks {
     /// decided. `steps` are the run's on a Restate worker, where the approval webhook is
     /// asked through them.
     pub fn add_to(&self, mut builder: AgentBuilder, steps: Option<&Steps>) -> AgentBuilder {
+        if let Some(hook) = &self.model_keys {
+            builder = builder.add_hook(hook.clone());
+        }
         if let Some(hook) = &self.tool_choice {
             builder = builder.add_hook(hook.clone());
         }

@@ -1,6 +1,7 @@
 //! The agent file's MCP servers, started: each one's client and tools (filtered and
 //! prefixed as the file says), and their schemas for checking a person's edited arguments.
 
+use crate::config::model_keys::key_variables;
 use crate::config::{LoadedAgent, McpConfig};
 use reins_mcp::{McpClient, McpServer, McpTools};
 use std::time::Duration;
@@ -41,8 +42,15 @@ pub(super) async fn connect_mcp(
         (None, Some(url)) => http_server(config, url.get_ref())?,
         (None, None) => return Err(format!("MCP server `{}` has no command", config.name)),
     }
-    .name(config.name.clone())
-    .envs(config.env.clone());
+    .name(config.name.clone());
+    // A stdio server is a program like a shell tool's: it gets none of the model keys but
+    // those the file passes through, or gives it in `env` (set after these are removed).
+    for variable in key_variables(&agent.file) {
+        if !config.env_passthrough.contains(&variable) {
+            server = server.env_remove(variable);
+        }
+    }
+    server = server.envs(config.env.clone());
     if let Some(cwd) = cwd {
         server = server.current_dir(cwd);
     }

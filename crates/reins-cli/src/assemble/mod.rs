@@ -19,6 +19,7 @@ pub use hooks::{Approvals, price_table};
 pub use models::model_label;
 
 use crate::config::{DEFAULT_LABEL, LoadedAgent, OVER_BUDGET_LABEL, approval, tool_choice};
+use crate::keys::ModelKeys;
 use crate::shell_tool::ShellTool;
 use hooks::FileHooks;
 use mcp::{connect_mcp, input_schemas};
@@ -94,13 +95,18 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
         named_models.push((label, models::build_model(agent, config.get_ref()).await?));
     }
 
+    let keys = ModelKeys::of(agent);
     let mut policy = ApprovalPolicy::new();
     let mut shell_tools = Vec::new();
     for config in &file.tools.shell {
         if config.get_ref().read_only {
             policy = policy.tool_traits(config.get_ref().name.get_ref(), ToolTraits::read_only());
         }
-        shell_tools.push(ShellTool::new(config.get_ref(), |p| agent.resolve(p)));
+        shell_tools.push(ShellTool::new(
+            config.get_ref(),
+            |p| agent.resolve(p),
+            &keys,
+        ));
     }
     let mut tool_names: BTreeSet<String> = file
         .tools
@@ -166,7 +172,7 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
         other => other,
     };
     Ok(Connected {
-        hooks: FileHooks::new(agent, policy, labels, approvals)?,
+        hooks: FileHooks::new(agent, policy, labels, approvals)?.masking(&keys),
         model: own_model,
         named_models,
         shell_tools,

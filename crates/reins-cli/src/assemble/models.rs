@@ -29,7 +29,7 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
     let provider_error = |error: reins::providers::ProviderError| error.to_string();
     match config.provider.get_ref().as_str() {
         "openai" => {
-            let client = OpenAI::builder().api_key(api_key(config, "OPENAI_API_KEY")?);
+            let client = OpenAI::builder().api_key(api_key(config)?);
             let client = located(client, config).build().map_err(provider_error)?;
             let responses = config
                 .api
@@ -42,12 +42,12 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
             })
         }
         "anthropic" => {
-            let client = Anthropic::builder().api_key(api_key(config, "ANTHROPIC_API_KEY")?);
+            let client = Anthropic::builder().api_key(api_key(config)?);
             let client = located(client, config).build().map_err(provider_error)?;
             Ok(BoxedModel::new(client.completion(name)))
         }
         "gemini" => {
-            let client = Gemini::builder().api_key(api_key(config, "GEMINI_API_KEY")?);
+            let client = Gemini::builder().api_key(api_key(config)?);
             let client = located(client, config).build().map_err(provider_error)?;
             Ok(BoxedModel::new(client.completion(name)))
         }
@@ -59,7 +59,7 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
                 .unwrap_or_default();
             let mut client = OpenAICompatible::builder(url);
             if config.api_key_env.is_some() {
-                client = client.api_key(api_key(config, "")?);
+                client = client.api_key(api_key(config)?);
             }
             let client = client.build().map_err(provider_error)?;
             Ok(BoxedModel::new(client.completion(name)))
@@ -83,11 +83,8 @@ fn located<P: Provider>(builder: ProviderBuilder<P>, config: &ModelConfig) -> Pr
     }
 }
 
-/// The API key of a hosted model, from its environment variable.
-pub fn api_key(model: &ModelConfig, default_env: &str) -> Result<String, String> {
-    let variable = model
-        .api_key_env
-        .as_ref()
-        .map_or(default_env, |v| v.get_ref().as_str());
-    super::env::secret_from_env(variable)
+/// The API key of a hosted model, from its environment variable (`api_key_env`, else the
+/// provider's usual one).
+pub fn api_key(model: &ModelConfig) -> Result<String, String> {
+    super::env::secret_from_env(crate::config::model_keys::key_env(model).unwrap_or_default())
 }

@@ -289,9 +289,7 @@ fn check_model(
             }
             return;
         }
-        "openai" => Some("OPENAI_API_KEY"),
-        "anthropic" => Some("ANTHROPIC_API_KEY"),
-        "gemini" => Some("GEMINI_API_KEY"),
+        hosted @ ("openai" | "anthropic" | "gemini") => super::model_keys::default_key_env(hosted),
         "openai-compatible" => {
             if config.base_url.is_none() {
                 problems.push(agent.error_at(

@@ -9,6 +9,7 @@ mod budget;
 pub mod check;
 pub mod diagnostic;
 mod hook_checks;
+pub mod model_keys;
 mod paths;
 mod restate;
 pub mod shell_tool;
@@ -184,9 +185,13 @@ pub struct McpConfig {
     /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
-    /// Extra environment variables for it.
+    /// Extra environment variables for it (an entry for a model's key variable gives it
+    /// that value).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Model key variables it inherits all the same (see [`ShellToolConfig::env_passthrough`]).
+    #[serde(default)]
+    pub env_passthrough: Vec<String>,
     /// Its working directory (relative to the agent file).
     pub cwd: Option<Spanned<String>>,
     /// Only these tools (names as the server gives them).
@@ -228,6 +233,11 @@ pub struct ShellToolConfig {
     /// The tool changes nothing (approval rules can allow read-only tools).
     #[serde(default)]
     pub read_only: bool,
+    /// Model key variables the program inherits all the same: without, the variables the
+    /// agent's models read their keys from ([`model_keys::key_variables`]) are removed from
+    /// its environment.
+    #[serde(default)]
+    pub env_passthrough: Vec<String>,
 }
 
 /// The ready-made hooks.

@@ -24,6 +24,7 @@ mod runs_input;
 mod terminal;
 mod terminal_text;
 mod tool_choice;
+mod tool_env;
 mod ui;
 mod ui_left_runs;
 mod ui_pages;

@@ -1,0 +1,46 @@
+//! The environment variables the agent file's models read their API keys from: what the
+//! programs its tools start must not inherit (see `assemble::keys`).
+
+use super::{AgentFile, ModelConfig};
+use std::collections::BTreeSet;
+
+/// Each hosted provider and the variable its key is read from when the model names none
+/// (`api_key_env`), as the providers' own SDKs read it.
+pub const PROVIDER_KEY_VARIABLES: [(&str, &str); 3] = [
+    ("openai", "OPENAI_API_KEY"),
+    ("anthropic", "ANTHROPIC_API_KEY"),
+    ("gemini", "GEMINI_API_KEY"),
+];
+
+/// The variable `provider`'s key is read from by default; `None` for a provider that needs
+/// no key unless the model names one (`local`, `openai-compatible`).
+pub fn default_key_env(provider: &str) -> Option<&'static str> {
+    PROVIDER_KEY_VARIABLES
+        .iter()
+        .find(|(name, _)| *name == provider)
+        .map(|(_, variable)| *variable)
+}
+
+/// The variable `model`'s key is read from: its `api_key_env`, else its provider's default.
+pub fn key_env(model: &ModelConfig) -> Option<&str> {
+    model
+        .api_key_env
+        .as_ref()
+        .map(|variable| variable.get_ref().as_str())
+        .or_else(|| default_key_env(model.provider.get_ref()))
+}
+
+/// Every variable that holds a model key of `file`: each model's (the agent's own, the
+/// fallbacks, the over-budget model), and every provider's default one (a key set for
+/// another provider is a key all the same).
+pub fn key_variables(file: &AgentFile) -> BTreeSet<String> {
+    file.labeled_models()
+        .into_iter()
+        .filter_map(|(_, model)| key_env(model.get_ref()).map(str::to_owned))
+        .chain(
+            PROVIDER_KEY_VARIABLES
+                .iter()
+                .map(|(_, variable)| (*variable).to_owned()),
+        )
+        .collect()
+}

@@ -1,0 +1,267 @@
+//! The model's keys stay with reins: the programs a shell tool or a stdio MCP server starts
+//! inherit none of the variables the agent's models read their keys from (nor any provider's
+//! default key variable), unless the tool's `env_passthrough` names one; and a key a tool
+//! prints anyway is masked as `<redacted>` in its result, on the terminal, in the store and
+//! in `runs show`.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, events, model_table, outcome};
+
+/// The key of the agent's own model (its `api_key_env` is `REINS_TEST_KEY`).
+const KEY: &str = "sk-test-SUPERSECRET-abcdef123456";
+/// Keys set for the providers' default variables, which the agent's model does not read.
+const OPENAI_KEY: &str = "sk-openai-default-0123456789";
+const ANTHROPIC_KEY: &str = "sk-ant-default-0123456789";
+
+/// A stdio MCP server (no SDK: newline-delimited JSON-RPC) with two tools: `names` lists
+/// the names of its environment variables, `getenv` answers one's value.
+const ENV_SERVER: &str = r#"
+import json, os, sys
+TOOLS = [
+    {"name": "names", "description": "Lists the environment's names.",
+     "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "getenv", "description": "Gives a variable's value.",
+     "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}},
+                     "required": ["name"]}},
+]
+for line in sys.stdin:
+    request = json.loads(line)
+    if "id" not in request:
+        continue
+    method, params = request["method"], request.get("params") or {}
+    if method == "initialize":
+        result = {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "env", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call":
+        arguments = params.get("arguments") or {}
+        if params["name"] == "names":
+            text = "names: " + ",".join(sorted(os.environ))
+        else:
+            text = "value: " + os.environ.get(arguments["name"], "unset")
+        result = {"content": [{"type": "text", "text": text}], "isError": False}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}), flush=True)
+"#;
+
+/// fakellm rules: a prompt naming a tool calls it with no arguments, or `getenv` of
+/// `OPENAI_API_KEY`; each tool's result (known by how it starts) is answered with "Seen.".
+const RULES: &str = r#"version: 1
+rules:
+  - name: env_seen
+    when:
+      tool_result_contains: "PATH="
+    respond:
+      content: "Seen."
+  - name: key_seen
+    when:
+      tool_result_contains: "key="
+    respond:
+      content: "Seen."
+  - name: failure_seen
+    when:
+      tool_result_contains: "bad key"
+    respond:
+      content: "Seen."
+  - name: names_seen
+    when:
+      tool_result_contains: "names:"
+    respond:
+      content: "Seen."
+  - name: value_seen
+    when:
+      tool_result_contains: "value:"
+    respond:
+      content: "Seen."
+  - name: shell_env
+    when:
+      messages_contain: "use show_env"
+    respond:
+      tool_calls:
+        - name: show_env
+          arguments: {}
+  - name: shell_key
+    when:
+      messages_contain: "use show_key"
+    respond:
+      tool_calls:
+        - name: show_key
+          arguments: {}
+  - name: shell_fail
+    when:
+      messages_contain: "use fail_key"
+    respond:
+      tool_calls:
+        - name: fail_key
+          arguments: {}
+  - name: server_names
+    when:
+      messages_contain: "use env_names"
+    respond:
+      tool_calls:
+        - name: env_names
+          arguments: {}
+  - name: server_getenv
+    when:
+      messages_contain: "use env_getenv"
+    respond:
+      tool_calls:
+        - name: env_getenv
+          arguments: {name: "OPENAI_API_KEY"}
+"#;
+
+/// The agent: `show_env` prints the program's environment; `show_key` and `fail_key` are
+/// given the model's key (`env_passthrough`) and print it, the one on stdout, the other on
+/// stderr as it fails; the `env` server is given `OPENAI_API_KEY` only.
+fn agent(server: &FakeLlm) -> AgentDir {
+    let agent = AgentDir::new(&format!(
+        r#"name = "keys"
+{model}
+[[tools.shell]]
+name = "show_env"
+description = "Prints the environment."
+command = ["env"]
+schema = {{ type = "object", properties = {{}} }}
+
+[[tools.shell]]
+name = "show_key"
+description = "Prints the key it is given."
+command = ["sh", "-c", "echo \"key=$REINS_TEST_KEY\""]
+schema = {{ type = "object", properties = {{}} }}
+env_passthrough = ["REINS_TEST_KEY"]
+
+[[tools.shell]]
+name = "fail_key"
+description = "Fails, saying the key it is given."
+command = ["sh", "-c", "echo \"bad key $REINS_TEST_KEY\" >&2; exit 3"]
+schema = {{ type = "object", properties = {{}} }}
+env_passthrough = ["REINS_TEST_KEY"]
+
+[[tools.mcp]]
+name = "env"
+command = "python3"
+args = ["server.py"]
+prefix = "env_"
+env_passthrough = ["OPENAI_API_KEY"]
+"#,
+        model = model_table(&server.openai_url())
+    ));
+    std::fs::write(agent.dir.path().join("server.py"), ENV_SERVER).expect("the MCP server");
+    agent
+}
+
+/// `reins run AGENT PROMPT --json` with every key set: exit code, events' stdout, stderr.
+fn run(agent: &AgentDir, prompt: &str) -> (i32, String, String) {
+    outcome(
+        agent
+            .reins(&["run", "AGENT", prompt, "--json"])
+            .env("REINS_TEST_KEY", KEY)
+            .env("OPENAI_API_KEY", OPENAI_KEY)
+            .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY),
+    )
+}
+
+/// The result the model was given for the run's one tool call.
+fn tool_result(stdout: &str) -> String {
+    let events = events(stdout);
+    let result = events
+        .iter()
+        .find(|event| event["event"] == "tool_result")
+        .unwrap_or_else(|| panic!("a tool result\n{stdout}"));
+    result["result"].as_str().unwrap_or_default().to_owned()
+}
+
+/// The run's id, from its `started` event.
+fn run_id(stdout: &str) -> String {
+    events(stdout)[0]["run"]
+        .as_str()
+        .expect("the run's id")
+        .to_owned()
+}
+
+/// Asserts that no key is in `text` (`what` says where it was read).
+fn holds_no_key(text: &str, what: &str) {
+    for key in [KEY, OPENAI_KEY, ANTHROPIC_KEY] {
+        assert!(!text.contains(key), "{what} holds a key:\n{text}");
+    }
+}
+
+/// Asserts that neither `runs show` (text and JSON) nor the store's file holds a key.
+fn stored_without_keys(agent: &AgentDir, run: &str) {
+    for args in [
+        &["runs", "show", "AGENT", run][..],
+        &["runs", "show", "AGENT", run, "--json"][..],
+    ] {
+        let (code, stdout, stderr) = outcome(agent.reins(args));
+        assert_eq!(code, 0, "{stderr}");
+        holds_no_key(&stdout, "`runs show`");
+    }
+    // The database and its write-ahead log, which may hold the latest writes.
+    for file in ["runs.sqlite", "runs.sqlite-wal"] {
+        if let Ok(bytes) = std::fs::read(agent.dir.path().join(".reins").join(file)) {
+            holds_no_key(&String::from_utf8_lossy(&bytes), file);
+        }
+    }
+}
+
+#[test]
+fn a_shell_tool_that_prints_its_environment_shows_no_model_key() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let (code, stdout, stderr) = run(&agent, "use show_env");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let printed = tool_result(&stdout);
+    assert!(printed.contains("PATH="), "the environment\n{printed}");
+    for variable in ["REINS_TEST_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY="] {
+        assert!(
+            !printed.contains(variable),
+            "{variable} reached the tool\n{printed}"
+        );
+    }
+    holds_no_key(&stdout, "the run's events");
+    holds_no_key(&stderr, "the run's stderr");
+    stored_without_keys(&agent, &run_id(&stdout));
+}
+
+#[test]
+fn an_mcp_server_inherits_no_model_key_but_those_passed_through() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let (code, stdout, stderr) = run(&agent, "use env_names");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let names = tool_result(&stdout);
+    assert!(names.contains("PATH"), "{names}");
+    assert!(!names.contains("REINS_TEST_KEY"), "{names}");
+    assert!(!names.contains("ANTHROPIC_API_KEY"), "{names}");
+    assert!(names.contains("OPENAI_API_KEY"), "passed through\n{names}");
+
+    // The key passed through reaches the server, and is masked in what it answers.
+    let (code, stdout, stderr) = run(&agent, "use env_getenv");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(tool_result(&stdout), "value: <redacted>");
+    holds_no_key(&stdout, "the run's events");
+    stored_without_keys(&agent, &run_id(&stdout));
+}
+
+#[test]
+fn a_key_passed_to_a_shell_tool_is_masked_in_its_output_and_its_failure() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let (code, stdout, stderr) = run(&agent, "use show_key");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(tool_result(&stdout).trim(), "key=<redacted>");
+    holds_no_key(&stdout, "the run's events");
+    stored_without_keys(&agent, &run_id(&stdout));
+
+    let (code, stdout, stderr) = run(&agent, "use fail_key");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        tool_result(&stdout).contains("bad key <redacted>"),
+        "{stdout}"
+    );
+    holds_no_key(&stdout, "the run's events");
+    holds_no_key(&stderr, "the run's stderr");
+    stored_without_keys(&agent, &run_id(&stdout));
+}
