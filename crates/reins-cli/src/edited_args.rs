@@ -68,29 +68,9 @@ impl Schemas {
     /// mismatches, each with where it is). Tools whose schema is not known here (an MCP
     /// server's, before it is connected) are not checked: their server checks them.
     pub fn check(&self, tool: &str, args: &Value) -> Result<(), String> {
-        let Some(schema) = self.0.get(tool) else {
-            return Ok(());
-        };
-        // `reins check` has refused a schema that is not one; a schema that still does not
-        // compile is left to the tool.
-        let Ok(validator) = jsonschema::validator_for(schema) else {
-            return Ok(());
-        };
-        let problems: Vec<String> = validator
-            .iter_errors(args)
-            .take(3)
-            .map(|error| match error.instance_path().to_string() {
-                at if at.is_empty() => error.to_string(),
-                at => format!("{error} (at {at})"),
-            })
-            .collect();
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(format!(
-                "the arguments do not fit the schema of `{tool}`: {}",
-                problems.join("; ")
-            ))
+        match self.0.get(tool) {
+            Some(schema) => crate::tool_schema::fits(tool, schema, args),
+            None => Ok(()),
         }
     }
 }

@@ -44,6 +44,7 @@ mod shell_tool;
 mod shell_word;
 mod spinner;
 mod store;
+mod tool_schema;
 mod trail;
 mod ui;
 mod usage;

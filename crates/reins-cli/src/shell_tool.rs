@@ -129,8 +129,13 @@ impl Tool for ShellTool {
 }
 
 impl ShellTool {
-    /// Runs the program with `args`: its output, or why it failed.
+    /// Runs the program with `args`: its output, or why it failed. Arguments that do not fit
+    /// the tool's schema run nothing (a string where a number is wanted could be a flag of
+    /// the program's, an object would be spelt into one argument as JSON): the model is
+    /// told what is wrong, and can call again.
     async fn run(&self, args: &Value) -> Result<String, String> {
+        crate::tool_schema::fits(&self.name, &self.schema, args)
+            .map_err(|mismatch| format!("{mismatch}; the program did not run"))?;
         let argv = self.argv(args)?;
         let (program, rest) = argv.split_first().ok_or("the command is empty")?;
         let mut command = tokio::process::Command::new(program);

@@ -1,0 +1,33 @@
+//! A tool's arguments checked against its JSON schema: one check for the arguments a person
+//! edits before approving a call (`edited_args`) and for those the model gives a shell tool
+//! (`shell_tool`), whose program must not run with arguments the schema refuses.
+
+use serde_json::Value;
+
+/// `args` for the tool `tool`, or why they do not fit its `schema`: the first few
+/// mismatches, each with where it is. Checks a person's edited arguments
+/// (`edited_args`), and the model's arguments of a shell tool before its program runs
+/// (`ShellTool::call`).
+pub fn fits(tool: &str, schema: &Value, args: &Value) -> Result<(), String> {
+    // `reins check` has refused a schema that is not one; a schema that still does not
+    // compile is left to the tool.
+    let Ok(validator) = jsonschema::validator_for(schema) else {
+        return Ok(());
+    };
+    let problems: Vec<String> = validator
+        .iter_errors(args)
+        .take(3)
+        .map(|error| match error.instance_path().to_string() {
+            at if at.is_empty() => error.to_string(),
+            at => format!("{error} (at {at})"),
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the arguments do not fit the schema of `{tool}`: {}",
+            problems.join("; ")
+        ))
+    }
+}
