@@ -179,6 +179,21 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         Err(error) => return fail(error),
     };
     let own_model = assemble::model_label(loaded.file.model.get_ref());
+    // A decision is checked against this file's tools and schemas, and the resume command it
+    // prints names this file: a run of another agent (sharing the store) is refused first.
+    if let RunsCommand::Approve {
+        target: Approval { run, .. },
+        ..
+    }
+    | RunsCommand::Edit {
+        target: Approval { run, .. },
+        ..
+    }
+    | RunsCommand::Deny { run, .. } = &command
+        && let Err(code) = own_run(&store, &loaded, run, "decide").await
+    {
+        return code;
+    }
     let result = match command {
         RunsCommand::List { json, .. } => runs::list(&store, json, &own_model).await,
         RunsCommand::Show {
@@ -238,7 +253,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             })
         }
         RunsCommand::Resume { run, json, .. } => {
-            if let Err(code) = own_run(&store, &loaded, &run).await {
+            if let Err(code) = own_run(&store, &loaded, &run, "resume").await {
                 return code;
             }
             let assembled =
@@ -264,13 +279,16 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
     }
 }
 
-/// Refuses to resume a run of another agent (agents beside each other share the default
-/// store, `.reins/runs.sqlite`): it would go on with this file's model and tools, and fail
-/// on a waiting call to a tool this agent does not have.
+/// Refuses to resume or decide (`action`) a run of another agent (agents beside each other
+/// share the default store, `.reins/runs.sqlite`): resumed, it would go on with this file's
+/// model and tools, and fail on a waiting call to a tool this agent does not have; decided,
+/// its edited arguments would be checked against this file's schemas, and the resume command
+/// printed would be refused. Exits 2, as the web inbox refuses it (`ui::ownership`).
 async fn own_run(
     store: &reins::store::BoxedStore,
     loaded: &crate::config::LoadedAgent,
     run: &str,
+    action: &str,
 ) -> Result<(), ExitCode> {
     use reins::store::RunStore;
     let state = store.load(run).await.map_err(fail)?;
@@ -278,7 +296,7 @@ async fn own_run(
     match state.agent_name {
         Some(owner) if owner != name => {
             eprintln!(
-                "reins: `{run}` is a run of the agent `{owner}`, not `{name}` ({}): resume it \
+                "reins: `{run}` is a run of the agent `{owner}`, not `{name}` ({}): {action} it \
                  with the agent file of `{owner}`",
                 loaded.path.display()
             );

@@ -5,8 +5,8 @@
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::Inbox;
 use crate::common::{
-    AgentDir, approve_with_args, model_table, notes_agent, outcome, save_note_rules,
-    waiting_save_note,
+    AgentDir, SAVE_NOTE_TOOL, approve_with_args, model_table, notes_agent, outcome,
+    save_note_rules, waiting_save_note,
 };
 use serde_json::json;
 
@@ -78,6 +78,51 @@ fn a_run_is_resumed_only_with_its_own_agent_file() {
     let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "Done: the note is saved.");
+}
+
+#[test]
+fn a_run_is_decided_only_with_its_own_agent_file() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let agent = asking_agent(&server);
+    let run = waiting_run(&agent);
+
+    // Another agent beside it, sharing its store, whose `save_note` takes another schema:
+    // arguments checked against it would be let through for a run of `notes`.
+    let other = agent.dir.path().join("other.toml");
+    std::fs::write(
+        &other,
+        format!(
+            "name = \"other\"\n{}\n{}",
+            model_table(&server.openai_url()),
+            SAVE_NOTE_TOOL.replace("type = \"string\"", "type = \"integer\"")
+        ),
+    )
+    .expect("the other agent file");
+    let other = other.to_string_lossy().into_owned();
+    for command in [
+        &["runs", "approve", &other, &run][..],
+        &["runs", "approve", &other, &run, "--args", r#"{"text": 5}"#],
+        &["runs", "edit", &other, &run, "--args", r#"{"text": 5}"#],
+        &["runs", "deny", &other, &run, "--message", "no"],
+    ] {
+        let (code, stdout, stderr) = outcome(agent.reins(command));
+        assert_eq!(code, 2, "{command:?}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "`{run}` is a run of the agent `notes`, not `other`"
+            )) && stderr.contains("decide it with the agent file of `notes`"),
+            "{command:?}: {stderr}"
+        );
+        assert!(!stderr.contains("runs resume"), "{command:?}: {stderr}");
+    }
+
+    // Nothing was decided: the call still waits, and its own file decides it.
+    let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let shown: serde_json::Value = serde_json::from_str(&shown).expect("JSON");
+    assert_eq!(shown["decisions"], json!([]), "{shown}");
+    assert_eq!(shown["pending"][0]["tool"], "save_note", "{shown}");
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
 }
 
 /// The notes agent on `server`, its `save_note` calls asking a person.
