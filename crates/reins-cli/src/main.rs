@@ -287,7 +287,7 @@ async fn command_main(command: Command) -> ExitCode {
             };
             match restate::serve(&loaded, listen, register, deployment_url).await {
                 Ok(()) => ExitCode::SUCCESS,
-                Err(error) => fail(error),
+                Err(error) => error.report(),
             }
         }
         Command::Chat {
@@ -310,7 +310,7 @@ async fn command_main(command: Command) -> ExitCode {
             let assembled =
                 match assemble::assemble(&loaded, approve::CliDecider::detect(&loaded)).await {
                     Ok(assembled) => assembled,
-                    Err(error) => return fail(error),
+                    Err(error) => return error.report(),
                 };
             match chat::chat(&assembled, &loaded.name(), &loaded.path, store, resume).await {
                 Ok(ending) => ending.exit_code(),
@@ -349,7 +349,7 @@ async fn run_new(loaded: &config::LoadedAgent, prompt: &str, json: bool) -> Exit
     };
     let assembled = match assemble::assemble(loaded, approve::CliDecider::detect(loaded)).await {
         Ok(assembled) => assembled,
-        Err(error) => return fail(error),
+        Err(error) => return error.report(),
     };
     let run_id = run::new_run_id();
     let mut output = Output::new(json).agent_file(&loaded.path);

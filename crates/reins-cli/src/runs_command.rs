@@ -259,7 +259,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             let assembled =
                 match assemble::assemble(&loaded, approve::CliDecider::detect(&loaded)).await {
                     Ok(assembled) => assembled,
-                    Err(error) => return fail(error),
+                    Err(error) => return error.report(),
                 };
             let mut output = Output::new(json).agent_file(&loaded.path);
             output.started(&run, &loaded.name(), &assembled.model_label);

@@ -10,11 +10,13 @@
 //! [`assemble`] does both for the commands that run one agent on a store.
 
 mod env;
+mod error;
 mod hooks;
 pub mod mcp;
 mod models;
 
 pub use env::secret_from_env;
+pub use error::AssembleError;
 pub use hooks::{Approvals, price_table};
 pub use models::model_label;
 
@@ -51,7 +53,7 @@ pub struct Assembled {
 pub async fn assemble(
     agent: &LoadedAgent,
     decider: crate::approve::CliDecider,
-) -> Result<Assembled, String> {
+) -> Result<Assembled, AssembleError> {
     let connected = connect(agent, Approvals::Decider(decider)).await?;
     Ok(Assembled {
         agent: connected.build(None),
@@ -86,7 +88,10 @@ pub struct Connected {
 
 /// Builds the models, starts the MCP servers and resolves the hooks of a checked file.
 /// `approvals` says who answers the approval rules' `ask`.
-pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connected, String> {
+pub async fn connect(
+    agent: &LoadedAgent,
+    approvals: Approvals,
+) -> Result<Connected, AssembleError> {
     let file = &agent.file;
     let model = file.model.get_ref();
     let own_model = models::build_model(agent, model).await?;
@@ -126,7 +131,7 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
             .filter(|name| tool_names.contains(*name))
             .collect();
         if !taken.is_empty() {
-            return Err(format!(
+            return Err(AssembleError::Invalid(format!(
                 "MCP server `{}` lists {} that the agent already has (a shell tool or another \
                  server's): set `prefix` on the server so that its names are its own",
                 config.get_ref().name,
@@ -135,7 +140,7 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
                     .map(|name| format!("`{name}`"))
                     .collect::<Vec<_>>()
                     .join(", ")
-            ));
+            )));
         }
         tool_names.extend(tools.names().map(str::to_owned));
         policy = tools.register_traits(policy);
@@ -150,7 +155,7 @@ pub async fn connect(agent: &LoadedAgent, approvals: Approvals) -> Result<Connec
         problems.extend(approval::unmatched_rules(agent, &tool_names));
         if !problems.is_empty() {
             let messages: Vec<String> = problems.iter().map(ToString::to_string).collect();
-            return Err(messages.join("\n"));
+            return Err(AssembleError::Invalid(messages.join("\n")));
         }
     }
 

@@ -1,6 +1,6 @@
 //! `reins serve`: the agent's Restate worker, until Ctrl-C or SIGTERM.
 
-use crate::assemble::{Approvals, connect};
+use crate::assemble::{Approvals, AssembleError, connect};
 use crate::config::LoadedAgent;
 use reins_restate::{AgentService, SERVICE_NAME};
 use std::net::SocketAddr;
@@ -8,18 +8,19 @@ use std::sync::Arc;
 
 /// Serves the agent as the Restate deployment on `listen`; registers it with the admin API at
 /// `register` (as `deployment`, default `http://<listen address>`) once it listens. Returns
-/// when the process is told to stop.
+/// when the process is told to stop. A mistake in the agent file that only connecting finds is
+/// [`AssembleError::Invalid`], as for `reins run`.
 pub async fn serve(
     agent: &LoadedAgent,
     listen: SocketAddr,
     register: Option<String>,
     deployment: Option<String>,
-) -> Result<(), String> {
+) -> Result<(), AssembleError> {
     if super::ingress(agent).is_none() {
-        return Err(format!(
+        return Err(AssembleError::Failed(format!(
             "`reins serve` runs a Restate worker: {} needs `[store] restate = \"<ingress URL>\"`",
             agent.path.display()
-        ));
+        )));
     }
     // Before anything starts: a registration that cannot send its token fails at once.
     let admin_token = match register {
@@ -61,10 +62,10 @@ pub async fn serve(
                 } => format!("; {}", super::admin_refusal(agent)),
                 _ => String::new(),
             };
-            return Err(format!(
+            return Err(AssembleError::Failed(format!(
                 "registering the deployment {deployment} with the Restate admin API at {admin} \
                  failed: {error}{credentials}"
-            ));
+            )));
         }
         eprintln!("reins: registered {deployment} with {admin}");
     } else {
@@ -76,10 +77,10 @@ pub async fn serve(
     tokio::select! {
         () = crate::interrupt::stopped() => {}
         finished = worker => {
-            return Err(match finished {
+            return Err(AssembleError::Failed(match finished {
                 Ok(()) => "the worker stopped".to_owned(),
                 Err(error) => format!("the worker stopped: {error}"),
-            });
+            }));
         }
     }
     eprintln!("reins: stopped");

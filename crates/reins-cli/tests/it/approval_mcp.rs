@@ -1,7 +1,8 @@
 //! `[hooks.approval]` rules with an MCP server, whose tools `reins check` cannot know:
 //! `reins run` checks them against the server's tools after connecting, before the first
-//! model call, so a misspelt `ask` rule never lets the tool through unasked. A waiting call of
-//! an MCP tool whose arguments a person edits is checked against the server's schema.
+//! model call, so a misspelt `ask` rule never lets the tool through unasked (exit 2, as for
+//! any mistake in the agent file; a server that cannot start is an error, exit 1). A waiting
+//! call of an MCP tool whose arguments a person edits is checked against the server's schema.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, form_field, http};
@@ -25,7 +26,7 @@ rules = [
         time_server = TIME_SERVER_TOOLS,
     ));
     let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "What time is it?"]));
-    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert_eq!(code, 2, "a mistake in the agent file\n{stdout}\n{stderr}");
     assert!(
         stderr.contains("agent.toml:16:")
             && stderr.contains("the approval rule for `get_current_time` matches no tool")
@@ -33,6 +34,20 @@ rules = [
         "{stderr}"
     );
     assert!(!stderr.to_lowercase().contains("connect"), "{stderr}");
+}
+
+#[test]
+fn an_mcp_server_that_cannot_start_fails_the_run_as_an_error_not_as_an_invalid_file() {
+    let agent = AgentDir::new(&format!(
+        "{model}\n[[tools.mcp]]\nname = \"gone\"\ncommand = \"/nonexistent/mcp-server\"\n",
+        model = model_table("http://127.0.0.1:9/v1"),
+    ));
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "What time is it?"]));
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("MCP server `gone`") && stderr.contains("/nonexistent/mcp-server"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -20,7 +20,7 @@ schema = {{ type = "object", properties = {{}} }}
         time_server = TIME_SERVER_TOOLS,
     ));
     let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "What time is it?"]));
-    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert_eq!(code, 2, "a mistake in the agent file\n{stdout}\n{stderr}");
     assert!(
         stderr.contains("MCP server `time` lists `time_get_current_time`")
             && stderr.contains("set `prefix`"),

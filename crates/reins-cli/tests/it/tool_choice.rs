@@ -26,7 +26,7 @@ fn a_route_to_a_tool_the_mcp_server_lacks_fails_the_run_before_any_model_call() 
     // Nothing listens on the model's port: a model call would fail with a connection error.
     let agent = agent("http://127.0.0.1:9/v1", "get_time");
     let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "What time is it?"]));
-    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert_eq!(code, 2, "a mistake in the agent file\n{stdout}\n{stderr}");
     assert!(
         stderr.contains("agent.toml:19:")
             && stderr.contains("route 1 (prompt mentions \"time\") names the tool `get_time`")
