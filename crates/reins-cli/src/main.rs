@@ -16,7 +16,8 @@
 //! ```
 //!
 //! Exit codes: 0 done, 1 error, 2 invalid agent file or usage, 3 suspended (a call waits for
-//! a person), 4 a budget, the turn limit or the loop breaker stopped the run.
+//! a person), 4 a budget, the turn limit or the loop breaker stopped the run, 130 interrupted
+//! (docs/CLI.md lists them with the `--json` output).
 
 #[macro_use]
 mod output;

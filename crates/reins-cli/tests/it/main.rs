@@ -2,6 +2,7 @@ mod approval_mcp;
 mod cache;
 mod check;
 mod check_input;
+mod cli_reference;
 mod common;
 #[cfg(feature = "local")]
 mod demo;
