@@ -81,7 +81,7 @@ async fn resume(app: &App, run: &str) -> Option<String> {
         }
         Err(error) => {
             eprintln!("reins: cannot resume run {run}: {error}");
-            Some(error)
+            Some(error.to_string())
         }
     }
 }
