@@ -24,12 +24,14 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 /// `text` with every character a terminal would act on rather than show, or that shows as
-/// nothing, written as its `\uXXXX` escape: control characters other than line feed and tab
+/// nothing, written as its `\uXXXX` escape (as JSON writes it: a pair of them above
+/// `U+FFFF`, so shown inside a JSON string it reads back as the same character): control characters other than line feed and tab
 /// (a carriage return is kept only right before a line feed), the characters that reorder
 /// bidirectional text (`U+061C`, `U+200E`, `U+200F`, `U+202A`–`U+202E`, `U+2066`–`U+2069`),
 /// and invisible ones that can hide text (see [`hides_text`]: tag characters, zero-width
 /// spaces, word joiners, byte-order marks, fillers; a joiner or variation selector only in a
-/// run of them, as an emoji or a Persian word uses one at a time). Borrowed when nothing
+/// run of them, as an emoji or a Persian word uses one at a time, an emoji's presentation
+/// selector and joiner as a pair). Borrowed when nothing
 /// needed escaping.
 ///
 /// ```
@@ -37,7 +39,10 @@ use std::fmt::Write;
 ///
 /// // "note" and, in tag characters, " rm" that a screen shows as nothing.
 /// let hidden = "note\u{e0020}\u{e0072}\u{e006d}";
-/// assert_eq!(printable(hidden), "note\\ue0020\\ue0072\\ue006d");
+/// assert_eq!(printable(hidden), "note\\udb40\\udc20\\udb40\\udc72\\udb40\\udc6d");
+/// // Each escape as JSON writes it: inside a JSON string, it reads back as the same text.
+/// let shown = format!("\"{}\"", printable(hidden));
+/// assert_eq!(serde_json::from_str::<String>(&shown).unwrap(), hidden);
 /// // An emoji's variation selector and joiners stay as they are.
 /// assert_eq!(printable("\u{2764}\u{fe0f} \u{1f468}\u{200d}\u{1f469}"), "\u{2764}\u{fe0f} \u{1f468}\u{200d}\u{1f469}");
 /// ```
@@ -174,6 +179,8 @@ fn hides_text(c: char, previous: Option<char>) -> bool {
         | '\u{1D173}'..='\u{1D17A}'
         | '\u{E0000}'..='\u{E007F}'
         | '\u{E0100}'..='\u{E01EF}' => true,
+        // An emoji's presentation selector before its joiner (`🏳️‍🌈`) is one pair of them.
+        '\u{200D}' if previous == Some('\u{FE0F}') => false,
         '\u{200C}' | '\u{200D}' | '\u{FE00}'..='\u{FE0F}' => {
             previous.is_none_or(|previous| joins_or_selects(previous) || hides_text(previous, None))
         }
@@ -186,9 +193,14 @@ fn joins_or_selects(c: char) -> bool {
     matches!(c, '\u{200C}' | '\u{200D}' | '\u{FE00}'..='\u{FE0F}')
 }
 
+/// Writes `c` as JSON escapes it: `\\uXXXX`, or a surrogate pair of them above `U+FFFF`, so
+/// that text shown inside a JSON string (arguments a person may approve as shown) reads back
+/// as the same character.
 fn escape(shown: &mut String, c: char) {
-    // Writing to a `String` cannot fail.
-    let _ = write!(shown, "\\u{:04x}", c as u32);
+    for unit in c.encode_utf16(&mut [0; 2]) {
+        // Writing to a `String` cannot fail.
+        let _ = write!(shown, "\\u{unit:04x}");
+    }
 }
 
 /// What kind of JSON value `value` is, as a message to a person names it (`"a string"`,
@@ -245,6 +257,9 @@ mod tests {
             "lines\r\nand\ttabs\n",
             "日本語 ✓ emoji 🦀",
             "\u{2764}\u{fe0f} \u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}",
+            // 🏳️‍🌈 ❤️‍🔥 🕵️‍♂️ 1️⃣: a presentation selector before a joiner, and a keycap.
+            "\u{1f3f3}\u{fe0f}\u{200d}\u{1f308} \u{2764}\u{fe0f}\u{200d}\u{1f525}",
+            "\u{1f575}\u{fe0f}\u{200d}\u{2642}\u{fe0f} 1\u{fe0f}\u{20e3}",
             "\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}",
         ] {
             assert!(
@@ -265,7 +280,7 @@ mod tests {
         let text = format!("harmless note{hidden}\u{200b}\u{2060}\u{feff} end");
         let shown = printable(&text);
         assert!(
-            shown.starts_with("harmless note\\ue0020\\ue0061\\ue006e"),
+            shown.starts_with("harmless note\\udb40\\udc20\\udb40\\udc61\\udb40\\udc6e"),
             "{shown}"
         );
         assert!(shown.ends_with("\\u200b\\u2060\\ufeff end"), "{shown}");
@@ -273,9 +288,26 @@ mod tests {
         // A run of variation selectors after an emoji encodes bytes: all but the first shown.
         assert_eq!(
             printable("\u{1f600}\u{fe0f}\u{fe01}\u{e0100}"),
-            "\u{1f600}\u{fe0f}\\ufe01\\ue0100"
+            "\u{1f600}\u{fe0f}\\ufe01\\udb40\\udd00"
         );
         assert_eq!(printable("\u{200d}\u{200d}x"), "\\u200d\\u200dx");
+    }
+
+    /// The inbox shows a waiting call's arguments through `printable` in the form that
+    /// approves them: read back as JSON, what it shows is what the call holds.
+    #[test]
+    fn escaped_text_reads_back_as_json_the_same() {
+        let flag = "\u{1f3f4}\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}";
+        for text in [
+            format!("Go England {flag}!"),
+            "\u{845b}\u{e0100} \u{202e}x\u{1b}[2J\u{200b}\u{feff}".to_owned(),
+        ] {
+            let shown = printable(&text);
+            assert_ne!(shown, text, "something was escaped");
+            let json = serde_json::to_string(&text).unwrap();
+            let read: String = serde_json::from_str(&printable(&json)).unwrap();
+            assert_eq!(read, text);
+        }
     }
 
     #[test]
