@@ -42,16 +42,28 @@ pub fn unmatched_rules(agent: &LoadedAgent, tools: &BTreeSet<String>) -> Vec<Dia
         .collect()
 }
 
-/// Each approval rule after one that matches every call (a `tool` of only `*`, no `when`):
+/// Each approval rule after those that match every call (a `tool` of only `*` without
+/// `when`, or two of them for `read_only` and `writes` tools):
 /// the first matching rule decides, so it is never reached — an `ask` placed after a `*`
 /// allow lets the tool through without asking.
 pub fn shadowed_rules(agent: &LoadedAgent) -> Vec<Diagnostic> {
     let Some(approval) = &agent.file.hooks.approval else {
         return Vec::new();
     };
+    // `*` rules for read-only tools and for the others together match every call too.
+    let (mut read_only, mut writes) = (false, false);
     let catch_all = approval.rules.iter().position(|rule| {
         let rule = rule.get_ref();
-        rule.tool.chars().all(|c| c == '*') && rule.when.is_none()
+        if rule.tool.is_empty() || !rule.tool.chars().all(|c| c == '*') {
+            return false;
+        }
+        match rule.when.as_ref().map(|when| when.get_ref().as_str()) {
+            None => return true,
+            Some("read_only") => read_only = true,
+            Some("writes") => writes = true,
+            Some(_) => {}
+        }
+        read_only && writes
     });
     let Some(catch_all) = catch_all else {
         return Vec::new();
@@ -63,9 +75,9 @@ pub fn shadowed_rules(agent: &LoadedAgent) -> Vec<Diagnostic> {
             agent.error_at(
                 rule.span(),
                 format!(
-                    "the approval rule for `{}` is never reached: an earlier rule (`*`, \
-                     `{action}`) matches every call, and the first matching rule decides; move \
-                     it above that one",
+                    "the approval rule for `{}` is never reached: the `*` rules before it \
+                     (the last: `{action}`) match every call, and the first matching rule \
+                     decides; move it above them",
                     rule.get_ref().tool
                 ),
             )

@@ -178,10 +178,23 @@ fn an_approval_rule_after_one_matching_every_call_is_shown_at_its_line() {
     assert!(
         stderr.contains("agent.toml:14:")
             && stderr.contains("the approval rule for `save_note` is never reached")
-            && stderr.contains("(`*`, `allow`) matches every call"),
+            && stderr.contains("(the last: `allow`) match every call"),
         "{stderr}"
     );
     assert!(stderr.contains("has 1 error(s)"), "{stderr}");
+
+    // A `*` rule for read-only tools and one for the others match every call together.
+    let toml = format!(
+        "{MODEL}{SAVE_NOTE_TOOL}[hooks.approval]\nrules = [\n  {{ tool = \"*\", action = \
+         \"allow\", when = \"read_only\" }},\n  {{ tool = \"*\", action = \"ask\", when = \
+         \"writes\" }},\n  {{ tool = \"save_note\", action = \"deny\" }},\n]\n"
+    );
+    let (code, stderr) = check(&toml);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("the approval rule for `save_note` is never reached"),
+        "{stderr}"
+    );
 }
 
 #[test]
