@@ -1,5 +1,6 @@
-//! The environment variables the agent file's models read their API keys from: what the
-//! programs its tools start must not inherit (see `assemble::keys`).
+//! The environment variables the agent file's models read their API keys from, and those it
+//! names for its other secrets: what the programs its tools start must not inherit (see
+//! `keys`).
 
 use super::{AgentFile, ModelConfig};
 use std::collections::BTreeSet;
@@ -32,15 +33,48 @@ pub fn key_env(model: &ModelConfig) -> Option<&str> {
 
 /// Every variable that holds a model key of `file`: each model's (the agent's own, the
 /// fallbacks, the over-budget model), and every provider's default one (a key set for
-/// another provider is a key all the same).
+/// another provider is a key all the same); and every other secret the file names a
+/// variable for: an MCP server's bearer token and headers, the approval webhook's token and
+/// signing secret, the store's PostgreSQL URL (it carries a password), the Restate tokens,
+/// and the redaction's own secrets.
 pub fn key_variables(file: &AgentFile) -> BTreeSet<String> {
-    file.labeled_models()
+    let models = file
+        .labeled_models()
         .into_iter()
-        .filter_map(|(_, model)| key_env(model.get_ref()).map(str::to_owned))
-        .chain(
-            PROVIDER_KEY_VARIABLES
-                .iter()
-                .map(|(_, variable)| (*variable).to_owned()),
-        )
-        .collect()
+        .filter_map(|(_, model)| key_env(model.get_ref()).map(str::to_owned));
+    let defaults = PROVIDER_KEY_VARIABLES
+        .iter()
+        .map(|(_, variable)| (*variable).to_owned());
+    let mcp = file.tools.mcp.iter().flat_map(|server| {
+        let server = server.get_ref();
+        server
+            .bearer_token_env
+            .iter()
+            .chain(server.headers_from_env.values())
+    });
+    let approval = file.hooks.approval.iter().flat_map(|approval| {
+        approval
+            .webhook_token_env
+            .iter()
+            .chain(&approval.webhook_signing_secret_env)
+    });
+    let store = file.store.iter().flat_map(|store| {
+        let store = store.get_ref();
+        store
+            .postgres_url_env
+            .iter()
+            .chain(&store.restate_token_env)
+            .chain(&store.restate_admin_token_env)
+    });
+    let redaction = file
+        .hooks
+        .redaction
+        .iter()
+        .flat_map(|redaction| &redaction.secrets_from_env);
+    let named = mcp
+        .chain(approval)
+        .chain(store)
+        .chain(redaction)
+        .map(|variable| variable.get_ref().clone());
+    models.chain(defaults).chain(named).collect()
 }

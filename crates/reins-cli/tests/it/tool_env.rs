@@ -1,6 +1,7 @@
 //! The model's keys stay with reins: the programs a shell tool or a stdio MCP server starts
 //! inherit none of the variables the agent's models read their keys from (nor any provider's
-//! default key variable), unless the tool's `env_passthrough` names one; and a key a tool
+//! default key variable, nor any other secret's the file names), unless the tool's
+//! `env_passthrough` names one; and a key a tool
 //! prints anyway is masked as `<redacted>` in its result, on the terminal, in the store and
 //! in `runs show`.
 
@@ -12,6 +13,8 @@ const KEY: &str = "sk-test-SUPERSECRET-abcdef123456";
 /// Keys set for the providers' default variables, which the agent's model does not read.
 const OPENAI_KEY: &str = "sk-openai-default-0123456789";
 const ANTHROPIC_KEY: &str = "sk-ant-default-0123456789";
+/// A secret the agent file names a variable for other than a model key (its redaction's).
+const VAULT_PASSWORD: &str = "vault-pass-9876543210";
 
 /// A stdio MCP server (no SDK: newline-delimited JSON-RPC) with two tools: `names` lists
 /// the names of its environment variables, `getenv` answers one's value.
@@ -145,6 +148,9 @@ command = "python3"
 args = ["server.py"]
 prefix = "env_"
 env_passthrough = ["OPENAI_API_KEY"]
+
+[hooks.redaction]
+secrets_from_env = ["VAULT_PASSWORD"]
 "#,
         model = model_table(&server.openai_url())
     ));
@@ -159,7 +165,8 @@ fn run(agent: &AgentDir, prompt: &str) -> (i32, String, String) {
             .reins(&["run", "AGENT", prompt, "--json"])
             .env("REINS_TEST_KEY", KEY)
             .env("OPENAI_API_KEY", OPENAI_KEY)
-            .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY),
+            .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+            .env("VAULT_PASSWORD", VAULT_PASSWORD),
     )
 }
 
@@ -183,7 +190,7 @@ fn run_id(stdout: &str) -> String {
 
 /// Asserts that no key is in `text` (`what` says where it was read).
 fn holds_no_key(text: &str, what: &str) {
-    for key in [KEY, OPENAI_KEY, ANTHROPIC_KEY] {
+    for key in [KEY, OPENAI_KEY, ANTHROPIC_KEY, VAULT_PASSWORD] {
         assert!(!text.contains(key), "{what} holds a key:\n{text}");
     }
 }
@@ -214,7 +221,12 @@ fn a_shell_tool_that_prints_its_environment_shows_no_model_key() {
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let printed = tool_result(&stdout);
     assert!(printed.contains("PATH="), "the environment\n{printed}");
-    for variable in ["REINS_TEST_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY="] {
+    for variable in [
+        "REINS_TEST_KEY=",
+        "OPENAI_API_KEY=",
+        "ANTHROPIC_API_KEY=",
+        "VAULT_PASSWORD=",
+    ] {
         assert!(
             !printed.contains(variable),
             "{variable} reached the tool\n{printed}"
