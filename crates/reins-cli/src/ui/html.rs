@@ -381,16 +381,20 @@ mod tests {
         assert_eq!(cost(&run.state, None, None), "");
     }
 
-    #[tokio::test]
-    async fn a_huge_step_is_cut_in_the_timeline() {
-        let big = "é".repeat(50_000);
-        let model = ScriptedModel::new([Turn::text(big.clone())]);
+    /// The timeline of a run of `model` answering "hi".
+    async fn timeline_of(model: ScriptedModel) -> String {
         let run = AgentBuilder::new(model)
             .build()
             .prompt("hi")
             .extended_details();
         let state = run.await.unwrap().state;
-        let page = run_timeline(&state, 0, "m");
+        run_timeline(&state, 0, "m")
+    }
+
+    #[tokio::test]
+    async fn a_huge_step_is_cut_in_the_timeline() {
+        let big = "é".repeat(50_000);
+        let page = timeline_of(ScriptedModel::new([Turn::text(big.clone())])).await;
         assert!(page.len() < TIMELINE_STEP_BYTES + 2_000, "{}", page.len());
         assert!(
             page.contains(&format!(
@@ -406,12 +410,7 @@ mod tests {
         // A hostile provider's counts: their sum would overflow (the runs table's column
         // saturates it, `runs::tokens`); the run's page shows each.
         let model = ScriptedModel::new([Turn::text("ok").usage(Usage::new(u64::MAX, 7))]);
-        let run = AgentBuilder::new(model)
-            .build()
-            .prompt("hi")
-            .extended_details();
-        let state = run.await.unwrap().state;
-        let page = run_timeline(&state, 0, "m");
+        let page = timeline_of(model).await;
         assert!(page.contains(&format!("{} prompt + 7 generated tokens", u64::MAX)));
     }
 }

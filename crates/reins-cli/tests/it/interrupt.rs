@@ -43,6 +43,17 @@ command = ["sh", "-c", "test -e go && echo finished || { trap 'touch signalled; 
 schema = { type = "object", properties = {} }
 "#;
 
+/// An agent of [`WAIT_TOOL`] on `llm`, and `reins run` of it started and waiting in its tool.
+pub fn run_waiting_in_its_tool(llm: &FakeLlm) -> (AgentDir, Child) {
+    let agent = AgentDir::new(&format!(
+        "{model}\n{WAIT_TOOL}",
+        model = model_table(&llm.openai_url())
+    ));
+    let mut child = start_run(&agent);
+    wait_for(&agent.dir.path().join("waiting"), &mut child);
+    (agent, child)
+}
+
 /// `reins run AGENT "Please wait."` started in the background, its output piped.
 pub fn start_run(agent: &AgentDir) -> Child {
     reins_run(agent).spawn().expect("start reins run")
@@ -160,12 +171,7 @@ fn ctrl_c_at_a_terminal_leaves_the_tool_to_reins() {
 #[test]
 fn ctrl_c_stops_a_run_that_can_be_resumed_at_once() {
     let llm = FakeLlm::start(RULES);
-    let agent = AgentDir::new(&format!(
-        "{model}\n{WAIT_TOOL}",
-        model = model_table(&llm.openai_url())
-    ));
-    let mut child = start_run(&agent);
-    wait_for(&agent.dir.path().join("waiting"), &mut child);
+    let (agent, child) = run_waiting_in_its_tool(&llm);
 
     let pid = child.id().to_string();
     let stderr = interrupt(child, &pid);

@@ -4,8 +4,8 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, form_field, http};
-use crate::common::{AgentDir, events, model_table, outcome};
-use crate::interrupt::{RULES, WAIT_TOOL, interrupt, interrupted_run, start_run, wait_for};
+use crate::common::{events, outcome};
+use crate::interrupt::{RULES, interrupt, interrupted_run, run_waiting_in_its_tool};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -34,12 +34,7 @@ fn eventually(what: &str, mut done: impl FnMut() -> bool) {
 #[test]
 fn a_run_left_by_ctrl_c_is_resumed_from_its_page() {
     let llm = FakeLlm::start(RULES);
-    let agent = AgentDir::new(&format!(
-        "{model}\n{WAIT_TOOL}",
-        model = model_table(&llm.openai_url())
-    ));
-    let mut child = start_run(&agent);
-    wait_for(&agent.dir.path().join("waiting"), &mut child);
+    let (agent, child) = run_waiting_in_its_tool(&llm);
     let pid = child.id().to_string();
     let stderr = interrupt(child, &pid);
     let (_, run) = interrupted_run(&stderr);
@@ -59,12 +54,7 @@ fn a_run_left_by_ctrl_c_is_resumed_from_its_page() {
 #[test]
 fn a_run_a_process_still_drives_is_not_taken_and_its_page_says_why() {
     let llm = FakeLlm::start(RULES);
-    let agent = AgentDir::new(&format!(
-        "{model}\n{WAIT_TOOL}",
-        model = model_table(&llm.openai_url())
-    ));
-    let mut child = start_run(&agent);
-    wait_for(&agent.dir.path().join("waiting"), &mut child);
+    let (agent, mut child) = run_waiting_in_its_tool(&llm);
     let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
     let run = events(&listed).pop().expect("the run")["run"]
         .as_str()

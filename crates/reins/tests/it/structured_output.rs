@@ -103,6 +103,16 @@ async fn a_bad_answer_is_sent_back_and_the_model_tries_again() {
     assert!(feedback.contains("celsius"), "{feedback}");
 }
 
+/// How a typed run of `agent` allowed two model calls fails.
+async fn ended_within_two_calls(agent: Agent) -> PromptError {
+    agent
+        .prompt("x")
+        .max_turns(2)
+        .output::<Weather>()
+        .await
+        .unwrap_err()
+}
+
 /// A typed run whose model calls run out while its answers are refused ends saying why its
 /// last answer was refused (as a structured-output error), in each way an answer can be
 /// refused; one whose model was still calling tools ends at its limit, as an untyped run.
@@ -124,13 +134,7 @@ async fn a_run_out_of_calls_after_a_refused_answer_says_what_was_wrong() {
             "the last one was refused: it is not JSON matching the schema",
         ),
     ] {
-        let agent = AgentBuilder::new(model).build();
-        let error = agent
-            .prompt("x")
-            .max_turns(2)
-            .output::<Weather>()
-            .await
-            .unwrap_err();
+        let error = ended_within_two_calls(AgentBuilder::new(model).build()).await;
         let PromptError::StructuredOutput {
             message, history, ..
         } = &error
@@ -150,13 +154,7 @@ async fn a_run_out_of_calls_after_a_refused_answer_says_what_was_wrong() {
         Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo"})),
         Turn::tool_call("lookup", json!({"city": "Oslo"})),
     ]);
-    let agent = AgentBuilder::new(model).tool(lookup()).build();
-    let error = agent
-        .prompt("x")
-        .max_turns(2)
-        .output::<Weather>()
-        .await
-        .unwrap_err();
+    let error = ended_within_two_calls(AgentBuilder::new(model).tool(lookup()).build()).await;
     assert!(
         matches!(error, PromptError::MaxTurns { max_turns: 2, .. }),
         "{error:?}"

@@ -211,6 +211,18 @@ async fn a_store_panicking_in_its_call_or_its_future_fails_the_run_with_a_store_
     );
 }
 
+/// An agent whose model looks the balance up (`lookup`, logging its text to `log`), then
+/// answers.
+fn balance_agent(log: &Arc<Mutex<Vec<String>>>) -> Agent {
+    let model = ScriptedModel::resumable([
+        Turn::tool_call("lookup", json!({"text": "balance"})),
+        Turn::text("The balance is fine."),
+    ]);
+    AgentBuilder::new(model)
+        .tool(echo_tool("lookup", log.clone()))
+        .build()
+}
+
 /// A write the store fails (here the checkpoint of the tool call's start, so the tool never
 /// ran) ends the run with the store's error; the run is not recorded as failed, which would
 /// be final, but given back as last stored, lease released: it resumes at once and the tool
@@ -218,13 +230,7 @@ async fn a_store_panicking_in_its_call_or_its_future_fails_the_run_with_a_store_
 #[tokio::test]
 async fn a_write_the_store_failed_leaves_the_run_to_resume_at_once() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let model = ScriptedModel::resumable([
-        Turn::tool_call("lookup", json!({"text": "balance"})),
-        Turn::text("The balance is fine."),
-    ]);
-    let agent = AgentBuilder::new(model)
-        .tool(echo_tool("lookup", log.clone()))
-        .build();
+    let agent = balance_agent(&log);
     // The first checkpoint records the model's turn, the second the call's start.
     let store = FaultyStore::new(Fault::FailCheckpoint(2));
     let ended = agent
@@ -254,13 +260,7 @@ async fn a_write_the_store_failed_leaves_the_run_to_resume_at_once() {
 #[tokio::test]
 async fn a_run_dropped_during_a_write_the_store_took_is_free_at_once() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let model = ScriptedModel::resumable([
-        Turn::tool_call("lookup", json!({"text": "balance"})),
-        Turn::text("The balance is fine."),
-    ]);
-    let agent = AgentBuilder::new(model)
-        .tool(echo_tool("lookup", log.clone()))
-        .build();
+    let agent = balance_agent(&log);
     // The first checkpoint records the model's turn, the second the call's start.
     let store = FaultyStore::new(Fault::HangAfterCheckpoint(2));
     let run = agent
