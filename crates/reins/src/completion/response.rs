@@ -87,9 +87,7 @@ impl Usage {
             total_tokens: input_tokens.saturating_add(output_tokens),
         }
     }
-}
 
-impl Usage {
     /// The counts added since `earlier` (saturating at zero).
     pub(crate) fn since(self, earlier: Usage) -> Usage {
         Usage {

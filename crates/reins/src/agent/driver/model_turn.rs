@@ -252,27 +252,22 @@ impl<'a> Driver<'a> {
         chat: &impl ChatSpans,
     ) -> (Result<(CompletionResponse, bool), Halt>, Option<String>) {
         let turn = self.state.turn;
-        let mut served = None;
-        if self.observes(StepEventKind::CompletionDispatch) {
-            match self
-                .hooks
-                .dispatch_completion(self.ctx, turn, label, request)
-                .await
-            {
-                Ok(Stacked::Go(response)) => served = response,
-                Ok(Stacked::Stop(reason)) => {
-                    chat.record_request(model, label, request.get(), self.sink.is_some());
-                    return (Err(Halt::Stop(reason)), None);
-                }
-                Err(failure) => {
-                    chat.record_request(model, label, request.get(), self.sink.is_some());
-                    return (Err(failure.into()), None);
-                }
+        let dispatched = match self.observes(StepEventKind::CompletionDispatch) {
+            true => {
+                self.hooks
+                    .dispatch_completion(self.ctx, turn, label, request)
+                    .await
             }
-        }
-        // Recorded as the dispatch hooks left it: what they masked (a redaction) is masked
-        // in the trace too.
+            false => Ok(Stacked::Go(None)),
+        };
+        // Recorded as the dispatch hooks left it, whatever they decided: what they masked (a
+        // redaction) is masked in the trace too.
         chat.record_request(model, label, request.get(), self.sink.is_some());
+        let served = match dispatched {
+            Ok(Stacked::Go(response)) => response,
+            Ok(Stacked::Stop(reason)) => return (Err(Halt::Stop(reason)), None),
+            Err(failure) => return (Err(failure.into()), None),
+        };
         let called = match served {
             // Boxed: a response a hook answered with is rare, and its path's state would
             // otherwise be part of every run's future.
