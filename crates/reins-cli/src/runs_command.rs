@@ -180,17 +180,23 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
     };
     let own_model = assemble::model_label(loaded.file.model.get_ref());
     // A decision is checked against this file's tools and schemas, and the resume command it
-    // prints names this file: a run of another agent (sharing the store) is refused first.
-    if let RunsCommand::Approve {
-        target: Approval { run, .. },
-        ..
-    }
-    | RunsCommand::Edit {
-        target: Approval { run, .. },
-        ..
-    }
-    | RunsCommand::Deny { run, .. } = &command
-        && let Err(code) = own_run(&store, &loaded, run, "decide").await
+    // prints names this file; so is a fork's: a run of another agent (sharing the store) is
+    // refused first.
+    let changes = match &command {
+        RunsCommand::Approve {
+            target: Approval { run, .. },
+            ..
+        }
+        | RunsCommand::Edit {
+            target: Approval { run, .. },
+            ..
+        }
+        | RunsCommand::Deny { run, .. } => Some((run, "decide")),
+        RunsCommand::Fork { run, .. } => Some((run, "fork")),
+        _ => None,
+    };
+    if let Some((run, action)) = changes
+        && let Err(code) = own_run(&store, &loaded, run, action).await
     {
         return code;
     }
@@ -279,11 +285,12 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
     }
 }
 
-/// Refuses to resume or decide (`action`) a run of another agent (agents beside each other
-/// share the default store, `.reins/runs.sqlite`): resumed, it would go on with this file's
-/// model and tools, and fail on a waiting call to a tool this agent does not have; decided,
-/// its edited arguments would be checked against this file's schemas, and the resume command
-/// printed would be refused. Exits 2, as the web inbox refuses it (`ui::ownership`).
+/// Refuses to resume, decide or fork (`action`) a run of another agent (agents beside each
+/// other share the default store, `.reins/runs.sqlite`): resumed, it would go on with this
+/// file's model and tools, and fail on a waiting call to a tool this agent does not have;
+/// decided, its edited arguments would be checked against this file's schemas, and the
+/// resume command printed would be refused; forked, the new run is the other agent's too,
+/// which this file cannot resume. Exits 2, as the web inbox refuses it (`ui::ownership`).
 async fn own_run(
     store: &reins::store::BoxedStore,
     loaded: &crate::config::LoadedAgent,

@@ -60,13 +60,7 @@ fn a_run_is_resumed_only_with_its_own_agent_file() {
     assert_eq!(code, 0, "{stderr}");
 
     // Another agent beside it shares its store (`.reins/runs.sqlite`), and so its runs.
-    let other = agent.dir.path().join("other.toml");
-    std::fs::write(
-        &other,
-        format!("name = \"other\"\n{}", model_table(&server.openai_url())),
-    )
-    .expect("the other agent file");
-    let other = other.to_string_lossy().into_owned();
+    let other = other_agent(&agent, &server);
     let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", &other, &run]));
     assert_eq!(code, 2, "{stdout}\n{stderr}");
     assert!(
@@ -86,19 +80,9 @@ fn a_run_is_decided_only_with_its_own_agent_file() {
     let agent = asking_agent(&server);
     let run = waiting_run(&agent);
 
-    // Another agent beside it, sharing its store, whose `save_note` takes another schema:
-    // arguments checked against it would be let through for a run of `notes`.
-    let other = agent.dir.path().join("other.toml");
-    std::fs::write(
-        &other,
-        format!(
-            "name = \"other\"\n{}\n{}",
-            model_table(&server.openai_url()),
-            SAVE_NOTE_TOOL.replace("type = \"string\"", "type = \"integer\"")
-        ),
-    )
-    .expect("the other agent file");
-    let other = other.to_string_lossy().into_owned();
+    // Arguments checked against the other agent's schema would be let through for a run of
+    // `notes`.
+    let other = other_agent(&agent, &server);
     for command in [
         &["runs", "approve", &other, &run][..],
         &["runs", "approve", &other, &run, "--args", r#"{"text": 5}"#],
@@ -123,6 +107,51 @@ fn a_run_is_decided_only_with_its_own_agent_file() {
     assert_eq!(shown["pending"][0]["tool"], "save_note", "{shown}");
     let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
     assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn a_run_is_forked_only_with_its_own_agent_file() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let agent = asking_agent(&server);
+    let run = waiting_run(&agent);
+    let other = other_agent(&agent, &server);
+    for command in [
+        &["runs", "fork", &other, &run][..],
+        &["runs", "fork", &other, &run, "--args", r#"{"text": 5}"#],
+    ] {
+        let (code, stdout, stderr) = outcome(agent.reins(command));
+        assert_eq!(code, 2, "{command:?}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "`{run}` is a run of the agent `notes`, not `other`"
+            )) && stderr.contains("fork it with the agent file of `notes`"),
+            "{command:?}: {stderr}"
+        );
+        assert!(stdout.is_empty(), "no new run's id: {stdout}");
+    }
+
+    // Nothing was forked: the store holds the one run, and its own file forks it.
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+    let (code, forked, stderr) = outcome(agent.reins(&["runs", "fork", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(forked.trim().starts_with("run-"), "{forked}");
+}
+
+/// Another agent, `other`, beside `agent` (so sharing its store, `.reins/runs.sqlite`, and its
+/// runs), whose `save_note` takes an integer: its file's path.
+fn other_agent(agent: &AgentDir, server: &FakeLlm) -> String {
+    let other = agent.dir.path().join("other.toml");
+    std::fs::write(
+        &other,
+        format!(
+            "name = \"other\"\n{}\n{}",
+            model_table(&server.openai_url()),
+            SAVE_NOTE_TOOL.replace("type = \"string\"", "type = \"integer\"")
+        ),
+    )
+    .expect("the other agent file");
+    other.to_string_lossy().into_owned()
 }
 
 /// The notes agent on `server`, its `save_note` calls asking a person.
