@@ -9,6 +9,7 @@ use crate::config::LoadedAgent;
 use crate::config::model_keys::key_variables;
 use reins::hooks::redaction::Redaction;
 use std::borrow::Cow;
+use toml::Spanned;
 
 /// What a key's value becomes in a tool's answer (the mask reins puts on a key a provider
 /// echoes).
@@ -60,10 +61,13 @@ impl ModelKeys {
 
     /// The variables a tool's program must not inherit: every key variable but those its
     /// `env_passthrough` names.
-    pub fn withheld<'a>(&'a self, passthrough: &'a [String]) -> impl Iterator<Item = &'a str> {
+    pub fn withheld<'a>(
+        &'a self,
+        passthrough: &'a [Spanned<String>],
+    ) -> impl Iterator<Item = &'a str> {
         self.variables
             .iter()
-            .filter(|variable| !passthrough.contains(variable))
+            .filter(|variable| !passthrough.iter().any(|name| name.get_ref() == *variable))
             .map(String::as_str)
     }
 

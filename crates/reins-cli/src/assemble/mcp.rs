@@ -1,8 +1,8 @@
 //! The agent file's MCP servers, started: each one's client and tools (filtered and
 //! prefixed as the file says), and their schemas for checking a person's edited arguments.
 
-use crate::config::model_keys::key_variables;
 use crate::config::{LoadedAgent, McpConfig};
+use crate::keys::ModelKeys;
 use reins_mcp::{McpClient, McpServer, McpTools};
 use std::time::Duration;
 
@@ -45,10 +45,8 @@ pub(super) async fn connect_mcp(
     .name(config.name.clone());
     // A stdio server is a program like a shell tool's: it gets none of the model keys but
     // those the file passes through, or gives it in `env` (set after these are removed).
-    for variable in key_variables(&agent.file) {
-        if !config.env_passthrough.contains(&variable) {
-            server = server.env_remove(variable);
-        }
+    for variable in ModelKeys::of(agent).withheld(&config.env_passthrough) {
+        server = server.env_remove(variable);
     }
     server = server.envs(config.env.clone());
     if let Some(cwd) = cwd {

@@ -76,6 +76,7 @@ pub fn check(agent: &LoadedAgent, needs: Needs) -> Vec<Diagnostic> {
     for server in &file.tools.mcp {
         check_mcp(agent, server, &mut problems, &mut secrets);
     }
+    super::passthrough::check_passthrough(agent, &mut problems);
     // With MCP servers, the tools are only known after connecting: `reins run` checks then.
     if file.tools.mcp.is_empty() {
         problems.extend(super::tool_choice::unknown_tools(agent, &names));

@@ -10,6 +10,7 @@ pub mod check;
 pub mod diagnostic;
 mod hook_checks;
 pub mod model_keys;
+mod passthrough;
 mod paths;
 mod restate;
 pub mod shell_tool;
@@ -191,7 +192,7 @@ pub struct McpConfig {
     pub env: BTreeMap<String, String>,
     /// Model key variables it inherits all the same (see [`ShellToolConfig::env_passthrough`]).
     #[serde(default)]
-    pub env_passthrough: Vec<String>,
+    pub env_passthrough: Vec<Spanned<String>>,
     /// Its working directory (relative to the agent file).
     pub cwd: Option<Spanned<String>>,
     /// Only these tools (names as the server gives them).
@@ -235,9 +236,9 @@ pub struct ShellToolConfig {
     pub read_only: bool,
     /// Model key variables the program inherits all the same: without, the variables the
     /// agent's models read their keys from ([`model_keys::key_variables`]) are removed from
-    /// its environment.
+    /// its environment. Each must be one of them (`passthrough::check_passthrough`).
     #[serde(default)]
-    pub env_passthrough: Vec<String>,
+    pub env_passthrough: Vec<Spanned<String>>,
 }
 
 /// The ready-made hooks.

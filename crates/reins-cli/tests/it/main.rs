@@ -16,6 +16,7 @@ mod mcp_resume;
 #[cfg(feature = "local")]
 mod offline;
 mod otlp;
+mod passthrough;
 mod pipes;
 mod programs;
 mod restate;
