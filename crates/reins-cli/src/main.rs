@@ -22,6 +22,7 @@
 #[macro_use]
 mod output;
 mod approve;
+mod args_check;
 mod assemble;
 mod chat;
 mod config;

@@ -135,7 +135,7 @@ impl ShellTool {
     /// told what is wrong, and can call again.
     async fn run(&self, args: &Value) -> Result<String, String> {
         crate::tool_schema::fits(&self.name, &self.schema, args)
-            .map_err(|mismatch| format!("{mismatch}; the program did not run"))?;
+            .map_err(|mismatch| crate::tool_schema::not_run(&mismatch))?;
         let argv = self.argv(args)?;
         let (program, rest) = argv.split_first().ok_or("the command is empty")?;
         let mut command = tokio::process::Command::new(program);

@@ -3,6 +3,7 @@
 
 use super::env::secret_from_env;
 use crate::approve::CliDecider;
+use crate::args_check::ShellArgsCheck;
 use crate::config::{ApprovalConfig, LoadedAgent};
 use crate::keys::ModelKeys;
 use reins::agent::AgentBuilder;
@@ -48,6 +49,9 @@ pub struct FileHooks {
     cache: Option<ResponseCache>,
     budget: Option<Budget>,
     loop_breaker: Option<LoopBreaker>,
+    /// A shell tool's call whose arguments do not fit its schema, refused before the
+    /// approval policy asks about it.
+    shell_args: Option<ShellArgsCheck>,
     approval: Option<ApprovalPolicy>,
     /// On Restate, the webhook the approval policy asks through each run's journal, and how
     /// long it may take.
@@ -133,6 +137,7 @@ impl FileHooks {
                 }
                 breaker
             }),
+            shell_args: ShellArgsCheck::of(agent),
             approval: hooks
                 .approval
                 .as_ref()
@@ -153,8 +158,9 @@ impl FileHooks {
     /// Adds the hooks to `builder`, in this order: the model keys are masked in tool results
     /// first, so that no other hook sees them; the tool choice shapes the request;
     /// guardrails and redaction see the text; the response cache keys the request as it is
-    /// sent, and a response it serves is no model call to count; the budget and then the
-    /// loop breaker refuse calls before the approval policy asks a person about them; the
+    /// sent, and a response it serves is no model call to count; the budget, the loop
+    /// breaker and then the shell tools' schemas refuse calls before the approval policy asks
+    /// a person about them (the breaker sees a call repeated out of its schema too); the
     /// fallback retries failed model calls; the audit log, last, records what the others
     /// decided. `steps` are the run's on a Restate worker, where the approval webhook is
     /// asked through them.
@@ -178,6 +184,9 @@ impl FileHooks {
             builder = builder.add_hook(hook.clone());
         }
         if let Some(hook) = &self.loop_breaker {
+            builder = builder.add_hook(hook.clone());
+        }
+        if let Some(hook) = &self.shell_args {
             builder = builder.add_hook(hook.clone());
         }
         if let Some(hook) = &self.approval {

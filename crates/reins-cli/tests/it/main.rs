@@ -23,6 +23,7 @@ mod restate;
 mod restate_token;
 mod run;
 mod runs_input;
+mod schema_first;
 mod terminal;
 mod terminal_text;
 mod tool_choice;
