@@ -30,6 +30,7 @@ mod decide;
 mod demo;
 mod demo_hooks;
 mod demo_tools;
+mod early;
 mod edited_args;
 mod fork;
 mod interrupt;
@@ -40,6 +41,7 @@ mod local;
 mod process_group;
 mod restate;
 mod run;
+mod run_command;
 mod runs;
 mod runs_command;
 mod shell_tool;
@@ -53,8 +55,7 @@ mod usage;
 
 use clap::{Parser, Subcommand};
 use config::check::Needs;
-use lease_keeper::LeaseKeeper;
-use run::{EXIT_INVALID, Output};
+use run::EXIT_INVALID;
 use runs_command::{RunsCommand, runs_main};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -176,37 +177,30 @@ fn start_export() -> Option<reins_otel::Otel> {
 
 /// Reads and checks an agent file, printing every mistake.
 pub(crate) fn load(path: &Path, needs: Needs) -> Result<config::LoadedAgent, ExitCode> {
-    config::load(path, needs).map_err(|problems| {
-        for problem in &problems {
-            eprintln!("{problem}");
-        }
-        eprintln!("reins: {} has {} error(s)", path.display(), problems.len());
-        ExitCode::from(EXIT_INVALID)
-    })
+    early::Early::text().load(path, needs)
 }
 
 /// `--model`: the local model's GGUF file, replacing the agent file's `path` (a relative
-/// `--model` is relative to the current directory, as a command-line path is).
+/// `--model` is relative to the current directory, as a command-line path is); else why
+/// not (a usage mistake, exit 2).
 fn with_model(
     mut loaded: config::LoadedAgent,
     model: Option<PathBuf>,
-) -> Result<config::LoadedAgent, ExitCode> {
+) -> Result<config::LoadedAgent, String> {
     let Some(model) = model else {
         return Ok(loaded);
     };
     let config = loaded.file.model.get_mut();
     if config.provider.get_ref() != "local" {
-        eprintln!(
-            "reins: --model takes a GGUF file for `provider = \"local\"`; {} uses `{}`",
+        return Err(format!(
+            "--model takes a GGUF file for `provider = \"local\"`; {} uses `{}`",
             loaded.path.display(),
             config.provider.get_ref()
-        );
-        return Err(ExitCode::from(EXIT_INVALID));
+        ));
     }
     let model = std::path::absolute(&model).unwrap_or(model);
     if !model.is_file() {
-        eprintln!("reins: --model {}: no such file", model.display());
-        return Err(ExitCode::from(EXIT_INVALID));
+        return Err(format!("--model {}: no such file", model.display()));
     }
     config.path = Some(toml::Spanned::new(
         0..0,
@@ -215,11 +209,10 @@ fn with_model(
     Ok(loaded)
 }
 
-/// Says why the command failed; the message may quote a server or a model, so control
-/// sequences are shown as text.
+/// Says why the command failed (exit 1); the message may quote a server or a model, so
+/// control sequences are shown as text.
 pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("reins: {}", reins::text::printable(&message.to_string()));
-    ExitCode::FAILURE
+    early::Early::text().fail(message, ExitCode::FAILURE)
 }
 
 async fn command_main(command: Command) -> ExitCode {
@@ -236,42 +229,7 @@ async fn command_main(command: Command) -> ExitCode {
             prompt,
             json,
             model,
-        } => {
-            // Without the variables only a model call needs: on Restate the worker calls it.
-            let loaded = match load(&agent, Needs::Store) {
-                Ok(loaded) => loaded,
-                Err(code) => return code,
-            };
-            if let Some(url) = restate::ingress(&loaded) {
-                if model.is_some() {
-                    return fail(
-                        "--model is not available on the Restate store: the worker \
-                         (`reins serve`) runs the agent's model",
-                    );
-                }
-                let Some(prompt) = prompt.or_else(|| loaded.file.default_prompt.clone()) else {
-                    eprintln!("reins: give a prompt (the agent file has no `default_prompt`)");
-                    return ExitCode::from(EXIT_INVALID);
-                };
-                let run_id = run::new_run_id();
-                if let Err(error) = restate::start(&loaded, url, &run_id, &prompt, json).await {
-                    return fail(error);
-                }
-                return restate::follow(&loaded, url, &run_id, json)
-                    .await
-                    .exit_code();
-            }
-            let loaded =
-                match load(&agent, Needs::Running).and_then(|loaded| with_model(loaded, model)) {
-                    Ok(loaded) => loaded,
-                    Err(code) => return code,
-                };
-            let Some(prompt) = prompt.or_else(|| loaded.file.default_prompt.clone()) else {
-                eprintln!("reins: give a prompt (the agent file has no `default_prompt`)");
-                return ExitCode::from(EXIT_INVALID);
-            };
-            run_new(&loaded, &prompt, json).await
-        }
+        } => run_command::run_main(&agent, prompt, json, model).await,
         Command::Runs { command } => runs_main(command).await,
         Command::Serve {
             agent,
@@ -297,11 +255,14 @@ async fn command_main(command: Command) -> ExitCode {
             resume,
             model,
         } => {
-            let loaded =
-                match load(&agent, Needs::Running).and_then(|loaded| with_model(loaded, model)) {
-                    Ok(loaded) => loaded,
-                    Err(code) => return code,
-                };
+            let loaded = match load(&agent, Needs::Running) {
+                Ok(loaded) => loaded,
+                Err(code) => return code,
+            };
+            let loaded = match with_model(loaded, model) {
+                Ok(loaded) => loaded,
+                Err(error) => return early::Early::text().invalid(error),
+            };
             if let Some(error) = restate::unsupported(&loaded, "chat") {
                 return fail(error);
             }
@@ -342,29 +303,4 @@ async fn command_main(command: Command) -> ExitCode {
             }
         }
     }
-}
-
-async fn run_new(loaded: &config::LoadedAgent, prompt: &str, json: bool) -> ExitCode {
-    let store = match store::open(loaded).await {
-        Ok(store) => store,
-        Err(error) => return fail(error),
-    };
-    let assembled = match assemble::assemble(loaded, approve::CliDecider::detect(loaded)).await {
-        Ok(assembled) => assembled,
-        Err(error) => return error.report(),
-    };
-    let run_id = run::new_run_id();
-    let mut output = Output::new(json).agent_file(&loaded.path);
-    output.started(&run_id, &loaded.name(), &assembled.model_label);
-    let keeper = LeaseKeeper::new(store);
-    let stream = assembled
-        .agent
-        .prompt(prompt)
-        .run_id(&run_id)
-        .max_turns(assembled.max_turns)
-        .durable(keeper.clone())
-        .stream();
-    interrupt::drive(stream, &mut output, &keeper, &run_id)
-        .await
-        .exit_code()
 }

@@ -3,9 +3,10 @@
 //! others read an embedded store's records and say they are not available there.
 
 use crate::config::check::Needs;
+use crate::early::Early;
 use crate::lease_keeper::LeaseKeeper;
 use crate::run::{Ending, Output};
-use crate::{approve, assemble, decide, fail, fork, interrupt, load, restate, runs, store};
+use crate::{approve, assemble, decide, fail, fork, interrupt, restate, runs, store};
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -156,7 +157,9 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         | RunsCommand::Fork { agent, .. }
         | RunsCommand::Resume { agent, .. } => agent.clone(),
     };
-    let loaded = match load(&agent, Needs::Store) {
+    // `resume --json` says a failure before the run resumes as its `error` event too.
+    let early = Early::new(matches!(command, RunsCommand::Resume { json: true, .. }));
+    let loaded = match early.load(&agent, Needs::Store) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -167,7 +170,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
     }
     // `resume` runs the agent here: the variables a run needs must be set.
     let loaded = if matches!(command, RunsCommand::Resume { .. }) {
-        match load(&agent, Needs::Running) {
+        match early.load(&agent, Needs::Running) {
             Ok(loaded) => loaded,
             Err(code) => return code,
         }
@@ -176,7 +179,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
     };
     let store = match store::open(&loaded).await {
         Ok(store) => store,
-        Err(error) => return fail(error),
+        Err(error) => return early.fail(error, ExitCode::FAILURE),
     };
     let own_model = assemble::model_label(loaded.file.model.get_ref());
     // A decision is checked against this file's tools and schemas, and the resume command it
@@ -196,7 +199,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         _ => None,
     };
     if let Some((run, action)) = changes
-        && let Err(code) = own_run(&store, &loaded, run, action).await
+        && let Err(code) = own_run(&store, &loaded, run, action, early).await
     {
         return code;
     }
@@ -259,13 +262,13 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             })
         }
         RunsCommand::Resume { run, json, .. } => {
-            if let Err(code) = own_run(&store, &loaded, &run, "resume").await {
+            if let Err(code) = own_run(&store, &loaded, &run, "resume", early).await {
                 return code;
             }
             let assembled =
                 match assemble::assemble(&loaded, approve::CliDecider::detect(&loaded)).await {
                     Ok(assembled) => assembled,
-                    Err(error) => return error.report(),
+                    Err(error) => return early.fail(&error, error.exit_code()),
                 };
             let mut output = Output::new(json).agent_file(&loaded.path);
             output.started(&run, &loaded.name(), &assembled.model_label);
@@ -290,25 +293,27 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
 /// file's model and tools, and fail on a waiting call to a tool this agent does not have;
 /// decided, its edited arguments would be checked against this file's schemas, and the
 /// resume command printed would be refused; forked, the new run is the other agent's too,
-/// which this file cannot resume. Exits 2, as the web inbox refuses it (`ui::ownership`).
+/// which this file cannot resume. Exits 2, as the web inbox refuses it (`ui::ownership`);
+/// a run that is not stored, 1. Said through `early`.
 async fn own_run(
     store: &reins::store::BoxedStore,
     loaded: &crate::config::LoadedAgent,
     run: &str,
     action: &str,
+    early: Early,
 ) -> Result<(), ExitCode> {
     use reins::store::RunStore;
-    let state = store.load(run).await.map_err(fail)?;
+    let state = store
+        .load(run)
+        .await
+        .map_err(|error| early.fail(error, ExitCode::FAILURE))?;
     let name = loaded.name();
     match state.agent_name {
-        Some(owner) if owner != name => {
-            eprintln!(
-                "reins: `{run}` is a run of the agent `{owner}`, not `{name}` ({}): {action} it \
-                 with the agent file of `{owner}`",
-                loaded.path.display()
-            );
-            Err(ExitCode::from(crate::run::EXIT_INVALID))
-        }
+        Some(owner) if owner != name => Err(early.invalid(format!(
+            "`{run}` is a run of the agent `{owner}`, not `{name}` ({}): {action} it with the \
+             agent file of `{owner}`",
+            loaded.path.display()
+        ))),
         _ => Ok(()),
     }
 }

@@ -37,10 +37,14 @@ impl From<String> for AssembleError {
 impl AssembleError {
     /// Says why on stderr; the exit code: 2 for the file's mistake, 1 for a failure.
     pub fn report(&self) -> ExitCode {
-        let code = crate::fail(self);
+        crate::early::Early::text().fail(self, self.exit_code())
+    }
+
+    /// 2 for the file's mistake (as for any invalid agent file), 1 for a failure.
+    pub fn exit_code(&self) -> ExitCode {
         match self {
             AssembleError::Invalid(_) => ExitCode::from(crate::run::EXIT_INVALID),
-            AssembleError::Failed(_) => code,
+            AssembleError::Failed(_) => ExitCode::FAILURE,
         }
     }
 }

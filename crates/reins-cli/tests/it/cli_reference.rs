@@ -2,7 +2,10 @@
 //! prints and every exit code it exits with: checked against real runs.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{events, notes_agent, outcome, save_note_rules};
+use crate::common::{
+    TIME_SERVER_TOOLS, events, model_table, notes_agent, outcome, save_note_rules,
+    waiting_save_note,
+};
 use serde_json::Value;
 
 /// The reference's text.
@@ -65,4 +68,76 @@ fn the_reference_names_every_event_field_and_exit_code_a_run_prints() {
     let shown: Value = serde_json::from_str(&shown).expect("one JSON object");
     documented(&reference, "reins runs show --json", &shown);
     documented(&reference, "decisions", &shown["decisions"][0]);
+}
+
+/// A run that cannot start ends with the `error` event too (its `run` null: none started),
+/// whatever stopped it, and exits as the reference says: the command's failure is never only
+/// a line on stderr for a script reading the events.
+#[test]
+fn a_json_run_that_cannot_start_ends_with_the_documented_error_event() {
+    let reference = reference();
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let url = server.openai_url();
+    let gone = "[[tools.mcp]]\nname = \"gone\"\ncommand = \"/nonexistent/mcp-server\"\n";
+    // An approval rule naming no tool of the MCP server: a mistake found once it lists them.
+    let unmatched = format!(
+        "{TIME_SERVER_TOOLS}\n[hooks.approval]\n\
+         rules = [{{ tool = \"get_current_time\", action = \"ask\" }}]\n"
+    );
+    let cases: [(&str, String, &[&str], i32); 5] = [
+        ("an MCP server that cannot start", gone.to_owned(), &[], 1),
+        ("a tool the approval rule names", unmatched, &[], 2),
+        ("an invalid agent file", "max_turn = 3\n".to_owned(), &[], 2),
+        (
+            "a local model for a hosted agent",
+            String::new(),
+            &["--model", "AGENT"],
+            2,
+        ),
+        ("a store that cannot open", String::new(), &[], 1),
+    ];
+    for (what, extra, args, code) in cases {
+        let agent = notes_agent(&url, &extra);
+        if what == "a store that cannot open" {
+            // The store's file is where a directory must be.
+            std::fs::write(agent.dir.path().join(".reins"), "").expect("a file");
+        }
+        let command = [&["run", "AGENT", "--json"][..], args].concat();
+        let (exit, stdout, stderr) = outcome(agent.keyed(&command));
+        assert_eq!(exit, code, "{what}: {stdout}\n{stderr}");
+        assert!(reference.contains(&format!("| {code} |")), "exit {code}");
+        let events = events(&stdout);
+        assert_eq!(events.len(), 1, "{what}: {stdout}");
+        let error = &events[0];
+        documented(&reference, "error", error);
+        assert_eq!(error["event"], "error", "{what}: {stdout}");
+        assert_eq!(error["run"], Value::Null, "{what}: {stdout}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            !message.is_empty() && stderr.contains(message.lines().next().unwrap_or_default()),
+            "{what}: the event says what stderr says\n{stdout}\n{stderr}"
+        );
+    }
+
+    // `runs resume --json` of a run that is not stored, and of another agent's run.
+    let agent = notes_agent(
+        &url,
+        "[hooks.approval]\nrules = [{ tool = \"save_note\", action = \"ask\" }]\n",
+    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "--json"]));
+    let (run, _) = waiting_save_note(code, &stdout, &stderr);
+    let other = agent.dir.path().join("other.toml");
+    std::fs::write(&other, format!("name = \"other\"\n{}", model_table(&url))).expect("other");
+    let other = other.to_string_lossy().into_owned();
+    for (args, code) in [
+        (["runs", "resume", "AGENT", "run-nope", "--json"], 1),
+        (["runs", "resume", &other, &run, "--json"], 2),
+    ] {
+        let (exit, stdout, stderr) = outcome(agent.keyed(&args));
+        assert_eq!(exit, code, "{args:?}: {stdout}\n{stderr}");
+        let events = events(&stdout);
+        assert_eq!(events.len(), 1, "{args:?}: {stdout}");
+        assert_eq!(events[0]["event"], "error", "{args:?}: {stdout}");
+        assert_eq!(events[0]["run"], Value::Null, "{args:?}: {stdout}");
+    }
 }
