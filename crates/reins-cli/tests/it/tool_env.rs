@@ -16,8 +16,9 @@ const ANTHROPIC_KEY: &str = "sk-ant-default-0123456789";
 /// A secret the agent file names a variable for other than a model key (its redaction's).
 const VAULT_PASSWORD: &str = "vault-pass-9876543210";
 
-/// A stdio MCP server (no SDK: newline-delimited JSON-RPC) with two tools: `names` lists
-/// the names of its environment variables, `getenv` answers one's value.
+/// A stdio MCP server (no SDK: newline-delimited JSON-RPC) with three tools: `names` lists
+/// the names of its environment variables, `getenv` answers one's value, `fail` fails saying
+/// `OPENAI_API_KEY`'s.
 const ENV_SERVER: &str = r#"
 import json, os, sys
 TOOLS = [
@@ -26,6 +27,8 @@ TOOLS = [
     {"name": "getenv", "description": "Gives a variable's value.",
      "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}},
                      "required": ["name"]}},
+    {"name": "fail", "description": "Fails, saying the key it is given.",
+     "inputSchema": {"type": "object", "properties": {}}},
 ]
 for line in sys.stdin:
     request = json.loads(line)
@@ -39,11 +42,14 @@ for line in sys.stdin:
         result = {"tools": TOOLS}
     elif method == "tools/call":
         arguments = params.get("arguments") or {}
+        failed = params["name"] == "fail"
         if params["name"] == "names":
             text = "names: " + ",".join(sorted(os.environ))
+        elif failed:
+            text = "bad key " + os.environ.get("OPENAI_API_KEY", "unset")
         else:
             text = "value: " + os.environ.get(arguments["name"], "unset")
-        result = {"content": [{"type": "text", "text": text}], "isError": False}
+        result = {"content": [{"type": "text", "text": text}], "isError": failed}
     else:
         result = {}
     print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}), flush=True)
@@ -105,6 +111,13 @@ rules:
     respond:
       tool_calls:
         - name: env_names
+          arguments: {}
+  - name: server_fail
+    when:
+      messages_contain: "use env_fail"
+    respond:
+      tool_calls:
+        - name: env_fail
           arguments: {}
   - name: server_getenv
     when:
@@ -276,4 +289,37 @@ fn a_key_passed_to_a_shell_tool_is_masked_in_its_output_and_its_failure() {
     holds_no_key(&stdout, "the run's events");
     holds_no_key(&stderr, "the run's stderr");
     stored_without_keys(&agent, &run_id(&stdout));
+}
+
+#[test]
+fn a_key_an_mcp_tool_fails_with_is_masked_wherever_its_failure_goes() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let audit = "\n[hooks.audit]\npath = \"audit.jsonl\"\n";
+    let text = std::fs::read_to_string(&agent.file).expect("the agent file");
+    std::fs::write(&agent.file, text + audit).expect("the agent file, audited");
+    let (code, stdout, stderr) = run(&agent, "use env_fail");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    // The model is told the failure, the key masked; so is everyone else.
+    assert!(
+        tool_result(&stdout).contains("bad key <redacted>"),
+        "{stdout}"
+    );
+    let result = events(&stdout)
+        .into_iter()
+        .find(|event| event["event"] == "tool_result")
+        .expect("the tool's result");
+    assert_eq!(result["outcome"]["status"], "failed", "{stdout}");
+    assert!(
+        result["outcome"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("bad key <redacted>")),
+        "the failure as scripts read it\n{stdout}"
+    );
+    holds_no_key(&stdout, "the run's events");
+    holds_no_key(&stderr, "the run's stderr");
+    stored_without_keys(&agent, &run_id(&stdout));
+    let audited = std::fs::read_to_string(agent.dir.path().join("audit.jsonl")).expect("audit");
+    assert!(audited.contains("bad key <redacted>"), "{audited}");
+    holds_no_key(&audited, "the audit log");
 }
