@@ -3,6 +3,7 @@
 //! web inbox's fork button goes through [`fork_run`] too.
 
 use crate::approve::{edit_in_editor, parse_args};
+use crate::config::LoadedAgent;
 use crate::decide::ArgsChange;
 use crate::runs::status_name;
 use reins::agent::RunState;
@@ -76,9 +77,11 @@ pub struct ForkEdit {
 
 /// Forks `run_id` at checkpoint `at` (default: its latest) into a new run and returns the
 /// new run's state. With an edit, the waiting call runs with the new arguments, and the
-/// model's call in the history shows them too, so the two never disagree.
+/// model's call in the history shows them too, so the two never disagree; as a decision's,
+/// they must fit the tool's schema where `agent`'s file gives it (`edited_args`).
 pub async fn fork_run(
     store: &BoxedStore,
+    agent: &LoadedAgent,
     run_id: &str,
     at: Option<i64>,
     edit: ForkEdit,
@@ -100,12 +103,13 @@ pub async fn fork_run(
                 .load_checkpoint(run_id, version)
                 .await
                 .map_err(|error| error.to_string())?;
-            let (call_id, arguments) = waiting_call(&state, edit.call.as_deref(), version)?;
+            let (call_id, tool, arguments) = waiting_call(&state, edit.call.as_deref(), version)?;
             let arguments = match change {
                 ArgsChange::Given(text) => parse_args(&text)?,
                 ArgsChange::Editor => edit_in_editor(&arguments)?,
                 ArgsChange::None => arguments,
             };
+            crate::edited_args::check(agent, &tool, &arguments).await?;
             Some((call_id, arguments))
         }
     };
@@ -119,12 +123,12 @@ pub async fn fork_run(
     .map_err(|error| error.to_string())
 }
 
-/// The waiting call `call` (or the only one) of a checkpoint: its id and arguments.
+/// The waiting call `call` (or the only one) of a checkpoint: its id, tool and arguments.
 fn waiting_call(
     state: &RunState,
     call: Option<&str>,
     version: i64,
-) -> Result<(String, Value), String> {
+) -> Result<(String, String, Value), String> {
     let waiting: Vec<_> = state
         .pending_calls
         .iter()
@@ -152,6 +156,7 @@ fn waiting_call(
         .map(|pending| {
             (
                 pending.internal_call_id.clone(),
+                pending.call.name.clone(),
                 pending.arguments().clone(),
             )
         })

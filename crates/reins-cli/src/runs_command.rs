@@ -252,14 +252,16 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         } => {
             let change = decide::ArgsChange::from_flags(args, edit);
             let edit = fork::ForkEdit { call, change };
-            fork::fork_run(&store, &run, at, edit).await.map(|state| {
-                outln!("{}", state.run_id);
-                eprintln!(
-                    "reins: forked {run} into {} ({}); continue it with `reins runs resume`",
-                    state.run_id,
-                    runs::status_name(state.status)
-                );
-            })
+            fork::fork_run(&store, &loaded, &run, at, edit)
+                .await
+                .map(|state| {
+                    outln!("{}", state.run_id);
+                    eprintln!(
+                        "reins: forked {run} into {} ({}); continue it with `reins runs resume`",
+                        state.run_id,
+                        runs::status_name(state.status)
+                    );
+                })
         }
         RunsCommand::Resume { run, json, .. } => {
             if let Err(code) = own_run(&store, &loaded, &run, "resume", early).await {
@@ -291,9 +293,9 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
 /// Refuses to resume, decide or fork (`action`) a run of another agent (agents beside each
 /// other share the default store, `.reins/runs.sqlite`): resumed, it would go on with this
 /// file's model and tools, and fail on a waiting call to a tool this agent does not have;
-/// decided, its edited arguments would be checked against this file's schemas, and the
-/// resume command printed would be refused; forked, the new run is the other agent's too,
-/// which this file cannot resume. Exits 2, as the web inbox refuses it (`ui::ownership`);
+/// decided or forked with new arguments, those would be checked against this file's
+/// schemas, and the resume command printed would be refused (a fork is the other agent's
+/// run too). Exits 2, as the web inbox refuses it (`ui::ownership`);
 /// a run that is not stored, 1. Said through `early`.
 async fn own_run(
     store: &reins::store::BoxedStore,

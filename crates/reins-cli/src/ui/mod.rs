@@ -475,7 +475,7 @@ async fn fork(
         call: None,
         change: decide::ArgsChange::None,
     };
-    match crate::fork::fork_run(&app.store, &run, at, edit).await {
+    match crate::fork::fork_run(&app.store, &app.agent, &run, at, edit).await {
         Ok(state) => {
             // A fork that waits for nothing continues at once; one that waits shows its forms.
             if state.status == RunStatus::Running {

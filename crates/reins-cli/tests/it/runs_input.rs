@@ -315,6 +315,33 @@ fn edited_arguments_that_do_not_fit_the_tool_s_schema_are_refused_and_the_call_w
     assert_eq!(code, 0, "{stderr}");
 }
 
+#[test]
+fn a_fork_s_new_arguments_that_do_not_fit_the_tool_s_schema_are_refused() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let agent = asking_agent(&server);
+    let run = waiting_run(&agent);
+    let fork = |args: &str| outcome(agent.reins(&["runs", "fork", "AGENT", &run, "--args", args]));
+    let (code, stdout, stderr) = fork(r#"{"txt": "edited"}"#);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the arguments do not fit the schema of `save_note`")
+            && stderr.contains("\"text\" is a required property"),
+        "{stderr}"
+    );
+    // Nothing was forked; arguments that fit are taken.
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+    let (code, forked, stderr) = fork(r#"{"text": "edited"}"#);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", forked.trim(), "--json"]));
+    let shown: serde_json::Value = serde_json::from_str(&shown).expect("runs show --json");
+    assert_eq!(
+        shown["pending"][0]["args"],
+        json!({"text": "edited"}),
+        "{shown}"
+    );
+}
+
 /// The commands the CLI prints name the agent file as one shell word: pasted into a shell as
 /// printed, a path with a space and a quote in it still reaches `reins` whole.
 #[test]
