@@ -158,7 +158,7 @@ pub enum PromptError {
     /// A run whose store failed a write is not recorded as failed (a failed run is final): it
     /// is given back as the store last recorded it, lease released when the store takes that
     /// write, so resuming it (after the lease expires otherwise) goes on from there.
-    #[error("the run store failed: {source}")]
+    #[error("{}", store_failure(source))]
     Store {
         /// What went wrong.
         #[source]
@@ -256,5 +256,46 @@ impl PromptError {
             PromptError::Suspended { run } => Some(&run.state.run_id),
             PromptError::InvalidConfiguration(_) => None,
         }
+    }
+}
+
+/// What [`PromptError::Store`] says: the store's error, after "the run store failed" unless
+/// the store's own message already says that the store failed or panicked.
+fn store_failure(source: &crate::store::StoreError) -> String {
+    use crate::store::StoreError;
+    match source {
+        StoreError::Backend(_) | StoreError::Panicked(_) => source.to_string(),
+        other => format!("the run store failed: {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PromptError;
+    use crate::store::StoreError;
+
+    fn store_error(source: StoreError) -> String {
+        PromptError::Store {
+            source,
+            history: Vec::new(),
+            run_id: "r1".to_owned(),
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn a_store_failure_is_named_once() {
+        assert_eq!(
+            store_error(StoreError::Backend("database is locked".to_owned())),
+            "the run store failed: database is locked"
+        );
+        assert_eq!(
+            store_error(StoreError::Panicked("store bug".to_owned())),
+            "the run store panicked: store bug"
+        );
+        assert_eq!(
+            store_error(StoreError::NotFound("r1".to_owned())),
+            "the run store failed: no run `r1` is stored"
+        );
     }
 }
