@@ -160,15 +160,27 @@ pub(crate) fn status_name(status: RunStatus) -> &'static str {
     }
 }
 
-/// A status as [`status_name`] wrote it; an unknown name reads as running.
-pub(crate) fn status_from_name(name: &str) -> RunStatus {
+/// A status as [`status_name`] wrote it. Any other name (another release's, or one written
+/// behind the store's back) makes the run's record unreadable, [`StoreError::Corrupt`]: read
+/// as some status it would be listed, resumed or deleted as what it may not be.
+pub(crate) fn status_from_name(run_id: &str, name: &str) -> Result<RunStatus, StoreError> {
     match name {
-        "suspended" => RunStatus::Suspended,
-        "completed" => RunStatus::Completed,
-        "failed" => RunStatus::Failed,
-        _ => RunStatus::Running,
+        "running" => Ok(RunStatus::Running),
+        "suspended" => Ok(RunStatus::Suspended),
+        "completed" => Ok(RunStatus::Completed),
+        "failed" => Ok(RunStatus::Failed),
+        _ => Err(StoreError::Corrupt {
+            run_id: run_id.to_owned(),
+            message: format!("its stored status `{name}` is not one this release knows"),
+        }),
     }
 }
+
+/// The stored status names other than `suspended`: the SQL stores list as waiting for
+/// approval every run whose status is none of these, so a run with an unknown status is
+/// reported as unreadable instead of being left out.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const NOT_WAITING_SQL: &str = "('running', 'completed', 'failed')";
 
 #[cfg(test)]
 mod tests {
@@ -287,6 +299,23 @@ mod tests {
         assert!(check_readable("r1", i64::from(FORMAT_VERSION)).is_ok());
         assert!(check_readable("r1", i64::from(FORMAT_VERSION) + 1).is_err());
         assert_eq!(oldest_readable(), FORMAT_VERSION - MIGRATIONS.len() as u32);
+    }
+
+    #[test]
+    fn every_status_name_reads_back_and_an_unknown_one_is_corrupt() {
+        for status in [
+            RunStatus::Running,
+            RunStatus::Suspended,
+            RunStatus::Completed,
+            RunStatus::Failed,
+        ] {
+            assert_eq!(status_from_name("r1", status_name(status)), Ok(status));
+        }
+        let error = status_from_name("r1", "paused").unwrap_err();
+        assert!(
+            matches!(&error, StoreError::Corrupt { run_id, message } if run_id == "r1" && message.contains("`paused`")),
+            "{error:?}"
+        );
     }
 
     #[test]

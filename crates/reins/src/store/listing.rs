@@ -96,7 +96,8 @@ impl RunCursor {
 /// [`RunStore::list_runs`](super::RunStore::list_runs).
 ///
 /// A selected run whose record this release cannot read — written in a newer release's
-/// format, or one no upgrade reaches — is not left out: it is in
+/// format, or one no upgrade reaches, or stored with a status it does not know — is not left
+/// out: it is in
 /// [`unreadable`](Self::unreadable), by id with the reason, and counts towards the page size
 /// like the others. The listing reads the record's format, not its whole state, so a record
 /// whose state is corrupt is listed in [`runs`](Self::runs) and reported when it is loaded.
@@ -114,15 +115,17 @@ pub struct RunPage {
 /// One run as a listing read it: its summary, or why this release cannot read its record.
 pub(crate) type Listed = Result<RunSummary, UnreadableRun>;
 
-/// A listed run whose stored record is in `format`: unreadable when this release cannot read
-/// that format.
-pub(crate) fn listed(summary: RunSummary, format: i64) -> Listed {
-    match check_readable(&summary.run_id, format) {
-        Ok(()) => Ok(summary),
-        Err(error) => Err(UnreadableRun {
-            run_id: summary.run_id,
-            error,
+/// A listed run stored with `status` (its name as stored) in `format`: unreadable when this
+/// release cannot read that format or does not know that status.
+pub(crate) fn listed(run_id: String, status: &str, version: i64, format: i64) -> Listed {
+    let read = check_readable(&run_id, format).and_then(|()| status_from_name(&run_id, status));
+    match read {
+        Ok(status) => Ok(RunSummary {
+            run_id,
+            status,
+            version,
         }),
+        Err(error) => Err(UnreadableRun { run_id, error }),
     }
 }
 
@@ -156,10 +159,11 @@ pub(crate) fn page_of(mut rows: Vec<Listed>, query: &RunQuery) -> RunPage {
 }
 
 /// Whether a run stored in `format` with `status` may be deleted: only a finished one whose
-/// record this release can read (a newer release's record is left to it).
+/// record this release can read (a newer release's record, or one whose status is unknown,
+/// is left as it is).
 pub(crate) fn check_deletable(run_id: &str, format: i64, status: &str) -> Result<(), StoreError> {
     check_readable(run_id, format)?;
-    match status_from_name(status) {
+    match status_from_name(run_id, status)? {
         RunStatus::Completed | RunStatus::Failed => Ok(()),
         status => Err(StoreError::NotFinished {
             run_id: run_id.to_owned(),

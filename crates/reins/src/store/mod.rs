@@ -97,7 +97,8 @@
 //! [`RunStore::pending_approvals`] returns [`PendingApprovals`]: every waiting call of every
 //! suspended run the store can read, and every suspended run it cannot read (a corrupt record,
 //! an unknown format, an unreadable decision) by id with the reason, so no approval disappears
-//! silently. Only a failure of the store itself fails the whole listing.
+//! silently; so is a run whose stored status is none this release knows, as it may be
+//! waiting. Only a failure of the store itself fails the whole listing.
 //!
 //! # Format
 //!
@@ -122,7 +123,9 @@
 //!   [`PendingApprovals::unreadable`], by id with the reason, instead of failing or skipping it.
 //!
 //! A record that is not valid JSON of its format is [`StoreError::Corrupt`], also left
-//! untouched. Every store behaves the same.
+//! untouched; so is one whose stored status is none this release knows: it is not taken for
+//! running (or anything else), listed as unreadable, and not deleted. Every store behaves
+//! the same.
 
 mod boxed;
 mod decision;
@@ -385,12 +388,15 @@ pub trait RunStore: Send + Sync + 'static {
         version: i64,
     ) -> impl Future<Output = Result<RunState, StoreError>> + Send;
 
-    /// Every stored run.
+    /// Every stored run. A run whose stored status this release does not know fails the
+    /// listing with [`StoreError::Corrupt`] naming it, as the listing has no place for it
+    /// ([`list_runs`](Self::list_runs) reports it among the unreadable runs).
     fn list(&self) -> impl Future<Output = Result<Vec<RunSummary>, StoreError>> + Send;
 
     /// One page of the stored runs that `query` selects (by status), in the byte order of
     /// their ids, and where the next page starts. A selected run whose record is in a format
-    /// this release cannot read is reported in [`RunPage::unreadable`], not left out.
+    /// this release cannot read, or whose stored status it does not know, is reported in
+    /// [`RunPage::unreadable`], not left out.
     fn list_runs(
         &self,
         query: &RunQuery,
@@ -399,8 +405,8 @@ pub trait RunStore: Send + Sync + 'static {
     /// Deletes a finished run with its journal, checkpoints and decisions. Refused with
     /// [`StoreError::NotFinished`] for a run that is running or suspended, with
     /// [`StoreError::UnsupportedFormat`] for a record this release cannot read (e.g. written
-    /// by a newer release) — nothing is deleted — and with [`StoreError::NotFound`] for an
-    /// unknown run.
+    /// by a newer release), with [`StoreError::Corrupt`] for one whose stored status it does
+    /// not know — nothing is deleted — and with [`StoreError::NotFound`] for an unknown run.
     fn delete(&self, run_id: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Deletes every finished run (completed or failed) last written at least `older_than`
@@ -417,8 +423,9 @@ pub trait RunStore: Send + Sync + 'static {
     fn watch_decisions(&self) -> impl Future<Output = Result<DecisionWatch, StoreError>> + Send;
 
     /// Every suspended call of every suspended run that has no decision yet, and every
-    /// suspended run whose record cannot be read (reported by id, never skipped). Fails as a
-    /// whole only when the store itself fails ([`StoreError::Backend`]).
+    /// suspended run whose record cannot be read, or run whose stored status is unknown
+    /// (reported by id, never skipped). Fails as a whole only when the store itself fails
+    /// ([`StoreError::Backend`]).
     fn pending_approvals(
         &self,
     ) -> impl Future<Output = Result<PendingApprovals, StoreError>> + Send;

@@ -6,7 +6,7 @@ use super::{
     check_claimable, check_deletable, check_readable, collect_pending, decode_state, encode_state,
     expiry_cutoff, listed, new_token, now_millis, page_of, record_decision, status_name,
 };
-use crate::run::RunState;
+use crate::run::{RunState, RunStatus};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -113,12 +113,13 @@ struct Snapshot {
 }
 
 impl Record {
-    /// Keeps the record's state as a checkpoint, and of its checkpoints the newest `keep`.
-    fn snapshot(&mut self, keep: Option<usize>) {
+    /// Keeps the record's state, just written with `status`, as a checkpoint, and of its
+    /// checkpoints the newest `keep`.
+    fn snapshot(&mut self, status: RunStatus, keep: Option<usize>) {
         self.snapshots.push(Snapshot {
             checkpoint: Checkpoint {
                 version: self.version,
-                status: super::status_from_name(&self.status),
+                status,
                 journal_len: self.journal.len(),
                 created_at_ms: now_millis(),
             },
@@ -215,7 +216,7 @@ impl RunStore for MemoryStore {
             },
         );
         if let Some(record) = runs.get_mut(&state.run_id) {
-            record.snapshot(self.keep_checkpoints);
+            record.snapshot(state.status, self.keep_checkpoints);
         }
         Ok(Lease {
             run_id: state.run_id.clone(),
@@ -273,7 +274,7 @@ impl RunStore for MemoryStore {
         record.status = super::status_name(state.status).to_owned();
         record.journal.extend_from_slice(journal);
         record.updated_at = now_millis();
-        record.snapshot(self.keep_checkpoints);
+        record.snapshot(state.status, self.keep_checkpoints);
         if release {
             record.owner = None;
             record.token = None;
@@ -356,15 +357,16 @@ impl RunStore for MemoryStore {
     }
 
     async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
-        Ok(self
-            .lock()
+        self.lock()
             .iter()
-            .map(|(run_id, record)| RunSummary {
-                run_id: run_id.clone(),
-                status: super::status_from_name(&record.status),
-                version: record.version,
+            .map(|(run_id, record)| {
+                Ok(RunSummary {
+                    run_id: run_id.clone(),
+                    status: super::status_from_name(run_id, &record.status)?,
+                    version: record.version,
+                })
             })
-            .collect())
+            .collect()
     }
 
     fn lease_duration(&self) -> Duration {
@@ -382,9 +384,14 @@ impl RunStore for MemoryStore {
     async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
         let runs = self.lock();
         let mut listing = PendingApprovals::default();
-        for (run_id, record) in runs.iter().filter(|(_, r)| r.status == "suspended") {
-            let read = decode_state(run_id, record.format, &record.state)
-                .map(|state| (state, record.decisions.clone()));
+        // The suspended runs, and those whose status is unknown: reported as unreadable.
+        for (run_id, record) in runs.iter() {
+            let read = match super::status_from_name(run_id, &record.status) {
+                Ok(RunStatus::Suspended) => decode_state(run_id, record.format, &record.state)
+                    .map(|state| (state, record.decisions.clone())),
+                Ok(_) => continue,
+                Err(error) => Err(error),
+            };
             collect_pending(&mut listing, run_id, read)?;
         }
         Ok(listing)
@@ -399,12 +406,12 @@ impl RunStore for MemoryStore {
             .filter(|(_, record)| wanted.is_none_or(|status| record.status == status))
             .take(query.limit() + 1)
             .map(|(run_id, record)| {
-                let summary = RunSummary {
-                    run_id: run_id.clone(),
-                    status: super::status_from_name(&record.status),
-                    version: record.version,
-                };
-                listed(summary, record.format)
+                listed(
+                    run_id.clone(),
+                    &record.status,
+                    record.version,
+                    record.format,
+                )
             })
             .collect();
         Ok(page_of(runs, query))

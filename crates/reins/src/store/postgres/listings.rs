@@ -2,6 +2,7 @@
 //! of runs by status.
 
 use super::rows::{backend, column, read_decisions};
+use crate::store::format::NOT_WAITING_SQL;
 use crate::store::{
     PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, collect_pending, decode_state,
     listed, page_of, status_from_name, status_name,
@@ -18,10 +19,11 @@ pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError>
         .map_err(backend)?;
     rows.iter()
         .map(|row| {
+            let run_id: String = column(row, 0)?;
             let status: String = column(row, 1)?;
             Ok(RunSummary {
-                run_id: column(row, 0)?,
-                status: status_from_name(&status),
+                status: status_from_name(&run_id, &status)?,
+                run_id,
                 version: column(row, 2)?,
             })
         })
@@ -29,10 +31,13 @@ pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError>
 }
 
 pub(super) async fn pending_approvals(client: &Client) -> Result<PendingApprovals, StoreError> {
+    // The suspended runs, and those whose status is unknown: reported as unreadable.
     let rows = client
         .query(
-            "SELECT run_id, format, state FROM reins_runs WHERE status = 'suspended'
-                 ORDER BY updated_at, run_id",
+            &format!(
+                "SELECT run_id, format, state, status FROM reins_runs
+                     WHERE status NOT IN {NOT_WAITING_SQL} ORDER BY updated_at, run_id"
+            ),
             &[],
         )
         .await
@@ -42,8 +47,11 @@ pub(super) async fn pending_approvals(client: &Client) -> Result<PendingApproval
         let run_id: String = column(row, 0)?;
         let format: i64 = column(row, 1)?;
         let json: String = column(row, 2)?;
+        let status: String = column(row, 3)?;
         // One unreadable run neither hides the other approvals nor disappears.
-        let read = match decode_state(&run_id, format, &json) {
+        let state =
+            status_from_name(&run_id, &status).and_then(|_| decode_state(&run_id, format, &json));
+        let read = match state {
             Ok(state) => read_decisions(client, &run_id)
                 .await
                 .map(|decided| (state, decided)),
@@ -71,12 +79,12 @@ pub(super) async fn list_runs(client: &Client, query: &RunQuery) -> Result<RunPa
     let runs = rows
         .iter()
         .map(|row| {
-            let summary = RunSummary {
-                run_id: column(row, 0)?,
-                status: status_from_name(&column::<String>(row, 1)?),
-                version: column(row, 2)?,
-            };
-            Ok(listed(summary, column(row, 3)?))
+            Ok(listed(
+                column(row, 0)?,
+                &column::<String>(row, 1)?,
+                column(row, 2)?,
+                column(row, 3)?,
+            ))
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
     Ok(page_of(runs, query))

@@ -76,7 +76,7 @@ pub(super) async fn checkpoints(
         .map(|row| {
             Ok(Checkpoint {
                 version: column(row, 0)?,
-                status: status_from_name(&column::<String>(row, 1)?),
+                status: status_from_name(run_id, &column::<String>(row, 1)?)?,
                 journal_len: usize::try_from(column::<i64>(row, 2)?).unwrap_or(0),
                 created_at_ms: column(row, 3)?,
             })

@@ -3,6 +3,7 @@
 
 use super::Work;
 use super::rows::{backend, read_decisions};
+use crate::store::format::NOT_WAITING_SQL;
 use crate::store::{
     PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, UnreadableRun, collect_pending,
     decode_state, listed, page_of, status_from_name, status_name,
@@ -17,30 +18,42 @@ pub(super) fn list() -> impl Work<Vec<RunSummary>> {
             .map_err(backend)?;
         let rows = statement
             .query_map([], |row| {
-                Ok(RunSummary {
-                    run_id: row.get(0)?,
-                    status: status_from_name(&row.get::<_, String>(1)?),
-                    version: row.get(2)?,
-                })
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get(2)?,
+                ))
             })
             .map_err(backend)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+        rows.map(|row| {
+            let (run_id, status, version) = row.map_err(backend)?;
+            Ok(RunSummary {
+                status: status_from_name(&run_id, &status)?,
+                run_id,
+                version,
+            })
+        })
+        .collect()
     }
 }
 
-/// What every suspended run waits for, and the suspended runs that cannot be read.
+/// What every suspended run waits for, and the suspended runs (or runs of an unknown status)
+/// that cannot be read.
 pub(super) fn pending_approvals() -> impl Work<PendingApprovals> {
     move |connection: &mut Connection| {
         let mut statement = connection
-                .prepare("SELECT run_id, format, state FROM reins_runs WHERE status = 'suspended' ORDER BY updated_at, run_id")
-                .map_err(backend)?;
+            .prepare(&format!(
+                "SELECT run_id, format, state, status FROM reins_runs
+                     WHERE status NOT IN {NOT_WAITING_SQL} ORDER BY updated_at, run_id"
+            ))
+            .map_err(backend)?;
         let rows = statement
             .query_map([], |row| {
                 // SQLite does not enforce column types: a record of the wrong type is
                 // that run's problem, not the listing's.
-                let record = row
-                    .get::<_, i64>(1)
-                    .and_then(|format| Ok((format, row.get::<_, String>(2)?)));
+                let record = row.get::<_, i64>(1).and_then(|format| {
+                    Ok((format, row.get::<_, String>(2)?, row.get::<_, String>(3)?))
+                });
                 Ok((row.get::<_, String>(0)?, record))
             })
             .map_err(backend)?;
@@ -53,7 +66,10 @@ pub(super) fn pending_approvals() -> impl Work<PendingApprovals> {
                     run_id: run_id.clone(),
                     message: error.to_string(),
                 })
-                .and_then(|(format, json)| decode_state(&run_id, format, &json))
+                .and_then(|(format, json, status)| {
+                    status_from_name(&run_id, &status)?;
+                    decode_state(&run_id, format, &json)
+                })
                 .and_then(|state| Ok((state, read_decisions(connection, &run_id)?)));
             collect_pending(&mut listing, &run_id, read)?;
         }
@@ -91,14 +107,7 @@ pub(super) fn list_runs(query: &RunQuery) -> impl Work<RunPage> {
         for row in rows {
             let (run_id, fields) = row.map_err(backend)?;
             runs.push(match fields {
-                Ok((status, version, format)) => listed(
-                    RunSummary {
-                        run_id,
-                        status: status_from_name(&status),
-                        version,
-                    },
-                    format,
-                ),
+                Ok((status, version, format)) => listed(run_id, &status, version, format),
                 Err(error) => Err(UnreadableRun {
                     error: StoreError::Corrupt {
                         run_id: run_id.clone(),

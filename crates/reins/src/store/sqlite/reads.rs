@@ -79,15 +79,24 @@ pub(super) fn checkpoints(run_id: &str) -> impl Work<Vec<Checkpoint>> {
             .map_err(backend)?;
         let rows = statement
             .query_map(params![run_id], |row| {
-                Ok(Checkpoint {
-                    version: row.get(0)?,
-                    status: status_from_name(&row.get::<_, String>(1)?),
-                    journal_len: usize::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
-                    created_at_ms: row.get(3)?,
-                })
+                Ok((
+                    row.get(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, i64>(2)?,
+                    row.get(3)?,
+                ))
             })
             .map_err(backend)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+        rows.map(|row| {
+            let (version, status, journal_len, created_at_ms) = row.map_err(backend)?;
+            Ok(Checkpoint {
+                version,
+                status: status_from_name(&run_id, &status)?,
+                journal_len: usize::try_from(journal_len).unwrap_or(0),
+                created_at_ms,
+            })
+        })
+        .collect()
     }
 }
 

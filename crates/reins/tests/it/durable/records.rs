@@ -2,7 +2,7 @@
 
 use super::{RunStateBuilder, Seen, agent, approval_round_trip, script, uuid_like};
 use reins::agent::*;
-use reins::store::{MemoryStore, RunStore, SqliteStore, StoreError, UnreadableRun};
+use reins::store::{MemoryStore, RunQuery, RunStore, SqliteStore, StoreError, UnreadableRun};
 use reins::testing::ScriptedModel;
 use std::sync::{Arc, Mutex};
 
@@ -87,6 +87,67 @@ async fn unreadable_runs_are_reported_in_sqlite() {
             )
             .unwrap();
         vec!["wait-b", "wait-c"]
+    })
+    .await;
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A run whose stored status is none this release knows (another release's, or one written
+/// behind the store's back) is unreadable like a corrupt record: reported by id with the
+/// reason among the approvals and in a page of runs, never listed as running, skipped or
+/// deleted. `set_status` stores the status `paused` for the run it is given.
+async fn an_unknown_status_is_reported<F, Fut>(store: impl RunStore + Clone, set_status: F)
+where
+    F: FnOnce(&'static str) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    unreadable_runs_are_reported(store.clone(), || async move {
+        set_status("wait-b").await;
+        vec!["wait-b"]
+    })
+    .await;
+    let is_unknown_status = |error: &StoreError| {
+        matches!(error, StoreError::Corrupt { run_id, message }
+            if run_id == "wait-b" && message.contains("`paused`"))
+    };
+    let page = store.list_runs(&RunQuery::new()).await.unwrap();
+    let listed: Vec<&str> = page.runs.iter().map(|run| run.run_id.as_str()).collect();
+    assert_eq!(listed, ["wait-a", "wait-c"], "{page:?}");
+    assert_eq!(page.unreadable.len(), 1, "{page:?}");
+    assert!(is_unknown_status(&page.unreadable[0].error), "{page:?}");
+    // `list` has no place for unreadable runs: it names the run rather than guess its status.
+    let error = store.list().await.unwrap_err();
+    assert!(is_unknown_status(&error), "{error:?}");
+    let error = store.delete("wait-b").await.unwrap_err();
+    assert!(is_unknown_status(&error), "{error:?}");
+    assert!(
+        store.load("wait-b").await.is_ok(),
+        "the record was left as it was"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_status_is_reported_in_memory() {
+    let store = MemoryStore::new();
+    let handle = store.clone();
+    an_unknown_status_is_reported(store, |run_id| async move {
+        handle.put_raw_status(run_id, "paused");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_unknown_status_is_reported_in_sqlite() {
+    let path = std::env::temp_dir().join(format!("reins-status-{}.sqlite", uuid_like()));
+    let store = SqliteStore::open(&path).unwrap();
+    let file = path.clone();
+    an_unknown_status_is_reported(store, |run_id| async move {
+        rusqlite_connection(&file)
+            .execute(
+                "UPDATE reins_runs SET status = 'paused' WHERE run_id = ?1",
+                [run_id],
+            )
+            .unwrap();
     })
     .await;
     let _ = std::fs::remove_file(&path);
@@ -230,4 +291,22 @@ async fn a_postgres_database_from_before_lease_tokens_is_upgraded() {
     approval_round_trip(store).await;
     let again = reins::store::PostgresStore::connect(&url).await.unwrap();
     assert_eq!(again.list().await.unwrap().len(), 1);
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn an_unknown_status_is_reported_in_postgres() {
+    let url = postgres_database().await;
+    let store = reins::store::PostgresStore::connect(&url).await.unwrap();
+    an_unknown_status_is_reported(store, |run_id| async move {
+        postgres_client(&url)
+            .await
+            .execute(
+                "UPDATE reins_runs SET status = 'paused' WHERE run_id = $1",
+                &[&run_id],
+            )
+            .await
+            .unwrap();
+    })
+    .await;
 }
