@@ -128,3 +128,35 @@ fn unsupported_why(found: i64, supported: u32) -> String {
         )
     }
 }
+
+/// A PostgreSQL error with the causes its own message leaves out: `tokio-postgres` says "db
+/// error" or "error connecting to server" and keeps why (the server's error, a refused
+/// connection, a certificate not trusted) in its source. The server's error is given with its
+/// SQLSTATE code. None of these hold the connection string or its password. (Here, not in
+/// `postgres/`: the decision listener, `pg_listen`, reports its errors so too.)
+#[cfg(feature = "postgres")]
+pub(crate) fn describe_postgres(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        match cause.downcast_ref::<tokio_postgres::error::DbError>() {
+            Some(db) => {
+                message.push_str(&format!(
+                    "{} {}: {}",
+                    db.severity(),
+                    db.code().code(),
+                    db.message()
+                ));
+                for (label, text) in [("detail", db.detail()), ("hint", db.hint())] {
+                    if let Some(text) = text {
+                        message.push_str(&format!(" ({label}: {text})"));
+                    }
+                }
+            }
+            None => message.push_str(&cause.to_string()),
+        }
+        source = cause.source();
+    }
+    message
+}

@@ -25,9 +25,12 @@ pub(crate) async fn start(
     signals: DecisionSignals,
 ) -> Result<Feed, StoreError> {
     config.application_name(APPLICATION_NAME);
-    let mut listening = listen(&config)
-        .await
-        .map_err(|error| StoreError::Backend(format!("listening for decisions: {error}")))?;
+    let mut listening = listen(&config).await.map_err(|error| {
+        StoreError::Backend(format!(
+            "listening for decisions: {}",
+            super::error::describe_postgres(&error)
+        ))
+    })?;
     let task = tokio::spawn(async move {
         loop {
             while let Some(run_id) = listening.notifications.recv().await {
@@ -79,6 +82,7 @@ async fn reconnect(config: &Config) -> Listening {
         match listen(config).await {
             Ok(listening) => return listening,
             Err(error) => {
+                let error = super::error::describe_postgres(&error);
                 tracing::warn!(%error, "reconnecting the PostgreSQL decision listener failed");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);

@@ -69,6 +69,8 @@ pub struct PostgresStore {
     keep_checkpoints: Option<usize>,
     /// For the decision listener's own connection (boxed: the store stays small to move).
     config: std::sync::Arc<tokio_postgres::Config>,
+    /// The servers connected to (`host:port`, no credentials), for connection errors.
+    servers: std::sync::Arc<str>,
     signals: DecisionSignals,
     feed: FeedSlot,
 }
@@ -86,7 +88,11 @@ impl PostgresStore {
     /// pool of up to [`DEFAULT_POOL_SIZE`] connections; this opens the first one.
     pub async fn connect(config: &str) -> Result<Self, StoreError> {
         let config: tokio_postgres::Config = config.parse().map_err(|error| {
-            StoreError::Backend(format!("reading the PostgreSQL connection string: {error}"))
+            // Its message names the parameter at fault, never a value (nor the password).
+            StoreError::Backend(format!(
+                "reading the PostgreSQL connection string: {}",
+                super::error::describe_postgres(&error)
+            ))
         })?;
         let manager = Manager::from_config(
             config.clone(),
@@ -103,6 +109,7 @@ impl PostgresStore {
             pool,
             lease: DEFAULT_LEASE,
             keep_checkpoints: None,
+            servers: servers_of(&config).into(),
             config: std::sync::Arc::new(config),
             signals: DecisionSignals::new(),
             feed: FeedSlot::default(),
@@ -130,10 +137,18 @@ impl PostgresStore {
 
     /// A connection from the pool, waiting for one to be free.
     async fn client(&self) -> Result<deadpool_postgres::Client, StoreError> {
-        self.pool
-            .get()
-            .await
-            .map_err(|error| StoreError::Backend(format!("connecting to PostgreSQL: {error}")))
+        self.pool.get().await.map_err(|error| {
+            let why = match &error {
+                deadpool_postgres::PoolError::Backend(error) => {
+                    super::error::describe_postgres(error)
+                }
+                other => other.to_string(),
+            };
+            StoreError::Backend(format!(
+                "connecting to PostgreSQL at {}: {why}",
+                self.servers
+            ))
+        })
     }
 
     /// Sets how long a claim lasts without a checkpoint (default [`DEFAULT_LEASE`]).
@@ -155,6 +170,27 @@ impl PostgresStore {
     fn lease_millis(&self) -> i64 {
         i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
     }
+}
+
+/// The servers `config` names, as `host:port` (or a socket directory), for messages.
+fn servers_of(config: &tokio_postgres::Config) -> String {
+    let ports = config.get_ports();
+    config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(index, host)| {
+            let host = match host {
+                tokio_postgres::config::Host::Tcp(name) => name.clone(),
+                #[cfg(unix)]
+                tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+            };
+            // One port for every host, or one each; 5432 when none is given.
+            let port = ports.get(index).or(ports.first()).copied().unwrap_or(5432);
+            format!("{host}:{port}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl RunStore for PostgresStore {

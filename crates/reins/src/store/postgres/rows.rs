@@ -3,12 +3,13 @@
 //! method's transaction), and the deletion of runs with everything kept about them.
 
 use crate::run::RunState;
+use crate::store::error::describe_postgres;
 use crate::store::format::RUN_TABLES;
 use crate::store::{RecordedDecision, StoreError, decode_decision, decode_state};
 use tokio_postgres::{GenericClient, Row};
 
-pub(super) fn backend(error: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(error.to_string())
+pub(super) fn backend(error: impl std::error::Error + 'static) -> StoreError {
+    StoreError::Backend(describe_postgres(&error))
 }
 
 pub(super) fn column<'a, T: tokio_postgres::types::FromSql<'a>>(

@@ -11,7 +11,7 @@
 //! records of a call in doubt and of a completed run, [`housekeeping`] lists runs a page at a
 //! time and deletes and expires finished ones, [`watch`] waits for decisions, [`store_faults`]
 //! fails a run whose store panics, gives back a run whose store failed a write, and stops a run
-//! that lost its lease.
+//! that lost its lease; [`postgres_connect`] reports why a connection to PostgreSQL failed.
 
 mod bindings;
 mod claims;
@@ -22,6 +22,8 @@ mod format;
 mod format_kinds;
 mod housekeeping;
 mod in_doubt;
+#[cfg(feature = "postgres")]
+mod postgres_connect;
 mod records;
 mod renewal;
 mod store_faults;
