@@ -7,7 +7,8 @@ use super::notify::{DecisionSignals, Feed};
 use futures::StreamExt;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
+use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
+use tokio_postgres::{AsyncMessage, Client, Config, Socket};
 
 /// The channel `decide` notifies, with the run's id as payload.
 pub(crate) const CHANNEL: &str = "reins_decisions";
@@ -19,13 +20,20 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 pub(crate) const APPLICATION_NAME: &str = "reins-decision-listener";
 
 /// Starts listening; returns once `LISTEN` is in effect, so no decision committed after that
-/// is missed.
-pub(crate) async fn start(
+/// is missed. `tls` is the store's (its pool's) TLS.
+pub(crate) async fn start<T>(
     mut config: Config,
+    tls: T,
     signals: DecisionSignals,
-) -> Result<Feed, StoreError> {
+) -> Result<Feed, StoreError>
+where
+    T: MakeTlsConnect<Socket> + Clone + Send + Sync + 'static,
+    T::Stream: Send + 'static,
+    T::TlsConnect: Send,
+    <T::TlsConnect as TlsConnect<Socket>>::Future: Send,
+{
     config.application_name(APPLICATION_NAME);
-    let mut listening = listen(&config).await.map_err(|error| {
+    let mut listening = listen(&config, &tls).await.map_err(|error| {
         StoreError::Backend(format!(
             "listening for decisions: {}",
             super::error::describe_postgres(&error)
@@ -37,7 +45,7 @@ pub(crate) async fn start(
                 signals.recorded(&run_id);
             }
             tracing::warn!("the PostgreSQL decision listener lost its connection; reconnecting");
-            listening = reconnect(&config).await;
+            listening = reconnect(&config, &tls).await;
             // Decisions committed while no connection listened were not notified. Which they
             // are cannot be told from the log without trusting the deciding workers' clocks,
             // so every watch looks at the store again, once.
@@ -55,8 +63,14 @@ struct Listening {
     notifications: mpsc::UnboundedReceiver<String>,
 }
 
-async fn listen(config: &Config) -> Result<Listening, tokio_postgres::Error> {
-    let (client, mut connection) = config.connect(NoTls).await?;
+async fn listen<T>(config: &Config, tls: &T) -> Result<Listening, tokio_postgres::Error>
+where
+    T: MakeTlsConnect<Socket> + Clone + Send + Sync + 'static,
+    T::Stream: Send + 'static,
+    T::TlsConnect: Send,
+    <T::TlsConnect as TlsConnect<Socket>>::Future: Send,
+{
+    let (client, mut connection) = config.connect(tls.clone()).await?;
     let (sender, notifications) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
@@ -76,10 +90,16 @@ async fn listen(config: &Config) -> Result<Listening, tokio_postgres::Error> {
 }
 
 /// Connects and listens again, waiting longer after each failure (up to [`MAX_BACKOFF`]).
-async fn reconnect(config: &Config) -> Listening {
+async fn reconnect<T>(config: &Config, tls: &T) -> Listening
+where
+    T: MakeTlsConnect<Socket> + Clone + Send + Sync + 'static,
+    T::Stream: Send + 'static,
+    T::TlsConnect: Send,
+    <T::TlsConnect as TlsConnect<Socket>>::Future: Send,
+{
     let mut backoff = Duration::from_millis(100);
     loop {
-        match listen(config).await {
+        match listen(config, tls).await {
             Ok(listening) => return listening,
             Err(error) => {
                 let error = super::error::describe_postgres(&error);

@@ -4,11 +4,13 @@
 //! a run in `writes`, its reads in `reads`, the listings across runs in `listings` and the
 //! deletions in `deletion`. The decision listener's connection is `pg_listen`'s.
 
+mod conninfo;
 mod deletion;
 mod listings;
 mod reads;
 mod rows;
 mod schema;
+mod tls;
 mod writes;
 
 use super::DecisionWatch;
@@ -23,7 +25,6 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use rows::backend;
 use schema::SCHEMA;
 use std::time::Duration;
-use tokio_postgres::NoTls;
 
 /// How many connections a [`PostgresStore`] opens at most, unless
 /// [`with_pool_size`](PostgresStore::with_pool_size) says otherwise: each operation takes one
@@ -69,6 +70,8 @@ pub struct PostgresStore {
     keep_checkpoints: Option<usize>,
     /// For the decision listener's own connection (boxed: the store stays small to move).
     config: std::sync::Arc<tokio_postgres::Config>,
+    /// The TLS of every connection, the listener's too.
+    tls: tls::MakeRustlsConnect,
     /// The servers connected to (`host:port`, no credentials), for connection errors.
     servers: std::sync::Arc<str>,
     signals: DecisionSignals,
@@ -86,17 +89,32 @@ impl PostgresStore {
     /// Connects with a libpq-style connection string (`host=… user=… dbname=…` or a
     /// `postgresql://` URL) and creates the tables if they do not exist. The store keeps a
     /// pool of up to [`DEFAULT_POOL_SIZE`] connections; this opens the first one.
+    ///
+    /// TLS follows the string's `sslmode`: `disable`, `prefer` (the default: TLS when the
+    /// server offers it, its certificate not checked) or `require` (TLS or no connection, the
+    /// server's certificate checked against the platform's roots and those of the PEM file
+    /// named by libpq's `sslrootcert=<path>`, and valid for the host). A named `sslrootcert`
+    /// has the certificate checked under `prefer` too; `sslrootcert=system` names the
+    /// platform's roots only.
+    ///
+    /// ```no_run
+    /// # async fn tls() -> Result<(), reins::store::StoreError> {
+    /// use reins::store::PostgresStore;
+    ///
+    /// let store = PostgresStore::connect(
+    ///     "host=db.example.com user=reins dbname=reins sslmode=require \
+    ///      sslrootcert=/etc/reins/db-ca.pem",
+    /// )
+    /// .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn connect(config: &str) -> Result<Self, StoreError> {
-        let config: tokio_postgres::Config = config.parse().map_err(|error| {
-            // Its message names the parameter at fault, never a value (nor the password).
-            StoreError::Backend(format!(
-                "reading the PostgreSQL connection string: {}",
-                super::error::describe_postgres(&error)
-            ))
-        })?;
+        let conninfo::ConnectionString { config, root_cert } = conninfo::parse(config)?;
+        let tls = tls::MakeRustlsConnect::new(config.get_ssl_mode(), root_cert.as_deref())?;
         let manager = Manager::from_config(
             config.clone(),
-            NoTls,
+            tls.clone(),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -111,6 +129,7 @@ impl PostgresStore {
             keep_checkpoints: None,
             servers: servers_of(&config).into(),
             config: std::sync::Arc::new(config),
+            tls,
             signals: DecisionSignals::new(),
             feed: FeedSlot::default(),
         };
@@ -303,6 +322,7 @@ impl RunStore for PostgresStore {
             .feed
             .get_or_start(pg_listen::start(
                 (*self.config).clone(),
+                self.tls.clone(),
                 self.signals.clone(),
             ))
             .await?;
