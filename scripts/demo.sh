@@ -24,4 +24,7 @@ if ! python3 -c 'import mcp_server_time' >/dev/null 2>&1; then
 fi
 
 (cd "$repo" && cargo build --release --quiet -p reins-cli)
-exec "$repo/target/release/reins" run "$repo/crates/reins-cli/agents/offline-assistant.toml" "$@"
+# cargo builds into CARGO_TARGET_DIR when it is set: run the binary it just built, not an old one.
+target="${CARGO_TARGET_DIR:-$repo/target}"
+case "$target" in /*) ;; *) target="$repo/$target" ;; esac
+exec "$target/release/reins" run "$repo/crates/reins-cli/agents/offline-assistant.toml" "$@"
