@@ -11,11 +11,13 @@
 //! records of a call in doubt and of a completed run, [`housekeeping`] lists runs a page at a
 //! time and deletes and expires finished ones, [`watch`] waits for decisions, [`store_faults`]
 //! fails a run whose store panics, gives back a run whose store failed a write, and stops a run
-//! that lost its lease; [`postgres_connect`] reports why a connection to PostgreSQL failed.
+//! that lost its lease (with the [`faulty_store`] of these tests); [`postgres_connect`] reports why
+//! a connection to PostgreSQL failed.
 
 mod bindings;
 mod claims;
 mod dropped;
+mod faulty_store;
 mod finished;
 mod fork;
 mod format;

@@ -5,166 +5,16 @@
 //! failed: the run is given back as last stored, and resumes at once. So is a run dropped
 //! while the store was taking a write that it took.
 
+use super::faulty_store::{Fault, FaultyStore};
 use super::{Seen, agent, script};
 use crate::common::echo_tool;
 use reins::agent::*;
-use reins::store::{
-    BoxedStore, Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, MemoryStore,
-    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
-};
+use reins::store::{BoxedStore, MemoryStore, RunStore, StoreError};
 use reins::testing::{ScriptedModel, Turn};
 use serde_json::json;
-use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::Notify;
-
-/// Where the store goes wrong.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Fault {
-    /// It panics in `create`, before returning its future.
-    PanicInCreateCall,
-    /// It panics while `checkpoint`'s future is polled.
-    PanicInCheckpointPoll,
-    /// Its checkpoint with this number (counted from 1) fails with a backend error, once.
-    FailCheckpoint(usize),
-    /// It fails every renewal of a lease until a run is claimed (so the lease lapses, and
-    /// another worker takes the run); then it renews as its inner store does.
-    FailRenewalsUntilAClaim,
-    /// Its checkpoint with this number is written, then its future never answers (a write
-    /// taken by the database whose caller is dropped before it hears so).
-    HangAfterCheckpoint(usize),
-    /// None: it only leaves out the renewal of a lease, which the trait then does for it.
-    None,
-}
-
-/// A [`MemoryStore`] with one fault.
-#[derive(Clone)]
-struct FaultyStore {
-    inner: MemoryStore,
-    fault: Fault,
-    checkpoints: Arc<AtomicUsize>,
-    claims: Arc<AtomicUsize>,
-    /// Told when a checkpoint hangs.
-    hung: Arc<Notify>,
-}
-
-impl FaultyStore {
-    fn new(fault: Fault) -> Self {
-        FaultyStore::over(MemoryStore::new(), fault)
-    }
-
-    fn over(inner: MemoryStore, fault: Fault) -> Self {
-        FaultyStore {
-            inner,
-            fault,
-            checkpoints: Arc::default(),
-            claims: Arc::default(),
-            hung: Arc::default(),
-        }
-    }
-}
-
-impl RunStore for FaultyStore {
-    // A plain `fn`: its body runs when it is called, before any poll.
-    #[allow(clippy::manual_async_fn)]
-    fn create(
-        &self,
-        state: &RunState,
-        owner: &str,
-    ) -> impl Future<Output = Result<Lease, StoreError>> + Send {
-        assert_ne!(self.fault, Fault::PanicInCreateCall, "store bug in create");
-        self.inner.create(state, owner)
-    }
-    async fn checkpoint(
-        &self,
-        lease: &Lease,
-        state: &RunState,
-        journal: &[JournalEntry],
-        release: bool,
-    ) -> Result<Lease, StoreError> {
-        tokio::task::yield_now().await;
-        assert_ne!(
-            self.fault,
-            Fault::PanicInCheckpointPoll,
-            "store bug in checkpoint"
-        );
-        let number = self.checkpoints.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.fault == Fault::FailCheckpoint(number) {
-            return Err(StoreError::Backend("connection reset".to_owned()));
-        }
-        let written = self.inner.checkpoint(lease, state, journal, release).await;
-        if self.fault == Fault::HangAfterCheckpoint(number) {
-            self.hung.notify_one();
-            std::future::pending::<()>().await;
-        }
-        written
-    }
-    async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
-        let claimed = self.inner.claim(run_id, owner).await;
-        if claimed.is_ok() {
-            self.claims.fetch_add(1, Ordering::SeqCst);
-        }
-        claimed
-    }
-    async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
-        self.inner.load(run_id).await
-    }
-    async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
-        self.inner.journal(run_id).await
-    }
-    async fn decide(
-        &self,
-        run_id: &str,
-        decision: &Decision,
-    ) -> Result<RecordedDecision, StoreError> {
-        self.inner.decide(run_id, decision).await
-    }
-    async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
-        self.inner.decisions(run_id).await
-    }
-    async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
-        self.inner.checkpoints(run_id).await
-    }
-    async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
-        self.inner.load_checkpoint(run_id, version).await
-    }
-    async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
-        self.inner.list().await
-    }
-    async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
-        self.inner.list_runs(query).await
-    }
-    async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
-        self.inner.delete(run_id).await
-    }
-    async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
-        self.inner.expire(older_than).await
-    }
-    async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
-        self.inner.watch_decisions().await
-    }
-    async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
-        self.inner.pending_approvals().await
-    }
-    fn lease_duration(&self) -> Duration {
-        self.inner.lease_duration()
-    }
-    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
-        match self.fault {
-            Fault::FailRenewalsUntilAClaim if self.claims.load(Ordering::SeqCst) == 0 => Err(
-                StoreError::Backend("the database is unreachable".to_owned()),
-            ),
-            Fault::FailRenewalsUntilAClaim => self.inner.renew(lease).await,
-            // The trait's own renewal, which writes the stored state again.
-            _ => {
-                let stored = self.load(&lease.run_id).await?;
-                self.checkpoint(lease, &stored, &[], false).await
-            }
-        }
-    }
-}
 
 #[tokio::test]
 async fn a_store_panicking_in_its_call_or_its_future_fails_the_run_with_a_store_error() {
@@ -213,7 +63,7 @@ async fn a_store_panicking_in_its_call_or_its_future_fails_the_run_with_a_store_
 
 /// An agent whose model looks the balance up (`lookup`, logging its text to `log`), then
 /// answers.
-fn balance_agent(log: &Arc<Mutex<Vec<String>>>) -> Agent {
+pub(super) fn balance_agent(log: &Arc<Mutex<Vec<String>>>) -> Agent {
     let model = ScriptedModel::resumable([
         Turn::tool_call("lookup", json!({"text": "balance"})),
         Turn::text("The balance is fine."),
