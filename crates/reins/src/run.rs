@@ -110,6 +110,14 @@ pub struct RunState {
     /// the run's traces record it as `gen_ai.conversation.id` (else the run's id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,
+    /// What was wrong with a typed run's answer in its last model turn, when it was refused
+    /// (the model was told, and asked again): should the run's model calls run out there, in
+    /// this process or after a resume in another one, it ends with
+    /// [`PromptError::StructuredOutput`](crate::agent::PromptError::StructuredOutput) saying
+    /// so. `None` once a turn is not a refused answer, for untyped runs, and for states stored
+    /// before this field (skipped when absent, so stored states stay readable both ways).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_answer: Option<String>,
 }
 
 /// Where a run is.
@@ -366,6 +374,7 @@ impl RunState {
             failure: None,
             output_tool: None,
             conversation_id: None,
+            refused_answer: None,
         }
     }
 }

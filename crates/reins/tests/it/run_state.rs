@@ -108,6 +108,31 @@ async fn the_run_state_round_trips_through_serde() {
     assert_eq!(back.entries.len(), 1);
 }
 
+/// A typed run's refused answer is part of its state, written only when there is one: a
+/// state stored before the state kept it (a typed run out of calls, its last answer refused)
+/// reads as having none, and is written back as it was.
+#[test]
+fn a_refused_answer_is_kept_in_the_state_and_older_states_read_without_one() {
+    let stored_before = json!({
+        "version": 1, "run_id": "typed", "agent_name": null, "turn": 2,
+        "history": [{"role": "user", "content": "Weather?"}],
+        "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+        "entries": [], "last_model": "default", "invalid_tool_call_retries": 0,
+        "pending_calls": [], "status": "running", "output_tool": "final_output"
+    });
+    let mut state: RunState = serde_json::from_value(stored_before.clone()).unwrap();
+    assert_eq!(state.refused_answer, None);
+    assert_eq!(serde_json::to_value(&state).unwrap(), stored_before);
+
+    state.refused_answer = Some("it is text, not a call of the tool".to_owned());
+    let written = serde_json::to_value(&state).unwrap();
+    assert_eq!(
+        written["refused_answer"],
+        "it is text, not a call of the tool"
+    );
+    assert_eq!(serde_json::from_value::<RunState>(written).unwrap(), state);
+}
+
 #[tokio::test]
 async fn separate_runs_do_not_share_scratchpads() {
     let reader = Reader::default();

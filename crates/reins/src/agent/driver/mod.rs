@@ -111,7 +111,6 @@ pub(crate) fn run(
             lent_arguments: None,
             spare_calls: Vec::new(),
             last_label: None,
-            refused_answer: None,
             input_unrecorded: prompt.is_some(),
             // A resumed run's state holds the usage of its earlier invocations: its span
             // records only its own.
@@ -245,8 +244,6 @@ pub(crate) struct Driver<'a> {
     /// label is the same string of the configuration, the state's copy need not be read (a
     /// cache line nothing else in the turn touches, in a service running many runs).
     last_label: Option<&'a str>,
-    /// What was wrong with the typed answer of the last turn, when it was refused.
-    refused_answer: Option<String>,
     /// A new run whose input (its first model call's request) is not yet recorded on its
     /// span.
     input_unrecorded: bool,
@@ -299,8 +296,8 @@ impl Driver<'_> {
             }
             if self.state.turn >= self.options.max_turns {
                 // A typed run whose last answer was refused ends saying why, not only that
-                // its calls ran out.
-                return Err(match self.refused_answer.take() {
+                // its calls ran out (also resumed: the refusal is part of its state).
+                return Err(match self.state.refused_answer.take() {
                     Some(problem) => Halt::RefusedAnswer(problem),
                     None => Halt::MaxTurns,
                 });
@@ -404,6 +401,7 @@ impl Driver<'_> {
             if let Some(spec) = self.output {
                 match self.structured_answer(spec, &response, &calls) {
                     StructuredStep::Done(answer) => {
+                        self.state.refused_answer = None;
                         self.state.history.push(Message::assistant(answer.clone()));
                         return Ok(answer);
                     }
@@ -412,7 +410,7 @@ impl Driver<'_> {
                             content: response.content,
                         });
                         self.state.history.push(Message::user(feedback));
-                        self.refused_answer = Some(problem);
+                        self.state.refused_answer = Some(problem);
                         continue;
                     }
                     StructuredStep::AnswerCalls { answered, problem } => {
@@ -420,10 +418,10 @@ impl Driver<'_> {
                             content: response.content,
                         });
                         self.state.pending_calls = answered;
-                        self.refused_answer = Some(problem);
+                        self.state.refused_answer = Some(problem);
                         continue;
                     }
-                    StructuredStep::NotFinal => self.refused_answer = None,
+                    StructuredStep::NotFinal => self.state.refused_answer = None,
                 }
             }
 

@@ -11,8 +11,9 @@
 //! records of a call in doubt and of a completed run, [`housekeeping`] lists runs a page at a
 //! time and deletes and expires finished ones, [`watch`] waits for decisions, [`store_faults`]
 //! fails a run whose store panics, gives back a run whose store failed a write, and stops a run
-//! that lost its lease (with the [`faulty_store`] of these tests); [`postgres_connect`] reports why
-//! a connection to PostgreSQL failed.
+//! that lost its lease (with the [`faulty_store`] of these tests), [`typed`] resumes a typed
+//! run whose answer was refused; [`postgres_connect`] reports why a connection to PostgreSQL
+//! failed.
 
 mod bindings;
 mod claims;
@@ -29,6 +30,7 @@ mod postgres_connect;
 mod records;
 mod renewal;
 mod store_faults;
+mod typed;
 mod watch;
 
 use crate::common::echo_tool;
