@@ -187,7 +187,9 @@ impl PromptRequest {
     /// resumed in another process (see [`crate::store`] for the exact guarantee). The run holds
     /// a lease on its record while it goes on, renewed beside it (also while its caller does
     /// not poll it) and given back when it ends — or when its future is dropped, so a run
-    /// cancelled by a timeout is free for any worker at once.
+    /// cancelled by a timeout is free for any worker at once. (Not when its runtime shuts
+    /// down with the run under way: the lease then expires, as after a crash; see
+    /// [`crate::store`], "Runs cut off".)
     pub fn durable<S: RunStore>(mut self, store: S) -> Self {
         self.options.start_mut().store = Some(crate::store::share(store));
         self

@@ -59,6 +59,24 @@
 //! it restarts under the same name; make the lease longer than the longest single step
 //! (model call or tool call) of your runs.
 //!
+//! # Runs cut off
+//!
+//! A run whose future is dropped before its end (a timeout, a `select!`, an aborted task)
+//! gives its lease back at once, in a task spawned on the runtime it was dropped in: after
+//! any write it had in flight, its first one included, under the lease that write returned,
+//! so it never releases a lease another claim holds. Its record stays as last written, and
+//! any worker may resume it right away.
+//!
+//! A run still going when its **runtime shuts down** cannot do that: the runtime drops its
+//! tasks without running anything new, the give-back included (and a database connection
+//! needs the runtime to write). Such a run keeps its lease until the lease expires, as after
+//! a crash: a resume before then is refused with [`StoreError::Busy`]. So a program that ends while runs are under way (returning from `main`, dropping its
+//! `Runtime`) leaves them busy for up to the store's lease duration (five minutes by default,
+//! `with_lease` on each store). One that stops on purpose frees them sooner by stopping them
+//! while its runtime still runs (abort their tasks and await them) and letting the runtime go
+//! on while the give-backs write, a grace period before it ends as a server's shutdown has:
+//! the give-backs are tasks of their own, with no handle to await.
+//!
 //! # Finished runs
 //!
 //! A run that completed or failed (a hook cancelled it, a model or tool error ended it, it hit

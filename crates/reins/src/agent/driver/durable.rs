@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Mutex as AsyncMutex;
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 /// A stored run claimed by this worker, with the decisions it may apply.
 pub(super) struct Claimed {
@@ -303,17 +303,18 @@ impl Driver<'_> {
             return Ok(());
         };
         self.state.entries = self.ctx.snapshot_entries();
-        let mut held = durable.lease.lock().await;
-        let lease = match &*held {
-            Some(lease) => {
-                durable
-                    .store
-                    .checkpoint(lease, &self.state, &durable.journal, release)
-                    .await
-            }
-            None => durable.store.create(&self.state, &self.worker).await,
-        }
-        .map_err(Halt::Store)?;
+        let mut held = Arc::clone(&durable.lease).lock_owned().await;
+        let Some(lease) = &*held else {
+            let created = create(&durable.store, held, &self.state, &self.worker, release);
+            created.await.map_err(Halt::Store)?;
+            durable.journal.clear();
+            return Ok(());
+        };
+        let lease = durable
+            .store
+            .checkpoint(lease, &self.state, &durable.journal, release)
+            .await
+            .map_err(Halt::Store)?;
         // Released, it is no longer the run's to give back.
         *held = (!release).then_some(lease);
         durable.journal.clear();
@@ -342,6 +343,37 @@ impl Driver<'_> {
             durable.lease.lock().await.take();
         }
     }
+}
+
+/// The run's first write, which creates it in the store under a new claim (`held`, locked
+/// and empty), in a task of its own: a run dropped while the write is in flight does not drop
+/// the write, whose lease only its answer holds (the claim's token is the store's to choose).
+/// The write finishes and keeps its lease in `held` before the lock is let go, so the give-back
+/// of the run's drop, which waits for the lock, releases it at once under that lease: never
+/// one another claim holds.
+async fn create(
+    store: &SharedStore,
+    mut held: OwnedMutexGuard<Option<Lease>>,
+    state: &RunState,
+    worker: &str,
+    release: bool,
+) -> Result<(), StoreError> {
+    // A copy of the state for the task: this first write's is the run's prompt, before any
+    // turn.
+    let (store, state, worker) = (Arc::clone(store), state.clone(), worker.to_owned());
+    let write = tokio::spawn(async move {
+        let lease = store.create(&state, &worker).await?;
+        // Released, it is no longer the run's to give back.
+        *held = (!release).then_some(lease);
+        Ok(())
+    });
+    // The store's panics are caught as errors already (`DynRunStore`): a failed join is the
+    // runtime shutting down under the write.
+    write.await.unwrap_or_else(|_| {
+        Err(StoreError::Backend(
+            "the run's first write was stopped: its runtime is shutting down".to_owned(),
+        ))
+    })
 }
 
 /// Runs `drive` while `renewal` keeps the run's lease; a lost lease ends the run where it is.

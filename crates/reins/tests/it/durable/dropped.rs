@@ -1,14 +1,17 @@
 //! A durable run whose future is dropped (a timeout, a `select!`, an aborted task) gives its
 //! lease back: another worker resumes it at once, not when the lease expires (five minutes
-//! by default), and the call it had started waits in doubt, as after a crash.
+//! by default), and the call it had started waits in doubt, as after a crash. So does one
+//! dropped while its very first write (the run's `create`) is in flight.
 
+use super::faulty_store::{Fault, FaultyStore};
 use super::renewal::slow_agent;
+use super::store_faults::balance_agent;
 use super::uuid_like;
 use reins::agent::*;
 use reins::store::{MemoryStore, RunStore, SqliteStore, StoreError};
 use std::future::IntoFuture;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
@@ -29,18 +32,7 @@ async fn a_dropped_run_is_free_at_once(store: impl RunStore + Clone) {
     task.abort();
     let _ = task.await;
 
-    let asked = Instant::now();
-    let resumed = loop {
-        match agent.resume_stored(store.clone(), &run_id).await {
-            Err(PromptError::Store {
-                source: StoreError::Busy { .. },
-                ..
-            }) if asked.elapsed() < NO_DEADLINE => {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            other => break other,
-        }
-    };
+    let resumed = resume_once_free(&agent, &store, &run_id).await;
     let Err(PromptError::Suspended { run }) = resumed else {
         panic!("expected the cut-off call to wait in doubt, got {resumed:?}");
     };
@@ -59,4 +51,67 @@ async fn a_dropped_run_is_free_at_once_in_sqlite() {
     let path = std::env::temp_dir().join(format!("reins-dropped-{}.sqlite", uuid_like()));
     a_dropped_run_is_free_at_once(SqliteStore::open(&path).unwrap()).await;
     let _ = std::fs::remove_file(&path);
+}
+
+/// Resumes the stored run `run_id` once no lease holds it (tried again while it is busy, up
+/// to a time far longer than a release takes and far shorter than the lease).
+async fn resume_once_free(
+    agent: &Agent,
+    store: &(impl RunStore + Clone),
+    run_id: &str,
+) -> Result<String, PromptError> {
+    let asked = Instant::now();
+    loop {
+        match agent.resume_stored(store.clone(), run_id).await {
+            Err(PromptError::Store {
+                source: StoreError::Busy { .. },
+                ..
+            }) if asked.elapsed() < NO_DEADLINE => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            other => break other,
+        }
+    }
+}
+
+/// A run dropped while the store takes its first write, which creates it: the store took the
+/// write and answers after the run is gone, with the lease the run would have held. That
+/// lease is given back all the same, at once, and the run resumes from its start.
+async fn a_run_dropped_during_its_first_write_is_free_at_once<S: RunStore + Clone>(inner: S) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let agent = balance_agent(&log);
+    let store = FaultyStore::over(inner, Fault::HoldCreate);
+    let run_id = format!("dropped-at-create-{}", uuid_like());
+    let run = agent
+        .prompt("check the balance")
+        .run_id(run_id.clone())
+        .durable(store.clone());
+    let task = tokio::spawn(run.into_future());
+    store.hung.notified().await;
+    task.abort();
+    let _ = task.await;
+    // The write answers now that nobody waits for it.
+    store.answer_create.notify_one();
+
+    let resumed = resume_once_free(&agent, &store, &run_id).await;
+    assert_eq!(resumed.unwrap(), "The balance is fine.");
+    assert_eq!(*log.lock().unwrap(), vec!["balance"]);
+}
+
+#[tokio::test]
+async fn a_run_dropped_during_its_first_write_is_free_at_once_in_memory() {
+    a_run_dropped_during_its_first_write_is_free_at_once(MemoryStore::new()).await;
+}
+
+#[tokio::test]
+async fn a_run_dropped_during_its_first_write_is_free_at_once_in_sqlite() {
+    let path = std::env::temp_dir().join(format!("reins-dropped-{}.sqlite", uuid_like()));
+    a_run_dropped_during_its_first_write_is_free_at_once(SqliteStore::open(&path).unwrap()).await;
+    let _ = std::fs::remove_file(&path);
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn a_run_dropped_during_its_first_write_is_free_at_once_in_postgres() {
+    a_run_dropped_during_its_first_write_is_free_at_once(super::postgres_store().await).await;
 }

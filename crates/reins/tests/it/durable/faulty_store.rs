@@ -27,6 +27,9 @@ pub(super) enum Fault {
     /// Its checkpoint with this number is written, then its future never answers (a write
     /// taken by the database whose caller is dropped before it hears so).
     HangAfterCheckpoint(usize),
+    /// Its `create` is written, then its answer waits until `answer_create` is told (a first
+    /// write taken by the database whose caller may be dropped before it hears so).
+    HoldCreate,
     /// None: it only leaves out the renewal of a lease, which the trait then does for it.
     None,
 }
@@ -38,8 +41,10 @@ pub(super) struct FaultyStore<S = MemoryStore> {
     fault: Fault,
     pub(super) checkpoints: Arc<AtomicUsize>,
     claims: Arc<AtomicUsize>,
-    /// Told when a checkpoint hangs.
+    /// Told when a checkpoint hangs, or a create is held.
     pub(super) hung: Arc<Notify>,
+    /// Lets a held create answer.
+    pub(super) answer_create: Arc<Notify>,
 }
 
 impl FaultyStore {
@@ -56,6 +61,7 @@ impl<S: RunStore> FaultyStore<S> {
             checkpoints: Arc::default(),
             claims: Arc::default(),
             hung: Arc::default(),
+            answer_create: Arc::default(),
         }
     }
 }
@@ -69,7 +75,14 @@ impl<S: RunStore> RunStore for FaultyStore<S> {
         owner: &str,
     ) -> impl Future<Output = Result<Lease, StoreError>> + Send {
         assert_ne!(self.fault, Fault::PanicInCreateCall, "store bug in create");
-        self.inner.create(state, owner)
+        async move {
+            let created = self.inner.create(state, owner).await;
+            if self.fault == Fault::HoldCreate {
+                self.hung.notify_one();
+                self.answer_create.notified().await;
+            }
+            created
+        }
     }
     async fn checkpoint(
         &self,
