@@ -9,6 +9,7 @@ mod common;
 
 mod awaited_runs;
 mod call_history;
+mod cancelled_runs;
 mod composition;
 mod default_answers;
 // The stores' tests run each case on SQLite (and PostgreSQL when enabled).

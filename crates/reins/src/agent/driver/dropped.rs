@@ -1,13 +1,32 @@
 //! A run whose future is dropped before its end (a `tokio::time::timeout`, a `select!`, an
 //! aborted task, a dropped `PromptStream`): the driver, dropped with it, records on the run's
-//! span that it was cancelled, with its usage and turns so far. Its `chat` and
-//! `execute_tool` spans cut off mid-way record it themselves (`trace::cancellable`).
+//! span that it was cancelled, with its usage and turns so far (every model call that
+//! answered, the turn's under way included). Its `chat` and `execute_tool` spans cut off
+//! mid-way record it themselves (`trace::cancellable`).
 
 use super::{Driver, trace};
 use crate::completion::Usage;
 use crate::run::RunState;
+use std::sync::PoisonError;
 
 impl Driver<'_> {
+    /// Counts a model call of the turn under way that answered, for a drop before the turn's
+    /// end (which adds to the state's usage what the turn keeps). A run whose span does not
+    /// record keeps no count.
+    pub(super) fn count_answered(&self, usage: Usage) {
+        if self.unsettled.is_some() {
+            *self.answered.lock().unwrap_or_else(PoisonError::into_inner) += usage;
+        }
+    }
+
+    /// Forgets the turn's answered calls once the turn's end has counted them in the state.
+    pub(super) fn forget_answered(&mut self) {
+        *self
+            .answered
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner) = Usage::default();
+    }
+
     /// The run's state once its end is known, which the caller records on the run's span: a
     /// drop from here on is no cancellation. (Taken out of the driver, as a type with a drop
     /// of its own cannot be moved out of.) With it, the usage the state held when the run
@@ -27,7 +46,12 @@ impl Drop for Driver<'_> {
     /// so its outcome was never recorded. Free for an untraced run: `unsettled` is `None`.
     fn drop(&mut self) {
         if let Some((span, started_with)) = self.unsettled.take() {
-            let usage = self.state.usage.since(started_with);
+            let mut usage = self.state.usage;
+            usage += *self
+                .answered
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner);
+            let usage = usage.since(started_with);
             trace::record_run_cancelled(span, usage, self.state.turn);
         }
     }

@@ -115,6 +115,7 @@ pub(crate) fn run(
             // A resumed run's state holds the usage of its earlier invocations: its span
             // records only its own.
             unsettled: (!span.is_disabled()).then_some((&span, state_usage)),
+            answered: Default::default(),
         };
         // A new run's prompt waits at the end of its history until `on_run_start` has seen it
         // (see `Driver::start`): held there, it takes no room in the loop's future. (Moved
@@ -250,6 +251,11 @@ pub(crate) struct Driver<'a> {
     /// The run's span, while it records and the run's outcome is not yet known: a run dropped
     /// meanwhile records that it was cancelled on it (see `dropped`).
     unsettled: Option<(&'a tracing::Span, crate::completion::Usage)>,
+    /// The usage of the model calls of the turn under way that answered, until the turn's
+    /// end adds what it keeps to the state's: a run dropped meanwhile (in a fallback's next
+    /// call, or while a hook judges an answer) counts them too (see `dropped`). Kept only
+    /// while the run's span records.
+    answered: std::sync::Mutex<crate::completion::Usage>,
 }
 
 impl Driver<'_> {

@@ -97,8 +97,9 @@ impl<'a> Driver<'a> {
         let (history, patched) = turn_request.finish();
         self.state.history = history;
         // Calls the turn made and did not keep were made all the same: the run's usage counts
-        // them (the kept response's is added by the caller).
+        // them (the kept response's is added by the caller, with no await between).
         self.state.usage += unkept;
+        self.forget_answered();
         let (response, streamed_text, label) = result?;
         // Usually the same model as last turn: no new copy of its label.
         let same_as_last = match (&label, self.last_label) {
@@ -284,6 +285,7 @@ impl<'a> Driver<'a> {
         // response id and finish reasons off its span (nor its tokens off the metrics).
         if let Ok((response, _)) = &called {
             chat.record_response(response);
+            self.count_answered(response.usage);
         }
         if !self.observes(StepEventKind::CompletionOutcome) {
             return (called, None);
