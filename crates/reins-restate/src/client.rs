@@ -16,6 +16,26 @@ pub enum ClientError {
     /// The ingress could not be reached or the connection failed.
     #[error("the Restate ingress could not be reached: {0}")]
     Transport(String),
+    /// The ingress took the call and answered nothing within the call timeout
+    /// ([`RestateRuns::call_timeout`]): the server runs, but the call's handler did not
+    /// answer — most often no worker is running, or its deployment is not registered.
+    #[error(
+        "the Restate ingress answered nothing in {} s (is a worker running, and its deployment \
+         registered?)",
+        .0.as_secs()
+    )]
+    Timeout(Duration),
+    /// The admin API (deployment registration) could not be reached.
+    #[error("the Restate admin API could not be reached: {0}")]
+    AdminTransport(String),
+    /// The admin API answered with an error status.
+    #[error("the Restate admin API answered HTTP {status}: {body}")]
+    AdminHttp {
+        /// The HTTP status.
+        status: u16,
+        /// What the admin API said.
+        body: String,
+    },
     /// The ingress answered with an error status (for `output`, a failed run: the body says
     /// why).
     #[error("the Restate ingress answered HTTP {status}: {body}")]
@@ -35,6 +55,13 @@ pub enum ClientError {
     #[error("no run `{run_id}` is known to the Restate server")]
     UnknownRun {
         /// The run id asked about.
+        run_id: String,
+    },
+    /// A run under this id was started before ([`RestateRuns::start`]): a run id runs once,
+    /// so the new prompt was not taken (the embedded stores' `StoreError::AlreadyExists`).
+    #[error("run `{run_id}` already exists: a run id runs once, and the new prompt was not taken")]
+    AlreadyExists {
+        /// The run id that is taken.
         run_id: String,
     },
     /// The bearer token cannot be sent in an HTTP header (it holds a control character or a
@@ -127,6 +154,12 @@ impl RestateRuns {
     /// behind an authenticating proxy), in place of the basic authentication of user info in
     /// the URL. The token is shown neither in the client's `Debug` nor in its errors.
     ///
+    /// Restate keeps the headers of each call it takes with its invocation: the token is then
+    /// in the journal's input entry (of the run, and of each `status` and `decide` call),
+    /// readable through the admin API's SQL, and forwarded to the workers. Have the proxy in
+    /// front of the ingress check the token and strip the header before Restate sees it; never
+    /// reuse a model provider's key (or any other secret) as the token.
+    ///
     /// ```no_run
     /// # fn demo() -> Result<(), reins_restate::ClientError> {
     /// let token = std::env::var("RESTATE_TOKEN").unwrap_or_default();
@@ -160,15 +193,21 @@ impl RestateRuns {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<T, ClientError> {
+        let failed = |error: reqwest::Error| {
+            // A connection that could not be made in time is the server's absence; an answer
+            // that did not come in time is a handler nobody runs.
+            if error.is_timeout() && !error.is_connect() {
+                ClientError::Timeout(self.call_timeout)
+            } else {
+                ClientError::Transport(error.to_string())
+            }
+        };
         let response = authorized(request, self.authorization.as_ref())
             .send()
             .await
-            .map_err(|error| ClientError::Transport(error.to_string()))?;
+            .map_err(failed)?;
         let status = response.status();
-        let body = response
-            .text()
-            .await
-            .map_err(|error| ClientError::Transport(error.to_string()))?;
+        let body = response.text().await.map_err(failed)?;
         if !status.is_success() {
             return Err(ClientError::Http {
                 status: status.as_u16(),
@@ -190,15 +229,22 @@ impl RestateRuns {
         self.send(request).await
     }
 
-    /// Starts the run `run_id` with `prompt` without waiting for it. Starting a run id that
-    /// already ran does not run it again.
+    /// Starts the run `run_id` with `prompt` without waiting for it. A run id runs once:
+    /// starting one that was started before (running, waiting or ended, until Restate forgets
+    /// it) runs nothing and is [`ClientError::AlreadyExists`].
     pub async fn start(&self, run_id: &str, prompt: &str) -> Result<(), ClientError> {
         let input = RunInput {
             prompt: prompt.to_owned(),
         };
-        let _: Value = self
+        let sent: Value = self
             .post(&[SERVICE_NAME, run_id, "run", "send"], &input)
             .await?;
+        // Restate answers a workflow's second `send` with this status, and drops its input.
+        if sent.get("status").and_then(Value::as_str) == Some("PreviouslyAccepted") {
+            return Err(ClientError::AlreadyExists {
+                run_id: run_id.to_owned(),
+            });
+        }
         Ok(())
     }
 
@@ -362,13 +408,13 @@ async fn register(
     let response = authorized(request, authorization)
         .send()
         .await
-        .map_err(|error| ClientError::Transport(error.to_string()))?;
+        .map_err(|error| ClientError::AdminTransport(error.to_string()))?;
     let status = response.status();
     if status.is_success() {
         return Ok(());
     }
     let body = response.text().await.unwrap_or_default();
-    Err(ClientError::Http {
+    Err(ClientError::AdminHttp {
         status: status.as_u16(),
         body,
     })
@@ -428,17 +474,36 @@ mod tests {
         let runs = RestateRuns::new(&format!("http://{address}"))
             .unwrap()
             .call_timeout(Duration::from_millis(200));
+        // Told apart from an unreachable server: the server is there, its handler is not.
         let status = runs.status("r1").await;
-        assert!(
-            matches!(status, Err(ClientError::Transport(_))),
-            "{status:?}"
-        );
+        assert!(matches!(status, Err(ClientError::Timeout(_))), "{status:?}");
         let decided = runs.approve("r1", "t1c0").await;
         assert!(
-            matches!(decided, Err(ClientError::Transport(_))),
+            matches!(decided, Err(ClientError::Timeout(_))),
             "{decided:?}"
         );
+        let said = decided
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(said.contains("is a worker running"), "{said}");
         held.abort();
+    }
+
+    /// A registration that cannot reach the admin API says so, not that the ingress is down.
+    #[tokio::test]
+    async fn an_unreachable_admin_api_is_named_as_such() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = closed.local_addr().unwrap();
+        drop(closed);
+        let registered =
+            register_deployment(&format!("http://{address}"), "http://127.0.0.1:9080").await;
+        let said = registered
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(said.contains("admin API could not be reached"), "{said}");
+        assert!(!said.contains("ingress"), "{said}");
     }
 
     #[tokio::test]

@@ -410,7 +410,10 @@ pub struct StoreConfig {
     /// The environment variable holding a bearer token for the Restate ingress (Restate
     /// Cloud, an authenticating proxy), sent as `Authorization: Bearer` by every command but
     /// `reins serve` (whose worker only answers Restate); also sent to the admin API by
-    /// `reins serve --register` unless `restate_admin_token_env` is named.
+    /// `reins serve --register` unless `restate_admin_token_env` is named. Restate keeps each
+    /// call's headers with its invocation (the journal's input entry, readable through the
+    /// admin API, forwarded to workers): let the proxy in front of the ingress strip the
+    /// header, and never reuse a model key as this token.
     pub restate_token_env: Option<Spanned<String>>,
     /// The environment variable holding the admin API's bearer token, for `reins serve
     /// --register`, when it is not the ingress's (Restate Cloud gives each its own).

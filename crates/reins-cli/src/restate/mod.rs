@@ -129,6 +129,17 @@ pub(crate) fn explain(agent: &LoadedAgent, url: &str, error: &ClientError) -> St
         ClientError::Transport(_) => format!(
             "cannot reach the Restate ingress at {url} (is restate-server running?): {error}"
         ),
+        // The server took the call: it is the worker that is missing, not the server.
+        ClientError::Timeout(waited) => format!(
+            "the Restate ingress at {url} answered nothing in {} s: is a worker running, and \
+             its deployment registered? Start one with `reins serve {file} --register <admin \
+             URL>`",
+            waited.as_secs()
+        ),
+        ClientError::AlreadyExists { run_id } => format!(
+            "run `{run_id}` already exists on the Restate server at {url}: a run id runs once, \
+             and the new prompt was not taken (see `reins runs show {run_id}`)"
+        ),
         ClientError::Http { status: 404, body } if body.to_lowercase().contains("service") => {
             format!(
                 "the Restate server at {url} does not know the agent's service: start its worker \

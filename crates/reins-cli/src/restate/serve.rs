@@ -57,7 +57,7 @@ pub async fn serve(
         if let Err(error) = registered {
             worker.abort();
             let credentials = match error {
-                reins_restate::ClientError::Http {
+                reins_restate::ClientError::AdminHttp {
                     status: 401 | 403, ..
                 } => format!("; {}", super::admin_refusal(agent)),
                 _ => String::new(),

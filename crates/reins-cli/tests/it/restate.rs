@@ -335,6 +335,12 @@ fn a_failed_registration_does_not_show_the_admin_url_s_credentials() {
         "{stderr}"
     );
     assert!(!stderr.contains("hunter2"), "{stderr}");
+    // It is the admin API that could not be reached, not the ingress.
+    assert!(
+        stderr.contains("the Restate admin API could not be reached"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ingress"), "{stderr}");
 }
 
 #[test]

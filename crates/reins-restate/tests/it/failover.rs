@@ -64,10 +64,13 @@ async fn sigkill_mid_run_fails_over_and_runs_each_tool_call_once() {
         ]
     );
 
-    // A run id runs once: starting it again runs nothing and the output stays the same.
-    runs.start(run, "crash")
-        .await
-        .expect("starting a finished run id again is accepted");
+    // A run id runs once: starting it again is refused, runs nothing, and the output stays
+    // the same.
+    let again = runs.start(run, "something else").await;
+    assert!(
+        matches!(&again, Err(ClientError::AlreadyExists { run_id }) if run_id == run),
+        "{again:?}"
+    );
     assert_eq!(runs.output(run).await.expect("the output").answer, "done");
     assert_eq!(cluster.effects().len(), 2);
 }
