@@ -8,14 +8,16 @@ use restate_sdk::prelude::*;
 /// The state key holding the calls a suspended run waits on.
 pub(crate) const PENDING_STATE: &str = "pending";
 
-/// What a suspended call waits on, as listed in the run's status.
-fn pending_decision(call: &PendingCall, awakeable: String) -> PendingDecision {
+/// What a call a hook suspended waits on, as listed in the run's status (its awakeable is
+/// given by [`decisions`]).
+pub(crate) fn pending_decision(call: &PendingCall) -> PendingDecision {
     PendingDecision {
         call: call.internal_call_id.clone(),
         tool: call.call.name.clone(),
         arguments: call.call.arguments.clone(),
         reason: call.suspended.clone().unwrap_or_default(),
-        awakeable,
+        awakeable: String::new(),
+        in_doubt: false,
     }
 }
 
@@ -42,7 +44,7 @@ fn read_decision(call: &str, payload: &[u8]) -> Result<ToolDecision, String> {
     }
 }
 
-/// Creates one awakeable per call in `calls`, lists them as the run's pending calls and waits
+/// Creates one awakeable per call in `calls` (their `awakeable` is filled in here), lists them as the run's pending calls and waits
 /// until each is decided, in whatever order the decisions come; a decided call leaves the list
 /// at once. Returns the decisions by internal call id, or the terminal error of an awakeable
 /// rejected through Restate's API (the list is then cleared) or of a cancelled invocation.
@@ -52,18 +54,19 @@ fn read_decision(call: &str, payload: &[u8]) -> Result<ToolDecision, String> {
 /// otherwise fail every replay of the invocation, and Restate would retry it without end.
 /// Such a call keeps waiting on a fresh awakeable instead; the payload is journaled, so a
 /// replay re-arms it the same way.
-pub(crate) async fn decisions<'a>(
+pub(crate) async fn decisions(
     ctx: &WorkflowContext<'_>,
-    calls: impl Iterator<Item = &'a PendingCall>,
+    calls: Vec<PendingDecision>,
 ) -> Result<Vec<(String, ToolDecision)>, TerminalError> {
     let mut waiting = Vec::new();
     let mut awaited = DurableFuturesUnordered::new();
     // The call each awaited awakeable decides, at the index `awaited` gave it.
     let mut deciding = Vec::new();
-    for call in calls {
+    for mut call in calls {
         let (awakeable, decided) = ctx.awakeable::<Vec<u8>>();
-        waiting.push(pending_decision(call, awakeable));
-        deciding.push(call.internal_call_id.clone());
+        call.awakeable = awakeable;
+        deciding.push(call.call.clone());
+        waiting.push(call);
         awaited.push(decided);
     }
     ctx.set(PENDING_STATE, Json(waiting.clone()));

@@ -54,6 +54,27 @@
 //! [`Decision::suspend`](reins::hooks::approval::Decision::suspend), handing the call to a
 //! person through `decide`.
 //!
+//! # A tool call cut off by a crash: at most once
+//!
+//! A worker can die while a tool executes (SIGKILL, a lost machine, an aborted long step),
+//! after the tool's side effect and before its result reaches the journal. What the retried
+//! invocation does then follows the tool's
+//! [`retry_safety`](reins::tool::Tool::retry_safety), as on the embedded stores:
+//!
+//! - A tool that declares a second execution safe
+//!   ([`RetrySafety::Idempotent`](reins::tool::RetrySafety::Idempotent) or
+//!   [`DeduplicatesByEffectId`](reins::tool::RetrySafety::DeduplicatesByEffectId)) is one step,
+//!   and a cut-off call simply runs again.
+//! - Any other tool runs at most once by itself: before it runs, its call journals an unlisted
+//!   start marker (`<effect id>/started`, acknowledged by Restate before the tool starts). A
+//!   replay that finds the marker and no result journals the call as in doubt and lists it
+//!   among the run's pending calls with [`PendingDecision::in_doubt`] set; the run waits,
+//!   suspended in Restate, for `decide`: `rerun` (or `approve`) runs it again (with a marker of
+//!   its own, `<effect id>/started/<n>`), `approve_with_args` with new arguments, and `skip`,
+//!   `supply_result` or `deny` answer the call without running it (the model reads their
+//!   text; `deny` reaches it as the tool's error). One more journal entry per call is the
+//!   price; declare a tool's retry safety when a second execution is harmless.
+//!
 //! # Deterministic replay: what hooks may and may not do
 //!
 //! A replay must take the same path as the first execution, because Restate matches the
@@ -82,7 +103,8 @@
 //!
 //! Restate asks an invocation that sends nothing for its inactivity timeout (1 minute by
 //! default) to suspend, and aborts it after the abort timeout (10 minutes); a step cannot
-//! suspend halfway, so a model or tool call longer than that is aborted and executed again.
+//! suspend halfway, so a model call longer than that is aborted and executed again, and so is
+//! a tool call whose tool declares that safe; any other tool call is then in doubt (above).
 //! Raise both for the `ReinsAgent` service through Restate's admin API when steps are long.
 //!
 //! # Large steps

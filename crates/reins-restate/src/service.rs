@@ -2,7 +2,7 @@
 //! workflow invocation keyed by the run id; its `run` handler drives the agent with the
 //! ordinary run loop while the invocation's step port journals every model and tool call.
 
-use crate::awaiting::{PENDING_STATE, decisions, unusable};
+use crate::awaiting::{PENDING_STATE, decisions, pending_decision, unusable};
 use crate::claims::DecisionClaimsClient;
 use crate::steps::{CANCELLED, LEGACY_STEPS_STATE, Steps, serve_steps, steps_from_keys};
 use crate::wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
@@ -105,13 +105,20 @@ impl AgentService {
             let driven = request.extended_details().into_future();
             let outcome: Result<PromptResponse, PromptError> = tokio::select! {
                 outcome = driven => outcome,
-                cancelled = serve_steps(&ctx, &mut port, &mut recorded) => {
+                ended = serve_steps(&ctx, &mut port, &mut recorded) => {
                     forget_claims(&ctx);
-                    let Some(cancelled) = cancelled else {
+                    let Some(ended) = ended else {
                         return Err(TerminalError::new("the agent dropped its step port").into());
                     };
-                    ctx.set(FAILURE_STATE, Json(RunFailure::Cancelled));
-                    return Err(cancelled.into());
+                    // It waits on nothing any more (a call in doubt may have been listed).
+                    ctx.clear(PENDING_STATE);
+                    let failure = if ended.code() == CANCELLED {
+                        RunFailure::Cancelled
+                    } else {
+                        RunFailure::Error
+                    };
+                    ctx.set(FAILURE_STATE, Json(failure));
+                    return Err(ended.into());
                 }
             };
             let suspended = match outcome {
@@ -132,7 +139,8 @@ impl AgentService {
                 }
             };
             // The run waits in Restate for one decision per suspended call: no worker is held.
-            let decided = match decisions(&ctx, suspended.pending()).await {
+            let waiting = suspended.pending().map(pending_decision).collect();
+            let decided = match decisions(&ctx, waiting).await {
                 Ok(decided) => decided,
                 Err(error) => {
                     // It waits on nothing any more: a call listed as waiting would take a

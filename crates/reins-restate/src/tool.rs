@@ -1,7 +1,9 @@
 //! [`JournaledTool`]: a tool whose every call is one journaled step, named by its effect id.
 
 use crate::steps::Steps;
+use crate::wire::PendingDecision;
 use futures::FutureExt;
+use reins::agent::ToolDecision;
 use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolTraits};
 use serde::de::Deserialize;
 use serde::{Deserialize as DeserializeDerive, Serialize};
@@ -45,9 +47,44 @@ impl Steps {
 #[derive(Debug, Serialize, DeserializeDerive)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 enum RecordedCall {
-    Output { value: Value },
-    Error { message: String },
-    Panicked { message: String },
+    Output {
+        value: Value,
+    },
+    Error {
+        message: String,
+    },
+    Panicked {
+        message: String,
+    },
+    /// The call's start marker came from the journal and its result did not: an earlier
+    /// attempt started the tool and died before its result was journaled.
+    InDoubt,
+}
+
+/// Why a call in doubt waits, as listed in the run's pending calls.
+const IN_DOUBT_REASON: &str = "in doubt: the call started on a worker that stopped before its \
+     result was journaled, and its tool does not declare that running it again is safe";
+
+/// What a decision about a call in doubt makes of it.
+enum Resolved {
+    /// Execute the tool (again) with these arguments.
+    Run(Value),
+    /// The call's result, without executing the tool.
+    Answer(Result<Value, String>),
+}
+
+/// What `decision` about a call in doubt, started with `args`, makes of it: a decision reads
+/// as it does for a stored run's call in doubt (`approve` is `rerun`). The model reads the
+/// text of `skip`, `supply_result` and `deny`; the tool cannot mark its result skipped or
+/// denied, so `deny` reaches it as the tool's error and the others as its output.
+fn resolve(decision: ToolDecision, args: Value) -> Resolved {
+    match decision {
+        ToolDecision::Approve | ToolDecision::Rerun => Resolved::Run(args),
+        ToolDecision::ApproveWithArgs { args } => Resolved::Run(args),
+        ToolDecision::Skip { message } => Resolved::Answer(Ok(Value::String(message))),
+        ToolDecision::SupplyResult { output } => Resolved::Answer(Ok(Value::String(output))),
+        ToolDecision::Deny { message } => Resolved::Answer(Err(message)),
+    }
 }
 
 impl<T: Tool> JournaledTool<T> {
@@ -148,25 +185,95 @@ impl<T: Tool> Tool for JournaledTool<T> {
                 .map_err(|error| error.to_string())?;
             return serde_json::to_value(output).map_err(|error| error.to_string());
         }
-        let name = match ToolCallContext::current() {
+        let context = ToolCallContext::current();
+        let name = match &context {
             Some(call) => call.effect_id(),
             None => format!("tool/{}", self.inner.name()),
         };
-        let recorded = self
-            .steps
-            .step(name, || async {
-                serde_json::to_value(self.execute(args).await).unwrap_or_else(
-                    |error| serde_json::json!({"outcome": "error", "message": error.to_string()}),
-                )
-            })
-            .await
-            .map_err(|error| error.to_string())?;
-        match serde_json::from_value::<RecordedCall>(recorded) {
-            Ok(RecordedCall::Output { value }) => Ok(value),
-            Ok(RecordedCall::Error { message }) => Err(message),
-            // A panic is replayed as a panic, so the run loop reports it the same way.
-            Ok(RecordedCall::Panicked { message }) => std::panic::panic_any(message),
-            Err(error) => Err(format!("the journaled tool call cannot be read: {error}")),
+        if self.inner.retry_safety().allows_reexecution() {
+            // Executed again after a crash, as the tool declares safe: no marker needed.
+            let recorded = self
+                .steps
+                .step(name, || async { self.recorded(args).await })
+                .await
+                .map_err(|error| error.to_string())?;
+            return replayed(recorded);
         }
+        let call = context.map_or_else(|| name.clone(), |call| call.internal_call_id().to_owned());
+        let mut args = args;
+        for attempt in 1u32.. {
+            // Journaled (and acknowledged) before the tool runs: a replay that finds the marker
+            // and no result knows the tool started and may have had its effect.
+            let marker = match attempt {
+                1 => format!("{name}/started"),
+                n => format!("{name}/started/{n}"),
+            };
+            let fresh = self
+                .steps
+                .start_marker(marker)
+                .await
+                .map_err(|error| error.to_string())?;
+            let recorded = self
+                .steps
+                .step(name.clone(), || async {
+                    if fresh {
+                        self.recorded(args.clone()).await
+                    } else {
+                        json_of(&RecordedCall::InDoubt)
+                    }
+                })
+                .await
+                .map_err(|error| error.to_string())?;
+            if !matches!(
+                serde_json::from_value::<RecordedCall>(recorded.clone()),
+                Ok(RecordedCall::InDoubt)
+            ) {
+                return replayed(recorded);
+            }
+            let pending = PendingDecision {
+                call: call.clone(),
+                tool: self.inner.name().to_owned(),
+                arguments: args.clone(),
+                reason: IN_DOUBT_REASON.to_owned(),
+                awakeable: String::new(),
+                in_doubt: true,
+            };
+            let decision = self
+                .steps
+                .await_decision(pending)
+                .await
+                .map_err(|error| error.to_string())?;
+            match resolve(decision, args) {
+                Resolved::Run(rerun) => args = rerun,
+                Resolved::Answer(answer) => return answer,
+            }
+        }
+        Err("the call was started more times than can be counted".to_owned())
+    }
+}
+
+impl<T: Tool> JournaledTool<T> {
+    /// Runs the inner tool once, as the journaled value of its step.
+    async fn recorded(&self, args: Value) -> Value {
+        json_of(&self.execute(args).await)
+    }
+}
+
+/// `call` as journaled.
+fn json_of(call: &RecordedCall) -> Value {
+    serde_json::to_value(call).unwrap_or_else(
+        |error| serde_json::json!({"outcome": "error", "message": error.to_string()}),
+    )
+}
+
+/// The call's result as its step recorded it.
+fn replayed(recorded: Value) -> Result<Value, String> {
+    match serde_json::from_value::<RecordedCall>(recorded) {
+        Ok(RecordedCall::Output { value }) => Ok(value),
+        Ok(RecordedCall::Error { message }) => Err(message),
+        // A panic is replayed as a panic, so the run loop reports it the same way.
+        Ok(RecordedCall::Panicked { message }) => std::panic::panic_any(message),
+        Ok(RecordedCall::InDoubt) => Err("the call is in doubt".to_owned()),
+        Err(error) => Err(format!("the journaled tool call cannot be read: {error}")),
     }
 }

@@ -41,6 +41,13 @@ pub struct PendingDecision {
     /// no usable decision leaves the call waiting on a fresh awakeable (listed here), and one
     /// rejected through `.../reject` fails the run.
     pub awakeable: String,
+    /// The call is in doubt: it started on a worker that died before its result was
+    /// journaled, and its tool does not declare a second execution safe
+    /// ([`RetrySafety`](reins::tool::RetrySafety)), so its effect may or may not have happened.
+    /// It waits for `rerun` (or `approve`), `approve_with_args`, `skip`, `supply_result` or
+    /// `deny`, as a stored run's call in doubt does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_doubt: bool,
 }
 
 /// Where a run is, as returned by the `status` handler.

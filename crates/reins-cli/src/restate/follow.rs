@@ -72,12 +72,17 @@ fn pending_json(pending: &[PendingDecision]) -> Vec<Value> {
     pending
         .iter()
         .map(|call| {
-            json!({
+            let mut shown = json!({
                 "call": call.call,
                 "tool": call.tool,
                 "args": call.arguments,
                 "reason": call.reason,
-            })
+            });
+            // Only when so: a call a crash cut off, which approve runs again.
+            if call.in_doubt {
+                shown["in_doubt"] = json!(true);
+            }
+            shown
         })
         .collect()
 }

@@ -10,9 +10,11 @@
 //! result), `pair` (like `approve`, with two transfers in one turn: 100 and 7), `loop` (a
 //! ten-turn tool loop: nine `record` calls, then an answer; the benchmark's workload), `long`
 //! (one turn of 400 `record` calls, then an answer: 402 steps, the benchmark's long run), `fail`
-//! (the model call fails with HTTP 503), `huge` (calls `record` with the item `huge`, whose
+//! (the model call fails with HTTP 503), `charge` (calls `charge`, a tool that declares
+//! nothing about running twice: it records its start, then waits until the effects
+//! file's path with the extension `release` exists (`effects.release` beside `effects.log`); the answer quotes the last tool result), `huge` (calls `record` with the item `huge`, whose
 //! result is 40 MiB, more than Restate takes in one journal entry; the answer quotes the last
-//! tool result) and anything else (records `only`, then answers). Both
+//! tool result) and anything else (records `only`, then answers). The
 //! tools append one line per execution to the effects file: `<tool> <effect id> <argument>
 //! <worker pid>`. A hook stamps the item of every `record` call made with `"stamp": true` (the
 //! `crash` script's) with the wall clock, read through `Steps::record` so that a replay sees
@@ -48,6 +50,9 @@ struct RecordArgs {
     item: String,
 }
 
+/// How often a `charge` call looks for its release file.
+const RELEASE_POLL: Duration = Duration::from_millis(20);
+
 #[derive(Deserialize, schemars::JsonSchema)]
 struct TransferArgs {
     amount: u64,
@@ -61,6 +66,7 @@ struct DemoModel {
     approve: ScriptedModel,
     pair: ScriptedModel,
     huge: ScriptedModel,
+    charge: ScriptedModel,
     tool_loop: ScriptedModel,
     long: ScriptedModel,
     failing: ScriptedModel,
@@ -87,6 +93,8 @@ impl DemoModel {
             ])])
             .without_request_log(),
             huge: ScriptedModel::resumable([Turn::tool_call("record", json!({"item": "huge"}))])
+                .without_request_log(),
+            charge: ScriptedModel::resumable([Turn::tool_call("charge", json!({"amount": 5}))])
                 .without_request_log(),
             tool_loop: ScriptedModel::resumable(
                 (1..=9)
@@ -127,7 +135,7 @@ impl CompletionModel for DemoModel {
             .unwrap_or_default();
         match prompt.split_whitespace().next() {
             Some("crash") => self.crash.completion(request).await,
-            Some(script @ ("approve" | "pair" | "huge")) => {
+            Some(script @ ("approve" | "pair" | "huge" | "charge")) => {
                 let answered = request
                     .history
                     .iter()
@@ -139,6 +147,7 @@ impl CompletionModel for DemoModel {
                     ))),
                     None if script == "pair" => self.pair.completion(request).await,
                     None if script == "huge" => self.huge.completion(request).await,
+                    None if script == "charge" => self.charge.completion(request).await,
                     None => self.approve.completion(request).await,
                 }
             }
@@ -225,9 +234,22 @@ fn agent(steps: &Steps, model: &DemoModel, effects: &Arc<PathBuf>) -> Agent {
                 .map(|()| format!("transferred {}", args.amount))
         }
     });
+    let charge_file = Arc::clone(effects);
+    let charge = tool_fn("charge", "Charges a card.", move |args: TransferArgs| {
+        let file = Arc::clone(&charge_file);
+        async move {
+            record_effect(&file, "charge", &args.amount.to_string())?;
+            let release = file.with_extension("release");
+            while !release.exists() {
+                tokio::time::sleep(RELEASE_POLL).await;
+            }
+            Ok::<_, std::io::Error>(format!("charged {}", args.amount))
+        }
+    });
     AgentBuilder::new(steps.model(model.clone()))
         .tool(steps.tool(record))
         .tool(steps.tool(transfer))
+        .tool(steps.tool(charge))
         .add_hook(
             ApprovalPolicy::new()
                 .rule(Rule::suspend("transfer", "transfers need a person"))

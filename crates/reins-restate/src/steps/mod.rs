@@ -9,13 +9,16 @@
 //! scope, so [`ToolCallContext::current`](reins::tool::ToolCallContext::current) works), and
 //! the port only records its result.
 
+use crate::awaiting::decisions;
+use crate::wire::PendingDecision;
+use reins::agent::ToolDecision;
 use restate_sdk::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tokio::sync::{mpsc, oneshot};
 
 /// The prefix of the state keys listing the journaled steps: one key per step,
@@ -82,10 +85,25 @@ struct StepsInner {
     model_calls: AtomicUsize,
 }
 
+/// What the step port does with a request.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum StepKind {
+    /// A journaled step, listed in the run's `status` (model and tool calls, records, answers).
+    Listed,
+    /// A journaled step that is not listed: the start marker journaled before a tool call
+    /// whose tool does not declare a second execution safe (see [`crate::JournaledTool`]).
+    StartMarker,
+    /// No step: wait for a person's decision about a call in doubt, listed in the run's
+    /// pending calls; the result is the decision as JSON.
+    Decision(Box<PendingDecision>),
+}
+
 /// One piece of work for the step port.
 pub(crate) struct StepRequest {
     /// The step's name in the journal (the effect id for tool calls).
     pub name: String,
+    /// What to do with it.
+    pub kind: StepKind,
     /// Asks the caller to run the work now (only on first execution): the caller sends the
     /// work's result back on the enclosed sender — a value to journal, or why the work has
     /// none (journaled as the step's failure, so a replay fails the same way).
@@ -203,7 +221,9 @@ impl Steps {
                 format!("the value cannot be journaled: it does not serialize to JSON: {error}")
             })
         };
-        let recorded = self.try_step(step.clone(), serialized).await?;
+        let recorded = self
+            .try_step(step.clone(), StepKind::Listed, serialized)
+            .await?;
         serde_json::from_value(recorded).map_err(|error| StepError {
             step,
             message: format!("the journaled value cannot be read: {error}"),
@@ -218,12 +238,51 @@ impl Steps {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Value>,
     {
-        self.try_step(name, || async { Ok(work().await) }).await
+        self.try_step(name, StepKind::Listed, || async { Ok(work().await) })
+            .await
+    }
+
+    /// Journals that a tool call is about to start, as the unlisted step `name`, and tells
+    /// whether this is the first execution: `false` when the marker comes from the journal,
+    /// i.e. an earlier attempt of the invocation journaled it.
+    pub(crate) async fn start_marker(&self, name: String) -> Result<bool, StepError> {
+        let fresh = AtomicBool::new(false);
+        self.try_step(name, StepKind::StartMarker, || async {
+            fresh.store(true, Ordering::SeqCst);
+            Ok(Value::Null)
+        })
+        .await?;
+        Ok(fresh.load(Ordering::SeqCst))
+    }
+
+    /// Lists `pending` (a call in doubt) among the run's pending calls and waits — suspended
+    /// in Restate, holding no worker — for the decision `decide` takes about it.
+    pub(crate) async fn await_decision(
+        &self,
+        pending: PendingDecision,
+    ) -> Result<ToolDecision, StepError> {
+        let name = pending.call.clone();
+        let decided = self
+            .try_step(
+                name.clone(),
+                StepKind::Decision(Box::new(pending)),
+                || async { Err("a decision is no work to run".to_owned()) },
+            )
+            .await?;
+        serde_json::from_value(decided).map_err(|error| StepError {
+            step: name,
+            message: format!("the decision cannot be read: {error}"),
+        })
     }
 
     /// [`Steps::step`] for work that may have no value: its error is journaled as the step's
     /// failure and returned as a [`StepError`], on first execution and on replay alike.
-    async fn try_step<F, Fut>(&self, name: String, work: F) -> Result<Value, StepError>
+    async fn try_step<F, Fut>(
+        &self,
+        name: String,
+        kind: StepKind,
+        work: F,
+    ) -> Result<Value, StepError>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Value, String>>,
@@ -251,6 +310,7 @@ impl Steps {
         let (result, result_rx) = oneshot::channel();
         port.send(StepRequest {
             name: name.clone(),
+            kind,
             execute,
             result,
         })
@@ -314,9 +374,10 @@ impl std::io::Write for ByteCount {
 pub(crate) const CANCELLED: u16 = 409;
 
 /// Serves the steps of one invocation in the order they arrive, each as one `ctx.run`, until
-/// the driver stops sending (`None`) or the invocation is cancelled (the cancellation, which
-/// ends the run: Restate delivers it once, to the step then awaited, and a run that took it
-/// for the step's failure would go on). Every recorded step gets its state key
+/// the driver stops sending (`None`) or the invocation ends with a terminal error: a
+/// cancellation ([`CANCELLED`]), which ends the run (Restate delivers it once, to the step then
+/// awaited, and a run that took it for the step's failure would go on), or the rejection of a
+/// decision a call in doubt waits on. Every listed step gets its state key
 /// ([`STEP_KEY_PREFIX`], read by the `status` handler); `recorded` counts them over the
 /// invocation.
 pub(crate) async fn serve_steps(
@@ -326,10 +387,25 @@ pub(crate) async fn serve_steps(
 ) -> Option<TerminalError> {
     while let Some(StepRequest {
         name,
+        kind,
         execute,
         result,
     }) = port.recv().await
     {
+        if let StepKind::Decision(pending) = kind {
+            let decided = match decisions(ctx, vec![*pending]).await {
+                Ok(mut taken) => taken.pop().map(|(_, decision)| decision),
+                Err(ended) => return Some(ended),
+            };
+            let _ = result.send(
+                decided
+                    .ok_or_else(|| "no decision was taken".to_owned())
+                    .and_then(|decision| {
+                        serde_json::to_value(decision).map_err(|error| error.to_string())
+                    }),
+            );
+            continue;
+        }
         let outcome = ctx
             .run(move || async move {
                 let (done, done_rx) = oneshot::channel();
@@ -354,8 +430,10 @@ pub(crate) async fn serve_steps(
                 cancelled.message().to_owned(),
             ));
         }
-        *recorded += 1;
-        ctx.set(&step_key(*recorded, &name), ());
+        if kind == StepKind::Listed {
+            *recorded += 1;
+            ctx.set(&step_key(*recorded, &name), ());
+        }
         let _ = result.send(
             outcome
                 .map(Json::into_inner)
