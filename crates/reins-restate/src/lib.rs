@@ -75,6 +75,24 @@
 //!   text; `deny` reaches it as the tool's error). One more journal entry per call is the
 //!   price; declare a tool's retry safety when a second execution is harmless.
 //!
+//! # Secrets in the journal
+//!
+//! Restate keeps every step's value in its journal, readable through its admin API (`restate
+//! sql`, `sys_journal`). A tool call's step journals its result before any hook runs, so a
+//! [`Redaction`](reins::hooks::redaction::Redaction) hook alone would mask what the model sees
+//! and leave the secret in the journal. Register it with the run's steps as well —
+//! `.add_hook(steps.redaction(Redaction::new()))` ([`Steps::redaction`]) — and the step
+//! journals the text the hook shows the model instead (and an error's text masked). What the
+//! redaction does not mask (see its docs), and the prompt (the run's input), are journaled as
+//! they are.
+//!
+//! The bearer token of [`RestateRuns::bearer_token`] is sent with every ingress call, and
+//! Restate keeps a call's headers with its invocation: the `Authorization` header is in the
+//! journal's input entry of the run (and of each `status` and `decide` call), readable through
+//! the admin API, and forwarded to the workers. Let the proxy or gateway in front of the
+//! ingress check the token and strip the header before it reaches Restate, give that token no
+//! other use, and never reuse a model provider's key as it.
+//!
 //! # Deterministic replay: what hooks may and may not do
 //!
 //! A replay must take the same path as the first execution, because Restate matches the

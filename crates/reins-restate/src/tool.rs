@@ -4,10 +4,12 @@ use crate::steps::Steps;
 use crate::wire::PendingDecision;
 use futures::FutureExt;
 use reins::agent::ToolDecision;
+use reins::hooks::redaction::Redaction;
 use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolTraits};
 use serde::de::Deserialize;
 use serde::{Deserialize as DeserializeDerive, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
@@ -40,6 +42,58 @@ impl Steps {
     /// Wraps a tool so that each of its calls is one journaled step.
     pub fn tool<T: Tool>(&self, tool: T) -> JournaledTool<T> {
         JournaledTool::new(tool, self.clone())
+    }
+
+    /// Masks what `redaction` masks in every tool result these steps journal, and returns it
+    /// for the agent's hooks: `.add_hook(steps.redaction(Redaction::new()))`.
+    ///
+    /// Why: a tool call's step journals the tool's result before any hook runs, so a
+    /// [`Redaction`] hook alone masks what the model sees while Restate's journal (readable
+    /// through its admin API) keeps the secret. Registered here, the step journals the text the
+    /// hook would show the model instead
+    /// ([`Redaction::redact_tool_result`]): the output, rendered as the model reads it, when
+    /// anything in it is masked, and an error's text. Embedded, nothing is journaled and the
+    /// hook alone masks, as usual. Call it from the function that builds the agent; it may be
+    /// called more than once (each redaction masks in turn).
+    pub fn redaction(&self, redaction: Redaction) -> Redaction {
+        self.redactions().push(redaction.clone());
+        redaction
+    }
+
+    /// `text` masked by every registered redaction; `None` when nothing in it is.
+    fn masked(&self, text: &str) -> Option<String> {
+        let redactions = self.redactions();
+        let mut masked: Option<String> = None;
+        for redaction in redactions.iter() {
+            let current = masked.as_deref().unwrap_or(text);
+            if let Cow::Owned(more) = redaction.redact_tool_result(current) {
+                masked = Some(more);
+            }
+        }
+        masked
+    }
+
+    /// `call` with what the registered redactions mask masked, as it may be journaled.
+    fn masked_call(&self, call: RecordedCall) -> RecordedCall {
+        match call {
+            RecordedCall::Output { value } => {
+                // The text the model reads (a JSON string unquoted, as the run loop renders it).
+                let shown = match &value {
+                    Value::String(text) => self.masked(text),
+                    other => self.masked(&other.to_string()),
+                };
+                RecordedCall::Output {
+                    value: shown.map_or(value, Value::String),
+                }
+            }
+            RecordedCall::Error { message } => RecordedCall::Error {
+                message: self.masked(&message).unwrap_or(message),
+            },
+            RecordedCall::Panicked { message } => RecordedCall::Panicked {
+                message: self.masked(&message).unwrap_or(message),
+            },
+            RecordedCall::InDoubt => RecordedCall::InDoubt,
+        }
     }
 }
 
@@ -255,7 +309,7 @@ impl<T: Tool> Tool for JournaledTool<T> {
 impl<T: Tool> JournaledTool<T> {
     /// Runs the inner tool once, as the journaled value of its step.
     async fn recorded(&self, args: Value) -> Value {
-        json_of(&self.execute(args).await)
+        json_of(&self.steps.masked_call(self.execute(args).await))
     }
 }
 

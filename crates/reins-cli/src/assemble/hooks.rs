@@ -166,7 +166,7 @@ impl FileHooks {
     /// asked through them.
     pub fn add_to(&self, mut builder: AgentBuilder, steps: Option<&Steps>) -> AgentBuilder {
         if let Some(hook) = &self.model_keys {
-            builder = builder.add_hook(hook.clone());
+            builder = builder.add_hook(journaled_too(hook, steps));
         }
         if let Some(hook) = &self.tool_choice {
             builder = builder.add_hook(hook.clone());
@@ -175,7 +175,7 @@ impl FileHooks {
             builder = builder.add_hook(hook.clone());
         }
         if let Some(hook) = &self.redaction {
-            builder = builder.add_hook(hook.clone());
+            builder = builder.add_hook(journaled_too(hook, steps));
         }
         if let Some(hook) = &self.cache {
             builder = builder.add_hook(hook.clone());
@@ -206,6 +206,15 @@ impl FileHooks {
             builder = builder.add_hook(hook.clone());
         }
         builder
+    }
+}
+
+/// `redaction`, masking what a run on Restate journals of each tool call too (a step journals
+/// the tool's result before the hook runs).
+fn journaled_too(redaction: &Redaction, steps: Option<&Steps>) -> Redaction {
+    match steps {
+        Some(steps) => steps.redaction(redaction.clone()),
+        None => redaction.clone(),
     }
 }
 

@@ -11,10 +11,13 @@
 //! ten-turn tool loop: nine `record` calls, then an answer; the benchmark's workload), `long`
 //! (one turn of 400 `record` calls, then an answer: 402 steps, the benchmark's long run), `fail`
 //! (the model call fails with HTTP 503), `charge` (calls `charge`, a tool that declares
-//! nothing about running twice: it records its start, then waits until the effects
-//! file's path with the extension `release` exists (`effects.release` beside `effects.log`); the answer quotes the last tool result), `huge` (calls `record` with the item `huge`, whose
-//! result is 40 MiB, more than Restate takes in one journal entry; the answer quotes the last
-//! tool result) and anything else (records `only`, then answers). The
+//! nothing about running twice: it records its start, then waits until the effects file's
+//! path with the extension `release` exists, `effects.release` beside `effects.log`; the
+//! answer quotes the last tool result), `secret` (calls `lookup`, whose result holds an email
+//! address, a GitHub token and a card number, which the agent's `Redaction` masks, in the
+//! journal too; the answer quotes the last tool result), `huge` (calls `record` with the item
+//! `huge`, whose result is 40 MiB, more than Restate takes in one journal entry; the answer
+//! quotes the last tool result) and anything else (records `only`, then answers). The
 //! tools append one line per execution to the effects file: `<tool> <effect id> <argument>
 //! <worker pid>`. A hook stamps the item of every `record` call made with `"stamp": true` (the
 //! `crash` script's) with the wall clock, read through `Steps::record` so that a replay sees
@@ -23,9 +26,10 @@
 use reins::agent::{Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext};
 use reins::completion::{CompletionError, CompletionModel, CompletionRequest, CompletionResponse};
 use reins::hooks::approval::{ApprovalPolicy, Rule};
+use reins::hooks::redaction::Redaction;
 use reins::message::{AssistantContent, Message, OneOrMany};
 use reins::testing::{ScriptedModel, Turn};
-use reins::tool::{ToolCallContext, tool_fn};
+use reins::tool::{RetrySafety, ToolCallContext, tool_fn};
 use reins_restate::{AgentService, Steps};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -50,6 +54,12 @@ struct RecordArgs {
     item: String,
 }
 
+/// The email address in the `lookup` tool's result.
+const SECRET_EMAIL: &str = "ada@example.com";
+
+/// The GitHub token in the `lookup` tool's result (made up, in the shape of one).
+const SECRET_TOKEN: &str = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+
 /// How often a `charge` call looks for its release file.
 const RELEASE_POLL: Duration = Duration::from_millis(20);
 
@@ -67,6 +77,7 @@ struct DemoModel {
     pair: ScriptedModel,
     huge: ScriptedModel,
     charge: ScriptedModel,
+    secret: ScriptedModel,
     tool_loop: ScriptedModel,
     long: ScriptedModel,
     failing: ScriptedModel,
@@ -95,6 +106,8 @@ impl DemoModel {
             huge: ScriptedModel::resumable([Turn::tool_call("record", json!({"item": "huge"}))])
                 .without_request_log(),
             charge: ScriptedModel::resumable([Turn::tool_call("charge", json!({"amount": 5}))])
+                .without_request_log(),
+            secret: ScriptedModel::resumable([Turn::tool_call("lookup", json!({}))])
                 .without_request_log(),
             tool_loop: ScriptedModel::resumable(
                 (1..=9)
@@ -135,7 +148,7 @@ impl CompletionModel for DemoModel {
             .unwrap_or_default();
         match prompt.split_whitespace().next() {
             Some("crash") => self.crash.completion(request).await,
-            Some(script @ ("approve" | "pair" | "huge" | "charge")) => {
+            Some(script @ ("approve" | "pair" | "huge" | "charge" | "secret")) => {
                 let answered = request
                     .history
                     .iter()
@@ -148,6 +161,7 @@ impl CompletionModel for DemoModel {
                     None if script == "pair" => self.pair.completion(request).await,
                     None if script == "huge" => self.huge.completion(request).await,
                     None if script == "charge" => self.charge.completion(request).await,
+                    None if script == "secret" => self.secret.completion(request).await,
                     None => self.approve.completion(request).await,
                 }
             }
@@ -246,7 +260,16 @@ fn agent(steps: &Steps, model: &DemoModel, effects: &Arc<PathBuf>) -> Agent {
             Ok::<_, std::io::Error>(format!("charged {}", args.amount))
         }
     });
+    let lookup = tool_fn("lookup", "Looks up a customer.", |_: Value| async {
+        Ok::<_, std::io::Error>(json!({
+            "email": SECRET_EMAIL,
+            "token": SECRET_TOKEN,
+            "card": "4111 1111 1111 1111",
+        }))
+    })
+    .retry_safety(RetrySafety::Idempotent);
     AgentBuilder::new(steps.model(model.clone()))
+        .tool(steps.tool(lookup))
         .tool(steps.tool(record))
         .tool(steps.tool(transfer))
         .tool(steps.tool(charge))
@@ -255,6 +278,7 @@ fn agent(steps: &Steps, model: &DemoModel, effects: &Arc<PathBuf>) -> Agent {
                 .rule(Rule::suspend("transfer", "transfers need a person"))
                 .rule(Rule::allow("*")),
         )
+        .add_hook(steps.redaction(Redaction::new()))
         .add_hook(StampRecords {
             steps: steps.clone(),
         })

@@ -83,6 +83,9 @@ struct StepsInner {
     run_id: String,
     /// Model calls made so far in this invocation attempt, to name model steps.
     model_calls: AtomicUsize,
+    /// What a tool call's step masks before journaling its result
+    /// ([`Steps::redaction`](crate::Steps::redaction)).
+    redactions: std::sync::Mutex<Vec<reins::hooks::redaction::Redaction>>,
 }
 
 /// What the step port does with a request.
@@ -131,6 +134,7 @@ impl Steps {
                 port: None,
                 run_id: String::new(),
                 model_calls: AtomicUsize::new(0),
+                redactions: std::sync::Mutex::default(),
             }),
         }
     }
@@ -142,8 +146,20 @@ impl Steps {
                 port: Some(port),
                 run_id,
                 model_calls: AtomicUsize::new(0),
+                redactions: std::sync::Mutex::default(),
             }),
         }
+    }
+
+    /// The redactions a tool call's step masks its result with before journaling it.
+    pub(crate) fn redactions(
+        &self,
+    ) -> std::sync::MutexGuard<'_, Vec<reins::hooks::redaction::Redaction>> {
+        // A panic while the list was held leaves it whole (pushes only): use it as it is.
+        self.inner
+            .redactions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Whether steps are journaled by Restate (false when embedded).

@@ -11,5 +11,6 @@ mod harness;
 mod in_doubt;
 mod limits;
 mod many_runs;
+mod redaction;
 mod state;
 mod unknown;

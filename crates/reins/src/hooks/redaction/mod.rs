@@ -98,6 +98,12 @@ struct Matcher {
 /// [`RunState::failure`](crate::run::RunState::failure)) and in the call's `tool_call`
 /// journal entry.
 ///
+/// On Restate (reins-restate) a tool call's result is journaled by the call's step, before
+/// any hook runs: register the redaction with the run's steps as well
+/// (`.add_hook(steps.redaction(Redaction::new()))`), and the step journals the result — its
+/// output, or its error's text — masked by [`redact_tool_result`](Self::redact_tool_result),
+/// the function this hook masks with.
+///
 /// It keeps no state, so one instance serves any number of concurrent runs.
 ///
 /// ```
@@ -380,6 +386,19 @@ impl Redaction {
         Cow::Owned(masked)
     }
 
+    /// The text of a tool call's result as this hook masks it before the model sees it:
+    /// [`redact`](Self::redact), or `text` unchanged when tool results are not masked
+    /// ([`tool_results`](Self::tool_results)`(false)`). The hook masks with it, and so does an
+    /// engine that persists tool results before the hook runs (reins-restate masks what a
+    /// tool call's step journals with it), so that what is persisted is masked alike.
+    pub fn redact_tool_result<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if self.tool_results {
+            self.redact(text)
+        } else {
+            Cow::Borrowed(text)
+        }
+    }
+
     /// `value` with every string, object keys included (and every number long enough to be a
     /// card number), masked, or `None` when nothing in it matches. Two keys of one object
     /// masked alike keep both entries: the later one gets `#2` (`#3`…) after its key.
@@ -403,7 +422,7 @@ impl AgentHook for Redaction {
             return OutcomeAction::proceed();
         };
         // The text the model would see, written once for every hook that reads it.
-        match self.redact(result.output_text()) {
+        match self.redact_tool_result(result.output_text()) {
             Cow::Borrowed(_) => OutcomeAction::proceed(),
             Cow::Owned(masked) => OutcomeAction::rewrite_tool_result(&event, masked),
         }
