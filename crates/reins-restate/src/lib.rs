@@ -165,6 +165,7 @@
 mod awaiting;
 mod claims;
 mod client;
+mod client_error;
 mod decider;
 mod model;
 mod service;
