@@ -2,11 +2,13 @@
 //! resumed (an invalid agent file, no prompt, a store or an MCP server that cannot open or
 //! start, another agent's run): on stderr, as every command says it, and with `--json` as the
 //! `error` event too, its `run` null (no run went on), so a script reading the events always
-//! reads how the command ended. Other commands report the same way with `--json` off.
+//! reads how the command ended. Other commands report the same way with `--json` off. So
+//! does a command line clap refuses (an unknown flag, a missing argument): [`usage_error`].
 
 use crate::config::{self, LoadedAgent, check::Needs};
 use crate::run::EXIT_INVALID;
 use serde_json::json;
+use std::ffi::OsString;
 use std::fmt::Display;
 use std::path::Path;
 use std::process::ExitCode;
@@ -64,5 +66,58 @@ impl Early {
                 json!({"event": "error", "run": null, "message": message})
             );
         }
+    }
+}
+
+/// Reports a command line clap could not read as clap does (its text on stderr, with the
+/// usage), and as the `error` event too when it asked `reins run` or `reins runs resume` for
+/// `--json`; returns clap's exit code (2 for a usage mistake). `--help` and `--version`,
+/// which clap also answers this way, print what they print and succeed.
+pub fn usage_error(error: &clap::Error, args: &[OsString]) -> ExitCode {
+    if error.use_stderr() && asks_for_events(args) {
+        let text = error.render().to_string();
+        let message = text.trim().trim_start_matches("error: ");
+        Early::new(true).event(message);
+    }
+    // Where clap's own `exit` prints it; a closed stderr leaves nothing to tell.
+    let _ = error.print();
+    ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(EXIT_INVALID))
+}
+
+/// Whether the command line `args` (the program's name first) is `reins run` or `reins runs
+/// resume` with `--json` among its options (before a `--`, after which every argument is a
+/// value).
+fn asks_for_events(args: &[OsString]) -> bool {
+    let words: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map(|arg| arg.to_str().unwrap_or_default())
+        .take_while(|arg| *arg != "--")
+        .collect();
+    let emits_events = matches!(words.as_slice(), ["run", ..] | ["runs", "resume", ..]);
+    emits_events && words.contains(&"--json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::asks_for_events;
+    use std::ffi::OsString;
+
+    fn asks(line: &[&str]) -> bool {
+        let args: Vec<OsString> = std::iter::once("reins")
+            .chain(line.iter().copied())
+            .map(OsString::from)
+            .collect();
+        asks_for_events(&args)
+    }
+
+    #[test]
+    fn only_run_and_runs_resume_with_json_ask_for_events() {
+        assert!(asks(&["run", "a.toml", "--json", "--bogus"]));
+        assert!(asks(&["runs", "resume", "--json"]));
+        assert!(!asks(&["run", "a.toml", "--bogus"]));
+        assert!(!asks(&["runs", "list", "a.toml", "--json", "--bogus"]));
+        assert!(!asks(&["run", "a.toml", "--", "--json"]));
+        assert!(!asks(&["check", "--json"]));
     }
 }

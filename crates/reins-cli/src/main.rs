@@ -141,11 +141,15 @@ enum Command {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    if let Some(message) = usage::misread(&std::env::args_os().collect::<Vec<_>>()) {
+    let args: Vec<_> = std::env::args_os().collect();
+    if let Some(message) = usage::misread(&args) {
         eprintln!("reins: {message}");
         return ExitCode::from(EXIT_INVALID);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(error) => return early::usage_error(&error, &args),
+    };
     let export = start_export();
     let code = match cli.command {
         None => demo::main(cli.demo).await,

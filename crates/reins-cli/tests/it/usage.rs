@@ -1,7 +1,8 @@
 //! The command line a new user gets wrong: a misspelt or forgotten command is not taken as
-//! a prompt for the built-in demo, but refused (exit 2) with the command that was meant.
+//! a prompt for the built-in demo, but refused (exit 2) with the command that was meant; an
+//! option clap does not know, under `--json`, ends with the `error` event scripts read.
 
-use crate::common::{AgentDir, model_table, outcome};
+use crate::common::{AgentDir, events, model_table, outcome};
 
 fn agent() -> AgentDir {
     AgentDir::new(&model_table("http://127.0.0.1:9"))
@@ -29,4 +30,42 @@ fn an_agent_file_without_a_command_says_how_to_run_it() {
         stderr.contains("run the agent file with `reins run agent.toml`"),
         "{stderr}"
     );
+}
+
+/// A command line clap cannot read, given to `run` or `runs resume` with `--json`: a script
+/// reading the events reads the `error` event (run null, clap's message), the same as for
+/// every other failure before a run starts, and the exit code is still 2 with clap's text
+/// on stderr. Without `--json`, stdout stays empty.
+#[test]
+fn a_usage_mistake_under_json_ends_with_the_error_event() {
+    let agent = agent();
+    for (line, said) in [
+        (
+            &["run", "AGENT", "hi", "--json", "--bogus"][..],
+            "'--bogus'",
+        ),
+        (&["runs", "resume", "AGENT", "--json"], "<RUN>"),
+    ] {
+        let (code, stdout, stderr) = outcome(agent.reins(line));
+        assert_eq!(code, 2, "{line:?}: {stderr}");
+        assert!(
+            stderr.contains(said) && stderr.contains("Usage:"),
+            "{stderr}"
+        );
+        let events = events(&stdout);
+        assert_eq!(events.len(), 1, "{line:?}: {stdout}");
+        let event = &events[0];
+        assert_eq!(event["event"], "error", "{event}");
+        assert!(event["run"].is_null(), "{event}");
+        let message = event["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(said) && message.contains("Usage:"),
+            "{message}"
+        );
+
+        let without: Vec<&str> = line.iter().copied().filter(|a| *a != "--json").collect();
+        let (code, stdout, _) = outcome(agent.reins(&without));
+        assert_eq!(code, 2);
+        assert!(stdout.is_empty(), "{stdout}");
+    }
 }
