@@ -5,7 +5,7 @@
 
 use crate::assemble::Assembled;
 use crate::interrupt;
-use crate::lease_keeper::LeaseKeeper;
+use crate::lease_keeper::{self, LeaseKeeper};
 use crate::run::{Ending, Output, new_run_id};
 use reins::agent::{RunState, RunStatus};
 use reins::message::Message;
@@ -103,6 +103,7 @@ pub async fn chat(
             .conversation_id(conversation_id)
             .max_turns(assembled.max_turns)
             .durable(keeper.clone())
+            .worker(lease_keeper::worker_name("chat"))
             .stream();
         ending = interrupt::drive(stream, &mut output, &keeper, &run_id).await;
         if ending == Ending::Interrupted {

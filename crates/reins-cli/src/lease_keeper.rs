@@ -17,6 +17,29 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 
+/// The name this process claims runs under
+/// ([`PromptRequest::worker`](reins::agent::PromptRequest::worker)): the command, its process
+/// id and the machine, e.g. `reins run, pid 4242 on build-7`, so `reins runs list`, `runs
+/// show` and a resume refused as busy say who holds a run, and where to look for it.
+pub fn worker_name(command: &str) -> String {
+    format!("reins {command}, pid {} on {}", std::process::id(), host())
+}
+
+/// This machine's name.
+#[cfg(unix)]
+fn host() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// This machine's name.
+#[cfg(not(unix))]
+fn host() -> String {
+    std::env::var("COMPUTERNAME").unwrap_or_else(|_| "this machine".to_owned())
+}
+
 /// A store that remembers the lease of the run written through it. Clones share it.
 #[derive(Clone)]
 pub struct LeaseKeeper {

@@ -5,7 +5,7 @@
 use crate::config::LoadedAgent;
 use crate::config::check::Needs;
 use crate::early::Early;
-use crate::lease_keeper::LeaseKeeper;
+use crate::lease_keeper::{self, LeaseKeeper};
 use crate::run::{self, Output};
 use crate::{approve, assemble, interrupt, restate, store, with_model};
 use std::path::Path;
@@ -85,6 +85,7 @@ async fn run_new(loaded: &LoadedAgent, prompt: &str, early: Early, json: bool) -
         .run_id(&run_id)
         .max_turns(assembled.max_turns)
         .durable(keeper.clone())
+        .worker(lease_keeper::worker_name("run"))
         .stream();
     interrupt::drive(stream, &mut output, &keeper, &run_id)
         .await

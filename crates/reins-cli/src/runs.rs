@@ -7,7 +7,7 @@ use reins::agent::{RunState, RunStatus};
 use reins::completion::Usage;
 use reins::message::{AssistantContent, Message};
 use reins::store::BoxedStore;
-use reins::store::{PendingApproval, RunStore};
+use reins::store::{LeaseHolder, PendingApproval, RunCursor, RunQuery, RunStore};
 use reins::text::printable;
 use serde_json::{Value, json};
 
@@ -28,8 +28,8 @@ pub fn tokens(usage: &Usage) -> u64 {
     usage.input_tokens.saturating_add(usage.output_tokens)
 }
 
-/// A run as listed: what people look at first.
-pub fn summary(state: &RunState, own_model: &str) -> Value {
+/// A run as listed: what people look at first, and who drives it (`lease`).
+pub fn summary(state: &RunState, lease: Option<&LeaseHolder>, own_model: &str) -> Value {
     json!({
         "run": state.run_id,
         "status": status_name(state.status),
@@ -39,7 +39,26 @@ pub fn summary(state: &RunState, own_model: &str) -> Value {
         "input_tokens": state.usage.input_tokens,
         "output_tokens": state.usage.output_tokens,
         "conversation": state.conversation_id,
+        "lease": lease.map(|lease| json!({
+            "owner": lease.owner,
+            "expires_at": crate::trail::utc_time(lease.expires_at_ms),
+            "expires_at_ms": lease.expires_at_ms,
+        })),
     })
+}
+
+/// Who drives a run, in words: the worker holding its lease and until when; a running run
+/// nobody holds was left (stopped, or its process died) and a resume takes it at once.
+pub fn lease_shown(status: RunStatus, lease: Option<&LeaseHolder>) -> String {
+    match lease {
+        Some(lease) => format!(
+            "driven by {} until {}",
+            lease.owner,
+            crate::trail::utc_time(lease.expires_at_ms)
+        ),
+        None if status == RunStatus::Running => "left (resumable)".to_owned(),
+        None => "-".to_owned(),
+    }
 }
 
 /// The word for a status.
@@ -63,48 +82,93 @@ pub fn failure_shown(state: &RunState) -> Option<&str> {
     })
 }
 
+/// A stored run as listed: its state, and who holds its lease as it was listed.
+pub struct ListedRun {
+    /// The run's state.
+    pub state: RunState,
+    /// The worker driving it, and until when ([`reins::store::RunSummary::lease`]).
+    pub lease: Option<LeaseHolder>,
+}
+
+/// Every run of the store, newest last, with the runs that cannot be read reported.
+pub async fn listed_runs(store: &BoxedStore) -> Result<Vec<Result<ListedRun, String>>, String> {
+    let runs = store.list().await.map_err(|error| error.to_string())?;
+    let mut listed = Vec::with_capacity(runs.len());
+    for run in runs {
+        listed.push(match store.load(&run.run_id).await {
+            Ok(state) => Ok(ListedRun {
+                state,
+                lease: run.lease,
+            }),
+            Err(error) => Err(format!("{}: {error}", run.run_id)),
+        });
+    }
+    Ok(listed)
+}
+
 /// Every run of the store, newest last, with the runs that cannot be read reported.
 pub async fn states(store: &BoxedStore) -> Result<Vec<Result<RunState, String>>, String> {
-    let runs = store.list().await.map_err(|error| error.to_string())?;
-    let mut states = Vec::with_capacity(runs.len());
-    for run in runs {
-        states.push(
-            store
-                .load(&run.run_id)
-                .await
-                .map_err(|error| format!("{}: {error}", run.run_id)),
-        );
+    let listed = listed_runs(store).await?;
+    Ok(listed
+        .into_iter()
+        .map(|run| run.map(|run| run.state))
+        .collect())
+}
+
+/// Who holds the lease of `run_id` now (`None`: nobody, or no such run). Read from the pages
+/// of runs in id order that start just before it (after its id less its last character),
+/// so another run whose record cannot be read does not hide it.
+pub async fn lease_of(store: &BoxedStore, run_id: &str) -> Result<Option<LeaseHolder>, String> {
+    let mut before = run_id.to_owned();
+    before.pop();
+    let mut query = RunQuery::new().after(RunCursor::new(before));
+    loop {
+        let page = store
+            .list_runs(&query)
+            .await
+            .map_err(|error| error.to_string())?;
+        if let Some(run) = page.runs.into_iter().find(|run| run.run_id == run_id) {
+            return Ok(run.lease);
+        }
+        match page.next {
+            // Ids are listed in byte order, as `str` compares them.
+            Some(next) if next.as_str() < run_id => query = query.after(next),
+            _ => return Ok(None),
+        }
     }
-    Ok(states)
 }
 
 /// `reins runs list`.
 pub async fn list(store: &BoxedStore, json_lines: bool, own_model: &str) -> Result<(), String> {
-    let states = states(store).await?;
+    let listed = listed_runs(store).await?;
     if !json_lines {
         outln!(
-            "{:<18} {:<10} {:<16} {:>5} {:>8}  MODEL",
+            "{:<18} {:<10} {:<16} {:>5} {:>8}  {:<20}  LEASE",
             "RUN",
             "STATUS",
             "AGENT",
             "TURNS",
-            "TOKENS"
+            "TOKENS",
+            "MODEL"
         );
     }
-    for state in states {
-        match state {
-            Ok(state) if json_lines => outln!("{}", summary(&state, own_model)),
+    for run in listed {
+        match run {
+            Ok(ListedRun { state, lease }) if json_lines => {
+                outln!("{}", summary(&state, lease.as_ref(), own_model));
+            }
             // A shared store's runs were written by other programs too: shown, never acted on.
-            Ok(state) => outln!(
+            Ok(ListedRun { state, lease }) => outln!(
                 "{}",
                 printable(&format!(
-                    "{:<18} {:<10} {:<16} {:>5} {:>8}  {}",
+                    "{:<18} {:<10} {:<16} {:>5} {:>8}  {:<20}  {}",
                     state.run_id,
                     status_name(state.status),
                     state.agent_name.as_deref().unwrap_or("-"),
                     state.turn,
                     tokens(&state.usage),
                     model_shown(&state, own_model),
+                    lease_shown(state.status, lease.as_ref()),
                 ))
             ),
             Err(error) => eprintln!("reins: cannot read run {error}"),
@@ -195,9 +259,10 @@ pub async fn show(
         .decisions(run_id)
         .await
         .map_err(|error| error.to_string())?;
+    let lease = lease_of(store, run_id).await?;
     let trail = crate::trail::views(&state, &decisions);
     if json_out {
-        let mut value = summary(&state, own_model);
+        let mut value = summary(&state, lease.as_ref(), own_model);
         if let Some(failure) = &state.failure {
             value["failure"] = json!(failure);
         }
@@ -213,11 +278,10 @@ pub async fn show(
         outln!("{value}");
         return Ok(());
     }
-    let summary = summary(&state, own_model);
     outln!(
         "run {} — {}, {} turn(s), model {}",
         state.run_id,
-        summary["status"].as_str().unwrap_or_default(),
+        status_name(state.status),
         state.turn,
         model_shown(&state, own_model)
     );
@@ -277,14 +341,20 @@ pub async fn show(
             resume_command(agent_file, run_id)
         );
     }
-    if state.status == RunStatus::Running {
-        // The store tells a run a process drives from one that process left (Ctrl-C, a
-        // crash) only by its lease, which a resume checks: say what to do either way.
-        outln!(
-            "not finished: if no process runs it any more (stopped, or crashed), {}; one \
-             still running it keeps it (the resume is refused as busy)",
+    match &lease {
+        // A worker's name is whatever the program that claimed the run called it.
+        Some(_) => show(format!(
+            "{}: a resume before then is refused as busy; if that process died, {} once its \
+             lease runs out",
+            lease_shown(state.status, lease.as_ref()),
             resume_command(agent_file, run_id)
-        );
+        )),
+        None if state.status == RunStatus::Running => outln!(
+            "left: no process drives it (it was stopped, or its process died and its lease \
+             ran out); {}",
+            resume_command(agent_file, run_id)
+        ),
+        None => {}
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use crate::config::check::Needs;
 use crate::early::Early;
-use crate::lease_keeper::LeaseKeeper;
+use crate::lease_keeper::{self, LeaseKeeper};
 use crate::run::{Ending, Output};
 use crate::{approve, assemble, decide, fail, fork, interrupt, restate, runs, store};
 use clap::Subcommand;
@@ -278,6 +278,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             let stream = assembled
                 .agent
                 .resume_stored(keeper.clone(), &run)
+                .worker(lease_keeper::worker_name("runs resume"))
                 .max_turns(assembled.max_turns)
                 .stream();
             let ending: Ending = interrupt::drive(stream, &mut output, &keeper, &run).await;

@@ -73,6 +73,7 @@ async fn resume(app: &App, run: &str) -> Option<String> {
             let stream = assembled
                 .agent
                 .resume_stored(keeper.clone(), run)
+                .worker(crate::lease_keeper::worker_name("ui"))
                 .max_turns(assembled.max_turns)
                 .stream();
             let mut quiet = Output::quiet().agent_file(&app.agent.path);

@@ -182,11 +182,10 @@ fn ctrl_c_stops_a_run_that_can_be_resumed_at_once() {
         "the line says how to resume the run: {line}"
     );
 
-    // Its page says how to continue it (the store cannot tell it from a run a process
-    // still drives but by the lease a resume checks).
+    // Its page says nobody drives it any more, and how to continue it.
     let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
     assert!(
-        shown.contains("not finished: if no process runs it any more")
+        shown.contains("left: no process drives it")
             && shown.contains(&format!("reins runs resume {}", agent.file.display())),
         "{shown}"
     );

@@ -23,6 +23,7 @@ mod restate;
 mod restate_token;
 mod run;
 mod runs_input;
+mod runs_lease;
 mod schema_first;
 mod terminal;
 mod terminal_text;

@@ -1,5 +1,7 @@
 //! Listing stored runs a page at a time, and the rules for deleting finished ones.
 
+#[cfg(doc)]
+use super::Lease;
 use super::{StoreError, UnreadableRun, check_readable, status_from_name};
 use crate::run::RunStatus;
 
@@ -115,15 +117,59 @@ pub struct RunPage {
 /// One run as a listing read it: its summary, or why this release cannot read its record.
 pub(crate) type Listed = Result<RunSummary, UnreadableRun>;
 
+/// A run's lease as a store keeps it: the worker that claimed it (none once given back) and
+/// when the claim runs out, in milliseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StoredLease<'a> {
+    pub owner: Option<&'a str>,
+    pub until_ms: i64,
+}
+
+impl StoredLease<'_> {
+    /// Who holds it at `now`: nobody once it was given back or ran out.
+    fn holder(self, now: i64) -> Option<LeaseHolder> {
+        let owner = self.owner?;
+        (self.until_ms > now).then(|| LeaseHolder {
+            owner: owner.to_owned(),
+            expires_at_ms: self.until_ms,
+        })
+    }
+}
+
+/// The summary of a run stored with `status` (its name as stored), its lease seen at `now`
+/// (milliseconds since the Unix epoch, one clock reading for a whole listing).
+pub(crate) fn summary(
+    run_id: String,
+    status: &str,
+    version: i64,
+    lease: StoredLease<'_>,
+    now: i64,
+) -> Result<RunSummary, StoreError> {
+    Ok(RunSummary {
+        status: status_from_name(&run_id, status)?,
+        run_id,
+        version,
+        lease: lease.holder(now),
+    })
+}
+
 /// A listed run stored with `status` (its name as stored) in `format`: unreadable when this
 /// release cannot read that format or does not know that status.
-pub(crate) fn listed(run_id: String, status: &str, version: i64, format: i64) -> Listed {
+pub(crate) fn listed(
+    run_id: String,
+    status: &str,
+    version: i64,
+    format: i64,
+    lease: StoredLease<'_>,
+    now: i64,
+) -> Listed {
     let read = check_readable(&run_id, format).and_then(|()| status_from_name(&run_id, status));
     match read {
         Ok(status) => Ok(RunSummary {
             run_id,
             status,
             version,
+            lease: lease.holder(now),
         }),
         Err(error) => Err(UnreadableRun { run_id, error }),
     }
@@ -176,6 +222,12 @@ pub(crate) fn check_deletable(run_id: &str, format: i64, status: &str) -> Result
 pub(crate) const FINISHED: [&str; 2] = ["completed", "failed"];
 
 /// A stored run, as listed.
+///
+/// A run stored as [`RunStatus::Running`] is either driven by a worker right now or was left
+/// by one (its process stopped or died); [`lease`](Self::lease) tells them apart: a run with
+/// a live lease is held by the worker it names, and a resume is refused
+/// ([`StoreError::Busy`]) until the lease expires; a running run without one was left and
+/// can be resumed at once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSummary {
     /// The run's id.
@@ -184,4 +236,23 @@ pub struct RunSummary {
     pub status: RunStatus,
     /// Its stored version.
     pub version: i64,
+    /// Who holds the run's lease and until when, when a claim's lease is live as the run is
+    /// listed; `None` when nobody holds it: the lease was given back (the run finished or
+    /// paused, or its process stopped it on purpose) or ran out (its process died).
+    pub lease: Option<LeaseHolder>,
+}
+
+/// A live lease on a listed run ([`RunSummary::lease`]): the worker that holds it, and when
+/// it expires unless that worker writes a checkpoint or renews it first. A worker that died
+/// keeps it until then: a lease names who may drive the run, not that its process still
+/// runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseHolder {
+    /// The name of the worker that claimed the run
+    /// ([`PromptRequest::worker`](crate::agent::PromptRequest::worker), [`Lease::owner`]): a
+    /// label for people, the one [`StoreError::Busy`] shows.
+    pub owner: String,
+    /// When the lease runs out, in milliseconds since the Unix epoch (the clock of the
+    /// process that claimed or last renewed it).
+    pub expires_at_ms: i64,
 }

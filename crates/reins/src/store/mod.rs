@@ -169,7 +169,7 @@ pub use error::StoreError;
 pub use fork::{Checkpoint, fork};
 pub use format::FORMAT_VERSION;
 pub use lease::{ClaimedRun, DEFAULT_LEASE, Lease};
-pub use listing::{RunCursor, RunPage, RunQuery, RunSummary};
+pub use listing::{LeaseHolder, RunCursor, RunPage, RunQuery, RunSummary};
 pub use memory::MemoryStore;
 pub use notify::{DecisionSignal, DecisionWatch};
 pub use pending::{PendingApproval, PendingApprovals, UnreadableRun};
@@ -191,7 +191,7 @@ pub(crate) use format::{
     check_readable, decode_state, encode_state, status_from_name, status_name,
 };
 pub(crate) use lease::{check_claimable, check_unleased, expiry_cutoff, new_token, now_millis};
-pub(crate) use listing::{FINISHED, check_deletable, listed, page_of};
+pub(crate) use listing::{FINISHED, StoredLease, check_deletable, listed, page_of, summary};
 pub(crate) use pending::collect_pending;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

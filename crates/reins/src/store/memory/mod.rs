@@ -3,8 +3,9 @@ use super::notify::DecisionSignals;
 use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry, Lease,
     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
-    check_claimable, check_deletable, check_readable, collect_pending, decode_state, encode_state,
-    expiry_cutoff, listed, new_token, now_millis, page_of, record_decision, status_name,
+    StoredLease, check_claimable, check_deletable, check_readable, collect_pending, decode_state,
+    encode_state, expiry_cutoff, listed, new_token, now_millis, page_of, record_decision,
+    status_name, summary,
 };
 use crate::run::{RunState, RunStatus};
 use std::collections::BTreeMap;
@@ -113,6 +114,14 @@ struct Snapshot {
 }
 
 impl Record {
+    /// The run's lease as kept.
+    fn lease(&self) -> StoredLease<'_> {
+        StoredLease {
+            owner: self.owner.as_deref(),
+            until_ms: self.lease_until,
+        }
+    }
+
     /// Keeps the record's state, just written with `status`, as a checkpoint, and of its
     /// checkpoints the newest `keep`.
     fn snapshot(&mut self, status: RunStatus, keep: Option<usize>) {
@@ -357,14 +366,17 @@ impl RunStore for MemoryStore {
     }
 
     async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
+        let now = now_millis();
         self.lock()
             .iter()
             .map(|(run_id, record)| {
-                Ok(RunSummary {
-                    run_id: run_id.clone(),
-                    status: super::status_from_name(run_id, &record.status)?,
-                    version: record.version,
-                })
+                summary(
+                    run_id.clone(),
+                    &record.status,
+                    record.version,
+                    record.lease(),
+                    now,
+                )
             })
             .collect()
     }
@@ -399,6 +411,7 @@ impl RunStore for MemoryStore {
 
     async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
         let wanted = query.status.map(status_name);
+        let now = now_millis();
         let runs = self
             .lock()
             .iter()
@@ -411,6 +424,8 @@ impl RunStore for MemoryStore {
                     &record.status,
                     record.version,
                     record.format,
+                    record.lease(),
+                    now,
                 )
             })
             .collect();

@@ -4,30 +4,40 @@
 use super::rows::{backend, column, read_decisions};
 use crate::store::format::NOT_WAITING_SQL;
 use crate::store::{
-    PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, collect_pending, decode_state,
-    listed, page_of, status_from_name, status_name,
+    PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, StoredLease, collect_pending,
+    decode_state, listed, now_millis, page_of, status_from_name, status_name, summary,
 };
-use tokio_postgres::Client;
+use tokio_postgres::{Client, Row};
 
 pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError> {
     let rows = client
         .query(
-            "SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id",
+            "SELECT run_id, status, version, lease_owner, lease_until FROM reins_runs
+                 ORDER BY updated_at, run_id",
             &[],
         )
         .await
         .map_err(backend)?;
+    let now = now_millis();
     rows.iter()
         .map(|row| {
-            let run_id: String = column(row, 0)?;
-            let status: String = column(row, 1)?;
-            Ok(RunSummary {
-                status: status_from_name(&run_id, &status)?,
-                run_id,
-                version: column(row, 2)?,
-            })
+            summary(
+                column(row, 0)?,
+                &column::<String>(row, 1)?,
+                column(row, 2)?,
+                lease_at(row, 3)?,
+                now,
+            )
         })
         .collect()
+}
+
+/// The lease of a listed run: its `lease_owner` in column `first`, `lease_until` next.
+fn lease_at(row: &Row, first: usize) -> Result<StoredLease<'_>, StoreError> {
+    Ok(StoredLease {
+        owner: column(row, first)?,
+        until_ms: column(row, first + 1)?,
+    })
 }
 
 pub(super) async fn pending_approvals(client: &Client) -> Result<PendingApprovals, StoreError> {
@@ -68,7 +78,7 @@ pub(super) async fn list_runs(client: &Client, query: &RunQuery) -> Result<RunPa
     // database's collation.
     let rows = client
         .query(
-            r#"SELECT run_id, status, version, format FROM reins_runs
+            r#"SELECT run_id, status, version, format, lease_owner, lease_until FROM reins_runs
                    WHERE ($1::text IS NULL OR status = $1)
                      AND ($2::text IS NULL OR run_id COLLATE "C" > $2)
                    ORDER BY run_id COLLATE "C" LIMIT $3"#,
@@ -76,6 +86,7 @@ pub(super) async fn list_runs(client: &Client, query: &RunQuery) -> Result<RunPa
         )
         .await
         .map_err(backend)?;
+    let now = now_millis();
     let runs = rows
         .iter()
         .map(|row| {
@@ -84,6 +95,8 @@ pub(super) async fn list_runs(client: &Client, query: &RunQuery) -> Result<RunPa
                 &column::<String>(row, 1)?,
                 column(row, 2)?,
                 column(row, 3)?,
+                lease_at(row, 4)?,
+                now,
             ))
         })
         .collect::<Result<Vec<_>, StoreError>>()?;

@@ -5,16 +5,20 @@ use super::Work;
 use super::rows::{backend, read_decisions};
 use crate::store::format::NOT_WAITING_SQL;
 use crate::store::{
-    PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, UnreadableRun, collect_pending,
-    decode_state, listed, page_of, status_from_name, status_name,
+    PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, StoredLease, UnreadableRun,
+    collect_pending, decode_state, listed, now_millis, page_of, status_from_name, status_name,
+    summary,
 };
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, Row, params};
 
 /// Every stored run, least recently updated first.
 pub(super) fn list() -> impl Work<Vec<RunSummary>> {
     move |connection: &mut Connection| {
         let mut statement = connection
-            .prepare("SELECT run_id, status, version FROM reins_runs ORDER BY updated_at, run_id")
+            .prepare(
+                "SELECT run_id, status, version, lease_owner, lease_until FROM reins_runs
+                     ORDER BY updated_at, run_id",
+            )
             .map_err(backend)?;
         let rows = statement
             .query_map([], |row| {
@@ -22,19 +26,26 @@ pub(super) fn list() -> impl Work<Vec<RunSummary>> {
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
                     row.get(2)?,
+                    lease_columns(row, 3)?,
                 ))
             })
             .map_err(backend)?;
+        let now = now_millis();
         rows.map(|row| {
-            let (run_id, status, version) = row.map_err(backend)?;
-            Ok(RunSummary {
-                status: status_from_name(&run_id, &status)?,
-                run_id,
-                version,
-            })
+            let (run_id, status, version, (owner, until_ms)) = row.map_err(backend)?;
+            let lease = StoredLease {
+                owner: owner.as_deref(),
+                until_ms,
+            };
+            summary(run_id, &status, version, lease, now)
         })
         .collect()
     }
+}
+
+/// A listed run's `lease_owner` in column `first`, and its `lease_until` next.
+fn lease_columns(row: &Row<'_>, first: usize) -> rusqlite::Result<(Option<String>, i64)> {
+    Ok((row.get(first)?, row.get(first + 1)?))
 }
 
 /// What every suspended run waits for, and the suspended runs (or runs of an unknown status)
@@ -84,7 +95,7 @@ pub(super) fn list_runs(query: &RunQuery) -> impl Work<RunPage> {
         // Ids compare as bytes (SQLite's BINARY collation), as in the other stores.
         let mut statement = connection
             .prepare(
-                "SELECT run_id, status, version, format FROM reins_runs
+                "SELECT run_id, status, version, format, lease_owner, lease_until FROM reins_runs
                      WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR run_id > ?2)
                      ORDER BY run_id LIMIT ?3",
             )
@@ -97,17 +108,29 @@ pub(super) fn list_runs(query: &RunQuery) -> impl Work<RunPage> {
                     // SQLite does not enforce column types: a column of the wrong type is
                     // that run's problem, not the page's.
                     let fields = row.get::<_, String>(1).and_then(|status| {
-                        Ok((status, row.get::<_, i64>(2)?, row.get::<_, i64>(3)?))
+                        Ok((
+                            status,
+                            row.get::<_, i64>(2)?,
+                            row.get::<_, i64>(3)?,
+                            lease_columns(row, 4)?,
+                        ))
                     });
                     Ok((row.get::<_, String>(0)?, fields))
                 },
             )
             .map_err(backend)?;
+        let now = now_millis();
         let mut runs = Vec::new();
         for row in rows {
             let (run_id, fields) = row.map_err(backend)?;
             runs.push(match fields {
-                Ok((status, version, format)) => listed(run_id, &status, version, format),
+                Ok((status, version, format, (owner, until_ms))) => {
+                    let lease = StoredLease {
+                        owner: owner.as_deref(),
+                        until_ms,
+                    };
+                    listed(run_id, &status, version, format, lease, now)
+                }
                 Err(error) => Err(UnreadableRun {
                     error: StoreError::Corrupt {
                         run_id: run_id.clone(),

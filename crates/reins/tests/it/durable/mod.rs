@@ -9,7 +9,8 @@
 //! stream read slowly), [`format`] resumes a stored format-1 record of a suspended run and
 //! leaves a newer release's alone, [`format_kinds`] reads stored format-1
 //! records of a call in doubt and of a completed run, [`housekeeping`] lists runs a page at a
-//! time and deletes and expires finished ones, [`watch`] waits for decisions, [`store_faults`]
+//! time and deletes and expires finished ones, [`leases_listed`] lists who drives each run
+//! (and which were left), [`watch`] waits for decisions, [`store_faults`]
 //! fails a run whose store panics, gives back a run whose store failed a write, and stops a run
 //! that lost its lease (with the [`faulty_store`] of these tests), [`typed`] resumes a typed
 //! run whose answer was refused; [`postgres_connect`] reports why a connection to PostgreSQL
@@ -25,6 +26,7 @@ mod format;
 mod format_kinds;
 mod housekeeping;
 mod in_doubt;
+mod leases_listed;
 #[cfg(feature = "postgres")]
 mod postgres_connect;
 mod records;

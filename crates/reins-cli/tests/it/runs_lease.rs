@@ -1,0 +1,85 @@
+//! `reins runs list|show` say who drives a running run — the `reins run` process holding its
+//! lease, named by its pid and machine, and until when — and which running run was left
+//! (Ctrl-C gave its lease back), so a person knows which one `runs resume` takes at once.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, events, outcome};
+use crate::interrupt::{RULES, interrupt, run_waiting_in_its_tool};
+use serde_json::Value;
+
+/// The only run `runs list --json` lists, and the line of `runs list` about it.
+fn listed(agent: &AgentDir) -> (Value, String) {
+    let (code, stdout, stderr) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    assert_eq!(code, 0, "{stderr}");
+    let mut runs = events(&stdout);
+    assert_eq!(runs.len(), 1, "{stdout}");
+    let run = runs.remove(0);
+    let id = run["run"].as_str().expect("its id").to_owned();
+    let (code, table, stderr) = outcome(agent.reins(&["runs", "list", "AGENT"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        table.starts_with("RUN ") && table.contains(" LEASE"),
+        "{table}"
+    );
+    let line = table
+        .lines()
+        .find(|line| line.starts_with(&id))
+        .unwrap_or_else(|| panic!("{id} is not in the table: {table}"))
+        .to_owned();
+    (run, line)
+}
+
+/// `runs show` of `run`, as text and as JSON.
+fn shown(agent: &AgentDir, run: &str) -> (String, Value) {
+    let (code, text, stderr) = outcome(agent.reins(&["runs", "show", "AGENT", run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, json, stderr) = outcome(agent.reins(&["runs", "show", "AGENT", run, "--json"]));
+    assert_eq!(code, 0, "{stderr}");
+    (text, serde_json::from_str(json.trim()).expect("json"))
+}
+
+#[test]
+fn runs_list_and_show_tell_a_driven_run_from_a_left_one() {
+    let llm = FakeLlm::start(RULES);
+    let (agent, child) = run_waiting_in_its_tool(&llm);
+    let pid = child.id().to_string();
+    let driver = format!("reins run, pid {pid} on ");
+
+    let (run, line) = listed(&agent);
+    let id = run["run"].as_str().expect("its id").to_owned();
+    assert_eq!(run["status"], "running");
+    let owner = run["lease"]["owner"].as_str().unwrap_or_default();
+    assert!(owner.starts_with(&driver), "{run}");
+    let until = run["lease"]["expires_at"].as_str().unwrap_or_default();
+    assert!(until.ends_with(" UTC"), "{run}");
+    assert!(
+        run["lease"]["expires_at_ms"].as_i64().unwrap_or_default() > 0,
+        "{run}"
+    );
+    assert!(
+        line.contains(&format!("driven by {owner} until {until}")),
+        "{line}"
+    );
+    let (text, json) = shown(&agent, &id);
+    assert_eq!(json["lease"], run["lease"]);
+    assert!(
+        text.contains(&format!(
+            "driven by {owner} until {until}: a resume before then is refused as busy"
+        )),
+        "{text}"
+    );
+
+    // Ctrl-C gives the lease back: nobody drives the run, which waits to be resumed.
+    interrupt(child, &pid);
+    let (run, line) = listed(&agent);
+    assert_eq!(run["status"], "running");
+    assert!(run["lease"].is_null(), "{run}");
+    assert!(line.contains("left (resumable)"), "{line}");
+    let (text, json) = shown(&agent, &id);
+    assert!(json["lease"].is_null(), "{json}");
+    assert!(
+        text.contains("left: no process drives it")
+            && text.contains(&format!("reins runs resume {}", agent.file.display())),
+        "{text}"
+    );
+}
