@@ -10,11 +10,9 @@
 
 use reins::agent::RunState;
 use reins::store::{
-    BoxedStore, Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease,
-    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    BoxedStore, ClaimedRun, JournalEntry, Lease, RunStore, StoreError, StoreWrapper,
 };
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::Mutex;
 
 /// The name this process claims runs under
@@ -97,7 +95,14 @@ impl LeaseKeeper {
     }
 }
 
-impl RunStore for LeaseKeeper {
+// Every call it does not change is the inner store's, the lease's length included.
+impl StoreWrapper for LeaseKeeper {
+    type Inner = BoxedStore;
+
+    fn inner(&self) -> &BoxedStore {
+        &self.inner
+    }
+
     async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
         let (inner, state, owner) = (self.inner.clone(), state.clone(), owner.to_owned());
         self.write(
@@ -149,51 +154,5 @@ impl RunStore for LeaseKeeper {
             false,
         )
         .await
-    }
-
-    fn lease_duration(&self) -> Duration {
-        self.inner.lease_duration()
-    }
-
-    // Everything else is the inner store's.
-    async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
-        self.inner.load(run_id).await
-    }
-    async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
-        self.inner.journal(run_id).await
-    }
-    async fn decide(
-        &self,
-        run_id: &str,
-        decision: &Decision,
-    ) -> Result<RecordedDecision, StoreError> {
-        self.inner.decide(run_id, decision).await
-    }
-    async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
-        self.inner.decisions(run_id).await
-    }
-    async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
-        self.inner.checkpoints(run_id).await
-    }
-    async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
-        self.inner.load_checkpoint(run_id, version).await
-    }
-    async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
-        self.inner.list().await
-    }
-    async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
-        self.inner.list_runs(query).await
-    }
-    async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
-        self.inner.delete(run_id).await
-    }
-    async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
-        self.inner.expire(older_than).await
-    }
-    async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
-        self.inner.watch_decisions().await
-    }
-    async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
-        self.inner.pending_approvals().await
     }
 }

@@ -1,7 +1,3 @@
-// This file is over 500 lines because most of it is the module's and the trait's
-// documentation, which state the guarantee in one place; the helpers shared by the stores
-// follow it.
-
 //! Durable runs: where a run's state and its effect journal are kept, so a run can pause for a
 //! person, survive a crash, and be resumed in another process without doing anything twice.
 //!
@@ -162,6 +158,7 @@ mod pg_listen;
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod wrapper;
 
 pub use boxed::BoxedStore;
 pub use decision::{Decision, RecordedDecision, call_binding};
@@ -177,6 +174,7 @@ pub use pending::{PendingApproval, PendingApprovals, UnreadableRun};
 pub use postgres::{DEFAULT_POOL_SIZE, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
+pub use wrapper::StoreWrapper;
 
 use crate::run::RunState;
 #[cfg(doc)]
@@ -218,118 +216,16 @@ pub struct JournalEntry {
 ///
 /// A run that takes longer than a lease between two writes renews it
 /// ([`renew`](RunStore::renew), every third of [`lease_duration`](RunStore::lease_duration));
-/// a store that wraps another should pass both on to it, as it passes on the lease's length.
+/// a store that wraps another should pass both on to it, as it passes on the lease's length
+/// ([`StoreWrapper`] does).
 ///
 /// Your own store implements it with `async fn`, as [`Tool`](crate::tool::Tool) and
 /// [`CompletionModel`](crate::completion::CompletionModel) are implemented; a run takes it
 /// like any other ([`PromptRequest::durable`](crate::agent::PromptRequest::durable),
 /// [`Agent::resume_stored`](crate::agent::Agent::resume_stored)), and [`BoxedStore`] holds it
-/// when the store is chosen at run time. Here, a store that counts the checkpoints written
-/// to the [`MemoryStore`] it wraps:
-///
-/// ```
-/// use reins::agent::{AgentBuilder, RunState};
-/// use reins::store::{
-///     Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, MemoryStore,
-///     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
-/// };
-/// use reins::testing::{ScriptedModel, Turn};
-/// use serde_json::json;
-/// use std::sync::Arc;
-/// use std::sync::atomic::{AtomicUsize, Ordering};
-/// use std::time::Duration;
-///
-/// /// A [`MemoryStore`] that counts the checkpoints written to it.
-/// #[derive(Clone, Default)]
-/// struct CountingStore {
-///     inner: MemoryStore,
-///     checkpoints: Arc<AtomicUsize>,
-/// }
-///
-/// impl RunStore for CountingStore {
-///     async fn checkpoint(
-///         &self,
-///         lease: &Lease,
-///         state: &RunState,
-///         journal: &[JournalEntry],
-///         release: bool,
-///     ) -> Result<Lease, StoreError> {
-///         let lease = self.inner.checkpoint(lease, state, journal, release).await?;
-///         self.checkpoints.fetch_add(1, Ordering::Relaxed);
-///         Ok(lease)
-///     }
-///
-///     // Everything else is the inner store's.
-///     async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
-///         self.inner.create(state, owner).await
-///     }
-///     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
-///         self.inner.claim(run_id, owner).await
-///     }
-///     async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
-///         self.inner.load(run_id).await
-///     }
-///     async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
-///         self.inner.journal(run_id).await
-///     }
-///     async fn decide(&self, run_id: &str, decision: &Decision) -> Result<RecordedDecision, StoreError> {
-///         self.inner.decide(run_id, decision).await
-///     }
-///     async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
-///         self.inner.decisions(run_id).await
-///     }
-///     async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
-///         self.inner.checkpoints(run_id).await
-///     }
-///     async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
-///         self.inner.load_checkpoint(run_id, version).await
-///     }
-///     async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
-///         self.inner.list().await
-///     }
-///     async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
-///         self.inner.list_runs(query).await
-///     }
-///     async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
-///         self.inner.delete(run_id).await
-///     }
-///     async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
-///         self.inner.expire(older_than).await
-///     }
-///     async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
-///         self.inner.watch_decisions().await
-///     }
-///     async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
-///         self.inner.pending_approvals().await
-///     }
-///     fn lease_duration(&self) -> Duration {
-///         self.inner.lease_duration()
-///     }
-///     async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
-///         self.inner.renew(lease).await
-///     }
-/// }
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let model = ScriptedModel::new([
-///     Turn::tool_call("add", json!({"a": 2, "b": 3})),
-///     Turn::text("5"),
-/// ]);
-/// let add = reins::tool::tool_fn("add", "Adds two numbers.", |args: serde_json::Value| async move {
-///     Ok::<_, String>(args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0))
-/// });
-/// let agent = AgentBuilder::new(model).tool(add).build();
-/// let store = CountingStore::default();
-/// let answer = agent.prompt("2 + 3?").run_id("sum").durable(store.clone()).await?;
-/// assert_eq!(answer, "5");
-/// // Every write after the first (`create`) went through the counting store.
-/// let written = store.inner.checkpoints("sum").await?;
-/// assert!(written.len() > 1);
-/// assert_eq!(store.checkpoints.load(Ordering::Relaxed), written.len() - 1);
-/// # Ok(())
-/// # }
-/// ```
+/// when the store is chosen at run time. A store that wraps another and changes only some
+/// of what it does (counts writes, injects faults) implements [`StoreWrapper`] instead, which
+/// makes it a `RunStore` that passes every call it leaves out on to the inner store.
 pub trait RunStore: Send + Sync + 'static {
     /// Stores a new run and leases it to a new claim by the worker named `owner`.
     fn create(

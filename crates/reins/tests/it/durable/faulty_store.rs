@@ -3,13 +3,11 @@
 
 use reins::agent::RunState;
 use reins::store::{
-    Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, MemoryStore,
-    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    ClaimedRun, JournalEntry, Lease, MemoryStore, RunStore, StoreError, StoreWrapper,
 };
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 use tokio::sync::Notify;
 
 /// Where the store goes wrong.
@@ -30,7 +28,8 @@ pub(super) enum Fault {
     /// Its `create` is written, then its answer waits until `answer_create` is told (a first
     /// write taken by the database whose caller may be dropped before it hears so).
     HoldCreate,
-    /// None: it only leaves out the renewal of a lease, which the trait then does for it.
+    /// None: it renews a lease as `RunStore`'s default renewal does, writing the stored state
+    /// again (through its own `checkpoint`, which counts it), not as its inner store does.
     None,
 }
 
@@ -66,7 +65,14 @@ impl<S: RunStore> FaultyStore<S> {
     }
 }
 
-impl<S: RunStore> RunStore for FaultyStore<S> {
+// Every call it does not change is the inner store's.
+impl<S: RunStore> StoreWrapper for FaultyStore<S> {
+    type Inner = S;
+
+    fn inner(&self) -> &S {
+        &self.inner
+    }
+
     // A plain `fn`: its body runs when it is called, before any poll.
     #[allow(clippy::manual_async_fn)]
     fn create(
@@ -115,49 +121,6 @@ impl<S: RunStore> RunStore for FaultyStore<S> {
         }
         claimed
     }
-    async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
-        self.inner.load(run_id).await
-    }
-    async fn journal(&self, run_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
-        self.inner.journal(run_id).await
-    }
-    async fn decide(
-        &self,
-        run_id: &str,
-        decision: &Decision,
-    ) -> Result<RecordedDecision, StoreError> {
-        self.inner.decide(run_id, decision).await
-    }
-    async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
-        self.inner.decisions(run_id).await
-    }
-    async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
-        self.inner.checkpoints(run_id).await
-    }
-    async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
-        self.inner.load_checkpoint(run_id, version).await
-    }
-    async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
-        self.inner.list().await
-    }
-    async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
-        self.inner.list_runs(query).await
-    }
-    async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
-        self.inner.delete(run_id).await
-    }
-    async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
-        self.inner.expire(older_than).await
-    }
-    async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {
-        self.inner.watch_decisions().await
-    }
-    async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
-        self.inner.pending_approvals().await
-    }
-    fn lease_duration(&self) -> Duration {
-        self.inner.lease_duration()
-    }
     async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
         match self.fault {
             Fault::FailRenewalsUntilAClaim if self.claims.load(Ordering::SeqCst) == 0 => Err(
@@ -166,8 +129,8 @@ impl<S: RunStore> RunStore for FaultyStore<S> {
             Fault::FailRenewalsUntilAClaim => self.inner.renew(lease).await,
             // The trait's own renewal, which writes the stored state again.
             _ => {
-                let stored = self.load(&lease.run_id).await?;
-                self.checkpoint(lease, &stored, &[], false).await
+                let stored = self.inner.load(&lease.run_id).await?;
+                RunStore::checkpoint(self, lease, &stored, &[], false).await
             }
         }
     }
