@@ -134,6 +134,44 @@ impl ToolOutcome {
     pub fn is_success(&self) -> bool {
         matches!(self, ToolOutcome::Success)
     }
+
+    /// The outcome's own free text, the part that can quote what a tool or a hook said (a
+    /// secret among it): a failure's message ([`ToolFailure::Execution`],
+    /// [`InvalidArguments`](ToolFailure::InvalidArguments),
+    /// [`Panicked`](ToolFailure::Panicked)), a skip's reason or a denial's report; `None` for
+    /// a success, a timeout and a missing tool, whose outcome says only what happened.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            ToolOutcome::Failed(
+                ToolFailure::Execution { message }
+                | ToolFailure::InvalidArguments { message }
+                | ToolFailure::Panicked { message },
+            ) => Some(message),
+            ToolOutcome::Skipped { reason } => Some(reason),
+            ToolOutcome::Denied { report } => Some(report),
+            ToolOutcome::Success
+            | ToolOutcome::Failed(ToolFailure::Timeout { .. } | ToolFailure::NotFound { .. }) => {
+                None
+            }
+        }
+    }
+
+    /// The same outcome (its status and kind) with `text` as its own [`text`](Self::text);
+    /// an outcome without one is returned unchanged.
+    pub(crate) fn with_text(mut self, text: String) -> Self {
+        match &mut self {
+            ToolOutcome::Failed(
+                ToolFailure::Execution { message }
+                | ToolFailure::InvalidArguments { message }
+                | ToolFailure::Panicked { message },
+            ) => *message = text,
+            ToolOutcome::Skipped { reason } => *reason = text,
+            ToolOutcome::Denied { report } => *report = text,
+            ToolOutcome::Success
+            | ToolOutcome::Failed(ToolFailure::Timeout { .. } | ToolFailure::NotFound { .. }) => {}
+        }
+        self
+    }
 }
 
 /// Why a tool call failed.

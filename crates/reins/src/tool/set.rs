@@ -165,8 +165,12 @@ impl ToolSet {
     /// The tool `name`, looked up once for one call of a run: what it declares about itself
     /// and its execution both come from this lookup.
     pub(crate) fn lookup(&self, name: &str) -> Lookup<'_> {
+        let index = self.index_of(name);
         Lookup {
-            tool: self.find(name).map(|tool| &**tool),
+            tool: index
+                .and_then(|index| self.tools.get(index))
+                .map(|tool| &**tool),
+            definition: index.and_then(|index| self.definitions.get(index)),
         }
     }
 
@@ -202,9 +206,16 @@ impl ToolSet {
 #[derive(Clone, Copy)]
 pub(crate) struct Lookup<'a> {
     tool: Option<&'a dyn DynTool>,
+    definition: Option<&'a ToolDefinition>,
 }
 
 impl<'a> Lookup<'a> {
+    /// The JSON schema of the tool's arguments, as the model is shown it; `None` for a
+    /// missing tool.
+    pub(crate) fn parameters(self) -> Option<&'a Value> {
+        self.definition.map(|definition| &definition.parameters)
+    }
+
     /// What the tool declares about itself; `None` for a missing tool.
     pub(crate) fn traits(self) -> Option<ToolTraits> {
         self.tool.and_then(DynTool::traits)

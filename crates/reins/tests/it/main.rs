@@ -19,6 +19,9 @@ mod fakellm_anthropic;
 mod fakellm_openai;
 mod hook_actions;
 mod invalid_tool_calls;
+// Its durable case runs on SQLite.
+#[cfg(feature = "sqlite")]
+mod masked_failures;
 mod model_panics;
 mod providers;
 mod routing;

@@ -153,6 +153,7 @@ impl CallEnv<'_> {
                         args: &args_text,
                         traits,
                         origin,
+                        parameters: tool.parameters(),
                     });
                     let dispatched = self.hooks.dispatch_tool(self.ctx, &target).await?;
                     trace::record_dispatch(&dispatched);
@@ -223,8 +224,9 @@ impl CallEnv<'_> {
             };
             let mut result = ToolResult::lent(&parts, &execution.output);
             let answered = self.hooks.tool_outcome(self.ctx, &mut result).await;
-            // A rewrite, or the text a hook had written (the output is not written twice).
-            let shown = result.into_shown();
+            // A rewrite, or the text a hook had written (the output is not written twice),
+            // and the outcome as a hook masked it: what the run keeps, streams and traces.
+            let (shown, masked) = result.into_shown();
             if let Stacked::Stop(reason) = answered? {
                 return Err(Halt::Stop(reason));
             }
@@ -234,6 +236,7 @@ impl CallEnv<'_> {
                 extensions,
             } = execution;
             let output = shown.unwrap_or(output);
+            let outcome = masked.unwrap_or(outcome);
             trace::record_tool_result(&output, &outcome);
             self.finish(call, output, outcome, extensions)
         }

@@ -256,12 +256,21 @@ pub(super) async fn on_outcome(
             };
             match compose::chained::<table::on_outcome, Direct, _>(hooks, ctx, chain).await? {
                 Stacked::Stop(reason) => OutcomeAction::Stop(reason),
-                Stacked::Go(()) if rewritten.output() == result.output() => OutcomeAction::Proceed,
+                Stacked::Go(())
+                    if rewritten.output() == result.output()
+                        && rewritten.outcome() == result.outcome() =>
+                {
+                    OutcomeAction::Proceed
+                }
                 // The members' rewrite as they left it (not its text: the output's type is
-                // the enclosing stack's to see).
+                // the enclosing stack's to see), and their mask of the outcome.
                 Stacked::Go(()) => match rewritten.into_rewritten() {
-                    Some(output) => OutcomeAction::RewriteToolOutput(Box::new(output)),
-                    None => OutcomeAction::Proceed,
+                    (None, None) => OutcomeAction::Proceed,
+                    (Some(output), None) => OutcomeAction::RewriteToolOutput(Box::new(output)),
+                    (output, outcome_text) => OutcomeAction::MaskToolResult {
+                        output: output.map(Box::new),
+                        outcome_text,
+                    },
                 },
             }
         }

@@ -455,8 +455,8 @@ impl Link<table::on_outcome> for FailureChain<'_> {
     }
 }
 
-/// A tool call's outcome: a hook may rewrite the output the model sees; later hooks see the
-/// rewrite, while the structured outcome stays the tool's own.
+/// A tool call's outcome: a hook may rewrite the output the model sees, and mask the
+/// structured outcome's text (never its status or kind); later hooks see both.
 pub(crate) struct ToolResultChain<'h, 'r> {
     pub result: &'h mut ToolResult<'r>,
 }
@@ -476,6 +476,17 @@ impl Link<table::on_outcome> for ToolResultChain<'_, '_> {
             OutcomeAction::Proceed => return proceed(action),
             OutcomeAction::RewriteToolResult(text) => self.result.rewrite(ToolOutput::Text(text)),
             OutcomeAction::RewriteToolOutput(output) => self.result.rewrite(*output),
+            OutcomeAction::MaskToolResult {
+                output,
+                outcome_text,
+            } => {
+                if let Some(output) = output {
+                    self.result.rewrite(*output);
+                }
+                if let Some(text) = outcome_text {
+                    self.result.mask_outcome(text);
+                }
+            }
             OutcomeAction::Stop(reason) => return ControlFlow::Break(Stacked::Stop(reason)),
             OutcomeAction::Replace(_) | OutcomeAction::RetryOn(_) => {}
         }

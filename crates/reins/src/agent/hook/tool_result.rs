@@ -6,7 +6,8 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// A finished tool call as hooks see it: the model-visible output (with earlier hooks'
-/// rewrites) and the raw structured outcome.
+/// rewrites) and the structured outcome (with earlier hooks' masks, see
+/// [`OutcomeAction::mask_tool_result`](crate::agent::OutcomeAction::mask_tool_result)).
 ///
 /// It borrows the call from the run, so an outcome hook costs the run no copy of the call's
 /// names, ids, arguments, output or outcome. [`into_owned`](ToolResult::into_owned) keeps
@@ -30,9 +31,9 @@ use std::sync::OnceLock;
 /// }
 /// ```
 ///
-/// (Two words for the call, four for the output and four for its written text: the run
-/// builds one for every observed tool call, and its outcome hooks' rule keeps it across
-/// their awaits.)
+/// (Two words for the call, four for the output, four for its written text and one for a
+/// masked outcome: the run builds one for every observed tool call, and its outcome hooks'
+/// rule keeps it across their awaits.)
 #[derive(Clone)]
 pub struct ToolResult<'a> {
     call: Call<'a>,
@@ -42,6 +43,8 @@ pub struct ToolResult<'a> {
     /// hook reading [`output_text`](ToolResult::output_text), then the run's history, share
     /// it); emptied when a hook rewrites the output.
     written: OnceLock<String>,
+    /// The outcome with its text masked by a hook, in place of the call's own.
+    masked: Option<Box<ToolOutcome>>,
 }
 
 /// The call a result is of: lent by the run, or owned once the result is kept.
@@ -104,6 +107,7 @@ impl<'a> ToolResult<'a> {
             call: Call::Lent(parts),
             output: Cow::Borrowed(output),
             written: OnceLock::new(),
+            masked: None,
         }
     }
 
@@ -114,47 +118,68 @@ impl<'a> ToolResult<'a> {
         self.written = OnceLock::new();
     }
 
-    /// The output a hook rewrote, if one did.
-    pub(crate) fn into_rewritten(self) -> Option<ToolOutput> {
-        match self.output {
-            Cow::Owned(output) => Some(output),
-            Cow::Borrowed(_) => None,
+    /// Replaces the outcome's own text ([`ToolOutcome::text`]) with `text` (a hook's mask);
+    /// an outcome without text is kept.
+    pub(crate) fn mask_outcome(&mut self, text: Box<str>) {
+        if self.outcome().text().is_some() {
+            let masked = self.outcome().clone().with_text(text.into());
+            self.masked = Some(Box::new(masked));
         }
     }
 
-    /// What the model will be shown in place of the tool's own output, if anything: the
-    /// output's text if something had it written (so it is not written again), else the
-    /// output a hook rewrote.
+    /// The output a hook rewrote, if one did, and the outcome's text a hook masked, if one
+    /// did.
+    pub(crate) fn into_rewritten(self) -> (Option<ToolOutput>, Option<Box<str>>) {
+        let output = match self.output {
+            Cow::Owned(output) => Some(output),
+            Cow::Borrowed(_) => None,
+        };
+        let outcome_text = self.masked.and_then(|masked| masked.text().map(Box::from));
+        (output, outcome_text)
+    }
+
+    /// What the model will be shown in place of the tool's own output, if anything (the
+    /// output's text if something had it written, so it is not written again, else the
+    /// output a hook rewrote), and the outcome a hook masked, if one did.
     #[inline(always)]
-    pub(crate) fn into_shown(self) -> Option<ToolOutput> {
+    pub(crate) fn into_shown(self) -> (Option<ToolOutput>, Option<ToolOutcome>) {
         let ToolResult {
             call,
             output,
             written,
+            masked,
         } = self;
         // The run's own result lends its call, which owns nothing: forgotten rather than
         // dropped through the enum's drop glue, out of line, once a tool call.
         if let Call::Lent(_) = call {
             std::mem::forget(call);
         }
-        match (written.into_inner(), output) {
+        let shown = match (written.into_inner(), output) {
             (Some(text), _) => Some(ToolOutput::Text(text)),
             (None, Cow::Owned(output)) => Some(output),
             (None, Cow::Borrowed(_)) => None,
-        }
+        };
+        (shown, masked.map(|masked| *masked))
     }
 
     /// The same result, owning everything it borrowed from the run, to keep after the hook
     /// call returns.
     pub fn into_owned(self) -> ToolResult<'static> {
+        // The masked outcome replaces the call's own: the copy keeps no unmasked text.
+        let masked = self.masked.map(|masked| *masked);
         let call = match self.call {
-            Call::Owned(call) => call,
+            Call::Owned(mut call) => {
+                if let Some(masked) = masked {
+                    call.outcome = masked;
+                }
+                call
+            }
             Call::Lent(parts) => Box::new(OwnedCall {
                 tool_name: parts.tool_name.to_owned(),
                 tool_call_id: parts.tool_call_id.to_owned(),
                 internal_call_id: parts.internal_call_id.to_owned(),
                 args_text: ArgsText::Written(parts.args.text().to_owned()),
-                outcome: parts.outcome.clone(),
+                outcome: masked.unwrap_or_else(|| parts.outcome.clone()),
                 extensions: parts.extensions.clone(),
                 traits: parts.traits,
                 origin: parts.origin.map(str::to_owned),
@@ -164,6 +189,7 @@ impl<'a> ToolResult<'a> {
             call: Call::Owned(call),
             output: Cow::Owned(self.output.into_owned()),
             written: self.written,
+            masked: None,
         }
     }
 
@@ -234,8 +260,14 @@ impl<'a> ToolResult<'a> {
                 .get_or_init(|| crate::message::json_text(value)),
         }
     }
-    /// The raw structured outcome, unaffected by rewrites.
+    /// The structured outcome: the call's own, unaffected by rewrites of the output, with its
+    /// text masked where an earlier hook masked it
+    /// ([`OutcomeAction::mask_tool_result`](crate::agent::OutcomeAction::mask_tool_result),
+    /// as the [`Redaction`](crate::hooks::redaction::Redaction) hook does).
     pub fn outcome(&self) -> &ToolOutcome {
+        if let Some(masked) = &self.masked {
+            return masked;
+        }
         match &self.call {
             Call::Lent(parts) => parts.outcome,
             Call::Owned(call) => &call.outcome,

@@ -71,9 +71,17 @@ struct Matcher {
 /// [module docs](self).
 ///
 /// - **Tool results** (`on_outcome`): the text the model will see for each tool call, whatever
-///   its outcome, is masked with [`OutcomeAction::rewrite_tool_result`]. The raw outcome is
-///   untouched, and hooks registered after this one see the masked text; register it before
-///   audit or logging hooks that should not see the secrets either.
+///   its outcome, and the outcome's own text ([`ToolOutcome::text`](crate::tool::ToolOutcome::text):
+///   a failed call's error message, a skip's reason, a denial's report) are masked with
+///   [`OutcomeAction::mask_tool_result`]. The masked outcome is the one the run keeps: hooks
+///   registered after this one read it, a stream yields it
+///   ([`StreamItem::ToolResult`](crate::agent::StreamItem::ToolResult)), a durable run stores
+///   it (the call's [`CallRecord`](crate::run::CallRecord)`::outcome` and `tool_call` journal
+///   entry, and [`RunState::failure`](crate::run::RunState::failure) when the failure failed
+///   the run), [`PromptError::Tool`](crate::agent::PromptError::Tool) carries it, and so
+///   every tool, whatever its kind, fails with the secrets masked. Hooks registered before
+///   this one see the call unmasked: register it before audit or logging hooks that should
+///   not see the secrets either.
 /// - **Requests** (`on_dispatch` of each model call): when anything in the request about to
 ///   be sent needs masking — its history (the user's prompt included), its preamble (system
 ///   prompt) or its context documents (their ids and texts) — the call is sent with a masked
@@ -84,19 +92,10 @@ struct Matcher {
 ///   Reasoning that carries a provider signature is sent unchanged, as changing it would
 ///   invalidate the signature. The tool definitions and provider parameters are not masked.
 ///
-/// What it does not mask: only what the model is sent is masked, never what the run keeps.
-/// The run's own history (which a durable run stores) holds the prompt and the history as
-/// written. A tool call's raw [`ToolOutcome`](crate::tool::ToolOutcome) is untouched too: a
-/// failed call's error ([`ToolFailure`](crate::tool::ToolFailure)'s message, which can quote
-/// a secret the model is shown masked), a skip reason or a denial report. Hooks after this
-/// one read it through `result.outcome()` — an
-/// [`AuditLog`](crate::hooks::audit::AuditLog) writes it as the outcome line's `message` —,
-/// a stream yields it in [`StreamItem::ToolResult`](crate::agent::StreamItem::ToolResult),
-/// [`PromptError::Tool`](crate::agent::PromptError::Tool) carries it when tool errors fail
-/// the run, and a durable run stores it in its state (the call's
-/// [`CallRecord`](crate::run::CallRecord)`::outcome`, and, when the failure failed the run,
-/// [`RunState::failure`](crate::run::RunState::failure)) and in the call's `tool_call`
-/// journal entry.
+/// What it does not mask: the run's own history (which a durable run stores) holds the
+/// prompt and the history as written; only the requests the model is sent are masked. A
+/// failed call's error is masked in its outcome, not where the tool itself writes it (its
+/// own logs, say).
 ///
 /// On Restate (reins-restate) a tool call's result is journaled by the call's step, before
 /// any hook runs: register the redaction with the run's steps as well
@@ -421,11 +420,16 @@ impl AgentHook for Redaction {
         let Some(result) = event.tool_outcome() else {
             return OutcomeAction::proceed();
         };
-        // The text the model would see, written once for every hook that reads it.
-        match self.redact_tool_result(result.output_text()) {
-            Cow::Borrowed(_) => OutcomeAction::proceed(),
-            Cow::Owned(masked) => OutcomeAction::rewrite_tool_result(&event, masked),
-        }
+        // The text the model would see, written once for every hook that reads it, and the
+        // outcome's own text (a failure's message, a skip's reason, a denial's report), which
+        // the run keeps, streams and stores: masked alike.
+        let masked = |text: &str| match self.redact_tool_result(text) {
+            Cow::Owned(masked) => Some(masked),
+            Cow::Borrowed(_) => None,
+        };
+        let shown = masked(result.output_text());
+        let outcome_text = result.outcome().text().and_then(masked);
+        OutcomeAction::mask_tool_result(&event, shown, outcome_text)
     }
 
     async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {

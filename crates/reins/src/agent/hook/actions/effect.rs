@@ -295,6 +295,15 @@ pub enum OutcomeAction {
     /// Replace the output the model sees for this tool result; later hooks see it. (Boxed,
     /// as [`DispatchAction::RewriteToolArgs`] is.)
     RewriteToolOutput(Box<ToolOutput>),
+    /// Mask what the tool result says, keeping what it is (see
+    /// [`mask_tool_result`](Self::mask_tool_result)); later hooks see both masks.
+    MaskToolResult {
+        /// Replaces the output the model sees, as
+        /// [`RewriteToolOutput`](Self::RewriteToolOutput) does; `None` keeps it.
+        output: Option<Box<ToolOutput>>,
+        /// Replaces the outcome's own text ([`ToolOutcome::text`](crate::tool::ToolOutcome::text)); `None` keeps it.
+        outcome_text: Option<Box<str>>,
+    },
     /// Replace the model's response (model calls only); for a failed model call, serve the
     /// turn with this response instead of failing.
     Replace(Box<CompletionResponse>),
@@ -324,6 +333,52 @@ impl OutcomeAction {
         match event.kind {
             DispatchKind::Tool => OutcomeAction::RewriteToolOutput(Box::new(output.into())),
             _ => OutcomeAction::Proceed,
+        }
+    }
+    /// Mask what the tool result of `event` says, keeping what it is: `text` (when given)
+    /// replaces the text the model sees, as [`rewrite_tool_result`](Self::rewrite_tool_result)
+    /// does, and `outcome_text` (when given) replaces the outcome's own text
+    /// ([`ToolOutcome::text`](crate::tool::ToolOutcome::text): a failed call's error message, a skip's reason, a denial's
+    /// report), its status and failure kind kept (an outcome without text is kept whole).
+    /// Unlike a rewrite, which changes only what the model is shown, the masked outcome is the
+    /// one the run keeps: hooks after this one read it
+    /// ([`ToolResult::outcome`](crate::agent::ToolResult::outcome)), a stream yields it, a
+    /// durable run stores it and a tool error that fails the run carries it. How the
+    /// [`Redaction`](crate::hooks::redaction::Redaction) hook masks a secret a failing tool
+    /// quotes. For an event that is not a tool result the action is
+    /// [`proceed`](Self::proceed).
+    ///
+    /// ```
+    /// use reins::agent::{AgentHook, HookContext, OutcomeAction, OutcomeEvent};
+    ///
+    /// /// Masks an internal host name wherever a tool result says it.
+    /// struct HideHost;
+    ///
+    /// impl AgentHook for HideHost {
+    ///     async fn on_outcome(&self, _: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+    ///         let Some(result) = event.tool_result() else {
+    ///             return OutcomeAction::proceed();
+    ///         };
+    ///         let hide = |text: &str| {
+    ///             text.contains("db.internal")
+    ///                 .then(|| text.replace("db.internal", "[host]"))
+    ///         };
+    ///         let outcome_text = result.outcome().text().and_then(hide);
+    ///         OutcomeAction::mask_tool_result(&event, hide(result.output_text()), outcome_text)
+    ///     }
+    /// }
+    /// ```
+    pub fn mask_tool_result(
+        event: &OutcomeEvent<'_>,
+        text: Option<String>,
+        outcome_text: Option<String>,
+    ) -> Self {
+        if event.kind != DispatchKind::Tool || (text.is_none() && outcome_text.is_none()) {
+            return OutcomeAction::Proceed;
+        }
+        OutcomeAction::MaskToolResult {
+            output: text.map(|text| Box::new(ToolOutput::Text(text))),
+            outcome_text: outcome_text.map(String::into_boxed_str),
         }
     }
     /// Replace the model's response with `response` (ignored for tool calls). A response the

@@ -160,6 +160,8 @@ pub(crate) struct ToolCallView<'a> {
     pub traits: Option<ToolTraits>,
     /// Where the tool comes from (an MCP server's name).
     pub origin: Option<&'a str>,
+    /// The JSON schema of the tool's arguments; `None` for a tool the agent does not have.
+    pub parameters: Option<&'a Value>,
 }
 
 impl<'a> DispatchEvent<'a> {
@@ -199,6 +201,18 @@ impl<'a> DispatchEvent<'a> {
     pub fn tool_origin(&self) -> Option<&'a str> {
         match *self.target {
             DispatchTarget::Tool(call) => call.origin,
+            _ => None,
+        }
+    }
+
+    /// The JSON schema of the called tool's arguments ([`Tool::parameters`](crate::tool::Tool::parameters),
+    /// as the model is shown it), for a tool call: what a hook checks the arguments against
+    /// before anyone is asked about the call. `None` when the agent has no tool of that name
+    /// (the call then fails as [`ToolFailure::NotFound`](crate::tool::ToolFailure::NotFound)),
+    /// or for another effect.
+    pub fn tool_parameters(&self) -> Option<&'a Value> {
+        match *self.target {
+            DispatchTarget::Tool(call) => call.parameters,
             _ => None,
         }
     }
