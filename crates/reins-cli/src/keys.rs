@@ -8,7 +8,6 @@
 use crate::config::LoadedAgent;
 use crate::config::model_keys::key_variables;
 use reins::hooks::redaction::Redaction;
-use std::borrow::Cow;
 use toml::Spanned;
 
 /// What a key's value becomes in a tool's answer (the mask reins puts on a key a provider
@@ -71,19 +70,10 @@ impl ModelKeys {
             .map(String::as_str)
     }
 
-    /// `text` with every key's value masked.
-    pub fn scrub<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        match &self.redaction {
-            Some(redaction) => redaction.redact(text),
-            None => Cow::Borrowed(text),
-        }
-    }
-
-    /// A hook masking the keys' values in every tool's result before the model, the run's
-    /// history and the hooks after it see it (an MCP server's too, which [`scrub`] does not
-    /// reach); `None` when there is nothing to mask.
-    ///
-    /// [`scrub`]: ModelKeys::scrub
+    /// A hook masking the keys' values in every tool's result, and in its outcome's text (what
+    /// a failing tool says), before the model, the run's history, the store, the `--json`
+    /// events and the hooks after it see them, whatever the tool's kind; `None` when there is
+    /// nothing to mask.
     pub fn tool_result_redaction(&self) -> Option<Redaction> {
         self.redaction.clone()
     }

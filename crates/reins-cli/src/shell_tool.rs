@@ -26,8 +26,6 @@ pub struct ShellTool {
     cwd: Option<PathBuf>,
     /// The model key variables the program does not inherit.
     withheld: Vec<String>,
-    /// The agent's model keys, masked in what the program prints.
-    keys: ModelKeys,
 }
 
 impl ShellTool {
@@ -56,7 +54,6 @@ impl ShellTool {
                 .withheld(&config.env_passthrough)
                 .map(str::to_owned)
                 .collect(),
-            keys: keys.clone(),
         }
     }
 
@@ -119,24 +116,15 @@ impl Tool for ShellTool {
         Some(self.timeout)
     }
 
-    async fn call(&self, args: Value) -> Result<String, String> {
-        let answer = self.run(&args).await;
-        // The program may print a key it was passed (or read elsewhere): the raw outcome is
-        // stored and shown, so it is masked here, not only where the model reads it.
-        let scrub = |text: String| self.keys.scrub(&text).into_owned();
-        answer.map(scrub).map_err(scrub)
-    }
-}
-
-impl ShellTool {
     /// Runs the program with `args`: its output, or why it failed. Arguments that do not fit
     /// the tool's schema run nothing (a string where a number is wanted could be a flag of
     /// the program's, an object would be spelt into one argument as JSON): the model is
-    /// told what is wrong, and can call again.
-    async fn run(&self, args: &Value) -> Result<String, String> {
-        crate::tool_schema::fits(&self.name, &self.schema, args)
+    /// told what is wrong, and can call again. (A key the program prints is masked in both
+    /// by the agent's redaction hooks, as in any tool's result and failure.)
+    async fn call(&self, args: Value) -> Result<String, String> {
+        crate::tool_schema::fits(&self.name, &self.schema, &args)
             .map_err(|mismatch| crate::tool_schema::not_run(&mismatch))?;
-        let argv = self.argv(args)?;
+        let argv = self.argv(&args)?;
         let (program, rest) = argv.split_first().ok_or("the command is empty")?;
         let mut command = tokio::process::Command::new(program);
         command

@@ -1,14 +1,14 @@
 //! A tool's arguments checked against its JSON schema: one check for the arguments a person
-//! edits before approving a call (`edited_args`) and for those the model gives a shell tool
-//! (`args_check`, before anyone is asked about the call, and `shell_tool`), whose program
-//! must not run with arguments the schema refuses.
+//! edits before approving a call (`edited_args`) and for those the model gives any tool
+//! (`args_check`, before anyone is asked about the call), and again by a shell tool
+//! (`shell_tool`), whose program must not run with arguments the schema refuses.
 
 use serde_json::Value;
 
 /// `args` for the tool `tool`, or why they do not fit its `schema`: the first few
 /// mismatches, each with where it is. Checks a person's edited arguments
-/// (`edited_args`), and the model's arguments of a shell tool before anyone is asked about
-/// the call (`args_check`) and before its program runs (`ShellTool::call`).
+/// (`edited_args`), and the model's arguments of any tool before anyone is asked about the
+/// call (`args_check`), and of a shell tool before its program runs (`ShellTool::call`).
 pub fn fits(tool: &str, schema: &Value, args: &Value) -> Result<(), String> {
     // `reins check` has refused a schema that is not one; a schema that still does not
     // compile is left to the tool.
@@ -33,8 +33,8 @@ pub fn fits(tool: &str, schema: &Value, args: &Value) -> Result<(), String> {
     }
 }
 
-/// What the model is told of a shell tool's call whose arguments do not fit (`mismatch`, from
-/// [`fits`]), whichever check refused it: what does not fit, and that nothing ran.
+/// What the model is told of a call whose arguments do not fit (`mismatch`, from [`fits`]),
+/// whichever check refused it: what does not fit, and that nothing ran.
 pub fn not_run(mismatch: &str) -> String {
-    format!("{mismatch}; the program did not run")
+    format!("{mismatch}; the tool did not run")
 }

@@ -3,7 +3,7 @@
 
 use super::env::secret_from_env;
 use crate::approve::CliDecider;
-use crate::args_check::ShellArgsCheck;
+use crate::args_check::ArgsCheck;
 use crate::config::{ApprovalConfig, LoadedAgent};
 use crate::keys::ModelKeys;
 use reins::agent::AgentBuilder;
@@ -49,9 +49,9 @@ pub struct FileHooks {
     cache: Option<ResponseCache>,
     budget: Option<Budget>,
     loop_breaker: Option<LoopBreaker>,
-    /// A shell tool's call whose arguments do not fit its schema, refused before the
+    /// A call whose arguments do not fit its tool's schema (any tool's), refused before the
     /// approval policy asks about it.
-    shell_args: Option<ShellArgsCheck>,
+    args_check: ArgsCheck,
     approval: Option<ApprovalPolicy>,
     /// On Restate, the webhook the approval policy asks through each run's journal, and how
     /// long it may take.
@@ -137,7 +137,7 @@ impl FileHooks {
                 }
                 breaker
             }),
-            shell_args: ShellArgsCheck::of(agent),
+            args_check: ArgsCheck,
             approval: hooks
                 .approval
                 .as_ref()
@@ -159,7 +159,7 @@ impl FileHooks {
     /// first, so that no other hook sees them; the tool choice shapes the request;
     /// guardrails and redaction see the text; the response cache keys the request as it is
     /// sent, and a response it serves is no model call to count; the budget, the loop
-    /// breaker and then the shell tools' schemas refuse calls before the approval policy asks
+    /// breaker and then the tools' schemas refuse calls before the approval policy asks
     /// a person about them (the breaker sees a call repeated out of its schema too); the
     /// fallback retries failed model calls; the audit log, last, records what the others
     /// decided. `steps` are the run's on a Restate worker, where the approval webhook is
@@ -186,9 +186,7 @@ impl FileHooks {
         if let Some(hook) = &self.loop_breaker {
             builder = builder.add_hook(hook.clone());
         }
-        if let Some(hook) = &self.shell_args {
-            builder = builder.add_hook(hook.clone());
-        }
+        builder = builder.add_hook(self.args_check);
         if let Some(hook) = &self.approval {
             builder = match (&self.journaled_webhook, steps) {
                 (Some((webhook, timeout)), Some(steps)) => builder.add_hook(

@@ -12,7 +12,6 @@
 mod env;
 mod error;
 mod hooks;
-mod masked;
 pub mod mcp;
 mod models;
 
@@ -25,7 +24,6 @@ use crate::config::{DEFAULT_LABEL, LoadedAgent, OVER_BUDGET_LABEL, approval, too
 use crate::keys::ModelKeys;
 use crate::shell_tool::ShellTool;
 use hooks::FileHooks;
-use masked::{MaskedSource, masked};
 use mcp::{connect_mcp, input_schemas};
 use reins::agent::{Agent, AgentBuilder};
 use reins::completion::BoxedModel;
@@ -75,8 +73,6 @@ pub struct Connected {
     shell_tools: Vec<ShellTool>,
     /// Each MCP server's tools, filtered and prefixed as the file says.
     mcp_tools: Vec<McpTools>,
-    /// The model keys masked in an MCP tool's failure (a shell tool masks them itself).
-    keys: ModelKeys,
     hooks: FileHooks,
     name: String,
     preamble: String,
@@ -186,7 +182,6 @@ pub async fn connect(
         named_models,
         shell_tools,
         mcp_tools,
-        keys,
         name: agent.name(),
         preamble: file.preamble.clone(),
         max_tokens: model.max_tokens,
@@ -234,14 +229,13 @@ impl Connected {
                 None => builder.tool(tool.clone()),
             };
         }
-        // Each MCP tool fails with the model keys masked, wherever its failure goes.
+        // What a tool fails with is masked by the hooks' redactions (the model keys, the
+        // file's `[hooks.redaction]`), whatever the tool's kind.
         for tools in &self.mcp_tools {
             builder = match steps {
-                Some(steps) => {
-                    builder.tools(masked(tools, &self.keys).map(|tool| steps.tool(tool)))
-                }
+                Some(steps) => builder.tools(tools.iter().map(|tool| steps.tool(tool.clone()))),
                 // The server's later lists (tools/list_changed) are taken between turns.
-                None => builder.tool_source(MaskedSource::new(tools.clone(), &self.keys)),
+                None => builder.tool_source(tools.clone().into_source()),
             };
         }
         self.hooks.add_to(builder, steps).build()

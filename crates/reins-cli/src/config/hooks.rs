@@ -103,14 +103,18 @@ pub struct GuardrailsConfig {
     pub max_input_chars: Option<usize>,
 }
 
-/// Redaction.
+/// Redaction: reins' `Redaction` hook, its built-in patterns and these secrets masked in
+/// every model request and (unless `tool_results = false`) in every tool call's result.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RedactionConfig {
     /// Environment variables whose values are secrets to redact.
     #[serde(default)]
     pub secrets_from_env: Vec<Spanned<String>>,
-    /// Also redact tool results (default true).
+    /// Also redact tool results (default true): what the model is shown of each call, and
+    /// the call's outcome (a failing tool's error, a denial's report) as the hooks after it,
+    /// the store (`runs show`) and the `--json` `tool_result` event get it, whatever the
+    /// tool's kind.
     pub tool_results: Option<bool>,
 }
 

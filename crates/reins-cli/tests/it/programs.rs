@@ -85,7 +85,7 @@ fn a_shell_tool_runs_nothing_on_arguments_its_schema_refuses_and_the_model_is_to
             "Count with an object.",
             [
                 r#"is not of type "integer" (at /n)"#,
-                "the program did not run",
+                "the tool did not run",
             ],
         ),
     ] {

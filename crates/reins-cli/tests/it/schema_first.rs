@@ -1,9 +1,10 @@
-//! A shell tool's call whose arguments do not fit its `schema` is refused before an approval
-//! rule asks about it: nobody is asked to approve a call that would then be refused. The
-//! model is told why, as when the tool refuses the arguments itself, and can call again.
+//! A tool's call whose arguments do not fit its schema (a shell tool's `schema`, an MCP
+//! server's input schema) is refused before an approval rule asks about it: nobody is asked
+//! to approve a call that would then be refused. The model is told why, as when the tool
+//! refuses the arguments itself, and can call again.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, SAVE_NOTE_TOOL, events, model_table, outcome};
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, TIME_SERVER_TOOLS, events, model_table, outcome};
 use reins_test_servers::Tmux;
 
 /// fakellm rules: asked for a note, the model calls `save_note` with a misspelt argument
@@ -57,7 +58,7 @@ fn a_call_out_of_its_schema_is_refused_before_it_waits_for_a_person() {
     assert!(
         told.contains("the arguments do not fit the schema of `save_note`")
             && told.contains("\"text\" is a required property")
-            && told.contains("the program did not run"),
+            && told.contains("the tool did not run"),
         "{told}"
     );
     assert_eq!(refused[0]["outcome"]["status"], "denied", "{stdout}");
@@ -99,4 +100,56 @@ fn the_terminal_asks_only_about_the_call_that_fits_its_schema() {
     );
     assert!(screen.contains("Done: the note is saved."), "{screen}");
     assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
+/// fakellm rules: asked the time, the model calls the time server's `get_current_time` with
+/// a misspelt argument (`tz`, where `timezone` is required); told that it does not fit, it
+/// gives up.
+const MCP_RULES: &str = r#"version: 1
+rules:
+  - name: give_up
+    when:
+      tool_result_contains: "do not fit"
+    respond:
+      content: "I could not ask for the time."
+  - name: misspelt
+    when:
+      messages_contain: "time"
+    respond:
+      tool_calls:
+        - name: time_get_current_time
+          arguments: {tz: "Asia/Tokyo"}
+"#;
+
+#[test]
+fn an_mcp_tools_call_out_of_its_servers_schema_is_refused_before_it_waits_for_a_person() {
+    let server = FakeLlm::start(MCP_RULES);
+    let agent = AgentDir::new(&format!(
+        "{model}\n{TIME_SERVER_TOOLS}\n[hooks.approval]\n\
+         rules = [{{ tool = \"time_get_current_time\", action = \"ask\" }}]\n",
+        model = model_table(&server.openai_url())
+    ));
+    // No terminal: a call the `ask` rule matched would wait in the store (exit 3).
+    let (code, stdout, stderr) =
+        outcome(agent.keyed(&["run", "AGENT", "What time is it?", "--json"]));
+    assert_eq!(code, 0, "nobody was asked\n{stdout}\n{stderr}");
+    let events = events(&stdout);
+    let refused: Vec<_> = events
+        .iter()
+        .filter(|event| event["event"] == "tool_result")
+        .collect();
+    assert_eq!(refused.len(), 1, "{stdout}");
+    assert_eq!(refused[0]["outcome"]["status"], "denied", "{stdout}");
+    let told = refused[0]["result"].as_str().unwrap_or_default();
+    assert!(
+        told.contains("the arguments do not fit the schema of `time_get_current_time`")
+            && told.contains("\"timezone\" is a required property")
+            && told.contains("the tool did not run"),
+        "{told}"
+    );
+    assert!(
+        !events.iter().any(|event| event["event"] == "suspended"),
+        "{stdout}"
+    );
+    assert_eq!(events.last().expect("events")["event"], "done", "{stdout}");
 }

@@ -3,7 +3,8 @@
 //! default key variable, nor any other secret's the file names), unless the tool's
 //! `env_passthrough` names one; and a key a tool
 //! prints anyway is masked as `<redacted>` in its result, on the terminal, in the store and
-//! in `runs show`.
+//! in `runs show`, as `[hooks.redaction]` masks its secrets and patterns: in what a tool
+//! fails with too, whatever its kind.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, events, model_table, outcome};
@@ -18,7 +19,7 @@ const VAULT_PASSWORD: &str = "vault-pass-9876543210";
 
 /// A stdio MCP server (no SDK: newline-delimited JSON-RPC) with three tools: `names` lists
 /// the names of its environment variables, `getenv` answers one's value, `fail` fails saying
-/// `OPENAI_API_KEY`'s.
+/// `OPENAI_API_KEY`'s, `VAULT_PASSWORD`'s and an email address.
 const ENV_SERVER: &str = r#"
 import json, os, sys
 TOOLS = [
@@ -46,7 +47,8 @@ for line in sys.stdin:
         if params["name"] == "names":
             text = "names: " + ",".join(sorted(os.environ))
         elif failed:
-            text = "bad key " + os.environ.get("OPENAI_API_KEY", "unset")
+            text = ("bad key " + os.environ.get("OPENAI_API_KEY", "unset") + " vault "
+                    + os.environ.get("VAULT_PASSWORD", "unset") + " mail ada@example.com")
         else:
             text = "value: " + os.environ.get(arguments["name"], "unset")
         result = {"content": [{"type": "text", "text": text}], "isError": failed}
@@ -130,7 +132,8 @@ rules:
 
 /// The agent: `show_env` prints the program's environment; `show_key` and `fail_key` are
 /// given the model's key (`env_passthrough`) and print it, the one on stdout, the other on
-/// stderr as it fails; the `env` server is given `OPENAI_API_KEY` only.
+/// stderr as it fails (with the redaction's secret and an email address); the `env` server is
+/// given `OPENAI_API_KEY` and the redaction's secret only.
 fn agent(server: &FakeLlm) -> AgentDir {
     let agent = AgentDir::new(&format!(
         r#"name = "keys"
@@ -151,16 +154,16 @@ env_passthrough = ["REINS_TEST_KEY"]
 [[tools.shell]]
 name = "fail_key"
 description = "Fails, saying the key it is given."
-command = ["sh", "-c", "echo \"bad key $REINS_TEST_KEY\" >&2; exit 3"]
+command = ["sh", "-c", "echo \"bad key $REINS_TEST_KEY vault $VAULT_PASSWORD mail ada@example.com\" >&2; exit 3"]
 schema = {{ type = "object", properties = {{}} }}
-env_passthrough = ["REINS_TEST_KEY"]
+env_passthrough = ["REINS_TEST_KEY", "VAULT_PASSWORD"]
 
 [[tools.mcp]]
 name = "env"
 command = "python3"
 args = ["server.py"]
 prefix = "env_"
-env_passthrough = ["OPENAI_API_KEY"]
+env_passthrough = ["OPENAI_API_KEY", "VAULT_PASSWORD"]
 
 [hooks.redaction]
 secrets_from_env = ["VAULT_PASSWORD"]
@@ -206,6 +209,33 @@ fn holds_no_key(text: &str, what: &str) {
     for key in [KEY, OPENAI_KEY, ANTHROPIC_KEY, VAULT_PASSWORD] {
         assert!(!text.contains(key), "{what} holds a key:\n{text}");
     }
+}
+
+/// What the failing tools say, masked: the model key and the redaction's secret (a secret
+/// the file names, withheld and masked as the keys are) by the keys' masking, the email
+/// address by `[hooks.redaction]`'s pattern.
+const MASKED_FAILURE: &str = "bad key <redacted> vault <redacted> mail [REDACTED:email]";
+
+/// Asserts that the run's one tool call failed with [`MASKED_FAILURE`], as the model was told
+/// and as the `--json` `tool_result`'s `outcome` says, and that `runs show` says it so too.
+fn failed_masked(agent: &AgentDir, stdout: &str) {
+    assert!(tool_result(stdout).contains(MASKED_FAILURE), "{stdout}");
+    let result = events(stdout)
+        .into_iter()
+        .find(|event| event["event"] == "tool_result")
+        .expect("the tool's result");
+    assert_eq!(result["outcome"]["status"], "failed", "{stdout}");
+    assert!(
+        result["outcome"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains(MASKED_FAILURE)),
+        "the failure as scripts read it\n{stdout}"
+    );
+    let (code, shown, stderr) =
+        outcome(agent.reins(&["runs", "show", "AGENT", &run_id(stdout), "--json"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(shown.contains(MASKED_FAILURE), "`runs show`\n{shown}");
+    assert!(!shown.contains("ada@example.com"), "`runs show`\n{shown}");
 }
 
 /// Asserts that neither `runs show` (text and JSON) nor the store's file holds a key.
@@ -271,7 +301,7 @@ fn an_mcp_server_inherits_no_model_key_but_those_passed_through() {
 }
 
 #[test]
-fn a_key_passed_to_a_shell_tool_is_masked_in_its_output_and_its_failure() {
+fn a_key_passed_to_a_shell_tool_is_masked_in_its_output_and_its_failure_as_redactions_are() {
     let server = FakeLlm::start(RULES);
     let agent = agent(&server);
     let (code, stdout, stderr) = run(&agent, "use show_key");
@@ -282,17 +312,14 @@ fn a_key_passed_to_a_shell_tool_is_masked_in_its_output_and_its_failure() {
 
     let (code, stdout, stderr) = run(&agent, "use fail_key");
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(
-        tool_result(&stdout).contains("bad key <redacted>"),
-        "{stdout}"
-    );
+    failed_masked(&agent, &stdout);
     holds_no_key(&stdout, "the run's events");
     holds_no_key(&stderr, "the run's stderr");
     stored_without_keys(&agent, &run_id(&stdout));
 }
 
 #[test]
-fn a_key_an_mcp_tool_fails_with_is_masked_wherever_its_failure_goes() {
+fn a_key_and_a_redacted_secret_an_mcp_tool_fails_with_are_masked_wherever_its_failure_goes() {
     let server = FakeLlm::start(RULES);
     let agent = agent(&server);
     let audit = "\n[hooks.audit]\npath = \"audit.jsonl\"\n";
@@ -301,25 +328,11 @@ fn a_key_an_mcp_tool_fails_with_is_masked_wherever_its_failure_goes() {
     let (code, stdout, stderr) = run(&agent, "use env_fail");
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     // The model is told the failure, the key masked; so is everyone else.
-    assert!(
-        tool_result(&stdout).contains("bad key <redacted>"),
-        "{stdout}"
-    );
-    let result = events(&stdout)
-        .into_iter()
-        .find(|event| event["event"] == "tool_result")
-        .expect("the tool's result");
-    assert_eq!(result["outcome"]["status"], "failed", "{stdout}");
-    assert!(
-        result["outcome"]["message"]
-            .as_str()
-            .is_some_and(|message| message.contains("bad key <redacted>")),
-        "the failure as scripts read it\n{stdout}"
-    );
+    failed_masked(&agent, &stdout);
     holds_no_key(&stdout, "the run's events");
     holds_no_key(&stderr, "the run's stderr");
     stored_without_keys(&agent, &run_id(&stdout));
     let audited = std::fs::read_to_string(agent.dir.path().join("audit.jsonl")).expect("audit");
-    assert!(audited.contains("bad key <redacted>"), "{audited}");
+    assert!(audited.contains(MASKED_FAILURE), "{audited}");
     holds_no_key(&audited, "the audit log");
 }
