@@ -19,7 +19,7 @@ fn tool_message(model: &ScriptedModel) -> String {
 }
 
 #[tokio::test]
-async fn tool_results_are_masked_and_later_hooks_see_the_raw_outcome() {
+async fn tool_results_are_masked_for_the_model_and_the_hooks_after_it() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let model = ScriptedModel::new([Turn::tool_call("lookup", json!({})), Turn::text("ok")]);
     let lookup = tool_fn("lookup", "Looks up.", |_: Value| async {
@@ -39,7 +39,7 @@ async fn tool_results_are_masked_and_later_hooks_see_the_raw_outcome() {
     );
 }
 
-/// Records the model-visible text and the raw outcome of each tool result.
+/// Records the model-visible text and the outcome of each tool result.
 struct SeeOutcomes(Arc<Mutex<Vec<(String, ToolOutcome)>>>);
 
 impl AgentHook for SeeOutcomes {
