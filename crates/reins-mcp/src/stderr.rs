@@ -177,6 +177,7 @@ mod tests {
         let lines = logged.0.clone();
         let state = Mutex::new(TailState::default());
         let secrets = vec![("tok-0123456789".to_owned(), "[redacted]".to_owned())];
+        reins_test_servers::ask_every_subscriber();
         tracing::subscriber::with_default(logged, || {
             keep_line(
                 &state,

@@ -3,18 +3,20 @@
 //! (`@modelcontextprotocol/server-everything` from npm over streamable HTTP) and
 //! [`RestateServer`] (`restate-server` from npm, for Restate-backed runs), and a terminal
 //! to type into, [`Tmux`]. Each fails the test with the install command when its program is
-//! missing (`scripts/test.sh` installs them all). One place for what several crates' tests
-//! need.
+//! missing (`scripts/test.sh` installs them all); and [`ask_every_subscriber`], for tests
+//! that record tracing. One place for what several crates' tests need.
 #![deny(missing_docs)]
 
 mod everything;
 mod fakellm;
 mod restate;
+mod subscribers;
 mod tmux;
 
 pub use everything::{EverythingHttp, everything_script, npm_modules};
 pub use fakellm::FakeLlm;
 pub use restate::{RestateServer, restate_server_binary};
+pub use subscribers::ask_every_subscriber;
 pub use tmux::Tmux;
 
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -56,6 +56,7 @@ impl Captured {
 #[tokio::test(flavor = "current_thread")]
 async fn server_logs_and_progress_go_to_tracing() {
     let captured = Captured::default();
+    reins_test_servers::ask_every_subscriber();
     let _guard = tracing::subscriber::set_default(captured.clone());
     let client = connect(everything_server()).await;
 

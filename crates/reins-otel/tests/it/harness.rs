@@ -38,6 +38,7 @@ impl Recorded {
             &meter_provider,
             telemetry,
         ));
+        reins_test_servers::ask_every_subscriber();
         let guard = tracing::subscriber::set_default(subscriber);
         Recorded {
             spans,

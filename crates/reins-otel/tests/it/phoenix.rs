@@ -324,6 +324,7 @@ fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
             .tool(lookup)
             .build();
         {
+            reins_test_servers::ask_every_subscriber();
             let _recording = tracing::subscriber::set_default(subscriber);
             let answer = agent.prompt("Weather in Paris?").await.expect("an answer");
             assert_eq!(answer, "It is sunny in Paris.");

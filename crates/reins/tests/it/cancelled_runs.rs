@@ -77,7 +77,7 @@ impl CompletionModel for Stalling {
 /// that lost), and returns what its span recorded.
 async fn dropped_once_stalled(agent: Agent, stalled: &Notify) -> RunSpan {
     let recorded = RunSpan::default();
-    let subscriber = tracing_subscriber::registry().with(recorded.clone());
+    let subscriber = crate::common::subscriber::registry().with(recorded.clone());
     let run = agent
         .prompt("Weather?")
         .into_future()

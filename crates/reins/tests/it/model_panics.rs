@@ -166,7 +166,7 @@ async fn a_model_whose_declarations_panic_declares_nothing_and_its_runs_go_on() 
     use tracing::instrument::WithSubscriber;
     // A subscriber that keeps spans is what makes a run read its model's names for
     // telemetry.
-    let subscriber = || tracing_subscriber::registry();
+    let subscriber = crate::common::subscriber::registry;
 
     #[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
     struct Answer {

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use std::sync::{Arc, Mutex};
 
 pub mod fakellm;
+pub mod subscriber;
 
 /// Records every event it sees, in order, as a short line.
 #[derive(Clone, Default)]

@@ -38,7 +38,7 @@ async fn a_retry_logs_the_failures_status_not_the_providers_body() {
     let body = "the prompt 'my card is 4111 1111' is too long";
     let server = answering(ResponseTemplate::new(503).set_body_string(body)).await;
     let logged = Logged::default();
-    let subscriber = tracing_subscriber::registry().with(logged.clone());
+    let subscriber = crate::common::subscriber::registry().with(logged.clone());
     let error = model_of::<Chat>(&server.uri())
         .completion(&prompt("my card is 4111 1111"))
         .with_subscriber(subscriber)
