@@ -2,7 +2,7 @@
 //!
 //! `reins` with no subcommand runs the demo on its positional `PROMPT`, so a misspelt
 //! command (`reins chekc agent.toml`) or a forgotten one (`reins agent.toml`) would be a
-//! prompt: clap then reports "the subcommand 'agent.toml' cannot be used with '[PROMPT]'",
+//! prompt: clap then reports `the subcommand 'agent.toml' cannot be used with '[PROMPT]'`,
 //! or, with one argument, the demo starts (fetching its model) and asks the model about the
 //! file's name. These are refused before parsing, with the command that was meant.
 

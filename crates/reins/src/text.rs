@@ -25,14 +25,14 @@ use std::fmt::Write;
 
 /// `text` with every character a terminal would act on rather than show, or that shows as
 /// nothing, written as its `\uXXXX` escape (as JSON writes it: a pair of them above
-/// `U+FFFF`, so shown inside a JSON string it reads back as the same character): control characters other than line feed and tab
-/// (a carriage return is kept only right before a line feed), the characters that reorder
-/// bidirectional text (`U+061C`, `U+200E`, `U+200F`, `U+202A`–`U+202E`, `U+2066`–`U+2069`),
-/// and invisible ones that can hide text (see [`hides_text`]: tag characters, zero-width
-/// spaces, word joiners, byte-order marks, fillers; a joiner or variation selector only in a
-/// run of them, as an emoji or a Persian word uses one at a time, an emoji's presentation
-/// selector and joiner as a pair). Borrowed when nothing
-/// needed escaping.
+/// `U+FFFF`, so shown inside a JSON string it reads back as the same character): control
+/// characters other than line feed and tab (a carriage return is kept only right before a line
+/// feed), the characters that reorder bidirectional text (`U+061C`, `U+200E`, `U+200F`,
+/// `U+202A`–`U+202E`, `U+2066`–`U+2069`), and invisible ones that can hide text: tag
+/// characters, zero-width spaces, word joiners, byte-order marks, fillers, supplementary
+/// variation selectors; a joiner or variation selector only in a run of them (an emoji or a
+/// Persian word uses one at a time; an emoji's presentation selector and joiner come as a
+/// pair). Borrowed when nothing needed escaping.
 ///
 /// ```
 /// use reins::text::printable;
