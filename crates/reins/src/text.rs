@@ -43,8 +43,9 @@ use std::fmt::Write;
 /// // Each escape as JSON writes it: inside a JSON string, it reads back as the same text.
 /// let shown = format!("\"{}\"", printable(hidden));
 /// assert_eq!(serde_json::from_str::<String>(&shown).unwrap(), hidden);
-/// // An emoji's variation selector and joiners stay as they are.
-/// assert_eq!(printable("\u{2764}\u{fe0f} \u{1f468}\u{200d}\u{1f469}"), "\u{2764}\u{fe0f} \u{1f468}\u{200d}\u{1f469}");
+/// // An emoji's variation selector and joiners stay as they are, as do Scotland's flag's tags.
+/// let emoji = "\u{2764}\u{fe0f} \u{1f468}\u{200d}\u{1f469} \u{1f3f4}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}";
+/// assert_eq!(printable(emoji), emoji);
 /// ```
 pub fn printable(text: &str) -> Cow<'_, str> {
     printable_after(text, None)
@@ -57,7 +58,17 @@ fn printable_after(text: &str, before: Option<char>) -> Cow<'_, str> {
     let bytes = text.as_bytes();
     // A carriage return is one byte, so the byte after it is at `at + 1`.
     let mut previous = before;
+    // The tag characters left of a subdivision flag being shown (`🏴` and its tags).
+    let mut flag_tags_left = 0;
     let mut acts = |at: usize, c: char| {
+        if flag_tags_left > 0 {
+            flag_tags_left -= 1;
+            previous = Some(c);
+            return false;
+        }
+        if c == BLACK_FLAG && subdivision_tags(&text[at + c.len_utf8()..]) {
+            flag_tags_left = SUBDIVISION_TAGS_LEN;
+        }
         let acts = acts_on_terminal(c, bytes.get(at + 1).copied()) || hides_text(c, previous);
         previous = Some(c);
         acts
@@ -135,6 +146,24 @@ impl PrintableStream {
             ""
         }
     }
+}
+
+/// The flag a subdivision flag's tag characters follow.
+const BLACK_FLAG: char = '\u{1F3F4}';
+
+/// The tag characters of a subdivision flag: its five letters and the cancel tag.
+const SUBDIVISION_TAGS_LEN: usize = 6;
+
+/// Whether `rest` (what follows a `🏴`) starts with the tags of a subdivision flag screens show
+/// as one (England, Scotland, Wales: the only ones Unicode recommends). Other tag sequences,
+/// which a screen shows as nothing, are escaped like any tag character: they can spell text.
+fn subdivision_tags(rest: &str) -> bool {
+    const FLAGS: [&str; 3] = [
+        "\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}",
+        "\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}",
+        "\u{E0067}\u{E0062}\u{E0077}\u{E006C}\u{E0073}\u{E007F}",
+    ];
+    FLAGS.iter().any(|tags| rest.starts_with(tags))
 }
 
 /// Whether a terminal acts on `c` rather than showing it; `next` is the byte after it (a
@@ -293,13 +322,37 @@ mod tests {
         assert_eq!(printable("\u{200d}\u{200d}x"), "\\u200d\\u200dx");
     }
 
+    /// England's flag shows as a flag; tags that spell more after a black flag, or a
+    /// flag's tags on their own, show as escapes.
+    #[test]
+    fn a_subdivision_flag_shows_and_other_tags_after_a_flag_do_not() {
+        let england = "\u{1f3f4}\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}";
+        assert_eq!(
+            printable(&format!("go {england}!")),
+            format!("go {england}!")
+        );
+        let smuggled: String = std::iter::once('\u{1f3f4}')
+            .chain(
+                "gbengrm -rf"
+                    .chars()
+                    .map(|c| char::from_u32(0xE0000 + c as u32).unwrap()),
+            )
+            .collect();
+        let shown = printable(&smuggled);
+        assert!(shown.starts_with("\u{1f3f4}\\udb40\\udc67"), "{shown}");
+        assert_eq!(shown.chars().count(), 1 + 12 * 11, "{shown}");
+        let tags_alone = &england['\u{1f3f4}'.len_utf8()..];
+        assert!(printable(tags_alone).is_ascii());
+    }
+
     /// The inbox shows a waiting call's arguments through `printable` in the form that
     /// approves them: read back as JSON, what it shows is what the call holds.
     #[test]
     fn escaped_text_reads_back_as_json_the_same() {
-        let flag = "\u{1f3f4}\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}";
+        // Tags after a black flag that are no subdivision flag's.
+        let tags = "\u{1f3f4}\u{e0067}\u{e0062}\u{e0078}\u{e0079}\u{e007a}\u{e007f}";
         for text in [
-            format!("Go England {flag}!"),
+            format!("Go {tags}!"),
             "\u{845b}\u{e0100} \u{202e}x\u{1b}[2J\u{200b}\u{feff}".to_owned(),
         ] {
             let shown = printable(&text);
