@@ -86,7 +86,7 @@ pub fn usage_error(error: &clap::Error, args: &[OsString]) -> ExitCode {
 
 /// Whether the command line `args` (the program's name first) is `reins run` or `reins runs
 /// resume` with `--json` among its options (before a `--`, after which every argument is a
-/// value).
+/// value), given a value or not (`--json=true`, which clap refuses, still asked for events).
 fn asks_for_events(args: &[OsString]) -> bool {
     let words: Vec<&str> = args
         .iter()
@@ -95,7 +95,10 @@ fn asks_for_events(args: &[OsString]) -> bool {
         .take_while(|arg| *arg != "--")
         .collect();
     let emits_events = matches!(words.as_slice(), ["run", ..] | ["runs", "resume", ..]);
-    emits_events && words.contains(&"--json")
+    emits_events
+        && words
+            .iter()
+            .any(|word| *word == "--json" || word.starts_with("--json="))
 }
 
 #[cfg(test)]
@@ -115,6 +118,8 @@ mod tests {
     fn only_run_and_runs_resume_with_json_ask_for_events() {
         assert!(asks(&["run", "a.toml", "--json", "--bogus"]));
         assert!(asks(&["runs", "resume", "--json"]));
+        assert!(asks(&["run", "a.toml", "--json=true", "hi"]));
+        assert!(!asks(&["run", "a.toml", "--jsonl"]));
         assert!(!asks(&["run", "a.toml", "--bogus"]));
         assert!(!asks(&["runs", "list", "a.toml", "--json", "--bogus"]));
         assert!(!asks(&["run", "a.toml", "--", "--json"]));
