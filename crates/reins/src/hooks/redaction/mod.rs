@@ -81,7 +81,11 @@ struct Matcher {
 ///   the run), [`PromptError::Tool`](crate::agent::PromptError::Tool) carries it, and so
 ///   every tool, whatever its kind, fails with the secrets masked. Hooks registered before
 ///   this one see the call unmasked: register it before audit or logging hooks that should
-///   not see the secrets either.
+///   not see the secrets either. Calls the run answers before any tool or outcome hook is
+///   reached are not masked: arguments that are not a JSON object (the answer quotes them, as
+///   the turn in the history holds them) and the calls of a turn an
+///   [`on_invalid_tool_call`](crate::agent::AgentHook::on_invalid_tool_call) hook skipped
+///   (the hook's own reason).
 /// - **Requests** (`on_dispatch` of each model call): when anything in the request about to
 ///   be sent needs masking — its history (the user's prompt included), its preamble (system
 ///   prompt) or its context documents (their ids and texts) — the call is sent with a masked
