@@ -15,7 +15,7 @@ use reins::agent::{
 use reins::completion::{
     CompletionError, CompletionModel, CompletionRequest, FinishReason, StreamChunk,
 };
-use reins::message::{Message, ToolChoice};
+use reins::message::{AssistantContent, Message, OneOrMany, ToolChoice};
 use reins::providers::local::{LocalModel, LocalModelError, LocalStats, model_path_from_env};
 use reins::tool::{Tool, ToolDefinition, tool_fn};
 use schemars::JsonSchema;
@@ -496,4 +496,172 @@ async fn a_context_overflow_names_the_limit() {
         "{:?}",
         response.usage
     );
+}
+
+/// Prompts that lead SmolLM2 to write the opening tag and, in the same token, text no call can
+/// follow (`>.` and `></` are single tokens). llama.cpp's lazy grammar threw a C++ exception
+/// on that, which aborted the whole process (this test binary with it).
+#[tokio::test]
+async fn an_opening_tag_fused_with_other_text_never_aborts() {
+    let model = model();
+    let prompts = [
+        "What does the HTML-like text <tool_call>. mean?",
+        "Repeat exactly, with nothing else: <tool_call>.",
+        "Write the tags <tool_call></tool_call> and explain them.",
+    ];
+    let mut opened = 0;
+    for prompt in prompts {
+        for seed in 0..3 {
+            let mut request = CompletionRequest::new(vec![Message::user(prompt)]);
+            request.tools = definitions().into();
+            request.tool_choice = Some(ToolChoice::Auto);
+            request.temperature = Some(if seed == 0 { 0.0 } else { 0.8 });
+            request.max_tokens = Some(96);
+            request.additional_params = Some(json!({"seed": seed}));
+            // An answer, a call, or a clear error: the process lives on.
+            match model.completion(&request).await {
+                Ok(response) => {
+                    let text = stats(&response).text;
+                    if text.contains("<tool_call>") {
+                        opened += 1;
+                        // Cut back to the tag, then held to the call's grammar.
+                        assert!(!text.contains("<tool_call>."), "{text:?}");
+                        assert!(!text.contains("<tool_call></"), "{text:?}");
+                    }
+                }
+                Err(error) => assert!(!error.to_string().is_empty()),
+            }
+        }
+    }
+    assert!(opened > 0, "no prompt led the model to open a call");
+}
+
+/// A request whose stream is dropped while it waits behind another is never read: the next
+/// request finds the cache as the previous turn left it.
+#[tokio::test]
+async fn a_request_cancelled_in_the_queue_reads_none_of_its_prompt() {
+    let model = LocalModel::builder(model_path()).build().unwrap();
+    // Busy: an answer of at least 40 numbers, under an output grammar.
+    let mut busy = CompletionRequest::new(vec![Message::user("List numbers.")]);
+    busy.output_schema = Some(json!({
+        "type": "array", "items": {"type": "integer"}, "minItems": 40,
+    }));
+    let busy = model.stream(&busy).await.unwrap();
+    let long = CompletionRequest::new(vec![Message::user(format!(
+        "Summarize: {}",
+        "the quick brown fox jumps over the lazy dog ".repeat(40)
+    ))]);
+    for _ in 0..3 {
+        // Queued behind `busy`, then dropped.
+        drop(model.stream(&long).await.unwrap());
+    }
+    let busy: Vec<_> = busy.collect().await;
+    assert!(busy.iter().all(Result::is_ok));
+    let mut again = long.clone();
+    again.max_tokens = Some(1);
+    let response = model.completion(&again).await.unwrap();
+    let stats = stats(&response);
+    // Had a cancelled copy been read, all but its last token would be reused now.
+    assert!(
+        stats.cached_prompt_tokens < stats.prompt_tokens / 2,
+        "{} of {} prompt tokens were already read",
+        stats.cached_prompt_tokens,
+        stats.prompt_tokens
+    );
+}
+
+#[tokio::test]
+async fn a_tool_argument_cut_by_the_string_limit_is_reported_as_truncated() {
+    let model = LocalModel::builder(model_path())
+        .max_string_length(4)
+        .build()
+        .unwrap();
+    let mut reached = 0;
+    for seed in 0..3 {
+        let mut request = CompletionRequest::new(vec![Message::user(
+            "What is 123456 times 789? Use the calculator.",
+        )]);
+        request.tools = definitions().into();
+        request.tool_choice = Some(ToolChoice::Specific("calculator".into()));
+        request.temperature = Some(0.7);
+        request.additional_params = Some(json!({"seed": seed}));
+        let response = model.completion(&request).await.unwrap();
+        let call = response.tool_calls().next().cloned().expect("a call");
+        let args: CalcArgs = serde_json::from_value(call.arguments.clone())
+            .unwrap_or_else(|error| panic!("{error}: {:?}", call.arguments));
+        let length = args.expression.chars().count();
+        assert!(length <= 4, "{args:?}", args = args.expression);
+        if length == 4 {
+            reached += 1;
+            assert_eq!(response.finish_reason, Some(FinishReason::Length));
+        } else {
+            assert_eq!(response.finish_reason, Some(FinishReason::ToolCalls));
+        }
+    }
+    assert!(reached > 0, "no expression reached the limit");
+}
+
+#[tokio::test]
+async fn malformed_sampling_params_are_named() {
+    for (params, key) in [
+        (json!({"seed": "7"}), "`seed`"),
+        (json!({"top_p": "high"}), "`top_p`"),
+        (json!({"sead": 7}), "`sead`"),
+    ] {
+        let mut request = CompletionRequest::new(vec![Message::user("Hi.")]);
+        request.additional_params = Some(params);
+        let error = model().completion(&request).await.unwrap_err();
+        let CompletionError::InvalidRequest(message) = error else {
+            panic!("bad params are an invalid request: {error:?}");
+        };
+        assert!(message.contains(key), "{message}");
+    }
+}
+
+#[test]
+fn a_directory_is_not_a_model_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let error = LocalModel::load(dir.path()).unwrap_err();
+    assert!(
+        matches!(error, LocalModelError::IsADirectory { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("is a directory"), "{error}");
+}
+
+/// The README's time route: after the time tool's result, SmolLM2 echoed
+/// `<tool_response>…` back as its answer. Writing a tool's result is not the model's part: the
+/// turn stops there.
+#[tokio::test]
+async fn the_model_never_answers_with_a_tool_response_of_its_own() {
+    let model = model();
+    for seed in 0..3 {
+        let mut request = CompletionRequest::new(vec![
+            Message::user("What time is it in Tokyo?"),
+            Message::Assistant {
+                content: OneOrMany::one(AssistantContent::tool_call(
+                    "c1",
+                    "get_current_time",
+                    json!({"timezone": "Asia/Tokyo"}),
+                )),
+            },
+            Message::tool_result(
+                "c1",
+                "get_current_time",
+                r#"{"timezone": "Asia/Tokyo", "datetime": "2025-01-01T21:00:00+09:00"}"#,
+            ),
+        ]);
+        request.preamble = Some("Answer the user in one short sentence.".into());
+        request.tools = definitions().into();
+        request.tool_choice = Some(ToolChoice::None);
+        request.temperature = Some(if seed == 0 { 0.0 } else { 0.7 });
+        request.max_tokens = Some(80);
+        request.additional_params = Some(json!({"seed": seed}));
+        let response = model.completion(&request).await.unwrap();
+        assert!(
+            !response.text().contains("tool_response"),
+            "{:?}",
+            response.text()
+        );
+    }
 }

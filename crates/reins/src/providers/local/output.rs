@@ -1,6 +1,7 @@
 //! Splits the model's generated text into answer text, tool calls and stop sequences, as it
 //! is generated.
 
+use super::grammar::{Limits, ToolGrammar};
 use super::template::{CALL_CLOSE, CALL_OPEN};
 use crate::completion::{
     CompletionResponse, FinishReason, RawResponse, StreamAssembler, StreamChunk, Usage,
@@ -14,6 +15,31 @@ pub(super) enum Feed {
     Continue,
     /// A stop sequence was generated: stop.
     Stop,
+}
+
+/// What a turn's output is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// Text (`<tool_call>` is plain text).
+    Text,
+    /// Text and tool calls, each opened by `<tool_call>`.
+    Tools,
+    /// One call: the prompt ends with the opening tag.
+    ForcedCall,
+    /// A JSON answer under the output schema's grammar.
+    Json,
+}
+
+impl Mode {
+    /// The mode of a turn under `grammar`.
+    pub fn of(grammar: &ToolGrammar) -> Self {
+        match grammar {
+            ToolGrammar::None => Mode::Text,
+            ToolGrammar::Lazy(_) => Mode::Tools,
+            ToolGrammar::Forced(_) => Mode::ForcedCall,
+            ToolGrammar::Json(_) => Mode::Json,
+        }
+    }
 }
 
 /// Reads generated text incrementally and emits stream chunks.
@@ -31,14 +57,21 @@ pub(super) struct OutputParser {
     calls: usize,
     /// Everything generated, as the model wrote it.
     raw: String,
+    /// The answer is JSON under the output schema's grammar.
+    json: bool,
+    /// The grammar's bounds on strings and arrays.
+    limits: Limits,
+    /// A call's arguments reached a bound of `limits`: the grammar may have cut them.
+    cut: bool,
 }
 
 impl OutputParser {
-    /// A parser for a turn. `forced`: the prompt ends with the opening tag, so the output
-    /// starts inside a call.
-    pub fn new(tools: bool, forced: bool, stops: Vec<String>) -> Self {
+    /// A parser for a turn in `mode`, stopping at any of `stops`.
+    pub fn new(mode: Mode, stops: Vec<String>, limits: Limits) -> Self {
+        let tools = matches!(mode, Mode::Tools | Mode::ForcedCall);
+        let forced = mode == Mode::ForcedCall;
         OutputParser {
-            tools: tools || forced,
+            tools,
             stops: stops.into_iter().filter(|stop| !stop.is_empty()).collect(),
             pending: String::new(),
             call: forced.then(String::new),
@@ -49,6 +82,9 @@ impl OutputParser {
             } else {
                 String::new()
             },
+            json: mode == Mode::Json,
+            limits,
+            cut: false,
         }
     }
 
@@ -159,6 +195,11 @@ impl OutputParser {
                         Some(Value::String(text)) => text,
                         Some(other) => other.to_string(),
                     };
+                    if serde_json::from_str(&arguments)
+                        .is_ok_and(|arguments| self.limits.reached_by(&arguments))
+                    {
+                        self.cut = true;
+                    }
                     (name, arguments)
                 }
                 _ => (String::new(), body.to_owned()),
@@ -176,7 +217,8 @@ impl OutputParser {
     }
 
     /// Ends the turn: emits what is still held back and assembles the response. `truncated`:
-    /// generation stopped at the token limit or the end of the context.
+    /// generation stopped at the token limit or the end of the context. A call or JSON answer
+    /// that reached a bound of the grammar is reported as truncated too.
     pub fn finish(
         mut self,
         truncated: bool,
@@ -188,8 +230,14 @@ impl OutputParser {
             self.emit_call(&call, out);
         }
         let text = std::mem::take(&mut self.pending);
+        if self.json
+            && serde_json::from_str(self.raw.trim())
+                .is_ok_and(|answer| self.limits.reached_by(&answer))
+        {
+            self.cut = true;
+        }
         self.emit_text(text.trim_end(), out);
-        let reason = if truncated {
+        let reason = if truncated || self.cut {
             FinishReason::Length
         } else if self.calls > 0 {
             FinishReason::ToolCalls
@@ -217,6 +265,15 @@ mod tests {
     use crate::message::AssistantContent;
     use serde_json::json;
 
+    const LIMITS: Limits = Limits {
+        string_length: 10,
+        array_items: 3,
+    };
+
+    fn new_parser(mode: Mode, stops: &[&str]) -> OutputParser {
+        OutputParser::new(mode, stops.iter().map(|s| s.to_string()).collect(), LIMITS)
+    }
+
     fn run(parser: &mut OutputParser, pieces: &[&str]) -> (Vec<StreamChunk>, Feed) {
         let mut out = Vec::new();
         let mut feed = Feed::Continue;
@@ -241,7 +298,7 @@ mod tests {
 
     #[test]
     fn text_then_a_call_split_across_pieces() {
-        let mut parser = OutputParser::new(true, false, vec![]);
+        let mut parser = new_parser(Mode::Tools, &[]);
         let pieces = [
             "Let me",
             " add.\n<tool",
@@ -267,7 +324,7 @@ mod tests {
 
     #[test]
     fn a_stop_sequence_ends_the_text_even_across_pieces() {
-        let mut parser = OutputParser::new(false, false, vec!["END".into()]);
+        let mut parser = new_parser(Mode::Text, &["END"]);
         let (out, feed) = run(&mut parser, &["one two E", "ND three"]);
         assert_eq!(feed, Feed::Stop);
         assert_eq!(texts(&out), "one two");
@@ -275,7 +332,7 @@ mod tests {
 
     #[test]
     fn without_tools_the_tag_is_text_and_partial_markers_are_flushed() {
-        let mut parser = OutputParser::new(false, false, vec!["STOP".into()]);
+        let mut parser = new_parser(Mode::Text, &["STOP"]);
         let (mut out, _) = run(&mut parser, &["a <tool_call> b ST"]);
         let response = parser.finish(true, Usage::default(), RawResponse::none(), &mut out);
         assert_eq!(response.text(), "a <tool_call> b ST");
@@ -284,7 +341,7 @@ mod tests {
 
     #[test]
     fn malformed_calls_keep_their_text_and_name() {
-        let mut parser = OutputParser::new(true, true, vec![]);
+        let mut parser = new_parser(Mode::ForcedCall, &[]);
         let (mut out, _) = run(
             &mut parser,
             &["{\"name\": \"add\", \"arguments\": {\"a\": "],
@@ -296,7 +353,7 @@ mod tests {
         assert!(call.arguments.is_string());
         assert_eq!(response.finish_reason, Some(FinishReason::Length));
 
-        let mut parser = OutputParser::new(true, true, vec![]);
+        let mut parser = new_parser(Mode::ForcedCall, &[]);
         let (mut out, _) = run(&mut parser, &["not json at all"]);
         let response = parser.finish(false, Usage::default(), RawResponse::none(), &mut out);
         let call = response.tool_calls().next().cloned();
@@ -305,7 +362,7 @@ mod tests {
 
     #[test]
     fn arguments_sent_as_a_json_string_are_read() {
-        let mut parser = OutputParser::new(true, true, vec![]);
+        let mut parser = new_parser(Mode::ForcedCall, &[]);
         let (mut out, _) = run(
             &mut parser,
             &["{\"name\": \"add\", \"arguments\": \"{\\\"a\\\": 2}\"}"],
@@ -313,5 +370,27 @@ mod tests {
         let response = parser.finish(false, Usage::default(), RawResponse::none(), &mut out);
         let call = response.tool_calls().next().cloned();
         assert_eq!(call.map(|c| c.arguments), Some(json!({"a": 2})));
+    }
+
+    #[test]
+    fn a_call_or_answer_at_a_grammar_bound_is_truncated() {
+        let mut parser = new_parser(Mode::ForcedCall, &[]);
+        let (mut out, _) = run(
+            &mut parser,
+            &["{\"name\": \"note\", \"arguments\": {\"text\": \"0123456789\"}}"],
+        );
+        let response = parser.finish(false, Usage::default(), RawResponse::none(), &mut out);
+        assert_eq!(response.tool_calls().count(), 1);
+        assert_eq!(response.finish_reason, Some(FinishReason::Length));
+
+        let mut parser = new_parser(Mode::Json, &[]);
+        let (mut out, _) = run(&mut parser, &["{\"tags\": [1, 2, 3]}"]);
+        let response = parser.finish(false, Usage::default(), RawResponse::none(), &mut out);
+        assert_eq!(response.finish_reason, Some(FinishReason::Length));
+
+        let mut parser = new_parser(Mode::Json, &[]);
+        let (mut out, _) = run(&mut parser, &["{\"tags\": [1, 2], \"t\": \"short\"}"]);
+        let response = parser.finish(false, Usage::default(), RawResponse::none(), &mut out);
+        assert_eq!(response.finish_reason, Some(FinishReason::Stop));
     }
 }

@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 pub(super) const CALL_OPEN: &str = "<tool_call>";
 /// Closes a tool call.
 pub(super) const CALL_CLOSE: &str = "</tool_call>";
+/// Opens a tool's result in the prompt: the model writing it would fake a tool's answer.
+pub(super) const RESPONSE_OPEN: &str = "<tool_response>";
 
 /// One chat message: a role the template knows (`system`, `user`, `assistant`) and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +35,17 @@ impl ChatMessage {
 /// Whether the request's tools are described to the model.
 pub(super) fn advertises_tools(request: &CompletionRequest) -> bool {
     !request.tools.is_empty() && request.tool_choice != Some(ToolChoice::None)
+}
+
+/// The stop sequences a request's turn adds to the caller's: with tools advertised or tool
+/// results in the history, `<tool_response>`, so the model cannot write a tool's result
+/// itself (a small model echoes the last one back as its answer).
+pub(super) fn implied_stops(request: &CompletionRequest) -> Option<&'static str> {
+    let results = request
+        .history
+        .iter()
+        .any(|message| matches!(message, Message::Tool(_)));
+    (results || !request.tools.is_empty()).then_some(RESPONSE_OPEN)
 }
 
 /// The request as chat messages, ready for the chat template.
@@ -62,7 +75,7 @@ pub(super) fn chat_messages(request: &CompletionRequest) -> Vec<ChatMessage> {
                 messages.push(ChatMessage::new("assistant", assistant_text(content)));
             }
             Message::Tool(result) => {
-                let block = format!("<tool_response>\n{}\n</tool_response>", result.content);
+                let block = format!("{RESPONSE_OPEN}\n{}\n</tool_response>", result.content);
                 // Results of one turn's calls go together in one user message.
                 match messages.last_mut() {
                     Some(last)
@@ -189,5 +202,16 @@ mod tests {
         let mut request = request();
         request.tool_choice = Some(ToolChoice::None);
         assert_eq!(chat_messages(&request)[0].content, "Be brief.");
+    }
+
+    #[test]
+    fn tool_results_or_tools_stop_the_answer_at_a_faked_result() {
+        let mut request = request();
+        request.tool_choice = Some(ToolChoice::None);
+        assert_eq!(implied_stops(&request), Some(RESPONSE_OPEN));
+        request.tools = Arc::from(Vec::new());
+        assert_eq!(implied_stops(&request), Some(RESPONSE_OPEN));
+        let plain = CompletionRequest::new(vec![Message::user("hi")]);
+        assert_eq!(implied_stops(&plain), None);
     }
 }

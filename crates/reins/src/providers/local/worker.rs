@@ -6,6 +6,7 @@
 
 use super::grammar::ToolGrammar;
 use super::output::{Feed, OutputParser};
+use super::sampler::TokenSampler;
 use super::template::CALL_OPEN;
 use super::{LocalModelError, LocalStats};
 use crate::completion::{CompletionError, RawResponse, StreamChunk, Usage};
@@ -14,7 +15,6 @@ use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use std::num::NonZeroU32;
 use std::panic::AssertUnwindSafe;
@@ -123,6 +123,10 @@ pub(super) fn spawn(
             };
             let _ = ready.send(Ok(worker.context.n_ctx()));
             while let Ok(job) = inbox.recv() {
+                if job.chunks.is_closed() {
+                    // Cancelled while it waited: not a token of its prompt is read.
+                    continue;
+                }
                 let chunks = job.chunks.clone();
                 // llama.cpp's threads spin while they wait: two models decoding at once on
                 // the same cores slow each other down many times over. One turn at a time.
@@ -178,8 +182,13 @@ impl Worker<'_> {
             .map_err(|error| LocalModelError::Decode(error.to_string()))
     }
 
-    /// Reads the prompt, reusing the cached prefix; returns how many tokens were reused.
-    fn read_prompt(&mut self, tokens: &[LlamaToken]) -> Result<usize, LocalModelError> {
+    /// Reads the prompt, reusing the cached prefix; returns how many tokens were reused, or
+    /// `None` when the job was cancelled (`chunks` closed) before it was all read.
+    fn read_prompt(
+        &mut self,
+        tokens: &[LlamaToken],
+        chunks: &ChunkSender,
+    ) -> Result<Option<usize>, LocalModelError> {
         let mut common = self
             .cached
             .iter()
@@ -202,6 +211,9 @@ impl Worker<'_> {
         }
         let rest = tokens.get(common..).unwrap_or_default();
         for (index, chunk) in rest.chunks(self.batch_size).enumerate() {
+            if chunks.is_closed() {
+                return Ok(None);
+            }
             self.batch.clear();
             let last_chunk = (index + 1) * self.batch_size >= rest.len();
             for (offset, token) in chunk.iter().enumerate() {
@@ -209,7 +221,7 @@ impl Worker<'_> {
             }
             self.decode()?;
         }
-        Ok(common)
+        Ok(Some(common))
     }
 
     fn run(&mut self, job: Job) -> Result<(), LocalModelError> {
@@ -229,10 +241,19 @@ impl Worker<'_> {
             ));
         }
         let started = Instant::now();
-        let reused = self.read_prompt(&tokens)?;
+        let Some(reused) = self.read_prompt(&tokens, &chunks)? else {
+            return Ok(());
+        };
         let prompt_eval = started.elapsed();
 
-        let mut sampler = sampler(self.model, &grammar, sampling)?;
+        let (rules, constraining) = match &grammar {
+            ToolGrammar::None => (None, false),
+            ToolGrammar::Forced(rules) | ToolGrammar::Json(rules) => (Some(rules.as_str()), true),
+            ToolGrammar::Lazy(rules) => (Some(rules.as_str()), false),
+        };
+        let mut sampler = TokenSampler::new(self.model, rules, constraining, sampling)?;
+        // Until the model opens a call, the bytes it wrote (to find the opening tag in).
+        let mut before_call = (rules.is_some() && !constraining).then(Vec::new);
         let vocab = self.model.vocab();
         let mut logits_index = self.batch.n_tokens() - 1;
         let mut text = Utf8Buffer::default();
@@ -245,12 +266,28 @@ impl Worker<'_> {
                 // The stream was dropped: nobody reads the rest.
                 return Ok(());
             }
-            let token = sampler.sample(&self.context, logits_index);
+            let token = sampler.sample(self.model, &self.context, logits_index)?;
             generated += 1;
             if vocab.is_eog(token) {
                 break;
             }
-            let piece = text.push(&vocab.token_to_piece(token, false, None));
+            let mut bytes = vocab.token_to_piece(token, false, None);
+            let mut next = vec![token];
+            if let Some(written) = before_call.as_mut()
+                && let Some(end) = opening_tag_end(written, &bytes)
+            {
+                // The call's grammar starts right after the tag. A token that runs past it
+                // (`>.` is one token) is cut back to the tag's end: its rest may be nothing the
+                // grammar allows, and was never read into the context.
+                if end < bytes.len() {
+                    bytes.truncate(end);
+                    next = vocab.tokenize(&bytes, false, false);
+                    generated += next.len().saturating_sub(1);
+                }
+                sampler.constrain();
+                before_call = None;
+            }
+            let piece = text.push(&bytes);
             let feed = parser.push(&piece, &mut out);
             if stream {
                 for chunk in out.drain(..) {
@@ -264,15 +301,20 @@ impl Worker<'_> {
             if feed == Feed::Stop {
                 break;
             }
-            // The token limit or the end of the context: the last token is not read.
-            if generated >= max_tokens || self.cached.len() >= context_size {
+            // The token limit or the end of the context: the last tokens are not read.
+            if next.is_empty()
+                || generated >= max_tokens
+                || self.cached.len() + next.len() > context_size
+            {
                 truncated = true;
                 break;
             }
             self.batch.clear();
-            self.add(token, true)?;
+            for (index, token) in next.iter().enumerate() {
+                self.add(*token, index + 1 == next.len())?;
+            }
             self.decode()?;
-            logits_index = 0;
+            logits_index = self.batch.n_tokens() - 1;
         }
         let generation = started.elapsed();
         let rest = text.finish();
@@ -302,45 +344,15 @@ impl Worker<'_> {
     }
 }
 
-/// The sampler chain for one job.
-fn sampler(
-    model: &LlamaModel,
-    grammar: &ToolGrammar,
-    sampling: Sampling,
-) -> Result<LlamaSampler, LocalModelError> {
-    let grammar_error = |error: llama_cpp_2::GrammarError| {
-        LocalModelError::Grammar(format!("llama.cpp rejected the tool grammar: {error}"))
-    };
-    let mut chain = Vec::with_capacity(7);
-    match grammar {
-        ToolGrammar::None => {}
-        ToolGrammar::Forced(rules) | ToolGrammar::Json(rules) => {
-            chain.push(LlamaSampler::grammar(model, rules, "root").map_err(grammar_error)?);
-        }
-        ToolGrammar::Lazy(rules) => chain.push(
-            LlamaSampler::grammar_lazy(model, rules, "root", [CALL_OPEN], &[])
-                .map_err(grammar_error)?,
-        ),
-    }
-    if sampling.repeat_penalty != 1.0 {
-        chain.push(LlamaSampler::penalties(
-            model.n_vocab(),
-            sampling.repeat_last_n,
-            sampling.repeat_penalty,
-            0.0,
-            0.0,
-        ));
-    }
-    if sampling.temperature <= 0.0 {
-        chain.push(LlamaSampler::greedy());
-    } else {
-        chain.push(LlamaSampler::top_k(sampling.top_k));
-        chain.push(LlamaSampler::top_p(sampling.top_p, 1));
-        chain.push(LlamaSampler::min_p(sampling.min_p, 1));
-        chain.push(LlamaSampler::temp(sampling.temperature));
-        chain.push(LlamaSampler::dist(sampling.seed));
-    }
-    Ok(LlamaSampler::chain_simple(chain))
+/// Where the opening tag ends in `piece`, the bytes of the token just sampled, when `piece`
+/// completes it after `written` (all bytes before it); `piece` is appended to `written`.
+fn opening_tag_end(written: &mut Vec<u8>, piece: &[u8]) -> Option<usize> {
+    let before = written.len();
+    written.extend_from_slice(piece);
+    // The tag was not in `written` before: a match ends inside `piece`.
+    let from = before.saturating_sub(CALL_OPEN.len() - 1);
+    let at = memchr::memmem::find(written.get(from..)?, CALL_OPEN.as_bytes())?;
+    Some(from + at + CALL_OPEN.len() - before)
 }
 
 /// Joins token bytes into text, holding back a UTF-8 sequence split across tokens.
@@ -388,6 +400,18 @@ pub(super) fn per_second(tokens: usize, elapsed: Duration) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_opening_tag_is_found_across_tokens_and_cut_inside_one() {
+        let mut written = Vec::new();
+        assert_eq!(opening_tag_end(&mut written, b"Sure <tool"), None);
+        assert_eq!(opening_tag_end(&mut written, b"_call"), None);
+        assert_eq!(opening_tag_end(&mut written, b">."), Some(1));
+        let mut written = b"<tool_call".to_vec();
+        assert_eq!(opening_tag_end(&mut written, b">"), Some(1));
+        let mut written = Vec::new();
+        assert_eq!(opening_tag_end(&mut written, b" <tool_call>\n{"), Some(12));
+    }
 
     #[test]
     fn utf8_split_across_tokens_is_joined() {
