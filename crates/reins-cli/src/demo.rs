@@ -129,7 +129,7 @@ async fn run_local(args: &Args) -> Result<(), String> {
     }
     let explicit = args.model.clone().map(std::path::PathBuf::from);
     let model = tokio::task::spawn_blocking(move || {
-        crate::local::load(crate::local::model_path(explicit)?)
+        crate::local::load(crate::local::model_path(explicit)?, Default::default())
     })
     .await
     .map_err(|error| format!("loading the model failed: {error}"))?

@@ -1,5 +1,6 @@
 //! Fetching and loading the local model, with progress on the terminal.
 
+use crate::config::local_model::LocalSizes;
 use indicatif::{ProgressBar, ProgressStyle};
 use reins::providers::local::{
     DefaultModel, FetchProgress, LocalModel, LocalModelError, MODEL_ENV, ModelFetcher,
@@ -58,8 +59,9 @@ fn bar_style(message: &str) -> ProgressStyle {
     .progress_chars("=> ")
 }
 
-/// Loads the model, showing a bar while llama.cpp reads it. Blocking.
-pub fn load(path: PathBuf) -> Result<LocalModel, LocalModelError> {
+/// Loads the model with the agent file's `sizes`, showing a bar while llama.cpp reads it.
+/// Blocking.
+pub fn load(path: PathBuf, sizes: LocalSizes) -> Result<LocalModel, LocalModelError> {
     let bar = if std::io::stderr().is_terminal() {
         ProgressBar::new(100)
     } else {
@@ -68,7 +70,14 @@ pub fn load(path: PathBuf) -> Result<LocalModel, LocalModelError> {
     bar.set_style(bar_style("loading the model"));
     bar.enable_steady_tick(Duration::from_millis(100));
     let progress = bar.clone();
-    let model = LocalModel::builder(path)
+    let mut builder = LocalModel::builder(path);
+    if let Some(threads) = sizes.threads {
+        builder = builder.threads(threads);
+    }
+    if let Some(tokens) = sizes.context_size {
+        builder = builder.context_size(tokens);
+    }
+    let model = builder
         // A small model can loop: keep its answers short.
         .max_tokens(200)
         .on_load_progress(move |fraction| progress.set_position((fraction * 100.0) as u64))
@@ -79,8 +88,8 @@ pub fn load(path: PathBuf) -> Result<LocalModel, LocalModelError> {
 
 /// The model of `[model] provider = "local"`: `path`, else `REINS_MODEL`, else the default
 /// model (fetched on first use, with progress on the terminal); loaded off the async runtime.
-pub async fn load_blocking(path: Option<PathBuf>) -> Result<LocalModel, String> {
-    tokio::task::spawn_blocking(move || load(model_path(path)?))
+pub async fn load_blocking(path: Option<PathBuf>, sizes: LocalSizes) -> Result<LocalModel, String> {
+    tokio::task::spawn_blocking(move || load(model_path(path)?, sizes))
         .await
         .map_err(|error| format!("loading the model failed: {error}"))?
         .map_err(|error| error.to_string())

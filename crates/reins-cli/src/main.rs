@@ -203,6 +203,12 @@ fn with_model(
         ));
     }
     let model = std::path::absolute(&model).unwrap_or(model);
+    if model.is_dir() {
+        return Err(format!(
+            "--model {} is a directory: name the .gguf file inside it",
+            model.display()
+        ));
+    }
     if !model.is_file() {
         return Err(format!("--model {}: no such file", model.display()));
     }

@@ -67,7 +67,10 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
         #[cfg(feature = "local")]
         "local" => {
             let path = config.path.as_ref().map(|p| agent.resolve(p.get_ref()));
-            Ok(BoxedModel::new(crate::local::load_blocking(path).await?))
+            let sizes = crate::config::local_model::LocalSizes::of(config);
+            Ok(BoxedModel::new(
+                crate::local::load_blocking(path, sizes).await?,
+            ))
         }
         other => Err(format!("the model provider `{other}` is not available")),
     }

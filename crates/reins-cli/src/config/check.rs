@@ -277,17 +277,21 @@ fn check_model(
                     "this `reins` was built without the local model (feature `local`)",
                 ));
             }
-            if let Some(path) = &config.path
-                && !agent.resolve(path.get_ref()).is_file()
-            {
-                problems.push(agent.error_at(
-                    path.span(),
-                    format!(
-                        "model file {} does not exist",
-                        agent.resolve(path.get_ref()).display()
-                    ),
-                ));
+            if let Some(path) = &config.path {
+                let file = agent.resolve(path.get_ref());
+                let problem = if file.is_dir() {
+                    "is a directory: name the .gguf file inside it"
+                } else {
+                    "does not exist"
+                };
+                if !file.is_file() {
+                    problems.push(agent.error_at(
+                        path.span(),
+                        format!("model file {} {problem}", file.display()),
+                    ));
+                }
             }
+            super::local_model::check_local_sizes(agent, config, problems);
             return;
         }
         hosted @ ("openai" | "anthropic" | "gemini") => super::model_keys::default_key_env(hosted),
@@ -323,6 +327,17 @@ fn check_model(
     };
     if let Some(path) = &config.path {
         problems.push(agent.error_at(path.span(), "`path` is for `provider = \"local\"` only"));
+    }
+    for (key, value) in [
+        ("threads", &config.threads),
+        ("context_size", &config.context_size),
+    ] {
+        if let Some(value) = value {
+            problems.push(agent.error_at(
+                value.span(),
+                format!("`{key}` is for `provider = \"local\"` only"),
+            ));
+        }
     }
     if let Some(url) = &config.base_url {
         // The check the run's client makes, so that a URL it refuses fails here, at its line.

@@ -10,6 +10,7 @@ pub mod check;
 pub mod diagnostic;
 mod hook_checks;
 mod hooks;
+pub mod local_model;
 pub mod model_keys;
 mod passthrough;
 mod paths;
@@ -104,6 +105,11 @@ pub struct ModelConfig {
     pub name: Option<Spanned<String>>,
     /// A GGUF file for `local` (default: `$REINS_MODEL`, else the default model).
     pub path: Option<Spanned<String>>,
+    /// `local` only: the CPU threads that run the model (default: all available).
+    pub threads: Option<Spanned<i64>>,
+    /// `local` only: the context size in tokens, prompt and answer together (default: the
+    /// smaller of 4096 and what the model was trained on).
+    pub context_size: Option<Spanned<i64>>,
     /// The provider's base URL (e.g. a proxy or a compatible server); without it, `openai`,
     /// `anthropic` and `gemini` read `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL` /
     /// `GEMINI_BASE_URL` when set.

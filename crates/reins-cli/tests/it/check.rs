@@ -217,6 +217,32 @@ fn an_mcp_server_needs_a_command_or_a_url() {
 fn a_missing_local_model_file_is_named() {
     let toml = "[model]\nprovider = \"local\"\npath = \"missing.gguf\"\n";
     assert_error_at(toml, 3, "missing.gguf does not exist");
+    let toml = "[model]\nprovider = \"local\"\npath = \".\"\n";
+    assert_error_at(toml, 3, "is a directory: name the .gguf file inside it");
+}
+
+#[test]
+fn local_model_threads_and_context_size_are_checked() {
+    let local = "[model]\nprovider = \"local\"\n";
+    assert_error_at(
+        &format!("{local}threads = 0\n"),
+        3,
+        "`threads` is 0: give the CPU threads to run the model on, from 1 to 1024",
+    );
+    assert_error_at(
+        &format!("{local}threads = 1\ncontext_size = 10\n"),
+        4,
+        "`context_size` is 10: give the context in tokens, from 64",
+    );
+    if cfg!(feature = "local") {
+        let (code, stderr) = check(&format!("{local}threads = 1\ncontext_size = 512\n"));
+        assert_eq!(code, 0, "{stderr}");
+    }
+    let hosted = VALID.replace(
+        "provider = \"openai\"",
+        "provider = \"openai\"\nthreads = 2",
+    );
+    assert_error_at(&hosted, 6, "`threads` is for `provider = \"local\"` only");
 }
 
 #[test]

@@ -349,6 +349,12 @@ fn model_takes_a_gguf_only_for_a_local_agent_and_only_an_existing_file() {
         outcome(local.reins(&["run", "AGENT", "Hi.", "--model", "missing.gguf"]));
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("missing.gguf: no such file"), "{stderr}");
+    let (code, _, stderr) = outcome(local.reins(&["run", "AGENT", "Hi.", "--model", "."]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("is a directory: name the .gguf file"),
+        "{stderr}"
+    );
 }
 
 #[test]
