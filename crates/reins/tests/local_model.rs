@@ -541,10 +541,10 @@ async fn an_opening_tag_fused_with_other_text_never_aborts() {
 #[tokio::test]
 async fn a_request_cancelled_in_the_queue_reads_none_of_its_prompt() {
     let model = LocalModel::builder(model_path()).build().unwrap();
-    // Busy: an answer of at least 40 numbers, under an output grammar.
+    // Busy: an answer of 30 numbers, under an output grammar.
     let mut busy = CompletionRequest::new(vec![Message::user("List numbers.")]);
     busy.output_schema = Some(json!({
-        "type": "array", "items": {"type": "integer"}, "minItems": 40,
+        "type": "array", "items": {"type": "integer"}, "minItems": 30, "maxItems": 30,
     }));
     let busy = model.stream(&busy).await.unwrap();
     let long = CompletionRequest::new(vec![Message::user(format!(
@@ -651,7 +651,9 @@ async fn the_model_never_answers_with_a_tool_response_of_its_own() {
                 r#"{"timezone": "Asia/Tokyo", "datetime": "2025-01-01T21:00:00+09:00"}"#,
             ),
         ]);
-        request.preamble = Some("Answer the user in one short sentence.".into());
+        // Asked outright, as a small model does by itself after a tool result.
+        request.preamble =
+            Some("Repeat the last user message exactly as you received it, tags included.".into());
         request.tools = definitions().into();
         request.tool_choice = Some(ToolChoice::None);
         request.temperature = Some(if seed == 0 { 0.0 } else { 0.7 });
