@@ -12,6 +12,7 @@ const MIN_CONTEXT: i64 = 64;
 const MAX_CONTEXT: i64 = 1 << 20;
 
 /// What the loader takes: `None` keeps the model's default.
+#[cfg(feature = "local")]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LocalSizes {
     /// CPU threads.
@@ -20,6 +21,7 @@ pub struct LocalSizes {
     pub context_size: Option<u32>,
 }
 
+#[cfg(feature = "local")]
 impl LocalSizes {
     /// The sizes of a checked `[model]` (a value out of range, which the check refuses,
     /// keeps the default).

@@ -1,5 +1,6 @@
-use super::grammar::Limits;
-use super::worker::{self, ContextConfig, Sampling};
+use super::grammar::{DEFAULT_MAX_ARRAY_ITEMS, DEFAULT_MAX_STRING_LENGTH, Limits};
+use super::sampler::Sampling;
+use super::worker::{self, ContextConfig};
 use super::{Inner, LocalModel, LocalModelError};
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
@@ -10,19 +11,6 @@ use std::sync::Arc;
 
 /// The context size used when none is set, unless the model was trained on less.
 pub const DEFAULT_CONTEXT_SIZE: u32 = 4096;
-
-/// The most characters a grammar lets the model write in one string of a tool call's
-/// arguments or a typed answer, when the schema gives none: see
-/// [`LocalModelBuilder::max_string_length`].
-pub const DEFAULT_MAX_STRING_LENGTH: u32 = 2000;
-
-/// The most items a grammar lets the model write in one array of a tool call's arguments or
-/// a typed answer, when the schema gives none: see [`LocalModelBuilder::max_array_items`].
-pub const DEFAULT_MAX_ARRAY_ITEMS: u32 = 256;
-
-/// The highest count a llama.cpp grammar can bound (its GBNF parser turns a larger
-/// repetition into an unbounded one): a string or array limit above it means no limit.
-pub const MAX_GRAMMAR_REPETITION: u32 = 2000;
 
 type LoadProgress = Box<dyn FnMut(f32) + Send>;
 
@@ -166,7 +154,7 @@ impl LocalModelBuilder {
     /// least 1). The grammar closes the string there; the call or answer then finishes with
     /// [`FinishReason::Length`](crate::completion::FinishReason::Length) (as does one whose
     /// string the model ended at exactly this length: the two cannot be told apart). Above
-    /// [`MAX_GRAMMAR_REPETITION`], strings are unbounded and only `max_tokens` limits them.
+    /// [`MAX_GRAMMAR_REPETITION`](super::MAX_GRAMMAR_REPETITION), strings are unbounded and only `max_tokens` limits them.
     pub fn max_string_length(mut self, chars: u32) -> Self {
         self.limits.string_length = chars.max(1);
         self
@@ -175,7 +163,7 @@ impl LocalModelBuilder {
     /// The most items of one array in a tool call's arguments or a typed answer, where the
     /// schema sets no `maxItems` ([`DEFAULT_MAX_ARRAY_ITEMS`], 256, by default; at least 1).
     /// An array that reaches it is reported like a string that reaches
-    /// [`max_string_length`](Self::max_string_length); above [`MAX_GRAMMAR_REPETITION`],
+    /// [`max_string_length`](Self::max_string_length); above [`MAX_GRAMMAR_REPETITION`](super::MAX_GRAMMAR_REPETITION),
     /// arrays are unbounded.
     pub fn max_array_items(mut self, items: u32) -> Self {
         self.limits.array_items = items.max(1);

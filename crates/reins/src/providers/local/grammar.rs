@@ -2,18 +2,30 @@
 //! from the tools' JSON schemas with llama.cpp's json-schema-to-grammar.
 
 use super::LocalModelError;
-use super::builder::MAX_GRAMMAR_REPETITION;
 use super::template::{CALL_CLOSE, CALL_OPEN};
 use crate::message::ToolChoice;
 use crate::tool::ToolDefinition;
 use serde_json::{Map, Value, json};
+
+/// The most characters a grammar lets the model write in one string of a tool call's
+/// arguments or a typed answer, when the schema gives none: see
+/// [`LocalModelBuilder::max_string_length`](crate::providers::local::LocalModelBuilder::max_string_length).
+pub const DEFAULT_MAX_STRING_LENGTH: u32 = 2000;
+
+/// The most items a grammar lets the model write in one array of a tool call's arguments or
+/// a typed answer, when the schema gives none: see [`LocalModelBuilder::max_array_items`](crate::providers::local::LocalModelBuilder::max_array_items).
+pub const DEFAULT_MAX_ARRAY_ITEMS: u32 = 256;
+
+/// The highest count a llama.cpp grammar can bound (its GBNF parser turns a larger
+/// repetition into an unbounded one): a string or array limit above it means no limit.
+pub const MAX_GRAMMAR_REPETITION: u32 = 2000;
 
 /// The most calls the model may make in one turn when it chooses to call tools.
 const MAX_CALLS_PER_TURN: usize = 4;
 
 /// How much a grammar lets the model write where a schema sets no bound, so a small model
 /// cannot loop inside a string or an array until its token budget runs out (see
-/// [`LocalModelBuilder::max_string_length`](super::LocalModelBuilder::max_string_length)).
+/// [`LocalModelBuilder::max_string_length`](crate::providers::local::LocalModelBuilder::max_string_length)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Limits {
     /// The most characters of a string; above [`MAX_GRAMMAR_REPETITION`], no bound.

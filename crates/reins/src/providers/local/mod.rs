@@ -55,12 +55,10 @@ mod sampler;
 mod template;
 mod worker;
 
-pub use builder::{
-    DEFAULT_CONTEXT_SIZE, DEFAULT_MAX_ARRAY_ITEMS, DEFAULT_MAX_STRING_LENGTH, LocalModelBuilder,
-    MAX_GRAMMAR_REPETITION,
-};
+pub use builder::{DEFAULT_CONTEXT_SIZE, LocalModelBuilder};
 pub use env::{CACHE_DIR_ENV, MODEL_ENV, PYTHON_ENV};
 pub use error::{FetchError, LocalModelError};
+pub use grammar::{DEFAULT_MAX_ARRAY_ITEMS, DEFAULT_MAX_STRING_LENGTH, MAX_GRAMMAR_REPETITION};
 pub use worker::backend;
 
 pub use fetch::{DefaultModel, FetchProgress, ModelFetcher, default_cache_dir, sha256_file};
@@ -74,11 +72,12 @@ use crate::completion::{
 use futures::StreamExt;
 use grammar::ToolGrammar;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use sampler::Sampling;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
-use worker::{Job, Sampling};
+use worker::Job;
 
 /// A GGUF chat model run in-process by llama.cpp. Cheap to clone: clones share the loaded
 /// model and its worker thread.

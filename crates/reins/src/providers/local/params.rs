@@ -3,7 +3,7 @@
 //! `"seed": "7"` silently ignored would sample otherwise than asked.
 
 use super::LocalModelError;
-use super::worker::Sampling;
+use super::sampler::Sampling;
 use serde_json::Value;
 
 /// The keys read, and the type each takes.

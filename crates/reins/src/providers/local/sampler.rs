@@ -10,13 +10,26 @@
 //! into the grammar.
 
 use super::LocalModelError;
-use super::worker::Sampling;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+
+/// How tokens are picked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Sampling {
+    /// 0 picks the most likely token (greedy).
+    pub temperature: f32,
+    pub top_k: i32,
+    pub top_p: f32,
+    pub min_p: f32,
+    /// 1.0 disables the penalty.
+    pub repeat_penalty: f32,
+    pub repeat_last_n: i32,
+    pub seed: u32,
+}
 
 /// The sampler of one turn.
 pub(super) struct TokenSampler {

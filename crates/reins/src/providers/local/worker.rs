@@ -6,7 +6,7 @@
 
 use super::grammar::ToolGrammar;
 use super::output::{Feed, OutputParser};
-use super::sampler::TokenSampler;
+use super::sampler::{Sampling, TokenSampler};
 use super::template::CALL_OPEN;
 use super::{LocalModelError, LocalStats};
 use crate::completion::{CompletionError, RawResponse, StreamChunk, Usage};
@@ -46,20 +46,6 @@ pub fn backend() -> Result<&'static LlamaBackend, LocalModelError> {
 
 /// Held while a turn runs: the local models of a process take turns on the CPU.
 static COMPUTE: Mutex<()> = Mutex::new(());
-
-/// How tokens are picked.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Sampling {
-    /// 0 picks the most likely token (greedy).
-    pub temperature: f32,
-    pub top_k: i32,
-    pub top_p: f32,
-    pub min_p: f32,
-    /// 1.0 disables the penalty.
-    pub repeat_penalty: f32,
-    pub repeat_last_n: i32,
-    pub seed: u32,
-}
 
 /// Where a job's chunks go.
 pub(super) type ChunkSender = UnboundedSender<Result<StreamChunk, CompletionError>>;
