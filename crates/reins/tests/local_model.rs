@@ -4,7 +4,8 @@
 //! Assertions are on structure (a valid call of the right tool, a non-empty answer, events in
 //! order), never on the wording of a 135M model's text.
 // llama.cpp keeps both cores busy while it decodes: its own binary, so it never runs beside
-// the timing-bound tests of `tests/it`.
+// the timing-bound tests of `tests/it`. One file past 500 lines: its tests share the one
+// model loaded in this binary (`model()`), and a module split would only move the helpers.
 #![cfg(feature = "local")]
 
 use futures::StreamExt;
