@@ -5,7 +5,7 @@
 //! its line (exit 2), naming the variable meant.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, model_table, outcome};
+use crate::common::{AgentDir, model_table, outcome, show_key_tool};
 
 /// fakellm rules: the prompt has the model call `show_key`, whose result ends the run.
 const RULES: &str = r#"version: 1
@@ -31,20 +31,15 @@ fn agent_file(url: &str, shell: &str, mcp: &str, extra: &str) -> String {
     format!(
         r#"name = "keys"
 {model}
-[[tools.shell]]
-name = "show_key"
-description = "Prints the key it is given."
-command = ["sh", "-c", "echo \"key=$REINS_TEST_KEY\""]
-schema = {{ type = "object", properties = {{}} }}
-env_passthrough = ["{shell}"]
-
+{show_key}
 [[tools.mcp]]
 name = "time"
 command = "python3"
 args = ["-m", "mcp_server_time"]
 env_passthrough = ["{mcp}"]
 {extra}"#,
-        model = model_table(url)
+        model = model_table(url),
+        show_key = show_key_tool(shell),
     )
 }
 

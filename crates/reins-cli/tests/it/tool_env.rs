@@ -7,7 +7,7 @@
 //! fails with too, whatever its kind.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, events, model_table, outcome};
+use crate::common::{AgentDir, events, model_table, outcome, show_key_tool};
 
 /// The key of the agent's own model (its `api_key_env` is `REINS_TEST_KEY`).
 const KEY: &str = "sk-test-SUPERSECRET-abcdef123456";
@@ -144,13 +144,7 @@ description = "Prints the environment."
 command = ["env"]
 schema = {{ type = "object", properties = {{}} }}
 
-[[tools.shell]]
-name = "show_key"
-description = "Prints the key it is given."
-command = ["sh", "-c", "echo \"key=$REINS_TEST_KEY\""]
-schema = {{ type = "object", properties = {{}} }}
-env_passthrough = ["REINS_TEST_KEY"]
-
+{show_key}
 [[tools.shell]]
 name = "fail_key"
 description = "Fails, saying the key it is given."
@@ -168,7 +162,8 @@ env_passthrough = ["OPENAI_API_KEY", "VAULT_PASSWORD"]
 [hooks.redaction]
 secrets_from_env = ["VAULT_PASSWORD"]
 "#,
-        model = model_table(&server.openai_url())
+        model = model_table(&server.openai_url()),
+        show_key = show_key_tool("REINS_TEST_KEY"),
     ));
     std::fs::write(agent.dir.path().join("server.py"), ENV_SERVER).expect("the MCP server");
     agent

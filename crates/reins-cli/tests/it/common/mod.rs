@@ -92,6 +92,20 @@ command = ["printf", "note: %s", "{text}"]
 schema = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
 "#;
 
+/// The `show_key` shell tool: prints the model's key (`REINS_TEST_KEY`) as `key=…`, given it
+/// only if `passthrough` (its one `env_passthrough` name) names it.
+pub fn show_key_tool(passthrough: &str) -> String {
+    format!(
+        r#"[[tools.shell]]
+name = "show_key"
+description = "Prints the key it is given."
+command = ["sh", "-c", "echo \"key=$REINS_TEST_KEY\""]
+schema = {{ type = "object", properties = {{}} }}
+env_passthrough = ["{passthrough}"]
+"#
+    )
+}
+
 /// The "notes" agent of the save-note flow on the OpenAI-compatible server at `url`, with
 /// the `save_note` tool; `extra` is appended (hooks, limits, `[ui]`).
 pub fn notes_agent(url: &str, extra: &str) -> AgentDir {
