@@ -90,28 +90,67 @@ pub struct ListedRun {
     pub lease: Option<LeaseHolder>,
 }
 
-/// Every run of the store, newest last, with the runs that cannot be read reported.
-pub async fn listed_runs(store: &BoxedStore) -> Result<Vec<Result<ListedRun, String>>, String> {
-    let runs = store.list().await.map_err(|error| error.to_string())?;
-    let mut listed = Vec::with_capacity(runs.len());
-    for run in runs {
-        listed.push(match store.load(&run.run_id).await {
-            Ok(state) => Ok(ListedRun {
-                state,
-                lease: run.lease,
-            }),
-            Err(error) => Err(format!("{}: {error}", run.run_id)),
-        });
-    }
-    Ok(listed)
+/// A stored run this release cannot read (a newer release's format, a status it does not
+/// know, a state it cannot decode): listed by id with why, never left out.
+pub struct UnreadableListed {
+    /// The run's id.
+    pub run_id: String,
+    /// Why it cannot be read.
+    pub reason: String,
 }
 
-/// Every run of the store, newest last, with the runs that cannot be read reported.
-pub async fn states(store: &BoxedStore) -> Result<Vec<Result<RunState, String>>, String> {
-    let listed = listed_runs(store).await?;
-    Ok(listed
+/// Every run of the store: those it can read, the last written last, then those it cannot,
+/// in the order of their ids. Read a page at a time ([`RunStore::list_runs`]), so one record
+/// that cannot be read is listed with its reason instead of failing the whole listing.
+pub async fn listed_runs(
+    store: &BoxedStore,
+) -> Result<Vec<Result<ListedRun, UnreadableListed>>, String> {
+    let failed = |error: reins::store::StoreError| error.to_string();
+    let mut read = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut query = RunQuery::new();
+    loop {
+        let page = store.list_runs(&query).await.map_err(failed)?;
+        unreadable.extend(page.unreadable.into_iter().map(|run| UnreadableListed {
+            reason: run.error.to_string(),
+            run_id: run.run_id,
+        }));
+        for run in page.runs {
+            match store.load(&run.run_id).await {
+                Ok(state) => {
+                    // The stores list by id; people read runs in the order they were written.
+                    let written_ms = store
+                        .checkpoints(&run.run_id)
+                        .await
+                        .map_err(failed)?
+                        .last()
+                        .map_or(0, |checkpoint| checkpoint.created_at_ms);
+                    read.push((
+                        written_ms,
+                        ListedRun {
+                            state,
+                            lease: run.lease,
+                        },
+                    ));
+                }
+                Err(error) => unreadable.push(UnreadableListed {
+                    run_id: run.run_id,
+                    reason: error.to_string(),
+                }),
+            }
+        }
+        match page.next {
+            Some(next) => query = query.after(next),
+            None => break,
+        }
+    }
+    // Stable: runs written in the same millisecond stay in id order.
+    read.sort_by_key(|(written_ms, _)| *written_ms);
+    unreadable.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+    Ok(read
         .into_iter()
-        .map(|run| run.map(|run| run.state))
+        .map(|(_, run)| Ok(run))
+        .chain(unreadable.into_iter().map(Err))
         .collect())
 }
 
@@ -171,7 +210,17 @@ pub async fn list(store: &BoxedStore, json_lines: bool, own_model: &str) -> Resu
                     lease_shown(state.status, lease.as_ref()),
                 ))
             ),
-            Err(error) => eprintln!("reins: cannot read run {error}"),
+            Err(run) if json_lines => {
+                outln!("{}", json!({"run": run.run_id, "unreadable": run.reason}));
+            }
+            // Its reason takes the row's place: nothing else of it can be read.
+            Err(run) => outln!(
+                "{}",
+                printable(&format!(
+                    "{:<18} {:<10} {}",
+                    run.run_id, "unreadable", run.reason
+                ))
+            ),
         }
     }
     Ok(())

@@ -4,6 +4,9 @@
 
 use super::escape::{escape, url_segment};
 use crate::approve::{policy_reason, pretty};
+use crate::runs::lease_shown;
+use reins::agent::RunStatus;
+use reins::store::LeaseHolder;
 use reins::store::PendingApproval;
 use std::fmt::Write;
 
@@ -14,22 +17,34 @@ pub fn resumed_here() -> String {
         .to_owned()
 }
 
-/// The button that resumes a run stored as running: one a process still drives keeps its
-/// lease (the resume is refused as busy, and the page says so), one a process left (stopped
-/// with Ctrl-C, or crashed) goes on here.
+/// The button that resumes a run stored as running that no process drives: its lease was
+/// given back (stopped with Ctrl-C) or ran out (its process died), so the resume takes it at
+/// once and the run goes on here.
 pub fn resume_left_run_form(run: &str, csrf: &str) -> String {
     format!(
         "<form method=\"post\" action=\"/runs/{run}/resume\">\
          <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-         <p id=\"not-finished\">This run has not finished. If no process runs it any more \
-         (stopped, or crashed), resume it here; a process still running it keeps it. \
+         <p id=\"not-finished\"><span id=\"lease\">left (resumable)</span>: this run has not \
+         finished and no process drives it any more (it was stopped, or its process died and \
+         its lease ran out). \
          <button type=\"submit\" name=\"resume\">resume the run</button></p></form>",
         run = escape(&url_segment(run)),
         csrf = escape(csrf),
     )
 }
 
-/// Why this inbox's last resume of the run failed (a busy run: another process drives it).
+/// In place of the resume button of a running run another process drives: who, and until
+/// when. The button comes back once that process leaves the run (the page follows it).
+pub fn driven_elsewhere(lease: &LeaseHolder) -> String {
+    format!(
+        "<p id=\"driven\"><span id=\"lease\">{driven}</span>: that process runs it, so this \
+         inbox does not. If it stops or dies, the run can be resumed here once its lease is \
+         given back or runs out.</p>",
+        driven = escape(&lease_shown(RunStatus::Running, Some(lease))),
+    )
+}
+
+/// Why this inbox's last resume of the run failed (another process took it first).
 pub fn resume_failure(message: &str) -> String {
     format!(
         "<p id=\"resume-failed\">The last resume failed: {}</p>",

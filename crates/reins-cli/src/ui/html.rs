@@ -4,7 +4,9 @@
 use super::escape::{escape, url_segment};
 use crate::approve::pretty;
 use crate::run::{first_line, token_counts};
-use crate::runs::{Step, failure_shown, model_shown, status_name, timeline, tokens};
+use crate::runs::{
+    ListedRun, Step, failure_shown, lease_shown, model_shown, status_name, timeline, tokens,
+};
 use crate::trail::DecisionView;
 use reins::agent::{RunState, RunStatus};
 use reins::hooks::budget::Budget;
@@ -144,9 +146,10 @@ pub fn cost(state: &RunState, pricing: Option<&Budget>, prices: Option<[f64; 2]>
     cost.map_or_else(String::new, |cost| format!("{cost:.4}"))
 }
 
-/// The runs table, newest first: agent, model, status, turns, tokens, cost, age.
-pub fn runs_table(states: &[RunState], table: &RunsTable<'_>) -> String {
-    if states.is_empty() {
+/// The runs table, newest first: agent, model, status, who drives a running run (or that it
+/// was left), turns, tokens, cost, age.
+pub fn runs_table(runs: &[ListedRun], table: &RunsTable<'_>) -> String {
+    if runs.is_empty() {
         return format!(
             "<p id=\"no-runs\">No runs yet. Start one with \
              <code>reins run {} \"your prompt\"</code>: it shows up here, and so does every call it makes that waits \
@@ -156,9 +159,9 @@ pub fn runs_table(states: &[RunState], table: &RunsTable<'_>) -> String {
     }
     let mut html = String::from(
         "<table id=\"runs\"><tr><th>run</th><th>agent</th><th>model</th><th>status</th>\
-         <th>turns</th><th>tokens</th><th>cost</th><th>age</th><th>waiting</th></tr>",
+         <th>lease</th><th>turns</th><th>tokens</th><th>cost</th><th>age</th><th>waiting</th></tr>",
     );
-    for state in states.iter().rev() {
+    for ListedRun { state, lease } in runs.iter().rev() {
         let count = table
             .waiting
             .iter()
@@ -168,13 +171,14 @@ pub fn runs_table(states: &[RunState], table: &RunsTable<'_>) -> String {
             html,
             "<tr class=\"run\" data-status=\"{status}\"><td><a href=\"/runs/{id_url}\">{id}</a></td>\
              <td class=\"agent\">{agent}</td><td class=\"model\">{model}</td>\
-             {status_cell}<td class=\"turns\">{turns}</td>\
+             {status_cell}<td class=\"lease\">{lease}</td><td class=\"turns\">{turns}</td>\
              <td class=\"tokens\">{tokens}</td><td class=\"cost\">{cost}</td>\
              <td class=\"age\">{age}</td><td>{count}</td></tr>",
             id_url = escape(&url_segment(&state.run_id)),
             id = escape(&state.run_id),
             status = status_name(state.status),
             status_cell = status_cell(state, count),
+            lease = escape(&lease_shown(state.status, lease.as_ref())),
             agent = escape(state.agent_name.as_deref().unwrap_or("-")),
             model = escape(&model_shown(state, table.own_model)),
             turns = state.turn,

@@ -143,12 +143,12 @@ fn server_error(error: impl std::fmt::Display) -> Response {
 }
 
 async fn runs_html(app: &App) -> Result<String, Response> {
-    let states: Vec<_> = runs::states(&app.store)
+    let listed: Vec<_> = runs::listed_runs(&app.store)
         .await
         .map_err(server_error)?
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|state| serves(app, state))
+        .filter(|run| serves(app, &run.state))
         .collect();
     let mut waiting = app
         .store
@@ -156,17 +156,18 @@ async fn runs_html(app: &App) -> Result<String, Response> {
         .await
         .map_err(server_error)?
         .approvals;
-    waiting.retain(|pending| states.iter().any(|state| state.run_id == pending.run_id));
+    waiting.retain(|pending| listed.iter().any(|run| run.state.run_id == pending.run_id));
     let mut started_ms = HashMap::new();
-    for state in &states {
+    for run in &listed {
+        let run_id = &run.state.run_id;
         if let Some(first) = app
             .store
-            .checkpoints(&state.run_id)
+            .checkpoints(run_id)
             .await
             .map_err(server_error)?
             .first()
         {
-            started_ms.insert(state.run_id.clone(), first.created_at_ms);
+            started_ms.insert(run_id.clone(), first.created_at_ms);
         }
     }
     let table = html::RunsTable {
@@ -185,7 +186,7 @@ async fn runs_html(app: &App) -> Result<String, Response> {
         started_ms: &started_ms,
         agent_file: &crate::shell_word::path(&app.agent.path),
     };
-    Ok(html::runs_table(&states, &table))
+    Ok(html::runs_table(&listed, &table))
 }
 
 async fn index(State(app): State<Arc<App>>) -> Response {
@@ -219,9 +220,14 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
         // Decided elsewhere (`reins runs approve`) but not resumed yet.
         forms::resume_form(run, &app.csrf)
     } else if state.status == RunStatus::Running {
-        // Driven by a process, or left by one (Ctrl-C, a crash): only its lease tells, which
-        // a resume checks.
-        forms::resume_left_run_form(run, &app.csrf)
+        // Driven by a process, or left by one (Ctrl-C, a crash): its lease tells.
+        match runs::lease_of(&app.store, run)
+            .await
+            .map_err(server_error)?
+        {
+            Some(lease) => forms::driven_elsewhere(&lease),
+            None => forms::resume_left_run_form(run, &app.csrf),
+        }
     } else {
         forms::waiting_forms(&pending, &app.csrf)
     };
@@ -435,6 +441,15 @@ async fn resume(
     }
     if let Err(refused) = own_run(&app, &run).await {
         return refused;
+    }
+    // The page offered the button while nobody drove the run; another process may have taken
+    // it since. Its resume would be refused as busy in the background: say so now, and who.
+    if !resumed_here(&app, &run) {
+        match runs::lease_of(&app.store, &run).await {
+            Ok(Some(lease)) => return resumes::taken_meanwhile(&run, &lease),
+            Ok(None) => {}
+            Err(error) => return server_error(error),
+        }
     }
     spawn_resume(app, run.clone());
     Redirect::to(&format!("/runs/{}", escape::url_segment(&run))).into_response()

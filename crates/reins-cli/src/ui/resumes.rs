@@ -2,14 +2,21 @@
 //! fork. A run is resumed once at a time here (its page says so instead of offering to
 //! resume it again), and Ctrl-C or SIGTERM stops every one of them the way it stops
 //! `reins runs resume` ([`crate::interrupt`]): each gives its lease back before the inbox
-//! exits.
+//! exits. A run another process took (its lease is live) is not resumed: the resume is
+//! refused at once with who drives it ([`taken_meanwhile`]), or, when that process took it
+//! between the check and the claim, the run's page says so ([`resume_failure`]).
 
-use super::App;
+use super::{App, refused};
 use crate::approve::CliDecider;
 use crate::interrupt::drive_until;
 use crate::lease_keeper::LeaseKeeper;
 use crate::run::Ending;
 use crate::run::Output;
+use crate::runs::{lease_of, lease_shown};
+use axum::http::StatusCode;
+use axum::response::Response;
+use reins::agent::RunStatus;
+use reins::store::LeaseHolder;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, MutexGuard, PoisonError};
 use tokio::task::JoinSet;
@@ -20,8 +27,8 @@ pub(super) struct Resumes {
     tasks: JoinSet<()>,
     /// The runs they resume.
     runs: HashSet<String>,
-    /// Why the last resume of a run failed (a run another process still drives is refused
-    /// as busy): its page says so, until the run is resumed again.
+    /// Why the last resume of a run failed (a run another process took first is refused as
+    /// busy): its page says so, until the run is resumed again.
     failures: HashMap<String, String>,
 }
 
@@ -70,21 +77,45 @@ async fn resume(app: &App, run: &str) -> Option<String> {
     match crate::assemble::assemble(&app.agent, CliDecider::suspend_only()).await {
         Ok(assembled) => {
             let keeper = LeaseKeeper::new(app.store.clone());
+            let worker = crate::lease_keeper::worker_name("ui");
             let stream = assembled
                 .agent
                 .resume_stored(keeper.clone(), run)
-                .worker(crate::lease_keeper::worker_name("ui"))
+                .worker(worker.clone())
                 .max_turns(assembled.max_turns)
                 .stream();
             let mut quiet = Output::quiet().agent_file(&app.agent.path);
             let ending = drive_until(stream, &mut quiet, &keeper, run, app.stop.stopped()).await;
-            (ending == Ending::Error).then(|| quiet.failure().unwrap_or_default().to_owned())
+            if ending != Ending::Error {
+                return None;
+            }
+            let failure = quiet.failure().unwrap_or_default().to_owned();
+            // Refused as busy: another process claimed the run after the button was pressed.
+            match lease_of(&app.store, run).await {
+                Ok(Some(lease)) if lease.owner != worker => Some(format!(
+                    "another process took the run first ({}): {failure}",
+                    lease_shown(RunStatus::Running, Some(&lease))
+                )),
+                _ => Some(failure),
+            }
         }
         Err(error) => {
             eprintln!("reins: cannot resume run {run}: {error}");
             Some(error.to_string())
         }
     }
+}
+
+/// The answer to a resume of `run` that another process took since its page offered the
+/// button: not resumed here, and who drives it until when.
+pub(super) fn taken_meanwhile(run: &str, lease: &LeaseHolder) -> Response {
+    let message = format!(
+        "not resumed: another process took run `{run}` after this page offered to resume it, \
+         and it is {}. The inbox leaves the run to that process; its page offers the resume \
+         again once the process leaves it (stopped, or its lease runs out).",
+        lease_shown(RunStatus::Running, Some(lease))
+    );
+    refused(StatusCode::CONFLICT, &message, Some(run))
 }
 
 /// Waits for every resume to end; once the inbox was stopped, each ends at that stop and
