@@ -5,7 +5,8 @@ use super::escape::{escape, url_segment};
 use crate::approve::pretty;
 use crate::run::{first_line, token_counts};
 use crate::runs::{
-    ListedRun, Step, failure_shown, lease_shown, model_shown, status_name, timeline, tokens,
+    ListedRun, Step, UnreadableListed, failure_shown, lease_shown, model_shown, status_name,
+    timeline, tokens,
 };
 use crate::trail::DecisionView;
 use reins::agent::{RunState, RunStatus};
@@ -191,6 +192,28 @@ pub fn runs_table(runs: &[ListedRun], table: &RunsTable<'_>) -> String {
         );
     }
     html.push_str("</table>");
+    html
+}
+
+/// The runs of the store this release cannot read (a newer release's record), each with why,
+/// under the runs table: `reins runs list` lists them the same way.
+pub fn unreadable_runs(runs: &[UnreadableListed]) -> String {
+    if runs.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from(
+        "<div id=\"unreadable\"><p>The store also holds runs this release cannot read \
+         (written by a newer one?):</p><ul>",
+    );
+    for run in runs {
+        let _ = write!(
+            html,
+            "<li><code>{}</code>: {}</li>",
+            escape(&run.run_id),
+            escape(&run.reason)
+        );
+    }
+    html.push_str("</ul></div>");
     html
 }
 

@@ -17,6 +17,7 @@ mod html;
 mod ownership;
 mod refusal;
 mod resumes;
+mod runs_list;
 mod wrong_tokens;
 
 pub use access::unguarded;
@@ -24,6 +25,7 @@ use access::{forged, guard};
 use ownership::{own_run, serves};
 use refusal::refused;
 use resumes::{Resumes, resume_failure, resumed_here, spawn_resume};
+use runs_list::runs_html;
 
 use crate::approve::parse_args;
 use crate::config::LoadedAgent;
@@ -40,7 +42,6 @@ use reins::hooks::budget::Budget;
 use reins::store::BoxedStore;
 use reins::store::{Decision, PendingApproval, RunStore};
 use serde::Deserialize;
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -140,53 +141,6 @@ pub async fn serve(
 
 fn server_error(error: impl std::fmt::Display) -> Response {
     refused(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string(), None)
-}
-
-async fn runs_html(app: &App) -> Result<String, Response> {
-    let listed: Vec<_> = runs::listed_runs(&app.store)
-        .await
-        .map_err(server_error)?
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|run| serves(app, &run.state))
-        .collect();
-    let mut waiting = app
-        .store
-        .pending_approvals()
-        .await
-        .map_err(server_error)?
-        .approvals;
-    waiting.retain(|pending| listed.iter().any(|run| run.state.run_id == pending.run_id));
-    let mut started_ms = HashMap::new();
-    for run in &listed {
-        let run_id = &run.state.run_id;
-        if let Some(first) = app
-            .store
-            .checkpoints(run_id)
-            .await
-            .map_err(server_error)?
-            .first()
-        {
-            started_ms.insert(run_id.clone(), first.created_at_ms);
-        }
-    }
-    let table = html::RunsTable {
-        waiting: &waiting,
-        own_model: &app.model,
-        pricing: app.pricing.as_ref(),
-        // The agent's own model's price, else the one for every model.
-        prices: [
-            &app.agent.file.model.get_ref().price_per_million,
-            &app.agent.file.limits.price_per_million,
-        ]
-        .into_iter()
-        .flatten()
-        .next()
-        .map(|price| *price.get_ref()),
-        started_ms: &started_ms,
-        agent_file: &crate::shell_word::path(&app.agent.path),
-    };
-    Ok(html::runs_table(&listed, &table))
 }
 
 async fn index(State(app): State<Arc<App>>) -> Response {

@@ -1,7 +1,9 @@
 //! `reins runs list` on a store holding a record this release cannot read (a newer release's
 //! status): every other run is still listed, and the unreadable one is a row with its reason,
-//! in the table and in `--json`, instead of one bad record failing the whole listing.
+//! in the table and in `--json`, instead of one bad record failing the whole listing. The web
+//! inbox names it under its runs too.
 
+use crate::common::inbox::{Inbox, http};
 use crate::common::{AgentDir, events, model_table, outcome};
 
 /// An agent whose runs fail at their first model call (no model answers): two of them stored.
@@ -76,4 +78,29 @@ fn an_unreadable_record_is_listed_with_its_reason_and_hides_no_other_run() {
         .unwrap_or_else(|| panic!("{unreadable} is not listed: {stdout}"));
     let said = bad["unreadable"].as_str().unwrap_or_default();
     assert!(said.contains(reason), "{bad}");
+}
+
+#[test]
+fn the_inbox_lists_its_runs_and_names_an_unreadable_one_with_its_reason() {
+    let (agent, runs) = two_failed_runs();
+    let (readable, unreadable) = (&runs[0], &runs[1]);
+    give_an_unknown_status(&agent, unreadable);
+
+    let inbox = Inbox::start(&agent, &[]);
+    let response = http()
+        .get(format!("{}/", inbox.url))
+        .send()
+        .expect("runs page");
+    assert_eq!(response.status(), 200);
+    let page = response.text().expect("its text");
+    assert!(page.contains(&format!(">{readable}</a>")), "{page}");
+    let named = page
+        .split("id=\"unreadable\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no unreadable runs named: {page}"));
+    assert!(
+        named.contains(&format!("<code>{unreadable}</code>: "))
+            && named.contains("its stored status `paused` is not one this release knows"),
+        "{named}"
+    );
 }
