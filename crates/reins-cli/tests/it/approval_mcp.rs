@@ -7,7 +7,8 @@
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, form_field, http};
 use crate::common::{
-    AgentDir, TIME_RULES, TIME_SERVER_TOOLS, approve_with_args, events, model_table, outcome,
+    AgentDir, TIME_RULES, TIME_SERVER_TOOLS, approve_with_args, asking_time_agent, events,
+    model_table, outcome,
 };
 
 #[test]
@@ -53,11 +54,7 @@ fn an_mcp_server_that_cannot_start_fails_the_run_as_an_error_not_as_an_invalid_f
 #[test]
 fn edited_arguments_of_a_waiting_mcp_call_are_checked_against_the_server_s_schema() {
     let server = FakeLlm::start(TIME_RULES);
-    let agent = AgentDir::new(&format!(
-        "{model}\n{TIME_SERVER_TOOLS}\n[hooks.approval]\n\
-         rules = [{{ tool = \"time_get_current_time\", action = \"ask\" }}]\n",
-        model = model_table(&server.openai_url())
-    ));
+    let agent = asking_time_agent(&server.openai_url());
     let (code, stdout, stderr) =
         outcome(agent.keyed(&["run", "AGENT", "What time is it?", "--json"]));
     assert_eq!(code, 3, "the call waits for a person\n{stdout}\n{stderr}");

@@ -4,7 +4,7 @@
 //! refuses the arguments itself, and can call again.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, SAVE_NOTE_TOOL, TIME_SERVER_TOOLS, events, model_table, outcome};
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, asking_time_agent, events, model_table, outcome};
 use reins_test_servers::Tmux;
 
 /// fakellm rules: asked for a note, the model calls `save_note` with a misspelt argument
@@ -124,11 +124,7 @@ rules:
 #[test]
 fn an_mcp_tools_call_out_of_its_servers_schema_is_refused_before_it_waits_for_a_person() {
     let server = FakeLlm::start(MCP_RULES);
-    let agent = AgentDir::new(&format!(
-        "{model}\n{TIME_SERVER_TOOLS}\n[hooks.approval]\n\
-         rules = [{{ tool = \"time_get_current_time\", action = \"ask\" }}]\n",
-        model = model_table(&server.openai_url())
-    ));
+    let agent = asking_time_agent(&server.openai_url());
     // No terminal: a call the `ask` rule matched would wait in the store (exit 3).
     let (code, stdout, stderr) =
         outcome(agent.keyed(&["run", "AGENT", "What time is it?", "--json"]));

@@ -2,7 +2,7 @@
 //! the screen and types the answers (edit the arguments in `$EDITOR`, or deny with a message).
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, SAVE_NOTE_TOOL, TIME_SERVER_TOOLS, model_table, save_note_rules};
+use crate::common::{AgentDir, SAVE_NOTE_TOOL, asking_time_agent, model_table, save_note_rules};
 use reins_test_servers::Tmux;
 use std::process::Command;
 
@@ -180,11 +180,7 @@ rules:
           arguments: {timezone: "Europe/Paris"}
 "#,
     );
-    let agent = AgentDir::new(&format!(
-        "{model}\n{TIME_SERVER_TOOLS}\n[hooks.approval]\n\
-         rules = [{{ tool = \"time_get_current_time\", action = \"ask\" }}]\n",
-        model = model_table(&server.openai_url())
-    ));
+    let agent = asking_time_agent(&server.openai_url());
     // `get_current_time` requires `timezone`: the "person" misspells it.
     let editor = editor_script(
         &agent,

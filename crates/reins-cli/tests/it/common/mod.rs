@@ -154,6 +154,16 @@ include = ["get_current_time"]
 prefix = "time_"
 "#;
 
+/// An agent on the model server at `openai_url` with [`TIME_SERVER_TOOLS`], whose approval
+/// policy asks a person about every `time_get_current_time` call.
+pub fn asking_time_agent(openai_url: &str) -> AgentDir {
+    AgentDir::new(&format!(
+        "{model}\n{TIME_SERVER_TOOLS}\n[hooks.approval]\n\
+         rules = [{{ tool = \"time_get_current_time\", action = \"ask\" }}]\n",
+        model = model_table(openai_url)
+    ))
+}
+
 /// `reins runs approve AGENT <run> --args <args>`: its exit code, stdout and stderr.
 pub fn approve_with_args(agent: &AgentDir, run: &str, args: &str) -> (i32, String, String) {
     outcome(agent.reins(&["runs", "approve", "AGENT", run, "--args", args]))

@@ -64,15 +64,7 @@ impl LocalModelBuilder {
             threads: None,
             batch_size: 512,
             chat_template: None,
-            sampling: Sampling {
-                temperature: 0.2,
-                top_k: 40,
-                top_p: 0.95,
-                min_p: 0.05,
-                repeat_penalty: 1.0,
-                repeat_last_n: 64,
-                seed: 42,
-            },
+            sampling: Sampling::default(),
             max_tokens: 512,
             stop: Vec::new(),
             limits: Limits {

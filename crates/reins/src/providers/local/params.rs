@@ -84,15 +84,7 @@ mod tests {
     use serde_json::json;
 
     fn sampling() -> Sampling {
-        Sampling {
-            temperature: 0.2,
-            top_k: 40,
-            top_p: 0.95,
-            min_p: 0.05,
-            repeat_penalty: 1.0,
-            repeat_last_n: 64,
-            seed: 42,
-        }
+        Sampling::default()
     }
 
     fn error(params: Value) -> String {

@@ -31,6 +31,21 @@ pub(super) struct Sampling {
     pub seed: u32,
 }
 
+impl Default for Sampling {
+    /// The builder's defaults (`LocalModelBuilder`'s setters name them).
+    fn default() -> Self {
+        Sampling {
+            temperature: 0.2,
+            top_k: 40,
+            top_p: 0.95,
+            min_p: 0.05,
+            repeat_penalty: 1.0,
+            repeat_last_n: 64,
+            seed: 42,
+        }
+    }
+}
+
 /// The sampler of one turn.
 pub(super) struct TokenSampler {
     /// The grammar, when the turn has one.
