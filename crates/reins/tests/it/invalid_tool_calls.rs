@@ -321,6 +321,28 @@ async fn a_tool_outside_active_tools_or_tool_choice_is_not_allowed() {
     }
 }
 
+/// Arguments a token limit cut off: the model is told why they do not parse.
+#[tokio::test]
+async fn arguments_cut_off_by_the_token_limit_are_answered_as_cut_off() {
+    use reins::completion::FinishReason;
+    let model = ScriptedModel::new([
+        Turn::tool_call("add", json!("{\"a\": 1, \"b")).finish_reason(FinishReason::Length),
+        Turn::tool_call("add", json!("{\"a\": 1, oops")),
+        Turn::text("fixed"),
+    ]);
+    let agent = AgentBuilder::new(model.clone()).tool(add_tool()).build();
+    assert_eq!(agent.prompt("x").await.unwrap(), "fixed");
+    let cut_off = model.requests()[1].history.last().unwrap().text();
+    assert!(
+        cut_off.contains("cut off at its output token limit"),
+        "{cut_off}"
+    );
+    // Arguments the model wrote whole but wrong are not said to be cut off.
+    let malformed = model.requests()[2].history.last().unwrap().text();
+    assert!(malformed.contains("must be a JSON object"), "{malformed}");
+    assert!(!malformed.contains("cut off"), "{malformed}");
+}
+
 #[tokio::test]
 async fn malformed_arguments_are_answered_with_feedback_by_default() {
     let model = ScriptedModel::new([

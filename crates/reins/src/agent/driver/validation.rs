@@ -6,7 +6,7 @@ use crate::agent::hook::{
 };
 use crate::agent::options::UnhandledInvalidToolCall;
 use crate::agent::output_spec::{OUTPUT_TOOL_NAME, OutputMode};
-use crate::completion::CompletionResponse;
+use crate::completion::{CompletionResponse, FinishReason};
 use crate::message::{AssistantContent, OneOrMany, ToolCall, ToolChoice};
 use crate::run::{CallRecord, PendingCall};
 use crate::tool::{ToolDefinition, ToolFailure, ToolOutcome, ToolResultExtensions};
@@ -167,9 +167,16 @@ impl Driver<'_> {
                 };
                 match decision {
                     None if reason == InvalidToolCallReason::MalformedArguments => {
+                        // A call the token limit cut off is unparsable for that reason:
+                        // the model is told so, so it can write a shorter call.
+                        let cut_off = if response.finish_reason == Some(FinishReason::Length) {
+                            " (the answer was cut off at its output token limit)"
+                        } else {
+                            ""
+                        };
                         let failure = ToolFailure::InvalidArguments {
                             message: format!(
-                                "the arguments must be a JSON object; received: {}",
+                                "the arguments must be a JSON object{cut_off}; received: {}",
                                 render_args(&call.arguments)
                             ),
                         };
