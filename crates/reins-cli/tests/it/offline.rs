@@ -4,7 +4,7 @@
 //! only after it is approved; a question about the time goes to the MCP time server
 //! (`mcp-server-time`) with no approval.
 
-use crate::common::{AgentDir, outcome};
+use crate::common::{AgentDir, outcome, tool_results};
 use reins_test_servers::Tmux;
 use serde_json::Value;
 
@@ -40,9 +40,9 @@ fn the_offline_example_asks_the_mcp_time_server_for_the_time() {
         .collect();
     assert_eq!(called.len(), 1, "{stdout}");
     assert_eq!(called[0]["tool"], "get_current_time", "{stdout}");
-    let result = events
-        .iter()
-        .find(|event| event["event"] == "tool_result")
+    let result = tool_results(&events)
+        .into_iter()
+        .next()
         .unwrap_or_else(|| panic!("no tool result: {stdout}"));
     assert_eq!(result["tool"], "get_current_time");
     // Whatever zone the small model wrote, the answer is the server's: a time it read, or its

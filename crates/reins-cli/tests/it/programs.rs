@@ -3,7 +3,7 @@
 //! tool runs its program only with arguments that fit its schema.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, events, model_table, outcome, save_note_rules};
+use crate::common::{AgentDir, events, model_table, outcome, save_note_rules, tool_results};
 use std::os::unix::fs::PermissionsExt;
 
 #[test]
@@ -91,10 +91,8 @@ fn a_shell_tool_runs_nothing_on_arguments_its_schema_refuses_and_the_model_is_to
     ] {
         let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", prompt, "--json"]));
         assert_eq!(code, 0, "{stdout}\n{stderr}");
-        let results: Vec<serde_json::Value> = events(&stdout)
-            .into_iter()
-            .filter(|event| event["event"] == "tool_result")
-            .collect();
+        let events = events(&stdout);
+        let results = tool_results(&events);
         assert_eq!(results.len(), 2, "{stdout}");
         let refused = results[0]["result"].as_str().unwrap_or_default();
         assert!(
@@ -108,7 +106,7 @@ fn a_shell_tool_runs_nothing_on_arguments_its_schema_refuses_and_the_model_is_to
         assert_eq!(results[0]["outcome"]["status"], "denied", "{stdout}");
         assert_eq!(results[1]["result"].as_str().map(str::trim), Some("argv=3"));
         assert_eq!(
-            events(&stdout).last().map(|e| e["answer"].clone()),
+            events.last().map(|e| e["answer"].clone()),
             Some("Counted.".into())
         );
     }

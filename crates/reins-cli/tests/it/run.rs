@@ -8,7 +8,8 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{
-    AgentDir, approve_with_args, events, notes_agent, outcome, save_note_rules, waiting_save_note,
+    AgentDir, approve_with_args, events, notes_agent, outcome, save_note_rules, tool_results,
+    waiting_save_note,
 };
 use serde_json::Value;
 
@@ -61,10 +62,7 @@ fn json_mode_prints_one_event_per_line() {
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
     assert_eq!(kinds.first(), Some(&"started"));
     assert!(kinds.contains(&"tool_call"), "{stdout}");
-    let result = events
-        .iter()
-        .find(|e| e["event"] == "tool_result")
-        .expect(&stdout);
+    let result = tool_results(&events).into_iter().next().expect(&stdout);
     assert_eq!(result["result"], "note: draft");
     let done = events.last().expect("events");
     assert_eq!(done["event"], "done");

@@ -4,7 +4,9 @@
 //! refuses the arguments itself, and can call again.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, SAVE_NOTE_TOOL, asking_time_agent, events, model_table, outcome};
+use crate::common::{
+    AgentDir, SAVE_NOTE_TOOL, asking_time_agent, events, model_table, outcome, tool_results,
+};
 use reins_test_servers::Tmux;
 
 /// fakellm rules: asked for a note, the model calls `save_note` with a misspelt argument
@@ -49,10 +51,7 @@ fn a_call_out_of_its_schema_is_refused_before_it_waits_for_a_person() {
     let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "Save a note.", "--json"]));
     assert_eq!(code, 3, "{stdout}\n{stderr}");
     let events = events(&stdout);
-    let refused: Vec<_> = events
-        .iter()
-        .filter(|event| event["event"] == "tool_result")
-        .collect();
+    let refused = tool_results(&events);
     assert_eq!(refused.len(), 1, "{stdout}");
     let told = refused[0]["result"].as_str().unwrap_or_default();
     assert!(
@@ -130,10 +129,7 @@ fn an_mcp_tools_call_out_of_its_servers_schema_is_refused_before_it_waits_for_a_
         outcome(agent.keyed(&["run", "AGENT", "What time is it?", "--json"]));
     assert_eq!(code, 0, "nobody was asked\n{stdout}\n{stderr}");
     let events = events(&stdout);
-    let refused: Vec<_> = events
-        .iter()
-        .filter(|event| event["event"] == "tool_result")
-        .collect();
+    let refused = tool_results(&events);
     assert_eq!(refused.len(), 1, "{stdout}");
     assert_eq!(refused[0]["outcome"]["status"], "denied", "{stdout}");
     let told = refused[0]["result"].as_str().unwrap_or_default();

@@ -7,7 +7,7 @@
 //! fails with too, whatever its kind.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, events, model_table, outcome, show_key_tool};
+use crate::common::{AgentDir, events, model_table, outcome, show_key_tool, tool_results};
 
 /// The key of the agent's own model (its `api_key_env` is `REINS_TEST_KEY`).
 const KEY: &str = "sk-test-SUPERSECRET-abcdef123456";
@@ -184,9 +184,9 @@ fn run(agent: &AgentDir, prompt: &str) -> (i32, String, String) {
 /// The result the model was given for the run's one tool call.
 fn tool_result(stdout: &str) -> String {
     let events = events(stdout);
-    let result = events
-        .iter()
-        .find(|event| event["event"] == "tool_result")
+    let result = tool_results(&events)
+        .into_iter()
+        .next()
         .unwrap_or_else(|| panic!("a tool result\n{stdout}"));
     result["result"].as_str().unwrap_or_default().to_owned()
 }
@@ -215,9 +215,10 @@ const MASKED_FAILURE: &str = "bad key <redacted> vault <redacted> mail [REDACTED
 /// and as the `--json` `tool_result`'s `outcome` says, and that `runs show` says it so too.
 fn failed_masked(agent: &AgentDir, stdout: &str) {
     assert!(tool_result(stdout).contains(MASKED_FAILURE), "{stdout}");
-    let result = events(stdout)
+    let events = events(stdout);
+    let result = tool_results(&events)
         .into_iter()
-        .find(|event| event["event"] == "tool_result")
+        .next()
         .expect("the tool's result");
     assert_eq!(result["outcome"]["status"], "failed", "{stdout}");
     assert!(

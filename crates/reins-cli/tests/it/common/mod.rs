@@ -187,6 +187,15 @@ pub fn events(stdout: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The `tool_result` events of `events` (a `--json` command's, from [`events`]), in order:
+/// each call's result as the model was given it, and its `outcome`.
+pub fn tool_results(events: &[Value]) -> Vec<&Value> {
+    events
+        .iter()
+        .filter(|event| event["event"] == "tool_result")
+        .collect()
+}
+
 /// What `reins run --json` printed (with its exit `code`) when the save-note flow's call
 /// waits for a person: it exited 3 and its last event lists the `save_note` call with the
 /// model's arguments. Returns the run's id and the waiting call.
