@@ -5,15 +5,25 @@
 //! what does not fit, and can call again. (A shell tool still checks when it runs,
 //! `ShellTool::call`: a call a person approved with edited arguments reaches it without being
 //! dispatched again.)
+//!
+//! Each tool's schema is compiled once, on its first call, and again when the tool list gives
+//! it another one (`tool_schema::SchemaCache`). A schema that does not compile (an MCP
+//! server's: `reins check` refuses a shell tool's) does not refuse the call, which goes on to
+//! the approval rules and the server, which checks its arguments itself; the person is told
+//! on stderr, once for the tool and that schema, that its arguments are not checked and why.
 
+use crate::tool_schema::{Cached, SchemaCache};
 use reins::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext, StepEventKind};
 use serde_json::Value;
 
 /// The hook refusing a tool call whose arguments do not fit the called tool's schema, for
 /// every tool of the agent: the schema is the one of the turn's tool list
-/// (`DispatchEvent::tool_parameters`), so an MCP server's later lists are checked too.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ArgsCheck;
+/// (`DispatchEvent::tool_parameters`), so an MCP server's later lists are checked too. Its
+/// clones share the compiled schemas.
+#[derive(Debug, Clone, Default)]
+pub struct ArgsCheck {
+    schemas: SchemaCache,
+}
 
 impl AgentHook for ArgsCheck {
     fn observes(&self, kind: StepEventKind) -> bool {
@@ -30,9 +40,20 @@ impl AgentHook for ArgsCheck {
             // JSON: the run refuses those itself.
             return DispatchAction::proceed();
         };
-        match crate::tool_schema::fits(tool, schema, &args) {
-            Ok(()) => DispatchAction::proceed(),
-            Err(mismatch) => DispatchAction::deny(crate::tool_schema::not_run(&mismatch)),
+        match self.schemas.get(tool, schema) {
+            Cached::Validator(validator) => {
+                match crate::tool_schema::check(tool, &validator, &args) {
+                    Ok(()) => DispatchAction::proceed(),
+                    Err(mismatch) => DispatchAction::deny(crate::tool_schema::not_run(&mismatch)),
+                }
+            }
+            Cached::Uncompilable { reason, first } => {
+                if first {
+                    let unchecked = crate::tool_schema::unchecked(tool, &reason);
+                    eprintln!("reins: {}", reins::text::printable(&unchecked));
+                }
+                DispatchAction::proceed()
+            }
         }
     }
 }

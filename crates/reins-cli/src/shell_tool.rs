@@ -10,6 +10,7 @@ use reins::tool::Tool;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The most bytes of a program's output handed to the model.
@@ -22,6 +23,8 @@ pub struct ShellTool {
     description: String,
     command: Vec<String>,
     schema: Value,
+    /// `schema` compiled once, or why it cannot be (`reins check` refuses such a schema).
+    validator: Result<Arc<jsonschema::Validator>, String>,
     timeout: Duration,
     cwd: Option<PathBuf>,
     /// The model key variables the program does not inherit.
@@ -43,11 +46,13 @@ impl ShellTool {
             let base = cwd.clone().unwrap_or_else(|| resolve("."));
             *program = program_path(program, &base);
         }
+        let schema = serde_json::to_value(config.schema.get_ref()).unwrap_or(Value::Null);
         ShellTool {
             name: config.name.get_ref().clone(),
             description: config.description.clone(),
             command,
-            schema: serde_json::to_value(config.schema.get_ref()).unwrap_or(Value::Null),
+            validator: crate::tool_schema::compile(&schema).map(Arc::new),
+            schema,
             timeout: Duration::from_secs(config.timeout_secs.unwrap_or(60)),
             cwd,
             withheld: keys
@@ -119,10 +124,15 @@ impl Tool for ShellTool {
     /// Runs the program with `args`: its output, or why it failed. Arguments that do not fit
     /// the tool's schema run nothing (a string where a number is wanted could be a flag of
     /// the program's, an object would be spelt into one argument as JSON): the model is
-    /// told what is wrong, and can call again. (A key the program prints is masked in both
-    /// by the agent's redaction hooks, as in any tool's result and failure.)
+    /// told what is wrong, and can call again. A schema that does not compile, which
+    /// `reins check` refuses, runs nothing either: the program is never run unchecked. (A key
+    /// the program prints is masked in both by the agent's redaction hooks, as in any tool's
+    /// result and failure.)
     async fn call(&self, args: Value) -> Result<String, String> {
-        crate::tool_schema::fits(&self.name, &self.schema, &args)
+        let validator = self.validator.as_ref().map_err(|reason| {
+            crate::tool_schema::not_run(&crate::tool_schema::unchecked(&self.name, reason))
+        })?;
+        crate::tool_schema::check(&self.name, validator, &args)
             .map_err(|mismatch| crate::tool_schema::not_run(&mismatch))?;
         let argv = self.argv(&args)?;
         let (program, rest) = argv.split_first().ok_or("the command is empty")?;

@@ -137,7 +137,7 @@ impl FileHooks {
                 }
                 breaker
             }),
-            args_check: ArgsCheck,
+            args_check: ArgsCheck::default(),
             approval: hooks
                 .approval
                 .as_ref()
@@ -186,7 +186,7 @@ impl FileHooks {
         if let Some(hook) = &self.loop_breaker {
             builder = builder.add_hook(hook.clone());
         }
-        builder = builder.add_hook(self.args_check);
+        builder = builder.add_hook(self.args_check.clone());
         if let Some(hook) = &self.approval {
             builder = match (&self.journaled_webhook, steps) {
                 (Some((webhook, timeout)), Some(steps)) => builder.add_hook(

@@ -1,6 +1,7 @@
 //! A `[[tools.shell]]` entry checked: its name is one every provider accepts, its schema is
-//! a JSON object schema, and its command's `{placeholders}` name only the schema's
-//! properties.
+//! a JSON object schema that compiles (one that does not, e.g. with a `$ref` to another
+//! document or an unknown `$schema` dialect, would check no call's arguments), and its
+//! command's `{placeholders}` name only the schema's properties.
 
 use super::diagnostic::Diagnostic;
 use super::{LoadedAgent, ShellToolConfig};
@@ -25,7 +26,10 @@ pub fn check_shell_tool(
     let schema_span = tool.schema.span();
     // With a schema that is not one, its properties are unknown: no placeholder is blamed
     // for a mistake in the schema.
-    let properties = match schema_properties(tool.schema.get_ref()) {
+    let properties = match schema_properties(tool.schema.get_ref()).and_then(|properties| {
+        compiles(tool.schema.get_ref())?;
+        Ok(properties)
+    }) {
         Ok(properties) => Some(properties),
         Err(message) => {
             problems.push(agent.error_at(schema_span, message));
@@ -121,6 +125,17 @@ fn schema_properties(schema: &toml::Value) -> Result<BTreeSet<String>, String> {
         }
     }
     Ok(names)
+}
+
+/// Whether `schema` compiles as the tool's calls are checked with (`tool_schema::compile`);
+/// else why not.
+fn compiles(schema: &toml::Value) -> Result<(), String> {
+    let schema = serde_json::to_value(schema).map_err(|error| error.to_string())?;
+    crate::tool_schema::compile(&schema)
+        .map(drop)
+        .map_err(|reason| {
+            format!("`schema` cannot be compiled, so it would check nothing: {reason}")
+        })
 }
 
 /// The `{name}` placeholders of one command element.

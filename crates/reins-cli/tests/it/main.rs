@@ -35,5 +35,6 @@ mod ui_left_runs;
 mod ui_pages;
 mod ui_stop;
 mod ui_words;
+mod uncompilable_schema;
 mod usage;
 mod webhook;

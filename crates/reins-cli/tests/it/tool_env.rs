@@ -7,7 +7,9 @@
 //! fails with too, whatever its kind.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, events, model_table, outcome, show_key_tool, tool_results};
+use crate::common::{
+    AgentDir, events, model_table, outcome, python_mcp_server, show_key_tool, tool_results,
+};
 
 /// The key of the agent's own model (its `api_key_env` is `REINS_TEST_KEY`).
 const KEY: &str = "sk-test-SUPERSECRET-abcdef123456";
@@ -17,12 +19,10 @@ const ANTHROPIC_KEY: &str = "sk-ant-default-0123456789";
 /// A secret the agent file names a variable for other than a model key (its redaction's).
 const VAULT_PASSWORD: &str = "vault-pass-9876543210";
 
-/// A stdio MCP server (no SDK: newline-delimited JSON-RPC) with three tools: `names` lists
-/// the names of its environment variables, `getenv` answers one's value, `fail` fails saying
+/// The `env` MCP server's tools ([`python_mcp_server`]): `names` lists the names of its
+/// environment variables, `getenv` answers one's value, `fail` fails saying
 /// `OPENAI_API_KEY`'s, `VAULT_PASSWORD`'s and an email address.
-const ENV_SERVER: &str = r#"
-import json, os, sys
-TOOLS = [
+const ENV_TOOLS: &str = r#"[
     {"name": "names", "description": "Lists the environment's names.",
      "inputSchema": {"type": "object", "properties": {}}},
     {"name": "getenv", "description": "Gives a variable's value.",
@@ -30,31 +30,15 @@ TOOLS = [
                      "required": ["name"]}},
     {"name": "fail", "description": "Fails, saying the key it is given.",
      "inputSchema": {"type": "object", "properties": {}}},
-]
-for line in sys.stdin:
-    request = json.loads(line)
-    if "id" not in request:
-        continue
-    method, params = request["method"], request.get("params") or {}
-    if method == "initialize":
-        result = {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                  "capabilities": {"tools": {}}, "serverInfo": {"name": "env", "version": "1"}}
-    elif method == "tools/list":
-        result = {"tools": TOOLS}
-    elif method == "tools/call":
-        arguments = params.get("arguments") or {}
-        failed = params["name"] == "fail"
-        if params["name"] == "names":
-            text = "names: " + ",".join(sorted(os.environ))
-        elif failed:
-            text = ("bad key " + os.environ.get("OPENAI_API_KEY", "unset") + " vault "
-                    + os.environ.get("VAULT_PASSWORD", "unset") + " mail ada@example.com")
-        else:
-            text = "value: " + os.environ.get(arguments["name"], "unset")
-        result = {"content": [{"type": "text", "text": text}], "isError": failed}
-    else:
-        result = {}
-    print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}), flush=True)
+]"#;
+
+/// What the `env` server's tools answer: the body of [`python_mcp_server`]'s `call`.
+const ENV_CALLS: &str = r#"    if name == "names":
+        return "names: " + ",".join(sorted(os.environ)), False
+    if name == "fail":
+        return ("bad key " + os.environ.get("OPENAI_API_KEY", "unset") + " vault "
+                + os.environ.get("VAULT_PASSWORD", "unset") + " mail ada@example.com"), True
+    return "value: " + os.environ.get(arguments["name"], "unset"), False
 "#;
 
 /// fakellm rules: a prompt naming a tool calls it with no arguments, or `getenv` of
@@ -165,7 +149,8 @@ secrets_from_env = ["VAULT_PASSWORD"]
         model = model_table(&server.openai_url()),
         show_key = show_key_tool("REINS_TEST_KEY"),
     ));
-    std::fs::write(agent.dir.path().join("server.py"), ENV_SERVER).expect("the MCP server");
+    let server = python_mcp_server(ENV_TOOLS, ENV_CALLS);
+    std::fs::write(agent.dir.path().join("server.py"), server).expect("the MCP server");
     agent
 }
 

@@ -196,6 +196,36 @@ pub fn tool_results(events: &[Value]) -> Vec<&Value> {
         .collect()
 }
 
+/// A stdio MCP server in Python (no SDK: newline-delimited JSON-RPC), for `python3` to run
+/// from a file: it lists `tools` (a Python list of MCP tools), and answers a call with `call`,
+/// the indented body of a Python function `call(name, arguments)` (`os` imported) that returns
+/// the result's text and whether the call failed.
+pub fn python_mcp_server(tools: &str, call: &str) -> String {
+    format!(
+        r#"import json, os, sys
+TOOLS = {tools}
+def call(name, arguments):
+{call}
+for line in sys.stdin:
+    request = json.loads(line)
+    if "id" not in request:
+        continue
+    method, params = request["method"], request.get("params") or {{}}
+    if method == "initialize":
+        result = {{"protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                  "capabilities": {{"tools": {{}}}}, "serverInfo": {{"name": "test", "version": "1"}}}}
+    elif method == "tools/list":
+        result = {{"tools": TOOLS}}
+    elif method == "tools/call":
+        text, failed = call(params["name"], params.get("arguments") or {{}})
+        result = {{"content": [{{"type": "text", "text": text}}], "isError": failed}}
+    else:
+        result = {{}}
+    print(json.dumps({{"jsonrpc": "2.0", "id": request["id"], "result": result}}), flush=True)
+"#
+    )
+}
+
 /// What `reins run --json` printed (with its exit `code`) when the save-note flow's call
 /// waits for a person: it exited 3 and its last event lists the `save_note` call with the
 /// model's arguments. Returns the run's id and the waiting call.
