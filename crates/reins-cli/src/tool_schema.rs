@@ -16,8 +16,8 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// The most tools whose compiled schemas a [`SchemaCache`] keeps: an MCP server listing
-/// more, or changing its tools' names, has the oldest compiled again when they are called.
+/// The most tools whose compiled schemas a [`SchemaCache`] keeps: past it, storing one more
+/// drops any one other (not the oldest), compiled again when next called.
 const CACHED_TOOLS: usize = 1024;
 
 /// `schema` compiled, or why it cannot be (the validator's reason).
