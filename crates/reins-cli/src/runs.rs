@@ -117,22 +117,14 @@ pub async fn listed_runs(
         }));
         for run in page.runs {
             match store.load(&run.run_id).await {
-                Ok(state) => {
-                    // The stores list by id; people read runs in the order they were written.
-                    let written_ms = store
-                        .checkpoints(&run.run_id)
-                        .await
-                        .map_err(failed)?
-                        .last()
-                        .map_or(0, |checkpoint| checkpoint.created_at_ms);
-                    read.push((
-                        written_ms,
-                        ListedRun {
-                            state,
-                            lease: run.lease,
-                        },
-                    ));
-                }
+                // The stores list by id; people read runs in the order they were written.
+                Ok(state) => read.push((
+                    run.updated_at_ms,
+                    ListedRun {
+                        state,
+                        lease: run.lease,
+                    },
+                )),
                 Err(error) => unreadable.push(UnreadableListed {
                     run_id: run.run_id,
                     reason: error.to_string(),
@@ -432,14 +424,4 @@ pub async fn pending_of(store: &BoxedStore, run_id: &str) -> Result<Vec<PendingA
 }
 
 #[cfg(test)]
-mod tests {
-    use super::tokens;
-    use reins::completion::Usage;
-
-    #[test]
-    fn token_sums_saturate_rather_than_overflow() {
-        assert_eq!(tokens(&Usage::new(3, 4)), 7);
-        assert_eq!(tokens(&Usage::new(u64::MAX, 5)), u64::MAX);
-        assert_eq!(tokens(&Usage::new(u64::MAX - 1, u64::MAX)), u64::MAX);
-    }
-}
+mod tests;

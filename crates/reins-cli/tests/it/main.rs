@@ -24,6 +24,7 @@ mod restate_token;
 mod run;
 mod runs_input;
 mod runs_lease;
+mod runs_order;
 mod runs_unreadable;
 mod schema_first;
 mod terminal;

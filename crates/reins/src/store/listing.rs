@@ -136,12 +136,14 @@ impl StoredLease<'_> {
     }
 }
 
-/// The summary of a run stored with `status` (its name as stored), its lease seen at `now`
-/// (milliseconds since the Unix epoch, one clock reading for a whole listing).
+/// The summary of a run stored with `status` (its name as stored) and last written at
+/// `updated_at_ms`, its lease seen at `now` (milliseconds since the Unix epoch, one clock
+/// reading for a whole listing).
 pub(crate) fn summary(
     run_id: String,
     status: &str,
     version: i64,
+    updated_at_ms: i64,
     lease: StoredLease<'_>,
     now: i64,
 ) -> Result<RunSummary, StoreError> {
@@ -149,17 +151,20 @@ pub(crate) fn summary(
         status: status_from_name(&run_id, status)?,
         run_id,
         version,
+        updated_at_ms,
         lease: lease.holder(now),
     })
 }
 
-/// A listed run stored with `status` (its name as stored) in `format`: unreadable when this
-/// release cannot read that format or does not know that status.
+/// A listed run stored with `status` (its name as stored) in `format`, last written at
+/// `updated_at_ms`: unreadable when this release cannot read that format or does not know
+/// that status.
 pub(crate) fn listed(
     run_id: String,
     status: &str,
     version: i64,
     format: i64,
+    updated_at_ms: i64,
     lease: StoredLease<'_>,
     now: i64,
 ) -> Listed {
@@ -169,6 +174,7 @@ pub(crate) fn listed(
             run_id,
             status,
             version,
+            updated_at_ms,
             lease: lease.holder(now),
         }),
         Err(error) => Err(UnreadableRun { run_id, error }),
@@ -236,6 +242,18 @@ pub struct RunSummary {
     pub status: RunStatus,
     /// Its stored version.
     pub version: i64,
+    /// When the run's record was last written, in milliseconds since the Unix epoch (the
+    /// clock of the process that wrote it): when it was created, when a checkpoint was
+    /// written, or when a worker claimed it to resume it. It is the latest checkpoint's
+    /// [`created_at_ms`](super::Checkpoint::created_at_ms) unless a worker claimed the run
+    /// after that checkpoint and has not written one since (a resume that has only begun,
+    /// or whose process died before its first step). Recording a decision
+    /// ([`RunStore::decide`](super::RunStore::decide)) does not move it, nor, in this crate's
+    /// stores, does renewing a lease ([`RunStore::renew`](super::RunStore::renew)), so a run
+    /// a worker holds while it waits on a slow model or tool keeps its place in a listing
+    /// ordered by it. [`RunStore::expire`](super::RunStore::expire) measures a finished run's
+    /// age from it.
+    pub updated_at_ms: i64,
     /// Who holds the run's lease and until when, when a claim's lease is live as the run is
     /// listed; `None` when nobody holds it: the lease was given back (the run finished or
     /// paused, or its process stopped it on purpose) or ran out (its process died).

@@ -122,15 +122,16 @@ impl Record {
         }
     }
 
-    /// Keeps the record's state, just written with `status`, as a checkpoint, and of its
-    /// checkpoints the newest `keep`.
+    /// Keeps the record's state, just written with `status` at its `updated_at`, as a
+    /// checkpoint, and of its checkpoints the newest `keep`.
     fn snapshot(&mut self, status: RunStatus, keep: Option<usize>) {
         self.snapshots.push(Snapshot {
             checkpoint: Checkpoint {
                 version: self.version,
                 status,
                 journal_len: self.journal.len(),
-                created_at_ms: now_millis(),
+                // The time the record says it was written, as the SQL stores keep it.
+                created_at_ms: self.updated_at,
             },
             format: self.format,
             state: self.state.clone(),
@@ -374,6 +375,7 @@ impl RunStore for MemoryStore {
                     run_id.clone(),
                     &record.status,
                     record.version,
+                    record.updated_at,
                     record.lease(),
                     now,
                 )
@@ -424,6 +426,7 @@ impl RunStore for MemoryStore {
                     &record.status,
                     record.version,
                     record.format,
+                    record.updated_at,
                     record.lease(),
                     now,
                 )

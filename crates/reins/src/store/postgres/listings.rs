@@ -12,7 +12,7 @@ use tokio_postgres::{Client, Row};
 pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError> {
     let rows = client
         .query(
-            "SELECT run_id, status, version, lease_owner, lease_until FROM reins_runs
+            "SELECT run_id, status, version, updated_at, lease_owner, lease_until FROM reins_runs
                  ORDER BY updated_at, run_id",
             &[],
         )
@@ -25,7 +25,8 @@ pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError>
                 column(row, 0)?,
                 &column::<String>(row, 1)?,
                 column(row, 2)?,
-                lease_at(row, 3)?,
+                column(row, 3)?,
+                lease_at(row, 4)?,
                 now,
             )
         })
@@ -78,8 +79,8 @@ pub(super) async fn list_runs(client: &Client, query: &RunQuery) -> Result<RunPa
     // database's collation.
     let rows = client
         .query(
-            r#"SELECT run_id, status, version, format, lease_owner, lease_until FROM reins_runs
-                   WHERE ($1::text IS NULL OR status = $1)
+            r#"SELECT run_id, status, version, format, updated_at, lease_owner, lease_until
+                   FROM reins_runs WHERE ($1::text IS NULL OR status = $1)
                      AND ($2::text IS NULL OR run_id COLLATE "C" > $2)
                    ORDER BY run_id COLLATE "C" LIMIT $3"#,
             &[&query.status.map(status_name), &query.after_id(), &limit],
@@ -95,7 +96,8 @@ pub(super) async fn list_runs(client: &Client, query: &RunQuery) -> Result<RunPa
                 &column::<String>(row, 1)?,
                 column(row, 2)?,
                 column(row, 3)?,
-                lease_at(row, 4)?,
+                column(row, 4)?,
+                lease_at(row, 5)?,
                 now,
             ))
         })

@@ -16,7 +16,7 @@ pub(super) fn list() -> impl Work<Vec<RunSummary>> {
     move |connection: &mut Connection| {
         let mut statement = connection
             .prepare(
-                "SELECT run_id, status, version, lease_owner, lease_until FROM reins_runs
+                "SELECT run_id, status, version, updated_at, lease_owner, lease_until FROM reins_runs
                      ORDER BY updated_at, run_id",
             )
             .map_err(backend)?;
@@ -26,18 +26,19 @@ pub(super) fn list() -> impl Work<Vec<RunSummary>> {
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
                     row.get(2)?,
-                    lease_columns(row, 3)?,
+                    row.get(3)?,
+                    lease_columns(row, 4)?,
                 ))
             })
             .map_err(backend)?;
         let now = now_millis();
         rows.map(|row| {
-            let (run_id, status, version, (owner, until_ms)) = row.map_err(backend)?;
+            let (run_id, status, version, updated_at, (owner, until_ms)) = row.map_err(backend)?;
             let lease = StoredLease {
                 owner: owner.as_deref(),
                 until_ms,
             };
-            summary(run_id, &status, version, lease, now)
+            summary(run_id, &status, version, updated_at, lease, now)
         })
         .collect()
     }
@@ -95,8 +96,8 @@ pub(super) fn list_runs(query: &RunQuery) -> impl Work<RunPage> {
         // Ids compare as bytes (SQLite's BINARY collation), as in the other stores.
         let mut statement = connection
             .prepare(
-                "SELECT run_id, status, version, format, lease_owner, lease_until FROM reins_runs
-                     WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR run_id > ?2)
+                "SELECT run_id, status, version, format, updated_at, lease_owner, lease_until
+                     FROM reins_runs WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR run_id > ?2)
                      ORDER BY run_id LIMIT ?3",
             )
             .map_err(backend)?;
@@ -112,7 +113,8 @@ pub(super) fn list_runs(query: &RunQuery) -> impl Work<RunPage> {
                             status,
                             row.get::<_, i64>(2)?,
                             row.get::<_, i64>(3)?,
-                            lease_columns(row, 4)?,
+                            row.get::<_, i64>(4)?,
+                            lease_columns(row, 5)?,
                         ))
                     });
                     Ok((row.get::<_, String>(0)?, fields))
@@ -124,12 +126,12 @@ pub(super) fn list_runs(query: &RunQuery) -> impl Work<RunPage> {
         for row in rows {
             let (run_id, fields) = row.map_err(backend)?;
             runs.push(match fields {
-                Ok((status, version, format, (owner, until_ms))) => {
+                Ok((status, version, format, updated_at, (owner, until_ms))) => {
                     let lease = StoredLease {
                         owner: owner.as_deref(),
                         until_ms,
                     };
-                    listed(run_id, &status, version, format, lease, now)
+                    listed(run_id, &status, version, format, updated_at, lease, now)
                 }
                 Err(error) => Err(UnreadableRun {
                     error: StoreError::Corrupt {

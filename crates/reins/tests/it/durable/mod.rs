@@ -26,6 +26,7 @@ mod format;
 mod format_kinds;
 mod housekeeping;
 mod in_doubt;
+mod last_written;
 mod leases_listed;
 #[cfg(feature = "postgres")]
 mod postgres_connect;
