@@ -2,12 +2,17 @@
 //! message, or edit the arguments in `$EDITOR`), or — with no terminal — nobody now: the run
 //! suspends and the call waits in the store for `reins runs approve` or the web inbox.
 //!
+//! A decision made at the prompt is logged in the run's decision trail, by the user "via the
+//! terminal" ([`crate::run_decisions`]).
+//!
 //! Fail closed: end of input, an answer that is not understood twice, or edited arguments
 //! that are not a JSON object or do not fit the tool's schema deny the call; the policy's
 //! timeout denies a call nobody answers.
 
 use crate::config::LoadedAgent;
+use crate::decided_by::decided_by;
 use crate::edited_args::Schemas;
+use crate::run_decisions::RunDecisions;
 use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, Decision};
 use reins::text::printable;
 use serde_json::Value;
@@ -17,6 +22,9 @@ use std::sync::Arc;
 /// The reason stored with a call that waits for a person, after the policy's own reason for
 /// asking when it gives one ([`suspend_reason`]).
 pub const SUSPEND_REASON: &str = "waiting for a person: `reins runs approve` or `reins ui`";
+
+/// How a decision made at the prompt is recorded as made: `ana via the terminal`.
+pub const TERMINAL: &str = "the terminal";
 
 /// Between the policy's reason for asking and what it goes with: the rule in the prompt,
 /// [`SUSPEND_REASON`] in a stored reason.
@@ -44,11 +52,22 @@ pub fn policy_reason(reason: &str) -> Option<&str> {
 }
 
 /// Asks at the terminal when there is one, else suspends the run.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CliDecider {
     interactive: bool,
     /// What arguments edited at the prompt must fit.
     schemas: Arc<Schemas>,
+    /// Where what a person decides at the terminal (or the approval webhook, asked instead)
+    /// is logged: the trail of the run under way.
+    decisions: RunDecisions,
+}
+
+impl std::fmt::Debug for CliDecider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CliDecider")
+            .field("interactive", &self.interactive)
+            .finish_non_exhaustive()
+    }
 }
 
 impl CliDecider {
@@ -58,7 +77,14 @@ impl CliDecider {
         CliDecider {
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
             schemas: Arc::new(Schemas::of(agent)),
+            decisions: RunDecisions::default(),
         }
+    }
+
+    /// Where its decisions, and the approval webhook's, are logged: given the store of each
+    /// run ([`RunDecisions::keep_in`]) once the run has one.
+    pub fn decisions(&self) -> RunDecisions {
+        self.decisions.clone()
     }
 
     /// The same decider, also checking edited arguments of `tools` (a run's MCP tools, by
@@ -68,6 +94,7 @@ impl CliDecider {
         CliDecider {
             interactive: self.interactive,
             schemas: Arc::new(schemas),
+            decisions: self.decisions,
         }
     }
 
@@ -76,6 +103,7 @@ impl CliDecider {
         CliDecider {
             interactive: false,
             schemas: Arc::default(),
+            decisions: RunDecisions::default(),
         }
     }
 }
@@ -97,7 +125,11 @@ impl ApprovalDecider for CliDecider {
         }
         // One question at a time: concurrent calls would interleave their prompts.
         let _asking = reins::hooks::approval::terminal::question().await;
-        ask(request, &self.schemas).await
+        let decision = ask(request, &self.schemas).await;
+        self.decisions
+            .record(request, &decision, &decided_by(TERMINAL))
+            .await;
+        decision
     }
 }
 

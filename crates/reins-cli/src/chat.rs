@@ -95,6 +95,7 @@ pub async fn chat(
         let mut output = Output::new(false).agent_file(agent_file);
         output.started(&run_id, agent_name, &assembled.model_label);
         let keeper = LeaseKeeper::new(store.clone());
+        assembled.decisions.keep_in(&keeper);
         let stream = assembled
             .agent
             .prompt(line)

@@ -10,7 +10,7 @@
 
 use reins::agent::RunState;
 use reins::store::{
-    BoxedStore, ClaimedRun, JournalEntry, Lease, RunStore, StoreError, StoreWrapper,
+    BoxedStore, ClaimedRun, Decision, JournalEntry, Lease, RunStore, StoreError, StoreWrapper,
 };
 use std::sync::Arc;
 use tokio::sync::Mutex;
@@ -68,6 +68,20 @@ impl LeaseKeeper {
         let stored = self.inner.load(&lease.run_id).await?;
         self.inner.checkpoint(&lease, &stored, &[], true).await?;
         Ok(true)
+    }
+
+    /// Logs in the trail of `run_id`, under the lease the run holds, a decision its own
+    /// decider made while it goes on ([`RunStore::log_decision`]); nothing while this keeper
+    /// holds no lease on that run.
+    pub async fn log_decision(&self, run_id: &str, decision: &Decision) -> Result<(), StoreError> {
+        // Held for the write, as every write holds it: the lease does not move meanwhile.
+        let held = self.held.lock().await;
+        match held.as_ref() {
+            Some(lease) if lease.run_id == run_id => {
+                self.inner.log_decision(lease, decision).await.map(drop)
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Runs `write` in a task of its own, holding the lock until it is done, and keeps the

@@ -79,6 +79,7 @@ async fn run_new(loaded: &LoadedAgent, prompt: &str, early: Early, json: bool) -
     let mut output = Output::new(json).agent_file(&loaded.path);
     output.started(&run_id, &loaded.name(), &assembled.model_label);
     let keeper = LeaseKeeper::new(store);
+    assembled.decisions.keep_in(&keeper);
     let stream = assembled
         .agent
         .prompt(prompt)

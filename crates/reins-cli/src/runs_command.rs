@@ -275,6 +275,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             let mut output = Output::new(json).agent_file(&loaded.path);
             output.started(&run, &loaded.name(), &assembled.model_label);
             let keeper = LeaseKeeper::new(store);
+            assembled.decisions.keep_in(&keeper);
             let stream = assembled
                 .agent
                 .resume_stored(keeper.clone(), &run)

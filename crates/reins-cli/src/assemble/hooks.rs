@@ -6,6 +6,7 @@ use crate::approve::CliDecider;
 use crate::args_check::ArgsCheck;
 use crate::config::{ApprovalConfig, LoadedAgent};
 use crate::keys::ModelKeys;
+use crate::run_decisions::{Logged, WEBHOOK};
 use reins::agent::AgentBuilder;
 use reins::hooks::approval::{ApprovalPolicy, Rule, RuleOutcome, WebhookDecider};
 use reins::hooks::audit::AuditLog;
@@ -371,8 +372,13 @@ fn approval(
     let timeout = approval_timeout(config);
     // On Restate the webhook's decider is added per run, with the run's steps (`add_to`).
     Ok(match (approvals, &config.webhook) {
-        (Approvals::Decider(_), Some(url)) => policy
-            .decider(webhook(url.get_ref(), config)?)
+        // The webhook's decisions are logged in the run's trail as the terminal's are.
+        (Approvals::Decider(decider), Some(url)) => policy
+            .decider(Logged::new(
+                webhook(url.get_ref(), config)?,
+                decider.decisions(),
+                WEBHOOK,
+            ))
             .timeout(timeout),
         (Approvals::Decider(decider), None) => policy.decider(decider).timeout(timeout),
         (Approvals::Restate, _) => policy,

@@ -22,6 +22,7 @@ pub use models::model_label;
 
 use crate::config::{DEFAULT_LABEL, LoadedAgent, OVER_BUDGET_LABEL, approval, tool_choice};
 use crate::keys::ModelKeys;
+use crate::run_decisions::RunDecisions;
 use crate::shell_tool::ShellTool;
 use hooks::FileHooks;
 use mcp::{connect_mcp, input_schemas};
@@ -44,6 +45,9 @@ pub struct Assembled {
     pub max_turns: usize,
     /// `provider/model`, for people.
     pub model_label: String,
+    /// Where the decisions made while a run goes on (at the terminal, by the webhook) are
+    /// logged: give it each run's store ([`RunDecisions::keep_in`]).
+    pub decisions: RunDecisions,
     /// The parts the agent was built from (its MCP servers stop when this drops).
     _connected: Connected,
 }
@@ -54,11 +58,13 @@ pub async fn assemble(
     agent: &LoadedAgent,
     decider: crate::approve::CliDecider,
 ) -> Result<Assembled, AssembleError> {
+    let decisions = decider.decisions();
     let connected = connect(agent, Approvals::Decider(decider)).await?;
     Ok(Assembled {
         agent: connected.build(None),
         max_turns: connected.max_turns,
         model_label: connected.model_label.clone(),
+        decisions,
         _connected: connected,
     })
 }

@@ -241,10 +241,10 @@ pub(super) fn forged(app: &App, csrf: &str) -> Option<Response> {
 /// holding the token may have, which the record says rather than naming that user.
 pub(super) fn decider(app: &App) -> String {
     match app.token {
-        None => crate::decide::decided_by("the reins web inbox"),
+        None => crate::decided_by::decided_by("the reins web inbox"),
         Some(_) => format!(
             "a holder of the token of the reins web inbox {} runs",
-            crate::decide::user_name()
+            crate::decided_by::user_name()
         ),
     }
 }

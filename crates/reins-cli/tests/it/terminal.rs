@@ -3,7 +3,9 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, SAVE_NOTE_TOOL, asking_time_agent, model_table, save_note_rules};
+use crate::common::{events, outcome};
 use reins_test_servers::Tmux;
+use serde_json::{Value, json};
 use std::process::Command;
 
 /// The save-note flow, with this file's own rules.
@@ -45,11 +47,12 @@ fn editor_script(agent: &AgentDir, script: &str) -> String {
     editor.to_string_lossy().into_owned()
 }
 
-/// `reins run` in tmux with `editor` as $EDITOR; prints its exit code when it ends.
+/// `reins run` in tmux with `editor` as $EDITOR, as the user `ana`; prints its exit code when
+/// it ends.
 fn run_in_terminal(agent: &AgentDir, editor: &str) -> Tmux {
     let reins = env!("CARGO_BIN_EXE_reins");
     Tmux::start(&format!(
-        "cd '{dir}' && env REINS_TEST_KEY=k EDITOR='{editor}' '{reins}' run '{file}' 'Save a note.'; \
+        "cd '{dir}' && env REINS_TEST_KEY=k USER=ana EDITOR='{editor}' '{reins}' run '{file}' 'Save a note.'; \
          echo EXIT=$?; sleep 600",
         dir = agent.dir.path().display(),
         file = agent.file.display(),
@@ -234,4 +237,43 @@ fn a_resumed_run_asks_at_the_terminal_with_the_question_in_view() {
     let screen = tmux.wait_for("EXIT=");
     assert!(screen.contains("Done: the note is saved."), "{screen}");
     assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
+/// A decision made at the terminal is in the run's decision trail, as one made with `reins
+/// runs approve` is: who made it (the user, at the terminal), when, and what they decided
+/// about which arguments; `runs show` lists it, in words and in JSON.
+#[test]
+fn a_decision_made_at_the_terminal_is_in_the_runs_trail() {
+    let server = FakeLlm::start(&rules());
+    let agent = agent(&server, 300);
+    let editor = editor_script(&agent, "#!/bin/sh\nsed -i 's/draft/edited/' \"$1\"\n");
+    let tmux = run_in_terminal(&agent, &editor);
+    tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
+    tmux.type_line("e");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    let listed = events(&listed).pop().expect("the run");
+    let run = listed["run"].as_str().expect("its id").to_owned();
+    let (code, shown, stderr) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    assert_eq!(code, 0, "{stderr}");
+    let shown: Value = serde_json::from_str(&shown).expect("one JSON object");
+    let decisions = shown["decisions"].as_array().expect("the trail");
+    assert_eq!(decisions.len(), 1, "{shown}");
+    let decision = &decisions[0];
+    assert_eq!(decision["call"], "t1c0");
+    assert_eq!(decision["tool"], "save_note");
+    assert_eq!(decision["verdict"], "approved with edited arguments");
+    assert_eq!(decision["decided_by"], "ana via the terminal");
+    assert_eq!(decision["bound_arguments"], json!({"text": "draft"}));
+    assert_eq!(decision["new_arguments"], json!({"text": "edited"}));
+    assert_eq!(decision["replaced"], false);
+    assert!(
+        decision["decided_at_ms"].as_i64().is_some_and(|ms| ms > 0),
+        "{decision}"
+    );
+
+    let (_, text, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
+    assert!(text.contains("ana via the terminal"), "{text}");
 }

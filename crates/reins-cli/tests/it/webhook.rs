@@ -4,7 +4,7 @@
 
 use crate::common::approval_service::approval_service;
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, notes_agent, outcome, save_note_rules};
+use crate::common::{AgentDir, events, notes_agent, outcome, save_note_rules};
 use serde_json::Value;
 use std::io::Write;
 
@@ -116,6 +116,29 @@ fn the_webhooks_denial_reaches_the_model_and_the_call_does_not_run() {
         !stderr.contains("note: draft"),
         "the call did not run\n{stderr}"
     );
+}
+
+/// The webhook's decision is in the run's decision trail, as the approval webhook's (its URL,
+/// which may hold a token, is not named).
+#[test]
+fn the_webhooks_decision_is_in_the_runs_trail() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let (url, _) = approval_service(r#"{"decision": "deny", "message": "denied: not today"}"#);
+    let agent = agent_file(&server, &url);
+    let (code, _, stderr) = run(&agent);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    let listed = events(&listed).pop().expect("the run");
+    let run = listed["run"].as_str().expect("its id").to_owned();
+    let (code, shown, stderr) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    assert_eq!(code, 0, "{stderr}");
+    let shown: Value = serde_json::from_str(&shown).expect("one JSON object");
+    let decisions = shown["decisions"].as_array().expect("the trail");
+    assert_eq!(decisions.len(), 1, "{shown}");
+    assert_eq!(decisions[0]["tool"], "save_note");
+    assert_eq!(decisions[0]["verdict"], "denied: not today");
+    assert_eq!(decisions[0]["decided_by"], "the approval webhook");
+    assert!(!shown.to_string().contains(&url), "{shown}");
 }
 
 #[test]

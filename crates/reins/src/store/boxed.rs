@@ -82,6 +82,14 @@ impl RunStore for BoxedStore {
         self.0.decide(run_id, decision).await
     }
 
+    async fn log_decision(
+        &self,
+        lease: &Lease,
+        decision: &Decision,
+    ) -> Result<RecordedDecision, StoreError> {
+        self.0.log_decision(lease, decision).await
+    }
+
     async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
         self.0.decisions(run_id).await
     }

@@ -1,7 +1,7 @@
 //! Decisions bound to what runs: who decided what about which call, and a digest of the call
 //! as it will execute, so a decision is never applied to anything else.
 
-use super::{PendingApproval, StoreError, check_unleased, now_millis};
+use super::{Lease, PendingApproval, StoreError, check_unleased, now_millis};
 use crate::hex::push_lower_hex;
 use crate::run::{PendingCall, RunState, ToolDecision};
 use serde::{Deserialize, Serialize};
@@ -73,12 +73,20 @@ pub struct RecordedDecision {
     pub decision: Decision,
     /// When the store recorded it, in milliseconds since the Unix epoch.
     pub decided_at_ms: i64,
+    /// Made while the run held its lease, by the decider the run asked itself (a person at
+    /// the worker's terminal, a webhook) and applied by the run then
+    /// ([`RunStore::log_decision`](super::RunStore::log_decision)): kept for the trail only,
+    /// it binds no call, and no claim applies it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub during_run: bool,
 }
 
 impl RecordedDecision {
-    /// Whether this decision is bound to `call` of `run_id` as it stands.
+    /// Whether this decision is bound to `call` of `run_id` as it stands: never for one
+    /// made [`during_run`](Self::during_run), which the run applied already.
     pub fn binds(&self, run_id: &str, call: &PendingCall) -> bool {
-        self.decision.internal_call_id == call.internal_call_id
+        !self.during_run
+            && self.decision.internal_call_id == call.internal_call_id
             && !self.decision.binding.is_empty()
             && self.decision.binding == binding_of(run_id, call)
     }
@@ -189,7 +197,20 @@ pub(crate) fn record_decision(
         run_id: run_id.to_owned(),
         decision,
         decided_at_ms: now_millis(),
+        during_run: false,
     })
+}
+
+/// `decision`, made by the decider a run asked while `lease` holds it, stamped with the time:
+/// what a store appends to the run's trail ([`RunStore::log_decision`](super::RunStore::log_decision)),
+/// once it has checked that the lease is current.
+pub(crate) fn decided_during_run(lease: &Lease, decision: &Decision) -> RecordedDecision {
+    RecordedDecision {
+        run_id: lease.run_id.clone(),
+        decision: decision.clone(),
+        decided_at_ms: now_millis(),
+        during_run: true,
+    }
 }
 
 /// Checks that `decision` is about a call of `state` that waits for one, and is bound to it as
@@ -243,6 +264,7 @@ pub(crate) fn decode_decision(
             reason: None,
         },
         decided_at_ms,
+        during_run: false,
     })
 }
 

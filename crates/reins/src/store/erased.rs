@@ -45,6 +45,11 @@ pub(crate) trait DynRunStore: Send + Sync + 'static {
         run_id: &'a str,
         decision: &'a Decision,
     ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>>;
+    fn log_decision<'a>(
+        &'a self,
+        lease: &'a Lease,
+        decision: &'a Decision,
+    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>>;
     fn decisions<'a>(
         &'a self,
         run_id: &'a str,
@@ -114,6 +119,14 @@ impl<S: RunStore> DynRunStore for S {
         decision: &'a Decision,
     ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
         caught(move || RunStore::decide(self, run_id, decision))
+    }
+
+    fn log_decision<'a>(
+        &'a self,
+        lease: &'a Lease,
+        decision: &'a Decision,
+    ) -> BoxFuture<'a, Result<RecordedDecision, StoreError>> {
+        caught(move || RunStore::log_decision(self, lease, decision))
     }
 
     fn decisions<'a>(

@@ -96,8 +96,11 @@
 //! and the call is listed as waiting again, for a decision about what it is now. A decision
 //! is never applied to another run, call, tool or arguments, and a call without a decision
 //! never runs. [`RunStore::decisions`] lists every decision of a run, replaced ones included:
-//! the audit trail. Decisions recorded by a release before bindings carry none and bind
-//! nothing: such a call must be decided again.
+//! the audit trail. A decision the run's own decider made while the run went on (a person at
+//! the worker's terminal, a webhook) is applied at once; the worker adds it to the trail with
+//! [`RunStore::log_decision`], under its lease, marked [`RecordedDecision::during_run`], and
+//! it binds nothing afterwards. Decisions recorded by a release before bindings carry none
+//! and bind nothing: such a call must be decided again.
 //!
 //! # Time travel
 //!
@@ -179,7 +182,7 @@ pub use wrapper::StoreWrapper;
 use crate::run::RunState;
 #[cfg(doc)]
 use crate::run::{PendingCall, ToolDecision};
-pub(crate) use decision::record_decision;
+pub(crate) use decision::{decided_during_run, record_decision};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use decision::{decode_decision, encode_decision};
 pub(crate) use erased::{SharedStore, share};
@@ -280,8 +283,33 @@ pub trait RunStore: Send + Sync + 'static {
         decision: &Decision,
     ) -> impl Future<Output = Result<RecordedDecision, StoreError>> + Send;
 
+    /// Appends to the run's audit trail ([`decisions`](Self::decisions)) a decision made
+    /// while `lease` holds the run, by the decider the run asked itself (a person at the
+    /// worker's terminal, a webhook), stamped with the time and marked
+    /// [`RecordedDecision::during_run`]. Nothing else changes: the run applied the decision
+    /// already, and no claim applies it again. Refused with [`StoreError::Conflict`] unless
+    /// `lease` is current (the run's version and the claim's token both match), so only
+    /// the worker that holds the run writes to its trail this way.
+    ///
+    /// The built-in stores keep it; the default refuses with [`StoreError::Backend`], for a
+    /// store that keeps no such log.
+    fn log_decision(
+        &self,
+        lease: &Lease,
+        decision: &Decision,
+    ) -> impl Future<Output = Result<RecordedDecision, StoreError>> + Send {
+        let _ = decision;
+        let run_id = lease.run_id.clone();
+        async move {
+            Err(StoreError::Backend(format!(
+                "this store keeps no log of decisions made while a run goes on (run `{run_id}`)"
+            )))
+        }
+    }
+
     /// Every decision recorded about a run, oldest first: the audit trail (who decided what,
-    /// when, why, and about which arguments), replaced decisions included.
+    /// when, why, and about which arguments), replaced decisions included, those made while
+    /// the run went on ([`log_decision`](Self::log_decision)) among them.
     fn decisions(
         &self,
         run_id: &str,

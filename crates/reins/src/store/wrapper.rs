@@ -145,6 +145,15 @@ pub trait StoreWrapper: Send + Sync + 'static {
         RunStore::decide(self.inner(), run_id, decision)
     }
 
+    /// [`RunStore::log_decision`]: the inner store's unless changed.
+    fn log_decision(
+        &self,
+        lease: &Lease,
+        decision: &Decision,
+    ) -> impl Future<Output = Result<RecordedDecision, StoreError>> + Send {
+        RunStore::log_decision(self.inner(), lease, decision)
+    }
+
     /// [`RunStore::decisions`]: the inner store's unless changed.
     fn decisions(
         &self,
@@ -260,6 +269,14 @@ impl<W: StoreWrapper> RunStore for W {
         decision: &Decision,
     ) -> impl Future<Output = Result<RecordedDecision, StoreError>> + Send {
         StoreWrapper::decide(self, run_id, decision)
+    }
+
+    fn log_decision(
+        &self,
+        lease: &Lease,
+        decision: &Decision,
+    ) -> impl Future<Output = Result<RecordedDecision, StoreError>> + Send {
+        StoreWrapper::log_decision(self, lease, decision)
     }
 
     fn decisions(

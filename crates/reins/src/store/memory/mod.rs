@@ -3,9 +3,9 @@ use super::notify::DecisionSignals;
 use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry, Lease,
     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
-    StoredLease, check_claimable, check_deletable, check_readable, collect_pending, decode_state,
-    encode_state, expiry_cutoff, listed, new_token, now_millis, page_of, record_decision,
-    status_name, summary,
+    StoredLease, check_claimable, check_deletable, check_readable, collect_pending,
+    decided_during_run, decode_state, encode_state, expiry_cutoff, listed, new_token, now_millis,
+    page_of, record_decision, status_name, summary,
 };
 use crate::run::{RunState, RunStatus};
 use std::collections::BTreeMap;
@@ -330,6 +330,19 @@ impl RunStore for MemoryStore {
         record.audit.push(recorded.clone());
         drop(runs);
         self.signals.recorded(run_id);
+        Ok(recorded)
+    }
+
+    async fn log_decision(
+        &self,
+        lease: &Lease,
+        decision: &Decision,
+    ) -> Result<RecordedDecision, StoreError> {
+        let mut runs = self.lock();
+        let record = record_mut(&mut runs, &lease.run_id)?;
+        held_by(record, lease)?;
+        let recorded = decided_during_run(lease, decision);
+        record.audit.push(recorded.clone());
         Ok(recorded)
     }
 

@@ -265,6 +265,15 @@ impl RunStore for PostgresStore {
         writes::decide(&mut client, run_id, decision).await
     }
 
+    async fn log_decision(
+        &self,
+        lease: &Lease,
+        decision: &Decision,
+    ) -> Result<RecordedDecision, StoreError> {
+        let mut client = self.client().await?;
+        writes::log_decision(&mut client, lease, decision).await
+    }
+
     async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
         let client = self.client().await?;
         reads::decisions(&client, run_id).await

@@ -9,8 +9,8 @@ use super::rows::{backend, column, read_decisions, read_state};
 use crate::run::RunState;
 use crate::store::{
     ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, StoreError,
-    check_claimable, encode_decision, encode_state, new_token, now_millis, pg_listen,
-    record_decision, status_name,
+    check_claimable, decided_during_run, encode_decision, encode_state, new_token, now_millis,
+    pg_listen, record_decision, status_name,
 };
 use deadpool_postgres::Client;
 
@@ -277,6 +277,49 @@ pub(super) async fn decide(
     // Delivered to every listener when the transaction commits.
     transaction
         .execute("SELECT pg_notify($1, $2)", &[&pg_listen::CHANNEL, &run_id])
+        .await
+        .map_err(backend)?;
+    transaction.commit().await.map_err(backend)?;
+    Ok(recorded)
+}
+
+/// Appends a decision the run made while `lease` holds it to its decision log (not to the
+/// decisions a claim applies), if the lease is current.
+pub(super) async fn log_decision(
+    client: &mut Client,
+    lease: &Lease,
+    decision: &Decision,
+) -> Result<RecordedDecision, StoreError> {
+    let recorded = decided_during_run(lease, decision);
+    let json = encode_decision(&recorded)?;
+    let transaction = client.transaction().await.map_err(backend)?;
+    // The run's row stays locked until commit, so the log's sequence numbers are given one
+    // at a time, as `decide` gives them.
+    let held = transaction
+        .query_opt(
+            "SELECT 1 FROM reins_runs WHERE run_id = $1 AND version = $2 AND lease_token = $3
+                 FOR UPDATE",
+            &[&lease.run_id, &lease.version, &lease.token],
+        )
+        .await
+        .map_err(backend)?;
+    if held.is_none() {
+        return Err(StoreError::Conflict {
+            run_id: lease.run_id.clone(),
+            expected: lease.version,
+        });
+    }
+    transaction
+        .execute(
+            "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
+                 SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4 FROM reins_decision_log WHERE run_id = $1",
+            &[
+                &lease.run_id,
+                &recorded.decision.internal_call_id,
+                &json,
+                &recorded.decided_at_ms,
+            ],
+        )
         .await
         .map_err(backend)?;
     transaction.commit().await.map_err(backend)?;

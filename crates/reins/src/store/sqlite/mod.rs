@@ -227,6 +227,14 @@ impl RunStore for SqliteStore {
         Ok(recorded)
     }
 
+    async fn log_decision(
+        &self,
+        lease: &Lease,
+        decision: &Decision,
+    ) -> Result<RecordedDecision, StoreError> {
+        self.with(writes::log_decision(lease, decision)).await
+    }
+
     async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
         self.with(reads::decisions(run_id)).await
     }

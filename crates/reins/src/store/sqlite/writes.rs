@@ -7,10 +7,10 @@ use super::schema::SNAPSHOT;
 use crate::run::RunState;
 use crate::store::{
     ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, StoreError,
-    check_claimable, encode_decision, encode_state, new_token, now_millis, record_decision,
-    status_name,
+    check_claimable, decided_during_run, encode_decision, encode_state, new_token, now_millis,
+    record_decision, status_name,
 };
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 /// Stores a new run and its first checkpoint, leased to `owner` for `lease` milliseconds.
 pub(super) fn create(
@@ -244,6 +244,43 @@ pub(super) fn decide(run_id: &str, decision: &Decision) -> impl Work<RecordedDec
                     "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
                      SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ?4 FROM reins_decision_log WHERE run_id = ?1",
                     params![run_id, call_id, json, recorded.decided_at_ms],
+                )
+                .map_err(backend)?;
+        transaction.commit().map_err(backend)?;
+        Ok(recorded)
+    }
+}
+
+/// Appends a decision the run made while `lease` holds it to its decision log (not to the
+/// decisions a claim applies), if the lease is current.
+pub(super) fn log_decision(lease: &Lease, decision: &Decision) -> impl Work<RecordedDecision> {
+    let recorded = decided_during_run(lease, decision);
+    let (version, token) = (lease.version, lease.token.clone());
+    move |connection: &mut Connection| {
+        let json = encode_decision(&recorded)?;
+        let run_id = &recorded.run_id;
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        let held = transaction
+            .query_row(
+                "SELECT 1 FROM reins_runs WHERE run_id = ?1 AND version = ?2 AND lease_token = ?3",
+                params![run_id, version, token],
+                |_| Ok(()),
+            )
+            .optional()
+            .map_err(backend)?;
+        if held.is_none() {
+            return Err(StoreError::Conflict {
+                run_id: run_id.clone(),
+                expected: version,
+            });
+        }
+        transaction
+                .execute(
+                    "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
+                     SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ?4 FROM reins_decision_log WHERE run_id = ?1",
+                    params![run_id, recorded.decision.internal_call_id, json, recorded.decided_at_ms],
                 )
                 .map_err(backend)?;
         transaction.commit().map_err(backend)?;

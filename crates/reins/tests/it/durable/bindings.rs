@@ -212,6 +212,48 @@ async fn a_decision_from_before_bindings_binds_nothing<F, Fut>(
     assert!(paid(&log).is_empty());
 }
 
+/// A decision the run's own decider made while the run went on is logged in its trail under
+/// the lease the run holds, and only there: no claim applies it, and the call it names still
+/// waits; a lease the run no longer holds logs nothing.
+async fn decisions_made_during_the_run_are_logged_only(store: impl RunStore + Clone) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let run_id = suspended_run(&store, &log).await;
+    let waiting = |approvals: reins::store::PendingApprovals| {
+        approvals
+            .approvals
+            .into_iter()
+            .filter(|pending| pending.run_id == run_id)
+            .collect::<Vec<_>>()
+    };
+    let pending = waiting(store.pending_approvals().await.unwrap()).remove(0);
+    let claimed = store.claim(&run_id, "worker").await.unwrap();
+    let decision = Decision::new(&pending, ToolDecision::approve(), "ana via the terminal");
+    let logged = store.log_decision(&claimed.lease, &decision).await.unwrap();
+    assert!(logged.during_run);
+    assert_eq!(logged.decision, decision);
+
+    let mut stale = claimed.lease.clone();
+    stale.token = "not-the-claims".to_owned();
+    let refused = store.log_decision(&stale, &decision).await.unwrap_err();
+    assert!(
+        matches!(refused, StoreError::Conflict { .. }),
+        "{refused:?}"
+    );
+
+    let trail = store.decisions(&run_id).await.unwrap();
+    assert_eq!(trail, [logged]);
+    let state = store.load(&run_id).await.unwrap();
+    store
+        .checkpoint(&claimed.lease, &state, &[], true)
+        .await
+        .unwrap();
+    // Not a decision for a claim, nor one the listing counts: the call still waits.
+    assert_eq!(waiting(store.pending_approvals().await.unwrap()), [pending]);
+    let again = store.claim(&run_id, "worker").await.unwrap();
+    assert_eq!(again.decisions, []);
+    assert!(paid(&log).is_empty());
+}
+
 /// The row a release before bindings wrote for an approval of `t1c1`.
 const LEGACY_APPROVAL: &str =
     "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
@@ -221,6 +263,7 @@ const LEGACY_APPROVAL: &str =
 async fn decisions_are_bound_in_memory() {
     let store = MemoryStore::new();
     decisions_are_recorded_and_bound(store.clone()).await;
+    decisions_made_during_the_run_are_logged_only(store.clone()).await;
     let tampered = store.clone();
     changed_arguments_are_refused_on_resume(store, |run_id| async move {
         let state = tampered.load(&run_id).await.unwrap();
@@ -237,6 +280,7 @@ async fn decisions_are_bound_in_sqlite() {
     let path = std::env::temp_dir().join(format!("reins-bound-{}.sqlite", uuid_like()));
     let store = SqliteStore::open(&path).unwrap();
     decisions_are_recorded_and_bound(store.clone()).await;
+    decisions_made_during_the_run_are_logged_only(store.clone()).await;
     let file = path.clone();
     changed_arguments_are_refused_on_resume(store, |run_id| async move {
         rusqlite::Connection::open(&file)
@@ -266,6 +310,7 @@ async fn decisions_are_bound_in_postgres() {
     let url = postgres_database().await;
     let store = reins::store::PostgresStore::connect(&url).await.unwrap();
     decisions_are_recorded_and_bound(store.clone()).await;
+    decisions_made_during_the_run_are_logged_only(store.clone()).await;
     let tamper_url = url.clone();
     changed_arguments_are_refused_on_resume(store, |run_id| async move {
         postgres_client(&tamper_url)
