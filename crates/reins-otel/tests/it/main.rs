@@ -4,6 +4,7 @@ mod attributes;
 mod cancel;
 mod content;
 mod docs;
+mod early_stop;
 mod errors;
 mod harness;
 mod metrics;

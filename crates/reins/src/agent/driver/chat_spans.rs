@@ -8,6 +8,7 @@ use super::Halt;
 use super::trace;
 use crate::completion::{CompletionRequest, CompletionResponse, DynCompletionModel};
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tracing::Span;
 
 /// The spans of a turn's model calls.
@@ -67,15 +68,17 @@ impl ChatSpans for Untraced {
 }
 
 /// A `chat` span for each call, the first opened before the turn's hooks.
-pub(super) struct Traced {
+pub(super) struct Traced<'d> {
     /// The current call's span.
     pub chat: Span,
     /// The run's span, when the turn's first call's request is the run's input (a new run's
-    /// first turn): recorded there with it, not with a retried call's.
-    pub run: Option<Span>,
+    /// first turn), with the driver's note that the input is not recorded yet: the request
+    /// records it there and clears the note, so that a run that ends before knows to record
+    /// its input itself. Not a retried call's.
+    pub run: Option<(Span, &'d AtomicBool)>,
 }
 
-impl ChatSpans for Traced {
+impl ChatSpans for Traced<'_> {
     fn within<F: Future>(&self, future: F) -> impl Future<Output = F::Output> {
         trace::cancellable(self.chat.clone(), future)
     }
@@ -88,8 +91,10 @@ impl ChatSpans for Traced {
         streamed: bool,
     ) {
         trace::record_chat_request(model, label, request, streamed);
-        if let Some(run) = &self.run {
-            trace::record_run_input(run, request);
+        if let Some((run, unrecorded)) = &self.run {
+            if unrecorded.swap(false, Ordering::Relaxed) {
+                trace::record_run_input(run, &request.history);
+            }
         }
     }
 

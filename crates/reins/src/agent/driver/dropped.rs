@@ -2,7 +2,8 @@
 //! aborted task, a dropped `PromptStream`): the driver, dropped with it, records on the run's
 //! span that it was cancelled, with its usage and turns so far (every model call that
 //! answered, the turn's under way included). Its `chat` and `execute_tool` spans cut off
-//! mid-way record it themselves (`trace::cancellable`).
+//! mid-way record it themselves (`trace::cancellable`). A new run dropped before its first
+//! model call's request records its input too, as its end would have.
 
 use super::{Driver, trace};
 use crate::completion::Usage;
@@ -52,6 +53,12 @@ impl Drop for Driver<'_> {
                 .get_mut()
                 .unwrap_or_else(PoisonError::into_inner);
             let usage = usage.since(started_with);
+            // Dropped before its first model call's request was recorded: the prompt is at
+            // the end of the history, unless the run-start hooks or a model call had it then
+            // (see `Driver::start`; a lent history is empty here) and nothing is recorded.
+            if std::mem::take(self.input_unrecorded.get_mut()) {
+                trace::record_run_input(span, &self.state.history);
+            }
             trace::record_run_cancelled(span, usage, self.state.turn);
         }
     }

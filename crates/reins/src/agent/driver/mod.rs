@@ -49,6 +49,7 @@ use model_turn::ReceivedTurn;
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use structured::{StructuredStep, resolve_output};
 use tracing::Instrument;
 use validation::CheckedCalls;
@@ -111,7 +112,7 @@ pub(crate) fn run(
             lent_arguments: None,
             spare_calls: Vec::new(),
             last_label: None,
-            input_unrecorded: prompt.is_some(),
+            input_unrecorded: AtomicBool::new(prompt.is_some()),
             // A resumed run's state holds the usage of its earlier invocations: its span
             // records only its own.
             unsettled: (!span.is_disabled()).then_some((&span, state_usage)),
@@ -176,6 +177,12 @@ pub(crate) fn run(
             if !matches!(ended, Ended::Failed(_)) {
                 ended = Ended::Halted(error);
             }
+        }
+        // A run that ended before its first model call's request was recorded (a hook's stop
+        // on run start or before the call, a failure) records its input now: its history
+        // ends with the prompt, as the run-start hooks left it.
+        if std::mem::take(driver.input_unrecorded.get_mut()) {
+            trace::record_run_input(&span, &driver.state.history);
         }
         let (state, started_with) = driver.settle();
         let (usage, turns) = (state.usage, state.turn);
@@ -245,9 +252,11 @@ pub(crate) struct Driver<'a> {
     /// label is the same string of the configuration, the state's copy need not be read (a
     /// cache line nothing else in the turn touches, in a service running many runs).
     last_label: Option<&'a str>,
-    /// A new run whose input (its first model call's request) is not yet recorded on its
-    /// span.
-    input_unrecorded: bool,
+    /// A new run whose input is not yet recorded on its span: its first model call's request
+    /// records it (and clears this), else the run's end does, from its history, so that a run
+    /// stopped before (by a hook on run start, before its first call, or dropped) shows what
+    /// it was asked. Atomic: the request's recording clears it through a shared borrow.
+    input_unrecorded: AtomicBool,
     /// The run's span, while it records and the run's outcome is not yet known: a run dropped
     /// meanwhile records that it was cancelled on it (see `dropped`).
     unsettled: Option<(&'a tracing::Span, crate::completion::Usage)>,

@@ -22,6 +22,7 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// The most model calls one turn makes: the first, and the retries hooks ask for with
 /// [`OutcomeAction::retry_on`](crate::agent::OutcomeAction::retry_on). Past it, the run fails
@@ -90,7 +91,10 @@ impl<'a> Driver<'a> {
                 .await
         } else {
             // A new run's first call records the run's input on the run's span, current here.
-            let run = std::mem::take(&mut self.input_unrecorded).then(tracing::Span::current);
+            let run = self
+                .input_unrecorded
+                .load(Ordering::Relaxed)
+                .then(|| (tracing::Span::current(), &self.input_unrecorded));
             self.call_model_with(&mut turn_request, &mut unkept, Traced { chat, run })
                 .await
         };

@@ -184,10 +184,14 @@ impl Driver<'_> {
             return Ok(());
         };
         let original = prompt.clone();
+        // While the hooks have the prompt, the history does not end with it: a run dropped
+        // meanwhile must not record another message as its input (see `dropped`).
+        let unrecorded = std::mem::take(self.input_unrecorded.get_mut());
         let answer = self
             .hooks
             .run_start(self.ctx, prompt, &self.state.history)
             .await;
+        *self.input_unrecorded.get_mut() = unrecorded;
         let prompt = match answer {
             Ok(Stacked::Go(prompt)) => prompt,
             Ok(Stacked::Stop(reason)) => {

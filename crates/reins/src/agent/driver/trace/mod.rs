@@ -29,7 +29,9 @@ use tracing::{Level, Span};
 
 /// The `invoke_agent` span of a run. A new run stores the span's trace context in `state`; a
 /// resumed one (its state carries a context) continues that trace. A new run's input is
-/// recorded with its first model call ([`record_run_input`]), as the hooks sent it.
+/// recorded with its first model call ([`record_run_input`]), as the hooks sent it, or, when
+/// the run ends before that call's request is recorded (a hook's stop before it, a failure),
+/// as the run ends.
 pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
     let span = tracing::info_span!(
         target: "reins",
@@ -87,14 +89,16 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
 }
 
 /// Records a new run's input on its span (`run`) when content is recorded: the last user
-/// message of its first model call's `request` as the dispatch hooks left it, so that what a
-/// hook masked (a redaction) is masked here too, as in the `chat` span.
-pub(super) fn record_run_input(run: &Span, request: &CompletionRequest) {
+/// message of `history`. With its first model call, `history` is that call's request as the
+/// dispatch hooks left it, so that what a hook masked (a redaction) is masked here too, as in
+/// the `chat` span; a run that ended before gives its own history, the prompt as its
+/// `on_run_start` hooks left it (no request hook saw it, and no model was sent it), through
+/// the telemetry's redactor like all content.
+pub(super) fn record_run_input(run: &Span, history: &[Message]) {
     if run.is_disabled() {
         return;
     }
-    let Some(input) = request
-        .history
+    let Some(input) = history
         .iter()
         .rev()
         .find(|message| matches!(message, Message::User { .. }))
