@@ -71,8 +71,9 @@
 //!   among the run's pending calls with [`PendingDecision::in_doubt`] set; the run waits,
 //!   suspended in Restate, for `decide`: `rerun` (or `approve`) runs it again (with a marker of
 //!   its own, `<effect id>/started/<n>`), `approve_with_args` with new arguments, and `skip`,
-//!   `supply_result` or `deny` answer the call without running it (the model reads their
-//!   text; `deny` reaches it as the tool's error). One more journal entry per call is the
+//!   `supply_result` or `deny` answer the call without running it, as on a stored run: the
+//!   model reads their text, and the call's outcome is a skip, a success or a denial (what
+//!   hooks see, on every replay). One more journal entry per call is the
 //!   price; declare a tool's retry safety when a second execution is harmless.
 //!
 //! # Secrets in the journal

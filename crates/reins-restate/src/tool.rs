@@ -123,21 +123,53 @@ const IN_DOUBT_REASON: &str = "in doubt: the call started on a worker that stopp
 enum Resolved {
     /// Execute the tool (again) with these arguments.
     Run(Value),
-    /// The call's result, without executing the tool.
-    Answer(Result<Value, String>),
+    /// Answer the call without executing the tool.
+    Answer(Answer),
+}
+
+/// How a decision answers a call in doubt without executing its tool.
+enum Answer {
+    /// The model reads this as the tool's output: a supplied result, a success.
+    Supplied(String),
+    /// Not run: the model reads the reason, and the call's outcome is a skip.
+    Skipped(String),
+    /// Not run: the model reads the report, and the call's outcome is a denial.
+    Denied(String),
 }
 
 /// What `decision` about a call in doubt, started with `args`, makes of it: a decision reads
-/// as it does for a stored run's call in doubt (`approve` is `rerun`). The model reads the
-/// text of `skip`, `supply_result` and `deny`; the tool cannot mark its result skipped or
-/// denied, so `deny` reaches it as the tool's error and the others as its output.
+/// as it does for a stored run's call in doubt (`approve` is `rerun`, `skip` and `deny` answer
+/// the call with their outcome, `supply_result` with its output as a success).
 fn resolve(decision: ToolDecision, args: Value) -> Resolved {
     match decision {
         ToolDecision::Approve | ToolDecision::Rerun => Resolved::Run(args),
         ToolDecision::ApproveWithArgs { args } => Resolved::Run(args),
-        ToolDecision::Skip { message } => Resolved::Answer(Ok(Value::String(message))),
-        ToolDecision::SupplyResult { output } => Resolved::Answer(Ok(Value::String(output))),
-        ToolDecision::Deny { message } => Resolved::Answer(Err(message)),
+        ToolDecision::Skip { message } => Resolved::Answer(Answer::Skipped(message)),
+        ToolDecision::SupplyResult { output } => Resolved::Answer(Answer::Supplied(output)),
+        ToolDecision::Deny { message } => Resolved::Answer(Answer::Denied(message)),
+    }
+}
+
+/// The call's answer for a decision that does not run the tool. Through the run loop (a call
+/// context), a skip and a denial are marked on the call, so the run records them as a
+/// stored run does ([`ToolOutcome::Skipped`](reins::tool::ToolOutcome::Skipped) with the
+/// reason, [`ToolOutcome::Denied`](reins::tool::ToolOutcome::Denied) with the report), not as
+/// the tool's success or error. Replays take the same decision from the journal (its
+/// awakeable), so every replay answers alike.
+fn answered(answer: Answer, context: Option<&ToolCallContext>) -> Result<Value, String> {
+    match (answer, context) {
+        (Answer::Supplied(output), _) => Ok(Value::String(output)),
+        (Answer::Skipped(reason), Some(call)) => {
+            call.answer_skipped(reason.clone());
+            Ok(Value::String(reason))
+        }
+        (Answer::Denied(report), Some(call)) => {
+            call.answer_denied(report.clone());
+            Ok(Value::String(report))
+        }
+        // Called directly, outside a run: the closest a tool's result comes.
+        (Answer::Skipped(reason), None) => Ok(Value::String(reason)),
+        (Answer::Denied(report), None) => Err(report),
     }
 }
 
@@ -253,7 +285,9 @@ impl<T: Tool> Tool for JournaledTool<T> {
                 .map_err(|error| error.to_string())?;
             return replayed(recorded);
         }
-        let call = context.map_or_else(|| name.clone(), |call| call.internal_call_id().to_owned());
+        let call = context
+            .as_ref()
+            .map_or_else(|| name.clone(), |call| call.internal_call_id().to_owned());
         let mut args = args;
         for attempt in 1u32.. {
             // Journaled (and acknowledged) before the tool runs: a replay that finds the marker
@@ -299,7 +333,7 @@ impl<T: Tool> Tool for JournaledTool<T> {
                 .map_err(|error| error.to_string())?;
             match resolve(decision, args) {
                 Resolved::Run(rerun) => args = rerun,
-                Resolved::Answer(answer) => return answer,
+                Resolved::Answer(answer) => return answered(answer, context.as_ref()),
             }
         }
         Err("the call was started more times than can be counted".to_owned())

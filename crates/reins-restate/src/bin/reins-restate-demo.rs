@@ -13,23 +13,27 @@
 //! (the model call fails with HTTP 503), `charge` (calls `charge`, a tool that declares
 //! nothing about running twice: it records its start, then waits until the effects file's
 //! path with the extension `release` exists, `effects.release` beside `effects.log`; the
-//! answer quotes the last tool result), `secret` (calls `lookup`, whose result holds an email
-//! address, a GitHub token and a card number, which the agent's `Redaction` masks, in the
-//! journal too; the answer quotes the last tool result), `huge` (calls `record` with the item
-//! `huge`, whose result is 40 MiB, more than Restate takes in one journal entry; the answer
-//! quotes the last tool result) and anything else (records `only`, then answers). The
+//! answer quotes the last tool result, which a hook prefixes with the call's outcome:
+//! `success: charged 5`, `skipped: <reason>`, `denied: <report>`), `secret` (calls `lookup`,
+//! whose result holds an email address, a GitHub token and a card number, which the agent's
+//! `Redaction` masks, in the journal too; the answer quotes the last tool result), `huge`
+//! (calls `record` with the item `huge`, whose result is 40 MiB, more than Restate takes in
+//! one journal entry; the answer quotes the last tool result) and anything else (records `only`, then answers). The
 //! tools append one line per execution to the effects file: `<tool> <effect id> <argument>
 //! <worker pid>`. A hook stamps the item of every `record` call made with `"stamp": true` (the
 //! `crash` script's) with the wall clock, read through `Steps::record` so that a replay sees
 //! the same time.
 
-use reins::agent::{Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext};
+use reins::agent::{
+    Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction,
+    OutcomeEvent,
+};
 use reins::completion::{CompletionError, CompletionModel, CompletionRequest, CompletionResponse};
 use reins::hooks::approval::{ApprovalPolicy, Rule};
 use reins::hooks::redaction::Redaction;
 use reins::message::{AssistantContent, Message, OneOrMany};
 use reins::testing::{ScriptedModel, Turn};
-use reins::tool::{RetrySafety, ToolCallContext, tool_fn};
+use reins::tool::{RetrySafety, ToolCallContext, ToolOutcome, tool_fn};
 use reins_restate::{AgentService, Steps};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -214,6 +218,29 @@ impl AgentHook for StampRecords {
     }
 }
 
+/// Prefixes the result of every `charge` call with the call's outcome (`success`, `failed`,
+/// `skipped`, `denied`), so the model's answer shows what the run recorded about the call.
+struct ShowChargeOutcomes;
+
+impl AgentHook for ShowChargeOutcomes {
+    async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        let Some(result) = event.tool_outcome() else {
+            return OutcomeAction::proceed();
+        };
+        if result.tool_name() != "charge" {
+            return OutcomeAction::proceed();
+        }
+        let kind = match result.outcome() {
+            ToolOutcome::Success => "success",
+            ToolOutcome::Failed(_) => "failed",
+            ToolOutcome::Skipped { .. } => "skipped",
+            ToolOutcome::Denied { .. } => "denied",
+        };
+        let shown = format!("{kind}: {}", result.output_text());
+        OutcomeAction::rewrite_tool_result(&event, shown)
+    }
+}
+
 /// Appends one line to the effects file (one write, so lines of concurrent workers never mix).
 fn record_effect(effects: &PathBuf, tool: &str, argument: &str) -> Result<(), std::io::Error> {
     let effect_id = ToolCallContext::current()
@@ -282,6 +309,7 @@ fn agent(steps: &Steps, model: &DemoModel, effects: &Arc<PathBuf>) -> Agent {
         .add_hook(StampRecords {
             steps: steps.clone(),
         })
+        .add_hook(ShowChargeOutcomes)
         .build()
 }
 

@@ -1,4 +1,4 @@
-use super::ToolResultExtensions;
+use super::{ToolOutcome, ToolResultExtensions};
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -78,7 +78,16 @@ struct CallInfo {
     /// Where the internal call id starts and ends in `ids`.
     internal_start: usize,
     internal_end: usize,
-    extensions: Mutex<ToolResultExtensions>,
+    attached: Mutex<Attached>,
+}
+
+/// What the tool attached to its call while it ran.
+#[derive(Debug, Default)]
+struct Attached {
+    extensions: ToolResultExtensions,
+    /// The outcome the call was answered with in place of the tool's own
+    /// ([`ToolCallContext::answer_skipped`], [`ToolCallContext::answer_denied`]).
+    answer: Option<ToolOutcome>,
 }
 
 /// Room for the three ids inline: a UUID run id (36 bytes), an internal id of a few bytes and
@@ -149,7 +158,7 @@ impl ToolCallContext {
                 internal_start: run_id.len(),
                 internal_end: run_id.len() + internal_call_id.len(),
                 ids: CallIds::new([run_id, internal_call_id, tool_call_id]),
-                extensions: Mutex::new(ToolResultExtensions::new()),
+                attached: Mutex::default(),
             }),
         }
     }
@@ -194,21 +203,45 @@ impl ToolCallContext {
 
     /// Attaches metadata to the call's result; hooks see it, the model never does.
     pub fn set_extension(&self, key: impl Into<String>, value: Value) {
-        self.inner
-            .extensions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, value);
+        self.attached().extensions.insert(key, value);
     }
 
-    pub(crate) fn take_extensions(&self) -> ToolResultExtensions {
-        std::mem::take(
-            &mut *self
-                .inner
-                .extensions
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        )
+    /// Answers the call as skipped, telling the model `reason`, whatever the tool returns:
+    /// the run records [`ToolOutcome::Skipped`] with `reason` as the output, as it does for a
+    /// hook's skip or a [`ToolDecision::Skip`](crate::run::ToolDecision::Skip).
+    ///
+    /// For a tool that wraps another and answers a call without running it — e.g. an engine
+    /// that journals calls and takes a person's decision about one a crash left in doubt
+    /// (reins-restate) — so that hooks, the trace and the run's record see what the decision
+    /// was, not a success. The last answer given wins.
+    pub fn answer_skipped(&self, reason: impl Into<String>) {
+        self.attached().answer = Some(ToolOutcome::Skipped {
+            reason: reason.into(),
+        });
+    }
+
+    /// Answers the call as denied, telling the model `report`, whatever the tool returns: the
+    /// run records [`ToolOutcome::Denied`] with `report` as the output, as it does for a
+    /// hook's denial or a [`ToolDecision::Deny`](crate::run::ToolDecision::Deny). See
+    /// [`answer_skipped`](Self::answer_skipped) for why.
+    pub fn answer_denied(&self, report: impl Into<String>) {
+        self.attached().answer = Some(ToolOutcome::Denied {
+            report: report.into(),
+        });
+    }
+
+    fn attached(&self) -> std::sync::MutexGuard<'_, Attached> {
+        self.inner
+            .attached
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What the tool attached: its extensions, and the outcome it answered the call with in
+    /// place of its own, if it did.
+    pub(crate) fn take_attached(&self) -> (ToolResultExtensions, Option<ToolOutcome>) {
+        let attached = std::mem::take(&mut *self.attached());
+        (attached.extensions, attached.answer)
     }
 
     pub(crate) fn scope<F: Future>(self, future: F) -> impl Future<Output = F::Output> {

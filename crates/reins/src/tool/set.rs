@@ -2,7 +2,7 @@
 
 use super::{
     DynTool, RetrySafety, Tool, ToolCallContext, ToolDefinition, ToolExecution, ToolFailure,
-    ToolOutcome, ToolResultExtensions, ToolTraits,
+    ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits,
 };
 use crate::panics::panic_message;
 use futures::FutureExt;
@@ -253,7 +253,15 @@ impl<'a> Lookup<'a> {
             }
         });
         let result = scoped.await;
-        let extensions = context.take_extensions();
+        let (extensions, answer) = context.take_attached();
+        if let Some(outcome) = answer {
+            // Answered without the tool's effect (a skip, a denial): the model reads its text.
+            return ToolExecution {
+                output: ToolOutput::Text(outcome.text().unwrap_or_default().to_owned()),
+                outcome,
+                extensions,
+            };
+        }
         match result {
             Ok(Ok(output)) => ToolExecution {
                 output,
@@ -274,7 +282,7 @@ impl<'a> Lookup<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::{ToolOutput, tool_fn};
+    use crate::tool::tool_fn;
     use std::convert::Infallible;
 
     /// A set of `count` tools named `t0`, `t1`, …, each answering its own name.
@@ -315,6 +323,53 @@ mod tests {
                 ToolOutcome::Failed(ToolFailure::NotFound { .. })
             ));
         }
+    }
+
+    #[tokio::test]
+    async fn a_call_answered_as_skipped_or_denied_is_recorded_so_whatever_the_tool_returns() {
+        let mut set = ToolSet::new();
+        set.add(tool_fn(
+            "answer",
+            "Answers as told.",
+            |how: Value| async move {
+                let call = ToolCallContext::current().ok_or("outside a call")?;
+                call.set_extension("seen", Value::Bool(true));
+                match how.as_str() {
+                    Some("skip") => call.answer_skipped("not run: skipped"),
+                    Some("deny") => call.answer_denied("not run: denied"),
+                    _ => {}
+                }
+                Err::<String, _>("what the tool returned")
+            },
+        ));
+        let (skip, deny, neither) = (
+            Value::String("skip".to_owned()),
+            Value::String("deny".to_owned()),
+            Value::String("neither".to_owned()),
+        );
+        let call = |how| set.call("answer", how, ToolCallContext::new("run", "t1c0", "call"));
+        let skipped = call(&skip).await;
+        assert_eq!(
+            skipped.outcome,
+            ToolOutcome::Skipped {
+                reason: "not run: skipped".to_owned()
+            }
+        );
+        assert_eq!(skipped.output, ToolOutput::Text("not run: skipped".into()));
+        assert_eq!(skipped.extensions.get("seen"), Some(&Value::Bool(true)));
+        let denied = call(&deny).await;
+        assert_eq!(
+            denied.outcome,
+            ToolOutcome::Denied {
+                report: "not run: denied".to_owned()
+            }
+        );
+        assert_eq!(denied.output, ToolOutput::Text("not run: denied".into()));
+        let failed = call(&neither).await;
+        assert!(matches!(
+            failed.outcome,
+            ToolOutcome::Failed(ToolFailure::Execution { .. })
+        ));
     }
 
     #[tokio::test]
