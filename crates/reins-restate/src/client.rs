@@ -1,5 +1,6 @@
 //! [`RestateRuns`]: start, follow and decide runs through Restate's HTTP ingress.
 
+use crate::answer::{MAX_ANSWER_BYTES, read_answer};
 use crate::service::SERVICE_NAME;
 use crate::wire::{DecisionRequest, RunInput, RunOutput, RunProgress};
 use reins::agent::ToolDecision;
@@ -9,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::time::Duration;
 
+pub use crate::admin::{register_deployment, register_deployment_with_token};
 pub use crate::client_error::ClientError;
 
 /// Starts, follows and decides the runs of the `ReinsAgent` workflow through Restate's HTTP
@@ -67,9 +69,10 @@ impl RestateRuns {
     /// A client of the ingress at `ingress` (e.g. `http://127.0.0.1:8080`). User info in the
     /// URL (`http://user:password@host:8080`) is sent as basic authentication and masked in
     /// the client's `Debug`.
+    /// An address that is no `http://` or `https://` URL is refused here, with
+    /// [`ClientError::Url`] (which never repeats the address: it may hold a password).
     pub fn new(ingress: &str) -> Result<Self, ClientError> {
-        let ingress =
-            reqwest::Url::parse(ingress).map_err(|error| ClientError::Url(error.to_string()))?;
+        let ingress = base_url(ingress).map_err(ClientError::Url)?;
         let http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .build()
@@ -123,8 +126,9 @@ impl RestateRuns {
             )));
         }
         let mut url = self.ingress.clone();
+        // `new` took only http(s) URLs, which always have a path to extend.
         url.path_segments_mut()
-            .map_err(|()| ClientError::Url(format!("`{}` cannot be a base", self.ingress)))?
+            .map_err(|()| ClientError::Url(NOT_HTTP.to_owned()))?
             .pop_if_empty()
             .extend(segments);
         Ok(url)
@@ -148,7 +152,7 @@ impl RestateRuns {
             .await
             .map_err(failed)?;
         let status = response.status();
-        let body = response.text().await.map_err(failed)?;
+        let body = read_answer(response, MAX_ANSWER_BYTES, failed).await?;
         if !status.is_success() {
             return Err(ClientError::Http {
                 status: status.as_u16(),
@@ -312,58 +316,24 @@ fn unknown_run(error: ClientError, run_id: &str) -> ClientError {
     }
 }
 
-/// Registers the deployment at `deployment` (a worker's endpoint, e.g.
-/// `http://127.0.0.1:9080`) with the Restate admin API at `admin` (e.g.
-/// `http://127.0.0.1:9070`): Restate discovers the `ReinsAgent` service there and sends it
-/// invocations. Registering the same endpoint again replaces it (`force`), so a worker
-/// restarted with the same code can register on every start; a new version goes to a new
-/// address while runs are in flight (see the crate docs on upgrading a deployment).
-pub async fn register_deployment(admin: &str, deployment: &str) -> Result<(), ClientError> {
-    register(admin, deployment, None).await
-}
+/// Why an address that parses is still no base for Restate's HTTP APIs.
+pub(crate) const NOT_HTTP: &str = "the URL must start with `http://` or `https://`";
 
-/// [`register_deployment`] through an admin API that wants `Authorization: Bearer <token>`
-/// (Restate Cloud, or one behind an authenticating proxy). The token is not shown in errors.
-pub async fn register_deployment_with_token(
-    admin: &str,
-    deployment: &str,
-    bearer_token: &str,
-) -> Result<(), ClientError> {
-    register(admin, deployment, Some(&bearer(bearer_token)?)).await
-}
-
-async fn register(
-    admin: &str,
-    deployment: &str,
-    authorization: Option<&HeaderValue>,
-) -> Result<(), ClientError> {
-    let mut url =
-        reqwest::Url::parse(admin).map_err(|error| ClientError::Url(error.to_string()))?;
-    url.path_segments_mut()
-        .map_err(|()| ClientError::Url(format!("`{admin}` cannot be a base")))?
-        .pop_if_empty()
-        .push("deployments");
-    let request = reqwest::Client::new()
-        .post(url)
-        .json(&serde_json::json!({"uri": deployment, "force": true}));
-    let response = authorized(request, authorization)
-        .send()
-        .await
-        .map_err(|error| ClientError::AdminTransport(error.to_string()))?;
-    let status = response.status();
-    if status.is_success() {
-        return Ok(());
+/// `url` parsed as the base of Restate's ingress or admin API: an `http` or `https` URL, or
+/// why not. The reason never repeats the text: an address whose scheme was left out
+/// (`ops:hunter2@restate:8080`) parses with its user name as the scheme and its password in
+/// the path, and the error is shown and logged.
+pub(crate) fn base_url(url: &str) -> Result<reqwest::Url, String> {
+    let parsed = reqwest::Url::parse(url).map_err(|error| error.to_string())?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(NOT_HTTP.to_owned());
     }
-    let body = response.text().await.unwrap_or_default();
-    Err(ClientError::AdminHttp {
-        status: status.as_u16(),
-        body,
-    })
+    Ok(parsed)
 }
 
 /// The `Authorization` header of a bearer token, marked sensitive (so the HTTP stack never
 /// logs it).
-fn bearer(token: &str) -> Result<HeaderValue, ClientError> {
+pub(crate) fn bearer(token: &str) -> Result<HeaderValue, ClientError> {
     let mut value =
         HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| ClientError::InvalidToken)?;
     value.set_sensitive(true);
@@ -372,7 +342,7 @@ fn bearer(token: &str) -> Result<HeaderValue, ClientError> {
 
 /// `request` with `authorization`, if any, replacing the basic authentication reqwest derives
 /// from user info in the URL (two `Authorization` headers would be refused, or one ignored).
-fn authorized(
+pub(crate) fn authorized(
     request: reqwest::RequestBuilder,
     authorization: Option<&HeaderValue>,
 ) -> reqwest::RequestBuilder {
@@ -431,20 +401,46 @@ mod tests {
         held.abort();
     }
 
-    /// A registration that cannot reach the admin API says so, not that the ingress is down.
+    /// An address whose scheme was left out reads as a URL with the user name for a scheme
+    /// and the password in its path: it is refused at once, and the error (shown, logged)
+    /// does not repeat the password.
     #[tokio::test]
-    async fn an_unreachable_admin_api_is_named_as_such() {
-        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = closed.local_addr().unwrap();
-        drop(closed);
+    async fn an_address_without_http_is_refused_without_repeating_its_password() {
+        let runs = RestateRuns::new("ops:hunter2@restate.internal:8080");
+        let said = runs
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(said.contains("http://"), "{said}");
+        assert!(!said.contains("hunter2"), "{said}");
         let registered =
-            register_deployment(&format!("http://{address}"), "http://127.0.0.1:9080").await;
+            register_deployment("ops:hunter2@restate.internal:9070", "http://127.0.0.1:9080").await;
         let said = registered
             .err()
             .map(|error| error.to_string())
             .unwrap_or_default();
-        assert!(said.contains("admin API could not be reached"), "{said}");
-        assert!(!said.contains("ingress"), "{said}");
+        assert!(said.contains("admin API URL"), "{said}");
+        assert!(said.contains("http://"), "{said}");
+        assert!(!said.contains("hunter2"), "{said}");
+    }
+
+    /// Credentials in a URL go as basic authentication, never into an error's text.
+    #[tokio::test]
+    async fn an_unreachable_server_is_named_without_the_password_in_its_url() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = closed.local_addr().unwrap();
+        drop(closed);
+        let runs = RestateRuns::new(&format!("http://ops:hunter2@{address}")).unwrap();
+        let said = runs.status("r1").await.err().map(|error| error.to_string());
+        let said = said.unwrap_or_default();
+        assert!(said.contains("could not be reached"), "{said}");
+        assert!(!said.contains("hunter2"), "{said}");
+        let registered =
+            register_deployment(&format!("http://ops:hunter2@{address}"), "http://w:9080").await;
+        let said = registered.err().map(|error| error.to_string());
+        let said = said.unwrap_or_default();
+        assert!(said.contains("could not be reached"), "{said}");
+        assert!(!said.contains("hunter2"), "{said}");
     }
 
     #[tokio::test]

@@ -22,6 +22,14 @@ pub enum ClientError {
     /// The admin API (deployment registration) could not be reached.
     #[error("the Restate admin API could not be reached: {0}")]
     AdminTransport(String),
+    /// The admin API took the registration and answered nothing within
+    /// [`REGISTRATION_TIMEOUT`](crate::REGISTRATION_TIMEOUT).
+    #[error(
+        "the Restate admin API answered nothing in {} s (is this its address, and can it reach \
+         the deployment?)",
+        .0.as_secs()
+    )]
+    AdminTimeout(Duration),
     /// The admin API answered with an error status.
     #[error("the Restate admin API answered HTTP {status}: {body}")]
     AdminHttp {
@@ -45,6 +53,9 @@ pub enum ClientError {
     /// The ingress address or the run id does not make a valid URL.
     #[error("invalid ingress URL: {0}")]
     Url(String),
+    /// The admin API's address does not make a valid URL.
+    #[error("invalid admin API URL: {0}")]
+    AdminUrl(String),
     /// The server has no run under this id: it was never started (or not on this server).
     #[error("no run `{run_id}` is known to the Restate server")]
     UnknownRun {

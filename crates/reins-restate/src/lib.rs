@@ -163,6 +163,8 @@
 //! [`PromptRequest::tool_concurrency`]: reins::agent::PromptRequest::tool_concurrency
 #![deny(missing_docs)]
 
+mod admin;
+mod answer;
 mod awaiting;
 mod claims;
 mod client;
@@ -175,6 +177,8 @@ mod tool;
 mod wire;
 mod worker;
 
+pub use admin::REGISTRATION_TIMEOUT;
+pub use answer::MAX_ANSWER_BYTES;
 pub use client::{
     CONNECT_TIMEOUT, ClientError, DEFAULT_CALL_TIMEOUT, RestateRuns, register_deployment,
     register_deployment_with_token,

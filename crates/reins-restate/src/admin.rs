@@ -1,0 +1,127 @@
+//! Registering a worker's deployment with Restate's admin API.
+
+use crate::client::{CONNECT_TIMEOUT, ClientError, NOT_HTTP, authorized, base_url, bearer};
+use reqwest::header::HeaderValue;
+use std::time::Duration;
+
+/// How long a registration may take before it is [`ClientError::AdminTimeout`]: the admin API
+/// answers once it has discovered the worker (or given up on it), which takes seconds.
+///
+/// Why a limit: an admin address that takes the connection and never answers (a wrong port
+/// behind a proxy, a stuck server) would otherwise hold `reins serve --register` without end.
+pub const REGISTRATION_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Registers the deployment at `deployment` (a worker's endpoint, e.g.
+/// `http://127.0.0.1:9080`) with the Restate admin API at `admin` (e.g.
+/// `http://127.0.0.1:9070`): Restate discovers the `ReinsAgent` service there and sends it
+/// invocations. Registering the same endpoint again replaces it (`force`), so a worker
+/// restarted with the same code can register on every start; a new version goes to a new
+/// address while runs are in flight (see the crate docs on upgrading a deployment).
+pub async fn register_deployment(admin: &str, deployment: &str) -> Result<(), ClientError> {
+    register(admin, deployment, None, REGISTRATION_TIMEOUT).await
+}
+
+/// [`register_deployment`] through an admin API that wants `Authorization: Bearer <token>`
+/// (Restate Cloud, or one behind an authenticating proxy). The token is not shown in errors.
+pub async fn register_deployment_with_token(
+    admin: &str,
+    deployment: &str,
+    bearer_token: &str,
+) -> Result<(), ClientError> {
+    register(
+        admin,
+        deployment,
+        Some(&bearer(bearer_token)?),
+        REGISTRATION_TIMEOUT,
+    )
+    .await
+}
+
+async fn register(
+    admin: &str,
+    deployment: &str,
+    authorization: Option<&HeaderValue>,
+    timeout: Duration,
+) -> Result<(), ClientError> {
+    let mut url = base_url(admin).map_err(ClientError::AdminUrl)?;
+    url.path_segments_mut()
+        .map_err(|()| ClientError::AdminUrl(NOT_HTTP.to_owned()))?
+        .pop_if_empty()
+        .push("deployments");
+    let failed = |error: reqwest::Error| {
+        if error.is_timeout() && !error.is_connect() {
+            ClientError::AdminTimeout(timeout)
+        } else {
+            ClientError::AdminTransport(error.to_string())
+        }
+    };
+    let http = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .build()
+        .map_err(failed)?;
+    let request = http
+        .post(url)
+        .json(&serde_json::json!({"uri": deployment, "force": true}))
+        .timeout(timeout);
+    let response = authorized(request, authorization)
+        .send()
+        .await
+        .map_err(failed)?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    let body = response.text().await.unwrap_or_default();
+    Err(ClientError::AdminHttp {
+        status: status.as_u16(),
+        body,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A registration that cannot reach the admin API says so, not that the ingress is down.
+    #[tokio::test]
+    async fn an_unreachable_admin_api_is_named_as_such() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = closed.local_addr().unwrap();
+        drop(closed);
+        let registered =
+            register_deployment(&format!("http://{address}"), "http://127.0.0.1:9080").await;
+        let said = registered
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(said.contains("admin API could not be reached"), "{said}");
+        assert!(!said.contains("ingress"), "{said}");
+    }
+
+    /// An admin API that takes the connection and never answers ends the registration at
+    /// its timeout, with an error naming it, instead of holding the caller.
+    #[tokio::test]
+    async fn a_silent_admin_api_ends_the_registration_at_its_timeout() {
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = silent.local_addr().unwrap();
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((stream, _)) = silent.accept().await {
+                open.push(stream);
+            }
+        });
+        let admin = format!("http://{address}");
+        let registered = register(
+            &admin,
+            "http://127.0.0.1:9080",
+            None,
+            Duration::from_millis(200),
+        )
+        .await;
+        assert!(
+            matches!(registered, Err(ClientError::AdminTimeout(_))),
+            "{registered:?}"
+        );
+        held.abort();
+    }
+}
