@@ -94,6 +94,17 @@
 //! ingress check the token and strip the header before it reaches Restate, give that token no
 //! other use, and never reuse a model provider's key as it.
 //!
+//! # Who may call the workers
+//!
+//! A Restate invocation carries its journal: whoever can send one to a worker's port chooses
+//! the model answers, tool results and decisions its run replays, and so runs the agent's
+//! tools with arguments of its own on the agent's credentials — a second Restate server the
+//! workers are registered with included. [`serve`] and [`serve_on`] take every request;
+//! where anything but your Restate server can reach the workers, serve with
+//! [`serve_verified`] and your server's request identity key (`publickeyv1_…`, from the
+//! Ed25519 key its `[worker.invoker] request-identity-private-key-pem-file` names): every
+//! other request is refused before the agent sees it.
+//!
 //! # Deterministic replay: what hooks may and may not do
 //!
 //! A replay must take the same path as the first execution, because Restate matches the
@@ -189,4 +200,4 @@ pub use service::{AgentService, SERVICE_NAME};
 pub use steps::{MAX_STEP_BYTES, StepError, Steps};
 pub use tool::JournaledTool;
 pub use wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
-pub use worker::{bind, listener, serve, serve_on};
+pub use worker::{IdentityKeyError, bind, listener, serve, serve_on, serve_verified};

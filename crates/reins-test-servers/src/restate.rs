@@ -60,6 +60,12 @@ impl RestateServer {
     /// Starts the server and waits until its admin API and its ingress answer (at most 90 s).
     /// `label` names its cluster and its temporary directory.
     pub fn start(label: &str) -> RestateServer {
+        RestateServer::start_with(label, "")
+    }
+
+    /// Starts the server as [`start`](Self::start) does, with `more_config` (TOML, e.g. a
+    /// `[worker.invoker]` table) after its own configuration.
+    pub fn start_with(label: &str, more_config: &str) -> RestateServer {
         let dir = unique_dir(label);
         let (node, admin_port, ingress_port) = (free_port(), free_port(), free_port());
         // Quick retries: a test's worker may come up a moment after an invocation is sent.
@@ -83,6 +89,8 @@ bind-address = "127.0.0.1:{admin_port}"
 
 [ingress]
 bind-address = "127.0.0.1:{ingress_port}"
+
+{more_config}
 "#
         );
         let config_path = dir.join("restate.toml");

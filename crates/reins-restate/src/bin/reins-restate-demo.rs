@@ -2,7 +2,9 @@
 //! cluster commands and the crate's tests run it.
 //!
 //! Usage: `reins-restate-demo <listen address> <effects file>` (e.g. `127.0.0.1:9080
-//! /tmp/effects.log`). Run several on the same address: they share the port.
+//! /tmp/effects.log`). Run several on the same address: they share the port. With
+//! `REINS_RESTATE_IDENTITY_KEY=publickeyv1_…` set, a worker takes only the requests of the
+//! Restate server holding that key's private half (`reins_restate::serve_verified`).
 //!
 //! The agent's model is `ScriptedModel::resumable`, its script chosen by the prompt's first
 //! word: `crash` (records `one`, then, after a slow model turn, `two`, then answers), `approve`
@@ -41,6 +43,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The variable that, when set, holds the Restate server's request identity key
+/// (`publickeyv1_…`): the worker then takes only requests that server signed.
+const IDENTITY_KEY_VARIABLE: &str = "REINS_RESTATE_IDENTITY_KEY";
 
 /// How long the `crash` script's second model turn takes: the window in which the tests kill
 /// the worker.
@@ -325,6 +331,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = reins_restate::listener(listen.parse()?)?;
     // The tests wait for this line before they count on the worker.
     println!("listening on {listen}");
-    reins_restate::serve_on(listener, service).await;
+    match std::env::var(IDENTITY_KEY_VARIABLE) {
+        Ok(key) => reins_restate::serve_verified(listener, service, &[key]).await?,
+        Err(_) => reins_restate::serve_on(listener, service).await,
+    }
     Ok(())
 }

@@ -8,6 +8,7 @@ mod decisions;
 mod embedded;
 mod failover;
 mod harness;
+mod identity;
 mod in_doubt;
 mod limits;
 mod many_runs;
