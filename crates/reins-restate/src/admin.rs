@@ -1,6 +1,7 @@
 //! Registering a worker's deployment with Restate's admin API.
 
-use crate::client::{CONNECT_TIMEOUT, ClientError, NOT_HTTP, authorized, base_url, bearer};
+use crate::client_error::ClientError;
+use crate::http::{CONNECT_TIMEOUT, NOT_HTTP, authorized, base_url, bearer};
 use reqwest::header::HeaderValue;
 use std::time::Duration;
 
@@ -96,6 +97,30 @@ mod tests {
             .unwrap_or_default();
         assert!(said.contains("admin API could not be reached"), "{said}");
         assert!(!said.contains("ingress"), "{said}");
+    }
+
+    /// An admin address whose scheme was left out is refused at once, as the admin API's,
+    /// without repeating its password; credentials in an http one stay out of errors too.
+    #[tokio::test]
+    async fn an_admin_address_is_refused_or_unreachable_without_repeating_its_password() {
+        let registered =
+            register_deployment("ops:hunter2@restate.internal:9070", "http://127.0.0.1:9080").await;
+        let said = registered
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(said.contains("admin API URL"), "{said}");
+        assert!(said.contains("http://"), "{said}");
+        assert!(!said.contains("hunter2"), "{said}");
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = closed.local_addr().unwrap();
+        drop(closed);
+        let registered =
+            register_deployment(&format!("http://ops:hunter2@{address}"), "http://w:9080").await;
+        let said = registered.err().map(|error| error.to_string());
+        let said = said.unwrap_or_default();
+        assert!(said.contains("could not be reached"), "{said}");
+        assert!(!said.contains("hunter2"), "{said}");
     }
 
     /// An admin API that takes the connection and never answers ends the registration at

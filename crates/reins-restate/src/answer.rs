@@ -1,6 +1,6 @@
 //! Reading an answer of Restate's ingress, up to a bound.
 
-use crate::client::ClientError;
+use crate::client_error::ClientError;
 
 /// The most bytes [`RestateRuns`](crate::RestateRuns) reads of one answer of the ingress:
 /// 64 MiB, twice the largest message Restate takes by default (a run's output is one).

@@ -1,16 +1,16 @@
 //! [`RestateRuns`]: start, follow and decide runs through Restate's HTTP ingress.
 
 use crate::answer::{MAX_ANSWER_BYTES, read_answer};
+use crate::http::{CONNECT_TIMEOUT, NOT_HTTP, authorized, base_url, bearer};
 use crate::service::SERVICE_NAME;
 use crate::wire::{DecisionRequest, RunInput, RunOutput, RunProgress};
 use reins::agent::ToolDecision;
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::HeaderValue;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::time::Duration;
 
-pub use crate::admin::{register_deployment, register_deployment_with_token};
 pub use crate::client_error::ClientError;
 
 /// Starts, follows and decides the runs of the `ReinsAgent` workflow through Restate's HTTP
@@ -38,9 +38,6 @@ pub struct RestateRuns {
     /// How long a call that answers at once (start, status, decide) may take.
     call_timeout: Duration,
 }
-
-/// How long [`RestateRuns`] waits to connect to the ingress.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long a call of [`RestateRuns`] that the ingress answers at once (`start`, `status`,
 /// `decide`) may take unless told otherwise ([`RestateRuns::call_timeout`]); waiting for a
@@ -316,46 +313,6 @@ fn unknown_run(error: ClientError, run_id: &str) -> ClientError {
     }
 }
 
-/// Why an address that parses is still no base for Restate's HTTP APIs.
-pub(crate) const NOT_HTTP: &str = "the URL must start with `http://` or `https://`";
-
-/// `url` parsed as the base of Restate's ingress or admin API: an `http` or `https` URL, or
-/// why not. The reason never repeats the text: an address whose scheme was left out
-/// (`ops:hunter2@restate:8080`) parses with its user name as the scheme and its password in
-/// the path, and the error is shown and logged.
-pub(crate) fn base_url(url: &str) -> Result<reqwest::Url, String> {
-    let parsed = reqwest::Url::parse(url).map_err(|error| error.to_string())?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(NOT_HTTP.to_owned());
-    }
-    Ok(parsed)
-}
-
-/// The `Authorization` header of a bearer token, marked sensitive (so the HTTP stack never
-/// logs it).
-pub(crate) fn bearer(token: &str) -> Result<HeaderValue, ClientError> {
-    let mut value =
-        HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| ClientError::InvalidToken)?;
-    value.set_sensitive(true);
-    Ok(value)
-}
-
-/// `request` with `authorization`, if any, replacing the basic authentication reqwest derives
-/// from user info in the URL (two `Authorization` headers would be refused, or one ignored).
-pub(crate) fn authorized(
-    request: reqwest::RequestBuilder,
-    authorization: Option<&HeaderValue>,
-) -> reqwest::RequestBuilder {
-    match authorization {
-        Some(value) => {
-            let mut headers = HeaderMap::new();
-            headers.insert(AUTHORIZATION, value.clone());
-            request.headers(headers)
-        }
-        None => request,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,22 +361,13 @@ mod tests {
     /// An address whose scheme was left out reads as a URL with the user name for a scheme
     /// and the password in its path: it is refused at once, and the error (shown, logged)
     /// does not repeat the password.
-    #[tokio::test]
-    async fn an_address_without_http_is_refused_without_repeating_its_password() {
+    #[test]
+    fn an_address_without_http_is_refused_without_repeating_its_password() {
         let runs = RestateRuns::new("ops:hunter2@restate.internal:8080");
         let said = runs
             .err()
             .map(|error| error.to_string())
             .unwrap_or_default();
-        assert!(said.contains("http://"), "{said}");
-        assert!(!said.contains("hunter2"), "{said}");
-        let registered =
-            register_deployment("ops:hunter2@restate.internal:9070", "http://127.0.0.1:9080").await;
-        let said = registered
-            .err()
-            .map(|error| error.to_string())
-            .unwrap_or_default();
-        assert!(said.contains("admin API URL"), "{said}");
         assert!(said.contains("http://"), "{said}");
         assert!(!said.contains("hunter2"), "{said}");
     }
@@ -432,12 +380,6 @@ mod tests {
         drop(closed);
         let runs = RestateRuns::new(&format!("http://ops:hunter2@{address}")).unwrap();
         let said = runs.status("r1").await.err().map(|error| error.to_string());
-        let said = said.unwrap_or_default();
-        assert!(said.contains("could not be reached"), "{said}");
-        assert!(!said.contains("hunter2"), "{said}");
-        let registered =
-            register_deployment(&format!("http://ops:hunter2@{address}"), "http://w:9080").await;
-        let said = registered.err().map(|error| error.to_string());
         let said = said.unwrap_or_default();
         assert!(said.contains("could not be reached"), "{said}");
         assert!(!said.contains("hunter2"), "{said}");

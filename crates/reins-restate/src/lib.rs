@@ -181,6 +181,7 @@ mod claims;
 mod client;
 mod client_error;
 mod decider;
+mod http;
 mod model;
 mod service;
 mod steps;
@@ -188,13 +189,11 @@ mod tool;
 mod wire;
 mod worker;
 
-pub use admin::REGISTRATION_TIMEOUT;
+pub use admin::{REGISTRATION_TIMEOUT, register_deployment, register_deployment_with_token};
 pub use answer::MAX_ANSWER_BYTES;
-pub use client::{
-    CONNECT_TIMEOUT, ClientError, DEFAULT_CALL_TIMEOUT, RestateRuns, register_deployment,
-    register_deployment_with_token,
-};
+pub use client::{ClientError, DEFAULT_CALL_TIMEOUT, RestateRuns};
 pub use decider::{DEFAULT_DECIDER_TIMEOUT, JournaledDecider};
+pub use http::CONNECT_TIMEOUT;
 pub use model::JournaledModel;
 pub use service::{AgentService, SERVICE_NAME};
 pub use steps::{MAX_STEP_BYTES, StepError, Steps};

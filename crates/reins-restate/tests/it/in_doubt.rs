@@ -136,7 +136,10 @@ async fn a_run_cancelled_while_a_call_waits_in_doubt_ends_and_refuses_a_decision
         .decide("doubt-cancel", &waiting.call, ToolDecision::Rerun)
         .await;
     assert!(
-        matches!(&refused, Err(reins_restate::ClientError::Http { status: 409, .. })),
+        matches!(
+            &refused,
+            Err(reins_restate::ClientError::Http { status: 409, .. })
+        ),
         "{refused:?}"
     );
     assert_eq!(executions(&cluster, "doubt-cancel"), 1);
