@@ -199,4 +199,6 @@ pub use service::{AgentService, SERVICE_NAME};
 pub use steps::{MAX_STEP_BYTES, StepError, Steps};
 pub use tool::JournaledTool;
 pub use wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
-pub use worker::{IdentityKeyError, bind, listener, serve, serve_on, serve_verified};
+pub use worker::{
+    IdentityKeyError, bind, check_identity_key, listener, serve, serve_on, serve_verified,
+};

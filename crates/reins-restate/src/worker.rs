@@ -63,6 +63,12 @@ pub async fn serve_verified(
     Ok(())
 }
 
+/// Whether `key` is a request identity key [`serve_verified`] can take (`publickeyv1_` and
+/// an Ed25519 public key in base58), for checking a configuration before serving.
+pub fn check_identity_key(key: &str) -> Result<(), IdentityKeyError> {
+    verified(Endpoint::builder(), &[key.to_owned()]).map(|_| ())
+}
+
 /// `endpoint` taking only requests signed with one of `identity_keys`.
 fn verified(
     mut endpoint: restate_sdk::endpoint::Builder,

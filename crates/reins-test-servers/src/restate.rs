@@ -63,6 +63,18 @@ impl RestateServer {
         RestateServer::start_with(label, "")
     }
 
+    /// Starts a server that signs its requests to services with a fresh Ed25519 key (made
+    /// with `openssl`), and returns it with the key's public half as services take it
+    /// (`publickeyv1_…`).
+    pub fn start_signing(label: &str) -> (RestateServer, String) {
+        let (pem, public_key) = signing_key(label);
+        let config = format!(
+            "[worker.invoker]\nrequest-identity-private-key-pem-file = \"{}\"\n",
+            pem.display()
+        );
+        (RestateServer::start_with(label, &config), public_key)
+    }
+
     /// Starts the server as [`start`](Self::start) does, with `more_config` (TOML, e.g. a
     /// `[worker.invoker]` table) after its own configuration.
     pub fn start_with(label: &str, more_config: &str) -> RestateServer {
@@ -214,4 +226,54 @@ fn http(port: u16, method: &str, path: &str, json: Option<&str>) -> std::io::Res
         .map_or("", |(_, rest)| rest)
         .to_owned();
     Ok((status, answer))
+}
+
+/// A fresh Ed25519 key (made with `openssl`) in a PEM file of its own, and its public key as
+/// Restate's workers take it: `publickeyv1_` and the raw 32 bytes in base58.
+fn signing_key(label: &str) -> (PathBuf, String) {
+    let dir = unique_dir(&format!("{label}-key"));
+    let pem = dir.join("identity.pem");
+    let made = Command::new("openssl")
+        .args(["genpkey", "-algorithm", "ed25519", "-out"])
+        .arg(&pem)
+        .status()
+        .expect("openssl runs");
+    assert!(made.success(), "openssl made no key");
+    let public = Command::new("openssl")
+        .args(["pkey", "-pubout", "-outform", "DER", "-in"])
+        .arg(&pem)
+        .output()
+        .expect("openssl runs");
+    assert!(public.status.success(), "openssl gave no public key");
+    // The DER of an Ed25519 public key ends with its 32 raw bytes.
+    let raw = &public.stdout[public.stdout.len().saturating_sub(32)..];
+    (pem, format!("publickeyv1_{}", base58(raw)))
+}
+
+/// `bytes` in base58 (the Bitcoin alphabet).
+fn base58(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+    let mut digits: Vec<u8> = Vec::new();
+    for &byte in bytes {
+        let mut carry = u32::from(byte);
+        for digit in &mut digits {
+            carry += u32::from(*digit) << 8;
+            *digit = (carry % 58) as u8;
+            carry /= 58;
+        }
+        while carry > 0 {
+            digits.push((carry % 58) as u8);
+            carry /= 58;
+        }
+    }
+    let zeros = bytes.iter().take_while(|&&byte| byte == 0).count();
+    std::iter::repeat_n(b'1', zeros)
+        .chain(
+            digits
+                .iter()
+                .rev()
+                .map(|&digit| ALPHABET[usize::from(digit)]),
+        )
+        .map(char::from)
+        .collect()
 }

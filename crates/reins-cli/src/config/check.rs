@@ -198,6 +198,17 @@ fn check_store(
     if let Some(restate) = &store.restate {
         super::restate::check_restate(agent, store, restate, problems);
     }
+    for key in &store.restate_identity_keys {
+        if store.restate.is_none() {
+            problems.push(agent.error_at(
+                key.span(),
+                "`restate_identity_keys` needs `restate = \"<ingress URL>\"`: they are the \
+                 Restate server's keys",
+            ));
+        } else if let Err(error) = reins_restate::check_identity_key(key.get_ref()) {
+            problems.push(agent.error_at(key.span(), error.to_string()));
+        }
+    }
     let admin_own = store.restate_admin_token_env.is_some();
     for (key, variable) in [
         ("restate_token_env", &store.restate_token_env),

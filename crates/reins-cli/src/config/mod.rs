@@ -273,6 +273,12 @@ pub struct StoreConfig {
     /// The environment variable holding the admin API's bearer token, for `reins serve
     /// --register`, when it is not the ingress's (Restate Cloud gives each its own).
     pub restate_admin_token_env: Option<Spanned<String>>,
+    /// The public request identity keys (`publickeyv1_…`) of the Restate server: `reins
+    /// serve` then takes only the requests that server signed (discovery and invocations),
+    /// refusing any other caller of its port — a second Restate server included, which
+    /// could otherwise replay runs of its own choosing and run the agent's tools.
+    #[serde(default)]
+    pub restate_identity_keys: Vec<Spanned<String>>,
     /// How many checkpoints of each run the SQLite or PostgreSQL store keeps, newest first
     /// (default: every one): a long run's record then grows with its state only, and
     /// `runs fork --at` reaches back that far.

@@ -40,9 +40,36 @@ pub async fn serve(
         .local_addr()
         .map_err(|error| format!("cannot listen on {listen}: {error}"))?;
     let deployment = deployment.unwrap_or_else(|| format!("http://{local}"));
-    let worker = tokio::spawn(reins_restate::serve_on(listener, service));
+    let keys: Vec<String> = agent
+        .file
+        .store
+        .as_ref()
+        .map(|store| {
+            store
+                .get_ref()
+                .restate_identity_keys
+                .iter()
+                .map(|key| key.get_ref().clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    // With the server's keys, only its signed requests are taken (`check` read the keys).
+    let taken = if keys.is_empty() {
+        "any caller of this port"
+    } else {
+        "only requests the Restate server signed (`restate_identity_keys`)"
+    };
+    let worker = tokio::spawn(async move {
+        if keys.is_empty() {
+            reins_restate::serve_on(listener, service).await;
+            Ok(())
+        } else {
+            reins_restate::serve_verified(listener, service, &keys).await
+        }
+    });
     eprintln!(
-        "reins: serving agent `{}` ({}) as the Restate service {SERVICE_NAME} on {local}",
+        "reins: serving agent `{}` ({}) as the Restate service {SERVICE_NAME} on {local}, \
+         taking {taken}",
         agent.name(),
         connected.model_label
     );
@@ -78,7 +105,8 @@ pub async fn serve(
         () = crate::interrupt::stopped() => {}
         finished = worker => {
             return Err(AssembleError::Failed(match finished {
-                Ok(()) => "the worker stopped".to_owned(),
+                Ok(Ok(())) => "the worker stopped".to_owned(),
+                Ok(Err(error)) => format!("the worker cannot serve: {error}"),
                 Err(error) => format!("the worker stopped: {error}"),
             }));
         }

@@ -20,6 +20,7 @@ mod passthrough;
 mod pipes;
 mod programs;
 mod restate;
+mod restate_identity;
 mod restate_token;
 mod run;
 mod runs_input;

@@ -29,26 +29,25 @@ pub struct Cluster {
 impl Cluster {
     /// Starts the server and waits until its admin API and ingress answer.
     pub async fn start(label: &str) -> Cluster {
-        Cluster::start_with(label, "", None).await
+        let label = label.to_owned();
+        let server = tokio::task::spawn_blocking(move || RestateServer::start(&label))
+            .await
+            .expect("restate-server starts");
+        Cluster::around(server, None)
     }
 
     /// Starts a server that signs its requests with a fresh Ed25519 key, and whose workers
     /// take only requests signed with it.
     pub async fn start_signing(label: &str) -> Cluster {
-        let (pem, public_key) = signing_key(label);
-        let config = format!(
-            "[worker.invoker]\nrequest-identity-private-key-pem-file = \"{}\"\n",
-            pem.display()
-        );
-        Cluster::start_with(label, &config, Some(public_key)).await
-    }
-
-    async fn start_with(label: &str, config: &str, identity_key: Option<String>) -> Cluster {
-        let (label, config) = (label.to_owned(), config.to_owned());
-        let server =
-            tokio::task::spawn_blocking(move || RestateServer::start_with(&label, &config))
+        let label = label.to_owned();
+        let (server, key) =
+            tokio::task::spawn_blocking(move || RestateServer::start_signing(&label))
                 .await
                 .expect("restate-server starts");
+        Cluster::around(server, Some(key))
+    }
+
+    fn around(server: RestateServer, identity_key: Option<String>) -> Cluster {
         Cluster {
             ingress: server.ingress_url(),
             worker_addr: format!("127.0.0.1:{}", free_port()),
@@ -254,59 +253,4 @@ where
         assert!(Instant::now() < deadline, "gave up waiting for {what}");
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-}
-
-/// A fresh Ed25519 key (made with `openssl`) in a PEM file of its own, and its public key as
-/// Restate's workers take it: `publickeyv1_` and the raw 32 bytes in base58.
-fn signing_key(label: &str) -> (PathBuf, String) {
-    let dir = std::env::temp_dir().join(format!(
-        "reins-restate-key-{label}-{}-{}",
-        std::process::id(),
-        free_port()
-    ));
-    std::fs::create_dir_all(&dir).expect("a directory for the key");
-    let pem = dir.join("identity.pem");
-    let made = Command::new("openssl")
-        .args(["genpkey", "-algorithm", "ed25519", "-out"])
-        .arg(&pem)
-        .status()
-        .expect("openssl runs");
-    assert!(made.success(), "openssl made no key");
-    let public = Command::new("openssl")
-        .args(["pkey", "-pubout", "-outform", "DER", "-in"])
-        .arg(&pem)
-        .output()
-        .expect("openssl runs");
-    assert!(public.status.success(), "openssl gave no public key");
-    // The DER of an Ed25519 public key ends with its 32 raw bytes.
-    let raw = &public.stdout[public.stdout.len().saturating_sub(32)..];
-    (pem, format!("publickeyv1_{}", base58(raw)))
-}
-
-/// `bytes` in base58 (the Bitcoin alphabet).
-fn base58(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-    let mut digits: Vec<u8> = Vec::new();
-    for &byte in bytes {
-        let mut carry = u32::from(byte);
-        for digit in &mut digits {
-            carry += u32::from(*digit) << 8;
-            *digit = (carry % 58) as u8;
-            carry /= 58;
-        }
-        while carry > 0 {
-            digits.push((carry % 58) as u8);
-            carry /= 58;
-        }
-    }
-    let zeros = bytes.iter().take_while(|&&byte| byte == 0).count();
-    std::iter::repeat_n(b'1', zeros)
-        .chain(
-            digits
-                .iter()
-                .rev()
-                .map(|&digit| ALPHABET[usize::from(digit)]),
-        )
-        .map(char::from)
-        .collect()
 }
