@@ -24,6 +24,7 @@ mod invalid_tool_calls;
 mod masked_failures;
 mod model_panics;
 mod providers;
+mod ready_hooks;
 mod routing;
 mod run_loop;
 mod run_state;

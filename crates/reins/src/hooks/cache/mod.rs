@@ -38,6 +38,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// keys what is sent. A served turn reports zero usage (no tokens were spent), and the outcome
 /// hooks see it like any response. Shared between runs and agents by cloning.
 ///
+/// Register a recording cache **before** a
+/// [`ModelFallback`](crate::hooks::fallback::ModelFallback) (and any hook that retries a
+/// model call or replaces a failed one in `on_outcome`): such a hook ends the outcome chain,
+/// so a cache after it never sees the call it answered, the recording lacks that call, and a
+/// replay stops on it with a [`CacheMiss`]. A recording cache that notices this logs a
+/// `tracing::warn!` once per run.
+///
 /// Register the cache **before** a [`Budget`](crate::hooks::budget::Budget): a hit is served
 /// at dispatch and ends the dispatch chain, so a budget after it never sees the call and
 /// counts no model call (its zero usage still reaches the budget's outcome). Registered
@@ -224,6 +231,39 @@ impl fmt::Debug for ResponseCache {
     }
 }
 
+impl ResponseCache {
+    /// A miss still pending at the next model call had its outcome taken by a hook registered
+    /// before the cache (a fallback's retry, a replaced failure): a recording then lacks that
+    /// call, and a replay stops on it with a [`CacheMiss`]. Said once per run, with the fix.
+    fn check_unseen_outcome(&self, ctx: &HookContext) {
+        let Some(recording) = &self.inner.recording else {
+            return;
+        };
+        if ctx.scratchpad().remove::<PendingKey>().is_none() {
+            return;
+        }
+        let first = ctx.scratchpad().update(|warned: &mut WarnedUnseen| {
+            let first = !warned.0;
+            warned.0 = true;
+            first
+        });
+        if first {
+            tracing::warn!(
+                run_id = ctx.run_id(),
+                recording = ?recording,
+                "response cache: a hook registered before the cache answered a model call's \
+                 outcome (a fallback's retry, or a replaced failure), so the recording lacks \
+                 that call and a replay will stop on it with a cache miss; register the cache \
+                 before such hooks"
+            );
+        }
+    }
+}
+
+/// Whether the run was told its recording lacks a call (see `check_unseen_outcome`).
+#[derive(Default)]
+struct WarnedUnseen(bool);
+
 impl AgentHook for ResponseCache {
     fn observes(&self, kind: StepEventKind) -> bool {
         matches!(
@@ -236,6 +276,7 @@ impl AgentHook for ResponseCache {
         let (Some(model), Some(request)) = (event.model(), event.request()) else {
             return DispatchAction::proceed();
         };
+        self.check_unseen_outcome(ctx);
         let digest = match key(model, request) {
             Ok(digest) => digest,
             Err(error) if self.inner.replay_only => {
