@@ -32,6 +32,12 @@ use std::time::Duration;
 /// suspended run) takes the place of its dispatch hooks, so the budget does not refuse it; it
 /// still counts once it ran.
 ///
+/// **A call under way is not interrupted.** The wall time, like every limit, is checked
+/// before calls: a tool or model call that hangs holds the run past `max_wall_time` until it
+/// returns, and the run stops at the next check. Bound each call as well (a tool's own
+/// timeout, such as [`FnTool::timeout`](crate::tool::FnTool::timeout), and the provider's),
+/// or drop the run's future (`tokio::time::timeout` around it) for a hard deadline.
+///
 /// **What happens then.** By default the run stops with [`PromptError::Cancelled`] whose
 /// reason is a [`BudgetExceeded`] ([`BudgetExceeded::from_error`] reads it back). With
 /// [`on_exceeded_switch_to`](Self::on_exceeded_switch_to) the run first moves to a cheaper

@@ -86,6 +86,14 @@ struct Named {
 /// the error's history. A [`Redaction`](crate::hooks::redaction::Redaction) masks what it
 /// recognises in every request sent, the kept answer included.
 ///
+/// **Streamed answers are checked when the turn is complete.** A streaming run yields the
+/// answer's text as the model writes it, before any answer check has run: a consumer shows
+/// it at once, and a rejected or tripped answer is withdrawn afterwards with
+/// [`StreamItem::TurnDiscarded`](crate::agent::StreamItem::TurnDiscarded), which the consumer
+/// must honour (clear what it showed of that turn). To keep a rejected answer from ever
+/// being shown, show the answer of the run's
+/// [`StreamItem::Final`](crate::agent::StreamItem::Final) instead, or run without streaming.
+///
 /// ```
 /// use reins::agent::AgentBuilder;
 /// use reins::hooks::guardrail::{
