@@ -70,11 +70,14 @@ pub(super) struct CountedCall {
 }
 
 /// Adds `usage` to `total`, saturating: token counts come from providers, and an absurd
-/// count must not overflow.
+/// count must not overflow. A call's total counts at least its input plus output, so a
+/// provider reporting a smaller total (or none) cannot take its tokens past a total limit.
 pub(super) fn add_usage(total: &mut Usage, usage: Usage) {
+    let call_total =
+        (usage.total_tokens).max(usage.input_tokens.saturating_add(usage.output_tokens));
     total.input_tokens = total.input_tokens.saturating_add(usage.input_tokens);
     total.output_tokens = total.output_tokens.saturating_add(usage.output_tokens);
-    total.total_tokens = total.total_tokens.saturating_add(usage.total_tokens);
+    total.total_tokens = total.total_tokens.saturating_add(call_total);
 }
 
 /// Why the ledger could not be used. The budget then stops the run: it guards spending, so
@@ -225,7 +228,8 @@ pub struct BudgetUsage {
     pub input_tokens: u64,
     /// Output tokens over the run.
     pub output_tokens: u64,
-    /// Input plus output tokens, as the providers counted them.
+    /// Input plus output tokens, as the providers counted them (each call's at least its
+    /// input plus output, whatever total its provider reported).
     pub total_tokens: u64,
     /// The cost of the models that have a price.
     pub cost: f64,

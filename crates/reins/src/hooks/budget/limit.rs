@@ -13,7 +13,8 @@ pub enum BudgetLimit {
     InputTokens,
     /// Output (generated) tokens over the run.
     OutputTokens,
-    /// Input plus output tokens over the run, as the providers counted them.
+    /// Input plus output tokens over the run, as the providers counted them (each call's
+    /// at least its input plus output, whatever total its provider reported).
     TotalTokens,
     /// The cost of the run's model calls, in the unit of the price table.
     Cost,

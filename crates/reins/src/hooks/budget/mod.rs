@@ -149,7 +149,8 @@ impl Budget {
         self
     }
 
-    /// At most `max` input plus output tokens over the run.
+    /// At most `max` input plus output tokens over the run (a call whose provider reports a
+    /// smaller total counts its input plus output).
     pub fn max_total_tokens(mut self, max: u64) -> Self {
         self.limits.total_tokens = Some(max);
         self

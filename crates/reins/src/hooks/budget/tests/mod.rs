@@ -171,6 +171,34 @@ async fn a_run_within_its_limits_finishes_and_reports_what_it_used() {
     assert_eq!(records.filter(|e| e.kind == "reins.budget").count(), 1);
 }
 
+#[tokio::test]
+async fn a_total_reported_below_input_plus_output_does_not_escape_the_total_limit() {
+    // A provider (or a server posing as one) that reports a total of zero tokens.
+    let understated = Usage {
+        input_tokens: 400,
+        output_tokens: 300,
+        total_tokens: 0,
+    };
+    let call = |q: &str| Turn::tool_call("lookup", json!({ "q": q })).usage(understated);
+    let model = ScriptedModel::new([call("a"), call("b"), Turn::text("done")]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let budget = Budget::new().max_total_tokens(1_000);
+    let error = agent_with(&model, &runs, budget.clone())
+        .prompt("go")
+        .await
+        .unwrap_err();
+    let stop = BudgetExceeded::from_error(&error).expect("a budget stop");
+    assert_eq!(
+        stop,
+        BudgetExceeded {
+            limit: BudgetLimit::TotalTokens,
+            used: 1_400.0,
+            max: 1_000.0
+        }
+    );
+    assert_eq!(model.requests().len(), 2);
+}
+
 #[test]
 fn the_stop_reason_carries_the_value_for_every_limit() {
     let cancelled = |reason: StopReason| PromptError::Cancelled {
