@@ -20,7 +20,8 @@
 //! A tool outcome's `message` is what the model is told about the call (the failure, or the
 //! reason it was not run) as the hooks registered before the log left it: a
 //! [`Redaction`](crate::hooks::redaction::Redaction) registered before the log masks it in
-//! the log too. (Arguments are not masked by it: use [`redact_args`](AuditLog::redact_args).)
+//! the log too. (Arguments are not masked by it: hand its masking to
+//! [`redact_args`](AuditLog::redact_args), as that method's example shows.)
 //!
 //! # Where to register it
 //!
@@ -180,6 +181,56 @@ impl AuditLog {
     /// Writes tool calls' arguments as `redact(tool_name, args)` returns them (and turns
     /// [`with_args`](Self::with_args) on). Arguments that are not JSON reach it as a JSON
     /// string; if it panics, `"[redaction failed]"` is written instead, never the original.
+    ///
+    /// A [`Redaction`](crate::hooks::redaction::Redaction) hook does not mask what the log
+    /// writes of arguments, wherever it is registered; hand it its masking here:
+    ///
+    /// ```
+    /// use reins::agent::AgentBuilder;
+    /// use reins::hooks::audit::AuditLog;
+    /// use reins::hooks::redaction::Redaction;
+    /// use reins::testing::{ScriptedModel, Turn};
+    /// use reins::tool::tool_fn;
+    /// use serde_json::{Value, json};
+    /// use std::io::Write;
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// /// The log's lines, kept to be read.
+    /// #[derive(Clone, Default)]
+    /// struct Lines(Arc<Mutex<Vec<u8>>>);
+    /// impl Write for Lines {
+    ///     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+    ///         self.0.lock().unwrap().write(bytes)
+    ///     }
+    ///     fn flush(&mut self) -> std::io::Result<()> {
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let redaction = Redaction::new().secret("hunter2");
+    /// let masking = redaction.clone();
+    /// let lines = Lines::default();
+    /// let audit = AuditLog::new(lines.clone())
+    ///     .redact_args(move |_tool, args| masking.redact_json(&args).unwrap_or(args));
+    /// let login = tool_fn("login", "Logs in.", |_: Value| async {
+    ///     Ok::<_, std::convert::Infallible>("welcome")
+    /// });
+    /// let model = ScriptedModel::new([
+    ///     Turn::tool_call("login", json!({"password": "hunter2"})),
+    ///     Turn::text("Logged in."),
+    /// ]);
+    /// let agent = AgentBuilder::new(model)
+    ///     .tool(login)
+    ///     .add_hook(redaction)
+    ///     .add_hook(audit)
+    ///     .build();
+    /// agent.prompt("Log me in.").await.unwrap();
+    /// let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    /// assert!(text.contains(r#""args":{"password":"#) && !text.contains("hunter2"));
+    /// # }
+    /// ```
     pub fn redact_args(
         mut self,
         redact: impl Fn(&str, Value) -> Value + Send + Sync + 'static,
