@@ -228,3 +228,78 @@ async fn a_repeated_request_gets_a_new_answer_and_replays_as_recorded() {
     assert_eq!(replayed.prompt("hi").await.unwrap(), "accepted");
     assert!(silent.requests().is_empty());
 }
+
+#[test]
+fn requests_that_differ_in_anything_sent_never_share_a_key() {
+    use crate::completion::CompletionRequest;
+    use crate::message::{Message, ToolChoice};
+    use crate::tool::ToolDefinition;
+    let tool = |name: &str, parameters| ToolDefinition {
+        name: name.into(),
+        description: "Adds.".into(),
+        parameters,
+    };
+    let base = CompletionRequest {
+        preamble: Some("Be brief.".into()),
+        tools: vec![tool("add", json!({"type": "object"}))].into(),
+        ..CompletionRequest::new(vec![Message::user("2 + 3?")])
+    };
+    let variants = [
+        CompletionRequest {
+            preamble: Some("Be thorough.".into()),
+            ..base.clone()
+        },
+        CompletionRequest {
+            history: vec![Message::user("2 + 4?")],
+            ..base.clone()
+        },
+        CompletionRequest {
+            tools: vec![tool("sub", json!({"type": "object"}))].into(),
+            ..base.clone()
+        },
+        CompletionRequest {
+            tools: vec![tool("add", json!({"type": "object", "required": ["a"]}))].into(),
+            ..base.clone()
+        },
+        CompletionRequest {
+            tools: Vec::new().into(),
+            ..base.clone()
+        },
+        CompletionRequest {
+            tool_choice: Some(ToolChoice::Required),
+            ..base.clone()
+        },
+        CompletionRequest {
+            temperature: Some(0.0),
+            ..base.clone()
+        },
+        CompletionRequest {
+            max_tokens: Some(10),
+            ..base.clone()
+        },
+        CompletionRequest {
+            additional_params: Some(json!({"top_p": 0.5})),
+            ..base.clone()
+        },
+        CompletionRequest {
+            output_schema: Some(json!({"type": "object"})),
+            ..base.clone()
+        },
+        CompletionRequest {
+            documents: vec![crate::message::Document::new("d1", "Numbers add.")],
+            ..base.clone()
+        },
+    ];
+    let mut keys = vec![
+        super::key("default", &base).unwrap(),
+        super::key("cheap", &base).unwrap(),
+    ];
+    keys.extend(
+        variants
+            .iter()
+            .map(|request| super::key("default", request).unwrap()),
+    );
+    let distinct: std::collections::HashSet<_> = keys.iter().collect();
+    assert_eq!(distinct.len(), keys.len());
+    assert_eq!(keys[0], super::key("default", &base.clone()).unwrap());
+}
