@@ -20,7 +20,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Register the models under labels ([`AgentBuilder::named_model`]) and give the chain in
 /// order: when the call on one label fails, the turn is sent to the label after it
 /// ([`OutcomeAction::retry_on`]); when the last one fails, the run fails with that call's
-/// error. A label that is not in the chain (a model a hook selected) falls back to the chain's
+/// error alone. The earlier failures are not in it: each is logged with `tracing::warn!`
+/// (its kind, not its text) as the turn falls back, and an
+/// [`AuditLog`](crate::hooks::audit::AuditLog) registered before the fallback writes each
+/// failed call's line with the provider's error. A label that is not in the chain (a model a hook selected) falls back to the chain's
 /// first label. A turn makes at most
 /// [`MAX_MODEL_CALLS_PER_TURN`](crate::agent::MAX_MODEL_CALLS_PER_TURN) model calls, so a
 /// chain longer than that ends with the run's error there. Every call is dispatched and
