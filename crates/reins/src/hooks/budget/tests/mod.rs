@@ -199,6 +199,23 @@ async fn a_total_reported_below_input_plus_output_does_not_escape_the_total_limi
     assert_eq!(model.requests().len(), 2);
 }
 
+#[tokio::test]
+async fn parallel_calls_of_one_turn_past_the_tool_limit_run_only_up_to_it() {
+    let calls = ["a", "b", "c"].map(|q| ("lookup", json!({ "q": q })));
+    let model = ScriptedModel::new([Turn::tool_calls(calls), Turn::text("done")]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let error = agent_with(&model, &runs, Budget::new().max_tool_calls(2))
+        .prompt("go")
+        .tool_concurrency(3)
+        .await
+        .unwrap_err();
+    let stop = BudgetExceeded::from_error(&error).expect("a budget stop");
+    assert_eq!((stop.limit, stop.max), (BudgetLimit::ToolCalls, 2.0));
+    // The third call cannot take a slot however the three interleave; the run stops there.
+    assert!(runs.load(Ordering::SeqCst) <= 2);
+    assert_eq!(model.requests().len(), 1);
+}
+
 #[test]
 fn the_stop_reason_carries_the_value_for_every_limit() {
     let cancelled = |reason: StopReason| PromptError::Cancelled {
