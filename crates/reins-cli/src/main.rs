@@ -115,9 +115,16 @@ enum Command {
     Serve {
         /// The agent file.
         agent: PathBuf,
-        /// The address the worker listens on (Restate's deployment endpoint).
-        #[arg(long, default_value = "127.0.0.1:9080")]
-        listen: std::net::SocketAddr,
+        /// The address the worker listens on (Restate's deployment endpoint): an address or
+        /// a host name, with its port. Anything but loopback requires the file's
+        /// `[store] restate_identity_keys` or `--unverified-callers`.
+        #[arg(long, default_value = "127.0.0.1:9080", value_parser = restate::listen_address)]
+        listen: String,
+        /// Off loopback, serve without `restate_identity_keys`: every caller that reaches the
+        /// port can make the worker run the agent's tools, so only where nothing but the
+        /// Restate server can reach it (a private network).
+        #[arg(long)]
+        unverified_callers: bool,
         /// Register the deployment with this Restate admin API (e.g. http://127.0.0.1:9070)
         /// once the worker listens, with the token of `[store] restate_admin_token_env` (else
         /// `restate_token_env`) if the file names one.
@@ -246,6 +253,7 @@ async fn command_main(command: Command) -> ExitCode {
         Command::Serve {
             agent,
             listen,
+            unverified_callers,
             register,
             deployment_url,
         } => {
@@ -257,7 +265,13 @@ async fn command_main(command: Command) -> ExitCode {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };
-            match restate::serve(&loaded, listen, register, deployment_url).await {
+            let options = restate::ServeOptions {
+                listen,
+                unverified_callers,
+                register,
+                deployment: deployment_url,
+            };
+            match restate::serve(&loaded, options).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => error.report(),
             }

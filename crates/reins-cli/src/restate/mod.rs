@@ -7,10 +7,12 @@
 //! `runs fork`, `chat`, `ui`) have no Restate counterpart and say so.
 
 mod follow;
+mod listen;
 mod serve;
 
 pub use follow::{Verdict, decide, follow, show, start};
-pub use serve::serve;
+pub use listen::listen_address;
+pub use serve::{ServeOptions, serve};
 
 use crate::config::LoadedAgent;
 use reins_restate::{ClientError, RestateRuns};

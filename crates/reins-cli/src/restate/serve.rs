@@ -3,43 +3,38 @@
 use crate::assemble::{Approvals, AssembleError, connect};
 use crate::config::LoadedAgent;
 use reins_restate::{AgentService, SERVICE_NAME};
-use std::net::SocketAddr;
 use std::sync::Arc;
+
+/// What `reins serve` was asked for besides the agent file.
+pub struct ServeOptions {
+    /// `--listen`: an address or a host name, with its port.
+    pub listen: String,
+    /// `--unverified-callers`: off loopback, serve without `restate_identity_keys`.
+    pub unverified_callers: bool,
+    /// `--register`: the Restate admin API to register the deployment with.
+    pub register: Option<String>,
+    /// `--deployment-url`: the URL Restate reaches the worker at.
+    pub deployment: Option<String>,
+}
 
 /// Serves the agent as the Restate deployment on `listen`; registers it with the admin API at
 /// `register` (as `deployment`, default `http://<listen address>`) once it listens. Returns
 /// when the process is told to stop. A mistake in the agent file that only connecting finds is
-/// [`AssembleError::Invalid`], as for `reins run`.
-pub async fn serve(
-    agent: &LoadedAgent,
-    listen: SocketAddr,
-    register: Option<String>,
-    deployment: Option<String>,
-) -> Result<(), AssembleError> {
+/// [`AssembleError::Invalid`], as for `reins run`; so is an address other than loopback
+/// without `restate_identity_keys` or `--unverified-callers` (see [`super::listen`]).
+pub async fn serve(agent: &LoadedAgent, options: ServeOptions) -> Result<(), AssembleError> {
+    let ServeOptions {
+        listen,
+        unverified_callers,
+        register,
+        deployment,
+    } = options;
     if super::ingress(agent).is_none() {
         return Err(AssembleError::Failed(format!(
             "`reins serve` runs a Restate worker: {} needs `[store] restate = \"<ingress URL>\"`",
             agent.path.display()
         )));
     }
-    // Before anything starts: a registration that cannot send its token fails at once.
-    let admin_token = match register {
-        Some(_) => super::admin_token(agent)?,
-        None => None,
-    };
-    // A call an approval rule asks about goes to the file's webhook, its answer journaled so a
-    // replay decides the same way; without one it suspends (nobody is at this terminal).
-    let connected = Arc::new(connect(agent, Approvals::Restate).await?);
-    let service = {
-        let connected = Arc::clone(&connected);
-        AgentService::new(move |steps| connected.build(Some(steps)))
-    };
-    let listener = reins_restate::listener(listen)
-        .map_err(|error| format!("cannot listen on {listen}: {error}"))?;
-    let local = listener
-        .local_addr()
-        .map_err(|error| format!("cannot listen on {listen}: {error}"))?;
-    let deployment = deployment.unwrap_or_else(|| format!("http://{local}"));
     let keys: Vec<String> = agent
         .file
         .store
@@ -53,6 +48,35 @@ pub async fn serve(
                 .collect()
         })
         .unwrap_or_default();
+    // Before anything starts (MCP servers, the port): a worker anyone could drive is refused.
+    let address = super::listen::resolve(&listen).await?;
+    if let Some(refusal) = super::listen::unguarded(
+        agent,
+        &listen,
+        address,
+        !keys.is_empty(),
+        unverified_callers,
+    ) {
+        return Err(AssembleError::Invalid(refusal));
+    }
+    // Before anything starts: a registration that cannot send its token fails at once.
+    let admin_token = match register {
+        Some(_) => super::admin_token(agent)?,
+        None => None,
+    };
+    // A call an approval rule asks about goes to the file's webhook, its answer journaled so a
+    // replay decides the same way; without one it suspends (nobody is at this terminal).
+    let connected = Arc::new(connect(agent, Approvals::Restate).await?);
+    let service = {
+        let connected = Arc::clone(&connected);
+        AgentService::new(move |steps| connected.build(Some(steps)))
+    };
+    let listener = reins_restate::listener(address)
+        .map_err(|error| format!("cannot listen on {listen}: {error}"))?;
+    let local = listener
+        .local_addr()
+        .map_err(|error| format!("cannot listen on {listen}: {error}"))?;
+    let deployment = deployment.unwrap_or_else(|| format!("http://{local}"));
     // With the server's keys, only its signed requests are taken (`check` read the keys).
     let taken = if keys.is_empty() {
         "any caller of this port"

@@ -1,8 +1,10 @@
 //! `[store] restate_identity_keys`: `reins serve` takes only the requests its Restate server
-//! signed, so a second server that can reach the worker's port cannot drive it.
+//! signed, so a second server that can reach the worker's port cannot drive it; without the
+//! keys it listens only on loopback, unless `--unverified-callers` says the network is private.
 
 use crate::common::{AgentDir, model_table, outcome, serve_until};
 use reins_test_servers::RestateServer;
+use std::process::Child;
 
 fn agent_with_keys(ingress: &str, keys: &str) -> AgentDir {
     AgentDir::new(&format!(
@@ -49,4 +51,75 @@ fn check_points_at_an_unusable_identity_key() {
         stderr.contains("not a Restate request identity key"),
         "{stderr}"
     );
+}
+
+fn agent_without_keys() -> AgentDir {
+    AgentDir::new(&format!(
+        "{}\n[store]\nrestate = \"http://127.0.0.1:9\"\n",
+        model_table("http://127.0.0.1:9/v1").trim_end()
+    ))
+}
+
+fn stop(mut worker: Child) {
+    let _ = worker.kill();
+    let _ = worker.wait();
+}
+
+#[test]
+fn serve_off_loopback_without_identity_keys_is_refused_before_it_listens() {
+    let agent = agent_without_keys();
+    // `0` is a name too: it resolves to 0.0.0.0, and the address it resolves to is judged.
+    for listen in ["0.0.0.0:0", "[::]:0", "0:0"] {
+        // A worker that started anyway would fail its registration (nothing listens on port
+        // 9) and exit 1 rather than serve on.
+        let (code, _, stderr) = outcome(agent.keyed(&[
+            "serve",
+            "AGENT",
+            "--listen",
+            listen,
+            "--register",
+            "http://127.0.0.1:9",
+        ]));
+        assert_eq!(code, 2, "{listen}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{listen} is not a loopback address"))
+                || stderr.contains(&format!("{listen} (0.0.0.0:0) is not a loopback address")),
+            "{listen}: {stderr}"
+        );
+        for fix in [
+            "restate_identity_keys = [",
+            "Loaded request identity key",
+            "--unverified-callers",
+        ] {
+            assert!(stderr.contains(fix), "{listen}: {stderr}");
+        }
+        assert!(!stderr.contains("reins: serving"), "{listen}: {stderr}");
+    }
+}
+
+#[test]
+fn serve_off_loopback_with_unverified_callers_takes_any_caller() {
+    let agent = agent_without_keys();
+    let args = ["--unverified-callers"];
+    let (worker, printed) = serve_until(&agent, "0.0.0.0:0", &args, &[], "reins: serving");
+    stop(worker);
+    let started = printed.last().map(String::as_str).unwrap_or_default();
+    assert!(
+        started.contains("taking any caller of this port"),
+        "{printed:?}"
+    );
+}
+
+#[test]
+fn serve_on_loopback_without_identity_keys_starts_and_says_it_takes_any_caller() {
+    let agent = agent_without_keys();
+    for listen in ["localhost:0", "[::1]:0", "127.0.0.1:0"] {
+        let (worker, printed) = serve_until(&agent, listen, &[], &[], "reins: serving");
+        stop(worker);
+        let started = printed.last().map(String::as_str).unwrap_or_default();
+        assert!(
+            started.contains("taking any caller of this port"),
+            "{printed:?}"
+        );
+    }
 }
