@@ -19,7 +19,8 @@
 //! # }
 //! ```
 //!
-//! For a subscriber of your own, add [`layers`] to it.
+//! For a subscriber of your own, add [`layers`] to it; to keep a layer of your own (one that
+//! shows warnings, say) in the subscriber [`init`] installs, use [`Config::init_with`].
 #![deny(missing_docs)]
 
 mod bridge;
@@ -195,6 +196,18 @@ impl Config {
     /// `reins=debug` lets more of reins through. (A target directive matches by prefix, so
     /// the added one also lets reins's other crates log at `info` inside its spans.)
     pub fn init(self) -> Result<Otel, InitError> {
+        self.init_with(tracing_subscriber::layer::Identity::new())
+    }
+
+    /// [`Config::init`], with `other` in the same global subscriber: one registry, so a
+    /// program that also shows (say) warnings on stderr keeps that and the export together
+    /// (only one global subscriber can be installed). `other` sees every span and event,
+    /// whatever the export's filter lets through: give it a filter of its own
+    /// ([`Layer::with_filter`]).
+    pub fn init_with<L>(self, other: L) -> Result<Otel, InitError>
+    where
+        L: Layer<tracing_subscriber::Registry> + Send + Sync + 'static,
+    {
         let requested = std::env::var(CAPTURE_CONTENT_VAR).ok();
         let telemetry = with_requested_content(self.telemetry, requested.as_deref());
         let resource = resource();
@@ -222,7 +235,7 @@ impl Config {
         };
         let rust_log = std::env::var(tracing_subscriber::EnvFilter::DEFAULT_ENV).ok();
         let filter = filter::export_filter(rust_log.as_deref());
-        let subscriber = tracing_subscriber::registry().with(
+        let subscriber = tracing_subscriber::registry().with(other).with(
             layers(&otel.tracer_provider, &otel.meter_provider, telemetry).with_filter(filter),
         );
         tracing::subscriber::set_global_default(subscriber)?;
