@@ -54,6 +54,7 @@ mod tool_schema;
 mod trail;
 mod ui;
 mod usage;
+mod warnings;
 
 use clap::{Parser, Subcommand};
 use config::check::Needs;
@@ -159,7 +160,7 @@ async fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return early::usage_error(&error, &args),
     };
-    let export = start_export();
+    let export = start_logging();
     let code = match cli.command {
         None => demo::main(cli.demo).await,
         Some(command) => command_main(command).await,
@@ -175,17 +176,29 @@ async fn main() -> ExitCode {
     code
 }
 
-/// OTLP export of the runs' traces and metrics (through reins-otel) when
-/// `OTEL_EXPORTER_OTLP_ENDPOINT` is set; flushed before the command exits.
-fn start_export() -> Option<reins_otel::Otel> {
-    std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").filter(|endpoint| !endpoint.is_empty())?;
-    match reins_otel::init() {
-        Ok(otel) => Some(otel),
-        Err(error) => {
-            eprintln!("reins: traces are not exported: {error}");
-            None
+/// The global `tracing` subscriber: the libraries' warnings and errors on stderr
+/// (`warnings`, filtered by `REINS_LOG`), and, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set,
+/// OTLP export of the runs' traces and metrics (through reins-otel) in the same subscriber;
+/// the export is returned, to be flushed before the command exits.
+fn start_logging() -> Option<reins_otel::Otel> {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let level = std::env::var(warnings::ENV).ok();
+    if let Some(why) = warnings::unreadable(level.as_deref()) {
+        eprintln!("reins: {}", reins::text::printable(&why));
+    }
+    let stderr = || warnings::StderrLayer.with_filter(warnings::filter(level.as_deref()));
+    let exported = std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .is_some_and(|endpoint| !endpoint.is_empty());
+    if exported {
+        match reins_otel::Config::new().init_with(stderr()) {
+            Ok(otel) => return Some(otel),
+            Err(error) => eprintln!("reins: traces are not exported: {error}"),
         }
     }
+    // Only fails if a subscriber is installed already, which nothing before this does.
+    let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry().with(stderr()));
+    None
 }
 
 /// Reads and checks an agent file, printing every mistake.

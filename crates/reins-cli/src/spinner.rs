@@ -34,3 +34,14 @@ pub fn stop() {
         spinner.finish_and_clear();
     }
 }
+
+/// Runs `write` (which writes a line on stderr) with the spinner's line cleared, drawing the
+/// spinner again after it, so the two never share a line: the warnings libraries log while
+/// the model thinks (`warnings`).
+pub fn suspend<R>(write: impl FnOnce() -> R) -> R {
+    let spinner = SPINNER.lock().unwrap_or_else(PoisonError::into_inner);
+    match spinner.as_ref() {
+        Some(shown) => shown.suspend(write),
+        None => write(),
+    }
+}

@@ -39,4 +39,5 @@ mod ui_stop;
 mod ui_words;
 mod uncompilable_schema;
 mod usage;
+mod warnings;
 mod webhook;

@@ -8,10 +8,10 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
 /// The requests a collector received: path and body.
-type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+pub(crate) type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
 
 /// Accepts OTLP/HTTP requests on a free loopback port, answering 200 to each.
-fn collector() -> (u16, Received) {
+pub(crate) fn collector() -> (u16, Received) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let port = listener.local_addr().expect("its address").port();
     let received: Received = Arc::default();

@@ -70,6 +70,8 @@ impl AgentDir {
             .env_remove("ANTHROPIC_BASE_URL")
             .env_remove("GEMINI_BASE_URL")
             .env_remove("REINS_UI_TOKEN")
+            // Library warnings shown as by default, whatever the machine running the tests says.
+            .env_remove("REINS_LOG")
             .write_stdin("");
         command
     }
