@@ -195,6 +195,19 @@ pub fn runs_table(runs: &[ListedRun], table: &RunsTable<'_>) -> String {
     html
 }
 
+/// Under a runs table that lists only some runs: how many more there are, and the command that
+/// lists them all.
+pub fn runs_left_out(left_out: usize, agent_file: &str) -> String {
+    if left_out == 0 {
+        return String::new();
+    }
+    format!(
+        "<p id=\"runs-left-out\">{left_out} older run(s) are not listed here: \
+         <code>reins runs list {}</code> lists every run.</p>",
+        escape(agent_file)
+    )
+}
+
 /// The runs of the store this release cannot read (a newer release's record), each with why,
 /// under the runs table: `reins runs list` lists them the same way.
 pub fn unreadable_runs(runs: &[UnreadableListed]) -> String {
@@ -319,7 +332,8 @@ pub fn run_timeline(state: &RunState, waiting: usize, own_model: &str) -> String
 }
 
 /// The run's decision trail: who decided what about which call, when, why, and the
-/// arguments the decision was bound to. The digest it is bound to is a tooltip only: a person
+/// arguments the decision was bound to (each cut like a timeline step: the page is fetched
+/// again every two seconds). The digest it is bound to is a tooltip only: a person
 /// reads the arguments (shown while the run holds the call, as it does once it went on).
 pub fn decision_trail(trail: &[DecisionView]) -> String {
     if trail.is_empty() {
@@ -341,24 +355,29 @@ pub fn decision_trail(trail: &[DecisionView]) -> String {
             call = escape(&decision.call),
             binding = escape(&decision.binding),
             about = escape(&crate::trail::about(decision)),
-            verdict = escape(&decision.verdict),
+            verdict = escape(&cut_for_timeline(&decision.verdict)),
             by = escape(&decision.decided_by),
             at = escape(&decision.decided_at),
-            reason = decision
-                .reason
-                .as_deref()
-                .map_or_else(String::new, |r| format!(" — because {}", escape(r))),
+            reason = decision.reason.as_deref().map_or_else(String::new, |r| {
+                format!(" — because {}", escape(&cut_for_timeline(r)))
+            }),
             bound = decision
                 .bound_arguments
                 .as_ref()
                 .map_or_else(String::new, |a| {
-                    format!("<br>for the arguments<pre>{}</pre>", escape(&pretty(a)))
+                    format!(
+                        "<br>for the arguments<pre>{}</pre>",
+                        escape(&cut_for_timeline(&pretty(a)))
+                    )
                 }),
             new = decision
                 .new_arguments
                 .as_ref()
                 .map_or_else(String::new, |a| {
-                    format!("ran with<pre>{}</pre>", escape(&pretty(a)))
+                    format!(
+                        "ran with<pre>{}</pre>",
+                        escape(&cut_for_timeline(&pretty(a)))
+                    )
                 }),
         );
     }

@@ -1,7 +1,8 @@
 //! `reins ui`, the web inbox, in one module per concern: the flow in headless Chromium
-//! ([`browser`]), the guards against plain HTTP requests ([`guards`]), and decisions and the
-//! runs an inbox serves ([`decisions`]). Below: the agent and the suspended run they share.
+//! ([`browser`]), the guards against plain HTTP requests ([`guards`]), what bounds the pages
+//! ([`bounds`]), and decisions and the runs an inbox serves ([`decisions`]). Below: the agent and the suspended run they share.
 
+mod bounds;
 mod browser;
 mod decisions;
 mod guards;
