@@ -144,7 +144,7 @@ fn secured(mut response: Response, set_cookie: Option<String>) -> Response {
     response
 }
 
-/// The path of `uri` with the query's other parameters (as read, so however `token` was
+/// The path of `uri` (with one leading slash) with the query's other parameters (as read, so however `token` was
 /// spelled in the address it is gone; in the order of their names).
 fn without_token(uri: &Uri, query: &HashMap<String, String>) -> String {
     use super::escape::url_segment;
@@ -155,10 +155,13 @@ fn without_token(uri: &Uri, query: &HashMap<String, String>) -> String {
         .into_iter()
         .map(|(name, value)| format!("{}={}", url_segment(name), url_segment(value)))
         .collect();
+    // One leading slash: a browser reads `//host/…` (or `/\host/…`) as another site's
+    // address, so `//evil.example/?token=…` would lead a person holding the token away.
+    let path = format!("/{}", uri.path().trim_start_matches(['/', '\\']));
     if rest.is_empty() {
-        uri.path().to_owned()
+        path
     } else {
-        format!("{}?{}", uri.path(), rest.join("&"))
+        format!("{path}?{}", rest.join("&"))
     }
 }
 

@@ -189,6 +189,29 @@ fn with_a_token_every_request_must_carry_it() {
     assert!(!page.contains("<script>"), "{page}");
 }
 
+/// The address a token is given at is shown again without it, on the inbox: a path that starts
+/// with two slashes (or a slash and a backslash) is never sent as `//host/…`, which a browser
+/// reads as another site's address.
+#[test]
+fn the_address_without_the_token_stays_on_the_inbox() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let inbox = Inbox::start(&agent, &["--token", "s3cret-token"]);
+    for path in ["//evil.example/", "///evil.example", "/%5Cevil.example"] {
+        let answer = http()
+            .get(format!("{}{path}?token=s3cret-token", inbox.url))
+            .send()
+            .expect("get");
+        assert_eq!(answer.status(), 303, "{path}");
+        let location = answer.headers()["location"].to_str().expect("a location");
+        assert!(location.starts_with('/'), "{path}: {location}");
+        assert!(
+            !location[1..].starts_with(['/', '\\']),
+            "{path}: {location} leads to another site"
+        );
+    }
+}
+
 #[test]
 fn wrong_tokens_past_a_few_a_minute_are_refused_and_the_right_one_still_gets_in() {
     let server = FakeLlm::start(RULES);
