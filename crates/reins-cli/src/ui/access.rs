@@ -63,7 +63,7 @@ pub(super) async fn guard(
         // The cookie holds the token in hex: any token fits a cookie's value that way (a
         // `;` or a space would end it).
         let in_cookie = hex(token);
-        let given_in_cookie = cookie(&headers, "reins_token");
+        let given_in_cookie = cookie(&headers, &app.token_cookie);
         let from_cookie = given_in_cookie
             .as_ref()
             .is_some_and(|given| constant_eq(given, &in_cookie));
@@ -89,7 +89,8 @@ pub(super) async fn guard(
         }
         if from_query {
             set_cookie = Some(format!(
-                "reins_token={in_cookie}; HttpOnly; SameSite=Strict; Path=/"
+                "{}={in_cookie}; HttpOnly; SameSite=Strict; Path=/",
+                app.token_cookie
             ));
         }
     }

@@ -56,6 +56,10 @@ struct App {
     pricing: Option<Budget>,
     store: BoxedStore,
     token: Option<String>,
+    /// The name of the cookie that carries the token, with the inbox's port: a browser sends a
+    /// host's cookies to all its ports, so two inboxes on one machine would otherwise replace
+    /// each other's token, each locking the person out of the other.
+    token_cookie: String,
     csrf: String,
     /// Ctrl-C or SIGTERM: stops the server and the runs it resumes.
     stop: StopSignal,
@@ -87,7 +91,16 @@ pub async fn serve(
         return Ok(());
     };
     let store = store?;
+    let Some(listener) = stop
+        .unless_stopped(tokio::net::TcpListener::bind(bind))
+        .await
+    else {
+        return Ok(());
+    };
+    let listener = listener.map_err(|error| format!("cannot listen on {bind}: {error}"))?;
+    let address = listener.local_addr().map_err(|error| error.to_string())?;
     let app = Arc::new(App {
+        token_cookie: format!("reins_token_{}", address.port()),
         model: crate::assemble::model_label(agent.file.model.get_ref()),
         pricing: crate::assemble::price_table(&agent),
         name: agent.name(),
@@ -115,15 +128,6 @@ pub async fn serve(
         // Outermost: what the framework refuses itself is a page too.
         .layer(middleware::map_response(refusal::as_page))
         .with_state(app);
-    let Some(listener) = stopping
-        .stop
-        .unless_stopped(tokio::net::TcpListener::bind(bind))
-        .await
-    else {
-        return Ok(());
-    };
-    let listener = listener.map_err(|error| format!("cannot listen on {bind}: {error}"))?;
-    let address = listener.local_addr().map_err(|error| error.to_string())?;
     // Tests and scripts read this line to find the port (`--bind 127.0.0.1:0`).
     eprintln!("reins: inbox on http://{address}/");
     let served = axum::serve(listener, router)

@@ -1,5 +1,5 @@
 //! In headless Chromium, as a person uses the inbox: a suspended run appears, is approved
-//! with edited arguments and finishes.
+//! with edited arguments and finishes; two inboxes with tokens are open side by side.
 
 use super::{RULES, agent, suspended_run};
 use crate::common::fakellm::FakeLlm;
@@ -51,5 +51,24 @@ fn in_a_browser_a_suspended_run_is_approved_with_edited_arguments_and_finishes()
     assert!(timeline.contains("Done: the note is saved."), "{timeline}");
     if let Ok(dir) = std::env::var("REINS_SCREENSHOTS") {
         std::fs::write(format!("{dir}/run.png"), browser.screenshot()).expect("screenshot");
+    }
+}
+
+/// A browser sends a host's cookies to every port of it: two inboxes on one machine, each
+/// opened with its token, both stay open (neither replaces the other's cookie).
+#[test]
+fn in_a_browser_two_inboxes_with_tokens_on_one_machine_both_stay_open() {
+    let server = FakeLlm::start(RULES);
+    let first = Inbox::start(&agent(&server), &["--token", "first-token"]);
+    let second = Inbox::start(&agent(&server), &["--token", "second-token"]);
+    let browser = Browser::start();
+    let title = || browser.script("return document.title;", serde_json::json!([]));
+    browser.goto(&format!("{}/?token=first-token", first.url));
+    assert_eq!(title(), "runs of notes");
+    browser.goto(&format!("{}/?token=second-token", second.url));
+    assert_eq!(title(), "runs of notes");
+    for inbox in [&first, &second] {
+        browser.goto(&format!("{}/", inbox.url));
+        assert_eq!(title(), "runs of notes", "{}", inbox.url);
     }
 }
