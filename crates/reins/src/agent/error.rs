@@ -82,12 +82,23 @@ pub enum PromptError {
         /// The run's id.
         run_id: String,
     },
-    /// A model call failed.
-    #[error("the model call failed: {source}")]
+    /// A model call failed, and no hook answered the turn with another call's answer.
+    ///
+    /// When a hook had sent the turn on to other models first (a
+    /// [`ModelFallback`](crate::hooks::fallback::ModelFallback)), every model's failure is
+    /// here: `failed_calls` lists them in order, and the message names each model and its
+    /// failure on a line of its own.
+    #[error("{}", completion_failure(source, failed_calls))]
     Completion {
-        /// What went wrong.
+        /// What went wrong: the last call's error.
         #[source]
         source: CompletionError,
+        /// The turn's model calls that failed, oldest first, each with the label of its
+        /// model: the calls a hook retried on another model
+        /// ([`OutcomeAction::retry_on`](crate::agent::OutcomeAction::retry_on)), then the last,
+        /// whose error is `source`. (A call whose empty answer was retried did not fail and is
+        /// not listed.)
+        failed_calls: Vec<FailedCall>,
         /// The history before the failed call.
         history: Vec<Message>,
         /// The run's id.
@@ -259,6 +270,53 @@ impl PromptError {
     }
 }
 
+/// A model call that failed: the label of the model it went to and its error (see
+/// [`PromptError::Completion`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FailedCall {
+    /// The label the model is registered under (`"default"`: the agent's own model).
+    pub model: String,
+    /// Why the call failed (a provider's error, as redacted and cut short as the provider
+    /// gives it).
+    pub error: CompletionError,
+}
+
+impl FailedCall {
+    /// The call to `model` that failed with `error`.
+    pub fn new(model: impl Into<String>, error: CompletionError) -> Self {
+        FailedCall {
+            model: model.into(),
+            error,
+        }
+    }
+}
+
+/// What [`PromptError::Completion`] says: the error alone when one model was called, else a
+/// line naming the models, then one line per failed call with its model's label (a line break
+/// in an error's text is shown as `\n`, so each call stays on its line).
+fn completion_failure(source: &CompletionError, failed_calls: &[FailedCall]) -> String {
+    use std::fmt::Write;
+    if failed_calls.len() < 2 {
+        return format!("the model call failed: {source}");
+    }
+    let models: Vec<&str> = failed_calls
+        .iter()
+        .map(|call| call.model.as_str())
+        .collect();
+    let mut message = format!(
+        "the model call failed on every model tried ({}):",
+        models.join(", ")
+    );
+    for call in failed_calls {
+        let error = call.error.to_string();
+        let one_line = error.replace('\r', "").replace('\n', "\\n");
+        // Writing to a String cannot fail.
+        let _ = write!(message, "\n  {}: {one_line}", call.model);
+    }
+    message
+}
+
 /// What [`PromptError::Store`] says: the store's error, after "the run store failed" unless
 /// the store's own message already says that the store failed or panicked.
 fn store_failure(source: &crate::store::StoreError) -> String {
@@ -271,7 +329,8 @@ fn store_failure(source: &crate::store::StoreError) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::PromptError;
+    use super::{FailedCall, PromptError};
+    use crate::completion::CompletionError;
     use crate::store::StoreError;
 
     fn store_error(source: StoreError) -> String {
@@ -281,6 +340,39 @@ mod tests {
             run_id: "r1".to_owned(),
         }
         .to_string()
+    }
+
+    fn completion_error(failed_calls: Vec<FailedCall>) -> String {
+        let source = failed_calls
+            .last()
+            .map(|call| call.error.clone())
+            .unwrap_or(CompletionError::Other("none".to_owned()));
+        PromptError::Completion {
+            source,
+            failed_calls,
+            history: Vec::new(),
+            run_id: "r1".to_owned(),
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn one_failed_call_reads_as_before_and_several_one_line_each() {
+        let other = |text: &str| CompletionError::Other(text.to_owned());
+        assert_eq!(
+            completion_error(vec![FailedCall::new("default", other("boom"))]),
+            "the model call failed: boom"
+        );
+        // A model's error text with line breaks stays on its model's line.
+        assert_eq!(
+            completion_error(vec![
+                FailedCall::new("default", other("first\nsecond\r\nthird")),
+                FailedCall::new("backup", other("down")),
+            ]),
+            "the model call failed on every model tried (default, backup):\n  \
+             default: first\\nsecond\\nthird\n  \
+             backup: down"
+        );
     }
 
     #[test]

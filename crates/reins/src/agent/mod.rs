@@ -28,7 +28,7 @@ pub use crate::run::{
 pub use builder::{Agent, AgentBuilder};
 pub use driver::MAX_MODEL_CALLS_PER_TURN;
 pub(crate) use driver::internal_call_id;
-pub use error::PromptError;
+pub use error::{FailedCall, PromptError};
 pub use hook::{
     AgentHook, CompletionCallAction, CompletionCallEvent, DispatchAction, DispatchEvent,
     DispatchKind, EffectCall, EffectOutput, Entry, EntryError, Flow, HookContext, HookStack,

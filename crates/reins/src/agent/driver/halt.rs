@@ -1,7 +1,7 @@
 //! Why a run stopped without an answer ([`Halt`]), the [`PromptError`] it ends with, and how
 //! the run's last checkpoint records its end ([`Ended`]).
 
-use crate::agent::error::PromptError;
+use crate::agent::error::{FailedCall, PromptError};
 use crate::agent::hook::{HookFailure, InvalidToolCallReason};
 use crate::agent::stop::StopReason;
 use crate::completion::CompletionError;
@@ -21,6 +21,10 @@ pub(super) enum Halt {
         reason: InvalidToolCallReason,
     },
     Completion(CompletionError),
+    /// A model call failed, after the turn's earlier calls that failed (if any): the turn's
+    /// failed calls, oldest first, the last one's error being the run's. (Boxed: made once, at
+    /// a run's end, it need not widen every `Halt`.)
+    FailedCalls(Box<FailedCalls>),
     Tool {
         tool_name: String,
         failure: ToolFailure,
@@ -28,6 +32,13 @@ pub(super) enum Halt {
     Rejected(String),
     Suspended,
     Store(StoreError),
+}
+
+/// A turn's failed model calls: the last, whose error ends the run, and the ones before it a
+/// hook retried on another model.
+pub(super) struct FailedCalls {
+    pub earlier: Vec<FailedCall>,
+    pub last: FailedCall,
 }
 
 /// How a run's loop ended, as its last checkpoint records it.
@@ -90,9 +101,21 @@ impl Halt {
             },
             Halt::Completion(source) => PromptError::Completion {
                 source,
+                failed_calls: Vec::new(),
                 history: state.history,
                 run_id,
             },
+            Halt::FailedCalls(failed) => {
+                let FailedCalls { mut earlier, last } = *failed;
+                let source = last.error.clone();
+                earlier.push(last);
+                PromptError::Completion {
+                    source,
+                    failed_calls: earlier,
+                    history: state.history,
+                    run_id,
+                }
+            }
             Halt::Tool { tool_name, failure } => PromptError::Tool {
                 tool_name,
                 failure,

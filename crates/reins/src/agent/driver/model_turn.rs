@@ -3,8 +3,9 @@
 
 use super::chat_spans::{ChatSpans, Traced, Untraced};
 use super::streamed_turn::{CaughtTurn, TurnSource, model_panicked};
-use super::{Driver, Halt, trace};
+use super::{Driver, FailedCalls, Halt, trace};
 use crate::agent::builder::AgentConfig;
+use crate::agent::error::FailedCall;
 use crate::agent::hook::{
     CompletionCallEvent, HookAnswer, ModelOutcome, ModelTurnAction, ModelTurnFinished, Stacked,
     StepEvent, StepEventKind, TurnRequest,
@@ -152,6 +153,9 @@ impl<'a> Driver<'a> {
         };
         let models = &self.config.models;
         let mut calls = 0;
+        // The calls that failed and were retried on another model: the run's error names
+        // them all when the last one fails too.
+        let mut failed: Vec<FailedCall> = Vec::new();
         loop {
             self.ctx.set_model_attempt(calls);
             calls += 1;
@@ -171,10 +175,19 @@ impl<'a> Driver<'a> {
             }
             // No retry: the call's result, kept or left failed, is the turn's.
             let Some(next) = next else {
-                return called.map(|(response, streamed_text)| (response, streamed_text, label));
+                return match called {
+                    Ok((response, streamed_text)) => Ok((response, streamed_text, label)),
+                    Err(Halt::Completion(error)) => Err(Halt::FailedCalls(Box::new(FailedCalls {
+                        earlier: failed,
+                        last: FailedCall::new(label, error),
+                    }))),
+                    Err(halt) => Err(halt),
+                };
             };
-            if let Ok((retried, _)) = &called {
-                *unkept += retried.usage;
+            match called {
+                Ok((retried, _)) => *unkept += retried.usage,
+                Err(Halt::Completion(error)) => failed.push(FailedCall::new(label, error)),
+                Err(_) => {}
             }
             if calls >= MAX_MODEL_CALLS_PER_TURN {
                 return Err(Halt::Rejected(format!(

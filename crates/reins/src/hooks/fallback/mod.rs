@@ -19,14 +19,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 ///
 /// Register the models under labels ([`AgentBuilder::named_model`]) and give the chain in
 /// order: when the call on one label fails, the turn is sent to the label after it
-/// ([`OutcomeAction::retry_on`]); when the last one fails, the run fails with that call's
-/// error alone. The earlier failures are not in it: each is logged with `tracing::warn!`
-/// (its kind, not its text) as the turn falls back, and an
-/// [`AuditLog`](crate::hooks::audit::AuditLog) registered before the fallback writes each
-/// failed call's line with the provider's error. A label that is not in the chain (a model a hook selected) falls back to the chain's
-/// first label. A turn makes at most
+/// ([`OutcomeAction::retry_on`]); when the last one fails, the run fails with
+/// [`PromptError::Completion`](crate::agent::PromptError::Completion): its `source` is the
+/// last call's error, its `failed_calls` every failed call of the turn with its model's
+/// label, and its message names each model and its failure, one line each (each is also
+/// logged with `tracing::warn!`, its kind and not its text, as the turn falls back). A label
+/// that is not in the chain (a model a hook selected) falls back to the chain's first label.
+/// A turn makes at most
 /// [`MAX_MODEL_CALLS_PER_TURN`](crate::agent::MAX_MODEL_CALLS_PER_TURN) model calls, so a
-/// chain longer than that ends with the run's error there. Every call is dispatched and
+/// chain longer than that ends with the run's error there
+/// ([`PromptError::RejectedAction`](crate::agent::PromptError::RejectedAction)). Every call is dispatched and
 /// observed like any other, so budgets, audit logs and approvals see the fallback calls too;
 /// a streaming run withdraws the text of a failed call
 /// ([`StreamItem::TurnDiscarded`](crate::agent::StreamItem::TurnDiscarded)). The retry ends

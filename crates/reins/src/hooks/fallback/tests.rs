@@ -1,6 +1,6 @@
 use super::ModelFallback;
 use crate::agent::{
-    AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction,
+    AgentBuilder, AgentHook, DispatchAction, DispatchEvent, FailedCall, HookContext, OutcomeAction,
     OutcomeEvent, PromptError, StepEventKind, StreamItem,
 };
 use crate::completion::CompletionError;
@@ -60,19 +60,42 @@ async fn a_failed_call_is_served_by_the_next_model_and_every_call_is_observed() 
 }
 
 #[tokio::test]
-async fn when_the_last_model_fails_the_run_fails_with_its_error() {
+async fn when_every_model_fails_the_error_names_each_models_failure() {
+    let overloaded = CompletionError::Http {
+        status: 503,
+        body: "backup overloaded".into(),
+    };
     let agent = AgentBuilder::new(ScriptedModel::new([timeout()]))
         .named_model(
             "backup",
-            ScriptedModel::new([Turn::error(CompletionError::Transport("refused".into()))]),
+            ScriptedModel::new([Turn::error(overloaded.clone())]),
         )
         .add_hook(ModelFallback::new(["default", "backup"]))
         .build();
-    match agent.prompt("hi").await {
-        Err(PromptError::Completion { source: error, .. }) => {
-            assert!(matches!(error, CompletionError::Transport(_)), "{error}")
+    let error = agent.prompt("hi").await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the model call failed on every model tried (default, backup):\n  \
+         default: the model call timed out: no first byte\n  \
+         backup: the provider answered HTTP 503: backup overloaded"
+    );
+    match error {
+        PromptError::Completion {
+            source,
+            failed_calls,
+            ..
+        } => {
+            // The last model's error is the run's, as without a fallback.
+            assert_eq!(source, overloaded);
+            assert_eq!(
+                failed_calls,
+                [
+                    FailedCall::new("default", CompletionError::Timeout("no first byte".into())),
+                    FailedCall::new("backup", overloaded),
+                ]
+            );
         }
-        other => panic!("expected the backup's error, got {other:?}"),
+        other => panic!("expected the models' errors, got {other:?}"),
     }
 }
 

@@ -17,6 +17,7 @@ pub(super) fn halt_error_type(halt: &Halt) -> Cow<'static, str> {
         Halt::RefusedAnswer(_) => "structured_output",
         Halt::InvalidCall { .. } => "invalid_tool_call",
         Halt::Completion(error) => return error.error_type(),
+        Halt::FailedCalls(failed) => return failed.last.error.error_type(),
         Halt::Tool { failure, .. } => tool_failure_type(failure),
         Halt::Rejected(_) => "rejected_action",
         Halt::Suspended => "suspended",
