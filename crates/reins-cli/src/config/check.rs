@@ -1,6 +1,7 @@
 //! Checks an agent file beyond its shape: known providers and actions, tool choices that name
 //! defined tools, and environment variables that are set (a shell tool's schema and
-//! template are checked in `shell_tool.rs`). Every problem is reported (not only the first), each at its line.
+//! template are checked in `shell_tool.rs`, the Restate store's settings in `restate.rs`). Every
+//! problem is reported (not only the first), each at its line.
 
 use super::budget::check_budget;
 use super::diagnostic::Diagnostic;
@@ -198,17 +199,7 @@ fn check_store(
     if let Some(restate) = &store.restate {
         super::restate::check_restate(agent, store, restate, problems);
     }
-    for key in &store.restate_identity_keys {
-        if store.restate.is_none() {
-            problems.push(agent.error_at(
-                key.span(),
-                "`restate_identity_keys` needs `restate = \"<ingress URL>\"`: they are the \
-                 Restate server's keys",
-            ));
-        } else if let Err(error) = reins_restate::check_identity_key(key.get_ref()) {
-            problems.push(agent.error_at(key.span(), error.to_string()));
-        }
-    }
+    super::restate::check_identity_keys(agent, store, problems);
     let admin_own = store.restate_admin_token_env.is_some();
     for (key, variable) in [
         ("restate_token_env", &store.restate_token_env),

@@ -1,5 +1,6 @@
 //! The Restate store's own checks: a valid http(s) ingress URL with no credentials in it, no
-//! other store beside it, and no setting a replayed run could not repeat.
+//! other store beside it, no setting a replayed run could not repeat, and request identity
+//! keys that are keys, given with the store they belong to.
 
 use super::diagnostic::Diagnostic;
 use super::{LoadedAgent, StoreConfig};
@@ -82,5 +83,25 @@ pub(super) fn check_restate(
              recorded, which Restate cannot repeat: use `replay` with a fixed recording, or \
              `sqlite` or `postgres_url_env`",
         ));
+    }
+}
+
+/// `restate_identity_keys`: each a Restate server's public key (`publickeyv1_...`), given
+/// only beside `restate`, whose server's requests they verify.
+pub(super) fn check_identity_keys(
+    agent: &LoadedAgent,
+    store: &StoreConfig,
+    problems: &mut Vec<Diagnostic>,
+) {
+    for key in &store.restate_identity_keys {
+        if store.restate.is_none() {
+            problems.push(agent.error_at(
+                key.span(),
+                "`restate_identity_keys` needs `restate = \"<ingress URL>\"`: they are the \
+                 Restate server's keys",
+            ));
+        } else if let Err(error) = reins_restate::check_identity_key(key.get_ref()) {
+            problems.push(agent.error_at(key.span(), error.to_string()));
+        }
     }
 }
