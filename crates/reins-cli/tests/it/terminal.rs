@@ -3,9 +3,9 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, SAVE_NOTE_TOOL, asking_time_agent, model_table, save_note_rules};
-use crate::common::{events, outcome};
+use crate::common::{last_run_shown, outcome};
 use reins_test_servers::Tmux;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::process::Command;
 
 /// The save-note flow, with this file's own rules.
@@ -253,12 +253,7 @@ fn a_decision_made_at_the_terminal_is_in_the_runs_trail() {
     let screen = tmux.wait_for("EXIT=");
     assert!(screen.contains("EXIT=0"), "{screen}");
 
-    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
-    let listed = events(&listed).pop().expect("the run");
-    let run = listed["run"].as_str().expect("its id").to_owned();
-    let (code, shown, stderr) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
-    assert_eq!(code, 0, "{stderr}");
-    let shown: Value = serde_json::from_str(&shown).expect("one JSON object");
+    let shown = last_run_shown(&agent);
     let decisions = shown["decisions"].as_array().expect("the trail");
     assert_eq!(decisions.len(), 1, "{shown}");
     let decision = &decisions[0];
@@ -274,6 +269,7 @@ fn a_decision_made_at_the_terminal_is_in_the_runs_trail() {
         "{decision}"
     );
 
-    let (_, text, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
+    let run = shown["run"].as_str().expect("its id");
+    let (_, text, _) = outcome(agent.reins(&["runs", "show", "AGENT", run]));
     assert!(text.contains("ana via the terminal"), "{text}");
 }

@@ -4,7 +4,7 @@
 
 use crate::common::approval_service::approval_service;
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, events, notes_agent, outcome, save_note_rules};
+use crate::common::{AgentDir, last_run_shown, notes_agent, outcome, save_note_rules};
 use serde_json::Value;
 use std::io::Write;
 
@@ -127,12 +127,7 @@ fn the_webhooks_decision_is_in_the_runs_trail() {
     let agent = agent_file(&server, &url);
     let (code, _, stderr) = run(&agent);
     assert_eq!(code, 0, "{stderr}");
-    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
-    let listed = events(&listed).pop().expect("the run");
-    let run = listed["run"].as_str().expect("its id").to_owned();
-    let (code, shown, stderr) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
-    assert_eq!(code, 0, "{stderr}");
-    let shown: Value = serde_json::from_str(&shown).expect("one JSON object");
+    let shown = last_run_shown(&agent);
     let decisions = shown["decisions"].as_array().expect("the trail");
     assert_eq!(decisions.len(), 1, "{shown}");
     assert_eq!(decisions[0]["tool"], "save_note");

@@ -326,3 +326,14 @@ pub fn serve_until(
     std::thread::spawn(move || lines.for_each(drop));
     (child, printed)
 }
+
+/// The record (`runs show --json`) of the last run `runs list` lists for `agent` (its only
+/// one, in the tests that use this).
+pub fn last_run_shown(agent: &AgentDir) -> Value {
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    let listed = events(&listed).pop().expect("the run");
+    let run = listed["run"].as_str().expect("its id").to_owned();
+    let (code, shown, stderr) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    assert_eq!(code, 0, "{stderr}");
+    serde_json::from_str(&shown).expect("one JSON object")
+}
