@@ -15,7 +15,8 @@ pub(crate) use request::{
     insert_some, merge_additional_params, render_documents, system_text, system_texts, tool_list,
 };
 pub(crate) use response::{
-    AnswerKeys, arguments_from_object, arguments_from_text, call_id, call_name, response,
+    AnswerKeys, arguments_from_object, arguments_from_text, arguments_text, call_id, call_name,
+    response,
 };
 pub(crate) use stream::{
     Chunks, Step, check_event_weight, cut_stream, event_json, event_type, tool_call_chunk,

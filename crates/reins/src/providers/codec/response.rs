@@ -7,6 +7,7 @@ use crate::completion::{
 use crate::message::{AssistantContent, OneOrMany};
 use crate::providers::transport::excerpt_json;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::fmt::Display;
 
 /// Where an API's answer keeps what reins reads besides the content: the response id, and
@@ -91,6 +92,17 @@ pub(crate) fn arguments_from_text(arguments: Option<&Value>) -> Value {
         Some(Value::String(text)) => parse_arguments(text),
         Some(Value::Object(map)) => Value::Object(map.clone()),
         _ => json!({}),
+    }
+}
+
+/// A streamed tool call's arguments as JSON text, where [`arguments_from_text`] reads them
+/// whole: text as it is, an object (some compatible servers send one) as its JSON text, so
+/// the call runs with them whether its answer was streamed or not; anything else is no text.
+pub(crate) fn arguments_text(arguments: Option<&Value>) -> Cow<'_, str> {
+    match arguments {
+        Some(Value::String(text)) => Cow::Borrowed(text),
+        Some(object @ Value::Object(_)) => Cow::Owned(object.to_string()),
+        _ => Cow::Borrowed(""),
     }
 }
 

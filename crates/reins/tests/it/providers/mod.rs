@@ -1,6 +1,7 @@
 //! Every model provider against local servers: one contract all protocols keep (`contract`),
 //! each protocol's own wire format (`chat`, `responses`, `anthropic`, `gemini`), and what a
-//! hostile server can do to a client (`hostile`, `hardening`).
+//! hostile server can do to a client (`hostile`, `hardening`), and what a
+//! broken one sends that must still mean the same (`object_arguments`).
 
 mod contract;
 mod fixtures;
@@ -11,6 +12,7 @@ mod anthropic;
 mod chat;
 mod gemini;
 mod hardening;
+mod object_arguments;
 mod presets;
 mod responses;
 mod retry_logs;

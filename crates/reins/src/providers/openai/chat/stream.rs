@@ -54,10 +54,8 @@ impl ChatStreamDecoder {
         let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
         let function = call.get("function").unwrap_or(&Value::Null);
         let name = function.get("name").and_then(Value::as_str);
-        let arguments = function
-            .get("arguments")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let arguments = codec::arguments_text(function.get("arguments"));
+        let arguments = arguments.as_ref();
         let given = call
             .get("id")
             .and_then(Value::as_str)

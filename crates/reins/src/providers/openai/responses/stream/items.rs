@@ -128,10 +128,7 @@ impl ResponsesStreamDecoder {
             }
             Some("function_call") => {
                 let known = self.find(id, Some(index)).is_some();
-                let full = item
-                    .get("arguments")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let full = codec::arguments_text(item.get("arguments"));
                 let kind = ItemKind::FunctionCall;
                 let streamed = if known {
                     self.item_at(id, Some(index), kind)
@@ -139,7 +136,7 @@ impl ResponsesStreamDecoder {
                     self.push_item(id, Some(index), kind, call_id(item, index))
                 };
                 let call = streamed.call_id.clone();
-                let rest = remainder(full, &mut streamed.text);
+                let rest = remainder(&full, &mut streamed.text);
                 // A call the stream never announced is streamed whole, with its name.
                 let name = item.get("name").and_then(Value::as_str).filter(|_| !known);
                 if name.is_some() || rest.is_some() {
