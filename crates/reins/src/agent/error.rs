@@ -71,7 +71,13 @@ pub enum PromptError {
     },
     /// The model called a tool it may not call (or sent arguments that are not a JSON object)
     /// and no hook recovered the call.
-    #[error("the model made an invalid call to tool `{tool_name}`: {reason}")]
+    ///
+    /// Its message quotes the name as the model's server sent it, cut short and with
+    /// control sequences escaped: the server chose it, and the message is shown to people.
+    #[error(
+        "the model made an invalid call to tool `{}`: {reason}",
+        crate::observe::shown_name(tool_name)
+    )]
     UnknownToolCall {
         /// The tool name the model emitted.
         tool_name: String,

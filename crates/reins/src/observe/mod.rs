@@ -17,7 +17,7 @@
 pub(crate) mod messages;
 mod part_limit;
 
-use part_limit::PartLimit;
+pub(crate) use part_limit::{PartLimit, shown_name};
 use std::fmt;
 use std::sync::Arc;
 use tracing::Span;

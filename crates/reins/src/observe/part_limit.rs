@@ -63,6 +63,22 @@ impl PartLimit {
     }
 }
 
+/// The most bytes of a name or id a model's server chose (a response id, the model that
+/// answered, a finish reason, a tool call's name and id) shown on a span or in an error, its
+/// cut marker aside. Spans record them whether content is captured or not, and a hostile
+/// server can make each as long as a body may be: whole, every span of the run would carry
+/// megabytes, and an error would fill a terminal.
+const NAME_BYTES: PartLimit = PartLimit(256);
+
+/// `name` as shown to people and traces: cut to [`NAME_BYTES`], its control sequences escaped
+/// ([`printable`](crate::text::printable)), so a server's name cannot act on a terminal.
+pub(crate) fn shown_name(name: &str) -> Cow<'_, str> {
+    match NAME_BYTES.text(name) {
+        Cow::Borrowed(name) => crate::text::printable(name),
+        Cow::Owned(cut) => Cow::Owned(crate::text::printable(&cut).into_owned()),
+    }
+}
+
 /// How many parts' worth of messages one span's input holds at most: a megabyte with the
 /// default 64 KiB parts, ample for a chat and far below what collectors take in one request.
 pub(crate) const INPUT_PARTS: usize = 16;

@@ -1,6 +1,6 @@
 //! Every model provider against local servers: one contract all protocols keep (`contract`),
 //! each protocol's own wire format (`chat`, `responses`, `anthropic`, `gemini`), and what a
-//! hostile server can do to a client (`hostile`, `hardening`), and what a
+//! hostile server can do to a client (`hostile`, `hardening`, `answer_metadata`), and what a
 //! broken one sends that must still mean the same (`object_arguments`).
 
 mod contract;
@@ -8,6 +8,7 @@ mod fixtures;
 mod hostile;
 mod support;
 
+mod answer_metadata;
 mod anthropic;
 mod chat;
 mod gemini;

@@ -18,7 +18,7 @@ use crate::agent::response::PromptResponse;
 use crate::completion::{CompletionRequest, CompletionResponse, DynCompletionModel, Usage};
 use crate::message::Message;
 use crate::observe::messages::{self, finish_reason_name};
-use crate::observe::{ContentKind, Telemetry};
+use crate::observe::{ContentKind, Telemetry, shown_name};
 use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
 use crate::tool::{ToolOutcome, ToolOutput, ToolSet};
 pub(super) use cancelled::{cancellable, record_run_cancelled};
@@ -256,7 +256,7 @@ pub(super) fn record_chat_response(span: &Span, response: &CompletionResponse) {
     }
     record_usage(span, response.usage);
     if let Some(id) = &response.response_id {
-        span.record("gen_ai.response.id", id.as_str());
+        span.record("gen_ai.response.id", shown_name(id).as_ref());
     }
     // The model that answered, where the provider's JSON says (it may differ from the one
     // asked for, e.g. a dated snapshot behind an alias).
@@ -266,10 +266,10 @@ pub(super) fn record_chat_response(span: &Span, response: &CompletionResponse) {
         .and_then(|raw| raw.get("model").or_else(|| raw.get("modelVersion")))
         .and_then(|model| model.as_str());
     if let Some(model) = answered {
-        span.record("gen_ai.response.model", model);
+        span.record("gen_ai.response.model", shown_name(model).as_ref());
     }
     if let Some(reason) = &response.finish_reason {
-        let reason = finish_reason_name(reason).to_owned();
+        let reason = shown_name(finish_reason_name(reason)).into_owned();
         Telemetry::of(span, |telemetry| {
             if let Some(bridge) = telemetry.bridge() {
                 bridge.record_strings(span, "gen_ai.response.finish_reasons", vec![reason]);
@@ -292,8 +292,8 @@ pub(super) fn tool_span(pending: &PendingCall, tools: &ToolSet, run_id: &str) ->
         "execute_tool",
         otel.name = Empty,
         gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = pending.call.name.as_str(),
-        gen_ai.tool.call.id = pending.call.id.as_str(),
+        gen_ai.tool.name = shown_name(&pending.call.name).as_ref(),
+        gen_ai.tool.call.id = shown_name(&pending.call.id).as_ref(),
         gen_ai.tool.type = "function",
         gen_ai.tool.description = Empty,
         gen_ai.tool.call.arguments = Empty,
@@ -309,7 +309,10 @@ pub(super) fn tool_span(pending: &PendingCall, tools: &ToolSet, run_id: &str) ->
     if span.is_disabled() {
         return span;
     }
-    span.record("otel.name", format!("execute_tool {}", pending.call.name));
+    span.record(
+        "otel.name",
+        format!("execute_tool {}", shown_name(&pending.call.name)),
+    );
     if let Some(definition) = tools.definition(&pending.call.name) {
         span.record("gen_ai.tool.description", definition.description.as_str());
     }
