@@ -111,7 +111,7 @@ impl CliDecider {
 impl ApprovalDecider for CliDecider {
     async fn decide(&self, request: &ApprovalRequest) -> Decision {
         if !self.interactive {
-            eprintln!(
+            errln!(
                 "[approval] {} waits for a decision (run {}, call {}){}",
                 printable(&request.tool_name),
                 request.run_id,
@@ -138,30 +138,33 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
     crate::spinner::stop();
     // What the model wrote, shown as text: a control sequence in a name or an argument must
     // not make the terminal show another call than the one approved.
-    eprintln!(
+    errln!(
         "\n[approval] the model wants to run `{}` with:",
         printable(&request.tool_name)
     );
-    eprintln!("{}", printable(&pretty(&request.args)));
-    eprintln!("[approval] {}", printable(&why_asked(request)));
+    errln!("{}", printable(&pretty(&request.args)));
+    errln!("[approval] {}", printable(&why_asked(request)));
     // Each answer is read only once its question is shown, and only while it waits: the
     // editor started to edit the arguments gets every key typed into it.
     use reins::hooks::approval::terminal::read_answer;
     // An unclear answer, an editor that would not start or edited arguments that do not fit
     // ask again: a slip is not a decision.
     for _ in 0..3 {
-        eprint!("[approval] (a)pprove, (d)eny, (e)dit arguments? ");
-        let _ = std::io::stderr().flush();
+        crate::terminal_lines::open_line("[approval] (a)pprove, (d)eny, (e)dit arguments? ");
         let Some(answer) = read_answer().await else {
-            eprintln!("\n[approval] end of input: denied");
+            // On a line of its own: the prompt's is still open.
+            errln!("[approval] end of input: denied");
             return Decision::deny("denied: no answer");
         };
+        crate::terminal_lines::input_read();
         match answer.trim().to_ascii_lowercase().as_str() {
             "a" | "approve" | "y" | "yes" => return Decision::approve(),
             "d" | "deny" | "n" | "no" => {
-                eprint!("[approval] message for the model (empty for none): ");
-                let _ = std::io::stderr().flush();
+                crate::terminal_lines::open_line(
+                    "[approval] message for the model (empty for none): ",
+                );
                 let message = read_answer().await;
+                crate::terminal_lines::input_read();
                 return Decision::deny(denial(message.as_deref()));
             }
             "e" | "edit" => {
@@ -172,15 +175,15 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
                     .and_then(|args| schemas.check(&request.tool_name, args));
                 match (edited, fits) {
                     (Ok(args), Ok(())) => {
-                        eprintln!("[approval] approved with {}", printable(&args.to_string()));
+                        errln!("[approval] approved with {}", printable(&args.to_string()));
                         return Decision::approve_with_args(args);
                     }
                     (Err(error), _) | (Ok(_), Err(error)) => {
-                        eprintln!("[approval] {}", printable(&error));
+                        errln!("[approval] {}", printable(&error));
                     }
                 }
             }
-            _ => eprintln!("[approval] please answer a, d or e"),
+            _ => errln!("[approval] please answer a, d or e"),
         }
     }
     Decision::deny("denied: no clear answer")

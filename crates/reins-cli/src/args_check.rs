@@ -50,7 +50,7 @@ impl AgentHook for ArgsCheck {
             Cached::Uncompilable { reason, first } => {
                 if first {
                     let unchecked = crate::tool_schema::unchecked(tool, &reason);
-                    eprintln!("reins: {}", reins::text::printable(&unchecked));
+                    errln!("reins: {}", reins::text::printable(&unchecked));
                 }
                 DispatchAction::proceed()
             }

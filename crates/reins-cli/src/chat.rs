@@ -11,7 +11,6 @@ use reins::agent::{RunState, RunStatus};
 use reins::message::Message;
 use reins::store::BoxedStore;
 use reins::store::RunStore;
-use std::io::Write;
 
 /// Whether a conversation can go on from `state`: not from a run that has not finished (it
 /// would be copied with its unanswered calls, and the run itself left waiting), nor from one
@@ -61,13 +60,12 @@ pub async fn chat(
         None => (Vec::new(), None),
     };
     let mut ending = Ending::Done;
-    eprintln!(
+    errln!(
         "reins: chat with {agent_name} ({}); /quit or end of input to stop",
         assembled.model_label
     );
     loop {
-        eprint!("you: ");
-        let _ = std::io::stderr().flush();
+        crate::terminal_lines::open_line("you: ");
         // Once a run has listened for Ctrl-C, it no longer ends the process: here it ends
         // the chat, as end of input does.
         let line = tokio::select! {
@@ -75,9 +73,10 @@ pub async fn chat(
             () = interrupt::stopped() => None,
         };
         let Some(line) = line else {
-            eprintln!();
+            crate::terminal_lines::end_open_line();
             break;
         };
+        crate::terminal_lines::input_read();
         let line = line.trim();
         if line == "/quit" {
             break;
@@ -115,7 +114,7 @@ pub async fn chat(
             history = state.history;
         }
         if ending == Ending::Suspended {
-            eprintln!("reins: the chat stops here until the waiting call is decided");
+            errln!("reins: the chat stops here until the waiting call is decided");
             break;
         }
     }

@@ -78,7 +78,7 @@ pub async fn main(args: Args) -> ExitCode {
         Provider::Openai => match OpenAI::from_env() {
             Ok(client) => {
                 let name = args.model.clone().unwrap_or(openai::GPT_5_MINI.to_owned());
-                eprintln!("reins: OpenAI, model {name}");
+                errln!("reins: OpenAI, model {name}");
                 run(client.completion(name), &args, None).await
             }
             Err(error) => Err(missing_key("OPENAI_API_KEY", "OpenAI", &error)),
@@ -89,7 +89,7 @@ pub async fn main(args: Args) -> ExitCode {
                     .model
                     .clone()
                     .unwrap_or(anthropic::CLAUDE_HAIKU_4_5.to_owned());
-                eprintln!("reins: Anthropic, model {name}");
+                errln!("reins: Anthropic, model {name}");
                 run(client.completion(name), &args, None).await
             }
             Err(error) => Err(missing_key("ANTHROPIC_API_KEY", "Anthropic", &error)),
@@ -104,7 +104,7 @@ pub async fn main(args: Args) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("reins: {message}");
+            errln!("reins: {message}");
             ExitCode::FAILURE
         }
     }
@@ -124,7 +124,7 @@ fn missing_key(variable: &str, provider: &str, error: &ProviderError) -> String 
 async fn run_local(args: &Args) -> Result<(), String> {
     for variable in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"] {
         if key_is_set(variable) {
-            eprintln!("reins: {variable} is set: `--provider auto` would use it instead");
+            errln!("reins: {variable} is set: `--provider auto` would use it instead");
         }
     }
     let explicit = args.model.clone().map(std::path::PathBuf::from);
@@ -134,7 +134,7 @@ async fn run_local(args: &Args) -> Result<(), String> {
     .await
     .map_err(|error| format!("loading the model failed: {error}"))?
     .map_err(|error| error.to_string())?;
-    eprintln!(
+    errln!(
         "reins: {} ({} M parameters) on {} CPU threads, offline",
         model.path().file_name().map_or_else(
             || model.path().display().to_string(),
@@ -165,7 +165,7 @@ async fn run<M: CompletionModel>(
         // Last, so that its lines record what the other hooks decided.
         .add_hook(hooks::audit())
         .build();
-    eprintln!("user: {}", args.prompt);
+    errln!("user: {}", args.prompt);
     let started = Instant::now();
     let mut stream = agent
         .prompt(args.prompt.as_str())
@@ -177,14 +177,14 @@ async fn run<M: CompletionModel>(
         match item.map_err(|error| format!("the run failed: {error}"))? {
             StreamItem::Text(delta) => {
                 if !answering {
-                    eprint!("assistant: ");
+                    crate::terminal_lines::open_line("assistant: ");
                     answering = true;
                 }
                 answer.print(&delta);
             }
             StreamItem::TurnDiscarded { turn } => {
                 answer.end_line();
-                eprintln!("[turn {turn} discarded]");
+                errln!("[turn {turn} discarded]");
                 answering = false;
             }
             StreamItem::Final(response) => {
@@ -192,7 +192,7 @@ async fn run<M: CompletionModel>(
                     answer.end_line();
                 }
                 let usage = response.usage();
-                eprintln!(
+                errln!(
                     "[done] {} model call(s), {} prompt + {} generated tokens, {:.1} s",
                     response.turns(),
                     usage.input_tokens,

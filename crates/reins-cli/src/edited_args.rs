@@ -21,7 +21,7 @@ pub async fn check(agent: &LoadedAgent, tool: &str, args: &Value) -> Result<(), 
             .with(mcp.iter().map(|(name, schema)| (name.as_str(), schema)))
             .check(tool, args),
         Err(error) => {
-            eprintln!(
+            errln!(
                 "reins: the edited arguments of `{tool}` are not checked against its schema \
                  ({error})"
             );

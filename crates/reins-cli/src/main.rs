@@ -20,6 +20,8 @@
 //! (docs/CLI.md lists them with the `--json` output).
 
 #[macro_use]
+mod terminal_lines;
+#[macro_use]
 mod output;
 mod approve;
 mod args_check;
@@ -37,6 +39,7 @@ mod fork;
 mod interrupt;
 mod keys;
 mod lease_keeper;
+mod listen_address;
 #[cfg(feature = "local")]
 mod local;
 mod process_group;
@@ -117,9 +120,10 @@ enum Command {
         /// The agent file.
         agent: PathBuf,
         /// The address the worker listens on (Restate's deployment endpoint): an address or
-        /// a host name, with its port. Anything but loopback requires the file's
+        /// a host name, with its port. Anything but loopback (a name counts as loopback only
+        /// when every address it resolves to is) requires the file's
         /// `[store] restate_identity_keys` or `--unverified-callers`.
-        #[arg(long, default_value = "127.0.0.1:9080", value_parser = restate::listen_address)]
+        #[arg(long, default_value = "127.0.0.1:9080", value_parser = listen_address::parse)]
         listen: String,
         /// Off loopback, serve without `restate_identity_keys`: every caller that reaches the
         /// port can make the worker run the agent's tools, so only where nothing but the
@@ -140,9 +144,11 @@ enum Command {
     Ui {
         /// The agent file.
         agent: PathBuf,
-        /// The address to listen on. Anything but loopback requires `--token`.
-        #[arg(long, default_value = "127.0.0.1:7878")]
-        bind: std::net::SocketAddr,
+        /// The address to listen on: an address or a host name, with its port
+        /// (`localhost:8080`). Anything but loopback (a name counts as loopback only when
+        /// every address it resolves to is) requires `--token`, of 16 characters or more.
+        #[arg(long, default_value = "127.0.0.1:7878", value_parser = listen_address::parse)]
+        bind: String,
         /// A token every request must carry (`?token=` once, then a cookie).
         #[arg(long, env = "REINS_UI_TOKEN", hide_env_values = true)]
         token: Option<String>,
@@ -330,9 +336,13 @@ async fn command_main(command: Command) -> ExitCode {
             if let Some(error) = restate::unsupported(&loaded, "ui") {
                 return fail(error);
             }
+            let bind = match listen_address::ListenAddress::resolve(&bind).await {
+                Ok(bind) => bind,
+                Err(error) => return fail(error),
+            };
             // A usage mistake (exit 2), refused before anything is opened; `serve` checks it
             // again for its other callers.
-            if let Some(error) = ui::unguarded(bind, token.as_deref()) {
+            if let Some(error) = ui::unguarded(&bind, token.as_deref()) {
                 eprintln!("reins: {error}");
                 return ExitCode::from(run::EXIT_INVALID);
             }

@@ -12,21 +12,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Whether a failure to write stdout was already reported.
 static REPORTED: AtomicBool = AtomicBool::new(false);
 
-/// Writes `text` (and a line feed, with `end_line`) on stdout.
+/// Writes `text` (and a line feed, with `end_line`) on stdout, telling
+/// [`crate::terminal_lines`] where it leaves the line.
 pub fn write(text: fmt::Arguments<'_>, end_line: bool) {
-    let mut stdout = std::io::stdout().lock();
-    let written = stdout.write_fmt(text).and_then(|()| {
-        if end_line {
-            stdout.write_all(b"\n")
-        } else {
-            Ok(())
-        }
+    let mut text = text.to_string();
+    if end_line {
+        text.push('\n');
+    }
+    let written = crate::terminal_lines::on_stdout(&text, |text| {
+        std::io::stdout().lock().write_all(text.as_bytes())
     });
+    // Said once the write's record is done (stderr's line is tracked by the same lock).
     if let Err(error) = written
         && error.kind() != ErrorKind::BrokenPipe
         && !REPORTED.swap(true, Ordering::Relaxed)
     {
-        eprintln!("reins: cannot write to stdout: {error}");
+        errln!("reins: cannot write to stdout: {error}");
     }
 }
 

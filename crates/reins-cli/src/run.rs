@@ -120,7 +120,7 @@ impl Output {
         if self.json {
             self.event(json!({"event": "started", "run": run, "agent": agent, "model": model}));
         } else {
-            eprintln!("reins: {run} ({agent}, {model})");
+            errln!("reins: {run} ({agent}, {model})");
         }
     }
 
@@ -132,7 +132,7 @@ impl Output {
                     self.event(json!({"event": "text", "delta": delta}));
                 } else {
                     if !self.answering {
-                        eprint!("assistant: ");
+                        crate::terminal_lines::open_line("assistant: ");
                         self.answering = true;
                     }
                     self.answer.print(&delta);
@@ -150,7 +150,7 @@ impl Output {
                         json!({"event": "tool_call", "call": internal_call_id, "tool": name}),
                     );
                 } else {
-                    eprintln!("[tool] {} ({internal_call_id})", printable(&name));
+                    errln!("[tool] {} ({internal_call_id})", printable(&name));
                 }
             }
             StreamItem::ToolResult {
@@ -169,7 +169,7 @@ impl Output {
                         "outcome": outcome,
                     }));
                 } else {
-                    eprintln!(
+                    errln!(
                         "[tool] {} -> {}",
                         printable(&tool_name),
                         printable(&first_line(&result, 200))
@@ -182,7 +182,7 @@ impl Output {
                 if self.json {
                     self.event(json!({"event": "turn_discarded", "turn": turn}));
                 } else {
-                    eprintln!("[turn {turn} discarded]");
+                    errln!("[turn {turn} discarded]");
                 }
             }
             StreamItem::Final(response) => {
@@ -199,7 +199,7 @@ impl Output {
                         "output_tokens": usage.output_tokens,
                     }));
                 } else {
-                    eprintln!("{}", done_line(response.run_id(), response.turns(), &usage));
+                    errln!("{}", done_line(response.run_id(), response.turns(), &usage));
                 }
             }
             _ => {}
@@ -224,12 +224,12 @@ impl Output {
             (Err(why), true) => {
                 self.event(json!({"event": "interrupted", "run": run, "message": why}));
             }
-            (Ok(()), false) => eprintln!(
+            (Ok(()), false) => errln!(
                 "reins: interrupted; run {run} is saved, continue it with `reins runs resume {} \
                  {run}`",
                 self.agent_file
             ),
-            (Err(why), false) => eprintln!("reins: interrupted; run {run} {why}"),
+            (Err(why), false) => errln!("reins: interrupted; run {run} {why}"),
         }
     }
 
@@ -254,7 +254,7 @@ impl Output {
                 self.event(json!({"event": "suspended", "run": run, "pending": pending}));
             } else {
                 let agent = &self.agent_file;
-                eprintln!(
+                errln!(
                     "[suspended] run {run} waits for {} decision(s): `reins runs show {agent} \
                      {run}`, then `reins runs approve|deny` and `reins runs resume`, or \
                      `reins ui {agent}`",
@@ -276,7 +276,7 @@ impl Output {
         if self.json {
             self.event(json!({"event": kind, "run": run, "message": message}));
         } else {
-            eprintln!("reins: {}", printable(&message));
+            errln!("reins: {}", printable(&message));
         }
         self.failure = Some(message);
         ending

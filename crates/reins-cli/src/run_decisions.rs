@@ -60,7 +60,7 @@ impl RunDecisions {
             reason: None,
         };
         if let Err(error) = keeper.log_decision(&request.run_id, &recorded).await {
-            eprintln!(
+            errln!(
                 "[approval] the decision about call {} is not in the run's trail: {error}",
                 request.internal_call_id
             );

@@ -53,7 +53,7 @@ pub fn fits(tool: &str, schema: &Value, args: &Value) -> Result<(), String> {
     match compile(schema) {
         Ok(validator) => check(tool, &validator, args),
         Err(reason) => {
-            eprintln!(
+            errln!(
                 "reins: {}",
                 reins::text::printable(&unchecked(tool, &reason))
             );

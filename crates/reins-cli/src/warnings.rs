@@ -14,13 +14,13 @@
 //! it can neither act on the terminal nor pass for a line of the CLI's own. A field whose
 //! name says it holds a credential (a session id, a token, a header) is never shown; the
 //! libraries log no secrets, and this keeps a dependency's from reaching the screen. A line
-//! is written while the "thinking" spinner is hidden ([`crate::spinner::suspend`]), so the
-//! two never share a line. With `--json`, stdout keeps its JSON lines: these go to stderr,
+//! is written on a line of its own ([`crate::terminal_lines`]): while the "thinking" spinner
+//! is hidden, and after a line feed when the answer streaming to the terminal left its line
+//! open. With `--json`, stdout keeps its JSON lines: these go to stderr,
 //! which holds people's text.
 
 use reins::text::printable;
 use std::fmt::{self, Write as _};
-use std::io::Write as _;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::EnvFilter;
@@ -120,12 +120,7 @@ impl<S: Subscriber> Layer<S> for StderrLayer {
         event.record(&mut fields);
         let metadata = event.metadata();
         let line = line(*metadata.level(), metadata.target(), &fields);
-        crate::spinner::suspend(|| {
-            let mut stderr = std::io::stderr().lock();
-            // Nowhere to say that stderr cannot be written.
-            let _ = stderr.write_all(line.as_bytes());
-            let _ = stderr.flush();
-        });
+        crate::terminal_lines::write_line(&line);
     }
 }
 

@@ -106,7 +106,7 @@ pub async fn start(
             json!({"event": "started", "run": run_id, "agent": agent.name(), "model": model})
         );
     } else {
-        eprintln!(
+        errln!(
             "reins: {run_id} ({}, {model}, on Restate at {url})",
             agent.name()
         );
@@ -148,7 +148,7 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
             if json_out {
                 outln!("{}", json!({"event": "step", "run": run_id, "step": step}));
             } else {
-                eprintln!("[step] {}", printable(&step.to_string()));
+                errln!("[step] {}", printable(&step.to_string()));
             }
         }
         shown = shown.max(steps.len());
@@ -163,7 +163,7 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
                     );
                 } else {
                     let file = crate::shell_word::path(&agent.path);
-                    eprintln!(
+                    errln!(
                         "[suspended] run {run_id} waits for {} decision(s): `reins runs show \
                          {file} {run_id}`, then `reins runs approve|deny {file} {run_id}`; the \
                          run continues on its worker (`reins runs resume` follows it)",
@@ -189,7 +189,7 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
                     let mut answer = crate::run::AnswerText::for_stdout();
                     answer.print(&output.answer);
                     answer.end_line();
-                    eprintln!(
+                    errln!(
                         "{}",
                         crate::run::done_line(&output.run_id, output.turns, &output.usage)
                     );
@@ -223,7 +223,7 @@ fn report_error(
             json!({"event": kind, "run": run_id, "message": message})
         );
     } else {
-        eprintln!("reins: {}", printable(message));
+        errln!("reins: {}", printable(message));
     }
     ending
 }

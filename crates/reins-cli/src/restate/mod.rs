@@ -11,7 +11,6 @@ mod listen;
 mod serve;
 
 pub use follow::{Verdict, decide, follow, show, start};
-pub use listen::listen_address;
 pub use serve::{ServeOptions, serve};
 
 use crate::config::LoadedAgent;

@@ -49,14 +49,11 @@ pub async fn serve(agent: &LoadedAgent, options: ServeOptions) -> Result<(), Ass
         })
         .unwrap_or_default();
     // Before anything starts (MCP servers, the port): a worker anyone could drive is refused.
-    let address = super::listen::resolve(&listen).await?;
-    if let Some(refusal) = super::listen::unguarded(
-        agent,
-        &listen,
-        address,
-        !keys.is_empty(),
-        unverified_callers,
-    ) {
+    let resolved = crate::listen_address::ListenAddress::resolve(&listen).await?;
+    let address = resolved.bind();
+    if let Some(refusal) =
+        super::listen::unguarded(agent, &resolved, !keys.is_empty(), unverified_callers)
+    {
         return Err(AssembleError::Invalid(refusal));
     }
     // Before anything starts: a registration that cannot send its token fails at once.

@@ -8,20 +8,22 @@
 
 use super::App;
 use super::refused;
+use crate::listen_address::{ListenAddress, loopback_ip};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Redirect, Response};
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// Why the inbox may not listen on `bind` with `token`: an address other than loopback
-/// needs a token of at least 16 characters.
-pub fn unguarded(bind: SocketAddr, token: Option<&str>) -> Option<String> {
-    if bind.ip().is_loopback() {
+/// (judged by [`ListenAddress::loopback`], as `reins serve --listen` is) needs a token of at
+/// least 16 characters. The refusal names the address, never the token.
+pub fn unguarded(bind: &ListenAddress, token: Option<&str>) -> Option<String> {
+    if bind.loopback() {
         return None;
     }
+    let bind = bind.named();
     match token {
         None | Some("") => Some(format!(
             "{bind} is not a loopback address: set a token with --token or REINS_UI_TOKEN"
@@ -184,9 +186,7 @@ fn loopback_host(headers: &HeaderMap) -> bool {
         None => host.split(':').next().unwrap_or_default(),
     };
     name.eq_ignore_ascii_case("localhost")
-        || name
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|address| address.is_loopback())
+        || name.parse::<std::net::IpAddr>().is_ok_and(loopback_ip)
 }
 
 /// Whether a request's `Origin` (if the browser sent one) is this server.

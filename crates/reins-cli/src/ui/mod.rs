@@ -30,6 +30,7 @@ use runs_list::runs_html;
 use crate::approve::parse_args;
 use crate::config::LoadedAgent;
 use crate::interrupt::StopSignal;
+use crate::listen_address::ListenAddress;
 use crate::{decide, runs};
 use axum::Json;
 use axum::extract::{Form, Path, State};
@@ -42,7 +43,6 @@ use reins::hooks::budget::Budget;
 use reins::store::BoxedStore;
 use reins::store::{Decision, PendingApproval, RunStore};
 use serde::Deserialize;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 struct App {
@@ -80,11 +80,11 @@ struct App {
 /// for the signals before anything that can take time.
 pub async fn serve(
     agent: LoadedAgent,
-    bind: SocketAddr,
+    bind: ListenAddress,
     token: Option<String>,
     stop: StopSignal,
 ) -> Result<(), String> {
-    if let Some(error) = unguarded(bind, token.as_deref()) {
+    if let Some(error) = unguarded(&bind, token.as_deref()) {
         return Err(error);
     }
     let Some(store) = stop.unless_stopped(crate::store::open(&agent)).await else {
@@ -92,12 +92,13 @@ pub async fn serve(
     };
     let store = store?;
     let Some(listener) = stop
-        .unless_stopped(tokio::net::TcpListener::bind(bind))
+        .unless_stopped(tokio::net::TcpListener::bind(bind.bind()))
         .await
     else {
         return Ok(());
     };
-    let listener = listener.map_err(|error| format!("cannot listen on {bind}: {error}"))?;
+    let listener =
+        listener.map_err(|error| format!("cannot listen on {}: {error}", bind.named()))?;
     let address = listener.local_addr().map_err(|error| error.to_string())?;
     let app = Arc::new(App {
         token_cookie: format!("reins_token_{}", address.port()),

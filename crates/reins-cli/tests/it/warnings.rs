@@ -163,3 +163,30 @@ fn warnings_are_shown_while_the_trace_is_exported() {
         "no invoke_agent span exported"
     );
 }
+
+/// The agent's model streams the start of an answer and its stream breaks off; the
+/// fallback answers. With stdout piped, `assistant: ` leaves stderr's line open: the CLI's
+/// next lines (`[turn 1 discarded]`, `[done]`) start lines of their own rather than after it.
+#[test]
+fn the_clis_lines_after_an_answer_label_start_lines_of_their_own() {
+    let server = FakeLlm::start(&crate::common::save_note_rules("", ""));
+    let chunk = serde_json::json!({"id": "c", "object": "chat.completion.chunk", "created": 0,
+        "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hel"}}]});
+    let (broken, _) = crate::common::sse_server::sse_server(&[chunk]);
+    let agent = crate::common::notes_agent(
+        &format!("{broken}/v1"),
+        &format!(
+            "[[hooks.fallback.models]]\nprovider = \"openai\"\nname = \"gpt-5-nano\"\n\
+             base_url = \"{}\"\napi_key_env = \"REINS_TEST_KEY\"\n",
+            server.openai_url()
+        ),
+    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "Hello?"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    for line in ["[turn 1 discarded]", "[done] run "] {
+        assert!(
+            stderr.lines().any(|shown| shown.starts_with(line)),
+            "{line}: {stderr}"
+        );
+    }
+}

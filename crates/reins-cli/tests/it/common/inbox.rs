@@ -56,10 +56,16 @@ impl Inbox {
 
     /// The inbox of the agent file `file`, with `extra` arguments.
     pub fn start_file(file: &std::path::Path, extra: &[&str]) -> Inbox {
+        Inbox::start_bound(file, "127.0.0.1:0", extra)
+    }
+
+    /// The inbox of the agent file `file` listening on `bind` (a loopback address or name
+    /// with port 0), with `extra` arguments.
+    pub fn start_bound(file: &std::path::Path, bind: &str, extra: &[&str]) -> Inbox {
         let mut child = Command::new(env!("CARGO_BIN_EXE_reins"))
             .args(["ui"])
             .arg(file)
-            .args(["--bind", "127.0.0.1:0"])
+            .args(["--bind", bind])
             .args(extra)
             .current_dir(file.parent().unwrap_or(std::path::Path::new(".")))
             .env("REINS_TEST_KEY", "k")

@@ -283,3 +283,43 @@ fn binding_off_loopback_without_a_long_token_is_refused() {
     assert_eq!(code, 2);
     assert!(stderr.contains("at least 16 characters"), "{stderr}");
 }
+
+/// `--bind` takes a host name as `reins serve --listen` does: `localhost` listens on
+/// loopback and needs no token.
+#[test]
+fn binding_a_loopback_name_serves_without_a_token() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let inbox = Inbox::start_bound(&agent.file, "localhost:0", &[]);
+    let page = http().get(format!("{}/", inbox.url)).send().expect("get");
+    assert_eq!(page.status(), 200, "{}", inbox.url);
+}
+
+/// A name that resolves off loopback (`0` is 0.0.0.0, every interface) is refused without a
+/// long token like the address itself, naming what it resolved to and never the token.
+#[test]
+fn binding_a_name_off_loopback_without_a_long_token_is_refused() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let (code, _, stderr) = outcome(agent.keyed(&["ui", "AGENT", "--bind", "0:0"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("0:0 (0.0.0.0:0) is not a loopback address"),
+        "{stderr}"
+    );
+    let bind = ["ui", "AGENT", "--bind", "0:0", "--token", "short-s3cret"];
+    let (code, _, stderr) = outcome(agent.keyed(&bind));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("at least 16 characters"), "{stderr}");
+    assert!(!stderr.contains("short-s3cret"), "{stderr}");
+}
+
+/// An IPv4-mapped loopback address is loopback, as it is to `reins serve --listen`.
+#[test]
+fn binding_a_mapped_loopback_address_needs_no_token() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let inbox = Inbox::start_bound(&agent.file, "[::ffff:127.0.0.1]:0", &[]);
+    let page = http().get(format!("{}/", inbox.url)).send().expect("get");
+    assert_eq!(page.status(), 200, "{}", inbox.url);
+}
