@@ -9,7 +9,7 @@
 //! screen, so the answer's text on stdout leaves stderr's line open too; otherwise each has
 //! its own line (stdout piped to a file does not open a line on the terminal).
 //!
-//! Use [`errln!`](crate::errln) rather than `eprintln!` for a line written while a run may be
+//! Use `errln!` rather than `eprintln!` for a line written while a run may be
 //! going on.
 
 use std::fmt;
@@ -109,7 +109,7 @@ fn write_stderr(text: &str) {
     });
 }
 
-/// `eprintln!`'s work for [`errln!`](crate::errln).
+/// `eprintln!`'s work for `errln!`.
 pub fn line(text: fmt::Arguments<'_>) {
     let mut line = text.to_string();
     line.push('\n');
@@ -117,7 +117,7 @@ pub fn line(text: fmt::Arguments<'_>) {
 }
 
 /// Writes `text` on stderr, leaving its line open for what follows: a prompt (`you: `) or the
-/// answer's label (`assistant: `). It starts on a line of its own, like [`line`]'s.
+/// answer's label (`assistant: `). It starts on a line of its own, like [`line()`]'s.
 pub fn open_line(text: &str) {
     write_stderr(text);
 }
@@ -135,7 +135,7 @@ pub fn input_read() {
         .ended_by_input();
 }
 
-/// `eprintln!` through [`line`]: on a line of its own, never sharing it with the spinner or
+/// `eprintln!` through [`line()`]: on a line of its own, never sharing it with the spinner or
 /// an answer still streaming.
 macro_rules! errln {
     ($($arg:tt)*) => {
