@@ -136,47 +136,56 @@ impl StoredLease<'_> {
     }
 }
 
-/// The summary of a run stored with `status` (its name as stored) and last written at
-/// `updated_at_ms`, its lease seen at `now` (milliseconds since the Unix epoch, one clock
-/// reading for a whole listing).
+/// When a store's record of a run was created and last written, in milliseconds since the
+/// Unix epoch ([`RunSummary::created_at_ms`], [`RunSummary::updated_at_ms`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StoredTimes {
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
+/// The summary of a run stored with `status` (its name as stored) at `times`, its lease seen
+/// at `now` (milliseconds since the Unix epoch, one clock reading for a whole listing).
 pub(crate) fn summary(
     run_id: String,
     status: &str,
     version: i64,
-    updated_at_ms: i64,
+    times: StoredTimes,
     lease: StoredLease<'_>,
     now: i64,
 ) -> Result<RunSummary, StoreError> {
-    Ok(RunSummary {
-        status: status_from_name(&run_id, status)?,
+    let status = status_from_name(&run_id, status)?;
+    Ok(RunSummary::new(
         run_id,
+        status,
         version,
-        updated_at_ms,
-        lease: lease.holder(now),
-    })
+        times.created_at_ms,
+        times.updated_at_ms,
+    )
+    .with_lease(lease.holder(now)))
 }
 
-/// A listed run stored with `status` (its name as stored) in `format`, last written at
-/// `updated_at_ms`: unreadable when this release cannot read that format or does not know
-/// that status.
+/// A listed run stored with `status` (its name as stored) in `format` at `times`: unreadable
+/// when this release cannot read that format or does not know that status.
 pub(crate) fn listed(
     run_id: String,
     status: &str,
     version: i64,
     format: i64,
-    updated_at_ms: i64,
+    times: StoredTimes,
     lease: StoredLease<'_>,
     now: i64,
 ) -> Listed {
     let read = check_readable(&run_id, format).and_then(|()| status_from_name(&run_id, status));
     match read {
-        Ok(status) => Ok(RunSummary {
+        Ok(status) => Ok(RunSummary::new(
             run_id,
             status,
             version,
-            updated_at_ms,
-            lease: lease.holder(now),
-        }),
+            times.created_at_ms,
+            times.updated_at_ms,
+        )
+        .with_lease(lease.holder(now))),
         Err(error) => Err(UnreadableRun { run_id, error }),
     }
 }
@@ -234,7 +243,11 @@ pub(crate) const FINISHED: [&str; 2] = ["completed", "failed"];
 /// a live lease is held by the worker it names, and a resume is refused
 /// ([`StoreError::Busy`]) until the lease expires; a running run without one was left and
 /// can be resumed at once.
+///
+/// A store of your own makes one with [`RunSummary::new`]: fields may be added in later
+/// releases, so it cannot be written as a struct literal outside this crate.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RunSummary {
     /// The run's id.
     pub run_id: String,
@@ -242,6 +255,14 @@ pub struct RunSummary {
     pub status: RunStatus,
     /// Its stored version.
     pub version: i64,
+    /// When the run was stored ([`RunStore::create`](super::RunStore::create)), in
+    /// milliseconds since the Unix epoch (the clock of the process that created it). Unlike
+    /// the oldest of its [`checkpoints`](super::RunStore::checkpoints), it stays when a store
+    /// keeps only the newest checkpoints (`keep_checkpoints`). A run forked from another was
+    /// created when it was forked. For a run stored by a release that did not record it, the
+    /// SQL stores take the time of its oldest checkpoint kept when they first open the
+    /// database, else when it was last written.
+    pub created_at_ms: i64,
     /// When the run's record was last written, in milliseconds since the Unix epoch (the
     /// clock of the process that wrote it): when it was created, when a checkpoint was
     /// written, or when a worker claimed it to resume it. It is the latest checkpoint's
@@ -258,6 +279,34 @@ pub struct RunSummary {
     /// listed; `None` when nobody holds it: the lease was given back (the run finished or
     /// paused, or its process stopped it on purpose) or ran out (its process died).
     pub lease: Option<LeaseHolder>,
+}
+
+impl RunSummary {
+    /// The summary of a run `run_id` with `status` at `version`, created at `created_at_ms`
+    /// and last written at `updated_at_ms` (milliseconds since the Unix epoch), whose lease
+    /// nobody holds ([`with_lease`](Self::with_lease) says who does).
+    pub fn new(
+        run_id: impl Into<String>,
+        status: RunStatus,
+        version: i64,
+        created_at_ms: i64,
+        updated_at_ms: i64,
+    ) -> Self {
+        RunSummary {
+            run_id: run_id.into(),
+            status,
+            version,
+            created_at_ms,
+            updated_at_ms,
+            lease: None,
+        }
+    }
+
+    /// The summary with `lease` as who holds the run's lease.
+    pub fn with_lease(mut self, lease: Option<LeaseHolder>) -> Self {
+        self.lease = lease;
+        self
+    }
 }
 
 /// A live lease on a listed run ([`RunSummary::lease`]): the worker that holds it, and when

@@ -192,7 +192,9 @@ pub(crate) use format::{
     check_readable, decode_state, encode_state, status_from_name, status_name,
 };
 pub(crate) use lease::{check_claimable, check_unleased, expiry_cutoff, new_token, now_millis};
-pub(crate) use listing::{FINISHED, StoredLease, check_deletable, listed, page_of, summary};
+pub(crate) use listing::{
+    FINISHED, StoredLease, StoredTimes, check_deletable, listed, page_of, summary,
+};
 pub(crate) use pending::collect_pending;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -53,6 +53,30 @@ pub struct UnreadableRun {
     pub error: StoreError,
 }
 
+impl PendingApproval {
+    /// The calls of the suspended run `state` that wait for a decision, given its audit
+    /// trail ([`RunStore::decisions`]): what [`RunStore::pending_approvals`] lists for the
+    /// run, for a program that read that one run (an inbox showing some runs out of many)
+    /// and would not read every suspended run of the store for it. Of the trail, only the
+    /// latest decision about each call counts (a later one replaces it), and none made while
+    /// the run went on ([`RecordedDecision::during_run`]).
+    pub fn of_run(state: &RunState, trail: &[RecordedDecision]) -> Vec<PendingApproval> {
+        let call = |decision: &RecordedDecision| decision.decision.internal_call_id.clone();
+        let latest: Vec<RecordedDecision> = trail
+            .iter()
+            .enumerate()
+            .filter(|(_, decision)| !decision.during_run)
+            .filter(|(at, decision)| {
+                !trail[at + 1..]
+                    .iter()
+                    .any(|later| !later.during_run && call(later) == call(decision))
+            })
+            .map(|(_, decision)| decision.clone())
+            .collect();
+        pending_of(state, &latest)
+    }
+}
+
 /// The suspended calls of a run that no decision bound to them covers yet.
 fn pending_of(state: &RunState, decided: &[RecordedDecision]) -> Vec<PendingApproval> {
     state

@@ -3,7 +3,7 @@ use super::notify::DecisionSignals;
 use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry, Lease,
     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
-    StoredLease, check_claimable, check_deletable, check_readable, collect_pending,
+    StoredLease, StoredTimes, check_claimable, check_deletable, check_readable, collect_pending,
     decided_during_run, decode_state, encode_state, expiry_cutoff, listed, new_token, now_millis,
     page_of, record_decision, status_name, summary,
 };
@@ -94,6 +94,8 @@ struct Record {
     owner: Option<String>,
     token: Option<String>,
     lease_until: i64,
+    /// When the run was created (milliseconds since the Unix epoch).
+    created_at: i64,
     /// When the record was last written (milliseconds since the Unix epoch).
     updated_at: i64,
     journal: Vec<JournalEntry>,
@@ -119,6 +121,14 @@ impl Record {
         StoredLease {
             owner: self.owner.as_deref(),
             until_ms: self.lease_until,
+        }
+    }
+
+    /// When the run was created and last written.
+    fn times(&self) -> StoredTimes {
+        StoredTimes {
+            created_at_ms: self.created_at,
+            updated_at_ms: self.updated_at,
         }
     }
 
@@ -208,6 +218,7 @@ impl RunStore for MemoryStore {
         if runs.contains_key(&state.run_id) {
             return Err(StoreError::AlreadyExists(state.run_id.clone()));
         }
+        let now = now_millis();
         runs.insert(
             state.run_id.clone(),
             Record {
@@ -217,8 +228,9 @@ impl RunStore for MemoryStore {
                 state: encoded,
                 owner: Some(owner.to_owned()),
                 token: Some(token.clone()),
-                lease_until: now_millis() + self.lease_millis(),
-                updated_at: now_millis(),
+                lease_until: now + self.lease_millis(),
+                created_at: now,
+                updated_at: now,
                 journal: Vec::new(),
                 decisions: Vec::new(),
                 audit: Vec::new(),
@@ -388,7 +400,7 @@ impl RunStore for MemoryStore {
                     run_id.clone(),
                     &record.status,
                     record.version,
-                    record.updated_at,
+                    record.times(),
                     record.lease(),
                     now,
                 )
@@ -439,7 +451,7 @@ impl RunStore for MemoryStore {
                     &record.status,
                     record.version,
                     record.format,
-                    record.updated_at,
+                    record.times(),
                     record.lease(),
                     now,
                 )

@@ -8,6 +8,7 @@ impl MemoryStore {
     /// Overwrites a run's stored record verbatim: for tests of corrupt or foreign records.
     #[doc(hidden)]
     pub fn put_raw(&self, run_id: &str, format: i64, json: &str) {
+        let now = now_millis();
         self.lock().insert(
             run_id.to_owned(),
             Record {
@@ -18,7 +19,8 @@ impl MemoryStore {
                 owner: None,
                 token: None,
                 lease_until: 0,
-                updated_at: now_millis(),
+                created_at: now,
+                updated_at: now,
                 journal: Vec::new(),
                 decisions: Vec::new(),
                 audit: Vec::new(),

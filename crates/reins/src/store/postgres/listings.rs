@@ -2,18 +2,22 @@
 //! of runs by status.
 
 use super::rows::{backend, column, read_decisions};
+use super::schema::CREATED_AT;
 use crate::store::format::NOT_WAITING_SQL;
 use crate::store::{
-    PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, StoredLease, collect_pending,
-    decode_state, listed, now_millis, page_of, status_from_name, status_name, summary,
+    PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, StoredLease, StoredTimes,
+    collect_pending, decode_state, listed, now_millis, page_of, status_from_name, status_name,
+    summary,
 };
 use tokio_postgres::{Client, Row};
 
 pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError> {
     let rows = client
         .query(
-            "SELECT run_id, status, version, updated_at, lease_owner, lease_until FROM reins_runs
-                 ORDER BY updated_at, run_id",
+            &format!(
+                "SELECT run_id, status, version, updated_at, {CREATED_AT}, lease_owner,
+                     lease_until FROM reins_runs ORDER BY updated_at, run_id"
+            ),
             &[],
         )
         .await
@@ -25,12 +29,20 @@ pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError>
                 column(row, 0)?,
                 &column::<String>(row, 1)?,
                 column(row, 2)?,
-                column(row, 3)?,
-                lease_at(row, 4)?,
+                times_at(row, 3)?,
+                lease_at(row, 5)?,
                 now,
             )
         })
         .collect()
+}
+
+/// When a listed run was last written (`updated_at` in column `first`) and created (next).
+fn times_at(row: &Row, first: usize) -> Result<StoredTimes, StoreError> {
+    Ok(StoredTimes {
+        updated_at_ms: column(row, first)?,
+        created_at_ms: column(row, first + 1)?,
+    })
 }
 
 /// The lease of a listed run: its `lease_owner` in column `first`, `lease_until` next.
@@ -79,10 +91,12 @@ pub(super) async fn list_runs(client: &Client, query: &RunQuery) -> Result<RunPa
     // database's collation.
     let rows = client
         .query(
-            r#"SELECT run_id, status, version, format, updated_at, lease_owner, lease_until
-                   FROM reins_runs WHERE ($1::text IS NULL OR status = $1)
+            &format!(
+                r#"SELECT run_id, status, version, format, updated_at, {CREATED_AT}, lease_owner,
+                       lease_until FROM reins_runs WHERE ($1::text IS NULL OR status = $1)
                      AND ($2::text IS NULL OR run_id COLLATE "C" > $2)
-                   ORDER BY run_id COLLATE "C" LIMIT $3"#,
+                   ORDER BY run_id COLLATE "C" LIMIT $3"#
+            ),
             &[&query.status.map(status_name), &query.after_id(), &limit],
         )
         .await
@@ -96,8 +110,8 @@ pub(super) async fn list_runs(client: &Client, query: &RunQuery) -> Result<RunPa
                 &column::<String>(row, 1)?,
                 column(row, 2)?,
                 column(row, 3)?,
-                column(row, 4)?,
-                lease_at(row, 5)?,
+                times_at(row, 4)?,
+                lease_at(row, 6)?,
                 now,
             ))
         })

@@ -1,5 +1,10 @@
 //! The PostgreSQL store's tables, created by [`PostgresStore::connect`](super::PostgresStore::connect)
-//! when they do not exist.
+//! when they do not exist, and the columns that tables created by earlier releases lack.
+
+/// How `created_at` is read: a run written by a release that does not set it (the column is
+/// nullable so that such a release can still insert) counts as created when it was last
+/// written.
+pub(super) const CREATED_AT: &str = "COALESCE(created_at, updated_at)";
 
 pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS reins_runs (
@@ -11,7 +16,8 @@ CREATE TABLE IF NOT EXISTS reins_runs (
     lease_owner TEXT,
     lease_token TEXT,
     lease_until BIGINT NOT NULL DEFAULT 0,
-    updated_at BIGINT NOT NULL
+    updated_at BIGINT NOT NULL,
+    created_at BIGINT
 );
 -- Tables created before leases had tokens (checked first: ALTER TABLE would lock the table).
 DO $$ BEGIN
@@ -54,4 +60,15 @@ CREATE TABLE IF NOT EXISTS reins_checkpoints (
     created_at BIGINT NOT NULL,
     PRIMARY KEY (run_id, version)
 );
+-- Tables created before runs kept when they were created: the runs already there get the
+-- time of their oldest checkpoint kept, else when they were last written.
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                   AND table_name = 'reins_runs' AND column_name = 'created_at') THEN
+        ALTER TABLE reins_runs ADD COLUMN created_at BIGINT;
+        UPDATE reins_runs SET created_at = COALESCE(
+            (SELECT MIN(c.created_at) FROM reins_checkpoints c WHERE c.run_id = reins_runs.run_id),
+            updated_at);
+    END IF;
+END $$;
 ";

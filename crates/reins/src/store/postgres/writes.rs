@@ -60,8 +60,8 @@ pub(super) async fn create(
     let transaction = client.transaction().await.map_err(backend)?;
     let inserted = transaction
         .execute(
-            "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
-                 VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING",
+            "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at, created_at)
+                 VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (run_id) DO NOTHING",
             &[
                 &state.run_id,
                 &i64::from(FORMAT_VERSION),

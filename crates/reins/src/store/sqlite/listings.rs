@@ -3,11 +3,12 @@
 
 use super::Work;
 use super::rows::{backend, read_decisions};
+use super::schema::CREATED_AT;
 use crate::store::format::NOT_WAITING_SQL;
 use crate::store::{
-    PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, StoredLease, UnreadableRun,
-    collect_pending, decode_state, listed, now_millis, page_of, status_from_name, status_name,
-    summary,
+    PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, StoredLease, StoredTimes,
+    UnreadableRun, collect_pending, decode_state, listed, now_millis, page_of, status_from_name,
+    status_name, summary,
 };
 use rusqlite::{Connection, Row, params};
 
@@ -15,10 +16,10 @@ use rusqlite::{Connection, Row, params};
 pub(super) fn list() -> impl Work<Vec<RunSummary>> {
     move |connection: &mut Connection| {
         let mut statement = connection
-            .prepare(
-                "SELECT run_id, status, version, updated_at, lease_owner, lease_until FROM reins_runs
-                     ORDER BY updated_at, run_id",
-            )
+            .prepare(&format!(
+                "SELECT run_id, status, version, updated_at, {CREATED_AT}, lease_owner, lease_until
+                     FROM reins_runs ORDER BY updated_at, run_id",
+            ))
             .map_err(backend)?;
         let rows = statement
             .query_map([], |row| {
@@ -26,22 +27,30 @@ pub(super) fn list() -> impl Work<Vec<RunSummary>> {
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
                     row.get(2)?,
-                    row.get(3)?,
-                    lease_columns(row, 4)?,
+                    times(row, 3)?,
+                    lease_columns(row, 5)?,
                 ))
             })
             .map_err(backend)?;
         let now = now_millis();
         rows.map(|row| {
-            let (run_id, status, version, updated_at, (owner, until_ms)) = row.map_err(backend)?;
+            let (run_id, status, version, times, (owner, until_ms)) = row.map_err(backend)?;
             let lease = StoredLease {
                 owner: owner.as_deref(),
                 until_ms,
             };
-            summary(run_id, &status, version, updated_at, lease, now)
+            summary(run_id, &status, version, times, lease, now)
         })
         .collect()
     }
+}
+
+/// A listed run's `updated_at` in column `first`, and its `created_at` next.
+fn times(row: &Row<'_>, first: usize) -> rusqlite::Result<StoredTimes> {
+    Ok(StoredTimes {
+        updated_at_ms: row.get(first)?,
+        created_at_ms: row.get(first + 1)?,
+    })
 }
 
 /// A listed run's `lease_owner` in column `first`, and its `lease_until` next.
@@ -95,11 +104,12 @@ pub(super) fn list_runs(query: &RunQuery) -> impl Work<RunPage> {
     move |connection: &mut Connection| {
         // Ids compare as bytes (SQLite's BINARY collation), as in the other stores.
         let mut statement = connection
-            .prepare(
-                "SELECT run_id, status, version, format, updated_at, lease_owner, lease_until
-                     FROM reins_runs WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR run_id > ?2)
+            .prepare(&format!(
+                "SELECT run_id, status, version, format, updated_at, {CREATED_AT}, lease_owner,
+                     lease_until FROM reins_runs
+                     WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR run_id > ?2)
                      ORDER BY run_id LIMIT ?3",
-            )
+            ))
             .map_err(backend)?;
         let limit = i64::try_from(query.limit() + 1).unwrap_or(i64::MAX);
         let rows = statement
@@ -113,8 +123,8 @@ pub(super) fn list_runs(query: &RunQuery) -> impl Work<RunPage> {
                             status,
                             row.get::<_, i64>(2)?,
                             row.get::<_, i64>(3)?,
-                            row.get::<_, i64>(4)?,
-                            lease_columns(row, 5)?,
+                            times(row, 4)?,
+                            lease_columns(row, 6)?,
                         ))
                     });
                     Ok((row.get::<_, String>(0)?, fields))
@@ -126,12 +136,12 @@ pub(super) fn list_runs(query: &RunQuery) -> impl Work<RunPage> {
         for row in rows {
             let (run_id, fields) = row.map_err(backend)?;
             runs.push(match fields {
-                Ok((status, version, format, updated_at, (owner, until_ms))) => {
+                Ok((status, version, format, times, (owner, until_ms))) => {
                     let lease = StoredLease {
                         owner: owner.as_deref(),
                         until_ms,
                     };
-                    listed(run_id, &status, version, format, updated_at, lease, now)
+                    listed(run_id, &status, version, format, times, lease, now)
                 }
                 Err(error) => Err(UnreadableRun {
                     error: StoreError::Corrupt {

@@ -112,7 +112,7 @@ impl SqliteStore {
             .busy_timeout(Duration::from_secs(10))
             .map_err(backend)?;
         connection.execute_batch(schema::SCHEMA).map_err(backend)?;
-        schema::add_lease_token(&mut connection)?;
+        schema::add_missing_columns(&mut connection)?;
         let (signals, feed) = if path.as_os_str() == ":memory:" {
             (DecisionSignals::new(), FeedSlot::default())
         } else {

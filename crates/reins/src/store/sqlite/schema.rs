@@ -1,5 +1,5 @@
-//! The SQLite store's tables, created when a file is opened, and the one change to a table
-//! that files written by earlier releases need.
+//! The SQLite store's tables, created when a file is opened, and the columns that files
+//! written by earlier releases are missing.
 
 use super::rows::backend;
 use crate::store::StoreError;
@@ -16,7 +16,8 @@ CREATE TABLE IF NOT EXISTS reins_runs (
     lease_owner TEXT,
     lease_token TEXT,
     lease_until INTEGER NOT NULL DEFAULT 0,
-    updated_at INTEGER NOT NULL
+    updated_at INTEGER NOT NULL,
+    created_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS reins_runs_status ON reins_runs (status);
 CREATE TABLE IF NOT EXISTS reins_journal (
@@ -58,22 +59,46 @@ CREATE TABLE IF NOT EXISTS reins_checkpoints (
 pub(super) const SNAPSHOT: &str = "INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
      SELECT ?1, ?2, ?3, ?4, ?5, (SELECT COUNT(*) FROM reins_journal WHERE run_id = ?1), ?6";
 
-/// Adds the `lease_token` column to a table created before leases had tokens. In one
-/// `IMMEDIATE` transaction, so processes opening the file together do not both add it.
-pub(super) fn add_lease_token(connection: &mut Connection) -> Result<(), StoreError> {
+/// Fills `created_at` for the runs of a file written before runs kept it: the time of the
+/// run's oldest checkpoint kept, else when the run was last written.
+const FILL_CREATED_AT: &str = "UPDATE reins_runs SET created_at = COALESCE(
+    (SELECT MIN(created_at) FROM reins_checkpoints WHERE reins_checkpoints.run_id = reins_runs.run_id),
+    updated_at) WHERE created_at IS NULL";
+
+/// How `created_at` is read: a run written since by a release that does not set it (the
+/// column may be null: such a release must still be able to insert) counts as created when
+/// it was last written.
+pub(super) const CREATED_AT: &str = "COALESCE(created_at, updated_at)";
+
+/// Adds the columns a table created by an earlier release lacks: `lease_token` (before leases
+/// had tokens) and `created_at` (before runs kept when they were created, filled for the runs
+/// already there). In one `IMMEDIATE` transaction, so processes opening the file together do
+/// not both add them.
+pub(super) fn add_missing_columns(connection: &mut Connection) -> Result<(), StoreError> {
     let transaction = connection
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
-    let present: i64 = transaction
-        .query_row(
-            "SELECT COUNT(*) FROM pragma_table_info('reins_runs') WHERE name = 'lease_token'",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(backend)?;
-    if present == 0 {
+    let present = |column: &str| {
+        transaction
+            .query_row(
+                "SELECT COUNT(*) FROM pragma_table_info('reins_runs') WHERE name = ?1",
+                [column],
+                |row| row.get::<_, i64>(0),
+            )
+            .map(|count| count > 0)
+            .map_err(backend)
+    };
+    if !present("lease_token")? {
         transaction
             .execute_batch("ALTER TABLE reins_runs ADD COLUMN lease_token TEXT")
+            .map_err(backend)?;
+    }
+    if !present("created_at")? {
+        transaction
+            .execute_batch("ALTER TABLE reins_runs ADD COLUMN created_at INTEGER")
+            .map_err(backend)?;
+        transaction
+            .execute_batch(FILL_CREATED_AT)
             .map_err(backend)?;
     }
     transaction.commit().map_err(backend)

@@ -28,8 +28,8 @@ pub(super) fn create(
             .map_err(backend)?;
         let inserted = transaction
                 .execute(
-                    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at)
-                     VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (run_id) DO NOTHING",
+                    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at, created_at)
+                     VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8) ON CONFLICT (run_id) DO NOTHING",
                     params![run_id, FORMAT_VERSION, status, encoded, owner, token, now + lease, now],
                 )
                 .map_err(backend)?;

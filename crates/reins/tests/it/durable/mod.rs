@@ -1,7 +1,8 @@
 //! Durable runs on every store: pause for a decision, resume by id, race, journal, bad records.
 //!
 //! This module holds the shared hooks, agents and store helpers, and the approval round trip;
-//! [`claims`] races workers and checks leases, [`dropped`] gives back the lease of a run whose
+//! [`claims`] races workers and checks leases, [`created_at`] lists when each run was
+//! created, [`dropped`] gives back the lease of a run whose
 //! future was dropped, [`finished`] resumes finished runs, [`records`]
 //! reads unreadable, upgraded, corrupt and foreign records, [`in_doubt`] cuts calls off between
 //! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`fork`]
@@ -18,6 +19,7 @@
 
 mod bindings;
 mod claims;
+mod created_at;
 mod dropped;
 mod faulty_store;
 mod finished;
