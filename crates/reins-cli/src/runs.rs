@@ -7,7 +7,7 @@ use reins::agent::{RunState, RunStatus};
 use reins::completion::Usage;
 use reins::message::{AssistantContent, Message};
 use reins::store::BoxedStore;
-use reins::store::{LeaseHolder, PendingApproval, RunCursor, RunQuery, RunStore};
+use reins::store::{LeaseHolder, PendingApproval, RunCursor, RunQuery, RunStore, RunSummary};
 use reins::text::printable;
 use serde_json::{Value, json};
 
@@ -45,6 +45,12 @@ pub fn summary(state: &RunState, lease: Option<&LeaseHolder>, own_model: &str) -
             "expires_at_ms": lease.expires_at_ms,
         })),
     })
+}
+
+/// Adds when a run was created to its [`summary`].
+fn with_creation(summary: &mut Value, created_at_ms: i64) {
+    summary["created_at"] = json!(crate::trail::utc_time(created_at_ms));
+    summary["created_at_ms"] = json!(created_at_ms);
 }
 
 /// Who drives a run, in words: the worker holding its lease and until when; a running run
@@ -88,6 +94,9 @@ pub struct ListedRun {
     pub state: RunState,
     /// The worker driving it, and until when ([`reins::store::RunSummary::lease`]).
     pub lease: Option<LeaseHolder>,
+    /// When it was created, in milliseconds since the Unix epoch
+    /// ([`reins::store::RunSummary::created_at_ms`]).
+    pub created_at_ms: i64,
 }
 
 /// A stored run this release cannot read (a newer release's format, a status it does not
@@ -123,6 +132,7 @@ pub async fn listed_runs(
                     ListedRun {
                         state,
                         lease: run.lease,
+                        created_at_ms: run.created_at_ms,
                     },
                 )),
                 Err(error) => unreadable.push(UnreadableListed {
@@ -146,10 +156,15 @@ pub async fn listed_runs(
         .collect())
 }
 
-/// Who holds the lease of `run_id` now (`None`: nobody, or no such run). Read from the pages
-/// of runs in id order that start just before it (after its id less its last character),
-/// so another run whose record cannot be read does not hide it.
+/// Who holds the lease of `run_id` now (`None`: nobody, or no such run).
 pub async fn lease_of(store: &BoxedStore, run_id: &str) -> Result<Option<LeaseHolder>, String> {
+    Ok(summary_of(store, run_id).await?.and_then(|run| run.lease))
+}
+
+/// The summary of `run_id` as listed now (`None`: no such run, or one this release cannot
+/// read). Read from the pages of runs in id order that start just before it (after its id
+/// less its last character), so another run whose record cannot be read does not hide it.
+pub async fn summary_of(store: &BoxedStore, run_id: &str) -> Result<Option<RunSummary>, String> {
     let mut before = run_id.to_owned();
     before.pop();
     let mut query = RunQuery::new().after(RunCursor::new(before));
@@ -159,7 +174,7 @@ pub async fn lease_of(store: &BoxedStore, run_id: &str) -> Result<Option<LeaseHo
             .await
             .map_err(|error| error.to_string())?;
         if let Some(run) = page.runs.into_iter().find(|run| run.run_id == run_id) {
-            return Ok(run.lease);
+            return Ok(Some(run));
         }
         match page.next {
             // Ids are listed in byte order, as `str` compares them.
@@ -185,11 +200,17 @@ pub async fn list(store: &BoxedStore, json_lines: bool, own_model: &str) -> Resu
     }
     for run in listed {
         match run {
-            Ok(ListedRun { state, lease }) if json_lines => {
-                outln!("{}", summary(&state, lease.as_ref(), own_model));
+            Ok(ListedRun {
+                state,
+                lease,
+                created_at_ms,
+            }) if json_lines => {
+                let mut value = summary(&state, lease.as_ref(), own_model);
+                with_creation(&mut value, created_at_ms);
+                outln!("{value}");
             }
             // A shared store's runs were written by other programs too: shown, never acted on.
-            Ok(ListedRun { state, lease }) => outln!(
+            Ok(ListedRun { state, lease, .. }) => outln!(
                 "{}",
                 printable(&format!(
                     "{:<18} {:<10} {:<16} {:>5} {:>8}  {:<20}  {}",
@@ -300,10 +321,14 @@ pub async fn show(
         .decisions(run_id)
         .await
         .map_err(|error| error.to_string())?;
-    let lease = lease_of(store, run_id).await?;
+    let listed = summary_of(store, run_id).await?;
+    let lease = listed.as_ref().and_then(|run| run.lease.clone());
     let trail = crate::trail::views(&state, &decisions);
     if json_out {
         let mut value = summary(&state, lease.as_ref(), own_model);
+        if let Some(run) = &listed {
+            with_creation(&mut value, run.created_at_ms);
+        }
         if let Some(failure) = &state.failure {
             value["failure"] = json!(failure);
         }

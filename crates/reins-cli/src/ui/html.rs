@@ -2,17 +2,16 @@
 //! results, ids — goes through [`escape`]: nothing a model or a tool wrote is rendered as HTML.
 
 use super::escape::{escape, url_segment};
+use super::timeline::cut_for_timeline;
 use crate::approve::pretty;
-use crate::run::{first_line, token_counts};
+use crate::run::first_line;
 use crate::runs::{
-    ListedRun, Step, UnreadableListed, failure_shown, lease_shown, model_shown, status_name,
-    timeline, tokens,
+    ListedRun, UnreadableListed, failure_shown, lease_shown, model_shown, status_name, tokens,
 };
 use crate::trail::DecisionView;
 use reins::agent::{RunState, RunStatus};
 use reins::hooks::budget::Budget;
 use reins::store::PendingApproval;
-use std::collections::HashMap;
 use std::fmt::Write;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:60em}\
@@ -124,8 +123,6 @@ pub struct RunsTable<'a> {
     /// The agent's model's `[input, output]` price per million tokens, if any: for a run
     /// without a budget record, priced as if that model made every call.
     pub prices: Option<[f64; 2]>,
-    /// When each run started (its first checkpoint), in milliseconds since the Unix epoch.
-    pub started_ms: &'a HashMap<String, i64>,
     /// The agent file, for the command an empty inbox suggests.
     pub agent_file: &'a str,
 }
@@ -148,7 +145,7 @@ pub fn cost(state: &RunState, pricing: Option<&Budget>, prices: Option<[f64; 2]>
 }
 
 /// The runs table, newest first: agent, model, status, who drives a running run (or that it
-/// was left), turns, tokens, cost, age.
+/// was left), turns, tokens, cost, age (since the run was created).
 pub fn runs_table(runs: &[ListedRun], table: &RunsTable<'_>) -> String {
     if runs.is_empty() {
         return format!(
@@ -162,7 +159,12 @@ pub fn runs_table(runs: &[ListedRun], table: &RunsTable<'_>) -> String {
         "<table id=\"runs\"><tr><th>run</th><th>agent</th><th>model</th><th>status</th>\
          <th>lease</th><th>turns</th><th>tokens</th><th>cost</th><th>age</th><th>waiting</th></tr>",
     );
-    for ListedRun { state, lease } in runs.iter().rev() {
+    for ListedRun {
+        state,
+        lease,
+        created_at_ms,
+    } in runs.iter().rev()
+    {
         let count = table
             .waiting
             .iter()
@@ -185,10 +187,7 @@ pub fn runs_table(runs: &[ListedRun], table: &RunsTable<'_>) -> String {
             turns = state.turn,
             tokens = tokens(&state.usage),
             cost = cost(state, table.pricing, table.prices),
-            age = table
-                .started_ms
-                .get(&state.run_id)
-                .map_or_else(|| "-".to_owned(), |ms| crate::fork::age(*ms)),
+            age = crate::fork::age(*created_at_ms),
         );
     }
     html.push_str("</table>");
@@ -247,88 +246,12 @@ fn status_cell(state: &RunState, waiting: usize) -> String {
 /// A run's status as the runs table and the run's page say it: a suspended run waits for a decision (`waiting`
 /// calls wait for one), or, every call decided, for someone to resume it. The row's
 /// `data-status`, `runs list` and `--json` keep the stored status's word.
-fn status_shown(state: &RunState, waiting: usize) -> &'static str {
+pub(super) fn status_shown(state: &RunState, waiting: usize) -> &'static str {
     match state.status {
         RunStatus::Suspended if waiting > 0 => "waiting for a decision",
         RunStatus::Suspended => "decided, waiting to resume",
         status => status_name(status),
     }
-}
-
-/// The most bytes of one step a run's timeline shows: the page is fetched again every two
-/// seconds while it is open, and a waiting call's arguments are shown whole in its form.
-const TIMELINE_STEP_BYTES: usize = 16 * 1024;
-
-/// `text`, or its start within [`TIMELINE_STEP_BYTES`] (at a char boundary) and how much more
-/// there is, which `reins runs show` prints whole.
-fn cut_for_timeline(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.len() <= TIMELINE_STEP_BYTES {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let end = (0..=TIMELINE_STEP_BYTES)
-        .rev()
-        .find(|&end| text.is_char_boundary(end))
-        .unwrap_or(0);
-    std::borrow::Cow::Owned(format!(
-        "{}\n… [{} more bytes: `reins runs show` prints the whole step]",
-        &text[..end],
-        text.len() - end
-    ))
-}
-
-/// A run's status and timeline (the live part of its page); `waiting` calls wait for a
-/// decision.
-pub fn run_timeline(state: &RunState, waiting: usize, own_model: &str) -> String {
-    let mut html = format!(
-        "<p>status: <b id=\"status\" data-status=\"{}\">{}</b> — {} turn(s), model {}, {}</p>",
-        status_name(state.status),
-        status_shown(state, waiting),
-        state.turn,
-        escape(&model_shown(state, own_model)),
-        token_counts(&state.usage),
-    );
-    if let Some(failure) = failure_shown(state) {
-        let _ = write!(
-            html,
-            "<div class=\"failure\"><b>why it failed</b><pre id=\"failure\">{}</pre></div>",
-            escape(failure)
-        );
-    }
-    html.push_str("<div id=\"timeline\">");
-    for step in timeline(state) {
-        let _ = match step {
-            Step::User(text) => write!(
-                html,
-                "<div class=\"step user\"><b>user</b><pre>{}</pre></div>",
-                escape(&cut_for_timeline(&text))
-            ),
-            Step::Assistant(text) => write!(
-                html,
-                "<div class=\"step assistant\"><b>assistant</b><pre>{}</pre></div>",
-                escape(&cut_for_timeline(&text))
-            ),
-            Step::Call { tool, args } => write!(
-                html,
-                "<div class=\"step call\"><b>tool call</b> {}<pre>{}</pre></div>",
-                escape(&tool),
-                escape(&cut_for_timeline(&pretty(&args)))
-            ),
-            Step::Hook { kind, value } => write!(
-                html,
-                "<div class=\"step hook\"><b>hook record</b> {}<pre>{}</pre></div>",
-                escape(&kind),
-                escape(&cut_for_timeline(&value.to_string()))
-            ),
-            Step::Result { tool, output } => write!(
-                html,
-                "<div class=\"step result\"><b>result of</b> {}<pre>{}</pre></div>",
-                escape(&tool),
-                escape(&cut_for_timeline(&output))
-            ),
-        };
-    }
-    html.push_str("</div>");
-    html
 }
 
 /// The run's decision trail: who decided what about which call, when, why, and the
@@ -425,38 +348,5 @@ mod tests {
         let partial = Budget::new().price("default", 3.0, 3.0);
         assert_eq!(cost(&run.state, Some(&partial), own_price), "1.0000");
         assert_eq!(cost(&run.state, None, None), "");
-    }
-
-    /// The timeline of a run of `model` answering "hi".
-    async fn timeline_of(model: ScriptedModel) -> String {
-        let run = AgentBuilder::new(model)
-            .build()
-            .prompt("hi")
-            .extended_details();
-        let state = run.await.unwrap().state;
-        run_timeline(&state, 0, "m")
-    }
-
-    #[tokio::test]
-    async fn a_huge_step_is_cut_in_the_timeline() {
-        let big = "é".repeat(50_000);
-        let page = timeline_of(ScriptedModel::new([Turn::text(big.clone())])).await;
-        assert!(page.len() < TIMELINE_STEP_BYTES + 2_000, "{}", page.len());
-        assert!(
-            page.contains(&format!(
-                "… [{} more bytes",
-                big.len() - TIMELINE_STEP_BYTES
-            )),
-            "cut at a char boundary, saying how much is left"
-        );
-    }
-
-    #[tokio::test]
-    async fn huge_token_counts_are_shown_as_given() {
-        // A hostile provider's counts: their sum would overflow (the runs table's column
-        // saturates it, `runs::tokens`); the run's page shows each.
-        let model = ScriptedModel::new([Turn::text("ok").usage(Usage::new(u64::MAX, 7))]);
-        let page = timeline_of(model).await;
-        assert!(page.contains(&format!("{} prompt + 7 generated tokens", u64::MAX)));
     }
 }

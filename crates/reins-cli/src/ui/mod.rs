@@ -18,6 +18,8 @@ mod ownership;
 mod refusal;
 mod resumes;
 mod runs_list;
+mod runs_shown;
+mod timeline;
 mod wrong_tokens;
 
 pub use access::unguarded;
@@ -205,7 +207,7 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
     let decisions = app.store.decisions(run).await.map_err(server_error)?;
     let trail = crate::trail::views(&state, &decisions);
     Ok((
-        html::run_timeline(&state, pending.len(), &app.model) + &html::decision_trail(&trail),
+        timeline::run_timeline(&state, pending.len(), &app.model) + &html::decision_trail(&trail),
         forms,
     ))
 }

@@ -1,0 +1,130 @@
+//! Which runs the inbox's first page shows, chosen from the store's run summaries before any
+//! run is read: the page is built again every two seconds while it is open, so what it reads
+//! grows with the rows it shows, not with the runs the store holds. A summary
+//! ([`RunSummary`]) says a run's status, when it was created and last written and who holds
+//! it; only the runs chosen are loaded (and, for a suspended one, its decisions read, to tell
+//! what still waits).
+
+use crate::runs::{ListedRun, UnreadableListed};
+use reins::agent::{RunState, RunStatus};
+use reins::store::{BoxedStore, PendingApproval, RunQuery, RunStore, RunSummary, StoreError};
+use std::cmp::Reverse;
+
+/// The most runs the first page lists: a store of thousands would make a page of megabytes,
+/// built and sent again every two seconds.
+pub(super) const MOST_RUNS_LISTED: usize = 200;
+
+/// The most runs a refresh loads: the runs of other agents sharing the store are loaded to
+/// learn whose they are (a summary does not say) and skipped, so this bounds the work when
+/// they are many. Runs past it are counted among those not listed.
+pub(super) const MOST_RUNS_READ: usize = 2 * MOST_RUNS_LISTED;
+
+/// How many summaries one listing call returns: they are small (no state), so few calls.
+const SUMMARIES_PER_PAGE: usize = 1000;
+
+/// The runs the page shows and what it says about the others.
+pub(super) struct ShownRuns {
+    /// The runs shown, the last written last.
+    pub runs: Vec<ListedRun>,
+    /// The calls of the shown runs that wait for a decision.
+    pub waiting: Vec<PendingApproval>,
+    /// The store's runs this release cannot read: listed so, or failing to load.
+    pub unreadable: Vec<UnreadableListed>,
+    /// How many readable runs of the store are neither shown nor known to be another
+    /// agent's.
+    pub left_out: usize,
+}
+
+/// The order in which runs are chosen: suspended ones first (they may wait for a person,
+/// whom the inbox is for), then the others; each the most recently written first (of runs
+/// written in the same millisecond, the last in id order first, as the table shows them).
+fn choosing_order(summaries: &mut [RunSummary]) {
+    let key = |run: &RunSummary| {
+        (
+            run.status != RunStatus::Suspended,
+            Reverse(run.updated_at_ms),
+            Reverse(run.run_id.clone()),
+        )
+    };
+    summaries.sort_by_cached_key(key);
+}
+
+/// Every run summary of the store, and those it cannot read, a page at a time.
+async fn summaries(
+    store: &BoxedStore,
+) -> Result<(Vec<RunSummary>, Vec<UnreadableListed>), StoreError> {
+    let (mut readable, mut unreadable) = (Vec::new(), Vec::new());
+    let mut query = RunQuery::new().page_size(SUMMARIES_PER_PAGE);
+    loop {
+        let page = store.list_runs(&query).await?;
+        readable.extend(page.runs);
+        unreadable.extend(page.unreadable.into_iter().map(|run| UnreadableListed {
+            reason: run.error.to_string(),
+            run_id: run.run_id,
+        }));
+        match page.next {
+            Some(next) => query = query.after(next),
+            None => return Ok((readable, unreadable)),
+        }
+    }
+}
+
+/// The runs of `store` the page shows: those `serves` (the inbox's agent's), chosen in
+/// [`choosing_order`] from the summaries, at most [`MOST_RUNS_LISTED`] of them, loading at
+/// most [`MOST_RUNS_READ`].
+pub(super) async fn shown_runs(
+    store: &BoxedStore,
+    serves: impl Fn(&RunState) -> bool,
+) -> Result<ShownRuns, StoreError> {
+    let (mut summaries, mut unreadable) = summaries(store).await?;
+    choosing_order(&mut summaries);
+    let total = summaries.len();
+    let (mut shown, mut waiting, mut read) = (Vec::new(), Vec::new(), 0);
+    for summary in summaries {
+        if shown.len() == MOST_RUNS_LISTED || read == MOST_RUNS_READ {
+            break;
+        }
+        read += 1;
+        let state = match store.load(&summary.run_id).await {
+            Ok(state) => state,
+            Err(error @ StoreError::Backend(_)) => return Err(error),
+            Err(error) => {
+                unreadable.push(UnreadableListed {
+                    run_id: summary.run_id,
+                    reason: error.to_string(),
+                });
+                continue;
+            }
+        };
+        if !serves(&state) {
+            continue;
+        }
+        if state.status == RunStatus::Suspended {
+            let trail = store.decisions(&summary.run_id).await?;
+            waiting.extend(PendingApproval::of_run(&state, &trail));
+        }
+        shown.push((
+            summary.updated_at_ms,
+            ListedRun {
+                state,
+                lease: summary.lease,
+                created_at_ms: summary.created_at_ms,
+            },
+        ));
+    }
+    // The runs not read: of this agent or another, older or not waiting.
+    let left_out = total - read;
+    // As `reins runs list` orders them: the last written last, runs written in the same
+    // millisecond in id order.
+    shown.sort_by(|(a_ms, a), (b_ms, b)| (a_ms, &a.state.run_id).cmp(&(b_ms, &b.state.run_id)));
+    unreadable.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+    Ok(ShownRuns {
+        runs: shown.into_iter().map(|(_, run)| run).collect(),
+        waiting,
+        unreadable,
+        left_out,
+    })
+}
+
+#[cfg(test)]
+mod tests;

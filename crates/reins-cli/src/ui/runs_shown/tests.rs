@@ -1,0 +1,186 @@
+//! What a refresh of the runs page reads: the runs it shows, not every run of the store; and
+//! each run's age from when the store created it, not from its oldest checkpoint kept.
+
+use super::{MOST_RUNS_LISTED, shown_runs};
+use reins::agent::{RunState, RunStatus};
+use reins::store::{
+    BoxedStore, Checkpoint, MemoryStore, PendingApprovals, RecordedDecision, RunStore, StoreError,
+    StoreWrapper,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A [`MemoryStore`] that counts the reads of one run's records (state, checkpoints,
+/// decisions) and the listings of what waits, which read every suspended run.
+#[derive(Clone, Default)]
+struct ReadsCounted {
+    inner: MemoryStore,
+    reads: Arc<AtomicUsize>,
+}
+
+impl ReadsCounted {
+    fn reads(&self) -> usize {
+        self.reads.load(Ordering::Relaxed)
+    }
+
+    fn count(&self) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl StoreWrapper for ReadsCounted {
+    type Inner = MemoryStore;
+
+    fn inner(&self) -> &MemoryStore {
+        &self.inner
+    }
+
+    async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
+        self.count();
+        self.inner.load(run_id).await
+    }
+
+    async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
+        self.count();
+        self.inner.checkpoints(run_id).await
+    }
+
+    async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
+        self.count();
+        self.inner.load_checkpoint(run_id, version).await
+    }
+
+    async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
+        self.count();
+        self.inner.decisions(run_id).await
+    }
+
+    async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
+        self.count();
+        self.inner.pending_approvals().await
+    }
+}
+
+/// Milliseconds since the Unix epoch, the stores' clock.
+fn now_ms() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Waits until the store's clock has moved on, so the next write is stamped later.
+async fn next_millisecond() {
+    let now = now_ms();
+    while now_ms() <= now {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+}
+
+/// A state of the run `run_id` with `status`.
+fn state(run_id: &str, status: RunStatus) -> RunState {
+    let mut state: RunState = serde_json::from_value(serde_json::json!({
+        "version": 1, "run_id": run_id, "agent_name": null, "turn": 0,
+        "history": [], "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+        "entries": [], "last_model": null, "invalid_tool_call_retries": 0
+    }))
+    .expect("a minimal state");
+    state.status = status;
+    state
+}
+
+/// Stores the run `run_id` with `status`, its lease given back.
+async fn stored(store: &MemoryStore, run_id: &str, status: RunStatus) {
+    let state = state(run_id, status);
+    let lease = store.create(&state, "test").await.expect("created");
+    store
+        .checkpoint(&lease, &state, &[], true)
+        .await
+        .expect("checkpointed");
+}
+
+#[tokio::test]
+async fn a_refresh_reads_the_runs_it_shows_not_every_run() {
+    let store = ReadsCounted::default();
+    // The oldest run is suspended: shown however many runs came after it.
+    stored(&store.inner, "0-suspended", RunStatus::Suspended).await;
+    let runs = MOST_RUNS_LISTED + 60;
+    for run in 1..runs {
+        stored(&store.inner, &format!("run-{run:04}"), RunStatus::Completed).await;
+    }
+    let shown = shown_runs(&BoxedStore::new(store.clone()), |_| true)
+        .await
+        .expect("shown");
+
+    assert_eq!(shown.runs.len(), MOST_RUNS_LISTED);
+    assert_eq!(shown.left_out, runs - MOST_RUNS_LISTED);
+    let ids: Vec<&str> = shown.runs.iter().map(|r| r.state.run_id.as_str()).collect();
+    assert!(ids.contains(&"0-suspended"), "{ids:?}");
+    assert!(
+        ids.contains(&format!("run-{:04}", runs - 1).as_str()),
+        "{ids:?}"
+    );
+    assert!(
+        !ids.contains(&"run-0001"),
+        "the oldest finished run is left out"
+    );
+    // One read per run shown (its state) and one for the suspended one's decisions: none for
+    // the runs left out, no listing of every suspended run, no checkpoint.
+    assert_eq!(store.reads(), MOST_RUNS_LISTED + 1);
+}
+
+#[tokio::test]
+async fn runs_of_other_agents_are_skipped_without_showing_them() {
+    let store = ReadsCounted::default();
+    for run in 0..3 {
+        stored(&store.inner, &format!("mine-{run}"), RunStatus::Completed).await;
+        let mut theirs = state(&format!("theirs-{run}"), RunStatus::Completed);
+        theirs.agent_name = Some("other".to_owned());
+        let lease = store.inner.create(&theirs, "test").await.expect("created");
+        store
+            .inner
+            .checkpoint(&lease, &theirs, &[], true)
+            .await
+            .expect("checkpointed");
+    }
+    let shown = shown_runs(&BoxedStore::new(store.clone()), |state| {
+        state.agent_name.is_none()
+    })
+    .await
+    .expect("shown");
+    let ids: Vec<&str> = shown.runs.iter().map(|r| r.state.run_id.as_str()).collect();
+    assert_eq!(ids, ["mine-0", "mine-1", "mine-2"]);
+    assert_eq!(shown.left_out, 0, "every run was read");
+}
+
+#[tokio::test]
+async fn a_run_is_as_old_as_its_creation_though_its_first_checkpoints_were_pruned() {
+    let store = ReadsCounted {
+        inner: MemoryStore::new().keep_checkpoints(1),
+        ..ReadsCounted::default()
+    };
+    let running = state("long", RunStatus::Running);
+    let before = now_ms();
+    let mut lease = store.inner.create(&running, "test").await.expect("created");
+    let created_by = now_ms();
+    for _ in 0..3 {
+        next_millisecond().await;
+        lease = store
+            .inner
+            .checkpoint(&lease, &running, &[], false)
+            .await
+            .expect("checkpointed");
+    }
+    let oldest_kept = store.inner.checkpoints("long").await.expect("checkpoints")[0].created_at_ms;
+    assert!(
+        oldest_kept > created_by,
+        "the first checkpoints were pruned"
+    );
+
+    let shown = shown_runs(&BoxedStore::new(store.clone()), |_| true)
+        .await
+        .expect("shown");
+    let created = shown.runs[0].created_at_ms;
+    assert!((before..=created_by).contains(&created), "{created}");
+    assert_eq!(store.reads(), 1, "its state only: no checkpoint read");
+}
