@@ -112,6 +112,9 @@ async fn a_refresh_reads_the_runs_it_shows_not_every_run() {
         .await
         .expect("shown");
 
+    // One read per run shown (its state) and one for the suspended one's decisions: none for
+    // the runs left out, no listing of every suspended run, no checkpoint.
+    assert_eq!(store.reads(), MOST_RUNS_LISTED + 1);
     assert_eq!(shown.runs.len(), MOST_RUNS_LISTED);
     assert_eq!(shown.left_out, runs - MOST_RUNS_LISTED);
     let ids: Vec<&str> = shown.runs.iter().map(|r| r.state.run_id.as_str()).collect();
@@ -124,9 +127,6 @@ async fn a_refresh_reads_the_runs_it_shows_not_every_run() {
         !ids.contains(&"run-0001"),
         "the oldest finished run is left out"
     );
-    // One read per run shown (its state) and one for the suspended one's decisions: none for
-    // the runs left out, no listing of every suspended run, no checkpoint.
-    assert_eq!(store.reads(), MOST_RUNS_LISTED + 1);
 }
 
 #[tokio::test]
