@@ -2,14 +2,14 @@
 //! results, ids — goes through [`escape`]: nothing a model or a tool wrote is rendered as HTML.
 
 use super::escape::{escape, url_segment};
-use super::timeline::cut_for_timeline;
+use super::timeline::{cut_for_timeline, status_shown};
 use crate::approve::pretty;
 use crate::run::first_line;
 use crate::runs::{
     ListedRun, UnreadableListed, failure_shown, lease_shown, model_shown, status_name, tokens,
 };
 use crate::trail::DecisionView;
-use reins::agent::{RunState, RunStatus};
+use reins::agent::RunState;
 use reins::hooks::budget::Budget;
 use reins::store::PendingApproval;
 use std::fmt::Write;
@@ -240,17 +240,6 @@ fn status_cell(state: &RunState, waiting: usize) -> String {
             short = escape(&first_line(failure, 60)),
         ),
         None => format!("<td class=\"status\">{status}</td>"),
-    }
-}
-
-/// A run's status as the runs table and the run's page say it: a suspended run waits for a decision (`waiting`
-/// calls wait for one), or, every call decided, for someone to resume it. The row's
-/// `data-status`, `runs list` and `--json` keep the stored status's word.
-pub(super) fn status_shown(state: &RunState, waiting: usize) -> &'static str {
-    match state.status {
-        RunStatus::Suspended if waiting > 0 => "waiting for a decision",
-        RunStatus::Suspended => "decided, waiting to resume",
-        status => status_name(status),
     }
 }
 

@@ -85,8 +85,24 @@ pub(super) async fn shown_runs(
             break;
         }
         read += 1;
-        let state = match store.load(&summary.run_id).await {
-            Ok(state) => state,
+        // A run that cannot be read, or whose decisions cannot (as `pending_approvals` says
+        // of a suspended one), is named with why; only a failing store fails the page.
+        let read_run = async {
+            let state = store.load(&summary.run_id).await?;
+            let waits = match state.status {
+                RunStatus::Suspended if serves(&state) => {
+                    let trail = store.decisions(&summary.run_id).await?;
+                    PendingApproval::of_run(&state, &trail)
+                }
+                _ => Vec::new(),
+            };
+            Ok::<_, StoreError>((state, waits))
+        };
+        let state = match read_run.await {
+            Ok((state, waits)) => {
+                waiting.extend(waits);
+                state
+            }
             Err(error @ StoreError::Backend(_)) => return Err(error),
             Err(error) => {
                 unreadable.push(UnreadableListed {
@@ -98,10 +114,6 @@ pub(super) async fn shown_runs(
         };
         if !serves(&state) {
             continue;
-        }
-        if state.status == RunStatus::Suspended {
-            let trail = store.decisions(&summary.run_id).await?;
-            waiting.extend(PendingApproval::of_run(&state, &trail));
         }
         shown.push((
             summary.updated_at_ms,

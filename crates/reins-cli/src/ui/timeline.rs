@@ -3,11 +3,10 @@
 //! again every two seconds while it is open; `reins runs show` prints the whole run).
 
 use super::escape::escape;
-use super::html::status_shown;
 use crate::approve::pretty;
 use crate::run::token_counts;
 use crate::runs::{Step, failure_shown, model_shown, status_name, timeline};
-use reins::agent::RunState;
+use reins::agent::{RunState, RunStatus};
 use std::fmt::Write;
 
 /// The most bytes of one step a run's timeline shows: the page is fetched again every two
@@ -29,6 +28,17 @@ pub(super) fn cut_for_timeline(text: &str) -> std::borrow::Cow<'_, str> {
         &text[..end],
         text.len() - end
     ))
+}
+
+/// A run's status as the runs table and the run's page say it: a suspended run waits for a decision (`waiting`
+/// calls wait for one), or, every call decided, for someone to resume it. The row's
+/// `data-status`, `runs list` and `--json` keep the stored status's word.
+pub(super) fn status_shown(state: &RunState, waiting: usize) -> &'static str {
+    match state.status {
+        RunStatus::Suspended if waiting > 0 => "waiting for a decision",
+        RunStatus::Suspended => "decided, waiting to resume",
+        status => status_name(status),
+    }
 }
 
 /// The most steps of a run's timeline its page shows: the latest, after a line saying how many
