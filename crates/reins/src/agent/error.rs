@@ -93,8 +93,11 @@ pub enum PromptError {
     /// When a hook had sent the turn on to other models first (a
     /// [`ModelFallback`](crate::hooks::fallback::ModelFallback)), every model's failure is
     /// here: `failed_calls` lists them in order, and the message names each model and its
-    /// failure on a line of its own.
-    #[error("{}", completion_failure(source, failed_calls))]
+    /// failure on a line of its own. A chain longer than a turn's
+    /// [`MAX_MODEL_CALLS_PER_TURN`](crate::agent::MAX_MODEL_CALLS_PER_TURN) calls stops there:
+    /// the failures are all here all the same, and `untried_model` names the model that was
+    /// next (the message says the turn stopped at its limit).
+    #[error("{}", completion_failure(source, failed_calls, untried_model.as_deref()))]
     Completion {
         /// What went wrong: the last call's error.
         #[source]
@@ -105,6 +108,10 @@ pub enum PromptError {
         /// whose error is `source`. (A call whose empty answer was retried did not fail and is
         /// not listed.)
         failed_calls: Vec<FailedCall>,
+        /// The model a hook asked for after the last failed call, when the turn had already
+        /// made its [`MAX_MODEL_CALLS_PER_TURN`](crate::agent::MAX_MODEL_CALLS_PER_TURN)
+        /// calls, so it was not called; `None` when no hook asked for another call.
+        untried_model: Option<String>,
         /// The history before the failed call.
         history: Vec<Message>,
         /// The run's id.
@@ -300,8 +307,28 @@ impl FailedCall {
 
 /// What [`PromptError::Completion`] says: the error alone when one model was called, else a
 /// line naming the models, then one line per failed call with its model's label (a line break
-/// in an error's text is shown as `\n`, so each call stays on its line).
-fn completion_failure(source: &CompletionError, failed_calls: &[FailedCall]) -> String {
+/// in an error's text is shown as `\n`, so each call stays on its line); then, when the turn
+/// ran out of calls before `untried_model`, a line saying so.
+fn completion_failure(
+    source: &CompletionError,
+    failed_calls: &[FailedCall],
+    untried_model: Option<&str>,
+) -> String {
+    use std::fmt::Write;
+    let mut message = failed_calls_text(source, failed_calls);
+    if let Some(next) = untried_model {
+        // Writing to a String cannot fail.
+        let _ = write!(
+            message,
+            "\n  the turn stopped at its limit of {} model calls; `{next}` was not tried",
+            crate::agent::MAX_MODEL_CALLS_PER_TURN
+        );
+    }
+    message
+}
+
+/// The failed calls' part of [`completion_failure`].
+fn failed_calls_text(source: &CompletionError, failed_calls: &[FailedCall]) -> String {
     use std::fmt::Write;
     if failed_calls.len() < 2 {
         return format!("the model call failed: {source}");
@@ -356,6 +383,7 @@ mod tests {
         PromptError::Completion {
             source,
             failed_calls,
+            untried_model: None,
             history: Vec::new(),
             run_id: "r1".to_owned(),
         }

@@ -12,6 +12,7 @@ mod call_history;
 mod cancelled_runs;
 mod composition;
 mod default_answers;
+mod fallback_limit;
 // The stores' tests run each case on SQLite (and PostgreSQL when enabled).
 #[cfg(feature = "sqlite")]
 mod durable;

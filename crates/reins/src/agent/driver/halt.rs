@@ -39,6 +39,9 @@ pub(super) enum Halt {
 pub(super) struct FailedCalls {
     pub earlier: Vec<FailedCall>,
     pub last: FailedCall,
+    /// The model a hook asked for after the last call, not called: the turn had made all
+    /// its calls.
+    pub untried_model: Option<String>,
 }
 
 /// How a run's loop ended, as its last checkpoint records it.
@@ -102,16 +105,22 @@ impl Halt {
             Halt::Completion(source) => PromptError::Completion {
                 source,
                 failed_calls: Vec::new(),
+                untried_model: None,
                 history: state.history,
                 run_id,
             },
             Halt::FailedCalls(failed) => {
-                let FailedCalls { mut earlier, last } = *failed;
+                let FailedCalls {
+                    mut earlier,
+                    last,
+                    untried_model,
+                } = *failed;
                 let source = last.error.clone();
                 earlier.push(last);
                 PromptError::Completion {
                     source,
                     failed_calls: earlier,
+                    untried_model,
                     history: state.history,
                     run_id,
                 }

@@ -27,7 +27,10 @@ use std::sync::atomic::Ordering;
 
 /// The most model calls one turn makes: the first, and the retries hooks ask for with
 /// [`OutcomeAction::retry_on`](crate::agent::OutcomeAction::retry_on). Past it, the run fails
-/// with [`PromptError::Rejected`](crate::agent::PromptError::RejectedAction) rather than loop.
+/// rather than loop: with every failed call of the turn
+/// ([`PromptError::Completion`](crate::agent::PromptError::Completion), its `untried_model`
+/// the label asked for) when the last call failed, else with
+/// [`PromptError::RejectedAction`](crate::agent::PromptError::RejectedAction).
 pub const MAX_MODEL_CALLS_PER_TURN: usize = 8;
 
 /// One model turn as received.
@@ -180,20 +183,24 @@ impl<'a> Driver<'a> {
                     Err(Halt::Completion(error)) => Err(Halt::FailedCalls(Box::new(FailedCalls {
                         earlier: failed,
                         last: FailedCall::new(label, error),
+                        untried_model: None,
                     }))),
                     Err(halt) => Err(halt),
                 };
             };
-            match called {
-                Ok((retried, _)) => *unkept += retried.usage,
-                Err(Halt::Completion(error)) => failed.push(FailedCall::new(label, error)),
-                Err(_) => {}
-            }
+            let last_failed = match called {
+                Ok((retried, _)) => {
+                    *unkept += retried.usage;
+                    false
+                }
+                Err(Halt::Completion(error)) => {
+                    failed.push(FailedCall::new(label, error));
+                    true
+                }
+                Err(_) => false,
+            };
             if calls >= MAX_MODEL_CALLS_PER_TURN {
-                return Err(Halt::Rejected(format!(
-                    "turn {turn} made {calls} model calls, the most a turn may make; a hook \
-                     asked for another on `{next}`"
-                )));
+                return Err(calls_exhausted(turn, failed, last_failed, next));
             }
             // Text already streamed for the call being retried is withdrawn.
             if let Some(sink) = self.sink {
@@ -433,5 +440,43 @@ impl<'a> Driver<'a> {
             raw: &response.raw,
         };
         Ok(self.hooks.model_turn_finished(self.ctx, event).await?)
+    }
+}
+
+/// Why turn `turn` ends when a hook asks for another model call (on `next`) after the turn
+/// made [`MAX_MODEL_CALLS_PER_TURN`]: when its last call failed, the run fails with that
+/// call's error and every failed call of the turn, oldest first, noting `next` as not tried
+/// (a fallback chain longer than the limit); else (the last call answered, and a hook asked
+/// again anyway) the hook's action is rejected, its reason listing the calls that failed.
+fn calls_exhausted(
+    turn: usize,
+    mut failed: Vec<FailedCall>,
+    last_failed: bool,
+    next: String,
+) -> Halt {
+    match failed.pop() {
+        Some(last) if last_failed => Halt::FailedCalls(Box::new(FailedCalls {
+            earlier: failed,
+            last,
+            untried_model: Some(next),
+        })),
+        last => {
+            failed.extend(last);
+            let mut reason = format!(
+                "turn {turn} made {MAX_MODEL_CALLS_PER_TURN} model calls, the most a turn may \
+                 make; a hook asked for another on `{next}`"
+            );
+            if !failed.is_empty() {
+                let failures: Vec<String> = failed
+                    .iter()
+                    .map(|call| format!("{}: {}", call.model, call.error))
+                    .collect();
+                reason.push_str(&format!(
+                    " (the calls that failed: {})",
+                    failures.join("; ")
+                ));
+            }
+            Halt::Rejected(reason)
+        }
     }
 }

@@ -202,10 +202,15 @@ async fn retries_are_bounded_per_turn() {
         .add_hook(RetryForever)
         .build();
     match agent.prompt("hi").await {
-        Err(PromptError::RejectedAction { reason, .. }) => {
-            assert!(reason.contains("8 model calls"), "{reason}")
+        Err(PromptError::Completion {
+            failed_calls,
+            untried_model,
+            ..
+        }) => {
+            assert_eq!(failed_calls.len(), crate::agent::MAX_MODEL_CALLS_PER_TURN);
+            assert_eq!(untried_model.as_deref(), Some("default"));
         }
-        other => panic!("expected a rejected retry, got {other:?}"),
+        other => panic!("expected the turn's failed calls, got {other:?}"),
     }
     assert_eq!(
         model.remaining(),

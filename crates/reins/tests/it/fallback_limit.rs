@@ -1,0 +1,97 @@
+//! A model fallback chain longer than a turn's model calls: the run's error still names every
+//! model that failed, and says why the rest were not tried.
+
+use reins::agent::{
+    AgentBuilder, AgentHook, FailedCall, HookContext, MAX_MODEL_CALLS_PER_TURN, OutcomeAction,
+    OutcomeEvent, PromptError,
+};
+use reins::completion::CompletionError;
+use reins::hooks::fallback::ModelFallback;
+use reins::testing::{ScriptedModel, Turn};
+
+fn down(label: &str) -> CompletionError {
+    CompletionError::Http {
+        status: 503,
+        body: format!("{label} is down"),
+    }
+}
+
+#[tokio::test]
+async fn a_chain_longer_than_the_turns_calls_keeps_every_failure() {
+    let labels: Vec<String> = (0..MAX_MODEL_CALLS_PER_TURN + 2)
+        .map(|index| match index {
+            0 => "default".to_owned(),
+            n => format!("backup{n}"),
+        })
+        .collect();
+    let model = |label: &str| ScriptedModel::new([Turn::error(down(label))]);
+    let mut builder = AgentBuilder::new(model("default"));
+    for label in &labels[1..] {
+        builder = builder.named_model(label.clone(), model(label));
+    }
+    let agent = builder.add_hook(ModelFallback::new(labels.clone())).build();
+
+    let error = agent.prompt("hi").await.unwrap_err();
+    let message = error.to_string();
+    let tried = &labels[..MAX_MODEL_CALLS_PER_TURN];
+    let next = &labels[MAX_MODEL_CALLS_PER_TURN];
+    let PromptError::Completion {
+        source,
+        failed_calls,
+        untried_model,
+        ..
+    } = error
+    else {
+        panic!("expected the models' failures, got {error:?}");
+    };
+    let expected: Vec<FailedCall> = tried
+        .iter()
+        .map(|label| FailedCall::new(label.clone(), down(label)))
+        .collect();
+    assert_eq!(failed_calls, expected, "every failed call, oldest first");
+    assert_eq!(source, down(&tried[MAX_MODEL_CALLS_PER_TURN - 1]));
+    assert_eq!(untried_model.as_deref(), Some(next.as_str()));
+    for label in tried {
+        assert!(
+            message.contains(&format!("{label}: the provider answered HTTP 503")),
+            "{message}"
+        );
+    }
+    assert!(
+        message.ends_with(&format!(
+            "the turn stopped at its limit of {MAX_MODEL_CALLS_PER_TURN} model calls; \
+             `{next}` was not tried"
+        )),
+        "{message}"
+    );
+}
+
+/// Asks for the turn again on `default` whatever its outcome.
+struct AlwaysRetry;
+
+impl AgentHook for AlwaysRetry {
+    async fn on_outcome(&self, _: &HookContext, _: OutcomeEvent<'_>) -> OutcomeAction {
+        OutcomeAction::retry_on("default")
+    }
+}
+
+#[tokio::test]
+async fn a_hook_retrying_an_answer_past_the_limit_is_rejected_with_the_failures_so_far() {
+    // One call fails, the rest answer: the hook's endless retry is the run's problem, and its
+    // reason still says what failed.
+    let mut turns = vec![Turn::error(down("default"))];
+    turns.extend((1..MAX_MODEL_CALLS_PER_TURN).map(|_| Turn::text("an answer")));
+    let agent = AgentBuilder::new(ScriptedModel::new(turns))
+        .add_hook(AlwaysRetry)
+        .build();
+    match agent.prompt("hi").await {
+        Err(PromptError::RejectedAction { reason, .. }) => {
+            assert!(
+                reason.contains(&format!("{MAX_MODEL_CALLS_PER_TURN} model calls"))
+                    && reason.contains("default: the provider answered HTTP 503: default is down"),
+                "{reason}"
+            );
+        }
+        other => panic!("expected the retry to be rejected, got {other:?}"),
+    }
+}
