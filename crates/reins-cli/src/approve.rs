@@ -7,13 +7,13 @@
 //!
 //! Fail closed: end of input, an answer that is not understood twice, or edited arguments
 //! that are not a JSON object or do not fit the tool's schema deny the call; the policy's
-//! timeout denies a call nobody answers.
+//! timeout denies a call nobody answers (logged in the trail as the policy's denial).
 
 use crate::config::LoadedAgent;
 use crate::decided_by::decided_by;
 use crate::edited_args::Schemas;
 use crate::run_decisions::RunDecisions;
-use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, Decision};
+use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, DeciderFailure, Decision};
 use reins::text::printable;
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
@@ -130,6 +130,18 @@ impl ApprovalDecider for CliDecider {
             .record(request, &decision, &decided_by(TERMINAL))
             .await;
         decision
+    }
+
+    /// Nobody answered at the prompt in time: the policy's denial goes in the trail.
+    async fn failed_to_answer(
+        &self,
+        request: &ApprovalRequest,
+        failure: &DeciderFailure,
+        denial: &Decision,
+    ) {
+        self.decisions
+            .record_policy_denial(request, failure, denial)
+            .await;
     }
 }
 

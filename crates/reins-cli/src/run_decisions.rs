@@ -6,17 +6,23 @@
 //! The run applies such a decision at once; the store only logs it
 //! ([`RunStore::log_decision`](reins::store::RunStore::log_decision)), under the lease the run
 //! holds ([`LeaseKeeper::log_decision`]). A decision that suspends the run is no decision: the
-//! call waits for one, recorded when it is made.
+//! call waits for one, recorded when it is made. A decider that does not answer in time (or
+//! panics) is denied by the approval policy, and that denial is logged too, as the policy's
+//! ([`RunDecisions::record_policy_denial`]).
 
 use crate::lease_keeper::LeaseKeeper;
 use reins::agent::ToolDecision;
-use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, Decision};
+use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, DeciderFailure, Decision};
 use reins::store::call_binding;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Who a decision of the approval webhook is recorded as made by (the service's URL may hold
 /// a token: it is not named).
 pub const WEBHOOK: &str = "the approval webhook";
+
+/// Who a denial the approval policy made itself is recorded as made by, before why (the
+/// decider it asked timed out or panicked).
+pub const POLICY: &str = "the approval policy";
 
 /// Where a run's deciders log what they decide: the store of the run under way, once it has
 /// one ([`RunDecisions::keep_in`]). Clones share it. Before (and for a run with no store)
@@ -31,6 +37,19 @@ impl RunDecisions {
     /// replaces its last).
     pub fn keep_in(&self, keeper: &LeaseKeeper) {
         *self.keeper.lock().unwrap_or_else(PoisonError::into_inner) = Some(keeper.clone());
+    }
+
+    /// Logs the approval policy's own denial of `request`'s call, made because the decider
+    /// asked did not answer (`failure`), in the run's trail: as made by the policy, saying
+    /// why ("the approval policy: the decider timed out after 30 s").
+    pub async fn record_policy_denial(
+        &self,
+        request: &ApprovalRequest,
+        failure: &DeciderFailure,
+        denial: &Decision,
+    ) {
+        self.record(request, denial, &format!("{POLICY}: {failure}"))
+            .await;
     }
 
     /// Logs `decision` about `request`'s call, made by `decided_by`, in the run's trail. A
@@ -111,6 +130,18 @@ impl<D: ApprovalDecider> ApprovalDecider for Logged<D> {
             .record(request, &decision, &self.decided_by)
             .await;
         decision
+    }
+
+    async fn failed_to_answer(
+        &self,
+        request: &ApprovalRequest,
+        failure: &DeciderFailure,
+        denial: &Decision,
+    ) {
+        self.inner.failed_to_answer(request, failure, denial).await;
+        self.decisions
+            .record_policy_denial(request, failure, denial)
+            .await;
     }
 }
 

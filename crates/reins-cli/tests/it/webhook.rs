@@ -2,7 +2,7 @@
 //! the terminal, with the file's token and signature; the file is checked before anything
 //! runs.
 
-use crate::common::approval_service::approval_service;
+use crate::common::approval_service::{approval_service, silent_service};
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, last_run_shown, notes_agent, outcome, save_note_rules};
 use serde_json::Value;
@@ -134,6 +134,44 @@ fn the_webhooks_decision_is_in_the_runs_trail() {
     assert_eq!(decisions[0]["verdict"], "denied: not today");
     assert_eq!(decisions[0]["decided_by"], "the approval webhook");
     assert!(!shown.to_string().contains(&url), "{shown}");
+}
+
+/// A webhook that never answers: the policy denies the call at its timeout, and that denial
+/// is in the run's trail as the policy's, saying why.
+#[test]
+fn the_policys_denial_of_a_webhook_that_timed_out_is_in_the_runs_trail() {
+    let unanswered = r#"  - name: unanswered
+    when:
+      tool_result_contains: "nobody approved it"
+    respond:
+      content: "Nobody approved it."
+"#;
+    let server = FakeLlm::start(&save_note_rules(unanswered, ""));
+    let url = silent_service();
+    let agent = agent_file(&server, &url);
+    let toml = std::fs::read_to_string(&agent.file).expect("the agent file");
+    std::fs::write(
+        &agent.file,
+        toml.replace("timeout_secs = 30", "timeout_secs = 1"),
+    )
+    .expect("the agent file");
+    let (code, stdout, stderr) = run(&agent);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Nobody approved it.", "{stderr}");
+    let shown = last_run_shown(&agent);
+    let decisions = shown["decisions"].as_array().expect("the trail");
+    assert_eq!(decisions.len(), 1, "{shown}");
+    assert_eq!(decisions[0]["tool"], "save_note");
+    assert_eq!(
+        decisions[0]["decided_by"],
+        "the approval policy: the decider timed out after 1 s"
+    );
+    assert!(
+        decisions[0]["verdict"]
+            .as_str()
+            .is_some_and(|verdict| verdict.contains("nobody approved it within 1 s")),
+        "{shown}"
+    );
 }
 
 #[test]

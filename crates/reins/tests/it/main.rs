@@ -7,6 +7,7 @@
 
 mod common;
 
+mod approval_denials;
 mod awaited_runs;
 mod call_history;
 mod cancelled_runs;

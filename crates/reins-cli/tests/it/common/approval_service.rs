@@ -45,3 +45,18 @@ pub fn approval_service(answer: &'static str) -> (String, Received) {
     });
     (url, received)
 }
+
+/// An approval service on loopback that takes each request and never answers it (the
+/// connection stays open until the test process ends). Returns its URL.
+pub fn silent_service() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/approve", listener.local_addr().expect("address"));
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            held.push(stream);
+        }
+    });
+    url
+}

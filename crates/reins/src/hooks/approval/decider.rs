@@ -5,9 +5,11 @@ use crate::text::printable;
 use crate::tool::ToolTraits;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::fmt;
 use std::future::Future;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 /// A tool call waiting for a decision.
@@ -89,11 +91,71 @@ impl Decision {
 pub trait ApprovalDecider: Send + Sync + 'static {
     /// The decision about `request`.
     fn decide(&self, request: &ApprovalRequest) -> impl Future<Output = Decision> + Send;
+
+    /// Told that the policy denied `request`'s call itself, with `denial`, because this
+    /// decider did not answer (`failure`: it timed out or panicked). A decider that records
+    /// what it decides (a run's decision trail) records this denial here too, as the
+    /// policy's: otherwise the trail would have no entry for a call that was refused. The
+    /// run waits for it before going on, within the policy's timeout (a panic in it is caught
+    /// and logged). Does nothing unless implemented.
+    fn failed_to_answer(
+        &self,
+        request: &ApprovalRequest,
+        failure: &DeciderFailure,
+        denial: &Decision,
+    ) -> impl Future<Output = ()> + Send {
+        let _ = (request, failure, denial);
+        std::future::ready(())
+    }
 }
 
 impl<D: ApprovalDecider> ApprovalDecider for Arc<D> {
     fn decide(&self, request: &ApprovalRequest) -> impl Future<Output = Decision> + Send {
         (**self).decide(request)
+    }
+
+    fn failed_to_answer(
+        &self,
+        request: &ApprovalRequest,
+        failure: &DeciderFailure,
+        denial: &Decision,
+    ) -> impl Future<Output = ()> + Send {
+        (**self).failed_to_answer(request, failure, denial)
+    }
+}
+
+/// Why an [`ApprovalPolicy`](super::ApprovalPolicy) decided a call itself after asking its
+/// decider ([`ApprovalDecider::failed_to_answer`]). Shown, it says what happened: "the
+/// decider timed out after 30 s".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeciderFailure {
+    /// The decider did not answer within the policy's timeout (this one).
+    TimedOut(Duration),
+    /// The decider panicked.
+    Panicked,
+}
+
+impl fmt::Display for DeciderFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeciderFailure::TimedOut(timeout) => {
+                write!(f, "the decider timed out after {}", describe(*timeout))
+            }
+            DeciderFailure::Panicked => f.write_str("the decider panicked"),
+        }
+    }
+}
+
+/// `5 min`, `90 s`, `250 ms`: a timeout as a person reads it.
+pub(super) fn describe(duration: Duration) -> String {
+    let secs = duration.as_secs();
+    if secs == 0 {
+        format!("{} ms", duration.as_millis())
+    } else if secs % 60 == 0 {
+        format!("{} min", secs / 60)
+    } else {
+        format!("{secs} s")
     }
 }
 

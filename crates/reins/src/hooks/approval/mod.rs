@@ -9,7 +9,10 @@
 //! The policy fails closed: arguments that cannot be read (or an argument or traits check that
 //! panics) never match an allow rule but do match a rule that denies, asks or suspends; a
 //! decider that panics, or does not answer within the timeout (5 minutes by default), denies
-//! the call with a message saying why; `Ask` with no decider denies.
+//! the call with a message saying why; `Ask` with no decider denies. A decider that timed out
+//! or panicked is told of the policy's denial
+//! ([`ApprovalDecider::failed_to_answer`]), so one that records its decisions (the CLI's, in
+//! the run's decision trail) records that one too, as the policy's.
 //!
 //! Model calls are not gated: the policy observes tool dispatches only. A denial ends the
 //! dispatch chain, so hooks registered after the policy never see a refused call's dispatch
@@ -24,9 +27,10 @@ pub mod terminal;
 mod tests;
 mod webhook;
 
+use decider::describe;
 pub use decider::{
-    ApprovalDecider, ApprovalRequest, ChannelDecider, DeciderFn, Decision, PendingApproval,
-    TerminalDecider, decider_fn,
+    ApprovalDecider, ApprovalRequest, ChannelDecider, DeciderFailure, DeciderFn, Decision,
+    PendingApproval, TerminalDecider, decider_fn,
 };
 pub use rule::{Rule, RuleOutcome};
 pub use webhook::{
@@ -242,8 +246,8 @@ impl ApprovalPolicy {
             );
         };
         let asked = call_caught(|| decider.decide(&request));
-        let decision = match tokio::time::timeout(self.timeout, asked).await {
-            Ok(Ok(decision)) => decision,
+        let (failure, denial) = match tokio::time::timeout(self.timeout, asked).await {
+            Ok(Ok(decision)) => return (decision, true),
             Ok(Err(panic)) => {
                 tracing::warn!(
                     run_id = ctx.run_id(),
@@ -251,31 +255,41 @@ impl ApprovalPolicy {
                     message = %panic_message(panic.as_ref()),
                     "the approval decider panicked; the call is denied"
                 );
-                Decision::deny(format!(
-                    "`{name}` was not run: the approval failed (the approver panicked)"
-                ))
+                (
+                    DeciderFailure::Panicked,
+                    Decision::deny(format!(
+                        "`{name}` was not run: the approval failed (the approver panicked)"
+                    )),
+                )
             }
             Err(_) => {
                 tracing::warn!(run_id = ctx.run_id(), tool = %name, "no approval decision in time");
-                Decision::deny(format!(
-                    "`{name}` was not run: nobody approved it within {}",
-                    describe(self.timeout)
-                ))
+                (
+                    DeciderFailure::TimedOut(self.timeout),
+                    Decision::deny(format!(
+                        "`{name}` was not run: nobody approved it within {}",
+                        describe(self.timeout)
+                    )),
+                )
             }
         };
-        (decision, true)
-    }
-}
-
-/// `5 min`, `90 s`, `250 ms`: a timeout as a person reads it.
-fn describe(duration: Duration) -> String {
-    let secs = duration.as_secs();
-    if secs == 0 {
-        format!("{} ms", duration.as_millis())
-    } else if secs % 60 == 0 {
-        format!("{} min", secs / 60)
-    } else {
-        format!("{secs} s")
+        // The decider records the policy's denial where it records its own decisions.
+        let told = call_caught(|| decider.failed_to_answer(&request, &failure, &denial));
+        match tokio::time::timeout(self.timeout, told).await {
+            Ok(Ok(())) => {}
+            Ok(Err(panic)) => tracing::warn!(
+                run_id = ctx.run_id(),
+                tool = %name,
+                message = %panic_message(panic.as_ref()),
+                "the approval decider panicked when told of the policy's denial"
+            ),
+            Err(_) => tracing::warn!(
+                run_id = ctx.run_id(),
+                tool = %name,
+                "the approval decider was told of the policy's denial and did not return in time"
+            ),
+        }
+        (denial, true)
     }
 }
 
@@ -439,10 +453,28 @@ pub fn approval_record(ctx: &HookContext, internal_call_id: &str) -> Option<Appr
 /// Object-safe form of [`ApprovalDecider`], so the policy stores any decider.
 trait ErasedDecider: Send + Sync {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision>;
+
+    fn failed_to_answer<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+        failure: &'a DeciderFailure,
+        denial: &'a Decision,
+    ) -> BoxFuture<'a, ()>;
 }
 
 impl<D: ApprovalDecider> ErasedDecider for D {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(ApprovalDecider::decide(self, request))
+    }
+
+    fn failed_to_answer<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+        failure: &'a DeciderFailure,
+        denial: &'a Decision,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(ApprovalDecider::failed_to_answer(
+            self, request, failure, denial,
+        ))
     }
 }
