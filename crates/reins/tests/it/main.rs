@@ -27,6 +27,7 @@ mod masked_failures;
 mod model_panics;
 mod providers;
 mod ready_hooks;
+mod redaction;
 mod routing;
 mod run_loop;
 mod run_state;

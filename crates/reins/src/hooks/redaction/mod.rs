@@ -11,7 +11,8 @@
 //! without allocating, unless it holds JSON escapes that could hide a match (`\\`, `\/`,
 //! or `\u` and an ASCII code): those are decoded, up to three levels deep (JSON text in a
 //! JSON string), and the decoded text is scanned as well, so `ada\u0040example.com` and a
-//! doubly encoded tool answer are masked too.
+//! doubly encoded tool answer are masked too. A literal secret is also looked for in the
+//! forms JSON writers give it ([`Redaction::secret`]), non-ASCII characters escaped included.
 //!
 //! Redaction is a best-effort filter, not a data-loss-prevention guarantee: patterns miss
 //! secrets they do not know and can mask look-alikes. Not covered by the built-in patterns,
@@ -29,6 +30,7 @@ mod history;
 mod names;
 mod pattern;
 mod scan;
+mod secret_forms;
 mod unescape;
 
 #[cfg(test)]
@@ -221,21 +223,17 @@ impl Redaction {
     }
 
     /// Masks every occurrence of `secret` (case-sensitive), reported as [`SECRET_KIND`]. An
-    /// empty secret is ignored. Its JSON-escaped form is masked too, for secrets with quotes
-    /// or backslashes inside tool results rendered as JSON.
+    /// empty secret is ignored. Its JSON-escaped forms are masked too, for tool results
+    /// rendered as JSON: quotes, backslashes and control characters escaped, and non-ASCII
+    /// characters as `\uXXXX` (either case of hex), as writers that keep their output ASCII
+    /// write them (Python's `json.dumps` by default).
     pub fn secret(mut self, secret: impl AsRef<str>) -> Self {
         let secret = secret.as_ref();
         if secret.is_empty() {
             return self;
         }
-        self.secrets
-            .push(Finder::new(secret.as_bytes()).into_owned());
-        if let Ok(quoted) = serde_json::to_string(secret) {
-            let escaped = &quoted[1..quoted.len() - 1];
-            if escaped != secret {
-                self.secrets
-                    .push(Finder::new(escaped.as_bytes()).into_owned());
-            }
+        for form in secret_forms::secret_forms(secret) {
+            self.secrets.push(Finder::new(form.as_bytes()).into_owned());
         }
         self
     }
