@@ -95,9 +95,9 @@ pub enum PromptError {
     /// here: `failed_calls` lists them in order, and the message names each model and its
     /// failure on a line of its own. A chain longer than a turn's
     /// [`MAX_MODEL_CALLS_PER_TURN`](crate::agent::MAX_MODEL_CALLS_PER_TURN) calls stops there:
-    /// the failures are all here all the same, and `untried_model` names the model that was
-    /// next (the message says the turn stopped at its limit).
-    #[error("{}", completion_failure(source, failed_calls, untried_model.as_deref()))]
+    /// the failures are all here all the same, and `call_limit_reached` says so (as does the
+    /// message's last line).
+    #[error("{}", completion_failure(source, failed_calls, *call_limit_reached))]
     Completion {
         /// What went wrong: the last call's error.
         #[source]
@@ -108,10 +108,11 @@ pub enum PromptError {
         /// whose error is `source`. (A call whose empty answer was retried did not fail and is
         /// not listed.)
         failed_calls: Vec<FailedCall>,
-        /// The model a hook asked for after the last failed call, when the turn had already
-        /// made its [`MAX_MODEL_CALLS_PER_TURN`](crate::agent::MAX_MODEL_CALLS_PER_TURN)
-        /// calls, so it was not called; `None` when no hook asked for another call.
-        untried_model: Option<String>,
+        /// Whether a hook asked for another call after the last failed one (the next model
+        /// of a fallback chain) when the turn had made its
+        /// [`MAX_MODEL_CALLS_PER_TURN`](crate::agent::MAX_MODEL_CALLS_PER_TURN) calls, so
+        /// that call was not made.
+        call_limit_reached: bool,
         /// The history before the failed call.
         history: Vec<Message>,
         /// The run's id.
@@ -308,19 +309,19 @@ impl FailedCall {
 /// What [`PromptError::Completion`] says: the error alone when one model was called, else a
 /// line naming the models, then one line per failed call with its model's label (a line break
 /// in an error's text is shown as `\n`, so each call stays on its line); then, when the turn
-/// ran out of calls before `untried_model`, a line saying so.
+/// ran out of calls, a line saying so.
 fn completion_failure(
     source: &CompletionError,
     failed_calls: &[FailedCall],
-    untried_model: Option<&str>,
+    call_limit_reached: bool,
 ) -> String {
     use std::fmt::Write;
     let mut message = failed_calls_text(source, failed_calls);
-    if let Some(next) = untried_model {
+    if call_limit_reached {
         // Writing to a String cannot fail.
         let _ = write!(
             message,
-            "\n  the turn stopped at its limit of {} model calls; `{next}` was not tried",
+            "\n  the turn made its limit of {} model calls, so the next model was not tried",
             crate::agent::MAX_MODEL_CALLS_PER_TURN
         );
     }
@@ -383,7 +384,7 @@ mod tests {
         PromptError::Completion {
             source,
             failed_calls,
-            untried_model: None,
+            call_limit_reached: false,
             history: Vec::new(),
             run_id: "r1".to_owned(),
         }

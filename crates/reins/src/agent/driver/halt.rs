@@ -39,9 +39,9 @@ pub(super) enum Halt {
 pub(super) struct FailedCalls {
     pub earlier: Vec<FailedCall>,
     pub last: FailedCall,
-    /// The model a hook asked for after the last call, not called: the turn had made all
-    /// its calls.
-    pub untried_model: Option<String>,
+    /// Whether a hook asked for another call after the last, not made: the turn had made
+    /// all its calls.
+    pub call_limit_reached: bool,
 }
 
 /// How a run's loop ended, as its last checkpoint records it.
@@ -105,7 +105,7 @@ impl Halt {
             Halt::Completion(source) => PromptError::Completion {
                 source,
                 failed_calls: Vec::new(),
-                untried_model: None,
+                call_limit_reached: false,
                 history: state.history,
                 run_id,
             },
@@ -113,14 +113,14 @@ impl Halt {
                 let FailedCalls {
                     mut earlier,
                     last,
-                    untried_model,
+                    call_limit_reached,
                 } = *failed;
                 let source = last.error.clone();
                 earlier.push(last);
                 PromptError::Completion {
                     source,
                     failed_calls: earlier,
-                    untried_model,
+                    call_limit_reached,
                     history: state.history,
                     run_id,
                 }

@@ -28,8 +28,8 @@ use std::sync::atomic::Ordering;
 /// The most model calls one turn makes: the first, and the retries hooks ask for with
 /// [`OutcomeAction::retry_on`](crate::agent::OutcomeAction::retry_on). Past it, the run fails
 /// rather than loop: with every failed call of the turn
-/// ([`PromptError::Completion`](crate::agent::PromptError::Completion), its `untried_model`
-/// the label asked for) when the last call failed, else with
+/// ([`PromptError::Completion`](crate::agent::PromptError::Completion), its
+/// `call_limit_reached` set) when the last call failed, else with
 /// [`PromptError::RejectedAction`](crate::agent::PromptError::RejectedAction).
 pub const MAX_MODEL_CALLS_PER_TURN: usize = 8;
 
@@ -183,7 +183,7 @@ impl<'a> Driver<'a> {
                     Err(Halt::Completion(error)) => Err(Halt::FailedCalls(Box::new(FailedCalls {
                         earlier: failed,
                         last: FailedCall::new(label, error),
-                        untried_model: None,
+                        call_limit_reached: false,
                     }))),
                     Err(halt) => Err(halt),
                 };
@@ -445,9 +445,10 @@ impl<'a> Driver<'a> {
 
 /// Why turn `turn` ends when a hook asks for another model call (on `next`) after the turn
 /// made [`MAX_MODEL_CALLS_PER_TURN`]: when its last call failed, the run fails with that
-/// call's error and every failed call of the turn, oldest first, noting `next` as not tried
-/// (a fallback chain longer than the limit); else (the last call answered, and a hook asked
-/// again anyway) the hook's action is rejected, its reason listing the calls that failed.
+/// call's error and every failed call of the turn, oldest first, noting that the turn ran
+/// out of calls (a fallback chain longer than the limit); else (the last call answered, and
+/// a hook asked again anyway) the hook's action is rejected, its reason listing the calls
+/// that failed.
 fn calls_exhausted(
     turn: usize,
     mut failed: Vec<FailedCall>,
@@ -458,7 +459,7 @@ fn calls_exhausted(
         Some(last) if last_failed => Halt::FailedCalls(Box::new(FailedCalls {
             earlier: failed,
             last,
-            untried_model: Some(next),
+            call_limit_reached: true,
         })),
         last => {
             failed.extend(last);

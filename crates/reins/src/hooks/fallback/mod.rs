@@ -29,8 +29,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// [`MAX_MODEL_CALLS_PER_TURN`](crate::agent::MAX_MODEL_CALLS_PER_TURN) model calls, so a
 /// chain longer than that stops there: the run fails with the same
 /// [`PromptError::Completion`](crate::agent::PromptError::Completion), every failed call in
-/// `failed_calls`, and `untried_model` naming the label that was next (its message ends with
-/// a line saying the turn stopped at its limit). Every call is dispatched and
+/// `failed_calls`, and `call_limit_reached` set (its message ends with a line saying the
+/// turn made its limit of calls). Every call is dispatched and
 /// observed like any other, so budgets, audit logs and approvals see the fallback calls too;
 /// a streaming run withdraws the text of a failed call
 /// ([`StreamItem::TurnDiscarded`](crate::agent::StreamItem::TurnDiscarded)). The retry ends
