@@ -1,10 +1,11 @@
 //! Who holds a run: racing workers, workers with the same name, lease tokens, a lost lease,
 //! decisions while a worker holds it.
 
+use super::per_store::per_store;
 use super::{NeedsApproval, RunStateBuilder, Seen, agent, decide, script, uuid_like};
 use crate::common::EchoArgs;
 use reins::agent::*;
-use reins::store::{Lease, MemoryStore, RunStore, SqliteStore, StoreError};
+use reins::store::{Lease, MemoryStore, RunStore, StoreError};
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::tool_fn;
 use serde_json::json;
@@ -12,9 +13,6 @@ use std::future::IntoFuture;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-#[cfg(feature = "postgres")]
-use super::postgres_store;
 
 /// Two workers resume the same run at once: exactly one proceeds.
 async fn racing_workers(store: impl RunStore + Clone) {
@@ -56,17 +54,7 @@ async fn racing_workers(store: impl RunStore + Clone) {
     assert_eq!(*log.lock().unwrap(), vec!["pay 5"], "the tool ran once");
 }
 
-#[tokio::test]
-async fn racing_workers_in_memory() {
-    racing_workers(MemoryStore::new()).await;
-}
-
-#[tokio::test]
-async fn racing_workers_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-race-{}.sqlite", uuid_like()));
-    racing_workers(SqliteStore::open(&path).unwrap()).await;
-    let _ = std::fs::remove_file(&path);
-}
+per_store!(racing_workers, sqlite file);
 
 /// An agent whose `pay` tool takes a while and counts its executions; payments need approval.
 fn slow_pay_agent(model: ScriptedModel, payments: Arc<AtomicUsize>) -> Agent {
@@ -131,17 +119,7 @@ async fn same_name_workers(store: impl RunStore + Clone) {
     );
 }
 
-#[tokio::test]
-async fn same_name_workers_in_memory() {
-    same_name_workers(MemoryStore::new()).await;
-}
-
-#[tokio::test]
-async fn same_name_workers_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-twins-{}.sqlite", uuid_like()));
-    same_name_workers(SqliteStore::open(&path).unwrap()).await;
-    let _ = std::fs::remove_file(&path);
-}
+per_store!(same_name_workers, sqlite file);
 
 /// A lease is held by its claim's token: a second claim under the same name is refused, and
 /// a lease with another token (forged, or from an earlier claim) cannot checkpoint.
@@ -186,15 +164,7 @@ async fn claims_are_held_by_their_token(store: impl RunStore) {
         .unwrap();
 }
 
-#[tokio::test]
-async fn claims_are_held_by_their_token_in_memory() {
-    claims_are_held_by_their_token(MemoryStore::new()).await;
-}
-
-#[tokio::test]
-async fn claims_are_held_by_their_token_in_sqlite() {
-    claims_are_held_by_their_token(SqliteStore::in_memory().unwrap()).await;
-}
+per_store!(claims_are_held_by_their_token);
 
 /// While a worker holds a suspended run it resumes, no decision about it is recorded: the
 /// worker read the run's decisions when it took it and goes on under those, so a later one
@@ -230,21 +200,7 @@ async fn no_decision_while_a_worker_holds_the_run(store: impl RunStore + Clone) 
         .expect("a run given back takes decisions");
 }
 
-#[tokio::test]
-async fn no_decision_while_a_worker_holds_the_run_in_memory() {
-    no_decision_while_a_worker_holds_the_run(MemoryStore::new()).await;
-}
-
-#[tokio::test]
-async fn no_decision_while_a_worker_holds_the_run_in_sqlite() {
-    no_decision_while_a_worker_holds_the_run(SqliteStore::in_memory().unwrap()).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn no_decision_while_a_worker_holds_the_run_in_postgres() {
-    no_decision_while_a_worker_holds_the_run(postgres_store().await).await;
-}
+per_store!(no_decision_while_a_worker_holds_the_run);
 
 #[tokio::test]
 async fn a_worker_that_lost_its_lease_cannot_overwrite_the_run() {
@@ -259,22 +215,4 @@ async fn a_worker_that_lost_its_lease_cannot_overwrite_the_run() {
         .await
         .unwrap_err();
     assert!(matches!(error, StoreError::Conflict { .. }));
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn racing_workers_in_postgres() {
-    racing_workers(postgres_store().await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn same_name_workers_in_postgres() {
-    same_name_workers(postgres_store().await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn claims_are_held_by_their_token_in_postgres() {
-    claims_are_held_by_their_token(postgres_store().await).await;
 }

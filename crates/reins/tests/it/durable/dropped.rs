@@ -4,11 +4,12 @@
 //! dropped while its very first write (the run's `create`) is in flight.
 
 use super::faulty_store::{Fault, FaultyStore};
+use super::per_store::per_store;
 use super::renewal::slow_agent;
 use super::store_faults::balance_agent;
 use super::uuid_like;
 use reins::agent::*;
-use reins::store::{MemoryStore, RunStore, SqliteStore, StoreError};
+use reins::store::{RunStore, StoreError};
 use std::future::IntoFuture;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -41,17 +42,7 @@ async fn a_dropped_run_is_free_at_once(store: impl RunStore + Clone) {
     assert_eq!(runs.load(Ordering::SeqCst), 1, "the call did not run again");
 }
 
-#[tokio::test]
-async fn a_dropped_run_is_free_at_once_in_memory() {
-    a_dropped_run_is_free_at_once(MemoryStore::new()).await;
-}
-
-#[tokio::test]
-async fn a_dropped_run_is_free_at_once_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-dropped-{}.sqlite", uuid_like()));
-    a_dropped_run_is_free_at_once(SqliteStore::open(&path).unwrap()).await;
-    let _ = std::fs::remove_file(&path);
-}
+per_store!(a_dropped_run_is_free_at_once, sqlite file);
 
 /// Resumes the stored run `run_id` once no lease holds it (tried again while it is busy, up
 /// to a time far longer than a release takes and far shorter than the lease).
@@ -98,20 +89,4 @@ async fn a_run_dropped_during_its_first_write_is_free_at_once<S: RunStore + Clon
     assert_eq!(*log.lock().unwrap(), vec!["balance"]);
 }
 
-#[tokio::test]
-async fn a_run_dropped_during_its_first_write_is_free_at_once_in_memory() {
-    a_run_dropped_during_its_first_write_is_free_at_once(MemoryStore::new()).await;
-}
-
-#[tokio::test]
-async fn a_run_dropped_during_its_first_write_is_free_at_once_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-dropped-{}.sqlite", uuid_like()));
-    a_run_dropped_during_its_first_write_is_free_at_once(SqliteStore::open(&path).unwrap()).await;
-    let _ = std::fs::remove_file(&path);
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn a_run_dropped_during_its_first_write_is_free_at_once_in_postgres() {
-    a_run_dropped_during_its_first_write_is_free_at_once(super::postgres_store().await).await;
-}
+per_store!(a_run_dropped_during_its_first_write_is_free_at_once, sqlite file);

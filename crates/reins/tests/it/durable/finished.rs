@@ -1,15 +1,13 @@
 //! Finished runs are left alone: resuming one runs nothing and writes nothing. A failed run's
 //! record says why it failed.
 
+use super::per_store::per_store;
 use super::{Seen, agent, version_of};
 use reins::agent::*;
-use reins::store::{MemoryStore, RunStore, SqliteStore, StoreError};
+use reins::store::{RunStore, StoreError};
 use reins::testing::{ScriptedModel, Turn};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
-
-#[cfg(feature = "postgres")]
-use super::postgres_store;
 
 /// Resuming a run that completed, failed or was cancelled runs nothing, writes nothing
 /// (the version stays), and ends with `AlreadyFinished`. The failed runs' records keep the
@@ -132,26 +130,12 @@ async fn finished_runs_are_left_alone(store: impl RunStore + Clone) {
     assert_eq!(log.lock().unwrap().len(), ran, "no tool ran again");
 }
 
+per_store!(finished_runs_are_left_alone);
+
 /// Cancels every run before it starts.
 struct StopAtStart;
 impl AgentHook for StopAtStart {
     async fn on_run_start(&self, _ctx: &HookContext, _event: RunStartEvent<'_>) -> RunStartAction {
         RunStartAction::stop("not today")
     }
-}
-
-#[tokio::test]
-async fn finished_runs_are_left_alone_in_memory() {
-    finished_runs_are_left_alone(MemoryStore::new()).await;
-}
-
-#[tokio::test]
-async fn finished_runs_are_left_alone_in_sqlite() {
-    finished_runs_are_left_alone(SqliteStore::in_memory().unwrap()).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn finished_runs_are_left_alone_in_postgres() {
-    finished_runs_are_left_alone(postgres_store().await).await;
 }

@@ -1,15 +1,13 @@
 //! Time travel: a run's checkpoints, and forks from them that keep what the checkpoint holds
 //! (no model turn or tool call repeated) and leave the parent intact.
 
+use super::per_store::per_store;
 use super::{Seen, agent, decide, uuid_like};
 use reins::agent::*;
-use reins::store::{MemoryStore, RunStore, SqliteStore, StoreError, fork};
+use reins::store::{RunStore, StoreError, fork};
 use reins::testing::{ScriptedModel, Turn};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
-
-#[cfg(feature = "postgres")]
-use super::postgres_store;
 
 fn script() -> ScriptedModel {
     ScriptedModel::resumable([
@@ -134,20 +132,4 @@ async fn fork_from_a_checkpoint(store: impl RunStore + Clone) {
     ));
 }
 
-#[tokio::test]
-async fn fork_from_a_checkpoint_in_memory() {
-    fork_from_a_checkpoint(MemoryStore::new()).await;
-}
-
-#[tokio::test]
-async fn fork_from_a_checkpoint_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-fork-{}.sqlite", uuid_like()));
-    fork_from_a_checkpoint(SqliteStore::open(&path).unwrap()).await;
-    let _ = std::fs::remove_file(&path);
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn fork_from_a_checkpoint_in_postgres() {
-    fork_from_a_checkpoint(postgres_store().await).await;
-}
+per_store!(fork_from_a_checkpoint, sqlite file);

@@ -5,6 +5,7 @@
 //! never changed or deleted by any store. How a stored record is put in each store
 //! ([`StoredRecord`]) is shared with [`format_kinds`](super::format_kinds).
 
+use super::per_store::per_store;
 use super::{RunStateBuilder, Seen, agent, decide, uuid_like};
 use reins::agent::*;
 use reins::store::{
@@ -341,14 +342,4 @@ async fn the_journal_of_an_unknown_run_is_empty(store: impl RunStore) {
     assert!(store.journal("nobody").await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn the_journal_of_an_unknown_run_is_empty_everywhere() {
-    the_journal_of_an_unknown_run_is_empty(MemoryStore::new()).await;
-    the_journal_of_an_unknown_run_is_empty(SqliteStore::in_memory().unwrap()).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn the_journal_of_an_unknown_run_is_empty_in_postgres() {
-    the_journal_of_an_unknown_run_is_empty(super::postgres_store().await).await;
-}
+per_store!(the_journal_of_an_unknown_run_is_empty);

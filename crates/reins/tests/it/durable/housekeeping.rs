@@ -1,6 +1,7 @@
 //! Listing runs by status a page at a time, deleting finished runs, expiring old ones, keeping
 //! only a run's newest checkpoints.
 
+use super::per_store::per_store;
 use super::{RunStateBuilder, Seen, agent, decide, script, uuid_like};
 use reins::agent::{PromptError, RunState, RunStatus, ToolDecision};
 use reins::store::{MemoryStore, RunCursor, RunQuery, RunStore, SqliteStore, StoreError};
@@ -147,26 +148,8 @@ async fn delete_takes_everything(store: impl RunStore + Clone) {
     assert_eq!(store.checkpoints(&run_id).await.unwrap().len(), 1);
 }
 
-#[tokio::test]
-async fn housekeeping_in_memory() {
-    housekeeping(MemoryStore::new()).await;
-    delete_takes_everything(MemoryStore::new()).await;
-}
-
-#[tokio::test]
-async fn housekeeping_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-housekeeping-{}.sqlite", uuid_like()));
-    housekeeping(SqliteStore::open(&path).unwrap()).await;
-    let _ = std::fs::remove_file(&path);
-    delete_takes_everything(SqliteStore::in_memory().unwrap()).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn housekeeping_in_postgres() {
-    housekeeping(postgres_store().await).await;
-    delete_takes_everything(postgres_store().await).await;
-}
+per_store!(housekeeping, sqlite file);
+per_store!(delete_takes_everything);
 
 /// Writes a run of six checkpoints (its creation, then five more) to `store`; returns the
 /// versions `store` keeps of it, oldest first, and the run's last version.

@@ -5,10 +5,11 @@
 //! call's start is checkpointed, its result is not, and the dropped claim's lease stays until
 //! it expires, as after a SIGKILL (reins-crash-test does the same with real processes).
 
+use super::per_store::per_store;
 use super::{decide, uuid_like};
 use crate::common::EchoArgs;
 use reins::agent::*;
-use reins::store::{MemoryStore, RunStore, SqliteStore, StoreError};
+use reins::store::{RunStore, StoreError};
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::{RetrySafety, tool_fn};
 use serde_json::json;
@@ -16,9 +17,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
-
-#[cfg(feature = "postgres")]
-use super::postgres_store;
 
 /// How long a dropped claim holds a run.
 const LEASE: Duration = Duration::from_millis(100);
@@ -410,7 +408,7 @@ async fn a_decision_given_with_the_resume_waits_for_the_call_in_doubt(
     );
 }
 
-async fn all_cases(store: impl RunStore + Clone) {
+async fn calls_in_doubt(store: impl RunStore + Clone) {
     a_decision_given_with_the_resume_waits_for_the_call_in_doubt(store.clone()).await;
     a_fork_of_a_started_call_waits_in_doubt(store.clone(), RetrySafety::DeduplicatesByEffectId)
         .await;
@@ -421,20 +419,4 @@ async fn all_cases(store: impl RunStore + Clone) {
     declared_call_runs_again(store, RetrySafety::DeduplicatesByEffectId).await;
 }
 
-#[tokio::test]
-async fn calls_in_doubt_in_memory() {
-    all_cases(MemoryStore::new().with_lease(LEASE)).await;
-}
-
-#[tokio::test]
-async fn calls_in_doubt_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-in-doubt-{}.sqlite", uuid_like()));
-    all_cases(SqliteStore::open(&path).unwrap().with_lease(LEASE)).await;
-    let _ = std::fs::remove_file(&path);
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn calls_in_doubt_in_postgres() {
-    all_cases(postgres_store().await.with_lease(LEASE)).await;
-}
+per_store!(calls_in_doubt, sqlite file, each .with_lease(LEASE));

@@ -3,9 +3,8 @@
 //! latest checkpoint's time once a checkpoint follows.
 
 use super::RunStateBuilder;
-#[cfg(feature = "postgres")]
-use super::postgres_store;
-use reins::store::{MemoryStore, RunQuery, RunStore, RunSummary, SqliteStore};
+use super::per_store::per_store;
+use reins::store::{RunQuery, RunStore, RunSummary};
 
 /// Milliseconds since the Unix epoch, the stores' clock.
 fn now_ms() -> i64 {
@@ -81,18 +80,4 @@ async fn a_listing_says_when_each_run_was_last_written(store: impl RunStore) {
     assert!((before_claim..=now_ms()).contains(&claimed), "{claimed}");
 }
 
-#[tokio::test]
-async fn a_listing_says_when_each_run_was_last_written_in_memory() {
-    a_listing_says_when_each_run_was_last_written(MemoryStore::new()).await;
-}
-
-#[tokio::test]
-async fn a_listing_says_when_each_run_was_last_written_in_sqlite() {
-    a_listing_says_when_each_run_was_last_written(SqliteStore::in_memory().unwrap()).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn a_listing_says_when_each_run_was_last_written_in_postgres() {
-    a_listing_says_when_each_run_was_last_written(postgres_store().await).await;
-}
+per_store!(a_listing_says_when_each_run_was_last_written);

@@ -3,10 +3,9 @@
 //! after their worker died) and can be resumed at once.
 
 use super::RunStateBuilder;
-#[cfg(feature = "postgres")]
-use super::postgres_store;
+use super::per_store::per_store;
 use reins::agent::RunStatus;
-use reins::store::{MemoryStore, RunQuery, RunStore, RunSummary, SqliteStore, StoreError};
+use reins::store::{RunQuery, RunStore, RunSummary, StoreError};
 use std::time::Duration;
 
 /// Milliseconds since the Unix epoch, the stores' clock.
@@ -77,6 +76,8 @@ async fn a_listing_tells_a_driven_run_from_a_left_one(store: impl RunStore) {
     }
 }
 
+per_store!(a_listing_tells_a_driven_run_from_a_left_one);
+
 /// A run whose worker died keeps its lease until it runs out, then is listed with nobody
 /// holding it, and a resume takes it.
 async fn a_lease_that_ran_out_is_held_by_nobody(store: impl RunStore) {
@@ -91,37 +92,9 @@ async fn a_lease_that_ran_out_is_held_by_nobody(store: impl RunStore) {
     store.claim("crashed", "worker-new").await.unwrap();
 }
 
+per_store!(
+    a_lease_that_ran_out_is_held_by_nobody,
+    each.with_lease(SHORT_LEASE)
+);
+
 const SHORT_LEASE: Duration = Duration::from_millis(20);
-
-#[tokio::test]
-async fn a_listing_tells_a_driven_run_from_a_left_one_in_memory() {
-    a_listing_tells_a_driven_run_from_a_left_one(MemoryStore::new()).await;
-}
-
-#[tokio::test]
-async fn a_listing_tells_a_driven_run_from_a_left_one_in_sqlite() {
-    a_listing_tells_a_driven_run_from_a_left_one(SqliteStore::in_memory().unwrap()).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn a_listing_tells_a_driven_run_from_a_left_one_in_postgres() {
-    a_listing_tells_a_driven_run_from_a_left_one(postgres_store().await).await;
-}
-
-#[tokio::test]
-async fn a_lease_that_ran_out_is_held_by_nobody_in_memory() {
-    a_lease_that_ran_out_is_held_by_nobody(MemoryStore::new().with_lease(SHORT_LEASE)).await;
-}
-
-#[tokio::test]
-async fn a_lease_that_ran_out_is_held_by_nobody_in_sqlite() {
-    let store = SqliteStore::in_memory().unwrap().with_lease(SHORT_LEASE);
-    a_lease_that_ran_out_is_held_by_nobody(store).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn a_lease_that_ran_out_is_held_by_nobody_in_postgres() {
-    a_lease_that_ran_out_is_held_by_nobody(postgres_store().await.with_lease(SHORT_LEASE)).await;
-}

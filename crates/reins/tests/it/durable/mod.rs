@@ -15,7 +15,7 @@
 //! fails a run whose store panics, gives back a run whose store failed a write, and stops a run
 //! that lost its lease (with the [`faulty_store`] of these tests), [`typed`] resumes a typed
 //! run whose answer was refused; [`postgres_connect`] reports why a connection to PostgreSQL
-//! failed.
+//! failed. A case run on every store is one body and a [`per_store!`](per_store) line.
 
 mod bindings;
 mod claims;
@@ -30,6 +30,7 @@ mod housekeeping;
 mod in_doubt;
 mod last_written;
 mod leases_listed;
+mod per_store;
 #[cfg(feature = "postgres")]
 mod postgres_connect;
 mod records;

@@ -2,10 +2,11 @@
 //! not poll it (a stream read slowly). (One that loses its lease stops where it is: see
 //! `store_faults`, whose store fails the renewals that would keep it.)
 
+use super::per_store::per_store;
 use super::uuid_like;
 use crate::common::EchoArgs;
 use reins::agent::*;
-use reins::store::{MemoryStore, RunStore, SqliteStore, StoreError};
+use reins::store::{MemoryStore, RunStore, StoreError};
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::tool_fn;
 use serde_json::json;
@@ -14,9 +15,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::Notify;
-
-#[cfg(feature = "postgres")]
-use super::postgres_store;
 
 /// The lease of the stores here: far shorter than the slow step.
 pub(super) const LEASE: Duration = Duration::from_millis(60);
@@ -76,23 +74,7 @@ pub(super) async fn a_slow_step_keeps_the_run(store: impl RunStore + Clone) {
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 
-#[tokio::test]
-async fn a_slow_step_keeps_the_run_in_memory() {
-    a_slow_step_keeps_the_run(MemoryStore::new().with_lease(LEASE)).await;
-}
-
-#[tokio::test]
-async fn a_slow_step_keeps_the_run_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-renewal-{}.sqlite", uuid_like()));
-    a_slow_step_keeps_the_run(SqliteStore::open(&path).unwrap().with_lease(LEASE)).await;
-    let _ = std::fs::remove_file(&path);
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn a_slow_step_keeps_the_run_in_postgres() {
-    a_slow_step_keeps_the_run(postgres_store().await.with_lease(LEASE)).await;
-}
+per_store!(a_slow_step_keeps_the_run, sqlite file, each .with_lease(LEASE));
 
 /// A streamed run whose consumer stops reading for several leases (it shows a result to a
 /// person, say) keeps its lease meanwhile: another worker's claim is refused all along, and

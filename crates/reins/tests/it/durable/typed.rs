@@ -3,9 +3,10 @@
 //! saying why the answer was refused, as the run would have without the interruption.
 
 use super::faulty_store::{Fault, FaultyStore};
+use super::per_store::per_store;
 use super::uuid_like;
 use reins::agent::*;
-use reins::store::{MemoryStore, RunStore, SqliteStore};
+use reins::store::RunStore;
 use reins::testing::{ScriptedModel, Turn};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -73,22 +74,4 @@ where
     assert!(failure.ends_with(&uninterrupted), "{failure}");
 }
 
-#[tokio::test]
-async fn a_resumed_run_out_of_calls_after_a_refused_answer_says_what_was_wrong_in_memory() {
-    a_resumed_run_out_of_calls_after_a_refused_answer_says_what_was_wrong(MemoryStore::new()).await;
-}
-
-#[tokio::test]
-async fn a_resumed_run_out_of_calls_after_a_refused_answer_says_what_was_wrong_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-typed-{}.sqlite", uuid_like()));
-    let store = SqliteStore::open(&path).unwrap();
-    a_resumed_run_out_of_calls_after_a_refused_answer_says_what_was_wrong(store).await;
-    let _ = std::fs::remove_file(&path);
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn a_resumed_run_out_of_calls_after_a_refused_answer_says_what_was_wrong_in_postgres() {
-    let store = super::postgres_store().await;
-    a_resumed_run_out_of_calls_after_a_refused_answer_says_what_was_wrong(store).await;
-}
+per_store!(a_resumed_run_out_of_calls_after_a_refused_answer_says_what_was_wrong, sqlite file);
