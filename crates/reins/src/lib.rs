@@ -22,6 +22,7 @@ pub mod agent;
 pub mod completion;
 mod hex;
 pub mod hooks;
+mod json_depth;
 mod json_text;
 pub mod json_weight;
 pub mod message;

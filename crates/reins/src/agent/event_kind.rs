@@ -170,7 +170,8 @@ pub enum InvalidToolCallReason {
     /// The tool exists but is not allowed this turn (outside `active_tools`, or excluded by
     /// the turn's `tool_choice`).
     NotAllowed,
-    /// The arguments are not a JSON object.
+    /// The arguments are not a JSON object, or nest more than 100 levels of objects and
+    /// arrays (kept then as their JSON text: a stored run could not be read back with them).
     MalformedArguments,
 }
 

@@ -104,6 +104,21 @@ pub enum StoreError {
         /// The call id given.
         internal_call_id: String,
     },
+    /// The run's state nests more levels of objects and arrays than a stored record is read
+    /// back with (something a hook, a tool's metadata or a decision put in it nests that
+    /// deep): it is not written, and the run's last stored record stays as it was.
+    #[error(
+        "run `{run_id}` nests {depth} levels of objects and arrays, more than the {readable} \
+         a stored run is read back with: not stored"
+    )]
+    TooDeep {
+        /// The run.
+        run_id: String,
+        /// How deep its state nests.
+        depth: usize,
+        /// How deep a stored record may nest.
+        readable: usize,
+    },
     /// The database failed.
     #[error("the run store failed: {0}")]
     Backend(String),

@@ -17,6 +17,7 @@
 //! `Migration { from: 1, upgrade: v1_to_v2 }` to [`MIGRATIONS`].
 
 use super::StoreError;
+use crate::json_depth::{READABLE_DEPTH, text_depth};
 use crate::run::{RunState, RunStatus};
 use serde_json::Value;
 
@@ -145,9 +146,20 @@ fn decode_with(
     })
 }
 
-/// `state` as the JSON document every store keeps.
+/// `state` as the JSON document every store keeps, refused ([`StoreError::TooDeep`]) if it
+/// nests deeper than [`decode_state`] reads: a record is written only if it can be read back.
 pub(crate) fn encode_state(state: &RunState) -> Result<String, StoreError> {
-    serde_json::to_string(state).map_err(|error| StoreError::Backend(error.to_string()))
+    let encoded =
+        serde_json::to_string(state).map_err(|error| StoreError::Backend(error.to_string()))?;
+    let depth = text_depth(encoded.as_bytes());
+    if depth > READABLE_DEPTH {
+        return Err(StoreError::TooDeep {
+            run_id: state.run_id.clone(),
+            depth,
+            readable: READABLE_DEPTH,
+        });
+    }
+    Ok(encoded)
 }
 
 /// How every store writes a run's status.

@@ -37,6 +37,13 @@ impl Driver<'_> {
                 // the turn's output calls; none: the first one's problem is the feedback.
                 let mut first_problem = None;
                 for planned in calls.iter().filter(|p| p.call.name == OUTPUT_TOOL_NAME) {
+                    // A call already answered as invalid (arguments not JSON, or nested too
+                    // deep, kept as text): its answer says what is wrong better than a parse
+                    // of that text would.
+                    if let Some(answered) = &planned.result {
+                        first_problem.get_or_insert_with(|| answered.output.clone());
+                        continue;
+                    }
                     match spec.read_tool_args(&planned.call.arguments) {
                         Ok(value) => return StructuredStep::Done(value.to_string()),
                         Err(problem) => {

@@ -7,6 +7,7 @@ use crate::agent::hook::{
 use crate::agent::options::UnhandledInvalidToolCall;
 use crate::agent::output_spec::{OUTPUT_TOOL_NAME, OutputMode};
 use crate::completion::{CompletionResponse, FinishReason};
+use crate::json_depth::{READABLE_DEPTH, nests_deeper_than};
 use crate::message::{AssistantContent, OneOrMany, ToolCall, ToolChoice};
 use crate::run::{CallRecord, PendingCall};
 use crate::tool::{ToolDefinition, ToolFailure, ToolOutcome, ToolResultExtensions};
@@ -30,6 +31,31 @@ pub(super) enum CheckedCalls {
         /// in order, when the turn enters the history (see `Driver::lend_arguments`).
         arguments_deferred: bool,
     },
+}
+
+/// The most levels of objects and arrays a call's arguments may nest. A stored run holds
+/// them several levels down in its record, which is read back only to a depth of
+/// [`READABLE_DEPTH`]: deeper arguments would leave the run stored but never read again.
+/// No tool's arguments need as many; a model that writes them is told so, as for arguments
+/// that are not JSON.
+pub(crate) const MAX_ARGUMENT_DEPTH: usize = 100;
+
+const _: () = assert!(MAX_ARGUMENT_DEPTH + 20 <= READABLE_DEPTH);
+
+/// Whether `arguments` nest deeper than [`MAX_ARGUMENT_DEPTH`].
+fn nests_too_deep(arguments: &Value) -> bool {
+    nests_deeper_than(arguments, MAX_ARGUMENT_DEPTH)
+}
+
+/// Keeps the arguments of `call` as their JSON text, as arguments that are not JSON are, if
+/// they nest too deep to be stored: the call is then invalid (malformed arguments) and the
+/// run's history holds a string, which any record holds. Says whether it did.
+fn keep_readable(call: &mut ToolCall) -> bool {
+    if !nests_too_deep(&call.arguments) {
+        return false;
+    }
+    call.arguments = Value::String(render_args(&call.arguments));
+    true
 }
 
 /// A call answered without running it.
@@ -73,7 +99,7 @@ impl Driver<'_> {
         if !advertised_now || !tool_choice.is_none_or(|choice| choice.allows(&call.name)) {
             return Some(InvalidToolCallReason::NotAllowed);
         }
-        if !call.arguments.is_object() {
+        if !call.arguments.is_object() || nests_too_deep(&call.arguments) {
             return Some(InvalidToolCallReason::MalformedArguments);
         }
         None
@@ -140,6 +166,8 @@ impl Driver<'_> {
             let internal_id = internal_call_id(turn, ordinal);
             ordinal += 1;
             let mut call = call.clone();
+            let too_deep = keep_readable(&mut call);
+            changed |= too_deep;
             let mut preset = None;
             let mut repairs = 0;
             let mut dropped = false;
@@ -174,12 +202,18 @@ impl Driver<'_> {
                         } else {
                             ""
                         };
-                        let failure = ToolFailure::InvalidArguments {
-                            message: format!(
+                        let message = if too_deep {
+                            format!(
+                                "the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels of \
+                                 objects and arrays; write them with fewer levels"
+                            )
+                        } else {
+                            format!(
                                 "the arguments must be a JSON object{cut_off}; received: {}",
                                 render_args(&call.arguments)
-                            ),
+                            )
                         };
+                        let failure = ToolFailure::InvalidArguments { message };
                         preset = Some((failure.to_string(), ToolOutcome::Failed(failure)));
                         break;
                     }
@@ -268,7 +302,9 @@ impl Driver<'_> {
             let call = if call.id == skipped.id {
                 skipped.clone()
             } else {
-                call.clone()
+                let mut call = call.clone();
+                keep_readable(&mut call);
+                call
             };
             let text = if call.id == skipped.id {
                 reason.clone()

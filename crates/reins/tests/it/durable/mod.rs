@@ -14,12 +14,14 @@
 //! (and which were left), [`watch`] waits for decisions, [`store_faults`]
 //! fails a run whose store panics, gives back a run whose store failed a write, and stops a run
 //! that lost its lease (with the [`faulty_store`] of these tests), [`typed`] resumes a typed
-//! run whose answer was refused; [`postgres_connect`] reports why a connection to PostgreSQL
+//! run whose answer was refused, [`deep_json`] stores and resumes runs with JSON nested as
+//! deep as a parser takes it; [`postgres_connect`] reports why a connection to PostgreSQL
 //! failed. A case run on every store is one body and a [`per_store!`](per_store) line.
 
 mod bindings;
 mod claims;
 mod created_at;
+mod deep_json;
 mod dropped;
 mod faulty_store;
 mod finished;
