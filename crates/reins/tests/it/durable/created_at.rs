@@ -3,10 +3,11 @@
 //! prunes; and in a database written by a release that did not keep it, the time of the run's
 //! oldest checkpoint kept, else when it was last written.
 
+use super::per_store::per_store;
 use super::{RunStateBuilder, uuid_like};
 #[cfg(feature = "postgres")]
 use super::{postgres_client, postgres_database};
-use reins::store::{FORMAT_VERSION, MemoryStore, RunQuery, RunStore, RunSummary, SqliteStore};
+use reins::store::{FORMAT_VERSION, RunQuery, RunStore, RunSummary, SqliteStore};
 
 /// Milliseconds since the Unix epoch, the stores' clock.
 fn now_ms() -> i64 {
@@ -66,28 +67,10 @@ async fn a_run_keeps_its_creation_time_past_pruned_checkpoints(store: impl RunSt
     assert_eq!(created_ms(&store, "created").await, created);
 }
 
-#[tokio::test]
-async fn a_run_keeps_its_creation_time_past_pruned_checkpoints_in_memory() {
-    a_run_keeps_its_creation_time_past_pruned_checkpoints(MemoryStore::new().keep_checkpoints(1))
-        .await;
-}
-
-#[tokio::test]
-async fn a_run_keeps_its_creation_time_past_pruned_checkpoints_in_sqlite() {
-    let store = SqliteStore::in_memory().unwrap().keep_checkpoints(1);
-    a_run_keeps_its_creation_time_past_pruned_checkpoints(store).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn a_run_keeps_its_creation_time_past_pruned_checkpoints_in_postgres() {
-    let url = postgres_database().await;
-    let store = reins::store::PostgresStore::connect(&url)
-        .await
-        .unwrap()
-        .keep_checkpoints(1);
-    a_run_keeps_its_creation_time_past_pruned_checkpoints(store).await;
-}
+per_store!(
+    a_run_keeps_its_creation_time_past_pruned_checkpoints,
+    each.keep_checkpoints(1)
+);
 
 /// The tables as a release before `created_at` made them (the same in both databases, but
 /// for the integer type).
