@@ -26,7 +26,11 @@ impl McpServer {
     /// for a header that HTTP cannot carry, and [`McpError::Timeout`] past the connect
     /// timeout; a started process is killed in the failing cases.
     pub async fn connect(self) -> Result<McpClient, McpError> {
-        let events = ClientEvents::new(&self.name);
+        let secrets = match &self.transport {
+            Transport::Stdio(command) => command.secrets(),
+            Transport::Http(endpoint) => endpoint.secrets(),
+        };
+        let events = ClientEvents::new(&self.name, secrets);
         let connection = self.open(events.clone()).await?;
         Ok(McpClient::new(self, events, connection))
     }

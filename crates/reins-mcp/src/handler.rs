@@ -1,8 +1,10 @@
 //! What the client does with what a server sends unasked: progress and log messages go to
-//! `tracing`, `notifications/tools/list_changed` marks the tool list stale.
+//! `tracing` (each text cut and shown as text, as the server's stderr lines are),
+//! `notifications/tools/list_changed` marks the tool list stale.
 
 // Logging notifications are deprecated by the protocol (SEP-2577) but servers still send
 // them; they are read until rmcp removes them.
+use crate::server::shown_message;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion,
 };
@@ -13,6 +15,10 @@ use rmcp::{ClientHandler, RoleClient};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// The most bytes of a server's log or progress text logged: the server writes what it
+/// likes (megabytes, terminal control sequences), and the user's logs and terminal show it.
+const LOGGED_TEXT_BYTES: usize = 2048;
+
 /// The client side of one connection. Cloned into rmcp's service; the flag is shared with
 /// the [`McpClient`](crate::McpClient).
 #[derive(Clone)]
@@ -22,15 +28,24 @@ pub(crate) struct ClientEvents {
     /// How many times the tool list changed (announced, or the server started again): a
     /// listing remembers the count it saw, so each holder of a listing learns of a change.
     pub(crate) tools_generation: Arc<AtomicU64>,
+    /// The server's credentials, replaced in what it logs (as in its stderr).
+    secrets: Arc<[(String, String)]>,
 }
 
 impl ClientEvents {
-    pub(crate) fn new(server: &str) -> Self {
+    pub(crate) fn new(server: &str, secrets: Vec<(String, String)>) -> Self {
         ClientEvents {
             server: Arc::from(server),
             tools_changed: Arc::new(AtomicBool::new(false)),
             tools_generation: Arc::new(AtomicU64::new(0)),
+            secrets: secrets.into(),
         }
+    }
+
+    /// A text of the server's as it is logged: its credentials replaced, control sequences
+    /// shown as text, at most [`LOGGED_TEXT_BYTES`].
+    fn logged(&self, text: &str) -> String {
+        shown_message(text, &self.secrets, LOGGED_TEXT_BYTES)
     }
 
     /// Marks the tool list stale.
@@ -70,10 +85,10 @@ impl ClientHandler for ClientEvents {
         tracing::info!(
             target: "reins_mcp::progress",
             server = %self.server,
-            token = %params.progress_token.0,
+            token = self.logged(&params.progress_token.0.to_string()),
             progress = params.progress,
             total = params.total,
-            message = params.message.as_deref().unwrap_or(""),
+            message = self.logged(params.message.as_deref().unwrap_or("")),
             "MCP progress"
         );
     }
@@ -84,10 +99,11 @@ impl ClientHandler for ClientEvents {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let logger = params.logger.as_deref().unwrap_or("");
+        let logger = self.logged(params.logger.as_deref().unwrap_or(""));
+        let logger = logger.as_str();
         let data = match &params.data {
-            serde_json::Value::String(text) => text.clone(),
-            other => other.to_string(),
+            serde_json::Value::String(text) => self.logged(text),
+            other => self.logged(&other.to_string()),
         };
         // Server levels map to the nearest tracing level; above `warning` is an error.
         match params.level {

@@ -249,7 +249,8 @@ impl StreamableHttpClient for WeighedHttpClient {
             .header(ACCEPT, ACCEPTED_TYPES)
             .json(&message)
             .send()
-            .await?;
+            .await
+            .map_err(unquoted)?;
         let status = response.status();
         challenge(status, response.headers())?;
         if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
@@ -269,7 +270,7 @@ impl StreamableHttpClient for WeighedHttpClient {
                 .await;
         }
         if has_type(response.headers(), EVENT_STREAM_MIME_TYPE) {
-            let events = weighed_events(response.bytes_stream(), self.server.clone(), asked);
+            let events = weighed_events(body_stream(response), self.server.clone(), asked);
             return Ok(StreamableHttpPostResponse::Sse(events, session_id));
         }
         // A notification or an answer of the client's awaits nothing: whatever comes back
@@ -319,12 +320,13 @@ impl StreamableHttpClient for WeighedHttpClient {
                 custom_headers,
             )?
             .send()
-            .await?;
+            .await
+            .map_err(unquoted)?;
         if response.status() == StatusCode::METHOD_NOT_ALLOWED {
             tracing::debug!(target: "reins_mcp", server = %self.server, "the server keeps its sessions (DELETE not allowed)");
             return Ok(());
         }
-        response.error_for_status()?;
+        response.error_for_status().map_err(unquoted)?;
         Ok(())
     }
 
@@ -348,7 +350,7 @@ impl StreamableHttpClient for WeighedHttpClient {
         if let Some(last_event_id) = last_event_id {
             request = request.header(HEADER_LAST_EVENT_ID, last_event_id);
         }
-        let response = request.send().await?;
+        let response = request.send().await.map_err(unquoted)?;
         let status = response.status();
         if status == StatusCode::METHOD_NOT_ALLOWED {
             return Err(StreamableHttpError::ServerDoesNotSupportSse);
@@ -357,7 +359,7 @@ impl StreamableHttpClient for WeighedHttpClient {
         if let Some(error) = status_error(status, response.headers()) {
             return Err(error.into());
         }
-        let response = response.error_for_status()?;
+        let response = response.error_for_status().map_err(unquoted)?;
         // As rmcp's own client: a stream sent as JSON is read as events all the same.
         let headers = response.headers();
         if !has_type(headers, EVENT_STREAM_MIME_TYPE) && !has_type(headers, JSON_MIME_TYPE) {
@@ -366,16 +368,31 @@ impl StreamableHttpClient for WeighedHttpClient {
             )));
         }
         Ok(weighed_events(
-            response.bytes_stream(),
+            body_stream(response),
             self.server.clone(),
             None,
         ))
     }
 }
 
+/// `error` without the URL it quotes. The URL as given may hold a credential (its query, its
+/// user information), and reqwest quotes it in its normal form (host in lower case, a `/`
+/// path added), which the scrubbing of errors, looking for the URL as written, would miss;
+/// the error names the server already (by the URL without them).
+fn unquoted(error: reqwest::Error) -> reqwest::Error {
+    error.without_url()
+}
+
+/// The body of `response`, its errors [`unquoted`].
+fn body_stream(
+    response: reqwest::Response,
+) -> impl futures::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static {
+    futures::TryStreamExt::map_err(response.bytes_stream(), unquoted)
+}
+
 /// Reads a body up to [`MAX_MESSAGE_BYTES`]; past that, keeps its start and reads no more.
 async fn read_body(response: reqwest::Response) -> Result<Body, reqwest::Error> {
-    let mut chunks = response.bytes_stream();
+    let mut chunks = std::pin::pin!(body_stream(response));
     let mut body = Vec::new();
     while let Some(chunk) = chunks.next().await.transpose()? {
         if body.len().saturating_add(chunk.len()) > MAX_MESSAGE_BYTES {
@@ -393,7 +410,7 @@ async fn read_body(response: reqwest::Response) -> Result<Body, reqwest::Error> 
 
 /// Reads at most `limit` bytes of a body, for an error's diagnostic.
 async fn read_start(response: reqwest::Response, limit: usize) -> Result<Vec<u8>, reqwest::Error> {
-    let mut chunks = response.bytes_stream();
+    let mut chunks = std::pin::pin!(body_stream(response));
     let mut start = Vec::new();
     while start.len() < limit {
         let Some(chunk) = chunks.next().await.transpose()? else {

@@ -26,7 +26,9 @@
 //! server is sent `notifications/cancelled`). A stdio server that died is started again on
 //! the next request, a bounded number of times ([`McpServer::max_restarts`]); its process is
 //! killed (with every process it started) when the client and its tools are dropped.
-//! Progress notifications and the server's log messages go to `tracing` (targets `reins_mcp::progress`, `reins_mcp::server_log`).
+//! Progress notifications and the server's log messages go to `tracing` (targets `reins_mcp::progress`, `reins_mcp::server_log`),
+//! each text cut to 2 KiB, its control sequences shown as text and the server's credentials
+//! replaced.
 //! Given to an agent as a source ([`McpTools::into_source`], see [`McpToolSource`]), a
 //! server's tools follow `notifications/tools/list_changed`: the agent lists them again
 //! before its next model turn. A tool's `structuredContent` is checked against its
@@ -72,7 +74,9 @@
 //! including whole agents as [`AgentTool`]s — to MCP clients over stdio or streamable HTTP,
 //! each tool's [`ToolTraits`](reins::tool::ToolTraits) as its annotations. Served over HTTP,
 //! a client must send a request's headers within a timeout, and connections past a cap are
-//! closed ([`McpService::http_header_timeout`], [`McpService::max_http_connections`]).
+//! closed ([`McpService::http_header_timeout`], [`McpService::max_http_connections`]). At
+//! most [`McpService::max_concurrent_calls`] calls run at once, over every client (a
+//! client that hangs up leaves its call running: only `notifications/cancelled` ends it).
 //!
 //! ```no_run
 //! use reins::agent::AgentBuilder;
@@ -132,7 +136,7 @@ pub use content::{McpContent, McpToolResult};
 pub use error::McpError;
 pub use serve::{
     AgentTool, AgentToolArgs, DEFAULT_HTTP_BODY_TIMEOUT, DEFAULT_HTTP_HEADER_TIMEOUT,
-    DEFAULT_MAX_HTTP_CONNECTIONS, McpHttpServer, McpService,
+    DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_HTTP_CONNECTIONS, McpHttpServer, McpService,
 };
 pub use server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_DESCRIPTION_BYTES,

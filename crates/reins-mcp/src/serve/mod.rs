@@ -64,7 +64,14 @@ pub struct McpService {
     allowed_hosts: Vec<String>,
     /// Browser origins accepted beyond loopback when serving HTTP without a token.
     allowed_origins: Vec<String>,
+    max_concurrent_calls: usize,
+    /// A permit for each call running, shared by every session's clone of the service.
+    running_calls: Arc<tokio::sync::Semaphore>,
 }
+
+/// How many tool calls a served tool set runs at once unless told otherwise
+/// ([`McpService::max_concurrent_calls`]).
+pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 64;
 
 impl McpService {
     /// Serves `tools`. The server calls itself `reins` (see [`name`](McpService::name)).
@@ -80,6 +87,8 @@ impl McpService {
             max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
+            max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
+            running_calls: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_CONCURRENT_CALLS)),
         }
     }
 
@@ -132,6 +141,19 @@ impl McpService {
     /// effect over stdio.
     pub fn max_http_connections(mut self, connections: usize) -> Self {
         self.max_http_connections = connections.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        self
+    }
+
+    /// How many tool calls run at once, over every client and session
+    /// ([`DEFAULT_MAX_CONCURRENT_CALLS`], at least 1); a call arriving while that many run is
+    /// answered at once with a tool error saying so (the client's model reads it). A client
+    /// that hangs up does not end its call (MCP does not take a disconnection for a
+    /// cancellation; `notifications/cancelled` does), so without a cap one client could
+    /// start any number of calls, one connection after another.
+    pub fn max_concurrent_calls(mut self, calls: usize) -> Self {
+        let calls = calls.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        self.max_concurrent_calls = calls;
+        self.running_calls = Arc::new(tokio::sync::Semaphore::new(calls));
         self
     }
 
@@ -209,6 +231,14 @@ impl McpService {
                 None,
             ));
         }
+        // Held until the call ends, or is dropped.
+        let Ok(_running) = self.running_calls.try_acquire() else {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                "the server is already running {} calls, as many as it runs at once; try \
+                 again once one has ended",
+                self.max_concurrent_calls
+            ))]));
+        };
         // rmcp hands the request's `_meta` over in the context.
         let effect_id = std::iter::once(&context.meta)
             .chain(request.meta.as_ref())

@@ -72,3 +72,23 @@ async fn a_header_http_cannot_carry_is_a_config_error() {
     assert!(matches!(error, McpError::Config { .. }), "{error:?}");
     assert!(!error.to_string().contains("line\nbreak"), "{error}");
 }
+
+#[tokio::test]
+async fn a_url_written_unlike_its_normal_form_leaks_no_secret_either() {
+    // The HTTP library quotes the URL in its normal form (host in lower case, a `/` path),
+    // not as written: what is hidden must not depend on how the user wrote it.
+    let port = free_port();
+    let server = McpServer::http(format!(
+        "http://probe:password-secret-3@LOCALHOST:{port}?api_key=query-secret-4"
+    ))
+    .connect_timeout(Duration::from_secs(10));
+    let error = server.connect().await.unwrap_err();
+    let shown = format!("{error} {error:?}");
+    assert!(
+        matches!(error, McpError::Handshake { .. } | McpError::Timeout { .. }),
+        "{error:?}"
+    );
+    for secret in ["password-secret-3", "query-secret-4"] {
+        assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+    }
+}

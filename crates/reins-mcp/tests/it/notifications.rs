@@ -95,3 +95,34 @@ async fn server_logs_and_progress_go_to_tracing() {
         "{progress:#?}"
     );
 }
+
+// A log or progress message of megabytes, with terminal control sequences, reaches the logs
+// cut and as text, like the server's stderr lines: the server cannot fill the user's log
+// files or drive their terminal.
+#[tokio::test(flavor = "current_thread")]
+async fn a_server_s_huge_log_and_progress_messages_are_cut_and_shown_as_text() {
+    let captured = Captured::default();
+    reins_test_servers::ask_every_subscriber();
+    let _guard = tracing::subscriber::set_default(captured.clone());
+    let client = connect(crate::hostile::hostile_server("loud-log")).await;
+    let result = client.call_tool("echo", json!({}), None).await.unwrap();
+    assert_eq!(result.text(), "logged");
+    let both = captured
+        .wait_for(|line| line.starts_with("reins_mcp::server_log"))
+        .await
+        && captured
+            .wait_for(|line| line.starts_with("reins_mcp::progress"))
+            .await;
+    let lines = captured.0.lock().unwrap().clone();
+    assert!(
+        both,
+        "{:?}",
+        lines.iter().map(|line| line.len()).collect::<Vec<_>>()
+    );
+    for line in lines.iter().filter(|line| {
+        line.starts_with("reins_mcp::server_log") || line.starts_with("reins_mcp::progress")
+    }) {
+        assert!(line.len() < 16 * 1024, "a line of {} bytes", line.len());
+        assert!(!line.contains('\u{1b}'), "a raw escape: {:?}", &line[..200]);
+    }
+}
