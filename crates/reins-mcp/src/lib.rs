@@ -74,7 +74,8 @@
 //! including whole agents as [`AgentTool`]s — to MCP clients over stdio or streamable HTTP,
 //! each tool's [`ToolTraits`](reins::tool::ToolTraits) as its annotations. Served over HTTP,
 //! a client must send a request's headers within a timeout, and connections past a cap are
-//! closed ([`McpService::http_header_timeout`], [`McpService::max_http_connections`]). At
+//! closed ([`McpService::http_header_timeout`], [`McpService::max_http_connections`]), as
+//! are sessions past a cap ([`McpService::max_http_sessions`]). At
 //! most [`McpService::max_concurrent_calls`] calls run at once, over every client (a
 //! client that hangs up leaves its call running: only `notifications/cancelled` ends it).
 //!
@@ -136,7 +137,8 @@ pub use content::{McpContent, McpToolResult};
 pub use error::McpError;
 pub use serve::{
     AgentTool, AgentToolArgs, DEFAULT_HTTP_BODY_TIMEOUT, DEFAULT_HTTP_HEADER_TIMEOUT,
-    DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_HTTP_CONNECTIONS, McpHttpServer, McpService,
+    DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_HTTP_CONNECTIONS, DEFAULT_MAX_HTTP_SESSIONS,
+    McpHttpServer, McpService,
 };
 pub use server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_DESCRIPTION_BYTES,

@@ -42,6 +42,10 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 /// The most bytes of a request's body read (rmcp's own bound).
 const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
 
+/// How many sessions are open at once unless told otherwise
+/// ([`McpService::max_http_sessions`]).
+pub const DEFAULT_MAX_HTTP_SESSIONS: usize = 1024;
+
 /// How many HTTP connections are served at once unless told otherwise
 /// ([`McpService::max_http_connections`]).
 pub const DEFAULT_MAX_HTTP_CONNECTIONS: usize = 256;
@@ -103,15 +107,17 @@ impl McpHttpServer {
             body_timeout: service.http_body_timeout,
             slots: Arc::new(Semaphore::new(service.max_http_connections)),
         };
-        let rmcp_service = StreamableHttpService::new(
-            move || Ok(service.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
+        let sessions = Arc::new(LocalSessionManager::default());
+        let session_cap = SessionCap {
+            sessions: sessions.clone(),
+            max: service.max_http_sessions,
+        };
+        let rmcp_service =
+            StreamableHttpService::new(move || Ok(service.clone()), sessions, config);
         let expected = bearer_token.map(|token| Arc::<str>::from(format!("Bearer {token}")));
         tokio::spawn(accept_loop(
             listener,
-            rmcp_service,
+            (rmcp_service, session_cap),
             expected,
             limits,
             stop.clone(),
@@ -143,6 +149,24 @@ impl Drop for McpHttpServer {
 
 type RmcpService = StreamableHttpService<McpService, LocalSessionManager>;
 
+/// The sessions rmcp keeps, and how many may be open at once.
+#[derive(Clone)]
+struct SessionCap {
+    sessions: Arc<LocalSessionManager>,
+    max: usize,
+}
+
+impl SessionCap {
+    /// Whether `request` would open a session (a POST without a session id: an `initialize`,
+    /// or else one rmcp refuses) while as many as allowed are open. Checked before rmcp
+    /// opens one, so requests arriving together may open a few more.
+    async fn is_full(&self, request: &http::Request<Incoming>) -> bool {
+        request.method() == http::Method::POST
+            && !request.headers().contains_key("mcp-session-id")
+            && self.sessions.sessions.read().await.len() >= self.max
+    }
+}
+
 /// What bounds the server's connections: how long a request's headers may take, and the
 /// slots of the connections served at once (a connection holds one for its life).
 struct ConnectionLimits {
@@ -153,7 +177,7 @@ struct ConnectionLimits {
 
 async fn accept_loop(
     listener: TcpListener,
-    service: RmcpService,
+    (service, session_cap): (RmcpService, SessionCap),
     expected: Option<Arc<str>>,
     limits: ConnectionLimits,
     stop: CancellationToken,
@@ -183,7 +207,7 @@ async fn accept_loop(
         tokio::spawn(serve_connection(
             stream,
             slot,
-            service.clone(),
+            (service.clone(), session_cap.clone()),
             expected.clone(),
             (limits.header_timeout, limits.body_timeout),
             stop.clone(),
@@ -195,7 +219,7 @@ async fn accept_loop(
 async fn serve_connection(
     stream: TcpStream,
     _slot: OwnedSemaphorePermit,
-    service: RmcpService,
+    (service, session_cap): (RmcpService, SessionCap),
     expected: Option<Arc<str>>,
     (header_timeout, body_timeout): (Duration, Duration),
     stop: CancellationToken,
@@ -203,9 +227,16 @@ async fn serve_connection(
     let handler = hyper::service::service_fn(move |request| {
         let mut service = service.clone();
         let expected = expected.clone();
+        let session_cap = session_cap.clone();
         async move {
             if !authorized(&request, expected.as_deref()) {
                 return Ok(unauthorized());
+            }
+            if session_cap.is_full(&request).await {
+                return Ok(plain_response(
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    "too many open sessions; try again once one has ended",
+                ));
             }
             // Only the body is timed: the answer takes as long as the tool does (a client of
             // the 2026-07-28 revision gets it as the response itself, not as a stream that

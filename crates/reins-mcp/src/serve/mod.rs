@@ -7,7 +7,7 @@ mod http;
 pub use agent_tool::{AgentTool, AgentToolArgs};
 pub use http::{
     DEFAULT_HTTP_BODY_TIMEOUT, DEFAULT_HTTP_HEADER_TIMEOUT, DEFAULT_MAX_HTTP_CONNECTIONS,
-    McpHttpServer,
+    DEFAULT_MAX_HTTP_SESSIONS, McpHttpServer,
 };
 
 use crate::server::EFFECT_ID_META_KEY;
@@ -64,6 +64,7 @@ pub struct McpService {
     allowed_hosts: Vec<String>,
     /// Browser origins accepted beyond loopback when serving HTTP without a token.
     allowed_origins: Vec<String>,
+    max_http_sessions: usize,
     max_concurrent_calls: usize,
     /// A permit for each call running, shared by every session's clone of the service.
     running_calls: Arc<tokio::sync::Semaphore>,
@@ -87,6 +88,7 @@ impl McpService {
             max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
+            max_http_sessions: DEFAULT_MAX_HTTP_SESSIONS,
             max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
             running_calls: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_CONCURRENT_CALLS)),
         }
@@ -154,6 +156,15 @@ impl McpService {
         let calls = calls.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
         self.max_concurrent_calls = calls;
         self.running_calls = Arc::new(tokio::sync::Semaphore::new(calls));
+        self
+    }
+
+    /// Served over HTTP, how many sessions are open at once ([`DEFAULT_MAX_HTTP_SESSIONS`],
+    /// at least 1); a client's `initialize` past it is answered `503`. A session lasts until
+    /// its client ends it (`DELETE`) or for minutes idle, so a client opening one after
+    /// another would otherwise hold any number of them. No effect over stdio.
+    pub fn max_http_sessions(mut self, sessions: usize) -> Self {
+        self.max_http_sessions = sessions.max(1);
         self
     }
 

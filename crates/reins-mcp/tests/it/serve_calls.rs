@@ -217,3 +217,31 @@ async fn requests_outside_a_session_are_refused_and_run_nothing() {
     assert_eq!(started.load(Ordering::SeqCst), 0);
     served.shutdown();
 }
+
+#[tokio::test]
+async fn sessions_past_the_cap_are_refused_until_one_ends() {
+    let service = McpService::new(ToolSet::new()).max_http_sessions(2);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let served = service.serve_http(listener).unwrap();
+    let address = served.local_addr();
+    let first = open_session(address).await;
+    open_session(address).await;
+
+    // A third client's initialize is refused: sessions live until their client ends them
+    // (or for minutes idle), so a client opening one after another would hold any number.
+    let (head, _) = post(address, None, INITIALIZE).await;
+    assert!(head.starts_with("HTTP/1.1 503"), "{head}");
+
+    // Once a client ends its session, another may open.
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {first}\r\n\
+         MCP-Protocol-Version: 2025-06-18\r\nContent-Length: 0\r\n\r\n"
+    );
+    let mut stream = TcpStream::connect(address).await.unwrap();
+    stream.write_all(delete.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).await.unwrap();
+    assert_eq!(&head, b"HTTP/1.1 202", "{}", String::from_utf8_lossy(&head));
+    open_session(address).await;
+    served.shutdown();
+}
