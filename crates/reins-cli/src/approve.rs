@@ -228,10 +228,20 @@ pub fn pretty(value: &Value) -> String {
 }
 
 /// A call waiting for a decision, as `runs show` lists it on every store (with control
-/// sequences shown as text).
-pub fn waiting_line(call: &str, tool: &str, arguments: &Value, reason: &str) -> String {
+/// sequences shown as text); a call `in_doubt` with how to answer it.
+pub fn waiting_line(
+    call: &str,
+    tool: &str,
+    arguments: &Value,
+    reason: &str,
+    in_doubt: bool,
+) -> String {
+    let answers = match in_doubt {
+        true => format!("\n  {}", crate::in_doubt::HOW_TO_ANSWER),
+        false => String::new(),
+    };
     printable(&format!(
-        "waiting: call {call} — {tool} with\n{}\n  ({reason})",
+        "waiting: call {call} — {tool} with\n{}\n  ({reason}){answers}",
         pretty(arguments)
     ))
     .into_owned()

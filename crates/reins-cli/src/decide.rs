@@ -1,4 +1,5 @@
-//! `reins runs approve|deny|edit`: decisions about the calls of a run that wait for a person.
+//! `reins runs approve|deny|edit|skip|supply`: decisions about the calls of a run that wait
+//! for a person (`skip` and `supply` only about a call in doubt, see [`crate::in_doubt`]).
 //! They go through [`RunStore::decide`], as the web inbox's do; a call that does not wait is
 //! refused with why (decided already, not a call of the run, a run that is not suspended).
 
@@ -241,6 +242,31 @@ pub async fn deny(
     let target = target_call(store, run_id, call, continues, who.decided).await?;
     let decision = ToolDecision::deny(denial(message.as_deref()));
     let bound = who.decision(&target, decision, "reins runs deny");
+    store
+        .decide(run_id, &bound)
+        .await
+        .map(drop)
+        .map_err(|error| error.to_string())
+}
+
+/// `reins runs skip|supply` (`continues` as for [`approve`]): answers a call in doubt without
+/// running it again; a call that waits and is not in doubt is refused, nothing recorded.
+pub async fn answer_in_doubt(
+    store: &BoxedStore,
+    target: (&str, Option<String>),
+    answer: &crate::in_doubt::Answer,
+    who: &Who,
+    continues: &str,
+) -> Result<(), String> {
+    let (run_id, call) = target;
+    let target = target_call(store, run_id, call, continues, who.decided).await?;
+    if !target.in_doubt {
+        return Err(crate::in_doubt::not_in_doubt(
+            run_id,
+            &target.internal_call_id,
+        ));
+    }
+    let bound = who.decision(&target, answer.decision(), answer.via());
     store
         .decide(run_id, &bound)
         .await

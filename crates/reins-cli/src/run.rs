@@ -242,21 +242,30 @@ impl Output {
             let pending: Vec<Value> = suspended
                 .pending()
                 .map(|call| {
-                    json!({
+                    let mut shown = json!({
                         "call": call.internal_call_id,
                         "tool": call.call.name,
                         "args": call.call.arguments,
                         "reason": call.suspended,
-                    })
+                    });
+                    // Only when so: a call a stopped run may have run (`runs skip|supply`).
+                    if call.is_in_doubt() {
+                        shown["in_doubt"] = json!(true);
+                    }
+                    shown
                 })
                 .collect();
             if self.json {
                 self.event(json!({"event": "suspended", "run": run, "pending": pending}));
             } else {
                 let agent = &self.agent_file;
+                let decide = match suspended.pending().any(|call| call.is_in_doubt()) {
+                    true => "approve|deny` (a call in doubt: `skip|supply`)",
+                    false => "approve|deny`",
+                };
                 errln!(
                     "[suspended] run {run} waits for {} decision(s): `reins runs show {agent} \
-                     {run}`, then `reins runs approve|deny` and `reins runs resume`, or \
+                     {run}`, then `reins runs {decide} and `reins runs resume`, or \
                      `reins ui {agent}`",
                     pending.len()
                 );

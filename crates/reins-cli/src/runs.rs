@@ -335,7 +335,14 @@ pub async fn show(
         value["history"] = serde_json::to_value(&state.history).unwrap_or(Value::Null);
         value["pending"] = pending
             .iter()
-            .map(|p| json!({"call": p.internal_call_id, "tool": p.tool_name, "args": p.arguments, "reason": p.reason}))
+            .map(|p| {
+                let mut shown = json!({"call": p.internal_call_id, "tool": p.tool_name, "args": p.arguments, "reason": p.reason});
+                // Only when so, as on Restate: a call a stopped run may have run.
+                if p.in_doubt {
+                    shown["in_doubt"] = json!(true);
+                }
+                shown
+            })
             .collect();
         value["decisions"] = trail
             .iter()
@@ -396,7 +403,8 @@ pub async fn show(
                 &call.internal_call_id,
                 &call.tool_name,
                 &call.arguments,
-                &call.reason
+                &call.reason,
+                call.in_doubt
             )
         );
     }

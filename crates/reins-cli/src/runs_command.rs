@@ -1,11 +1,17 @@
 //! `reins runs ...`: the runs of an agent's store, and decisions about their waiting calls.
-//! On the Restate store, `show`, `approve`, `deny` and `resume` go through its ingress; the
-//! others read an embedded store's records and say they are not available there.
+//! On the Restate store, `show`, `approve`, `deny`, `skip`, `supply` and `resume` go through
+//! its ingress; the others read an embedded store's records and say they are not available
+//! there.
 
 use crate::config::check::Needs;
 use crate::early::Early;
+use crate::in_doubt::Answer;
 use crate::lease_keeper::{self, LeaseKeeper};
 use crate::run::{Ending, Output};
+use crate::runs_decide::{
+    Approval, answer_in_store, answer_on_restate, approve_in_store, approve_on_restate, edited,
+    no_trail,
+};
 use crate::{approve, assemble, decide, fail, fork, interrupt, restate, runs, store};
 use clap::Subcommand;
 use std::path::PathBuf;
@@ -72,6 +78,25 @@ pub enum RunsCommand {
         #[arg(long)]
         change: bool,
     },
+    /// Answer a call in doubt (it started before the run stopped and recorded no result, so
+    /// it may have had its effect) without running it again; the model is told `--message`
+    /// (then `runs resume`).
+    Skip {
+        #[command(flatten)]
+        target: Approval,
+        /// What the model is told (after "skipped by the user").
+        #[arg(long)]
+        message: Option<String>,
+    },
+    /// Answer a call in doubt with what it returned (you checked: it ran), without running it
+    /// again; the model reads `--result` as the tool's output (then `runs resume`).
+    Supply {
+        #[command(flatten)]
+        target: Approval,
+        /// The call's result, text or JSON, as the model reads it.
+        #[arg(long)]
+        result: String,
+    },
     /// The run's checkpoints (one per write of its state), oldest first.
     Checkpoints {
         /// The agent file.
@@ -114,32 +139,6 @@ pub enum RunsCommand {
     },
 }
 
-/// The call an `approve` or `edit` decides, and who decides it.
-#[derive(clap::Args, Debug)]
-pub struct Approval {
-    /// The agent file.
-    agent: PathBuf,
-    /// The run.
-    run: String,
-    /// The call (default: the run's only waiting call).
-    call: Option<String>,
-    /// Who decides (default: your user name).
-    #[arg(long = "as", value_name = "NAME")]
-    who: Option<String>,
-    /// Why, kept in the run's decision trail.
-    #[arg(long)]
-    reason: Option<String>,
-    /// Replace the call's decision if it has one (until the run resumes).
-    #[arg(long)]
-    change: bool,
-}
-
-/// `edit`'s arguments: those given, or the call's own opened in $EDITOR.
-fn edited(args: Option<String>) -> decide::ArgsChange {
-    let in_editor = args.is_none();
-    decide::ArgsChange::from_flags(args, in_editor)
-}
-
 pub async fn runs_main(command: RunsCommand) -> ExitCode {
     let agent = match &command {
         RunsCommand::List { agent, .. }
@@ -149,6 +148,14 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             ..
         }
         | RunsCommand::Edit {
+            target: Approval { agent, .. },
+            ..
+        }
+        | RunsCommand::Skip {
+            target: Approval { agent, .. },
+            ..
+        }
+        | RunsCommand::Supply {
             target: Approval { agent, .. },
             ..
         }
@@ -194,6 +201,14 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             target: Approval { run, .. },
             ..
         }
+        | RunsCommand::Skip {
+            target: Approval { run, .. },
+            ..
+        }
+        | RunsCommand::Supply {
+            target: Approval { run, .. },
+            ..
+        }
         | RunsCommand::Deny { run, .. } => Some((run, "decide")),
         RunsCommand::Fork { run, .. } => Some((run, "fork")),
         _ => None,
@@ -214,6 +229,12 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         }
         RunsCommand::Edit { target, args } => {
             approve_in_store(&store, &loaded, target, edited(args)).await
+        }
+        RunsCommand::Skip { target, message } => {
+            answer_in_store(&store, target, Answer::Skip(message)).await
+        }
+        RunsCommand::Supply { target, result } => {
+            answer_in_store(&store, target, Answer::Supply(result)).await
         }
         RunsCommand::Deny {
             agent,
@@ -337,6 +358,12 @@ async fn on_restate(
         RunsCommand::Edit { target, args } => {
             approve_on_restate(loaded, url, target, edited(args)).await
         }
+        RunsCommand::Skip { target, message } => {
+            answer_on_restate(loaded, url, target, Answer::Skip(message)).await
+        }
+        RunsCommand::Supply { target, result } => {
+            answer_on_restate(loaded, url, target, Answer::Supply(result)).await
+        }
         RunsCommand::Deny {
             run,
             call,
@@ -367,62 +394,4 @@ async fn on_restate(
 
 fn unsupported(loaded: &crate::config::LoadedAgent, command: &str) -> String {
     restate::unsupported(loaded, command).unwrap_or_default()
-}
-
-/// `--as` and `--reason` go into an embedded store's decision trail; Restate keeps none, and
-/// dropping them silently would lose what the person meant to record. `--change` replaces a
-/// decision the run has not acted on yet; on Restate the run acts on it at once.
-fn no_trail(who: Option<&String>, reason: Option<&String>, change: bool) -> Result<(), String> {
-    if who.is_some() || reason.is_some() {
-        return Err(
-            "`--as` and `--reason` are kept in an embedded store's decision trail; the Restate \
-             store keeps none: decide without them"
-                .to_owned(),
-        );
-    }
-    if change {
-        return Err(
-            "`--change` replaces a decision a run has not acted on yet; on the Restate store \
-             the run acts on a decision as soon as it is made: decide without it"
-                .to_owned(),
-        );
-    }
-    Ok(())
-}
-
-/// Approves a waiting call in the agent's store, with its arguments changed as asked.
-async fn approve_in_store(
-    store: &reins::store::BoxedStore,
-    loaded: &crate::config::LoadedAgent,
-    target: Approval,
-    change: decide::ArgsChange,
-) -> Result<(), String> {
-    let who = decide::Who {
-        name: target.who,
-        reason: target.reason,
-        decided: decide::Decided::from_flag(target.change),
-    };
-    let continues = runs::resume_command(&target.agent, &target.run);
-    let call = (target.run.as_str(), target.call);
-    decide::approve(store, loaded, call, change, &who, &continues).await?;
-    eprintln!(
-        "{}",
-        decide::recorded(store, &target.run, "approved", &continues).await
-    );
-    Ok(())
-}
-
-/// Approves a waiting call of a run on Restate (which keeps no decision trail: `--as` and
-/// `--reason` are refused rather than dropped).
-async fn approve_on_restate(
-    loaded: &crate::config::LoadedAgent,
-    url: &str,
-    target: Approval,
-    change: decide::ArgsChange,
-) -> Result<(), String> {
-    no_trail(target.who.as_ref(), target.reason.as_ref(), target.change)?;
-    let verdict = restate::Verdict::Approve(change);
-    restate::decide(loaded, url, &target.run, target.call, verdict)
-        .await
-        .map(|()| eprintln!("reins: approved; the run continues on its worker"))
 }

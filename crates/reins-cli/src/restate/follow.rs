@@ -165,7 +165,8 @@ pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool
                     let file = crate::shell_word::path(&agent.path);
                     errln!(
                         "[suspended] run {run_id} waits for {} decision(s): `reins runs show \
-                         {file} {run_id}`, then `reins runs approve|deny {file} {run_id}`; the \
+                         {file} {run_id}`, then `reins runs approve|deny|skip|supply {file} \
+                         {run_id}`; the \
                          run continues on its worker (`reins runs resume` follows it)",
                         pending.len()
                     );
@@ -276,7 +277,13 @@ pub async fn show(
     for call in &pending {
         outln!(
             "{}",
-            waiting_line(&call.call, &call.tool, &call.arguments, &call.reason)
+            waiting_line(
+                &call.call,
+                &call.tool,
+                &call.arguments,
+                &call.reason,
+                call.in_doubt
+            )
         );
     }
     if let Some(output) = answer {
@@ -288,12 +295,14 @@ pub async fn show(
     Ok(())
 }
 
-/// What `reins runs approve|deny` decides on Restate.
+/// What `reins runs approve|deny|skip|supply` decides on Restate.
 pub enum Verdict {
     /// Approve, with the arguments as the model made them or changed.
     Approve(ArgsChange),
     /// Deny; the model is told this message.
     Deny(Option<String>),
+    /// Answer a call in doubt without running it again (refused for any other call).
+    InDoubt(crate::in_doubt::Answer),
 }
 
 /// Decides about `call` (default: the run's only waiting call); the run then continues on
@@ -331,12 +340,16 @@ pub async fn decide(
             }
         },
     };
+    if matches!(verdict, Verdict::InDoubt(_)) && !target.in_doubt {
+        return Err(crate::in_doubt::not_in_doubt(run_id, &target.call));
+    }
     let edited = match &verdict {
         Verdict::Approve(ArgsChange::Given(text)) => Some(parse_args(text)?),
         Verdict::Approve(ArgsChange::Editor) => Some(edit_in_editor(&target.arguments)?),
-        Verdict::Approve(ArgsChange::None) | Verdict::Deny(_) => None,
+        Verdict::Approve(ArgsChange::None) | Verdict::Deny(_) | Verdict::InDoubt(_) => None,
     };
     let decision = match (verdict, edited) {
+        (Verdict::InDoubt(answer), _) => answer.decision(),
         (Verdict::Deny(message), _) => {
             ToolDecision::deny(crate::approve::denial(message.as_deref()))
         }

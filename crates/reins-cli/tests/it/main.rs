@@ -23,6 +23,7 @@ mod restate;
 mod restate_identity;
 mod restate_token;
 mod run;
+mod runs_in_doubt;
 mod runs_input;
 mod runs_lease;
 mod runs_order;

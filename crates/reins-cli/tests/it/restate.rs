@@ -57,10 +57,10 @@ restate = "{ingress}"
 
 /// `reins serve` of an agent on `listen`, registered with the server's admin API; killed on
 /// drop.
-struct Worker(Child);
+pub struct Worker(Child);
 
 impl Worker {
-    fn start(agent: &AgentDir, server: &RestateServer, listen: &str) -> Worker {
+    pub fn start(agent: &AgentDir, server: &RestateServer, listen: &str) -> Worker {
         let register = ["--register", &server.admin_url()];
         Worker(serve_until(agent, listen, &register, &[], "reins: registered").0)
     }
@@ -129,6 +129,21 @@ fn a_call_suspended_on_restate_is_approved_and_the_run_finishes_on_the_worker() 
     let shown = show(&agent, &run);
     assert_eq!(shown["status"], "suspended", "{shown}");
     assert_eq!(shown["pending"][0]["call"], call["call"]);
+    // `skip` and `supply` answer only a call in doubt: this one never started.
+    let id = call["call"].as_str().expect("its id");
+    for answer in [
+        ["skip", "--message", "no"],
+        ["supply", "--result", "note: x"],
+    ] {
+        let mut args = vec!["runs", answer[0], "AGENT", &run];
+        args.extend(&answer[1..]);
+        let (code, _, stderr) = outcome(agent.reins(&args));
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            stderr.contains(&format!("call `{id}` of run `{run}` is not in doubt")),
+            "{stderr}"
+        );
+    }
 
     // The waiting run holds no worker: it survives the worker's death and finishes on the
     // next one.
