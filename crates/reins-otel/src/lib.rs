@@ -24,9 +24,11 @@
 #![deny(missing_docs)]
 
 mod bridge;
+mod exporter_error;
 mod filter;
 mod layer;
 mod metrics;
+mod withheld;
 
 pub use bridge::OtelBridge;
 pub use layer::ReinsLayer;
@@ -58,9 +60,10 @@ pub const DEFAULT_SERVICE_NAME: &str = "reins";
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum InitError {
-    /// An OTLP exporter could not be built (e.g. an invalid endpoint).
+    /// An OTLP exporter could not be built (e.g. an invalid endpoint). The message names an
+    /// endpoint by its variable, never its value, which may hold credentials.
     #[error("the OTLP exporter could not be built: {0}")]
-    Exporter(#[from] opentelemetry_otlp::ExporterBuildError),
+    Exporter(String),
     /// Another global `tracing` subscriber is already installed.
     #[error("a global tracing subscriber is already installed: {0}")]
     SubscriberTaken(#[from] tracing::subscriber::SetGlobalDefaultError),
@@ -213,7 +216,8 @@ impl Config {
         let resource = resource();
         let span_exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
-            .build()?;
+            .build()
+            .map_err(|error| InitError::Exporter(exporter_error::described(&error)))?;
         let tracer_provider = SdkTracerProvider::builder()
             .with_batch_exporter(span_exporter)
             .with_resource(resource.clone())
@@ -224,7 +228,8 @@ impl Config {
         if !exporter_disabled("OTEL_METRICS_EXPORTER") {
             let metric_exporter = opentelemetry_otlp::MetricExporter::builder()
                 .with_http()
-                .build()?;
+                .build()
+                .map_err(|error| InitError::Exporter(exporter_error::described(&error)))?;
             meter_provider = meter_provider.with_periodic_exporter(metric_exporter);
         }
         let meter_provider = meter_provider.build();
@@ -252,6 +257,9 @@ impl Config {
 /// no `code.*`, `thread.*`, `target`, `busy_ns` or `idle_ns` attributes: for reins's spans
 /// they would name its trace module and a worker thread, and say how long the span was
 /// polled. (Events keep `level` and `target`: tracing-opentelemetry 0.34 always adds them.)
+/// Events of reins's crates with an `error` field or at the `ERROR` level (warnings of what
+/// a run recovered from, with the error's text; a hook's panic) are not exported, and no
+/// event sets a span's status: reins records failures itself, never with an error's text.
 pub fn layers<S>(
     tracer_provider: &SdkTracerProvider,
     meter_provider: &SdkMeterProvider,
@@ -268,12 +276,18 @@ where
     // driver's trace module, on whichever worker thread polled the run, which tells a reader
     // nothing. No busy and idle times either: how long a run's future was polled is not what
     // a span of it describes (its duration is), and they were two more attributes on each.
+    // Neither a warning's error nor an error-level event fails a span, nor is turned into
+    // an exception event: reins records failures itself (see `withheld`).
     tracing_opentelemetry::layer()
         .with_tracer(tracer)
         .with_location(false)
         .with_threads(false)
         .with_target(false)
         .with_tracked_inactivity(false)
+        .with_error_events_to_status(false)
+        .with_error_events_to_exceptions(false)
+        .with_error_fields_to_exceptions(false)
+        .with_filter(tracing_subscriber::filter::filter_fn(withheld::exported))
         .and_then(reins)
 }
 

@@ -9,6 +9,8 @@ mod errors;
 mod harness;
 mod metrics;
 mod phoenix;
+mod recovered;
 mod resume;
+mod setup;
 mod spans;
 mod usage;

@@ -1,0 +1,42 @@
+//! Why an OTLP exporter could not be built, said without the endpoint it was given: the
+//! exporter's own message quotes an invalid endpoint whole, and an endpoint's user info or
+//! query may hold credentials (`https://user:password@collector:4318`).
+
+/// The variables an endpoint is read from.
+const ENDPOINT_VARS: [&str; 3] = [
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+];
+
+/// `error`'s message with each endpoint variable's value replaced by the variable's name.
+pub(crate) fn described(error: &opentelemetry_otlp::ExporterBuildError) -> String {
+    let values = ENDPOINT_VARS.map(|name| (name, std::env::var(name).ok()));
+    masked(error.to_string(), &values)
+}
+
+/// `message` with every non-empty value of `values` replaced by `<NAME>`.
+fn masked(mut message: String, values: &[(&str, Option<String>)]) -> String {
+    for (name, value) in values {
+        if let Some(value) = value.as_deref().filter(|value| !value.is_empty()) {
+            message = message.replace(value, &format!("<{name}>"));
+        }
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endpoint_is_named_by_its_variable() {
+        let endpoint = "http://u:pw@collector host:4318";
+        let message = format!("OTEL_EXPORTER_OTLP_ENDPOINT: invalid endpoint '{endpoint}'");
+        let values = [("OTEL_EXPORTER_OTLP_ENDPOINT", Some(endpoint.to_owned()))];
+        assert_eq!(
+            masked(message, &values),
+            "OTEL_EXPORTER_OTLP_ENDPOINT: invalid endpoint '<OTEL_EXPORTER_OTLP_ENDPOINT>'"
+        );
+    }
+}
