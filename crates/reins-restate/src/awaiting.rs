@@ -8,6 +8,16 @@ use restate_sdk::prelude::*;
 /// The state key holding the calls a suspended run waits on.
 pub(crate) const PENDING_STATE: &str = "pending";
 
+/// How many payloads that are no usable decision one wait of a run takes through Restate's
+/// awakeable API (which skips `decide`'s checks) before the run ends.
+///
+/// Why a bound: each such payload re-arms its call on a fresh awakeable, three more journal
+/// entries that every later replay of the run reads into a worker's memory. Anyone who
+/// reaches the ingress can resolve a listed awakeable, so without a bound they could grow a
+/// run's journal, and the memory of each worker replaying it, without end. Ending the run
+/// gives them nothing they lack: the same API rejects an awakeable, which ends it too.
+pub const MAX_UNUSABLE_DECISIONS: usize = 16;
+
 /// What a call a hook suspended waits on, as listed in the run's status (its awakeable is
 /// given by [`decisions`]).
 pub(crate) fn pending_decision(call: &PendingCall) -> PendingDecision {
@@ -53,7 +63,8 @@ fn read_decision(call: &str, payload: &[u8]) -> Result<ToolDecision, String> {
 /// awakeable API skips `decide`'s checks) with something that is not a usable decision would
 /// otherwise fail every replay of the invocation, and Restate would retry it without end.
 /// Such a call keeps waiting on a fresh awakeable instead; the payload is journaled, so a
-/// replay re-arms it the same way.
+/// replay re-arms it the same way. Past [`MAX_UNUSABLE_DECISIONS`] such payloads the wait
+/// ends with a terminal error (the list is then cleared).
 pub(crate) async fn decisions(
     ctx: &WorkflowContext<'_>,
     calls: Vec<PendingDecision>,
@@ -71,6 +82,7 @@ pub(crate) async fn decisions(
     }
     ctx.set(PENDING_STATE, Json(waiting.clone()));
     let mut taken = Vec::new();
+    let mut unusable_payloads = 0;
     while let Some((index, outcome)) = awaited.next().await? {
         let Some(call) = deciding.get(index).cloned() else {
             continue;
@@ -92,6 +104,15 @@ pub(crate) async fn decisions(
                 taken.push((call, decision));
             }
             Err(reason) => {
+                unusable_payloads += 1;
+                if unusable_payloads > MAX_UNUSABLE_DECISIONS {
+                    ctx.clear(PENDING_STATE);
+                    return Err(TerminalError::new(format!(
+                        "more than {MAX_UNUSABLE_DECISIONS} payloads that are no usable \
+                         decision were sent to the run's awakeables (the last, about `{call}`: \
+                         {reason}); the run ends rather than let its journal grow without end"
+                    )));
+                }
                 tracing::warn!(
                     run_id = %ctx.key(),
                     call = %call,

@@ -37,12 +37,21 @@ pub struct RestateRuns {
     authorization: Option<HeaderValue>,
     /// How long a call that answers at once (start, status, decide) may take.
     call_timeout: Duration,
+    /// How long [`RestateRuns::output`] waits for a run to end.
+    output_timeout: Duration,
 }
 
 /// How long a call of [`RestateRuns`] that the ingress answers at once (`start`, `status`,
 /// `decide`) may take unless told otherwise ([`RestateRuns::call_timeout`]); waiting for a
-/// run's output has no limit.
+/// run's output has a limit of its own ([`DEFAULT_OUTPUT_TIMEOUT`]).
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long [`RestateRuns::output`] waits for a run to end unless told otherwise
+/// ([`RestateRuns::output_timeout`], or [`RestateRuns::output_within`] for one call): 30
+/// minutes, long enough for a run that works through its steps. A run that waits for a
+/// person's decision may take days: wait for it with a limit of your own, or poll
+/// [`RestateRuns::finished_output`] and [`RestateRuns::status`].
+pub const DEFAULT_OUTPUT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 impl std::fmt::Debug for RestateRuns {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -79,15 +88,23 @@ impl RestateRuns {
             http,
             authorization: None,
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            output_timeout: DEFAULT_OUTPUT_TIMEOUT,
         })
     }
 
     /// How long a call the ingress answers at once (`start`, `status`, `decide`) may take
     /// ([`DEFAULT_CALL_TIMEOUT`]): an ingress that accepts the connection and never answers
-    /// is a [`ClientError::Transport`] then, not a wait without end. Waiting for a run's
-    /// output ([`output`](RestateRuns::output)) has no limit: a run takes as long as it takes.
+    /// is a [`ClientError::Timeout`] then, not a wait without end. Waiting for a run's
+    /// output has a limit of its own ([`output_timeout`](RestateRuns::output_timeout)).
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// How long [`output`](RestateRuns::output) waits for a run to end
+    /// ([`DEFAULT_OUTPUT_TIMEOUT`]); a run still going then is [`ClientError::NotEnded`].
+    pub fn output_timeout(mut self, timeout: Duration) -> Self {
+        self.output_timeout = timeout;
         self
     }
 
@@ -131,15 +148,18 @@ impl RestateRuns {
         Ok(url)
     }
 
+    /// Sends `request` and decodes its answer; an answer that did not come within the
+    /// request's timeout is `timed_out()`.
     async fn send<T: DeserializeOwned>(
         &self,
         request: reqwest::RequestBuilder,
+        timed_out: impl Fn() -> ClientError,
     ) -> Result<T, ClientError> {
         let failed = |error: reqwest::Error| {
             // A connection that could not be made in time is the server's absence; an answer
-            // that did not come in time is a handler nobody runs.
+            // that did not come in time is a handler nobody runs (or a run still going).
             if error.is_timeout() && !error.is_connect() {
-                ClientError::Timeout(self.call_timeout)
+                timed_out()
             } else {
                 ClientError::Transport(error.to_string())
             }
@@ -168,7 +188,12 @@ impl RestateRuns {
     ) -> Result<T, ClientError> {
         let url = self.url(segments)?;
         let request = self.http.post(url).json(body).timeout(self.call_timeout);
-        self.send(request).await
+        self.send(request, || self.call_timed_out()).await
+    }
+
+    /// What a call the ingress answers at once has become once its timeout passed.
+    fn call_timed_out(&self) -> ClientError {
+        ClientError::Timeout(self.call_timeout)
     }
 
     /// Starts the run `run_id` with `prompt` without waiting for it. A run id runs once:
@@ -190,12 +215,30 @@ impl RestateRuns {
         Ok(())
     }
 
-    /// Waits for the run `run_id` to end and returns its output; a failed run is
+    /// Waits for the run `run_id` to end, at most for the
+    /// [`output_timeout`](RestateRuns::output_timeout) ([`DEFAULT_OUTPUT_TIMEOUT`]), and
+    /// returns its output; see [`output_within`](RestateRuns::output_within) for the errors.
+    pub async fn output(&self, run_id: &str) -> Result<RunOutput, ClientError> {
+        self.output_within(run_id, self.output_timeout).await
+    }
+
+    /// Waits at most `limit` for the run `run_id` to end and returns its output. A run still
+    /// going (working, or waiting for a decision) when `limit` has passed is
+    /// [`ClientError::NotEnded`]: the caller stops waiting, the run goes on. A failed run is
     /// [`ClientError::Http`] with the reason, and [`ClientError::UnknownRun`] when the server
     /// has no run under `run_id` (never started, or forgotten once its retention ended).
-    pub async fn output(&self, run_id: &str) -> Result<RunOutput, ClientError> {
+    pub async fn output_within(
+        &self,
+        run_id: &str,
+        limit: Duration,
+    ) -> Result<RunOutput, ClientError> {
         let url = self.url(&["restate", "workflow", SERVICE_NAME, run_id, "attach"])?;
-        self.send(self.http.get(url))
+        let request = self.http.get(url).timeout(limit);
+        let not_ended = || ClientError::NotEnded {
+            run_id: run_id.to_owned(),
+            waited: limit,
+        };
+        self.send(request, not_ended)
             .await
             .map_err(|error| unknown_run(error, run_id))
     }
@@ -206,7 +249,7 @@ impl RestateRuns {
     pub async fn finished_output(&self, run_id: &str) -> Result<Option<RunOutput>, ClientError> {
         let url = self.url(&["restate", "workflow", SERVICE_NAME, run_id, "output"])?;
         let request = self.http.get(url).timeout(self.call_timeout);
-        match self.send(request).await {
+        match self.send(request, || self.call_timed_out()).await {
             Ok(output) => Ok(Some(output)),
             // Restate answers 470 for an invocation that has not completed yet.
             Err(ClientError::Http { status: 470, .. }) => Ok(None),
@@ -221,7 +264,7 @@ impl RestateRuns {
         // The handler takes no input: the body must be empty.
         let url = self.url(&[SERVICE_NAME, run_id, "status"])?;
         let request = self.http.post(url).timeout(self.call_timeout);
-        let progress: RunProgress = self.send(request).await?;
+        let progress: RunProgress = self.send(request, || self.call_timed_out()).await?;
         if progress != RunProgress::default() {
             return Ok(progress);
         }
@@ -355,6 +398,41 @@ mod tests {
             .map(|error| error.to_string())
             .unwrap_or_default();
         assert!(said.contains("is a worker running"), "{said}");
+        held.abort();
+    }
+
+    /// A run's output that never comes ends the wait at the caller's limit, with an error
+    /// naming the run; before, `output` waited for ever.
+    #[tokio::test]
+    async fn waiting_for_an_output_that_never_comes_ends_at_the_limit() {
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = silent.local_addr().unwrap();
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((stream, _)) = silent.accept().await {
+                open.push(stream);
+            }
+        });
+        let runs = RestateRuns::new(&format!("http://{address}"))
+            .unwrap()
+            .output_timeout(Duration::from_millis(200));
+        // A guard against a hang, far past the limit: the wait ends by itself.
+        let guard = Duration::from_secs(60);
+        let waited = tokio::time::timeout(guard, runs.output("r1")).await;
+        assert!(
+            matches!(&waited, Ok(Err(ClientError::NotEnded { run_id, .. })) if run_id == "r1"),
+            "{waited:?}"
+        );
+        let within =
+            tokio::time::timeout(guard, runs.output_within("r2", Duration::from_millis(100))).await;
+        let said = match within {
+            Ok(Err(error @ ClientError::NotEnded { .. })) => error.to_string(),
+            other => panic!("expected the wait to end, got {other:?}"),
+        };
+        assert!(
+            said.contains("run `r2` has not ended after 100 ms"),
+            "{said}"
+        );
         held.abort();
     }
 

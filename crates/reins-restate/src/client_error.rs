@@ -70,8 +70,31 @@ pub enum ClientError {
         /// The run id that is taken.
         run_id: String,
     },
+    /// The run did not end within the time its caller waited for its output
+    /// ([`RestateRuns::output_within`](crate::RestateRuns::output_within),
+    /// [`RestateRuns::output_timeout`](crate::RestateRuns::output_timeout)): it goes on
+    /// (working, or waiting for a decision its status lists); only the wait ended.
+    #[error(
+        "run `{run_id}` has not ended after {}; it goes on (its status says where it is)",
+        waited_for(.waited)
+    )]
+    NotEnded {
+        /// The run waited for.
+        run_id: String,
+        /// How long the caller waited.
+        waited: Duration,
+    },
     /// The bearer token cannot be sent in an HTTP header (it holds a control character or a
     /// line break); the token itself is not repeated.
     #[error("the bearer token cannot be sent in an HTTP header (it holds a control character)")]
     InvalidToken,
+}
+
+/// `waited` for a person: whole seconds, or milliseconds under one second.
+fn waited_for(waited: &Duration) -> String {
+    if waited.as_secs() == 0 {
+        format!("{} ms", waited.as_millis())
+    } else {
+        format!("{} s", waited.as_secs())
+    }
 }

@@ -87,6 +87,25 @@
 //! redaction does not mask (see its docs), and the prompt (the run's input), are journaled as
 //! they are.
 //!
+//! Two kinds of text are kept as they are, with a redaction registered or not, as the embedded
+//! stores keep them:
+//!
+//! - **A suspended call's arguments**, in the run's `pending` state and its
+//!   [`status`](RestateRuns::status) ([`PendingDecision::arguments`]), as the model wrote
+//!   them: a decision approves the call as it will execute (a store binds it to a digest of
+//!   those exact arguments, and lists them whole, `PendingApproval::arguments`), and an
+//!   approver shown masked arguments would approve, or edit, something else. Masking the list
+//!   would not take them out of Restate either: the model's answer that holds them is its
+//!   step's journaled value (a `Redaction` masks what the model is sent, not what it writes).
+//! - **A decision's text** — a denial's or a skip's message, a supplied result, edited
+//!   arguments — in the `decide` call's input entry and in the awakeable it resolves, as sent,
+//!   as a store's decision trail keeps it. Restate journals a call's input before any code of
+//!   the worker runs, so no hook can mask it there. What the run makes of the decision (the
+//!   call's outcome, the text the model reads) passes the agent's outcome hooks, a
+//!   `Redaction` included, like any tool result.
+//!
+//! Guard the ingress and the admin API as you guard a store's database.
+//!
 //! The bearer token of [`RestateRuns::bearer_token`] is sent with every ingress call, and
 //! Restate keeps a call's headers with its invocation: the `Authorization` header is in the
 //! journal's input entry of the run (and of each `status` and `decide` call), readable through
@@ -104,6 +123,29 @@
 //! [`serve_verified`] and your server's request identity key (`publickeyv1_…`, from the
 //! Ed25519 key its `[worker.invoker] request-identity-private-key-pem-file` names): every
 //! other request is refused before the agent sees it.
+//!
+//! # Who may call the ingress
+//!
+//! The ingress is the runs' API and authorizes nothing per run: whoever reaches it starts
+//! runs, reads any run whose id they know or guess (its `status`, with the pending calls'
+//! arguments, and its output) and decides its waiting calls — through `decide`, or directly
+//! through Restate's awakeable API (`/restate/awakeables/<id>/resolve`, `reject`). A
+//! decision is the approver's authority, as on the embedded stores: `approve_with_args` runs
+//! the tool with the new arguments without asking the dispatch hooks (an approval policy
+//! included) again. Run ids are not secrets: put authentication in front of the ingress
+//! ([`RestateRuns::bearer_token`]). What an ingress caller cannot do:
+//!
+//! - reach `ReinsAgentDecisions`, the object whose claim makes a call's first decision the
+//!   only one (it is private to the ingress), so no decision is taken twice or blocked;
+//! - grow a run's journal without end with payloads that are no decision: each re-arms its
+//!   call on a fresh awakeable, and past [`MAX_UNUSABLE_DECISIONS`] in one wait the run ends
+//!   (failure `error`), as a rejected awakeable ends it;
+//! - hold a caller of [`RestateRuns::output`] for ever: it waits at most its
+//!   [`output_timeout`](RestateRuns::output_timeout) ([`DEFAULT_OUTPUT_TIMEOUT`]), then
+//!   answers [`ClientError::NotEnded`], and the run goes on.
+//!
+//! Every value a caller sends is bounded by Restate's message size limit before a worker
+//! sees it.
 //!
 //! # Deterministic replay: what hooks may and may not do
 //!
@@ -191,7 +233,8 @@ mod worker;
 
 pub use admin::{REGISTRATION_TIMEOUT, register_deployment, register_deployment_with_token};
 pub use answer::MAX_ANSWER_BYTES;
-pub use client::{ClientError, DEFAULT_CALL_TIMEOUT, RestateRuns};
+pub use awaiting::MAX_UNUSABLE_DECISIONS;
+pub use client::{ClientError, DEFAULT_CALL_TIMEOUT, DEFAULT_OUTPUT_TIMEOUT, RestateRuns};
 pub use decider::{DEFAULT_DECIDER_TIMEOUT, JournaledDecider};
 pub use http::CONNECT_TIMEOUT;
 pub use model::JournaledModel;

@@ -52,7 +52,9 @@ impl Steps {
     /// through its admin API) keeps the secret. Registered here, the step journals the text the
     /// hook would show the model instead
     /// ([`Redaction::redact_tool_result`]): the output, rendered as the model reads it, when
-    /// anything in it is masked, and an error's text. Embedded, nothing is journaled and the
+    /// anything in it is masked, and an error's text. A waiting call's arguments and a
+    /// decision's text are kept as given (the crate docs, "Secrets in the journal", say why).
+    /// Embedded, nothing is journaled and the
     /// hook alone masks, as usual. Call it from the function that builds the agent; it may be
     /// called more than once (each redaction masks in turn).
     pub fn redaction(&self, redaction: Redaction) -> Redaction {

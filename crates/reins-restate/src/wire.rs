@@ -32,7 +32,9 @@ pub struct PendingDecision {
     pub call: String,
     /// The tool.
     pub tool: String,
-    /// The arguments the model sent.
+    /// The arguments the model sent, whole: the call executes with them if approved. Not
+    /// masked by the agent's redaction, as a store's pending approvals are not (see the crate
+    /// docs, "Secrets in the journal").
     pub arguments: Value,
     /// Why the call was suspended.
     pub reason: String,

@@ -6,7 +6,7 @@ use reins::agent::ToolDecision;
 use reins_restate::{ClientError, PendingDecision, RestateRuns, RunFailure};
 use serde_json::json;
 
-async fn pending(runs: &RestateRuns, run: &str) -> PendingDecision {
+pub(crate) async fn pending(runs: &RestateRuns, run: &str) -> PendingDecision {
     wait_for("the run to suspend for a decision", || async {
         runs.status(run).await.ok()?.pending.into_iter().next()
     })
@@ -51,7 +51,7 @@ async fn edited_arguments_that_are_not_an_object_are_refused_and_the_call_keeps_
 }
 
 /// The call `run` waits on once it waits on an awakeable other than `before`.
-async fn waiting_anew(runs: &RestateRuns, run: &str, before: &str) -> PendingDecision {
+pub(crate) async fn waiting_anew(runs: &RestateRuns, run: &str, before: &str) -> PendingDecision {
     wait_for("the call to wait on a fresh awakeable", || async {
         let waiting = runs.status(run).await.ok()?.pending.into_iter().next()?;
         (waiting.awakeable != before).then_some(waiting)
@@ -61,7 +61,7 @@ async fn waiting_anew(runs: &RestateRuns, run: &str, before: &str) -> PendingDec
 
 /// Completes the awakeable `awakeable` through Restate's awakeable API, bypassing `decide`:
 /// `verb` is `resolve` or `reject`.
-async fn complete_directly(cluster: &Cluster, awakeable: &str, verb: &str, body: &str) {
+pub(crate) async fn complete_directly(cluster: &Cluster, awakeable: &str, verb: &str, body: &str) {
     let answer = reqwest::Client::new()
         .post(format!(
             "{}/restate/awakeables/{awakeable}/{verb}",

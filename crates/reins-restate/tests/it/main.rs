@@ -10,6 +10,7 @@ mod failover;
 mod harness;
 mod identity;
 mod in_doubt;
+mod ingress;
 mod limits;
 mod many_runs;
 mod redaction;
