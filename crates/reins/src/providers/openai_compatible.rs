@@ -18,6 +18,15 @@
 //! name its traces carry. A preset's builder ([`OpenAICompatible::service`]) can still change
 //! anything, e.g. point at a proxy.
 //!
+//! # What reins accepts from a compatible server
+//!
+//! Servers differ from OpenAI in more than their [`ChatQuirks`]. A tool call's `arguments`,
+//! JSON text in OpenAI's protocols, is accepted as a JSON object too (some servers send one),
+//! by Chat Completions and by the Responses API
+//! ([`OpenAI::responses`](super::openai::OpenAI::responses) with the server's base URL),
+//! streamed or not: the call runs with those arguments, and a streamed call streams them as
+//! their JSON text.
+//!
 //! # The provider name in traces
 //!
 //! A model's spans carry `gen_ai.provider.name`. The OpenTelemetry GenAI conventions name some

@@ -34,6 +34,12 @@
 //! signature is [`REDACTED_THINKING_PREFIX`] followed by the block's encrypted `data`; it is
 //! sent back as the `redacted_thinking` block it was.
 //!
+//! Streaming: a `tool_use` block's input streams as its `input_json_delta` fragments, which
+//! then are its input. A server that gives the whole input in `content_block_start` and sends
+//! no delta (Anthropic itself starts with `"input": {}`) has that input streamed as one
+//! fragment of JSON text when the block stops, so the streamed arguments are those the call
+//! runs with.
+//!
 //! Usage: `input_tokens` counts every token read, cache reads and cache writes included
 //! (Anthropic reports those separately); the provider's own numbers stay in the raw response.
 //!

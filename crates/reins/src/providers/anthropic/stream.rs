@@ -56,6 +56,25 @@ impl BlockBuilder {
         }
         Value::Object(block)
     }
+
+    /// Streams the input a `tool_use` block's start carried, when no `input_json_delta`
+    /// streamed one: the call runs with that input, so whoever acts on the streamed
+    /// arguments must see it. Anthropic starts a block with `"input": {}` and streams the
+    /// input in deltas, whose text then replaces the start's; an empty object streams
+    /// nothing, as the empty text it reads the same as. Once streamed, the text is the
+    /// block's input text, so a delta arriving later still yields what streamed.
+    fn stream_start_input(&mut self, out: &mut Chunks) {
+        let (Some(id), None) = (&self.tool_id, &self.input_json) else {
+            return;
+        };
+        let text = match self.start.get("input") {
+            None | Some(Value::Null) => return,
+            Some(Value::Object(input)) if input.is_empty() => return,
+            Some(input) => input.to_string(),
+        };
+        out.push_back(codec::tool_call_chunk(id.as_str(), None, text.as_str()));
+        self.input_json = Some(text);
+    }
 }
 
 /// Decodes the typed events of a streamed Messages response into chunks, and assembles the
@@ -107,14 +126,32 @@ impl MessagesStreamDecoder {
                 self.keep(data.len());
                 self.message_delta(&event);
             }
-            "message_stop" => return Ok(true),
+            "content_block_stop" => {
+                // A stop naming no block ends none; `message_stop` ends them all.
+                let index = event.get("index").and_then(Value::as_u64);
+                let block = self
+                    .blocks
+                    .iter_mut()
+                    .rev()
+                    .find(|b| Some(b.index) == index);
+                if let Some(block) = block {
+                    block.stream_start_input(out);
+                }
+            }
+            "message_stop" => {
+                // A server may leave blocks unstopped: the answer ends them all.
+                for block in &mut self.blocks {
+                    block.stream_start_input(out);
+                }
+                return Ok(true);
+            }
             "error" => {
                 return Err(CompletionError::Other(format!(
                     "Anthropic sent an `error` event mid-stream: {}",
                     describe_error(&event)
                 )));
             }
-            // `ping`, `content_block_stop`, and event types added to the API later.
+            // `ping`, and event types added to the API later.
             _ => {}
         }
         Ok(false)

@@ -36,6 +36,22 @@
 //!   as `{type: "reasoning", summary, encrypted_content: signature}`. Only turn this on for
 //!   histories whose reasoning signatures came from this API.
 //!
+//! # A streamed answer
+//!
+//! Text, reasoning and function-call arguments stream from their delta events; an item a
+//! server finishes (`response.output_item.done`) streams whatever its deltas did not carry.
+//! The run then acts on the output `response.completed` lists, as a blocking call would, but
+//! held to what streamed, so what a hook or a UI saw in the deltas is what the run acts on:
+//! what the final output adds (an item a server sent whole and never as deltas, the rest of a
+//! text) streams before the answer ends, and a final output that contradicts the stream
+//! (other text, a call streamed with other arguments or a name other than the one listed, a
+//! call streamed but not listed) fails the turn with a [`CompletionError::Decode`] saying
+//! what disagreed, rather than run a call no one saw streamed. Reasoning is only ever added
+//! to: servers stream a reasoning item's text and list its summary, and no tool acts on it.
+//!
+//! A function call's `arguments` are JSON text; some compatible servers send a JSON object
+//! instead, which is read as the same arguments, streamed or not.
+//!
 //! # Finish reasons
 //!
 //! `incomplete` with reason `max_output_tokens` is [`FinishReason::Length`], with
@@ -45,6 +61,7 @@
 //! [`FinishReason::Stop`]. A `failed` response is a [`CompletionError`].
 //!
 //! [`CompletionError`]: crate::completion::CompletionError
+//! [`CompletionError::Decode`]: crate::completion::CompletionError::Decode
 //! [`Reasoning`]: crate::message::Reasoning
 //! [`Reasoning::text`]: crate::message::Reasoning::text
 //! [`Reasoning::signature`]: crate::message::Reasoning::signature

@@ -2,6 +2,7 @@
 //! `response.output_item.done`, …) ended by `response.completed` or `response.incomplete`.
 
 mod items;
+mod settle;
 
 use super::response::{
     ANSWER, build_response, failure, finish_reason, parse, read_output, response_failure,
@@ -12,6 +13,7 @@ use crate::completion::{
 use crate::providers::codec::{self, Chunks, Step};
 use crate::providers::transport::{StreamDecoder, excerpt, sealed::Sealed};
 use serde_json::{Value, json};
+use settle::Streamed;
 
 /// What kind of output item a streamed item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +52,8 @@ pub struct ResponsesStreamDecoder {
     /// The ids of the turn's function calls, kept distinct: two calls the server gives one
     /// `call_id` are two calls.
     call_ids: codec::CallIds,
+    /// What the chunks queued so far carried, which the final output is held to.
+    streamed: Streamed,
 }
 
 impl Default for ResponsesStreamDecoder {
@@ -63,6 +67,7 @@ impl Default for ResponsesStreamDecoder {
             last_type: String::from("none"),
             kept: 0,
             call_ids: codec::CallIds::default(),
+            streamed: Streamed::default(),
         }
     }
 }
@@ -111,10 +116,18 @@ impl ResponsesStreamDecoder {
         }
     }
 
-    /// The whole response at the end of the stream: read from the final response object, as a
-    /// blocking call would, so both return the same; from the finished items or the fragments
-    /// when the final object lists no output.
-    fn finish(&mut self, response: Value) -> Result<CompletionResponse, CompletionError> {
+    /// The whole response at the end of the stream, held to what streamed (see [`settle`]):
+    /// what it adds is queued in `out`.
+    fn finish(&mut self, response: Value, out: &mut Chunks) -> Step {
+        let answer = self.final_output(response)?;
+        std::mem::take(&mut self.streamed).settle(&answer, out)?;
+        Ok(Some(answer))
+    }
+
+    /// The whole response: read from the final response object, as a blocking call would, so
+    /// both return the same; from the finished items or the fragments when the final object
+    /// lists no output.
+    fn final_output(&mut self, response: Value) -> Result<CompletionResponse, CompletionError> {
         if let Some(error) = response_failure(&response) {
             return Err(error);
         }
@@ -147,12 +160,9 @@ impl ResponsesStreamDecoder {
         let assembler = std::mem::take(&mut self.assembler);
         Ok(assembler.finish(usage, Some(finish), id, RawResponse::new(response)))
     }
-}
 
-impl Sealed for ResponsesStreamDecoder {}
-
-impl StreamDecoder for ResponsesStreamDecoder {
-    fn event(&mut self, name: Option<&str>, data: &str, out: &mut Chunks) -> Step {
+    /// Reads one event, queueing the chunks it carries; the response when it ends the answer.
+    fn read_event(&mut self, name: Option<&str>, data: &str, out: &mut Chunks) -> Step {
         if data.trim() == "[DONE]" {
             return Ok(None);
         }
@@ -189,7 +199,7 @@ impl StreamDecoder for ResponsesStreamDecoder {
                         excerpt(data)
                     )));
                 };
-                return self.finish(response.clone()).map(Some);
+                return self.finish(response.clone(), out);
             }
             "response.failed" => {
                 let error = event.get("response").and_then(|r| r.get("error"));
@@ -208,6 +218,19 @@ impl StreamDecoder for ResponsesStreamDecoder {
             _ => {}
         }
         Ok(None)
+    }
+}
+
+impl Sealed for ResponsesStreamDecoder {}
+
+impl StreamDecoder for ResponsesStreamDecoder {
+    fn event(&mut self, name: Option<&str>, data: &str, out: &mut Chunks) -> Step {
+        let queued = out.len();
+        let step = self.read_event(name, data, out);
+        if let Ok(None) = step {
+            self.streamed.record(out.range(queued..));
+        }
+        step
     }
 
     fn closed(self) -> Result<CompletionResponse, CompletionError> {
