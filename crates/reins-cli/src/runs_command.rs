@@ -9,8 +9,8 @@ use crate::in_doubt::Answer;
 use crate::lease_keeper::{self, LeaseKeeper};
 use crate::run::{Ending, Output};
 use crate::runs_decide::{
-    Approval, answer_in_store, answer_on_restate, approve_in_store, approve_on_restate, edited,
-    no_trail,
+    Approval, answer_in_store, answer_on_restate, approve_in_store, approve_on_restate,
+    deny_in_store, deny_on_restate, edited,
 };
 use crate::{approve, assemble, decide, fail, fork, interrupt, restate, runs, store};
 use clap::Subcommand;
@@ -59,24 +59,11 @@ pub enum RunsCommand {
     },
     /// Deny a waiting call; the model is told `--message`.
     Deny {
-        /// The agent file.
-        agent: PathBuf,
-        /// The run.
-        run: String,
-        /// The call (default: the run's only waiting call).
-        call: Option<String>,
-        /// What the model is told.
+        #[command(flatten)]
+        target: Approval,
+        /// What the model is told (`--reason` stays in the run's decision trail).
         #[arg(long)]
         message: Option<String>,
-        /// Who decides (default: your user name).
-        #[arg(long = "as", value_name = "NAME")]
-        who: Option<String>,
-        /// Why, kept in the run's decision trail (the model is told `--message` only).
-        #[arg(long)]
-        reason: Option<String>,
-        /// Replace the call's decision if it has one (until the run resumes).
-        #[arg(long)]
-        change: bool,
     },
     /// Answer a call in doubt (it started before the run stopped and recorded no result, so
     /// it may have had its effect) without running it again; the model is told `--message`
@@ -159,7 +146,10 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             target: Approval { agent, .. },
             ..
         }
-        | RunsCommand::Deny { agent, .. }
+        | RunsCommand::Deny {
+            target: Approval { agent, .. },
+            ..
+        }
         | RunsCommand::Checkpoints { agent, .. }
         | RunsCommand::Fork { agent, .. }
         | RunsCommand::Resume { agent, .. } => agent.clone(),
@@ -209,7 +199,10 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
             target: Approval { run, .. },
             ..
         }
-        | RunsCommand::Deny { run, .. } => Some((run, "decide")),
+        | RunsCommand::Deny {
+            target: Approval { run, .. },
+            ..
+        } => Some((run, "decide")),
         RunsCommand::Fork { run, .. } => Some((run, "fork")),
         _ => None,
     };
@@ -236,32 +229,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         RunsCommand::Supply { target, result } => {
             answer_in_store(&store, target, Answer::Supply(result)).await
         }
-        RunsCommand::Deny {
-            agent,
-            run,
-            call,
-            message,
-            who,
-            reason,
-            change,
-        } => {
-            let who = decide::Who {
-                name: who,
-                reason,
-                decided: decide::Decided::from_flag(change),
-            };
-            let continues = runs::resume_command(&agent, &run);
-            match decide::deny(&store, &run, call, message, &who, &continues).await {
-                Ok(()) => {
-                    eprintln!(
-                        "{}",
-                        decide::recorded(&store, &run, "denied", &continues).await
-                    );
-                    Ok(())
-                }
-                Err(error) => Err(error),
-            }
-        }
+        RunsCommand::Deny { target, message } => deny_in_store(&store, target, message).await,
         RunsCommand::Checkpoints { run, json, .. } => fork::checkpoints(&store, &run, json).await,
         RunsCommand::Fork {
             run,
@@ -364,20 +332,9 @@ async fn on_restate(
         RunsCommand::Supply { target, result } => {
             answer_on_restate(loaded, url, target, Answer::Supply(result)).await
         }
-        RunsCommand::Deny {
-            run,
-            call,
-            message,
-            who,
-            reason,
-            change,
-            ..
-        } => match no_trail(who.as_ref(), reason.as_ref(), change) {
-            Err(error) => Err(error),
-            Ok(()) => restate::decide(loaded, url, &run, call, restate::Verdict::Deny(message))
-                .await
-                .map(|()| eprintln!("reins: denied; the run continues on its worker")),
-        },
+        RunsCommand::Deny { target, message } => {
+            deny_on_restate(loaded, url, target, message).await
+        }
         RunsCommand::Resume { run, json, .. } => {
             // The run continues on its worker once decided: resuming is following it.
             return restate::follow(loaded, url, &run, json).await.exit_code();

@@ -1,11 +1,11 @@
-//! `reins runs approve|edit|skip|supply`: the call they decide and who decides it, and the
+//! `reins runs approve|edit|deny|skip|supply`: the call they decide and who decides it, and the
 //! decision recorded in the agent's store or sent to Restate's ingress.
 
 use crate::in_doubt::Answer;
 use crate::{decide, restate, runs};
 use std::path::PathBuf;
 
-/// The call an `approve`, `edit`, `skip` or `supply` decides, and who decides it.
+/// The call an `approve`, `edit`, `deny`, `skip` or `supply` decides, and who decides it.
 #[derive(clap::Args, Debug)]
 pub struct Approval {
     /// The agent file.
@@ -25,31 +25,42 @@ pub struct Approval {
     change: bool,
 }
 
+impl Approval {
+    /// Who decides, why, and whether the decision replaces an earlier one.
+    fn who(&self) -> decide::Who {
+        decide::Who {
+            name: self.who.clone(),
+            reason: self.reason.clone(),
+            decided: decide::Decided::from_flag(self.change),
+        }
+    }
+
+    /// `--as` and `--reason` go into an embedded store's decision trail; Restate keeps none, and
+    /// dropping them silently would lose what the person meant to record. `--change` replaces a
+    /// decision the run has not acted on yet; on Restate the run acts on it at once.
+    fn no_trail(&self) -> Result<(), String> {
+        if self.who.is_some() || self.reason.is_some() {
+            return Err(
+                "`--as` and `--reason` are kept in an embedded store's decision trail; the Restate \
+                 store keeps none: decide without them"
+                    .to_owned(),
+            );
+        }
+        if self.change {
+            return Err(
+                "`--change` replaces a decision a run has not acted on yet; on the Restate store \
+                 the run acts on a decision as soon as it is made: decide without it"
+                    .to_owned(),
+            );
+        }
+        Ok(())
+    }
+}
+
 /// `edit`'s arguments: those given, or the call's own opened in $EDITOR.
 pub fn edited(args: Option<String>) -> decide::ArgsChange {
     let in_editor = args.is_none();
     decide::ArgsChange::from_flags(args, in_editor)
-}
-
-/// `--as` and `--reason` go into an embedded store's decision trail; Restate keeps none, and
-/// dropping them silently would lose what the person meant to record. `--change` replaces a
-/// decision the run has not acted on yet; on Restate the run acts on it at once.
-pub fn no_trail(who: Option<&String>, reason: Option<&String>, change: bool) -> Result<(), String> {
-    if who.is_some() || reason.is_some() {
-        return Err(
-            "`--as` and `--reason` are kept in an embedded store's decision trail; the Restate \
-             store keeps none: decide without them"
-                .to_owned(),
-        );
-    }
-    if change {
-        return Err(
-            "`--change` replaces a decision a run has not acted on yet; on the Restate store \
-             the run acts on a decision as soon as it is made: decide without it"
-                .to_owned(),
-        );
-    }
-    Ok(())
 }
 
 /// Approves a waiting call in the agent's store, with its arguments changed as asked.
@@ -59,11 +70,7 @@ pub async fn approve_in_store(
     target: Approval,
     change: decide::ArgsChange,
 ) -> Result<(), String> {
-    let who = decide::Who {
-        name: target.who,
-        reason: target.reason,
-        decided: decide::Decided::from_flag(target.change),
-    };
+    let who = target.who();
     let continues = runs::resume_command(&target.agent, &target.run);
     let call = (target.run.as_str(), target.call);
     decide::approve(store, loaded, call, change, &who, &continues).await?;
@@ -82,11 +89,42 @@ pub async fn approve_on_restate(
     target: Approval,
     change: decide::ArgsChange,
 ) -> Result<(), String> {
-    no_trail(target.who.as_ref(), target.reason.as_ref(), target.change)?;
+    target.no_trail()?;
     let verdict = restate::Verdict::Approve(change);
     restate::decide(loaded, url, &target.run, target.call, verdict)
         .await
         .map(|()| eprintln!("reins: approved; the run continues on its worker"))
+}
+
+/// Denies a waiting call in the agent's store; the model is told `message`.
+pub async fn deny_in_store(
+    store: &reins::store::BoxedStore,
+    target: Approval,
+    message: Option<String>,
+) -> Result<(), String> {
+    let who = target.who();
+    let continues = runs::resume_command(&target.agent, &target.run);
+    decide::deny(store, &target.run, target.call, message, &who, &continues).await?;
+    eprintln!(
+        "{}",
+        decide::recorded(store, &target.run, "denied", &continues).await
+    );
+    Ok(())
+}
+
+/// Denies a waiting call of a run on Restate (no decision trail there: `--as` and
+/// `--reason` are refused rather than dropped).
+pub async fn deny_on_restate(
+    loaded: &crate::config::LoadedAgent,
+    url: &str,
+    target: Approval,
+    message: Option<String>,
+) -> Result<(), String> {
+    target.no_trail()?;
+    let verdict = restate::Verdict::Deny(message);
+    restate::decide(loaded, url, &target.run, target.call, verdict)
+        .await
+        .map(|()| eprintln!("reins: denied; the run continues on its worker"))
 }
 
 /// Answers a call in doubt in the agent's store without running it again.
@@ -95,11 +133,7 @@ pub async fn answer_in_store(
     target: Approval,
     answer: Answer,
 ) -> Result<(), String> {
-    let who = decide::Who {
-        name: target.who,
-        reason: target.reason,
-        decided: decide::Decided::from_flag(target.change),
-    };
+    let who = target.who();
     let continues = runs::resume_command(&target.agent, &target.run);
     let call = (target.run.as_str(), target.call);
     decide::answer_in_doubt(store, call, &answer, &who, &continues).await?;
@@ -118,7 +152,7 @@ pub async fn answer_on_restate(
     target: Approval,
     answer: Answer,
 ) -> Result<(), String> {
-    no_trail(target.who.as_ref(), target.reason.as_ref(), target.change)?;
+    target.no_trail()?;
     let done = answer.done();
     restate::decide(
         loaded,

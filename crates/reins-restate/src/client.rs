@@ -360,6 +360,20 @@ fn unknown_run(error: ClientError, run_id: &str) -> ClientError {
 mod tests {
     use super::*;
 
+    /// A server that accepts connections and holds them open, never answering: its address,
+    /// and the task to abort.
+    async fn silent_ingress() -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = silent.local_addr().unwrap();
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((stream, _)) = silent.accept().await {
+                open.push(stream);
+            }
+        });
+        (address, held)
+    }
+
     #[test]
     fn debug_output_masks_the_credentials_in_the_ingress_url() {
         let runs = RestateRuns::new("http://ann:s3cret@127.0.0.1:8080/").expect("a valid URL");
@@ -373,15 +387,7 @@ mod tests {
     /// timeout, with an error, instead of holding the caller.
     #[tokio::test]
     async fn a_silent_ingress_ends_a_call_at_its_timeout() {
-        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = silent.local_addr().unwrap();
-        // Accepted and held open, never answered.
-        let held = tokio::spawn(async move {
-            let mut open = Vec::new();
-            while let Ok((stream, _)) = silent.accept().await {
-                open.push(stream);
-            }
-        });
+        let (address, held) = silent_ingress().await;
         let runs = RestateRuns::new(&format!("http://{address}"))
             .unwrap()
             .call_timeout(Duration::from_millis(200));
@@ -405,14 +411,7 @@ mod tests {
     /// naming the run; before, `output` waited for ever.
     #[tokio::test]
     async fn waiting_for_an_output_that_never_comes_ends_at_the_limit() {
-        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = silent.local_addr().unwrap();
-        let held = tokio::spawn(async move {
-            let mut open = Vec::new();
-            while let Ok((stream, _)) = silent.accept().await {
-                open.push(stream);
-            }
-        });
+        let (address, held) = silent_ingress().await;
         let runs = RestateRuns::new(&format!("http://{address}"))
             .unwrap()
             .output_timeout(Duration::from_millis(200));

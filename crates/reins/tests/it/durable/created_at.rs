@@ -3,44 +3,16 @@
 //! prunes; and in a database written by a release that did not keep it, the time of the run's
 //! oldest checkpoint kept, else when it was last written.
 
+use super::listed::{after, listed, now_ms};
 use super::per_store::per_store;
 use super::{RunStateBuilder, uuid_like};
 #[cfg(feature = "postgres")]
 use super::{postgres_client, postgres_database};
-use reins::store::{FORMAT_VERSION, RunQuery, RunStore, RunSummary, SqliteStore};
+use reins::store::{FORMAT_VERSION, RunStore, SqliteStore};
 
-/// Milliseconds since the Unix epoch, the stores' clock.
-fn now_ms() -> i64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap();
-    i64::try_from(since.as_millis()).unwrap()
-}
-
-/// Waits until the clock has passed `ms`, so the next write is stamped later than `ms`.
-async fn after(ms: i64) {
-    while now_ms() <= ms {
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-    }
-}
-
-/// When `run_id` was created, as both listings say it (they must agree).
+/// When `run_id` was created, as both listings say it.
 async fn created_ms(store: &impl RunStore, run_id: &str) -> i64 {
-    let page = store.list_runs(&RunQuery::new()).await.unwrap();
-    assert!(page.unreadable.is_empty(), "{page:?}");
-    let pick = |runs: &[RunSummary]| {
-        runs.iter()
-            .find(|run| run.run_id == run_id)
-            .unwrap_or_else(|| panic!("{run_id} is not listed: {runs:?}"))
-            .created_at_ms
-    };
-    let paged = pick(&page.runs);
-    assert_eq!(
-        pick(&store.list().await.unwrap()),
-        paged,
-        "both listings agree"
-    );
-    paged
+    listed(store, run_id, |run| run.created_at_ms).await
 }
 
 /// `store` keeps only its newest checkpoint of each run.

@@ -3,41 +3,13 @@
 //! latest checkpoint's time once a checkpoint follows.
 
 use super::RunStateBuilder;
+use super::listed::{after, listed, now_ms};
 use super::per_store::per_store;
-use reins::store::{RunQuery, RunStore, RunSummary};
+use reins::store::RunStore;
 
-/// Milliseconds since the Unix epoch, the stores' clock.
-fn now_ms() -> i64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap();
-    i64::try_from(since.as_millis()).unwrap()
-}
-
-/// Waits until the clock has passed `ms`, so the next write is stamped later than `ms`.
-async fn after(ms: i64) {
-    while now_ms() <= ms {
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-    }
-}
-
-/// When `run_id` was last written, as both listings say it (they must agree).
+/// When `run_id` was last written, as both listings say it.
 async fn written_ms(store: &impl RunStore, run_id: &str) -> i64 {
-    let page = store.list_runs(&RunQuery::new()).await.unwrap();
-    assert!(page.unreadable.is_empty(), "{page:?}");
-    let pick = |runs: &[RunSummary]| {
-        runs.iter()
-            .find(|run| run.run_id == run_id)
-            .unwrap_or_else(|| panic!("{run_id} is not listed: {runs:?}"))
-            .updated_at_ms
-    };
-    let paged = pick(&page.runs);
-    assert_eq!(
-        pick(&store.list().await.unwrap()),
-        paged,
-        "both listings agree"
-    );
-    paged
+    listed(store, run_id, |run| run.updated_at_ms).await
 }
 
 /// The time of `run_id`'s latest checkpoint.

@@ -3,18 +3,11 @@
 //! after their worker died) and can be resumed at once.
 
 use super::RunStateBuilder;
+use super::listed::now_ms;
 use super::per_store::per_store;
 use reins::agent::RunStatus;
 use reins::store::{RunQuery, RunStore, RunSummary, StoreError};
 use std::time::Duration;
-
-/// Milliseconds since the Unix epoch, the stores' clock.
-fn now_ms() -> i64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap();
-    i64::try_from(since.as_millis()).unwrap()
-}
 
 /// A running run stored as `run_id`, leased to `owner`, and the lease.
 async fn running(store: &impl RunStore, run_id: &str, owner: &str) -> reins::store::Lease {

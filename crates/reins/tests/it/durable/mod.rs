@@ -11,7 +11,7 @@
 //! leaves a newer release's alone, [`format_kinds`] reads stored format-1
 //! records of a call in doubt and of a completed run, [`housekeeping`] lists runs a page at a
 //! time and deletes and expires finished ones, [`leases_listed`] lists who drives each run
-//! (and which were left), [`watch`] waits for decisions, [`store_faults`]
+//! (and which were left), [`listed`] reads a run's summary off both listings, [`watch`] waits for decisions, [`store_faults`]
 //! fails a run whose store panics, gives back a run whose store failed a write, and stops a run
 //! that lost its lease (with the [`faulty_store`] of these tests), [`typed`] resumes a typed
 //! run whose answer was refused, [`deep_json`] stores and resumes runs with JSON nested as
@@ -32,6 +32,7 @@ mod housekeeping;
 mod in_doubt;
 mod last_written;
 mod leases_listed;
+mod listed;
 mod per_store;
 #[cfg(feature = "postgres")]
 mod postgres_connect;
