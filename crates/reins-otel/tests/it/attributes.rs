@@ -43,6 +43,33 @@ async fn a_streamed_request_says_so_and_an_awaited_one_says_nothing() {
 }
 
 #[tokio::test]
+async fn a_tools_long_description_is_cut_on_its_span_like_a_servers_name() {
+    // A tool source's server chooses the description, and it is recorded on every call's
+    // span whether content is captured or not.
+    let recorded = Recorded::start(Telemetry::new());
+    let description = format!("Looks up.\u{1b}[2J{}", "d".repeat(100_000));
+    let tool = tool_fn("lookup", description.clone(), |_: Value| async move {
+        Ok::<_, Infallible>("found")
+    });
+    let model = NamedModel::new([Turn::tool_call("lookup", json!({})), Turn::text("done")]);
+    let agent = AgentBuilder::new(model).tool(tool).build();
+    agent.prompt("go").await.unwrap();
+    let spans = recorded.spans();
+    let recorded = attr_str(
+        span(&spans, "execute_tool lookup"),
+        "gen_ai.tool.description",
+    );
+    let marker = format!("…[truncated, {} bytes in all]", description.len());
+    assert!(recorded.ends_with(&marker), "{}", &recorded[..80]);
+    assert!(recorded.len() < 2048, "{} bytes recorded", recorded.len());
+    assert!(
+        recorded.starts_with("Looks up.\\u001b[2Jddd"),
+        "its control sequences are escaped: {}",
+        &recorded[..40]
+    );
+}
+
+#[tokio::test]
 async fn native_structured_output_asks_for_json() {
     let recorded = Recorded::start(Telemetry::new());
     let mut model = NamedModel::new([Turn::text(r#"{"name": "Paris"}"#)]);

@@ -5,6 +5,7 @@
 use crate::harness::{NamedModel, Recorded, attr, attr_str, span};
 use reins::agent::*;
 use reins::completion::CompletionError;
+use reins::hooks::redaction::Redaction;
 use reins::testing::Turn;
 use reins::tool::tool_fn;
 use reins_otel::Telemetry;
@@ -253,6 +254,43 @@ async fn a_huge_tool_result_is_cut_to_64_kib_by_default() {
     let chats: Vec<_> = spans.iter().filter(|s| s.name == "chat gpt-test").collect();
     let input = parsed(chats[1], "gen_ai.input.messages");
     assert_eq!(input[2]["parts"][0]["response"], json!(expected));
+}
+
+#[tokio::test]
+async fn a_key_across_the_cut_is_masked_whole_in_every_span() {
+    // The default masks find `sk-` keys of at least 20 characters: cut first, the key's
+    // first characters before the 64 KiB boundary would be too short to match and be kept.
+    let redaction = Redaction::new();
+    let telemetry =
+        Telemetry::new().capture_content(move |_, text| Some(redaction.redact(&text).into_owned()));
+    let recorded = Recorded::start(telemetry);
+    let key = "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34";
+    let key_start = &key[..12];
+    let across_the_cut = |filler: &str| format!("{} {key} and more", filler.repeat(65_536 - 17));
+    let model = NamedModel::new([Turn::tool_call("lookup", json!({})), Turn::text("done")]);
+    let agent = AgentBuilder::new(model)
+        .tool(returning(across_the_cut("y")))
+        .build();
+    agent.prompt(across_the_cut("p")).await.unwrap();
+    let spans = recorded.spans();
+
+    let tool = span(&spans, "execute_tool lookup");
+    let result = attr_str(tool, "gen_ai.tool.call.result");
+    assert!(result.contains("…[truncated,"), "the result is cut");
+    assert!(!result.contains(key_start), "a key's start is recorded");
+    let chats: Vec<_> = spans.iter().filter(|s| s.name == "chat gpt-test").collect();
+    let input = attr_str(chats[1], "gen_ai.input.messages");
+    assert!(input.contains("…[truncated,"), "the parts are cut");
+    assert!(!input.contains(key_start), "a key's start is recorded");
+    let run = span(&spans, "invoke_agent");
+    for attribute in ["gen_ai.input.messages", "input.value"] {
+        let prompt = attr_str(run, attribute);
+        assert!(prompt.contains("…[truncated,"), "{attribute} is cut");
+        assert!(
+            !prompt.contains(key_start),
+            "{attribute} records a key's start"
+        );
+    }
 }
 
 #[tokio::test]

@@ -6,9 +6,10 @@
 //! serialized `Message` is not one of them.
 //!
 //! Built only for a span that records content, borrowing the run's messages; each part's
-//! content is cut to the [`PartLimit`] first (copied only then).
+//! content is cut to its limit first (copied only then), a part too long redacted whole
+//! before it is cut ([`PartCut`]).
 
-use super::part_limit::PartLimit;
+use super::part_limit::PartCut;
 use crate::completion::FinishReason;
 use crate::message::{AssistantContent, Message};
 use serde::Serialize;
@@ -51,7 +52,7 @@ struct OutputMessage<'a> {
 }
 
 /// `gen_ai.system_instructions`: the preamble as one text part.
-pub(crate) fn system_instructions(preamble: &str, limit: PartLimit) -> Option<String> {
+pub(crate) fn system_instructions(preamble: &str, limit: PartCut<'_>) -> Option<String> {
     let content = limit.text(preamble);
     serde_json::to_string(&[Part::Text { content }]).ok()
 }
@@ -60,7 +61,7 @@ pub(crate) fn system_instructions(preamble: &str, limit: PartLimit) -> Option<St
 /// [`PartLimit::input_budget`]. Every `chat` span holds the whole history again, so without
 /// that bound a long run's trace would grow with the square of its turns; messages left out
 /// are said by one `system` message first, where a person reading the chat sees it.
-pub(crate) fn input_messages(history: &[Message], limit: PartLimit) -> Option<String> {
+pub(crate) fn input_messages(history: &[Message], limit: PartCut<'_>) -> Option<String> {
     let budget = limit.input_budget();
     let mut kept = Vec::new();
     let mut bytes = 0usize;
@@ -101,7 +102,7 @@ pub(crate) fn input_messages(history: &[Message], limit: PartLimit) -> Option<St
 }
 
 /// One message of `gen_ai.input.messages`, its parts cut to `limit`.
-fn input_message(message: &Message, limit: PartLimit) -> InputMessage<'_> {
+fn input_message<'a>(message: &'a Message, limit: PartCut<'_>) -> InputMessage<'a> {
     match message {
         Message::System { content } => InputMessage {
             role: "system",
@@ -138,7 +139,7 @@ fn input_message(message: &Message, limit: PartLimit) -> InputMessage<'_> {
 pub(crate) fn output_messages(
     content: &[AssistantContent],
     finish_reason: Option<&FinishReason>,
-    limit: PartLimit,
+    limit: PartCut<'_>,
 ) -> Option<String> {
     let finish_reason = match finish_reason {
         Some(reason) => finish_reason_name(reason),
@@ -163,7 +164,7 @@ pub(crate) fn output_messages(
 
 /// `gen_ai.output.messages` of a whole run: its final answer, one assistant text message
 /// that stopped.
-pub(crate) fn answer_messages(answer: &str, limit: PartLimit) -> Option<String> {
+pub(crate) fn answer_messages(answer: &str, limit: PartCut<'_>) -> Option<String> {
     let message = OutputMessage {
         role: "assistant",
         parts: vec![Part::Text {
@@ -187,7 +188,7 @@ pub(crate) fn finish_reason_name(reason: &FinishReason) -> &str {
     }
 }
 
-fn assistant_part(part: &AssistantContent, limit: PartLimit) -> Part<'_> {
+fn assistant_part<'a>(part: &'a AssistantContent, limit: PartCut<'_>) -> Part<'a> {
     match part {
         AssistantContent::Text(text) => Part::Text {
             content: limit.text(&text.text),
@@ -206,6 +207,7 @@ fn assistant_part(part: &AssistantContent, limit: PartLimit) -> Part<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::PartLimit;
 
     fn parsed(json: &str) -> Vec<Value> {
         serde_json::from_str(json).expect("the input is a JSON array")
@@ -214,7 +216,7 @@ mod tests {
     #[test]
     fn a_history_within_the_budget_is_recorded_whole() {
         let history = [Message::user("Add 1 and 2."), Message::assistant("3")];
-        let recorded = input_messages(&history, PartLimit(1024)).unwrap();
+        let recorded = input_messages(&history, PartLimit(1024).into()).unwrap();
         let messages = parsed(&recorded);
         assert_eq!(messages.len(), 2);
         assert_eq!(messages[0]["role"], "user");
@@ -223,7 +225,7 @@ mod tests {
     #[test]
     fn a_long_history_keeps_its_newest_messages_and_says_how_many_were_left_out() {
         // 100 KiB parts: a budget of 1.6 MB, of messages of ~100 KB.
-        let limit = PartLimit(100 * 1024);
+        let limit = PartCut::from(PartLimit(100 * 1024));
         let history: Vec<Message> = (0..60)
             .map(|n| Message::user(format!("message {n}: {}", "x".repeat(100_000))))
             .collect();

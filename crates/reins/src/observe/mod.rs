@@ -12,12 +12,14 @@
 //!   results are recorded only when one is set, and only as it returns them. Messages are
 //!   recorded in the conventions' JSON shape (a `role` and typed `parts`), which trace viewers
 //!   show as a chat. Each part (a text, a tool call's arguments, a tool's result) is cut to
-//!   [`Telemetry::content_part_limit`] bytes first, [`DEFAULT_CONTENT_PART_LIMIT`] unless set.
+//!   [`Telemetry::content_part_limit`] bytes first, [`DEFAULT_CONTENT_PART_LIMIT`] unless set;
+//!   a part longer than that is given to the redactor whole before it is cut, so a secret
+//!   across the cut is found whole (not shortened below what a pattern matches).
 
 pub(crate) mod messages;
 mod part_limit;
 
-pub(crate) use part_limit::{PartLimit, shown_name};
+pub(crate) use part_limit::{PartCut, PartLimit, shown_description, shown_name};
 use std::fmt;
 use std::sync::Arc;
 use tracing::Span;
@@ -159,6 +161,12 @@ impl Telemetry {
     }
 
     /// Records message content, as `redact` returns it (return `None` to drop a piece).
+    ///
+    /// A part of a piece longer than the [content part limit](Self::content_part_limit) is
+    /// given to `redact` on its own first (with the piece's kind; a message's text is then
+    /// plain text, not the piece's JSON), and cut after: a secret across the cut is so seen
+    /// whole. The piece, its parts cut, is then given to `redact` as always; a part it drops
+    /// (`None`) is recorded as `…[withheld]`.
     pub fn capture_content(
         mut self,
         redact: impl Fn(ContentKind, String) -> Option<String> + Send + Sync + 'static,
@@ -219,7 +227,7 @@ impl Telemetry {
     pub(crate) fn record_content(
         span: &Span,
         kind: ContentKind,
-        content: impl FnOnce(PartLimit) -> Option<String>,
+        content: impl FnOnce(PartCut<'_>) -> Option<String>,
     ) {
         Telemetry::record_content_at(span, kind, kind.attribute(), content);
     }
@@ -230,14 +238,17 @@ impl Telemetry {
         span: &Span,
         kind: ContentKind,
         attribute: &'static str,
-        content: impl FnOnce(PartLimit) -> Option<String>,
+        content: impl FnOnce(PartCut<'_>) -> Option<String>,
     ) {
         if span.is_disabled() {
             return;
         }
         let recorded = Telemetry::of(span, |telemetry| {
             let redact = telemetry.redactor.as_ref()?;
-            redact(kind, content(telemetry.part_limit)?)
+            redact(
+                kind,
+                content(PartCut::new(telemetry.part_limit, redact, kind))?,
+            )
         })
         .flatten();
         if let Some(text) = recorded {

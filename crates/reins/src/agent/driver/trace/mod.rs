@@ -18,7 +18,7 @@ use crate::agent::response::PromptResponse;
 use crate::completion::{CompletionRequest, CompletionResponse, DynCompletionModel, Usage};
 use crate::message::Message;
 use crate::observe::messages::{self, finish_reason_name};
-use crate::observe::{ContentKind, Telemetry, shown_name};
+use crate::observe::{ContentKind, Telemetry, shown_description, shown_name};
 use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
 use crate::tool::{ToolOutcome, ToolOutput, ToolSet};
 pub(super) use cancelled::{cancellable, record_run_cancelled};
@@ -314,7 +314,10 @@ pub(super) fn tool_span(pending: &PendingCall, tools: &ToolSet, run_id: &str) ->
         format!("execute_tool {}", shown_name(&pending.call.name)),
     );
     if let Some(definition) = tools.definition(&pending.call.name) {
-        span.record("gen_ai.tool.description", definition.description.as_str());
+        span.record(
+            "gen_ai.tool.description",
+            shown_description(&definition.description).as_ref(),
+        );
     }
     span.record("reins.effect_id", pending.effect_id(run_id));
     Telemetry::record_content(&span, ContentKind::ToolArguments, |limit| {
