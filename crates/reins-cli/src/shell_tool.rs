@@ -3,7 +3,7 @@
 //! argument of the program whatever it contains.
 
 use crate::config::ShellToolConfig;
-use crate::config::shell_tool::placeholders;
+use crate::config::shell_tool::placeholder_at;
 use crate::keys::ModelKeys;
 use crate::process_group::{self, GroupGuard};
 use reins::tool::Tool;
@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// The most bytes of a program's output handed to the model.
 const MAX_OUTPUT: usize = 16 * 1024;
@@ -62,26 +63,39 @@ impl ShellTool {
         }
     }
 
-    /// The program's argv with `args` filled in.
+    /// The program's argv with `args` filled in. Each element is filled in one pass: an
+    /// argument's value is put in as it is, never searched for placeholders itself (a value
+    /// holding `{other}` stays `{other}`, and cannot grow by being filled again).
     pub fn argv(&self, args: &Value) -> Result<Vec<String>, String> {
         self.command
             .iter()
-            .map(|element| {
-                let mut filled = element.clone();
-                for name in placeholders(element) {
-                    let value = match args.get(&name) {
-                        Some(Value::String(text)) => text.clone(),
-                        Some(Value::Null) | None => {
-                            return Err(format!("missing argument `{name}`"));
-                        }
-                        Some(other) => other.to_string(),
-                    };
-                    filled = filled.replace(&format!("{{{name}}}"), &value);
-                }
-                Ok(filled)
-            })
+            .map(|element| fill(element, args))
             .collect()
     }
+}
+
+/// `element` with each `{placeholder}` replaced by its argument in `args` (a string as it is,
+/// another value as JSON); text that is no placeholder is kept.
+fn fill(element: &str, args: &Value) -> Result<String, String> {
+    let mut filled = String::with_capacity(element.len());
+    let mut rest = element;
+    while let Some(open) = rest.find('{') {
+        filled.push_str(&rest[..open]);
+        let after = &rest[open..];
+        let Some(name) = placeholder_at(after) else {
+            filled.push('{');
+            rest = &after[1..];
+            continue;
+        };
+        match args.get(name) {
+            Some(Value::String(text)) => filled.push_str(text),
+            Some(Value::Null) | None => return Err(format!("missing argument `{name}`")),
+            Some(other) => filled.push_str(&other.to_string()),
+        }
+        rest = &after[name.len() + 2..];
+    }
+    filled.push_str(rest);
+    Ok(filled)
 }
 
 /// A program as an agent file names it: a relative path with a directory part (`./save.sh`,
@@ -151,19 +165,22 @@ impl Tool for ShellTool {
         }
         process_group::own_group(&mut command);
         let cannot_run = |error: std::io::Error| format!("cannot run `{program}`: {error}");
-        let child = command.spawn().map_err(cannot_run)?;
+        let mut child = command.spawn().map_err(cannot_run)?;
         // Killed whole if the call is cut off (Ctrl-C, a timeout) while it runs.
         let group = GroupGuard::of(&child);
-        let output = child.wait_with_output().await.map_err(cannot_run)?;
+        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+        let (status, stdout, stderr) =
+            tokio::try_join!(child.wait(), kept_output(stdout), kept_output(stderr))
+                .map_err(cannot_run)?;
         group.finished();
-        let stdout = truncate(String::from_utf8_lossy(&output.stdout).into_owned());
-        if output.status.success() {
+        let stdout = truncate(String::from_utf8_lossy(&stdout).into_owned());
+        if status.success() {
             Ok(stdout)
         } else {
-            let stderr = truncate(String::from_utf8_lossy(&output.stderr).into_owned());
+            let stderr = truncate(String::from_utf8_lossy(&stderr).into_owned());
             Err(format!(
                 "`{program}` failed ({}): {}{}",
-                output.status,
+                status,
                 stderr.trim(),
                 if stdout.is_empty() {
                     String::new()
@@ -172,6 +189,27 @@ impl Tool for ShellTool {
                 }
             ))
         }
+    }
+}
+
+/// The first bytes a program writes to `pipe`, enough for [`truncate`] to cut its text at
+/// [`MAX_OUTPUT`] (a character's last bytes beyond it included); the rest is read and
+/// dropped, so a program writing gigabytes neither fills reins's memory nor blocks on a full
+/// pipe, and ends as it would have.
+async fn kept_output(pipe: Option<impl AsyncRead + Unpin>) -> std::io::Result<Vec<u8>> {
+    const KEPT: usize = MAX_OUTPUT + 4;
+    let mut kept = Vec::new();
+    let Some(mut pipe) = pipe else {
+        return Ok(kept);
+    };
+    let mut buffer = vec![0; 64 * 1024];
+    loop {
+        let read = pipe.read(&mut buffer).await?;
+        if read == 0 {
+            return Ok(kept);
+        }
+        let room = KEPT.saturating_sub(kept.len());
+        kept.extend_from_slice(&buffer[..read.min(room)]);
     }
 }
 

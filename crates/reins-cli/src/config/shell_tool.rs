@@ -143,17 +143,24 @@ pub fn placeholders(element: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut rest = element;
     while let Some(open) = rest.find('{') {
-        let after = &rest[open + 1..];
-        match after.find('}') {
-            Some(close) => {
-                let name = &after[..close];
-                if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    names.push(name.to_owned());
-                }
-                rest = &after[close + 1..];
+        let after = &rest[open..];
+        match placeholder_at(after) {
+            Some(name) => {
+                names.push(name.to_owned());
+                rest = &after[name.len() + 2..];
             }
-            None => break,
+            None => rest = &after[1..],
         }
     }
     names
+}
+
+/// The name of the placeholder `text` starts with (`{name}`: ASCII letters, digits and `_`),
+/// if it starts with one.
+pub fn placeholder_at(text: &str) -> Option<&str> {
+    let inside = text.strip_prefix('{')?;
+    let close = inside.find('}')?;
+    let name = &inside[..close];
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some(name)
 }

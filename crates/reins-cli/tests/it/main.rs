@@ -29,6 +29,7 @@ mod runs_lease;
 mod runs_order;
 mod runs_unreadable;
 mod schema_first;
+mod shell_args_output;
 mod terminal;
 mod terminal_text;
 mod tool_choice;

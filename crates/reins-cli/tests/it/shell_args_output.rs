@@ -1,0 +1,92 @@
+//! What a shell tool's program is given and what reins keeps of what it writes: each
+//! argument the model gives is put into the command as it is (never read for placeholders
+//! itself), and a program writing far more than the model is shown (16 KiB) is read to its
+//! end without reins keeping the rest in memory.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, events, model_table, outcome, tool_results};
+
+/// fakellm rules: `echo_pair` is called with a first argument that looks like a placeholder
+/// of the second; `flood` with no arguments; each result is answered with "Done.".
+const RULES: &str = r#"version: 1
+rules:
+  - name: answer
+    when:
+      tool_result_contains: "pair="
+    respond:
+      content: "Done."
+  - name: flooded
+    when:
+      tool_result_contains: "[output truncated]"
+    respond:
+      content: "Done."
+  - name: pair
+    when:
+      messages_contain: "echo a pair"
+    respond:
+      tool_calls:
+        - name: echo_pair
+          arguments: {first: "{second}", second: "x"}
+  - name: flood
+    when:
+      messages_contain: "flood"
+    respond:
+      tool_calls:
+        - name: flood
+          arguments: {}
+"#;
+
+/// The agent: `echo_pair` prints its two arguments joined in one element; `flood` writes a
+/// gigabyte to stdout.
+fn agent(server: &FakeLlm) -> AgentDir {
+    AgentDir::new(&format!(
+        r#"{model}
+[[tools.shell]]
+name = "echo_pair"
+description = "Echoes two words."
+command = ["printf", "pair=%s", "{{first}}-{{second}}"]
+schema = {{ type = "object", properties = {{ first = {{ type = "string" }}, second = {{ type = "string" }} }}, required = ["first", "second"] }}
+
+[[tools.shell]]
+name = "flood"
+description = "Writes a lot."
+command = ["sh", "-c", "yes 0123456789abcdef | head -c 1000000000"]
+schema = {{ type = "object", properties = {{}} }}
+"#,
+        model = model_table(&server.openai_url()),
+    ))
+}
+
+/// The one tool result of a `--json` run's stdout.
+fn only_result(stdout: &str) -> String {
+    let events = events(stdout);
+    let results = tool_results(&events);
+    assert_eq!(results.len(), 1, "{stdout}");
+    results[0]["result"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn an_argument_that_looks_like_a_placeholder_is_put_in_as_it_is() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "echo a pair", "--json"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(only_result(&stdout), "pair={second}-x");
+}
+
+#[test]
+fn a_program_writing_a_gigabyte_is_read_to_its_end_in_bounded_memory() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    // reins with at most 256 MiB of data: keeping the whole gigabyte would fail.
+    let line = format!(
+        "ulimit -d 262144 && reins run '{}' flood --json",
+        agent.file.display()
+    );
+    let (code, stdout, stderr) = outcome(agent.shell(&line).env("REINS_TEST_KEY", "k"));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let result = only_result(&stdout);
+    assert!(result.ends_with("\n[output truncated]"), "{result}");
+    assert!(result.starts_with("0123456789abcdef\n"), "{result}");
+    assert!(result.len() < 17 * 1024, "{}", result.len());
+}
