@@ -10,6 +10,10 @@ use crate::config::model_keys::key_variables;
 use reins::hooks::redaction::Redaction;
 use toml::Spanned;
 
+/// The variable `reins ui` reads its token from (`--token`): never a tool's, since the
+/// token lets whoever holds it approve calls in the inbox — a tool's own among them.
+pub const UI_TOKEN_ENV: &str = "REINS_UI_TOKEN";
+
 /// What a key's value becomes in a tool's answer (the mask reins puts on a key a provider
 /// echoes).
 const REDACTED: &str = "<redacted>";
@@ -37,10 +41,12 @@ impl std::fmt::Debug for ModelKeys {
 }
 
 impl ModelKeys {
-    /// The key variables of `agent`'s models and every provider's default one, their values
-    /// read now.
+    /// The key variables of `agent`'s models and every provider's default one, the file's
+    /// other secrets' and the inbox token's ([`UI_TOKEN_ENV`]), their values read now.
     pub fn of(agent: &LoadedAgent) -> Self {
-        let variables: Vec<String> = key_variables(&agent.file).into_iter().collect();
+        let mut variables: Vec<String> = key_variables(&agent.file).into_iter().collect();
+        // Not the file's, so `env_passthrough` cannot name it: withheld whatever it says.
+        variables.push(UI_TOKEN_ENV.to_owned());
         let values: Vec<String> = variables
             .iter()
             .filter_map(|variable| std::env::var(variable).ok())

@@ -152,7 +152,7 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:7878", value_parser = listen_address::parse)]
         bind: String,
         /// A token every request must carry (`?token=` once, then a cookie).
-        #[arg(long, env = "REINS_UI_TOKEN", hide_env_values = true)]
+        #[arg(long, env = keys::UI_TOKEN_ENV, hide_env_values = true)]
         token: Option<String>,
     },
 }

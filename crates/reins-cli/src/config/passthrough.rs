@@ -30,6 +30,17 @@ pub fn check_passthrough(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
         if withheld.contains(name.get_ref()) {
             continue;
         }
+        if name.get_ref() == crate::keys::UI_TOKEN_ENV {
+            problems.push(agent.error_at(
+                name.span(),
+                format!(
+                    "`{}` is the web inbox's token, with which a tool could approve its own \
+                     calls: no tool is given it",
+                    crate::keys::UI_TOKEN_ENV
+                ),
+            ));
+            continue;
+        }
         let hint = closest(name.get_ref(), withheld.iter().map(String::as_str))
             .map(did_you_mean)
             .unwrap_or_default();

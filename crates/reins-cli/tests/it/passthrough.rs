@@ -132,3 +132,17 @@ fn a_run_with_a_misspelt_passthrough_name_is_refused_before_the_tool_runs_withou
     assert!(!stdout.contains("\"started\""), "{stdout}");
     assert!(!stdout.contains("key="), "{stdout}");
 }
+
+#[test]
+fn the_inbox_token_cannot_be_passed_to_a_tool() {
+    let toml = agent_file("http://127.0.0.1:9", "REINS_UI_TOKEN", "OPENAI_API_KEY", "");
+    let agent = AgentDir::new(&toml);
+    let (code, stdout, stderr) = outcome(agent.keyed(&["check", "AGENT"]));
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    let line = line_of(&toml, "[\"REINS_UI_TOKEN\"]");
+    let message = format!(
+        "agent.toml:{line}:20: error: `REINS_UI_TOKEN` is the web inbox's token, with which a \
+         tool could approve its own calls: no tool is given it"
+    );
+    assert!(stderr.contains(&message), "{message}\n{stderr}");
+}

@@ -1,6 +1,7 @@
 //! The model's keys stay with reins: the programs a shell tool or a stdio MCP server starts
 //! inherit none of the variables the agent's models read their keys from (nor any provider's
-//! default key variable, nor any other secret's the file names), unless the tool's
+//! default key variable, nor any other secret's the file names, nor the web inbox's token),
+//! unless the tool's
 //! `env_passthrough` names one; and a key a tool
 //! prints anyway is masked as `<redacted>` in its result, on the terminal, in the store and
 //! in `runs show`, as `[hooks.redaction]` masks its secrets and patterns: in what a tool
@@ -18,6 +19,9 @@ const OPENAI_KEY: &str = "sk-openai-default-0123456789";
 const ANTHROPIC_KEY: &str = "sk-ant-default-0123456789";
 /// A secret the agent file names a variable for other than a model key (its redaction's).
 const VAULT_PASSWORD: &str = "vault-pass-9876543210";
+/// The web inbox's token (`reins ui --token`'s variable), which would let a tool approve its
+/// own calls there: set for every run, withheld like a key.
+const UI_TOKEN: &str = "inbox-token-0123456789abcdef";
 
 /// The `env` MCP server's tools ([`python_mcp_server`]): `names` lists the names of its
 /// environment variables, `getenv` answers one's value, `fail` fails saying
@@ -162,7 +166,8 @@ fn run(agent: &AgentDir, prompt: &str) -> (i32, String, String) {
             .env("REINS_TEST_KEY", KEY)
             .env("OPENAI_API_KEY", OPENAI_KEY)
             .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
-            .env("VAULT_PASSWORD", VAULT_PASSWORD),
+            .env("VAULT_PASSWORD", VAULT_PASSWORD)
+            .env("REINS_UI_TOKEN", UI_TOKEN),
     )
 }
 
@@ -186,7 +191,7 @@ fn run_id(stdout: &str) -> String {
 
 /// Asserts that no key is in `text` (`what` says where it was read).
 fn holds_no_key(text: &str, what: &str) {
-    for key in [KEY, OPENAI_KEY, ANTHROPIC_KEY, VAULT_PASSWORD] {
+    for key in [KEY, OPENAI_KEY, ANTHROPIC_KEY, VAULT_PASSWORD, UI_TOKEN] {
         assert!(!text.contains(key), "{what} holds a key:\n{text}");
     }
 }
@@ -250,6 +255,7 @@ fn a_shell_tool_that_prints_its_environment_shows_no_model_key() {
         "OPENAI_API_KEY=",
         "ANTHROPIC_API_KEY=",
         "VAULT_PASSWORD=",
+        "REINS_UI_TOKEN=",
     ] {
         assert!(
             !printed.contains(variable),
