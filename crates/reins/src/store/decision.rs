@@ -184,7 +184,8 @@ fn canonical_json(value: &Value, out: &mut String) {
 /// `decision` checked against the call it names in `state` ([`check_decision`]) and stamped
 /// with the time it is recorded: what a store keeps for `run_id`. Refused while `holder`'s
 /// lease on the run lasts (until `lease_until`): a worker that claimed the run read its
-/// decisions then, and a decision recorded now would be logged but never applied.
+/// decisions then, and a decision recorded now would be logged but never applied. (A lease
+/// that has run out, the store ends in the same transaction, for the same reason.)
 pub(crate) fn record_decision(
     run_id: &str,
     state: &RunState,

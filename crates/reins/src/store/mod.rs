@@ -51,9 +51,10 @@
 //! the run's version and the claim's token. So of two workers racing to resume one run,
 //! whatever their names, exactly one proceeds and the other gets [`StoreError::Busy`] before
 //! it runs anything (or [`StoreError::Conflict`] if its lease expired and was taken over
-//! mid-step). A crashed worker's lease expires after the store's lease duration, also when
-//! it restarts under the same name; make the lease longer than the longest single step
-//! (model call or tool call) of your runs.
+//! mid-step). A decision recorded once a lease has run out ([`RunStore::decide`]) ends that
+//! lease the same way, since its worker would never apply it. A crashed worker's lease
+//! expires after the store's lease duration, also when it restarts under the same name; make
+//! the lease longer than the longest single step (model call or tool call) of your runs.
 //!
 //! # Runs cut off
 //!
@@ -278,7 +279,10 @@ pub trait RunStore: Send + Sync + 'static {
     /// decision, and with [`StoreError::StaleDecision`] when the decision's binding is not the
     /// call's as it stands (its arguments changed since it was listed), and with
     /// [`StoreError::Busy`] while a worker holds the run's lease: a worker that took the run
-    /// has read its decisions already, and would go on under the ones it read.
+    /// has read its decisions already, and would go on under the ones it read. For the same
+    /// reason a lease that has run out without being given back ends with the decision: that
+    /// worker's later writes are refused with [`StoreError::Conflict`], and the next claim
+    /// applies the decision.
     fn decide(
         &self,
         run_id: &str,

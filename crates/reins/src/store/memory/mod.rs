@@ -335,6 +335,10 @@ impl RunStore for MemoryStore {
         let state = decode_state(run_id, record.format, &record.state)?;
         let lease = (record.owner.as_deref(), record.lease_until);
         let recorded = record_decision(run_id, &state, lease, decision.clone())?;
+        // A lease that ran out is taken from its worker, which would never apply this.
+        record.owner = None;
+        record.token = None;
+        record.lease_until = 0;
         record
             .decisions
             .retain(|d| d.decision.internal_call_id != decision.internal_call_id);

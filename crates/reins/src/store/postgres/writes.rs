@@ -242,8 +242,13 @@ pub(super) async fn checkpoint(
     })
 }
 
+/// Ends the lease on run `$1`, which `decide` found run out: the claim that held it read the
+/// run's decisions before this one, so none of its writes may follow (they check the token).
+const LAPSED_LEASE_ENDS: &str = "UPDATE reins_runs SET lease_owner = NULL, lease_token = NULL,
+    lease_until = 0 WHERE run_id = $1 AND lease_token IS NOT NULL";
+
 /// Records `decision` on `run_id` (the current one per call, and the audit log) and notifies
-/// the decision listeners.
+/// the decision listeners; a lease on the run that ran out ends with it.
 pub(super) async fn decide(
     client: &mut Client,
     run_id: &str,
@@ -257,6 +262,11 @@ pub(super) async fn decide(
     let recorded = record_decision(run_id, &state, lease, decision.clone())?;
     let json = encode_decision(&recorded)?;
     let call_id = &recorded.decision.internal_call_id;
+    // A lease that ran out is taken from its worker, which would never apply this.
+    transaction
+        .execute(LAPSED_LEASE_ENDS, &[&run_id])
+        .await
+        .map_err(backend)?;
     transaction
         .execute(
             "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)

@@ -219,7 +219,13 @@ pub(super) fn renew(lease: &Lease, lease_millis: i64) -> impl Work<Lease> {
     }
 }
 
-/// Records a decision about a suspended call, replacing an earlier one, and logs it.
+/// Ends the lease on run `?1`, which `decide` found run out: the claim that held it read the
+/// run's decisions before this one, so none of its writes may follow (they check the token).
+const LAPSED_LEASE_ENDS: &str = "UPDATE reins_runs SET lease_owner = NULL, lease_token = NULL,
+     lease_until = 0 WHERE run_id = ?1 AND lease_token IS NOT NULL";
+
+/// Records a decision about a suspended call, replacing an earlier one, and logs it; a lease
+/// on the run that ran out ends with it.
 pub(super) fn decide(run_id: &str, decision: &Decision) -> impl Work<RecordedDecision> {
     let (run_id, decision) = (run_id.to_owned(), decision.clone());
     move |connection: &mut Connection| {
@@ -231,6 +237,10 @@ pub(super) fn decide(run_id: &str, decision: &Decision) -> impl Work<RecordedDec
         let recorded = record_decision(&run_id, &state, lease, decision)?;
         let json = encode_decision(&recorded)?;
         let call_id = &recorded.decision.internal_call_id;
+        // A lease that ran out is taken from its worker, which would never apply this.
+        transaction
+            .execute(LAPSED_LEASE_ENDS, params![run_id])
+            .map_err(backend)?;
         transaction
                 .execute(
                     "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)

@@ -216,3 +216,46 @@ async fn a_worker_that_lost_its_lease_cannot_overwrite_the_run() {
         .unwrap_err();
     assert!(matches!(error, StoreError::Conflict { .. }));
 }
+
+/// A decision recorded once a worker's lease has run out (its process paused, say, and not
+/// yet claimed by another) takes the run from that worker: it read the run's decisions when it
+/// claimed it and would go on without this one, which would be logged but never applied. So
+/// its writes (a checkpoint, a renewal, a decision of its own) are refused, and the next claim
+/// applies the decision. The lease here runs out the moment it is taken.
+async fn a_decision_takes_the_run_from_a_lapsed_worker(store: impl RunStore + Clone) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let run_id = format!("lapsed-{}", uuid_like());
+    let suspended = agent(script(), log, Seen::default())
+        .prompt("pay the bill")
+        .run_id(run_id.clone())
+        .durable(store.clone())
+        .await;
+    assert!(
+        matches!(suspended, Err(PromptError::Suspended { .. })),
+        "{suspended:?}"
+    );
+    let lapsed = store.claim(&run_id, "paused").await.unwrap();
+    let recorded = decide(&store, &run_id, "t1c1", ToolDecision::deny("no"))
+        .await
+        .expect("a run whose lease ran out takes decisions");
+
+    let error = store
+        .checkpoint(&lapsed.lease, &lapsed.state, &[], false)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Conflict { .. }), "{error:?}");
+    let error = store.renew(&lapsed.lease).await.unwrap_err();
+    assert!(matches!(error, StoreError::Conflict { .. }), "{error:?}");
+
+    let next = store.claim(&run_id, "next").await.unwrap();
+    assert_eq!(
+        next.decisions,
+        vec![recorded],
+        "the decision is applied next"
+    );
+}
+
+per_store!(
+    a_decision_takes_the_run_from_a_lapsed_worker,
+    each.with_lease(Duration::ZERO)
+);
