@@ -102,6 +102,36 @@ async fn a_decision_by_another_process_wakes_a_sqlite_watch() {
     let _ = std::fs::remove_file(&path);
 }
 
+/// Another process deletes the run of the newest logged decision (a finished run, with its
+/// log), then logs a decision about another run: SQLite gives the new row the deleted one's
+/// rowid. The watch, which had read the log up to that rowid, is woken all the same.
+#[tokio::test]
+async fn a_decision_logged_after_a_deletion_by_another_process_wakes_a_sqlite_watch() {
+    let path = std::env::temp_dir().join(format!("reins-watch-del-{}.sqlite", uuid_like()));
+    let store = SqliteStore::open(&path).unwrap();
+    let elsewhere = rusqlite::Connection::open(&path).unwrap();
+    let log = |run_id: &str| {
+        elsewhere
+            .execute(
+                "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
+                 VALUES (?1, 1, 't1c0', '{}', 0)",
+                [run_id],
+            )
+            .unwrap();
+    };
+    log("deleted-later");
+    let mut watch = store.watch_decisions().await.unwrap();
+    elsewhere
+        .execute(
+            "DELETE FROM reins_decision_log WHERE run_id = 'deleted-later'",
+            [],
+        )
+        .unwrap();
+    log("decided-after");
+    signalled(&mut watch, "decided-after").await;
+    let _ = std::fs::remove_file(&path);
+}
+
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn a_decision_wakes_a_watch_in_postgres() {
