@@ -7,6 +7,7 @@ mod docs;
 mod early_stop;
 mod errors;
 mod harness;
+mod input_redaction;
 mod metrics;
 mod phoenix;
 mod recovered;

@@ -9,7 +9,7 @@
 //! content is cut to its limit first (copied only then), a part too long redacted whole
 //! before it is cut ([`PartCut`]).
 
-use super::part_limit::PartCut;
+use super::part_limit::{PartCut, serialized_len};
 use crate::completion::FinishReason;
 use crate::message::{AssistantContent, Message};
 use serde::Serialize;
@@ -61,20 +61,16 @@ pub(crate) fn system_instructions(preamble: &str, limit: PartCut<'_>) -> Option<
 /// [`PartLimit::input_budget`]. Every `chat` span holds the whole history again, so without
 /// that bound a long run's trace would grow with the square of its turns; messages left out
 /// are said by one `system` message first, where a person reading the chat sees it.
+///
+/// The messages kept are chosen first, by their size with each part cut (not redacted), and
+/// only they are built with `limit`, which gives a part too long to the redactor whole: a
+/// part left out of the span costs no redaction (a redactor's patterns over a megabyte tool
+/// result, on every later `chat` span). A redactor that changes a part's length within the
+/// cut changes the recorded size a little from the measured one.
 pub(crate) fn input_messages(history: &[Message], limit: PartCut<'_>) -> Option<String> {
     let budget = limit.input_budget();
-    let mut kept = Vec::new();
-    let mut bytes = 0usize;
-    for message in history.iter().rev() {
-        let json = serde_json::to_string(&input_message(message, limit)).ok()?;
-        bytes = bytes.saturating_add(json.len() + 1);
-        // The newest message is kept whatever its size: each of its parts is cut already.
-        if bytes > budget && !kept.is_empty() {
-            break;
-        }
-        kept.push(json);
-    }
-    let left_out = history.len() - kept.len();
+    let (kept, bytes) = newest_within(history, limit.unredacted(), budget);
+    let left_out = history.len() - kept;
     let mut joined = String::with_capacity(bytes.min(budget) + 128);
     joined.push('[');
     if left_out > 0 {
@@ -91,14 +87,31 @@ pub(crate) fn input_messages(history: &[Message], limit: PartCut<'_>) -> Option<
         joined.push_str(&serde_json::to_string(&marker).ok()?);
         joined.push(',');
     }
-    for (index, json) in kept.iter().rev().enumerate() {
+    for (index, message) in history.iter().skip(left_out).enumerate() {
         if index > 0 {
             joined.push(',');
         }
-        joined.push_str(json);
+        joined.push_str(&serde_json::to_string(&input_message(message, limit)).ok()?);
     }
     joined.push(']');
     Some(joined)
+}
+
+/// How many of `history`'s newest messages fit in `budget` bytes of JSON (a comma each), their
+/// parts cut by `cut`, and the bytes they take. The newest message is kept whatever its size:
+/// each of its parts is cut already.
+fn newest_within(history: &[Message], cut: PartCut<'_>, budget: usize) -> (usize, usize) {
+    let mut kept = 0;
+    let mut bytes = 0usize;
+    for message in history.iter().rev() {
+        let size = serialized_len(&input_message(message, cut)).saturating_add(1);
+        if bytes.saturating_add(size) > budget && kept > 0 {
+            break;
+        }
+        bytes = bytes.saturating_add(size);
+        kept += 1;
+    }
+    (kept, bytes)
 }
 
 /// One message of `gen_ai.input.messages`, its parts cut to `limit`.

@@ -14,7 +14,8 @@
 //!   show as a chat. Each part (a text, a tool call's arguments, a tool's result) is cut to
 //!   [`Telemetry::content_part_limit`] bytes first, [`DEFAULT_CONTENT_PART_LIMIT`] unless set;
 //!   a part longer than that is given to the redactor whole before it is cut, so a secret
-//!   across the cut is found whole (not shortened below what a pattern matches).
+//!   across the cut is found whole (not shortened below what a pattern matches). A span's
+//!   input messages are chosen first (the newest, within a budget) and only those redacted.
 
 pub(crate) mod messages;
 mod part_limit;
@@ -166,7 +167,9 @@ impl Telemetry {
     /// given to `redact` on its own first (with the piece's kind; a message's text is then
     /// plain text, not the piece's JSON), and cut after: a secret across the cut is so seen
     /// whole. The piece, its parts cut, is then given to `redact` as always; a part it drops
-    /// (`None`) is recorded as `…[withheld]`.
+    /// (`None`) is recorded as `…[withheld]`. Of a `chat` span's input messages, only those
+    /// kept on the span (see [`content_part_limit`](Self::content_part_limit)) are given to
+    /// it: the earlier ones left out never are.
     pub fn capture_content(
         mut self,
         redact: impl Fn(ContentKind, String) -> Option<String> + Send + Sync + 'static,

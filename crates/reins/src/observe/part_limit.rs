@@ -141,6 +141,12 @@ impl<'r> PartCut<'r> {
         Cow::Owned(Value::String(self.string(text)))
     }
 
+    /// The same cut without the redactor: what a part takes on a span, measured before the
+    /// redactor is asked for it.
+    pub(crate) fn unredacted(self) -> PartCut<'static> {
+        PartCut::from(self.limit)
+    }
+
     /// See [`PartLimit::input_budget`].
     pub(crate) fn input_budget(self) -> usize {
         self.limit.input_budget()
@@ -173,11 +179,12 @@ fn marker(length: usize) -> String {
 }
 
 /// The length of `value`'s JSON text, without writing it anywhere.
-fn serialized_len(value: &Value) -> usize {
+pub(crate) fn serialized_len(value: &impl serde::Serialize) -> usize {
     let mut counted = ByteCount(0);
     match serde_json::to_writer(&mut counted, value) {
         Ok(()) => counted.0,
-        // Never for a `Value` into a sink that cannot fail; counted as too long to keep.
+        // Never for the shapes recorded (a `Value`, a message) into a sink that cannot fail;
+        // counted as too long to keep.
         Err(_) => usize::MAX,
     }
 }
