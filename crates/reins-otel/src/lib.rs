@@ -206,7 +206,11 @@ impl Config {
     /// program that also shows (say) warnings on stderr keeps that and the export together
     /// (only one global subscriber can be installed). `other` sees every span and event,
     /// whatever the export's filter lets through: give it a filter of its own
-    /// ([`Layer::with_filter`]).
+    /// ([`Layer::with_filter`]). It does not see OpenTelemetry's own debug logs of a failed
+    /// export that quote the endpoint's URL (its user info and query included) or the
+    /// collector's answer: no layer of this subscriber does. The failure is still logged,
+    /// without them (`opentelemetry_sdk`'s `ERROR` event, e.g. "HTTP export failed with
+    /// status code: 401").
     pub fn init_with<L>(self, other: L) -> Result<Otel, InitError>
     where
         L: Layer<tracing_subscriber::Registry> + Send + Sync + 'static,
@@ -240,9 +244,17 @@ impl Config {
         };
         let rust_log = std::env::var(tracing_subscriber::EnvFilter::DEFAULT_ENV).ok();
         let filter = filter::export_filter(rust_log.as_deref());
-        let subscriber = tracing_subscriber::registry().with(other).with(
-            layers(&otel.tracer_provider, &otel.meter_provider, telemetry).with_filter(filter),
-        );
+        // OpenTelemetry's own logs of a failed export quote the endpoint whole (credentials
+        // included): kept from every layer here, the caller's too (see `withheld`).
+        let endpoint_logs_off = tracing_subscriber::filter::filter_fn(|metadata| {
+            !withheld::quotes_the_endpoint(metadata)
+        });
+        let subscriber = tracing_subscriber::registry()
+            .with(other)
+            .with(
+                layers(&otel.tracer_provider, &otel.meter_provider, telemetry).with_filter(filter),
+            )
+            .with(endpoint_logs_off);
         tracing::subscriber::set_global_default(subscriber)?;
         opentelemetry::global::set_tracer_provider(otel.tracer_provider.clone());
         opentelemetry::global::set_meter_provider(otel.meter_provider.clone());
@@ -257,9 +269,13 @@ impl Config {
 /// no `code.*`, `thread.*`, `target`, `busy_ns` or `idle_ns` attributes: for reins's spans
 /// they would name its trace module and a worker thread, and say how long the span was
 /// polled. (Events keep `level` and `target`: tracing-opentelemetry 0.34 always adds them.)
-/// Events of reins's crates with an `error` field or at the `ERROR` level (warnings of what
-/// a run recovered from, with the error's text; a hook's panic) are not exported, and no
-/// event sets a span's status: reins records failures itself, never with an error's text.
+/// Events of reins's crates with an `error` field, at the `ERROR` level, or with a panic's
+/// message (warnings of what a run recovered from, with the error's text; a hook's, a tool
+/// source's or an approval decider's panic) are not exported, and no event sets a span's
+/// status: reins records failures itself, never with an error's text. Nor are
+/// OpenTelemetry's own debug logs of a failed export, which quote the endpoint's URL whole
+/// and what the collector answered; other layers of your subscriber still get them (filter
+/// out targets `opentelemetry*` below `info` to keep an endpoint's credentials off them).
 pub fn layers<S>(
     tracer_provider: &SdkTracerProvider,
     meter_provider: &SdkMeterProvider,

@@ -1,24 +1,78 @@
-//! What of reins's own logging the trace export leaves out, and how a warning reads there.
+//! What of reins's own logging, and of OpenTelemetry's, the export leaves out.
 //!
 //! reins's libraries log what they recover from (a tool source that fails to list its tools,
 //! a lease not renewed, a cache not written) with the error's text, for the person at the
 //! terminal. Inside a run those events would become events of its spans, exported whether
 //! content is recorded or not: the text may hold a server's words, a prompt a provider
-//! echoed, or a URL's credentials. So an event of reins's crates with an `error` field, or at
-//! the `ERROR` level (a hook's panic and its message), is not exported (stderr and other
-//! layers still get it). And no event changes a span's status: reins records a span's failure
-//! itself (`error.type`, and the status described by it), while tracing-opentelemetry would
-//! otherwise mark a span that recovered as failed (any `ERROR` event does) and describe it
-//! with the error's text.
+//! echoed, or a URL's credentials. So an event of reins's crates with an `error` field, at
+//! the `ERROR` level (a hook's panic and its message), or with a `message` field of its own
+//! beside its text (a caught panic's message, logged at `WARN` when the run goes on: a tool
+//! source or an approval decider that panicked) is not exported (stderr and other layers
+//! still get it). A panic's message is whatever the user's code put in it (a request, a
+//! token), and tracing-opentelemetry would make it the event's name, replacing the text
+//! that says what panicked; that text alone cannot be exported (a filter keeps or drops an
+//! event whole), so the event is withheld. And no event changes a span's status: reins
+//! records a span's failure itself (`error.type`, and the status described by it), while
+//! tracing-opentelemetry would otherwise mark a span that recovered as failed (any `ERROR`
+//! event does) and describe it with the error's text.
+//!
+//! OpenTelemetry's own crates log (at `DEBUG`, through `tracing`: their `internal-logs`
+//! feature is on) each failed export with the request's URL whole — the endpoint's user info
+//! and query included — with the HTTP client's error, which quotes the URL again, or the
+//! collector's answer, which may echo a header (an API key); the HTTP client's connection
+//! pool logs (at `TRACE`) the URL's authority, user info included. Those events are never
+//! exported, and [`Config::init_with`](crate::Config::init_with) keeps them from its
+//! caller's layer too ([`quotes_the_endpoint`]); the failure itself still reaches it, as the
+//! SDK's `ERROR` event (`BatchSpanProcessor.ExportError`: "HTTP export failed with status
+//! code: 401").
 
+use tracing::field::FieldSet;
 use tracing::{Level, Metadata};
 
 /// Whether an event or span of `metadata` is exported: every one but an event of reins's
-/// crates carrying an `error` field or at the `ERROR` level.
+/// crates carrying an error's or a panic's text (see the [module docs](self)), and one of
+/// OpenTelemetry's that [`quotes_the_endpoint`].
 pub(crate) fn exported(metadata: &Metadata<'_>) -> bool {
     !(metadata.is_event()
         && is_reins_crate(metadata.target())
-        && (*metadata.level() == Level::ERROR || metadata.fields().field("error").is_some()))
+        && (*metadata.level() == Level::ERROR
+            || metadata.fields().field("error").is_some()
+            || has_own_message(metadata.fields())))
+        && !quotes_the_endpoint(metadata)
+}
+
+/// Whether an event of `metadata` may quote the endpoint's credentials or the collector's
+/// answer: one of OpenTelemetry's crates' with a `url`, `endpoint`, `headers` or
+/// `response_body` field (`HttpClient.NetworkError`, `HttpClient.StatusError`,
+/// `HttpClient.ResponseBodyTooLarge`; the gRPC exporter's `TonicChannelBuilt`), or one of
+/// the HTTP client's connection pool (`TRACE`: "checkout waiting for idle connection"),
+/// which names each connection by the URL's scheme and authority, user info included.
+pub(crate) fn quotes_the_endpoint(metadata: &Metadata<'_>) -> bool {
+    metadata.is_event()
+        && (metadata.target() == CONNECTION_POOL_TARGET
+            || metadata.target().starts_with("opentelemetry")
+                && metadata
+                    .fields()
+                    .iter()
+                    .any(|field| ENDPOINT_FIELDS.contains(&field.name())))
+}
+
+/// The target of the OTLP HTTP client's connection pool's logs (reqwest's, over hyper).
+const CONNECTION_POOL_TARGET: &str = "hyper_util::client::legacy::pool";
+
+/// The fields of OpenTelemetry's log events that hold an endpoint, its headers or what the
+/// collector answered.
+const ENDPOINT_FIELDS: [&str; 4] = ["url", "endpoint", "headers", "response_body"];
+
+/// Whether an event has a `message` field of its own beside the one its format string
+/// fills (`warn!(%message, "a tool source panicked")`): `tracing` gives both the name
+/// `message`, so the field set holds it twice.
+fn has_own_message(fields: &FieldSet) -> bool {
+    fields
+        .iter()
+        .filter(|field| field.name() == "message")
+        .count()
+        > 1
 }
 
 /// Whether `target` is one of reins's crates' (`reins`, `reins::tools`, `reins_mcp`, ...).
@@ -32,6 +86,10 @@ fn is_reins_crate(target: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::{Arc, Mutex};
+    use tracing::Subscriber;
+    use tracing_subscriber::layer::{Context, SubscriberExt};
+    use tracing_subscriber::{Layer, Registry};
 
     #[test]
     fn reins_crates_are_told_by_their_target() {
@@ -45,5 +103,47 @@ mod tests {
         ] {
             assert_eq!(is_reins_crate(target), reins, "{target}");
         }
+    }
+
+    /// Records whether each event it sees is exported.
+    #[derive(Clone, Default)]
+    struct Verdicts(Arc<Mutex<Vec<bool>>>);
+
+    impl<S: Subscriber> Layer<S> for Verdicts {
+        fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+            let mut verdicts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            verdicts.push(exported(event.metadata()));
+        }
+    }
+
+    #[test]
+    fn a_warning_with_a_panics_message_is_withheld_and_a_plain_one_kept() {
+        let verdicts = Verdicts::default();
+        let subscriber = Registry::default().with(verdicts.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            let message = "boom";
+            tracing::warn!(target: "reins::tools", %message, "a tool source panicked");
+            tracing::warn!(target: "reins", message = %message, "the decider panicked");
+            tracing::warn!(target: "reins_mcp", server = "dict", "left out");
+            tracing::warn!(target: "myapp", %message, "an application's own");
+        });
+        assert_eq!(*verdicts.0.lock().unwrap(), [false, false, true, true]);
+    }
+
+    #[test]
+    fn opentelemetrys_logs_quoting_the_url_are_withheld() {
+        let verdicts = Verdicts::default();
+        let subscriber = Registry::default().with(verdicts.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            let url = "http://u:pw@collector:4318/v1/traces";
+            tracing::debug!(target: "opentelemetry-otlp", name = "HttpClient.NetworkError", url, error = "refused");
+            tracing::debug!(target: "opentelemetry-otlp", name = "HttpClient.StatusError", response_body = "{}");
+            tracing::error!(target: "opentelemetry_sdk", name = "BatchSpanProcessor.ExportError", error = "HTTP export failed");
+            tracing::trace!(target: "hyper_util::client::legacy::pool", "checkout dropped for {url}");
+            tracing::debug!(target: "hyper_util::client::legacy::connect::http", "connecting");
+            tracing::debug!(target: "myapp", url, "an application's own");
+        });
+        let verdicts = verdicts.0.lock().unwrap();
+        assert_eq!(*verdicts, [false, false, true, false, true, true]);
     }
 }

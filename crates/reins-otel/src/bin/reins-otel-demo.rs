@@ -7,6 +7,7 @@
 //! ```
 //!
 //! Both halves show up as one trace: the resumed `invoke_agent` span is a child of the first.
+//! Logs are shown on stderr as `RUST_LOG` enables them (errors only when it is unset).
 
 use reins::agent::{
     AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, PromptError, ToolDecision,
@@ -20,6 +21,7 @@ use reins::tool::tool_fn;
 use serde_json::{Value, json};
 use std::convert::Infallible;
 use std::process::ExitCode;
+use tracing_subscriber::Layer as _;
 
 /// The scripted model, named like a hosted one so the trace reads like a real run's.
 struct DemoModel(ScriptedModel);
@@ -108,8 +110,12 @@ fn main() -> ExitCode {
         eprintln!("usage: reins-otel-demo start|resume RUNS.sqlite RUN_ID");
         return ExitCode::from(2);
     };
-    // Set up before the runtime: the OTLP exporters run on their own threads.
-    let otel = match reins_otel::init() {
+    // Set up before the runtime: the OTLP exporters run on their own threads. Logs go to
+    // stderr as RUST_LOG enables them (errors only when unset): an export that fails says so.
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_filter(tracing_subscriber::EnvFilter::from_default_env());
+    let otel = match reins_otel::Config::new().init_with(stderr) {
         Ok(otel) => otel,
         Err(error) => {
             eprintln!("{error}");

@@ -5,6 +5,7 @@ mod cancel;
 mod content;
 mod docs;
 mod early_stop;
+mod endpoint_logs;
 mod errors;
 mod harness;
 mod input_redaction;

@@ -1,0 +1,123 @@
+//! An export that fails (no collector listening, a collector refusing the key, TLS spoken to
+//! a plain server) is logged without the endpoint's credentials or the headers' values:
+//! OpenTelemetry's own debug logs quote the request's URL whole and the collector's answer,
+//! which may echo a header.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const PASSWORD: &str = "hunter2-pw-9c1e";
+const HEADER_KEY: &str = "hdr-key-5d7f0b";
+
+/// A collector on loopback that answers every request 401, its body echoing the request's
+/// head (the `authorization` header with it), as a careless server's error page does.
+/// Counts the requests that reached it.
+fn refusing_collector() -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&requests);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let _ = answer_401(stream);
+        }
+    });
+    (port, requests)
+}
+
+fn answer_401(mut stream: TcpStream) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut head = String::new();
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        head.push_str(&line);
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    let answer = format!("unauthorized: {head}");
+    write!(
+        stream,
+        "HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+        answer.len()
+    )
+}
+
+/// A loopback port nothing listens on.
+fn closed_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// The demo's stderr when it exports to `endpoint` with a key in the headers, every log on.
+fn demo_stderr(endpoint: &str, case: &str) -> String {
+    let dir = std::env::temp_dir().join(format!(
+        "reins-otel-endpoint-logs-{case}-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_reins-otel-demo"))
+        .args(["start", &dir.join("runs.sqlite").to_string_lossy(), "r1"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+        .env(
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            format!("authorization=Bearer {HEADER_KEY}"),
+        )
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "5000")
+        .env("OTEL_METRICS_EXPORTER", "none")
+        .env("RUST_LOG", "trace")
+        .output()
+        .expect("the demo runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_failure_logged_without_secrets(stderr: &str, case: &str) {
+    assert!(
+        stderr.contains("BatchSpanProcessor.ExportError"),
+        "{case}: the failed export is logged: {stderr}"
+    );
+    for secret in [PASSWORD, HEADER_KEY] {
+        assert!(
+            !stderr.contains(secret),
+            "{case}: {secret} logged: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_failed_export_is_logged_without_the_endpoints_credentials_or_headers() {
+    let closed = closed_port();
+    let stderr = demo_stderr(
+        &format!("http://phoenix:{PASSWORD}@127.0.0.1:{closed}"),
+        "closed",
+    );
+    assert_failure_logged_without_secrets(&stderr, "no collector listening");
+
+    let (port, requests) = refusing_collector();
+    let stderr = demo_stderr(
+        &format!("http://phoenix:{PASSWORD}@127.0.0.1:{port}"),
+        "401",
+    );
+    assert!(
+        requests.load(Ordering::SeqCst) > 0,
+        "the collector was asked"
+    );
+    assert_failure_logged_without_secrets(&stderr, "a collector answering 401");
+
+    let stderr = demo_stderr(
+        &format!("https://phoenix:{PASSWORD}@127.0.0.1:{port}"),
+        "tls",
+    );
+    assert_failure_logged_without_secrets(&stderr, "TLS to a plain server");
+}
