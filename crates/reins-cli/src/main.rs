@@ -55,6 +55,8 @@ mod shell_tool;
 mod shell_word;
 mod spinner;
 mod store;
+#[cfg(test)]
+mod test_runs;
 mod tool_schema;
 mod trail;
 mod ui;

@@ -2,7 +2,7 @@
 //! query per run.
 
 use super::{listed_runs, tokens};
-use reins::agent::RunState;
+use crate::test_runs::next_millisecond;
 use reins::completion::Usage;
 use reins::store::{BoxedStore, Checkpoint, MemoryStore, RunStore, StoreError, StoreWrapper};
 use std::sync::Arc;
@@ -28,37 +28,9 @@ impl StoreWrapper for CheckpointReads {
     }
 }
 
-/// Milliseconds since the Unix epoch, the stores' clock.
-fn now_ms() -> i64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-}
-
-/// Waits until the store's clock has moved on, so the next write is stamped later.
-async fn next_millisecond() {
-    let now = now_ms();
-    while now_ms() <= now {
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-    }
-}
-
 /// A new run `run_id`, stored with its lease given back.
 async fn stored(store: &CheckpointReads, run_id: &str) {
-    let mut state: RunState = serde_json::from_value(serde_json::json!({
-        "version": 1, "run_id": run_id, "agent_name": null, "turn": 0,
-        "history": [], "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
-        "entries": [], "last_model": null, "invalid_tool_call_retries": 0
-    }))
-    .expect("a minimal state");
-    state.status = reins::agent::RunStatus::Running;
-    let lease = store.inner.create(&state, "test").await.expect("created");
-    store
-        .inner
-        .checkpoint(&lease, &state, &[], true)
-        .await
-        .expect("checkpointed");
+    crate::test_runs::stored(&store.inner, run_id, reins::agent::RunStatus::Running).await;
 }
 
 #[tokio::test]

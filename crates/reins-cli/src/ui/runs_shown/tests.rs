@@ -2,6 +2,7 @@
 //! each run's age from when the store created it, not from its oldest checkpoint kept.
 
 use super::{MOST_RUNS_LISTED, shown_runs};
+use crate::test_runs::{next_millisecond, now_ms, state, stored};
 use reins::agent::{RunState, RunStatus};
 use reins::store::{
     BoxedStore, Checkpoint, MemoryStore, PendingApprovals, RecordedDecision, RunStore, StoreError,
@@ -61,44 +62,6 @@ impl StoreWrapper for ReadsCounted {
     }
 }
 
-/// Milliseconds since the Unix epoch, the stores' clock.
-fn now_ms() -> i64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-}
-
-/// Waits until the store's clock has moved on, so the next write is stamped later.
-async fn next_millisecond() {
-    let now = now_ms();
-    while now_ms() <= now {
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-    }
-}
-
-/// A state of the run `run_id` with `status`.
-fn state(run_id: &str, status: RunStatus) -> RunState {
-    let mut state: RunState = serde_json::from_value(serde_json::json!({
-        "version": 1, "run_id": run_id, "agent_name": null, "turn": 0,
-        "history": [], "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
-        "entries": [], "last_model": null, "invalid_tool_call_retries": 0
-    }))
-    .expect("a minimal state");
-    state.status = status;
-    state
-}
-
-/// Stores the run `run_id` with `status`, its lease given back.
-async fn stored(store: &MemoryStore, run_id: &str, status: RunStatus) {
-    let state = state(run_id, status);
-    let lease = store.create(&state, "test").await.expect("created");
-    store
-        .checkpoint(&lease, &state, &[], true)
-        .await
-        .expect("checkpointed");
-}
-
 #[tokio::test]
 async fn a_refresh_reads_the_runs_it_shows_not_every_run() {
     let store = ReadsCounted::default();
@@ -136,12 +99,7 @@ async fn runs_of_other_agents_are_skipped_without_showing_them() {
         stored(&store.inner, &format!("mine-{run}"), RunStatus::Completed).await;
         let mut theirs = state(&format!("theirs-{run}"), RunStatus::Completed);
         theirs.agent_name = Some("other".to_owned());
-        let lease = store.inner.create(&theirs, "test").await.expect("created");
-        store
-            .inner
-            .checkpoint(&lease, &theirs, &[], true)
-            .await
-            .expect("checkpointed");
+        crate::test_runs::store(&store.inner, &theirs).await;
     }
     let shown = shown_runs(&BoxedStore::new(store.clone()), |state| {
         state.agent_name.is_none()
