@@ -260,13 +260,8 @@ pub async fn answer_in_doubt(
 ) -> Result<(), String> {
     let (run_id, call) = target;
     let target = target_call(store, run_id, call, continues, who.decided).await?;
-    if !target.in_doubt {
-        return Err(crate::in_doubt::not_in_doubt(
-            run_id,
-            &target.internal_call_id,
-        ));
-    }
-    let bound = who.decision(&target, answer.decision(), answer.via());
+    let decision = answer.decision_for(&target)?;
+    let bound = who.decision(&target, decision, answer.via());
     store
         .decide(run_id, &bound)
         .await

@@ -4,6 +4,7 @@
 //! is recorded, and why a call that is not in doubt is refused (approve or deny it instead).
 
 use reins::agent::ToolDecision;
+use reins::store::PendingApproval;
 
 /// What the model is told about a skipped call, before the person's message if any.
 pub const SKIPPED_BY_THE_USER: &str = "skipped by the user";
@@ -24,6 +25,15 @@ impl Answer {
         match self {
             Answer::Skip(message) => ToolDecision::skip(skipping(message.as_deref())),
             Answer::Supply(result) => ToolDecision::supply_result(result.clone()),
+        }
+    }
+
+    /// The decision recorded for `target`, which must be in doubt: a call that never started
+    /// is refused ([`not_in_doubt`]), as `reins runs skip|supply` and the inbox refuse it.
+    pub fn decision_for(&self, target: &PendingApproval) -> Result<ToolDecision, String> {
+        match target.in_doubt {
+            true => Ok(self.decision()),
+            false => Err(not_in_doubt(&target.run_id, &target.internal_call_id)),
         }
     }
 

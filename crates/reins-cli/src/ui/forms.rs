@@ -1,8 +1,10 @@
-//! The inbox's forms: deciding a waiting call, resuming a run, forking it, and what stands in
+//! The inbox's forms: deciding a waiting call (one in doubt: skip it, supply its result or
+//! run it again), resuming a run, forking it, and what stands in
 //! their place while the inbox itself runs the run. Everything from a run goes through
 //! [`escape`], as on the pages ([`super::html`]).
 
 use super::escape::{escape, url_segment};
+use super::in_doubt::MOST_SUPPLIED_RESULT_BYTES;
 use crate::approve::{policy_reason, pretty};
 use crate::runs::lease_shown;
 use reins::agent::RunStatus;
@@ -91,6 +93,10 @@ pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
             url_segment(&call.run_id),
             url_segment(&call.internal_call_id)
         );
+        if call.in_doubt {
+            html.push_str(&in_doubt_forms(call, &base, csrf));
+            continue;
+        }
         let _ = write!(
             html,
             "<div class=\"waiting\" data-call=\"{call_id}\"><p><b>{tool}</b> {reason}</p>\
@@ -115,6 +121,47 @@ pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
         );
     }
     html
+}
+
+/// The forms for a call in doubt: it started before the run stopped and recorded no result,
+/// so it may have had its effect. Run it again (approve), or answer it without running it:
+/// skip it (the model is told, with the person's message) or supply what it returned (the
+/// model reads it as the tool's output). Each button says what it does.
+fn in_doubt_forms(call: &PendingApproval, base: &str, csrf: &str) -> String {
+    format!(
+        "<div class=\"waiting in-doubt\" data-call=\"{call_id}\" data-in-doubt=\"true\">\
+         <p><b>{tool}</b> <strong class=\"in-doubt\">in doubt</strong>: it started before the \
+         run stopped and recorded no result, so it may have had its effect already (check \
+         before running it again).</p>\
+         <form method=\"post\" action=\"{base}/skip\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
+         <input type=\"text\" name=\"message\" placeholder=\"why (optional, the model reads it)\">\
+         <button type=\"submit\" name=\"skip\">skip</button> \
+         <small>not run again: the model is told you skipped it, with your message</small></form>\
+         <form method=\"post\" action=\"{base}/supply\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
+         <label>the result it returned (you checked: it ran), at most {most} KiB<br>\
+         <textarea name=\"result\" rows=\"4\" required maxlength=\"{most_bytes}\"></textarea></label><br>\
+         <button type=\"submit\" name=\"supply\">supply result</button> \
+         <small>not run again: the model reads this text as the tool's output</small></form>\
+         <form method=\"post\" action=\"{base}/approve\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
+         <label>arguments it started with (you may change them before running it again)<br>\
+         <textarea name=\"args\" rows=\"8\">{args}</textarea></label><br>\
+         <button type=\"submit\" name=\"approve\">run it again</button> \
+         <small>runs the tool again: its effect may happen twice</small></form></div>",
+        call_id = escape(&call.internal_call_id),
+        tool = escape(&call.tool_name),
+        base = escape(base),
+        csrf = escape(csrf),
+        binding = escape(&call.binding),
+        most = MOST_SUPPLIED_RESULT_BYTES / 1024,
+        most_bytes = MOST_SUPPLIED_RESULT_BYTES,
+        args = escape(&pretty(&call.arguments)),
+    )
 }
 
 /// Why a call waits, as the inbox says it. The reason stored for a call nobody was asked about

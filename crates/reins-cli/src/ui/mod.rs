@@ -1,5 +1,6 @@
 //! `reins ui`: the web inbox. Runs, a run's timeline, and the calls waiting for a person with
-//! approve / deny-with-message / edit-arguments; pages refresh their live part every two
+//! approve / deny-with-message / edit-arguments, a call in doubt with skip / supply-result /
+//! run-it-again ([`in_doubt`]); pages refresh their live part every two
 //! seconds. Decisions go through [`RunStore::decide`] like `reins runs approve`; the run is
 //! then resumed in this process (a later `ask` suspends it again: nobody is at a terminal).
 //! Ctrl-C or SIGTERM stops the server and every run it resumes ([`resumes`]).
@@ -14,6 +15,7 @@ mod access;
 mod escape;
 mod forms;
 mod html;
+mod in_doubt;
 mod ownership;
 mod refusal;
 mod resumes;
@@ -124,6 +126,8 @@ pub async fn serve(
         .route("/live/runs/{run}", get(live_run))
         .route("/runs/{run}/calls/{call}/approve", post(approve))
         .route("/runs/{run}/calls/{call}/deny", post(deny))
+        .route("/runs/{run}/calls/{call}/skip", post(in_doubt::skip))
+        .route("/runs/{run}/calls/{call}/supply", post(in_doubt::supply))
         .route("/runs/{run}/resume", post(resume))
         .route("/runs/{run}/fork", post(fork))
         .route(html::SCRIPT_PATH, get(script))
@@ -319,7 +323,7 @@ async fn deny(
     .await
 }
 
-/// A decision form's checks, shared by approve and deny: its anti-forgery token, then the
+/// A decision form's checks, shared by approve, deny, skip and supply: its anti-forgery token, then the
 /// call it decides, which must wait for a decision.
 async fn checked_target(
     app: &App,

@@ -11,6 +11,7 @@ pub(super) fn refused(status: StatusCode, why: &str, run: Option<&str>) -> Respo
         StatusCode::NOT_FOUND => "not found",
         StatusCode::BAD_REQUEST => "not understood",
         StatusCode::CONFLICT => "not done",
+        StatusCode::PAYLOAD_TOO_LARGE => "too large",
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => "refused",
         _ => "something went wrong",
     };

@@ -11,7 +11,7 @@ use crate::interrupt::{interrupt, start_run, wait_for};
 use serde_json::Value;
 
 /// The model charges when asked, and says which answer it read for the charge.
-const RULES: &str = r#"version: 1
+pub(crate) const RULES: &str = r#"version: 1
 rules:
   - name: saw_the_skip
     when:
@@ -47,7 +47,7 @@ schema = { type = "object", properties = {} }
 "#;
 
 /// How many times the charge had its effect.
-fn effects(agent: &AgentDir) -> usize {
+pub(crate) fn effects(agent: &AgentDir) -> usize {
     std::fs::read_to_string(agent.dir.path().join("effects"))
         .unwrap_or_default()
         .lines()
@@ -56,7 +56,7 @@ fn effects(agent: &AgentDir) -> usize {
 
 /// A run whose charge had its effect and was cut off (Ctrl-C) before its result was
 /// recorded, then resumed: it waits with the call in doubt. The agent, the run and the call.
-fn run_cut_off_in_doubt(llm: &FakeLlm) -> (AgentDir, String, String) {
+pub(crate) fn run_cut_off_in_doubt(llm: &FakeLlm) -> (AgentDir, String, String) {
     let agent = AgentDir::new(&format!(
         "{model}\n{CHARGE_TOOL}",
         model = model_table(&llm.openai_url())
@@ -84,14 +84,14 @@ fn run_cut_off_in_doubt(llm: &FakeLlm) -> (AgentDir, String, String) {
 }
 
 /// `runs show --json` of `run`.
-fn shown(agent: &AgentDir, run: &str) -> Value {
+pub(crate) fn shown(agent: &AgentDir, run: &str) -> Value {
     let (code, stdout, stderr) = outcome(agent.reins(&["runs", "show", "AGENT", run, "--json"]));
     assert_eq!(code, 0, "{stderr}");
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
 /// What the model was given as the charge's result.
-fn charge_result(run: &Value) -> String {
+pub(crate) fn charge_result(run: &Value) -> String {
     run["history"]
         .as_array()
         .into_iter()

@@ -2,7 +2,7 @@
 //! resumed from its page, who a decision is recorded as made by, and which agent's runs an
 //! inbox serves.
 
-use super::{RULES, agent, suspended_run};
+use super::{RULES, agent, finished, opened_with_token, suspended_run};
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, form_field, http};
 use crate::common::{approve_with_args, model_table, outcome};
@@ -67,25 +67,13 @@ fn a_run_decided_on_the_command_line_is_resumed_from_the_inbox() {
         .expect("post");
     assert_eq!(resumed.status(), 303);
     // The run finishes in the inbox's process; the store says so.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
-        let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
-        if shown["status"] == "completed" {
-            assert!(
-                shown["history"]
-                    .to_string()
-                    .contains("note: from the shell"),
-                "{stdout}"
-            );
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the run never finished: {stdout}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    let shown = finished(&agent, &run);
+    assert!(
+        shown["history"]
+            .to_string()
+            .contains("note: from the shell"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -136,23 +124,7 @@ fn a_decision_through_an_inbox_with_a_token_is_recorded_as_a_token_holders() {
     let agent = agent(&server);
     let run = suspended_run(&agent);
     let inbox = Inbox::start(&agent, &["--token", "s3cret-token"]);
-    let opened = http()
-        .get(format!("{}/runs/{run}?token=s3cret-token", inbox.url))
-        .send()
-        .expect("get");
-    let cookie = opened
-        .headers()
-        .get("set-cookie")
-        .and_then(|c| c.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .expect("a cookie")
-        .to_owned();
-    let page = http()
-        .get(format!("{}/runs/{run}", inbox.url))
-        .header("Cookie", &cookie)
-        .send()
-        .and_then(|r| r.text())
-        .expect("page");
+    let (cookie, page) = opened_with_token(&inbox, &run, "s3cret-token");
     let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
     let shown: Value = serde_json::from_str(shown.trim()).expect("json");
     let call = shown["pending"][0]["call"]

@@ -1,13 +1,16 @@
 //! `reins ui`, the web inbox, in one module per concern: the flow in headless Chromium
 //! ([`browser`]), the guards against plain HTTP requests ([`guards`]), what bounds the pages
-//! ([`bounds`]), and decisions and the runs an inbox serves ([`decisions`]). Below: the agent and the suspended run they share.
+//! ([`bounds`]), decisions and the runs an inbox serves ([`decisions`]), and the answers to a
+//! call in doubt ([`in_doubt`]). Below: the agent and the suspended run they share.
 
 mod bounds;
 mod browser;
 mod decisions;
 mod guards;
+mod in_doubt;
 
 use crate::common::fakellm::FakeLlm;
+use crate::common::inbox::{Inbox, http};
 use crate::common::{AgentDir, notes_agent, outcome};
 use serde_json::Value;
 
@@ -48,4 +51,45 @@ pub fn suspended_run(agent: &AgentDir) -> String {
     assert_eq!(code, 3, "{stdout}\n{stderr}");
     let last: Value = serde_json::from_str(stdout.lines().last().expect("events")).expect("json");
     last["run"].as_str().expect("run id").to_owned()
+}
+
+/// `runs show --json` of `run` once it completed: the inbox resumes a run in its own process,
+/// after the decision's answer.
+pub fn finished(agent: &AgentDir, run: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", run, "--json"]));
+        let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
+        if shown["status"] == "completed" {
+            return shown;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never finished: {stdout}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// Opens `run`'s page in an inbox started with `--token token`, as a browser does: the token
+/// given once in the address, then its cookie. The cookie (`name=value`) and the page.
+pub fn opened_with_token(inbox: &Inbox, run: &str, token: &str) -> (String, String) {
+    let opened = http()
+        .get(format!("{}/runs/{run}?token={token}", inbox.url))
+        .send()
+        .expect("get");
+    let cookie = opened
+        .headers()
+        .get("set-cookie")
+        .and_then(|c| c.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .expect("a cookie")
+        .to_owned();
+    let page = http()
+        .get(format!("{}/runs/{run}", inbox.url))
+        .header("Cookie", &cookie)
+        .send()
+        .and_then(|r| r.text())
+        .expect("page");
+    (cookie, page)
 }
