@@ -6,8 +6,9 @@
 //! The run applies such a decision at once; the store only logs it
 //! ([`RunStore::log_decision`](reins::store::RunStore::log_decision)), under the lease the run
 //! holds ([`LeaseKeeper::log_decision`]). A decision that suspends the run is no decision: the
-//! call waits for one, recorded when it is made. A decider that does not answer in time (or
-//! panics) is denied by the approval policy, and that denial is logged too, as the policy's
+//! call waits for one, recorded when it is made. A decider that does not answer in time,
+//! panics, or gives no decision (an approval webhook that cannot be reached or answers
+//! nonsense) is denied by the approval policy, and that denial is logged too, as the policy's
 //! ([`RunDecisions::record_policy_denial`]).
 
 use crate::lease_keeper::LeaseKeeper;
@@ -21,7 +22,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 pub const WEBHOOK: &str = "the approval webhook";
 
 /// Who a denial the approval policy made itself is recorded as made by, before why (the
-/// decider it asked timed out or panicked).
+/// decider it asked timed out, panicked or gave no decision: a webhook that failed).
 pub const POLICY: &str = "the approval policy";
 
 /// Where a run's deciders log what they decide: the store of the run under way, once it has
@@ -130,6 +131,16 @@ impl<D: ApprovalDecider> ApprovalDecider for Logged<D> {
             .record(request, &decision, &self.decided_by)
             .await;
         decision
+    }
+
+    /// The inner decider's decision, logged; no entry when it gives none: the policy denies
+    /// the call then, and that denial is logged as the policy's ([`Self::failed_to_answer`]).
+    async fn try_decide(&self, request: &ApprovalRequest) -> Result<Decision, DeciderFailure> {
+        let decision = self.inner.try_decide(request).await?;
+        self.decisions
+            .record(request, &decision, &self.decided_by)
+            .await;
+        Ok(decision)
     }
 
     async fn failed_to_answer(

@@ -2,7 +2,7 @@
 //! the terminal, with the file's token and signature; the file is checked before anything
 //! runs.
 
-use crate::common::approval_service::{approval_service, silent_service};
+use crate::common::approval_service::{approval_service, raw_service, silent_service};
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, last_run_shown, notes_agent, outcome, save_note_rules};
 use serde_json::Value;
@@ -172,6 +172,57 @@ fn the_policys_denial_of_a_webhook_that_timed_out_is_in_the_runs_trail() {
             .is_some_and(|verdict| verdict.contains("nobody approved it within 1 s")),
         "{shown}"
     );
+}
+
+/// A webhook that fails (answers `500`, answers something that is not a decision, or closes
+/// the connection) decides nothing: the call is denied by the policy, and the run's trail
+/// says so, with why, rather than that the webhook denied it.
+#[test]
+fn the_policys_denial_of_a_failing_webhook_is_in_the_runs_trail() {
+    let no_decision = r#"  - name: no_decision
+    when:
+      tool_result_contains: "gave no decision"
+    respond:
+      content: "The approval service failed."
+"#;
+    let failures = [
+        (
+            "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            "it answered with status 500",
+        ),
+        (
+            "HTTP/1.1 200 OK\r\ncontent-length: 9\r\nconnection: close\r\n\r\nnot json!",
+            "its answer was not a decision",
+        ),
+        ("", "the connection to it failed"),
+    ];
+    for (response, why) in failures {
+        let server = FakeLlm::start(&save_note_rules(no_decision, ""));
+        let (url, _) = raw_service(response.to_owned());
+        let agent = agent_file(&server, &url);
+        let (code, stdout, stderr) = run(&agent);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(stdout.trim(), "The approval service failed.", "{stderr}");
+        assert!(
+            !stderr.contains("note: draft"),
+            "the call did not run\n{stderr}"
+        );
+        let shown = last_run_shown(&agent);
+        let decisions = shown["decisions"].as_array().expect("the trail");
+        assert_eq!(decisions.len(), 1, "{shown}");
+        assert_eq!(
+            decisions[0]["decided_by"],
+            format!("the approval policy: the approval service gave no decision ({why})"),
+            "{shown}"
+        );
+        assert_eq!(
+            decisions[0]["verdict"],
+            format!(
+                "denied: `save_note` was not run: the approval service gave no decision ({why})"
+            ),
+            "{shown}"
+        );
+    }
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! The approval policy's own denials: a decider that times out or panics is told of the
-//! denial the policy made for it, so a decider that records its decisions records that one.
+//! The approval policy's own denials: a decider that times out, panics or gives no decision
+//! is told of the denial the policy made for it, so a decider that records its decisions
+//! records that one.
 
 use reins::agent::AgentBuilder;
 use reins::hooks::approval::{
@@ -15,18 +16,36 @@ use std::time::Duration;
 /// What a decider was told of: the call, why the policy decided, and the denial.
 type Told = Arc<Mutex<Vec<(String, String, Decision)>>>;
 
-/// A decider that never answers, or panics, and keeps what it is told.
+/// How a [`Failing`] decider fails.
+#[derive(Clone, Copy, PartialEq)]
+enum Fails {
+    Never,
+    Panics,
+    Unanswered,
+}
+
+/// A decider that never answers, panics, or says it cannot decide, and keeps what it is
+/// told.
 struct Failing {
-    panics: bool,
+    fails: Fails,
     told: Told,
 }
 
 impl ApprovalDecider for Failing {
     async fn decide(&self, _: &ApprovalRequest) -> Decision {
-        if self.panics {
+        if self.fails == Fails::Panics {
             panic!("decider bug");
         }
         std::future::pending().await
+    }
+
+    async fn try_decide(&self, request: &ApprovalRequest) -> Result<Decision, DeciderFailure> {
+        match self.fails {
+            Fails::Unanswered => Err(DeciderFailure::NoDecision(
+                "the approval service gave no decision (it answered with status 500)".to_owned(),
+            )),
+            _ => Ok(self.decide(request).await),
+        }
     }
 
     async fn failed_to_answer(
@@ -73,7 +92,7 @@ async fn asked(decider: Failing) -> String {
 async fn a_decider_that_timed_out_is_told_of_the_policys_denial() {
     let told = Told::default();
     let seen = asked(Failing {
-        panics: false,
+        fails: Fails::Never,
         told: Arc::clone(&told),
     })
     .await;
@@ -91,7 +110,7 @@ async fn a_decider_that_timed_out_is_told_of_the_policys_denial() {
 async fn a_decider_that_panicked_is_told_of_the_policys_denial() {
     let told = Told::default();
     let seen = asked(Failing {
-        panics: true,
+        fails: Fails::Panics,
         told: Arc::clone(&told),
     })
     .await;
@@ -101,6 +120,29 @@ async fn a_decider_that_panicked_is_told_of_the_policys_denial() {
         [(
             "t1c0".to_owned(),
             "the decider panicked".to_owned(),
+            Decision::deny(seen),
+        )]
+    );
+}
+
+#[tokio::test]
+async fn a_decider_that_gave_no_decision_is_told_of_the_policys_denial() {
+    let told = Told::default();
+    let seen = asked(Failing {
+        fails: Fails::Unanswered,
+        told: Arc::clone(&told),
+    })
+    .await;
+    assert_eq!(
+        seen,
+        "`transfer` was not run: the approval service gave no decision (it answered with \
+         status 500)"
+    );
+    assert_eq!(
+        *told.lock().unwrap(),
+        [(
+            "t1c0".to_owned(),
+            "the approval service gave no decision (it answered with status 500)".to_owned(),
             Decision::deny(seen),
         )]
     );

@@ -11,6 +11,18 @@ pub type Received = Arc<Mutex<Vec<(Vec<(String, String)>, Vec<u8>)>>>;
 /// An HTTP service on loopback answering every request with `answer` as JSON. Returns its
 /// URL and what it receives.
 pub fn approval_service(answer: &'static str) -> (String, Received) {
+    let response = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\n\r\n{answer}",
+        answer.len()
+    );
+    raw_service(response)
+}
+
+/// A service on loopback that reads each request and sends `response`, bytes as they are
+/// (an empty one closes the connection without an answer). Returns its URL and what it
+/// receives.
+pub fn raw_service(response: String) -> (String, Received) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}/approve", listener.local_addr().expect("address"));
     let received = Received::default();
@@ -35,11 +47,6 @@ pub fn approval_service(answer: &'static str) -> (String, Received) {
             let mut body = vec![0; length];
             reader.read_exact(&mut body).expect("body");
             log.lock().expect("log").push((headers, body));
-            let response = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
-                 connection: close\r\n\r\n{answer}",
-                answer.len()
-            );
             let _ = stream.write_all(response.as_bytes());
         }
     });

@@ -92,6 +92,19 @@ pub trait ApprovalDecider: Send + Sync + 'static {
     /// The decision about `request`.
     fn decide(&self, request: &ApprovalRequest) -> impl Future<Output = Decision> + Send;
 
+    /// The decision about `request`, or why this decider could not make one
+    /// ([`DeciderFailure::NoDecision`]: an approval service that could not be reached). The
+    /// policy asks through this method: on a failure it denies the call itself and tells the
+    /// decider ([`failed_to_answer`](Self::failed_to_answer)), as for a timeout, so the
+    /// denial is recorded as the policy's rather than as a decision this decider made. Calls
+    /// [`decide`](Self::decide) unless implemented.
+    fn try_decide(
+        &self,
+        request: &ApprovalRequest,
+    ) -> impl Future<Output = Result<Decision, DeciderFailure>> + Send {
+        async move { Ok(self.decide(request).await) }
+    }
+
     /// Told that the policy denied `request`'s call itself, with `denial`, because this
     /// decider did not answer (`failure`: it timed out or panicked). A decider that records
     /// what it decides (a run's decision trail) records this denial here too, as the
@@ -114,6 +127,13 @@ impl<D: ApprovalDecider> ApprovalDecider for Arc<D> {
         (**self).decide(request)
     }
 
+    fn try_decide(
+        &self,
+        request: &ApprovalRequest,
+    ) -> impl Future<Output = Result<Decision, DeciderFailure>> + Send {
+        (**self).try_decide(request)
+    }
+
     fn failed_to_answer(
         &self,
         request: &ApprovalRequest,
@@ -127,13 +147,18 @@ impl<D: ApprovalDecider> ApprovalDecider for Arc<D> {
 /// Why an [`ApprovalPolicy`](super::ApprovalPolicy) decided a call itself after asking its
 /// decider ([`ApprovalDecider::failed_to_answer`]). Shown, it says what happened: "the
 /// decider timed out after 30 s".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DeciderFailure {
     /// The decider did not answer within the policy's timeout (this one).
     TimedOut(Duration),
     /// The decider panicked.
     Panicked,
+    /// The decider said it could not decide, and why, in words the model and a person may
+    /// read (no URL or secret): "the approval service gave no decision (it answered with
+    /// status 500)". Shown as these words; the model is told that the call was not run,
+    /// and why.
+    NoDecision(String),
 }
 
 impl fmt::Display for DeciderFailure {
@@ -143,6 +168,7 @@ impl fmt::Display for DeciderFailure {
                 write!(f, "the decider timed out after {}", describe(*timeout))
             }
             DeciderFailure::Panicked => f.write_str("the decider panicked"),
+            DeciderFailure::NoDecision(why) => f.write_str(why),
         }
     }
 }

@@ -8,9 +8,10 @@
 //!
 //! The policy fails closed: arguments that cannot be read (or an argument or traits check that
 //! panics) never match an allow rule but do match a rule that denies, asks or suspends; a
-//! decider that panics, or does not answer within the timeout (5 minutes by default), denies
-//! the call with a message saying why; `Ask` with no decider denies. A decider that timed out
-//! or panicked is told of the policy's denial
+//! decider that panics, says it cannot decide ([`ApprovalDecider::try_decide`]: an approval
+//! service that fails), or does not answer within the timeout (5 minutes by default), denies
+//! the call with a message saying why; `Ask` with no decider denies. A decider that failed
+//! so is told of the policy's denial
 //! ([`ApprovalDecider::failed_to_answer`]), so one that records its decisions (the CLI's, in
 //! the run's decision trail) records that one too, as the policy's.
 //!
@@ -245,9 +246,19 @@ impl ApprovalPolicy {
                 false,
             );
         };
-        let asked = call_caught(|| decider.decide(&request));
+        let asked = call_caught(|| decider.try_decide(&request));
         let (failure, denial) = match tokio::time::timeout(self.timeout, asked).await {
-            Ok(Ok(decision)) => return (decision, true),
+            Ok(Ok(Ok(decision))) => return (decision, true),
+            Ok(Ok(Err(failure))) => {
+                tracing::warn!(
+                    run_id = ctx.run_id(),
+                    tool = %name,
+                    reason = %failure,
+                    "the approval decider gave no decision; the call is denied"
+                );
+                let denial = Decision::deny(format!("`{name}` was not run: {failure}"));
+                (failure, denial)
+            }
             Ok(Err(panic)) => {
                 tracing::warn!(
                     run_id = ctx.run_id(),
@@ -452,7 +463,10 @@ pub fn approval_record(ctx: &HookContext, internal_call_id: &str) -> Option<Appr
 
 /// Object-safe form of [`ApprovalDecider`], so the policy stores any decider.
 trait ErasedDecider: Send + Sync {
-    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision>;
+    fn try_decide<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> BoxFuture<'a, Result<Decision, DeciderFailure>>;
 
     fn failed_to_answer<'a>(
         &'a self,
@@ -463,8 +477,11 @@ trait ErasedDecider: Send + Sync {
 }
 
 impl<D: ApprovalDecider> ErasedDecider for D {
-    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
-        Box::pin(ApprovalDecider::decide(self, request))
+    fn try_decide<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> BoxFuture<'a, Result<Decision, DeciderFailure>> {
+        Box::pin(ApprovalDecider::try_decide(self, request))
     }
 
     fn failed_to_answer<'a>(

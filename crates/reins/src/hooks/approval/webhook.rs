@@ -1,7 +1,7 @@
 //! [`WebhookDecider`]: asks an HTTP service about each call, and denies on anything but a
 //! clear answer.
 
-use super::decider::{ApprovalDecider, ApprovalRequest, Decision};
+use super::decider::{ApprovalDecider, ApprovalRequest, DeciderFailure, Decision};
 use crate::hex::push_lower_hex;
 use crate::providers::ApiKey;
 use hmac::{Hmac, Mac};
@@ -53,7 +53,10 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 /// token, when the service cannot be reached, answers with a status other than `2xx` (a
 /// redirect is not followed, so the token never goes to another server), sends more than
 /// 64 KiB, or sends anything but one of the answers above. Each such denial is also logged
-/// as a warning.
+/// as a warning. Such a denial is the policy's, not the service's: the decider answers
+/// [`DeciderFailure::NoDecision`] to [`try_decide`](ApprovalDecider::try_decide), and the
+/// policy denies the call and tells the decider
+/// ([`failed_to_answer`](ApprovalDecider::failed_to_answer)), as when it times out.
 ///
 /// ```
 /// use reins::hooks::approval::{ApprovalPolicy, Rule, WebhookDecider};
@@ -319,22 +322,28 @@ impl fmt::Debug for WebhookDecider {
 }
 
 impl ApprovalDecider for WebhookDecider {
+    /// The service's decision, or a denial saying why there is none (logged as a warning).
     async fn decide(&self, request: &ApprovalRequest) -> Decision {
-        match self.ask(request).await {
+        match self.try_decide(request).await {
             Ok(decision) => decision,
-            Err(why) => {
+            Err(failure) => {
                 tracing::warn!(
                     run_id = %request.run_id,
                     tool = %request.tool_name,
-                    reason = %why,
+                    reason = %failure,
                     "the approval webhook gave no decision; the call is denied"
                 );
-                Decision::deny(format!(
-                    "`{}` was not run: the approval service gave no decision ({why})",
-                    request.tool_name
-                ))
+                Decision::deny(format!("`{}` was not run: {failure}", request.tool_name))
             }
         }
+    }
+
+    /// The service's decision, or [`DeciderFailure::NoDecision`] saying why there is none:
+    /// an [`ApprovalPolicy`](super::ApprovalPolicy) then denies the call as its own denial.
+    async fn try_decide(&self, request: &ApprovalRequest) -> Result<Decision, DeciderFailure> {
+        self.ask(request).await.map_err(|why| {
+            DeciderFailure::NoDecision(format!("the approval service gave no decision ({why})"))
+        })
     }
 }
 
