@@ -26,8 +26,8 @@ pub use crate::run::{
     CallRecord, PendingCall, RUN_STATE_VERSION, RunState, RunStatus, SuspendedRun, ToolDecision,
 };
 pub use builder::{Agent, AgentBuilder};
-pub use driver::MAX_MODEL_CALLS_PER_TURN;
 pub(crate) use driver::internal_call_id;
+pub use driver::{EMPTY_ANSWER, MAX_MODEL_CALLS_PER_TURN};
 pub use error::{FailedCall, PromptError};
 pub use hook::{
     AgentHook, CompletionCallAction, CompletionCallEvent, DispatchAction, DispatchEvent,

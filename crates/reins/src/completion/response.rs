@@ -65,6 +65,16 @@ impl CompletionResponse {
             _ => None,
         })
     }
+
+    /// Whether the response holds nothing a run can use: no answer text (beyond whitespace)
+    /// and no tool call. Reasoning alone answers nothing.
+    pub fn answers_nothing(&self) -> bool {
+        self.content.iter().all(|part| match part {
+            AssistantContent::Text(text) => text.text.trim().is_empty(),
+            AssistantContent::Reasoning(_) => true,
+            AssistantContent::ToolCall(_) => false,
+        })
+    }
 }
 
 /// Token counts of one call, or summed over a run.

@@ -2,8 +2,8 @@
 //! model that failed, and says why the rest were not tried.
 
 use reins::agent::{
-    AgentBuilder, AgentHook, FailedCall, HookContext, MAX_MODEL_CALLS_PER_TURN, OutcomeAction,
-    OutcomeEvent, PromptError,
+    AgentBuilder, AgentHook, EMPTY_ANSWER, FailedCall, HookContext, MAX_MODEL_CALLS_PER_TURN,
+    OutcomeAction, OutcomeEvent, PromptError,
 };
 use reins::completion::CompletionError;
 use reins::hooks::fallback::ModelFallback;
@@ -63,6 +63,90 @@ async fn a_chain_longer_than_the_turns_calls_keeps_every_failure() {
         )),
         "{message}"
     );
+}
+
+/// The chain's labels: `default`, then `backup1`, `backup2`… (`count` in all).
+fn chain(count: usize) -> Vec<String> {
+    (0..count)
+        .map(|index| match index {
+            0 => "default".to_owned(),
+            n => format!("backup{n}"),
+        })
+        .collect()
+}
+
+/// An agent whose model under each of `labels` answers `turn(label)`, falling back along them.
+fn falling_back(labels: &[String], turn: impl Fn(usize, &str) -> Turn) -> reins::agent::Agent {
+    let mut builder = AgentBuilder::new(ScriptedModel::new([turn(0, &labels[0])]));
+    for (index, label) in labels.iter().enumerate().skip(1) {
+        builder = builder.named_model(label.clone(), ScriptedModel::new([turn(index, label)]));
+    }
+    builder
+        .add_hook(ModelFallback::new(labels.to_vec()))
+        .build()
+}
+
+fn empty_answer() -> CompletionError {
+    CompletionError::Other(EMPTY_ANSWER.to_owned())
+}
+
+/// The call at the limit answers empty: the run fails as when it fails at the limit, the
+/// empty answer one of the failed calls, rather than with a rejected action.
+#[tokio::test]
+async fn an_empty_answer_at_the_limit_is_a_failed_call_of_the_turn() {
+    let labels = chain(MAX_MODEL_CALLS_PER_TURN + 2);
+    let last = MAX_MODEL_CALLS_PER_TURN - 1;
+    let agent = falling_back(&labels, |index, label| match index {
+        index if index == last => Turn::text(""),
+        _ => Turn::error(down(label)),
+    });
+    let error = agent.prompt("hi").await.unwrap_err();
+    let message = error.to_string();
+    let PromptError::Completion {
+        source,
+        failed_calls,
+        call_limit_reached,
+        ..
+    } = error
+    else {
+        panic!("expected the models' failures, got {error:?}");
+    };
+    let mut expected: Vec<FailedCall> = labels[..last]
+        .iter()
+        .map(|label| FailedCall::new(label.clone(), down(label)))
+        .collect();
+    expected.push(FailedCall::new(labels[last].clone(), empty_answer()));
+    assert_eq!(failed_calls, expected);
+    assert_eq!(source, empty_answer());
+    assert!(call_limit_reached);
+    assert!(
+        message.contains(&format!("{}: {EMPTY_ANSWER}", labels[last])),
+        "{message}"
+    );
+}
+
+/// An empty answer the chain went past is named with the failures when the chain ends on one.
+#[tokio::test]
+async fn an_empty_answer_passed_over_is_among_the_failed_calls() {
+    let labels = chain(2);
+    let agent = falling_back(&labels, |index, label| match index {
+        0 => Turn::text(" "),
+        _ => Turn::error(down(label)),
+    });
+    match agent.prompt("hi").await {
+        Err(PromptError::Completion {
+            failed_calls,
+            call_limit_reached: false,
+            ..
+        }) => assert_eq!(
+            failed_calls,
+            [
+                FailedCall::new("default", empty_answer()),
+                FailedCall::new("backup1", down("backup1")),
+            ]
+        ),
+        other => panic!("expected the models' failures, got {other:?}"),
+    }
 }
 
 /// Asks for the turn again on `default` whatever its outcome.

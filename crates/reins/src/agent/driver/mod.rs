@@ -29,7 +29,7 @@ mod validation;
 pub(crate) use call_ids::internal_call_id;
 use durable::{Durable, while_leased};
 use halt::{Ended, FailedCalls, Halt};
-pub use model_turn::MAX_MODEL_CALLS_PER_TURN;
+pub use model_turn::{EMPTY_ANSWER, MAX_MODEL_CALLS_PER_TURN};
 use start::{Begun, begin, traced, typed_answer};
 
 use super::builder::{Agent, AgentConfig};

@@ -13,7 +13,7 @@ use crate::agent::hook::{
 use crate::agent::output_spec::OutputMode;
 use crate::agent::stream_item::StreamItem;
 use crate::completion::{
-    CompletionRequest, CompletionResponse, DynCompletionModel, StreamChunk, Usage,
+    CompletionError, CompletionRequest, CompletionResponse, DynCompletionModel, StreamChunk, Usage,
 };
 use crate::message::ToolChoice;
 use crate::tool::ToolDefinition;
@@ -29,9 +29,14 @@ use std::sync::atomic::Ordering;
 /// [`OutcomeAction::retry_on`](crate::agent::OutcomeAction::retry_on). Past it, the run fails
 /// rather than loop: with every failed call of the turn
 /// ([`PromptError::Completion`](crate::agent::PromptError::Completion), its
-/// `call_limit_reached` set) when the last call failed, else with
+/// `call_limit_reached` set) when the last call failed or answered nothing, else with
 /// [`PromptError::RejectedAction`](crate::agent::PromptError::RejectedAction).
 pub const MAX_MODEL_CALLS_PER_TURN: usize = 8;
+
+/// The error of a call a hook retried because its response answered nothing (no text, no
+/// tool call: [`CompletionResponse::answers_nothing`]), as a failed call of the turn
+/// ([`FailedCall`](crate::agent::FailedCall), a [`CompletionError::Other`] with this text).
+pub const EMPTY_ANSWER: &str = "the model answered nothing (no text and no tool call)";
 
 /// One model turn as received.
 pub(super) struct ReceivedTurn {
@@ -189,6 +194,14 @@ impl<'a> Driver<'a> {
                 };
             };
             let last_failed = match called {
+                // An empty answer retried (a fallback's) is a failed call like an error: the
+                // run's error names it if the turn ends on the limit or on a later failure.
+                Ok((retried, _)) if retried.answers_nothing() => {
+                    *unkept += retried.usage;
+                    let empty = CompletionError::Other(EMPTY_ANSWER.to_owned());
+                    failed.push(FailedCall::new(label, empty));
+                    true
+                }
                 Ok((retried, _)) => {
                     *unkept += retried.usage;
                     false
@@ -444,10 +457,10 @@ impl<'a> Driver<'a> {
 }
 
 /// Why turn `turn` ends when a hook asks for another model call (on `next`) after the turn
-/// made [`MAX_MODEL_CALLS_PER_TURN`]: when its last call failed, the run fails with that
-/// call's error and every failed call of the turn, oldest first, noting that the turn ran
-/// out of calls (a fallback chain longer than the limit); else (the last call answered, and
-/// a hook asked again anyway) the hook's action is rejected, its reason listing the calls
+/// made [`MAX_MODEL_CALLS_PER_TURN`]: when its last call failed (or answered nothing), the
+/// run fails with that call's error and every failed call of the turn, oldest first, noting
+/// that the turn ran out of calls (a fallback chain longer than the limit); else (the last
+/// call answered, and a hook asked again anyway) the hook's action is rejected, its reason listing the calls
 /// that failed.
 fn calls_exhausted(
     turn: usize,

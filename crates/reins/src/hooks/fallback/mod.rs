@@ -8,8 +8,7 @@ use crate::agent::{
     AgentHook, HookContext, ModelSelectEvent, ModelSelectionAction, OutcomeAction, OutcomeEvent,
     StepEventKind,
 };
-use crate::completion::{CompletionError, CompletionResponse};
-use crate::message::AssistantContent;
+use crate::completion::CompletionError;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,7 +29,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// chain longer than that stops there: the run fails with the same
 /// [`PromptError::Completion`](crate::agent::PromptError::Completion), every failed call in
 /// `failed_calls`, and `call_limit_reached` set (its message ends with a line saying the
-/// turn made its limit of calls). Every call is dispatched and
+/// turn made its limit of calls). An empty answer the chain went past is one of the failed
+/// calls, its error saying the model answered nothing
+/// ([`EMPTY_ANSWER`](crate::agent::EMPTY_ANSWER)), whether the chain ends at the limit on it
+/// or on an error. Every call is dispatched and
 /// observed like any other, so budgets, audit logs and approvals see the fallback calls too;
 /// a streaming run withdraws the text of a failed call
 /// ([`StreamItem::TurnDiscarded`](crate::agent::StreamItem::TurnDiscarded)). The retry ends
@@ -187,20 +189,10 @@ impl ModelFallback {
                 .falls_back_on
                 .as_ref()
                 .is_none_or(|accepts| accepts(error)),
-            (None, Some(response)) => self.empty_falls_back && is_empty(response),
+            (None, Some(response)) => self.empty_falls_back && response.answers_nothing(),
             (None, None) => false,
         }
     }
-}
-
-/// A response the run cannot use: no answer text and no tool call (reasoning alone
-/// answers nothing).
-fn is_empty(response: &CompletionResponse) -> bool {
-    response.content.iter().all(|part| match part {
-        AssistantContent::Text(text) => text.text.trim().is_empty(),
-        AssistantContent::Reasoning(_) => true,
-        AssistantContent::ToolCall(_) => false,
-    })
 }
 
 impl fmt::Debug for ModelFallback {
