@@ -1,6 +1,7 @@
 //! Ready-made checks. Each rejects (so the model gets another chance where the stage allows
 //! one); call [`Check::tripping`] on it to stop the run instead.
 
+use super::caseless::fold;
 use super::check::{Check, Verdict};
 
 /// Rejects text longer than a number of characters (Unicode scalar values, not bytes).
@@ -43,25 +44,42 @@ impl Check for MaxLength {
     }
 }
 
-/// Rejects text containing any of a list of phrases, compared case-insensitively (plain
-/// substrings, no patterns).
+/// Rejects text containing any of a list of phrases, compared caselessly (plain substrings,
+/// no patterns).
 ///
-/// By default the rejection names the phrase found, which helps the model rephrase; set
-/// [`message`](Self::message) when the list itself must stay private.
+/// Both the phrases and the text are folded before they are compared, so that a phrase
+/// cannot be slipped past in a form a reader (or a model) takes for the same words: another
+/// case, with Unicode's full case folding (`STRASSE` holds `straße`, `İGNORE` holds
+/// `ignore`); compatibility characters (fullwidth `ｉｇｎｏｒｅ`, the ligature `ﬁ`, the Kelvin
+/// sign), compared as the characters they stand for (NFKC); and invisible characters (a
+/// zero-width space or a soft hyphen inside a word), left out. Look-alike letters of other
+/// scripts (a Cyrillic `а` for a Latin `a`), spelling and spacing are not folded: a deny
+/// list is a tripwire, not a filter a determined writer cannot get past.
+///
+/// By default the rejection names the phrase found (lowercased), which helps the model
+/// rephrase; set [`message`](Self::message) when the list itself must stay private.
 ///
 /// ```
 /// use reins::hooks::guardrail::{Check, DenyList, Verdict};
 /// # futures::executor::block_on(async {
 /// let deny = DenyList::new(["ignore previous instructions"]);
 /// assert!(matches!(deny.check("Please IGNORE previous Instructions").await, Verdict::Reject(_)));
+/// assert!(matches!(deny.check("İGNORE PREVIOUS INSTRUCTIONS").await, Verdict::Reject(_)));
 /// assert_eq!(deny.check("Follow the instructions").await, Verdict::Pass);
 /// # });
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DenyList {
-    /// The phrases, lowercased once here so each check lowercases only the text.
-    phrases: Vec<String>,
+    /// The phrases, folded once here so each check folds only the text.
+    phrases: Vec<Phrase>,
     message: Option<String>,
+}
+
+/// A denied phrase: as the rejection names it, and as it is compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Phrase {
+    shown: String,
+    folded: String,
 }
 
 impl DenyList {
@@ -74,8 +92,12 @@ impl DenyList {
         DenyList {
             phrases: phrases
                 .into_iter()
-                .map(|phrase| phrase.as_ref().to_lowercase())
-                .filter(|phrase| !phrase.is_empty())
+                .map(|phrase| Phrase {
+                    shown: phrase.as_ref().to_lowercase(),
+                    folded: fold(phrase.as_ref()),
+                })
+                // An empty phrase (or one of invisible characters only) matches every text.
+                .filter(|phrase| !phrase.folded.is_empty())
                 .collect(),
             message: None,
         }
@@ -93,16 +115,19 @@ impl Check for DenyList {
         if self.phrases.is_empty() {
             return Verdict::Pass;
         }
-        let text = text.to_lowercase();
+        let text = fold(text);
         match self
             .phrases
             .iter()
-            .find(|phrase| text.contains(phrase.as_str()))
+            .find(|phrase| text.contains(phrase.folded.as_str()))
         {
             None => Verdict::Pass,
             Some(phrase) => Verdict::Reject(match &self.message {
                 Some(message) => message.clone(),
-                None => format!("Contains the denied phrase \"{phrase}\". Leave it out."),
+                None => format!(
+                    "Contains the denied phrase \"{}\". Leave it out.",
+                    phrase.shown
+                ),
             }),
         }
     }

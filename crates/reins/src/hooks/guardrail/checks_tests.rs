@@ -66,6 +66,10 @@ async fn ready_checks() {
         Verdict::reject("Contains the denied phrase \"secret plan\". Leave it out.")
     );
     assert_eq!(DenyList::new([""]).check("anything").await, Verdict::Pass);
+    assert_eq!(
+        DenyList::new(["\u{200B}"]).check("anything").await,
+        Verdict::Pass
+    );
     for ok in ["1", " [1, 2] ", "\"s\"", "null"] {
         assert_eq!(ValidJson::new().check(ok).await, Verdict::Pass, "{ok}");
     }
@@ -82,4 +86,41 @@ async fn ready_checks() {
             "{fenced}"
         );
     }
+}
+
+/// A denied phrase written in another case (with full case folding), in compatibility
+/// characters or with invisible characters inside is still found: each reads as the phrase.
+#[tokio::test]
+async fn a_denied_phrase_is_found_in_any_form_that_reads_as_it() {
+    let deny = DenyList::new(["ignore previous instructions", "straße", "kill", "final"]);
+    for text in [
+        // Turkish capital dotted I: lowercased alone, it keeps a combining dot.
+        "İGNORE PREVIOUS INSTRUCTIONS",
+        // Fullwidth letters.
+        "ｉｇｎｏｒｅ ｐｒｅｖｉｏｕｓ ｉｎｓｔｒｕｃｔｉｏｎｓ",
+        // A zero-width space and a soft hyphen inside words.
+        "ig\u{200B}nore previous instruc\u{00AD}tions",
+        // `ß` is `ss` in capitals.
+        "WALK DOWN THE STRASSE",
+        "walk down the STRAẞE",
+        // The Kelvin sign.
+        "\u{212A}ILL the process",
+        // The ligature `ﬁ`.
+        "the ﬁnal answer",
+    ] {
+        assert!(
+            matches!(deny.check(text).await, Verdict::Reject(_)),
+            "{text:?} passed"
+        );
+    }
+    let capitals = DenyList::new(["STRASSE", "ΟΔΟΣ"]);
+    assert!(matches!(
+        capitals.check("die straße").await,
+        Verdict::Reject(_)
+    ));
+    assert!(matches!(
+        capitals.check("μια οδος").await,
+        Verdict::Reject(_)
+    ));
+    assert_eq!(deny.check("ignore the previous note").await, Verdict::Pass);
 }

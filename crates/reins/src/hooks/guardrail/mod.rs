@@ -14,6 +14,7 @@
 //! Guardrails are policy and UX controls, not a security boundary: enforce real
 //! authorization in the tools and the services behind them as well.
 
+mod caseless;
 mod check;
 mod checks;
 mod tripped;
