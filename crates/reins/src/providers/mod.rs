@@ -17,7 +17,8 @@
 //!   leaves for another server; a redirect is a
 //!   [`CompletionError::Redirected`].
 //! - **Retries** ([`RetryPolicy`]): HTTP 429, 5xx and connection failures, with exponential
-//!   backoff and jitter, honoring `Retry-After`.
+//!   backoff and jitter, honoring `Retry-After`; also a first-byte timeout, after which the
+//!   server may still answer the first request: the call may be made (and billed) twice.
 //! - **Timeouts** ([`Timeouts`]): connect, first byte, idle between reads, and a total
 //!   deadline for the whole call, retries and stream included.
 //! - **Limits** ([`Limits`]): a body, an event and a line of a stream; crossing one is a

@@ -6,6 +6,11 @@ use std::time::Duration;
 
 /// When and how often a failed request is tried again: HTTP 429 and 5xx, and connection
 /// failures, with exponential backoff and jitter, honoring `Retry-After`.
+///
+/// A failure after the request was sent (no headers within
+/// [`Timeouts::first_byte`](super::Timeouts::first_byte), a connection dropped before the
+/// answer, a 5xx) is retried too, though the server may have received the request and may
+/// still process it: the model call may be made twice. See `first_byte`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Attempts after the first (0 disables retries).

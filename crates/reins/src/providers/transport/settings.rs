@@ -68,6 +68,15 @@ pub struct Timeouts {
     /// Establishing the connection.
     pub connect: Duration,
     /// From sending the request to the response's headers (the first byte).
+    ///
+    /// A call that passes it is tried again under the [`RetryPolicy`](super::RetryPolicy),
+    /// as is one whose connection drops before the headers arrive. The request was sent:
+    /// the server may still be working on it, so it may answer both (the same model call
+    /// made, and billed, twice; the first answer is never read). A model call changes
+    /// nothing but the bill, and a slow server is what the retry is for, so it is retried
+    /// all the same; where a duplicate matters (a provider that stores responses, a costly
+    /// model), set a first-byte timeout above the server's own, or
+    /// [`RetryPolicy::none`](super::RetryPolicy::none).
     pub first_byte: Duration,
     /// The longest silence between two reads of a response body, streamed or not.
     pub idle: Duration,
