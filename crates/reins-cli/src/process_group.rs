@@ -1,11 +1,12 @@
 //! A shell tool's program runs in a process group of its own, killed whole when its call is cut
-//! off.
+//! off or its program exits.
 //!
 //! In the terminal's group, a Ctrl-C would reach the program as well as reins: the program
 //! could die of it before reins stopped the run, and its death be recorded as the call's
 //! result (a failed call the model then retries) instead of leaving the call in doubt for a
 //! person. And killing only the program leaves its children running (`sh -c "...; sleep"`)
-//! after reins said the run stopped.
+//! after reins said the run stopped. A child the program leaves in the background when it
+//! exits would hold its output open and keep the call waiting: it ends with the call too.
 
 use tokio::process::{Child, Command};
 
@@ -18,8 +19,9 @@ pub fn own_group(command: &mut Command) {
     let _ = command;
 }
 
-/// The process group a started program leads; killed with every process in it when this is
-/// dropped before [`finished`](GroupGuard::finished) (the call was cancelled or timed out).
+/// The process group a started program leads; killed with every process in it when the
+/// program has exited ([`end_rest`](GroupGuard::end_rest)), or when this is dropped before
+/// (the call was cancelled or timed out).
 #[derive(Debug)]
 pub struct GroupGuard {
     #[cfg(unix)]
@@ -44,14 +46,13 @@ impl GroupGuard {
         guard
     }
 
-    /// The program ended on its own: what it left running is its business.
-    pub fn finished(mut self) {
-        #[cfg(unix)]
-        {
-            self.leader = None;
-        }
-        #[cfg(not(unix))]
-        let _ = &mut self;
+    /// The program exited (and was waited for): every process it left in its group is
+    /// killed, its call over. (While the group has a process, its id is not given to another
+    /// process, so no other program's group is reached; an empty group is gone, and the
+    /// signal reaches no one, unless ids wrapped round to a new group's in the moment since
+    /// the program was waited for.)
+    pub fn end_rest(self) {
+        drop(self);
     }
 }
 

@@ -1,11 +1,15 @@
 //! A tool that runs a program: `command = ["grep", "-rn", "{pattern}", "."]` with the model's
 //! arguments put in the `{placeholders}`. No shell is involved, so an argument is always one
-//! argument of the program whatever it contains.
+//! argument of the program whatever it contains; and it cannot be an option of the program
+//! unless the tool allows it (`option_values`).
+
+mod option_values;
 
 use crate::config::ShellToolConfig;
 use crate::config::shell_tool::placeholder_at;
 use crate::keys::ModelKeys;
 use crate::process_group::{self, GroupGuard};
+use option_values::OptionPositions;
 use reins::tool::Tool;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -23,6 +27,8 @@ pub struct ShellTool {
     name: String,
     description: String,
     command: Vec<String>,
+    /// Where in `command` a value could be read as an option, and is refused.
+    option_positions: OptionPositions,
     schema: Value,
     /// `schema` compiled once, or why it cannot be (`reins check` refuses such a schema).
     validator: Result<Arc<jsonschema::Validator>, String>,
@@ -51,10 +57,16 @@ impl ShellTool {
         ShellTool {
             name: config.name.get_ref().clone(),
             description: config.description.clone(),
+            option_positions: OptionPositions::of(&command, config.allow_option_values),
             command,
             validator: crate::tool_schema::compile(&schema).map(Arc::new),
             schema,
-            timeout: Duration::from_secs(config.timeout_secs.unwrap_or(60)),
+            timeout: Duration::from_secs(
+                config
+                    .timeout_secs
+                    .as_ref()
+                    .map_or(60, |secs| *secs.get_ref()),
+            ),
             cwd,
             withheld: keys
                 .withheld(&config.env_passthrough)
@@ -65,11 +77,17 @@ impl ShellTool {
 
     /// The program's argv with `args` filled in. Each element is filled in one pass: an
     /// argument's value is put in as it is, never searched for placeholders itself (a value
-    /// holding `{other}` stays `{other}`, and cannot grow by being filled again).
+    /// holding `{other}` stays `{other}`, and cannot grow by being filled again). A value
+    /// that would be read as an option of the program is refused (`option_values`).
     pub fn argv(&self, args: &Value) -> Result<Vec<String>, String> {
         self.command
             .iter()
-            .map(|element| fill(element, args))
+            .enumerate()
+            .map(|(index, element)| {
+                let filled = fill(element, args)?;
+                self.option_positions.check(index, element, &filled)?;
+                Ok(filled)
+            })
             .collect()
     }
 }
@@ -169,10 +187,17 @@ impl Tool for ShellTool {
         // Killed whole if the call is cut off (Ctrl-C, a timeout) while it runs.
         let group = GroupGuard::of(&child);
         let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+        // Once the program exits, what it left running in its group is ended: a background
+        // child holding stdout open (`sleep 600 & echo ok`) would otherwise keep the call
+        // waiting to its timeout. Its output up to then is read to the pipes' end.
+        let program_exits = async {
+            let status = child.wait().await;
+            group.end_rest();
+            status
+        };
         let (status, stdout, stderr) =
-            tokio::try_join!(child.wait(), kept_output(stdout), kept_output(stderr))
+            tokio::try_join!(program_exits, kept_output(stdout), kept_output(stderr))
                 .map_err(cannot_run)?;
-        group.finished();
         let stdout = truncate(String::from_utf8_lossy(&stdout).into_owned());
         if status.success() {
             Ok(stdout)

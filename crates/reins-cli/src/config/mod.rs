@@ -236,8 +236,8 @@ pub struct ShellToolConfig {
     pub command: Spanned<Vec<String>>,
     /// The JSON schema of the arguments (an object schema).
     pub schema: Spanned<toml::Value>,
-    /// Seconds one call may take (default 60).
-    pub timeout_secs: Option<u64>,
+    /// Seconds one call may take (default 60; at least 1).
+    pub timeout_secs: Option<Spanned<u64>>,
     /// Working directory (relative to the agent file; default: where `reins` runs).
     pub cwd: Option<Spanned<String>>,
     /// The tool changes nothing (approval rules can allow read-only tools).
@@ -248,6 +248,11 @@ pub struct ShellToolConfig {
     /// its environment. Each must be one of them (`passthrough::check_passthrough`).
     #[serde(default)]
     pub env_passthrough: Vec<Spanned<String>>,
+    /// A value starting with `-` may begin an argument where the program could read it as an
+    /// option (`["git", "log", "{ref}"]` given `--output=FILE`); without, such a call is
+    /// refused (`shell_tool::option_values`).
+    #[serde(default)]
+    pub allow_option_values: bool,
 }
 
 /// Where runs are kept: SQLite by default.

@@ -1,7 +1,8 @@
 //! A `[[tools.shell]]` entry checked: its name is one every provider accepts, its schema is
 //! a JSON object schema that compiles (one that does not, e.g. with a `$ref` to another
-//! document or an unknown `$schema` dialect, would check no call's arguments), and its
-//! command's `{placeholders}` name only the schema's properties.
+//! document or an unknown `$schema` dialect, would check no call's arguments), its
+//! command's `{placeholders}` name only the schema's properties, and its `timeout_secs`, if
+//! set, is at least 1.
 
 use super::diagnostic::Diagnostic;
 use super::{LoadedAgent, ShellToolConfig};
@@ -36,6 +37,15 @@ pub fn check_shell_tool(
             None
         }
     };
+    if let Some(timeout) = &tool.timeout_secs
+        && *timeout.get_ref() == 0
+    {
+        problems.push(agent.error_at(
+            timeout.span(),
+            "`timeout_secs` must be at least 1: every call of a tool given no time would time \
+             out before its program ran",
+        ));
+    }
     let command = tool.command.get_ref();
     if command.is_empty() {
         problems.push(agent.error_at(tool.command.span(), "`command` is empty"));

@@ -394,6 +394,29 @@ fn a_turn_limit_of_zero_is_refused_at_its_line() {
     );
 }
 
+/// A shell tool given no time would time out on every call before its program ran.
+#[test]
+fn a_shell_tool_timeout_of_zero_is_refused_at_its_line() {
+    let toml = VALID.replace(
+        "required = [\"text\"] }\n",
+        "required = [\"text\"] }\ntimeout_secs = 0\n",
+    );
+    assert_error_at(&toml, 17, "`timeout_secs` must be at least 1");
+    // `reins run` refuses the file as `check` does, before calling any model.
+    let agent = AgentDir::new(&toml);
+    let (code, _, stderr) = outcome(agent.keyed(&["run", "AGENT", "hello"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("agent.toml:17:") && stderr.contains("`timeout_secs` must be at least 1"),
+        "{stderr}"
+    );
+    let (code, stderr) = check(&VALID.replace(
+        "required = [\"text\"] }\n",
+        "required = [\"text\"] }\ntimeout_secs = 1\n",
+    ));
+    assert_eq!(code, 0, "{stderr}");
+}
+
 /// A store keeping no checkpoint would keep no state.
 #[test]
 fn keeping_no_checkpoint_is_refused_at_its_line() {

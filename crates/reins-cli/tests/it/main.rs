@@ -30,6 +30,7 @@ mod runs_order;
 mod runs_unreadable;
 mod schema_first;
 mod shell_args_output;
+mod shell_option_values;
 mod terminal;
 mod terminal_text;
 mod tool_choice;

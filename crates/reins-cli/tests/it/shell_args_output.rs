@@ -1,7 +1,8 @@
 //! What a shell tool's program is given and what reins keeps of what it writes: each
 //! argument the model gives is put into the command as it is (never read for placeholders
-//! itself), and a program writing far more than the model is shown (16 KiB) is read to its
-//! end without reins keeping the rest in memory.
+//! itself), a program writing far more than the model is shown (16 KiB) is read to its
+//! end without reins keeping the rest in memory, and a call ends when its program exits,
+//! with what the program left running in the background.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, events, model_table, outcome, tool_results};
@@ -34,10 +35,23 @@ rules:
       tool_calls:
         - name: flood
           arguments: {}
+  - name: backgrounded
+    when:
+      tool_result_contains: "started="
+    respond:
+      content: "Done."
+  - name: background
+    when:
+      messages_contain: "background"
+    respond:
+      tool_calls:
+        - name: background
+          arguments: {}
 "#;
 
 /// The agent: `echo_pair` prints its two arguments joined in one element; `flood` writes a
-/// gigabyte to stdout.
+/// gigabyte to stdout; `background` leaves a `sleep 600` holding its stdout and stderr open
+/// (printing its id), and exits 3.
 fn agent(server: &FakeLlm) -> AgentDir {
     AgentDir::new(&format!(
         r#"{model}
@@ -52,6 +66,13 @@ name = "flood"
 description = "Writes a lot."
 command = ["sh", "-c", "yes 0123456789abcdef | head -c 1000000000"]
 schema = {{ type = "object", properties = {{}} }}
+
+[[tools.shell]]
+name = "background"
+description = "Starts a sleeper and fails."
+command = ["sh", "-c", "sleep 600 & echo started=$!; echo gave up >&2; exit 3"]
+schema = {{ type = "object", properties = {{}} }}
+timeout_secs = 300
 "#,
         model = model_table(&server.openai_url()),
     ))
@@ -89,4 +110,31 @@ fn a_program_writing_a_gigabyte_is_read_to_its_end_in_bounded_memory() {
     assert!(result.ends_with("\n[output truncated]"), "{result}");
     assert!(result.starts_with("0123456789abcdef\n"), "{result}");
     assert!(result.len() < 17 * 1024, "{}", result.len());
+}
+
+#[test]
+fn a_call_ends_when_its_program_exits_and_its_background_child_with_it() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let mut run = agent.keyed(&["run", "AGENT", "start it in the background", "--json"]);
+    // A guard, not a measure: waiting for the tool's `timeout_secs` (300) would fail here
+    // instead of holding the test for five minutes.
+    run.timeout(std::time::Duration::from_secs(60));
+    let (code, stdout, stderr) = outcome(run);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let result = only_result(&stdout);
+    assert!(
+        result.contains("`sh` failed (exit status: 3): gave up\nstarted="),
+        "{result}"
+    );
+    // The sleeper closed the output it held, so it has exited (a zombie at most) by the
+    // time the call ended.
+    let pid = result.rsplit("started=").next().unwrap_or_default().trim();
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let running = !state.is_empty()
+        && state
+            .rsplit(") ")
+            .next()
+            .is_some_and(|rest| !rest.starts_with(['Z', 'X']));
+    assert!(!running, "the background `sleep` {pid} still runs: {state}");
 }
