@@ -11,7 +11,11 @@
 //! still get it). A panic's message is whatever the user's code put in it (a request, a
 //! token), and tracing-opentelemetry would make it the event's name, replacing the text
 //! that says what panicked; that text alone cannot be exported (a filter keeps or drops an
-//! event whole), so the event is withheld. And no event changes a span's status: reins
+//! event whole), so the event is withheld. Nor is an MCP server's own log line
+//! (`reins_mcp::server_log`, a `notifications/message` forwarded at the server's level): its
+//! text is the server's words, a file's path or a query it served, whatever content capture
+//! says (its progress messages carry their text in a `message` field of their own, so are
+//! withheld by the rule above). And no event changes a span's status: reins
 //! records a span's failure itself (`error.type`, and the status described by it), while
 //! tracing-opentelemetry would otherwise mark a span that recovered as failed (any `ERROR`
 //! event does) and describe it with the error's text.
@@ -30,14 +34,15 @@ use tracing::field::FieldSet;
 use tracing::{Level, Metadata};
 
 /// Whether an event or span of `metadata` is exported: every one but an event of reins's
-/// crates carrying an error's or a panic's text (see the [module docs](self)), and one of
-/// OpenTelemetry's that [`quotes_the_endpoint`].
+/// crates carrying an error's or a panic's text or an MCP server's log line (see the
+/// [module docs](self)), and one of OpenTelemetry's that [`quotes_the_endpoint`].
 pub(crate) fn exported(metadata: &Metadata<'_>) -> bool {
     !(metadata.is_event()
         && is_reins_crate(metadata.target())
         && (*metadata.level() == Level::ERROR
             || metadata.fields().field("error").is_some()
-            || has_own_message(metadata.fields())))
+            || has_own_message(metadata.fields())
+            || metadata.target() == MCP_SERVER_LOG_TARGET))
         && !quotes_the_endpoint(metadata)
 }
 
@@ -56,6 +61,9 @@ pub(crate) fn quotes_the_endpoint(metadata: &Metadata<'_>) -> bool {
                     .iter()
                     .any(|field| ENDPOINT_FIELDS.contains(&field.name())))
 }
+
+/// The target under which reins-mcp forwards an MCP server's log lines.
+const MCP_SERVER_LOG_TARGET: &str = "reins_mcp::server_log";
 
 /// The target of the OTLP HTTP client's connection pool's logs (reqwest's, over hyper).
 const CONNECTION_POOL_TARGET: &str = "hyper_util::client::legacy::pool";
@@ -126,8 +134,14 @@ mod tests {
             tracing::warn!(target: "reins", message = %message, "the decider panicked");
             tracing::warn!(target: "reins_mcp", server = "dict", "left out");
             tracing::warn!(target: "myapp", %message, "an application's own");
+            tracing::info!(target: "reins_mcp::server_log", server = "fs", "read /home/u/notes");
+            let progress = "copied /home/u/notes";
+            tracing::info!(target: "reins_mcp::progress", server = "fs", message = progress, "MCP progress");
         });
-        assert_eq!(*verdicts.0.lock().unwrap(), [false, false, true, true]);
+        assert_eq!(
+            *verdicts.0.lock().unwrap(),
+            [false, false, true, true, false, false]
+        );
     }
 
     #[test]

@@ -52,8 +52,8 @@ pub(super) async fn connect_mcp(
     if let Some(cwd) = cwd {
         server = server.current_dir(cwd);
     }
-    if let Some(secs) = config.call_timeout_secs {
-        server = server.call_timeout(Duration::from_secs(secs));
+    if let Some(secs) = &config.call_timeout_secs {
+        server = server.call_timeout(Duration::from_secs(*secs.get_ref()));
     }
     let client = server.connect().await.map_err(|error| error.to_string())?;
     let mut tools = client.tools().await.map_err(|error| error.to_string())?;

@@ -1,12 +1,15 @@
 //! Checks an agent file beyond its shape: known providers and actions, tool choices that name
 //! defined tools, and environment variables that are set (a shell tool's schema and
-//! template are checked in `shell_tool.rs`, the Restate store's settings in `restate.rs`). Every
-//! problem is reported (not only the first), each at its line.
+//! template are checked in `shell_tool.rs`, an MCP server's entry in `mcp_server.rs`, the Restate
+//! store's settings in `restate.rs`, the variables it names in `variables.rs`). Every problem is
+//! reported (not only the first), each at its line.
 
 use super::budget::check_budget;
 use super::diagnostic::Diagnostic;
+use super::mcp_server::check_mcp;
 use super::shell_tool::check_shell_tool;
-use super::{LoadedAgent, McpConfig, ModelConfig};
+use super::variables::{check_env, check_variable};
+use super::{LoadedAgent, ModelConfig};
 use std::collections::BTreeSet;
 use toml::Spanned;
 
@@ -380,99 +383,6 @@ fn check_model(
             }
         }
         (None, None) => {}
-    }
-}
-
-/// An MCP server: a `command` (stdio) or a `url` (streamable HTTP), and the variables an HTTP
-/// server's credentials come from (named, never written in the file).
-fn check_mcp(
-    agent: &LoadedAgent,
-    server: &Spanned<McpConfig>,
-    problems: &mut Vec<Diagnostic>,
-    secrets: &mut Vec<Diagnostic>,
-) {
-    let config = server.get_ref();
-    match (&config.command, &config.url) {
-        (Some(_), Some(url)) => problems.push(agent.error_at(
-            url.span(),
-            "give either `command` (stdio) or `url` (HTTP), not both",
-        )),
-        (None, None) => problems.push(agent.error_at(
-            server.span(),
-            format!(
-                "MCP server `{}` needs `command` (stdio) or `url` (HTTP)",
-                config.name
-            ),
-        )),
-        (Some(command), None) => {
-            if command.get_ref().trim().is_empty() {
-                problems.push(agent.error_at(command.span(), "`command` is empty"));
-            }
-        }
-        (None, Some(url)) => {
-            let text = url.get_ref();
-            if !(text.starts_with("http://") || text.starts_with("https://")) {
-                problems
-                    .push(agent.error_at(url.span(), "`url` must be an http:// or https:// URL"));
-            }
-        }
-    }
-    let http_only = config.bearer_token_env.is_some() || !config.headers_from_env.is_empty();
-    if http_only && config.url.is_none() {
-        problems.push(agent.error_at(
-            server.span(),
-            "`bearer_token_env` and `headers_from_env` are for a server reached by `url`",
-        ));
-    }
-    if let Some(variable) = &config.bearer_token_env {
-        check_env(agent, variable, "the MCP server's bearer token", secrets);
-    }
-    for (header, variable) in &config.headers_from_env {
-        check_env(
-            agent,
-            variable,
-            &format!("the MCP server's `{header}` header"),
-            secrets,
-        );
-    }
-}
-
-fn check_env(
-    agent: &LoadedAgent,
-    variable: &Spanned<String>,
-    what: &str,
-    problems: &mut Vec<Diagnostic>,
-) {
-    check_variable(agent, variable, what, true, problems);
-}
-
-/// `variable` must name an environment variable, set when `required`.
-fn check_variable(
-    agent: &LoadedAgent,
-    variable: &Spanned<String>,
-    what: &str,
-    required: bool,
-    problems: &mut Vec<Diagnostic>,
-) {
-    let name = variable.get_ref();
-    let looks_like_a_name =
-        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !looks_like_a_name {
-        // Not echoed, not even in the quoted line: a value pasted here instead of a
-        // variable's name may be the secret.
-        problems.push(
-            agent
-                .error_at(
-                    variable.span(),
-                    format!("this must name an environment variable ({what}), not hold a value"),
-                )
-                .concealed(),
-        );
-    } else if required && std::env::var_os(name).is_none_or(|value| value.is_empty()) {
-        problems.push(agent.error_at(
-            variable.span(),
-            format!("environment variable {name} is not set ({what})"),
-        ));
     }
 }
 

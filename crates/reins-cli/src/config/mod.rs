@@ -10,6 +10,7 @@ pub mod check;
 pub mod diagnostic;
 mod hook_checks;
 mod hooks;
+mod mcp_server;
 pub mod local_model;
 pub mod model_keys;
 mod passthrough;
@@ -17,6 +18,7 @@ mod paths;
 mod restate;
 pub mod shell_tool;
 mod suggest;
+mod variables;
 pub mod tool_choice;
 
 use diagnostic::Diagnostic;
@@ -211,8 +213,8 @@ pub struct McpConfig {
     pub exclude: Vec<String>,
     /// A prefix put before each tool's name.
     pub prefix: Option<String>,
-    /// Seconds one call may take.
-    pub call_timeout_secs: Option<u64>,
+    /// Seconds one call may take (at least 1).
+    pub call_timeout_secs: Option<Spanned<u64>>,
     /// The URL of a server speaking MCP over streamable HTTP; or give `command`.
     pub url: Option<Spanned<String>>,
     /// The environment variable holding a bearer token for the `url` server (its value is

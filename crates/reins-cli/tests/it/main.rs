@@ -1,6 +1,7 @@
 mod approval_mcp;
 mod cache;
 mod check;
+mod check_mcp;
 mod check_input;
 mod cli_reference;
 mod common;
