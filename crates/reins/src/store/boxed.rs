@@ -52,6 +52,14 @@ impl RunStore for BoxedStore {
         self.0.create(state, owner).await
     }
 
+    async fn create_forked(
+        &self,
+        state: &RunState,
+        journal: &[JournalEntry],
+    ) -> Result<(), StoreError> {
+        self.0.create_forked(state, journal).await
+    }
+
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
         self.0.claim(run_id, owner).await
     }

@@ -23,6 +23,11 @@ pub(crate) trait DynRunStore: Send + Sync + 'static {
         state: &'a RunState,
         owner: &'a str,
     ) -> BoxFuture<'a, Result<Lease, StoreError>>;
+    fn create_forked<'a>(
+        &'a self,
+        state: &'a RunState,
+        journal: &'a [JournalEntry],
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
     fn claim<'a>(
         &'a self,
         run_id: &'a str,
@@ -82,6 +87,14 @@ impl<S: RunStore> DynRunStore for S {
         owner: &'a str,
     ) -> BoxFuture<'a, Result<Lease, StoreError>> {
         caught(move || RunStore::create(self, state, owner))
+    }
+
+    fn create_forked<'a>(
+        &'a self,
+        state: &'a RunState,
+        journal: &'a [JournalEntry],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        caught(move || RunStore::create_forked(self, state, journal))
     }
 
     fn claim<'a>(

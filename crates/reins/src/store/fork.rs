@@ -83,7 +83,7 @@ pub async fn fork(
     } else {
         RunStatus::Running
     };
-    let lease = store.create(&state, "fork").await?;
-    store.checkpoint(&lease, &state, &journal, true).await?;
+    // One write: a fork that fails leaves no run behind, leased or not.
+    store.create_forked(&state, &journal).await?;
     Ok(state)
 }

@@ -240,6 +240,27 @@ pub trait RunStore: Send + Sync + 'static {
         owner: &str,
     ) -> impl Future<Output = Result<Lease, StoreError>> + Send;
 
+    /// Stores a new run forked from another ([`fork`]): `state`, with `journal` as its whole
+    /// journal, at version 1 (its first checkpoint), its lease held by nobody. Fails with
+    /// [`StoreError::AlreadyExists`] when a run has that id.
+    ///
+    /// The built-in stores write it in one transaction, so a failed fork leaves nothing. The
+    /// default, for a store of your own, [`create`](Self::create)s the run and then
+    /// [`checkpoint`](Self::checkpoint)s it with the journal, releasing the lease: two writes,
+    /// and should the second fail, the new run stays leased to the worker `fork` (until its
+    /// lease runs out) without its journal.
+    fn create_forked(
+        &self,
+        state: &RunState,
+        journal: &[JournalEntry],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async move {
+            let lease = self.create(state, "fork").await?;
+            self.checkpoint(&lease, state, journal, true).await?;
+            Ok(())
+        }
+    }
+
     /// Leases a stored run to a new claim (a fresh [`Lease::token`]) by the worker named
     /// `owner`, and returns it with the decisions recorded for it. Fails with
     /// [`StoreError::Busy`] while any other claim's lease is live, also one by a worker with

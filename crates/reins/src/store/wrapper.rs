@@ -103,6 +103,15 @@ pub trait StoreWrapper: Send + Sync + 'static {
         RunStore::create(self.inner(), state, owner)
     }
 
+    /// [`RunStore::create_forked`]: the inner store's unless changed.
+    fn create_forked(
+        &self,
+        state: &RunState,
+        journal: &[JournalEntry],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        RunStore::create_forked(self.inner(), state, journal)
+    }
+
     /// [`RunStore::claim`]: the inner store's unless changed.
     fn claim(
         &self,
@@ -232,6 +241,14 @@ impl<W: StoreWrapper> RunStore for W {
         owner: &str,
     ) -> impl Future<Output = Result<Lease, StoreError>> + Send {
         StoreWrapper::create(self, state, owner)
+    }
+
+    fn create_forked(
+        &self,
+        state: &RunState,
+        journal: &[JournalEntry],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        StoreWrapper::create_forked(self, state, journal)
     }
 
     fn claim(

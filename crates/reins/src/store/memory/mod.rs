@@ -3,9 +3,9 @@ use super::notify::DecisionSignals;
 use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry, Lease,
     PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
-    StoredLease, StoredTimes, check_claimable, check_deletable, check_readable, collect_pending,
-    decided_during_run, decode_state, encode_state, expiry_cutoff, listed, new_token, now_millis,
-    page_of, record_decision, status_name, summary,
+    check_claimable, check_deletable, check_readable, collect_pending, decided_during_run,
+    decode_state, encode_state, expiry_cutoff, listed, new_token, now_millis, page_of,
+    record_decision, status_name, summary,
 };
 use crate::run::{RunState, RunStatus};
 use std::collections::BTreeMap;
@@ -13,6 +13,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 mod raw;
+mod record;
+
+use record::{Record, held_by, record, record_mut};
 
 /// A [`RunStore`] in this process's memory: for tests, and for runs that only need to pause
 /// within one process. Clones share the same runs.
@@ -85,101 +88,6 @@ impl std::fmt::Debug for MemoryStore {
     }
 }
 
-#[derive(Clone)]
-struct Record {
-    version: i64,
-    format: i64,
-    status: String,
-    state: String,
-    owner: Option<String>,
-    token: Option<String>,
-    lease_until: i64,
-    /// When the run was created (milliseconds since the Unix epoch).
-    created_at: i64,
-    /// When the record was last written (milliseconds since the Unix epoch).
-    updated_at: i64,
-    journal: Vec<JournalEntry>,
-    /// The latest decision per call.
-    decisions: Vec<RecordedDecision>,
-    /// Every decision recorded, oldest first.
-    audit: Vec<RecordedDecision>,
-    /// Every write of the state, oldest first.
-    snapshots: Vec<Snapshot>,
-}
-
-/// One checkpoint: the listed facts and the encoded state.
-#[derive(Clone)]
-struct Snapshot {
-    checkpoint: Checkpoint,
-    format: i64,
-    state: String,
-}
-
-impl Record {
-    /// The run's lease as kept.
-    fn lease(&self) -> StoredLease<'_> {
-        StoredLease {
-            owner: self.owner.as_deref(),
-            until_ms: self.lease_until,
-        }
-    }
-
-    /// When the run was created and last written.
-    fn times(&self) -> StoredTimes {
-        StoredTimes {
-            created_at_ms: self.created_at,
-            updated_at_ms: self.updated_at,
-        }
-    }
-
-    /// Keeps the record's state, just written with `status` at its `updated_at`, as a
-    /// checkpoint, and of its checkpoints the newest `keep`.
-    fn snapshot(&mut self, status: RunStatus, keep: Option<usize>) {
-        self.snapshots.push(Snapshot {
-            checkpoint: Checkpoint {
-                version: self.version,
-                status,
-                journal_len: self.journal.len(),
-                // The time the record says it was written, as the SQL stores keep it.
-                created_at_ms: self.updated_at,
-            },
-            format: self.format,
-            state: self.state.clone(),
-        });
-        if let Some(keep) = keep {
-            let older = self.snapshots.len().saturating_sub(keep);
-            self.snapshots.drain(..older);
-        }
-    }
-}
-
-/// The stored record of `run_id`, or [`StoreError::NotFound`].
-fn record<'r>(runs: &'r BTreeMap<String, Record>, run_id: &str) -> Result<&'r Record, StoreError> {
-    runs.get(run_id)
-        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))
-}
-
-/// Whether `lease` still holds `record`: its version and its claim's token (else
-/// [`StoreError::Conflict`]), as every write under a lease checks.
-fn held_by(record: &Record, lease: &Lease) -> Result<(), StoreError> {
-    if record.version != lease.version || record.token.as_deref() != Some(&lease.token) {
-        return Err(StoreError::Conflict {
-            run_id: lease.run_id.clone(),
-            expected: lease.version,
-        });
-    }
-    Ok(())
-}
-
-/// The stored record of `run_id` to change, or [`StoreError::NotFound`].
-fn record_mut<'r>(
-    runs: &'r mut BTreeMap<String, Record>,
-    run_id: &str,
-) -> Result<&'r mut Record, StoreError> {
-    runs.get_mut(run_id)
-        .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))
-}
-
 impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
@@ -208,44 +116,63 @@ impl MemoryStore {
     fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Record>> {
         self.runs.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
 
-impl RunStore for MemoryStore {
-    async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
+    /// Stores a new run at version 1 with `journal`, leased to `(owner, token)` if given.
+    fn insert(
+        &self,
+        state: &RunState,
+        lease: Option<(&str, &str)>,
+        journal: &[JournalEntry],
+    ) -> Result<(), StoreError> {
         let encoded = encode_state(state)?;
-        let token = new_token();
         let mut runs = self.lock();
         if runs.contains_key(&state.run_id) {
             return Err(StoreError::AlreadyExists(state.run_id.clone()));
         }
         let now = now_millis();
-        runs.insert(
-            state.run_id.clone(),
-            Record {
-                version: 1,
-                format: i64::from(super::FORMAT_VERSION),
-                status: super::status_name(state.status).to_owned(),
-                state: encoded,
-                owner: Some(owner.to_owned()),
-                token: Some(token.clone()),
-                lease_until: now + self.lease_millis(),
-                created_at: now,
-                updated_at: now,
-                journal: Vec::new(),
-                decisions: Vec::new(),
-                audit: Vec::new(),
-                snapshots: Vec::new(),
+        let mut record = Record {
+            version: 1,
+            format: i64::from(super::FORMAT_VERSION),
+            status: super::status_name(state.status).to_owned(),
+            state: encoded,
+            owner: lease.map(|(owner, _)| owner.to_owned()),
+            token: lease.map(|(_, token)| token.to_owned()),
+            lease_until: if lease.is_some() {
+                now + self.lease_millis()
+            } else {
+                0
             },
-        );
-        if let Some(record) = runs.get_mut(&state.run_id) {
-            record.snapshot(state.status, self.keep_checkpoints);
-        }
+            created_at: now,
+            updated_at: now,
+            journal: journal.to_vec(),
+            decisions: Vec::new(),
+            audit: Vec::new(),
+            snapshots: Vec::new(),
+        };
+        record.snapshot(state.status, self.keep_checkpoints);
+        runs.insert(state.run_id.clone(), record);
+        Ok(())
+    }
+}
+
+impl RunStore for MemoryStore {
+    async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
+        let token = new_token();
+        self.insert(state, Some((owner, &token)), &[])?;
         Ok(Lease {
             run_id: state.run_id.clone(),
             token,
             owner: owner.to_owned(),
             version: 1,
         })
+    }
+
+    async fn create_forked(
+        &self,
+        state: &RunState,
+        journal: &[JournalEntry],
+    ) -> Result<(), StoreError> {
+        self.insert(state, None, journal)
     }
 
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {

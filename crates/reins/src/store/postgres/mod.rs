@@ -218,6 +218,14 @@ impl RunStore for PostgresStore {
         writes::create(self.client(), state, owner, self.lease_millis()).await
     }
 
+    async fn create_forked(
+        &self,
+        state: &RunState,
+        journal: &[JournalEntry],
+    ) -> Result<(), StoreError> {
+        writes::insert(self.client(), state, None, journal).await
+    }
+
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
         let mut client = self.client().await?;
         writes::claim(&mut client, run_id, owner, self.lease_millis()).await

@@ -53,9 +53,34 @@ pub(super) async fn create(
     owner: &str,
     lease_millis: i64,
 ) -> Result<Lease, StoreError> {
-    let encoded = encode_state(state)?;
     let token = new_token();
+    insert(connection, state, Some((owner, &token, lease_millis)), &[]).await?;
+    Ok(Lease {
+        run_id: state.run_id.clone(),
+        token,
+        owner: owner.to_owned(),
+        version: 1,
+    })
+}
+
+/// Stores a new run at version 1 with `journal` and its first checkpoint, in one transaction,
+/// leased to `(owner, token)` for `lease_millis` if given.
+pub(super) async fn insert(
+    connection: impl Future<Output = Result<Client, StoreError>>,
+    state: &RunState,
+    lease: Option<(&str, &str, i64)>,
+    journal: &[JournalEntry],
+) -> Result<(), StoreError> {
+    let encoded = encode_state(state)?;
     let now = now_millis();
+    let (owner, token, until) = match lease {
+        Some((owner, token, millis)) => (Some(owner), Some(token), now + millis),
+        None => (None, None, 0),
+    };
+    let effect_ids: Vec<&str> = journal.iter().map(|e| e.effect_id.as_str()).collect();
+    let kinds: Vec<&str> = journal.iter().map(|e| e.kind.as_str()).collect();
+    let payloads: Vec<String> = journal.iter().map(|e| e.payload.to_string()).collect();
+    let journal_len = i64::try_from(journal.len()).unwrap_or(i64::MAX);
     let mut client = connection.await?;
     let transaction = client.transaction().await.map_err(backend)?;
     let inserted = transaction
@@ -69,7 +94,7 @@ pub(super) async fn create(
                 &encoded,
                 &owner,
                 &token,
-                &(now + lease_millis),
+                &until,
                 &now,
             ],
         )
@@ -78,27 +103,34 @@ pub(super) async fn create(
     if inserted == 0 {
         return Err(StoreError::AlreadyExists(state.run_id.clone()));
     }
+    if !journal.is_empty() {
+        transaction
+            .execute(
+                "INSERT INTO reins_journal (run_id, seq, effect_id, kind, payload)
+                     SELECT $1, entry.ord, entry.effect_id, entry.kind, entry.payload
+                     FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY
+                         AS entry(effect_id, kind, payload, ord)",
+                &[&state.run_id, &effect_ids, &kinds, &payloads],
+            )
+            .await
+            .map_err(backend)?;
+    }
     transaction
         .execute(
             "INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
-                 VALUES ($1, 1, $2, $3, $4, 0, $5)",
+                 VALUES ($1, 1, $2, $3, $4, $5, $6)",
             &[
                 &state.run_id,
                 &status_name(state.status),
                 &i64::from(FORMAT_VERSION),
                 &encoded,
+                &journal_len,
                 &now,
             ],
         )
         .await
         .map_err(backend)?;
-    transaction.commit().await.map_err(backend)?;
-    Ok(Lease {
-        run_id: state.run_id.clone(),
-        token,
-        owner: owner.to_owned(),
-        version: 1,
-    })
+    transaction.commit().await.map_err(backend)
 }
 
 /// Moves the end of `lease` to `lease_millis` from now, if it is still current; nothing else

@@ -186,6 +186,14 @@ impl RunStore for SqliteStore {
             .await
     }
 
+    async fn create_forked(
+        &self,
+        state: &RunState,
+        journal: &[JournalEntry],
+    ) -> Result<(), StoreError> {
+        self.with(writes::create_forked(state, journal)?).await
+    }
+
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
         self.with(writes::claim(run_id, owner, self.lease_millis()))
             .await

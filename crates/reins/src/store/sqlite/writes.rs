@@ -18,31 +18,10 @@ pub(super) fn create(
     owner: &str,
     lease: i64,
 ) -> Result<impl Work<Lease>, StoreError> {
-    let encoded = encode_state(state)?;
     let (run_id, owner, token) = (state.run_id.clone(), owner.to_owned(), new_token());
-    let status = status_name(state.status);
+    let insert = insert(state, Some((owner.clone(), token.clone(), lease)), &[])?;
     Ok(move |connection: &mut Connection| {
-        let now = now_millis();
-        let transaction = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(backend)?;
-        let inserted = transaction
-                .execute(
-                    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at, created_at)
-                     VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8) ON CONFLICT (run_id) DO NOTHING",
-                    params![run_id, FORMAT_VERSION, status, encoded, owner, token, now + lease, now],
-                )
-                .map_err(backend)?;
-        if inserted == 0 {
-            return Err(StoreError::AlreadyExists(run_id));
-        }
-        transaction
-            .execute(
-                SNAPSHOT,
-                params![run_id, 1, status, FORMAT_VERSION, encoded, now],
-            )
-            .map_err(backend)?;
-        transaction.commit().map_err(backend)?;
+        insert(connection)?;
         Ok(Lease {
             run_id,
             token,
@@ -50,6 +29,91 @@ pub(super) fn create(
             version: 1,
         })
     })
+}
+
+/// Stores a new run forked from another, with its `journal`, leased to nobody.
+pub(super) fn create_forked(
+    state: &RunState,
+    journal: &[JournalEntry],
+) -> Result<impl Work<()>, StoreError> {
+    insert(state, None, journal)
+}
+
+/// Stores a new run at version 1 with `journal` and its first checkpoint, in one transaction,
+/// leased to `(owner, token)` for `millis` if given.
+fn insert(
+    state: &RunState,
+    lease: Option<(String, String, i64)>,
+    journal: &[JournalEntry],
+) -> Result<impl Work<()>, StoreError> {
+    let encoded = encode_state(state)?;
+    let run_id = state.run_id.clone();
+    let status = status_name(state.status);
+    let journal = journal.to_vec();
+    Ok(move |connection: &mut Connection| {
+        let now = now_millis();
+        let (owner, token, until) = match lease {
+            Some((owner, token, millis)) => (Some(owner), Some(token), now + millis),
+            None => (None, None, 0),
+        };
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        let inserted = transaction
+                .execute(
+                    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at, created_at)
+                     VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8) ON CONFLICT (run_id) DO NOTHING",
+                    params![run_id, FORMAT_VERSION, status, encoded, owner, token, until, now],
+                )
+                .map_err(backend)?;
+        if inserted == 0 {
+            return Err(StoreError::AlreadyExists(run_id));
+        }
+        append_journal(&transaction, &run_id, &journal)?;
+        transaction
+            .execute(
+                SNAPSHOT,
+                params![run_id, 1, status, FORMAT_VERSION, encoded, now],
+            )
+            .map_err(backend)?;
+        transaction.commit().map_err(backend)
+    })
+}
+
+/// Appends `journal` to the journal of `run_id`, inside the caller's transaction.
+fn append_journal(
+    transaction: &Connection,
+    run_id: &str,
+    journal: &[JournalEntry],
+) -> Result<(), StoreError> {
+    if journal.is_empty() {
+        return Ok(());
+    }
+    let next: i64 = transaction
+        .query_row(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM reins_journal WHERE run_id = ?1",
+            params![run_id],
+            |row| row.get(0),
+        )
+        .map_err(backend)?;
+    let mut insert = transaction
+        .prepare(
+            "INSERT INTO reins_journal (run_id, seq, effect_id, kind, payload)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .map_err(backend)?;
+    for (offset, entry) in journal.iter().enumerate() {
+        insert
+            .execute(params![
+                run_id,
+                next + offset as i64,
+                entry.effect_id,
+                entry.kind,
+                entry.payload.to_string()
+            ])
+            .map_err(backend)?;
+    }
+    Ok(())
 }
 
 /// Takes a stored run's lease for `owner` for `lease` milliseconds, with its decisions.
@@ -135,32 +199,7 @@ pub(super) fn checkpoint(
                 expected: lease.version,
             });
         }
-        if !journal.is_empty() {
-            let next: i64 = transaction
-                .query_row(
-                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM reins_journal WHERE run_id = ?1",
-                    params![lease.run_id],
-                    |row| row.get(0),
-                )
-                .map_err(backend)?;
-            let mut insert = transaction
-                .prepare(
-                    "INSERT INTO reins_journal (run_id, seq, effect_id, kind, payload)
-                         VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .map_err(backend)?;
-            for (offset, entry) in journal.iter().enumerate() {
-                insert
-                    .execute(params![
-                        lease.run_id,
-                        next + offset as i64,
-                        entry.effect_id,
-                        entry.kind,
-                        entry.payload.to_string()
-                    ])
-                    .map_err(backend)?;
-            }
-        }
+        append_journal(&transaction, &lease.run_id, &journal)?;
         transaction
             .execute(
                 SNAPSHOT,

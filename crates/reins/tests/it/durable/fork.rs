@@ -1,10 +1,11 @@
 //! Time travel: a run's checkpoints, and forks from them that keep what the checkpoint holds
 //! (no model turn or tool call repeated) and leave the parent intact.
 
+use super::faulty_store::{Fault, FaultyStore};
 use super::per_store::per_store;
-use super::{Seen, agent, decide, uuid_like};
+use super::{RunStateBuilder, Seen, agent, decide, uuid_like};
 use reins::agent::*;
-use reins::store::{RunStore, StoreError, fork};
+use reins::store::{JournalEntry, RunStore, StoreError, fork};
 use reins::testing::{ScriptedModel, Turn};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -133,3 +134,45 @@ async fn fork_from_a_checkpoint(store: impl RunStore + Clone) {
 }
 
 per_store!(fork_from_a_checkpoint, sqlite file);
+
+/// A fork is one write: a store whose write after the fork's first one fails cannot leave the
+/// fork behind leased (nobody could resume it until the lease ran out) and without its
+/// journal. Here every write but the first fails: the fork is stored whole, leased to nobody.
+async fn a_fork_is_stored_in_one_write(store: impl RunStore + Clone) {
+    let parent = RunStateBuilder::suspended_example();
+    let lease = store.create(&parent, "worker").await.unwrap();
+    let turn = JournalEntry {
+        effect_id: "r-lease/t1".to_owned(),
+        kind: "model_turn".to_owned(),
+        payload: json!("hello"),
+    };
+    let lease = store
+        .checkpoint(&lease, &parent, &[turn], true)
+        .await
+        .unwrap();
+    let failing = FaultyStore::over(store.clone(), Fault::FailCheckpoint(1));
+
+    fork(&failing, "r-lease", lease.version, "r-fork", |_| {})
+        .await
+        .unwrap();
+    let listed = store.list().await.unwrap();
+    let forked = listed.iter().find(|run| run.run_id == "r-fork").unwrap();
+    assert_eq!(forked.lease, None, "nobody holds the fork: {forked:?}");
+    let kinds: Vec<String> = store
+        .journal("r-fork")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|entry| entry.kind)
+        .collect();
+    assert_eq!(kinds, ["model_turn", "forked_from"]);
+    let checkpoints = store.checkpoints("r-fork").await.unwrap();
+    assert_eq!(
+        checkpoints.last().unwrap().journal_len,
+        2,
+        "{checkpoints:?}"
+    );
+    store.claim("r-fork", "another").await.unwrap();
+}
+
+per_store!(a_fork_is_stored_in_one_write);
