@@ -2,17 +2,19 @@
 //! of runs by id.
 
 use super::Work;
-use super::rows::{backend, read_decisions};
+use super::rows::{backend, read_decisions, row_error};
 use super::schema::CREATED_AT;
 use crate::store::format::NOT_WAITING_SQL;
 use crate::store::{
-    PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, StoredLease, StoredTimes,
-    UnreadableRun, collect_pending, decode_state, listed, now_millis, page_of, status_from_name,
-    status_name, summary,
+    PendingApprovals, RunPage, RunQuery, RunSummary, StoredLease, StoredTimes, UnreadableRun,
+    collect_pending, decode_state, listed, now_millis, page_of, status_from_name, status_name,
+    summary,
 };
 use rusqlite::{Connection, Row, params};
 
-/// Every stored run, least recently updated first.
+/// Every stored run, least recently updated first. A run whose row has a column of the wrong
+/// type fails the listing with [`Corrupt`](crate::store::StoreError::Corrupt) naming it, as
+/// an unknown status does.
 pub(super) fn list() -> impl Work<Vec<RunSummary>> {
     move |connection: &mut Connection| {
         let mut statement = connection
@@ -23,18 +25,17 @@ pub(super) fn list() -> impl Work<Vec<RunSummary>> {
             .map_err(backend)?;
         let rows = statement
             .query_map([], |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get(2)?,
-                    times(row, 3)?,
-                    lease_columns(row, 5)?,
-                ))
+                let fields = row.get::<_, String>(1).and_then(|status| {
+                    Ok((status, row.get(2)?, times(row, 3)?, lease_columns(row, 5)?))
+                });
+                Ok((row.get::<_, String>(0)?, fields))
             })
             .map_err(backend)?;
         let now = now_millis();
         rows.map(|row| {
-            let (run_id, status, version, times, (owner, until_ms)) = row.map_err(backend)?;
+            let (run_id, fields) = row.map_err(backend)?;
+            let (status, version, times, (owner, until_ms)) =
+                fields.map_err(|error| row_error(&run_id, error))?;
             let lease = StoredLease {
                 owner: owner.as_deref(),
                 until_ms,
@@ -83,10 +84,7 @@ pub(super) fn pending_approvals() -> impl Work<PendingApprovals> {
             let (run_id, record) = row.map_err(backend)?;
             // One unreadable run neither hides the other approvals nor disappears.
             let read = record
-                .map_err(|error| StoreError::Corrupt {
-                    run_id: run_id.clone(),
-                    message: error.to_string(),
-                })
+                .map_err(|error| row_error(&run_id, error))
                 .and_then(|(format, json, status)| {
                     status_from_name(&run_id, &status)?;
                     decode_state(&run_id, format, &json)
@@ -144,10 +142,7 @@ pub(super) fn list_runs(query: &RunQuery) -> impl Work<RunPage> {
                     listed(run_id, &status, version, format, times, lease, now)
                 }
                 Err(error) => Err(UnreadableRun {
-                    error: StoreError::Corrupt {
-                        run_id: run_id.clone(),
-                        message: error.to_string(),
-                    },
+                    error: row_error(&run_id, error),
                     run_id,
                 }),
             });

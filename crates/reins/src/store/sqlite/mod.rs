@@ -12,6 +12,8 @@ mod listings;
 mod reads;
 mod rows;
 mod schema;
+#[cfg(test)]
+mod tests;
 mod writes;
 
 use super::notify::{DecisionSignals, FeedSlot};
@@ -83,12 +85,33 @@ trait Work<T>: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static
 impl<T, F> Work<T> for F where F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static {}
 
 impl SqliteStore {
-    /// Opens (or creates) the store in the file at `path`.
+    /// Opens (or creates) the store in the file at `path`: a new or empty file, or one a
+    /// `SqliteStore` wrote. A database holding other tables and none of the store's (another
+    /// application's) is refused with a [`StoreError::Backend`] naming the file, and left as
+    /// it is, rather than filled with the store's tables;
+    /// [`open_in_shared_database`](Self::open_in_shared_database) adds them on purpose. Every
+    /// error opening the file (one that is not a SQLite database, say) names it.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path = path.as_ref().to_path_buf();
-        let connection = Connection::open(&path)
-            .map_err(|error| StoreError::Backend(format!("{}: {error}", path.display())))?;
-        Self::prepare(connection, path)
+        Self::open_file(path.as_ref(), false)
+    }
+
+    /// Opens the store in the SQLite database at `path` even when it holds other tables (an
+    /// application's own), adding the store's tables (all named `reins_…`) beside them.
+    /// Otherwise as [`open`](Self::open).
+    pub fn open_in_shared_database(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_file(path.as_ref(), true)
+    }
+
+    fn open_file(path: &Path, shared: bool) -> Result<Self, StoreError> {
+        // SQLite's own messages ("file is not a database") do not say which file.
+        let named = |error: StoreError| match error {
+            StoreError::Backend(message) => {
+                StoreError::Backend(format!("{}: {message}", path.display()))
+            }
+            other => other,
+        };
+        let connection = Connection::open(path).map_err(|error| named(backend(error)))?;
+        Self::prepare(connection, path.to_path_buf(), shared).map_err(named)
     }
 
     /// A store in memory (lost when dropped), e.g. for tests.
@@ -96,21 +119,31 @@ impl SqliteStore {
         Self::prepare(
             Connection::open_in_memory().map_err(backend)?,
             PathBuf::from(":memory:"),
+            false,
         )
     }
 
-    fn prepare(mut connection: Connection, path: PathBuf) -> Result<Self, StoreError> {
+    fn prepare(
+        mut connection: Connection,
+        path: PathBuf,
+        shared: bool,
+    ) -> Result<Self, StoreError> {
         // WAL lets readers work while a writer commits; the busy timeout makes concurrent
-        // writers from other processes wait for the lock instead of failing.
+        // writers from other processes wait for the lock instead of failing. `FULL` syncs
+        // the log at every commit: a checkpoint that returned (a tool call marked started
+        // among them) survives a power loss, so the call is not run again after it.
         connection
             .pragma_update(None, "journal_mode", "WAL")
             .map_err(backend)?;
         connection
-            .pragma_update(None, "synchronous", "NORMAL")
+            .pragma_update(None, "synchronous", "FULL")
             .map_err(backend)?;
         connection
             .busy_timeout(Duration::from_secs(10))
             .map_err(backend)?;
+        if !shared {
+            schema::refuse_foreign(&connection)?;
+        }
         connection.execute_batch(schema::SCHEMA).map_err(backend)?;
         schema::add_missing_columns(&mut connection)?;
         let (signals, feed) = if path.as_os_str() == ":memory:" {
@@ -155,6 +188,25 @@ impl SqliteStore {
     pub fn keep_checkpoints(mut self, newest: usize) -> Self {
         self.keep_checkpoints = Some(newest.max(1));
         self
+    }
+
+    /// Trades durability for write speed: commits no longer wait for the disk (SQLite's
+    /// `synchronous=NORMAL` in WAL mode instead of the default `FULL`, which syncs the
+    /// write-ahead log at every commit). The file stays consistent, and a crash of the
+    /// process loses nothing; but after a power loss or an operating-system crash the last
+    /// commits before it may be gone, checkpoints that told the run to go on included. A run
+    /// resumed then repeats what they recorded: a model turn is requested again, and a tool
+    /// call whose start was lost **runs again**, even one that does not declare itself safe to
+    /// repeat — the guarantee that such a call runs at most once then holds only for crashes
+    /// of the process. Applies to every clone of this handle (they share one connection), not
+    /// to other handles on the file.
+    pub fn relaxed_durability(self) -> Result<Self, StoreError> {
+        self.connection
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(backend)?;
+        Ok(self)
     }
 
     /// The file the store lives in.

@@ -1,7 +1,7 @@
 //! The SQLite store's reads of one run: its state, journal, decisions and checkpoints.
 
 use super::Work;
-use super::rows::{backend, read_decision_rows, read_row, read_state};
+use super::rows::{backend, read_decision_rows, read_row, read_state, row_error};
 use crate::run::RunState;
 use crate::store::{
     Checkpoint, JournalEntry, RecordedDecision, StoreError, decode_state, status_from_name,
@@ -34,7 +34,7 @@ pub(super) fn journal(run_id: &str) -> impl Work<Vec<JournalEntry>> {
             .map_err(backend)?;
         let mut entries = Vec::new();
         for row in rows {
-            let (effect_id, kind, payload) = row.map_err(backend)?;
+            let (effect_id, kind, payload) = row.map_err(|error| row_error(&run_id, error))?;
             let payload = serde_json::from_str(&payload).map_err(|error| StoreError::Corrupt {
                 run_id: run_id.clone(),
                 message: format!("journal entry `{effect_id}`: {error}"),
@@ -88,7 +88,8 @@ pub(super) fn checkpoints(run_id: &str) -> impl Work<Vec<Checkpoint>> {
             })
             .map_err(backend)?;
         rows.map(|row| {
-            let (version, status, journal_len, created_at_ms) = row.map_err(backend)?;
+            let (version, status, journal_len, created_at_ms) =
+                row.map_err(|error| row_error(&run_id, error))?;
             Ok(Checkpoint {
                 version,
                 status: status_from_name(&run_id, &status)?,
@@ -111,7 +112,7 @@ pub(super) fn load_checkpoint(run_id: &str, version: i64) -> impl Work<RunState>
                 |row| Ok((row.get(0)?, row.get(1)?)),
             )
             .optional()
-            .map_err(backend)?;
+            .map_err(|error| row_error(&run_id, error))?;
         match row {
             Some((format, json)) => decode_state(&run_id, format, &json),
             None => Err(StoreError::NoSuchCheckpoint { run_id, version }),

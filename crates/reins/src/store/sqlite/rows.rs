@@ -11,6 +11,22 @@ pub(super) fn backend(error: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(error.to_string())
 }
 
+/// An error reading a row of `run_id`: a column holding a value of the wrong type (SQLite
+/// does not enforce column types, so another program may have written one) is that record's
+/// fault, [`StoreError::Corrupt`]; any other error is the database's.
+pub(super) fn row_error(run_id: &str, error: rusqlite::Error) -> StoreError {
+    match error {
+        rusqlite::Error::InvalidColumnType(..)
+        | rusqlite::Error::FromSqlConversionFailure(..)
+        | rusqlite::Error::IntegralValueOutOfRange(..)
+        | rusqlite::Error::Utf8Error(..) => StoreError::Corrupt {
+            run_id: run_id.to_owned(),
+            message: error.to_string(),
+        },
+        error => backend(error),
+    }
+}
+
 /// The stored row of one run.
 pub(super) struct Row {
     pub version: i64,
@@ -37,7 +53,7 @@ pub(super) fn read_row(connection: &Connection, run_id: &str) -> Result<Option<R
             },
         )
         .optional()
-        .map_err(backend)
+        .map_err(|error| row_error(run_id, error))
 }
 
 /// The stored row of `run_id` and the state it holds ([`StoreError::NotFound`] when no such
@@ -95,7 +111,7 @@ pub(super) fn read_decision_rows(
         .map_err(backend)?;
     let mut decisions = Vec::new();
     for row in rows {
-        let (call_id, json, decided_at) = row.map_err(backend)?;
+        let (call_id, json, decided_at) = row.map_err(|error| row_error(run_id, error))?;
         decisions.push(decode_decision(run_id, &call_id, decided_at, &json)?);
     }
     Ok(decisions)

@@ -55,6 +55,29 @@ CREATE TABLE IF NOT EXISTS reins_checkpoints (
 );
 ";
 
+/// Refuses a database that holds tables and none of the store's: another application's,
+/// which the store would otherwise fill with its own.
+pub(super) fn refuse_foreign(connection: &Connection) -> Result<(), StoreError> {
+    let (tables, ours): (bool, bool) = connection
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table'
+                     AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'),
+                 EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'reins_runs')",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .map_err(backend)?;
+    if tables && !ours {
+        return Err(StoreError::Backend(
+            "the database holds another application's tables and no runs: reins does not add \
+             its tables to it (give the store a file of its own, or open it with \
+             `SqliteStore::open_in_shared_database` to share this one)"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
 /// Keeps the state just written at `version` as a checkpoint, with the journal's length.
 pub(super) const SNAPSHOT: &str = "INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
      SELECT ?1, ?2, ?3, ?4, ?5, (SELECT COUNT(*) FROM reins_journal WHERE run_id = ?1), ?6";

@@ -38,6 +38,7 @@ mod per_store;
 mod postgres_connect;
 mod records;
 mod renewal;
+mod sqlite_files;
 mod store_faults;
 mod typed;
 mod watch;
