@@ -76,6 +76,8 @@ pub struct PostgresStore {
     servers: std::sync::Arc<str>,
     signals: DecisionSignals,
     feed: FeedSlot,
+    /// How often the decision listener checks its connection.
+    listener_check: Duration,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -132,6 +134,7 @@ impl PostgresStore {
             tls,
             signals: DecisionSignals::new(),
             feed: FeedSlot::default(),
+            listener_check: Self::LISTENER_CHECK,
         };
         let client = store.client().await?;
         // Workers starting together may race to create the schema; the advisory lock makes
@@ -168,6 +171,23 @@ impl PostgresStore {
                 self.servers
             ))
         })
+    }
+
+    /// How often, unless [`with_listener_check`](Self::with_listener_check) says otherwise,
+    /// the connection that listens for decisions ([`watch_decisions`](RunStore::watch_decisions))
+    /// is checked: a query that must be answered before the next check.
+    pub const LISTENER_CHECK: Duration = Duration::from_secs(30);
+
+    /// Sets how often the decision listener checks that its connection answers (default
+    /// [`LISTENER_CHECK`](Self::LISTENER_CHECK)). A connection that died without closing
+    /// (the server's host gone, a network path or a NAT entry dropped: TCP itself would
+    /// notice after two hours idle) is noticed within about twice this time, replaced, and
+    /// every watch told to look at the store again; until then, decisions made by other
+    /// workers are not signalled. Shorter costs one small query per check. Set it before
+    /// the first watch (the listener of a store and its clones starts with it).
+    pub fn with_listener_check(mut self, every: Duration) -> Self {
+        self.listener_check = every;
+        self
     }
 
     /// Sets how long a claim lasts without a checkpoint (default [`DEFAULT_LEASE`]).
@@ -341,6 +361,7 @@ impl RunStore for PostgresStore {
                 (*self.config).clone(),
                 self.tls.clone(),
                 self.signals.clone(),
+                self.listener_check,
             ))
             .await?;
         Ok(watch.with_feed(feed))

@@ -16,7 +16,9 @@
 //! that lost its lease (with the [`faulty_store`] of these tests), [`typed`] resumes a typed
 //! run whose answer was refused, [`deep_json`] stores and resumes runs with JSON nested as
 //! deep as a parser takes it; [`postgres_connect`] reports why a connection to PostgreSQL
-//! failed. A case run on every store is one body and a [`per_store!`](per_store) line.
+//! failed, [`pg_listener`] replaces a decision listener's connection that died silently;
+//! [`sqlite_files`] opens files a SQLite store did not write. A case run on every store is one
+//! body and a [`per_store!`](per_store) line.
 
 mod bindings;
 mod claims;
@@ -34,6 +36,8 @@ mod last_written;
 mod leases_listed;
 mod listed;
 mod per_store;
+#[cfg(feature = "postgres")]
+mod pg_listener;
 #[cfg(feature = "postgres")]
 mod postgres_connect;
 mod records;
