@@ -10,7 +10,7 @@
 //! reins runs list agent.toml             # the runs in the agent's store
 //! reins runs approve agent.toml RUN      # decide a waiting call, then `runs resume`
 //! reins runs fork agent.toml RUN --at 3  # a new run from a checkpoint (`runs checkpoints`)
-//! reins ui agent.toml                    # the web inbox on http://127.0.0.1:7878
+//! reins ui agent.toml                    # the web inbox: prints its address, with a token
 //! reins serve agent.toml --register URL  # the Restate worker of a `[store] restate` agent
 //! reins                                  # the built-in offline demo
 //! ```
@@ -153,9 +153,15 @@ enum Command {
         /// every address it resolves to is) requires `--token`, of 16 characters or more.
         #[arg(long, default_value = "127.0.0.1:7878", value_parser = listen_address::parse)]
         bind: String,
-        /// A token every request must carry (`?token=` once, then a cookie).
+        /// A token every request must carry (`?token=` once, then a cookie). Without it
+        /// (and without `--no-token`) the inbox makes one and prints the address to open
+        /// with it.
         #[arg(long, env = keys::UI_TOKEN_ENV, hide_env_values = true)]
         token: Option<String>,
+        /// Ask no token, on a loopback address only: then any process on this machine,
+        /// a tool the agent runs among them, can open the inbox and approve calls.
+        #[arg(long, conflicts_with = "token")]
+        no_token: bool,
     },
 }
 
@@ -329,7 +335,12 @@ async fn command_main(command: Command) -> ExitCode {
                 Err(error) => fail(error),
             }
         }
-        Command::Ui { agent, bind, token } => {
+        Command::Ui {
+            agent,
+            bind,
+            token,
+            no_token,
+        } => {
             // Before anything that can take time (opening the store, listening): a SIGTERM
             // from then on stops the inbox cleanly (exit 0), never the default way.
             let stop = interrupt::StopSignal::listen();
@@ -346,10 +357,14 @@ async fn command_main(command: Command) -> ExitCode {
             };
             // A usage mistake (exit 2), refused before anything is opened; `serve` checks it
             // again for its other callers.
-            if let Some(error) = ui::unguarded(&bind, token.as_deref()) {
-                eprintln!("reins: {error}");
-                return ExitCode::from(run::EXIT_INVALID);
-            }
+            let token = match ui::choose_token(&bind, token, no_token) {
+                Ok(token) => token,
+                Err(ui::NoToken::Refused(error)) => {
+                    eprintln!("reins: {error}");
+                    return ExitCode::from(run::EXIT_INVALID);
+                }
+                Err(ui::NoToken::Unmade(error)) => return fail(error),
+            };
             match ui::serve(loaded, bind, token, stop).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => fail(error),

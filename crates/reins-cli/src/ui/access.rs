@@ -1,45 +1,23 @@
-//! Who may use the inbox: an address other than loopback needs a token (sent once as
-//! `?token=`, then kept in a cookie, the address redirected to the same page without it), and a state-changing request needs the page's
-//! anti-forgery token and, when the browser sends one, an `Origin` matching the `Host`.
-//! Without a token, a request must name a loopback host (against DNS rebinding). Wrong tokens
-//! past a few a minute are answered 429 ([`super::wrong_tokens`]). Who decides through the
-//! inbox follows from the same: without a token, the user running it; with one, whoever holds
-//! the token ([`decider`]).
+//! Who may use the inbox: a request needs the inbox's token ([`super::inbox_token`]: made at
+//! start unless given or `--no-token`), sent once as `?token=`, then kept in a cookie, the
+//! address redirected to the same page without it; and a state-changing request needs the
+//! page's anti-forgery token and, when the browser sends one, an `Origin` matching the
+//! `Host`. With `--no-token` (loopback only), a request must name a loopback host (against
+//! DNS rebinding). Wrong tokens past a few a minute are answered 429
+//! ([`super::wrong_tokens`]). Who decides through the inbox follows from the same: with the
+//! token made at start or none, the user running it; with one given, whoever holds it
+//! ([`decider`]).
 
 use super::App;
+use super::inbox_token::InboxToken;
 use super::refused;
-use crate::listen_address::{ListenAddress, loopback_ip};
+use crate::listen_address::loopback_ip;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Redirect, Response};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Why the inbox may not listen on `bind` with `token`: an address other than loopback
-/// (judged by [`ListenAddress::loopback`], as `reins serve --listen` is) needs a token of at
-/// least 16 characters. The refusal names the address, never the token.
-pub fn unguarded(bind: &ListenAddress, token: Option<&str>) -> Option<String> {
-    if bind.loopback() {
-        return None;
-    }
-    let bind = bind.named();
-    match token {
-        None | Some("") => Some(format!(
-            "{bind} is not a loopback address: set a token with --token or REINS_UI_TOKEN"
-        )),
-        // Reachable from other machines, a short token is guessed (wrong guesses cost an
-        // attacker nothing but a 401).
-        Some(token) if token.chars().count() < MIN_REMOTE_TOKEN_CHARS => Some(format!(
-            "{bind} is not a loopback address: its token must be at least \
-             {MIN_REMOTE_TOKEN_CHARS} characters (`openssl rand -hex 16` makes one)"
-        )),
-        Some(_) => None,
-    }
-}
-
-/// The shortest token guarding an inbox other machines can reach.
-const MIN_REMOTE_TOKEN_CHARS: usize = 16;
 
 /// The token check (when one is set) and the cross-site checks of state-changing requests.
 pub(super) async fn guard(
@@ -49,16 +27,16 @@ pub(super) async fn guard(
     next: middleware::Next,
 ) -> Response {
     let headers = request.headers().clone();
-    if app.token.is_none() && !loopback_host(&headers) {
+    if app.token.secret().is_none() && !loopback_host(&headers) {
         return refused(
             StatusCode::FORBIDDEN,
-            "this inbox answers only to localhost, 127.0.0.1 or [::1] without a token \
-             (set one with --token to reach it by another name)",
+            "this inbox answers only to localhost, 127.0.0.1 or [::1] with --no-token \
+             (start it without --no-token to reach it by another name)",
             None,
         );
     }
     let mut set_cookie = None;
-    if let Some(token) = &app.token {
+    if let Some(token) = app.token.secret() {
         let from_query = query
             .get("token")
             .is_some_and(|given| constant_eq(given, token));
@@ -85,7 +63,8 @@ pub(super) async fn guard(
             }
             return refused(
                 StatusCode::UNAUTHORIZED,
-                "a token is required: open the inbox's address with ?token=… once",
+                "a token is required: open the address `reins ui` printed when it started \
+                 (with ?token=…), or the inbox's address with the token given with --token",
                 None,
             );
         }
@@ -240,13 +219,16 @@ pub(super) fn forged(app: &App, csrf: &str) -> Option<Response> {
     })
 }
 
-/// Who a decision made in the inbox is recorded as made by. Without a token only this
-/// machine's browsers reach the inbox, so the user running it decides; with one, anyone
-/// holding the token may have, which the record says rather than naming that user.
+/// Who a decision made in the inbox is recorded as made by. With the token made at start
+/// (shown only to the user running the inbox) or none (only this machine reaches it), that
+/// user decides; with one given, anyone it was given to may have, which the record says
+/// rather than naming that user.
 pub(super) fn decider(app: &App) -> String {
     match app.token {
-        None => crate::decided_by::decided_by("the reins web inbox"),
-        Some(_) => format!(
+        InboxToken::Off | InboxToken::Generated(_) => {
+            crate::decided_by::decided_by("the reins web inbox")
+        }
+        InboxToken::Supplied(_) => format!(
             "a holder of the token of the reins web inbox {} runs",
             crate::decided_by::user_name()
         ),

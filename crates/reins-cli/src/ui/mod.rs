@@ -5,9 +5,11 @@
 //! then resumed in this process (a later `ask` suspends it again: nobody is at a terminal).
 //! Ctrl-C or SIGTERM stops the server and every run it resumes ([`resumes`]).
 //!
-//! Security: loopback by default; any other address needs a token (sent once as `?token=`,
-//! then kept in an `HttpOnly`, `SameSite=Strict` cookie; the page is shown again at its
-//! address without the token). Every state-changing request is a
+//! Security: loopback by default, and a token all the same ([`inbox_token`]: made at start and
+//! printed in the address to open, unless given with `--token`, which any other address
+//! needs; `--no-token` trusts loopback). The token is sent once as `?token=`, then kept in an
+//! `HttpOnly`, `SameSite=Strict` cookie; the page is shown again at its address without the
+//! token. Every state-changing request is a
 //! POST that must carry the page's anti-forgery token and, when the browser sends one, an
 //! `Origin` matching the `Host`. Everything from a run is HTML-escaped ([`escape::escape`]).
 
@@ -16,6 +18,7 @@ mod escape;
 mod forms;
 mod html;
 mod in_doubt;
+mod inbox_token;
 mod ownership;
 mod refusal;
 mod resumes;
@@ -24,8 +27,8 @@ mod runs_shown;
 mod timeline;
 mod wrong_tokens;
 
-pub use access::unguarded;
 use access::{forged, guard};
+pub use inbox_token::{InboxToken, NoToken, choose as choose_token};
 use ownership::{own_run, serves};
 use refusal::refused;
 use resumes::{Resumes, resume_failure, resumed_here, spawn_resume};
@@ -59,7 +62,8 @@ struct App {
     /// The file's prices by model label, when it gives any.
     pricing: Option<Budget>,
     store: BoxedStore,
-    token: Option<String>,
+    /// What every request must carry.
+    token: InboxToken,
     /// The name of the cookie that carries the token, with the inbox's port: a browser sends a
     /// host's cookies to all its ports, so two inboxes on one machine would otherwise replace
     /// each other's token, each locking the person out of the other.
@@ -85,10 +89,10 @@ struct App {
 pub async fn serve(
     agent: LoadedAgent,
     bind: ListenAddress,
-    token: Option<String>,
+    token: InboxToken,
     stop: StopSignal,
 ) -> Result<(), String> {
-    if let Some(error) = unguarded(&bind, token.as_deref()) {
+    if let Some(error) = inbox_token::unguarded(&bind, &token) {
         return Err(error);
     }
     let Some(store) = stop.unless_stopped(crate::store::open(&agent)).await else {
@@ -111,7 +115,7 @@ pub async fn serve(
         name: agent.name(),
         agent,
         store,
-        token: token.filter(|t| !t.is_empty()),
+        token,
         csrf: uuid::Uuid::new_v4().simple().to_string(),
         stop,
         resumes: Mutex::new(Resumes::default()),
@@ -135,8 +139,15 @@ pub async fn serve(
         // Outermost: what the framework refuses itself is a page too.
         .layer(middleware::map_response(refusal::as_page))
         .with_state(app);
-    // Tests and scripts read this line to find the port (`--bind 127.0.0.1:0`).
-    eprintln!("reins: inbox on http://{address}/");
+    // Tests and scripts read this line to find the port (`--bind 127.0.0.1:0`). A token made
+    // here is shown in it, to the person who started the inbox, and nowhere else; one given
+    // with --token is theirs already, and stays out of the terminal and its logs.
+    match &stopping.token {
+        InboxToken::Generated(token) => {
+            eprintln!("reins: inbox on http://{address}/?token={token}");
+        }
+        InboxToken::Off | InboxToken::Supplied(_) => eprintln!("reins: inbox on http://{address}/"),
+    }
     let served = axum::serve(listener, router)
         .with_graceful_shutdown({
             let stop = stopping.stop.clone();

@@ -5,7 +5,7 @@
 //! call of an MCP tool whose arguments a person edits is checked against the server's schema.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::inbox::{Inbox, form_field, http};
+use crate::common::inbox::{Inbox, form_field};
 use crate::common::{
     AgentDir, TIME_RULES, TIME_SERVER_TOOLS, approve_with_args, asking_time_agent, events,
     model_table, outcome,
@@ -73,7 +73,8 @@ fn edited_arguments_of_a_waiting_mcp_call_are_checked_against_the_server_s_schem
     );
     let inbox = Inbox::start(&agent, &[]);
     let page = inbox.run_page(&run);
-    let refused = http()
+    let refused = inbox
+        .http()
         .post(format!(
             "{}/runs/{run}/calls/{}/approve",
             inbox.url,

@@ -1,7 +1,7 @@
 //! A failed run says why: `reins runs show` and the inbox show the error it ended with (its
 //! model's server was unreachable, or refused the call), and never the model's key.
 
-use crate::common::inbox::{Inbox, http};
+use crate::common::inbox::Inbox;
 use crate::common::{AgentDir, events, model_table, outcome};
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -103,7 +103,8 @@ fn the_inbox_says_why_a_run_failed_escaped_and_without_its_key() {
     assert!(!page.contains(key), "{page}");
 
     // The runs table says it too, in the failed run's status cell.
-    let table = http()
+    let table = inbox
+        .http()
         .get(format!("{}/", inbox.url))
         .send()
         .and_then(|r| r.text())

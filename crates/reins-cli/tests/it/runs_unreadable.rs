@@ -3,7 +3,7 @@
 //! in the table and in `--json`, instead of one bad record failing the whole listing. The web
 //! inbox names it under its runs too.
 
-use crate::common::inbox::{Inbox, http};
+use crate::common::inbox::Inbox;
 use crate::common::{AgentDir, events, model_table, outcome};
 
 /// An agent whose runs fail at their first model call (no model answers): two of them stored.
@@ -87,7 +87,8 @@ fn the_inbox_lists_its_runs_and_names_an_unreadable_one_with_its_reason() {
     give_an_unknown_status(&agent, unreadable);
 
     let inbox = Inbox::start(&agent, &[]);
-    let response = http()
+    let response = inbox
+        .http()
         .get(format!("{}/", inbox.url))
         .send()
         .expect("runs page");

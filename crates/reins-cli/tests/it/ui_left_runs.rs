@@ -5,7 +5,7 @@
 //! took it.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::inbox::{Inbox, form_field, http};
+use crate::common::inbox::{Inbox, form_field};
 use crate::common::{events, outcome};
 use crate::interrupt::{RULES, interrupt, interrupted_run, run_waiting_in_its_tool};
 use serde_json::Value;
@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 /// Sends `run`'s resume form with the anti-forgery token of `page` (one of the inbox's pages).
 fn send_resume(inbox: &Inbox, run: &str, page: &str) -> reqwest::blocking::Response {
-    http()
+    inbox
+        .http()
         .post(format!("{}/runs/{run}/resume", inbox.url))
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(format!("csrf={}", form_field(page, "csrf")))
@@ -23,7 +24,8 @@ fn send_resume(inbox: &Inbox, run: &str, page: &str) -> reqwest::blocking::Respo
 
 /// The cell of the runs page's column `class` in `run`'s row.
 fn runs_list_cell(inbox: &Inbox, run: &str, class: &str) -> String {
-    let list = http()
+    let list = inbox
+        .http()
         .get(format!("{}/", inbox.url))
         .send()
         .and_then(|r| r.text())

@@ -3,7 +3,7 @@
 //! page says the inbox runs the run on, then follows it to its end.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::inbox::{Inbox, http};
+use crate::common::inbox::Inbox;
 use crate::common::webdriver::Browser;
 use crate::common::{AgentDir, events, model_table, outcome};
 use crate::ui::{RULES, agent, suspended_run};
@@ -28,7 +28,8 @@ fn a_refused_request_is_a_page_that_says_why_and_leads_back_to_the_run() {
     let inbox = Inbox::start(&agent, &[]);
 
     // A run that is not there: the name is shown as typed, escaped once.
-    let missing = http()
+    let missing = inbox
+        .http()
         .get(format!("{}/runs/%3Cb%3Enope", inbox.url))
         .send()
         .expect("get");
@@ -75,7 +76,8 @@ fn an_inbox_without_runs_says_how_to_start_one() {
     let server = FakeLlm::start(RULES);
     let agent = agent(&server);
     let inbox = Inbox::start(&agent, &[]);
-    let page = http()
+    let page = inbox
+        .http()
         .get(format!("{}/", inbox.url))
         .send()
         .and_then(|r| r.text())
@@ -133,6 +135,7 @@ fn an_approved_calls_page_says_the_inbox_runs_it_and_follows_it_to_its_end() {
         inbox.run_page(&run)
     );
     let browser = Browser::start();
+    browser.goto(&inbox.printed);
     browser.goto(&format!("{}/runs/{run}", inbox.url));
     browser.click(&browser.find("button[name=approve]"));
 

@@ -5,7 +5,7 @@
 //! in the inbox and in `reins runs show` alike.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::inbox::{Inbox, http};
+use crate::common::inbox::Inbox;
 use crate::common::webdriver::Browser;
 use crate::common::{AgentDir, notes_agent, outcome, save_note_rules, waiting_save_note};
 use serde_json::{Value, json};
@@ -94,7 +94,8 @@ fn the_runs_and_run_pages_say_what_a_suspended_run_waits_for_and_do_not_link_to_
     let (agent, run) = waiting_run(&server);
     let inbox = Inbox::start(&agent, &[]);
     let get = |path: &str| {
-        http()
+        inbox
+            .http()
             .get(format!("{}{path}", inbox.url))
             .send()
             .and_then(|r| r.text())
@@ -164,6 +165,7 @@ fn in_a_browser_a_denied_call_still_shows_its_arguments_after_the_run_went_on() 
     let (agent, run) = waiting_run(&server);
     let inbox = Inbox::start(&agent, &[]);
     let browser = Browser::start();
+    browser.goto(&inbox.printed);
     browser.goto(&format!("{}/runs/{run}", inbox.url));
     let waiting = browser.text(&browser.find(".waiting p"));
     assert_eq!(

@@ -1,4 +1,6 @@
-//! `reins ui` started on a free loopback port, and a plain HTTP client to drive it.
+//! `reins ui` started on a free loopback port, and HTTP clients to drive it: one that opened
+//! the address it printed (with the token it made), as the person running it does, and a
+//! plain one.
 
 use crate::common::AgentDir;
 use std::io::{BufRead, BufReader};
@@ -11,6 +13,10 @@ pub struct Inbox {
     child: Child,
     /// `http://127.0.0.1:PORT`, without a trailing slash.
     pub url: String,
+    /// The address it printed: with `?token=…` when it made the token.
+    pub printed: String,
+    /// The cookie (`name=value`) opening `printed` gave, when it made a token.
+    cookie: Option<String>,
     /// What it wrote on stderr after the line that gives its address.
     stderr: Arc<Mutex<String>>,
     drain: Option<JoinHandle<()>>,
@@ -22,9 +28,23 @@ impl Inbox {
         Inbox::start_file(&agent.file, extra)
     }
 
-    /// The page of `run`, as a browser gets it.
+    /// A client that opened the printed address, as the person running the inbox does: it
+    /// carries the token's cookie (when the inbox made a token) and follows no redirect.
+    pub fn http(&self) -> reqwest::blocking::Client {
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(cookie) = &self.cookie {
+            headers.insert("cookie", cookie.parse().expect("a cookie"));
+        }
+        reqwest::blocking::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .default_headers(headers)
+            .build()
+            .expect("client")
+    }
+
+    /// The page of `run`, as the person's browser gets it.
     pub fn run_page(&self, run: &str) -> String {
-        http()
+        self.http()
             .get(format!("{}/runs/{run}", self.url))
             .send()
             .and_then(|r| r.text())
@@ -42,7 +62,7 @@ impl Inbox {
         verdict: &str,
         fields: &str,
     ) -> reqwest::blocking::Response {
-        http()
+        self.http()
             .post(format!("{}/runs/{run}/calls/{call}/{verdict}", self.url))
             .header("Content-Type", "application/x-www-form-urlencoded")
             .body(format!(
@@ -77,15 +97,35 @@ impl Inbox {
             .expect("start reins ui");
         let stderr = child.stderr.take().expect("stderr");
         let mut lines = BufReader::new(stderr).lines();
-        let url = loop {
+        let printed = loop {
             let line = lines
                 .next()
                 .and_then(Result::ok)
                 .expect("reins ui ended before it listened");
-            if let Some(url) = line.strip_prefix("reins: inbox on ") {
-                break url.trim_end_matches('/').to_owned();
+            if let Some(printed) = line.strip_prefix("reins: inbox on ") {
+                break printed.to_owned();
             }
         };
+        let url = printed
+            .split('?')
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches('/')
+            .to_owned();
+        let cookie = printed.contains("?token=").then(|| {
+            let opened = http()
+                .get(&printed)
+                .send()
+                .expect("open the printed address");
+            assert_eq!(opened.status(), 303, "{printed}");
+            opened.headers()["set-cookie"]
+                .to_str()
+                .expect("a cookie")
+                .split(';')
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        });
         // Keep draining its stderr so that it never blocks on a full pipe.
         let written = Arc::new(Mutex::new(String::new()));
         let drain = {
@@ -101,6 +141,8 @@ impl Inbox {
         Inbox {
             child,
             url,
+            printed,
+            cookie,
             stderr: written,
             drain: Some(drain),
         }

@@ -4,7 +4,7 @@
 
 use super::{agent, suspended_run};
 use crate::common::fakellm::FakeLlm;
-use crate::common::inbox::{Inbox, http};
+use crate::common::inbox::Inbox;
 use crate::common::outcome;
 
 /// The most runs the inbox's first page lists (`ui::runs_list::MOST_RUNS_LISTED`).
@@ -49,7 +49,8 @@ fn a_store_of_many_runs_lists_the_waiting_and_newest_and_says_how_many_more() {
     let total = copies + 2;
 
     let inbox = Inbox::start(&agent, &[]);
-    let page = http()
+    let page = inbox
+        .http()
         .get(format!("{}/", inbox.url))
         .send()
         .and_then(|r| r.text())

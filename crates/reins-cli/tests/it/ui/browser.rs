@@ -14,7 +14,11 @@ fn in_a_browser_a_suspended_run_is_approved_with_edited_arguments_and_finishes()
     let inbox = Inbox::start(&agent, &[]);
     let browser = Browser::start();
 
-    browser.goto(&format!("{}/", inbox.url));
+    // The address `reins ui` printed, with the token it made: the runs, the token gone
+    // from the address.
+    browser.goto(&inbox.printed);
+    let shown = browser.script("return location.href;", serde_json::json!([]));
+    assert_eq!(shown, format!("{}/", inbox.url).as_str());
     let link = browser.find("tr.run a");
     assert_eq!(browser.text(&link), run);
     browser.wait_for_text("tr.run .status", "waiting for a decision");

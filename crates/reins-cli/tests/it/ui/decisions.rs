@@ -59,7 +59,8 @@ fn a_run_decided_on_the_command_line_is_resumed_from_the_inbox() {
     let page = inbox.run_page(&run);
     assert!(page.contains("name=\"resume\""), "{page}");
     let csrf = form_field(&page, "csrf");
-    let resumed = http()
+    let resumed = inbox
+        .http()
         .post(format!("{}/runs/{run}/resume", inbox.url))
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(format!("csrf={csrf}"))
@@ -89,13 +90,15 @@ fn the_inbox_of_another_agent_beside_it_neither_lists_nor_opens_its_runs() {
     )
     .expect("the other agent file");
     let inbox = Inbox::start_file(&other, &[]);
-    let listed = http()
+    let listed = inbox
+        .http()
         .get(format!("{}/", inbox.url))
         .send()
         .and_then(|r| r.text())
         .expect("page");
     assert!(!listed.contains(&run), "{listed}");
-    let page = http()
+    let page = inbox
+        .http()
         .get(format!("{}/runs/{run}", inbox.url))
         .send()
         .expect("page");
@@ -108,7 +111,8 @@ fn the_inbox_of_another_agent_beside_it_neither_lists_nor_opens_its_runs() {
 
     // Its own inbox lists it.
     let own = Inbox::start(&agent, &[]);
-    let listed = http()
+    let listed = own
+        .http()
         .get(format!("{}/", own.url))
         .send()
         .and_then(|r| r.text())

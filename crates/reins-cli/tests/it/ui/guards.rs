@@ -1,5 +1,6 @@
-//! The inbox's guards against plain HTTP requests: a token off loopback (and how it is
-//! carried), anti-forgery, and a refusal answered with a page that says why.
+//! The inbox's guards against plain HTTP requests: a token given (and how it is carried;
+//! the one a default inbox makes: [`super::token`]), a token off loopback, anti-forgery,
+//! and a refusal answered with a page that says why.
 
 use super::{RULES, agent, suspended_run};
 use crate::common::fakellm::FakeLlm;
@@ -15,6 +16,7 @@ fn every_refusal_is_a_page_that_says_why() {
     let server = FakeLlm::start(RULES);
     let agent = agent(&server);
     let inbox = Inbox::start(&agent, &[]);
+    let http = || inbox.http();
     let run = suspended_run(&agent);
     let page = |response: reqwest::blocking::Response| {
         let status = response.status().as_u16();
@@ -53,12 +55,15 @@ fn every_refusal_is_a_page_that_says_why() {
     assert_eq!(status, 405, "{body}");
 }
 
+/// With `--no-token`, loopback is trusted as before the inbox made a token: a request must
+/// name a loopback host, and a decision carry the page's anti-forgery token.
 #[test]
-fn a_decision_without_the_anti_forgery_token_or_from_another_site_is_refused() {
+fn with_no_token_a_decision_without_the_anti_forgery_token_or_from_another_site_is_refused() {
     let server = FakeLlm::start(RULES);
     let agent = agent(&server);
     let run = suspended_run(&agent);
-    let inbox = Inbox::start(&agent, &[]);
+    let inbox = Inbox::start(&agent, &["--no-token"]);
+    assert!(!inbox.printed.contains("token"), "{}", inbox.printed);
     let approve = format!("{}/runs/{run}/calls/t1c0/approve", inbox.url);
 
     let forged = http()
@@ -285,13 +290,17 @@ fn binding_off_loopback_without_a_long_token_is_refused() {
 }
 
 /// `--bind` takes a host name as `reins serve --listen` does: `localhost` listens on
-/// loopback and needs no token.
+/// loopback and needs no token given (it makes its own).
 #[test]
-fn binding_a_loopback_name_serves_without_a_token() {
+fn binding_a_loopback_name_needs_no_token_given() {
     let server = FakeLlm::start(RULES);
     let agent = agent(&server);
     let inbox = Inbox::start_bound(&agent.file, "localhost:0", &[]);
-    let page = http().get(format!("{}/", inbox.url)).send().expect("get");
+    let page = inbox
+        .http()
+        .get(format!("{}/", inbox.url))
+        .send()
+        .expect("get");
     assert_eq!(page.status(), 200, "{}", inbox.url);
 }
 
@@ -316,10 +325,14 @@ fn binding_a_name_off_loopback_without_a_long_token_is_refused() {
 
 /// An IPv4-mapped loopback address is loopback, as it is to `reins serve --listen`.
 #[test]
-fn binding_a_mapped_loopback_address_needs_no_token() {
+fn binding_a_mapped_loopback_address_needs_no_token_given() {
     let server = FakeLlm::start(RULES);
     let agent = agent(&server);
     let inbox = Inbox::start_bound(&agent.file, "[::ffff:127.0.0.1]:0", &[]);
-    let page = http().get(format!("{}/", inbox.url)).send().expect("get");
+    let page = inbox
+        .http()
+        .get(format!("{}/", inbox.url))
+        .send()
+        .expect("get");
     assert_eq!(page.status(), 200, "{}", inbox.url);
 }

@@ -1,0 +1,119 @@
+//! The token the inbox asks of every request, and where it comes from. On loopback without
+//! `--token`, the inbox makes one at start and prints the address to open with it: whatever
+//! else runs on this machine — a tool the agent itself runs, with `curl` — cannot open the
+//! page and approve its own waiting calls, as it could if loopback were trusted. Only
+//! `--no-token` trusts loopback, and only there. Off loopback the person chooses the token
+//! (`--token`, `REINS_UI_TOKEN`), of [`MIN_REMOTE_TOKEN_CHARS`] or more.
+
+use crate::listen_address::ListenAddress;
+
+/// What a request must carry to use the inbox. No `Debug`: it holds a secret.
+pub enum InboxToken {
+    /// `--no-token`, on loopback only: a request must only name a loopback host.
+    Off,
+    /// Made at start and shown once, in the address printed to the person running the
+    /// inbox: its holder is that person.
+    Generated(String),
+    /// `--token` or `REINS_UI_TOKEN`: whoever it was given to holds it.
+    Supplied(String),
+}
+
+impl InboxToken {
+    /// The token a request must carry, if any.
+    pub(super) fn secret(&self) -> Option<&str> {
+        match self {
+            InboxToken::Off => None,
+            InboxToken::Generated(token) | InboxToken::Supplied(token) => Some(token),
+        }
+    }
+}
+
+/// Why there is no token to start the inbox with.
+pub enum NoToken {
+    /// A usage mistake (exit 2): `--no-token` or no token off loopback, and what
+    /// [`unguarded`] refuses.
+    Refused(String),
+    /// The system's random source failed.
+    Unmade(String),
+}
+
+/// The inbox's token on `bind`: the one `supplied` (an empty one counts as none), none with
+/// `no_token`, else one made now.
+pub fn choose(
+    bind: &ListenAddress,
+    supplied: Option<String>,
+    no_token: bool,
+) -> Result<InboxToken, NoToken> {
+    let token = match supplied.filter(|token| !token.is_empty()) {
+        Some(token) => InboxToken::Supplied(token),
+        None if no_token && !bind.loopback() => {
+            return Err(NoToken::Refused(format!(
+                "--no-token is for loopback addresses only, and {} is not one: any \
+                 machine that reaches it could decide the calls (set a token with --token \
+                 or REINS_UI_TOKEN)",
+                bind.named()
+            )));
+        }
+        None if no_token => InboxToken::Off,
+        // Off loopback the person chooses the token (and so knows it will be asked for).
+        None if !bind.loopback() => InboxToken::Off,
+        None => InboxToken::Generated(generated().map_err(NoToken::Unmade)?),
+    };
+    match unguarded(bind, &token) {
+        Some(error) => Err(NoToken::Refused(error)),
+        None => Ok(token),
+    }
+}
+
+/// Why the inbox may not listen on `bind` with `token`: an address other than loopback
+/// (judged by [`ListenAddress::loopback`], as `reins serve --listen` is) needs a token of at
+/// least [`MIN_REMOTE_TOKEN_CHARS`] characters. The refusal names the address, never the
+/// token.
+pub fn unguarded(bind: &ListenAddress, token: &InboxToken) -> Option<String> {
+    if bind.loopback() {
+        return None;
+    }
+    let bind = bind.named();
+    match token {
+        InboxToken::Off => Some(format!(
+            "{bind} is not a loopback address: set a token with --token or REINS_UI_TOKEN"
+        )),
+        // Reachable from other machines, a short token is guessed (wrong guesses cost an
+        // attacker nothing but a 401).
+        InboxToken::Supplied(token) if token.chars().count() < MIN_REMOTE_TOKEN_CHARS => {
+            Some(format!(
+                "{bind} is not a loopback address: its token must be at least \
+                 {MIN_REMOTE_TOKEN_CHARS} characters (`openssl rand -hex 16` makes one)"
+            ))
+        }
+        InboxToken::Supplied(_) | InboxToken::Generated(_) => None,
+    }
+}
+
+/// The shortest token guarding an inbox other machines can reach.
+const MIN_REMOTE_TOKEN_CHARS: usize = 16;
+
+/// Random bytes in a generated token: 192 bits, as many as Jupyter's.
+const GENERATED_TOKEN_BYTES: usize = 24;
+
+/// A token from the system's random source, in hex (it goes in an address as it is).
+fn generated() -> Result<String, String> {
+    let mut bytes = [0u8; GENERATED_TOKEN_BYTES];
+    getrandom::fill(&mut bytes)
+        .map_err(|error| format!("cannot make the inbox's token: {error}"))?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_tokens_are_long_and_differ() {
+        let first = generated().expect("a token");
+        let second = generated().expect("a token");
+        assert_eq!(first.len(), GENERATED_TOKEN_BYTES * 2);
+        assert!(first.bytes().all(|b| b.is_ascii_hexdigit()), "{first}");
+        assert_ne!(first, second);
+    }
+}
