@@ -5,19 +5,78 @@
 //! is not in doubt; the checks are approve's and deny's ([`checked_target`]: anti-forgery
 //! token, the run's owner, a call that waits; the token and Host checks before it, in
 //! [`super::access::guard`]), and so is the record and the resume ([`decide`]). A supplied
-//! result is at most [`MOST_SUPPLIED_RESULT_BYTES`].
+//! result is at most [`MOST_SUPPLIED_RESULT_BYTES`]; a form far larger is not kept whole
+//! ([`route`]), and refused in the inbox's words too.
 
 use super::{App, checked_target, decide, refused};
 use crate::in_doubt::Answer;
-use axum::extract::{Form, Path, State};
+use axum::body::Body;
+use axum::extract::{Form, Path, Request, State};
 use axum::http::StatusCode;
+use axum::middleware;
 use axum::response::Response;
+use axum::routing::MethodRouter;
+use futures::StreamExt;
 use serde::Deserialize;
 use std::sync::Arc;
 
 /// The most bytes of a result supplied through the inbox: it goes into the run's history,
 /// its trail and every model call after it. Four times the output a shell tool gives back.
 pub(super) const MOST_SUPPLIED_RESULT_BYTES: usize = 64 * 1024;
+
+/// The most bytes of a skip or supply form kept: a result of [`MOST_SUPPLIED_RESULT_BYTES`]
+/// as a form encodes it (three characters a byte at most, `%XX`), and room for the other
+/// fields. Past it the framework would answer in its own words (past its default of 2 MB).
+const MOST_FORM_BYTES: usize = 3 * MOST_SUPPLIED_RESULT_BYTES + 16 * 1024;
+
+/// The most bytes of a form read to its end, the rest past [`MOST_FORM_BYTES`] dropped: a
+/// browser still sending a body the inbox answered without reading sees the connection
+/// closed, not the answer. Past it, the connection is closed all the same.
+const MOST_FORM_BYTES_READ: usize = 16 * 1024 * 1024;
+
+/// `handler`'s route, which keeps at most [`MOST_FORM_BYTES`] of a form ([`bounded`]).
+pub(super) fn route(handler: MethodRouter<Arc<App>>) -> MethodRouter<Arc<App>> {
+    handler.layer(middleware::from_fn(bounded))
+}
+
+/// The request with its form, when it is at most [`MOST_FORM_BYTES`]; else a result too large
+/// refused as [`suppliable`] refuses one, once the form is read (to
+/// [`MOST_FORM_BYTES_READ`]).
+async fn bounded(
+    Path((run, _)): Path<(String, String)>,
+    request: Request,
+    next: middleware::Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let mut body = body.into_data_stream();
+    let mut kept = Vec::new();
+    let mut read = 0usize;
+    while let Some(chunk) = body.next().await {
+        let Ok(chunk) = chunk else {
+            return refused(StatusCode::BAD_REQUEST, "the form was cut off", Some(&run));
+        };
+        read = read.saturating_add(chunk.len());
+        if read <= MOST_FORM_BYTES {
+            kept.extend_from_slice(&chunk);
+        } else if read > MOST_FORM_BYTES_READ {
+            break;
+        }
+    }
+    if read > MOST_FORM_BYTES {
+        return refused(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the form is over {} KiB; the inbox takes a result of at most \
+                 {MOST_SUPPLIED_RESULT_BYTES} bytes ({} KiB): shorten it, or supply it with \
+                 `reins runs supply --result`",
+                MOST_FORM_BYTES / 1024,
+                MOST_SUPPLIED_RESULT_BYTES / 1024
+            ),
+            Some(&run),
+        );
+    }
+    next.run(Request::from_parts(parts, Body::from(kept))).await
+}
 
 #[derive(Deserialize)]
 pub(super) struct SkipForm {

@@ -130,8 +130,14 @@ pub async fn serve(
         .route("/live/runs/{run}", get(live_run))
         .route("/runs/{run}/calls/{call}/approve", post(approve))
         .route("/runs/{run}/calls/{call}/deny", post(deny))
-        .route("/runs/{run}/calls/{call}/skip", post(in_doubt::skip))
-        .route("/runs/{run}/calls/{call}/supply", post(in_doubt::supply))
+        .route(
+            "/runs/{run}/calls/{call}/skip",
+            in_doubt::route(post(in_doubt::skip)),
+        )
+        .route(
+            "/runs/{run}/calls/{call}/supply",
+            in_doubt::route(post(in_doubt::supply)),
+        )
         .route("/runs/{run}/resume", post(resume))
         .route("/runs/{run}/fork", post(fork))
         .route(html::SCRIPT_PATH, get(script))

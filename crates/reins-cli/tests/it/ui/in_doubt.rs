@@ -77,6 +77,17 @@ fn a_result_supplied_in_the_inbox_is_the_tools_output_and_the_tool_does_not_run_
         why.contains("the result is 65537 bytes; the inbox takes at most 65536 (64 KiB)"),
         "{why}"
     );
+    // Far larger, it is not read whole, and refused in the inbox's words all the same.
+    let vast = format!("result={}&message={0}", "x".repeat(3 * 1024 * 1024));
+    for answer in ["supply", "skip"] {
+        let refused = inbox.decide(&page, &run, &call, answer, &vast);
+        assert_eq!(refused.status(), 413, "{answer}");
+        let why = refused.text().expect("page");
+        assert!(
+            why.contains("the inbox takes a result of at most 65536 bytes (64 KiB)"),
+            "{answer}: {why}"
+        );
+    }
     let empty = inbox.decide(&page, &run, &call, "supply", "result=+");
     assert_eq!(empty.status(), 400);
     assert_eq!(shown(&agent, &run)["decisions"], serde_json::json!([]));
