@@ -47,7 +47,7 @@ fn an_mcp_call_timeout_of_zero_is_refused_at_its_line() {
              call_timeout_secs = {timeout}\n"
         )
     };
-    assert_error_at(&server(0), 25, "`call_timeout_secs` must be at least 1");
+    assert_error_at(&server(0), 24, "`call_timeout_secs` must be at least 1");
     let (code, stderr) = check(&server(1));
     assert_eq!(code, 0, "{stderr}");
 }
