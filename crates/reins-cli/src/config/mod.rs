@@ -10,16 +10,16 @@ pub mod check;
 pub mod diagnostic;
 mod hook_checks;
 mod hooks;
-mod mcp_server;
 pub mod local_model;
+mod mcp_server;
 pub mod model_keys;
 mod passthrough;
 mod paths;
 mod restate;
 pub mod shell_tool;
 mod suggest;
-mod variables;
 pub mod tool_choice;
+mod variables;
 
 use diagnostic::Diagnostic;
 use serde::Deserialize;

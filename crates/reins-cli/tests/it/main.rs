@@ -1,8 +1,8 @@
 mod approval_mcp;
 mod cache;
 mod check;
-mod check_mcp;
 mod check_input;
+mod check_mcp;
 mod cli_reference;
 mod common;
 #[cfg(feature = "local")]
