@@ -59,6 +59,10 @@ pub struct Output {
     /// The message of the error the run ended with, quiet or not (the inbox shows a failed
     /// resume's on the run's page).
     failure: Option<String>,
+    /// The `started` event, printed before the next event: by then the run is stored (a
+    /// durable run is written before its first model call), so a process killed right after
+    /// naming its run leaves a run that `runs resume` finds.
+    started: std::cell::Cell<Option<Value>>,
 }
 
 impl Output {
@@ -72,6 +76,7 @@ impl Output {
             announced_calls: HashSet::new(),
             answer: AnswerText::for_stdout(),
             failure: None,
+            started: std::cell::Cell::new(None),
         }
     }
 
@@ -93,6 +98,9 @@ impl Output {
             return;
         }
         let mut stdout = std::io::stdout().lock();
+        if let Some(started) = self.started.take() {
+            let _ = writeln!(stdout, "{started}");
+        }
         let _ = writeln!(stdout, "{value}");
         let _ = stdout.flush();
     }
@@ -115,10 +123,12 @@ impl Output {
         self
     }
 
-    /// Says which run started.
+    /// Says which run started: at once for people, with the next JSON event for scripts.
     pub fn started(&self, run: &str, agent: &str, model: &str) {
         if self.json {
-            self.event(json!({"event": "started", "run": run, "agent": agent, "model": model}));
+            self.started.set(Some(
+                json!({"event": "started", "run": run, "agent": agent, "model": model}),
+            ));
         } else {
             errln!("reins: {run} ({agent}, {model})");
         }

@@ -4,6 +4,7 @@ mod check;
 mod check_input;
 mod check_mcp;
 mod cli_reference;
+mod crash_kill;
 mod common;
 #[cfg(feature = "local")]
 mod demo;

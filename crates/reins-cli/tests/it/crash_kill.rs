@@ -1,0 +1,313 @@
+//! `reins run` and `reins runs resume` killed with SIGKILL at many points, then resumed by
+//! fresh processes: the run ends with the answer an uninterrupted run gives, no booking is
+//! made twice (the tool appends each to a file), a call cut off mid-way is reported in doubt
+//! (and answered with `runs supply`), never run again on its own, and the store stays
+//! readable. Kill points are counted in `--json` event lines, or are the moment the tool
+//! holds, never in time. A killed process's lease would keep the run busy for minutes: the
+//! tests end it in the store, as the passing of that time would.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, events, model_table, outcome};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// The model books Oslo, then Rome, then says so.
+const RULES: &str = r#"version: 1
+rules:
+  - name: done
+    when:
+      tool_result_contains: "booked rome"
+    respond:
+      content: "Booked Oslo and Rome."
+  - name: rome
+    when:
+      tool_result_contains: "booked oslo"
+    respond:
+      tool_calls:
+        - name: book
+          arguments: { city: "rome" }
+  - name: oslo
+    when:
+      messages_contain: "Book"
+    respond:
+      tool_calls:
+        - name: book
+          arguments: { city: "oslo" }
+"#;
+
+/// The answer of an uninterrupted run.
+const ANSWER: &str = "Booked Oslo and Rome.";
+
+/// Books a city: its side effect is a line in `effects`. While a file `hold-<city>` exists,
+/// it holds after its effect (its pid in `held`, the test's cue to kill reins there).
+const BOOK_TOOL: &str = r#"[[tools.shell]]
+name = "book"
+description = "Books a trip."
+command = ["sh", "-c", "echo \"$1\" >> effects; if test -e \"hold-$1\"; then echo $$ > held.tmp; mv held.tmp held; exec sleep 60; fi; echo \"booked $1\"", "sh", "{city}"]
+schema = { type = "object", properties = { city = { type = "string" } }, required = ["city"] }
+"#;
+
+/// Where the first process is killed.
+#[derive(Debug, Clone, Copy)]
+enum KillAt {
+    /// Once it printed this many `--json` event lines.
+    Line(usize),
+    /// Once the booking of this city had its effect and holds.
+    Holding(&'static str),
+}
+
+/// One scenario's agent directory, its prompt (fakellm tells conversations by it) and run.
+struct Scenario {
+    agent: AgentDir,
+    prompt: String,
+}
+
+impl Scenario {
+    fn new(llm: &FakeLlm, name: &str) -> Self {
+        Scenario {
+            agent: AgentDir::new(&format!(
+                "{model}\n{BOOK_TOOL}",
+                model = model_table(&llm.openai_url())
+            )),
+            prompt: format!("Book Oslo and Rome ({name})."),
+        }
+    }
+
+    /// `reins ARGS --json` in the background, its events piped.
+    fn spawn(&self, args: &[&str]) -> Child {
+        let mut command = Command::new(assert_cmd::cargo::cargo_bin("reins"));
+        command
+            .args(args.iter().map(|arg| match *arg {
+                "AGENT" => self.agent.file.to_string_lossy().into_owned(),
+                other => other.to_owned(),
+            }))
+            .arg("--json")
+            .current_dir(self.agent.dir.path())
+            .env("REINS_TEST_KEY", "k")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("REINS_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command.spawn().expect("start reins")
+    }
+
+    /// Starts the run and SIGKILLs it at `at`; the run's id.
+    fn start_and_kill(&self, at: KillAt) -> String {
+        let child = self.spawn(&["run", "AGENT", &self.prompt]);
+        let (run, _) = kill_at(child, at, self.agent.dir.path());
+        run.unwrap_or_else(|| panic!("killed at {at:?} before the run was named"))
+    }
+
+    /// How many times each city was booked: (Oslo, Rome).
+    fn bookings(&self) -> (usize, usize) {
+        let text =
+            std::fs::read_to_string(self.agent.dir.path().join("effects")).unwrap_or_default();
+        let count = |city| text.lines().filter(|line| *line == city).count();
+        (count("oslo"), count("rome"))
+    }
+
+    /// Ends the lease the killed process held, as its running out would.
+    fn lease_runs_out(&self) {
+        let store = self.agent.dir.path().join(".reins/runs.sqlite");
+        let db = rusqlite::Connection::open(store).expect("open the store");
+        db.execute("UPDATE reins_runs SET lease_until = 0", [])
+            .expect("end the lease");
+    }
+
+    /// Resumes `run` until it answers, supplying the result of each call in doubt; the
+    /// answer and the cities whose calls were in doubt.
+    fn finish(&self, run: &str, at: KillAt) -> (String, Vec<String>) {
+        let mut in_doubt = Vec::new();
+        for _ in 0..3 {
+            let (code, stdout, stderr) = outcome(
+                self.agent
+                    .keyed(&["runs", "resume", "AGENT", run, "--json"]),
+            );
+            let last = events(&stdout).pop().unwrap_or(Value::Null);
+            match code {
+                0 => {
+                    assert_eq!(last["event"], "done", "killed at {at:?}: {stdout}");
+                    return (last["answer"].as_str().unwrap_or("").to_owned(), in_doubt);
+                }
+                3 => {
+                    assert_eq!(last["event"], "suspended", "killed at {at:?}: {stdout}");
+                    let pending = last["pending"].as_array().expect("pending calls");
+                    assert_eq!(pending.len(), 1, "killed at {at:?}: {stdout}");
+                    let call = &pending[0];
+                    assert_eq!(call["in_doubt"], true, "killed at {at:?}: {stdout}");
+                    assert_eq!(call["tool"], "book", "killed at {at:?}: {stdout}");
+                    let city = call["args"]["city"].as_str().expect("a city").to_owned();
+                    let (code, _, stderr) = outcome(self.agent.reins(&[
+                        "runs",
+                        "supply",
+                        "AGENT",
+                        run,
+                        call["call"].as_str().expect("the call's id"),
+                        "--result",
+                        &format!("booked {city}"),
+                    ]));
+                    assert_eq!(code, 0, "killed at {at:?}: {stderr}");
+                    in_doubt.push(city);
+                }
+                _ => panic!("killed at {at:?}: resume ended {code}\n{stdout}\n{stderr}"),
+            }
+        }
+        panic!("killed at {at:?}: the run never answered");
+    }
+
+    /// Checks what every scenario ends with: the answer, each booking made once (a call in
+    /// doubt cut off before its effect made none), and a store every run of which reads.
+    fn check_end(&self, at: KillAt, answer: &str, in_doubt: &[String]) {
+        assert_eq!(answer, ANSWER, "killed at {at:?}");
+        let (oslo, rome) = self.bookings();
+        for (city, made) in [("oslo", oslo), ("rome", rome)] {
+            if in_doubt.iter().any(|c| c == city) {
+                assert!(made <= 1, "killed at {at:?}: {city} booked {made} times");
+            } else {
+                assert_eq!(made, 1, "killed at {at:?}: {city} booked {made} times");
+            }
+        }
+        let (code, stdout, stderr) =
+            outcome(self.agent.reins(&["runs", "list", "AGENT", "--json"]));
+        assert_eq!(code, 0, "killed at {at:?}: {stderr}");
+        for run in events(&stdout) {
+            assert_eq!(run["status"], "completed", "killed at {at:?}: {stdout}");
+        }
+    }
+}
+
+/// Reads `child`'s events until `at`, then SIGKILLs it (and a tool it left holding); the run
+/// its `started` event named, and the events it printed.
+fn kill_at(mut child: Child, at: KillAt, dir: &std::path::Path) -> (Option<String>, Vec<Value>) {
+    let stdout = child.stdout.take().expect("piped");
+    let mut lines = BufReader::new(stdout).lines();
+    let mut printed = Vec::new();
+    let mut run = None;
+    let mut read_one = |printed: &mut Vec<Value>| -> bool {
+        match lines.next() {
+            Some(Ok(line)) => {
+                let event: Value = serde_json::from_str(&line).expect("a JSON event");
+                if event["event"] == "started" {
+                    run = event["run"].as_str().map(str::to_owned);
+                }
+                printed.push(event);
+                true
+            }
+            _ => false,
+        }
+    };
+    match at {
+        KillAt::Line(count) => {
+            while printed.len() < count {
+                assert!(
+                    read_one(&mut printed),
+                    "ended before line {count}: {printed:?}"
+                );
+            }
+        }
+        KillAt::Holding(city) => {
+            let _ = std::fs::write(dir.join(format!("hold-{city}")), "");
+            assert!(read_one(&mut printed), "no event");
+            let held = dir.join("held");
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while !held.exists() {
+                assert!(child.try_wait().expect("poll").is_none(), "reins ended");
+                assert!(std::time::Instant::now() < deadline, "the tool never held");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+    }
+    // SIGKILL: no destructor, no lease given back.
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
+    if let KillAt::Holding(city) = at {
+        // The tool outlives reins in its own process group: end it, and let later calls run.
+        let pid = std::fs::read_to_string(dir.join("held")).expect("the tool's pid");
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", pid.trim())])
+            .status();
+        let _ = std::fs::remove_file(dir.join(format!("hold-{city}")));
+        let _ = std::fs::remove_file(dir.join("held"));
+    }
+    (run, printed)
+}
+
+#[test]
+fn a_run_killed_at_any_event_resumes_once_with_each_booking_made_once() {
+    let llm = FakeLlm::start(RULES);
+    // An uninterrupted run prints: started, tool_call, tool_result, tool_call, tool_result,
+    // text..., done.
+    let points = [
+        KillAt::Line(1),
+        KillAt::Line(2),
+        KillAt::Holding("oslo"),
+        KillAt::Line(3),
+        KillAt::Line(4),
+        KillAt::Holding("rome"),
+        KillAt::Line(5),
+        KillAt::Line(6),
+    ];
+    for (index, at) in points.into_iter().enumerate() {
+        let scenario = Scenario::new(&llm, &format!("kill {index}"));
+        let run = scenario.start_and_kill(at);
+        if index == 0 {
+            // The dead process's lease still holds the run: refused as busy, saying by whom.
+            let (code, _, stderr) =
+                outcome(scenario.agent.keyed(&["runs", "resume", "AGENT", &run]));
+            assert_eq!(code, 1, "{stderr}");
+            assert!(stderr.contains("reins run, pid"), "{stderr}");
+        }
+        scenario.lease_runs_out();
+        let (answer, in_doubt) = scenario.finish(&run, at);
+        if let KillAt::Holding(city) = at {
+            assert_eq!(in_doubt, [city], "killed while {city} held");
+        }
+        scenario.check_end(at, &answer, &in_doubt);
+    }
+}
+
+#[test]
+fn a_resume_killed_at_any_event_is_resumed_again_with_each_booking_made_once() {
+    let llm = FakeLlm::start(RULES);
+    for lines in 1..=5 {
+        let at = KillAt::Line(lines);
+        let scenario = Scenario::new(&llm, &format!("resume kill {lines}"));
+        let run = scenario.start_and_kill(KillAt::Line(1));
+        scenario.lease_runs_out();
+        let resumer = scenario.spawn(&["runs", "resume", "AGENT", &run]);
+        kill_at(resumer, at, scenario.agent.dir.path());
+        scenario.lease_runs_out();
+        let (answer, in_doubt) = scenario.finish(&run, at);
+        scenario.check_end(at, &answer, &in_doubt);
+    }
+}
+
+#[test]
+fn two_resumers_racing_after_a_kill_book_each_city_once() {
+    let llm = FakeLlm::start(RULES);
+    let scenario = Scenario::new(&llm, "race");
+    let run = scenario.start_and_kill(KillAt::Holding("oslo"));
+    scenario.lease_runs_out();
+    let first = scenario.spawn(&["runs", "resume", "AGENT", &run]);
+    let second = scenario.spawn(&["runs", "resume", "AGENT", &run]);
+    let mut codes = Vec::new();
+    for child in [first, second] {
+        let output = child.wait_with_output().expect("reins ends");
+        codes.push((
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        ));
+    }
+    // Oslo is in doubt: whoever resumes first stops there (exit 3); the other is refused as
+    // busy (exit 1) or finds it waiting too (exit 3). Neither books Oslo again.
+    for (code, stdout, stderr) in &codes {
+        assert!(matches!(code, Some(1 | 3)), "{code:?}\n{stdout}\n{stderr}");
+    }
+    assert_eq!(scenario.bookings(), (1, 0), "{codes:?}");
+    let (answer, in_doubt) = scenario.finish(&run, KillAt::Holding("oslo"));
+    assert_eq!(in_doubt, ["oslo"]);
+    scenario.check_end(KillAt::Holding("oslo"), &answer, &in_doubt);
+}
