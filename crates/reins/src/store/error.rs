@@ -18,7 +18,7 @@ pub enum StoreError {
     #[error("a run `{0}` already exists")]
     AlreadyExists(String),
     /// Another claim holds the run's lease (whatever its worker is called).
-    #[error("run `{run_id}` is being worked on by `{owner}`; its lease expires in {} ms", remaining.as_millis())]
+    #[error("run `{run_id}` is being worked on by `{owner}`; its lease expires in {}", remaining_shown(*remaining))]
     Busy {
         /// The run.
         run_id: String,
@@ -129,6 +129,18 @@ pub enum StoreError {
     Panicked(String),
 }
 
+/// How long until a lease expires, as a person reads it: `4 min 59 s`, `12 s`, `850 ms`
+/// (a count of milliseconds like `299123 ms` is hard to read at a glance).
+fn remaining_shown(remaining: Duration) -> String {
+    let secs = remaining.as_secs();
+    match secs {
+        0 => format!("{} ms", remaining.as_millis()),
+        1..60 => format!("{secs} s"),
+        60..3600 => format!("{} min {} s", secs / 60, secs % 60),
+        _ => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
+    }
+}
+
 /// Why a record's format cannot be read, for [`StoreError::UnsupportedFormat`]'s message.
 fn unsupported_why(found: i64, supported: u32) -> String {
     if found > i64::from(supported) {
@@ -174,4 +186,30 @@ pub(crate) fn describe_postgres(error: &(dyn std::error::Error + 'static)) -> St
         source = cause.source();
     }
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_runs_lease_says_how_long_it_lasts_in_units_people_read() {
+        let busy = |millis| StoreError::Busy {
+            run_id: "r".into(),
+            owner: "reins run, pid 7 on h".into(),
+            remaining: Duration::from_millis(millis),
+        };
+        for (millis, shown) in [
+            (850, "850 ms"),
+            (12_400, "12 s"),
+            (299_123, "4 min 59 s"),
+            (7_380_000, "2 h 3 min"),
+        ] {
+            assert!(
+                busy(millis).to_string().ends_with(&format!("expires in {shown}")),
+                "{millis}: {}",
+                busy(millis)
+            );
+        }
+    }
 }
