@@ -166,12 +166,11 @@ async fn claims_are_held_by_their_token(store: impl RunStore) {
 
 per_store!(claims_are_held_by_their_token);
 
-/// While a worker holds a suspended run it resumes, no decision about it is recorded: the
-/// worker read the run's decisions when it took it and goes on under those, so a later one
-/// would be logged but never applied. Once the run is given back, decisions are taken again.
-async fn no_decision_while_a_worker_holds_the_run(store: impl RunStore + Clone) {
+/// A run that asked to pay the bill and waits for a decision about it, its id starting with
+/// `prefix`.
+async fn suspended_run(store: &(impl RunStore + Clone), prefix: &str) -> String {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let run_id = format!("held-{}", uuid_like());
+    let run_id = format!("{prefix}-{}", uuid_like());
     let suspended = agent(script(), log, Seen::default())
         .prompt("pay the bill")
         .run_id(run_id.clone())
@@ -181,6 +180,14 @@ async fn no_decision_while_a_worker_holds_the_run(store: impl RunStore + Clone) 
         matches!(suspended, Err(PromptError::Suspended { .. })),
         "{suspended:?}"
     );
+    run_id
+}
+
+/// While a worker holds a suspended run it resumes, no decision about it is recorded: the
+/// worker read the run's decisions when it took it and goes on under those, so a later one
+/// would be logged but never applied. Once the run is given back, decisions are taken again.
+async fn no_decision_while_a_worker_holds_the_run(store: impl RunStore + Clone) {
+    let run_id = suspended_run(&store, "held").await;
     let claimed = store.claim(&run_id, "worker").await.unwrap();
     let error = decide(&store, &run_id, "t1c1", ToolDecision::deny("no"))
         .await
@@ -223,17 +230,7 @@ async fn a_worker_that_lost_its_lease_cannot_overwrite_the_run() {
 /// its writes (a checkpoint, a renewal, a decision of its own) are refused, and the next claim
 /// applies the decision. The lease here runs out the moment it is taken.
 async fn a_decision_takes_the_run_from_a_lapsed_worker(store: impl RunStore + Clone) {
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let run_id = format!("lapsed-{}", uuid_like());
-    let suspended = agent(script(), log, Seen::default())
-        .prompt("pay the bill")
-        .run_id(run_id.clone())
-        .durable(store.clone())
-        .await;
-    assert!(
-        matches!(suspended, Err(PromptError::Suspended { .. })),
-        "{suspended:?}"
-    );
+    let run_id = suspended_run(&store, "lapsed").await;
     let lapsed = store.claim(&run_id, "paused").await.unwrap();
     let recorded = decide(&store, &run_id, "t1c1", ToolDecision::deny("no"))
         .await
