@@ -3,9 +3,9 @@
 use super::erased::{self, SharedStore};
 use super::{
     Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, PendingApprovals,
-    RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
 };
-use crate::run::RunState;
+use crate::run::{RunState, RunStatus};
 use std::time::Duration;
 
 /// Any [`RunStore`] behind one type, for a program that picks its store at run time (a
@@ -116,6 +116,14 @@ impl RunStore for BoxedStore {
 
     async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
         self.0.list_runs(query).await
+    }
+
+    async fn recent_runs(
+        &self,
+        status: Option<RunStatus>,
+        limit: usize,
+    ) -> Result<RecentRuns, StoreError> {
+        self.0.recent_runs(status, limit).await
     }
 
     async fn delete(&self, run_id: &str) -> Result<(), StoreError> {

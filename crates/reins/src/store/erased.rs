@@ -4,10 +4,11 @@
 
 use super::{
     BoxedStore, Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease,
-    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary,
+    StoreError,
 };
 use crate::panics::{call_caught, panic_message};
-use crate::run::RunState;
+use crate::run::{RunState, RunStatus};
 use futures::future::BoxFuture;
 use std::any::Any;
 use std::future::Future;
@@ -70,6 +71,11 @@ pub(crate) trait DynRunStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<RunState, StoreError>>;
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>>;
     fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>>;
+    fn recent_runs(
+        &self,
+        status: Option<RunStatus>,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<RecentRuns, StoreError>>;
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
     fn expire(&self, older_than: Duration) -> BoxFuture<'_, Result<u64, StoreError>>;
     fn watch_decisions(&self) -> BoxFuture<'_, Result<DecisionWatch, StoreError>>;
@@ -170,6 +176,14 @@ impl<S: RunStore> DynRunStore for S {
 
     fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>> {
         caught(move || RunStore::list_runs(self, query))
+    }
+
+    fn recent_runs(
+        &self,
+        status: Option<RunStatus>,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<RecentRuns, StoreError>> {
+        caught(move || RunStore::recent_runs(self, status, limit))
     }
 
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {

@@ -160,6 +160,7 @@ mod pending;
 mod pg_listen;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod recent;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod wrapper;
@@ -176,13 +177,14 @@ pub use notify::{DecisionSignal, DecisionWatch};
 pub use pending::{PendingApproval, PendingApprovals, UnreadableRun};
 #[cfg(feature = "postgres")]
 pub use postgres::{DEFAULT_POOL_SIZE, PostgresStore};
+pub use recent::RecentRuns;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use wrapper::StoreWrapper;
 
-use crate::run::RunState;
 #[cfg(doc)]
 use crate::run::{PendingCall, ToolDecision};
+use crate::run::{RunState, RunStatus};
 pub(crate) use decision::{decided_during_run, record_decision};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use decision::{decode_decision, encode_decision};
@@ -194,9 +196,10 @@ pub(crate) use format::{
 };
 pub(crate) use lease::{check_claimable, check_unleased, expiry_cutoff, new_token, now_millis};
 pub(crate) use listing::{
-    FINISHED, StoredLease, StoredTimes, check_deletable, listed, page_of, summary,
+    FINISHED, Listed, StoredLease, StoredTimes, check_deletable, listed, page_of, summary,
 };
 pub(crate) use pending::collect_pending;
+pub(crate) use recent::{newest_first, recent_of};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::future::Future;
@@ -370,6 +373,46 @@ pub trait RunStore: Send + Sync + 'static {
         &self,
         query: &RunQuery,
     ) -> impl Future<Output = Result<RunPage, StoreError>> + Send;
+
+    /// The `limit` runs written last (by [`RunSummary::updated_at_ms`]), of every status or
+    /// only of `status`, the most recently written first; of runs written in the same
+    /// millisecond, the last in the byte order of their ids first. A selected run whose
+    /// record this release cannot read is in [`RecentRuns::unreadable`], counted towards
+    /// `limit` at its place. For a screen of what happened lately, without reading every run.
+    ///
+    /// The built-in stores answer with one query over an index (SQLite, PostgreSQL) or one
+    /// pass over their runs (memory). The default, for a store of your own, lists every
+    /// selected run ([`list_runs`](Self::list_runs)) and sorts them: it reads every summary,
+    /// so a store holding many runs should override it. A listing does not say when an
+    /// unreadable run was written, so the default counts those as older than the others.
+    ///
+    /// ```
+    /// use reins::agent::{AgentBuilder, RunStatus};
+    /// use reins::store::{MemoryStore, RunStore};
+    /// use reins::testing::{ScriptedModel, Turn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = MemoryStore::new();
+    /// // Ids in byte order, so runs written in the same millisecond list the same way.
+    /// for run_id in ["first", "second", "third"] {
+    ///     let agent = AgentBuilder::new(ScriptedModel::new([Turn::text("Done.")])).build();
+    ///     agent.prompt("Go.").run_id(run_id).durable(store.clone()).await?;
+    /// }
+    /// let recent = store.recent_runs(None, 2).await?;
+    /// let ids: Vec<&str> = recent.runs.iter().map(|run| run.run_id.as_str()).collect();
+    /// assert_eq!(ids, ["third", "second"]);
+    /// let waiting = store.recent_runs(Some(RunStatus::Suspended), 10).await?;
+    /// assert!(waiting.runs.is_empty());
+    /// # Ok(()) }
+    /// ```
+    fn recent_runs(
+        &self,
+        status: Option<RunStatus>,
+        limit: usize,
+    ) -> impl Future<Output = Result<RecentRuns, StoreError>> + Send {
+        recent::by_listing(self, status, limit)
+    }
 
     /// Deletes a finished run with its journal, checkpoints and decisions. Refused with
     /// [`StoreError::NotFinished`] for a run that is running or suspended, with

@@ -5,9 +5,9 @@
 use super::BoxedStore;
 use super::{
     Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, PendingApprovals,
-    RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
 };
-use crate::run::RunState;
+use crate::run::{RunState, RunStatus};
 use std::future::Future;
 use std::time::Duration;
 
@@ -201,6 +201,15 @@ pub trait StoreWrapper: Send + Sync + 'static {
         RunStore::list_runs(self.inner(), query)
     }
 
+    /// [`RunStore::recent_runs`]: the inner store's unless changed.
+    fn recent_runs(
+        &self,
+        status: Option<RunStatus>,
+        limit: usize,
+    ) -> impl Future<Output = Result<RecentRuns, StoreError>> + Send {
+        RunStore::recent_runs(self.inner(), status, limit)
+    }
+
     /// [`RunStore::delete`]: the inner store's unless changed.
     fn delete(&self, run_id: &str) -> impl Future<Output = Result<(), StoreError>> + Send {
         RunStore::delete(self.inner(), run_id)
@@ -327,6 +336,14 @@ impl<W: StoreWrapper> RunStore for W {
         query: &RunQuery,
     ) -> impl Future<Output = Result<RunPage, StoreError>> + Send {
         StoreWrapper::list_runs(self, query)
+    }
+
+    fn recent_runs(
+        &self,
+        status: Option<RunStatus>,
+        limit: usize,
+    ) -> impl Future<Output = Result<RecentRuns, StoreError>> + Send {
+        StoreWrapper::recent_runs(self, status, limit)
     }
 
     fn delete(&self, run_id: &str) -> impl Future<Output = Result<(), StoreError>> + Send {

@@ -2,10 +2,10 @@ use super::DecisionWatch;
 use super::notify::DecisionSignals;
 use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry, Lease,
-    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
-    check_claimable, check_deletable, check_readable, collect_pending, decided_during_run,
-    decode_state, encode_state, expiry_cutoff, listed, new_token, now_millis, page_of,
-    record_decision, status_name, summary,
+    PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary,
+    StoreError, check_claimable, check_deletable, check_readable, collect_pending,
+    decided_during_run, decode_state, encode_state, expiry_cutoff, listed, new_token, newest_first,
+    now_millis, page_of, recent_of, record_decision, status_name, summary,
 };
 use crate::run::{RunState, RunStatus};
 use std::collections::BTreeMap;
@@ -389,6 +389,38 @@ impl RunStore for MemoryStore {
             })
             .collect();
         Ok(page_of(runs, query))
+    }
+
+    async fn recent_runs(
+        &self,
+        status: Option<RunStatus>,
+        limit: usize,
+    ) -> Result<RecentRuns, StoreError> {
+        let wanted = status.map(status_name);
+        let now = now_millis();
+        let runs = self.lock();
+        // One pass over the records, sorting only those selected; no state is decoded.
+        let mut selected: Vec<_> = runs
+            .iter()
+            .filter(|(_, record)| wanted.is_none_or(|status| record.status == status))
+            .collect();
+        selected.sort_unstable_by_key(|(run_id, record)| newest_first(record.updated_at, run_id));
+        let rows = selected
+            .into_iter()
+            .take(limit)
+            .map(|(run_id, record)| {
+                listed(
+                    run_id.clone(),
+                    &record.status,
+                    record.version,
+                    record.format,
+                    record.times(),
+                    record.lease(),
+                    now,
+                )
+            })
+            .collect();
+        Ok(recent_of(rows))
     }
 
     async fn delete(&self, run_id: &str) -> Result<(), StoreError> {

@@ -58,6 +58,15 @@ impl MemoryStore {
         }
     }
 
+    /// Overwrites when a run's record was last written, keeping everything else: for tests
+    /// of runs written in the same millisecond (as the database tests set `updated_at`).
+    #[doc(hidden)]
+    pub fn put_raw_updated_at(&self, run_id: &str, updated_at_ms: i64) {
+        if let Some(record) = self.lock().get_mut(run_id) {
+            record.updated_at = updated_at_ms;
+        }
+    }
+
     /// A run's stored record as it is: `(version, format, status, state)`, for tests that
     /// check a record was left untouched.
     #[doc(hidden)]

@@ -1,13 +1,14 @@
-//! The PostgreSQL store's listings across runs: every run, the approvals waiting, and a page
-//! of runs by status.
+//! The PostgreSQL store's listings across runs: every run, the approvals waiting, a page of
+//! runs by status, and the runs written last.
 
 use super::rows::{backend, column, read_decisions};
 use super::schema::CREATED_AT;
+use crate::run::RunStatus;
 use crate::store::format::NOT_WAITING_SQL;
 use crate::store::{
-    PendingApprovals, RunPage, RunQuery, RunSummary, StoreError, StoredLease, StoredTimes,
-    collect_pending, decode_state, listed, now_millis, page_of, status_from_name, status_name,
-    summary,
+    Listed, PendingApprovals, RecentRuns, RunPage, RunQuery, RunSummary, StoreError, StoredLease,
+    StoredTimes, collect_pending, decode_state, listed, now_millis, page_of, recent_of,
+    status_from_name, status_name, summary,
 };
 use tokio_postgres::{Client, Row};
 
@@ -89,21 +90,65 @@ pub(super) async fn list_runs(client: &Client, query: &RunQuery) -> Result<RunPa
     let limit = i64::try_from(query.limit() + 1).unwrap_or(i64::MAX);
     // COLLATE "C" compares ids as bytes, as the other stores do, whatever the
     // database's collation.
+    let rows = listed_rows(
+        client,
+        r#"WHERE ($1::text IS NULL OR status = $1)
+             AND ($2::text IS NULL OR run_id COLLATE "C" > $2)
+           ORDER BY run_id COLLATE "C" LIMIT $3"#,
+        &[&query.status.map(status_name), &query.after_id(), &limit],
+    )
+    .await?;
+    Ok(page_of(rows, query))
+}
+
+/// The `limit` runs written last, of `status` if any: one walk down the index on
+/// `(updated_at, run_id COLLATE "C")` (or with `status` first), reading no run's state.
+pub(super) async fn recent_runs(
+    client: &Client,
+    status: Option<RunStatus>,
+    limit: usize,
+) -> Result<RecentRuns, StoreError> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    // Two texts rather than `$1 IS NULL OR status = $1`, which a prepared statement's generic
+    // plan cannot serve from the index.
+    let rows =
+        match status {
+            Some(status) => listed_rows(
+                client,
+                r#"WHERE status = $1 ORDER BY updated_at DESC, run_id COLLATE "C" DESC LIMIT $2"#,
+                &[&status_name(status), &limit],
+            )
+            .await?,
+            None => {
+                listed_rows(
+                    client,
+                    r#"ORDER BY updated_at DESC, run_id COLLATE "C" DESC LIMIT $1"#,
+                    &[&limit],
+                )
+                .await?
+            }
+        };
+    Ok(recent_of(rows))
+}
+
+/// The runs `selection` (what follows `FROM reins_runs`) selects, each listed or unreadable.
+async fn listed_rows(
+    client: &Client,
+    selection: &str,
+    parameters: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Vec<Listed>, StoreError> {
     let rows = client
         .query(
             &format!(
-                r#"SELECT run_id, status, version, format, updated_at, {CREATED_AT}, lease_owner,
-                       lease_until FROM reins_runs WHERE ($1::text IS NULL OR status = $1)
-                     AND ($2::text IS NULL OR run_id COLLATE "C" > $2)
-                   ORDER BY run_id COLLATE "C" LIMIT $3"#
+                "SELECT run_id, status, version, format, updated_at, {CREATED_AT}, lease_owner,
+                     lease_until FROM reins_runs {selection}"
             ),
-            &[&query.status.map(status_name), &query.after_id(), &limit],
+            parameters,
         )
         .await
         .map_err(backend)?;
     let now = now_millis();
-    let runs = rows
-        .iter()
+    rows.iter()
         .map(|row| {
             Ok(listed(
                 column(row, 0)?,
@@ -115,6 +160,5 @@ pub(super) async fn list_runs(client: &Client, query: &RunQuery) -> Result<RunPa
                 now,
             ))
         })
-        .collect::<Result<Vec<_>, StoreError>>()?;
-    Ok(page_of(runs, query))
+        .collect()
 }

@@ -18,9 +18,10 @@ use super::notify::{DecisionSignals, FeedSlot};
 use super::pg_listen;
 use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, JournalEntry, Lease, PendingApprovals,
-    RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError, expiry_cutoff,
+    RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    expiry_cutoff,
 };
-use crate::run::RunState;
+use crate::run::{RunState, RunStatus};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use rows::backend;
 use schema::SCHEMA;
@@ -339,6 +340,15 @@ impl RunStore for PostgresStore {
     async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
         let client = self.client().await?;
         listings::list_runs(&client, query).await
+    }
+
+    async fn recent_runs(
+        &self,
+        status: Option<RunStatus>,
+        limit: usize,
+    ) -> Result<RecentRuns, StoreError> {
+        let client = self.client().await?;
+        listings::recent_runs(&client, status, limit).await
     }
 
     async fn delete(&self, run_id: &str) -> Result<(), StoreError> {

@@ -27,6 +27,11 @@ DO $$ BEGIN
     END IF;
 END $$;
 CREATE INDEX IF NOT EXISTS reins_runs_status ON reins_runs (status);
+-- The runs written last (`recent_runs`), of every status or of one, ids as bytes as every
+-- listing orders them; created on connecting to tables of an earlier release too.
+CREATE INDEX IF NOT EXISTS reins_runs_written ON reins_runs (updated_at, run_id COLLATE \"C\");
+CREATE INDEX IF NOT EXISTS reins_runs_status_written
+    ON reins_runs (status, updated_at, run_id COLLATE \"C\");
 CREATE TABLE IF NOT EXISTS reins_journal (
     run_id TEXT NOT NULL,
     seq BIGINT NOT NULL,

@@ -1,14 +1,15 @@
-//! The SQLite store's listings across runs: every run, what waits for a decision, and pages
-//! of runs by id.
+//! The SQLite store's listings across runs: every run, what waits for a decision, pages of
+//! runs by id, and the runs written last.
 
 use super::Work;
 use super::rows::{backend, read_decisions, row_error};
 use super::schema::CREATED_AT;
+use crate::run::RunStatus;
 use crate::store::format::NOT_WAITING_SQL;
 use crate::store::{
-    PendingApprovals, RunPage, RunQuery, RunSummary, StoredLease, StoredTimes, UnreadableRun,
-    collect_pending, decode_state, listed, now_millis, page_of, status_from_name, status_name,
-    summary,
+    Listed, PendingApprovals, RecentRuns, RunPage, RunQuery, RunSummary, StoreError, StoredLease,
+    StoredTimes, UnreadableRun, collect_pending, decode_state, listed, now_millis, page_of,
+    recent_of, status_from_name, status_name, summary,
 };
 use rusqlite::{Connection, Row, params};
 
@@ -101,52 +102,84 @@ pub(super) fn list_runs(query: &RunQuery) -> impl Work<RunPage> {
     let query = query.clone();
     move |connection: &mut Connection| {
         // Ids compare as bytes (SQLite's BINARY collation), as in the other stores.
-        let mut statement = connection
-            .prepare(&format!(
-                "SELECT run_id, status, version, format, updated_at, {CREATED_AT}, lease_owner,
-                     lease_until FROM reins_runs
-                     WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR run_id > ?2)
-                     ORDER BY run_id LIMIT ?3",
-            ))
-            .map_err(backend)?;
         let limit = i64::try_from(query.limit() + 1).unwrap_or(i64::MAX);
-        let rows = statement
-            .query_map(
-                params![query.status.map(status_name), query.after_id(), limit],
-                |row| {
-                    // SQLite does not enforce column types: a column of the wrong type is
-                    // that run's problem, not the page's.
-                    let fields = row.get::<_, String>(1).and_then(|status| {
-                        Ok((
-                            status,
-                            row.get::<_, i64>(2)?,
-                            row.get::<_, i64>(3)?,
-                            times(row, 4)?,
-                            lease_columns(row, 6)?,
-                        ))
-                    });
-                    Ok((row.get::<_, String>(0)?, fields))
-                },
-            )
-            .map_err(backend)?;
-        let now = now_millis();
-        let mut runs = Vec::new();
-        for row in rows {
-            let (run_id, fields) = row.map_err(backend)?;
-            runs.push(match fields {
-                Ok((status, version, format, times, (owner, until_ms))) => {
-                    let lease = StoredLease {
-                        owner: owner.as_deref(),
-                        until_ms,
-                    };
-                    listed(run_id, &status, version, format, times, lease, now)
-                }
-                Err(error) => Err(UnreadableRun {
-                    error: row_error(&run_id, error),
-                    run_id,
-                }),
-            });
-        }
-        Ok(page_of(runs, &query))
+        let rows = listed_rows(
+            connection,
+            "WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR run_id > ?2)
+                 ORDER BY run_id LIMIT ?3",
+            params![query.status.map(status_name), query.after_id(), limit],
+        )?;
+        Ok(page_of(rows, &query))
     }
+}
+
+/// The `limit` runs written last, of `status` if any: one walk down the index on
+/// `(updated_at, run_id)` (or `(status, updated_at, run_id)`), reading no run's state.
+pub(super) fn recent_runs(status: Option<RunStatus>, limit: usize) -> impl Work<RecentRuns> {
+    move |connection: &mut Connection| {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // Two texts rather than `?1 IS NULL OR status = ?1`, which no index serves.
+        let rows = match status {
+            Some(status) => listed_rows(
+                connection,
+                "WHERE status = ?1 ORDER BY updated_at DESC, run_id DESC LIMIT ?2",
+                params![status_name(status), limit],
+            )?,
+            None => listed_rows(
+                connection,
+                "ORDER BY updated_at DESC, run_id DESC LIMIT ?1",
+                params![limit],
+            )?,
+        };
+        Ok(recent_of(rows))
+    }
+}
+
+/// The runs `selection` (what follows `FROM reins_runs`) selects, each listed or unreadable.
+fn listed_rows(
+    connection: &Connection,
+    selection: &str,
+    parameters: impl rusqlite::Params,
+) -> Result<Vec<Listed>, StoreError> {
+    let mut statement = connection
+        .prepare(&format!(
+            "SELECT run_id, status, version, format, updated_at, {CREATED_AT}, lease_owner,
+                 lease_until FROM reins_runs {selection}",
+        ))
+        .map_err(backend)?;
+    let rows = statement
+        .query_map(parameters, |row| {
+            // SQLite does not enforce column types: a column of the wrong type is that
+            // run's problem, not the listing's.
+            let fields = row.get::<_, String>(1).and_then(|status| {
+                Ok((
+                    status,
+                    row.get::<_, i64>(2)?,
+                    row.get::<_, i64>(3)?,
+                    times(row, 4)?,
+                    lease_columns(row, 6)?,
+                ))
+            });
+            Ok((row.get::<_, String>(0)?, fields))
+        })
+        .map_err(backend)?;
+    let now = now_millis();
+    let mut runs = Vec::new();
+    for row in rows {
+        let (run_id, fields) = row.map_err(backend)?;
+        runs.push(match fields {
+            Ok((status, version, format, times, (owner, until_ms))) => {
+                let lease = StoredLease {
+                    owner: owner.as_deref(),
+                    until_ms,
+                };
+                listed(run_id, &status, version, format, times, lease, now)
+            }
+            Err(error) => Err(UnreadableRun {
+                error: row_error(&run_id, error),
+                run_id,
+            }),
+        });
+    }
+    Ok(runs)
 }

@@ -19,10 +19,10 @@ mod writes;
 use super::notify::{DecisionSignals, FeedSlot};
 use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, DecisionWatch, JournalEntry, Lease,
-    PendingApprovals, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
-    expiry_cutoff,
+    PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary,
+    StoreError, expiry_cutoff,
 };
-use crate::run::RunState;
+use crate::run::{RunState, RunStatus};
 use rows::backend;
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -325,6 +325,14 @@ impl RunStore for SqliteStore {
 
     async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
         self.with(listings::list_runs(query)).await
+    }
+
+    async fn recent_runs(
+        &self,
+        status: Option<RunStatus>,
+        limit: usize,
+    ) -> Result<RecentRuns, StoreError> {
+        self.with(listings::recent_runs(status, limit)).await
     }
 
     async fn delete(&self, run_id: &str) -> Result<(), StoreError> {

@@ -20,6 +20,10 @@ CREATE TABLE IF NOT EXISTS reins_runs (
     created_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS reins_runs_status ON reins_runs (status);
+-- The runs written last (`recent_runs`), of every status or of one; created on opening a
+-- file of an earlier release too.
+CREATE INDEX IF NOT EXISTS reins_runs_written ON reins_runs (updated_at, run_id);
+CREATE INDEX IF NOT EXISTS reins_runs_status_written ON reins_runs (status, updated_at, run_id);
 CREATE TABLE IF NOT EXISTS reins_journal (
     run_id TEXT NOT NULL,
     seq INTEGER NOT NULL,

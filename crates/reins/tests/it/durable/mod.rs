@@ -40,6 +40,7 @@ mod per_store;
 mod pg_listener;
 #[cfg(feature = "postgres")]
 mod postgres_connect;
+mod recent;
 mod records;
 mod renewal;
 mod sqlite_files;
