@@ -1,14 +1,16 @@
-//! Which runs the inbox's first page shows, chosen from the store's run summaries before any
-//! run is read: the page is built again every two seconds while it is open, so what it reads
-//! grows with the rows it shows, not with the runs the store holds. A summary
+//! Which runs the inbox's first page shows, chosen from run summaries before any run is read:
+//! the page is built again every two seconds while it is open, so what it reads grows with
+//! the rows it shows and the runs waiting for a person, not with the runs the store holds.
+//! The summaries are those of every suspended run and of the runs written last
+//! ([`RunStore::recent_runs`], one indexed query in the built-in stores). A summary
 //! ([`RunSummary`]) says a run's status, when it was created and last written and who holds
 //! it; only the runs chosen are loaded (and, for a suspended one, its decisions read, to tell
 //! what still waits).
 
 use crate::runs::{ListedRun, UnreadableListed};
 use reins::agent::{RunState, RunStatus};
-use reins::store::{BoxedStore, PendingApproval, RunQuery, RunStore, RunSummary, StoreError};
-use std::cmp::Reverse;
+use reins::store::{BoxedStore, PendingApproval, RunStore, RunSummary, StoreError};
+use std::collections::HashSet;
 
 /// The most runs the first page lists: a store of thousands would make a page of megabytes,
 /// built and sent again every two seconds.
@@ -19,9 +21,6 @@ pub(super) const MOST_RUNS_LISTED: usize = 200;
 /// they are many. Runs past it are counted among those not listed.
 pub(super) const MOST_RUNS_READ: usize = 2 * MOST_RUNS_LISTED;
 
-/// How many summaries one listing call returns: they are small (no state), so few calls.
-const SUMMARIES_PER_PAGE: usize = 1000;
-
 /// The runs the page shows and what it says about the others.
 pub(super) struct ShownRuns {
     /// The runs shown, the last written last.
@@ -31,53 +30,52 @@ pub(super) struct ShownRuns {
     /// The store's runs this release cannot read: listed so, or failing to load.
     pub unreadable: Vec<UnreadableListed>,
     /// How many readable runs of the store are neither shown nor known to be another
-    /// agent's.
+    /// agent's: exact when the store holds fewer than [`MOST_RUNS_READ`] runs besides the
+    /// suspended ones, else at least this many (the older runs are not counted, as counting
+    /// them would read them all).
     pub left_out: usize,
 }
 
-/// The order in which runs are chosen: suspended ones first (they may wait for a person,
-/// whom the inbox is for), then the others; each the most recently written first (of runs
-/// written in the same millisecond, the last in id order first, as the table shows them).
-fn choosing_order(summaries: &mut [RunSummary]) {
-    let key = |run: &RunSummary| {
-        (
-            run.status != RunStatus::Suspended,
-            Reverse(run.updated_at_ms),
-            Reverse(run.run_id.clone()),
-        )
-    };
-    summaries.sort_by_cached_key(key);
-}
-
-/// Every run summary of the store, and those it cannot read, a page at a time.
+/// The summaries to choose from, in the order in which runs are chosen: every suspended run
+/// (they may wait for a person, whom the inbox is for), then the [`MOST_RUNS_READ`] runs
+/// written last of the others (no more can be read); each the most recently written first
+/// (of runs written in the same millisecond, the last in id order first, as the table shows
+/// them). With them, the runs of both listings this release cannot read.
 async fn summaries(
     store: &BoxedStore,
 ) -> Result<(Vec<RunSummary>, Vec<UnreadableListed>), StoreError> {
-    let (mut readable, mut unreadable) = (Vec::new(), Vec::new());
-    let mut query = RunQuery::new().page_size(SUMMARIES_PER_PAGE);
-    loop {
-        let page = store.list_runs(&query).await?;
-        readable.extend(page.runs);
-        unreadable.extend(page.unreadable.into_iter().map(|run| UnreadableListed {
-            reason: run.error.to_string(),
-            run_id: run.run_id,
-        }));
-        match page.next {
-            Some(next) => query = query.after(next),
-            None => return Ok((readable, unreadable)),
+    let suspended = store
+        .recent_runs(Some(RunStatus::Suspended), usize::MAX)
+        .await?;
+    let recent = store.recent_runs(None, MOST_RUNS_READ).await?;
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut unreadable = Vec::new();
+    for run in suspended.unreadable.into_iter().chain(recent.unreadable) {
+        if seen.insert(run.run_id.clone()) {
+            unreadable.push(UnreadableListed {
+                reason: run.error.to_string(),
+                run_id: run.run_id,
+            });
         }
     }
+    // A run suspended is listed by both: chosen once, among the suspended.
+    let mut chosen = Vec::new();
+    for run in suspended.runs.into_iter().chain(recent.runs) {
+        if seen.insert(run.run_id.clone()) {
+            chosen.push(run);
+        }
+    }
+    Ok((chosen, unreadable))
 }
 
-/// The runs of `store` the page shows: those `serves` (the inbox's agent's), chosen in
-/// [`choosing_order`] from the summaries, at most [`MOST_RUNS_LISTED`] of them, loading at
-/// most [`MOST_RUNS_READ`].
+/// The runs of `store` the page shows: those `serves` (the inbox's agent's), chosen in the
+/// order of [`summaries`], at most [`MOST_RUNS_LISTED`] of them, loading at most
+/// [`MOST_RUNS_READ`].
 pub(super) async fn shown_runs(
     store: &BoxedStore,
     serves: impl Fn(&RunState) -> bool,
 ) -> Result<ShownRuns, StoreError> {
-    let (mut summaries, mut unreadable) = summaries(store).await?;
-    choosing_order(&mut summaries);
+    let (summaries, mut unreadable) = summaries(store).await?;
     let total = summaries.len();
     let (mut shown, mut waiting, mut read) = (Vec::new(), Vec::new(), 0);
     for summary in summaries {
@@ -124,7 +122,8 @@ pub(super) async fn shown_runs(
             },
         ));
     }
-    // The runs not read: of this agent or another, older or not waiting.
+    // The runs not read: of this agent or another, older or not waiting (of the older
+    // ones, those listed).
     let left_out = total - read;
     // As `reins runs list` orders them: the last written last, runs written in the same
     // millisecond in id order.

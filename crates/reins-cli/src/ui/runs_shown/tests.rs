@@ -1,27 +1,38 @@
-//! What a refresh of the runs page reads: the runs it shows, not every run of the store; and
-//! each run's age from when the store created it, not from its oldest checkpoint kept.
+//! What a refresh of the runs page reads: the runs it shows, not every run of the store, and
+//! the summaries of the runs waiting and of those written last, not of every run; and each
+//! run's age from when the store created it, not from its oldest checkpoint kept.
 
-use super::{MOST_RUNS_LISTED, shown_runs};
+use super::{MOST_RUNS_LISTED, MOST_RUNS_READ, shown_runs};
 use crate::test_runs::{next_millisecond, now_ms, state, stored};
 use reins::agent::{RunState, RunStatus};
 use reins::store::{
-    BoxedStore, Checkpoint, MemoryStore, PendingApprovals, RecordedDecision, RunStore, StoreError,
-    StoreWrapper,
+    BoxedStore, Checkpoint, MemoryStore, PendingApprovals, RecentRuns, RecordedDecision, RunPage,
+    RunQuery, RunStore, RunSummary, StoreError, StoreWrapper,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A [`MemoryStore`] that counts the reads of one run's records (state, checkpoints,
-/// decisions) and the listings of what waits, which read every suspended run.
+/// decisions) and the listings of what waits, which read every suspended run; and, apart,
+/// the run summaries its listings return.
 #[derive(Clone, Default)]
 struct ReadsCounted {
     inner: MemoryStore,
     reads: Arc<AtomicUsize>,
+    summaries: Arc<AtomicUsize>,
 }
 
 impl ReadsCounted {
     fn reads(&self) -> usize {
         self.reads.load(Ordering::Relaxed)
+    }
+
+    fn summaries(&self) -> usize {
+        self.summaries.load(Ordering::Relaxed)
+    }
+
+    fn count_summaries(&self, listed: usize) {
+        self.summaries.fetch_add(listed, Ordering::Relaxed);
     }
 
     fn count(&self) {
@@ -60,6 +71,67 @@ impl StoreWrapper for ReadsCounted {
         self.count();
         self.inner.pending_approvals().await
     }
+
+    async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
+        let listed = self.inner.list().await?;
+        self.count_summaries(listed.len());
+        Ok(listed)
+    }
+
+    async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
+        let page = self.inner.list_runs(query).await?;
+        self.count_summaries(page.runs.len() + page.unreadable.len());
+        Ok(page)
+    }
+
+    async fn recent_runs(
+        &self,
+        status: Option<RunStatus>,
+        limit: usize,
+    ) -> Result<RecentRuns, StoreError> {
+        let recent = self.inner.recent_runs(status, limit).await?;
+        self.count_summaries(recent.runs.len() + recent.unreadable.len());
+        Ok(recent)
+    }
+}
+
+#[tokio::test]
+async fn a_refresh_reads_the_summaries_of_the_runs_waiting_and_written_last_not_of_every_run() {
+    let store = ReadsCounted::default();
+    // Two runs wait, the oldest of all among them; twice as many finished runs as a refresh
+    // can read came after them.
+    stored(&store.inner, "0-suspended", RunStatus::Suspended).await;
+    stored(&store.inner, "1-suspended", RunStatus::Suspended).await;
+    let finished = 2 * MOST_RUNS_READ;
+    for run in 0..finished {
+        stored(&store.inner, &format!("run-{run:04}"), RunStatus::Completed).await;
+    }
+    let shown = shown_runs(&BoxedStore::new(store.clone()), |_| true)
+        .await
+        .expect("shown");
+
+    // Those of the runs waiting and of the runs written last, at most as many as can be
+    // read: not one per run of the store.
+    assert!(
+        store.summaries() <= 2 + MOST_RUNS_READ,
+        "{} summaries read of {} runs",
+        store.summaries(),
+        finished + 2
+    );
+    assert_eq!(store.reads(), MOST_RUNS_LISTED + 2, "states and decisions");
+    assert_eq!(shown.runs.len(), MOST_RUNS_LISTED);
+    let ids: Vec<&str> = shown.runs.iter().map(|r| r.state.run_id.as_str()).collect();
+    assert!(
+        ids.contains(&"0-suspended") && ids.contains(&"1-suspended"),
+        "{ids:?}"
+    );
+    let newest = format!("run-{:04}", finished - 1);
+    assert_eq!(ids.last(), Some(&newest.as_str()), "the last written last");
+    let oldest_shown = format!("run-{:04}", finished - (MOST_RUNS_LISTED - 2));
+    assert!(ids.contains(&oldest_shown.as_str()), "{ids:?}");
+    let oldest_left_out = format!("run-{:04}", finished - (MOST_RUNS_LISTED - 1));
+    assert!(!ids.contains(&oldest_left_out.as_str()), "{ids:?}");
+    assert!(shown.left_out > 0);
 }
 
 #[tokio::test]
