@@ -194,14 +194,17 @@ pub fn runs_table(runs: &[ListedRun], table: &RunsTable<'_>) -> String {
     html
 }
 
-/// Under a runs table that lists only some runs: how many more there are, and the command that
-/// lists them all.
-pub fn runs_left_out(left_out: usize, agent_file: &str) -> String {
-    if left_out == 0 {
-        return String::new();
-    }
+/// Under a runs table that lists only some runs: how many more there are (at least, when
+/// `older_not_counted`), and the command that lists them all.
+pub fn runs_left_out(left_out: usize, older_not_counted: bool, agent_file: &str) -> String {
+    let how_many = match (left_out, older_not_counted) {
+        (0, false) => return String::new(),
+        (0, true) => "Older runs".to_owned(),
+        (left_out, false) => format!("{left_out} older run(s)"),
+        (left_out, true) => format!("{left_out} or more older runs"),
+    };
     format!(
-        "<p id=\"runs-left-out\">{left_out} older run(s) are not listed here: \
+        "<p id=\"runs-left-out\">{how_many} are not listed here: \
          <code>reins runs list {}</code> lists every run.</p>",
         escape(agent_file)
     )

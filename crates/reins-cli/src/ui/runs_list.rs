@@ -32,6 +32,6 @@ pub(super) async fn runs_html(app: &App) -> Result<String, Response> {
     // Whose the unreadable runs are cannot be read either: each is named, so none is lost
     // silently.
     Ok(html::runs_table(&shown.runs, &table)
-        + &html::runs_left_out(shown.left_out, table.agent_file)
+        + &html::runs_left_out(shown.left_out, shown.older_not_counted, table.agent_file)
         + &html::unreadable_runs(&shown.unreadable))
 }

@@ -30,10 +30,13 @@ pub(super) struct ShownRuns {
     /// The store's runs this release cannot read: listed so, or failing to load.
     pub unreadable: Vec<UnreadableListed>,
     /// How many readable runs of the store are neither shown nor known to be another
-    /// agent's: exact when the store holds fewer than [`MOST_RUNS_READ`] runs besides the
-    /// suspended ones, else at least this many (the older runs are not counted, as counting
-    /// them would read them all).
+    /// agent's: exact unless [`older_not_counted`](Self::older_not_counted), else at least
+    /// this many.
     pub left_out: usize,
+    /// Whether the store may hold older runs than those read, not counted in
+    /// [`left_out`](Self::left_out): the runs written last filled what a refresh reads, and
+    /// counting the older ones would read them all.
+    pub older_not_counted: bool,
 }
 
 /// The summaries to choose from, in the order in which runs are chosen: every suspended run
@@ -41,13 +44,12 @@ pub(super) struct ShownRuns {
 /// written last of the others (no more can be read); each the most recently written first
 /// (of runs written in the same millisecond, the last in id order first, as the table shows
 /// them). With them, the runs of both listings this release cannot read.
-async fn summaries(
-    store: &BoxedStore,
-) -> Result<(Vec<RunSummary>, Vec<UnreadableListed>), StoreError> {
+async fn summaries(store: &BoxedStore) -> Result<Summaries, StoreError> {
     let suspended = store
         .recent_runs(Some(RunStatus::Suspended), usize::MAX)
         .await?;
     let recent = store.recent_runs(None, MOST_RUNS_READ).await?;
+    let older_not_counted = recent.runs.len() + recent.unreadable.len() >= MOST_RUNS_READ;
     let mut seen: HashSet<String> = HashSet::new();
     let mut unreadable = Vec::new();
     for run in suspended.unreadable.into_iter().chain(recent.unreadable) {
@@ -65,7 +67,21 @@ async fn summaries(
             chosen.push(run);
         }
     }
-    Ok((chosen, unreadable))
+    Ok(Summaries {
+        chosen,
+        unreadable,
+        older_not_counted,
+    })
+}
+
+/// What [`summaries`] found.
+struct Summaries {
+    /// The runs to choose from, in order.
+    chosen: Vec<RunSummary>,
+    /// The runs of both listings this release cannot read.
+    unreadable: Vec<UnreadableListed>,
+    /// Whether the runs written last filled what a refresh reads (older ones may be left).
+    older_not_counted: bool,
 }
 
 /// The runs of `store` the page shows: those `serves` (the inbox's agent's), chosen in the
@@ -75,7 +91,11 @@ pub(super) async fn shown_runs(
     store: &BoxedStore,
     serves: impl Fn(&RunState) -> bool,
 ) -> Result<ShownRuns, StoreError> {
-    let (summaries, mut unreadable) = summaries(store).await?;
+    let Summaries {
+        chosen: summaries,
+        mut unreadable,
+        older_not_counted,
+    } = summaries(store).await?;
     let total = summaries.len();
     let (mut shown, mut waiting, mut read) = (Vec::new(), Vec::new(), 0);
     for summary in summaries {
@@ -134,6 +154,7 @@ pub(super) async fn shown_runs(
         waiting,
         unreadable,
         left_out,
+        older_not_counted,
     })
 }
 

@@ -4,8 +4,8 @@ mod check;
 mod check_input;
 mod check_mcp;
 mod cli_reference;
-mod crash_kill;
 mod common;
+mod crash_kill;
 #[cfg(feature = "local")]
 mod demo;
 mod failed_run;

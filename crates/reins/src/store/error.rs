@@ -206,7 +206,9 @@ mod tests {
             (7_380_000, "2 h 3 min"),
         ] {
             assert!(
-                busy(millis).to_string().ends_with(&format!("expires in {shown}")),
+                busy(millis)
+                    .to_string()
+                    .ends_with(&format!("expires in {shown}")),
                 "{millis}: {}",
                 busy(millis)
             );

@@ -132,6 +132,8 @@ async fn a_refresh_reads_the_summaries_of_the_runs_waiting_and_written_last_not_
     let oldest_left_out = format!("run-{:04}", finished - (MOST_RUNS_LISTED - 1));
     assert!(!ids.contains(&oldest_left_out.as_str()), "{ids:?}");
     assert!(shown.left_out > 0);
+    // Older runs than those read are not counted: the page says "or more".
+    assert!(shown.older_not_counted);
 }
 
 #[tokio::test]
@@ -152,6 +154,10 @@ async fn a_refresh_reads_the_runs_it_shows_not_every_run() {
     assert_eq!(store.reads(), MOST_RUNS_LISTED + 1);
     assert_eq!(shown.runs.len(), MOST_RUNS_LISTED);
     assert_eq!(shown.left_out, runs - MOST_RUNS_LISTED);
+    assert!(
+        !shown.older_not_counted,
+        "every run was listed: the count is exact"
+    );
     let ids: Vec<&str> = shown.runs.iter().map(|r| r.state.run_id.as_str()).collect();
     assert!(ids.contains(&"0-suspended"), "{ids:?}");
     assert!(
