@@ -4,7 +4,7 @@
 //! is the one `reins runs skip|supply` records ([`Answer`]), refused as there for a call that
 //! is not in doubt; the checks are approve's and deny's ([`checked_target`]: anti-forgery
 //! token, the run's owner, a call that waits; the token and Host checks before it, in
-//! [`super::access::guard`]), and so is the record and the resume ([`decide`]). A supplied
+//! [`super::access::guard`]), and so is the record and the resume ([`decide()`]). A supplied
 //! result is at most [`MOST_SUPPLIED_RESULT_BYTES`]; a form far larger is not kept whole
 //! ([`route`]), and refused in the inbox's words too.
 
