@@ -18,38 +18,22 @@ fn down(label: &str) -> CompletionError {
 
 #[tokio::test]
 async fn a_chain_longer_than_the_turns_calls_keeps_every_failure() {
-    let labels: Vec<String> = (0..MAX_MODEL_CALLS_PER_TURN + 2)
-        .map(|index| match index {
-            0 => "default".to_owned(),
-            n => format!("backup{n}"),
-        })
-        .collect();
-    let model = |label: &str| ScriptedModel::new([Turn::error(down(label))]);
-    let mut builder = AgentBuilder::new(model("default"));
-    for label in &labels[1..] {
-        builder = builder.named_model(label.clone(), model(label));
-    }
-    let agent = builder.add_hook(ModelFallback::new(labels.clone())).build();
+    let labels = chain(MAX_MODEL_CALLS_PER_TURN + 2);
+    let agent = falling_back(&labels, |_, label| Turn::error(down(label)));
 
-    let error = agent.prompt("hi").await.unwrap_err();
-    let message = error.to_string();
+    let failure = CompletionFailure::of(agent.prompt("hi").await);
     let tried = &labels[..MAX_MODEL_CALLS_PER_TURN];
-    let PromptError::Completion {
-        source,
-        failed_calls,
-        call_limit_reached,
-        ..
-    } = error
-    else {
-        panic!("expected the models' failures, got {error:?}");
-    };
     let expected: Vec<FailedCall> = tried
         .iter()
         .map(|label| FailedCall::new(label.clone(), down(label)))
         .collect();
-    assert_eq!(failed_calls, expected, "every failed call, oldest first");
-    assert_eq!(source, down(&tried[MAX_MODEL_CALLS_PER_TURN - 1]));
-    assert!(call_limit_reached);
+    assert_eq!(
+        failure.failed_calls, expected,
+        "every failed call, oldest first"
+    );
+    assert_eq!(failure.source, down(&tried[MAX_MODEL_CALLS_PER_TURN - 1]));
+    assert!(failure.call_limit_reached);
+    let message = &failure.message;
     for label in tried {
         assert!(
             message.contains(&format!("{label}: the provider answered HTTP 503")),
@@ -63,6 +47,37 @@ async fn a_chain_longer_than_the_turns_calls_keeps_every_failure() {
         )),
         "{message}"
     );
+}
+
+/// What a run that ended with its models' failures reports.
+struct CompletionFailure {
+    message: String,
+    source: CompletionError,
+    failed_calls: Vec<FailedCall>,
+    call_limit_reached: bool,
+}
+
+impl CompletionFailure {
+    /// The failure `outcome` ended with; panics unless it is the models' failures.
+    fn of<T: std::fmt::Debug>(outcome: Result<T, PromptError>) -> Self {
+        let error = outcome.expect_err("the run should fail");
+        let message = error.to_string();
+        let PromptError::Completion {
+            source,
+            failed_calls,
+            call_limit_reached,
+            ..
+        } = error
+        else {
+            panic!("expected the models' failures, got {error:?}");
+        };
+        CompletionFailure {
+            message,
+            source,
+            failed_calls,
+            call_limit_reached,
+        }
+    }
 }
 
 /// The chain's labels: `default`, then `backup1`, `backup2`… (`count` in all).
@@ -100,25 +115,16 @@ async fn an_empty_answer_at_the_limit_is_a_failed_call_of_the_turn() {
         index if index == last => Turn::text(""),
         _ => Turn::error(down(label)),
     });
-    let error = agent.prompt("hi").await.unwrap_err();
-    let message = error.to_string();
-    let PromptError::Completion {
-        source,
-        failed_calls,
-        call_limit_reached,
-        ..
-    } = error
-    else {
-        panic!("expected the models' failures, got {error:?}");
-    };
+    let failure = CompletionFailure::of(agent.prompt("hi").await);
     let mut expected: Vec<FailedCall> = labels[..last]
         .iter()
         .map(|label| FailedCall::new(label.clone(), down(label)))
         .collect();
     expected.push(FailedCall::new(labels[last].clone(), empty_answer()));
-    assert_eq!(failed_calls, expected);
-    assert_eq!(source, empty_answer());
-    assert!(call_limit_reached);
+    assert_eq!(failure.failed_calls, expected);
+    assert_eq!(failure.source, empty_answer());
+    assert!(failure.call_limit_reached);
+    let message = &failure.message;
     assert!(
         message.contains(&format!("{}: {EMPTY_ANSWER}", labels[last])),
         "{message}"

@@ -4,7 +4,7 @@ use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry, Lease,
     PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary,
     StoreError, check_claimable, check_deletable, check_readable, collect_pending,
-    decided_during_run, decode_state, encode_state, expiry_cutoff, listed, new_token, newest_first,
+    decided_during_run, decode_state, encode_state, expiry_cutoff, new_token, newest_first,
     now_millis, page_of, recent_of, record_decision, status_name, summary,
 };
 use crate::run::{RunState, RunStatus};
@@ -376,17 +376,7 @@ impl RunStore for MemoryStore {
             .filter(|(run_id, _)| query.after_id().is_none_or(|after| run_id.as_str() > after))
             .filter(|(_, record)| wanted.is_none_or(|status| record.status == status))
             .take(query.limit() + 1)
-            .map(|(run_id, record)| {
-                listed(
-                    run_id.clone(),
-                    &record.status,
-                    record.version,
-                    record.format,
-                    record.times(),
-                    record.lease(),
-                    now,
-                )
-            })
+            .map(|(run_id, record)| record.listed(run_id, now))
             .collect();
         Ok(page_of(runs, query))
     }
@@ -408,17 +398,7 @@ impl RunStore for MemoryStore {
         let rows = selected
             .into_iter()
             .take(limit)
-            .map(|(run_id, record)| {
-                listed(
-                    run_id.clone(),
-                    &record.status,
-                    record.version,
-                    record.format,
-                    record.times(),
-                    record.lease(),
-                    now,
-                )
-            })
+            .map(|(run_id, record)| record.listed(run_id, now))
             .collect();
         Ok(recent_of(rows))
     }

@@ -3,7 +3,8 @@
 
 use crate::run::RunStatus;
 use crate::store::{
-    Checkpoint, JournalEntry, Lease, RecordedDecision, StoreError, StoredLease, StoredTimes,
+    Checkpoint, JournalEntry, Lease, Listed, RecordedDecision, StoreError, StoredLease,
+    StoredTimes, listed,
 };
 use std::collections::BTreeMap;
 
@@ -53,6 +54,20 @@ impl Record {
             created_at_ms: self.created_at,
             updated_at_ms: self.updated_at,
         }
+    }
+
+    /// The run's line in a listing, as of `now` (milliseconds since the Unix epoch): read from
+    /// the record's columns alone, as the database stores list them; no state is decoded.
+    pub(super) fn listed(&self, run_id: &str, now: i64) -> Listed {
+        listed(
+            run_id.to_owned(),
+            &self.status,
+            self.version,
+            self.format,
+            self.times(),
+            self.lease(),
+            now,
+        )
     }
 
     /// Keeps the record's state, just written with `status` at its `updated_at`, as a
