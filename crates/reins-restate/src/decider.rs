@@ -3,9 +3,8 @@
 
 use crate::steps::Steps;
 use futures::FutureExt;
-use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, Decision};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use recorded::RecordedOutcome;
+use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, DeciderFailure, Decision};
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
@@ -19,11 +18,17 @@ use std::time::Duration;
 /// [`WebhookDecider`](reins::hooks::approval::WebhookDecider) or any decider that does more
 /// than read the request.
 ///
-/// The decider fails closed inside the step: a panic, or no answer within
-/// [`timeout`](JournaledDecider::timeout), is journaled as a denial. Give the policy's own
+/// What the step journals is the decider's outcome
+/// ([`try_decide`](ApprovalDecider::try_decide)): its decision, or why it gave none — it
+/// said so ([`DeciderFailure::NoDecision`]: a webhook whose service failed), it panicked, or
+/// it did not answer within [`timeout`](JournaledDecider::timeout). A replay returns the
+/// same outcome, so an approval policy denies the call itself on both, as the policy's
+/// denial and not as one the decider made. The inner decider is told of that denial
+/// ([`failed_to_answer`](ApprovalDecider::failed_to_answer)) once too, as the step
+/// `<run id>/approval/<internal call id>/failed`. Give the policy's own
 /// [`timeout`](reins::hooks::approval::ApprovalPolicy::timeout) a margin over this one, so
-/// that the denial a replay sees is the journaled one. A step that cannot be journaled
-/// denies the call too.
+/// that the outcome a replay sees is the journaled one. A step that cannot be journaled is
+/// a failure too ([`DeciderFailure::NoDecision`]), and the call is denied.
 ///
 /// A step cannot suspend halfway: a decider that takes longer than Restate's abort timeout
 /// (10 minutes by default) is aborted and asked again. A decider that waits for a person
@@ -64,8 +69,9 @@ impl<D> JournaledDecider<D> {
         }
     }
 
-    /// How long the decider may take before the call is denied, inside the step (so the
-    /// denial is journaled). [`DEFAULT_DECIDER_TIMEOUT`] unless set.
+    /// How long the decider may take before it has failed ([`DeciderFailure::TimedOut`])
+    /// and the call is denied, inside the step (so the failure is journaled).
+    /// [`DEFAULT_DECIDER_TIMEOUT`] unless set.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -79,67 +85,39 @@ impl Steps {
     }
 }
 
-/// One decision as journaled.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "decision", rename_all = "snake_case")]
-enum RecordedDecision {
-    Approve,
-    ApproveWithArgs { args: Value },
-    Deny { message: String },
-    Suspend { reason: String },
-}
-
-impl From<Decision> for RecordedDecision {
-    fn from(decision: Decision) -> Self {
-        match decision {
-            Decision::Approve => RecordedDecision::Approve,
-            Decision::ApproveWithArgs(args) => RecordedDecision::ApproveWithArgs { args },
-            Decision::Deny(message) => RecordedDecision::Deny { message },
-            Decision::Suspend(reason) => RecordedDecision::Suspend { reason },
-        }
-    }
-}
-
-impl From<RecordedDecision> for Decision {
-    fn from(recorded: RecordedDecision) -> Self {
-        match recorded {
-            RecordedDecision::Approve => Decision::Approve,
-            RecordedDecision::ApproveWithArgs { args } => Decision::ApproveWithArgs(args),
-            RecordedDecision::Deny { message } => Decision::Deny(message),
-            RecordedDecision::Suspend { reason } => Decision::Suspend(reason),
-        }
-    }
-}
-
 impl<D: ApprovalDecider> JournaledDecider<D> {
-    /// Asks the inner decider once, turning a panic or a late answer into a denial.
-    async fn ask(&self, request: &ApprovalRequest) -> RecordedDecision {
-        let tool = &request.tool_name;
+    /// Asks the inner decider once; a panic or a late answer is the decider's failure.
+    async fn ask(&self, request: &ApprovalRequest) -> RecordedOutcome {
         // Called inside the future, so a panic before the decider returns its future (a
         // closure's own code) is caught too.
-        let asked = AssertUnwindSafe(async { self.inner.decide(request).await }).catch_unwind();
-        let decision = match tokio::time::timeout(self.timeout, asked).await {
-            Ok(Ok(decision)) => decision,
-            Ok(Err(_)) => Decision::deny(format!(
-                "`{tool}` was not run: the approval failed (the approver panicked)"
-            )),
-            Err(_) => Decision::deny(format!(
-                "`{tool}` was not run: no approval decision within {:?}",
-                self.timeout
-            )),
+        let asked = AssertUnwindSafe(async { self.inner.try_decide(request).await }).catch_unwind();
+        let outcome = match tokio::time::timeout(self.timeout, asked).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(_)) => Err(DeciderFailure::Panicked),
+            Err(_) => Err(DeciderFailure::TimedOut(self.timeout)),
         };
-        decision.into()
+        outcome.into()
     }
 }
 
 impl<D: ApprovalDecider> ApprovalDecider for JournaledDecider<D> {
+    /// The decision [`try_decide`](Self::try_decide) journals, or, when the decider gave
+    /// none, a denial saying why (the words an approval policy uses for its own denial).
     async fn decide(&self, request: &ApprovalRequest) -> Decision {
+        self.try_decide(request).await.unwrap_or_else(|failure| {
+            Decision::deny(format!("`{}` was not run: {failure}", request.tool_name))
+        })
+    }
+
+    /// The inner decider's decision, or why it gave none, as journaled in the step
+    /// `<run id>/approval/<call>`: a replay returns the same, without asking again.
+    async fn try_decide(&self, request: &ApprovalRequest) -> Result<Decision, DeciderFailure> {
         // Not `record`: the crate's own step names stay out of the callers' namespace.
         let step = self
             .steps
             .step_name(&format!("approval/{}", request.internal_call_id));
         match self.steps.journal_value(step, || self.ask(request)).await {
-            Ok(recorded) => RecordedDecision::into(recorded),
+            Ok(recorded) => recorded.into(),
             Err(error) => {
                 tracing::warn!(
                     run_id = %request.run_id,
@@ -147,14 +125,51 @@ impl<D: ApprovalDecider> ApprovalDecider for JournaledDecider<D> {
                     error = %error,
                     "the approval could not be journaled; the call is denied"
                 );
-                Decision::deny(format!(
-                    "`{}` was not run: its approval could not be journaled",
-                    request.tool_name
+                Err(DeciderFailure::NoDecision(
+                    "its approval could not be journaled".to_owned(),
                 ))
             }
         }
     }
+
+    /// Tells the inner decider, once: as the step `<run id>/approval/<call>/failed`, which
+    /// a replay reads instead of telling it again (a decider that logs the policy's denial
+    /// in a trail logs it once).
+    async fn failed_to_answer(
+        &self,
+        request: &ApprovalRequest,
+        failure: &DeciderFailure,
+        denial: &Decision,
+    ) {
+        let step = self
+            .steps
+            .step_name(&format!("approval/{}/failed", request.internal_call_id));
+        let tell = || async {
+            let told = AssertUnwindSafe(async {
+                self.inner.failed_to_answer(request, failure, denial).await;
+            })
+            .catch_unwind();
+            // Whether the inner decider returned; journaled, so a replay does not ask.
+            matches!(tokio::time::timeout(self.timeout, told).await, Ok(Ok(())))
+        };
+        match self.steps.journal_value::<bool, _, _>(step, tell).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(
+                run_id = %request.run_id,
+                tool = %request.tool_name,
+                "the approval decider panicked or did not return when told of the policy's denial"
+            ),
+            Err(error) => tracing::warn!(
+                run_id = %request.run_id,
+                tool = %request.tool_name,
+                error = %error,
+                "the approval decider could not be told of the policy's denial"
+            ),
+        }
+    }
 }
+
+mod recorded;
 
 #[cfg(test)]
 mod tests;

@@ -50,7 +50,9 @@
 //!
 //! A decider that asks the outside world at once (a web service) is wrapped with
 //! [`Steps::decider`]: each answer is then one journaled step, `<run id>/approval/<call>`, and
-//! a replay reads it instead of asking again. A decider may also answer
+//! a replay reads it instead of asking again. An answer that is no decision (a webhook whose
+//! service failed, a panic, a timeout) is journaled as such, and the approval policy denies
+//! the call itself, on the first execution and on replay alike. A decider may also answer
 //! [`Decision::suspend`](reins::hooks::approval::Decision::suspend), handing the call to a
 //! person through `decide`.
 //!

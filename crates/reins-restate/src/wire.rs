@@ -57,7 +57,8 @@ pub struct PendingDecision {
 pub struct RunProgress {
     /// Every journaled step so far, oldest first: `<run id>/model/<n>` for a model call, the
     /// effect id `<run id>/t<turn>c<ordinal>` for a tool call, `<run id>/approval/<call>` for
-    /// a journaled decider's answer, `<run id>/record/<name>` for [`Steps::record`].
+    /// a journaled decider's answer (and `<run id>/approval/<call>/failed` when it gave
+    /// none and was told of the policy's denial), `<run id>/record/<name>` for [`Steps::record`].
     ///
     /// [`Steps::record`]: crate::Steps::record
     pub steps: Vec<String>,

@@ -4,7 +4,8 @@
 
 use super::*;
 use crate::steps::{StepRequest, executing_port};
-use reins::hooks::approval::decider_fn;
+use reins::hooks::approval::{DeciderFailure, decider_fn};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -105,17 +106,119 @@ async fn each_answer_is_journaled_once_and_a_replay_reads_it_without_asking_agai
     }
 }
 
+/// What a webhook whose service failed says.
+const NO_DECISION: &str = "the approval service gave no decision (it answered with status 500)";
+
+/// A decider that cannot decide (a webhook whose service failed): it counts how often it is
+/// asked, and keeps what it is told of the policy's denial (as a decision trail does).
+#[derive(Default)]
+struct Undecided {
+    asked: AtomicUsize,
+    told: Mutex<Vec<(DeciderFailure, Decision)>>,
+}
+
+impl ApprovalDecider for Undecided {
+    async fn decide(&self, request: &ApprovalRequest) -> Decision {
+        Decision::deny(format!(
+            "`{}` was not run: {NO_DECISION}",
+            request.tool_name
+        ))
+    }
+
+    async fn try_decide(&self, _: &ApprovalRequest) -> Result<Decision, DeciderFailure> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Err(DeciderFailure::NoDecision(NO_DECISION.to_owned()))
+    }
+
+    async fn failed_to_answer(
+        &self,
+        _: &ApprovalRequest,
+        failure: &DeciderFailure,
+        denial: &Decision,
+    ) {
+        let told = (failure.clone(), denial.clone());
+        self.told.lock().expect("told").push(told);
+    }
+}
+
 #[tokio::test]
-async fn a_panicking_decider_is_journaled_as_a_denial() {
+async fn a_decider_that_gives_no_decision_is_journaled_as_such_and_replayed_the_same() {
+    let journal = Journal::default();
+    let undecided = Arc::new(Undecided::default());
+    let failure = DeciderFailure::NoDecision(NO_DECISION.to_owned());
+
+    let first = recording(Arc::clone(&journal)).decider(Arc::clone(&undecided));
+    // No decision of the decider's: the policy denies the call itself, as its own denial.
+    assert_eq!(first.try_decide(&request()).await, Err(failure.clone()));
+    assert_eq!(undecided.asked.load(Ordering::SeqCst), 1);
+    assert!(
+        journal
+            .lock()
+            .expect("journal")
+            .contains_key("run-7/approval/t1c0"),
+        "journaled"
+    );
+
+    let replayed = replaying(Arc::clone(&journal)).decider(Arc::clone(&undecided));
+    assert_eq!(replayed.try_decide(&request()).await, Err(failure));
+    assert_eq!(
+        undecided.asked.load(Ordering::SeqCst),
+        1,
+        "not asked on replay"
+    );
+
+    // Asked through `decide`, the failure is a denial saying why.
+    let Decision::Deny(message) = replayed.decide(&request()).await else {
+        panic!("no decision denies the call");
+    };
+    assert_eq!(message, format!("`deploy` was not run: {NO_DECISION}"));
+}
+
+#[tokio::test]
+async fn the_inner_decider_is_told_of_the_policy_denial_once() {
+    let journal = Journal::default();
+    let undecided = Arc::new(Undecided::default());
+    let failure = DeciderFailure::NoDecision(NO_DECISION.to_owned());
+    let denial = Decision::deny(format!("`deploy` was not run: {NO_DECISION}"));
+
+    let first = recording(Arc::clone(&journal)).decider(Arc::clone(&undecided));
+    first.failed_to_answer(&request(), &failure, &denial).await;
+    let told = undecided.told.lock().expect("told").clone();
+    assert_eq!(told, [(failure.clone(), denial.clone())]);
+    assert!(
+        journal
+            .lock()
+            .expect("journal")
+            .contains_key("run-7/approval/t1c0/failed"),
+        "journaled"
+    );
+
+    let replayed = replaying(journal).decider(Arc::clone(&undecided));
+    replayed
+        .failed_to_answer(&request(), &failure, &denial)
+        .await;
+    assert_eq!(
+        undecided.told.lock().expect("told").len(),
+        1,
+        "not told again on replay"
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_decider_is_journaled_as_its_failure() {
     let journal = Journal::default();
     async fn broken(_: ApprovalRequest) -> Decision {
         panic!("the approval service client broke")
     }
     let first = recording(Arc::clone(&journal)).decider(decider_fn(broken));
-    let Decision::Deny(message) = first.decide(&request()).await else {
-        panic!("a panic denies the call");
-    };
-    assert!(message.contains("the approver panicked"), "{message}");
+    assert_eq!(
+        first.try_decide(&request()).await,
+        Err(DeciderFailure::Panicked)
+    );
+    assert_eq!(
+        first.decide(&request()).await,
+        Decision::deny("`deploy` was not run: the decider panicked")
+    );
 
     // A decider whose own code panics before it returns a future.
     let at_once = decider_fn(|_: ApprovalRequest| -> std::future::Ready<Decision> {
@@ -124,45 +227,65 @@ async fn a_panicking_decider_is_journaled_as_a_denial() {
     let other = Journal::default();
     let answer = recording(Arc::clone(&other))
         .decider(at_once)
-        .decide(&request())
+        .try_decide(&request())
         .await;
-    assert!(
-        matches!(&answer, Decision::Deny(text) if text.contains("panicked")),
-        "{answer:?}"
-    );
+    assert_eq!(answer, Err(DeciderFailure::Panicked));
     assert!(!other.lock().expect("journal").is_empty(), "journaled");
 
     let (never, asked) = counting(Decision::approve());
     let replayed = replaying(journal).decider(never);
-    assert_eq!(replayed.decide(&request()).await, Decision::Deny(message));
+    assert_eq!(
+        replayed.try_decide(&request()).await,
+        Err(DeciderFailure::Panicked)
+    );
     assert_eq!(asked.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]
-async fn a_decider_that_does_not_answer_in_time_is_journaled_as_a_denial() {
+async fn a_decider_that_does_not_answer_in_time_is_journaled_as_timed_out() {
     let journal = Journal::default();
     let silent = decider_fn(|_| std::future::pending::<Decision>());
     let first = recording(Arc::clone(&journal))
         .decider(silent)
         .timeout(Duration::from_millis(50));
-    let Decision::Deny(message) = first.decide(&request()).await else {
-        panic!("no answer denies the call");
-    };
-    assert!(
-        message.contains("no approval decision within 50ms"),
-        "{message}"
+    assert_eq!(
+        first.try_decide(&request()).await,
+        Err(DeciderFailure::TimedOut(Duration::from_millis(50)))
     );
     assert!(!journal.lock().expect("journal").is_empty(), "journaled");
 }
 
 #[tokio::test]
-async fn a_step_the_engine_refuses_denies_the_call() {
+async fn a_step_the_engine_refuses_is_a_failure_that_denies_the_call() {
     let (decider, _) = counting(Decision::approve());
     let refused = refusing().decider(decider);
+    let Err(DeciderFailure::NoDecision(why)) = refused.try_decide(&request()).await else {
+        panic!("an unjournaled approval is no decision");
+    };
+    assert!(why.contains("could not be journaled"), "{why}");
     let Decision::Deny(message) = refused.decide(&request()).await else {
         panic!("an unjournaled approval denies the call");
     };
     assert!(message.contains("could not be journaled"), "{message}");
+}
+
+/// Runs journaled before failures were kept hold a decision: a replay reads it as one.
+#[tokio::test]
+async fn a_decision_journaled_by_an_earlier_version_is_read_back() {
+    let journal = Journal::default();
+    journal.lock().expect("journal").insert(
+        "run-7/approval/t1c0".to_owned(),
+        serde_json::json!({"decision": "deny", "message": "`deploy` was not run: no approval decision within 50ms"}),
+    );
+    let (never, asked) = counting(Decision::approve());
+    let replayed = replaying(journal).decider(never);
+    assert_eq!(
+        replayed.try_decide(&request()).await,
+        Ok(Decision::deny(
+            "`deploy` was not run: no approval decision within 50ms"
+        ))
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]
