@@ -82,13 +82,12 @@ async fn register(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stand_ins::{closed_address, silent_server};
 
     /// A registration that cannot reach the admin API says so, not that the ingress is down.
     #[tokio::test]
     async fn an_unreachable_admin_api_is_named_as_such() {
-        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = closed.local_addr().unwrap();
-        drop(closed);
+        let address = closed_address();
         let registered =
             register_deployment(&format!("http://{address}"), "http://127.0.0.1:9080").await;
         let said = registered
@@ -112,9 +111,7 @@ mod tests {
         assert!(said.contains("admin API URL"), "{said}");
         assert!(said.contains("http://"), "{said}");
         assert!(!said.contains("hunter2"), "{said}");
-        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = closed.local_addr().unwrap();
-        drop(closed);
+        let address = closed_address();
         let registered =
             register_deployment(&format!("http://ops:hunter2@{address}"), "http://w:9080").await;
         let said = registered.err().map(|error| error.to_string());
@@ -127,14 +124,7 @@ mod tests {
     /// its timeout, with an error naming it, instead of holding the caller.
     #[tokio::test]
     async fn a_silent_admin_api_ends_the_registration_at_its_timeout() {
-        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = silent.local_addr().unwrap();
-        let held = tokio::spawn(async move {
-            let mut open = Vec::new();
-            while let Ok((stream, _)) = silent.accept().await {
-                open.push(stream);
-            }
-        });
+        let (address, held) = silent_server().await;
         let admin = format!("http://{address}");
         let registered = register(
             &admin,

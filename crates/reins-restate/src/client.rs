@@ -359,20 +359,7 @@ fn unknown_run(error: ClientError, run_id: &str) -> ClientError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A server that accepts connections and holds them open, never answering: its address,
-    /// and the task to abort.
-    async fn silent_ingress() -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
-        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = silent.local_addr().unwrap();
-        let held = tokio::spawn(async move {
-            let mut open = Vec::new();
-            while let Ok((stream, _)) = silent.accept().await {
-                open.push(stream);
-            }
-        });
-        (address, held)
-    }
+    use crate::stand_ins::{closed_address, silent_server};
 
     #[test]
     fn debug_output_masks_the_credentials_in_the_ingress_url() {
@@ -387,7 +374,7 @@ mod tests {
     /// timeout, with an error, instead of holding the caller.
     #[tokio::test]
     async fn a_silent_ingress_ends_a_call_at_its_timeout() {
-        let (address, held) = silent_ingress().await;
+        let (address, held) = silent_server().await;
         let runs = RestateRuns::new(&format!("http://{address}"))
             .unwrap()
             .call_timeout(Duration::from_millis(200));
@@ -411,7 +398,7 @@ mod tests {
     /// naming the run; before, `output` waited for ever.
     #[tokio::test]
     async fn waiting_for_an_output_that_never_comes_ends_at_the_limit() {
-        let (address, held) = silent_ingress().await;
+        let (address, held) = silent_server().await;
         let runs = RestateRuns::new(&format!("http://{address}"))
             .unwrap()
             .output_timeout(Duration::from_millis(200));
@@ -452,9 +439,7 @@ mod tests {
     /// Credentials in a URL go as basic authentication, never into an error's text.
     #[tokio::test]
     async fn an_unreachable_server_is_named_without_the_password_in_its_url() {
-        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = closed.local_addr().unwrap();
-        drop(closed);
+        let address = closed_address();
         let runs = RestateRuns::new(&format!("http://ops:hunter2@{address}")).unwrap();
         let said = runs.status("r1").await.err().map(|error| error.to_string());
         let said = said.unwrap_or_default();

@@ -228,6 +228,8 @@ mod decider;
 mod http;
 mod model;
 mod service;
+#[cfg(test)]
+mod stand_ins;
 mod steps;
 mod tool;
 mod wire;
