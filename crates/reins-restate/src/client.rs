@@ -361,13 +361,21 @@ mod tests {
     use super::*;
     use crate::stand_ins::{closed_address, silent_server};
 
-    #[test]
-    fn debug_output_masks_the_credentials_in_the_ingress_url() {
-        let runs = RestateRuns::new("http://ann:s3cret@127.0.0.1:8080/").expect("a valid URL");
+    /// `runs` in `Debug` shows none of `secrets`, and `masked` where they were.
+    fn assert_masked(runs: &RestateRuns, secrets: &[&str], masked: &str) {
         let shown = format!("{runs:?}");
-        assert!(!shown.contains("s3cret"), "{shown}");
-        assert!(!shown.contains("ann"), "{shown}");
-        assert!(shown.contains("***:***@127.0.0.1:8080"), "{shown}");
+        for secret in secrets {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        assert!(shown.contains(masked), "{shown}");
+    }
+
+    #[test]
+    fn debug_output_masks_the_credentials_in_the_ingress_url_and_the_bearer_token() {
+        let runs = RestateRuns::new("http://ann:s3cret@127.0.0.1:8080/").expect("a valid URL");
+        assert_masked(&runs, &["s3cret", "ann"], "***:***@127.0.0.1:8080");
+        let runs = runs.bearer_token("tok-9f8e7d").expect("a valid token");
+        assert_masked(&runs, &["tok-9f8e7d"], r#"bearer_token: Some("***")"#);
     }
 
     /// An ingress that takes the connection and never answers ends a call at the call

@@ -86,9 +86,7 @@ async fn the_bearer_token_is_sent_to_the_ingress_and_never_shown() {
     assert_eq!(last.line, "POST /ReinsAgent/r/status HTTP/1.1");
     assert_eq!(last.authorization, [format!("Bearer {TOKEN}")]);
 
-    let shown = format!("{runs:?}");
-    assert!(!shown.contains(TOKEN), "{shown}");
-    assert!(shown.contains("bearer_token: Some(\"***\")"), "{shown}");
+    // Its `Debug` masks it: client.rs's unit tests check that with the URL's credentials.
 
     // A refused token and an unreachable ingress: neither error repeats it.
     let wrong = RestateRuns::new(&url)
