@@ -150,7 +150,8 @@ impl<D: ApprovalDecider> ApprovalDecider for Arc<D> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DeciderFailure {
-    /// The decider did not answer within the policy's timeout (this one).
+    /// The decider did not answer within the time it was given (this long): the policy's
+    /// timeout, or a wrapper's own (a durable engine's step timeout).
     TimedOut(Duration),
     /// The decider panicked.
     Panicked,
