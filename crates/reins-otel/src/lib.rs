@@ -32,6 +32,7 @@ mod withheld;
 
 pub use bridge::OtelBridge;
 pub use layer::ReinsLayer;
+pub use withheld::without_endpoint_logs;
 pub use reins::observe::{ContentKind, DEFAULT_CONTENT_PART_LIMIT, Telemetry};
 
 use opentelemetry::trace::TracerProvider as _;
@@ -207,8 +208,8 @@ impl Config {
     /// (only one global subscriber can be installed). `other` sees every span and event,
     /// whatever the export's filter lets through: give it a filter of its own
     /// ([`Layer::with_filter`]). It does not see OpenTelemetry's own debug logs of a failed
-    /// export that quote the endpoint's URL (its user info and query included) or the
-    /// collector's answer: no layer of this subscriber does. The failure is still logged,
+    /// export that quote the endpoint's URL (its query included) or the collector's answer:
+    /// [`without_endpoint_logs`] filters the whole subscriber. The failure is still logged,
     /// without them (`opentelemetry_sdk`'s `ERROR` event, e.g. "HTTP export failed with
     /// status code: 401").
     pub fn init_with<L>(self, other: L) -> Result<Otel, InitError>
@@ -244,17 +245,14 @@ impl Config {
         };
         let rust_log = std::env::var(tracing_subscriber::EnvFilter::DEFAULT_ENV).ok();
         let filter = filter::export_filter(rust_log.as_deref());
-        // OpenTelemetry's own logs of a failed export quote the endpoint whole (credentials
-        // included): kept from every layer here, the caller's too (see `withheld`).
-        let endpoint_logs_off = tracing_subscriber::filter::filter_fn(|metadata| {
-            !withheld::quotes_the_endpoint(metadata)
-        });
+        // OpenTelemetry's own logs of a failed export quote the endpoint whole (a key in its
+        // query) and the collector's answer: kept from every layer here, the caller's too.
         let subscriber = tracing_subscriber::registry()
             .with(other)
             .with(
                 layers(&otel.tracer_provider, &otel.meter_provider, telemetry).with_filter(filter),
             )
-            .with(endpoint_logs_off);
+            .with(without_endpoint_logs());
         tracing::subscriber::set_global_default(subscriber)?;
         opentelemetry::global::set_tracer_provider(otel.tracer_provider.clone());
         opentelemetry::global::set_meter_provider(otel.meter_provider.clone());
@@ -274,8 +272,9 @@ impl Config {
 /// source's or an approval decider's panic) are not exported, and no event sets a span's
 /// status: reins records failures itself, never with an error's text. Nor are
 /// OpenTelemetry's own debug logs of a failed export, which quote the endpoint's URL whole
-/// and what the collector answered; other layers of your subscriber still get them (filter
-/// out targets `opentelemetry*` below `info` to keep an endpoint's credentials off them).
+/// (its user info and query) and what the collector answered; other layers of your
+/// subscriber still get them unless you give each [`without_endpoint_logs`] (its example
+/// shows a subscriber built on these layers).
 pub fn layers<S>(
     tracer_provider: &SdkTracerProvider,
     meter_provider: &SdkMeterProvider,

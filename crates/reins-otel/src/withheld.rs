@@ -20,18 +20,62 @@
 //! tracing-opentelemetry would otherwise mark a span that recovered as failed (any `ERROR`
 //! event does) and describe it with the error's text.
 //!
-//! OpenTelemetry's own crates log (at `DEBUG`, through `tracing`: their `internal-logs`
-//! feature is on) each failed export with the request's URL whole — the endpoint's user info
+//! OpenTelemetry's own crates log (at `DEBUG`, through `tracing`, when their `internal-logs`
+//! feature is on, as it is by default) each failed export with the request's URL whole — the endpoint's user info
 //! and query included — with the HTTP client's error, which quotes the URL again, or the
 //! collector's answer, which may echo a header (an API key); the HTTP client's connection
 //! pool logs (at `TRACE`) the URL's authority, user info included. Those events are never
-//! exported, and [`Config::init_with`](crate::Config::init_with) keeps them from its
-//! caller's layer too ([`quotes_the_endpoint`]); the failure itself still reaches it, as the
+//! exported, and [`without_endpoint_logs`] keeps them from a layer of the user's:
+//! [`Config::init_with`](crate::Config::init_with) puts it on its whole subscriber, so its
+//! caller's layer never sees them; the failure itself still reaches it, as the
 //! SDK's `ERROR` event (`BatchSpanProcessor.ExportError`: "HTTP export failed with status
 //! code: 401").
 
 use tracing::field::FieldSet;
 use tracing::{Level, Metadata};
+use tracing_subscriber::filter::FilterFn;
+
+/// A filter for a layer of your own beside [`layers`](crate::layers) (a log on stderr, a
+/// file): it keeps from that layer OpenTelemetry's own logs that quote the OTLP endpoint or
+/// what the collector answered, and the HTTP client's connection pool's logs, which name
+/// the endpoint's host with its user info. A failed export logs, at `DEBUG`, the request's
+/// URL whole (a key in its query, or user info in an endpoint you gave the exporter) and the
+/// collector's answer, which may echo a header (an API key); a layer that shows `DEBUG` would
+/// write them out. Everything else passes, the export's failure among it (the SDK's `ERROR`
+/// event: "HTTP export failed with status code: 401").
+/// [`Config::init_with`](crate::Config::init_with) puts it on the whole subscriber it
+/// installs.
+///
+/// ```
+/// use opentelemetry_sdk::metrics::SdkMeterProvider;
+/// use opentelemetry_sdk::trace::SdkTracerProvider;
+/// use tracing_subscriber::layer::SubscriberExt;
+/// use tracing_subscriber::{EnvFilter, Layer};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let tracer_provider = SdkTracerProvider::builder().build(); // with your exporter
+/// let meter_provider = SdkMeterProvider::builder().build();
+/// let stderr = tracing_subscriber::fmt::layer()
+///     .with_writer(std::io::stderr)
+///     .with_filter(EnvFilter::new("debug"))
+///     .with_filter(reins_otel::without_endpoint_logs());
+/// let subscriber = tracing_subscriber::registry().with(stderr).with(reins_otel::layers(
+///     &tracer_provider,
+///     &meter_provider,
+///     reins_otel::Telemetry::new(),
+/// ));
+/// tracing::subscriber::set_global_default(subscriber)?;
+/// # Ok(())
+/// # }
+/// ```
+pub fn without_endpoint_logs() -> FilterFn {
+    FilterFn::new(not_quoting_the_endpoint as fn(&Metadata<'_>) -> bool)
+}
+
+/// Whether `metadata` is not of an event that [`quotes_the_endpoint`].
+fn not_quoting_the_endpoint(metadata: &Metadata<'_>) -> bool {
+    !quotes_the_endpoint(metadata)
+}
 
 /// Whether an event or span of `metadata` is exported: every one but an event of reins's
 /// crates carrying an error's or a panic's text or an MCP server's log line (see the
@@ -52,7 +96,7 @@ pub(crate) fn exported(metadata: &Metadata<'_>) -> bool {
 /// `HttpClient.ResponseBodyTooLarge`; the gRPC exporter's `TonicChannelBuilt`), or one of
 /// the HTTP client's connection pool (`TRACE`: "checkout waiting for idle connection"),
 /// which names each connection by the URL's scheme and authority, user info included.
-pub(crate) fn quotes_the_endpoint(metadata: &Metadata<'_>) -> bool {
+fn quotes_the_endpoint(metadata: &Metadata<'_>) -> bool {
     metadata.is_event()
         && (metadata.target() == CONNECTION_POOL_TARGET
             || metadata.target().starts_with("opentelemetry")

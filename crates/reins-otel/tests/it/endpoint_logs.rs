@@ -121,3 +121,83 @@ fn a_failed_export_is_logged_without_the_endpoints_credentials_or_headers() {
     );
     assert_failure_logged_without_secrets(&stderr, "TLS to a plain server");
 }
+
+/// A `MakeWriter` appending what a `fmt` layer writes to a shared buffer.
+#[derive(Clone, Default)]
+struct Written(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Write for Written {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let mut written = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        written.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// What a `fmt` layer of the user's at `TRACE` (given `without_endpoint_logs` if `filtered`)
+/// writes when a span of reins's is exported, through [`reins_otel::layers`] in a subscriber
+/// of the user's, to an endpoint with a password where no collector listens.
+fn own_layers_log(filtered: bool) -> String {
+    use opentelemetry_otlp::WithExportConfig;
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let endpoint = format!(
+        "http://phoenix:{PASSWORD}@127.0.0.1:{}/v1/traces",
+        closed_port()
+    );
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_endpoint(endpoint)
+        .build()
+        .unwrap();
+    // Exports as each span ends, on the thread that ends it: the subscriber below sees what
+    // the exporter logs.
+    let tracer_provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_simple_exporter(exporter)
+        .build();
+    let meter_provider = opentelemetry_sdk::metrics::SdkMeterProvider::default();
+    let written = Written::default();
+    let writer = written.clone();
+    let own = tracing_subscriber::fmt::layer()
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .with_filter(tracing_subscriber::filter::LevelFilter::TRACE);
+    let own = if filtered {
+        own.with_filter(reins_otel::without_endpoint_logs()).boxed()
+    } else {
+        own.boxed()
+    };
+    let subscriber = tracing_subscriber::registry()
+        .with(own)
+        .with(reins_otel::layers(
+            &tracer_provider,
+            &meter_provider,
+            reins_otel::Telemetry::new(),
+        ));
+    tracing::subscriber::with_default(subscriber, || {
+        tracing::info_span!(target: "reins", "invoke_agent").in_scope(|| {});
+    });
+    let _ = tracer_provider.shutdown();
+    let written = written.0.lock().unwrap_or_else(|e| e.into_inner());
+    String::from_utf8_lossy(&written).into_owned()
+}
+
+#[test]
+fn a_layer_of_ones_own_beside_layers_is_kept_from_the_endpoints_credentials() {
+    let unfiltered = own_layers_log(false);
+    assert!(
+        unfiltered.contains(PASSWORD),
+        "OpenTelemetry logs the URL whole, so this tests something: {unfiltered}"
+    );
+    let filtered = own_layers_log(true);
+    assert!(!filtered.contains(PASSWORD), "{filtered}");
+    assert!(
+        filtered.contains("HTTP export failed"),
+        "the failure itself is still logged: {filtered}"
+    );
+}
