@@ -2,6 +2,8 @@
 //! exporter's own message quotes an invalid endpoint whole, and an endpoint's user info or
 //! query may hold credentials (`https://user:password@collector:4318`).
 
+use crate::endpoint::Credentialed;
+
 /// The variables an endpoint is read from.
 const ENDPOINT_VARS: [&str; 3] = [
     "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -9,9 +11,20 @@ const ENDPOINT_VARS: [&str; 3] = [
     "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
 ];
 
-/// `error`'s message with each endpoint variable's value replaced by the variable's name.
-pub(crate) fn described(error: &opentelemetry_otlp::ExporterBuildError) -> String {
-    let values = ENDPOINT_VARS.map(|name| (name, std::env::var(name).ok()));
+/// `error`'s message with each endpoint variable's value replaced by the variable's name, as
+/// is the URL the exporter was given in its place (`credentialed`: the variable's without its
+/// user info, which the SDK quotes when it is invalid).
+pub(crate) fn described(
+    error: &opentelemetry_otlp::ExporterBuildError,
+    credentialed: &Option<Credentialed>,
+) -> String {
+    let mut values: Vec<_> = ENDPOINT_VARS
+        .iter()
+        .map(|&name| (name, std::env::var(name).ok()))
+        .collect();
+    if let Some(credentialed) = credentialed {
+        values.push((credentialed.variable, Some(credentialed.url.clone())));
+    }
     masked(error.to_string(), &values)
 }
 

@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 mod bridge;
+mod endpoint;
 mod exporter_error;
 mod filter;
 mod layer;
@@ -32,8 +33,8 @@ mod withheld;
 
 pub use bridge::OtelBridge;
 pub use layer::ReinsLayer;
-pub use withheld::without_endpoint_logs;
 pub use reins::observe::{ContentKind, DEFAULT_CONTENT_PART_LIMIT, Telemetry};
+pub use withheld::without_endpoint_logs;
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::Resource;
@@ -74,16 +75,25 @@ pub enum InitError {
 }
 
 /// The installed exporters. Dropping it shuts them down, flushing what is buffered;
-/// [`Otel::shutdown`] does the same and reports failures.
-#[derive(Debug)]
+/// [`Otel::shutdown`] does the same and reports failures. Its `Debug` leaves the providers
+/// out: theirs shows each exporter's endpoint and headers' values (an API key).
 pub struct Otel {
     tracer_provider: SdkTracerProvider,
     meter_provider: SdkMeterProvider,
     shut_down: bool,
 }
 
+impl std::fmt::Debug for Otel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Otel")
+            .field("shut_down", &self.shut_down)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Otel {
-    /// The tracer provider spans are exported through.
+    /// The tracer provider spans are exported through. (Its `Debug` shows the exporter's
+    /// headers, values included.)
     pub fn tracer_provider(&self) -> &SdkTracerProvider {
         &self.tracer_provider
     }
@@ -193,6 +203,11 @@ impl Config {
     /// installs them and the W3C trace-context propagator globally, and sets a global
     /// `tracing` subscriber exporting reins's spans.
     ///
+    /// An endpoint's user info (`http://user:password@collector:4318`) is taken out of its
+    /// URL and sent as an `Authorization: Basic` header: the exporters never hold it in their
+    /// URL, which OpenTelemetry quotes in its logs and errors. An `authorization` header of
+    /// `OTEL_EXPORTER_OTLP_HEADERS` (or a signal's own `..._HEADERS`) is sent instead.
+    ///
     /// What is exported is filtered by `RUST_LOG` (`info` when it is unset or invalid), with
     /// `reins=info` added unless one of its directives names `reins`: a `RUST_LOG` written
     /// for the application (`myapp=debug`, or `warn`) would otherwise turn reins's spans
@@ -219,10 +234,14 @@ impl Config {
         let requested = std::env::var(CAPTURE_CONTENT_VAR).ok();
         let telemetry = with_requested_content(self.telemetry, requested.as_deref());
         let resource = resource();
-        let span_exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .build()
-            .map_err(|error| InitError::Exporter(exporter_error::described(&error)))?;
+        let traces = endpoint::credentialed(endpoint::TRACES, env_var);
+        let span_exporter = opentelemetry_otlp::SpanExporter::builder().with_http();
+        let span_exporter = match &traces {
+            Some(credentialed) => credentialed.apply(span_exporter),
+            None => span_exporter,
+        }
+        .build()
+        .map_err(|error| InitError::Exporter(exporter_error::described(&error, &traces)))?;
         let tracer_provider = SdkTracerProvider::builder()
             .with_batch_exporter(span_exporter)
             .with_resource(resource.clone())
@@ -231,10 +250,14 @@ impl Config {
         // A backend that takes traces only (e.g. Phoenix) is set up with the standard
         // OTEL_METRICS_EXPORTER=none; metrics are then recorded nowhere.
         if !exporter_disabled("OTEL_METRICS_EXPORTER") {
-            let metric_exporter = opentelemetry_otlp::MetricExporter::builder()
-                .with_http()
-                .build()
-                .map_err(|error| InitError::Exporter(exporter_error::described(&error)))?;
+            let metrics = endpoint::credentialed(endpoint::METRICS, env_var);
+            let metric_exporter = opentelemetry_otlp::MetricExporter::builder().with_http();
+            let metric_exporter = match &metrics {
+                Some(credentialed) => credentialed.apply(metric_exporter),
+                None => metric_exporter,
+            }
+            .build()
+            .map_err(|error| InitError::Exporter(exporter_error::described(&error, &metrics)))?;
             meter_provider = meter_provider.with_periodic_exporter(metric_exporter);
         }
         let meter_provider = meter_provider.build();
@@ -306,6 +329,11 @@ where
         .and_then(reins)
 }
 
+/// The environment variable `name`, if it is set (and Unicode).
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
 /// Whether the exporter variable `name` (e.g. `OTEL_METRICS_EXPORTER`) says `none`.
 fn exporter_disabled(name: &str) -> bool {
     std::env::var(name).is_ok_and(|value| value.trim().eq_ignore_ascii_case("none"))
@@ -330,6 +358,32 @@ fn resource() -> Resource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_exporters_debug_shows_no_credentials() {
+        let credentialed = endpoint::credentialed(endpoint::TRACES, |name| {
+            (name == "OTEL_EXPORTER_OTLP_ENDPOINT")
+                .then(|| "http://phoenix:s3cret-pw@collector:4318".to_owned())
+        })
+        .unwrap();
+        let exporter = credentialed
+            .apply(opentelemetry_otlp::SpanExporter::builder().with_http())
+            .build()
+            .unwrap();
+        let otel = Otel {
+            tracer_provider: SdkTracerProvider::builder()
+                .with_simple_exporter(exporter)
+                .build(),
+            meter_provider: SdkMeterProvider::default(),
+            shut_down: true,
+        };
+        let debug = format!("{otel:?}");
+        use base64::Engine as _;
+        let basic = base64::engine::general_purpose::STANDARD.encode("phoenix:s3cret-pw");
+        for secret in ["s3cret-pw", basic.as_str()] {
+            assert!(!debug.contains(secret), "{debug}");
+        }
+    }
 
     #[test]
     fn content_is_recorded_only_when_asked_for_with_true() {

@@ -3,6 +3,7 @@
 mod attributes;
 mod cancel;
 mod content;
+mod credentials;
 mod docs;
 mod early_stop;
 mod endpoint_logs;
