@@ -92,13 +92,16 @@ impl std::fmt::Debug for Otel {
 }
 
 impl Otel {
-    /// The tracer provider spans are exported through. (Its `Debug` shows the exporter's
-    /// headers, values included.)
+    /// The tracer provider spans are exported through. Its `Debug` (the SDK's) shows the
+    /// exporter's headers, values included: an `Authorization` header made from the endpoint's
+    /// user info, or keys set in `OTEL_EXPORTER_OTLP_HEADERS`. Do not log it.
     pub fn tracer_provider(&self) -> &SdkTracerProvider {
         &self.tracer_provider
     }
 
-    /// The meter provider metrics are exported through.
+    /// The meter provider metrics are exported through. Like the
+    /// [tracer provider](Otel::tracer_provider), its `Debug` shows the exporter's headers,
+    /// credentials included: do not log it.
     pub fn meter_provider(&self) -> &SdkMeterProvider {
         &self.meter_provider
     }
