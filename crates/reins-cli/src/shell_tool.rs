@@ -26,9 +26,8 @@ const MAX_OUTPUT: usize = 16 * 1024;
 pub struct ShellTool {
     name: String,
     description: String,
-    command: Vec<String>,
-    /// Where in `command` a value could be read as an option, and is refused.
-    option_positions: OptionPositions,
+    /// The program's argv, its placeholders to be filled in.
+    argv: Argv,
     schema: Value,
     /// `schema` compiled once, or why it cannot be (`reins check` refuses such a schema).
     validator: Result<Arc<jsonschema::Validator>, String>,
@@ -57,8 +56,7 @@ impl ShellTool {
         ShellTool {
             name: config.name.get_ref().clone(),
             description: config.description.clone(),
-            option_positions: OptionPositions::of(&command, config.allow_option_values),
-            command,
+            argv: Argv::new(command, config.allow_option_values),
             validator: crate::tool_schema::compile(&schema).map(Arc::new),
             schema,
             timeout: Duration::from_secs(
@@ -75,11 +73,37 @@ impl ShellTool {
         }
     }
 
-    /// The program's argv with `args` filled in. Each element is filled in one pass: an
-    /// argument's value is put in as it is, never searched for placeholders itself (a value
-    /// holding `{other}` stays `{other}`, and cannot grow by being filled again). A value
-    /// that would be read as an option of the program is refused (`option_values`).
-    pub fn argv(&self, args: &Value) -> Result<Vec<String>, String> {
+    /// The program's argv, which a call's arguments fill in: what `ArgsCheck` checks them
+    /// against as the call is dispatched, before an approval rule asks about it.
+    pub fn argv(&self) -> &Argv {
+        &self.argv
+    }
+}
+
+/// A shell tool's command, its `{placeholders}` to be filled in with a call's arguments, and
+/// where a value filling one could be read as an option of the program (`option_values`).
+#[derive(Debug, Clone)]
+pub struct Argv {
+    command: Vec<String>,
+    /// Where in `command` a value could be read as an option, and is refused.
+    option_positions: OptionPositions,
+}
+
+impl Argv {
+    /// The argv template `command` (program first); `allow_option_values` as the tool's.
+    pub fn new(command: Vec<String>, allow_option_values: bool) -> Self {
+        Argv {
+            option_positions: OptionPositions::of(&command, allow_option_values),
+            command,
+        }
+    }
+
+    /// The program's argv with `args` filled in, or why the program must not run with them.
+    /// Each element is filled in one pass: an argument's value is put in as it is, never
+    /// searched for placeholders itself (a value holding `{other}` stays `{other}`, and cannot
+    /// grow by being filled again). A value that would be read as an option of the program is
+    /// refused (`option_values`).
+    pub fn fill(&self, args: &Value) -> Result<Vec<String>, String> {
         self.command
             .iter()
             .enumerate()
@@ -155,8 +179,11 @@ impl Tool for ShellTool {
 
     /// Runs the program with `args`: its output, or why it failed. Arguments that do not fit
     /// the tool's schema run nothing (a string where a number is wanted could be a flag of
-    /// the program's, an object would be spelt into one argument as JSON): the model is
-    /// told what is wrong, and can call again. A schema that does not compile, which
+    /// the program's, an object would be spelt into one argument as JSON), nor does a value
+    /// that would be an option of the program (`option_values`): the model is told what is
+    /// wrong, and can call again. The model's calls are refused so as they are dispatched
+    /// already (`args_check`); these checks are for a call a person approved with edited
+    /// arguments, which is not dispatched again. A schema that does not compile, which
     /// `reins check` refuses, runs nothing either: the program is never run unchecked. (A key
     /// the program prints is masked in both by the agent's redaction hooks, as in any tool's
     /// result and failure.)
@@ -166,7 +193,7 @@ impl Tool for ShellTool {
         })?;
         crate::tool_schema::check(&self.name, validator, &args)
             .map_err(|mismatch| crate::tool_schema::not_run(&mismatch))?;
-        let argv = self.argv(&args)?;
+        let argv = self.argv.fill(&args)?;
         let (program, rest) = argv.split_first().ok_or("the command is empty")?;
         let mut command = tokio::process::Command::new(program);
         command

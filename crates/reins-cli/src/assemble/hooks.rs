@@ -7,6 +7,7 @@ use crate::args_check::ArgsCheck;
 use crate::config::{ApprovalConfig, LoadedAgent};
 use crate::keys::ModelKeys;
 use crate::run_decisions::{Logged, WEBHOOK};
+use crate::shell_tool::ShellTool;
 use reins::agent::AgentBuilder;
 use reins::hooks::approval::{ApprovalPolicy, Rule, RuleOutcome, WebhookDecider};
 use reins::hooks::audit::AuditLog;
@@ -50,8 +51,9 @@ pub struct FileHooks {
     cache: Option<ResponseCache>,
     budget: Option<Budget>,
     loop_breaker: Option<LoopBreaker>,
-    /// A call whose arguments do not fit its tool's schema (any tool's), refused before the
-    /// approval policy asks about it.
+    /// A call whose arguments do not fit its tool's schema (any tool's), or whose value would
+    /// be an option of a shell tool's program, refused before the approval policy asks
+    /// about it.
     args_check: ArgsCheck,
     approval: Option<ApprovalPolicy>,
     /// On Restate, the webhook the approval policy asks through each run's journal, and how
@@ -150,6 +152,13 @@ impl FileHooks {
         })
     }
 
+    /// These hooks, refusing a call of one of `shell_tools` whose value would be an option of
+    /// its program before the approval policy asks about it.
+    pub fn checking(mut self, shell_tools: &[ShellTool]) -> Self {
+        self.args_check = ArgsCheck::with_shell_tools(shell_tools);
+        self
+    }
+
     /// These hooks, with `keys`' values masked in every tool's result.
     pub fn masking(mut self, keys: &ModelKeys) -> Self {
         self.model_keys = keys.tool_result_redaction();
@@ -160,7 +169,7 @@ impl FileHooks {
     /// first, so that no other hook sees them; the tool choice shapes the request;
     /// guardrails and redaction see the text; the response cache keys the request as it is
     /// sent, and a response it serves is no model call to count; the budget, the loop
-    /// breaker and then the tools' schemas refuse calls before the approval policy asks
+    /// breaker and then the tools' schemas (and shell tools' option values) refuse calls before the approval policy asks
     /// a person about them (the breaker sees a call repeated out of its schema too); the
     /// fallback retries failed model calls; the audit log, last, records what the others
     /// decided. `steps` are the run's on a Restate worker, where the approval webhook is

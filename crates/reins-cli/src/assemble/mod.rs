@@ -183,7 +183,9 @@ pub async fn connect(
         other => other,
     };
     Ok(Connected {
-        hooks: FileHooks::new(agent, policy, labels, approvals)?.masking(&keys),
+        hooks: FileHooks::new(agent, policy, labels, approvals)?
+            .masking(&keys)
+            .checking(&shell_tools),
         model: own_model,
         named_models,
         shell_tools,

@@ -10,9 +10,14 @@
 //! by convention), and when it is an argument after the script of `sh -c SCRIPT` (or
 //! `bash`, `dash`, `zsh`, `ksh`, `mksh`, `ash`, `yash`, or `python3 -c SCRIPT`): those are the
 //! script's positional parameters (`$0`, `$1`, ...; `sys.argv`), which the interpreter never
-//! reads as options. A script that hands them on to a program must guard them itself
-//! (`git log -- "$1"`). A tool whose values may be options opts out with
-//! `allow_option_values = true`.
+//! reads as options, the interpreter run by `env [-i] [NAME=value...]` or not. A script that
+//! hands them on to a program must guard them itself (`git log -- "$1"`). A tool whose values
+//! may be options opts out with `allow_option_values = true`.
+//!
+//! A negative number is refused like any other value: `head {count}` given `-5` is `head -5`,
+//! an option, and whether an element is an option's argument (`head -n {count}`) cannot be
+//! known from the command. The refusal says how the agent file takes such a value: in its
+//! option's element (`-n{count}`, `--lines={count}`), after `--`, or by opting out.
 
 use crate::config::shell_tool::placeholder_at;
 use std::path::Path;
@@ -59,20 +64,62 @@ impl OptionPositions {
             return Ok(());
         }
         let name = placeholder_at(template).unwrap_or(template);
+        // A negative number is refused too: many programs read one as an option (`head -5`,
+        // `grep -2`, `kill -9`), and whether the element is an option's argument instead
+        // (`head -n {count}`) cannot be known from the command.
+        let (what, instead) = if is_negative_number(filled) {
+            (format!("`{name}` is a negative number"), "")
+        } else {
+            (
+                format!("`{name}` starts with `-`"),
+                " (a file named `-x` as `./-x`)",
+            )
+        };
         Err(format!(
-            "invalid arguments: `{name}` starts with `-`, so the program would read it as an \
-             option rather than a value; the tool did not run. Give `{name}` without a leading \
-             `-` (a file named `-x` as `./-x`)"
+            "invalid arguments: {what}, so the program would read it as an option rather than \
+             a value; the tool did not run. Give `{name}` without a leading `-`{instead}. (The \
+             agent file can take such a value as its option's argument in one element, \
+             `--lines={{{name}}}` or `-n{{{name}}}`, after a `--` element, or with \
+             `allow_option_values = true` on the tool.)"
         ))
     }
 }
 
 /// The index of the first argument a script interpreter gives its `-c` script as a positional
 /// parameter (`sh -c SCRIPT NAME ARG...`: NAME is `$0`; `python3 -c SCRIPT ARG...`), if
-/// `command` is such a call. Options before the script are read as the interpreter reads
-/// them; one holding a placeholder, or any form not understood, gives none (every element
-/// is then checked).
+/// `command` is such a call, the interpreter run by `env` or not ([`program_run_by_env`]).
 fn script_arguments_from(command: &[String]) -> Option<usize> {
+    let interpreter = program_run_by_env(command).unwrap_or(0);
+    let from = script_arguments_in(command.get(interpreter..)?)?;
+    Some(interpreter + from)
+}
+
+/// The index of the program `env` runs, when `command` is `env [-i] [NAME=value...] PROGRAM
+/// ...`: `env` reads no option after its first operand, nor a value in an assignment whose
+/// name is the file's (`LC_ALL={locale}`). Other options of `env`'s give none.
+fn program_run_by_env(command: &[String]) -> Option<usize> {
+    let program = Path::new(command.first()?).file_name()?.to_str()?;
+    if program != "env" {
+        return None;
+    }
+    let mut index = 1;
+    if command.get(index).is_some_and(|element| element == "-i") {
+        index += 1;
+    }
+    while command.get(index).is_some_and(|element| {
+        element
+            .find('=')
+            .is_some_and(|at| at > 0 && !element.starts_with('-') && !element[..at].contains('{'))
+    }) {
+        index += 1;
+    }
+    Some(index)
+}
+
+/// [`script_arguments_from`] for a `command` whose program is the interpreter. Options before
+/// the script are read as the interpreter reads them; one holding a placeholder, or any form
+/// not understood, gives none (every element is then checked).
+fn script_arguments_in(command: &[String]) -> Option<usize> {
     let program = Path::new(command.first()?).file_name()?.to_str()?;
     let shell = SHELLS.contains(&program);
     if !shell && !is_python(program) {
@@ -127,6 +174,15 @@ fn script_arguments_from(command: &[String]) -> Option<usize> {
     (shell && script_option && command.get(index).is_some()).then_some(index + 1)
 }
 
+/// Whether `text` is a negative number as a model writes one: `-5`, `-0.25`.
+fn is_negative_number(text: &str) -> bool {
+    text.strip_prefix('-').is_some_and(|number| {
+        number.starts_with(|c: char| c.is_ascii_digit())
+            && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && number.matches('.').count() <= 1
+    })
+}
+
 /// Whether `program` is a Python interpreter: `python`, `python3`, `python3.12`.
 fn is_python(program: &str) -> bool {
     program
@@ -169,6 +225,33 @@ mod tests {
             checked(&["python3", "-I", "-c", "print(1)", "{x}"]),
             [false, false, false, false, false]
         );
+        // Run by `env`, after its variables.
+        assert_eq!(
+            checked(&[
+                "env",
+                "-i",
+                "LC_ALL={locale}",
+                "sh",
+                "-c",
+                "echo \"$1\"",
+                "sh",
+                "{x}"
+            ]),
+            [false; 8]
+        );
+        assert_eq!(
+            checked(&["/usr/bin/env", "python3", "-c", "print(1)", "{x}"]),
+            [false; 5]
+        );
+        // `env`'s other options, and a variable named by the model, are not understood.
+        assert_eq!(
+            checked(&["env", "-u", "HOME", "sh", "-c", "echo", "{x}"]),
+            [false, false, false, false, false, false, true]
+        );
+        assert_eq!(
+            checked(&["env", "{name}=1", "sh", "-c", "echo", "{x}"]),
+            [false, true, false, false, false, true]
+        );
         // Not a `-c` script: the shell reads a script file, a module its own options.
         assert_eq!(checked(&["sh", "run.sh", "{x}"]), [false, false, true]);
         assert_eq!(
@@ -189,6 +272,12 @@ mod tests {
         assert!(refused.is_err_and(|why| why.contains("`ref` starts with `-`")));
         assert_eq!(positions.check(2, "{ref}", "-"), Ok(()));
         assert_eq!(positions.check(2, "{ref}", "main"), Ok(()));
+        let refused = positions.check(2, "{ref}", "-5");
+        assert!(
+            refused.is_err_and(|why| why.contains("`ref` is a negative number")
+                && why.contains("allow_option_values = true")
+                && !why.contains("./-x"))
+        );
         let allowed = OptionPositions::of(&command, true);
         assert_eq!(allowed.check(2, "{ref}", "--output=x"), Ok(()));
     }
