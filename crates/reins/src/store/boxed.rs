@@ -64,6 +64,15 @@ impl RunStore for BoxedStore {
         self.0.claim(run_id, owner).await
     }
 
+    async fn claim_from(
+        &self,
+        run_id: &str,
+        owner: &str,
+        holder: &str,
+    ) -> Result<ClaimedRun, StoreError> {
+        self.0.claim_from(run_id, owner, holder).await
+    }
+
     async fn checkpoint(
         &self,
         lease: &Lease,

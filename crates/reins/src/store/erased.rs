@@ -34,6 +34,12 @@ pub(crate) trait DynRunStore: Send + Sync + 'static {
         run_id: &'a str,
         owner: &'a str,
     ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>>;
+    fn claim_from<'a>(
+        &'a self,
+        run_id: &'a str,
+        owner: &'a str,
+        holder: &'a str,
+    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>>;
     fn checkpoint<'a>(
         &'a self,
         lease: &'a Lease,
@@ -109,6 +115,15 @@ impl<S: RunStore> DynRunStore for S {
         owner: &'a str,
     ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
         caught(move || RunStore::claim(self, run_id, owner))
+    }
+
+    fn claim_from<'a>(
+        &'a self,
+        run_id: &'a str,
+        owner: &'a str,
+        holder: &'a str,
+    ) -> BoxFuture<'a, Result<ClaimedRun, StoreError>> {
+        caught(move || RunStore::claim_from(self, run_id, owner, holder))
     }
 
     fn checkpoint<'a>(

@@ -21,7 +21,8 @@ pub struct Lease {
     /// claims never share one, whatever their workers are called.
     pub token: String,
     /// The name of the worker that claimed the run: a label for people (shown in
-    /// [`StoreError::Busy`]), not an identity.
+    /// [`StoreError::Busy`]), not an identity; [`RunStore::claim_from`] names it to take a
+    /// dead worker's run over.
     pub owner: String,
     /// The version of the run as this worker last wrote it.
     pub version: i64,
@@ -45,19 +46,24 @@ pub(crate) fn new_token() -> String {
 }
 
 /// Whether a claim of `state` may proceed: not when the run has finished, nor while a claim's
-/// lease (`holder` until `lease_until`) is live, whoever asks.
+/// lease (`holder` until `lease_until`) is live, whoever asks — unless the claim takes the
+/// run over from that very holder (`taking_over`, [`RunStore::claim_from`]).
 pub(crate) fn check_claimable(
     run_id: &str,
     state: &RunState,
     holder: Option<&str>,
     lease_until: i64,
     now: i64,
+    taking_over: Option<&str>,
 ) -> Result<(), StoreError> {
     if matches!(state.status, RunStatus::Completed | RunStatus::Failed) {
         return Err(StoreError::Finished {
             run_id: run_id.to_owned(),
             status: state.status,
         });
+    }
+    if taking_over.is_some() && taking_over == holder {
+        return Ok(());
     }
     check_unleased(run_id, holder, lease_until, now)
 }

@@ -34,7 +34,7 @@
 //!
 //! A run cut off by a crash is still `Running` in the store: its calls in doubt are found, and
 //! listed by [`RunStore::pending_approvals`], once a worker resumes it after the dead worker's
-//! lease has expired.
+//! lease has expired, or takes the run over from the dead worker ([`RunStore::claim_from`]).
 //!
 //! So a tool that declares nothing runs at most once per call, crashes included; one that
 //! declares itself safe to repeat runs at least once. A model turn that was received but not
@@ -54,7 +54,9 @@
 //! mid-step). A decision recorded once a lease has run out ([`RunStore::decide`]) ends that
 //! lease the same way, since its worker would never apply it. A crashed worker's lease
 //! expires after the store's lease duration, also when it restarts under the same name; make
-//! the lease longer than the longest single step (model call or tool call) of your runs.
+//! the lease longer than the longest single step (model call or tool call) of your runs. A
+//! caller that knows the worker is dead need not wait: [`RunStore::claim_from`] takes the run
+//! from the worker it names, atomically, only while that worker still holds it.
 //!
 //! # Runs cut off
 //!
@@ -151,6 +153,7 @@ mod erased;
 mod error;
 mod fork;
 mod format;
+mod journal;
 mod lease;
 mod listing;
 mod memory;
@@ -170,6 +173,7 @@ pub use decision::{Decision, RecordedDecision, call_binding};
 pub use error::StoreError;
 pub use fork::{Checkpoint, fork};
 pub use format::FORMAT_VERSION;
+pub use journal::JournalEntry;
 pub use lease::{ClaimedRun, DEFAULT_LEASE, Lease};
 pub use listing::{LeaseHolder, RunCursor, RunPage, RunQuery, RunSummary};
 pub use memory::MemoryStore;
@@ -200,22 +204,8 @@ pub(crate) use listing::{
 };
 pub(crate) use pending::collect_pending;
 pub(crate) use recent::{newest_first, recent_of};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::future::Future;
 use std::time::Duration;
-
-/// One completed effect, journaled with the checkpoint that follows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JournalEntry {
-    /// The effect's stable id: `<run id>/t<turn>` for a model turn, `<run id>/<internal call
-    /// id>` for a tool call.
-    pub effect_id: String,
-    /// `model_turn` or `tool_call`.
-    pub kind: String,
-    /// What the effect produced (the assistant content, or the call's result).
-    pub payload: Value,
-}
 
 /// Where durable runs live. Implementations: [`MemoryStore`] (tests, one process),
 /// `SqliteStore` (feature `sqlite`, the embedded default: one file) and `PostgresStore`
@@ -274,6 +264,30 @@ pub trait RunStore: Send + Sync + 'static {
         run_id: &str,
         owner: &str,
     ) -> impl Future<Output = Result<ClaimedRun, StoreError>> + Send;
+
+    /// Claims a run as [`claim`](Self::claim) does, and also while its lease is live if the
+    /// claim holding it is by the worker named `holder`: for a worker known to be dead (its
+    /// process is gone), whose lease would keep the run busy until it expires. The holder is
+    /// checked and replaced in one transaction, so a takeover never takes the run from a
+    /// claim that replaced the dead one: naming a worker that no longer holds the run is
+    /// refused with [`StoreError::Busy`] (naming the one that does). The old lease ends as
+    /// after an expiry and a claim: its worker's writes fail with [`StoreError::Conflict`].
+    ///
+    /// Names are labels, not identities: take over only from a name that tells you its
+    /// worker is dead (a process id on this machine that no longer runs), and keep names
+    /// unique among workers alive at once. A finished run is refused as by `claim`.
+    ///
+    /// The built-in stores take over; the default, for a store of your own, claims as
+    /// [`claim`](Self::claim) does, refusing a live lease with [`StoreError::Busy`].
+    fn claim_from(
+        &self,
+        run_id: &str,
+        owner: &str,
+        holder: &str,
+    ) -> impl Future<Output = Result<ClaimedRun, StoreError>> + Send {
+        let _ = holder;
+        self.claim(run_id, owner)
+    }
 
     /// Writes the run's state and `journal` in one transaction, if `lease` is still current
     /// (the run's version and the claim's token both match, else [`StoreError::Conflict`]);

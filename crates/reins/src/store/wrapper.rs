@@ -121,6 +121,16 @@ pub trait StoreWrapper: Send + Sync + 'static {
         RunStore::claim(self.inner(), run_id, owner)
     }
 
+    /// [`RunStore::claim_from`]: the inner store's unless changed.
+    fn claim_from(
+        &self,
+        run_id: &str,
+        owner: &str,
+        holder: &str,
+    ) -> impl Future<Output = Result<ClaimedRun, StoreError>> + Send {
+        RunStore::claim_from(self.inner(), run_id, owner, holder)
+    }
+
     /// [`RunStore::checkpoint`]: the inner store's unless changed.
     fn checkpoint(
         &self,
@@ -266,6 +276,15 @@ impl<W: StoreWrapper> RunStore for W {
         owner: &str,
     ) -> impl Future<Output = Result<ClaimedRun, StoreError>> + Send {
         StoreWrapper::claim(self, run_id, owner)
+    }
+
+    fn claim_from(
+        &self,
+        run_id: &str,
+        owner: &str,
+        holder: &str,
+    ) -> impl Future<Output = Result<ClaimedRun, StoreError>> + Send {
+        StoreWrapper::claim_from(self, run_id, owner, holder)
     }
 
     fn checkpoint(

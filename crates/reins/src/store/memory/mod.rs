@@ -153,6 +153,38 @@ impl MemoryStore {
         runs.insert(state.run_id.clone(), record);
         Ok(())
     }
+
+    /// [`RunStore::claim`], or with `taking_over` [`RunStore::claim_from`] that holder: one
+    /// lock, so the holder checked is the holder replaced.
+    fn claim_taking_over(
+        &self,
+        run_id: &str,
+        owner: &str,
+        taking_over: Option<&str>,
+    ) -> Result<ClaimedRun, StoreError> {
+        let mut runs = self.lock();
+        let record = record_mut(&mut runs, run_id)?;
+        let state = decode_state(run_id, record.format, &record.state)?;
+        let now = now_millis();
+        let holder = record.owner.as_deref();
+        check_claimable(run_id, &state, holder, record.lease_until, now, taking_over)?;
+        let token = new_token();
+        record.version += 1;
+        record.owner = Some(owner.to_owned());
+        record.token = Some(token.clone());
+        record.lease_until = now + self.lease_millis();
+        record.updated_at = now;
+        Ok(ClaimedRun {
+            state,
+            decisions: record.decisions.clone(),
+            lease: Lease {
+                run_id: run_id.to_owned(),
+                token,
+                owner: owner.to_owned(),
+                version: record.version,
+            },
+        })
+    }
 }
 
 impl RunStore for MemoryStore {
@@ -176,33 +208,16 @@ impl RunStore for MemoryStore {
     }
 
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
-        let mut runs = self.lock();
-        let record = record_mut(&mut runs, run_id)?;
-        let state = decode_state(run_id, record.format, &record.state)?;
-        let now = now_millis();
-        check_claimable(
-            run_id,
-            &state,
-            record.owner.as_deref(),
-            record.lease_until,
-            now,
-        )?;
-        let token = new_token();
-        record.version += 1;
-        record.owner = Some(owner.to_owned());
-        record.token = Some(token.clone());
-        record.lease_until = now + self.lease_millis();
-        record.updated_at = now;
-        Ok(ClaimedRun {
-            state,
-            decisions: record.decisions.clone(),
-            lease: Lease {
-                run_id: run_id.to_owned(),
-                token,
-                owner: owner.to_owned(),
-                version: record.version,
-            },
-        })
+        self.claim_taking_over(run_id, owner, None)
+    }
+
+    async fn claim_from(
+        &self,
+        run_id: &str,
+        owner: &str,
+        holder: &str,
+    ) -> Result<ClaimedRun, StoreError> {
+        self.claim_taking_over(run_id, owner, Some(holder))
     }
 
     async fn checkpoint(

@@ -249,7 +249,18 @@ impl RunStore for PostgresStore {
 
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
         let mut client = self.client().await?;
-        writes::claim(&mut client, run_id, owner, self.lease_millis()).await
+        writes::claim(&mut client, run_id, owner, self.lease_millis(), None).await
+    }
+
+    async fn claim_from(
+        &self,
+        run_id: &str,
+        owner: &str,
+        holder: &str,
+    ) -> Result<ClaimedRun, StoreError> {
+        let mut client = self.client().await?;
+        let lease = self.lease_millis();
+        writes::claim(&mut client, run_id, owner, lease, Some(holder)).await
     }
 
     async fn checkpoint(

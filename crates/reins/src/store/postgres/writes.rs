@@ -162,18 +162,24 @@ pub(super) async fn renew(
     Ok(lease.clone())
 }
 
-/// Leases `run_id` to `owner` for `lease_millis`, with its state and decisions.
+/// Leases `run_id` to `owner` for `lease_millis`, with its state and decisions; with
+/// `taking_over`, also from that holder while its lease is live ([`RunStore::claim_from`]).
+///
+/// [`RunStore::claim_from`]: crate::store::RunStore::claim_from
 pub(super) async fn claim(
     client: &mut Client,
     run_id: &str,
     owner: &str,
     lease_millis: i64,
+    taking_over: Option<&str>,
 ) -> Result<ClaimedRun, StoreError> {
     let transaction = client.transaction().await.map_err(backend)?;
-    // FOR UPDATE makes a concurrent claim wait for this one, then see its lease.
+    // FOR UPDATE makes a concurrent claim wait for this one, then see its lease; so a
+    // takeover replaces the very holder it checked.
     let (row, state) = read_state(&*transaction, run_id, true).await?;
     let now = now_millis();
-    check_claimable(run_id, &state, row.owner.as_deref(), row.lease_until, now)?;
+    let holder = row.owner.as_deref();
+    check_claimable(run_id, &state, holder, row.lease_until, now, taking_over)?;
     let (version, token) = (row.version + 1, new_token());
     transaction
         .execute(

@@ -247,7 +247,18 @@ impl RunStore for SqliteStore {
     }
 
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
-        self.with(writes::claim(run_id, owner, self.lease_millis()))
+        self.with(writes::claim(run_id, owner, self.lease_millis(), None))
+            .await
+    }
+
+    async fn claim_from(
+        &self,
+        run_id: &str,
+        owner: &str,
+        holder: &str,
+    ) -> Result<ClaimedRun, StoreError> {
+        let lease = self.lease_millis();
+        self.with(writes::claim(run_id, owner, lease, Some(holder)))
             .await
     }
 

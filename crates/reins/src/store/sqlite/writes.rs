@@ -116,18 +116,35 @@ fn append_journal(
     Ok(())
 }
 
-/// Takes a stored run's lease for `owner` for `lease` milliseconds, with its decisions.
-pub(super) fn claim(run_id: &str, owner: &str, lease: i64) -> impl Work<ClaimedRun> {
+/// Takes a stored run's lease for `owner` for `lease` milliseconds, with its decisions; with
+/// `taking_over`, also from that holder while its lease is live ([`RunStore::claim_from`]).
+///
+/// [`RunStore::claim_from`]: crate::store::RunStore::claim_from
+pub(super) fn claim(
+    run_id: &str,
+    owner: &str,
+    lease: i64,
+    taking_over: Option<&str>,
+) -> impl Work<ClaimedRun> {
     let (run_id, owner) = (run_id.to_owned(), owner.to_owned());
+    let taking_over = taking_over.map(str::to_owned);
     move |connection: &mut Connection| {
         // IMMEDIATE takes the write lock first, so two claims cannot both read the old
-        // version and both succeed.
+        // version and both succeed, and a takeover replaces the holder it checked.
         let transaction = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(backend)?;
         let (row, state) = read_state(&transaction, &run_id)?;
         let now = now_millis();
-        check_claimable(&run_id, &state, row.owner.as_deref(), row.lease_until, now)?;
+        let holder = row.owner.as_deref();
+        check_claimable(
+            &run_id,
+            &state,
+            holder,
+            row.lease_until,
+            now,
+            taking_over.as_deref(),
+        )?;
         let (version, token) = (row.version + 1, new_token());
         transaction
             .execute(

@@ -45,6 +45,7 @@ mod records;
 mod renewal;
 mod sqlite_files;
 mod store_faults;
+mod takeovers;
 mod typed;
 mod watch;
 
