@@ -416,10 +416,15 @@ pub async fn show(
         );
     }
     match &lease {
+        Some(held) if crate::lease_keeper::holder_is_gone(&held.owner) => show(format!(
+            "{}, which is no longer running: {} (taking it over)",
+            lease_shown(state.status, lease.as_ref()),
+            resume_command(agent_file, run_id)
+        )),
         // A worker's name is whatever the program that claimed the run called it.
         Some(_) => show(format!(
             "{}: a resume before then is refused as busy; if that process died, {} once its \
-             lease runs out",
+             lease runs out (at once, if it ran on this machine)",
             lease_shown(state.status, lease.as_ref()),
             resume_command(agent_file, run_id)
         )),

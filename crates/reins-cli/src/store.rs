@@ -2,7 +2,8 @@
 //! [`BoxedStore`] (a Restate agent's runs are reached through [`crate::restate`] instead).
 
 use crate::config::LoadedAgent;
-use reins::store::{BoxedStore, SqliteStore};
+use reins::store::{BoxedStore, DEFAULT_LEASE, SqliteStore};
+use std::time::Duration;
 
 /// Where the SQLite store is when the agent file names none (beside the agent file).
 pub const DEFAULT_SQLITE: &str = ".reins/runs.sqlite";
@@ -12,6 +13,10 @@ pub async fn open(agent: &LoadedAgent) -> Result<BoxedStore, String> {
     let default = crate::config::StoreConfig::default();
     let config = agent.file.store.as_ref().map_or(&default, |s| s.get_ref());
     let keep = config.keep_checkpoints.as_ref().map(|keep| *keep.get_ref());
+    let lease = config
+        .lease_secs
+        .as_ref()
+        .map_or(DEFAULT_LEASE, |secs| Duration::from_secs(*secs.get_ref()));
     if config.restate.is_some() {
         // The commands route Restate agents to the ingress first; never fall back to SQLite.
         return Err(format!(
@@ -27,8 +32,8 @@ pub async fn open(agent: &LoadedAgent) -> Result<BoxedStore, String> {
         return reins::store::PostgresStore::connect(&url)
             .await
             .map(|store| match keep {
-                Some(newest) => BoxedStore::new(store.keep_checkpoints(newest)),
-                None => BoxedStore::new(store),
+                Some(newest) => BoxedStore::new(store.with_lease(lease).keep_checkpoints(newest)),
+                None => BoxedStore::new(store.with_lease(lease)),
             })
             .map_err(|error| {
                 format!(
@@ -44,8 +49,8 @@ pub async fn open(agent: &LoadedAgent) -> Result<BoxedStore, String> {
     }
     SqliteStore::open(&path)
         .map(|store| match keep {
-            Some(newest) => BoxedStore::new(store.keep_checkpoints(newest)),
-            None => BoxedStore::new(store),
+            Some(newest) => BoxedStore::new(store.with_lease(lease).keep_checkpoints(newest)),
+            None => BoxedStore::new(store.with_lease(lease)),
         })
         .map_err(|error| format!("cannot open the run store {}: {error}", path.display()))
 }

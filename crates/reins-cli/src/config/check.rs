@@ -199,6 +199,20 @@ fn check_store(
             "`keep_checkpoints` must be at least 1: a run's newest checkpoint is its state",
         ));
     }
+    if let Some(lease) = store
+        .lease_secs
+        .as_ref()
+        .filter(|secs| !(1..=super::MAX_LEASE_SECS).contains(secs.get_ref()))
+    {
+        problems.push(agent.error_at(
+            lease.span(),
+            format!(
+                "`lease_secs` must be from 1 to {} (a day): a run left by a process that died \
+                 stays busy that long",
+                super::MAX_LEASE_SECS
+            ),
+        ));
+    }
     if let Some(restate) = &store.restate {
         super::restate::check_restate(agent, store, restate, problems);
     }

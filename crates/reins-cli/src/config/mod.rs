@@ -290,7 +290,15 @@ pub struct StoreConfig {
     /// (default: every one): a long run's record then grows with its state only, and
     /// `runs fork --at` reaches back that far.
     pub keep_checkpoints: Option<Spanned<usize>>,
+    /// How long, in seconds, a process's claim on a run lasts without a write (default 300,
+    /// from 1 to [`MAX_LEASE_SECS`]): how long a run that process left (killed on another
+    /// machine, say) stays busy before another may resume it. A resume on the same machine
+    /// takes a dead process's run over at once. Longer than the longest step of a run.
+    pub lease_secs: Option<Spanned<u64>>,
 }
+
+/// The longest `[store] lease_secs`: a day.
+pub const MAX_LEASE_SECS: u64 = 86_400;
 
 /// An agent file read and checked: its contents and where it is.
 #[derive(Debug)]

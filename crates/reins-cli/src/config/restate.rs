@@ -54,6 +54,13 @@ pub(super) fn check_restate(
              run's journal itself",
         ));
     }
+    if let Some(lease) = &store.lease_secs {
+        problems.push(agent.error_at(
+            lease.span(),
+            "`lease_secs` applies to `sqlite` and `postgres_url_env`: runs on Restate hold no \
+             lease",
+        ));
+    }
     if store.sqlite.is_some() || store.postgres_url_env.is_some() {
         problems.push(agent.error_at(
             url.span(),

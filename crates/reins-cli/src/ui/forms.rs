@@ -20,15 +20,14 @@ pub fn resumed_here() -> String {
 }
 
 /// The button that resumes a run stored as running that no process drives: its lease was
-/// given back (stopped with Ctrl-C) or ran out (its process died), so the resume takes it at
-/// once and the run goes on here.
+/// given back (stopped with Ctrl-C), ran out (its process died), or is held by a process of
+/// this machine that died, so the resume takes it at once and the run goes on here.
 pub fn resume_left_run_form(run: &str, csrf: &str) -> String {
     format!(
         "<form method=\"post\" action=\"/runs/{run}/resume\">\
          <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
          <p id=\"not-finished\"><span id=\"lease\">left (resumable)</span>: this run has not \
-         finished and no process drives it any more (it was stopped, or its process died and \
-         its lease ran out). \
+         finished and no process drives it any more (it was stopped, or its process died). \
          <button type=\"submit\" name=\"resume\">resume the run</button></p></form>",
         run = escape(&url_segment(run)),
         csrf = escape(csrf),
@@ -41,7 +40,7 @@ pub fn driven_elsewhere(lease: &LeaseHolder) -> String {
     format!(
         "<p id=\"driven\"><span id=\"lease\">{driven}</span>: that process runs it, so this \
          inbox does not. If it stops or dies, the run can be resumed here once its lease is \
-         given back or runs out.</p>",
+         given back or runs out, or at once if it ran on this machine.</p>",
         driven = escape(&lease_shown(RunStatus::Running, Some(lease))),
     )
 }

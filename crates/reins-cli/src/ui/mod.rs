@@ -37,6 +37,7 @@ use runs_list::runs_html;
 use crate::approve::parse_args;
 use crate::config::LoadedAgent;
 use crate::interrupt::StopSignal;
+use crate::lease_keeper::holder_is_gone;
 use crate::listen_address::ListenAddress;
 use crate::{decide, runs};
 use axum::Json;
@@ -203,12 +204,13 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
         forms::resume_form(run, &app.csrf)
     } else if state.status == RunStatus::Running {
         // Driven by a process, or left by one (Ctrl-C, a crash): its lease tells.
+        // A dead process of this machine drives nothing: a resume takes the run over.
         match runs::lease_of(&app.store, run)
             .await
             .map_err(server_error)?
         {
-            Some(lease) => forms::driven_elsewhere(&lease),
-            None => forms::resume_left_run_form(run, &app.csrf),
+            Some(lease) if !holder_is_gone(&lease.owner) => forms::driven_elsewhere(&lease),
+            _ => forms::resume_left_run_form(run, &app.csrf),
         }
     } else {
         forms::waiting_forms(&pending, &app.csrf)
@@ -428,8 +430,10 @@ async fn resume(
     // it since. Its resume would be refused as busy in the background: say so now, and who.
     if !resumed_here(&app, &run) {
         match runs::lease_of(&app.store, &run).await {
-            Ok(Some(lease)) => return resumes::taken_meanwhile(&run, &lease),
-            Ok(None) => {}
+            Ok(Some(lease)) if !holder_is_gone(&lease.owner) => {
+                return resumes::taken_meanwhile(&run, &lease);
+            }
+            Ok(_) => {}
             Err(error) => return server_error(error),
         }
     }

@@ -3,8 +3,10 @@
 //! made twice (the tool appends each to a file), a call cut off mid-way is reported in doubt
 //! (and answered with `runs supply`), never run again on its own, and the store stays
 //! readable. Kill points are counted in `--json` event lines, or are the moment the tool
-//! holds, never in time. A killed process's lease would keep the run busy for minutes: the
-//! tests end it in the store, as the passing of that time would.
+//! holds, never in time. A killed process's lease does not keep the run busy: the next
+//! resume on this machine takes the run over from the dead process at once, and only one of
+//! two resumes racing to do so gets it. A lease held by a live process, or one of another
+//! machine, still refuses a resume as busy.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, events, model_table, outcome};
@@ -65,9 +67,14 @@ struct Scenario {
 
 impl Scenario {
     fn new(llm: &FakeLlm, name: &str) -> Self {
+        Scenario::with(llm, name, "")
+    }
+
+    /// A scenario whose agent file ends with `extra`.
+    fn with(llm: &FakeLlm, name: &str, extra: &str) -> Self {
         Scenario {
             agent: AgentDir::new(&format!(
-                "{model}\n{BOOK_TOOL}",
+                "{model}\n{BOOK_TOOL}{extra}",
                 model = model_table(&llm.openai_url())
             )),
             prompt: format!("Book Oslo and Rome ({name})."),
@@ -93,11 +100,13 @@ impl Scenario {
         command.spawn().expect("start reins")
     }
 
-    /// Starts the run and SIGKILLs it at `at`; the run's id.
-    fn start_and_kill(&self, at: KillAt) -> String {
+    /// Starts the run and SIGKILLs it at `at`; the run's id and the killed process's id.
+    fn start_and_kill(&self, at: KillAt) -> (String, u32) {
         let child = self.spawn(&["run", "AGENT", &self.prompt]);
+        let pid = child.id();
         let (run, _) = kill_at(child, at, self.agent.dir.path());
-        run.unwrap_or_else(|| panic!("killed at {at:?} before the run was named"))
+        let run = run.unwrap_or_else(|| panic!("killed at {at:?} before the run was named"));
+        (run, pid)
     }
 
     /// How many times each city was booked: (Oslo, Rome).
@@ -108,28 +117,51 @@ impl Scenario {
         (count("oslo"), count("rome"))
     }
 
-    /// Ends the lease the killed process held, as its running out would.
-    fn lease_runs_out(&self) {
+    /// The store of the scenario's agent, opened behind reins's back.
+    fn store(&self) -> rusqlite::Connection {
         let store = self.agent.dir.path().join(".reins/runs.sqlite");
-        let db = rusqlite::Connection::open(store).expect("open the store");
-        db.execute("UPDATE reins_runs SET lease_until = 0", [])
-            .expect("end the lease");
+        rusqlite::Connection::open(store).expect("open the store")
+    }
+
+    /// Who holds the lease on `run`, as stored.
+    fn holder(&self, run: &str) -> String {
+        self.store()
+            .query_row(
+                "SELECT lease_owner FROM reins_runs WHERE run_id = ?1",
+                [run],
+                |row| row.get(0),
+            )
+            .expect("a holder")
+    }
+
+    /// Names `holder` as the lease's holder of `run` (its lease running on).
+    fn set_holder(&self, run: &str, holder: &str) {
+        self.store()
+            .execute(
+                "UPDATE reins_runs SET lease_owner = ?2 WHERE run_id = ?1",
+                [run, holder],
+            )
+            .expect("name the holder");
     }
 
     /// Resumes `run` until it answers, supplying the result of each call in doubt; the
-    /// answer and the cities whose calls were in doubt.
-    fn finish(&self, run: &str, at: KillAt) -> (String, Vec<String>) {
+    /// answer, the cities whose calls were in doubt, and what the first resume said on
+    /// stderr.
+    fn finish(&self, run: &str, at: KillAt) -> (String, Vec<String>, String) {
         let mut in_doubt = Vec::new();
+        let mut first_said = None;
         for _ in 0..3 {
             let (code, stdout, stderr) = outcome(
                 self.agent
                     .keyed(&["runs", "resume", "AGENT", run, "--json"]),
             );
+            let first_said = first_said.get_or_insert_with(|| stderr.clone()).clone();
             let last = events(&stdout).pop().unwrap_or(Value::Null);
             match code {
                 0 => {
                     assert_eq!(last["event"], "done", "killed at {at:?}: {stdout}");
-                    return (last["answer"].as_str().unwrap_or("").to_owned(), in_doubt);
+                    let answer = last["answer"].as_str().unwrap_or("").to_owned();
+                    return (answer, in_doubt, first_said);
                 }
                 3 => {
                     assert_eq!(last["event"], "suspended", "killed at {at:?}: {stdout}");
@@ -235,7 +267,7 @@ fn kill_at(mut child: Child, at: KillAt, dir: &std::path::Path) -> (Option<Strin
 }
 
 #[test]
-fn a_run_killed_at_any_event_resumes_once_with_each_booking_made_once() {
+fn a_run_killed_at_any_event_resumes_at_once_with_each_booking_made_once() {
     let llm = FakeLlm::start(RULES);
     // An uninterrupted run prints: started, tool_call, tool_result, tool_call, tool_result,
     // text..., done.
@@ -251,16 +283,15 @@ fn a_run_killed_at_any_event_resumes_once_with_each_booking_made_once() {
     ];
     for (index, at) in points.into_iter().enumerate() {
         let scenario = Scenario::new(&llm, &format!("kill {index}"));
-        let run = scenario.start_and_kill(at);
-        if index == 0 {
-            // The dead process's lease still holds the run: refused as busy, saying by whom.
-            let (code, _, stderr) =
-                outcome(scenario.agent.keyed(&["runs", "resume", "AGENT", &run]));
-            assert_eq!(code, 1, "{stderr}");
-            assert!(stderr.contains("reins run, pid"), "{stderr}");
-        }
-        scenario.lease_runs_out();
-        let (answer, in_doubt) = scenario.finish(&run, at);
+        let (run, pid) = scenario.start_and_kill(at);
+        // The dead process's lease is live, and the first resume takes the run over from it.
+        let (answer, in_doubt, said) = scenario.finish(&run, at);
+        assert!(
+            said.contains(&format!(
+                "took over run {run} from reins run, pid {pid} on "
+            )) && said.contains("which is no longer running"),
+            "killed at {at:?}: {said}"
+        );
         if let KillAt::Holding(city) = at {
             assert_eq!(in_doubt, [city], "killed while {city} held");
         }
@@ -274,12 +305,10 @@ fn a_resume_killed_at_any_event_is_resumed_again_with_each_booking_made_once() {
     for lines in 1..=5 {
         let at = KillAt::Line(lines);
         let scenario = Scenario::new(&llm, &format!("resume kill {lines}"));
-        let run = scenario.start_and_kill(KillAt::Line(1));
-        scenario.lease_runs_out();
+        let (run, _) = scenario.start_and_kill(KillAt::Line(1));
         let resumer = scenario.spawn(&["runs", "resume", "AGENT", &run]);
         kill_at(resumer, at, scenario.agent.dir.path());
-        scenario.lease_runs_out();
-        let (answer, in_doubt) = scenario.finish(&run, at);
+        let (answer, in_doubt, _) = scenario.finish(&run, at);
         scenario.check_end(at, &answer, &in_doubt);
     }
 }
@@ -288,8 +317,7 @@ fn a_resume_killed_at_any_event_is_resumed_again_with_each_booking_made_once() {
 fn two_resumers_racing_after_a_kill_book_each_city_once() {
     let llm = FakeLlm::start(RULES);
     let scenario = Scenario::new(&llm, "race");
-    let run = scenario.start_and_kill(KillAt::Holding("oslo"));
-    scenario.lease_runs_out();
+    let (run, _) = scenario.start_and_kill(KillAt::Holding("oslo"));
     let first = scenario.spawn(&["runs", "resume", "AGENT", &run]);
     let second = scenario.spawn(&["runs", "resume", "AGENT", &run]);
     let mut codes = Vec::new();
@@ -301,13 +329,70 @@ fn two_resumers_racing_after_a_kill_book_each_city_once() {
             String::from_utf8_lossy(&output.stderr).into_owned(),
         ));
     }
-    // Oslo is in doubt: whoever resumes first stops there (exit 3); the other is refused as
-    // busy (exit 1) or finds it waiting too (exit 3). Neither books Oslo again.
+    // Oslo is in doubt: whoever takes the run over first stops there (exit 3); the other is
+    // refused as busy (exit 1) or finds it waiting too (exit 3). Neither books Oslo again,
+    // and only one took the run over from the dead process.
     for (code, stdout, stderr) in &codes {
         assert!(matches!(code, Some(1 | 3)), "{code:?}\n{stdout}\n{stderr}");
     }
+    let took_over = codes
+        .iter()
+        .filter(|(_, _, stderr)| stderr.contains("took over run"))
+        .count();
+    assert_eq!(took_over, 1, "{codes:?}");
     assert_eq!(scenario.bookings(), (1, 0), "{codes:?}");
-    let (answer, in_doubt) = scenario.finish(&run, KillAt::Holding("oslo"));
+    let (answer, in_doubt, _) = scenario.finish(&run, KillAt::Holding("oslo"));
     assert_eq!(in_doubt, ["oslo"]);
     scenario.check_end(KillAt::Holding("oslo"), &answer, &in_doubt);
+}
+
+/// A lease whose holder runs, or ran on another machine, refuses a resume as busy, naming
+/// it, and writes nothing; once it names the dead process again, the resume takes over, long
+/// before the hour-long lease `[store] lease_secs` gave it would run out.
+#[test]
+fn a_live_or_distant_holder_keeps_the_run() {
+    let llm = FakeLlm::start(RULES);
+    let scenario = Scenario::with(&llm, "live holder", "\n[store]\nlease_secs = 3600\n");
+    let (run, pid) = scenario.start_and_kill(KillAt::Line(2));
+    // Renewals move the lease's end, never the record's last write.
+    let (until, written): (i64, i64) = scenario
+        .store()
+        .query_row(
+            "SELECT lease_until, updated_at FROM reins_runs WHERE run_id = ?1",
+            [&run],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .expect("the lease");
+    assert!(
+        until - written >= 3_600_000,
+        "leased for {} ms",
+        until - written
+    );
+    let dead = scenario.holder(&run);
+    let host = dead
+        .strip_prefix(&format!("reins run, pid {pid} on "))
+        .unwrap_or_else(|| panic!("a worker's name: {dead}"))
+        .to_owned();
+    for holder in [
+        // This test's process runs.
+        format!("reins run, pid {} on {host}", std::process::id()),
+        format!("reins run, pid {pid} on not-{host}"),
+        format!("worker {pid}"),
+    ] {
+        scenario.set_holder(&run, &holder);
+        let (code, _, stderr) = outcome(scenario.agent.keyed(&["runs", "resume", "AGENT", &run]));
+        assert_eq!(code, 1, "{holder}: {stderr}");
+        assert!(
+            stderr.contains(&holder) && !stderr.contains("took over"),
+            "{holder}: {stderr}"
+        );
+        assert_eq!(scenario.holder(&run), holder, "nothing written");
+    }
+    scenario.set_holder(&run, &dead);
+    let (answer, in_doubt, said) = scenario.finish(&run, KillAt::Line(2));
+    assert!(
+        said.contains(&format!("took over run {run} from {dead}")),
+        "{said}"
+    );
+    scenario.check_end(KillAt::Line(2), &answer, &in_doubt);
 }

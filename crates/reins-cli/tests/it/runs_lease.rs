@@ -1,7 +1,10 @@
 //! `reins runs list|show` say who drives a running run — the `reins run` process holding its
 //! lease, named by its pid and machine, and until when — and which running run was left
-//! (Ctrl-C gave its lease back), so a person knows which one `runs resume` takes at once.
+//! (Ctrl-C gave its lease back), so a person knows which one `runs resume` takes at once;
+//! and `[store] lease_secs`, the length of those leases, is checked at its line.
 
+use crate::check::{VALID, assert_error_at};
+use crate::common::check_file as check;
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, events, outcome};
 use crate::interrupt::{RULES, interrupt, run_waiting_in_its_tool};
@@ -82,4 +85,21 @@ fn runs_list_and_show_tell_a_driven_run_from_a_left_one() {
             && text.contains(&format!("reins runs resume {}", agent.file.display())),
         "{text}"
     );
+}
+
+/// A lease of no time would leave every run to any process at once; one of years would keep
+/// a run whose process died busy for years.
+#[test]
+fn a_lease_of_no_time_or_of_years_is_refused_at_its_line() {
+    for secs in ["0", "86401", "9223372036854775807"] {
+        assert_error_at(
+            &format!("{VALID}\n[store]\nlease_secs = {secs}\n"),
+            22,
+            "`lease_secs` must be from 1 to 86400",
+        );
+    }
+    for secs in ["1", "86400"] {
+        let (code, stderr) = check(&format!("{VALID}\n[store]\nlease_secs = {secs}\n"));
+        assert_eq!(code, 0, "{secs}: {stderr}");
+    }
 }
