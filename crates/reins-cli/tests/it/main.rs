@@ -1,5 +1,6 @@
 mod approval_mcp;
 mod cache;
+mod chat;
 mod check;
 mod check_input;
 mod check_mcp;

@@ -19,8 +19,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::{Mutex, MutexGuard, mpsc};
 
-/// The next line typed on stdin, without its line ending; `None` at end of input (or input
-/// that is not text). Read on a thread of its own, as a blocking read must be.
+/// The next line typed on stdin, without its line ending, its bytes that are not UTF-8 read
+/// as U+FFFD; `None` at end of input (or when stdin cannot be read). Read on a thread of its
+/// own, as a blocking read must be.
 ///
 /// Cancel-safe: a read whose future is dropped is taken over by the next call. On a terminal
 /// (on Unix) it stops as soon as nobody waits for it, so a question abandoned on a timeout
@@ -161,11 +162,14 @@ fn read_for(wanted: &AtomicBool) -> Option<Read> {
     if !wait_for_input(wanted) {
         return None;
     }
-    let mut line = String::new();
-    match std::io::stdin().lock().read_line(&mut line) {
+    let mut bytes = Vec::new();
+    match std::io::stdin().lock().read_until(b'\n', &mut bytes) {
         Ok(0) | Err(_) => return Some(Read::End),
         Ok(_) => {}
     }
+    // A line that is not UTF-8 (typed in another encoding, a stray byte) is still a line:
+    // taken for end of input, it would end a chat, or a question, without a word.
+    let mut line = String::from_utf8_lossy(&bytes).into_owned();
     if line.ends_with('\n') {
         line.pop();
         if line.ends_with('\r') {
