@@ -3,18 +3,20 @@
 //! conversation up where it stopped, in another process. Every run of a conversation names
 //! it (`conversation_id`: the first run's id), so traces group them as one session.
 
+mod history;
+
 use crate::assemble::Assembled;
 use crate::interrupt;
 use crate::lease_keeper::{self, LeaseKeeper};
 use crate::run::{Ending, Output, new_run_id};
 use reins::agent::{RunState, RunStatus};
-use reins::message::Message;
 use reins::store::BoxedStore;
 use reins::store::RunStore;
 
 /// Whether a conversation can go on from `state`: not from a run that has not finished (it
-/// would be copied with its unanswered calls, and the run itself left waiting), nor from one
-/// that ended with a call unanswered (a model refuses a history with a call and no result).
+/// would be copied with its unanswered calls, and the run itself left waiting). A run that
+/// ended with calls unanswered can: they are answered as having no result
+/// ([`history::carried_on`]), as when the conversation goes on in the same process.
 fn continuable(state: &RunState, agent_file: &std::path::Path) -> Result<(), String> {
     let run = &state.run_id;
     let resume = || {
@@ -33,10 +35,6 @@ fn continuable(state: &RunState, agent_file: &std::path::Path) -> Result<(), Str
         RunStatus::Running => Err(format!(
             "run `{run}` has not finished: finish it with {}, then chat on from it",
             resume()
-        )),
-        _ if state.pending_calls.iter().any(|call| call.result.is_none()) => Err(format!(
-            "run `{run}` ended with a tool call unanswered, which a model would refuse: chat \
-             on from an earlier run of the conversation"
         )),
         _ => Ok(()),
     }
@@ -86,11 +84,7 @@ pub async fn chat(
         }
         let run_id = new_run_id();
         let conversation_id = conversation.get_or_insert_with(|| run_id.clone()).clone();
-        let earlier: Vec<Message> = history
-            .iter()
-            .filter(|message| !matches!(message, Message::System { .. }))
-            .cloned()
-            .collect();
+        let earlier = history::carried_on(&history);
         let mut output = Output::new(false).agent_file(agent_file);
         output.started(&run_id, agent_name, &assembled.model_label);
         let keeper = LeaseKeeper::new(store.clone());

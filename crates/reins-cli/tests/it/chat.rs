@@ -4,6 +4,39 @@
 use crate::common::strict_model::strict_model;
 use crate::common::{events, notes_agent, outcome};
 
+/// A run that used its last model call on a tool call ends with the call not run (exit 4 for
+/// `reins run`). The conversation goes on from it all the same: the call is answered as having
+/// no result in the history the next message is sent with, which a model would otherwise
+/// refuse (OpenAI: "must be followed by tool messages"), failing every later message.
+#[test]
+fn a_chat_goes_on_after_a_run_that_ran_out_of_model_calls_on_a_tool_call() {
+    let agent = notes_agent(&strict_model(), "[limits]\nmax_turns = 1\n");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .keyed(&["chat", "AGENT"])
+            .write_stdin("Save a note.\nAnd then?\n"),
+    );
+    assert!(stderr.contains("limit of 1 model calls"), "{stderr}");
+    assert!(!stderr.contains("tool_call_id"), "{stderr}");
+    assert_eq!(stdout.trim(), "Answered.", "{stderr}");
+    assert_eq!(code, 0, "{stderr}");
+
+    // So does a chat resumed from that run.
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    let cut_short = events(&listed)
+        .into_iter()
+        .find(|run| run["status"] == "failed")
+        .expect("the run that ran out of model calls");
+    let run = cut_short["run"].as_str().expect("its id");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .keyed(&["chat", "AGENT", "--resume", run])
+            .write_stdin("Go on.\n"),
+    );
+    assert_eq!(stdout.trim(), "Answered.", "{stderr}");
+    assert_eq!(code, 0, "{stderr}");
+}
+
 /// A line that is not UTF-8 (text in another encoding, a stray byte) is a message like any
 /// other, its bytes that are not text shown as U+FFFD; the conversation goes on after it
 /// rather than ending as if input had.
