@@ -12,6 +12,7 @@ use crate::run::{Ending, Output, new_run_id};
 use reins::agent::{RunState, RunStatus};
 use reins::store::BoxedStore;
 use reins::store::RunStore;
+use std::process::ExitCode;
 
 /// Whether a conversation can go on from `state`: not from a run that has not finished (it
 /// would be copied with its unanswered calls, and the run itself left waiting). A run that
@@ -40,18 +41,47 @@ fn continuable(state: &RunState, agent_file: &std::path::Path) -> Result<(), Str
     }
 }
 
-/// Runs the conversation until end of input (or `/quit`). Returns how the last run ended.
+/// The run `--resume` names, when the conversation can go on from it: a run of this agent
+/// (`agent_name`, of `agent_file`) that has finished. Agents beside each other share the
+/// default store, and another agent's conversation would go on with this file's model, tools
+/// and preamble: refused as `reins runs resume` refuses it (exit 2). Read before the agent
+/// is assembled, so that a run that cannot go on is said before MCP servers start or a
+/// local model loads. Said on stderr; the exit code.
+pub async fn resumed(
+    store: &BoxedStore,
+    agent_name: &str,
+    agent_file: &std::path::Path,
+    run: &str,
+) -> Result<RunState, ExitCode> {
+    let early = crate::early::Early::text();
+    let state = store
+        .load(run)
+        .await
+        .map_err(|error| early.fail(error, ExitCode::FAILURE))?;
+    if let Some(owner) = &state.agent_name
+        && owner != agent_name
+    {
+        return Err(early.invalid(format!(
+            "`{run}` is a run of the agent `{owner}`, not `{agent_name}` ({}): chat on from it \
+             with the agent file of `{owner}`",
+            agent_file.display()
+        )));
+    }
+    continuable(&state, agent_file).map_err(|error| early.fail(error, ExitCode::FAILURE))?;
+    Ok(state)
+}
+
+/// Runs the conversation until end of input (or `/quit`), going on from `resumed` (see
+/// [`resumed`]) if given. Returns how the last run ended.
 pub async fn chat(
     assembled: &Assembled,
     agent_name: &str,
     agent_file: &std::path::Path,
     store: BoxedStore,
-    resume: Option<String>,
-) -> Result<Ending, String> {
-    let (mut history, mut conversation) = match &resume {
-        Some(run) => {
-            let state = store.load(run).await.map_err(|error| error.to_string())?;
-            continuable(&state, agent_file)?;
+    resumed: Option<RunState>,
+) -> Ending {
+    let (mut history, mut conversation) = match resumed {
+        Some(state) => {
             let conversation = state.conversation_id.unwrap_or(state.run_id);
             (state.history, Some(conversation))
         }
@@ -112,5 +142,5 @@ pub async fn chat(
             break;
         }
     }
-    Ok(ending)
+    ending
 }

@@ -325,15 +325,22 @@ async fn command_main(command: Command) -> ExitCode {
                 Ok(store) => store,
                 Err(error) => return fail(error),
             };
+            let name = loaded.name();
+            let resumed = match resume {
+                Some(run) => match chat::resumed(&store, &name, &loaded.path, &run).await {
+                    Ok(state) => Some(state),
+                    Err(code) => return code,
+                },
+                None => None,
+            };
             let assembled =
                 match assemble::assemble(&loaded, approve::CliDecider::detect(&loaded)).await {
                     Ok(assembled) => assembled,
                     Err(error) => return error.report(),
                 };
-            match chat::chat(&assembled, &loaded.name(), &loaded.path, store, resume).await {
-                Ok(ending) => ending.exit_code(),
-                Err(error) => fail(error),
-            }
+            chat::chat(&assembled, &name, &loaded.path, store, resumed)
+                .await
+                .exit_code()
         }
         Command::Ui {
             agent,

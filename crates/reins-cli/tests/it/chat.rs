@@ -2,7 +2,7 @@
 //! that goes on from the conversation's history.
 
 use crate::common::strict_model::strict_model;
-use crate::common::{events, notes_agent, outcome};
+use crate::common::{events, model_table, notes_agent, outcome};
 
 /// A run that used its last model call on a tool call ends with the call not run (exit 4 for
 /// `reins run`). The conversation goes on from it all the same: the call is answered as having
@@ -58,4 +58,38 @@ fn a_line_that_is_not_utf8_does_not_end_the_chat() {
     let run = first["run"].as_str().expect("its id");
     let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", run]));
     assert!(shown.contains("Caf\u{fffd} or tea?"), "{shown}");
+}
+
+/// Agents beside each other share the default store (`.reins/runs.sqlite`). A conversation of
+/// one is not taken on by another, with its own model, tools and preamble: refused as `reins
+/// runs resume` refuses another agent's run (exit 2), and no run is started.
+#[test]
+fn a_chat_resumes_only_a_conversation_of_its_own_agent() {
+    let url = strict_model();
+    let agent = notes_agent(&url, "");
+    let (code, _, stderr) = outcome(agent.keyed(&["chat", "AGENT"]).write_stdin("Hello?\n"));
+    assert_eq!(code, 0, "{stderr}");
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    let run = events(&listed).pop().expect("the run")["run"]
+        .as_str()
+        .expect("its id")
+        .to_owned();
+
+    let other = agent.dir.path().join("other.toml");
+    std::fs::write(&other, format!("name = \"other\"\n{}", model_table(&url))).expect("write");
+    let other = other.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = outcome(
+        agent
+            .keyed(&["chat", &other, "--resume", &run])
+            .write_stdin("And then?\n"),
+    );
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "`{run}` is a run of the agent `notes`, not `other`"
+        )),
+        "{stderr}"
+    );
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    assert_eq!(events(&listed).len(), 1, "no run started: {listed}");
 }
