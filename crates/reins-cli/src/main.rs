@@ -222,6 +222,18 @@ pub(crate) fn load(path: &Path, needs: Needs) -> Result<config::LoadedAgent, Exi
     early::Early::text().load(path, needs)
 }
 
+/// Reads and checks an agent file for `command`, which runs the agent on the run records of
+/// its embedded store (`chat`, `ui`): an agent on the Restate store is refused first, before
+/// the variables only a model call needs are looked for (on Restate the worker calls the
+/// model, and setting them would not help).
+fn load_for_records(path: &Path, command: &str) -> Result<config::LoadedAgent, ExitCode> {
+    let loaded = load(path, Needs::Store)?;
+    if let Some(error) = restate::unsupported(&loaded, command) {
+        return Err(fail(error));
+    }
+    load(path, Needs::Running)
+}
+
 /// `--model`: the local model's GGUF file, replacing the agent file's `path` (a relative
 /// `--model` is relative to the current directory, as a command-line path is); else why
 /// not (a usage mistake, exit 2).
@@ -310,7 +322,7 @@ async fn command_main(command: Command) -> ExitCode {
             resume,
             model,
         } => {
-            let loaded = match load(&agent, Needs::Running) {
+            let loaded = match load_for_records(&agent, "chat") {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };
@@ -318,9 +330,6 @@ async fn command_main(command: Command) -> ExitCode {
                 Ok(loaded) => loaded,
                 Err(error) => return early::Early::text().invalid(error),
             };
-            if let Some(error) = restate::unsupported(&loaded, "chat") {
-                return fail(error);
-            }
             let store = match store::open(&loaded).await {
                 Ok(store) => store,
                 Err(error) => return fail(error),
@@ -351,13 +360,10 @@ async fn command_main(command: Command) -> ExitCode {
             // Before anything that can take time (opening the store, listening): a SIGTERM
             // from then on stops the inbox cleanly (exit 0), never the default way.
             let stop = interrupt::StopSignal::listen();
-            let loaded = match load(&agent, Needs::Running) {
+            let loaded = match load_for_records(&agent, "ui") {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };
-            if let Some(error) = restate::unsupported(&loaded, "ui") {
-                return fail(error);
-            }
             let bind = match listen_address::ListenAddress::resolve(&bind).await {
                 Ok(bind) => bind,
                 Err(error) => return fail(error),

@@ -320,6 +320,16 @@ fn commands_that_need_run_records_say_the_restate_store_has_none() {
         );
         assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
     }
+    // Where the model's key is not set (on Restate, only the worker calls the model), they
+    // say so too, not that the key is missing: setting it would not help.
+    for args in [&["chat", "AGENT"][..], &["ui", "AGENT"]] {
+        let (code, _, stderr) = outcome(agent.reins(args));
+        assert_eq!(code, 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("not available for agents on the Restate store"),
+            "{args:?}: {stderr}"
+        );
+    }
     // Nothing listens on the ingress: `reins run` says so instead of hanging.
     let (code, _, stderr) = outcome(agent.reins(&["run", "AGENT", "hello"]));
     assert_eq!(code, 1, "{stderr}");
