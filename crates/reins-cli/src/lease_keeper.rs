@@ -3,8 +3,9 @@
 //! lease back at once ([`LeaseKeeper::release`]) instead of keeping the run busy until the
 //! lease expires.
 //!
-//! A run a dead `reins` process of this machine left leased is taken over at once
-//! ([`holder_is_gone`]), not waited for.
+//! A run a dead `reins` process of this machine, pid namespace and boot left leased is taken
+//! over at once ([`holder_is_gone`]), not waited for; [`worker_name`] makes the names that
+//! tell.
 //!
 //! The run's writes (`create`, `claim`, `checkpoint`, and the lease's `renew`) each finish in their own task: a run
 //! interrupted while a write is in flight drops its future, but the write still completes
@@ -18,92 +19,9 @@ use reins::store::{
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
-/// The name this process claims runs under
-/// ([`PromptRequest::worker`](reins::agent::PromptRequest::worker)): the command, its process
-/// id and the machine, e.g. `reins run, pid 4242 on build-7`, so `reins runs list`, `runs
-/// show` and a resume refused as busy say who holds a run, and where to look for it.
-pub fn worker_name(command: &str) -> String {
-    format!("reins {command}, pid {} on {}", std::process::id(), host())
-}
+mod holder;
 
-/// A worker of this program, read back from the name [`worker_name`] gave it.
-#[derive(Debug, PartialEq, Eq)]
-pub struct WorkerName<'a> {
-    /// The command (`run`, `runs resume`, `ui`).
-    pub command: &'a str,
-    /// Its process id, on `host`.
-    pub pid: u32,
-    /// The machine it ran on.
-    pub host: &'a str,
-}
-
-/// The parts of a name [`worker_name`] made; `None` for any other name (another program's
-/// worker, a name a person chose).
-pub fn parse_worker_name(name: &str) -> Option<WorkerName<'_>> {
-    let rest = name.strip_prefix("reins ")?;
-    let (command, rest) = rest.split_once(", pid ")?;
-    // The pid is digits, so the first ` on ` ends it, whatever the host is called.
-    let (pid, host) = rest.split_once(" on ")?;
-    // Digits only: `parse` would also take a sign.
-    if !pid.bytes().all(|byte| byte.is_ascii_digit()) {
-        return None;
-    }
-    let pid = pid.parse().ok()?;
-    Some(WorkerName { command, pid, host })
-}
-
-/// Whether `holder` (a lease's owner) names a worker of this program on this machine whose
-/// process no longer runs: its lease then holds the run for nobody, and a resume takes the
-/// run over ([`RunStore::claim_from`]) instead of waiting for the lease to run out.
-///
-/// Conservative: a name of another form, of another machine, or of a process that runs (or
-/// may: one of another user, or one that cannot be asked) is not gone. A process id the
-/// system gave again to a new process counts as running, so such a lease is waited out as
-/// before. Processes that share a host name but not their process ids (containers given the
-/// host's name) must not share a store: one would take the other's live runs over.
-pub fn holder_is_gone(holder: &str) -> bool {
-    parse_worker_name(holder)
-        .is_some_and(|worker| worker.host == host() && !process_runs(worker.pid))
-}
-
-/// Whether process `pid` runs on this machine: `false` only when the system says there is
-/// no such process (a zombie, killed and not yet reaped by its parent, still runs here).
-#[cfg(unix)]
-fn process_runs(pid: u32) -> bool {
-    let Some(pid) = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        // Not a process id this system gives (0, or out of range): nothing to ask.
-        return true;
-    };
-    // Signal 0 checks without sending anything; EPERM means it runs as another user.
-    !matches!(
-        rustix::process::test_kill_process(pid),
-        Err(rustix::io::Errno::SRCH)
-    )
-}
-
-/// Whether process `pid` runs: without a way to ask, it may.
-#[cfg(not(unix))]
-fn process_runs(_pid: u32) -> bool {
-    true
-}
-
-/// This machine's name.
-#[cfg(unix)]
-fn host() -> String {
-    rustix::system::uname()
-        .nodename()
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// This machine's name.
-#[cfg(not(unix))]
-fn host() -> String {
-    std::env::var("COMPUTERNAME").unwrap_or_else(|_| "this machine".to_owned())
-}
+pub use holder::{holder_is_gone, worker_name};
 
 /// A store that remembers the lease of the run written through it. Clones share it.
 #[derive(Clone)]
@@ -212,9 +130,9 @@ impl StoreWrapper for LeaseKeeper {
         .await
     }
 
-    /// A run whose lease a dead process of this program on this machine holds
-    /// ([`holder_is_gone`]) is taken over at once, saying so on stderr; any other holder's
-    /// lease refuses the claim as busy.
+    /// A run whose lease a dead process of this program on this machine, in this pid
+    /// namespace and boot, holds ([`holder_is_gone`]) is taken over at once, saying so on
+    /// stderr; any other holder's lease refuses the claim as busy.
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
         let holder = match self.claim_taking_over(run_id, owner, None).await {
             Err(StoreError::Busy { owner: holder, .. }) if holder_is_gone(&holder) => holder,
@@ -272,50 +190,5 @@ impl StoreWrapper for LeaseKeeper {
             false,
         )
         .await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_worker_name_reads_back_as_made() {
-        let name = worker_name("runs resume");
-        let worker = parse_worker_name(&name).expect("a worker's name");
-        assert_eq!(worker.command, "runs resume");
-        assert_eq!(worker.pid, std::process::id());
-        assert_eq!(worker.host, host());
-        let odd_host = parse_worker_name("reins run, pid 7 on a on b").expect("parsed");
-        assert_eq!((odd_host.pid, odd_host.host), (7, "a on b"));
-        for other in [
-            "worker-a",
-            "reins run, pid +7 on h",
-            "reins run, pid  on h",
-            "reins run, pid 7",
-            "reins run pid 7 on h",
-        ] {
-            assert_eq!(parse_worker_name(other), None, "{other}");
-        }
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn only_a_process_of_this_machine_that_ended_is_gone() {
-        let mut child = std::process::Command::new("true")
-            .spawn()
-            .expect("start true");
-        let pid = child.id();
-        child.wait().expect("reaped");
-        let here = host();
-        assert!(holder_is_gone(&format!("reins run, pid {pid} on {here}")));
-        assert!(!holder_is_gone(&format!(
-            "reins run, pid {pid} on not-{here}"
-        )));
-        assert!(!holder_is_gone(&worker_name("run")), "this process runs");
-        // Process 1 runs, whoever it belongs to (EPERM counts as running).
-        assert!(!holder_is_gone(&format!("reins run, pid 1 on {here}")));
-        assert!(!holder_is_gone(&format!("reins run, pid 0 on {here}")));
-        assert!(!holder_is_gone(&format!("other, pid {pid} on {here}")));
     }
 }

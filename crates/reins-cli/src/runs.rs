@@ -424,7 +424,8 @@ pub async fn show(
         // A worker's name is whatever the program that claimed the run called it.
         Some(_) => show(format!(
             "{}: a resume before then is refused as busy; if that process died, {} once its \
-             lease runs out (at once, if it ran on this machine)",
+             lease runs out (at once, if it ran on this machine, in this container, since the \
+             machine last started)",
             lease_shown(state.status, lease.as_ref()),
             resume_command(agent_file, run_id)
         )),

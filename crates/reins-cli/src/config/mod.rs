@@ -292,8 +292,9 @@ pub struct StoreConfig {
     pub keep_checkpoints: Option<Spanned<usize>>,
     /// How long, in seconds, a process's claim on a run lasts without a write (default 300,
     /// from 1 to [`MAX_LEASE_SECS`]): how long a run that process left (killed on another
-    /// machine, say) stays busy before another may resume it. A resume on the same machine
-    /// takes a dead process's run over at once. Longer than the longest step of a run.
+    /// machine, say) stays busy before another may resume it. A resume on the same machine,
+    /// in the same pid namespace and boot, takes a dead process's run over at once. Longer
+    /// than the longest step of a run.
     pub lease_secs: Option<Spanned<u64>>,
 }
 

@@ -21,7 +21,8 @@ pub fn resumed_here() -> String {
 
 /// The button that resumes a run stored as running that no process drives: its lease was
 /// given back (stopped with Ctrl-C), ran out (its process died), or is held by a process of
-/// this machine that died, so the resume takes it at once and the run goes on here.
+/// this machine, pid namespace and boot that died, so the resume takes it at once and the
+/// run goes on here.
 pub fn resume_left_run_form(run: &str, csrf: &str) -> String {
     format!(
         "<form method=\"post\" action=\"/runs/{run}/resume\">\
@@ -40,7 +41,8 @@ pub fn driven_elsewhere(lease: &LeaseHolder) -> String {
     format!(
         "<p id=\"driven\"><span id=\"lease\">{driven}</span>: that process runs it, so this \
          inbox does not. If it stops or dies, the run can be resumed here once its lease is \
-         given back or runs out, or at once if it ran on this machine.</p>",
+         given back or runs out, or at once if it ran on this machine, in this container, since \
+         the machine last started.</p>",
         driven = escape(&lease_shown(RunStatus::Running, Some(lease))),
     )
 }

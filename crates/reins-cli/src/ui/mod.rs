@@ -204,7 +204,8 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
         forms::resume_form(run, &app.csrf)
     } else if state.status == RunStatus::Running {
         // Driven by a process, or left by one (Ctrl-C, a crash): its lease tells.
-        // A dead process of this machine drives nothing: a resume takes the run over.
+        // A dead process of this machine, pid namespace and boot drives nothing: a resume
+        // takes the run over.
         match runs::lease_of(&app.store, run)
             .await
             .map_err(server_error)?

@@ -4,9 +4,10 @@
 //! (and answered with `runs supply`), never run again on its own, and the store stays
 //! readable. Kill points are counted in `--json` event lines, or are the moment the tool
 //! holds, never in time. A killed process's lease does not keep the run busy: the next
-//! resume on this machine takes the run over from the dead process at once, and only one of
-//! two resumes racing to do so gets it. A lease held by a live process, or one of another
-//! machine, still refuses a resume as busy.
+//! resume on this machine (in its pid namespace, since its boot) takes the run over from the
+//! dead process at once, and only one of two resumes racing to do so gets it. A lease held by
+//! a live process, or one of another machine, pid namespace or boot, still refuses a resume
+//! as busy.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, events, model_table, outcome};
@@ -346,9 +347,11 @@ fn two_resumers_racing_after_a_kill_book_each_city_once() {
     scenario.check_end(KillAt::Holding("oslo"), &answer, &in_doubt);
 }
 
-/// A lease whose holder runs, or ran on another machine, refuses a resume as busy, naming
-/// it, and writes nothing; once it names the dead process again, the resume takes over, long
-/// before the hour-long lease `[store] lease_secs` gave it would run out.
+/// A lease whose holder runs, or ran on another machine, in another pid namespace (a
+/// container given this host's name) or boot, or whose name does not say its namespace and
+/// boot (an earlier reins's), refuses a resume as busy, naming it, and writes nothing; once
+/// it names the dead process again, the resume takes over, long before the hour-long lease
+/// `[store] lease_secs` gave it would run out.
 #[test]
 fn a_live_or_distant_holder_keeps_the_run() {
     let llm = FakeLlm::start(RULES);
@@ -369,14 +372,40 @@ fn a_live_or_distant_holder_keeps_the_run() {
         until - written
     );
     let dead = scenario.holder(&run);
-    let host = dead
+    // `HOST (pid ns N, boot B)`: where the pid names the process.
+    let (host, namespace, boot) = dead
         .strip_prefix(&format!("reins run, pid {pid} on "))
-        .unwrap_or_else(|| panic!("a worker's name: {dead}"))
-        .to_owned();
+        .and_then(|place| place.rsplit_once(" (pid ns "))
+        .and_then(|(host, space)| {
+            let (namespace, boot) = space.strip_suffix(')')?.split_once(", boot ")?;
+            Some((
+                host.to_owned(),
+                namespace.parse::<u64>().ok()?,
+                boot.to_owned(),
+            ))
+        })
+        .unwrap_or_else(|| panic!("a worker's name, with its pid space: {dead}"));
+    // Its first hex digit changed.
+    let other_boot = match boot.split_at(1) {
+        ("0", rest) => format!("1{rest}"),
+        (_, rest) => format!("0{rest}"),
+    };
     for holder in [
         // This test's process runs.
-        format!("reins run, pid {} on {host}", std::process::id()),
-        format!("reins run, pid {pid} on not-{host}"),
+        format!(
+            "reins run, pid {} on {host} (pid ns {namespace}, boot {boot})",
+            std::process::id()
+        ),
+        format!("reins run, pid {pid} on not-{host} (pid ns {namespace}, boot {boot})"),
+        // A container given this host's name, where that pid may run.
+        format!(
+            "reins run, pid {pid} on {host} (pid ns {}, boot {boot})",
+            namespace + 1
+        ),
+        // Another machine of this name, or this one before it restarted.
+        format!("reins run, pid {pid} on {host} (pid ns {namespace}, boot {other_boot})"),
+        // An earlier reins's name says neither.
+        format!("reins run, pid {pid} on {host}"),
         format!("worker {pid}"),
     ] {
         scenario.set_holder(&run, &holder);
