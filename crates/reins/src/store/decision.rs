@@ -1,7 +1,7 @@
 //! Decisions bound to what runs: who decided what about which call, and a digest of the call
 //! as it will execute, so a decision is never applied to anything else.
 
-use super::{Lease, PendingApproval, StoreError, check_unleased, now_millis};
+use super::{Lease, PendingApproval, StoreError, check_unleased};
 use crate::hex::push_lower_hex;
 use crate::run::{PendingCall, RunState, ToolDecision};
 use serde::{Deserialize, Serialize};
@@ -182,34 +182,37 @@ fn canonical_json(value: &Value, out: &mut String) {
 }
 
 /// `decision` checked against the call it names in `state` ([`check_decision`]) and stamped
-/// with the time it is recorded: what a store keeps for `run_id`. Refused while `holder`'s
-/// lease on the run lasts (until `lease_until`): a worker that claimed the run read its
-/// decisions then, and a decision recorded now would be logged but never applied. (A lease
-/// that has run out, the store ends in the same transaction, for the same reason.)
+/// with the time it is recorded, `now` (the store's clock, milliseconds since the Unix
+/// epoch): what a store keeps for `run_id`. Refused while `holder`'s lease on the run lasts
+/// (until `lease_until`) at `now`: a worker that claimed the run read its decisions then, and
+/// a decision recorded now would be logged but never applied. (A lease that has run out, the
+/// store ends in the same transaction, for the same reason.)
 pub(crate) fn record_decision(
     run_id: &str,
     state: &RunState,
     (holder, lease_until): (Option<&str>, i64),
     decision: Decision,
+    now: i64,
 ) -> Result<RecordedDecision, StoreError> {
-    check_unleased(run_id, holder, lease_until, now_millis())?;
+    check_unleased(run_id, holder, lease_until, now)?;
     check_decision(state, &decision)?;
     Ok(RecordedDecision {
         run_id: run_id.to_owned(),
         decision,
-        decided_at_ms: now_millis(),
+        decided_at_ms: now,
         during_run: false,
     })
 }
 
-/// `decision`, made by the decider a run asked while `lease` holds it, stamped with the time:
-/// what a store appends to the run's trail ([`RunStore::log_decision`](super::RunStore::log_decision)),
-/// once it has checked that the lease is current.
-pub(crate) fn decided_during_run(lease: &Lease, decision: &Decision) -> RecordedDecision {
+/// `decision`, made by the decider a run asked while `lease` holds it, stamped with the time
+/// `now` (the store's clock): what a store appends to the run's trail
+/// ([`RunStore::log_decision`](super::RunStore::log_decision)), once it has checked that the
+/// lease is current.
+pub(crate) fn decided_during_run(lease: &Lease, decision: &Decision, now: i64) -> RecordedDecision {
     RecordedDecision {
         run_id: lease.run_id.clone(),
         decision: decision.clone(),
-        decided_at_ms: now_millis(),
+        decided_at_ms: now,
         during_run: true,
     }
 }

@@ -1,5 +1,6 @@
 //! Claims on a run: the [`Lease`] a worker advances a run with, the [`ClaimedRun`] it
-//! continues, and the clock and checks every store's claims share.
+//! continues, the checks every store's claims share, and the process clock of the stores on
+//! one machine (the PostgreSQL store reads the database server's).
 
 #[cfg(doc)]
 use super::RunStore;
@@ -91,10 +92,22 @@ pub(crate) fn expiry_cutoff(older_than: Duration) -> i64 {
     now_millis().saturating_sub(i64::try_from(older_than.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// Milliseconds since the Unix epoch, the stores' clock for leases.
+/// Milliseconds since the Unix epoch, this process's clock: the clock of the single-machine
+/// stores (memory, SQLite). The PostgreSQL store reads the database server's instead.
 pub(crate) fn now_millis() -> i64 {
-    std::time::SystemTime::now()
+    let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
+        .unwrap_or(0);
+    #[cfg(test)]
+    let now = now.saturating_add(CLOCK_SKEW.try_with(|skew| *skew).unwrap_or(0));
+    now
+}
+
+#[cfg(test)]
+tokio::task_local! {
+    /// How far (milliseconds, ahead when positive) this process's clock reads wrong inside a
+    /// task scoped with it: a test plays a worker on a machine whose clock is off, without
+    /// touching the other tests' clock.
+    pub(crate) static CLOCK_SKEW: i64;
 }

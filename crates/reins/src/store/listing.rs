@@ -256,16 +256,18 @@ pub struct RunSummary {
     /// Its stored version.
     pub version: i64,
     /// When the run was stored ([`RunStore::create`](super::RunStore::create)), in
-    /// milliseconds since the Unix epoch (the clock of the process that created it). Unlike
-    /// the oldest of its [`checkpoints`](super::RunStore::checkpoints), it stays when a store
-    /// keeps only the newest checkpoints (`keep_checkpoints`). A run forked from another was
-    /// created when it was forked. For a run stored by a release that did not record it, the
+    /// milliseconds since the Unix epoch (the clock of the process that created it; the
+    /// database server's for `PostgresStore`). Unlike the oldest of its
+    /// [`checkpoints`](super::RunStore::checkpoints), it stays when a store keeps only the
+    /// newest checkpoints (`keep_checkpoints`). A run forked from another was created when it
+    /// was forked. For a run stored by a release that did not record it, the
     /// SQL stores take the time of its oldest checkpoint kept when they first open the
     /// database, else when it was last written.
     pub created_at_ms: i64,
     /// When the run's record was last written, in milliseconds since the Unix epoch (the
-    /// clock of the process that wrote it): when it was created, when a checkpoint was
-    /// written, or when a worker claimed it to resume it. It is the latest checkpoint's
+    /// clock of the process that wrote it; the database server's for `PostgresStore`): when it
+    /// was created, when a checkpoint was written, or when a worker claimed it to resume it.
+    /// It is the latest checkpoint's
     /// [`created_at_ms`](super::Checkpoint::created_at_ms) unless a worker claimed the run
     /// after that checkpoint and has not written one since (a resume that has only begun,
     /// or whose process died before its first step). Recording a decision
@@ -320,6 +322,7 @@ pub struct LeaseHolder {
     /// label for people, the one [`StoreError::Busy`] shows.
     pub owner: String,
     /// When the lease runs out, in milliseconds since the Unix epoch (the clock of the
-    /// process that claimed or last renewed it).
+    /// process that claimed or last renewed it; the database server's for
+    /// `PostgresStore`).
     pub expires_at_ms: i64,
 }

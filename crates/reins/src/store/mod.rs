@@ -58,6 +58,10 @@
 //! caller that knows the worker is dead need not wait: [`RunStore::claim_from`] takes the run
 //! from the worker it names, atomically, only while that worker still holds it.
 //!
+//! Leases are timed by one clock per store: the process's for `MemoryStore` and `SqliteStore`
+//! (one machine), the database server's for `PostgresStore`, so workers on machines whose
+//! clocks disagree still agree on whose lease is live.
+//!
 //! # Runs cut off
 //!
 //! A run whose future is dropped before its end (a timeout, a `select!`, an aborted task)

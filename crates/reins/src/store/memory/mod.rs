@@ -276,7 +276,7 @@ impl RunStore for MemoryStore {
         let record = record_mut(&mut runs, run_id)?;
         let state = decode_state(run_id, record.format, &record.state)?;
         let lease = (record.owner.as_deref(), record.lease_until);
-        let recorded = record_decision(run_id, &state, lease, decision.clone())?;
+        let recorded = record_decision(run_id, &state, lease, decision.clone(), now_millis())?;
         // A lease that ran out is taken from its worker, which would never apply this.
         record.owner = None;
         record.token = None;
@@ -299,7 +299,7 @@ impl RunStore for MemoryStore {
         let mut runs = self.lock();
         let record = record_mut(&mut runs, &lease.run_id)?;
         held_by(record, lease)?;
-        let recorded = decided_during_run(lease, decision);
+        let recorded = decided_during_run(lease, decision, now_millis());
         record.audit.push(recorded.clone());
         Ok(recorded)
     }

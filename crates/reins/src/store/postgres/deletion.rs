@@ -1,6 +1,7 @@
 //! The PostgreSQL store's deletions: one finished run, or every finished run not updated
 //! since a cutoff, each with everything kept about it.
 
+use super::clock::statement_now;
 use super::rows::{backend, column, delete_runs};
 use crate::store::{FINISHED, FORMAT_VERSION, StoreError, check_deletable, oldest_readable};
 use deadpool_postgres::Client;
@@ -20,19 +21,23 @@ pub(super) async fn delete(client: &mut Client, run_id: &str) -> Result<(), Stor
     transaction.commit().await.map_err(backend)
 }
 
-/// Deletes the finished runs last updated at or before `cutoff` (milliseconds since the
-/// epoch); returns how many.
-pub(super) async fn expire(client: &mut Client, cutoff: i64) -> Result<u64, StoreError> {
+/// Deletes the finished runs last updated at least `older_than` milliseconds ago by the
+/// server's clock (which wrote `updated_at`); returns how many.
+pub(super) async fn expire(client: &mut Client, older_than: i64) -> Result<u64, StoreError> {
     let transaction = client.transaction().await.map_err(backend)?;
     // FOR UPDATE: a concurrent `delete` or `expire` of the same runs waits for this one.
-    // A record this release cannot read is another release's to expire.
+    // A record this release cannot read is another release's to expire. The statement's
+    // start, one reading for every row, keeps the cutoff a constant the index can serve.
     let rows = transaction
         .query(
-            "SELECT run_id FROM reins_runs WHERE status = ANY($1) AND updated_at <= $2
-                 AND format BETWEEN $3 AND $4 FOR UPDATE",
+            concat!(
+                "SELECT run_id FROM reins_runs WHERE status = ANY($1) AND updated_at <= ",
+                statement_now!(),
+                " - $2 AND format BETWEEN $3 AND $4 FOR UPDATE"
+            ),
             &[
                 &FINISHED.as_slice(),
-                &cutoff,
+                &older_than,
                 &i64::from(oldest_readable()),
                 &i64::from(FORMAT_VERSION),
             ],

@@ -1,14 +1,16 @@
 //! The PostgreSQL store's listings across runs: every run, the approvals waiting, a page of
-//! runs by status, and the runs written last.
+//! runs by status, and the runs written last. A listing judges every lease by the server's
+//! clock at the statement's start, read with the rows ([`clock`](super::clock)).
 
+use super::clock::statement_now;
 use super::rows::{backend, column, read_decisions};
 use super::schema::CREATED_AT;
 use crate::run::RunStatus;
 use crate::store::format::NOT_WAITING_SQL;
 use crate::store::{
     Listed, PendingApprovals, RecentRuns, RunPage, RunQuery, RunSummary, StoreError, StoredLease,
-    StoredTimes, collect_pending, decode_state, listed, now_millis, page_of, recent_of,
-    status_from_name, status_name, summary,
+    StoredTimes, collect_pending, decode_state, listed, page_of, recent_of, status_from_name,
+    status_name, summary,
 };
 use tokio_postgres::{Client, Row};
 
@@ -17,13 +19,13 @@ pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError>
         .query(
             &format!(
                 "SELECT run_id, status, version, updated_at, {CREATED_AT}, lease_owner,
-                     lease_until FROM reins_runs ORDER BY updated_at, run_id"
+                     lease_until, {} FROM reins_runs ORDER BY updated_at, run_id",
+                statement_now!()
             ),
             &[],
         )
         .await
         .map_err(backend)?;
-    let now = now_millis();
     rows.iter()
         .map(|row| {
             summary(
@@ -32,7 +34,7 @@ pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError>
                 column(row, 2)?,
                 times_at(row, 3)?,
                 lease_at(row, 5)?,
-                now,
+                column(row, 7)?,
             )
         })
         .collect()
@@ -141,13 +143,13 @@ async fn listed_rows(
         .query(
             &format!(
                 "SELECT run_id, status, version, format, updated_at, {CREATED_AT}, lease_owner,
-                     lease_until FROM reins_runs {selection}"
+                     lease_until, {} FROM reins_runs {selection}",
+                statement_now!()
             ),
             parameters,
         )
         .await
         .map_err(backend)?;
-    let now = now_millis();
     rows.iter()
         .map(|row| {
             Ok(listed(
@@ -157,7 +159,7 @@ async fn listed_rows(
                 column(row, 3)?,
                 times_at(row, 4)?,
                 lease_at(row, 6)?,
-                now,
+                column(row, 8)?,
             ))
         })
         .collect()

@@ -2,14 +2,18 @@
 //! [`RunStore`] methods, each one transaction written in a submodule: the tables in
 //! `schema`, what the methods share (errors, columns, the run's row) in `rows`, the writes of
 //! a run in `writes`, its reads in `reads`, the listings across runs in `listings` and the
-//! deletions in `deletion`. The decision listener's connection is `pg_listen`'s.
+//! deletions in `deletion`, all on the database server's clock (`clock`). The decision
+//! listener's connection is `pg_listen`'s.
 
+mod clock;
 mod conninfo;
 mod deletion;
 mod listings;
 mod reads;
 mod rows;
 mod schema;
+#[cfg(test)]
+mod tests;
 mod tls;
 mod writes;
 
@@ -19,7 +23,6 @@ use super::pg_listen;
 use super::{
     Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, JournalEntry, Lease, PendingApprovals,
     RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
-    expiry_cutoff,
 };
 use crate::run::{RunState, RunStatus};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -37,6 +40,13 @@ pub const DEFAULT_POOL_SIZE: usize = 16;
 /// The [`RunStore`] for many workers on many machines: runs, their journals and decisions in
 /// PostgreSQL. Cheap to clone; clones share one pool of connections
 /// ([`DEFAULT_POOL_SIZE`]), opened as they are needed.
+///
+/// Its clock is the database server's, not the workers': a lease runs for
+/// [`with_lease`](Self::with_lease) from when the server wrote it and is judged live by the
+/// server's clock, so workers whose clocks disagree (one running minutes ahead) still never
+/// take a run another holds, nor hold one longer than the lease. The times a listing shows
+/// (when runs were created and last written, when a lease runs out), when a decision was
+/// recorded, and the age [`expire`](RunStore::expire) measures are the server's too.
 ///
 /// ```no_run
 /// use reins::agent::{AgentBuilder, PromptError};
@@ -368,9 +378,9 @@ impl RunStore for PostgresStore {
     }
 
     async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
-        let cutoff = expiry_cutoff(older_than);
+        let older_than = i64::try_from(older_than.as_millis()).unwrap_or(i64::MAX);
         let mut client = self.client().await?;
-        deletion::expire(&mut client, cutoff).await
+        deletion::expire(&mut client, older_than).await
     }
 
     async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {

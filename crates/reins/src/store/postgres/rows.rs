@@ -2,6 +2,7 @@
 //! columns, the reading of a run's row and of its decisions (on a connection or inside a
 //! method's transaction), and the deletion of runs with everything kept about them.
 
+use super::clock::server_now;
 use crate::run::RunState;
 use crate::store::error::describe_postgres;
 use crate::store::format::RUN_TABLES;
@@ -19,13 +20,28 @@ pub(super) fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
     row.try_get(index).map_err(backend)
 }
 
-/// The stored row of one run.
+/// The stored row of one run, and the server's clock as it was read.
 pub(super) struct RunRow {
     pub(super) version: i64,
     pub(super) format: i64,
     pub(super) state: String,
     pub(super) owner: Option<String>,
     pub(super) lease_until: i64,
+    /// The database server's clock as the row was read (milliseconds since the Unix epoch):
+    /// the `now` a method judges the row's lease by and writes times from
+    /// ([`clock`](super::clock)), never this process's clock.
+    pub(super) server_now: i64,
+}
+
+/// The columns of [`RunRow`], from `reins_runs`.
+macro_rules! run_row {
+    () => {
+        concat!(
+            "SELECT version, format, state, lease_owner, lease_until, ",
+            server_now!(),
+            " FROM reins_runs WHERE run_id = $1"
+        )
+    };
 }
 
 pub(super) async fn read_run(
@@ -34,9 +50,9 @@ pub(super) async fn read_run(
     for_update: bool,
 ) -> Result<Option<RunRow>, StoreError> {
     let query = if for_update {
-        "SELECT version, format, state, lease_owner, lease_until FROM reins_runs WHERE run_id = $1 FOR UPDATE"
+        concat!(run_row!(), " FOR UPDATE")
     } else {
-        "SELECT version, format, state, lease_owner, lease_until FROM reins_runs WHERE run_id = $1"
+        run_row!()
     };
     let row = client.query_opt(query, &[&run_id]).await.map_err(backend)?;
     row.map(|row| {
@@ -46,6 +62,7 @@ pub(super) async fn read_run(
             state: column(&row, 2)?,
             owner: column(&row, 3)?,
             lease_until: column(&row, 4)?,
+            server_now: column(&row, 5)?,
         })
     })
     .transpose()

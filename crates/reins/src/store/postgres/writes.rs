@@ -2,45 +2,58 @@
 //! [`CHECKPOINT`] statement) and recording a decision on it, each one transaction.
 //!
 //! `create` and `checkpoint` take the pool's connection still to come and await it only once
-//! the state is encoded and the clock read: a state that cannot be stored fails without
-//! waiting for a connection, and the time written is from before that wait.
+//! the state is encoded: a state that cannot be stored fails without waiting for a
+//! connection. Every time written or compared is the database server's
+//! ([`clock`](super::clock)), read by the statement that uses it.
 
+use super::clock::server_now;
 use super::rows::{backend, column, read_decisions, read_state};
 use crate::run::RunState;
 use crate::store::{
     ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, StoreError,
-    check_claimable, decided_during_run, encode_decision, encode_state, new_token, now_millis,
-    pg_listen, record_decision, status_name,
+    check_claimable, decided_during_run, encode_decision, encode_state, new_token, pg_listen,
+    record_decision, status_name,
 };
 use deadpool_postgres::Client;
 
 /// Advances a run's version, writes its state and appends its journal entries, in one
 /// statement; returns how many runs it updated (0 when the lease is no longer current).
-/// Releasing (`$6`) clears the lease's holder; otherwise it stays with this claim. The state
-/// is written in this release's format (`$12`), whichever it was read from, and also kept as
-/// the checkpoint of the new version.
-const CHECKPOINT: &str = "
-WITH updated AS (
+/// Releasing (`$6`) clears the lease's holder; otherwise it stays with this claim for `$7`
+/// milliseconds more by the server's clock, read once (`clock`) for the lease, the run's
+/// `updated_at` and the checkpoint's `created_at`. The state is written in this release's
+/// format (`$11`), whichever it was read from, and also kept as the checkpoint of the new
+/// version.
+const CHECKPOINT: &str = concat!(
+    "
+WITH clock AS (
+    SELECT ",
+    server_now!(),
+    " AS now
+), updated AS (
     UPDATE reins_runs SET version = version + 1, status = $4, state = $5,
         lease_owner = CASE WHEN $6 THEN NULL ELSE lease_owner END,
         lease_token = CASE WHEN $6 THEN NULL ELSE lease_token END,
-        lease_until = $7, updated_at = $8, format = $12
+        lease_until = CASE WHEN $6 THEN 0 ELSE clock.now + $7 END,
+        updated_at = clock.now, format = $11
+    FROM clock
     WHERE run_id = $1 AND version = $2 AND lease_token = $3
-    RETURNING run_id
+    RETURNING run_id, updated_at
 ), base AS (
     SELECT COALESCE(MAX(seq), 0) AS seq FROM reins_journal WHERE run_id = $1
 ), appended AS (
     INSERT INTO reins_journal (run_id, seq, effect_id, kind, payload)
     SELECT updated.run_id, base.seq + entry.ord, entry.effect_id, entry.kind, entry.payload
     FROM updated, base,
-        unnest($9::text[], $10::text[], $11::text[]) WITH ORDINALITY
+        unnest($8::text[], $9::text[], $10::text[]) WITH ORDINALITY
             AS entry(effect_id, kind, payload, ord)
 ), snapshot AS (
     INSERT INTO reins_checkpoints (run_id, version, status, format, state, journal_len, created_at)
-    SELECT updated.run_id, $2 + 1, $4, $12, $5, base.seq + cardinality($9::text[]), $8
+    SELECT updated.run_id, $2 + 1, $4, $11, $5, base.seq + cardinality($8::text[]),
+        updated.updated_at
     FROM updated, base
 )
-SELECT count(*) FROM updated";
+SELECT count(*) FROM updated"
+);
 
 /// Deletes a run's (`$1`) checkpoints but the newest `$2`.
 const PRUNE_CHECKPOINTS: &str = "DELETE FROM reins_checkpoints WHERE run_id = $1 AND version NOT IN
@@ -63,6 +76,19 @@ pub(super) async fn create(
     })
 }
 
+/// Inserts a new run at version 1 (`$1` to `$4`), created and written at the server's
+/// clock, leased to `$5` with token `$6` for `$7` milliseconds if they are not null (else
+/// `lease_until` is 0); returns the run's `updated_at`, or no row when the run exists.
+const INSERT_RUN: &str = concat!(
+    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token,
+        lease_until, updated_at, created_at)
+    SELECT $1, 1, $2, $3, $4, $5, $6, COALESCE(clock.now + $7, 0), clock.now, clock.now
+    FROM (SELECT ",
+    server_now!(),
+    " AS now) AS clock
+    ON CONFLICT (run_id) DO NOTHING RETURNING updated_at"
+);
+
 /// Stores a new run at version 1 with `journal` and its first checkpoint, in one transaction,
 /// leased to `(owner, token)` for `lease_millis` if given.
 pub(super) async fn insert(
@@ -72,10 +98,9 @@ pub(super) async fn insert(
     journal: &[JournalEntry],
 ) -> Result<(), StoreError> {
     let encoded = encode_state(state)?;
-    let now = now_millis();
-    let (owner, token, until) = match lease {
-        Some((owner, token, millis)) => (Some(owner), Some(token), now + millis),
-        None => (None, None, 0),
+    let (owner, token, lease_millis) = match lease {
+        Some((owner, token, millis)) => (Some(owner), Some(token), Some(millis)),
+        None => (None, None, None),
     };
     let effect_ids: Vec<&str> = journal.iter().map(|e| e.effect_id.as_str()).collect();
     let kinds: Vec<&str> = journal.iter().map(|e| e.kind.as_str()).collect();
@@ -84,9 +109,8 @@ pub(super) async fn insert(
     let mut client = connection.await?;
     let transaction = client.transaction().await.map_err(backend)?;
     let inserted = transaction
-        .execute(
-            "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at, created_at)
-                 VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (run_id) DO NOTHING",
+        .query_opt(
+            INSERT_RUN,
             &[
                 &state.run_id,
                 &i64::from(FORMAT_VERSION),
@@ -94,15 +118,16 @@ pub(super) async fn insert(
                 &encoded,
                 &owner,
                 &token,
-                &until,
-                &now,
+                &lease_millis,
             ],
         )
         .await
         .map_err(backend)?;
-    if inserted == 0 {
+    let Some(inserted) = inserted else {
         return Err(StoreError::AlreadyExists(state.run_id.clone()));
-    }
+    };
+    // The first checkpoint is kept at the run's creation time.
+    let now: i64 = column(&inserted, 0)?;
     if !journal.is_empty() {
         transaction
             .execute(
@@ -133,8 +158,8 @@ pub(super) async fn insert(
     transaction.commit().await.map_err(backend)
 }
 
-/// Moves the end of `lease` to `lease_millis` from now, if it is still current; nothing else
-/// of the run is written.
+/// Moves the end of `lease` to `lease_millis` from now by the server's clock, if it is still
+/// current; nothing else of the run is written.
 pub(super) async fn renew(
     client: &Client,
     lease: &Lease,
@@ -142,14 +167,12 @@ pub(super) async fn renew(
 ) -> Result<Lease, StoreError> {
     let updated = client
         .execute(
-            "UPDATE reins_runs SET lease_until = $4
-                 WHERE run_id = $1 AND version = $2 AND lease_token = $3",
-            &[
-                &lease.run_id,
-                &lease.version,
-                &lease.token,
-                &(now_millis() + lease_millis),
-            ],
+            concat!(
+                "UPDATE reins_runs SET lease_until = ",
+                server_now!(),
+                " + $4 WHERE run_id = $1 AND version = $2 AND lease_token = $3"
+            ),
+            &[&lease.run_id, &lease.version, &lease.token, &lease_millis],
         )
         .await
         .map_err(backend)?;
@@ -175,9 +198,10 @@ pub(super) async fn claim(
 ) -> Result<ClaimedRun, StoreError> {
     let transaction = client.transaction().await.map_err(backend)?;
     // FOR UPDATE makes a concurrent claim wait for this one, then see its lease; so a
-    // takeover replaces the very holder it checked.
+    // takeover replaces the very holder it checked. The lease is judged, and the new one
+    // written, by the server's clock as the row was read.
     let (row, state) = read_state(&*transaction, run_id, true).await?;
-    let now = now_millis();
+    let now = row.server_now;
     let holder = row.owner.as_deref();
     check_claimable(run_id, &state, holder, row.lease_until, now, taking_over)?;
     let (version, token) = (row.version + 1, new_token());
@@ -190,7 +214,7 @@ pub(super) async fn claim(
                 &version,
                 &owner,
                 &token,
-                &(now + lease_millis),
+                &now.saturating_add(lease_millis),
                 &now,
             ],
         )
@@ -222,8 +246,6 @@ pub(super) async fn checkpoint(
     keep_checkpoints: Option<usize>,
 ) -> Result<Lease, StoreError> {
     let encoded = encode_state(state)?;
-    let now = now_millis();
-    let until = if release { 0 } else { now + lease_millis };
     let effect_ids: Vec<&str> = journal.iter().map(|e| e.effect_id.as_str()).collect();
     let kinds: Vec<&str> = journal.iter().map(|e| e.kind.as_str()).collect();
     let payloads: Vec<String> = journal.iter().map(|e| e.payload.to_string()).collect();
@@ -241,8 +263,7 @@ pub(super) async fn checkpoint(
                 &status_name(state.status),
                 &encoded,
                 &release,
-                &until,
-                &now,
+                &lease_millis,
                 &effect_ids,
                 &kinds,
                 &payloads,
@@ -297,7 +318,7 @@ pub(super) async fn decide(
     // audit sequence numbers one at a time.
     let (row, state) = read_state(&*transaction, run_id, true).await?;
     let lease = (row.owner.as_deref(), row.lease_until);
-    let recorded = record_decision(run_id, &state, lease, decision.clone())?;
+    let recorded = record_decision(run_id, &state, lease, decision.clone(), row.server_now)?;
     let json = encode_decision(&recorded)?;
     let call_id = &recorded.decision.internal_call_id;
     // A lease that ran out is taken from its worker, which would never apply this.
@@ -338,25 +359,29 @@ pub(super) async fn log_decision(
     lease: &Lease,
     decision: &Decision,
 ) -> Result<RecordedDecision, StoreError> {
-    let recorded = decided_during_run(lease, decision);
-    let json = encode_decision(&recorded)?;
     let transaction = client.transaction().await.map_err(backend)?;
     // The run's row stays locked until commit, so the log's sequence numbers are given one
     // at a time, as `decide` gives them.
     let held = transaction
         .query_opt(
-            "SELECT 1 FROM reins_runs WHERE run_id = $1 AND version = $2 AND lease_token = $3
-                 FOR UPDATE",
+            concat!(
+                "SELECT ",
+                server_now!(),
+                " FROM reins_runs WHERE run_id = $1 AND version = $2 AND lease_token = $3
+                     FOR UPDATE"
+            ),
             &[&lease.run_id, &lease.version, &lease.token],
         )
         .await
         .map_err(backend)?;
-    if held.is_none() {
+    let Some(held) = held else {
         return Err(StoreError::Conflict {
             run_id: lease.run_id.clone(),
             expected: lease.version,
         });
-    }
+    };
+    let recorded = decided_during_run(lease, decision, column(&held, 0)?);
+    let json = encode_decision(&recorded)?;
     transaction
         .execute(
             "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)

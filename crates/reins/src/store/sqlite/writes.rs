@@ -290,7 +290,7 @@ pub(super) fn decide(run_id: &str, decision: &Decision) -> impl Work<RecordedDec
             .map_err(backend)?;
         let (row, state) = read_state(&transaction, &run_id)?;
         let lease = (row.owner.as_deref(), row.lease_until);
-        let recorded = record_decision(&run_id, &state, lease, decision)?;
+        let recorded = record_decision(&run_id, &state, lease, decision, now_millis())?;
         let json = encode_decision(&recorded)?;
         let call_id = &recorded.decision.internal_call_id;
         // A lease that ran out is taken from its worker, which would never apply this.
@@ -320,7 +320,7 @@ pub(super) fn decide(run_id: &str, decision: &Decision) -> impl Work<RecordedDec
 /// Appends a decision the run made while `lease` holds it to its decision log (not to the
 /// decisions a claim applies), if the lease is current.
 pub(super) fn log_decision(lease: &Lease, decision: &Decision) -> impl Work<RecordedDecision> {
-    let recorded = decided_during_run(lease, decision);
+    let recorded = decided_during_run(lease, decision, now_millis());
     let (version, token) = (lease.version, lease.token.clone());
     move |connection: &mut Connection| {
         let json = encode_decision(&recorded)?;
