@@ -25,6 +25,13 @@ pub fn sse_server(events: &[serde_json::Value]) -> (String, Seen) {
             ([("content-type", "text/event-stream")], body)
         }
     };
+    let address = serve_on_a_thread(Router::new().fallback(answer));
+    (format!("http://{address}"), seen)
+}
+
+/// Serves `router` on loopback from a thread of its own, for as long as the test process
+/// lives: the address it listens on.
+pub fn serve_on_a_thread(router: Router) -> std::net::SocketAddr {
     let (address_tx, address_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -34,11 +41,8 @@ pub fn sse_server(events: &[serde_json::Value]) -> (String, Seen) {
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             address_tx.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, Router::new().fallback(answer))
-                .await
-                .unwrap();
+            axum::serve(listener, router).await.unwrap();
         });
     });
-    let address = address_rx.recv().unwrap();
-    (format!("http://{address}"), seen)
+    address_rx.recv().unwrap()
 }

@@ -15,21 +15,7 @@ pub const UNANSWERED: &str = "An assistant message with 'tool_calls' must be fol
 
 /// Starts the server on a thread of its own: its base URL for an OpenAI client (`…/v1`).
 pub fn strict_model() -> String {
-    let (address_tx, address_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            address_tx.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, Router::new().fallback(answer))
-                .await
-                .unwrap();
-        });
-    });
-    let address = address_rx.recv().unwrap();
+    let address = super::sse_server::serve_on_a_thread(Router::new().fallback(answer));
     format!("http://{address}/v1")
 }
 
