@@ -1,5 +1,6 @@
 //! Registering a worker's deployment with Restate's admin API.
 
+use crate::answer::{excerpt, read_at_most};
 use crate::client_error::ClientError;
 use crate::http::{CONNECT_TIMEOUT, NOT_HTTP, authorized, base_url, bearer};
 use reqwest::header::HeaderValue;
@@ -11,6 +12,11 @@ use std::time::Duration;
 /// Why a limit: an admin address that takes the connection and never answers (a wrong port
 /// behind a proxy, a stuck server) would otherwise hold `reins serve --register` without end.
 pub const REGISTRATION_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The most bytes read of the admin API's answer to a refused registration: its reason is
+/// one JSON line, and an address that is no admin API (a proxy's error page, a server that
+/// sends without end) is not read further, nor quoted whole.
+const MAX_REFUSAL_BYTES: usize = 64 * 1024;
 
 /// Registers the deployment at `deployment` (a worker's endpoint, e.g.
 /// `http://127.0.0.1:9080`) with the Restate admin API at `admin` (e.g.
@@ -72,7 +78,11 @@ async fn register(
     if status.is_success() {
         return Ok(());
     }
-    let body = response.text().await.unwrap_or_default();
+    // A body that breaks off is quoted as far as it came; one that cannot be read, not at all.
+    let body = match read_at_most(response, MAX_REFUSAL_BYTES, failed).await {
+        Ok((body, more)) => excerpt(&body, more),
+        Err(_) => String::new(),
+    };
     Err(ClientError::AdminHttp {
         status: status.as_u16(),
         body,
@@ -83,6 +93,7 @@ async fn register(
 mod tests {
     use super::*;
     use crate::stand_ins::{closed_address, silent_server};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// A registration that cannot reach the admin API says so, not that the ingress is down.
     #[tokio::test]
@@ -138,5 +149,44 @@ mod tests {
             "{registered:?}"
         );
         held.abort();
+    }
+
+    /// An address that is no admin API (a proxy answering with its error page, endless
+    /// here) refuses the registration with a short excerpt of what it sent, its escape
+    /// sequences shown as text: not the whole page, and not after the registration's timeout.
+    #[tokio::test]
+    async fn a_refusal_is_quoted_as_a_short_excerpt_not_read_whole() {
+        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = server.local_addr().unwrap();
+        let proxy = tokio::spawn(async move {
+            while let Ok((mut stream, _)) = server.accept().await {
+                tokio::spawn(async move {
+                    let mut request = [0u8; 4096];
+                    let _ = stream.read(&mut request).await;
+                    let head = "HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/html\r\n\
+                                connection: close\r\n\r\n<html>\n<title>\x1b[2J502 Bad \
+                                Gateway</title>\n";
+                    if stream.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let block = "<p>the upstream is down</p>\n".repeat(2048);
+                    while stream.write_all(block.as_bytes()).await.is_ok() {}
+                });
+            }
+        });
+        let registered =
+            register_deployment(&format!("http://{address}"), "http://127.0.0.1:9080").await;
+        let said = match registered {
+            Err(error @ ClientError::AdminHttp { status: 502, .. }) => error.to_string(),
+            other => panic!("expected the admin API's refusal, got {other:?}"),
+        };
+        assert!(
+            said.contains("HTTP 502: <html> <title>\\u001b[2J502 Bad Gateway</title> <p>"),
+            "{said}"
+        );
+        assert!(said.ends_with('…'), "{said}");
+        assert!(said.len() < 500, "{said}");
+        assert!(!said.chars().any(char::is_control), "{said}");
+        proxy.abort();
     }
 }

@@ -12,25 +12,65 @@ pub const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
 /// The body of `response` as text, or [`ClientError::Decode`] once it passes `limit` bytes
 /// (the rest is not read); `failed` says why the transfer broke.
 pub(crate) async fn read_answer(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     limit: usize,
     failed: impl Fn(reqwest::Error) -> ClientError,
 ) -> Result<String, ClientError> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(&failed)? {
-        if body.len().saturating_add(chunk.len()) > limit {
-            return Err(ClientError::Decode(format!(
-                "the answer passed {limit} bytes, more than any answer of Restate's ingress \
-                 holds: is this the ingress's address?"
-            )));
-        }
-        body.extend_from_slice(&chunk);
+    let (body, more) = read_at_most(response, limit, failed).await?;
+    if more {
+        return Err(ClientError::Decode(format!(
+            "the answer passed {limit} bytes, more than any answer of Restate's ingress \
+             holds: is this the ingress's address?"
+        )));
     }
     Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
+/// The first `limit` bytes of `response`'s body, and whether it held more (the rest is not
+/// read: an endless body ends here, not at the call's timeout); `failed` says why the
+/// transfer broke.
+pub(crate) async fn read_at_most(
+    mut response: reqwest::Response,
+    limit: usize,
+    failed: impl Fn(reqwest::Error) -> ClientError,
+) -> Result<(Vec<u8>, bool), ClientError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(&failed)? {
+        let room = limit.saturating_sub(body.len());
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
+}
+
+/// How many characters of a refusal's body [`excerpt`] keeps: enough for a server's reason
+/// (Restate's are one JSON line), not a proxy's whole error page.
+pub(crate) const EXCERPT_CHARS: usize = 300;
+
+/// `body` (of which more was left unread when `more`) as one short line to quote in an error:
+/// every run of white space one space, the first [`EXCERPT_CHARS`] characters, `…` when some
+/// were left out, and control characters (a terminal's escape sequences among them) shown as
+/// `\u001b`-style escapes, never sent to the terminal.
+pub(crate) fn excerpt(body: &[u8], more: bool) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut words = text
+        .split_whitespace()
+        .flat_map(|word| std::iter::once(' ').chain(word.chars()));
+    // The first word's leading space is not part of the excerpt.
+    words.next();
+    let mut shown: String = words.by_ref().take(EXCERPT_CHARS).collect();
+    if more || words.next().is_some() {
+        shown.push('…');
+    }
+    reins::text::printable(&shown).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::{EXCERPT_CHARS, excerpt};
     use crate::{ClientError, RestateRuns};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -67,5 +107,24 @@ mod tests {
         };
         assert!(said.contains("is this the ingress's address?"), "{said}");
         endless.abort();
+    }
+
+    /// A proxy's error page is quoted as one short line, its escape sequences shown as text.
+    #[test]
+    fn an_excerpt_is_one_short_line_without_control_characters() {
+        let page = format!(
+            "<html>\n  <title>\u{1b}[31m502 Bad Gateway</title>\r\n{}</html>",
+            "<p>down</p>\n".repeat(1000)
+        );
+        let shown = excerpt(page.as_bytes(), false);
+        assert!(
+            shown.starts_with("<html> <title>\\u001b[31m502 Bad Gateway</title> <p>down</p>"),
+            "{shown}"
+        );
+        assert!(shown.ends_with('…'), "{shown}");
+        assert!(shown.chars().count() < EXCERPT_CHARS + 10, "{shown}");
+        assert!(!shown.chars().any(char::is_control), "{shown}");
+        assert_eq!(excerpt(b"  no  service\n", false), "no service");
+        assert_eq!(excerpt(b"cut", true), "cut…");
     }
 }
