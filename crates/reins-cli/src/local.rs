@@ -9,13 +9,31 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The model file: `--model`, `REINS_MODEL`, or the default model (fetched on first use).
-pub fn model_path(explicit: Option<PathBuf>) -> Result<PathBuf, LocalModelError> {
+/// Where the model file came from: an error about it says so, and only the default model's
+/// answers are kept short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelSource {
+    /// `--model`, or the agent file's `path`.
+    Named,
+    /// The `REINS_MODEL` variable.
+    Variable,
+    /// The default model, fetched on first use.
+    Default,
+}
+
+/// The most tokens of one answer of the default model (SmolLM2-135M), unless the agent file
+/// sets `max_tokens`: a model that small can loop. A model the user names answers up to the
+/// file's `max_tokens`, else until its context is full.
+pub const DEFAULT_MODEL_MAX_TOKENS: u64 = 200;
+
+/// The model file: `--model`, `REINS_MODEL`, or the default model (fetched on first use),
+/// and which of them it is.
+pub fn model_path(explicit: Option<PathBuf>) -> Result<(PathBuf, ModelSource), LocalModelError> {
     if let Some(path) = explicit {
-        return Ok(path);
+        return Ok((path, ModelSource::Named));
     }
     if let Some(path) = std::env::var_os(MODEL_ENV).filter(|path| !path.is_empty()) {
-        return Ok(PathBuf::from(path));
+        return Ok((PathBuf::from(path), ModelSource::Variable));
     }
     let terminal = std::io::stderr().is_terminal();
     let bar = ProgressBar::hidden();
@@ -48,7 +66,7 @@ pub fn model_path(explicit: Option<PathBuf>) -> Result<PathBuf, LocalModelError>
             _ => {}
         })
         .fetch_default()?;
-    Ok(path)
+    Ok((path, ModelSource::Default))
 }
 
 fn bar_style(message: &str) -> ProgressStyle {
@@ -61,7 +79,10 @@ fn bar_style(message: &str) -> ProgressStyle {
 
 /// Loads the model with the agent file's `sizes`, showing a bar while llama.cpp reads it.
 /// Blocking.
-pub fn load(path: PathBuf, sizes: LocalSizes) -> Result<LocalModel, LocalModelError> {
+pub fn load(
+    (path, source): (PathBuf, ModelSource),
+    sizes: LocalSizes,
+) -> Result<LocalModel, LocalModelError> {
     let bar = if std::io::stderr().is_terminal() {
         ProgressBar::new(100)
     } else {
@@ -77,9 +98,13 @@ pub fn load(path: PathBuf, sizes: LocalSizes) -> Result<LocalModel, LocalModelEr
     if let Some(tokens) = sizes.context_size {
         builder = builder.context_size(tokens);
     }
+    // The default (a request's `max_tokens`, the file's, goes first): short for the small
+    // default model, which can loop; for a model the user chose, none but its context.
+    builder = builder.max_tokens(match source {
+        ModelSource::Default => DEFAULT_MODEL_MAX_TOKENS,
+        ModelSource::Named | ModelSource::Variable => u64::MAX,
+    });
     let model = builder
-        // A small model can loop: keep its answers short.
-        .max_tokens(200)
         .on_load_progress(move |fraction| progress.set_position((fraction * 100.0) as u64))
         .build();
     bar.finish_and_clear();
@@ -88,9 +113,37 @@ pub fn load(path: PathBuf, sizes: LocalSizes) -> Result<LocalModel, LocalModelEr
 
 /// The model of `[model] provider = "local"`: `path`, else `REINS_MODEL`, else the default
 /// model (fetched on first use, with progress on the terminal); loaded off the async runtime.
+/// Its errors name what the user of an agent file can change ([`explained`]).
 pub async fn load_blocking(path: Option<PathBuf>, sizes: LocalSizes) -> Result<LocalModel, String> {
-    tokio::task::spawn_blocking(move || load(model_path(path)?, sizes))
-        .await
-        .map_err(|error| format!("loading the model failed: {error}"))?
-        .map_err(|error| error.to_string())
+    tokio::task::spawn_blocking(move || {
+        let (path, source) = model_path(path).map_err(|error| explained(&error, None))?;
+        load((path, source), sizes).map_err(|error| explained(&error, Some(source)))
+    })
+    .await
+    .map_err(|error| format!("loading the model failed: {error}"))?
+}
+
+/// `error` said for the user of an agent file (of the model from `source`): the library's
+/// words name `LocalModelBuilder`'s settings, which an agent file does not have.
+fn explained(error: &LocalModelError, source: Option<ModelSource>) -> String {
+    match error {
+        LocalModelError::NotFound { path } if source == Some(ModelSource::Variable) => format!(
+            "model file {} does not exist (the {MODEL_ENV} variable names it)",
+            path.display()
+        ),
+        LocalModelError::NotAChatModel { path } => format!(
+            "{} is not a chat model: it has no chat template (use an instruct/chat GGUF)",
+            path.display()
+        ),
+        LocalModelError::UnsupportedTemplate { path, detail } => format!(
+            "the chat template of {} is not one llama.cpp can apply ({detail}): use another \
+             GGUF of the model (an instruct/chat one with a common template)",
+            path.display()
+        ),
+        LocalModelError::Context { .. } => format!(
+            "{error} (a smaller `context_size` under `[model]` in the agent file needs less \
+             memory)"
+        ),
+        other => other.to_string(),
+    }
 }

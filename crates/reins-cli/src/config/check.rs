@@ -57,6 +57,9 @@ pub fn check(agent: &LoadedAgent, needs: Needs) -> Vec<Diagnostic> {
     let file = &agent.file;
     for (_, model) in file.labeled_models() {
         check_model(agent, model, &mut problems, &mut secrets);
+        if needs == Needs::Everything && model.get_ref().provider.get_ref() == "local" {
+            super::local_model::check_model_variable(agent, model.get_ref(), &mut problems);
+        }
     }
     check_budget(agent, &mut problems);
     super::hook_checks::check_hooks(agent, &mut problems);

@@ -4,6 +4,10 @@
 use super::diagnostic::Diagnostic;
 use super::{LoadedAgent, ModelConfig};
 
+/// The variable naming the model file of a local agent without `path`
+/// (`reins::providers::local::MODEL_ENV`, which a build without the local model lacks).
+const MODEL_VARIABLE: &str = "REINS_MODEL";
+
 /// The most CPU threads an agent file may ask for.
 const MAX_THREADS: i64 = 1024;
 /// The smallest context an agent file may ask for: less holds no useful prompt.
@@ -71,4 +75,36 @@ pub(super) fn check_local_sizes(
             ),
         ));
     }
+}
+
+/// For `reins check`: a local model without `path` runs on the file `REINS_MODEL` names, when
+/// set; that it exists is checked here as `path`'s is, the mistake at `provider`'s line
+/// saying where the path came from. (Not for `run`: its `--model` replaces the variable.)
+pub(super) fn check_model_variable(
+    agent: &LoadedAgent,
+    config: &ModelConfig,
+    problems: &mut Vec<Diagnostic>,
+) {
+    if config.path.is_some() {
+        return;
+    }
+    let Some(named) = std::env::var_os(MODEL_VARIABLE).filter(|path| !path.is_empty()) else {
+        return;
+    };
+    let file = std::path::PathBuf::from(named);
+    let problem = if file.is_dir() {
+        "is a directory: name the .gguf file inside it"
+    } else if file.is_file() {
+        return;
+    } else {
+        "does not exist"
+    };
+    problems.push(agent.error_at(
+        config.provider.span(),
+        format!(
+            "model file {} {problem} (the {MODEL_VARIABLE} variable names it, as the local \
+             model's file when `[model]` has no `path`)",
+            file.display()
+        ),
+    ));
 }

@@ -118,7 +118,8 @@ pub struct ModelConfig {
     pub base_url: Option<Spanned<String>>,
     /// The environment variable holding the API key (default: the provider's usual one).
     pub api_key_env: Option<Spanned<String>>,
-    /// The most tokens one answer may have.
+    /// The most tokens one answer may have (`local`, left out: 200 for the default model,
+    /// which can loop; a model the file or `--model` names answers until its context is full).
     pub max_tokens: Option<u64>,
     /// The sampling temperature.
     pub temperature: Option<f64>,

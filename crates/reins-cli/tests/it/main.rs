@@ -3,6 +3,7 @@ mod cache;
 mod chat;
 mod check;
 mod check_input;
+mod check_local;
 mod check_mcp;
 mod cli_reference;
 mod common;

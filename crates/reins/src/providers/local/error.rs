@@ -64,8 +64,9 @@ pub enum LocalModelError {
     /// The prompt does not fit in the context.
     #[error(
         "the prompt is {prompt_tokens} tokens, but the context of {path} holds {context} (and \
-         the answer needs room too): shorten the history or raise \
-         LocalModelBuilder::context_size (the model was trained on {trained})"
+         the answer needs room too): shorten the history or raise the context size \
+         (`context_size` under `[model]` in a `reins` agent file, \
+         `LocalModelBuilder::context_size` in code; the model was trained on {trained})"
     )]
     ContextOverflow {
         /// Tokens in the prompt.
