@@ -298,6 +298,9 @@ async fn command_main(command: Command) -> ExitCode {
             register,
             deployment_url,
         } => {
+            // Before anything that can take time (MCP servers, registering): Ctrl-C or SIGTERM
+            // from then on stops the worker cleanly (exit 0), never the default way.
+            let stop = interrupt::StopSignal::listen();
             // The worker never calls the ingress: only `--register`'s admin API wants a token.
             let needs = Needs::Worker {
                 register: register.is_some(),
@@ -312,7 +315,7 @@ async fn command_main(command: Command) -> ExitCode {
                 register,
                 deployment: deployment_url,
             };
-            match restate::serve(&loaded, options).await {
+            match restate::serve(&loaded, options, stop).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => error.report(),
             }

@@ -37,10 +37,17 @@ pub async fn run_main(
             Err(error) => return early.invalid(error),
         };
         let run_id = run::new_run_id();
-        if let Err(error) = restate::start(&loaded, url, &run_id, &prompt, json).await {
+        // From here on Ctrl-C stops this process, never the run on Restate: said, not
+        // left to end the process the default way.
+        let stop = interrupt::StopSignal::listen();
+        let starting = restate::start(&loaded, url, &run_id, &prompt, json);
+        let Some(started) = stop.unless_stopped(starting).await else {
+            return restate::interrupted(&loaded, url, &run_id, json, false).exit_code();
+        };
+        if let Err(error) = started {
             return early.fail(error, ExitCode::FAILURE);
         }
-        return restate::follow(&loaded, url, &run_id, json)
+        return restate::follow(&loaded, url, &run_id, json, &stop)
             .await
             .exit_code();
     }

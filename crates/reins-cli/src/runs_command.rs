@@ -337,7 +337,10 @@ async fn on_restate(
         }
         RunsCommand::Resume { run, json, .. } => {
             // The run continues on its worker once decided: resuming is following it.
-            return restate::follow(loaded, url, &run, json).await.exit_code();
+            let stop = interrupt::StopSignal::listen();
+            return restate::follow(loaded, url, &run, json, &stop)
+                .await
+                .exit_code();
         }
         RunsCommand::List { .. } => Err(unsupported(loaded, "runs list")),
         RunsCommand::Checkpoints { .. } => Err(unsupported(loaded, "runs checkpoints")),

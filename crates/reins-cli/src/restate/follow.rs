@@ -6,6 +6,7 @@ use super::{client, explain, unknown};
 use crate::approve::{edit_in_editor, parse_args, waiting_line};
 use crate::config::LoadedAgent;
 use crate::decide::ArgsChange;
+use crate::interrupt::StopSignal;
 use crate::run::Ending;
 use reins::agent::ToolDecision;
 use reins::text::printable;
@@ -115,8 +116,63 @@ pub async fn start(
 }
 
 /// Follows `run_id` until it answers (exit 0), fails (1) or waits for a decision (3), printing
-/// each journaled step as it appears.
-pub async fn follow(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool) -> Ending {
+/// each journaled step as it appears; or until `stop` (Ctrl-C, SIGTERM: exit 130), which
+/// stops only the following: the run goes on on its worker, and [`interrupted`] says how to
+/// pick it up.
+pub async fn follow(
+    agent: &LoadedAgent,
+    url: &str,
+    run_id: &str,
+    json_out: bool,
+    stop: &StopSignal,
+) -> Ending {
+    match stop
+        .unless_stopped(follow_to_end(agent, url, run_id, json_out))
+        .await
+    {
+        Some(ending) => ending,
+        None => interrupted(agent, url, run_id, json_out, true),
+    }
+}
+
+/// Says that Ctrl-C or SIGTERM stopped this process, not the run on Restate: it goes on on
+/// its worker (or, when the signal came while it was `started`, may have been started: the
+/// call was sent), and who follows or decides it picks it up by its id. Like an embedded
+/// run's interruption, the `interrupted` event with a `message`; the ending (exit 130).
+pub fn interrupted(
+    agent: &LoadedAgent,
+    url: &str,
+    run_id: &str,
+    json_out: bool,
+    started: bool,
+) -> Ending {
+    let file = crate::shell_word::path(&agent.path);
+    let run = crate::shell_word::quoted(run_id);
+    let message = if started {
+        format!(
+            "goes on on the Restate server at {url} (this process only followed it): follow it \
+             again with `reins runs resume {file} {run}`, see where it is with `reins runs show \
+             {file} {run}`"
+        )
+    } else {
+        format!(
+            "may have been started on the Restate server at {url} (the call was sent): `reins \
+             runs show {file} {run}` says whether, and `reins runs resume {file} {run}` follows it"
+        )
+    };
+    if json_out {
+        outln!(
+            "{}",
+            json!({"event": "interrupted", "run": run_id, "message": format!("the run {message}")})
+        );
+    } else {
+        errln!("reins: interrupted; run {run_id} {message}");
+    }
+    Ending::Interrupted
+}
+
+/// [`follow`], without a stop of its own.
+async fn follow_to_end(agent: &LoadedAgent, url: &str, run_id: &str, json_out: bool) -> Ending {
     let runs = match client(agent, url) {
         Ok(runs) => runs,
         Err(error) => return report_error(run_id, &error, None, json_out),

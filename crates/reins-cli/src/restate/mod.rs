@@ -10,7 +10,7 @@ mod follow;
 mod listen;
 mod serve;
 
-pub use follow::{Verdict, decide, follow, show, start};
+pub use follow::{Verdict, decide, follow, interrupted, show, start};
 pub use serve::{ServeOptions, serve};
 
 use crate::config::LoadedAgent;

@@ -2,6 +2,7 @@
 
 use crate::assemble::{Approvals, AssembleError, connect};
 use crate::config::LoadedAgent;
+use crate::interrupt::StopSignal;
 use reins_restate::{AgentService, SERVICE_NAME};
 use std::sync::Arc;
 
@@ -19,10 +20,15 @@ pub struct ServeOptions {
 
 /// Serves the agent as the Restate deployment on `listen`; registers it with the admin API at
 /// `register` (as `deployment`, default `http://<listen address>`) once it listens. Returns
-/// when the process is told to stop. A mistake in the agent file that only connecting finds is
+/// when the process is told to stop (`stop`), at any point: while it connects (MCP servers
+/// start) or registers (up to two minutes) as well as once it serves. A mistake in the agent file that only connecting finds is
 /// [`AssembleError::Invalid`], as for `reins run`; so is an address other than loopback
 /// without `restate_identity_keys` or `--unverified-callers` (see [`super::listen`]).
-pub async fn serve(agent: &LoadedAgent, options: ServeOptions) -> Result<(), AssembleError> {
+pub async fn serve(
+    agent: &LoadedAgent,
+    options: ServeOptions,
+    stop: StopSignal,
+) -> Result<(), AssembleError> {
     let ServeOptions {
         listen,
         unverified_callers,
@@ -63,7 +69,13 @@ pub async fn serve(agent: &LoadedAgent, options: ServeOptions) -> Result<(), Ass
     };
     // A call an approval rule asks about goes to the file's webhook, its answer journaled so a
     // replay decides the same way; without one it suspends (nobody is at this terminal).
-    let connected = Arc::new(connect(agent, Approvals::Restate).await?);
+    let Some(connected) = stop
+        .unless_stopped(connect(agent, Approvals::Restate))
+        .await
+    else {
+        return stopped();
+    };
+    let connected = Arc::new(connected?);
     let service = {
         let connected = Arc::clone(&connected);
         AgentService::new(move |steps| connected.build(Some(steps)))
@@ -95,11 +107,17 @@ pub async fn serve(agent: &LoadedAgent, options: ServeOptions) -> Result<(), Ass
         connected.model_label
     );
     if let Some(admin) = register {
-        let registered = match admin_token {
-            Some(token) => {
-                reins_restate::register_deployment_with_token(&admin, &deployment, &token).await
+        let registering = async {
+            match admin_token {
+                Some(token) => {
+                    reins_restate::register_deployment_with_token(&admin, &deployment, &token).await
+                }
+                None => reins_restate::register_deployment(&admin, &deployment).await,
             }
-            None => reins_restate::register_deployment(&admin, &deployment).await,
+        };
+        let Some(registered) = stop.unless_stopped(registering).await else {
+            worker.abort();
+            return stopped();
         };
         let (admin, deployment) = (super::shown(&admin), super::shown(&deployment));
         if let Err(error) = registered {
@@ -123,7 +141,7 @@ pub async fn serve(agent: &LoadedAgent, options: ServeOptions) -> Result<(), Ass
         );
     }
     tokio::select! {
-        () = crate::interrupt::stopped() => {}
+        () = stop.stopped() => {}
         finished = worker => {
             return Err(AssembleError::Failed(match finished {
                 Ok(Ok(())) => "the worker stopped".to_owned(),
@@ -132,6 +150,11 @@ pub async fn serve(agent: &LoadedAgent, options: ServeOptions) -> Result<(), Ass
             }));
         }
     }
+    stopped()
+}
+
+/// Says the worker stopped, as it does whenever Ctrl-C or SIGTERM stops it (exit 0).
+fn stopped() -> Result<(), AssembleError> {
     eprintln!("reins: stopped");
     Ok(())
 }

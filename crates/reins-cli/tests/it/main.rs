@@ -28,6 +28,7 @@ mod pipes;
 mod programs;
 mod restate;
 mod restate_identity;
+mod restate_stop;
 mod restate_token;
 mod run;
 mod runs_in_doubt;
