@@ -54,25 +54,27 @@ pub async fn resumed(
     run: &str,
 ) -> Result<RunState, ExitCode> {
     let early = crate::early::Early::text();
-    let state = store
-        .load(run)
-        .await
-        .map_err(|error| early.fail(error, ExitCode::FAILURE))?;
-    if let Some(owner) = &state.agent_name
-        && owner != agent_name
-    {
-        return Err(early.invalid(format!(
-            "`{run}` is a run of the agent `{owner}`, not `{agent_name}` ({}): chat on from it \
-             with the agent file of `{owner}`",
-            agent_file.display()
-        )));
-    }
+    let state =
+        crate::runs_command::own_run(store, agent_name, agent_file, run, "chat on from", early)
+            .await?;
     continuable(&state, agent_file).map_err(|error| early.fail(error, ExitCode::FAILURE))?;
     Ok(state)
 }
 
-/// Runs the conversation until end of input (or `/quit`), going on from `resumed` (see
-/// [`resumed`]) if given. Returns how the last run ended.
+/// `reins chat FILE --resume RUN`: the command that goes on with the conversation from `run`.
+fn chat_on(agent_file: &std::path::Path, run: &str) -> String {
+    format!(
+        "`reins chat {} --resume {}`",
+        crate::shell_word::path(agent_file),
+        crate::shell_word::quoted(run)
+    )
+}
+
+/// Runs the conversation until end of input, `/quit` or Ctrl-C (or SIGTERM), going on from
+/// `resumed` (see [`resumed`]) if given. Returns how the chat ended, for its exit code: done
+/// at end of input or `/quit`, whatever the runs before did (each said how it ended);
+/// interrupted by Ctrl-C, at the prompt as during a run; suspended when a run waits for a
+/// decision (the chat stops there).
 pub async fn chat(
     assembled: &Assembled,
     agent_name: &str,
@@ -80,14 +82,14 @@ pub async fn chat(
     store: BoxedStore,
     resumed: Option<RunState>,
 ) -> Ending {
-    let (mut history, mut conversation) = match resumed {
+    // The conversation's last run: the one to go on from in another process.
+    let (mut history, mut conversation, mut last_run) = match resumed {
         Some(state) => {
-            let conversation = state.conversation_id.unwrap_or(state.run_id);
-            (state.history, Some(conversation))
+            let conversation = state.conversation_id.unwrap_or(state.run_id.clone());
+            (state.history, Some(conversation), Some(state.run_id))
         }
-        None => (Vec::new(), None),
+        None => (Vec::new(), None, None),
     };
-    let mut ending = Ending::Done;
     errln!(
         "reins: chat with {agent_name} ({}); /quit or end of input to stop",
         assembled.model_label
@@ -95,19 +97,30 @@ pub async fn chat(
     loop {
         crate::terminal_lines::open_line("you: ");
         // Once a run has listened for Ctrl-C, it no longer ends the process: here it ends
-        // the chat, as end of input does.
+        // the chat, as a shell expects of it (exit 130).
         let line = tokio::select! {
-            line = reins::hooks::approval::terminal::read_line() => line,
+            line = reins::hooks::approval::terminal::read_line() => Some(line),
             () = interrupt::stopped() => None,
         };
         let Some(line) = line else {
             crate::terminal_lines::end_open_line();
-            break;
+            match &last_run {
+                Some(run) => errln!(
+                    "reins: interrupted; go on with the conversation with {}",
+                    chat_on(agent_file, run)
+                ),
+                None => errln!("reins: interrupted"),
+            }
+            return Ending::Interrupted;
+        };
+        let Some(line) = line else {
+            crate::terminal_lines::end_open_line();
+            return Ending::Done;
         };
         crate::terminal_lines::input_read();
         let line = line.trim();
         if line == "/quit" {
-            break;
+            return Ending::Done;
         }
         if line.is_empty() {
             continue;
@@ -129,18 +142,35 @@ pub async fn chat(
             .durable(keeper.clone())
             .worker(lease_keeper::worker_name("chat"))
             .stream();
-        ending = interrupt::drive(stream, &mut output, &keeper, &run_id).await;
+        let ending = interrupt::drive(stream, &mut output, &keeper, &run_id).await;
         if ending == Ending::Interrupted {
-            break;
+            errln!(
+                "reins: once it has finished, go on with the conversation with {}",
+                chat_on(agent_file, &run_id)
+            );
+            return ending;
         }
         // The conversation goes on from what the store holds, whatever the run's ending.
-        if let Ok(state) = store.load(&run_id).await {
-            history = state.history;
+        match store.load(&run_id).await {
+            Ok(state) => history = state.history,
+            // Going on as if nothing happened would drop this exchange from the next
+            // message's history without a word.
+            Err(error) => errln!(
+                "reins: warning: run {run_id} could not be read back from the store ({}): the \
+                 next message goes on without this exchange",
+                reins::text::printable(&error.to_string())
+            ),
         }
         if ending == Ending::Suspended {
-            errln!("reins: the chat stops here until the waiting call is decided");
-            break;
+            errln!(
+                "reins: the chat stops here until the waiting call is decided; then finish the \
+                 run with `reins runs resume {} {}` and go on with the conversation with {}",
+                crate::shell_word::path(agent_file),
+                crate::shell_word::quoted(&run_id),
+                chat_on(agent_file, &run_id)
+            );
+            return ending;
         }
+        last_run = Some(run_id);
     }
-    ending
 }

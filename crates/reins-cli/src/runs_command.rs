@@ -206,8 +206,9 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         RunsCommand::Fork { run, .. } => Some((run, "fork")),
         _ => None,
     };
+    let name = loaded.name();
     if let Some((run, action)) = changes
-        && let Err(code) = own_run(&store, &loaded, run, action, early).await
+        && let Err(code) = own_run(&store, &name, &loaded.path, run, action, early).await
     {
         return code;
     }
@@ -253,7 +254,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
                 })
         }
         RunsCommand::Resume { run, json, .. } => {
-            if let Err(code) = own_run(&store, &loaded, &run, "resume", early).await {
+            if let Err(code) = own_run(&store, &name, &loaded.path, &run, "resume", early).await {
                 return code;
             }
             let assembled =
@@ -281,33 +282,35 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
     }
 }
 
-/// Refuses to resume, decide or fork (`action`) a run of another agent (agents beside each
-/// other share the default store, `.reins/runs.sqlite`): resumed, it would go on with this
-/// file's model and tools, and fail on a waiting call to a tool this agent does not have;
-/// decided or forked with new arguments, those would be checked against this file's
-/// schemas, and the resume command printed would be refused (a fork is the other agent's
-/// run too). Exits 2, as the web inbox refuses it (`ui::ownership`);
-/// a run that is not stored, 1. Said through `early`.
-async fn own_run(
+/// The state of `run`, unless it is a run of another agent than `agent_name` (of
+/// `agent_file`): that is refused as what `action` would do with it (`resume`, `decide`,
+/// `fork`, `chat on from`). Agents beside each other share the default store
+/// (`.reins/runs.sqlite`): resumed, another agent's run would go on with this file's model
+/// and tools, and fail on a waiting call to a tool this agent does not have; decided or
+/// forked with new arguments, those would be checked against this file's schemas, and the
+/// resume command printed would be refused (a fork is the other agent's run too); a
+/// conversation would go on with this file's model, tools and preamble. Exits 2, as the web
+/// inbox refuses it (`ui::ownership`); a run that is not stored, 1. Said through `early`.
+pub(crate) async fn own_run(
     store: &reins::store::BoxedStore,
-    loaded: &crate::config::LoadedAgent,
+    agent_name: &str,
+    agent_file: &std::path::Path,
     run: &str,
     action: &str,
     early: Early,
-) -> Result<(), ExitCode> {
+) -> Result<reins::agent::RunState, ExitCode> {
     use reins::store::RunStore;
     let state = store
         .load(run)
         .await
         .map_err(|error| early.fail(error, ExitCode::FAILURE))?;
-    let name = loaded.name();
-    match state.agent_name {
-        Some(owner) if owner != name => Err(early.invalid(format!(
-            "`{run}` is a run of the agent `{owner}`, not `{name}` ({}): {action} it with the \
-             agent file of `{owner}`",
-            loaded.path.display()
+    match &state.agent_name {
+        Some(owner) if owner != agent_name => Err(early.invalid(format!(
+            "`{run}` is a run of the agent `{owner}`, not `{agent_name}` ({}): {action} it with \
+             the agent file of `{owner}`",
+            agent_file.display()
         ))),
-        _ => Ok(()),
+        _ => Ok(state),
     }
 }
 

@@ -3,6 +3,8 @@
 
 use crate::common::strict_model::strict_model;
 use crate::common::{events, model_table, notes_agent, outcome};
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
 
 /// A run that used its last model call on a tool call ends with the call not run (exit 4 for
 /// `reins run`). The conversation goes on from it all the same: the call is answered as having
@@ -92,4 +94,87 @@ fn a_chat_resumes_only_a_conversation_of_its_own_agent() {
     );
     let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
     assert_eq!(events(&listed).len(), 1, "no run started: {listed}");
+}
+
+/// The chat's exit code says how the chat ended, not how its last run did (each run said
+/// that when it ended): end of input after a run that hit its turn limit is 0, not 4.
+#[test]
+fn end_of_input_ends_a_chat_with_0_whatever_its_last_run_did() {
+    let agent = notes_agent(&strict_model(), "[limits]\nmax_turns = 1\n");
+    let (code, _, stderr) = outcome(
+        agent
+            .keyed(&["chat", "AGENT"])
+            .write_stdin("Save a note.\n"),
+    );
+    assert!(stderr.contains("limit of 1 model calls"), "{stderr}");
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// Ctrl-C once a message was answered ends the chat as a shell expects (exit 130), and says
+/// how to go on with the conversation: `reins chat --resume` with its last run.
+#[test]
+fn ctrl_c_in_a_chat_exits_130_and_names_the_chat_to_go_on_with() {
+    let agent = notes_agent(&strict_model(), "");
+    let mut chat = std::process::Command::new(env!("CARGO_BIN_EXE_reins"))
+        .args(["chat", &agent.file.to_string_lossy()])
+        .current_dir(agent.dir.path())
+        .env("REINS_TEST_KEY", "k")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("reins chat starts");
+    // The input stays open: the chat waits at its prompt once the message is answered.
+    let mut input = chat.stdin.take().expect("its stdin");
+    input.write_all(b"Hello?\n").expect("a message");
+    let mut answer = BufReader::new(chat.stdout.take().expect("its stdout"));
+    let mut line = String::new();
+    answer.read_line(&mut line).expect("the answer");
+    assert_eq!(line.trim(), "Answered.");
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &chat.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let ended = chat.wait_with_output().expect("the chat ends");
+    let stderr = String::from_utf8_lossy(&ended.stderr);
+    assert_eq!(ended.status.code(), Some(130), "{stderr}");
+    let file = agent.file.to_string_lossy();
+    assert!(
+        stderr.contains(&format!("`reins chat {file} --resume run-")),
+        "{stderr}"
+    );
+    drop(input);
+}
+
+/// When a message's run cannot be read back from the store, the next message goes on
+/// without that exchange: said on stderr, not dropped without a word.
+#[test]
+fn a_run_that_cannot_be_read_back_is_said_not_silently_dropped() {
+    let agent = notes_agent(&strict_model(), "");
+    // The store, made by a chat with no message.
+    let (code, _, stderr) = outcome(agent.keyed(&["chat", "AGENT"]).write_stdin(""));
+    assert_eq!(code, 0, "{stderr}");
+    // Every finished run's state is garbled as it is written.
+    let store = agent.dir.path().join(".reins").join("runs.sqlite");
+    let connection = rusqlite::Connection::open(&store).expect("the store");
+    connection
+        .execute_batch(
+            "CREATE TRIGGER unreadable AFTER UPDATE OF status ON reins_runs
+             WHEN NEW.status = 'completed'
+             BEGIN UPDATE reins_runs SET state = 'garbled' WHERE run_id = NEW.run_id; END;",
+        )
+        .expect("the trigger");
+    let (code, stdout, stderr) = outcome(
+        agent
+            .keyed(&["chat", "AGENT"])
+            .write_stdin("Hello?\nAnd then?\n"),
+    );
+    assert_eq!(stdout.matches("Answered.").count(), 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("could not be read back from the store"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("without this exchange"), "{stderr}");
+    assert_eq!(code, 0, "{stderr}");
 }
