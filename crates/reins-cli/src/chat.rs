@@ -90,17 +90,20 @@ pub async fn chat(
         }
         None => (Vec::new(), None, None),
     };
+    // One listener for the whole chat: a Ctrl-C between a run's end and the next prompt is
+    // seen at that prompt, not lost while nothing listened.
+    let stop = interrupt::StopSignal::listen();
     errln!(
         "reins: chat with {agent_name} ({}); /quit or end of input to stop",
         assembled.model_label
     );
     loop {
         crate::terminal_lines::open_line("you: ");
-        // Once a run has listened for Ctrl-C, it no longer ends the process: here it ends
-        // the chat, as a shell expects of it (exit 130).
+        // Ctrl-C no longer ends the process: here it ends the chat, as a shell expects of it
+        // (exit 130).
         let line = tokio::select! {
             line = reins::hooks::approval::terminal::read_line() => Some(line),
-            () = interrupt::stopped() => None,
+            () = stop.stopped() => None,
         };
         let Some(line) = line else {
             crate::terminal_lines::end_open_line();
@@ -142,7 +145,8 @@ pub async fn chat(
             .durable(keeper.clone())
             .worker(lease_keeper::worker_name("chat"))
             .stream();
-        let ending = interrupt::drive(stream, &mut output, &keeper, &run_id).await;
+        let ending =
+            interrupt::drive_until(stream, &mut output, &keeper, &run_id, stop.stopped()).await;
         if ending == Ending::Interrupted {
             errln!(
                 "reins: once it has finished, go on with the conversation with {}",
