@@ -58,6 +58,7 @@ mod store;
 #[cfg(test)]
 mod test_runs;
 mod tool_schema;
+mod tool_supervisor;
 mod trail;
 mod ui;
 mod usage;
@@ -165,8 +166,24 @@ enum Command {
     },
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // A shell tool's supervisor is this executable too: it starts no runtime.
+    if let Some(code) = tool_supervisor::supervise_if_asked() {
+        return code;
+    }
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(cli_main()),
+        Err(error) => {
+            eprintln!("reins: cannot start: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn cli_main() -> ExitCode {
     let args: Vec<_> = std::env::args_os().collect();
     if let Some(message) = usage::misread(&args) {
         eprintln!("reins: {message}");

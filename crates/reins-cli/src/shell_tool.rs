@@ -9,6 +9,7 @@ use crate::config::ShellToolConfig;
 use crate::config::shell_tool::placeholder_at;
 use crate::keys::ModelKeys;
 use crate::process_group::{self, GroupGuard};
+use crate::tool_supervisor;
 use option_values::OptionPositions;
 use reins::tool::Tool;
 use serde_json::Value;
@@ -195,10 +196,10 @@ impl Tool for ShellTool {
             .map_err(|mismatch| crate::tool_schema::not_run(&mismatch))?;
         let argv = self.argv.fill(&args)?;
         let (program, rest) = argv.split_first().ok_or("the command is empty")?;
-        let mut command = tokio::process::Command::new(program);
+        // Started by a supervisor that ends the program's group if reins itself is killed.
+        let mut supervised = tool_supervisor::command(program.as_ref(), rest);
+        let command = &mut supervised.command;
         command
-            .args(rest)
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
@@ -208,9 +209,10 @@ impl Tool for ShellTool {
         if let Some(cwd) = &self.cwd {
             command.current_dir(cwd);
         }
-        process_group::own_group(&mut command);
+        process_group::own_group(command);
         let cannot_run = |error: std::io::Error| format!("cannot run `{program}`: {error}");
         let mut child = command.spawn().map_err(cannot_run)?;
+        let lifeline = supervised.started();
         // Killed whole if the call is cut off (Ctrl-C, a timeout) while it runs.
         let group = GroupGuard::of(&child);
         let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
@@ -225,6 +227,9 @@ impl Tool for ShellTool {
         let (status, stdout, stderr) =
             tokio::try_join!(program_exits, kept_output(stdout), kept_output(stderr))
                 .map_err(cannot_run)?;
+        let status = lifeline
+            .outcome(status)
+            .map_err(|why| format!("cannot run `{program}`: {why}"))?;
         let stdout = truncate(String::from_utf8_lossy(&stdout).into_owned());
         if status.success() {
             Ok(stdout)

@@ -47,7 +47,7 @@ const ANSWER: &str = "Booked Oslo and Rome.";
 const BOOK_TOOL: &str = r#"[[tools.shell]]
 name = "book"
 description = "Books a trip."
-command = ["sh", "-c", "echo \"$1\" >> effects; if test -e \"hold-$1\"; then echo $$ > held.tmp; mv held.tmp held; exec sleep 60; fi; echo \"booked $1\"", "sh", "{city}"]
+command = ["sh", "-c", "echo \"$1\" >> effects; if test -e \"hold-$1\"; then echo $$ > held.tmp; mv held.tmp held; exec sleep 600; fi; echo \"booked $1\"", "sh", "{city}"]
 schema = { type = "object", properties = { city = { type = "string" } }, required = ["city"] }
 "#;
 
@@ -256,15 +256,39 @@ fn kill_at(mut child: Child, at: KillAt, dir: &std::path::Path) -> (Option<Strin
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
     if let KillAt::Holding(city) = at {
-        // The tool outlives reins in its own process group: end it, and let later calls run.
+        // The tool's program, in a process group of its own, does not outlive reins: its
+        // supervisor ends it once reins is gone.
         let pid = std::fs::read_to_string(dir.join("held")).expect("the tool's pid");
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", pid.trim())])
-            .status();
+        assert!(
+            ends_within_a_minute(pid.trim()),
+            "killed at {at:?}: the tool's program {} outlived reins",
+            pid.trim()
+        );
         let _ = std::fs::remove_file(dir.join(format!("hold-{city}")));
         let _ = std::fs::remove_file(dir.join("held"));
     }
     (run, printed)
+}
+
+/// Whether the process `pid` ended (is gone, or a zombie nobody reaped) within a minute (a
+/// guard: it holds for ten).
+fn ends_within_a_minute(pid: &str) -> bool {
+    let stat = std::path::Path::new("/proc").join(pid).join("stat");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        match std::fs::read_to_string(&stat) {
+            // The state follows the command's name in parentheses.
+            Ok(stat)
+                if stat
+                    .rsplit_once(") ")
+                    .is_some_and(|(_, rest)| !rest.starts_with('Z')) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => return true,
+        }
+    }
+    false
 }
 
 #[test]

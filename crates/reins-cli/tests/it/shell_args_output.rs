@@ -40,6 +40,30 @@ rules:
       tool_result_contains: "started="
     respond:
       content: "Done."
+  - name: ended
+    when:
+      tool_result_contains: "cannot run"
+    respond:
+      content: "Done."
+  - name: killed
+    when:
+      tool_result_contains: "SIGKILL"
+    respond:
+      content: "Done."
+  - name: missing
+    when:
+      messages_contain: "run the missing program"
+    respond:
+      tool_calls:
+        - name: missing
+          arguments: {}
+  - name: suicide
+    when:
+      messages_contain: "kill yourself"
+    respond:
+      tool_calls:
+        - name: suicide
+          arguments: {}
   - name: background
     when:
       messages_contain: "background"
@@ -51,7 +75,8 @@ rules:
 
 /// The agent: `echo_pair` prints its two arguments joined in one element; `flood` writes a
 /// gigabyte to stdout; `background` leaves a `sleep 600` holding its stdout and stderr open
-/// (printing its id), and exits 3.
+/// (printing its id), and exits 3; `missing` names a program that does not exist; `suicide`
+/// kills itself with SIGKILL.
 fn agent(server: &FakeLlm) -> AgentDir {
     AgentDir::new(&format!(
         r#"{model}
@@ -73,6 +98,18 @@ description = "Starts a sleeper and fails."
 command = ["sh", "-c", "sleep 600 & echo started=$!; echo gave up >&2; exit 3"]
 schema = {{ type = "object", properties = {{}} }}
 timeout_secs = 300
+
+[[tools.shell]]
+name = "missing"
+description = "Runs a program that is not there."
+command = ["reins-test-no-such-program"]
+schema = {{ type = "object", properties = {{}} }}
+
+[[tools.shell]]
+name = "suicide"
+description = "Kills itself."
+command = ["sh", "-c", "kill -KILL $$"]
+schema = {{ type = "object", properties = {{}} }}
 "#,
         model = model_table(&server.openai_url()),
     ))
@@ -137,4 +174,25 @@ fn a_call_ends_when_its_program_exits_and_its_background_child_with_it() {
             .next()
             .is_some_and(|rest| !rest.starts_with(['Z', 'X']));
     assert!(!running, "the background `sleep` {pid} still runs: {state}");
+}
+
+#[test]
+fn a_program_that_cannot_start_or_dies_of_a_signal_is_told_as_such() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let (code, stdout, stderr) =
+        outcome(agent.keyed(&["run", "AGENT", "run the missing program", "--json"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(
+        only_result(&stdout),
+        "the tool failed: cannot run `reins-test-no-such-program`: No such file or directory \
+         (os error 2)"
+    );
+    let (code, stdout, stderr) = outcome(agent.keyed(&["run", "AGENT", "kill yourself", "--json"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let result = only_result(&stdout);
+    assert!(
+        result.contains("`sh` failed (signal: 9 (SIGKILL))"),
+        "{result}"
+    );
 }
