@@ -5,6 +5,8 @@
 //! handle on the moved file: every later line would go to the old log. Before each line the
 //! path is looked up, and when it no longer names the open file (moved, or deleted) the file
 //! is opened again at the path. One `stat` a line: a line is already a `write` and a flush.
+//! The check is made where a line starts (after a newline was written), so that a line a
+//! failed write cut short is ended in the file that holds its start.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -14,6 +16,8 @@ use std::path::{Path, PathBuf};
 pub(super) struct LogFile {
     path: PathBuf,
     file: File,
+    /// The last byte written was not a newline: the next write goes on with its line.
+    mid_line: bool,
 }
 
 impl LogFile {
@@ -22,6 +26,7 @@ impl LogFile {
         Ok(LogFile {
             path: path.to_owned(),
             file: open_append(path)?,
+            mid_line: false,
         })
     }
 
@@ -66,13 +71,15 @@ fn open_append(path: &Path) -> io::Result<File> {
 
 impl Write for LogFile {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.file.write(bytes)
-    }
-
-    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        // The log writes each line with one `write_all`: the check runs once a line.
-        self.follow_rotation();
-        self.file.write_all(bytes)
+        // A line's first write checks for a rotation; the rest of it goes where it started.
+        if !self.mid_line {
+            self.follow_rotation();
+        }
+        let written = self.file.write(bytes)?;
+        if let Some(last) = bytes.get(..written).and_then(<[u8]>::last) {
+            self.mid_line = *last != b'\n';
+        }
+        Ok(written)
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -55,11 +55,14 @@
 //! the provider's error as its `message`.
 //!
 //! The log only observes: it answers proceed to everything, and a failed write is reported
-//! with `tracing::warn!` and never stops the run. Lines are written (and flushed) while the
+//! with `tracing::warn!` and never stops the run; a line a failed write cut short (a disk
+//! that filled up mid-line) is ended before the next line is written, so the cut line stands
+//! alone and the lines after it stay whole. Lines are written (and flushed) while the
 //! run waits, behind a mutex shared by every clone; hand it a fast writer.
 
 mod file;
 mod line;
+mod sink;
 #[cfg(test)]
 mod tests;
 mod time;
@@ -75,6 +78,7 @@ use crate::tool::ToolOutcome;
 use file::LogFile;
 use line::Line;
 use serde_json::Value;
+use sink::Sink;
 use std::borrow::Cow;
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -151,10 +155,7 @@ impl AuditLog {
     /// A log writing to `writer` (a file, a socket, a buffer …), flushed after each line.
     pub fn new(writer: impl Write + Send + 'static) -> Self {
         AuditLog {
-            sink: Arc::new(Mutex::new(Sink {
-                writer: Box::new(writer),
-                line: Vec::new(),
-            })),
+            sink: Arc::new(Mutex::new(Sink::new(Box::new(writer)))),
             args: false,
             redact: None,
         }
@@ -273,16 +274,7 @@ impl AuditLog {
     fn write(&self, line: &Line<'_>) {
         // A writer that panicked mid-line leaves at worst a torn line; later lines still go.
         let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
-        let Sink { writer, line: text } = &mut *sink;
-        text.clear();
-        if let Err(error) = line.write_json(text) {
-            tracing::warn!(%error, "an audit line could not be written as JSON");
-            return;
-        }
-        text.push(b'\n');
-        if let Err(error) = writer.write_all(text).and_then(|()| writer.flush()) {
-            tracing::warn!(%error, run_id = line.run_id, "the audit log could not be written");
-        }
+        sink.write(line);
     }
 }
 
@@ -344,13 +336,6 @@ fn run_end_message(error: &PromptError) -> String {
         }
         other => other.to_string(),
     }
-}
-
-/// Where lines go, and the buffer each is written into first (kept, so a line costs no
-/// allocation of its own).
-struct Sink {
-    writer: Box<dyn Write + Send>,
-    line: Vec<u8>,
 }
 
 /// The `outcome` and `message` of a tool call's result. The message is the text the model

@@ -301,6 +301,82 @@ async fn a_failing_writer_never_stops_the_run() {
     assert_eq!(answer, "done");
 }
 
+/// A writer that writes part of one write and then fails (a disk that fills up mid-line),
+/// once, after `healthy` bytes; then it works again.
+#[derive(Clone)]
+struct FillsUp {
+    bytes: Buffer,
+    healthy: Arc<Mutex<Option<usize>>>,
+}
+
+impl Write for FillsUp {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let mut healthy = self.healthy.lock().unwrap();
+        match *healthy {
+            Some(0) => {
+                *healthy = None;
+                Err(std::io::Error::other("disk full"))
+            }
+            Some(room) => {
+                let n = room.min(bytes.len());
+                *healthy = Some(room - n);
+                self.bytes.write(&bytes[..n])
+            }
+            None => self.bytes.write(bytes),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_line_cut_short_by_a_failed_write_does_not_swallow_the_next() {
+    let bytes = Buffer::default();
+    // The first line and 20 bytes of the second are written; the rest of it fails.
+    let first_line = {
+        let probe = Buffer::default();
+        let model = ScriptedModel::new([Turn::text("done")]);
+        let agent = AgentBuilder::new(model)
+            .add_hook(AuditLog::new(probe.clone()))
+            .build();
+        agent.prompt("go").await.unwrap();
+        let text = String::from_utf8(probe.0.lock().unwrap().clone()).unwrap();
+        text.lines().next().unwrap().len() + 1
+    };
+    let writer = FillsUp {
+        bytes: bytes.clone(),
+        healthy: Arc::new(Mutex::new(Some(first_line + 20))),
+    };
+    let model = ScriptedModel::new([Turn::tool_call("search", json!({})), Turn::text("done")]);
+    AgentBuilder::new(model)
+        .tool(echo("search"))
+        .add_hook(AuditLog::new(writer))
+        .build()
+        .prompt("go")
+        .await
+        .unwrap();
+    let text = String::from_utf8(bytes.0.lock().unwrap().clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // The torn second line stands alone; every line after it is whole.
+    assert_eq!(lines.len(), 6, "{text}");
+    assert!(serde_json::from_str::<Value>(lines[1]).is_err());
+    let whole: Vec<Value> = [lines[0], lines[2], lines[3], lines[4], lines[5]]
+        .iter()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        events(&whole),
+        [
+            "dispatch model",
+            "dispatch tool search",
+            "outcome tool search",
+            "dispatch model",
+            "outcome model"
+        ]
+    );
+}
+
 #[tokio::test]
 async fn one_log_serves_concurrent_runs_and_appends_to_a_file() {
     let path = std::env::temp_dir().join(format!("reins-audit-test-{}.jsonl", std::process::id()));
