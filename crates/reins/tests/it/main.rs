@@ -8,6 +8,7 @@
 mod common;
 
 mod approval_denials;
+mod approval_escapes;
 mod awaited_runs;
 mod call_history;
 mod cancelled_runs;

@@ -15,6 +15,20 @@
 //! ([`ApprovalDecider::failed_to_answer`]), so one that records its decisions (the CLI's, in
 //! the run's decision trail) records that one too, as the policy's.
 //!
+//! **It judges the arguments it is shown.** Dispatch hooks are chained: the policy decides on
+//! the arguments as the hooks registered before it left them, and a hook registered after it
+//! that rewrites them ([`DispatchAction::rewrite_tool_args`], a
+//! [`Guardrails`](crate::hooks::guardrail::Guardrails) tool-argument rewrite, your own) has
+//! its rewrite run without the policy seeing it. Register the policy after every hook that
+//! rewrites arguments. A run's own hooks ([`PromptRequest::add_hook`]) come after all the
+//! agent's, so a policy on the agent does not see a run hook's rewrite: give such a run its
+//! policy as a run hook too, after the rewriting one. A decider's approval with replacement
+//! arguments ([`Decision::ApproveWithArgs`]) is passed on to the hooks after the policy like
+//! any rewrite.
+//!
+//! [`DispatchAction::rewrite_tool_args`]: crate::agent::DispatchAction::rewrite_tool_args
+//! [`PromptRequest::add_hook`]: crate::agent::PromptRequest::add_hook
+//!
 //! Model calls are not gated: the policy observes tool dispatches only. A denial ends the
 //! dispatch chain, so hooks registered after the policy never see a refused call's dispatch
 //! (they still see its outcome, recorded as denied). The policy also notes how it decided each
@@ -22,6 +36,7 @@
 //! [`audit`](crate::hooks::audit) log writes it on the call's outcome line).
 
 mod decider;
+mod record;
 mod rule;
 pub mod terminal;
 #[cfg(test)]
@@ -33,6 +48,8 @@ pub use decider::{
     ApprovalDecider, ApprovalRequest, ChannelDecider, DeciderFailure, DeciderFn, Decision,
     PendingApproval, TerminalDecider, decider_fn,
 };
+use record::Records;
+pub use record::{ApprovalRecord, Verdict, approval_record};
 pub use rule::{Rule, RuleOutcome};
 pub use webhook::{
     IDEMPOTENCY_KEY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookDecider, WebhookError,
@@ -42,7 +59,6 @@ use crate::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext, StepEv
 use crate::panics::{call_caught, panic_message};
 use crate::tool::ToolTraits;
 use futures::future::BoxFuture;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -389,76 +405,6 @@ fn args_of<'r, 'e>(
     read: &'r OnceCell<Option<Cow<'e, Value>>>,
 ) -> &'r Option<Cow<'e, Value>> {
     read.get_or_init(|| event.tool_args_value().and_then(Result::ok))
-}
-
-/// How the policy decided one tool call, kept in the run's scratchpad.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApprovalRecord {
-    /// The description of the rule that matched; `None` when the default outcome applied.
-    pub rule: Option<String>,
-    /// Whether the decider was consulted (and answered, failed or timed out).
-    pub asked: bool,
-    /// What the policy answered.
-    pub verdict: Verdict,
-}
-
-/// What the policy answered for a tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The call ran as the model made it (as far as this policy is concerned).
-    Allow,
-    /// The decider approved it with replacement arguments.
-    AllowWithArgs,
-    /// The call was refused.
-    Deny,
-    /// The run was suspended for a durable decision.
-    Suspend,
-}
-
-impl Verdict {
-    /// The verdict as it is written in JSON (`"allow"`, `"allow_with_args"`, `"deny"`,
-    /// `"suspend"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Allow => "allow",
-            Verdict::AllowWithArgs => "allow_with_args",
-            Verdict::Deny => "deny",
-            Verdict::Suspend => "suspend",
-        }
-    }
-}
-
-/// The policy's records of the run, by reins' call id, oldest first. A list rather than a
-/// map: the record asked for is almost always the newest (an audit line written for the call
-/// just decided), found first from the end, and a list grows without rehashing.
-#[derive(Default)]
-struct Records(Vec<(String, ApprovalRecord)>);
-
-impl Records {
-    /// The newest record of `call_id`.
-    fn get(&self, call_id: &str) -> Option<&ApprovalRecord> {
-        self.0
-            .iter()
-            .rev()
-            .find(|(id, _)| id == call_id)
-            .map(|(_, record)| record)
-    }
-
-    /// Records how `call_id` was decided. A call decided again (a rare case: its run was
-    /// resumed in this process) keeps its earlier record behind the newer one, which `get`
-    /// finds first.
-    fn put(&mut self, call_id: &str, record: ApprovalRecord) {
-        self.0.push((call_id.to_owned(), record));
-    }
-}
-
-/// How an [`ApprovalPolicy`] decided the call `internal_call_id` of this run, if a policy saw
-/// it. The records live in the run's memory only: a run resumed in another process has none
-/// for the calls decided before the pause.
-pub fn approval_record(ctx: &HookContext, internal_call_id: &str) -> Option<ApprovalRecord> {
-    ctx.scratchpad()
-        .update(|records: &mut Records| records.get(internal_call_id).cloned())
 }
 
 /// Object-safe form of [`ApprovalDecider`], so the policy stores any decider.

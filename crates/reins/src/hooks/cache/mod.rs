@@ -38,6 +38,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// keys what is sent. A served turn reports zero usage (no tokens were spent), and the outcome
 /// hooks see it like any response. Shared between runs and agents by cloning.
 ///
+/// **The model is keyed by its label, not by what it is.** The request (history, preamble,
+/// documents, tools, tool choice, sampling and provider parameters, output schema) is keyed
+/// whole, but the model only by the label it is registered under, and every agent's own
+/// model is `"default"`. Agents sharing a cache (its clones) whose same label names different
+/// models are served each other's answers, and so is an agent whose model under a label was
+/// swapped for another while the cache (or the file [`record_to`](Self::record_to) extends)
+/// was kept. Share a cache only between agents whose labels name the same models; give
+/// others a cache of their own ([`in_memory`](Self::in_memory) again, or another file).
+///
 /// Register a recording cache **before** a
 /// [`ModelFallback`](crate::hooks::fallback::ModelFallback) (and any hook that retries a
 /// model call or replaces a failed one in `on_outcome`): such a hook ends the outcome chain,
