@@ -92,8 +92,7 @@ async fn register(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stand_ins::{closed_address, silent_server};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use crate::stand_ins::{closed_address, endless_server, silent_server};
 
     /// A registration that cannot reach the admin API says so, not that the ingress is down.
     #[tokio::test]
@@ -156,24 +155,10 @@ mod tests {
     /// sequences shown as text: not the whole page, and not after the registration's timeout.
     #[tokio::test]
     async fn a_refusal_is_quoted_as_a_short_excerpt_not_read_whole() {
-        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = server.local_addr().unwrap();
-        let proxy = tokio::spawn(async move {
-            while let Ok((mut stream, _)) = server.accept().await {
-                tokio::spawn(async move {
-                    let mut request = [0u8; 4096];
-                    let _ = stream.read(&mut request).await;
-                    let head = "HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/html\r\n\
-                                connection: close\r\n\r\n<html>\n<title>\x1b[2J502 Bad \
-                                Gateway</title>\n";
-                    if stream.write_all(head.as_bytes()).await.is_err() {
-                        return;
-                    }
-                    let block = "<p>the upstream is down</p>\n".repeat(2048);
-                    while stream.write_all(block.as_bytes()).await.is_ok() {}
-                });
-            }
-        });
+        let head = "HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/html\r\n\
+                    connection: close\r\n\r\n<html>\n<title>\x1b[2J502 Bad Gateway</title>\n";
+        let block = "<p>the upstream is down</p>\n".repeat(2048);
+        let (address, proxy) = endless_server(head, block.as_bytes()).await;
         let registered =
             register_deployment(&format!("http://{address}"), "http://127.0.0.1:9080").await;
         let said = match registered {

@@ -71,34 +71,16 @@ pub(crate) fn excerpt(body: &[u8], more: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::{EXCERPT_CHARS, excerpt};
+    use crate::stand_ins::endless_server;
     use crate::{ClientError, RestateRuns};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// A server that answers every call with an endless body: the client stops reading at
     /// its bound and says why, instead of holding all of it in memory.
     #[tokio::test]
     async fn an_endless_answer_is_refused_past_the_bound() {
-        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = server.local_addr().unwrap();
-        let endless = tokio::spawn(async move {
-            while let Ok((mut stream, _)) = server.accept().await {
-                tokio::spawn(async move {
-                    let mut request = [0u8; 4096];
-                    let _ = stream.read(&mut request).await;
-                    let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
-                                connection: close\r\n\r\n[";
-                    if stream.write_all(head.as_bytes()).await.is_err() {
-                        return;
-                    }
-                    let block = vec![b'1'; 64 * 1024];
-                    loop {
-                        if stream.write_all(&block).await.is_err() {
-                            return;
-                        }
-                    }
-                });
-            }
-        });
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                    connection: close\r\n\r\n[";
+        let (address, endless) = endless_server(head, &[b'1'; 64 * 1024]).await;
         let runs = RestateRuns::new(&format!("http://{address}")).unwrap();
         let answer = runs.output("r1").await;
         let said = match answer {
