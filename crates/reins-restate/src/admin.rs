@@ -1,8 +1,8 @@
 //! Registering a worker's deployment with Restate's admin API.
 
-use crate::answer::{excerpt, read_at_most};
+use crate::answer::refusal;
 use crate::client_error::ClientError;
-use crate::http::{CONNECT_TIMEOUT, NOT_HTTP, authorized, base_url, bearer};
+use crate::http::{CONNECT_TIMEOUT, NOT_HTTP, authorized, base_url, bearer, credentials};
 use reqwest::header::HeaderValue;
 use std::time::Duration;
 
@@ -12,11 +12,6 @@ use std::time::Duration;
 /// Why a limit: an admin address that takes the connection and never answers (a wrong port
 /// behind a proxy, a stuck server) would otherwise hold `reins serve --register` without end.
 pub const REGISTRATION_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// The most bytes read of the admin API's answer to a refused registration: its reason is
-/// one JSON line, and an address that is no admin API (a proxy's error page, a server that
-/// sends without end) is not read further, nor quoted whole.
-const MAX_REFUSAL_BYTES: usize = 64 * 1024;
 
 /// Registers the deployment at `deployment` (a worker's endpoint, e.g.
 /// `http://127.0.0.1:9080`) with the Restate admin API at `admin` (e.g.
@@ -66,6 +61,7 @@ async fn register(
         .connect_timeout(CONNECT_TIMEOUT)
         .build()
         .map_err(failed)?;
+    let secrets = credentials(&url, authorization);
     let request = http
         .post(url)
         .json(&serde_json::json!({"uri": deployment, "force": true}))
@@ -78,14 +74,9 @@ async fn register(
     if status.is_success() {
         return Ok(());
     }
-    // A body that breaks off is quoted as far as it came; one that cannot be read, not at all.
-    let body = match read_at_most(response, MAX_REFUSAL_BYTES, failed).await {
-        Ok((body, more)) => excerpt(&body, more),
-        Err(_) => String::new(),
-    };
     Err(ClientError::AdminHttp {
         status: status.as_u16(),
-        body,
+        body: refusal(response, &secrets).await,
     })
 }
 

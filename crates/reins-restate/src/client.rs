@@ -1,7 +1,7 @@
 //! [`RestateRuns`]: start, follow and decide runs through Restate's HTTP ingress.
 
-use crate::answer::{MAX_ANSWER_BYTES, read_answer};
-use crate::http::{CONNECT_TIMEOUT, NOT_HTTP, authorized, base_url, bearer};
+use crate::answer::{MAX_ANSWER_BYTES, read_answer, refusal};
+use crate::http::{CONNECT_TIMEOUT, NOT_HTTP, authorized, base_url, bearer, credentials};
 use crate::service::SERVICE_NAME;
 use crate::wire::{DecisionRequest, RunInput, RunOutput, RunProgress};
 use reins::agent::ToolDecision;
@@ -169,13 +169,15 @@ impl RestateRuns {
             .await
             .map_err(failed)?;
         let status = response.status();
-        let body = read_answer(response, MAX_ANSWER_BYTES, failed).await?;
         if !status.is_success() {
+            // Quoted, not read whole: an error's body can be a proxy's page, or without end.
+            let secrets = credentials(&self.ingress, self.authorization.as_ref());
             return Err(ClientError::Http {
                 status: status.as_u16(),
-                body,
+                body: refusal(response, &secrets).await,
             });
         }
+        let body = read_answer(response, MAX_ANSWER_BYTES, failed).await?;
         // Handlers without output answer with an empty body.
         let body = if body.is_empty() { "null" } else { &body };
         serde_json::from_str(body).map_err(|error| ClientError::Decode(error.to_string()))

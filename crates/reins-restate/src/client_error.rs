@@ -35,7 +35,9 @@ pub enum ClientError {
     AdminHttp {
         /// The HTTP status.
         status: u16,
-        /// What the admin API said.
+        /// What the admin API said: one printable line of the start of its answer (at most
+        /// 300 characters, `…` when cut; empty when it could not be read), the credentials
+        /// the call sent masked as `***`.
         body: String,
     },
     /// The ingress answered with an error status (for `output`, a failed run: the body says
@@ -44,7 +46,9 @@ pub enum ClientError {
     Http {
         /// The HTTP status.
         status: u16,
-        /// What the ingress said.
+        /// What the ingress said: one printable line of the start of its answer (at most 300
+        /// characters, `…` when cut; empty when it could not be read), the credentials the
+        /// call sent (bearer token, the URL's password) masked as `***`.
         body: String,
     },
     /// The answer could not be read.

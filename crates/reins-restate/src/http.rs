@@ -33,6 +33,48 @@ pub(crate) fn bearer(token: &str) -> Result<HeaderValue, ClientError> {
     Ok(value)
 }
 
+/// The credentials a call to `url` with `authorization` sends, to mask wherever a server's
+/// answer is quoted: the bearer token, and the password of user info in the URL (as written
+/// and percent-decoded, as it is sent).
+pub(crate) fn credentials(url: &reqwest::Url, authorization: Option<&HeaderValue>) -> Vec<String> {
+    let mut secrets = Vec::new();
+    let token = authorization
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    secrets.extend(token.map(str::to_owned));
+    if let Some(password) = url.password() {
+        secrets.push(percent_decoded(password));
+        secrets.push(password.to_owned());
+    }
+    secrets.retain(|secret| !secret.is_empty());
+    secrets
+}
+
+/// `text` with each `%XX` escape as the byte it stands for (invalid UTF-8 replaced).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        let escaped = bytes
+            .get(at + 1..at + 3)
+            .filter(|_| byte == b'%')
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(value) => {
+                decoded.push(value);
+                at += 3;
+            }
+            None => {
+                decoded.push(byte);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&decoded).into_owned()
+}
+
 /// `request` with `authorization`, if any, replacing the basic authentication reqwest derives
 /// from user info in the URL (two `Authorization` headers would be refused, or one ignored).
 pub(crate) fn authorized(
@@ -46,5 +88,24 @@ pub(crate) fn authorized(
             request.headers(headers)
         }
         None => request,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{bearer, credentials};
+
+    /// The credentials to mask: the bearer token, and a URL's password as written and as
+    /// sent (percent-decoded); a URL without one adds nothing.
+    #[test]
+    fn the_credentials_of_a_call_are_its_token_and_its_urls_password() {
+        let url = reqwest::Url::parse("http://ops:p%40ss%2Fw0rd@restate:8080").unwrap();
+        let token = bearer("tok-9f8e7d").unwrap();
+        assert_eq!(
+            credentials(&url, Some(&token)),
+            ["tok-9f8e7d", "p@ss/w0rd", "p%40ss%2Fw0rd"]
+        );
+        let plain = reqwest::Url::parse("http://restate:8080").unwrap();
+        assert!(credentials(&plain, None).is_empty());
     }
 }
