@@ -1,6 +1,7 @@
 //! Waiting for the decisions of a suspended run: one awakeable per pending call, listed in the
 //! run's `pending` state (read by `status`, checked by `decide`) until its decision is taken.
 
+use crate::args_schema::ArgsSchemas;
 use crate::wire::PendingDecision;
 use reins::agent::{PendingCall, ToolDecision};
 use restate_sdk::prelude::*;
@@ -31,24 +32,36 @@ pub(crate) fn pending_decision(call: &PendingCall) -> PendingDecision {
     }
 }
 
-/// Why `decision` cannot be applied to the call `call`, if it cannot: edited arguments must be
-/// a JSON object (a tool's arguments always are), else the tool would only fail on them after
+/// Why `decision` cannot be applied to the call `call` of the tool `tool`, if it cannot: edited
+/// arguments must be a JSON object (a tool's arguments always are) that fits the tool's schema
+/// (of `schemas`), else the tool would run with arguments it refuses, or fail on them after
 /// the approver was told the decision was taken.
-pub(crate) fn unusable(call: &str, decision: &ToolDecision) -> Option<String> {
+pub(crate) fn unusable(
+    call: &str,
+    tool: &str,
+    decision: &ToolDecision,
+    schemas: &ArgsSchemas,
+) -> Option<String> {
     match decision {
         ToolDecision::ApproveWithArgs { args } if !args.is_object() => Some(format!(
             "the arguments of `approve_with_args` for `{call}` must be a JSON object, not {}",
             reins::text::json_kind(args)
         )),
+        ToolDecision::ApproveWithArgs { args } => schemas.misfit(call, tool, args),
         _ => None,
     }
 }
 
 /// The decision an awakeable was resolved with, or why it cannot be taken.
-fn read_decision(call: &str, payload: &[u8]) -> Result<ToolDecision, String> {
+fn read_decision(
+    call: &str,
+    tool: &str,
+    payload: &[u8],
+    schemas: &ArgsSchemas,
+) -> Result<ToolDecision, String> {
     let decision: ToolDecision = serde_json::from_slice(payload)
         .map_err(|error| format!("not a decision about `{call}`: {error}"))?;
-    match unusable(call, &decision) {
+    match unusable(call, tool, &decision, schemas) {
         Some(reason) => Err(reason),
         None => Ok(decision),
     }
@@ -68,15 +81,16 @@ fn read_decision(call: &str, payload: &[u8]) -> Result<ToolDecision, String> {
 pub(crate) async fn decisions(
     ctx: &WorkflowContext<'_>,
     calls: Vec<PendingDecision>,
+    schemas: &ArgsSchemas,
 ) -> Result<Vec<(String, ToolDecision)>, TerminalError> {
     let mut waiting = Vec::new();
     let mut awaited = DurableFuturesUnordered::new();
-    // The call each awaited awakeable decides, at the index `awaited` gave it.
+    // The call (and its tool) each awaited awakeable decides, at the index `awaited` gave it.
     let mut deciding = Vec::new();
     for mut call in calls {
         let (awakeable, decided) = ctx.awakeable::<Vec<u8>>();
         call.awakeable = awakeable;
-        deciding.push(call.call.clone());
+        deciding.push((call.call.clone(), call.tool.clone()));
         waiting.push(call);
         awaited.push(decided);
     }
@@ -84,7 +98,7 @@ pub(crate) async fn decisions(
     let mut taken = Vec::new();
     let mut unusable_payloads = 0;
     while let Some((index, outcome)) = awaited.next().await? {
-        let Some(call) = deciding.get(index).cloned() else {
+        let Some((call, tool)) = deciding.get(index).cloned() else {
             continue;
         };
         let payload = match outcome {
@@ -98,7 +112,7 @@ pub(crate) async fn decisions(
                 )));
             }
         };
-        match read_decision(&call, &payload) {
+        match read_decision(&call, &tool, &payload, schemas) {
             Ok(decision) => {
                 waiting.retain(|pending| pending.call != call);
                 taken.push((call, decision));
@@ -123,7 +137,7 @@ pub(crate) async fn decisions(
                 if let Some(pending) = waiting.iter_mut().find(|pending| pending.call == call) {
                     pending.awakeable = awakeable;
                 }
-                deciding.push(call);
+                deciding.push((call, tool));
                 awaited.push(decided);
             }
         }
@@ -138,7 +152,8 @@ mod tests {
 
     #[test]
     fn a_payload_that_is_no_usable_decision_says_why() {
-        let read = |payload: &str| read_decision("t1c0", payload.as_bytes());
+        let schemas = ArgsSchemas::default();
+        let read = |payload: &str| read_decision("t1c0", "transfer", payload.as_bytes(), &schemas);
         assert_eq!(
             read(r#"{"decision": "approve"}"#),
             Ok(ToolDecision::approve())

@@ -282,8 +282,8 @@ impl RestateRuns {
     /// Decides about the suspended call `call` of the run `run_id`. Refused with
     /// [`ClientError::UnknownRun`] when the server has no run under `run_id` (a decision
     /// never starts one), and with [`ClientError::Http`] when the run does not wait on `call`
-    /// (404), the edited arguments are not a JSON object (400) or the call has been decided
-    /// already (409).
+    /// (404), the edited arguments are not a JSON object or do not fit the tool's JSON schema
+    /// (400) or the call has been decided already (409); a refused call keeps waiting.
     pub async fn decide(
         &self,
         run_id: &str,

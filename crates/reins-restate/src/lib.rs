@@ -46,7 +46,11 @@
 //! (or [`RestateRuns::decide`]) resolves one, and the run resumes on whichever worker Restate
 //! picks, replaying its journal up to the decision. The first decision about a call is the one
 //! taken: `decide` refuses a second one (HTTP 409), and edited arguments that are not a JSON
-//! object (400).
+//! object or do not fit the tool's JSON schema (400; the call keeps waiting). The schema is
+//! the one the tool of that name has in the agent the service builds; a tool the agent lacks,
+//! or a schema that does not compile (a `$ref` to another document, an unknown `$schema`),
+//! checks nothing (the worker logs the latter), as in the CLI. A payload sent to the call's
+//! awakeable directly is checked the same way (see [`MAX_UNUSABLE_DECISIONS`]).
 //!
 //! A decider that asks the outside world at once (a web service) is wrapped with
 //! [`Steps::decider`]: each answer is then one journaled step, `<run id>/approval/<call>`, and
@@ -220,6 +224,7 @@
 
 mod admin;
 mod answer;
+mod args_schema;
 mod awaiting;
 mod claims;
 mod client;

@@ -2,11 +2,12 @@
 //! workflow invocation keyed by the run id; its `run` handler drives the agent with the
 //! ordinary run loop while the invocation's step port journals every model and tool call.
 
+use crate::args_schema::ArgsSchemas;
 use crate::awaiting::{PENDING_STATE, decisions, pending_decision, unusable};
 use crate::claims::DecisionClaimsClient;
 use crate::steps::{CANCELLED, LEGACY_STEPS_STATE, Steps, serve_steps, steps_from_keys};
 use crate::wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
-use reins::agent::{Agent, PromptError, PromptRequest, PromptResponse};
+use reins::agent::{Agent, PromptError, PromptRequest, PromptResponse, ToolDecision};
 use restate_sdk::prelude::*;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -33,8 +34,11 @@ type BuildAgent = dyn Fn(&Steps) -> Agent + Send + Sync;
 ///   invocation with a terminal error carrying the reason.
 /// - `decide` ([`DecisionRequest`]): approve, deny or approve with edited arguments a call the
 ///   run is suspended on. Refused with HTTP 404 when the run does not wait on that call,
-///   with 400 when the edited arguments are not a JSON object, and with 409 when the call
-///   has already been decided (the first decision stands).
+///   with 400 when the edited arguments are not a JSON object or do not fit the tool's
+///   JSON schema (the schema of the tool of that name in the agent `build` makes; a tool it
+///   lacks, or a schema that does not compile, checks nothing, the latter logged), and with
+///   409 when the call has already been decided (the first decision stands). The call keeps
+///   waiting after a refusal.
 /// - `status` (→ [`RunProgress`]): the journaled steps and the pending calls. It reads
 ///   runs recorded before each step had a state key of its own as well (their `steps` list,
 ///   then any per-step keys).
@@ -71,6 +75,13 @@ impl AgentService {
             build: Arc::new(build),
         }
     }
+
+    /// The tools' schemas of the agent the run `run_id` drives, built as for the run and
+    /// never run (its step port leads nowhere).
+    fn args_schemas(&self, run_id: &str) -> ArgsSchemas {
+        let (port, _) = mpsc::unbounded_channel();
+        ArgsSchemas::of(&(self.build)(&Steps::journaled(run_id.to_owned(), port)))
+    }
 }
 
 /// Lets the run's decision claims go once it has ended (with an answer or a terminal error
@@ -98,6 +109,7 @@ impl AgentService {
         let run_id = ctx.key().to_owned();
         let (port_sender, mut port) = mpsc::unbounded_channel();
         let agent = (self.build)(&Steps::journaled(run_id.clone(), port_sender));
+        let schemas = ArgsSchemas::of(&agent);
         // Steps recorded by this attempt of the invocation (a replay counts them again).
         let mut recorded = 0;
         let mut request: PromptRequest = agent.prompt(input.into_inner().prompt).run_id(&run_id);
@@ -105,7 +117,7 @@ impl AgentService {
             let driven = request.extended_details().into_future();
             let outcome: Result<PromptResponse, PromptError> = tokio::select! {
                 outcome = driven => outcome,
-                ended = serve_steps(&ctx, &mut port, &mut recorded) => {
+                ended = serve_steps(&ctx, &mut port, &mut recorded, &schemas) => {
                     forget_claims(&ctx);
                     let Some(ended) = ended else {
                         return Err(TerminalError::new("the agent dropped its step port").into());
@@ -140,7 +152,7 @@ impl AgentService {
             };
             // The run waits in Restate for one decision per suspended call: no worker is held.
             let waiting = suspended.pending().map(pending_decision).collect();
-            let decided = match decisions(&ctx, waiting).await {
+            let decided = match decisions(&ctx, waiting, &schemas).await {
                 Ok(decided) => decided,
                 Err(error) => {
                     // It waits on nothing any more: a call listed as waiting would take a
@@ -195,7 +207,12 @@ impl AgentService {
             )
             .into());
         };
-        if let Some(reason) = unusable(&call, &decision) {
+        // Only edited arguments are checked against a schema: only they need the agent built.
+        let schemas = match decision {
+            ToolDecision::ApproveWithArgs { .. } => self.args_schemas(ctx.key()),
+            _ => ArgsSchemas::default(),
+        };
+        if let Some(reason) = unusable(&call, &waiting.tool, &decision, &schemas) {
             return Err(TerminalError::new_with_code(400, reason).into());
         }
         let first = ctx

@@ -9,6 +9,7 @@
 //! scope, so [`ToolCallContext::current`](reins::tool::ToolCallContext::current) works), and
 //! the port only records its result.
 
+use crate::args_schema::ArgsSchemas;
 use crate::awaiting::decisions;
 use crate::wire::PendingDecision;
 use reins::agent::ToolDecision;
@@ -395,11 +396,13 @@ pub(crate) const CANCELLED: u16 = 409;
 /// awaited, and a run that took it for the step's failure would go on), or the rejection of a
 /// decision a call in doubt waits on. Every listed step gets its state key
 /// ([`STEP_KEY_PREFIX`], read by the `status` handler); `recorded` counts them over the
-/// invocation.
+/// invocation. Edited arguments in a decision about a call in doubt must fit the tool's
+/// schema in `schemas`, as any decision's.
 pub(crate) async fn serve_steps(
     ctx: &WorkflowContext<'_>,
     port: &mut mpsc::UnboundedReceiver<StepRequest>,
     recorded: &mut usize,
+    schemas: &ArgsSchemas,
 ) -> Option<TerminalError> {
     while let Some(StepRequest {
         name,
@@ -409,7 +412,7 @@ pub(crate) async fn serve_steps(
     }) = port.recv().await
     {
         if let StepKind::Decision(pending) = kind {
-            let decided = match decisions(ctx, vec![*pending]).await {
+            let decided = match decisions(ctx, vec![*pending], schemas).await {
                 Ok(mut taken) => taken.pop().map(|(_, decision)| decision),
                 Err(ended) => return Some(ended),
             };

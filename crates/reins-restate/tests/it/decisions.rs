@@ -225,3 +225,74 @@ async fn of_concurrent_decisions_about_a_call_one_is_taken_and_the_others_are_re
     expected.push("twice-1/t1c1 7".to_owned());
     assert_eq!(ran, expected);
 }
+
+/// Edited arguments the tool's schema refuses (`transfer` takes an amount that is a whole
+/// number, not negative) are refused, through `decide` with a reason and through the
+/// awakeable API by waiting on, and the call keeps waiting; arguments that fit are taken, and
+/// the tool runs with them. Before, `decide` took any object and the tool ran with it.
+#[tokio::test(flavor = "multi_thread")]
+async fn edited_arguments_the_tools_schema_refuses_are_refused_and_the_call_keeps_waiting() {
+    let mut cluster = Cluster::start("schema-args").await;
+    cluster.spawn_worker();
+    cluster.register().await;
+    let runs = cluster.runs();
+    runs.start("schema-1", "approve")
+        .await
+        .expect("the run starts");
+    let waiting = pending(&runs, "schema-1").await;
+
+    for (args, said) in [
+        (
+            json!({"amount": "lots"}),
+            r#""lots" is not of type "integer" (at /amount)"#,
+        ),
+        (json!({"amount": -5}), "(at /amount)"),
+        (json!({"sum": 5}), r#""amount" is a required property"#),
+    ] {
+        match runs
+            .approve_with_args("schema-1", &waiting.call, args.clone())
+            .await
+        {
+            Err(ClientError::Http { status, body }) => {
+                assert_eq!(status, 400, "{body}");
+                // Restate's body is JSON: the handler's reason is its `message`.
+                let answer: serde_json::Value = serde_json::from_str(&body).expect("{body}");
+                let reason = answer["message"].as_str().unwrap_or_default();
+                assert!(
+                    reason.starts_with(
+                        "the edited arguments for `t1c0` do not fit the schema of `transfer`: "
+                    ),
+                    "{body}"
+                );
+                assert!(reason.contains(said), "{args}: {body}");
+            }
+            other => panic!("expected {args} to be refused, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        pending(&runs, "schema-1").await,
+        waiting,
+        "the call still waits"
+    );
+
+    complete_directly(
+        &cluster,
+        &waiting.awakeable,
+        "resolve",
+        r#"{"decision": "approve_with_args", "args": {"amount": "lots"}}"#,
+    )
+    .await;
+    let rearmed = waiting_anew(&runs, "schema-1", &waiting.awakeable).await;
+
+    runs.approve_with_args("schema-1", &rearmed.call, json!({"amount": 5}))
+        .await
+        .expect("arguments that fit are taken");
+    let output = runs.output("schema-1").await.expect("the run finishes");
+    assert_eq!(output.answer, "result: transferred 5");
+    let ran: Vec<(String, String)> = cluster
+        .effects()
+        .into_iter()
+        .map(|effect| (effect.tool, effect.argument))
+        .collect();
+    assert_eq!(ran, [("transfer".to_owned(), "5".to_owned())]);
+}
