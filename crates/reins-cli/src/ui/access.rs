@@ -19,19 +19,35 @@ use axum::response::{IntoResponse, Redirect, Response};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The token check (when one is set) and the cross-site checks of state-changing requests.
+/// The token check (when one is set) and the cross-site checks of state-changing requests;
+/// every answer, a refusal too, carries the headers that guard a page ([`secured`]).
 pub(super) async fn guard(
     State(app): State<Arc<App>>,
     Query(query): Query<HashMap<String, String>>,
     request: axum::extract::Request,
     next: middleware::Next,
 ) -> Response {
+    let (response, set_cookie) = checked(&app, &query, request, next).await;
+    secured(response, set_cookie)
+}
+
+/// [`guard`]'s answer before its guarding headers, with the token's cookie when the request
+/// just gave the token.
+async fn checked(
+    app: &App,
+    query: &HashMap<String, String>,
+    request: axum::extract::Request,
+    next: middleware::Next,
+) -> (Response, Option<String>) {
     let headers = request.headers().clone();
     if app.token.secret().is_none() && !loopback_host(&headers) {
-        return refused(
-            StatusCode::FORBIDDEN,
-            "this inbox answers only to localhost, 127.0.0.1 or [::1] with --no-token \
+        return (
+            refused(
+                StatusCode::FORBIDDEN,
+                "this inbox answers only to localhost, 127.0.0.1 or [::1] with --no-token \
              (start it without --no-token to reach it by another name)",
+                None,
+            ),
             None,
         );
     }
@@ -59,12 +75,15 @@ pub(super) async fn guard(
                 if let Ok(seconds) = wait.as_secs().max(1).to_string().parse() {
                     response.headers_mut().insert(header::RETRY_AFTER, seconds);
                 }
-                return response;
+                return (response, None);
             }
-            return refused(
-                StatusCode::UNAUTHORIZED,
-                "a token is required: open the address `reins ui` printed when it started \
+            return (
+                refused(
+                    StatusCode::UNAUTHORIZED,
+                    "a token is required: open the address `reins ui` printed when it started \
                  (with ?token=…), or the inbox's address with the token given with --token",
+                    None,
+                ),
                 None,
             );
         }
@@ -76,7 +95,10 @@ pub(super) async fn guard(
         }
     }
     if request.method() == axum::http::Method::POST && !same_origin(&headers) {
-        return refused(StatusCode::FORBIDDEN, "cross-site request refused", None);
+        return (
+            refused(StatusCode::FORBIDDEN, "cross-site request refused", None),
+            None,
+        );
     }
     let token_in_address = set_cookie.is_some()
         && matches!(
@@ -86,11 +108,11 @@ pub(super) async fn guard(
     let response = if token_in_address {
         // The same page without the token: the address bar, the browser's history and a link
         // copied from the page keep none (the cookie carries it from now on).
-        Redirect::to(&without_token(request.uri(), &query)).into_response()
+        Redirect::to(&without_token(request.uri(), query)).into_response()
     } else {
         next.run(request).await
     };
-    secured(response, set_cookie)
+    (response, set_cookie)
 }
 
 /// `response` with the token's cookie (when it was just given) and the headers every page
@@ -116,12 +138,20 @@ fn secured(mut response: Response, set_cookie: Option<String>) -> Response {
         "referrer-policy",
         header::HeaderValue::from_static("same-origin"),
     );
+    // `base-uri` and `form-action` are no fetches, so `default-src` does not cover them: a
+    // `<base>` that ever got onto a page would point its forms and links elsewhere.
     headers.insert(
         "content-security-policy",
         header::HeaderValue::from_static(
             "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; \
-             connect-src 'self'; form-action 'self'; frame-ancestors 'none'",
+             connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
         ),
+    );
+    // Another site's page may not load the inbox's answers into its own (as an image, a
+    // script): with `--no-token` it would reach them.
+    headers.insert(
+        "cross-origin-resource-policy",
+        header::HeaderValue::from_static("same-origin"),
     );
     response
 }

@@ -55,6 +55,56 @@ fn every_refusal_is_a_page_that_says_why() {
     assert_eq!(status, 405, "{body}");
 }
 
+/// The headers that guard a page — no framing, no sniffing, no cache, the security policy —
+/// are on every answer, those refused before the token or the origin is even checked too:
+/// the page saying a token is required, a name other than loopback's, another site's form.
+#[test]
+fn a_request_refused_at_the_door_carries_the_guarding_headers() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let guarded = |response: reqwest::blocking::Response, status: u16| {
+        assert_eq!(response.status(), status);
+        let headers = response.headers();
+        let header = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_else(|| panic!("{status} has no {name}: {headers:?}"))
+                .to_owned()
+        };
+        assert_eq!(header("x-frame-options"), "DENY");
+        assert_eq!(header("x-content-type-options"), "nosniff");
+        assert_eq!(header("cache-control"), "no-store");
+        assert_eq!(header("cross-origin-resource-policy"), "same-origin");
+        let policy = header("content-security-policy");
+        assert!(
+            policy.contains("frame-ancestors 'none'") && policy.contains("base-uri 'none'"),
+            "{policy}"
+        );
+    };
+    let with_token = Inbox::start(&agent, &["--token", "s3cret-token"]);
+    let no_token = http().get(format!("{}/", with_token.url)).send();
+    guarded(no_token.expect("get"), 401);
+    let cross_site = http()
+        .post(format!(
+            "{}/runs/r/resume?token=s3cret-token",
+            with_token.url
+        ))
+        .header("Origin", "http://evil.example")
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body("csrf=x")
+        .send();
+    guarded(cross_site.expect("post"), 403);
+    drop(with_token);
+    let open = Inbox::start(&agent, &["--no-token"]);
+    let port = open.url.rsplit(':').next().expect("a port");
+    let rebound = http()
+        .get(format!("{}/", open.url))
+        .header("Host", format!("evil.example:{port}"))
+        .send();
+    guarded(rebound.expect("get"), 403);
+}
+
 /// With `--no-token`, loopback is trusted as before the inbox made a token: a request must
 /// name a loopback host, and a decision carry the page's anti-forgery token.
 #[test]
