@@ -17,10 +17,12 @@ use std::fmt::Write;
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:60em}\
 table{border-collapse:collapse}td,th{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}\
 td a,td.model{white-space:nowrap}\
-pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap}.step{margin:.5em 0}.replaced{color:#777}\
+pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap;overflow-wrap:anywhere}.step{margin:.5em 0}.replaced{color:#777}\
 .waiting{border:2px solid #c80;padding:1em;margin:1em 0}\
 .failure{border:2px solid #b00;padding:.5em 1em;margin:1em 0}td .failure{border:0;padding:0;margin:0;\
-color:#b00;font-size:.85em}textarea{width:100%;font-family:monospace}";
+color:#b00;font-size:.85em}textarea{width:100%;font-family:monospace}\
+#changed{position:fixed;top:0;left:0;right:0;margin:0;padding:.5em 2em;background:#fec;\
+border-bottom:2px solid #c80}";
 
 /// The start of every page, up to and including its heading; with `back`, a link to the runs
 /// page above it (left out on the runs page itself, where it would lead nowhere).
@@ -56,9 +58,8 @@ pub fn error_page(title: &str, message: &str, run: Option<&str>) -> String {
 
 /// A whole page: `body`, and the inbox's script ([`SCRIPT`], served at [`SCRIPT_PATH`]), which
 /// refreshes its live parts ([`live_part`]) from `live_url` ([`live_parts`]) every two
-/// seconds. A part is replaced only when the server's HTML of it changed, so a form is left
-/// alone while someone types in it, and replaced once what it decides changed (the run went
-/// on, or waits for another call). `back` links to the runs page (not on that page).
+/// seconds. A part is replaced only when the server's HTML of it changed (the run went on, or
+/// waits for another call), and a part with forms not while a person uses it ([`SCRIPT`]). `back` links to the runs page (not on that page).
 pub fn page(title: &str, body: &str, live_url: &str, back: bool) -> String {
     format!(
         "{head}{body}<script src=\"{SCRIPT_PATH}\" data-live=\"{url}\"></script></body></html>",
@@ -73,13 +74,32 @@ pub fn page(title: &str, body: &str, live_url: &str, back: bool) -> String {
 pub const SCRIPT_PATH: &str = "/inbox.js";
 
 /// The inbox's script: fetches the page's live parts (its tag's `data-live`) every two
-/// seconds and replaces the parts whose HTML changed.
+/// seconds and replaces the parts whose HTML changed, except a part with forms that a person
+/// is using — the pointer on it, a field of it focused or changed. Replaced under the
+/// pointer, the form of the call the person read would become another call's, and a click
+/// meant for the first would approve the second (or what they typed would be lost). Such a
+/// part is kept as it was, and a notice at the top of the window (`#changed`, over the page so
+/// nothing moves under the pointer) says the run changed: a decision
+/// sent from it about a call that no longer waits is refused by its binding. The part is
+/// replaced at the first refresh after the person leaves it.
 pub const SCRIPT: &str = "(()=>{const live=document.currentScript.dataset.live;\
-setInterval(async()=>{try{const r=await fetch(live);\
-if(r.ok){const parts=await r.json();\
+for(const e of document.querySelectorAll('[data-digest]')){\
+e.addEventListener('pointerenter',()=>{e.dataset.pointer='in';});\
+e.addEventListener('pointerleave',()=>{delete e.dataset.pointer;});}\
+const inUse=e=>e.dataset.pointer==='in'||(e!==document.activeElement&&e.contains(document.activeElement))\
+||[...e.querySelectorAll('textarea,input')].some(f=>f.value!==f.defaultValue);\
+const notice=kept=>{let n=document.getElementById('changed');\
+if(!kept){if(n)n.remove();return;}\
+if(!n){n=document.createElement('p');n.id='changed';const b=document.createElement('b');\
+b.textContent='The run changed.';n.append(b,' The forms below are kept as they were while you use them: a decision about a call \
+that no longer waits is refused. Move the pointer off them, or reload the page, to see the run as it is now.');document.body.append(n);}};\
+setInterval(async()=>{try{const r=await fetch(live);if(!r.ok)return;\
+const parts=await r.json();let kept=false;\
 for(const[id,part]of Object.entries(parts)){const e=document.getElementById(id);\
-if(e&&e.dataset.digest!==part.digest){e.innerHTML=part.html;\
-e.dataset.digest=part.digest;}}}}catch(e){}},2000);})();\n";
+if(!e||e.dataset.digest===part.digest)continue;\
+if(e.querySelector('form')&&inUse(e)){kept=true;continue;}\
+e.innerHTML=part.html;e.dataset.digest=part.digest;}\
+notice(kept);}catch(e){}},2000);})();\n";
 
 /// A part of a page that its script keeps up to date: `html` in the element `id`.
 pub fn live_part(id: &str, html: &str) -> String {

@@ -155,6 +155,19 @@ impl Browser {
         );
     }
 
+    /// Moves the mouse pointer onto `element`, as a person about to click it does.
+    pub fn hover(&self, element: &str) {
+        self.call(
+            "POST",
+            &self.session_path("/actions"),
+            json!({"actions": [{
+                "type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                "actions": [{"type": "pointerMove", "duration": 0, "x": 0, "y": 0,
+                             "origin": {ELEMENT_KEY: element}}]
+            }]}),
+        );
+    }
+
     pub fn script(&self, script: &str, args: Value) -> Value {
         self.call(
             "POST",

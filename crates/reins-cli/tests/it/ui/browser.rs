@@ -1,9 +1,11 @@
 //! In headless Chromium, as a person uses the inbox: a suspended run appears, is approved
-//! with edited arguments and finishes; two inboxes with tokens are open side by side.
+//! with edited arguments and finishes; two inboxes with tokens are open side by side; a form
+//! under the pointer is never replaced by another call's.
 
 use super::{RULES, agent, suspended_run};
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::Inbox;
+use crate::common::outcome;
 use crate::common::webdriver::Browser;
 
 #[test]
@@ -75,4 +77,85 @@ fn in_a_browser_two_inboxes_with_tokens_on_one_machine_both_stay_open() {
         browser.goto(&format!("{}/", inbox.url));
         assert_eq!(title(), "runs of notes", "{}", inbox.url);
     }
+}
+
+/// The model saves a first note, then a second: each call waits for a person.
+const TWO_NOTES: &str = r#"
+version: 1
+rules:
+  - name: done
+    when:
+      tool_result_contains: "note: second"
+    respond:
+      content: "Both notes are saved."
+  - name: second
+    when:
+      tool_result_contains: "note: first"
+    respond:
+      tool_calls:
+        - name: save_note
+          arguments: {text: "second"}
+  - name: first
+    when:
+      messages_contain: "note"
+    respond:
+      tool_calls:
+        - name: save_note
+          arguments: {text: "first LONG"}
+"#;
+
+/// A person about to approve the first call (its long argument wrapped), the pointer on its button, while it is decided
+/// elsewhere and the run goes on to wait for a second call: the page keeps the first call's
+/// form under the pointer and says the run changed, rather than putting the second call's
+/// form there; the click meant for the first call is refused, and the second call still
+/// waits for someone to read it.
+#[test]
+fn in_a_browser_the_form_under_the_pointer_never_becomes_another_calls() {
+    // The first note ends in a word longer than the page is wide.
+    let server = FakeLlm::start(&TWO_NOTES.replace("LONG", &"A".repeat(2_000)));
+    let agent = agent(&server);
+    let run = suspended_run(&agent);
+    let inbox = Inbox::start(&agent, &[]);
+    let browser = Browser::start();
+    browser.goto(&inbox.printed);
+    browser.goto(&format!("{}/runs/{run}", inbox.url));
+    // The model's long word is wrapped: the page is never wider than the window, where the
+    // end of an argument would be out of sight.
+    let overflow = browser.script(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth;",
+        serde_json::json!([]),
+    );
+    assert_eq!(overflow, 0, "the page is wider than the window");
+    let approve = browser.find("#decisions .waiting[data-call=t1c0] button[name=approve]");
+    browser.hover(&approve);
+
+    // Decided on the command line; resumed there, the run waits for the second call.
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+
+    browser.wait_for_text("#changed b", "The run changed.");
+    let shown = browser.script(
+        "return [...document.querySelectorAll('#decisions .waiting')].map(e => e.dataset.call);",
+        serde_json::json!([]),
+    );
+    assert_eq!(shown, serde_json::json!(["t1c0"]), "the form read is kept");
+    if let Ok(dir) = std::env::var("REINS_SCREENSHOTS") {
+        std::fs::write(format!("{dir}/changed.png"), browser.screenshot()).expect("screenshot");
+    }
+    browser.click(&approve);
+    browser.wait_for_text("h1", "not done");
+
+    // Nothing was decided about the second call.
+    let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
+    let shown: serde_json::Value = serde_json::from_str(stdout.trim()).expect("json");
+    let pending = shown["pending"].as_array().expect("pending calls");
+    assert_eq!(pending.len(), 1, "{stdout}");
+    assert!(pending[0].to_string().contains("second"), "{stdout}");
+    assert_eq!(
+        shown["decisions"].as_array().map(Vec::len),
+        Some(1),
+        "{stdout}"
+    );
 }
