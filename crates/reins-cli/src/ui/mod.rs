@@ -19,6 +19,7 @@ mod forms;
 mod html;
 mod in_doubt;
 mod inbox_token;
+mod listening;
 mod ownership;
 mod refusal;
 mod resumes;
@@ -155,13 +156,7 @@ pub async fn serve(
         }
         InboxToken::Off | InboxToken::Supplied(_) => eprintln!("reins: inbox on http://{address}/"),
     }
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown({
-            let stop = stopping.stop.clone();
-            async move { stop.stopped().await }
-        })
-        .await
-        .map_err(|error| error.to_string());
+    let served = listening::serve_until_stopped(listener, router, &stopping.stop).await;
     // No request is served any more, so no run is resumed any more: those that are end at the
     // same stop, giving their leases back.
     resumes::wait_for_all(&stopping).await;

@@ -130,3 +130,32 @@ fn sigterm_while_the_inbox_starts_exits_cleanly() {
         "it stopped before it listened\n{stderr}"
     );
 }
+
+/// A client that sent half a request and then nothing — any process on the machine can, the
+/// token is read only with the whole request — does not keep Ctrl-C from stopping the inbox
+/// (it waited for every open connection to finish).
+#[test]
+fn a_half_sent_request_does_not_keep_the_inbox_from_stopping() {
+    use std::io::Write;
+    let llm = FakeLlm::start(crate::ui::RULES);
+    let agent = crate::ui::agent(&llm);
+    let inbox = Inbox::start(&agent, &[]);
+    let address = inbox.url.trim_start_matches("http://").to_owned();
+    let mut half_headers = std::net::TcpStream::connect(&address).expect("connect");
+    half_headers
+        .write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .expect("send");
+    let mut half_body = std::net::TcpStream::connect(&address).expect("connect");
+    half_body
+        .write_all(
+            b"POST /runs/r/resume HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+              Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ncsrf=",
+        )
+        .expect("send");
+    // Both are being read when the stop comes.
+    let page = inbox.http().get(format!("{}/", inbox.url)).send();
+    assert_eq!(page.expect("the runs page").status(), 200);
+
+    let (status, stderr) = inbox.stop("INT");
+    assert!(status.success(), "{status}\n{stderr}");
+}

@@ -156,7 +156,18 @@ impl Inbox {
             .status()
             .expect("kill");
         assert!(sent.success());
-        let status = self.child.wait().expect("reins ui ends");
+        // An inbox that never stops fails the test rather than hanging it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("reins ui's status") {
+                break status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "reins ui did not stop on SIG{signal}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
         if let Some(drain) = self.drain.take() {
             let _ = drain.join();
         }
