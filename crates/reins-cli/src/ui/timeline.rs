@@ -13,13 +13,23 @@ use std::fmt::Write;
 /// seconds while it is open, and a waiting call's arguments are shown whole in its form.
 const TIMELINE_STEP_BYTES: usize = 16 * 1024;
 
+/// The most bytes of a tool's name a timeline step shows: the name is the model's, so a
+/// hostile one could fill the page with it as with arguments; a real tool's name is a few
+/// dozen characters.
+const TIMELINE_NAME_BYTES: usize = 256;
+
 /// `text`, or its start within [`TIMELINE_STEP_BYTES`] (at a char boundary) and how much more
 /// there is, which `reins runs show` prints whole.
 pub(super) fn cut_for_timeline(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.len() <= TIMELINE_STEP_BYTES {
+    cut(text, TIMELINE_STEP_BYTES)
+}
+
+/// `text`, or its start within `most` bytes and how much more there is.
+fn cut(text: &str, most: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= most {
         return std::borrow::Cow::Borrowed(text);
     }
-    let end = (0..=TIMELINE_STEP_BYTES)
+    let end = (0..=most)
         .rev()
         .find(|&end| text.is_char_boundary(end))
         .unwrap_or(0);
@@ -91,7 +101,7 @@ pub(super) fn run_timeline(state: &RunState, waiting: usize, own_model: &str) ->
             Step::Call { tool, args } => write!(
                 html,
                 "<div class=\"step call\"><b>tool call</b> {}<pre>{}</pre></div>",
-                escape(&tool),
+                escape(&cut(&tool, TIMELINE_NAME_BYTES)),
                 escape(&cut_for_timeline(&pretty(&args)))
             ),
             Step::Hook { kind, value } => write!(
@@ -103,7 +113,7 @@ pub(super) fn run_timeline(state: &RunState, waiting: usize, own_model: &str) ->
             Step::Result { tool, output } => write!(
                 html,
                 "<div class=\"step result\"><b>result of</b> {}<pre>{}</pre></div>",
-                escape(&tool),
+                escape(&cut(&tool, TIMELINE_NAME_BYTES)),
                 escape(&cut_for_timeline(&output))
             ),
         };
@@ -117,8 +127,18 @@ mod tests {
     use super::*;
     use reins::agent::AgentBuilder;
     use reins::completion::Usage;
-    use reins::message::Message;
+    use reins::message::{AssistantContent, Message, OneOrMany};
     use reins::testing::{ScriptedModel, Turn};
+
+    /// A run with nothing in it yet.
+    fn empty_state() -> RunState {
+        serde_json::from_value(serde_json::json!({
+            "version": 1, "run_id": "long", "agent_name": null, "turn": 0,
+            "history": [], "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+            "entries": [], "last_model": null, "invalid_tool_call_retries": 0
+        }))
+        .expect("a minimal state")
+    }
 
     /// The timeline of a run of `model` answering "hi".
     async fn timeline_of(model: ScriptedModel) -> String {
@@ -144,6 +164,29 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_huge_tool_name_from_the_model_is_cut_in_the_timeline() {
+        // A name the model made up, which both its call and the answer to it name.
+        let name = "n".repeat(1_000_000);
+        let mut state = empty_state();
+        state.history.push(Message::Assistant {
+            content: OneOrMany::one(AssistantContent::tool_call(
+                "c1",
+                name.clone(),
+                serde_json::json!({}),
+            )),
+        });
+        state
+            .history
+            .push(Message::tool_result("c1", name.clone(), "no such tool"));
+        let page = run_timeline(&state, 0, "m");
+        assert!(page.contains("<b>tool call</b> nnn"), "{}", &page[..500]);
+        assert!(page.contains("<b>result of</b> nnn"), "{}", &page[..500]);
+        assert!(page.len() < 8_000, "{}", page.len());
+        let left = format!("… [{} more bytes", name.len() - TIMELINE_NAME_BYTES);
+        assert_eq!(page.matches(&left).count(), 2, "says how much is left");
+    }
+
     #[tokio::test]
     async fn huge_token_counts_are_shown_as_given() {
         // A hostile provider's counts: their sum would overflow (the runs table's column
@@ -155,12 +198,7 @@ mod tests {
 
     #[test]
     fn a_run_of_many_steps_shows_the_latest_and_says_how_many_are_hidden() {
-        let mut state: RunState = serde_json::from_value(serde_json::json!({
-            "version": 1, "run_id": "long", "agent_name": null, "turn": 0,
-            "history": [], "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
-            "entries": [], "last_model": null, "invalid_tool_call_retries": 0
-        }))
-        .expect("a minimal state");
+        let mut state = empty_state();
         let steps = MOST_TIMELINE_STEPS * 5;
         for step in 0..steps {
             state.history.push(Message::user(format!("step-{step}.")));
