@@ -145,6 +145,10 @@ impl ApprovalDecider for CliDecider {
     }
 }
 
+/// The longest answer to "(a)pprove, (d)eny, (e)dit" read, in bytes: a longer one (a paste
+/// gone wrong) is no answer, and only its first bytes are ever held.
+const MAX_CHOICE_BYTES: usize = 1024;
+
 async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
     // A call replayed on resume comes with no streamed call to stop the spinner first.
     crate::spinner::stop();
@@ -158,25 +162,40 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
     errln!("[approval] {}", printable(&why_asked(request)));
     // Each answer is read only once its question is shown, and only while it waits: the
     // editor started to edit the arguments gets every key typed into it.
-    use reins::hooks::approval::terminal::read_answer;
+    use reins::hooks::approval::terminal::{Line, MAX_LINE_BYTES, read_answer_at_most};
     // An unclear answer, an editor that would not start or edited arguments that do not fit
     // ask again: a slip is not a decision.
     for _ in 0..3 {
         crate::terminal_lines::open_line("[approval] (a)pprove, (d)eny, (e)dit arguments? ");
-        let Some(answer) = read_answer().await else {
+        let Some(answer) = read_answer_at_most(MAX_CHOICE_BYTES).await else {
             // On a line of its own: the prompt's is still open.
             errln!("[approval] end of input: denied");
             return Decision::deny("denied: no answer");
         };
         crate::terminal_lines::input_read();
+        let Line::Text(answer) = answer else {
+            errln!("[approval] that answer is too long: please answer a, d or e");
+            continue;
+        };
         match answer.trim().to_ascii_lowercase().as_str() {
             "a" | "approve" | "y" | "yes" => return Decision::approve(),
             "d" | "deny" | "n" | "no" => {
                 crate::terminal_lines::open_line(
                     "[approval] message for the model (empty for none): ",
                 );
-                let message = read_answer().await;
+                let message = read_answer_at_most(MAX_LINE_BYTES).await;
                 crate::terminal_lines::input_read();
+                let message = match message {
+                    Some(Line::Text(message)) => Some(message),
+                    Some(Line::TooLong { bytes }) => {
+                        errln!(
+                            "[approval] the message is {bytes} bytes, over the limit of \
+                             {MAX_LINE_BYTES} bytes: denied without a message"
+                        );
+                        None
+                    }
+                    None => None,
+                };
                 return Decision::deny(denial(message.as_deref()));
             }
             "e" | "edit" => {

@@ -10,6 +10,7 @@ use crate::interrupt;
 use crate::lease_keeper::{self, LeaseKeeper};
 use crate::run::{Ending, Output, new_run_id};
 use reins::agent::{RunState, RunStatus};
+use reins::hooks::approval::terminal;
 use reins::store::BoxedStore;
 use reins::store::RunStore;
 use std::process::ExitCode;
@@ -71,7 +72,8 @@ fn chat_on(agent_file: &std::path::Path, run: &str) -> String {
 }
 
 /// Runs the conversation until end of input, `/quit` or Ctrl-C (or SIGTERM), going on from
-/// `resumed` (see [`resumed`]) if given. Returns how the chat ended, for its exit code: done
+/// `resumed` (see [`resumed`]) if given. A line longer than 1 MiB is refused, nothing of it
+/// sent, and the chat goes on with the next. Returns how the chat ended, for its exit code: done
 /// at end of input or `/quit`, whatever the runs before did (each said how it ended);
 /// interrupted by Ctrl-C, at the prompt as during a run; suspended when a run waits for a
 /// decision (the chat stops there).
@@ -102,7 +104,7 @@ pub async fn chat(
         // Ctrl-C no longer ends the process: here it ends the chat, as a shell expects of it
         // (exit 130).
         let line = tokio::select! {
-            line = reins::hooks::approval::terminal::read_line() => Some(line),
+            line = terminal::read_line_at_most(terminal::MAX_LINE_BYTES) => Some(line),
             () = stop.stopped() => None,
         };
         let Some(line) = line else {
@@ -121,6 +123,18 @@ pub async fn chat(
             return Ending::Done;
         };
         crate::terminal_lines::input_read();
+        let line = match line {
+            terminal::Line::Text(line) => line,
+            // Never held whole, so never sent in part: the person says it again, shorter.
+            terminal::Line::TooLong { bytes } => {
+                errln!(
+                    "reins: nothing was sent: that message is {bytes} bytes, over the limit of \
+                     {} bytes (1 MiB) for a message",
+                    terminal::MAX_LINE_BYTES
+                );
+                continue;
+            }
+        };
         let line = line.trim();
         if line == "/quit" {
             return Ending::Done;

@@ -178,3 +178,27 @@ fn a_run_that_cannot_be_read_back_is_said_not_silently_dropped() {
     assert!(stderr.contains("without this exchange"), "{stderr}");
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// A message over the limit of 1 MiB (a file of one huge line piped in, a paste gone wrong) is
+/// refused, saying the limit, and nothing of it is sent; the chat goes on with the next line.
+#[test]
+fn a_message_over_1_mib_is_refused_and_the_chat_goes_on() {
+    let agent = notes_agent(&strict_model(), "");
+    let mut input = "x".repeat((1 << 20) + 1).into_bytes();
+    input.extend_from_slice(b"\nAnd then?\n");
+    let (code, stdout, stderr) = outcome(agent.keyed(&["chat", "AGENT"]).write_stdin(input));
+    assert!(
+        stderr.contains(
+            "nothing was sent: that message is 1048577 bytes, over the limit of 1048576 bytes"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(stdout.matches("Answered.").count(), 1, "{stdout}\n{stderr}");
+    assert_eq!(code, 0, "{stderr}");
+    let (_, listed, _) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    let runs = events(&listed);
+    assert_eq!(runs.len(), 1, "only the next line ran: {listed}");
+    let run = runs[0]["run"].as_str().expect("its id");
+    let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", run]));
+    assert!(shown.contains("And then?"), "{shown}");
+}

@@ -1,6 +1,7 @@
 //! Who answers [`RuleOutcome::Ask`](super::RuleOutcome::Ask): the [`ApprovalDecider`] trait
 //! and the ready deciders (the webhook one has its own file).
 
+use super::terminal::Line;
 use crate::text::printable;
 use crate::tool::ToolTraits;
 use serde::{Deserialize, Serialize};
@@ -280,7 +281,8 @@ impl PendingApproval {
 }
 
 /// Asks on the terminal: prints the call to stderr and reads the answer from stdin. Only `y`
-/// or `yes` approves; any other answer, end of input, or no terminal on stdin denies.
+/// or `yes` approves; any other answer (one longer than 1 KiB too, never held whole), end of
+/// input, or no terminal on stdin denies.
 ///
 /// Prompts of concurrent calls are asked one after the other. The answer is read through
 /// [`terminal::read_answer`](super::terminal::read_answer), only while a question waits for
@@ -292,15 +294,19 @@ pub struct TerminalDecider {
     input: Input,
 }
 
+/// The longest answer [`TerminalDecider`] reads, in bytes: `yes` with room to spare. A longer
+/// one is no answer (a paste gone wrong), and only its first bytes are ever held.
+const MAX_ANSWER_BYTES: usize = 1024;
+
 /// Where answers come from.
 #[derive(Debug, Clone, Default)]
 enum Input {
     /// The process's stdin, if it is a terminal.
     #[default]
     Stdin,
-    /// Scripted answers, for tests; `None` as if there were no terminal.
+    /// Scripted input, for tests, read as stdin is; `None` as if there were no terminal.
     #[cfg(test)]
-    Scripted(Option<&'static str>),
+    Scripted(Option<String>),
 }
 
 impl TerminalDecider {
@@ -310,30 +316,35 @@ impl TerminalDecider {
     }
 
     #[cfg(test)]
-    pub(super) fn scripted(answer: Option<&'static str>) -> Self {
+    pub(super) fn scripted(input: Option<&str>) -> Self {
         TerminalDecider {
-            input: Input::Scripted(answer),
+            input: Input::Scripted(input.map(str::to_owned)),
         }
     }
 
     fn has_terminal(&self) -> bool {
-        match self.input {
+        match &self.input {
             Input::Stdin => std::io::stdin().is_terminal(),
             #[cfg(test)]
-            Input::Scripted(answer) => answer.is_some(),
+            Input::Scripted(input) => input.is_some(),
         }
     }
 
     /// The next line typed after the question, or `None` at end of input.
-    async fn read_answer(&self) -> Option<String> {
-        match self.input {
+    async fn read_answer(&self) -> Option<Line> {
+        match &self.input {
             Input::Stdin => {
                 eprint!("[approval] allow it? [y/N] ");
                 let _ = std::io::stderr().flush();
-                super::terminal::read_answer().await
+                super::terminal::read_answer_at_most(MAX_ANSWER_BYTES).await
             }
             #[cfg(test)]
-            Input::Scripted(answer) => answer.map(str::to_owned),
+            Input::Scripted(input) => {
+                let mut input = input.as_deref().unwrap_or_default().as_bytes();
+                super::terminal::read_bounded(&mut input, MAX_ANSWER_BYTES)
+                    .ok()
+                    .flatten()
+            }
         }
     }
 }
@@ -352,8 +363,17 @@ impl ApprovalDecider for TerminalDecider {
         let mut pending = Unanswered(true);
         let answer = self.read_answer().await;
         pending.0 = false;
-        let approved = answer
-            .is_some_and(|line| matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"));
+        let approved = match answer {
+            Some(Line::Text(line)) => {
+                matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+            }
+            // Not read whole, it is no answer: denied, as any answer but yes is.
+            Some(Line::TooLong { .. }) => {
+                eprintln!("[approval] answer longer than {MAX_ANSWER_BYTES} bytes: not read");
+                false
+            }
+            None => false,
+        };
         if approved {
             eprintln!("[approval] approved");
             Decision::approve()

@@ -223,3 +223,14 @@ fn the_terminal_question_shows_control_sequences_in_the_arguments_as_text() {
         "{shown:?}"
     );
 }
+
+/// An answer too long to be read whole (a paste gone wrong) is no answer, even one that reads
+/// as yes once trimmed: the call is denied, as for any answer but yes.
+#[tokio::test]
+async fn the_terminal_decider_denies_an_answer_too_long_to_read() {
+    let answer = format!("yes{}\n", " ".repeat(4096));
+    let policy = ApprovalPolicy::new().decider(TerminalDecider::scripted(Some(&answer)));
+    let out = run(Turn::tool_call("transfer", json!({})), policy, same).await;
+    assert!(out.ran.is_empty());
+    assert!(out.results[0].contains("not run"), "{}", out.results[0]);
+}
