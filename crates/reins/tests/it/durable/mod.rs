@@ -27,6 +27,7 @@ mod deep_json;
 mod dropped;
 mod faulty_store;
 mod finished;
+mod float_args;
 mod fork;
 mod format;
 mod format_kinds;
