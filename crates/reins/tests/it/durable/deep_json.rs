@@ -3,7 +3,7 @@
 //! run, stored with it, is read back and resumed; a tool's deep result is kept as text anyway.
 
 use super::per_store::per_store;
-use super::{RunStateBuilder, decide};
+use super::{PaymentsWait, RunStateBuilder, decide};
 use crate::common::echo_tool;
 use reins::agent::*;
 use reins::message::Message;
@@ -22,18 +22,6 @@ const DEEPEST_PARSED: usize = 127;
 /// `levels` objects one inside the other around "pay 5".
 fn nested(levels: usize) -> Value {
     (0..levels).fold(json!("pay 5"), |inner, _| json!({ "text": inner }))
-}
-
-/// Suspends every call to `pay` for a person's approval.
-struct PaymentsWait;
-impl AgentHook for PaymentsWait {
-    async fn on_dispatch(&self, _: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
-        if event.tool_name() == Some("pay") {
-            DispatchAction::suspend("a person must approve payments")
-        } else {
-            DispatchAction::proceed()
-        }
-    }
 }
 
 fn payer(model: ScriptedModel, log: Arc<Mutex<Vec<String>>>) -> Agent {

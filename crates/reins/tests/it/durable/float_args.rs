@@ -3,8 +3,8 @@
 //! its shortest exact form, which a parser that is not exact reads as the next number up)
 //! is resumed, and the tool is given the same `f64`, bit for bit.
 
-use super::decide;
 use super::per_store::per_store;
+use super::{PaymentsWait, decide};
 use reins::agent::*;
 use reins::store::RunStore;
 use reins::testing::{ScriptedModel, Turn};
@@ -15,18 +15,6 @@ use std::sync::{Arc, Mutex};
 /// Amounts whose shortest decimal form a fast, inexact parser misreads by one unit in the
 /// last place.
 const AMOUNTS: [f64; 3] = [985.6906946328695, 212.91890726713459, 479.60756426982596];
-
-/// Suspends every call to `pay` for a person's approval.
-struct PaymentsWait;
-impl AgentHook for PaymentsWait {
-    async fn on_dispatch(&self, _: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
-        if event.tool_name() == Some("pay") {
-            DispatchAction::suspend("a person must approve payments")
-        } else {
-            DispatchAction::proceed()
-        }
-    }
-}
 
 /// An agent whose `pay` tool records the amounts it is given.
 fn payer(model: ScriptedModel, paid: Arc<Mutex<Vec<f64>>>) -> Agent {

@@ -71,6 +71,18 @@ impl AgentHook for NeedsApproval {
     }
 }
 
+/// Suspends every call to `pay` for a person's approval (and asks nothing else).
+pub(super) struct PaymentsWait;
+impl AgentHook for PaymentsWait {
+    async fn on_dispatch(&self, _: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        if event.tool_name() == Some("pay") {
+            DispatchAction::suspend("a person must approve payments")
+        } else {
+            DispatchAction::proceed()
+        }
+    }
+}
+
 #[derive(Clone, Default)]
 struct Seen(Arc<Mutex<Vec<usize>>>);
 impl AgentHook for Seen {
