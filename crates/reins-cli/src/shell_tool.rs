@@ -31,7 +31,7 @@ pub struct ShellTool {
     argv: Argv,
     schema: Value,
     /// `schema` compiled once, or why it cannot be (`reins check` refuses such a schema).
-    validator: Result<Arc<jsonschema::Validator>, String>,
+    validator: Result<Arc<reins::tool::schema_check::CompiledSchema>, String>,
     timeout: Duration,
     cwd: Option<PathBuf>,
     /// The model key variables the program does not inherit.
@@ -58,7 +58,7 @@ impl ShellTool {
             name: config.name.get_ref().clone(),
             description: config.description.clone(),
             argv: Argv::new(command, config.allow_option_values),
-            validator: crate::tool_schema::compile(&schema).map(Arc::new),
+            validator: reins::tool::schema_check::CompiledSchema::compile(&schema).map(Arc::new),
             schema,
             timeout: Duration::from_secs(
                 config

@@ -11,7 +11,7 @@
 //! unchecked to the approval rules and the server, and the person is told so on stderr, once
 //! for each tool and schema ([`SchemaCache`]), and again for each edit of its arguments.
 
-use jsonschema::Validator;
+use reins::tool::schema_check::CompiledSchema;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,38 +20,23 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// drops any one other (not the oldest), compiled again when next called.
 const CACHED_TOOLS: usize = 1024;
 
-/// `schema` compiled, or why it cannot be (the validator's reason).
-pub fn compile(schema: &Value) -> Result<Validator, String> {
-    jsonschema::validator_for(schema).map_err(|error| error.to_string())
-}
+/// How many mismatches a refusal lists: enough to fix the arguments, not a page of them.
+const LISTED_MISMATCHES: usize = 3;
 
-/// `args` for the tool `tool`, or why they do not fit its schema (`validator`): the first few
+/// `args` for the tool `tool`, or why they do not fit its `schema`: the first few
 /// mismatches, each with where it is.
-pub fn check(tool: &str, validator: &Validator, args: &Value) -> Result<(), String> {
-    let problems: Vec<String> = validator
-        .iter_errors(args)
-        .take(3)
-        .map(|error| match error.instance_path().to_string() {
-            at if at.is_empty() => error.to_string(),
-            at => format!("{error} (at {at})"),
-        })
-        .collect();
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "the arguments do not fit the schema of `{tool}`: {}",
-            problems.join("; ")
-        ))
-    }
+pub fn check(tool: &str, schema: &CompiledSchema, args: &Value) -> Result<(), String> {
+    schema.check(args, LISTED_MISMATCHES).map_err(|mismatches| {
+        format!("the arguments do not fit the schema of `{tool}`: {mismatches}")
+    })
 }
 
 /// `args` for the tool `tool`, or why they do not fit its `schema` ([`check`]), the schema
 /// compiled for this one check: a person's edited arguments (`edited_args`). A schema that
 /// does not compile checks nothing, and the person is told so on stderr ([`unchecked`]).
 pub fn fits(tool: &str, schema: &Value, args: &Value) -> Result<(), String> {
-    match compile(schema) {
-        Ok(validator) => check(tool, &validator, args),
+    match CompiledSchema::compile(schema) {
+        Ok(compiled) => check(tool, &compiled, args),
         Err(reason) => {
             errln!(
                 "reins: {}",
@@ -63,7 +48,7 @@ pub fn fits(tool: &str, schema: &Value, args: &Value) -> Result<(), String> {
 }
 
 /// What the person is told of a tool whose schema does not compile (`reason`, from
-/// [`compile`]): its arguments are not checked, and why.
+/// `CompiledSchema::compile`): its arguments are not checked, and why.
 pub fn unchecked(tool: &str, reason: &str) -> String {
     format!("the arguments of `{tool}` are not checked: its schema cannot be compiled ({reason})")
 }
@@ -86,14 +71,14 @@ pub struct SchemaCache(Arc<Mutex<HashMap<String, Compiled>>>);
 #[derive(Debug)]
 struct Compiled {
     schema: Value,
-    validator: Result<Arc<Validator>, String>,
+    validator: Result<Arc<CompiledSchema>, String>,
 }
 
 /// A tool's schema as a [`SchemaCache`] has it.
 #[derive(Debug, Clone)]
 pub enum Cached {
     /// The schema compiled.
-    Validator(Arc<Validator>),
+    Validator(Arc<CompiledSchema>),
     /// The schema does not compile, for `reason`; `first` the first time this tool's schema
     /// is looked up (since it changed, or was dropped to keep the cache bounded).
     Uncompilable {
@@ -130,7 +115,7 @@ impl SchemaCache {
         }
         let compiled = Compiled {
             schema: schema.clone(),
-            validator: compile(schema).map(Arc::new),
+            validator: CompiledSchema::compile(schema).map(Arc::new),
         };
         let mut tools = self.lock();
         // Another call may have compiled the same schema meanwhile: the first one stored is
@@ -158,6 +143,7 @@ impl SchemaCache {
 #[cfg(test)]
 mod tests {
     use super::{CACHED_TOOLS, Cached, SchemaCache};
+    use reins::tool::schema_check::CompiledSchema;
     use serde_json::{Value, json};
     use std::sync::Arc;
 
@@ -165,7 +151,7 @@ mod tests {
         json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
     }
 
-    fn validator(cached: Cached) -> Arc<jsonschema::Validator> {
+    fn validator(cached: Cached) -> Arc<CompiledSchema> {
         match cached {
             Cached::Validator(validator) => validator,
             Cached::Uncompilable { reason, .. } => panic!("does not compile: {reason}"),
@@ -178,14 +164,14 @@ mod tests {
         let first = validator(cache.get("save_note", &note_schema()));
         let again = validator(cache.clone().get("save_note", &note_schema()));
         assert!(Arc::ptr_eq(&first, &again), "compiled again");
-        assert!(again.is_valid(&json!({"text": "draft"})));
+        assert_eq!(again.check(&json!({"text": "draft"}), 1), Ok(()));
 
         // The server lists the tool anew, `text` now a number: its new schema is checked.
         let changed = json!({"type": "object", "properties": {"text": {"type": "number"}}});
         let recompiled = validator(cache.get("save_note", &changed));
         assert!(!Arc::ptr_eq(&first, &recompiled));
-        assert!(!recompiled.is_valid(&json!({"text": "draft"})));
-        assert!(recompiled.is_valid(&json!({"text": 3})));
+        assert!(recompiled.check(&json!({"text": "draft"}), 1).is_err());
+        assert_eq!(recompiled.check(&json!({"text": 3}), 1), Ok(()));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! the worker logs the latter.
 
 use reins::agent::Agent;
+use reins::tool::schema_check::CompiledSchema;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -39,8 +40,8 @@ impl ArgsSchemas {
     /// they fit, and when nothing can be checked (see the module's docs).
     pub(crate) fn misfit(&self, call: &str, tool: &str, args: &Value) -> Option<String> {
         let schema = self.by_tool.get(tool)?;
-        let validator = match jsonschema::validator_for(schema) {
-            Ok(validator) => validator,
+        let compiled = match CompiledSchema::compile(schema) {
+            Ok(compiled) => compiled,
             Err(reason) => {
                 tracing::warn!(
                     tool = %tool,
@@ -51,20 +52,15 @@ impl ArgsSchemas {
                 return None;
             }
         };
-        let mismatches: Vec<String> = validator
-            .iter_errors(args)
-            .take(LISTED_MISMATCHES)
-            .map(|error| match error.instance_path().to_string() {
-                at if at.is_empty() => error.to_string(),
-                at => format!("{error} (at {at})"),
+        compiled
+            .check(args, LISTED_MISMATCHES)
+            .err()
+            .map(|mismatches| {
+                format!(
+                    "the edited arguments for `{call}` do not fit the schema of `{tool}`: \
+                     {mismatches}"
+                )
             })
-            .collect();
-        (!mismatches.is_empty()).then(|| {
-            format!(
-                "the edited arguments for `{call}` do not fit the schema of `{tool}`: {}",
-                mismatches.join("; ")
-            )
-        })
     }
 }
 

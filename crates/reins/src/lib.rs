@@ -7,7 +7,8 @@
 //! - [`completion`]: the [`CompletionModel`](completion::CompletionModel) trait and its
 //!   request and response.
 //! - [`message`]: chat messages and [`ToolChoice`](message::ToolChoice).
-//! - [`tool`]: the [`Tool`](tool::Tool) trait, [`tool_fn`](tool::tool_fn) and tool outcomes.
+//! - [`tool`]: the [`Tool`](tool::Tool) trait, [`tool_fn`](tool::tool_fn), tool outcomes,
+//!   and (feature `schema-check`) arguments checked against a JSON schema.
 //! - [`hooks`]: ready-made hooks (approval policy, audit log, budget, loop breaker,
 //!   guardrails, redaction).
 //! - [`providers`]: OpenAI, Anthropic, Gemini, OpenAI-compatible services, and (feature

@@ -137,11 +137,11 @@ fn schema_properties(schema: &toml::Value) -> Result<BTreeSet<String>, String> {
     Ok(names)
 }
 
-/// Whether `schema` compiles as the tool's calls are checked with (`tool_schema::compile`);
+/// Whether `schema` compiles as the tool's calls are checked with (`CompiledSchema::compile`);
 /// else why not.
 fn compiles(schema: &toml::Value) -> Result<(), String> {
     let schema = serde_json::to_value(schema).map_err(|error| error.to_string())?;
-    crate::tool_schema::compile(&schema)
+    reins::tool::schema_check::CompiledSchema::compile(&schema)
         .map(drop)
         .map_err(|reason| {
             format!("`schema` cannot be compiled, so it would check nothing: {reason}")

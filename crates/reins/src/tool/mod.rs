@@ -1,11 +1,15 @@
 //! Tools the model can call: the [`Tool`] trait, [`tool_fn`] for closures, the [`ToolSet`] an
 //! agent holds, [`ToolSource`] for a list that changes while the agent lives, and the
-//! structured result of a call ([`ToolOutcome`], [`ToolFailure`], [`ToolResultExtensions`]).
+//! structured result of a call ([`ToolOutcome`], [`ToolFailure`], [`ToolResultExtensions`]),
+//! and (feature `schema-check`) arguments checked against a tool's JSON schema
+//! (`schema_check`).
 
 mod context;
 mod function;
 mod outcome;
 mod retry;
+#[cfg(feature = "schema-check")]
+pub mod schema_check;
 mod set;
 mod source;
 mod traits;
