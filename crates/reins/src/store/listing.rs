@@ -281,12 +281,23 @@ pub struct RunSummary {
     /// listed; `None` when nobody holds it: the lease was given back (the run finished or
     /// paused, or its process stopped it on purpose) or ran out (its process died).
     pub lease: Option<LeaseHolder>,
+    /// The name of the agent whose run it is
+    /// ([`RunState::agent_name`](crate::agent::RunState::agent_name) as the run's state was
+    /// last written), read without loading the run, so a program sharing a store with other
+    /// agents can pass over their runs unread. `None` for a run of an agent without a name,
+    /// and for one whose agent the store's listing cannot tell: in the SQL stores, a run an
+    /// earlier release stored after this release first opened the database (the runs
+    /// already there are named then), until this release writes it, or one whose column was
+    /// changed to something else than text behind the store's back. For such a run,
+    /// [`RunStore::load`](super::RunStore::load) tells.
+    pub agent_name: Option<String>,
 }
 
 impl RunSummary {
     /// The summary of a run `run_id` with `status` at `version`, created at `created_at_ms`
     /// and last written at `updated_at_ms` (milliseconds since the Unix epoch), whose lease
-    /// nobody holds ([`with_lease`](Self::with_lease) says who does).
+    /// nobody holds ([`with_lease`](Self::with_lease) says who does), of no named agent
+    /// ([`with_agent_name`](Self::with_agent_name) names it).
     pub fn new(
         run_id: impl Into<String>,
         status: RunStatus,
@@ -301,7 +312,14 @@ impl RunSummary {
             created_at_ms,
             updated_at_ms,
             lease: None,
+            agent_name: None,
         }
+    }
+
+    /// The summary with `agent_name` as the name of the run's agent.
+    pub fn with_agent_name(mut self, agent_name: Option<String>) -> Self {
+        self.agent_name = agent_name;
+        self
     }
 
     /// The summary with `lease` as who holds the run's lease.

@@ -144,6 +144,7 @@ impl MemoryStore {
             },
             created_at: now,
             updated_at: now,
+            agent_name: state.agent_name.clone(),
             journal: journal.to_vec(),
             decisions: Vec::new(),
             audit: Vec::new(),
@@ -236,6 +237,7 @@ impl RunStore for MemoryStore {
         // Rewritten in this release's format, whichever it was read from.
         record.format = i64::from(super::FORMAT_VERSION);
         record.status = super::status_name(state.status).to_owned();
+        record.agent_name.clone_from(&state.agent_name);
         record.journal.extend_from_slice(journal);
         record.updated_at = now_millis();
         record.snapshot(state.status, self.keep_checkpoints);
@@ -350,6 +352,7 @@ impl RunStore for MemoryStore {
                     record.lease(),
                     now,
                 )
+                .map(|run| run.with_agent_name(record.agent_name.clone()))
             })
             .collect()
     }

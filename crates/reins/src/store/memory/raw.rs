@@ -21,6 +21,8 @@ impl MemoryStore {
                 lease_until: 0,
                 created_at: now,
                 updated_at: now,
+                // As a row written behind a database store's back leaves its column empty.
+                agent_name: None,
                 journal: Vec::new(),
                 decisions: Vec::new(),
                 audit: Vec::new(),

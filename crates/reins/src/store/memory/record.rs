@@ -22,6 +22,9 @@ pub(super) struct Record {
     pub(super) created_at: i64,
     /// When the record was last written (milliseconds since the Unix epoch).
     pub(super) updated_at: i64,
+    /// The name of the run's agent as the state last written says it, kept beside the
+    /// state as the database stores keep it in a column.
+    pub(super) agent_name: Option<String>,
     pub(super) journal: Vec<JournalEntry>,
     /// The latest decision per call.
     pub(super) decisions: Vec<RecordedDecision>,
@@ -68,6 +71,7 @@ impl Record {
             self.lease(),
             now,
         )
+        .map(|run| run.with_agent_name(self.agent_name.clone()))
     }
 
     /// Keeps the record's state, just written with `status` at its `updated_at`, as a

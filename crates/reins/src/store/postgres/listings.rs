@@ -19,7 +19,7 @@ pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError>
         .query(
             &format!(
                 "SELECT run_id, status, version, updated_at, {CREATED_AT}, lease_owner,
-                     lease_until, {} FROM reins_runs ORDER BY updated_at, run_id",
+                     lease_until, {}, agent_name FROM reins_runs ORDER BY updated_at, run_id",
                 statement_now!()
             ),
             &[],
@@ -28,6 +28,7 @@ pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError>
         .map_err(backend)?;
     rows.iter()
         .map(|row| {
+            let agent_name = column(row, 8)?;
             summary(
                 column(row, 0)?,
                 &column::<String>(row, 1)?,
@@ -36,6 +37,7 @@ pub(super) async fn list(client: &Client) -> Result<Vec<RunSummary>, StoreError>
                 lease_at(row, 5)?,
                 column(row, 7)?,
             )
+            .map(|run| run.with_agent_name(agent_name))
         })
         .collect()
 }
@@ -143,7 +145,7 @@ async fn listed_rows(
         .query(
             &format!(
                 "SELECT run_id, status, version, format, updated_at, {CREATED_AT}, lease_owner,
-                     lease_until, {} FROM reins_runs {selection}",
+                     lease_until, {}, agent_name FROM reins_runs {selection}",
                 statement_now!()
             ),
             parameters,
@@ -152,6 +154,7 @@ async fn listed_rows(
         .map_err(backend)?;
     rows.iter()
         .map(|row| {
+            let agent_name = column(row, 9)?;
             Ok(listed(
                 column(row, 0)?,
                 &column::<String>(row, 1)?,
@@ -160,7 +163,8 @@ async fn listed_rows(
                 times_at(row, 4)?,
                 lease_at(row, 6)?,
                 column(row, 8)?,
-            ))
+            )
+            .map(|run| run.with_agent_name(agent_name)))
         })
         .collect()
 }

@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS reins_runs (
     lease_token TEXT,
     lease_until BIGINT NOT NULL DEFAULT 0,
     updated_at BIGINT NOT NULL,
-    created_at BIGINT
+    created_at BIGINT,
+    agent_name TEXT
 );
 -- Tables created before leases had tokens (checked first: ALTER TABLE would lock the table).
 DO $$ BEGIN
@@ -74,6 +75,29 @@ DO $$ BEGIN
         UPDATE reins_runs SET created_at = COALESCE(
             (SELECT MIN(c.created_at) FROM reins_checkpoints c WHERE c.run_id = reins_runs.run_id),
             updated_at);
+    END IF;
+END $$;
+-- Tables created before listings said whose each run is: the runs already there get the agent
+-- their state names. A state that is not JSON (corrupt: the cast fails the statement) sends
+-- the fill run by run, each in a block of its own, where such a run is left without one.
+DO $$ DECLARE stored RECORD; BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                   AND table_name = 'reins_runs' AND column_name = 'agent_name') THEN
+        ALTER TABLE reins_runs ADD COLUMN agent_name TEXT;
+        BEGIN
+            UPDATE reins_runs SET agent_name = state::jsonb ->> 'agent_name'
+                WHERE jsonb_typeof(state::jsonb -> 'agent_name') = 'string';
+        EXCEPTION WHEN others THEN
+            FOR stored IN SELECT run_id FROM reins_runs LOOP
+                BEGIN
+                    UPDATE reins_runs SET agent_name = CASE
+                        WHEN jsonb_typeof(state::jsonb -> 'agent_name') = 'string'
+                        THEN state::jsonb ->> 'agent_name' END
+                        WHERE run_id = stored.run_id;
+                EXCEPTION WHEN others THEN NULL;
+                END;
+            END LOOP;
+        END;
     END IF;
 END $$;
 ";

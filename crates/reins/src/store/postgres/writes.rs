@@ -22,7 +22,7 @@ use deadpool_postgres::Client;
 /// milliseconds more by the server's clock, read once (`clock`) for the lease, the run's
 /// `updated_at` and the checkpoint's `created_at`. The state is written in this release's
 /// format (`$11`), whichever it was read from, and also kept as the checkpoint of the new
-/// version.
+/// version; `$12` is the name of the run's agent as the state says it.
 const CHECKPOINT: &str = concat!(
     "
 WITH clock AS (
@@ -34,7 +34,7 @@ WITH clock AS (
         lease_owner = CASE WHEN $6 THEN NULL ELSE lease_owner END,
         lease_token = CASE WHEN $6 THEN NULL ELSE lease_token END,
         lease_until = CASE WHEN $6 THEN 0 ELSE clock.now + $7 END,
-        updated_at = clock.now, format = $11
+        updated_at = clock.now, format = $11, agent_name = $12
     FROM clock
     WHERE run_id = $1 AND version = $2 AND lease_token = $3
     RETURNING run_id, updated_at
@@ -76,13 +76,14 @@ pub(super) async fn create(
     })
 }
 
-/// Inserts a new run at version 1 (`$1` to `$4`), created and written at the server's
-/// clock, leased to `$5` with token `$6` for `$7` milliseconds if they are not null (else
-/// `lease_until` is 0); returns the run's `updated_at`, or no row when the run exists.
+/// Inserts a new run at version 1 (`$1` to `$4`) of the agent `$8`, created and written at
+/// the server's clock, leased to `$5` with token `$6` for `$7` milliseconds if they are not
+/// null (else `lease_until` is 0); returns the run's `updated_at`, or no row when the run
+/// exists.
 const INSERT_RUN: &str = concat!(
     "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token,
-        lease_until, updated_at, created_at)
-    SELECT $1, 1, $2, $3, $4, $5, $6, COALESCE(clock.now + $7, 0), clock.now, clock.now
+        lease_until, updated_at, created_at, agent_name)
+    SELECT $1, 1, $2, $3, $4, $5, $6, COALESCE(clock.now + $7, 0), clock.now, clock.now, $8
     FROM (SELECT ",
     server_now!(),
     " AS now) AS clock
@@ -119,6 +120,7 @@ pub(super) async fn insert(
                 &owner,
                 &token,
                 &lease_millis,
+                &state.agent_name,
             ],
         )
         .await
@@ -268,6 +270,7 @@ pub(super) async fn checkpoint(
                 &kinds,
                 &payloads,
                 &i64::from(FORMAT_VERSION),
+                &state.agent_name,
             ],
         )
         .await

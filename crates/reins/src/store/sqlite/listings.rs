@@ -20,14 +20,20 @@ pub(super) fn list() -> impl Work<Vec<RunSummary>> {
     move |connection: &mut Connection| {
         let mut statement = connection
             .prepare(&format!(
-                "SELECT run_id, status, version, updated_at, {CREATED_AT}, lease_owner, lease_until
-                     FROM reins_runs ORDER BY updated_at, run_id",
+                "SELECT run_id, status, version, updated_at, {CREATED_AT}, lease_owner, lease_until,
+                     agent_name FROM reins_runs ORDER BY updated_at, run_id",
             ))
             .map_err(backend)?;
         let rows = statement
             .query_map([], |row| {
                 let fields = row.get::<_, String>(1).and_then(|status| {
-                    Ok((status, row.get(2)?, times(row, 3)?, lease_columns(row, 5)?))
+                    Ok((
+                        status,
+                        row.get(2)?,
+                        times(row, 3)?,
+                        lease_columns(row, 5)?,
+                        agent_name(row, 7),
+                    ))
                 });
                 Ok((row.get::<_, String>(0)?, fields))
             })
@@ -35,13 +41,14 @@ pub(super) fn list() -> impl Work<Vec<RunSummary>> {
         let now = now_millis();
         rows.map(|row| {
             let (run_id, fields) = row.map_err(backend)?;
-            let (status, version, times, (owner, until_ms)) =
+            let (status, version, times, (owner, until_ms), agent_name) =
                 fields.map_err(|error| row_error(&run_id, error))?;
             let lease = StoredLease {
                 owner: owner.as_deref(),
                 until_ms,
             };
             summary(run_id, &status, version, times, lease, now)
+                .map(|run| run.with_agent_name(agent_name))
         })
         .collect()
     }
@@ -58,6 +65,13 @@ fn times(row: &Row<'_>, first: usize) -> rusqlite::Result<StoredTimes> {
 /// A listed run's `lease_owner` in column `first`, and its `lease_until` next.
 fn lease_columns(row: &Row<'_>, first: usize) -> rusqlite::Result<(Option<String>, i64)> {
     Ok((row.get(first)?, row.get(first + 1)?))
+}
+
+/// A listed run's `agent_name` in column `index`. Not text (written behind the store's back):
+/// `None`, as for a run whose agent the listing does not know, rather than the run unreadable:
+/// the name is a copy of what its state says, which a load reads.
+fn agent_name(row: &Row<'_>, index: usize) -> Option<String> {
+    row.get::<_, Option<String>>(index).ok().flatten()
 }
 
 /// What every suspended run waits for, and the suspended runs (or runs of an unknown status)
@@ -144,7 +158,7 @@ fn listed_rows(
     let mut statement = connection
         .prepare(&format!(
             "SELECT run_id, status, version, format, updated_at, {CREATED_AT}, lease_owner,
-                 lease_until FROM reins_runs {selection}",
+                 lease_until, agent_name FROM reins_runs {selection}",
         ))
         .map_err(backend)?;
     let rows = statement
@@ -158,6 +172,7 @@ fn listed_rows(
                     row.get::<_, i64>(3)?,
                     times(row, 4)?,
                     lease_columns(row, 6)?,
+                    agent_name(row, 8),
                 ))
             });
             Ok((row.get::<_, String>(0)?, fields))
@@ -168,12 +183,13 @@ fn listed_rows(
     for row in rows {
         let (run_id, fields) = row.map_err(backend)?;
         runs.push(match fields {
-            Ok((status, version, format, times, (owner, until_ms))) => {
+            Ok((status, version, format, times, (owner, until_ms), agent_name)) => {
                 let lease = StoredLease {
                     owner: owner.as_deref(),
                     until_ms,
                 };
                 listed(run_id, &status, version, format, times, lease, now)
+                    .map(|run| run.with_agent_name(agent_name))
             }
             Err(error) => Err(UnreadableRun {
                 error: row_error(&run_id, error),

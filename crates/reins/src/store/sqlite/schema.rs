@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS reins_runs (
     lease_token TEXT,
     lease_until INTEGER NOT NULL DEFAULT 0,
     updated_at INTEGER NOT NULL,
-    created_at INTEGER
+    created_at INTEGER,
+    agent_name TEXT
 );
 CREATE INDEX IF NOT EXISTS reins_runs_status ON reins_runs (status);
 -- The runs written last (`recent_runs`), of every status or of one; created on opening a
@@ -92,14 +93,21 @@ const FILL_CREATED_AT: &str = "UPDATE reins_runs SET created_at = COALESCE(
     (SELECT MIN(created_at) FROM reins_checkpoints WHERE reins_checkpoints.run_id = reins_runs.run_id),
     updated_at) WHERE created_at IS NULL";
 
+/// Fills `agent_name` for the runs of a file written before runs kept it, from their states:
+/// a state that is not JSON (corrupt), or names no agent, leaves it empty. `CASE` evaluates
+/// in order, so a corrupt state is never given to `json_type`, which would fail the update.
+const FILL_AGENT_NAME: &str = "UPDATE reins_runs SET agent_name = CASE WHEN json_valid(state) THEN
+    CASE WHEN json_type(state, '$.agent_name') = 'text' THEN json_extract(state, '$.agent_name') END
+    END WHERE agent_name IS NULL";
+
 /// How `created_at` is read: a run written since by a release that does not set it (the
 /// column may be null: such a release must still be able to insert) counts as created when
 /// it was last written.
 pub(super) const CREATED_AT: &str = "COALESCE(created_at, updated_at)";
 
 /// Adds the columns a table created by an earlier release lacks: `lease_token` (before leases
-/// had tokens) and `created_at` (before runs kept when they were created, filled for the runs
-/// already there). In one `IMMEDIATE` transaction, so processes opening the file together do
+/// had tokens), `created_at` (before runs kept when they were created) and `agent_name`
+/// (before listings said whose each run is), the last two filled for the runs already there. In one `IMMEDIATE` transaction, so processes opening the file together do
 /// not both add them.
 pub(super) fn add_missing_columns(connection: &mut Connection) -> Result<(), StoreError> {
     let transaction = connection
@@ -126,6 +134,14 @@ pub(super) fn add_missing_columns(connection: &mut Connection) -> Result<(), Sto
             .map_err(backend)?;
         transaction
             .execute_batch(FILL_CREATED_AT)
+            .map_err(backend)?;
+    }
+    if !present("agent_name")? {
+        transaction
+            .execute_batch("ALTER TABLE reins_runs ADD COLUMN agent_name TEXT")
+            .map_err(backend)?;
+        transaction
+            .execute_batch(FILL_AGENT_NAME)
             .map_err(backend)?;
     }
     transaction.commit().map_err(backend)

@@ -49,6 +49,7 @@ fn insert(
     let encoded = encode_state(state)?;
     let run_id = state.run_id.clone();
     let status = status_name(state.status);
+    let agent_name = state.agent_name.clone();
     let journal = journal.to_vec();
     Ok(move |connection: &mut Connection| {
         let now = now_millis();
@@ -61,9 +62,9 @@ fn insert(
             .map_err(backend)?;
         let inserted = transaction
                 .execute(
-                    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at, created_at)
-                     VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8) ON CONFLICT (run_id) DO NOTHING",
-                    params![run_id, FORMAT_VERSION, status, encoded, owner, token, until, now],
+                    "INSERT INTO reins_runs (run_id, version, format, status, state, lease_owner, lease_token, lease_until, updated_at, created_at, agent_name)
+                     VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9) ON CONFLICT (run_id) DO NOTHING",
+                    params![run_id, FORMAT_VERSION, status, encoded, owner, token, until, now, agent_name],
                 )
                 .map_err(backend)?;
         if inserted == 0 {
@@ -182,6 +183,7 @@ pub(super) fn checkpoint(
     let journal = journal.to_vec();
     let encoded = encode_state(state)?;
     let status = status_name(state.status);
+    let agent_name = state.agent_name.clone();
     Ok(move |connection: &mut Connection| {
         let transaction = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -195,7 +197,7 @@ pub(super) fn checkpoint(
                 "UPDATE reins_runs SET version = version + 1, status = ?4, state = ?5,
                      lease_owner = CASE WHEN ?6 THEN NULL ELSE lease_owner END,
                      lease_token = CASE WHEN ?6 THEN NULL ELSE lease_token END,
-                     lease_until = ?7, updated_at = ?8, format = ?9
+                     lease_until = ?7, updated_at = ?8, format = ?9, agent_name = ?10
                      WHERE run_id = ?1 AND version = ?2 AND lease_token = ?3",
                 params![
                     lease.run_id,
@@ -206,7 +208,8 @@ pub(super) fn checkpoint(
                     release,
                     until,
                     now,
-                    FORMAT_VERSION
+                    FORMAT_VERSION,
+                    agent_name
                 ],
             )
             .map_err(backend)?;

@@ -2,7 +2,7 @@
 //!
 //! This module holds the shared hooks, agents and store helpers, and the approval round trip;
 //! [`claims`] races workers and checks leases, [`created_at`] lists when each run was
-//! created, [`dropped`] gives back the lease of a run whose
+//! created, [`agent_names`] lists whose each run is, [`dropped`] gives back the lease of a run whose
 //! future was dropped, [`finished`] resumes finished runs, [`records`]
 //! reads unreadable, upgraded, corrupt and foreign records, [`in_doubt`] cuts calls off between
 //! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`fork`]
@@ -20,6 +20,7 @@
 //! [`sqlite_files`] opens files a SQLite store did not write. A case run on every store is one
 //! body and a [`per_store!`](per_store) line.
 
+mod agent_names;
 mod bindings;
 mod claims;
 mod created_at;
