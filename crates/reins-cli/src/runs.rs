@@ -3,6 +3,7 @@
 //! for a person.
 
 use crate::approve::waiting_line;
+use crate::lease_keeper::holder_is_gone;
 use reins::agent::{RunState, RunStatus};
 use reins::completion::Usage;
 use reins::message::{AssistantContent, Message};
@@ -43,6 +44,7 @@ pub fn summary(state: &RunState, lease: Option<&LeaseHolder>, own_model: &str) -
             "owner": lease.owner,
             "expires_at": crate::trail::utc_time(lease.expires_at_ms),
             "expires_at_ms": lease.expires_at_ms,
+            "owner_gone": holder_is_gone(&lease.owner),
         })),
     })
 }
@@ -64,6 +66,24 @@ pub fn lease_shown(status: RunStatus, lease: Option<&LeaseHolder>) -> String {
         ),
         None if status == RunStatus::Running => "left (resumable)".to_owned(),
         None => "-".to_owned(),
+    }
+}
+
+/// Who drives a listed run, as [`lease_shown`] says it; of a holder whose process is gone
+/// ([`holder_is_gone`]: its lease holds the run for nobody), also that a resume takes the run
+/// over at once, as `runs show` says.
+fn listed_lease_shown(
+    state: &RunState,
+    lease: Option<&LeaseHolder>,
+    agent_file: &std::path::Path,
+) -> String {
+    let shown = lease_shown(state.status, lease);
+    match lease {
+        Some(held) if holder_is_gone(&held.owner) => format!(
+            "{shown}, whose process died: {} takes the run over",
+            resume_invocation(agent_file, &state.run_id)
+        ),
+        _ => shown,
     }
 }
 
@@ -184,8 +204,13 @@ pub async fn summary_of(store: &BoxedStore, run_id: &str) -> Result<Option<RunSu
     }
 }
 
-/// `reins runs list`.
-pub async fn list(store: &BoxedStore, json_lines: bool, own_model: &str) -> Result<(), String> {
+/// `reins runs list` of the store of `agent_file`.
+pub async fn list(
+    store: &BoxedStore,
+    agent_file: &std::path::Path,
+    json_lines: bool,
+    own_model: &str,
+) -> Result<(), String> {
     let listed = listed_runs(store).await?;
     if !json_lines {
         outln!(
@@ -220,7 +245,7 @@ pub async fn list(store: &BoxedStore, json_lines: bool, own_model: &str) -> Resu
                     state.turn,
                     tokens(&state.usage),
                     model_shown(&state, own_model),
-                    lease_shown(state.status, lease.as_ref()),
+                    listed_lease_shown(&state, lease.as_ref(), agent_file),
                 ))
             ),
             Err(run) if json_lines => {
@@ -416,7 +441,7 @@ pub async fn show(
         );
     }
     match &lease {
-        Some(held) if crate::lease_keeper::holder_is_gone(&held.owner) => show(format!(
+        Some(held) if holder_is_gone(&held.owner) => show(format!(
             "{}, which is no longer running: {} (taking it over)",
             lease_shown(state.status, lease.as_ref()),
             resume_command(agent_file, run_id)
@@ -443,7 +468,15 @@ pub async fn show(
 /// `runs show` say it.
 pub fn resume_command(agent_file: &std::path::Path, run_id: &str) -> String {
     format!(
-        "`reins runs resume {} {}` continues the run",
+        "{} continues the run",
+        resume_invocation(agent_file, run_id)
+    )
+}
+
+/// The command that resumes `run_id` of `agent_file`, quoted for a shell, between backticks.
+fn resume_invocation(agent_file: &std::path::Path, run_id: &str) -> String {
+    format!(
+        "`reins runs resume {} {}`",
         crate::shell_word::path(agent_file),
         crate::shell_word::quoted(run_id)
     )

@@ -213,7 +213,7 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         return code;
     }
     let result = match command {
-        RunsCommand::List { json, .. } => runs::list(&store, json, &own_model).await,
+        RunsCommand::List { agent, json } => runs::list(&store, &agent, json, &own_model).await,
         RunsCommand::Show {
             agent, run, json, ..
         } => runs::show(&store, &agent, &run, json, &own_model).await,

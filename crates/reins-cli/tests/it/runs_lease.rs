@@ -53,6 +53,7 @@ fn runs_list_and_show_tell_a_driven_run_from_a_left_one() {
     assert_eq!(run["status"], "running");
     let owner = run["lease"]["owner"].as_str().unwrap_or_default();
     assert!(owner.starts_with(&driver), "{run}");
+    assert_eq!(run["lease"]["owner_gone"], false, "{run}");
     let until = run["lease"]["expires_at"].as_str().unwrap_or_default();
     assert!(until.ends_with(" UTC"), "{run}");
     assert!(
@@ -84,6 +85,43 @@ fn runs_list_and_show_tell_a_driven_run_from_a_left_one() {
         text.contains("left: no process drives it")
             && text.contains(&format!("reins runs resume {}", agent.file.display())),
         "{text}"
+    );
+}
+
+/// A `reins run` killed with SIGKILL keeps its lease (nothing gives it back), naming a process
+/// of this machine that no longer runs: `runs list` says so, and that `runs resume` takes the
+/// run over at once rather than waiting the lease out.
+#[test]
+fn runs_list_says_a_holder_died_and_a_resume_takes_its_run_over() {
+    let llm = FakeLlm::start(RULES);
+    let (agent, mut child) = run_waiting_in_its_tool(&llm);
+    let pid = child.id();
+    // The tool reins started outlives it: ended too, once reins is.
+    let tools =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    for tool in tools.split_whitespace() {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", tool])
+            .status();
+    }
+
+    let (run, line) = listed(&agent);
+    let id = run["run"].as_str().expect("its id").to_owned();
+    assert_eq!(run["status"], "running");
+    let owner = run["lease"]["owner"].as_str().unwrap_or_default();
+    assert!(
+        owner.starts_with(&format!("reins run, pid {pid} on ")),
+        "{run}"
+    );
+    assert_eq!(run["lease"]["owner_gone"], true, "{run}");
+    assert!(
+        line.contains(&format!(
+            ", whose process died: `reins runs resume {} {id}` takes the run over",
+            agent.file.display()
+        )),
+        "{line}"
     );
 }
 
