@@ -9,12 +9,10 @@ use axum::response::Response;
 use reins::agent::RunState;
 use reins::store::RunStore;
 
-/// Whether the inbox serves `state`: a run of its agent (or of no named agent).
-pub(super) fn serves(app: &App, state: &RunState) -> bool {
-    state
-        .agent_name
-        .as_deref()
-        .is_none_or(|owner| owner == app.name)
+/// Whether the inbox serves a run of the agent `agent_name`: its own agent's (or of no named
+/// agent).
+pub(super) fn serves(app: &App, agent_name: Option<&str>) -> bool {
+    agent_name.is_none_or(|owner| owner == app.name)
 }
 
 /// The state of `run`, if it is stored and a run of this inbox's agent.
@@ -24,7 +22,7 @@ pub(super) async fn own_run(app: &App, run: &str) -> Result<RunState, Response> 
         .load(run)
         .await
         .map_err(|error| refused(StatusCode::NOT_FOUND, &error.to_string(), None))?;
-    if !serves(app, &state) {
+    if !serves(app, state.agent_name.as_deref()) {
         let owner = state.agent_name.as_deref().unwrap_or_default();
         let message = format!(
             "`{run}` is a run of the agent `{owner}`, not `{}`: open it in the inbox of \

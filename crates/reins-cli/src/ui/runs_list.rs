@@ -3,7 +3,8 @@
 //! fetched again every two seconds while it is open: it lists at most
 //! [`MOST_RUNS_LISTED`](super::runs_shown::MOST_RUNS_LISTED) runs, those waiting for a
 //! decision first, chosen from the store's run summaries before any run is read
-//! ([`runs_shown`](super::runs_shown)), and says how many more `reins runs list` lists.
+//! ([`runs_shown`](super::runs_shown)); the runs of other agents sharing the store are passed
+//! over by their summaries, unread. It says how many more `reins runs list` lists.
 
 use super::runs_shown::shown_runs;
 use super::{App, html, server_error, serves};
@@ -11,7 +12,7 @@ use axum::response::Response;
 
 /// The runs list as HTML (the live part of the first page).
 pub(super) async fn runs_html(app: &App) -> Result<String, Response> {
-    let shown = shown_runs(&app.store, |state| serves(app, state))
+    let shown = shown_runs(&app.store, |agent_name| serves(app, agent_name))
         .await
         .map_err(server_error)?;
     let table = html::RunsTable {

@@ -3,12 +3,12 @@
 //! the rows it shows and the runs waiting for a person, not with the runs the store holds.
 //! The summaries are those of every suspended run and of the runs written last
 //! ([`RunStore::recent_runs`], one indexed query in the built-in stores). A summary
-//! ([`RunSummary`]) says a run's status, when it was created and last written and who holds
-//! it; only the runs chosen are loaded (and, for a suspended one, its decisions read, to tell
-//! what still waits).
+//! ([`RunSummary`]) says a run's status, when it was created and last written, who holds it
+//! and whose run it is; only the runs chosen are loaded (and, for a suspended one, its
+//! decisions read, to tell what still waits), and another agent's run is passed over unread.
 
 use crate::runs::{ListedRun, UnreadableListed};
-use reins::agent::{RunState, RunStatus};
+use reins::agent::RunStatus;
 use reins::store::{BoxedStore, PendingApproval, RunStore, RunSummary, StoreError};
 use std::collections::HashSet;
 
@@ -16,9 +16,10 @@ use std::collections::HashSet;
 /// built and sent again every two seconds.
 pub(super) const MOST_RUNS_LISTED: usize = 200;
 
-/// The most runs a refresh loads: the runs of other agents sharing the store are loaded to
-/// learn whose they are (a summary does not say) and skipped, so this bounds the work when
-/// they are many. Runs past it are counted among those not listed.
+/// The most runs a refresh loads. A run whose summary names no agent (of an agent without a
+/// name, or last written by a release that did not record it) is loaded to learn whose it
+/// is, and skipped if another agent's, so this bounds the work when they are many. Runs past
+/// it are counted among those not listed.
 pub(super) const MOST_RUNS_READ: usize = 2 * MOST_RUNS_LISTED;
 
 /// The runs the page shows and what it says about the others.
@@ -84,31 +85,38 @@ struct Summaries {
     older_not_counted: bool,
 }
 
-/// The runs of `store` the page shows: those `serves` (the inbox's agent's), chosen in the
-/// order of [`summaries`], at most [`MOST_RUNS_LISTED`] of them, loading at most
-/// [`MOST_RUNS_READ`].
+/// The runs of `store` the page shows: those of the agents `serves` (given a run's agent's
+/// name: the inbox's agent's), chosen in the order of [`summaries`], at most
+/// [`MOST_RUNS_LISTED`] of them, loading at most [`MOST_RUNS_READ`]. A run whose summary
+/// names an agent `serves` refuses is passed over unread.
 pub(super) async fn shown_runs(
     store: &BoxedStore,
-    serves: impl Fn(&RunState) -> bool,
+    serves: impl Fn(Option<&str>) -> bool,
 ) -> Result<ShownRuns, StoreError> {
     let Summaries {
         chosen: summaries,
         mut unreadable,
         older_not_counted,
     } = summaries(store).await?;
-    let total = summaries.len();
+    let theirs = |summary: &RunSummary| {
+        summary
+            .agent_name
+            .as_deref()
+            .is_some_and(|agent| !serves(Some(agent)))
+    };
+    let mut summaries = summaries.into_iter().filter(|summary| !theirs(summary));
     let (mut shown, mut waiting, mut read) = (Vec::new(), Vec::new(), 0);
-    for summary in summaries {
-        if shown.len() == MOST_RUNS_LISTED || read == MOST_RUNS_READ {
+    while shown.len() < MOST_RUNS_LISTED && read < MOST_RUNS_READ {
+        let Some(summary) = summaries.next() else {
             break;
-        }
+        };
         read += 1;
         // A run that cannot be read, or whose decisions cannot (as `pending_approvals` says
         // of a suspended one), is named with why; only a failing store fails the page.
         let read_run = async {
             let state = store.load(&summary.run_id).await?;
             let waits = match state.status {
-                RunStatus::Suspended if serves(&state) => {
+                RunStatus::Suspended if serves(state.agent_name.as_deref()) => {
                     let trail = store.decisions(&summary.run_id).await?;
                     PendingApproval::of_run(&state, &trail)
                 }
@@ -130,7 +138,7 @@ pub(super) async fn shown_runs(
                 continue;
             }
         };
-        if !serves(&state) {
+        if !serves(state.agent_name.as_deref()) {
             continue;
         }
         shown.push((
@@ -142,9 +150,9 @@ pub(super) async fn shown_runs(
             },
         ));
     }
-    // The runs not read: of this agent or another, older or not waiting (of the older
-    // ones, those listed).
-    let left_out = total - read;
+    // The runs not read and not known to be another agent's: older or not waiting (of the
+    // older ones, those listed).
+    let left_out = summaries.count();
     // As `reins runs list` orders them: the last written last, runs written in the same
     // millisecond in id order.
     shown.sort_by(|(a_ms, a), (b_ms, b)| (a_ms, &a.state.run_id).cmp(&(b_ms, &b.state.run_id)));

@@ -171,7 +171,7 @@ async fn a_refresh_reads_the_runs_it_shows_not_every_run() {
 }
 
 #[tokio::test]
-async fn runs_of_other_agents_are_skipped_without_showing_them() {
+async fn runs_of_other_agents_are_skipped_unread_by_their_summaries() {
     let store = ReadsCounted::default();
     for run in 0..3 {
         stored(&store.inner, &format!("mine-{run}"), RunStatus::Completed).await;
@@ -179,14 +179,24 @@ async fn runs_of_other_agents_are_skipped_without_showing_them() {
         theirs.agent_name = Some("other".to_owned());
         crate::test_runs::store(&store.inner, &theirs).await;
     }
-    let shown = shown_runs(&BoxedStore::new(store.clone()), |state| {
-        state.agent_name.is_none()
-    })
-    .await
-    .expect("shown");
+    // Another agent's run whose summary does not say whose it is (as a database lists a run
+    // an earlier release last wrote): read to learn it, and skipped.
+    let mut unnamed = state("theirs-unnamed", RunStatus::Completed);
+    unnamed.agent_name = Some("other".to_owned());
+    let record = serde_json::to_string(&unnamed).expect("encoded");
+    store.inner.put_raw("theirs-unnamed", 1, &record);
+    store.inner.put_raw_status("theirs-unnamed", "completed");
+
+    let shown = shown_runs(&BoxedStore::new(store.clone()), |agent| agent.is_none())
+        .await
+        .expect("shown");
     let ids: Vec<&str> = shown.runs.iter().map(|r| r.state.run_id.as_str()).collect();
     assert_eq!(ids, ["mine-0", "mine-1", "mine-2"]);
-    assert_eq!(shown.left_out, 0, "every run was read");
+    assert_eq!(store.reads(), 4, "the runs shown and the unnamed one");
+    assert_eq!(
+        shown.left_out, 0,
+        "each run is shown or known to be another's"
+    );
 }
 
 #[tokio::test]
