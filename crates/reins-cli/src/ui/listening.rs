@@ -1,33 +1,145 @@
-//! Serving the inbox's requests until Ctrl-C or SIGTERM, and no longer than
-//! [`STOP_GRACE`] after it. A stop lets the requests being answered finish; but a client that
-//! sends half a request and then nothing — any process on the machine can, without the token,
-//! since a request is read before it is checked — would otherwise keep the inbox from ever
-//! stopping: the server waits for every open connection.
+//! Serving the inbox's connections until Ctrl-C or SIGTERM, each bounded so that no client
+//! can wear the inbox out: any process on the machine can connect (and anyone on the network
+//! when it listens off loopback), since a request is read before its token is checked.
+//!
+//! - A request's head must arrive within [`HEADER_TIMEOUT`] of the connection opening or of
+//!   the previous answer: a connection that sends nothing, half a head, or a byte at a time,
+//!   and one left idle between requests, is closed.
+//! - At most [`MAX_CONNECTIONS`] are open at once. The next one is not accepted until one
+//!   ends: it waits in the system's listen queue, and is served when a slot frees (at the
+//!   latest once the idle ones have timed out), rather than closed unanswered. The inbox
+//!   thus never holds more than that many sockets, and keeps file descriptors for its store,
+//!   its model connections and its tools' pipes.
+//! - An accept that fails (out of file descriptors, say) is retried after
+//!   [`ACCEPT_BACKOFF`]; it never ends the inbox.
+//!
+//! A stop lets the requests being answered finish, at most [`STOP_GRACE`]: a client that
+//! sent half a request and then nothing would otherwise keep the inbox from stopping.
 
 use crate::interrupt::StopSignal;
 use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use std::io::ErrorKind;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
 
 /// How long, after a stop, the requests still open may take to finish.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
+/// How long a request's head may take to arrive, and a connection may stay idle between
+/// requests. The pages' live part asks every two seconds, so an open page keeps its
+/// connection.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Internal, for reins's own tests: [`HEADER_TIMEOUT`] in milliseconds, so that they need not
+/// wait for it. Not a setting: it is not documented for users and may go.
+const HEADER_TIMEOUT_ENV: &str = "REINS_INTERNAL_UI_HEADER_TIMEOUT_MS";
+
+/// The most connections open at once, well under the usual limit of 1024 file descriptors.
+const MAX_CONNECTIONS: usize = 256;
+
+/// How long to wait after an accept failed for a reason other than the connection itself.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(250);
+
 /// Serves `router` on `listener` until `stop`; then waits for the requests being answered, at
 /// most [`STOP_GRACE`], and drops the rest.
 pub(super) async fn serve_until_stopped(
-    listener: tokio::net::TcpListener,
+    listener: TcpListener,
     router: Router,
     stop: &StopSignal,
 ) -> Result<(), String> {
-    let serving = axum::serve(listener, router).with_graceful_shutdown({
-        let stop = stop.clone();
-        async move { stop.stopped().await }
-    });
-    let given_up = async {
-        stop.stopped().await;
-        tokio::time::sleep(STOP_GRACE).await;
-    };
-    tokio::select! {
-        served = serving => served.map_err(|error| error.to_string()),
-        () = given_up => Ok(()),
+    let header_timeout = header_timeout()?;
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let mut connections = JoinSet::new();
+    loop {
+        // A slot first: at the cap, the next connection waits unaccepted.
+        let slot = tokio::select! {
+            () = stop.stopped() => break,
+            slot = slots.clone().acquire_owned() => slot,
+        };
+        let Ok(slot) = slot else { break };
+        let accepted = tokio::select! {
+            () = stop.stopped() => break,
+            accepted = listener.accept() => accepted,
+        };
+        while connections.try_join_next().is_some() {}
+        match accepted {
+            Ok((stream, _peer)) => {
+                connections.spawn(serve_connection(
+                    stream,
+                    slot,
+                    router.clone(),
+                    header_timeout,
+                    stop.clone(),
+                ));
+            }
+            // The client gave up before it was accepted: nothing to wait for.
+            Err(error) if is_connection_error(error.kind()) => {}
+            Err(error) => {
+                tracing::warn!(target: "reins::ui", %error, "accepting a connection failed; retrying");
+                if stop
+                    .unless_stopped(tokio::time::sleep(ACCEPT_BACKOFF))
+                    .await
+                    .is_none()
+                {
+                    break;
+                }
+            }
+        }
     }
+    // No connection is accepted any more; those open are told to close once their request
+    // is answered (each saw the stop too).
+    drop(listener);
+    let finished = async { while connections.join_next().await.is_some() {} };
+    // Past the grace, dropping the set ends the connections still open.
+    let _ = tokio::time::timeout(STOP_GRACE, finished).await;
+    Ok(())
+}
+
+/// [`HEADER_TIMEOUT`], or the internal [`HEADER_TIMEOUT_ENV`]'s when set.
+fn header_timeout() -> Result<Duration, String> {
+    match std::env::var(HEADER_TIMEOUT_ENV) {
+        Err(_) => Ok(HEADER_TIMEOUT),
+        Ok(millis) => millis
+            .trim()
+            .parse()
+            .map(Duration::from_millis)
+            .map_err(|_| format!("{HEADER_TIMEOUT_ENV} is not a number of milliseconds")),
+    }
+}
+
+/// Errors of the one connection being accepted, not of the listener.
+fn is_connection_error(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
+    )
+}
+
+/// Serves one connection until it ends, holding `_slot` meanwhile; at `stop`, it ends once
+/// the request being answered is.
+async fn serve_connection(
+    stream: TcpStream,
+    _slot: OwnedSemaphorePermit,
+    router: Router,
+    header_timeout: Duration,
+    stop: StopSignal,
+) {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout);
+    let connection =
+        builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router));
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        // Closed by the client, timed out, or broken: nothing more to do with it.
+        _ended = connection.as_mut() => return,
+        () = stop.stopped() => connection.as_mut().graceful_shutdown(),
+    }
+    let _ended = connection.await;
 }

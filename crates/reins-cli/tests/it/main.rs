@@ -44,6 +44,7 @@ mod terminal_text;
 mod tool_choice;
 mod tool_env;
 mod ui;
+mod ui_connections;
 mod ui_left_runs;
 mod ui_pages;
 mod ui_stop;

@@ -82,7 +82,33 @@ impl Inbox {
     /// The inbox of the agent file `file` listening on `bind` (a loopback address or name
     /// with port 0), with `extra` arguments.
     pub fn start_bound(file: &std::path::Path, bind: &str, extra: &[&str]) -> Inbox {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_reins"))
+        Inbox::start_limited(file, bind, extra, &[], None)
+    }
+
+    /// The inbox of the agent file `file` listening on `bind`, with `extra` arguments, the
+    /// variables `env` set, and at most `open_files` file descriptors when given.
+    pub fn start_limited(
+        file: &std::path::Path,
+        bind: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        open_files: Option<u32>,
+    ) -> Inbox {
+        let reins = env!("CARGO_BIN_EXE_reins");
+        let mut command = match open_files {
+            None => Command::new(reins),
+            Some(limit) => {
+                let mut shell = Command::new("sh");
+                shell.args([
+                    "-c",
+                    &format!("ulimit -n {limit} && exec \"$0\" \"$@\""),
+                    reins,
+                ]);
+                shell
+            }
+        };
+        let mut child = command
+            .envs(env.iter().copied())
             .args(["ui"])
             .arg(file)
             .args(["--bind", bind])

@@ -1,0 +1,98 @@
+//! What bounds the connections `reins ui` keeps open: anyone who can reach its port can
+//! connect (the token is read with the request), so a connection that sends nothing, or half
+//! a request, is closed by the inbox after a while, and too many of them at once never take
+//! the file descriptors the inbox needs to answer a person.
+
+use crate::common::fakellm::FakeLlm;
+use crate::common::inbox::Inbox;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// The inbox's deadline for a request's head, shortened (an internal variable) so that the
+/// tests need not wait its 15 seconds.
+const SHORT_HEADER_TIMEOUT: (&str, &str) = ("REINS_INTERNAL_UI_HEADER_TIMEOUT_MS", "500");
+
+/// Far longer than the inbox's deadline: a connection still open then is one it kept.
+const GENEROUS: Duration = Duration::from_secs(30);
+
+fn started(extra: &[&str], open_files: Option<u32>) -> Inbox {
+    let llm = FakeLlm::start(crate::ui::RULES);
+    let agent = crate::ui::agent(&llm);
+    Inbox::start_limited(
+        &agent.file,
+        "127.0.0.1:0",
+        extra,
+        &[SHORT_HEADER_TIMEOUT],
+        open_files,
+    )
+}
+
+fn connect(inbox: &Inbox) -> TcpStream {
+    TcpStream::connect(inbox.url.trim_start_matches("http://")).expect("connect")
+}
+
+/// Everything the inbox sends on `connection` until it closes it; fails if it keeps it open.
+fn read_until_closed(mut connection: TcpStream) -> String {
+    connection
+        .set_read_timeout(Some(GENEROUS))
+        .expect("read timeout");
+    let mut received = Vec::new();
+    connection
+        .read_to_end(&mut received)
+        .expect("the inbox closes the connection itself");
+    String::from_utf8_lossy(&received).into_owned()
+}
+
+#[test]
+fn a_half_sent_request_head_and_an_idle_connection_are_closed_by_the_inbox() {
+    let inbox = started(&["--no-token"], None);
+    let host = inbox.url.trim_start_matches("http://").to_owned();
+
+    let mut half_head = connect(&inbox);
+    half_head
+        .write_all(format!("GET / HTTP/1.1\r\nHost: {host}\r\n").as_bytes())
+        .expect("send");
+    let answered = read_until_closed(half_head);
+    assert!(
+        !answered.contains("200 OK"),
+        "half a request is not answered\n{answered}"
+    );
+
+    // A whole request is answered, and its connection, kept alive, is closed once idle.
+    let mut kept_alive = connect(&inbox);
+    kept_alive
+        .write_all(format!("GET / HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes())
+        .expect("send");
+    let answered = read_until_closed(kept_alive);
+    assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
+
+    let (status, stderr) = inbox.stop("INT");
+    assert!(status.success(), "{status}\n{stderr}");
+}
+
+#[test]
+fn connections_held_open_beyond_the_cap_do_not_keep_the_inbox_from_answering() {
+    // More idle connections than the inbox may hold (256), and than it has file descriptors
+    // for: without a cap it would run out of them, and then accept nobody.
+    let inbox = started(&[], Some(320));
+    let idle: Vec<TcpStream> = (0..340).map(|_| connect(&inbox)).collect();
+
+    let client = inbox.http();
+    let page = client
+        .get(format!("{}/", inbox.url))
+        .timeout(GENEROUS)
+        .send()
+        .expect("the inbox answers while the idle connections are held");
+    assert_eq!(page.status(), 200);
+    drop(idle);
+    let again = client
+        .get(format!("{}/", inbox.url))
+        .timeout(GENEROUS)
+        .send()
+        .expect("the inbox is still up");
+    assert_eq!(again.status(), 200);
+
+    let (status, stderr) = inbox.stop("TERM");
+    assert!(status.success(), "{status}\n{stderr}");
+}
