@@ -59,7 +59,8 @@ pub fn error_page(title: &str, message: &str, run: Option<&str>) -> String {
 /// A whole page: `body`, and the inbox's script ([`SCRIPT`], served at [`SCRIPT_PATH`]), which
 /// refreshes its live parts ([`live_part`]) from `live_url` ([`live_parts`]) every two
 /// seconds. A part is replaced only when the server's HTML of it changed (the run went on, or
-/// waits for another call), and a part with forms not while a person uses it ([`SCRIPT`]). `back` links to the runs page (not on that page).
+/// waits for another call), and a part with forms not while a person uses it ([`SCRIPT`]).
+/// `back` links to the runs page (not on that page).
 pub fn page(title: &str, body: &str, live_url: &str, back: bool) -> String {
     format!(
         "{head}{body}<script src=\"{SCRIPT_PATH}\" data-live=\"{url}\"></script></body></html>",

@@ -107,8 +107,9 @@ pub(super) const CREATED_AT: &str = "COALESCE(created_at, updated_at)";
 
 /// Adds the columns a table created by an earlier release lacks: `lease_token` (before leases
 /// had tokens), `created_at` (before runs kept when they were created) and `agent_name`
-/// (before listings said whose each run is), the last two filled for the runs already there. In one `IMMEDIATE` transaction, so processes opening the file together do
-/// not both add them.
+/// (before listings said whose each run is), the last two filled for the runs already there.
+/// In one `IMMEDIATE` transaction, so processes opening the file together do not both add
+/// them.
 pub(super) fn add_missing_columns(connection: &mut Connection) -> Result<(), StoreError> {
     let transaction = connection
         .transaction_with_behavior(TransactionBehavior::Immediate)
