@@ -8,6 +8,7 @@
 
 use base64::Engine as _;
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
+use percent_encoding::percent_decode_str;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -83,9 +84,10 @@ pub(crate) fn credentialed(
     let (url, user_info) = without_user_info(&url)?;
     let (user, password) = user_info.split_once(':').unwrap_or((user_info, ""));
     let pair = [
-        percent_decoded(user),
+        // User info is percent-encoded: a `@` or `:` in a password is written `%40`, `%3A`.
+        percent_decode_str(user).collect(),
         b":".to_vec(),
-        percent_decoded(password),
+        percent_decode_str(password).collect(),
     ]
     .concat();
     let authorization = format!(
@@ -117,32 +119,6 @@ fn without_user_info(url: &str) -> Option<(String, &str)> {
     }
     let url = format!("{scheme}://{host}{}", &rest[authority_end..]);
     Some((url, user_info))
-}
-
-/// `text`'s bytes with each `%XX` escape decoded (user info is percent-encoded: a `@` or `:`
-/// in a password is written `%40`, `%3A`); a `%` not followed by two hex digits is kept.
-fn percent_decoded(text: &str) -> Vec<u8> {
-    let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        let escaped = (bytes[index] == b'%')
-            .then(|| bytes.get(index + 1..index + 3))
-            .flatten()
-            .and_then(|hex| std::str::from_utf8(hex).ok())
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        match escaped {
-            Some(byte) => {
-                decoded.push(byte);
-                index += 3;
-            }
-            None => {
-                decoded.push(bytes[index]);
-                index += 1;
-            }
-        }
-    }
-    decoded
 }
 
 #[cfg(test)]
@@ -191,6 +167,15 @@ mod tests {
         assert_eq!(traces.variable, TRACES.variable);
         assert_eq!(decoded(&traces.authorization), "key@team:p:w");
         assert!(credentialed(METRICS, env(&vars)).is_none(), "no user info");
+    }
+
+    /// A `%` begins an escape only before two hex digits: `%+1` is three characters of the
+    /// password, not a byte (`u8::from_str_radix` reads `+1` as one).
+    #[test]
+    fn a_percent_sign_before_no_hex_digits_is_kept() {
+        let vars = [(ENDPOINT_VAR, "http://ops:50%+1%zz%4@collector:4318")];
+        let traces = credentialed(TRACES, env(&vars)).unwrap();
+        assert_eq!(decoded(&traces.authorization), "ops:50%+1%zz%4");
     }
 
     #[test]

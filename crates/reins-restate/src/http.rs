@@ -2,6 +2,9 @@
 //! are taken, and the bearer token's header.
 
 use crate::client_error::ClientError;
+use base64::Engine as _;
+use base64::prelude::BASE64_STANDARD;
+use percent_encoding::percent_decode_str;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use std::time::Duration;
 
@@ -34,8 +37,9 @@ pub(crate) fn bearer(token: &str) -> Result<HeaderValue, ClientError> {
 }
 
 /// The credentials a call to `url` with `authorization` sends, to mask wherever a server's
-/// answer is quoted: the bearer token, and the password of user info in the URL (as written
-/// and percent-decoded, as it is sent).
+/// answer is quoted: the bearer token, and the password of user info in the URL — as written,
+/// percent-decoded (as it is sent) and inside the `Basic` header reqwest builds from it (a
+/// server that echoes its request would otherwise quote the base64 of `user:password`).
 pub(crate) fn credentials(url: &reqwest::Url, authorization: Option<&HeaderValue>) -> Vec<String> {
     let mut secrets = Vec::new();
     let token = authorization
@@ -43,36 +47,16 @@ pub(crate) fn credentials(url: &reqwest::Url, authorization: Option<&HeaderValue
         .and_then(|value| value.strip_prefix("Bearer "));
     secrets.extend(token.map(str::to_owned));
     if let Some(password) = url.password() {
-        secrets.push(percent_decoded(password));
+        let decoded = percent_decode_str(password)
+            .decode_utf8_lossy()
+            .into_owned();
+        let user = percent_decode_str(url.username()).decode_utf8_lossy();
+        secrets.push(BASE64_STANDARD.encode(format!("{user}:{decoded}")));
+        secrets.push(decoded);
         secrets.push(password.to_owned());
     }
     secrets.retain(|secret| !secret.is_empty());
     secrets
-}
-
-/// `text` with each `%XX` escape as the byte it stands for (invalid UTF-8 replaced).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while let Some(&byte) = bytes.get(at) {
-        let escaped = bytes
-            .get(at + 1..at + 3)
-            .filter(|_| byte == b'%')
-            .and_then(|hex| std::str::from_utf8(hex).ok())
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        match escaped {
-            Some(value) => {
-                decoded.push(value);
-                at += 3;
-            }
-            None => {
-                decoded.push(byte);
-                at += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&decoded).into_owned()
 }
 
 /// `request` with `authorization`, if any, replacing the basic authentication reqwest derives
@@ -95,15 +79,22 @@ pub(crate) fn authorized(
 mod tests {
     use super::{bearer, credentials};
 
-    /// The credentials to mask: the bearer token, and a URL's password as written and as
-    /// sent (percent-decoded); a URL without one adds nothing.
+    /// The credentials to mask: the bearer token, and a URL's password as written, as sent
+    /// (percent-decoded) and inside the `Basic` header sent with it; a URL without one adds
+    /// nothing.
     #[test]
     fn the_credentials_of_a_call_are_its_token_and_its_urls_password() {
         let url = reqwest::Url::parse("http://ops:p%40ss%2Fw0rd@restate:8080").unwrap();
         let token = bearer("tok-9f8e7d").unwrap();
         assert_eq!(
             credentials(&url, Some(&token)),
-            ["tok-9f8e7d", "p@ss/w0rd", "p%40ss%2Fw0rd"]
+            [
+                "tok-9f8e7d",
+                // base64 of `ops:p@ss/w0rd`
+                "b3BzOnBAc3MvdzByZA==",
+                "p@ss/w0rd",
+                "p%40ss%2Fw0rd"
+            ]
         );
         let plain = reqwest::Url::parse("http://restate:8080").unwrap();
         assert!(credentials(&plain, None).is_empty());
