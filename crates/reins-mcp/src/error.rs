@@ -84,7 +84,8 @@ pub enum McpError {
         server: String,
         /// The tool's name on the server.
         tool: String,
-        /// Where and how it does not match.
+        /// How it does not match: the first few mismatches, each followed by
+        /// ` (at <JSON pointer>)` unless it is the whole value's, joined by `; `.
         message: String,
     },
     /// The server's description cannot be used (a header HTTP cannot carry, say).

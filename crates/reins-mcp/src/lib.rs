@@ -32,7 +32,9 @@
 //! Given to an agent as a source ([`McpTools::into_source`], see [`McpToolSource`]), a
 //! server's tools follow `notifications/tools/list_changed`: the agent lists them again
 //! before its next model turn. A tool's `structuredContent` is checked against its
-//! `outputSchema`. A tool the server declares read-only or idempotent is re-executed when a
+//! `outputSchema` (compiled once, when the tool is listed; a mismatch is an
+//! [`McpError::InvalidStructuredContent`] listing the first three, each with its JSON
+//! pointer). A tool the server declares read-only or idempotent is re-executed when a
 //! crash left its call in doubt; any other waits for a decision
 //! ([`McpToolAnnotations::retry_safety`]).
 //!

@@ -2,10 +2,15 @@ use crate::McpError;
 use crate::advertised::{model_name, object_schema};
 use crate::client::ClientInner;
 use crate::content::cut_to;
+use reins::tool::schema_check::CompiledSchema;
 use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolTraits};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How many of a structured result's mismatches with the tool's `outputSchema` the error
+/// lists: enough to fix a server, few enough for a model's context.
+const MISMATCHES_LISTED: usize = 3;
 
 /// What an MCP server says about a tool's behaviour (its `annotations`). Each hint is `None`
 /// when the server did not say; [`traits`](McpToolAnnotations::traits) applies MCP's defaults.
@@ -83,8 +88,9 @@ pub struct McpTool {
     description: String,
     input_schema: Value,
     output_schema: Option<Value>,
-    /// `output_schema` compiled; `None` without a schema.
-    output_validator: Option<Arc<jsonschema::Validator>>,
+    /// `output_schema` compiled once, when the tool is listed (shared by its clones); `None`
+    /// without a schema.
+    output_validator: Option<Arc<CompiledSchema>>,
     annotations: McpToolAnnotations,
 }
 
@@ -127,7 +133,7 @@ impl McpTool {
             .output_schema
             .as_ref()
             .map(|schema| Value::Object((**schema).clone()));
-        let output_validator = match output_schema.as_ref().map(jsonschema::validator_for) {
+        let output_validator = match output_schema.as_ref().map(CompiledSchema::compile) {
             None => None,
             Some(Ok(validator)) => Some(Arc::new(validator)),
             Some(Err(error)) => {
@@ -272,63 +278,59 @@ impl Tool for McpTool {
         if let (Some(validator), Some(structured)) =
             (&self.output_validator, &result.structured_content)
         {
-            check_structured(validator, structured).map_err(|message| {
-                McpError::InvalidStructuredContent {
-                    server: self.client.name.clone(),
-                    tool: self.remote_name.clone(),
-                    // A mismatch quotes the value, which may be anything the server sent.
-                    message: cut_to("result", message, self.client.max_result_bytes),
-                }
-            })?;
+            validator
+                .check(structured, MISMATCHES_LISTED)
+                .map_err(|message| {
+                    McpError::InvalidStructuredContent {
+                        server: self.client.name.clone(),
+                        tool: self.remote_name.clone(),
+                        // A mismatch quotes the value, which may be anything the server sent.
+                        message: cut_to("result", message, self.client.max_result_bytes),
+                    }
+                })?;
         }
         Ok(result.to_model_value_within(self.client.max_result_bytes))
     }
 }
 
-/// Whether `structured` fits the tool's `outputSchema`; else the first few mismatches, each
-/// with where in the value it is.
-pub(crate) fn check_structured(
-    validator: &jsonschema::Validator,
-    structured: &Value,
-) -> Result<(), String> {
-    let problems: Vec<String> = validator
-        .iter_errors(structured)
-        .take(3)
-        .map(|error| {
-            let at = error.instance_path().to_string();
-            let at = if at.is_empty() { "/".to_owned() } else { at };
-            format!("at {at}: {error}")
-        })
-        .collect();
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("; "))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::check_structured;
+    use super::MISMATCHES_LISTED;
+    use crate::McpError;
+    use reins::tool::schema_check::CompiledSchema;
     use serde_json::json;
 
     #[test]
-    fn structured_content_is_checked_against_the_output_schema() {
+    fn a_mismatch_names_the_tool_and_where_its_structured_result_breaks_the_schema() {
         let schema = json!({
             "type": "object",
             "properties": {"temperature": {"type": "number"}, "city": {"type": "string"}},
             "required": ["temperature", "city"]
         });
-        let validator = jsonschema::validator_for(&schema).unwrap();
+        let Ok(forecast) = CompiledSchema::compile(&schema) else {
+            panic!("{schema} does not compile");
+        };
         assert_eq!(
-            check_structured(&validator, &json!({"temperature": 21.5, "city": "Paris"})),
+            forecast.check(
+                &json!({"temperature": 21.5, "city": "Paris"}),
+                MISMATCHES_LISTED
+            ),
             Ok(())
         );
-        let problems =
-            check_structured(&validator, &json!({"temperature": "warm", "city": "Paris"}))
-                .unwrap_err();
-        assert!(problems.contains("at /temperature"), "{problems}");
-        let problems = check_structured(&validator, &json!({"city": "Paris"})).unwrap_err();
-        assert!(problems.contains("temperature"), "{problems}");
+        let Err(message) = forecast.check(&json!({"temperature": "warm"}), MISMATCHES_LISTED)
+        else {
+            panic!("a wrong result fits");
+        };
+        let error = McpError::InvalidStructuredContent {
+            server: "weather".to_owned(),
+            tool: "forecast".to_owned(),
+            message,
+        };
+        assert_eq!(
+            error.to_string(),
+            "MCP server `weather`: the structured result of tool `forecast` does not match its \
+             outputSchema: \"city\" is a required property; \"warm\" is not of type \"number\" \
+             (at /temperature)"
+        );
     }
 }

@@ -70,7 +70,7 @@ async fn structured_results_are_checked_against_the_published_output_schema() {
         "MCP server `weather`",
         "tool `forecast`",
         "does not match its outputSchema",
-        "at /temperature",
+        "is not of type \"number\" (at /temperature)",
         "\"city\" is a required property",
     ] {
         assert!(

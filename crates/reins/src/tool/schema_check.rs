@@ -1,7 +1,8 @@
 //! A tool's arguments checked against its JSON schema (feature `schema-check`), for a caller
 //! that holds arguments the run itself does not deserialize: a person's edit of a call's
 //! arguments before approving it, or a tool whose parameters are a schema rather than a Rust
-//! type (an MCP server's, a command line's).
+//! type (an MCP server's, a command line's). reins-mcp checks an MCP tool's structured
+//! result against its `outputSchema` with it too.
 //!
 //! [`CompiledSchema::compile`] compiles a schema once (no remote `$ref`s: a `$ref` to another
 //! document does not compile); [`CompiledSchema::check`] then says whether a value fits,
