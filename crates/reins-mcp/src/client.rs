@@ -19,6 +19,10 @@ use std::time::Duration;
 /// How many pages of `tools/list` are read before the list is taken for endless.
 const MAX_TOOL_PAGES: usize = 100;
 
+/// How much of the name and of the version a server gives itself is shown
+/// ([`McpClient::server_version`]).
+const SHOWN_SERVER_INFO_BYTES: usize = 256;
+
 /// One opened connection: the rmcp service and what is known about the peer.
 pub(crate) struct Connection {
     service: RunningService<RoleClient, ClientEvents>,
@@ -166,12 +170,21 @@ impl McpClient {
         self.inner.current().and_then(|c| c.process_id)
     }
 
-    /// The name and version the server gave in the handshake.
+    /// The name and version the server gave in the handshake, as the server wrote them
+    /// unless it made them unfit to print: its credentials replaced, control sequences shown
+    /// as text, each cut to 256 bytes.
     pub fn server_version(&self) -> Option<(String, String)> {
         let connection = self.inner.current()?;
         let info = connection.service.peer_info()?;
         let implementation = info.server_info.as_ref()?;
-        Some((implementation.name.clone(), implementation.version.clone()))
+        let shown = |what: &str, text: &str| {
+            let text = reins::text::printable(&scrub(text, &connection.secrets)).into_owned();
+            crate::content::cut_to(what, text, SHOWN_SERVER_INFO_BYTES)
+        };
+        Some((
+            shown("server's name", &implementation.name),
+            shown("server's version", &implementation.version),
+        ))
     }
 
     /// Whether the connection is closed (the process exited, or [`close`](McpClient::close)

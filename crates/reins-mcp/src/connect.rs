@@ -4,9 +4,10 @@
 use crate::McpError;
 use crate::client::{Connection, McpClient};
 use crate::handler::ClientEvents;
+use crate::handshake::{failure_message, negotiated};
 use crate::http_client::WeighedHttpClient;
 use crate::lenient::Lenient;
-use crate::server::{HttpEndpoint, McpServer, StdioCommand, Transport, scrub, shown_message};
+use crate::server::{HttpEndpoint, McpServer, StdioCommand, Transport, scrub};
 use crate::stderr::StderrTail;
 use crate::stdio::StdioTransport;
 use rmcp::service::RunningService;
@@ -21,8 +22,10 @@ impl McpServer {
     /// handshake.
     ///
     /// Fails with [`McpError::Spawn`] when the command cannot be started,
-    /// [`McpError::Handshake`] when the process exits, the URL does not answer, or the peer
-    /// does not speak MCP (with the end of a process's standard error), [`McpError::Config`]
+    /// [`McpError::Handshake`] when the process exits, the URL does not answer, the peer
+    /// does not speak MCP (with the end of a process's standard error), or it answers with a
+    /// revision of MCP reins does not speak (one not in
+    /// [`SUPPORTED_PROTOCOL_VERSIONS`](crate::SUPPORTED_PROTOCOL_VERSIONS)), [`McpError::Config`]
     /// for a header that HTTP cannot carry, and [`McpError::Timeout`] past the connect
     /// timeout; a started process is killed in the failing cases.
     pub async fn connect(self) -> Result<McpClient, McpError> {
@@ -78,14 +81,14 @@ impl McpServer {
         }
         match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
             Ok(Ok(service)) => Ok(Connection::new(
-                without_cache(service).await,
+                without_cache(negotiated(&self.name, service, &secrets)?).await,
                 process_id,
                 Some(stderr_tail),
                 secrets,
             )),
             Ok(Err(error)) => Err(McpError::Handshake {
                 server: self.name.clone(),
-                message: shown_message(&error.to_string(), &secrets, self.max_result_bytes),
+                message: failure_message(&error, &secrets, self.max_result_bytes),
                 stderr: scrub(&stderr_tail.settled().await, &secrets),
             }),
             Err(_) => Err(self.connect_timed_out()),
@@ -129,14 +132,14 @@ impl McpServer {
         let secrets = endpoint.secrets();
         match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
             Ok(Ok(service)) => Ok(Connection::new(
-                without_cache(service).await,
+                without_cache(negotiated(&self.name, service, &secrets)?).await,
                 None,
                 None,
                 secrets,
             )),
             Ok(Err(error)) => Err(McpError::Handshake {
                 server: self.name.clone(),
-                message: shown_message(&error.to_string(), &secrets, self.max_result_bytes),
+                message: failure_message(&error, &secrets, self.max_result_bytes),
                 stderr: String::new(),
             }),
             Err(_) => Err(self.connect_timed_out()),

@@ -16,8 +16,10 @@ pub enum McpError {
         #[source]
         source: std::io::Error,
     },
-    /// The process started but the MCP handshake failed (it exited at once, or did not speak
-    /// MCP on its standard output).
+    /// The process started (or the URL was reached) but the MCP handshake failed: it exited
+    /// at once, did not speak MCP, answered `initialize` without what MCP requires, or with
+    /// a revision reins does not speak (see
+    /// [`SUPPORTED_PROTOCOL_VERSIONS`](crate::SUPPORTED_PROTOCOL_VERSIONS)).
     #[error(
         "MCP server `{server}` failed to start: {message}{}",
         stderr_suffix(stderr)

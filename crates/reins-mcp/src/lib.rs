@@ -38,7 +38,12 @@
 //! crash left its call in doubt; any other waits for a decision
 //! ([`McpToolAnnotations::retry_safety`]).
 //!
-//! A server you did not write is held to bounds. Every request has a timeout (the handshake
+//! A server you did not write is held to bounds. Its answer to `initialize` must name a
+//! revision reins speaks ([`SUPPORTED_PROTOCOL_VERSIONS`]; over HTTP every later request
+//! names it in `MCP-Protocol-Version`), else [`McpServer::connect`] ends the connection with
+//! an [`McpError::Handshake`] naming the revision offered and those supported; an answer
+//! without what MCP requires names the field, and what the server calls itself
+//! ([`McpClient::server_version`]) is shown cut and as text. Every request has a timeout (the handshake
 //! [`McpServer::connect_timeout`], the rest [`McpServer::call_timeout`]; a tool call past it,
 //! or dropped, sends the server `notifications/cancelled`), and a tool list still going after
 //! 100 pages is an error. Each message a server sends is weighed before it is parsed, over
@@ -120,6 +125,7 @@ mod content;
 mod echoes;
 mod error;
 mod handler;
+mod handshake;
 mod http_client;
 mod http_events;
 mod lenient;
@@ -137,6 +143,7 @@ mod weighed;
 pub use client::McpClient;
 pub use content::{McpContent, McpToolResult};
 pub use error::McpError;
+pub use handshake::SUPPORTED_PROTOCOL_VERSIONS;
 pub use serve::{
     AgentTool, AgentToolArgs, DEFAULT_HTTP_BODY_TIMEOUT, DEFAULT_HTTP_HEADER_TIMEOUT,
     DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_HTTP_CONNECTIONS, DEFAULT_MAX_HTTP_SESSIONS,

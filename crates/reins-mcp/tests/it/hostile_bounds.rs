@@ -105,8 +105,9 @@ async fn server_pid(client: &reins_mcp::McpClient) -> u32 {
     answer.parse().unwrap()
 }
 
+/// Waits for process `pid` to end; fails the test if it is still running after the guard.
 #[cfg(target_os = "linux")]
-async fn ends(pid: u32) {
+pub async fn ends(pid: u32) {
     let ended = async {
         while is_running(pid) {
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -3,6 +3,7 @@
 
 use crate::hostile::{reads_newer_content, reads_newer_tools};
 use crate::hostile_bounds::{HANG_GUARD, refuses_answers_too_heavy_or_too_long};
+use crate::hostile_handshake::{refusal, refused};
 use crate::servers::{connect, python};
 use reins_mcp::McpServer;
 use serde_json::json;
@@ -23,6 +24,11 @@ impl HostileHttp {
     /// The server in `mode`, with `flags` after `--http` (`--sse`: every answer an event;
     /// `--get`: a call's answer on the stream the client opens with a GET).
     fn start_with(mode: &str, flags: &[&str]) -> HostileHttp {
+        HostileHttp::start_with_env(mode, flags, &[])
+    }
+
+    /// The server in `mode`, with `flags`, and `env` in its environment.
+    fn start_with_env(mode: &str, flags: &[&str], env: &[(&str, &str)]) -> HostileHttp {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/it/fixtures/hostile_server.py"
@@ -30,6 +36,7 @@ impl HostileHttp {
         let mut child = Command::new(python())
             .args([script, mode, "--http"])
             .args(flags)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .spawn()
             .expect("start the hostile server");
@@ -113,5 +120,27 @@ async fn a_tool_list_too_heavy_to_parse_fails_at_once_over_http() {
             .await
             .unwrap();
         assert_eq!(fine.text(), "fine");
+    }
+}
+
+/// The revision the server answers is the one each later request names in its
+/// `MCP-Protocol-Version` header (an older one than the client asked for, here); one reins
+/// does not speak ends the connection at the handshake.
+#[tokio::test]
+async fn the_revision_the_server_answered_is_sent_with_each_request_and_an_unsupported_one_refused()
+{
+    let answering = |offered: &str| {
+        let fields = json!({"protocolVersion": offered}).to_string();
+        HostileHttp::start_with_env("sent-version", &[], &[("HOSTILE_INIT_RESULT", &fields)])
+    };
+    for offered in ["2025-06-18", "2024-11-05"] {
+        let server = answering(offered);
+        let client = connect(server.server()).await;
+        let sent = client.call_tool("echo", json!({}), None).await.unwrap();
+        assert_eq!(sent.text(), offered);
+    }
+    for offered in ["2026-07-28", "2099-01-01"] {
+        let server = answering(offered);
+        assert_eq!(refused(server.server()).await, refusal(offered));
     }
 }

@@ -11,6 +11,7 @@ mod faults;
 mod filesystem;
 mod hostile;
 mod hostile_bounds;
+mod hostile_handshake;
 mod hostile_http;
 mod http;
 mod http_redirects;
