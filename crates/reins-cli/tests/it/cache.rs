@@ -1,5 +1,6 @@
 //! `[hooks.cache]`: a run against fakellm recorded to a file, then replayed from it with no
-//! model server at all, and a request the recording does not hold ending the replay.
+//! model server at all, and a request the recording does not hold (or one for another model)
+//! ending the replay.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{events, notes_agent, outcome, save_note_rules, tool_results};
@@ -35,6 +36,18 @@ fn a_recorded_run_replays_without_the_model_and_a_new_request_misses() {
     );
 
     let (code, stdout, stderr) = run("Save two notes.");
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let failed = events(&stdout).pop().expect("events");
+    let message = failed["message"].as_str().unwrap_or_default();
+    assert!(message.contains("response cache miss"), "{stdout}");
+
+    // The agent's model changed since the recording: the recorded prompt misses too, instead
+    // of being answered with the other model's responses.
+    let file = std::fs::read_to_string(&agent.file).expect("the agent file");
+    let other_model = file.replace("name = \"gpt-5-mini\"", "name = \"gpt-5-nano\"");
+    assert_ne!(file, other_model, "the model's name is in the file\n{file}");
+    std::fs::write(&agent.file, other_model).expect("the agent file");
+    let (code, stdout, stderr) = run("Save a note.");
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     let failed = events(&stdout).pop().expect("events");
     let message = failed["message"].as_str().unwrap_or_default();

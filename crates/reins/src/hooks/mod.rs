@@ -10,8 +10,8 @@
 //!   past a limit, a typed stop or a switch to a cheaper model.
 //! - [`fallback`]: a turn whose model call failed (or answered nothing) is served by the
 //!   next model of a chain.
-//! - [`cache`]: model turns served from a cache keyed by the request, without calling the
-//!   model; recorded to a file and replayed for deterministic runs.
+//! - [`cache`]: model turns served from a cache keyed by the model and the request, without
+//!   calling the model; recorded to a file and replayed for deterministic runs.
 //! - [`loop_breaker`]: the same tool with the same arguments too many times in a row gets
 //!   feedback instead of running, then a typed stop.
 //! - [`guardrail`]: checks (closures or async classifiers) on the input, each answer and tool
@@ -35,7 +35,8 @@ pub mod redaction;
 pub mod tool_choice;
 
 /// The typed stop a ready-made hook ended a run with (`BudgetExceeded`, `LoopDetected`,
-/// `GuardrailTripped`, `CacheMiss`), read back from the error's [`StopReason`] cause.
+/// `GuardrailTripped`, `CacheMiss`, `OutdatedRecording`), read back from the error's
+/// [`StopReason`] cause.
 ///
 /// [`StopReason`]: crate::agent::StopReason
 fn stopped_by<E: std::error::Error + Clone + 'static>(

@@ -72,6 +72,10 @@ pub struct ScriptedModel {
     script: Arc<Mutex<Script>>,
     native_output: bool,
     by_history: bool,
+    /// What [`CompletionModel::model_name`] reports (none unless told).
+    model_name: Option<Arc<str>>,
+    /// What [`CompletionModel::provider_name`] reports (none unless told).
+    provider_name: Option<Arc<str>>,
 }
 
 struct Script {
@@ -105,6 +109,8 @@ impl ScriptedModel {
             })),
             native_output: false,
             by_history: false,
+            model_name: None,
+            provider_name: None,
         }
     }
 
@@ -120,6 +126,32 @@ impl ScriptedModel {
     /// Reports support for native structured output; the turn's text is the JSON answer.
     pub fn with_native_output(mut self) -> Self {
         self.native_output = true;
+        self
+    }
+
+    /// Reports `name` as its [`model_name`](CompletionModel::model_name) (none by default), as
+    /// a provider's model does (`gpt-4o`): for tests of what tells models apart by name —
+    /// telemetry, or a [`ResponseCache`](crate::hooks::cache::ResponseCache), which keeps the
+    /// answers of differently named models apart.
+    ///
+    /// ```
+    /// use reins::completion::CompletionModel;
+    /// use reins::testing::ScriptedModel;
+    ///
+    /// let model = ScriptedModel::new([]).with_provider_name("openai").with_model_name("gpt-4o");
+    /// assert_eq!((model.provider_name(), model.model_name()), (Some("openai"), Some("gpt-4o")));
+    /// assert_eq!(ScriptedModel::new([]).model_name(), None);
+    /// ```
+    pub fn with_model_name(mut self, name: impl Into<String>) -> Self {
+        self.model_name = Some(Arc::from(name.into()));
+        self
+    }
+
+    /// Reports `provider` as its [`provider_name`](CompletionModel::provider_name) (none by
+    /// default), as a provider's model does (`openai`); see
+    /// [`with_model_name`](Self::with_model_name).
+    pub fn with_provider_name(mut self, provider: impl Into<String>) -> Self {
+        self.provider_name = Some(Arc::from(provider.into()));
         self
     }
 
@@ -218,6 +250,14 @@ impl CompletionModel for ScriptedModel {
 
     fn supports_native_output(&self) -> bool {
         self.native_output
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        self.model_name.as_deref()
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        self.provider_name.as_deref()
     }
 }
 

@@ -7,8 +7,8 @@ use super::{Driver, FailedCalls, Halt, trace};
 use crate::agent::builder::AgentConfig;
 use crate::agent::error::FailedCall;
 use crate::agent::hook::{
-    CompletionCallEvent, HookAnswer, ModelOutcome, ModelTurnAction, ModelTurnFinished, Stacked,
-    StepEvent, StepEventKind, TurnRequest,
+    CompletionCallEvent, HookAnswer, ModelIdentity, ModelOutcome, ModelTurnAction,
+    ModelTurnFinished, Stacked, StepEvent, StepEventKind, TurnRequest,
 };
 use crate::agent::output_spec::OutputMode;
 use crate::agent::stream_item::StreamItem;
@@ -293,7 +293,7 @@ impl<'a> Driver<'a> {
         let dispatched = match self.observes(StepEventKind::CompletionDispatch) {
             true => {
                 self.hooks
-                    .dispatch_completion(self.ctx, turn, label, request)
+                    .dispatch_completion(self.ctx, turn, label, ModelIdentity::of(model), request)
                     .await
             }
             false => Ok(Stacked::Go(None)),

@@ -211,6 +211,7 @@ pub(super) async fn on_dispatch(
         DispatchTarget::Completion {
             turn,
             model,
+            identity,
             request,
         } => {
             // The members' patches apply to a copy, made by the first of them; what they
@@ -219,6 +220,7 @@ pub(super) async fn on_dispatch(
             let chain = RequestChain {
                 turn,
                 model,
+                identity,
                 request: &mut turn_request,
             };
             let answer =

@@ -4,8 +4,8 @@
 use super::args_text::ArgsText;
 use super::compose::{Chained, Link, Stacked};
 use super::events::{
-    DispatchEvent, DispatchKind, DispatchTarget, ModelSelectEvent, OutcomeEvent, OutcomeTarget,
-    RunStartEvent, ToolCallView,
+    DispatchEvent, DispatchKind, DispatchTarget, ModelIdentity, ModelSelectEvent, OutcomeEvent,
+    OutcomeTarget, RunStartEvent, ToolCallView,
 };
 use super::table;
 use super::tool_result::ToolResult;
@@ -224,6 +224,7 @@ impl Link<table::on_dispatch> for ToolCallChain<'_> {
 pub(crate) struct RequestChain<'h, B> {
     pub turn: usize,
     pub model: &'h str,
+    pub identity: ModelIdentity<'h>,
     pub request: &'h mut TurnRequest<B>,
 }
 
@@ -244,6 +245,7 @@ impl<B: RequestBase> Link<table::on_dispatch> for RequestChain<'_, B> {
         let target = DispatchTarget::Completion {
             turn: self.turn,
             model: self.model,
+            identity: self.identity,
             request: self.request.get(),
         };
         (DispatchKind::Completion, Target::Built(target))

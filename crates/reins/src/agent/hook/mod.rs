@@ -44,7 +44,7 @@ pub use events::{
     InvalidToolCallContext, ModelSelectEvent, ModelTurnFinished, OutcomeEvent, ReasoningDeltaEvent,
     RunSettledEvent, RunStartEvent, TextDeltaEvent, ToolCallDeltaEvent,
 };
-pub(crate) use events::{DispatchTarget, OutcomeTarget, ToolCallView};
+pub(crate) use events::{DispatchTarget, ModelIdentity, OutcomeTarget, ToolCallView};
 pub(crate) use links::{HookAnswer, ModelOutcome, ToolDispatchDecision};
 pub(crate) use mode::HookFailure;
 pub use patch::RequestPatch;

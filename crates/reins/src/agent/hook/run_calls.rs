@@ -5,7 +5,7 @@
 use super::StepEventKind;
 use super::compose::{self, Decision, Stacked};
 use super::events::{
-    CompletionCallEvent, DispatchTarget, InvalidToolCallContext, ModelSelectEvent,
+    CompletionCallEvent, DispatchTarget, InvalidToolCallContext, ModelIdentity, ModelSelectEvent,
     ModelTurnFinished, ReasoningDeltaEvent, RunSettledEvent, TextDeltaEvent, ToolCallDeltaEvent,
 };
 use super::links::{
@@ -114,12 +114,14 @@ impl HookStack {
         ctx: &'e HookContext,
         turn: usize,
         model: &'e str,
+        identity: ModelIdentity<'e>,
         request: &'e mut TurnRequest<&mut CompletionRequest>,
     ) -> impl Future<Output = Result<Stacked<Option<HookAnswer>>, HookFailure>> {
         let hooks = self.observers(StepEventKind::CompletionDispatch);
         let chain = RequestChain {
             turn,
             model,
+            identity,
             request,
         };
         compose::chained::<table::on_dispatch, Caught, _>(hooks, ctx, chain)

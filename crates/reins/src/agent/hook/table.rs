@@ -304,6 +304,7 @@ fn dispatch_step<'s>(event: &'s DispatchEvent<'_>) -> StepEvent<'s> {
             turn,
             model,
             request,
+            ..
         } => StepEvent::CompletionDispatch {
             turn,
             model,

@@ -4,26 +4,31 @@
 
 #[cfg(test)]
 mod failure_tests;
+mod key;
+mod miss;
+#[cfg(test)]
+mod model_tests;
 mod recording;
 #[cfg(test)]
 mod tests;
 
+pub use miss::{CacheMiss, OutdatedRecording};
 pub use recording::{CacheError, CachedResponse};
 
 use crate::agent::{
     AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction, OutcomeEvent,
-    PromptError, StepEventKind, StopReason,
+    StepEventKind, StopReason,
 };
 use crate::completion::{CompletionError, CompletionRequest};
+use key::{Answered, ModelKey, key};
 use recording::{Answer, Recorded, Recording};
-use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// Serves a model turn from a cache keyed by the request (and the model's label) instead of
-/// calling the model.
+/// Serves a model turn from a cache keyed by the model and the request instead of calling
+/// the model.
 ///
 /// - [`ResponseCache::in_memory`]: a hit is served, a miss calls the model and keeps its
 ///   response for the next identical request.
@@ -33,19 +38,31 @@ use std::sync::{Arc, Mutex, PoisonError};
 ///   not hold stops the run with a [`CacheMiss`] instead of calling the model — a recorded
 ///   run replays deterministically, in tests or to reproduce a production run.
 ///
-/// The key is a SHA-256 digest of the model label and the request as this hook sees it at
+/// The key is a SHA-256 digest of the model and the request as this hook sees it at
 /// dispatch: register the cache after hooks that patch requests (redaction, for one), so it
 /// keys what is sent. A served turn reports zero usage (no tokens were spent), and the outcome
 /// hooks see it like any response. Shared between runs and agents by cloning.
 ///
-/// **The model is keyed by its label, not by what it is.** The request (history, preamble,
-/// documents, tools, tool choice, sampling and provider parameters, output schema) is keyed
-/// whole, but the model only by the label it is registered under, and every agent's own
-/// model is `"default"`. Agents sharing a cache (its clones) whose same label names different
-/// models are served each other's answers, and so is an agent whose model under a label was
-/// swapped for another while the cache (or the file [`record_to`](Self::record_to) extends)
-/// was kept. Share a cache only between agents whose labels name the same models; give
-/// others a cache of their own ([`in_memory`](Self::in_memory) again, or another file).
+/// The request (history, preamble, documents, tools, tool choice, sampling and provider
+/// parameters, output schema) is keyed whole, and the model the call goes to (the one
+/// `on_model_select` or a fallback's retry chose) by its label and what it says it is: its
+/// [`provider_name`](crate::completion::CompletionModel::provider_name) and
+/// [`model_name`](crate::completion::CompletionModel::model_name) (every provider's model
+/// says both: `openai` / `gpt-4o`). So agents sharing a cache (its clones), or an agent
+/// whose model was swapped (`gpt-4o` for a `claude-…`) while the cache or the file
+/// [`record_to`](Self::record_to) extends was kept, are never served another model's
+/// answers; the same model under the same label shares them. A model that names neither (a
+/// model of your own, a [`ScriptedModel`](crate::testing::ScriptedModel) unless told with
+/// [`with_model_name`](crate::testing::ScriptedModel::with_model_name)) is keyed by its
+/// label alone: agents sharing a cache must then give different such models different labels.
+///
+/// **Recordings of before the model's name was keyed** (lines without `key_version`, written
+/// by an older reins) keep serving a model that names nothing, whose key did not change. For
+/// a named model, a request such a recording answers is not served — which model answered
+/// it is unknown: a replay stops with an [`OutdatedRecording`] (record the run again), and a
+/// recording cache calls the model, appends its answer, and logs a `tracing::warn!` once per
+/// run. A line whose `key_version` is newer than this reins reads is a
+/// [`CacheError::Malformed`].
 ///
 /// Register a recording cache **before** a
 /// [`ModelFallback`](crate::hooks::fallback::ModelFallback) (and any hook that retries a
@@ -105,6 +122,9 @@ struct Inner {
     entries: Mutex<HashMap<[u8; 32], CachedResponse>>,
     /// The recorded failures a replay answers calls with (empty unless replaying).
     failures: HashMap<[u8; 32], CompletionError>,
+    /// The keys the recording holds from before models were keyed by name (see
+    /// [`Recorded::label_keyed`]).
+    label_keyed: HashSet<[u8; 32]>,
     recording: Option<Recording>,
 }
 
@@ -114,40 +134,6 @@ struct Inner {
 struct PendingKey {
     request: [u8; 32],
     key: [u8; 32],
-}
-
-/// How many responses the run got for each request digest, in its scratchpad. A request
-/// sent again in one run (a hook's `ModelTurnAction::repeat` sends the same one) is keyed
-/// by how many answers came before it: served the first answer again, a repeat would gain
-/// nothing, and a replay would not follow the recorded run.
-#[derive(Default)]
-struct Answered(HashMap<[u8; 32], u32>);
-
-impl Answered {
-    /// The key of the next response to `request` in this run.
-    fn next_key(ctx: &HookContext, request: [u8; 32]) -> [u8; 32] {
-        let before = ctx
-            .scratchpad()
-            .update(|answered: &mut Answered| answered.0.get(&request).copied());
-        match before {
-            // The first answer keeps the request's own digest, as recordings always had it.
-            None | Some(0) => request,
-            Some(n) => {
-                let mut digest = Sha256::new();
-                digest.update(request);
-                digest.update(n.to_le_bytes());
-                digest.finalize().into()
-            }
-        }
-    }
-
-    /// The run got a response to `request`.
-    fn count(ctx: &HookContext, request: [u8; 32]) {
-        ctx.scratchpad().update(|answered: &mut Answered| {
-            let n = answered.0.entry(request).or_default();
-            *n = n.saturating_add(1);
-        });
-    }
 }
 
 impl ResponseCache {
@@ -184,6 +170,7 @@ impl ResponseCache {
                 replay_only,
                 entries: Mutex::new(recorded.responses),
                 failures: recorded.failures,
+                label_keyed: recorded.label_keyed,
                 recording,
             }),
         }
@@ -205,28 +192,6 @@ impl ResponseCache {
             .entries
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// The cache key of `request` sent to the model registered under `model`.
-fn key(model: &str, request: &CompletionRequest) -> Result<[u8; 32], serde_json::Error> {
-    let mut digest = Sha256::new();
-    digest.update(model.as_bytes());
-    digest.update([0]);
-    serde_json::to_writer(DigestWriter(&mut digest), request)?;
-    Ok(digest.finalize().into())
-}
-
-/// Feeds serialized JSON straight into the digest, without building the text.
-struct DigestWriter<'d>(&'d mut Sha256);
-
-impl std::io::Write for DigestWriter<'_> {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.update(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 
@@ -273,6 +238,51 @@ impl ResponseCache {
 #[derive(Default)]
 struct WarnedUnseen(bool);
 
+impl ResponseCache {
+    /// Whether the recording holds an answer to this call of `request` under the key of
+    /// before models were keyed by name (version 1: the label alone), while `model` says what
+    /// it is — so its own key missed, and which model gave that answer is unknown.
+    fn recorded_by_label_only(
+        &self,
+        model: ModelKey<'_>,
+        request: &CompletionRequest,
+        before: u32,
+    ) -> bool {
+        if self.inner.label_keyed.is_empty() || !model.is_named() {
+            return false;
+        }
+        key(ModelKey::by_label(model.label), request).is_ok_and(|digest| {
+            self.inner
+                .label_keyed
+                .contains(&Answered::nth(digest, before))
+        })
+    }
+
+    /// Says once a run that the recording's answer to a call predates keys by model, so the
+    /// model is called and its answer recorded again.
+    fn warn_outdated_once(&self, ctx: &HookContext, model: ModelKey<'_>) {
+        let first = ctx.scratchpad().update(|warned: &mut WarnedOutdated| {
+            let first = !warned.0;
+            warned.0 = true;
+            first
+        });
+        if first {
+            tracing::warn!(
+                run_id = ctx.run_id(),
+                recording = ?self.inner.recording,
+                model = model.label,
+                "response cache: the recording answers this call only under a key of before \
+                 responses were keyed by the model's provider and name, so which model gave \
+                 that answer is unknown; the model is called and its answer recorded again"
+            );
+        }
+    }
+}
+
+/// Whether the run was told its recording predates keys by model (see `warn_outdated_once`).
+#[derive(Default)]
+struct WarnedOutdated(bool);
+
 impl AgentHook for ResponseCache {
     fn observes(&self, kind: StepEventKind) -> bool {
         matches!(
@@ -282,8 +292,13 @@ impl AgentHook for ResponseCache {
     }
 
     async fn on_dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
-        let (Some(model), Some(request)) = (event.model(), event.request()) else {
+        let (Some(label), Some(request)) = (event.model(), event.request()) else {
             return DispatchAction::proceed();
+        };
+        let model = ModelKey {
+            label,
+            provider: event.model_provider(),
+            name: event.model_name(),
         };
         self.check_unseen_outcome(ctx);
         let digest = match key(model, request) {
@@ -293,7 +308,8 @@ impl AgentHook for ResponseCache {
             }
             Err(_) => return DispatchAction::proceed(),
         };
-        let key = Answered::next_key(ctx, digest);
+        let before = Answered::before(ctx, digest);
+        let key = Answered::nth(digest, before);
         let served = self.entries().get(&key).map(CachedResponse::to_response);
         if let Some(response) = served {
             ctx.scratchpad().remove::<PendingKey>();
@@ -304,9 +320,20 @@ impl AgentHook for ResponseCache {
             Answered::count(ctx, digest);
             return DispatchAction::fail(failure.clone());
         }
+        if self.recorded_by_label_only(model, request, before) {
+            if self.inner.replay_only {
+                return DispatchAction::stop(StopReason::because(OutdatedRecording {
+                    model: label.to_owned(),
+                    provider: model.provider.map(str::to_owned),
+                    model_name: model.name.map(str::to_owned),
+                    turn: ctx.turn(),
+                }));
+            }
+            self.warn_outdated_once(ctx, model);
+        }
         if self.inner.replay_only {
             return DispatchAction::stop(StopReason::because(CacheMiss {
-                model: model.to_owned(),
+                model: label.to_owned(),
                 turn: ctx.turn(),
             }));
         }
@@ -348,39 +375,3 @@ impl AgentHook for ResponseCache {
         OutcomeAction::proceed()
     }
 }
-
-/// A replaying [`ResponseCache`] stopped a run: the recording holds no response for a request
-/// the run made (the agent, its tools or the prompt changed since the recording).
-///
-/// It is the typed cause of the run's [`StopReason`]; the reason's text is its `Display`:
-///
-/// ```text
-/// response cache miss: no recorded response for turn <turn> on model `<model>`
-/// ```
-///
-/// Read it back with [`CacheMiss::from_error`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CacheMiss {
-    /// The label of the model the request was for.
-    pub model: String,
-    /// The turn that missed.
-    pub turn: usize,
-}
-
-const MISS_PREFIX: &str = "response cache miss: no recorded response for turn ";
-const MISS_MIDDLE: &str = " on model `";
-
-impl CacheMiss {
-    /// The miss carried by `error`, if a replaying cache stopped the run.
-    pub fn from_error(error: &PromptError) -> Option<Self> {
-        crate::hooks::stopped_by(error)
-    }
-}
-
-impl fmt::Display for CacheMiss {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{MISS_PREFIX}{}{MISS_MIDDLE}{}`", self.turn, self.model)
-    }
-}
-
-impl std::error::Error for CacheMiss {}

@@ -1,11 +1,12 @@
 //! A recording of model responses: one JSON line per response (or failed call), keyed by the
-//! request's digest.
+//! digest of the model and the request, and the version of that key.
 
+use super::key::KEY_VERSION;
 use crate::completion::{CompletionError, CompletionResponse, FinishReason, RawResponse, Usage};
 use crate::hex::lower_hex;
 use crate::message::{AssistantContent, OneOrMany};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -74,11 +75,13 @@ pub enum CacheError {
     },
 }
 
-/// One line of a recording, as written: the hex SHA-256 digest of the model label and the
-/// request, and the response, or the failure of a call that failed.
+/// One line of a recording, as written: the hex SHA-256 digest of the model (label, provider
+/// and name) and the request, the version of that key ([`KEY_VERSION`]), and the response,
+/// or the failure of a call that failed.
 #[derive(Serialize)]
 struct LineOut<'a> {
     key: String,
+    key_version: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     response: Option<&'a CachedResponse>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -89,6 +92,9 @@ struct LineOut<'a> {
 #[derive(Deserialize)]
 struct LineIn {
     key: String,
+    /// `None` on the lines of before it was written: version 1.
+    #[serde(default)]
+    key_version: Option<u32>,
     #[serde(default)]
     response: Option<CachedResponse>,
     #[serde(default)]
@@ -110,6 +116,10 @@ pub(super) enum Answer<'a> {
 pub(super) struct Recorded {
     pub responses: HashMap<[u8; 32], CachedResponse>,
     pub failures: HashMap<[u8; 32], CompletionError>,
+    /// The keys whose last line is of version 1: keyed by the model's label alone. They
+    /// serve a model that names nothing (its key is the same in both versions); for a named
+    /// model they only tell that the recording predates its keys.
+    pub label_keyed: HashSet<[u8; 32]>,
 }
 
 /// An open recording, appended to as responses arrive.
@@ -141,6 +151,20 @@ impl Recording {
                 serde_json::from_str(&line).map_err(|e| malformed(e.to_string()))?;
             let key = parse_key(&parsed.key)
                 .ok_or_else(|| malformed("`key` is not a 64-digit hex digest".into()))?;
+            match parsed.key_version {
+                None | Some(1) => recorded.label_keyed.insert(key),
+                Some(KEY_VERSION) => recorded.label_keyed.remove(&key),
+                // Its keys would never match here: say so rather than miss every call.
+                Some(version) if version > KEY_VERSION => {
+                    return Err(malformed(format!(
+                        "`key_version` {version} is newer than this reins reads \
+                         ({KEY_VERSION}): replay it with the reins that recorded it"
+                    )));
+                }
+                Some(version) => {
+                    return Err(malformed(format!("`key_version` {version} is no version")));
+                }
+            };
             // A later line for the same key (the call made again) replaces an earlier one.
             match (parsed.response, parsed.failure) {
                 (Some(response), None) => {
@@ -194,6 +218,7 @@ impl Recording {
         };
         let line = LineOut {
             key: lower_hex(key),
+            key_version: KEY_VERSION,
             response,
             failure,
         };

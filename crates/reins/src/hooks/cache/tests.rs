@@ -290,16 +290,39 @@ fn requests_that_differ_in_anything_sent_never_share_a_key() {
             ..base.clone()
         },
     ];
-    let mut keys = vec![
-        super::key("default", &base).unwrap(),
-        super::key("cheap", &base).unwrap(),
+    use super::key::{ModelKey, key};
+    let named = |provider, name| ModelKey {
+        provider: Some(provider),
+        name: Some(name),
+        ..ModelKey::by_label("default")
+    };
+    let models = [
+        ModelKey::by_label("default"),
+        ModelKey::by_label("cheap"),
+        named("openai", "gpt-4o"),
+        named("openai", "gpt-4o-mini"),
+        named("anthropic", "gpt-4o"),
+        ModelKey {
+            provider: Some("openai"),
+            ..ModelKey::by_label("default")
+        },
+        ModelKey {
+            name: Some("gpt-4o"),
+            ..ModelKey::by_label("default")
+        },
+        // The parts' bounds are kept: text moved from one part to the next is another model.
+        named("openaigpt", "-4o"),
     ];
+    let mut keys: Vec<_> = models.iter().map(|m| key(*m, &base).unwrap()).collect();
     keys.extend(
         variants
             .iter()
-            .map(|request| super::key("default", request).unwrap()),
+            .map(|request| key(ModelKey::by_label("default"), request).unwrap()),
     );
     let distinct: std::collections::HashSet<_> = keys.iter().collect();
     assert_eq!(distinct.len(), keys.len());
-    assert_eq!(keys[0], super::key("default", &base.clone()).unwrap());
+    assert_eq!(
+        keys[0],
+        key(ModelKey::by_label("default"), &base.clone()).unwrap()
+    );
 }

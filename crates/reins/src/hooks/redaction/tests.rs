@@ -152,6 +152,7 @@ async fn a_clean_request_is_not_patched_and_a_patch_replaces_only_the_history() 
         let target = DispatchTarget::Completion {
             turn: 1,
             model: "default",
+            identity: Default::default(),
             request,
         };
         let event = DispatchEvent {
@@ -425,6 +426,7 @@ async fn a_stack_called_as_a_hook_masks_the_documents_it_is_shown() {
     let target = DispatchTarget::Completion {
         turn: 1,
         model: "default",
+        identity: Default::default(),
         request: &request,
     };
     let event = DispatchEvent {

@@ -4,6 +4,7 @@
 use super::super::StepEventKind;
 use super::super::args_text::ArgsText;
 use super::super::tool_result::ToolResult;
+use super::model_identity::ModelIdentity;
 use crate::completion::{CompletionError, CompletionRequest, CompletionResponse};
 use crate::tool::ToolTraits;
 use serde::{Deserialize, Serialize};
@@ -140,6 +141,8 @@ pub(crate) enum DispatchTarget<'a> {
     Completion {
         turn: usize,
         model: &'a str,
+        /// What the model under `model` says it is (see `model_identity.rs`).
+        identity: ModelIdentity<'a>,
         request: &'a CompletionRequest,
     },
     Tool(ToolCallView<'a>),
@@ -299,7 +302,8 @@ impl<'a> DispatchEvent<'a> {
         }
     }
 
-    /// The label of the model about to be called, for a model call.
+    /// The label of the model about to be called, for a model call (what the model is:
+    /// [`model_provider`](Self::model_provider) and [`model_name`](Self::model_name)).
     pub fn model(&self) -> Option<&'a str> {
         match *self.target {
             DispatchTarget::Completion { model, .. } => Some(model),

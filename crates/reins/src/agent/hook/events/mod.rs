@@ -1,6 +1,8 @@
 //! The events hook methods receive. Each borrows from the run, so building one costs nothing.
-//! An effect's dispatch and outcome are in `effect.rs`. (A finished tool call, which outcome
-//! hooks may rewrite, is a [`ToolResult`](super::ToolResult), in `tool_result.rs`.)
+//! An effect's dispatch and outcome are in `effect.rs`; what a model call's dispatch says of
+//! the model called, in `model_identity.rs` and (its accessors) `model_call.rs`. (A finished
+//! tool call, which outcome hooks may rewrite, is a [`ToolResult`](super::ToolResult), in
+//! `tool_result.rs`.)
 
 use super::InvalidToolCallReason;
 use crate::agent::PromptError;
@@ -8,9 +10,12 @@ use crate::completion::{CompletionRequest, FinishReason, RawResponse, Usage};
 use crate::message::{AssistantContent, Message, OneOrMany};
 
 mod effect;
+mod model_call;
+mod model_identity;
 
 pub use effect::{DispatchEvent, DispatchKind, EffectCall, EffectOutput, OutcomeEvent};
 pub(crate) use effect::{DispatchTarget, OutcomeTarget, ToolCallView};
+pub(crate) use model_identity::ModelIdentity;
 
 /// `on_run_start`: the run is about to make its first model call.
 #[derive(Debug, Clone, Copy)]
