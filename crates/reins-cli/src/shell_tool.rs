@@ -198,11 +198,14 @@ impl Tool for ShellTool {
         let (program, rest) = argv.split_first().ok_or("the command is empty")?;
         // Started by a supervisor that ends the program's group if reins itself is killed.
         let mut supervised = tool_supervisor::command(program.as_ref(), rest);
+        // A call cut off is the supervisor's to end (its lifeline dropped): killed by reins
+        // first, it would leave what escaped the group running.
+        let supervises = supervised.supervises();
         let command = &mut supervised.command;
         command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .kill_on_drop(!supervises);
         for variable in &self.withheld {
             command.env_remove(variable);
         }
@@ -213,8 +216,9 @@ impl Tool for ShellTool {
         let cannot_run = |error: std::io::Error| format!("cannot run `{program}`: {error}");
         let mut child = command.spawn().map_err(cannot_run)?;
         let lifeline = supervised.started();
-        // Killed whole if the call is cut off (Ctrl-C, a timeout) while it runs.
-        let group = GroupGuard::of(&child);
+        // Killed whole if the call is cut off (Ctrl-C, a timeout) while it runs: by the
+        // supervisor once `lifeline` is dropped, or by this guard where there is none.
+        let group = GroupGuard::of(&child, supervises);
         let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
         // Once the program exits, what it left running in its group is ended: a background
         // child holding stdout open (`sleep 600 & echo ok`) would otherwise keep the call

@@ -11,11 +11,28 @@
 //! supervisor kills the group, itself with it. (Linux's parent-death signal would need code
 //! run between `fork` and `exec`, which safe Rust cannot give a child.)
 //!
+//! A call cut off (Ctrl-C, a timeout) is ended the same way: reins drops its end of the
+//! socket, and leaves the group to the supervisor rather than killing it, supervisor and
+//! all, before the supervisor could end what follows.
+//!
+//! A descendant that moved to a group or session of its own (`setsid prog &`, a daemon's
+//! double fork) is out of the group's reach: it kept running after its call ended, was cut
+//! off or reins was killed (a booking made after the run reported the call in doubt), and
+//! one holding the program's output kept the call waiting to its timeout. On Linux the
+//! supervisor is a child subreaper (`tool_supervisor/reaper.rs`): such a descendant is its
+//! child once its parent died, and the supervisor kills every child it has, and those
+//! handed to it in turn, before it ends the group, and once the program ended before it
+//! reports: what escaped ends with the call, as what stayed in the group does. On other
+//! Unix systems it escapes as before.
+//!
 //! Over the same socket the supervisor tells reins why the program could not start, or how
 //! it ended, so a call's result reads as when reins started the program itself.
 //!
 //! Unix only; elsewhere, and in this crate's unit tests (whose executable is the test
 //! harness, not reins), reins starts the program itself.
+
+#[cfg(target_os = "linux")]
+mod reaper;
 
 use std::ffi::OsStr;
 use std::process::ExitCode;
@@ -70,6 +87,15 @@ pub fn command(program: &OsStr, args: &[impl AsRef<OsStr>]) -> Supervised {
 }
 
 impl Supervised {
+    /// Whether the command starts a supervisor (not the program itself): a call cut off is
+    /// then ended by it, once the [`Lifeline`] is dropped.
+    pub fn supervises(&self) -> bool {
+        #[cfg(unix)]
+        return self.lifeline.is_some();
+        #[cfg(not(unix))]
+        return false;
+    }
+
     /// The command was spawned: the supervisor's end of the socket is closed here (it lives
     /// on in the supervisor only), and the watch on reins's end begins.
     pub fn started(self) -> Lifeline {
@@ -165,6 +191,9 @@ mod unix {
             return ExitCode::FAILURE;
         };
         let mut report = &socket;
+        // Before the program starts, so that no descendant of it is ever init's.
+        #[cfg(target_os = "linux")]
+        super::reaper::adopt_orphans();
         let mut child = match std::process::Command::new(&program)
             .args(arguments)
             .env_remove(SUPERVISE)
@@ -180,7 +209,12 @@ mod unix {
         if let Ok(watched) = socket.try_clone() {
             std::thread::spawn(move || end_group_when_closed(watched));
         }
-        match child.wait() {
+        let ended = child.wait();
+        // What the program left running ends before the call does: here what escaped its
+        // group too (reins kills the group once this process exited).
+        #[cfg(target_os = "linux")]
+        super::reaper::end_children();
+        match ended {
             Ok(status) => {
                 let _ = writeln!(report, "{ENDED}{}", status.into_raw());
                 ExitCode::SUCCESS
@@ -192,6 +226,8 @@ mod unix {
     /// Waits for reins's end of `socket` to close (reins never writes to it), then kills this
     /// process's group, the program and everything it started with it: reins is gone, or
     /// gave the call up. Only a group this process leads, as reins starts it: never reins's.
+    /// On Linux every descendant that left the group is killed first (the group's kill ends
+    /// this process too).
     fn end_group_when_closed(mut socket: UnixStream) {
         let mut byte = [0; 1];
         loop {
@@ -202,6 +238,8 @@ mod unix {
                 Err(_) => break,
             }
         }
+        #[cfg(target_os = "linux")]
+        super::reaper::end_children();
         if rustix::process::getpgrp() == rustix::process::getpid() {
             let _ = rustix::process::kill_current_process_group(rustix::process::Signal::KILL);
         }

@@ -11,8 +11,12 @@ mod common;
 // boot its pid belongs to; elsewhere its lease is waited out.
 #[cfg(target_os = "linux")]
 mod crash_kill;
+// Processes that left the program's group are ended only where Linux hands them to the
+// supervisor.
 #[cfg(feature = "local")]
 mod demo;
+#[cfg(target_os = "linux")]
+mod escaped_processes;
 mod failed_run;
 mod hosted;
 mod interrupt;
