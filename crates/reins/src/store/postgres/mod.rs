@@ -27,7 +27,6 @@ use super::{
 use crate::run::{RunState, RunStatus};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use rows::backend;
-use schema::SCHEMA;
 use std::time::Duration;
 
 /// How many connections a [`PostgresStore`] opens at most, unless
@@ -147,16 +146,7 @@ impl PostgresStore {
             feed: FeedSlot::default(),
             listener_check: Self::LISTENER_CHECK,
         };
-        let client = store.client().await?;
-        // Workers starting together may race to create the schema; the advisory lock makes
-        // them take turns.
-        client
-            .batch_execute(&format!(
-                "SELECT pg_advisory_lock(7351); {SCHEMA} SELECT pg_advisory_unlock(7351);"
-            ))
-            .await
-            .map_err(backend)?;
-        drop(client);
+        schema::set_up(&mut store.client().await?).await?;
         Ok(store)
     }
 

@@ -1,12 +1,37 @@
 //! The PostgreSQL store's tables, created by [`PostgresStore::connect`](super::PostgresStore::connect)
 //! when they do not exist, and the columns that tables created by earlier releases lack.
 
+use super::rows::backend;
+use crate::store::StoreError;
+
 /// How `created_at` is read: a run written by a release that does not set it (the column is
 /// nullable so that such a release can still insert) counts as created when it was last
 /// written.
 pub(super) const CREATED_AT: &str = "COALESCE(created_at, updated_at)";
 
-pub(super) const SCHEMA: &str = "
+/// The advisory lock every connecting store takes while it sets the tables up. The number the
+/// releases before this one took (for the whole session, let go before their set-up had
+/// committed): a store of such a release connecting meanwhile takes turns with this one.
+const SET_UP_LOCK: i64 = 7351;
+
+/// Creates the tables (and adds the columns earlier releases lack) in one transaction that
+/// holds [`SET_UP_LOCK`] until it commits: processes connecting together take turns, and each
+/// finds the tables either not yet made or made and committed, whole. (Let go before the
+/// commit, as releases before this one did, the next one in would not see the tables yet, try
+/// to create them too, and fail on the catalog's unique index once the first committed, or
+/// add a column twice.) A failure rolls everything back and lets the lock go.
+pub(super) async fn set_up(client: &mut deadpool_postgres::Client) -> Result<(), StoreError> {
+    let transaction = client.transaction().await.map_err(backend)?;
+    transaction
+        .batch_execute(&format!(
+            "SELECT pg_advisory_xact_lock({SET_UP_LOCK}); {SCHEMA}"
+        ))
+        .await
+        .map_err(backend)?;
+    transaction.commit().await.map_err(backend)
+}
+
+const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS reins_runs (
     run_id TEXT PRIMARY KEY,
     version BIGINT NOT NULL,

@@ -66,6 +66,10 @@ pub struct SqliteStore {
     feed: FeedSlot,
 }
 
+/// How long an operation waits for another process's write to the file (or its set-up of
+/// it) before failing with "database is locked".
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The decision signals of every file opened in this process, so that every handle on one
 /// file (whoever opened it) tells the others' watches at once.
 static FILES: LazyLock<Mutex<HashMap<PathBuf, (DecisionSignals, FeedSlot)>>> =
@@ -128,24 +132,17 @@ impl SqliteStore {
         path: PathBuf,
         shared: bool,
     ) -> Result<Self, StoreError> {
-        // WAL lets readers work while a writer commits; the busy timeout makes concurrent
-        // writers from other processes wait for the lock instead of failing. `FULL` syncs
-        // the log at every commit: a checkpoint that returned (a tool call marked started
-        // among them) survives a power loss, so the call is not run again after it.
-        connection
-            .pragma_update(None, "journal_mode", "WAL")
-            .map_err(backend)?;
+        // The busy timeout makes concurrent writers from other processes (other openers
+        // among them) wait for the lock instead of failing. WAL lets readers work while a
+        // writer commits. `FULL` syncs the log at every commit: a checkpoint that returned (a
+        // tool call marked started among them) survives a power loss, so the call is not run
+        // again after it.
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
+        schema::use_write_ahead_log(&connection, BUSY_TIMEOUT)?;
         connection
             .pragma_update(None, "synchronous", "FULL")
             .map_err(backend)?;
-        connection
-            .busy_timeout(Duration::from_secs(10))
-            .map_err(backend)?;
-        if !shared {
-            schema::refuse_foreign(&connection)?;
-        }
-        connection.execute_batch(schema::SCHEMA).map_err(backend)?;
-        schema::add_missing_columns(&mut connection)?;
+        schema::set_up(&mut connection, shared)?;
         let (signals, feed) = if path.as_os_str() == ":memory:" {
             (DecisionSignals::new(), FeedSlot::default())
         } else {

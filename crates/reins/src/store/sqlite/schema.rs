@@ -4,9 +4,10 @@
 use super::rows::backend;
 use crate::store::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
+use std::time::{Duration, Instant};
 
 /// The tables every file holds.
-pub(super) const SCHEMA: &str = "
+const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS reins_runs (
     run_id TEXT PRIMARY KEY,
     version INTEGER NOT NULL,
@@ -60,9 +61,49 @@ CREATE TABLE IF NOT EXISTS reins_checkpoints (
 );
 ";
 
+/// Switches the file to write-ahead logging, waiting up to `patience` for other connections'
+/// writes. SQLite does not call the busy handler for this switch (it takes the write lock from
+/// a read it already holds), so a file that other processes are opening too (each switching
+/// it) would otherwise fail at once with "database is locked".
+pub(super) fn use_write_ahead_log(
+    connection: &Connection,
+    patience: Duration,
+) -> Result<(), StoreError> {
+    let started = Instant::now();
+    loop {
+        match connection.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(error, _))
+                if error.code == rusqlite::ErrorCode::DatabaseBusy
+                    && started.elapsed() < patience =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            done => return done.map_err(backend),
+        }
+    }
+}
+
+/// Makes the file the store's: refuses another application's (unless `shared`), creates the
+/// tables and adds the columns earlier releases lack, in one `IMMEDIATE` transaction. Processes
+/// opening one file together take turns (each waits for the write lock under the busy timeout,
+/// never upgrading a read to a write, which SQLite would fail at once), and each sees the
+/// tables either all there and upgraded, or not yet made: never one of them added twice, nor a
+/// column added but not yet filled.
+pub(super) fn set_up(connection: &mut Connection, shared: bool) -> Result<(), StoreError> {
+    let transaction = connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    if !shared {
+        refuse_foreign(&transaction)?;
+    }
+    transaction.execute_batch(SCHEMA).map_err(backend)?;
+    add_missing_columns(&transaction)?;
+    transaction.commit().map_err(backend)
+}
+
 /// Refuses a database that holds tables and none of the store's: another application's,
 /// which the store would otherwise fill with its own.
-pub(super) fn refuse_foreign(connection: &Connection) -> Result<(), StoreError> {
+fn refuse_foreign(connection: &Connection) -> Result<(), StoreError> {
     let (tables, ours): (bool, bool) = connection
         .query_row(
             "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table'
@@ -108,12 +149,8 @@ pub(super) const CREATED_AT: &str = "COALESCE(created_at, updated_at)";
 /// Adds the columns a table created by an earlier release lacks: `lease_token` (before leases
 /// had tokens), `created_at` (before runs kept when they were created) and `agent_name`
 /// (before listings said whose each run is), the last two filled for the runs already there.
-/// In one `IMMEDIATE` transaction, so processes opening the file together do not both add
-/// them.
-pub(super) fn add_missing_columns(connection: &mut Connection) -> Result<(), StoreError> {
-    let transaction = connection
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(backend)?;
+/// Inside [`set_up`]'s transaction.
+fn add_missing_columns(transaction: &Connection) -> Result<(), StoreError> {
     let present = |column: &str| {
         transaction
             .query_row(
@@ -145,5 +182,5 @@ pub(super) fn add_missing_columns(connection: &mut Connection) -> Result<(), Sto
             .execute_batch(FILL_AGENT_NAME)
             .map_err(backend)?;
     }
-    transaction.commit().map_err(backend)
+    Ok(())
 }

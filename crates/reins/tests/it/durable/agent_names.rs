@@ -13,7 +13,7 @@ use reins::agent::{RunState, RunStatus};
 use reins::store::{FORMAT_VERSION, RunStore, SqliteStore};
 
 /// A state of the run `run_id` of the agent `agent_name`, running.
-fn run_of(run_id: &str, agent_name: Option<&str>) -> RunState {
+pub(super) fn run_of(run_id: &str, agent_name: Option<&str>) -> RunState {
     let mut state = RunStateBuilder::suspended_example();
     state.run_id = run_id.to_owned();
     state.agent_name = agent_name.map(str::to_owned);
@@ -59,7 +59,7 @@ per_store!(each_run_is_listed_with_its_agent);
 
 /// The runs table as the release before agent names made it (the same in both databases, but
 /// for the integer type); the store adds the others.
-fn runs_table_before_agent_names(integer: &str) -> String {
+pub(super) fn runs_table_before_agent_names(integer: &str) -> String {
     format!(
         "CREATE TABLE reins_runs (
             run_id TEXT PRIMARY KEY, version {integer} NOT NULL, format {integer} NOT NULL,
@@ -71,7 +71,7 @@ fn runs_table_before_agent_names(integer: &str) -> String {
 }
 
 /// The statement with which that release stored a run: `$1` its id, `$2` its state.
-const INSERT_BEFORE_AGENT_NAMES: &str =
+pub(super) const INSERT_BEFORE_AGENT_NAMES: &str =
     "INSERT INTO reins_runs (run_id, version, format, status, state, updated_at, created_at)
      VALUES ($1, 1, $2, 'running', $3, 5000, 5000)";
 

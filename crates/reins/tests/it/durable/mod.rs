@@ -17,7 +17,8 @@
 //! run whose answer was refused, [`deep_json`] stores and resumes runs with JSON nested as
 //! deep as a parser takes it; [`postgres_connect`] reports why a connection to PostgreSQL
 //! failed, [`pg_listener`] replaces a decision listener's connection that died silently;
-//! [`sqlite_files`] opens files a SQLite store did not write. A case run on every store is one
+//! [`sqlite_files`] opens files a SQLite store did not write; [`opened_together`] opens one
+//! database from many processes at once. A case run on every store is one
 //! body and a [`per_store!`](per_store) line.
 
 mod agent_names;
@@ -37,6 +38,7 @@ mod in_doubt;
 mod last_written;
 mod leases_listed;
 mod listed;
+mod opened_together;
 mod per_store;
 #[cfg(feature = "postgres")]
 mod pg_listener;
