@@ -115,7 +115,8 @@ fn decode_with(
         message,
     };
     if format == i64::from(current) {
-        return serde_json::from_str(json).map_err(|error| corrupt(error.to_string()));
+        let state = serde_json::from_str(json).map_err(|error| corrupt(error.to_string()))?;
+        return of_run(run_id, state);
     }
     let mut document: Value =
         serde_json::from_str(json).map_err(|error| corrupt(error.to_string()))?;
@@ -139,10 +140,28 @@ fn decode_with(
             fields.insert("version".to_owned(), Value::from(version));
         }
     }
-    serde_json::from_value(document).map_err(|error| {
+    let state = serde_json::from_value(document).map_err(|error| {
         corrupt(format!(
             "after upgrading from format {format} to {current}: {error}"
         ))
+    })?;
+    of_run(run_id, state)
+}
+
+/// `state`, read from the record of `run_id`, if it is that run's. A state of another run (a
+/// record copied or edited behind the store's back) is [`StoreError::Corrupt`]: read as
+/// `run_id`'s, it would be resumed, shown and decided on under the other run's id — a decision
+/// made for the calls listed under `run_id` recorded for the other run.
+fn of_run(run_id: &str, state: RunState) -> Result<RunState, StoreError> {
+    if state.run_id == run_id {
+        return Ok(state);
+    }
+    Err(StoreError::Corrupt {
+        run_id: run_id.to_owned(),
+        message: format!(
+            "its state is of another run, `{}` (copied or edited outside reins)",
+            state.run_id
+        ),
     })
 }
 
@@ -328,6 +347,18 @@ mod tests {
             matches!(&error, StoreError::Corrupt { run_id, message } if run_id == "r1" && message.contains("`paused`")),
             "{error:?}"
         );
+    }
+
+    #[test]
+    fn a_state_of_another_run_is_corrupt() {
+        let error = decode_state("r2", 1, &current_document().to_string()).unwrap_err();
+        assert!(
+            matches!(&error, StoreError::Corrupt { run_id, message } if run_id == "r2" && message.contains("`r1`")),
+            "{error:?}"
+        );
+        // Upgraded from an older format too.
+        let error = decode_with(V0_TO_V1, 1, "r2", 0, &format_0_document()).unwrap_err();
+        assert!(matches!(&error, StoreError::Corrupt { run_id, .. } if run_id == "r2"));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! [`claims`] races workers and checks leases, [`created_at`] lists when each run was
 //! created, [`agent_names`] lists whose each run is, [`dropped`] gives back the lease of a run whose
 //! future was dropped, [`finished`] resumes finished runs, [`records`]
-//! reads unreadable, upgraded, corrupt and foreign records, [`in_doubt`] cuts calls off between
+//! reads unreadable, upgraded, corrupt and foreign records, [`copied_states`] refuses a run
+//! holding another run's state, [`in_doubt`] cuts calls off between
 //! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`fork`]
 //! lists checkpoints and forks from them, [`renewal`] keeps a slow step's lease (and a
 //! stream read slowly), [`format`] resumes a stored format-1 record of a suspended run and
@@ -24,6 +25,7 @@
 mod agent_names;
 mod bindings;
 mod claims;
+mod copied_states;
 mod created_at;
 mod deep_json;
 mod dropped;
