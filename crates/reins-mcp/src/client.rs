@@ -1,9 +1,11 @@
 //! A live connection to an MCP server ([`McpClient`]): listing and calling its tools, mapping
-//! rmcp's errors to ones naming the server, and starting a crashed stdio server again.
+//! rmcp's errors to ones naming the server, and starting a crashed stdio server again (or
+//! connecting again to an HTTP server that ended the session).
 
 use crate::McpError;
 use crate::content::McpToolResult;
 use crate::handler::ClientEvents;
+use crate::http_client::SessionEnd;
 use crate::server::{EFFECT_ID_META_KEY, McpServer, scrub, shown_message};
 use crate::stderr::StderrTail;
 use reins::hooks::redaction::Redaction;
@@ -32,6 +34,8 @@ pub(crate) struct Connection {
     secrets: Vec<(String, String)>,
     /// The same values, replaced wherever a tool's result echoes them (`echoes.rs`).
     echoes: Option<Redaction>,
+    /// Over HTTP: whether the server ended the session.
+    session_end: Option<SessionEnd>,
 }
 
 impl Connection {
@@ -47,13 +51,27 @@ impl Connection {
             stderr_tail,
             echoes: crate::echoes::redaction(&secrets),
             secrets,
+            session_end: None,
         }
     }
 
-    /// Whether the connection is over: closed by the client, or its service loop ended (the
-    /// process exited, the transport failed).
+    /// The connection, over when `session_end` says the server ended the session.
+    pub(crate) fn ended_with(mut self, session_end: SessionEnd) -> Self {
+        self.session_end = Some(session_end);
+        self
+    }
+
+    /// Whether the connection is over: closed by the client, its service loop ended (the
+    /// process exited, the transport failed), or the server ended the session.
     fn is_dead(&self) -> bool {
-        self.service.is_closed() || self.service.peer().is_transport_closed()
+        self.service.is_closed()
+            || self.service.peer().is_transport_closed()
+            || self.session_ended()
+    }
+
+    /// Whether the HTTP server ended the session (answered a request in it with 404).
+    fn session_ended(&self) -> bool {
+        self.session_end.as_ref().is_some_and(SessionEnd::has_ended)
     }
 }
 
@@ -187,16 +205,18 @@ impl McpClient {
         ))
     }
 
-    /// Whether the connection is closed (the process exited, or [`close`](McpClient::close)
-    /// was called). A closed stdio connection is opened again on the next request, within
-    /// [`McpServer::max_restarts`], unless it was closed by [`close`](McpClient::close).
+    /// Whether the connection is closed (the process exited, an HTTP server ended the session,
+    /// or [`close`](McpClient::close) was called). A stdio connection whose process exited,
+    /// or an HTTP one whose session the server ended, is opened again on the next request,
+    /// within [`McpServer::max_restarts`], unless it was closed by [`close`](McpClient::close).
     pub fn is_closed(&self) -> bool {
         self.inner
             .current()
             .is_none_or(|connection| connection.is_dead())
     }
 
-    /// How many times the server was started again after it died.
+    /// How many times the server was started again after it died (or, over HTTP, connected to
+    /// again after it ended the session).
     pub fn restarts(&self) -> u32 {
         self.inner.restarts.load(Ordering::Acquire)
     }
@@ -244,28 +264,29 @@ impl ClientInner {
         self.connection.try_lock().ok().map(|guard| guard.clone())
     }
 
-    /// The connection to send a request on: the current one, or, when a stdio server died
-    /// and restarts are left, a new one.
+    /// The connection to send a request on: the current one, or, when a stdio server died or
+    /// an HTTP server ended the session, and restarts are left, a new one.
     async fn live(&self, operation: &str) -> Result<Arc<Connection>, McpError> {
         let mut current = self.connection.lock().await;
         if !current.is_dead() {
             return Ok(current.clone());
         }
-        let restartable = self.server.is_stdio()
+        let session_ended = current.session_ended();
+        let restartable = (self.server.is_stdio() || session_ended)
             && !self.closed.load(Ordering::Acquire)
             && self.restarts.load(Ordering::Acquire) < self.server.max_restarts;
         if !restartable {
             return Err(self.disconnected(&current, operation).await);
         }
         self.restarts.fetch_add(1, Ordering::AcqRel);
-        tracing::warn!(
-            target: "reins_mcp",
-            server = %self.name,
-            restart = self.restarts.load(Ordering::Acquire),
-            "MCP server exited; starting it again"
-        );
+        let restart = self.restarts.load(Ordering::Acquire);
+        if session_ended {
+            tracing::warn!(target: "reins_mcp", server = %self.name, restart, "MCP server ended the session; connecting again");
+        } else {
+            tracing::warn!(target: "reins_mcp", server = %self.name, restart, "MCP server exited; starting it again");
+        }
         let connection = Arc::new(self.server.open(self.events.clone()).await?);
-        // The new process may have other tools; the caller should list them again.
+        // The new process (or session) may have other tools; the caller should list them again.
         self.events.mark_tools_changed();
         *current = connection.clone();
         Ok(connection)

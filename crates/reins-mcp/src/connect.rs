@@ -115,8 +115,11 @@ impl McpServer {
             header_value.set_sensitive(true);
             headers.insert(header_name, header_value);
         }
+        // A session the server ended ends the connection (`http_client.rs`), never rmcp's
+        // unchecked `initialize` again.
         let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
-            .custom_headers(headers);
+            .custom_headers(headers)
+            .reinit_on_expired_session(false);
         if let Some(token) = &endpoint.bearer_token {
             config = config.auth_header(token.0.clone());
         }
@@ -125,6 +128,7 @@ impl McpServer {
             message: format!("the HTTP client could not be made: {error}"),
             stderr: String::new(),
         })?;
+        let session_end = client.session_end();
         let transport = Lenient::new(
             StreamableHttpClientTransport::with_client(client, config),
             &self.name,
@@ -136,7 +140,8 @@ impl McpServer {
                 None,
                 None,
                 secrets,
-            )),
+            )
+            .ended_with(session_end)),
             Ok(Err(error)) => Err(McpError::Handshake {
                 server: self.name.clone(),
                 message: failure_message(&error, &secrets, self.max_result_bytes),

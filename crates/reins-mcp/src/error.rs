@@ -32,8 +32,8 @@ pub enum McpError {
         /// The last lines the server wrote to its standard error, if any.
         stderr: String,
     },
-    /// The connection to the server is gone: its process exited (or was killed) or the client
-    /// was closed.
+    /// The connection to the server is gone: its process exited (or was killed), an HTTP
+    /// server ended the session (answered a request in it with 404), or the client was closed.
     #[error(
         "MCP server `{server}` is no longer running: `{operation}` could not be sent or was not answered{}",
         stderr_suffix(stderr)

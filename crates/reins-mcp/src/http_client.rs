@@ -16,6 +16,14 @@
 //! server's answer. A refused body answering nothing (the answer to a notification) is
 //! dropped with a warning.
 //!
+//! A 404 to a request carrying the session id means the server ended the session (or lost
+//! it in a restart): the request fails with rmcp's `SessionExpired`, and the client marks its
+//! [`SessionEnd`], which makes the connection dead (`client.rs`) so that the next request opens
+//! a new one with a whole, checked handshake. rmcp's own recovery, which would send the first
+//! `initialize` again behind the caller's back and retry the request in the new session, is
+//! off (`connect.rs`): its new handshake's answer is never checked (a revision reins does not
+//! speak would be taken) nor seen (the tools may have changed), and a call would be sent twice.
+//!
 //! What rmcp's client does for a `server/discover` a pre-2026 server rejects with a 4xx is
 //! not done here: reins starts every connection with an `initialize` (`handler.rs`) and
 //! never sends `server/discover`.
@@ -41,6 +49,7 @@ use sse_stream::Sse;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an HTTP request of this client fails with.
 type HttpError = StreamableHttpError<reqwest::Error>;
@@ -61,6 +70,23 @@ const ACCEPTED_TYPES: &str = "text/event-stream, application/json";
 pub(crate) struct WeighedHttpClient {
     client: reqwest::Client,
     server: Arc<str>,
+    session_end: SessionEnd,
+}
+
+/// Whether the server ended the session: it answered a POST carrying the session id with 404.
+/// Shared by a client, its clones, and the connection they serve.
+#[derive(Clone, Default)]
+pub(crate) struct SessionEnd(Arc<AtomicBool>);
+
+impl SessionEnd {
+    /// Whether the server ended the session.
+    pub(crate) fn has_ended(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn mark(&self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 /// A JSON body, as far as it was read.
@@ -95,7 +121,13 @@ impl WeighedHttpClient {
         Ok(WeighedHttpClient {
             client,
             server: Arc::from(server),
+            session_end: SessionEnd::default(),
         })
+    }
+
+    /// What says whether the server ended this client's session.
+    pub(crate) fn session_end(&self) -> SessionEnd {
+        self.session_end.clone()
     }
 
     /// A request to `uri` with the token and headers every request carries.
@@ -257,6 +289,8 @@ impl StreamableHttpClient for WeighedHttpClient {
             return Ok(StreamableHttpPostResponse::Accepted);
         }
         if status == StatusCode::NOT_FOUND && session_sent {
+            tracing::warn!(target: "reins_mcp", server = %self.server, "the MCP server ended the session (HTTP 404)");
+            self.session_end.mark();
             return Err(StreamableHttpError::SessionExpired);
         }
         let session_id = response

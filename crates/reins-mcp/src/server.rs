@@ -32,7 +32,8 @@ pub const DEFAULT_MAX_TOOLS: usize = 256;
 /// as JSON) unless told otherwise (8 MiB).
 pub const DEFAULT_MAX_TOOL_LIST_BYTES: usize = 8 * 1024 * 1024;
 
-/// How many times a crashed stdio server is restarted unless told otherwise.
+/// How many times a crashed stdio server is restarted (or an HTTP server that ended the
+/// session connected to again) unless told otherwise.
 pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 
 /// How an MCP server is reached: a command run as a child process speaking MCP over its
@@ -316,9 +317,13 @@ impl McpServer {
         self
     }
 
-    /// How many times in the client's life a stdio server that exited is started again, on
-    /// the next request after it died ([`DEFAULT_MAX_RESTARTS`]; 0 never restarts). The
-    /// request that found it dead fails with [`McpError::Disconnected`](crate::McpError::Disconnected).
+    /// How many times in the client's life a stdio server that exited is started again, or
+    /// an HTTP server that ended the session (answered a request in it with 404) is connected
+    /// to again, on the next request ([`DEFAULT_MAX_RESTARTS`]; 0 never does). The request
+    /// that found it dead fails with [`McpError::Disconnected`](crate::McpError::Disconnected);
+    /// the new connection makes the whole handshake, checked as the first one, and
+    /// [`McpClient::tools_changed`](crate::McpClient::tools_changed) says to list the tools
+    /// again.
     pub fn max_restarts(mut self, restarts: u32) -> Self {
         self.max_restarts = restarts;
         self

@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 /// `hostile_server.py <mode> --http`, killed when dropped.
-struct HostileHttp {
+pub(crate) struct HostileHttp {
     child: Child,
     url: String,
 }
@@ -28,7 +28,7 @@ impl HostileHttp {
     }
 
     /// The server in `mode`, with `flags`, and `env` in its environment.
-    fn start_with_env(mode: &str, flags: &[&str], env: &[(&str, &str)]) -> HostileHttp {
+    pub(crate) fn start_with_env(mode: &str, flags: &[&str], env: &[(&str, &str)]) -> HostileHttp {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/it/fixtures/hostile_server.py"
@@ -51,7 +51,7 @@ impl HostileHttp {
         }
     }
 
-    fn server(&self) -> McpServer {
+    pub(crate) fn server(&self) -> McpServer {
         McpServer::http(&self.url).name("hostile")
     }
 }

@@ -13,6 +13,7 @@ mod hostile;
 mod hostile_bounds;
 mod hostile_handshake;
 mod hostile_http;
+mod hostile_sessions;
 mod http;
 mod http_redirects;
 mod notifications;
