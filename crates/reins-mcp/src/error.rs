@@ -35,7 +35,7 @@ pub enum McpError {
     /// The connection to the server is gone: its process exited (or was killed), an HTTP
     /// server ended the session (answered a request in it with 404), or the client was closed.
     #[error(
-        "MCP server `{server}` is no longer running: `{operation}` could not be sent or was not answered{}",
+        "MCP server `{server}` is no longer connected (its process ended, or it ended the session): `{operation}` could not be sent or was not answered{}",
         stderr_suffix(stderr)
     )]
     Disconnected {

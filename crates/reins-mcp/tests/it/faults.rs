@@ -112,7 +112,7 @@ async fn a_server_killed_mid_run_fails_the_next_call_clearly() {
         panic!("expected an execution failure, got {:?}", second.outcome);
     };
     assert!(
-        message.contains("MCP server `time` is no longer running"),
+        message.contains("MCP server `time` is no longer connected"),
         "{message}"
     );
     let error = client
@@ -145,7 +145,7 @@ async fn close_kills_the_process_and_later_calls_fail() {
     set.add(tools.get("echo").unwrap().clone());
     let execution = call(&set, "echo", json!({"message": "x"})).await;
     assert!(
-        execution.output.render().contains("is no longer running"),
+        execution.output.render().contains("is no longer connected"),
         "{:?}",
         execution.output
     );

@@ -44,6 +44,11 @@ async fn a_call_in_a_session_the_server_ended_fails_and_the_next_connects_again(
         matches!(&error, McpError::Disconnected { operation, .. } if operation == "tools/call echo"),
         "{error:?}"
     );
+    // An HTTP server runs on: the message must not say it stopped.
+    assert!(
+        error.to_string().contains("it ended the session"),
+        "{error}"
+    );
     assert!(client.is_closed());
     assert_eq!(client.restarts(), 0);
     // The next request opens a new connection, handshake and all, and says the tools may
