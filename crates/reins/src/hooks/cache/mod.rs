@@ -24,6 +24,7 @@ use key::{Answered, ModelKey, key};
 use recording::{Answer, Recorded, Recording};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -216,12 +217,7 @@ impl ResponseCache {
         if ctx.scratchpad().remove::<PendingKey>().is_none() {
             return;
         }
-        let first = ctx.scratchpad().update(|warned: &mut WarnedUnseen| {
-            let first = !warned.0;
-            warned.0 = true;
-            first
-        });
-        if first {
+        if said_first_in_run::<UnseenOutcome>(ctx) {
             tracing::warn!(
                 run_id = ctx.run_id(),
                 recording = ?recording,
@@ -234,9 +230,8 @@ impl ResponseCache {
     }
 }
 
-/// Whether the run was told its recording lacks a call (see `check_unseen_outcome`).
-#[derive(Default)]
-struct WarnedUnseen(bool);
+/// A warning said once a run: its recording lacks a call (`check_unseen_outcome`).
+enum UnseenOutcome {}
 
 impl ResponseCache {
     /// Whether the recording holds an answer to this call of `request` under the key of
@@ -261,12 +256,7 @@ impl ResponseCache {
     /// Says once a run that the recording's answer to a call predates keys by model, so the
     /// model is called and its answer recorded again.
     fn warn_outdated_once(&self, ctx: &HookContext, model: ModelKey<'_>) {
-        let first = ctx.scratchpad().update(|warned: &mut WarnedOutdated| {
-            let first = !warned.0;
-            warned.0 = true;
-            first
-        });
-        if first {
+        if said_first_in_run::<OutdatedAnswer>(ctx) {
             tracing::warn!(
                 run_id = ctx.run_id(),
                 recording = ?self.inner.recording,
@@ -279,9 +269,23 @@ impl ResponseCache {
     }
 }
 
-/// Whether the run was told its recording predates keys by model (see `warn_outdated_once`).
-#[derive(Default)]
-struct WarnedOutdated(bool);
+/// A warning said once a run: its recording predates keys by model (`warn_outdated_once`).
+enum OutdatedAnswer {}
+
+/// Whether a run was given the warning `Warning` names yet.
+struct Said<Warning>(bool, PhantomData<fn() -> Warning>);
+
+impl<Warning> Default for Said<Warning> {
+    fn default() -> Self {
+        Said(false, PhantomData)
+    }
+}
+
+/// Whether the warning `Warning` names is to be said now: the first time a run asks.
+fn said_first_in_run<Warning: 'static>(ctx: &HookContext) -> bool {
+    ctx.scratchpad()
+        .update(|said: &mut Said<Warning>| !std::mem::replace(&mut said.0, true))
+}
 
 impl AgentHook for ResponseCache {
     fn observes(&self, kind: StepEventKind) -> bool {
