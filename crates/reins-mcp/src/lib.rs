@@ -86,32 +86,44 @@
 //! most [`McpService::max_concurrent_calls`] calls run at once, over every client (a
 //! client that hangs up leaves its call running: only `notifications/cancelled` ends it).
 //!
+//! The README's example, compiled here:
+//!
 //! ```no_run
 //! use reins::agent::AgentBuilder;
 //! use reins::hooks::approval::{ApprovalPolicy, Rule};
 //! use reins::testing::{ScriptedModel, Turn};
 //! use reins_mcp::McpServer;
 //! use serde_json::json;
+//! use std::time::Duration;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // `python3 -m pip install mcp-server-time` provides this server.
 //! let time = McpServer::stdio("python3", ["-m", "mcp_server_time"])
-//!     .name("time")
+//!     .name("time") // errors name the server
+//!     .call_timeout(Duration::from_secs(10))
 //!     .connect()
 //!     .await?;
-//! let tools = time.tools().await?.prefix("time_");
+//! let search = McpServer::http("https://mcp.example.com/mcp")
+//!     .bearer_token(std::env::var("SEARCH_TOKEN")?) // or .header(name, value)
+//!     .connect()
+//!     .await?;
+//! let tools = time.tools().await?.prefix("time_"); // every page; .filter/.only/.except
 //!
-//! // Allow what the server declares read-only; refuse the rest.
-//! let policy = tools
-//!     .register_traits(ApprovalPolicy::new())
-//!     .rule(Rule::allow("*").when_traits(|traits| traits.read_only));
+//! // Each tool declares its annotations (readOnlyHint & co.) as its ToolTraits, which hooks
+//! // see at dispatch and a policy's trait rules use: allow what is read-only.
+//! let policy = ApprovalPolicy::new().rule(Rule::allow("*").when_traits(|t| t.read_only));
 //!
 //! let model = ScriptedModel::new([
 //!     Turn::tool_call("time_get_current_time", json!({"timezone": "Europe/Paris"})),
 //!     Turn::text("Done."),
 //! ]);
-//! let agent = AgentBuilder::new(model).tools(tools).add_hook(policy).build();
+//! let agent = AgentBuilder::new(model)
+//!     .tools(tools)
+//!     // As a source, a server's tools follow `notifications/tools/list_changed`.
+//!     .tool_source(search.tools().await?.prefix("search_").into_source())
+//!     .add_hook(policy)
+//!     .build();
 //! println!("{}", agent.prompt("What time is it in Paris?").await?);
 //! # Ok(())
 //! # }

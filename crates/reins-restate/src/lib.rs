@@ -13,16 +13,30 @@
 //!
 //! ```no_run
 //! use reins::agent::{Agent, AgentBuilder};
-//! use reins::testing::{ScriptedModel, Turn};
+//! use reins::hooks::approval::{ApprovalPolicy, Rule};
 //! use reins_restate::{AgentService, Steps};
+//! # use reins::testing::{ScriptedModel, Turn};
+//! # fn model() -> ScriptedModel {
+//! #     let refund = Turn::tool_call("refund", serde_json::json!({"order": 42}));
+//! #     ScriptedModel::resumable([refund, Turn::text("Refunded.")])
+//! # }
+//! # fn refund() -> impl reins::tool::Tool {
+//! #     reins::tool::tool_fn("refund", "Refunds an order.", |order: serde_json::Value| async move {
+//! #         Ok::<_, std::convert::Infallible>(format!("refunded {order}"))
+//! #     })
+//! # }
 //!
 //! fn agent(steps: &Steps) -> Agent {
-//!     AgentBuilder::new(steps.model(ScriptedModel::resumable([Turn::text("Hello.")]))).build()
+//!     AgentBuilder::new(steps.model(model())) // each model call: one journaled step
+//!         .tool(steps.tool(refund())) // each tool call: one journaled step
+//!         .add_hook(ApprovalPolicy::new().rule(Rule::suspend("refund", "a person decides")))
+//!         .build()
 //! }
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! // Embedded (with any store):
-//! let answer = agent(&Steps::embedded()).prompt("Hi").await?;
+//! # let store = reins::store::MemoryStore::new();
+//! // Embedded, with any store: the run suspends at the refund, its state in the store.
+//! let suspended = agent(&Steps::embedded()).prompt("Refund order 42.").durable(store).await;
 //! // On Restate (the one line that differs):
 //! reins_restate::serve("127.0.0.1:9080".parse()?, AgentService::new(agent)).await?;
 //! # Ok(()) }

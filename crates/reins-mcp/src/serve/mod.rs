@@ -38,16 +38,23 @@ use std::time::Duration;
 /// `notifications/cancelled` drops the running call.
 ///
 /// ```no_run
+/// use reins::agent::AgentBuilder;
+/// use reins::testing::{ScriptedModel, Turn};
 /// use reins::tool::{ToolSet, tool_fn};
-/// use reins_mcp::McpService;
+/// use reins_mcp::{AgentTool, McpService};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = AgentBuilder::new(ScriptedModel::new([Turn::text("Paris.")])).build();
 /// let mut tools = ToolSet::new();
 /// tools.add(tool_fn("shout", "Upper-cases a text.", |text: String| async move {
 ///     Ok::<_, std::convert::Infallible>(text.to_uppercase())
 /// }));
-/// // For an MCP client that starts this program:
-/// McpService::new(tools).name("shouter").serve_stdio().await?;
+/// tools.add(AgentTool::new("ask_researcher", "Researches a question.", agent));
+/// // For an MCP client that starts this program (Claude Desktop, an IDE):
+/// McpService::new(tools.clone()).name("research").serve_stdio().await?;
+/// // Or over streamable HTTP, at `served.url()` (`http://127.0.0.1:8931/mcp`):
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8931").await?;
+/// let served = McpService::new(tools).serve_http_with_bearer_token(listener, "s3cret")?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
