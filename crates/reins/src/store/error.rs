@@ -119,6 +119,23 @@ pub enum StoreError {
         /// How deep a stored record may nest.
         readable: usize,
     },
+    /// The database's tables were set up or upgraded by a newer release of reins, in a
+    /// layout this release cannot use correctly (the database records a higher
+    /// [`SCHEMA_GENERATION`](super::SCHEMA_GENERATION) than this release's). The SQLite and
+    /// PostgreSQL stores refuse to open it and change nothing in it; a newer reins opens it.
+    #[error(
+        "{database} was set up by a newer reins (schema {found}); this reins understands \
+         schemas up to {supported}: upgrade reins to use it (nothing in it was changed)"
+    )]
+    UnsupportedSchema {
+        /// The database, as a person names it: the SQLite file's path, or the PostgreSQL
+        /// database and its servers (never the connection string: it may hold a password).
+        database: String,
+        /// The schema generation the database records.
+        found: i64,
+        /// The newest generation this release understands.
+        supported: u32,
+    },
     /// The database failed.
     #[error("the run store failed: {0}")]
     Backend(String),

@@ -149,7 +149,9 @@
 //! A record that is not valid JSON of its format is [`StoreError::Corrupt`], also left
 //! untouched; so is one whose stored status is none this release knows: it is not taken for
 //! running (or anything else), listed as unreadable, and not deleted. Every store behaves
-//! the same.
+//! the same. The SQL stores' tables have a generation of their own ([`SCHEMA_GENERATION`]): a
+//! database whose tables a newer release changed beyond this one's use is refused whole, on
+//! opening, with [`StoreError::UnsupportedSchema`], and left as it is.
 
 mod boxed;
 mod decision;
@@ -157,6 +159,7 @@ mod erased;
 mod error;
 mod fork;
 mod format;
+mod generation;
 mod journal;
 mod lease;
 mod listing;
@@ -177,6 +180,7 @@ pub use decision::{Decision, RecordedDecision, call_binding};
 pub use error::StoreError;
 pub use fork::{Checkpoint, fork};
 pub use format::FORMAT_VERSION;
+pub use generation::SCHEMA_GENERATION;
 pub use journal::JournalEntry;
 pub use lease::{ClaimedRun, DEFAULT_LEASE, Lease};
 pub use listing::{LeaseHolder, RunCursor, RunPage, RunQuery, RunSummary};

@@ -102,6 +102,10 @@ impl PostgresStore {
     /// `postgresql://` URL) and creates the tables if they do not exist. The store keeps a
     /// pool of up to [`DEFAULT_POOL_SIZE`] connections; this opens the first one.
     ///
+    /// Tables a newer release set up, in a layout this one cannot use, are refused with
+    /// [`StoreError::UnsupportedSchema`] and left as they are. Connecting to tables set up
+    /// already changes nothing in them, and waits for no write to the runs under way.
+    ///
     /// TLS follows the string's `sslmode`: `disable`, `prefer` (the default: TLS when the
     /// server offers it, its certificate not checked) or `require` (TLS or no connection, the
     /// server's certificate checked against the platform's roots and those of the PEM file
@@ -146,7 +150,12 @@ impl PostgresStore {
             feed: FeedSlot::default(),
             listener_check: Self::LISTENER_CHECK,
         };
-        schema::set_up(&mut store.client().await?).await?;
+        // Named for a refusal of its tables: the database and its servers, no credentials.
+        let database = match store.config.get_dbname() {
+            Some(name) => format!("the PostgreSQL database `{name}` at {}", store.servers),
+            None => format!("the PostgreSQL database at {}", store.servers),
+        };
+        schema::set_up(&mut store.client().await?, &database).await?;
         Ok(store)
     }
 

@@ -1,8 +1,10 @@
 //! The PostgreSQL store's tables, created by [`PostgresStore::connect`](super::PostgresStore::connect)
-//! when they do not exist, and the columns that tables created by earlier releases lack.
+//! when they do not exist, the columns that tables created by earlier releases lack, and the
+//! generation of the tables the database records.
 
-use super::rows::backend;
-use crate::store::StoreError;
+use super::rows::{backend, column};
+use crate::store::generation;
+use crate::store::{SCHEMA_GENERATION, StoreError};
 
 /// How `created_at` is read: a run written by a release that does not set it (the column is
 /// nullable so that such a release can still insert) counts as created when it was last
@@ -14,21 +16,61 @@ pub(super) const CREATED_AT: &str = "COALESCE(created_at, updated_at)";
 /// committed): a store of such a release connecting meanwhile takes turns with this one.
 const SET_UP_LOCK: i64 = 7351;
 
-/// Creates the tables (and adds the columns earlier releases lack) in one transaction that
-/// holds [`SET_UP_LOCK`] until it commits: processes connecting together take turns, and each
-/// finds the tables either not yet made or made and committed, whole. (Let go before the
-/// commit, as releases before this one did, the next one in would not see the tables yet, try
-/// to create them too, and fail on the catalog's unique index once the first committed, or
-/// add a column twice.) A failure rolls everything back and lets the lock go.
-pub(super) async fn set_up(client: &mut deadpool_postgres::Client) -> Result<(), StoreError> {
+/// Sets the tables up in one transaction that holds [`SET_UP_LOCK`] until it commits: refuses
+/// tables a newer release set up ([`StoreError::UnsupportedSchema`], naming them `database`,
+/// nothing changed), and unless they record this generation already, creates them, adds the
+/// columns earlier releases lack and records the generation. Processes connecting together
+/// take turns, and each finds the tables either not yet made or made and committed, whole.
+/// (Let go before the commit, as releases before the last ones did, the next one in would not
+/// see the tables yet, try to create them too, and fail on the catalog's unique index once the
+/// first committed, or add a column twice.) A failure rolls everything back and lets the lock
+/// go.
+///
+/// Tables that record this generation get no DDL at all: `CREATE INDEX IF NOT EXISTS` takes a
+/// `SHARE` lock on `reins_runs` even when the index exists, so every connection (every CLI
+/// command) would wait for the writes under way to the runs and hold new ones back until it
+/// committed. Checking the generation under the lock still waits for a first set-up under way.
+pub(super) async fn set_up(
+    client: &mut deadpool_postgres::Client,
+    database: &str,
+) -> Result<(), StoreError> {
     let transaction = client.transaction().await.map_err(backend)?;
     transaction
-        .batch_execute(&format!(
-            "SELECT pg_advisory_xact_lock({SET_UP_LOCK}); {SCHEMA}"
-        ))
+        .batch_execute(&format!("SELECT pg_advisory_xact_lock({SET_UP_LOCK})"))
         .await
         .map_err(backend)?;
+    let recorded = recorded_generation(&transaction).await?;
+    if generation::needs_set_up(recorded, database)? {
+        transaction.batch_execute(SCHEMA).await.map_err(backend)?;
+        transaction
+            .execute(generation::RECORD, &[&i64::from(SCHEMA_GENERATION)])
+            .await
+            .map_err(backend)?;
+    }
     transaction.commit().await.map_err(backend)
+}
+
+/// The generation the tables record: `None` when there is no `reins_schema` in the schema the
+/// tables are created in (no tables yet, or a release's from before generations) or no row in
+/// it. Looked up in the catalog first: reading a missing table would fail the transaction.
+async fn recorded_generation(
+    transaction: &deadpool_postgres::Transaction<'_>,
+) -> Result<Option<i64>, StoreError> {
+    let exists = transaction
+        .query_one(
+            "SELECT to_regclass(quote_ident(current_schema()) || '.reins_schema') IS NOT NULL",
+            &[],
+        )
+        .await
+        .map_err(backend)?;
+    if !column::<bool>(&exists, 0)? {
+        return Ok(None);
+    }
+    let row = transaction
+        .query_opt(generation::READ, &[])
+        .await
+        .map_err(backend)?;
+    row.map(|row| column::<i64>(&row, 0)).transpose()
 }
 
 const SCHEMA: &str = "
@@ -80,6 +122,11 @@ CREATE TABLE IF NOT EXISTS reins_decision_log (
     record TEXT NOT NULL,
     decided_at BIGINT NOT NULL,
     PRIMARY KEY (run_id, seq)
+);
+-- One row: the oldest generation of reins that can use these tables (`SCHEMA_GENERATION`).
+CREATE TABLE IF NOT EXISTS reins_schema (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    oldest_generation BIGINT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS reins_checkpoints (
     run_id TEXT NOT NULL,

@@ -94,7 +94,10 @@ impl SqliteStore {
     /// application's) is refused with a [`StoreError::Backend`] naming the file, and left as
     /// it is, rather than filled with the store's tables;
     /// [`open_in_shared_database`](Self::open_in_shared_database) adds them on purpose. Every
-    /// error opening the file (one that is not a SQLite database, say) names it.
+    /// error opening the file (one that is not a SQLite database, say) names it. A file whose
+    /// tables a newer release set up, in a layout this one cannot use, is refused with
+    /// [`StoreError::UnsupportedSchema`] and left as it is. Opening a file whose tables are
+    /// set up already only reads it: it does not wait for another process's write.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         Self::open_file(path.as_ref(), false)
     }
@@ -142,7 +145,7 @@ impl SqliteStore {
         connection
             .pragma_update(None, "synchronous", "FULL")
             .map_err(backend)?;
-        schema::set_up(&mut connection, shared)?;
+        schema::set_up(&mut connection, shared, &path.display().to_string())?;
         let (signals, feed) = if path.as_os_str() == ":memory:" {
             (DecisionSignals::new(), FeedSlot::default())
         } else {

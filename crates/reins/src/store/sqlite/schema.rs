@@ -1,9 +1,10 @@
-//! The SQLite store's tables, created when a file is opened, and the columns that files
-//! written by earlier releases are missing.
+//! The SQLite store's tables, created when a file is opened, the columns that files written
+//! by earlier releases are missing, and the generation of the tables a file records.
 
 use super::rows::backend;
-use crate::store::StoreError;
-use rusqlite::{Connection, TransactionBehavior};
+use crate::store::generation;
+use crate::store::{SCHEMA_GENERATION, StoreError};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use std::time::{Duration, Instant};
 
 /// The tables every file holds.
@@ -49,6 +50,11 @@ CREATE TABLE IF NOT EXISTS reins_decision_log (
     decided_at INTEGER NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
+-- One row: the oldest generation of reins that can use these tables (`SCHEMA_GENERATION`).
+CREATE TABLE IF NOT EXISTS reins_schema (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    oldest_generation INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS reins_checkpoints (
     run_id TEXT NOT NULL,
     version INTEGER NOT NULL,
@@ -83,22 +89,66 @@ pub(super) fn use_write_ahead_log(
     }
 }
 
-/// Makes the file the store's: refuses another application's (unless `shared`), creates the
-/// tables and adds the columns earlier releases lack, in one `IMMEDIATE` transaction. Processes
-/// opening one file together take turns (each waits for the write lock under the busy timeout,
-/// never upgrading a read to a write, which SQLite would fail at once), and each sees the
-/// tables either all there and upgraded, or not yet made: never one of them added twice, nor a
-/// column added but not yet filled.
-pub(super) fn set_up(connection: &mut Connection, shared: bool) -> Result<(), StoreError> {
+/// Makes the file the store's: refuses another application's (unless `shared`) and one whose
+/// tables a newer release set up ([`StoreError::UnsupportedSchema`], naming it `database`),
+/// then creates the tables, adds the columns earlier releases lack and records the
+/// generation, in one `IMMEDIATE` transaction. Processes opening one file together take turns
+/// (each waits for the write lock under the busy timeout, never upgrading a read to a write,
+/// which SQLite would fail at once), and each sees the tables either all there and upgraded,
+/// or not yet made: never one of them added twice, nor a column added but not yet filled.
+///
+/// A file whose tables already record this generation is only read (one read transaction,
+/// which in WAL mode waits for no writer): opening it does not wait for another process's
+/// write, as the write lock would.
+pub(super) fn set_up(
+    connection: &mut Connection,
+    shared: bool,
+    database: &str,
+) -> Result<(), StoreError> {
+    {
+        let look = connection.transaction().map_err(backend)?;
+        if !needs_set_up(&look, shared, database)? {
+            return Ok(());
+        }
+    }
     let transaction = connection
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
-    if !shared {
-        refuse_foreign(&transaction)?;
+    // Another opener may have set the file up since the look.
+    if !needs_set_up(&transaction, shared, database)? {
+        return Ok(());
     }
     transaction.execute_batch(SCHEMA).map_err(backend)?;
     add_missing_columns(&transaction)?;
+    transaction
+        .execute(generation::RECORD, [SCHEMA_GENERATION])
+        .map_err(backend)?;
     transaction.commit().map_err(backend)
+}
+
+/// Whether the file's tables need setting up, refusing another application's file first
+/// (unless `shared`: its tables say nothing of the store's) and then one whose recorded
+/// generation is newer than this release's.
+fn needs_set_up(connection: &Connection, shared: bool, database: &str) -> Result<bool, StoreError> {
+    if !shared {
+        refuse_foreign(connection)?;
+    }
+    let recorded = if connection
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'reins_schema')",
+            [],
+            |row| row.get::<_, bool>(0),
+        )
+        .map_err(backend)?
+    {
+        connection
+            .query_row(generation::READ, [], |row| row.get::<_, i64>(0))
+            .optional()
+            .map_err(backend)?
+    } else {
+        None
+    };
+    generation::needs_set_up(recorded, database)
 }
 
 /// Refuses a database that holds tables and none of the store's: another application's,

@@ -19,7 +19,8 @@
 //! deep as a parser takes it; [`postgres_connect`] reports why a connection to PostgreSQL
 //! failed, [`pg_listener`] replaces a decision listener's connection that died silently;
 //! [`sqlite_files`] opens files a SQLite store did not write; [`opened_together`] opens one
-//! database from many processes at once. A case run on every store is one
+//! database from many processes at once; [`schema_generation`] records the tables' generation,
+//! refuses a newer release's and opens without waiting for writes. A case run on every store is one
 //! body and a [`per_store!`](per_store) line.
 
 mod agent_names;
@@ -49,6 +50,7 @@ mod postgres_connect;
 mod recent;
 mod records;
 mod renewal;
+mod schema_generation;
 mod sqlite_files;
 mod store_faults;
 mod takeovers;

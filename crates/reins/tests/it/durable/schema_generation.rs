@@ -1,0 +1,286 @@
+//! The generation of the tables a SQL store's database records (`reins_schema`): a new
+//! database records this release's, an older one gets it on its upgrade and keeps its runs,
+//! one set up by a newer release whose tables this one cannot use is refused and left as it
+//! is; and opening a database already set up does not wait for the writes under way to its
+//! runs (every CLI command opens the store).
+
+use super::agent_names::{INSERT_BEFORE_AGENT_NAMES, run_of, runs_table_before_agent_names};
+use super::uuid_like;
+#[cfg(feature = "postgres")]
+use super::{postgres_client, postgres_database};
+use reins::store::{FORMAT_VERSION, RunStore, SCHEMA_GENERATION, SqliteStore, StoreError};
+
+/// The generation a newer release records for tables this one cannot use.
+fn newer() -> i64 {
+    i64::from(SCHEMA_GENERATION) + 1
+}
+
+/// The generation the SQLite file at `path` records.
+fn sqlite_generation(path: &std::path::Path) -> i64 {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .query_row("SELECT oldest_generation FROM reins_schema", [], |row| {
+            row.get(0)
+        })
+        .unwrap()
+}
+
+/// Everything the SQLite file at `path` holds: its tables and indexes as made, then every
+/// run's row and the generation.
+fn sqlite_contents(path: &std::path::Path) -> Vec<String> {
+    let connection = rusqlite::Connection::open(path).unwrap();
+    let mut contents = Vec::new();
+    for query in [
+        "SELECT type || ' ' || name || ': ' || COALESCE(sql, '') FROM sqlite_schema ORDER BY name",
+        "SELECT run_id || ' ' || version || ' ' || status || ' ' || state FROM reins_runs ORDER BY run_id",
+        "SELECT 'generation ' || oldest_generation FROM reins_schema",
+    ] {
+        let mut statement = connection.prepare(query).unwrap();
+        let rows = statement
+            .query_map([], |row| row.get::<_, String>(0))
+            .unwrap();
+        contents.extend(rows.map(Result::unwrap));
+    }
+    contents
+}
+
+#[tokio::test]
+async fn a_new_sqlite_file_records_the_generation_of_its_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.sqlite");
+    SqliteStore::open(&path).unwrap();
+    assert_eq!(sqlite_generation(&path), i64::from(SCHEMA_GENERATION));
+}
+
+#[tokio::test]
+async fn an_older_sqlite_file_records_it_on_its_upgrade_and_keeps_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("runs-{}.sqlite", uuid_like()));
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    connection
+        .execute_batch(&runs_table_before_agent_names("INTEGER"))
+        .unwrap();
+    let state = serde_json::to_string(&run_of("old", Some("triage"))).unwrap();
+    connection
+        .execute(
+            &INSERT_BEFORE_AGENT_NAMES.replace('$', "?"),
+            rusqlite::params!["old", FORMAT_VERSION, state],
+        )
+        .unwrap();
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(sqlite_generation(&path), i64::from(SCHEMA_GENERATION));
+    let runs = store.list().await.unwrap();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(store.load("old").await.unwrap().run_id, "old");
+}
+
+/// A file a newer release set up: this release's tables with a run, the generation raised
+/// and an index gone (as a newer layout may drop one), by hand.
+async fn newer_sqlite_file(path: &std::path::Path) {
+    let store = SqliteStore::open(path).unwrap();
+    store
+        .create(&run_of("kept", Some("triage")), "worker")
+        .await
+        .unwrap();
+    drop(store);
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .execute_batch(&format!(
+            "UPDATE reins_schema SET oldest_generation = {}; DROP INDEX reins_runs_status;",
+            newer()
+        ))
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_sqlite_file_a_newer_release_set_up_is_refused_and_left_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.sqlite");
+    newer_sqlite_file(&path).await;
+    let before = sqlite_contents(&path);
+
+    for shared in [false, true] {
+        let opened = if shared {
+            SqliteStore::open_in_shared_database(&path)
+        } else {
+            SqliteStore::open(&path)
+        };
+        match opened {
+            Err(StoreError::UnsupportedSchema {
+                database,
+                found,
+                supported,
+            }) => {
+                assert_eq!((found, supported), (newer(), SCHEMA_GENERATION));
+                assert_eq!(database, path.display().to_string());
+            }
+            other => panic!("shared {shared}: {other:?}"),
+        }
+    }
+    let message = SqliteStore::open(&path).unwrap_err().to_string();
+    assert!(message.contains("newer reins"), "{message}");
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert_eq!(sqlite_contents(&path), before, "nothing in it changed");
+}
+
+/// A file set up already is only read on opening: an open while another process holds the
+/// write lock, a write to the runs uncommitted, opens (it does not wait for the writer, and
+/// fail with "database is locked" when the busy timeout runs out).
+#[tokio::test]
+async fn a_sqlite_file_set_up_opens_while_another_process_writes_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.sqlite");
+    let first = SqliteStore::open(&path).unwrap();
+    first
+        .create(&run_of("busy", Some("triage")), "worker")
+        .await
+        .unwrap();
+    let writer = rusqlite::Connection::open(&path).unwrap();
+    writer
+        .execute_batch(
+            "BEGIN IMMEDIATE; UPDATE reins_runs SET updated_at = updated_at + 1 WHERE run_id = 'busy';",
+        )
+        .unwrap();
+
+    let opened = SqliteStore::open(&path).unwrap();
+    assert_eq!(opened.list().await.unwrap().len(), 1);
+    writer.execute_batch("COMMIT").unwrap();
+}
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use super::*;
+    use reins::store::PostgresStore;
+    use std::time::Duration;
+
+    /// The generation the PostgreSQL database at `url` records.
+    async fn generation(url: &str) -> i64 {
+        postgres_client(url)
+            .await
+            .query_one("SELECT oldest_generation FROM reins_schema", &[])
+            .await
+            .unwrap()
+            .get(0)
+    }
+
+    /// The tables and indexes of the database at `url`, every run's row, and the generation.
+    async fn contents(url: &str) -> Vec<String> {
+        let client = postgres_client(url).await;
+        let mut contents = Vec::new();
+        for query in [
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1",
+            "SELECT indexname || ': ' || indexdef FROM pg_indexes
+                WHERE schemaname = current_schema() ORDER BY 1",
+            "SELECT table_name || '.' || column_name FROM information_schema.columns
+                WHERE table_schema = current_schema() ORDER BY 1",
+            "SELECT run_id || ' ' || version || ' ' || status || ' ' || state
+                FROM reins_runs ORDER BY run_id",
+            "SELECT 'generation ' || oldest_generation FROM reins_schema",
+        ] {
+            for row in client.query(query, &[]).await.unwrap() {
+                contents.push(row.get(0));
+            }
+        }
+        contents
+    }
+
+    #[tokio::test]
+    async fn a_new_postgres_database_records_the_generation_of_its_tables() {
+        let url = postgres_database().await;
+        PostgresStore::connect(&url).await.unwrap();
+        assert_eq!(generation(&url).await, i64::from(SCHEMA_GENERATION));
+    }
+
+    #[tokio::test]
+    async fn an_older_postgres_database_records_it_on_its_upgrade_and_keeps_its_runs() {
+        let url = postgres_database().await;
+        let client = postgres_client(&url).await;
+        client
+            .batch_execute(&runs_table_before_agent_names("BIGINT"))
+            .await
+            .unwrap();
+        let state = serde_json::to_string(&run_of("old", Some("triage"))).unwrap();
+        client
+            .execute(
+                INSERT_BEFORE_AGENT_NAMES,
+                &[&"old", &i64::from(FORMAT_VERSION), &state],
+            )
+            .await
+            .unwrap();
+
+        let store = PostgresStore::connect(&url).await.unwrap();
+        assert_eq!(generation(&url).await, i64::from(SCHEMA_GENERATION));
+        assert_eq!(store.list().await.unwrap().len(), 1);
+        assert_eq!(store.load("old").await.unwrap().run_id, "old");
+    }
+
+    #[tokio::test]
+    async fn a_postgres_database_a_newer_release_set_up_is_refused_and_left_as_it_is() {
+        let url = postgres_database().await;
+        let store = PostgresStore::connect(&url).await.unwrap();
+        store
+            .create(&run_of("kept", Some("triage")), "worker")
+            .await
+            .unwrap();
+        postgres_client(&url)
+            .await
+            .batch_execute(&format!(
+                "UPDATE reins_schema SET oldest_generation = {}; DROP INDEX reins_runs_status;",
+                newer()
+            ))
+            .await
+            .unwrap();
+        let before = contents(&url).await;
+
+        // The password is not asked for (the tests' server trusts the user), only given.
+        let with_password = format!("{url} password=never-shown-secret");
+        match PostgresStore::connect(&with_password).await {
+            Err(error @ StoreError::UnsupportedSchema { .. }) => {
+                let StoreError::UnsupportedSchema {
+                    database,
+                    found,
+                    supported,
+                } = &error
+                else {
+                    unreachable!()
+                };
+                assert_eq!((*found, *supported), (newer(), SCHEMA_GENERATION));
+                assert!(database.contains("reins_test_"), "{database}");
+                let message = error.to_string();
+                assert!(message.contains("newer reins"), "{message}");
+                assert!(!message.contains("never-shown-secret"), "{message}");
+                assert!(!format!("{error:?}").contains("never-shown-secret"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(contents(&url).await, before, "nothing in it changed");
+    }
+
+    /// Connecting to tables set up already takes no lock on the runs: a connect while another
+    /// transaction has written to a run, uncommitted, completes (`CREATE INDEX IF NOT EXISTS`
+    /// on every connect waited for that transaction, and held new writes back behind it).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_postgres_connect_does_not_wait_for_writes_to_the_runs() {
+        let url = postgres_database().await;
+        let store = PostgresStore::connect(&url).await.unwrap();
+        store
+            .create(&run_of("busy", Some("triage")), "worker")
+            .await
+            .unwrap();
+        let writer = postgres_client(&url).await;
+        writer
+            .batch_execute(
+                "BEGIN; UPDATE reins_runs SET updated_at = updated_at + 1 WHERE run_id = 'busy';",
+            )
+            .await
+            .unwrap();
+
+        let connected = tokio::time::timeout(Duration::from_secs(30), PostgresStore::connect(&url))
+            .await
+            .expect("the connect finished while the write was under way")
+            .unwrap();
+        assert_eq!(connected.list().await.unwrap().len(), 1);
+        writer.batch_execute("ROLLBACK").await.unwrap();
+    }
+}
