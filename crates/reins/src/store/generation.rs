@@ -17,34 +17,59 @@ use super::StoreError;
 /// generations were recorded is upgraded as before and then records it too.
 pub const SCHEMA_GENERATION: u32 = 1;
 
-/// Whether a database whose `reins_schema` records `recorded` (`None`: no generation
-/// recorded, the tables missing or made by a release before generations) needs setting up:
-/// `false` when its tables are this generation's or a newer, compatible one's (nothing to
-/// create, add or lock); refused when they need a newer release. `database` names it for the
-/// refusal, without credentials.
+/// The layout of the tables this release sets up: raised by every release that changes them,
+/// a column or an index added included (which leaves [`SCHEMA_GENERATION`] as it is). A
+/// database whose tables record an earlier layout is set up again (what it lacks added); one
+/// recording this layout or a later, compatible one gets no set-up at all. Kept apart from the
+/// generation so that a release adding something finds the databases that lack it, while the
+/// releases before it go on using them untouched.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn needs_set_up(recorded: Option<i64>, database: &str) -> Result<bool, StoreError> {
+pub(crate) const TABLES_LAYOUT: u32 = 1;
+
+/// What a database's `reins_schema` row records.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Recorded {
+    /// The oldest generation of reins that can use the tables.
+    pub oldest_generation: i64,
+    /// The layout of the tables ([`TABLES_LAYOUT`] of the release that last set them up).
+    pub layout: i64,
+}
+
+/// Whether a database whose `reins_schema` records `recorded` (`None`: nothing recorded, the
+/// tables missing or made by a release before generations) needs setting up: `false` when
+/// its tables are this release's layout or a later one (nothing to create, add or lock);
+/// refused when they need a newer release. `database` names it for the refusal, without
+/// credentials.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn needs_set_up(recorded: Option<Recorded>, database: &str) -> Result<bool, StoreError> {
     match recorded {
-        Some(found) if found > i64::from(SCHEMA_GENERATION) => Err(StoreError::UnsupportedSchema {
-            database: database.to_owned(),
-            found,
-            supported: SCHEMA_GENERATION,
-        }),
-        Some(found) => Ok(found < i64::from(SCHEMA_GENERATION)),
+        Some(Recorded {
+            oldest_generation, ..
+        }) if oldest_generation > i64::from(SCHEMA_GENERATION) => {
+            Err(StoreError::UnsupportedSchema {
+                database: database.to_owned(),
+                found: oldest_generation,
+                supported: SCHEMA_GENERATION,
+            })
+        }
+        Some(Recorded { layout, .. }) => Ok(layout < i64::from(TABLES_LAYOUT)),
         None => Ok(true),
     }
 }
 
-/// Records this release's generation once the tables are set up (inside the set-up's
-/// transaction): the row is the table's only one. The same statement in SQLite and
-/// PostgreSQL, `$1` the generation.
+/// Records this release's generation and layout once the tables are set up (inside the
+/// set-up's transaction): the row is the table's only one. The same statement in SQLite and
+/// PostgreSQL, `$1` the generation and `$2` the layout.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) const RECORD: &str = "INSERT INTO reins_schema (id, oldest_generation) VALUES (1, $1)
-    ON CONFLICT (id) DO UPDATE SET oldest_generation = excluded.oldest_generation";
+pub(crate) const RECORD: &str = "INSERT INTO reins_schema (id, oldest_generation, layout)
+    VALUES (1, $1, $2)
+    ON CONFLICT (id) DO UPDATE
+    SET oldest_generation = excluded.oldest_generation, layout = excluded.layout";
 
-/// Reads the generation recorded, once the table is known to exist.
+/// Reads the generation and layout recorded, once the table is known to exist.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) const READ: &str = "SELECT oldest_generation FROM reins_schema WHERE id = 1";
+pub(crate) const READ: &str = "SELECT oldest_generation, layout FROM reins_schema WHERE id = 1";
 
 #[cfg(all(test, any(feature = "sqlite", feature = "postgres")))]
 mod tests {
@@ -53,7 +78,12 @@ mod tests {
     #[test]
     fn a_newer_generation_is_refused_naming_both_and_no_credentials() {
         let newer = i64::from(SCHEMA_GENERATION) + 1;
-        let error = needs_set_up(Some(newer), "PostgreSQL database `runs` at db:5432").unwrap_err();
+        let recorded = Recorded {
+            oldest_generation: newer,
+            layout: i64::from(TABLES_LAYOUT) + 1,
+        };
+        let error =
+            needs_set_up(Some(recorded), "PostgreSQL database `runs` at db:5432").unwrap_err();
         let message = error.to_string();
         assert!(message.contains("newer reins"), "{message}");
         assert!(message.contains(&format!("schema {newer}")), "{message}");
@@ -65,10 +95,19 @@ mod tests {
     }
 
     #[test]
-    fn only_a_missing_or_older_generation_is_set_up() {
-        let current = i64::from(SCHEMA_GENERATION);
+    fn only_a_missing_or_earlier_layout_is_set_up() {
+        let generation = i64::from(SCHEMA_GENERATION);
+        let layout = i64::from(TABLES_LAYOUT);
+        let recorded = |layout| {
+            Some(Recorded {
+                oldest_generation: generation,
+                layout,
+            })
+        };
         assert!(needs_set_up(None, "x").unwrap());
-        assert!(needs_set_up(Some(current - 1), "x").unwrap());
-        assert!(!needs_set_up(Some(current), "x").unwrap());
+        assert!(needs_set_up(recorded(layout - 1), "x").unwrap());
+        assert!(!needs_set_up(recorded(layout), "x").unwrap());
+        // A later release that only added to the tables: used as they are.
+        assert!(!needs_set_up(recorded(layout + 1), "x").unwrap());
     }
 }

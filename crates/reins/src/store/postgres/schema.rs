@@ -18,7 +18,7 @@ const SET_UP_LOCK: i64 = 7351;
 
 /// Sets the tables up in one transaction that holds [`SET_UP_LOCK`] until it commits: refuses
 /// tables a newer release set up ([`StoreError::UnsupportedSchema`], naming them `database`,
-/// nothing changed), and unless they record this generation already, creates them, adds the
+/// nothing changed), and unless they record this layout (or a later one) already, creates them, adds the
 /// columns earlier releases lack and records the generation. Processes connecting together
 /// take turns, and each finds the tables either not yet made or made and committed, whole.
 /// (Let go before the commit, as releases before the last ones did, the next one in would not
@@ -26,7 +26,7 @@ const SET_UP_LOCK: i64 = 7351;
 /// first committed, or add a column twice.) A failure rolls everything back and lets the lock
 /// go.
 ///
-/// Tables that record this generation get no DDL at all: `CREATE INDEX IF NOT EXISTS` takes a
+/// Tables that record this layout get no DDL at all: `CREATE INDEX IF NOT EXISTS` takes a
 /// `SHARE` lock on `reins_runs` even when the index exists, so every connection (every CLI
 /// command) would wait for the writes under way to the runs and hold new ones back until it
 /// committed. Checking the generation under the lock still waits for a first set-up under way.
@@ -43,19 +43,25 @@ pub(super) async fn set_up(
     if generation::needs_set_up(recorded, database)? {
         transaction.batch_execute(SCHEMA).await.map_err(backend)?;
         transaction
-            .execute(generation::RECORD, &[&i64::from(SCHEMA_GENERATION)])
+            .execute(
+                generation::RECORD,
+                &[
+                    &i64::from(SCHEMA_GENERATION),
+                    &i64::from(generation::TABLES_LAYOUT),
+                ],
+            )
             .await
             .map_err(backend)?;
     }
     transaction.commit().await.map_err(backend)
 }
 
-/// The generation the tables record: `None` when there is no `reins_schema` in the schema the
+/// The generation and layout the tables record: `None` when there is no `reins_schema` in the schema the
 /// tables are created in (no tables yet, or a release's from before generations) or no row in
 /// it. Looked up in the catalog first: reading a missing table would fail the transaction.
 async fn recorded_generation(
     transaction: &deadpool_postgres::Transaction<'_>,
-) -> Result<Option<i64>, StoreError> {
+) -> Result<Option<generation::Recorded>, StoreError> {
     let exists = transaction
         .query_one(
             "SELECT to_regclass(quote_ident(current_schema()) || '.reins_schema') IS NOT NULL",
@@ -70,7 +76,13 @@ async fn recorded_generation(
         .query_opt(generation::READ, &[])
         .await
         .map_err(backend)?;
-    row.map(|row| column::<i64>(&row, 0)).transpose()
+    row.map(|row| {
+        Ok(generation::Recorded {
+            oldest_generation: column::<i64>(&row, 0)?,
+            layout: column::<i64>(&row, 1)?,
+        })
+    })
+    .transpose()
 }
 
 const SCHEMA: &str = "
@@ -123,10 +135,12 @@ CREATE TABLE IF NOT EXISTS reins_decision_log (
     decided_at BIGINT NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
--- One row: the oldest generation of reins that can use these tables (`SCHEMA_GENERATION`).
+-- One row: the oldest generation of reins that can use these tables (`SCHEMA_GENERATION`)
+-- and the layout they were last set up in (`TABLES_LAYOUT`).
 CREATE TABLE IF NOT EXISTS reins_schema (
     id INTEGER PRIMARY KEY CHECK (id = 1),
-    oldest_generation BIGINT NOT NULL
+    oldest_generation BIGINT NOT NULL,
+    layout BIGINT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS reins_checkpoints (
     run_id TEXT NOT NULL,

@@ -50,10 +50,12 @@ CREATE TABLE IF NOT EXISTS reins_decision_log (
     decided_at INTEGER NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
--- One row: the oldest generation of reins that can use these tables (`SCHEMA_GENERATION`).
+-- One row: the oldest generation of reins that can use these tables (`SCHEMA_GENERATION`)
+-- and the layout they were last set up in (`TABLES_LAYOUT`).
 CREATE TABLE IF NOT EXISTS reins_schema (
     id INTEGER PRIMARY KEY CHECK (id = 1),
-    oldest_generation INTEGER NOT NULL
+    oldest_generation INTEGER NOT NULL,
+    layout INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS reins_checkpoints (
     run_id TEXT NOT NULL,
@@ -97,7 +99,7 @@ pub(super) fn use_write_ahead_log(
 /// which SQLite would fail at once), and each sees the tables either all there and upgraded,
 /// or not yet made: never one of them added twice, nor a column added but not yet filled.
 ///
-/// A file whose tables already record this generation is only read (one read transaction,
+/// A file whose tables already record this layout (or a later one) is only read (one read transaction,
 /// which in WAL mode waits for no writer): opening it does not wait for another process's
 /// write, as the write lock would.
 pub(super) fn set_up(
@@ -121,7 +123,10 @@ pub(super) fn set_up(
     transaction.execute_batch(SCHEMA).map_err(backend)?;
     add_missing_columns(&transaction)?;
     transaction
-        .execute(generation::RECORD, [SCHEMA_GENERATION])
+        .execute(
+            generation::RECORD,
+            [SCHEMA_GENERATION, generation::TABLES_LAYOUT],
+        )
         .map_err(backend)?;
     transaction.commit().map_err(backend)
 }
@@ -142,7 +147,12 @@ fn needs_set_up(connection: &Connection, shared: bool, database: &str) -> Result
         .map_err(backend)?
     {
         connection
-            .query_row(generation::READ, [], |row| row.get::<_, i64>(0))
+            .query_row(generation::READ, [], |row| {
+                Ok(generation::Recorded {
+                    oldest_generation: row.get(0)?,
+                    layout: row.get(1)?,
+                })
+            })
             .optional()
             .map_err(backend)?
     } else {

@@ -127,6 +127,54 @@ async fn a_sqlite_file_a_newer_release_set_up_is_refused_and_left_as_it_is() {
 /// A file set up already is only read on opening: an open while another process holds the
 /// write lock, a write to the runs uncommitted, opens (it does not wait for the writer, and
 /// fail with "database is locked" when the busy timeout runs out).
+/// Whether the SQLite file at `path` has the runs' status index.
+fn has_status_index(path: &std::path::Path) -> bool {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE name = 'reins_runs_status')",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap()
+}
+
+/// The layout decides whether a file of this generation is set up again: an earlier one (a
+/// release before something was added) gets what it lacks; a later one (a release after this
+/// one added something) is used as it is, nothing made or recorded over it.
+#[tokio::test]
+async fn an_earlier_layout_is_set_up_again_and_a_later_one_used_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.sqlite");
+    SqliteStore::open(&path).unwrap();
+    let layout = |path: &std::path::Path| -> i64 {
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .query_row("SELECT layout FROM reins_schema", [], |row| row.get(0))
+            .unwrap()
+    };
+    let current = layout(&path);
+    let relayout = |to: i64| {
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch(&format!(
+                "UPDATE reins_schema SET layout = {to}; DROP INDEX reins_runs_status;"
+            ))
+            .unwrap();
+    };
+
+    relayout(current - 1);
+    SqliteStore::open(&path).unwrap();
+    assert!(has_status_index(&path), "an earlier layout is completed");
+    assert_eq!(layout(&path), current);
+
+    relayout(current + 1);
+    let store = SqliteStore::open(&path).unwrap();
+    assert!(!has_status_index(&path), "a later layout is not touched");
+    assert_eq!(layout(&path), current + 1);
+    assert!(store.list().await.unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn a_sqlite_file_set_up_opens_while_another_process_writes_to_it() {
     let dir = tempfile::tempdir().unwrap();
