@@ -199,15 +199,30 @@ async fn cli_main() -> ExitCode {
         Some(command) => command_main(command).await,
     };
     if let Some(otel) = export {
+        let timeout = export_wait(std::env::var("OTEL_EXPORTER_OTLP_TIMEOUT").ok().as_deref());
         // The OTLP exporter blocks while it flushes: off the async runtime.
-        match tokio::task::spawn_blocking(move || otel.shutdown()).await {
+        match tokio::task::spawn_blocking(move || otel.shutdown_within(timeout)).await {
             Ok(Ok(())) => {}
-            Ok(Err(error)) => eprintln!("reins: exporting the trace failed: {error}"),
-            Err(error) => eprintln!("reins: exporting the trace failed: {error}"),
+            Ok(Err(error)) => eprintln!("reins: warning: {error}"),
+            Err(error) => eprintln!("reins: warning: exporting the trace failed: {error}"),
         }
     }
     code
 }
+
+/// How long the command waits, at its exit, for the collector to take the spans and metrics
+/// still buffered: `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds, as OpenTelemetry reads it)
+/// when it is set, else [`EXPORT_WAIT`]. A collector that is down or never answers then
+/// costs the trace, said in one line, and never holds the exit longer.
+fn export_wait(timeout_ms: Option<&str>) -> std::time::Duration {
+    timeout_ms
+        .and_then(|ms| ms.trim().parse().ok())
+        .map_or(EXPORT_WAIT, std::time::Duration::from_millis)
+}
+
+/// [`export_wait`] when `OTEL_EXPORTER_OTLP_TIMEOUT` is unset: a collector on the same
+/// network takes a run's spans in a fraction of it.
+const EXPORT_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The global `tracing` subscriber: the libraries' warnings and errors on stderr
 /// (`warnings`, filtered by `REINS_LOG`), and, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set,
@@ -403,5 +418,18 @@ async fn command_main(command: Command) -> ExitCode {
                 Err(error) => fail(error),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_exit_waits_for_the_collector_as_long_as_otel_exporter_otlp_timeout_says() {
+        assert_eq!(export_wait(Some("30000")), Duration::from_secs(30));
+        assert_eq!(export_wait(None), EXPORT_WAIT);
+        assert_eq!(export_wait(Some("soon")), EXPORT_WAIT, "not a number");
     }
 }

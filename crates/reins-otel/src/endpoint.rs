@@ -101,6 +101,15 @@ pub(crate) fn credentialed(
     })
 }
 
+/// The variable `signal`'s endpoint is read from (its own when set and not empty, else
+/// [`ENDPOINT_VAR`]): how a report of a failed export names the endpoint, never by its URL.
+pub(crate) fn variable(signal: Signal, var: impl Fn(&str) -> Option<String>) -> &'static str {
+    match var(signal.variable) {
+        Some(url) if !url.is_empty() => signal.variable,
+        _ => ENDPOINT_VAR,
+    }
+}
+
 /// `endpoint` followed by `path`, with one slash between them, as the SDK joins them.
 fn with_path(endpoint: String, path: &str) -> String {
     match endpoint.strip_suffix('/') {
@@ -196,6 +205,18 @@ mod tests {
         let traces = credentialed(TRACES, env(&vars)).unwrap();
         assert_eq!(traces.url, "http://collector:4318/v1/traces", "one slash");
         assert_eq!(decoded(&traces.authorization), "token:");
+    }
+
+    #[test]
+    fn a_signal_is_named_by_the_variable_its_endpoint_is_read_from() {
+        let vars = [
+            (ENDPOINT_VAR, "http://collector:4318"),
+            (TRACES.variable, ""),
+        ];
+        assert_eq!(variable(TRACES, env(&vars)), ENDPOINT_VAR, "empty is unset");
+        let vars = [(METRICS.variable, "http://metrics:4318/v1/metrics")];
+        assert_eq!(variable(METRICS, env(&vars)), METRICS.variable);
+        assert_eq!(variable(TRACES, env(&vars)), ENDPOINT_VAR);
     }
 
     #[test]

@@ -28,6 +28,17 @@ pub(crate) fn described(
     masked(error.to_string(), &values)
 }
 
+/// `message` (an export's failure) with each endpoint variable's value replaced by the
+/// variable's name: OpenTelemetry's export errors quote no URL today, and this keeps it so
+/// should one start to.
+pub(crate) fn without_endpoints(message: String) -> String {
+    let values: Vec<_> = ENDPOINT_VARS
+        .iter()
+        .map(|&name| (name, std::env::var(name).ok()))
+        .collect();
+    masked(message, &values)
+}
+
 /// `message` with every non-empty value of `values` replaced by `<NAME>`.
 fn masked(mut message: String, values: &[(&str, Option<String>)]) -> String {
     for (name, value) in values {

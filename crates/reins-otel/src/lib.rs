@@ -14,16 +14,27 @@
 //! // other OTEL_* variables (headers, service name, resource attributes, timeouts).
 //! let otel = reins_otel::init()?;
 //! // ... run agents ...
-//! otel.shutdown()?; // flushes what is still buffered
+//! otel.shutdown()?; // flushes what is still buffered, waiting 5 s at most
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! A collector that is down, slow or failing costs the trace and nothing else: spans wait in
+//! a bounded queue (2048, `OTEL_BSP_MAX_QUEUE_SIZE`; more are dropped) and are exported from
+//! threads of their own, never from the run's; a collector's answer is read up to 4 MiB.
+//! The first failed export is logged once (a `WARN` of target `reins_otel` naming the
+//! endpoint by its variable), not again until an export succeeds, and
+//! [`Otel::shutdown`] returns within [`DEFAULT_FLUSH_TIMEOUT`] (or
+//! [`Otel::shutdown_within`]'s limit), saying how many spans never reached the collector
+//! ([`NotExported`]).
 //!
 //! For a subscriber of your own, add [`layers`] to it; to keep a layer of your own (one that
 //! shows warnings, say) in the subscriber [`init`] installs, use [`Config::init_with`].
 #![deny(missing_docs)]
 
+mod bounded;
 mod bridge;
+mod delivery;
 mod endpoint;
 mod exporter_error;
 mod filter;
@@ -31,6 +42,7 @@ mod layer;
 mod metrics;
 mod withheld;
 
+pub use bounded::NotExported;
 pub use bridge::OtelBridge;
 pub use layer::ReinsLayer;
 pub use reins::observe::{ContentKind, DEFAULT_CONTENT_PART_LIMIT, Telemetry};
@@ -46,6 +58,10 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 
+use delivery::Delivery;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
 /// The instrumentation scope reins's spans and metrics are reported under.
 pub const SCOPE: &str = "reins";
 
@@ -57,6 +73,10 @@ pub const CAPTURE_CONTENT_VAR: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAG
 
 /// The service name used when `OTEL_SERVICE_NAME` does not set one.
 pub const DEFAULT_SERVICE_NAME: &str = "reins";
+
+/// How long [`Otel::flush`], [`Otel::shutdown`] and dropping an [`Otel`] wait, at most, for
+/// the collector to take what is buffered.
+pub const DEFAULT_FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why export could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +92,10 @@ pub enum InitError {
     /// Flushing or shutting the exporters down failed.
     #[error("flushing the exporters failed: {0}")]
     Shutdown(#[from] opentelemetry_sdk::error::OTelSdkError),
+    /// A flush or shutdown left spans or metrics unexported: the collector failed, or did
+    /// not answer in time.
+    #[error("{0}")]
+    NotExported(NotExported),
 }
 
 /// The installed exporters. Dropping it shuts them down, flushing what is buffered;
@@ -80,6 +104,10 @@ pub enum InitError {
 pub struct Otel {
     tracer_provider: SdkTracerProvider,
     meter_provider: SdkMeterProvider,
+    /// How the span export is going.
+    traces: Arc<Delivery>,
+    /// How the metric export is going; `None` when metrics are exported nowhere.
+    metrics: Option<Arc<Delivery>>,
     shut_down: bool,
 }
 
@@ -106,29 +134,46 @@ impl Otel {
         &self.meter_provider
     }
 
-    /// Exports everything recorded so far.
+    /// Exports everything recorded so far, waiting at most [`DEFAULT_FLUSH_TIMEOUT`] for the
+    /// collector. [`InitError::NotExported`] says how many spans were not exported since
+    /// the last flush that said so (a failed export, or one still waiting for an answer,
+    /// which goes on in the background).
     pub fn flush(&self) -> Result<(), InitError> {
-        self.tracer_provider.force_flush()?;
-        self.meter_provider.force_flush()?;
-        Ok(())
+        let deadline = Instant::now() + DEFAULT_FLUSH_TIMEOUT;
+        let tracer = self.tracer_provider.clone();
+        let traces = bounded::start(move || tracer.force_flush());
+        let meter = self.meter_provider.clone();
+        let metrics = bounded::start(move || meter.force_flush());
+        self.outcome(
+            traces.wait_until(deadline),
+            metrics.wait_until(deadline),
+            DEFAULT_FLUSH_TIMEOUT,
+        )
     }
 
-    /// Flushes and shuts the exporters down.
-    pub fn shutdown(mut self) -> Result<(), InitError> {
-        self.shut_down = true;
-        let traces = self.tracer_provider.shutdown();
-        let metrics = self.meter_provider.shutdown();
-        traces?;
-        metrics?;
-        Ok(())
+    /// Flushes and shuts the exporters down, waiting at most [`DEFAULT_FLUSH_TIMEOUT`]: see
+    /// [`Otel::shutdown_within`].
+    pub fn shutdown(self) -> Result<(), InitError> {
+        self.shutdown_within(DEFAULT_FLUSH_TIMEOUT)
+    }
+
+    /// Flushes and shuts the exporters down, returning within about `timeout` whatever the
+    /// collector does (is down, never answers, answers slowly or endlessly); an export still
+    /// under way then is left to finish in the background, or to end with the process.
+    /// [`InitError::NotExported`] says how many spans never reached the collector and why
+    /// (naming the endpoint by its variable); a failure at shutdown is said only there, not
+    /// logged.
+    pub fn shutdown_within(mut self, timeout: Duration) -> Result<(), InitError> {
+        self.close(timeout)
     }
 }
 
 impl Drop for Otel {
     fn drop(&mut self) {
-        if !self.shut_down {
-            let _ = self.tracer_provider.shutdown();
-            let _ = self.meter_provider.shutdown();
+        if !self.shut_down
+            && let Err(error) = self.close(DEFAULT_FLUSH_TIMEOUT)
+        {
+            tracing::warn!(target: delivery::TARGET, "{error}");
         }
     }
 }
@@ -227,9 +272,12 @@ impl Config {
     /// whatever the export's filter lets through: give it a filter of its own
     /// ([`Layer::with_filter`]). It does not see OpenTelemetry's own debug logs of a failed
     /// export that quote the endpoint's URL (its query included) or the collector's answer:
-    /// [`without_endpoint_logs`] filters the whole subscriber. The failure is still logged,
-    /// without them (`opentelemetry_sdk`'s `ERROR` event, e.g. "HTTP export failed with
-    /// status code: 401").
+    /// [`without_endpoint_logs`] filters the whole subscriber. Nor does it see the SDK's
+    /// event of each failed batch (an `ERROR` with an empty message, every few seconds while
+    /// the collector is down): the failure is said once instead, by reins-otel (a `WARN` of
+    /// target `reins_otel`: "traces are not reaching the collector at
+    /// OTEL_EXPORTER_OTLP_ENDPOINT (HTTP export failed with status code: 401)"), and again
+    /// only after an export succeeded in between.
     pub fn init_with<L>(self, other: L) -> Result<Otel, InitError>
     where
         L: Layer<tracing_subscriber::Registry> + Send + Sync + 'static,
@@ -237,6 +285,7 @@ impl Config {
         let requested = std::env::var(CAPTURE_CONTENT_VAR).ok();
         let telemetry = with_requested_content(self.telemetry, requested.as_deref());
         let resource = resource();
+        let trace_delivery = Delivery::new("traces", endpoint::variable(endpoint::TRACES, env_var));
         let traces = endpoint::credentialed(endpoint::TRACES, env_var);
         let span_exporter = opentelemetry_otlp::SpanExporter::builder().with_http();
         let span_exporter = match &traces {
@@ -245,10 +294,21 @@ impl Config {
         }
         .build()
         .map_err(|error| InitError::Exporter(exporter_error::described(&error, &traces)))?;
+        // Spans are counted as they end and as the collector takes them, on one processor:
+        // a second would be given a copy of each span.
+        let batch = opentelemetry_sdk::trace::BatchSpanProcessor::builder(delivery::Watched {
+            inner: span_exporter,
+            delivery: trace_delivery.clone(),
+        })
+        .build();
         let tracer_provider = SdkTracerProvider::builder()
-            .with_batch_exporter(span_exporter)
+            .with_span_processor(delivery::Counted {
+                inner: batch,
+                delivery: trace_delivery.clone(),
+            })
             .with_resource(resource.clone())
             .build();
+        let mut metric_delivery = None;
         let mut meter_provider = SdkMeterProvider::builder().with_resource(resource);
         // A backend that takes traces only (e.g. Phoenix) is set up with the standard
         // OTEL_METRICS_EXPORTER=none; metrics are then recorded nowhere.
@@ -261,12 +321,19 @@ impl Config {
             }
             .build()
             .map_err(|error| InitError::Exporter(exporter_error::described(&error, &metrics)))?;
-            meter_provider = meter_provider.with_periodic_exporter(metric_exporter);
+            let delivery = Delivery::new("metrics", endpoint::variable(endpoint::METRICS, env_var));
+            meter_provider = meter_provider.with_periodic_exporter(delivery::Watched {
+                inner: metric_exporter,
+                delivery: delivery.clone(),
+            });
+            metric_delivery = Some(delivery);
         }
         let meter_provider = meter_provider.build();
         let otel = Otel {
             tracer_provider,
             meter_provider,
+            traces: trace_delivery,
+            metrics: metric_delivery,
             shut_down: false,
         };
         let rust_log = std::env::var(tracing_subscriber::EnvFilter::DEFAULT_ENV).ok();
@@ -278,7 +345,8 @@ impl Config {
             .with(
                 layers(&otel.tracer_provider, &otel.meter_provider, telemetry).with_filter(filter),
             )
-            .with(without_endpoint_logs());
+            .with(without_endpoint_logs())
+            .with(withheld::without_reported_failures());
         tracing::subscriber::set_global_default(subscriber)?;
         opentelemetry::global::set_tracer_provider(otel.tracer_provider.clone());
         opentelemetry::global::set_meter_provider(otel.meter_provider.clone());
@@ -378,6 +446,8 @@ mod tests {
                 .with_simple_exporter(exporter)
                 .build(),
             meter_provider: SdkMeterProvider::default(),
+            traces: Delivery::new("traces", "OTEL_EXPORTER_OTLP_ENDPOINT"),
+            metrics: None,
             shut_down: true,
         };
         let debug = format!("{otel:?}");

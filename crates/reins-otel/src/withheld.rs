@@ -27,9 +27,10 @@
 //! pool logs (at `TRACE`) the URL's authority, user info included. Those events are never
 //! exported, and [`without_endpoint_logs`] keeps them from a layer of the user's:
 //! [`Config::init_with`](crate::Config::init_with) puts it on its whole subscriber, so its
-//! caller's layer never sees them; the failure itself still reaches it, as the
-//! SDK's `ERROR` event (`BatchSpanProcessor.ExportError`: "HTTP export failed with status
-//! code: 401").
+//! caller's layer never sees them. The failure itself reaches it once, as reins-otel's own
+//! warning ([`crate::delivery`]), in place of the SDK's event of each failed batch
+//! (`BatchSpanProcessor.ExportError`: "HTTP export failed with status code: 401"), which
+//! the same subscriber withholds ([`without_reported_failures`]).
 
 use tracing::field::FieldSet;
 use tracing::{Level, Metadata};
@@ -71,6 +72,37 @@ use tracing_subscriber::filter::FilterFn;
 pub fn without_endpoint_logs() -> FilterFn {
     FilterFn::new(not_quoting_the_endpoint as fn(&Metadata<'_>) -> bool)
 }
+
+/// A filter for the subscriber [`Config::init`](crate::Config::init) installs: it keeps out
+/// OpenTelemetry's own events of a failed export, which reins-otel reports itself, once
+/// ([`crate::delivery`]): the SDK logs each failed batch (an `ERROR` whose message is empty),
+/// each retry that gave up, and a shutdown that timed out.
+pub(crate) fn without_reported_failures() -> FilterFn {
+    FilterFn::new(not_reported_by_reins_otel as fn(&Metadata<'_>) -> bool)
+}
+
+/// Whether `metadata` is not of one of OpenTelemetry's [`REPORTED_FAILURES`].
+fn not_reported_by_reins_otel(metadata: &Metadata<'_>) -> bool {
+    !(metadata.is_event()
+        && metadata.target().starts_with("opentelemetry")
+        && REPORTED_FAILURES.contains(&metadata.name()))
+}
+
+/// The names of OpenTelemetry's events (0.33) of a failed export or a shutdown that ran out
+/// of time, and of spans dropped from a full queue: what reins-otel counts and reports.
+const REPORTED_FAILURES: [&str; 11] = [
+    "BatchSpanProcessor.ExportError",
+    "BatchSpanProcessor.Shutdown.Timeout",
+    "BatchSpanProcessor.Shutdown.Error",
+    "BatchSpanProcessor.SpanDroppingStarted",
+    "BatchSpanProcessor.SpansDropped",
+    "PeriodicReader.ExportError",
+    "MeterProvider.Drop.ShutdownFailed",
+    "Export.Failed.DeadlineExceeded",
+    "Export.Failed.NonRetryable",
+    "Export.Failed.Exhausted",
+    "Export.InProgress.Retrying",
+];
 
 /// Whether `metadata` is not of an event that [`quotes_the_endpoint`].
 fn not_quoting_the_endpoint(metadata: &Metadata<'_>) -> bool {
@@ -185,6 +217,25 @@ mod tests {
         assert_eq!(
             *verdicts.0.lock().unwrap(),
             [false, false, true, true, false, false]
+        );
+    }
+
+    #[test]
+    fn opentelemetrys_own_reports_of_a_failed_export_are_withheld() {
+        let verdicts = Verdicts::default();
+        let subscriber =
+            Registry::default().with(verdicts.clone().with_filter(without_reported_failures()));
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::error!(name: "BatchSpanProcessor.ExportError", target: "opentelemetry_sdk", error = "HTTP export failed");
+            tracing::warn!(name: "Export.Failed.DeadlineExceeded", target: "opentelemetry-otlp", retries = 1);
+            tracing::warn!(name: "HttpTraceClient.PartialSuccess", target: "opentelemetry-otlp", rejected_spans = 1);
+            tracing::warn!(name: "BatchSpanProcessor.ExportError", target: "myapp", "an application's own");
+            tracing::warn!(target: "reins_otel", "traces are not reaching the collector");
+        });
+        assert_eq!(
+            verdicts.0.lock().unwrap().len(),
+            3,
+            "the last three are kept"
         );
     }
 

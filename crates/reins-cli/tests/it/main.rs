@@ -27,6 +27,7 @@ mod mcp_resume;
 #[cfg(feature = "local")]
 mod offline;
 mod otlp;
+mod otlp_unreachable;
 mod passthrough;
 mod pipes;
 mod programs;

@@ -83,9 +83,16 @@ fn demo_stderr(endpoint: &str, case: &str) -> String {
 }
 
 fn assert_failure_logged_without_secrets(stderr: &str, case: &str) {
+    // Said once, by reins-otel (OpenTelemetry's own event of each failed batch is withheld):
+    // while the demo runs, or by the shutdown it prints the error of.
     assert!(
-        stderr.contains("BatchSpanProcessor.ExportError"),
-        "{case}: the failed export is logged: {stderr}"
+        stderr.contains("not reaching the collector at OTEL_EXPORTER_OTLP_ENDPOINT")
+            || stderr.contains("not exported to the collector at OTEL_EXPORTER_OTLP_ENDPOINT"),
+        "{case}: the failed export is said: {stderr}"
+    );
+    assert!(
+        !stderr.contains("BatchSpanProcessor.ExportError"),
+        "{case}: once: {stderr}"
     );
     for secret in [PASSWORD, HEADER_KEY] {
         assert!(

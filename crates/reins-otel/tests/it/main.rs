@@ -16,4 +16,5 @@ mod recovered;
 mod resume;
 mod setup;
 mod spans;
+mod unreachable;
 mod usage;

@@ -1,0 +1,172 @@
+//! A collector that never answers holds neither [`reins_otel::Otel::flush`] nor
+//! [`reins_otel::Otel::shutdown`]: each returns, saying what was not exported and naming the
+//! endpoint by its variable, never its URL. Here the exporter is told to wait ten
+//! minutes for an answer (`OTEL_EXPORTER_OTLP_TIMEOUT`); a test fails if its process has not
+//! exited after two.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PASSWORD: &str = "hunter2-pw-6b0f";
+
+/// Set in the process [`a_flush_returns_when_the_metrics_collector_never_answers`] starts,
+/// which sets export up, records a span and a metric, and flushes.
+const CHILD: &str = "REINS_OTEL_TEST_FLUSH_CHILD";
+
+/// A loopback listener that never accepts: the kernel completes each connection, and the
+/// request sent on it is never read nor answered. The endpoint names it with a password.
+fn black_hole() -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    (
+        listener,
+        format!("http://phoenix:{PASSWORD}@127.0.0.1:{port}"),
+    )
+}
+
+/// A collector on loopback answering 200 to every request.
+fn collector() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || while answer_200(&stream).is_ok() {});
+        }
+    });
+    format!("http://127.0.0.1:{port}")
+}
+
+/// Reads one request from `stream` and answers it 200.
+fn answer_200(mut stream: &TcpStream) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream);
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    reader.read_exact(&mut vec![0; length])?;
+    stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+}
+
+/// `child`'s exit status and output, or a panic if it has not exited after 120 s.
+fn finished(mut child: Child) -> (bool, String, String) {
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still waiting for the collector after 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status.success(), stdout, stderr)
+}
+
+#[test]
+fn shutdown_returns_when_the_collector_never_answers() {
+    let (_listening, endpoint) = black_hole();
+    let dir = std::env::temp_dir().join(format!("reins-otel-black-hole-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_reins-otel-demo"))
+        .args(["start", &dir.join("runs.sqlite").to_string_lossy(), "r1"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "600000")
+        .env("OTEL_METRICS_EXPORTER", "none")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the demo starts");
+    let (success, _, stderr) = finished(child);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!success, "the spans were not exported: {stderr}");
+    assert!(
+        stderr.contains("spans were not exported to the collector at OTEL_EXPORTER_OTLP_ENDPOINT"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(PASSWORD), "{stderr}");
+}
+
+/// Traces reach their collector; metrics go to one that never answers. (Before, a flush
+/// waited for the metrics' export however long the exporter was told to wait.)
+#[test]
+fn a_flush_returns_when_the_metrics_collector_never_answers() {
+    if std::env::var_os(CHILD).is_some() {
+        return flush_into_the_black_hole();
+    }
+    let (_listening, metrics_endpoint) = black_hole();
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "unreachable::a_flush_returns_when_the_metrics_collector_never_answers",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", collector())
+        .env(
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+            format!("{metrics_endpoint}/v1/metrics"),
+        )
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "600000")
+        .env_remove("OTEL_METRICS_EXPORTER")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the test binary starts");
+    let (success, stdout, stderr) = finished(child);
+    assert!(success, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(
+            "flushed: the metrics were not exported to the collector at \
+             OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+        ),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stdout.contains(PASSWORD) && !stderr.contains(PASSWORD));
+}
+
+/// In the child: export set up from its environment, a span and a metric recorded, flushed.
+fn flush_into_the_black_hole() {
+    use opentelemetry::metrics::MeterProvider as _;
+    let otel = reins_otel::init().expect("export is set up");
+    let counter = otel
+        .meter_provider()
+        .meter("test")
+        .u64_counter("runs")
+        .build();
+    counter.add(1, &[]);
+    tracing::info_span!(target: "reins", "invoke_agent").in_scope(|| {});
+    match otel.flush() {
+        Ok(()) => println!("flushed: everything exported"),
+        Err(error) => println!("flushed: {error}"),
+    }
+}
