@@ -30,8 +30,7 @@ pub(crate) enum ToolDispatchDecision {
     Suspend(String),
 }
 
-/// What a call is answered with when the hooks rewrote its arguments to something other than
-/// a JSON object.
+/// What a call is answered with when the hooks rewrote its arguments to a non-object.
 const REWRITE_NOT_AN_OBJECT: &str = "not run: a hook rewrote the call's arguments to something \
                                      other than a JSON object, which no tool takes";
 
@@ -277,8 +276,7 @@ impl<B: RequestBase> Link<table::on_dispatch> for RequestChain<'_, B> {
     }
 }
 
-/// An effect's dispatch: effects have no rewrite, so nothing passes on; the chain ends at the
-/// first skip, denial or stop.
+/// An effect's dispatch: nothing passes on (no rewrite); the first skip, denial or stop ends it.
 pub(crate) struct EffectDispatch<'h>(pub DispatchEvent<'h>);
 
 impl Link<table::on_dispatch> for EffectDispatch<'_> {
