@@ -10,8 +10,8 @@
 //!   latest once the idle ones have timed out), rather than closed unanswered. The inbox
 //!   thus never holds more than that many sockets, and keeps file descriptors for its store,
 //!   its model connections and its tools' pipes.
-//! - An accept that fails (out of file descriptors, say) is retried after
-//!   [`ACCEPT_BACKOFF`]; it never ends the inbox.
+//! - An accept that fails (out of file descriptors, say) is retried after a pause
+//!   ([`reins_mcp::accept_connection`], shared with the MCP server); it never ends the inbox.
 //!
 //! A stop lets the requests being answered finish, at most [`STOP_GRACE`]: a client that
 //! sent half a request and then nothing would otherwise keep the inbox from stopping.
@@ -20,7 +20,6 @@ use crate::interrupt::StopSignal;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use std::io::ErrorKind;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
@@ -42,9 +41,6 @@ const HEADER_TIMEOUT_ENV: &str = "REINS_INTERNAL_UI_HEADER_TIMEOUT_MS";
 /// The most connections open at once, well under the usual limit of 1024 file descriptors.
 const MAX_CONNECTIONS: usize = 256;
 
-/// How long to wait after an accept failed for a reason other than the connection itself.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(250);
-
 /// Serves `router` on `listener` until `stop`; then waits for the requests being answered, at
 /// most [`STOP_GRACE`], and drops the rest.
 pub(super) async fn serve_until_stopped(
@@ -62,34 +58,18 @@ pub(super) async fn serve_until_stopped(
             slot = slots.clone().acquire_owned() => slot,
         };
         let Ok(slot) = slot else { break };
-        let accepted = tokio::select! {
+        let (stream, _peer) = tokio::select! {
             () = stop.stopped() => break,
-            accepted = listener.accept() => accepted,
+            accepted = reins_mcp::accept_connection(&listener) => accepted,
         };
         while connections.try_join_next().is_some() {}
-        match accepted {
-            Ok((stream, _peer)) => {
-                connections.spawn(serve_connection(
-                    stream,
-                    slot,
-                    router.clone(),
-                    header_timeout,
-                    stop.clone(),
-                ));
-            }
-            // The client gave up before it was accepted: nothing to wait for.
-            Err(error) if is_connection_error(error.kind()) => {}
-            Err(error) => {
-                tracing::warn!(target: "reins::ui", %error, "accepting a connection failed; retrying");
-                if stop
-                    .unless_stopped(tokio::time::sleep(ACCEPT_BACKOFF))
-                    .await
-                    .is_none()
-                {
-                    break;
-                }
-            }
-        }
+        connections.spawn(serve_connection(
+            stream,
+            slot,
+            router.clone(),
+            header_timeout,
+            stop.clone(),
+        ));
     }
     // No connection is accepted any more; those open are told to close once their request
     // is answered (each saw the stop too).
@@ -110,14 +90,6 @@ fn header_timeout() -> Result<Duration, String> {
             .map(Duration::from_millis)
             .map_err(|_| format!("{HEADER_TIMEOUT_ENV} is not a number of milliseconds")),
     }
-}
-
-/// Errors of the one connection being accepted, not of the listener.
-fn is_connection_error(kind: ErrorKind) -> bool {
-    matches!(
-        kind,
-        ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
-    )
 }
 
 /// Serves one connection until it ends, holding `_slot` meanwhile; at `stop`, it ends once

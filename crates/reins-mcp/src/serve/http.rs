@@ -2,11 +2,11 @@
 //! server, one task per connection, with an optional bearer token checked first (without
 //! one, only loopback and the allowed `Host`s are served). A client is held to bounds: its
 //! request headers must arrive within the header timeout, and connections past the cap are
-//! closed at once. An accept that fails for the listener's sake (out of file descriptors, say)
-//! is retried after [`ACCEPT_BACKOFF`] rather than at once, which would spin and log without
-//! end while the condition lasts.
+//! closed at once. Connections are accepted with [`accept_connection`], which outlasts a
+//! listener's passing failures.
 
 use super::McpService;
+use super::accept::accept_connection;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
@@ -41,9 +41,6 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
     "https://127.0.0.1:*",
     "https://[::1]:*",
 ];
-
-/// How long to wait after an accept failed for a reason other than the connection itself.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(250);
 
 /// The most bytes of a request's body read (rmcp's own bound).
 const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
@@ -189,21 +186,9 @@ async fn accept_loop(
     stop: CancellationToken,
 ) {
     loop {
-        let accepted = tokio::select! {
+        let (stream, peer) = tokio::select! {
             () = stop.cancelled() => return,
-            accepted = listener.accept() => accepted,
-        };
-        let (stream, peer) = match accepted {
-            Ok(accepted) => accepted,
-            // The client gave up before it was accepted: nothing to wait for.
-            Err(error) if is_connection_error(error.kind()) => continue,
-            Err(error) => {
-                tracing::warn!(target: "reins_mcp::serve", %error, "accept failed; retrying");
-                tokio::select! {
-                    () = stop.cancelled() => return,
-                    () = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
-                }
-            }
+            accepted = accept_connection(&listener) => accepted,
         };
         // Closed at once rather than left waiting: a waiting connection would be answered
         // only when another ends, and its client would time out not knowing why.
@@ -224,15 +209,6 @@ async fn accept_loop(
             stop.clone(),
         ));
     }
-}
-
-/// Errors of the one connection being accepted, not of the listener.
-fn is_connection_error(kind: std::io::ErrorKind) -> bool {
-    use std::io::ErrorKind;
-    matches!(
-        kind,
-        ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
-    )
 }
 
 /// Serves one connection until it ends (or the server stops), holding `_slot` meanwhile.

@@ -1,8 +1,11 @@
 //! The server side: a reins [`ToolSet`] (tools, or whole agents as [`AgentTool`]s) served to
 //! MCP clients over stdio or streamable HTTP, with rmcp's server API.
 
+mod accept;
 mod agent_tool;
 mod http;
+
+pub use accept::accept_connection;
 
 pub use agent_tool::{AgentTool, AgentToolArgs};
 pub use http::{
