@@ -1,7 +1,7 @@
 //! Accepting a listener's next connection the way reins's HTTP servers do (this crate's MCP
 //! server and the CLI's inbox): a connection whose client gave up before it was accepted is
 //! skipped, and a failure of the listener itself (out of file descriptors, say) is logged and
-//! retried after [`ACCEPT_BACKOFF`]. Retrying at once would spin and log without end while
+//! retried after `ACCEPT_BACKOFF`. Retrying at once would spin and log without end while
 //! the condition lasts; giving up would end the server over something that passes.
 
 use std::io::ErrorKind;
@@ -12,8 +12,10 @@ use tokio::net::{TcpListener, TcpStream};
 /// How long to wait after an accept failed for a reason other than the connection itself.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(250);
 
-/// The next connection `listener` accepts, with its peer's address; see the
-/// [module](self). It never fails: it waits until a connection comes.
+/// The next connection `listener` accepts, with its peer's address. It never fails: a
+/// connection whose client gave up before it was accepted is skipped, and a failure of the
+/// listener itself (out of file descriptors, say) is logged as a warning and retried after
+/// 250 ms, rather than at once (which would spin while the condition lasts).
 ///
 /// Cancel-safe, so it can race a stop in `tokio::select!`: dropped before it returns, it
 /// has accepted nothing.
