@@ -69,6 +69,14 @@ impl Connection {
             || self.session_ended()
     }
 
+    /// Whether the server declared the `tools` capability in its answer to `initialize` (one
+    /// without `capabilities` declared none: `handshake.rs`).
+    fn declares_tools(&self) -> bool {
+        self.service
+            .peer_info()
+            .is_some_and(|info| info.capabilities.tools.is_some())
+    }
+
     /// Whether the HTTP server ended the session (answered a request in it with 404).
     fn session_ended(&self) -> bool {
         self.session_end.as_ref().is_some_and(SessionEnd::has_ended)
@@ -301,6 +309,17 @@ impl ClientInner {
         let operation = "tools/list";
         let connection = self.live(operation).await?;
         self.events.take_tools_changed();
+        // A server that did not declare the `tools` capability is not asked: it may answer
+        // with an error, or never.
+        if !connection.declares_tools() {
+            tracing::warn!(
+                target: "reins_mcp",
+                server = %self.name,
+                "the MCP server declares no `tools` capability in its handshake; it offers no \
+                 tools, and none are listed"
+            );
+            return Ok(());
+        }
         let listing = async {
             let mut cursor = None;
             for _ in 0..MAX_TOOL_PAGES {

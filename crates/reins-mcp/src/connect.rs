@@ -4,7 +4,7 @@
 use crate::McpError;
 use crate::client::{Connection, McpClient};
 use crate::handler::ClientEvents;
-use crate::handshake::{failure_message, negotiated};
+use crate::handshake::{failure_message, refused_revision};
 use crate::http_client::WeighedHttpClient;
 use crate::lenient::Lenient;
 use crate::server::{HttpEndpoint, McpServer, StdioCommand, Transport, scrub};
@@ -25,7 +25,8 @@ impl McpServer {
     /// [`McpError::Handshake`] when the process exits, the URL does not answer, the peer
     /// does not speak MCP (with the end of a process's standard error), or it answers with a
     /// revision of MCP reins does not speak (one not in
-    /// [`SUPPORTED_PROTOCOL_VERSIONS`](crate::SUPPORTED_PROTOCOL_VERSIONS)), [`McpError::Config`]
+    /// [`SUPPORTED_PROTOCOL_VERSIONS`](crate::SUPPORTED_PROTOCOL_VERSIONS): the connection is
+    /// ended without `notifications/initialized`, as MCP asks), [`McpError::Config`]
     /// for a header that HTTP cannot carry, and [`McpError::Timeout`] past the connect
     /// timeout; a started process is killed in the failing cases.
     pub async fn connect(self) -> Result<McpClient, McpError> {
@@ -73,6 +74,7 @@ impl McpServer {
             })?;
         let process_id = transport.id();
         let transport = Lenient::new(transport, &self.name);
+        let refused = transport.refused_revision();
         let stderr_tail = StderrTail::default();
         let secrets = stdio.secrets();
         match stderr {
@@ -81,15 +83,19 @@ impl McpServer {
         }
         match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
             Ok(Ok(service)) => Ok(Connection::new(
-                without_cache(negotiated(&self.name, service, &secrets)?).await,
+                without_cache(service).await,
                 process_id,
                 Some(stderr_tail),
                 secrets,
             )),
-            Ok(Err(error)) => Err(McpError::Handshake {
-                server: self.name.clone(),
-                message: failure_message(&error, &secrets, self.max_result_bytes),
-                stderr: scrub(&stderr_tail.settled().await, &secrets),
+            Ok(Err(error)) => Err(match refused.offered() {
+                // Its stderr says nothing of it: the server did as it meant to.
+                Some(offered) => refused_revision(&self.name, &offered, &secrets),
+                None => McpError::Handshake {
+                    server: self.name.clone(),
+                    message: failure_message(&error, &secrets, self.max_result_bytes),
+                    stderr: scrub(&stderr_tail.settled().await, &secrets),
+                },
             }),
             Err(_) => Err(self.connect_timed_out()),
         }
@@ -133,19 +139,22 @@ impl McpServer {
             StreamableHttpClientTransport::with_client(client, config),
             &self.name,
         );
+        let refused = transport.refused_revision();
         let secrets = endpoint.secrets();
         match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {
-            Ok(Ok(service)) => Ok(Connection::new(
-                without_cache(negotiated(&self.name, service, &secrets)?).await,
-                None,
-                None,
-                secrets,
-            )
-            .ended_with(session_end)),
-            Ok(Err(error)) => Err(McpError::Handshake {
-                server: self.name.clone(),
-                message: failure_message(&error, &secrets, self.max_result_bytes),
-                stderr: String::new(),
+            Ok(Ok(service)) => {
+                Ok(
+                    Connection::new(without_cache(service).await, None, None, secrets)
+                        .ended_with(session_end),
+                )
+            }
+            Ok(Err(error)) => Err(match refused.offered() {
+                Some(offered) => refused_revision(&self.name, &offered, &secrets),
+                None => McpError::Handshake {
+                    server: self.name.clone(),
+                    message: failure_message(&error, &secrets, self.max_result_bytes),
+                    stderr: String::new(),
+                },
             }),
             Err(_) => Err(self.connect_timed_out()),
         }

@@ -1,15 +1,22 @@
 //! The server's answer to `initialize`, read as a stranger's: the revision it offers must be
-//! one reins speaks (else the connection is ended, as the specification asks of a client),
-//! and an answer rmcp cannot read is described by the field that is wrong, not quoted.
+//! one reins speaks (else the connection is ended before rmcp confirms it with
+//! `notifications/initialized`, as the specification asks of a client), a missing
+//! `capabilities` is read as none declared, and an answer rmcp cannot read is described by
+//! the field that is wrong, not quoted.
 
 use crate::McpError;
-use crate::handler::ClientEvents;
 use crate::server::shown_message;
-use rmcp::RoleClient;
-use rmcp::model::{Implementation, ServerCapabilities, ServerResult};
-use rmcp::service::{ClientInitializeError, RunningService};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, CustomResult, Implementation, InitializeResult,
+    JsonRpcMessage, ServerCapabilities, ServerJsonRpcMessage, ServerResult,
+};
+use rmcp::service::ClientInitializeError;
+use rmcp::transport::streamable_http_client::SseError;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
+use sse_stream::Sse;
 
 /// The revisions of MCP a client speaks, oldest first: those with the `initialize` handshake
 /// it connects with (the client asks for the last one). A server must answer one of them.
@@ -19,39 +26,116 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
 /// How much of a revision a server offered an error quotes: a revision is a date.
 const SHOWN_REVISION_BYTES: usize = 64;
 
-/// `service`, when the revision the server answered is one reins speaks; else the
-/// connection ended (a stdio server's process with it) and an error naming that revision
-/// and the supported ones.
-pub(crate) fn negotiated(
-    server: &str,
-    service: RunningService<RoleClient, ClientEvents>,
-    secrets: &[(String, String)],
-) -> Result<RunningService<RoleClient, ClientEvents>, McpError> {
-    let offered = service
-        .peer_info()
-        .map(|info| info.protocol_version.as_str().to_owned());
-    if let Some(offered) = &offered
-        && SUPPORTED_PROTOCOL_VERSIONS.contains(&offered.as_str())
-    {
-        return Ok(service);
+/// The revision an answer to `initialize` offers, when it is one reins does not speak. Asked
+/// by [`Lenient`](crate::lenient) as the answer arrives, before rmcp confirms it with
+/// `notifications/initialized`: a client that does not speak the server's revision ends the
+/// connection rather than confirm it. An answer rmcp cannot type is not judged here (its
+/// failure says which field is wrong).
+pub(crate) fn unsupported_revision(answer: &ServerResult) -> Option<String> {
+    match answer {
+        ServerResult::InitializeResult(answer)
+            if !SUPPORTED_PROTOCOL_VERSIONS.contains(&answer.protocol_version.as_str()) =>
+        {
+            Some(answer.protocol_version.as_str().to_owned())
+        }
+        _ => None,
     }
-    service.cancellation_token().cancel();
-    let offered = match offered {
-        Some(offered) => format!(
-            "`{}`",
-            shown_message(&offered, secrets, SHOWN_REVISION_BYTES)
-        ),
-        None => "no revision".to_owned(),
-    };
-    Err(McpError::Handshake {
+}
+
+/// The error of a handshake refused because the server answered the revision `offered`,
+/// naming it (cut, printable, credentials replaced) and the revisions reins speaks.
+pub(crate) fn refused_revision(
+    server: &str,
+    offered: &str,
+    secrets: &[(String, String)],
+) -> McpError {
+    McpError::Handshake {
         server: server.to_owned(),
         message: format!(
-            "it answered the handshake with MCP revision {offered}, which reins does not \
-             speak (it speaks {})",
+            "it answered the handshake with MCP revision `{}`, which reins does not speak \
+             (it speaks {})",
+            shown_message(offered, secrets, SHOWN_REVISION_BYTES),
             SUPPORTED_PROTOCOL_VERSIONS.join(", ")
         ),
         stderr: String::new(),
-    })
+    }
+}
+
+/// An answer to `initialize` without `capabilities`, read as one declaring none (an empty
+/// object): MCP requires the field, but servers in the wild leave it out (an SDK that omits
+/// an empty object, a server written by hand), and one that declares nothing offers nothing
+/// reins would use, so such a server is connected to and has no tools
+/// ([`McpClient::tools`](crate::McpClient::tools) lists none, with a warning). Any other
+/// answer is kept as it is, and an answer still unreadable fails as before, naming the
+/// next field that is wrong.
+pub(crate) fn with_capabilities(answer: ServerResult) -> ServerResult {
+    let ServerResult::CustomResult(CustomResult(mut answer)) = answer else {
+        return answer;
+    };
+    if let Some(fields) = answer.as_object_mut()
+        && !fields.contains_key("capabilities")
+    {
+        fields.insert("capabilities".to_owned(), Value::Object(Map::new()));
+        if let Ok(typed) = InitializeResult::deserialize(&answer) {
+            return ServerResult::InitializeResult(typed);
+        }
+    }
+    ServerResult::CustomResult(CustomResult(answer))
+}
+
+/// [`with_capabilities`] for a whole message answering an `initialize` (when `initialize`)
+/// posted over HTTP, which rmcp's HTTP transport reads (for the revision to send with every
+/// later request) before [`Lenient`](crate::lenient) sees it.
+pub(crate) fn message_with_capabilities(
+    initialize: bool,
+    message: ServerJsonRpcMessage,
+) -> ServerJsonRpcMessage {
+    match message {
+        JsonRpcMessage::Response(mut response) if initialize => {
+            response.result = with_capabilities(response.result);
+            JsonRpcMessage::Response(response)
+        }
+        other => other,
+    }
+}
+
+/// [`message_with_capabilities`] for an event stream answering an `initialize` POST; other
+/// streams (`initialize` false) are left as they are.
+pub(crate) fn events_with_capabilities(
+    initialize: bool,
+    events: BoxStream<'static, Result<Sse, SseError>>,
+) -> BoxStream<'static, Result<Sse, SseError>> {
+    if !initialize {
+        return events;
+    }
+    events
+        .map(|event| {
+            event.map(|mut event| {
+                let read = event
+                    .data
+                    .as_deref()
+                    .and_then(|data| serde_json::from_str::<ServerJsonRpcMessage>(data).ok());
+                // Written again only when read differently: any other event is left as sent.
+                if let Some(JsonRpcMessage::Response(mut response)) = read
+                    && matches!(response.result, ServerResult::CustomResult(_))
+                {
+                    response.result = with_capabilities(response.result);
+                    if matches!(response.result, ServerResult::InitializeResult(_))
+                        && let Ok(data) = serde_json::to_string(&response)
+                    {
+                        event.data = Some(data);
+                    }
+                }
+                event
+            })
+        })
+        .boxed()
+}
+
+/// Whether `message` is an `initialize` request.
+pub(crate) fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
+    matches!(message, JsonRpcMessage::Request(request)
+        if matches!(request.request, ClientRequest::InitializeRequest(_)))
 }
 
 /// What a failed handshake ended with, as an error says it: an answer to `initialize` that

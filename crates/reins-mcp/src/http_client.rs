@@ -30,6 +30,7 @@
 
 mod headers;
 
+use crate::handshake::{events_with_capabilities, is_initialize, message_with_capabilities};
 use crate::http_events::weighed_events;
 use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES, Unread, is_light, refusal_answering};
 use futures::StreamExt;
@@ -270,6 +271,8 @@ impl StreamableHttpClient for WeighedHttpClient {
             _ => None,
         };
         let session_sent = session_id.is_some();
+        // Its answer is read leniently (`handshake.rs`) before rmcp's transport reads it.
+        let initialize = is_initialize(&message);
         let response = self
             .request(
                 http::Method::POST,
@@ -305,6 +308,7 @@ impl StreamableHttpClient for WeighedHttpClient {
         }
         if has_type(response.headers(), EVENT_STREAM_MIME_TYPE) {
             let events = weighed_events(body_stream(response), self.server.clone(), asked);
+            let events = events_with_capabilities(initialize, events);
             return Ok(StreamableHttpPostResponse::Sse(events, session_id));
         }
         // A notification or an answer of the client's awaits nothing: whatever comes back
@@ -322,6 +326,7 @@ impl StreamableHttpClient for WeighedHttpClient {
             asked,
         ) {
             (Answer::Message(message), _) | (Answer::Refused(Some(message), _), _) => {
+                let message = message_with_capabilities(initialize, message);
                 Ok(StreamableHttpPostResponse::Json(message, session_id))
             }
             (Answer::Refused(None, _) | Answer::NotJsonRpc(_), None) => {

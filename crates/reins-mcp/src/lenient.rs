@@ -12,11 +12,18 @@
 //! fields reins uses, or else left out with a warning. An answer still unreadable after that
 //! is passed on unchanged, and fails as before.
 //!
+//! It also reads the answer to `initialize` before rmcp does (`handshake.rs`): one without
+//! `capabilities` is read as declaring none, and one offering a revision reins does not speak
+//! ends the connection there, noted in [`RefusedRevision`], so that rmcp never confirms it
+//! with `notifications/initialized` (it sees the connection end instead, and the caller turns
+//! that into the refusal).
+//!
 //! It also bounds the server's own requests: at most [`MAX_UNANSWERED_SERVER_REQUESTS`]
 //! wait for their answer to be written; more are dropped unanswered, so that a server
 //! sending requests (`ping`) without reading the answers cannot grow the client's memory.
 
 use crate::content::{McpContent, UNREAD_CONTENT_META_KEY, head};
+use crate::handshake::{unsupported_revision, with_capabilities};
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolResult, ClientNotification, ClientRequest, ContentBlock, CustomResult, JsonRpcMessage,
@@ -65,6 +72,36 @@ pub(crate) struct Lenient<T> {
     /// The server's requests let through and not yet answered (shared with the sends of
     /// their answers, which may finish after this is dropped).
     unanswered: Arc<Mutex<Unanswered>>,
+    /// The revision the server answered `initialize` with, when reins does not speak it: the
+    /// connection ended there.
+    refused: RefusedRevision,
+}
+
+/// The revision a server answered `initialize` with, noted when reins does not speak it and
+/// the connection was ended before `notifications/initialized` (shared with whoever opened
+/// the connection, which says so in its error).
+#[derive(Clone, Default)]
+pub(crate) struct RefusedRevision(Arc<Mutex<Option<String>>>);
+
+impl RefusedRevision {
+    /// The revision refused, if one was.
+    pub(crate) fn offered(&self) -> Option<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn note(&self, offered: String) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(offered);
+    }
+
+    fn is_noted(&self) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
 }
 
 /// The server's requests waiting for their answer to be written.
@@ -78,6 +115,7 @@ struct Unanswered {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Asked {
+    Initialize,
     CallTool,
     ListTools,
 }
@@ -89,7 +127,13 @@ impl<T> Lenient<T> {
             server: Arc::from(server),
             pending: HashMap::new(),
             unanswered: Arc::default(),
+            refused: RefusedRevision::default(),
         }
+    }
+
+    /// Where a revision refused at the handshake is noted.
+    pub(crate) fn refused_revision(&self) -> RefusedRevision {
+        self.refused.clone()
     }
 
     fn unanswered(&self) -> std::sync::MutexGuard<'_, Unanswered> {
@@ -126,6 +170,7 @@ impl<T> Lenient<T> {
         match message {
             JsonRpcMessage::Request(request) => {
                 let asked = match &request.request {
+                    ClientRequest::InitializeRequest(_) => Asked::Initialize,
                     ClientRequest::CallToolRequest(_) => Asked::CallTool,
                     ClientRequest::ListToolsRequest(_) => Asked::ListTools,
                     _ => return,
@@ -160,7 +205,8 @@ impl<T> Lenient<T> {
     }
 
     /// An incoming message, with the answer to a request noted by `sending` read leniently;
-    /// `None` for a request of the server's dropped unanswered.
+    /// `None` for a request of the server's dropped unanswered, and for an answer to
+    /// `initialize` refused (the connection ends there).
     fn received(
         &mut self,
         message: RxJsonRpcMessage<RoleClient>,
@@ -169,6 +215,12 @@ impl<T> Lenient<T> {
             JsonRpcMessage::Response(mut response) => {
                 if let Some(asked) = self.pending.remove(&response.id) {
                     response.result = read_leniently(asked, response.result, &self.server);
+                    if asked == Asked::Initialize
+                        && let Some(offered) = unsupported_revision(&response.result)
+                    {
+                        self.refused.note(offered);
+                        return None;
+                    }
                 }
                 Some(JsonRpcMessage::Response(response))
             }
@@ -227,6 +279,10 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Lenient<T> {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
+            // A refused handshake ends the connection: rmcp sees its end, not the answer.
+            if self.refused.is_noted() {
+                return None;
+            }
             let message = self.inner.receive().await?;
             if let Some(message) = self.received(message) {
                 return Some(message);
@@ -246,6 +302,9 @@ fn read_leniently(asked: Asked, result: ServerResult, server: &str) -> ServerRes
         return result;
     };
     let read = match asked {
+        Asked::Initialize => {
+            return with_capabilities(ServerResult::CustomResult(CustomResult(value)));
+        }
         Asked::CallTool => call_tool_result(value).map(ServerResult::CallToolResult),
         Asked::ListTools => list_tools_result(value, server).map(ServerResult::ListToolsResult),
     };

@@ -40,9 +40,12 @@
 //!
 //! A server you did not write is held to bounds. Its answer to `initialize` must name a
 //! revision reins speaks ([`SUPPORTED_PROTOCOL_VERSIONS`]; over HTTP every later request
-//! names it in `MCP-Protocol-Version`), else [`McpServer::connect`] ends the connection with
-//! an [`McpError::Handshake`] naming the revision offered and those supported; an answer
-//! without what MCP requires names the field, and what the server calls itself
+//! names it in `MCP-Protocol-Version`), else [`McpServer::connect`] ends the connection, before
+//! `notifications/initialized` would confirm it, with an [`McpError::Handshake`] naming the
+//! revision offered and those supported; an answer without what MCP requires names the field
+//! (one without `capabilities` is read as declaring none, and a server that declares no
+//! `tools` is not asked for them: [`McpClient::tools`] is empty, with a warning), and what the
+//! server calls itself
 //! ([`McpClient::server_version`]) is shown cut and as text. Every request has a timeout (the handshake
 //! [`McpServer::connect_timeout`], the rest [`McpServer::call_timeout`]; a tool call past it,
 //! or dropped, sends the server `notifications/cancelled`), and a tool list still going after

@@ -1,13 +1,18 @@
 //! A server's answer to `initialize`, read as a stranger's (`fixtures/hostile_server.py`, its
 //! answer's fields replaced by `HOSTILE_INIT_RESULT`): a revision of MCP reins does not speak
-//! ends the connection with an error naming it and the revisions reins speaks; an answer
-//! missing what MCP requires says which field; what the server calls itself is shown bounded
-//! and printable.
+//! ends the connection, never confirmed with `notifications/initialized`, with an error
+//! naming it and the revisions reins speaks; an answer missing what MCP requires says which
+//! field, but one without `capabilities` is read as declaring none; a server that declares
+//! no `tools` is not asked for them; what the server calls itself is shown bounded and
+//! printable.
 
 use crate::hostile::hostile_server;
+use crate::notifications::Captured;
 use crate::servers::connect;
 use reins_mcp::{McpError, McpServer, SUPPORTED_PROTOCOL_VERSIONS};
 use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The hostile server in `mode`, its answer to `initialize` with `fields` replaced (`null`:
 /// left out).
@@ -22,6 +27,21 @@ pub async fn refused(server: McpServer) -> String {
         Err(error @ McpError::Handshake { .. }) => error.to_string(),
         Err(other) => panic!("not a handshake error: {other:?}"),
     }
+}
+
+/// A file of this test's own in the temporary directory, not there yet.
+pub fn scratch_file(name: &str) -> PathBuf {
+    let file = std::env::temp_dir().join(format!("reins-mcp-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    file
+}
+
+/// The methods of the messages the hostile server was sent, as it recorded them in `file`
+/// (`HOSTILE_METHODS_FILE`).
+pub fn recorded(file: &Path) -> Vec<String> {
+    let methods = std::fs::read_to_string(file).unwrap_or_default();
+    let _ = std::fs::remove_file(file);
+    methods.lines().map(str::to_owned).collect()
 }
 
 /// What a refused revision's error says.
@@ -98,9 +118,10 @@ async fn an_answer_to_initialize_without_what_mcp_requires_says_which_field() {
             json!({"protocolVersion": 20251125}),
             "the `protocolVersion` of its answer to `initialize` is not what MCP allows",
         ),
+        // A missing `capabilities` is no fault (declaring none): the next field is named.
         (
-            json!({"capabilities": null}),
-            "has no `capabilities`, which MCP requires",
+            json!({"capabilities": null, "serverInfo": null}),
+            "has no `serverInfo`, which MCP requires",
         ),
         (
             json!({"capabilities": {"tools": "yes"}}),
@@ -145,4 +166,88 @@ async fn the_name_and_version_a_server_gives_itself_are_shown_cut_and_as_text() 
         "{name}"
     );
     assert!(version.starts_with(r"\u001b]0;owned\u0007999"), "{version}");
+}
+
+/// MCP asks a client that does not speak the server's revision to disconnect, not to confirm
+/// the handshake: the server must never be told `notifications/initialized` (it would start
+/// serving a client that is gone).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_revision_refused_is_never_confirmed_with_notifications_initialized() {
+    use crate::hostile_bounds::ends;
+    let started = |offered: &str, name: &str| {
+        let (methods, pid) = (scratch_file(name), scratch_file(&format!("{name}-pid")));
+        let server = answering("polite", json!({"protocolVersion": offered}))
+            .env("HOSTILE_METHODS_FILE", &methods)
+            .env("HOSTILE_PID_FILE", &pid);
+        (server, methods, pid)
+    };
+    let pid_of = |file: &Path| -> u32 { std::fs::read_to_string(file).unwrap().parse().unwrap() };
+
+    // A revision reins speaks is confirmed (the server records what it is sent).
+    let (server, methods, pid) = started("2025-06-18", "spoken");
+    connect(server).await.close();
+    ends(pid_of(&pid)).await;
+    assert_eq!(
+        recorded(&methods),
+        ["initialize", "notifications/initialized"]
+    );
+
+    // One it does not speak is refused as before, and never confirmed. The server reads its
+    // input to its end (it ignores SIGTERM), so what it was sent is all recorded.
+    let (server, methods, pid) = started("2099-01-01", "refused");
+    assert_eq!(refused(server).await, refusal("2099-01-01"));
+    ends(pid_of(&pid)).await;
+    assert_eq!(recorded(&methods), ["initialize"]);
+}
+
+/// Servers in the wild leave `capabilities` out of their answer (MCP requires it): such a
+/// server is connected to, and declares nothing, so it has no tools to list.
+#[tokio::test]
+async fn an_answer_to_initialize_without_capabilities_is_read_as_declaring_none() {
+    let client = connect(answering("polite", json!({"capabilities": null}))).await;
+    assert_eq!(client.tools().await.unwrap().len(), 0);
+    assert_eq!(
+        client.server_version(),
+        Some(("hostile".to_owned(), "0".to_owned()))
+    );
+}
+
+/// A server that does not declare `tools` is not asked for them (this one would never
+/// answer): its list is empty at once, and a warning names the server.
+#[tokio::test(flavor = "current_thread")]
+async fn a_server_declaring_no_tools_is_not_asked_for_them_and_a_warning_says_so() {
+    let captured = Captured::default();
+    reins_test_servers::ask_every_subscriber();
+    let _guard = tracing::subscriber::set_default(captured.clone());
+    let methods = scratch_file("no-tools");
+    let server = answering(
+        "silent-list",
+        json!({"capabilities": {"logging": {}, "resources": {}}}),
+    )
+    .env("HOSTILE_METHODS_FILE", &methods)
+    // Bounds the old behaviour (a listing never answered) for a test run against it.
+    .call_timeout(Duration::from_secs(10));
+    let client = connect(server).await;
+    let tools = client.tools().await.unwrap();
+    assert!(tools.is_empty());
+    // As an agent's tool source: still empty, still not asked.
+    assert!(tools.refresh().await.unwrap().is_empty());
+    client.close();
+    let warned: Vec<String> = captured.0.lock().unwrap().clone();
+    let warning = "declares no `tools` capability in its handshake";
+    assert_eq!(
+        warned
+            .iter()
+            .filter(|line| line.contains(warning) && line.contains("server=hostile"))
+            .count(),
+        2,
+        "{warned:#?}"
+    );
+    assert!(
+        !recorded(&methods)
+            .iter()
+            .any(|method| method == "tools/list"),
+        "tools/list was asked"
+    );
 }

@@ -3,7 +3,7 @@
 
 use crate::hostile::{reads_newer_content, reads_newer_tools};
 use crate::hostile_bounds::{HANG_GUARD, refuses_answers_too_heavy_or_too_long};
-use crate::hostile_handshake::{refusal, refused};
+use crate::hostile_handshake::{recorded, refusal, refused, scratch_file};
 use crate::servers::{connect, python};
 use reins_mcp::McpServer;
 use serde_json::json;
@@ -142,5 +142,52 @@ async fn the_revision_the_server_answered_is_sent_with_each_request_and_an_unsup
     for offered in ["2026-07-28", "2099-01-01"] {
         let server = answering(offered);
         assert_eq!(refused(server.server()).await, refusal(offered));
+    }
+}
+
+/// Over HTTP too, a revision refused is never confirmed with `notifications/initialized`
+/// (rmcp's transport would POST it before the client could refuse).
+#[tokio::test]
+async fn a_revision_refused_over_http_is_never_confirmed_with_notifications_initialized() {
+    for (offered, confirmed) in [("2025-06-18", true), ("2099-01-01", false)] {
+        let methods = scratch_file(&format!("http-{offered}"));
+        let fields = json!({"protocolVersion": offered}).to_string();
+        let server = HostileHttp::start_with_env(
+            "polite",
+            &[],
+            &[
+                ("HOSTILE_INIT_RESULT", &fields),
+                ("HOSTILE_METHODS_FILE", &methods.to_string_lossy()),
+            ],
+        );
+        if confirmed {
+            connect(server.server()).await.close();
+        } else {
+            assert_eq!(refused(server.server()).await, refusal(offered));
+        }
+        // Killed and waited for: it has recorded all it was sent.
+        drop(server);
+        let expected: &[&str] = if confirmed {
+            &["initialize", "notifications/initialized"]
+        } else {
+            &["initialize"]
+        };
+        assert_eq!(recorded(&methods), expected, "{offered}");
+    }
+}
+
+/// An answer to `initialize` without `capabilities` is read as declaring none before rmcp's
+/// HTTP transport reads it, whether it comes as JSON or as an event: the revision it answered
+/// is the one each later request names.
+#[tokio::test]
+async fn an_answer_to_initialize_without_capabilities_is_read_over_http_too() {
+    let fields = json!({"protocolVersion": "2025-03-26", "capabilities": null}).to_string();
+    for flags in ANSWERED_AS {
+        let server =
+            HostileHttp::start_with_env("sent-version", flags, &[("HOSTILE_INIT_RESULT", &fields)]);
+        let client = connect(server.server()).await;
+        assert!(client.tools().await.unwrap().is_empty(), "{flags:?}");
+        let sent = client.call_tool("echo", json!({}), None).await.unwrap();
+        assert_eq!(sent.text(), "2025-03-26", "{flags:?}");
     }
 }

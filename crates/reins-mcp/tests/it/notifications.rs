@@ -11,7 +11,7 @@ use tracing::{Event, Metadata, Subscriber};
 
 /// Keeps `target: field=value ...` for every event of a `reins_mcp` target.
 #[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<String>>>);
+pub(crate) struct Captured(pub(crate) Arc<Mutex<Vec<String>>>);
 
 struct Fields(String);
 
@@ -40,7 +40,7 @@ impl Subscriber for Captured {
 }
 
 impl Captured {
-    async fn wait_for(&self, what: impl Fn(&str) -> bool) -> bool {
+    pub(crate) async fn wait_for(&self, what: impl Fn(&str) -> bool) -> bool {
         for _ in 0..400 {
             if self.0.lock().unwrap().iter().any(|line| what(line)) {
                 return true;
