@@ -23,7 +23,7 @@ use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The target of reins-otel's own reports of the export.
 pub(crate) const TARGET: &str = "reins_otel";
@@ -47,10 +47,49 @@ pub(crate) struct Delivery {
     closing: AtomicBool,
     /// Why the latest failed export failed.
     last_failure: Mutex<Option<String>>,
+    /// How long one export may take, retries and the collector's whole answer included: the
+    /// OTLP timeout.
+    timeout: Duration,
+    /// When the export under way must have ended ([`Delivery::begin`]).
+    deadline: Mutex<Option<Instant>>,
+    /// Whether the export under way failed for want of time.
+    out_of_time: AtomicBool,
+    /// What the collector said it rejected of the export under way.
+    rejection: Mutex<Option<Rejection>>,
+    /// Whether the latest export that reached the collector was partly rejected (the
+    /// rejection then has been said, or is being).
+    rejecting: AtomicBool,
 }
 
+/// What a collector said it rejected of an export it took (an OTLP `partial_success`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rejection {
+    /// The spans or data points rejected.
+    pub(crate) count: u64,
+    /// The collector's reason, as it wrote it (not yet escaped nor cut).
+    pub(crate) message: String,
+}
+
+impl Rejection {
+    /// A rejection of `count` items for `message`, unless it rejects nothing and says nothing
+    /// (how a collector that took everything may answer). A negative count is none.
+    pub(crate) fn of(count: i64, message: String) -> Option<Rejection> {
+        let count = u64::try_from(count).unwrap_or(0);
+        (count > 0 || !message.is_empty()).then_some(Rejection { count, message })
+    }
+}
+
+/// How much of a collector's message a report quotes, in characters.
+const QUOTED_CHARS: usize = 200;
+
 impl Delivery {
-    pub(crate) fn new(signal: &'static str, variable: &'static str) -> Arc<Delivery> {
+    /// A signal's delivery to the endpoint read from `variable`, each export given
+    /// `timeout`.
+    pub(crate) fn new(
+        signal: &'static str,
+        variable: &'static str,
+        timeout: Duration,
+    ) -> Arc<Delivery> {
         Arc::new(Delivery {
             signal,
             variable,
@@ -60,14 +99,58 @@ impl Delivery {
             failing: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             last_failure: Mutex::new(None),
+            timeout,
+            deadline: Mutex::new(None),
+            out_of_time: AtomicBool::new(false),
+            rejection: Mutex::new(None),
+            rejecting: AtomicBool::new(false),
         })
+    }
+
+    /// An export begins: it has [`Delivery::timeout`] from now, whatever it retries.
+    fn begin(&self) {
+        if let Ok(mut deadline) = self.deadline.lock() {
+            *deadline = Some(Instant::now() + self.timeout);
+        }
+        self.out_of_time.store(false, Ordering::SeqCst);
+        if let Ok(mut rejection) = self.rejection.lock() {
+            *rejection = None;
+        }
+    }
+
+    /// How long one export may take.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// What is left of the export under way's time (all of it outside an export).
+    pub(crate) fn time_left(&self) -> Duration {
+        let deadline = self.deadline.lock().ok().and_then(|deadline| *deadline);
+        match deadline {
+            Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+            None => self.timeout,
+        }
+    }
+
+    /// The export under way failed for want of time.
+    pub(crate) fn ran_out_of_time(&self) {
+        self.out_of_time.store(true, Ordering::SeqCst);
+    }
+
+    /// What the collector said it rejected of the export under way, if anything.
+    pub(crate) fn rejected(&self, rejection: Option<Rejection>) {
+        if let Ok(mut pending) = self.rejection.lock() {
+            *pending = rejection;
+        }
     }
 
     /// Records an export's outcome; `spans` is how many it carried (0 for metrics).
     fn record(&self, spans: u64, result: &OTelSdkResult) {
         match result {
             Ok(()) => {
-                self.exported.fetch_add(spans, Ordering::SeqCst);
+                let rejection = self.rejection.lock().ok().and_then(|mut last| last.take());
+                let lost = rejection.as_ref().map_or(0, |r| r.count.min(spans));
+                self.exported.fetch_add(spans - lost, Ordering::SeqCst);
                 if self.failing.swap(false, Ordering::SeqCst) {
                     tracing::info!(
                         target: TARGET,
@@ -76,9 +159,17 @@ impl Delivery {
                         self.variable
                     );
                 }
+                match rejection {
+                    Some(rejection) => self.record_rejection(&rejection, lost),
+                    None => self.rejecting.store(false, Ordering::SeqCst),
+                }
             }
             Err(error) => {
-                let reason = reason(error);
+                let reason = if self.out_of_time.load(Ordering::SeqCst) {
+                    format!("no complete answer within {:?}", self.timeout)
+                } else {
+                    reason(error)
+                };
                 if let Ok(mut last) = self.last_failure.lock() {
                     *last = Some(reason.clone());
                 }
@@ -93,6 +184,36 @@ impl Delivery {
                     );
                 }
             }
+        }
+    }
+
+    /// Records that the collector rejected part of an export (`lost` of its spans), saying
+    /// so unless the export before was partly rejected too.
+    fn record_rejection(&self, rejection: &Rejection, lost: u64) {
+        let unit = match (self.signal == "traces", rejection.count == 1) {
+            (true, true) => "span",
+            (true, false) => "spans",
+            (false, true) => "data point",
+            (false, false) => "data points",
+        };
+        let mut said = format!("{} {unit} rejected", rejection.count);
+        if !rejection.message.is_empty() {
+            said = format!("{said}: {}", quoted(&rejection.message));
+        }
+        if lost > 0
+            && let Ok(mut last) = self.last_failure.lock()
+        {
+            *last = Some(said.clone());
+        }
+        let first = !self.rejecting.swap(true, Ordering::SeqCst);
+        if first && !self.closing.load(Ordering::SeqCst) {
+            tracing::warn!(
+                target: TARGET,
+                "{} are partly rejected by the collector at {} ({said}); not said again \
+                 until an export is wholly accepted",
+                self.signal,
+                self.variable
+            );
         }
     }
 
@@ -129,6 +250,21 @@ fn reason(error: &OTelSdkError) -> String {
         other => other.to_string(),
     };
     without_endpoints(text)
+}
+
+/// A collector's `message`, quoted for a log line: its endpoints named by their variables,
+/// cut to its first [`QUOTED_CHARS`] characters (its length said when cut), control
+/// characters, quotes and backslashes escaped, so it stays on one line and cannot pass for
+/// another.
+fn quoted(message: &str) -> String {
+    let message = without_endpoints(message.to_owned());
+    let kept: String = message.chars().take(QUOTED_CHARS).collect();
+    let escaped = kept.escape_debug();
+    if kept.len() < message.len() {
+        format!("\"{escaped}\"... ({} bytes in all)", message.len())
+    } else {
+        format!("\"{escaped}\"")
+    }
 }
 
 /// A span processor (the batch one) whose spans are counted as they end.
@@ -175,6 +311,7 @@ pub(crate) struct Watched<E> {
 impl<E: SpanExporter> SpanExporter for Watched<E> {
     async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
         let spans = batch.len() as u64;
+        self.delivery.begin();
         let result = self.inner.export(batch).await;
         self.delivery.record(spans, &result);
         result
@@ -199,6 +336,7 @@ impl<E: SpanExporter> SpanExporter for Watched<E> {
 
 impl<E: PushMetricExporter> PushMetricExporter for Watched<E> {
     async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        self.delivery.begin();
         let result = self.inner.export(metrics).await;
         self.delivery.record(0, &result);
         result
@@ -227,7 +365,11 @@ mod tests {
 
     #[test]
     fn lost_spans_are_counted_once_each() {
-        let delivery = Delivery::new("traces", "OTEL_EXPORTER_OTLP_ENDPOINT");
+        let delivery = Delivery::new(
+            "traces",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            Duration::from_secs(10),
+        );
         delivery.ended.fetch_add(5, Ordering::SeqCst);
         delivery.record(2, &Ok(()));
         delivery.record(3, &Err(OTelSdkError::InternalFailure("down".into())));
@@ -237,5 +379,116 @@ mod tests {
         assert_eq!(delivery.take_unexported(), 1);
         assert!(delivery.failing());
         assert_eq!(delivery.last_failure().as_deref(), Some("down"));
+    }
+
+    /// The `reins_otel` events logged while `work` runs, as their messages.
+    fn logged(work: impl FnOnce()) -> Vec<String> {
+        use tracing_subscriber::layer::SubscriberExt;
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let writer = written.clone();
+        let layer = tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .without_time()
+            .with_writer(move || Lines(writer.clone()));
+        tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), work);
+        let written = written.lock().unwrap();
+        String::from_utf8_lossy(&written)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// A writer appending to a shared buffer.
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Lines {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_rejection_is_said_once_a_streak_and_its_spans_counted_lost() {
+        let delivery = Delivery::new(
+            "traces",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            Duration::from_secs(10),
+        );
+        let partly = |delivery: &Delivery| {
+            delivery.begin();
+            delivery.ended.fetch_add(3, Ordering::SeqCst);
+            delivery.rejected(Rejection::of(2, "too old".to_owned()));
+            delivery.record(3, &Ok(()));
+        };
+        let wholly = |delivery: &Delivery| {
+            delivery.begin();
+            delivery.ended.fetch_add(1, Ordering::SeqCst);
+            delivery.record(1, &Ok(()));
+        };
+        let lines = logged(|| {
+            partly(&delivery);
+            partly(&delivery);
+            wholly(&delivery);
+            partly(&delivery);
+        });
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        for line in &lines {
+            assert!(
+                line.ends_with(
+                    "traces are partly rejected by the collector at OTEL_EXPORTER_OTLP_ENDPOINT \
+                     (2 spans rejected: \"too old\"); not said again until an export is \
+                     wholly accepted"
+                ),
+                "{line}"
+            );
+        }
+        assert_eq!(delivery.take_unexported(), 6);
+        assert_eq!(
+            delivery.last_failure().as_deref(),
+            Some("2 spans rejected: \"too old\"")
+        );
+    }
+
+    #[test]
+    fn a_collectors_message_is_quoted_on_one_line_and_cut() {
+        assert_eq!(
+            quoted("bad\nWARN forged \u{1b}[2J\"x\""),
+            r#""bad\nWARN forged \u{1b}[2J\"x\"""#
+        );
+        let long = "é".repeat(5000);
+        let said = quoted(&long);
+        assert!(said.starts_with(&format!("\"{}\"...", "é".repeat(QUOTED_CHARS))));
+        assert!(said.ends_with("(10000 bytes in all)"), "{said}");
+    }
+
+    #[test]
+    fn an_export_out_of_time_says_so() {
+        let delivery = Delivery::new(
+            "metrics",
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+            Duration::from_millis(1500),
+        );
+        delivery.begin();
+        assert!(delivery.time_left() <= Duration::from_millis(1500));
+        delivery.ran_out_of_time();
+        delivery.record(
+            0,
+            &Err(OTelSdkError::InternalFailure("network error".into())),
+        );
+        assert_eq!(
+            delivery.last_failure().as_deref(),
+            Some("no complete answer within 1.5s")
+        );
+        delivery.begin();
+        delivery.record(
+            0,
+            &Err(OTelSdkError::InternalFailure("network error".into())),
+        );
+        assert_eq!(delivery.last_failure().as_deref(), Some("network error"));
     }
 }

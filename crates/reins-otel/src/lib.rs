@@ -21,9 +21,15 @@
 //!
 //! A collector that is down, slow or failing costs the trace and nothing else: spans wait in
 //! a bounded queue (2048, `OTEL_BSP_MAX_QUEUE_SIZE`; more are dropped) and are exported from
-//! threads of their own, never from the run's; a collector's answer is read up to 4 MiB.
+//! threads of their own, never from the run's; a collector's answer is read up to 4 MiB, and
+//! an export ends within the OTLP timeout (`OTEL_EXPORTER_OTLP_TIMEOUT`, 10 s by default),
+//! retries and the whole answer included: one not answered in full by then (a collector
+//! that trickles its answer) fails, its spans lost, and the next batch is sent as usual.
 //! The first failed export is logged once (a `WARN` of target `reins_otel` naming the
-//! endpoint by its variable), not again until an export succeeds, and
+//! endpoint by its variable), not again until an export succeeds; a collector that rejects
+//! part of a batch (an OTLP partial success) likewise, once until one is wholly accepted,
+//! its message quoted escaped and cut to 200 characters, the rejected spans counted as not
+//! exported; and
 //! [`Otel::shutdown`] returns within [`DEFAULT_FLUSH_TIMEOUT`] (or
 //! [`Otel::shutdown_within`]'s limit), saying how many spans never reached the collector
 //! ([`NotExported`]).
@@ -40,6 +46,7 @@ mod exporter_error;
 mod filter;
 mod layer;
 mod metrics;
+mod transport;
 mod withheld;
 
 pub use bounded::NotExported;
@@ -277,7 +284,11 @@ impl Config {
     /// the collector is down): the failure is said once instead, by reins-otel (a `WARN` of
     /// target `reins_otel`: "traces are not reaching the collector at
     /// OTEL_EXPORTER_OTLP_ENDPOINT (HTTP export failed with status code: 401)"), and again
-    /// only after an export succeeded in between.
+    /// only after an export succeeded in between. Nor does it see the SDK's event of each
+    /// batch a collector partly rejected, which quotes the collector's message as it wrote
+    /// it: reins-otel says it once ("traces are partly rejected by the collector at
+    /// OTEL_EXPORTER_OTLP_ENDPOINT (1 span rejected: \"span too old\")"), escaped and cut,
+    /// and again only after an export was wholly accepted in between.
     pub fn init_with<L>(self, other: L) -> Result<Otel, InitError>
     where
         L: Layer<tracing_subscriber::Registry> + Send + Sync + 'static,
@@ -285,9 +296,20 @@ impl Config {
         let requested = std::env::var(CAPTURE_CONTENT_VAR).ok();
         let telemetry = with_requested_content(self.telemetry, requested.as_deref());
         let resource = resource();
-        let trace_delivery = Delivery::new("traces", endpoint::variable(endpoint::TRACES, env_var));
+        let trace_delivery = Delivery::new(
+            "traces",
+            endpoint::variable(endpoint::TRACES, env_var),
+            transport::export_timeout(
+                opentelemetry_otlp::OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
+                env_var,
+            ),
+        );
         let traces = endpoint::credentialed(endpoint::TRACES, env_var);
-        let span_exporter = opentelemetry_otlp::SpanExporter::builder().with_http();
+        let span_exporter = exporter_sent_by(
+            opentelemetry_otlp::SpanExporter::builder().with_http(),
+            &trace_delivery,
+            transport::spans_rejected,
+        )?;
         let span_exporter = match &traces {
             Some(credentialed) => credentialed.apply(span_exporter),
             None => span_exporter,
@@ -314,14 +336,25 @@ impl Config {
         // OTEL_METRICS_EXPORTER=none; metrics are then recorded nowhere.
         if !exporter_disabled("OTEL_METRICS_EXPORTER") {
             let metrics = endpoint::credentialed(endpoint::METRICS, env_var);
-            let metric_exporter = opentelemetry_otlp::MetricExporter::builder().with_http();
+            let delivery = Delivery::new(
+                "metrics",
+                endpoint::variable(endpoint::METRICS, env_var),
+                transport::export_timeout(
+                    opentelemetry_otlp::OTEL_EXPORTER_OTLP_METRICS_TIMEOUT,
+                    env_var,
+                ),
+            );
+            let metric_exporter = exporter_sent_by(
+                opentelemetry_otlp::MetricExporter::builder().with_http(),
+                &delivery,
+                transport::data_points_rejected,
+            )?;
             let metric_exporter = match &metrics {
                 Some(credentialed) => credentialed.apply(metric_exporter),
                 None => metric_exporter,
             }
             .build()
             .map_err(|error| InitError::Exporter(exporter_error::described(&error, &metrics)))?;
-            let delivery = Delivery::new("metrics", endpoint::variable(endpoint::METRICS, env_var));
             meter_provider = meter_provider.with_periodic_exporter(delivery::Watched {
                 inner: metric_exporter,
                 delivery: delivery.clone(),
@@ -400,6 +433,23 @@ where
         .and_then(reins)
 }
 
+/// `builder` sending through a [`transport::Transport`] of `delivery`'s signal (each export
+/// within its timeout, which the exporter is given too), whose answers `rejection` reads.
+fn exporter_sent_by<B>(
+    builder: B,
+    delivery: &Arc<Delivery>,
+    rejection: transport::RejectionReader,
+) -> Result<B, InitError>
+where
+    B: opentelemetry_otlp::WithExportConfig + opentelemetry_otlp::WithHttpConfig,
+{
+    let client =
+        transport::Transport::new(delivery.clone(), rejection).map_err(InitError::Exporter)?;
+    Ok(builder
+        .with_timeout(delivery.timeout())
+        .with_http_client(client))
+}
+
 /// The environment variable `name`, if it is set (and Unicode).
 fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok()
@@ -446,7 +496,11 @@ mod tests {
                 .with_simple_exporter(exporter)
                 .build(),
             meter_provider: SdkMeterProvider::default(),
-            traces: Delivery::new("traces", "OTEL_EXPORTER_OTLP_ENDPOINT"),
+            traces: Delivery::new(
+                "traces",
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                Duration::from_secs(10),
+            ),
             metrics: None,
             shut_down: true,
         };

@@ -30,7 +30,9 @@
 //! caller's layer never sees them. The failure itself reaches it once, as reins-otel's own
 //! warning ([`crate::delivery`]), in place of the SDK's event of each failed batch
 //! (`BatchSpanProcessor.ExportError`: "HTTP export failed with status code: 401"), which
-//! the same subscriber withholds ([`without_reported_failures`]).
+//! the same subscriber withholds ([`without_reported_failures`]); so does a collector's
+//! partial rejection (`HttpTraceClient.PartialSuccess`, a `WARN` of each such batch quoting
+//! the collector's message as it wrote it), said once a streak by reins-otel instead.
 
 use tracing::field::FieldSet;
 use tracing::{Level, Metadata};
@@ -76,7 +78,8 @@ pub fn without_endpoint_logs() -> FilterFn {
 /// A filter for the subscriber [`Config::init`](crate::Config::init) installs: it keeps out
 /// OpenTelemetry's own events of a failed export, which reins-otel reports itself, once
 /// ([`crate::delivery`]): the SDK logs each failed batch (an `ERROR` whose message is empty),
-/// each retry that gave up, and a shutdown that timed out.
+/// each retry that gave up, a shutdown that timed out, and each batch a collector partly
+/// rejected.
 pub(crate) fn without_reported_failures() -> FilterFn {
     FilterFn::new(not_reported_by_reins_otel as fn(&Metadata<'_>) -> bool)
 }
@@ -89,8 +92,9 @@ fn not_reported_by_reins_otel(metadata: &Metadata<'_>) -> bool {
 }
 
 /// The names of OpenTelemetry's events (0.33) of a failed export or a shutdown that ran out
-/// of time, and of spans dropped from a full queue: what reins-otel counts and reports.
-const REPORTED_FAILURES: [&str; 11] = [
+/// of time, of spans dropped from a full queue, and of a collector's partial rejection (one
+/// per batch, its message unescaped): what reins-otel counts and reports.
+const REPORTED_FAILURES: [&str; 13] = [
     "BatchSpanProcessor.ExportError",
     "BatchSpanProcessor.Shutdown.Timeout",
     "BatchSpanProcessor.Shutdown.Error",
@@ -102,6 +106,8 @@ const REPORTED_FAILURES: [&str; 11] = [
     "Export.Failed.NonRetryable",
     "Export.Failed.Exhausted",
     "Export.InProgress.Retrying",
+    "HttpTraceClient.PartialSuccess",
+    "HttpMetricsClient.PartialSuccess",
 ];
 
 /// Whether `metadata` is not of an event that [`quotes_the_endpoint`].
@@ -232,11 +238,7 @@ mod tests {
             tracing::warn!(name: "BatchSpanProcessor.ExportError", target: "myapp", "an application's own");
             tracing::warn!(target: "reins_otel", "traces are not reaching the collector");
         });
-        assert_eq!(
-            verdicts.0.lock().unwrap().len(),
-            3,
-            "the last three are kept"
-        );
+        assert_eq!(verdicts.0.lock().unwrap().len(), 2, "the last two are kept");
     }
 
     #[test]

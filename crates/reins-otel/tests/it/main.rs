@@ -2,6 +2,7 @@
 
 mod attributes;
 mod cancel;
+mod collector_answers;
 mod content;
 mod credentials;
 mod docs;
