@@ -70,7 +70,7 @@ impl Connection {
     }
 
     /// Whether the server declared the `tools` capability in its answer to `initialize` (one
-    /// without `capabilities` declared none: `handshake.rs`).
+    /// without `capabilities` is read as declaring `tools`: `handshake.rs`).
     fn declares_tools(&self) -> bool {
         self.service
             .peer_info()

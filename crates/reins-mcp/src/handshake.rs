@@ -1,7 +1,7 @@
 //! The server's answer to `initialize`, read as a stranger's: the revision it offers must be
 //! one reins speaks (else the connection is ended before rmcp confirms it with
 //! `notifications/initialized`, as the specification asks of a client), a missing
-//! `capabilities` is read as none declared, and an answer rmcp cannot read is described by
+//! `capabilities` is read as declaring `tools` alone, and an answer rmcp cannot read is described by
 //! the field that is wrong, not quoted.
 
 use crate::McpError;
@@ -15,7 +15,7 @@ use rmcp::model::{
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::SseError;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sse_stream::Sse;
 
 /// The revisions of MCP a client speaks, oldest first: those with the `initialize` handshake
@@ -61,11 +61,11 @@ pub(crate) fn refused_revision(
     }
 }
 
-/// An answer to `initialize` without `capabilities`, read as one declaring none (an empty
-/// object): MCP requires the field, but servers in the wild leave it out (an SDK that omits
-/// an empty object, a server written by hand), and one that declares nothing offers nothing
-/// reins would use, so such a server is connected to and has no tools
-/// ([`McpClient::tools`](crate::McpClient::tools) lists none, with a warning). Any other
+/// An answer to `initialize` without `capabilities`, read as one declaring `tools` and
+/// nothing else: MCP requires the field, but servers in the wild leave it out (an SDK that
+/// omits an empty object, a server written by hand). Such a server was configured for its
+/// tools, so they are asked for ([`McpClient::tools`](crate::McpClient::tools)); a server
+/// with none answers the listing with an error or an empty list, as any would. Any other
 /// answer is kept as it is, and an answer still unreadable fails as before, naming the
 /// next field that is wrong.
 pub(crate) fn with_capabilities(answer: ServerResult) -> ServerResult {
@@ -75,7 +75,10 @@ pub(crate) fn with_capabilities(answer: ServerResult) -> ServerResult {
     if let Some(fields) = answer.as_object_mut()
         && !fields.contains_key("capabilities")
     {
-        fields.insert("capabilities".to_owned(), Value::Object(Map::new()));
+        fields.insert(
+            "capabilities".to_owned(),
+            serde_json::json!({ "tools": {} }),
+        );
         if let Ok(typed) = InitializeResult::deserialize(&answer) {
             return ServerResult::InitializeResult(typed);
         }

@@ -13,7 +13,7 @@
 //! is passed on unchanged, and fails as before.
 //!
 //! It also reads the answer to `initialize` before rmcp does (`handshake.rs`): one without
-//! `capabilities` is read as declaring none, and one offering a revision reins does not speak
+//! `capabilities` is read as declaring `tools` alone, and one offering a revision reins does not speak
 //! ends the connection there, noted in [`RefusedRevision`], so that rmcp never confirms it
 //! with `notifications/initialized` (it sees the connection end instead, and the caller turns
 //! that into the refusal).

@@ -43,8 +43,8 @@
 //! names it in `MCP-Protocol-Version`), else [`McpServer::connect`] ends the connection, before
 //! `notifications/initialized` would confirm it, with an [`McpError::Handshake`] naming the
 //! revision offered and those supported; an answer without what MCP requires names the field
-//! (one without `capabilities` is read as declaring none, and a server that declares no
-//! `tools` is not asked for them: [`McpClient::tools`] is empty, with a warning), and what the
+//! (one without `capabilities` is read as declaring `tools` alone, and a server whose
+//! `capabilities` leave out `tools` is not asked for them: [`McpClient::tools`] is empty, with a warning), and what the
 //! server calls itself
 //! ([`McpClient::server_version`]) is shown cut and as text. Every request has a timeout (the handshake
 //! [`McpServer::connect_timeout`], the rest [`McpServer::call_timeout`]; a tool call past it,

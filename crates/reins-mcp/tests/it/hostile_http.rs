@@ -186,7 +186,8 @@ async fn an_answer_to_initialize_without_capabilities_is_read_over_http_too() {
         let server =
             HostileHttp::start_with_env("sent-version", flags, &[("HOSTILE_INIT_RESULT", &fields)]);
         let client = connect(server.server()).await;
-        assert!(client.tools().await.unwrap().is_empty(), "{flags:?}");
+        let tools = client.tools().await.unwrap();
+        assert!(tools.iter().any(|tool| tool.name() == "echo"), "{flags:?}");
         let sent = client.call_tool("echo", json!({}), None).await.unwrap();
         assert_eq!(sent.text(), "2025-03-26", "{flags:?}");
     }
