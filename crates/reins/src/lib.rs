@@ -24,6 +24,7 @@ pub mod completion;
 mod hex;
 pub mod hooks;
 mod json_depth;
+mod json_integers;
 mod json_text;
 pub mod json_weight;
 pub mod message;

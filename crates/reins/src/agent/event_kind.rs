@@ -171,7 +171,10 @@ pub enum InvalidToolCallReason {
     /// the turn's `tool_choice`).
     NotAllowed,
     /// The arguments are not a JSON object, or nest more than 100 levels of objects and
-    /// arrays (kept then as their JSON text: a stored run could not be read back with them).
+    /// arrays (kept then as their JSON text: a stored run could not be read back with them),
+    /// or hold an integer beyond 64 bits, below `i64::MIN` or above `u64::MAX` (kept as the
+    /// model's text: read as a number, it would be rounded to another). The context's `args`
+    /// is that text; the model is told to send such a number as a string.
     MalformedArguments,
 }
 

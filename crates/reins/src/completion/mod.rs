@@ -10,6 +10,7 @@ pub use boxed::BoxedModel;
 pub use request::CompletionRequest;
 pub(crate) use request::shallow_merge;
 pub use response::{CompletionResponse, FinishReason, RawResponse, Usage};
+pub(crate) use stream::keep_oversized_as_text;
 pub use stream::{
     CompletionStream, StreamAssembler, StreamChunk, parse_arguments, replay_response,
 };

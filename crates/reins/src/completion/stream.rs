@@ -133,7 +133,18 @@ impl StreamAssembler {
 /// Parses tool-call arguments text. Empty text means no arguments (`{}`); text that is not
 /// JSON is kept verbatim as a JSON string so the run can report it as malformed, and so is
 /// JSON whose structure would take more than 32 MiB of memory parsed (millions of small
-/// objects: no model writes that, a hostile server can).
+/// objects: no model writes that, a hostile server can), and JSON holding an integer beyond
+/// 64 bits (below `i64::MIN` or above `u64::MAX`), which would be read as the nearest
+/// `f64`, another number: the model is told to send it as a string.
+///
+/// ```
+/// use reins::completion::parse_arguments;
+/// use serde_json::json;
+///
+/// assert_eq!(parse_arguments(r#"{"id": 18446744073709551615}"#), json!({"id": u64::MAX}));
+/// let huge = r#"{"id": 123456789012345678901234}"#;
+/// assert_eq!(parse_arguments(huge), json!(huge));
+/// ```
 pub fn parse_arguments(text: &str) -> Value {
     if text.trim().is_empty() {
         return Value::Object(Default::default());
@@ -142,7 +153,31 @@ pub fn parse_arguments(text: &str) -> Value {
     {
         return Value::String(text.to_owned());
     }
-    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+    match serde_json::from_str(text) {
+        // Only a value holding a huge whole `f64` has its text scanned: the usual arguments
+        // cost a walk of their numbers.
+        Ok(value)
+            if !crate::json_integers::holds_rounded_integer(&value)
+                || crate::json_integers::oversized_integer(text).is_none() =>
+        {
+            value
+        }
+        _ => Value::String(text.to_owned()),
+    }
+}
+
+/// Keeps as the model's text ([`Value::String`]) the arguments of each tool call in
+/// `response` that were read from `body` (a whole body or an event) with an integer beyond 64 bits
+/// rounded to an `f64`, as [`parse_arguments`] keeps
+/// arguments text holding one: arguments sent as an object (Anthropic, Gemini, some
+/// compatible servers) are read with the body, before reins sees them. The run then refuses
+/// the call and tells the model to send the number as a string.
+pub(crate) fn keep_oversized_as_text(response: &mut CompletionResponse, body: &str) {
+    for part in response.content.iter_mut() {
+        if let AssistantContent::ToolCall(call) = part {
+            crate::json_integers::keep_text_if_rounded(&mut call.arguments, body);
+        }
+    }
 }
 
 /// A complete response as a stream: a chunk per part (text, reasoning, each tool call with
@@ -227,5 +262,22 @@ mod tests {
         let light = format!(r#"{{"text":"{}"}}"#, "x".repeat(1 << 20));
         assert!(parse_arguments(&light).is_object());
         assert_eq!(parse_arguments(""), json!({}));
+    }
+
+    #[test]
+    fn arguments_with_integers_beyond_64_bits_are_kept_as_text() {
+        let huge = r#"{"order_id": 123456789012345678901234}"#;
+        assert_eq!(parse_arguments(huge), json!(huge));
+        let below = r#"{"n": [-9223372036854775809]}"#;
+        assert_eq!(parse_arguments(below), json!(below));
+        // Beyond what an `f64` holds: not JSON serde_json reads, kept as text all the same.
+        let endless = format!(r#"{{"n": {}}}"#, "9".repeat(400));
+        assert_eq!(parse_arguments(&endless), json!(endless));
+        // The extremes of `i64` and `u64`, floats, and digits in strings are read as written.
+        let exact = r#"{"a": -9223372036854775808, "b": 18446744073709551615, "c": 1e30, "d": "123456789012345678901234"}"#;
+        assert_eq!(
+            parse_arguments(exact),
+            json!({"a": i64::MIN, "b": u64::MAX, "c": 1e30, "d": "123456789012345678901234"})
+        );
     }
 }

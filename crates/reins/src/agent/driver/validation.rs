@@ -8,6 +8,7 @@ use crate::agent::options::UnhandledInvalidToolCall;
 use crate::agent::output_spec::{OUTPUT_TOOL_NAME, OutputMode};
 use crate::completion::{CompletionResponse, FinishReason};
 use crate::json_depth::{READABLE_DEPTH, nests_deeper_than};
+use crate::json_integers::{oversized_integer, too_large_message};
 use crate::message::{AssistantContent, OneOrMany, ToolCall, ToolChoice};
 use crate::run::{CallRecord, PendingCall};
 use crate::tool::{ToolDefinition, ToolFailure, ToolOutcome, ToolResultExtensions};
@@ -202,11 +203,14 @@ impl Driver<'_> {
                         } else {
                             ""
                         };
+                        let too_large = call.arguments.as_str().and_then(oversized_integer);
                         let message = if too_deep {
                             format!(
                                 "the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels of \
                                  objects and arrays; write them with fewer levels"
                             )
+                        } else if let Some(literal) = too_large {
+                            too_large_message(literal)
                         } else {
                             format!(
                                 "the arguments must be a JSON object{cut_off}; received: {}",

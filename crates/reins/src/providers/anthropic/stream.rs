@@ -25,6 +25,9 @@ struct BlockBuilder {
     input_json: Option<String>,
     /// The provider's id of a `tool_use` block.
     tool_id: Option<String>,
+    /// The start's input as its event spelled it, when reading it rounded an integer beyond
+    /// 64 bits (`json_integers::exact_text`): what streams of it.
+    start_input_text: Option<String>,
 }
 
 impl BlockBuilder {
@@ -70,7 +73,10 @@ impl BlockBuilder {
         let text = match self.start.get("input") {
             None | Some(Value::Null) => return,
             Some(Value::Object(input)) if input.is_empty() => return,
-            Some(input) => input.to_string(),
+            Some(input) => self
+                .start_input_text
+                .take()
+                .unwrap_or_else(|| input.to_string()),
         };
         out.push_back(codec::tool_call_chunk(id.as_str(), None, text.as_str()));
         self.input_json = Some(text);
@@ -119,7 +125,7 @@ impl MessagesStreamDecoder {
             }
             "content_block_start" => {
                 self.keep(data.len());
-                self.block_start(&event, out)?;
+                self.block_start(&event, data, out)?;
             }
             "content_block_delta" => self.block_delta(&event, out)?,
             "message_delta" => {
@@ -171,7 +177,13 @@ impl MessagesStreamDecoder {
         })
     }
 
-    fn block_start(&mut self, event: &Value, out: &mut Chunks) -> Result<(), CompletionError> {
+    /// Starts a block; `data` is the event's text.
+    fn block_start(
+        &mut self,
+        event: &Value,
+        data: &str,
+        out: &mut Chunks,
+    ) -> Result<(), CompletionError> {
         let index = Self::index(event)?;
         let mut start = event.get("content_block").cloned().unwrap_or(Value::Null);
         let text_field = |key: &str| {
@@ -188,6 +200,7 @@ impl MessagesStreamDecoder {
             signature: text_field("signature"),
             input_json: None,
             tool_id: None,
+            start_input_text: None,
             start: Value::Null,
         };
         let renamed = match start.get("type").and_then(Value::as_str) {
@@ -206,6 +219,9 @@ impl MessagesStreamDecoder {
                 let renamed = self.ids.claim(&mut id).is_some();
                 out.push_back(codec::tool_call_chunk(id.as_str(), Some(name), ""));
                 block.tool_id = Some(id);
+                block.start_input_text = start
+                    .get("input")
+                    .and_then(|input| crate::json_integers::exact_text(input, data));
                 renamed
             }
             _ => false,

@@ -98,10 +98,15 @@ pub(crate) fn arguments_from_text(arguments: Option<&Value>) -> Value {
 /// A streamed tool call's arguments as JSON text, where [`arguments_from_text`] reads them
 /// whole: text as it is, an object (some compatible servers send one) as its JSON text, so
 /// the call runs with them whether its answer was streamed or not; anything else is no text.
-pub(crate) fn arguments_text(arguments: Option<&Value>) -> Cow<'_, str> {
+/// `source` is the event the object was read from: an integer in it beyond 64 bits, which
+/// reading rounded to an `f64`, is written as the event spelled it, so the text is the
+/// model's and the run refuses it as [`parse_arguments`] does.
+pub(crate) fn arguments_text<'a>(arguments: Option<&'a Value>, source: &str) -> Cow<'a, str> {
     match arguments {
         Some(Value::String(text)) => Cow::Borrowed(text),
-        Some(object @ Value::Object(_)) => Cow::Owned(object.to_string()),
+        Some(object @ Value::Object(_)) => Cow::Owned(
+            crate::json_integers::exact_text(object, source).unwrap_or_else(|| object.to_string()),
+        ),
         _ => Cow::Borrowed(""),
     }
 }

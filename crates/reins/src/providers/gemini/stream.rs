@@ -51,7 +51,7 @@ impl StreamDecoder for GeminiStreamDecoder {
         }
         if let Some(candidate) = event.get("candidates").and_then(|c| c.get(0)) {
             for part in candidate_parts(candidate) {
-                self.turn.part(part, Some(out))?;
+                self.turn.part(part, Some((&mut *out, data)))?;
             }
             if let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) {
                 self.finish = Some(reason.to_owned());

@@ -24,10 +24,12 @@ pub(super) struct TurnBuilder {
 }
 
 impl TurnBuilder {
+    /// Adds one part; streamed, `out` is where its chunks go, with the text of the event
+    /// that carried it.
     pub(super) fn part(
         &mut self,
         part: &Value,
-        mut out: Option<&mut Chunks>,
+        mut out: Option<(&mut Chunks, &str)>,
     ) -> Result<(), CompletionError> {
         let signature = part
             .get("thoughtSignature")
@@ -43,13 +45,19 @@ impl TurnBuilder {
             self.ids.claim(&mut id);
             self.calls += 1;
             self.kept = self.kept.saturating_add(id.len());
-            let arguments = codec::arguments_from_object(call.get("args"));
-            if let Some(out) = out.as_deref_mut() {
-                out.push_back(codec::tool_call_chunk(
-                    id.as_str(),
-                    Some(name),
-                    arguments.to_string(),
-                ));
+            let mut arguments = codec::arguments_from_object(call.get("args"));
+            if let Some((out, event)) = out.as_mut() {
+                // Read with the event: an integer beyond 64 bits in them was rounded, and the
+                // call keeps the model's text instead (a whole answer's calls are kept so
+                // once its body is read).
+                let text = match crate::json_integers::exact_text(&arguments, event) {
+                    Some(text) => {
+                        arguments = Value::String(text.clone());
+                        text
+                    }
+                    None => arguments.to_string(),
+                };
+                out.push_back(codec::tool_call_chunk(id.as_str(), Some(name), text));
             }
             self.parts
                 .push(AssistantContent::tool_call(id, name, arguments));
@@ -63,7 +71,7 @@ impl TurnBuilder {
             let text = text.unwrap_or_default();
             if !text.is_empty() {
                 self.reasoning_len += text.len();
-                if let Some(out) = out {
+                if let Some((out, _)) = out {
                     out.push_back(StreamChunk::Reasoning(text.to_owned()));
                 }
             }
@@ -82,7 +90,7 @@ impl TurnBuilder {
         }
         if let Some(text) = text.filter(|text| !text.is_empty()) {
             self.text_len += text.len();
-            if let Some(out) = out {
+            if let Some((out, _)) = out {
                 out.push_back(StreamChunk::Text(text.to_owned()));
             }
             match self.parts.last_mut() {

@@ -193,7 +193,10 @@ impl OutputParser {
                         None | Some(Value::Null) => "{}".to_owned(),
                         // Arguments sent as a JSON string are read as the JSON inside it.
                         Some(Value::String(text)) => text,
-                        Some(other) => other.to_string(),
+                        // Read with the call: an integer beyond 64 bits in them was
+                        // rounded, and the model's text is written back for the run to refuse.
+                        Some(other) => crate::json_integers::exact_text(&other, body)
+                            .unwrap_or_else(|| other.to_string()),
                     };
                     if serde_json::from_str(&arguments)
                         .is_ok_and(|arguments| self.limits.reached_by(&arguments))

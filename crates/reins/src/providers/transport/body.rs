@@ -54,11 +54,14 @@ async fn read_bounded(
 }
 
 /// Reads a whole JSON body: at most the body limit, within the idle timeout and the deadline.
+/// Its text comes with it: the model's tool-call arguments in it are read with the body, and
+/// an integer beyond 64 bits among them is known only from the text (see
+/// `completion::keep_oversized_as_text`).
 pub(crate) async fn read_json(
     client: &HttpClient,
     response: Response,
     deadline: Instant,
-) -> Result<serde_json::Value, CompletionError> {
+) -> Result<(serde_json::Value, Vec<u8>), CompletionError> {
     let limit = client.limits.body;
     if response
         .content_length()
@@ -80,13 +83,16 @@ pub(crate) async fn read_json(
             structure_limit,
         ));
     }
-    serde_json::from_slice(&bytes).map_err(|error| {
-        let text = String::from_utf8_lossy(&bytes);
-        CompletionError::Decode(client.scrub(&format!(
-            "the response is not JSON ({error}); content type `{content_type}`; received: {}",
-            excerpt(&text)
-        )))
-    })
+    match serde_json::from_slice(&bytes) {
+        Ok(value) => Ok((value, bytes)),
+        Err(error) => {
+            let text = String::from_utf8_lossy(&bytes);
+            Err(CompletionError::Decode(client.scrub(&format!(
+                "the response is not JSON ({error}); content type `{content_type}`; received: {}",
+                excerpt(&text)
+            ))))
+        }
+    }
 }
 
 /// The start of an error body, scrubbed of the key, for [`CompletionError::Http`].

@@ -6,6 +6,7 @@ use super::protocol::{MAX_ANSWER_PARTS, Protocol, too_many_parts};
 use super::stream::chunk_stream;
 use crate::completion::{
     CompletionError, CompletionModel, CompletionRequest, CompletionResponse, CompletionStream,
+    keep_oversized_as_text,
 };
 use reqwest::Response;
 use serde_json::Value;
@@ -73,11 +74,18 @@ impl<P: Protocol> CompletionModel for HttpModel<P> {
         request: &CompletionRequest,
     ) -> Result<CompletionResponse, CompletionError> {
         let (response, deadline) = self.send(request, false).await?;
-        let raw = read_json(&self.client, response, deadline).await?;
+        let (raw, text) = read_json(&self.client, response, deadline).await?;
         let mut response = self
             .protocol
             .decode(raw)
             .map_err(|error| self.client.scrub_error(error))?;
+        // Arguments the body held as an object were read with it: an integer beyond 64 bits
+        // in them was rounded, and the call keeps the model's text instead. A body that
+        // parsed is UTF-8.
+        if let Ok(text) = std::str::from_utf8(&text) {
+            keep_oversized_as_text(&mut response, text);
+        }
+        drop(text);
         // A key the server echoed in its answer goes no further (see `echoes.rs`).
         if let Some(echoes) = &self.client.echoes {
             echoes.scrub_response(&mut response);

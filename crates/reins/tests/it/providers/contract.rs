@@ -2,6 +2,7 @@
 //! protocol: `cargo test -p reins --test it providers::contract::gemini::` runs one protocol's.
 
 mod agent;
+mod big_integers;
 mod failures;
 mod replies;
 
@@ -44,6 +45,8 @@ macro_rules! contract {
                     agent::an_agent_runs_a_tool_loop,
                     agent::an_agent_streams_a_tool_loop,
                     agent::a_provider_error_reaches_the_agent_as_a_completion_error,
+                    big_integers::an_integer_beyond_64_bits_keeps_the_models_text,
+                    big_integers::a_run_tells_the_model_to_send_a_huge_integer_as_a_string,
                 );
             }
         )*

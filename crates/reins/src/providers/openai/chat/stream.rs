@@ -50,11 +50,12 @@ pub struct ChatStreamDecoder {
 }
 
 impl ChatStreamDecoder {
-    fn tool_call_delta(&mut self, call: &Value, out: &mut Chunks) {
+    /// Reads one call's fragment of the event whose text is `data`.
+    fn tool_call_delta(&mut self, call: &Value, data: &str, out: &mut Chunks) {
         let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
         let function = call.get("function").unwrap_or(&Value::Null);
         let name = function.get("name").and_then(Value::as_str);
-        let arguments = codec::arguments_text(function.get("arguments"));
+        let arguments = codec::arguments_text(function.get("arguments"), data);
         let arguments = arguments.as_ref();
         let given = call
             .get("id")
@@ -138,7 +139,7 @@ impl StreamDecoder for ChatStreamDecoder {
                     if self.calls.len() > MAX_ANSWER_PARTS {
                         return Err(too_many_parts());
                     }
-                    self.tool_call_delta(call, out);
+                    self.tool_call_delta(call, data, out);
                 }
             }
         }

@@ -9,6 +9,7 @@ use super::response::{
 };
 use crate::completion::{
     CompletionError, CompletionResponse, RawResponse, StreamAssembler, StreamChunk,
+    keep_oversized_as_text,
 };
 use crate::providers::codec::{self, Chunks, Step};
 use crate::providers::transport::{StreamDecoder, excerpt, sealed::Sealed};
@@ -117,9 +118,10 @@ impl ResponsesStreamDecoder {
     }
 
     /// The whole response at the end of the stream, held to what streamed (see [`settle`]):
-    /// what it adds is queued in `out`.
-    fn finish(&mut self, response: Value, out: &mut Chunks) -> Step {
-        let answer = self.final_output(response)?;
+    /// what it adds is queued in `out`. `data` is the text of the event carrying `response`.
+    fn finish(&mut self, response: Value, data: &str, out: &mut Chunks) -> Step {
+        let mut answer = self.final_output(response)?;
+        keep_oversized_as_text(&mut answer, data);
         std::mem::take(&mut self.streamed).settle(&answer, out)?;
         Ok(Some(answer))
     }
@@ -190,7 +192,7 @@ impl ResponsesStreamDecoder {
             }
             "response.output_item.done" => {
                 self.kept = self.kept.saturating_add(data.len());
-                self.item_done(&event, out);
+                self.item_done(&event, data, out);
             }
             "response.completed" | "response.incomplete" => {
                 let Some(response) = event.get("response").filter(|r| r.is_object()) else {
@@ -199,7 +201,7 @@ impl ResponsesStreamDecoder {
                         excerpt(data)
                     )));
                 };
-                return self.finish(response.clone(), out);
+                return self.finish(response.clone(), data, out);
             }
             "response.failed" => {
                 let error = event.get("response").and_then(|r| r.get("error"));

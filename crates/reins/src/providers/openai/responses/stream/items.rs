@@ -3,6 +3,7 @@
 
 use super::{ItemKind, ResponsesStreamDecoder, StreamedItem};
 use crate::completion::StreamChunk;
+use crate::json_integers::exact_text;
 use crate::providers::codec::{self, Chunks};
 use crate::providers::openai::responses::response::{call_id, message_text, reasoning_text};
 use serde_json::Value;
@@ -99,10 +100,22 @@ impl ResponsesStreamDecoder {
 
     /// Records a finished item, and streams whatever of it no delta carried (some servers send
     /// whole items and no deltas).
-    pub(super) fn item_done(&mut self, event: &Value, out: &mut Chunks) {
+    /// `data` is the event's text.
+    pub(super) fn item_done(&mut self, event: &Value, data: &str, out: &mut Chunks) {
         let Some(item) = event.get("item") else {
             return;
         };
+        // Arguments sent as an object (some compatible servers) were read with the event: an
+        // integer beyond 64 bits in them was rounded, and the model's text is kept instead.
+        let mut kept_text = None;
+        if let Some(text) = item.get("arguments").and_then(|a| exact_text(a, data)) {
+            let mut copy = item.clone();
+            if let Some(fields) = copy.as_object_mut() {
+                fields.insert("arguments".into(), Value::String(text));
+            }
+            kept_text = Some(copy);
+        }
+        let item = kept_text.as_ref().unwrap_or(item);
         let index = event
             .get("output_index")
             .and_then(Value::as_u64)
@@ -128,7 +141,7 @@ impl ResponsesStreamDecoder {
             }
             Some("function_call") => {
                 let known = self.find(id, Some(index)).is_some();
-                let full = codec::arguments_text(item.get("arguments"));
+                let full = codec::arguments_text(item.get("arguments"), data);
                 let kind = ItemKind::FunctionCall;
                 let streamed = if known {
                     self.item_at(id, Some(index), kind)
