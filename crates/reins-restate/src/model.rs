@@ -181,6 +181,10 @@ impl<M: CompletionModel> CompletionModel for JournaledModel<M> {
     fn provider_name(&self) -> Option<&str> {
         self.inner.provider_name()
     }
+
+    fn endpoint(&self) -> Option<&str> {
+        self.inner.endpoint()
+    }
 }
 
 #[cfg(test)]

@@ -74,4 +74,8 @@ impl CompletionModel for BoxedModel {
     fn provider_name(&self) -> Option<&str> {
         self.0.provider_name()
     }
+
+    fn endpoint(&self) -> Option<&str> {
+        self.0.endpoint()
+    }
 }

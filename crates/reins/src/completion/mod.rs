@@ -104,6 +104,16 @@ pub trait CompletionModel: Send + Sync + 'static {
     fn provider_name(&self) -> Option<&str> {
         None
     }
+
+    /// Where the model is served, so two servers answering under one provider and model
+    /// name (two OpenAI-compatible servers, say) are told apart: the response cache keys by
+    /// it. For a model reached over HTTP, its base URL without what may carry a credential —
+    /// scheme, host, port and path, never user info, query or fragment, and never the key
+    /// (`https://api.openai.com/v1`). `None` where the model has no such place (a model in
+    /// this process). A panic here is logged and read as `None`.
+    fn endpoint(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Object-safe form of [`CompletionModel`], so models of different types can be registered on
@@ -120,6 +130,7 @@ pub(crate) trait DynCompletionModel: Send + Sync {
     fn supports_native_output(&self) -> bool;
     fn model_name(&self) -> Option<&str>;
     fn provider_name(&self) -> Option<&str>;
+    fn endpoint(&self) -> Option<&str>;
 }
 
 /// The model's methods are called when their boxed future is first polled, not here: a
@@ -152,6 +163,9 @@ impl<M: CompletionModel> DynCompletionModel for M {
     }
     fn provider_name(&self) -> Option<&str> {
         declared::<M, _>("provider_name", || CompletionModel::provider_name(self)).flatten()
+    }
+    fn endpoint(&self) -> Option<&str> {
+        declared::<M, _>("endpoint", || CompletionModel::endpoint(self)).flatten()
     }
 }
 

@@ -76,6 +76,8 @@ pub struct ScriptedModel {
     model_name: Option<Arc<str>>,
     /// What [`CompletionModel::provider_name`] reports (none unless told).
     provider_name: Option<Arc<str>>,
+    /// What [`CompletionModel::endpoint`] reports (none unless told).
+    endpoint: Option<Arc<str>>,
 }
 
 struct Script {
@@ -111,6 +113,7 @@ impl ScriptedModel {
             by_history: false,
             model_name: None,
             provider_name: None,
+            endpoint: None,
         }
     }
 
@@ -152,6 +155,14 @@ impl ScriptedModel {
     /// [`with_model_name`](Self::with_model_name).
     pub fn with_provider_name(mut self, provider: impl Into<String>) -> Self {
         self.provider_name = Some(Arc::from(provider.into()));
+        self
+    }
+
+    /// Reports `endpoint` as its [`endpoint`](CompletionModel::endpoint) (none by default),
+    /// as a provider's model says its base URL (`http://10.0.0.7:8000/v1`); see
+    /// [`with_model_name`](Self::with_model_name).
+    pub fn with_endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(Arc::from(endpoint.into()));
         self
     }
 
@@ -258,6 +269,10 @@ impl CompletionModel for ScriptedModel {
 
     fn provider_name(&self) -> Option<&str> {
         self.provider_name.as_deref()
+    }
+
+    fn endpoint(&self) -> Option<&str> {
+        self.endpoint.as_deref()
     }
 }
 

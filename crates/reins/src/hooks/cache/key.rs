@@ -8,33 +8,54 @@ use std::collections::HashMap;
 
 /// The version of the keys a recording's lines are written with (`key_version`). Lines
 /// without one (version 1, written before it) keyed a model by its label alone; version 2
-/// keys it by its provider's and its own name too. For a model that names neither, both
-/// versions' keys are the same.
-pub(super) const KEY_VERSION: u32 = 2;
+/// keys it by its provider's and its own name too; version 3 by where it is served too
+/// ([`CompletionModel::endpoint`](crate::completion::CompletionModel::endpoint)). A version
+/// keys a model as the one before did when the model says nothing the later version added:
+/// a model that says nothing has the same key in all three, one that says no endpoint the
+/// same in versions 2 and 3.
+pub(super) const KEY_VERSION: u32 = 3;
 
 /// The model a call goes to, as the cache tells models apart: the label it is registered
-/// under, and its provider's and its own name where it says them
+/// under, its provider's and its own name, and where it is served, where it says them
 /// ([`CompletionModel::provider_name`](crate::completion::CompletionModel::provider_name),
-/// [`model_name`](crate::completion::CompletionModel::model_name)).
-#[derive(Debug, Clone, Copy)]
+/// [`model_name`](crate::completion::CompletionModel::model_name),
+/// [`endpoint`](crate::completion::CompletionModel::endpoint): a base URL without
+/// credentials).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct ModelKey<'a> {
     pub label: &'a str,
     pub provider: Option<&'a str>,
     pub name: Option<&'a str>,
+    pub endpoint: Option<&'a str>,
 }
 
 impl<'a> ModelKey<'a> {
-    /// Whether the model says what it is: its keys then differ from version 1's.
-    pub(super) fn is_named(&self) -> bool {
-        self.provider.is_some() || self.name.is_some()
-    }
-
-    /// The model as version 1 keyed it: by its label alone.
+    /// A model that says nothing, under `label`.
+    #[cfg(test)]
     pub(super) fn by_label(label: &'a str) -> Self {
         ModelKey {
             label,
             provider: None,
             name: None,
+            endpoint: None,
+        }
+    }
+
+    /// The model as key version `version` keyed it: what it says that the version did not
+    /// key left out (version 1: the label alone; version 2: no endpoint).
+    pub(super) fn as_of(self, version: u32) -> Self {
+        match version {
+            1 => ModelKey {
+                label: self.label,
+                provider: None,
+                name: None,
+                endpoint: None,
+            },
+            2 => ModelKey {
+                endpoint: None,
+                ..self
+            },
+            _ => self,
         }
     }
 }
@@ -47,19 +68,26 @@ pub(super) fn key(
     let mut digest = Sha256::new();
     digest.update(model.label.as_bytes());
     digest.update([0]);
-    // A model that names nothing keeps version 1's key (label, 0, the request's JSON), so
-    // recordings made with it still serve. Where version 1 has the request's JSON (its first
-    // byte `{`), a named model's key has a 1, so the two never digest the same bytes.
-    if model.is_named() {
+    // Each version keeps the key of the one before for a model that says nothing it added,
+    // so recordings made with such a model still serve. Where version 1 has the request's
+    // JSON (its first byte `{`), version 2 has a 1 and version 3 a 2, so no two versions'
+    // keys of a model digest the same bytes unless the model's keys are the same.
+    let parts: &[Option<&str>] = if model.endpoint.is_some() {
+        digest.update([2]);
+        &[model.provider, model.name, model.endpoint]
+    } else if model.provider.is_some() || model.name.is_some() {
         digest.update([1]);
-        for part in [model.provider, model.name] {
-            match part {
-                None => digest.update([0]),
-                Some(text) => {
-                    digest.update([1]);
-                    digest.update((text.len() as u64).to_le_bytes());
-                    digest.update(text.as_bytes());
-                }
+        &[model.provider, model.name]
+    } else {
+        &[]
+    };
+    for part in parts {
+        match part {
+            None => digest.update([0]),
+            Some(text) => {
+                digest.update([1]);
+                digest.update((text.len() as u64).to_le_bytes());
+                digest.update(text.as_bytes());
             }
         }
     }

@@ -47,18 +47,20 @@ impl std::error::Error for CacheMiss {}
 
 /// A replaying [`ResponseCache`](super::ResponseCache) stopped a run: the recording holds a
 /// response for the request, but recorded before reins keyed responses by the model's
-/// provider and name (a line without `key_version`), and the model called says what it is —
+/// provider and name (a line without `key_version`) while the model called says them, or
+/// before it keyed them by the model's endpoint (`key_version` 2) while the model says one —
 /// so which model gave that response is unknown, and it is not served. Record the run again.
 ///
 /// It is the typed cause of the run's [`StopReason`](crate::agent::StopReason); the reason's
 /// text is its `Display`:
 ///
 /// ```text
-/// response cache miss: the response for turn <turn> on model `<model>` (<provider>/<name>)
-/// was recorded before responses were keyed by model; record it again
+/// response cache miss: the response for turn <turn> on model `<model>` (<provider>/<name>
+/// at <endpoint>) was recorded before responses were keyed by model; record it again
 /// ```
 ///
-/// (on one line; `-` for a name the model does not say). Read it back with
+/// (on one line; `-` for a name the model does not say, ` at <endpoint>` only when it says
+/// one). Read it back with
 /// [`OutdatedRecording::from_error`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutdatedRecording {
@@ -68,6 +70,9 @@ pub struct OutdatedRecording {
     pub provider: Option<String>,
     /// The model's name ([`CompletionModel::model_name`](crate::completion::CompletionModel::model_name)).
     pub model_name: Option<String>,
+    /// Where the model is served ([`CompletionModel::endpoint`](crate::completion::CompletionModel::endpoint):
+    /// a base URL without credentials).
+    pub endpoint: Option<String>,
     /// The turn that missed.
     pub turn: usize,
 }
@@ -83,10 +88,16 @@ impl fmt::Display for OutdatedRecording {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let provider = self.provider.as_deref().unwrap_or("-");
         let name = self.model_name.as_deref().unwrap_or("-");
+        let at = self
+            .endpoint
+            .as_deref()
+            .map(|endpoint| format!(" at {endpoint}"))
+            .unwrap_or_default();
         write!(
             f,
-            "response cache miss: the response for turn {} on model `{}` ({provider}/{name}) \
-             was recorded before responses were keyed by model; record it again",
+            "response cache miss: the response for turn {} on model `{}` \
+             ({provider}/{name}{at}) was recorded before responses were keyed by model; record \
+             it again",
             self.turn, self.model
         )
     }

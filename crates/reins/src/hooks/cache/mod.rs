@@ -20,9 +20,9 @@ use crate::agent::{
     StepEventKind, StopReason,
 };
 use crate::completion::{CompletionError, CompletionRequest};
-use key::{Answered, ModelKey, key};
+use key::{Answered, KEY_VERSION, ModelKey, key};
 use recording::{Answer, Recorded, Recording};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::path::Path;
@@ -47,23 +47,28 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// The request (history, preamble, documents, tools, tool choice, sampling and provider
 /// parameters, output schema) is keyed whole, and the model the call goes to (the one
 /// `on_model_select` or a fallback's retry chose) by its label and what it says it is: its
-/// [`provider_name`](crate::completion::CompletionModel::provider_name) and
-/// [`model_name`](crate::completion::CompletionModel::model_name) (every provider's model
-/// says both: `openai` / `gpt-4o`). So agents sharing a cache (its clones), or an agent
-/// whose model was swapped (`gpt-4o` for a `claude-…`) while the cache or the file
-/// [`record_to`](Self::record_to) extends was kept, are never served another model's
-/// answers; the same model under the same label shares them. A model that names neither (a
-/// model of your own, a [`ScriptedModel`](crate::testing::ScriptedModel) unless told with
+/// [`provider_name`](crate::completion::CompletionModel::provider_name),
+/// [`model_name`](crate::completion::CompletionModel::model_name) and
+/// [`endpoint`](crate::completion::CompletionModel::endpoint) (every provider's model says
+/// all three: `openai` / `gpt-4o` / `https://api.openai.com/v1`; the endpoint is the base
+/// URL without user info, query or the key, so no credential enters a key). So agents
+/// sharing a cache (its clones), an agent whose model was swapped (`gpt-4o` for a
+/// `claude-…`) while the cache or the file [`record_to`](Self::record_to) extends was kept,
+/// or two OpenAI-compatible servers serving one model name at different addresses, are
+/// never served another model's answers; the same model under the same label shares them.
+/// A model that says none of them (a model of your own, a
+/// [`ScriptedModel`](crate::testing::ScriptedModel) unless told with
 /// [`with_model_name`](crate::testing::ScriptedModel::with_model_name)) is keyed by its
 /// label alone: agents sharing a cache must then give different such models different labels.
 ///
-/// **Recordings of before the model's name was keyed** (lines without `key_version`, written
-/// by an older reins) keep serving a model that names nothing, whose key did not change. For
-/// a named model, a request such a recording answers is not served — which model answered
-/// it is unknown: a replay stops with an [`OutdatedRecording`] (record the run again), and a
-/// recording cache calls the model, appends its answer, and logs a `tracing::warn!` once per
-/// run. A line whose `key_version` is newer than this reins reads is a
-/// [`CacheError::Malformed`].
+/// **Recordings of older key versions** keep serving a model whose key did not change: lines
+/// without `key_version` (keyed by the label alone) a model that says nothing, lines of
+/// `key_version` 2 (keyed without the endpoint) a model that says no endpoint. For a model
+/// that says what the recording's version did not key, a request such a line answers is not
+/// served — which model (or server) answered it is unknown: a replay stops with an
+/// [`OutdatedRecording`] (record the run again), and a recording cache calls the model,
+/// appends its answer, and logs a `tracing::warn!` once per run. A line whose `key_version`
+/// is newer than this reins reads is a [`CacheError::Malformed`].
 ///
 /// Register a recording cache **before** a
 /// [`ModelFallback`](crate::hooks::fallback::ModelFallback) (and any hook that retries a
@@ -123,9 +128,8 @@ struct Inner {
     entries: Mutex<HashMap<[u8; 32], CachedResponse>>,
     /// The recorded failures a replay answers calls with (empty unless replaying).
     failures: HashMap<[u8; 32], CompletionError>,
-    /// The keys the recording holds from before models were keyed by name (see
-    /// [`Recorded::label_keyed`]).
-    label_keyed: HashSet<[u8; 32]>,
+    /// The keys the recording holds of older key versions (see [`Recorded::older`]).
+    older: HashMap<[u8; 32], u32>,
     recording: Option<Recording>,
 }
 
@@ -171,7 +175,7 @@ impl ResponseCache {
                 replay_only,
                 entries: Mutex::new(recorded.responses),
                 failures: recorded.failures,
-                label_keyed: recorded.label_keyed,
+                older: recorded.older,
                 recording,
             }),
         }
@@ -234,27 +238,30 @@ impl ResponseCache {
 enum UnseenOutcome {}
 
 impl ResponseCache {
-    /// Whether the recording holds an answer to this call of `request` under the key of
-    /// before models were keyed by name (version 1: the label alone), while `model` says what
-    /// it is — so its own key missed, and which model gave that answer is unknown.
-    fn recorded_by_label_only(
+    /// Whether the recording holds an answer to this call of `request` only under an older
+    /// key version's key of `model` (version 1: its label alone; version 2: without its
+    /// endpoint), which differs from its own key because the model says what that version
+    /// did not key — so its own key missed, and which model gave that answer is unknown.
+    fn recorded_under_older_key(
         &self,
         model: ModelKey<'_>,
         request: &CompletionRequest,
         before: u32,
     ) -> bool {
-        if self.inner.label_keyed.is_empty() || !model.is_named() {
+        if self.inner.older.is_empty() {
             return false;
         }
-        key(ModelKey::by_label(model.label), request).is_ok_and(|digest| {
-            self.inner
-                .label_keyed
-                .contains(&Answered::nth(digest, before))
+        (1..KEY_VERSION).any(|version| {
+            let then = model.as_of(version);
+            then != model
+                && key(then, request).is_ok_and(|digest| {
+                    self.inner.older.get(&Answered::nth(digest, before)) == Some(&version)
+                })
         })
     }
 
-    /// Says once a run that the recording's answer to a call predates keys by model, so the
-    /// model is called and its answer recorded again.
+    /// Says once a run that the recording's answer to a call predates the model's keys, so
+    /// the model is called and its answer recorded again.
     fn warn_outdated_once(&self, ctx: &HookContext, model: ModelKey<'_>) {
         if said_first_in_run::<OutdatedAnswer>(ctx) {
             tracing::warn!(
@@ -262,8 +269,9 @@ impl ResponseCache {
                 recording = ?self.inner.recording,
                 model = model.label,
                 "response cache: the recording answers this call only under a key of before \
-                 responses were keyed by the model's provider and name, so which model gave \
-                 that answer is unknown; the model is called and its answer recorded again"
+                 responses were keyed by the model's provider, name and endpoint, so which \
+                 model gave that answer is unknown; the model is called and its answer \
+                 recorded again"
             );
         }
     }
@@ -303,6 +311,7 @@ impl AgentHook for ResponseCache {
             label,
             provider: event.model_provider(),
             name: event.model_name(),
+            endpoint: event.model_endpoint(),
         };
         self.check_unseen_outcome(ctx);
         let digest = match key(model, request) {
@@ -324,12 +333,13 @@ impl AgentHook for ResponseCache {
             Answered::count(ctx, digest);
             return DispatchAction::fail(failure.clone());
         }
-        if self.recorded_by_label_only(model, request, before) {
+        if self.recorded_under_older_key(model, request, before) {
             if self.inner.replay_only {
                 return DispatchAction::stop(StopReason::because(OutdatedRecording {
                     model: label.to_owned(),
                     provider: model.provider.map(str::to_owned),
                     model_name: model.name.map(str::to_owned),
+                    endpoint: model.endpoint.map(str::to_owned),
                     turn: ctx.turn(),
                 }));
             }

@@ -1,6 +1,6 @@
 //! Models told apart by what they are, not only by their label: a shared cache and a recording
 //! never answer one model's call with another's response, and recordings of before keys named
-//! the model are not served to a named model.
+//! the model (or its endpoint) are not served to a model that says it.
 
 use super::{CacheError, CacheMiss, OutdatedRecording, ResponseCache};
 use crate::agent::{AgentBuilder, AgentHook, HookContext, ModelSelectEvent, ModelSelectionAction};
@@ -108,8 +108,8 @@ async fn an_older_recording(path: &std::path::Path) {
         .build();
     recorder.prompt("hi").await.unwrap();
     let lines = std::fs::read_to_string(path).unwrap();
-    assert!(lines.contains(r#""key_version":2,"#), "{lines}");
-    std::fs::write(path, lines.replace(r#""key_version":2,"#, "")).unwrap();
+    assert!(lines.contains(r#""key_version":3,"#), "{lines}");
+    std::fs::write(path, lines.replace(r#""key_version":3,"#, "")).unwrap();
 }
 
 #[tokio::test]
@@ -137,6 +137,7 @@ async fn an_older_recording_serves_unnamed_models_and_stops_a_named_ones_replay_
             model: "default".into(),
             provider: Some("openai".into()),
             model_name: Some("gpt-4o".into()),
+            endpoint: None,
             turn: 1,
         }
     );
@@ -179,15 +180,91 @@ fn a_recording_of_a_newer_key_version_is_refused_at_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("new.jsonl");
     let line = format!(
-        r#"{{"key":"{}","key_version":3,"response":{{"content":[{{"type":"text","text":"x"}}]}}}}"#,
+        r#"{{"key":"{}","key_version":4,"response":{{"content":[{{"type":"text","text":"x"}}]}}}}"#,
         "ab".repeat(32)
     );
     std::fs::write(&path, format!("{line}\n")).unwrap();
     match ResponseCache::replay(&path) {
         Err(CacheError::Malformed { line, message, .. }) => {
             assert_eq!(line, 1);
-            assert!(message.contains("`key_version` 3 is newer"), "{message}");
+            assert!(message.contains("`key_version` 4 is newer"), "{message}");
         }
         other => panic!("expected a malformed line, got {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn one_model_name_at_two_endpoints_gets_only_its_own_answers() {
+    let cache = ResponseCache::in_memory();
+    let at = |endpoint: &str, answer: &str| named("local", answer).with_endpoint(endpoint);
+    let first = at("http://10.0.0.7:8000/v1", "from the first server");
+    let agent = AgentBuilder::new(first).add_hook(cache.clone()).build();
+    assert_eq!(agent.prompt("hi").await.unwrap(), "from the first server");
+
+    // Same label, provider and model name, same request, another server: it is called.
+    let second = at("http://10.0.0.8:8000/v1", "from the second server");
+    let agent = AgentBuilder::new(second.clone())
+        .add_hook(cache.clone())
+        .build();
+    assert_eq!(agent.prompt("hi").await.unwrap(), "from the second server");
+    assert_eq!(second.requests().len(), 1);
+
+    let again = at("http://10.0.0.7:8000/v1", "never asked");
+    let agent = AgentBuilder::new(again.clone())
+        .add_hook(cache.clone())
+        .build();
+    assert_eq!(agent.prompt("hi").await.unwrap(), "from the first server");
+    assert!(again.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_recording_of_before_endpoints_were_keyed_stops_a_replay_with_an_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.jsonl");
+    // Recorded by a named model that says no endpoint, then written as version 2 was.
+    let recorder = AgentBuilder::new(named("gpt-4o", "recorded by version 2"))
+        .add_hook(ResponseCache::record_to(&path).unwrap())
+        .build();
+    recorder.prompt("hi").await.unwrap();
+    let lines = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        lines.replace(r#""key_version":3,"#, r#""key_version":2,"#),
+    )
+    .unwrap();
+
+    // A model that says no endpoint has the same key in both versions: served.
+    let same = AgentBuilder::new(named("gpt-4o", "never asked"))
+        .add_hook(ResponseCache::replay(&path).unwrap())
+        .build();
+    assert_eq!(same.prompt("hi").await.unwrap(), "recorded by version 2");
+
+    // One that says where it is served: which server answered is unknown.
+    let served = named("gpt-4o", "never asked").with_endpoint("https://api.openai.com/v1");
+    let replay = AgentBuilder::new(served.clone())
+        .add_hook(ResponseCache::replay(&path).unwrap())
+        .build();
+    let error = replay.prompt("hi").await.unwrap_err();
+    let outdated = OutdatedRecording::from_error(&error).expect("a typed outdated recording");
+    assert_eq!(
+        outdated.endpoint.as_deref(),
+        Some("https://api.openai.com/v1")
+    );
+    assert!(
+        outdated
+            .to_string()
+            .contains("(openai/gpt-4o at https://api.openai.com/v1)"),
+        "{outdated}"
+    );
+    assert!(served.requests().is_empty());
+
+    // Extended by that model, the recording holds its answer under its own key.
+    let recorder = AgentBuilder::new(served.clone())
+        .add_hook(ResponseCache::record_to(&path).unwrap())
+        .build();
+    assert_eq!(recorder.prompt("hi").await.unwrap(), "never asked");
+    let replay = AgentBuilder::new(named("gpt-4o", "x").with_endpoint("https://api.openai.com/v1"))
+        .add_hook(ResponseCache::replay(&path).unwrap())
+        .build();
+    assert_eq!(replay.prompt("hi").await.unwrap(), "never asked");
 }

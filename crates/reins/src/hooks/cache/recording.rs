@@ -6,7 +6,7 @@ use crate::completion::{CompletionError, CompletionResponse, FinishReason, RawRe
 use crate::hex::lower_hex;
 use crate::message::{AssistantContent, OneOrMany};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -75,8 +75,8 @@ pub enum CacheError {
     },
 }
 
-/// One line of a recording, as written: the hex SHA-256 digest of the model (label, provider
-/// and name) and the request, the version of that key ([`KEY_VERSION`]), and the response,
+/// One line of a recording, as written: the hex SHA-256 digest of the model (label, provider,
+/// name and endpoint, never a credential) and the request, the version of that key ([`KEY_VERSION`]), and the response,
 /// or the failure of a call that failed.
 #[derive(Serialize)]
 struct LineOut<'a> {
@@ -116,10 +116,11 @@ pub(super) enum Answer<'a> {
 pub(super) struct Recorded {
     pub responses: HashMap<[u8; 32], CachedResponse>,
     pub failures: HashMap<[u8; 32], CompletionError>,
-    /// The keys whose last line is of version 1: keyed by the model's label alone. They
-    /// serve a model that names nothing (its key is the same in both versions); for a named
-    /// model they only tell that the recording predates its keys.
-    pub label_keyed: HashSet<[u8; 32]>,
+    /// The keys whose last line is of an older version than [`KEY_VERSION`], with that
+    /// version (1: keyed by the model's label alone; 2: without its endpoint). They serve a
+    /// model whose key that version shares (one that says nothing the later versions key);
+    /// for another model they only tell that the recording predates its keys.
+    pub older: HashMap<[u8; 32], u32>,
 }
 
 /// An open recording, appended to as responses arrive.
@@ -151,20 +152,24 @@ impl Recording {
                 serde_json::from_str(&line).map_err(|e| malformed(e.to_string()))?;
             let key = parse_key(&parsed.key)
                 .ok_or_else(|| malformed("`key` is not a 64-digit hex digest".into()))?;
-            match parsed.key_version {
-                None | Some(1) => recorded.label_keyed.insert(key),
-                Some(KEY_VERSION) => recorded.label_keyed.remove(&key),
+            match parsed.key_version.unwrap_or(1) {
+                KEY_VERSION => {
+                    recorded.older.remove(&key);
+                }
+                version @ 1..KEY_VERSION => {
+                    recorded.older.insert(key, version);
+                }
                 // Its keys would never match here: say so rather than miss every call.
-                Some(version) if version > KEY_VERSION => {
+                version if version > KEY_VERSION => {
                     return Err(malformed(format!(
                         "`key_version` {version} is newer than this reins reads \
                          ({KEY_VERSION}): replay it with the reins that recorded it"
                     )));
                 }
-                Some(version) => {
+                version => {
                     return Err(malformed(format!("`key_version` {version} is no version")));
                 }
-            };
+            }
             // A later line for the same key (the call made again) replaces an earlier one.
             match (parsed.response, parsed.failure) {
                 (Some(response), None) => {

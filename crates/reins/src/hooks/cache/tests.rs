@@ -312,6 +312,23 @@ fn requests_that_differ_in_anything_sent_never_share_a_key() {
         },
         // The parts' bounds are kept: text moved from one part to the next is another model.
         named("openaigpt", "-4o"),
+        // One provider and model name at two endpoints: two models.
+        ModelKey {
+            endpoint: Some("http://10.0.0.7:8000/v1"),
+            ..named("openai", "gpt-4o")
+        },
+        ModelKey {
+            endpoint: Some("http://10.0.0.8:8000/v1"),
+            ..named("openai", "gpt-4o")
+        },
+        ModelKey {
+            endpoint: Some("http://10.0.0.7:8000/v1"),
+            ..ModelKey::by_label("default")
+        },
+        ModelKey {
+            name: Some("http://10.0.0.7:8000/v1"),
+            ..ModelKey::by_label("default")
+        },
     ];
     let mut keys: Vec<_> = models.iter().map(|m| key(*m, &base).unwrap()).collect();
     keys.extend(

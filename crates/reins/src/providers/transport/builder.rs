@@ -217,10 +217,10 @@ impl<P: Provider> ProviderBuilder<P> {
             .or_else(|| defaults.base_url.map(str::to_owned))
             .ok_or_else(|| ProviderError::InvalidBaseUrl("(none given)".to_owned()))?;
         let base_url = base_url.trim_end_matches('/').to_owned();
-        match reqwest::Url::parse(&base_url) {
-            Ok(url) if matches!(url.scheme(), "http" | "https") => {}
+        let endpoint = match reqwest::Url::parse(&base_url) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => endpoint_of(&url),
             _ => return Err(ProviderError::InvalidBaseUrl(base_url)),
-        }
+        };
         let key = self.api_key.as_ref();
         let mut headers = HeaderMap::new();
         // Header values that look like credentials: scrubbed from errors and answers.
@@ -276,10 +276,11 @@ impl<P: Provider> ProviderBuilder<P> {
                 .chain(other_secrets.iter().cloned()),
         )
         .map(Arc::new);
-        let client = HttpClient {
+        let mut client = HttpClient {
             echoes,
             http,
             base_url,
+            endpoint: String::new(),
             query: self.query,
             other_secrets,
             credential,
@@ -288,8 +289,23 @@ impl<P: Provider> ProviderBuilder<P> {
             retry: self.retry,
             limits: self.limits,
         };
+        // A key that is part of the path (some gateways take one there) is no endpoint.
+        client.endpoint = client.scrub(&endpoint);
         Ok(P::from_client(Arc::new(client), self.options))
     }
+}
+
+/// Where a base URL says a model is served: its scheme, host, port (when not the scheme's
+/// own) and path, without a trailing slash. User info, query and fragment, where a
+/// credential may be written, are left out.
+fn endpoint_of(url: &reqwest::Url) -> String {
+    let mut endpoint = format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default());
+    if let Some(port) = url.port() {
+        endpoint.push(':');
+        endpoint.push_str(&port.to_string());
+    }
+    endpoint.push_str(url.path().trim_end_matches('/'));
+    endpoint
 }
 
 /// Same-origin redirects within the count are followed; anything else stops at the redirect,

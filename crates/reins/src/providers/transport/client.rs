@@ -20,6 +20,9 @@ pub struct HttpClient {
     pub(crate) http: reqwest::Client,
     /// The base URL, without a trailing slash.
     pub(crate) base_url: String,
+    /// The base URL without user info, query or fragment, and scrubbed of the key: what the
+    /// models say of where they are served (`CompletionModel::endpoint`), and `Debug` shows.
+    pub(crate) endpoint: String,
     /// Query parameters added to every request (e.g. Azure's `api-version`).
     pub(crate) query: Vec<(String, String)>,
     /// The header carrying the key, its value marked sensitive.
@@ -145,7 +148,7 @@ impl fmt::Debug for HttpClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpClient")
             .field("http", &self.http)
-            .field("base_url", &self.base_url)
+            .field("endpoint", &self.endpoint)
             .field(
                 "query",
                 &super::credentials::shown_query(&self.query, self.api_key.as_ref()),

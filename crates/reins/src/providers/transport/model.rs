@@ -129,4 +129,8 @@ impl<P: Protocol> CompletionModel for HttpModel<P> {
     fn provider_name(&self) -> Option<&str> {
         Some(self.protocol.provider_name())
     }
+
+    fn endpoint(&self) -> Option<&str> {
+        Some(&self.client.endpoint)
+    }
 }

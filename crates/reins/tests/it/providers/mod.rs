@@ -11,6 +11,7 @@ mod support;
 
 mod answer_metadata;
 mod anthropic;
+mod cache_endpoints;
 mod chat;
 mod gemini;
 mod hardening;

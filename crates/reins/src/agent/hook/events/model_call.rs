@@ -62,4 +62,18 @@ impl<'a> DispatchEvent<'a> {
             _ => None,
         }
     }
+
+    /// Where the model about to be called is served
+    /// ([`CompletionModel::endpoint`](crate::completion::CompletionModel::endpoint): a
+    /// provider's model says its base URL without credentials, `https://api.openai.com/v1`),
+    /// for a model call; see [`model_provider`](Self::model_provider). Two servers answering
+    /// under one provider and model name differ here. `None` for a model that says none (a
+    /// model of your own, a [`ScriptedModel`](crate::testing::ScriptedModel) unless told), or
+    /// for another effect.
+    pub fn model_endpoint(&self) -> Option<&'a str> {
+        match *self.target {
+            DispatchTarget::Completion { identity, .. } => identity.endpoint,
+            _ => None,
+        }
+    }
 }

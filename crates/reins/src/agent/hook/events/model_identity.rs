@@ -3,14 +3,17 @@
 
 use crate::completion::DynCompletionModel;
 
-/// What the model a call goes to says it is: its provider's and its own name
+/// What the model a call goes to says it is: its provider's and its own name, and where it
+/// is served
 /// ([`CompletionModel::provider_name`](crate::completion::CompletionModel::provider_name),
-/// [`model_name`](crate::completion::CompletionModel::model_name)), each `None` where the
-/// model names none.
+/// [`model_name`](crate::completion::CompletionModel::model_name),
+/// [`endpoint`](crate::completion::CompletionModel::endpoint)), each `None` where the model
+/// says none.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ModelIdentity<'a> {
     pub provider: Option<&'a str>,
     pub name: Option<&'a str>,
+    pub endpoint: Option<&'a str>,
 }
 
 impl<'a> ModelIdentity<'a> {
@@ -19,6 +22,7 @@ impl<'a> ModelIdentity<'a> {
         ModelIdentity {
             provider: model.provider_name(),
             name: model.model_name(),
+            endpoint: model.endpoint(),
         }
     }
 }
