@@ -160,6 +160,8 @@ mod error;
 mod fork;
 mod format;
 mod generation;
+#[cfg(all(test, any(feature = "sqlite", feature = "postgres")))]
+mod interleaved;
 mod journal;
 mod lease;
 mod listing;

@@ -3,7 +3,7 @@
 //! clock at the statement's start, read with the rows ([`clock`](super::clock)).
 
 use super::clock::statement_now;
-use super::rows::{backend, column, read_decisions};
+use super::rows::{backend, column, read_decisions, snapshot};
 use super::schema::CREATED_AT;
 use crate::run::RunStatus;
 use crate::store::format::NOT_WAITING_SQL;
@@ -58,9 +58,14 @@ fn lease_at(row: &Row, first: usize) -> Result<StoredLease<'_>, StoreError> {
     })
 }
 
-pub(super) async fn pending_approvals(client: &Client) -> Result<PendingApprovals, StoreError> {
+/// What every suspended run waits for, and the suspended runs (or runs of an unknown status)
+/// that cannot be read: the runs and their decisions read in one [`snapshot`], so that a run
+/// resumed, decided about or deleted meanwhile is listed as it was, with the decisions it had
+/// then (not with decisions about the calls it waits for no longer, nor without those it had).
+pub(super) async fn pending_approvals(client: &mut Client) -> Result<PendingApprovals, StoreError> {
+    let snapshot = snapshot(client).await?;
     // The suspended runs, and those whose status is unknown: reported as unreadable.
-    let rows = client
+    let rows = snapshot
         .query(
             &format!(
                 "SELECT run_id, format, state, status FROM reins_runs
@@ -80,13 +85,14 @@ pub(super) async fn pending_approvals(client: &Client) -> Result<PendingApproval
         let state =
             status_from_name(&run_id, &status).and_then(|_| decode_state(&run_id, format, &json));
         let read = match state {
-            Ok(state) => read_decisions(client, &run_id)
+            Ok(state) => read_decisions(&snapshot, &run_id)
                 .await
                 .map(|decided| (state, decided)),
             Err(error) => Err(error),
         };
         collect_pending(&mut listing, &run_id, read)?;
     }
+    snapshot.commit().await.map_err(backend)?;
     Ok(listing)
 }
 

@@ -13,6 +13,8 @@ mod reads;
 mod rows;
 mod schema;
 #[cfg(test)]
+mod snapshot_tests;
+#[cfg(test)]
 mod tests;
 mod tls;
 mod writes;
@@ -324,13 +326,13 @@ impl RunStore for PostgresStore {
     }
 
     async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
-        let client = self.client().await?;
-        reads::decisions(&client, run_id).await
+        let mut client = self.client().await?;
+        reads::decisions(&mut client, run_id).await
     }
 
     async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
-        let client = self.client().await?;
-        reads::checkpoints(&client, run_id).await
+        let mut client = self.client().await?;
+        reads::checkpoints(&mut client, run_id).await
     }
 
     async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
@@ -344,8 +346,8 @@ impl RunStore for PostgresStore {
     }
 
     async fn pending_approvals(&self) -> Result<PendingApprovals, StoreError> {
-        let client = self.client().await?;
-        listings::pending_approvals(&client).await
+        let mut client = self.client().await?;
+        listings::pending_approvals(&mut client).await
     }
 
     fn lease_duration(&self) -> Duration {

@@ -1,7 +1,7 @@
 //! The PostgreSQL store's reads of one run: its state, journal, decision log, checkpoints and
 //! the state kept at one of them.
 
-use super::rows::{backend, column, read_decision_rows, read_run, read_state};
+use super::rows::{backend, column, read_decision_rows, read_run, read_state, snapshot};
 use crate::run::RunState;
 use crate::store::{
     Checkpoint, JournalEntry, RecordedDecision, StoreError, decode_state, status_from_name,
@@ -41,30 +41,38 @@ pub(super) async fn journal(
         .collect()
 }
 
-/// Every decision recorded on `run_id`, in the order they were made (the audit log).
+/// Every decision recorded on `run_id`, in the order they were made (the audit log): the run's
+/// row and its decisions read in one [`snapshot`] (a run deleted meanwhile is either found
+/// with its decisions or not found, never found with none).
 pub(super) async fn decisions(
-    client: &Client,
+    client: &mut Client,
     run_id: &str,
 ) -> Result<Vec<RecordedDecision>, StoreError> {
-    if read_run(client, run_id, false).await?.is_none() {
+    let snapshot = snapshot(client).await?;
+    if read_run(&snapshot, run_id, false).await?.is_none() {
         return Err(StoreError::NotFound(run_id.to_owned()));
     }
-    read_decision_rows(
-        client,
+    let decisions = read_decision_rows(
+        &snapshot,
         "SELECT internal_call_id, record, decided_at FROM reins_decision_log WHERE run_id = $1 ORDER BY seq",
         run_id,
     )
-    .await
+    .await?;
+    snapshot.commit().await.map_err(backend)?;
+    Ok(decisions)
 }
 
+/// The checkpoints of `run_id`, oldest first: the run's row and its checkpoints read in one
+/// [`snapshot`], as [`decisions`] reads.
 pub(super) async fn checkpoints(
-    client: &Client,
+    client: &mut Client,
     run_id: &str,
 ) -> Result<Vec<Checkpoint>, StoreError> {
-    if read_run(client, run_id, false).await?.is_none() {
+    let snapshot = snapshot(client).await?;
+    if read_run(&snapshot, run_id, false).await?.is_none() {
         return Err(StoreError::NotFound(run_id.to_owned()));
     }
-    let rows = client
+    let rows = snapshot
         .query(
             "SELECT version, status, journal_len, created_at FROM reins_checkpoints
                  WHERE run_id = $1 ORDER BY version",
@@ -72,6 +80,7 @@ pub(super) async fn checkpoints(
         )
         .await
         .map_err(backend)?;
+    snapshot.commit().await.map_err(backend)?;
     rows.iter()
         .map(|row| {
             Ok(Checkpoint {

@@ -13,6 +13,23 @@ pub(super) fn backend(error: impl std::error::Error + 'static) -> StoreError {
     StoreError::Backend(describe_postgres(&error))
 }
 
+/// Starts a read-only `REPEATABLE READ` transaction: every statement of a read made of several
+/// sees the database as it was at the first one (in the default `READ COMMITTED` each sees it
+/// as it is when it starts, so a write committed between two of them shows in the second
+/// only). A read-only transaction takes no lock a writer waits for, and cannot fail to
+/// serialize.
+pub(super) async fn snapshot(
+    client: &mut tokio_postgres::Client,
+) -> Result<tokio_postgres::Transaction<'_>, StoreError> {
+    client
+        .build_transaction()
+        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .await
+        .map_err(backend)
+}
+
 pub(super) fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
     row: &'a Row,
     index: usize,

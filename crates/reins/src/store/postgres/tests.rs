@@ -20,22 +20,33 @@ const LEASE: Duration = Duration::from_secs(60);
 /// lease, so the old worker-clock rule would see any live lease as run out (or never live).
 const TEN_MINUTES: i64 = 10 * 60 * 1000;
 
-/// A store on a fresh database of the server `scripts/with-postgres.sh` starts.
-async fn store() -> PostgresStore {
+/// A connection to the database `url` names, for the test's own statements.
+pub(super) async fn admin(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connect to PostgreSQL");
+    tokio::spawn(connection);
+    client
+}
+
+/// A fresh database on the server `scripts/with-postgres.sh` starts: its connection string.
+pub(super) async fn fresh_database() -> String {
     let url = std::env::var("REINS_POSTGRES_URL").expect(
         "REINS_POSTGRES_URL must name a PostgreSQL server for the postgres tests; \
          scripts/with-postgres.sh starts one",
     );
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+    let database = format!("reins_unit_{}", uuid::Uuid::new_v4().simple());
+    admin(&url)
         .await
-        .expect("connect to PostgreSQL");
-    tokio::spawn(connection);
-    let database = format!("reins_clock_{}", uuid::Uuid::new_v4().simple());
-    client
         .batch_execute(&format!("CREATE DATABASE {database}"))
         .await
         .unwrap();
-    PostgresStore::connect(&format!("{url} dbname={database}"))
+    format!("{url} dbname={database}")
+}
+
+/// A store on a fresh database.
+async fn store() -> PostgresStore {
+    PostgresStore::connect(&fresh_database().await)
         .await
         .unwrap()
         .with_lease(LEASE)
@@ -213,3 +224,4 @@ async fn runs_are_aged_and_ordered_by_one_clock() {
     assert_eq!(expired.unwrap(), 0, "the run finished a moment ago");
     store.load("r-finished").await.expect("still stored");
 }
+

@@ -2,7 +2,7 @@
 //! runs by id, and the runs written last.
 
 use super::Work;
-use super::rows::{backend, read_decisions, row_error};
+use super::rows::{backend, in_one_snapshot, read_decisions, row_error};
 use super::schema::CREATED_AT;
 use crate::run::RunStatus;
 use crate::store::format::NOT_WAITING_SQL;
@@ -75,40 +75,45 @@ fn agent_name(row: &Row<'_>, index: usize) -> Option<String> {
 }
 
 /// What every suspended run waits for, and the suspended runs (or runs of an unknown status)
-/// that cannot be read.
+/// that cannot be read: the runs and their decisions read in one snapshot, so that a run
+/// resumed, decided about or deleted meanwhile is listed as it was, with the decisions it had
+/// then (not with decisions about the calls it waits for no longer, nor without those it had).
 pub(super) fn pending_approvals() -> impl Work<PendingApprovals> {
-    move |connection: &mut Connection| {
-        let mut statement = connection
-            .prepare(&format!(
-                "SELECT run_id, format, state, status FROM reins_runs
+    move |connection: &mut Connection| in_one_snapshot(connection, pending_in)
+}
+
+/// [`pending_approvals`], inside its snapshot.
+fn pending_in(connection: &Connection) -> Result<PendingApprovals, StoreError> {
+    let mut statement = connection
+        .prepare(&format!(
+            "SELECT run_id, format, state, status FROM reins_runs
                      WHERE status NOT IN {NOT_WAITING_SQL} ORDER BY updated_at, run_id"
-            ))
-            .map_err(backend)?;
-        let rows = statement
-            .query_map([], |row| {
-                // SQLite does not enforce column types: a record of the wrong type is
-                // that run's problem, not the listing's.
-                let record = row.get::<_, i64>(1).and_then(|format| {
-                    Ok((format, row.get::<_, String>(2)?, row.get::<_, String>(3)?))
-                });
-                Ok((row.get::<_, String>(0)?, record))
+        ))
+        .map_err(backend)?;
+    let rows = statement
+        .query_map([], |row| {
+            // SQLite does not enforce column types: a record of the wrong type is
+            // that run's problem, not the listing's.
+            let record = row.get::<_, i64>(1).and_then(|format| {
+                Ok((format, row.get::<_, String>(2)?, row.get::<_, String>(3)?))
+            });
+            Ok((row.get::<_, String>(0)?, record))
+        })
+        .map_err(backend)?;
+    let mut listing = PendingApprovals::default();
+    for row in rows {
+        let (run_id, record) = row.map_err(backend)?;
+        // One unreadable run neither hides the other approvals nor disappears.
+        let read = record
+            .map_err(|error| row_error(&run_id, error))
+            .and_then(|(format, json, status)| {
+                status_from_name(&run_id, &status)?;
+                decode_state(&run_id, format, &json)
             })
-            .map_err(backend)?;
-        let mut listing = PendingApprovals::default();
-        for row in rows {
-            let (run_id, record) = row.map_err(backend)?;
-            // One unreadable run neither hides the other approvals nor disappears.
-            let read = record
-                .map_err(|error| row_error(&run_id, error))
-                .and_then(|(format, json, status)| {
-                    status_from_name(&run_id, &status)?;
-                    decode_state(&run_id, format, &json)
-                })
-                .and_then(|state| Ok((state, read_decisions(connection, &run_id)?)));
-            collect_pending(&mut listing, &run_id, read)?;
-        }
-        Ok(listing)
+            .and_then(|state| Ok((state, read_decisions(connection, &run_id)?)));
+        collect_pending(&mut listing, &run_id, read)?;
     }
+    Ok(listing)
 }
 
 /// One page of runs, by id.

@@ -13,6 +13,8 @@ mod reads;
 mod rows;
 mod schema;
 #[cfg(test)]
+mod snapshot_tests;
+#[cfg(test)]
 mod tests;
 mod writes;
 

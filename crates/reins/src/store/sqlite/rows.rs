@@ -4,7 +4,7 @@
 use crate::run::RunState;
 use crate::store::format::RUN_TABLES;
 use crate::store::{RecordedDecision, StoreError, decode_decision, decode_state};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 /// A SQLite error as the store reports it.
 pub(super) fn backend(error: impl std::fmt::Display) -> StoreError {
@@ -25,6 +25,24 @@ pub(super) fn row_error(run_id: &str, error: rusqlite::Error) -> StoreError {
         },
         error => backend(error),
     }
+}
+
+/// Runs `read`, a read of several statements, in one `DEFERRED` transaction: every statement
+/// sees the file as it was at the first one, whatever other connections (other processes, or
+/// other handles in this one) commit in between. Without it each statement would read the
+/// file as it is when that statement starts, and a run deleted between two of them would be
+/// found and then have nothing recorded. A `DEFERRED` transaction only reads: in WAL mode it
+/// waits for no writer and holds none back.
+pub(super) fn in_one_snapshot<T>(
+    connection: &mut Connection,
+    read: impl FnOnce(&Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let snapshot = connection
+        .transaction_with_behavior(TransactionBehavior::Deferred)
+        .map_err(backend)?;
+    let value = read(&snapshot)?;
+    snapshot.commit().map_err(backend)?;
+    Ok(value)
 }
 
 /// The stored row of one run.
