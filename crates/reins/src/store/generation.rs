@@ -20,11 +20,29 @@ pub const SCHEMA_GENERATION: u32 = 1;
 /// The layout of the tables this release sets up: raised by every release that changes them,
 /// a column or an index added included (which leaves [`SCHEMA_GENERATION`] as it is). A
 /// database whose tables record an earlier layout is set up again (what it lacks added); one
-/// recording this layout or a later, compatible one gets no set-up at all. Kept apart from the
+/// recording this layout gets no set-up unless a table or an index of it is missing from the
+/// catalog ([`TABLES_AND_INDEXES`]), and one recording a later, compatible layout none at all. Kept apart from the
 /// generation so that a release adding something finds the databases that lack it, while the
 /// releases before it go on using them untouched.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const TABLES_LAYOUT: u32 = 1;
+
+/// Every table and index the SQL stores set up, by name (the same in SQLite and PostgreSQL).
+/// Opening a database whose tables record this layout checks, in the catalog only, that each
+/// is there, and sets the tables up again when one is not (dropped by hand, say): the record
+/// alone would otherwise keep it missing for good, every call touching it failing.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const TABLES_AND_INDEXES: [&str; 9] = [
+    "reins_runs",
+    "reins_runs_status",
+    "reins_runs_written",
+    "reins_runs_status_written",
+    "reins_journal",
+    "reins_decisions",
+    "reins_decision_log",
+    "reins_schema",
+    "reins_checkpoints",
+];
 
 /// What a database's `reins_schema` row records.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -36,13 +54,27 @@ pub(crate) struct Recorded {
     pub layout: i64,
 }
 
-/// Whether a database whose `reins_schema` records `recorded` (`None`: nothing recorded, the
-/// tables missing or made by a release before generations) needs setting up: `false` when
-/// its tables are this release's layout or a later one (nothing to create, add or lock);
-/// refused when they need a newer release. `database` names it for the refusal, without
-/// credentials.
+/// What opening a database does about its tables, given what it records.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn needs_set_up(recorded: Option<Recorded>, database: &str) -> Result<bool, StoreError> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SetUp {
+    /// Set them up: nothing recorded (no tables, or a release's from before generations), or
+    /// an earlier layout.
+    Needed,
+    /// This release's layout: set them up again only if a table or an index of it is missing
+    /// ([`TABLES_AND_INDEXES`], looked up in the catalog), none made otherwise.
+    IfIncomplete,
+    /// A later, compatible layout: used as it is. What it holds is the later release's to
+    /// say (it may have dropped an index this one made), and this release's layout must not
+    /// be recorded over it.
+    Never,
+}
+
+/// What opening a database whose `reins_schema` records `recorded` (`None`: nothing recorded,
+/// the tables missing or made by a release before generations) does about its tables; refused
+/// when they need a newer release. `database` names it for the refusal, without credentials.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn set_up_for(recorded: Option<Recorded>, database: &str) -> Result<SetUp, StoreError> {
     match recorded {
         Some(Recorded {
             oldest_generation, ..
@@ -53,8 +85,12 @@ pub(crate) fn needs_set_up(recorded: Option<Recorded>, database: &str) -> Result
                 supported: SCHEMA_GENERATION,
             })
         }
-        Some(Recorded { layout, .. }) => Ok(layout < i64::from(TABLES_LAYOUT)),
-        None => Ok(true),
+        Some(Recorded { layout, .. }) => Ok(match layout.cmp(&i64::from(TABLES_LAYOUT)) {
+            std::cmp::Ordering::Less => SetUp::Needed,
+            std::cmp::Ordering::Equal => SetUp::IfIncomplete,
+            std::cmp::Ordering::Greater => SetUp::Never,
+        }),
+        None => Ok(SetUp::Needed),
     }
 }
 
@@ -83,7 +119,7 @@ mod tests {
             layout: i64::from(TABLES_LAYOUT) + 1,
         };
         let error =
-            needs_set_up(Some(recorded), "PostgreSQL database `runs` at db:5432").unwrap_err();
+            set_up_for(Some(recorded), "PostgreSQL database `runs` at db:5432").unwrap_err();
         let message = error.to_string();
         assert!(message.contains("newer reins"), "{message}");
         assert!(message.contains(&format!("schema {newer}")), "{message}");
@@ -95,7 +131,7 @@ mod tests {
     }
 
     #[test]
-    fn only_a_missing_or_earlier_layout_is_set_up() {
+    fn a_missing_or_earlier_layout_is_set_up_and_this_one_checked() {
         let generation = i64::from(SCHEMA_GENERATION);
         let layout = i64::from(TABLES_LAYOUT);
         let recorded = |layout| {
@@ -104,10 +140,16 @@ mod tests {
                 layout,
             })
         };
-        assert!(needs_set_up(None, "x").unwrap());
-        assert!(needs_set_up(recorded(layout - 1), "x").unwrap());
-        assert!(!needs_set_up(recorded(layout), "x").unwrap());
+        assert_eq!(set_up_for(None, "x").unwrap(), SetUp::Needed);
+        assert_eq!(
+            set_up_for(recorded(layout - 1), "x").unwrap(),
+            SetUp::Needed
+        );
+        assert_eq!(
+            set_up_for(recorded(layout), "x").unwrap(),
+            SetUp::IfIncomplete
+        );
         // A later release that only added to the tables: used as they are.
-        assert!(!needs_set_up(recorded(layout + 1), "x").unwrap());
+        assert_eq!(set_up_for(recorded(layout + 1), "x").unwrap(), SetUp::Never);
     }
 }

@@ -3,7 +3,7 @@
 //! generation of the tables the database records.
 
 use super::rows::{backend, column};
-use crate::store::generation;
+use crate::store::generation::{self, SetUp};
 use crate::store::{SCHEMA_GENERATION, StoreError};
 
 /// How `created_at` is read: a run written by a release that does not set it (the column is
@@ -18,7 +18,7 @@ const SET_UP_LOCK: i64 = 7351;
 
 /// Sets the tables up in one transaction that holds [`SET_UP_LOCK`] until it commits: refuses
 /// tables a newer release set up ([`StoreError::UnsupportedSchema`], naming them `database`,
-/// nothing changed), and unless they record this layout (or a later one) already, creates them, adds the
+/// nothing changed), and unless they record this layout (or a later one) already, whole, creates them, adds the
 /// columns earlier releases lack and records the generation. Processes connecting together
 /// take turns, and each finds the tables either not yet made or made and committed, whole.
 /// (Let go before the commit, as releases before the last ones did, the next one in would not
@@ -26,7 +26,8 @@ const SET_UP_LOCK: i64 = 7351;
 /// first committed, or add a column twice.) A failure rolls everything back and lets the lock
 /// go.
 ///
-/// Tables that record this layout get no DDL at all: `CREATE INDEX IF NOT EXISTS` takes a
+/// Tables that record this layout, every table and index of it present (one look at the
+/// catalog: a table dropped by hand is made again), get no DDL at all: `CREATE INDEX IF NOT EXISTS` takes a
 /// `SHARE` lock on `reins_runs` even when the index exists, so every connection (every CLI
 /// command) would wait for the writes under way to the runs and hold new ones back until it
 /// committed. Checking the generation under the lock still waits for a first set-up under way.
@@ -39,8 +40,13 @@ pub(super) async fn set_up(
         .batch_execute(&format!("SELECT pg_advisory_xact_lock({SET_UP_LOCK})"))
         .await
         .map_err(backend)?;
-    let recorded = recorded_generation(&transaction).await?;
-    if generation::needs_set_up(recorded, database)? {
+    let recorded = recorded_generation(&transaction, database).await?;
+    let needed = match generation::set_up_for(recorded, database)? {
+        SetUp::Needed => true,
+        SetUp::IfIncomplete => !all_present(&transaction).await?,
+        SetUp::Never => false,
+    };
+    if needed {
         transaction.batch_execute(SCHEMA).await.map_err(backend)?;
         transaction
             .execute(
@@ -56,11 +62,30 @@ pub(super) async fn set_up(
     transaction.commit().await.map_err(backend)
 }
 
+/// Whether every table and index of the layout is in the schema the tables are created in:
+/// one read of the catalog (`to_regclass` needs no privilege on the tables, unlike
+/// `information_schema`, which hides those a role may not use).
+async fn all_present(transaction: &deadpool_postgres::Transaction<'_>) -> Result<bool, StoreError> {
+    let names: Vec<&str> = generation::TABLES_AND_INDEXES.to_vec();
+    let row = transaction
+        .query_one(
+            "SELECT bool_and(to_regclass(quote_ident(current_schema()) || '.' || name) IS NOT NULL)
+                 FROM unnest($1::text[]) AS name",
+            &[&names],
+        )
+        .await
+        .map_err(backend)?;
+    column::<bool>(&row, 0)
+}
+
 /// The generation and layout the tables record: `None` when there is no `reins_schema` in the schema the
 /// tables are created in (no tables yet, or a release's from before generations) or no row in
-/// it. Looked up in the catalog first: reading a missing table would fail the transaction.
+/// it. Looked up in the catalog first: reading a missing table would fail the transaction. A
+/// role that may not read `reins_schema` is told so, naming the privilege it lacks and
+/// `database` (no credentials).
 async fn recorded_generation(
     transaction: &deadpool_postgres::Transaction<'_>,
+    database: &str,
 ) -> Result<Option<generation::Recorded>, StoreError> {
     let exists = transaction
         .query_one(
@@ -75,7 +100,17 @@ async fn recorded_generation(
     let row = transaction
         .query_opt(generation::READ, &[])
         .await
-        .map_err(backend)?;
+        .map_err(|error| {
+            if error.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) {
+                StoreError::Backend(format!(
+                    "{database}: the role connecting lacks the SELECT privilege on the table \
+                     reins_schema, which every store reads on connecting to learn the tables' \
+                     generation (grant it: GRANT SELECT ON reins_schema TO <the role>)"
+                ))
+            } else {
+                backend(error)
+            }
+        })?;
     row.map(|row| {
         Ok(generation::Recorded {
             oldest_generation: column::<i64>(&row, 0)?,

@@ -225,3 +225,27 @@ async fn runs_are_aged_and_ordered_by_one_clock() {
     store.load("r-finished").await.expect("still stored");
 }
 
+/// The tables and indexes connecting checks for are those the set-up makes (primary keys
+/// aside: they come with their tables).
+#[tokio::test]
+async fn the_layout_checked_on_connecting_is_the_one_set_up() {
+    let url = fresh_database().await;
+    PostgresStore::connect(&url).await.unwrap();
+    let mut made: Vec<String> = admin(&url)
+        .await
+        .query(
+            "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                 WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'i')
+                 AND c.relname NOT LIKE '%\\_pkey'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    made.sort_unstable();
+    let mut checked = crate::store::generation::TABLES_AND_INDEXES.to_vec();
+    checked.sort_unstable();
+    assert_eq!(made, checked);
+}

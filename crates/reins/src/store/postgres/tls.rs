@@ -100,9 +100,19 @@ where
     type Error = StoreError;
 
     fn make_tls_connect(&mut self, host: &str) -> Result<RustlsConnect, StoreError> {
+        // `tokio-postgres` asks for a connector before every connection, with an empty host
+        // for a Unix socket (PostgreSQL has no TLS there, and `tokio-postgres` never starts
+        // one): refusing the empty name would refuse every socket connection.
+        if host.is_empty() {
+            return Ok(RustlsConnect {
+                connector: tokio_rustls::TlsConnector::from(self.config.clone()),
+                server: None,
+            });
+        }
         let server = ServerName::try_from(host.to_owned()).map_err(|error| {
             StoreError::Backend(format!("`{host}` is no host name for TLS: {error}"))
         })?;
+        let server = Some(server);
         Ok(RustlsConnect {
             connector: tokio_rustls::TlsConnector::from(self.config.clone()),
             server,
@@ -113,7 +123,8 @@ where
 /// The TLS handshake of one connection.
 pub(crate) struct RustlsConnect {
     connector: tokio_rustls::TlsConnector,
-    server: ServerName<'static>,
+    /// The host connected to (`None`: a Unix socket, where no handshake is made).
+    server: Option<ServerName<'static>>,
 }
 
 type Connecting<S> = Pin<Box<dyn Future<Output = Result<RustlsStream<S>, HandshakeError>> + Send>>;
@@ -128,7 +139,12 @@ where
 
     fn connect(self, stream: S) -> Connecting<S> {
         Box::pin(async move {
-            match self.connector.connect(self.server, stream).await {
+            let Some(server) = self.server else {
+                return Err(HandshakeError::Other(std::io::Error::other(
+                    "no host name for TLS (a Unix socket)",
+                )));
+            };
+            match self.connector.connect(server, stream).await {
                 Ok(stream) => Ok(RustlsStream(stream)),
                 Err(error) => Err(HandshakeError::from(error)),
             }

@@ -2,7 +2,7 @@
 //! by earlier releases are missing, and the generation of the tables a file records.
 
 use super::rows::backend;
-use crate::store::generation;
+use crate::store::generation::{self, SetUp};
 use crate::store::{SCHEMA_GENERATION, StoreError};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use std::time::{Duration, Instant};
@@ -99,9 +99,10 @@ pub(super) fn use_write_ahead_log(
 /// which SQLite would fail at once), and each sees the tables either all there and upgraded,
 /// or not yet made: never one of them added twice, nor a column added but not yet filled.
 ///
-/// A file whose tables already record this layout (or a later one) is only read (one read transaction,
-/// which in WAL mode waits for no writer): opening it does not wait for another process's
-/// write, as the write lock would.
+/// A file whose tables already record this layout (or a later one), and hold every table and
+/// index of it, is only read (one read transaction, which in WAL mode waits for no writer):
+/// opening it does not wait for another process's write, as the write lock would. One missing
+/// a table or an index (dropped by hand) is set up again as above.
 pub(super) fn set_up(
     connection: &mut Connection,
     shared: bool,
@@ -133,7 +134,8 @@ pub(super) fn set_up(
 
 /// Whether the file's tables need setting up, refusing another application's file first
 /// (unless `shared`: its tables say nothing of the store's) and then one whose recorded
-/// generation is newer than this release's.
+/// generation is newer than this release's. Tables recording this layout need it only when
+/// one of them (or an index) is missing.
 fn needs_set_up(connection: &Connection, shared: bool, database: &str) -> Result<bool, StoreError> {
     if !shared {
         refuse_foreign(connection)?;
@@ -158,17 +160,41 @@ fn needs_set_up(connection: &Connection, shared: bool, database: &str) -> Result
     } else {
         None
     };
-    generation::needs_set_up(recorded, database)
+    Ok(match generation::set_up_for(recorded, database)? {
+        SetUp::Needed => true,
+        SetUp::IfIncomplete => !all_present(connection)?,
+        SetUp::Never => false,
+    })
+}
+
+/// Whether every table and index of the layout is in the file (one read of its catalog).
+fn all_present(connection: &Connection) -> Result<bool, StoreError> {
+    let names = generation::TABLES_AND_INDEXES;
+    let placeholders = vec!["?"; names.len()].join(", ");
+    let present: usize = connection
+        .query_row(
+            &format!(
+                "SELECT COUNT(*) FROM sqlite_schema
+                     WHERE type IN ('table', 'index') AND name IN ({placeholders})"
+            ),
+            rusqlite::params_from_iter(names),
+            |row| row.get(0),
+        )
+        .map_err(backend)?;
+    Ok(present == names.len())
 }
 
 /// Refuses a database that holds tables and none of the store's: another application's,
-/// which the store would otherwise fill with its own.
+/// which the store would otherwise fill with its own. Its record of the generation counts as
+/// the store's too, so that a file of the store whose runs table was dropped by hand is set
+/// up again rather than refused.
 fn refuse_foreign(connection: &Connection) -> Result<(), StoreError> {
     let (tables, ours): (bool, bool) = connection
         .query_row(
             "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table'
                      AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'),
-                 EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'reins_runs')",
+                 EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table'
+                     AND name IN ('reins_runs', 'reins_schema'))",
             [],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )

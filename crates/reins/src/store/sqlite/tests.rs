@@ -27,3 +27,27 @@ fn every_commit_is_synced_unless_the_user_relaxes_it() {
     let relaxed = store.clone().relaxed_durability().unwrap();
     assert_eq!(synchronous(&relaxed), 1, "NORMAL, as asked");
 }
+
+/// The tables and indexes opening checks for are those the set-up makes.
+#[test]
+fn the_layout_checked_on_opening_is_the_one_set_up() {
+    let store = SqliteStore::in_memory().unwrap();
+    let connection = store
+        .connection
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let mut statement = connection
+        .prepare(
+            "SELECT name FROM sqlite_schema WHERE type IN ('table', 'index')
+                 AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+        )
+        .unwrap();
+    let made: Vec<String> = statement
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut checked = crate::store::generation::TABLES_AND_INDEXES.to_vec();
+    checked.sort_unstable();
+    assert_eq!(made, checked);
+}

@@ -1,8 +1,9 @@
 //! The generation of the tables a SQL store's database records (`reins_schema`): a new
 //! database records this release's, an older one gets it on its upgrade and keeps its runs,
 //! one set up by a newer release whose tables this one cannot use is refused and left as it
-//! is; and opening a database already set up does not wait for the writes under way to its
-//! runs (every CLI command opens the store).
+//! is; opening a database already set up does not wait for the writes under way to its runs
+//! (every CLI command opens the store), yet makes again a table or an index dropped by hand;
+//! and a PostgreSQL role that may not read `reins_schema` is told so.
 
 use super::agent_names::{INSERT_BEFORE_AGENT_NAMES, run_of, runs_table_before_agent_names};
 use super::uuid_like;
@@ -175,6 +176,30 @@ async fn an_earlier_layout_is_set_up_again_and_a_later_one_used_as_it_is() {
     assert!(store.list().await.unwrap().is_empty());
 }
 
+/// A table and an index dropped by hand from a file set up already (its record saying it is
+/// whole) are made again on opening: the calls that need them work, rather than failing on a
+/// missing table for good.
+#[tokio::test]
+async fn a_table_or_index_dropped_by_hand_is_made_again_on_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.sqlite");
+    let store = SqliteStore::open(&path).unwrap();
+    store
+        .create(&run_of("kept", Some("triage")), "worker")
+        .await
+        .unwrap();
+    drop(store);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("DROP TABLE reins_decision_log; DROP INDEX reins_runs_status;")
+        .unwrap();
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert!(store.decisions("kept").await.unwrap().is_empty());
+    assert!(has_status_index(&path));
+    assert_eq!(store.list().await.unwrap().len(), 1, "the run is kept");
+}
+
 #[tokio::test]
 async fn a_sqlite_file_set_up_opens_while_another_process_writes_to_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -261,6 +286,89 @@ mod postgres {
         assert_eq!(generation(&url).await, i64::from(SCHEMA_GENERATION));
         assert_eq!(store.list().await.unwrap().len(), 1);
         assert_eq!(store.load("old").await.unwrap().run_id, "old");
+    }
+
+    /// A table and an index dropped by hand from a database set up already are made again on
+    /// connecting, and the calls needing them work.
+    #[tokio::test]
+    async fn a_table_or_index_dropped_by_hand_is_made_again_on_connecting() {
+        let url = postgres_database().await;
+        let store = PostgresStore::connect(&url).await.unwrap();
+        store
+            .create(&run_of("kept", Some("triage")), "worker")
+            .await
+            .unwrap();
+        let admin = postgres_client(&url).await;
+        admin
+            .batch_execute("DROP TABLE reins_decision_log; DROP INDEX reins_runs_status;")
+            .await
+            .unwrap();
+
+        let store = PostgresStore::connect(&url).await.unwrap();
+        assert!(store.decisions("kept").await.unwrap().is_empty());
+        let index: bool = admin
+            .query_one("SELECT to_regclass('reins_runs_status') IS NOT NULL", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert!(index, "the index is made again");
+        assert_eq!(store.list().await.unwrap().len(), 1, "the run is kept");
+    }
+
+    /// A role granted the run tables but not `reins_schema` is told, on connecting, which
+    /// privilege it lacks on which table (and not its password); granted it, it connects and
+    /// works, without the right to create tables (none is made: they are all there).
+    #[tokio::test]
+    async fn a_role_that_may_not_read_reins_schema_is_told_what_it_lacks() {
+        let url = postgres_database().await;
+        PostgresStore::connect(&url).await.unwrap();
+        let admin = postgres_client(&url).await;
+        let role = format!("reins_worker_{}", uuid_like().replace('-', "_"));
+        let password = "worker-password-7f3a";
+        admin
+            .batch_execute(&format!(
+                "CREATE ROLE {role} LOGIN PASSWORD '{password}';
+                 GRANT SELECT, INSERT, UPDATE, DELETE ON reins_runs, reins_journal,
+                     reins_decisions, reins_decision_log, reins_checkpoints TO {role};"
+            ))
+            .await
+            .unwrap();
+        // The server lets only its administrator in over TCP: the role comes in by its socket.
+        let row = admin
+            .query_one(
+                "SELECT split_part(current_setting('unix_socket_directories'), ',', 1),
+                     current_setting('port'), current_database()",
+                &[],
+            )
+            .await
+            .unwrap();
+        let (socket, port, database): (String, String, String) =
+            (row.get(0), row.get(1), row.get(2));
+        // The default `sslmode` (`prefer`): no TLS on a socket, and none asked for.
+        let as_role =
+            format!("host={socket} port={port} user={role} password={password} dbname={database}");
+
+        let message = PostgresStore::connect(&as_role)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("lacks the SELECT privilege on the table reins_schema"),
+            "{message}"
+        );
+        assert!(message.contains(&database), "{message}");
+        assert!(!message.contains(password), "{message}");
+
+        admin
+            .batch_execute(&format!("GRANT SELECT ON reins_schema TO {role}"))
+            .await
+            .unwrap();
+        let store = PostgresStore::connect(&as_role).await.unwrap();
+        store
+            .create(&run_of("by-role", None), "worker")
+            .await
+            .unwrap();
+        assert_eq!(store.list().await.unwrap().len(), 1);
     }
 
     #[tokio::test]
