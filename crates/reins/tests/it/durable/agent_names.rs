@@ -4,13 +4,16 @@
 //! run's state holds, filled when the database is first opened (a state that cannot be read
 //! leaves it empty, and does not keep the database from opening).
 
+#[cfg(feature = "postgres")]
+use super::before_agent_names::OldPostgresDatabase;
+use super::before_agent_names::OldSqliteFile;
 use super::listed::listed;
 use super::per_store::per_store;
-use super::{RunStateBuilder, uuid_like};
 #[cfg(feature = "postgres")]
-use super::{postgres_client, postgres_database};
+use super::postgres_database;
+use super::{RunStateBuilder, uuid_like};
 use reins::agent::{RunState, RunStatus};
-use reins::store::{FORMAT_VERSION, RunStore, SqliteStore};
+use reins::store::{RunStore, SqliteStore};
 
 /// A state of the run `run_id` of the agent `agent_name`, running.
 pub(super) fn run_of(run_id: &str, agent_name: Option<&str>) -> RunState {
@@ -57,33 +60,15 @@ async fn each_run_is_listed_with_its_agent(store: impl RunStore) {
 
 per_store!(each_run_is_listed_with_its_agent);
 
-/// The runs table as the release before agent names made it (the same in both databases, but
-/// for the integer type); the store adds the others.
-pub(super) fn runs_table_before_agent_names(integer: &str) -> String {
-    format!(
-        "CREATE TABLE reins_runs (
-            run_id TEXT PRIMARY KEY, version {integer} NOT NULL, format {integer} NOT NULL,
-            status TEXT NOT NULL, state TEXT NOT NULL, lease_owner TEXT, lease_token TEXT,
-            lease_until {integer} NOT NULL DEFAULT 0, updated_at {integer} NOT NULL,
-            created_at {integer}
-        );"
-    )
-}
-
-/// The statement with which that release stored a run: `$1` its id, `$2` its state.
-pub(super) const INSERT_BEFORE_AGENT_NAMES: &str =
-    "INSERT INTO reins_runs (run_id, version, format, status, state, updated_at, created_at)
-     VALUES ($1, 1, $2, 'running', $3, 5000, 5000)";
-
 /// The runs that release stored, each with its state: of a named agent, of an unnamed one,
 /// one whose state is not JSON, and one whose agent's name is not text.
-fn runs_before_agent_names() -> Vec<(&'static str, String)> {
+fn runs_before_agent_names() -> Vec<(String, String)> {
     let encoded = |state: RunState| serde_json::to_string(&state).unwrap();
     vec![
-        ("named", encoded(run_of("named", Some("triage")))),
-        ("unnamed", encoded(run_of("unnamed", None))),
-        ("garbled", "{not json".to_owned()),
-        ("odd", r#"{"agent_name": 7}"#.to_owned()),
+        ("named".to_owned(), encoded(run_of("named", Some("triage")))),
+        ("unnamed".to_owned(), encoded(run_of("unnamed", None))),
+        ("garbled".to_owned(), "{not json".to_owned()),
+        ("odd".to_owned(), r#"{"agent_name": 7}"#.to_owned()),
     ]
 }
 
@@ -114,31 +99,20 @@ async fn a_run_the_old_release_stored_is_named_once_written(store: &impl RunStor
 async fn a_sqlite_file_from_before_agent_names_is_upgraded() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(format!("runs-{}.sqlite", uuid_like()));
-    let connection = rusqlite::Connection::open(&path).unwrap();
-    connection
-        .execute_batch(&runs_table_before_agent_names("INTEGER"))
-        .unwrap();
-    let insert = INSERT_BEFORE_AGENT_NAMES.replace('$', "?");
-    for (run_id, state) in runs_before_agent_names() {
-        connection
-            .execute(&insert, rusqlite::params![run_id, FORMAT_VERSION, state])
-            .unwrap();
-    }
+    let old = OldSqliteFile::create(&path, runs_before_agent_names());
     let store = SqliteStore::open(&path).unwrap();
     old_runs_are_listed_with_their_agents(&store).await;
 
     // The old release still stores runs without the column.
     let later = serde_json::to_string(&run_of("later", Some("triage"))).unwrap();
-    connection
-        .execute(&insert, rusqlite::params!["later", FORMAT_VERSION, later])
-        .unwrap();
+    old.insert("later", &later);
     a_run_the_old_release_stored_is_named_once_written(&store).await;
     // Opened again, nothing moves.
     old_runs_are_listed_with_their_agents(&SqliteStore::open(&path).unwrap()).await;
 
     // A name that is not text, written behind the store's back, is not known: the run is
     // listed without it, not as unreadable (its state still says whose it is).
-    connection
+    old.connection()
         .execute_batch("UPDATE reins_runs SET agent_name = X'07' WHERE run_id = 'named'")
         .unwrap();
     assert_eq!(agent_of(&store, "named").await, None);
@@ -152,26 +126,12 @@ async fn a_sqlite_file_from_before_agent_names_is_upgraded() {
 #[tokio::test]
 async fn a_postgres_database_from_before_agent_names_is_upgraded() {
     let url = postgres_database().await;
-    let client = postgres_client(&url).await;
-    client
-        .batch_execute(&runs_table_before_agent_names("BIGINT"))
-        .await
-        .unwrap();
-    let format = i64::from(FORMAT_VERSION);
-    for (run_id, state) in runs_before_agent_names() {
-        client
-            .execute(INSERT_BEFORE_AGENT_NAMES, &[&run_id, &format, &state])
-            .await
-            .unwrap();
-    }
+    let old = OldPostgresDatabase::create(&url, runs_before_agent_names()).await;
     let store = reins::store::PostgresStore::connect(&url).await.unwrap();
     old_runs_are_listed_with_their_agents(&store).await;
 
     let later = serde_json::to_string(&run_of("later", Some("triage"))).unwrap();
-    client
-        .execute(INSERT_BEFORE_AGENT_NAMES, &[&"later", &format, &later])
-        .await
-        .unwrap();
+    old.insert("later", &later).await;
     a_run_the_old_release_stored_is_named_once_written(&store).await;
     let again = reins::store::PostgresStore::connect(&url).await.unwrap();
     old_runs_are_listed_with_their_agents(&again).await;

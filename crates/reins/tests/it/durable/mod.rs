@@ -2,7 +2,8 @@
 //!
 //! This module holds the shared hooks, agents and store helpers, and the approval round trip;
 //! [`claims`] races workers and checks leases, [`created_at`] lists when each run was
-//! created, [`agent_names`] lists whose each run is, [`dropped`] gives back the lease of a run whose
+//! created, [`agent_names`] lists whose each run is (on databases
+//! [`before_agent_names`] makes as the release before them left them), [`dropped`] gives back the lease of a run whose
 //! future was dropped, [`finished`] resumes finished runs, [`records`]
 //! reads unreadable, upgraded, corrupt and foreign records, [`copied_states`] refuses a run
 //! holding another run's state, [`in_doubt`] cuts calls off between
@@ -24,6 +25,7 @@
 //! body and a [`per_store!`](per_store) line.
 
 mod agent_names;
+mod before_agent_names;
 mod bindings;
 mod claims;
 mod copied_states;

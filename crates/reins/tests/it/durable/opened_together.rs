@@ -4,11 +4,14 @@
 //! locked"), and a database of an earlier release is upgraded once, whole (every run's agent
 //! filled in), whoever does it.
 
-use super::agent_names::{INSERT_BEFORE_AGENT_NAMES, run_of, runs_table_before_agent_names};
-use super::uuid_like;
+use super::agent_names::run_of;
 #[cfg(feature = "postgres")]
-use super::{postgres_client, postgres_database};
-use reins::store::{FORMAT_VERSION, RunQuery, RunStore, SqliteStore};
+use super::before_agent_names::OldPostgresDatabase;
+use super::before_agent_names::OldSqliteFile;
+#[cfg(feature = "postgres")]
+use super::postgres_database;
+use super::uuid_like;
+use reins::store::{RunQuery, RunStore, SqliteStore};
 use std::sync::{Arc, Barrier};
 
 /// How many open the database at once.
@@ -115,18 +118,7 @@ async fn an_older_sqlite_file_opened_by_many_at_once_is_upgraded_once() {
         let path = dir
             .path()
             .join(format!("runs-{}-{round}.sqlite", uuid_like()));
-        {
-            let mut connection = rusqlite::Connection::open(&path).unwrap();
-            let old = connection.transaction().unwrap();
-            old.execute_batch(&runs_table_before_agent_names("INTEGER"))
-                .unwrap();
-            let insert = INSERT_BEFORE_AGENT_NAMES.replace('$', "?");
-            for (run_id, state) in old_runs() {
-                old.execute(&insert, rusqlite::params![run_id, FORMAT_VERSION, state])
-                    .unwrap();
-            }
-            old.commit().unwrap();
-        }
+        drop(OldSqliteFile::create(&path, old_runs()));
         let store = all_opened(open_sqlite_together(&path));
         old_runs_are_listed_with_their_agents(&store).await;
     }
@@ -162,18 +154,7 @@ async fn a_new_postgres_database_connected_to_by_many_at_once_opens_for_all() {
 async fn an_older_postgres_database_connected_to_by_many_at_once_is_upgraded_once() {
     for _ in 0..4 {
         let url = postgres_database().await;
-        let client = postgres_client(&url).await;
-        client
-            .batch_execute(&runs_table_before_agent_names("BIGINT"))
-            .await
-            .unwrap();
-        let format = i64::from(FORMAT_VERSION);
-        for (run_id, state) in old_runs() {
-            client
-                .execute(INSERT_BEFORE_AGENT_NAMES, &[&run_id, &format, &state])
-                .await
-                .unwrap();
-        }
+        OldPostgresDatabase::create(&url, old_runs()).await;
         let store = all_opened(connect_postgres_together(&url).await);
         old_runs_are_listed_with_their_agents(&store).await;
     }

@@ -5,11 +5,14 @@
 //! (every CLI command opens the store), yet makes again a table or an index dropped by hand;
 //! and a PostgreSQL role that may not read `reins_schema` is told so.
 
-use super::agent_names::{INSERT_BEFORE_AGENT_NAMES, run_of, runs_table_before_agent_names};
+use super::agent_names::run_of;
+#[cfg(feature = "postgres")]
+use super::before_agent_names::OldPostgresDatabase;
+use super::before_agent_names::OldSqliteFile;
 use super::uuid_like;
 #[cfg(feature = "postgres")]
 use super::{postgres_client, postgres_database};
-use reins::store::{FORMAT_VERSION, RunStore, SCHEMA_GENERATION, SqliteStore, StoreError};
+use reins::store::{RunStore, SCHEMA_GENERATION, SqliteStore, StoreError};
 
 /// The generation a newer release records for tables this one cannot use.
 fn newer() -> i64 {
@@ -57,17 +60,8 @@ async fn a_new_sqlite_file_records_the_generation_of_its_tables() {
 async fn an_older_sqlite_file_records_it_on_its_upgrade_and_keeps_its_runs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(format!("runs-{}.sqlite", uuid_like()));
-    let connection = rusqlite::Connection::open(&path).unwrap();
-    connection
-        .execute_batch(&runs_table_before_agent_names("INTEGER"))
-        .unwrap();
     let state = serde_json::to_string(&run_of("old", Some("triage"))).unwrap();
-    connection
-        .execute(
-            &INSERT_BEFORE_AGENT_NAMES.replace('$', "?"),
-            rusqlite::params!["old", FORMAT_VERSION, state],
-        )
-        .unwrap();
+    OldSqliteFile::create(&path, vec![("old".to_owned(), state)]);
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(sqlite_generation(&path), i64::from(SCHEMA_GENERATION));
@@ -268,19 +262,8 @@ mod postgres {
     #[tokio::test]
     async fn an_older_postgres_database_records_it_on_its_upgrade_and_keeps_its_runs() {
         let url = postgres_database().await;
-        let client = postgres_client(&url).await;
-        client
-            .batch_execute(&runs_table_before_agent_names("BIGINT"))
-            .await
-            .unwrap();
         let state = serde_json::to_string(&run_of("old", Some("triage"))).unwrap();
-        client
-            .execute(
-                INSERT_BEFORE_AGENT_NAMES,
-                &[&"old", &i64::from(FORMAT_VERSION), &state],
-            )
-            .await
-            .unwrap();
+        OldPostgresDatabase::create(&url, vec![("old".to_owned(), state)]).await;
 
         let store = PostgresStore::connect(&url).await.unwrap();
         assert_eq!(generation(&url).await, i64::from(SCHEMA_GENERATION));
