@@ -40,6 +40,7 @@
 
 mod bounded;
 mod bridge;
+mod config;
 mod delivery;
 mod endpoint;
 mod exporter_error;
@@ -51,18 +52,16 @@ mod withheld;
 
 pub use bounded::NotExported;
 pub use bridge::OtelBridge;
+pub use config::Config;
 pub use layer::ReinsLayer;
 pub use reins::observe::{ContentKind, DEFAULT_CONTENT_PART_LIMIT, Telemetry};
 pub use withheld::without_endpoint_logs;
 
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
-use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing::Subscriber;
 use tracing_subscriber::Layer;
-use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 
 use delivery::Delivery;
@@ -185,207 +184,12 @@ impl Drop for Otel {
     }
 }
 
-/// `telemetry`, recording content with the default masks when [`CAPTURE_CONTENT_VAR`] is
-/// `true` (`requested`) and it does not record content already.
-fn with_requested_content(telemetry: Telemetry, requested: Option<&str>) -> Telemetry {
-    let on = requested.is_some_and(|value| value.trim().eq_ignore_ascii_case("true"));
-    if !on || telemetry.captures_content() {
-        return telemetry;
-    }
-    let redaction = reins::hooks::redaction::Redaction::new();
-    telemetry.capture_content(move |_, text| {
-        let masked = match redaction.redact(&text) {
-            std::borrow::Cow::Owned(masked) => Some(masked),
-            std::borrow::Cow::Borrowed(_) => None,
-        };
-        Some(masked.unwrap_or(text))
-    })
-}
-
 /// Sets up OTLP export (HTTP/protobuf) of traces and metrics with the defaults: see
 /// [`Config::init`]. reins's spans are exported whatever `RUST_LOG` says of other targets
 /// (`RUST_LOG=myapp=debug` keeps them); only a directive naming `reins` (`reins=off`)
 /// changes that.
 pub fn init() -> Result<Otel, InitError> {
     Config::new().init()
-}
-
-/// How [`Config::init`] sets export up.
-///
-/// ```
-/// use reins_otel::{Config, ContentKind};
-///
-/// // Record prompts and answers, with e-mail addresses masked; never tool results.
-/// let config = Config::new().capture_content(|kind, text| match kind {
-///     ContentKind::ToolResult => None,
-///     _ => Some(text.replace('@', "(at)")),
-/// });
-/// # let _ = config;
-/// ```
-#[derive(Debug, Default)]
-pub struct Config {
-    telemetry: Telemetry,
-}
-
-impl Config {
-    /// Defaults: no message content recorded.
-    pub fn new() -> Self {
-        Config::default()
-    }
-
-    /// Records message content (prompts, completions, tool arguments and results) as
-    /// `redact` returns it; `None` drops a piece. Off by default (unless
-    /// [`CAPTURE_CONTENT_VAR`] is `true`).
-    pub fn capture_content(
-        mut self,
-        redact: impl Fn(ContentKind, String) -> Option<String> + Send + Sync + 'static,
-    ) -> Self {
-        self.telemetry = self.telemetry.capture_content(redact);
-        self
-    }
-
-    /// Cuts each part of recorded content (a message's text, a tool call's arguments, a
-    /// tool's result) to its first `bytes`, with a marker giving its whole length; default
-    /// [`DEFAULT_CONTENT_PART_LIMIT`]. See [`Telemetry::content_part_limit`].
-    pub fn content_part_limit(mut self, bytes: usize) -> Self {
-        self.telemetry = self.telemetry.content_part_limit(bytes);
-        self
-    }
-
-    /// Builds OTLP exporters from the `OTEL_*` environment variables
-    /// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `..._HEADERS`, `..._TIMEOUT`, `OTEL_SERVICE_NAME`,
-    /// `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_METRICS_EXPORTER=none` for a traces-only backend),
-    /// installs them and the W3C trace-context propagator globally, and sets a global
-    /// `tracing` subscriber exporting reins's spans.
-    ///
-    /// An endpoint's user info (`http://user:password@collector:4318`) is taken out of its
-    /// URL and sent as an `Authorization: Basic` header: the exporters never hold it in their
-    /// URL, which OpenTelemetry quotes in its logs and errors. An `authorization` header of
-    /// `OTEL_EXPORTER_OTLP_HEADERS` (or a signal's own `..._HEADERS`) is sent instead.
-    ///
-    /// What is exported is filtered by `RUST_LOG` (`info` when it is unset or invalid), with
-    /// `reins=info` added unless one of its directives names `reins`: a `RUST_LOG` written
-    /// for the application (`myapp=debug`, or `warn`) would otherwise turn reins's spans
-    /// off, and with them everything this exporter is for. `reins=off` turns them off,
-    /// `reins=debug` lets more of reins through. (A target directive matches by prefix, so
-    /// the added one also lets reins's other crates log at `info` inside its spans.)
-    pub fn init(self) -> Result<Otel, InitError> {
-        self.init_with(tracing_subscriber::layer::Identity::new())
-    }
-
-    /// [`Config::init`], with `other` in the same global subscriber: one registry, so a
-    /// program that also shows (say) warnings on stderr keeps that and the export together
-    /// (only one global subscriber can be installed). `other` sees every span and event,
-    /// whatever the export's filter lets through: give it a filter of its own
-    /// ([`Layer::with_filter`]). It does not see OpenTelemetry's own debug logs of a failed
-    /// export that quote the endpoint's URL (its query included) or the collector's answer:
-    /// [`without_endpoint_logs`] filters the whole subscriber. Nor does it see the SDK's
-    /// event of each failed batch (an `ERROR` with an empty message, every few seconds while
-    /// the collector is down): the failure is said once instead, by reins-otel (a `WARN` of
-    /// target `reins_otel`: "traces are not reaching the collector at
-    /// OTEL_EXPORTER_OTLP_ENDPOINT (HTTP export failed with status code: 401)"), and again
-    /// only after an export succeeded in between. Nor does it see the SDK's event of each
-    /// batch a collector partly rejected, which quotes the collector's message as it wrote
-    /// it: reins-otel says it once ("traces are partly rejected by the collector at
-    /// OTEL_EXPORTER_OTLP_ENDPOINT (1 span rejected: \"span too old\")"), escaped and cut,
-    /// and again only after an export was wholly accepted in between.
-    pub fn init_with<L>(self, other: L) -> Result<Otel, InitError>
-    where
-        L: Layer<tracing_subscriber::Registry> + Send + Sync + 'static,
-    {
-        let requested = std::env::var(CAPTURE_CONTENT_VAR).ok();
-        let telemetry = with_requested_content(self.telemetry, requested.as_deref());
-        let resource = resource();
-        let trace_delivery = Delivery::new(
-            "traces",
-            endpoint::variable(endpoint::TRACES, env_var),
-            transport::export_timeout(
-                opentelemetry_otlp::OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
-                env_var,
-            ),
-        );
-        let traces = endpoint::credentialed(endpoint::TRACES, env_var);
-        let span_exporter = exporter_sent_by(
-            opentelemetry_otlp::SpanExporter::builder().with_http(),
-            &trace_delivery,
-            transport::spans_rejected,
-        )?;
-        let span_exporter = match &traces {
-            Some(credentialed) => credentialed.apply(span_exporter),
-            None => span_exporter,
-        }
-        .build()
-        .map_err(|error| InitError::Exporter(exporter_error::described(&error, &traces)))?;
-        // Spans are counted as they end and as the collector takes them, on one processor:
-        // a second would be given a copy of each span.
-        let batch = opentelemetry_sdk::trace::BatchSpanProcessor::builder(delivery::Watched {
-            inner: span_exporter,
-            delivery: trace_delivery.clone(),
-        })
-        .build();
-        let tracer_provider = SdkTracerProvider::builder()
-            .with_span_processor(delivery::Counted {
-                inner: batch,
-                delivery: trace_delivery.clone(),
-            })
-            .with_resource(resource.clone())
-            .build();
-        let mut metric_delivery = None;
-        let mut meter_provider = SdkMeterProvider::builder().with_resource(resource);
-        // A backend that takes traces only (e.g. Phoenix) is set up with the standard
-        // OTEL_METRICS_EXPORTER=none; metrics are then recorded nowhere.
-        if !exporter_disabled("OTEL_METRICS_EXPORTER") {
-            let metrics = endpoint::credentialed(endpoint::METRICS, env_var);
-            let delivery = Delivery::new(
-                "metrics",
-                endpoint::variable(endpoint::METRICS, env_var),
-                transport::export_timeout(
-                    opentelemetry_otlp::OTEL_EXPORTER_OTLP_METRICS_TIMEOUT,
-                    env_var,
-                ),
-            );
-            let metric_exporter = exporter_sent_by(
-                opentelemetry_otlp::MetricExporter::builder().with_http(),
-                &delivery,
-                transport::data_points_rejected,
-            )?;
-            let metric_exporter = match &metrics {
-                Some(credentialed) => credentialed.apply(metric_exporter),
-                None => metric_exporter,
-            }
-            .build()
-            .map_err(|error| InitError::Exporter(exporter_error::described(&error, &metrics)))?;
-            meter_provider = meter_provider.with_periodic_exporter(delivery::Watched {
-                inner: metric_exporter,
-                delivery: delivery.clone(),
-            });
-            metric_delivery = Some(delivery);
-        }
-        let meter_provider = meter_provider.build();
-        let otel = Otel {
-            tracer_provider,
-            meter_provider,
-            traces: trace_delivery,
-            metrics: metric_delivery,
-            shut_down: false,
-        };
-        let rust_log = std::env::var(tracing_subscriber::EnvFilter::DEFAULT_ENV).ok();
-        let filter = filter::export_filter(rust_log.as_deref());
-        // OpenTelemetry's own logs of a failed export quote the endpoint whole (a key in its
-        // query) and the collector's answer: kept from every layer here, the caller's too.
-        let subscriber = tracing_subscriber::registry()
-            .with(other)
-            .with(
-                layers(&otel.tracer_provider, &otel.meter_provider, telemetry).with_filter(filter),
-            )
-            .with(without_endpoint_logs())
-            .with(withheld::without_reported_failures());
-        tracing::subscriber::set_global_default(subscriber)?;
-        opentelemetry::global::set_tracer_provider(otel.tracer_provider.clone());
-        opentelemetry::global::set_meter_provider(otel.meter_provider.clone());
-        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
-        Ok(otel)
-    }
 }
 
 /// The layers that export reins's spans through `tracer_provider` and record its metrics
@@ -433,49 +237,6 @@ where
         .and_then(reins)
 }
 
-/// `builder` sending through a [`transport::Transport`] of `delivery`'s signal (each export
-/// within its timeout, which the exporter is given too), whose answers `rejection` reads.
-fn exporter_sent_by<B>(
-    builder: B,
-    delivery: &Arc<Delivery>,
-    rejection: transport::RejectionReader,
-) -> Result<B, InitError>
-where
-    B: opentelemetry_otlp::WithExportConfig + opentelemetry_otlp::WithHttpConfig,
-{
-    let client =
-        transport::Transport::new(delivery.clone(), rejection).map_err(InitError::Exporter)?;
-    Ok(builder
-        .with_timeout(delivery.timeout())
-        .with_http_client(client))
-}
-
-/// The environment variable `name`, if it is set (and Unicode).
-fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
-
-/// Whether the exporter variable `name` (e.g. `OTEL_METRICS_EXPORTER`) says `none`.
-fn exporter_disabled(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|value| value.trim().eq_ignore_ascii_case("none"))
-}
-
-/// The resource from the environment, named [`DEFAULT_SERVICE_NAME`] unless
-/// `OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES` names the service.
-fn resource() -> Resource {
-    let detected = Resource::builder().build();
-    let named = std::env::var_os("OTEL_SERVICE_NAME").is_some()
-        || std::env::var("OTEL_RESOURCE_ATTRIBUTES")
-            .is_ok_and(|attrs| attrs.contains("service.name="));
-    if named {
-        detected
-    } else {
-        Resource::builder()
-            .with_service_name(DEFAULT_SERVICE_NAME)
-            .build()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -509,20 +270,6 @@ mod tests {
         let basic = base64::engine::general_purpose::STANDARD.encode("phoenix:s3cret-pw");
         for secret in ["s3cret-pw", basic.as_str()] {
             assert!(!debug.contains(secret), "{debug}");
-        }
-    }
-
-    #[test]
-    fn content_is_recorded_only_when_asked_for_with_true() {
-        for (value, on) in [
-            (None, false),
-            (Some("false"), false),
-            (Some("1"), false),
-            (Some("true"), true),
-            (Some(" TRUE "), true),
-        ] {
-            let telemetry = with_requested_content(Telemetry::new(), value);
-            assert_eq!(telemetry.captures_content(), on, "{value:?}");
         }
     }
 }
