@@ -11,6 +11,7 @@
 //! has its text scanned for an integer literal, to tell the two apart.
 
 use crate::json_text::write_str;
+use crate::json_weight::string_end;
 use serde_json::Value;
 
 /// The least integer read exactly: `i64::MIN`.
@@ -93,18 +94,6 @@ fn beyond_64_bits_literal(literal: &str) -> bool {
     // Of two runs of digits without leading zeros, the longer is the larger; of two of one
     // length, the one that sorts later.
     digits.len() > bound.len() || (digits.len() == bound.len() && digits > bound)
-}
-
-/// The index of the quote closing a string whose text starts at `from`, escapes skipped.
-fn string_end(text: &[u8], mut from: usize) -> Option<usize> {
-    loop {
-        let found = from + memchr::memchr2(b'"', b'\\', text.get(from..)?)?;
-        if text.get(found) == Some(&b'"') {
-            return Some(found);
-        }
-        // A backslash: the character it escapes is no quote.
-        from = found + 2;
-    }
 }
 
 /// The JSON text of `value`, parsed from `source` (a document that holds it), with each

@@ -73,7 +73,7 @@ fn overhead_within(text: &[u8], limit: usize) -> bool {
 }
 
 /// The index of the quote closing a string whose text starts at `from`, escapes skipped.
-fn string_end(text: &[u8], mut from: usize) -> Option<usize> {
+pub(crate) fn string_end(text: &[u8], mut from: usize) -> Option<usize> {
     loop {
         let found = from + memchr::memchr2(b'"', b'\\', text.get(from..)?)?;
         if text.get(found) == Some(&b'"') {
