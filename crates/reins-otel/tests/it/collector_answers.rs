@@ -87,7 +87,7 @@ fn collector(script: Vec<Answer>) -> (String, Arc<Mutex<Vec<Vec<u8>>>>) {
 }
 
 /// Reads one request from `stream`: its body.
-fn request_body(stream: &TcpStream) -> std::io::Result<Vec<u8>> {
+pub(crate) fn request_body(stream: &TcpStream) -> std::io::Result<Vec<u8>> {
     let mut reader = BufReader::new(stream);
     let mut length = 0usize;
     loop {

@@ -4,7 +4,7 @@
 //! minutes for an answer (`OTEL_EXPORTER_OTLP_TIMEOUT`); a test fails if its process has not
 //! exited after two.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,21 +40,7 @@ fn collector() -> String {
 
 /// Reads one request from `stream` and answers it 200.
 fn answer_200(mut stream: &TcpStream) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream);
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        if line == "\r\n" {
-            break;
-        }
-        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = value.trim().parse().unwrap_or(0);
-        }
-    }
-    reader.read_exact(&mut vec![0; length])?;
+    super::collector_answers::request_body(stream)?;
     stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
 }
 
