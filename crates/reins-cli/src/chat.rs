@@ -55,8 +55,11 @@ pub async fn resumed(
     run: &str,
 ) -> Result<RunState, ExitCode> {
     let early = crate::early::Early::text();
+    let run = crate::run_id::resolve(store, run, agent_file)
+        .await
+        .map_err(|error| early.fail(error, ExitCode::FAILURE))?;
     let state =
-        crate::runs_command::own_run(store, agent_name, agent_file, run, "chat on from", early)
+        crate::runs_command::own_run(store, agent_name, agent_file, &run, "chat on from", early)
             .await?;
     continuable(&state, agent_file).map_err(|error| early.fail(error, ExitCode::FAILURE))?;
     Ok(state)

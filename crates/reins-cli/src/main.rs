@@ -48,6 +48,7 @@ mod restate;
 mod run;
 mod run_command;
 mod run_decisions;
+mod run_id;
 mod runs;
 mod runs_command;
 mod runs_decide;
@@ -107,7 +108,8 @@ enum Command {
     Chat {
         /// The agent file.
         agent: PathBuf,
-        /// Continue the conversation of this run.
+        /// Continue the conversation of this run (its id, or its start when no other
+        /// run's id starts so).
         #[arg(long)]
         resume: Option<String>,
         /// Run a `provider = "local"` agent on this GGUF chat model instead of the file's.

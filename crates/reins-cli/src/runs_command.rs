@@ -31,7 +31,8 @@ pub enum RunsCommand {
     Show {
         /// The agent file.
         agent: PathBuf,
-        /// The run.
+        /// The run: its id, or its start when no other run's id starts so (`run-` may
+        /// be left out).
         run: String,
         /// As one JSON object.
         #[arg(long)]
@@ -88,7 +89,8 @@ pub enum RunsCommand {
     Checkpoints {
         /// The agent file.
         agent: PathBuf,
-        /// The run.
+        /// The run: its id, or its start when no other run's id starts so (`run-` may
+        /// be left out).
         run: String,
         /// One JSON object per checkpoint.
         #[arg(long)]
@@ -98,7 +100,8 @@ pub enum RunsCommand {
     Fork {
         /// The agent file.
         agent: PathBuf,
-        /// The run.
+        /// The run: its id, or its start when no other run's id starts so (`run-` may
+        /// be left out).
         run: String,
         /// The checkpoint's version (default: the latest; see `runs checkpoints`).
         #[arg(long, value_name = "VERSION")]
@@ -118,12 +121,31 @@ pub enum RunsCommand {
     Resume {
         /// The agent file.
         agent: PathBuf,
-        /// The run.
+        /// The run: its id, or its start when no other run's id starts so (`run-` may
+        /// be left out).
         run: String,
         /// One JSON event per line on stdout.
         #[arg(long)]
         json: bool,
     },
+}
+
+impl RunsCommand {
+    /// The run the command names (`None` for `list`).
+    fn run_mut(&mut self) -> Option<&mut String> {
+        match self {
+            RunsCommand::List { .. } => None,
+            RunsCommand::Approve { target, .. }
+            | RunsCommand::Edit { target, .. }
+            | RunsCommand::Skip { target, .. }
+            | RunsCommand::Supply { target, .. }
+            | RunsCommand::Deny { target, .. } => Some(&mut target.run),
+            RunsCommand::Show { run, .. }
+            | RunsCommand::Checkpoints { run, .. }
+            | RunsCommand::Fork { run, .. }
+            | RunsCommand::Resume { run, .. } => Some(run),
+        }
+    }
 }
 
 pub async fn runs_main(command: RunsCommand) -> ExitCode {
@@ -178,6 +200,14 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
         Ok(store) => store,
         Err(error) => return early.fail(error, ExitCode::FAILURE),
     };
+    // A run is named by its id or the start of it: every command below gets the whole id.
+    let mut command = command;
+    if let Some(run) = command.run_mut() {
+        match crate::run_id::resolve(&store, run, &loaded.path).await {
+            Ok(id) => *run = id,
+            Err(error) => return early.fail(error, ExitCode::FAILURE),
+        }
+    }
     let own_model = assemble::model_label(loaded.file.model.get_ref());
     // A decision is checked against this file's tools and schemas, and the resume command it
     // prints names this file; so is a fork's: a run of another agent (sharing the store) is

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 pub struct Approval {
     /// The agent file.
     pub agent: PathBuf,
-    /// The run.
+    /// The run: its id, or its start when no other run's id starts so (`run-` may
+    /// be left out).
     pub run: String,
     /// The call (default: the run's only waiting call).
     call: Option<String>,

@@ -36,6 +36,7 @@ mod restate_identity;
 mod restate_stop;
 mod restate_token;
 mod run;
+mod run_prefix;
 mod runs_in_doubt;
 mod runs_input;
 mod runs_lease;
