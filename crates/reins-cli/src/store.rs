@@ -42,7 +42,8 @@ pub async fn open(agent: &LoadedAgent) -> Result<BoxedStore, String> {
                 )
             });
     }
-    let path = agent.resolve(config.sqlite.as_deref().unwrap_or(DEFAULT_SQLITE));
+    let named = config.sqlite.as_ref().map(|file| file.get_ref().as_str());
+    let path = agent.resolve(named.unwrap_or(DEFAULT_SQLITE));
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|error| format!("cannot create {}: {error}", parent.display()))?;

@@ -249,6 +249,23 @@ fn check_store(
         // Not needed, it must still be a variable's name: a pasted token is refused anyway.
         check_variable(agent, variable, what, needed, problems);
     }
+    if let Some(file) = &store.sqlite {
+        // SQLite says only "unable to open database file", and only once a command runs.
+        let path = agent.resolve(file.get_ref());
+        if path.is_dir() {
+            problems.push(agent.error_at(
+                file.span(),
+                format!(
+                    "`sqlite` names the directory {}: name the database file (e.g. \
+                     `sqlite = \"{}\"`; relative paths start at the agent file's directory)",
+                    path.display(),
+                    std::path::Path::new(file.get_ref())
+                        .join("runs.sqlite")
+                        .display()
+                ),
+            ));
+        }
+    }
     if let Some(variable) = &store.postgres_url_env {
         if store.sqlite.is_some() {
             problems.push(agent.error_at(
@@ -389,11 +406,12 @@ fn check_model(
     match (&config.api_key_env, default_key) {
         (Some(variable), _) => check_env(agent, variable, "the API key", secrets),
         (None, Some(variable)) => {
-            if std::env::var_os(variable).is_none_or(|value| value.is_empty()) {
+            if let Some(missing) = super::variables::missing(variable) {
                 secrets.push(agent.error_at(
                     provider.span(),
                     format!(
-                        "{variable} is not set (the API key for `{}`)",
+                        "{variable} {missing} (the API key for `{}`): export it with the key, \
+                         or name the variable that holds the key with `api_key_env`",
                         provider.get_ref()
                     ),
                 ));

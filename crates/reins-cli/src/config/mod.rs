@@ -263,7 +263,7 @@ pub struct ShellToolConfig {
 #[serde(deny_unknown_fields)]
 pub struct StoreConfig {
     /// The SQLite file (relative to the agent file; default `.reins/runs.sqlite`).
-    pub sqlite: Option<String>,
+    pub sqlite: Option<Spanned<String>>,
     /// The environment variable holding a PostgreSQL connection string.
     pub postgres_url_env: Option<Spanned<String>>,
     /// The ingress URL of a Restate server (e.g. `http://127.0.0.1:8080`): runs execute on

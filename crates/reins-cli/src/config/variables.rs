@@ -38,10 +38,20 @@ pub(super) fn check_variable(
                 )
                 .concealed(),
         );
-    } else if required && std::env::var_os(name).is_none_or(|value| value.is_empty()) {
+    } else if required && let Some(missing) = missing(name) {
         problems.push(agent.error_at(
             variable.span(),
-            format!("environment variable {name} is not set ({what})"),
+            format!("environment variable {name} {missing} ({what})"),
         ));
+    }
+}
+
+/// How the variable `name` fails to hold a value: `is not set`, or `is empty` (an
+/// `export NAME=` with nothing after it, which looks set in `env`); `None` when it holds one.
+pub fn missing(name: &str) -> Option<&'static str> {
+    match std::env::var_os(name) {
+        None => Some("is not set"),
+        Some(value) if value.is_empty() => Some("is empty"),
+        Some(_) => None,
     }
 }

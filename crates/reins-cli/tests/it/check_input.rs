@@ -212,3 +212,34 @@ fn a_schema_mistake_is_reported_once_not_again_on_each_placeholder() {
     assert!(!stderr.contains("is not a property"), "{stderr}");
     assert!(stderr.contains("has 1 error(s)"), "{stderr}");
 }
+
+#[test]
+fn an_empty_key_variable_is_called_empty_and_the_message_says_what_to_do() {
+    // `export OPENAI_API_KEY=` looks set in `env`: "is not set" would send the person
+    // looking in the wrong place.
+    let toml = MODEL.replace("api_key_env = \"REINS_TEST_KEY\"\n", "");
+    let agent = AgentDir::new(&toml);
+    let (code, _, stderr) = outcome(agent.reins(&["check", "AGENT"]).env("OPENAI_API_KEY", ""));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("agent.toml:2:")
+            && stderr.contains("OPENAI_API_KEY is empty (the API key for `openai`)")
+            && stderr.contains("name the variable that holds the key with `api_key_env`"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = outcome(agent.reins(&["check", "AGENT"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("OPENAI_API_KEY is not set (the API key for `openai`): export it"),
+        "{stderr}"
+    );
+
+    // A variable the file names itself, likewise.
+    let agent = AgentDir::new(MODEL);
+    let (code, _, stderr) = outcome(agent.reins(&["check", "AGENT"]).env("REINS_TEST_KEY", ""));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("environment variable REINS_TEST_KEY is empty (the API key)"),
+        "{stderr}"
+    );
+}

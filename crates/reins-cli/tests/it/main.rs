@@ -45,6 +45,7 @@ mod runs_unreadable;
 mod schema_first;
 mod shell_args_output;
 mod shell_option_values;
+mod store_path;
 mod terminal;
 mod terminal_text;
 mod tool_choice;
