@@ -2,7 +2,9 @@
 //! retries, limits and redirects; each provider adds only its own options.
 
 use super::client::HttpClient;
-use super::credentials::{looks_like_credential, secret_query, shown_query, url_encoded};
+use super::credentials::{
+    endpoint_of, looks_like_credential, secret_query, shown_query, shown_url, url_encoded,
+};
 use super::echoes::{MIN_ECHOED_SECRET_LEN, Secrets};
 use super::protocol::sealed::Sealed;
 use super::retry::RetryPolicy;
@@ -219,7 +221,8 @@ impl<P: Provider> ProviderBuilder<P> {
         let base_url = base_url.trim_end_matches('/').to_owned();
         let endpoint = match reqwest::Url::parse(&base_url) {
             Ok(url) if matches!(url.scheme(), "http" | "https") => endpoint_of(&url),
-            _ => return Err(ProviderError::InvalidBaseUrl(base_url)),
+            // The URL as given may hold a password or a key: the error names the rest.
+            _ => return Err(ProviderError::InvalidBaseUrl(shown_url(&base_url))),
         };
         let key = self.api_key.as_ref();
         let mut headers = HeaderMap::new();
@@ -293,19 +296,6 @@ impl<P: Provider> ProviderBuilder<P> {
         client.endpoint = client.scrub(&endpoint);
         Ok(P::from_client(Arc::new(client), self.options))
     }
-}
-
-/// Where a base URL says a model is served: its scheme, host, port (when not the scheme's
-/// own) and path, without a trailing slash. User info, query and fragment, where a
-/// credential may be written, are left out.
-fn endpoint_of(url: &reqwest::Url) -> String {
-    let mut endpoint = format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default());
-    if let Some(port) = url.port() {
-        endpoint.push(':');
-        endpoint.push_str(&port.to_string());
-    }
-    endpoint.push_str(url.path().trim_end_matches('/'));
-    endpoint
 }
 
 /// Same-origin redirects within the count are followed; anything else stops at the redirect,

@@ -2,6 +2,7 @@
 //! bounded, and how a server's text is scrubbed of the key. Sending (`send`) and reading
 //! bodies (`body`) build on it.
 
+use super::credentials::endpoint_of;
 use super::echoes::Secrets;
 use super::retry::RetryPolicy;
 use super::settings::{ApiKey, Limits, Timeouts, scrub_key, scrub_secret};
@@ -105,9 +106,12 @@ impl HttpClient {
     }
 
     pub(super) fn url(&self, path: &str) -> Result<Url, CompletionError> {
-        let joined = format!("{}/{}", self.base_url, path.trim_start_matches('/'));
+        let path = path.trim_start_matches('/');
+        let joined = format!("{}/{path}", self.base_url);
         let mut url = Url::parse(&joined).map_err(|error| {
-            CompletionError::InvalidRequest(format!("`{joined}` is not a valid URL: {error}"))
+            // Named by the endpoint: the base URL as given may hold a credential.
+            let shown = self.scrub(&format!("{}/{path}", self.endpoint));
+            CompletionError::InvalidRequest(format!("`{shown}` is not a valid URL: {error}"))
         })?;
         if !self.query.is_empty() {
             url.query_pairs_mut().extend_pairs(&self.query);
@@ -127,7 +131,9 @@ fn after(wait: Duration) -> Instant {
 }
 
 /// An error and its sources in one line: reqwest's own message alone ("error sending
-/// request") hides the cause.
+/// request") hides the cause. Where reqwest quotes the request's URL, only where it points
+/// is shown: its query (and the base URL's, if it had one) may hold a credential whose name
+/// says nothing of it.
 fn error_chain(error: &reqwest::Error) -> String {
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
@@ -139,7 +145,10 @@ fn error_chain(error: &reqwest::Error) -> String {
         }
         source = cause.source();
     }
-    text
+    match error.url() {
+        Some(url) => text.replace(url.as_str(), &endpoint_of(url)),
+        None => text,
+    }
 }
 
 impl fmt::Debug for HttpClient {

@@ -4,6 +4,7 @@
 
 use super::settings::ApiKey;
 use crate::hooks::redaction::names_a_credential;
+use reqwest::Url;
 
 /// The query as `Debug` shows it: values that look like credentials are redacted.
 pub(super) fn shown_query<'a>(
@@ -21,6 +22,42 @@ pub(super) fn shown_query<'a>(
             (name.as_str(), shown)
         })
         .collect()
+}
+
+/// Where `url` points: its scheme, host, port (when not the scheme's own) and path, without a
+/// trailing slash. User info, query and fragment, where a credential may be written, are left
+/// out. What a model says of where it is served, and what errors quote of a request's URL.
+pub(super) fn endpoint_of(url: &Url) -> String {
+    let mut endpoint = format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default());
+    if let Some(port) = url.port() {
+        endpoint.push(':');
+        endpoint.push_str(&port.to_string());
+    }
+    endpoint.push_str(url.path().trim_end_matches('/'));
+    endpoint
+}
+
+/// `text`, a URL as given (perhaps not a valid one), as an error may quote it: as
+/// [`endpoint_of`] says where it points, or, when it does not parse as a URL with a host, without what follows a
+/// `?` or `#` and without user info (what comes before an `@` ahead of the path).
+pub(super) fn shown_url(text: &str) -> String {
+    // `user:password@host` parses too, as a URL of scheme `user` without a host.
+    if let Ok(url) = Url::parse(text).as_ref()
+        && url.has_host()
+    {
+        return endpoint_of(url);
+    }
+    let text = text.split(['?', '#']).next().unwrap_or_default();
+    let (scheme, rest) = match text.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), text),
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    format!("{scheme}{host}{path}")
 }
 
 /// `value` as a URL's query carries it (percent-encoded), as a transport error quotes it.
@@ -59,6 +96,25 @@ pub(super) fn looks_like_credential(name: &str, value: &str, key: Option<&ApiKey
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_is_shown_without_user_info_query_or_fragment() {
+        for (given, shown) in [
+            (
+                "https://alice:pw1@host:8443/v1/?key=k1#f",
+                "https://host:8443/v1",
+            ),
+            ("ftp://alice:pw1@host/v1?key=k1", "ftp://host/v1"),
+            // Not valid URLs (a port out of range, no scheme), cut all the same.
+            (
+                "http://alice:p@w1@host:99999/v1?key=k1",
+                "http://host:99999/v1",
+            ),
+            ("alice:pw1@host/v1#key=k1", "host/v1"),
+        ] {
+            assert_eq!(shown_url(given), shown, "{given}");
+        }
+    }
 
     #[test]
     fn credentials_are_recognised_by_name_value_or_key() {

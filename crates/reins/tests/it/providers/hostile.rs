@@ -39,6 +39,8 @@ enum Step {
         every: Duration,
         times: usize,
     },
+    /// Resets the connection (an RST, not an orderly close).
+    Reset,
 }
 
 /// What the server writes for one request. After the last step the connection is closed:
@@ -81,6 +83,14 @@ impl Reply {
     pub fn silent() -> Reply {
         Reply {
             steps: vec![Step::Wait(Duration::from_secs(60))],
+            chunked: false,
+        }
+    }
+
+    /// Reads the request and resets the connection without a word.
+    pub fn reset() -> Reply {
+        Reply {
+            steps: vec![Step::Reset],
             chunked: false,
         }
     }
@@ -234,6 +244,11 @@ async fn serve(mut socket: TcpStream, reply: Reply, requests: Arc<Mutex<Vec<Reco
                 every,
                 times,
             } => repeat(&mut socket, &bytes, every, times).await,
+            Step::Reset => {
+                // Lingering zero seconds makes the close an RST.
+                let _ = socket.set_zero_linger();
+                return;
+            }
         };
         // The client hung up (it gave up on the reply): nothing more to do.
         if written.is_err() {

@@ -185,3 +185,59 @@ async fn a_credential_in_the_query_shows_in_no_debug_output_or_error() {
     // What is not a credential still shows, for debugging.
     assert!(shown[0].contains("2024-10-21"), "{}", shown[0]);
 }
+
+#[tokio::test]
+async fn a_transport_error_names_the_endpoint_without_the_url_s_credentials() {
+    use crate::providers::hostile::{Hostile, Reply};
+    use crate::providers::support::unreachable_root;
+    use reins::providers::openai::OpenAI;
+
+    // A password in the user info, a credential in the base URL's own query, and a query
+    // parameter whose name says nothing of what it holds (Azure Functions' `code`).
+    let secrets = [
+        "hunter2-userinfo",
+        "base-query-secret-42",
+        "azfn-code-0123456789",
+    ];
+    let reset = Hostile::always(Reply::reset()).await;
+    for root in [unreachable_root(), reset.url()] {
+        let address = root.trim_start_matches("http://");
+        let base_url =
+            format!("http://alice:hunter2-userinfo@{address}/v1?state=base-query-secret-42&x=1");
+        let model = OpenAI::builder()
+            .base_url(base_url)
+            .query("code", "azfn-code-0123456789")
+            .retry(RetryPolicy::none())
+            .build()
+            .unwrap()
+            .completion("gpt-4o-mini");
+        for stream in [false, true] {
+            let error = call(&model, &prompt("hi"), stream).await.unwrap_err();
+            assert!(matches!(error, CompletionError::Transport(_)), "{error:?}");
+            let shown = format!("{error} {error:?}");
+            for secret in secrets {
+                assert!(!shown.contains(secret), "`{secret}` shows in {shown}");
+            }
+            // Where the call went still shows, for whoever reads the error.
+            assert!(shown.contains(&format!("http://{address}/v1")), "{shown}");
+        }
+    }
+}
+
+#[test]
+fn a_refused_base_url_is_named_without_its_credentials() {
+    use reins::providers::openai::OpenAI;
+
+    // Not http(s), and a port out of range (which does not parse at all).
+    for base_url in [
+        "ftp://alice:hunter2-userinfo@example.com/v1?key=base-query-secret-42",
+        "http://alice:hunter2-userinfo@example.com:99999/v1?key=base-query-secret-42",
+    ] {
+        let error = OpenAI::builder().base_url(base_url).build().unwrap_err();
+        let shown = format!("{error} {error:?}");
+        for secret in ["hunter2-userinfo", "base-query-secret-42"] {
+            assert!(!shown.contains(secret), "`{secret}` shows in {shown}");
+        }
+        assert!(shown.contains("example.com"), "{shown}");
+    }
+}
