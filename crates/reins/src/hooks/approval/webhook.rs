@@ -226,7 +226,7 @@ impl WebhookDecider {
             return Err(Unanswered::Status(status));
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(Unanswered::Unreachable)? {
+        while let Some(chunk) = response.chunk().await.map_err(Unanswered::unreachable)? {
             if body.len() + chunk.len() > MAX_ANSWER_BYTES {
                 return Err(Unanswered::TooLarge);
             }
@@ -272,7 +272,7 @@ impl WebhookDecider {
             value.set_sensitive(true);
             post = post.header(AUTHORIZATION, value);
         }
-        post.send().await.map_err(Unanswered::Unreachable)
+        post.send().await.map_err(Unanswered::unreachable)
     }
 }
 
@@ -348,7 +348,8 @@ impl ApprovalDecider for WebhookDecider {
 }
 
 /// Why the service's answer is not a decision. Its `Display` is what the denial says, so it
-/// never holds the URL, the token or the service's own words.
+/// never holds the URL, the token or the service's own words; nor does its `Debug` (the
+/// transport error is kept without the URL it quotes).
 #[derive(Debug)]
 enum Unanswered {
     Unreachable(reqwest::Error),
@@ -357,6 +358,14 @@ enum Unanswered {
     Status(StatusCode),
     TooLarge,
     NotADecision,
+}
+
+impl Unanswered {
+    /// The service could not be reached, or the transfer broke: `error` without the URL,
+    /// whose query may hold a secret.
+    fn unreachable(error: reqwest::Error) -> Unanswered {
+        Unanswered::Unreachable(error.without_url())
+    }
 }
 
 impl fmt::Display for Unanswered {
@@ -429,7 +438,35 @@ pub(super) fn signature(secret: &[u8], timestamp: &str, body: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::signature;
+    use super::{ApprovalRequest, WebhookDecider, signature};
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn an_unreachable_service_s_failure_shows_nothing_of_its_url() {
+        // A port nothing listens on: bound, then released.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map(|address| address.port())
+            .unwrap_or(1);
+        let url = format!("http://ops:pw-in-url@127.0.0.1:{port}/approve?code=q-secret-77");
+        let decider = WebhookDecider::new(&url).unwrap().retries(0);
+        let request = ApprovalRequest {
+            run_id: "run-1".into(),
+            turn: 1,
+            tool_name: "transfer".into(),
+            tool_call_id: "call-1".into(),
+            internal_call_id: "c1".into(),
+            args: json!({}),
+            rule: None,
+            reason: None,
+            traits: None,
+        };
+        let failure = decider.ask(&request).await.unwrap_err();
+        let shown = format!("{failure} {failure:?}");
+        for secret in ["pw-in-url", "q-secret-77"] {
+            assert!(!shown.contains(secret), "`{secret}` shows in {shown}");
+        }
+    }
 
     #[test]
     fn the_signature_is_hmac_sha256_of_the_timestamp_a_dot_and_the_body() {
