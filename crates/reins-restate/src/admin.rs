@@ -2,7 +2,9 @@
 
 use crate::answer::refusal;
 use crate::client_error::ClientError;
-use crate::http::{CONNECT_TIMEOUT, NOT_HTTP, authorized, base_url, bearer, credentials};
+use crate::http::{
+    CONNECT_TIMEOUT, NOT_HTTP, authorized, base_url, bearer, credentials, transport_text,
+};
 use reqwest::header::HeaderValue;
 use std::time::Duration;
 
@@ -54,7 +56,7 @@ async fn register(
         if error.is_timeout() && !error.is_connect() {
             ClientError::AdminTimeout(timeout)
         } else {
-            ClientError::AdminTransport(error.to_string())
+            ClientError::AdminTransport(transport_text(error))
         }
     };
     let http = reqwest::Client::builder()
@@ -97,6 +99,23 @@ mod tests {
             .unwrap_or_default();
         assert!(said.contains("admin API could not be reached"), "{said}");
         assert!(!said.contains("ingress"), "{said}");
+    }
+
+    /// A query in the admin URL (a gateway's `?token=…`) is a credential too: the error
+    /// reaching the admin API does not repeat it.
+    #[tokio::test]
+    async fn an_unreachable_admin_api_is_named_without_the_query_of_its_url() {
+        let address = closed_address();
+        let admin = format!("http://{address}/?token=q-secret-55");
+        let error = register_deployment(&admin, "http://127.0.0.1:9080")
+            .await
+            .err();
+        let said = format!(
+            "{error:?} {}",
+            error.as_ref().map(ToString::to_string).unwrap_or_default()
+        );
+        assert!(said.contains("admin API could not be reached"), "{said}");
+        assert!(!said.contains("q-secret-55"), "{said}");
     }
 
     /// An admin address whose scheme was left out is refused at once, as the admin API's,

@@ -57,7 +57,7 @@ pub(crate) const MAX_REFUSAL_BYTES: usize = 64 * 1024;
 /// call sent) masked: a server or a proxy may echo the request's headers back. A body that
 /// cannot be read (the connection broke, the call's timeout passed) is not quoted.
 pub(crate) async fn refusal(response: reqwest::Response, secrets: &[String]) -> String {
-    let unread = |error: reqwest::Error| ClientError::Transport(error.to_string());
+    let unread = |error: reqwest::Error| ClientError::Transport(crate::http::transport_text(error));
     match read_at_most(response, MAX_REFUSAL_BYTES, unread).await {
         Ok((body, more)) => excerpt(&body, more, secrets),
         Err(_) => String::new(),

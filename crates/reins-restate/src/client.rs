@@ -1,7 +1,9 @@
 //! [`RestateRuns`]: start, follow and decide runs through Restate's HTTP ingress.
 
 use crate::answer::{MAX_ANSWER_BYTES, read_answer, refusal};
-use crate::http::{CONNECT_TIMEOUT, NOT_HTTP, authorized, base_url, bearer, credentials};
+use crate::http::{
+    CONNECT_TIMEOUT, NOT_HTTP, authorized, base_url, bearer, credentials, transport_text,
+};
 use crate::service::SERVICE_NAME;
 use crate::wire::{DecisionRequest, RunInput, RunOutput, RunProgress};
 use reins::agent::ToolDecision;
@@ -64,6 +66,11 @@ impl std::fmt::Debug for RestateRuns {
         if shown.password().is_some() {
             let _ = shown.set_password(Some("***"));
         }
+        // A query (a gateway's `?token=…`) may hold one too.
+        if shown.query().is_some() {
+            shown.set_query(Some("***"));
+        }
+        shown.set_fragment(None);
         f.debug_struct("RestateRuns")
             .field("ingress", &shown.as_str())
             .field("bearer_token", &self.authorization.as_ref().map(|_| "***"))
@@ -161,7 +168,7 @@ impl RestateRuns {
             if error.is_timeout() && !error.is_connect() {
                 timed_out()
             } else {
-                ClientError::Transport(error.to_string())
+                ClientError::Transport(transport_text(error))
             }
         };
         let response = authorized(request, self.authorization.as_ref())
@@ -455,6 +462,25 @@ mod tests {
         let said = said.unwrap_or_default();
         assert!(said.contains("could not be reached"), "{said}");
         assert!(!said.contains("hunter2"), "{said}");
+    }
+
+    /// A query in the ingress URL (a gateway's `?token=…`) is a credential too: an error
+    /// reaching the ingress, and the client's `Debug`, name the server without it.
+    #[tokio::test]
+    async fn an_unreachable_server_is_named_without_the_query_of_its_url() {
+        let address = closed_address();
+        let runs = RestateRuns::new(&format!("http://{address}/?token=q-secret-55#frag-7"));
+        let runs = runs.unwrap();
+        let error = runs.status("r1").await.unwrap_err();
+        let said = format!("{error:?} {error}");
+        assert!(said.contains("could not be reached"), "{said}");
+        let debug = format!("{runs:?}");
+        assert!(debug.contains(&address.to_string()), "{debug}");
+        for shown in [said, debug] {
+            for secret in ["q-secret-55", "frag-7"] {
+                assert!(!shown.contains(secret), "`{secret}` in {shown}");
+            }
+        }
     }
 
     #[tokio::test]
