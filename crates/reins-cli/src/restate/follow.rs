@@ -108,8 +108,9 @@ pub async fn start(
         );
     } else {
         errln!(
-            "reins: {run_id} ({}, {model}, on Restate at {url})",
-            agent.name()
+            "reins: {run_id} ({}, {model}, on Restate at {})",
+            agent.name(),
+            super::shown(url)
         );
     }
     Ok(())
@@ -148,6 +149,7 @@ pub fn interrupted(
 ) -> Ending {
     let file = crate::shell_word::path(&agent.path);
     let run = crate::shell_word::quoted(run_id);
+    let url = super::shown(url);
     let message = if started {
         format!(
             "goes on on the Restate server at {url} (this process only followed it): follow it \

@@ -27,26 +27,34 @@ pub fn ingress(agent: &LoadedAgent) -> Option<&str> {
 }
 
 /// `url` as it may be shown: user info (`user:password@`, sent as basic authentication) is
-/// a credential, so it reads `***@`. Done on the text, so a URL that does not parse is
-/// masked too. (The agent file's ingress URL cannot hold any, `check` refuses it; the admin
-/// URL given to `reins serve --register` can.)
+/// a credential, so it reads `***@`; so may a query be (a gateway's `?token=…`), so it reads
+/// `?***`, and a fragment is left out. Done on the text, so a URL that does not parse is
+/// masked too. (The agent file's ingress URL cannot hold user info, `check` refuses it; the
+/// admin URL given to `reins serve --register` can.)
 pub(crate) fn shown(url: &str) -> String {
     let authority_start = url.find("://").map_or(0, |at| at + 3);
     let rest = &url[authority_start..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!(
-            "{}***{}",
-            &url[..authority_start],
-            &url[authority_start + at..]
-        ),
-        None => url.to_owned(),
+    // Up to the path: a password may hold a `?` or `#` of its own.
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (mut shown, after_user) = match rest[..authority_end].rfind('@') {
+        Some(at) => (format!("{}***@", &url[..authority_start]), &rest[at + 1..]),
+        None => (url[..authority_start].to_owned(), rest),
+    };
+    match after_user.find(['?', '#']) {
+        Some(at) => {
+            shown.push_str(&after_user[..at]);
+            if after_user[at..].starts_with('?') {
+                shown.push_str("?***");
+            }
+        }
+        None => shown.push_str(after_user),
     }
+    shown
 }
 
 /// Why `command` cannot run on the agent's store, when that store is Restate.
 pub fn unsupported(agent: &LoadedAgent, command: &str) -> Option<String> {
-    let url = ingress(agent)?;
+    let url = shown(ingress(agent)?);
     Some(format!(
         "`reins {command}` is not available for agents on the Restate store (`[store] restate = \
          \"{url}\"` in {}): Restate keeps no run records to read; use `reins runs show` on a \
@@ -119,6 +127,7 @@ pub(crate) fn client(agent: &LoadedAgent, url: &str) -> Result<RestateRuns, Stri
 
 /// What is said of a run id the server has no run under.
 pub(crate) fn unknown(run_id: &str, url: &str) -> String {
+    let url = shown(url);
     format!("run `{run_id}` is not known to the Restate server at {url}")
 }
 
@@ -126,6 +135,7 @@ pub(crate) fn unknown(run_id: &str, url: &str) -> String {
 /// the command that fixes it.
 pub(crate) fn explain(agent: &LoadedAgent, url: &str, error: &ClientError) -> String {
     let file = crate::shell_word::path(&agent.path);
+    let url = shown(url);
     match error {
         ClientError::Transport(_) => format!(
             "cannot reach the Restate ingress at {url} (is restate-server running?): {error}"
@@ -147,7 +157,7 @@ pub(crate) fn explain(agent: &LoadedAgent, url: &str, error: &ClientError) -> St
              with `reins serve {file} --register <admin URL>` ({body})"
             )
         }
-        ClientError::UnknownRun { run_id } => unknown(run_id, url),
+        ClientError::UnknownRun { run_id } => unknown(run_id, &url),
         ClientError::Http {
             status: status @ (401 | 403),
             body,
@@ -169,11 +179,17 @@ mod tests {
     use super::shown;
 
     #[test]
-    fn user_info_in_a_url_is_masked_and_the_rest_kept() {
+    fn user_info_and_query_in_a_url_are_masked_and_the_rest_kept() {
         assert_eq!(
             shown("http://ops:hunter2@restate.internal:8080/path?q=a@b"),
-            "http://***@restate.internal:8080/path?q=a@b"
+            "http://***@restate.internal:8080/path?***"
         );
+        // A query's credential, and a password holding a `?`, show neither.
+        assert_eq!(
+            shown("https://restate.example.com/?token=q-secret-55#f"),
+            "https://restate.example.com/?***"
+        );
+        assert_eq!(shown("http://ops:pa?ss@host/x"), "http://***@host/x");
         assert_eq!(shown("https://token@host"), "https://***@host");
         assert_eq!(shown("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
         assert_eq!(shown("not a url:pw@host"), "***@host");
