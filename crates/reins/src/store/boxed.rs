@@ -2,8 +2,9 @@
 
 use super::erased::{self, SharedStore};
 use super::{
-    Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, PendingApprovals,
-    RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    Checkpoint, CheckpointWithJournal, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease,
+    PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary,
+    StoreError,
 };
 use crate::run::{RunState, RunStatus};
 use std::time::Duration;
@@ -117,6 +118,14 @@ impl RunStore for BoxedStore {
 
     async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
         self.0.load_checkpoint(run_id, version).await
+    }
+
+    async fn checkpoint_with_journal(
+        &self,
+        run_id: &str,
+        version: i64,
+    ) -> Result<CheckpointWithJournal, StoreError> {
+        self.0.checkpoint_with_journal(run_id, version).await
     }
 
     async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {

@@ -3,9 +3,9 @@
 //! answered as [`StoreError::Panicked`], as a model's, a tool's or a hook's is by the run.
 
 use super::{
-    BoxedStore, Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease,
-    PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary,
-    StoreError,
+    BoxedStore, Checkpoint, CheckpointWithJournal, ClaimedRun, Decision, DecisionWatch,
+    JournalEntry, Lease, PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery,
+    RunStore, RunSummary, StoreError,
 };
 use crate::panics::{call_caught, panic_message};
 use crate::run::{RunState, RunStatus};
@@ -75,6 +75,11 @@ pub(crate) trait DynRunStore: Send + Sync + 'static {
         run_id: &'a str,
         version: i64,
     ) -> BoxFuture<'a, Result<RunState, StoreError>>;
+    fn checkpoint_with_journal<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: i64,
+    ) -> BoxFuture<'a, Result<CheckpointWithJournal, StoreError>>;
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>>;
     fn list_runs<'a>(&'a self, query: &'a RunQuery) -> BoxFuture<'a, Result<RunPage, StoreError>>;
     fn recent_runs(
@@ -183,6 +188,14 @@ impl<S: RunStore> DynRunStore for S {
         version: i64,
     ) -> BoxFuture<'a, Result<RunState, StoreError>> {
         caught(move || RunStore::load_checkpoint(self, run_id, version))
+    }
+
+    fn checkpoint_with_journal<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: i64,
+    ) -> BoxFuture<'a, Result<CheckpointWithJournal, StoreError>> {
+        caught(move || RunStore::checkpoint_with_journal(self, run_id, version))
     }
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<RunSummary>, StoreError>> {

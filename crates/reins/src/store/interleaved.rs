@@ -4,12 +4,15 @@
 
 use super::decision::binding_of;
 use super::format::RUN_TABLES;
-use super::{Decision, RunStore};
+use super::{Decision, JournalEntry, RunStore, fork};
 use crate::message::ToolCall;
 use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
 
 /// The run the tests read.
 pub(crate) const RUN: &str = "r-two-calls";
+
+/// The run [`fork_of_the_run`] forks from [`RUN`].
+pub(crate) const FORK: &str = "r-forked";
 
 /// Statements deleting [`RUN`] with everything kept about it, as another process would.
 pub(crate) fn delete_statements() -> String {
@@ -20,7 +23,8 @@ pub(crate) fn delete_statements() -> String {
 }
 
 /// Stores [`RUN`]: suspended with two calls waiting for a person, the first (`t1c0`) decided,
-/// written twice (two checkpoints). Read whole, it waits for `t1c1` only.
+/// written twice (two checkpoints, the second journaling a model turn). Read whole, it waits
+/// for `t1c1` only.
 pub(crate) async fn run_with_one_call_decided(store: &impl RunStore) {
     let mut state = RunState::new(RUN.to_owned(), None, Vec::new());
     state.status = RunStatus::Suspended;
@@ -40,7 +44,15 @@ pub(crate) async fn run_with_one_call_decided(store: &impl RunStore) {
         });
     }
     let lease = store.create(&state, "worker").await.unwrap();
-    store.checkpoint(&lease, &state, &[], true).await.unwrap();
+    let model_turn = JournalEntry {
+        effect_id: format!("{RUN}/t1"),
+        kind: "model_turn".to_owned(),
+        payload: serde_json::json!({ "calls": 2 }),
+    };
+    store
+        .checkpoint(&lease, &state, &[model_turn], true)
+        .await
+        .unwrap();
     let decision = Decision {
         internal_call_id: "t1c0".to_owned(),
         decision: ToolDecision::approve(),
@@ -61,4 +73,14 @@ pub(crate) async fn pending_calls(store: &impl RunStore) -> Vec<String> {
         .into_iter()
         .map(|approval| approval.internal_call_id)
         .collect()
+}
+
+/// Forks [`RUN`]'s second checkpoint as [`FORK`] and returns the kinds of the fork's journal
+/// entries: the parent's model turn and the fork's own entry, when the fork read the
+/// checkpoint and the journal as they were together.
+pub(crate) async fn fork_of_the_run(store: &impl RunStore) -> Vec<String> {
+    let forked = fork(store, RUN, 2, FORK, |_| {}).await;
+    assert!(forked.is_ok(), "{forked:?}");
+    let journal = store.journal(FORK).await.unwrap();
+    journal.into_iter().map(|entry| entry.kind).collect()
 }

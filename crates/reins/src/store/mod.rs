@@ -1,3 +1,7 @@
+// Over 500 lines: this is the module's guide and the `RunStore` trait, whose method docs are
+// the contract every store keeps (a store of one's own included); both are what a reader of
+// `reins::store` opens first, and the trait's methods belong together.
+
 //! Durable runs: where a run's state and its effect journal are kept, so a run can pause for a
 //! person, survive a crash, and be resumed in another process without doing anything twice.
 //!
@@ -113,8 +117,9 @@
 //!
 //! Every write of a run's state is kept as a checkpoint: [`RunStore::checkpoints`] lists them,
 //! [`RunStore::load_checkpoint`] reads one, and [`fork`] starts a new run from any of them,
-//! optionally edited, with the parent's journal up to that point. Nothing the checkpoint holds
-//! is executed again; the parent stays as it was.
+//! optionally edited, with the parent's journal up to that point, read with the checkpoint in
+//! one snapshot ([`RunStore::checkpoint_with_journal`]). Nothing the checkpoint holds is
+//! executed again; the parent stays as it was.
 //!
 //! # Listing approvals
 //!
@@ -180,7 +185,7 @@ mod wrapper;
 pub use boxed::BoxedStore;
 pub use decision::{Decision, RecordedDecision, call_binding};
 pub use error::StoreError;
-pub use fork::{Checkpoint, fork};
+pub use fork::{Checkpoint, CheckpointWithJournal, fork};
 pub use format::FORMAT_VERSION;
 pub use generation::SCHEMA_GENERATION;
 pub use journal::JournalEntry;
@@ -203,6 +208,7 @@ pub(crate) use decision::{decided_during_run, record_decision};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use decision::{decode_decision, encode_decision};
 pub(crate) use erased::{SharedStore, share};
+pub(crate) use fork::short_journal;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use format::oldest_readable;
 pub(crate) use format::{
@@ -383,6 +389,29 @@ pub trait RunStore: Send + Sync + 'static {
         run_id: &str,
         version: i64,
     ) -> impl Future<Output = Result<RunState, StoreError>> + Send;
+
+    /// The checkpoint `version` of a run, the state it wrote and the run's journal up to it
+    /// (its first [`Checkpoint::journal_len`] entries), as they were at one moment: what
+    /// [`fork`] starts from. [`StoreError::NotFound`] for a run the store does not have,
+    /// [`StoreError::NoSuchCheckpoint`] for a checkpoint it does not keep.
+    ///
+    /// A run written meanwhile (going on in another process, or deleted) is read as it was
+    /// before the write or after it, never as a checkpoint with a journal shorter than it
+    /// counts, or another run's. The built-in stores read one snapshot. The default, for a
+    /// store of your own, calls [`checkpoints`](Self::checkpoints),
+    /// [`load_checkpoint`](Self::load_checkpoint), [`journal`](Self::journal) and
+    /// `checkpoints` again, and reads again (three times at most, then
+    /// [`StoreError::Backend`]) unless the checkpoint was listed the same both times and the
+    /// journal is long enough ([`StoreError::Corrupt`] if it stays short). It cannot see a run
+    /// deleted and written again identically between its calls: override it with one read of
+    /// a snapshot if your store has them.
+    fn checkpoint_with_journal(
+        &self,
+        run_id: &str,
+        version: i64,
+    ) -> impl Future<Output = Result<CheckpointWithJournal, StoreError>> + Send {
+        fork::checkpoint_with_journal_by_parts(self, run_id, version)
+    }
 
     /// Every stored run. A run whose stored status this release does not know fails the
     /// listing with [`StoreError::Corrupt`] naming it, as the listing has no place for it

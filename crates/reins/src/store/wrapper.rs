@@ -4,8 +4,9 @@
 #[cfg(doc)]
 use super::BoxedStore;
 use super::{
-    Checkpoint, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease, PendingApprovals,
-    RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    Checkpoint, CheckpointWithJournal, ClaimedRun, Decision, DecisionWatch, JournalEntry, Lease,
+    PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary,
+    StoreError,
 };
 use crate::run::{RunState, RunStatus};
 use std::future::Future;
@@ -198,6 +199,17 @@ pub trait StoreWrapper: Send + Sync + 'static {
         RunStore::load_checkpoint(self.inner(), run_id, version)
     }
 
+    /// [`RunStore::checkpoint_with_journal`]: the inner store's unless changed (the inner
+    /// store's one read, not this wrapper's `checkpoints`, `load_checkpoint` and `journal`: a
+    /// wrapper that changes what those read should change this too).
+    fn checkpoint_with_journal(
+        &self,
+        run_id: &str,
+        version: i64,
+    ) -> impl Future<Output = Result<CheckpointWithJournal, StoreError>> + Send {
+        RunStore::checkpoint_with_journal(self.inner(), run_id, version)
+    }
+
     /// [`RunStore::list`]: the inner store's unless changed.
     fn list(&self) -> impl Future<Output = Result<Vec<RunSummary>, StoreError>> + Send {
         RunStore::list(self.inner())
@@ -344,6 +356,14 @@ impl<W: StoreWrapper> RunStore for W {
         version: i64,
     ) -> impl Future<Output = Result<RunState, StoreError>> + Send {
         StoreWrapper::load_checkpoint(self, run_id, version)
+    }
+
+    fn checkpoint_with_journal(
+        &self,
+        run_id: &str,
+        version: i64,
+    ) -> impl Future<Output = Result<CheckpointWithJournal, StoreError>> + Send {
+        StoreWrapper::checkpoint_with_journal(self, run_id, version)
     }
 
     fn list(&self) -> impl Future<Output = Result<Vec<RunSummary>, StoreError>> + Send {

@@ -1,11 +1,11 @@
 use super::DecisionWatch;
 use super::notify::DecisionSignals;
 use super::{
-    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry, Lease,
-    PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary,
+    Checkpoint, CheckpointWithJournal, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry,
+    Lease, PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary,
     StoreError, check_claimable, check_deletable, check_readable, collect_pending,
     decided_during_run, decode_state, encode_state, expiry_cutoff, new_token, newest_first,
-    now_millis, page_of, recent_of, record_decision, status_name, summary,
+    now_millis, page_of, recent_of, record_decision, short_journal, status_name, summary,
 };
 use crate::run::{RunState, RunStatus};
 use std::collections::BTreeMap;
@@ -337,6 +337,34 @@ impl RunStore for MemoryStore {
                 version,
             }),
         }
+    }
+
+    async fn checkpoint_with_journal(
+        &self,
+        run_id: &str,
+        version: i64,
+    ) -> Result<CheckpointWithJournal, StoreError> {
+        // One lock: no write comes between the checkpoint and the journal.
+        let runs = self.lock();
+        let record = record(&runs, run_id)?;
+        let snapshot = record
+            .snapshots
+            .iter()
+            .find(|snapshot| snapshot.checkpoint.version == version)
+            .ok_or_else(|| StoreError::NoSuchCheckpoint {
+                run_id: run_id.to_owned(),
+                version,
+            })?;
+        let checkpoint = snapshot.checkpoint.clone();
+        let journal = record
+            .journal
+            .get(..checkpoint.journal_len)
+            .ok_or_else(|| short_journal(run_id, &checkpoint, record.journal.len()))?;
+        Ok(CheckpointWithJournal {
+            state: decode_state(run_id, snapshot.format, &snapshot.state)?,
+            journal: journal.to_vec(),
+            checkpoint,
+        })
     }
 
     async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {

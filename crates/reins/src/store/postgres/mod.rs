@@ -23,8 +23,9 @@ use super::DecisionWatch;
 use super::notify::{DecisionSignals, FeedSlot};
 use super::pg_listen;
 use super::{
-    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, JournalEntry, Lease, PendingApprovals,
-    RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary, StoreError,
+    Checkpoint, CheckpointWithJournal, ClaimedRun, DEFAULT_LEASE, Decision, JournalEntry, Lease,
+    PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary,
+    StoreError,
 };
 use crate::run::{RunState, RunStatus};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -338,6 +339,15 @@ impl RunStore for PostgresStore {
     async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
         let client = self.client().await?;
         reads::load_checkpoint(&client, run_id, version).await
+    }
+
+    async fn checkpoint_with_journal(
+        &self,
+        run_id: &str,
+        version: i64,
+    ) -> Result<CheckpointWithJournal, StoreError> {
+        let mut client = self.client().await?;
+        reads::checkpoint_with_journal(&mut client, run_id, version).await
     }
 
     async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {

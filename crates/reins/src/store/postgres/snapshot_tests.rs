@@ -6,7 +6,9 @@
 use super::PostgresStore;
 use super::tests::{admin, fresh_database};
 use crate::store::RunStore;
-use crate::store::interleaved::{RUN, delete_statements, pending_calls, run_with_one_call_decided};
+use crate::store::interleaved::{
+    RUN, delete_statements, fork_of_the_run, pending_calls, run_with_one_call_decided,
+};
 use std::time::Duration;
 
 /// A store on a fresh database holding [`RUN`], and the database's connection string.
@@ -96,4 +98,22 @@ async fn pending_approvals_read_each_run_with_its_decisions() {
         "t1c0 was decided when the run was read"
     );
     assert!(pending_calls(&store).await.is_empty(), "deleted since");
+}
+
+#[tokio::test]
+async fn a_fork_reads_the_checkpoint_and_the_journal_as_they_were_together() {
+    // The run deleted while the fork waits to read the checkpoint, and the journal.
+    for table in ["reins_checkpoints", "reins_journal"] {
+        let (store, url) = store_with_run().await;
+        let locker = locked(&url, table).await;
+        let reader = store.clone();
+        let read = tokio::spawn(async move { fork_of_the_run(&reader).await });
+        delete_once_waited_for(&locker, table).await;
+        assert_eq!(
+            read.await.unwrap(),
+            ["model_turn", "forked_from"],
+            "deleted on reading {table}"
+        );
+        assert!(store.load(RUN).await.is_err(), "deleted since");
+    }
 }

@@ -20,9 +20,9 @@ mod writes;
 
 use super::notify::{DecisionSignals, FeedSlot};
 use super::{
-    Checkpoint, ClaimedRun, DEFAULT_LEASE, Decision, DecisionWatch, JournalEntry, Lease,
-    PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary,
-    StoreError, expiry_cutoff,
+    Checkpoint, CheckpointWithJournal, ClaimedRun, DEFAULT_LEASE, Decision, DecisionWatch,
+    JournalEntry, Lease, PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery,
+    RunStore, RunSummary, StoreError, expiry_cutoff,
 };
 use crate::run::{RunState, RunStatus};
 use rows::backend;
@@ -318,6 +318,15 @@ impl RunStore for SqliteStore {
 
     async fn load_checkpoint(&self, run_id: &str, version: i64) -> Result<RunState, StoreError> {
         self.with(reads::load_checkpoint(run_id, version)).await
+    }
+
+    async fn checkpoint_with_journal(
+        &self,
+        run_id: &str,
+        version: i64,
+    ) -> Result<CheckpointWithJournal, StoreError> {
+        self.with(reads::checkpoint_with_journal(run_id, version))
+            .await
     }
 
     async fn list(&self) -> Result<Vec<RunSummary>, StoreError> {

@@ -4,7 +4,9 @@
 
 use super::SqliteStore;
 use crate::store::RunStore;
-use crate::store::interleaved::{RUN, delete_statements, pending_calls, run_with_one_call_decided};
+use crate::store::interleaved::{
+    RUN, delete_statements, fork_of_the_run, pending_calls, run_with_one_call_decided,
+};
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use std::sync::{Mutex, PoisonError};
 
@@ -67,4 +69,19 @@ async fn pending_approvals_read_each_run_with_its_decisions() {
         "t1c0 was decided when the run was read"
     );
     assert!(pending_calls(&store).await.is_empty(), "deleted since");
+}
+
+#[tokio::test]
+async fn a_fork_reads_the_checkpoint_and_the_journal_as_they_were_together() {
+    // The run deleted as the fork reads the checkpoint, and as it reads the journal.
+    for table in ["reins_checkpoints", "reins_journal"] {
+        let (store, _dir) = store_with_run().await;
+        delete_the_run_on_reading(&store, table);
+        assert_eq!(
+            fork_of_the_run(&store).await,
+            ["model_turn", "forked_from"],
+            "deleted on reading {table}"
+        );
+        assert!(store.load(RUN).await.is_err(), "deleted since");
+    }
 }

@@ -36,6 +36,7 @@ mod faulty_store;
 mod finished;
 mod float_args;
 mod fork;
+mod fork_reads;
 mod format;
 mod format_kinds;
 mod housekeeping;
