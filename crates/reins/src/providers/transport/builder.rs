@@ -106,7 +106,8 @@ impl<P: Provider> fmt::Debug for ProviderBuilder<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let header_names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
         f.debug_struct("ProviderBuilder")
-            .field("base_url", &self.base_url)
+            // Without user info, query or fragment: each may hold a credential.
+            .field("base_url", &self.base_url.as_deref().map(shown_url))
             .field("api_key", &self.api_key)
             .field("auth", &self.auth)
             .field("headers", &header_names)
@@ -163,7 +164,8 @@ impl<P: Provider> ProviderBuilder<P> {
         self
     }
 
-    /// The base URL, e.g. a proxy's.
+    /// The base URL, e.g. a proxy's. A query in it (`?api-version=…`) is sent with every
+    /// request, as [`query`](Self::query) sends one.
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
         self.base_url = Some(url.into());
         self
@@ -177,7 +179,8 @@ impl<P: Provider> ProviderBuilder<P> {
     }
 
     /// A query parameter added to every request's URL (e.g. Azure's `api-version`). A value
-    /// that looks like a credential (by its name, its shape, or holding the key; or a `sig`)
+    /// that looks like a credential (by its name, its shape, or holding the key; or a `sig`
+    /// or `code`)
     /// is kept out of `Debug` output and errors.
     pub fn query(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         let name = name.into();
@@ -218,12 +221,25 @@ impl<P: Provider> ProviderBuilder<P> {
             .base_url
             .or_else(|| defaults.base_url.map(str::to_owned))
             .ok_or_else(|| ProviderError::InvalidBaseUrl("(none given)".to_owned()))?;
-        let base_url = base_url.trim_end_matches('/').to_owned();
-        let endpoint = match reqwest::Url::parse(&base_url) {
-            Ok(url) if matches!(url.scheme(), "http" | "https") => endpoint_of(&url),
+        let mut url = match reqwest::Url::parse(base_url.trim_end_matches('/')) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => url,
             // The URL as given may hold a password or a key: the error names the rest.
             _ => return Err(ProviderError::InvalidBaseUrl(shown_url(&base_url))),
         };
+        let endpoint = endpoint_of(&url);
+        // A query written into the base URL (`…/v1?api-version=…`) is sent with every
+        // request as one set with `query` is (which wins on a name both give), and kept out
+        // of `Debug` and errors alike: left in the URL, the request's path would be joined
+        // after it. A fragment is never sent.
+        let mut query: Vec<(String, String)> = url
+            .query_pairs()
+            .filter(|(name, _)| !self.query.iter().any(|(set, _)| set == name))
+            .map(|(name, value)| (name.into_owned(), value.into_owned()))
+            .collect();
+        query.extend(self.query);
+        url.set_query(None);
+        url.set_fragment(None);
+        let base_url = url.as_str().trim_end_matches('/').to_owned();
         let key = self.api_key.as_ref();
         let mut headers = HeaderMap::new();
         // Header values that look like credentials: scrubbed from errors and answers.
@@ -263,8 +279,7 @@ impl<P: Provider> ProviderBuilder<P> {
             .map_err(|error| ProviderError::Client(error.to_string()))?;
         // Query values that look like credentials: kept out of `Debug`, scrubbed from errors
         // (a transport error quotes the URL).
-        let other_secrets: Vec<String> = self
-            .query
+        let other_secrets: Vec<String> = query
             .iter()
             .filter(|(name, value)| {
                 !value.is_empty() && secret_query(name, value, self.api_key.as_ref())
@@ -284,7 +299,7 @@ impl<P: Provider> ProviderBuilder<P> {
             http,
             base_url,
             endpoint: String::new(),
-            query: self.query,
+            query,
             other_secrets,
             credential,
             api_key: self.api_key,

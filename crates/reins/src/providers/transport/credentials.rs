@@ -72,11 +72,12 @@ pub(super) fn url_encoded(value: &str) -> String {
         .to_owned()
 }
 
-/// Whether a query parameter is probably a secret: as a header would be, or a signature
-/// (`sig`, as in Azure's shared access signatures).
+/// Whether a query parameter is probably a secret: as a header would be, a signature
+/// (`sig`, as in Azure's shared access signatures), or a function key (`code`, as Azure
+/// Functions take one).
 pub(super) fn secret_query(name: &str, value: &str, key: Option<&ApiKey>) -> bool {
     let name = name.to_ascii_lowercase();
-    name == "sig" || looks_like_credential(&name, value, key)
+    matches!(name.as_str(), "sig" | "code") || looks_like_credential(&name, value, key)
 }
 
 /// Whether a header or query parameter is probably a secret: by its name, by the shape of

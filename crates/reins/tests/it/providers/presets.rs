@@ -205,3 +205,34 @@ async fn azure_api_version_can_be_chosen() {
     let request = sent(&server, &client.completion("m")).await;
     assert_eq!(request.url.query(), Some("api-version=2025-01-01-preview"));
 }
+
+/// A query written into the base URL (a gateway's `?api-version=`, a function's `?code=`)
+/// is sent with every request, after the request's own path rather than inside it; a query
+/// set on the builder wins on the name both give. Neither the builder's `Debug` nor the
+/// client's shows the values.
+#[tokio::test]
+async fn a_query_in_the_base_url_is_sent_with_the_requests_path() {
+    let server = sse_server("/v1/chat/completions").await;
+    let builder = OpenAICompatible::builder(format!(
+        "{}/v1/?api-version=2024-10-21&code=fn-key-8f2d6b1c0e9a&region=eu#part",
+        server.uri()
+    ))
+    .query("region", "us")
+    .api_key(KEY);
+    let debug = format!("{builder:?}");
+    let client = builder.build().expect("the client builds");
+    let request = sent(&server, &client.completion("m")).await;
+    let mut pairs: Vec<(String, String)> = request.url.query_pairs().into_owned().collect();
+    pairs.sort();
+    assert_eq!(
+        pairs,
+        [
+            ("api-version".to_owned(), "2024-10-21".to_owned()),
+            ("code".to_owned(), "fn-key-8f2d6b1c0e9a".to_owned()),
+            ("region".to_owned(), "us".to_owned()),
+        ]
+    );
+    for shown in [debug, format!("{client:?}")] {
+        assert!(!shown.contains("fn-key-8f2d6b1c0e9a"), "{shown}");
+    }
+}
