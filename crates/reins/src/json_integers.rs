@@ -13,6 +13,8 @@
 use crate::json_text::write_str;
 use crate::json_weight::string_end;
 use serde_json::Value;
+use std::cell::OnceCell;
+use std::collections::HashMap;
 
 /// The least integer read exactly: `i64::MIN`.
 const LEAST: &str = "-9223372036854775808";
@@ -50,6 +52,8 @@ pub(crate) fn oversized_integer(text: &str) -> Option<&str> {
 /// Every integer literal outside strings in `text` that no `i64` or `u64` holds, in order
 /// (see [`oversized_integer`]).
 fn oversized_integers(text: &str) -> impl Iterator<Item = &str> {
+    #[cfg(test)]
+    tests::SCANS.with(|scans| scans.set(scans.get() + 1));
     let bytes = text.as_bytes();
     let mut at = 0;
     std::iter::from_fn(move || {
@@ -104,38 +108,74 @@ fn beyond_64_bits_literal(literal: &str) -> bool {
 /// Two such literals of one document that round to the same `f64` cannot be told apart:
 /// either may be written for either. The arguments are refused all the same.
 pub(crate) fn exact_text(value: &Value, source: &str) -> Option<String> {
-    if !holds_rounded_integer(value) {
-        return None;
-    }
-    let literals: Vec<(f64, &str)> = oversized_integers(source)
-        .filter_map(|literal| Some((literal.parse::<f64>().ok()?, literal)))
-        .collect();
-    let mut text = String::new();
-    let mut restored = false;
-    write_restoring(&mut text, value, &literals, &mut restored);
-    restored.then_some(text)
+    OversizedLiterals::in_source(source).exact_text(value)
 }
 
-/// Replaces `arguments`, read from `source`, by the model's text of them ([`exact_text`])
-/// when they hold a number an integer beyond 64 bits was rounded to: kept as text, they are
-/// refused as arguments text holding one is.
-pub(crate) fn keep_text_if_rounded(arguments: &mut Value, source: &str) {
-    if let Some(text) = exact_text(arguments, source) {
-        *arguments = Value::String(text);
+/// The integer literals beyond 64 bits of one document (a body, an event), by the `f64`
+/// each is read as: found the first time one of the document's values needs them, and kept
+/// for the others. A document holding many tool calls is scanned once rather than once a
+/// call, which a hostile server sending thousands of calls in one body would make quadratic.
+#[derive(Debug)]
+pub(crate) struct OversizedLiterals<'a> {
+    source: &'a str,
+    by_value: OnceCell<HashMap<u64, &'a str>>,
+}
+
+impl<'a> OversizedLiterals<'a> {
+    /// The literals of `source`, not scanned yet.
+    pub(crate) fn in_source(source: &'a str) -> Self {
+        OversizedLiterals {
+            source,
+            by_value: OnceCell::new(),
+        }
+    }
+
+    /// [`exact_text`] of `value`, read from this document.
+    pub(crate) fn exact_text(&self, value: &Value) -> Option<String> {
+        if !holds_rounded_integer(value) {
+            return None;
+        }
+        let literals = self.by_value.get_or_init(|| {
+            let mut by_value = HashMap::new();
+            for literal in oversized_integers(self.source) {
+                if let Ok(read) = literal.parse::<f64>() {
+                    by_value.entry(read.to_bits()).or_insert(literal);
+                }
+            }
+            by_value
+        });
+        let mut text = String::new();
+        let mut restored = false;
+        write_restoring(&mut text, value, literals, &mut restored);
+        restored.then_some(text)
+    }
+
+    /// Replaces `arguments`, read from this document, by the model's text of them
+    /// ([`exact_text`]) when they hold a number an integer beyond 64 bits was rounded to:
+    /// kept as text, they are refused as arguments text holding one is.
+    pub(crate) fn keep_text_if_rounded(&self, arguments: &mut Value) {
+        if let Some(text) = self.exact_text(arguments) {
+            *arguments = Value::String(text);
+        }
     }
 }
 
 /// Writes `value` as compact JSON, each rounded number written as the literal of `literals`
 /// it was read from, when there is one; says in `restored` whether one was.
-fn write_restoring(out: &mut String, value: &Value, literals: &[(f64, &str)], restored: &mut bool) {
+fn write_restoring(
+    out: &mut String,
+    value: &Value,
+    literals: &HashMap<u64, &str>,
+    restored: &mut bool,
+) {
     match value {
         Value::Number(number) => {
             let literal = number
                 .as_f64()
                 .filter(|_| number.is_f64())
-                .and_then(|x| literals.iter().find(|(read, _)| *read == x));
+                .and_then(|x| literals.get(&x.to_bits()));
             match literal {
-                Some((_, literal)) => {
+                Some(literal) => {
                     out.push_str(literal);
                     *restored = true;
                 }
@@ -194,6 +234,32 @@ pub(crate) fn too_large_message(literal: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// How many times this thread's tests scanned a text for literals.
+        pub(super) static SCANS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// A body or event of many calls, each with a huge integer (512, the most parts an
+    /// answer may have), is scanned once for all of them: once a call, a hostile server's
+    /// 32 MiB body would be read 512 times over. Each call still gets its own literal.
+    #[test]
+    fn a_document_of_many_calls_is_scanned_once() {
+        let literal = |i: usize| format!("{}00000000000000000000", i + 1);
+        let calls: Vec<String> = (0..512)
+            .map(|i| format!(r#"{{"input":{{"n":{}}}}}"#, literal(i)))
+            .collect();
+        let source = format!("[{}]", calls.join(","));
+        let document: Value = serde_json::from_str(&source).unwrap_or_default();
+        let before = SCANS.with(Cell::get);
+        let literals = OversizedLiterals::in_source(&source);
+        for (i, call) in document.as_array().into_iter().flatten().enumerate() {
+            let text = literals.exact_text(&call["input"]);
+            assert_eq!(text, Some(format!(r#"{{"n":{}}}"#, literal(i))));
+        }
+        assert_eq!(SCANS.with(Cell::get) - before, 1);
+    }
 
     #[test]
     fn integers_beyond_64_bits_are_found_outside_strings_and_floats_are_not() {

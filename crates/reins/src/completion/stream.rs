@@ -173,9 +173,10 @@ pub fn parse_arguments(text: &str) -> Value {
 /// compatible servers) are read with the body, before reins sees them. The run then refuses
 /// the call and tells the model to send the number as a string.
 pub(crate) fn keep_oversized_as_text(response: &mut CompletionResponse, body: &str) {
+    let literals = crate::json_integers::OversizedLiterals::in_source(body);
     for part in response.content.iter_mut() {
         if let AssistantContent::ToolCall(call) = part {
-            crate::json_integers::keep_text_if_rounded(&mut call.arguments, body);
+            literals.keep_text_if_rounded(&mut call.arguments);
         }
     }
 }

@@ -4,6 +4,7 @@
 use crate::completion::{
     CompletionError, CompletionResponse, FinishReason, RawResponse, Usage, parse_arguments,
 };
+use crate::json_integers::OversizedLiterals;
 use crate::message::{AssistantContent, OneOrMany};
 use crate::providers::transport::excerpt_json;
 use serde_json::{Value, json};
@@ -101,11 +102,16 @@ pub(crate) fn arguments_from_text(arguments: Option<&Value>) -> Value {
 /// `source` is the event the object was read from: an integer in it beyond 64 bits, which
 /// reading rounded to an `f64`, is written as the event spelled it, so the text is the
 /// model's and the run refuses it as [`parse_arguments`] does.
-pub(crate) fn arguments_text<'a>(arguments: Option<&'a Value>, source: &str) -> Cow<'a, str> {
+pub(crate) fn arguments_text<'a>(
+    arguments: Option<&'a Value>,
+    source: &OversizedLiterals<'_>,
+) -> Cow<'a, str> {
     match arguments {
         Some(Value::String(text)) => Cow::Borrowed(text),
         Some(object @ Value::Object(_)) => Cow::Owned(
-            crate::json_integers::exact_text(object, source).unwrap_or_else(|| object.to_string()),
+            source
+                .exact_text(object)
+                .unwrap_or_else(|| object.to_string()),
         ),
         _ => Cow::Borrowed(""),
     }

@@ -4,6 +4,7 @@
 use super::response::{ANSWER, finish_reason, refusal};
 use super::turn::{TurnBuilder, candidate_parts};
 use crate::completion::{CompletionError, CompletionResponse, Usage};
+use crate::json_integers::OversizedLiterals;
 use crate::providers::codec::{self, Chunks, Step};
 use crate::providers::transport::{StreamDecoder, excerpt, excerpt_json, sealed::Sealed};
 use serde_json::Value;
@@ -50,8 +51,10 @@ impl StreamDecoder for GeminiStreamDecoder {
             self.usage = ANSWER.read_usage(metadata);
         }
         if let Some(candidate) = event.get("candidates").and_then(|c| c.get(0)) {
+            // Scanned once for the event's calls, however many it holds.
+            let literals = OversizedLiterals::in_source(data);
             for part in candidate_parts(candidate) {
-                self.turn.part(part, Some((&mut *out, data)))?;
+                self.turn.part(part, Some((&mut *out, &literals)))?;
             }
             if let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) {
                 self.finish = Some(reason.to_owned());

@@ -2,6 +2,7 @@
 
 use super::names;
 use crate::completion::{CompletionError, StreamChunk};
+use crate::json_integers::OversizedLiterals;
 use crate::message::{AssistantContent, Reasoning};
 use crate::providers::codec::{self, Chunks};
 use serde_json::Value;
@@ -29,7 +30,7 @@ impl TurnBuilder {
     pub(super) fn part(
         &mut self,
         part: &Value,
-        mut out: Option<(&mut Chunks, &str)>,
+        mut out: Option<(&mut Chunks, &OversizedLiterals<'_>)>,
     ) -> Result<(), CompletionError> {
         let signature = part
             .get("thoughtSignature")
@@ -50,7 +51,7 @@ impl TurnBuilder {
                 // Read with the event: an integer beyond 64 bits in them was rounded, and the
                 // call keeps the model's text instead (a whole answer's calls are kept so
                 // once its body is read).
-                let text = match crate::json_integers::exact_text(&arguments, event) {
+                let text = match event.exact_text(&arguments) {
                     Some(text) => {
                         arguments = Value::String(text.clone());
                         text

@@ -5,6 +5,7 @@ use crate::completion::{
     CompletionError, CompletionResponse, FinishReason, RawResponse, StreamAssembler, StreamChunk,
     Usage,
 };
+use crate::json_integers::OversizedLiterals;
 use crate::providers::codec::{self, Chunks, Step};
 use crate::providers::transport::{
     MAX_ANSWER_PARTS, StreamDecoder, excerpt_json, sealed::Sealed, too_many_parts,
@@ -51,7 +52,7 @@ pub struct ChatStreamDecoder {
 
 impl ChatStreamDecoder {
     /// Reads one call's fragment of the event whose text is `data`.
-    fn tool_call_delta(&mut self, call: &Value, data: &str, out: &mut Chunks) {
+    fn tool_call_delta(&mut self, call: &Value, data: &OversizedLiterals<'_>, out: &mut Chunks) {
         let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
         let function = call.get("function").unwrap_or(&Value::Null);
         let name = function.get("name").and_then(Value::as_str);
@@ -133,13 +134,14 @@ impl StreamDecoder for ChatStreamDecoder {
                 }
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+                let literals = OversizedLiterals::in_source(data);
                 for call in calls {
                     // One event can start any number of calls, each looked up among those
                     // before it: the limit holds within the event too.
                     if self.calls.len() > MAX_ANSWER_PARTS {
                         return Err(too_many_parts());
                     }
-                    self.tool_call_delta(call, data, out);
+                    self.tool_call_delta(call, &literals, out);
                 }
             }
         }

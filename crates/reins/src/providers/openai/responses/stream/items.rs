@@ -3,7 +3,7 @@
 
 use super::{ItemKind, ResponsesStreamDecoder, StreamedItem};
 use crate::completion::StreamChunk;
-use crate::json_integers::exact_text;
+use crate::json_integers::{OversizedLiterals, exact_text};
 use crate::providers::codec::{self, Chunks};
 use crate::providers::openai::responses::response::{call_id, message_text, reasoning_text};
 use serde_json::Value;
@@ -141,7 +141,10 @@ impl ResponsesStreamDecoder {
             }
             Some("function_call") => {
                 let known = self.find(id, Some(index)).is_some();
-                let full = codec::arguments_text(item.get("arguments"), data);
+                let full = codec::arguments_text(
+                    item.get("arguments"),
+                    &OversizedLiterals::in_source(data),
+                );
                 let kind = ItemKind::FunctionCall;
                 let streamed = if known {
                     self.item_at(id, Some(index), kind)
