@@ -133,8 +133,23 @@ fn after(wait: Duration) -> Instant {
 /// An error and its sources in one line: reqwest's own message alone ("error sending
 /// request") hides the cause. Where reqwest quotes the request's URL, only where it points
 /// is shown: its query (and the base URL's, if it had one) may hold a credential whose name
-/// says nothing of it.
+/// says nothing of it. A connection that could not be made is said as such, with where and
+/// its deepest cause ("could not connect to http://127.0.0.1:9/v1/chat/completions
+/// (Connection refused (os error 111))"): the wrappers between say nothing more.
 fn error_chain(error: &reqwest::Error) -> String {
+    if error.is_connect()
+        && let Some(url) = error.url()
+    {
+        let mut cause = std::error::Error::source(error);
+        let mut deepest = None;
+        while let Some(inner) = cause {
+            deepest = Some(inner);
+            cause = inner.source();
+        }
+        if let Some(deepest) = deepest {
+            return format!("could not connect to {} ({deepest})", endpoint_of(url));
+        }
+    }
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {

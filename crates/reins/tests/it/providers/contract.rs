@@ -41,6 +41,7 @@ macro_rules! contract {
                     failures::a_stream_silent_after_its_first_event_times_out,
                     failures::a_stream_cut_before_its_end_is_an_error_not_a_shorter_answer,
                     failures::a_connection_dropped_mid_stream_is_an_error,
+                    failures::a_server_not_listening_is_named_with_why,
                     failures::the_api_key_never_shows_in_debug_output_or_errors,
                     agent::an_agent_runs_a_tool_loop,
                     agent::an_agent_streams_a_tool_loop,

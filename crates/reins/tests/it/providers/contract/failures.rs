@@ -142,6 +142,30 @@ pub async fn a_connection_dropped_mid_stream_is_an_error<F: Fixture>() {
     assert!(end.is_err(), "a broken stream is no answer: {end:?}");
 }
 
+/// Nothing listens where the model is served: the error says it could not connect, where
+/// (the endpoint, as the base URL points), and why, in one line; not the HTTP client's chain
+/// of wrappers ("error sending request for url (…): client error (Connect): …").
+pub async fn a_server_not_listening_is_named_with_why<F: Fixture>() {
+    let root = unreachable_root();
+    let settings = Settings {
+        retry: RetryPolicy::none(),
+        ..Settings::default()
+    };
+    let model = model_at::<F>(&root, &settings);
+    for stream in [false, true] {
+        let error = call(&model, &prompt("hi"), stream).await.unwrap_err();
+        let CompletionError::Transport(text) = &error else {
+            panic!("{error:?}");
+        };
+        assert!(
+            text.starts_with(&format!("could not connect to {root}/")),
+            "{text}"
+        );
+        assert!(text.to_lowercase().contains("connection refused"), "{text}");
+        assert!(!text.contains("error sending request"), "{text}");
+    }
+}
+
 pub async fn the_api_key_never_shows_in_debug_output_or_errors<F: Fixture>() {
     let server = answering(
         ResponseTemplate::new(401).set_body_json(F::error_body("invalid authentication")),
