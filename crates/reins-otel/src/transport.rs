@@ -7,6 +7,9 @@
 //! included) as a total timeout, answer included; past it the export fails, its spans are
 //! counted as lost, and the next batch is sent on a new connection.
 //!
+//! A redirect is followed only within the collector's own origin ([`within_the_collector`]):
+//! the SDK's client followed one anywhere, headers and spans included.
+//!
 //! It also reads what a collector that took only part of a batch says (an OTLP
 //! `partial_success`: how many spans or data points it rejected, and why), which the SDK only
 //! logs, and gives it to the signal's [`Delivery`] to report once per streak.
@@ -47,7 +50,11 @@ impl Transport {
         // one (a caller's `#[tokio::main]`): built on a thread of its own, as the SDK does.
         let client = std::thread::Builder::new()
             .name("reins-otel-client".to_owned())
-            .spawn(|| reqwest::blocking::Client::builder().build())
+            .spawn(|| {
+                reqwest::blocking::Client::builder()
+                    .redirect(reqwest::redirect::Policy::custom(within_the_collector))
+                    .build()
+            })
             .map_err(|error| format!("the HTTP client's thread could not start: {error}"))?
             .join()
             .map_err(|_| "building the HTTP client panicked".to_owned())?
@@ -109,6 +116,24 @@ impl HttpClient for Transport {
         self.send(request)
     }
 }
+
+/// Whether a redirect is followed: only to the endpoint's own origin (scheme, host and port),
+/// at most [`MAX_REDIRECTS`] times. A collector that sends the export to another host would
+/// have it carry the spans there, and the headers of `OTEL_EXPORTER_OTLP_HEADERS` with them
+/// (an `x-api-key`, say: the client drops only `Authorization` and cookies on the way); such
+/// an export fails with the redirect's status instead.
+fn within_the_collector(attempt: reqwest::redirect::Attempt<'_>) -> reqwest::redirect::Action {
+    let endpoint = attempt.previous().first().map(reqwest::Url::origin);
+    let same_origin = endpoint.is_some_and(|endpoint| endpoint == attempt.url().origin());
+    if same_origin && attempt.previous().len() <= MAX_REDIRECTS {
+        attempt.follow()
+    } else {
+        attempt.stop()
+    }
+}
+
+/// How many redirects within the collector an export follows (as many as the client would).
+const MAX_REDIRECTS: usize = 10;
 
 /// How long one export of a signal may take: its own timeout variable
 /// (`OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, `..._METRICS_TIMEOUT`), else

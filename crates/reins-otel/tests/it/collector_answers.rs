@@ -2,7 +2,8 @@
 //! collector that takes only part of each batch (an OTLP `partial_success`) is reported once
 //! a streak, its message escaped and cut; one that trickles its answer (its headers, then a
 //! byte every tenth of a second, forever) fails that export at the OTLP timeout, and the next
-//! batch reaches it once it answers again.
+//! batch reaches it once it answers again; one that redirects the export elsewhere is not
+//! followed there.
 //!
 //! Each test runs its half that sets export up ([`reins_otel::Config::init_with`] installs
 //! a global subscriber) in a process of its own: this test binary, run again for that test.
@@ -25,6 +26,10 @@ enum Answer {
     Reject,
     /// 200 and a long body's headers, then a byte every 100 ms until the client hangs up.
     Trickle,
+    /// 307 to another path of the same collector.
+    RedirectHere,
+    /// 307 to the same path on loopback's given port: another collector.
+    RedirectTo(u16),
 }
 
 /// The collector's reason for rejecting a span: a line break and a terminal escape that would
@@ -120,6 +125,15 @@ fn answer_with(mut stream: &TcpStream, answer: Answer) -> std::io::Result<()> {
             )?;
             stream.write_all(&body)
         }
+        Answer::RedirectHere => stream.write_all(
+            b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /v1/traces/moved\r\n\
+              Content-Length: 0\r\n\r\n",
+        ),
+        Answer::RedirectTo(port) => write!(
+            stream,
+            "HTTP/1.1 307 Temporary Redirect\r\n\
+             Location: http://127.0.0.1:{port}/v1/traces\r\nContent-Length: 0\r\n\r\n"
+        ),
         Answer::Trickle => {
             stream.write_all(
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n\
@@ -275,4 +289,61 @@ fn an_answer_that_trickles_fails_its_export_and_the_next_batch_is_delivered() {
         })
     };
     assert!(delivered("after_recovery"), "{stdout}\n{stderr}");
+}
+
+const REDIRECTED: &str =
+    "collector_answers::a_redirect_is_followed_within_the_collector_and_not_to_another_one";
+
+#[test]
+fn a_redirect_is_followed_within_the_collector_and_not_to_another_one() {
+    if std::env::var(CHILD).as_deref() == Ok("redirected") {
+        return flush_each(&["invoke_agent", "invoke_agent"]);
+    }
+    let (elsewhere, taken_elsewhere) = collector(vec![]);
+    let elsewhere_port = elsewhere.rsplit(':').next().unwrap().parse().unwrap();
+    use Answer::{Accept, RedirectHere, RedirectTo};
+    let (endpoint, bodies) = collector(vec![RedirectHere, Accept, RedirectTo(elsewhere_port)]);
+    let output = child(
+        REDIRECTED,
+        "redirected",
+        &endpoint,
+        &[("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=hunter2")],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // The first batch, moved within the collector, is delivered.
+    assert_eq!(bodies.lock().unwrap().len(), 3, "{stdout}\n{stderr}");
+    assert!(stdout.contains("flush 0: ok"), "{stdout}\n{stderr}");
+    // The second, sent elsewhere, is not: neither its spans nor the key reach that host.
+    assert!(
+        taken_elsewhere.lock().unwrap().is_empty(),
+        "the export followed a redirect to another host: {stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains(
+            "flush 1: 1 span was not exported to the collector at OTEL_EXPORTER_OTLP_ENDPOINT \
+             (HTTP export failed with status code: 307)"
+        ),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stdout.contains("hunter2") && !stderr.contains("hunter2"));
+}
+
+const IN_RUNTIME: &str =
+    "collector_answers::export_set_up_and_flushed_inside_a_tokio_runtime_delivers_its_spans";
+
+#[test]
+fn export_set_up_and_flushed_inside_a_tokio_runtime_delivers_its_spans() {
+    if std::env::var(CHILD).as_deref() == Ok("in_runtime") {
+        // As a `#[tokio::main]` program would: set up, flushed and dropped on a worker.
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        return runtime.block_on(async { flush_each(&["invoke_agent"]) });
+    }
+    let (endpoint, bodies) = collector(vec![]);
+    let output = child(IN_RUNTIME, "in_runtime", &endpoint, &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("flush 0: ok"), "{stdout}\n{stderr}");
+    assert_eq!(bodies.lock().unwrap().len(), 1, "{stdout}\n{stderr}");
 }
