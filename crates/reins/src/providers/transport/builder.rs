@@ -8,7 +8,7 @@ use super::credentials::{
 use super::echoes::{MIN_ECHOED_SECRET_LEN, Secrets};
 use super::protocol::sealed::Sealed;
 use super::retry::RetryPolicy;
-use super::settings::{ApiKey, Auth, Limits, ProviderError, Redirects, Timeouts};
+use super::settings::{ApiKey, Auth, Limits, ProviderError, Redirects, Timeouts, scrub_key};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use reqwest::redirect;
 use std::fmt;
@@ -106,8 +106,12 @@ impl<P: Provider> fmt::Debug for ProviderBuilder<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let header_names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
         f.debug_struct("ProviderBuilder")
-            // Without user info, query or fragment: each may hold a credential.
-            .field("base_url", &self.base_url.as_deref().map(shown_url))
+            // Without user info, query, fragment or the key (some gateways take it in the
+            // path): each may hold a credential.
+            .field(
+                "base_url",
+                &self.base_url.as_deref().map(|url| self.shown(url)),
+            )
             .field("api_key", &self.api_key)
             .field("auth", &self.auth)
             .field("headers", &header_names)
@@ -213,18 +217,25 @@ impl<P: Provider> ProviderBuilder<P> {
         self
     }
 
+    /// `url`, a base URL as given, as `Debug` and errors show it: without user info, query or
+    /// fragment ([`shown_url`]), and without the key, which a gateway may take in the path.
+    fn shown(&self, url: &str) -> String {
+        scrub_key(&shown_url(url), self.api_key.as_ref())
+    }
+
     /// Builds the client. Without a key, requests carry no credential (e.g. for a gateway that
     /// adds its own). A header, key or base URL that is not valid is an error naming it.
     pub fn build(self) -> Result<P, ProviderError> {
         let defaults = P::DEFAULTS;
         let base_url = self
             .base_url
+            .clone()
             .or_else(|| defaults.base_url.map(str::to_owned))
             .ok_or_else(|| ProviderError::InvalidBaseUrl("(none given)".to_owned()))?;
         let mut url = match reqwest::Url::parse(base_url.trim_end_matches('/')) {
             Ok(url) if matches!(url.scheme(), "http" | "https") => url,
             // The URL as given may hold a password or a key: the error names the rest.
-            _ => return Err(ProviderError::InvalidBaseUrl(shown_url(&base_url))),
+            _ => return Err(ProviderError::InvalidBaseUrl(self.shown(&base_url))),
         };
         let endpoint = endpoint_of(&url);
         // A query written into the base URL (`…/v1?api-version=…`) is sent with every

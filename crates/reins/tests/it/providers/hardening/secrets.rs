@@ -241,3 +241,25 @@ fn a_refused_base_url_is_named_without_its_credentials() {
         assert!(shown.contains("example.com"), "{shown}");
     }
 }
+
+#[test]
+fn a_key_in_the_base_url_s_path_shows_in_no_debug_output_or_refusal() {
+    use reins::providers::openai::OpenAI;
+
+    // Some gateways take the key as a part of the path.
+    let builder = OpenAI::builder()
+        .api_key(LIVE_KEY)
+        .base_url(format!("https://gateway.example.com/{LIVE_KEY}/v1"));
+    let mut shown = vec![format!("{builder:?}"), format!("{builder:#?}")];
+    let refused = OpenAI::builder()
+        .api_key(LIVE_KEY)
+        .base_url(format!("ftp://gateway.example.com/{LIVE_KEY}/v1"))
+        .build()
+        .unwrap_err();
+    shown.push(format!("{refused} {refused:?}"));
+    for text in &shown {
+        assert!(!text.contains(LIVE_KEY), "the key shows in {text}");
+        // Where the URL points still shows, for debugging.
+        assert!(text.contains("gateway.example.com"), "{text}");
+    }
+}
