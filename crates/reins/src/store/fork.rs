@@ -40,7 +40,8 @@ const READ_ATTEMPTS: usize = 3;
 /// listed, its state, the journal, and the checkpoint listed again. A read is kept only if
 /// the checkpoint was listed the same both times (so the run was not deleted, nor the
 /// checkpoint dropped, in between) and the journal held at least as many entries as it
-/// counts; a run that changed is read again. A run deleted meanwhile ends as
+/// counts; a run that changed, or a journal read short, is read again ([`StoreError::Corrupt`]
+/// when the last read's journal is short still). A run deleted meanwhile ends as
 /// [`StoreError::NotFound`] (or [`StoreError::NoSuchCheckpoint`]), never as a checkpoint
 /// without its journal.
 pub(super) async fn checkpoint_with_journal_by_parts(
@@ -48,7 +49,12 @@ pub(super) async fn checkpoint_with_journal_by_parts(
     run_id: &str,
     version: i64,
 ) -> Result<CheckpointWithJournal, StoreError> {
+    // The last read's journal was short: said only if no read finds it whole, since a store
+    // writing a checkpoint and its journal entries apart (or deleting a run table by table)
+    // is read short between its two writes.
+    let mut short = None;
     for _ in 0..READ_ATTEMPTS {
+        short = None;
         let checkpoint = listed_checkpoint(store, run_id, version).await?;
         let state = match store.load_checkpoint(run_id, version).await {
             // Dropped since it was listed: the listing says why (the run deleted, say).
@@ -64,7 +70,8 @@ pub(super) async fn checkpoint_with_journal_by_parts(
             Err(error) => return Err(error),
         }
         if journal.len() < checkpoint.journal_len {
-            return Err(short_journal(run_id, &checkpoint, journal.len()));
+            short = Some(short_journal(run_id, &checkpoint, journal.len()));
+            continue;
         }
         journal.truncate(checkpoint.journal_len);
         return Ok(CheckpointWithJournal {
@@ -72,6 +79,9 @@ pub(super) async fn checkpoint_with_journal_by_parts(
             state,
             journal,
         });
+    }
+    if let Some(error) = short {
+        return Err(error);
     }
     Err(StoreError::Backend(format!(
         "run `{run_id}` changed each of the {READ_ATTEMPTS} times its checkpoint {version} and \

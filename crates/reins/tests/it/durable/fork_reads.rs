@@ -15,10 +15,23 @@ use std::time::Duration;
 
 /// A store of one's own over a memory store, implementing every method `RunStore` requires
 /// and no other: when asked for the journal of `delete_on_journal`, another process deletes
-/// that run first.
+/// that run first; the first `short_journals` journals it reads miss their last entry, as a
+/// store writing a checkpoint and its journal entries apart (or deleting a run table by
+/// table) would read them between its two writes.
 struct OwnStore {
     inner: MemoryStore,
     delete_on_journal: Mutex<Option<String>>,
+    short_journals: Mutex<usize>,
+}
+
+impl OwnStore {
+    fn new(delete_on_journal: Option<&str>, short_journals: usize) -> Self {
+        OwnStore {
+            inner: MemoryStore::new(),
+            delete_on_journal: Mutex::new(delete_on_journal.map(str::to_owned)),
+            short_journals: Mutex::new(short_journals),
+        }
+    }
 }
 
 impl RunStore for OwnStore {
@@ -45,7 +58,13 @@ impl RunStore for OwnStore {
         if let Some(deleted) = deleted {
             self.inner.delete(&deleted).await?;
         }
-        self.inner.journal(run_id).await
+        let mut journal = self.inner.journal(run_id).await?;
+        let mut short = self.short_journals.lock().unwrap();
+        if *short > 0 {
+            *short -= 1;
+            journal.pop();
+        }
+        Ok(journal)
     }
     async fn decide(
         &self,
@@ -107,10 +126,7 @@ async fn completed_parent(store: &OwnStore) {
 
 #[tokio::test]
 async fn a_fork_from_a_store_of_ones_own_keeps_the_journal_up_to_its_checkpoint() {
-    let store = OwnStore {
-        inner: MemoryStore::new(),
-        delete_on_journal: Mutex::new(None),
-    };
+    let store = OwnStore::new(None, 0);
     completed_parent(&store).await;
     fork(&store, "parent", 2, "forked", |_| {}).await.unwrap();
     let journal = store.journal("forked").await.unwrap();
@@ -120,10 +136,7 @@ async fn a_fork_from_a_store_of_ones_own_keeps_the_journal_up_to_its_checkpoint(
 
 #[tokio::test]
 async fn a_run_deleted_while_a_fork_reads_it_is_not_forked_without_its_journal() {
-    let store = OwnStore {
-        inner: MemoryStore::new(),
-        delete_on_journal: Mutex::new(Some("parent".to_owned())),
-    };
+    let store = OwnStore::new(Some("parent"), 0);
     completed_parent(&store).await;
     let error = fork(&store, "parent", 2, "forked", |_| {})
         .await
@@ -134,4 +147,24 @@ async fn a_run_deleted_while_a_fork_reads_it_is_not_forked_without_its_journal()
         StoreError::NotFound("forked".to_owned()),
         "no fork was stored"
     );
+}
+
+#[tokio::test]
+async fn a_journal_read_short_while_the_run_is_written_is_read_again() {
+    // Checkpoint 3 counts both model turns. Read once between a write of the checkpoint and one of its journal entries: the
+    // next read finds them, and the fork has them.
+    let store = OwnStore::new(None, 1);
+    completed_parent(&store).await;
+    fork(&store, "parent", 3, "forked", |_| {}).await.unwrap();
+    let journal = store.journal("forked").await.unwrap();
+    let effects: Vec<&str> = journal.iter().map(|e| e.effect_id.as_str()).collect();
+    assert_eq!(effects, ["parent/t1", "parent/t2", "forked/fork"]);
+
+    // A journal short every time is the store's fault, and said so.
+    let store = OwnStore::new(None, usize::MAX);
+    completed_parent(&store).await;
+    let error = fork(&store, "parent", 3, "forked", |_| {})
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Corrupt { .. }), "{error:?}");
 }
