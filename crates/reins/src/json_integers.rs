@@ -49,6 +49,17 @@ pub(crate) fn oversized_integer(text: &str) -> Option<&str> {
     oversized_integers(text).next()
 }
 
+/// [`oversized_integer`] of `text` when `text` is JSON (its numbers of any length): why JSON
+/// arguments text was refused. Text that is not JSON (cut off, single-quoted) is refused for
+/// that, whatever digits it holds, and the model is told so instead.
+pub(crate) fn oversized_integer_in_json(text: &str) -> Option<&str> {
+    // Read without keeping anything, numbers unbounded: no integer makes it fail.
+    serde_json::from_str::<serde::de::IgnoredAny>(text)
+        .is_ok()
+        .then(|| oversized_integer(text))
+        .flatten()
+}
+
 /// Every integer literal outside strings in `text` that no `i64` or `u64` holds, in order
 /// (see [`oversized_integer`]).
 fn oversized_integers(text: &str) -> impl Iterator<Item = &str> {
@@ -278,6 +289,18 @@ mod tests {
             oversized_integer(r#"["\"", 1, "\\", 99999999999999999999]"#),
             Some("99999999999999999999")
         );
+    }
+
+    #[test]
+    fn only_json_text_is_refused_for_its_integers() {
+        let huge = "123456789012345678901234";
+        let endless = "9".repeat(400);
+        for json in [format!(r#"{{"a":{huge}}}"#), format!("[{endless}]")] {
+            assert!(oversized_integer_in_json(&json).is_some(), "{json}");
+        }
+        for broken in [format!(r#"{{"a":{huge},"b"#), format!("{{'a':'{huge}'}}")] {
+            assert_eq!(oversized_integer_in_json(&broken), None, "{broken}");
+        }
     }
 
     #[test]

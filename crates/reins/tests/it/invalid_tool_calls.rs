@@ -412,3 +412,34 @@ async fn the_step_view_can_repair_too() {
     agent.prompt("x").await.unwrap();
     assert_eq!(*log.lock().unwrap(), vec!["via flow"]);
 }
+
+/// Arguments that are not JSON are answered with why, even holding an integer beyond 64 bits:
+/// only JSON refused for that integer alone is answered by asking for it as a string.
+#[tokio::test]
+async fn arguments_broken_besides_a_huge_integer_are_not_answered_about_the_integer() {
+    use reins::completion::FinishReason;
+    let huge = "123456789012345678901234";
+    let model = ScriptedModel::new([
+        Turn::tool_call("add", json!(format!("{{\"a\": {huge}, \"b")))
+            .finish_reason(FinishReason::Length),
+        // Quoted already, though not as JSON quotes.
+        Turn::tool_call("add", json!(format!("{{'a': '{huge}', 'b': 1}}"))),
+        Turn::tool_call("add", json!(format!("{{\"a\": {huge}, \"b\": 1}}"))),
+        Turn::text("fixed"),
+    ]);
+    let agent = AgentBuilder::new(model.clone()).tool(add_tool()).build();
+    assert_eq!(agent.prompt("x").await.unwrap(), "fixed");
+    let answer = |turn: usize| model.requests()[turn].history.last().unwrap().text();
+    let cut_off = answer(1);
+    assert!(
+        cut_off.contains("cut off at its output token limit"),
+        "{cut_off}"
+    );
+    let quoted = answer(2);
+    assert!(quoted.contains("must be a JSON object"), "{quoted}");
+    for text in [&cut_off, &quoted] {
+        assert!(!text.contains("send it as a string"), "{text}");
+    }
+    let too_large = answer(3);
+    assert!(too_large.contains("send it as a string"), "{too_large}");
+}

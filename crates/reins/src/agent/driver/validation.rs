@@ -8,7 +8,7 @@ use crate::agent::options::UnhandledInvalidToolCall;
 use crate::agent::output_spec::{OUTPUT_TOOL_NAME, OutputMode};
 use crate::completion::{CompletionResponse, FinishReason};
 use crate::json_depth::{READABLE_DEPTH, nests_deeper_than};
-use crate::json_integers::{oversized_integer, too_large_message};
+use crate::json_integers::{oversized_integer_in_json, too_large_message};
 use crate::message::{AssistantContent, OneOrMany, ToolCall, ToolChoice};
 use crate::run::{CallRecord, PendingCall};
 use crate::tool::{ToolDefinition, ToolFailure, ToolOutcome, ToolResultExtensions};
@@ -203,7 +203,9 @@ impl Driver<'_> {
                         } else {
                             ""
                         };
-                        let too_large = call.arguments.as_str().and_then(oversized_integer);
+                        // Only JSON refused for a huge integer alone: text broken otherwise
+                        // (cut off, say) is answered with why, whatever digits it holds.
+                        let too_large = call.arguments.as_str().and_then(oversized_integer_in_json);
                         let message = if too_deep {
                             format!(
                                 "the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels of \
