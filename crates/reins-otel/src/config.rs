@@ -4,12 +4,13 @@
 
 use crate::delivery::{self, Delivery};
 use crate::{
-    CAPTURE_CONTENT_VAR, ContentKind, DEFAULT_SERVICE_NAME, InitError, Otel, Telemetry, endpoint,
-    exporter_error, filter, layers, transport, withheld, without_endpoint_logs,
+    CAPTURE_CONTENT_VAR, ContentKind, DEFAULT_SERVICE_NAME, InitError, Otel, Telemetry,
+    compression, endpoint, exporter_error, filter, layers, transport, withheld,
+    without_endpoint_logs,
 };
 use opentelemetry_otlp::{
-    MetricExporter, OTEL_EXPORTER_OTLP_METRICS_TIMEOUT, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
-    SpanExporter,
+    MetricExporter, OTEL_EXPORTER_OTLP_METRICS_COMPRESSION, OTEL_EXPORTER_OTLP_METRICS_TIMEOUT,
+    OTEL_EXPORTER_OTLP_TRACES_COMPRESSION, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, SpanExporter,
 };
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
@@ -63,8 +64,9 @@ impl Config {
 
     /// Builds OTLP exporters from the `OTEL_*` environment variables
     /// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `..._HEADERS`, `..._TIMEOUT`, `OTEL_SERVICE_NAME`,
-    /// `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_METRICS_EXPORTER=none` for a traces-only backend),
-    /// installs them and the W3C trace-context propagator globally, and sets a global
+    /// `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_METRICS_EXPORTER=none` for a traces-only backend,
+    /// `OTEL_EXPORTER_OTLP_COMPRESSION=gzip` or a signal's own `..._COMPRESSION` for gzipped
+    /// exports), installs them and the W3C trace-context propagator globally, and sets a global
     /// `tracing` subscriber exporting reins's spans.
     ///
     /// An endpoint's user info (`http://user:password@collector:4318`) is taken out of its
@@ -110,9 +112,12 @@ impl Config {
             endpoint::TRACES,
             OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
         );
+        let trace_compression = compression::chosen(OTEL_EXPORTER_OTLP_TRACES_COMPRESSION, env_var);
+        let mut ignored = trace_compression.ignored;
         let span_exporter = exporter(
             SpanExporter::builder().with_http(),
             endpoint::TRACES,
+            trace_compression.compression,
             &trace_delivery,
             transport::spans_rejected,
             |builder| builder.build(),
@@ -141,9 +146,13 @@ impl Config {
                 endpoint::METRICS,
                 OTEL_EXPORTER_OTLP_METRICS_TIMEOUT,
             );
+            let metric_compression =
+                compression::chosen(OTEL_EXPORTER_OTLP_METRICS_COMPRESSION, env_var);
+            ignored.extend(metric_compression.ignored);
             let metric_exporter = exporter(
                 MetricExporter::builder().with_http(),
                 endpoint::METRICS,
+                metric_compression.compression,
                 &delivery,
                 transport::data_points_rejected,
                 |builder| builder.build(),
@@ -177,6 +186,8 @@ impl Config {
         opentelemetry::global::set_tracer_provider(otel.tracer_provider.clone());
         opentelemetry::global::set_meter_provider(otel.meter_provider.clone());
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+        // Said once the subscriber is installed: before, no layer would hear it.
+        compression::warn_ignored(&ignored);
         Ok(otel)
     }
 }
@@ -226,11 +237,12 @@ fn delivery(name: &'static str, signal: endpoint::Signal, timeout_variable: &str
 }
 
 /// The exporter `build` makes of `builder`, sent by [`exporter_sent_by`] to `signal`'s
-/// endpoint, with the endpoint's user info taken out of its URL into a header. An error
-/// names the endpoint by its variable.
+/// endpoint with `compression` ([`compression::chosen`]), with the endpoint's user info taken
+/// out of its URL into a header. An error names the endpoint by its variable.
 fn exporter<B, E>(
     builder: B,
     signal: endpoint::Signal,
+    compression: Option<opentelemetry_otlp::Compression>,
     delivery: &Arc<Delivery>,
     rejection: transport::RejectionReader,
     build: impl FnOnce(B) -> Result<E, opentelemetry_otlp::ExporterBuildError>,
@@ -239,7 +251,11 @@ where
     B: opentelemetry_otlp::WithExportConfig + opentelemetry_otlp::WithHttpConfig,
 {
     let credentialed = endpoint::credentialed(signal, env_var);
-    let builder = exporter_sent_by(builder, delivery, rejection)?;
+    let mut builder = exporter_sent_by(builder, delivery, rejection)?;
+    // Given, the SDK reads no compression variable itself: what was chosen is what is sent.
+    if let Some(compression) = compression {
+        builder = builder.with_compression(compression);
+    }
     let builder = match &credentialed {
         Some(credentialed) => credentialed.apply(builder),
         None => builder,

@@ -11,7 +11,8 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // Exports to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318), honouring the
-//! // other OTEL_* variables (headers, service name, resource attributes, timeouts).
+//! // other OTEL_* variables (headers, service name, resource attributes, timeouts,
+//! // compression).
 //! let otel = reins_otel::init()?;
 //! // ... run agents ...
 //! otel.shutdown()?; // flushes what is still buffered, waiting 5 s at most
@@ -40,6 +41,7 @@
 
 mod bounded;
 mod bridge;
+mod compression;
 mod config;
 mod delivery;
 mod endpoint;

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Set in the process a test starts; names what it does there.
-const CHILD: &str = "REINS_OTEL_TEST_COLLECTOR_ANSWERS_CHILD";
+pub(crate) const CHILD: &str = "REINS_OTEL_TEST_COLLECTOR_ANSWERS_CHILD";
 
 /// How the stand-in collector answers one request.
 #[derive(Clone, Copy)]
@@ -149,7 +149,7 @@ fn answer_with(mut stream: &TcpStream, answer: Answer) -> std::io::Result<()> {
 
 /// This test binary, run for `test` alone as [`CHILD`] `role`, exporting to `endpoint`
 /// with `env`. It is killed if it has not exited after 120 s.
-fn child(test: &str, role: &str, endpoint: &str, env: &[(&str, &str)]) -> Output {
+pub(crate) fn child(test: &str, role: &str, endpoint: &str, env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args(["--exact", test, "--nocapture", "--test-threads=1"])
@@ -159,6 +159,8 @@ fn child(test: &str, role: &str, endpoint: &str, env: &[(&str, &str)]) -> Output
         .env_remove("OTEL_EXPORTER_OTLP_TIMEOUT")
         .env_remove("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
         .env_remove("RUST_LOG")
+        .env_remove("OTEL_EXPORTER_OTLP_COMPRESSION")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION")
         .envs(env.iter().copied());
     let mut running = command
         .stdout(std::process::Stdio::piped())
@@ -179,7 +181,7 @@ fn child(test: &str, role: &str, endpoint: &str, env: &[(&str, &str)]) -> Output
 /// In a child: export set up with a `fmt` layer on stderr showing `INFO` and up (OpenTelemetry's
 /// own events among them); a span named after each of `spans` recorded and flushed, each
 /// flush's outcome printed as `flush N: ...`.
-fn flush_each(spans: &[&str]) {
+pub(crate) fn flush_each(spans: &[&str]) {
     use tracing_subscriber::Layer;
     let stderr = tracing_subscriber::fmt::layer()
         .with_ansi(false)

@@ -3,6 +3,7 @@
 mod attributes;
 mod cancel;
 mod collector_answers;
+mod compression;
 mod content;
 mod credentials;
 mod docs;
