@@ -31,18 +31,7 @@ pub(crate) fn base_url(url: &str) -> Result<reqwest::Url, String> {
 /// it quotes (whose query, a gateway's `?token=…`, may hold a credential; the caller names
 /// the server), and its causes, which say why (a refused connection, a reset).
 pub(crate) fn transport_text(error: reqwest::Error) -> String {
-    let error = error.without_url();
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        let message = cause.to_string();
-        if !text.contains(&message) {
-            text.push_str(": ");
-            text.push_str(&message);
-        }
-        source = cause.source();
-    }
-    text
+    reins::text::with_causes(&error.without_url())
 }
 
 /// The `Authorization` header of a bearer token, marked sensitive (so the HTTP stack never

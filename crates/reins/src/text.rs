@@ -253,6 +253,50 @@ pub fn json_kind(value: &serde_json::Value) -> &'static str {
     }
 }
 
+/// `error`'s message and its causes' (its [`source`](std::error::Error::source) chain) in
+/// one line, joined by `: `: many errors' own message ("error sending request") leaves why
+/// to a cause. A cause whose message the line already holds (an error that repeats its
+/// source's) is not said twice.
+///
+/// ```
+/// use reins::text::with_causes;
+/// use std::error::Error;
+///
+/// #[derive(Debug)]
+/// struct Sending(std::io::Error);
+///
+/// impl std::fmt::Display for Sending {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("error sending request")
+///     }
+/// }
+///
+/// impl Error for Sending {
+///     fn source(&self) -> Option<&(dyn Error + 'static)> {
+///         Some(&self.0)
+///     }
+/// }
+///
+/// let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
+/// assert_eq!(
+///     with_causes(&Sending(refused)),
+///     "error sending request: connection refused"
+/// );
+/// ```
+pub fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let message = cause.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -150,16 +150,7 @@ fn error_chain(error: &reqwest::Error) -> String {
             return format!("could not connect to {} ({deepest})", endpoint_of(url));
         }
     }
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        let message = cause.to_string();
-        if !text.contains(&message) {
-            text.push_str(": ");
-            text.push_str(&message);
-        }
-        source = cause.source();
-    }
+    let text = crate::text::with_causes(error);
     match error.url() {
         Some(url) => text.replace(url.as_str(), &endpoint_of(url)),
         None => text,
