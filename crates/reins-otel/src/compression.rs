@@ -70,14 +70,7 @@ pub(crate) fn warn_ignored(ignored: &[&'static str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| {
-            vars.iter()
-                .find(|(var, _)| *var == name)
-                .map(|(_, value)| (*value).to_owned())
-        }
-    }
+    use crate::test_env::env;
 
     const TRACES: &str = "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION";
     const GENERAL: &str = OTEL_EXPORTER_OTLP_COMPRESSION;

@@ -133,14 +133,7 @@ fn without_user_info(url: &str) -> Option<(String, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| {
-            vars.iter()
-                .find(|(var, _)| *var == name)
-                .map(|(_, value)| (*value).to_owned())
-        }
-    }
+    use crate::test_env::env;
 
     /// The user and password a `Basic` header carries.
     fn decoded(authorization: &str) -> String {

@@ -49,6 +49,8 @@ mod exporter_error;
 mod filter;
 mod layer;
 mod metrics;
+#[cfg(test)]
+mod test_env;
 mod transport;
 mod withheld;
 

@@ -176,19 +176,13 @@ pub(crate) fn data_points_rejected(body: &[u8]) -> Option<Rejection> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_env::env;
     use opentelemetry_proto::tonic::collector::trace::v1::{
         ExportTracePartialSuccess, ExportTraceServiceResponse,
     };
 
     #[test]
     fn an_exports_time_is_its_signals_timeout_else_the_general_one_else_10_s() {
-        fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-            move |name| {
-                vars.iter()
-                    .find(|(var, _)| *var == name)
-                    .map(|(_, value)| (*value).to_owned())
-            }
-        }
         let traces = "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT";
         assert_eq!(export_timeout(traces, env(&[])), Duration::from_secs(10));
         let general = [("OTEL_EXPORTER_OTLP_TIMEOUT", "2500")];
