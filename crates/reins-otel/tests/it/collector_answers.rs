@@ -8,7 +8,7 @@
 //! Each test runs its half that sets export up ([`reins_otel::Config::init_with`] installs
 //! a global subscriber) in a process of its own: this test binary, run again for that test.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
@@ -93,23 +93,7 @@ fn collector(script: Vec<Answer>) -> (String, Arc<Mutex<Vec<Vec<u8>>>>) {
 
 /// Reads one request from `stream`: its body.
 pub(crate) fn request_body(stream: &TcpStream) -> std::io::Result<Vec<u8>> {
-    let mut reader = BufReader::new(stream);
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        if line == "\r\n" {
-            break;
-        }
-        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = value.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    Ok(body)
+    crate::requests::read_request(stream).map(|request| request.body)
 }
 
 fn answer_with(mut stream: &TcpStream, answer: Answer) -> std::io::Result<()> {

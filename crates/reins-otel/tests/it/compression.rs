@@ -6,17 +6,11 @@
 //! Each test sets export up in a child process, as [`super::collector_answers`] does.
 
 use super::collector_answers::{CHILD, child, flush_each};
+use crate::requests::{Received, read_request};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
-
-/// One request a stand-in collector received: its headers (names in lower case) and body.
-struct Received {
-    headers: HashMap<String, String>,
-    body: Vec<u8>,
-}
 
 /// A collector on loopback that takes every export (200, empty) and keeps each request.
 fn recording_collector() -> (String, Arc<Mutex<Vec<Received>>>) {
@@ -39,35 +33,6 @@ fn recording_collector() -> (String, Arc<Mutex<Vec<Received>>>) {
         }
     });
     (format!("http://127.0.0.1:{port}"), requests)
-}
-
-/// Reads one request from `stream`.
-fn read_request(stream: &TcpStream) -> std::io::Result<Received> {
-    let mut reader = BufReader::new(stream);
-    let mut headers = HashMap::new();
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line)? == 0 {
-        return Err(std::io::ErrorKind::UnexpectedEof.into());
-    }
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        if line == "\r\n" {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
-        }
-    }
-    let length = headers
-        .get("content-length")
-        .and_then(|length| length.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    Ok(Received { headers, body })
 }
 
 /// The names of the spans in an OTLP traces request's (protobuf) body.

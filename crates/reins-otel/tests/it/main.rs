@@ -15,6 +15,7 @@ mod input_redaction;
 mod metrics;
 mod phoenix;
 mod recovered;
+mod requests;
 mod resume;
 mod setup;
 mod spans;
