@@ -1,6 +1,7 @@
 //! An `[[tools.mcp]]` entry checked: a `command` (stdio) or a `url` (streamable HTTP), the
 //! variables an HTTP server's credentials come from (named, never written in the file), and a
-//! call timeout of at least a second.
+//! call timeout of at least a second. An error at the `url` masks it in the quoted line: its
+//! user info or query may hold a key.
 
 use super::diagnostic::Diagnostic;
 use super::variables::check_env;
@@ -17,10 +18,15 @@ pub(super) fn check_mcp(
 ) {
     let config = server.get_ref();
     match (&config.command, &config.url) {
-        (Some(_), Some(url)) => problems.push(agent.error_at(
-            url.span(),
-            "give either `command` (stdio) or `url` (HTTP), not both",
-        )),
+        // The URL is masked in the quoted line: its user info or query may hold a key.
+        (Some(_), Some(url)) => problems.push(
+            agent
+                .error_at(
+                    url.span(),
+                    "give either `command` (stdio) or `url` (HTTP), not both",
+                )
+                .concealed(),
+        ),
         (None, None) => problems.push(agent.error_at(
             server.span(),
             format!(
@@ -36,8 +42,11 @@ pub(super) fn check_mcp(
         (None, Some(url)) => {
             let text = url.get_ref();
             if !(text.starts_with("http://") || text.starts_with("https://")) {
-                problems
-                    .push(agent.error_at(url.span(), "`url` must be an http:// or https:// URL"));
+                problems.push(
+                    agent
+                        .error_at(url.span(), "`url` must be an http:// or https:// URL")
+                        .concealed(),
+                );
             }
         }
     }

@@ -15,6 +15,30 @@ fn an_mcp_server_with_both_command_and_url_is_refused() {
     );
 }
 
+/// A server's URL may carry a credential (user info, a key in its query): an error at the
+/// `url` line points at it without repeating it.
+#[test]
+fn an_mcp_url_refused_is_pointed_at_but_never_shown() {
+    let url = "alice:pass-5e1d@127.0.0.1:1/mcp?token=query-key-c04f";
+    for (entry, error) in [
+        (
+            format!("url = \"ftp://{url}\"\n"),
+            "`url` must be an http:// or https:// URL",
+        ),
+        (
+            format!("command = \"x\"\nurl = \"https://{url}\"\n"),
+            "give either `command` (stdio) or `url` (HTTP), not both",
+        ),
+    ] {
+        let (code, stderr) = check(&format!("{VALID}\n[[tools.mcp]]\nname = \"x\"\n{entry}"));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(error), "{stderr}");
+        for secret in ["pass-5e1d", "query-key-c04f"] {
+            assert!(!stderr.contains(secret), "{stderr}");
+        }
+    }
+}
+
 #[test]
 fn an_unset_mcp_credential_variable_is_named_at_its_line_and_its_value_never_shown() {
     let toml = format!(
