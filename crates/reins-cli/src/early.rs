@@ -44,19 +44,28 @@ impl Early {
         self.fail(message, ExitCode::from(EXIT_INVALID))
     }
 
-    /// Reads and checks an agent file, printing every mistake at its line (exit 2).
+    /// Reads and checks an agent file, printing every mistake at its line (exit 2), and every
+    /// warning (which fails nothing: the `error` event holds the errors only).
     pub fn load(self, path: &Path, needs: Needs) -> Result<LoadedAgent, ExitCode> {
-        config::load(path, needs).map_err(|problems| {
-            let mut said: Vec<String> = problems.iter().map(ToString::to_string).collect();
-            for problem in &said {
-                eprintln!("{problem}");
+        let problems = match config::load(path, needs) {
+            Ok((agent, warnings)) => {
+                for warning in &warnings {
+                    eprintln!("{warning}");
+                }
+                return Ok(agent);
             }
-            let summary = format!("{} has {} error(s)", path.display(), problems.len());
-            eprintln!("reins: {summary}");
-            said.push(summary);
-            self.event(&said.join("\n"));
-            ExitCode::from(EXIT_INVALID)
-        })
+            Err(problems) => problems,
+        };
+        for problem in &problems {
+            eprintln!("{problem}");
+        }
+        let errors: Vec<_> = problems.iter().filter(|p| p.is_error()).collect();
+        let mut said: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        let summary = format!("{} has {} error(s)", path.display(), errors.len());
+        eprintln!("reins: {summary}");
+        said.push(summary);
+        self.event(&said.join("\n"));
+        Err(ExitCode::from(EXIT_INVALID))
     }
 
     fn event(self, message: &str) {

@@ -1,8 +1,8 @@
 //! Checks an agent file beyond its shape: known providers and actions, tool choices that name
 //! defined tools, and environment variables that are set (a shell tool's schema and
 //! template are checked in `shell_tool.rs`, an MCP server's entry in `mcp_server.rs`, the Restate
-//! store's settings in `restate.rs`, the variables it names in `variables.rs`). Every problem is
-//! reported (not only the first), each at its line.
+//! store's settings in `restate.rs`, the variables it names in `variables.rs`, the programs it
+//! starts in `programs.rs`). Every problem is reported (not only the first), each at its line.
 
 use super::budget::check_budget;
 use super::diagnostic::Diagnostic;
@@ -50,7 +50,8 @@ impl Needs {
     }
 }
 
-/// Every problem of `agent`, in file order, with the variables `needs` says are needed.
+/// Every problem of `agent`, in file order, with the variables `needs` says are needed; when
+/// the command runs the agent's tools, a warning for each program it would not find.
 pub fn check(agent: &LoadedAgent, needs: Needs) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     let mut secrets = Vec::new();
@@ -114,6 +115,8 @@ pub fn check(agent: &LoadedAgent, needs: Needs) -> Vec<Diagnostic> {
         }
     }
     if needs.runs_here() {
+        // Warnings: a program not installed where the file is checked may be where it runs.
+        problems.extend(super::programs::missing_programs(agent));
         problems.append(&mut secrets);
         // The store's commands read runs without running anything: no path is needed.
         problems.extend(super::paths::check_paths(agent));

@@ -1,5 +1,7 @@
-//! An error in an agent file, pointing at its line: `file:line:column: message`, the line,
-//! and a caret under the mistake.
+//! An error in an agent file, pointing at its line: `file:line:column: error: message`, the
+//! line, and a caret under the mistake. A warning is shown the same way, `warning:` in place of
+//! `error:`: something that may fail later but need not (a program not installed where the
+//! file is checked), which fails no command.
 
 use std::fmt;
 use std::ops::Range;
@@ -12,6 +14,8 @@ pub struct Diagnostic {
     /// One-based line and column of the mistake, with the line's text, when it has a place.
     place: Option<(usize, usize, String, usize)>,
     message: String,
+    /// A warning, not an error: the file is used all the same.
+    warning: bool,
 }
 
 impl Diagnostic {
@@ -27,7 +31,19 @@ impl Diagnostic {
             path: path.to_path_buf(),
             place,
             message: message.into(),
+            warning: false,
         }
+    }
+
+    /// The same diagnostic as a warning: said, but failing nothing.
+    pub fn into_warning(mut self) -> Self {
+        self.warning = true;
+        self
+    }
+
+    /// Whether it is an error (the file cannot be used), not a warning.
+    pub fn is_error(&self) -> bool {
+        !self.warning
     }
 
     /// The same mistake with the mistaken text masked in the quoted line (`*` for each
@@ -141,13 +157,14 @@ fn floor_char_boundary(text: &str, mut index: usize) -> usize {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = if self.warning { "warning" } else { "error" };
         match &self.place {
-            None => write!(f, "{}: error: {}", self.path.display(), self.message),
+            None => write!(f, "{}: {kind}: {}", self.path.display(), self.message),
             Some((line, column, text, width)) => {
                 let gutter = line.to_string().len();
                 writeln!(
                     f,
-                    "{}:{line}:{column}: error: {}",
+                    "{}:{line}:{column}: {kind}: {}",
                     self.path.display(),
                     self.message
                 )?;

@@ -15,6 +15,7 @@ mod mcp_server;
 pub mod model_keys;
 mod passthrough;
 mod paths;
+mod programs;
 mod restate;
 pub mod shell_tool;
 mod suggest;
@@ -347,9 +348,13 @@ impl LoadedAgent {
     }
 }
 
-/// Reads `path`, parses it and checks it (with the variables `needs` says the command needs).
-/// Every error is a [`Diagnostic`] naming the line.
-pub fn load(path: &Path, needs: check::Needs) -> Result<LoadedAgent, Vec<Diagnostic>> {
+/// Reads `path`, parses it and checks it (with the variables `needs` says the command needs):
+/// the agent and its warnings, or every error (with the warnings), each a [`Diagnostic`]
+/// naming the line.
+pub fn load(
+    path: &Path,
+    needs: check::Needs,
+) -> Result<(LoadedAgent, Vec<Diagnostic>), Vec<Diagnostic>> {
     let source = std::fs::read_to_string(path).map_err(|error| {
         vec![Diagnostic::new(
             path,
@@ -372,9 +377,9 @@ pub fn load(path: &Path, needs: check::Needs) -> Result<LoadedAgent, Vec<Diagnos
         source,
     };
     let problems = check::check(&agent, needs);
-    if problems.is_empty() {
-        Ok(agent)
-    } else {
+    if problems.iter().any(Diagnostic::is_error) {
         Err(problems)
+    } else {
+        Ok((agent, problems))
     }
 }

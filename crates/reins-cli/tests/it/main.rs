@@ -24,6 +24,7 @@ mod limits;
 mod mcp_http;
 mod mcp_names;
 mod mcp_resume;
+mod missing_programs;
 #[cfg(feature = "local")]
 mod offline;
 mod otlp;
