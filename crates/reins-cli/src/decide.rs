@@ -168,7 +168,14 @@ async fn not_waiting(
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        (Some(id), _) => format!("run `{run_id}` has no call `{id}` waiting for a decision"),
+        (Some(id), _) => format!(
+            "run `{run_id}` has no call `{id}` waiting for a decision; {}",
+            crate::waiting_calls::waiting_instead(
+                pending
+                    .iter()
+                    .map(|p| (p.internal_call_id.as_str(), p.tool_name.as_str()))
+            )
+        ),
         (None, []) => format!(
             "run `{run_id}` has no call waiting for a decision (its status: {})",
             status_name(state.status)

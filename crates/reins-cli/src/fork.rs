@@ -161,7 +161,14 @@ fn waiting_call(
             )
         })
         .ok_or_else(|| match call {
-            Some(id) => format!("checkpoint {version} has no call `{id}` waiting for a decision"),
+            Some(id) => format!(
+                "checkpoint {version} has no call `{id}` waiting for a decision; {}",
+                crate::waiting_calls::waiting_instead(
+                    waiting
+                        .iter()
+                        .map(|p| (p.internal_call_id.as_str(), p.call.name.as_str()))
+                )
+            ),
             None => format!(
                 "checkpoint {version} has no call waiting for a decision: there are no \
                  arguments to change (fork without --args/--edit, or pick another --at)"

@@ -63,6 +63,7 @@ mod tool_supervisor;
 mod trail;
 mod ui;
 mod usage;
+mod waiting_calls;
 mod warnings;
 
 use clap::{Parser, Subcommand};

@@ -373,16 +373,23 @@ pub async fn decide(
     verdict: Verdict,
 ) -> Result<(), String> {
     let runs = client(agent, url)?;
-    let pending = runs
+    let mut pending = runs
         .status(run_id)
         .await
         .map_err(|error| explain(agent, url, &error))?
         .pending;
     let target = match call {
-        Some(id) => pending
-            .into_iter()
-            .find(|waiting| waiting.call == id)
-            .ok_or_else(|| format!("run `{run_id}` has no call `{id}` waiting for a decision"))?,
+        Some(id) => match pending.iter().position(|waiting| waiting.call == id) {
+            Some(index) => pending.swap_remove(index),
+            None => {
+                return Err(format!(
+                    "run `{run_id}` has no call `{id}` waiting for a decision; {}",
+                    crate::waiting_calls::waiting_instead(
+                        pending.iter().map(|p| (p.call.as_str(), p.tool.as_str()))
+                    )
+                ));
+            }
+        },
         None => match pending.len() {
             0 => return Err(format!("run `{run_id}` has no call waiting for a decision")),
             1 => pending

@@ -178,14 +178,32 @@ fn a_denied_call_tells_the_model_the_message() {
 fn a_decision_for_a_call_that_does_not_wait_is_refused() {
     let server = FakeLlm::start(&rules());
     let agent = agent_file(&server, ASK);
-    let (run, _) = suspend(&agent);
+    let (run, call) = suspend(&agent);
+    let call = call["call"].as_str().expect("call id");
     let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", &run, "t9c9"]));
     assert_eq!(code, 1);
-    assert!(stderr.contains("has no call `t9c9` waiting"), "{stderr}");
+    // The calls that do wait are named, with their tools: the id to give instead.
+    assert!(
+        stderr.contains("has no call `t9c9` waiting")
+            && stderr.contains(&format!("waiting: `{call}` (save_note)")),
+        "{stderr}"
+    );
     let (code, _, stderr) =
         outcome(agent.reins(&["runs", "approve", "AGENT", &run, "--args", "[1]"]));
     assert_eq!(code, 1);
     assert!(stderr.contains("must be a JSON object"), "{stderr}");
+
+    // Once the run is over, no call waits: said so.
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "deny", "AGENT", &run, call]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "deny", "AGENT", &run, "t9c9"]));
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("has no call `t9c9` waiting") && stderr.contains("no call of it waits"),
+        "{stderr}"
+    );
 }
 
 #[test]
