@@ -196,7 +196,17 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
     } else {
         loaded
     };
-    let store = match store::open(&loaded).await {
+    // The commands that only read runs work for a user who may only read the store.
+    let reads_only = matches!(
+        command,
+        RunsCommand::List { .. } | RunsCommand::Show { .. } | RunsCommand::Checkpoints { .. }
+    );
+    let opened = if reads_only {
+        store::open_for_reading(&loaded).await
+    } else {
+        store::open(&loaded).await
+    };
+    let store = match opened {
         Ok(store) => store,
         Err(error) => return early.fail(error, ExitCode::FAILURE),
     };

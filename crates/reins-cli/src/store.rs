@@ -2,11 +2,36 @@
 //! [`BoxedStore`] (a Restate agent's runs are reached through [`crate::restate`] instead).
 
 use crate::config::LoadedAgent;
-use reins::store::{BoxedStore, DEFAULT_LEASE, SqliteStore};
+use reins::store::{BoxedStore, DEFAULT_LEASE, SqliteStore, StoreError};
 use std::time::Duration;
 
 /// Where the SQLite store is when the agent file names none (beside the agent file).
 pub const DEFAULT_SQLITE: &str = ".reins/runs.sqlite";
+
+/// Opens the store of a checked agent file for a command that only reads it (`runs list`,
+/// `runs show`, `runs checkpoints`): a SQLite file that is a store this release reads as it
+/// is opens read-only, writing nothing, so a user who may read the file but not write it (or
+/// its directory) can; one that is not there yet, or whose tables need setting up, is opened
+/// as [`open`] opens it.
+pub async fn open_for_reading(agent: &LoadedAgent) -> Result<BoxedStore, String> {
+    let default = crate::config::StoreConfig::default();
+    let config = agent.file.store.as_ref().map_or(&default, |s| s.get_ref());
+    if config.restate.is_none() && config.postgres_url_env.is_none() {
+        let path = sqlite_path(agent, config);
+        if path.is_file()
+            && let Ok(store) = SqliteStore::open_read_only(&path)
+        {
+            return Ok(BoxedStore::new(store));
+        }
+    }
+    open(agent).await
+}
+
+/// The SQLite file of the store `config` of `agent`.
+fn sqlite_path(agent: &LoadedAgent, config: &crate::config::StoreConfig) -> std::path::PathBuf {
+    let named = config.sqlite.as_ref().map(|file| file.get_ref().as_str());
+    agent.resolve(named.unwrap_or(DEFAULT_SQLITE))
+}
 
 /// Opens the store of a checked agent file.
 pub async fn open(agent: &LoadedAgent) -> Result<BoxedStore, String> {
@@ -42,16 +67,42 @@ pub async fn open(agent: &LoadedAgent) -> Result<BoxedStore, String> {
                 )
             });
     }
-    let named = config.sqlite.as_ref().map(|file| file.get_ref().as_str());
-    let path = agent.resolve(named.unwrap_or(DEFAULT_SQLITE));
+    let path = sqlite_path(agent, config);
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
+        std::fs::create_dir_all(parent).map_err(|error| {
+            format!(
+                "cannot create {}, the run store's directory: {error}{ELSEWHERE}",
+                parent.display()
+            )
+        })?;
     }
     SqliteStore::open(&path)
         .map(|store| match keep {
             Some(newest) => BoxedStore::new(store.with_lease(lease).keep_checkpoints(newest)),
             None => BoxedStore::new(store.with_lease(lease)),
         })
-        .map_err(|error| format!("cannot open the run store {}: {error}", path.display()))
+        .map_err(|error| unopened(&path, error))
+}
+
+/// Said after a store that cannot be made or written where the file says: what else to do.
+const ELSEWHERE: &str = " (or keep the runs elsewhere: `[store] sqlite = \"PATH\"` in the \
+                         agent file)";
+
+/// Why the SQLite store at `path` did not open, naming the file once: the store's own
+/// message names it already, before what went wrong.
+fn unopened(path: &std::path::Path, error: StoreError) -> String {
+    let shown = path.display().to_string();
+    let message = match error {
+        StoreError::Backend(message) => message,
+        other => other.to_string(),
+    };
+    let reason = message
+        .strip_prefix(&shown)
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(&message);
+    let permission = reason.contains("ermission denied") || reason.contains("may not write");
+    format!(
+        "cannot open the run store {shown}: {reason}{}",
+        if permission { ELSEWHERE } else { "" }
+    )
 }

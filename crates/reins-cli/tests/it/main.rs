@@ -46,6 +46,7 @@ mod runs_unreadable;
 mod schema_first;
 mod shell_args_output;
 mod shell_option_values;
+mod store_access;
 mod store_path;
 mod terminal;
 mod terminal_text;

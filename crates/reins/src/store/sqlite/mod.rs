@@ -9,6 +9,7 @@
 mod cross_process;
 mod deletion;
 mod listings;
+mod opening;
 mod reads;
 mod rows;
 mod schema;
@@ -66,6 +67,8 @@ pub struct SqliteStore {
     signals: DecisionSignals,
     /// The check for decisions written by other processes, while anyone watches.
     feed: FeedSlot,
+    /// Opened with [`open_read_only`](SqliteStore::open_read_only): every write is refused.
+    read_only: bool,
 }
 
 /// How long an operation waits for another process's write to the file (or its set-up of
@@ -82,6 +85,16 @@ impl std::fmt::Debug for SqliteStore {
         f.debug_struct("SqliteStore")
             .field("path", &self.path)
             .finish_non_exhaustive()
+    }
+}
+
+/// `error` with the file's path before SQLite's message (which does not say which file).
+fn named_backend(path: &Path, error: StoreError) -> StoreError {
+    match error {
+        StoreError::Backend(message) => {
+            StoreError::Backend(format!("{}: {message}", path.display()))
+        }
+        other => other,
     }
 }
 
@@ -111,16 +124,59 @@ impl SqliteStore {
         Self::open_file(path.as_ref(), true)
     }
 
+    /// Opens the store in the file at `path` for reading only: nothing is written to the file
+    /// or beside it (its journal mode is not set, nor its tables set up), so a user who may
+    /// read the file but not write it, or not write in its directory, can list and load runs.
+    /// The file must be a store this release can use as it is: one that does not exist, is
+    /// empty, or was set up by an earlier release (whose tables opening for writing would
+    /// upgrade) is refused with a [`StoreError::Backend`] saying so and naming the file; one
+    /// a newer release set up with [`StoreError::UnsupportedSchema`]. Every write through the
+    /// handle (a run created, claimed, decided, checkpointed, deleted) is refused with a
+    /// [`StoreError::Backend`] saying it was opened read-only.
+    ///
+    /// ```
+    /// use reins::store::{RunStore, SqliteStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let file = dir.path().join("runs.db");
+    /// assert!(SqliteStore::open_read_only(&file).is_err(), "no such file yet");
+    /// SqliteStore::open(&file)?;
+    /// let reader = SqliteStore::open_read_only(&file)?;
+    /// assert!(reader.list().await?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let connection = opening::read_only(path)?;
+        let mut store = Self::handle(connection, path.to_path_buf());
+        store.read_only = true;
+        Ok(store)
+    }
+
     fn open_file(path: &Path, shared: bool) -> Result<Self, StoreError> {
-        // SQLite's own messages ("file is not a database") do not say which file.
-        let named = |error: StoreError| match error {
-            StoreError::Backend(message) => {
-                StoreError::Backend(format!("{}: {message}", path.display()))
+        // SQLite's own messages ("file is not a database") do not say which file; and where
+        // it cannot open one, not why (its message then names the file itself).
+        let named = |error: rusqlite::Error| {
+            let cannot_open = matches!(&error, rusqlite::Error::SqliteFailure(failure, _)
+                if failure.code == rusqlite::ErrorCode::CannotOpen);
+            match opening::why_unopenable(path).filter(|_| cannot_open) {
+                Some(why) => StoreError::Backend(format!("{}: {why}", path.display())),
+                None => named_backend(path, backend(error)),
             }
-            other => other,
         };
-        let connection = Connection::open(path).map_err(|error| named(backend(error)))?;
-        Self::prepare(connection, path.to_path_buf(), shared).map_err(named)
+        let connection = Connection::open(path).map_err(named)?;
+        Self::prepare(connection, path.to_path_buf(), shared).map_err(|error| match error {
+            StoreError::Backend(message) if message.starts_with("unable to open") => {
+                match opening::why_unopenable(path) {
+                    Some(why) => StoreError::Backend(format!("{}: {why}", path.display())),
+                    None => named_backend(path, StoreError::Backend(message)),
+                }
+            }
+            other => named_backend(path, other),
+        })
     }
 
     /// A store in memory (lost when dropped), e.g. for tests.
@@ -148,6 +204,11 @@ impl SqliteStore {
             .pragma_update(None, "synchronous", "FULL")
             .map_err(backend)?;
         schema::set_up(&mut connection, shared, &path.display().to_string())?;
+        Ok(Self::handle(connection, path))
+    }
+
+    /// A handle on `connection`, the file at `path` ready for it.
+    fn handle(connection: Connection, path: PathBuf) -> Self {
         let (signals, feed) = if path.as_os_str() == ":memory:" {
             (DecisionSignals::new(), FeedSlot::default())
         } else {
@@ -160,14 +221,15 @@ impl SqliteStore {
                 .or_insert_with(|| (DecisionSignals::new(), FeedSlot::default()))
                 .clone()
         };
-        Ok(SqliteStore {
+        SqliteStore {
             connection: Arc::new(Mutex::new(connection)),
             path,
             lease: DEFAULT_LEASE,
             keep_checkpoints: None,
             signals,
             feed,
-        })
+            read_only: false,
+        }
     }
 
     /// How often a [`DecisionWatch`] on a file checks whether another process wrote to it
@@ -236,6 +298,7 @@ impl SqliteStore {
 
 impl RunStore for SqliteStore {
     async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
+        self.writable()?;
         self.with(writes::create(state, owner, self.lease_millis())?)
             .await
     }
@@ -245,10 +308,12 @@ impl RunStore for SqliteStore {
         state: &RunState,
         journal: &[JournalEntry],
     ) -> Result<(), StoreError> {
+        self.writable()?;
         self.with(writes::create_forked(state, journal)?).await
     }
 
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
+        self.writable()?;
         self.with(writes::claim(run_id, owner, self.lease_millis(), None))
             .await
     }
@@ -259,6 +324,7 @@ impl RunStore for SqliteStore {
         owner: &str,
         holder: &str,
     ) -> Result<ClaimedRun, StoreError> {
+        self.writable()?;
         let lease = self.lease_millis();
         self.with(writes::claim(run_id, owner, lease, Some(holder)))
             .await
@@ -271,6 +337,7 @@ impl RunStore for SqliteStore {
         journal: &[JournalEntry],
         release: bool,
     ) -> Result<Lease, StoreError> {
+        self.writable()?;
         let work = writes::checkpoint(
             lease,
             state,
@@ -295,6 +362,7 @@ impl RunStore for SqliteStore {
         run_id: &str,
         decision: &Decision,
     ) -> Result<RecordedDecision, StoreError> {
+        self.writable()?;
         let recorded = self.with(writes::decide(run_id, decision)).await?;
         self.signals.recorded(run_id);
         Ok(recorded)
@@ -305,6 +373,7 @@ impl RunStore for SqliteStore {
         lease: &Lease,
         decision: &Decision,
     ) -> Result<RecordedDecision, StoreError> {
+        self.writable()?;
         self.with(writes::log_decision(lease, decision)).await
     }
 
@@ -342,6 +411,7 @@ impl RunStore for SqliteStore {
     }
 
     async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        self.writable()?;
         self.with(writes::renew(lease, self.lease_millis())).await
     }
 
@@ -358,10 +428,12 @@ impl RunStore for SqliteStore {
     }
 
     async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
+        self.writable()?;
         self.with(deletion::delete(run_id)).await
     }
 
     async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
+        self.writable()?;
         self.with(deletion::expire(expiry_cutoff(older_than))).await
     }
 

@@ -132,6 +132,14 @@ pub(super) fn set_up(
     transaction.commit().map_err(backend)
 }
 
+/// Whether the file's tables are the store's, in a layout this release uses as it is (one
+/// read transaction): what a read-only handle needs. Another application's file, or one a newer
+/// release set up, is refused as [`set_up`] refuses it.
+pub(super) fn is_current(connection: &mut Connection, database: &str) -> Result<bool, StoreError> {
+    let look = connection.transaction().map_err(backend)?;
+    Ok(!needs_set_up(&look, false, database)?)
+}
+
 /// Whether the file's tables need setting up, refusing another application's file first
 /// (unless `shared`: its tables say nothing of the store's) and then one whose recorded
 /// generation is newer than this release's. Tables recording this layout need it only when

@@ -55,6 +55,7 @@ mod records;
 mod renewal;
 mod schema_generation;
 mod sqlite_files;
+mod sqlite_opening;
 mod store_faults;
 mod takeovers;
 mod typed;
