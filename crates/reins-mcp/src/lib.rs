@@ -142,6 +142,7 @@ mod error;
 mod handler;
 mod handshake;
 mod http_client;
+mod http_endpoint;
 mod http_events;
 mod lenient;
 mod listing;
