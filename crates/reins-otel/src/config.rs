@@ -56,7 +56,8 @@ impl Config {
 
     /// Cuts each part of recorded content (a message's text, a tool call's arguments, a
     /// tool's result) to its first `bytes`, with a marker giving its whole length; default
-    /// [`DEFAULT_CONTENT_PART_LIMIT`]. See [`Telemetry::content_part_limit`].
+    /// [`DEFAULT_CONTENT_PART_LIMIT`](crate::DEFAULT_CONTENT_PART_LIMIT). See
+    /// [`Telemetry::content_part_limit`].
     pub fn content_part_limit(mut self, bytes: usize) -> Self {
         self.telemetry = self.telemetry.content_part_limit(bytes);
         self
