@@ -5,8 +5,9 @@
 use crate::McpError;
 use crate::content::McpToolResult;
 use crate::handler::ClientEvents;
+use crate::hidden::scrub;
 use crate::http_client::SessionEnd;
-use crate::server::{EFFECT_ID_META_KEY, McpServer, scrub, shown_message};
+use crate::server::{EFFECT_ID_META_KEY, McpServer, shown_message};
 use crate::stderr::StderrTail;
 use reins::hooks::redaction::Redaction;
 use rmcp::RoleClient;

@@ -3,7 +3,7 @@
 //! query and user info, the header values, the token) with what is shown instead.
 
 use crate::echoes::MIN_ECHOED_SECRET_LEN;
-use crate::server::Redacted;
+use crate::hidden::Redacted;
 
 #[derive(Clone)]
 pub(crate) struct HttpEndpoint {
@@ -103,7 +103,7 @@ fn shown_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::scrub;
+    use crate::hidden::scrub;
 
     /// A server or proxy may quote only the request's path and query (`Cannot POST
     /// /mcp?token=…`), or the user info, in an error page or a tool's result.

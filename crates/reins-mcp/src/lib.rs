@@ -141,6 +141,7 @@ mod echoes;
 mod error;
 mod handler;
 mod handshake;
+mod hidden;
 mod http_client;
 mod http_endpoint;
 mod http_events;

@@ -2,6 +2,7 @@
 //! streamable HTTP. Opening a connection to it is in `connect.rs`.
 
 use crate::echoes::MIN_ECHOED_SECRET_LEN;
+use crate::hidden::{Redacted, scrub};
 pub(crate) use crate::http_endpoint::HttpEndpoint;
 use reins::hooks::redaction::names_a_credential;
 use std::ffi::OsString;
@@ -104,16 +105,6 @@ impl StdioCommand {
             .filter(|value| value.len() >= MIN_ECHOED_SECRET_LEN)
             .map(|value| (value.to_owned(), "[redacted]".to_owned()))
             .collect()
-    }
-}
-
-/// A value whose `Debug` output is hidden.
-#[derive(Clone)]
-pub(crate) struct Redacted<T>(pub(crate) T);
-
-impl<T> std::fmt::Debug for Redacted<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("[redacted]")
     }
 }
 
@@ -322,16 +313,6 @@ impl McpServer {
     pub(crate) fn is_stdio(&self) -> bool {
         matches!(self.transport, Transport::Stdio(_))
     }
-}
-
-/// `message` with every secret replaced by what may be shown instead: an HTTP library's
-/// error may quote what it sent.
-pub(crate) fn scrub(message: &str, secrets: &[(String, String)]) -> String {
-    secrets
-        .iter()
-        .fold(message.to_owned(), |message, (secret, shown)| {
-            message.replace(secret.as_str(), shown)
-        })
 }
 
 /// A server's error message as errors carry it: its secrets replaced, control sequences shown

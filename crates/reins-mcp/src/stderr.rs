@@ -117,7 +117,7 @@ impl LineBuffer {
 
 fn keep_line(state: &Mutex<TailState>, server: &str, secrets: &[(String, String)], line: String) {
     // A credential the server prints goes no further: not to the log, not to errors.
-    let line = crate::server::scrub(&line, secrets);
+    let line = crate::hidden::scrub(&line, secrets);
     // Kept for error messages a person reads: a control sequence is shown, not acted on.
     let line = match reins::text::printable(&line) {
         std::borrow::Cow::Borrowed(_) => line,
