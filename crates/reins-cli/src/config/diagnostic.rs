@@ -2,7 +2,12 @@
 //! line, and a caret under the mistake. A warning is shown the same way, `warning:` in place of
 //! `error:`: something that may fail later but need not (a program not installed where the
 //! file is checked), which fails no command.
+//!
+//! The quoted line never shows a secret: whatever on it may be one (a URL's user info and
+//! query, a credential's value) is masked first (`masking.rs`), `*` for each character so
+//! that the caret still points where it did; a value the message quotes, likewise.
 
+use super::masking;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -19,18 +24,33 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    /// A mistake in `source` (the file at `path`) at byte range `span`.
+    /// A mistake in `source` (the file at `path`) at byte range `span`, its quoted line
+    /// with what may be a secret masked, and in `message` the text masked there.
     pub fn new(
         path: &Path,
         source: &str,
         span: Option<Range<usize>>,
         message: impl Into<String>,
     ) -> Self {
-        let place = span.map(|span| locate(source, span));
+        let mut message = masking::masked_urls(&message.into());
+        let place = span.map(|span| {
+            let (line, column, text, width) = locate(source, span);
+            let masked = masking::masked(source)
+                .split('\n')
+                .nth(line - 1)
+                .map_or_else(String::new, |masked| {
+                    masked.trim_end_matches('\r').to_owned()
+                });
+            // The message may quote the mistaken value (`invalid type: string "…"`).
+            for secret in hidden_runs(&text, &masked) {
+                message = message.replace(&secret, &"*".repeat(secret.chars().count()));
+            }
+            (line, column, masked, width)
+        });
         Diagnostic {
             path: path.to_path_buf(),
             place,
-            message: message.into(),
+            message,
             warning: false,
         }
     }
@@ -146,6 +166,24 @@ fn locate(source: &str, span: Range<usize>) -> (usize, usize, String, usize) {
     let end = floor_char_boundary(source, span.end.clamp(start, line_end));
     let width = source[start..end].chars().count().max(1);
     (line, column, text, width)
+}
+
+/// The runs of `text` that `masked` (the same line masked) hides, longest first, those of four
+/// characters or more: shorter ones would mask ordinary words of a message.
+fn hidden_runs(text: &str, masked: &str) -> Vec<String> {
+    let mut runs = Vec::new();
+    let mut run = String::new();
+    for (shown, masked) in text.chars().zip(masked.chars()) {
+        if masked == '*' && shown != '*' {
+            run.push(shown);
+        } else if !run.is_empty() {
+            runs.push(std::mem::take(&mut run));
+        }
+    }
+    runs.push(run);
+    runs.retain(|run| run.chars().count() >= 4);
+    runs.sort_by_key(|run| std::cmp::Reverse(run.len()));
+    runs
 }
 
 fn floor_char_boundary(text: &str, mut index: usize) -> usize {

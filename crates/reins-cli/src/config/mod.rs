@@ -11,6 +11,7 @@ pub mod diagnostic;
 mod hook_checks;
 mod hooks;
 pub mod local_model;
+mod masking;
 mod mcp_server;
 pub mod model_keys;
 mod passthrough;

@@ -243,3 +243,102 @@ fn an_empty_key_variable_is_called_empty_and_the_message_says_what_to_do() {
         "{stderr}"
     );
 }
+
+/// What a person may paste into an agent file by mistake: a URL's user info and query, an API
+/// key, a header's value.
+const SECRETS: [&str; 4] = ["pw-secret-1", "tok-secret-2", "sk-secret-3", "hdr-secret-4"];
+const URL: &str = "https://alice:pw-secret-1@h/mcp?token=tok-secret-2";
+
+/// Asserts exit 2, an error at `line` whose message holds `needle` and whose quoted line
+/// shows `shown`, with a caret under it, and no secret anywhere on stderr.
+fn assert_pointed_at_without_secrets(toml: &str, line: usize, needle: &str, shown: &str) {
+    let (code, stderr) = check(toml);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!("agent.toml:{line}:")) && stderr.contains(needle),
+        "expected `{needle}` at line {line}, got:\n{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{line} | {shown}")),
+        "expected the line `{shown}`, got:\n{stderr}"
+    );
+    assert!(stderr.contains('^'), "no caret in:\n{stderr}");
+    for secret in SECRETS {
+        assert!(!stderr.contains(secret), "`{secret}` shown in:\n{stderr}");
+    }
+}
+
+#[test]
+fn a_syntax_error_on_a_line_with_credentials_points_at_it_without_them() {
+    // Two keys on one line: a TOML syntax error, reported before anything is read.
+    let toml = format!(
+        "{MODEL}[[tools.mcp]]\nname = \"x\"\n\
+         url = \"{URL}\" api_key = \"sk-secret-3\"\n"
+    );
+    assert_pointed_at_without_secrets(
+        &toml,
+        7,
+        "error:",
+        "url = \"https://*****************@h/mcp?token=************\" api_key = \"***********\"",
+    );
+    // An unterminated header value, likewise.
+    let toml = format!("{MODEL}headers = {{ Authorization = \"Bearer hdr-secret-4 }}\n");
+    assert_pointed_at_without_secrets(&toml, 5, "error:", "headers = { Authorization = \"*");
+}
+
+#[test]
+fn an_unknown_key_with_a_credential_points_at_it_without_the_credential() {
+    let mcp = format!("{MODEL}[[tools.mcp]]\nname = \"x\"\n");
+    assert_pointed_at_without_secrets(
+        &format!("{mcp}urll = \"{URL}\"\n"),
+        7,
+        "unknown field `urll`",
+        "urll = \"https://*****************@h/mcp?token=************\"",
+    );
+    assert_pointed_at_without_secrets(
+        &format!("{MODEL}api_key = \"sk-secret-3\"\n"),
+        5,
+        "unknown field `api_key`",
+        "api_key = \"***********\"",
+    );
+    assert_pointed_at_without_secrets(
+        &format!("{mcp}headers = {{ Authorization = \"Bearer hdr-secret-4\" }}\n"),
+        7,
+        "unknown field `headers`",
+        "headers = { Authorization = \"*******************\" }",
+    );
+}
+
+#[test]
+fn a_credential_of_the_wrong_type_is_pointed_at_without_it() {
+    // The message quotes the value read (`invalid type: string "…"`): not this one.
+    let toml = format!(
+        "{MODEL}[[tools.mcp]]\nname = \"x\"\nurl = \"http://127.0.0.1:1/mcp\"\n\
+         headers_from_env = \"Bearer hdr-secret-4\"\n"
+    );
+    assert_pointed_at_without_secrets(&toml, 8, "expected a table", "headers_from_env = ");
+    let toml = format!("{MODEL}[[tools.mcp]]\nname = \"x\"\nurl = [\"{URL}\"]\n");
+    assert_pointed_at_without_secrets(&toml, 7, "invalid type", "url = [\"https://****");
+}
+
+#[test]
+fn an_error_on_a_line_of_ordinary_values_still_shows_them() {
+    // A model's name, a variable's name, a path: nothing to hide, everything to fix by.
+    let (code, stderr) = check(&format!(
+        "{MODEL}[cache]\nrecord = \"runs/cache.jsonl\" name = \"gpt-5-mini\"\n"
+    ));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("6 | record = \"runs/cache.jsonl\" name = \"gpt-5-mini\""),
+        "{stderr}"
+    );
+    let (code, stderr) = check(&MODEL.replace(
+        "api_key_env = \"REINS_TEST_KEY\"",
+        "api_key_env = \"REINS_TEST_KEY\" max_tokens = 5",
+    ));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("4 | api_key_env = \"REINS_TEST_KEY\" max_tokens = 5"),
+        "{stderr}"
+    );
+}
