@@ -36,6 +36,7 @@ pub(super) fn masked(text: &str) -> String {
         chars: &chars,
         at: 0,
         hidden: vec![false; chars.len()],
+        depth: 0,
     };
     scan.statements();
     let mut hidden = scan.hidden;
@@ -110,7 +111,14 @@ struct Scan<'a> {
     chars: &'a [char],
     at: usize,
     hidden: Vec<bool>,
+    /// How many inline tables and lists the value being read is inside.
+    depth: usize,
 }
+
+/// The deepest inline tables and lists are read: a value nested deeper (no agent file's is;
+/// a file that is not one can be) hides the rest of the file, rather than be read by a
+/// recursion as deep as the file is long.
+const MAX_DEPTH: usize = 64;
 
 impl Scan<'_> {
     fn peek(&self) -> Option<char> {
@@ -217,6 +225,19 @@ impl Scan<'_> {
 
     /// One value: a string, an inline table, a list or a bare word.
     fn value(&mut self, holds: Holds) {
+        if matches!(self.peek(), Some('{' | '[')) && self.depth >= MAX_DEPTH {
+            let end = self.chars.len();
+            self.hide(self.at, end);
+            self.at = end;
+            return;
+        }
+        self.depth += 1;
+        self.nested_value(holds);
+        self.depth -= 1;
+    }
+
+    /// [`value`](Self::value), one level deeper.
+    fn nested_value(&mut self, holds: Holds) {
         match self.peek() {
             Some('"' | '\'') => {
                 self.string(holds);
@@ -408,68 +429,4 @@ fn hide_in_urls(chars: &[char], hidden: &mut [bool]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_url_keeps_its_host_path_and_query_names() {
-        assert_eq!(
-            masked("url = \"https://alice:pw@host:8/mcp?token=t0k&mode=x#frag\"\n"),
-            "url = \"https://********@host:8/mcp?token=***&mode=*#****\"\n"
-        );
-        assert_eq!(
-            masked("# see postgres://u:p@db/x?sslmode=require\n"),
-            "# see postgres://***@db/x?sslmode=*******\n"
-        );
-        assert_eq!(
-            masked("base_url = \"http://localhost:8080/v1\"\n"),
-            "base_url = \"http://localhost:8080/v1\"\n"
-        );
-    }
-
-    #[test]
-    fn values_under_credential_names_are_masked_and_others_shown() {
-        let source = "api_key = \"sk-1\"\nname = \"gpt-5\"\nmax_tokens = 100\n\
-                      env = { GITHUB_TOKEN = 'ghp', HOME = \"/h\" }\n[secrets]\na = [\"x\", \"y\"]\n\
-                      [model]\ntoken = sk-bare\nrestate_identity_keys = [\"publickeyv1_a\"]\n\
-                      schema = { properties = { token = { type = \"string\" } } }\n";
-        assert_eq!(
-            masked(source),
-            "api_key = \"****\"\nname = \"gpt-5\"\nmax_tokens = 100\n\
-             env = { GITHUB_TOKEN = '***', HOME = \"/h\" }\n[secrets]\na = [\"*\", \"*\"]\n\
-             [model]\ntoken = *******\nrestate_identity_keys = [\"publickeyv1_a\"]\n\
-             schema = { properties = { token = { type = \"string\" } } }\n"
-        );
-    }
-
-    #[test]
-    fn a_variable_s_name_is_shown_and_a_value_in_its_place_is_not() {
-        let source = "api_key_env = \"OPENAI_API_KEY\"\n\
-                      headers_from_env = { Authorization = \"AUTH\", \"X-Key\" = \"Bearer x\" }\n";
-        assert_eq!(
-            masked(source),
-            "api_key_env = \"OPENAI_API_KEY\"\n\
-             headers_from_env = { Authorization = \"AUTH\", \"X-Key\" = \"********\" }\n"
-        );
-    }
-
-    #[test]
-    fn broken_toml_is_masked_too() {
-        // Two keys on a line, an open string, a multi-line string, a key with a blank in it.
-        let source = "url = \"x\" api_key = \"sk-1\"\ntoken = \"open\npassword = \"\"\"\nline\n\"\"\"\n\
-                      api key = \"k\"\n";
-        assert_eq!(
-            masked(source),
-            "url = \"x\" api_key = \"****\"\ntoken = \"****\npassword = \"\"\"\n****\n\"\"\"\n\
-             api key = \"*\"\n"
-        );
-    }
-
-    #[test]
-    fn columns_stay_where_they_were() {
-        let source = "api_key = \"ключ-секрет\" # é\n";
-        let masked = masked(source);
-        assert_eq!(masked.chars().count(), source.chars().count());
-        assert_eq!(masked, "api_key = \"***********\" # é\n");
-    }
-}
+mod tests;
