@@ -28,7 +28,7 @@ impl std::fmt::Debug for HttpEndpoint {
 impl HttpEndpoint {
     pub(crate) fn new(url: String) -> Self {
         HttpEndpoint {
-            shown_url: shown_url(&url),
+            shown_url: reins::text::url_without_credentials(&url),
             url,
             headers: Vec::new(),
             bearer_token: None,
@@ -87,19 +87,6 @@ fn url_keys(url: &str) -> Vec<&str> {
     keys
 }
 
-/// `url` without its query, fragment and user information.
-fn shown_url(url: &str) -> String {
-    let base = url.split(['?', '#']).next().unwrap_or_default();
-    match base.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            let host = authority.rsplit('@').next().unwrap_or(authority);
-            format!("{scheme}://{host}{path}")
-        }
-        None => base.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,7 +129,13 @@ mod tests {
             ),
             "sent [redacted] and [redacted] and [redacted] to https://host:8/mcp"
         );
-        assert_eq!(shown_url("http://h/p#f"), "http://h/p");
-        assert_eq!(shown_url("http://u@h"), "http://h");
+        assert_eq!(
+            reins::text::url_without_credentials("http://h/p#f"),
+            "http://h/p"
+        );
+        assert_eq!(
+            reins::text::url_without_credentials("http://u@h"),
+            "http://h"
+        );
     }
 }

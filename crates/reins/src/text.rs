@@ -297,6 +297,30 @@ pub fn with_causes(error: &dyn std::error::Error) -> String {
     text
 }
 
+/// `url` as it may be shown: without its user info (what comes before an `@` ahead of the
+/// path), query and fragment, where credentials are written. Done on the text, so a URL that
+/// does not parse (no scheme, a port out of range) is cut too.
+///
+/// ```
+/// use reins::text::url_without_credentials;
+///
+/// let shown = url_without_credentials("https://alice:pw1@host:8443/v1?key=k1#top");
+/// assert_eq!(shown, "https://host:8443/v1");
+/// assert_eq!(url_without_credentials("alice:pw1@host/v1"), "host/v1");
+/// ```
+pub fn url_without_credentials(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or_default();
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), url),
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    format!("{scheme}{host}{path}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

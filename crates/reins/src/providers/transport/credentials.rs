@@ -47,17 +47,7 @@ pub(super) fn shown_url(text: &str) -> String {
     {
         return endpoint_of(url);
     }
-    let text = text.split(['?', '#']).next().unwrap_or_default();
-    let (scheme, rest) = match text.split_once("://") {
-        Some((scheme, rest)) => (format!("{scheme}://"), rest),
-        None => (String::new(), text),
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(authority_end);
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    format!("{scheme}{host}{path}")
+    crate::text::url_without_credentials(text)
 }
 
 /// `value` as a URL's query carries it (percent-encoded), as a transport error quotes it.
