@@ -107,7 +107,8 @@ pub struct Limits {
     /// A whole (non-streamed) response body, in bytes; and the answer a stream assembles
     /// (its text, reasoning and tool calls, counted as they arrive, with what the decoder
     /// keeps beside them: signatures, call ids, blocks it does not stream), however many
-    /// events carry it.
+    /// events carry it. A tool call's id counts with each fragment of its arguments, as each
+    /// [`StreamChunk::ToolCall`](crate::completion::StreamChunk::ToolCall) carries it.
     pub body: usize,
     /// One server-sent event's data, in bytes.
     pub event: usize,

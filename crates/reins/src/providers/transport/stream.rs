@@ -31,8 +31,8 @@ struct ChunkStream<D> {
     decoder: Option<D>,
     /// The connection has closed and its last event is in `events`.
     closed: bool,
-    /// Bytes of text, reasoning and tool-call arguments handed out so far: what the
-    /// decoder holds assembling the answer, bounded like a whole body.
+    /// Bytes of text, reasoning and tool-call chunks handed out so far: what the decoder
+    /// holds assembling the answer, bounded like a whole body.
     assembled: usize,
 }
 
@@ -214,12 +214,15 @@ fn with_stray_line(error: CompletionError, stray: Option<&str>) -> CompletionErr
     }
 }
 
-/// The bytes a chunk adds to the answer being assembled.
+/// The bytes a chunk adds to the answer being assembled, and hands out. A tool call's id
+/// comes with each fragment of its arguments, so it counts each time: a server giving a call
+/// a huge id, then its arguments a byte at a time, would otherwise have reins copy that id
+/// once per byte, far past the limit.
 fn assembled_bytes(chunk: &StreamChunk) -> usize {
     match chunk {
         StreamChunk::Text(text) | StreamChunk::Reasoning(text) => text.len(),
-        StreamChunk::ToolCall { name, delta, .. } => {
-            delta.len() + name.as_ref().map_or(0, String::len)
+        StreamChunk::ToolCall { id, name, delta } => {
+            id.len() + delta.len() + name.as_ref().map_or(0, String::len)
         }
         StreamChunk::Done(_) => 0,
     }

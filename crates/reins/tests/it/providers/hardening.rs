@@ -4,6 +4,7 @@
 //! that panics must not take the caller down with it.
 
 mod bounds;
+mod fragment_ids;
 mod kept;
 mod panics;
 mod parts;
