@@ -1,5 +1,6 @@
 //! The agent file's models, built once and shared by every agent built from them.
 
+use crate::config::model_timeouts::timeouts_of;
 use crate::config::{LoadedAgent, ModelConfig};
 use reins::completion::BoxedModel;
 use reins::providers::anthropic::Anthropic;
@@ -61,7 +62,10 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
             if config.api_key_env.is_some() {
                 client = client.api_key(api_key(config)?);
             }
-            let client = client.build().map_err(provider_error)?;
+            let client = client
+                .timeouts(timeouts_of(config))
+                .build()
+                .map_err(provider_error)?;
             Ok(BoxedModel::new(client.completion(name)))
         }
         #[cfg(feature = "local")]
@@ -78,8 +82,9 @@ pub async fn build_model(agent: &LoadedAgent, config: &ModelConfig) -> Result<Bo
 
 /// `builder` at the agent file's `base_url`, else at the provider's base-URL variable when
 /// set (as its SDKs read it: a proxy set for every tool is not bypassed, with the key sent to
-/// the provider's own host).
+/// the provider's own host), with the file's timeouts.
 fn located<P: Provider>(builder: ProviderBuilder<P>, config: &ModelConfig) -> ProviderBuilder<P> {
+    let builder = builder.timeouts(timeouts_of(config));
     match &config.base_url {
         Some(url) => builder.base_url(url.get_ref()),
         None => builder.base_url_from_env(),

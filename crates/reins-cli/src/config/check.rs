@@ -301,6 +301,7 @@ fn check_model(
 ) {
     let config = model.get_ref();
     let provider = &config.provider;
+    super::model_timeouts::check_timeouts(agent, config, problems);
     if let Some(api) = &config.api {
         check_one_of(agent, api, &["chat", "responses"], problems);
         if api.get_ref() == "responses" && provider.get_ref() != "openai" {

@@ -14,6 +14,7 @@ pub mod local_model;
 mod masking;
 mod mcp_server;
 pub mod model_keys;
+pub mod model_timeouts;
 mod passthrough;
 mod paths;
 mod programs;
@@ -131,6 +132,12 @@ pub struct ModelConfig {
     /// `openai` only: the API spoken, `chat` (Chat Completions, the default) or `responses`
     /// (the Responses API, which carries a reasoning model's reasoning from turn to turn).
     pub api: Option<Spanned<String>>,
+    /// Hosted models: seconds one model call may take in all, retries and the whole answer
+    /// included (default 600).
+    pub timeout_secs: Option<Spanned<u64>>,
+    /// Hosted models: the longest silence of a call, before its answer begins and between
+    /// its parts, in seconds (default 120).
+    pub idle_timeout_secs: Option<Spanned<u64>>,
 }
 
 /// Limits of one run; the budget limits become a [`reins::hooks::budget::Budget`].

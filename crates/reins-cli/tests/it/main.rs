@@ -25,6 +25,7 @@ mod mcp_http;
 mod mcp_names;
 mod mcp_resume;
 mod missing_programs;
+mod model_timeouts;
 #[cfg(feature = "local")]
 mod offline;
 mod otlp;

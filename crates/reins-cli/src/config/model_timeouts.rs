@@ -1,0 +1,88 @@
+//! How long a hosted model's call may take, from an agent file's `[model]`: `timeout_secs`
+//! (the whole call, retries and the whole answer included) and `idle_timeout_secs` (the
+//! longest silence: before the answer begins and between its parts). Checked by
+//! `reins check`, and read as the provider's [`Timeouts`].
+//!
+//! A slow server (a large model on a CPU, a reasoning model thinking for minutes) would
+//! otherwise fail every long answer at the library's defaults, with nothing in the file to
+//! give it more time.
+
+use super::diagnostic::Diagnostic;
+use super::{LoadedAgent, ModelConfig};
+use reins::providers::Timeouts;
+use std::time::Duration;
+use toml::Spanned;
+
+/// The most seconds either timeout may be given: a week. More is a typo, and no call runs
+/// that long.
+const MAX_SECS: u64 = 7 * 24 * 3600;
+
+/// The provider's timeouts for `config`: the library's defaults, with the whole call and the
+/// silences the file sets (a value the check refuses keeps the default).
+pub fn timeouts_of(config: &ModelConfig) -> Timeouts {
+    let mut timeouts = Timeouts::default();
+    if let Some(total) = seconds(&config.timeout_secs) {
+        timeouts.total = total;
+    }
+    if let Some(idle) = seconds(&config.idle_timeout_secs) {
+        // The wait for the answer to begin is a silence too.
+        timeouts.first_byte = idle;
+        timeouts.idle = idle;
+    }
+    timeouts
+}
+
+/// A checked value as a duration.
+fn seconds(value: &Option<Spanned<u64>>) -> Option<Duration> {
+    value
+        .as_ref()
+        .map(|secs| *secs.get_ref())
+        .filter(|secs| (1..=MAX_SECS).contains(secs))
+        .map(Duration::from_secs)
+}
+
+/// Each timeout from 1 second to a week, and neither on the local model, which runs in this
+/// process and has no server to wait for.
+pub(super) fn check_timeouts(
+    agent: &LoadedAgent,
+    config: &ModelConfig,
+    problems: &mut Vec<Diagnostic>,
+) {
+    let local = config.provider.get_ref() == "local";
+    for (key, value) in [
+        ("timeout_secs", &config.timeout_secs),
+        ("idle_timeout_secs", &config.idle_timeout_secs),
+    ] {
+        let Some(value) = value else { continue };
+        if local {
+            problems.push(agent.error_at(
+                value.span(),
+                format!(
+                    "`{key}` is for a model reached over HTTP: the local model runs in this \
+                     process (bound its answers with `max_tokens`)"
+                ),
+            ));
+        } else if !(1..=MAX_SECS).contains(value.get_ref()) {
+            problems.push(agent.error_at(
+                value.span(),
+                format!(
+                    "`{key}` is {}: give seconds from 1 to {MAX_SECS} (a week), or leave it \
+                     out for the default ({})",
+                    value.get_ref(),
+                    default_of(key)
+                ),
+            ));
+        }
+    }
+}
+
+/// What `key` is when left out, as the check says it.
+fn default_of(key: &str) -> String {
+    let defaults = Timeouts::default();
+    let secs = if key == "timeout_secs" {
+        defaults.total
+    } else {
+        defaults.idle
+    };
+    format!("{} seconds", secs.as_secs())
+}
