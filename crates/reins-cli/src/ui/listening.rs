@@ -4,7 +4,10 @@
 //!
 //! - A request's head must arrive within [`HEADER_TIMEOUT`] of the connection opening or of
 //!   the previous answer: a connection that sends nothing, half a head, or a byte at a time,
-//!   and one left idle between requests, is closed.
+//!   and one left idle between requests, is closed. Its body has a deadline of its own
+//!   ([`super::body_deadline`]).
+//! - An answer must be taken within [`WRITE_TIMEOUT`] ([`super::write_deadline`]): a client
+//!   that stops reading (its buffers, then the system's, full) is disconnected.
 //! - At most [`MAX_CONNECTIONS`] are open at once. The next one is not accepted until one
 //!   ends: it waits in the system's listen queue, and is served when a slot frees (at the
 //!   latest once the idle ones have timed out), rather than closed unanswered. The inbox
@@ -16,6 +19,7 @@
 //! A stop lets the requests being answered finish, at most [`STOP_GRACE`]: a client that
 //! sent half a request and then nothing would otherwise keep the inbox from stopping.
 
+use super::write_deadline::WriteDeadline;
 use crate::interrupt::StopSignal;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -38,6 +42,14 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(15);
 /// wait for it. Not a setting: it is not documented for users and may go.
 const HEADER_TIMEOUT_ENV: &str = "REINS_INTERNAL_UI_HEADER_TIMEOUT_MS";
 
+/// How long an answer may take to be written from its first byte to its last: a person's
+/// browser takes even the largest page (a few megabytes) well within it.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Internal, for reins's own tests, like [`HEADER_TIMEOUT_ENV`]: [`WRITE_TIMEOUT`] in
+/// milliseconds.
+const WRITE_TIMEOUT_ENV: &str = "REINS_INTERNAL_UI_WRITE_TIMEOUT_MS";
+
 /// The most connections open at once, well under the usual limit of 1024 file descriptors.
 const MAX_CONNECTIONS: usize = 256;
 
@@ -48,7 +60,8 @@ pub(super) async fn serve_until_stopped(
     router: Router,
     stop: &StopSignal,
 ) -> Result<(), String> {
-    let header_timeout = header_timeout()?;
+    let header_timeout = internal_timeout(HEADER_TIMEOUT, HEADER_TIMEOUT_ENV)?;
+    let write_timeout = internal_timeout(WRITE_TIMEOUT, WRITE_TIMEOUT_ENV)?;
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let mut connections = JoinSet::new();
     loop {
@@ -67,7 +80,10 @@ pub(super) async fn serve_until_stopped(
             stream,
             slot,
             router.clone(),
-            header_timeout,
+            Deadlines {
+                header: header_timeout,
+                write: write_timeout,
+            },
             stop.clone(),
         ));
     }
@@ -80,16 +96,24 @@ pub(super) async fn serve_until_stopped(
     Ok(())
 }
 
-/// [`HEADER_TIMEOUT`], or the internal [`HEADER_TIMEOUT_ENV`]'s when set.
-fn header_timeout() -> Result<Duration, String> {
-    match std::env::var(HEADER_TIMEOUT_ENV) {
-        Err(_) => Ok(HEADER_TIMEOUT),
+/// `default`, or the internal variable `env`'s number of milliseconds when it is set (for
+/// reins's own tests: see [`HEADER_TIMEOUT_ENV`]).
+pub(super) fn internal_timeout(default: Duration, env: &str) -> Result<Duration, String> {
+    match std::env::var(env) {
+        Err(_) => Ok(default),
         Ok(millis) => millis
             .trim()
             .parse()
             .map(Duration::from_millis)
-            .map_err(|_| format!("{HEADER_TIMEOUT_ENV} is not a number of milliseconds")),
+            .map_err(|_| format!("{env} is not a number of milliseconds")),
     }
+}
+
+/// A connection's deadlines: for a request's head, and for an answer to be written.
+#[derive(Clone, Copy)]
+struct Deadlines {
+    header: Duration,
+    write: Duration,
 }
 
 /// Serves one connection until it ends, holding `_slot` meanwhile; at `stop`, it ends once
@@ -98,13 +122,14 @@ async fn serve_connection(
     stream: TcpStream,
     _slot: OwnedSemaphorePermit,
     router: Router,
-    header_timeout: Duration,
+    deadlines: Deadlines,
     stop: StopSignal,
 ) {
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(header_timeout);
+        .header_read_timeout(deadlines.header);
+    let stream = WriteDeadline::new(stream, deadlines.write);
     let connection =
         builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router));
     let mut connection = std::pin::pin!(connection);

@@ -14,6 +14,7 @@
 //! `Origin` matching the `Host`. Everything from a run is HTML-escaped ([`escape::escape`]).
 
 mod access;
+mod body_deadline;
 mod escape;
 mod forms;
 mod html;
@@ -26,6 +27,7 @@ mod resumes;
 mod runs_list;
 mod runs_shown;
 mod timeline;
+mod write_deadline;
 mod wrong_tokens;
 
 use access::{forged, guard};
@@ -97,6 +99,7 @@ pub async fn serve(
     if let Some(error) = inbox_token::unguarded(&bind, &token) {
         return Err(error);
     }
+    let body_timeout = body_deadline::timeout()?;
     let Some(store) = stop.unless_stopped(crate::store::open(&agent)).await else {
         return Ok(());
     };
@@ -143,6 +146,11 @@ pub async fn serve(
         .route("/runs/{run}/resume", post(resume))
         .route("/runs/{run}/fork", post(fork))
         .route(html::SCRIPT_PATH, get(script))
+        // Inside the guard, so that a 408 carries the guarding headers too.
+        .layer(middleware::from_fn_with_state(
+            body_timeout,
+            body_deadline::within,
+        ))
         .layer(middleware::from_fn_with_state(app.clone(), guard))
         // Outermost: what the framework refuses itself is a page too.
         .layer(middleware::map_response(refusal::as_page))

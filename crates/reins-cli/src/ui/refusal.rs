@@ -12,6 +12,7 @@ pub(super) fn refused(status: StatusCode, why: &str, run: Option<&str>) -> Respo
         StatusCode::BAD_REQUEST => "not understood",
         StatusCode::CONFLICT => "not done",
         StatusCode::PAYLOAD_TOO_LARGE => "too large",
+        StatusCode::REQUEST_TIMEOUT => "too slow",
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => "refused",
         _ => "something went wrong",
     };

@@ -1,7 +1,8 @@
 //! What bounds the connections `reins ui` keeps open: anyone who can reach its port can
-//! connect (the token is read with the request), so a connection that sends nothing, or half
-//! a request, is closed by the inbox after a while, and too many of them at once never take
-//! the file descriptors the inbox needs to answer a person.
+//! connect (the token is read with the request), so a connection that sends nothing, half
+//! a request or its body a byte at a time, or never reads the answers, is closed by the inbox
+//! after a while, and too many of them at once never take the file descriptors the inbox
+//! needs to answer a person.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::Inbox;
@@ -13,6 +14,11 @@ use std::time::Duration;
 /// tests need not wait its 15 seconds.
 const SHORT_HEADER_TIMEOUT: (&str, &str) = ("REINS_INTERNAL_UI_HEADER_TIMEOUT_MS", "500");
 
+/// The inbox's deadlines for a request's body and for a client to take an answer, shortened
+/// likewise (they are 30 and 60 seconds).
+const SHORT_BODY_TIMEOUT: (&str, &str) = ("REINS_INTERNAL_UI_BODY_TIMEOUT_MS", "500");
+const SHORT_WRITE_TIMEOUT: (&str, &str) = ("REINS_INTERNAL_UI_WRITE_TIMEOUT_MS", "500");
+
 /// Far longer than the inbox's deadline: a connection still open then is one it kept.
 const GENEROUS: Duration = Duration::from_secs(30);
 
@@ -23,7 +29,11 @@ fn started(extra: &[&str], open_files: Option<u32>) -> Inbox {
         &agent.file,
         "127.0.0.1:0",
         extra,
-        &[SHORT_HEADER_TIMEOUT],
+        &[
+            SHORT_HEADER_TIMEOUT,
+            SHORT_BODY_TIMEOUT,
+            SHORT_WRITE_TIMEOUT,
+        ],
         open_files,
     )
 }
@@ -92,6 +102,83 @@ fn connections_held_open_beyond_the_cap_do_not_keep_the_inbox_from_answering() {
         .send()
         .expect("the inbox is still up");
     assert_eq!(again.status(), 200);
+
+    let (status, stderr) = inbox.stop("TERM");
+    assert!(status.success(), "{status}\n{stderr}");
+}
+
+#[test]
+fn a_request_body_sent_a_byte_at_a_time_is_answered_408_and_its_connection_closed() {
+    let inbox = started(&["--no-token"], None);
+    let host = inbox.url.trim_start_matches("http://").to_owned();
+    let mut slow = connect(&inbox);
+    // A whole head in time, announcing a large form, then its body a byte at a time: each
+    // byte arrives well within the deadline for a head, the whole body never does.
+    slow.write_all(
+        format!(
+            "POST /runs/r/resume HTTP/1.1\r\nHost: {host}\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\n\
+             Content-Length: 1000000\r\n\r\ncsrf="
+        )
+        .as_bytes(),
+    )
+    .expect("send the head");
+    let mut trickle = slow.try_clone().expect("a second handle");
+    let trickling = std::thread::spawn(move || {
+        // Until the inbox closes the connection (bounded, so that the test ends anyway).
+        for _ in 0..600 {
+            if trickle.write_all(b"a").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let answered = read_until_closed(slow);
+    assert!(answered.starts_with("HTTP/1.1 408"), "{answered}");
+    let lowercase = answered.to_ascii_lowercase();
+    assert!(lowercase.contains("content-type: text/html"), "{answered}");
+    assert!(lowercase.contains("connection: close"), "{answered}");
+    assert!(answered.contains("x-frame-options: DENY"), "{answered}");
+    assert!(answered.contains("did not arrive within"), "{answered}");
+    let _ = trickling.join();
+
+    let (status, stderr) = inbox.stop("INT");
+    assert!(status.success(), "{status}\n{stderr}");
+}
+
+#[test]
+fn a_client_that_never_reads_its_answers_is_disconnected() {
+    let inbox = started(&["--no-token"], None);
+    let host = inbox.url.trim_start_matches("http://").to_owned();
+    let mut never_reads = connect(&inbox);
+    never_reads
+        .set_write_timeout(Some(GENEROUS))
+        .expect("write timeout");
+    // Requests sent one after another on the connection (pipelined), their answers never
+    // read: once the system's buffers are full, the inbox's answer cannot be written.
+    let requests = format!("GET /inbox.js HTTP/1.1\r\nHost: {host}\r\n\r\n").repeat(64);
+    let stopped = loop {
+        if let Err(error) = never_reads.write_all(requests.as_bytes()) {
+            break error;
+        }
+    };
+    // Closed by the inbox, not a write of ours that waited in vain.
+    assert!(
+        matches!(
+            stopped.kind(),
+            std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::BrokenPipe
+                | std::io::ErrorKind::ConnectionAborted
+        ),
+        "{stopped:?}"
+    );
+    let page = inbox
+        .http()
+        .get(format!("{}/", inbox.url))
+        .timeout(GENEROUS)
+        .send()
+        .expect("the inbox still answers");
+    assert_eq!(page.status(), 200);
 
     let (status, stderr) = inbox.stop("TERM");
     assert!(status.success(), "{status}\n{stderr}");
