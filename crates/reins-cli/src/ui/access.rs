@@ -59,13 +59,13 @@ async fn checked(
         // The cookie holds the token in hex: any token fits a cookie's value that way (a
         // `;` or a space would end it).
         let in_cookie = hex(token);
-        let given_in_cookie = cookie(&headers, &app.token_cookie);
-        let from_cookie = given_in_cookie
-            .as_ref()
-            .is_some_and(|given| constant_eq(given, &in_cookie));
+        let given_in_cookies = cookies(&headers, &app.token_cookie);
+        let from_cookie = given_in_cookies
+            .iter()
+            .any(|given| constant_eq(given, &in_cookie));
         if !from_query && !from_cookie {
             // Only a token given and wrong is a guess (a page opened without one is not).
-            let guessed = query.contains_key("token") || given_in_cookie.is_some();
+            let guessed = query.contains_key("token") || !given_in_cookies.is_empty();
             if let Some(wait) = guessed.then(|| app.wrong_tokens.count()).flatten() {
                 let mut response = refused(
                     StatusCode::TOO_MANY_REQUESTS,
@@ -213,15 +213,20 @@ fn same_origin(headers: &HeaderMap) -> bool {
         .is_some_and(|origin_host| origin_host == host)
 }
 
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+/// The values of every cookie `name` the request carries. A browser sends a host's cookies
+/// to all its ports, so a page of another server on this machine can set one of the inbox's
+/// name, for a longer path, which the browser sends before the person's own: the first alone
+/// would lock the person out.
+fn cookies<'a>(headers: &'a HeaderMap, name: &str) -> Vec<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(key, _)| *key == name)
-        .map(|(_, value)| value.to_owned())
+        .filter(|(key, _)| *key == name)
+        .map(|(_, value)| value)
+        .collect()
 }
 
 fn hex(text: &str) -> String {

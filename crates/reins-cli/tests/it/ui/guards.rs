@@ -305,6 +305,29 @@ fn wrong_tokens_past_a_few_a_minute_are_refused_and_the_right_one_still_gets_in(
     assert_eq!(status_of(format!("{}/?token=s3cret-token", inbox.url)), 303);
 }
 
+/// A browser sends a host's cookies to all its ports: a page of another server on this
+/// machine can set a cookie of the inbox's name, for a path of the inbox more specific than
+/// its own, which the browser then sends first. The person's own cookie still opens the inbox.
+#[test]
+fn a_cookie_of_the_inbox_s_name_set_by_another_port_does_not_lock_the_person_out() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let inbox = Inbox::start(&agent, &["--token", "s3cret-token"]);
+    let given = http()
+        .get(format!("{}/?token=s3cret-token", inbox.url))
+        .send()
+        .expect("get");
+    let own = given.headers()["set-cookie"].to_str().expect("a cookie");
+    let own = own.split(';').next().unwrap_or_default().to_owned();
+    let (name, _) = own.split_once('=').expect("name=value");
+    let page = http()
+        .get(format!("{}/", inbox.url))
+        .header("Cookie", format!("{name}=00; {own}"))
+        .send()
+        .expect("get");
+    assert_eq!(page.status(), 200, "{own}");
+}
+
 #[test]
 fn a_token_with_spaces_and_semicolons_opens_the_inbox_through_its_cookie() {
     let server = FakeLlm::start(RULES);
