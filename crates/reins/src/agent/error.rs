@@ -170,7 +170,10 @@ pub enum PromptError {
     /// decisions. Resume it with [`Agent::resume`](super::Agent::resume) or
     /// [`Agent::resume_stored`](super::Agent::resume_stored); nothing was executed for the
     /// pending calls.
-    #[error("the run is suspended, waiting for decisions on {} tool call(s)", run.pending().count())]
+    ///
+    /// Its text names the run and the waiting calls by their internal ids, not their
+    /// arguments (which may hold what should not reach a log).
+    #[error("{}", suspended_message(run))]
     Suspended {
         /// The run, ready to be persisted and resumed.
         run: Box<SuspendedRun>,
@@ -353,6 +356,24 @@ fn failed_calls_text(source: &CompletionError, failed_calls: &[FailedCall]) -> S
 
 /// What [`PromptError::Store`] says: the store's error, after "the run store failed" unless
 /// the store's own message already says that the store failed or panicked.
+/// `run \`ID\` is suspended: calls t1c0, t1c1 wait for a decision (…what to do…)`.
+fn suspended_message(run: &SuspendedRun) -> String {
+    let ids: Vec<&str> = run
+        .pending()
+        .map(|call| call.internal_call_id.as_str())
+        .collect();
+    let calls = match ids.as_slice() {
+        [] => "it waits".to_owned(),
+        [one] => format!("call {one} waits"),
+        many => format!("calls {} wait", many.join(", ")),
+    };
+    format!(
+        "run `{}` is suspended: {calls} for a decision (record it with RunStore::decide or \
+         give it with PromptRequest::decide, then resume the run)",
+        run.run_id()
+    )
+}
+
 fn store_failure(source: &crate::store::StoreError) -> String {
     use crate::store::StoreError;
     match source {

@@ -216,3 +216,36 @@ async fn a_denied_outcome_is_reported_to_outcome_hooks() {
     );
     assert!(line.contains(&expected), "{line}");
 }
+
+#[tokio::test]
+async fn a_suspended_runs_error_names_the_run_its_waiting_calls_and_what_to_do() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let one = agent(
+        ScriptedModel::new(script()),
+        log.clone(),
+        SeenOnResume::default(),
+    )
+    .prompt("look up and pay")
+    .run_id("pay-7")
+    .await
+    .unwrap_err();
+    assert_eq!(
+        one.to_string(),
+        "run `pay-7` is suspended: call t1c1 waits for a decision (record it with \
+         RunStore::decide or give it with PromptRequest::decide, then resume the run)"
+    );
+    let two_payments = ScriptedModel::new([Turn::tool_calls([
+        ("pay", json!({"text": "100 to bob"})),
+        ("pay", json!({"text": "5 to eve"})),
+    ])]);
+    let two = agent(two_payments, log, SeenOnResume::default())
+        .prompt("pay both")
+        .run_id("pay-8")
+        .await
+        .unwrap_err();
+    assert!(
+        two.to_string()
+            .starts_with("run `pay-8` is suspended: calls t1c0, t1c1 wait for a decision ("),
+        "{two}"
+    );
+}
