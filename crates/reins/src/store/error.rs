@@ -97,7 +97,10 @@ pub enum StoreError {
         version: i64,
     },
     /// The call has no pending decision to make (unknown id, or already answered).
-    #[error("run `{run_id}` has no suspended call `{internal_call_id}`")]
+    #[error(
+        "run `{run_id}` has no suspended call `{internal_call_id}` (RunStore::pending_approvals \
+         lists the calls that wait, each with its id and binding)"
+    )]
     NoSuchPendingCall {
         /// The run.
         run_id: String,

@@ -158,6 +158,14 @@ async fn approval_round_trip(store: impl RunStore + Clone) {
         .await
         .unwrap_err();
     assert!(matches!(refused, StoreError::NoSuchPendingCall { .. }));
+    // It says where the calls that do wait are listed.
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "run `{run_id}` has no suspended call `t9c9` (RunStore::pending_approvals lists \
+             the calls that wait, each with its id and binding)"
+        )
+    );
 
     decide(
         &store,
