@@ -219,7 +219,64 @@ pub trait AgentHook: Send + Sync + 'static {
         via_on_event::<table::on_outcome, _>(self, ctx, event)
     }
 
-    /// Streaming only: each text fragment.
+    /// Streaming only: each text fragment, as a run started with
+    /// [`PromptRequest::stream`](crate::agent::PromptRequest::stream) receives it. An awaited
+    /// run asks the model for its whole answer at once and never calls this (nor the other
+    /// delta methods): to show an answer as it is written, stream the run and drain the
+    /// stream, even when a hook does the showing. [`ObservationAction::stop`] ends the run
+    /// there, the stream's last item being the error.
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use reins::agent::{
+    ///     AgentBuilder, AgentHook, HookContext, ObservationAction, PromptError, TextDeltaEvent,
+    /// };
+    /// use reins::testing::{ScriptedModel, Turn};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// /// Shows the answer as it is written; stops it past `max_chars`.
+    /// struct Live {
+    ///     shown: Arc<Mutex<String>>,
+    ///     max_chars: usize,
+    /// }
+    ///
+    /// impl AgentHook for Live {
+    ///     async fn on_text_delta(
+    ///         &self,
+    ///         _ctx: &HookContext,
+    ///         event: TextDeltaEvent<'_>,
+    ///     ) -> ObservationAction {
+    ///         self.shown.lock().unwrap().push_str(event.delta); // print!("{}", event.delta)
+    ///         if event.aggregated.chars().count() > self.max_chars {
+    ///             return ObservationAction::stop("the answer ran too long");
+    ///         }
+    ///         ObservationAction::continue_run()
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let story = "Once upon a time there was a story that went on and on.";
+    /// let shown = Arc::new(Mutex::new(String::new()));
+    /// let agent = AgentBuilder::new(ScriptedModel::new([Turn::text(story), Turn::text(story)]))
+    ///     .add_hook(Live { shown: shown.clone(), max_chars: 20 })
+    ///     .build();
+    ///
+    /// // Awaited: the whole answer, and no delta for the hook.
+    /// assert_eq!(agent.prompt("A story?").await.unwrap(), story);
+    /// assert_eq!(*shown.lock().unwrap(), "");
+    ///
+    /// // Streamed: the hook sees the answer word by word and stops it.
+    /// let mut stream = agent.prompt("A story?").stream();
+    /// let mut last = None;
+    /// while let Some(item) = stream.next().await {
+    ///     last = Some(item);
+    /// }
+    /// let Some(Err(error @ PromptError::Cancelled { .. })) = last else { panic!("{last:?}") };
+    /// assert!(error.to_string().contains("the answer ran too long"), "{error}");
+    /// assert_eq!(*shown.lock().unwrap(), "Once upon a time there ");
+    /// # }
+    /// ```
     fn on_text_delta(
         &self,
         ctx: &HookContext,
