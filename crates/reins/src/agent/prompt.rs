@@ -81,7 +81,9 @@ impl PromptRequest {
         }
     }
 
-    /// At most `n` model calls in the run, retries included.
+    /// At most `n` model calls in the run, retries included (by default the agent's
+    /// [`AgentBuilder::default_max_turns`](super::AgentBuilder::default_max_turns), 10 unless
+    /// set); past it the run ends with [`PromptError::MaxTurns`](super::PromptError::MaxTurns).
     pub fn max_turns(mut self, n: usize) -> Self {
         self.options.max_turns = n;
         self

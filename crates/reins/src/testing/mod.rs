@@ -100,7 +100,10 @@ impl std::fmt::Debug for ScriptedModel {
 }
 
 impl ScriptedModel {
-    /// A model that answers with `turns`, in order.
+    /// A model that answers with `turns`, in order. Its place in the script lives in the
+    /// model (and its clones): a run resumed with a fresh model, as in another process, is
+    /// answered from the script's start again. Script such a run with
+    /// [`resumable`](Self::resumable).
     pub fn new(turns: impl IntoIterator<Item = Turn>) -> Self {
         ScriptedModel {
             script: Arc::new(Mutex::new(Script {
@@ -120,6 +123,39 @@ impl ScriptedModel {
     /// A model whose answer to a request is turn N of `turns`, where N is the number of
     /// assistant messages already in the request's history plus one. A durable run resumed in
     /// a fresh process therefore continues the same script.
+    ///
+    /// ```
+    /// use reins::agent::{AgentBuilder, PromptError, ToolDecision};
+    /// use reins::hooks::approval::{ApprovalPolicy, Rule};
+    /// use reins::testing::{ScriptedModel, Turn};
+    /// use reins::tool::tool_fn;
+    /// use serde_json::json;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // What each process builds: the same script, in a model of its own.
+    /// let agent = || {
+    ///     let model = ScriptedModel::resumable([
+    ///         Turn::tool_call("refund", json!({"order": "A-17"})),
+    ///         Turn::text("Refunded A-17."),
+    ///     ]);
+    ///     let refund = tool_fn("refund", "Refunds an order.", |_: serde_json::Value| async {
+    ///         Ok::<_, std::convert::Infallible>("refunded")
+    ///     });
+    ///     let policy = ApprovalPolicy::new().rule(Rule::suspend("refund", "a person decides"));
+    ///     AgentBuilder::new(model).tool(refund).add_hook(policy).build()
+    /// };
+    ///
+    /// let Err(PromptError::Suspended { run }) = agent().prompt("Refund A-17").await else {
+    ///     panic!("the refund waits for a person");
+    /// };
+    /// let call = run.pending().next().unwrap().internal_call_id.clone();
+    /// // Resumed with a fresh model, the script goes on at turn 2 (`new` would start over at
+    /// // the tool call and suspend again).
+    /// let answer = agent().resume(*run).decide(call, ToolDecision::approve()).await;
+    /// assert_eq!(answer.unwrap(), "Refunded A-17.");
+    /// # }
+    /// ```
     pub fn resumable(turns: impl IntoIterator<Item = Turn>) -> Self {
         let mut model = ScriptedModel::new(turns);
         model.by_history = true;
