@@ -188,7 +188,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         _ => {
             eprintln!(
-                "usage: durable_approval start | pending | approve <run> <call> | deny <run> <call> [message] | resume <run>"
+                "usage: durable_approval start | pending | approve <run> <call> <binding> | deny <run> <call> <binding> [message] | resume <run> (`pending` prints each waiting call's run, call and binding)"
             );
             std::process::exit(2);
         }
