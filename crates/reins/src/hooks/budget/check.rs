@@ -64,8 +64,9 @@ impl Budget {
             .filter(|model| self.price_of(model).is_none())
             .or(usage.unpriced)?;
         Some(format!(
-            "budget: no price is set for model `{model}`, so the run's cost cannot be checked \
-             against its limit"
+            "budget: no price is set for the model labelled `{model}` (prices go by the label \
+             a model was registered under, not the provider's name for it), so the run's cost \
+             cannot be checked against its limit"
         ))
     }
 
