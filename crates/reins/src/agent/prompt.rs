@@ -133,7 +133,9 @@ impl PromptRequest {
 
     /// Decides about a suspended tool call of a resumed run, by its internal call id
     /// ([`PendingCall::internal_call_id`](super::PendingCall::internal_call_id)). Calls left
-    /// without a decision stay suspended. A stored run's call found cut off by a crash
+    /// without a decision stay suspended, and a decision about an id that does not wait is
+    /// ignored: the run then ends [`Suspended`](super::PromptError::Suspended) again, its
+    /// error naming the calls that wait. A stored run's call found cut off by a crash
     /// (started, no result) is not run by a decision given here: it waits in doubt
     /// ([`PendingCall::is_in_doubt`](super::PendingCall::is_in_doubt)) for one given once that
     /// is known, unless its tool declares running again safe.

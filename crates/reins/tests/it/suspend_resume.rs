@@ -249,3 +249,22 @@ async fn a_suspended_runs_error_names_the_run_its_waiting_calls_and_what_to_do()
         "{two}"
     );
 }
+
+#[tokio::test]
+async fn a_decision_about_a_call_that_does_not_wait_is_ignored_and_the_run_waits_again() {
+    let (run, model, log) = suspend().await;
+    let run_id = run.run_id().to_owned();
+    let error = agent(model, log.clone(), SeenOnResume::default())
+        .resume(run)
+        .decide("t9c9", ToolDecision::approve())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, PromptError::Suspended { .. }), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .starts_with(&format!("run `{run_id}` is suspended: call t1c1 waits")),
+        "{error}"
+    );
+    assert_eq!(*log.lock().unwrap(), vec!["lookup"], "`pay` did not run");
+}
