@@ -10,7 +10,8 @@ use sha2::{Digest, Sha256};
 
 /// A decision about one waiting call, as a person (or a program acting for one) makes it: what
 /// to do, who decided and why, bound to the call as it was shown
-/// ([`PendingApproval::binding`]).
+/// ([`PendingApproval::binding`]). (What a live decider answers during a run, without a
+/// store, is a [`crate::hooks::approval::Decision`] instead.)
 ///
 /// ```
 /// use reins::agent::ToolDecision;

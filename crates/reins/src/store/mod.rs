@@ -5,6 +5,15 @@
 //! Durable runs: where a run's state and its effect journal are kept, so a run can pause for a
 //! person, survive a crash, and be resumed in another process without doing anything twice.
 //!
+//! The whole round trip — a call suspended ([`DispatchAction::suspend`], or an
+//! [`ApprovalPolicy`](crate::hooks::approval::ApprovalPolicy)'s `Rule::suspend`), listed
+//! ([`RunStore::pending_approvals`]), decided ([`RunStore::decide`] with a [`Decision`]) and
+//! resumed by id ([`Agent::resume_stored`](crate::agent::Agent::resume_stored)) — is
+//! [`MemoryStore`]'s example; `SqliteStore` and `PostgresStore` run it the same way
+//! across processes (`examples/durable_approval.rs` does, one process per step).
+//!
+//! [`DispatchAction::suspend`]: crate::agent::DispatchAction::suspend
+//!
 //! # The guarantee
 //!
 //! A run attached to a [`RunStore`] (see

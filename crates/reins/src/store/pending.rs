@@ -10,6 +10,8 @@ use crate::run::ToolDecision;
 use serde_json::Value;
 
 /// A suspended tool call waiting for a decision, as listed by [`RunStore::pending_approvals`].
+/// (A call a live decider is asked about during a run is a
+/// [`crate::hooks::approval::PendingApproval`] instead.)
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingApproval {
     /// The run.

@@ -39,7 +39,8 @@ pub struct ApprovalRequest {
     pub traits: Option<ToolTraits>,
 }
 
-/// A decider's answer.
+/// A decider's answer, given while the run waits for it. (A decision about a call a
+/// suspended run left in a store is a [`crate::store::Decision`] instead.)
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
     /// Run the call as it is.
@@ -260,7 +261,8 @@ impl ApprovalDecider for ChannelDecider {
     }
 }
 
-/// A request received from a [`ChannelDecider`], to be answered once.
+/// A request received from a [`ChannelDecider`], to be answered once. (A call a suspended
+/// run left waiting in a store is listed as a [`crate::store::PendingApproval`] instead.)
 #[derive(Debug)]
 pub struct PendingApproval {
     request: ApprovalRequest,
