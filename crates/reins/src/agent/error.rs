@@ -354,9 +354,8 @@ fn failed_calls_text(source: &CompletionError, failed_calls: &[FailedCall]) -> S
     message
 }
 
-/// What [`PromptError::Store`] says: the store's error, after "the run store failed" unless
-/// the store's own message already says that the store failed or panicked.
-/// `run \`ID\` is suspended: calls t1c0, t1c1 wait for a decision (…what to do…)`.
+/// What [`PromptError::Suspended`] says: `run \`ID\` is suspended: calls t1c0, t1c1 wait
+/// for a decision (…what to do…)`.
 fn suspended_message(run: &SuspendedRun) -> String {
     let ids: Vec<&str> = run
         .pending()
@@ -374,6 +373,8 @@ fn suspended_message(run: &SuspendedRun) -> String {
     )
 }
 
+/// What [`PromptError::Store`] says: the store's error, after "the run store failed" unless
+/// the store's own message already says that the store failed or panicked.
 fn store_failure(source: &crate::store::StoreError) -> String {
     use crate::store::StoreError;
     match source {
