@@ -6,7 +6,7 @@
 //! each SSE event within 16 MiB whatever the parsed structure costs, so that 16 MiB of
 //! `{"a":0},…` takes gigabytes. This one makes the same requests (the session id header, the
 //! bearer token, the headers configured, `Last-Event-ID` to resume a stream) and reads the
-//! answers itself: a JSON body is read up to [`MAX_MESSAGE_BYTES`] (not trusting its
+//! answers itself: a JSON body is read up to [`MAX_MESSAGE_BYTES`](crate::weighed::MAX_MESSAGE_BYTES) (not trusting its
 //! `Content-Length`; past that it is left unread and the connection closed), weighed, then
 //! parsed; an event stream is read by `http_events.rs`, which weighs each event's data.
 //!
@@ -15,6 +15,8 @@
 //! sent: a JSON body is that request's answer), and rmcp hands that to the caller as the
 //! server's answer. A refused body answering nothing (the answer to a notification) is
 //! dropped with a warning.
+//!
+//! A body holding a batch (`batch.rs`) is given to rmcp as an event stream of its messages.
 //!
 //! A 404 to a request carrying the session id means the server ended the session (or lost
 //! it in a restart): the request fails with rmcp's `SessionExpired`, and the client marks its
@@ -28,11 +30,14 @@
 //! not done here: reins starts every connection with an `initialize` (`handler.rs`) and
 //! never sends `server/discover`.
 
+mod body;
 mod headers;
 
+use crate::batch::batch_messages;
 use crate::handshake::{events_with_capabilities, is_initialize, message_with_capabilities};
-use crate::http_events::weighed_events;
-use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES, Unread, is_light, refusal_answering};
+use crate::http_events::{message_events, weighed_events};
+use crate::weighed::{Unread, is_light, refusal_answering};
+use body::{Body, lossy_start, read_body, read_start, without_bom};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use headers::{challenge, content_type, has_type, status_error};
@@ -90,19 +95,11 @@ impl SessionEnd {
     }
 }
 
-/// A JSON body, as far as it was read.
-enum Body {
-    Whole(Vec<u8>),
-    /// Longer than [`MAX_MESSAGE_BYTES`]: its start, and how much was read.
-    Cut {
-        head: Vec<u8>,
-        read: usize,
-    },
-}
-
 /// What a JSON body holds.
 enum Answer {
     Message(ServerJsonRpcMessage),
+    /// A batch's messages, in order.
+    Batch(Vec<ServerJsonRpcMessage>),
     /// Not parsed (see [`Unread`]): the error standing for it, if it answers a request.
     Refused(Option<ServerJsonRpcMessage>, Unread),
     NotJsonRpc(serde_json::Error),
@@ -164,9 +161,13 @@ impl WeighedHttpClient {
         let (text, why) = match body {
             Body::Cut { head, read } => (head, Unread::Cut { read }),
             Body::Whole(text) if is_light(without_bom(&text)) => {
-                return match serde_json::from_slice(without_bom(&text)) {
+                let text = without_bom(&text);
+                return match serde_json::from_slice(text) {
                     Ok(message) => Answer::Message(message),
-                    Err(error) => Answer::NotJsonRpc(error),
+                    Err(error) => match batch_messages(text, &self.server) {
+                        Some(messages) => Answer::Batch(messages),
+                        None => Answer::NotJsonRpc(error),
+                    },
                 };
             }
             Body::Whole(text) => {
@@ -213,7 +214,7 @@ impl WeighedHttpClient {
                             return Ok(StreamableHttpPostResponse::Json(refusal, session_id));
                         }
                         Answer::Refused(None, why) => why.to_string(),
-                        Answer::Message(_) | Answer::NotJsonRpc(_) => start,
+                        Answer::Message(_) | Answer::Batch(_) | Answer::NotJsonRpc(_) => start,
                     }
                 }
                 Err(_) => "(the body could not be read)".to_owned(),
@@ -256,7 +257,7 @@ impl StreamableHttpClient for WeighedHttpClient {
     }
 
     /// Sends `message`. Of rmcp's `limits`, only the length of an error's diagnostic is
-    /// used: a message is held to [`MAX_MESSAGE_BYTES`] and weighed, whatever else they say.
+    /// used: a message is held to [`MAX_MESSAGE_BYTES`](crate::weighed::MAX_MESSAGE_BYTES) and weighed, whatever else they say.
     async fn post_message_with_response_limits(
         &self,
         uri: Arc<str>,
@@ -329,12 +330,22 @@ impl StreamableHttpClient for WeighedHttpClient {
                 let message = message_with_capabilities(initialize, message);
                 Ok(StreamableHttpPostResponse::Json(message, session_id))
             }
-            (Answer::Refused(None, _) | Answer::NotJsonRpc(_), None) => {
+            // rmcp reads one message from a JSON body: a batch's come as events.
+            (Answer::Batch(messages), _) if !messages.is_empty() => {
+                let events = message_events(messages, None, None).into_iter().map(Ok);
+                let events = futures::stream::iter(events).boxed();
+                let events = events_with_capabilities(initialize, events);
+                Ok(StreamableHttpPostResponse::Sse(events, session_id))
+            }
+            (Answer::Refused(None, _) | Answer::NotJsonRpc(_) | Answer::Batch(_), None) => {
                 Ok(StreamableHttpPostResponse::Accepted)
             }
             (Answer::Refused(None, why), Some(_)) => Err(
                 StreamableHttpError::UnexpectedServerResponse(Cow::Owned(why.to_string())),
             ),
+            (Answer::Batch(_), Some(_)) => Err(StreamableHttpError::UnexpectedServerResponse(
+                Cow::Borrowed("the server's answer is a batch holding no JSON-RPC message"),
+            )),
             (Answer::NotJsonRpc(error), Some(_)) => {
                 Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
                     format!("the server's answer is not a JSON-RPC message: {error}"),
@@ -427,52 +438,6 @@ fn body_stream(
     response: reqwest::Response,
 ) -> impl futures::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static {
     futures::TryStreamExt::map_err(response.bytes_stream(), unquoted)
-}
-
-/// Reads a body up to [`MAX_MESSAGE_BYTES`]; past that, keeps its start and reads no more.
-async fn read_body(response: reqwest::Response) -> Result<Body, reqwest::Error> {
-    let mut chunks = std::pin::pin!(body_stream(response));
-    let mut body = Vec::new();
-    while let Some(chunk) = chunks.next().await.transpose()? {
-        if body.len().saturating_add(chunk.len()) > MAX_MESSAGE_BYTES {
-            let read = body.len().saturating_add(chunk.len());
-            let wanted = TOO_LONG_HEAD_BYTES.saturating_sub(body.len());
-            body.extend_from_slice(&chunk[..chunk.len().min(wanted)]);
-            body.truncate(TOO_LONG_HEAD_BYTES);
-            body.shrink_to_fit();
-            return Ok(Body::Cut { head: body, read });
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(Body::Whole(body))
-}
-
-/// Reads at most `limit` bytes of a body, for an error's diagnostic.
-async fn read_start(response: reqwest::Response, limit: usize) -> Result<Vec<u8>, reqwest::Error> {
-    let mut chunks = std::pin::pin!(body_stream(response));
-    let mut start = Vec::new();
-    while start.len() < limit {
-        let Some(chunk) = chunks.next().await.transpose()? else {
-            break;
-        };
-        let wanted = limit - start.len();
-        start.extend_from_slice(&chunk[..chunk.len().min(wanted)]);
-    }
-    Ok(start)
-}
-
-/// At most `limit` bytes of `body` as text.
-fn lossy_start(body: &Body, limit: usize) -> String {
-    let text = match body {
-        Body::Whole(text) => text,
-        Body::Cut { head, .. } => head,
-    };
-    String::from_utf8_lossy(&text[..text.len().min(limit)]).into_owned()
-}
-
-/// `text` without the byte-order mark it may start with (RFC 8259 lets a parser ignore it).
-fn without_bom(text: &[u8]) -> &[u8] {
-    text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
 }
 
 /// Follows a redirect only when it keeps the method and body (307, 308) and stays on the

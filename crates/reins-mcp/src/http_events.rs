@@ -9,13 +9,16 @@
 //! at most [`MAX_MESSAGE_BYTES`] of an event's data is kept, then only its start. A message
 //! event whose data is too long or too heavy (`weighed.rs`) reaches rmcp with its data
 //! replaced by the error answering its request, or with no data when it answers none; its
-//! `id` and `retry` pass unchanged, so that a stream resumed later starts after it.
+//! `id` and `retry` pass unchanged, so that a stream resumed later starts after it. An event
+//! whose data is a batch (`batch.rs`) reaches rmcp as an event for each of its messages, the
+//! last with the batch's `id` and `retry`.
 
+use crate::batch::batch_messages;
 use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES, Unread, is_light, refusal_answering};
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
-use rmcp::model::RequestId;
+use rmcp::model::{RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::SseError;
 use sse_stream::Sse;
 use std::collections::VecDeque;
@@ -256,7 +259,8 @@ impl EventParser {
             LinePart::Name if self.name.is_empty() => {
                 if std::mem::take(&mut self.event.any) {
                     let event = std::mem::take(&mut self.event);
-                    ready.push_back(self.finished(event));
+                    let event = self.finished(event);
+                    self.unbatched(event, ready);
                 }
             }
             // A line without a colon names a field whose value is empty.
@@ -297,7 +301,7 @@ impl EventParser {
 
     /// The event rmcp is given for `event`: its data weighed when it is a message.
     fn finished(&self, event: EventFields) -> Sse {
-        let is_message = matches!(event.kind.as_deref(), None | Some("") | Some("message"));
+        let is_message = is_message(event.kind.as_deref());
         let data = match event.has_data {
             false => None,
             true if event.data_length > MAX_MESSAGE_BYTES => {
@@ -322,6 +326,19 @@ impl EventParser {
         }
     }
 
+    /// Adds `event` to `ready`: as an event for each of its messages when its data is a
+    /// batch, else as it is.
+    fn unbatched(&self, event: Sse, ready: &mut VecDeque<Sse>) {
+        let batch = match (&event.data, is_message(event.event.as_deref())) {
+            (Some(data), true) => batch_messages(data.as_bytes(), &self.server),
+            _ => None,
+        };
+        match batch {
+            Some(messages) => ready.extend(message_events(messages, event.id, event.retry)),
+            None => ready.push_back(event),
+        }
+    }
+
     /// The data that stands for a message refused unread: the error answering its request,
     /// or none.
     fn refused(&self, text: &[u8], why: Unread, is_message: bool) -> Option<String> {
@@ -339,6 +356,39 @@ impl EventParser {
             }
         }
     }
+}
+
+/// Whether an event of type `kind` carries a message (rmcp reads no other's data).
+fn is_message(kind: Option<&str>) -> bool {
+    matches!(kind, None | Some("") | Some("message"))
+}
+
+/// An event for each of `messages` (a batch's, in order), the last carrying `id` and `retry`
+/// (a stream resumed after it starts after them all); one without data carries them when
+/// there is no message.
+pub(crate) fn message_events(
+    messages: Vec<ServerJsonRpcMessage>,
+    id: Option<String>,
+    retry: Option<u64>,
+) -> Vec<Sse> {
+    let mut events: Vec<Sse> = messages
+        .iter()
+        .filter_map(|message| serde_json::to_string(message).ok())
+        .map(|data| Sse {
+            event: None,
+            data: Some(data),
+            id: None,
+            retry: None,
+        })
+        .collect();
+    if events.is_empty() && (id.is_some() || retry.is_some()) {
+        events.push(Sse::default());
+    }
+    if let Some(last) = events.last_mut() {
+        last.id = id;
+        last.retry = retry;
+    }
+    events
 }
 
 #[cfg(test)]

@@ -134,6 +134,7 @@
 #![deny(missing_docs)]
 
 mod advertised;
+mod batch;
 mod client;
 mod connect;
 mod content;

@@ -6,13 +6,15 @@
 //! that costs, drops a longer one without telling the request it answered, and kills only
 //! the process it started. This one refuses a line too long or too heavy to parse with an
 //! error answering its request, and ends the server's whole process group
-//! (`process.rs`).
+//! (`process.rs`). A line holding a batch is read as its messages (`batch.rs`).
 
+use crate::batch::batch_messages;
 use crate::process::ServerProcess;
 use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES, Unread, is_light, refusal};
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
@@ -25,6 +27,8 @@ pub(crate) struct StdioTransport {
     process: ServerProcess,
     stdout: BufReader<ChildStdout>,
     line: LineBuffer,
+    /// The messages of a batch read and not yet given to rmcp.
+    batched: VecDeque<RxJsonRpcMessage<RoleClient>>,
     /// Shared with the sends in flight (rmcp sends from tasks of its own); `None` once
     /// closed.
     stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
@@ -72,6 +76,7 @@ impl StdioTransport {
             process: ServerProcess::new(child),
             stdout: BufReader::new(stdout),
             line: LineBuffer::default(),
+            batched: VecDeque::new(),
             stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
             server: Arc::from(server),
         };
@@ -120,9 +125,10 @@ impl StdioTransport {
         }
     }
 
-    /// The message the line in the buffer holds, or its refusal; `None` for a line that is
-    /// blank, not JSON-RPC, or refused without a request to answer.
-    fn message(&self, read: &ReadLine) -> Option<RxJsonRpcMessage<RoleClient>> {
+    /// The messages the line in the buffer holds (those of a batch, in order), or its
+    /// refusal; none for a line that is blank, not JSON-RPC, or refused without a request
+    /// to answer.
+    fn messages(&self, read: &ReadLine) -> Vec<RxJsonRpcMessage<RoleClient>> {
         let text = self.line.kept.as_slice();
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         let text = text.strip_prefix(UTF8_BOM).unwrap_or(text);
@@ -130,28 +136,28 @@ impl StdioTransport {
             let why = Unread::TooLong {
                 bytes: self.line.length,
             };
-            return refusal(text, why, &self.server);
+            return refusal(text, why, &self.server).into_iter().collect();
         }
         if text.iter().all(u8::is_ascii_whitespace) {
-            return None;
+            return Vec::new();
         }
         if !is_light(text) {
             let why = Unread::TooHeavy { bytes: text.len() };
-            return refusal(text, why, &self.server);
+            return refusal(text, why, &self.server).into_iter().collect();
         }
         match serde_json::from_slice(text) {
-            Ok(message) => Some(message),
-            // As rmcp does: a line that is not a message is passed over (answering it could
-            // start an exchange of errors with a server that echoes them).
-            Err(error) => {
+            Ok(message) => vec![message],
+            Err(error) => batch_messages(text, &self.server).unwrap_or_else(|| {
+                // As rmcp does: a line that is not a message is passed over (answering it
+                // could start an exchange of errors with a server that echoes them).
                 tracing::debug!(
                     target: "reins_mcp",
                     server = %self.server,
                     %error,
                     "a line of the server's output is not a JSON-RPC message; it is ignored"
                 );
-                None
-            }
+                Vec::new()
+            }),
         }
     }
 }
@@ -184,15 +190,16 @@ impl Transport<RoleClient> for StdioTransport {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
+            if let Some(message) = self.batched.pop_front() {
+                return Some(message);
+            }
             let read = self.read_line().await;
             if let ReadLine::End = read {
                 return None;
             }
-            let message = self.message(&read);
+            let messages = self.messages(&read);
             self.line = LineBuffer::default();
-            if message.is_some() {
-                return message;
-            }
+            self.batched.extend(messages);
         }
     }
 

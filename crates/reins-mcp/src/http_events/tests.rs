@@ -116,3 +116,30 @@ async fn a_body_cut_short_ends_the_stream_with_an_error() {
     assert!(matches!(stream.next().await, Some(Err(SseError::Body(_)))));
     assert!(stream.next().await.is_none());
 }
+
+#[test]
+fn an_event_holding_a_batch_is_an_event_a_message_the_last_with_its_id() {
+    let read = events(
+        &[b"id: 9\nretry: 5\ndata: [{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}},[],\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":\"p\"}]\n\nid: 10\ndata: []\n\nevent: other\ndata: [1]\n\n"],
+        None,
+    );
+    let shown: Vec<_> = read
+        .iter()
+        .map(|event| (data(event), event.id.as_deref(), event.retry))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, None, None),
+            (
+                r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#,
+                Some("9"),
+                Some(5)
+            ),
+            // An empty batch keeps its id, for a stream resumed after it.
+            ("<none>", Some("10"), None),
+            // rmcp reads no message from another type of event: it is left as it is.
+            ("[1]", None, None),
+        ]
+    );
+}

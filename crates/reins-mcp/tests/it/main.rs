@@ -10,6 +10,7 @@ mod everything;
 mod faults;
 mod filesystem;
 mod hostile;
+mod hostile_batches;
 mod hostile_bounds;
 mod hostile_handshake;
 mod hostile_http;
