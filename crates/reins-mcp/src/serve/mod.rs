@@ -16,9 +16,9 @@ pub use http::{
 use crate::server::EFFECT_ID_META_KEY;
 use reins::tool::{RetrySafety, ToolCallContext, ToolDefinition, ToolOutcome, ToolOutput, ToolSet};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool as RmcpTool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, ErrorData, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool as RmcpTool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -34,7 +34,8 @@ use std::time::Duration;
 ///
 /// A tool's output is a text block (JSON output as its text, and, when it is an object, as
 /// `structuredContent` too); a failed call is a result with `isError: true` carrying the
-/// failure's text, so the client's model reads it; an unknown tool is a protocol error. A
+/// failure's text, so the client's model reads it; an unknown tool, or `arguments` that are
+/// not an object, is a protocol error (invalid params; `arguments` left out are none). A
 /// call's `_meta` effect id (under [`EFFECT_ID_META_KEY`]) becomes the id of the call its
 /// tool sees in [`ToolCallContext`], so a reins client's resumed run reaches the served tool
 /// with the same id (without one, the id is `mcp-<request id>`). A client's
@@ -389,5 +390,33 @@ impl ServerHandler for McpService {
         self.run_tool(request, context)
             .await
             .map(CallToolResponse::from)
+    }
+
+    /// rmcp hands over as a custom request any request it could not read, a method it
+    /// serves among them when its `params` are not what MCP asks for (`arguments` a list or
+    /// a string, `params` left out): such a request is answered invalid params (`-32602`)
+    /// saying what is asked for, not "method not found", which told the client the server
+    /// serves no tools.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let asked = match request.method.as_str() {
+            "tools/call" => {
+                "`tools/call` takes `params` with a string `name` and, if any, an object \
+                 `arguments`"
+            }
+            "tools/list" => "`tools/list` takes no `params` but, if any, a string `cursor`",
+            "initialize" | "ping" => "its `params` are not what MCP asks for",
+            _ => {
+                return Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    request.method,
+                    None,
+                ));
+            }
+        };
+        Err(ErrorData::invalid_params(asked, None))
     }
 }

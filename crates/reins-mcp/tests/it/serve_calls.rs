@@ -245,3 +245,43 @@ async fn sessions_past_the_cap_are_refused_until_one_ends() {
     open_session(address).await;
     served.shutdown();
 }
+
+/// A `tools/call` whose `arguments` are not an object, or without `params`, is answered with
+/// an invalid-params error saying what MCP asks for: it was answered "method not found"
+/// (`-32601`), as if the server served no tools.
+#[tokio::test]
+async fn a_call_whose_arguments_are_not_an_object_is_answered_invalid_params() {
+    let service = McpService::new(tools(
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(Notify::new()),
+        Arc::new(Notify::new()),
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let served = service.serve_http(listener).unwrap();
+    let address = served.local_addr();
+    let session = open_session(address).await;
+    for (id, params) in [
+        (1, r#","params":{"name":"quick","arguments":[1]}"#),
+        (2, r#","params":{"name":"quick","arguments":"{}"}"#),
+        (3, r#","params":{"arguments":{}}"#),
+        (4, ""),
+    ] {
+        let request = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call"{params}}}"#);
+        let (_, mut stream) = post(address, Some(&session), &request).await;
+        let error = &answer(&mut stream, id).await["error"];
+        assert_eq!(error["code"], -32602, "{request}: {error}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("object `arguments`"),
+            "{request}: {message}"
+        );
+    }
+    // `arguments` left out are none: the call runs.
+    let request = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"quick"}}"#;
+    let (_, mut stream) = post(address, Some(&session), request).await;
+    assert_eq!(
+        answer(&mut stream, 5).await["result"]["content"][0]["text"],
+        "done"
+    );
+    served.shutdown();
+}
