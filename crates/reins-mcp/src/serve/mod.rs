@@ -4,6 +4,7 @@
 mod accept;
 mod agent_tool;
 mod http;
+mod stdio;
 
 pub use accept::accept_connection;
 
@@ -208,9 +209,13 @@ impl McpService {
     }
 
     /// Serves one client on this process's standard input and output until it disconnects.
+    /// While 64 answers wait for the client to read them, no more of its input is read (its
+    /// writes then block), so a client that does not read cannot grow the server's memory.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
+        let (input, output) = rmcp::transport::stdio();
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(input, output);
         let running = self
-            .serve(rmcp::transport::stdio())
+            .serve(stdio::ReadWhileAnswersDrain::new(transport))
             .await
             .map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;
