@@ -63,7 +63,9 @@ pub const DEFAULT_MAX_HTTP_CONNECTIONS: usize = 256;
 /// whose body has not all arrived within [`McpService::http_body_timeout`] is answered
 /// `408` and its connection closed, and a connection accepted while
 /// [`McpService::max_http_connections`] are open is closed at once, unanswered. A response
-/// being sent (an event stream, say) is not timed.
+/// being sent (an event stream, say) is not timed. Nor can a request's body take more
+/// memory than its length says: a body over 4 MiB is answered `413`, and so is one whose
+/// JSON would take more than 32 MiB once parsed (a few megabytes of small objects).
 ///
 /// ```no_run
 /// use reins::tool::ToolSet;
@@ -260,6 +262,16 @@ async fn serve_connection(
                     ));
                 }
             };
+            // rmcp parses a body into `serde_json` values: 4 MiB of `{"a":0},` would take
+            // some 400 MB, and a few connections at once gigabytes. Weighed first, as the
+            // client weighs a server's answers.
+            if !reins::json_weight::parses_within(&body, reins::json_weight::MAX_PARSED_OVERHEAD) {
+                return Ok(plain_response(
+                    http::StatusCode::PAYLOAD_TOO_LARGE,
+                    "the request's JSON would take more than 32 MiB of memory once parsed \
+                     (too many small objects or values)",
+                ));
+            }
             service
                 .call(http::Request::from_parts(parts, Full::new(body)))
                 .await

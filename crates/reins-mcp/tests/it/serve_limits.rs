@@ -157,3 +157,40 @@ async fn a_call_longer_than_the_body_timeout_is_answered_with_its_result() {
     assert!(answer.contains("done at last"), "{answer}");
     served.shutdown();
 }
+
+/// A POST of `body`, after which the server closes the connection.
+fn post_closing(body: &str) -> Vec<u8> {
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(body.as_bytes());
+    request
+}
+
+/// A body within the 4 MiB a request may take, but made of small objects that would take
+/// hundreds of megabytes once parsed (a few such requests at once, gigabytes), is refused
+/// unparsed with 413 saying why; the server serves on.
+#[tokio::test]
+async fn a_request_too_heavy_to_parse_is_refused_unparsed() {
+    let served = serve(McpService::new(ToolSet::new())).await;
+    let initialize = |extra: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"probe","version":"1"}}{extra}}}}}"#
+        )
+    };
+    let objects = vec![r#"{"a":0}"#; 480 * 1024].join(",");
+    let heavy = initialize(&format!(r#","padding":[{objects}]"#));
+    assert!(heavy.len() < 4 * 1024 * 1024);
+    let answer = exchange(served.local_addr(), &post_closing(&heavy)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("once parsed"), "{answer}");
+    let answer = exchange(served.local_addr(), &post_closing(&initialize(""))).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    served.shutdown();
+}
