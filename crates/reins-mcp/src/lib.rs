@@ -147,6 +147,7 @@ mod http_client;
 mod http_endpoint;
 mod http_events;
 mod lenient;
+mod lines;
 mod listing;
 mod process;
 mod serve;

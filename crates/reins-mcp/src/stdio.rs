@@ -9,18 +9,16 @@
 //! (`process.rs`). A line holding a batch is read as its messages (`batch.rs`).
 
 use crate::batch::batch_messages;
+use crate::lines::{LineBuffer, ReadLine};
 use crate::process::ServerProcess;
-use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES, Unread, is_light, refusal};
+use crate::weighed::{Unread, is_light, refusal};
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
-
-/// The byte-order mark a line may start with (RFC 8259 lets a parser ignore it).
-const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// A server's process spoken to over its standard input and output.
 pub(crate) struct StdioTransport {
@@ -33,25 +31,6 @@ pub(crate) struct StdioTransport {
     /// closed.
     stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
     server: Arc<str>,
-}
-
-/// The line being read: kept across reads, since rmcp stops reading in the middle of one
-/// whenever it has something to send.
-#[derive(Default)]
-struct LineBuffer {
-    kept: Vec<u8>,
-    /// The line's length so far, counting what was not kept.
-    length: usize,
-}
-
-/// A line read from the server's standard output.
-enum ReadLine {
-    /// A whole line, in the buffer.
-    Whole,
-    /// A line over [`MAX_MESSAGE_BYTES`]: its start is in the buffer.
-    TooLong,
-    /// The output ended (or could not be read).
-    End,
 }
 
 impl StdioTransport {
@@ -88,54 +67,17 @@ impl StdioTransport {
         self.process.id()
     }
 
-    /// Reads up to the end of the next line into `self.line`, keeping at most
-    /// [`MAX_MESSAGE_BYTES`] of it (then only its start). Cancellation-safe: what was read
-    /// of a line stays in the buffer for the next call.
-    async fn read_line(&mut self) -> ReadLine {
-        loop {
-            let available = match self.stdout.fill_buf().await {
-                Ok(available) if !available.is_empty() => available,
-                // The end, or an error reading: either way the server said its last. A last
-                // line without its newline is a line all the same (as rmcp's codec reads it).
-                _ if self.line.length > MAX_MESSAGE_BYTES => return ReadLine::TooLong,
-                _ if self.line.length > 0 => return ReadLine::Whole,
-                _ => return ReadLine::End,
-            };
-            let newline = available.iter().position(|byte| *byte == b'\n');
-            let content = &available[..newline.unwrap_or(available.len())];
-            let line = &mut self.line;
-            if line.length.saturating_add(content.len()) <= MAX_MESSAGE_BYTES {
-                line.kept.extend_from_slice(content);
-            } else if line.length <= MAX_MESSAGE_BYTES {
-                // The line just became too long: only its start is kept, and its memory given back.
-                line.kept.extend_from_slice(content);
-                line.kept.truncate(TOO_LONG_HEAD_BYTES);
-                line.kept.shrink_to_fit();
-            }
-            line.length = line.length.saturating_add(content.len());
-            let consumed = newline.map_or(available.len(), |at| at + 1);
-            self.stdout.consume(consumed);
-            if newline.is_some() {
-                return if self.line.length > MAX_MESSAGE_BYTES {
-                    ReadLine::TooLong
-                } else {
-                    ReadLine::Whole
-                };
-            }
-        }
-    }
-
-    /// The messages the line in the buffer holds (those of a batch, in order), or its
-    /// refusal; none for a line that is blank, not JSON-RPC, or refused without a request
-    /// to answer.
-    fn messages(&self, read: &ReadLine) -> Vec<RxJsonRpcMessage<RoleClient>> {
-        let text = self.line.kept.as_slice();
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
-        let text = text.strip_prefix(UTF8_BOM).unwrap_or(text);
+    /// The messages `text`, a line read (its start when too long, of `length` bytes in
+    /// all), holds (those of a batch, in order), or its refusal; none for a line that is
+    /// blank, not JSON-RPC, or refused without a request to answer.
+    fn messages(
+        &self,
+        read: &ReadLine,
+        text: &[u8],
+        length: usize,
+    ) -> Vec<RxJsonRpcMessage<RoleClient>> {
         if let ReadLine::TooLong = read {
-            let why = Unread::TooLong {
-                bytes: self.line.length,
-            };
+            let why = Unread::TooLong { bytes: length };
             return refusal(text, why, &self.server).into_iter().collect();
         }
         if text.iter().all(u8::is_ascii_whitespace) {
@@ -193,12 +135,12 @@ impl Transport<RoleClient> for StdioTransport {
             if let Some(message) = self.batched.pop_front() {
                 return Some(message);
             }
-            let read = self.read_line().await;
+            let read = self.line.read_from(&mut self.stdout).await;
             if let ReadLine::End = read {
                 return None;
             }
-            let messages = self.messages(&read);
-            self.line = LineBuffer::default();
+            let (text, length) = self.line.take();
+            let messages = self.messages(&read, &text, length);
             self.batched.extend(messages);
         }
     }

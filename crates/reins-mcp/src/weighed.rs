@@ -31,28 +31,36 @@ pub(crate) enum Unread {
     Cut { read: usize },
 }
 
-impl std::fmt::Display for Unread {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl Unread {
+    /// Why the message was not read, after "was not read: ".
+    fn reason(&self) -> String {
         match self {
-            Unread::TooHeavy { bytes } => write!(
-                f,
-                "the server's answer was not read: its {bytes} bytes of JSON would take more \
-                 than {} MiB of memory once parsed (too many small objects or values)",
+            Unread::TooHeavy { bytes } => format!(
+                "its {bytes} bytes of JSON would take more than {} MiB of memory once parsed \
+                 (too many small objects or values)",
                 reins::json_weight::MAX_PARSED_OVERHEAD / (1024 * 1024)
             ),
-            Unread::TooLong { bytes } => write!(
-                f,
-                "the server's answer was not read: it is {bytes} bytes long, over the {} MiB \
-                 a message may take",
+            Unread::TooLong { bytes } => format!(
+                "it is {bytes} bytes long, over the {} MiB a message may take",
                 MAX_MESSAGE_BYTES / (1024 * 1024)
             ),
-            Unread::Cut { read } => write!(
-                f,
-                "the server's answer was not read: it is over the {} MiB a message may take \
-                 (no more of it was read after {read} bytes)",
+            Unread::Cut { read } => format!(
+                "it is over the {} MiB a message may take (no more of it was read after \
+                 {read} bytes)",
                 MAX_MESSAGE_BYTES / (1024 * 1024)
             ),
         }
+    }
+
+    /// What a served tool set answers a client's request it did not read.
+    pub(crate) fn of_request(&self) -> String {
+        format!("the request was not read: {}", self.reason())
+    }
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the server's answer was not read: {}", self.reason())
     }
 }
 
@@ -106,6 +114,14 @@ pub(crate) fn refusal_answering(
             None
         }
     }
+}
+
+/// The id of the request `text` (a message, or its start) is, read from its top-level keys
+/// without keeping their values: for a served tool set to answer a request it refuses
+/// unread. `None` for a notification, an answer, or a request whose `id` was not read.
+pub(crate) fn request_id(text: &[u8]) -> Option<RequestId> {
+    let shape = MessageShape::of(text);
+    shape.method.then_some(shape.answered).flatten()
 }
 
 /// What the top-level keys of a message say it is, read without keeping its values.

@@ -210,12 +210,13 @@ impl McpService {
 
     /// Serves one client on this process's standard input and output until it disconnects.
     /// While 64 answers wait for the client to read them, no more of its input is read (its
-    /// writes then block), so a client that does not read cannot grow the server's memory.
+    /// writes then block), so a client that does not read cannot grow the server's memory;
+    /// a request over 16 MiB, or whose JSON would take over 32 MiB once parsed, is answered
+    /// with an invalid-request error saying why, unparsed.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
         let (input, output) = rmcp::transport::stdio();
-        let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(input, output);
         let running = self
-            .serve(stdio::ReadWhileAnswersDrain::new(transport))
+            .serve(stdio::StdioServerTransport::new(input, output))
             .await
             .map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;

@@ -1,11 +1,14 @@
-//! A tool set served over stdio (`reins-mcp-demo`) to a client that sends requests without
-//! reading the answers: the server stops reading (the client's writes block on its full
-//! pipe) rather than holding every answer in memory, and answers them all once read.
+//! A tool set served over stdio (`reins-mcp-demo`) to a hostile client: one that sends
+//! requests without reading the answers (the server stops reading, the client's writes
+//! block on its full pipe, rather than holding every answer in memory, and answers them all
+//! once read), and one that sends a request too long or too heavy to parse (answered with an
+//! error by its id, unparsed).
 
 #![cfg(target_os = "linux")]
 
+use serde_json::json;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -14,7 +17,7 @@ use std::time::{Duration, Instant};
 const PINGS: usize = 100_000;
 
 /// Only against a hang: what these tests wait for happens long before.
-const HANG_GUARD: Duration = Duration::from_secs(120);
+const HANG_GUARD: Duration = Duration::from_secs(60);
 
 /// The peak memory of process `pid`, in KiB (`VmHWM`).
 fn peak_memory_kib(pid: u32) -> usize {
@@ -26,8 +29,8 @@ fn peak_memory_kib(pid: u32) -> usize {
         .unwrap_or_else(|| panic!("no VmHWM in {status}"))
 }
 
-#[test]
-fn a_client_that_does_not_read_its_answers_is_not_read_either() {
+/// The demo server, its handshake answered, with its input and output.
+fn initialized_server() -> (Child, ChildStdin, BufReader<ChildStdout>) {
     let mut server = Command::new(env!("CARGO_BIN_EXE_reins-mcp-demo"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -44,6 +47,81 @@ fn a_client_that_does_not_read_its_answers_is_not_read_either() {
     let mut line = String::new();
     output.read_line(&mut line).unwrap();
     assert!(line.contains(r#""id":0,"result""#), "{line}");
+    (server, input, output)
+}
+
+/// A request of 17 MiB (over the 16 a message may take) and one of 15 MiB of small objects
+/// (some 2.6 GB once parsed) are answered, each by its id, with an error saying why, unparsed;
+/// the next request is served as before.
+#[test]
+fn a_request_too_long_or_too_heavy_to_parse_is_answered_unparsed() {
+    let (mut server, mut input, output) = initialized_server();
+    writeln!(
+        input,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let long = "x".repeat(17 * 1024 * 1024);
+    writeln!(
+        input,
+        r#"{{"jsonrpc":"2.0","id":"long","method":"ping","params":{{"_meta":{{"pad":"{long}"}}}}}}"#
+    )
+    .unwrap();
+    let objects = vec![r#"{"a":0}"#; 15 * 1024 * 1024 / 8].join(",");
+    writeln!(
+        input,
+        r#"{{"jsonrpc":"2.0","id":"heavy","method":"ping","params":{{"_meta":{{"pad":[{objects}]}}}}}}"#
+    )
+    .unwrap();
+    writeln!(input, r#"{{"jsonrpc":"2.0","id":"next","method":"ping"}}"#).unwrap();
+    // Read in a thread of its own, so that a server that never answers fails the test.
+    let (lines, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut output, mut line) = (output, String::new());
+        while output.read_line(&mut line).is_ok_and(|read| read > 0) {
+            let _ = lines.send(std::mem::take(&mut line));
+        }
+    });
+    let mut answers = Vec::new();
+    loop {
+        let line = answered
+            .recv_timeout(HANG_GUARD)
+            .unwrap_or_else(|_| panic!("`next` was never answered; answers: {answers:?}"));
+        answers.push(serde_json::from_str::<serde_json::Value>(&line).unwrap());
+        if line.contains(r#""id":"next""#) {
+            break;
+        }
+    }
+    let peak = peak_memory_kib(server.id());
+    drop(input);
+    let _ = server.kill();
+    let _ = server.wait();
+    let shown: Vec<_> = answers
+        .iter()
+        .map(|answer| (answer["id"].clone(), answer["error"]["code"].clone()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (json!("long"), json!(-32600)),
+            (json!("heavy"), json!(-32600)),
+            (json!("next"), json!(null))
+        ]
+    );
+    let said = |at: usize| answers[at]["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        said(0).contains("over the 16 MiB a message may take"),
+        "{}",
+        said(0)
+    );
+    assert!(said(1).contains("once parsed"), "{}", said(1));
+    assert!(peak < 200 * 1024, "the server held {peak} KiB");
+}
+
+#[test]
+fn a_client_that_does_not_read_its_answers_is_not_read_either() {
+    let (mut server, mut input, mut output) = initialized_server();
+    let mut line = String::new();
 
     // The pings are written without a line of the answers read, until the server has
     // them all or stops reading them (no more is written for a while).
