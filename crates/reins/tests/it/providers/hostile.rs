@@ -111,8 +111,9 @@ impl Reply {
         }
     }
 
-    /// An event stream of `events` that is then cut: the connection drops mid-body.
-    pub fn events_then_drop(events: &[String]) -> Reply {
+    /// An event stream of `events`, each a chunk. As it is, the stream is then cut (the
+    /// connection drops mid-body); [`finish`](Reply::finish) ends it properly.
+    pub fn events(events: &[String]) -> Reply {
         events
             .iter()
             .fold(Reply::chunked(200, "text/event-stream"), |reply, event| {

@@ -135,7 +135,7 @@ pub async fn a_stream_cut_before_its_end_is_an_error_not_a_shorter_answer<F: Fix
 
 pub async fn a_connection_dropped_mid_stream_is_an_error<F: Fixture>() {
     let events = F::text_stream(&["Hello ", "there."]);
-    let server = Hostile::always(Reply::events_then_drop(&events[..2])).await;
+    let server = Hostile::always(Reply::events(&events[..2])).await;
     let settings = Settings::default().retry(RetryPolicy::none());
     let model = model_at::<F>(&server.url(), &settings);
     let (_, end) = within(10, drain(&model, &prompt("hi"))).await;

@@ -211,7 +211,7 @@ async fn a_stream_closed_before_a_finish_reason_is_an_error_not_a_shorter_answer
 #[tokio::test]
 async fn a_broken_connection_mid_stream_says_what_arrived() {
     let half = event(&chunk(json!([{"text": "Half an"}]), json!({})));
-    let server = Hostile::always(Reply::events_then_drop(&[half])).await;
+    let server = Hostile::always(Reply::events(&[half])).await;
     let model = Gemini::builder()
         .api_key(KEY)
         .base_url(format!("{}/v1beta", server.url()))

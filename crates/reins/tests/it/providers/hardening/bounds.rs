@@ -119,7 +119,7 @@ pub async fn an_answer_streamed_past_the_body_limit_is_too_large<F: Fixture>() {
     // hold, assembling it, had the server gone on for ever.
     let piece = "x".repeat(1024);
     let events = F::text_stream(&vec![piece.as_str(); 2 * 1024]);
-    let reply = whole_stream(&events);
+    let reply = Reply::events(&events).finish();
     let server = Hostile::always(reply).await;
     let (_, end) = within(30, drain(&limited::<F>(&server), &prompt("hi"))).await;
     assert_too_large(&end.unwrap_err(), MIB);
@@ -158,7 +158,7 @@ pub async fn an_event_of_countless_small_objects_is_too_large<F: Fixture>() {
         countless_small_objects()
     )];
     events.extend(F::text_stream(&["fits"]));
-    let server = Hostile::always(whole_stream(&events)).await;
+    let server = Hostile::always(Reply::events(&events).finish()).await;
     let (_, end) = within(60, drain(&model_of_hostile::<F>(&server), &prompt("hi"))).await;
     assert_structure_too_large(&end.unwrap_err());
 }
@@ -227,7 +227,7 @@ pub async fn timeouts_too_long_for_the_clock_mean_no_limit<F: Fixture>() {
     let response = within(10, model.completion(&prompt("hi"))).await;
     assert_eq!(response.unwrap().text(), "still here");
     let events = F::text_stream(&["streamed"]);
-    let reply = whole_stream(&events);
+    let reply = Reply::events(&events).finish();
     let server = Hostile::always(reply).await;
     let model = model_at::<F>(&server.url(), &settings);
     let (_, end) = within(10, drain(&model, &prompt("hi"))).await;
@@ -282,7 +282,7 @@ pub async fn an_error_body_sent_as_an_event_stream_is_quoted_in_the_error<F: Fix
 
 pub async fn a_stream_broken_mid_body_says_what_was_received<F: Fixture>() {
     let events = F::text_stream(&["Hello ", "there."]);
-    let server = Hostile::always(Reply::events_then_drop(&events[..2])).await;
+    let server = Hostile::always(Reply::events(&events[..2])).await;
     let (_, end) = within(10, drain(&model_of_hostile::<F>(&server), &prompt("hi"))).await;
     let message = end.unwrap_err().to_string();
     assert!(
@@ -297,14 +297,4 @@ fn model_of_hostile<F: Fixture>(server: &Hostile) -> F::Model {
         &server.url(),
         &Settings::default().retry(RetryPolicy::none()),
     )
-}
-
-/// An event stream of `events`, its body properly ended.
-fn whole_stream(events: &[String]) -> Reply {
-    events
-        .iter()
-        .fold(Reply::chunked(200, "text/event-stream"), |reply, event| {
-            reply.chunk(event.as_bytes())
-        })
-        .finish()
 }

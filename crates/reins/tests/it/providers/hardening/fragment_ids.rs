@@ -26,12 +26,7 @@ const FRAGMENTS: usize = 40;
 /// Streams `events` to a model of `F` whose body limit is [`LIMIT`]; asserts the stream ends
 /// `TooLarge` before the bytes of the tool-call chunks it handed out pass the limit.
 async fn assert_handed_out_within_the_limit<F: Fixture>(events: &[String]) {
-    let reply = events
-        .iter()
-        .fold(Reply::chunked(200, "text/event-stream"), |reply, event| {
-            reply.chunk(event.as_bytes())
-        })
-        .finish();
+    let reply = Reply::events(events).finish();
     let server = Hostile::always(reply).await;
     let limits = Limits {
         body: LIMIT,

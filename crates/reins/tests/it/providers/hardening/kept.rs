@@ -31,12 +31,7 @@ async fn assert_kept_bytes_are_bounded<F: Fixture>(
     repeated: &str,
     tail: &[String],
 ) {
-    let reply = head
-        .iter()
-        .fold(Reply::chunked(200, "text/event-stream"), |reply, event| {
-            reply.chunk(event.as_bytes())
-        })
-        .repeat(repeated.as_bytes(), Duration::ZERO, 128);
+    let reply = Reply::events(head).repeat(repeated.as_bytes(), Duration::ZERO, 128);
     let reply = tail
         .iter()
         .fold(reply, |reply, event| reply.chunk(event.as_bytes()))

@@ -33,12 +33,7 @@ fn assert_too_many_parts(end: Result<impl std::fmt::Debug, CompletionError>) {
 /// Streams `events` to a model of `F`; asserts the stream ends with the parts error, and
 /// that no more than 512 tool calls reached the caller before it.
 async fn assert_streamed_parts_are_bounded<F: Fixture>(events: &[String]) {
-    let reply = events
-        .iter()
-        .fold(Reply::chunked(200, "text/event-stream"), |reply, event| {
-            reply.chunk(event.as_bytes())
-        })
-        .finish();
+    let reply = Reply::events(events).finish();
     let server = Hostile::always(reply).await;
     let model = model_at::<F>(&server.url(), &settings());
     let (chunks, end) = within(30, drain(&model, &prompt("hi"))).await;
@@ -127,7 +122,7 @@ async fn a_whole_answer_of_countless_calls_is_an_error_and_one_at_the_limit_is_n
 
 /// Streams `events` to a model of `F`; asserts the stream ends with the parts error.
 async fn assert_streamed_answer_is_refused<F: Fixture>(events: &[String]) {
-    let server = Hostile::always(Reply::events_then_drop(events).finish()).await;
+    let server = Hostile::always(Reply::events(events).finish()).await;
     let model = model_at::<F>(&server.url(), &settings());
     let (_, end) = within(30, drain(&model, &prompt("hi"))).await;
     assert_too_many_parts(end);
