@@ -1,7 +1,8 @@
 //! One JSON-RPC message a line, read bounded from a peer's output: the server's standard
 //! output for the client (`stdio.rs`), the client's standard input for a served tool set
 //! (`serve/stdio.rs`). At most [`MAX_MESSAGE_BYTES`] of a line is kept, then only its start,
-//! so a line of any length takes bounded memory and can still be answered by its `id`.
+//! so a line of any length takes bounded memory and can still be answered by its `id`. And
+//! a message written as a line ([`json_line`]), for either side.
 
 use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
@@ -79,4 +80,11 @@ impl LineBuffer {
         }
         (text, line.length)
     }
+}
+
+/// `message` as JSON text and the line feed that ends it.
+pub(crate) fn json_line(message: &impl serde::Serialize) -> serde_json::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(message)?;
+    line.push(b'\n');
+    Ok(line)
 }

@@ -85,10 +85,7 @@ where
     ) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
         let writing = Writing::start(&self.unwritten);
         let output = self.output.clone();
-        let line = serde_json::to_vec(&message).map(|mut line| {
-            line.push(b'\n');
-            line
-        });
+        let line = crate::lines::json_line(&message);
         async move {
             let line = line?;
             let mut output = output.lock().await;
