@@ -16,25 +16,27 @@ fn agent_of_a_silent_server(settings: &str) -> AgentDir {
     ))
 }
 
-#[test]
-fn a_call_ends_at_the_file_s_whole_call_timeout() {
-    let agent = agent_of_a_silent_server("timeout_secs = 2\n");
+/// Runs an agent of a silent server with `settings`; asserts the run fails saying `why`.
+fn assert_the_run_times_out(settings: &str, why: &str) {
+    let agent = agent_of_a_silent_server(settings);
     let (code, _, stderr) = outcome(agent.reins(&["run", "AGENT", "Hello?"]));
     assert_ne!(code, 0, "{stderr}");
-    assert!(
-        stderr.contains("timed out: the call passed its total deadline of 2000 ms"),
-        "{stderr}"
+    assert!(stderr.contains(&format!("timed out: {why}")), "{stderr}");
+}
+
+#[test]
+fn a_call_ends_at_the_file_s_whole_call_timeout() {
+    assert_the_run_times_out(
+        "timeout_secs = 2\n",
+        "the call passed its total deadline of 2000 ms",
     );
 }
 
 #[test]
 fn a_silence_ends_the_call_at_the_file_s_idle_timeout() {
-    let agent = agent_of_a_silent_server("idle_timeout_secs = 1\n");
-    let (code, _, stderr) = outcome(agent.reins(&["run", "AGENT", "Hello?"]));
-    assert_ne!(code, 0, "{stderr}");
-    assert!(
-        stderr.contains("timed out: no response headers within 1000 ms"),
-        "{stderr}"
+    assert_the_run_times_out(
+        "idle_timeout_secs = 1\n",
+        "no response headers within 1000 ms",
     );
 }
 
