@@ -10,7 +10,8 @@
 //! - [`tool`]: the [`Tool`](tool::Tool) trait, [`tool_fn`](tool::tool_fn), tool outcomes,
 //!   and (feature `schema-check`) arguments checked against a JSON schema.
 //! - [`hooks`]: ready-made hooks (approval policy, audit log, budget, model fallback,
-//!   response cache, loop breaker, guardrails, redaction, tool choice per turn).
+//!   response cache, invalid tool calls repaired or answered, loop breaker, guardrails,
+//!   redaction, tool choice per turn).
 //! - [`providers`]: OpenAI, Anthropic, Gemini, OpenAI-compatible services, and (feature
 //!   `local`) an in-process GGUF model.
 //! - [`store`]: run stores for durable runs (memory, SQLite, PostgreSQL).

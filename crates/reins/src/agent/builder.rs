@@ -24,6 +24,7 @@ pub(crate) struct AgentConfig {
     pub tool_choice: Option<ToolChoice>,
     pub models: ModelRegistry,
     pub max_turns: usize,
+    pub max_invalid_tool_call_retries: usize,
 }
 
 /// A model with tools, hooks and settings, ready to run prompts. Cheap to clone: clones share
@@ -147,6 +148,7 @@ pub struct AgentBuilder {
     tool_choice: Option<ToolChoice>,
     models: ModelRegistry,
     max_turns: usize,
+    max_invalid_tool_call_retries: usize,
 }
 
 impl AgentBuilder {
@@ -165,6 +167,7 @@ impl AgentBuilder {
             tool_choice: None,
             models: ModelRegistry::new(Arc::new(model) as SharedModel),
             max_turns: DEFAULT_MAX_TURNS,
+            max_invalid_tool_call_retries: 0,
         }
     }
 
@@ -249,6 +252,17 @@ impl AgentBuilder {
         self
     }
 
+    /// The default [`max_invalid_tool_call_retries`](super::PromptRequest::max_invalid_tool_call_retries)
+    /// of the agent's runs (0 unless set): how many times a run may ask the model again
+    /// after an invalid tool call a hook answered with
+    /// [`InvalidToolCallAction::retry`](super::InvalidToolCallAction::retry), such as
+    /// [`InvalidCalls`](crate::hooks::invalid_calls::InvalidCalls)' feedback. Each retry is
+    /// a model call, counted against `max_turns` too.
+    pub fn default_max_invalid_tool_call_retries(mut self, n: usize) -> Self {
+        self.max_invalid_tool_call_retries = n;
+        self
+    }
+
     /// Registers another model under `label`, for `on_model_select` to choose. Registering
     /// `"default"` replaces the default model.
     pub fn named_model<M: CompletionModel>(mut self, label: impl Into<String>, model: M) -> Self {
@@ -286,6 +300,7 @@ impl AgentBuilder {
                 tool_choice: self.tool_choice,
                 models: self.models,
                 max_turns: self.max_turns,
+                max_invalid_tool_call_retries: self.max_invalid_tool_call_retries,
             }),
         }
     }

@@ -69,6 +69,7 @@ impl std::fmt::Debug for PromptRequest {
 impl PromptRequest {
     pub(crate) fn new(agent: Agent, start: RunStart) -> Self {
         let max_turns = agent.config.max_turns;
+        let max_invalid_tool_call_retries = agent.config.max_invalid_tool_call_retries;
         PromptRequest {
             agent,
             start,
@@ -76,6 +77,7 @@ impl PromptRequest {
             hooks: HookStack::default(),
             options: RunOptions {
                 max_turns,
+                max_invalid_tool_call_retries,
                 ..RunOptions::default()
             },
         }
@@ -104,7 +106,9 @@ impl PromptRequest {
     }
 
     /// Allows `n` invalid tool-call retries ([`InvalidToolCallAction::retry`](super::InvalidToolCallAction::retry))
-    /// in the run (0 by default).
+    /// in the run (by default the agent's
+    /// [`AgentBuilder::default_max_invalid_tool_call_retries`](super::AgentBuilder::default_max_invalid_tool_call_retries),
+    /// 0 unless set); each retry is a model call, counted against `max_turns` too.
     pub fn max_invalid_tool_call_retries(mut self, n: usize) -> Self {
         self.options.max_invalid_tool_call_retries = n;
         self

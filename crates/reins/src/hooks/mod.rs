@@ -12,6 +12,9 @@
 //!   next model of a chain.
 //! - [`cache`]: model turns served from a cache keyed by the model and the request, without
 //!   calling the model; recorded to a file and replayed for deterministic runs.
+//! - [`invalid_calls`]: a tool call the model misnamed (`SaveNote`, `functions.save_note`)
+//!   repaired to the one tool it plainly means; any other call to a tool it may not call
+//!   answered with the tools it may, and the model asked again.
 //! - [`loop_breaker`]: the same tool with the same arguments too many times in a row gets
 //!   feedback instead of running, then a typed stop.
 //! - [`guardrail`]: checks (closures or async classifiers) on the input, each answer and tool
@@ -29,6 +32,7 @@ pub mod fallback;
 pub mod guardrail;
 #[cfg(test)]
 mod inline_answers;
+pub mod invalid_calls;
 pub mod loop_breaker;
 mod recorded;
 pub mod redaction;
