@@ -15,6 +15,7 @@ use reins::hooks::budget::Budget;
 use reins::hooks::cache::ResponseCache;
 use reins::hooks::fallback::ModelFallback;
 use reins::hooks::guardrail::{DenyList, Guardrails, MaxLength};
+use reins::hooks::invalid_calls::InvalidCalls;
 use reins::hooks::loop_breaker::LoopBreaker;
 use reins::hooks::redaction::Redaction;
 use reins::hooks::tool_choice::ToolChoiceByTurn;
@@ -46,6 +47,9 @@ pub struct FileHooks {
     /// The agent's model keys masked in tool results (not a hook of the file: always on).
     model_keys: Option<Redaction>,
     tool_choice: Option<ToolChoiceByTurn>,
+    /// Misnamed tool calls repaired, other invalid ones answered with the tools (unless the
+    /// file allows no retries: such a call then fails the run).
+    invalid_calls: Option<InvalidCalls>,
     guardrails: Option<Guardrails>,
     redaction: Option<Redaction>,
     cache: Option<ResponseCache>,
@@ -123,6 +127,7 @@ impl FileHooks {
         Ok(FileHooks {
             model_keys: None,
             tool_choice: hooks.tool_choice.as_ref().map(|choice| choice.hook()),
+            invalid_calls: (super::invalid_tool_call_retries(agent) > 0).then(InvalidCalls::new),
             guardrails,
             redaction,
             cache: cache(agent)?,
@@ -166,7 +171,8 @@ impl FileHooks {
     }
 
     /// Adds the hooks to `builder`, in this order: the model keys are masked in tool results
-    /// first, so that no other hook sees them; the tool choice shapes the request;
+    /// first, so that no other hook sees them; the tool choice shapes the request, and the
+    /// invalid-call hook repairs or answers a call to a tool the request did not offer;
     /// guardrails and redaction see the text; the response cache keys the request as it is
     /// sent, and a response it serves is no model call to count; the budget, the loop
     /// breaker and then the tools' schemas (and shell tools' option values) refuse calls before the approval policy asks
@@ -179,6 +185,9 @@ impl FileHooks {
             builder = builder.add_hook(journaled_too(hook, steps));
         }
         if let Some(hook) = &self.tool_choice {
+            builder = builder.add_hook(hook.clone());
+        }
+        if let Some(hook) = &self.invalid_calls {
             builder = builder.add_hook(hook.clone());
         }
         if let Some(hook) = &self.guardrails {

@@ -37,6 +37,10 @@ use std::collections::BTreeSet;
 /// The default most model calls of one run.
 pub const DEFAULT_MAX_TURNS: usize = 8;
 
+/// How many times a run asks the model again after a call to a tool it may not call, unless
+/// the file says: a small local model told which tools there are often calls one right.
+pub const DEFAULT_INVALID_TOOL_CALL_RETRIES: usize = 2;
+
 /// An agent ready to run, and what keeps its tools alive.
 pub struct Assembled {
     /// The agent.
@@ -86,6 +90,8 @@ pub struct Connected {
     temperature: Option<f64>,
     /// The most model calls of one run.
     pub max_turns: usize,
+    /// How many times a run asks the model again after an invalid tool call.
+    invalid_tool_call_retries: usize,
     /// `provider/model`, for people.
     pub model_label: String,
     /// The MCP servers the tools call (stopped when dropped).
@@ -199,9 +205,22 @@ pub async fn connect(
             .max_turns
             .as_ref()
             .map_or(DEFAULT_MAX_TURNS, |turns| *turns.get_ref()),
+        invalid_tool_call_retries: invalid_tool_call_retries(agent),
         model_label: model_label(model),
         _servers: servers,
     })
+}
+
+/// The file's `max_invalid_tool_call_retries`, or [`DEFAULT_INVALID_TOOL_CALL_RETRIES`].
+pub(crate) fn invalid_tool_call_retries(agent: &LoadedAgent) -> usize {
+    agent
+        .file
+        .limits
+        .max_invalid_tool_call_retries
+        .as_ref()
+        .map_or(DEFAULT_INVALID_TOOL_CALL_RETRIES, |retries| {
+            *retries.get_ref()
+        })
 }
 
 impl Connected {
@@ -230,7 +249,9 @@ impl Connected {
         if let Some(temperature) = self.temperature {
             builder = builder.temperature(temperature);
         }
-        builder = builder.default_max_turns(self.max_turns);
+        builder = builder
+            .default_max_turns(self.max_turns)
+            .default_max_invalid_tool_call_retries(self.invalid_tool_call_retries);
         for tool in &self.shell_tools {
             builder = match steps {
                 Some(steps) => builder.tool(steps.tool(tool.clone())),

@@ -1,13 +1,14 @@
-//! Checks of `[limits]`: the turn limit, and the budget's settings (the over-budget model and
+//! Checks of `[limits]`: the turn limit, the invalid tool calls' retries, and the budget's settings (the over-budget model and
 //! its hard limit factor, and the prices a cost limit needs).
 
-use super::LoadedAgent;
 use super::diagnostic::Diagnostic;
+use super::{LoadedAgent, MAX_INVALID_TOOL_CALL_RETRIES};
 
-/// `[limits]`: the turn limit; the budget's model it switches to, its hard limit factor, and
+/// `[limits]`: the turn limit and the invalid tool calls' retries; the budget's model it switches to, its hard limit factor, and
 /// prices.
 pub(super) fn check_budget(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
     check_turns(agent, problems);
+    check_invalid_call_retries(agent, problems);
     check_over_budget(agent, problems);
     check_prices(agent, problems);
 }
@@ -20,6 +21,23 @@ fn check_turns(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
         problems.push(agent.error_at(
             turns.span(),
             "`max_turns` must be at least 1 (it is the most model calls of a run)",
+        ));
+    }
+}
+
+/// A run asks a model that keeps calling tools it may not call again at most
+/// [`MAX_INVALID_TOOL_CALL_RETRIES`] times.
+fn check_invalid_call_retries(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
+    if let Some(retries) = &agent.file.limits.max_invalid_tool_call_retries
+        && *retries.get_ref() > MAX_INVALID_TOOL_CALL_RETRIES
+    {
+        problems.push(agent.error_at(
+            retries.span(),
+            format!(
+                "`max_invalid_tool_call_retries` must be at most \
+                 {MAX_INVALID_TOOL_CALL_RETRIES} (each is a model call asking again after a \
+                 call to a tool the model may not call; 0 fails the run at such a call)"
+            ),
         ));
     }
 }

@@ -140,12 +140,21 @@ pub struct ModelConfig {
     pub idle_timeout_secs: Option<Spanned<u64>>,
 }
 
+/// The most `max_invalid_tool_call_retries` a file may set: a model that still calls tools it
+/// may not after this many corrections is not helped by more.
+pub const MAX_INVALID_TOOL_CALL_RETRIES: usize = 10;
+
 /// Limits of one run; the budget limits become a [`reins::hooks::budget::Budget`].
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// The most model calls of one run (default 8, at least 1).
     pub max_turns: Option<Spanned<usize>>,
+    /// How many times a run tells the model it called a tool it may not call (naming the
+    /// ones it may) and asks again, each a model call of `max_turns` (default 2, at most
+    /// [`MAX_INVALID_TOOL_CALL_RETRIES`]); 0 fails the run at such a call, and repairs no
+    /// misnamed call either.
+    pub max_invalid_tool_call_retries: Option<Spanned<usize>>,
     /// Budget: tokens read.
     pub max_input_tokens: Option<u64>,
     /// Budget: tokens written.

@@ -20,6 +20,7 @@ mod escaped_processes;
 mod failed_run;
 mod hosted;
 mod interrupt;
+mod invalid_calls;
 mod limits;
 mod mcp_http;
 mod mcp_names;
