@@ -29,7 +29,13 @@ pub(crate) struct AgentConfig {
 
 /// A model with tools, hooks and settings, ready to run prompts. Cheap to clone: clones share
 /// one configuration, and any number of runs (each [`prompt`](Self::prompt) is one) go on
-/// at once.
+/// at once. It is `Send + Sync + 'static`: move a clone into each spawned task.
+///
+/// A conversation is one run per prompt, each starting from the last one's history
+/// ([`PromptRequest::with_history`](super::PromptRequest::with_history)). Another agent
+/// serves as a tool through a [`tool_fn`](crate::tool::tool_fn) that runs it, its tokens
+/// counted in the caller's run with
+/// [`ToolCallContext::add_usage`](crate::tool::ToolCallContext::add_usage).
 ///
 /// ```
 /// use reins::agent::AgentBuilder;
@@ -40,12 +46,18 @@ pub(crate) struct AgentConfig {
 /// let model = ScriptedModel::new([Turn::text("Paris."), Turn::text("Rome.")]);
 /// let agent = AgentBuilder::new(model).name("geography").build();
 ///
-/// // Two runs of one agent, at once; each is a conversation of its own.
-/// let (first, second) = tokio::join!(
-///     agent.prompt("Capital of France?"),
-///     agent.clone().prompt("Capital of Italy?").into_future(),
-/// );
-/// let mut answers = [first?, second?];
+/// // Two runs of one agent at once, each on a task of its own and a conversation of its own.
+/// let tasks: Vec<_> = ["Capital of France?", "Capital of Italy?"]
+///     .into_iter()
+///     .map(|question| {
+///         let agent = agent.clone();
+///         tokio::spawn(async move { agent.prompt(question).await })
+///     })
+///     .collect();
+/// let mut answers = Vec::new();
+/// for task in tasks {
+///     answers.push(task.await.expect("the run's task ends")?);
+/// }
 /// answers.sort();
 /// assert_eq!(answers, ["Paris.", "Rome."]);
 /// assert_eq!(agent.name(), Some("geography"));

@@ -1,4 +1,5 @@
 use super::{ToolOutcome, ToolResultExtensions};
+use crate::completion::Usage;
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -88,6 +89,8 @@ struct Attached {
     /// The outcome the call was answered with in place of the tool's own
     /// ([`ToolCallContext::answer_skipped`], [`ToolCallContext::answer_denied`]).
     answer: Option<ToolOutcome>,
+    /// Tokens the tool spent on model calls of its own ([`ToolCallContext::add_usage`]).
+    usage: Usage,
 }
 
 /// Room for the three ids inline: a UUID run id (36 bytes), an internal id of a few bytes and
@@ -230,6 +233,72 @@ impl ToolCallContext {
         });
     }
 
+    /// Counts `usage` — tokens the tool spent on model calls of its own, such as another
+    /// agent's run — in the usage of the run that called it
+    /// ([`PromptResponse::usage`](crate::agent::PromptResponse::usage), its trace span, a
+    /// durable run's stored state), as if the run had made those calls. Each call adds to
+    /// what the call counted before. A failing tool counts what it added too, unless its
+    /// failure ends the run ([`ToolErrorPolicy::Fail`](crate::agent::ToolErrorPolicy::Fail)). A
+    /// durable run keeps it in its stored state with the call's result, so a resumed run,
+    /// which replays the result, does not count it again (a Restate replay, which rebuilds
+    /// the state without running the tool, does not count it at all). A
+    /// [`Budget`](crate::hooks::budget::Budget) of the calling run counts its own model calls
+    /// only: give the other agent a budget of its own.
+    ///
+    /// An agent used as another agent's tool, its tokens counted in the caller's:
+    ///
+    /// ```
+    /// use reins::agent::{AgentBuilder, PromptError};
+    /// use reins::completion::Usage;
+    /// use reins::testing::{ScriptedModel, Turn};
+    /// use reins::tool::{ToolCallContext, tool_fn};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Ask {
+    ///     /// The question for the geographer.
+    ///     prompt: String,
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), PromptError> {
+    /// let geographer = AgentBuilder::new(ScriptedModel::new([
+    ///     Turn::text("Paris.").usage(Usage::new(100, 10)),
+    /// ]))
+    /// .build();
+    /// let ask_geographer = tool_fn("ask_geographer", "Answers geography questions.", move |ask: Ask| {
+    ///     let geographer = geographer.clone(); // cheap: clones share one agent
+    ///     async move {
+    ///         let run = geographer.prompt(ask.prompt).extended_details().await?;
+    ///         if let Some(call) = ToolCallContext::current() {
+    ///             call.add_usage(run.usage());
+    ///         }
+    ///         Ok::<_, PromptError>(run.output)
+    ///     }
+    /// });
+    /// let model = ScriptedModel::new([
+    ///     Turn::tool_call("ask_geographer", json!({"prompt": "Capital of France?"}))
+    ///         .usage(Usage::new(20, 5)),
+    ///     Turn::text("It is Paris.").usage(Usage::new(30, 5)),
+    /// ]);
+    /// let agent = AgentBuilder::new(model).tool(ask_geographer).build();
+    /// let run = agent.prompt("What is the capital of France?").extended_details().await?;
+    /// assert_eq!(run.output, "It is Paris.");
+    /// // Its own two model calls and the geographer's one.
+    /// assert_eq!((run.usage().input_tokens, run.usage().output_tokens), (150, 20));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add_usage(&self, usage: Usage) {
+        self.attached().usage += usage;
+    }
+
+    /// The usage the tool counted in ([`add_usage`](Self::add_usage)), taken: the run adds it
+    /// once.
+    pub(crate) fn take_usage(&self) -> Usage {
+        std::mem::take(&mut self.attached().usage)
+    }
+
     fn attached(&self) -> std::sync::MutexGuard<'_, Attached> {
         self.inner
             .attached
@@ -240,8 +309,11 @@ impl ToolCallContext {
     /// What the tool attached: its extensions, and the outcome it answered the call with in
     /// place of its own, if it did.
     pub(crate) fn take_attached(&self) -> (ToolResultExtensions, Option<ToolOutcome>) {
-        let attached = std::mem::take(&mut *self.attached());
-        (attached.extensions, attached.answer)
+        let mut attached = self.attached();
+        (
+            std::mem::take(&mut attached.extensions),
+            attached.answer.take(),
+        )
     }
 
     pub(crate) fn scope<F: Future>(self, future: F) -> impl Future<Output = F::Output> {

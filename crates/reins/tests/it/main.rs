@@ -39,6 +39,7 @@ mod terminal_input;
 mod tool_result_text;
 mod tool_sources;
 mod tool_traits;
+mod tool_usage;
 mod tools;
 mod typed_args;
 mod typed_stops;

@@ -9,6 +9,7 @@ use crate::agent::hook::{
     ToolCallView, ToolDispatchDecision, ToolResult,
 };
 use crate::agent::options::{RunOptions, ToolErrorPolicy};
+use crate::completion::Usage;
 use crate::message::ToolCall;
 use crate::run::{CallRecord, PendingCall, ToolDecision};
 use crate::store::StoreError;
@@ -21,8 +22,9 @@ use std::future::Future;
 
 /// What answering one call gave.
 pub(super) enum CallOutcome {
-    /// The call has its result.
-    Done(CallRecord),
+    /// The call has its result, and the tokens its tool counted in
+    /// ([`ToolCallContext::add_usage`]).
+    Done(CallRecord, Usage),
     /// A hook suspended the call.
     Suspend(String),
 }
@@ -171,15 +173,15 @@ impl CallEnv<'_> {
                 }
                 None => Step::Run(None),
             };
-            let (execution, mut rewritten) = match step {
+            let (execution, usage, mut rewritten) = match step {
                 Step::Run(rewritten) => {
                     let args = rewritten
                         .as_ref()
                         .map_or(&call.arguments, |rewritten| &rewritten.0);
                     self.journal_start(index, args).await?;
                     let context = ToolCallContext::new(self.run_id, internal_id, &call.id);
-                    let execution = tool.call(&call.name, args, context).await;
-                    (execution, rewritten)
+                    let execution = tool.call(&call.name, args, context.clone()).await;
+                    (execution, context.take_usage(), rewritten)
                 }
                 Step::Answer(answer) => {
                     let (text, outcome) = *answer;
@@ -189,6 +191,7 @@ impl CallEnv<'_> {
                             outcome,
                             extensions: ToolResultExtensions::new(),
                         },
+                        Usage::default(),
                         None,
                     )
                 }
@@ -203,6 +206,7 @@ impl CallEnv<'_> {
                     execution.output,
                     execution.outcome,
                     execution.extensions,
+                    usage,
                 );
             }
             // The result borrows the call's names, ids and arguments from the pending call, and its
@@ -238,7 +242,7 @@ impl CallEnv<'_> {
             let output = shown.unwrap_or(output);
             let outcome = masked.unwrap_or(outcome);
             trace::record_tool_result(&output, &outcome);
-            self.finish(call, output, outcome, extensions)
+            self.finish(call, output, outcome, extensions, usage)
         }
     }
 
@@ -249,6 +253,7 @@ impl CallEnv<'_> {
         output: ToolOutput,
         outcome: ToolOutcome,
         extensions: ToolResultExtensions,
+        usage: Usage,
     ) -> Result<CallOutcome, Halt> {
         if self.options.tool_errors == ToolErrorPolicy::Fail {
             if let ToolOutcome::Failed(failure) = &outcome {
@@ -258,11 +263,14 @@ impl CallEnv<'_> {
                 });
             }
         }
-        Ok(CallOutcome::Done(CallRecord {
-            output: output.into_text(),
-            outcome,
-            extensions,
-        }))
+        Ok(CallOutcome::Done(
+            CallRecord {
+                output: output.into_text(),
+                outcome,
+                extensions,
+            },
+            usage,
+        ))
     }
 
     /// In a durable run, waits until the driver has checkpointed that the call at `index`

@@ -194,7 +194,10 @@ impl Driver<'_> {
             return Ok(());
         };
         match outcome {
-            CallOutcome::Done(record) => {
+            CallOutcome::Done(record, usage) => {
+                // Counted with the result, in the same checkpoint: a resumed run replays the
+                // result and does not count it again.
+                self.state.usage += usage;
                 let journaled = durable.then(|| {
                     let payload = serde_json::to_value(&record).unwrap_or_default();
                     (pending.effect_id(run_id), payload)
