@@ -163,7 +163,40 @@ pub struct TypedPromptResponse<T> {
 
 impl PromptRequest {
     /// Asks for a typed answer: the schema comes from `T`, and the answer is parsed into it.
-    /// The mode defaults to [`OutputMode::Auto`].
+    /// The mode defaults to [`OutputMode::Auto`]. Call it last: the run's settings
+    /// ([`max_turns`](Self::max_turns), [`with_history`](Self::with_history),
+    /// [`durable`](Self::durable), …) are set before it, and the typed request only chooses
+    /// the [`mode`](TypedPromptRequest::mode).
+    ///
+    /// An answer that does not fit `T` is refused and the model is asked again, told why,
+    /// within the run's `max_turns`; when they run out, the run ends with
+    /// [`PromptError::StructuredOutput`] naming what was wrong with the last answer.
+    ///
+    /// ```
+    /// use reins::agent::{AgentBuilder, OUTPUT_TOOL_NAME, PromptError};
+    /// use reins::testing::{ScriptedModel, Turn};
+    /// use serde_json::json;
+    ///
+    /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    /// struct Forecast {
+    ///     city: String,
+    ///     celsius: i32,
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = ScriptedModel::new([
+    ///     Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo"})),
+    ///     Turn::tool_call(OUTPUT_TOOL_NAME, json!({"city": "Oslo", "celsius": "cold"})),
+    /// ]);
+    /// let agent = AgentBuilder::new(model).build();
+    /// let error = agent.prompt("Forecast for Oslo?").max_turns(2).output::<Forecast>().await;
+    /// let Err(PromptError::StructuredOutput { message, .. }) = error else {
+    ///     panic!("expected the answer refused, got {error:?}");
+    /// };
+    /// assert!(message.contains("expected i32"), "{message}");
+    /// # }
+    /// ```
     pub fn output<T: DeserializeOwned + JsonSchema + Send + 'static>(
         self,
     ) -> TypedPromptRequest<T> {

@@ -128,6 +128,35 @@ impl PromptRequest {
 
     /// Starts from an earlier conversation; the prompt follows it. (Ignored when resuming a
     /// saved run, which has its own history.)
+    ///
+    /// A conversation's next prompt is a new run on the last run's
+    /// [`history`](super::PromptResponse::history), which is serializable, so another process
+    /// can take it up: from the JSON it was saved as, or from a durable run's store
+    /// (`store.load(run_id).await?.history`). A finished run is not resumed with a new
+    /// prompt: [`Agent::resume_stored`](super::Agent::resume_stored) on it ends with
+    /// [`PromptError::AlreadyFinished`](super::PromptError::AlreadyFinished).
+    ///
+    /// ```
+    /// use reins::agent::AgentBuilder;
+    /// use reins::message::Message;
+    /// use reins::testing::{ScriptedModel, Turn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let model = ScriptedModel::new([Turn::text("Hello, Ann."), Turn::text("You are Ann.")]);
+    /// let agent = AgentBuilder::new(model.clone()).build();
+    /// let first = agent.prompt("I am Ann.").extended_details().await?;
+    ///
+    /// // Saved, and read back (in another process, say).
+    /// let saved = serde_json::to_string(first.history())?;
+    /// let history: Vec<Message> = serde_json::from_str(&saved)?;
+    /// let second = agent.prompt("Who am I?").with_history(history).await?;
+    /// assert_eq!(second, "You are Ann.");
+    /// // The model was sent the whole conversation: both prompts and the first answer.
+    /// assert_eq!(model.requests()[1].history.len(), 3);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn with_history(mut self, earlier: Vec<Message>) -> Self {
         if let RunStart::New { history, .. } = &mut self.start {
             *history = earlier;
