@@ -312,16 +312,23 @@ fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
         let client = reqwest::Client::new();
         phoenix.wait_ready(&client).await;
         let model = crate::harness::NamedModel::new([
-            Turn::tool_call("lookup", serde_json::json!({"city": "Paris"})),
+            Turn::tool_calls([
+                ("lookup", serde_json::json!({"city": "Paris"})),
+                ("forecast", serde_json::json!({"city": "Paris"})),
+            ]),
             Turn::text("It is sunny in Paris."),
         ]);
         let lookup = reins::tool::tool_fn("lookup", "Looks a city up.", |_: Value| async {
             Ok::<_, std::convert::Infallible>("sunny")
         });
+        let forecast = reins::tool::tool_fn("forecast", "Tomorrow's weather.", |_: Value| async {
+            Err::<String, _>("the forecast service is down")
+        });
         let agent = AgentBuilder::new(model)
             .name("weather")
             .preamble("Answer briefly.")
             .tool(lookup)
+            .tool(forecast)
             .build();
         {
             reins_test_servers::ask_every_subscriber();
@@ -334,7 +341,7 @@ fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let spans = phoenix.spans(&client, "content").await;
-            if spans.len() >= 4 || Instant::now() > deadline {
+            if spans.len() >= 5 || Instant::now() > deadline {
                 break spans;
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
@@ -343,7 +350,7 @@ fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
     let names: Vec<&str> = spans.iter().filter_map(|s| s["name"].as_str()).collect();
     assert_eq!(
         spans.len(),
-        4,
+        5,
         "spans in Phoenix: {names:?}\n{}",
         phoenix.log()
     );
@@ -386,6 +393,20 @@ fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
         attribute("llm.output_messages.0.message.content"),
         "It is sunny in Paris."
     );
+    // Each call's output, as Phoenix lists it (its own, made of the response's id and model,
+    // unless one is given): the answer's text, or the calls it asks for.
+    assert_eq!(attribute("output.value"), "It is sunny in Paris.");
+    let asking = spans
+        .iter()
+        .find(|s| s["name"] == "chat gpt-test" && s != &answered)
+        .expect("the chat span asking for the tools");
+    let asked = asking["attributes"]["output.value"]
+        .as_str()
+        .unwrap_or_default();
+    let asked: Value = serde_json::from_str(asked)
+        .unwrap_or_else(|_| panic!("the calls asked for, as JSON: {asked:?}"));
+    assert_eq!(asked[0]["parts"][1]["name"], "forecast", "{asked}");
+    assert_eq!(asking["attributes"]["output.mime_type"], "application/json");
     // The trace's root shows the run's input and answer (Phoenix lists them per trace).
     let root = |key: &str| first_with(&spans, "invoke_agent weather", key).cloned();
     assert_eq!(root("input.value"), Some("Weather in Paris?".into()));

@@ -243,19 +243,29 @@ impl Telemetry {
         attribute: &'static str,
         content: impl FnOnce(PartCut<'_>) -> Option<String>,
     ) {
-        if span.is_disabled() {
-            return;
+        if let Some(text) = Telemetry::content(span, kind, content) {
+            span.record(attribute, text.as_str());
         }
-        let recorded = Telemetry::of(span, |telemetry| {
+    }
+
+    /// `kind` as recorded for `span` (cut and redacted), for content recorded elsewhere than
+    /// in one of its fields (an event's); `None` when content capture is off, the span is
+    /// disabled, or the redactor drops it.
+    pub(crate) fn content(
+        span: &Span,
+        kind: ContentKind,
+        content: impl FnOnce(PartCut<'_>) -> Option<String>,
+    ) -> Option<String> {
+        if span.is_disabled() {
+            return None;
+        }
+        Telemetry::of(span, |telemetry| {
             let redact = telemetry.redactor.as_ref()?;
             redact(
                 kind,
                 content(PartCut::new(telemetry.part_limit, redact, kind))?,
             )
         })
-        .flatten();
-        if let Some(text) = recorded {
-            span.record(attribute, text.as_str());
-        }
+        .flatten()
     }
 }

@@ -9,20 +9,20 @@
 
 mod cancelled;
 mod error_type;
+mod tool;
 
 use super::Halt;
 use crate::agent::builder::AgentConfig;
 use crate::agent::error::PromptError;
-use crate::agent::hook::ToolDispatchDecision;
 use crate::agent::response::PromptResponse;
 use crate::completion::{CompletionRequest, CompletionResponse, DynCompletionModel, Usage};
 use crate::message::Message;
 use crate::observe::messages::{self, finish_reason_name};
-use crate::observe::{ContentKind, Telemetry, shown_description, shown_name};
-use crate::run::{PendingCall, RunState, RunStatus, ToolDecision};
-use crate::tool::{ToolOutcome, ToolOutput, ToolSet};
+use crate::observe::{ContentKind, Telemetry, shown_name};
+use crate::run::{RunState, RunStatus};
 pub(super) use cancelled::{cancellable, record_run_cancelled};
-use error_type::{halt_error_type, prompt_error_type, tool_failure_type};
+use error_type::{halt_error_type, prompt_error_type};
+pub(super) use tool::{record_dispatch, record_resume_decision, record_tool_result, tool_span};
 use tracing::field::Empty;
 use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
 use tracing::{Level, Span};
@@ -180,6 +180,8 @@ pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
         gen_ai.system_instructions = Empty,
         gen_ai.input.messages = Empty,
         gen_ai.output.messages = Empty,
+        output.value = Empty,
+        output.mime_type = Empty,
         reins.turn = int(turn as u64),
         reins.model.label = Empty,
         reins.effect_id = Empty,
@@ -276,125 +278,29 @@ pub(super) fn record_chat_response(span: &Span, response: &CompletionResponse) {
             }
         });
     }
-    Telemetry::record_content(span, ContentKind::OutputMessages, |limit| {
+    let messages = Telemetry::content(span, ContentKind::OutputMessages, |limit| {
         messages::output_messages(
             response.content.as_slice(),
             response.finish_reason.as_ref(),
             limit,
         )
     });
-}
-
-/// The span of one tool call: dispatch hooks, execution and outcome hooks.
-pub(super) fn tool_span(pending: &PendingCall, tools: &ToolSet, run_id: &str) -> Span {
-    let span = tracing::info_span!(
-        target: "reins",
-        "execute_tool",
-        otel.name = Empty,
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = shown_name(&pending.call.name).as_ref(),
-        gen_ai.tool.call.id = shown_name(&pending.call.id).as_ref(),
-        gen_ai.tool.type = "function",
-        gen_ai.tool.description = Empty,
-        gen_ai.tool.call.arguments = Empty,
-        gen_ai.tool.call.result = Empty,
-        reins.internal_call_id = pending.internal_call_id.as_str(),
-        reins.effect_id = Empty,
-        reins.hook.action = Empty,
-        reins.tool.outcome = Empty,
-        error.type = Empty,
-        otel.status_code = Empty,
-        otel.status_description = Empty,
-    );
-    if span.is_disabled() {
-        return span;
-    }
-    span.record(
-        "otel.name",
-        format!("execute_tool {}", shown_name(&pending.call.name)),
-    );
-    if let Some(definition) = tools.definition(&pending.call.name) {
-        span.record(
-            "gen_ai.tool.description",
-            shown_description(&definition.description).as_ref(),
-        );
-    }
-    span.record("reins.effect_id", pending.effect_id(run_id));
-    Telemetry::record_content(&span, ContentKind::ToolArguments, |limit| {
-        serde_json::to_string(&limit.value(&pending.call.arguments)).ok()
-    });
-    span
-}
-
-/// Records a hook's dispatch decision that changes the call on the current `execute_tool`
-/// span, with its event. Inline: a call that goes on unchanged, the usual answer, records
-/// nothing and pays nothing, not even a call.
-#[inline]
-pub(super) fn record_dispatch(decision: &ToolDispatchDecision) {
-    if !matches!(decision, ToolDispatchDecision::Proceed(None)) {
-        record_changed_dispatch(decision);
-    }
-}
-
-#[inline(never)]
-fn record_changed_dispatch(decision: &ToolDispatchDecision) {
-    let action = match decision {
-        ToolDispatchDecision::Proceed(None) => return,
-        ToolDispatchDecision::Proceed(Some(_)) => "rewrite",
-        ToolDispatchDecision::Skip(_) => "skip",
-        ToolDispatchDecision::Deny(_) => "deny",
-        ToolDispatchDecision::Stop(_) => "stop",
-        ToolDispatchDecision::Suspend(_) => "suspend",
-    };
-    let Some(span) = current_span() else {
+    let Some(messages) = messages else {
         return;
     };
-    span.record("reins.hook.action", action);
-    // A stop ends the run; its event is recorded once, on the run's span.
-    if !matches!(decision, ToolDispatchDecision::Stop(_)) {
-        hook_decision(action, "on_tool_dispatch");
-    }
-}
-
-/// Records a tool call's result on the current `execute_tool` span.
-pub(super) fn record_tool_result(output: &ToolOutput, outcome: &ToolOutcome) {
-    let Some(span) = current_span() else {
-        return;
-    };
-    let name = match outcome {
-        ToolOutcome::Success => "success",
-        ToolOutcome::Failed(failure) => {
-            record_error(&span, tool_failure_type(failure));
-            "failed"
-        }
-        ToolOutcome::Skipped { .. } => "skipped",
-        ToolOutcome::Denied { .. } => "denied",
-    };
-    span.record("reins.tool.outcome", name);
-    // The conventions' result is that of a successful execution only: what a failed, denied
-    // or skipped call answers the model is reins's text, not the tool's, and its outcome says
-    // what happened.
-    if let ToolOutcome::Success = outcome {
-        Telemetry::record_content(&span, ContentKind::ToolResult, |limit| {
-            Some(limit.string(output.render()))
+    span.record(ContentKind::OutputMessages.attribute(), messages.as_str());
+    // The answer as plain text too (OpenInference's `output.value`), which Phoenix lists as
+    // the call's output: without it, Phoenix makes one of the response's id and model. An
+    // answer that only calls tools is shown as its messages' JSON.
+    let answer = response.text();
+    if answer.is_empty() {
+        span.record("output.value", messages.as_str());
+        span.record("output.mime_type", "application/json");
+    } else {
+        Telemetry::record_content_at(span, ContentKind::OutputMessages, "output.value", |limit| {
+            Some(limit.string(answer))
         });
     }
-}
-
-/// The action of a person's (or program's) stored decision a resumed call runs under.
-pub(super) fn record_resume_decision(decision: &ToolDecision) {
-    let Some(span) = current_span() else {
-        return;
-    };
-    let action = match decision {
-        ToolDecision::Approve | ToolDecision::Rerun => return,
-        ToolDecision::ApproveWithArgs { .. } => "rewrite",
-        ToolDecision::Deny { .. } => "deny",
-        ToolDecision::Skip { .. } => "skip",
-        ToolDecision::SupplyResult { .. } => "supply_result",
-    };
-    span.record("reins.hook.action", action);
-    hook_decision(action, "resume_decision");
 }
 
 /// An event on the current span for a hook decision that changes the run (`rewrite`, `skip`,

@@ -1,0 +1,127 @@
+//! The `execute_tool` span of a tool call: its attributes, the hook decisions that change the
+//! call, and its outcome.
+
+use super::error_type::tool_failure_type;
+use super::{current_span, hook_decision, record_error};
+use crate::agent::hook::ToolDispatchDecision;
+use crate::observe::{ContentKind, Telemetry, shown_description, shown_name};
+use crate::run::{PendingCall, ToolDecision};
+use crate::tool::{ToolOutcome, ToolOutput, ToolSet};
+use tracing::Span;
+use tracing::field::Empty;
+
+/// The span of one tool call: dispatch hooks, execution and outcome hooks.
+pub(in crate::agent::driver) fn tool_span(
+    pending: &PendingCall,
+    tools: &ToolSet,
+    run_id: &str,
+) -> Span {
+    let span = tracing::info_span!(
+        target: "reins",
+        "execute_tool",
+        otel.name = Empty,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = shown_name(&pending.call.name).as_ref(),
+        gen_ai.tool.call.id = shown_name(&pending.call.id).as_ref(),
+        gen_ai.tool.type = "function",
+        gen_ai.tool.description = Empty,
+        gen_ai.tool.call.arguments = Empty,
+        gen_ai.tool.call.result = Empty,
+        reins.internal_call_id = pending.internal_call_id.as_str(),
+        reins.effect_id = Empty,
+        reins.hook.action = Empty,
+        reins.tool.outcome = Empty,
+        error.type = Empty,
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    span.record(
+        "otel.name",
+        format!("execute_tool {}", shown_name(&pending.call.name)),
+    );
+    if let Some(definition) = tools.definition(&pending.call.name) {
+        span.record(
+            "gen_ai.tool.description",
+            shown_description(&definition.description).as_ref(),
+        );
+    }
+    span.record("reins.effect_id", pending.effect_id(run_id));
+    Telemetry::record_content(&span, ContentKind::ToolArguments, |limit| {
+        serde_json::to_string(&limit.value(&pending.call.arguments)).ok()
+    });
+    span
+}
+
+/// Records a hook's dispatch decision that changes the call on the current `execute_tool`
+/// span, with its event. Inline: a call that goes on unchanged, the usual answer, records
+/// nothing and pays nothing, not even a call.
+#[inline]
+pub(in crate::agent::driver) fn record_dispatch(decision: &ToolDispatchDecision) {
+    if !matches!(decision, ToolDispatchDecision::Proceed(None)) {
+        record_changed_dispatch(decision);
+    }
+}
+
+#[inline(never)]
+fn record_changed_dispatch(decision: &ToolDispatchDecision) {
+    let action = match decision {
+        ToolDispatchDecision::Proceed(None) => return,
+        ToolDispatchDecision::Proceed(Some(_)) => "rewrite",
+        ToolDispatchDecision::Skip(_) => "skip",
+        ToolDispatchDecision::Deny(_) => "deny",
+        ToolDispatchDecision::Stop(_) => "stop",
+        ToolDispatchDecision::Suspend(_) => "suspend",
+    };
+    let Some(span) = current_span() else {
+        return;
+    };
+    span.record("reins.hook.action", action);
+    // A stop ends the run; its event is recorded once, on the run's span.
+    if !matches!(decision, ToolDispatchDecision::Stop(_)) {
+        hook_decision(action, "on_tool_dispatch");
+    }
+}
+
+/// Records a tool call's result on the current `execute_tool` span.
+pub(in crate::agent::driver) fn record_tool_result(output: &ToolOutput, outcome: &ToolOutcome) {
+    let Some(span) = current_span() else {
+        return;
+    };
+    let name = match outcome {
+        ToolOutcome::Success => "success",
+        ToolOutcome::Failed(failure) => {
+            record_error(&span, tool_failure_type(failure));
+            "failed"
+        }
+        ToolOutcome::Skipped { .. } => "skipped",
+        ToolOutcome::Denied { .. } => "denied",
+    };
+    span.record("reins.tool.outcome", name);
+    // The conventions' result is that of a successful execution only: what a failed, denied
+    // or skipped call answers the model is reins's text, not the tool's, and its outcome says
+    // what happened.
+    if let ToolOutcome::Success = outcome {
+        Telemetry::record_content(&span, ContentKind::ToolResult, |limit| {
+            Some(limit.string(output.render()))
+        });
+    }
+}
+
+/// The action of a person's (or program's) stored decision a resumed call runs under.
+pub(in crate::agent::driver) fn record_resume_decision(decision: &ToolDecision) {
+    let Some(span) = current_span() else {
+        return;
+    };
+    let action = match decision {
+        ToolDecision::Approve | ToolDecision::Rerun => return,
+        ToolDecision::ApproveWithArgs { .. } => "rewrite",
+        ToolDecision::Deny { .. } => "deny",
+        ToolDecision::Skip { .. } => "skip",
+        ToolDecision::SupplyResult { .. } => "supply_result",
+    };
+    span.record("reins.hook.action", action);
+    hook_decision(action, "resume_decision");
+}
