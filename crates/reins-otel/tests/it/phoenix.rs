@@ -407,6 +407,26 @@ fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
         .unwrap_or_else(|_| panic!("the calls asked for, as JSON: {asked:?}"));
     assert_eq!(asked[0]["parts"][1]["name"], "forecast", "{asked}");
     assert_eq!(asking["attributes"]["output.mime_type"], "application/json");
+    // A failed call shows why, as Phoenix shows an error: an `exception` event saying what
+    // the model was told.
+    let failed = named(&spans, "execute_tool forecast");
+    assert_eq!(failed[0]["status_code"], "ERROR");
+    let events = failed[0]["events"].as_array().cloned().unwrap_or_default();
+    let exception = events
+        .iter()
+        .find(|e| e["name"] == "exception")
+        .unwrap_or_else(|| panic!("no exception event on the failed call: {:#?}", failed[0]));
+    let message = exception["attributes"]["exception.message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("the forecast service is down"),
+        "{message}"
+    );
+    assert_eq!(
+        exception["attributes"]["exception.type"],
+        attr(failed[0], "error.type").clone()
+    );
     // The trace's root shows the run's input and answer (Phoenix lists them per trace).
     let root = |key: &str| first_with(&spans, "invoke_agent weather", key).cloned();
     assert_eq!(root("input.value"), Some("Weather in Paris?".into()));

@@ -41,7 +41,9 @@ pub enum ContentKind {
     /// A tool call's arguments (`gen_ai.tool.call.arguments`), as JSON.
     ToolArguments,
     /// A successful tool call's result (`gen_ai.tool.call.result`), as text; a failed, denied
-    /// or skipped call has none (its `reins.tool.outcome` says what happened).
+    /// or skipped call has none (its `reins.tool.outcome` says what happened). What a failed
+    /// call told the model (the tool's error) is recorded as this kind too, as the message of
+    /// the `execute_tool` span's `exception` event.
     ToolResult,
 }
 

@@ -93,7 +93,9 @@ pub(in crate::agent::driver) fn record_tool_result(output: &ToolOutput, outcome:
     let name = match outcome {
         ToolOutcome::Success => "success",
         ToolOutcome::Failed(failure) => {
-            record_error(&span, tool_failure_type(failure));
+            let error_type = tool_failure_type(failure);
+            record_error(&span, error_type);
+            record_tool_exception(&span, error_type, output);
             "failed"
         }
         ToolOutcome::Skipped { .. } => "skipped",
@@ -107,6 +109,23 @@ pub(in crate::agent::driver) fn record_tool_result(output: &ToolOutput, outcome:
         Telemetry::record_content(&span, ContentKind::ToolResult, |limit| {
             Some(limit.string(output.render()))
         });
+    }
+}
+
+/// An `exception` event on a failed call's span (the current one) whose message is what the
+/// call told the model, its error, when tool results are recorded: trace viewers show an
+/// exception's message with the failed span (Phoenix, in its events), where the span's status
+/// says only the `error.type`, as it is recorded whatever the content settings.
+fn record_tool_exception(span: &Span, error_type: &str, output: &ToolOutput) {
+    let told = Telemetry::content(span, ContentKind::ToolResult, |limit| {
+        Some(limit.string(output.render()))
+    });
+    if let Some(message) = told {
+        tracing::info!(
+            target: "reins",
+            { exception.type = error_type, exception.message = message.as_str() },
+            "exception"
+        );
     }
 }
 
