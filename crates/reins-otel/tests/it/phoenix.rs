@@ -396,6 +396,7 @@ fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
     // Each call's output, as Phoenix lists it (its own, made of the response's id and model,
     // unless one is given): the answer's text, or the calls it asks for.
     assert_eq!(attribute("output.value"), "It is sunny in Paris.");
+    assert_eq!(attribute("output.mime_type"), "text/plain");
     let asking = spans
         .iter()
         .find(|s| s["name"] == "chat gpt-test" && s != &answered)

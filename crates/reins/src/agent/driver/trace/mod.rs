@@ -292,14 +292,19 @@ pub(super) fn record_chat_response(span: &Span, response: &CompletionResponse) {
     // The answer as plain text too (OpenInference's `output.value`), which Phoenix lists as
     // the call's output: without it, Phoenix makes one of the response's id and model. An
     // answer that only calls tools is shown as its messages' JSON.
+    // Its type is given either way: Phoenix would take the JSON one of its own for text.
     let answer = response.text();
-    if answer.is_empty() {
-        span.record("output.value", messages.as_str());
-        span.record("output.mime_type", "application/json");
+    let (shown, mime_type) = if answer.is_empty() {
+        (Some(messages), "application/json")
     } else {
-        Telemetry::record_content_at(span, ContentKind::OutputMessages, "output.value", |limit| {
+        let text = Telemetry::content(span, ContentKind::OutputMessages, |limit| {
             Some(limit.string(answer))
         });
+        (text, "text/plain")
+    };
+    if let Some(shown) = shown {
+        span.record("output.value", shown.as_str());
+        span.record("output.mime_type", mime_type);
     }
 }
 
