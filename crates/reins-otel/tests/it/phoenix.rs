@@ -408,6 +408,11 @@ fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
         .unwrap_or_else(|_| panic!("the calls asked for, as JSON: {asked:?}"));
     assert_eq!(asked[0]["parts"][1]["name"], "forecast", "{asked}");
     assert_eq!(asking["attributes"]["output.mime_type"], "application/json");
+    // A call's arguments are its input, which Phoenix lists (it reads none from the
+    // conventions' arguments).
+    let lookup = named(&spans, "execute_tool lookup");
+    assert_eq!(attr(lookup[0], "input.value"), r#"{"city":"Paris"}"#);
+    assert_eq!(attr(lookup[0], "input.mime_type"), "application/json");
     // A failed call shows why, as Phoenix shows an error: an `exception` event saying what
     // the model was told.
     let failed = named(&spans, "execute_tool forecast");

@@ -27,6 +27,8 @@ pub(in crate::agent::driver) fn tool_span(
         gen_ai.tool.description = Empty,
         gen_ai.tool.call.arguments = Empty,
         gen_ai.tool.call.result = Empty,
+        input.value = Empty,
+        input.mime_type = Empty,
         reins.internal_call_id = pending.internal_call_id.as_str(),
         reins.effect_id = Empty,
         reins.hook.action = Empty,
@@ -49,9 +51,16 @@ pub(in crate::agent::driver) fn tool_span(
         );
     }
     span.record("reins.effect_id", pending.effect_id(run_id));
-    Telemetry::record_content(&span, ContentKind::ToolArguments, |limit| {
+    let arguments = Telemetry::content(&span, ContentKind::ToolArguments, |limit| {
         serde_json::to_string(&limit.value(&pending.call.arguments)).ok()
     });
+    if let Some(arguments) = arguments {
+        span.record(ContentKind::ToolArguments.attribute(), arguments.as_str());
+        // As the call's input too (OpenInference's `input.value`), which Phoenix lists for
+        // the span and hands its evaluators: it reads none from the conventions' arguments.
+        span.record("input.value", arguments.as_str());
+        span.record("input.mime_type", "application/json");
+    }
     span
 }
 
