@@ -293,12 +293,6 @@ impl ToolCallContext {
         self.attached().usage += usage;
     }
 
-    /// The usage the tool counted in ([`add_usage`](Self::add_usage)), taken: the run adds it
-    /// once.
-    pub(crate) fn take_usage(&self) -> Usage {
-        std::mem::take(&mut self.attached().usage)
-    }
-
     fn attached(&self) -> std::sync::MutexGuard<'_, Attached> {
         self.inner
             .attached
@@ -306,13 +300,15 @@ impl ToolCallContext {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// What the tool attached: its extensions, and the outcome it answered the call with in
-    /// place of its own, if it did.
-    pub(crate) fn take_attached(&self) -> (ToolResultExtensions, Option<ToolOutcome>) {
+    /// What the tool attached: its extensions, the outcome it answered the call with in
+    /// place of its own, if it did, and the tokens it counted in
+    /// ([`add_usage`](Self::add_usage)), taken so that the run adds them once.
+    pub(crate) fn take_attached(&self) -> (ToolResultExtensions, Option<ToolOutcome>, Usage) {
         let mut attached = self.attached();
         (
             std::mem::take(&mut attached.extensions),
             attached.answer.take(),
+            std::mem::take(&mut attached.usage),
         )
     }
 

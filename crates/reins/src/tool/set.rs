@@ -4,6 +4,7 @@ use super::{
     DynTool, RetrySafety, Tool, ToolCallContext, ToolDefinition, ToolExecution, ToolFailure,
     ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits,
 };
+use crate::completion::Usage;
 use crate::panics::panic_message;
 use futures::FutureExt;
 use serde_json::Value;
@@ -198,7 +199,7 @@ impl ToolSet {
     /// tool, bad arguments, an error, a timeout or a panic become a classified
     /// [`ToolFailure`] in the outcome, and the failure's text is the output.
     pub async fn call(&self, name: &str, args: &Value, context: ToolCallContext) -> ToolExecution {
-        self.lookup(name).call(name, args, context).await
+        self.lookup(name).call(name, args, context).await.0
     }
 }
 
@@ -226,19 +227,21 @@ impl<'a> Lookup<'a> {
         self.tool.and_then(DynTool::origin)
     }
 
-    /// Calls the tool (looked up as `name`) with JSON arguments, as [`ToolSet::call`] does.
+    /// Calls the tool (looked up as `name`) with JSON arguments, as [`ToolSet::call`] does;
+    /// and the tokens the tool said it spent ([`ToolCallContext::add_usage`]).
     pub(crate) async fn call(
         self,
         name: &str,
         args: &Value,
         context: ToolCallContext,
-    ) -> ToolExecution {
+    ) -> (ToolExecution, Usage) {
         let Some(tool) = self.tool else {
-            return ToolExecution::failed(
-                ToolFailure::NotFound {
-                    name: name.to_owned(),
-                },
-                ToolResultExtensions::new(),
+            let failure = ToolFailure::NotFound {
+                name: name.to_owned(),
+            };
+            return (
+                ToolExecution::failed(failure, ToolResultExtensions::new()),
+                Usage::default(),
             );
         };
         let scoped = context.clone().scope(async move {
@@ -253,16 +256,17 @@ impl<'a> Lookup<'a> {
             }
         });
         let result = scoped.await;
-        let (extensions, answer) = context.take_attached();
+        let (extensions, answer, usage) = context.take_attached();
         if let Some(outcome) = answer {
             // Answered without the tool's effect (a skip, a denial): the model reads its text.
-            return ToolExecution {
+            let execution = ToolExecution {
                 output: ToolOutput::Text(outcome.text().unwrap_or_default().to_owned()),
                 outcome,
                 extensions,
             };
+            return (execution, usage);
         }
-        match result {
+        let execution = match result {
             Ok(Ok(output)) => ToolExecution {
                 output,
                 outcome: ToolOutcome::Success,
@@ -275,7 +279,8 @@ impl<'a> Lookup<'a> {
                 },
                 extensions,
             ),
-        }
+        };
+        (execution, usage)
     }
 }
 

@@ -180,8 +180,8 @@ impl CallEnv<'_> {
                         .map_or(&call.arguments, |rewritten| &rewritten.0);
                     self.journal_start(index, args).await?;
                     let context = ToolCallContext::new(self.run_id, internal_id, &call.id);
-                    let execution = tool.call(&call.name, args, context.clone()).await;
-                    (execution, context.take_usage(), rewritten)
+                    let (execution, usage) = tool.call(&call.name, args, context).await;
+                    (execution, usage, rewritten)
                 }
                 Step::Answer(answer) => {
                     let (text, outcome) = *answer;
