@@ -59,6 +59,9 @@ pub(crate) struct Delivery {
     /// Whether the latest export that reached the collector was partly rejected (the
     /// rejection then has been said, or is being).
     rejecting: AtomicBool,
+    /// Whether the collector answered the export under way that it serves no such path
+    /// (404 or 405): a backend that takes traces only, when the signal is metrics.
+    path_unserved: AtomicBool,
 }
 
 /// What a collector said it rejected of an export it took (an OTLP `partial_success`).
@@ -104,6 +107,7 @@ impl Delivery {
             out_of_time: AtomicBool::new(false),
             rejection: Mutex::new(None),
             rejecting: AtomicBool::new(false),
+            path_unserved: AtomicBool::new(false),
         })
     }
 
@@ -113,6 +117,7 @@ impl Delivery {
             *deadline = Some(Instant::now() + self.timeout);
         }
         self.out_of_time.store(false, Ordering::SeqCst);
+        self.path_unserved.store(false, Ordering::SeqCst);
         if let Ok(mut rejection) = self.rejection.lock() {
             *rejection = None;
         }
@@ -135,6 +140,13 @@ impl Delivery {
     /// The export under way failed for want of time.
     pub(crate) fn ran_out_of_time(&self) {
         self.out_of_time.store(true, Ordering::SeqCst);
+    }
+
+    /// The collector answered the export under way with `status`, not a success.
+    pub(crate) fn refused(&self, status: u16) {
+        if matches!(status, 404 | 405) {
+            self.path_unserved.store(true, Ordering::SeqCst);
+        }
     }
 
     /// What the collector said it rejected of the export under way, if anything.
@@ -165,11 +177,18 @@ impl Delivery {
                 }
             }
             Err(error) => {
-                let reason = if self.out_of_time.load(Ordering::SeqCst) {
+                let mut reason = if self.out_of_time.load(Ordering::SeqCst) {
                     format!("no complete answer within {:?}", self.timeout)
                 } else {
                     reason(error)
                 };
+                if self.signal == "metrics" && self.path_unserved.load(Ordering::SeqCst) {
+                    // Phoenix and Jaeger take traces only: every run would warn of it.
+                    reason.push_str(
+                        "; a collector that takes traces only is told so with \
+                         OTEL_METRICS_EXPORTER=none",
+                    );
+                }
                 if let Ok(mut last) = self.last_failure.lock() {
                     *last = Some(reason.clone());
                 }

@@ -95,6 +95,8 @@ impl Transport {
         }
         if status.is_success() {
             self.delivery.rejected((self.rejection)(&body));
+        } else {
+            self.delivery.refused(status.as_u16());
         }
         let mut response = Response::builder().status(status).body(Bytes::from(body))?;
         *response.headers_mut() = headers;

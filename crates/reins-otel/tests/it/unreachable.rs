@@ -2,7 +2,8 @@
 //! [`reins_otel::Otel::shutdown`]: each returns, saying what was not exported and naming the
 //! endpoint by its variable, never its URL. Here the exporter is told to wait ten
 //! minutes for an answer (`OTEL_EXPORTER_OTLP_TIMEOUT`); a test fails if its process has not
-//! exited after two.
+//! exited after two. And a collector that serves no metrics (405, a traces-only backend) is
+//! said to be told so with `OTEL_METRICS_EXPORTER=none`.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -28,20 +29,26 @@ fn black_hole() -> (TcpListener, String) {
 
 /// A collector on loopback answering 200 to every request.
 fn collector() -> String {
+    collector_answering("200 OK")
+}
+
+/// A collector on loopback answering every request with `status` (`"405 Method Not
+/// Allowed"`), and no body.
+fn collector_answering(status: &'static str) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || while answer_200(&stream).is_ok() {});
+            std::thread::spawn(move || while answer(&stream, status).is_ok() {});
         }
     });
     format!("http://127.0.0.1:{port}")
 }
 
-/// Reads one request from `stream` and answers it 200.
-fn answer_200(mut stream: &TcpStream) -> std::io::Result<()> {
+/// Reads one request from `stream` and answers it `status`.
+fn answer(mut stream: &TcpStream, status: &str) -> std::io::Result<()> {
     super::collector_answers::request_body(stream)?;
-    stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+    write!(stream, "HTTP/1.1 {status}\r\nContent-Length: 0\r\n\r\n")
 }
 
 /// `child`'s exit status and output, or a panic if it has not exited after 120 s.
@@ -138,6 +145,46 @@ fn a_flush_returns_when_the_metrics_collector_never_answers() {
         "{stdout}\n{stderr}"
     );
     assert!(!stdout.contains(PASSWORD) && !stderr.contains(PASSWORD));
+}
+
+/// Phoenix and Jaeger take traces only: their `/v1/metrics` answers 405 (or 404). What is
+/// said of the metrics not exported tells how to stop sending them.
+#[test]
+fn a_collector_serving_no_metrics_is_answered_with_how_to_stop_sending_them() {
+    if std::env::var_os(CHILD).is_some() {
+        return flush_into_the_black_hole();
+    }
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "unreachable::a_collector_serving_no_metrics_is_answered_with_how_to_stop_sending_them",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", collector())
+        .env(
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+            format!(
+                "{}/v1/metrics",
+                collector_answering("405 Method Not Allowed")
+            ),
+        )
+        .env_remove("OTEL_METRICS_EXPORTER")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the test binary starts");
+    let (success, stdout, stderr) = finished(child);
+    assert!(success, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("the metrics were not exported")
+            && stdout.contains(
+                "a collector that takes traces only is told so with OTEL_METRICS_EXPORTER=none"
+            ),
+        "{stdout}\n{stderr}"
+    );
 }
 
 /// In the child: export set up from its environment, a span and a metric recorded, flushed.
