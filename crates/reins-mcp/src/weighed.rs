@@ -5,7 +5,8 @@
 //! gigabytes once parsed. Every message a server sends is weighed first
 //! ([`reins::json_weight::parses_within`]); one too heavy, or too long, is never parsed: the
 //! request it answers fails at once with an error saying why ([`refusal`]), and anything
-//! else (a request, a notification) is dropped with a warning.
+//! else (a request, a notification) is dropped with a warning. A served tool set weighs
+//! its client's requests with the same [`is_light`] (`serve/stdio.rs`, `serve/http.rs`).
 
 use rmcp::RoleClient;
 use rmcp::model::{ErrorData, JsonRpcMessage, RequestId};

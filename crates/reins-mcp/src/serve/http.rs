@@ -7,6 +7,7 @@
 
 use super::McpService;
 use super::accept::accept_connection;
+use crate::weighed::is_light;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
@@ -265,7 +266,7 @@ async fn serve_connection(
             // rmcp parses a body into `serde_json` values: 4 MiB of `{"a":0},` would take
             // some 400 MB, and a few connections at once gigabytes. Weighed first, as the
             // client weighs a server's answers.
-            if !reins::json_weight::parses_within(&body, reins::json_weight::MAX_PARSED_OVERHEAD) {
+            if !is_light(&body) {
                 return Ok(plain_response(
                     http::StatusCode::PAYLOAD_TOO_LARGE,
                     "the request's JSON would take more than 32 MiB of memory once parsed \
