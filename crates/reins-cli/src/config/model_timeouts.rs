@@ -10,12 +10,16 @@
 use super::diagnostic::Diagnostic;
 use super::{LoadedAgent, ModelConfig};
 use reins::providers::Timeouts;
+use std::ops::RangeInclusive;
 use std::time::Duration;
 use toml::Spanned;
 
 /// The most seconds either timeout may be given: a week. More is a typo, and no call runs
 /// that long.
 const MAX_SECS: u64 = 7 * 24 * 3600;
+
+/// The seconds either timeout may be given; the check refuses any other.
+const ALLOWED_SECS: RangeInclusive<u64> = 1..=MAX_SECS;
 
 /// The provider's timeouts for `config`: the library's defaults, with the whole call and the
 /// silences the file sets (a value the check refuses keeps the default).
@@ -37,7 +41,7 @@ fn seconds(value: &Option<Spanned<u64>>) -> Option<Duration> {
     value
         .as_ref()
         .map(|secs| *secs.get_ref())
-        .filter(|secs| (1..=MAX_SECS).contains(secs))
+        .filter(|secs| ALLOWED_SECS.contains(secs))
         .map(Duration::from_secs)
 }
 
@@ -49,9 +53,14 @@ pub(super) fn check_timeouts(
     problems: &mut Vec<Diagnostic>,
 ) {
     let local = config.provider.get_ref() == "local";
-    for (key, value) in [
-        ("timeout_secs", &config.timeout_secs),
-        ("idle_timeout_secs", &config.idle_timeout_secs),
+    let defaults = Timeouts::default();
+    for (key, value, default) in [
+        ("timeout_secs", &config.timeout_secs, defaults.total),
+        (
+            "idle_timeout_secs",
+            &config.idle_timeout_secs,
+            defaults.idle,
+        ),
     ] {
         let Some(value) = value else { continue };
         if local {
@@ -62,27 +71,16 @@ pub(super) fn check_timeouts(
                      process (bound its answers with `max_tokens`)"
                 ),
             ));
-        } else if !(1..=MAX_SECS).contains(value.get_ref()) {
+        } else if !ALLOWED_SECS.contains(value.get_ref()) {
             problems.push(agent.error_at(
                 value.span(),
                 format!(
                     "`{key}` is {}: give seconds from 1 to {MAX_SECS} (a week), or leave it \
-                     out for the default ({})",
+                     out for the default ({} seconds)",
                     value.get_ref(),
-                    default_of(key)
+                    default.as_secs()
                 ),
             ));
         }
     }
-}
-
-/// What `key` is when left out, as the check says it.
-fn default_of(key: &str) -> String {
-    let defaults = Timeouts::default();
-    let secs = if key == "timeout_secs" {
-        defaults.total
-    } else {
-        defaults.idle
-    };
-    format!("{} seconds", secs.as_secs())
 }
