@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 const PASSWORD: &str = "hunter2-pw-6b0f";
 
-/// Set in the process [`a_flush_returns_when_the_metrics_collector_never_answers`] starts,
-/// which sets export up, records a span and a metric, and flushes.
+/// Set in the process a flushing test starts ([`flushed_in_child`]), which sets export up,
+/// records a span and a metric, and flushes.
 const CHILD: &str = "REINS_OTEL_TEST_FLUSH_CHILD";
 
 /// A loopback listener that never accepts: the kernel completes each connection, and the
@@ -115,27 +115,11 @@ fn a_flush_returns_when_the_metrics_collector_never_answers() {
         return flush_into_the_black_hole();
     }
     let (_listening, metrics_endpoint) = black_hole();
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "unreachable::a_flush_returns_when_the_metrics_collector_never_answers",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, "1")
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", collector())
-        .env(
-            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-            format!("{metrics_endpoint}/v1/metrics"),
-        )
-        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "600000")
-        .env_remove("OTEL_METRICS_EXPORTER")
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the test binary starts");
-    let (success, stdout, stderr) = finished(child);
+    let (success, stdout, stderr) = flushed_in_child(
+        "unreachable::a_flush_returns_when_the_metrics_collector_never_answers",
+        &metrics_endpoint,
+        Some("600000"),
+    );
     assert!(success, "{stdout}\n{stderr}");
     assert!(
         stdout.contains(
@@ -154,29 +138,11 @@ fn a_collector_serving_no_metrics_is_answered_with_how_to_stop_sending_them() {
     if std::env::var_os(CHILD).is_some() {
         return flush_into_the_black_hole();
     }
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "unreachable::a_collector_serving_no_metrics_is_answered_with_how_to_stop_sending_them",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, "1")
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", collector())
-        .env(
-            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-            format!(
-                "{}/v1/metrics",
-                collector_answering("405 Method Not Allowed")
-            ),
-        )
-        .env_remove("OTEL_METRICS_EXPORTER")
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the test binary starts");
-    let (success, stdout, stderr) = finished(child);
+    let (success, stdout, stderr) = flushed_in_child(
+        "unreachable::a_collector_serving_no_metrics_is_answered_with_how_to_stop_sending_them",
+        &collector_answering("405 Method Not Allowed"),
+        None,
+    );
     assert!(success, "{stdout}\n{stderr}");
     assert!(
         stdout.contains("the metrics were not exported")
@@ -185,6 +151,33 @@ fn a_collector_serving_no_metrics_is_answered_with_how_to_stop_sending_them() {
             ),
         "{stdout}\n{stderr}"
     );
+}
+
+/// Runs `test` again in a child process (where [`CHILD`] is set: it flushes), its traces
+/// sent to a collector answering 200, its metrics to `metrics_endpoint`, the exporter told to
+/// wait `timeout` milliseconds when given; the child's exit status and output.
+fn flushed_in_child(
+    test: &str,
+    metrics_endpoint: &str,
+    timeout: Option<&str>,
+) -> (bool, String, String) {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", collector())
+        .env(
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+            format!("{metrics_endpoint}/v1/metrics"),
+        )
+        .env_remove("OTEL_METRICS_EXPORTER")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(timeout) = timeout {
+        command.env("OTEL_EXPORTER_OTLP_TIMEOUT", timeout);
+    }
+    finished(command.spawn().expect("the test binary starts"))
 }
 
 /// In the child: export set up from its environment, a span and a metric recorded, flushed.
