@@ -13,7 +13,9 @@
 //! without reading the answers grew the server's memory without bound (370 MB for 100 000
 //! pings). Here no more of the input is read while [`MAX_UNWRITTEN_ANSWERS`] messages wait
 //! to be written, so such a client's writes block on its full pipe instead, as a pipe's
-//! writer does. Nothing is dropped: every request is answered once the client reads.
+//! writer does. Nothing is dropped: every request is answered once the client reads. The
+//! bound is not strict: rmcp spawns a task for each request it is handed, and those handed
+//! before the first answers wait (thousands, on a loaded machine) are held until answered.
 
 use crate::lines::{LineBuffer, ReadLine};
 use crate::weighed::{Unread, is_light, request_id};

@@ -121,6 +121,7 @@ fn a_request_too_long_or_too_heavy_to_parse_is_answered_unparsed() {
 #[test]
 fn a_client_that_does_not_read_its_answers_is_not_read_either() {
     let (mut server, mut input, mut output) = initialized_server();
+    let started_with = peak_memory_kib(server.id());
     let mut line = String::new();
 
     // The pings are written without a line of the answers read, until the server has
@@ -169,5 +170,10 @@ fn a_client_that_does_not_read_its_answers_is_not_read_either() {
     drop(input);
     let _ = server.wait();
     assert_eq!(answered, PINGS);
-    assert!(peak < 100 * 1024, "the server held {peak} KiB");
+    // The server stops reading once 64 answers wait to be written, but rmcp spawns a task
+    // for each request it is handed before any answer is written: on a loaded machine it is
+    // handed thousands first (about 20 MB grown on a quiet one, 94 MB seen under CI). Holding
+    // every answer grew it by 470 MB.
+    let grown = peak.saturating_sub(started_with);
+    assert!(grown < 256 * 1024, "the server grew by {grown} KiB");
 }
