@@ -219,6 +219,11 @@ pub enum PromptError {
     /// model without it).
     #[error("the run cannot start: {0}")]
     InvalidConfiguration(String),
+    /// [`PromptStream::finish`](crate::agent::PromptStream::finish) was called on a stream
+    /// that had already handed out its last item: the run's response (or its error) was in
+    /// that item.
+    #[error("the stream had already ended: its last item held the run's response or error")]
+    StreamEnded,
 }
 
 /// The history an error carries, read through `$history` (a variant's own field) or `$run`
@@ -237,7 +242,7 @@ macro_rules! carried_history {
             | PromptError::Store { $history, .. }
             | PromptError::AlreadyFinished { $history, .. } => Some($own),
             PromptError::Suspended { $run } => Some($suspended),
-            PromptError::InvalidConfiguration(_) => None,
+            PromptError::InvalidConfiguration(_) | PromptError::StreamEnded => None,
         }
     };
 }
@@ -282,7 +287,7 @@ impl PromptError {
             | PromptError::Store { run_id, .. }
             | PromptError::AlreadyFinished { run_id, .. } => Some(run_id),
             PromptError::Suspended { run } => Some(&run.state.run_id),
-            PromptError::InvalidConfiguration(_) => None,
+            PromptError::InvalidConfiguration(_) | PromptError::StreamEnded => None,
         }
     }
 }

@@ -19,6 +19,7 @@ mod routing;
 mod run_future;
 mod stop;
 mod stream;
+mod stream_finish;
 mod stream_item;
 mod tools;
 

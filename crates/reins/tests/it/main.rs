@@ -32,6 +32,7 @@ mod redaction;
 mod routing;
 mod run_loop;
 mod run_state;
+mod stream_finish;
 mod streaming;
 mod structured_output;
 mod suspend_resume;

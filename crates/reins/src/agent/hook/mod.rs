@@ -223,7 +223,9 @@ pub trait AgentHook: Send + Sync + 'static {
     /// [`PromptRequest::stream`](crate::agent::PromptRequest::stream) receives it. An awaited
     /// run asks the model for its whole answer at once and never calls this (nor the other
     /// delta methods): to show an answer as it is written, stream the run and drain the
-    /// stream, even when a hook does the showing. [`ObservationAction::stop`] ends the run
+    /// stream, even when a hook does the showing
+    /// ([`PromptStream::finish`](crate::agent::PromptStream::finish) drains it and returns
+    /// the response). [`ObservationAction::stop`] ends the run
     /// there, the stream's last item being the error.
     ///
     /// ```

@@ -54,5 +54,6 @@ pub(super) fn prompt_error_type(error: &PromptError) -> Cow<'static, str> {
         PromptError::Store { .. } => "store",
         PromptError::AlreadyFinished { .. } => "already_finished",
         PromptError::InvalidConfiguration(_) => "invalid_configuration",
+        PromptError::StreamEnded => "stream_ended",
     })
 }
