@@ -90,6 +90,7 @@ pub mod completion;
 mod hex;
 pub mod hooks;
 mod json_depth;
+mod json_error_path;
 mod json_integers;
 mod json_text;
 pub mod json_weight;

@@ -74,10 +74,9 @@ impl OutputSpec {
             // cannot be read, never an unwind into the caller's task.
             validate: Arc::new(|value| {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    T::deserialize(value).map(|_| ())
+                    crate::json_error_path::read_with_path::<T>(value).map(|_| ())
                 }))
                 .map_err(|panic| read_panicked(&*panic))?
-                .map_err(|error| error.to_string())
             }),
         }
     }

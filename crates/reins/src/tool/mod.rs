@@ -36,8 +36,9 @@ use std::time::Duration;
 ///
 /// The parameters schema is derived from [`Tool::Args`] with schemars; the model's arguments
 /// are deserialized into it before [`call`](Tool::call) runs, and arguments that do not fit are
-/// reported to the model as [`ToolFailure::InvalidArguments`] without calling the tool.
-/// ([`tool_fn`] makes a tool of a closure, for the common case.)
+/// reported to the model as [`ToolFailure::InvalidArguments`] without calling the tool, naming
+/// the field that did not fit (`` invalid arguments: at `items[1].amount`: invalid type: string
+/// "ten", expected u64 ``). ([`tool_fn`] makes a tool of a closure, for the common case.)
 ///
 /// ```
 /// use reins::agent::AgentBuilder;
@@ -220,10 +221,8 @@ impl<T: Tool> DynTool for T {
 
     fn call_json<'a>(&'a self, args: &'a Value) -> ToolFuture<'a> {
         StackFuture::from_or_box(async move {
-            let args =
-                T::Args::deserialize(args).map_err(|error| ToolFailure::InvalidArguments {
-                    message: error.to_string(),
-                })?;
+            let args = crate::json_error_path::read_with_path::<T::Args>(args)
+                .map_err(|message| ToolFailure::InvalidArguments { message })?;
             let output = self
                 .call(args)
                 .await

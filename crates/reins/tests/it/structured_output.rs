@@ -405,3 +405,31 @@ async fn a_typed_run_resumed_typed_in_another_mode_goes_on() {
         .unwrap();
     assert_eq!(weather.celsius, 12.0);
 }
+
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+struct Forecast {
+    days: Vec<Weather>,
+}
+
+/// A typed answer wrong deep inside is refused naming the field, so the model fixes that one.
+#[tokio::test]
+async fn a_refused_answer_names_the_field_the_model_got_wrong() {
+    let model = ScriptedModel::new([
+        Turn::tool_call(
+            OUTPUT_TOOL_NAME,
+            json!({"days": [{"city": "Oslo", "celsius": -2}, {"city": "Oslo", "celsius": "cold"}]}),
+        ),
+        Turn::tool_call(
+            OUTPUT_TOOL_NAME,
+            json!({"days": [{"city": "Oslo", "celsius": -2}, {"city": "Oslo", "celsius": -4}]}),
+        ),
+    ]);
+    let agent = AgentBuilder::new(model.clone()).build();
+    let forecast = agent.prompt("x").output::<Forecast>().await.unwrap();
+    assert_eq!(forecast.days[1].celsius, -4.0);
+    let feedback = model.requests()[1].history.last().unwrap().text();
+    assert!(
+        feedback.contains("at `days[1].celsius`: invalid type: string \"cold\", expected f64"),
+        "{feedback}"
+    );
+}

@@ -172,6 +172,11 @@ async fn failures_are_classified() {
         })
     );
     let history = &model.requests()[1].history;
+    // The model is told which field it got wrong.
+    assert_eq!(
+        history[2].text(),
+        "invalid arguments: at `n`: invalid type: string \"not a number\", expected u32"
+    );
     assert_eq!(history[3].text(), "the tool failed: n must be positive");
     assert_eq!(history[4].text(), "the tool panicked: boom");
 }
