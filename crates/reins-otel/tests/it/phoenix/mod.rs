@@ -3,139 +3,10 @@
 //! another (the `reins-otel-demo` binary, twice); Phoenix's REST API must then show one trace.
 //! A run recorded with content shows in Phoenix as the chat's messages.
 
+mod server;
+
+use server::{Phoenix, attr, demo, named};
 use serde_json::Value;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// The `phoenix` executable: `REINS_PHOENIX`, or the venv the install script makes.
-fn phoenix_executable() -> PathBuf {
-    if let Some(path) = std::env::var_os("REINS_PHOENIX") {
-        return PathBuf::from(path);
-    }
-    let installed =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools/phoenix/bin/phoenix");
-    assert!(
-        installed.exists(),
-        "Arize Phoenix is not installed at {}: run scripts/install/phoenix.sh (or set \
-         REINS_PHOENIX to a `phoenix` executable)",
-        installed.display()
-    );
-    installed
-}
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
-    listener.local_addr().expect("its address").port()
-}
-
-/// A Phoenix server on loopback with its own working directory; stopped when dropped.
-struct Phoenix {
-    child: Child,
-    base: String,
-    dir: PathBuf,
-}
-
-impl Phoenix {
-    fn start() -> Phoenix {
-        let port = free_port();
-        // Its own directory (database included), whichever other test runs a Phoenix too.
-        let dir =
-            std::env::temp_dir().join(format!("reins-otel-phoenix-{}-{port}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a temp dir");
-        let log = std::fs::File::create(dir.join("phoenix.log")).expect("a log file");
-        let child = Command::new(phoenix_executable())
-            .arg("serve")
-            .env("PHOENIX_WORKING_DIR", &dir)
-            .env("PHOENIX_HOST", "127.0.0.1")
-            .env("PHOENIX_PORT", port.to_string())
-            .env("PHOENIX_GRPC_PORT", free_port().to_string())
-            .env("PHOENIX_TELEMETRY_ENABLED", "false")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("Phoenix starts");
-        Phoenix {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-            dir,
-        }
-    }
-
-    fn log(&self) -> String {
-        let log = std::fs::read_to_string(self.dir.join("phoenix.log")).unwrap_or_default();
-        let tail: Vec<&str> = log.lines().rev().take(30).collect();
-        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-    }
-
-    /// Waits (bounded) until Phoenix answers its health check.
-    async fn wait_ready(&mut self, client: &reqwest::Client) {
-        let deadline = Instant::now() + Duration::from_secs(240);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!(
-                    "Phoenix exited ({status}) before it was ready:\n{}",
-                    self.log()
-                );
-            }
-            let health = client.get(format!("{}/healthz", self.base)).send().await;
-            if health.is_ok_and(|response| response.status().is_success()) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
-        panic!("Phoenix was not ready in time:\n{}", self.log());
-    }
-
-    /// The spans of `project`.
-    async fn spans(&self, client: &reqwest::Client, project: &str) -> Vec<Value> {
-        let url = format!("{}/v1/projects/{project}/spans?limit=1000", self.base);
-        let response = client.get(url).send().await.expect("Phoenix answers");
-        // A project is made by its first span: until then, a 404 and no spans.
-        if !response.status().is_success() {
-            return Vec::new();
-        }
-        let body: Value = response.json().await.expect("a JSON span list");
-        body["data"].as_array().cloned().unwrap_or_default()
-    }
-}
-
-impl Drop for Phoenix {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// Runs one half of the demo run, exporting to Phoenix; returns its answer.
-fn demo(phoenix: &Phoenix, mode: &str, db: &Path, run_id: &str) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_reins-otel-demo"))
-        .args([mode, &db.to_string_lossy(), run_id])
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &phoenix.base)
-        .env("OTEL_METRICS_EXPORTER", "none")
-        .env("OTEL_SERVICE_NAME", "reins-otel-test")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the demo runs");
-    let stdout = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-    assert!(
-        output.status.success(),
-        "demo {mode} failed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
-}
-
-fn attr<'a>(span: &'a Value, key: &str) -> &'a Value {
-    &span["attributes"][key]
-}
-
-fn named<'a>(spans: &'a [Value], name: &str) -> Vec<&'a Value> {
-    spans.iter().filter(|s| s["name"] == name).collect()
-}
 
 #[tokio::test]
 async fn a_run_suspended_in_one_process_and_resumed_in_another_is_one_trace_in_phoenix() {
@@ -146,23 +17,16 @@ async fn a_run_suspended_in_one_process_and_resumed_in_another_is_one_trace_in_p
     let run_id = "trip-1";
 
     assert_eq!(
-        demo(&phoenix, "start", &db, run_id),
+        demo(&phoenix, "start", &db, run_id, false),
         "suspended: the booking awaits approval"
     );
     assert_eq!(
-        demo(&phoenix, "resume", &db, run_id),
+        demo(&phoenix, "resume", &db, run_id, false),
         "Sunny in Lisbon; the Alfama room is booked."
     );
 
-    // Both processes flushed on exit; Phoenix ingests asynchronously.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let spans = loop {
-        let spans = phoenix.spans(&client, "default").await;
-        if spans.len() >= 7 || Instant::now() > deadline {
-            break spans;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
+    // Both processes flushed on exit.
+    let spans = phoenix.spans_when(&client, "default", 7).await;
     let names: Vec<&str> = spans.iter().filter_map(|s| s["name"].as_str()).collect();
     assert_eq!(
         spans.len(),
@@ -337,15 +201,7 @@ fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
             assert_eq!(answer, "It is sunny in Paris.");
         }
         tracer_provider.force_flush().expect("the spans are sent");
-        // Phoenix ingests asynchronously.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let spans = phoenix.spans(&client, "content").await;
-            if spans.len() >= 5 || Instant::now() > deadline {
-                break spans;
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        phoenix.spans_when(&client, "content", 5).await
     });
     let names: Vec<&str> = spans.iter().filter_map(|s| s["name"].as_str()).collect();
     assert_eq!(
