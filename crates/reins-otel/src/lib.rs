@@ -5,7 +5,11 @@
 //! conventions (`invoke_agent`, `chat {model}`, `execute_tool {tool}`, a `reins.hook.decision`
 //! event per hook decision that changes the run). This crate installs a subscriber that
 //! exports them, derives the GenAI metrics from them, and keeps a durable run's trace whole: a
-//! run resumed in another process continues the trace it started in.
+//! run resumed in another process continues the trace it started in. With content recorded,
+//! the trace's root (the half that suspended, which Phoenix lists the trace by) says what it
+//! waits for as its `output.value`, and the resumed half's `invoke_agent` span shows the
+//! prompt and the final answer; a call that waits for a decision has `reins.tool.outcome` =
+//! `suspended` and no error status.
 //!
 //! ```no_run
 //! # #[tokio::main(flavor = "current_thread")]

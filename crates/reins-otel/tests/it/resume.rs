@@ -103,6 +103,11 @@ async fn a_resumed_stored_run_continues_the_trace_of_its_first_half() {
     assert_eq!(attr_str(tool, "reins.tool.outcome"), "success");
     let suspended = span(&first_spans, "execute_tool pay");
     assert_eq!(attr_str(suspended, "reins.hook.action"), "suspend");
+    // It waits, which is no failure; what it waits for is content, not recorded here.
+    assert_eq!(attr_str(suspended, "reins.tool.outcome"), "suspended");
+    assert_eq!(suspended.status, opentelemetry::trace::Status::Unset);
+    assert_eq!(attr(suspended, "output.value"), None);
+    assert_eq!(attr(first_run, "output.value"), None);
     let chat = span(&second_spans, "chat gpt-test");
     assert_eq!(
         chat.span_context.trace_id(),

@@ -4,9 +4,10 @@
 //! A run recorded with content shows in Phoenix as the chat's messages.
 
 mod server;
+mod suspended;
 
-use server::{Phoenix, attr, demo, named};
 use serde_json::Value;
+use server::{Phoenix, attr, demo, named};
 
 #[tokio::test]
 async fn a_run_suspended_in_one_process_and_resumed_in_another_is_one_trace_in_phoenix() {

@@ -154,7 +154,13 @@ impl Drop for Phoenix {
 
 /// Runs one half of the demo run, exporting to Phoenix; returns its answer. `content`: the
 /// run records its messages (as `reins_otel::init` does when the GenAI switch asks).
-pub(super) fn demo(phoenix: &Phoenix, mode: &str, db: &Path, run_id: &str, content: bool) -> String {
+pub(super) fn demo(
+    phoenix: &Phoenix,
+    mode: &str,
+    db: &Path,
+    run_id: &str,
+    content: bool,
+) -> String {
     let mut command = Command::new(env!("CARGO_BIN_EXE_reins-otel-demo"));
     command
         .args([mode, &db.to_string_lossy(), run_id])

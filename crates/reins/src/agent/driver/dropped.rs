@@ -53,10 +53,10 @@ impl Drop for Driver<'_> {
                 .get_mut()
                 .unwrap_or_else(PoisonError::into_inner);
             let usage = usage.since(started_with);
-            // Dropped before its first model call's request was recorded: the prompt is at
+            // A new run dropped before its first model call's request was recorded: the prompt is at
             // the end of the history, unless the run-start hooks or a model call had it then
             // (see `Driver::start`; a lent history is empty here) and nothing is recorded.
-            if std::mem::take(self.input_unrecorded.get_mut()) {
+            if std::mem::take(self.input_unrecorded.get_mut()) && self.new_run {
                 trace::record_run_input(span, &self.state.history);
             }
             trace::record_run_cancelled(span, usage, self.state.turn);

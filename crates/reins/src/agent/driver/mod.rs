@@ -112,7 +112,8 @@ pub(crate) fn run(
             lent_arguments: None,
             spare_calls: Vec::new(),
             last_label: None,
-            input_unrecorded: AtomicBool::new(prompt.is_some()),
+            input_unrecorded: AtomicBool::new(true),
+            new_run: prompt.is_some(),
             // A resumed run's state holds the usage of its earlier invocations: its span
             // records only its own.
             unsettled: (!span.is_disabled()).then_some((&span, state_usage)),
@@ -178,10 +179,10 @@ pub(crate) fn run(
                 ended = Ended::Halted(error);
             }
         }
-        // A run that ended before its first model call's request was recorded (a hook's stop
-        // on run start or before the call, a failure) records its input now: its history
+        // A new run that ended before its first model call's request was recorded (a hook's
+        // stop on run start or before the call, a failure) records its input now: its history
         // ends with the prompt, as the run-start hooks left it.
-        if std::mem::take(driver.input_unrecorded.get_mut()) {
+        if std::mem::take(driver.input_unrecorded.get_mut()) && driver.new_run {
             trace::record_run_input(&span, &driver.state.history);
         }
         let (state, started_with) = driver.settle();
@@ -252,11 +253,17 @@ pub(crate) struct Driver<'a> {
     /// label is the same string of the configuration, the state's copy need not be read (a
     /// cache line nothing else in the turn touches, in a service running many runs).
     last_label: Option<&'a str>,
-    /// A new run whose input is not yet recorded on its span: its first model call's request
-    /// records it (and clears this), else the run's end does, from its history, so that a run
-    /// stopped before (by a hook on run start, before its first call, or dropped) shows what
-    /// it was asked. Atomic: the request's recording clears it through a shared borrow.
+    /// The run's input is not yet recorded on its span: its first model call's request
+    /// records it (and clears this), else a new run's end does, from its history, so that a
+    /// run stopped before (by a hook on run start, before its first call, or dropped) shows
+    /// what it was asked. Atomic: the request's recording clears it through a shared borrow.
+    /// A resumed run records it too (Phoenix shows a span by its input and output, and the
+    /// resumed half's is the one with the answer), from a request only: see `new_run`.
     input_unrecorded: AtomicBool,
+    /// A new run, whose history ends with its prompt (as the run-start hooks left it) until
+    /// its first model call. A resumed run's history was sent to a model before, through
+    /// request hooks that may have masked it there (a `Redaction`): its end never records it.
+    new_run: bool,
     /// The run's span, while it records and the run's outcome is not yet known: a run dropped
     /// meanwhile records that it was cancelled on it (see `dropped`).
     unsettled: Option<(&'a tracing::Span, crate::completion::Usage)>,

@@ -99,7 +99,7 @@ impl<'a> Driver<'a> {
             self.call_model_with(&mut turn_request, &mut unkept, Untraced)
                 .await
         } else {
-            // A new run's first call records the run's input on the run's span, current here.
+            // A run's first call records the run's input on the run's span, current here.
             let run = self
                 .input_unrecorded
                 .load(Ordering::Relaxed)

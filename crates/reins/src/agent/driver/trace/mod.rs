@@ -19,19 +19,20 @@ use crate::completion::{CompletionRequest, CompletionResponse, DynCompletionMode
 use crate::message::Message;
 use crate::observe::messages::{self, finish_reason_name};
 use crate::observe::{ContentKind, Telemetry, shown_name};
-use crate::run::{RunState, RunStatus};
+use crate::run::{RunState, RunStatus, SuspendedRun};
 pub(super) use cancelled::{cancellable, record_run_cancelled};
 use error_type::{halt_error_type, prompt_error_type};
+use tool::waits_for_decision;
 pub(super) use tool::{record_dispatch, record_resume_decision, record_tool_result, tool_span};
 use tracing::field::Empty;
 use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
 use tracing::{Level, Span};
 
 /// The `invoke_agent` span of a run. A new run stores the span's trace context in `state`; a
-/// resumed one (its state carries a context) continues that trace. A new run's input is
-/// recorded with its first model call ([`record_run_input`]), as the hooks sent it, or, when
-/// the run ends before that call's request is recorded (a hook's stop before it, a failure),
-/// as the run ends.
+/// resumed one (its state carries a context) continues that trace. A run's input is recorded
+/// with its first model call ([`record_run_input`]), as the hooks sent it, or, when a new run
+/// ends before that call's request is recorded (a hook's stop before it, a failure), as the
+/// run ends.
 pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
     let span = tracing::info_span!(
         target: "reins",
@@ -88,10 +89,11 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
     span
 }
 
-/// Records a new run's input on its span (`run`) when content is recorded: the last user
-/// message of `history`. With its first model call, `history` is that call's request as the
+/// Records a run's input on its span (`run`) when content is recorded: the last user
+/// message of `history` (a resumed run's too: the prompt its answer is to, which Phoenix shows
+/// beside that answer). With its first model call, `history` is that call's request as the
 /// dispatch hooks left it, so that what a hook masked (a redaction) is masked here too, as in
-/// the `chat` span; a run that ended before gives its own history, the prompt as its
+/// the `chat` span; a new run that ended before gives its own history, the prompt as its
 /// `on_run_start` hooks left it (no request hook saw it, and no model was sent it), through
 /// the telemetry's redactor like all content.
 pub(super) fn record_run_input(run: &Span, history: &[Message]) {
@@ -128,7 +130,10 @@ pub(super) fn record_run_outcome(
     }
     let status = match result {
         Ok(_) => RunStatus::Completed,
-        Err(PromptError::Suspended { .. }) => RunStatus::Suspended,
+        Err(PromptError::Suspended { run }) => {
+            record_waiting(span, run);
+            RunStatus::Suspended
+        }
         Err(error) => {
             record_error(span, &prompt_error_type(error));
             if let PromptError::Cancelled { .. } = error {
@@ -150,6 +155,29 @@ pub(super) fn record_run_outcome(
     }
     record_usage(span, usage);
     span.record("reins.turn", int(turns as u64));
+}
+
+/// Records what a suspended run waits for as its output (OpenInference's `output.value`) when
+/// content is recorded, one line per call: `book (t1c1) waits for a decision: <the hook's
+/// reason>`. Phoenix lists a trace by its root span's input and output, and the root of a run
+/// resumed later is this half, which ended without an answer: an empty output would read as
+/// nothing happened. Its resumed half's span carries the answer (its spans cannot change this
+/// one, exported already). Redacted as output: the reasons are the hooks' text.
+fn record_waiting(span: &Span, run: &SuspendedRun) {
+    Telemetry::record_content_at(span, ContentKind::OutputMessages, "output.value", |limit| {
+        let lines: Vec<String> = run
+            .pending()
+            .map(|call| {
+                format!(
+                    "{} ({}) {}",
+                    shown_name(&call.call.name),
+                    call.internal_call_id,
+                    waits_for_decision(call.suspended.as_deref().unwrap_or_default())
+                )
+            })
+            .collect();
+        Some(limit.string(lines.join("\n")))
+    });
 }
 
 /// The span of one model call (the hooks around it included), named once the model is known.

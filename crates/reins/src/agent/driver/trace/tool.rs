@@ -29,6 +29,8 @@ pub(in crate::agent::driver) fn tool_span(
         gen_ai.tool.call.result = Empty,
         input.value = Empty,
         input.mime_type = Empty,
+        output.value = Empty,
+        output.mime_type = Empty,
         reins.internal_call_id = pending.internal_call_id.as_str(),
         reins.effect_id = Empty,
         reins.hook.action = Empty,
@@ -92,6 +94,28 @@ fn record_changed_dispatch(decision: &ToolDispatchDecision) {
     if !matches!(decision, ToolDispatchDecision::Stop(_)) {
         hook_decision(action, "on_tool_dispatch");
     }
+    if let ToolDispatchDecision::Suspend(reason) = decision {
+        record_suspended(&span, reason);
+    }
+}
+
+/// Marks a call that waits for a decision: its outcome is `suspended`, and its output (when
+/// tool results are recorded) says why, as Phoenix shows a call by its output. No status:
+/// waiting is not a failure, and the call has not succeeded either.
+fn record_suspended(span: &Span, reason: &str) {
+    span.record("reins.tool.outcome", "suspended");
+    let waiting = Telemetry::content(span, ContentKind::ToolResult, |limit| {
+        Some(limit.string(waits_for_decision(reason)))
+    });
+    if let Some(waiting) = waiting {
+        span.record("output.value", waiting.as_str());
+        span.record("output.mime_type", "text/plain");
+    }
+}
+
+/// What a suspended call's span and its run's span say of it: `waits for a decision: REASON`.
+pub(super) fn waits_for_decision(reason: &str) -> String {
+    format!("waits for a decision: {reason}")
 }
 
 /// Records a tool call's result on the current `execute_tool` span.
