@@ -53,9 +53,9 @@ impl Drop for Driver<'_> {
                 .get_mut()
                 .unwrap_or_else(PoisonError::into_inner);
             let usage = usage.since(started_with);
-            // A new run dropped before its first model call's request was recorded: the prompt is at
-            // the end of the history, unless the run-start hooks or a model call had it then
-            // (see `Driver::start`; a lent history is empty here) and nothing is recorded.
+            // A new run dropped before its first model call's request was recorded: the prompt
+            // is at the end of the history, unless the run-start hooks or a model call had it
+            // then (see `Driver::start`; a lent history is empty here) and nothing is recorded.
             if std::mem::take(self.input_unrecorded.get_mut()) && self.new_run {
                 trace::record_run_input(span, &self.state.history);
             }
