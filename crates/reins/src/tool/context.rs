@@ -1,4 +1,4 @@
-use super::{ToolOutcome, ToolResultExtensions};
+use super::{ToolAttachments, ToolOutcome};
 use crate::completion::Usage;
 use serde_json::Value;
 use std::fmt;
@@ -79,18 +79,8 @@ struct CallInfo {
     /// Where the internal call id starts and ends in `ids`.
     internal_start: usize,
     internal_end: usize,
-    attached: Mutex<Attached>,
-}
-
-/// What the tool attached to its call while it ran.
-#[derive(Debug, Default)]
-struct Attached {
-    extensions: ToolResultExtensions,
-    /// The outcome the call was answered with in place of the tool's own
-    /// ([`ToolCallContext::answer_skipped`], [`ToolCallContext::answer_denied`]).
-    answer: Option<ToolOutcome>,
-    /// Tokens the tool spent on model calls of its own ([`ToolCallContext::add_usage`]).
-    usage: Usage,
+    /// What the tool attached to its call while it ran.
+    attached: Mutex<ToolAttachments>,
 }
 
 /// Room for the three ids inline: a UUID run id (36 bytes), an internal id of a few bytes and
@@ -293,7 +283,7 @@ impl ToolCallContext {
         self.attached().usage += usage;
     }
 
-    fn attached(&self) -> std::sync::MutexGuard<'_, Attached> {
+    fn attached(&self) -> std::sync::MutexGuard<'_, ToolAttachments> {
         self.inner
             .attached
             .lock()
@@ -303,13 +293,63 @@ impl ToolCallContext {
     /// What the tool attached: its extensions, the outcome it answered the call with in
     /// place of its own, if it did, and the tokens it counted in
     /// ([`add_usage`](Self::add_usage)), taken so that the run adds them once.
-    pub(crate) fn take_attached(&self) -> (ToolResultExtensions, Option<ToolOutcome>, Usage) {
+    pub(crate) fn take_attached(&self) -> ToolAttachments {
+        std::mem::take(&mut *self.attached())
+    }
+
+    /// Runs `work` as a call of its own with this call's ids (what
+    /// [`current`](Self::current) returns inside it), and returns with its output what it
+    /// attached, which this call does not get: hand it over with [`attach`](Self::attach).
+    ///
+    /// For an engine that journals a call's result and, on replay, returns the journaled
+    /// result without running the tool (reins-restate): it journals the attachments with the
+    /// result and attaches them after the step, on the first execution and every replay
+    /// alike, so the run counts a tool's usage once and its hooks see the same extensions
+    /// either way.
+    ///
+    /// ```
+    /// use reins::completion::Usage;
+    /// use reins::tool::ToolCallContext;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let call = ToolCallContext::new("run-1", "t1c0", "call_1");
+    /// let (output, attached) = call
+    ///     .capture(async {
+    ///         let inner = ToolCallContext::current().expect("inside the capture");
+    ///         inner.add_usage(Usage::new(100, 10));
+    ///         inner.effect_id()
+    ///     })
+    ///     .await;
+    /// assert_eq!(output, "run-1/t1c0");
+    /// assert_eq!(attached.usage, Usage::new(100, 10));
+    /// // What a replay would do with the journaled attachments.
+    /// let journaled = serde_json::to_string(&attached).unwrap();
+    /// call.attach(serde_json::from_str(&journaled).unwrap());
+    /// # }
+    /// ```
+    pub async fn capture<F: Future>(&self, work: F) -> (F::Output, ToolAttachments) {
+        let own = ToolCallContext::new(self.run_id(), self.internal_call_id(), self.tool_call_id());
+        let output = own.clone().scope(work).await;
+        (output, own.take_attached())
+    }
+
+    /// Attaches `attachments` to this call as if the tool had attached them while it ran:
+    /// each extension is set, the answer (if any) given, the usage added.
+    pub fn attach(&self, attachments: ToolAttachments) {
+        let ToolAttachments {
+            extensions,
+            answer,
+            usage,
+        } = attachments;
         let mut attached = self.attached();
-        (
-            std::mem::take(&mut attached.extensions),
-            attached.answer.take(),
-            std::mem::take(&mut attached.usage),
-        )
+        for (key, value) in extensions.iter() {
+            attached.extensions.insert(key, value.clone());
+        }
+        if answer.is_some() {
+            attached.answer = answer;
+        }
+        attached.usage += usage;
     }
 
     pub(crate) fn scope<F: Future>(self, future: F) -> impl Future<Output = F::Output> {

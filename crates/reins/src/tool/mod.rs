@@ -4,6 +4,7 @@
 //! and (feature `schema-check`) arguments checked against a tool's JSON schema
 //! (`schema_check`).
 
+mod attachments;
 mod context;
 mod function;
 mod outcome;
@@ -14,6 +15,7 @@ mod set;
 mod source;
 mod traits;
 
+pub use attachments::ToolAttachments;
 pub use context::ToolCallContext;
 pub use function::{FnTool, tool_fn};
 pub use outcome::{ToolFailure, ToolOutcome, ToolOutput, ToolResultExtensions};

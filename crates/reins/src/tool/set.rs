@@ -1,8 +1,8 @@
 //! [`ToolSet`]: the tools an agent holds, found by name for each call.
 
 use super::{
-    DynTool, RetrySafety, Tool, ToolCallContext, ToolDefinition, ToolExecution, ToolFailure,
-    ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits,
+    DynTool, RetrySafety, Tool, ToolAttachments, ToolCallContext, ToolDefinition, ToolExecution,
+    ToolFailure, ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits,
 };
 use crate::completion::Usage;
 use crate::panics::panic_message;
@@ -256,7 +256,11 @@ impl<'a> Lookup<'a> {
             }
         });
         let result = scoped.await;
-        let (extensions, answer, usage) = context.take_attached();
+        let ToolAttachments {
+            extensions,
+            answer,
+            usage,
+        } = context.take_attached();
         if let Some(outcome) = answer {
             // Answered without the tool's effect (a skip, a denial): the model reads its text.
             let execution = ToolExecution {
