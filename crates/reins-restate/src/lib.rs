@@ -103,9 +103,11 @@
 //! [`Redaction`](reins::hooks::redaction::Redaction) hook alone would mask what the model sees
 //! and leave the secret in the journal. Register it with the run's steps as well —
 //! `.add_hook(steps.redaction(Redaction::new()))` ([`Steps::redaction`]) — and the step
-//! journals the text the hook shows the model instead (and an error's text masked). What the
-//! redaction does not mask (see its docs), and the prompt (the run's input), are journaled as
-//! they are.
+//! journals the text the hook shows the model instead (and an error's text, and the text of
+//! an answer the tool gave in place of its own, masked). What the redaction does not mask (see
+//! its docs), the prompt (the run's input) and the metadata a tool attaches for hooks
+//! (`ToolCallContext::set_extension`, which the model never reads and a store persists with
+//! the call) are journaled as they are.
 //!
 //! Two kinds of text are kept as they are, with a redaction registered or not, as the embedded
 //! stores keep them:
@@ -174,7 +176,12 @@
 //!
 //! - A hook **may** decide from the event and the run's state (history, entries, arguments,
 //!   tool results, usage): those are the same on replay, since every model response and tool
-//!   result comes from the journal.
+//!   result comes from the journal. So does what a tool attaches to its call through
+//!   [`ToolCallContext`](reins::tool::ToolCallContext): the tokens it counts in the run
+//!   (`add_usage`, e.g. a sub-agent's run), metadata for hooks (`set_extension`) and an
+//!   answer in place of its own (`answer_skipped`, `answer_denied`) are journaled with the
+//!   call's result and attached again on every replay, so a run's usage is the same whether
+//!   Restate replayed it (after an approval, a failover) or not.
 //! - A hook **must not** decide from the outside world directly — a clock, a random number,
 //!   a file, an HTTP call, a person. Read such a value through [`Steps::record`] (a hook
 //!   built in the same function as the agent can hold the `Steps`), which journals it as a

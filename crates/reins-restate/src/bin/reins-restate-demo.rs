@@ -20,7 +20,12 @@
 //! whose result holds an email address, a GitHub token and a card number, which the agent's
 //! `Redaction` masks, in the journal too; the answer quotes the last tool result), `huge`
 //! (calls `record` with the item `huge`, whose result is 40 MiB, more than Restate takes in
-//! one journal entry; the answer quotes the last tool result) and anything else (records `only`, then answers). The
+//! one journal entry; the answer quotes the last tool result), `delegate` (calls `ask`, a tool
+//! standing in for another agent: it counts that agent's tokens in the run
+//! (`ToolCallContext::add_usage`, 100 in and 10 out) and attaches who answered (the extension
+//! `answered_by`, which a hook appends to its result); then calls `transfer`, which suspends;
+//! the answer quotes both tool results; its three model turns count 20/5, 30/5 and 40/5 tokens)
+//! and anything else (records `only`, then answers). The
 //! tools append one line per execution to the effects file: `<tool> <effect id> <argument>
 //! <worker pid>`. A hook stamps the item of every `record` call made with `"stamp": true` (the
 //! `crash` script's) with the wall clock, read through `Steps::record` so that a replay sees
@@ -30,7 +35,9 @@ use reins::agent::{
     Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, OutcomeAction,
     OutcomeEvent,
 };
-use reins::completion::{CompletionError, CompletionModel, CompletionRequest, CompletionResponse};
+use reins::completion::{
+    CompletionError, CompletionModel, CompletionRequest, CompletionResponse, Usage,
+};
 use reins::hooks::approval::{ApprovalPolicy, Rule};
 use reins::hooks::redaction::Redaction;
 use reins::message::{AssistantContent, Message, OneOrMany};
@@ -73,6 +80,14 @@ const SECRET_TOKEN: &str = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
 /// How often a `charge` call looks for its release file.
 const RELEASE_POLL: Duration = Duration::from_millis(20);
 
+/// The tokens the `delegate` script's `ask` tool counts in the run, as another agent's run
+/// would.
+const ASK_USAGE: Usage = Usage {
+    input_tokens: 100,
+    output_tokens: 10,
+    total_tokens: 110,
+};
+
 #[derive(Deserialize, schemars::JsonSchema)]
 struct TransferArgs {
     amount: u64,
@@ -90,6 +105,7 @@ struct DemoModel {
     secret: ScriptedModel,
     tool_loop: ScriptedModel,
     long: ScriptedModel,
+    delegate: ScriptedModel,
     failing: ScriptedModel,
     quick: ScriptedModel,
 }
@@ -130,6 +146,12 @@ impl DemoModel {
                     (1..=LONG_CALLS).map(|n| ("record", json!({"item": n.to_string()}))),
                 ),
                 Turn::text("done"),
+            ])
+            .without_request_log(),
+            delegate: ScriptedModel::resumable([
+                Turn::tool_call("ask", json!({"prompt": "Capital of France?"}))
+                    .usage(Usage::new(20, 5)),
+                Turn::tool_call("transfer", json!({"amount": 100})).usage(Usage::new(30, 5)),
             ])
             .without_request_log(),
             failing: ScriptedModel::resumable([Turn::error(CompletionError::Http {
@@ -174,6 +196,22 @@ impl CompletionModel for DemoModel {
                     None if script == "secret" => self.secret.completion(request).await,
                     None => self.approve.completion(request).await,
                 }
+            }
+            Some("delegate") => {
+                let results: Vec<String> = request
+                    .history
+                    .iter()
+                    .filter(|message| matches!(message, Message::Tool(_)))
+                    .map(Message::text)
+                    .collect();
+                if results.len() < 2 {
+                    return self.delegate.completion(request).await;
+                }
+                let mut response = CompletionResponse::new(OneOrMany::one(AssistantContent::text(
+                    format!("results: {}", results.join(" | ")),
+                )));
+                response.usage = Usage::new(40, 5);
+                Ok(response)
             }
             Some("loop") => self.tool_loop.completion(request).await,
             Some("long") => self.long.completion(request).await,
@@ -247,6 +285,28 @@ impl AgentHook for ShowChargeOutcomes {
     }
 }
 
+/// Appends who answered an `ask` call (its extension `answered_by`, else `nobody`) to its
+/// result, so the model's answer shows what the run's hooks saw.
+struct ShowWhoAnswered;
+
+impl AgentHook for ShowWhoAnswered {
+    async fn on_outcome(&self, _ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
+        let Some(result) = event.tool_outcome() else {
+            return OutcomeAction::proceed();
+        };
+        if result.tool_name() != "ask" {
+            return OutcomeAction::proceed();
+        }
+        let by = result
+            .extensions()
+            .get("answered_by")
+            .and_then(Value::as_str)
+            .unwrap_or("nobody");
+        let shown = format!("{} (answered by {by})", result.output_text());
+        OutcomeAction::rewrite_tool_result(&event, shown)
+    }
+}
+
 /// Appends one line to the effects file (one write, so lines of concurrent workers never mix).
 fn record_effect(effects: &PathBuf, tool: &str, argument: &str) -> Result<(), std::io::Error> {
     let effect_id = ToolCallContext::current()
@@ -301,7 +361,20 @@ fn agent(steps: &Steps, model: &DemoModel, effects: &Arc<PathBuf>) -> Agent {
         }))
     })
     .retry_safety(RetrySafety::Idempotent);
+    let ask_file = Arc::clone(effects);
+    let ask = tool_fn("ask", "Asks another agent.", move |_: Value| {
+        let file = Arc::clone(&ask_file);
+        async move {
+            record_effect(&file, "ask", "geographer")?;
+            if let Some(call) = ToolCallContext::current() {
+                call.add_usage(ASK_USAGE);
+                call.set_extension("answered_by", json!("geographer"));
+            }
+            Ok::<_, std::io::Error>("Paris")
+        }
+    });
     AgentBuilder::new(steps.model(model.clone()))
+        .tool(steps.tool(ask))
         .tool(steps.tool(lookup))
         .tool(steps.tool(record))
         .tool(steps.tool(transfer))
@@ -316,6 +389,7 @@ fn agent(steps: &Steps, model: &DemoModel, effects: &Arc<PathBuf>) -> Agent {
             steps: steps.clone(),
         })
         .add_hook(ShowChargeOutcomes)
+        .add_hook(ShowWhoAnswered)
         .build()
 }
 

@@ -3,39 +3,20 @@
 //! without running anything (a replay), and one whose engine refuses every step.
 
 use super::*;
-use crate::steps::{StepRequest, executing_port};
+use crate::steps::{Journal, StepRequest, recording_port, replaying_port};
 use reins::hooks::approval::{DeciderFailure, decider_fn};
-use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
-type Journal = Arc<Mutex<HashMap<String, Value>>>;
-
 /// A first execution: every step runs and its result is kept in `journal` by name.
 fn recording(journal: Journal) -> Steps {
-    executing_port("run-7", move |name, value| {
-        journal
-            .lock()
-            .expect("journal")
-            .insert(name.to_owned(), value.clone());
-    })
+    recording_port("run-7", journal)
 }
 
-/// A replay: no step runs (`execute` is dropped); each result comes from `journal`.
+/// A replay: no step runs; each result comes from `journal`.
 fn replaying(journal: Journal) -> Steps {
-    let (sender, mut receiver) = mpsc::unbounded_channel::<StepRequest>();
-    tokio::spawn(async move {
-        while let Some(request) = receiver.recv().await {
-            drop(request.execute);
-            let recorded = journal.lock().expect("journal").get(&request.name).cloned();
-            let _ = request
-                .result
-                .send(recorded.ok_or_else(|| format!("nothing journaled as {}", request.name)));
-        }
-    });
-    Steps::journaled("run-7".to_owned(), sender)
+    replaying_port("run-7", journal)
 }
 
 /// An engine that refuses every step.

@@ -462,31 +462,10 @@ pub(crate) async fn serve_steps(
     None
 }
 
-/// A stand-in for an invocation's step port, for tests: it runs every step of the run `run_id`
-/// and hands each recorded result to `recorded` with the step's name (a first execution,
-/// with no journal of its own).
 #[cfg(test)]
-pub(crate) fn executing_port(
-    run_id: &str,
-    mut recorded: impl FnMut(&str, &Value) + Send + 'static,
-) -> Steps {
-    let (sender, mut receiver) = mpsc::unbounded_channel::<StepRequest>();
-    tokio::spawn(async move {
-        while let Some(request) = receiver.recv().await {
-            let (done, done_rx) = oneshot::channel();
-            let _ = request.execute.send(done);
-            let value = done_rx
-                .await
-                .map_err(|_| "abandoned".to_owned())
-                .and_then(|value| value);
-            if let Ok(value) = &value {
-                recorded(&request.name, value);
-            }
-            let _ = request.result.send(value);
-        }
-    });
-    Steps::journaled(run_id.to_owned(), sender)
-}
+mod test_ports;
+#[cfg(test)]
+pub(crate) use test_ports::{Journal, executing_port, recording_port, replaying_port};
 
 #[cfg(test)]
 mod tests;

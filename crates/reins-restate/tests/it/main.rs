@@ -15,4 +15,5 @@ mod limits;
 mod many_runs;
 mod redaction;
 mod state;
+mod tool_usage;
 mod unknown;

@@ -230,8 +230,9 @@ impl ToolCallContext {
     /// what the call counted before. A failing tool counts what it added too, unless its
     /// failure ends the run ([`ToolErrorPolicy::Fail`](crate::agent::ToolErrorPolicy::Fail)). A
     /// durable run keeps it in its stored state with the call's result, so a resumed run,
-    /// which replays the result, does not count it again (a Restate replay, which rebuilds
-    /// the state without running the tool, does not count it at all). A
+    /// which replays the result, does not count it again; on Restate (reins-restate's
+    /// journaled tools) it is journaled with the call's result and counted once whether the
+    /// invocation is replayed or not. A
     /// [`Budget`](crate::hooks::budget::Budget) of the calling run counts its own model calls
     /// only: give the other agent a budget of its own.
     ///

@@ -1,15 +1,16 @@
 //! [`JournaledTool`]: a tool whose every call is one journaled step, named by its effect id.
 
+mod recorded;
+
 use crate::steps::Steps;
 use crate::wire::PendingDecision;
 use futures::FutureExt;
+use recorded::{JournaledCall, RecordedCall, replayed};
 use reins::agent::ToolDecision;
 use reins::hooks::redaction::Redaction;
 use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolTraits};
 use serde::de::Deserialize;
-use serde::{Deserialize as DeserializeDerive, Serialize};
 use serde_json::Value;
-use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
@@ -19,8 +20,12 @@ use std::time::Duration;
 /// ([`ToolCallContext::effect_id`](reins::tool::ToolCallContext::effect_id),
 /// `<run id>/<internal call id>`), which is the same on every replay; the tool still reads it
 /// from [`ToolCallContext::current`] as an idempotency key. A journaled call's output, error,
-/// timeout or panic is replayed as recorded. Metadata the tool attaches with
-/// [`ToolCallContext::set_extension`] is seen on first execution only.
+/// timeout or panic is replayed as recorded, and so is what the tool attached to its call:
+/// the tokens it counted in the run ([`ToolCallContext::add_usage`]), counted once whether
+/// the invocation is replayed or not, the metadata for hooks
+/// ([`ToolCallContext::set_extension`]) and an answer in place of its own
+/// ([`ToolCallContext::answer_skipped`], [`ToolCallContext::answer_denied`]), seen alike on
+/// every replay.
 ///
 /// On Restate the tool's [`timeout`](Tool::timeout) is applied inside the step (so a timeout
 /// is journaled like any failure); it reaches the model as the tool's error text. What the
@@ -61,60 +66,6 @@ impl Steps {
         self.redactions().push(redaction.clone());
         redaction
     }
-
-    /// `text` masked by every registered redaction; `None` when nothing in it is.
-    fn masked(&self, text: &str) -> Option<String> {
-        let redactions = self.redactions();
-        let mut masked: Option<String> = None;
-        for redaction in redactions.iter() {
-            let current = masked.as_deref().unwrap_or(text);
-            if let Cow::Owned(more) = redaction.redact_tool_result(current) {
-                masked = Some(more);
-            }
-        }
-        masked
-    }
-
-    /// `call` with what the registered redactions mask masked, as it may be journaled.
-    fn masked_call(&self, call: RecordedCall) -> RecordedCall {
-        match call {
-            RecordedCall::Output { value } => {
-                // The text the model reads (a JSON string unquoted, as the run loop renders it).
-                let shown = match &value {
-                    Value::String(text) => self.masked(text),
-                    other => self.masked(&other.to_string()),
-                };
-                RecordedCall::Output {
-                    value: shown.map_or(value, Value::String),
-                }
-            }
-            RecordedCall::Error { message } => RecordedCall::Error {
-                message: self.masked(&message).unwrap_or(message),
-            },
-            RecordedCall::Panicked { message } => RecordedCall::Panicked {
-                message: self.masked(&message).unwrap_or(message),
-            },
-            RecordedCall::InDoubt => RecordedCall::InDoubt,
-        }
-    }
-}
-
-/// One tool call as journaled.
-#[derive(Debug, Serialize, DeserializeDerive)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-enum RecordedCall {
-    Output {
-        value: Value,
-    },
-    Error {
-        message: String,
-    },
-    Panicked {
-        message: String,
-    },
-    /// The call's start marker came from the journal and its result did not: an earlier
-    /// attempt started the tool and died before its result was journaled.
-    InDoubt,
 }
 
 /// Why a call in doubt waits, as listed in the run's pending calls.
@@ -282,10 +233,12 @@ impl<T: Tool> Tool for JournaledTool<T> {
             // Executed again after a crash, as the tool declares safe: no marker needed.
             let recorded = self
                 .steps
-                .step(name, || async { self.recorded(args).await })
+                .step(name, || async {
+                    self.recorded(args, context.as_ref()).await
+                })
                 .await
                 .map_err(|error| error.to_string())?;
-            return replayed(recorded);
+            return replayed(recorded, context.as_ref());
         }
         let call = context
             .as_ref()
@@ -307,18 +260,15 @@ impl<T: Tool> Tool for JournaledTool<T> {
                 .steps
                 .step(name.clone(), || async {
                     if fresh {
-                        self.recorded(args.clone()).await
+                        self.recorded(args.clone(), context.as_ref()).await
                     } else {
-                        json_of(&RecordedCall::InDoubt)
+                        JournaledCall::bare(RecordedCall::InDoubt).to_json()
                     }
                 })
                 .await
                 .map_err(|error| error.to_string())?;
-            if !matches!(
-                serde_json::from_value::<RecordedCall>(recorded.clone()),
-                Ok(RecordedCall::InDoubt)
-            ) {
-                return replayed(recorded);
+            if !JournaledCall::is_in_doubt(&recorded) {
+                return replayed(recorded, context.as_ref());
             }
             let pending = PendingDecision {
                 call: call.clone(),
@@ -343,27 +293,22 @@ impl<T: Tool> Tool for JournaledTool<T> {
 }
 
 impl<T: Tool> JournaledTool<T> {
-    /// Runs the inner tool once, as the journaled value of its step.
-    async fn recorded(&self, args: Value) -> Value {
-        json_of(&self.steps.masked_call(self.execute(args).await))
+    /// Runs the inner tool once, as the journaled value of its step: how it ended, and what
+    /// it attached to `call` (taken from the call, to be attached from the journal).
+    async fn recorded(&self, args: Value, call: Option<&ToolCallContext>) -> Value {
+        let entry = match call {
+            Some(call) => {
+                let (ended, attached) = call.capture(self.execute(args)).await;
+                JournaledCall {
+                    call: ended,
+                    attached,
+                }
+            }
+            None => JournaledCall::bare(self.execute(args).await),
+        };
+        self.steps.masked_entry(entry).to_json()
     }
 }
 
-/// `call` as journaled.
-fn json_of(call: &RecordedCall) -> Value {
-    serde_json::to_value(call).unwrap_or_else(
-        |error| serde_json::json!({"outcome": "error", "message": error.to_string()}),
-    )
-}
-
-/// The call's result as its step recorded it.
-fn replayed(recorded: Value) -> Result<Value, String> {
-    match serde_json::from_value::<RecordedCall>(recorded) {
-        Ok(RecordedCall::Output { value }) => Ok(value),
-        Ok(RecordedCall::Error { message }) => Err(message),
-        // A panic is replayed as a panic, so the run loop reports it the same way.
-        Ok(RecordedCall::Panicked { message }) => std::panic::panic_any(message),
-        Ok(RecordedCall::InDoubt) => Err("the call is in doubt".to_owned()),
-        Err(error) => Err(format!("the journaled tool call cannot be read: {error}")),
-    }
-}
+#[cfg(test)]
+mod tests;
