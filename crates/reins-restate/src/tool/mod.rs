@@ -9,7 +9,6 @@ use recorded::{JournaledCall, RecordedCall, replayed};
 use reins::agent::ToolDecision;
 use reins::hooks::redaction::Redaction;
 use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolTraits};
-use serde::de::Deserialize;
 use serde_json::Value;
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
@@ -129,11 +128,11 @@ fn answered(answer: Answer, context: Option<&ToolCallContext>) -> Result<Value, 
 impl<T: Tool> JournaledTool<T> {
     /// Runs the inner tool once, turning every way it can end into data.
     async fn execute(&self, args: Value) -> RecordedCall {
-        let args = match T::Args::deserialize(args) {
+        let args = match reins::tool::read_arguments::<T::Args>(&args) {
             Ok(args) => args,
-            Err(error) => {
+            Err(failure) => {
                 return RecordedCall::Error {
-                    message: format!("invalid arguments: {error}"),
+                    message: failure.to_string(),
                 };
             }
         };
@@ -216,7 +215,8 @@ impl<T: Tool> Tool for JournaledTool<T> {
 
     async fn call(&self, args: Value) -> Result<Value, String> {
         if !self.steps.is_journaled() {
-            let args = T::Args::deserialize(args).map_err(|error| error.to_string())?;
+            let args = reins::tool::read_arguments::<T::Args>(&args)
+                .map_err(|failure| failure.to_string())?;
             let output = self
                 .inner
                 .call(args)

@@ -34,6 +34,31 @@ use std::fmt::Display;
 use std::future::Future;
 use std::time::Duration;
 
+/// A tool call's arguments read as `A`, as a run reads them before [`Tool::call`]: arguments
+/// that do not fit are the [`ToolFailure::InvalidArguments`] the model is told, naming the
+/// field that did not (`` invalid arguments: at `items[1].amount`: invalid type: string
+/// "ten", expected u64 ``). For an engine that calls a tool itself (reins-restate's journaled
+/// tools), so that the model reads the same answer there.
+///
+/// ```
+/// use reins::tool::{ToolFailure, read_arguments};
+/// use serde_json::json;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Transfer { to: String, amount: u64 }
+///
+/// let failure = read_arguments::<Transfer>(&json!({"to": "bob", "amount": "lots"})).err().unwrap();
+/// assert_eq!(
+///     failure.to_string(),
+///     r#"invalid arguments: at `amount`: invalid type: string "lots", expected u64"#
+/// );
+/// assert!(matches!(failure, ToolFailure::InvalidArguments { .. }));
+/// ```
+pub fn read_arguments<A: DeserializeOwned>(args: &Value) -> Result<A, ToolFailure> {
+    crate::json_error_path::read_with_path(args)
+        .map_err(|message| ToolFailure::InvalidArguments { message })
+}
+
 /// A tool the model can call.
 ///
 /// The parameters schema is derived from [`Tool::Args`] with schemars; the model's arguments
@@ -223,8 +248,7 @@ impl<T: Tool> DynTool for T {
 
     fn call_json<'a>(&'a self, args: &'a Value) -> ToolFuture<'a> {
         StackFuture::from_or_box(async move {
-            let args = crate::json_error_path::read_with_path::<T::Args>(args)
-                .map_err(|message| ToolFailure::InvalidArguments { message })?;
+            let args = read_arguments::<T::Args>(args)?;
             let output = self
                 .call(args)
                 .await
