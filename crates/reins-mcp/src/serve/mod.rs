@@ -215,6 +215,17 @@ impl McpService {
     /// with an invalid-request error saying why, unparsed.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
         let (input, output) = rmcp::transport::stdio();
+        self.serve_io(input, output).await
+    }
+
+    /// Serves one client on `input` and `output` (the halves of a socket or of a pipe) as
+    /// [`serve_stdio`](McpService::serve_stdio) serves it on standard input and output: one
+    /// message a line each way, until the client's input ends.
+    pub async fn serve_io<R, W>(self, input: R, output: W) -> std::io::Result<()>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
         let running = self
             .serve(stdio::StdioServerTransport::new(input, output))
             .await
