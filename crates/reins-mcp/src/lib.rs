@@ -88,6 +88,9 @@
 //! are sessions past a cap ([`McpService::max_http_sessions`]). At
 //! most [`McpService::max_concurrent_calls`] calls run at once, over every client (a
 //! client that hangs up leaves its call running: only `notifications/cancelled` ends it).
+//! A client that breaks the protocol's rules in a session (`initialize` again, a request
+//! under the id of one still running) is answered with an error by that request's id and
+//! the session goes on.
 //!
 //! The README's example, compiled here:
 //!

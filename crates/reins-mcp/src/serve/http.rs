@@ -3,17 +3,18 @@
 //! one, only loopback and the allowed `Host`s are served). A client is held to bounds: its
 //! request headers must arrive within the header timeout, and connections past the cap are
 //! closed at once. Connections are accepted with [`accept_connection`], which outlasts a
-//! listener's passing failures.
+//! listener's passing failures. Sessions are rmcp's, with what a client may not send in one
+//! refused first (`sessions.rs`).
 
 use super::McpService;
 use super::accept::accept_connection;
+use super::sessions::Sessions;
 use crate::weighed::is_light;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -113,7 +114,7 @@ impl McpHttpServer {
             body_timeout: service.http_body_timeout,
             slots: Arc::new(Semaphore::new(service.max_http_connections)),
         };
-        let sessions = Arc::new(LocalSessionManager::default());
+        let sessions = Arc::new(Sessions::default());
         let session_cap = SessionCap {
             sessions: sessions.clone(),
             max: service.max_http_sessions,
@@ -153,12 +154,12 @@ impl Drop for McpHttpServer {
     }
 }
 
-type RmcpService = StreamableHttpService<McpService, LocalSessionManager>;
+type RmcpService = StreamableHttpService<McpService, Sessions>;
 
 /// The sessions rmcp keeps, and how many may be open at once.
 #[derive(Clone)]
 struct SessionCap {
-    sessions: Arc<LocalSessionManager>,
+    sessions: Arc<Sessions>,
     max: usize,
 }
 
@@ -169,7 +170,7 @@ impl SessionCap {
     async fn is_full(&self, request: &http::Request<Incoming>) -> bool {
         request.method() == http::Method::POST
             && !request.headers().contains_key("mcp-session-id")
-            && self.sessions.sessions.read().await.len() >= self.max
+            && self.sessions.count().await >= self.max
     }
 }
 

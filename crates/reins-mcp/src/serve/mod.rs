@@ -4,6 +4,8 @@
 mod accept;
 mod agent_tool;
 mod http;
+mod requests;
+mod sessions;
 mod stdio;
 
 pub use accept::accept_connection;
@@ -41,6 +43,12 @@ use std::time::Duration;
 /// tool sees in [`ToolCallContext`], so a reins client's resumed run reaches the served tool
 /// with the same id (without one, the id is `mcp-<request id>`). A client's
 /// `notifications/cancelled` drops the running call.
+///
+/// A client is held to the protocol's rules in each session (a stdio connection, an HTTP
+/// session): `initialize` sent again once its handshake is made, or a request sent under the
+/// id of one of its requests still running, is answered with an invalid-request error
+/// (`-32600`) by its id, saying why, and never run (the request already running under that
+/// id is answered as usual); the session goes on.
 ///
 /// ```no_run
 /// use reins::agent::AgentBuilder;

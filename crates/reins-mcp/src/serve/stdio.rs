@@ -16,7 +16,11 @@
 //! writer does. Nothing is dropped: every request is answered once the client reads. The
 //! bound is not strict: rmcp spawns a task for each request it is handed, and those handed
 //! before the first answers wait (thousands, on a loaded machine) are held until answered.
+//!
+//! A request the client may not send (`initialize` again, or under the id of a request of
+//! its still running: `requests.rs`) is answered here with an error, and never reaches rmcp.
 
+use super::requests::ClientRequests;
 use crate::lines::{LineBuffer, ReadLine};
 use crate::weighed::{Unread, is_light, request_id};
 use rmcp::RoleServer;
@@ -40,6 +44,7 @@ pub(crate) struct StdioServerTransport<R, W> {
     /// Shared with the sends in flight (rmcp sends from tasks of its own).
     output: Arc<Mutex<W>>,
     unwritten: Arc<Unwritten>,
+    requests: ClientRequests,
 }
 
 /// The messages being written, shared with their sends.
@@ -77,6 +82,7 @@ where
             line: LineBuffer::default(),
             output: Arc::new(Mutex::new(output)),
             unwritten: Arc::default(),
+            requests: ClientRequests::default(),
         }
     }
 
@@ -166,6 +172,7 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.requests.answered(&item);
         self.write(item)
     }
 
@@ -184,8 +191,15 @@ where
                 return None;
             }
             let (text, length) = self.line.take();
-            if let Some(message) = self.message(&read, &text, length) {
-                return Some(message);
+            let Some(message) = self.message(&read, &text, length) else {
+                continue;
+            };
+            match self.requests.admit(&message) {
+                Ok(()) => return Some(message),
+                Err((id, refusal)) => {
+                    tracing::warn!(target: "reins_mcp::serve", %id, "{}", refusal.message);
+                    self.answer_unawaited(JsonRpcMessage::error(refusal, Some(id)));
+                }
             }
         }
     }

@@ -23,6 +23,7 @@ mod serve;
 mod serve_calls;
 mod serve_hosts;
 mod serve_limits;
+mod serve_peers;
 mod serve_stdio;
 mod servers;
 mod sources;

@@ -17,12 +17,16 @@ use tokio::sync::Notify;
 /// Only against a hang: what these tests wait for happens long before.
 const HANG_GUARD: Duration = Duration::from_secs(60);
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}"#;
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}"#;
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 /// Sends a POST of `body` (in the session `session`) and reads its response's head; the
 /// stream is left open for the body.
-async fn post(address: SocketAddr, session: Option<&str>, body: &str) -> (String, TcpStream) {
+pub(crate) async fn post(
+    address: SocketAddr,
+    session: Option<&str>,
+    body: &str,
+) -> (String, TcpStream) {
     let session = session
         .map(|id| format!("Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-06-18\r\n"))
         .unwrap_or_default();
@@ -50,7 +54,7 @@ async fn post(address: SocketAddr, session: Option<&str>, body: &str) -> (String
 }
 
 /// The JSON-RPC message answering request `id` in the event stream on `stream`.
-async fn answer(stream: &mut TcpStream, id: u64) -> Value {
+pub(crate) async fn answer(stream: &mut TcpStream, id: u64) -> Value {
     tokio::time::timeout(HANG_GUARD, async {
         let mut received = Vec::new();
         let mut buffer = [0u8; 4096];
@@ -75,7 +79,7 @@ async fn answer(stream: &mut TcpStream, id: u64) -> Value {
 }
 
 /// Opens a session (initialize, then initialized) and returns its id.
-async fn open_session(address: SocketAddr) -> String {
+pub(crate) async fn open_session(address: SocketAddr) -> String {
     let (head, mut stream) = post(address, None, INITIALIZE).await;
     let session = head
         .lines()
@@ -91,7 +95,7 @@ async fn open_session(address: SocketAddr) -> String {
     session
 }
 
-fn call(id: u64, tool: &str) -> String {
+pub(crate) fn call(id: u64, tool: &str) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
     )
@@ -99,7 +103,11 @@ fn call(id: u64, tool: &str) -> String {
 
 /// A tool `wait` that counts its calls as they start and returns once `release` is notified;
 /// and `quick`, which returns at once.
-fn tools(started: Arc<AtomicUsize>, started_signal: Arc<Notify>, release: Arc<Notify>) -> ToolSet {
+pub(crate) fn tools(
+    started: Arc<AtomicUsize>,
+    started_signal: Arc<Notify>,
+    release: Arc<Notify>,
+) -> ToolSet {
     let mut tools = ToolSet::new();
     tools.add(tool_fn("wait", "Waits to be released.", move |_: Value| {
         let (started, started_signal, release) =

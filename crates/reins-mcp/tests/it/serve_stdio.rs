@@ -30,7 +30,7 @@ fn peak_memory_kib(pid: u32) -> usize {
 }
 
 /// The demo server, its handshake answered, with its input and output.
-fn initialized_server() -> (Child, ChildStdin, BufReader<ChildStdout>) {
+pub(crate) fn initialized_server() -> (Child, ChildStdin, BufReader<ChildStdout>) {
     let mut server = Command::new(env!("CARGO_BIN_EXE_reins-mcp-demo"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
