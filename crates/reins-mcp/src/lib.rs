@@ -90,7 +90,8 @@
 //! client that hangs up leaves its call running: only `notifications/cancelled` ends it).
 //! A client that breaks the protocol's rules in a session (`initialize` again, a request
 //! under the id of one still running) is answered with an error by that request's id and
-//! the session goes on.
+//! the session goes on; over HTTP, a request naming a session the server does not know is
+//! answered `404`.
 //!
 //! The README's example, compiled here:
 //!

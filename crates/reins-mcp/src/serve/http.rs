@@ -4,7 +4,8 @@
 //! request headers must arrive within the header timeout, and connections past the cap are
 //! closed at once. Connections are accepted with [`accept_connection`], which outlasts a
 //! listener's passing failures. Sessions are rmcp's, with what a client may not send in one
-//! refused first (`sessions.rs`).
+//! refused first (`sessions.rs`); a `DELETE` naming a session the server does not know is
+//! answered `404`, as every request naming one is.
 
 use super::McpService;
 use super::accept::accept_connection;
@@ -172,6 +173,20 @@ impl SessionCap {
             && !request.headers().contains_key("mcp-session-id")
             && self.sessions.count().await >= self.max
     }
+
+    /// Whether `request` is a `DELETE` of a session that is not open (never was, or ended).
+    /// rmcp answers it `202` as if it ended one; the specification asks a server to answer
+    /// `404` to any request naming a session it does not know, so that a client knows it
+    /// has none.
+    async fn is_delete_of_unknown(&self, request: &http::Request<Incoming>) -> bool {
+        if request.method() != http::Method::DELETE {
+            return false;
+        }
+        match request.headers().get("mcp-session-id") {
+            Some(id) => !self.sessions.is_open(id.to_str().unwrap_or_default()).await,
+            None => false,
+        }
+    }
 }
 
 /// What bounds the server's connections: how long a request's headers may take, and the
@@ -238,6 +253,7 @@ async fn serve_connection(
                     "too many open sessions; try again once one has ended",
                 ));
             }
+            let deletes_unknown = session_cap.is_delete_of_unknown(&request).await;
             // Only the body is timed: the answer takes as long as the tool does (a client of
             // the 2026-07-28 revision gets it as the response itself, not as a stream that
             // rmcp starts at once).
@@ -274,9 +290,22 @@ async fn serve_connection(
                      (too many small objects or values)",
                 ));
             }
-            service
+            let response = service
                 .call(http::Request::from_parts(parts, Full::new(body)))
-                .await
+                .await;
+            // Only a DELETE rmcp accepted: its refusals (a `Host` or `Origin` not allowed, a
+            // revision not supported) stand.
+            match response {
+                Ok(response)
+                    if deletes_unknown && response.status() == http::StatusCode::ACCEPTED =>
+                {
+                    Ok(plain_response(
+                        http::StatusCode::NOT_FOUND,
+                        "Not Found: Session not found",
+                    ))
+                }
+                response => response,
+            }
         }
     });
     let connection = hyper::server::conn::http1::Builder::new()

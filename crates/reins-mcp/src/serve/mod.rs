@@ -48,7 +48,9 @@ use std::time::Duration;
 /// session): `initialize` sent again once its handshake is made, or a request sent under the
 /// id of one of its requests still running, is answered with an invalid-request error
 /// (`-32600`) by its id, saying why, and never run (the request already running under that
-/// id is answered as usual); the session goes on.
+/// id is answered as usual); the session goes on. Over HTTP, a request naming a session the
+/// server does not know (never opened, or ended) is answered `404`, a `DELETE` too, so the
+/// client knows to initialize a new one.
 ///
 /// ```no_run
 /// use reins::agent::AgentBuilder;

@@ -32,6 +32,11 @@ impl Sessions {
         self.local.sessions.read().await.len()
     }
 
+    /// Whether the session `id` is open.
+    pub(crate) async fn is_open(&self, id: &str) -> bool {
+        self.local.sessions.read().await.contains_key(id)
+    }
+
     fn requests_of(&self, id: &SessionId) -> Option<Arc<ClientRequests>> {
         let requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
         requests.get(id).cloned()

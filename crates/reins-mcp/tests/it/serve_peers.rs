@@ -1,15 +1,17 @@
 //! A served tool set's client that breaks the protocol's rules: one that sends `initialize`
-//! again in a session it already initialized, and one that sends a request under the id of one
-//! of its requests still running. Each is answered as the MCP specification says, and the
-//! session goes on.
+//! again in a session it already initialized, one that sends a request under the id of one
+//! of its requests still running, one that names a session the server does not know. Each
+//! is answered as the MCP specification says, and the session goes on.
 
 use crate::serve_calls::{INITIALIZE, answer, call, open_session, post, tools};
 use reins_mcp::McpService;
 use serde_json::{Value, json};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
 /// Only against a hang: what these tests wait for happens long before.
@@ -183,5 +185,55 @@ async fn a_request_under_an_id_in_flight_is_refused_over_http_and_the_first_comp
     );
     let (_, mut again) = post(address, Some(&session), &ping(7)).await;
     assert_eq!(answer(&mut again, 7).await["result"], json!({}));
+    served.shutdown();
+}
+
+/// The status of the response to `request`, sent on a connection of its own.
+async fn status(address: SocketAddr, request: &str) -> u16 {
+    let mut stream = TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    tokio::time::timeout(HANG_GUARD, stream.read_exact(&mut head))
+        .await
+        .expect("the server never answered")
+        .unwrap();
+    let head = String::from_utf8_lossy(&head).into_owned();
+    head[9..12]
+        .parse()
+        .unwrap_or_else(|_| panic!("no status in {head:?}"))
+}
+
+fn delete(session: &str) -> String {
+    format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {session}\r\n\
+         MCP-Protocol-Version: 2025-06-18\r\nContent-Length: 0\r\n\r\n"
+    )
+}
+
+fn get(session: &str) -> String {
+    format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {session}\r\n\
+         MCP-Protocol-Version: 2025-06-18\r\nAccept: text/event-stream\r\n\r\n"
+    )
+}
+
+/// A session the server does not know, never opened or ended already, is answered `404`
+/// whatever the request (the specification asks it of every request naming one), so that
+/// a client knows to initialize a new one.
+#[tokio::test]
+async fn a_request_in_a_session_the_server_does_not_know_is_answered_404() {
+    let served = McpService::new(tools(Arc::default(), Arc::default(), Arc::default()))
+        .serve_http(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap();
+    let address = served.local_addr();
+    assert_eq!(status(address, &delete("made-up")).await, 404);
+    assert_eq!(status(address, &get("made-up")).await, 404);
+
+    let session = open_session(address).await;
+    assert_eq!(status(address, &delete(&session)).await, 202);
+    assert_eq!(status(address, &delete(&session)).await, 404);
+    assert_eq!(status(address, &get(&session)).await, 404);
+    let (head, _) = post(address, Some(&session), &ping(1)).await;
+    assert!(head.starts_with("HTTP/1.1 404"), "{head}");
     served.shutdown();
 }
