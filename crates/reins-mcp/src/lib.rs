@@ -55,7 +55,8 @@
 //! [`MAX_PARSED_OVERHEAD`](reins::json_weight::MAX_PARSED_OVERHEAD) once parsed (millions
 //! of small objects), is dropped unread, and the request it answers fails at once with an
 //! [`McpError::Protocol`] saying why (when its `id` can be found in the first 64 KiB of a
-//! message over 16 MiB, or it is the answer to an HTTP POST; else at its timeout). A stdio
+//! message over 16 MiB, or it is the answer to an HTTP POST, or to the handshake's `initialize`
+//! over stdio; else at its timeout). A stdio
 //! server's whole process group is ended with it (`SIGTERM`, then `SIGKILL`), so a server
 //! started through a wrapper (`sh -c`, `npx`) does not outlive its client. HTTP redirects
 //! are followed only to the same

@@ -7,12 +7,19 @@
 //! the process it started. This one refuses a line too long or too heavy to parse with an
 //! error answering its request, and ends the server's whole process group
 //! (`process.rs`). A line holding a batch is read as its messages (`batch.rs`).
+//!
+//! A refused line whose `id` cannot be read (a batch's is inside it) answers no request, and
+//! is dropped; but while the handshake's `initialize` is the one request waiting, such a line
+//! can only be its answer, and fails it at once, saying why, rather than leaving the
+//! handshake to its connect timeout.
 
 use crate::batch::batch_messages;
+use crate::handshake::is_initialize;
 use crate::lines::{LineBuffer, ReadLine};
 use crate::process::ServerProcess;
-use crate::weighed::{Unread, is_light, refusal};
+use crate::weighed::{Unread, is_light, refusal_answering};
 use rmcp::RoleClient;
+use rmcp::model::{JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::collections::VecDeque;
@@ -31,6 +38,8 @@ pub(crate) struct StdioTransport {
     /// closed.
     stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
     server: Arc<str>,
+    /// The id of the `initialize` sent, until it is answered.
+    initializing: Option<RequestId>,
 }
 
 impl StdioTransport {
@@ -58,6 +67,7 @@ impl StdioTransport {
             batched: VecDeque::new(),
             stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
             server: Arc::from(server),
+            initializing: None,
         };
         Ok((transport, stderr))
     }
@@ -76,16 +86,20 @@ impl StdioTransport {
         text: &[u8],
         length: usize,
     ) -> Vec<RxJsonRpcMessage<RoleClient>> {
+        let refusal = |why| {
+            let asked = self.initializing.as_ref();
+            refusal_answering(text, why, &self.server, asked)
+                .into_iter()
+                .collect()
+        };
         if let ReadLine::TooLong = read {
-            let why = Unread::TooLong { bytes: length };
-            return refusal(text, why, &self.server).into_iter().collect();
+            return refusal(Unread::TooLong { bytes: length });
         }
         if text.iter().all(u8::is_ascii_whitespace) {
             return Vec::new();
         }
         if !is_light(text) {
-            let why = Unread::TooHeavy { bytes: text.len() };
-            return refusal(text, why, &self.server).into_iter().collect();
+            return refusal(Unread::TooHeavy { bytes: text.len() });
         }
         match serde_json::from_slice(text) {
             Ok(message) => vec![message],
@@ -111,6 +125,11 @@ impl Transport<RoleClient> for StdioTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Request(request) = &item
+            && is_initialize(&item)
+        {
+            self.initializing = Some(request.id.clone());
+        }
         let stdin = self.stdin.clone();
         let line = crate::lines::json_line(&item);
         async move {
@@ -138,6 +157,17 @@ impl Transport<RoleClient> for StdioTransport {
             }
             let (text, length) = self.line.take();
             let messages = self.messages(&read, &text, length);
+            let answers_initialize = |message: &RxJsonRpcMessage<RoleClient>| {
+                let answered = match message {
+                    JsonRpcMessage::Response(response) => Some(&response.id),
+                    JsonRpcMessage::Error(error) => error.id.as_ref(),
+                    _ => None,
+                };
+                answered.is_some() && answered == self.initializing.as_ref()
+            };
+            if messages.iter().any(answers_initialize) {
+                self.initializing = None;
+            }
             self.batched.extend(messages);
         }
     }

@@ -4,7 +4,7 @@
 //! whole first), so a message within the 16 MiB limit made of two million `{"a":0}` takes
 //! gigabytes once parsed. Every message a server sends is weighed first
 //! ([`reins::json_weight::parses_within`]); one too heavy, or too long, is never parsed: the
-//! request it answers fails at once with an error saying why ([`refusal`]), and anything
+//! request it answers fails at once with an error saying why ([`refusal_answering`]), and anything
 //! else (a request, a notification) is dropped with a warning. A served tool set weighs
 //! its client's requests with the same [`is_light`] (`serve/stdio.rs`, `serve/http.rs`).
 
@@ -71,9 +71,8 @@ pub(crate) fn is_light(text: &[u8]) -> bool {
     reins::json_weight::parses_within(text, reins::json_weight::MAX_PARSED_OVERHEAD)
 }
 
-/// What the client is told of a message that is not parsed: when `text` (the message, or
-/// its start) is the answer to a request, an error answering that request, so that its
-/// caller learns why now rather than at its timeout; otherwise `None`, and a warning.
+/// [`refusal_answering`] of a message that came back for no request in particular.
+#[cfg(test)]
 pub(crate) fn refusal(
     text: &[u8],
     why: Unread,
@@ -82,10 +81,15 @@ pub(crate) fn refusal(
     refusal_answering(text, why, server, None)
 }
 
-/// [`refusal`] of a message that came back for request `asked` (an HTTP POST's answer):
-/// when `text` is not a request of the server's and names no request it answers (its `id`
-/// comes after what was read, say), it answers `asked`, whose caller would otherwise wait for
-/// an answer that was there and refused.
+/// What the client is told of a message that is not parsed: when `text` (the message, or
+/// its start) is the answer to a request, an error answering that request, so that its
+/// caller learns why now rather than at its timeout; otherwise `None`, and a warning.
+///
+/// `asked` is the one request the message can answer, if any (an HTTP POST's, or the
+/// handshake's `initialize` over stdio): when `text` is not a request of the server's and
+/// names no request it answers (its `id` comes after what was read, or is inside a batch),
+/// it answers `asked`, whose caller would otherwise wait for an answer that was there and
+/// refused.
 pub(crate) fn refusal_answering(
     text: &[u8],
     why: Unread,

@@ -126,3 +126,21 @@ async fn a_revision_refused_in_a_batch_is_never_confirmed() {
         }
     }
 }
+
+/// An answer to `initialize` in a batch too heavy or too long to read, over stdio: the line
+/// names no id that can be read (a batch's is inside it), yet only `initialize` waits for an
+/// answer, so the handshake fails at once saying why, rather than at the connect timeout as
+/// if the server had said nothing.
+#[tokio::test]
+async fn an_answer_to_initialize_in_a_batch_too_heavy_or_too_long_fails_the_handshake_at_once() {
+    for (batch, why) in [
+        ("heavy", "once parsed"),
+        ("long", "over the 16 MiB a message may take"),
+    ] {
+        let server = hostile_server("polite")
+            .env("HOSTILE_INIT_BATCH", batch)
+            .connect_timeout(HANDSHAKE_GUARD);
+        let error = refused(server).await;
+        assert!(error.contains(why), "{batch}: {error}");
+    }
+}
