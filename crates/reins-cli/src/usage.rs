@@ -4,13 +4,29 @@
 //! command (`reins chekc agent.toml`) or a forgotten one (`reins agent.toml`) would be a
 //! prompt: clap then reports `the subcommand 'agent.toml' cannot be used with '[PROMPT]'`,
 //! or, with one argument, the demo starts (fetching its model) and asks the model about the
-//! file's name. These are refused before parsing, with the command that was meant.
+//! file's name. So would a command of `reins runs` typed without `runs` (`reins approve
+//! agent.toml RUN`). These are refused before parsing, with the command that was meant.
 
 use std::ffi::OsString;
 
 /// The commands a misspelt one is compared with (`ui` and `help` are too short to tell a
 /// typo from a one-word prompt); `runs` first, as `runz` is more likely it than `run`.
 const COMMANDS: [&str; 5] = ["check", "runs", "run", "chat", "serve"];
+
+/// The commands of `reins runs`, which a person who decides calls from another terminal
+/// types as `reins approve` as often as `reins runs approve`.
+const RUNS_COMMANDS: [&str; 10] = [
+    "list",
+    "show",
+    "approve",
+    "edit",
+    "deny",
+    "skip",
+    "supply",
+    "checkpoints",
+    "fork",
+    "resume",
+];
 
 /// Why the command line `args` (the program's name first) looks like a mistaken command,
 /// with what to type instead; `None` for a command line clap should read.
@@ -24,6 +40,17 @@ pub fn misread(args: &[OsString]) -> Option<String> {
         return Some(format!(
             "`{first}` is not a command: run the agent file with `reins run {first}` (or \
              validate it with `reins check {first}`); `reins --help` lists the commands"
+        ));
+    }
+    if RUNS_COMMANDS.contains(&first) {
+        let line: Vec<String> = args[1..]
+            .iter()
+            .map(|arg| crate::shell_word::quoted(&arg.to_string_lossy()).into_owned())
+            .collect();
+        return Some(format!(
+            "`{first}` is a command of `reins runs`: `reins runs {}` (`reins runs --help` \
+             lists them)",
+            line.join(" ")
         ));
     }
     let meant = COMMANDS
@@ -81,6 +108,15 @@ mod tests {
     fn an_agent_file_as_the_first_argument_is_named() {
         let message = misread_line(&["notes.toml"]).unwrap_or_default();
         assert!(message.contains("`reins run notes.toml`"), "{message}");
+    }
+
+    #[test]
+    fn a_runs_command_without_runs_is_named_with_its_arguments() {
+        let message = misread_line(&["approve", "my agent.toml", "41a"]).unwrap_or_default();
+        assert!(
+            message.contains("`reins runs approve 'my agent.toml' 41a`"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -32,6 +32,35 @@ fn an_agent_file_without_a_command_says_how_to_run_it() {
     );
 }
 
+/// `reins approve agent.toml RUN` (or `list`, `show`, `resume`, ...): a command of `reins
+/// runs` typed without `runs` is refused with the whole command meant, not read as the demo's
+/// prompt (clap's `the subcommand 'agent.toml' cannot be used with '[PROMPT]'`, or the demo
+/// asked "approve").
+#[test]
+fn a_runs_command_without_runs_names_the_command_meant() {
+    let agent = agent();
+    for (line, meant) in [
+        (
+            &["approve", "agent.toml", "run-41a"][..],
+            "`reins runs approve agent.toml run-41a`",
+        ),
+        (&["list", "agent.toml"], "`reins runs list agent.toml`"),
+        (
+            &["resume", "agent.toml", "41a", "--json"],
+            "`reins runs resume agent.toml 41a --json`",
+        ),
+        (&["deny"], "`reins runs deny`"),
+    ] {
+        let (code, stdout, stderr) = outcome(agent.reins(line));
+        assert_eq!(code, 2, "{line:?}: {stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(
+            stderr.contains(&format!("is a command of `reins runs`: {meant}")),
+            "{line:?}: {stderr}"
+        );
+    }
+}
+
 /// A command line clap cannot read, given to `run` or `runs resume` with `--json`: a script
 /// reading the events reads the `error` event (run null, clap's message), the same as for
 /// every other failure before a run starts, and the exit code is still 2 with clap's text
