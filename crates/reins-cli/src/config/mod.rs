@@ -10,6 +10,7 @@ pub mod check;
 pub mod diagnostic;
 mod hook_checks;
 mod hooks;
+mod list_hints;
 pub mod local_model;
 mod masking;
 mod mcp_server;
@@ -381,11 +382,13 @@ pub fn load(
         )]
     })?;
     let file: AgentFile = toml::from_str(&source).map_err(|error| {
+        let message = diagnostic::plain(error.message().trim_end());
+        let hint = list_hints::hint(&source, error.span().as_ref(), &message);
         vec![Diagnostic::new(
             path,
             &source,
             error.span(),
-            diagnostic::plain(error.message().trim_end()),
+            message + &hint,
         )]
     })?;
     let agent = LoadedAgent {

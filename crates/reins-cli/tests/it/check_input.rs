@@ -55,6 +55,36 @@ fn a_command_given_as_one_string_asks_for_a_list() {
 }
 
 #[test]
+fn a_command_given_as_one_string_is_shown_as_the_list_meant() {
+    let toml = format!(
+        "{MODEL}[[tools.shell]]\nname = \"a\"\ndescription = \"d\"\n\
+         command = \"python3 save.py {{text}}\"\nschema = {{ type = \"object\" }}\n"
+    );
+    assert_plain_error_at(
+        &toml,
+        8,
+        r#"one string for each argument: `command = ["python3", "save.py", "{text}"]`"#,
+    );
+}
+
+/// `[tools.shell]` (one pair of brackets, a table) where each tool is an entry of a list of
+/// tables: TOML's `[[tools.shell]]`, which the message names.
+#[test]
+fn a_tool_under_single_brackets_asks_for_double_brackets() {
+    for table in ["tools.shell", "tools.mcp"] {
+        let toml = format!(
+            "{MODEL}[{table}]\nname = \"a\"\ndescription = \"d\"\ncommand = [\"ls\"]\n\
+             schema = {{ type = \"object\" }}\n"
+        );
+        assert_plain_error_at(
+            &toml,
+            5,
+            &format!("write `[[{table}]]` (two brackets: each tool is its own table)"),
+        );
+    }
+}
+
+#[test]
 fn a_file_without_a_model_says_what_to_add() {
     for toml in ["", "name = \"notes\"\n"] {
         assert_plain_error_at(toml, 1, "add a `[model]` table with `provider`");
