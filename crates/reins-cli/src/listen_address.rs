@@ -92,6 +92,22 @@ impl ListenAddress {
             format!("{} ({})", self.given, resolved.join(", "))
         }
     }
+
+    /// Why binding it failed, for the command whose option `option` (`--bind`) chose it:
+    /// a port in use (another inbox's, most often: two agents' inboxes on the default port)
+    /// is said so, with the option and the next port, which a person can type as shown.
+    pub fn bind_failed(&self, option: &str, error: &std::io::Error) -> String {
+        if error.kind() != std::io::ErrorKind::AddrInUse {
+            return format!("cannot listen on {}: {error}", self.named());
+        }
+        let mut next = self.first;
+        next.set_port(next.port().wrapping_add(1));
+        format!(
+            "cannot listen on {}: the port is in use (another `reins ui`, or another \
+             program, listens there): choose another port, e.g. `{option} {next}`",
+            self.named()
+        )
+    }
 }
 
 /// Whether `ip` is a loopback address, an IPv4-mapped IPv6 one counting as its IPv4 one.

@@ -110,8 +110,7 @@ pub async fn serve(
     else {
         return Ok(());
     };
-    let listener =
-        listener.map_err(|error| format!("cannot listen on {}: {error}", bind.named()))?;
+    let listener = listener.map_err(|error| bind.bind_failed("--bind", &error))?;
     let address = listener.local_addr().map_err(|error| error.to_string())?;
     let app = Arc::new(App {
         token_cookie: format!("reins_token_{}", address.port()),

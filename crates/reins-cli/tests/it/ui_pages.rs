@@ -162,3 +162,25 @@ fn an_approved_calls_page_says_the_inbox_runs_it_and_follows_it_to_its_end() {
     let timeline = browser.text(&browser.find("#timeline"));
     assert!(timeline.contains("Waited."), "{timeline}");
 }
+
+/// A second `reins ui` on the port of one already running (the default 7878, for another
+/// agent's inbox): it exits 1 saying that the port is taken and how to pick another.
+#[test]
+fn an_inbox_on_a_port_in_use_says_to_pick_another_with_bind() {
+    let agent = AgentDir::new(&model_table("http://127.0.0.1:9"));
+    let first = Inbox::start(&agent, &[]);
+    let taken = first.url.trim_start_matches("http://").to_owned();
+    let port: u16 = taken
+        .rsplit(':')
+        .next()
+        .and_then(|port| port.parse().ok())
+        .expect("the first inbox's port");
+    let (code, _, stderr) = outcome(agent.keyed(&["ui", "AGENT", "--bind", &taken]));
+    assert_eq!(code, 1, "{stderr}");
+    let other = format!("`--bind 127.0.0.1:{}`", port.wrapping_add(1));
+    assert!(
+        stderr.contains(&format!("cannot listen on {taken}: the port is in use"))
+            && stderr.contains(&other),
+        "{stderr}"
+    );
+}
