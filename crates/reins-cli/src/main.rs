@@ -77,13 +77,31 @@ use std::process::ExitCode;
 /// built-in offline demo.
 // No `Debug`: `--token` is a secret.
 #[derive(Parser)]
-#[command(name = "reins", version, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "reins",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = AFTER_HELP
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
     demo: demo::Args,
 }
+
+/// The end of `reins --help`: where a person who has only the command learns to write an
+/// agent file, and what the exit codes say.
+const AFTER_HELP: &str = "\
+An agent file is TOML: a [model], its tools ([[tools.shell]], [[tools.mcp]]), hooks such as
+[hooks.approval] and a [store]. The README's section `The reins command: agents in a file`
+describes every key; the agents in crates/reins-cli/agents are examples to start from, and
+`reins check agent.toml` shows each mistake at its line.
+
+Exit codes: 0 done, 1 error, 2 invalid agent file or usage, 3 suspended (a call waits for a
+person: `reins runs approve|deny agent.toml RUN`, then `reins runs resume agent.toml RUN`,
+or `reins ui agent.toml`), 4 a budget, the turn limit or the loop breaker stopped the run,
+130 interrupted. docs/CLI.md lists them with the --json events.";
 
 #[derive(Subcommand)]
 enum Command {

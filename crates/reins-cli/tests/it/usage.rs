@@ -98,3 +98,23 @@ fn a_usage_mistake_under_json_ends_with_the_error_event() {
         assert!(stdout.is_empty(), "{stdout}");
     }
 }
+
+/// `reins --help`, all a person who has never seen reins may have: it says where the agent
+/// file's keys are described, where the example agents are, and what each exit code means
+/// (3: a call waits for a person, and the commands that decide it).
+#[test]
+fn the_help_says_where_the_agent_file_is_described_and_what_the_exit_codes_mean() {
+    let agent = agent();
+    let (code, help, stderr) = outcome(agent.reins(&["--help"]));
+    assert_eq!(code, 0, "{stderr}");
+    for said in [
+        "crates/reins-cli/agents",
+        "README",
+        "reins check",
+        "3 suspended",
+        "reins runs approve",
+        "docs/CLI.md",
+    ] {
+        assert!(help.contains(said), "`{said}` is not in:\n{help}");
+    }
+}
