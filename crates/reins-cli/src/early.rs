@@ -47,12 +47,17 @@ impl Early {
     /// Reads and checks an agent file, printing every mistake at its line (exit 2), and every
     /// warning (which fails nothing: the `error` event holds the errors only).
     pub fn load(self, path: &Path, needs: Needs) -> Result<LoadedAgent, ExitCode> {
+        self.load_warned(path, needs).map(|(agent, _)| agent)
+    }
+
+    /// [`load`](Early::load), with how many warnings it printed (`reins check` says it).
+    pub fn load_warned(self, path: &Path, needs: Needs) -> Result<(LoadedAgent, usize), ExitCode> {
         let problems = match config::load(path, needs) {
             Ok((agent, warnings)) => {
                 for warning in &warnings {
                     eprintln!("{warning}");
                 }
-                return Ok(agent);
+                return Ok((agent, warnings.len()));
             }
             Err(problems) => problems,
         };

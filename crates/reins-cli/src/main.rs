@@ -330,13 +330,26 @@ pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {
 
 async fn command_main(command: Command) -> ExitCode {
     match command {
-        Command::Check { agent } => match load(&agent, Needs::Everything) {
-            Ok(loaded) => {
-                outln!("{}: ok (agent `{}`)", agent.display(), loaded.name());
-                ExitCode::SUCCESS
+        Command::Check { agent } => {
+            match early::Early::text().load_warned(&agent, Needs::Everything) {
+                Ok((loaded, warnings)) => {
+                    // A warning fails nothing, but "ok" alone under one reads as if it were
+                    // nothing: a run then fails where it warned (a program not found).
+                    let warned = match warnings {
+                        0 => String::new(),
+                        1 => ", with the warning above".to_owned(),
+                        n => format!(", with the {n} warnings above"),
+                    };
+                    outln!(
+                        "{}: ok{warned} (agent `{}`)",
+                        agent.display(),
+                        loaded.name()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(code) => code,
             }
-            Err(code) => code,
-        },
+        }
         Command::Run {
             agent,
             prompt,

@@ -2,6 +2,10 @@
 //! in [`crate::fork`]): the runs in an agent's store, their timelines and the calls that wait
 //! for a person.
 
+mod list;
+
+pub use list::list;
+
 use crate::approve::waiting_line;
 use crate::lease_keeper::holder_is_gone;
 use reins::agent::{RunState, RunStatus};
@@ -202,66 +206,6 @@ pub async fn summary_of(store: &BoxedStore, run_id: &str) -> Result<Option<RunSu
             _ => return Ok(None),
         }
     }
-}
-
-/// `reins runs list` of the store of `agent_file`.
-pub async fn list(
-    store: &BoxedStore,
-    agent_file: &std::path::Path,
-    json_lines: bool,
-    own_model: &str,
-) -> Result<(), String> {
-    let listed = listed_runs(store).await?;
-    if !json_lines {
-        outln!(
-            "{:<18} {:<10} {:<16} {:>5} {:>8}  {:<20}  LEASE",
-            "RUN",
-            "STATUS",
-            "AGENT",
-            "TURNS",
-            "TOKENS",
-            "MODEL"
-        );
-    }
-    for run in listed {
-        match run {
-            Ok(ListedRun {
-                state,
-                lease,
-                created_at_ms,
-            }) if json_lines => {
-                let mut value = summary(&state, lease.as_ref(), own_model);
-                with_creation(&mut value, created_at_ms);
-                outln!("{value}");
-            }
-            // A shared store's runs were written by other programs too: shown, never acted on.
-            Ok(ListedRun { state, lease, .. }) => outln!(
-                "{}",
-                printable(&format!(
-                    "{:<18} {:<10} {:<16} {:>5} {:>8}  {:<20}  {}",
-                    state.run_id,
-                    status_name(state.status),
-                    state.agent_name.as_deref().unwrap_or("-"),
-                    state.turn,
-                    tokens(&state.usage),
-                    model_shown(&state, own_model),
-                    listed_lease_shown(&state, lease.as_ref(), agent_file),
-                ))
-            ),
-            Err(run) if json_lines => {
-                outln!("{}", json!({"run": run.run_id, "unreadable": run.reason}));
-            }
-            // Its reason takes the row's place: nothing else of it can be read.
-            Err(run) => outln!(
-                "{}",
-                printable(&format!(
-                    "{:<18} {:<10} {}",
-                    run.run_id, "unreadable", run.reason
-                ))
-            ),
-        }
-    }
-    Ok(())
 }
 
 /// One step of a run's timeline, for `runs show` and the web inbox.

@@ -2,7 +2,7 @@
 //! [`BoxedStore`] (a Restate agent's runs are reached through [`crate::restate`] instead).
 
 use crate::config::LoadedAgent;
-use reins::store::{BoxedStore, DEFAULT_LEASE, SqliteStore, StoreError};
+use reins::store::{BoxedStore, DEFAULT_LEASE, MemoryStore, SqliteStore, StoreError};
 use std::time::Duration;
 
 /// Where the SQLite store is when the agent file names none (beside the agent file).
@@ -12,12 +12,19 @@ pub const DEFAULT_SQLITE: &str = ".reins/runs.sqlite";
 /// `runs show`, `runs checkpoints`): a SQLite file that is a store this release reads as it
 /// is opens read-only, writing nothing, so a user who may read the file but not write it (or
 /// its directory) can; one that is not there yet, or whose tables need setting up, is opened
-/// as [`open`] opens it.
+/// as [`open`] opens it. One not there at all holds no runs, and reading it creates nothing:
+/// an empty store stands in for it (no `.reins` directory made where a command only looked).
 pub async fn open_for_reading(agent: &LoadedAgent) -> Result<BoxedStore, String> {
     let default = crate::config::StoreConfig::default();
     let config = agent.file.store.as_ref().map_or(&default, |s| s.get_ref());
     if config.restate.is_none() && config.postgres_url_env.is_none() {
         let path = sqlite_path(agent, config);
+        // `symlink_metadata`: a dangling link is there, and opening it says what is wrong.
+        if std::fs::symlink_metadata(&path)
+            .is_err_and(|error| error.kind() == std::io::ErrorKind::NotFound)
+        {
+            return Ok(BoxedStore::new(MemoryStore::new()));
+        }
         if path.is_file()
             && let Ok(store) = SqliteStore::open_read_only(&path)
         {

@@ -54,3 +54,25 @@ fn runs_are_listed_the_last_written_last() {
     written.rotate_left(1);
     assert_eq!(listed(&agent), (written.clone(), written));
 }
+
+/// Before any run, listing (or showing) reads nothing and makes nothing: no `.reins`
+/// directory appears where a person only looked, and the empty table says how to start one.
+#[test]
+fn listing_before_any_run_creates_no_store_and_says_how_to_start_one() {
+    let agent = AgentDir::new(&model_table("http://127.0.0.1:9"));
+    let (code, table, stderr) = outcome(agent.reins(&["runs", "list", "AGENT"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(table.lines().count(), 1, "the header alone: {table}");
+    assert!(
+        stderr.contains("no runs yet: `reins run") && stderr.contains("starts one"),
+        "{stderr}"
+    );
+    let (code, json, stderr) = outcome(agent.reins(&["runs", "list", "AGENT", "--json"]));
+    assert_eq!((code, json.as_str()), (0, ""), "{stderr}");
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "show", "AGENT", "run-1"]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        !agent.dir.path().join(".reins").exists(),
+        "reading made the store's directory"
+    );
+}
