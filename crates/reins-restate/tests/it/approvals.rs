@@ -1,16 +1,10 @@
 //! `DispatchAction::suspend` on Restate: the run waits on an awakeable without a worker, and a
 //! decision through the ingress resumes it on whichever worker is up.
 
-use crate::harness::{Cluster, wait_for};
-use reins_restate::{ClientError, PendingDecision, RestateRuns};
+use crate::decisions::pending;
+use crate::harness::Cluster;
+use reins_restate::ClientError;
 use serde_json::json;
-
-async fn pending(runs: &RestateRuns, run: &str) -> PendingDecision {
-    wait_for("the run to suspend for a decision", || async {
-        runs.status(run).await.ok()?.pending.into_iter().next()
-    })
-    .await
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_suspended_run_outlives_every_worker_and_finishes_after_approval() {
