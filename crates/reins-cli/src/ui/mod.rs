@@ -15,6 +15,7 @@
 
 mod access;
 mod body_deadline;
+mod decisions;
 mod escape;
 mod forms;
 mod html;
@@ -31,13 +32,13 @@ mod write_deadline;
 mod wrong_tokens;
 
 use access::{forged, guard};
+use decisions::{approve, checked_target, decide, deny};
 pub use inbox_token::{InboxToken, NoToken, choose as choose_token};
 use ownership::{own_run, serves};
 use refusal::refused;
 use resumes::{Resumes, resume_failure, resumed_here, spawn_resume};
 use runs_list::runs_html;
 
-use crate::approve::parse_args;
 use crate::config::LoadedAgent;
 use crate::interrupt::StopSignal;
 use crate::lease_keeper::holder_is_gone;
@@ -49,10 +50,10 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
-use reins::agent::{RunStatus, ToolDecision};
+use reins::agent::RunStatus;
 use reins::hooks::budget::Budget;
 use reins::store::BoxedStore;
-use reins::store::{Decision, PendingApproval, RunStore};
+use reins::store::RunStore;
 use serde::Deserialize;
 use std::sync::{Arc, Mutex};
 
@@ -273,132 +274,6 @@ async fn live_run(State(app): State<Arc<App>>, Path(run): Path<String>) -> Respo
         .into_response(),
         Err(response) => response,
     }
-}
-
-#[derive(Deserialize)]
-struct ApproveForm {
-    csrf: String,
-    /// The call's binding as the page showed it: a decision for a call that changed since is
-    /// refused by the store, never applied to the changed call.
-    binding: Option<String>,
-    args: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct DenyForm {
-    csrf: String,
-    binding: Option<String>,
-    message: Option<String>,
-}
-
-async fn approve(
-    State(app): State<Arc<App>>,
-    Path((run, call)): Path<(String, String)>,
-    Form(form): Form<ApproveForm>,
-) -> Response {
-    let _deciding = app.deciding.lock().await;
-    let target = match checked_target(&app, &form.csrf, &run, call).await {
-        Ok(target) => target,
-        Err(refused) => return refused,
-    };
-    let decision = match form
-        .args
-        .as_deref()
-        .map(str::trim)
-        .filter(|a| !a.is_empty())
-    {
-        None => ToolDecision::approve(),
-        Some(text) => match checked_args(&app, &target.tool_name, text).await {
-            Ok(args) if args == target.arguments => ToolDecision::approve(),
-            Ok(args) => ToolDecision::approve_with_args(args),
-            Err(error) => return refused(StatusCode::BAD_REQUEST, &error, Some(&run)),
-        },
-    };
-    decide(Arc::clone(&app), run, &target, form.binding, decision).await
-}
-
-/// The arguments a person edited in the form, read and checked against the tool's schema.
-async fn checked_args(app: &App, tool: &str, text: &str) -> Result<serde_json::Value, String> {
-    let args = parse_args(text)?;
-    crate::edited_args::check(&app.agent, tool, &args).await?;
-    Ok(args)
-}
-
-async fn deny(
-    State(app): State<Arc<App>>,
-    Path((run, call)): Path<(String, String)>,
-    Form(form): Form<DenyForm>,
-) -> Response {
-    let _deciding = app.deciding.lock().await;
-    let target = match checked_target(&app, &form.csrf, &run, call).await {
-        Ok(target) => target,
-        Err(refused) => return refused,
-    };
-    let message = crate::approve::denial(form.message.as_deref());
-    decide(
-        Arc::clone(&app),
-        run,
-        &target,
-        form.binding,
-        ToolDecision::deny(message),
-    )
-    .await
-}
-
-/// A decision form's checks, shared by approve, deny, skip and supply: its anti-forgery token, then the
-/// call it decides, which must wait for a decision.
-async fn checked_target(
-    app: &App,
-    csrf: &str,
-    run: &str,
-    call: String,
-) -> Result<PendingApproval, Response> {
-    if let Some(refused) = forged(app, csrf) {
-        return Err(refused);
-    }
-    own_run(app, run).await?;
-    // The inbox resumes a run once its last waiting call is decided here; one decided
-    // elsewhere is resumed with the button its page shows.
-    let continues = "resume the run from its page";
-    decide::target_call(
-        &app.store,
-        run,
-        Some(call),
-        continues,
-        decide::Decided::Refuse,
-    )
-    .await
-    .map_err(|error| refused(StatusCode::CONFLICT, &error, Some(run)))
-}
-
-/// Records the decision, bound to the call as the page showed it, then resumes the run in the
-/// background once it waits for nothing.
-async fn decide(
-    app: Arc<App>,
-    run: String,
-    target: &PendingApproval,
-    shown_binding: Option<String>,
-    decision: ToolDecision,
-) -> Response {
-    let Some(shown_binding) = shown_binding else {
-        return refused(
-            StatusCode::BAD_REQUEST,
-            "the form does not say which version of the call it decides",
-            Some(&run),
-        );
-    };
-    let mut bound = Decision::new(target, decision, access::decider(&app));
-    bound.binding = shown_binding;
-    if let Err(error) = app.store.decide(&run, &bound).await {
-        return refused(StatusCode::CONFLICT, &error.to_string(), Some(&run));
-    }
-    let still_waiting = runs::pending_of(&app.store, &run)
-        .await
-        .map(|p| !p.is_empty());
-    if still_waiting == Ok(false) {
-        spawn_resume(app, run.clone());
-    }
-    Redirect::to(&format!("/runs/{}", escape::url_segment(&run))).into_response()
 }
 
 /// The pages' script ([`html::SCRIPT`]).
