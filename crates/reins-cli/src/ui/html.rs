@@ -4,12 +4,13 @@
 use super::escape::{escape, url_segment};
 use super::timeline::{cut_for_timeline, status_shown};
 use crate::approve::pretty;
-use crate::run::first_line;
+use crate::run::{first_line, token_counts};
 use crate::runs::{
     ListedRun, UnreadableListed, failure_shown, lease_shown, model_shown, status_name, tokens,
 };
 use crate::trail::DecisionView;
 use reins::agent::RunState;
+use reins::completion::Usage;
 use reins::hooks::budget::Budget;
 use reins::store::PendingApproval;
 use std::fmt::Write;
@@ -165,9 +166,10 @@ pub fn cost(state: &RunState, pricing: Option<&Budget>, prices: Option<[f64; 2]>
     cost.map_or_else(String::new, |cost| format!("{cost:.4}"))
 }
 
-/// The runs table, newest first: agent, model, status, who drives a running run (or that it
-/// was left), turns, tokens, cost, age (since the run was created).
-pub fn runs_table(runs: &[ListedRun], table: &RunsTable<'_>) -> String {
+/// The runs table, in the order given ([`super::runs_list`]: those waiting for a decision
+/// first): agent, model, status, who drives a running run (or that it was left), turns,
+/// tokens, cost, age (since the run was created).
+pub fn runs_table(runs: &[&ListedRun], table: &RunsTable<'_>) -> String {
     if runs.is_empty() {
         return format!(
             "<p id=\"no-runs\">No runs yet. Start one with \
@@ -184,7 +186,7 @@ pub fn runs_table(runs: &[ListedRun], table: &RunsTable<'_>) -> String {
         state,
         lease,
         created_at_ms,
-    } in runs.iter().rev()
+    } in runs.iter().copied()
     {
         let count = table
             .waiting
@@ -206,13 +208,24 @@ pub fn runs_table(runs: &[ListedRun], table: &RunsTable<'_>) -> String {
             agent = escape(state.agent_name.as_deref().unwrap_or("-")),
             model = escape(&model_shown(state, table.own_model)),
             turns = state.turn,
-            tokens = tokens(&state.usage),
+            tokens = tokens_shown(&state.usage),
             cost = cost(state, table.pricing, table.prices),
             age = crate::fork::age(*created_at_ms),
         );
     }
     html.push_str("</table>");
     html
+}
+
+/// A run's tokens in the runs table: their sum, the prompt's and the generated ones in a
+/// tooltip; a dash when the provider gave no counts, said in the tooltip as the run's page
+/// says it ("0" would read as none used).
+fn tokens_shown(usage: &Usage) -> String {
+    let shown = match tokens(usage) {
+        0 => "—".to_owned(),
+        sum => sum.to_string(),
+    };
+    format!("<span title=\"{}\">{shown}</span>", escape(&token_counts(usage)))
 }
 
 /// Under a runs table that lists only some runs: how many more there are (at least, when

@@ -4,10 +4,14 @@
 //! [`MOST_RUNS_LISTED`](super::runs_shown::MOST_RUNS_LISTED) runs, those waiting for a
 //! decision first, chosen from the store's run summaries before any run is read
 //! ([`runs_shown`](super::runs_shown)); the runs of other agents sharing the store are passed
-//! over by their summaries, unread. It says how many more `reins runs list` lists.
+//! over by their summaries, unread. It says how many more `reins runs list` lists. They are
+//! listed in the same order: the runs with a call waiting for a decision at the top, however
+//! long ago they were written (the person who opens the inbox is there to decide them), then
+//! the others; each group the most recently written first.
 
 use super::runs_shown::shown_runs;
 use super::{App, html, server_error, serves};
+use crate::runs::ListedRun;
 use axum::response::Response;
 
 /// The runs list as HTML (the live part of the first page).
@@ -32,7 +36,11 @@ pub(super) async fn runs_html(app: &App) -> Result<String, Response> {
     };
     // Whose the unreadable runs are cannot be read either: each is named, so none is lost
     // silently.
-    Ok(html::runs_table(&shown.runs, &table)
+    let waits = |run: &ListedRun| shown.waiting.iter().any(|p| p.run_id == run.state.run_id);
+    let mut listed: Vec<&ListedRun> = shown.runs.iter().rev().collect();
+    // Stable: each group keeps the most recently written first.
+    listed.sort_by_key(|run| !waits(run));
+    Ok(html::runs_table(&listed, &table)
         + &html::runs_left_out(shown.left_out, shown.older_not_counted, table.agent_file)
         + &html::unreadable_runs(&shown.unreadable))
 }

@@ -1,13 +1,15 @@
 //! `reins ui`, the web inbox, in one module per concern: the flow in headless Chromium
 //! ([`browser`]), the guards against plain HTTP requests ([`guards`]), what bounds the pages
 //! ([`bounds`]), decisions and the runs an inbox serves ([`decisions`]), the answers to a
-//! call in doubt ([`in_doubt`]), and the token a default inbox makes ([`token`]). Below: the agent and the suspended run they share.
+//! call in doubt ([`in_doubt`]), the runs list ([`list`]), and the token a default inbox makes
+//! ([`token`]). Below: the agent and the suspended run they share.
 
 mod bounds;
 mod browser;
 mod decisions;
 mod guards;
 mod in_doubt;
+mod list;
 mod token;
 
 use crate::common::fakellm::FakeLlm;
