@@ -1,14 +1,18 @@
 //! Deciding a waiting call from its form: approve (with the arguments as the person left
-//! them) or deny, each checked first ([`checked_target`]: the page's anti-forgery token, and a
+//! them; arguments that cannot be taken are shown again in the form, with why: [`KeptArgs`])
+//! or deny, each checked first ([`checked_target`]: the page's anti-forgery token, and a
 //! call that still waits), then recorded bound to the call as the page showed it
 //! ([`decide()`], shared with the answers to a call in doubt, [`super::in_doubt`]).
 
-use super::{App, access, escape, forged, own_run, refused, spawn_resume};
+use super::forms::KeptArgs;
+use super::{
+    App, access, escape, forged, own_run, refused, run_page_html, run_parts, spawn_resume,
+};
 use crate::approve::parse_args;
 use crate::{decide, runs};
 use axum::extract::{Form, Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{Html, IntoResponse, Redirect, Response};
 use reins::agent::ToolDecision;
 use reins::store::{Decision, PendingApproval, RunStore};
 use serde::Deserialize;
@@ -50,10 +54,40 @@ pub(super) async fn approve(
         Some(text) => match checked_args(&app, &target.tool_name, text).await {
             Ok(args) if args == target.arguments => ToolDecision::approve(),
             Ok(args) => ToolDecision::approve_with_args(args),
-            Err(error) => return refused(StatusCode::BAD_REQUEST, &error, Some(&run)),
+            Err(error) => {
+                let Some(binding) = form.binding.as_deref() else {
+                    return refused(StatusCode::BAD_REQUEST, &error, Some(&run));
+                };
+                let kept = KeptArgs {
+                    call: &target.internal_call_id,
+                    binding,
+                    // As they wrote it, not trimmed: their text, whole.
+                    text: form.args.as_deref().unwrap_or(text),
+                    error: &error,
+                };
+                return edit_not_taken(&app, &run, &kept).await;
+            }
         },
     };
     decide(Arc::clone(&app), run, &target, form.binding, decision).await
+}
+
+/// The answer to arguments a person edited that could not be taken: `run`'s page again
+/// (400), their text kept in the call's form with why beside it, under the same
+/// anti-forgery token; its refresh keeps the text while the run does not change.
+async fn edit_not_taken(app: &App, run: &str, kept: &KeptArgs<'_>) -> Response {
+    let live = match run_parts(app, run, None).await {
+        Ok((_, live_forms)) => live_forms,
+        Err(response) => return response,
+    };
+    match run_parts(app, run, Some(kept)).await {
+        Ok((timeline, forms)) => (
+            StatusCode::BAD_REQUEST,
+            Html(run_page_html(app, run, &timeline, &forms, &live)),
+        )
+            .into_response(),
+        Err(response) => response,
+    }
 }
 
 /// The arguments a person edited in the form, read and checked against the tool's schema.

@@ -85,8 +85,58 @@ pub fn fork_form(run: &str, latest_version: Option<i64>, csrf: &str) -> String {
     )
 }
 
-/// The forms for the calls waiting for a decision.
-pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
+/// A person's edit of a call's arguments that the inbox could not take (not JSON, or not
+/// what the tool takes): its form is shown again with their text in the box and why beside
+/// it, rather than a page of its own that loses the text.
+pub struct KeptArgs<'a> {
+    /// The call the form decides.
+    pub call: &'a str,
+    /// The call's binding as the person's page showed it: sent again, a call that changed
+    /// since is still refused by the store.
+    pub binding: &'a str,
+    /// What they wrote in the box.
+    pub text: &'a str,
+    /// Why it was not taken.
+    pub error: &'a str,
+}
+
+/// The arguments box of `call`'s form that approves it, under `label`: the call's arguments,
+/// or the person's text `kept` for it, with why it was not taken beside it (focused, so that
+/// they read it and the page's refresh keeps it). The binding its form sends.
+fn args_box<'a>(
+    call: &'a PendingApproval,
+    kept: Option<&KeptArgs<'a>>,
+    label: &str,
+) -> (String, &'a str) {
+    match kept.filter(|kept| kept.call == call.internal_call_id) {
+        Some(kept) => (
+            format!(
+                "<label>{label}<br><textarea name=\"args\" rows=\"8\" autofocus \
+                 aria-describedby=\"args-error\">{text}</textarea></label>\
+                 <p id=\"args-error\" class=\"args-error\" role=\"alert\">{error}: change \
+                 the arguments and approve again</p>",
+                text = escape(kept.text),
+                error = escape(kept.error),
+            ),
+            kept.binding,
+        ),
+        None => (
+            format!(
+                "<label>{label}<br><textarea name=\"args\" rows=\"8\">{args}</textarea></label><br>",
+                args = escape(&pretty(&call.arguments)),
+            ),
+            &call.binding,
+        ),
+    }
+}
+
+/// The forms for the calls waiting for a decision; with `kept`, the person's edit that was
+/// not taken in its call's form.
+pub fn waiting_forms(
+    pending: &[PendingApproval],
+    csrf: &str,
+    kept: Option<&KeptArgs<'_>>,
+) -> String {
     let mut html = String::new();
     for call in pending {
         let base = format!(
@@ -95,18 +145,21 @@ pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
             url_segment(&call.internal_call_id)
         );
         if call.in_doubt {
-            html.push_str(&in_doubt_forms(call, &base, csrf));
+            html.push_str(&in_doubt_forms(call, &base, csrf, kept));
             continue;
         }
+        let (args_box, approved_binding) = args_box(
+            call,
+            kept,
+            "arguments (you may change them before approving)",
+        );
         let _ = write!(
             html,
             "<div class=\"waiting\" data-call=\"{call_id}\"><p><b>{tool}</b> {reason}</p>\
              <form method=\"post\" action=\"{base}/approve\">\
              <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-             <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
-             <label>arguments (you may change them before approving)<br>\
-             <textarea name=\"args\" rows=\"8\">{args}</textarea></label><br>\
-             <button type=\"submit\" name=\"approve\">approve</button></form>\
+             <input type=\"hidden\" name=\"binding\" value=\"{approved_binding}\">\
+             {args_box}<button type=\"submit\" name=\"approve\">approve</button></form>\
              <form method=\"post\" action=\"{base}/deny\">\
              <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
              <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
@@ -118,7 +171,7 @@ pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
             base = escape(&base),
             csrf = escape(csrf),
             binding = escape(&call.binding),
-            args = escape(&pretty(&call.arguments)),
+            approved_binding = escape(approved_binding),
         );
     }
     html
@@ -128,7 +181,17 @@ pub fn waiting_forms(pending: &[PendingApproval], csrf: &str) -> String {
 /// so it may have had its effect. Run it again (approve), or answer it without running it:
 /// skip it (the model is told, with the person's message) or supply what it returned (the
 /// model reads it as the tool's output). Each button says what it does.
-fn in_doubt_forms(call: &PendingApproval, base: &str, csrf: &str) -> String {
+fn in_doubt_forms(
+    call: &PendingApproval,
+    base: &str,
+    csrf: &str,
+    kept: Option<&KeptArgs<'_>>,
+) -> String {
+    let (args_box, approved_binding) = args_box(
+        call,
+        kept,
+        "arguments it started with (you may change them before running it again)",
+    );
     format!(
         "<div class=\"waiting in-doubt\" data-call=\"{call_id}\" data-in-doubt=\"true\">\
          <p><b>{tool}</b> <strong class=\"in-doubt\">in doubt</strong>: it started before the \
@@ -149,10 +212,8 @@ fn in_doubt_forms(call: &PendingApproval, base: &str, csrf: &str) -> String {
          <small>not run again: the model reads this text as the tool's output</small></form>\
          <form method=\"post\" action=\"{base}/approve\">\
          <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-         <input type=\"hidden\" name=\"binding\" value=\"{binding}\">\
-         <label>arguments it started with (you may change them before running it again)<br>\
-         <textarea name=\"args\" rows=\"8\">{args}</textarea></label><br>\
-         <button type=\"submit\" name=\"approve\">run it again</button> \
+         <input type=\"hidden\" name=\"binding\" value=\"{approved_binding}\">\
+         {args_box}<button type=\"submit\" name=\"approve\">run it again</button> \
          <small>runs the tool again: its effect may happen twice</small></form></div>",
         call_id = escape(&call.internal_call_id),
         tool = escape(&call.tool_name),
@@ -161,7 +222,7 @@ fn in_doubt_forms(call: &PendingApproval, base: &str, csrf: &str) -> String {
         binding = escape(&call.binding),
         most = MOST_SUPPLIED_RESULT_BYTES / 1024,
         most_bytes = MOST_SUPPLIED_RESULT_BYTES,
-        args = escape(&pretty(&call.arguments)),
+        approved_binding = escape(approved_binding),
     )
 }
 

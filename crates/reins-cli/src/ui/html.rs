@@ -21,7 +21,7 @@ td a,td.model{white-space:nowrap}\
 pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap;overflow-wrap:anywhere}.step{margin:.5em 0}.replaced{color:#777}\
 .waiting{border:2px solid #c80;padding:1em;margin:1em 0}\
 .failure{border:2px solid #b00;padding:.5em 1em;margin:1em 0}td .failure{border:0;padding:0;margin:0;\
-color:#b00;font-size:.85em}textarea{width:100%;font-family:monospace}\
+color:#b00;font-size:.85em}.args-error{color:#b00;font-weight:bold;margin:.3em 0}textarea{width:100%;font-family:monospace}\
 #changed{position:fixed;top:0;left:0;right:0;margin:0;padding:.5em 2em;background:#fec;\
 border-bottom:2px solid #c80}";
 
@@ -105,10 +105,16 @@ notice(kept);}catch(e){}},2000);})();\n";
 
 /// A part of a page that its script keeps up to date: `html` in the element `id`.
 pub fn live_part(id: &str, html: &str) -> String {
+    live_part_as(id, html, html)
+}
+
+/// [`live_part`] showing `html` where the live URL answers `live_html`: its script replaces
+/// it only once the live URL answers something else (see [`super::run_page_html`]).
+pub fn live_part_as(id: &str, html: &str, live_html: &str) -> String {
     format!(
         "<div id=\"{id}\" data-digest=\"{digest}\">{html}</div>",
         id = escape(id),
-        digest = digest(html),
+        digest = digest(live_html),
     )
 }
 
@@ -225,7 +231,10 @@ fn tokens_shown(usage: &Usage) -> String {
         0 => "—".to_owned(),
         sum => sum.to_string(),
     };
-    format!("<span title=\"{}\">{shown}</span>", escape(&token_counts(usage)))
+    format!(
+        "<span title=\"{}\">{shown}</span>",
+        escape(&token_counts(usage))
+    )
 }
 
 /// Under a runs table that lists only some runs: how many more there are (at least, when

@@ -195,7 +195,13 @@ async fn live_runs(State(app): State<Arc<App>>) -> Response {
     }
 }
 
-async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
+/// The live parts of `run`'s page: its timeline (with the decision trail) and its forms, with
+/// the person's edit `kept` in its call's form when given.
+async fn run_parts(
+    app: &App,
+    run: &str,
+    kept: Option<&forms::KeptArgs<'_>>,
+) -> Result<(String, String), Response> {
     let state = own_run(app, run).await?;
     let pending = runs::pending_of(&app.store, run)
         .await
@@ -217,7 +223,7 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
             _ => forms::resume_left_run_form(run, &app.csrf),
         }
     } else {
-        forms::waiting_forms(&pending, &app.csrf)
+        forms::waiting_forms(&pending, &app.csrf, kept)
     };
     let forms = match resume_failure(app, run) {
         Some(failure) => forms::resume_failure(&failure) + &forms,
@@ -240,33 +246,42 @@ async fn run_parts(app: &App, run: &str) -> Result<(String, String), Response> {
 }
 
 async fn run_page(State(app): State<Arc<App>>, Path(run): Path<String>) -> Response {
-    match run_parts(&app, &run).await {
-        Ok((timeline, forms)) => Html(html::page(
-            &format!("run {run}"),
-            &format!(
-                "{}{}{}",
-                html::trace_link(
-                    app.agent
-                        .file
-                        .ui
-                        .trace_link
-                        .as_ref()
-                        .map(|l| l.get_ref().as_str()),
-                    &run
-                ),
-                html::live_part("live", &timeline),
-                html::live_part("decisions", &forms),
-            ),
-            &format!("/live/runs/{}", escape::url_segment(&run)),
-            true,
-        ))
-        .into_response(),
+    match run_parts(&app, &run, None).await {
+        Ok((timeline, forms)) => {
+            Html(run_page_html(&app, &run, &timeline, &forms, &forms)).into_response()
+        }
         Err(response) => response,
     }
 }
 
+/// `run`'s page, its forms part `forms` where the live address answers `live_forms`: the
+/// two differ on a page that shows a person's edit again ([`forms::KeptArgs`]), whose
+/// refresh then keeps it until the run changes, rather than putting the model's arguments
+/// back in its box.
+fn run_page_html(app: &App, run: &str, timeline: &str, forms: &str, live_forms: &str) -> String {
+    html::page(
+        &format!("run {run}"),
+        &format!(
+            "{}{}{}",
+            html::trace_link(
+                app.agent
+                    .file
+                    .ui
+                    .trace_link
+                    .as_ref()
+                    .map(|l| l.get_ref().as_str()),
+                run
+            ),
+            html::live_part("live", timeline),
+            html::live_part_as("decisions", forms, live_forms),
+        ),
+        &format!("/live/runs/{}", escape::url_segment(run)),
+        true,
+    )
+}
+
 async fn live_run(State(app): State<Arc<App>>, Path(run): Path<String>) -> Response {
-    match run_parts(&app, &run).await {
+    match run_parts(&app, &run, None).await {
         Ok((timeline, forms)) => Json(html::live_parts(&[
             ("live", &timeline),
             ("decisions", &forms),

@@ -3,7 +3,7 @@
 //! page says the inbox runs the run on, then follows it to its end.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::inbox::Inbox;
+use crate::common::inbox::{Inbox, form_field};
 use crate::common::webdriver::Browser;
 use crate::common::{AgentDir, events, model_table, outcome};
 use crate::ui::{RULES, agent, suspended_run};
@@ -39,20 +39,39 @@ fn a_refused_request_is_a_page_that_says_why_and_leads_back_to_the_run() {
     assert!(page.contains("no run `&lt;b&gt;nope` is stored"), "{page}");
     assert!(page.contains("<a href=\"/\">runs</a>"), "{page}");
 
-    // Arguments that are not JSON: the decision is refused, and the page leads back.
+    // Arguments that are not JSON: the decision is refused, and the run's page is shown
+    // again with the person's text kept in the form (escaped) and why next to it.
     let page = inbox.run_page(&run);
-    let refused = inbox.decide(&page, &run, "t1c0", "approve", "args=%7Bnot+json");
+    let refused = inbox.decide(
+        &page,
+        &run,
+        "t1c0",
+        "approve",
+        "args=%7B%22text%22%3A+%3Cb%3E",
+    );
     let page_before = page;
     assert_eq!(refused.status(), 400);
     let (kind, page) = read(refused);
     assert!(kind.starts_with("text/html"), "{kind}\n{page}");
+    let form = page
+        .split("<div class=\"waiting\" data-call=\"t1c0\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</div>").next())
+        .unwrap_or_else(|| panic!("the call's forms are shown again\n{page}"));
     assert!(
-        page.contains("the arguments are not valid JSON"),
-        "the page says why\n{page}"
+        form.contains(">{&quot;text&quot;: &lt;b&gt;</textarea>"),
+        "the text is kept, escaped\n{form}"
     );
     assert!(
-        page.contains(&format!("<a id=\"back\" href=\"/runs/{run}\">")),
-        "the page leads back to the run\n{page}"
+        form.contains("id=\"args-error\"") && form.contains("the arguments are not valid JSON"),
+        "why, next to the text\n{form}"
+    );
+    assert!(!page.contains("<b>\"") && !form.contains(": <b>"), "{page}");
+    // The same anti-forgery token and the call as the person's page showed it.
+    assert_eq!(form_field(form, "csrf"), form_field(&page_before, "csrf"));
+    assert_eq!(
+        form_field(form, "binding"),
+        form_field(&page_before, "binding")
     );
 
     // A call decided on the command line since the page was shown: the page says by whom,

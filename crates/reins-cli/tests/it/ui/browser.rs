@@ -60,6 +60,63 @@ fn in_a_browser_a_suspended_run_is_approved_with_edited_arguments_and_finishes()
     }
 }
 
+/// Arguments edited into bad JSON: the run's page comes back with the person's text in the
+/// box and why next to it; the page's refresh keeps it (the live part is what the server
+/// sends now), and the text mended is approved.
+#[test]
+fn in_a_browser_bad_json_in_the_arguments_is_kept_with_why_beside_it() {
+    let server = FakeLlm::start(RULES);
+    let agent = agent(&server);
+    let run = suspended_run(&agent);
+    let inbox = Inbox::start(&agent, &[]);
+    let browser = Browser::start();
+    browser.goto(&inbox.printed);
+    browser.goto(&format!("{}/runs/{run}", inbox.url));
+    let args = browser.find("textarea[name=args]");
+    browser.clear(&args);
+    let typed = r#"{"text": "edited <b>"#;
+    browser.type_text(&args, typed);
+    browser.click(&browser.find("button[name=approve]"));
+
+    let error = browser.find("#args-error");
+    assert!(
+        browser
+            .text(&error)
+            .contains("the arguments are not valid JSON"),
+        "{}",
+        browser.text(&error)
+    );
+    let kept = browser.script(
+        "return document.querySelector('textarea[name=args]').value;",
+        serde_json::json!([]),
+    );
+    assert_eq!(kept, typed);
+    if let Ok(dir) = std::env::var("REINS_SCREENSHOTS") {
+        std::fs::write(format!("{dir}/bad-json.png"), browser.screenshot()).expect("screenshot");
+    }
+    // What the refresh compares: the part shown is the one the live address answers, so it
+    // is not replaced by a form with the model's arguments.
+    let shown = browser.script(
+        "return document.getElementById('decisions').dataset.digest;",
+        serde_json::json!([]),
+    );
+    let live: serde_json::Value = inbox
+        .http()
+        .get(format!("{}/live/runs/{run}", inbox.url))
+        .send()
+        .and_then(|r| r.json())
+        .expect("the live parts");
+    assert_eq!(shown, live["decisions"]["digest"]);
+
+    let args = browser.find("textarea[name=args]");
+    browser.clear(&args);
+    browser.type_text(&args, r#"{"text": "mended"}"#);
+    browser.click(&browser.find("button[name=approve]"));
+    browser.wait_for_text("#status", "completed");
+    let timeline = browser.text(&browser.find("#timeline"));
+    assert!(timeline.contains("note: mended"), "{timeline}");
+}
+
 /// A browser sends a host's cookies to every port of it: two inboxes on one machine, each
 /// opened with its token, both stay open (neither replaces the other's cookie).
 #[test]
