@@ -429,7 +429,8 @@ async fn command_main(command: Command) -> ExitCode {
             // Before anything that can take time (opening the store, listening): a SIGTERM
             // from then on stops the inbox cleanly (exit 0), never the default way.
             let stop = interrupt::StopSignal::listen();
-            let loaded = match load_for_records(&agent, "ui") {
+            // Without the model's key the inbox still records decisions (ui::without_key).
+            let (loaded, resuming) = match ui::load_agent(&agent) {
                 Ok(loaded) => loaded,
                 Err(code) => return code,
             };
@@ -447,7 +448,7 @@ async fn command_main(command: Command) -> ExitCode {
                 }
                 Err(ui::NoToken::Unmade(error)) => return fail(error),
             };
-            match ui::serve(loaded, bind, token, stop).await {
+            match ui::serve(loaded, resuming, bind, token, stop).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => fail(error),
             }

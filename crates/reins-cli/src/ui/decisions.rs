@@ -4,6 +4,7 @@
 //! call that still waits), then recorded bound to the call as the page showed it
 //! ([`decide()`], shared with the answers to a call in doubt, [`super::in_doubt`]).
 
+use super::Resuming;
 use super::forms::KeptArgs;
 use super::{
     App, access, escape, forged, own_run, refused, run_page_html, run_parts, spawn_resume,
@@ -132,12 +133,12 @@ pub(super) async fn checked_target(
     own_run(app, run).await?;
     // The inbox resumes a run once its last waiting call is decided here; one decided
     // elsewhere is resumed with the button its page shows.
-    let continues = "resume the run from its page";
+    let continues = app.resuming.continues(&app.agent.path, run);
     decide::target_call(
         &app.store,
         run,
         Some(call),
-        continues,
+        &continues,
         decide::Decided::Refuse,
     )
     .await
@@ -168,7 +169,7 @@ pub(super) async fn decide(
     let still_waiting = runs::pending_of(&app.store, &run)
         .await
         .map(|p| !p.is_empty());
-    if still_waiting == Ok(false) {
+    if still_waiting == Ok(false) && matches!(app.resuming, Resuming::Here) {
         spawn_resume(app, run.clone());
     }
     Redirect::to(&format!("/runs/{}", escape::url_segment(&run))).into_response()

@@ -2,7 +2,9 @@
 //! approve / deny-with-message / edit-arguments, a call in doubt with skip / supply-result /
 //! run-it-again ([`in_doubt`]); pages refresh their live part every two
 //! seconds. Decisions go through [`RunStore::decide`] like `reins runs approve`; the run is
-//! then resumed in this process (a later `ask` suspends it again: nobody is at a terminal).
+//! then resumed in this process (a later `ask` suspends it again: nobody is at a terminal),
+//! unless the inbox was started without the model's key ([`without_key`]: the run is left to
+//! `reins runs resume`).
 //! Ctrl-C or SIGTERM stops the server and every run it resumes ([`resumes`]).
 //!
 //! Security: loopback by default, and a token all the same ([`inbox_token`]: made at start and
@@ -28,6 +30,7 @@ mod resumes;
 mod runs_list;
 mod runs_shown;
 mod timeline;
+mod without_key;
 mod write_deadline;
 mod wrong_tokens;
 
@@ -38,6 +41,7 @@ use ownership::{own_run, serves};
 use refusal::refused;
 use resumes::{Resumes, resume_failure, resumed_here, spawn_resume};
 use runs_list::runs_html;
+pub use without_key::{Resuming, load_agent};
 
 use crate::config::LoadedAgent;
 use crate::interrupt::StopSignal;
@@ -59,6 +63,8 @@ use std::sync::{Arc, Mutex};
 
 struct App {
     agent: LoadedAgent,
+    /// Whether the inbox goes on with the runs it decides: not without the model's key.
+    resuming: Resuming,
     /// The agent's name: the inbox serves only its runs (agents beside each other share a
     /// store, and a run resumed with another agent's tools would fail).
     name: String,
@@ -93,6 +99,7 @@ struct App {
 /// for the signals before anything that can take time.
 pub async fn serve(
     agent: LoadedAgent,
+    resuming: Resuming,
     bind: ListenAddress,
     token: InboxToken,
     stop: StopSignal,
@@ -119,6 +126,7 @@ pub async fn serve(
         pricing: crate::assemble::price_table(&agent),
         name: agent.name(),
         agent,
+        resuming,
         store,
         token,
         csrf: uuid::Uuid::new_v4().simple().to_string(),
@@ -163,6 +171,9 @@ pub async fn serve(
             eprintln!("reins: inbox on http://{address}/?token={token}");
         }
         InboxToken::Off | InboxToken::Supplied(_) => eprintln!("reins: inbox on http://{address}/"),
+    }
+    if let Some(line) = stopping.resuming.startup_line(&stopping.agent.path) {
+        eprintln!("{line}");
     }
     let served = listening::serve_until_stopped(listener, router, &stopping.stop).await;
     // No request is served any more, so no run is resumed any more: those that are end at the
@@ -209,8 +220,10 @@ async fn run_parts(
     let forms = if resumed_here(app, run) {
         forms::resumed_here()
     } else if pending.is_empty() && state.status == RunStatus::Suspended {
-        // Decided elsewhere (`reins runs approve`) but not resumed yet.
-        forms::resume_form(run, &app.csrf)
+        // Decided elsewhere (`reins runs approve`), or here without the model's key, but not
+        // resumed yet.
+        app.resuming
+            .resume_or_command(&app.agent.path, run, forms::resume_form(run, &app.csrf))
     } else if state.status == RunStatus::Running {
         // Driven by a process, or left by one (Ctrl-C, a crash): its lease tells.
         // A dead process of this machine, pid namespace and boot drives nothing: a resume
@@ -220,8 +233,17 @@ async fn run_parts(
             .map_err(server_error)?
         {
             Some(lease) if !holder_is_gone(&lease.owner) => forms::driven_elsewhere(&lease),
-            _ => forms::resume_left_run_form(run, &app.csrf),
+            _ => app.resuming.resume_or_command(
+                &app.agent.path,
+                run,
+                forms::resume_left_run_form(run, &app.csrf),
+            ),
         }
+    } else if state.status == RunStatus::Suspended {
+        // Said before the decision too: the person deciding knows the run stops there.
+        app.resuming
+            .resume_or_command(&app.agent.path, run, String::new())
+            + &forms::waiting_forms(&pending, &app.csrf, kept)
     } else {
         forms::waiting_forms(&pending, &app.csrf, kept)
     };
@@ -319,6 +341,9 @@ async fn resume(
     if let Err(refused) = own_run(&app, &run).await {
         return refused;
     }
+    if let Some(why) = app.resuming.refusal(&app.agent.path, &run) {
+        return refused(StatusCode::CONFLICT, &why, Some(&run));
+    }
     // The page offered the button while nobody drove the run; another process may have taken
     // it since. Its resume would be refused as busy in the background: say so now, and who.
     if !resumed_here(&app, &run) {
@@ -371,8 +396,9 @@ async fn fork(
     };
     match crate::fork::fork_run(&app.store, &app.agent, &run, at, edit).await {
         Ok(state) => {
-            // A fork that waits for nothing continues at once; one that waits shows its forms.
-            if state.status == RunStatus::Running {
+            // A fork that waits for nothing continues at once (unless the inbox resumes no
+            // run: its page then says how it goes on); one that waits shows its forms.
+            if state.status == RunStatus::Running && matches!(app.resuming, Resuming::Here) {
                 spawn_resume(app, state.run_id.clone());
             }
             Redirect::to(&format!("/runs/{}", escape::url_segment(&state.run_id))).into_response()

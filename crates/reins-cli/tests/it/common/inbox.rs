@@ -94,6 +94,24 @@ impl Inbox {
         env: &[(&str, &str)],
         open_files: Option<u32>,
     ) -> Inbox {
+        Inbox::launch(file, bind, extra, env, open_files, true)
+    }
+
+    /// The inbox of `agent`'s file started without the model's key (`REINS_TEST_KEY`), as a
+    /// colleague who only approves calls starts it.
+    pub fn start_without_key(agent: &AgentDir) -> Inbox {
+        Inbox::launch(&agent.file, "127.0.0.1:0", &[], &[], None, false)
+    }
+
+    /// [`start_limited`](Inbox::start_limited), with the model's key set when `keyed`.
+    fn launch(
+        file: &std::path::Path,
+        bind: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        open_files: Option<u32>,
+        keyed: bool,
+    ) -> Inbox {
         let reins = env!("CARGO_BIN_EXE_reins");
         let mut command = match open_files {
             None => Command::new(reins),
@@ -107,6 +125,11 @@ impl Inbox {
                 shell
             }
         };
+        if keyed {
+            command.env("REINS_TEST_KEY", "k");
+        } else {
+            command.env_remove("REINS_TEST_KEY");
+        }
         let mut child = command
             .envs(env.iter().copied())
             .args(["ui"])
@@ -114,7 +137,6 @@ impl Inbox {
             .args(["--bind", bind])
             .args(extra)
             .current_dir(file.parent().unwrap_or(std::path::Path::new(".")))
-            .env("REINS_TEST_KEY", "k")
             .env_remove("REINS_UI_TOKEN")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -1,8 +1,8 @@
 //! `reins ui`, the web inbox, in one module per concern: the flow in headless Chromium
 //! ([`browser`]), the guards against plain HTTP requests ([`guards`]), what bounds the pages
 //! ([`bounds`]), decisions and the runs an inbox serves ([`decisions`]), the answers to a
-//! call in doubt ([`in_doubt`]), the runs list ([`list`]), and the token a default inbox makes
-//! ([`token`]). Below: the agent and the suspended run they share.
+//! call in doubt ([`in_doubt`]), the runs list ([`list`]), the token a default inbox makes
+//! ([`token`]), and an inbox started without the model's key ([`without_key`]). Below: the agent and the suspended run they share.
 
 mod bounds;
 mod browser;
@@ -11,6 +11,7 @@ mod guards;
 mod in_doubt;
 mod list;
 mod token;
+mod without_key;
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::{Inbox, http};
