@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 pub use hooks::*;
+pub use variables::missing as variable_missing;
 
 /// One agent, as written in its file.
 #[derive(Debug, Deserialize)]

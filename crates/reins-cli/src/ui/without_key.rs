@@ -51,10 +51,8 @@ fn missing_keys(agent: &LoadedAgent) -> Option<Resuming> {
         let Some(variable) = model_keys::key_env(model.get_ref()) else {
             continue;
         };
-        let how = match std::env::var_os(variable) {
-            None => "is not set",
-            Some(value) if value.is_empty() => "is empty",
-            Some(_) => continue,
+        let Some(how) = crate::config::variable_missing(variable) else {
+            continue;
         };
         if !missing.iter().any(|(name, _)| name == variable) {
             missing.push((variable.to_owned(), how));
