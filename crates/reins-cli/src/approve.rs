@@ -1,6 +1,8 @@
 //! Who answers an approval rule's `ask`: a person at the terminal (approve, deny with a
 //! message, or edit the arguments in `$EDITOR`), or — with no terminal — nobody now: the run
-//! suspends and the call waits in the store for `reins runs approve` or the web inbox.
+//! suspends and the call waits in the store for `reins runs approve` or the web inbox. Ctrl-C
+//! at the question leaves the call so too, to someone else ([`crate::question_ctrl_c`]), and
+//! the questions after it in the process are not asked: their calls wait as well.
 //!
 //! A decision made at the prompt is logged in the run's decision trail, by the user "via the
 //! terminal" ([`crate::run_decisions`]).
@@ -13,11 +15,13 @@ use crate::config::LoadedAgent;
 use crate::decided_by::decided_by;
 use crate::edited_args::Schemas;
 use crate::run_decisions::RunDecisions;
+use reins::hooks::approval::terminal::{Line, MAX_LINE_BYTES, read_answer_at_most};
 use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, DeciderFailure, Decision};
 use reins::text::printable;
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The reason stored with a call that waits for a person, after the policy's own reason for
 /// asking when it gives one ([`suspend_reason`]).
@@ -60,6 +64,9 @@ pub struct CliDecider {
     /// Where what a person decides at the terminal (or the approval webhook, asked instead)
     /// is logged: the trail of the run under way.
     decisions: RunDecisions,
+    /// A Ctrl-C at a question left its call waiting: the person left the decisions to
+    /// someone else, so no question is asked any more (clones share it).
+    left_to_others: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for CliDecider {
@@ -78,6 +85,7 @@ impl CliDecider {
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
             schemas: Arc::new(Schemas::of(agent)),
             decisions: RunDecisions::default(),
+            left_to_others: Arc::default(),
         }
     }
 
@@ -95,6 +103,7 @@ impl CliDecider {
             interactive: self.interactive,
             schemas: Arc::new(schemas),
             decisions: self.decisions,
+            left_to_others: self.left_to_others,
         }
     }
 
@@ -104,28 +113,26 @@ impl CliDecider {
             interactive: false,
             schemas: Arc::default(),
             decisions: RunDecisions::default(),
+            left_to_others: Arc::default(),
         }
     }
 }
 
 impl ApprovalDecider for CliDecider {
     async fn decide(&self, request: &ApprovalRequest) -> Decision {
-        if !self.interactive {
-            errln!(
-                "[approval] {} waits for a decision (run {}, call {}){}",
-                printable(&request.tool_name),
-                request.run_id,
-                request.internal_call_id,
-                request
-                    .reason
-                    .as_deref()
-                    .map_or_else(String::new, |why| format!("{AFTER_WHY}{why}")),
-            );
-            return Decision::suspend(suspend_reason(request.reason.as_deref()));
+        if !self.interactive || self.left_to_others.load(Ordering::Relaxed) {
+            return waits_for_a_decision(request);
         }
         // One question at a time: concurrent calls would interleave their prompts.
         let _asking = reins::hooks::approval::terminal::question().await;
-        let decision = ask(request, &self.schemas).await;
+        // Its turn came after a Ctrl-C left the question before it to someone else.
+        if self.left_to_others.load(Ordering::Relaxed) {
+            return waits_for_a_decision(request);
+        }
+        let Some(decision) = ask(request, &self.schemas).await else {
+            self.left_to_others.store(true, Ordering::Relaxed);
+            return Decision::suspend(suspend_reason(request.reason.as_deref()));
+        };
         self.decisions
             .record(request, &decision, &decided_by(TERMINAL))
             .await;
@@ -145,11 +152,53 @@ impl ApprovalDecider for CliDecider {
     }
 }
 
+/// Nobody is asked about `request` now: says that it waits for a decision, and suspends it.
+fn waits_for_a_decision(request: &ApprovalRequest) -> Decision {
+    errln!(
+        "[approval] {} waits for a decision (run {}, call {}){}",
+        printable(&request.tool_name),
+        request.run_id,
+        request.internal_call_id,
+        request
+            .reason
+            .as_deref()
+            .map_or_else(String::new, |why| format!("{AFTER_WHY}{why}")),
+    );
+    Decision::suspend(suspend_reason(request.reason.as_deref()))
+}
+
+/// The next line typed at the question, or `None` when Ctrl-C came first (`Some(None)` at
+/// end of input).
+async fn answer_or_ctrl_c(max_bytes: usize) -> Option<Option<Line>> {
+    let mut asking = crate::question_ctrl_c::Asking::open();
+    tokio::select! {
+        line = read_answer_at_most(max_bytes) => Some(line),
+        () = asking.ctrl_c() => None,
+    }
+}
+
+/// Says that Ctrl-C left the call of `request` waiting for someone else's decision.
+fn left_waiting(request: &ApprovalRequest) {
+    crate::terminal_lines::end_open_line();
+    errln!(
+        "[approval] Ctrl-C: `{}` is left waiting for a decision by someone else; the run \
+         suspends once its other calls are done, and says how to decide it (Ctrl-C again stops \
+         the run at once)",
+        printable(&request.tool_name)
+    );
+}
+
+/// The question, with what Ctrl-C does at it.
+const QUESTION: &str =
+    "[approval] (a)pprove, (d)eny, (e)dit arguments? (Ctrl-C: leave it waiting for someone else) ";
+
 /// The longest answer to "(a)pprove, (d)eny, (e)dit" read, in bytes: a longer one (a paste
 /// gone wrong) is no answer, and only its first bytes are ever held.
 const MAX_CHOICE_BYTES: usize = 1024;
 
-async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
+/// The person's decision about `request`, or `None` when they pressed Ctrl-C: the call is
+/// left waiting for someone else's.
+async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Option<Decision> {
     // A call replayed on resume comes with no streamed call to stop the spinner first.
     crate::spinner::stop();
     // What the model wrote, shown as text: a control sequence in a name or an argument must
@@ -162,28 +211,34 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
     errln!("[approval] {}", printable(&why_asked(request)));
     // Each answer is read only once its question is shown, and only while it waits: the
     // editor started to edit the arguments gets every key typed into it.
-    use reins::hooks::approval::terminal::{Line, MAX_LINE_BYTES, read_answer_at_most};
     // An unclear answer, an editor that would not start or edited arguments that do not fit
     // ask again: a slip is not a decision.
     for _ in 0..3 {
-        crate::terminal_lines::open_line("[approval] (a)pprove, (d)eny, (e)dit arguments? ");
-        let Some(answer) = read_answer_at_most(MAX_CHOICE_BYTES).await else {
+        crate::terminal_lines::open_line(QUESTION);
+        let Some(answer) = answer_or_ctrl_c(MAX_CHOICE_BYTES).await else {
+            left_waiting(request);
+            return None;
+        };
+        let Some(answer) = answer else {
             // On a line of its own: the prompt's is still open.
             errln!("[approval] end of input: denied");
-            return Decision::deny("denied: no answer");
+            return Some(Decision::deny("denied: no answer"));
         };
         crate::terminal_lines::input_read();
         let Line::Text(answer) = answer else {
-            errln!("[approval] that answer is too long: please answer a, d or e");
+            errln!("[approval] that answer is too long: please answer a, d or e (or Ctrl-C)");
             continue;
         };
         match answer.trim().to_ascii_lowercase().as_str() {
-            "a" | "approve" | "y" | "yes" => return Decision::approve(),
+            "a" | "approve" | "y" | "yes" => return Some(Decision::approve()),
             "d" | "deny" | "n" | "no" => {
                 crate::terminal_lines::open_line(
                     "[approval] message for the model (empty for none): ",
                 );
-                let message = read_answer_at_most(MAX_LINE_BYTES).await;
+                let Some(message) = answer_or_ctrl_c(MAX_LINE_BYTES).await else {
+                    left_waiting(request);
+                    return None;
+                };
                 crate::terminal_lines::input_read();
                 let message = match message {
                     Some(Line::Text(message)) => Some(message),
@@ -196,7 +251,7 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
                     }
                     None => None,
                 };
-                return Decision::deny(denial(message.as_deref()));
+                return Some(Decision::deny(denial(message.as_deref())));
             }
             "e" | "edit" => {
                 let edited = edit_in_editor(&request.args);
@@ -207,17 +262,17 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Decision {
                 match (edited, fits) {
                     (Ok(args), Ok(())) => {
                         errln!("[approval] approved with {}", printable(&args.to_string()));
-                        return Decision::approve_with_args(args);
+                        return Some(Decision::approve_with_args(args));
                     }
                     (Err(error), _) | (Ok(_), Err(error)) => {
                         errln!("[approval] {}", printable(&error));
                     }
                 }
             }
-            _ => errln!("[approval] please answer a, d or e"),
+            _ => errln!("[approval] please answer a, d or e (or Ctrl-C)"),
         }
     }
-    Decision::deny("denied: no clear answer")
+    Some(Decision::deny("denied: no clear answer"))
 }
 
 /// Which rule asks about a call, and why when the policy says: `the rule: ask `write_note` —

@@ -6,8 +6,12 @@
 //! is killed with it — or a person's answer), so what it recorded stays as recorded: a tool
 //! call that had started is in doubt when the run is resumed, as after a crash, and runs
 //! again only if its tool says that is safe or a person approves it.
+//!
+//! A first Ctrl-C at the approval question is the question's ([`crate::question_ctrl_c`]): it
+//! leaves the call waiting and the run suspends; SIGTERM, and any other Ctrl-C, stops the run.
 
 use crate::lease_keeper::LeaseKeeper;
+use crate::question_ctrl_c::handed_to_a_question;
 use crate::run::{self, Ending, Output};
 use futures::future::{Either, select};
 use reins::agent::{PromptStream, RunStatus};
@@ -16,26 +20,37 @@ use std::future::Future;
 use std::pin::pin;
 use tokio::sync::watch;
 
-/// Ctrl-C, or SIGTERM (what service managers and `kill` send).
+/// Ctrl-C, or SIGTERM (what service managers and `kill` send). A Ctrl-C the approval
+/// question takes ([`crate::question_ctrl_c`]) is not one: it leaves a call waiting.
 pub async fn stopped() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut terminate) => {
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut interrupt), Ok(mut terminate)) => loop {
                 tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = terminate.recv() => {}
+                    _ = interrupt.recv() => if !handed_to_a_question() { return },
+                    _ = terminate.recv() => return,
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+            },
+            _ => ctrl_c().await,
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        ctrl_c().await;
+    }
+}
+
+/// A Ctrl-C no approval question takes.
+async fn ctrl_c() {
+    loop {
+        if tokio::signal::ctrl_c().await.is_err() || !handed_to_a_question() {
+            return;
+        }
     }
 }
 
@@ -107,11 +122,12 @@ impl Signals {
     async fn received(self) {
         #[cfg(unix)]
         if let Some((mut interrupt, mut terminate)) = self.handlers {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
+            loop {
+                tokio::select! {
+                    _ = interrupt.recv() => if !handed_to_a_question() { return },
+                    _ = terminate.recv() => return,
+                }
             }
-            return;
         }
         stopped().await;
     }

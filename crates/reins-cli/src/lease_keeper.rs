@@ -21,7 +21,7 @@ use tokio::sync::Mutex;
 
 mod holder;
 
-pub use holder::{holder_is_gone, worker_name};
+pub use holder::{holder_is_gone, parse_worker_name, worker_name};
 
 /// A store that remembers the lease of the run written through it. Clones share it.
 #[derive(Clone)]

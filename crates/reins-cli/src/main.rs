@@ -29,6 +29,7 @@ mod assemble;
 mod chat;
 mod config;
 mod decide;
+mod decide_commands;
 mod decided_by;
 mod demo;
 mod demo_hooks;
@@ -44,11 +45,13 @@ mod listen_address;
 #[cfg(feature = "local")]
 mod local;
 mod process_group;
+mod question_ctrl_c;
 mod restate;
 mod run;
 mod run_command;
 mod run_decisions;
 mod run_id;
+mod run_in_progress;
 mod runs;
 mod runs_command;
 mod runs_decide;
@@ -99,8 +102,9 @@ describes every key; the agents in crates/reins-cli/agents are examples to start
 `reins check agent.toml` shows each mistake at its line.
 
 Exit codes: 0 done, 1 error, 2 invalid agent file or usage, 3 suspended (a call waits for a
-person: `reins runs approve|deny agent.toml RUN`, then `reins runs resume agent.toml RUN`,
-or `reins ui agent.toml`), 4 a budget, the turn limit or the loop breaker stopped the run,
+person, also after Ctrl-C at the approval question; the run prints the commands that decide
+it: `reins runs approve|deny agent.toml RUN`, then `reins runs resume agent.toml RUN`, or
+`reins ui agent.toml`), 4 a budget, the turn limit or the loop breaker stopped the run,
 130 interrupted. docs/CLI.md lists them with the --json events.";
 
 #[derive(Subcommand)]

@@ -268,16 +268,25 @@ impl Output {
             if self.json {
                 self.event(json!({"event": "suspended", "run": run, "pending": pending}));
             } else {
-                let agent = &self.agent_file;
-                let decide = match suspended.pending().any(|call| call.is_in_doubt()) {
-                    true => "approve|deny` (a call in doubt: `skip|supply`)",
-                    false => "approve|deny`",
-                };
+                let waiting: Vec<crate::decide_commands::Waiting<'_>> = suspended
+                    .pending()
+                    .map(|call| crate::decide_commands::Waiting {
+                        call: &call.internal_call_id,
+                        tool: &call.call.name,
+                        in_doubt: call.is_in_doubt(),
+                    })
+                    .collect();
                 errln!(
-                    "[suspended] run {run} waits for {} decision(s): `reins runs show {agent} \
-                     {run}`, then `reins runs {decide} and `reins runs resume`, or \
-                     `reins ui {agent}`",
-                    pending.len()
+                    "[suspended] run {run} waits for {} decision(s):",
+                    waiting.len()
+                );
+                let then = crate::decide_commands::Then::Resume;
+                for line in crate::decide_commands::lines(&self.agent_file, &run, &waiting, then) {
+                    errln!("{line}");
+                }
+                errln!(
+                    "{}",
+                    crate::decide_commands::shown_in_full(&self.agent_file, &run)
                 );
             }
             return Ending::Suspended;

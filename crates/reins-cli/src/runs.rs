@@ -7,6 +7,7 @@ mod list;
 pub use list::list;
 
 use crate::approve::waiting_line;
+use crate::decide_commands::{Then, Waiting, resume_command, resume_invocation};
 use crate::lease_keeper::holder_is_gone;
 use reins::agent::{RunState, RunStatus};
 use reins::completion::Usage;
@@ -377,6 +378,20 @@ pub async fn show(
             )
         );
     }
+    if !pending.is_empty() {
+        let waiting: Vec<Waiting<'_>> = pending
+            .iter()
+            .map(|call| Waiting {
+                call: &call.internal_call_id,
+                tool: &call.tool_name,
+                in_doubt: call.in_doubt,
+            })
+            .collect();
+        let agent = crate::shell_word::path(agent_file);
+        for line in crate::decide_commands::lines(&agent, run_id, &waiting, Then::Resume) {
+            outln!("{line}");
+        }
+    }
     if pending.is_empty() && state.status == RunStatus::Suspended {
         // Every call is decided, nothing runs them until the run is resumed.
         outln!(
@@ -406,24 +421,6 @@ pub async fn show(
         None => {}
     }
     Ok(())
-}
-
-/// How a run whose calls are all decided goes on, as `reins runs approve|deny|edit` and
-/// `runs show` say it.
-pub fn resume_command(agent_file: &std::path::Path, run_id: &str) -> String {
-    format!(
-        "{} continues the run",
-        resume_invocation(agent_file, run_id)
-    )
-}
-
-/// The command that resumes `run_id` of `agent_file`, quoted for a shell, between backticks.
-fn resume_invocation(agent_file: &std::path::Path, run_id: &str) -> String {
-    format!(
-        "`reins runs resume {} {}`",
-        crate::shell_word::path(agent_file),
-        crate::shell_word::quoted(run_id)
-    )
 }
 
 /// The calls of `run_id` that wait for a decision.

@@ -2,7 +2,7 @@
 //! decision recorded in the agent's store or sent to Restate's ingress.
 
 use crate::in_doubt::Answer;
-use crate::{decide, restate, runs};
+use crate::{decide, decide_commands, restate, run_in_progress};
 use std::path::PathBuf;
 
 /// The call an `approve`, `edit`, `deny`, `skip` or `supply` decides, and who decides it.
@@ -72,9 +72,11 @@ pub async fn approve_in_store(
     change: decide::ArgsChange,
 ) -> Result<(), String> {
     let who = target.who();
-    let continues = runs::resume_command(&target.agent, &target.run);
+    let continues = decide_commands::resume_command(&target.agent, &target.run);
     let call = (target.run.as_str(), target.call);
-    decide::approve(store, loaded, call, change, &who, &continues).await?;
+    if let Err(refused) = decide::approve(store, loaded, call, change, &who, &continues).await {
+        return Err(run_in_progress::explained(store, &target.agent, &target.run, refused).await);
+    }
     eprintln!(
         "{}",
         decide::recorded(store, &target.run, "approved", &continues).await
@@ -104,8 +106,11 @@ pub async fn deny_in_store(
     message: Option<String>,
 ) -> Result<(), String> {
     let who = target.who();
-    let continues = runs::resume_command(&target.agent, &target.run);
-    decide::deny(store, &target.run, target.call, message, &who, &continues).await?;
+    let continues = decide_commands::resume_command(&target.agent, &target.run);
+    let call = target.call.clone();
+    if let Err(refused) = decide::deny(store, &target.run, call, message, &who, &continues).await {
+        return Err(run_in_progress::explained(store, &target.agent, &target.run, refused).await);
+    }
     eprintln!(
         "{}",
         decide::recorded(store, &target.run, "denied", &continues).await
@@ -135,9 +140,11 @@ pub async fn answer_in_store(
     answer: Answer,
 ) -> Result<(), String> {
     let who = target.who();
-    let continues = runs::resume_command(&target.agent, &target.run);
+    let continues = decide_commands::resume_command(&target.agent, &target.run);
     let call = (target.run.as_str(), target.call);
-    decide::answer_in_doubt(store, call, &answer, &who, &continues).await?;
+    if let Err(refused) = decide::answer_in_doubt(store, call, &answer, &who, &continues).await {
+        return Err(run_in_progress::explained(store, &target.agent, &target.run, refused).await);
+    }
     eprintln!(
         "{}",
         decide::recorded(store, &target.run, answer.done(), &continues).await

@@ -220,14 +220,15 @@ async fn follow_to_end(agent: &LoadedAgent, url: &str, run_id: &str, json_out: b
                         json!({"event": "suspended", "run": run_id, "pending": pending})
                     );
                 } else {
-                    let file = crate::shell_word::path(&agent.path);
                     errln!(
-                        "[suspended] run {run_id} waits for {} decision(s): `reins runs show \
-                         {file} {run_id}`, then `reins runs approve|deny|skip|supply {file} \
-                         {run_id}`; the \
-                         run continues on its worker (`reins runs resume` follows it)",
+                        "[suspended] run {run_id} waits for {} decision(s):",
                         pending.len()
                     );
+                    let file = crate::shell_word::path(&agent.path);
+                    for line in decide_lines(&file, run_id, &pending) {
+                        errln!("{line}");
+                    }
+                    errln!("{}", crate::decide_commands::shown_in_full(&file, run_id));
                 }
                 return Ending::Suspended;
             }
@@ -344,6 +345,12 @@ pub async fn show(
             )
         );
     }
+    if !pending.is_empty() {
+        let file = crate::shell_word::path(&agent.path);
+        for line in decide_lines(&file, run_id, &pending) {
+            outln!("{line}");
+        }
+    }
     if let Some(output) = answer {
         outln!("answer: {}", printable(&output.answer));
     }
@@ -351,6 +358,21 @@ pub async fn show(
         outln!("error: {}", printable(&message));
     }
     Ok(())
+}
+
+/// The commands that decide the calls `pending` of `run_id` (of the agent file `file`, one
+/// shell word), which then continues on its worker.
+fn decide_lines(file: &str, run_id: &str, pending: &[PendingDecision]) -> Vec<String> {
+    use crate::decide_commands::{Then, Waiting, lines};
+    let waiting: Vec<Waiting<'_>> = pending
+        .iter()
+        .map(|call| Waiting {
+            call: &call.call,
+            tool: &call.tool,
+            in_doubt: call.in_doubt,
+        })
+        .collect();
+    lines(file, run_id, &waiting, Then::OnItsWorker)
 }
 
 /// What `reins runs approve|deny|skip|supply` decides on Restate.

@@ -7,6 +7,7 @@ mod check_local;
 mod check_mcp;
 mod cli_reference;
 mod common;
+mod decide_commands;
 // A dead holder's run is taken over at once only where Linux says which pid namespace and
 // boot its pid belongs to; elsewhere its lease is waited out.
 #[cfg(target_os = "linux")]

@@ -295,8 +295,13 @@ fn a_call_a_dying_restate_worker_cut_off_is_skipped_from_the_command_line() {
     let output = run.wait_with_output().expect("reins run ends");
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(output.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("skip|supply"), "{stderr}");
-    let json = shown(&agent, &restate_run(&stderr));
+    let run_id = restate_run(&stderr);
+    let file = agent.file.display();
+    for command in ["skip", "supply"] {
+        let line = format!("  reins runs {command} {file} {run_id}");
+        assert!(stderr.contains(&line), "{stderr}");
+    }
+    let json = shown(&agent, &run_id);
     let run_id = json["run"].as_str().expect("its id").to_owned();
     assert_eq!(json["pending"][0]["in_doubt"], true, "{json}");
     assert_eq!(effects(&agent), 1);

@@ -202,7 +202,7 @@ rules:
     assert!(screen.contains("EXIT=0"), "{screen}");
 }
 
-/// A run stopped with Ctrl-C at the approval question and resumed asks again, and the
+/// A run stopped (SIGTERM) at the approval question and resumed asks again, and the
 /// question stays on the screen: no "thinking" spinner turns over it while the person reads
 /// (the call is replayed from the stored turn, not streamed, so nothing else stops it).
 #[test]
@@ -210,9 +210,26 @@ fn a_resumed_run_asks_at_the_terminal_with_the_question_in_view() {
     let server = FakeLlm::start(&rules());
     let agent = agent(&server, 300);
     let question = "(a)pprove, (d)eny, (e)dit arguments?";
-    let first = run_in_terminal(&agent, "false");
-    first.wait_for(question);
-    first.press("C-c");
+    // SIGTERM (a service manager's, `kill`'s) stops the run where it is, the question too;
+    // `sh -c` names the pid it becomes by `exec`.
+    let first = Tmux::start(&format!(
+        "cd '{dir}' && sh -c 'echo PID=$$; exec env REINS_TEST_KEY=k \"{reins}\" run \"{file}\" \"Save a note.\"'; \
+         echo EXIT=$?; sleep 600",
+        dir = agent.dir.path().display(),
+        reins = env!("CARGO_BIN_EXE_reins"),
+        file = agent.file.display(),
+    ));
+    let screen = first.wait_for(question);
+    let pid = screen
+        .split_once("PID=")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no pid: {screen}"))
+        .to_owned();
+    let sent = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill -TERM");
+    assert!(sent.success());
     let screen = first.wait_for("EXIT=");
     assert!(screen.contains("EXIT=130"), "{screen}");
     let run = screen
@@ -272,4 +289,124 @@ fn a_decision_made_at_the_terminal_is_in_the_runs_trail() {
     let run = shown["run"].as_str().expect("its id");
     let (_, text, _) = outcome(agent.reins(&["runs", "show", "AGENT", run]));
     assert!(text.contains("ana via the terminal"), "{text}");
+}
+
+/// Ctrl-C at the question leaves the call to someone else: the run suspends with the call
+/// waiting, as a run without a terminal does (exit 3), and the commands that decide it are
+/// printed; the call is decided and the run goes on as any suspended run's.
+#[test]
+fn ctrl_c_at_the_question_leaves_the_call_waiting_for_a_decision() {
+    let server = FakeLlm::start(&rules());
+    let agent = agent(&server, 300);
+    let tmux = run_in_terminal(&agent, "false");
+    // The question says what Ctrl-C does.
+    let screen = tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
+    assert!(screen.contains("Ctrl-C: leave it waiting"), "{screen}");
+    tmux.press("C-c");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=3"), "{screen}");
+    assert!(
+        !screen.contains("note: draft"),
+        "the call did not run\n{screen}"
+    );
+    let shown = last_run_shown(&agent);
+    assert_eq!(shown["status"], "suspended", "{shown}");
+    assert_eq!(shown["pending"][0]["call"], "t1c0", "{shown}");
+    assert_eq!(shown["decisions"], json!([]), "nobody decided: {shown}");
+    let run = shown["run"].as_str().expect("its id");
+    let file = agent.file.display();
+    assert!(
+        screen.contains(&format!("  reins runs approve {file} {run}\n")),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!("  reins runs deny {file} {run}\n")),
+        "{screen}"
+    );
+
+    let (code, _, stderr) = outcome(agent.reins(&["runs", "approve", "AGENT", run]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", run]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.");
+}
+
+/// A Ctrl-C after the one that left a call waiting stops the run, as Ctrl-C does outside a
+/// question: here the run's other call (a tool that runs until stopped) keeps it from
+/// suspending, and the second Ctrl-C interrupts it (exit 130).
+#[test]
+fn a_second_ctrl_c_stops_the_run() {
+    let server = FakeLlm::start(
+        r#"version: 1
+rules:
+  - name: both
+    when:
+      messages_contain: "note"
+    respond:
+      tool_calls:
+        - name: save_note
+          arguments: {text: "draft"}
+        - name: wait
+          arguments: {}
+"#,
+    );
+    let agent = AgentDir::new(&format!(
+        r#"{model}
+{SAVE_NOTE_TOOL}
+{WAIT_TOOL}
+[hooks.approval]
+rules = [{{ tool = "save_note", action = "ask" }}, {{ tool = "wait", action = "allow" }}]
+"#,
+        model = model_table(&server.openai_url()),
+        WAIT_TOOL = crate::interrupt::WAIT_TOOL,
+    ));
+    let tmux = run_in_terminal(&agent, "false");
+    tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
+    tmux.press("C-c");
+    tmux.wait_for("left waiting");
+    let waiting = agent.dir.path().join("waiting");
+    while !waiting.exists() {
+        let screen = tmux.screen();
+        assert!(!screen.contains("EXIT="), "the tool never ran\n{screen}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    tmux.press("C-c");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=130"), "{screen}");
+    assert!(screen.contains("reins: interrupted"), "{screen}");
+}
+
+/// After a Ctrl-C left a call to someone else, the run's other calls that need a decision are
+/// not asked about: they wait too, and the run suspends with all of them.
+#[test]
+fn the_calls_after_one_left_waiting_are_not_asked_about() {
+    let server = FakeLlm::start(
+        r#"version: 1
+rules:
+  - name: two
+    when:
+      messages_contain: "note"
+    respond:
+      tool_calls:
+        - name: save_note
+          arguments: {text: "one"}
+        - name: save_note
+          arguments: {text: "two"}
+"#,
+    );
+    let agent = agent(&server, 300);
+    let tmux = run_in_terminal(&agent, "false");
+    tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
+    tmux.press("C-c");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=3"), "{screen}");
+    assert_eq!(screen.matches("(a)pprove, (d)eny").count(), 1, "{screen}");
+    let shown = last_run_shown(&agent);
+    let waiting: Vec<&str> = shown["pending"]
+        .as_array()
+        .expect("the waiting calls")
+        .iter()
+        .filter_map(|call| call["call"].as_str())
+        .collect();
+    assert_eq!(waiting, ["t1c0", "t1c1"], "{shown}");
 }
