@@ -92,8 +92,13 @@ pub fn resume_command(agent_file: &std::path::Path, run_id: &str) -> String {
 
 /// The command that resumes `run_id` of `agent_file`, quoted for a shell, between backticks.
 pub fn resume_invocation(agent_file: &std::path::Path, run_id: &str) -> String {
+    format!("`{}`", resume_line(agent_file, run_id))
+}
+
+/// The command that resumes `run_id` of `agent_file`, quoted for a shell, as a person types it.
+pub fn resume_line(agent_file: &std::path::Path, run_id: &str) -> String {
     format!(
-        "`reins runs resume {} {}`",
+        "reins runs resume {} {}",
         crate::shell_word::path(agent_file),
         crate::shell_word::quoted(run_id)
     )

@@ -12,6 +12,7 @@
 use super::escape::escape;
 use crate::config::check::Needs;
 use crate::config::{LoadedAgent, model_keys};
+use crate::decide_commands::resume_line;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -74,15 +75,6 @@ fn missing_keys(agent: &LoadedAgent) -> Option<Resuming> {
     Some(Resuming::Elsewhere { why, variables })
 }
 
-/// The command that resumes `run` of the agent file `agent`, as a person types it.
-fn resume_command(agent: &Path, run: &str) -> String {
-    format!(
-        "reins runs resume {} {}",
-        crate::shell_word::path(agent),
-        crate::shell_word::quoted(run)
-    )
-}
-
 impl Resuming {
     /// The line said at start-up when runs are not resumed here; `None` when they are.
     pub fn startup_line(&self, agent: &Path) -> Option<String> {
@@ -106,7 +98,7 @@ impl Resuming {
                  runs: it was started without {variables}, the model's key. Where the key is \
                  set, <code>{command}</code> resumes the run once none of its calls waits.</p>",
                 variables = escape(variables),
-                command = escape(&resume_command(agent, run)),
+                command = escape(&resume_line(agent, run)),
             ),
         }
     }
@@ -118,7 +110,7 @@ impl Resuming {
             Resuming::Elsewhere { variables, .. } => Some(format!(
                 "this inbox does not resume runs: it was started without {variables}, the \
                  model's key. Resume the run where the key is set with `{}`",
-                resume_command(agent, run)
+                resume_line(agent, run)
             )),
         }
     }
@@ -129,7 +121,7 @@ impl Resuming {
         match self {
             Resuming::Here => "resume the run from its page".to_owned(),
             Resuming::Elsewhere { .. } => {
-                format!("resume the run with `{}`", resume_command(agent, run))
+                format!("resume the run with `{}`", resume_line(agent, run))
             }
         }
     }
