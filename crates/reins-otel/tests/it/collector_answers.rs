@@ -134,19 +134,7 @@ fn answer_with(mut stream: &TcpStream, answer: Answer) -> std::io::Result<()> {
 /// This test binary, run for `test` alone as [`CHILD`] `role`, exporting to `endpoint`
 /// with `env`. It is killed if it has not exited after 120 s.
 pub(crate) fn child(test: &str, role: &str, endpoint: &str, env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(CHILD, role)
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
-        .env("OTEL_METRICS_EXPORTER", "none")
-        .env_remove("OTEL_EXPORTER_OTLP_TIMEOUT")
-        .env_remove("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
-        .env_remove("RUST_LOG")
-        .env_remove("OTEL_EXPORTER_OTLP_COMPRESSION")
-        .env_remove("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION")
-        .envs(env.iter().copied());
-    let mut running = command
+    let mut running = child_command(test, role, endpoint, env)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -160,6 +148,30 @@ pub(crate) fn child(test: &str, role: &str, endpoint: &str, env: &[(&str, &str)]
         std::thread::sleep(Duration::from_millis(50));
     }
     running.wait_with_output().unwrap()
+}
+
+/// The command that runs this test binary for `test` alone as [`CHILD`] `role`, exporting
+/// to `endpoint` with `env` (OpenTelemetry's variables that would change the export
+/// removed), for a test that drives the child itself.
+pub(crate) fn child_command(
+    test: &str,
+    role: &str,
+    endpoint: &str,
+    env: &[(&str, &str)],
+) -> Command {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(CHILD, role)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+        .env("OTEL_METRICS_EXPORTER", "none")
+        .env_remove("OTEL_EXPORTER_OTLP_TIMEOUT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+        .env_remove("RUST_LOG")
+        .env_remove("OTEL_EXPORTER_OTLP_COMPRESSION")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION")
+        .envs(env.iter().copied());
+    command
 }
 
 /// In a child: export set up with a `fmt` layer on stderr showing `INFO` and up (OpenTelemetry's
