@@ -2,7 +2,7 @@
 
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::TraceContextExt;
-use opentelemetry::{Array, StringValue, Value};
+use opentelemetry::{Array, Context, StringValue, Value};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use reins::observe::SpanBridge;
 use std::collections::HashMap;
@@ -28,14 +28,17 @@ impl SpanBridge for OtelBridge {
     }
 
     fn continue_from(&self, span: &Span, captured: &str) {
-        let carrier = HashMap::from([(TRACEPARENT.to_owned(), captured.to_owned())]);
-        let parent = TraceContextPropagator::new().extract(&carrier);
-        if !parent.span().span_context().is_valid() {
-            tracing::debug!(target: "reins_otel", "a stored trace context is not a valid traceparent; the resumed run starts a new trace");
+        let Some(parent) = stored_context(captured) else {
             return;
-        }
+        };
         if let Err(error) = span.set_parent(parent) {
             tracing::debug!(target: "reins_otel", %error, "the resumed run's span could not join its stored trace");
+        }
+    }
+
+    fn link_to(&self, span: &Span, captured: &str) {
+        if let Some(linked) = stored_context(captured) {
+            span.add_link(linked.span().span_context().clone());
         }
     }
 
@@ -47,4 +50,15 @@ impl SpanBridge for OtelBridge {
         let values = values.into_iter().map(StringValue::from).collect();
         span.set_attribute(key, Value::Array(Array::String(values)));
     }
+}
+
+/// The context a run stored (a W3C `traceparent`), if it is a valid one.
+fn stored_context(captured: &str) -> Option<Context> {
+    let carrier = HashMap::from([(TRACEPARENT.to_owned(), captured.to_owned())]);
+    let stored = TraceContextPropagator::new().extract(&carrier);
+    if stored.span().span_context().is_valid() {
+        return Some(stored);
+    }
+    tracing::debug!(target: "reins_otel", "a stored trace context is not a valid traceparent; the resumed run starts a new trace");
+    None
 }

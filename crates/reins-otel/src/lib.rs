@@ -5,11 +5,16 @@
 //! conventions (`invoke_agent`, `chat {model}`, `execute_tool {tool}`, a `reins.hook.decision`
 //! event per hook decision that changes the run). This crate installs a subscriber that
 //! exports them, derives the GenAI metrics from them, and keeps a durable run's trace whole: a
-//! run resumed in another process continues the trace it started in. With content recorded,
-//! the trace's root (the half that suspended, which Phoenix lists the trace by) says what it
-//! waits for as its `output.value`, and the resumed half's `invoke_agent` span shows the
-//! prompt and the final answer; a call that waits for a decision has `reins.tool.outcome` =
-//! `suspended` and no error status.
+//! run resumed in another process continues the trace it started in. A run whose process died
+//! mid-run, resumed from its store, cannot: the span it would continue never ended, so it was
+//! never exported. It starts a trace of its own instead, linked to the one it started in
+//! (`reins.resumed_from` = `running`), which Phoenix lists by the run's prompt and answer, and
+//! its later halves continue that one. What the dead process exported before it died (a model
+//! call that had ended) stays in the old trace, under a parent that never arrived. With
+//! content recorded, the trace's root (the half that suspended, which Phoenix lists the trace
+//! by) says what it waits for as its `output.value`, and the resumed half's `invoke_agent`
+//! span shows the prompt and the final answer; a call that waits for a decision has
+//! `reins.tool.outcome` = `suspended` and no error status.
 //!
 //! ```no_run
 //! # #[tokio::main(flavor = "current_thread")]

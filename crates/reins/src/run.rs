@@ -88,7 +88,10 @@ pub struct RunState {
     #[serde(default)]
     pub status: RunStatus,
     /// The trace context (W3C `traceparent`) of the run's first `invoke_agent` span, when a
-    /// subscriber exported it: a resumed run's span continues that trace.
+    /// subscriber exported it: a resumed run's span continues that trace. A run resumed while
+    /// its state is still [`RunStatus::Running`] (its last half was cut off mid-run, so the
+    /// span of this context may never have ended, nor been exported) starts a trace of its own
+    /// instead, linked to this one, and its span's context replaces it here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_context: Option<String>,
     /// Why a failed run ([`RunStatus::Failed`]) failed: the message of the

@@ -6,6 +6,7 @@ mod collector_answers;
 mod compression;
 mod content;
 mod credentials;
+mod cut_off;
 mod docs;
 mod early_stop;
 mod endpoint_logs;

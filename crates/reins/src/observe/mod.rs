@@ -7,7 +7,8 @@
 //! exposes from `Subscriber::downcast_raw` (the `reins-otel` crate's layer does):
 //!
 //! - a [`SpanBridge`], which reads a span's trace context so a durable run stores it, sets a
-//!   resumed run's span under the stored context, and records string-array attributes;
+//!   resumed run's span under the stored context (or, for a run resumed after it was cut
+//!   off mid-run, links a new trace to it), and records string-array attributes;
 //! - a content [`Redactor`]: system instructions, prompts, completions, tool arguments and
 //!   results are recorded only when one is set, and only as it returns them. Messages are
 //!   recorded in the conventions' JSON shape (a `role` and typed `parts`), which trace viewers
@@ -104,6 +105,16 @@ pub trait SpanBridge: Send + Sync + 'static {
     /// Makes `span`, not yet entered, a child of the context `capture` returned (possibly in
     /// another process), so a resumed run continues the same trace.
     fn continue_from(&self, span: &Span, captured: &str);
+
+    /// Links `span`, not yet entered, to the context `capture` returned, without joining its
+    /// trace: `span` starts a trace of its own that points back at that one. A run resumed
+    /// after it was cut off mid-run (its process died) starts so, as the span it would
+    /// continue never ended, and was never exported: a child of it would hang under a parent
+    /// no backend received. By default nothing is linked (the span starts a trace of its own
+    /// all the same).
+    fn link_to(&self, span: &Span, captured: &str) {
+        let _ = (span, captured);
+    }
 
     /// Renames a span that may already have started (its `otel.name` field is read only
     /// until then): a `chat` span learns its model after the hooks that choose it ran in it.

@@ -1,8 +1,10 @@
 //! Export to a real trace backend: Arize Phoenix (installed by scripts/install/phoenix.sh),
 //! started on loopback by the test. A durable run suspends in one process and is resumed in
 //! another (the `reins-otel-demo` binary, twice); Phoenix's REST API must then show one trace.
-//! A run recorded with content shows in Phoenix as the chat's messages.
+//! A run recorded with content shows in Phoenix as the chat's messages. A run whose process
+//! is killed mid-run and that another process finishes is listed all the same (`crashed.rs`).
 
+mod crashed;
 mod server;
 mod suspended;
 

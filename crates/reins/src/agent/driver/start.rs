@@ -21,7 +21,8 @@ pub(super) struct Begun {
     pub worker: String,
 }
 
-/// Starts a new run's state, or claims a paused or stored one. `answer` says whether the run
+/// Starts a new run's state, or claims a paused or stored one, its status as it was left (the
+/// run's span reads it: see [`traced`]). `answer` says whether the run
 /// asks for a typed answer, and through which tool: a typed run resumed untyped is refused
 /// (its claim given back unchanged).
 pub(super) async fn begin(
@@ -67,7 +68,6 @@ pub(super) async fn begin(
                 state = claimed.state;
             }
             refuse_untyped_resume(&mut state, answer, durable.as_ref()).await?;
-            state.status = RunStatus::Running;
             (state, None, durable)
         }
         RunStart::Stored(run_id) => {
@@ -82,7 +82,6 @@ pub(super) async fn begin(
             let mut state = claimed.state;
             let durable = Durable::new(store, claimed.lease);
             refuse_untyped_resume(&mut state, answer, Some(&durable)).await?;
-            state.status = RunStatus::Running;
             (state, None, Some(durable))
         }
     };
@@ -146,7 +145,9 @@ pub(super) fn typed_answer(options: &RunOptions) -> TypedAnswer<'static> {
     }
 }
 
-/// The run's span (which records the run's id in `state`) and its hooks' context.
+/// The run's span (which records the run's id in `state`) and its hooks' context; the run is
+/// `running` from here. The span is made first: a resumed run's reads the status it was left
+/// in (still `running`: its last half was cut off).
 pub(super) fn traced(
     config: &AgentConfig,
     mut state: RunState,
@@ -154,6 +155,7 @@ pub(super) fn traced(
     options: &RunOptions,
 ) -> (RunState, tracing::Span, HookContext) {
     let span = trace::run_span(config, &mut state);
+    state.status = RunStatus::Running;
     let ctx = HookContext::for_run(
         state.run_id.clone(),
         config.name.clone(),

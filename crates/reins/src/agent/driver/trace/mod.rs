@@ -29,7 +29,14 @@ use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
 use tracing::{Level, Span};
 
 /// The `invoke_agent` span of a run. A new run stores the span's trace context in `state`; a
-/// resumed one (its state carries a context) continues that trace. A run's input is recorded
+/// resumed one (its state carries a context) continues that trace, unless the state is still
+/// `running` (read before the run sets it so): its last half never ended as far as the state
+/// knows (its process died mid-run), so its span, whose context was stored, was never exported,
+/// and a child of it would hang under a parent no backend received. Such a run starts a trace
+/// of its own, linked to the stored context, and stores its context instead, for its later
+/// halves to continue. (A run whose future was dropped is left `running` too, its span ended:
+/// it starts a linked trace all the same.) `reins.resumed_from` says which: the status the run
+/// was resumed from. A run's input is recorded
 /// with its first model call ([`record_run_input`]), as the hooks sent it, or, when a new run
 /// ends before that call's request is recorded (a hook's stop before it, a failure), as the
 /// run ends.
@@ -54,6 +61,7 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
         output.value = Empty,
         reins.turn = Empty,
         reins.resumed = state.trace_context.is_some(),
+        reins.resumed_from = Empty,
         reins.run.status = Empty,
         error.type = Empty,
         otel.status_code = Empty,
@@ -78,9 +86,16 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
     if let Some(max_tokens) = config.max_tokens {
         span.record("gen_ai.request.max_tokens", int(max_tokens));
     }
+    if state.trace_context.is_some() {
+        span.record("reins.resumed_from", status_name(state.status));
+    }
     Telemetry::of(&span, |telemetry| {
         let bridge = telemetry.bridge()?;
         match &state.trace_context {
+            Some(stored) if state.status == RunStatus::Running => {
+                bridge.link_to(&span, stored);
+                state.trace_context = bridge.capture(&span);
+            }
             Some(stored) => bridge.continue_from(&span, stored),
             None => state.trace_context = bridge.capture(&span),
         }
