@@ -302,20 +302,22 @@ pub fn pretty(value: &Value) -> String {
 }
 
 /// A call waiting for a decision, as `runs show` lists it on every store (with control
-/// sequences shown as text); a call `in_doubt` with how to answer it.
+/// sequences shown as text), with its `reason` when it has one; a call `in_doubt` with how
+/// to answer it.
 pub fn waiting_line(
     call: &str,
     tool: &str,
     arguments: &Value,
-    reason: &str,
+    reason: Option<&str>,
     in_doubt: bool,
 ) -> String {
     let answers = match in_doubt {
         true => format!("\n  {}", crate::in_doubt::HOW_TO_ANSWER),
         false => String::new(),
     };
+    let reason = reason.map_or_else(String::new, |reason| format!("\n  ({reason})"));
     printable(&format!(
-        "waiting: call {call} — {tool} with\n{}\n  ({reason}){answers}",
+        "waiting: call {call} — {tool} with\n{}{reason}{answers}",
         pretty(arguments)
     ))
     .into_owned()

@@ -73,6 +73,18 @@ pub fn lines(agent: &str, run: &str, waiting: &[Waiting<'_>], then: Then) -> Vec
     lines
 }
 
+/// A waiting call's stored `reason` as shown above the commands [`lines`] prints: without
+/// where to decide it (`waiting for a person: `reins runs approve` or `reins ui``, on either
+/// store), which they say in full; `None` when nothing else is left. The stored reason stays
+/// as it is: `--json`, the inbox and runs stored before read it.
+pub fn reason_above_commands(reason: &str) -> Option<&str> {
+    let restate = (reason == crate::assemble::RESTATE_SUSPEND_REASON).then_some("");
+    let why = crate::approve::policy_reason(reason)
+        .or(restate)
+        .unwrap_or(reason);
+    Some(why).filter(|why| !why.trim().is_empty())
+}
+
 /// Where the calls of `run` are shown in full, for the lines printed where they are not.
 pub fn shown_in_full(agent: &str, run: &str) -> String {
     format!(
@@ -106,7 +118,23 @@ pub fn resume_line(agent_file: &std::path::Path, run_id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Then, Waiting, lines};
+    use super::{Then, Waiting, lines, reason_above_commands};
+    use crate::approve::suspend_reason;
+    use crate::assemble::RESTATE_SUSPEND_REASON;
+
+    #[test]
+    fn a_reason_above_the_commands_leaves_out_where_to_decide() {
+        assert_eq!(reason_above_commands(&suspend_reason(None)), None);
+        assert_eq!(
+            reason_above_commands(&suspend_reason(Some("notes need your approval"))),
+            Some("notes need your approval")
+        );
+        assert_eq!(reason_above_commands(RESTATE_SUSPEND_REASON), None);
+        assert_eq!(
+            reason_above_commands("stopped while it ran"),
+            Some("stopped while it ran")
+        );
+    }
 
     fn call<'a>(call: &'a str, in_doubt: bool) -> Waiting<'a> {
         Waiting {

@@ -373,7 +373,7 @@ pub async fn show(
                 &call.internal_call_id,
                 &call.tool_name,
                 &call.arguments,
-                &call.reason,
+                crate::decide_commands::reason_above_commands(&call.reason),
                 call.in_doubt
             )
         );

@@ -17,7 +17,7 @@ mod models;
 
 pub use env::secret_from_env;
 pub use error::AssembleError;
-pub use hooks::{Approvals, price_table};
+pub use hooks::{Approvals, RESTATE_SUSPEND_REASON, price_table};
 pub use models::model_label;
 
 use crate::config::{DEFAULT_LABEL, LoadedAgent, OVER_BUDGET_LABEL, approval, tool_choice};

@@ -340,7 +340,7 @@ pub async fn show(
                 &call.call,
                 &call.tool,
                 &call.arguments,
-                &call.reason,
+                crate::decide_commands::reason_above_commands(&call.reason),
                 call.in_doubt
             )
         );

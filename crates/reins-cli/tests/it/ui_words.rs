@@ -53,9 +53,12 @@ fn in_the_inbox_a_waiting_call_says_to_decide_it_on_the_page() {
         "{page}"
     );
 
-    // In the terminal the stored reason still says where to decide it.
+    // In the terminal the commands say where to decide it, once: the stored reason, which
+    // says it too, is not repeated above them.
     let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
-    assert!(shown.contains("`reins ui`"), "{shown}");
+    assert_eq!(shown.matches("reins ui").count(), 1, "{shown}");
+    assert_eq!(shown.matches("reins runs approve").count(), 1, "{shown}");
+    assert!(!shown.contains("waiting for a person"), "{shown}");
 }
 
 #[test]
@@ -69,9 +72,10 @@ fn why_the_policy_asks_is_kept_with_the_waiting_call_for_runs_show_and_the_inbox
     let run = another_waiting_run(&agent);
     let (_, shown, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run]));
     assert!(
-        shown.contains("(notes need your approval — waiting for a person: `reins runs approve`"),
+        shown.contains("\n  (notes need your approval)\n"),
         "{shown}"
     );
+    assert!(!shown.contains("waiting for a person"), "{shown}");
     let (_, stdout, _) = outcome(agent.reins(&["runs", "show", "AGENT", &run, "--json"]));
     let shown: Value = serde_json::from_str(stdout.trim()).expect("json");
     let reason = shown["pending"][0]["reason"].as_str().unwrap_or_default();
