@@ -260,7 +260,9 @@ fn start_logging() -> Option<reins_otel::Otel> {
     if let Some(why) = warnings::unreadable(level.as_deref()) {
         eprintln!("reins: {}", reins::text::printable(&why));
     }
-    let stderr = || warnings::StderrLayer.with_filter(warnings::filter(level.as_deref()));
+    let stderr = || {
+        warnings::StderrLayer::new(level.as_deref()).with_filter(warnings::filter(level.as_deref()))
+    };
     let exported = std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT")
         .is_some_and(|endpoint| !endpoint.is_empty());
     if exported {

@@ -4,6 +4,13 @@
 //! compile, it is too large), a server's own log messages, a model call retried, would all
 //! go unsaid.
 //!
+//! A line of reins's own words (its crates' events, not a server's log line they pass on)
+//! leaves out its target, and the fields its message says in words ([`SAID_IN_WORDS`]),
+//! unless `REINS_LOG` is set to something other than the default: a person reads `the
+//! model call failed (could not reach the server); trying again in 0.5 s (attempt 2 of 4)`,
+//! not the module it came from and its `wait_ms`. A dependency's line keeps its target: it
+//! says whose line it is.
+//!
 //! `REINS_LOG` chooses what is shown, in `RUST_LOG`'s syntax (`reins_mcp=info`, `off`);
 //! `warn` when it is unset or invalid. It is not `RUST_LOG` because that already chooses
 //! what is exported over OTLP (reins-otel): a debug trace exported should not also flood the
@@ -44,6 +51,16 @@ const MAX_CHARS: usize = 2000;
 const SECRET_FIELDS: [&str; 7] = [
     "session", "token", "auth", "header", "cookie", "secret", "password",
 ];
+
+/// Fields reins's own events carry for tracing's other consumers (an OTLP collector, a log
+/// of the application's) and say in their message in words: the retried model call's kind
+/// of failure, attempt and wait (`... trying again in 0.5 s (attempt 2 of 4)`), a fallback's
+/// kind of failure. Not repeated after the message unless [`ENV`] asks for detail.
+const SAID_IN_WORDS: [&str; 4] = ["error.type", "attempt", "max_attempts", "wait_ms"];
+
+/// The targets of reins's crates whose messages are another program's words (an MCP
+/// server's log line): their target says whose words they are, and is always shown.
+const THEIR_WORDS: [&str; 1] = ["reins_mcp::server_log"];
 
 /// Dependencies quieter than [`DEFAULT`], each a target and its directive, added to
 /// [`ENV`]'s directives unless one of them names the target (`rmcp=warn` shows rmcp's).
@@ -111,17 +128,45 @@ fn directives(value: Option<&str>) -> &str {
         .unwrap_or(DEFAULT)
 }
 
+/// Whether [`ENV`]'s value `value` asks for more than the default: it is set to a filter
+/// other than [`DEFAULT`] (`info`, `warn,reins=debug`, even `error`: whoever set it is
+/// looking at the logs), so reins's own lines say their target and every field.
+fn asks_for_detail(value: Option<&str>) -> bool {
+    unreadable(value).is_none() && directives(value) != DEFAULT
+}
+
 /// The layer that writes each event it is given on stderr (filter it with [`filter`]).
-pub struct StderrLayer;
+pub struct StderrLayer {
+    /// Whether reins's own lines say their target and every field ([`asks_for_detail`]).
+    detailed: bool,
+}
+
+impl StderrLayer {
+    /// The layer for [`ENV`]'s value `value`.
+    pub fn new(value: Option<&str>) -> Self {
+        StderrLayer {
+            detailed: asks_for_detail(value),
+        }
+    }
+}
 
 impl<S: Subscriber> Layer<S> for StderrLayer {
     fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
         let mut fields = Fields::default();
         event.record(&mut fields);
         let metadata = event.metadata();
-        let line = line(*metadata.level(), metadata.target(), &fields);
+        let line = line(*metadata.level(), metadata.target(), &fields, self.detailed);
         crate::terminal_lines::write_line(&line);
     }
+}
+
+/// Whether `target` is of reins's own words: one of its crates' (`reins`, `reins::tools`,
+/// `reins_mcp`, ...), not one passing on [`THEIR_WORDS`].
+fn reins_own_words(target: &str) -> bool {
+    let of_reins = target
+        .strip_prefix("reins")
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::") || rest.starts_with('_'));
+    of_reins && !THEIR_WORDS.contains(&target)
 }
 
 /// An event's message and its other fields, in order, as text.
@@ -152,8 +197,9 @@ impl Fields {
     }
 }
 
-/// The line shown for an event at `level` of `target` with `fields`, line feed included.
-fn line(level: Level, target: &str, fields: &Fields) -> String {
+/// The line shown for an event at `level` of `target` with `fields`, line feed included;
+/// of reins's own words, its target and the fields [`SAID_IN_WORDS`] only when `detailed`.
+fn line(level: Level, target: &str, fields: &Fields, detailed: bool) -> String {
     let level = match level {
         Level::ERROR => "error",
         Level::WARN => "warning",
@@ -161,21 +207,28 @@ fn line(level: Level, target: &str, fields: &Fields) -> String {
         Level::DEBUG => "debug",
         Level::TRACE => "trace",
     };
-    let mut line = format!("reins: {level}: {} ({target}", shown(&fields.message));
-    for (at, (name, value)) in fields.others.iter().enumerate() {
-        let separator = if at == 0 { ':' } else { ',' };
-        let value = shown(value);
-        let _ = if value.contains([' ', ',', '(', ')', '"']) {
-            write!(
-                line,
-                "{separator} {name}=\"{}\"",
-                value.replace('"', "\\\"")
-            )
-        } else {
-            write!(line, "{separator} {name}={value}")
-        };
-    }
-    line.push_str(")\n");
+    let brief = !detailed && reins_own_words(target);
+    let said: Vec<String> = fields
+        .others
+        .iter()
+        .filter(|(name, _)| !(brief && SAID_IN_WORDS.contains(name)))
+        .map(|(name, value)| {
+            let value = shown(value);
+            if value.contains([' ', ',', '(', ')', '"']) {
+                format!("{name}=\"{}\"", value.replace('"', "\\\""))
+            } else {
+                format!("{name}={value}")
+            }
+        })
+        .collect();
+    let mut line = format!("reins: {level}: {}", shown(&fields.message));
+    let _ = match (brief, said.is_empty()) {
+        (true, true) => Ok(()),
+        (true, false) => write!(line, " ({})", said.join(", ")),
+        (false, true) => write!(line, " ({target})"),
+        (false, false) => write!(line, " ({target}: {})", said.join(", ")),
+    };
+    line.push('\n');
     line
 }
 
@@ -198,9 +251,10 @@ mod tests {
     use std::sync::{Arc, Mutex};
     use tracing_subscriber::layer::SubscriberExt;
 
-    /// Records the line of each event it is given.
+    /// Records the line of each event it is given, as [`StderrLayer`] shows it (with or
+    /// without detail).
     #[derive(Clone, Default)]
-    struct Recording(Arc<Mutex<Vec<String>>>);
+    struct Recording(Arc<Mutex<Vec<String>>>, bool);
 
     impl<S: Subscriber> Layer<S> for Recording {
         fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
@@ -208,7 +262,7 @@ mod tests {
             event.record(&mut fields);
             let metadata = event.metadata();
             if let Ok(mut lines) = self.0.lock() {
-                lines.push(line(*metadata.level(), metadata.target(), &fields));
+                lines.push(line(*metadata.level(), metadata.target(), &fields, self.1));
             }
         }
     }
@@ -223,7 +277,7 @@ mod tests {
     /// dependency's information, a reins debugging line, an rmcp error, and a warning and an
     /// error of llama.cpp.
     fn shown_for(value: Option<&str>) -> Vec<String> {
-        let recording = Recording::default();
+        let recording = Recording(Arc::default(), StderrLayer::new(value).detailed);
         let layer = recording.clone().with_filter(filter(value));
         tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
             tracing::warn!(target: "reins_mcp", server = "dict", "left out");
@@ -236,7 +290,8 @@ mod tests {
         recording.lines()
     }
 
-    const LEFT_OUT: &str = "reins: warning: left out (reins_mcp: server=dict)\n";
+    const LEFT_OUT: &str = "reins: warning: left out (server=dict)\n";
+    const LEFT_OUT_IN_DETAIL: &str = "reins: warning: left out (reins_mcp: server=dict)\n";
     const CONNECTED: &str = "reins: info: connected (hyper)\n";
     const TURN: &str = "reins: debug: turn (reins)\n";
     const NO_FILE: &str = "reins: error: no such file (llama-cpp-2: module=llama_model_load)\n";
@@ -252,11 +307,15 @@ mod tests {
         assert_eq!(unreadable(None), None);
         assert_eq!(unreadable(Some("reins_mcp=debug")), None);
         assert!(shown_for(Some("off")).is_empty());
-        assert_eq!(shown_for(Some("info")), [LEFT_OUT, CONNECTED, NO_FILE]);
+        assert_eq!(shown_for(Some("warn")), [LEFT_OUT, NO_FILE]);
+        assert_eq!(
+            shown_for(Some("info")),
+            [LEFT_OUT_IN_DETAIL, CONNECTED, NO_FILE]
+        );
         // A target matches by prefix: `reins` names reins_mcp too.
         assert_eq!(
             shown_for(Some("warn,reins=debug")),
-            [LEFT_OUT, TURN, NO_FILE]
+            [LEFT_OUT_IN_DETAIL, TURN, NO_FILE]
         );
     }
 
@@ -267,7 +326,7 @@ mod tests {
         assert_eq!(shown_for(Some("rmcp=error")), [QUIT]);
         assert_eq!(
             shown_for(Some("warn,rmcp::transport=warn")),
-            [LEFT_OUT, QUIT, NO_FILE]
+            [LEFT_OUT_IN_DETAIL, QUIT, NO_FILE]
         );
         assert_eq!(shown_for(Some("off,llama-cpp-2=warn")), [N_CTX, NO_FILE]);
     }
@@ -282,7 +341,7 @@ mod tests {
             ],
         };
         assert_eq!(
-            line(Level::WARN, "reins_mcp::server_log", &fields),
+            line(Level::WARN, "reins_mcp::server_log", &fields, false),
             "reins: warning: disk full\\r\\n\\u001b[2Jreins: approved \
              (reins_mcp::server_log: server=files, why=\"no \\\"space\\\"\")\n"
         );
@@ -290,10 +349,56 @@ mod tests {
             message: "x".repeat(MAX_CHARS + 5),
             others: Vec::new(),
         };
-        let shown = line(Level::ERROR, "rmcp", &long);
+        let shown = line(Level::ERROR, "rmcp", &long, false);
         assert!(shown.starts_with("reins: error: xxx"), "{shown}");
         assert!(shown.ends_with("x… (2005 bytes) (rmcp)\n"), "{shown}");
         assert_eq!(shown.chars().filter(|c| *c == 'x').count(), MAX_CHARS);
+    }
+
+    /// The lines a subscriber shows with `REINS_LOG=value` of a retried model call, as
+    /// reins logs it, and of a server's log line reins-mcp passes on.
+    fn retry_shown_for(value: Option<&str>) -> Vec<String> {
+        let recording = Recording(Arc::default(), StderrLayer::new(value).detailed);
+        let subscriber = tracing_subscriber::registry().with(recording.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::event!(
+                target: "reins::providers::transport::send",
+                Level::WARN,
+                error.type = "transport",
+                attempt = 1,
+                max_attempts = 4,
+                wait_ms = 479,
+                "the model call failed (could not reach the server); trying again in 0.5 s \
+                 (attempt 2 of 4)"
+            );
+            tracing::warn!(target: "reins_mcp::server_log", server = "dict", "cache stale");
+        });
+        recording.lines()
+    }
+
+    #[test]
+    fn reins_own_lines_say_their_target_and_fields_in_words_only_when_asked() {
+        let retried = "reins: warning: the model call failed (could not reach the server); \
+                       trying again in 0.5 s (attempt 2 of 4)";
+        let server = "reins: warning: cache stale (reins_mcp::server_log: server=dict)\n";
+        for value in [None, Some(""), Some("warn"), Some("not a [filter")] {
+            assert_eq!(
+                retry_shown_for(value),
+                [format!("{retried}\n"), server.to_owned()],
+                "{value:?}"
+            );
+        }
+        assert_eq!(
+            retry_shown_for(Some("warn,reins_mcp=debug")),
+            [
+                format!(
+                    "{retried} (reins::providers::transport::send: error.type=transport, \
+                     attempt=1, max_attempts=4, wait_ms=479)\n"
+                ),
+                server.to_owned()
+            ]
+        );
+        assert!(!reins_own_words("reinsurance") && reins_own_words("reins_otel"));
     }
 
     #[test]

@@ -35,9 +35,10 @@ rules:
       content: "Defined."
 "#;
 
-/// The line the left-out tool is announced with, up to its error.
+/// The line the left-out tool is announced with, up to its error: reins's own words, without
+/// their target unless `REINS_LOG` asks for more than the default.
 const LEFT_OUT: &str = "reins: warning: the tool's outputSchema does not compile; the tool is \
-                        left out (reins_mcp: server=dict, tool=define, error=";
+                        left out (server=dict, tool=define, error=";
 
 /// The server's warning as it is shown.
 const SERVER_WARNING: &str = "reins: warning: cache stale\\n\\u001b[2Jreins: approved \
@@ -94,6 +95,20 @@ fn a_library_warning_is_shown_once_on_stderr_escaped_and_stdout_stays_json() {
 }
 
 #[test]
+fn reins_log_asking_for_more_shows_where_a_warning_comes_from() {
+    let (agent, _model) = dict_agent();
+    let (code, stdout, stderr) = outcome(
+        agent
+            .keyed(&["run", "AGENT", "Define a word.", "--json"])
+            .env("REINS_LOG", "warn,reins_mcp=info"),
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let in_detail = "reins: warning: the tool's outputSchema does not compile; the tool is left \
+                     out (reins_mcp: server=dict, tool=define, error=";
+    assert_eq!(stderr.matches(in_detail).count(), 1, "{stderr}");
+}
+
+#[test]
 fn reins_log_off_shows_no_library_warning() {
     let (agent, _model) = dict_agent();
     let (code, stdout, stderr) = outcome(
@@ -107,7 +122,8 @@ fn reins_log_off_shows_no_library_warning() {
 
 /// A model server that cannot be reached: each failed attempt is retried, with a warning,
 /// while the spinner turns. Each warning is a whole line on the screen: the spinner's line
-/// is cleared for it and drawn again after it, not left before it or drawn over it.
+/// is cleared for it and drawn again after it, not left before it or drawn over it. It says
+/// in words what failed and what comes next, not the event's target and fields.
 #[test]
 fn a_warning_while_the_spinner_turns_is_a_line_of_its_own() {
     let agent = AgentDir::new(&model_table("http://127.0.0.1:9/v1"));
@@ -122,12 +138,15 @@ fn a_warning_while_the_spinner_turns_is_a_line_of_its_own() {
     assert!(screen.contains("EXIT=1"), "{screen}");
     let retried: Vec<&str> = screen
         .lines()
-        .filter(|line| line.contains("retrying the model call"))
+        .filter(|line| line.contains("trying again"))
         .collect();
     assert!(!retried.is_empty(), "{screen}");
-    for line in retried {
+    for (at, line) in retried.iter().enumerate() {
         assert!(
-            line.starts_with("reins: warning: retrying the model call (") && line.ends_with(')'),
+            line.starts_with(
+                "reins: warning: the model call failed (could not reach the server); trying \
+                 again in "
+            ) && line.ends_with(&format!(" s (attempt {} of 4)", at + 2)),
             "{screen}"
         );
     }

@@ -328,7 +328,11 @@ async fn a_failed_calls_error_body_is_not_recorded_when_content_is_off() {
     let event = failed
         .events
         .iter()
-        .find(|event| event.name == "model call failed; falling back")
+        .find(|event| {
+            event.name
+                == "the model call failed (the server refused the request: HTTP 400); \
+                           falling back to another model"
+        })
         .unwrap();
     let field = |key: &str| {
         event

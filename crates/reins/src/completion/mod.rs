@@ -280,4 +280,29 @@ impl CompletionError {
             CompletionError::Other(_) => "_OTHER",
         })
     }
+
+    /// What went wrong, in a few words a person reads, without the failure's text (for the
+    /// same reason as [`error_type`](CompletionError::error_type)): what reins's own logs say
+    /// of a failure beside its `error.type` (`the server had an error: HTTP 503`).
+    pub(crate) fn kind_in_words(&self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            CompletionError::Http { status, .. } => {
+                let what = match status {
+                    429 => "the server is limiting requests",
+                    529 => "the server is overloaded",
+                    500..=599 => "the server had an error",
+                    400..=499 => "the server refused the request",
+                    _ => "the server answered an error",
+                };
+                return Cow::Owned(format!("{what}: HTTP {status}"));
+            }
+            CompletionError::Transport(_) => "could not reach the server",
+            CompletionError::Timeout(_) => "no answer in time",
+            CompletionError::Decode(_) => "the answer could not be read",
+            CompletionError::Redirected { .. } => "the server redirected the call elsewhere",
+            CompletionError::TooLarge { .. } => "the answer was larger than the limit",
+            CompletionError::InvalidRequest(_) => "the request is not valid for this model",
+            CompletionError::Other(_) => "the model failed",
+        })
+    }
 }

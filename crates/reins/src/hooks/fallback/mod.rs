@@ -243,12 +243,13 @@ impl AgentHook for ModelFallback {
                         from = model,
                         to = next,
                         error.type = %error.error_type(),
-                        "model call failed; falling back"
+                        "the model call failed ({}); falling back to another model",
+                        error.kind_in_words()
                     ),
                     None => tracing::warn!(
                         from = model,
                         to = next,
-                        "empty model response; falling back"
+                        "the model answered nothing; falling back to another model"
                     ),
                 }
                 OutcomeAction::retry_on(next)

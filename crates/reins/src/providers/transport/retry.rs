@@ -80,6 +80,25 @@ pub(crate) fn retryable_status(status: StatusCode) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
 }
 
+/// What the warning of a retried model call says, for a person: the failure's kind in
+/// words ([`CompletionError::kind_in_words`]), the wait, and which attempt comes next of the
+/// most the policy makes (`attempt` is the retry's number, 1-based; the first call was 1).
+///
+/// [`CompletionError::kind_in_words`]: crate::completion::CompletionError
+pub(crate) fn retrying_in_words(
+    kind: &str,
+    wait: Duration,
+    attempt: u32,
+    max_retries: u32,
+) -> String {
+    format!(
+        "the model call failed ({kind}); trying again in {:.1} s (attempt {} of {})",
+        wait.as_secs_f64(),
+        attempt.saturating_add(1),
+        max_retries.saturating_add(1)
+    )
+}
+
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(seconds) = value.parse::<f64>() {
@@ -136,6 +155,30 @@ fn httpdate_to_system_time(value: &str) -> Option<std::time::SystemTime> {
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
+
+    #[test]
+    fn a_retry_is_said_in_words_with_the_wait_and_the_attempt_to_come() {
+        assert_eq!(
+            retrying_in_words(
+                "could not reach the server",
+                Duration::from_millis(479),
+                1,
+                3
+            ),
+            "the model call failed (could not reach the server); trying again in 0.5 s \
+             (attempt 2 of 4)"
+        );
+        assert_eq!(
+            retrying_in_words(
+                "the server is limiting requests: HTTP 429",
+                Duration::from_secs(30),
+                3,
+                3
+            ),
+            "the model call failed (the server is limiting requests: HTTP 429); trying again \
+             in 30.0 s (attempt 4 of 4)"
+        );
+    }
 
     #[test]
     fn backoff_grows_is_capped_and_honors_retry_after() {

@@ -3,7 +3,7 @@
 
 use super::body::read_error_body;
 use super::client::{HttpClient, Wait};
-use super::retry::{retry_after, retryable_status};
+use super::retry::{retry_after, retryable_status, retrying_in_words};
 use crate::completion::CompletionError;
 use bytes::Bytes;
 use reqwest::Response;
@@ -78,12 +78,15 @@ impl HttpClient {
             }
             // The failure's kind, not its text: inside the call's `chat` span, the provider's
             // error body (which may echo the prompt) would be recorded on it whether the
-            // subscriber records content or not.
+            // subscriber records content or not. The message says it all in words, for a
+            // person; the fields, for a collector or a log's reader.
             tracing::warn!(
                 error.type = %failure.error_type(),
                 attempt,
+                max_attempts = self.retry.max_retries.saturating_add(1),
                 wait_ms = wait.as_millis() as u64,
-                "retrying the model call"
+                "{}",
+                retrying_in_words(&failure.kind_in_words(), wait, attempt, self.retry.max_retries)
             );
             tokio::time::sleep(wait).await;
         }
