@@ -158,3 +158,61 @@ fn an_answers_text_is_journaled_masked_like_the_result() {
         Some(ToolOutcome::Denied { .. })
     ));
 }
+
+/// What the model reads of a call whose arguments do not read as its tool's, through a
+/// journaled tool (embedded and journaled alike): the field that did not fit named, as a
+/// plain tool's run names it, but as the tool's failure (its arguments, read by the run
+/// loop as JSON, fit; the journaled tool reads them as its inner tool's).
+#[tokio::test]
+async fn a_bad_calls_field_is_named_as_the_tools_failure() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Transfer {
+        to: String,
+        amount: u64,
+    }
+    for steps in [
+        Steps::embedded(),
+        recording_port("run-8", Journal::default()),
+    ] {
+        let pay = tool_fn("pay", "Pays.", |args: Transfer| async move {
+            Ok::<_, &str>(args.amount.to_string())
+        });
+        let model = ScriptedModel::new([
+            Turn::tool_call("pay", json!({"to": "bob", "amount": "lots"})),
+            Turn::text("done"),
+        ]);
+        let seen = Seen::default();
+        let agent = AgentBuilder::new(model.clone())
+            .tool(steps.tool(pay))
+            .add_hook(Watch(Arc::clone(&seen)))
+            .build();
+        agent
+            .prompt("Pay bob.")
+            .run_id("run-8")
+            .extended_details()
+            .await
+            .expect("the run answers");
+        let read = model.requests()[1]
+            .history
+            .iter()
+            .find_map(|message| match message {
+                reins::message::Message::Tool(result) => Some(result.content.clone()),
+                _ => None,
+            })
+            .expect("the call's result");
+        assert_eq!(
+            read,
+            "the tool failed: invalid arguments: at `amount`: invalid type: string \"lots\", \
+             expected u64"
+        );
+        let seen = seen.lock().expect("seen");
+        assert!(
+            matches!(
+                seen[0].1,
+                ToolOutcome::Failed(reins::tool::ToolFailure::Execution { .. })
+            ),
+            "{seen:?}"
+        );
+    }
+}
