@@ -225,6 +225,7 @@ impl CallEnv<'_> {
                 extensions: &execution.extensions,
                 traits,
                 origin,
+                usage,
             };
             let mut result = ToolResult::lent(&parts, &execution.output);
             let answered = self.hooks.tool_outcome(self.ctx, &mut result).await;

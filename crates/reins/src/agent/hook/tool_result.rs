@@ -1,6 +1,7 @@
 //! [`ToolResult`]: a finished tool call as outcome hooks see it.
 
 use super::args_text::ArgsText;
+use crate::completion::Usage;
 use crate::tool::{ToolOutcome, ToolOutput, ToolResultExtensions, ToolTraits};
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -67,6 +68,8 @@ pub(crate) struct CallParts<'a> {
     pub extensions: &'a ToolResultExtensions,
     pub traits: Option<ToolTraits>,
     pub origin: Option<&'a str>,
+    /// The tokens the tool reported spending ([`ToolCallContext::add_usage`](crate::tool::ToolCallContext::add_usage)).
+    pub usage: Usage,
 }
 
 /// A [`ToolResult`]'s call, owned.
@@ -81,6 +84,7 @@ struct OwnedCall {
     extensions: ToolResultExtensions,
     traits: Option<ToolTraits>,
     origin: Option<String>,
+    usage: Usage,
 }
 
 impl std::fmt::Debug for ToolResult<'_> {
@@ -95,6 +99,7 @@ impl std::fmt::Debug for ToolResult<'_> {
             .field("extensions", self.extensions())
             .field("traits", &self.tool_traits())
             .field("origin", &self.tool_origin())
+            .field("usage", &self.usage())
             .finish()
     }
 }
@@ -183,6 +188,7 @@ impl<'a> ToolResult<'a> {
                 extensions: parts.extensions.clone(),
                 traits: parts.traits,
                 origin: parts.origin.map(str::to_owned),
+                usage: parts.usage,
             }),
         };
         ToolResult {
@@ -271,6 +277,18 @@ impl<'a> ToolResult<'a> {
         match &self.call {
             Call::Lent(parts) => parts.outcome,
             Call::Owned(call) => &call.outcome,
+        }
+    }
+    /// The tokens the tool reported spending on this call
+    /// ([`ToolCallContext::add_usage`](crate::tool::ToolCallContext::add_usage): a tool that
+    /// runs an agent of its own reports that agent's usage); zero for a tool that reports
+    /// none, and for a call that did not run (skipped, denied, or answered by a decision).
+    /// The run's usage counts them once; the [`Budget`](crate::hooks::budget::Budget) hook
+    /// counts them against its token and cost limits.
+    pub fn usage(&self) -> Usage {
+        match &self.call {
+            Call::Lent(parts) => parts.usage,
+            Call::Owned(call) => call.usage,
         }
     }
     /// Metadata the tool attached, never sent to the model.

@@ -63,6 +63,13 @@ impl Budget {
         let model = model
             .filter(|model| self.price_of(model).is_none())
             .or(usage.unpriced)?;
+        if let Some(tool) = model.strip_prefix("tool:") {
+            return Some(format!(
+                "budget: no price is set for the tokens the tool `{tool}` reported spending \
+                 (price them as `price(\"{model}\", input, output)`, or give a default \
+                 price), so the run's cost cannot be checked against its limit"
+            ));
+        }
         Some(format!(
             "budget: no price is set for the model labelled `{model}` (prices go by the label \
              a model was registered under, not the provider's name for it), so the run's cost \

@@ -139,7 +139,7 @@ impl AgentHook for Budget {
                     Some(index) if ledger.calls[index].ran => false,
                     Some(index) if ran => {
                         ledger.calls[index].ran = true;
-                        ledger.tool_calls = ledger.tool_calls.saturating_add(1);
+                        ledger.count_tool_call(result.tool_name(), result.usage());
                         true
                     }
                     Some(index) => {
@@ -153,7 +153,7 @@ impl AgentHook for Budget {
                             id: call_id.to_owned(),
                             ran: true,
                         });
-                        ledger.tool_calls = ledger.tool_calls.saturating_add(1);
+                        ledger.count_tool_call(result.tool_name(), result.usage());
                         true
                     }
                     None => false,

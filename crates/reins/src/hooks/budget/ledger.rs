@@ -69,6 +69,12 @@ pub(super) struct CountedCall {
     pub ran: bool,
 }
 
+/// The label the tokens a tool reports are filed (and priced) under: `tool:` and its name.
+/// The tool's own model is not known to the run, so its price is set under this label.
+pub(super) fn tool_label(tool: &str) -> String {
+    format!("tool:{tool}")
+}
+
 /// Adds `usage` to `total`, saturating: token counts come from providers, and an absurd
 /// count must not overflow. A call's total counts at least its input plus output, so a
 /// provider reporting a smaller total (or none) cannot take its tokens past a total limit.
@@ -164,6 +170,16 @@ impl Ledger {
         earlier.is_some()
     }
 
+    /// Counts a tool call that ran, and the tokens it reported spending
+    /// ([`ToolCallContext::add_usage`](crate::tool::ToolCallContext::add_usage)), filed under
+    /// its [`tool_label`].
+    pub fn count_tool_call(&mut self, tool: &str, usage: Usage) {
+        self.tool_calls = self.tool_calls.saturating_add(1);
+        if usage != Usage::default() {
+            add_usage(self.by_model.entry(tool_label(tool)).or_default(), usage);
+        }
+    }
+
     /// Tool calls that ran, plus the ones let through that are still running.
     pub fn tool_calls_in_flight(&self) -> u64 {
         let running = self.calls.iter().filter(|call| !call.ran).count();
@@ -233,9 +249,12 @@ pub struct BudgetUsage {
     pub total_tokens: u64,
     /// The cost of the models that have a price.
     pub cost: f64,
-    /// Models that were called but have no price (their tokens are not in `cost`).
+    /// Models that were called but have no price (their tokens are not in `cost`), and the
+    /// `tool:NAME` labels of tools that reported tokens without a price.
     pub unpriced_models: Vec<String>,
-    /// Tokens per model label.
+    /// Tokens per model label; the tokens a tool reported spending
+    /// ([`ToolCallContext::add_usage`](crate::tool::ToolCallContext::add_usage), such as an
+    /// agent it runs) under `tool:` and the tool's name.
     pub by_model: BTreeMap<String, Usage>,
     /// Model calls made, each counted once: a failed call and each call a hook made again on
     /// another model count too. A response a hook registered before the budget served (a

@@ -25,7 +25,10 @@ use std::time::Duration;
 /// so far; each model turn's [`Usage`](crate::completion::Usage) is added when the response
 /// arrives. A limit is used up once `used >= max`: a model call is refused after the run has
 /// made `max_model_calls` calls or read or written its maximum of tokens, so one call can go
-/// past a token or cost limit, never two. A tool call is refused once `max_tool_calls` calls
+/// past a token or cost limit, never two. The tokens a tool reports spending
+/// ([`ToolCallContext::add_usage`](crate::tool::ToolCallContext::add_usage): a tool that runs
+/// an agent of its own) count too, when its call's outcome arrives, filed under the label
+/// `tool:` and the tool's name (price them there). A tool call is refused once `max_tool_calls` calls
 /// ran, and also when the run could not make another model call to read its result. An
 /// answer the model already gave is never thrown away: the check is before calls, not after.
 /// A tool call decided on resume ([`ToolDecision`](crate::agent::ToolDecision), given to a
@@ -187,7 +190,9 @@ impl Budget {
     /// The price of the model registered under `model` (the label of
     /// [`AgentBuilder::named_model`](crate::agent::AgentBuilder::named_model); `"default"`
     /// for the model given to `AgentBuilder::new`), per million input and output tokens. A
-    /// negative or non-finite price leaves the model without a price.
+    /// negative or non-finite price leaves the model without a price. The tokens a tool
+    /// reports spending are priced under `tool:` and its name (`price("tool:research", …)`
+    /// for a tool `research` that runs an agent on another model).
     pub fn price(mut self, model: impl Into<String>, input: f64, output: f64) -> Self {
         let model = model.into();
         if valid_price(input, output) {

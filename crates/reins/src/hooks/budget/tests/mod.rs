@@ -2,6 +2,7 @@ use super::*;
 mod composition;
 mod resume;
 mod retries;
+mod tool_usage;
 
 use crate::agent::{
     Agent, AgentBuilder, AgentHook, DispatchAction, DispatchEvent, HookContext, ModelSelectEvent,
