@@ -122,19 +122,21 @@ pub(crate) async fn not_an_event_stream(
     deadline: Instant,
 ) -> CompletionError {
     let start = read_error_body(client, response, deadline).await;
-    CompletionError::Decode(format!(
+    // The content type is the server's text too: it may echo the key.
+    CompletionError::Decode(client.scrub(&format!(
         "a streamed answer was asked for, but the server answered with content type \
          `{content_type}` instead of an event stream; the body starts: {start}"
-    ))
+    )))
 }
 
-/// The response's content type, or `(none)`.
+/// The response's content type, or `(none)`: excerpted, as errors quote it (a header can be
+/// tens of kilobytes long).
 pub(crate) fn content_type(response: &Response) -> String {
     response
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
-        .map_or_else(|| "(none)".to_owned(), str::to_owned)
+        .map_or_else(|| "(none)".to_owned(), excerpt)
 }
 
 pub(crate) fn too_large(what: &str, limit: usize) -> CompletionError {

@@ -4,6 +4,7 @@
 //! that panics must not take the caller down with it.
 
 mod bounds;
+mod echoes;
 mod fragment_ids;
 mod kept;
 mod panics;
@@ -47,6 +48,7 @@ macro_rules! hardening {
                     bounds::an_error_body_sent_as_an_event_stream_is_quoted_in_the_error,
                     retries::a_retry_after_longer_than_the_clock_holds_ends_the_call_with_its_failure,
                     secrets::credentials_never_show_in_debug_output,
+                    echoes::a_content_type_echoing_the_key_does_not_show_it,
                     secrets::an_error_body_echoing_the_key_does_not_show_it,
                     secrets::an_error_quoting_only_the_start_of_a_credential_does_not_show_it,
                     secrets::an_answer_echoing_the_key_does_not_show_it,

@@ -15,6 +15,8 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+mod spelled;
+
 /// What a secret is replaced with.
 const REDACTED: &str = "<redacted>";
 
@@ -77,20 +79,11 @@ impl Secrets {
     }
 
     /// How many bytes at the end of `text` could be the start of a secret (and so must wait
-    /// for the next fragment).
+    /// for the next fragment): spelled as it is, or with JSON escapes (see [`spelled`]).
     fn open_end(&self, text: &str) -> usize {
-        let bytes = text.as_bytes();
         self.texts
             .iter()
-            .map(|secret| {
-                let secret = secret.as_bytes();
-                // The earliest start, among the last `len - 1` bytes, of a suffix the secret
-                // begins with. It starts with the secret's first byte, so on a character.
-                let from = bytes.len().saturating_sub(secret.len() - 1);
-                (from..bytes.len())
-                    .find(|&at| bytes[at] == secret[0] && secret.starts_with(&bytes[at..]))
-                    .map_or(0, |at| bytes.len() - at)
-            })
+            .map(|secret| spelled::open_end(text.as_bytes(), secret.as_bytes()))
             .max()
             .unwrap_or(0)
     }
