@@ -89,6 +89,8 @@ impl BlockBuilder {
 pub struct MessagesStreamDecoder {
     /// The message from `message_start`, updated by `message_delta`s.
     message: Map<String, Value>,
+    /// A `message_start` arrived.
+    started: bool,
     blocks: Vec<BlockBuilder>,
     /// How many events were read, and the type of the last one (for error messages).
     events: usize,
@@ -118,6 +120,7 @@ impl MessagesStreamDecoder {
         // held as the block's start), so they count whole.
         match kind.as_str() {
             "message_start" => {
+                self.started = true;
                 self.keep(data.len());
                 if let Some(Value::Object(message)) = event.get("message") {
                     self.message = message.clone();
@@ -145,6 +148,14 @@ impl MessagesStreamDecoder {
                 }
             }
             "message_stop" => {
+                // No message started: nothing of an answer came, and an empty one would pass
+                // for the model's (a gateway whose upstream failed may end a stream so).
+                if !self.started {
+                    return Err(codec::cut_stream(
+                        "with `message_stop` before any `message_start`; received ",
+                        &*self,
+                    ));
+                }
                 // A server may leave blocks unstopped: the answer ends them all.
                 for block in &mut self.blocks {
                     block.stream_start_input(out);

@@ -5,6 +5,7 @@
 
 mod bounds;
 mod echoes;
+mod empty_answers;
 mod fragment_ids;
 mod kept;
 mod panics;

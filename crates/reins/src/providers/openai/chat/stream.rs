@@ -46,6 +46,8 @@ pub struct ChatStreamDecoder {
     last: Value,
     events: usize,
     text_bytes: usize,
+    /// Some event carried reasoning, text or a tool call.
+    answered: bool,
     /// Bytes kept that no chunk counts: the ids of the calls.
     kept: usize,
 }
@@ -102,6 +104,15 @@ impl StreamDecoder for ChatStreamDecoder {
     fn event(&mut self, _name: Option<&str>, data: &str, out: &mut Chunks) -> Step {
         self.events += 1;
         if data.trim() == "[DONE]" {
+            // Nothing answered and no reason given: a gateway whose upstream failed ends the
+            // stream so, and an empty answer would pass for the model's.
+            if !self.answered && self.finish_reason.is_none() {
+                return Err(codec::cut_stream(
+                    "with [DONE] before any answer (no text, tool call or finish_reason) \
+                     after ",
+                    &*self,
+                ));
+            }
             return Ok(Some(self.finish()));
         }
         let chunk = codec::event_json(data, None)?;
@@ -123,11 +134,13 @@ impl StreamDecoder for ChatStreamDecoder {
             }
             let delta = choice.get("delta").unwrap_or(&Value::Null);
             if let Some(text) = reasoning_text(delta) {
+                self.answered = true;
                 self.assembler.reasoning(text);
                 out.push_back(StreamChunk::Reasoning(text.to_owned()));
             }
             if let Some(text) = delta.get("content").and_then(Value::as_str) {
                 if !text.is_empty() {
+                    self.answered = true;
                     self.text_bytes += text.len();
                     self.assembler.text(text);
                     out.push_back(StreamChunk::Text(text.to_owned()));
@@ -141,6 +154,7 @@ impl StreamDecoder for ChatStreamDecoder {
                     if self.calls.len() > MAX_ANSWER_PARTS {
                         return Err(too_many_parts());
                     }
+                    self.answered = true;
                     self.tool_call_delta(call, &literals, out);
                 }
             }

@@ -58,7 +58,9 @@
 //! `content_filter` [`FinishReason::ContentFilter`]; a completed turn with function calls is
 //! [`FinishReason::ToolCalls`]; a completed turn whose message is a refusal keeps the refusal
 //! as its text and finishes with [`FinishReason::ContentFilter`]; other completed turns are
-//! [`FinishReason::Stop`]. A `failed` response is a [`CompletionError`].
+//! [`FinishReason::Stop`]. A `failed` response is a [`CompletionError`], and so is one not
+//! finished yet (`queued` or `in_progress`, as `background: true` in `additional_params`
+//! answers): reins does not poll a background response, and its empty output is no answer.
 //!
 //! [`CompletionError`]: crate::completion::CompletionError
 //! [`CompletionError::Decode`]: crate::completion::CompletionError::Decode

@@ -52,8 +52,16 @@ pub(super) fn failure(error: Option<&Value>, context: &str) -> CompletionError {
     CompletionError::Other(format!("{context}: {detail}"))
 }
 
-/// The error of a response whose status is `failed` or that carries an error object.
+/// The error of a response whose status is `failed` or that carries an error object, or
+/// that is not finished (`queued`, `in_progress`: asked to run in the background): its empty
+/// output would pass for the model's answer.
 pub(super) fn response_failure(raw: &Value) -> Option<CompletionError> {
+    if let Some(status @ ("queued" | "in_progress")) = raw.get("status").and_then(Value::as_str) {
+        return Some(CompletionError::Decode(format!(
+            "the response is not finished (status `{status}`): reins reads a finished \
+             response and does not poll one running in the background (`background: true`)"
+        )));
+    }
     let failed = raw.get("status").and_then(Value::as_str) == Some("failed");
     let error = raw.get("error").filter(|e| !e.is_null());
     (failed || error.is_some()).then(|| failure(error, "the response failed"))
