@@ -95,6 +95,14 @@
 //!   model reads their text, and the call's outcome is a skip, a success or a denial (what
 //!   hooks see, on every replay). One more journal entry per call is the
 //!   price; declare a tool's retry safety when a second execution is harmless.
+//! - The tokens a call in doubt spent before its worker died
+//!   ([`ToolCallContext::add_usage`](reins::tool::ToolCallContext::add_usage), e.g. another
+//!   agent's run) are not counted in the run: the tool attaches them to its call, and they
+//!   reach the journal only with the call's result, which the cut-off attempt never journaled
+//!   (the same goes for its extensions). A `rerun` (or an approval) counts what the new
+//!   execution spends, once; `skip`, `supply_result` and `deny` count nothing for the call.
+//!   The run's usage may therefore be short of what was spent; a tool that must account for
+//!   every token reports it elsewhere as it spends it (keyed by its effect id).
 //!
 //! # Secrets in the journal
 //!
@@ -211,9 +219,14 @@
 //! A step's value (a model's answer, a tool's result, a recorded value) is journaled as one
 //! entry, and Restate refuses an entry over its message size limit (32 MiB by default) as a
 //! failure it retries without end. A value whose JSON passes [`MAX_STEP_BYTES`] (8 MiB) is
-//! therefore journaled as the step's failure instead: a tool's result reaches the model as the
-//! tool's error, a model's answer fails the model call. Return large data by reference (a
-//! file, an object store key), not inside the result.
+//! therefore not journaled. A tool call's entry keeps what the tool attached instead of its
+//! result: the model reads the tool's error (`the tool's result is <n> bytes as JSON, more
+//! than a journaled step may hold (8388608 bytes); …`), and the tokens the tool counted
+//! ([`ToolCallContext::add_usage`](reins::tool::ToolCallContext::add_usage)) and its extensions
+//! still reach the run (extensions too large beside the error give way as well, the usage
+//! never). A model's answer, or a value of [`Steps::record`], that large is journaled as the
+//! step's failure: the model call fails, the record is a [`StepError`]. Return large data by
+//! reference (a file, an object store key), not inside the result.
 //!
 //! # Upgrading a deployment
 //!

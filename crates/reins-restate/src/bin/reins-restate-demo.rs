@@ -20,7 +20,8 @@
 //! whose result holds an email address, a GitHub token and a card number, which the agent's
 //! `Redaction` masks, in the journal too; the answer quotes the last tool result), `huge`
 //! (calls `record` with the item `huge`, whose result is 40 MiB, more than Restate takes in
-//! one journal entry; the answer quotes the last tool result), `delegate` (calls `ask`, a tool
+//! one journal entry, and which counts 70 in and 7 out tokens in the run; the answer quotes
+//! the last tool result), `delegate` (calls `ask`, a tool
 //! standing in for another agent: it counts that agent's tokens in the run
 //! (`ToolCallContext::add_usage`, 100 in and 10 out) and attaches who answered (the extension
 //! `answered_by`, which a hook appends to its result); then calls `transfer`, which suspends;
@@ -65,6 +66,13 @@ const LONG_CALLS: usize = 400;
 /// The length of the result of a `record` call of the item `huge`: more than Restate's
 /// default message size limit (32 MiB).
 const HUGE_RESULT: usize = 40 * 1024 * 1024;
+
+/// The tokens a `record` call of the item `huge` counts in the run.
+const HUGE_USAGE: Usage = Usage {
+    input_tokens: 70,
+    output_tokens: 7,
+    total_tokens: 77,
+};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct RecordArgs {
@@ -327,6 +335,9 @@ fn agent(steps: &Steps, model: &DemoModel, effects: &Arc<PathBuf>) -> Agent {
         async move {
             record_effect(&file, "record", &args.item)?;
             Ok::<_, std::io::Error>(if args.item == "huge" {
+                if let Some(call) = ToolCallContext::current() {
+                    call.add_usage(HUGE_USAGE);
+                }
                 "x".repeat(HUGE_RESULT)
             } else {
                 "recorded".to_owned()

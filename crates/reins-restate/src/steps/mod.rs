@@ -353,22 +353,31 @@ impl Steps {
 /// Why a limit of reins's own: Restate refuses a journal entry over its message size limit
 /// (32 MiB by default, with a warning from 10 MiB) as a retryable failure, so a tool that
 /// returned more would be run again and refused again without end. A larger value is
-/// journaled as the step's failure instead — for a tool call, an error the model reads — and
-/// a replay fails the same way. Embedded runs have no such limit.
+/// journaled as the step's failure instead, and a replay fails the same way; a tool call's
+/// entry gives way before that (the call fails with the result's size and this limit, and
+/// what the tool attached, its usage first, is kept: see [`JournaledTool`](crate::JournaledTool)).
+/// Embedded runs have no such limit.
 pub const MAX_STEP_BYTES: usize = 8 * 1024 * 1024;
+
+/// How many bytes `value` takes as JSON (0 for a value that does not serialize).
+pub(crate) fn json_size(value: &impl Serialize) -> usize {
+    let mut counted = ByteCount(0);
+    // Counting only: the writer never fails.
+    match serde_json::to_writer(&mut counted, value) {
+        Ok(()) => counted.0,
+        Err(_) => 0,
+    }
+}
 
 /// `value` if its JSON fits in [`MAX_STEP_BYTES`], else why it cannot be journaled.
 fn within_step_limit(value: Value) -> Result<Value, String> {
-    let mut counted = ByteCount(0);
-    // Counting only: the writer never fails, and a `Value` always serializes.
-    let _ = serde_json::to_writer(&mut counted, &value);
-    if counted.0 <= MAX_STEP_BYTES {
+    let size = json_size(&value);
+    if size <= MAX_STEP_BYTES {
         return Ok(value);
     }
     Err(format!(
-        "the result is {} bytes as JSON, more than a journaled step may hold ({MAX_STEP_BYTES} \
-         bytes)",
-        counted.0
+        "the result is {size} bytes as JSON, more than a journaled step may hold \
+         ({MAX_STEP_BYTES} bytes)"
     ))
 }
 

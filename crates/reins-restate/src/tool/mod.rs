@@ -8,7 +8,9 @@ use futures::FutureExt;
 use recorded::{JournaledCall, RecordedCall, replayed};
 use reins::agent::ToolDecision;
 use reins::hooks::redaction::Redaction;
-use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolTraits};
+use reins::tool::{
+    RetrySafety, Tool, ToolAttachments, ToolCallContext, ToolFailure, ToolOutcome, ToolTraits,
+};
 use serde_json::Value;
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
@@ -25,6 +27,12 @@ use std::time::Duration;
 /// ([`ToolCallContext::set_extension`]) and an answer in place of its own
 /// ([`ToolCallContext::answer_skipped`], [`ToolCallContext::answer_denied`]), seen alike on
 /// every replay.
+///
+/// Arguments that do not read as the inner tool's answer the call with
+/// [`ToolFailure::InvalidArguments`] (what hooks see; the model reads `invalid arguments: at
+/// ...`), as a run of the tool unwrapped does. A result whose entry would pass
+/// [`MAX_STEP_BYTES`](crate::MAX_STEP_BYTES) is not journaled: the call fails with its size
+/// and the limit, and what the tool attached is kept (its usage always).
 ///
 /// On Restate the tool's [`timeout`](Tool::timeout) is applied inside the step (so a timeout
 /// is journaled like any failure); it reaches the model as the tool's error text. What the
@@ -132,7 +140,7 @@ impl<T: Tool> JournaledTool<T> {
             Ok(args) => args,
             Err(failure) => {
                 return RecordedCall::Error {
-                    message: failure.to_string(),
+                    message: refused(failure),
                 };
             }
         };
@@ -159,6 +167,27 @@ impl<T: Tool> JournaledTool<T> {
             },
         }
     }
+}
+
+/// Answers the call running on this task, if any, with `failure` (its arguments do not read
+/// as the tool's), and returns the failure's text (what a call outside a run fails with).
+///
+/// Why an answer and not the tool's error: the run reads this tool's arguments as JSON, which
+/// always fit, and the inner tool's are read here; failed with the text, the call would reach
+/// hooks as the tool's own failure ([`ToolFailure::Execution`]) and the model would read
+/// `the tool failed: invalid arguments: …`. Answered, hooks see
+/// [`ToolFailure::InvalidArguments`] and the model reads `invalid arguments: …`, as for a
+/// tool that is not wrapped. Journaled, the answer is part of the call's entry (what the tool
+/// attached), so a replay answers alike; entries journaled before it hold only the error, and
+/// replay as they first ran.
+fn refused(failure: ToolFailure) -> String {
+    let text = failure.to_string();
+    if let Some(call) = ToolCallContext::current() {
+        let mut answer = ToolAttachments::default();
+        answer.answer = Some(ToolOutcome::Failed(failure));
+        call.attach(answer);
+    }
+    text
 }
 
 fn timed_out(limit: Duration) -> RecordedCall {
@@ -215,8 +244,7 @@ impl<T: Tool> Tool for JournaledTool<T> {
 
     async fn call(&self, args: Value) -> Result<Value, String> {
         if !self.steps.is_journaled() {
-            let args = reins::tool::read_arguments::<T::Args>(&args)
-                .map_err(|failure| failure.to_string())?;
+            let args = reins::tool::read_arguments::<T::Args>(&args).map_err(refused)?;
             let output = self
                 .inner
                 .call(args)
@@ -306,9 +334,14 @@ impl<T: Tool> JournaledTool<T> {
             }
             None => JournaledCall::bare(self.execute(args).await),
         };
-        self.steps.masked_entry(entry).to_json()
+        self.steps
+            .masked_entry(entry)
+            .within_journal_limit()
+            .to_json()
     }
 }
 
+#[cfg(test)]
+mod in_doubt_tests;
 #[cfg(test)]
 mod tests;

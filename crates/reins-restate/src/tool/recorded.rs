@@ -2,8 +2,8 @@
 //! usage, extensions, an answer in place of its own), masked by the registered redactions;
 //! and the call's result read back from it.
 
-use crate::steps::Steps;
-use reins::tool::{ToolAttachments, ToolCallContext, ToolOutcome};
+use crate::steps::{MAX_STEP_BYTES, Steps, json_size};
+use reins::tool::{ToolAttachments, ToolCallContext, ToolFailure, ToolOutcome};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -61,6 +61,68 @@ impl JournaledCall {
         )
     }
 
+    /// The entry as it may be journaled: whole when its JSON fits in [`MAX_STEP_BYTES`];
+    /// else the call fails with an error saying how large it was and what the limit is, and
+    /// what the tool attached is kept: its usage always, its extensions and answer when they
+    /// fit beside the error.
+    ///
+    /// Why not let the step fail: a step's failure is all its entry holds, so the tokens the
+    /// tool spent would never be counted and its extensions never reach the hooks; and the
+    /// model would read of a step, not of the tool's result.
+    pub(super) fn within_journal_limit(self) -> JournaledCall {
+        let size = json_size(&self);
+        if size <= MAX_STEP_BYTES {
+            return self;
+        }
+        let JournaledCall { call, attached } = self;
+        let result = match &call {
+            RecordedCall::Output { value } => json_size(value),
+            RecordedCall::Error { message } | RecordedCall::Panicked { message } => {
+                json_size(message)
+            }
+            RecordedCall::InDoubt => 0,
+        };
+        let usage_only = |attached: &ToolAttachments| {
+            let mut usage = ToolAttachments::default();
+            usage.usage = attached.usage;
+            usage
+        };
+        if result <= MAX_STEP_BYTES {
+            // The result fits: what the tool attached for hooks is what does not.
+            let message = format!(
+                "the tool's result and what it attached for hooks are {size} bytes as JSON, \
+                 more than a journaled step may hold ({MAX_STEP_BYTES} bytes); neither was kept"
+            );
+            return JournaledCall {
+                call: RecordedCall::Error { message },
+                attached: usage_only(&attached),
+            };
+        }
+        let message = format!(
+            "the tool's result is {result} bytes as JSON, more than a journaled step may hold \
+             ({MAX_STEP_BYTES} bytes); it was not kept: return large data by reference"
+        );
+        let kept = JournaledCall {
+            call: RecordedCall::Error {
+                message: message.clone(),
+            },
+            attached,
+        };
+        if json_size(&kept) <= MAX_STEP_BYTES {
+            return kept;
+        }
+        let attached_size = json_size(&kept.attached);
+        JournaledCall {
+            call: RecordedCall::Error {
+                message: format!(
+                    "{message}; what it attached for hooks ({attached_size} bytes as JSON) was \
+                     not kept either"
+                ),
+            },
+            attached: usage_only(&kept.attached),
+        }
+    }
+
     /// As journaled.
     pub(super) fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or_else(
@@ -95,6 +157,11 @@ impl Steps {
             ToolOutcome::Denied { report } => ToolOutcome::Denied {
                 report: self.masked(&report).unwrap_or(report),
             },
+            ToolOutcome::Failed(ToolFailure::InvalidArguments { message }) => {
+                ToolOutcome::Failed(ToolFailure::InvalidArguments {
+                    message: self.masked(&message).unwrap_or(message),
+                })
+            }
             other => other,
         });
         JournaledCall {

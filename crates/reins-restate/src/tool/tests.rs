@@ -3,12 +3,14 @@
 //! before attachments were still replay.
 
 use super::recorded::{JournaledCall, RecordedCall};
-use crate::steps::{Journal, Steps, recording_port, replaying_port};
+use crate::steps::{Journal, MAX_STEP_BYTES, Steps, recording_port, replaying_port};
 use reins::agent::{AgentBuilder, AgentHook, HookContext, OutcomeAction, OutcomeEvent};
 use reins::completion::Usage;
 use reins::hooks::redaction::Redaction;
 use reins::testing::{ScriptedModel, Turn};
-use reins::tool::{RetrySafety, ToolAttachments, ToolCallContext, ToolOutcome, tool_fn};
+use reins::tool::{
+    RetrySafety, ToolAttachments, ToolCallContext, ToolFailure, ToolOutcome, tool_fn,
+};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -137,62 +139,160 @@ fn an_entry_journaled_before_attachments_reads_as_one_with_nothing_attached() {
 fn an_answers_text_is_journaled_masked_like_the_result() {
     let steps = Steps::embedded();
     steps.redaction(Redaction::new());
-    let mut attached = ToolAttachments::default();
-    attached.answer = Some(ToolOutcome::Denied {
-        report: "mail ada@example.com first".to_owned(),
-    });
-    attached.usage = Usage::new(1, 2);
-    let entry = JournaledCall {
-        call: RecordedCall::Output {
-            value: json!("ignored"),
+    for answer in [
+        ToolOutcome::Denied {
+            report: "mail ada@example.com first".to_owned(),
         },
-        attached,
-    };
-    let journaled = steps.masked_entry(entry).to_json();
-    let text = journaled.to_string();
-    assert!(!text.contains("ada@example.com"), "{text}");
-    let read: JournaledCall = serde_json::from_value(journaled).expect("the entry reads back");
-    assert_eq!(read.attached.usage, Usage::new(1, 2));
-    assert!(matches!(
-        read.attached.answer,
-        Some(ToolOutcome::Denied { .. })
-    ));
+        // Arguments that did not fit quote what the model wrote.
+        ToolOutcome::Failed(ToolFailure::InvalidArguments {
+            message: "at `to`: unknown payee ada@example.com".to_owned(),
+        }),
+    ] {
+        let mut attached = ToolAttachments::default();
+        attached.answer = Some(answer.clone());
+        attached.usage = Usage::new(1, 2);
+        let entry = JournaledCall {
+            call: RecordedCall::Output {
+                value: json!("ignored"),
+            },
+            attached,
+        };
+        let journaled = steps.masked_entry(entry).to_json();
+        let text = journaled.to_string();
+        assert!(!text.contains("ada@example.com"), "{text}");
+        let read: JournaledCall = serde_json::from_value(journaled).expect("the entry reads back");
+        assert_eq!(read.attached.usage, Usage::new(1, 2));
+        let kept = read.attached.answer.expect("the answer");
+        assert_eq!(
+            std::mem::discriminant(&kept),
+            std::mem::discriminant(&answer)
+        );
+    }
 }
 
-/// What the model reads of a call whose arguments do not read as its tool's, through a
-/// journaled tool (embedded and journaled alike): the field that did not fit named, as a
-/// plain tool's run names it, but as the tool's failure (its arguments, read by the run
-/// loop as JSON, fit; the journaled tool reads them as its inner tool's).
-#[tokio::test]
-async fn a_bad_calls_field_is_named_as_the_tools_failure() {
+/// What the model read as the first call's result, and how hooks saw that call end.
+async fn bad_call(steps: Option<&Steps>, id: &str) -> (String, ToolOutcome) {
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)]
     struct Transfer {
         to: String,
         amount: u64,
     }
+    let pay = tool_fn("pay", "Pays.", |args: Transfer| async move {
+        Ok::<_, &str>(args.amount.to_string())
+    });
+    let model = ScriptedModel::new([
+        Turn::tool_call("pay", json!({"to": "bob", "amount": "lots"})),
+        Turn::text("done"),
+    ]);
+    let seen = Seen::default();
+    let builder = AgentBuilder::new(model.clone());
+    let builder = match steps {
+        Some(steps) => builder.tool(steps.tool(pay)),
+        None => builder.tool(pay),
+    };
+    let agent = builder.add_hook(Watch(Arc::clone(&seen))).build();
+    agent
+        .prompt("Pay bob.")
+        .run_id(id)
+        .extended_details()
+        .await
+        .expect("the run answers");
+    let read = model.requests()[1]
+        .history
+        .iter()
+        .find_map(|message| match message {
+            reins::message::Message::Tool(result) => Some(result.content.clone()),
+            _ => None,
+        })
+        .expect("the call's result");
+    let outcome = seen.lock().expect("seen")[0].1.clone();
+    (read, outcome)
+}
+
+/// A call whose arguments do not read as its tool's, through a journaled tool (embedded, on
+/// a first execution and on replay): the model reads the field that did not fit and hooks see
+/// invalid arguments, as for the same tool unwrapped.
+#[tokio::test]
+async fn a_bad_call_reads_as_it_does_for_the_tool_unwrapped() {
+    let unwrapped = bad_call(None, "run-8").await;
+    assert_eq!(
+        unwrapped,
+        (
+            "invalid arguments: at `amount`: invalid type: string \"lots\", expected u64"
+                .to_owned(),
+            ToolOutcome::Failed(ToolFailure::InvalidArguments {
+                message: "at `amount`: invalid type: string \"lots\", expected u64".to_owned()
+            })
+        )
+    );
+    let journal = Journal::default();
     for steps in [
         Steps::embedded(),
-        recording_port("run-8", Journal::default()),
+        recording_port("run-8", Arc::clone(&journal)),
+        replaying_port("run-8", journal),
     ] {
-        let pay = tool_fn("pay", "Pays.", |args: Transfer| async move {
-            Ok::<_, &str>(args.amount.to_string())
+        assert_eq!(bad_call(Some(&steps), "run-8").await, unwrapped);
+    }
+}
+
+/// A bad call journaled before such calls were answered as invalid arguments (its entry the
+/// tool's error alone) replays as it first ran: the tool's failure.
+#[tokio::test]
+async fn a_bad_call_journaled_as_the_tools_error_replays_as_it_first_ran() {
+    let text = "invalid arguments: at `amount`: invalid type: string \"lots\", expected u64";
+    let journal = Journal::default();
+    journal.lock().expect("journal").extend([
+        ("run-8/t1c0/started".to_owned(), Value::Null),
+        (
+            "run-8/t1c0".to_owned(),
+            json!({"outcome": "error", "message": text}),
+        ),
+    ]);
+    let steps = replaying_port("run-8", journal);
+    assert_eq!(
+        bad_call(Some(&steps), "run-8").await,
+        (
+            format!("the tool failed: {text}"),
+            ToolOutcome::Failed(ToolFailure::Execution {
+                message: text.to_owned()
+            })
+        )
+    );
+}
+
+/// A result too large for one journal entry: the model reads that it was, with its size and
+/// the limit, and what the tool counted and attached still reaches the run, on the first
+/// execution and on replay.
+#[tokio::test]
+async fn a_result_too_large_to_journal_keeps_what_the_tool_attached() {
+    let journal = Journal::default();
+    for steps in [
+        recording_port("run-9", Arc::clone(&journal)),
+        replaying_port("run-9", Arc::clone(&journal)),
+    ] {
+        let big = tool_fn("big", "Returns a lot.", |_: Value| async {
+            let call = ToolCallContext::current().ok_or("outside a call")?;
+            call.add_usage(Usage::new(100, 10));
+            call.set_extension("by", json!("archivist"));
+            Ok::<_, &str>("x".repeat(MAX_STEP_BYTES))
         });
         let model = ScriptedModel::new([
-            Turn::tool_call("pay", json!({"to": "bob", "amount": "lots"})),
-            Turn::text("done"),
+            Turn::tool_call("big", json!({})).usage(Usage::new(20, 5)),
+            Turn::text("done").usage(Usage::new(30, 5)),
         ]);
         let seen = Seen::default();
         let agent = AgentBuilder::new(model.clone())
-            .tool(steps.tool(pay))
+            .tool(steps.tool(big))
             .add_hook(Watch(Arc::clone(&seen)))
             .build();
-        agent
-            .prompt("Pay bob.")
-            .run_id("run-8")
+        let response = agent
+            .prompt("Fetch it all.")
+            .run_id("run-9")
             .extended_details()
             .await
             .expect("the run answers");
+        assert_eq!(response.usage(), Usage::new(150, 20));
         let read = model.requests()[1]
             .history
             .iter()
@@ -203,16 +303,43 @@ async fn a_bad_calls_field_is_named_as_the_tools_failure() {
             .expect("the call's result");
         assert_eq!(
             read,
-            "the tool failed: invalid arguments: at `amount`: invalid type: string \"lots\", \
-             expected u64"
+            format!(
+                "the tool failed: the tool's result is {} bytes as JSON, more than a journaled \
+                 step may hold (8388608 bytes); it was not kept: return large data by reference",
+                MAX_STEP_BYTES + 2
+            )
         );
         let seen = seen.lock().expect("seen");
         assert!(
             matches!(
-                seen[0].1,
-                ToolOutcome::Failed(reins::tool::ToolFailure::Execution { .. })
+                &seen[..],
+                [(_, ToolOutcome::Failed(ToolFailure::Execution { .. }), Some(by))]
+                    if *by == json!("archivist")
             ),
             "{seen:?}"
         );
+    }
+}
+
+/// What a tool attached for hooks that is too large by itself gives way too; its usage stays.
+#[test]
+fn attachments_too_large_to_journal_leave_the_usage() {
+    let huge = json!("x".repeat(MAX_STEP_BYTES));
+    for value in [json!("small"), huge.clone()] {
+        let mut attached = ToolAttachments::default();
+        attached.usage = Usage::new(100, 10);
+        attached.extensions.insert("dump", huge.clone());
+        let entry = JournaledCall {
+            call: RecordedCall::Output { value },
+            attached,
+        }
+        .within_journal_limit();
+        let RecordedCall::Error { message } = &entry.call else {
+            panic!("the call fails: {:?}", entry.call)
+        };
+        assert!(message.contains("(8388608 bytes)"), "{message}");
+        assert!(message.contains("attached for hooks"), "{message}");
+        assert_eq!(entry.attached.usage, Usage::new(100, 10));
+        assert!(entry.attached.extensions.is_empty());
     }
 }

@@ -24,7 +24,10 @@ pub struct ToolAttachments {
     /// Metadata for hooks; the model never sees it.
     #[serde(skip_serializing_if = "ToolResultExtensions::is_empty")]
     pub extensions: ToolResultExtensions,
-    /// The outcome the call was answered with in place of the tool's own, if it was.
+    /// The outcome the call was answered with in place of the tool's own, if it was: a skip
+    /// or a denial (the model reads its text), or a failure (the model reads it as it reads
+    /// that failure of any call: an engine that reads a call's arguments itself answers with
+    /// [`ToolFailure::InvalidArguments`](super::ToolFailure::InvalidArguments)).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<ToolOutcome>,
     /// Tokens the tool spent on model calls of its own.

@@ -38,10 +38,12 @@ use std::time::Duration;
 /// that do not fit are the [`ToolFailure::InvalidArguments`] the model is told, naming the
 /// field that did not (`` invalid arguments: at `items[1].amount`: invalid type: string
 /// "ten", expected u64 ``). For an engine that calls a tool itself (reins-restate's journaled
-/// tools), so that the model is told the same reason there: such a tool takes its call's
-/// arguments as JSON and fails with this text, so its model reads it as the tool's failure
-/// (`` the tool failed: invalid arguments: at `amount`: … ``, a
-/// [`ToolFailure::Execution`] for hooks).
+/// tools), so that a call is refused there as a run refuses it: such a tool takes its call's
+/// arguments as JSON and answers a call whose arguments do not fit with this failure
+/// ([`ToolCallContext::attach`] with it as the
+/// [`answer`](ToolAttachments::answer)), so hooks see
+/// [`ToolFailure::InvalidArguments`] and the model reads `` invalid arguments: at `amount`:
+/// … ``, as for any tool.
 ///
 /// ```
 /// use reins::tool::{ToolFailure, read_arguments};

@@ -262,9 +262,14 @@ impl<'a> Lookup<'a> {
             usage,
         } = context.take_attached();
         if let Some(outcome) = answer {
-            // Answered without the tool's effect (a skip, a denial): the model reads its text.
+            // Answered in place of the tool (a skip, a denial: the model reads its text; a
+            // failure: the model reads it as it reads that failure of any call).
+            let output = match &outcome {
+                ToolOutcome::Failed(failure) => failure.to_string(),
+                other => other.text().unwrap_or_default().to_owned(),
+            };
             let execution = ToolExecution {
-                output: ToolOutput::Text(outcome.text().unwrap_or_default().to_owned()),
+                output: ToolOutput::Text(output),
                 outcome,
                 extensions,
             };
@@ -379,6 +384,62 @@ mod tests {
             failed.outcome,
             ToolOutcome::Failed(ToolFailure::Execution { .. })
         ));
+    }
+
+    /// An engine that reads a call's arguments itself (reins-restate's journaled tools)
+    /// answers a call whose arguments do not fit with that failure: the run records it, and
+    /// the model reads it, as a call the run refused the arguments of.
+    #[tokio::test]
+    async fn a_call_answered_with_a_failure_reads_as_that_failure_of_any_call() {
+        let mut set = ToolSet::new();
+        set.add(tool_fn(
+            "engine",
+            "Reads its own arguments.",
+            |_: Value| async {
+                let call = ToolCallContext::current().ok_or("outside a call")?;
+                call.attach(ToolAttachments {
+                    answer: Some(ToolOutcome::Failed(ToolFailure::InvalidArguments {
+                        message: "at `amount`: expected u64".to_owned(),
+                    })),
+                    ..ToolAttachments::default()
+                });
+                Err::<String, _>("what the tool returned")
+            },
+        ));
+        let answered = set
+            .call(
+                "engine",
+                &Value::Null,
+                ToolCallContext::new("run", "t1c0", "call"),
+            )
+            .await;
+        let mut plain = ToolSet::new();
+        plain.add(tool_fn("typed", "Typed.", |_: u64| async {
+            Ok::<_, Infallible>("ran")
+        }));
+        let refused = plain
+            .call(
+                "typed",
+                &Value::from("lots"),
+                ToolCallContext::new("run", "t1c0", "call"),
+            )
+            .await;
+        assert_eq!(
+            answered.outcome,
+            ToolOutcome::Failed(ToolFailure::InvalidArguments {
+                message: "at `amount`: expected u64".to_owned()
+            })
+        );
+        assert_eq!(
+            answered.output,
+            ToolOutput::Text("invalid arguments: at `amount`: expected u64".into())
+        );
+        // The same shape as the run's own refusal of arguments.
+        assert!(matches!(
+            refused.outcome,
+            ToolOutcome::Failed(ToolFailure::InvalidArguments { .. })
+        ));
+        assert!(refused.output.render().starts_with("invalid arguments: "));
     }
 
     #[tokio::test]
