@@ -383,7 +383,9 @@ fn suspended_message(run: &SuspendedRun) -> String {
 fn store_failure(source: &crate::store::StoreError) -> String {
     use crate::store::StoreError;
     match source {
-        StoreError::Backend(_) | StoreError::Panicked(_) => source.to_string(),
+        StoreError::Backend(_) | StoreError::Panicked(_) | StoreError::LeaseLapsed { .. } => {
+            source.to_string()
+        }
         other => format!("the run store failed: {other}"),
     }
 }

@@ -53,6 +53,18 @@ pub enum StoreError {
         /// The version this worker expected.
         expected: i64,
     },
+    /// This worker's lease on the run ran out before the store confirmed a renewal (every
+    /// renewal failed, or none was answered: a store out of reach), so another worker may
+    /// claim the run now. The run stopped where it was, as if its process had died, without
+    /// writing anything: it resumes from its last checkpoint, a call it had started in doubt.
+    #[error(
+        "run `{run_id}` stopped: its lease ran out before the run store confirmed a renewal, \
+         so another worker may hold it now; resume it from its last checkpoint"
+    )]
+    LeaseLapsed {
+        /// The run.
+        run_id: String,
+    },
     /// The record was written in a format this release cannot read: by a newer release
     /// (`found` above `supported`), or by one so old that no upgrade reaches it. It was left
     /// untouched: not read, changed, deleted or expired.

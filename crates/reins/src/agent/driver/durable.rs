@@ -8,9 +8,10 @@ use crate::run::{RunState, RunStatus, ToolDecision};
 use crate::store::{JournalEntry, Lease, RecordedDecision, SharedStore, StoreError};
 use serde_json::Value;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+use tokio::time::Instant;
 
 /// A stored run claimed by this worker, with the decisions it may apply.
 pub(super) struct Claimed {
@@ -18,6 +19,9 @@ pub(super) struct Claimed {
     /// Decisions bound to their waiting calls, by internal call id.
     pub decisions: Vec<(String, ToolDecision)>,
     pub lease: Lease,
+    /// When the claim was sent: its lease runs out `lease_duration` after that at the
+    /// earliest.
+    pub sent: Instant,
 }
 
 /// Claims a stored run for this worker. A run that had already finished is reported as
@@ -34,6 +38,7 @@ pub(super) async fn claim(
         history,
         run_id: run_id.to_owned(),
     };
+    let sent = Instant::now();
     let claimed = match store.claim(run_id, worker).await {
         Ok(claimed) => claimed,
         Err(StoreError::Finished { status, .. }) => {
@@ -55,6 +60,7 @@ pub(super) async fn claim(
             state: claimed.state,
             decisions,
             lease: claimed.lease,
+            sent,
         }),
         Err(stale) => {
             // Give the run back as it was: it waits for a decision about what it is now.
@@ -110,6 +116,9 @@ pub(super) struct Durable {
     /// the run's [`keep_leased`], and locked by each write for as long as it takes: a renewal
     /// never races a checkpoint that moves the lease on.
     pub lease: HeldLease,
+    /// When the lease runs out at the earliest, by this process's clock: read by the
+    /// renewals without the lease's lock, which a write that does not answer keeps.
+    clock: Arc<LeaseClock>,
     /// Effects completed since the last checkpoint.
     pub journal: Vec<JournalEntry>,
     /// The task renewing the lease, stopped with the run.
@@ -120,10 +129,13 @@ pub(super) struct Durable {
 pub(super) type HeldLease = Arc<AsyncMutex<Option<Lease>>>;
 
 impl Durable {
-    /// A run claimed under `lease`.
-    pub(super) fn new(store: SharedStore, lease: Lease) -> Self {
+    /// A run claimed under `lease`, by a claim sent at `sent`.
+    pub(super) fn new(store: SharedStore, lease: Lease, sent: Instant) -> Self {
+        let clock = LeaseClock::default();
+        clock.extended(&lease.run_id, sent);
         Durable {
             store,
+            clock: Arc::new(clock),
             lease: Arc::new(AsyncMutex::new(Some(lease))),
             journal: Vec::new(),
             renewing: None,
@@ -134,6 +146,7 @@ impl Durable {
     pub(super) fn unclaimed(store: SharedStore) -> Self {
         Durable {
             store,
+            clock: Arc::default(),
             lease: Arc::default(),
             journal: Vec::new(),
             renewing: None,
@@ -159,6 +172,7 @@ impl Durable {
         let task = tokio::spawn(keep_leased(
             Arc::clone(&self.store),
             Arc::clone(&self.lease),
+            Arc::clone(&self.clock),
         ));
         self.renewing = Some(task.abort_handle());
         async move {
@@ -257,31 +271,89 @@ fn warn_kept(run_id: &str, error: &StoreError) {
 /// The shortest time between two renewals of a lease, however short the lease.
 const MIN_RENEWAL_PERIOD: Duration = Duration::from_millis(10);
 
+/// When a run's lease runs out at the earliest by this process's clock: `lease_duration`
+/// after the last write that extended it (the claim, the create, a checkpoint, a renewal) was
+/// sent. The store stamps the new end when it takes the write, later, so the store's end is
+/// never earlier than this one: a worker that stops here stops before another can claim.
+#[derive(Default)]
+pub(super) struct LeaseClock(Mutex<Option<(String, Instant)>>);
+
+impl LeaseClock {
+    /// Records that a write sent at `sent` extended the lease on `run_id`.
+    fn extended(&self, run_id: &str, sent: Instant) {
+        let mut last = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match &mut *last {
+            Some((_, last)) => *last = (*last).max(sent),
+            None => *last = Some((run_id.to_owned(), sent)),
+        }
+    }
+
+    /// When the lease runs out at the earliest; `None` before the run holds one.
+    fn runs_out(&self, lease_duration: Duration) -> Option<Instant> {
+        let last = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        last.as_ref().map(|(_, sent)| *sent + lease_duration)
+    }
+
+    /// The error of a lease that ran out unrenewed.
+    fn lapsed(&self) -> Halt {
+        let last = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let run_id = last.as_ref().map(|(run_id, _)| run_id.clone());
+        Halt::Store(StoreError::LeaseLapsed {
+            run_id: run_id.unwrap_or_default(),
+        })
+    }
+}
+
 /// Renews `lease` every third of the store's lease duration, so a step that takes longer than
 /// the lease (a slow tool, a person answering an approval) keeps the run from being claimed by
 /// another worker while this one still advances it. Ends only when the lease is found lost
-/// (another worker claimed the run after this one could not renew in time): the run then stops
-/// where it is, as if its process had died, since the new owner runs it. A store that fails a
+/// (another worker claimed the run after this one could not renew in time), or once it ran
+/// out by `clock` with no renewal confirmed (every renewal failed, or none answered: a store
+/// out of reach, which may still be in reach of other workers): the run then stops where it
+/// is, as if its process had died, since another worker may run it now. A store that fails a
 /// renewal otherwise is tried again at the next one.
-async fn keep_leased(store: SharedStore, lease: HeldLease) -> Halt {
-    let period = (store.lease_duration() / 3).max(MIN_RENEWAL_PERIOD);
+async fn keep_leased(store: SharedStore, lease: HeldLease, clock: Arc<LeaseClock>) -> Halt {
+    let duration = store.lease_duration();
+    let period = (duration / 3).max(MIN_RENEWAL_PERIOD);
     loop {
-        tokio::time::sleep(period).await;
-        let mut held = lease.lock().await;
+        let next = Instant::now() + period;
+        let wake = clock.runs_out(duration).map_or(next, |end| end.min(next));
+        tokio::time::sleep_until(wake).await;
+        // Read again after each wait: a checkpoint may have extended the lease meanwhile.
+        let mut held = match before(clock.runs_out(duration), lease.lock()).await {
+            Some(held) => held,
+            // A write that holds the lease's lock has not answered in time.
+            None => return clock.lapsed(),
+        };
         let Some(current) = held.as_ref() else {
             continue;
         };
-        match store.renew(current).await {
-            Ok(renewed) => *held = Some(renewed),
-            Err(lost @ StoreError::Conflict { .. }) => return Halt::Store(lost),
-            Err(error) => tracing::warn!(
+        let sent = Instant::now();
+        match before(clock.runs_out(duration), store.renew(current)).await {
+            None => return clock.lapsed(),
+            Some(Ok(renewed)) => {
+                clock.extended(&renewed.run_id, sent);
+                *held = Some(renewed);
+            }
+            Some(Err(lost @ StoreError::Conflict { .. })) => return Halt::Store(lost),
+            Some(Err(error)) => tracing::warn!(
                 target: "reins",
                 run_id = %current.run_id,
                 %error,
-                "the run's lease could not be renewed; trying again"
+                "the run's lease could not be renewed; trying again until it runs out"
             ),
         }
     }
+}
+
+/// `work`'s output if it comes before `end` (no end: whenever it comes), else `None`; also
+/// `None` for an output that comes once `end` has passed (a timeout polls its work first).
+async fn before<T>(end: Option<Instant>, work: impl Future<Output = T>) -> Option<T> {
+    let Some(end) = end else {
+        return Some(work.await);
+    };
+    let output = tokio::time::timeout_at(end, work).await.ok()?;
+    (Instant::now() < end).then_some(output)
 }
 
 impl Driver<'_> {
@@ -305,16 +377,28 @@ impl Driver<'_> {
         self.state.entries = self.ctx.snapshot_entries();
         let mut held = Arc::clone(&durable.lease).lock_owned().await;
         let Some(lease) = &*held else {
-            let created = create(&durable.store, held, &self.state, &self.worker, release);
+            let clock = Arc::clone(&durable.clock);
+            let created = create(
+                &durable.store,
+                held,
+                clock,
+                &self.state,
+                &self.worker,
+                release,
+            );
             created.await.map_err(Halt::Store)?;
             durable.journal.clear();
             return Ok(());
         };
+        let sent = Instant::now();
         let lease = durable
             .store
             .checkpoint(lease, &self.state, &durable.journal, release)
             .await
             .map_err(Halt::Store)?;
+        if !release {
+            durable.clock.extended(&lease.run_id, sent);
+        }
         // Released, it is no longer the run's to give back.
         *held = (!release).then_some(lease);
         durable.journal.clear();
@@ -354,6 +438,7 @@ impl Driver<'_> {
 async fn create(
     store: &SharedStore,
     mut held: OwnedMutexGuard<Option<Lease>>,
+    clock: Arc<LeaseClock>,
     state: &RunState,
     worker: &str,
     release: bool,
@@ -362,7 +447,9 @@ async fn create(
     // turn.
     let (store, state, worker) = (Arc::clone(store), state.clone(), worker.to_owned());
     let write = tokio::spawn(async move {
+        let sent = Instant::now();
         let lease = store.create(&state, &worker).await?;
+        clock.extended(&lease.run_id, sent);
         // Released, it is no longer the run's to give back.
         *held = (!release).then_some(lease);
         Ok(())

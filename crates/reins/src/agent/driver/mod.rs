@@ -145,7 +145,13 @@ pub(crate) fn run(
         // timeout; or a lease lost to another worker, which must not be overwritten) ended for
         // a reason that is not the run's: it is not recorded as failed, which would be final.
         let store_failed = matches!(&outcome, Err(Halt::Store(_)));
-        let lost_lease = matches!(&outcome, Err(Halt::Store(StoreError::Conflict { .. })));
+        // A lease that ran out unrenewed may be another worker's now: nothing is written.
+        let lost_lease = matches!(
+            &outcome,
+            Err(Halt::Store(
+                StoreError::Conflict { .. } | StoreError::LeaseLapsed { .. }
+            ))
+        );
         let mut ended = match outcome {
             Ok(output) => Ended::Answered(output),
             Err(Halt::Suspended) => Ended::Halted(Halt::Suspended),

@@ -64,7 +64,7 @@ pub(super) async fn begin(
                 // room in every run's future.
                 let claimed = Box::pin(durable::claim(&store, &state.run_id, &worker)).await?;
                 decisions.extend(claimed.decisions);
-                durable = Some(Durable::new(store, claimed.lease));
+                durable = Some(Durable::new(store, claimed.lease, claimed.sent));
                 state = claimed.state;
             }
             refuse_untyped_resume(&mut state, answer, durable.as_ref()).await?;
@@ -80,7 +80,7 @@ pub(super) async fn begin(
             let claimed = Box::pin(durable::claim(&store, &run_id, &worker)).await?;
             decisions.extend(claimed.decisions);
             let mut state = claimed.state;
-            let durable = Durable::new(store, claimed.lease);
+            let durable = Durable::new(store, claimed.lease, claimed.sent);
             refuse_untyped_resume(&mut state, answer, Some(&durable)).await?;
             (state, None, Some(durable))
         }

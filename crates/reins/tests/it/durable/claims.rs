@@ -228,10 +228,12 @@ async fn a_worker_that_lost_its_lease_cannot_overwrite_the_run() {
 /// yet claimed by another) takes the run from that worker: it read the run's decisions when it
 /// claimed it and would go on without this one, which would be logged but never applied. So
 /// its writes (a checkpoint, a renewal, a decision of its own) are refused, and the next claim
-/// applies the decision. The lease here runs out the moment it is taken.
+/// applies the decision. The lease here is short, and waited out. (Not zero: a run holding a
+/// lease that runs out the moment it is taken stops at once, its lease lapsed.)
 async fn a_decision_takes_the_run_from_a_lapsed_worker(store: impl RunStore + Clone) {
     let run_id = suspended_run(&store, "lapsed").await;
     let lapsed = store.claim(&run_id, "paused").await.unwrap();
+    tokio::time::sleep(SHORT_LEASE + SHORT_LEASE / 2).await;
     let recorded = decide(&store, &run_id, "t1c1", ToolDecision::deny("no"))
         .await
         .expect("a run whose lease ran out takes decisions");
@@ -252,7 +254,11 @@ async fn a_decision_takes_the_run_from_a_lapsed_worker(store: impl RunStore + Cl
     );
 }
 
+/// The lease of [`a_decision_takes_the_run_from_a_lapsed_worker`]: long enough for a run to
+/// suspend under it, short to wait out.
+const SHORT_LEASE: Duration = Duration::from_millis(200);
+
 per_store!(
     a_decision_takes_the_run_from_a_lapsed_worker,
-    each.with_lease(Duration::ZERO)
+    each.with_lease(SHORT_LEASE)
 );

@@ -22,6 +22,9 @@ pub(super) enum Fault {
     /// It fails every renewal of a lease until a run is claimed (so the lease lapses, and
     /// another worker takes the run); then it renews as its inner store does.
     FailRenewalsUntilAClaim,
+    /// Its renewals never answer (a connection whose server went silent: the request sent,
+    /// no answer and no error for as long as TCP waits).
+    HangRenewals,
     /// Its checkpoint with this number is written, then its future never answers (a write
     /// taken by the database whose caller is dropped before it hears so).
     HangAfterCheckpoint(usize),
@@ -127,6 +130,7 @@ impl<S: RunStore> StoreWrapper for FaultyStore<S> {
                 StoreError::Backend("the database is unreachable".to_owned()),
             ),
             Fault::FailRenewalsUntilAClaim => self.inner.renew(lease).await,
+            Fault::HangRenewals => std::future::pending().await,
             // The trait's own renewal, which writes the stored state again.
             _ => {
                 let stored = self.inner.load(&lease.run_id).await?;

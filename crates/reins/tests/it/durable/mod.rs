@@ -41,6 +41,7 @@ mod format;
 mod format_kinds;
 mod housekeeping;
 mod in_doubt;
+mod lapsed_lease;
 mod last_written;
 mod leases_listed;
 mod listed;
