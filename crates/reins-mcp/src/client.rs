@@ -326,7 +326,16 @@ impl ClientInner {
             for _ in 0..MAX_TOOL_PAGES {
                 let params = PaginatedRequestParams::default().with_cursor(cursor);
                 let page = connection.service.list_tools(Some(params)).await?;
-                if !take(page.tools) {
+                // A credential the server quotes in its tools goes no further (`echoes.rs`).
+                let tools = match &connection.echoes {
+                    Some(echoes) => page
+                        .tools
+                        .into_iter()
+                        .map(|tool| crate::echoes::scrubbed_tool(tool, echoes))
+                        .collect(),
+                    None => page.tools,
+                };
+                if !take(tools) {
                     return Ok(Some(()));
                 }
                 match page.next_cursor {

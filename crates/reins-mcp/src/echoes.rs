@@ -1,7 +1,8 @@
-//! The server's credentials, echoed in a tool's result: a server (or a proxy before it) can
-//! quote the bearer token, a header's value or the URL's query back in what a tool returns.
-//! From there it would reach the model, the run's history and the store a durable run is kept
-//! in; it is replaced first, by reins' own redaction.
+//! The server's credentials, echoed in a tool's result or its tool list: a server (or a
+//! proxy before it) can quote the bearer token, a header's value or the URL's query back in
+//! what a tool returns, or in a tool's description or schema. From there it would reach the
+//! model, the run's history and the store a durable run is kept in; it is replaced first, by
+//! reins' own redaction.
 
 use crate::content::{McpContent, McpToolResult};
 use reins::hooks::redaction::Redaction;
@@ -53,6 +54,46 @@ pub(crate) fn scrubbed(mut result: McpToolResult, echoes: &Redaction) -> McpTool
         result.structured_content = Some(redacted);
     }
     result
+}
+
+/// `tool` as listed, with every secret `echoes` knows replaced where the model, or a run's
+/// record, would read it: its title (and its annotations' title), description and schemas.
+/// Its name is kept: calls go to the server by it (and the model's name for it holds only
+/// what providers accept, 64 characters at most).
+pub(crate) fn scrubbed_tool(mut tool: rmcp::model::Tool, echoes: &Redaction) -> rmcp::model::Tool {
+    let clean = |text: &mut String| {
+        if let Cow::Owned(redacted) = echoes.redact(text) {
+            *text = redacted;
+        }
+    };
+    if let Some(title) = &mut tool.title {
+        clean(title);
+    }
+    if let Some(title) = tool
+        .annotations
+        .as_mut()
+        .and_then(|hints| hints.title.as_mut())
+    {
+        clean(title);
+    }
+    if let Some(description) = &mut tool.description
+        && let Cow::Owned(redacted) = echoes.redact(description)
+    {
+        *description = Cow::Owned(redacted);
+    }
+    let schema = |schema: &std::sync::Arc<rmcp::model::JsonObject>| match echoes
+        .redact_json(&serde_json::Value::Object((**schema).clone()))
+    {
+        Some(serde_json::Value::Object(redacted)) => Some(std::sync::Arc::new(redacted)),
+        _ => None,
+    };
+    if let Some(redacted) = schema(&tool.input_schema) {
+        tool.input_schema = redacted;
+    }
+    if let Some(redacted) = tool.output_schema.as_ref().and_then(schema) {
+        tool.output_schema = Some(redacted);
+    }
+    tool
 }
 
 #[cfg(test)]

@@ -14,7 +14,9 @@
 //! place, the error answering the request (found by its `id`, or else the request the POST
 //! sent: a JSON body is that request's answer), and rmcp hands that to the caller as the
 //! server's answer. A refused body answering nothing (the answer to a notification) is
-//! dropped with a warning.
+//! dropped with a warning. A body that is no JSON-RPC message rmcp reads becomes the error
+//! answering its request the same way (`unreadable.rs`), rather than an error that fails
+//! the request as a lost connection.
 //!
 //! A body holding a batch (`batch.rs`) is given to rmcp as an event stream of its messages.
 //!
@@ -36,6 +38,7 @@ mod headers;
 use crate::batch::batch_messages;
 use crate::handshake::{events_with_capabilities, is_initialize, message_with_capabilities};
 use crate::http_events::{message_events, weighed_events};
+use crate::unreadable::{error_answering, unreadable_answering};
 use crate::weighed::{Unread, is_light, refusal_answering};
 use body::{Body, lossy_start, read_body, read_start, without_bom};
 use futures::StreamExt;
@@ -102,7 +105,8 @@ enum Answer {
     Batch(Vec<ServerJsonRpcMessage>),
     /// Not parsed (see [`Unread`]): the error standing for it, if it answers a request.
     Refused(Option<ServerJsonRpcMessage>, Unread),
-    NotJsonRpc(serde_json::Error),
+    /// Not a message rmcp reads (the body, and why).
+    NotJsonRpc(Vec<u8>, serde_json::Error),
 }
 
 impl WeighedHttpClient {
@@ -161,12 +165,12 @@ impl WeighedHttpClient {
         let (text, why) = match body {
             Body::Cut { head, read } => (head, Unread::Cut { read }),
             Body::Whole(text) if is_light(without_bom(&text)) => {
-                let text = without_bom(&text);
-                return match serde_json::from_slice(text) {
+                let read = serde_json::from_slice(without_bom(&text));
+                return match read {
                     Ok(message) => Answer::Message(message),
-                    Err(error) => match batch_messages(text, &self.server) {
+                    Err(error) => match batch_messages(without_bom(&text), &self.server) {
                         Some(messages) => Answer::Batch(messages),
-                        None => Answer::NotJsonRpc(error),
+                        None => Answer::NotJsonRpc(text, error),
                     },
                 };
             }
@@ -214,7 +218,7 @@ impl WeighedHttpClient {
                             return Ok(StreamableHttpPostResponse::Json(refusal, session_id));
                         }
                         Answer::Refused(None, why) => why.to_string(),
-                        Answer::Message(_) | Answer::Batch(_) | Answer::NotJsonRpc(_) => start,
+                        Answer::Message(_) | Answer::Batch(_) | Answer::NotJsonRpc(..) => start,
                     }
                 }
                 Err(_) => "(the body could not be read)".to_owned(),
@@ -337,8 +341,16 @@ impl StreamableHttpClient for WeighedHttpClient {
                 let events = events_with_capabilities(initialize, events);
                 Ok(StreamableHttpPostResponse::Sse(events, session_id))
             }
-            (Answer::Refused(None, _) | Answer::NotJsonRpc(_) | Answer::Batch(_), None) => {
+            (Answer::Refused(None, _) | Answer::NotJsonRpc(..) | Answer::Batch(_), None) => {
                 Ok(StreamableHttpPostResponse::Accepted)
+            }
+            // A JSON body answers the request the POST sent: one rmcp cannot read fails that
+            // request (or the one its `id` names), not the connection's worker.
+            (Answer::NotJsonRpc(text, error), Some(asked)) => {
+                let text = without_bom(&text);
+                let answer = unreadable_answering(text, &error, &self.server, Some(&asked))
+                    .unwrap_or_else(|| error_answering(asked, &error, &self.server));
+                Ok(StreamableHttpPostResponse::Json(answer, session_id))
             }
             (Answer::Refused(None, why), Some(_)) => Err(
                 StreamableHttpError::UnexpectedServerResponse(Cow::Owned(why.to_string())),
@@ -346,11 +358,6 @@ impl StreamableHttpClient for WeighedHttpClient {
             (Answer::Batch(_), Some(_)) => Err(StreamableHttpError::UnexpectedServerResponse(
                 Cow::Borrowed("the server's answer is a batch holding no JSON-RPC message"),
             )),
-            (Answer::NotJsonRpc(error), Some(_)) => {
-                Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
-                    format!("the server's answer is not a JSON-RPC message: {error}"),
-                )))
-            }
         }
     }
 

@@ -11,9 +11,12 @@
 //! replaced by the error answering its request, or with no data when it answers none; its
 //! `id` and `retry` pass unchanged, so that a stream resumed later starts after it. An event
 //! whose data is a batch (`batch.rs`) reaches rmcp as an event for each of its messages, the
-//! last with the batch's `id` and `retry`.
+//! last with the batch's `id` and `retry`. An answer rmcp cannot read as a message (parsed
+//! here once more to know it) reaches it as the error answering its request
+//! (`unreadable.rs`): rmcp would pass over it, and its request wait.
 
 use crate::batch::batch_messages;
+use crate::unreadable::{unreadable, unreadable_answering};
 use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES, Unread, is_light, refusal_answering};
 use bytes::Bytes;
 use futures::stream::BoxStream;
@@ -316,7 +319,13 @@ impl EventParser {
                 };
                 self.refused(&event.data, why, is_message)
             }
-            true => Some(String::from_utf8_lossy(&event.data).into_owned()),
+            true => {
+                let answer = is_message
+                    .then(|| unreadable(&event.data))
+                    .flatten()
+                    .and_then(|error| self.unreadable(&event.data, &error));
+                Some(answer.unwrap_or_else(|| String::from_utf8_lossy(&event.data).into_owned()))
+            }
         };
         Sse {
             event: event.kind,
@@ -324,6 +333,13 @@ impl EventParser {
             id: event.id,
             retry: event.retry,
         }
+    }
+
+    /// The data that stands for an answer rmcp cannot read (`error` says why): the error
+    /// answering its request. `None` when it answers none: rmcp passes over it as it is.
+    fn unreadable(&self, text: &[u8], error: &serde_json::Error) -> Option<String> {
+        let answer = unreadable_answering(text, error, &self.server, self.asked.as_ref())?;
+        serde_json::to_string(&answer).ok()
     }
 
     /// Adds `event` to `ready`: as an event for each of its messages when its data is a

@@ -56,12 +56,14 @@
 //! of small objects), is dropped unread, and the request it answers fails at once with an
 //! [`McpError::Protocol`] saying why (when its `id` can be found in the first 64 KiB of a
 //! message over 16 MiB, or it is the answer to an HTTP POST, or to the handshake's `initialize`
-//! over stdio; else at its timeout). A stdio
+//! over stdio; else at its timeout); so does an answer that names its request but is no
+//! JSON-RPC message the client can read (nested too deep, another JSON-RPC version). A stdio
 //! server's whole process group is ended with it (`SIGTERM`, then `SIGKILL`), so a server
 //! started through a wrapper (`sh -c`, `npx`) does not outlive its client. HTTP redirects
 //! are followed only to the same
-//! origin, so headers never reach another host, and a tool result that quotes the server's
-//! credentials (its bearer token, a header's value) has them replaced before the model sees it. The model is shown at most
+//! origin, so headers never reach another host, and a tool result, or a listed tool's title,
+//! description or schema, that quotes the server's credentials (its bearer token, a header's
+//! value) has them replaced before the model sees it. The model is shown at most
 //! [`McpServer::max_result_bytes`] of a result and [`McpServer::max_description_bytes`] of
 //! a tool's description, a tool whose `inputSchema` or `outputSchema` is over
 //! [`McpServer::max_schema_bytes`] is left out, at most [`McpServer::max_tools`] tools
@@ -162,6 +164,7 @@ mod stderr;
 mod stdio;
 mod tool;
 mod tools;
+mod unreadable;
 mod weighed;
 
 pub use client::McpClient;

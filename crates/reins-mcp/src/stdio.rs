@@ -6,7 +6,8 @@
 //! that costs, drops a longer one without telling the request it answered, and kills only
 //! the process it started. This one refuses a line too long or too heavy to parse with an
 //! error answering its request, and ends the server's whole process group
-//! (`process.rs`). A line holding a batch is read as its messages (`batch.rs`).
+//! (`process.rs`). A line holding a batch is read as its messages (`batch.rs`); an answer
+//! that is no message rmcp reads fails its request at once (`unreadable.rs`).
 //!
 //! A refused line whose `id` cannot be read (a batch's is inside it) answers no request, and
 //! is dropped; but while the handshake's `initialize` is the one request waiting, such a line
@@ -17,6 +18,7 @@ use crate::batch::batch_messages;
 use crate::handshake::is_initialize;
 use crate::lines::{LineBuffer, ReadLine};
 use crate::process::ServerProcess;
+use crate::unreadable::unreadable_answering;
 use crate::weighed::{Unread, is_light, refusal_answering};
 use rmcp::RoleClient;
 use rmcp::model::{JsonRpcMessage, RequestId};
@@ -103,16 +105,14 @@ impl StdioTransport {
         }
         match serde_json::from_slice(text) {
             Ok(message) => vec![message],
+            // An answer rmcp cannot read fails its request now; any other line that is not a
+            // message is passed over, as rmcp does (answering it could start an exchange of
+            // errors with a server that echoes them).
             Err(error) => batch_messages(text, &self.server).unwrap_or_else(|| {
-                // As rmcp does: a line that is not a message is passed over (answering it
-                // could start an exchange of errors with a server that echoes them).
-                tracing::debug!(
-                    target: "reins_mcp",
-                    server = %self.server,
-                    %error,
-                    "a line of the server's output is not a JSON-RPC message; it is ignored"
-                );
-                Vec::new()
+                let asked = self.initializing.as_ref();
+                unreadable_answering(text, &error, &self.server, asked)
+                    .into_iter()
+                    .collect()
             }),
         }
     }

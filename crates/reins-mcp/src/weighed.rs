@@ -131,17 +131,19 @@ pub(crate) fn request_id(text: &[u8]) -> Option<RequestId> {
 
 /// What the top-level keys of a message say it is, read without keeping its values.
 #[derive(Debug, Default)]
-struct MessageShape {
-    answered: Option<RequestId>,
-    method: bool,
+pub(crate) struct MessageShape {
+    /// Its `id`, when that is a request id.
+    pub(crate) answered: Option<RequestId>,
+    /// It has a `method`: a request or a notification.
+    pub(crate) method: bool,
     /// It has a `result` or an `error`.
-    answer: bool,
+    pub(crate) answer: bool,
 }
 
 impl MessageShape {
     /// Reads the keys of `text` as far as they go: the start of a message cut short, or one
     /// nested too deep to skip, still gives the keys before that point.
-    fn of(text: &[u8]) -> MessageShape {
+    pub(crate) fn of(text: &[u8]) -> MessageShape {
         let mut shape = MessageShape::default();
         let mut reader = serde_json::Deserializer::from_slice(text);
         // An error only means the text ended (or could not be skipped) before the keys did.

@@ -23,7 +23,7 @@ impl HostileHttp {
 
     /// The server in `mode`, with `flags` after `--http` (`--sse`: every answer an event;
     /// `--get`: a call's answer on the stream the client opens with a GET).
-    fn start_with(mode: &str, flags: &[&str]) -> HostileHttp {
+    pub(crate) fn start_with(mode: &str, flags: &[&str]) -> HostileHttp {
         HostileHttp::start_with_env(mode, flags, &[])
     }
 
