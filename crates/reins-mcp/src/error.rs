@@ -67,8 +67,12 @@ pub enum McpError {
         /// The server's error message.
         message: String,
     },
-    /// The tool ran and reported an error (`isError: true`); `message` is what it said.
-    #[error("MCP server `{server}`: tool `{tool}` reported an error: {message}")]
+    /// The tool ran and reported an error (`isError: true`); `message` is what it said
+    /// (empty when it said nothing: the error then says so).
+    #[error(
+        "MCP server `{server}`: tool `{tool}` reported an error{}",
+        said(message)
+    )]
     Tool {
         /// The server's name.
         server: String,
@@ -124,6 +128,16 @@ impl McpError {
             | McpError::Config { server, .. }
             | McpError::InvalidArguments { server, .. } => server,
         }
+    }
+}
+
+/// What a tool's error said, after "reported an error": a tool may report one without a
+/// word (`isError: true`, no content), which would leave the line ending in a colon.
+fn said(message: &str) -> String {
+    if message.trim().is_empty() {
+        " without a message".to_owned()
+    } else {
+        format!(": {message}")
     }
 }
 

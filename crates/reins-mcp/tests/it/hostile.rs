@@ -218,6 +218,23 @@ async fn an_answer_that_is_no_tool_result_is_a_clear_error() {
     );
 }
 
+/// A tool error without a word (`isError: true`, no content) is a failure that says the tool
+/// gave no message, not one that ends in a colon.
+#[tokio::test]
+async fn a_tool_error_without_content_says_it_gave_no_message() {
+    let client = connect(hostile_server("empty-error")).await;
+    let set = client.tools().await.unwrap().to_tool_set();
+    let outcome = call(&set, "echo", json!({"text": "x"})).await.outcome;
+    let reins::tool::ToolOutcome::Failed(reins::tool::ToolFailure::Execution { message }) = outcome
+    else {
+        panic!("not a tool failure: {outcome:?}");
+    };
+    assert!(
+        message.ends_with("tool `echo` reported an error without a message"),
+        "{message}"
+    );
+}
+
 #[tokio::test]
 async fn a_listed_tool_the_client_cannot_read_is_left_out_and_the_rest_listed() {
     reads_newer_tools(connect(hostile_server("newer-tools")).await).await;
