@@ -2,12 +2,14 @@
 //! rmcp's errors to ones naming the server, and starting a crashed stdio server again (or
 //! connecting again to an HTTP server that ended the session).
 
+mod errors;
+
 use crate::McpError;
 use crate::content::McpToolResult;
 use crate::handler::ClientEvents;
 use crate::hidden::scrub;
 use crate::http_client::SessionEnd;
-use crate::server::{EFFECT_ID_META_KEY, McpServer, shown_message};
+use crate::server::{EFFECT_ID_META_KEY, McpServer};
 use crate::stderr::StderrTail;
 use reins::hooks::redaction::Redaction;
 use rmcp::RoleClient;
@@ -433,64 +435,6 @@ impl ClientInner {
         match result {
             Ok(value) => Ok(value),
             Err(error) => Err(self.service_error(connection, operation, error).await),
-        }
-    }
-
-    async fn service_error(
-        &self,
-        connection: &Connection,
-        operation: &str,
-        error: ServiceError,
-    ) -> McpError {
-        match error {
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                self.disconnected(connection, operation).await
-            }
-            ServiceError::Cancelled { .. } if connection.is_dead() => {
-                self.disconnected(connection, operation).await
-            }
-            ServiceError::Timeout { timeout } => McpError::Timeout {
-                server: self.name.clone(),
-                operation: operation.to_owned(),
-                after: timeout,
-            },
-            // rmcp found no result of the request's kind in the answer, even once read
-            // leniently (`lenient.rs` keeps what it can of a tool result or a tool list): a
-            // field of the wrong shape, say.
-            ServiceError::UnexpectedResponse => McpError::Protocol {
-                server: self.name.clone(),
-                operation: operation.to_owned(),
-                message: "the answer is not a valid result of this request (a field missing or \
-                          of the wrong shape)"
-                    .to_owned(),
-            },
-            // The server's words: cut like a result, and shown, not acted on.
-            ServiceError::McpError(data) => McpError::Protocol {
-                server: self.name.clone(),
-                operation: operation.to_owned(),
-                message: shown_message(&data.message, &connection.secrets, self.max_result_bytes),
-            },
-            other => McpError::Protocol {
-                server: self.name.clone(),
-                operation: operation.to_owned(),
-                message: shown_message(
-                    &other.to_string(),
-                    &connection.secrets,
-                    self.max_result_bytes,
-                ),
-            },
-        }
-    }
-
-    async fn disconnected(&self, connection: &Connection, operation: &str) -> McpError {
-        let stderr = match &connection.stderr_tail {
-            Some(tail) => scrub(&tail.settled().await, &connection.secrets),
-            None => String::new(),
-        };
-        McpError::Disconnected {
-            server: self.name.clone(),
-            operation: operation.to_owned(),
-            stderr,
         }
     }
 }

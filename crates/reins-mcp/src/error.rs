@@ -57,7 +57,9 @@ pub enum McpError {
         after: Duration,
     },
     /// The server answered a request with a protocol error (unknown tool, invalid parameters,
-    /// an internal error) or with something that is not the expected answer.
+    /// an internal error) or with something that is not the expected answer (over HTTP: a
+    /// failing status, such as a proxy's 502 or a 401, or an answer neither JSON nor an
+    /// event stream).
     #[error("MCP server `{server}`: `{operation}` failed: {message}")]
     Protocol {
         /// The server's name.

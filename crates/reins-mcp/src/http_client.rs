@@ -321,8 +321,8 @@ impl StreamableHttpClient for WeighedHttpClient {
         if !has_type(response.headers(), JSON_MIME_TYPE) {
             return match asked {
                 None => Ok(StreamableHttpPostResponse::Accepted),
-                Some(_) => Err(StreamableHttpError::UnexpectedContentType(content_type(
-                    response.headers(),
+                Some(_) => Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
+                    neither_json_nor_events(response.headers()),
                 ))),
             };
         }
@@ -429,6 +429,16 @@ impl StreamableHttpClient for WeighedHttpClient {
             self.server.clone(),
             None,
         ))
+    }
+}
+
+/// What an answer of a type that is neither JSON nor an event stream is said to be.
+fn neither_json_nor_events(headers: &http::HeaderMap) -> String {
+    match content_type(headers) {
+        Some(kind) => format!(
+            "the server answered with Content-Type `{kind}`, neither JSON nor an event stream"
+        ),
+        None => "the server answered without a Content-Type".to_owned(),
     }
 }
 

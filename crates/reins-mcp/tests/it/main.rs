@@ -14,6 +14,7 @@ mod hostile_batches;
 mod hostile_bounds;
 mod hostile_handshake;
 mod hostile_http;
+mod hostile_http_failures;
 mod hostile_sessions;
 mod hostile_unreadable;
 mod http;
