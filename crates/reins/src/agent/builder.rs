@@ -202,7 +202,9 @@ impl AgentBuilder {
     }
 
     /// Adds several tools of one type (the tools of an MCP server, say); a tool of the same
-    /// name as one already added replaces it.
+    /// name as one already added replaces it, with a warning when the two come from different
+    /// places ([`Tool::origin`]: two MCP servers, or a server's tool for the application's
+    /// own): give one server's tools a prefix if both are meant.
     pub fn tools<T: Tool>(mut self, tools: impl IntoIterator<Item = T>) -> Self {
         for tool in tools {
             self.tools.add(tool);

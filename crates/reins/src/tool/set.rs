@@ -107,6 +107,7 @@ impl ToolSet {
                 if let (Some(slot), Some(existing)) =
                     (self.tools.get_mut(index), self.definitions.get_mut(index))
                 {
+                    warn_if_from_elsewhere(&definition.name, slot.origin(), tool.origin());
                     *slot = tool;
                     *existing = definition;
                 }
@@ -290,6 +291,32 @@ impl<'a> Lookup<'a> {
             ),
         };
         (execution, usage)
+    }
+}
+
+/// Warns when a tool replaces one of the same name from another origin (an MCP server's for
+/// the application's own, or another server's): two servers that both name a tool `search`
+/// would otherwise leave the model calling the later one where the application meant the
+/// first, and a server the application does not control could stand in for its tool.
+fn warn_if_from_elsewhere(name: &str, replaced: Option<&str>, by: Option<&str>) {
+    if replaced != by {
+        let origin = |origin: Option<&str>| {
+            origin.map_or_else(
+                || "the application".to_owned(),
+                |origin| format!("`{}`", crate::text::printable(origin)),
+            )
+        };
+        let name = crate::text::printable(name);
+        tracing::warn!(
+            target: "reins",
+            tool = %name,
+            replaced = %origin(replaced),
+            by = %origin(by),
+            "the tool `{name}` of {} replaces the one of {}: name them apart (an MCP server's \
+             tools take a prefix) if both are meant",
+            origin(by),
+            origin(replaced),
+        );
     }
 }
 

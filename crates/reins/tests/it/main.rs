@@ -29,6 +29,7 @@ mod model_panics;
 mod providers;
 mod ready_hooks;
 mod redaction;
+mod replaced_tools;
 mod routing;
 mod run_loop;
 mod run_state;
