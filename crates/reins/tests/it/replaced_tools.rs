@@ -60,8 +60,7 @@ fn warnings_of(f: impl FnOnce()) -> Vec<String> {
     let warnings = Warnings::default();
     let subscriber = crate::common::subscriber::registry().with(warnings.clone());
     tracing::subscriber::with_default(subscriber, f);
-    let logged = warnings.0.lock().unwrap().clone();
-    logged
+    warnings.0.lock().unwrap().clone()
 }
 
 #[tokio::test]
