@@ -14,12 +14,14 @@
 use crate::config::LoadedAgent;
 use crate::decided_by::decided_by;
 use crate::edited_args::Schemas;
+use crate::editor::Unedited;
+use crate::question_ctrl_c::Asking;
 use crate::run_decisions::RunDecisions;
 use reins::hooks::approval::terminal::{Line, MAX_LINE_BYTES, read_answer_at_most};
 use reins::hooks::approval::{ApprovalDecider, ApprovalRequest, DeciderFailure, Decision};
 use reins::text::printable;
 use serde_json::Value;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -167,16 +169,6 @@ fn waits_for_a_decision(request: &ApprovalRequest) -> Decision {
     Decision::suspend(suspend_reason(request.reason.as_deref()))
 }
 
-/// The next line typed at the question, or `None` when Ctrl-C came first (`Some(None)` at
-/// end of input).
-async fn answer_or_ctrl_c(max_bytes: usize) -> Option<Option<Line>> {
-    let mut asking = crate::question_ctrl_c::Asking::open();
-    tokio::select! {
-        line = read_answer_at_most(max_bytes) => Some(line),
-        () = asking.ctrl_c() => None,
-    }
-}
-
 /// Says that Ctrl-C left the call of `request` waiting for someone else's decision.
 fn left_waiting(request: &ApprovalRequest) {
     crate::terminal_lines::end_open_line();
@@ -199,6 +191,24 @@ const MAX_CHOICE_BYTES: usize = 1024;
 /// The person's decision about `request`, or `None` when they pressed Ctrl-C: the call is
 /// left waiting for someone else's.
 async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Option<Decision> {
+    // From before the call is shown to the decision, so that no Ctrl-C pressed while the
+    // question is on the terminal stops the run instead.
+    let asking = Asking::open();
+    let decision = answers(&asking, request, schemas).await;
+    // A Ctrl-C the question took in the instant its answer came is not lost to the answer.
+    if asking.close() || decision.is_none() {
+        left_waiting(request);
+        return None;
+    }
+    decision
+}
+
+/// The decision the person's answers make, or `None` at a Ctrl-C ([`Asking::answer`]).
+async fn answers(
+    asking: &Asking,
+    request: &ApprovalRequest,
+    schemas: &Schemas,
+) -> Option<Decision> {
     // A call replayed on resume comes with no streamed call to stop the spinner first.
     crate::spinner::stop();
     // What the model wrote, shown as text: a control sequence in a name or an argument must
@@ -212,13 +222,13 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Option<Decision> {
     // Each answer is read only once its question is shown, and only while it waits: the
     // editor started to edit the arguments gets every key typed into it.
     // An unclear answer, an editor that would not start or edited arguments that do not fit
-    // ask again: a slip is not a decision.
-    for _ in 0..3 {
+    // ask again: a slip is not a decision. An editor quit without saving is no slip either:
+    // the person chose to go back to the question.
+    let mut slips = 0;
+    while slips < 3 {
         crate::terminal_lines::open_line(QUESTION);
-        let Some(answer) = answer_or_ctrl_c(MAX_CHOICE_BYTES).await else {
-            left_waiting(request);
-            return None;
-        };
+        // `None`: Ctrl-C.
+        let answer = asking.answer(read_answer_at_most(MAX_CHOICE_BYTES)).await?;
         let Some(answer) = answer else {
             // On a line of its own: the prompt's is still open.
             errln!("[approval] end of input: denied");
@@ -227,6 +237,7 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Option<Decision> {
         crate::terminal_lines::input_read();
         let Line::Text(answer) = answer else {
             errln!("[approval] that answer is too long: please answer a, d or e (or Ctrl-C)");
+            slips += 1;
             continue;
         };
         match answer.trim().to_ascii_lowercase().as_str() {
@@ -235,10 +246,7 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Option<Decision> {
                 crate::terminal_lines::open_line(
                     "[approval] message for the model (empty for none): ",
                 );
-                let Some(message) = answer_or_ctrl_c(MAX_LINE_BYTES).await else {
-                    left_waiting(request);
-                    return None;
-                };
+                let message = asking.answer(read_answer_at_most(MAX_LINE_BYTES)).await?;
                 crate::terminal_lines::input_read();
                 let message = match message {
                     Some(Line::Text(message)) => Some(message),
@@ -254,22 +262,38 @@ async fn ask(request: &ApprovalRequest, schemas: &Schemas) -> Option<Decision> {
                 return Some(Decision::deny(denial(message.as_deref())));
             }
             "e" | "edit" => {
-                let edited = edit_in_editor(&request.args);
-                let fits = edited
-                    .as_ref()
-                    .map_err(Clone::clone)
-                    .and_then(|args| schemas.check(&request.tool_name, args));
-                match (edited, fits) {
-                    (Ok(args), Ok(())) => {
-                        errln!("[approval] approved with {}", printable(&args.to_string()));
-                        return Some(Decision::approve_with_args(args));
+                let editing = edit_in_editor(&request.args);
+                let edited = asking.editor(editing, Unedited::quit_with_ctrl_c).await?;
+                let edited = match edited {
+                    Ok(args) => args,
+                    Err(Unedited::Quit { why, .. }) => {
+                        errln!("[approval] {}", printable(&why));
+                        continue;
                     }
-                    (Err(error), _) | (Ok(_), Err(error)) => {
+                    Err(Unedited::Failed(error)) => {
                         errln!("[approval] {}", printable(&error));
+                        slips += 1;
+                        continue;
+                    }
+                };
+                match schemas.check(&request.tool_name, &edited) {
+                    Ok(()) => {
+                        errln!(
+                            "[approval] approved with {}",
+                            printable(&edited.to_string())
+                        );
+                        return Some(Decision::approve_with_args(edited));
+                    }
+                    Err(error) => {
+                        errln!("[approval] {}", printable(&error));
+                        slips += 1;
                     }
                 }
             }
-            _ => errln!("[approval] please answer a, d or e (or Ctrl-C)"),
+            _ => {
+                errln!("[approval] please answer a, d or e (or Ctrl-C)");
+                slips += 1;
+            }
         }
     }
     Some(Decision::deny("denied: no clear answer"))
@@ -323,33 +347,10 @@ pub fn waiting_line(
     .into_owned()
 }
 
-/// Opens the arguments in `$VISUAL`/`$EDITOR` (default `vi`) and reads them back.
-pub fn edit_in_editor(args: &Value) -> Result<Value, String> {
-    let editor = std::env::var("VISUAL")
-        .or_else(|_| std::env::var("EDITOR"))
-        .unwrap_or_else(|_| "vi".to_owned());
-    let mut file = tempfile::Builder::new()
-        .prefix("reins-args-")
-        .suffix(".json")
-        .tempfile()
-        .map_err(|error| format!("cannot create a file to edit: {error}"))?;
-    file.write_all(pretty(args).as_bytes())
-        .and_then(|()| file.flush())
-        .map_err(|error| format!("cannot write the arguments: {error}"))?;
-    // `$EDITOR` may carry flags (`code --wait`): split on whitespace, no shell.
-    let mut words = editor.split_whitespace();
-    let program = words.next().ok_or("$EDITOR is empty")?;
-    let status = std::process::Command::new(program)
-        .args(words)
-        .arg(file.path())
-        .status()
-        .map_err(|error| format!("cannot start the editor `{program}`: {error}"))?;
-    if !status.success() {
-        return Err(format!("the editor exited with {status}"));
-    }
-    let text = std::fs::read_to_string(file.path())
-        .map_err(|error| format!("cannot read the edited arguments: {error}"))?;
-    parse_args(&text)
+/// Opens the arguments in the editor ([`crate::editor`]) and reads them back.
+pub async fn edit_in_editor(args: &Value) -> Result<Value, Unedited> {
+    let text = crate::editor::edit(&pretty(args)).await?;
+    parse_args(&text).map_err(Unedited::Failed)
 }
 
 /// Edited arguments: a JSON object, else an error.

@@ -220,7 +220,7 @@ pub async fn approve(
     let args = match change {
         ArgsChange::None => None,
         ArgsChange::Given(text) => Some(parse_args(&text)?),
-        ArgsChange::Editor => Some(edit_in_editor(&target.arguments)?),
+        ArgsChange::Editor => Some(edit_in_editor(&target.arguments).await?),
     };
     let decision = match args {
         None => ToolDecision::approve(),

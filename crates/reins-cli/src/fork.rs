@@ -106,7 +106,7 @@ pub async fn fork_run(
             let (call_id, tool, arguments) = waiting_call(&state, edit.call.as_deref(), version)?;
             let arguments = match change {
                 ArgsChange::Given(text) => parse_args(&text)?,
-                ArgsChange::Editor => edit_in_editor(&arguments)?,
+                ArgsChange::Editor => edit_in_editor(&arguments).await?,
                 ArgsChange::None => arguments,
             };
             crate::edited_args::check(agent, &tool, &arguments).await?;

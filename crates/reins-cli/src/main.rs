@@ -36,6 +36,7 @@ mod demo_hooks;
 mod demo_tools;
 mod early;
 mod edited_args;
+mod editor;
 mod fork;
 mod in_doubt;
 mod interrupt;

@@ -432,7 +432,7 @@ pub async fn decide(
     }
     let edited = match &verdict {
         Verdict::Approve(ArgsChange::Given(text)) => Some(parse_args(text)?),
-        Verdict::Approve(ArgsChange::Editor) => Some(edit_in_editor(&target.arguments)?),
+        Verdict::Approve(ArgsChange::Editor) => Some(edit_in_editor(&target.arguments).await?),
         Verdict::Approve(ArgsChange::None) | Verdict::Deny(_) | Verdict::InDoubt(_) => None,
     };
     let decision = match (verdict, edited) {

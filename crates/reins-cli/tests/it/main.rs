@@ -16,6 +16,7 @@ mod crash_kill;
 // supervisor.
 #[cfg(feature = "local")]
 mod demo;
+mod editor_ctrl_c;
 #[cfg(target_os = "linux")]
 mod escaped_processes;
 mod failed_run;

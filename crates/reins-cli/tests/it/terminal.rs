@@ -9,7 +9,7 @@ use serde_json::json;
 use std::process::Command;
 
 /// The save-note flow, with this file's own rules.
-fn rules() -> String {
+pub(crate) fn rules() -> String {
     save_note_rules(
         "",
         "  - name: unanswered
@@ -21,7 +21,7 @@ fn rules() -> String {
     )
 }
 
-fn agent(server: &FakeLlm, timeout_secs: u64) -> AgentDir {
+pub(crate) fn agent(server: &FakeLlm, timeout_secs: u64) -> AgentDir {
     AgentDir::new(&format!(
         r#"{model}
 {SAVE_NOTE_TOOL}
@@ -35,7 +35,7 @@ rules = [{{ tool = "save_note", action = "ask", message = "notes need your appro
 
 /// A program standing in for a person's editor: `script` (a shell script, given the file to
 /// edit as `$1`) written beside the agent file. Its path.
-fn editor_script(agent: &AgentDir, script: &str) -> String {
+pub(crate) fn editor_script(agent: &AgentDir, script: &str) -> String {
     let editor = agent.dir.path().join("edit.sh");
     std::fs::write(&editor, script).expect("write the editor script");
     let status = Command::new("chmod")

@@ -1,0 +1,114 @@
+//! Ctrl-C while the editor started at the approval question ("edit arguments") is open: it is
+//! the editor's. A person who quits the editor with it comes back to the question, the
+//! arguments unchanged; an editor that takes it as a key (as vi does) goes on. Neither stops
+//! the run nor leaves the call waiting.
+
+use crate::common::AgentDir;
+use crate::common::fakellm::FakeLlm;
+use crate::terminal::{agent, editor_script, rules};
+use reins_test_servers::Tmux;
+
+const QUESTION: &str = "(a)pprove, (d)eny, (e)dit arguments?";
+
+/// An "editor" that asks for the note's new text on the terminal (a plain shell script, so
+/// Ctrl-C ends it), `prelude` run first.
+fn typing_editor(agent: &AgentDir, prelude: &str) -> String {
+    editor_script(
+        agent,
+        &format!(
+            "#!/bin/sh\n{prelude}\nprintf 'new text: '\nread -r text\nsed -i \"s/draft/$text/\" \"$1\"\n"
+        ),
+    )
+}
+
+/// `reins COMMAND` in tmux with `editor` as $EDITOR; prints its exit code when it ends.
+fn in_terminal(agent: &AgentDir, editor: &str, command: &str) -> Tmux {
+    let reins = env!("CARGO_BIN_EXE_reins");
+    Tmux::start(&format!(
+        "cd '{dir}' && env REINS_TEST_KEY=k USER=ana EDITOR='{editor}' '{reins}' {command}; \
+         echo EXIT=$?; sleep 600",
+        dir = agent.dir.path().display(),
+    ))
+}
+
+/// `reins run` asking about the note, with `editor`, at the question.
+fn at_the_question(server: &FakeLlm, prelude: &str) -> (AgentDir, Tmux) {
+    let agent = agent(server, 300);
+    let editor = typing_editor(&agent, prelude);
+    let file = agent.file.display().to_string();
+    let tmux = in_terminal(&agent, &editor, &format!("run '{file}' 'Save a note.'"));
+    tmux.wait_for(QUESTION);
+    (agent, tmux)
+}
+
+#[test]
+fn ctrl_c_that_quits_the_editor_comes_back_to_the_question_with_the_arguments_unchanged() {
+    let server = FakeLlm::start(&rules());
+    let (_agent, tmux) = at_the_question(&server, "");
+    tmux.type_line("e");
+    tmux.wait_for("new text: ");
+    tmux.press("C-c");
+    let screen = tmux.wait_for_count(QUESTION, 2);
+    assert!(
+        screen.contains("[approval] the editor was quit with Ctrl-C: the arguments are unchanged"),
+        "{screen}"
+    );
+    tmux.type_line("a");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("note: draft"), "{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
+/// An editor that exits with a failure (`:cq`) is quit the same way: the question again.
+#[test]
+fn an_editor_that_fails_comes_back_to_the_question_with_the_arguments_unchanged() {
+    let server = FakeLlm::start(&rules());
+    let (_agent, tmux) = at_the_question(&server, "sed -i 's/draft/lost/' \"$1\"; exit 1");
+    tmux.type_line("e");
+    let screen = tmux.wait_for_count(QUESTION, 2);
+    assert!(
+        screen.contains("[approval] the editor exited with status 1: the arguments are unchanged"),
+        "{screen}"
+    );
+    tmux.type_line("a");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("note: draft"), "{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
+/// An editor that takes Ctrl-C as a key goes on, and so does the run once it is saved.
+#[test]
+fn a_ctrl_c_the_editor_takes_stops_nothing() {
+    let server = FakeLlm::start(&rules());
+    let (_agent, tmux) = at_the_question(&server, "trap '' INT");
+    tmux.type_line("e");
+    tmux.wait_for("new text: ");
+    tmux.press("C-c");
+    tmux.type_line("kept");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("note: kept"), "{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
+/// In a chat too, where Ctrl-C is listened for on a thread of its own.
+#[test]
+fn a_ctrl_c_the_editor_takes_stops_nothing_in_a_chat() {
+    let server = FakeLlm::start(&rules());
+    let agent = agent(&server, 300);
+    let editor = typing_editor(&agent, "trap '' INT");
+    let file = agent.file.display().to_string();
+    let tmux = in_terminal(&agent, &editor, &format!("chat '{file}'"));
+    tmux.wait_for("you: ");
+    tmux.type_line("Save a note.");
+    tmux.wait_for(QUESTION);
+    tmux.type_line("e");
+    tmux.wait_for("new text: ");
+    tmux.press("C-c");
+    tmux.type_line("kept");
+    // Read by the chat's next prompt, or by the shell if the chat ended.
+    tmux.type_line("/quit");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("note: kept"), "{screen}");
+    assert!(screen.contains("Done: the note is saved."), "{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
