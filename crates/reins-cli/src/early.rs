@@ -5,6 +5,7 @@
 //! reads how the command ended. Other commands report the same way with `--json` off. So
 //! does a command line clap refuses (an unknown flag, a missing argument): [`usage_error`].
 
+use crate::config::diagnostic::Diagnostic;
 use crate::config::{self, LoadedAgent, check::Needs};
 use crate::run::EXIT_INVALID;
 use serde_json::json;
@@ -47,12 +48,37 @@ impl Early {
     /// Reads and checks an agent file, printing every mistake at its line (exit 2), and every
     /// warning (which fails nothing: the `error` event holds the errors only).
     pub fn load(self, path: &Path, needs: Needs) -> Result<LoadedAgent, ExitCode> {
-        self.load_warned(path, needs).map(|(agent, _)| agent)
+        self.load_for(path, |_| needs)
+    }
+
+    /// [`load`](Early::load), the variables checked those `needs` says the command needs
+    /// given the file as read (on the Restate store, a command runs no model): the file is
+    /// read once, so it is one agent throughout, and a file given as a pipe can be used.
+    pub fn load_for(
+        self,
+        path: &Path,
+        needs: impl FnOnce(&LoadedAgent) -> Needs,
+    ) -> Result<LoadedAgent, ExitCode> {
+        let loaded = config::read(path).and_then(|agent| {
+            let needs = needs(&agent);
+            config::checked(agent, needs)
+        });
+        self.said(path, loaded).map(|(agent, _)| agent)
     }
 
     /// [`load`](Early::load), with how many warnings it printed (`reins check` says it).
     pub fn load_warned(self, path: &Path, needs: Needs) -> Result<(LoadedAgent, usize), ExitCode> {
-        let problems = match config::load(path, needs) {
+        self.said(path, config::load(path, needs))
+    }
+
+    /// The agent `loaded` holds, its warnings printed and counted; or its problems printed,
+    /// exit 2.
+    fn said(
+        self,
+        path: &Path,
+        loaded: Result<(LoadedAgent, Vec<Diagnostic>), Vec<Diagnostic>>,
+    ) -> Result<(LoadedAgent, usize), ExitCode> {
+        let problems = match loaded {
             Ok((agent, warnings)) => {
                 for warning in &warnings {
                     eprintln!("{warning}");

@@ -287,11 +287,11 @@ pub(crate) fn load(path: &Path, needs: Needs) -> Result<config::LoadedAgent, Exi
 /// the variables only a model call needs are looked for (on Restate the worker calls the
 /// model, and setting them would not help).
 fn load_for_records(path: &Path, command: &str) -> Result<config::LoadedAgent, ExitCode> {
-    let loaded = load(path, Needs::Store)?;
+    let loaded = early::Early::text().load_for(path, run_command::needs)?;
     if let Some(error) = restate::unsupported(&loaded, command) {
         return Err(fail(error));
     }
-    load(path, Needs::Running)
+    Ok(loaded)
 }
 
 /// `--model`: the local model's GGUF file, replacing the agent file's `path` (a relative

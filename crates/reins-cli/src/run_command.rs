@@ -19,8 +19,8 @@ pub async fn run_main(
     model: Option<std::path::PathBuf>,
 ) -> ExitCode {
     let early = Early::new(json);
-    // Without the variables only a model call needs: on Restate the worker calls it.
-    let loaded = match early.load(agent, Needs::Store) {
+    // Without the variables only a model call needs on Restate: the worker calls it.
+    let loaded = match early.load_for(agent, needs) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -51,10 +51,6 @@ pub async fn run_main(
             .await
             .exit_code();
     }
-    let loaded = match early.load(agent, Needs::Running) {
-        Ok(loaded) => loaded,
-        Err(code) => return code,
-    };
     let loaded = match with_model(loaded, model) {
         Ok(loaded) => loaded,
         Err(error) => return early.invalid(error),
@@ -62,6 +58,15 @@ pub async fn run_main(
     match the_prompt(prompt, &loaded) {
         Ok(prompt) => run_new(&loaded, &prompt, early, json).await,
         Err(error) => early.invalid(error),
+    }
+}
+
+/// What `reins run` (and `runs resume`) needs of `agent`'s variables: a run on Restate is
+/// run by the worker, which calls the model; a run on the embedded store runs here.
+pub fn needs(agent: &LoadedAgent) -> Needs {
+    match restate::ingress(agent) {
+        Some(_) => Needs::Store,
+        None => Needs::Running,
     }
 }
 

@@ -178,24 +178,21 @@ pub async fn runs_main(command: RunsCommand) -> ExitCode {
     };
     // `resume --json` says a failure before the run resumes as its `error` event too.
     let early = Early::new(matches!(command, RunsCommand::Resume { json: true, .. }));
-    let loaded = match early.load(&agent, Needs::Store) {
+    // `resume` runs the agent here, unless on Restate (the worker runs the model there): the
+    // variables a run needs must be set. The file is read once.
+    let resumes = matches!(command, RunsCommand::Resume { .. });
+    let needs = |agent: &_| match resumes {
+        true => crate::run_command::needs(agent),
+        false => Needs::Store,
+    };
+    let loaded = match early.load_for(&agent, needs) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
     if let Some(url) = restate::ingress(&loaded) {
-        // The worker runs the model: this process needs none of its variables.
         let url = url.to_owned();
         return on_restate(&loaded, &url, command).await;
     }
-    // `resume` runs the agent here: the variables a run needs must be set.
-    let loaded = if matches!(command, RunsCommand::Resume { .. }) {
-        match early.load(&agent, Needs::Running) {
-            Ok(loaded) => loaded,
-            Err(code) => return code,
-        }
-    } else {
-        loaded
-    };
     // The commands that only read runs work for a user who may only read the store.
     let reads_only = matches!(
         command,

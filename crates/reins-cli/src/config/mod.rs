@@ -374,6 +374,12 @@ pub fn load(
     path: &Path,
     needs: check::Needs,
 ) -> Result<(LoadedAgent, Vec<Diagnostic>), Vec<Diagnostic>> {
+    checked(read(path)?, needs)
+}
+
+/// Reads `path` and parses it, unchecked: read once, then [`checked`] with what the command
+/// needs given what the file says (a file given as a pipe can be read only once).
+pub fn read(path: &Path) -> Result<LoadedAgent, Vec<Diagnostic>> {
     let source = std::fs::read_to_string(path).map_err(|error| {
         vec![Diagnostic::new(
             path,
@@ -392,11 +398,19 @@ pub fn load(
             message + &hint,
         )]
     })?;
-    let agent = LoadedAgent {
+    Ok(LoadedAgent {
         path: path.to_path_buf(),
         file,
         source,
-    };
+    })
+}
+
+/// `agent` checked with the variables `needs` says the command needs: the agent and its
+/// warnings, or every error (with the warnings).
+pub fn checked(
+    agent: LoadedAgent,
+    needs: check::Needs,
+) -> Result<(LoadedAgent, Vec<Diagnostic>), Vec<Diagnostic>> {
     let problems = check::check(&agent, needs);
     if problems.iter().any(Diagnostic::is_error) {
         Err(problems)

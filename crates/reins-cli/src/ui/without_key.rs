@@ -34,13 +34,20 @@ pub enum Resuming {
 /// model's key is missing, the agent as the store's commands read it and [`Resuming::Elsewhere`];
 /// else as a run needs it, every variable a run reads checked.
 pub fn load_agent(path: &Path) -> Result<(LoadedAgent, Resuming), ExitCode> {
-    let loaded = crate::load(path, Needs::Store)?;
+    // Read once: the variables checked follow from what the file says.
+    let needs = |agent: &LoadedAgent| match crate::restate::ingress(agent).is_some()
+        || missing_keys(agent).is_some()
+    {
+        true => Needs::Store,
+        false => Needs::Running,
+    };
+    let loaded = crate::early::Early::text().load_for(path, needs)?;
     if let Some(error) = crate::restate::unsupported(&loaded, "ui") {
         return Err(crate::fail(error));
     }
     match missing_keys(&loaded) {
         Some(resuming) => Ok((loaded, resuming)),
-        None => Ok((crate::load(path, Needs::Running)?, Resuming::Here)),
+        None => Ok((loaded, Resuming::Here)),
     }
 }
 

@@ -1,3 +1,4 @@
+mod agent_file_once;
 mod approval_mcp;
 mod cache;
 mod chat;
