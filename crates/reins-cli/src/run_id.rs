@@ -3,7 +3,8 @@
 //! is long (`run-41aa3b0c6411`) and people type the first few characters they see in
 //! `reins runs list`. The start may leave out `run-` too. A start several runs share names
 //! none of them (the command would otherwise act on a run the person did not mean), and the
-//! message lists them.
+//! message lists them. Before any run, a run named is said not to be there because there are
+//! none yet, with how to start one.
 
 use reins::store::{BoxedStore, RunCursor, RunQuery, RunStore};
 use std::path::Path;
@@ -34,6 +35,10 @@ pub async fn resolve(store: &BoxedStore, given: &str, agent_file: &Path) -> Resu
         return Ok(exact.clone());
     }
     match matches.as_slice() {
+        [] if no_runs(store).await? => Err(format!(
+            "no run `{given}` is stored: there are {}",
+            no_runs_yet(agent_file)
+        )),
         [] => Err(format!("no run `{given}` is stored ({list})")),
         [only] => Ok(only.clone()),
         several => {
@@ -45,6 +50,24 @@ pub async fn resolve(store: &BoxedStore, given: &str, agent_file: &Path) -> Resu
             ))
         }
     }
+}
+
+/// What is said of a store without runs, as `runs list` and a run named there say it: `no
+/// runs yet: `reins run agent.toml "PROMPT"` starts one`.
+pub fn no_runs_yet(agent_file: &Path) -> String {
+    format!(
+        "no runs yet: `reins run {} \"PROMPT\"` starts one",
+        crate::shell_word::path(agent_file)
+    )
+}
+
+/// Whether the store holds no run at all (readable or not).
+async fn no_runs(store: &BoxedStore) -> Result<bool, String> {
+    let page = store
+        .list_runs(&RunQuery::new().page_size(1))
+        .await
+        .map_err(|error| error.to_string())?;
+    Ok(page.runs.is_empty() && page.unreadable.is_empty())
 }
 
 /// The ids of the stored runs (readable or not) that start with `prefix`, in byte order; at

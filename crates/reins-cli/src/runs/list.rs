@@ -18,10 +18,7 @@ pub async fn list(
     let listed = listed_runs(store).await?;
     if listed.is_empty() && !json_lines {
         // On stderr: the table on stdout stays a header and its rows.
-        eprintln!(
-            "reins: no runs yet: `reins run {} \"PROMPT\"` starts one",
-            crate::shell_word::path(agent_file)
-        );
+        eprintln!("reins: {}", crate::run_id::no_runs_yet(agent_file));
     }
     if !json_lines {
         outln!(

@@ -89,3 +89,26 @@ fn a_run_that_is_not_stored_says_how_to_list_the_runs() {
         );
     }
 }
+
+/// Before any run, a run named is not stored because there are none yet: said, with how to
+/// start one (as `runs list` says it), rather than sending the person to an empty list.
+#[test]
+fn a_run_named_before_any_run_says_there_are_none_yet_and_how_to_start_one() {
+    let (agent, _) = failed_runs(0);
+    let file = agent.file.display().to_string();
+    for command in [
+        &["runs", "show", "AGENT", "run-nope"][..],
+        &["runs", "approve", "AGENT", "run-nope"],
+        &["runs", "resume", "AGENT", "run-nope"],
+        &["chat", "AGENT", "--resume", "run-nope"],
+    ] {
+        let (code, _, stderr) = outcome(agent.keyed(command));
+        assert_eq!(code, 1, "{command:?}: {stderr}");
+        assert!(
+            stderr.contains("no run `run-nope` is stored: there are no runs yet")
+                && stderr.contains(&format!("`reins run {file} \"PROMPT\"` starts one")),
+            "{command:?}: {stderr}"
+        );
+        assert!(!stderr.contains("lists the runs"), "{command:?}: {stderr}");
+    }
+}
