@@ -41,6 +41,14 @@ fn at_the_question(server: &FakeLlm, prelude: &str) -> (AgentDir, Tmux) {
     (agent, tmux)
 }
 
+/// Waits for the run to end and checks it saved `note` and exited 0; the screen.
+fn ends_saving(tmux: &Tmux, note: &str) -> String {
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains(&format!("note: {note}")), "{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    screen
+}
+
 #[test]
 fn ctrl_c_that_quits_the_editor_comes_back_to_the_question_with_the_arguments_unchanged() {
     let server = FakeLlm::start(&rules());
@@ -54,9 +62,7 @@ fn ctrl_c_that_quits_the_editor_comes_back_to_the_question_with_the_arguments_un
         "{screen}"
     );
     tmux.type_line("a");
-    let screen = tmux.wait_for("EXIT=");
-    assert!(screen.contains("note: draft"), "{screen}");
-    assert!(screen.contains("EXIT=0"), "{screen}");
+    ends_saving(&tmux, "draft");
 }
 
 /// An editor that exits with a failure (`:cq`) is quit the same way: the question again.
@@ -71,9 +77,7 @@ fn an_editor_that_fails_comes_back_to_the_question_with_the_arguments_unchanged(
         "{screen}"
     );
     tmux.type_line("a");
-    let screen = tmux.wait_for("EXIT=");
-    assert!(screen.contains("note: draft"), "{screen}");
-    assert!(screen.contains("EXIT=0"), "{screen}");
+    ends_saving(&tmux, "draft");
 }
 
 /// An editor that takes Ctrl-C as a key goes on, and so does the run once it is saved.
@@ -85,9 +89,7 @@ fn a_ctrl_c_the_editor_takes_stops_nothing() {
     tmux.wait_for("new text: ");
     tmux.press("C-c");
     tmux.type_line("kept");
-    let screen = tmux.wait_for("EXIT=");
-    assert!(screen.contains("note: kept"), "{screen}");
-    assert!(screen.contains("EXIT=0"), "{screen}");
+    ends_saving(&tmux, "kept");
 }
 
 /// In a chat too, where Ctrl-C is listened for on a thread of its own.
@@ -107,8 +109,6 @@ fn a_ctrl_c_the_editor_takes_stops_nothing_in_a_chat() {
     tmux.type_line("kept");
     // Read by the chat's next prompt, or by the shell if the chat ended.
     tmux.type_line("/quit");
-    let screen = tmux.wait_for("EXIT=");
-    assert!(screen.contains("note: kept"), "{screen}");
+    let screen = ends_saving(&tmux, "kept");
     assert!(screen.contains("Done: the note is saved."), "{screen}");
-    assert!(screen.contains("EXIT=0"), "{screen}");
 }
