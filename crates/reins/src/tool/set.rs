@@ -263,16 +263,15 @@ impl<'a> Lookup<'a> {
             usage,
         } = context.take_attached();
         if let Some(outcome) = answer {
-            // Answered in place of the tool (a skip, a denial: the model reads its text; a
-            // failure: the model reads it as it reads that failure of any call).
-            let output = match &outcome {
-                ToolOutcome::Failed(failure) => failure.to_string(),
-                other => other.text().unwrap_or_default().to_owned(),
-            };
-            let execution = ToolExecution {
-                output: ToolOutput::Text(output),
-                outcome,
-                extensions,
+            // Answered in place of the tool: a failure reads as that failure of any call; a
+            // skip or a denial as its text.
+            let execution = match outcome {
+                ToolOutcome::Failed(failure) => ToolExecution::failed(failure, extensions),
+                outcome => ToolExecution {
+                    output: ToolOutput::Text(outcome.text().unwrap_or_default().to_owned()),
+                    outcome,
+                    extensions,
+                },
             };
             return (execution, usage);
         }
