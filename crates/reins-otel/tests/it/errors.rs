@@ -74,3 +74,64 @@ async fn a_failed_spans_status_says_why_in_a_word() {
         "the error's kind, not its text"
     );
 }
+
+/// The `exception` events of `span`, as (type, message).
+fn exceptions(span: &opentelemetry_sdk::trace::SpanData) -> Vec<(String, String)> {
+    span.events
+        .iter()
+        .filter(|event| event.name == "exception")
+        .map(|event| {
+            let get = |key: &str| {
+                event
+                    .attributes
+                    .iter()
+                    .find(|kv| kv.key.as_str() == key)
+                    .map(|kv| kv.value.as_str().into_owned())
+                    .unwrap_or_default()
+            };
+            (get("exception.type"), get("exception.message"))
+        })
+        .collect()
+}
+
+/// A failed model call shows what the provider said, as an `exception` event on its own
+/// `chat` span (Phoenix shows it with the failed span, whose status says only `404`), when
+/// content is recorded, through the redactor: the body may echo the prompt. Nowhere else: the
+/// run's span says it failed, in a word.
+#[tokio::test]
+async fn a_failed_model_calls_error_is_an_exception_on_its_chat_span_when_content_is_recorded() {
+    let not_found = || CompletionError::Http {
+        status: 404,
+        body: "the model `gpt-tset` does not exist; your key sk-live is fine".into(),
+    };
+    let recorded = Recorded::start(
+        Telemetry::new().capture_content(|_, text| Some(text.replace("sk-live", "[KEY]"))),
+    );
+    AgentBuilder::new(NamedModel::new([Turn::error(not_found())]))
+        .build()
+        .prompt("hi")
+        .await
+        .unwrap_err();
+    let spans = recorded.spans();
+    let chat = span(&spans, "chat gpt-test");
+    let shown = exceptions(chat);
+    assert_eq!(shown.len(), 1, "{:?}", chat.events);
+    assert_eq!(shown[0].0, "404");
+    assert!(
+        shown[0]
+            .1
+            .contains("the model `gpt-tset` does not exist; your key [KEY] is fine"),
+        "{}",
+        shown[0].1
+    );
+    assert!(exceptions(span(&spans, "invoke_agent")).is_empty());
+
+    let recorded = Recorded::start(Telemetry::new());
+    AgentBuilder::new(NamedModel::new([Turn::error(not_found())]))
+        .build()
+        .prompt("hi")
+        .await
+        .unwrap_err();
+    let spans = recorded.spans();
+    assert!(exceptions(span(&spans, "chat gpt-test")).is_empty());
+}

@@ -1,5 +1,6 @@
 //! reins-otel's integration tests: one binary, modules by subject.
 
+mod arguments;
 mod attributes;
 mod cancel;
 mod collector_answers;

@@ -37,7 +37,9 @@ pub enum ContentKind {
     /// messages: `[{"role":"user","parts":[{"type":"text","content":"..."}]}]`.
     InputMessages,
     /// The model's answer (`gen_ai.output.messages`), as a JSON array of one message with
-    /// its `finish_reason`.
+    /// its `finish_reason`. As text, an answer's `output.value`, what a suspended run waits
+    /// for, and a failed model call's error (what the provider answered), the message of
+    /// its `chat` span's `exception` event.
     OutputMessages,
     /// A tool call's arguments (`gen_ai.tool.call.arguments`), as JSON.
     ToolArguments,

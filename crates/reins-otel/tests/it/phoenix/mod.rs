@@ -1,8 +1,9 @@
 //! Export to a real trace backend: Arize Phoenix (installed by scripts/install/phoenix.sh),
 //! started on loopback by the test. A durable run suspends in one process and is resumed in
 //! another (the `reins-otel-demo` binary, twice); Phoenix's REST API must then show one trace.
-//! A run recorded with content shows in Phoenix as the chat's messages. A run whose process
-//! is killed mid-run and that another process finishes is listed all the same (`crashed.rs`).
+//! A run recorded with content shows in Phoenix as the chat's messages, a failed call with
+//! why. A run whose process is killed mid-run and that another process finishes is listed
+//! all the same (`crashed.rs`).
 
 mod crashed;
 mod server;
@@ -202,14 +203,29 @@ fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
             let _recording = tracing::subscriber::set_default(subscriber);
             let answer = agent.prompt("Weather in Paris?").await.expect("an answer");
             assert_eq!(answer, "It is sunny in Paris.");
+            // A model call that fails: the provider's words are its span's exception.
+            let missing = crate::harness::NamedModel {
+                model: "gpt-missing",
+                ..crate::harness::NamedModel::new([Turn::error(
+                    reins::completion::CompletionError::Http {
+                        status: 404,
+                        body: "the model `gpt-missing` does not exist".into(),
+                    },
+                )])
+            };
+            AgentBuilder::new(missing)
+                .build()
+                .prompt("Hello?")
+                .await
+                .expect_err("the model is missing");
         }
         tracer_provider.force_flush().expect("the spans are sent");
-        phoenix.spans_when(&client, "content", 5).await
+        phoenix.spans_when(&client, "content", 7).await
     });
     let names: Vec<&str> = spans.iter().filter_map(|s| s["name"].as_str()).collect();
     assert_eq!(
         spans.len(),
-        5,
+        7,
         "spans in Phoenix: {names:?}\n{}",
         phoenix.log()
     );
@@ -291,6 +307,33 @@ fn content_recorded_in_a_run_shows_in_phoenix_as_the_chats_messages() {
     assert_eq!(
         exception["attributes"]["exception.type"],
         attr(failed[0], "error.type").clone()
+    );
+    // A failed model call shows why in the provider's words, with its failed span only.
+    let missing = named(&spans, "chat gpt-missing");
+    assert_eq!(missing[0]["status_code"], "ERROR");
+    let events = missing[0]["events"].as_array().cloned().unwrap_or_default();
+    let exception = events
+        .iter()
+        .find(|e| e["name"] == "exception")
+        .unwrap_or_else(|| panic!("no exception event on the failed call: {:#?}", missing[0]));
+    assert_eq!(exception["attributes"]["exception.type"], "404");
+    let message = exception["attributes"]["exception.message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("`gpt-missing` does not exist"),
+        "{message}"
+    );
+    let failed_run = named(&spans, "invoke_agent")
+        .into_iter()
+        .find(|s| s["context"]["span_id"] == missing[0]["parent_id"])
+        .expect("the failed call's run");
+    assert_eq!(failed_run["status_code"], "ERROR");
+    assert!(
+        failed_run["events"]
+            .as_array()
+            .is_none_or(|events| events.iter().all(|e| e["name"] != "exception")),
+        "{failed_run:#}"
     );
     // The trace's root shows the run's input and answer (Phoenix lists them per trace).
     let root = |key: &str| first_with(&spans, "invoke_agent weather", key).cloned();

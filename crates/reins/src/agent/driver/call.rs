@@ -100,6 +100,8 @@ impl CallEnv<'_> {
             // The arguments' text, for hooks: written only when one reads it, or for the result
             // an outcome hook sees.
             let args_text = ArgsText::of(&call.arguments);
+            // Recorded on the call's span once the hooks or the decision settle them.
+            let arguments = trace::ToolArguments::asked(&call.arguments);
             if let Some(decision) = decision {
                 trace::record_resume_decision(decision);
             }
@@ -173,6 +175,10 @@ impl CallEnv<'_> {
                 }
                 None => Step::Run(None),
             };
+            arguments.settle(match &step {
+                Step::Run(Some(run)) => &run.0,
+                _ => &call.arguments,
+            });
             let (execution, usage, mut rewritten) = match step {
                 Step::Run(rewritten) => {
                     let args = rewritten

@@ -23,7 +23,9 @@ use crate::run::{RunState, RunStatus, SuspendedRun};
 pub(super) use cancelled::{cancellable, record_run_cancelled};
 use error_type::{halt_error_type, prompt_error_type};
 use tool::waits_for_decision;
-pub(super) use tool::{record_dispatch, record_resume_decision, record_tool_result, tool_span};
+pub(super) use tool::{
+    ToolArguments, record_dispatch, record_resume_decision, record_tool_result, tool_span,
+};
 use tracing::field::Empty;
 use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
 use tracing::{Level, Span};
@@ -284,10 +286,41 @@ pub(super) fn record_chat_request(
 }
 
 /// Records why a model call (with its hooks) failed on its `chat` span. A response it had
-/// is recorded already (see [`record_chat_response`]).
+/// is recorded already (see [`record_chat_response`]). A failed call's error (the provider's
+/// body, say) is its `exception` event when output is recorded: the status says only its
+/// `error.type` (`404`), and a person needs the provider's words (`the model ... does not
+/// exist`).
 pub(super) fn record_chat_failure(span: &Span, halt: &Halt) {
-    if !span.is_disabled() {
-        record_error(span, &halt_error_type(halt));
+    if span.is_disabled() {
+        return;
+    }
+    let error_type = halt_error_type(halt);
+    record_error(span, &error_type);
+    if let Halt::Completion(error) = halt {
+        record_exception(span, ContentKind::OutputMessages, &error_type, || {
+            error.to_string()
+        });
+    }
+}
+
+/// An `exception` event on `span` (a failed call's) whose message is `message()` when content
+/// of `kind` is recorded, through the redactor and cut to the part limit like all content:
+/// trace viewers show an exception's message with the failed span (Phoenix, in its events),
+/// where the span's status says only the `error.type`, recorded whatever the content settings.
+fn record_exception(
+    span: &Span,
+    kind: ContentKind,
+    error_type: &str,
+    message: impl FnOnce() -> String,
+) {
+    let told = Telemetry::content(span, kind, |limit| Some(limit.string(message())));
+    if let Some(message) = told {
+        tracing::info!(
+            target: "reins",
+            parent: span,
+            { exception.type = error_type, exception.message = message.as_str() },
+            "exception"
+        );
     }
 }
 

@@ -2,15 +2,17 @@
 //! call, and its outcome.
 
 use super::error_type::tool_failure_type;
-use super::{current_span, hook_decision, record_error};
+use super::{current_span, hook_decision, record_error, record_exception};
 use crate::agent::hook::ToolDispatchDecision;
 use crate::observe::{ContentKind, Telemetry, shown_description, shown_name};
 use crate::run::{PendingCall, ToolDecision};
 use crate::tool::{ToolOutcome, ToolOutput, ToolSet};
+use serde_json::Value;
 use tracing::Span;
 use tracing::field::Empty;
 
 /// The span of one tool call: dispatch hooks, execution and outcome hooks.
+/// Its arguments are recorded once settled ([`ToolArguments`]).
 pub(in crate::agent::driver) fn tool_span(
     pending: &PendingCall,
     tools: &ToolSet,
@@ -53,8 +55,50 @@ pub(in crate::agent::driver) fn tool_span(
         );
     }
     span.record("reins.effect_id", pending.effect_id(run_id));
-    let arguments = Telemetry::content(&span, ContentKind::ToolArguments, |limit| {
-        serde_json::to_string(&limit.value(&pending.call.arguments)).ok()
+    span
+}
+
+/// The arguments a call's `execute_tool` span shows: those its tool runs with, known once its
+/// dispatch hooks or a stored decision settle them ([`settle`](Self::settle)), so a hook's
+/// rewrite or a person's edit on approval is what the trace shows, not the model's ask (which
+/// its `chat` span's output holds). Recorded once: OpenTelemetry appends an attribute recorded
+/// again rather than replacing it. Dropped unsettled (the run cut off while the call's hooks
+/// decide, or a hook failed), it records the model's ask, what was being decided.
+pub(in crate::agent::driver) struct ToolArguments<'a> {
+    /// The current `execute_tool` span, until the arguments are recorded on it.
+    span: Option<Span>,
+    asked: &'a Value,
+}
+
+impl<'a> ToolArguments<'a> {
+    /// The arguments of the call of the current span, the model's `asked` until settled.
+    pub(in crate::agent::driver) fn asked(asked: &'a Value) -> Self {
+        ToolArguments {
+            span: current_span(),
+            asked,
+        }
+    }
+
+    /// Records `arguments`, those the call runs with (or the model's ask, for a call not run).
+    pub(in crate::agent::driver) fn settle(mut self, arguments: &Value) {
+        if let Some(span) = self.span.take() {
+            record_arguments(&span, arguments);
+        }
+    }
+}
+
+impl Drop for ToolArguments<'_> {
+    fn drop(&mut self) {
+        if let Some(span) = self.span.take() {
+            record_arguments(&span, self.asked);
+        }
+    }
+}
+
+/// Records a call's arguments on its span when tool arguments are recorded.
+fn record_arguments(span: &Span, arguments: &Value) {
+    let arguments = Telemetry::content(span, ContentKind::ToolArguments, |limit| {
+        serde_json::to_string(&limit.value(arguments)).ok()
     });
     if let Some(arguments) = arguments {
         span.record(ContentKind::ToolArguments.attribute(), arguments.as_str());
@@ -63,7 +107,6 @@ pub(in crate::agent::driver) fn tool_span(
         span.record("input.value", arguments.as_str());
         span.record("input.mime_type", "application/json");
     }
-    span
 }
 
 /// Records a hook's dispatch decision that changes the call on the current `execute_tool`
@@ -128,7 +171,10 @@ pub(in crate::agent::driver) fn record_tool_result(output: &ToolOutput, outcome:
         ToolOutcome::Failed(failure) => {
             let error_type = tool_failure_type(failure);
             record_error(&span, error_type);
-            record_tool_exception(&span, error_type, output);
+            // What the call told the model, its error.
+            record_exception(&span, ContentKind::ToolResult, error_type, || {
+                output.render()
+            });
             "failed"
         }
         ToolOutcome::Skipped { .. } => "skipped",
@@ -142,23 +188,6 @@ pub(in crate::agent::driver) fn record_tool_result(output: &ToolOutput, outcome:
         Telemetry::record_content(&span, ContentKind::ToolResult, |limit| {
             Some(limit.string(output.render()))
         });
-    }
-}
-
-/// An `exception` event on a failed call's span (the current one) whose message is what the
-/// call told the model, its error, when tool results are recorded: trace viewers show an
-/// exception's message with the failed span (Phoenix, in its events), where the span's status
-/// says only the `error.type`, as it is recorded whatever the content settings.
-fn record_tool_exception(span: &Span, error_type: &str, output: &ToolOutput) {
-    let told = Telemetry::content(span, ContentKind::ToolResult, |limit| {
-        Some(limit.string(output.render()))
-    });
-    if let Some(message) = told {
-        tracing::info!(
-            target: "reins",
-            { exception.type = error_type, exception.message = message.as_str() },
-            "exception"
-        );
     }
 }
 
