@@ -65,8 +65,9 @@ pub(in crate::agent::driver) fn tool_span(
 /// again rather than replacing it. Dropped unsettled (the run cut off while the call's hooks
 /// decide, or a hook failed), it records the model's ask, what was being decided.
 pub(in crate::agent::driver) struct ToolArguments<'a> {
-    /// The current `execute_tool` span, until the arguments are recorded on it.
-    span: Option<Span>,
+    /// The current `execute_tool` span, until the arguments are recorded on it. Boxed: an
+    /// untraced call carries one word through its future, not a span's five.
+    span: Option<Box<Span>>,
     asked: &'a Value,
 }
 
@@ -74,7 +75,7 @@ impl<'a> ToolArguments<'a> {
     /// The arguments of the call of the current span, the model's `asked` until settled.
     pub(in crate::agent::driver) fn asked(asked: &'a Value) -> Self {
         ToolArguments {
-            span: current_span(),
+            span: current_span().map(Box::new),
             asked,
         }
     }
