@@ -277,7 +277,9 @@ async fn decisions_are_bound_in_memory() {
 
 #[tokio::test]
 async fn decisions_are_bound_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-bound-{}.sqlite", uuid_like()));
+    // Removed with its -wal and -shm files when the test ends, however it ends.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bound.sqlite");
     let store = SqliteStore::open(&path).unwrap();
     decisions_are_recorded_and_bound(store.clone()).await;
     decisions_made_during_the_run_are_logged_only(store.clone()).await;
@@ -301,7 +303,6 @@ async fn decisions_are_bound_in_sqlite() {
             .unwrap();
     })
     .await;
-    let _ = std::fs::remove_file(&path);
 }
 
 #[cfg(feature = "postgres")]

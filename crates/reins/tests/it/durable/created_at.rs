@@ -3,9 +3,9 @@
 //! prunes; and in a database written by a release that did not keep it, the time of the run's
 //! oldest checkpoint kept, else when it was last written.
 
+use super::RunStateBuilder;
 use super::listed::{after, listed, now_ms};
 use super::per_store::per_store;
-use super::{RunStateBuilder, uuid_like};
 #[cfg(feature = "postgres")]
 use super::{postgres_client, postgres_database};
 use reins::store::{FORMAT_VERSION, RunStore, SqliteStore};
@@ -83,7 +83,9 @@ async fn old_runs_get_a_creation_time(store: &impl RunStore) {
 
 #[tokio::test]
 async fn a_sqlite_file_from_before_creation_times_is_upgraded() {
-    let path = std::env::temp_dir().join(format!("reins-no-created-{}.sqlite", uuid_like()));
+    // Removed with its -wal and -shm files when the test ends, however it ends.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no-created.sqlite");
     let connection = rusqlite::Connection::open(&path).unwrap();
     connection
         .execute_batch(&(tables_before_created_at("INTEGER") + &runs_before_created_at()))
@@ -101,7 +103,6 @@ async fn a_sqlite_file_from_before_creation_times_is_upgraded() {
     assert_eq!(created_ms(&store, "later").await, 11000);
     // Opened again, nothing moves.
     old_runs_get_a_creation_time(&SqliteStore::open(&path).unwrap()).await;
-    let _ = std::fs::remove_file(&path);
 }
 
 #[cfg(feature = "postgres")]

@@ -284,7 +284,9 @@ async fn a_newer_record_is_left_untouched_in_memory() {
 
 #[tokio::test]
 async fn a_newer_record_is_left_untouched_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-newer-{}.sqlite", uuid_like()));
+    // Removed with its -wal and -shm files when the test ends, however it ends.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("newer.sqlite");
     let store = SqliteStore::open(&path).unwrap();
     let sqlite = |sql: &str| sql.replace('$', "?");
     let (file, read) = (path.clone(), path.clone());
@@ -308,7 +310,6 @@ async fn a_newer_record_is_left_untouched_in_sqlite() {
         },
     )
     .await;
-    let _ = std::fs::remove_file(&path);
 }
 
 #[cfg(feature = "postgres")]

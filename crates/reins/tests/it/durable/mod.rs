@@ -273,12 +273,13 @@ async fn approval_round_trip_in_memory() {
 
 #[tokio::test]
 async fn approval_round_trip_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-durable-{}.sqlite", uuid_like()));
+    // Removed with its -wal and -shm files when the test ends, however it ends.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("durable.sqlite");
     approval_round_trip(SqliteStore::open(&path).unwrap()).await;
     // A second handle on the same file (another process would open its own) sees the run.
     let reopened = SqliteStore::open(&path).unwrap();
     assert_eq!(reopened.list().await.unwrap().len(), 1);
-    let _ = std::fs::remove_file(&path);
 }
 
 fn uuid_like() -> String {

@@ -1,6 +1,6 @@
 //! Records a store cannot simply read: unreadable runs, older schemas, corrupt or foreign records.
 
-use super::{RunStateBuilder, Seen, agent, approval_round_trip, script, uuid_like};
+use super::{RunStateBuilder, Seen, agent, approval_round_trip, script};
 use reins::agent::*;
 use reins::store::{MemoryStore, RunQuery, RunStore, SqliteStore, StoreError, UnreadableRun};
 use reins::testing::ScriptedModel;
@@ -73,7 +73,9 @@ async fn unreadable_runs_are_reported_in_memory() {
 
 #[tokio::test]
 async fn unreadable_runs_are_reported_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-unreadable-{}.sqlite", uuid_like()));
+    // Removed with its -wal and -shm files when the test ends, however it ends.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("unreadable.sqlite");
     let store = SqliteStore::open(&path).unwrap();
     let file = path.clone();
     unreadable_runs_are_reported(store, || async move {
@@ -89,7 +91,6 @@ async fn unreadable_runs_are_reported_in_sqlite() {
         vec!["wait-b", "wait-c"]
     })
     .await;
-    let _ = std::fs::remove_file(&path);
 }
 
 /// A run whose stored status is none this release knows (another release's, or one written
@@ -138,7 +139,9 @@ async fn an_unknown_status_is_reported_in_memory() {
 
 #[tokio::test]
 async fn an_unknown_status_is_reported_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-status-{}.sqlite", uuid_like()));
+    // Removed with its -wal and -shm files when the test ends, however it ends.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("status.sqlite");
     let store = SqliteStore::open(&path).unwrap();
     let file = path.clone();
     an_unknown_status_is_reported(store, |run_id| async move {
@@ -150,13 +153,14 @@ async fn an_unknown_status_is_reported_in_sqlite() {
             .unwrap();
     })
     .await;
-    let _ = std::fs::remove_file(&path);
 }
 
 /// A file written before leases had tokens is upgraded when opened, and works.
 #[tokio::test]
 async fn a_sqlite_file_from_before_lease_tokens_is_upgraded() {
-    let path = std::env::temp_dir().join(format!("reins-old-schema-{}.sqlite", uuid_like()));
+    // Removed with its -wal and -shm files when the test ends, however it ends.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old-schema.sqlite");
     rusqlite_connection(&path)
         .execute_batch(
             "CREATE TABLE reins_runs (
@@ -177,7 +181,6 @@ async fn a_sqlite_file_from_before_lease_tokens_is_upgraded() {
             .len(),
         1
     );
-    let _ = std::fs::remove_file(&path);
 }
 
 #[tokio::test]
@@ -220,7 +223,9 @@ async fn corrupt_or_foreign_records_are_reported_and_left_untouched() {
 
 #[tokio::test]
 async fn a_sqlite_record_in_an_unknown_format_is_left_untouched() {
-    let path = std::env::temp_dir().join(format!("reins-format-{}.sqlite", uuid_like()));
+    // Removed with its -wal and -shm files when the test ends, however it ends.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("format.sqlite");
     let store = SqliteStore::open(&path).unwrap();
     let state = RunStateBuilder::suspended_example();
     store.create(&state, "w").await.unwrap();
@@ -243,7 +248,6 @@ async fn a_sqlite_record_in_an_unknown_format_is_left_untouched() {
         error,
         StoreError::UnsupportedFormat { found: 7, .. }
     ));
-    let _ = std::fs::remove_file(&path);
 }
 
 fn rusqlite_connection(path: &std::path::Path) -> rusqlite::Connection {

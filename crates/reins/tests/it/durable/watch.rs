@@ -2,7 +2,7 @@
 //! process, in another process on the same SQLite file, or on PostgreSQL across a lost
 //! connection.
 
-use super::{Seen, agent, decide, script, uuid_like};
+use super::{Seen, agent, decide, script};
 use reins::agent::{PromptError, ToolDecision};
 #[cfg(feature = "postgres")]
 use reins::store::DecisionSignal;
@@ -72,20 +72,23 @@ async fn a_decision_wakes_a_watch_in_memory() {
 
 #[tokio::test]
 async fn a_decision_wakes_a_watch_in_sqlite() {
-    let path = std::env::temp_dir().join(format!("reins-watch-{}.sqlite", uuid_like()));
+    // Removed with its -wal and -shm files when the test ends, however it ends.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("watch.sqlite");
     // Two handles on one file, as two parts of a program would open it.
     wakes_on_decision(
         SqliteStore::open(&path).unwrap(),
         SqliteStore::open(&path).unwrap(),
     )
     .await;
-    let _ = std::fs::remove_file(&path);
 }
 
 /// Another process writing to the file is noticed through `PRAGMA data_version`.
 #[tokio::test]
 async fn a_decision_by_another_process_wakes_a_sqlite_watch() {
-    let path = std::env::temp_dir().join(format!("reins-watch-ext-{}.sqlite", uuid_like()));
+    // Removed with its -wal and -shm files when the test ends, however it ends.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("watch-ext.sqlite");
     let store = SqliteStore::open(&path).unwrap();
     let mut watch = store.watch_decisions().await.unwrap();
     // What another process's `decide` leaves in the file, written by a connection that this
@@ -99,7 +102,6 @@ async fn a_decision_by_another_process_wakes_a_sqlite_watch() {
         )
         .unwrap();
     signalled(&mut watch, "decided-elsewhere").await;
-    let _ = std::fs::remove_file(&path);
 }
 
 /// Another process deletes the run of the newest logged decision (a finished run, with its
@@ -107,7 +109,9 @@ async fn a_decision_by_another_process_wakes_a_sqlite_watch() {
 /// rowid. The watch, which had read the log up to that rowid, is woken all the same.
 #[tokio::test]
 async fn a_decision_logged_after_a_deletion_by_another_process_wakes_a_sqlite_watch() {
-    let path = std::env::temp_dir().join(format!("reins-watch-del-{}.sqlite", uuid_like()));
+    // Removed with its -wal and -shm files when the test ends, however it ends.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("watch-del.sqlite");
     let store = SqliteStore::open(&path).unwrap();
     let elsewhere = rusqlite::Connection::open(&path).unwrap();
     let log = |run_id: &str| {
@@ -129,7 +133,6 @@ async fn a_decision_logged_after_a_deletion_by_another_process_wakes_a_sqlite_wa
         .unwrap();
     log("decided-after");
     signalled(&mut watch, "decided-after").await;
-    let _ = std::fs::remove_file(&path);
 }
 
 #[cfg(feature = "postgres")]
