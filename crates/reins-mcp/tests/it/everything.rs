@@ -199,7 +199,8 @@ async fn a_call_past_its_timeout_fails_and_the_client_goes_on() {
 #[tokio::test]
 async fn the_effect_id_travels_in_meta() {
     // The real server, behind `tee`: what the client sends is written to a file.
-    let dir = std::env::temp_dir().join(format!("reins-mcp-meta-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("reins-mcp-meta-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let log = dir.join("requests.jsonl");
     let script = everything_script();

@@ -139,7 +139,8 @@ async fn a_server_started_through_a_wrapper_ends_with_the_client() {
     ends(server).await;
 
     // …or failing to connect: it never answers the handshake.
-    let pid_file = std::env::temp_dir().join(format!("reins-mcp-linger-{}", std::process::id()));
+    let pid_file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("reins-mcp-linger-{}", std::process::id()));
     let failed = wrapped_lingering_server()
         .env("HOSTILE_SILENT_INIT", "1")
         .env("HOSTILE_PID_FILE", &pid_file)

@@ -29,9 +29,10 @@ pub async fn refused(server: McpServer) -> String {
     }
 }
 
-/// A file of this test's own in the temporary directory, not there yet.
+/// A file of this test's own in the test target's temporary directory, not there yet.
 pub fn scratch_file(name: &str) -> PathBuf {
-    let file = std::env::temp_dir().join(format!("reins-mcp-{}-{name}", std::process::id()));
+    let file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("reins-mcp-{}-{name}", std::process::id()));
     let _ = std::fs::remove_file(&file);
     file
 }
@@ -61,7 +62,7 @@ async fn a_server_answering_a_revision_reins_does_not_speak_is_refused_and_ended
     );
     // Newer (the revision without the handshake, and one from the future), older, or no date.
     for offered in ["2026-07-28", "2099-01-01", "2024-10-07", "v1"] {
-        let pid_file = std::env::temp_dir().join(format!(
+        let pid_file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
             "reins-mcp-revision-{}-{offered}",
             std::process::id()
         ));
