@@ -2,9 +2,10 @@
 //! start unless given or `--no-token`), sent once as `?token=`, then kept in a cookie, the
 //! address redirected to the same page without it; and a state-changing request needs the
 //! page's anti-forgery token and, when the browser sends one, an `Origin` matching the
-//! `Host`. With `--no-token` (loopback only), a request must name a loopback host (against
-//! DNS rebinding). Wrong tokens past a few a minute are answered 429
-//! ([`super::wrong_tokens`]). Who decides through the inbox follows from the same: with the
+//! `Host`. On loopback (always with `--no-token`), a request must name a loopback host
+//! (against DNS rebinding). Wrong tokens past a few a minute are answered 429
+//! ([`super::wrong_tokens`]). A request refused at the door ends its connection
+//! ([`at_the_door`]). Who decides through the inbox follows from the same: with the
 //! token made at start or none, the user running it; with one given, whoever holds it
 //! ([`decider`]).
 
@@ -40,13 +41,16 @@ async fn checked(
     next: middleware::Next,
 ) -> (Response, Option<String>) {
     let headers = request.headers().clone();
-    if app.token.secret().is_none() && !loopback_host(&headers) {
+    // With a token too: a site whose name an attacker points at 127.0.0.1 is the inbox's
+    // origin to the browser. Only the cookie keeps it out then, which the browser keeps for
+    // the name the person opened; refused here, it is not even read.
+    if app.on_loopback && !loopback_host(&headers) {
         return (
-            refused(
+            at_the_door(
                 StatusCode::FORBIDDEN,
-                "this inbox answers only to localhost, 127.0.0.1 or [::1] with --no-token \
-             (start it without --no-token to reach it by another name)",
-                None,
+                "this inbox listens on loopback and answers only to localhost, 127.0.0.1 or \
+                 [::1] (or another loopback address): open it by one of those, even when \
+                 --bind named it otherwise",
             ),
             None,
         );
@@ -67,10 +71,9 @@ async fn checked(
             // Only a token given and wrong is a guess (a page opened without one is not).
             let guessed = query.contains_key("token") || !given_in_cookies.is_empty();
             if let Some(wait) = guessed.then(|| app.wrong_tokens.count()).flatten() {
-                let mut response = refused(
+                let mut response = at_the_door(
                     StatusCode::TOO_MANY_REQUESTS,
                     "too many wrong tokens this minute: try again when it is over",
-                    None,
                 );
                 if let Ok(seconds) = wait.as_secs().max(1).to_string().parse() {
                     response.headers_mut().insert(header::RETRY_AFTER, seconds);
@@ -78,11 +81,10 @@ async fn checked(
                 return (response, None);
             }
             return (
-                refused(
+                at_the_door(
                     StatusCode::UNAUTHORIZED,
                     "a token is required: open the address `reins ui` printed when it started \
-                 (with ?token=…), or the inbox's address with the token given with --token",
-                    None,
+                     (with ?token=…), or the inbox's address with the token given with --token",
                 ),
                 None,
             );
@@ -96,7 +98,7 @@ async fn checked(
     }
     if request.method() == axum::http::Method::POST && !same_origin(&headers) {
         return (
-            refused(StatusCode::FORBIDDEN, "cross-site request refused", None),
+            at_the_door(StatusCode::FORBIDDEN, "cross-site request refused"),
             None,
         );
     }
@@ -113,6 +115,20 @@ async fn checked(
         next.run(request).await
     };
     (response, set_cookie)
+}
+
+/// A refusal at the door (`status`, saying `why`) that ends its connection: the inbox holds
+/// a few hundred connections at once ([`super::listening`]), and a client without the token
+/// that kept as many alive, asking again within the deadline for a head, would keep the
+/// person's browser waiting unaccepted for as long as it liked. Closed, each connection it
+/// opens again waits behind the person's.
+fn at_the_door(status: StatusCode, why: &str) -> Response {
+    let mut response = refused(status, why, None);
+    response.headers_mut().insert(
+        header::CONNECTION,
+        header::HeaderValue::from_static("close"),
+    );
+    response
 }
 
 /// `response` with the token's cookie (when it was just given) and the headers every page
@@ -177,10 +193,11 @@ fn without_token(uri: &Uri, query: &HashMap<String, String>) -> String {
     }
 }
 
-/// Whether the request's `Host` (when it has one) names a loopback address. Without a token
-/// the inbox trusts whoever can reach loopback; a site whose name an attacker rebinds to
-/// 127.0.0.1 would otherwise be the same origin to the browser, read the pages (and their
-/// anti-forgery token) and decide calls. Such a request carries the site's name in `Host`.
+/// Whether the request's `Host` (when it has one) names a loopback address. A site whose name
+/// an attacker rebinds to 127.0.0.1 would otherwise be the same origin to the browser: without
+/// a token it would read the pages (and their anti-forgery token) and decide calls; with one,
+/// only the cookie, kept for the name the person opened, stands in its way. Such a request
+/// carries the site's name in `Host`.
 fn loopback_host(headers: &HeaderMap) -> bool {
     let Some(host) = headers.get(header::HOST) else {
         // Browsers always send it; a client that does not is not a page being rebound.

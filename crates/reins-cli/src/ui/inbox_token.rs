@@ -90,6 +90,33 @@ pub fn unguarded(bind: &ListenAddress, token: &InboxToken) -> Option<String> {
     }
 }
 
+/// The warning for a token given as `--token` on the command line, which every user of the
+/// machine reads (`ps`, `/proc/PID/cmdline`): any of them could open the inbox and decide
+/// its calls. Not for one in `REINS_UI_TOKEN`, which only the user's own processes read.
+/// Names the option and the variable, never the token.
+pub(super) fn seen_by_every_user(token: &InboxToken) -> Option<String> {
+    let InboxToken::Supplied(_) = token else {
+        return None;
+    };
+    on_command_line(std::env::args_os().skip(1)).then(|| {
+        format!(
+            "reins: warning: --token shows the token to every user of this machine (`ps` \
+             lists the command line), who could then decide the inbox's calls: give it in \
+             {} instead",
+            crate::keys::UI_TOKEN_ENV
+        )
+    })
+}
+
+/// Whether `args` (the command line after the program) give `--token` (`--token T` or
+/// `--token=T`); what follows `--` is no option.
+fn on_command_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+    args.into_iter()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .take_while(|arg| arg != "--")
+        .any(|arg| arg == "--token" || arg.starts_with("--token="))
+}
+
 /// The shortest token guarding an inbox other machines can reach.
 const MIN_REMOTE_TOKEN_CHARS: usize = 16;
 
@@ -107,6 +134,16 @@ fn generated() -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_is_on_the_command_line_only_as_the_option() {
+        let given = |args: &[&str]| on_command_line(args.iter().map(Into::into));
+        assert!(given(&["ui", "a.toml", "--token", "t"]));
+        assert!(given(&["ui", "a.toml", "--token=t"]));
+        assert!(!given(&["ui", "a.toml"]));
+        assert!(!given(&["ui", "a.toml", "--no-token"]));
+        assert!(!given(&["ui", "--", "--token"]));
+    }
 
     #[test]
     fn generated_tokens_are_long_and_differ() {

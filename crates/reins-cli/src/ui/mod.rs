@@ -11,8 +11,9 @@
 //! printed in the address to open, unless given with `--token`, which any other address
 //! needs; `--no-token` trusts loopback). The token is sent once as `?token=`, then kept in an
 //! `HttpOnly`, `SameSite=Strict` cookie; the page is shown again at its address without the
-//! token. Every state-changing request is a
-//! POST that must carry the page's anti-forgery token and, when the browser sends one, an
+//! token. On loopback a request must name a loopback host (against DNS rebinding), and a
+//! request refused at the door ends its connection ([`access`]). Every state-changing request
+//! is a POST that must carry the page's anti-forgery token and, when the browser sends one, an
 //! `Origin` matching the `Host`. Everything from a run is HTML-escaped ([`escape::escape`]).
 
 mod access;
@@ -75,6 +76,9 @@ struct App {
     store: BoxedStore,
     /// What every request must carry.
     token: InboxToken,
+    /// Whether it listens on loopback only: then a request must name a loopback host
+    /// ([`access`]: against DNS rebinding).
+    on_loopback: bool,
     /// The name of the cookie that carries the token, with the inbox's port: a browser sends a
     /// host's cookies to all its ports, so two inboxes on one machine would otherwise replace
     /// each other's token, each locking the person out of the other.
@@ -129,6 +133,7 @@ pub async fn serve(
         resuming,
         store,
         token,
+        on_loopback: bind.loopback(),
         csrf: uuid::Uuid::new_v4().simple().to_string(),
         stop,
         resumes: Mutex::new(Resumes::default()),
@@ -171,6 +176,9 @@ pub async fn serve(
             eprintln!("reins: inbox on http://{address}/?token={token}");
         }
         InboxToken::Off | InboxToken::Supplied(_) => eprintln!("reins: inbox on http://{address}/"),
+    }
+    if let Some(warning) = inbox_token::seen_by_every_user(&stopping.token) {
+        eprintln!("{warning}");
     }
     if let Some(line) = stopping.resuming.startup_line(&stopping.agent.path) {
         eprintln!("{line}");

@@ -2,7 +2,8 @@
 //! connect (the token is read with the request), so a connection that sends nothing, half
 //! a request or its body a byte at a time, or never reads the answers, is closed by the inbox
 //! after a while, and too many of them at once never take the file descriptors the inbox
-//! needs to answer a person.
+//! needs to answer a person; a request refused for want of the token ends its connection, so
+//! a client without it cannot keep every connection the inbox holds.
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::inbox::Inbox;
@@ -181,5 +182,86 @@ fn a_client_that_never_reads_its_answers_is_disconnected() {
     assert_eq!(page.status(), 200);
 
     let (status, stderr) = inbox.stop("TERM");
+    assert!(status.success(), "{status}\n{stderr}");
+}
+
+/// The most connections the inbox holds at once (its `MAX_CONNECTIONS`).
+const INBOX_CONNECTIONS: usize = 256;
+
+/// A client without the token keeping busy every connection the inbox holds: each asks again
+/// and again, well within the deadline for a head, reading the refusals. Stops when told, or
+/// after a minute at most.
+fn keep_busy(inbox: &Inbox, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> impl FnOnce() {
+    use std::sync::atomic::Ordering;
+    let address = inbox.url.trim_start_matches("http://").to_owned();
+    let request = format!("GET / HTTP/1.1\r\nHost: {address}\r\n\r\n");
+    let open = |address: &str| {
+        let connection = TcpStream::connect(address).expect("connect");
+        connection.set_nonblocking(true).expect("nonblocking");
+        connection
+    };
+    // Every connection accepted and answered once before the person asks.
+    let mut held: Vec<TcpStream> = (0..INBOX_CONNECTIONS)
+        .map(|_| {
+            let mut connection = TcpStream::connect(&address).expect("connect");
+            connection.write_all(request.as_bytes()).expect("send");
+            connection
+                .set_read_timeout(Some(GENEROUS))
+                .expect("read timeout");
+            let mut answer = [0u8; 4096];
+            let read = connection.read(&mut answer).expect("an answer");
+            assert!(answer[..read].starts_with(b"HTTP/1.1 401"), "refused");
+            connection.set_nonblocking(true).expect("nonblocking");
+            connection
+        })
+        .collect();
+    let busy = std::thread::spawn(move || {
+        let mut answer = [0u8; 64 * 1024];
+        for _ in 0..600 {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            for connection in &mut held {
+                // Its answers read, so that none waits to be written; closed by the inbox,
+                // opened again (after the connections already waiting to be accepted).
+                let closed = loop {
+                    match connection.read(&mut answer) {
+                        Ok(0) => break true,
+                        Ok(_) => {}
+                        Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                            break false;
+                        }
+                        Err(_) => break true,
+                    }
+                };
+                if closed || connection.write_all(request.as_bytes()).is_err() {
+                    *connection = open(&address);
+                    let _ = connection.write_all(request.as_bytes());
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    move || busy.join().expect("the busy client")
+}
+
+#[test]
+fn a_client_without_the_token_keeping_every_connection_busy_does_not_lock_the_person_out() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let inbox = started(&[], None);
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let finished = keep_busy(&inbox, stop.clone());
+
+    let page = inbox
+        .http()
+        .get(format!("{}/", inbox.url))
+        .timeout(GENEROUS)
+        .send();
+    stop.store(true, Ordering::Relaxed);
+    finished();
+    let page = page.expect("the person is answered while the other client keeps asking");
+    assert_eq!(page.status(), 200);
+
+    let (status, stderr) = inbox.stop("INT");
     assert!(status.success(), "{status}\n{stderr}");
 }

@@ -131,13 +131,14 @@ impl Inbox {
             command.env_remove("REINS_TEST_KEY");
         }
         let mut child = command
+            // The machine's own is not the test's; a test's `env` may set one.
+            .env_remove("REINS_UI_TOKEN")
             .envs(env.iter().copied())
             .args(["ui"])
             .arg(file)
             .args(["--bind", bind])
             .args(extra)
             .current_dir(file.parent().unwrap_or(std::path::Path::new(".")))
-            .env_remove("REINS_UI_TOKEN")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

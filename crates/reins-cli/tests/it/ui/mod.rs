@@ -2,7 +2,9 @@
 //! ([`browser`]), the guards against plain HTTP requests ([`guards`]), what bounds the pages
 //! ([`bounds`]), decisions and the runs an inbox serves ([`decisions`]), the answers to a
 //! call in doubt ([`in_doubt`]), the runs list ([`list`]), the token a default inbox makes
-//! ([`token`]), and an inbox started without the model's key ([`without_key`]). Below: the agent and the suspended run they share.
+//! ([`token`]), what another program on the machine or a site can do ([`same_machine`]), and
+//! an inbox started without the model's key ([`without_key`]). Below: the agent and the
+//! suspended run they share.
 
 mod bounds;
 mod browser;
@@ -10,6 +12,7 @@ mod decisions;
 mod guards;
 mod in_doubt;
 mod list;
+mod same_machine;
 mod token;
 mod without_key;
 
