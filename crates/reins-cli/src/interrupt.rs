@@ -10,7 +10,7 @@
 //! A first Ctrl-C at the approval question is the question's ([`crate::question_ctrl_c`]): it
 //! leaves the call waiting and the run suspends; SIGTERM, and any other Ctrl-C, stops the run.
 
-use crate::lease_keeper::LeaseKeeper;
+use crate::lease_keeper::{LeaseKeeper, ReleaseError};
 use crate::question_ctrl_c::handed_to_a_question;
 use crate::run::{self, Ending, Output};
 use futures::future::{Either, select};
@@ -171,20 +171,37 @@ pub async fn drive_until(
     Ending::Interrupted
 }
 
-/// Gives the run's lease back: `Ok` when the run can be resumed now, else why not.
+/// Gives the run's lease back: `Ok` when the run can be resumed now, else why not. Waits for
+/// the store only so long ([`LeaseKeeper::give_up_at`]): a store that does not answer leaves
+/// the lease to expire, and the process exits all the same.
 async fn give_back(keeper: &LeaseKeeper, run_id: &str) -> Result<(), String> {
     match keeper.release().await {
         Ok(true) => Ok(()),
-        Ok(false) => match keeper.load(run_id).await {
+        Ok(false) => match keeper.within_patience(keeper.load(run_id)).await {
             // Its last checkpoint already released it: it ended, or waits for a decision.
-            Ok(state) if matches!(state.status, RunStatus::Completed | RunStatus::Failed) => {
+            Some(Ok(state)) if matches!(state.status, RunStatus::Completed | RunStatus::Failed) => {
                 Err("had already ended".to_owned())
             }
-            Ok(_) => Ok(()),
-            Err(_) => Err("had not been stored yet".to_owned()),
+            Some(Ok(_)) => Ok(()),
+            Some(Err(_)) => Err("had not been stored yet".to_owned()),
+            None => Err(left_to_expire(None)),
         },
-        Err(error) => Err(format!(
+        Err(ReleaseError::NoAnswer { expires_at_ms }) => Err(left_to_expire(expires_at_ms)),
+        Err(ReleaseError::Store(error)) => Err(format!(
             "could not give its lease back ({error}): it can be resumed once the lease expires"
         )),
     }
+}
+
+/// Why a run whose store did not answer in time cannot be resumed at once.
+fn left_to_expire(expires_at_ms: Option<i64>) -> String {
+    let when = match expires_at_ms {
+        Some(ms) => format!(" at {} at the earliest", crate::trail::utc_time(ms)),
+        None => String::new(),
+    };
+    format!(
+        "kept its lease: the run store did not answer in time to take it back, so the lease \
+         was left to expire{when}; `reins runs resume` takes the run over then, or at once \
+         once `reins runs list` says its owner is gone"
+    )
 }

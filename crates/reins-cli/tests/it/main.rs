@@ -23,6 +23,7 @@ mod escaped_processes;
 mod failed_run;
 mod hosted;
 mod interrupt;
+mod interrupt_store_silent;
 mod invalid_calls;
 mod limits;
 mod mcp_http;
