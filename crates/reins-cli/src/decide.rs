@@ -3,7 +3,7 @@
 //! They go through [`RunStore::decide`], as the web inbox's do; a call that does not wait is
 //! refused with why (decided already, not a call of the run, a run that is not suspended).
 
-use crate::approve::{denial, edit_in_editor, parse_args};
+use crate::approve::{denial, parse_args};
 use crate::config::LoadedAgent;
 use crate::decided_by::decided_by;
 use crate::runs::{pending_of, status_name};
@@ -220,7 +220,7 @@ pub async fn approve(
     let args = match change {
         ArgsChange::None => None,
         ArgsChange::Given(text) => Some(parse_args(&text)?),
-        ArgsChange::Editor => Some(edit_in_editor(&target.arguments).await?),
+        ArgsChange::Editor => Some(crate::command_editor::edit_in_editor(&target.arguments).await?),
     };
     let decision = match args {
         None => ToolDecision::approve(),

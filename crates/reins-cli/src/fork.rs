@@ -2,7 +2,7 @@
 //! (through [`reins::store::fork`]), optionally with a waiting call's arguments changed. The
 //! web inbox's fork button goes through [`fork_run`] too.
 
-use crate::approve::{edit_in_editor, parse_args};
+use crate::approve::parse_args;
 use crate::config::LoadedAgent;
 use crate::decide::ArgsChange;
 use crate::runs::status_name;
@@ -106,7 +106,7 @@ pub async fn fork_run(
             let (call_id, tool, arguments) = waiting_call(&state, edit.call.as_deref(), version)?;
             let arguments = match change {
                 ArgsChange::Given(text) => parse_args(&text)?,
-                ArgsChange::Editor => edit_in_editor(&arguments).await?,
+                ArgsChange::Editor => crate::command_editor::edit_in_editor(&arguments).await?,
                 ArgsChange::None => arguments,
             };
             crate::edited_args::check(agent, &tool, &arguments).await?;

@@ -27,6 +27,7 @@ mod approve;
 mod args_check;
 mod assemble;
 mod chat;
+mod command_editor;
 mod config;
 mod decide;
 mod decide_commands;

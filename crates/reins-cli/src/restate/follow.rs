@@ -3,7 +3,8 @@
 //! events as runs on an embedded store.
 
 use super::{client, explain, unknown};
-use crate::approve::{edit_in_editor, parse_args, waiting_line};
+use crate::approve::{parse_args, waiting_line};
+use crate::command_editor::edit_in_editor;
 use crate::config::LoadedAgent;
 use crate::decide::ArgsChange;
 use crate::interrupt::StopSignal;

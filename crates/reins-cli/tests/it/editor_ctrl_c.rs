@@ -3,8 +3,8 @@
 //! arguments unchanged; an editor that takes it as a key (as vi does) goes on. Neither stops
 //! the run nor leaves the call waiting.
 
-use crate::common::AgentDir;
 use crate::common::fakellm::FakeLlm;
+use crate::common::{AgentDir, outcome};
 use crate::terminal::{agent, editor_script, rules};
 use reins_test_servers::Tmux;
 
@@ -111,4 +111,64 @@ fn a_ctrl_c_the_editor_takes_stops_nothing_in_a_chat() {
     tmux.type_line("/quit");
     let screen = ends_saving(&tmux, "kept");
     assert!(screen.contains("Done: the note is saved."), "{screen}");
+}
+
+/// A run suspended on its note (no terminal to ask at), and its id.
+fn suspended(agent: &AgentDir) -> String {
+    let (code, _, stderr) = outcome(agent.keyed(&["run", "AGENT", "Save a note."]));
+    assert_eq!(code, 3, "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|line| line.starts_with("[suspended] run "))
+        .unwrap_or_else(|| panic!("no [suspended] line: {stderr}"));
+    line["[suspended] run ".len()..]
+        .split_whitespace()
+        .next()
+        .expect("a run id")
+        .to_owned()
+}
+
+/// `reins runs approve --edit` drives no run, but a Ctrl-C while its editor is open is the
+/// editor's all the same: one the editor takes as a key (as vi does) stops nothing, and what
+/// it saves is approved, instead of reins ending and leaving the editor on the terminal.
+#[test]
+fn a_ctrl_c_the_editor_takes_stops_nothing_in_runs_approve_edit() {
+    let server = FakeLlm::start(&rules());
+    let agent = agent(&server, 300);
+    let run = suspended(&agent);
+    let editor = typing_editor(&agent, "trap '' INT");
+    let file = agent.file.display().to_string();
+    let tmux = in_terminal(
+        &agent,
+        &editor,
+        &format!("runs approve '{file}' {run} --edit"),
+    );
+    tmux.wait_for("new text: ");
+    tmux.press("C-c");
+    tmux.type_line("kept");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    let (code, stdout, stderr) = outcome(agent.keyed(&["runs", "resume", "AGENT", &run]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("note: kept"), "{stdout}{stderr}");
+}
+
+/// A Ctrl-C that quits the editor of `reins runs fork --edit` leaves the arguments unchanged
+/// and says so; reins is not ended by it.
+#[test]
+fn ctrl_c_that_quits_the_editor_of_runs_fork_edit_leaves_the_arguments_unchanged() {
+    let server = FakeLlm::start(&rules());
+    let agent = agent(&server, 300);
+    let run = suspended(&agent);
+    let editor = typing_editor(&agent, "");
+    let file = agent.file.display().to_string();
+    let tmux = in_terminal(&agent, &editor, &format!("runs fork '{file}' {run} --edit"));
+    tmux.wait_for("new text: ");
+    tmux.press("C-c");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(
+        screen.contains("the editor was quit with Ctrl-C: the arguments are unchanged"),
+        "{screen}"
+    );
+    assert!(screen.contains("EXIT=1"), "{screen}");
 }
