@@ -214,8 +214,10 @@ pub(crate) type SharedModel = Arc<dyn DynCompletionModel>;
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum CompletionError {
-    /// The provider answered with an error status; `body` is what it said.
-    #[error("the provider answered HTTP {status}: {body}")]
+    /// The provider answered with an error status; `body` is what it said. Shown, a 404 also
+    /// says what to check: a base URL without its `/v1` (`http://localhost:8000` for
+    /// `http://localhost:8000/v1`) and a model the server does not serve both end so.
+    #[error("the provider answered HTTP {status}: {body}{}", http_hint(*status))]
     Http {
         /// The HTTP status code.
         status: u16,
@@ -258,6 +260,18 @@ pub enum CompletionError {
     /// Any other failure reported by the model implementation.
     #[error("{0}")]
     Other(String),
+}
+
+/// What a person should check after an error status that usually means a mistake in the
+/// client's settings rather than a failing server.
+fn http_hint(status: u16) -> &'static str {
+    match status {
+        404 => {
+            " (no such endpoint or model: check the base URL, which for a Chat Completions \
+             server usually ends in `/v1`, and the model's name)"
+        }
+        _ => "",
+    }
 }
 
 impl CompletionError {

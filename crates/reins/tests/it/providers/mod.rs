@@ -15,6 +15,7 @@ mod cache_endpoints;
 mod chat;
 mod gemini;
 mod hardening;
+mod not_found;
 mod object_arguments;
 mod presets;
 mod responses;
