@@ -221,6 +221,50 @@ where
 /// test) through [`PendingApproval::respond`].
 ///
 /// A closed channel, or a request dropped without an answer, denies the call.
+///
+/// The receiving side is usually a task of its own that shows each request to a person and
+/// sends back what they chose:
+///
+/// ```
+/// use reins::agent::AgentBuilder;
+/// use reins::hooks::approval::{ApprovalPolicy, ChannelDecider, Decision, Rule};
+/// use reins::testing::{ScriptedModel, Turn};
+/// use reins::tool::tool_fn;
+/// use serde_json::{Value, json};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let (decider, mut requests) = ChannelDecider::new(8);
+/// // A UI or a chat bot would ask a person here; this one refuses payments over 100.
+/// let approver = tokio::spawn(async move {
+///     while let Some(pending) = requests.recv().await {
+///         let request = pending.request();
+///         let decision = match request.args["amount"].as_u64() {
+///             Some(amount) if amount <= 100 => Decision::approve(),
+///             _ => Decision::deny(format!("{} needs a manager", request.tool_name)),
+///         };
+///         pending.respond(decision);
+///     }
+/// });
+///
+/// let pay = tool_fn("pay", "Pays an invoice.", |_: Value| async move {
+///     Ok::<_, std::convert::Infallible>("paid")
+/// });
+/// let model = ScriptedModel::new([
+///     Turn::tool_call("pay", json!({"amount": 5000})),
+///     Turn::text("The payment needs a manager."),
+/// ]);
+/// let policy = ApprovalPolicy::new().rule(Rule::ask("pay")).decider(decider);
+/// let agent = AgentBuilder::new(model.clone()).tool(pay).add_hook(policy).build();
+/// agent.prompt("Pay invoice 7.").await?;
+/// // The model read the denial as the call's result.
+/// assert_eq!(model.requests()[1].history.last().unwrap().text(), "pay needs a manager");
+///
+/// drop(agent); // the policy's sender goes with it, and the approver's loop ends
+/// approver.await?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct ChannelDecider {
     sender: mpsc::Sender<PendingApproval>,
