@@ -23,6 +23,92 @@
 //!   results and in every request sent to the model.
 //! - [`tool_choice`]: the tool choice of the first turn and of later turns, the first turn's
 //!   tool picked by the words the prompt mentions (for small models).
+//!
+//! # Composing them
+//!
+//! Hooks of one kind run in the order they were added, and a hook that ends a chain (a
+//! refused call, a tripped check) hides what it ended from the hooks after it. So the order
+//! matters; the `reins` command adds its file's hooks in this one, each for a reason:
+//!
+//! 1. [`guardrail::Guardrails`]: a tripped input check stops the run before anything is
+//!    spent, and a tool-argument rewrite happens before anyone judges the arguments;
+//! 2. [`redaction::Redaction`]: after every hook that changes a request (it masks the request
+//!    as sent), before every hook that should not see the secrets in a tool's result;
+//! 3. [`budget::Budget`]: a call past the budget is refused before a person is asked about it;
+//! 4. [`approval::ApprovalPolicy`]: after every hook that rewrites arguments, so it decides on
+//!    those that will run;
+//! 5. [`audit::AuditLog`]: last, so it logs every call's outcome as the others left it (a
+//!    refused call's too, with how the policy decided it), the secrets masked.
+//!
+//! ```
+//! use reins::agent::AgentBuilder;
+//! use reins::hooks::approval::{ApprovalPolicy, Decision, Rule, decider_fn};
+//! use reins::hooks::audit::AuditLog;
+//! use reins::hooks::budget::Budget;
+//! use reins::hooks::guardrail::{Guardrails, MaxLength};
+//! use reins::hooks::redaction::Redaction;
+//! use reins::testing::{ScriptedModel, Turn};
+//! use reins::tool::tool_fn;
+//! use serde_json::{Value, json};
+//! use std::sync::{Arc, Mutex};
+//!
+//! /// An audit log's destination that the example reads back.
+//! #[derive(Clone, Default)]
+//! struct Lines(Arc<Mutex<Vec<u8>>>);
+//!
+//! impl std::io::Write for Lines {
+//!     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+//!         self.0.lock().unwrap().extend_from_slice(bytes);
+//!         Ok(bytes.len())
+//!     }
+//!     fn flush(&mut self) -> std::io::Result<()> {
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let lookup = tool_fn("lookup", "Finds a customer.", |_: Value| async {
+//!     Ok::<_, std::convert::Infallible>("Ada, ada@example.com")
+//! });
+//! let refund = tool_fn("refund", "Refunds an order.", |_: Value| async {
+//!     Ok::<_, std::convert::Infallible>("refunded")
+//! });
+//! let model = ScriptedModel::new([
+//!     Turn::tool_calls([("lookup", json!({"order": 7})), ("refund", json!({"order": 7}))]),
+//!     Turn::text("Ada's refund needs a manager."),
+//! ]);
+//! let log = Lines::default();
+//! let agent = AgentBuilder::new(model.clone())
+//!     .tool(lookup)
+//!     .tool(refund)
+//!     .add_hook(Guardrails::new().input("length", MaxLength::chars(2_000)))
+//!     .add_hook(Redaction::new())
+//!     .add_hook(Budget::new().max_model_calls(5).max_tool_calls(10))
+//!     .add_hook(
+//!         ApprovalPolicy::new()
+//!             .rule(Rule::allow("lookup"))
+//!             .rule(Rule::ask("refund"))
+//!             // A person would answer (a `ChannelDecider`, a `TerminalDecider`); this refuses.
+//!             .decider(decider_fn(|_request| async { Decision::deny("needs a manager") })),
+//!     )
+//!     .add_hook(AuditLog::new(log.clone()))
+//!     .build();
+//! agent.prompt("Refund order 7.").await?;
+//!
+//! // The model read the lookup masked, and the refusal.
+//! let results: Vec<String> =
+//!     model.requests()[1].history.iter().skip(2).map(|message| message.text()).collect();
+//! assert_eq!(results, ["Ada, [REDACTED:email]", "needs a manager"]);
+//! // The audit log has each call's outcome, the refund's with how the policy decided it.
+//! let text = String::from_utf8(log.0.lock().unwrap().clone())?;
+//! let lines: Vec<Value> = text.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+//! let refund = lines.iter().find(|line| line["event"] == "outcome" && line["tool"] == "refund");
+//! assert_eq!(refund.unwrap()["approval"]["verdict"], "deny");
+//! assert!(!text.contains("ada@example.com"));
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod approval;
 pub mod audit;
