@@ -10,6 +10,50 @@
 //! `inputSchema` — which an agent takes like any other tool, so hooks, approvals and
 //! durable runs apply to them unchanged. The protocol is [`rmcp`]'s, the official Rust SDK.
 //!
+//! A server's tools on an agent, behind an approval policy (the README's example, compiled
+//! here):
+//!
+//! ```no_run
+//! use reins::agent::AgentBuilder;
+//! use reins::hooks::approval::{ApprovalPolicy, Rule};
+//! use reins::testing::{ScriptedModel, Turn};
+//! use reins_mcp::McpServer;
+//! use serde_json::json;
+//! use std::time::Duration;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // `python3 -m pip install mcp-server-time` provides this server.
+//! let time = McpServer::stdio("python3", ["-m", "mcp_server_time"])
+//!     .name("time") // errors name the server
+//!     .call_timeout(Duration::from_secs(10))
+//!     .connect()
+//!     .await?;
+//! let search = McpServer::http("https://mcp.example.com/mcp")
+//!     .bearer_token(std::env::var("SEARCH_TOKEN")?) // or .header(name, value)
+//!     .connect()
+//!     .await?;
+//! let tools = time.tools().await?.prefix("time_"); // every page; .filter/.only/.except
+//!
+//! // Each tool declares its annotations (readOnlyHint & co.) as its ToolTraits, which hooks
+//! // see at dispatch and a policy's trait rules use: allow what is read-only.
+//! let policy = ApprovalPolicy::new().rule(Rule::allow("*").when_traits(|t| t.read_only));
+//!
+//! let model = ScriptedModel::new([
+//!     Turn::tool_call("time_get_current_time", json!({"timezone": "Europe/Paris"})),
+//!     Turn::text("Done."),
+//! ]);
+//! let agent = AgentBuilder::new(model)
+//!     .tools(tools)
+//!     // As a source, a server's tools follow `notifications/tools/list_changed`.
+//!     .tool_source(search.tools().await?.prefix("search_").into_source())
+//!     .add_hook(policy)
+//!     .build();
+//! println!("{}", agent.prompt("What time is it in Paris?").await?);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! What MCP says about each tool is kept: its server's name, and its annotations
 //! ([`McpToolAnnotations`]: `readOnlyHint`, `destructiveHint`, `idempotentHint`,
 //! `openWorldHint`), which each tool declares as its
@@ -95,49 +139,6 @@
 //! under the id of one still running) is answered with an error by that request's id and
 //! the session goes on; over HTTP, a request naming a session the server does not know is
 //! answered `404`.
-//!
-//! The README's example, compiled here:
-//!
-//! ```no_run
-//! use reins::agent::AgentBuilder;
-//! use reins::hooks::approval::{ApprovalPolicy, Rule};
-//! use reins::testing::{ScriptedModel, Turn};
-//! use reins_mcp::McpServer;
-//! use serde_json::json;
-//! use std::time::Duration;
-//!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! // `python3 -m pip install mcp-server-time` provides this server.
-//! let time = McpServer::stdio("python3", ["-m", "mcp_server_time"])
-//!     .name("time") // errors name the server
-//!     .call_timeout(Duration::from_secs(10))
-//!     .connect()
-//!     .await?;
-//! let search = McpServer::http("https://mcp.example.com/mcp")
-//!     .bearer_token(std::env::var("SEARCH_TOKEN")?) // or .header(name, value)
-//!     .connect()
-//!     .await?;
-//! let tools = time.tools().await?.prefix("time_"); // every page; .filter/.only/.except
-//!
-//! // Each tool declares its annotations (readOnlyHint & co.) as its ToolTraits, which hooks
-//! // see at dispatch and a policy's trait rules use: allow what is read-only.
-//! let policy = ApprovalPolicy::new().rule(Rule::allow("*").when_traits(|t| t.read_only));
-//!
-//! let model = ScriptedModel::new([
-//!     Turn::tool_call("time_get_current_time", json!({"timezone": "Europe/Paris"})),
-//!     Turn::text("Done."),
-//! ]);
-//! let agent = AgentBuilder::new(model)
-//!     .tools(tools)
-//!     // As a source, a server's tools follow `notifications/tools/list_changed`.
-//!     .tool_source(search.tools().await?.prefix("search_").into_source())
-//!     .add_hook(policy)
-//!     .build();
-//! println!("{}", agent.prompt("What time is it in Paris?").await?);
-//! # Ok(())
-//! # }
-//! ```
 #![deny(missing_docs)]
 
 mod advertised;
