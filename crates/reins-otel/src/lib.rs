@@ -29,6 +29,17 @@
 //! # }
 //! ```
 //!
+//! A backend that takes traces only (Arize Phoenix, Jaeger) answers the metrics' export
+//! with an error status, which `shutdown` reports as [`NotExported`]: set
+//! `OTEL_METRICS_EXPORTER=none` for one. For Phoenix on this machine:
+//!
+//! ```sh
+//! export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:6006 OTEL_METRICS_EXPORTER=none
+//! ```
+//!
+//! To see the spans without a collector (on stdout, in a test), build the subscriber with
+//! [`layers`] on a tracer provider of your own, whose exporter writes them where you like.
+//!
 //! A collector that is down, slow or failing costs the trace and nothing else: spans wait in
 //! a bounded queue (2048, `OTEL_BSP_MAX_QUEUE_SIZE`; more are dropped) and are exported from
 //! threads of their own, never from the run's; a collector's answer is read up to 4 MiB, and
