@@ -338,7 +338,12 @@ impl ToolDecision {
 
 /// A run that stopped to wait for decisions on tool calls: its whole state, ready to be
 /// resumed here or in another process with [`Agent::resume`](crate::agent::Agent::resume).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Its `Debug` names the run, its turn and the waiting calls (id and tool), not the history:
+/// `?` on a suspended run in a `main` that returns `Result<(), Box<dyn Error>>` prints it,
+/// and the whole state would be pages of messages and tool arguments, which may hold what
+/// should not reach a log. `run.state`'s `Debug` shows everything.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuspendedRun {
     /// The run's state, pending calls included.
     pub state: RunState,
@@ -356,6 +361,30 @@ impl SuspendedRun {
             .pending_calls
             .iter()
             .filter(|call| call.awaits_decision())
+    }
+}
+
+impl std::fmt::Debug for SuspendedRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        /// The waiting calls, each as its id and tool.
+        struct Waiting<'a>(&'a SuspendedRun);
+        impl std::fmt::Debug for Waiting<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_map()
+                    .entries(
+                        self.0
+                            .pending()
+                            .map(|call| (&call.internal_call_id, &call.call.name)),
+                    )
+                    .finish()
+            }
+        }
+        f.debug_struct("SuspendedRun")
+            .field("run_id", &self.state.run_id)
+            .field("turn", &self.state.turn)
+            .field("waiting", &Waiting(self))
+            .field("history_len", &self.state.history.len())
+            .finish_non_exhaustive()
     }
 }
 

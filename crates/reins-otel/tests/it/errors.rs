@@ -1,6 +1,6 @@
 //! How failures read in a trace: `error.type` names why a span failed.
 
-use crate::harness::{NamedModel, Recorded, attr_str, span};
+use crate::harness::{NamedModel, Recorded, attr_str, event_pairs, span};
 use opentelemetry::trace::Status;
 use reins::agent::AgentBuilder;
 use reins::completion::CompletionError;
@@ -77,21 +77,7 @@ async fn a_failed_spans_status_says_why_in_a_word() {
 
 /// The `exception` events of `span`, as (type, message).
 fn exceptions(span: &opentelemetry_sdk::trace::SpanData) -> Vec<(String, String)> {
-    span.events
-        .iter()
-        .filter(|event| event.name == "exception")
-        .map(|event| {
-            let get = |key: &str| {
-                event
-                    .attributes
-                    .iter()
-                    .find(|kv| kv.key.as_str() == key)
-                    .map(|kv| kv.value.as_str().into_owned())
-                    .unwrap_or_default()
-            };
-            (get("exception.type"), get("exception.message"))
-        })
-        .collect()
+    event_pairs(span, "exception", "exception.type", "exception.message")
 }
 
 /// A failed model call shows what the provider said, as an `exception` event on its own

@@ -94,9 +94,25 @@ pub fn attr_i64(span: &SpanData, key: &str) -> i64 {
 
 /// The hook-decision events of `span`, as (action, hook).
 pub fn decisions(span: &SpanData) -> Vec<(String, String)> {
+    event_pairs(
+        span,
+        "reins.hook.decision",
+        "reins.hook.action",
+        "reins.hook.name",
+    )
+}
+
+/// The span's events named `name`, each as its `first` and `second` attributes' text (empty
+/// when absent).
+pub fn event_pairs(
+    span: &SpanData,
+    name: &str,
+    first: &str,
+    second: &str,
+) -> Vec<(String, String)> {
     span.events
         .iter()
-        .filter(|event| event.name == "reins.hook.decision")
+        .filter(|event| event.name == name)
         .map(|event| {
             let get = |key: &str| {
                 event
@@ -106,7 +122,7 @@ pub fn decisions(span: &SpanData) -> Vec<(String, String)> {
                     .map(|kv| kv.value.as_str().into_owned())
                     .unwrap_or_default()
             };
-            (get("reins.hook.action"), get("reins.hook.name"))
+            (get(first), get(second))
         })
         .collect()
 }

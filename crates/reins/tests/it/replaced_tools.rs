@@ -1,11 +1,11 @@
 //! A tool that replaces one of the same name from elsewhere (another MCP server, or a
 //! server's tool for the application's own) is warned about; the later one serves.
 
+use crate::common::warnings::warnings_of;
 use reins::agent::AgentBuilder;
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::Tool;
 use serde_json::json;
-use std::sync::{Arc, Mutex};
 
 /// A tool named `search` from `origin` (`None`: the application's own).
 struct Search(Option<&'static str>);
@@ -29,43 +29,9 @@ impl Tool for Search {
     }
 }
 
-/// The warnings' messages logged while `f` runs.
-fn warnings_of(f: impl FnOnce()) -> Vec<String> {
-    use tracing_subscriber::layer::SubscriberExt;
-    #[derive(Clone, Default)]
-    struct Warnings(Arc<Mutex<Vec<String>>>);
-    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Warnings {
-        fn on_event(
-            &self,
-            event: &tracing::Event<'_>,
-            _: tracing_subscriber::layer::Context<'_, S>,
-        ) {
-            struct Message<'a>(&'a Mutex<Vec<String>>);
-            impl tracing::field::Visit for Message<'_> {
-                fn record_debug(
-                    &mut self,
-                    field: &tracing::field::Field,
-                    value: &dyn std::fmt::Debug,
-                ) {
-                    if field.name() == "message" {
-                        self.0.lock().unwrap().push(format!("{value:?}"));
-                    }
-                }
-            }
-            if *event.metadata().level() == tracing::Level::WARN {
-                event.record(&mut Message(&self.0));
-            }
-        }
-    }
-    let warnings = Warnings::default();
-    let subscriber = crate::common::subscriber::registry().with(warnings.clone());
-    tracing::subscriber::with_default(subscriber, f);
-    warnings.0.lock().unwrap().clone()
-}
-
 #[tokio::test]
 async fn a_tool_replaced_by_one_from_another_server_is_warned_about_and_the_later_one_serves() {
-    let warnings = warnings_of(|| {
+    let ((), warnings) = warnings_of(|| {
         let _ = AgentBuilder::new(ScriptedModel::new([Turn::text("ok")]))
             .tool(Search(None))
             .tools([Search(Some("web")), Search(Some("web"))])

@@ -268,3 +268,25 @@ async fn a_decision_about_a_call_that_does_not_wait_is_ignored_and_the_run_waits
     );
     assert_eq!(*log.lock().unwrap(), vec!["lookup"], "`pay` did not run");
 }
+
+/// `main` returning `Result<_, Box<dyn Error>>` prints a suspended run's error with `{:?}`:
+/// it names the run and its waiting calls, not the whole history with every tool's
+/// arguments (a page long, and what should not reach a log). The state keeps its full Debug.
+#[tokio::test]
+async fn a_suspended_runs_debug_names_the_run_and_its_waiting_calls_not_its_history() {
+    let model = ScriptedModel::new(script());
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let error = agent(model, log, SeenOnResume::default())
+        .prompt("look up and pay")
+        .await
+        .unwrap_err();
+    let shown = format!("{error:?}");
+    let PromptError::Suspended { run } = error else {
+        panic!("expected a suspended run, got {shown}");
+    };
+    assert!(shown.contains(run.run_id()), "{shown}");
+    assert!(shown.contains("t1c1") && shown.contains("pay"), "{shown}");
+    assert!(!shown.contains("100 to bob"), "no arguments: {shown}");
+    assert!(!shown.contains("look up and pay"), "no prompt: {shown}");
+    assert!(format!("{:?}", run.state).contains("100 to bob"));
+}

@@ -16,6 +16,18 @@ use crate::tool::ToolOutcome;
 /// price, so a cost limit fails closed on it).
 pub(super) const UNKNOWN_MODEL: &str = "(unknown)";
 
+/// A model that answers without reporting usage (many local servers) leaves token and cost
+/// limits counting zero for it: said once a run, since failing the run would refuse every
+/// such provider, and silence would let a limit guard nothing.
+fn warn_no_usage(model: &str) {
+    tracing::warn!(
+        model,
+        "budget: the model `{model}` answered with no usage, so its tokens count as zero \
+         against the token and cost limits; enable usage reporting on its server (for an \
+         OpenAI-compatible stream, `stream_options.include_usage`) or limit model calls instead"
+    );
+}
+
 impl AgentHook for Budget {
     fn observes(&self, kind: StepEventKind) -> bool {
         match kind {
@@ -110,6 +122,13 @@ impl AgentHook for Budget {
                 }
                 if called {
                     ledger.model_calls = ledger.model_calls.saturating_add(1);
+                    if usage == Usage::default()
+                        && self.limits.counts_tokens()
+                        && !ledger.warned_no_usage
+                    {
+                        ledger.warned_no_usage = true;
+                        warn_no_usage(model);
+                    }
                 }
                 ledger.mark_accounted(call);
                 ((), true)

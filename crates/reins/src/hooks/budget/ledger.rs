@@ -50,6 +50,9 @@ pub(super) struct Ledger {
     /// That call's attempt within its turn.
     #[serde(default)]
     pub dispatched_attempt: usize,
+    /// Whether a budget has warned that a model reported no usage: once a run is enough.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warned_no_usage: bool,
 }
 
 /// One model call of a run: its turn, and its attempt within the turn.

@@ -55,7 +55,8 @@ use std::time::Duration;
 ///
 /// **Fails closed.** An unreadable budget record, or a cost limit with a model that has no
 /// price, stops the run (with a reason that is not a [`BudgetExceeded`]). Providers that
-/// report no usage count zero tokens.
+/// report no usage count zero tokens; with a token or cost limit, the first such answer of a
+/// run is warned about (`tracing::warn!`, naming the model).
 ///
 /// [`PromptError::Cancelled`]: crate::agent::PromptError::Cancelled
 ///
@@ -119,6 +120,16 @@ struct Limits {
     model_calls: Option<u64>,
     tool_calls: Option<u64>,
     wall_time: Option<Duration>,
+}
+
+impl Limits {
+    /// Whether a limit needs the providers' token counts.
+    fn counts_tokens(&self) -> bool {
+        self.input_tokens.is_some()
+            || self.output_tokens.is_some()
+            || self.total_tokens.is_some()
+            || self.cost.is_some()
+    }
 }
 
 impl Default for Budget {

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 pub mod fakellm;
 pub mod subscriber;
+pub mod warnings;
 
 /// Records every event it sees, in order, as a short line.
 #[derive(Clone, Default)]
