@@ -16,6 +16,22 @@
 //! span shows the prompt and the final answer; a call that waits for a decision has
 //! `reins.tool.outcome` = `suspended` and no error status.
 //!
+//! An `invoke_agent` span says which agent ran by `gen_ai.agent.name` (the name given to
+//! [`AgentBuilder::name`](reins::agent::AgentBuilder::name), when one was) and which run by
+//! `reins.run.id`; its `gen_ai.conversation.id` is the conversation the run names, else its
+//! run id. It has no `gen_ai.agent.id`, which the conventions define as the unique identifier
+//! of the agent (their example is the id a hosted agent service gives its agents): a reins
+//! agent is a value in the program that runs it, with no identity beyond its name, a label
+//! that need not be unique, and a run id identifies one run, not the agent. Either, recorded
+//! as the agent's id, would tell a backend that groups spans by agent that two agents of one
+//! name are one, or that each run is an agent of its own.
+//!
+//! Token counts are `gen_ai.usage.input_tokens` and `gen_ai.usage.output_tokens` as the
+//! provider reported them, the input counting the prompt tokens a provider read from or wrote
+//! to its cache, as the conventions ask. reins's [`Usage`](reins::completion::Usage) does not
+//! keep those apart, so `gen_ai.usage.cache_read.input_tokens` and
+//! `gen_ai.usage.cache_creation.input_tokens` are not recorded.
+//!
 //! ```no_run
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
