@@ -20,6 +20,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// How many pages of `tools/list` are read before the list is taken for endless.
 const MAX_TOOL_PAGES: usize = 100;
@@ -39,6 +40,9 @@ pub(crate) struct Connection {
     echoes: Option<Redaction>,
     /// Over HTTP: whether the server ended the session.
     session_end: Option<SessionEnd>,
+    /// Over stdio: cancelled once the server read nothing of a message for the write
+    /// timeout (`stdio.rs`).
+    stdin_stall: Option<CancellationToken>,
 }
 
 impl Connection {
@@ -55,7 +59,21 @@ impl Connection {
             echoes: crate::echoes::redaction(&secrets),
             secrets,
             session_end: None,
+            stdin_stall: None,
         }
+    }
+
+    /// The connection, over when `stall` is cancelled (the server stopped reading its input).
+    pub(crate) fn stalled_with(mut self, stall: CancellationToken) -> Self {
+        self.stdin_stall = Some(stall);
+        self
+    }
+
+    /// Whether the stdio server stopped reading its input.
+    fn stdin_stalled(&self) -> bool {
+        self.stdin_stall
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// The connection, over when `session_end` says the server ended the session.
@@ -65,11 +83,13 @@ impl Connection {
     }
 
     /// Whether the connection is over: closed by the client, its service loop ended (the
-    /// process exited, the transport failed), or the server ended the session.
+    /// process exited, the transport failed), the server ended the session, or it stopped
+    /// reading its input.
     fn is_dead(&self) -> bool {
         self.service.is_closed()
             || self.service.peer().is_transport_closed()
             || self.session_ended()
+            || self.stdin_stalled()
     }
 
     /// Whether the server declared the `tools` capability in its answer to `initialize` (one
@@ -161,6 +181,10 @@ pub(crate) struct ClientInner {
     pub(crate) max_schema_bytes: usize,
     pub(crate) max_tools: usize,
     pub(crate) max_tool_list_bytes: usize,
+    /// What errors must not show (the server's credentials), and the same as a tool list is
+    /// scrubbed of them: for the tool names errors quote (`errors.rs`).
+    secrets: Vec<(String, String)>,
+    echoes: Option<Redaction>,
     server: McpServer,
     pub(crate) events: ClientEvents,
     /// The current connection; replaced when a crashed stdio server is started again.
@@ -180,6 +204,8 @@ impl McpClient {
                 max_schema_bytes: server.max_schema_bytes,
                 max_tools: server.max_tools,
                 max_tool_list_bytes: server.max_tool_list_bytes,
+                echoes: crate::echoes::redaction(&server.secrets()),
+                secrets: server.secrets(),
                 server,
                 events,
                 connection: tokio::sync::Mutex::new(Arc::new(connection)),
@@ -376,7 +402,7 @@ impl ClientInner {
             other => {
                 return Err(McpError::InvalidArguments {
                     server: self.name.clone(),
-                    tool: name.to_owned(),
+                    tool: self.shown_tool_name(name),
                     found: reins::text::json_kind(&other),
                 });
             }
@@ -391,7 +417,7 @@ impl ClientInner {
                 .insert(EFFECT_ID_META_KEY.to_owned(), Value::from(effect_id));
             params.meta = Some(meta);
         }
-        let operation = format!("tools/call {name}");
+        let operation = format!("tools/call {}", self.shown_tool_name(name));
         let connection = self.live(&operation).await?;
         let result = self
             .with_limit(

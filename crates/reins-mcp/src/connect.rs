@@ -31,13 +31,17 @@ impl McpServer {
     /// for a header that HTTP cannot carry, and [`McpError::Timeout`] past the connect
     /// timeout; a started process is killed in the failing cases.
     pub async fn connect(self) -> Result<McpClient, McpError> {
-        let secrets = match &self.transport {
-            Transport::Stdio(command) => command.secrets(),
-            Transport::Http(endpoint) => endpoint.secrets(),
-        };
-        let events = ClientEvents::new(&self.name, secrets);
+        let events = ClientEvents::new(&self.name, self.secrets());
         let connection = self.open(events.clone()).await?;
         Ok(McpClient::new(self, events, connection))
+    }
+
+    /// What errors must not show, each with what they show instead (`hidden.rs`).
+    pub(crate) fn secrets(&self) -> Vec<(String, String)> {
+        match &self.transport {
+            Transport::Stdio(command) => command.secrets(),
+            Transport::Http(endpoint) => endpoint.secrets(),
+        }
     }
 
     /// Opens one connection, whose notifications go to `events`.
@@ -67,13 +71,14 @@ impl McpServer {
         if let Some(dir) = &stdio.current_dir {
             command.current_dir(dir);
         }
-        let (transport, stderr) =
-            StdioTransport::spawn(command, &self.name).map_err(|source| McpError::Spawn {
+        let (transport, stderr) = StdioTransport::spawn(command, &self.name, self.write_timeout)
+            .map_err(|source| McpError::Spawn {
                 server: self.name.clone(),
                 command: stdio.command.to_string_lossy().into_owned(),
                 source,
             })?;
         let process_id = transport.id();
+        let stall = transport.stall();
         let transport = Lenient::new(transport, &self.name);
         let refused = transport.refused_revision();
         let stderr_tail = StderrTail::default();
@@ -88,7 +93,8 @@ impl McpServer {
                 process_id,
                 Some(stderr_tail),
                 secrets,
-            )),
+            )
+            .stalled_with(stall)),
             Ok(Err(error)) => Err(match refused.offered() {
                 // Its stderr says nothing of it: the server did as it meant to.
                 Some(offered) => refused_revision(&self.name, &offered, &secrets),

@@ -46,6 +46,23 @@ pub enum McpError {
         /// The last lines the server wrote to its standard error, if any.
         stderr: String,
     },
+    /// A stdio server read nothing of a request being written to it for
+    /// [`McpServer::write_timeout`](crate::McpServer::write_timeout): it stopped reading its
+    /// standard input, though it may run on. The connection is over: the server is ended, and
+    /// started again on the next request (within
+    /// [`McpServer::max_restarts`](crate::McpServer::max_restarts)).
+    #[error(
+        "MCP server `{server}` stopped reading its input: `{operation}` could not be written to it (it read nothing for {} ms), so the connection was ended",
+        after.as_millis()
+    )]
+    Stalled {
+        /// The server's name.
+        server: String,
+        /// What was being done.
+        operation: String,
+        /// How long the server read nothing.
+        after: Duration,
+    },
     /// The server did not answer within the limit.
     #[error("MCP server `{server}`: `{operation}` timed out after {} ms", after.as_millis())]
     Timeout {
@@ -123,6 +140,7 @@ impl McpError {
             McpError::Spawn { server, .. }
             | McpError::Handshake { server, .. }
             | McpError::Disconnected { server, .. }
+            | McpError::Stalled { server, .. }
             | McpError::Timeout { server, .. }
             | McpError::Protocol { server, .. }
             | McpError::Tool { server, .. }

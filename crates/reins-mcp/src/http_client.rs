@@ -312,7 +312,8 @@ impl StreamableHttpClient for WeighedHttpClient {
                 .await;
         }
         if has_type(response.headers(), EVENT_STREAM_MIME_TYPE) {
-            let events = weighed_events(body_stream(response), self.server.clone(), asked);
+            let kind = content_type(response.headers());
+            let events = weighed_events(body_stream(response), self.server.clone(), asked, kind);
             let events = events_with_capabilities(initialize, events);
             return Ok(StreamableHttpPostResponse::Sse(events, session_id));
         }
@@ -424,10 +425,12 @@ impl StreamableHttpClient for WeighedHttpClient {
                 headers,
             )));
         }
+        let kind = content_type(headers);
         Ok(weighed_events(
             body_stream(response),
             self.server.clone(),
             None,
+            kind,
         ))
     }
 }

@@ -14,6 +14,12 @@
 //! last with the batch's `id` and `retry`. An answer rmcp cannot read as a message (parsed
 //! here once more to know it) reaches it as the error answering its request
 //! (`unreadable.rs`): rmcp would pass over it, and its request wait.
+//!
+//! A body labelled an event stream whose first byte (after a byte-order mark and blank
+//! space) opens JSON (`{`, `[`) is JSON, not an event stream: no event of it would be read,
+//! and rmcp would fail the request as a connection lost. It ends the stream at once, with
+//! an error answering the request the POST sent that says what the server answered; the
+//! session goes on.
 
 use crate::batch::batch_messages;
 use crate::unreadable::{unreadable, unreadable_answering};
@@ -21,7 +27,7 @@ use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES, Unread, is_light, r
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
-use rmcp::model::{RequestId, ServerJsonRpcMessage};
+use rmcp::model::{ErrorData, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::SseError;
 use sse_stream::Sse;
 use std::collections::VecDeque;
@@ -41,6 +47,7 @@ pub(crate) fn weighed_events<S, E>(
     body: S,
     server: Arc<str>,
     asked: Option<RequestId>,
+    content_type: Option<String>,
 ) -> BoxStream<'static, Result<Sse, SseError>>
 where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
@@ -48,7 +55,7 @@ where
 {
     let reader = EventReader {
         body: Box::pin(body),
-        parser: EventParser::new(server, asked),
+        parser: EventParser::new(server, asked).labelled(content_type),
         ready: VecDeque::new(),
         ended: false,
     };
@@ -61,7 +68,11 @@ where
                 return None;
             }
             match reader.body.next().await {
-                Some(Ok(chunk)) => reader.parser.feed(&chunk, &mut reader.ready),
+                Some(Ok(chunk)) => {
+                    reader.parser.feed(&chunk, &mut reader.ready);
+                    // A JSON body: nothing more of it is read.
+                    reader.ended = reader.parser.json_body;
+                }
                 Some(Err(error)) => {
                     // A body cut short: rmcp decides whether to reconnect. An event not yet
                     // ended is discarded, as the SSE format says.
@@ -121,6 +132,12 @@ struct EventParser {
     /// No line has ended yet: a byte-order mark may start the first.
     first_line: bool,
     event: EventFields,
+    /// The answer's `Content-Type`, as errors quote it.
+    content_type: Option<String>,
+    /// Whether a byte other than a byte-order mark or blank space has come.
+    body_started: bool,
+    /// Whether the body is JSON, not an event stream: nothing more is read of it.
+    json_body: bool,
 }
 
 /// The fields of the event being read.
@@ -149,11 +166,59 @@ impl EventParser {
             after_cr: false,
             first_line: true,
             event: EventFields::default(),
+            content_type: None,
+            body_started: false,
+            json_body: false,
         }
+    }
+
+    /// The parser of an answer whose `Content-Type` is `content_type`.
+    fn labelled(mut self, content_type: Option<String>) -> EventParser {
+        self.content_type = content_type;
+        self
+    }
+
+    /// Whether `chunk` starts a JSON body; when it does, the error answering the request
+    /// the POST sent goes to `ready`.
+    fn starts_json(&mut self, chunk: &[u8], ready: &mut VecDeque<Sse>) -> bool {
+        if self.body_started {
+            return false;
+        }
+        let Some(first) = chunk
+            .iter()
+            .find(|byte| !b" \t\r\n\xEF\xBB\xBF".contains(byte))
+        else {
+            return false;
+        };
+        self.body_started = true;
+        if !matches!(first, b'{' | b'[') {
+            return false;
+        }
+        self.json_body = true;
+        let kind = self.content_type.as_deref().unwrap_or("text/event-stream");
+        let why = format!(
+            "the server answered with Content-Type `{kind}`, but its body is JSON, not an \
+             event stream"
+        );
+        let Some(asked) = self.asked.clone() else {
+            tracing::warn!(target: "reins_mcp", server = %self.server, "an event stream whose body is JSON is passed over");
+            return true;
+        };
+        tracing::warn!(target: "reins_mcp", server = %self.server, id = %asked, "an answer labelled an event stream is JSON");
+        let error = JsonRpcMessage::error(ErrorData::internal_error(why, None), Some(asked));
+        let error: ServerJsonRpcMessage = error;
+        ready.extend(serde_json::to_string(&error).ok().map(|data| Sse {
+            data: Some(data),
+            ..Sse::default()
+        }));
+        true
     }
 
     /// Reads `chunk`, adding the events it ends to `ready`.
     fn feed(&mut self, mut chunk: &[u8], ready: &mut VecDeque<Sse>) {
+        if self.json_body || self.starts_json(chunk, ready) {
+            return;
+        }
         if std::mem::take(&mut self.after_cr) {
             chunk = chunk.strip_prefix(b"\n").unwrap_or(chunk);
         }

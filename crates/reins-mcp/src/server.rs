@@ -18,6 +18,10 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one request may take unless told otherwise.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long a stdio server may read nothing of a message written to it unless told
+/// otherwise.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How much of a tool's result the model is shown unless told otherwise (256 KiB).
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 256 * 1024;
 
@@ -69,6 +73,7 @@ pub struct McpServer {
     pub(crate) transport: Transport,
     pub(crate) connect_timeout: Duration,
     pub(crate) call_timeout: Option<Duration>,
+    pub(crate) write_timeout: Duration,
     pub(crate) max_restarts: u32,
     pub(crate) max_result_bytes: usize,
     pub(crate) max_description_bytes: usize,
@@ -115,6 +120,7 @@ impl McpServer {
             transport,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+            write_timeout: DEFAULT_WRITE_TIMEOUT,
             max_restarts: DEFAULT_MAX_RESTARTS,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             max_description_bytes: DEFAULT_MAX_DESCRIPTION_BYTES,
@@ -245,6 +251,18 @@ impl McpServer {
     /// then waits for ever.
     pub fn no_call_timeout(mut self) -> Self {
         self.call_timeout = None;
+        self
+    }
+
+    /// How long a stdio server may read nothing of a message being written to its standard
+    /// input ([`DEFAULT_WRITE_TIMEOUT`]). A message larger than what the pipe holds (64 KiB,
+    /// say) waits for the server to read it; one that stopped reading, while it runs on,
+    /// would hold that write, and every request after it, for ever. Past this the request
+    /// fails with [`McpError::Stalled`](crate::McpError::Stalled) and the connection is
+    /// over: the server is ended, and started again on the next request (within
+    /// [`max_restarts`](McpServer::max_restarts)). No effect on an HTTP server.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = timeout;
         self
     }
 

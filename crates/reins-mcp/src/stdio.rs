@@ -26,8 +26,10 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio_util::sync::CancellationToken;
 
 /// A server's process spoken to over its standard input and output.
 pub(crate) struct StdioTransport {
@@ -42,6 +44,10 @@ pub(crate) struct StdioTransport {
     server: Arc<str>,
     /// The id of the `initialize` sent, until it is answered.
     initializing: Option<RequestId>,
+    /// How long the server may read nothing of a message being written.
+    write_timeout: Duration,
+    /// Cancelled when it read nothing for that long: the connection is over.
+    stall: CancellationToken,
 }
 
 impl StdioTransport {
@@ -50,6 +56,7 @@ impl StdioTransport {
     pub(crate) fn spawn(
         mut command: Command,
         server: &str,
+        write_timeout: Duration,
     ) -> std::io::Result<(StdioTransport, Option<ChildStderr>)> {
         command
             .stdin(std::process::Stdio::piped())
@@ -70,8 +77,16 @@ impl StdioTransport {
             stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
             server: Arc::from(server),
             initializing: None,
+            write_timeout,
+            stall: CancellationToken::new(),
         };
         Ok((transport, stderr))
+    }
+
+    /// What is cancelled when the server stops reading its input (then the connection is
+    /// over).
+    pub(crate) fn stall(&self) -> CancellationToken {
+        self.stall.clone()
     }
 
     /// The process's id, while it runs.
@@ -132,16 +147,37 @@ impl Transport<RoleClient> for StdioTransport {
         }
         let stdin = self.stdin.clone();
         let line = crate::lines::json_line(&item);
+        let (write_timeout, stall) = (self.write_timeout, self.stall.clone());
+        let server = self.server.clone();
         async move {
             let line = line?;
-            let mut stdin = stdin.lock().await;
-            let Some(stdin) = stdin.as_mut() else {
+            let mut guard = stdin.lock().await;
+            let Some(stdin) = guard.as_mut() else {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::NotConnected,
                     "the server's standard input is closed",
                 ));
             };
-            stdin.write_all(&line).await?;
+            // Each write returns once the server read some of the line: one that reads
+            // nothing for the write timeout stopped reading (`receive` then ends the
+            // connection, and its input is closed).
+            let mut written = 0;
+            while written < line.len() {
+                match tokio::time::timeout(write_timeout, stdin.write(&line[written..])).await {
+                    Ok(Ok(0)) => return Err(std::io::ErrorKind::WriteZero.into()),
+                    Ok(Ok(wrote)) => written += wrote,
+                    Ok(Err(error)) => return Err(error),
+                    Err(_) => {
+                        guard.take();
+                        stall.cancel();
+                        tracing::warn!(target: "reins_mcp", server = %server, "the MCP server read nothing of its input for {} ms; the connection is ended", write_timeout.as_millis());
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::TimedOut,
+                            "the server stopped reading its standard input",
+                        ));
+                    }
+                }
+            }
             stdin.flush().await
         }
     }
@@ -151,7 +187,11 @@ impl Transport<RoleClient> for StdioTransport {
             if let Some(message) = self.batched.pop_front() {
                 return Some(message);
             }
-            let read = self.line.read_from(&mut self.stdout).await;
+            let read = tokio::select! {
+                read = self.line.read_from(&mut self.stdout) => read,
+                // The server stopped reading its input: the connection is over.
+                () = self.stall.cancelled() => return None,
+            };
             if let ReadLine::End = read {
                 return None;
             }

@@ -271,7 +271,7 @@ impl Tool for McpTool {
             };
             return Err(McpError::Tool {
                 server: self.client.name.clone(),
-                tool: self.remote_name.clone(),
+                tool: self.client.shown_tool_name(&self.remote_name),
                 message: cut_to("result", message, self.client.max_result_bytes),
             });
         }
@@ -283,7 +283,7 @@ impl Tool for McpTool {
                 .map_err(|message| {
                     McpError::InvalidStructuredContent {
                         server: self.client.name.clone(),
-                        tool: self.remote_name.clone(),
+                        tool: self.client.shown_tool_name(&self.remote_name),
                         // A mismatch quotes the value, which may be anything the server sent.
                         message: cut_to("result", message, self.client.max_result_bytes),
                     }

@@ -8,6 +8,10 @@ use crate::hidden::scrub;
 use crate::server::shown_message;
 use rmcp::service::ServiceError;
 
+/// How much of a tool's name an error quotes: the server chooses the name, and MCP
+/// suggests at most 128 characters.
+const SHOWN_TOOL_NAME_BYTES: usize = 128;
+
 impl ClientInner {
     pub(super) async fn service_error(
         &self,
@@ -29,6 +33,18 @@ impl ClientInner {
                         &connection.secrets,
                         self.max_result_bytes,
                     ),
+                }
+            }
+            // A stdio server that stopped reading its input: the write was given up.
+            ServiceError::TransportClosed
+            | ServiceError::TransportSend(_)
+            | ServiceError::Cancelled { .. }
+                if connection.stdin_stalled() =>
+            {
+                McpError::Stalled {
+                    server: self.name.clone(),
+                    operation: operation.to_owned(),
+                    after: self.server.write_timeout,
                 }
             }
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
@@ -68,6 +84,28 @@ impl ClientInner {
                 ),
             },
         }
+    }
+
+    /// The tool `name` as errors quote it: the server's credentials replaced as in its tool
+    /// list (`echoes.rs`) and as in errors, control sequences shown as text, cut to
+    /// [`SHOWN_TOOL_NAME_BYTES`]. The server chooses its tools' names, and calls go by them
+    /// unchanged.
+    pub(crate) fn shown_tool_name(&self, name: &str) -> String {
+        let name = match &self.echoes {
+            Some(echoes) => echoes.redact(name),
+            None => name.into(),
+        };
+        let mut shown = reins::text::printable(&scrub(&name, &self.secrets)).into_owned();
+        if shown.len() > SHOWN_TOOL_NAME_BYTES {
+            let total = shown.len();
+            let mut end = SHOWN_TOOL_NAME_BYTES;
+            while !shown.is_char_boundary(end) {
+                end -= 1;
+            }
+            shown.truncate(end);
+            shown.push_str(&format!("… ({total} bytes)"));
+        }
+        shown
     }
 
     pub(super) async fn disconnected(&self, connection: &Connection, operation: &str) -> McpError {

@@ -111,7 +111,7 @@ async fn a_body_cut_short_ends_the_stream_with_an_error() {
         Ok(Bytes::from_static(b"data: 1\n\ndata: 2")),
         Err(std::io::Error::other("reset")),
     ];
-    let mut stream = weighed_events(futures::stream::iter(chunks), Arc::from("s"), None);
+    let mut stream = weighed_events(futures::stream::iter(chunks), Arc::from("s"), None, None);
     assert_eq!(data(&stream.next().await.unwrap().unwrap()), "1");
     assert!(matches!(stream.next().await, Some(Err(SseError::Body(_)))));
     assert!(stream.next().await.is_none());

@@ -334,3 +334,30 @@ async fn a_credential_in_the_server_s_environment_is_not_shown() {
     assert!(failed.contains("login refused for"), "{failed}");
     assert!(!failed.contains(TOKEN), "{failed}");
 }
+
+/// A server that stops reading its input but runs on (`deaf`, after the handshake): a
+/// request larger than the pipe's buffer cannot be written whole. The write is bounded: the
+/// call fails saying why, and the connection is over rather than stuck behind that write
+/// (with no restart left, the next request fails at once).
+#[tokio::test]
+async fn a_server_that_stops_reading_its_input_fails_the_call_and_ends_the_connection() {
+    let server = hostile_server("deaf")
+        .write_timeout(std::time::Duration::from_millis(500))
+        .call_timeout(crate::hostile_bounds::HANG_GUARD)
+        .max_restarts(0);
+    let client = connect(server).await;
+    let large = "x".repeat(1024 * 1024);
+    let error = client
+        .call_tool("echo", json!({"text": large}), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, McpError::Stalled { .. }), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        "MCP server `hostile` stopped reading its input: `tools/call echo` could not be \
+         written to it (it read nothing for 500 ms), so the connection was ended"
+    );
+    assert!(client.is_closed());
+    let next = client.call_tool("echo", json!({}), None).await.unwrap_err();
+    assert!(matches!(next, McpError::Disconnected { .. }), "{next:?}");
+}

@@ -50,3 +50,18 @@ async fn a_call_answered_with_another_content_type_says_which() {
         "{shown}"
     );
 }
+
+/// A JSON answer labelled an event stream: the call fails saying what came, and the session
+/// lives on (the next call is sent, and fails the same way).
+#[tokio::test]
+async fn a_json_answer_labelled_an_event_stream_says_so() {
+    let env = [("HOSTILE_CONTENT_TYPE", "text/event-stream; charset=utf-8")];
+    let shown = failed_call(&env).await;
+    assert!(
+        shown.contains(
+            "the server answered with Content-Type `text/event-stream; charset=utf-8`, but its \
+             body is JSON, not an event stream"
+        ),
+        "{shown}"
+    );
+}

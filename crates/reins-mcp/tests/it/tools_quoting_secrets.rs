@@ -7,7 +7,8 @@ use crate::hostile::hostile_server;
 use crate::hostile_http::HostileHttp;
 use crate::servers::connect;
 use reins::tool::Tool;
-use reins_mcp::McpClient;
+use reins_mcp::{McpClient, McpError};
+use serde_json::json;
 
 /// Lists `client`'s tools and checks that nothing the model is shown of them holds `secret`,
 /// and that where it was, `[redacted]` is.
@@ -43,4 +44,56 @@ async fn the_bearer_token_is_not_shown_in_the_tools_of_an_http_server() {
     const TOKEN: &str = "tok-secret-42";
     let server = HostileHttp::start_with("tools-quote-secrets", &[]);
     listed_without(connect(server.server().bearer_token(TOKEN)).await, TOKEN).await;
+}
+
+/// What an error says of a tool whose name quotes the server's credentials, 8 KiB long
+/// (`hostile_server.py secret-names`): the tool's error, the server's JSON-RPC error
+/// (its operation names the tool) and arguments refused before sending.
+async fn errors_naming_the_tool(client: McpClient) -> Vec<String> {
+    let tools = client.tools().await.expect("the tools are listed");
+    let tool = tools.iter().next().expect("the tool");
+    let name = tool.remote_name();
+    let reported = tool.call(json!({})).await.expect_err("a tool error");
+    assert!(matches!(reported, McpError::Tool { .. }), "{reported:?}");
+    let refused = client
+        .call_tool(name, json!({"text": "rpc"}), None)
+        .await
+        .expect_err("a JSON-RPC error");
+    assert!(matches!(refused, McpError::Protocol { .. }), "{refused:?}");
+    let invalid = client
+        .call_tool(name, json!([1]), None)
+        .await
+        .expect_err("not an object");
+    assert!(
+        matches!(invalid, McpError::InvalidArguments { .. }),
+        "{invalid:?}"
+    );
+    [reported, refused, invalid]
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// Each error quotes the start of the name, without the credential, cut.
+fn shown_cut_without(errors: &[String], secret: &str) {
+    for error in errors {
+        assert!(!error.contains(secret), "{error}");
+        assert!(error.contains("echo "), "{error}");
+        assert!(error.len() < 1024, "{} bytes: {error}", error.len());
+    }
+}
+
+#[tokio::test]
+async fn a_tool_name_quoting_a_credential_is_cut_and_scrubbed_in_errors() {
+    const TOKEN: &str = "tok-0123456789abcdef";
+    let server = hostile_server("secret-names").env("SERVICE_TOKEN", TOKEN);
+    shown_cut_without(&errors_naming_the_tool(connect(server).await).await, TOKEN);
+}
+
+#[tokio::test]
+async fn a_tool_name_quoting_the_bearer_token_is_cut_and_scrubbed_in_errors() {
+    const TOKEN: &str = "tok-secret-42";
+    let server = HostileHttp::start_with("secret-names", &[]);
+    let client = connect(server.server().bearer_token(TOKEN)).await;
+    shown_cut_without(&errors_naming_the_tool(client).await, TOKEN);
 }
