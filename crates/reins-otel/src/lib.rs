@@ -28,9 +28,10 @@
 //!
 //! Token counts are `gen_ai.usage.input_tokens` and `gen_ai.usage.output_tokens` as the
 //! provider reported them, the input counting the prompt tokens a provider read from or wrote
-//! to its cache, as the conventions ask. reins's [`Usage`](reins::completion::Usage) does not
-//! keep those apart, so `gen_ai.usage.cache_read.input_tokens` and
-//! `gen_ai.usage.cache_creation.input_tokens` are not recorded.
+//! to its cache, as the conventions ask; those parts are also recorded on their own, as
+//! `gen_ai.usage.cache_read.input_tokens` and `gen_ai.usage.cache_creation.input_tokens`,
+//! when the provider reported them ([`Usage`](reins::completion::Usage)'s cache counts). The
+//! token usage metric has no cache type in the conventions, so it counts input and output.
 //!
 //! ```no_run
 //! # #[tokio::main(flavor = "current_thread")]

@@ -34,6 +34,37 @@ async fn token_counts_are_recorded_as_reported_and_not_as_zeros_when_none_were()
     assert_eq!(attr_i64(chat, "gen_ai.usage.output_tokens"), 0);
 }
 
+/// Tokens the provider read from or wrote to its prompt cache are on each call's span and
+/// summed on the run's, beside the input tokens they are part of; none reported, none shown.
+#[tokio::test]
+async fn prompt_cache_tokens_are_recorded_as_parts_of_the_input() {
+    let recorded = Recorded::start(Telemetry::new());
+    let lookup = tool_fn("lookup", "Looks up.", |_: Value| async move {
+        Ok::<_, Infallible>("found")
+    });
+    let model = NamedModel::new([
+        Turn::tool_call("lookup", json!({})).usage(Usage::new(100, 5).with_cached_input(0, 80)),
+        Turn::text("done").usage(Usage::new(120, 9).with_cached_input(80, 0)),
+    ]);
+    AgentBuilder::new(model)
+        .tool(lookup)
+        .build()
+        .prompt("hi")
+        .await
+        .unwrap();
+    let spans = recorded.spans();
+    let chats: Vec<_> = spans.iter().filter(|s| s.name == "chat gpt-test").collect();
+    let read = "gen_ai.usage.cache_read.input_tokens";
+    let written = "gen_ai.usage.cache_creation.input_tokens";
+    assert_eq!(attr(chats[0], read), None);
+    assert_eq!(attr_i64(chats[0], written), 80);
+    assert_eq!(attr_i64(chats[1], read), 80);
+    assert_eq!(attr(chats[1], written), None);
+    let run = span(&spans, "invoke_agent");
+    assert_eq!(attr_i64(run, "gen_ai.usage.input_tokens"), 220);
+    assert_eq!((attr_i64(run, read), attr_i64(run, written)), (80, 80));
+}
+
 /// Stops the run on every successful model call's outcome.
 struct StopOnAnswer;
 impl AgentHook for StopOnAnswer {

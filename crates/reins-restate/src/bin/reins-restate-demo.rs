@@ -68,11 +68,7 @@ const LONG_CALLS: usize = 400;
 const HUGE_RESULT: usize = 40 * 1024 * 1024;
 
 /// The tokens a `record` call of the item `huge` counts in the run.
-const HUGE_USAGE: Usage = Usage {
-    input_tokens: 70,
-    output_tokens: 7,
-    total_tokens: 77,
-};
+const HUGE_USAGE: Usage = Usage::new(70, 7);
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct RecordArgs {
@@ -90,11 +86,7 @@ const RELEASE_POLL: Duration = Duration::from_millis(20);
 
 /// The tokens the `delegate` script's `ask` tool counts in the run, as another agent's run
 /// would.
-const ASK_USAGE: Usage = Usage {
-    input_tokens: 100,
-    output_tokens: 10,
-    total_tokens: 110,
-};
+const ASK_USAGE: Usage = Usage::new(100, 10);
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct TransferArgs {

@@ -78,24 +78,60 @@ impl CompletionResponse {
 }
 
 /// Token counts of one call, or summed over a run.
+///
+/// The prompt-cache counts are parts of `input_tokens`, as the providers bill them: tokens
+/// read from the provider's cache (which most bill lower) and written to it (which Anthropic
+/// bills higher). They are zero when the provider reports none, and are never more than
+/// `input_tokens`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Tokens read.
+    /// Tokens read, cached ones included.
     pub input_tokens: u64,
     /// Tokens generated.
     pub output_tokens: u64,
     /// Input plus output, as the provider counted it.
     pub total_tokens: u64,
+    /// Of `input_tokens`, those read from the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_input_tokens: u64,
+    /// Of `input_tokens`, those written to the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_creation_input_tokens: u64,
+}
+
+// Runs and journals written before the cache counts existed read the same, and a run that
+// used no cache writes the same text as before.
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 impl Usage {
     /// Usage with the given input and output counts.
-    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+    pub const fn new(input_tokens: u64, output_tokens: u64) -> Self {
         Usage {
             input_tokens,
             output_tokens,
             total_tokens: input_tokens.saturating_add(output_tokens),
+            cache_read_input_tokens: 0,
+            cache_creation_input_tokens: 0,
         }
+    }
+
+    /// This usage, with `read` of its input tokens read from the provider's prompt cache and
+    /// `written` written to it (each at most the input tokens).
+    pub const fn with_cached_input(mut self, read: u64, written: u64) -> Self {
+        // `min`, which is not `const`.
+        self.cache_read_input_tokens = if read < self.input_tokens {
+            read
+        } else {
+            self.input_tokens
+        };
+        self.cache_creation_input_tokens = if written < self.input_tokens {
+            written
+        } else {
+            self.input_tokens
+        };
+        self
     }
 
     /// The counts added since `earlier` (saturating at zero).
@@ -104,6 +140,10 @@ impl Usage {
             input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
             output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
             total_tokens: self.total_tokens.saturating_sub(earlier.total_tokens),
+            cache_read_input_tokens: (self.cache_read_input_tokens)
+                .saturating_sub(earlier.cache_read_input_tokens),
+            cache_creation_input_tokens: (self.cache_creation_input_tokens)
+                .saturating_sub(earlier.cache_creation_input_tokens),
         }
     }
 }
@@ -115,6 +155,10 @@ impl AddAssign for Usage {
         self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
         self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
+        self.cache_read_input_tokens =
+            (self.cache_read_input_tokens).saturating_add(other.cache_read_input_tokens);
+        self.cache_creation_input_tokens =
+            (self.cache_creation_input_tokens).saturating_add(other.cache_creation_input_tokens);
     }
 }
 

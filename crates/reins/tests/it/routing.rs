@@ -179,6 +179,7 @@ fn usage(input: u64, output: u64) -> reins::completion::Usage {
         input_tokens: input,
         output_tokens: output,
         total_tokens: input + output,
+        ..Default::default()
     }
 }
 

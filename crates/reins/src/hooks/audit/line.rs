@@ -144,6 +144,15 @@ fn write_usage(out: &mut Vec<u8>, usage: &Usage) {
     out.extend_from_slice(digits.format(usage.output_tokens).as_bytes());
     out.extend_from_slice(b",\"total_tokens\":");
     out.extend_from_slice(digits.format(usage.total_tokens).as_bytes());
+    // Written only when not zero, as `Serialize` skips them.
+    if usage.cache_read_input_tokens != 0 {
+        out.extend_from_slice(b",\"cache_read_input_tokens\":");
+        out.extend_from_slice(digits.format(usage.cache_read_input_tokens).as_bytes());
+    }
+    if usage.cache_creation_input_tokens != 0 {
+        out.extend_from_slice(b",\"cache_creation_input_tokens\":");
+        out.extend_from_slice(digits.format(usage.cache_creation_input_tokens).as_bytes());
+    }
     out.push(b'}');
 }
 
@@ -275,11 +284,20 @@ mod tests {
                     asked,
                     verdict,
                 };
-                let usage = Usage {
+                let mut usage = Usage {
                     input_tokens: u64::MAX,
                     output_tokens: 0,
                     total_tokens: 12_345,
+                    ..Usage::default()
                 };
+                // Each cache count alone, both, and neither.
+                if asked {
+                    usage = usage.with_cached_input(7, 0);
+                } else if matches!(verdict, Verdict::Deny) {
+                    usage = usage.with_cached_input(5, u64::MAX);
+                } else if matches!(verdict, Verdict::Suspend) {
+                    usage = usage.with_cached_input(0, 9);
+                }
                 let mut line = Line::new(&ctx, "outcome", "tool");
                 line.usage = Some(usage);
                 line.approval = Some(approval.clone());

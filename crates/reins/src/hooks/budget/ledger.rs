@@ -87,6 +87,10 @@ pub(super) fn add_usage(total: &mut Usage, usage: Usage) {
     total.input_tokens = total.input_tokens.saturating_add(usage.input_tokens);
     total.output_tokens = total.output_tokens.saturating_add(usage.output_tokens);
     total.total_tokens = total.total_tokens.saturating_add(call_total);
+    total.cache_read_input_tokens =
+        (total.cache_read_input_tokens).saturating_add(usage.cache_read_input_tokens);
+    total.cache_creation_input_tokens =
+        (total.cache_creation_input_tokens).saturating_add(usage.cache_creation_input_tokens);
 }
 
 /// Why the ledger could not be used. The budget then stops the run: it guards spending, so
@@ -282,6 +286,7 @@ impl BudgetUsage {
                 input_tokens: self.input_tokens,
                 output_tokens: self.output_tokens,
                 total_tokens: self.total_tokens,
+                ..Usage::default()
             },
             cost: self.cost,
             unpriced: self.unpriced_models.first().map(String::as_str),

@@ -204,6 +204,12 @@ impl Budget {
     /// negative or non-finite price leaves the model without a price. The tokens a tool
     /// reports spending are priced under `tool:` and its name (`price("tool:research", …)`
     /// for a tool `research` that runs an agent on another model).
+    ///
+    /// Input tokens read from or written to a provider's prompt cache are priced as input
+    /// tokens ([`Usage::cache_read_input_tokens`](crate::completion::Usage::cache_read_input_tokens)
+    /// tells them apart): most providers bill a cache read lower, so the budget counts it
+    /// high, and Anthropic bills a cache write a quarter higher, so set its input price with
+    /// that in mind when the run writes large cached prompts.
     pub fn price(mut self, model: impl Into<String>, input: f64, output: f64) -> Self {
         let model = model.into();
         if valid_price(input, output) {

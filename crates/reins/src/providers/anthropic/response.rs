@@ -29,6 +29,8 @@ const ANSWER: AnswerKeys = AnswerKeys {
     ],
     output_tokens: &["output_tokens"],
     total_tokens: None,
+    cache_read: Some("/cache_read_input_tokens"),
+    cache_creation: Some("/cache_creation_input_tokens"),
 };
 
 /// Reads a Messages API response (also used for the message a stream assembles, so both

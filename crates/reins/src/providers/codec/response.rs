@@ -27,6 +27,11 @@ pub(crate) struct AnswerKeys {
     /// The total the API reports, if it reports one; else (or when it is missing) the total
     /// is input plus output.
     pub(crate) total_tokens: Option<&'static str>,
+    /// Where the usage object counts the input tokens read from the prompt cache (a JSON
+    /// pointer into it), if the API reports them.
+    pub(crate) cache_read: Option<&'static str>,
+    /// Where it counts the input tokens written to the prompt cache, if it does.
+    pub(crate) cache_creation: Option<&'static str>,
 }
 
 impl AnswerKeys {
@@ -44,11 +49,19 @@ impl AnswerKeys {
             .total_tokens
             .and_then(|key| usage.get(key))
             .and_then(Value::as_u64);
+        let cached = |pointer: Option<&str>| {
+            pointer
+                .and_then(|pointer| usage.pointer(pointer))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
         Usage {
             input_tokens: input,
             output_tokens: output,
             total_tokens: total.unwrap_or(input.saturating_add(output)),
+            ..Usage::default()
         }
+        .with_cached_input(cached(self.cache_read), cached(self.cache_creation))
     }
 
     /// The token counts of an answer; zero when it has no usage object.
@@ -183,15 +196,40 @@ mod tests {
         input_tokens: &["in", "cached"],
         output_tokens: &["out"],
         total_tokens: Some("all"),
+        cache_read: Some("/cached"),
+        cache_creation: Some("/details/written"),
     };
 
     #[test]
     fn usage_adds_up_its_parts_and_prefers_the_reported_total() {
         let usage = SPLIT.usage_of(&json!({"usage": {"in": 1, "cached": 2, "out": 3}}));
-        assert_eq!(usage, Usage::new(3, 3));
+        assert_eq!(usage, Usage::new(3, 3).with_cached_input(2, 0));
         let reported = SPLIT.read_usage(&json!({"in": 1, "out": 1, "all": 9}));
         assert_eq!(reported.total_tokens, 9);
         assert_eq!(SPLIT.usage_of(&json!({})), Usage::default());
+    }
+
+    #[test]
+    fn cache_counts_are_read_where_the_api_keeps_them_and_never_pass_the_input() {
+        let usage = SPLIT.read_usage(&json!({"in": 10, "cached": 4, "details": {"written": 6}}));
+        assert_eq!(
+            (
+                usage.cache_read_input_tokens,
+                usage.cache_creation_input_tokens
+            ),
+            (4, 6)
+        );
+        // A server claiming more cached tokens than it read.
+        let inflated = SPLIT.read_usage(&json!({"in": 1, "cached": 2, "details": {"written": 90}}));
+        assert_eq!(
+            (
+                inflated.cache_read_input_tokens,
+                inflated.cache_creation_input_tokens
+            ),
+            (2, 3)
+        );
+        let absent = SPLIT.read_usage(&json!({"in": 5, "details": {"written": "6"}}));
+        assert_eq!(absent, Usage::new(5, 0));
     }
 
     #[test]

@@ -65,7 +65,8 @@
 //!
 //! # Usage
 //!
-//! Input tokens are `promptTokenCount`; output tokens are `candidatesTokenCount` plus
+//! Input tokens are `promptTokenCount` (of which `cachedContentTokenCount` were read from a
+//! cache: [`Usage::cache_read_input_tokens`](crate::completion::Usage::cache_read_input_tokens)); output tokens are `candidatesTokenCount` plus
 //! `thoughtsTokenCount` (thinking is generated, and billed, as output); the total is
 //! `totalTokenCount`.
 //!

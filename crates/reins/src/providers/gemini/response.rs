@@ -33,6 +33,8 @@ pub(super) const ANSWER: AnswerKeys = AnswerKeys {
     input_tokens: &["promptTokenCount"],
     output_tokens: &["candidatesTokenCount", "thoughtsTokenCount"],
     total_tokens: Some("totalTokenCount"),
+    cache_read: Some("/cachedContentTokenCount"),
+    cache_creation: None,
 };
 
 /// The error for a response that says Gemini refused the prompt or failed, if it is one.
@@ -144,6 +146,7 @@ mod tests {
                 input_tokens: 3,
                 output_tokens: 9,
                 total_tokens: 12,
+                ..Usage::default()
             }
         );
         assert_eq!(response.response_id.as_deref(), Some("r1"));

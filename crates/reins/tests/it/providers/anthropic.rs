@@ -266,8 +266,8 @@ async fn thinking_blocks_round_trip_with_their_signatures() {
     );
     assert_eq!(
         first.usage,
-        Usage::new(35, 40),
-        "cache reads count as input"
+        Usage::new(35, 40).with_cached_input(5, 0),
+        "cache reads count as input, and apart"
     );
 
     history.push(Message::Assistant {

@@ -124,7 +124,7 @@ async fn the_key_travels_in_a_header_never_in_the_url() {
         .await
         .unwrap();
     assert_eq!(response.response_id.as_deref(), Some("resp-1"));
-    assert_eq!(response.usage, Usage::new(7, 3));
+    assert_eq!(response.usage, Usage::new(7, 3).with_cached_input(4, 0));
     assert_eq!(
         response.raw.json().unwrap()["modelVersion"],
         GEMINI_3_PRO_PREVIEW

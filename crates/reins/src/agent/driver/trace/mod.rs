@@ -57,6 +57,8 @@ pub(super) fn run_span(config: &AgentConfig, state: &mut RunState) -> Span {
         gen_ai.request.max_tokens = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
+        gen_ai.usage.cache_read.input_tokens = Empty,
+        gen_ai.usage.cache_creation.input_tokens = Empty,
         gen_ai.input.messages = Empty,
         gen_ai.output.messages = Empty,
         input.value = Empty,
@@ -222,6 +224,8 @@ pub(super) fn chat_span(run_id: &str, turn: usize) -> Span {
         gen_ai.response.id = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
+        gen_ai.usage.cache_read.input_tokens = Empty,
+        gen_ai.usage.cache_creation.input_tokens = Empty,
         gen_ai.system_instructions = Empty,
         gen_ai.input.messages = Empty,
         gen_ai.output.messages = Empty,
@@ -424,6 +428,15 @@ fn record_usage(span: &Span, usage: Usage) {
     }
     span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
     span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
+    // Parts of the input tokens, recorded when the provider reported them.
+    if usage.cache_read_input_tokens != 0 {
+        let read = int(usage.cache_read_input_tokens);
+        span.record("gen_ai.usage.cache_read.input_tokens", read);
+    }
+    if usage.cache_creation_input_tokens != 0 {
+        let written = int(usage.cache_creation_input_tokens);
+        span.record("gen_ai.usage.cache_creation.input_tokens", written);
+    }
 }
 
 /// An integer attribute: OpenTelemetry's are signed, and `tracing-opentelemetry` records

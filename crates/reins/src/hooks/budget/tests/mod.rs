@@ -179,6 +179,7 @@ async fn a_total_reported_below_input_plus_output_does_not_escape_the_total_limi
         input_tokens: 400,
         output_tokens: 300,
         total_tokens: 0,
+        ..Usage::default()
     };
     let call = |q: &str| Turn::tool_call("lookup", json!({ "q": q })).usage(understated);
     let model = ScriptedModel::new([call("a"), call("b"), Turn::text("done")]);

@@ -24,6 +24,8 @@ pub(super) const ANSWER: AnswerKeys = AnswerKeys {
     input_tokens: &["prompt_tokens"],
     output_tokens: &["completion_tokens"],
     total_tokens: Some("total_tokens"),
+    cache_read: Some("/prompt_tokens_details/cached_tokens"),
+    cache_creation: None,
 };
 
 /// The reasoning text some servers add to a message or delta (`reasoning_content`, or

@@ -29,6 +29,8 @@ pub(super) const ANSWER: AnswerKeys = AnswerKeys {
     input_tokens: &["input_tokens"],
     output_tokens: &["output_tokens"],
     total_tokens: Some("total_tokens"),
+    cache_read: Some("/input_tokens_details/cached_tokens"),
+    cache_creation: None,
 };
 
 /// The error a failed response reports, naming its code and message.

@@ -160,7 +160,8 @@ async fn thought_parts_are_reasoning_and_only_signed_ones_go_back() {
         Usage {
             input_tokens: 5,
             output_tokens: 24,
-            total_tokens: 29
+            total_tokens: 29,
+            ..Default::default()
         },
         "thinking counts as output"
     );

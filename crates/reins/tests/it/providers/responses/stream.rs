@@ -177,7 +177,7 @@ async fn a_full_stream_maps_item_ids_to_call_ids_and_ends_as_the_blocking_respon
             signature: Some("enc-blob-1".into()),
         })
     );
-    assert_eq!(streamed.usage, Usage::new(11, 7));
+    assert_eq!(streamed.usage, Usage::new(11, 7).with_cached_input(5, 0));
     assert_eq!(streamed.response_id.as_deref(), Some("resp_s"));
 
     assert_eq!(
