@@ -13,6 +13,7 @@ mod parts;
 mod redirects;
 mod retries;
 mod secrets;
+mod unfinished_chat;
 
 /// One `#[tokio::test]` per listed hardening test, for protocol `$fixture`.
 macro_rules! hardening_tests {

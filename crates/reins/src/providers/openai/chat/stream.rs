@@ -87,6 +87,25 @@ impl ChatStreamDecoder {
         out.push_back(codec::tool_call_chunk(id, name, arguments));
     }
 
+    /// The answer at `[DONE]`: an error when the server never said why it finished (as an
+    /// Anthropic stream without `message_stop`, a Responses one without
+    /// `response.completed`, a Gemini one without `finishReason`).
+    fn done(&mut self) -> Result<CompletionResponse, CompletionError> {
+        if self.finish_reason.is_none() {
+            // Nothing answered: a gateway whose upstream failed ends the stream so, and an
+            // empty answer would pass for the model's. Something answered: a proxy that cut
+            // the stream ends it so, and the run would act on part of an answer.
+            let awaited = if self.answered {
+                "with [DONE] before any finish_reason (the server never said why the answer \
+                 ended) after "
+            } else {
+                "with [DONE] before any answer (no text, tool call or finish_reason) after "
+            };
+            return Err(codec::cut_stream(awaited, &*self));
+        }
+        Ok(self.finish())
+    }
+
     fn finish(&mut self) -> CompletionResponse {
         let decoder = std::mem::take(self);
         decoder.assembler.finish(
@@ -104,16 +123,7 @@ impl StreamDecoder for ChatStreamDecoder {
     fn event(&mut self, _name: Option<&str>, data: &str, out: &mut Chunks) -> Step {
         self.events += 1;
         if data.trim() == "[DONE]" {
-            // Nothing answered and no reason given: a gateway whose upstream failed ends the
-            // stream so, and an empty answer would pass for the model's.
-            if !self.answered && self.finish_reason.is_none() {
-                return Err(codec::cut_stream(
-                    "with [DONE] before any answer (no text, tool call or finish_reason) \
-                     after ",
-                    &*self,
-                ));
-            }
-            return Ok(Some(self.finish()));
+            return self.done().map(Some);
         }
         let chunk = codec::event_json(data, None)?;
         if let Some(error) = chunk.get("error") {
@@ -198,6 +208,13 @@ mod tests {
             let step = decoder.event(None, &chunk.to_string(), &mut out).unwrap();
             assert!(step.is_none());
         }
+        let end = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        assert!(
+            decoder
+                .event(None, &end.to_string(), &mut out)
+                .unwrap()
+                .is_none()
+        );
         decoder.event(None, "[DONE]", &mut out).unwrap().unwrap()
     }
 
@@ -209,7 +226,8 @@ mod tests {
     fn done_with_spaces_around_it_ends_the_answer() {
         let mut decoder = ChatStreamDecoder::default();
         let mut out = Chunks::new();
-        let text = json!({"choices": [{"index": 0, "delta": {"content": "hi"}}]});
+        let text = json!({"choices": [{"index": 0, "delta": {"content": "hi"},
+                                       "finish_reason": "stop"}]});
         assert!(
             decoder
                 .event(None, &text.to_string(), &mut out)

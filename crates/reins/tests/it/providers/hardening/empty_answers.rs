@@ -13,14 +13,16 @@ use reins::completion::{CompletionError, CompletionResponse, FinishReason};
 use reins::providers::RetryPolicy;
 use serde_json::{Value, json};
 
-async fn streamed<F: Fixture>(events: &[String]) -> Result<CompletionResponse, CompletionError> {
+pub(super) async fn streamed<F: Fixture>(
+    events: &[String],
+) -> Result<CompletionResponse, CompletionError> {
     let server = Hostile::always(Reply::events(events).finish()).await;
     let settings = Settings::default().retry(RetryPolicy::none());
     let model = model_at::<F>(&server.url(), &settings);
     within(10, drain(&model, &prompt("hi"))).await.1
 }
 
-fn assert_no_answer(end: Result<CompletionResponse, CompletionError>, names: &str) {
+pub(super) fn assert_no_answer(end: Result<CompletionResponse, CompletionError>, names: &str) {
     match end {
         Err(CompletionError::Decode(message)) => assert!(message.contains(names), "{message}"),
         other => panic!("expected a decode error naming `{names}`, got {other:?}"),
