@@ -16,7 +16,7 @@ pub(crate) use request::{
 };
 pub(crate) use response::{
     AnswerKeys, arguments_from_object, arguments_from_text, arguments_text, call_id, call_name,
-    response,
+    nameless_call, response,
 };
 pub(crate) use stream::{
     Chunks, Step, check_event_weight, cut_stream, event_json, event_type, tool_call_chunk,

@@ -153,9 +153,15 @@ pub(crate) fn call_name<'a>(
     what: &str,
     quoted: &Value,
 ) -> Result<&'a str, CompletionError> {
-    call.get("name").and_then(Value::as_str).ok_or_else(|| {
-        CompletionError::Decode(format!("a {what} has no name: {}", excerpt_json(quoted)))
-    })
+    call.get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| nameless_call(what, quoted))
+}
+
+/// The error of a tool call without a name (`what` it is in the API's terms), quoting
+/// `quoted`: blocking ([`call_name`]) or streamed, one wording.
+pub(crate) fn nameless_call(what: &str, quoted: &Value) -> CompletionError {
+    CompletionError::Decode(format!("a {what} has no name: {}", excerpt_json(quoted)))
 }
 
 /// A turn's parts as its content: its calls' ids made distinct, and a turn with no content at

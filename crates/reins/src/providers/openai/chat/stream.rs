@@ -10,7 +10,7 @@ use crate::providers::codec::{self, Chunks, Step};
 use crate::providers::transport::{
     MAX_ANSWER_PARTS, StreamDecoder, excerpt_json, sealed::Sealed, too_many_parts,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A tool call the stream started.
 #[derive(Debug)]
@@ -22,6 +22,8 @@ struct StartedCall {
     /// The id the server sent, when another call of the turn had it (`id` is then a fresh
     /// one): the call's later fragments may repeat it.
     sent_as: Option<String>,
+    /// Some fragment of the call named its function.
+    named: bool,
 }
 
 impl StartedCall {
@@ -67,29 +69,37 @@ impl ChatStreamDecoder {
         // A fragment continues the call last started at its index, unless it names another
         // id: servers that omit `index` (it then reads as 0) send each call whole, with its
         // own id, and merging them would garble the first and lose the rest.
-        let current = self.calls.iter().rev().find(|call| call.index == index);
-        let id = match current {
-            Some(call) if given.is_none_or(|given| given == call.sent_id()) => call.id.clone(),
-            _ => {
+        let current = self
+            .calls
+            .iter()
+            .rposition(|call| call.index == index)
+            .filter(|&at| given.is_none_or(|given| given == self.calls[at].sent_id()));
+        let at = match current {
+            Some(at) => at,
+            None => {
                 let mut id = codec::call_id(given, index);
                 let sent_as = self.ids.claim(&mut id);
                 let sent_len = sent_as.as_ref().map_or(0, String::len);
                 self.kept = self.kept.saturating_add(id.len() + sent_len);
                 self.calls.push(StartedCall {
                     index,
-                    id: id.clone(),
+                    id,
                     sent_as,
+                    named: false,
                 });
-                id
+                self.calls.len() - 1
             }
         };
+        let call = &mut self.calls[at];
+        call.named |= name.is_some();
+        let id = call.id.clone();
         self.assembler.tool_call(&id, name, arguments);
         out.push_back(codec::tool_call_chunk(id, name, arguments));
     }
 
     /// The answer at `[DONE]`: an error when the server never said why it finished (as an
     /// Anthropic stream without `message_stop`, a Responses one without
-    /// `response.completed`, a Gemini one without `finishReason`).
+    /// `response.completed`, a Gemini one without `finishReason`), or a call was never named.
     fn done(&mut self) -> Result<CompletionResponse, CompletionError> {
         if self.finish_reason.is_none() {
             // Nothing answered: a gateway whose upstream failed ends the stream so, and an
@@ -102,6 +112,10 @@ impl ChatStreamDecoder {
                 "with [DONE] before any answer (no text, tool call or finish_reason) after "
             };
             return Err(codec::cut_stream(awaited, &*self));
+        }
+        if let Some(call) = self.calls.iter().find(|call| !call.named) {
+            let quoted = json!({"index": call.index, "id": call.sent_id()});
+            return Err(codec::nameless_call("tool call", &quoted));
         }
         Ok(self.finish())
     }
@@ -199,7 +213,6 @@ impl StreamDecoder for ChatStreamDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn decode(chunks: &[Value]) -> CompletionResponse {
         let mut decoder = ChatStreamDecoder::default();
