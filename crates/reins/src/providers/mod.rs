@@ -12,7 +12,8 @@
 //! - **Credentials** ([`Auth`]): the key is an [`ApiKey`] (never in `Debug` output, logs or
 //!   errors; a server that echoes it back, in an error or in an answer — streamed fragments
 //!   included, even split across them — has it replaced, as have header and query values
-//!   that look like credentials) sent as a bearer token or in the
+//!   that look like credentials; in an error also percent-encoded, as a URL echoes it) sent
+//!   as a bearer token or in the
 //!   provider's header. Redirects are not followed ([`Redirects`]), so a credential never
 //!   leaves for another server; a redirect is a
 //!   [`CompletionError::Redirected`].

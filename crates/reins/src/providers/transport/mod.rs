@@ -11,6 +11,7 @@ mod client;
 mod credentials;
 mod echoes;
 mod model;
+mod percent;
 mod protocol;
 mod retry;
 mod send;

@@ -1,6 +1,7 @@
 //! What a client is configured with: the key that never shows, how it is sent, timeouts,
 //! size limits and redirects.
 
+use super::percent;
 use std::fmt;
 use std::time::Duration;
 
@@ -181,11 +182,13 @@ pub(crate) fn scrub_key(text: &str, key: Option<&ApiKey>) -> String {
 }
 
 /// Replaces every occurrence of `key` (the API key, or another credential: a header's or a
-/// query's value) in `text`, and the start of it where an excerpt
+/// query's value) in `text`, also spelled with percent-escapes (a URL or query string the
+/// server echoes, see [`percent`](super::percent)), and the start of it where an excerpt
 /// ([`excerpt`](super::excerpt)) cut the text inside it: errors quote a server's text before
 /// it is scrubbed, so a secret straddling the cut would otherwise show in part.
 pub(crate) fn scrub_secret(text: &str, key: &str) -> String {
     let text = text.replace(key, "<redacted>");
+    let text = percent::replace_spelled(&text, key, "<redacted>");
     let marker = super::EXCERPT_CUT;
     if !text.contains(marker) {
         return text;
@@ -197,11 +200,7 @@ pub(crate) fn scrub_secret(text: &str, key: &str) -> String {
             scrubbed.push_str(piece);
             break;
         }
-        let cut = (MIN_CUT_KEY..key.len())
-            .rev()
-            .filter(|&len| key.is_char_boundary(len))
-            .find(|&len| piece.ends_with(&key[..len]));
-        match cut {
+        match percent::spelled_start_at_end(piece, key, MIN_CUT_KEY) {
             Some(len) => {
                 scrubbed.push_str(&piece[..piece.len() - len]);
                 scrubbed.push_str("<redacted>");

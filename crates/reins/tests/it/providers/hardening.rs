@@ -52,6 +52,7 @@ macro_rules! hardening {
                     secrets::credentials_never_show_in_debug_output,
                     echoes::a_content_type_echoing_the_key_does_not_show_it,
                     secrets::an_error_body_echoing_the_key_does_not_show_it,
+                    secrets::an_error_body_echoing_the_key_percent_encoded_does_not_show_it,
                     secrets::an_error_quoting_only_the_start_of_a_credential_does_not_show_it,
                     secrets::an_answer_echoing_the_key_does_not_show_it,
                     secrets::an_error_echoing_a_credential_header_does_not_show_it,

@@ -59,6 +59,52 @@ pub async fn an_error_body_echoing_the_key_does_not_show_it<F: Fixture>() {
     }
 }
 
+pub async fn an_error_body_echoing_the_key_percent_encoded_does_not_show_it<F: Fixture>() {
+    // A key with characters a URL encodes, echoed as a URL or query string would carry it:
+    // its reserved characters encoded (upper- and lower-case hex), and every byte encoded.
+    const KEY: &str = "sk-live-QR7/w9+Zt=mnPX42";
+    let encoded = KEY
+        .replace('/', "%2F")
+        .replace('+', "%2B")
+        .replace('=', "%3D");
+    let lower_hex = KEY
+        .replace('/', "%2f")
+        .replace('+', "%2b")
+        .replace('=', "%3d");
+    let every_byte: String = KEY
+        .bytes()
+        .enumerate()
+        .map(|(at, byte)| {
+            if at % 2 == 0 {
+                format!("%{byte:02X}")
+            } else {
+                format!("%{byte:02x}")
+            }
+        })
+        .collect();
+    let body = format!(
+        r#"{{"error": "invalid key", "request": "https://api.test/v1?key={encoded}", "also": "key={lower_hex}&k={every_byte}"}}"#
+    );
+    let server = Hostile::always(Reply::fixed(
+        401,
+        &[("content-type", "application/json")],
+        body,
+    ))
+    .await;
+    let settings = Settings::default().key(KEY).retry(RetryPolicy::none());
+    let model = model_at::<F>(&server.url(), &settings);
+    for shown in shown_401s(&model).await {
+        assert!(shown.contains("invalid key"), "{shown}");
+        let shown = shown.to_ascii_lowercase();
+        for spelling in [&encoded, &lower_hex, &every_byte] {
+            assert!(!shown.contains(&spelling.to_ascii_lowercase()), "{shown}");
+        }
+        // Not even the key's end, in any spelling.
+        assert!(!shown.contains("mnpx42"), "{shown}");
+        assert!(!shown.contains("%6d%6e%50%58%34%32"), "{shown}");
+    }
+}
+
 /// What the error of a call of `model`, blocking and streamed, shows (`Display` and `Debug`),
 /// once checked to be the HTTP 401 the server answered.
 async fn shown_401s(model: &impl CompletionModel) -> Vec<String> {
