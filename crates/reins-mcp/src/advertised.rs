@@ -4,6 +4,7 @@
 //! acceptable here.
 
 use serde_json::{Map, Value};
+use std::fmt::Display;
 
 /// The longest tool name providers accept (OpenAI, Anthropic and Gemini: 64 characters).
 pub(crate) const MAX_TOOL_NAME: usize = 64;
@@ -37,8 +38,13 @@ pub(crate) fn model_name(prefix: &str, remote: &str) -> String {
 /// The server's `inputSchema` as the model is given it: MCP requires an object schema, and
 /// providers refuse anything else. A schema without `type` is given `"type": "object"` (its
 /// properties kept); one of another type, which no MCP call could satisfy, becomes an
-/// object schema without properties. Either is logged as a warning naming the tool.
-pub(crate) fn object_schema(server: &str, tool: &str, mut schema: Map<String, Value>) -> Value {
+/// object schema without properties. Either is logged as a warning naming the tool (`tool`:
+/// its name as warnings show it, `hidden.rs`).
+pub(crate) fn object_schema(
+    server: &str,
+    tool: impl Display,
+    mut schema: Map<String, Value>,
+) -> Value {
     match schema.get("type") {
         Some(Value::String(kind)) if kind == "object" => {}
         None => {
@@ -68,10 +74,10 @@ pub(crate) fn object_schema(server: &str, tool: &str, mut schema: Map<String, Va
 
 /// The size as JSON text of a schema (`which`: `inputSchema` or `outputSchema`) of the
 /// server's tool `tool`, when it is at most `max_bytes`; a larger one is logged as a warning
-/// naming the tool, which is left out.
+/// naming the tool (`tool`: its name as warnings show it, `hidden.rs`), which is left out.
 pub(crate) fn schema_within(
     server: &str,
-    tool: &str,
+    tool: impl Display,
     which: &str,
     schema: &Map<String, Value>,
     max_bytes: usize,

@@ -7,7 +7,7 @@ mod errors;
 use crate::McpError;
 use crate::content::McpToolResult;
 use crate::handler::ClientEvents;
-use crate::hidden::scrub;
+use crate::hidden::{Credentials, scrub};
 use crate::http_client::SessionEnd;
 use crate::server::{EFFECT_ID_META_KEY, McpServer};
 use crate::stderr::StderrTail;
@@ -181,10 +181,9 @@ pub(crate) struct ClientInner {
     pub(crate) max_schema_bytes: usize,
     pub(crate) max_tools: usize,
     pub(crate) max_tool_list_bytes: usize,
-    /// What errors must not show (the server's credentials), and the same as a tool list is
-    /// scrubbed of them: for the tool names errors quote (`errors.rs`).
-    secrets: Vec<(String, String)>,
-    echoes: Option<Redaction>,
+    /// What errors and warnings must not show: for the tool names and errors they quote
+    /// (`errors.rs`).
+    credentials: Credentials,
     server: McpServer,
     pub(crate) events: ClientEvents,
     /// The current connection; replaced when a crashed stdio server is started again.
@@ -204,8 +203,7 @@ impl McpClient {
                 max_schema_bytes: server.max_schema_bytes,
                 max_tools: server.max_tools,
                 max_tool_list_bytes: server.max_tool_list_bytes,
-                echoes: crate::echoes::redaction(&server.secrets()),
-                secrets: server.secrets(),
+                credentials: Credentials::new(server.secrets()),
                 server,
                 events,
                 connection: tokio::sync::Mutex::new(Arc::new(connection)),

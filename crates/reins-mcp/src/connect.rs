@@ -5,7 +5,7 @@ use crate::McpError;
 use crate::client::{Connection, McpClient};
 use crate::handler::ClientEvents;
 use crate::handshake::{failure_message, refused_revision};
-use crate::hidden::scrub;
+use crate::hidden::{Credentials, scrub};
 use crate::http_client::WeighedHttpClient;
 use crate::lenient::Lenient;
 use crate::server::{HttpEndpoint, McpServer, StdioCommand, Transport};
@@ -79,7 +79,7 @@ impl McpServer {
             })?;
         let process_id = transport.id();
         let stall = transport.stall();
-        let transport = Lenient::new(transport, &self.name);
+        let transport = Lenient::new(transport, &self.name, Credentials::new(self.secrets()));
         let refused = transport.refused_revision();
         let stderr_tail = StderrTail::default();
         let secrets = stdio.secrets();
@@ -145,6 +145,7 @@ impl McpServer {
         let transport = Lenient::new(
             StreamableHttpClientTransport::with_client(client, config),
             &self.name,
+            Credentials::new(self.secrets()),
         );
         let refused = transport.refused_revision();
         let secrets = endpoint.secrets();

@@ -22,8 +22,10 @@
 //! wait for their answer to be written; more are dropped unanswered, so that a server
 //! sending requests (`ping`) without reading the answers cannot grow the client's memory.
 
-use crate::content::{McpContent, UNREAD_CONTENT_META_KEY, head};
+use crate::content::{McpContent, UNREAD_CONTENT_META_KEY};
 use crate::handshake::{unsupported_revision, with_capabilities};
+use crate::hidden::{Credentials, LOGGED_ERROR_BYTES};
+use crate::server::shown_message;
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolResult, ClientNotification, ClientRequest, ContentBlock, CustomResult, JsonRpcMessage,
@@ -51,9 +53,6 @@ const TOOL_FIELDS: [&str; 6] = [
 /// again without them.
 const BLOCK_FIELDS_UNUSED: [&str; 2] = ["annotations", "_meta"];
 
-/// How many bytes of a tool's name a warning quotes: the name is the server's to choose.
-const MAX_NAME_IN_WARNING: usize = 128;
-
 /// How many of the server's requests (`ping`, `roots/list`) may wait for their answer at
 /// once. rmcp answers each in a task of its own, and an answer waits as long as the server
 /// does not read it: a server sending requests without reading would otherwise grow the
@@ -66,6 +65,8 @@ pub(crate) const MAX_UNANSWERED_SERVER_REQUESTS: usize = 64;
 pub(crate) struct Lenient<T> {
     inner: T,
     server: Arc<str>,
+    /// What warnings of the tools it lists must not quote.
+    credentials: Credentials,
     /// The requests sent and not yet answered whose answers are read leniently. Only these:
     /// an answer is rewritten as what its request asked for, never guessed from its shape.
     pending: HashMap<RequestId, Asked>,
@@ -121,10 +122,11 @@ enum Asked {
 }
 
 impl<T> Lenient<T> {
-    pub(crate) fn new(inner: T, server: &str) -> Self {
+    pub(crate) fn new(inner: T, server: &str, credentials: Credentials) -> Self {
         Lenient {
             inner,
             server: Arc::from(server),
+            credentials,
             pending: HashMap::new(),
             unanswered: Arc::default(),
             refused: RefusedRevision::default(),
@@ -214,7 +216,8 @@ impl<T> Lenient<T> {
         match message {
             JsonRpcMessage::Response(mut response) => {
                 if let Some(asked) = self.pending.remove(&response.id) {
-                    response.result = read_leniently(asked, response.result, &self.server);
+                    response.result =
+                        read_leniently(asked, response.result, &self.server, &self.credentials);
                     if asked == Asked::Initialize
                         && let Some(offered) = unsupported_revision(&response.result)
                     {
@@ -297,7 +300,13 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Lenient<T> {
 
 /// `result` as the answer to what was `asked`: an answer rmcp typed is kept as it is; an
 /// untyped one is read leniently, and passed on as it was when even that fails.
-fn read_leniently(asked: Asked, result: ServerResult, server: &str) -> ServerResult {
+/// Warnings name the tools they leave out as `credentials` says.
+fn read_leniently(
+    asked: Asked,
+    result: ServerResult,
+    server: &str,
+    credentials: &Credentials,
+) -> ServerResult {
     let ServerResult::CustomResult(CustomResult(value)) = result else {
         return result;
     };
@@ -306,7 +315,9 @@ fn read_leniently(asked: Asked, result: ServerResult, server: &str) -> ServerRes
             return with_capabilities(ServerResult::CustomResult(CustomResult(value)));
         }
         Asked::CallTool => call_tool_result(value).map(ServerResult::CallToolResult),
-        Asked::ListTools => list_tools_result(value, server).map(ServerResult::ListToolsResult),
+        Asked::ListTools => {
+            list_tools_result(value, server, credentials).map(ServerResult::ListToolsResult)
+        }
     };
     read.unwrap_or_else(|value| ServerResult::CustomResult(CustomResult(value)))
 }
@@ -353,7 +364,11 @@ fn stand_in(block: &Value) -> Value {
 
 /// A `tools/list` page without the tools that cannot be read; `Err` with the value when the
 /// page itself is still not a result.
-fn list_tools_result(mut value: Value, server: &str) -> Result<ListToolsResult, Value> {
+fn list_tools_result(
+    mut value: Value,
+    server: &str,
+    credentials: &Credentials,
+) -> Result<ListToolsResult, Value> {
     let listed = match value.get_mut("tools") {
         Some(Value::Array(listed)) => std::mem::take(listed),
         _ => return Err(value),
@@ -369,21 +384,21 @@ fn list_tools_result(mut value: Value, server: &str) -> Result<ListToolsResult, 
     };
     page.tools = listed
         .into_iter()
-        .filter_map(|tool| readable_tool(tool, server))
+        .filter_map(|tool| readable_tool(tool, server, credentials))
         .collect();
     Ok(page)
 }
 
 /// `tool` as rmcp reads it, else read with only the fields reins uses (what a newer server
 /// added is not needed), else `None` with a warning.
-fn readable_tool(tool: Value, server: &str) -> Option<Tool> {
+fn readable_tool(tool: Value, server: &str, credentials: &Credentials) -> Option<Tool> {
     if let Ok(read) = Tool::deserialize(&tool) {
         return Some(read);
     }
     let name = tool
         .get("name")
         .and_then(Value::as_str)
-        .map(|name| head(name, MAX_NAME_IN_WARNING).to_owned())
+        .map(|name| credentials.tool_name(name))
         .unwrap_or_default();
     let fields: Map<String, Value> = match tool {
         Value::Object(fields) => fields
@@ -399,7 +414,8 @@ fn readable_tool(tool: Value, server: &str) -> Option<Tool> {
                 target: "reins_mcp",
                 server,
                 tool = %name,
-                %error,
+                // The error may quote what the server sent, whole.
+                error = %shown_message(&error.to_string(), &credentials.secrets, LOGGED_ERROR_BYTES),
                 "a tool the server listed cannot be read; it is left out"
             );
             None
@@ -408,93 +424,4 @@ fn readable_tool(tool: Value, server: &str) -> Option<Tool> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn call(value: Value) -> ServerResult {
-        read_leniently(
-            Asked::CallTool,
-            ServerResult::CustomResult(CustomResult(value)),
-            "s",
-        )
-    }
-
-    #[test]
-    fn unreadable_blocks_become_stand_ins_and_the_rest_is_kept() {
-        let ServerResult::CallToolResult(result) = call(json!({
-            "content": [
-                {"type": "text", "text": "before"},
-                {"type": "video", "uri": "v://1"},
-                {"type": "image", "mimeType": "image/png"},
-                "not even an object",
-                {"type": "text", "text": "after", "annotations": {"audience": ["robot"]}}
-            ],
-            "isError": false
-        })) else {
-            panic!("not read as a tools/call result");
-        };
-        let texts: Vec<_> = result
-            .content
-            .iter()
-            .map(|block| block.as_text().map(|text| text.text.as_str()))
-            .collect();
-        assert_eq!(
-            texts,
-            [
-                Some("before"),
-                Some("[content of type \"video\" not shown]"),
-                Some("[content of type \"image\" not shown]"),
-                Some("[content without a type not shown]"),
-                Some("after")
-            ]
-        );
-        assert_eq!(result.is_error, Some(false));
-    }
-
-    #[test]
-    fn an_answer_that_is_still_no_result_is_passed_on() {
-        let answer = json!({"content": "not a list"});
-        let page = json!({"tools": [{"name": "a", "inputSchema": {}}], "nextCursor": 2});
-        assert!(matches!(
-            call(answer.clone()),
-            ServerResult::CustomResult(CustomResult(value)) if value == answer
-        ));
-        assert!(matches!(
-            read_leniently(Asked::ListTools, ServerResult::CustomResult(CustomResult(page.clone())), "s"),
-            ServerResult::CustomResult(CustomResult(value)) if value == page
-        ));
-        // A typed answer is not touched, and only answers to tools/call or tools/list are read.
-        let typed = ServerResult::CallToolResult(CallToolResult::success(vec![]));
-        assert!(matches!(
-            read_leniently(Asked::ListTools, typed, "s"),
-            ServerResult::CallToolResult(_)
-        ));
-    }
-
-    #[test]
-    fn a_tool_is_read_without_what_reins_does_not_use_or_left_out() {
-        let page = json!({
-            "tools": [
-                {"name": "a", "inputSchema": {"type": "object"},
-                 "icons": [{"src": "i.png", "theme": "high-contrast"}]},
-                {"name": "no_schema"},
-                {"name": "b", "inputSchema": {"type": "object"}}
-            ],
-            "nextCursor": "2"
-        });
-        let ServerResult::ListToolsResult(page) = read_leniently(
-            Asked::ListTools,
-            ServerResult::CustomResult(CustomResult(page)),
-            "s",
-        ) else {
-            panic!("not read as a tools/list page");
-        };
-        let names: Vec<_> = page.tools.iter().map(|tool| tool.name.as_ref()).collect();
-        assert_eq!(names, ["a", "b"]);
-        assert_eq!(page.next_cursor.as_deref(), Some("2"));
-        // rmcp itself passes over fields and annotations it does not know.
-        let newer = json!({"name": "c", "inputSchema": {"type": "object"}, "category": "x",
-                           "annotations": {"readOnlyHint": true, "cheapHint": true}});
-        assert!(Tool::deserialize(&newer).is_ok());
-    }
-}
+mod tests;

@@ -67,7 +67,9 @@
 //!
 //! Faults name the server ([`McpError`]): a command that cannot start or exits at once (with
 //! the end of its standard error), a server that dies mid-run, a call past its timeout (the
-//! server is sent `notifications/cancelled`). A stdio server that died is started again on
+//! server is sent `notifications/cancelled`), a stdio server that stops reading its input
+//! while it runs on ([`McpError::Stalled`], once a write waits past
+//! [`McpServer::write_timeout`]; the server is ended). A stdio server that died (or stalled) is started again on
 //! the next request, a bounded number of times ([`McpServer::max_restarts`]); its process is
 //! killed (with every process it started) when the client and its tools are dropped.
 //! Progress notifications and the server's log messages go to `tracing` (targets `reins_mcp::progress`, `reins_mcp::server_log`),
@@ -92,7 +94,9 @@
 //! server calls itself
 //! ([`McpClient::server_version`]) is shown cut and as text. Every request has a timeout (the handshake
 //! [`McpServer::connect_timeout`], the rest [`McpServer::call_timeout`]; a tool call past it,
-//! or dropped, sends the server `notifications/cancelled`), and a tool list still going after
+//! or dropped, sends the server `notifications/cancelled`; over stdio, writing a request that
+//! the server reads nothing of for [`McpServer::write_timeout`] fails it with
+//! [`McpError::Stalled`]), and a tool list still going after
 //! 100 pages is an error. Each message a server sends is weighed before it is parsed, over
 //! stdio (each line) and over HTTP alike (each JSON body, and each event of a stream): one
 //! over 16 MiB (an HTTP body is not read past that), or whose JSON would take more than
@@ -107,7 +111,8 @@
 //! are followed only to the same
 //! origin, so headers never reach another host, and a tool result, or a listed tool's title,
 //! description or schema, that quotes the server's credentials (its bearer token, a header's
-//! value) has them replaced before the model sees it. The model is shown at most
+//! value) has them replaced before the model sees it; errors and warnings that name a tool
+//! quote at most 128 bytes of its name, without those credentials. The model is shown at most
 //! [`McpServer::max_result_bytes`] of a result and [`McpServer::max_description_bytes`] of
 //! a tool's description, a tool whose `inputSchema` or `outputSchema` is over
 //! [`McpServer::max_schema_bytes`] is left out, at most [`McpServer::max_tools`] tools

@@ -84,7 +84,7 @@ impl Listing {
         let within = |which, schema| {
             schema_within(
                 &client.name,
-                &tool.name,
+                client.logged_tool_name(&tool.name),
                 which,
                 schema,
                 client.max_schema_bytes,

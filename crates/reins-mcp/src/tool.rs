@@ -2,6 +2,7 @@ use crate::McpError;
 use crate::advertised::{model_name, object_schema};
 use crate::client::ClientInner;
 use crate::content::cut_to;
+use crate::hidden::LoggedToolName;
 use reins::tool::schema_check::CompiledSchema;
 use reins::tool::{RetrySafety, Tool, ToolCallContext, ToolTraits};
 use serde_json::{Value, json};
@@ -140,14 +141,18 @@ impl McpTool {
                 tracing::warn!(
                     target: "reins_mcp",
                     server = %client.name,
-                    tool = %tool.name,
-                    %error,
+                    tool = %client.logged_tool_name(&tool.name),
+                    error = %client.logged_error(&error.to_string()),
                     "the tool's outputSchema does not compile; the tool is left out"
                 );
                 return None;
             }
         };
-        let input_schema = object_schema(&client.name, &tool.name, (*tool.input_schema).clone());
+        let input_schema = object_schema(
+            &client.name,
+            client.logged_tool_name(&tool.name),
+            (*tool.input_schema).clone(),
+        );
         Some(McpTool {
             name: model_name("", &tool.name),
             remote_name: tool.name.to_string(),
@@ -177,6 +182,12 @@ impl McpTool {
     /// The name of the server the tool belongs to.
     pub fn server_name(&self) -> &str {
         &self.client.name
+    }
+
+    /// `name` (one of the tool's) as warnings show it: without the server's credentials, cut
+    /// (`hidden.rs`).
+    pub(crate) fn logged_name<'a>(&'a self, name: &'a str) -> LoggedToolName<'a> {
+        self.client.logged_tool_name(name)
     }
 
     /// The tool's human-readable title, if the server gave one.

@@ -206,8 +206,8 @@ fn first_of_each_name(tools: Vec<McpTool>) -> Vec<McpTool> {
                 tracing::warn!(
                     target: "reins_mcp",
                     server = %tool.server_name(),
-                    tool = %tool.remote_name(),
-                    name = %tool.name(),
+                    tool = %tool.logged_name(tool.remote_name()),
+                    name = %tool.logged_name(tool.name()),
                     "the server lists another tool called this; only the first is kept"
                 );
             }

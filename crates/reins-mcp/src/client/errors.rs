@@ -4,13 +4,9 @@
 
 use super::{ClientInner, Connection};
 use crate::McpError;
-use crate::hidden::scrub;
+use crate::hidden::{LOGGED_ERROR_BYTES, LoggedToolName, scrub};
 use crate::server::shown_message;
 use rmcp::service::ServiceError;
-
-/// How much of a tool's name an error quotes: the server chooses the name, and MCP
-/// suggests at most 128 characters.
-const SHOWN_TOOL_NAME_BYTES: usize = 128;
 
 impl ClientInner {
     pub(super) async fn service_error(
@@ -86,26 +82,21 @@ impl ClientInner {
         }
     }
 
-    /// The tool `name` as errors quote it: the server's credentials replaced as in its tool
-    /// list (`echoes.rs`) and as in errors, control sequences shown as text, cut to
-    /// [`SHOWN_TOOL_NAME_BYTES`]. The server chooses its tools' names, and calls go by them
-    /// unchanged.
+    /// The tool `name` as errors quote it, cut and without credentials
+    /// ([`Credentials::tool_name`](crate::hidden::Credentials::tool_name)).
     pub(crate) fn shown_tool_name(&self, name: &str) -> String {
-        let name = match &self.echoes {
-            Some(echoes) => echoes.redact(name),
-            None => name.into(),
-        };
-        let mut shown = reins::text::printable(&scrub(&name, &self.secrets)).into_owned();
-        if shown.len() > SHOWN_TOOL_NAME_BYTES {
-            let total = shown.len();
-            let mut end = SHOWN_TOOL_NAME_BYTES;
-            while !shown.is_char_boundary(end) {
-                end -= 1;
-            }
-            shown.truncate(end);
-            shown.push_str(&format!("… ({total} bytes)"));
-        }
-        shown
+        self.credentials.tool_name(name)
+    }
+
+    /// The tool `name` as warnings quote it, as errors do; made only if logged.
+    pub(crate) fn logged_tool_name<'a>(&'a self, name: &'a str) -> LoggedToolName<'a> {
+        self.credentials.logged_tool_name(name)
+    }
+
+    /// A server's error as a warning quotes it: without credentials, shown as text, cut to
+    /// [`LOGGED_ERROR_BYTES`].
+    pub(crate) fn logged_error(&self, error: &str) -> String {
+        shown_message(error, &self.credentials.secrets, LOGGED_ERROR_BYTES)
     }
 
     pub(super) async fn disconnected(&self, connection: &Connection, operation: &str) -> McpError {

@@ -143,3 +143,36 @@ fn an_event_holding_a_batch_is_an_event_a_message_the_last_with_its_id() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_json_body_on_the_get_stream_is_passed_over_and_ends_it() {
+    // The GET stream answers no request: the JSON is not read as events (its `data: 1`
+    // line neither), nothing is answered, and nothing after it is read (the error).
+    let chunks = vec![
+        Ok(Bytes::from_static(b"\xEF\xBB\xBF \r\n")),
+        Ok(Bytes::from_static(
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n\ndata: 1\n\n",
+        )),
+        Err(std::io::Error::other("not read")),
+    ];
+    let stream = weighed_events(
+        futures::stream::iter(chunks),
+        Arc::from("s"),
+        None,
+        Some("text/event-stream".to_owned()),
+    );
+    let read: Vec<_> = stream.collect().await;
+    assert!(read.is_empty(), "{read:?}");
+}
+
+#[test]
+fn a_json_body_answering_a_post_is_the_error_answering_its_request() {
+    let read = events(
+        &[b"  [{\"jsonrpc\":\"2.0\",\"id\":4,", b"\"result\":{}}]"],
+        Some(RequestId::Number(4)),
+    );
+    assert_eq!(read.len(), 1, "{read:?}");
+    let (id, message) = refusal_of(&read[0]);
+    assert_eq!(id, Some(RequestId::Number(4)));
+    assert!(message.contains("body is JSON"), "{message}");
+}

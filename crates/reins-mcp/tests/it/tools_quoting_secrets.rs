@@ -5,6 +5,7 @@
 
 use crate::hostile::hostile_server;
 use crate::hostile_http::HostileHttp;
+use crate::notifications::Captured;
 use crate::servers::connect;
 use reins::tool::Tool;
 use reins_mcp::{McpClient, McpError};
@@ -96,4 +97,57 @@ async fn a_tool_name_quoting_the_bearer_token_is_cut_and_scrubbed_in_errors() {
     let server = HostileHttp::start_with("secret-names", &[]);
     let client = connect(server.server().bearer_token(TOKEN)).await;
     shown_cut_without(&errors_naming_the_tool(client).await, TOKEN);
+}
+
+/// The warnings logged while listing `client`'s tools (`hostile_server.py secret-names`):
+/// one for each tool left out or changed, each naming it.
+async fn warnings_listing(client: McpClient, captured: &Captured) -> Vec<String> {
+    let tools = client.tools().await.expect("the tools are listed");
+    assert_eq!(tools.len(), 1, "only the first tool is kept");
+    let warned = captured.0.lock().unwrap().clone();
+    for why in [
+        "cannot be read",
+        "has no `type`",
+        "another tool called this",
+        "larger than the limit",
+        "does not compile",
+    ] {
+        assert!(
+            warned
+                .iter()
+                .any(|line| line.contains(why) && line.contains("tool=")),
+            "no warning naming the tool says {why:?}: {warned:#?}"
+        );
+    }
+    warned
+}
+
+/// Each warning quotes no credential, and the 8 KiB names in it are cut.
+fn logged_cut_without(warned: &[String], secret: &str) {
+    for line in warned {
+        assert!(!line.contains(secret), "{line}");
+        assert!(line.len() < 1024, "{} bytes: {line}", line.len());
+    }
+}
+
+// The test's runtime runs every task on this thread, so the thread's default subscriber
+// sees the client's transport.
+#[tokio::test(flavor = "current_thread")]
+async fn warnings_naming_a_tool_quoting_a_credential_are_cut_and_scrubbed() {
+    const TOKEN: &str = "tok-0123456789abcdef";
+    let captured = Captured::default();
+    let _guard = tracing::subscriber::set_default(captured.clone());
+    let server = hostile_server("secret-names").env("SERVICE_TOKEN", TOKEN);
+    let warned = warnings_listing(connect(server).await, &captured).await;
+    logged_cut_without(&warned, TOKEN);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn warnings_naming_a_tool_quoting_the_bearer_token_are_cut_and_scrubbed() {
+    const TOKEN: &str = "tok-secret-42";
+    let captured = Captured::default();
+    let _guard = tracing::subscriber::set_default(captured.clone());
+    let server = HostileHttp::start_with("secret-names", &[]);
+    let client = connect(server.server().bearer_token(TOKEN)).await;
+    logged_cut_without(&warnings_listing(client, &captured).await, TOKEN);
 }
