@@ -4,6 +4,10 @@
 //! it is open (the question hands that listener's Ctrl-C to the editor,
 //! [`crate::question_ctrl_c`]).
 //!
+//! Once it exits, a line feed on the terminal ends whatever line it left open
+//! ([`crate::terminal_lines::end_a_program_s_line`]): a program standing in for an editor may
+//! print without one.
+//!
 //! An editor quit without saving — with Ctrl-C, or exiting with a failure as `:cq` does — is
 //! [`Unedited::Quit`]: nothing was edited, and the arguments stay as they were.
 
@@ -70,6 +74,8 @@ pub async fn edit(text: &str) -> Result<String, Unedited> {
         .status()
         .await
         .map_err(|error| failed(format!("cannot start the editor `{program}`: {error}")))?;
+    // What reins says next starts on a line of its own, whatever line the editor left.
+    crate::terminal_lines::end_a_program_s_line();
     if !status.success() {
         let (how, by_ctrl_c) = how_it_ended(status);
         return Err(Unedited::Quit {

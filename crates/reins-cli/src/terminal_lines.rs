@@ -127,6 +127,24 @@ pub fn end_open_line() {
     write_stderr("");
 }
 
+/// Ends the line another program on the terminal (the editor) may have left open: what it
+/// wrote is not seen here, so on a terminal a line feed is always written. An editor that
+/// restored the screen as it was (vi) leaves an empty line; one that printed without a line
+/// feed no longer leaves the next line to run into its own.
+pub fn end_a_program_s_line() {
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    crate::spinner::suspend(|| {
+        let mut open = OPEN_LINES.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut stderr = std::io::stderr().lock();
+        // Nowhere to say that stderr cannot be written.
+        let _ = stderr.write_all(b"\n");
+        let _ = stderr.flush();
+        open.wrote(Stream::Stderr, "\n");
+    });
+}
+
 /// Records that a line of input was read after a prompt: the person's Enter ended the line.
 pub fn input_read() {
     OPEN_LINES

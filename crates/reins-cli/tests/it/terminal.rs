@@ -108,6 +108,32 @@ fn what_a_person_types_into_the_editor_reaches_the_editor() {
     assert!(screen.contains("EXIT=0"), "{screen}");
 }
 
+/// An editor that leaves its last line open (a script printing without a line feed) does not
+/// leave it to reins: what reins says next starts on a line of its own.
+#[test]
+fn what_follows_an_editor_that_left_its_line_open_starts_on_a_line_of_its_own() {
+    let server = FakeLlm::start(&rules());
+    let agent = agent(&server, 300);
+    let editor = editor_script(&agent, "#!/bin/sh\nprintf 'the editor says bye'\nexit 1\n");
+    let tmux = run_in_terminal(&agent, &editor);
+    tmux.wait_for("(a)pprove, (d)eny, (e)dit arguments?");
+    tmux.type_line("e");
+    let screen = tmux.wait_for_count("(a)pprove, (d)eny, (e)dit arguments?", 2);
+    let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    assert!(lines.contains(&"the editor says bye"), "{screen}");
+    assert!(
+        lines.iter().any(|line| line.starts_with(
+            "[approval] the editor exited with status 1: the arguments are unchanged"
+        )),
+        "{screen}"
+    );
+    tmux.type_line("d");
+    tmux.wait_for("message for the model");
+    tmux.type_line("");
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
 /// Edited arguments that do not fit the tool's schema are not a decision: the prompt says why
 /// and asks again, and the person decides (here: denies).
 #[test]
