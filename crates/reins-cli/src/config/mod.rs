@@ -331,6 +331,8 @@ pub struct LoadedAgent {
     pub file: AgentFile,
     /// Its text, for pointing at lines later.
     pub source: String,
+    /// What its relative paths are resolved against ([`LoadedAgent::base_dir`]).
+    base_dir: PathBuf,
 }
 
 impl LoadedAgent {
@@ -343,15 +345,13 @@ impl LoadedAgent {
         })
     }
 
-    /// The directory relative paths in the file are resolved against.
+    /// The directory relative paths in the file are resolved against: the file's own, or the
+    /// current directory for a file that has none ([`base_dir_of`]).
     pub fn base_dir(&self) -> PathBuf {
-        match self.path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-            _ => PathBuf::from("."),
-        }
+        self.base_dir.clone()
     }
 
-    /// `relative` resolved against the agent file's directory.
+    /// `relative` resolved against [`base_dir`](Self::base_dir).
     pub fn resolve(&self, relative: &str) -> PathBuf {
         let path = Path::new(relative);
         if path.is_absolute() {
@@ -380,6 +380,8 @@ pub fn load(
 /// Reads `path` and parses it, unchecked: read once, then [`checked`] with what the command
 /// needs given what the file says (a file given as a pipe can be read only once).
 pub fn read(path: &Path) -> Result<LoadedAgent, Vec<Diagnostic>> {
+    // Before it is read: what a pipe is is known while it is open.
+    let base_dir = base_dir_of(path);
     let source = std::fs::read_to_string(path).map_err(|error| {
         vec![Diagnostic::new(
             path,
@@ -402,7 +404,35 @@ pub fn read(path: &Path) -> Result<LoadedAgent, Vec<Diagnostic>> {
         path: path.to_path_buf(),
         file,
         source,
+        base_dir,
     })
+}
+
+/// What the relative paths of the agent file at `path` are resolved against: its directory
+/// when it is a regular file in one, else the current directory. A file given as a pipe
+/// (`reins run <(envsubst < agent.toml.in)`, read as `/dev/fd/63`), or any other file that is
+/// not a regular one (a FIFO, a device), has no directory of its own, and neither has one
+/// named by a descriptor (`/dev/fd/N`, `/proc/self/fd/N`, `/dev/stdin`) whatever it is:
+/// `/dev/fd` holds neither its tools' programs nor a store.
+fn base_dir_of(path: &Path) -> PathBuf {
+    let regular = std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file());
+    match path.parent() {
+        Some(parent) if regular && !parent.as_os_str().is_empty() && !names_a_descriptor(path) => {
+            parent.to_path_buf()
+        }
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Whether `path` names one of the process's open files by its descriptor rather than a file
+/// in a directory: `/dev/fd/N`, `/proc/PID/fd/N` (`/proc/self/fd/N`), `/dev/stdin`.
+fn names_a_descriptor(path: &Path) -> bool {
+    let Some(parent) = path.parent() else {
+        return false;
+    };
+    path == Path::new("/dev/stdin")
+        || parent == Path::new("/dev/fd")
+        || (parent.starts_with("/proc") && parent.file_name() == Some(std::ffi::OsStr::new("fd")))
 }
 
 /// `agent` checked with the variables `needs` says the command needs: the agent and its
@@ -416,5 +446,36 @@ pub fn checked(
         Err(problems)
     } else {
         Ok((agent, problems))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base_dir_of;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn a_regular_file_s_paths_are_its_directory_s_and_a_descriptor_s_the_current_one() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("agent.toml");
+        std::fs::write(&path, "").expect("the file");
+        assert_eq!(base_dir_of(&path), dir.path());
+        assert_eq!(base_dir_of(Path::new("agent.toml")), PathBuf::from("."));
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            // The same regular file, named by its descriptor: `/dev/fd` is no directory of its.
+            let file = std::fs::File::open(&path).expect("open it");
+            let fd = file.as_raw_fd();
+            for named in [format!("/dev/fd/{fd}"), format!("/proc/self/fd/{fd}")] {
+                assert_eq!(
+                    base_dir_of(Path::new(&named)),
+                    PathBuf::from("."),
+                    "{named}"
+                );
+            }
+        }
+        // Not a regular file: a directory's parent is no agent file's directory either.
+        assert_eq!(base_dir_of(dir.path()), PathBuf::from("."));
     }
 }

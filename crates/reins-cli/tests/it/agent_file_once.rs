@@ -76,3 +76,41 @@ fn reins_runs_resume_reads_its_agent_file_once() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "Done: the note is saved.");
 }
+
+/// A file given as a pipe has no directory of its own (its path is `/dev/fd/N`): its relative
+/// paths — a tool's program, the default store — are relative to the current directory, as
+/// they would be beside a file named there, not to `/dev/fd`.
+#[test]
+fn the_relative_paths_of_an_agent_file_given_as_a_pipe_are_the_current_directory_s() {
+    let server = FakeLlm::start(&save_note_rules("", ""));
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let script = dir.path().join("save.sh");
+    std::fs::write(&script, "#!/bin/sh\nprintf 'note: %s' \"$1\"\n").expect("the tool's script");
+    let made_runnable = std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .expect("chmod");
+    assert!(made_runnable.success());
+    let toml = format!(
+        "name = \"notes\"\n{model}\n{tool}",
+        model = model_table(&server.openai_url()),
+        tool = SAVE_NOTE_TOOL.replace(
+            r#"["printf", "note: %s", "{text}"]"#,
+            r#"["./save.sh", "{text}"]"#
+        ),
+    );
+    assert!(toml.contains("./save.sh"), "{toml}");
+    let file = dir.path().join("agent.toml");
+    std::fs::write(&file, toml).expect("write the agent file");
+    let agent = AgentDir { dir, file };
+
+    let (code, stdout, stderr) = through_a_pipe(&agent, "run AGENT 'Save a note.'", "");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Done: the note is saved.");
+    let store = agent.dir.path().join(".reins").join("runs.sqlite");
+    assert!(
+        store.is_file(),
+        "the store is in the current directory: {stderr}"
+    );
+}
