@@ -9,12 +9,14 @@
 use crate::{demo_hooks as hooks, demo_tools as tools};
 use clap::{Args as ClapArgs, ValueEnum};
 use futures::StreamExt;
+use futures::future::{BoxFuture, Either, select};
 use reins::agent::{AgentBuilder, StreamItem};
 use reins::completion::CompletionModel;
 use reins::message::ToolChoice;
 use reins::providers::ProviderError;
 use reins::providers::anthropic::{self, Anthropic};
 use reins::providers::openai::{self, OpenAI};
+use std::pin::pin;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -66,8 +68,56 @@ fn key_is_set(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|value| !value.is_empty())
 }
 
-/// Runs the demo.
+/// Runs the demo. Ctrl-C stops it (exit 130), saying so: the demo keeps no runs, so a call
+/// at the approval question is not left waiting for a decision as `reins run` leaves it
+/// ([`crate::question_ctrl_c`]), and is not run.
 pub async fn main(args: Args) -> ExitCode {
+    let question = hooks::Question::default();
+    let interrupted = ctrl_c();
+    match select(pin!(demo(&args, &question)), interrupted).await {
+        Either::Left((ended, _)) => ended,
+        Either::Right(_) => {
+            match question.asked_about() {
+                // The question's line (`allow it? [y/N] ^C`) is left open.
+                Some(tool) => errln!(
+                    "\nreins: Ctrl-C at the question: `{tool}` was not run, and the demo \
+                     stopped (it keeps no runs, so no call can be left waiting for a decision, \
+                     as `reins run` leaves it)"
+                ),
+                None => errln!("reins: Ctrl-C: the demo stopped"),
+            }
+            // Not returned from: the question's read of the terminal would hold the runtime
+            // open until a line is typed.
+            std::process::exit(crate::run::EXIT_INTERRUPTED.into())
+        }
+    }
+}
+
+/// Once Ctrl-C comes. On Unix its handler is installed now, not once first awaited: one
+/// pressed at once is told, never left to end the process the default way, unsaid.
+fn ctrl_c() -> BoxFuture<'static, ()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut interrupt) = signal(SignalKind::interrupt()) {
+            return Box::pin(async move {
+                // `None`: no more signals can come (the runtime shuts down).
+                if interrupt.recv().await.is_none() {
+                    std::future::pending::<()>().await;
+                }
+            });
+        }
+    }
+    Box::pin(async {
+        // An error: Ctrl-C cannot be listened for, so none is told.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    })
+}
+
+/// The demo to its end.
+async fn demo(args: &Args, question: &hooks::Question) -> ExitCode {
     let provider = match args.provider {
         Provider::Auto if key_is_set("OPENAI_API_KEY") => Provider::Openai,
         Provider::Auto if key_is_set("ANTHROPIC_API_KEY") => Provider::Anthropic,
@@ -79,7 +129,7 @@ pub async fn main(args: Args) -> ExitCode {
             Ok(client) => {
                 let name = args.model.clone().unwrap_or(openai::GPT_5_MINI.to_owned());
                 errln!("reins: OpenAI, model {name}");
-                run(client.completion(name), &args, None).await
+                run(client.completion(name), args, None, question).await
             }
             Err(error) => Err(missing_key("OPENAI_API_KEY", "OpenAI", &error)),
         },
@@ -90,12 +140,12 @@ pub async fn main(args: Args) -> ExitCode {
                     .clone()
                     .unwrap_or(anthropic::CLAUDE_HAIKU_4_5.to_owned());
                 errln!("reins: Anthropic, model {name}");
-                run(client.completion(name), &args, None).await
+                run(client.completion(name), args, None, question).await
             }
             Err(error) => Err(missing_key("ANTHROPIC_API_KEY", "Anthropic", &error)),
         },
         #[cfg(feature = "local")]
-        Provider::Local | Provider::Auto => run_local(&args).await,
+        Provider::Local | Provider::Auto => run_local(args, question).await,
         #[cfg(not(feature = "local"))]
         Provider::Local | Provider::Auto => {
             Err("this `reins` was built without the local model (feature `local`)".to_owned())
@@ -121,7 +171,7 @@ fn missing_key(variable: &str, provider: &str, error: &ProviderError) -> String 
 }
 
 #[cfg(feature = "local")]
-async fn run_local(args: &Args) -> Result<(), String> {
+async fn run_local(args: &Args, question: &hooks::Question) -> Result<(), String> {
     for variable in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"] {
         if key_is_set(variable) {
             errln!("reins: {variable} is set: `--provider auto` would use it instead");
@@ -144,13 +194,14 @@ async fn run_local(args: &Args) -> Result<(), String> {
         model.threads(),
     );
     // A small model answers after its tool call instead of calling tools again.
-    run(model, args, Some(ToolChoice::None)).await
+    run(model, args, Some(ToolChoice::None), question).await
 }
 
 async fn run<M: CompletionModel>(
     model: M,
     args: &Args,
     later: Option<ToolChoice>,
+    question: &hooks::Question,
 ) -> Result<(), String> {
     let root = std::env::current_dir().map_err(|error| format!("no current directory: {error}"))?;
     let agent = AgentBuilder::new(model)
@@ -159,9 +210,10 @@ async fn run<M: CompletionModel>(
         .tool(tools::list_files(root.clone()))
         .tool(tools::write_note(root))
         .add_hook(hooks::tool_first(later))
-        .add_hook(hooks::ask_before_side_effects(Duration::from_secs(
-            args.approval_timeout,
-        )))
+        .add_hook(hooks::ask_before_side_effects(
+            Duration::from_secs(args.approval_timeout),
+            question.clone(),
+        ))
         // Last, so that its lines record what the other hooks decided.
         .add_hook(hooks::audit())
         .build();

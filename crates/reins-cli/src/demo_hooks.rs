@@ -2,11 +2,14 @@
 //! effects and audit every dispatch.
 
 use crate::demo_tools::SIDE_EFFECT_TOOLS;
-use reins::hooks::approval::{ApprovalPolicy, Rule, TerminalDecider};
+use reins::hooks::approval::{
+    ApprovalDecider, ApprovalPolicy, ApprovalRequest, Decision, Rule, TerminalDecider,
+};
 use reins::hooks::audit::AuditLog;
 use reins::hooks::tool_choice::ToolChoiceByTurn;
 use reins::message::ToolChoice;
 use reins::tool::ToolTraits;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// Requires a tool call on turn 1. Later turns get `later` (`None` lets a small model answer
@@ -29,7 +32,8 @@ pub fn audit() -> AuditLog {
 /// Asks on the terminal before a tool with a side effect runs; every other tool runs.
 /// Fail-closed: only `y` or `yes` approves; any other answer, end of input, no terminal on
 /// stdin or no answer within `timeout` denies, and the model is told the call was not run.
-pub fn ask_before_side_effects(timeout: Duration) -> ApprovalPolicy {
+/// `question` says which tool is asked about while the question is on the terminal.
+pub fn ask_before_side_effects(timeout: Duration, question: Question) -> ApprovalPolicy {
     SIDE_EFFECT_TOOLS
         .iter()
         .fold(ApprovalPolicy::new(), |policy, &tool| {
@@ -38,8 +42,54 @@ pub fn ask_before_side_effects(timeout: Duration) -> ApprovalPolicy {
                 .rule(Rule::ask(tool).because("tools with side effects need your approval"))
         })
         .rule(Rule::allow("*"))
-        .decider(TerminalDecider::new())
+        .decider(Asking {
+            terminal: TerminalDecider::new(),
+            question,
+        })
         .timeout(timeout)
+}
+
+/// The tool the demo's approval question asks about while it is on the terminal: what a
+/// Ctrl-C there says was not run (the demo keeps no runs to leave the call waiting in).
+/// Clones share it.
+#[derive(Debug, Clone, Default)]
+pub struct Question(Arc<Mutex<Option<String>>>);
+
+impl Question {
+    /// The tool asked about, if a question is on the terminal.
+    pub fn asked_about(&self) -> Option<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn set(&self, tool: Option<String>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = tool;
+    }
+}
+
+/// The terminal's question, told in [`Question`] while it is asked.
+struct Asking {
+    terminal: TerminalDecider,
+    question: Question,
+}
+
+/// Clears the question when it is answered, or abandoned (the policy's timeout drops it).
+struct Answered<'a>(&'a Question);
+
+impl Drop for Answered<'_> {
+    fn drop(&mut self) {
+        self.0.set(None);
+    }
+}
+
+impl ApprovalDecider for Asking {
+    async fn decide(&self, request: &ApprovalRequest) -> Decision {
+        self.question.set(Some(request.tool_name.clone()));
+        let _answered = Answered(&self.question);
+        self.terminal.decide(request).await
+    }
 }
 
 #[cfg(test)]
@@ -61,7 +111,10 @@ mod tests {
         let agent = AgentBuilder::new(model.clone())
             .tool(tools::write_note(dir.clone()))
             // No terminal in tests (or no answer within a second on one): denied either way.
-            .add_hook(ask_before_side_effects(Duration::from_secs(1)))
+            .add_hook(ask_before_side_effects(
+                Duration::from_secs(1),
+                Question::default(),
+            ))
             .build();
         agent.prompt("note hello").await.unwrap();
         assert!(!dir.join("n.txt").exists());

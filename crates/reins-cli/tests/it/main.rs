@@ -17,6 +17,7 @@ mod crash_kill;
 // supervisor.
 #[cfg(feature = "local")]
 mod demo;
+mod demo_ctrl_c;
 mod editor_ctrl_c;
 #[cfg(target_os = "linux")]
 mod escaped_processes;
