@@ -253,9 +253,15 @@ pub fn runs_left_out(left_out: usize, older_not_counted: bool, agent_file: &str)
     )
 }
 
+/// The most unreadable runs the runs page names: a store of thousands of broken records
+/// would make a page of megabytes, built and sent again every two seconds.
+pub const MOST_UNREADABLE_LISTED: usize = 50;
+
 /// The runs of the store this release cannot read (a newer release's record), each with why,
-/// under the runs table: `reins runs list` lists them the same way.
-pub fn unreadable_runs(runs: &[UnreadableListed]) -> String {
+/// under the runs table: `reins runs list` lists them the same way. The first
+/// [`MOST_UNREADABLE_LISTED`] of them, then how many more there are and the command that
+/// lists them all (`agent_file`, as a shell word).
+pub fn unreadable_runs(runs: &[UnreadableListed], agent_file: &str) -> String {
     if runs.is_empty() {
         return String::new();
     }
@@ -263,7 +269,7 @@ pub fn unreadable_runs(runs: &[UnreadableListed]) -> String {
         "<div id=\"unreadable\"><p>The store also holds runs this release cannot read \
          (written by a newer one?):</p><ul>",
     );
-    for run in runs {
+    for run in runs.iter().take(MOST_UNREADABLE_LISTED) {
         let _ = write!(
             html,
             "<li><code>{}</code>: {}</li>",
@@ -271,7 +277,17 @@ pub fn unreadable_runs(runs: &[UnreadableListed]) -> String {
             escape(&run.reason)
         );
     }
-    html.push_str("</ul></div>");
+    html.push_str("</ul>");
+    let left_out = runs.len().saturating_sub(MOST_UNREADABLE_LISTED);
+    if left_out > 0 {
+        let _ = write!(
+            html,
+            "<p id=\"unreadable-left-out\">{left_out} more are not named here: \
+             <code>reins runs list {}</code> lists every run.</p>",
+            escape(agent_file)
+        );
+    }
+    html.push_str("</div>");
     html
 }
 

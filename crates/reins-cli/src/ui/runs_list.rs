@@ -4,8 +4,10 @@
 //! [`MOST_RUNS_LISTED`](super::runs_shown::MOST_RUNS_LISTED) runs, those waiting for a
 //! decision first, chosen from the store's run summaries before any run is read
 //! ([`runs_shown`](super::runs_shown)); the runs of other agents sharing the store are passed
-//! over by their summaries, unread. It says how many more `reins runs list` lists. They are
-//! listed in the same order: the runs with a call waiting for a decision at the top, however
+//! over by their summaries, unread. It says how many more `reins runs list` lists; of the
+//! runs this release cannot read it names at most
+//! [`MOST_UNREADABLE_LISTED`](super::html::MOST_UNREADABLE_LISTED), and says how many more
+//! there are. They are listed in the same order: the runs with a call waiting for a decision at the top, however
 //! long ago they were written (the person who opens the inbox is there to decide them), then
 //! the others; each group the most recently written first.
 
@@ -42,5 +44,5 @@ pub(super) async fn runs_html(app: &App) -> Result<String, Response> {
     listed.sort_by_key(|run| !waits(run));
     Ok(html::runs_table(&listed, &table)
         + &html::runs_left_out(shown.left_out, shown.older_not_counted, table.agent_file)
-        + &html::unreadable_runs(&shown.unreadable))
+        + &html::unreadable_runs(&shown.unreadable, table.agent_file))
 }

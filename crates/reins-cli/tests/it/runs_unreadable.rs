@@ -105,3 +105,56 @@ fn the_inbox_lists_its_runs_and_names_an_unreadable_one_with_its_reason() {
         "{named}"
     );
 }
+
+/// The most unreadable runs the inbox names (`ui::html::MOST_UNREADABLE_LISTED`).
+const MOST_UNREADABLE_LISTED: usize = 50;
+
+/// A store of many unreadable runs makes no huge page, built again every two seconds: the
+/// inbox names some and says how many more there are, and which command lists them all.
+#[test]
+fn the_inbox_names_some_of_many_unreadable_runs_and_says_how_many_more() {
+    let (agent, runs) = two_failed_runs();
+    let copies = MOST_UNREADABLE_LISTED + 30;
+    let store = agent.dir.path().join(".reins").join("runs.sqlite");
+    let mut connection = rusqlite::Connection::open(&store).expect("the store");
+    let copying = connection.transaction().expect("a transaction");
+    for copy in 0..copies {
+        let id = format!("copy-{copy:04}");
+        let copied = copying
+            .execute(
+                "INSERT INTO reins_runs (run_id, version, format, status, state, updated_at)
+                 SELECT ?2, version, format, 'paused', state, updated_at + ?3
+                 FROM reins_runs WHERE run_id = ?1",
+                rusqlite::params![runs[0], id, copy + 1],
+            )
+            .expect("copy");
+        assert_eq!(copied, 1);
+    }
+    copying.commit().expect("commit");
+
+    let inbox = Inbox::start(&agent, &[]);
+    let page = inbox
+        .http()
+        .get(format!("{}/", inbox.url))
+        .send()
+        .and_then(|response| response.text())
+        .expect("the runs page");
+    assert!(page.contains(&format!(">{}</a>", runs[1])), "{page}");
+    let named = page
+        .split("id=\"unreadable\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no unreadable runs named: {page}"));
+    assert_eq!(
+        named.matches("<li><code>").count(),
+        MOST_UNREADABLE_LISTED,
+        "{named}"
+    );
+    assert!(
+        named.contains(&format!(
+            "{} more are not named here",
+            copies - MOST_UNREADABLE_LISTED
+        )),
+        "{named}"
+    );
+    assert!(named.contains("reins runs list"), "{named}");
+}
