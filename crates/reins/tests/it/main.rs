@@ -15,6 +15,7 @@ mod cancelled_runs;
 mod composition;
 mod default_answers;
 mod fallback_limit;
+mod hooks_evasions;
 // The stores' tests run each case on SQLite (and PostgreSQL when enabled).
 #[cfg(feature = "sqlite")]
 mod durable;

@@ -11,8 +11,12 @@
 //! without allocating, unless it holds JSON escapes that could hide a match (`\\`, `\/`,
 //! or `\u` and an ASCII code): those are decoded, up to three levels deep (JSON text in a
 //! JSON string), and the decoded text is scanned as well, so `ada\u0040example.com` and a
-//! doubly encoded tool answer are masked too. A literal secret is also looked for in the
-//! forms JSON writers give it ([`Redaction::secret`]), non-ASCII characters escaped included.
+//! doubly encoded tool answer are masked too. So are URL percent escapes of ASCII characters
+//! (`%40`, `%2F`…): `?email=ada%40example.com` in a URL a tool quotes is masked, and so is a
+//! literal secret with such characters as a query string spells it. A literal secret is
+//! also looked for in the forms JSON writers give it ([`Redaction::secret`]), non-ASCII
+//! characters escaped included (percent-encoded, those are not: add that form as a secret of
+//! its own).
 //!
 //! Redaction is a best-effort filter, not a data-loss-prevention guarantee: patterns miss
 //! secrets they do not know and can mask look-alikes. Not covered by the built-in patterns,

@@ -5,8 +5,12 @@
 //!
 //! A level decodes `\\`, `\"`, `\/` and the `\uXXXX` escapes of ASCII characters (every
 //! pattern is ASCII); the others (`\n`, `\t`…, non-ASCII `\u`) stay as they are, which the
-//! patterns read as boundaries. A text without `\\`, `\/` or an ASCII `\u` escape has no view
-//! and costs no allocation.
+//! patterns read as boundaries. It decodes URL percent escapes of ASCII characters too
+//! (`%40` is `@`, `%2F` is `/`, either case of hex): a URL's query string spells an address
+//! `ada%40example.com`, and a URL in a tool's answer or error would carry it past the
+//! patterns; `%25` (`%`) decodes to the next level, so a URL encoded twice is read too. A
+//! text without `\\`, `\/`, an ASCII `\u` escape or an ASCII percent escape has no view and
+//! costs no allocation.
 
 use memchr::memchr_iter;
 use std::ops::Range;
@@ -57,10 +61,13 @@ pub(super) fn views(text: &str) -> Vec<View> {
     views
 }
 
-/// Whether decoding a level of `bytes` would change a byte the patterns read: a `\\`, `\/`
-/// or ASCII `\u` escape. (`\"` alone changes nothing: a quote and a backslash are both
-/// boundaries to every pattern.)
+/// Whether decoding a level of `bytes` would change a byte the patterns read: a `\\`, `\/`,
+/// ASCII `\u` or ASCII percent escape. (`\"` alone changes nothing: a quote and a backslash
+/// are both boundaries to every pattern.)
 fn needs_decoding(bytes: &[u8]) -> bool {
+    if memchr_iter(b'%', bytes).any(|percent| percent_escape(bytes, percent).is_some()) {
+        return true;
+    }
     let mut escaped_until = 0;
     for slash in memchr_iter(b'\\', bytes) {
         if slash < escaped_until {
@@ -84,6 +91,14 @@ fn ascii_escape(bytes: &[u8], slash: usize) -> Option<u8> {
     (code < 0x80 && hex.iter().all(u8::is_ascii_hexdigit)).then_some(code)
 }
 
+/// The ASCII byte of the percent escape (`%40`) at `percent`, if there is one.
+fn percent_escape(bytes: &[u8], percent: usize) -> Option<u8> {
+    let hex = bytes.get(percent + 1..percent + 3)?;
+    let digit = |b: u8| char::from(b).to_digit(16);
+    let code = digit(hex[0])? * 16 + digit(hex[1])?;
+    u8::try_from(code).ok().filter(u8::is_ascii)
+}
+
 /// One level of `text` decoded, its origins offsets in `text`; `None` if the result is not
 /// UTF-8 (it always is: escapes decode to ASCII and other bytes are copied whole).
 fn decode(text: &str) -> Option<View> {
@@ -97,6 +112,10 @@ fn decode(text: &str) -> Option<View> {
             (b'\\', Some(b'u')) => match ascii_escape(bytes, index) {
                 Some(byte) => (byte, 6),
                 None => (b'\\', 1),
+            },
+            (b'%', _) => match percent_escape(bytes, index) {
+                Some(byte) => (byte, 3),
+                None => (b'%', 1),
             },
             // Any other byte, a backslash of another escape included, is copied as it is.
             (byte, _) => (byte, 1),
