@@ -29,3 +29,50 @@ fn a_percent_encoded_address_or_secret_is_masked() {
     // A percent sign that encodes nothing is text as it is.
     assert_eq!(redaction.redact("up 5%40 today"), "up 5%40 today");
 }
+
+/// A writer whose bytes the test reads back.
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Buffer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn an_audit_line_stays_one_line_for_readers_that_split_on_unicode_line_breaks() {
+    let buffer = Buffer::default();
+    let fails = tool_fn("fetch", "Fetches a page.", |args: Value| async move {
+        Err::<String, _>(format!("bad url {}", args["url"]))
+    });
+    // Python's `str.splitlines` (and other readers) also end lines at these characters,
+    // which JSON writers leave unescaped: a model's text in a line would cut it in two.
+    let sneaky = "x\u{2028}{}\u{2029}[1]\u{85}2";
+    let model = ScriptedModel::new([
+        Turn::tool_call("fetch", json!({ "url": sneaky })),
+        Turn::text("done"),
+    ]);
+    let agent = AgentBuilder::new(model)
+        .tool(fails)
+        .add_hook(AuditLog::new(buffer.clone()).with_args())
+        .build();
+    agent.prompt("go").await.unwrap();
+    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let lines: Vec<Value> = text
+        .split_terminator(['\n', '\u{2028}', '\u{2029}', '\u{85}'])
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    let outcome = lines
+        .iter()
+        .find(|line| line["event"] == "outcome" && line["kind"] == "tool")
+        .unwrap();
+    // Still the model's text, read back.
+    assert_eq!(outcome["args"]["url"], sneaky);
+    assert!(outcome["message"].as_str().unwrap().contains("{}"));
+}

@@ -15,7 +15,10 @@
 //! [`ApprovalRecord`](crate::hooks::approval::ApprovalRecord)). With
 //! [`with_args`](AuditLog::with_args), tool lines also carry `args`, through the
 //! [`redact_args`](AuditLog::redact_args) closure if one is set. Fields without a value are
-//! left out.
+//! left out. A line holds no character any reader ends a line at, whatever text a model put
+//! in a tool's arguments or error: besides `\n` and the other control characters, which JSON
+//! escapes, `U+0085`, `U+2028` and `U+2029` (where Python's `str.splitlines` ends lines) are
+//! written as `\u` escapes too.
 //!
 //! A tool outcome's `message` is what the model is told about the call (the failure, or the
 //! reason it was not run) as the hooks registered before the log left it: a

@@ -34,6 +34,7 @@ impl Sink {
             tracing::warn!(%error, "an audit line could not be written as JSON");
             return;
         }
+        escape_unicode_line_breaks(text);
         text.push(b'\n');
         let (written, result) = write_counted(self.writer.as_mut(), text);
         match result.and_then(|()| self.writer.flush()) {
@@ -46,6 +47,40 @@ impl Sink {
             }
         }
     }
+}
+
+/// The characters besides `\n` that some readers end a line at (Python's `str.splitlines`,
+/// editors), with the JSON escapes that stand for them. JSON lets them stand unescaped in a
+/// string, where a tool's argument or error (text a model wrote) could put them: a reader
+/// would see the line cut in two, neither half JSON, and skip it.
+const UNICODE_LINE_BREAKS: [(&str, &[u8]); 3] = [
+    ("\u{85}", b"\\u0085"),
+    ("\u{2028}", b"\\u2028"),
+    ("\u{2029}", b"\\u2029"),
+];
+
+/// `line`, JSON text, with each of [`UNICODE_LINE_BREAKS`] escaped: the same JSON, on one
+/// line for every reader. They can only be in its strings (the rest of a line is ASCII),
+/// where an escape reads back as the character.
+fn escape_unicode_line_breaks(line: &mut Vec<u8>) {
+    // Their UTF-8 starts with one of these two bytes; most lines hold neither.
+    if memchr::memchr2(0xC2, 0xE2, line).is_none() {
+        return;
+    }
+    let mut escaped = Vec::with_capacity(line.len() + 8);
+    let mut rest = line.as_slice();
+    'bytes: while let Some((&first, after)) = rest.split_first() {
+        for (character, escape) in UNICODE_LINE_BREAKS {
+            if let Some(tail) = rest.strip_prefix(character.as_bytes()) {
+                escaped.extend_from_slice(escape);
+                rest = tail;
+                continue 'bytes;
+            }
+        }
+        escaped.push(first);
+        rest = after;
+    }
+    *line = escaped;
 }
 
 /// Writes all of `bytes` as `write_all` does, and says how many were written when it failed.
