@@ -76,3 +76,31 @@ async fn an_audit_line_stays_one_line_for_readers_that_split_on_unicode_line_bre
     assert_eq!(outcome["args"]["url"], sneaky);
     assert!(outcome["message"].as_str().unwrap().contains("{}"));
 }
+
+#[tokio::test]
+async fn a_denied_phrase_with_a_backslash_or_quote_is_found_in_tool_arguments() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = runs.clone();
+    let open = tool_fn("open", "Opens a file.", move |_: Value| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { Ok::<_, std::convert::Infallible>("opened") }
+    });
+    // The arguments are checked as JSON text, where a backslash is written `\\` and a
+    // quote `\"`: the phrases as written must still be found.
+    let model = ScriptedModel::new([
+        Turn::tool_calls([
+            ("open", json!({"path": r"C:\Windows\System32\config"})),
+            ("open", json!({"path": r#"say "rm -rf" now"#})),
+        ]),
+        Turn::text("done"),
+    ]);
+    let agent = AgentBuilder::new(model)
+        .tool(open)
+        .add_hook(Guardrails::new().tool_args(
+            "paths",
+            DenyList::new([r"c:\windows", r#""rm -rf""#]),
+        ))
+        .build();
+    agent.prompt("go").await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}

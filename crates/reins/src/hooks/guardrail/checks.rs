@@ -56,6 +56,11 @@ impl Check for MaxLength {
 /// scripts (a Cyrillic `а` for a Latin `a`), spelling and spacing are not folded: a deny
 /// list is a tripwire, not a filter a determined writer cannot get past.
 ///
+/// A phrase with a backslash, a quote or a control character is also found as JSON text
+/// spells it (`\\`, `\"`, `\n`): a check of tool arguments
+/// ([`Guardrails::tool_args`](super::Guardrails::tool_args)) reads their JSON text, where
+/// the path `C:\Windows` is written `C:\\Windows`.
+///
 /// By default the rejection names the phrase found (lowercased), which helps the model
 /// rephrase; set [`message`](Self::message) when the list itself must stay private.
 ///
@@ -80,6 +85,32 @@ pub struct DenyList {
 struct Phrase {
     shown: String,
     folded: String,
+    /// `folded` as it reads inside a JSON string, when that differs.
+    escaped: Option<String>,
+}
+
+impl Phrase {
+    fn new(phrase: &str) -> Phrase {
+        let folded = fold(phrase);
+        let escaped = serde_json::to_string(&folded)
+            .ok()
+            .and_then(|quoted| Some(quoted.strip_prefix('"')?.strip_suffix('"')?.to_owned()))
+            .filter(|escaped| *escaped != folded);
+        Phrase {
+            shown: phrase.to_lowercase(),
+            folded,
+            escaped,
+        }
+    }
+
+    /// Whether `text`, folded, holds the phrase.
+    fn found_in(&self, text: &str) -> bool {
+        text.contains(self.folded.as_str())
+            || self
+                .escaped
+                .as_deref()
+                .is_some_and(|escaped| text.contains(escaped))
+    }
 }
 
 impl DenyList {
@@ -92,10 +123,7 @@ impl DenyList {
         DenyList {
             phrases: phrases
                 .into_iter()
-                .map(|phrase| Phrase {
-                    shown: phrase.as_ref().to_lowercase(),
-                    folded: fold(phrase.as_ref()),
-                })
+                .map(|phrase| Phrase::new(phrase.as_ref()))
                 // An empty phrase (or one of invisible characters only) matches every text.
                 .filter(|phrase| !phrase.folded.is_empty())
                 .collect(),
@@ -119,7 +147,7 @@ impl Check for DenyList {
         match self
             .phrases
             .iter()
-            .find(|phrase| text.contains(phrase.folded.as_str()))
+            .find(|phrase| phrase.found_in(&text))
         {
             None => Verdict::Pass,
             Some(phrase) => Verdict::Reject(match &self.message {
