@@ -90,6 +90,13 @@ impl Rule {
     /// Matches only calls whose parsed JSON arguments pass `check`. Arguments that are not
     /// JSON, or a check that panics, never match an allow rule and always match any other
     /// rule (fail closed).
+    ///
+    /// The check sees the arguments as the tool will receive them (for duplicate keys, the
+    /// last one's value, which is what the tool gets too), but not as the tool will read
+    /// them: a tool behind an MCP server may accept `"amount": "1000"` as the number 1000.
+    /// Write a deny or ask rule's check so that a value of another type matches too
+    /// (`!args["amount"].as_u64().is_some_and(|n| n <= 100)`, not
+    /// `args["amount"].as_u64().is_some_and(|n| n > 100)`).
     pub fn when_args(mut self, check: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Self {
         self.args = Some(Arc::new(check));
         // What it checks is part of its description.
