@@ -96,10 +96,9 @@ async fn a_denied_phrase_with_a_backslash_or_quote_is_found_in_tool_arguments() 
     ]);
     let agent = AgentBuilder::new(model)
         .tool(open)
-        .add_hook(Guardrails::new().tool_args(
-            "paths",
-            DenyList::new([r"c:\windows", r#""rm -rf""#]),
-        ))
+        .add_hook(
+            Guardrails::new().tool_args("paths", DenyList::new([r"c:\windows", r#""rm -rf""#])),
+        )
         .build();
     agent.prompt("go").await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 0);

@@ -144,11 +144,7 @@ impl Check for DenyList {
             return Verdict::Pass;
         }
         let text = fold(text);
-        match self
-            .phrases
-            .iter()
-            .find(|phrase| phrase.found_in(&text))
-        {
+        match self.phrases.iter().find(|phrase| phrase.found_in(&text)) {
             None => Verdict::Pass,
             Some(phrase) => Verdict::Reject(match &self.message {
                 Some(message) => message.clone(),
