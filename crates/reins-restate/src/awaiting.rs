@@ -32,6 +32,29 @@ pub(crate) fn pending_decision(call: &PendingCall) -> PendingDecision {
     }
 }
 
+/// Why `decision` does not answer `waiting`, a call of `run`, if it does not: `skip` and
+/// `supply_result` answer a call in doubt, one a stopped run may have run; a call waiting for
+/// approval never started, so it had no effect to skip or report. Refused as on a stored run
+/// (`reins runs skip|supply` say it in the same words).
+pub(crate) fn not_in_doubt(
+    run: &str,
+    waiting: &PendingDecision,
+    decision: &ToolDecision,
+) -> Option<String> {
+    let answers_in_doubt = matches!(
+        decision,
+        ToolDecision::Skip { .. } | ToolDecision::SupplyResult { .. }
+    );
+    (answers_in_doubt && !waiting.in_doubt).then(|| {
+        format!(
+            "call `{}` of run `{run}` is not in doubt (it never started, so it had no effect): \
+             `skip` and `supply_result` answer a call a stopped run may have run; approve or \
+             deny this one",
+            waiting.call
+        )
+    })
+}
+
 /// Why `decision` cannot be applied to the call `call` of the tool `tool`, if it cannot: edited
 /// arguments must be a JSON object (a tool's arguments always are) that fits the tool's schema
 /// (of `schemas`), else the tool would run with arguments it refuses, or fail on them after

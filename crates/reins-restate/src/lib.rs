@@ -93,7 +93,9 @@
 //!   its own, `<effect id>/started/<n>`), `approve_with_args` with new arguments, and `skip`,
 //!   `supply_result` or `deny` answer the call without running it, as on a stored run: the
 //!   model reads their text, and the call's outcome is a skip, a success or a denial (what
-//!   hooks see, on every replay). One more journal entry per call is the
+//!   hooks see, on every replay). `decide` refuses `skip` and `supply_result` (400) for a
+//!   call that waits for approval and is not in doubt: it never started, so approve or deny
+//!   it, as on a stored run. One more journal entry per call is the
 //!   price; declare a tool's retry safety when a second execution is harmless.
 //! - The tokens a call in doubt spent before its worker died
 //!   ([`ToolCallContext::add_usage`](reins::tool::ToolCallContext::add_usage), e.g. another

@@ -3,7 +3,7 @@
 //! ordinary run loop while the invocation's step port journals every model and tool call.
 
 use crate::args_schema::ArgsSchemas;
-use crate::awaiting::{PENDING_STATE, decisions, pending_decision, unusable};
+use crate::awaiting::{PENDING_STATE, decisions, not_in_doubt, pending_decision, unusable};
 use crate::claims::DecisionClaimsClient;
 use crate::steps::{CANCELLED, LEGACY_STEPS_STATE, Steps, serve_steps, steps_from_keys};
 use crate::wire::{DecisionRequest, PendingDecision, RunFailure, RunInput, RunOutput, RunProgress};
@@ -207,6 +207,9 @@ impl AgentService {
             )
             .into());
         };
+        if let Some(reason) = not_in_doubt(ctx.key(), waiting, &decision) {
+            return Err(TerminalError::new_with_code(400, reason).into());
+        }
         // Only edited arguments are checked against a schema: only they need the agent built.
         let schemas = match decision {
             ToolDecision::ApproveWithArgs { .. } => self.args_schemas(ctx.key()),

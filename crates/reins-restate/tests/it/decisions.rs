@@ -50,6 +50,53 @@ async fn edited_arguments_that_are_not_an_object_are_refused_and_the_call_keeps_
     assert_eq!(output.answer, "result: transferred 5");
 }
 
+/// `skip` and `supply_result` answer a call in doubt; a call that waits for approval never
+/// started, so they are refused (as a stored run's are), and it still waits for an approval
+/// or a denial. Before, the call was answered as skipped or with the supplied result.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_skip_or_supplied_result_for_a_call_waiting_for_approval_is_refused() {
+    let mut cluster = Cluster::start("not-in-doubt").await;
+    cluster.spawn_worker();
+    cluster.register().await;
+    let runs = cluster.runs();
+    runs.start("approval-1", "approve")
+        .await
+        .expect("the run starts");
+    let waiting = pending(&runs, "approval-1").await;
+    assert!(!waiting.in_doubt);
+
+    for decision in [
+        ToolDecision::skip("done by hand"),
+        ToolDecision::supply_result("transferred 5"),
+    ] {
+        match runs.decide("approval-1", &waiting.call, decision).await {
+            Err(ClientError::Http { status, body }) => {
+                assert_eq!(status, 400, "{body}");
+                assert!(
+                    body.contains(&format!(
+                        "call `{}` of run `approval-1` is not in doubt (it never started, so \
+                         it had no effect): `skip` and `supply_result` answer a call a stopped \
+                         run may have run; approve or deny this one",
+                        waiting.call
+                    )),
+                    "{body}"
+                );
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        pending(&runs, "approval-1").await,
+        waiting,
+        "the call still waits"
+    );
+    runs.decide("approval-1", &waiting.call, ToolDecision::approve())
+        .await
+        .expect("an approval is taken");
+    let output = runs.output("approval-1").await.expect("the run finishes");
+    assert_eq!(output.answer, "result: transferred 100");
+}
+
 /// The call `run` waits on once it waits on an awakeable other than `before`.
 pub(crate) async fn waiting_anew(runs: &RestateRuns, run: &str, before: &str) -> PendingDecision {
     wait_for("the call to wait on a fresh awakeable", || async {
