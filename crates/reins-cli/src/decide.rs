@@ -123,6 +123,28 @@ async fn decided_calls(store: &BoxedStore, run_id: &str) -> Result<Vec<PendingAp
         .collect())
 }
 
+/// `bound`, with `--change` ([`Decided::Replace`]) naming the decision that stands about its
+/// call as the one it replaces: the store replaces only a decision a new one names, and
+/// refuses it once another replaced that one meanwhile.
+async fn replacing_standing(
+    store: &BoxedStore,
+    run_id: &str,
+    who: &Who,
+    bound: Decision,
+) -> Result<Decision, String> {
+    if who.decided != Decided::Replace {
+        return Ok(bound);
+    }
+    let (state, recorded) = state_and_decisions(store, run_id).await?;
+    let standing = crate::trail::awaiting_resume(&state, &recorded)
+        .into_iter()
+        .find(|decided| decided.decision.internal_call_id == bound.internal_call_id);
+    Ok(match standing {
+        Some(standing) => bound.replacing(standing),
+        None => bound,
+    })
+}
+
 /// Why no waiting call of `run_id` is `call` (or, without one, why none waits). A call
 /// decided already is a different mistake from a call id or a run id that is wrong, or a run
 /// that is not suspended: each is said as it is (with `--change`, which replaces a decision,
@@ -230,6 +252,7 @@ pub async fn approve(
         }
     };
     let bound = who.decision(&target, decision.clone(), "reins runs approve");
+    let bound = replacing_standing(store, run_id, who, bound).await?;
     store
         .decide(run_id, &bound)
         .await
@@ -249,6 +272,7 @@ pub async fn deny(
     let target = target_call(store, run_id, call, continues, who.decided).await?;
     let decision = ToolDecision::deny(denial(message.as_deref()));
     let bound = who.decision(&target, decision, "reins runs deny");
+    let bound = replacing_standing(store, run_id, who, bound).await?;
     store
         .decide(run_id, &bound)
         .await
@@ -269,6 +293,7 @@ pub async fn answer_in_doubt(
     let target = target_call(store, run_id, call, continues, who.decided).await?;
     let decision = answer.decision_for(&target)?;
     let bound = who.decision(&target, decision, answer.via());
+    let bound = replacing_standing(store, run_id, who, bound).await?;
     store
         .decide(run_id, &bound)
         .await

@@ -78,6 +78,7 @@ impl RunDecisions {
             ),
             decided_by: decided_by.to_owned(),
             reason: None,
+            replaces: None,
         };
         if let Err(error) = keeper.log_decision(&request.run_id, &recorded).await {
             errln!(

@@ -209,5 +209,6 @@ fn decided(
         binding: binding.to_owned(),
         decided_by: std::env::var("USER").unwrap_or_else(|_| "someone".to_owned()),
         reason,
+        replaces: None,
     }
 }

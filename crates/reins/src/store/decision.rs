@@ -1,6 +1,7 @@
 //! Decisions bound to what runs: who decided what about which call, and a digest of the call
 //! as it will execute, so a decision is never applied to anything else.
 
+use super::error::StandingDecision;
 use super::{Lease, PendingApproval, StoreError, check_unleased};
 use crate::hex::push_lower_hex;
 use crate::run::{PendingCall, RunState, ToolDecision};
@@ -37,6 +38,13 @@ pub struct Decision {
     /// Why, if they said.
     #[serde(default)]
     pub reason: Option<String>,
+    /// The decision about the call this one replaces, by the time it was recorded
+    /// ([`RecordedDecision::decided_at_ms`]); set with [`replacing`](Self::replacing). A call
+    /// decided already is decided again only by a decision that names the one standing:
+    /// any other is refused with [`StoreError::AlreadyDecided`], so nobody overrules a
+    /// decision they did not see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<i64>,
 }
 
 impl Decision {
@@ -53,12 +61,23 @@ impl Decision {
             binding: pending.binding.clone(),
             decided_by: decided_by.into(),
             reason: None,
+            replaces: None,
         }
     }
 
     /// Records why.
     pub fn because(mut self, reason: impl Into<String>) -> Self {
         self.reason = Some(reason.into());
+        self
+    }
+
+    /// Replaces `earlier`, the call's decision as recorded (a person changing their mind
+    /// before the run resumes): [`RunStore::decide`](super::RunStore::decide) records this
+    /// one only while `earlier` is still the call's decision, and refuses it with
+    /// [`StoreError::AlreadyDecided`] (naming the decision that stands) once another replaced
+    /// it. The trail keeps both.
+    pub fn replacing(mut self, earlier: &RecordedDecision) -> Self {
+        self.replaces = Some(earlier.decided_at_ms);
         self
     }
 }
@@ -72,7 +91,10 @@ pub struct RecordedDecision {
     /// The decision, with who made it and its binding.
     #[serde(flatten)]
     pub decision: Decision,
-    /// When the store recorded it, in milliseconds since the Unix epoch.
+    /// When the store recorded it, in milliseconds since the Unix epoch. A call's
+    /// decisions are recorded at times that only grow (a replacement recorded within the
+    /// millisecond of the decision it replaces gets the next one), so this names the decision
+    /// for [`Decision::replacing`].
     pub decided_at_ms: i64,
     /// Made while the run held its lease, by the decider the run asked itself (a person at
     /// the worker's terminal, a webhook) and applied by the run then
@@ -182,27 +204,78 @@ fn canonical_json(value: &Value, out: &mut String) {
     }
 }
 
-/// `decision` checked against the call it names in `state` ([`check_decision`]) and stamped
-/// with the time it is recorded, `now` (the store's clock, milliseconds since the Unix
-/// epoch): what a store keeps for `run_id`. Refused while `holder`'s lease on the run lasts
-/// (until `lease_until`) at `now`: a worker that claimed the run read its decisions then, and
-/// a decision recorded now would be logged but never applied. (A lease that has run out, the
-/// store ends in the same transaction, for the same reason.)
+/// What [`record_decision`] makes of a decision.
+pub(crate) enum Recording {
+    /// A decision to record (and log, and signal).
+    New(RecordedDecision),
+    /// The very decision the call has already (a request sent again): recorded as it was,
+    /// nothing to write.
+    Repeated(RecordedDecision),
+}
+
+/// `decision` checked against the call it names in `state` ([`check_decision`]) and against
+/// the run's `standing` decisions (the one per call a claim would apply), and stamped with
+/// the time it is recorded, `now` (the store's clock, milliseconds since the Unix epoch;
+/// a millisecond after the call's previous decision if that is later):
+/// what a store keeps for `run_id`. Refused while `holder`'s lease on the run lasts (until
+/// `lease_until`) at `now`: a worker that claimed the run read its decisions then, and a
+/// decision recorded now would be logged but never applied. (A lease that has run out, the
+/// store ends in the same transaction, for the same reason.) Refused with
+/// [`StoreError::AlreadyDecided`] when the call has a decision bound to it as it stands,
+/// unless `decision` is that very one ([`Recording::Repeated`]) or names it as the one it
+/// replaces.
 pub(crate) fn record_decision(
     run_id: &str,
     state: &RunState,
     (holder, lease_until): (Option<&str>, i64),
+    standing: &[RecordedDecision],
     decision: Decision,
     now: i64,
-) -> Result<RecordedDecision, StoreError> {
+) -> Result<Recording, StoreError> {
     check_unleased(run_id, holder, lease_until, now)?;
-    check_decision(state, &decision)?;
-    Ok(RecordedDecision {
+    let call = check_decision(state, &decision)?;
+    let previous = standing
+        .iter()
+        .filter(|recorded| recorded.decision.internal_call_id == call.internal_call_id)
+        .max_by_key(|recorded| recorded.decided_at_ms);
+    // A call's decisions are recorded at times that only grow, also within a millisecond,
+    // so the time a replacement names is the standing decision's alone.
+    let decided_at_ms = previous.map_or(now, |previous| {
+        now.max(previous.decided_at_ms.saturating_add(1))
+    });
+    if let Some(standing) = previous.filter(|previous| previous.binds(run_id, call)) {
+        if standing.decision == decision {
+            return Ok(Recording::Repeated(standing.clone()));
+        }
+        if decision.replaces != Some(standing.decided_at_ms) {
+            return Err(StoreError::AlreadyDecided(Box::new(StandingDecision {
+                run_id: run_id.to_owned(),
+                internal_call_id: decision.internal_call_id,
+                decided: verdict(&standing.decision.decision),
+                decided_by: standing.decision.decided_by.clone(),
+                decided_at_ms: standing.decided_at_ms,
+            })));
+        }
+    }
+    Ok(Recording::New(RecordedDecision {
         run_id: run_id.to_owned(),
         decision,
-        decided_at_ms: now,
+        decided_at_ms,
         during_run: false,
-    })
+    }))
+}
+
+/// How `decision` decided a call, in a word or a few, for [`StoreError::AlreadyDecided`]
+/// (never the arguments, a message or a result: they may hold what is not for every reader).
+fn verdict(decision: &ToolDecision) -> &'static str {
+    match decision {
+        ToolDecision::Approve => "approved",
+        ToolDecision::ApproveWithArgs { .. } => "approved with edited arguments",
+        ToolDecision::Deny { .. } => "denied",
+        ToolDecision::Rerun => "to be run again",
+        ToolDecision::Skip { .. } => "skipped",
+        ToolDecision::SupplyResult { .. } => "answered with a supplied result",
+    }
 }
 
 /// `decision`, made by the decider a run asked while `lease` holds it, stamped with the time
@@ -219,8 +292,11 @@ pub(crate) fn decided_during_run(lease: &Lease, decision: &Decision, now: i64) -
 }
 
 /// Checks that `decision` is about a call of `state` that waits for one, and is bound to it as
-/// it stands.
-fn check_decision(state: &RunState, decision: &Decision) -> Result<(), StoreError> {
+/// it stands; returns that call.
+fn check_decision<'a>(
+    state: &'a RunState,
+    decision: &Decision,
+) -> Result<&'a PendingCall, StoreError> {
     let id = decision.internal_call_id.as_str();
     let Some(call) = state
         .pending_calls
@@ -238,7 +314,7 @@ fn check_decision(state: &RunState, decision: &Decision) -> Result<(), StoreErro
             internal_call_id: id.to_owned(),
         });
     }
-    Ok(())
+    Ok(call)
 }
 
 /// Reads a stored decision. A decision stored by a release before bindings (a bare
@@ -267,6 +343,7 @@ pub(crate) fn decode_decision(
             binding: String::new(),
             decided_by: String::new(),
             reason: None,
+            replaces: None,
         },
         decided_at_ms,
         during_run: false,

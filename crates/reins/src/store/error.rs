@@ -99,6 +99,32 @@ pub enum StoreError {
         /// The call.
         internal_call_id: String,
     },
+    /// The call was decided already, by another person or process, and the run has not
+    /// resumed since: a decision stands until then, and a different one is refused unless
+    /// it names the standing one as the one it replaces
+    /// ([`Decision::replacing`](super::Decision::replacing)). Nothing was recorded. (Boxed:
+    /// it keeps every `Result` with a `StoreError` small.)
+    #[error(
+        "call `{}` of run `{}` is already decided ({}, by {}): a decision stands until the \
+         run resumes, unless a new one names it as the one it replaces (Decision::replacing)",
+        .0.internal_call_id, .0.run_id, .0.decided, .0.decided_by
+    )]
+    AlreadyDecided(Box<StandingDecision>),
+    /// Another session of the database held the run's row locked (a transaction left open,
+    /// a statement stuck) for longer than the store waits for it
+    /// (`PostgresStore::with_lock_timeout`): nothing was read or written; try again, or end
+    /// the session that holds the lock.
+    #[error(
+        "run `{run_id}` stayed locked by another session of the database for {}, longer than \
+         the run store waits: nothing was written; try again, or end the session holding the \
+         lock (a transaction left open)", remaining_shown(*waited)
+    )]
+    Locked {
+        /// The run.
+        run_id: String,
+        /// How long the store waited for the lock.
+        waited: Duration,
+    },
     /// The run has no checkpoint of that version (checkpoints are kept from the release that
     /// introduced them on).
     #[error("run `{run_id}` has no checkpoint of version {version}")]
@@ -159,6 +185,26 @@ pub enum StoreError {
     /// instead of unwinding into the caller; what the store wrote before it is the store's.
     #[error("the run store panicked: {0}")]
     Panicked(String),
+}
+
+/// The decision that stands about a call, as [`StoreError::AlreadyDecided`] names it to
+/// whoever tried to decide the call again: how and by whom it was decided, and when (never
+/// the arguments, a message or a result it carries).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StandingDecision {
+    /// The run.
+    pub run_id: String,
+    /// The call.
+    pub internal_call_id: String,
+    /// How it was decided, in words: `approved`, `approved with edited arguments`, `denied`,
+    /// `to be run again`, `skipped` or `answered with a supplied result`.
+    pub decided: &'static str,
+    /// Who decided ([`Decision::decided_by`](super::Decision::decided_by)).
+    pub decided_by: String,
+    /// When it was recorded, in milliseconds since the Unix epoch
+    /// ([`RecordedDecision::decided_at_ms`](super::RecordedDecision::decided_at_ms)): what
+    /// [`Decision::replaces`](super::Decision::replaces) names to replace it.
+    pub decided_at_ms: i64,
 }
 
 /// How long until a lease expires, as a person reads it: `4 min 59 s`, `12 s`, `850 ms`

@@ -59,6 +59,7 @@ pub(crate) async fn run_with_one_call_decided(store: &impl RunStore) {
         binding: binding_of(RUN, &state.pending_calls[0]),
         decided_by: "alice".to_owned(),
         reason: None,
+        replaces: None,
     };
     store.decide(RUN, &decision).await.unwrap();
     assert_eq!(pending_calls(store).await, ["t1c1"]);

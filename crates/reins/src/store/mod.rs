@@ -115,7 +115,10 @@
 //! one is refused the same way (the claim is released, the record unchanged, nothing runs),
 //! and the call is listed as waiting again, for a decision about what it is now. A decision
 //! is never applied to another run, call, tool or arguments, and a call without a decision
-//! never runs. [`RunStore::decisions`] lists every decision of a run, replaced ones included:
+//! never runs. A call is decided once: a second, different decision before the run resumes
+//! is refused with [`StoreError::AlreadyDecided`] (how and by whom it was decided), unless it
+//! names the decision it replaces ([`Decision::replacing`]), so nobody overrules a decision
+//! unseen. [`RunStore::decisions`] lists every decision of a run, replaced ones included:
 //! the audit trail. A decision the run's own decider made while the run went on (a person at
 //! the worker's terminal, a webhook) is applied at once; the worker adds it to the trail with
 //! [`RunStore::log_decision`], under its lease, marked [`RecordedDecision::during_run`], and
@@ -193,7 +196,7 @@ mod wrapper;
 
 pub use boxed::BoxedStore;
 pub use decision::{Decision, RecordedDecision, call_binding};
-pub use error::StoreError;
+pub use error::{StandingDecision, StoreError};
 pub use fork::{Checkpoint, CheckpointWithJournal, fork};
 pub use format::FORMAT_VERSION;
 pub use generation::SCHEMA_GENERATION;
@@ -213,7 +216,7 @@ pub use wrapper::StoreWrapper;
 #[cfg(doc)]
 use crate::run::{PendingCall, ToolDecision};
 use crate::run::{RunState, RunStatus};
-pub(crate) use decision::{decided_during_run, record_decision};
+pub(crate) use decision::{Recording, decided_during_run, record_decision};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use decision::{decode_decision, encode_decision};
 pub(crate) use erased::{SharedStore, share};
@@ -283,7 +286,9 @@ pub trait RunStore: Send + Sync + 'static {
     /// `owner`, and returns it with the decisions recorded for it. Fails with
     /// [`StoreError::Busy`] while any other claim's lease is live, also one by a worker with
     /// the same name, and with [`StoreError::Finished`] for a run that completed or failed;
-    /// a refused claim writes nothing.
+    /// a refused claim writes nothing. `PostgresStore` waits for the run's row a bounded time
+    /// while another session of the database holds it locked, then fails with
+    /// [`StoreError::Locked`] (so does [`decide`](Self::decide)).
     fn claim(
         &self,
         run_id: &str,
@@ -337,8 +342,14 @@ pub trait RunStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Vec<JournalEntry>, StoreError>> + Send;
 
     /// Records a decision about a waiting call, for the worker that resumes the run, and
-    /// appends it to the run's audit trail; a later decision about the same call replaces it.
-    /// Refused with [`StoreError::NoSuchPendingCall`] when the call does not wait for a
+    /// appends it to the run's audit trail. A call is decided once: a later decision about a
+    /// call decided already (bound to it as it stands) is refused with
+    /// [`StoreError::AlreadyDecided`], saying how and by whom it was decided, and nothing is
+    /// recorded, so nobody silently overrules another (two processes deciding at once: one
+    /// is recorded, the other refused). The very same decision sent again is answered with
+    /// the one recorded, writing nothing. A decision that names the standing one as the one
+    /// it replaces ([`Decision::replacing`]: a person changing their mind before the run
+    /// resumes) replaces it. Refused with [`StoreError::NoSuchPendingCall`] when the call does not wait for a
     /// decision, and with [`StoreError::StaleDecision`] when the decision's binding is not the
     /// call's as it stands (its arguments changed since it was listed), and with
     /// [`StoreError::Busy`] while a worker holds the run's lease: a worker that took the run

@@ -60,7 +60,8 @@ impl PendingApproval {
     /// trail ([`RunStore::decisions`]): what [`RunStore::pending_approvals`] lists for the
     /// run, for a program that read that one run (an inbox showing some runs out of many)
     /// and would not read every suspended run of the store for it. Of the trail, only the
-    /// latest decision about each call counts (a later one replaces it), and none made while
+    /// latest decision about each call counts (one that replaced an earlier one, see
+    /// [`Decision::replacing`](super::Decision::replacing)), and none made while
     /// the run went on ([`RecordedDecision::during_run`]).
     pub fn of_run(state: &RunState, trail: &[RecordedDecision]) -> Vec<PendingApproval> {
         let call = |decision: &RecordedDecision| decision.decision.internal_call_id.clone();

@@ -2,8 +2,8 @@ use super::DecisionWatch;
 use super::notify::DecisionSignals;
 use super::{
     Checkpoint, CheckpointWithJournal, ClaimedRun, DEFAULT_LEASE, Decision, FINISHED, JournalEntry,
-    Lease, PendingApprovals, RecentRuns, RecordedDecision, RunPage, RunQuery, RunStore, RunSummary,
-    StoreError, check_claimable, check_deletable, check_readable, collect_pending,
+    Lease, PendingApprovals, RecentRuns, RecordedDecision, Recording, RunPage, RunQuery, RunStore,
+    RunSummary, StoreError, check_claimable, check_deletable, check_readable, collect_pending,
     decided_during_run, decode_state, encode_state, expiry_cutoff, new_token, newest_first,
     now_millis, page_of, recent_of, record_decision, short_journal, status_name, summary,
 };
@@ -278,7 +278,18 @@ impl RunStore for MemoryStore {
         let record = record_mut(&mut runs, run_id)?;
         let state = decode_state(run_id, record.format, &record.state)?;
         let lease = (record.owner.as_deref(), record.lease_until);
-        let recorded = record_decision(run_id, &state, lease, decision.clone(), now_millis())?;
+        let standing = &record.decisions;
+        let recorded = match record_decision(
+            run_id,
+            &state,
+            lease,
+            standing,
+            decision.clone(),
+            now_millis(),
+        )? {
+            Recording::New(recorded) => recorded,
+            Recording::Repeated(recorded) => return Ok(recorded),
+        };
         // A lease that ran out is taken from its worker, which would never apply this.
         record.owner = None;
         record.token = None;

@@ -91,6 +91,8 @@ pub struct PostgresStore {
     feed: FeedSlot,
     /// How often the decision listener checks its connection.
     listener_check: Duration,
+    /// How long a claim or a decision waits for another session's lock on the run's row.
+    lock_wait: Duration,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -152,6 +154,7 @@ impl PostgresStore {
             signals: DecisionSignals::new(),
             feed: FeedSlot::default(),
             listener_check: Self::LISTENER_CHECK,
+            lock_wait: Self::LOCK_WAIT,
         };
         // Named for a refusal of its tables: the database and its servers, no credentials.
         let database = match store.config.get_dbname() {
@@ -200,6 +203,23 @@ impl PostgresStore {
     /// the first watch (the listener of a store and its clones starts with it).
     pub fn with_listener_check(mut self, every: Duration) -> Self {
         self.listener_check = every;
+        self
+    }
+
+    /// How long, unless [`with_lock_timeout`](Self::with_lock_timeout) says otherwise, a
+    /// claim or a decision waits for the run's row while another session of the database
+    /// holds it locked.
+    pub const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+    /// Sets how long a claim ([`claim`](RunStore::claim), [`claim_from`](RunStore::claim_from))
+    /// or a decision ([`decide`](RunStore::decide)) waits for the run's row while another
+    /// session holds it locked (default [`LOCK_WAIT`](Self::LOCK_WAIT), at least 1 ms; the
+    /// server's `lock_timeout`, for that transaction). Another claim or decision holds it a
+    /// moment; a session that holds it longer (a transaction left open by a person or a
+    /// stuck program) would make them wait for ever: past this they fail with
+    /// [`StoreError::Locked`], writing nothing.
+    pub fn with_lock_timeout(mut self, wait: Duration) -> Self {
+        self.lock_wait = wait;
         self
     }
 
@@ -261,7 +281,15 @@ impl RunStore for PostgresStore {
 
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
         let mut client = self.client().await?;
-        writes::claim(&mut client, run_id, owner, self.lease_millis(), None).await
+        writes::claim(
+            &mut client,
+            run_id,
+            owner,
+            self.lease_millis(),
+            None,
+            self.lock_wait,
+        )
+        .await
     }
 
     async fn claim_from(
@@ -272,7 +300,15 @@ impl RunStore for PostgresStore {
     ) -> Result<ClaimedRun, StoreError> {
         let mut client = self.client().await?;
         let lease = self.lease_millis();
-        writes::claim(&mut client, run_id, owner, lease, Some(holder)).await
+        writes::claim(
+            &mut client,
+            run_id,
+            owner,
+            lease,
+            Some(holder),
+            self.lock_wait,
+        )
+        .await
     }
 
     async fn checkpoint(
@@ -314,7 +350,7 @@ impl RunStore for PostgresStore {
         decision: &Decision,
     ) -> Result<RecordedDecision, StoreError> {
         let mut client = self.client().await?;
-        writes::decide(&mut client, run_id, decision).await
+        writes::decide(&mut client, run_id, decision, self.lock_wait).await
     }
 
     async fn log_decision(

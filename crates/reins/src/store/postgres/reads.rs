@@ -10,7 +10,7 @@ use crate::store::{
 use tokio_postgres::{Client, GenericClient};
 
 pub(super) async fn load(client: &Client, run_id: &str) -> Result<RunState, StoreError> {
-    let (_, state) = read_state(client, run_id, false).await?;
+    let (_, state) = read_state(client, run_id, None).await?;
     Ok(state)
 }
 
@@ -61,7 +61,7 @@ pub(super) async fn decisions(
     run_id: &str,
 ) -> Result<Vec<RecordedDecision>, StoreError> {
     let snapshot = snapshot(client).await?;
-    if read_run(&snapshot, run_id, false).await?.is_none() {
+    if read_run(&snapshot, run_id, None).await?.is_none() {
         return Err(StoreError::NotFound(run_id.to_owned()));
     }
     let decisions = read_decision_rows(
@@ -81,7 +81,7 @@ pub(super) async fn checkpoints(
     run_id: &str,
 ) -> Result<Vec<Checkpoint>, StoreError> {
     let snapshot = snapshot(client).await?;
-    if read_run(&snapshot, run_id, false).await?.is_none() {
+    if read_run(&snapshot, run_id, None).await?.is_none() {
         return Err(StoreError::NotFound(run_id.to_owned()));
     }
     let rows = snapshot
@@ -135,7 +135,7 @@ pub(super) async fn checkpoint_with_journal(
     version: i64,
 ) -> Result<CheckpointWithJournal, StoreError> {
     let snapshot = snapshot(client).await?;
-    if read_run(&snapshot, run_id, false).await?.is_none() {
+    if read_run(&snapshot, run_id, None).await?.is_none() {
         return Err(StoreError::NotFound(run_id.to_owned()));
     }
     let row = snapshot

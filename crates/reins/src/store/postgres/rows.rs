@@ -7,6 +7,8 @@ use crate::run::RunState;
 use crate::store::error::describe_postgres;
 use crate::store::format::RUN_TABLES;
 use crate::store::{RecordedDecision, StoreError, decode_decision, decode_state};
+use std::time::Duration;
+use tokio_postgres::error::SqlState;
 use tokio_postgres::{GenericClient, Row};
 
 pub(super) fn backend(error: impl std::error::Error + 'static) -> StoreError {
@@ -61,17 +63,39 @@ macro_rules! run_row {
     };
 }
 
+/// The stored row of `run_id`, if any. With `lock`, the row is locked until the transaction
+/// ends (`FOR UPDATE`), waiting at most that long for another session's lock on it: past
+/// that, [`StoreError::Locked`] (a session holding it with a transaction left open would
+/// otherwise make this wait for ever).
 pub(super) async fn read_run(
     client: &impl GenericClient,
     run_id: &str,
-    for_update: bool,
+    lock: Option<Duration>,
 ) -> Result<Option<RunRow>, StoreError> {
-    let query = if for_update {
-        concat!(run_row!(), " FOR UPDATE")
-    } else {
-        run_row!()
+    let row = match lock {
+        None => client
+            .query_opt(run_row!(), &[&run_id])
+            .await
+            .map_err(backend)?,
+        Some(wait) => {
+            // For this transaction only; 0 would mean no limit, so at least 1 ms.
+            let millis = format!("{}ms", wait.as_millis().max(1));
+            client
+                .execute("SELECT set_config('lock_timeout', $1, true)", &[&millis])
+                .await
+                .map_err(backend)?;
+            client
+                .query_opt(concat!(run_row!(), " FOR UPDATE"), &[&run_id])
+                .await
+                .map_err(|error| match error.code() {
+                    Some(&SqlState::LOCK_NOT_AVAILABLE) => StoreError::Locked {
+                        run_id: run_id.to_owned(),
+                        waited: wait,
+                    },
+                    _ => backend(error),
+                })?
+        }
     };
-    let row = client.query_opt(query, &[&run_id]).await.map_err(backend)?;
     row.map(|row| {
         Ok(RunRow {
             version: column(&row, 0)?,
@@ -85,14 +109,15 @@ pub(super) async fn read_run(
     .transpose()
 }
 
-/// The stored row of `run_id` (locked until the transaction ends when `for_update`) and the
-/// state it holds ([`StoreError::NotFound`] when no such run is stored).
+/// The stored row of `run_id` (locked until the transaction ends with `lock`, see
+/// [`read_run`]) and the state it holds ([`StoreError::NotFound`] when no such run is
+/// stored).
 pub(super) async fn read_state(
     client: &impl GenericClient,
     run_id: &str,
-    for_update: bool,
+    lock: Option<Duration>,
 ) -> Result<(RunRow, RunState), StoreError> {
-    let row = read_run(client, run_id, for_update)
+    let row = read_run(client, run_id, lock)
         .await?
         .ok_or_else(|| StoreError::NotFound(run_id.to_owned()))?;
     let state = decode_state(run_id, row.format, &row.state)?;

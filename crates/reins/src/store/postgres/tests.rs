@@ -159,6 +159,7 @@ async fn a_decider_whose_clock_runs_ahead_waits_for_the_holder() {
         binding: binding_of("r-decided", &state.pending_calls[0]),
         decided_by: "alice".to_owned(),
         reason: None,
+        replaces: None,
     };
 
     let decided = on_clock_off_by(TEN_MINUTES, store.decide("r-decided", &decision)).await;

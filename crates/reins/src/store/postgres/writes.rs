@@ -10,11 +10,12 @@ use super::clock::server_now;
 use super::rows::{backend, column, read_decisions, read_state};
 use crate::run::RunState;
 use crate::store::{
-    ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, StoreError,
-    check_claimable, decided_during_run, encode_decision, encode_state, new_token, pg_listen,
-    record_decision, status_name,
+    ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, Recording,
+    StoreError, check_claimable, decided_during_run, encode_decision, encode_state, new_token,
+    pg_listen, record_decision, status_name,
 };
 use deadpool_postgres::Client;
+use std::time::Duration;
 
 /// Advances a run's version, writes its state and appends its journal entries, in one
 /// statement; returns how many runs it updated (0 when the lease is no longer current).
@@ -197,12 +198,13 @@ pub(super) async fn claim(
     owner: &str,
     lease_millis: i64,
     taking_over: Option<&str>,
+    lock_wait: Duration,
 ) -> Result<ClaimedRun, StoreError> {
     let transaction = client.transaction().await.map_err(backend)?;
-    // FOR UPDATE makes a concurrent claim wait for this one, then see its lease; so a
-    // takeover replaces the very holder it checked. The lease is judged, and the new one
-    // written, by the server's clock as the row was read.
-    let (row, state) = read_state(&*transaction, run_id, true).await?;
+    // FOR UPDATE makes a concurrent claim wait for this one (at most `lock_wait`), then see
+    // its lease; so a takeover replaces the very holder it checked. The lease is judged, and
+    // the new one written, by the server's clock as the row was read.
+    let (row, state) = read_state(&*transaction, run_id, Some(lock_wait)).await?;
     let now = row.server_now;
     let holder = row.owner.as_deref();
     check_claimable(run_id, &state, holder, row.lease_until, now, taking_over)?;
@@ -309,19 +311,27 @@ pub(super) async fn checkpoint(
 const LAPSED_LEASE_ENDS: &str = "UPDATE reins_runs SET lease_owner = NULL, lease_token = NULL,
     lease_until = 0 WHERE run_id = $1 AND lease_token IS NOT NULL";
 
-/// Records `decision` on `run_id` (the current one per call, and the audit log) and notifies
+/// Records `decision` on `run_id` (the current one per call, see [`record_decision`], and the
+/// audit log) and notifies
 /// the decision listeners; a lease on the run that ran out ends with it.
 pub(super) async fn decide(
     client: &mut Client,
     run_id: &str,
     decision: &Decision,
+    lock_wait: Duration,
 ) -> Result<RecordedDecision, StoreError> {
     let transaction = client.transaction().await.map_err(backend)?;
-    // The run's row stays locked until commit, so decisions of one run get their
-    // audit sequence numbers one at a time.
-    let (row, state) = read_state(&*transaction, run_id, true).await?;
+    // The run's row stays locked until commit (waited for at most `lock_wait`), so decisions
+    // of one run are judged against each other and get their audit sequence numbers one
+    // at a time.
+    let (row, state) = read_state(&*transaction, run_id, Some(lock_wait)).await?;
     let lease = (row.owner.as_deref(), row.lease_until);
-    let recorded = record_decision(run_id, &state, lease, decision.clone(), row.server_now)?;
+    let standing = read_decisions(&*transaction, run_id).await?;
+    let now = row.server_now;
+    let recorded = match record_decision(run_id, &state, lease, &standing, decision.clone(), now)? {
+        Recording::New(recorded) => recorded,
+        Recording::Repeated(recorded) => return Ok(recorded),
+    };
     let json = encode_decision(&recorded)?;
     let call_id = &recorded.decision.internal_call_id;
     // A lease that ran out is taken from its worker, which would never apply this.

@@ -6,9 +6,9 @@ use super::rows::{backend, read_decisions, read_state};
 use super::schema::SNAPSHOT;
 use crate::run::RunState;
 use crate::store::{
-    ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, StoreError,
-    check_claimable, decided_during_run, encode_decision, encode_state, new_token, now_millis,
-    record_decision, status_name,
+    ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, Recording,
+    StoreError, check_claimable, decided_during_run, encode_decision, encode_state, new_token,
+    now_millis, record_decision, status_name,
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
@@ -283,8 +283,8 @@ pub(super) fn renew(lease: &Lease, lease_millis: i64) -> impl Work<Lease> {
 const LAPSED_LEASE_ENDS: &str = "UPDATE reins_runs SET lease_owner = NULL, lease_token = NULL,
      lease_until = 0 WHERE run_id = ?1 AND lease_token IS NOT NULL";
 
-/// Records a decision about a suspended call, replacing an earlier one, and logs it; a lease
-/// on the run that ran out ends with it.
+/// Records a decision about a suspended call (replacing one it names, see
+/// [`record_decision`]) and logs it; a lease on the run that ran out ends with it.
 pub(super) fn decide(run_id: &str, decision: &Decision) -> impl Work<RecordedDecision> {
     let (run_id, decision) = (run_id.to_owned(), decision.clone());
     move |connection: &mut Connection| {
@@ -293,7 +293,12 @@ pub(super) fn decide(run_id: &str, decision: &Decision) -> impl Work<RecordedDec
             .map_err(backend)?;
         let (row, state) = read_state(&transaction, &run_id)?;
         let lease = (row.owner.as_deref(), row.lease_until);
-        let recorded = record_decision(&run_id, &state, lease, decision, now_millis())?;
+        let standing = read_decisions(&transaction, &run_id)?;
+        let recorded =
+            match record_decision(&run_id, &state, lease, &standing, decision, now_millis())? {
+                Recording::New(recorded) => recorded,
+                Recording::Repeated(recorded) => return Ok(recorded),
+            };
         let json = encode_decision(&recorded)?;
         let call_id = &recorded.decision.internal_call_id;
         // A lease that ran out is taken from its worker, which would never apply this.

@@ -96,8 +96,10 @@ async fn decisions_are_recorded_and_bound(store: impl RunStore + Clone) {
 
     let first =
         Decision::new(pending, ToolDecision::deny("too much"), "alice").because("over budget");
-    let second = Decision::new(pending, ToolDecision::approve(), "bob").because("budget raised");
-    store.decide(&run_id, &first).await.unwrap();
+    let recorded = store.decide(&run_id, &first).await.unwrap();
+    let second = Decision::new(pending, ToolDecision::approve(), "bob")
+        .because("budget raised")
+        .replacing(&recorded);
     store.decide(&run_id, &second).await.unwrap();
     let trail = store.decisions(&run_id).await.unwrap();
     assert_eq!(trail.len(), 2, "the audit trail keeps replaced decisions");

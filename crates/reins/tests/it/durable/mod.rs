@@ -7,7 +7,8 @@
 //! future was dropped, [`finished`] resumes finished runs, [`records`]
 //! reads unreadable, upgraded, corrupt and foreign records, [`copied_states`] refuses a run
 //! holding another run's state, [`in_doubt`] cuts calls off between
-//! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`fork`]
+//! their effect and their checkpoint, [`bindings`] binds decisions to arguments, [`decided_once`]
+//! refuses a second decision about a call, [`fork`]
 //! lists checkpoints and forks from them, [`renewal`] keeps a slow step's lease (and a
 //! stream read slowly), [`format`] resumes a stored format-1 record of a suspended run and
 //! leaves a newer release's alone, [`format_kinds`] reads stored format-1
@@ -18,7 +19,7 @@
 //! that lost its lease (with the [`faulty_store`] of these tests), [`typed`] resumes a typed
 //! run whose answer was refused, [`deep_json`] stores and resumes runs with JSON nested as
 //! deep as a parser takes it; [`postgres_connect`] reports why a connection to PostgreSQL
-//! failed, [`pg_listener`] replaces a decision listener's connection that died silently;
+//! failed, [`row_locks`] gives up on a run's row another session holds locked, [`pg_listener`] replaces a decision listener's connection that died silently;
 //! [`sqlite_files`] opens files a SQLite store did not write; [`opened_together`] opens one
 //! database from many processes at once; [`schema_generation`] records the tables' generation,
 //! refuses a newer release's and opens without waiting for writes. A case run on every store is one
@@ -30,6 +31,7 @@ mod bindings;
 mod claims;
 mod copied_states;
 mod created_at;
+mod decided_once;
 mod deep_json;
 mod dropped;
 mod faulty_store;
@@ -54,6 +56,8 @@ mod postgres_connect;
 mod recent;
 mod records;
 mod renewal;
+#[cfg(feature = "postgres")]
+mod row_locks;
 mod schema_generation;
 mod sqlite_files;
 mod sqlite_opening;
@@ -254,6 +258,7 @@ async fn decide(
             binding: String::new(),
             decided_by: "tester".to_owned(),
             reason: None,
+            replaces: None,
         },
     };
     store.decide(run_id, &decision).await
