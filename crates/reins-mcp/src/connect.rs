@@ -71,15 +71,17 @@ impl McpServer {
         if let Some(dir) = &stdio.current_dir {
             command.current_dir(dir);
         }
-        let (transport, stderr) = StdioTransport::spawn(command, &self.name, self.write_timeout)
-            .map_err(|source| McpError::Spawn {
-                server: self.name.clone(),
-                command: stdio.command.to_string_lossy().into_owned(),
-                source,
-            })?;
+        let credentials = Credentials::new(self.secrets());
+        let spawned =
+            StdioTransport::spawn(command, &self.name, credentials.clone(), self.write_timeout);
+        let (transport, stderr) = spawned.map_err(|source| McpError::Spawn {
+            server: self.name.clone(),
+            command: stdio.command.to_string_lossy().into_owned(),
+            source,
+        })?;
         let process_id = transport.id();
         let stall = transport.stall();
-        let transport = Lenient::new(transport, &self.name, Credentials::new(self.secrets()));
+        let transport = Lenient::new(transport, &self.name, credentials);
         let refused = transport.refused_revision();
         let stderr_tail = StderrTail::default();
         let secrets = stdio.secrets();
@@ -136,7 +138,9 @@ impl McpServer {
         if let Some(token) = &endpoint.bearer_token {
             config = config.auth_header(token.0.clone());
         }
-        let client = WeighedHttpClient::new(&self.name).map_err(|error| McpError::Handshake {
+        let credentials = Credentials::new(self.secrets());
+        let client = WeighedHttpClient::new(&self.name, credentials.clone());
+        let client = client.map_err(|error| McpError::Handshake {
             server: self.name.clone(),
             message: format!("the HTTP client could not be made: {error}"),
             stderr: String::new(),
@@ -145,7 +149,7 @@ impl McpServer {
         let transport = Lenient::new(
             StreamableHttpClientTransport::with_client(client, config),
             &self.name,
-            Credentials::new(self.secrets()),
+            credentials,
         );
         let refused = transport.refused_revision();
         let secrets = endpoint.secrets();

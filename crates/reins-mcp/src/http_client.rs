@@ -37,6 +37,7 @@ mod headers;
 
 use crate::batch::batch_messages;
 use crate::handshake::{events_with_capabilities, is_initialize, message_with_capabilities};
+use crate::hidden::Credentials;
 use crate::http_events::{message_events, weighed_events};
 use crate::unreadable::{error_answering, unreadable_answering};
 use crate::weighed::{Unread, is_light, refusal_answering};
@@ -73,12 +74,14 @@ const RESERVED_HEADERS: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"
 const ACCEPTED_TYPES: &str = "text/event-stream, application/json";
 
 /// A streamable HTTP client reading each message bounded and weighed (see the module's
-/// documentation). It holds no credential: the transport passes the token and headers with
-/// each request.
+/// documentation). The transport passes the token and headers with each request; the client
+/// knows the server's credentials only to keep them out of what it logs and answers of a
+/// message it refuses or cannot read (whose `id` or parse error may quote them).
 #[derive(Clone)]
 pub(crate) struct WeighedHttpClient {
     client: reqwest::Client,
     server: Arc<str>,
+    credentials: Arc<Credentials>,
     session_end: SessionEnd,
 }
 
@@ -110,12 +113,15 @@ enum Answer {
 }
 
 impl WeighedHttpClient {
-    /// A client for the server named `server` (in warnings). Redirects are followed only to
-    /// the same origin and only when they keep the method and body (307, 308): another host
-    /// would be sent the session id and the headers, and a POST turned into a GET would lose
-    /// its message. Idle connections are not kept, as rmcp's client does not keep them: a
+    /// A client for the server named `server` (in warnings), whose credentials are
+    /// `credentials`. Redirects are followed only to the same origin and only when they keep
+    /// the method and body (307, 308): another host would be sent the session id and the
+    /// headers, and a POST turned into a GET would lose its message. Idle connections are not kept, as rmcp's client does not keep them: a
     /// connection whose answer was left unread must not be reused.
-    pub(crate) fn new(server: &str) -> Result<WeighedHttpClient, reqwest::Error> {
+    pub(crate) fn new(
+        server: &str,
+        credentials: Credentials,
+    ) -> Result<WeighedHttpClient, reqwest::Error> {
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(0)
             .redirect(same_origin_redirects())
@@ -123,6 +129,7 @@ impl WeighedHttpClient {
         Ok(WeighedHttpClient {
             client,
             server: Arc::from(server),
+            credentials: Arc::new(credentials),
             session_end: SessionEnd::default(),
         })
     }
@@ -179,7 +186,8 @@ impl WeighedHttpClient {
                 (text, Unread::TooHeavy { bytes })
             }
         };
-        let refusal = refusal_answering(without_bom(&text), why, &self.server, asked);
+        let text = without_bom(&text);
+        let refusal = refusal_answering(text, why, &self.server, &self.credentials, asked);
         Answer::Refused(refusal, why)
     }
 
@@ -313,7 +321,8 @@ impl StreamableHttpClient for WeighedHttpClient {
         }
         if has_type(response.headers(), EVENT_STREAM_MIME_TYPE) {
             let kind = content_type(response.headers());
-            let events = weighed_events(body_stream(response), self.server.clone(), asked, kind);
+            let (server, credentials) = (self.server.clone(), self.credentials.clone());
+            let events = weighed_events(body_stream(response), server, credentials, asked, kind);
             let events = events_with_capabilities(initialize, events);
             return Ok(StreamableHttpPostResponse::Sse(events, session_id));
         }
@@ -349,8 +358,12 @@ impl StreamableHttpClient for WeighedHttpClient {
             // request (or the one its `id` names), not the connection's worker.
             (Answer::NotJsonRpc(text, error), Some(asked)) => {
                 let text = without_bom(&text);
-                let answer = unreadable_answering(text, &error, &self.server, Some(&asked))
-                    .unwrap_or_else(|| error_answering(asked, &error, &self.server));
+                let credentials = &self.credentials;
+                let answer =
+                    unreadable_answering(text, &error, &self.server, credentials, Some(&asked))
+                        .unwrap_or_else(|| {
+                            error_answering(asked, &error, &self.server, credentials)
+                        });
                 Ok(StreamableHttpPostResponse::Json(answer, session_id))
             }
             (Answer::Refused(None, why), Some(_)) => Err(
@@ -426,9 +439,11 @@ impl StreamableHttpClient for WeighedHttpClient {
             )));
         }
         let kind = content_type(headers);
+        let (server, credentials) = (self.server.clone(), self.credentials.clone());
         Ok(weighed_events(
             body_stream(response),
-            self.server.clone(),
+            server,
+            credentials,
             None,
             kind,
         ))

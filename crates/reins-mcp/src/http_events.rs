@@ -22,6 +22,7 @@
 //! session goes on.
 
 use crate::batch::batch_messages;
+use crate::hidden::Credentials;
 use crate::unreadable::{unreadable, unreadable_answering};
 use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES, Unread, is_light, refusal_answering};
 use bytes::Bytes;
@@ -42,10 +43,12 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The events of `body`, read as they come, each one's data bounded and weighed (see the
 /// module's documentation). `asked` is the request whose HTTP POST this stream answers, if
-/// any: a refused answer whose `id` was not read answers it.
+/// any: a refused answer whose `id` was not read answers it. `credentials`, the server's, are
+/// kept out of what is logged and answered of a message refused or unreadable.
 pub(crate) fn weighed_events<S, E>(
     body: S,
     server: Arc<str>,
+    credentials: Arc<Credentials>,
     asked: Option<RequestId>,
     content_type: Option<String>,
 ) -> BoxStream<'static, Result<Sse, SseError>>
@@ -55,7 +58,7 @@ where
 {
     let reader = EventReader {
         body: Box::pin(body),
-        parser: EventParser::new(server, asked).labelled(content_type),
+        parser: EventParser::new(server, credentials, asked).labelled(content_type),
         ready: VecDeque::new(),
         ended: false,
     };
@@ -120,6 +123,9 @@ enum LinePart {
 /// [`MAX_MESSAGE_BYTES`] of data and [`MAX_FIELD_BYTES`] of each other field.
 struct EventParser {
     server: Arc<str>,
+    /// The server's credentials, which what is logged or answered of a message must not
+    /// quote.
+    credentials: Arc<Credentials>,
     asked: Option<RequestId>,
     part: LinePart,
     /// The field name being read (at most [`MAX_FIELD_BYTES`] of it), or a short value.
@@ -155,9 +161,14 @@ struct EventFields {
 }
 
 impl EventParser {
-    fn new(server: Arc<str>, asked: Option<RequestId>) -> EventParser {
+    fn new(
+        server: Arc<str>,
+        credentials: Arc<Credentials>,
+        asked: Option<RequestId>,
+    ) -> EventParser {
         EventParser {
             server,
+            credentials,
             asked,
             part: LinePart::Name,
             name: Vec::new(),
@@ -403,7 +414,13 @@ impl EventParser {
     /// The data that stands for an answer rmcp cannot read (`error` says why): the error
     /// answering its request. `None` when it answers none: rmcp passes over it as it is.
     fn unreadable(&self, text: &[u8], error: &serde_json::Error) -> Option<String> {
-        let answer = unreadable_answering(text, error, &self.server, self.asked.as_ref())?;
+        let answer = unreadable_answering(
+            text,
+            error,
+            &self.server,
+            &self.credentials,
+            self.asked.as_ref(),
+        )?;
         serde_json::to_string(&answer).ok()
     }
 
@@ -428,7 +445,13 @@ impl EventParser {
             tracing::warn!(target: "reins_mcp", server = %self.server, "{why}");
             return None;
         }
-        let answer = refusal_answering(text, why, &self.server, self.asked.as_ref())?;
+        let answer = refusal_answering(
+            text,
+            why,
+            &self.server,
+            &self.credentials,
+            self.asked.as_ref(),
+        )?;
         match serde_json::to_string(&answer) {
             Ok(answer) => Some(answer),
             Err(error) => {

@@ -16,6 +16,7 @@
 
 use crate::batch::batch_messages;
 use crate::handshake::is_initialize;
+use crate::hidden::Credentials;
 use crate::lines::{LineBuffer, ReadLine};
 use crate::process::ServerProcess;
 use crate::unreadable::unreadable_answering;
@@ -42,6 +43,9 @@ pub(crate) struct StdioTransport {
     /// closed.
     stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
     server: Arc<str>,
+    /// The server's credentials, which what is logged or answered of a line refused or
+    /// unreadable must not quote.
+    credentials: Credentials,
     /// The id of the `initialize` sent, until it is answered.
     initializing: Option<RequestId>,
     /// How long the server may read nothing of a message being written.
@@ -52,10 +56,11 @@ pub(crate) struct StdioTransport {
 
 impl StdioTransport {
     /// Starts `command` with its standard input, output and error piped, giving the
-    /// transport and the standard error to follow.
+    /// transport and the standard error to follow. `credentials` are the server's.
     pub(crate) fn spawn(
         mut command: Command,
         server: &str,
+        credentials: Credentials,
         write_timeout: Duration,
     ) -> std::io::Result<(StdioTransport, Option<ChildStderr>)> {
         command
@@ -76,6 +81,7 @@ impl StdioTransport {
             batched: VecDeque::new(),
             stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
             server: Arc::from(server),
+            credentials,
             initializing: None,
             write_timeout,
             stall: CancellationToken::new(),
@@ -105,7 +111,7 @@ impl StdioTransport {
     ) -> Vec<RxJsonRpcMessage<RoleClient>> {
         let refusal = |why| {
             let asked = self.initializing.as_ref();
-            refusal_answering(text, why, &self.server, asked)
+            refusal_answering(text, why, &self.server, &self.credentials, asked)
                 .into_iter()
                 .collect()
         };
@@ -125,7 +131,7 @@ impl StdioTransport {
             // errors with a server that echoes them).
             Err(error) => batch_messages(text, &self.server).unwrap_or_else(|| {
                 let asked = self.initializing.as_ref();
-                unreadable_answering(text, &error, &self.server, asked)
+                unreadable_answering(text, &error, &self.server, &self.credentials, asked)
                     .into_iter()
                     .collect()
             }),

@@ -7,7 +7,12 @@
 //! request it answers fails at once with an error saying why ([`refusal_answering`]), and anything
 //! else (a request, a notification) is dropped with a warning. A served tool set weighs
 //! its client's requests with the same [`is_light`] (`serve/stdio.rs`, `serve/http.rs`).
+//!
+//! The `id` a warning quotes is the server's to write: it is shown as errors quote the
+//! server ([`logged_id`]), without the server's credentials.
 
+use crate::hidden::Credentials;
+use crate::server::shown_message;
 use rmcp::RoleClient;
 use rmcp::model::{ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::RxJsonRpcMessage;
@@ -15,6 +20,9 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
 /// The longest message read from a server (rmcp's own line limit, 16 MiB).
 pub(crate) const MAX_MESSAGE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+
+/// How much of a request id a warning quotes: an answer's `id` may be any string.
+const LOGGED_ID_BYTES: usize = 128;
 
 /// How much of a message over [`MAX_MESSAGE_BYTES`] is kept: enough to find which request
 /// it answers when its `id` comes first, as it usually does.
@@ -71,6 +79,13 @@ pub(crate) fn is_light(text: &[u8]) -> bool {
     reins::json_weight::parses_within(text, reins::json_weight::MAX_PARSED_OVERHEAD)
 }
 
+/// The request id `id`, written by the server, as a warning quotes it: without the
+/// server's `credentials` (a server can name its token as the request it answers), control
+/// sequences shown as text, cut to [`LOGGED_ID_BYTES`].
+pub(crate) fn logged_id(id: &RequestId, credentials: &Credentials) -> String {
+    shown_message(&id.to_string(), &credentials.secrets, LOGGED_ID_BYTES)
+}
+
 /// [`refusal_answering`] of a message that came back for no request in particular.
 #[cfg(test)]
 pub(crate) fn refusal(
@@ -78,7 +93,7 @@ pub(crate) fn refusal(
     why: Unread,
     server: &str,
 ) -> Option<RxJsonRpcMessage<RoleClient>> {
-    refusal_answering(text, why, server, None)
+    refusal_answering(text, why, server, &Credentials::default(), None)
 }
 
 /// What the client is told of a message that is not parsed: when `text` (the message, or
@@ -89,11 +104,12 @@ pub(crate) fn refusal(
 /// handshake's `initialize` over stdio): when `text` is not a request of the server's and
 /// names no request it answers (its `id` comes after what was read, or is inside a batch),
 /// it answers `asked`, whose caller would otherwise wait for an answer that was there and
-/// refused.
+/// refused. The warning quotes the id without `credentials`, the server's.
 pub(crate) fn refusal_answering(
     text: &[u8],
     why: Unread,
     server: &str,
+    credentials: &Credentials,
     asked: Option<&RequestId>,
 ) -> Option<RxJsonRpcMessage<RoleClient>> {
     let shape = MessageShape::of(text);
@@ -104,7 +120,8 @@ pub(crate) fn refusal_answering(
     };
     match answered {
         Some(id) => {
-            tracing::warn!(target: "reins_mcp", server, %id, "{why}");
+            let shown_id = logged_id(&id, credentials);
+            tracing::warn!(target: "reins_mcp", server, id = %shown_id, "{why}");
             Some(JsonRpcMessage::error(
                 ErrorData::internal_error(why.to_string(), None),
                 Some(id),
@@ -226,6 +243,7 @@ mod tests {
             text.as_bytes(),
             Unread::Cut { read: 1 },
             "s",
+            &Credentials::default(),
             Some(&asked),
         )? {
             JsonRpcMessage::Error(error) => error.id,

@@ -5,7 +5,7 @@ use rmcp::service::RxJsonRpcMessage;
 
 /// The events `chunks` make, read one chunk after another.
 fn events(chunks: &[&[u8]], asked: Option<RequestId>) -> Vec<Sse> {
-    let mut parser = EventParser::new(Arc::from("s"), asked);
+    let mut parser = EventParser::new(Arc::from("s"), Arc::default(), asked);
     let mut ready = VecDeque::new();
     for chunk in chunks {
         parser.feed(chunk, &mut ready);
@@ -77,7 +77,7 @@ fn a_heavy_message_becomes_the_error_answering_its_request() {
 
 #[test]
 fn a_long_event_is_cut_and_answers_the_request_it_came_back_for() {
-    let mut parser = EventParser::new(Arc::from("s"), Some(RequestId::Number(5)));
+    let mut parser = EventParser::new(Arc::from("s"), Arc::default(), Some(RequestId::Number(5)));
     let mut ready = VecDeque::new();
     parser.feed(br#"data: {"jsonrpc":"2.0","result":{"text":""#, &mut ready);
     let mega = vec![b'x'; 1024 * 1024];
@@ -111,7 +111,13 @@ async fn a_body_cut_short_ends_the_stream_with_an_error() {
         Ok(Bytes::from_static(b"data: 1\n\ndata: 2")),
         Err(std::io::Error::other("reset")),
     ];
-    let mut stream = weighed_events(futures::stream::iter(chunks), Arc::from("s"), None, None);
+    let mut stream = weighed_events(
+        futures::stream::iter(chunks),
+        Arc::from("s"),
+        Arc::default(),
+        None,
+        None,
+    );
     assert_eq!(data(&stream.next().await.unwrap().unwrap()), "1");
     assert!(matches!(stream.next().await, Some(Err(SseError::Body(_)))));
     assert!(stream.next().await.is_none());
@@ -158,6 +164,7 @@ async fn a_json_body_on_the_get_stream_is_passed_over_and_ends_it() {
     let stream = weighed_events(
         futures::stream::iter(chunks),
         Arc::from("s"),
+        Arc::default(),
         None,
         Some("text/event-stream".to_owned()),
     );
