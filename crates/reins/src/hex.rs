@@ -1,5 +1,6 @@
 //! Bytes as lower-case hexadecimal text: digests in cache keys, decision bindings, model
-//! checksums and webhook signatures.
+//! checksums and webhook signatures; and the byte a percent escape (`%2F`, either case)
+//! stands for, for the providers' and the redaction hook's readings of encoded secrets.
 
 /// `bytes` as lower-case hex, two digits a byte.
 pub(crate) fn lower_hex(bytes: &[u8]) -> String {
@@ -17,6 +18,19 @@ pub(crate) fn push_lower_hex(text: &mut String, bytes: &[u8]) {
     }
 }
 
+/// The byte the percent escape at the start of `text` (`%` and two hex digits, either case)
+/// stands for, if it starts with one.
+pub(crate) fn percent_escaped_byte(text: &[u8]) -> Option<u8> {
+    match text {
+        [b'%', high, low, ..] => {
+            let digit = |byte: u8| char::from(byte).to_digit(16);
+            let value = digit(*high)? * 16 + digit(*low)?;
+            u8::try_from(value).ok()
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -31,5 +45,15 @@ mod tests {
         let mut text = "sha256:".to_owned();
         push_lower_hex(&mut text, &[0xde, 0xad]);
         assert_eq!(text, "sha256:dead");
+    }
+
+    #[test]
+    fn a_percent_escape_is_read_in_either_case_and_nothing_else_is() {
+        assert_eq!(percent_escaped_byte(b"%2Fa"), Some(b'/'));
+        assert_eq!(percent_escaped_byte(b"%2f"), Some(b'/'));
+        assert_eq!(percent_escaped_byte(b"%ff"), Some(0xff));
+        for not_one in [&b"%2"[..], b"%g0", b"2F", b"%+1", b""] {
+            assert_eq!(percent_escaped_byte(not_one), None, "{not_one:?}");
+        }
     }
 }

@@ -12,6 +12,7 @@
 //! text without `\\`, `\/`, an ASCII `\u` escape or an ASCII percent escape has no view and
 //! costs no allocation.
 
+use crate::hex::percent_escaped_byte;
 use memchr::memchr_iter;
 use std::ops::Range;
 
@@ -93,10 +94,7 @@ fn ascii_escape(bytes: &[u8], slash: usize) -> Option<u8> {
 
 /// The ASCII byte of the percent escape (`%40`) at `percent`, if there is one.
 fn percent_escape(bytes: &[u8], percent: usize) -> Option<u8> {
-    let hex = bytes.get(percent + 1..percent + 3)?;
-    let digit = |b: u8| char::from(b).to_digit(16);
-    let code = digit(hex[0])? * 16 + digit(hex[1])?;
-    u8::try_from(code).ok().filter(u8::is_ascii)
+    percent_escaped_byte(bytes.get(percent..)?).filter(u8::is_ascii)
 }
 
 /// One level of `text` decoded, its origins offsets in `text`; `None` if the result is not

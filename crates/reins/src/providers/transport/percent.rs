@@ -2,6 +2,8 @@
 //! that echoes the request's URL shows the key so (`sk-live-abc%2Fdef`, or every byte escaped,
 //! `%73%6B…`, in either case of hex). Each byte of the secret may be itself or its escape.
 
+use crate::hex::percent_escaped_byte;
+
 /// `text` with every spelling of `secret` that the percent-escapes allow replaced by
 /// `replacement`. Text without a `%` holds none but the plain one, and is returned as it is.
 pub(super) fn replace_spelled(text: &str, secret: &str, replacement: &str) -> String {
@@ -73,7 +75,7 @@ fn spelling(text: &[u8], secret: &[u8]) -> Spelling {
         if rest.is_empty() {
             return Spelling::Start(matched);
         }
-        let escaped = escaped_byte(rest) == Some(wanted);
+        let escaped = percent_escaped_byte(rest) == Some(wanted);
         let plain = rest.first() == Some(&wanted);
         match (escaped, plain) {
             // A `%` of the secret, and text that could be it as itself or as `%25`: both
@@ -98,18 +100,6 @@ fn spelling(text: &[u8], secret: &[u8]) -> Spelling {
         matched += 1;
     }
     Spelling::Whole(at)
-}
-
-/// The byte a percent-escape at the start of `text` stands for.
-fn escaped_byte(text: &[u8]) -> Option<u8> {
-    match text {
-        [b'%', high, low, ..] => {
-            let digit = |byte: u8| char::from(byte).to_digit(16);
-            let value = digit(*high)? * 16 + digit(*low)?;
-            u8::try_from(value).ok()
-        }
-        _ => None,
-    }
 }
 
 /// Whether `text` is an escape of `byte` cut short: `%`, or `%` and its first hex digit,
