@@ -11,7 +11,9 @@ use crate::interrupt::StopSignal;
 use crate::run::Ending;
 use reins::agent::ToolDecision;
 use reins::text::printable;
-use reins_restate::{ClientError, PendingDecision, RestateRuns, RunFailure, RunOutput};
+use reins_restate::{
+    ClientError, PendingDecision, RestateRuns, RunFailure, RunOutput, RunProgress,
+};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -50,24 +52,31 @@ async fn locate(runs: &RestateRuns, run: &str) -> Result<Where, ClientError> {
         return Ok(Where::Waiting(progress.steps, progress.pending));
     }
     match runs.finished_output(run).await {
-        Ok(Some(output)) => Ok(Where::Done(progress.steps, output)),
+        Ok(Some(output)) => Ok(Where::Done(
+            last_progress(runs, run, progress).await.steps,
+            output,
+        )),
         Ok(None) => Ok(Where::Running(progress.steps)),
         // `status` found the run: its invocation may just have been recorded.
         Err(ClientError::UnknownRun { .. }) => Ok(Where::Running(progress.steps)),
         Err(ClientError::Http { status, body }) if status >= 500 || status == 400 => {
-            // The status may have been read just before the run ended: read it again.
-            let failure = match progress.failure {
-                Some(failure) => Some(failure),
-                None => runs.status(run).await.ok().and_then(|again| again.failure),
-            };
+            let read_first = progress.failure;
+            let last = last_progress(runs, run, progress).await;
             Ok(Where::Failed(
-                progress.steps,
+                last.steps,
                 failure_message(&body),
-                failure,
+                last.failure.or(read_first),
             ))
         }
         Err(error) => Err(error),
     }
+}
+
+/// The progress of a run that has ended, read again: `progress` may have been read just
+/// before the run journaled its last steps (and, when it failed, said why), and who follows
+/// the run must see every step before its answer or error. When that read fails, `progress`.
+async fn last_progress(runs: &RestateRuns, run: &str, progress: RunProgress) -> RunProgress {
+    runs.status(run).await.unwrap_or(progress)
 }
 
 fn pending_json(pending: &[PendingDecision]) -> Vec<Value> {

@@ -40,6 +40,7 @@ mod passthrough;
 mod pipes;
 mod programs;
 mod restate;
+mod restate_ending;
 mod restate_identity;
 mod restate_stop;
 mod restate_token;
