@@ -27,7 +27,8 @@
 //! - **Errors** quote at most 2 KiB of what the server sent (control sequences as text, see
 //!   [`crate::text`]); a streamed answer that is not an event stream, or that breaks, says
 //!   what was received. A stream that ends before the server said why the answer ended (a
-//!   Chat `[DONE]` before any `finish_reason`, no Anthropic `message_stop`, no Responses
+//!   Chat `[DONE]` before any `finish_reason`, no Anthropic `message_stop` or one before any
+//!   `stop_reason`, no Responses
 //!   `response.completed`, no Gemini `finishReason`) is a cut one: a
 //!   [`CompletionError::Decode`](crate::completion::CompletionError::Decode), never a
 //!   partial answer.

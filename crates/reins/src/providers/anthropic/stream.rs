@@ -156,6 +156,15 @@ impl MessagesStreamDecoder {
                         &*self,
                     ));
                 }
+                // Anthropic says why the answer ended in `message_delta`: without it, the
+                // stream was cut (the other protocols' streams are held to the same).
+                if self.message.get("stop_reason").is_none_or(Value::is_null) {
+                    return Err(codec::cut_stream(
+                        "with `message_stop` before any `stop_reason` (the server never said \
+                         why the answer ended); received ",
+                        &*self,
+                    ));
+                }
                 // A server may leave blocks unstopped: the answer ends them all.
                 for block in &mut self.blocks {
                     block.stream_start_input(out);

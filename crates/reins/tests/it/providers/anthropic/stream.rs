@@ -181,6 +181,7 @@ async fn calls_started_out_of_index_order_end_in_the_order_they_streamed() {
         call_start(1, "toolu_b"),
         call_start(0, "toolu_a"),
     ];
+    stream.push(json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}));
     stream.push(json!({"type": "message_stop"}));
     let server = answering(sse_response(&events(&stream))).await;
     let (chunks, done) = drain(&model_of::<Messages>(&server.uri()), &prompt("hi")).await;

@@ -66,6 +66,27 @@ async fn an_anthropic_stream_stopped_before_any_message_started_is_an_error() {
     assert_eq!(answer.finish_reason, Some(FinishReason::Stop));
 }
 
+/// A stream that stops with no `stop_reason` (its `message_delta` lost, as a proxy whose
+/// upstream broke may end it) never said why the answer ended: a cut stream, as a Chat stream
+/// ended by `[DONE]` before any `finish_reason` is, not an answer the run would act on.
+#[tokio::test]
+async fn an_anthropic_stream_stopped_before_any_stop_reason_is_an_error() {
+    let mut start = anthropic::message("msg_1", json!([]), "end_turn");
+    start["stop_reason"] = Value::Null;
+    let events = anthropic::events(&[
+        json!({"type": "message_start", "message": start}),
+        json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": "The answer is"}}),
+        json!({"type": "message_stop"}),
+    ]);
+    assert_no_answer(
+        streamed::<Messages>(&events).await,
+        "before any `stop_reason`",
+    );
+}
+
 #[tokio::test]
 async fn a_responses_response_not_finished_yet_is_an_error_naming_its_status() {
     for status in ["queued", "in_progress"] {
