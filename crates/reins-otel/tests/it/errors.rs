@@ -90,15 +90,20 @@ async fn a_failed_model_calls_error_is_an_exception_on_its_chat_span_when_conten
         status: 404,
         body: "the model `gpt-tset` does not exist; your key sk-live is fine".into(),
     };
-    let recorded = Recorded::start(
+    // The spans of a run whose one model call fails so, recorded by `telemetry`.
+    let failed_run = async |telemetry: Telemetry| {
+        let recorded = Recorded::start(telemetry);
+        AgentBuilder::new(NamedModel::new([Turn::error(not_found())]))
+            .build()
+            .prompt("hi")
+            .await
+            .unwrap_err();
+        recorded.spans()
+    };
+    let spans = failed_run(
         Telemetry::new().capture_content(|_, text| Some(text.replace("sk-live", "[KEY]"))),
-    );
-    AgentBuilder::new(NamedModel::new([Turn::error(not_found())]))
-        .build()
-        .prompt("hi")
-        .await
-        .unwrap_err();
-    let spans = recorded.spans();
+    )
+    .await;
     let chat = span(&spans, "chat gpt-test");
     let shown = exceptions(chat);
     assert_eq!(shown.len(), 1, "{:?}", chat.events);
@@ -112,12 +117,6 @@ async fn a_failed_model_calls_error_is_an_exception_on_its_chat_span_when_conten
     );
     assert!(exceptions(span(&spans, "invoke_agent")).is_empty());
 
-    let recorded = Recorded::start(Telemetry::new());
-    AgentBuilder::new(NamedModel::new([Turn::error(not_found())]))
-        .build()
-        .prompt("hi")
-        .await
-        .unwrap_err();
-    let spans = recorded.spans();
+    let spans = failed_run(Telemetry::new()).await;
     assert!(exceptions(span(&spans, "chat gpt-test")).is_empty());
 }

@@ -22,7 +22,7 @@ fn script() -> ScriptedModel {
 }
 
 /// A run waiting for approval of `pay`, and that call as listed.
-async fn waiting_run(store: &(impl RunStore + Clone)) -> (String, PendingApproval) {
+pub(super) async fn waiting_run(store: &(impl RunStore + Clone)) -> (String, PendingApproval) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let error = agent(script(), log, Seen::default())
         .prompt("pay the bill")

@@ -2,10 +2,10 @@
 //! claim or a decision on PostgreSQL give up after the store's lock timeout, saying so,
 //! instead of waiting for ever; once the lock is gone both go through.
 
-use super::{Seen, agent, postgres_client, postgres_database, script};
+use super::decided_once::waiting_run;
+use super::{postgres_client, postgres_database};
 use reins::agent::*;
 use reins::store::{Decision, PostgresStore, RunStore, StoreError};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long the store waits for the lock in these tests.
@@ -22,17 +22,8 @@ async fn a_claim_or_decision_on_a_row_another_session_holds_locked_fails_saying_
         .await
         .unwrap()
         .with_lock_timeout(LOCK_WAIT);
-    let error = agent(script(), Arc::new(Mutex::new(Vec::new())), Seen::default())
-        .prompt("pay the bill")
-        .durable(store.clone())
-        .await
-        .unwrap_err();
-    let PromptError::Suspended { run } = error else {
-        panic!("expected a suspension, got {error:?}");
-    };
-    let run_id = run.run_id().to_owned();
-    let pending = store.pending_approvals().await.unwrap().approvals;
-    let decision = Decision::new(&pending[0], ToolDecision::approve(), "alice");
+    let (run_id, pending) = waiting_run(&store).await;
+    let decision = Decision::new(&pending, ToolDecision::approve(), "alice");
 
     // Another session holds the run's row, its transaction left open.
     let mut holder = postgres_client(&url).await;
