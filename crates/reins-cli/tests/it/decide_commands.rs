@@ -4,7 +4,7 @@
 //! decision about a run some process is driving says so, and how to take the run over.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, notes_agent, outcome, save_note_rules};
+use crate::common::{AgentDir, notes_agent, outcome, save_note_rules, suspended_run_named};
 use crate::interrupt::{RULES, run_waiting_in_its_tool};
 
 /// The notes agent asking about every `save_note` call, its file named `my notes.toml` (a
@@ -20,19 +20,6 @@ fn asking_agent(server: &FakeLlm) -> AgentDir {
         dir: agent.dir,
         file,
     }
-}
-
-/// The run `[suspended]` names in `stderr`.
-fn suspended_run(stderr: &str) -> String {
-    let line = stderr
-        .lines()
-        .find(|line| line.starts_with("[suspended] run "))
-        .unwrap_or_else(|| panic!("no [suspended] line: {stderr}"));
-    line["[suspended] run ".len()..]
-        .split_whitespace()
-        .next()
-        .expect("a run id")
-        .to_owned()
 }
 
 /// The line of `text` that is `command` alone (indented), as a person copies it.
@@ -55,7 +42,7 @@ fn a_suspended_run_prints_whole_commands_that_decide_it_and_work_when_pasted() {
             .env("REINS_TEST_KEY", "k"),
     );
     assert_eq!(code, 3, "{stderr}");
-    let run = suspended_run(&stderr);
+    let run = suspended_run_named(&stderr);
     command_line(&stderr, &format!("reins runs deny 'my notes.toml' {run}"));
     let approve = command_line(
         &stderr,
@@ -109,7 +96,7 @@ rules:
             .env("REINS_TEST_KEY", "k"),
     );
     assert_eq!(code, 3, "{stderr}");
-    let run = suspended_run(&stderr);
+    let run = suspended_run_named(&stderr);
     let approve = command_line(
         &stderr,
         &format!("reins runs approve 'my notes.toml' {run} t1c0"),

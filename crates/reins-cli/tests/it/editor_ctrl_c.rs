@@ -4,7 +4,7 @@
 //! the run nor leaves the call waiting.
 
 use crate::common::fakellm::FakeLlm;
-use crate::common::{AgentDir, outcome};
+use crate::common::{AgentDir, outcome, suspended_run_named};
 use crate::terminal::{agent, editor_script, rules};
 use reins_test_servers::Tmux;
 
@@ -117,15 +117,7 @@ fn a_ctrl_c_the_editor_takes_stops_nothing_in_a_chat() {
 fn suspended(agent: &AgentDir) -> String {
     let (code, _, stderr) = outcome(agent.keyed(&["run", "AGENT", "Save a note."]));
     assert_eq!(code, 3, "{stderr}");
-    let line = stderr
-        .lines()
-        .find(|line| line.starts_with("[suspended] run "))
-        .unwrap_or_else(|| panic!("no [suspended] line: {stderr}"));
-    line["[suspended] run ".len()..]
-        .split_whitespace()
-        .next()
-        .expect("a run id")
-        .to_owned()
+    suspended_run_named(&stderr)
 }
 
 /// `reins runs approve --edit` drives no run, but a Ctrl-C while its editor is open is the

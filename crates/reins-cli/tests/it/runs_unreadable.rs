@@ -3,7 +3,7 @@
 //! in the table and in `--json`, instead of one bad record failing the whole listing. The web
 //! inbox names it under its runs too.
 
-use crate::common::inbox::Inbox;
+use crate::common::inbox::{Inbox, RunCopies, copy_run_records};
 use crate::common::{AgentDir, events, model_table, outcome};
 
 /// An agent whose runs fail at their first model call (no model answers): two of them stored.
@@ -115,30 +115,10 @@ const MOST_UNREADABLE_LISTED: usize = 50;
 fn the_inbox_names_some_of_many_unreadable_runs_and_says_how_many_more() {
     let (agent, runs) = two_failed_runs();
     let copies = MOST_UNREADABLE_LISTED + 30;
-    let store = agent.dir.path().join(".reins").join("runs.sqlite");
-    let mut connection = rusqlite::Connection::open(&store).expect("the store");
-    let copying = connection.transaction().expect("a transaction");
-    for copy in 0..copies {
-        let id = format!("copy-{copy:04}");
-        let copied = copying
-            .execute(
-                "INSERT INTO reins_runs (run_id, version, format, status, state, updated_at)
-                 SELECT ?2, version, format, 'paused', state, updated_at + ?3
-                 FROM reins_runs WHERE run_id = ?1",
-                rusqlite::params![runs[0], id, copy + 1],
-            )
-            .expect("copy");
-        assert_eq!(copied, 1);
-    }
-    copying.commit().expect("commit");
+    copy_run_records(&agent, &runs[0], copies, RunCopies::Unreadable);
 
     let inbox = Inbox::start(&agent, &[]);
-    let page = inbox
-        .http()
-        .get(format!("{}/", inbox.url))
-        .send()
-        .and_then(|response| response.text())
-        .expect("the runs page");
+    let page = inbox.runs_page();
     assert!(page.contains(&format!(">{}</a>", runs[1])), "{page}");
     let named = page
         .split("id=\"unreadable\"")

@@ -42,6 +42,15 @@ impl Inbox {
             .expect("client")
     }
 
+    /// The runs page (the inbox's front page), as the person's browser gets it.
+    pub fn runs_page(&self) -> String {
+        self.http()
+            .get(format!("{}/", self.url))
+            .send()
+            .and_then(|r| r.text())
+            .expect("the runs page")
+    }
+
     /// The page of `run`, as the person's browser gets it.
     pub fn run_page(&self, run: &str) -> String {
         self.http()
@@ -247,4 +256,38 @@ pub fn form_field(page: &str, name: &str) -> String {
         .and_then(|rest| rest.split('"').next())
         .unwrap_or_else(|| panic!("the page has no field {name}\n{page}"))
         .to_owned()
+}
+
+/// What the copies [`copy_run_records`] writes are.
+pub enum RunCopies {
+    /// Runs of their own: each copy's state names its own id.
+    Readable,
+    /// Records that cannot be read as the runs they are filed as (`paused`, their state still
+    /// naming the original run).
+    Unreadable,
+}
+
+/// Writes `copies` copies of `run`'s record in `agent`'s store, under the ids `copy-0000`, …,
+/// each written a millisecond after the one before, in one transaction.
+pub fn copy_run_records(agent: &AgentDir, run: &str, copies: usize, kind: RunCopies) {
+    let columns = match kind {
+        RunCopies::Readable => "status, REPLACE(state, ?1, ?2)",
+        RunCopies::Unreadable => "'paused', state",
+    };
+    let insert = format!(
+        "INSERT INTO reins_runs (run_id, version, format, status, state, updated_at)
+         SELECT ?2, version, format, {columns}, updated_at + ?3
+         FROM reins_runs WHERE run_id = ?1"
+    );
+    let store = agent.dir.path().join(".reins").join("runs.sqlite");
+    let mut connection = rusqlite::Connection::open(&store).expect("the store");
+    let copying = connection.transaction().expect("a transaction");
+    for copy in 0..copies {
+        let id = format!("copy-{copy:04}");
+        let copied = copying
+            .execute(&insert, rusqlite::params![run, id, copy + 1])
+            .expect("copy");
+        assert_eq!(copied, 1);
+    }
+    copying.commit().expect("commit");
 }

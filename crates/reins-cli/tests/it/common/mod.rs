@@ -172,6 +172,19 @@ pub fn approve_with_args(agent: &AgentDir, run: &str, args: &str) -> (i32, Strin
     outcome(agent.reins(&["runs", "approve", "AGENT", run, "--args", args]))
 }
 
+/// The run `[suspended]` names in `stderr`.
+pub fn suspended_run_named(stderr: &str) -> String {
+    let line = stderr
+        .lines()
+        .find(|line| line.starts_with("[suspended] run "))
+        .unwrap_or_else(|| panic!("no [suspended] line: {stderr}"));
+    line["[suspended] run ".len()..]
+        .split_whitespace()
+        .next()
+        .expect("a run id")
+        .to_owned()
+}
+
 /// Exit code, stdout and stderr of a finished command.
 pub fn outcome(mut command: impl std::borrow::BorrowMut<Command>) -> (i32, String, String) {
     let output = command.borrow_mut().output().expect("run reins");

@@ -4,7 +4,7 @@
 
 use super::{agent, suspended_run};
 use crate::common::fakellm::FakeLlm;
-use crate::common::inbox::Inbox;
+use crate::common::inbox::{Inbox, RunCopies, copy_run_records};
 use crate::common::outcome;
 
 /// The most runs the inbox's first page lists (`ui::runs_list::MOST_RUNS_LISTED`).
@@ -30,31 +30,11 @@ fn a_store_of_many_runs_lists_the_waiting_and_newest_and_says_how_many_more() {
         .expect("the failed run's id");
     // Many more failed runs, written after it: copies of its record under ids of their own.
     let copies = MOST_RUNS_LISTED + 50;
-    let store = agent.dir.path().join(".reins").join("runs.sqlite");
-    let mut connection = rusqlite::Connection::open(&store).expect("the store");
-    let copying = connection.transaction().expect("a transaction");
-    for copy in 0..copies {
-        let id = format!("copy-{copy:04}");
-        let copied = copying
-            .execute(
-                "INSERT INTO reins_runs (run_id, version, format, status, state, updated_at)
-                 SELECT ?2, version, format, status, REPLACE(state, ?1, ?2), updated_at + ?3
-                 FROM reins_runs WHERE run_id = ?1",
-                rusqlite::params![failed, id, copy + 1],
-            )
-            .expect("copy");
-        assert_eq!(copied, 1);
-    }
-    copying.commit().expect("commit");
+    copy_run_records(&agent, &failed, copies, RunCopies::Readable);
     let total = copies + 2;
 
     let inbox = Inbox::start(&agent, &[]);
-    let page = inbox
-        .http()
-        .get(format!("{}/", inbox.url))
-        .send()
-        .and_then(|r| r.text())
-        .expect("the runs page");
+    let page = inbox.runs_page();
     assert_eq!(
         page.matches("<tr class=\"run\"").count(),
         MOST_RUNS_LISTED,
