@@ -84,13 +84,10 @@ pub(super) fn tool_label(tool: &str) -> String {
 pub(super) fn add_usage(total: &mut Usage, usage: Usage) {
     let call_total =
         (usage.total_tokens).max(usage.input_tokens.saturating_add(usage.output_tokens));
-    total.input_tokens = total.input_tokens.saturating_add(usage.input_tokens);
-    total.output_tokens = total.output_tokens.saturating_add(usage.output_tokens);
-    total.total_tokens = total.total_tokens.saturating_add(call_total);
-    total.cache_read_input_tokens =
-        (total.cache_read_input_tokens).saturating_add(usage.cache_read_input_tokens);
-    total.cache_creation_input_tokens =
-        (total.cache_creation_input_tokens).saturating_add(usage.cache_creation_input_tokens);
+    *total += Usage {
+        total_tokens: call_total,
+        ..usage
+    };
 }
 
 /// Why the ledger could not be used. The budget then stops the run: it guards spending, so
