@@ -79,22 +79,24 @@ impl Pending {
 /// What was lost, if anything, after a flush or shutdown that waited `timeout`: `traces` and
 /// `metrics` are the providers' results, `None` when they did not finish in time.
 pub(crate) fn not_exported(
-    traces: (&Arc<Delivery>, &Option<OTelSdkResult>),
+    traces: Option<(&Arc<Delivery>, &Option<OTelSdkResult>)>,
     metrics: Option<(&Arc<Delivery>, &Option<OTelSdkResult>)>,
     timeout: Duration,
 ) -> Option<NotExported> {
-    let (trace_delivery, trace_result) = traces;
-    let spans = trace_delivery.take_unexported();
+    let spans = traces.map_or(0, |(delivery, _)| delivery.take_unexported());
     let metrics_lost =
         metrics.is_some_and(|(delivery, result)| result.is_none() || delivery.failing());
     if spans == 0 && !metrics_lost {
         return None;
     }
-    let timed_out = (spans > 0 && trace_result.is_none())
+    let timed_out = (spans > 0 && traces.is_some_and(|(_, result)| result.is_none()))
         || metrics.is_some_and(|(_, result)| result.is_none());
-    let delivery = match metrics {
-        Some((delivery, _)) if spans == 0 => delivery,
-        _ => trace_delivery,
+    // Spans were lost only if they are sent over OTLP; else the metrics were.
+    let delivery = match (traces, metrics) {
+        (Some((delivery, _)), _) if spans > 0 => delivery,
+        (_, Some((delivery, _))) => delivery,
+        (Some((delivery, _)), None) => delivery,
+        (None, None) => return None,
     };
     let reason = if timed_out {
         format!("no answer within {timeout:?}")
@@ -116,7 +118,9 @@ impl Otel {
     /// has passed; failures from now on are said by the result, not logged.
     pub(crate) fn close(&mut self, timeout: Duration) -> Result<(), InitError> {
         self.shut_down = true;
-        self.traces.close();
+        if let Some(traces) = &self.traces {
+            traces.close();
+        }
         if let Some(metrics) = &self.metrics {
             metrics.close();
         }
@@ -140,8 +144,9 @@ impl Otel {
         metrics: Option<opentelemetry_sdk::error::OTelSdkResult>,
         timeout: Duration,
     ) -> Result<(), InitError> {
+        let watched_traces = self.traces.as_ref().map(|delivery| (delivery, &traces));
         let watched_metrics = self.metrics.as_ref().map(|delivery| (delivery, &metrics));
-        if let Some(lost) = not_exported((&self.traces, &traces), watched_metrics, timeout) {
+        if let Some(lost) = not_exported(watched_traces, watched_metrics, timeout) {
             return Err(InitError::NotExported(lost));
         }
         traces.unwrap_or(Ok(()))?;

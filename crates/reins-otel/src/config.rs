@@ -2,21 +2,16 @@
 //! exporter per signal, each sending through its own [`transport`] and watched by its
 //! [`Delivery`], under one global subscriber.
 
-use crate::delivery::{self, Delivery};
+use crate::console::{ConsoleMetrics, ConsoleOutput, ConsoleSpans};
+use crate::otlp::{metrics as otlp_metrics, spans as otlp_spans};
 use crate::{
     CAPTURE_CONTENT_VAR, ContentKind, DEFAULT_SERVICE_NAME, InitError, Otel, Telemetry,
-    compression, endpoint, exporter_error, filter, layers, transport, withheld,
-    without_endpoint_logs,
-};
-use opentelemetry_otlp::{
-    MetricExporter, OTEL_EXPORTER_OTLP_METRICS_COMPRESSION, OTEL_EXPORTER_OTLP_METRICS_TIMEOUT,
-    OTEL_EXPORTER_OTLP_TRACES_COMPRESSION, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, SpanExporter,
+    compression, filter, layers, selection, withheld, without_endpoint_logs,
 };
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use std::sync::Arc;
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -35,6 +30,12 @@ use tracing_subscriber::layer::SubscriberExt;
 #[derive(Debug, Default)]
 pub struct Config {
     telemetry: Telemetry,
+    /// Where the console exporter writes; stderr unless set.
+    console: Option<ConsoleOutput>,
+    /// The traces' exporters, in place of `OTEL_TRACES_EXPORTER`'s.
+    traces_exporter: Option<String>,
+    /// The metrics' exporters, in place of `OTEL_METRICS_EXPORTER`'s.
+    metrics_exporter: Option<String>,
 }
 
 impl Config {
@@ -63,9 +64,54 @@ impl Config {
         self
     }
 
-    /// Builds OTLP exporters from the `OTEL_*` environment variables
+    /// Where the console exporter writes, when `OTEL_TRACES_EXPORTER` or
+    /// `OTEL_METRICS_EXPORTER` names `console`: stderr unless this says otherwise (a file, a
+    /// buffer a test reads, or `std::io::stdout()` in a program whose stdout is no answer).
+    /// Stderr by default, not the standard output OpenTelemetry's specification names: a
+    /// program that runs agents prints its answer on stdout, and spans there would be mixed
+    /// into what a pipe reads.
+    ///
+    /// ```no_run
+    /// // OTEL_TRACES_EXPORTER=console: each span written to trace.txt as it ends.
+    /// let file = std::fs::File::create("trace.txt")?;
+    /// let otel = reins_otel::Config::new().console_output(file).init()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn console_output(mut self, writer: impl std::io::Write + Send + 'static) -> Self {
+        self.console = Some(ConsoleOutput::new(writer));
+        self
+    }
+
+    /// The traces' exporters, as `OTEL_TRACES_EXPORTER` would name them (`otlp`, `console`,
+    /// `none`, or a comma list), whatever that variable says.
+    ///
+    /// ```no_run
+    /// // A tool that shows its runs' spans on stderr and sends its metrics nowhere.
+    /// let otel = reins_otel::Config::new()
+    ///     .traces_exporter("console")
+    ///     .metrics_exporter("none")
+    ///     .init()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn traces_exporter(mut self, exporters: impl Into<String>) -> Self {
+        self.traces_exporter = Some(exporters.into());
+        self
+    }
+
+    /// The metrics' exporters, as `OTEL_METRICS_EXPORTER` would name them, whatever that
+    /// variable says.
+    pub fn metrics_exporter(mut self, exporters: impl Into<String>) -> Self {
+        self.metrics_exporter = Some(exporters.into());
+        self
+    }
+
+    /// Builds exporters from the `OTEL_*` environment variables
     /// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `..._HEADERS`, `..._TIMEOUT`, `OTEL_SERVICE_NAME`,
     /// `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_METRICS_EXPORTER=none` for a traces-only backend,
+    /// `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` = `otlp` (the default), `console`
+    /// (written as text, see [`Config::console_output`]), `none`, or a comma list of them;
+    /// an exporter reins-otel lacks (`zipkin`) is left out with a warning, and OTLP used if
+    /// nothing is left,
     /// `OTEL_EXPORTER_OTLP_COMPRESSION=gzip` or a signal's own `..._COMPRESSION` for gzipped
     /// exports), installs them and the W3C trace-context propagator globally, and sets a global
     /// `tracing` subscriber exporting reins's spans.
@@ -108,65 +154,43 @@ impl Config {
         let requested = std::env::var(CAPTURE_CONTENT_VAR).ok();
         let telemetry = with_requested_content(self.telemetry, requested.as_deref());
         let resource = resource();
-        let trace_delivery = delivery(
-            "traces",
-            endpoint::TRACES,
-            OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
-        );
-        let trace_compression = compression::chosen(OTEL_EXPORTER_OTLP_TRACES_COMPRESSION, env_var);
-        let mut ignored = trace_compression.ignored;
-        let span_exporter = exporter(
-            SpanExporter::builder().with_http(),
-            endpoint::TRACES,
-            trace_compression.compression,
-            &trace_delivery,
-            transport::spans_rejected,
-            |builder| builder.build(),
-        )?;
-        // Spans are counted as they end and as the collector takes them, on one processor:
-        // a second would be given a copy of each span.
-        let batch = opentelemetry_sdk::trace::BatchSpanProcessor::builder(delivery::Watched {
-            inner: span_exporter,
-            delivery: trace_delivery.clone(),
-        })
-        .build();
-        let tracer_provider = SdkTracerProvider::builder()
-            .with_span_processor(delivery::Counted {
-                inner: batch,
-                delivery: trace_delivery.clone(),
-            })
-            .with_resource(resource.clone())
+        let console = self.console.unwrap_or_else(ConsoleOutput::stderr);
+        let chosen = |set: Option<String>| move |name: &str| set.clone().or_else(|| env_var(name));
+        let trace_exporters = selection::selected(selection::TRACES, chosen(self.traces_exporter));
+        let metric_exporters =
+            selection::selected(selection::METRICS, chosen(self.metrics_exporter));
+        let mut ignored = Vec::new();
+        let mut tracer_provider = SdkTracerProvider::builder().with_resource(resource.clone());
+        let mut trace_delivery = None;
+        if trace_exporters.exporters.otlp {
+            let (counted, delivery) = otlp_spans(&mut ignored)?;
+            tracer_provider = tracer_provider.with_span_processor(counted);
+            trace_delivery = Some(delivery);
+        }
+        if trace_exporters.exporters.console {
+            // A batch processor of its own: written from its thread, never the run's, and a
+            // copy of each span, as the OTLP one gets.
+            let batch = opentelemetry_sdk::trace::BatchSpanProcessor::builder(ConsoleSpans::new(
+                console.clone(),
+            ))
             .build();
+            tracer_provider = tracer_provider.with_span_processor(batch);
+        }
         let mut metric_delivery = None;
         let mut meter_provider = SdkMeterProvider::builder().with_resource(resource);
         // A backend that takes traces only (e.g. Phoenix) is set up with the standard
         // OTEL_METRICS_EXPORTER=none; metrics are then recorded nowhere.
-        if !exporter_disabled("OTEL_METRICS_EXPORTER") {
-            let delivery = delivery(
-                "metrics",
-                endpoint::METRICS,
-                OTEL_EXPORTER_OTLP_METRICS_TIMEOUT,
-            );
-            let metric_compression =
-                compression::chosen(OTEL_EXPORTER_OTLP_METRICS_COMPRESSION, env_var);
-            ignored.extend(metric_compression.ignored);
-            let metric_exporter = exporter(
-                MetricExporter::builder().with_http(),
-                endpoint::METRICS,
-                metric_compression.compression,
-                &delivery,
-                transport::data_points_rejected,
-                |builder| builder.build(),
-            )?;
-            meter_provider = meter_provider.with_periodic_exporter(delivery::Watched {
-                inner: metric_exporter,
-                delivery: delivery.clone(),
-            });
+        if metric_exporters.exporters.otlp {
+            let (watched, delivery) = otlp_metrics(&mut ignored)?;
+            meter_provider = meter_provider.with_periodic_exporter(watched);
             metric_delivery = Some(delivery);
+        }
+        if metric_exporters.exporters.console {
+            meter_provider = meter_provider.with_periodic_exporter(ConsoleMetrics::new(console));
         }
         let meter_provider = meter_provider.build();
         let otel = Otel {
-            tracer_provider,
+            tracer_provider: tracer_provider.build(),
             meter_provider,
             traces: trace_delivery,
             metrics: metric_delivery,
@@ -188,6 +212,8 @@ impl Config {
         opentelemetry::global::set_meter_provider(otel.meter_provider.clone());
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         // Said once the subscriber is installed: before, no layer would hear it.
+        trace_exporters.warn_ignored();
+        metric_exporters.warn_ignored();
         compression::warn_ignored(&ignored);
         Ok(otel)
     }
@@ -210,69 +236,9 @@ fn with_requested_content(telemetry: Telemetry, requested: Option<&str>) -> Tele
     })
 }
 
-/// `builder` sending through a [`transport::Transport`] of `delivery`'s signal (each export
-/// within its timeout, which the exporter is given too), whose answers `rejection` reads.
-fn exporter_sent_by<B>(
-    builder: B,
-    delivery: &Arc<Delivery>,
-    rejection: transport::RejectionReader,
-) -> Result<B, InitError>
-where
-    B: opentelemetry_otlp::WithExportConfig + opentelemetry_otlp::WithHttpConfig,
-{
-    let client =
-        transport::Transport::new(delivery.clone(), rejection).map_err(InitError::Exporter)?;
-    Ok(builder
-        .with_timeout(delivery.timeout())
-        .with_http_client(client))
-}
-
-/// The delivery of the signal `name` (`traces`), whose endpoint is `signal`'s and whose
-/// export timeout is read from `timeout_variable` (or the variable all signals share).
-fn delivery(name: &'static str, signal: endpoint::Signal, timeout_variable: &str) -> Arc<Delivery> {
-    Delivery::new(
-        name,
-        endpoint::variable(signal, env_var),
-        transport::export_timeout(timeout_variable, env_var),
-    )
-}
-
-/// The exporter `build` makes of `builder`, sent by [`exporter_sent_by`] to `signal`'s
-/// endpoint with `compression` ([`compression::chosen`]), with the endpoint's user info taken
-/// out of its URL into a header. An error names the endpoint by its variable.
-fn exporter<B, E>(
-    builder: B,
-    signal: endpoint::Signal,
-    compression: Option<opentelemetry_otlp::Compression>,
-    delivery: &Arc<Delivery>,
-    rejection: transport::RejectionReader,
-    build: impl FnOnce(B) -> Result<E, opentelemetry_otlp::ExporterBuildError>,
-) -> Result<E, InitError>
-where
-    B: opentelemetry_otlp::WithExportConfig + opentelemetry_otlp::WithHttpConfig,
-{
-    let credentialed = endpoint::credentialed(signal, env_var);
-    let mut builder = exporter_sent_by(builder, delivery, rejection)?;
-    // Given, the SDK reads no compression variable itself: what was chosen is what is sent.
-    if let Some(compression) = compression {
-        builder = builder.with_compression(compression);
-    }
-    let builder = match &credentialed {
-        Some(credentialed) => credentialed.apply(builder),
-        None => builder,
-    };
-    build(builder)
-        .map_err(|error| InitError::Exporter(exporter_error::described(&error, &credentialed)))
-}
-
 /// The environment variable `name`, if it is set (and Unicode).
-fn env_var(name: &str) -> Option<String> {
+pub(crate) fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok()
-}
-
-/// Whether the exporter variable `name` (e.g. `OTEL_METRICS_EXPORTER`) says `none`.
-fn exporter_disabled(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|value| value.trim().eq_ignore_ascii_case("none"))
 }
 
 /// The resource from the environment, named [`DEFAULT_SERVICE_NAME`] unless

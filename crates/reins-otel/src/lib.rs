@@ -54,8 +54,51 @@
 //! export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:6006 OTEL_METRICS_EXPORTER=none
 //! ```
 //!
-//! To see the spans without a collector (on stdout, in a test), build the subscriber with
-//! [`layers`] on a tracer provider of your own, whose exporter writes them where you like.
+//! To look at a run's spans without a collector, set `OTEL_TRACES_EXPORTER=console` (and
+//! `OTEL_METRICS_EXPORTER=console` for the metrics, or `none`): each span is written as text
+//! as it ends, a header line (name, trace and span ids, parent, kind, duration, status), then
+//! an attribute a line, strings quoted and escaped. It goes to **stderr**, not the standard
+//! output OpenTelemetry's specification names: a program that runs agents prints its answer
+//! on stdout, where a pipe would read the spans as part of it.
+//! [`Config::console_output`] writes it elsewhere. Both variables take `otlp` (the default),
+//! `console`, `none` or a comma list (`console,otlp` does both); a value reins-otel lacks
+//! (`zipkin`, a typo) is left out with a warning, as the specification asks, and OTLP is
+//! used if nothing is left. Content is written only as it would be sent over OTLP: with
+//! capture on, and as its redactor returned it.
+//!
+//! ```sh
+//! OTEL_TRACES_EXPORTER=console OTEL_METRICS_EXPORTER=none \
+//! OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true my-agent 2>trace.txt
+//! ```
+//!
+//! ```text
+//! span "chat gpt-4o" trace=61c50f…a6 span=796e…3d parent=ff53…7e kind=Client duration=503.4µs status=unset
+//!   gen_ai.operation.name = "chat"
+//!   gen_ai.provider.name = "openai"
+//!   gen_ai.input.messages = "[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"content\":\"My key is [REDACTED:api_key]\"}]}]"
+//!   gen_ai.usage.input_tokens = 12
+//! ```
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // In a test or a tool of your own: the spans in a file, content recorded with the
+//! // secrets Redaction's default patterns find masked, as over OTLP.
+//! let otel = reins_otel::Config::new()
+//!     .capture_content(|_, text| {
+//!         Some(reins::hooks::redaction::Redaction::new().redact(&text).into_owned())
+//!     })
+//!     .traces_exporter("console") // as OTEL_TRACES_EXPORTER=console would
+//!     .metrics_exporter("none")
+//!     .console_output(std::fs::File::create("trace.txt")?)
+//!     .init()?;
+//! // ... run agents ...
+//! otel.shutdown()?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! For a subscriber of your own, build it with [`layers`] on a tracer provider whose
+//! exporter writes the spans where you like.
 //!
 //! A collector that is down, slow or failing costs the trace and nothing else: spans wait in
 //! a bounded queue (2048, `OTEL_BSP_MAX_QUEUE_SIZE`; more are dropped) and are exported from
@@ -80,12 +123,15 @@ mod bounded;
 mod bridge;
 mod compression;
 mod config;
+mod console;
 mod delivery;
 mod endpoint;
 mod exporter_error;
 mod filter;
 mod layer;
 mod metrics;
+mod otlp;
+mod selection;
 #[cfg(test)]
 mod test_env;
 mod transport;
@@ -151,8 +197,8 @@ pub enum InitError {
 pub struct Otel {
     tracer_provider: SdkTracerProvider,
     meter_provider: SdkMeterProvider,
-    /// How the span export is going.
-    traces: Arc<Delivery>,
+    /// How the spans' OTLP export is going; `None` when spans are not sent over OTLP.
+    traces: Option<Arc<Delivery>>,
     /// How the metric export is going; `None` when metrics are exported nowhere.
     metrics: Option<Arc<Delivery>>,
     shut_down: bool,
@@ -298,11 +344,11 @@ mod tests {
                 .with_simple_exporter(exporter)
                 .build(),
             meter_provider: SdkMeterProvider::default(),
-            traces: Delivery::new(
+            traces: Some(Delivery::new(
                 "traces",
                 "OTEL_EXPORTER_OTLP_ENDPOINT",
                 Duration::from_secs(10),
-            ),
+            )),
             metrics: None,
             shut_down: true,
         };

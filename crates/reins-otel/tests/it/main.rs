@@ -5,6 +5,7 @@ mod attributes;
 mod cancel;
 mod collector_answers;
 mod compression;
+mod console;
 mod content;
 mod credentials;
 mod cut_off;
