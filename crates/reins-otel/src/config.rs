@@ -3,7 +3,7 @@
 //! [`Delivery`], under one global subscriber.
 
 use crate::console::{ConsoleMetrics, ConsoleOutput, ConsoleSpans};
-use crate::otlp::{metrics as otlp_metrics, spans as otlp_spans};
+use crate::otlp::{env_var, metrics as otlp_metrics, spans as otlp_spans};
 use crate::{
     CAPTURE_CONTENT_VAR, ContentKind, DEFAULT_SERVICE_NAME, InitError, Otel, Telemetry,
     compression, filter, layers, selection, withheld, without_endpoint_logs,
@@ -234,11 +234,6 @@ fn with_requested_content(telemetry: Telemetry, requested: Option<&str>) -> Tele
         };
         Some(masked.unwrap_or(text))
     })
-}
-
-/// The environment variable `name`, if it is set (and Unicode).
-pub(crate) fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok()
 }
 
 /// The resource from the environment, named [`DEFAULT_SERVICE_NAME`] unless

@@ -1,7 +1,6 @@
 //! The OTLP exporters [`Config::init`](crate::Config::init) builds, one per signal, each
 //! sending through its own [`transport`] and watched by its [`Delivery`].
 
-use crate::config::env_var;
 use crate::delivery::{self, Delivery};
 use crate::{InitError, compression, endpoint, exporter_error, transport};
 use opentelemetry_otlp::{
@@ -129,4 +128,9 @@ where
     };
     build(builder)
         .map_err(|error| InitError::Exporter(exporter_error::described(&error, &credentialed)))
+}
+
+/// The environment variable `name`, if it is set (and Unicode).
+pub(crate) fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }
