@@ -1,6 +1,7 @@
 //! Who may use the inbox: a request needs the inbox's token ([`super::inbox_token`]: made at
-//! start unless given or `--no-token`), sent once as `?token=`, then kept in a cookie, the
-//! address redirected to the same page without it; and a state-changing request needs the
+//! start unless given or `--no-token`), sent once as `?token=`, then a session secret of
+//! this inbox kept in a cookie (never the token: the browser sends it to every port of the
+//! host), the address redirected to the same page without it; and a state-changing request needs the
 //! page's anti-forgery token and, when the browser sends one, an `Origin` matching the
 //! `Host`. On loopback (always with `--no-token`), a request must name a loopback host
 //! (against DNS rebinding). Wrong tokens past a few a minute are answered 429
@@ -60,13 +61,12 @@ async fn checked(
         let from_query = query
             .get("token")
             .is_some_and(|given| constant_eq(given, token));
-        // The cookie holds the token in hex: any token fits a cookie's value that way (a
-        // `;` or a space would end it).
-        let in_cookie = hex(token);
+        // The cookie holds the inbox's session secret, not the token: a browser sends it to
+        // every port of the host, to whatever else listens there.
         let given_in_cookies = cookies(&headers, &app.token_cookie);
         let from_cookie = given_in_cookies
             .iter()
-            .any(|given| constant_eq(given, &in_cookie));
+            .any(|given| constant_eq(given, &app.session));
         if !from_query && !from_cookie {
             // Only a token given and wrong is a guess (a page opened without one is not).
             let guessed = query.contains_key("token") || !given_in_cookies.is_empty();
@@ -91,8 +91,8 @@ async fn checked(
         }
         if from_query {
             set_cookie = Some(format!(
-                "{}={in_cookie}; HttpOnly; SameSite=Strict; Path=/",
-                app.token_cookie
+                "{}={}; HttpOnly; SameSite=Strict; Path=/",
+                app.token_cookie, app.session
             ));
         }
     }
@@ -244,10 +244,6 @@ fn cookies<'a>(headers: &'a HeaderMap, name: &str) -> Vec<&'a str> {
         .filter(|(key, _)| *key == name)
         .map(|(_, value)| value)
         .collect()
-}
-
-fn hex(text: &str) -> String {
-    text.bytes().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// Compares secrets without stopping at the first difference.

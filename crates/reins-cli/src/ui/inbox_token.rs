@@ -125,9 +125,21 @@ const GENERATED_TOKEN_BYTES: usize = 24;
 
 /// A token from the system's random source, in hex (it goes in an address as it is).
 fn generated() -> Result<String, String> {
+    random_hex("the inbox's token")
+}
+
+/// The secret the session cookie carries once the token was given, made at start, of this
+/// inbox alone: a browser sends the cookie to every port of the host, so whatever else listens
+/// there receives it, and it must not be the token (which, given with `--token`, may open
+/// other inboxes and the next start of this one too).
+pub(super) fn session_secret() -> Result<String, String> {
+    random_hex("the inbox's session secret")
+}
+
+/// [`GENERATED_TOKEN_BYTES`] random bytes in hex; `what` names them in the error.
+fn random_hex(what: &str) -> Result<String, String> {
     let mut bytes = [0u8; GENERATED_TOKEN_BYTES];
-    getrandom::fill(&mut bytes)
-        .map_err(|error| format!("cannot make the inbox's token: {error}"))?;
+    getrandom::fill(&mut bytes).map_err(|error| format!("cannot make {what}: {error}"))?;
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 

@@ -9,8 +9,9 @@
 //!
 //! Security: loopback by default, and a token all the same ([`inbox_token`]: made at start and
 //! printed in the address to open, unless given with `--token`, which any other address
-//! needs; `--no-token` trusts loopback). The token is sent once as `?token=`, then kept in an
-//! `HttpOnly`, `SameSite=Strict` cookie; the page is shown again at its address without the
+//! needs; `--no-token` trusts loopback). The token is sent once as `?token=`, then a session
+//! secret of this inbox, never the token, is kept in an `HttpOnly`, `SameSite=Strict` cookie
+//! named for its port (a browser sends it to every port of the host); the page is shown again at its address without the
 //! token. On loopback a request must name a loopback host (against DNS rebinding), and a
 //! request refused at the door ends its connection ([`access`]). Every state-changing request
 //! is a POST that must carry the page's anti-forgery token and, when the browser sends one, an
@@ -79,10 +80,13 @@ struct App {
     /// Whether it listens on loopback only: then a request must name a loopback host
     /// ([`access`]: against DNS rebinding).
     on_loopback: bool,
-    /// The name of the cookie that carries the token, with the inbox's port: a browser sends a
-    /// host's cookies to all its ports, so two inboxes on one machine would otherwise replace
-    /// each other's token, each locking the person out of the other.
+    /// The name of the session cookie, with the inbox's port: a browser sends a host's cookies
+    /// to all its ports, so two inboxes on one machine would otherwise replace each other's
+    /// session, each locking the person out of the other.
     token_cookie: String,
+    /// What the session cookie carries once the token was given: made at start, of this
+    /// inbox alone, never the token ([`inbox_token::session_secret`]).
+    session: String,
     csrf: String,
     /// Ctrl-C or SIGTERM: stops the server and the runs it resumes.
     stop: StopSignal,
@@ -126,6 +130,7 @@ pub async fn serve(
     let address = listener.local_addr().map_err(|error| error.to_string())?;
     let app = Arc::new(App {
         token_cookie: format!("reins_token_{}", address.port()),
+        session: inbox_token::session_secret()?,
         model: crate::assemble::model_label(agent.file.model.get_ref()),
         pricing: crate::assemble::price_table(&agent),
         name: agent.name(),

@@ -13,6 +13,7 @@ mod guards;
 mod in_doubt;
 mod list;
 mod same_machine;
+mod sessions;
 mod token;
 mod without_key;
 
