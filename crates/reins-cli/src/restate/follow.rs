@@ -42,7 +42,12 @@ fn failure_message(body: &str) -> String {
         .unwrap_or_else(|| body.to_owned())
 }
 
+/// Where `run` is. Its output is read first and its progress last: a follower prints the
+/// steps of the last read, so a step the run journals between the two reads is printed
+/// in this poll, not in the next one (its steps read first would miss it, and a run still
+/// going on prints nothing more until the next poll).
 async fn locate(runs: &RestateRuns, run: &str) -> Result<Where, ClientError> {
+    let output = runs.finished_output(run).await;
     let progress = match runs.status(run).await {
         Ok(progress) => progress,
         Err(ClientError::UnknownRun { .. }) => return Ok(Where::Unknown),
@@ -51,7 +56,7 @@ async fn locate(runs: &RestateRuns, run: &str) -> Result<Where, ClientError> {
     if !progress.pending.is_empty() {
         return Ok(Where::Waiting(progress.steps, progress.pending));
     }
-    match runs.finished_output(run).await {
+    match output {
         Ok(Some(output)) => Ok(Where::Done(
             last_progress(runs, run, progress).await.steps,
             output,
@@ -72,9 +77,10 @@ async fn locate(runs: &RestateRuns, run: &str) -> Result<Where, ClientError> {
     }
 }
 
-/// The progress of a run that has ended, read again: `progress` may have been read just
-/// before the run journaled its last steps (and, when it failed, said why), and who follows
-/// the run must see every step before its answer or error. When that read fails, `progress`.
+/// The progress of a run that has ended, read again: the ingress answers the two reads of
+/// [`locate`] apart, and `progress` may lag behind the ending the output read saw (without
+/// the last steps or, when it failed, why), while who follows the run must see every step
+/// before its answer or error. When that read fails, `progress`.
 async fn last_progress(runs: &RestateRuns, run: &str, progress: RunProgress) -> RunProgress {
     runs.status(run).await.unwrap_or(progress)
 }

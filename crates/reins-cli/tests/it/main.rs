@@ -41,6 +41,7 @@ mod pipes;
 mod programs;
 mod restate;
 mod restate_ending;
+mod restate_follow;
 mod restate_identity;
 mod restate_stop;
 mod restate_token;
