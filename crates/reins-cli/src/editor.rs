@@ -6,7 +6,8 @@
 //!
 //! Once it exits, a line feed on the terminal ends whatever line it left open
 //! ([`crate::terminal_lines::end_a_program_s_line`]): a program standing in for an editor may
-//! print without one.
+//! print without one. None is written when the cursor is at the start of a line, where a
+//! full-screen editor (vi) leaves it.
 //!
 //! An editor quit without saving — with Ctrl-C, or exiting with a failure as `:cq` does — is
 //! [`Unedited::Quit`]: nothing was edited, and the arguments stay as they were.

@@ -29,6 +29,7 @@ mod assemble;
 mod chat;
 mod command_editor;
 mod config;
+mod cursor_column;
 mod decide;
 mod decide_commands;
 mod decided_by;

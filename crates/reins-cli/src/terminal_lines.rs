@@ -128,19 +128,22 @@ pub fn end_open_line() {
 }
 
 /// Ends the line another program on the terminal (the editor) may have left open: what it
-/// wrote is not seen here, so on a terminal a line feed is always written. An editor that
-/// restored the screen as it was (vi) leaves an empty line; one that printed without a line
-/// feed no longer leaves the next line to run into its own.
+/// wrote is not seen here, so the terminal is asked where its cursor is
+/// ([`crate::cursor_column`]). A line feed is written only when the cursor is not at the start
+/// of a line (a script printed without one), or the terminal does not say: an editor that
+/// restored the screen as it was (vi, nano), or ended its own lines (ed), leaves no empty line.
 pub fn end_a_program_s_line() {
     if !std::io::stderr().is_terminal() {
         return;
     }
     crate::spinner::suspend(|| {
         let mut open = OPEN_LINES.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut stderr = std::io::stderr().lock();
-        // Nowhere to say that stderr cannot be written.
-        let _ = stderr.write_all(b"\n");
-        let _ = stderr.flush();
+        if crate::cursor_column::at_line_start() != Some(true) {
+            let mut stderr = std::io::stderr().lock();
+            // Nowhere to say that stderr cannot be written.
+            let _ = stderr.write_all(b"\n");
+            let _ = stderr.flush();
+        }
         open.wrote(Stream::Stderr, "\n");
     });
 }

@@ -19,6 +19,7 @@ mod crash_kill;
 mod demo;
 mod demo_ctrl_c;
 mod editor_ctrl_c;
+mod editor_lines;
 #[cfg(target_os = "linux")]
 mod escaped_processes;
 mod failed_run;
