@@ -266,10 +266,23 @@ fn start_logging() -> Option<reins_otel::Otel> {
     let stderr = || {
         warnings::StderrLayer::new(level.as_deref()).with_filter(warnings::filter(level.as_deref()))
     };
-    let exported = std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT")
+    let collector = std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT")
         .is_some_and(|endpoint| !endpoint.is_empty());
-    if exported {
-        match reins_otel::Config::new().init_with(stderr()) {
+    let exporters = exporters_asked_for();
+    if collector || exporters.traces.is_some() || exporters.metrics.is_some() {
+        let mut config = reins_otel::Config::new();
+        // With no collector named, a signal whose exporter was not asked for goes nowhere,
+        // not to OTLP's default address: `OTEL_TRACES_EXPORTER=console` alone shows the spans
+        // and sends no metrics to a collector that is not there.
+        if !collector {
+            if exporters.traces.is_none() {
+                config = config.traces_exporter("none");
+            }
+            if exporters.metrics.is_none() {
+                config = config.metrics_exporter("none");
+            }
+        }
+        match config.init_with(stderr()) {
             Ok(otel) => return Some(otel),
             Err(error) => eprintln!("reins: traces are not exported: {error}"),
         }
@@ -277,6 +290,28 @@ fn start_logging() -> Option<reins_otel::Otel> {
     // Only fails if a subscriber is installed already, which nothing before this does.
     let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry().with(stderr()));
     None
+}
+
+/// The exporters `OTEL_TRACES_EXPORTER` and `OTEL_METRICS_EXPORTER` ask for, when they name
+/// one that exports (`console`, `otlp`): `None` when a variable is unset or says `none`.
+struct AskedExporters {
+    traces: Option<String>,
+    metrics: Option<String>,
+}
+
+fn exporters_asked_for() -> AskedExporters {
+    let asked = |variable: &str| {
+        let value = std::env::var(variable).ok()?;
+        value
+            .split(',')
+            .map(str::trim)
+            .any(|name| name.eq_ignore_ascii_case("console") || name.eq_ignore_ascii_case("otlp"))
+            .then_some(value)
+    };
+    AskedExporters {
+        traces: asked("OTEL_TRACES_EXPORTER"),
+        metrics: asked("OTEL_METRICS_EXPORTER"),
+    }
 }
 
 /// Reads and checks an agent file, printing every mistake.

@@ -162,3 +162,33 @@ fn with_the_genai_content_switch_the_messages_are_exported_with_secrets_masked()
     );
     assert!(!traces.contains(secret), "the key in the prompt is masked");
 }
+
+/// `OTEL_TRACES_EXPORTER=console`, with no collector: the run's spans are written on stderr
+/// and stdout keeps the answer alone; metrics, not asked for, are sent nowhere (no warning
+/// about a collector that is not there).
+#[test]
+fn the_console_exporter_shows_the_spans_on_stderr_without_a_collector() {
+    let llm = FakeLlm::start(RULES);
+    let agent = AgentDir::new(&format!(
+        "[model]\nprovider = \"openai\"\nname = \"gpt-5-mini\"\nbase_url = \"{}\"\n\
+         api_key_env = \"REINS_TEST_KEY\"\n",
+        llm.openai_url()
+    ));
+    let mut command = agent.reins(&["run", "AGENT", "Hello."]);
+    command
+        .env("REINS_TEST_KEY", "k")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_METRICS_EXPORTER")
+        .env("OTEL_TRACES_EXPORTER", "console");
+    let (code, stdout, stderr) = outcome(command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Hi there.");
+    assert!(stderr.contains("span \"invoke_agent"), "{stderr}");
+    assert!(stderr.contains("span \"chat gpt-5-mini\""), "{stderr}");
+    assert!(
+        stderr.contains("gen_ai.request.model = \"gpt-5-mini\""),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not exported"), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+}
