@@ -2,13 +2,15 @@
 //! [`RunStore`] methods, each one transaction written in a submodule: the tables in
 //! `schema`, what the methods share (errors, columns, the run's row) in `rows`, the writes of
 //! a run in `writes`, its reads in `reads`, the listings across runs in `listings` and the
-//! deletions in `deletion`, all on the database server's clock (`clock`). The decision
+//! deletions in `deletion`, all on the database server's clock (`clock`), each write waiting
+//! for another session's lock at most the store's lock timeout (`locks`). The decision
 //! listener's connection is `pg_listen`'s.
 
 mod clock;
 mod conninfo;
 mod deletion;
 mod listings;
+mod locks;
 mod reads;
 mod rows;
 mod schema;
@@ -91,7 +93,7 @@ pub struct PostgresStore {
     feed: FeedSlot,
     /// How often the decision listener checks its connection.
     listener_check: Duration,
-    /// How long a claim or a decision waits for another session's lock on the run's row.
+    /// How long a write of a run waits for another session's lock (`locks`).
     lock_wait: Duration,
 }
 
@@ -207,17 +209,21 @@ impl PostgresStore {
     }
 
     /// How long, unless [`with_lock_timeout`](Self::with_lock_timeout) says otherwise, a
-    /// claim or a decision waits for the run's row while another session of the database
-    /// holds it locked.
+    /// write of a run waits for a lock another session of the database holds.
     pub const LOCK_WAIT: Duration = Duration::from_secs(10);
 
-    /// Sets how long a claim ([`claim`](RunStore::claim), [`claim_from`](RunStore::claim_from))
-    /// or a decision ([`decide`](RunStore::decide)) waits for the run's row while another
-    /// session holds it locked (default [`LOCK_WAIT`](Self::LOCK_WAIT), at least 1 ms; the
-    /// server's `lock_timeout`, for that transaction). Another claim or decision holds it a
-    /// moment; a session that holds it longer (a transaction left open by a person or a
-    /// stuck program) would make them wait for ever: past this they fail with
-    /// [`StoreError::Locked`], writing nothing.
+    /// Sets how long every write of a run waits for a lock another session of the database
+    /// holds on it (default [`LOCK_WAIT`](Self::LOCK_WAIT), at least 1 ms; the server's
+    /// `lock_timeout`, set for that write's transaction only): a claim
+    /// ([`claim`](RunStore::claim), [`claim_from`](RunStore::claim_from)), a decision
+    /// ([`decide`](RunStore::decide), [`log_decision`](RunStore::log_decision)), a
+    /// [`checkpoint`](RunStore::checkpoint) (and the pruning of older ones), a
+    /// [`renew`](RunStore::renew)al, a [`create`](RunStore::create) and a
+    /// [`delete`](RunStore::delete). Another write holds a run's row a moment; a session that
+    /// holds it longer (a transaction left open by a person or a stuck program) would make
+    /// them wait for ever: past this they fail with [`StoreError::Locked`], writing nothing.
+    /// [`expire`](RunStore::expire) does not wait for such a run at all: it leaves it for the
+    /// next expiry.
     pub fn with_lock_timeout(mut self, wait: Duration) -> Self {
         self.lock_wait = wait;
         self
@@ -268,7 +274,8 @@ fn servers_of(config: &tokio_postgres::Config) -> String {
 impl RunStore for PostgresStore {
     async fn create(&self, state: &RunState, owner: &str) -> Result<Lease, StoreError> {
         // `writes` awaits the connection once the state is encoded.
-        writes::create(self.client(), state, owner, self.lease_millis()).await
+        let lease = (owner, self.lease_millis());
+        writes::create(self.client(), state, lease, self.lock_wait).await
     }
 
     async fn create_forked(
@@ -276,7 +283,7 @@ impl RunStore for PostgresStore {
         state: &RunState,
         journal: &[JournalEntry],
     ) -> Result<(), StoreError> {
-        writes::insert(self.client(), state, None, journal).await
+        writes::insert(self.client(), state, None, journal, self.lock_wait).await
     }
 
     async fn claim(&self, run_id: &str, owner: &str) -> Result<ClaimedRun, StoreError> {
@@ -320,18 +327,12 @@ impl RunStore for PostgresStore {
     ) -> Result<Lease, StoreError> {
         // `writes` awaits the connection once the state is encoded.
         let connection = self.client();
-        let lease_millis = self.lease_millis();
-        let keep = self.keep_checkpoints;
-        writes::checkpoint(
-            connection,
-            lease,
-            state,
-            journal,
-            release,
-            lease_millis,
-            keep,
-        )
-        .await
+        let policy = writes::CheckpointPolicy {
+            lease_millis: self.lease_millis(),
+            keep_checkpoints: self.keep_checkpoints,
+            lock_wait: self.lock_wait,
+        };
+        writes::checkpoint(connection, (lease, state, journal), release, policy).await
     }
 
     async fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
@@ -359,7 +360,7 @@ impl RunStore for PostgresStore {
         decision: &Decision,
     ) -> Result<RecordedDecision, StoreError> {
         let mut client = self.client().await?;
-        writes::log_decision(&mut client, lease, decision).await
+        writes::log_decision(&mut client, lease, decision, self.lock_wait).await
     }
 
     async fn decisions(&self, run_id: &str) -> Result<Vec<RecordedDecision>, StoreError> {
@@ -402,7 +403,7 @@ impl RunStore for PostgresStore {
 
     async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
         let client = self.client().await?;
-        writes::renew(&client, lease, self.lease_millis()).await
+        writes::renew(&client, lease, self.lease_millis(), self.lock_wait).await
     }
 
     async fn list_runs(&self, query: &RunQuery) -> Result<RunPage, StoreError> {
@@ -421,13 +422,13 @@ impl RunStore for PostgresStore {
 
     async fn delete(&self, run_id: &str) -> Result<(), StoreError> {
         let mut client = self.client().await?;
-        deletion::delete(&mut client, run_id).await
+        deletion::delete(&mut client, run_id, self.lock_wait).await
     }
 
     async fn expire(&self, older_than: Duration) -> Result<u64, StoreError> {
         let older_than = i64::try_from(older_than.as_millis()).unwrap_or(i64::MAX);
         let mut client = self.client().await?;
-        deletion::expire(&mut client, older_than).await
+        deletion::expire(&mut client, older_than, self.lock_wait).await
     }
 
     async fn watch_decisions(&self) -> Result<DecisionWatch, StoreError> {

@@ -15,6 +15,20 @@ pub(super) fn backend(error: impl std::error::Error + 'static) -> StoreError {
     StoreError::Backend(describe_postgres(&error))
 }
 
+/// The error of a statement about `run_id` in a bounded transaction
+/// ([`bounded_transaction`](super::locks::bounded_transaction)): [`StoreError::Locked`]
+/// when it gave up waiting `wait` for a lock, else what the database said.
+pub(super) fn on_run(run_id: &str, wait: Duration) -> impl Fn(tokio_postgres::Error) -> StoreError {
+    let run_id = run_id.to_owned();
+    move |error| match error.code() {
+        Some(&SqlState::LOCK_NOT_AVAILABLE) => StoreError::Locked {
+            run_id: run_id.clone(),
+            waited: wait,
+        },
+        _ => backend(error),
+    }
+}
+
 /// Starts a read-only `REPEATABLE READ` transaction: every statement of a read made of several
 /// sees the database as it was at the first one (in the default `READ COMMITTED` each sees it
 /// as it is when it starts, so a write committed between two of them shows in the second
@@ -64,9 +78,9 @@ macro_rules! run_row {
 }
 
 /// The stored row of `run_id`, if any. With `lock`, the row is locked until the transaction
-/// ends (`FOR UPDATE`), waiting at most that long for another session's lock on it: past
-/// that, [`StoreError::Locked`] (a session holding it with a transaction left open would
-/// otherwise make this wait for ever).
+/// ends (`FOR UPDATE`); the transaction must be bounded to wait at most that long for another
+/// session's lock on it ([`bounded_transaction`](super::locks::bounded_transaction)), and
+/// giving up is [`StoreError::Locked`].
 pub(super) async fn read_run(
     client: &impl GenericClient,
     run_id: &str,
@@ -77,24 +91,10 @@ pub(super) async fn read_run(
             .query_opt(run_row!(), &[&run_id])
             .await
             .map_err(backend)?,
-        Some(wait) => {
-            // For this transaction only; 0 would mean no limit, so at least 1 ms.
-            let millis = format!("{}ms", wait.as_millis().max(1));
-            client
-                .execute("SELECT set_config('lock_timeout', $1, true)", &[&millis])
-                .await
-                .map_err(backend)?;
-            client
-                .query_opt(concat!(run_row!(), " FOR UPDATE"), &[&run_id])
-                .await
-                .map_err(|error| match error.code() {
-                    Some(&SqlState::LOCK_NOT_AVAILABLE) => StoreError::Locked {
-                        run_id: run_id.to_owned(),
-                        waited: wait,
-                    },
-                    _ => backend(error),
-                })?
-        }
+        Some(wait) => client
+            .query_opt(concat!(run_row!(), " FOR UPDATE"), &[&run_id])
+            .await
+            .map_err(on_run(run_id, wait))?,
     };
     row.map(|row| {
         Ok(RunRow {

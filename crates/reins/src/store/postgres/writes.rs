@@ -7,7 +7,8 @@
 //! ([`clock`](super::clock)), read by the statement that uses it.
 
 use super::clock::server_now;
-use super::rows::{backend, column, read_decisions, read_state};
+use super::locks::{bounded_statement, bounded_transaction};
+use super::rows::{backend, column, on_run, read_decisions, read_state};
 use crate::run::RunState;
 use crate::store::{
     ClaimedRun, Decision, FORMAT_VERSION, JournalEntry, Lease, RecordedDecision, Recording,
@@ -64,11 +65,12 @@ const PRUNE_CHECKPOINTS: &str = "DELETE FROM reins_checkpoints WHERE run_id = $1
 pub(super) async fn create(
     connection: impl Future<Output = Result<Client, StoreError>>,
     state: &RunState,
-    owner: &str,
-    lease_millis: i64,
+    (owner, lease_millis): (&str, i64),
+    lock_wait: Duration,
 ) -> Result<Lease, StoreError> {
     let token = new_token();
-    insert(connection, state, Some((owner, &token, lease_millis)), &[]).await?;
+    let lease = Some((owner, token.as_str(), lease_millis));
+    insert(connection, state, lease, &[], lock_wait).await?;
     Ok(Lease {
         run_id: state.run_id.clone(),
         token,
@@ -92,12 +94,14 @@ const INSERT_RUN: &str = concat!(
 );
 
 /// Stores a new run at version 1 with `journal` and its first checkpoint, in one transaction,
-/// leased to `(owner, token)` for `lease_millis` if given.
+/// leased to `(owner, token)` for `lease_millis` if given. The insert waits at most
+/// `lock_wait` for another session inserting the same run id to finish.
 pub(super) async fn insert(
     connection: impl Future<Output = Result<Client, StoreError>>,
     state: &RunState,
     lease: Option<(&str, &str, i64)>,
     journal: &[JournalEntry],
+    lock_wait: Duration,
 ) -> Result<(), StoreError> {
     let encoded = encode_state(state)?;
     let (owner, token, lease_millis) = match lease {
@@ -109,7 +113,8 @@ pub(super) async fn insert(
     let payloads: Vec<String> = journal.iter().map(|e| e.payload.to_string()).collect();
     let journal_len = i64::try_from(journal.len()).unwrap_or(i64::MAX);
     let mut client = connection.await?;
-    let transaction = client.transaction().await.map_err(backend)?;
+    let transaction = bounded_transaction(&mut client, lock_wait).await?;
+    let failed = on_run(&state.run_id, lock_wait);
     let inserted = transaction
         .query_opt(
             INSERT_RUN,
@@ -125,7 +130,7 @@ pub(super) async fn insert(
             ],
         )
         .await
-        .map_err(backend)?;
+        .map_err(&failed)?;
     let Some(inserted) = inserted else {
         return Err(StoreError::AlreadyExists(state.run_id.clone()));
     };
@@ -141,7 +146,7 @@ pub(super) async fn insert(
                 &[&state.run_id, &effect_ids, &kinds, &payloads],
             )
             .await
-            .map_err(backend)?;
+            .map_err(&failed)?;
     }
     transaction
         .execute(
@@ -157,29 +162,30 @@ pub(super) async fn insert(
             ],
         )
         .await
-        .map_err(backend)?;
+        .map_err(&failed)?;
     transaction.commit().await.map_err(backend)
 }
 
 /// Moves the end of `lease` to `lease_millis` from now by the server's clock, if it is still
-/// current; nothing else of the run is written.
+/// current; nothing else of the run is written. Waits at most `lock_wait` for the run's row.
 pub(super) async fn renew(
     client: &Client,
     lease: &Lease,
     lease_millis: i64,
+    lock_wait: Duration,
 ) -> Result<Lease, StoreError> {
-    let updated = client
-        .execute(
-            concat!(
-                "UPDATE reins_runs SET lease_until = ",
-                server_now!(),
-                " + $4 WHERE run_id = $1 AND version = $2 AND lease_token = $3"
-            ),
-            &[&lease.run_id, &lease.version, &lease.token, &lease_millis],
-        )
+    let statement = client
+        .prepare_cached(concat!(
+            "UPDATE reins_runs SET lease_until = ",
+            server_now!(),
+            " + $4 WHERE run_id = $1 AND version = $2 AND lease_token = $3 RETURNING 1"
+        ))
         .await
         .map_err(backend)?;
-    if updated == 0 {
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
+        [&lease.run_id, &lease.version, &lease.token, &lease_millis];
+    let updated = bounded_statement(client, &lease.run_id, lock_wait, &statement, &params).await?;
+    if updated.is_empty() {
         return Err(StoreError::Conflict {
             run_id: lease.run_id.clone(),
             expected: lease.version,
@@ -200,11 +206,11 @@ pub(super) async fn claim(
     taking_over: Option<&str>,
     lock_wait: Duration,
 ) -> Result<ClaimedRun, StoreError> {
-    let transaction = client.transaction().await.map_err(backend)?;
+    let transaction = bounded_transaction(client, lock_wait).await?;
     // FOR UPDATE makes a concurrent claim wait for this one (at most `lock_wait`), then see
     // its lease; so a takeover replaces the very holder it checked. The lease is judged, and
     // the new one written, by the server's clock as the row was read.
-    let (row, state) = read_state(&*transaction, run_id, Some(lock_wait)).await?;
+    let (row, state) = read_state(&transaction, run_id, Some(lock_wait)).await?;
     let now = row.server_now;
     let holder = row.owner.as_deref();
     check_claimable(run_id, &state, holder, row.lease_until, now, taking_over)?;
@@ -223,8 +229,8 @@ pub(super) async fn claim(
             ],
         )
         .await
-        .map_err(backend)?;
-    let decisions = read_decisions(&*transaction, run_id).await?;
+        .map_err(on_run(run_id, lock_wait))?;
+    let decisions = read_decisions(&transaction, run_id).await?;
     transaction.commit().await.map_err(backend)?;
     Ok(ClaimedRun {
         state,
@@ -238,46 +244,60 @@ pub(super) async fn claim(
     })
 }
 
+/// How a checkpoint is written: the lease's length from now on, how many checkpoints are
+/// kept, how long a write waits for a lock.
+pub(super) struct CheckpointPolicy {
+    pub(super) lease_millis: i64,
+    pub(super) keep_checkpoints: Option<usize>,
+    pub(super) lock_wait: Duration,
+}
+
 /// Writes `state` and appends `journal` under `lease`, which then lasts `lease_millis` more
-/// (or is given up when `release`).
+/// (or is given up when `release`). Waits at most `lock_wait` for the run's row.
 pub(super) async fn checkpoint(
     connection: impl Future<Output = Result<Client, StoreError>>,
-    lease: &Lease,
-    state: &RunState,
-    journal: &[JournalEntry],
+    (lease, state, journal): (&Lease, &RunState, &[JournalEntry]),
     release: bool,
-    lease_millis: i64,
-    keep_checkpoints: Option<usize>,
+    policy: CheckpointPolicy,
 ) -> Result<Lease, StoreError> {
+    let CheckpointPolicy {
+        lease_millis,
+        keep_checkpoints,
+        lock_wait,
+    } = policy;
     let encoded = encode_state(state)?;
     let effect_ids: Vec<&str> = journal.iter().map(|e| e.effect_id.as_str()).collect();
     let kinds: Vec<&str> = journal.iter().map(|e| e.kind.as_str()).collect();
     let payloads: Vec<String> = journal.iter().map(|e| e.payload.to_string()).collect();
     let client = connection.await?;
     let statement = client.prepare_cached(CHECKPOINT).await.map_err(backend)?;
-    // One statement, so one round trip and one implicit transaction: the state is
-    // written and the journal appended together, or neither when the version moved.
-    let row = client
-        .query_one(
-            &statement,
-            &[
-                &lease.run_id,
-                &lease.version,
-                &lease.token,
-                &status_name(state.status),
-                &encoded,
-                &release,
-                &lease_millis,
-                &effect_ids,
-                &kinds,
-                &payloads,
-                &i64::from(FORMAT_VERSION),
-                &state.agent_name,
-            ],
-        )
-        .await
-        .map_err(backend)?;
-    let updated: i64 = column(&row, 0)?;
+    // One statement, in one round trip: the state is written and the journal appended
+    // together, or neither when the version moved.
+    let rows = bounded_statement(
+        &client,
+        &lease.run_id,
+        lock_wait,
+        &statement,
+        &[
+            &lease.run_id,
+            &lease.version,
+            &lease.token,
+            &status_name(state.status),
+            &encoded,
+            &release,
+            &lease_millis,
+            &effect_ids,
+            &kinds,
+            &payloads,
+            &i64::from(FORMAT_VERSION),
+            &state.agent_name,
+        ],
+    )
+    .await?;
+    let row = rows
+        .first()
+        .ok_or_else(|| StoreError::Backend("the checkpoint returned no row".to_owned()))?;
+    let updated: i64 = column(row, 0)?;
     if updated == 0 {
         return Err(StoreError::Conflict {
             run_id: lease.run_id.clone(),
@@ -288,10 +308,7 @@ pub(super) async fn checkpoint(
         // After the checkpoint, which stands whatever this does: a checkpoint pruned late
         // only takes room.
         let keep = i64::try_from(keep).unwrap_or(i64::MAX);
-        if let Err(error) = client
-            .execute(PRUNE_CHECKPOINTS, &[&lease.run_id, &keep])
-            .await
-        {
+        if let Err(error) = prune(&client, &lease.run_id, keep, lock_wait).await {
             tracing::warn!(
                 target: "reins",
                 run_id = %lease.run_id,
@@ -304,6 +321,22 @@ pub(super) async fn checkpoint(
         version: lease.version + 1,
         ..lease.clone()
     })
+}
+
+/// Deletes the checkpoints of `run_id` but the newest `keep`, waiting at most `lock_wait` for
+/// any of them another session holds.
+async fn prune(
+    client: &Client,
+    run_id: &str,
+    keep: i64,
+    lock_wait: Duration,
+) -> Result<(), StoreError> {
+    let statement = client
+        .prepare_cached(PRUNE_CHECKPOINTS)
+        .await
+        .map_err(backend)?;
+    bounded_statement(client, run_id, lock_wait, &statement, &[&run_id, &keep]).await?;
+    Ok(())
 }
 
 /// Ends the lease on run `$1`, which `decide` found run out: the claim that held it read the
@@ -320,13 +353,14 @@ pub(super) async fn decide(
     decision: &Decision,
     lock_wait: Duration,
 ) -> Result<RecordedDecision, StoreError> {
-    let transaction = client.transaction().await.map_err(backend)?;
+    let transaction = bounded_transaction(client, lock_wait).await?;
+    let failed = on_run(run_id, lock_wait);
     // The run's row stays locked until commit (waited for at most `lock_wait`), so decisions
     // of one run are judged against each other and get their audit sequence numbers one
     // at a time.
-    let (row, state) = read_state(&*transaction, run_id, Some(lock_wait)).await?;
+    let (row, state) = read_state(&transaction, run_id, Some(lock_wait)).await?;
     let lease = (row.owner.as_deref(), row.lease_until);
-    let standing = read_decisions(&*transaction, run_id).await?;
+    let standing = read_decisions(&transaction, run_id).await?;
     let now = row.server_now;
     let recorded = match record_decision(run_id, &state, lease, &standing, decision.clone(), now)? {
         Recording::New(recorded) => recorded,
@@ -338,7 +372,7 @@ pub(super) async fn decide(
     transaction
         .execute(LAPSED_LEASE_ENDS, &[&run_id])
         .await
-        .map_err(backend)?;
+        .map_err(&failed)?;
     transaction
         .execute(
             "INSERT INTO reins_decisions (run_id, internal_call_id, decision, decided_at)
@@ -347,7 +381,7 @@ pub(super) async fn decide(
             &[&run_id, call_id, &json, &recorded.decided_at_ms],
         )
         .await
-        .map_err(backend)?;
+        .map_err(&failed)?;
     transaction
         .execute(
             "INSERT INTO reins_decision_log (run_id, seq, internal_call_id, record, decided_at)
@@ -355,24 +389,27 @@ pub(super) async fn decide(
             &[&run_id, call_id, &json, &recorded.decided_at_ms],
         )
         .await
-        .map_err(backend)?;
+        .map_err(&failed)?;
     // Delivered to every listener when the transaction commits.
     transaction
         .execute("SELECT pg_notify($1, $2)", &[&pg_listen::CHANNEL, &run_id])
         .await
-        .map_err(backend)?;
+        .map_err(&failed)?;
     transaction.commit().await.map_err(backend)?;
     Ok(recorded)
 }
 
 /// Appends a decision the run made while `lease` holds it to its decision log (not to the
-/// decisions a claim applies), if the lease is current.
+/// decisions a claim applies), if the lease is current. Waits at most `lock_wait` for the
+/// run's row.
 pub(super) async fn log_decision(
     client: &mut Client,
     lease: &Lease,
     decision: &Decision,
+    lock_wait: Duration,
 ) -> Result<RecordedDecision, StoreError> {
-    let transaction = client.transaction().await.map_err(backend)?;
+    let transaction = bounded_transaction(client, lock_wait).await?;
+    let failed = on_run(&lease.run_id, lock_wait);
     // The run's row stays locked until commit, so the log's sequence numbers are given one
     // at a time, as `decide` gives them.
     let held = transaction
@@ -386,7 +423,7 @@ pub(super) async fn log_decision(
             &[&lease.run_id, &lease.version, &lease.token],
         )
         .await
-        .map_err(backend)?;
+        .map_err(&failed)?;
     let Some(held) = held else {
         return Err(StoreError::Conflict {
             run_id: lease.run_id.clone(),
@@ -407,7 +444,7 @@ pub(super) async fn log_decision(
             ],
         )
         .await
-        .map_err(backend)?;
+        .map_err(&failed)?;
     transaction.commit().await.map_err(backend)?;
     Ok(recorded)
 }

@@ -1,9 +1,10 @@
-//! A run's row locked by another session of the database (a transaction left open) makes a
-//! claim or a decision on PostgreSQL give up after the store's lock timeout, saying so,
-//! instead of waiting for ever; once the lock is gone both go through.
+//! A run's row locked by another session of the database (a transaction left open) makes
+//! every write of the run on PostgreSQL — a claim, a decision, a checkpoint, a renewal, a
+//! decision logged during the run, a deletion — give up after the store's lock timeout,
+//! saying so, instead of waiting for ever; once the lock is gone they go through.
 
 use super::decided_once::waiting_run;
-use super::{postgres_client, postgres_database};
+use super::{RunStateBuilder, postgres_client, postgres_database};
 use reins::agent::*;
 use reins::store::{Decision, PostgresStore, RunStore, StoreError};
 use std::time::Duration;
@@ -62,4 +63,112 @@ async fn a_claim_or_decision_on_a_row_another_session_holds_locked_fails_saying_
     store.decide(&run_id, &decision).await.unwrap();
     let claimed = store.claim(&run_id, "worker").await.unwrap();
     assert_eq!(claimed.decisions.len(), 1);
+}
+
+/// The run's worker holds its lease while another session holds the row: its checkpoint, its
+/// renewal and the decision it logs fail with [`StoreError::Locked`] after the lock timeout,
+/// writing nothing, and so does a deletion; once the lock is gone the same lease writes.
+#[tokio::test]
+async fn a_workers_writes_on_a_row_another_session_holds_locked_fail_saying_so() {
+    let url = postgres_database().await;
+    let store = PostgresStore::connect(&url)
+        .await
+        .unwrap()
+        .with_lock_timeout(LOCK_WAIT);
+    let (run_id, pending) = waiting_run(&store).await;
+    let claimed = store.claim(&run_id, "worker").await.unwrap();
+    let lease = claimed.lease;
+    let decision = Decision::new(&pending, ToolDecision::approve(), "at the terminal");
+    let checkpoints = store.checkpoints(&run_id).await.unwrap().len();
+
+    let mut holder = postgres_client(&url).await;
+    let open = holder.transaction().await.unwrap();
+    open.query(
+        "SELECT run_id FROM reins_runs WHERE run_id = $1 FOR UPDATE",
+        &[&run_id],
+    )
+    .await
+    .unwrap();
+
+    let locked = StoreError::Locked {
+        run_id: run_id.clone(),
+        waited: LOCK_WAIT,
+    };
+    let checkpointed = tokio::time::timeout(
+        FOR_EVER,
+        store.checkpoint(&lease, &claimed.state, &[], false),
+    )
+    .await
+    .expect("the checkpoint waited for the lock without end");
+    assert_eq!(checkpointed.unwrap_err(), locked);
+    let logged = tokio::time::timeout(FOR_EVER, store.log_decision(&lease, &decision))
+        .await
+        .expect("the logged decision waited for the lock without end");
+    assert_eq!(logged.unwrap_err(), locked);
+    let renewed = tokio::time::timeout(FOR_EVER, store.renew(&lease))
+        .await
+        .expect("the renewal waited for the lock without end");
+    assert_eq!(renewed.unwrap_err(), locked);
+    let deleted = tokio::time::timeout(FOR_EVER, store.delete(&run_id))
+        .await
+        .expect("the deletion waited for the lock without end");
+    assert_eq!(deleted.unwrap_err(), locked);
+    assert!(store.decisions(&run_id).await.unwrap().is_empty());
+    assert_eq!(store.checkpoints(&run_id).await.unwrap().len(), checkpoints);
+
+    // The lock gone, the same lease writes: nothing moved its version meanwhile.
+    open.rollback().await.unwrap();
+    let lease = store.renew(&lease).await.unwrap();
+    store.log_decision(&lease, &decision).await.unwrap();
+    store
+        .checkpoint(&lease, &claimed.state, &[], true)
+        .await
+        .unwrap();
+    assert_eq!(store.decisions(&run_id).await.unwrap().len(), 1);
+    assert_eq!(
+        store.checkpoints(&run_id).await.unwrap().len(),
+        checkpoints + 1
+    );
+}
+
+/// Expiring old runs does not wait for a run whose row another session holds: it deletes the
+/// others and leaves that one for the next expiry, which deletes it once the lock is gone.
+#[tokio::test]
+async fn expiry_passes_over_a_run_another_session_holds_locked() {
+    let url = postgres_database().await;
+    let store = PostgresStore::connect(&url)
+        .await
+        .unwrap()
+        .with_lock_timeout(LOCK_WAIT);
+    for run_id in ["held", "free"] {
+        let mut state: RunState = RunStateBuilder::suspended_example();
+        state.run_id = run_id.to_owned();
+        let lease = store.create(&state, "w").await.unwrap();
+        state.status = RunStatus::Completed;
+        store.checkpoint(&lease, &state, &[], true).await.unwrap();
+    }
+
+    let mut holder = postgres_client(&url).await;
+    let open = holder.transaction().await.unwrap();
+    open.query(
+        "SELECT run_id FROM reins_runs WHERE run_id = 'held' FOR UPDATE",
+        &[],
+    )
+    .await
+    .unwrap();
+    let expired = tokio::time::timeout(FOR_EVER, store.expire(Duration::ZERO))
+        .await
+        .expect("the expiry waited for the lock without end");
+    assert_eq!(expired.unwrap(), 1);
+    assert_eq!(
+        store.load("free").await.unwrap_err(),
+        StoreError::NotFound("free".to_owned())
+    );
+
+    open.rollback().await.unwrap();
+    assert_eq!(store.expire(Duration::ZERO).await.unwrap(), 1);
+    assert_eq!(
+        store.load("held").await.unwrap_err(),
+        StoreError::NotFound("held".to_owned())
+    );
 }
