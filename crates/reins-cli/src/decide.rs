@@ -10,7 +10,7 @@ use crate::runs::{pending_of, status_name};
 use reins::agent::RunState;
 use reins::agent::ToolDecision;
 use reins::store::BoxedStore;
-use reins::store::{Decision, PendingApproval, RecordedDecision, RunStore};
+use reins::store::{Decision, PendingApproval, RecordedDecision, RunStore, StoreError};
 
 /// What a decision about a call decided already (and waiting for the run to resume) does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -291,14 +291,21 @@ pub async fn answer_in_doubt(
 ) -> Result<(), String> {
     let (run_id, call) = target;
     let target = target_call(store, run_id, call, continues, who.decided).await?;
-    let decision = answer.decision_for(&target)?;
-    let bound = who.decision(&target, decision, answer.via());
+    let bound = who.decision(&target, answer.decision(), answer.via());
     let bound = replacing_standing(store, run_id, who, bound).await?;
+    // The store refuses a call that is not in doubt (the library's rule); said in the
+    // words `reins runs skip|supply` use everywhere.
     store
         .decide(run_id, &bound)
         .await
         .map(drop)
-        .map_err(|error| error.to_string())
+        .map_err(|error| match error {
+            StoreError::NotInDoubt {
+                run_id,
+                internal_call_id,
+            } => crate::in_doubt::not_in_doubt(&run_id, &internal_call_id),
+            other => other.to_string(),
+        })
 }
 
 /// Who makes a decision and why: `--as NAME` (default: the user, see [`decided_by`]) and

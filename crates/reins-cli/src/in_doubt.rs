@@ -29,7 +29,8 @@ impl Answer {
     }
 
     /// The decision recorded for `target`, which must be in doubt: a call that never started
-    /// is refused ([`not_in_doubt`]), as `reins runs skip|supply` and the inbox refuse it.
+    /// is refused ([`not_in_doubt`]) before the inbox asks the store, which refuses it too
+    /// (`StoreError::NotInDoubt`, what `reins runs skip|supply` rely on).
     pub fn decision_for(&self, target: &PendingApproval) -> Result<ToolDecision, String> {
         match target.in_doubt {
             true => Ok(self.decision()),

@@ -314,6 +314,19 @@ fn check_decision<'a>(
             internal_call_id: id.to_owned(),
         });
     }
+    // Skip and SupplyResult say what became of a call that may have run; for one that waits
+    // for approval they would put a made-up result in front of the model for a call that
+    // never ran (a gate answers approve, edit or deny). The CLI and Restate refuse it too.
+    let answers_an_effect = matches!(
+        decision.decision,
+        ToolDecision::Skip { .. } | ToolDecision::SupplyResult { .. }
+    );
+    if answers_an_effect && !call.is_in_doubt() {
+        return Err(StoreError::NotInDoubt {
+            run_id: state.run_id.clone(),
+            internal_call_id: id.to_owned(),
+        });
+    }
     Ok(call)
 }
 

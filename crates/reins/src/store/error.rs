@@ -125,6 +125,22 @@ pub enum StoreError {
         /// How long the store waited for the lock.
         waited: Duration,
     },
+    /// A [`ToolDecision::Skip`](crate::run::ToolDecision::Skip) or
+    /// [`ToolDecision::SupplyResult`](crate::run::ToolDecision::SupplyResult) about a call
+    /// that waits for approval and never started: both answer a call *in doubt* (one that may
+    /// have had its effect), and a call that never ran has no result to supply and nothing to
+    /// skip again. Nothing was recorded; approve, edit or deny it instead.
+    #[error(
+        "call `{internal_call_id}` of run `{run_id}` waits for approval and never started, so \
+         it had no effect: skip and supply_result answer only a call in doubt; approve, edit \
+         or deny this one"
+    )]
+    NotInDoubt {
+        /// The run.
+        run_id: String,
+        /// The call.
+        internal_call_id: String,
+    },
     /// The run has no checkpoint of that version (checkpoints are kept from the release that
     /// introduced them on).
     #[error("run `{run_id}` has no checkpoint of version {version}")]

@@ -118,7 +118,9 @@
 //! never runs. A call is decided once: a second, different decision before the run resumes
 //! is refused with [`StoreError::AlreadyDecided`] (how and by whom it was decided), unless it
 //! names the decision it replaces ([`Decision::replacing`]), so nobody overrules a decision
-//! unseen. [`RunStore::decisions`] lists every decision of a run, replaced ones included:
+//! unseen. [`ToolDecision::Skip`] and [`ToolDecision::SupplyResult`] answer a call in doubt
+//! only: about a call that waits for approval, which never ran, they are refused with
+//! [`StoreError::NotInDoubt`] (approve, edit or deny it). [`RunStore::decisions`] lists every decision of a run, replaced ones included:
 //! the audit trail. A decision the run's own decider made while the run went on (a person at
 //! the worker's terminal, a webhook) is applied at once; the worker adds it to the trail with
 //! [`RunStore::log_decision`], under its lease, marked [`RecordedDecision::during_run`], and

@@ -113,7 +113,7 @@ async fn a_decision_naming_the_one_it_replaces_replaces_it(store: impl RunStore 
 
     let denial = Decision::new(&pending, ToolDecision::deny("no"), "bob").replacing(&first);
     let second = store.decide(&run_id, &denial).await.unwrap();
-    let late = Decision::new(&pending, ToolDecision::skip("later"), "carol").replacing(&first);
+    let late = Decision::new(&pending, ToolDecision::deny("later"), "carol").replacing(&first);
     let refused = store.decide(&run_id, &late).await.unwrap_err();
     assert!(
         matches!(&refused, StoreError::AlreadyDecided(standing)
@@ -164,3 +164,42 @@ async fn of_two_decisions_at_once_one_is_refused(store: impl RunStore + Clone) {
     }
 }
 per_store!(of_two_decisions_at_once_one_is_refused, sqlite file);
+
+/// A call that waits for approval never ran: skipping it or supplying its result (answers to a
+/// call in doubt, which may have had its effect) is refused on every store, as the CLI and the
+/// Restate backend refuse it, nothing recorded; approving it still goes through.
+async fn a_call_waiting_for_approval_is_not_skipped_or_given_a_result(
+    store: impl RunStore + Clone,
+) {
+    let (run_id, pending) = waiting_run(&store).await;
+    assert!(!pending.in_doubt);
+    for answer in [
+        ToolDecision::skip("paid by hand"),
+        ToolDecision::supply_result("paid 100"),
+    ] {
+        let refused = store
+            .decide(&run_id, &Decision::new(&pending, answer, "alice"))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused,
+            StoreError::NotInDoubt {
+                run_id: run_id.clone(),
+                internal_call_id: "t1c1".to_owned(),
+            }
+        );
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "call `t1c1` of run `{run_id}` waits for approval and never started, so it \
+                 had no effect: skip and supply_result answer only a call in doubt; approve, \
+                 edit or deny this one"
+            )
+        );
+    }
+    assert!(store.decisions(&run_id).await.unwrap().is_empty());
+    let approval = Decision::new(&pending, ToolDecision::approve(), "alice");
+    store.decide(&run_id, &approval).await.unwrap();
+    assert_eq!(resumed(&store, &run_id).await, ["pay 100"]);
+}
+per_store!(a_call_waiting_for_approval_is_not_skipped_or_given_a_result);
