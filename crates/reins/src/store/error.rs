@@ -125,8 +125,8 @@ pub enum StoreError {
         /// How long the store waited for the lock.
         waited: Duration,
     },
-    /// A [`ToolDecision::Skip`](crate::run::ToolDecision::Skip) or
-    /// [`ToolDecision::SupplyResult`](crate::run::ToolDecision::SupplyResult) about a call
+    /// A [`ToolDecision::Skip`](crate::agent::ToolDecision::Skip) or
+    /// [`ToolDecision::SupplyResult`](crate::agent::ToolDecision::SupplyResult) about a call
     /// that waits for approval and never started: both answer a call *in doubt* (one that may
     /// have had its effect), and a call that never ran has no result to supply and nothing to
     /// skip again. Nothing was recorded; approve, edit or deny it instead.
