@@ -212,8 +212,15 @@ pub struct CallRecord {
 
 /// A decision about a suspended tool call, given when the run is resumed.
 ///
-/// Every decision fits every waiting call: for a call in doubt ([`PendingCall::in_doubt`]),
-/// `Approve` is the same as `Rerun`.
+/// Given to a resumed run in-process ([`PromptRequest::decide`]), every decision fits every
+/// waiting call: for a call in doubt ([`PendingCall::in_doubt`]), `Approve` is the same as
+/// `Rerun`. A store's [`RunStore::decide`] is stricter: `Skip` and `SupplyResult` say what
+/// became of a call that may have run, and for a call waiting for approval it refuses them
+/// ([`StoreError::NotInDoubt`]): approve, edit or deny it.
+///
+/// [`PromptRequest::decide`]: crate::agent::PromptRequest::decide
+/// [`RunStore::decide`]: crate::store::RunStore::decide
+/// [`StoreError::NotInDoubt`]: crate::store::StoreError::NotInDoubt
 ///
 /// ```
 /// use reins::agent::{
