@@ -31,23 +31,27 @@
 //! What rmcp's client does for a `server/discover` a pre-2026 server rejects with a 4xx is
 //! not done here: reins starts every connection with an `initialize` (`handler.rs`) and
 //! never sends `server/discover`.
+//!
+//! The requests are made here; what a JSON answer holds is read in `answer.rs`, a body read
+//! bounded in `body.rs`, what its headers say in `headers.rs`, redirects chosen in
+//! `redirects.rs` and a session's end kept in `session_end.rs`.
 
+mod answer;
 mod body;
 mod headers;
+mod redirects;
+mod session_end;
 
-use crate::batch::batch_messages;
-use crate::handshake::{events_with_capabilities, is_initialize, message_with_capabilities};
+use crate::handshake::{events_with_capabilities, is_initialize};
 use crate::hidden::Credentials;
-use crate::http_events::{message_events, weighed_events};
-use crate::unreadable::{error_answering, unreadable_answering};
-use crate::weighed::{Unread, is_light, refusal_answering};
-use body::{Body, lossy_start, read_body, read_start, without_bom};
-use futures::StreamExt;
+use crate::http_events::weighed_events;
+use body::{body_stream, unquoted};
 use futures::stream::BoxStream;
-use headers::{challenge, content_type, has_type, status_error};
+use headers::{challenge, content_type, has_type, neither_json_nor_events, status_error};
 use http::header::ACCEPT;
 use http::{HeaderName, HeaderValue, StatusCode};
-use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use redirects::same_origin_redirects;
+use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage};
 use rmcp::transport::common::http_header::{
     EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME_TYPE,
 };
@@ -59,13 +63,11 @@ use sse_stream::Sse;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+
+pub(crate) use session_end::SessionEnd;
 
 /// What an HTTP request of this client fails with.
 type HttpError = StreamableHttpError<reqwest::Error>;
-
-/// The most redirects one request follows.
-const MAX_REDIRECTS: usize = 10;
 
 /// The headers rmcp sets itself, which a configured header may not replace.
 const RESERVED_HEADERS: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
@@ -83,33 +85,6 @@ pub(crate) struct WeighedHttpClient {
     server: Arc<str>,
     credentials: Arc<Credentials>,
     session_end: SessionEnd,
-}
-
-/// Whether the server ended the session: it answered a POST carrying the session id with 404.
-/// Shared by a client, its clones, and the connection they serve.
-#[derive(Clone, Default)]
-pub(crate) struct SessionEnd(Arc<AtomicBool>);
-
-impl SessionEnd {
-    /// Whether the server ended the session.
-    pub(crate) fn has_ended(&self) -> bool {
-        self.0.load(Ordering::Acquire)
-    }
-
-    fn mark(&self) {
-        self.0.store(true, Ordering::Release);
-    }
-}
-
-/// What a JSON body holds.
-enum Answer {
-    Message(ServerJsonRpcMessage),
-    /// A batch's messages, in order.
-    Batch(Vec<ServerJsonRpcMessage>),
-    /// Not parsed (see [`Unread`]): the error standing for it, if it answers a request.
-    Refused(Option<ServerJsonRpcMessage>, Unread),
-    /// Not a message rmcp reads (the body, and why).
-    NotJsonRpc(Vec<u8>, serde_json::Error),
 }
 
 impl WeighedHttpClient {
@@ -165,84 +140,6 @@ impl WeighedHttpClient {
             request = request.header(HEADER_SESSION_ID, session_id);
         }
         Ok(request)
-    }
-
-    /// The message of a JSON body, weighed first; `asked` is the request the POST sent.
-    fn answer(&self, body: Body, asked: Option<&RequestId>) -> Answer {
-        let (text, why) = match body {
-            Body::Cut { head, read } => (head, Unread::Cut { read }),
-            Body::Whole(text) if is_light(without_bom(&text)) => {
-                let read = serde_json::from_slice(without_bom(&text));
-                return match read {
-                    Ok(message) => Answer::Message(message),
-                    Err(error) => match batch_messages(without_bom(&text), &self.server) {
-                        Some(messages) => Answer::Batch(messages),
-                        None => Answer::NotJsonRpc(text, error),
-                    },
-                };
-            }
-            Body::Whole(text) => {
-                let bytes = text.len();
-                (text, Unread::TooHeavy { bytes })
-            }
-        };
-        let text = without_bom(&text);
-        let refusal = refusal_answering(text, why, &self.server, &self.credentials, asked);
-        Answer::Refused(refusal, why)
-    }
-
-    /// The answer to a POST whose status is not a success: a JSON-RPC error the body holds
-    /// (weighed first), else the status as an error.
-    async fn failure(
-        &self,
-        response: reqwest::Response,
-        limits: StreamableHttpResponseLimits,
-        asked: Option<&RequestId>,
-        session_id: Option<String>,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let status = response.status();
-        let is_json = has_type(response.headers(), JSON_MIME_TYPE);
-        let status_error = status_error(status, response.headers());
-        // A rate limit, or a failure without JSON, is its status: its body is not read.
-        let status_error = match status_error {
-            Some(error) if !is_json || status == StatusCode::TOO_MANY_REQUESTS => {
-                return Err(error.into());
-            }
-            other => other,
-        };
-        // A 401 or 403 without a challenge (those with one were answered before) is its
-        // status, whatever its body says.
-        let is_auth_failure = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
-        let shown = limits.max_error_response_size;
-        let diagnostic = if is_json && !is_auth_failure {
-            match read_body(response).await {
-                Ok(body) => {
-                    let start = lossy_start(&body, shown);
-                    match self.answer(body, asked) {
-                        Answer::Message(error @ JsonRpcMessage::Error(_)) => {
-                            return Ok(StreamableHttpPostResponse::Json(error, session_id));
-                        }
-                        Answer::Refused(Some(refusal), _) => {
-                            return Ok(StreamableHttpPostResponse::Json(refusal, session_id));
-                        }
-                        Answer::Refused(None, why) => why.to_string(),
-                        Answer::Message(_) | Answer::Batch(_) | Answer::NotJsonRpc(..) => start,
-                    }
-                }
-                Err(_) => "(the body could not be read)".to_owned(),
-            }
-        } else {
-            match read_start(response, shown).await {
-                Ok(start) => String::from_utf8_lossy(&start).into_owned(),
-                Err(_) => "(the body could not be read)".to_owned(),
-            }
-        };
-        match status_error {
-            Some(error) => Err(error.into()),
-            None => Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
-                format!("HTTP {status}: {diagnostic}"),
-            ))),
-        }
     }
 }
 
@@ -336,43 +233,8 @@ impl StreamableHttpClient for WeighedHttpClient {
                 ))),
             };
         }
-        match (
-            self.answer(read_body(response).await?, asked.as_ref()),
-            asked,
-        ) {
-            (Answer::Message(message), _) | (Answer::Refused(Some(message), _), _) => {
-                let message = message_with_capabilities(initialize, message);
-                Ok(StreamableHttpPostResponse::Json(message, session_id))
-            }
-            // rmcp reads one message from a JSON body: a batch's come as events.
-            (Answer::Batch(messages), _) if !messages.is_empty() => {
-                let events = message_events(messages, None, None).into_iter().map(Ok);
-                let events = futures::stream::iter(events).boxed();
-                let events = events_with_capabilities(initialize, events);
-                Ok(StreamableHttpPostResponse::Sse(events, session_id))
-            }
-            (Answer::Refused(None, _) | Answer::NotJsonRpc(..) | Answer::Batch(_), None) => {
-                Ok(StreamableHttpPostResponse::Accepted)
-            }
-            // A JSON body answers the request the POST sent: one rmcp cannot read fails that
-            // request (or the one its `id` names), not the connection's worker.
-            (Answer::NotJsonRpc(text, error), Some(asked)) => {
-                let text = without_bom(&text);
-                let credentials = &self.credentials;
-                let answer =
-                    unreadable_answering(text, &error, &self.server, credentials, Some(&asked))
-                        .unwrap_or_else(|| {
-                            error_answering(asked, &error, &self.server, credentials)
-                        });
-                Ok(StreamableHttpPostResponse::Json(answer, session_id))
-            }
-            (Answer::Refused(None, why), Some(_)) => Err(
-                StreamableHttpError::UnexpectedServerResponse(Cow::Owned(why.to_string())),
-            ),
-            (Answer::Batch(_), Some(_)) => Err(StreamableHttpError::UnexpectedServerResponse(
-                Cow::Borrowed("the server's answer is a batch holding no JSON-RPC message"),
-            )),
-        }
+        self.json_answer(response, asked, initialize, session_id)
+            .await
     }
 
     async fn delete_session(
@@ -448,51 +310,4 @@ impl StreamableHttpClient for WeighedHttpClient {
             kind,
         ))
     }
-}
-
-/// What an answer of a type that is neither JSON nor an event stream is said to be.
-fn neither_json_nor_events(headers: &http::HeaderMap) -> String {
-    match content_type(headers) {
-        Some(kind) => format!(
-            "the server answered with Content-Type `{kind}`, neither JSON nor an event stream"
-        ),
-        None => "the server answered without a Content-Type".to_owned(),
-    }
-}
-
-/// `error` without the URL it quotes. The URL as given may hold a credential (its query, its
-/// user information), and reqwest quotes it in its normal form (host in lower case, a `/`
-/// path added), which the scrubbing of errors, looking for the URL as written, would miss;
-/// the error names the server already (by the URL without them).
-fn unquoted(error: reqwest::Error) -> reqwest::Error {
-    error.without_url()
-}
-
-/// The body of `response`, its errors [`unquoted`].
-fn body_stream(
-    response: reqwest::Response,
-) -> impl futures::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static {
-    futures::TryStreamExt::map_err(response.bytes_stream(), unquoted)
-}
-
-/// Follows a redirect only when it keeps the method and body (307, 308) and stays on the
-/// origin first asked, at most [`MAX_REDIRECTS`] times; any other is the answer.
-fn same_origin_redirects() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let keeps_the_request = matches!(
-            attempt.status(),
-            StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT
-        );
-        let same_origin = attempt
-            .previous()
-            .first()
-            .is_some_and(|first| first.origin() == attempt.url().origin());
-        if !keeps_the_request || !same_origin {
-            attempt.stop()
-        } else if attempt.previous().len() > MAX_REDIRECTS {
-            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
-        } else {
-            attempt.follow()
-        }
-    })
 }

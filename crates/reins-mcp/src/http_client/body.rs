@@ -1,7 +1,6 @@
 //! A body of a server's answer read bounded: whole up to [`MAX_MESSAGE_BYTES`], else its
 //! start only (the rest left unread, the connection closed).
 
-use super::body_stream;
 use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES};
 use futures::StreamExt;
 
@@ -62,4 +61,19 @@ pub(super) fn lossy_start(body: &Body, limit: usize) -> String {
 /// `text` without the byte-order mark it may start with (RFC 8259 lets a parser ignore it).
 pub(super) fn without_bom(text: &[u8]) -> &[u8] {
     text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
+}
+
+/// `error` without the URL it quotes. The URL as given may hold a credential (its query, its
+/// user information), and reqwest quotes it in its normal form (host in lower case, a `/`
+/// path added), which the scrubbing of errors, looking for the URL as written, would miss;
+/// the error names the server already (by the URL without them).
+pub(super) fn unquoted(error: reqwest::Error) -> reqwest::Error {
+    error.without_url()
+}
+
+/// The body of `response`, its errors [`unquoted`].
+pub(super) fn body_stream(
+    response: reqwest::Response,
+) -> impl futures::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static {
+    futures::TryStreamExt::map_err(response.bytes_stream(), unquoted)
 }

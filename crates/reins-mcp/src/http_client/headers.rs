@@ -81,6 +81,16 @@ pub(super) fn status_error(status: StatusCode, headers: &HeaderMap) -> Option<Ht
     Some(HttpStatusError::new(status.as_u16(), retry_after))
 }
 
+/// What an answer of a type that is neither JSON nor an event stream is said to be.
+pub(super) fn neither_json_nor_events(headers: &http::HeaderMap) -> String {
+    match content_type(headers) {
+        Some(kind) => format!(
+            "the server answered with Content-Type `{kind}`, neither JSON nor an event stream"
+        ),
+        None => "the server answered without a Content-Type".to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

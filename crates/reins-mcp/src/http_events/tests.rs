@@ -1,4 +1,6 @@
+use super::parser::MAX_FIELD_BYTES;
 use super::*;
+use crate::weighed::{MAX_MESSAGE_BYTES, TOO_LONG_HEAD_BYTES};
 use rmcp::RoleClient;
 use rmcp::model::JsonRpcMessage;
 use rmcp::service::RxJsonRpcMessage;
@@ -83,9 +85,9 @@ fn a_long_event_is_cut_and_answers_the_request_it_came_back_for() {
     let mega = vec![b'x'; 1024 * 1024];
     for _ in 0..17 {
         parser.feed(&mega, &mut ready);
-        assert!(parser.event.data.len() <= MAX_MESSAGE_BYTES);
+        assert!(parser.data_kept() <= MAX_MESSAGE_BYTES);
     }
-    assert!(parser.event.data.len() <= TOO_LONG_HEAD_BYTES);
+    assert!(parser.data_kept() <= TOO_LONG_HEAD_BYTES);
     parser.feed(
         b"\"}}\n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n\n",
         &mut ready,
