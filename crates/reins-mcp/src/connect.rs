@@ -11,6 +11,7 @@ use crate::lenient::Lenient;
 use crate::server::{HttpEndpoint, McpServer, StdioCommand, Transport};
 use crate::stderr::StderrTail;
 use crate::stdio::StdioTransport;
+use crate::unechoed::Unechoed;
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
@@ -81,6 +82,7 @@ impl McpServer {
         })?;
         let process_id = transport.id();
         let stall = transport.stall();
+        let transport = Unechoed::new(transport, &self.name, &credentials);
         let transport = Lenient::new(transport, &self.name, credentials);
         let refused = transport.refused_revision();
         let stderr_tail = StderrTail::default();
@@ -146,11 +148,9 @@ impl McpServer {
             stderr: String::new(),
         })?;
         let session_end = client.session_end();
-        let transport = Lenient::new(
-            StreamableHttpClientTransport::with_client(client, config),
-            &self.name,
-            credentials,
-        );
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        let transport = Unechoed::new(transport, &self.name, &credentials);
+        let transport = Lenient::new(transport, &self.name, credentials);
         let refused = transport.refused_revision();
         let secrets = endpoint.secrets();
         match tokio::time::timeout(self.connect_timeout, events.serve(transport)).await {

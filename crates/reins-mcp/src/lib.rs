@@ -111,7 +111,8 @@
 //! are followed only to the same
 //! origin, so headers never reach another host, and a tool result, or a listed tool's title,
 //! description or schema, that quotes the server's credentials (its bearer token, a header's
-//! value) has them replaced before the model sees it; errors and warnings that name a tool
+//! value) has them replaced before the model sees it (as has any message quoting them, before
+//! rmcp, which logs each message under its own `rmcp` target, is given it); errors and warnings that name a tool
 //! quote at most 128 bytes of its name, without those credentials. The model is shown at most
 //! [`McpServer::max_result_bytes`] of a result and [`McpServer::max_description_bytes`] of
 //! a tool's description, a tool whose `inputSchema` or `outputSchema` is over
@@ -170,6 +171,7 @@ mod stderr;
 mod stdio;
 mod tool;
 mod tools;
+mod unechoed;
 mod unreadable;
 mod weighed;
 

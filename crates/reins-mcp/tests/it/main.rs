@@ -32,3 +32,4 @@ mod servers;
 mod sources;
 mod time;
 mod tools_quoting_secrets;
+mod traced_secrets;
