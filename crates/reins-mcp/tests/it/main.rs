@@ -6,6 +6,7 @@
 //! must misbehave on purpose are small fixtures on the MCP TypeScript SDK (`fixtures/`).
 
 mod agent;
+mod cancellation;
 mod answers_naming_secrets;
 mod everything;
 mod faults;
