@@ -349,6 +349,8 @@ impl ClientInner {
         }
         let listing = async {
             let mut cursor = None;
+            // The cursors followed: one named again would make the listing go round.
+            let mut followed = std::collections::HashSet::new();
             for _ in 0..MAX_TOOL_PAGES {
                 let params = PaginatedRequestParams::default().with_cursor(cursor);
                 let page = connection.service.list_tools(Some(params)).await?;
@@ -362,11 +364,12 @@ impl ClientInner {
                     None => page.tools,
                 };
                 if !take(tools) {
-                    return Ok(Some(()));
+                    return Ok(Some(true));
                 }
                 match page.next_cursor {
+                    Some(next) if !followed.insert(next.clone()) => return Ok(Some(false)),
                     Some(next) => cursor = Some(next),
-                    None => return Ok(Some(())),
+                    None => return Ok(Some(true)),
                 }
             }
             Ok(None)
@@ -375,15 +378,26 @@ impl ClientInner {
             .with_limit(&connection, operation, self.call_timeout, listing)
             .await?
         {
-            Some(()) => Ok(()),
+            Some(true) => Ok(()),
+            // The cursor is not quoted: the server writes it, and it may be anything.
+            Some(false) => Err(self.listing_error(
+                "the tool list goes round: a page named as the next one a nextCursor an \
+                 earlier page had named"
+                    .to_owned(),
+            )),
             // A server whose every page names a next one would be listed forever.
-            None => Err(McpError::Protocol {
-                server: self.name.clone(),
-                operation: operation.to_owned(),
-                message: format!(
-                    "the tool list did not end after {MAX_TOOL_PAGES} pages (every page gave a nextCursor)"
-                ),
-            }),
+            None => Err(self.listing_error(format!(
+                "the tool list did not end after {MAX_TOOL_PAGES} pages (every page gave a nextCursor)"
+            ))),
+        }
+    }
+
+    /// The error of a tool list that does not end, saying why.
+    fn listing_error(&self, message: String) -> McpError {
+        McpError::Protocol {
+            server: self.name.clone(),
+            operation: "tools/list".to_owned(),
+            message,
         }
     }
 

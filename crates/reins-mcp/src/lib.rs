@@ -97,7 +97,7 @@
 //! or dropped, sends the server `notifications/cancelled`; over stdio, writing a request that
 //! the server reads nothing of for [`McpServer::write_timeout`] fails it with
 //! [`McpError::Stalled`]), and a tool list still going after
-//! 100 pages is an error. Each message a server sends is weighed before it is parsed, over
+//! 100 pages, or naming as its next page a cursor it named before, is an error. Each message a server sends is weighed before it is parsed, over
 //! stdio (each line) and over HTTP alike (each JSON body, and each event of a stream): one
 //! over 16 MiB (an HTTP body is not read past that), or whose JSON would take more than
 //! [`MAX_PARSED_OVERHEAD`](reins::json_weight::MAX_PARSED_OVERHEAD) once parsed (millions

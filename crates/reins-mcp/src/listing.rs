@@ -14,7 +14,8 @@ impl McpClient {
     /// Narrow them with [`McpTools::filter`] and name them with [`McpTools::prefix`].
     ///
     /// The whole listing is one request for the call timeout; a list still going after 100
-    /// pages is an [`McpError::Protocol`] (a server whose every page names a next one). A
+    /// pages is an [`McpError::Protocol`] (a server whose every page names a next one), as
+    /// is one whose page names as the next a cursor an earlier page named (at once). A
     /// tool whose `inputSchema` or `outputSchema` is over
     /// [`McpServer::max_schema_bytes`](crate::McpServer::max_schema_bytes) is left out, with a
     /// warning, as is one whose `outputSchema` does not compile (its results could not be

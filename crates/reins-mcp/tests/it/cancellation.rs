@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The messages the server recorded in `file`, in order.
-fn received(file: &Path) -> Vec<Value> {
+pub(crate) fn received(file: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(file).unwrap_or_default();
     text.lines()
         .map(|line| serde_json::from_str(line).unwrap())
@@ -51,7 +51,11 @@ async fn cancelled_names_the_call(file: &Path) {
 #[tokio::test]
 async fn a_run_stopped_during_a_call_cancels_that_call_on_the_server() {
     let record = scratch_file("cancelled-run");
-    let client = connect(recording_server(&[("RECORD_FILE", record.to_str().unwrap())])).await;
+    let client = connect(recording_server(&[(
+        "RECORD_FILE",
+        record.to_str().unwrap(),
+    )]))
+    .await;
     let tools = client.tools().await.unwrap();
     let model = ScriptedModel::new([
         Turn::tool_call("wait", json!({})),

@@ -6,8 +6,8 @@
 //! must misbehave on purpose are small fixtures on the MCP TypeScript SDK (`fixtures/`).
 
 mod agent;
-mod cancellation;
 mod answers_naming_secrets;
+mod cancellation;
 mod everything;
 mod faults;
 mod filesystem;
@@ -21,6 +21,7 @@ mod hostile_sessions;
 mod hostile_unreadable;
 mod http;
 mod http_redirects;
+mod listing;
 mod notifications;
 mod output_schema;
 mod serve;
