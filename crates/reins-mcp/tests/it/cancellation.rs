@@ -71,7 +71,7 @@ async fn a_run_stopped_during_a_call_cancels_that_call_on_the_server() {
     }
     cancelled_names_the_call(&record).await;
     // The connection goes on.
-    assert_eq!(client.tools().await.unwrap().len(), 2);
+    assert_eq!(client.tools().await.unwrap().len(), 3);
     let _ = std::fs::remove_file(&record);
 }
 

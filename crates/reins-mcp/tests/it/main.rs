@@ -6,6 +6,7 @@
 //! must misbehave on purpose are small fixtures on the MCP TypeScript SDK (`fixtures/`).
 
 mod agent;
+mod answer_ids;
 mod answers_naming_secrets;
 mod cancellation;
 mod everything;
