@@ -6,8 +6,9 @@
 //! - [`approval`]: allow, deny, ask a person (or any async decider) or suspend a tool call, by
 //!   tool name, arguments or what the tool says about itself; fail closed.
 //! - [`audit`]: one JSON line per dispatch and outcome, to any writer or an appended file.
-//! - [`budget`]: tokens, cost, model calls, tool calls and wall time, checked before each call;
-//!   past a limit, a typed stop or a switch to a cheaper model.
+//! - [`budget`]: tokens, cost (prompt-cache reads and writes at their own prices), model
+//!   calls, tool calls and wall time, checked before each call; past a limit, a typed stop or
+//!   a switch to a cheaper model.
 //! - [`fallback`]: a turn whose model call failed (or answered nothing) is served by the
 //!   next model of a chain.
 //! - [`cache`]: model turns served from a cache keyed by the model and the request, without

@@ -3,6 +3,7 @@
 //! end), so a durable run resumed elsewhere keeps its counts and its start time, and the
 //! run's state does not grow with its calls.
 
+use super::price::{Price, cached_within_input};
 use crate::agent::{HookContext, RunState};
 use crate::completion::Usage;
 use crate::hooks::recorded::Recorded;
@@ -80,13 +81,15 @@ pub(super) fn tool_label(tool: &str) -> String {
 
 /// Adds `usage` to `total`, saturating: token counts come from providers, and an absurd
 /// count must not overflow. A call's total counts at least its input plus output, so a
-/// provider reporting a smaller total (or none) cannot take its tokens past a total limit.
+/// provider reporting a smaller total (or none) cannot take its tokens past a total limit;
+/// its cache counts at most its input, so cached tokens reported beyond one call's input
+/// cannot be priced as another call's.
 pub(super) fn add_usage(total: &mut Usage, usage: Usage) {
     let call_total =
         (usage.total_tokens).max(usage.input_tokens.saturating_add(usage.output_tokens));
     *total += Usage {
         total_tokens: call_total,
-        ..usage
+        ..cached_within_input(usage)
     };
 }
 
@@ -327,13 +330,12 @@ impl Totals<'_> {
     }
 }
 
-/// The ledger's totals; `price` gives a model's (input, output) price per million tokens, or
-/// `None` when it has none. Without `price` the cost is not summed (zero, nothing
+/// The ledger's totals; `price` gives a model's prices, or `None` when it has none. Without `price` the cost is not summed (zero, nothing
 /// unpriced), and unless `timed` the clock is not read (no time elapsed): a check leaves out
 /// what no limit of its budget compares.
 pub(super) fn totals_of(
     ledger: &Ledger,
-    price: Option<impl Fn(&str) -> Option<(f64, f64)>>,
+    price: Option<impl Fn(&str) -> Option<Price>>,
     timed: bool,
 ) -> Totals<'_> {
     let mut cost = 0.0;
@@ -341,10 +343,7 @@ pub(super) fn totals_of(
     if let Some(price) = price {
         for (model, usage) in &ledger.by_model {
             match price(model) {
-                Some((input, output)) => {
-                    cost += usage.input_tokens as f64 / 1e6 * input
-                        + usage.output_tokens as f64 / 1e6 * output;
-                }
+                Some(price) => cost += price.cost(usage),
                 None => {
                     unpriced.get_or_insert(model.as_str());
                 }
@@ -366,7 +365,7 @@ pub(super) fn totals_of(
 }
 
 /// Builds the public view; `price` as for [`totals_of`].
-pub(super) fn usage_of(ledger: &Ledger, price: impl Fn(&str) -> Option<(f64, f64)>) -> BudgetUsage {
+pub(super) fn usage_of(ledger: &Ledger, price: impl Fn(&str) -> Option<Price>) -> BudgetUsage {
     let totals = totals_of(ledger, Some(&price), true);
     let unpriced_models = (ledger.by_model.keys())
         .filter(|model| price(model).is_none())

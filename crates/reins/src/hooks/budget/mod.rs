@@ -6,6 +6,7 @@ mod check;
 mod hook;
 mod ledger;
 mod limit;
+mod price;
 #[cfg(test)]
 mod tests;
 
@@ -14,11 +15,13 @@ pub use limit::{BudgetExceeded, BudgetLimit};
 
 use crate::agent::{HookContext, RunState};
 use ledger::Ledger;
+use price::Price;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Limits on what one run may spend: input, output and total tokens, cost (from a price table
-/// per model label), model calls, tool calls and wall time.
+/// per model label, with prompt-cache reads and writes at their own prices when given: see
+/// [`cache_price`](Self::cache_price)), model calls, tool calls and wall time.
 ///
 /// **When it checks.** Before every model call (`on_dispatch` of the call, once the model is
 /// chosen) and before every tool call, every limit is checked against what the run has used
@@ -107,6 +110,9 @@ pub struct Budget {
     /// Price per million (input, output) tokens, by model label.
     prices: BTreeMap<String, (f64, f64)>,
     default_price: Option<(f64, f64)>,
+    /// Price per million (cache read, cache write) input tokens, by model label.
+    cache_prices: BTreeMap<String, (f64, f64)>,
+    default_cache_price: Option<(f64, f64)>,
     switch_to: Option<String>,
     hard_factor: f64,
 }
@@ -146,6 +152,8 @@ impl Budget {
             limits: Limits::default(),
             prices: BTreeMap::new(),
             default_price: None,
+            cache_prices: BTreeMap::new(),
+            default_cache_price: None,
             switch_to: None,
             hard_factor: 1.5,
         }
@@ -205,14 +213,11 @@ impl Budget {
     /// reports spending are priced under `tool:` and its name (`price("tool:research", …)`
     /// for a tool `research` that runs an agent on another model).
     ///
-    /// Input tokens read from or written to a provider's prompt cache are priced as input
-    /// tokens ([`Usage::cache_read_input_tokens`](crate::completion::Usage::cache_read_input_tokens)
-    /// tells them apart): most providers bill a cache read lower, so the budget counts it
-    /// high, and Anthropic bills a cache write a quarter higher, so set its input price with
-    /// that in mind when the run writes large cached prompts.
+    /// Input tokens read from or written to a provider's prompt cache cost the input price
+    /// too, unless [`cache_price`](Self::cache_price) gives them their own.
     pub fn price(mut self, model: impl Into<String>, input: f64, output: f64) -> Self {
         let model = model.into();
-        if valid_price(input, output) {
+        if price::valid(&[input, output]) {
             self.prices.insert(model, (input, output));
         } else {
             self.prices.remove(&model);
@@ -220,9 +225,68 @@ impl Budget {
         self
     }
 
-    /// The price of models not in the table, per million input and output tokens.
+    /// The price of models not in the table, per million input and output tokens. Their
+    /// cached input tokens cost the input price too, unless
+    /// [`default_cache_price`](Self::default_cache_price) gives them their own.
     pub fn default_price(mut self, input: f64, output: f64) -> Self {
-        self.default_price = valid_price(input, output).then_some((input, output));
+        self.default_price = price::valid(&[input, output]).then_some((input, output));
+        self
+    }
+
+    /// The price of the input tokens the model registered under `model` reads from its
+    /// provider's prompt cache ([`Usage::cache_read_input_tokens`]) and writes to it
+    /// ([`Usage::cache_creation_input_tokens`]), per million tokens. The rest of its input
+    /// costs its [`price`](Self::price)'s input price; without a cache price, all of it does
+    /// (most providers bill a cache read lower, and Anthropic bills a cache write higher).
+    /// The model still needs its [`price`](Self::price) (or the
+    /// [`default_price`](Self::default_price)): a cache price alone prices nothing. A
+    /// negative or non-finite price leaves the model's cached tokens at its input price.
+    ///
+    /// [`Usage::cache_read_input_tokens`]: crate::completion::Usage::cache_read_input_tokens
+    /// [`Usage::cache_creation_input_tokens`]: crate::completion::Usage::cache_creation_input_tokens
+    ///
+    /// ```
+    /// use reins::agent::AgentBuilder;
+    /// use reins::completion::Usage;
+    /// use reins::hooks::budget::Budget;
+    /// use reins::testing::{ScriptedModel, Turn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // A turn reads 100k tokens: 80k from the prompt cache, 10k written to it.
+    /// let usage = Usage::new(100_000, 1_000).with_cached_input(80_000, 10_000);
+    /// let model = ScriptedModel::new([Turn::text("Done.").usage(usage)]);
+    /// let budget = Budget::new()
+    ///     .price("default", 3.0, 15.0) // per million input / output tokens
+    ///     .cache_price("default", 0.3, 3.75); // per million cache read / write tokens
+    /// let agent = AgentBuilder::new(model).add_hook(budget.clone()).build();
+    ///
+    /// let response = agent.prompt("Summarise the file").extended_details().await.unwrap();
+    /// let used = budget.usage_in(&response.state).unwrap();
+    /// // 10k plain input at 3, 80k read at 0.3, 10k written at 3.75, 1k output at 15.
+    /// let expected = (10_000.0 * 3.0 + 80_000.0 * 0.3 + 10_000.0 * 3.75 + 1_000.0 * 15.0) / 1e6;
+    /// assert!((used.cost - expected).abs() < 1e-12);
+    /// // Without the cache price, the 100k input tokens all cost 3.
+    /// let plain = Budget::new().price("default", 3.0, 15.0);
+    /// assert!((plain.usage_in(&response.state).unwrap().cost - 0.315).abs() < 1e-12);
+    /// # }
+    /// ```
+    pub fn cache_price(mut self, model: impl Into<String>, read: f64, write: f64) -> Self {
+        let model = model.into();
+        if price::valid(&[read, write]) {
+            self.cache_prices.insert(model, (read, write));
+        } else {
+            self.cache_prices.remove(&model);
+        }
+        self
+    }
+
+    /// The cache prices ([`cache_price`](Self::cache_price)) of the models priced by the
+    /// [`default_price`](Self::default_price), per million cache read and write tokens. A
+    /// model with a [`price`](Self::price) of its own and no cache price of its own pays its
+    /// own input price for cached tokens.
+    pub fn default_cache_price(mut self, read: f64, write: f64) -> Self {
+        self.default_cache_price = price::valid(&[read, write]).then_some((read, write));
         self
     }
 
@@ -304,8 +368,15 @@ impl Budget {
         ledger::read_state(state).map(|ledger| self.usage_from(&ledger))
     }
 
-    fn price_of(&self, model: &str) -> Option<(f64, f64)> {
-        self.prices.get(model).copied().or(self.default_price)
+    /// The prices of the model labelled `model`: its own, else the default ones; its cache
+    /// prices its own, else those that go with the price it has.
+    fn price_of(&self, model: &str) -> Option<Price> {
+        let own_cache = self.cache_prices.get(model).copied();
+        match self.prices.get(model) {
+            Some(&price) => Some(Price::new(price, own_cache)),
+            None => (self.default_price)
+                .map(|price| Price::new(price, own_cache.or(self.default_cache_price))),
+        }
     }
 
     fn usage_from(&self, ledger: &Ledger) -> BudgetUsage {
@@ -318,10 +389,4 @@ impl Budget {
         let price = self.limits.cost.map(|_| |model: &str| self.price_of(model));
         ledger::totals_of(ledger, price, self.limits.wall_time.is_some())
     }
-}
-
-fn valid_price(input: f64, output: f64) -> bool {
-    [input, output]
-        .iter()
-        .all(|price| price.is_finite() && *price >= 0.0)
 }

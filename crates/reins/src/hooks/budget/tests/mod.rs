@@ -316,3 +316,95 @@ async fn an_unreadable_budget_record_stops_the_run() {
     assert!(cancelled_reason(&error).contains("budget record could not be read"));
     assert!(model.requests().is_empty());
 }
+
+/// One turn reading a million tokens, 800k of them from the provider's prompt cache and 100k
+/// written to it, then an answer.
+fn cached_script() -> Vec<Turn> {
+    let cached = Usage::new(1_000_000, 0).with_cached_input(800_000, 100_000);
+    vec![
+        Turn::tool_call("lookup", json!({ "q": "a" })).usage(cached),
+        Turn::text("done"),
+    ]
+}
+
+async fn cost_of_cached_run(budget: Budget) -> f64 {
+    let model = ScriptedModel::new(cached_script());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let response = agent_with(&model, &runs, budget.clone())
+        .prompt("go")
+        .extended_details()
+        .await
+        .unwrap();
+    budget.usage_in(&response.state).unwrap().cost
+}
+
+#[tokio::test]
+async fn cache_reads_and_writes_are_priced_at_their_own_prices() {
+    let budget = Budget::new()
+        .price("default", 3.0, 15.0)
+        .cache_price("default", 0.3, 3.75);
+    // 100k plain input at 3, 800k read at 0.3, 100k written at 3.75.
+    let cost = cost_of_cached_run(budget).await;
+    assert!((cost - (0.3 + 0.24 + 0.375)).abs() < 1e-9, "{cost}");
+}
+
+#[tokio::test]
+async fn without_cache_prices_cached_tokens_cost_the_input_price() {
+    let cost = cost_of_cached_run(Budget::new().price("default", 3.0, 15.0)).await;
+    assert!((cost - 3.0).abs() < 1e-9, "{cost}");
+    // The default cache price goes with the default price; a model's own price without a
+    // cache price of its own keeps its input price for cached tokens.
+    let by_default = Budget::new()
+        .default_price(3.0, 15.0)
+        .default_cache_price(0.3, 3.75);
+    let cost = cost_of_cached_run(by_default).await;
+    assert!((cost - 0.915).abs() < 1e-9, "{cost}");
+    let own = Budget::new()
+        .default_price(1.0, 1.0)
+        .default_cache_price(0.0, 0.0)
+        .price("default", 3.0, 15.0);
+    assert!((cost_of_cached_run(own).await - 3.0).abs() < 1e-9);
+}
+
+#[tokio::test]
+async fn a_cost_limit_counts_cache_reads_at_their_price() {
+    // At the input price the first turn costs 3.0, past the limit of 1.0; at the cache price
+    // it costs 0.915, and the run goes on.
+    let model = ScriptedModel::new(cached_script());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let budget = Budget::new()
+        .max_cost(1.0)
+        .price("default", 3.0, 15.0)
+        .cache_price("default", 0.3, 3.75);
+    let output = agent_with(&model, &runs, budget)
+        .prompt("go")
+        .await
+        .unwrap();
+    assert_eq!(output, "done");
+}
+
+#[test]
+fn cache_counts_beyond_a_calls_input_are_cut_to_it() {
+    // A provider (or a hostile server) reporting more cached tokens than input tokens
+    // cannot make the input cheaper than what it read.
+    let mut ledger = ledger::Ledger::default();
+    let lying = Usage {
+        cache_read_input_tokens: 5_000_000,
+        ..Usage::new(1_000_000, 0)
+    };
+    let written = Usage {
+        cache_creation_input_tokens: 5_000_000,
+        ..Usage::new(1_000_000, 0)
+    };
+    ledger::add_usage(ledger.by_model.entry("default".into()).or_default(), lying);
+    ledger::add_usage(
+        ledger.by_model.entry("default".into()).or_default(),
+        written,
+    );
+    let budget = Budget::new()
+        .price("default", 3.0, 15.0)
+        .cache_price("default", 0.3, 30.0);
+    let used = budget.usage_from(&ledger);
+    // 1M read at 0.3, then 1M written at 30.
+    assert!((used.cost - 30.3).abs() < 1e-9, "{}", used.cost);
+}
