@@ -16,8 +16,9 @@
 //! - [`invalid_calls`]: a tool call the model misnamed (`SaveNote`, `functions.save_note`)
 //!   repaired to the one tool it plainly means; any other call to a tool it may not call
 //!   answered with the tools it may, and the model asked again.
-//! - [`loop_breaker`]: the same tool with the same arguments too many times in a row gets
-//!   feedback instead of running, then a typed stop.
+//! - [`loop_breaker`]: the same tool with the same arguments (all of them, the ones you
+//!   choose, or none) too many times in a row gets feedback instead of running, then a
+//!   typed stop.
 //! - [`guardrail`]: checks (closures or async classifiers) on the input, each answer and tool
 //!   arguments: rewrite, retry with feedback, skip, or trip with a typed reason.
 //! - [`redaction`]: API keys, tokens, emails, card numbers and your own secrets masked in tool

@@ -3,6 +3,8 @@
 //! [`LoopDetected`].
 
 #[cfg(test)]
+mod key_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::agent::{
@@ -12,6 +14,7 @@ use crate::hooks::recorded::Recorded;
 use crate::json_text::{self, JsonOut};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// The entry kind the streak is recorded under.
@@ -38,6 +41,14 @@ const ENTRY_KIND: &str = "reins.loop_breaker";
 /// until then it is answered with feedback. A turn of five identical parallel calls runs two
 /// and answers three with feedback, and the run stops only if the next turn repeats the call
 /// again.
+///
+/// **What counts as the same call.** By default, the whole arguments: a model that changes
+/// an argument the tool ignores (a counter, a timestamp, a `reason` field) makes every call
+/// a new one. For such a tool, compare only the arguments that decide what it does
+/// ([`compare_arguments`](Self::compare_arguments)`("search", ["q"])`), or the tool name
+/// alone (`compare_arguments("poll", [] as [&str; 0])`, or
+/// [`compare_tool_names_only`](Self::compare_tool_names_only) for every tool without a key
+/// of its own).
 ///
 /// **What it does not catch.** Only a streak of one identical call counts: a model
 /// alternating between two calls (A, B, A, B …) resets the count each time and is never
@@ -98,6 +109,11 @@ pub struct LoopBreaker {
     feedback_after: u32,
     stop_after: u32,
     feedback: Option<String>,
+    /// The arguments calls to a tool are compared by, by tool name, sorted and without
+    /// repeats (none: by the tool name alone). A tool not here is compared by its whole
+    /// arguments, or by its name alone under `names_only`.
+    keys: BTreeMap<String, Vec<String>>,
+    names_only: bool,
 }
 
 impl Default for LoopBreaker {
@@ -113,6 +129,8 @@ impl LoopBreaker {
             feedback_after: 3,
             stop_after: 5,
             feedback: None,
+            keys: BTreeMap::new(),
+            names_only: false,
         }
     }
 
@@ -139,16 +157,73 @@ impl LoopBreaker {
         self
     }
 
-    fn feedback_for(&self, tool: &str, repeats: u32) -> String {
-        match &self.feedback {
-            Some(text) => text.clone(),
-            None => format!(
-                "Not run: you called `{tool}` with exactly these arguments {repeats} times in a \
-                 row, and repeating the call will not give a different result. You are \
-                 repeating yourself: change your approach (different arguments, another tool, \
-                 or answer with what you have)."
-            ),
+    /// Compares calls to `tool` by the top-level arguments named in `arguments` only: two
+    /// calls whose values for those are equal (compared as parsed JSON, like whole
+    /// arguments; an argument left out differs from one given as `null`) are the same call,
+    /// whatever their other arguments say. With no names, every call to `tool` is the same
+    /// call. Other tools keep their comparison. Arguments that are not a JSON object have
+    /// none of the names.
+    ///
+    /// ```
+    /// use reins::hooks::loop_breaker::LoopBreaker;
+    ///
+    /// // `search` ignores `reason`: a model changing only it is repeating itself.
+    /// let breaker = LoopBreaker::new()
+    ///     .compare_arguments("search", ["q", "page"])
+    ///     .compare_arguments("check_status", [] as [&str; 0]); // any arguments
+    /// # let _ = breaker;
+    /// ```
+    pub fn compare_arguments<I, S>(mut self, tool: impl Into<String>, arguments: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut names: Vec<String> = arguments.into_iter().map(Into::into).collect();
+        names.sort();
+        names.dedup();
+        self.keys.insert(tool.into(), names);
+        self
+    }
+
+    /// Compares calls by the tool name alone, whatever their arguments, for every tool not
+    /// given its own arguments with [`compare_arguments`](Self::compare_arguments): the
+    /// breaker then counts calls to one tool in a row. Strict: a model paging through
+    /// results with one tool is a streak too.
+    pub fn compare_tool_names_only(mut self) -> Self {
+        self.names_only = true;
+        self
+    }
+
+    /// The arguments calls to `tool` are compared by; `None` for their whole arguments.
+    fn key_of(&self, tool: &str) -> Option<&[String]> {
+        match self.keys.get(tool) {
+            Some(names) => Some(names),
+            None => self.names_only.then_some(&[]),
         }
+    }
+
+    /// The fingerprint a call to `tool` with `args` is compared by.
+    fn fingerprint_of(&self, tool: &str, args: Result<&Value, &str>) -> u64 {
+        match self.key_of(tool) {
+            None => fingerprint(tool, args),
+            Some(names) => keyed_fingerprint(tool, names, args.ok()),
+        }
+    }
+
+    fn feedback_for(&self, tool: &str, repeats: u32) -> String {
+        if let Some(text) = &self.feedback {
+            return text.clone();
+        }
+        let same = match self.key_of(tool) {
+            None => "with exactly these arguments ".to_owned(),
+            Some([]) => String::new(),
+            Some(names) => format!("with the same `{}` ", names.join("`, `")),
+        };
+        format!(
+            "Not run: you called `{tool}` {same}{repeats} times in a row, and repeating the \
+             call will not give a different result. You are repeating yourself: change your \
+             approach (different arguments, another tool, or answer with what you have)."
+        )
     }
 }
 
@@ -268,8 +343,8 @@ impl AgentHook for LoopBreaker {
         // The arguments are read from the model's own value, borrowed: no JSON text is
         // written to be parsed again, unless they are not JSON.
         let fingerprint = match event.tool_args_value() {
-            Some(Ok(args)) => fingerprint(tool, Ok(&args)),
-            _ => fingerprint(tool, Err(event.tool_args().unwrap_or_default())),
+            Some(Ok(args)) => self.fingerprint_of(tool, Ok(&args)),
+            _ => self.fingerprint_of(tool, Err(event.tool_args().unwrap_or_default())),
         };
         match self.judge(ctx, tool, fingerprint, call_id) {
             Ok(Answer::Stop(repeats)) => DispatchAction::stop(StopReason::because(LoopDetected {
@@ -298,6 +373,31 @@ fn fingerprint(tool: &str, args: Result<&Value, &str>) -> u64 {
             hash.put_ascii(0);
             hash.put(text);
         }
+    }
+    hash.0
+}
+
+/// As [`fingerprint`], of the tool name and only the arguments `names` (sorted) of `args`,
+/// each marked present (and its canonical value) or absent; `args` that are not an object
+/// (or not JSON: `None`) have none of them. A leading 1 keeps it apart from every
+/// whole-arguments fingerprint of the tool.
+fn keyed_fingerprint(tool: &str, names: &[String], args: Option<&Value>) -> u64 {
+    let mut hash = Fnv1a(0xcbf2_9ce4_8422_2325);
+    hash.put(tool);
+    hash.put_ascii(0);
+    hash.put_ascii(1);
+    let fields = args.and_then(Value::as_object);
+    for name in names {
+        hash.put(name);
+        hash.put_ascii(0);
+        match fields.and_then(|fields| fields.get(name)) {
+            Some(value) => {
+                hash.put_ascii(1);
+                json_text::write_sorted(&mut hash, value);
+            }
+            None => hash.put_ascii(2),
+        }
+        hash.put_ascii(0);
     }
     hash.0
 }

@@ -28,7 +28,11 @@ fn builder(model: &ScriptedModel, log: &Arc<Mutex<Vec<String>>>) -> AgentBuilder
         .tool(tool("pay"))
 }
 
-fn agent(model: &ScriptedModel, log: &Arc<Mutex<Vec<String>>>, breaker: LoopBreaker) -> Agent {
+pub(super) fn agent(
+    model: &ScriptedModel,
+    log: &Arc<Mutex<Vec<String>>>,
+    breaker: LoopBreaker,
+) -> Agent {
     builder(model, log).add_hook(breaker).build()
 }
 
@@ -37,7 +41,7 @@ fn search(q: &str) -> Turn {
 }
 
 /// The tool results the model saw, in order.
-fn tool_results(model: &ScriptedModel) -> Vec<String> {
+pub(super) fn tool_results(model: &ScriptedModel) -> Vec<String> {
     let requests = model.requests();
     let Some(last) = requests.last() else {
         return Vec::new();
