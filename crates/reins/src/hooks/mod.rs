@@ -21,8 +21,8 @@
 //!   typed stop.
 //! - [`guardrail`]: checks (closures or async classifiers) on the input, each answer and tool
 //!   arguments: rewrite, retry with feedback, skip, or trip with a typed reason.
-//! - [`redaction`]: API keys, tokens, emails, card numbers and your own secrets masked in tool
-//!   results and in every request sent to the model.
+//! - [`redaction`]: API keys, tokens, emails, card numbers and your own secrets (in base64
+//!   too) masked in tool results and in every request sent to the model.
 //! - [`tool_choice`]: the tool choice of the first turn and of later turns, the first turn's
 //!   tool picked by the words the prompt mentions (for small models).
 //!

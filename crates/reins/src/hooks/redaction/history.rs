@@ -127,18 +127,15 @@ fn redact_part(redaction: &Redaction, part: &AssistantContent) -> Option<Assista
     }
 }
 
-/// `value` with its strings, object keys included, (and long numbers) masked, or `None` when
-/// nothing matches.
+/// `value` with its strings, object keys included, (and numbers long enough to be card
+/// numbers, floats included) masked, or `None` when nothing matches.
 pub(super) fn redact_json(redaction: &Redaction, value: &Value) -> Option<Value> {
     match value {
         Value::String(text) => owned(redaction.redact(text)).map(Value::String),
         Value::Number(number) => {
-            let long = number.as_u64().is_some_and(|n| n >= SMALLEST_CARD_NUMBER);
-            if !long {
-                return None;
-            }
+            let text = card_sized_number(number)?;
             // A masked number can only be written back as a string.
-            owned(redaction.redact(&number.to_string())).map(Value::String)
+            owned(redaction.redact(&text)).map(Value::String)
         }
         Value::Array(items) => {
             redact_all(items, |item| redact_json(redaction, item)).map(Value::Array)
@@ -170,6 +167,25 @@ pub(super) fn redact_json(redaction: &Redaction, value: &Value) -> Option<Value>
         }
         Value::Null | Value::Bool(_) => None,
     }
+}
+
+/// `number` written out whole when it could be a card number: an integer, or a float
+/// holding a whole number, of at least 13 digits (and under 20, for a float); `None` for
+/// any other. A float is written in full (`4111111111111111`, not `4.111111111111111e15`
+/// as JSON would), so the card scan reads its digits. Past 2^53 a float no longer holds
+/// every digit of a number: one that was a card number of 17 to 19 digits comes out with
+/// other digits, and is masked only if those happen to pass the card check.
+fn card_sized_number(number: &serde_json::Number) -> Option<String> {
+    let smallest = SMALLEST_CARD_NUMBER;
+    if let Some(n) = number.as_u64() {
+        return (n >= smallest).then(|| n.to_string());
+    }
+    if let Some(n) = number.as_i64() {
+        return (n.unsigned_abs() >= smallest).then(|| n.to_string());
+    }
+    let float = number.as_f64()?;
+    let whole = float.is_finite() && float.fract() == 0.0;
+    (whole && (smallest as f64..1e19).contains(&float.abs())).then(|| format!("{float:.0}"))
 }
 
 /// Inserts `value` under `key`, or under `key#2`, `key#3`… when `key` is taken: two keys

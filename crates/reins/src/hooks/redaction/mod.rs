@@ -16,7 +16,9 @@
 //! literal secret with such characters as a query string spells it. A literal secret is
 //! also looked for in the forms JSON writers give it ([`Redaction::secret`]), non-ASCII
 //! characters escaped included (percent-encoded, those are not: add that form as a secret of
-//! its own).
+//! its own), and in base64, standard and URL-safe, alone or inside longer encoded data (a
+//! Basic auth header's `user:password`). Card numbers are found as JSON writes a float
+//! too (`4.111111111111111e15`, and a number [`Redaction::redact_json`] reads as one).
 //!
 //! Redaction is a best-effort filter, not a data-loss-prevention guarantee: patterns miss
 //! secrets they do not know and can mask look-alikes. Not covered by the built-in patterns,
@@ -30,6 +32,7 @@
 //! What the model writes itself streams to the caller as it is written: the patterns mask
 //! tool results and requests, not the model's answer.
 
+mod exponent;
 mod history;
 mod names;
 mod pattern;
@@ -37,6 +40,8 @@ mod scan;
 mod secret_forms;
 mod unescape;
 
+#[cfg(test)]
+mod encoded_tests;
 #[cfg(test)]
 mod scan_tests;
 #[cfg(test)]
@@ -51,6 +56,7 @@ use crate::agent::{
 };
 use memchr::memmem::Finder;
 use pattern::merge;
+use secret_forms::EncodedSecret;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
@@ -160,6 +166,8 @@ struct Matcher {
 pub struct Redaction {
     patterns: u8,
     secrets: Vec<Finder<'static>>,
+    /// The secrets' base64 forms, found by their cores.
+    encoded_secrets: Vec<EncodedSecret>,
     matchers: Vec<Matcher>,
     /// The replacement text before and after the kind; no kind when `after` is `None`.
     before: String,
@@ -182,6 +190,7 @@ impl fmt::Debug for Redaction {
         f.debug_struct("Redaction")
             .field("patterns", &patterns)
             .field("secrets", &self.secrets.len())
+            .field("encoded_secrets", &self.encoded_secrets.len())
             .field("matchers", &matchers)
             .field("tool_results", &self.tool_results)
             .field("requests", &self.requests)
@@ -206,6 +215,7 @@ impl Redaction {
         Redaction {
             patterns: 0,
             secrets: Vec::new(),
+            encoded_secrets: Vec::new(),
             matchers: Vec::new(),
             before: "[REDACTED:".to_owned(),
             after: Some("]".to_owned()),
@@ -231,6 +241,23 @@ impl Redaction {
     /// rendered as JSON: quotes, backslashes and control characters escaped, and non-ASCII
     /// characters as `\uXXXX` (either case of hex), as writers that keep their output ASCII
     /// write them (Python's `json.dumps` by default).
+    ///
+    /// Its base64 encodings are masked too, standard and URL-safe, padded or not, alone or
+    /// inside longer encoded data (`Authorization: Basic` and base64 of `user:secret`, a
+    /// secret in an encoded config file): wherever it starts in the encoded data, the
+    /// characters that carry its bits are masked, and those that carry only the data's
+    /// other bytes are left. A secret shorter than 5 bytes is not looked for in base64 (its
+    /// few characters would turn up in any base64 text), and neither is base64 broken over
+    /// lines inside the secret (MIME's lines of 76 characters).
+    ///
+    /// ```
+    /// use reins::hooks::redaction::Redaction;
+    ///
+    /// let redaction = Redaction::empty().secret("hunter2-staging");
+    /// // base64("alice:hunter2-staging"), as a Basic auth header carries it.
+    /// let header = "Authorization: Basic YWxpY2U6aHVudGVyMi1zdGFnaW5n";
+    /// assert_eq!(redaction.redact(header), "Authorization: Basic YWxpY2U6[REDACTED:secret]");
+    /// ```
     pub fn secret(mut self, secret: impl AsRef<str>) -> Self {
         let secret = secret.as_ref();
         if secret.is_empty() {
@@ -239,6 +266,11 @@ impl Redaction {
         for form in secret_forms::secret_forms(secret) {
             self.secrets.push(Finder::new(form.as_bytes()).into_owned());
         }
+        (self.encoded_secrets).extend(
+            secret_forms::base64_forms(secret)
+                .iter()
+                .map(EncodedSecret::new),
+        );
         self
     }
 
@@ -354,6 +386,14 @@ impl Redaction {
                 }
             }
         }
+        for encoded in &self.encoded_secrets {
+            encoded.find_in(text.as_bytes(), &mut |range| {
+                found.push(Match {
+                    range,
+                    kind: SECRET_KIND,
+                });
+            });
+        }
         for matcher in &self.matchers {
             for range in (matcher.find)(text) {
                 let valid = range.start < range.end
@@ -405,7 +445,8 @@ impl Redaction {
     }
 
     /// `value` with every string, object keys included (and every number long enough to be a
-    /// card number), masked, or `None` when nothing in it matches. Two keys of one object
+    /// card number, a float holding a whole one included, written back as a masked string),
+    /// masked, or `None` when nothing in it matches. Two keys of one object
     /// masked alike keep both entries: the later one gets `#2` (`#3`…) after its key.
     pub fn redact_json(&self, value: &Value) -> Option<Value> {
         history::redact_json(self, value)

@@ -1,7 +1,7 @@
 //! The built-in [`Pattern`]s, and [`Match`]es as [`Redaction::find`](super::Redaction::find)
 //! reports them.
 
-use super::scan;
+use super::{exponent, scan};
 use std::ops::Range;
 
 /// A built-in family of things to mask.
@@ -17,7 +17,8 @@ pub enum Pattern {
     /// Email addresses, letters beyond ASCII included (`josé@example.com`, `почта@пример.рф`).
     Email,
     /// Payment card numbers: 13 to 19 digits, optionally grouped with spaces or dashes,
-    /// starting with 2 to 6 and passing the Luhn check.
+    /// starting with 2 to 6 and passing the Luhn check; also written as a float in exponent
+    /// notation (`4.111111111111111e15`).
     CreditCard,
     /// US social security numbers written `ddd-dd-dddd`.
     Ssn,
@@ -54,7 +55,10 @@ impl Pattern {
             Pattern::ApiKey => scan::api_keys(text, emit),
             Pattern::BearerToken => scan::bearer_tokens(text, emit),
             Pattern::Email => scan::emails(text, emit),
-            Pattern::CreditCard => scan::credit_cards(text, emit),
+            Pattern::CreditCard => {
+                scan::credit_cards(text, emit);
+                exponent::card_floats(text, emit);
+            }
             Pattern::Ssn => scan::ssns(text, emit),
             Pattern::Ipv4 => scan::ipv4s(text, emit),
         }

@@ -28,7 +28,7 @@ fn at(bytes: &[u8], index: usize) -> u8 {
 /// for the letter of a JSON escape (`\n`, `\t`, `\r`, `\b`, `\f`), which stands for a
 /// space-like character. A tool's JSON answer is scanned as its text, where a line break is
 /// the two characters `\n`: read as the letter `n`, it would hide the card or key after it.
-fn byte_before(bytes: &[u8], index: usize) -> u8 {
+pub(super) fn byte_before(bytes: &[u8], index: usize) -> u8 {
     let Some(before) = index.checked_sub(1).map(|i| bytes[i]) else {
         return 0;
     };
