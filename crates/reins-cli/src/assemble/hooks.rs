@@ -282,14 +282,24 @@ pub fn price_table(agent: &LoadedAgent) -> Option<Budget> {
 /// `budget` with the file's prices: the `[limits]` one for every model, and each model's own
 /// under the label it is registered with.
 fn priced(agent: &LoadedAgent, mut budget: Budget) -> Budget {
-    if let Some(price) = &agent.file.limits.price_per_million {
+    let limits = &agent.file.limits;
+    if let Some(price) = &limits.price_per_million {
         let [input, output] = *price.get_ref();
         budget = budget.default_price(input, output);
     }
+    if let Some(price) = &limits.cache_price_per_million {
+        let [read, write] = *price.get_ref();
+        budget = budget.default_cache_price(read, write);
+    }
     for (label, model) in agent.file.labeled_models() {
-        if let Some(price) = &model.get_ref().price_per_million {
+        let model = model.get_ref();
+        if let Some(price) = &model.price_per_million {
             let [input, output] = *price.get_ref();
-            budget = budget.price(label, input, output);
+            budget = budget.price(label.clone(), input, output);
+        }
+        if let Some(price) = &model.cache_price_per_million {
+            let [read, write] = *price.get_ref();
+            budget = budget.cache_price(label, read, write);
         }
     }
     budget

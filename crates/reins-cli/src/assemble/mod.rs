@@ -14,6 +14,8 @@ mod error;
 mod hooks;
 pub mod mcp;
 mod models;
+#[cfg(test)]
+mod price_tests;
 
 pub use env::secret_from_env;
 pub use error::AssembleError;

@@ -3,6 +3,7 @@
 
 use super::diagnostic::Diagnostic;
 use super::{LoadedAgent, MAX_INVALID_TOOL_CALL_RETRIES};
+use toml::Spanned;
 
 /// `[limits]`: the turn limit and the invalid tool calls' retries; the budget's model it switches to, its hard limit factor, and
 /// prices.
@@ -84,11 +85,39 @@ fn check_prices(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
             .map(|(_, model)| &model.get_ref().price_per_million),
     );
     for price in prices.flatten() {
-        if price.get_ref().iter().any(|p| !p.is_finite() || *p < 0.0) {
+        if !valid_price(price) {
             problems.push(agent.error_at(
                 price.span(),
                 "`price_per_million` must be two numbers, none negative: [input, output] per \
                  million tokens",
+            ));
+        }
+    }
+    // A cache price is a part of an input price: beside one, never alone.
+    let cache_prices = std::iter::once((
+        &file.limits.cache_price_per_million,
+        file.limits.price_per_million.is_some(),
+    ))
+    .chain(models.iter().map(|(_, model)| {
+        let model = model.get_ref();
+        (
+            &model.cache_price_per_million,
+            model.price_per_million.is_some(),
+        )
+    }));
+    for (price, beside_a_price) in cache_prices {
+        let Some(price) = price else { continue };
+        if !valid_price(price) {
+            problems.push(agent.error_at(
+                price.span(),
+                "`cache_price_per_million` must be two numbers, none negative: [read, write] \
+                 per million input tokens read from or written to the provider's prompt cache",
+            ));
+        } else if !beside_a_price {
+            problems.push(agent.error_at(
+                price.span(),
+                "`cache_price_per_million` prices part of the input tokens: give \
+                 `price_per_million = [input, output]` beside it",
             ));
         }
     }
@@ -114,4 +143,9 @@ fn check_prices(agent: &LoadedAgent, problems: &mut Vec<Diagnostic>) {
             ),
         ));
     }
+}
+
+/// Two finite numbers, none negative.
+fn valid_price(price: &Spanned<[f64; 2]>) -> bool {
+    price.get_ref().iter().all(|p| p.is_finite() && *p >= 0.0)
 }

@@ -131,6 +131,9 @@ pub struct ModelConfig {
     /// `[input, output]` price per million tokens of this model, for the budget's cost (the
     /// `[limits]` price applies to models without one).
     pub price_per_million: Option<Spanned<[f64; 2]>>,
+    /// `[read, write]` price per million input tokens this model reads from or writes to its
+    /// provider's prompt cache (else they cost the input price); needs `price_per_million`.
+    pub cache_price_per_million: Option<Spanned<[f64; 2]>>,
     /// `openai` only: the API spoken, `chat` (Chat Completions, the default) or `responses`
     /// (the Responses API, which carries a reasoning model's reasoning from turn to turn).
     pub api: Option<Spanned<String>>,
@@ -174,6 +177,9 @@ pub struct Limits {
     /// `[input, output]` price per million tokens, for `max_cost`: of every model without a
     /// price of its own.
     pub price_per_million: Option<Spanned<[f64; 2]>>,
+    /// `[read, write]` price per million prompt-cache input tokens of the models priced by
+    /// the `price_per_million` beside it (else they cost its input price).
+    pub cache_price_per_million: Option<Spanned<[f64; 2]>>,
     /// Budget: the model a run's later calls go to once a limit is used up, instead of
     /// stopping (registered as `over-budget`).
     pub over_budget_model: Option<Spanned<ModelConfig>>,

@@ -484,3 +484,27 @@ fn prices_are_not_negative_and_a_cost_limit_prices_every_model() {
         "`max_cost` needs a price for every model, and `over-budget` has none",
     );
 }
+
+#[test]
+fn a_cache_price_is_two_prices_beside_an_input_price() {
+    let limits = |extra: &str| VALID.replace("max_turns = 4\n", &format!("max_turns = 4\n{extra}"));
+    assert_error_at(
+        &limits("cache_price_per_million = [0.1, 1.25]\n"),
+        11,
+        "`cache_price_per_million` prices part of the input tokens: give `price_per_million",
+    );
+    assert_error_at(
+        &limits("price_per_million = [1.0, 4.0]\ncache_price_per_million = [-0.1, 1.25]\n"),
+        12,
+        "`cache_price_per_million` must be two numbers, none negative",
+    );
+    let (code, stderr) = check(&limits(
+        "price_per_million = [1.0, 4.0]\ncache_price_per_million = [0.1, 1.25]\n",
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stderr) = check(&VALID.replace(
+        "api_key_env",
+        "price_per_million = [1.0, 4.0]\ncache_price_per_million = [0.1, 1.25]\napi_key_env",
+    ));
+    assert_eq!(code, 0, "{stderr}");
+}
