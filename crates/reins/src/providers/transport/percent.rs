@@ -1,20 +1,24 @@
 //! A secret spelled with percent-escapes, as a URL or a query string carries it: an error body
-//! that echoes the request's URL shows the key so (`sk-live-abc%2Fdef`, or every byte escaped,
-//! `%73%6B…`, in either case of hex). Each byte of the secret may be itself or its escape.
+//! or an answer that echoes the request's URL shows the key so (`sk-live-abc%2Fdef`, or every
+//! byte escaped, `%73%6B…`, in either case of hex). Each byte of the secret may be itself or
+//! its escape. Errors and answers (`echoes`) are scrubbed with this one reading.
 
 use crate::hex::percent_escaped_byte;
+use std::borrow::Cow;
 
 /// `text` with every spelling of `secret` that the percent-escapes allow replaced by
-/// `replacement`. Text without a `%` holds none but the plain one, and is returned as it is.
-pub(super) fn replace_spelled(text: &str, secret: &str, replacement: &str) -> String {
+/// `replacement`; borrowed when there is none. Text without a `%` holds none but the plain
+/// one, and is returned as it is without being read further.
+pub(super) fn replace_spelled<'t>(text: &'t str, secret: &str, replacement: &str) -> Cow<'t, str> {
     let (bytes, secret) = (text.as_bytes(), secret.as_bytes());
     let Some(&first) = secret.first() else {
-        return text.to_owned();
+        return Cow::Borrowed(text);
     };
     if memchr::memchr(b'%', bytes).is_none() {
-        return text.to_owned();
+        return Cow::Borrowed(text);
     }
     let mut scrubbed = Vec::with_capacity(bytes.len());
+    let mut replaced = false;
     let mut at = 0;
     while let Some(&byte) = bytes.get(at) {
         // A spelling starts on the secret's first byte or on an escape.
@@ -25,18 +29,22 @@ pub(super) fn replace_spelled(text: &str, secret: &str, replacement: &str) -> St
         };
         if let Spelling::Whole(len) = whole {
             scrubbed.extend_from_slice(replacement.as_bytes());
+            replaced = true;
             at += len;
         } else {
             scrubbed.push(byte);
             at += 1;
         }
     }
+    if !replaced {
+        return Cow::Borrowed(text);
+    }
     // A spelling starts and ends on the secret's characters or on escapes of ASCII, so what
     // is left is whole characters; read leniently all the same.
-    match String::from_utf8(scrubbed) {
+    Cow::Owned(match String::from_utf8(scrubbed) {
         Ok(text) => text,
         Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
-    }
+    })
 }
 
 /// How many bytes at the end of `text` spell the start of `secret` (at least `min_len` of
@@ -119,7 +127,7 @@ mod tests {
     const KEY: &str = "sk-live-ab/c+d=e%f";
 
     fn scrub(text: &str) -> String {
-        replace_spelled(text, KEY, "<redacted>")
+        replace_spelled(text, KEY, "<redacted>").into_owned()
     }
 
     #[test]
@@ -148,6 +156,8 @@ mod tests {
             "%zz%2",
         ] {
             assert_eq!(scrub(text), text);
+            // Nothing replaced, nothing copied: an answer's fragments are read so.
+            assert!(matches!(replace_spelled(text, KEY, "x"), Cow::Borrowed(_)));
         }
     }
 

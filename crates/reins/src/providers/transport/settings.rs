@@ -188,7 +188,7 @@ pub(crate) fn scrub_key(text: &str, key: Option<&ApiKey>) -> String {
 /// it is scrubbed, so a secret straddling the cut would otherwise show in part.
 pub(crate) fn scrub_secret(text: &str, key: &str) -> String {
     let text = text.replace(key, "<redacted>");
-    let text = percent::replace_spelled(&text, key, "<redacted>");
+    let text = percent::replace_spelled(&text, key, "<redacted>").into_owned();
     let marker = super::EXCERPT_CUT;
     if !text.contains(marker) {
         return text;

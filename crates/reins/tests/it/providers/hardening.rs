@@ -10,6 +10,7 @@ mod fragment_ids;
 mod kept;
 mod panics;
 mod parts;
+mod percent_echoes;
 mod redirects;
 mod retries;
 mod secrets;
@@ -55,6 +56,7 @@ macro_rules! hardening {
                     secrets::an_error_body_echoing_the_key_percent_encoded_does_not_show_it,
                     secrets::an_error_quoting_only_the_start_of_a_credential_does_not_show_it,
                     secrets::an_answer_echoing_the_key_does_not_show_it,
+                    percent_echoes::an_answer_echoing_the_key_percent_encoded_does_not_show_it,
                     secrets::an_error_echoing_a_credential_header_does_not_show_it,
                 );
             }

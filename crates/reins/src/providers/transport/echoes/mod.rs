@@ -6,6 +6,11 @@
 //! holding back the end of a fragment that could be the start of the key until the next one
 //! shows whether it is (so a key split across fragments is caught too, and no fragment shows
 //! its start).
+//!
+//! An answer is scrubbed of the same spellings as an error is: the key as it is, with JSON
+//! escapes, and with percent-escapes (a URL or query string the server quotes), read by the
+//! code errors use ([`percent`](super::percent)). A fragment without a backslash, a `%` or
+//! the start of a secret, as nearly every one is, passes after a few byte searches.
 
 use crate::completion::{CompletionResponse, FinishReason, RawResponse, StreamChunk};
 use crate::hooks::redaction::Redaction;
@@ -16,6 +21,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 mod spelled;
+
+use super::percent;
 
 /// What a secret is replaced with.
 const REDACTED: &str = "<redacted>";
@@ -51,26 +58,69 @@ impl Secrets {
         (!texts.is_empty()).then_some(Secrets { texts, redaction })
     }
 
-    /// Replaces the secrets in `text`, also where JSON escapes spell them.
+    /// Replaces the secrets in `text`, also where JSON escapes or percent-escapes spell them.
     pub(crate) fn scrub(&self, text: &mut String) {
         if let Cow::Owned(redacted) = self.redaction.redact(text) {
             *text = redacted;
         }
+        self.scrub_percent_escaped(text);
     }
 
+    /// Replaces the secrets in `text` where percent-escapes spell them: those of any byte,
+    /// where the redaction's reading decodes only escapes of ASCII. Text without a `%` is not
+    /// read further.
+    fn scrub_percent_escaped(&self, text: &mut String) {
+        if memchr::memchr(b'%', text.as_bytes()).is_none() {
+            return;
+        }
+        for secret in &self.texts {
+            if let Cow::Owned(scrubbed) = percent::replace_spelled(text, secret, REDACTED) {
+                *text = scrubbed;
+            }
+        }
+    }
+
+    /// `value` with the secrets replaced in every string and object key (see [`scrub`]).
     fn scrub_value(&self, value: &mut Value) {
         if let Some(redacted) = self.redaction.redact_json(value) {
             *value = redacted;
         }
+        self.scrub_percent_escaped_json(value);
+    }
+
+    fn scrub_percent_escaped_json(&self, value: &mut Value) {
+        match value {
+            Value::String(text) => self.scrub_percent_escaped(text),
+            Value::Array(items) => items
+                .iter_mut()
+                .for_each(|item| self.scrub_percent_escaped_json(item)),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (mut key, mut item) in entries {
+                    self.scrub_percent_escaped(&mut key);
+                    self.scrub_percent_escaped_json(&mut item);
+                    // Two keys scrubbed alike: the later is kept apart, as the redaction does.
+                    let mut unique = key.clone();
+                    for count in 2.. {
+                        if !map.contains_key(&unique) {
+                            break;
+                        }
+                        unique = format!("{key}#{count}");
+                    }
+                    map.insert(unique, item);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
     }
 
     /// Whether `text` cannot hold a secret nor end with the start of one, found cheaply: no
-    /// JSON escape (which could hide one), none of the secrets' first three bytes in it, and
-    /// it does not end with the first one or two. Most fragments pass, and are handed on as
-    /// they are.
+    /// JSON escape nor percent-escape (which could hide one), none of the secrets' first
+    /// three bytes in it, and it does not end with the first one or two. Most fragments
+    /// pass, and are handed on as they are.
     fn plainly_clear(&self, text: &str) -> bool {
         let bytes = text.as_bytes();
-        memchr::memchr(b'\\', bytes).is_none()
+        memchr::memchr2(b'\\', b'%', bytes).is_none()
             && self.texts.iter().all(|secret| {
                 let start = &secret.as_bytes()[..secret.len().min(3)];
                 memchr::memmem::find(bytes, start).is_none()
@@ -79,11 +129,21 @@ impl Secrets {
     }
 
     /// How many bytes at the end of `text` could be the start of a secret (and so must wait
-    /// for the next fragment): spelled as it is, or with JSON escapes (see [`spelled`]).
+    /// for the next fragment): spelled as it is, with JSON escapes (see [`spelled`]), or with
+    /// percent-escapes, an escape cut short included.
     fn open_end(&self, text: &str) -> usize {
+        let percent = memchr::memchr(b'%', text.as_bytes()).is_some();
         self.texts
             .iter()
-            .map(|secret| spelled::open_end(text.as_bytes(), secret.as_bytes()))
+            .map(|secret| {
+                let escaped = spelled::open_end(text.as_bytes(), secret.as_bytes());
+                let percent_escaped = if percent {
+                    percent::spelled_start_at_end(text, secret, 0).unwrap_or(0)
+                } else {
+                    0
+                };
+                escaped.max(percent_escaped)
+            })
             .max()
             .unwrap_or(0)
     }
