@@ -50,6 +50,11 @@ impl Credentials {
         }
     }
 
+    /// The redaction of the credentials long enough to look for (`echoes.rs`), if any.
+    pub(crate) fn echoes(&self) -> Option<&Redaction> {
+        self.echoes.as_ref()
+    }
+
     /// The tool `name` as errors and warnings quote it: the credentials replaced as in the
     /// tool list (`echoes.rs`) and as in errors, control sequences shown as text, cut to
     /// [`SHOWN_TOOL_NAME_BYTES`]. The server chooses its tools' names, and calls go by them

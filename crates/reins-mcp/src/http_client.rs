@@ -114,6 +114,24 @@ impl WeighedHttpClient {
         self.session_end.clone()
     }
 
+    /// Refuses a session id quoting the server's credentials: it would be sent back with
+    /// every request, and rmcp logs it (at INFO, when the session ends). A server choosing
+    /// such an id cannot be talked to without showing them; its handshake fails instead.
+    fn refuse_quoting_credentials(&self, session_id: &str) -> Result<(), HttpError> {
+        let quotes = self
+            .credentials
+            .echoes()
+            .is_some_and(|echoes| matches!(echoes.redact(session_id), Cow::Owned(_)));
+        if !quotes {
+            return Ok(());
+        }
+        let why = "the server's session id (Mcp-Session-Id) quotes its credentials; it is refused";
+        tracing::warn!(target: "reins_mcp", server = %self.server, "{why}");
+        Err(StreamableHttpError::UnexpectedServerResponse(
+            Cow::Borrowed(why),
+        ))
+    }
+
     /// A request to `uri` with the token and headers every request carries.
     fn request(
         &self,
@@ -211,6 +229,9 @@ impl StreamableHttpClient for WeighedHttpClient {
             .get(HEADER_SESSION_ID)
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned);
+        if let Some(session_id) = &session_id {
+            self.refuse_quoting_credentials(session_id)?;
+        }
         if !status.is_success() {
             return self
                 .failure(response, limits, asked.as_ref(), session_id)

@@ -160,6 +160,7 @@ mod hidden;
 mod http_client;
 mod http_endpoint;
 mod http_events;
+mod id_less;
 mod lenient;
 mod lines;
 mod listing;

@@ -13,7 +13,8 @@
 //!
 //! An answer whose `id` quoted a credential answers no request of the client's (its ids are
 //! numbers) and is ignored as before; a request of the server's whose `id` did is answered
-//! under the replaced `id`.
+//! under the replaced `id`. An error under a null `id` that reaches rmcp (over stdio, on a
+//! GET stream) is warned of here: rmcp drops it at DEBUG (`id_less.rs`).
 
 use crate::hidden::Credentials;
 use reins::hooks::redaction::Redaction;
@@ -29,6 +30,8 @@ pub(crate) struct Unechoed<T> {
     server: Arc<str>,
     /// The redaction of the credentials; `None` when the server has none long enough.
     echoes: Option<Redaction>,
+    /// The credentials, each with what a warning shows instead.
+    secrets: Vec<(String, String)>,
 }
 
 impl<T> Unechoed<T> {
@@ -38,6 +41,7 @@ impl<T> Unechoed<T> {
             inner,
             server: Arc::from(server),
             echoes: crate::echoes::redaction(&credentials.secrets),
+            secrets: credentials.secrets.clone(),
         }
     }
 }
@@ -59,10 +63,13 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Unechoed<T> {
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
             let message = self.inner.receive().await?;
-            let Some(echoes) = &self.echoes else {
-                return Some(message);
+            let message = match &self.echoes {
+                Some(echoes) => unechoed(message, echoes, &self.server),
+                None => Some(message),
             };
-            if let Some(message) = unechoed(message, echoes, &self.server) {
+            if let Some(message) = message {
+                // rmcp drops it at DEBUG; the call it may answer waits (`id_less.rs`).
+                crate::id_less::warn_unanswerable(&message, &self.server, &self.secrets);
                 return Some(message);
             }
         }

@@ -7,6 +7,7 @@ use super::{HttpError, WeighedHttpClient};
 use crate::batch::batch_messages;
 use crate::handshake::{events_with_capabilities, message_with_capabilities};
 use crate::http_events::message_events;
+use crate::id_less::tied_to;
 use crate::unreadable::{error_answering, unreadable_answering};
 use crate::weighed::{Unread, is_light, refusal_answering};
 use futures::StreamExt;
@@ -69,7 +70,13 @@ impl WeighedHttpClient {
             self.answer(read_body(response).await?, asked.as_ref()),
             asked,
         ) {
-            (Answer::Message(message), _) | (Answer::Refused(Some(message), _), _) => {
+            // An error under a null `id` answers the request the POST sent (`id_less.rs`).
+            (Answer::Message(message), asked) => {
+                let message =
+                    message_with_capabilities(initialize, tied_to(message, asked.as_ref()));
+                Ok(StreamableHttpPostResponse::Json(message, session_id))
+            }
+            (Answer::Refused(Some(message), _), _) => {
                 let message = message_with_capabilities(initialize, message);
                 Ok(StreamableHttpPostResponse::Json(message, session_id))
             }
@@ -133,6 +140,7 @@ impl WeighedHttpClient {
                     let start = lossy_start(&body, shown);
                     match self.answer(body, asked) {
                         Answer::Message(error @ JsonRpcMessage::Error(_)) => {
+                            let error = tied_to(error, asked);
                             return Ok(StreamableHttpPostResponse::Json(error, session_id));
                         }
                         Answer::Refused(Some(refusal), _) => {

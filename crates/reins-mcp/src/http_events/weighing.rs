@@ -4,9 +4,11 @@
 use super::parser::{EventFields, EventParser};
 use super::{is_message, message_events};
 use crate::batch::batch_messages;
+use crate::id_less::tied_data;
 use crate::unreadable::{unreadable, unreadable_answering};
 use crate::weighed::{MAX_MESSAGE_BYTES, Unread, is_light, refusal_answering};
 use sse_stream::Sse;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 impl EventParser {
@@ -32,15 +34,58 @@ impl EventParser {
                     .then(|| unreadable(&event.data))
                     .flatten()
                     .and_then(|error| self.unreadable(&event.data, &error));
-                Some(answer.unwrap_or_else(|| String::from_utf8_lossy(&event.data).into_owned()))
+                let data =
+                    answer.unwrap_or_else(|| String::from_utf8_lossy(&event.data).into_owned());
+                // An error under a null `id` answers the request the POST sent (`id_less.rs`).
+                let tied = is_message
+                    .then(|| tied_data(&data, self.asked.as_ref()))
+                    .flatten();
+                Some(tied.unwrap_or(data))
             }
         };
-        Sse {
+        self.unechoed(Sse {
             event: event.kind,
             data,
             id: event.id,
             retry: event.retry,
+        })
+    }
+
+    /// `event` without the server's credentials in its data, type or `id`. rmcp logs some of
+    /// these before `unechoed.rs` is given the message: a message on the `initialize` stream
+    /// before its answer (DEBUG), the last event's `id` when an event's data is no message
+    /// (DEBUG) or the stream fails (WARN). A replaced `id` is sent back as such to resume the
+    /// stream: a server quoting its credentials there cannot resume it after that event.
+    fn unechoed(&self, mut event: Sse) -> Sse {
+        let Some(echoes) = self.credentials.echoes() else {
+            return event;
+        };
+        let clean = |text: &mut String| {
+            if let Cow::Owned(redacted) = echoes.redact(text) {
+                *text = redacted;
+            }
+        };
+        if let Some(data) = &mut event.data {
+            // A credential written with JSON escapes is found only in the parsed message.
+            let replaced = match echoes.redact(data) {
+                Cow::Borrowed(_) if !data.contains('\\') => None,
+                _ => serde_json::from_str::<serde_json::Value>(data)
+                    .ok()
+                    .and_then(|value| echoes.redact_json(&value))
+                    .and_then(|value| serde_json::to_string(&value).ok()),
+            };
+            match replaced {
+                Some(replaced) => *data = replaced,
+                None => clean(data),
+            }
         }
+        if let Some(id) = &mut event.id {
+            clean(id);
+        }
+        if let Some(kind) = &mut event.event {
+            clean(kind);
+        }
+        event
     }
 
     /// The data that stands for an answer rmcp cannot read (`error` says why): the error

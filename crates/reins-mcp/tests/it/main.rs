@@ -24,6 +24,7 @@ mod http;
 mod http_redirects;
 mod listing;
 mod notifications;
+mod null_ids;
 mod output_schema;
 mod serve;
 mod serve_calls;
