@@ -251,6 +251,10 @@ pub struct EchoFilter {
     /// across what came between (two text parts in [`CompletionResponse::text`], a call's
     /// arguments across text), so a secret split around another strand would show there.
     held: Vec<(Strand, String)>,
+    /// The fragments, as the server sent them, that ended a secret begun in a held piece:
+    /// the answer's provider JSON (for Chat and Gemini its last event alone) may quote one,
+    /// a piece of the secret no whole-secret scrub finds, so `Done` masks them there.
+    spilled: Vec<String>,
 }
 
 impl EchoFilter {
@@ -259,6 +263,7 @@ impl EchoFilter {
         EchoFilter {
             secrets,
             held: Vec::new(),
+            spilled: Vec::new(),
         }
     }
 
@@ -273,6 +278,9 @@ impl EchoFilter {
             StreamChunk::Done(mut response) => {
                 self.release(out);
                 self.secrets.scrub_response(&mut response);
+                if !self.spilled.is_empty() {
+                    mask_spilled(&mut response.raw, &self.spilled);
+                }
                 out.push_back(StreamChunk::Done(response));
                 return;
             }
@@ -298,7 +306,15 @@ impl EchoFilter {
         let mut joined = match self.held.iter().position(|(held, _)| *held == strand) {
             Some(at) => {
                 let (_, mut piece) = self.held.remove(at);
+                let held_len = piece.len();
                 piece.push_str(&fragment);
+                let sent = piece.clone();
+                self.secrets.scrub(&mut piece);
+                // The held start and this fragment made a secret (rare: never in an honest
+                // answer, so the copy costs it nothing).
+                if piece != sent {
+                    self.spilled.push(sent[held_len..].to_owned());
+                }
                 piece
             }
             None => fragment,
@@ -347,6 +363,30 @@ impl EchoFilter {
         for (strand, piece) in self.held.drain(..) {
             out.push_back(chunk_of(strand, None, piece));
         }
+    }
+}
+
+/// Masks in `raw`'s strings each of `fragments` (the non-empty ones): pieces of a secret split
+/// across a stream's events, which the provider JSON of its last event may quote.
+fn mask_spilled(raw: &mut RawResponse, fragments: &[String]) {
+    fn mask(value: &mut Value, fragments: &[String]) {
+        match value {
+            Value::String(text) => {
+                for fragment in fragments.iter().filter(|fragment| !fragment.is_empty()) {
+                    if text.contains(fragment.as_str()) {
+                        *text = text.replace(fragment.as_str(), REDACTED);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| mask(item, fragments)),
+            Value::Object(fields) => fields.values_mut().for_each(|item| mask(item, fragments)),
+            _ => {}
+        }
+    }
+    if let Some(json) = raw.json() {
+        let mut json = json.clone();
+        mask(&mut json, fragments);
+        *raw = RawResponse::new(json);
     }
 }
 

@@ -83,12 +83,13 @@ pub async fn an_answer_echoing_the_key_percent_encoded_does_not_show_it<F: Fixtu
             assert_eq!(answer.text(), scrubbed, "{spelled} cut at {cuts:?}");
             assert_eq!(end.text(), scrubbed, "{spelled} cut at {cuts:?}");
             assert_eq!(streamed_text(&chunks), scrubbed, "{spelled} cut {cuts:?}");
-            // The whole answer's `Debug` output, its provider JSON included. (A streamed
-            // answer's provider JSON is, for Chat and Gemini, its last event alone, which
-            // can hold a piece of a key split across events: not checked here.)
+            // The whole answer's `Debug` output, its provider JSON included (a streamed
+            // answer's is, for Chat and Gemini, its last event alone, which can quote the
+            // piece of a key split across events).
             let shown = format!("{answer:?}");
             assert!(!shows_the_key(&shown), "{shown}");
-            assert!(!shows_the_key(&format!("{:?}", end.content)), "{end:?}");
+            let shown = format!("{end:?}");
+            assert!(!shows_the_key(&shown), "{spelled} cut at {cuts:?}: {shown}");
         }
     }
 }
