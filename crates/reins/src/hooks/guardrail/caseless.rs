@@ -1,6 +1,6 @@
 //! Text as a deny list compares it: without the differences a reader (or a model) does not
 //! see, so a denied phrase cannot be slipped past in another case, in compatibility
-//! characters or with invisible characters inside it.
+//! characters, with invisible characters inside it or spelled with JSON escapes.
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -51,4 +51,66 @@ fn is_default_ignorable(c: char) -> bool {
             | '\u{1D173}'..='\u{1D17A}'
             | '\u{E0000}'..='\u{E0FFF}'
     )
+}
+
+/// `text` with its JSON string escapes read as the characters they spell (`\u0072` → `r`,
+/// `\\` → `\`, `\"` → `"`, `\n` → a line break), or `None` when it has no backslash. Tool
+/// arguments are the model's JSON text, in which any character may be written as an escape;
+/// decoding leniently (a lone surrogate reads as U+FFFD, a malformed escape as itself) reads
+/// text that is not valid JSON too, so a phrase cannot hide behind a parse error.
+pub(super) fn decode_json_escapes(text: &str) -> Option<String> {
+    if !text.contains('\\') {
+        return None;
+    }
+    let mut decoded = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\\') {
+        decoded.push_str(&rest[..at]);
+        let escape = &rest[at + 1..];
+        let (spelled, used) = match escape.chars().next() {
+            Some('u') => match hex_unit(escape) {
+                // A high surrogate followed by a low one: one character of the astral planes.
+                Some(high @ 0xD800..=0xDBFF) => match escape[5..]
+                    .strip_prefix('\\')
+                    .and_then(hex_unit)
+                    .filter(|low| (0xDC00..=0xDFFF).contains(low))
+                {
+                    Some(low) => {
+                        let scalar = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                        (char::from_u32(scalar), 11)
+                    }
+                    None => (Some(char::REPLACEMENT_CHARACTER), 5),
+                },
+                Some(unit) => (
+                    Some(char::from_u32(unit).unwrap_or(char::REPLACEMENT_CHARACTER)),
+                    5,
+                ),
+                None => (None, 0),
+            },
+            Some('b') => (Some('\u{8}'), 1),
+            Some('f') => (Some('\u{C}'), 1),
+            Some('n') => (Some('\n'), 1),
+            Some('r') => (Some('\r'), 1),
+            Some('t') => (Some('\t'), 1),
+            Some(c @ ('"' | '\\' | '/')) => (Some(c), 1),
+            _ => (None, 0),
+        };
+        match spelled {
+            Some(c) => decoded.push(c),
+            // Not an escape: the backslash is itself.
+            None => decoded.push('\\'),
+        }
+        rest = &escape[used..];
+    }
+    decoded.push_str(rest);
+    Some(decoded)
+}
+
+/// The code unit of the four hex digits after the `u` that `escape` starts with.
+fn hex_unit(escape: &str) -> Option<u32> {
+    let digits = escape.get(1..5)?;
+    if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(digits, 16).ok()
 }

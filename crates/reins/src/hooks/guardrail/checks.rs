@@ -1,7 +1,7 @@
 //! Ready-made checks. Each rejects (so the model gets another chance where the stage allows
 //! one); call [`Check::tripping`] on it to stop the run instead.
 
-use super::caseless::fold;
+use super::caseless::{decode_json_escapes, fold};
 use super::check::{Check, Verdict};
 
 /// Rejects text longer than a number of characters (Unicode scalar values, not bytes).
@@ -56,10 +56,11 @@ impl Check for MaxLength {
 /// scripts (a Cyrillic `а` for a Latin `a`), spelling and spacing are not folded: a deny
 /// list is a tripwire, not a filter a determined writer cannot get past.
 ///
-/// A phrase with a backslash, a quote or a control character is also found as JSON text
-/// spells it (`\\`, `\"`, `\n`): a check of tool arguments
-/// ([`Guardrails::tool_args`](super::Guardrails::tool_args)) reads their JSON text, where
-/// the path `C:\Windows` is written `C:\\Windows`.
+/// A phrase is also found spelled with JSON string escapes, in any text: a check of tool
+/// arguments ([`Guardrails::tool_args`](super::Guardrails::tool_args)) reads the JSON text the
+/// model wrote, where the path `C:\Windows` is written `C:\\Windows` and any character may
+/// be written as a `\u` escape (`\u0072m -rf` is `rm -rf`). The text is read both as it is
+/// and with its escapes decoded, leniently (text that is not valid JSON is decoded too).
 ///
 /// By default the rejection names the phrase found (lowercased), which helps the model
 /// rephrase; set [`message`](Self::message) when the list itself must stay private.
@@ -85,31 +86,19 @@ pub struct DenyList {
 struct Phrase {
     shown: String,
     folded: String,
-    /// `folded` as it reads inside a JSON string, when that differs.
-    escaped: Option<String>,
 }
 
 impl Phrase {
     fn new(phrase: &str) -> Phrase {
-        let folded = fold(phrase);
-        let escaped = serde_json::to_string(&folded)
-            .ok()
-            .and_then(|quoted| Some(quoted.strip_prefix('"')?.strip_suffix('"')?.to_owned()))
-            .filter(|escaped| *escaped != folded);
         Phrase {
             shown: phrase.to_lowercase(),
-            folded,
-            escaped,
+            folded: fold(phrase),
         }
     }
 
-    /// Whether `text`, folded, holds the phrase.
-    fn found_in(&self, text: &str) -> bool {
-        text.contains(self.folded.as_str())
-            || self
-                .escaped
-                .as_deref()
-                .is_some_and(|escaped| text.contains(escaped))
+    /// Whether one of `texts`, each folded, holds the phrase.
+    fn found_in(&self, texts: &[String]) -> bool {
+        texts.iter().any(|text| text.contains(self.folded.as_str()))
     }
 }
 
@@ -143,8 +132,10 @@ impl Check for DenyList {
         if self.phrases.is_empty() {
             return Verdict::Pass;
         }
-        let text = fold(text);
-        match self.phrases.iter().find(|phrase| phrase.found_in(&text)) {
+        // As written, and with JSON escapes read (a phrase spelled `\u0072m` or `C:\\x`).
+        let mut texts = vec![fold(text)];
+        texts.extend(decode_json_escapes(text).map(|decoded| fold(&decoded)));
+        match self.phrases.iter().find(|phrase| phrase.found_in(&texts)) {
             None => Verdict::Pass,
             Some(phrase) => Verdict::Reject(match &self.message {
                 Some(message) => message.clone(),

@@ -124,3 +124,57 @@ async fn a_denied_phrase_is_found_in_any_form_that_reads_as_it() {
     ));
     assert_eq!(deny.check("ignore the previous note").await, Verdict::Pass);
 }
+
+/// Tool arguments are checked as the model wrote their JSON text, where any character may be
+/// spelled as an escape (`\u0072` is `r`): a denied phrase so spelled is still found.
+#[tokio::test]
+async fn a_denied_phrase_spelled_with_json_escapes_is_found_in_arguments() {
+    let deny = DenyList::new(["rm -rf", "ignore previous instructions", "c:\\windows"]);
+    for text in [
+        r#"{"cmd": "\u0072m -rf /"}"#,
+        r#"{"cmd": "\u0052\u004D -RF /"}"#,
+        // A fullwidth letter as a surrogate-free escape, folded after decoding.
+        r#"{"note": "\uff49gnore previous instructions"}"#,
+        // A zero-width space written as an escape inside the word.
+        r#"{"note": "ig\u200bnore previous instructions"}"#,
+        // A mathematical bold `i` as a surrogate pair.
+        r#"{"note": "\ud835\udc22gnore previous instructions"}"#,
+        // A backslash written as an escape (`\u005c`), not `\\`.
+        r#"{"path": "C:\u005cWindows"}"#,
+        // The phrase in a key, not a value.
+        r#"{"\u0072m -rf": true}"#,
+    ] {
+        assert!(
+            matches!(deny.check(text).await, Verdict::Reject(_)),
+            "{text:?} passed"
+        );
+    }
+    // Text that is not valid JSON (a lone surrogate, a bad escape) is decoded all the same.
+    assert!(matches!(
+        deny.check(r#"{"cmd": "\u0072m -rf", "x": "\ud800 \q"}"#).await,
+        Verdict::Reject(_)
+    ));
+    // Escapes that spell other text pass; an escaped backslash is not an escape's start.
+    assert_eq!(deny.check(r#"{"cmd": "\u0072m -i x"}"#).await, Verdict::Pass);
+    assert_eq!(deny.check(r#"{"cmd": "\\u0072m -rf"}"#).await, Verdict::Pass);
+}
+
+/// Invisible characters that a writer might slip inside a phrase: a combining grapheme joiner,
+/// direction controls and isolates, a word joiner, a byte-order mark, a variation selector.
+#[tokio::test]
+async fn a_denied_phrase_with_direction_controls_or_joiners_inside_is_found() {
+    let deny = DenyList::new(["rm -rf"]);
+    for text in [
+        "r\u{034F}m -rf",
+        "r\u{202E}m -rf\u{202C}",
+        "r\u{2066}m\u{2069} -rf",
+        "rm\u{2060} -rf",
+        "\u{FEFF}rm -\u{FE0F}rf",
+        "r\u{200D}m -r\u{200C}f",
+    ] {
+        assert!(
+            matches!(deny.check(text).await, Verdict::Reject(_)),
+            "{text:?} passed"
+        );
+    }
+}
