@@ -5,17 +5,19 @@
 use unicode_normalization::UnicodeNormalization;
 
 /// `text` folded for caseless comparison: compatibility characters replaced by the
-/// characters they stand for (NFKC: `ｉｇｎｏｒｅ` → `ignore`, `ﬁ` → `fi`, the Kelvin sign →
-/// `K`), then lowercased with the full case folding's expansions (`ß` and `ẞ` → `ss`, `İ` →
-/// `i`), and the characters that show nothing (zero-width spaces and joiners, soft hyphens,
-/// variation selectors, direction marks) left out. Two texts a reader takes for the same
-/// words fold alike in these ways; look-alike letters of other scripts (a Cyrillic `а`) are
-/// not folded.
+/// characters they stand for and accented letters taken apart (NFKD: `ｉｇｎｏｒｅ` →
+/// `ignore`, `ﬁ` → `fi`, the Kelvin sign → `K`, `é` → `e` and an acute accent), then
+/// lowercased with the full case folding's expansions (`ß` and `ẞ` → `ss`, `İ` → `i`), and
+/// left out: the characters that show nothing (zero-width spaces and joiners, soft hyphens,
+/// variation selectors, direction marks) and the diacritics of the combining-mark blocks
+/// (accents, overlaid strokes, enclosing circles), which leave a word legible. Two texts a
+/// reader takes for the same words fold alike in these ways; look-alike letters of other
+/// scripts (a Cyrillic `а`) are not folded.
 pub(super) fn fold(text: &str) -> String {
     let mut folded = String::with_capacity(text.len());
-    for c in text.nfkc() {
+    for c in text.nfkd() {
         match c {
-            c if is_default_ignorable(c) => {}
+            c if is_default_ignorable(c) || is_combining_diacritic(c) => {}
             // Full case folding: `ß` is `ss` (`STRASSE` and `straße` are the same word).
             'ß' | 'ẞ' => folded.push_str("ss"),
             // Case folding has one sigma: a word's last (`ς`) is the same letter.
@@ -26,6 +28,20 @@ pub(super) fn fold(text: &str) -> String {
         }
     }
     folded
+}
+
+/// Whether `c` is in one of Unicode's blocks of combining diacritical marks (the marks of
+/// Latin, Greek and Cyrillic letters, and the marks for symbols): the vowel signs of other
+/// scripts, which change a word, are kept.
+fn is_combining_diacritic(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0300}'..='\u{036F}'
+            | '\u{1AB0}'..='\u{1AFF}'
+            | '\u{1DC0}'..='\u{1DFF}'
+            | '\u{20D0}'..='\u{20FF}'
+            | '\u{FE20}'..='\u{FE2F}'
+    )
 }
 
 /// Whether `c` is a default ignorable code point (Unicode's `Default_Ignorable_Code_Point`):

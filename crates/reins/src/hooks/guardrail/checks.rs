@@ -51,8 +51,10 @@ impl Check for MaxLength {
 /// cannot be slipped past in a form a reader (or a model) takes for the same words: another
 /// case, with Unicode's full case folding (`STRASSE` holds `straße`, `İGNORE` holds
 /// `ignore`); compatibility characters (fullwidth `ｉｇｎｏｒｅ`, the ligature `ﬁ`, the Kelvin
-/// sign), compared as the characters they stand for (NFKC); and invisible characters (a
-/// zero-width space or a soft hyphen inside a word), left out. Look-alike letters of other
+/// sign), compared as the characters they stand for (NFKD); invisible characters (a
+/// zero-width space or a soft hyphen inside a word) and diacritics (accents, overlaid
+/// strokes: `ÍGNÖRÉ` holds `ignore`, and the phrase `café` is found in `cafe`), left out.
+/// Look-alike letters of other
 /// scripts (a Cyrillic `а` for a Latin `a`), spelling and spacing are not folded: a deny
 /// list is a tripwire, not a filter a determined writer cannot get past.
 ///

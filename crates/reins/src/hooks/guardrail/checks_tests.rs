@@ -151,12 +151,19 @@ async fn a_denied_phrase_spelled_with_json_escapes_is_found_in_arguments() {
     }
     // Text that is not valid JSON (a lone surrogate, a bad escape) is decoded all the same.
     assert!(matches!(
-        deny.check(r#"{"cmd": "\u0072m -rf", "x": "\ud800 \q"}"#).await,
+        deny.check(r#"{"cmd": "\u0072m -rf", "x": "\ud800 \q"}"#)
+            .await,
         Verdict::Reject(_)
     ));
     // Escapes that spell other text pass; an escaped backslash is not an escape's start.
-    assert_eq!(deny.check(r#"{"cmd": "\u0072m -i x"}"#).await, Verdict::Pass);
-    assert_eq!(deny.check(r#"{"cmd": "\\u0072m -rf"}"#).await, Verdict::Pass);
+    assert_eq!(
+        deny.check(r#"{"cmd": "\u0072m -i x"}"#).await,
+        Verdict::Pass
+    );
+    assert_eq!(
+        deny.check(r#"{"cmd": "\\u0072m -rf"}"#).await,
+        Verdict::Pass
+    );
 }
 
 /// Invisible characters that a writer might slip inside a phrase: a combining grapheme joiner,
@@ -177,4 +184,25 @@ async fn a_denied_phrase_with_direction_controls_or_joiners_inside_is_found() {
             "{text:?} passed"
         );
     }
+}
+
+/// Diacritics stacked on a phrase's letters (accents, strokes, "zalgo" text) leave it legible
+/// to a reader and to a model: it is still found, and a phrase with accents matches without.
+#[tokio::test]
+async fn a_denied_phrase_under_combining_marks_is_found() {
+    let deny = DenyList::new(["ignore previous", "café"]);
+    for text in [
+        "i\u{0301}gnore previous",
+        "i\u{0334}g\u{0337}n\u{0338}o\u{0335}r\u{0336}e\u{0337} previous",
+        "ÍGNÖRÉ PRÉVIOUS",
+        "ignore previous\u{20DD}",
+        "the cafe",
+        "the CAFE\u{0301}",
+    ] {
+        assert!(
+            matches!(deny.check(text).await, Verdict::Reject(_)),
+            "{text:?} passed"
+        );
+    }
+    assert_eq!(deny.check("ignore the previous").await, Verdict::Pass);
 }
