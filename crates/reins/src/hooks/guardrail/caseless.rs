@@ -130,3 +130,65 @@ fn hex_unit(escape: &str) -> Option<u32> {
     }
     u32::from_str_radix(digits, 16).ok()
 }
+
+/// Folded text with the Cyrillic and Greek letters that look like Latin ones (once
+/// lowercased: a Cyrillic `а`, `і` or `с`; a Greek `ο`, `ν` or `κ`, and the lowercase of a
+/// capital that looks Latin, as a Greek `Η`'s `η`) written as those Latin letters, or
+/// `None` when it has none. A Latin phrase cannot be slipped past in such letters; a phrase
+/// of those scripts is compared by this skeleton too, so it may be found in Latin text that
+/// looks like it.
+pub(super) fn latin_skeleton(folded: &str) -> Option<String> {
+    if !folded.chars().any(|c| latin_look_alike(c).is_some()) {
+        return None;
+    }
+    Some(
+        folded
+            .chars()
+            .map(|c| latin_look_alike(c).unwrap_or(c))
+            .collect(),
+    )
+}
+
+/// The Latin letter a lowercase Cyrillic or Greek letter (or its capital) looks like.
+fn latin_look_alike(c: char) -> Option<char> {
+    Some(match c {
+        // Cyrillic.
+        'а' => 'a',
+        'в' => 'b',
+        'г' => 'r',
+        'ԁ' => 'd',
+        'е' | 'є' => 'e',
+        'һ' | 'н' => 'h',
+        'і' | 'ї' => 'i',
+        'ј' => 'j',
+        'к' => 'k',
+        'ӏ' => 'l',
+        'м' => 'm',
+        'о' => 'o',
+        'р' => 'p',
+        'ԛ' => 'q',
+        'ѕ' => 's',
+        'т' => 't',
+        'с' => 'c',
+        'ѵ' => 'v',
+        'ԝ' => 'w',
+        'х' => 'x',
+        'у' => 'y',
+        // Greek.
+        'α' => 'a',
+        'β' => 'b',
+        'ε' => 'e',
+        'η' => 'h',
+        'ι' => 'i',
+        'κ' => 'k',
+        'μ' => 'm',
+        'ν' => 'v',
+        'ο' => 'o',
+        'ρ' => 'p',
+        'τ' => 't',
+        'υ' => 'u',
+        'χ' => 'x',
+        'ζ' => 'z',
+        _ => return None,
+    })
+}

@@ -1,7 +1,7 @@
 //! Ready-made checks. Each rejects (so the model gets another chance where the stage allows
 //! one); call [`Check::tripping`] on it to stop the run instead.
 
-use super::caseless::{decode_json_escapes, fold};
+use super::caseless::{decode_json_escapes, fold, latin_skeleton};
 use super::check::{Check, Verdict};
 
 /// Rejects text longer than a number of characters (Unicode scalar values, not bytes).
@@ -54,9 +54,11 @@ impl Check for MaxLength {
 /// sign), compared as the characters they stand for (NFKD); invisible characters (a
 /// zero-width space or a soft hyphen inside a word) and diacritics (accents, overlaid
 /// strokes: `ÍGNÖRÉ` holds `ignore`, and the phrase `café` is found in `cafe`), left out.
-/// Look-alike letters of other
-/// scripts (a Cyrillic `а` for a Latin `a`), spelling and spacing are not folded: a deny
-/// list is a tripwire, not a filter a determined writer cannot get past.
+/// Cyrillic and Greek letters that look like Latin ones (`іgnоrе` with a Cyrillic `і`, `о` and
+/// `е`) are compared as those Latin letters too, so a phrase of those scripts may also be
+/// found in Latin text that looks like it. Look-alikes of other scripts and symbols,
+/// spelling and spacing are not folded: a deny list is a tripwire, not a filter a
+/// determined writer cannot get past.
 ///
 /// A phrase is also found spelled with JSON string escapes, in any text: a check of tool
 /// arguments ([`Guardrails::tool_args`](super::Guardrails::tool_args)) reads the JSON text the
@@ -88,19 +90,29 @@ pub struct DenyList {
 struct Phrase {
     shown: String,
     folded: String,
+    /// `folded` with look-alike letters of other scripts as Latin ones, when that differs.
+    skeleton: Option<String>,
 }
 
 impl Phrase {
     fn new(phrase: &str) -> Phrase {
+        let folded = fold(phrase);
         Phrase {
             shown: phrase.to_lowercase(),
-            folded: fold(phrase),
+            skeleton: latin_skeleton(&folded),
+            folded,
         }
     }
 
-    /// Whether one of `texts`, each folded, holds the phrase.
+    /// Whether one of `texts`, each folded (or its skeleton), holds the phrase.
     fn found_in(&self, texts: &[String]) -> bool {
-        texts.iter().any(|text| text.contains(self.folded.as_str()))
+        texts.iter().any(|text| {
+            text.contains(self.folded.as_str())
+                || self
+                    .skeleton
+                    .as_deref()
+                    .is_some_and(|skeleton| text.contains(skeleton))
+        })
     }
 }
 
@@ -137,6 +149,9 @@ impl Check for DenyList {
         // As written, and with JSON escapes read (a phrase spelled `\u0072m` or `C:\\x`).
         let mut texts = vec![fold(text)];
         texts.extend(decode_json_escapes(text).map(|decoded| fold(&decoded)));
+        // And with look-alike letters of other scripts read as the Latin ones.
+        let skeletons: Vec<String> = texts.iter().filter_map(|t| latin_skeleton(t)).collect();
+        texts.extend(skeletons);
         match self.phrases.iter().find(|phrase| phrase.found_in(&texts)) {
             None => Verdict::Pass,
             Some(phrase) => Verdict::Reject(match &self.message {

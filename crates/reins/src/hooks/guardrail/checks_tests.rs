@@ -206,3 +206,28 @@ async fn a_denied_phrase_under_combining_marks_is_found() {
     }
     assert_eq!(deny.check("ignore the previous").await, Verdict::Pass);
 }
+
+/// Cyrillic and Greek letters that look like Latin ones, mixed into a Latin phrase or
+/// spelling the whole of it, read as the phrase: it is still found.
+#[tokio::test]
+async fn a_denied_phrase_in_look_alike_letters_of_other_scripts_is_found() {
+    let deny = DenyList::new(["ignore previous", "rm -rf", "exec", "KILL"]);
+    for text in [
+        // Cyrillic `о` and `е`.
+        "ign\u{043E}r\u{0435} previous",
+        // Cyrillic `і`, Greek `ο` and `ν`.
+        "\u{0456}gnore pre\u{03BD}i\u{03BF}us",
+        // Capitals: Cyrillic `Е`, `Х`, `С`; Greek `Κ` and `Ι`.
+        "\u{0415}\u{0425}\u{0415}\u{0421} it",
+        "\u{039A}\u{0399}LL it",
+        // A fullwidth `ｒ`, and a Cyrillic `г` for the other `r`.
+        "\u{FF52}m -\u{0433}f",
+    ] {
+        assert!(
+            matches!(deny.check(text).await, Verdict::Reject(_)),
+            "{text:?} passed"
+        );
+    }
+    // Words of those scripts that look like no denied phrase pass.
+    assert_eq!(deny.check("привет, γεια σου").await, Verdict::Pass);
+}
