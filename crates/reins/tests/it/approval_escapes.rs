@@ -1,11 +1,13 @@
 //! Ways a model might try to get a call past an approval policy: a hallucinated tool name an
 //! invalid-call hook repairs onto a denied tool, and a denied call hidden among allowed ones
-//! of one turn run in parallel.
+//! of one turn run in parallel, a name in another case, style or script than the rule's glob.
 
 use reins::agent::{
     AgentBuilder, AgentHook, HookContext, InvalidToolCallAction, InvalidToolCallContext,
+    PromptError,
 };
 use reins::hooks::approval::{ApprovalPolicy, Rule};
+use reins::hooks::invalid_calls::InvalidCalls;
 use reins::message::Message;
 use reins::testing::{ScriptedModel, Turn};
 use reins::tool::{Tool, tool_fn};
@@ -101,4 +103,48 @@ async fn a_denied_call_among_parallel_calls_does_not_run() {
             "deleting is not allowed"
         ]
     );
+}
+
+/// With the ready-made name repair in front of the policy, a denied tool's name in another
+/// case or style is repaired onto it and denied under its own name; one in look-alike letters
+/// of another script, with an invisible character or with a wildcard of its own is no tool's
+/// name, and ends the run unrun: no spelling gets past a deny rule's glob.
+#[tokio::test]
+async fn no_spelling_of_a_denied_tools_name_gets_it_run() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let agent = |model: &ScriptedModel| {
+        let policy = ApprovalPolicy::new()
+            .rule(Rule::deny("delete_*", "deleting is not allowed"))
+            .rule(Rule::allow("*"));
+        AgentBuilder::new(model.clone())
+            .tool(noting("delete_file", &ran))
+            .tool(noting("read_file", &ran))
+            .add_hook(InvalidCalls::new())
+            .add_hook(policy)
+            .build()
+    };
+    let model = ScriptedModel::new([
+        Turn::tool_calls([
+            ("DELETE_FILE", json!({"path": "a"})),
+            ("delete-file", json!({"path": "b"})),
+            ("deleteFile", json!({"path": "c"})),
+        ]),
+        Turn::text("done"),
+    ]);
+    assert_eq!(agent(&model).prompt("tidy up").await.unwrap(), "done");
+    assert_eq!(results(&model), ["deleting is not allowed"; 3]);
+    for name in [
+        "d\u{0435}lete_file",
+        "delete_file\u{200B}",
+        "delete_*",
+        "read_*",
+    ] {
+        let model = ScriptedModel::new([Turn::tool_call(name, json!({"path": "d"}))]);
+        let error = agent(&model).prompt("tidy up").await.unwrap_err();
+        assert!(
+            matches!(error, PromptError::UnknownToolCall { .. }),
+            "{name:?}: {error:?}"
+        );
+    }
+    assert_eq!(*ran.lock().unwrap(), Vec::<String>::new());
 }
