@@ -7,12 +7,12 @@ use unicode_normalization::UnicodeNormalization;
 /// `text` folded for caseless comparison: compatibility characters replaced by the
 /// characters they stand for and accented letters taken apart (NFKD: `ｉｇｎｏｒｅ` →
 /// `ignore`, `ﬁ` → `fi`, the Kelvin sign → `K`, `é` → `e` and an acute accent), then
-/// lowercased with the full case folding's expansions (`ß` and `ẞ` → `ss`, `İ` → `i`), and
-/// left out: the characters that show nothing (zero-width spaces and joiners, soft hyphens,
-/// variation selectors, direction marks) and the diacritics of the combining-mark blocks
-/// (accents, overlaid strokes, enclosing circles), which leave a word legible. Two texts a
-/// reader takes for the same words fold alike in these ways; look-alike letters of other
-/// scripts (a Cyrillic `а`) are not folded.
+/// lowercased with the full case folding's expansions (`ß` and `ẞ` → `ss`; `İ`, taken
+/// apart, → `i`), and left out: the characters that show nothing (zero-width spaces and
+/// joiners, soft hyphens, variation selectors, direction marks) and the diacritics of the
+/// combining-mark blocks (accents, overlaid strokes, enclosing circles), which leave a word
+/// legible. Two texts a reader takes for the same words fold alike in these ways; look-alike
+/// letters of other scripts (a Cyrillic `а`) are left to [`latin_skeleton`].
 pub(super) fn fold(text: &str) -> String {
     let mut folded = String::with_capacity(text.len());
     for c in text.nfkd() {
@@ -22,8 +22,6 @@ pub(super) fn fold(text: &str) -> String {
             'ß' | 'ẞ' => folded.push_str("ss"),
             // Case folding has one sigma: a word's last (`ς`) is the same letter.
             'ς' => folded.push('σ'),
-            // Lowercased, `İ` gains a combining dot (`i̇`) that no `i` in a phrase has.
-            'İ' => folded.push('i'),
             c => folded.extend(c.to_lowercase()),
         }
     }
