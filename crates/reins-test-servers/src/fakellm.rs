@@ -1,16 +1,17 @@
 //! The `fakellm` mock server: an independent OpenAI/Anthropic-compatible server from PyPI.
 
-use crate::free_port;
+use crate::{ScratchDir, free_port};
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// fakellm on a free loopback port with a rules file, stopped (and the file removed) on drop.
+/// fakellm on a free loopback port with a rules file, stopped on drop; the file, its log and
+/// its temporary files (its `TMPDIR`) are in a [`ScratchDir`] removed then.
 pub struct FakeLlm {
     child: Child,
-    config: PathBuf,
+    /// Held for its removal on drop, after the server is stopped.
+    _dir: ScratchDir,
     /// The port it listens on.
     pub port: u16,
 }
@@ -36,9 +37,9 @@ impl FakeLlm {
 
     fn try_start(yaml: &str) -> Result<FakeLlm, String> {
         let port = free_port();
-        let stem = format!("reins-fakellm-{}-{port}", std::process::id());
-        let config = std::env::temp_dir().join(format!("{stem}.yaml"));
-        let log = std::env::temp_dir().join(format!("{stem}.log"));
+        let dir = ScratchDir::new("fakellm");
+        let config = dir.path().join("rules.yaml");
+        let log = dir.path().join("fakellm.log");
         std::fs::write(&config, yaml).expect("write the fakellm config");
         let log_file = std::fs::File::create(&log).expect("create the fakellm log");
         let command = std::env::var("FAKELLM").unwrap_or_else(|_| "fakellm".to_owned());
@@ -52,6 +53,7 @@ impl FakeLlm {
                 "--config",
             ])
             .arg(&config)
+            .env("TMPDIR", dir.path())
             .stdout(Stdio::null())
             .stderr(log_file)
             .spawn()
@@ -63,7 +65,7 @@ impl FakeLlm {
             });
         let mut server = FakeLlm {
             child,
-            config,
+            _dir: dir,
             port,
         };
         let outcome = server.wait_until_ready();
@@ -114,6 +116,5 @@ impl Drop for FakeLlm {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.config);
     }
 }

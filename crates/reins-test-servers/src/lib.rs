@@ -5,17 +5,23 @@
 //! to type into, [`Tmux`]. Each fails the test with the install command when its program is
 //! missing (`scripts/test.sh` installs them all); and [`ask_every_subscriber`], for tests
 //! that record tracing. One place for what several crates' tests need.
+//!
+//! Each server keeps its files, and its temporary files (its `TMPDIR`), in a [`ScratchDir`] of
+//! its own, removed when the server is dropped — also when the test fails — so that a run of
+//! the tests leaves nothing in the system's temporary directory.
 #![deny(missing_docs)]
 
 mod everything;
 mod fakellm;
 mod restate;
+mod scratch;
 mod subscribers;
 mod tmux;
 
 pub use everything::{EverythingHttp, everything_script, npm_modules};
 pub use fakellm::FakeLlm;
 pub use restate::{RestateServer, restate_server_binary};
+pub use scratch::{ScratchDir, last_lines};
 pub use subscribers::ask_every_subscriber;
 pub use tmux::Tmux;
 

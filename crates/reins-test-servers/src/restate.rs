@@ -1,7 +1,7 @@
 //! `restate-server`, installed by scripts/install/restate.sh into the workspace's
 //! `.tools/npm`, on free loopback ports with a temporary data directory.
 
-use crate::free_port;
+use crate::{ScratchDir, free_port, last_lines};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -33,25 +33,12 @@ pub fn restate_server_binary() -> PathBuf {
     })
 }
 
-/// A fresh directory under the system's temporary directory.
-fn unique_dir(label: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!(
-        "reins-restate-{label}-{}-{nanos}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    dir
-}
-
-/// A `restate-server` on free loopback ports with a fresh data directory, killed on drop (its
-/// directory is removed unless the test panicked: the log stays for reading).
+/// A `restate-server` on free loopback ports with a directory of its own (configuration, data,
+/// log, signing key, and its temporary files: it is the server's `TMPDIR`), killed on drop and
+/// its directory removed — when the test fails too, after the end of its log is printed.
 pub struct RestateServer {
     child: Child,
-    dir: PathBuf,
+    dir: ScratchDir,
     admin_port: u16,
     ingress_port: u16,
 }
@@ -67,18 +54,26 @@ impl RestateServer {
     /// with `openssl`), and returns it with the key's public half as services take it
     /// (`publickeyv1_…`).
     pub fn start_signing(label: &str) -> (RestateServer, String) {
-        let (pem, public_key) = signing_key(label);
+        let dir = ScratchDir::new(&format!("restate-{label}"));
+        let (pem, public_key) = signing_key(dir.path());
         let config = format!(
             "[worker.invoker]\nrequest-identity-private-key-pem-file = \"{}\"\n",
             pem.display()
         );
-        (RestateServer::start_with(label, &config), public_key)
+        (RestateServer::launch(dir, label, &config), public_key)
     }
 
     /// Starts the server as [`start`](Self::start) does, with `more_config` (TOML, e.g. a
     /// `[worker.invoker]` table) after its own configuration.
     pub fn start_with(label: &str, more_config: &str) -> RestateServer {
-        let dir = unique_dir(label);
+        RestateServer::launch(
+            ScratchDir::new(&format!("restate-{label}")),
+            label,
+            more_config,
+        )
+    }
+
+    fn launch(dir: ScratchDir, label: &str, more_config: &str) -> RestateServer {
         let (node, admin_port, ingress_port) = (free_port(), free_port(), free_port());
         // Quick retries: a test's worker may come up a moment after an invocation is sent.
         let config = format!(
@@ -105,16 +100,19 @@ bind-address = "127.0.0.1:{ingress_port}"
 {more_config}
 "#
         );
-        let config_path = dir.join("restate.toml");
+        let config_path = dir.path().join("restate.toml");
         std::fs::write(&config_path, config).expect("the server's config file");
-        let log = std::fs::File::create(dir.join("server.log")).expect("the server's log file");
+        let log =
+            std::fs::File::create(dir.path().join("server.log")).expect("the server's log file");
         let binary = restate_server_binary();
         let child = Command::new(&binary)
             .arg("--config-file")
             .arg(&config_path)
             .arg("--base-dir")
-            .arg(dir.join("data"))
+            .arg(dir.path().join("data"))
             .args(["--listen-mode", "tcp", "--no-logo"])
+            // Its invokers make a directory per partition under TMPDIR and leave them.
+            .env("TMPDIR", dir.path())
             .stdout(Stdio::from(log.try_clone().expect("a log handle")))
             .stderr(Stdio::from(log))
             .spawn()
@@ -144,13 +142,13 @@ bind-address = "127.0.0.1:{ingress_port}"
         format!("http://127.0.0.1:{}", self.admin_port)
     }
 
-    /// The server's temporary directory, removed on drop; tests may keep files there.
+    /// The server's directory, removed on drop; tests may keep files there.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.dir.path()
     }
 
     fn log_path(&self) -> PathBuf {
-        self.dir.join("server.log")
+        self.dir.path().join("server.log")
     }
 
     fn wait_healthy(&self) {
@@ -162,8 +160,8 @@ bind-address = "127.0.0.1:{ingress_port}"
             while !matches!(http(port, "GET", path, None), Ok((200..=299, _))) {
                 assert!(
                     Instant::now() < deadline,
-                    "restate-server did not become healthy at 127.0.0.1:{port}{path}; see {}",
-                    self.log_path().display()
+                    "restate-server did not become healthy at 127.0.0.1:{port}{path} (the end \
+                     of its log is printed as it stops)"
                 );
                 std::thread::sleep(Duration::from_millis(100));
             }
@@ -180,8 +178,8 @@ bind-address = "127.0.0.1:{ingress_port}"
                 panic!("registering {deployment} failed: HTTP {status} {answer}")
             }
             Err(error) => panic!(
-                "the admin API did not answer ({error}); see {}",
-                self.log_path().display()
+                "the admin API did not answer ({error}); the end of restate-server's log is \
+                 printed as it stops"
             ),
         }
     }
@@ -191,8 +189,12 @@ impl Drop for RestateServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.dir);
+        // The directory goes with the server: what a failing test needs of its log is shown.
+        if std::thread::panicking() {
+            eprintln!(
+                "restate-server's log ended with:\n{}",
+                last_lines(&self.log_path(), 40)
+            );
         }
     }
 }
@@ -228,10 +230,9 @@ fn http(port: u16, method: &str, path: &str, json: Option<&str>) -> std::io::Res
     Ok((status, answer))
 }
 
-/// A fresh Ed25519 key (made with `openssl`) in a PEM file of its own, and its public key as
+/// A fresh Ed25519 key (made with `openssl`) in a PEM file in `dir`, and its public key as
 /// Restate's workers take it: `publickeyv1_` and the raw 32 bytes in base58.
-fn signing_key(label: &str) -> (PathBuf, String) {
-    let dir = unique_dir(&format!("{label}-key"));
+fn signing_key(dir: &Path) -> (PathBuf, String) {
     let pem = dir.join("identity.pem");
     let made = Command::new("openssl")
         .args(["genpkey", "-algorithm", "ed25519", "-out"])
