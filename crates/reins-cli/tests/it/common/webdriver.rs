@@ -1,9 +1,14 @@
 //! A headless Chromium driven through chromedriver (Debian's `chromium` and `chromium-driver`,
 //! installed by scripts/install/chromium.sh) over the W3C WebDriver protocol. chromedriver is
-//! started on a free loopback port and stopped when dropped.
+//! started on a free loopback port and stopped when dropped. The browser's profile and every
+//! temporary file of the driver and the browser (their `TMPDIR`) are in a directory of the
+//! browser's own, removed when it is dropped: Chromium leaves its `org.chromium.Chromium.*`
+//! directories in the temporary directory when it is stopped.
 
+use reins_test_servers::ScratchDir;
 use serde_json::{Value, json};
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -14,6 +19,8 @@ pub struct Browser {
     base: String,
     session: String,
     http: reqwest::blocking::Client,
+    /// Removed after the driver is stopped (fields drop after `drop` runs).
+    dir: ScratchDir,
 }
 
 impl Browser {
@@ -25,8 +32,10 @@ impl Browser {
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
             .expect("a free port");
+        let dir = ScratchDir::new("chromium");
         let driver = Command::new(&chromedriver)
             .arg(format!("--port={port}"))
+            .env("TMPDIR", dir.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -51,7 +60,12 @@ impl Browser {
             base,
             session: String::new(),
             http,
+            dir,
         };
+        let profile = format!(
+            "--user-data-dir={}",
+            browser.dir.path().join("profile").display()
+        );
         let created = browser.call(
             "POST",
             "/session",
@@ -60,7 +74,7 @@ impl Browser {
                 "goog:chromeOptions": {
                     "binary": chromium,
                     "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                             "--disable-dev-shm-usage", "--window-size=1200,900"]
+                             "--disable-dev-shm-usage", "--window-size=1200,900", profile]
                 }
             }}}),
         );
@@ -241,5 +255,27 @@ impl Drop for Browser {
         }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+        wait_until_no_process_names(self.dir.path());
     }
+}
+
+/// Waits (at most ten seconds) until no process has `dir` on its command line. Chromium's
+/// helper processes, all given the profile's path, outlive the session a moment; one still
+/// running when the directory is removed makes the profile again.
+fn wait_until_no_process_names(dir: &Path) {
+    let marker = dir.to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline && any_process_names(&marker) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn any_process_names(marker: &str) -> bool {
+    let Ok(processes) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    processes.filter_map(Result::ok).any(|process| {
+        std::fs::read(process.path().join("cmdline"))
+            .is_ok_and(|line| String::from_utf8_lossy(&line).contains(marker))
+    })
 }

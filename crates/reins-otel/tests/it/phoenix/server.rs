@@ -1,6 +1,7 @@
 //! A Phoenix server for a test (started on loopback, stopped when dropped), its REST and
 //! GraphQL APIs, and the `reins-otel-demo` binary exporting to it.
 
+use reins_test_servers::ScratchDir;
 use serde_json::Value;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -28,25 +29,28 @@ fn free_port() -> u16 {
     listener.local_addr().expect("its address").port()
 }
 
-/// A Phoenix server on loopback with its own working directory; stopped when dropped.
+/// A Phoenix server on loopback with its own working directory, which is also its `TMPDIR`
+/// (Phoenix keeps a pid file under `TMPDIR/.arize-phoenix`, left behind when it is killed);
+/// stopped when dropped and the directory removed, when the test fails too.
 pub(super) struct Phoenix {
     child: Child,
     pub(super) base: String,
     pub(super) dir: PathBuf,
+    /// Removed after the server is stopped (fields drop after `drop` runs).
+    _scratch: ScratchDir,
 }
 
 impl Phoenix {
     pub(super) fn start() -> Phoenix {
         let port = free_port();
         // Its own directory (database included), whichever other test runs a Phoenix too.
-        let dir =
-            std::env::temp_dir().join(format!("reins-otel-phoenix-{}-{port}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let scratch = ScratchDir::new("otel-phoenix");
+        let dir = scratch.path().to_owned();
         let log = std::fs::File::create(dir.join("phoenix.log")).expect("a log file");
         let child = Command::new(phoenix_executable())
             .arg("serve")
             .env("PHOENIX_WORKING_DIR", &dir)
+            .env("TMPDIR", &dir)
             .env("PHOENIX_HOST", "127.0.0.1")
             .env("PHOENIX_PORT", port.to_string())
             .env("PHOENIX_GRPC_PORT", free_port().to_string())
@@ -59,6 +63,7 @@ impl Phoenix {
             child,
             base: format!("http://127.0.0.1:{port}"),
             dir,
+            _scratch: scratch,
         }
     }
 
@@ -148,7 +153,6 @@ impl Drop for Phoenix {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
