@@ -5,7 +5,7 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, outcome, suspended_run_named};
-use crate::terminal::{agent, editor_script, rules};
+use crate::terminal::{agent, editor_script, in_terminal, rules};
 use reins_test_servers::Tmux;
 
 const QUESTION: &str = "(a)pprove, (d)eny, (e)dit arguments?";
@@ -19,16 +19,6 @@ fn typing_editor(agent: &AgentDir, prelude: &str) -> String {
             "#!/bin/sh\n{prelude}\nprintf 'new text: '\nread -r text\nsed -i \"s/draft/$text/\" \"$1\"\n"
         ),
     )
-}
-
-/// `reins COMMAND` in tmux with `editor` as $EDITOR; prints its exit code when it ends.
-fn in_terminal(agent: &AgentDir, editor: &str, command: &str) -> Tmux {
-    let reins = env!("CARGO_BIN_EXE_reins");
-    Tmux::start(&format!(
-        "cd '{dir}' && env REINS_TEST_KEY=k USER=ana EDITOR='{editor}' '{reins}' {command}; \
-         echo EXIT=$?; sleep 600",
-        dir = agent.dir.path().display(),
-    ))
 }
 
 /// `reins run` asking about the note, with `editor`, at the question.

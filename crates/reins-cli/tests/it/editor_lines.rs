@@ -5,8 +5,7 @@
 
 use crate::common::fakellm::FakeLlm;
 use crate::common::{AgentDir, outcome, suspended_run_named};
-use crate::terminal::{agent, editor_script, rules};
-use reins_test_servers::Tmux;
+use crate::terminal::{agent, editor_script, in_terminal, rules};
 
 /// An editor as vi is to the terminal: it switches to the alternate screen, edits, and
 /// switches back, which puts the screen and the cursor back as they were.
@@ -23,16 +22,6 @@ fn suspended(agent: &AgentDir) -> String {
     let (code, _, stderr) = outcome(agent.keyed(&["run", "AGENT", "Save a note."]));
     assert_eq!(code, 3, "{stderr}");
     suspended_run_named(&stderr)
-}
-
-/// `reins COMMAND` in tmux with `editor` as $EDITOR; prints its exit code when it ends.
-fn in_terminal(agent: &AgentDir, editor: &str, command: &str) -> Tmux {
-    let reins = env!("CARGO_BIN_EXE_reins");
-    Tmux::start(&format!(
-        "cd '{dir}' && env REINS_TEST_KEY=k USER=ana EDITOR='{editor}' '{reins}' {command}; \
-         echo EXIT=$?; sleep 600",
-        dir = agent.dir.path().display(),
-    ))
 }
 
 /// The screen's lines up to the `EXIT=` line, trailing spaces cut.

@@ -3,10 +3,9 @@
 //! and `reins runs show` lists them all. A stand-in ingress answers the reads in that order,
 //! so the ending always falls between them.
 
+use crate::common::stand_in_ingress::stand_in_ingress;
 use crate::common::{AgentDir, events, model_table, outcome};
 use serde_json::{Value, json};
-use std::io::{Read, Write};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 const RUN: &str = "run-ending";
@@ -23,40 +22,21 @@ fn all_steps() -> Vec<String> {
 /// every later read after them; the run's output is `output` (status and JSON body) from the
 /// first read on. Its URL.
 fn ingress_ending_between_reads(output: (u16, Value)) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let url = format!("http://{}", listener.local_addr().expect("its address"));
-    let status_reads = Arc::new(AtomicUsize::new(0));
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().map_while(Result::ok) {
-            // The reads have no body: the request's head is all there is.
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
-                head.push(byte[0]);
-            }
-            let head = String::from_utf8_lossy(&head);
-            let (code, body) = if head.starts_with(&format!("POST /ReinsAgent/{RUN}/status ")) {
-                let steps = if status_reads.fetch_add(1, Ordering::SeqCst) == 0 {
-                    all_steps()[..1].to_vec()
-                } else {
-                    all_steps()
-                };
-                (200, json!({"steps": steps, "pending": []}))
-            } else if head.starts_with(&format!("GET /restate/workflow/ReinsAgent/{RUN}/output ")) {
-                output.clone()
+    let status_reads = AtomicUsize::new(0);
+    stand_in_ingress(move |head| {
+        if head.starts_with(&format!("POST /ReinsAgent/{RUN}/status ")) {
+            let steps = if status_reads.fetch_add(1, Ordering::SeqCst) == 0 {
+                all_steps()[..1].to_vec()
             } else {
-                (404, json!({"message": "not here"}))
+                all_steps()
             };
-            let body = body.to_string();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n{body}",
-                body.len()
-            );
+            (200, json!({"steps": steps, "pending": []}))
+        } else if head.starts_with(&format!("GET /restate/workflow/ReinsAgent/{RUN}/output ")) {
+            output.clone()
+        } else {
+            (404, json!({"message": "not here"}))
         }
-    });
-    url
+    })
 }
 
 fn agent_on(ingress: &str) -> AgentDir {

@@ -5,9 +5,10 @@
 //! and, once it has answered a read with the step, looks at what the follower printed when
 //! the next request comes.
 
+use crate::common::stand_in_ingress::stand_in_ingress;
 use crate::common::{AgentDir, model_table};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -85,27 +86,7 @@ fn answer(seen: &Seen, head: &str) -> (u16, Value) {
 
 /// The stand-in ingress; its URL.
 fn ingress(seen: Arc<Seen>) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let url = format!("http://{}", listener.local_addr().expect("its address"));
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().map_while(Result::ok) {
-            // The reads have no body: the request's head is all there is.
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
-                head.push(byte[0]);
-            }
-            let (code, body) = answer(&seen, &String::from_utf8_lossy(&head));
-            let body = body.to_string();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    url
+    stand_in_ingress(move |head| answer(&seen, head))
 }
 
 #[test]

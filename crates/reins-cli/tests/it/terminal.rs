@@ -47,16 +47,21 @@ pub(crate) fn editor_script(agent: &AgentDir, script: &str) -> String {
     editor.to_string_lossy().into_owned()
 }
 
-/// `reins run` in tmux with `editor` as $EDITOR, as the user `ana`; prints its exit code when
-/// it ends.
-fn run_in_terminal(agent: &AgentDir, editor: &str) -> Tmux {
+/// `reins COMMAND` in tmux with `editor` as $EDITOR, as the user `ana`; prints its exit code
+/// when it ends.
+pub(crate) fn in_terminal(agent: &AgentDir, editor: &str, command: &str) -> Tmux {
     let reins = env!("CARGO_BIN_EXE_reins");
     Tmux::start(&format!(
-        "cd '{dir}' && env REINS_TEST_KEY=k USER=ana EDITOR='{editor}' '{reins}' run '{file}' 'Save a note.'; \
+        "cd '{dir}' && env REINS_TEST_KEY=k USER=ana EDITOR='{editor}' '{reins}' {command}; \
          echo EXIT=$?; sleep 600",
         dir = agent.dir.path().display(),
-        file = agent.file.display(),
     ))
+}
+
+/// `reins run` of the agent on "Save a note." in tmux, as [`in_terminal`].
+fn run_in_terminal(agent: &AgentDir, editor: &str) -> Tmux {
+    let command = format!("run '{}' 'Save a note.'", agent.file.display());
+    in_terminal(agent, editor, &command)
 }
 
 #[test]

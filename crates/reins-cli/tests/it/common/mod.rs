@@ -5,6 +5,7 @@ pub mod approval_service;
 pub mod fakellm;
 pub mod inbox;
 pub mod sse_server;
+pub mod stand_in_ingress;
 pub mod strict_model;
 pub mod webdriver;
 
