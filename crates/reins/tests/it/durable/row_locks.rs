@@ -16,37 +16,67 @@ const LOCK_WAIT: Duration = Duration::from_millis(200);
 /// `LOCK_WAIT`: a claim that waits for the lock this long never stops waiting.
 const FOR_EVER: Duration = Duration::from_secs(60);
 
+/// A store on `url` that waits [`LOCK_WAIT`] for a lock.
+async fn locking_store(url: &str) -> PostgresStore {
+    PostgresStore::connect(url)
+        .await
+        .unwrap()
+        .with_lock_timeout(LOCK_WAIT)
+}
+
+/// Another session of the database holding `run_id`'s row, its transaction left open until
+/// [`HeldRow::release`].
+struct HeldRow(tokio_postgres::Client);
+
+impl HeldRow {
+    async fn hold(url: &str, run_id: &str) -> HeldRow {
+        let holder = postgres_client(url).await;
+        holder.batch_execute("BEGIN").await.unwrap();
+        holder
+            .query(
+                "SELECT run_id FROM reins_runs WHERE run_id = $1 FOR UPDATE",
+                &[&run_id],
+            )
+            .await
+            .unwrap();
+        HeldRow(holder)
+    }
+
+    /// Ends the transaction, and with it the lock.
+    async fn release(self) {
+        self.0.batch_execute("ROLLBACK").await.unwrap();
+    }
+}
+
+/// What a write of `run_id` fails with while its row is held.
+fn locked(run_id: &str) -> StoreError {
+    StoreError::Locked {
+        run_id: run_id.to_owned(),
+        waited: LOCK_WAIT,
+    }
+}
+
+/// What `write` (named `what`) ended with, failing the test if it waited [`FOR_EVER`].
+async fn ended<T>(what: &str, write: impl Future<Output = T>) -> T {
+    tokio::time::timeout(FOR_EVER, write)
+        .await
+        .unwrap_or_else(|_| panic!("the {what} waited for the lock without end"))
+}
+
 #[tokio::test]
 async fn a_claim_or_decision_on_a_row_another_session_holds_locked_fails_saying_so() {
     let url = postgres_database().await;
-    let store = PostgresStore::connect(&url)
-        .await
-        .unwrap()
-        .with_lock_timeout(LOCK_WAIT);
+    let store = locking_store(&url).await;
     let (run_id, pending) = waiting_run(&store).await;
     let decision = Decision::new(&pending, ToolDecision::approve(), "alice");
 
     // Another session holds the run's row, its transaction left open.
-    let mut holder = postgres_client(&url).await;
-    let open = holder.transaction().await.unwrap();
-    open.query(
-        "SELECT run_id FROM reins_runs WHERE run_id = $1 FOR UPDATE",
-        &[&run_id],
-    )
-    .await
-    .unwrap();
+    let held = HeldRow::hold(&url, &run_id).await;
 
-    let locked = StoreError::Locked {
-        run_id: run_id.clone(),
-        waited: LOCK_WAIT,
-    };
-    let decided = tokio::time::timeout(FOR_EVER, store.decide(&run_id, &decision))
-        .await
-        .expect("the decision waited for the lock without end");
+    let locked = locked(&run_id);
+    let decided = ended("decision", store.decide(&run_id, &decision)).await;
     assert_eq!(decided.unwrap_err(), locked);
-    let claimed = tokio::time::timeout(FOR_EVER, store.claim(&run_id, "worker"))
-        .await
-        .expect("the claim waited for the lock without end");
+    let claimed = ended("claim", store.claim(&run_id, "worker")).await;
     assert_eq!(claimed.unwrap_err(), locked);
     assert_eq!(
         locked.to_string(),
@@ -59,7 +89,7 @@ async fn a_claim_or_decision_on_a_row_another_session_holds_locked_fails_saying_
     assert!(store.decisions(&run_id).await.unwrap().is_empty());
 
     // The lock gone, the same decision and claim go through.
-    open.rollback().await.unwrap();
+    held.release().await;
     store.decide(&run_id, &decision).await.unwrap();
     let claimed = store.claim(&run_id, "worker").await.unwrap();
     assert_eq!(claimed.decisions.len(), 1);
@@ -71,53 +101,33 @@ async fn a_claim_or_decision_on_a_row_another_session_holds_locked_fails_saying_
 #[tokio::test]
 async fn a_workers_writes_on_a_row_another_session_holds_locked_fail_saying_so() {
     let url = postgres_database().await;
-    let store = PostgresStore::connect(&url)
-        .await
-        .unwrap()
-        .with_lock_timeout(LOCK_WAIT);
+    let store = locking_store(&url).await;
     let (run_id, pending) = waiting_run(&store).await;
     let claimed = store.claim(&run_id, "worker").await.unwrap();
     let lease = claimed.lease;
     let decision = Decision::new(&pending, ToolDecision::approve(), "at the terminal");
     let checkpoints = store.checkpoints(&run_id).await.unwrap().len();
 
-    let mut holder = postgres_client(&url).await;
-    let open = holder.transaction().await.unwrap();
-    open.query(
-        "SELECT run_id FROM reins_runs WHERE run_id = $1 FOR UPDATE",
-        &[&run_id],
-    )
-    .await
-    .unwrap();
+    let held = HeldRow::hold(&url, &run_id).await;
 
-    let locked = StoreError::Locked {
-        run_id: run_id.clone(),
-        waited: LOCK_WAIT,
-    };
-    let checkpointed = tokio::time::timeout(
-        FOR_EVER,
+    let locked = locked(&run_id);
+    let checkpointed = ended(
+        "checkpoint",
         store.checkpoint(&lease, &claimed.state, &[], false),
     )
-    .await
-    .expect("the checkpoint waited for the lock without end");
+    .await;
     assert_eq!(checkpointed.unwrap_err(), locked);
-    let logged = tokio::time::timeout(FOR_EVER, store.log_decision(&lease, &decision))
-        .await
-        .expect("the logged decision waited for the lock without end");
+    let logged = ended("logged decision", store.log_decision(&lease, &decision)).await;
     assert_eq!(logged.unwrap_err(), locked);
-    let renewed = tokio::time::timeout(FOR_EVER, store.renew(&lease))
-        .await
-        .expect("the renewal waited for the lock without end");
+    let renewed = ended("renewal", store.renew(&lease)).await;
     assert_eq!(renewed.unwrap_err(), locked);
-    let deleted = tokio::time::timeout(FOR_EVER, store.delete(&run_id))
-        .await
-        .expect("the deletion waited for the lock without end");
+    let deleted = ended("deletion", store.delete(&run_id)).await;
     assert_eq!(deleted.unwrap_err(), locked);
     assert!(store.decisions(&run_id).await.unwrap().is_empty());
     assert_eq!(store.checkpoints(&run_id).await.unwrap().len(), checkpoints);
 
     // The lock gone, the same lease writes: nothing moved its version meanwhile.
-    open.rollback().await.unwrap();
+    held.release().await;
     let lease = store.renew(&lease).await.unwrap();
     store.log_decision(&lease, &decision).await.unwrap();
     store
@@ -136,10 +146,7 @@ async fn a_workers_writes_on_a_row_another_session_holds_locked_fail_saying_so()
 #[tokio::test]
 async fn expiry_passes_over_a_run_another_session_holds_locked() {
     let url = postgres_database().await;
-    let store = PostgresStore::connect(&url)
-        .await
-        .unwrap()
-        .with_lock_timeout(LOCK_WAIT);
+    let store = locking_store(&url).await;
     for run_id in ["held", "free"] {
         let mut state: RunState = RunStateBuilder::suspended_example();
         state.run_id = run_id.to_owned();
@@ -148,24 +155,15 @@ async fn expiry_passes_over_a_run_another_session_holds_locked() {
         store.checkpoint(&lease, &state, &[], true).await.unwrap();
     }
 
-    let mut holder = postgres_client(&url).await;
-    let open = holder.transaction().await.unwrap();
-    open.query(
-        "SELECT run_id FROM reins_runs WHERE run_id = 'held' FOR UPDATE",
-        &[],
-    )
-    .await
-    .unwrap();
-    let expired = tokio::time::timeout(FOR_EVER, store.expire(Duration::ZERO))
-        .await
-        .expect("the expiry waited for the lock without end");
+    let held = HeldRow::hold(&url, "held").await;
+    let expired = ended("expiry", store.expire(Duration::ZERO)).await;
     assert_eq!(expired.unwrap(), 1);
     assert_eq!(
         store.load("free").await.unwrap_err(),
         StoreError::NotFound("free".to_owned())
     );
 
-    open.rollback().await.unwrap();
+    held.release().await;
     assert_eq!(store.expire(Duration::ZERO).await.unwrap(), 1);
     assert_eq!(
         store.load("held").await.unwrap_err(),

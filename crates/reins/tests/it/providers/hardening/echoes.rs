@@ -6,7 +6,7 @@
 use crate::providers::fixtures::anthropic::{self, Messages};
 use crate::providers::fixtures::chat::{self, Chat};
 use crate::providers::fixtures::responses::{self, Responses};
-use crate::providers::fixtures::{Fixture, Settings, data_event, model_at};
+use crate::providers::fixtures::{Fixture, Settings, model_at};
 use crate::providers::hostile::{Hostile, Reply};
 use crate::providers::support::{call, drain, prompt, within};
 use reins::completion::StreamChunk;
@@ -73,24 +73,7 @@ async fn assert_streamed_without_the_key<F: Fixture>(events: &[String]) {
 #[tokio::test]
 async fn a_chat_call_streaming_the_key_escaped_and_split_does_not_show_it() {
     for cut in CUTS {
-        let fragment = |arguments: &str| {
-            chat::chunk(
-                json!({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}),
-                None,
-            )
-        };
-        let mut events = vec![chat::chunk(
-            json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                                   "function": {"name": "add", "arguments": ""}}]}),
-            None,
-        )];
-        events.extend(
-            escaped_key_fragments(cut)
-                .iter()
-                .map(|piece| fragment(piece)),
-        );
-        events.push(chat::chunk(json!({}), Some("tool_calls")));
-        events.push(data_event("[DONE]"));
+        let events = chat::streamed_call("add", &escaped_key_fragments(cut));
         assert_streamed_without_the_key::<Chat>(&events).await;
     }
 }

@@ -3,12 +3,11 @@
 //! fragments and the assembled answer as from an error, however the fragments cut it.
 
 use crate::providers::fixtures::chat::{self, Chat};
-use crate::providers::fixtures::{Fixture, Settings, data_event, model_at};
+use crate::providers::fixtures::{Fixture, Settings, model_at};
 use crate::providers::hostile::{Hostile, Reply};
 use crate::providers::support::{drain, prompt, streamed_text, within};
 use reins::completion::{CompletionModel, StreamChunk};
 use reins::providers::RetryPolicy;
-use serde_json::json;
 
 /// A key with characters a URL encodes.
 const KEY: &str = "sk-live-QR7/w9+Zt=mnPX42";
@@ -100,20 +99,7 @@ async fn a_call_streaming_the_key_percent_encoded_in_its_arguments_does_not_show
         let arguments = format!(r#"{{"url":"https://api.test/v1?key={spelled}"}}"#);
         let start = arguments.find(&spelled).unwrap();
         for cuts in [vec![start + 2], vec![start + 7, start + 9]] {
-            let fragment = |arguments: &str| {
-                chat::chunk(
-                    json!({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}),
-                    None,
-                )
-            };
-            let mut events = vec![chat::chunk(
-                json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                                       "function": {"name": "fetch", "arguments": ""}}]}),
-                None,
-            )];
-            events.extend(cut(&arguments, &cuts).iter().map(|piece| fragment(piece)));
-            events.push(chat::chunk(json!({}), Some("tool_calls")));
-            events.push(data_event("[DONE]"));
+            let events = chat::streamed_call("fetch", &cut(&arguments, &cuts));
             let server = Hostile::always(Reply::events(&events).finish()).await;
             let model = model_at::<Chat>(&server.url(), &settings());
             let (chunks, end) = within(10, drain(&model, &prompt("hi"))).await;
